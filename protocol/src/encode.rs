@@ -1,0 +1,167 @@
+//! Checked writing of frames (F-2, F-5, F-6).
+//!
+//! [`Encoder::encode`] checks an owned value against the schema's rules and the send limits,
+//! then writes exactly one finished frame carrying its root's file identifier and no size
+//! prefix. Optional scalars (`= null`) are written exactly as given: `None` is omitted and
+//! `Some(0)` is written as a present zero (F-5).
+
+use crate::check::CheckWrite;
+use crate::frame::Root;
+use crate::limits::{FRAME_LIMIT, MAX_DEPTH, MAX_STRING_BYTES};
+use crate::violation::{Fault, Site};
+use bytes::Bytes;
+
+/// Why a value could not be written as a frame. Each is a defect in what the application asked
+/// to send; nothing was sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EncodeError {
+    /// The finished frame (or, found early, its payload alone) is above the frame limit.
+    #[error("frame of at least {len} bytes exceeds the limit of {limit} bytes")]
+    FrameTooLarge {
+        /// The frame's length, or a lower bound found before writing it.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A member breaks a rule of the schema or a send limit.
+    #[error("{site}: {fault}")]
+    Field {
+        /// The member.
+        site: Site,
+        /// What is wrong with it.
+        fault: Fault,
+    },
+}
+
+impl EncodeError {
+    /// A member-level error.
+    #[cold]
+    pub fn field(site: Site, fault: Fault) -> Self {
+        Self::Field { site, fault }
+    }
+}
+
+/// Running state of the write-side checks: nesting depth and a lower bound of the frame size.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct WriteCx {
+    depth: usize,
+    payload: usize,
+    limit: usize,
+}
+
+impl WriteCx {
+    fn new(limit: usize) -> Self {
+        Self {
+            depth: 1,
+            payload: 0,
+            limit,
+        }
+    }
+
+    /// Checks a nested table one level deeper.
+    #[inline]
+    pub fn nested<T: CheckWrite + ?Sized>(
+        &mut self,
+        value: &T,
+        table: &'static str,
+        field: &'static str,
+    ) -> Result<(), EncodeError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(EncodeError::field(Site::new(table, field), Fault::TooDeep));
+        }
+        value.check_write(self)?;
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// Checks a string against the string limit and counts it toward the frame size.
+    #[inline]
+    pub fn string(
+        &mut self,
+        s: &str,
+        table: &'static str,
+        field: &'static str,
+    ) -> Result<(), EncodeError> {
+        if s.len() > MAX_STRING_BYTES {
+            return Err(EncodeError::field(
+                Site::new(table, field),
+                Fault::StringTooLong { len: s.len() },
+            ));
+        }
+        self.payload(s.len())
+    }
+
+    /// Counts `len` bytes of scalar payload toward the frame size.
+    #[inline]
+    pub fn payload(&mut self, len: usize) -> Result<(), EncodeError> {
+        self.payload = self.payload.saturating_add(len);
+        if self.payload > self.limit {
+            return Err(EncodeError::FrameTooLarge {
+                len: self.payload,
+                limit: self.limit,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Writes frames, reusing one builder buffer across calls.
+pub struct Encoder {
+    fbb: flatbuffers::FlatBufferBuilder<'static>,
+}
+
+impl Default for Encoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Encoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Encoder").finish_non_exhaustive()
+    }
+}
+
+impl Encoder {
+    /// A new encoder.
+    pub fn new() -> Self {
+        Self {
+            fbb: flatbuffers::FlatBufferBuilder::with_capacity(1024),
+        }
+    }
+
+    /// Checks `value` and writes it as one frame of root `R` under the 4 MiB frame limit.
+    pub fn encode<R: Root>(&mut self, value: &R::Owned) -> Result<Bytes, EncodeError> {
+        self.encode_with_limit::<R>(value, FRAME_LIMIT)
+    }
+
+    /// Checks `value` and writes it as one frame of root `R` no larger than `limit` bytes. A
+    /// server-side test double uses the transfer limit to build a reply it then splits into
+    /// transfer parts; a client never sends above [`FRAME_LIMIT`].
+    pub fn encode_with_limit<R: Root>(
+        &mut self,
+        value: &R::Owned,
+        limit: usize,
+    ) -> Result<Bytes, EncodeError> {
+        let mut cx = WriteCx::new(limit);
+        value.check_write(&mut cx)?;
+        self.fbb.reset();
+        R::finish(value, &mut self.fbb);
+        let data = self.fbb.finished_data();
+        if data.len() > limit {
+            return Err(EncodeError::FrameTooLarge {
+                len: data.len(),
+                limit,
+            });
+        }
+        Ok(Bytes::copy_from_slice(data))
+    }
+}
+
+/// Checks `value` and writes it as one frame of root `R` with a fresh [`Encoder`].
+pub fn encode<R: Root>(value: &R::Owned) -> Result<Bytes, EncodeError> {
+    Encoder::new().encode::<R>(value)
+}
