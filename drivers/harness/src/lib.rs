@@ -1,0 +1,1 @@
+//! Deterministic simulation driver for `nervix-protocol`.
