@@ -49,6 +49,7 @@ fn main() {
     let flatc = std::env::var("FLATC").unwrap_or_else(|_| "flatc".to_string());
     check_flatc(&flatc);
     run_flatc(&flatc, &out.join("fbs"), &[session.as_path()]);
+    open_object_api_structs(&out.join("fbs").join("session_generated.rs"));
     // The root files are compiled too, so flatc vouches for them; their Rust is not used (the
     // roots are described below from the same files).
     let roots_dir = out.join("fbs-roots");
@@ -127,4 +128,20 @@ fn run_flatc(flatc: &str, out_dir: &Path, files: &[&Path]) {
         .status()
         .unwrap_or_else(|e| panic!("could not run {flatc}: {e}"));
     assert!(status.success(), "flatc failed on {files:?}");
+}
+
+/// flatc marks the object-API structs `#[non_exhaustive]`, which forbids building them with a
+/// struct expression outside this crate. The protocol has exactly one form (no versions to
+/// evolve into), and these structs mirror it member for member, so the mark only costs callers:
+/// it is removed from structs. Union enums keep theirs.
+fn open_object_api_structs(path: &Path) {
+    let text = std::fs::read_to_string(path).expect("read generated code");
+    let marked = "#[non_exhaustive]\n#[derive(Debug, Clone, PartialEq)]\npub struct ";
+    let count = text.matches(marked).count();
+    assert!(
+        count > 0,
+        "flatc output changed shape: no object-API structs found"
+    );
+    let text = text.replace(marked, "#[derive(Debug, Clone, PartialEq)]\npub struct ");
+    write(path, &text);
 }

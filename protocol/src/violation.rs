@@ -252,7 +252,8 @@ impl ProtocolViolation {
             | Self::FrameTooShort { .. }
             | Self::WrongIdentifier { .. } => "F-3",
             Self::Malformed { error, .. } => match error {
-                InvalidFlatbuffer::MissingRequiredField { .. } => "F-4",
+                InvalidFlatbuffer::MissingRequiredField { .. }
+                | InvalidFlatbuffer::InconsistentUnion { .. } => "F-4",
                 _ => "F-3",
             },
             Self::Field { .. } => "F-4",
