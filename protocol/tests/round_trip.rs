@@ -14,11 +14,19 @@ where
 {
     let value: R::Owned = Gen::new(seed).value();
     let mut enc = Encoder::new();
-    let bytes = enc.encode::<R>(&value).expect("generated values obey the schema");
-    assert_eq!(&bytes[4..8], &R::IDENTIFIER, "finished with the root's identifier");
+    let bytes = enc
+        .encode::<R>(&value)
+        .expect("generated values obey the schema");
+    assert_eq!(
+        &bytes[4..8],
+        &R::IDENTIFIER,
+        "finished with the root's identifier"
+    );
     let frame = Frame::<R>::check(bytes.clone()).expect("checked reading accepts what we wrote");
     let back = frame.unpack();
-    let again = enc.encode::<R>(&back).expect("read-back values obey the schema");
+    let again = enc
+        .encode::<R>(&back)
+        .expect("read-back values obey the schema");
     assert_eq!(bytes, again, "reading and writing again changes no bit");
     let report = frame.report();
     assert_eq!(report, Frame::<R>::check(again).unwrap().report());
