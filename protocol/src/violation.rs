@@ -207,7 +207,11 @@ pub enum ProtocolViolation {
         len: usize,
     },
     /// The frame carries another file identifier.
-    #[error("{root} frame carries identifier {found:02x?}, not {expected:?}")]
+    #[error(
+        "{root} frame carries identifier \"{}\", not \"{}\"",
+        found.escape_ascii(),
+        expected.escape_ascii()
+    )]
     WrongIdentifier {
         /// The root expected.
         root: &'static str,
