@@ -1,0 +1,32 @@
+# nervix-sansio tasks. `just --list` shows them all.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# A client session against the embedded simulated node, in real frames.
+run:
+    cargo run --quiet -p nervix-harness --bin nervix-sim
+
+# Every test of the workspace, clippy with -D warnings, rustfmt, and a build of the fuzz targets.
+test:
+    cargo fmt --all -- --check
+    cargo test --workspace --all-features
+    cargo clippy --workspace --all-targets --all-features -- -D warnings
+    cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
+    cargo doc --workspace --no-deps --all-features --quiet
+
+# Fuzz every target for `seconds` each (stable toolchain, no sanitizer; add `+nightly` and drop `-s none` for AddressSanitizer).
+fuzz seconds="60":
+    command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --version 0.13.1 --locked
+    for t in $(cargo fuzz list); do echo "== $t"; cargo fuzz run -s none "$t" -- -max_total_time={{seconds}} -rss_limit_mb=2048; done
+
+# Criterion benchmarks (decode of a 1 MiB RowBatch frame against a bare verify of the same bytes).
+bench:
+    cargo bench -p nervix-protocol --bench decode
+
+# Rewrite vectors/corpus from its builders (review the diff before committing it).
+corpus:
+    cargo run --quiet -p nervix-conformance --bin write-corpus
+
+# Property tests with many more cases than CI runs.
+soak cases="20000":
+    PROPTEST_CASES={{cases}} cargo test --release -p nervix-protocol --all-features --test round_trip --test transfer
