@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 fn rust_sources(dir: &Path, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         let name = e.file_name().to_string_lossy().to_string();
@@ -29,8 +31,10 @@ fn defined_fns() -> BTreeSet<String> {
     for src in &sources {
         for (i, _) in src.match_indices("fn ") {
             let rest = &src[i + 3..];
-            let name: String =
-                rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
             if !name.is_empty() {
                 names.insert(name);
             }
@@ -54,12 +58,21 @@ fn rules_tsv_lists_only_existing_tests_for_known_keys() {
     let keys = manual_keys();
     let mut missing = Vec::new();
     let mut listed = 0;
-    for line in tsv.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+    for line in tsv
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
         let mut cols = line.split('\t');
         let key = cols.next().unwrap_or_default();
-        assert!(keys.contains(key), "rules.tsv names {key:?}, which is not a rule key");
+        assert!(
+            keys.contains(key),
+            "rules.tsv names {key:?}, which is not a rule key"
+        );
         let tests: Vec<&str> = cols.flat_map(|c| c.split(',')).map(str::trim).collect();
-        assert!(!tests.is_empty() && tests.iter().all(|t| !t.is_empty()), "{key} lists no test");
+        assert!(
+            !tests.is_empty() && tests.iter().all(|t| !t.is_empty()),
+            "{key} lists no test"
+        );
         for t in tests {
             listed += 1;
             if !fns.contains(t) {
@@ -68,7 +81,11 @@ fn rules_tsv_lists_only_existing_tests_for_known_keys() {
         }
     }
     assert!(listed > 0, "rules.tsv lists no tests");
-    assert!(missing.is_empty(), "rules.tsv lists tests that do not exist:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "rules.tsv lists tests that do not exist:\n{}",
+        missing.join("\n")
+    );
 }
 
 #[test]

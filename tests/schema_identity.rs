@@ -24,7 +24,9 @@ fn tokens(src: &str) -> Vec<String> {
                 i += 1;
             } else if c.is_ascii_alphanumeric() || c == '_' {
                 let start = i;
-                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || "_.".contains(chars[i])) {
+                while i < chars.len()
+                    && (chars[i].is_ascii_alphanumeric() || "_.".contains(chars[i]))
+                {
                     i += 1;
                 }
                 out.push(chars[start..i].iter().collect());
@@ -47,7 +49,10 @@ fn tokens(src: &str) -> Vec<String> {
 
 fn declaration_digest(src: &str) -> String {
     let joined = tokens(src).join(" ");
-    Sha256::digest(joined.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(joined.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[test]
@@ -60,7 +65,10 @@ fn f_1_schema_declarations_match_the_release() {
 fn f_1_declaration_digest_sees_member_order_and_ignores_comments() {
     let src = std::fs::read_to_string(workspace_root().join("schema/session.fbs")).unwrap();
     let recommented = src.replace("/// ", "/// Reworded: ");
-    assert_eq!(declaration_digest(&recommented), RELEASE_DECLARATIONS_SHA256);
+    assert_eq!(
+        declaration_digest(&recommented),
+        RELEASE_DECLARATIONS_SHA256
+    );
     let reordered = src.replacen("  start: uint;\n", "", 1).replacen(
         "  end: uint;\n",
         "  end: uint;\n  start: uint;\n",
@@ -88,9 +96,20 @@ fn f_2_root_files_name_their_roots_and_identifiers() {
         let src =
             std::fs::read_to_string(workspace_root().join(format!("schema/{stem}.fbs"))).unwrap();
         let toks = tokens(&src);
-        let after = |kw: &str| toks.iter().position(|t| t == kw).map(|i| toks[i + 1].clone());
+        let after = |kw: &str| {
+            toks.iter()
+                .position(|t| t == kw)
+                .map(|i| toks[i + 1].clone())
+        };
         assert_eq!(after("root_type").as_deref(), Some(root), "{stem}.fbs");
-        assert_eq!(after("file_identifier").as_deref(), Some(format!("\"{id}\"").as_str()));
-        assert_eq!(after("include").as_deref(), Some("\"session.fbs\""), "{stem}.fbs");
+        assert_eq!(
+            after("file_identifier").as_deref(),
+            Some(format!("\"{id}\"").as_str())
+        );
+        assert_eq!(
+            after("include").as_deref(),
+            Some("\"session.fbs\""),
+            "{stem}.fbs"
+        );
     }
 }
