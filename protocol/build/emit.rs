@@ -265,8 +265,8 @@ fn read_field(out: &mut String, s: &Schema, t: &Table, f: &Field, needs: &BTreeM
                 writeln!(out, "if let Some(v) = {acc} {{").unwrap();
             }
             len_checks(out, "v.len()", f, &t.name);
-            match &**inner {
-                Ty::Named(n) => match s.kind(n) {
+            if let Ty::Named(n) = &**inner {
+                match s.kind(n) {
                     Kind::Table if needs[n] => {
                         writeln!(out, "for e in v.iter() {{ e.check()?; }}").unwrap();
                     }
@@ -280,8 +280,7 @@ fn read_field(out: &mut String, s: &Schema, t: &Table, f: &Field, needs: &BTreeM
                     .unwrap(),
                     Kind::Union => panic!("vectors of unions are not supported"),
                     _ => {}
-                },
-                _ => {}
+                }
             }
             if !f.required {
                 writeln!(out, "}}").unwrap();

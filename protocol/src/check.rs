@@ -22,7 +22,7 @@ pub trait CheckWrite {
     fn check_write(&self, cx: &mut WriteCx) -> Result<(), EncodeError>;
 }
 
-#[allow(unused_variables)]
+#[allow(unused_variables, clippy::all)]
 mod read {
     use super::*;
     macro_rules! fail {
@@ -33,7 +33,7 @@ mod read {
     include!(concat!(env!("OUT_DIR"), "/read_checks.rs"));
 }
 
-#[allow(unused_variables)]
+#[allow(unused_variables, clippy::all)]
 mod write {
     use super::*;
     extern crate alloc;

@@ -256,6 +256,7 @@ impl Reporter {
     }
 }
 
+#[allow(clippy::all)]
 mod generated {
     use super::{ReportFields, Reporter};
     use crate::schema::*;

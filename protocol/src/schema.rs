@@ -8,6 +8,7 @@
 #![allow(
     clippy::all,
     clippy::pedantic,
+    clippy::unwrap_used,
     unused_imports,
     dead_code,
     non_camel_case_types
