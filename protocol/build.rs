@@ -147,5 +147,46 @@ fn open_object_api_structs(path: &Path) {
         "flatc output changed shape: no object-API structs found"
     );
     let text = text.replace(marked, "#[derive(Debug, Clone, PartialEq)]\npub struct ");
-    write(path, &text);
+    write(path, &escape_marks(&text));
+}
+
+/// Rustdoc would read the schema's constraint marks (`[nonzero]`) as links; escape them.
+fn escape_marks(text: &str) -> String {
+    const MARKS: &[&str] = &[
+        "present]",
+        "nonzero]",
+        "nonempty]",
+        "positive_finite]",
+        "len=",
+        "range=",
+        "max=",
+        "ge=",
+        "le=",
+    ];
+    let mut out = String::with_capacity(text.len() + 4096);
+    for line in text.split_inclusive('\n') {
+        if !line.trim_start().starts_with("///") {
+            out.push_str(line);
+            continue;
+        }
+        let mut rest = line;
+        while let Some(i) = rest.find('[') {
+            let after = &rest[i + 1..];
+            match after.find(']') {
+                Some(j) if MARKS.iter().any(|m| after.starts_with(m)) => {
+                    out.push_str(&rest[..i]);
+                    out.push_str("\\[");
+                    out.push_str(&after[..j]);
+                    out.push_str("\\]");
+                    rest = &after[j + 1..];
+                }
+                _ => {
+                    out.push_str(&rest[..=i]);
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+    }
+    out
 }
