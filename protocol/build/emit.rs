@@ -311,7 +311,7 @@ pub fn write_checks(s: &Schema) -> String {
         writeln!(out, "Ok(())\n}}\n}}").unwrap();
     }
     for u in &s.unions {
-        writeln!(out, "impl {}T {{\nfn check_variant(&self, cx: &mut WriteCx, table: &'static str, field: &'static str) -> Result<(), EncodeError> {{\nmatch self {{", u.name).unwrap();
+        writeln!(out, "impl {}T {{\npub(crate) fn check_variant(&self, cx: &mut WriteCx, table: &'static str, field: &'static str) -> Result<(), EncodeError> {{\nmatch self {{", u.name).unwrap();
         writeln!(
             out,
             "Self::NONE => Err(EncodeError::field(Site::new(table, field), Fault::NoneUnion)),"

@@ -8,6 +8,7 @@
 use crate::check::CheckWrite;
 use crate::frame::Root;
 use crate::limits::{FRAME_LIMIT, MAX_DEPTH, MAX_STRING_BYTES};
+use crate::schema::{ClientMessage, ClientMessageArgs, ClientRequestT};
 use crate::violation::{Fault, Site};
 use bytes::Bytes;
 
@@ -155,6 +156,44 @@ impl Encoder {
             return Err(EncodeError::FrameTooLarge {
                 len: data.len(),
                 limit,
+            });
+        }
+        Ok(Bytes::copy_from_slice(data))
+    }
+}
+
+impl Encoder {
+    /// Checks `request` and writes it as one `ClientMessage` frame under `request_id`, without
+    /// building an owned `ClientMessageT` around it.
+    pub fn encode_request(
+        &mut self,
+        request_id: u64,
+        request: &ClientRequestT,
+    ) -> Result<Bytes, EncodeError> {
+        if request_id == 0 {
+            return Err(EncodeError::field(
+                Site::new("ClientMessage", "request_id"),
+                Fault::Zero,
+            ));
+        }
+        let mut cx = WriteCx::new(FRAME_LIMIT);
+        request.check_variant(&mut cx, "ClientMessage", "request")?;
+        self.fbb.reset();
+        let body = request.pack(&mut self.fbb);
+        let root = ClientMessage::create(
+            &mut self.fbb,
+            &ClientMessageArgs {
+                request_id,
+                request_type: request.client_request_type(),
+                request: body,
+            },
+        );
+        self.fbb.finish(root, Some("NXCM"));
+        let data = self.fbb.finished_data();
+        if data.len() > FRAME_LIMIT {
+            return Err(EncodeError::FrameTooLarge {
+                len: data.len(),
+                limit: FRAME_LIMIT,
             });
         }
         Ok(Bytes::copy_from_slice(data))

@@ -20,12 +20,14 @@
 extern crate alloc;
 
 pub mod encode;
+pub mod exchange;
 pub mod frame;
 pub mod limits;
 pub mod report;
 pub mod schema;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+pub mod time;
 pub mod transfer;
 pub mod violation;
 

@@ -240,6 +240,26 @@ pub enum ProtocolViolation {
     /// Transfer parts could not be reassembled into a reply.
     #[error("{0}")]
     Transfer(#[from] TransferViolation),
+    /// A reply whose kind does not answer the request its identity names.
+    #[error("request {request_id} ({request}) was answered with {reply}")]
+    UnexpectedReply {
+        /// The request identity.
+        request_id: u64,
+        /// The request's kind.
+        request: &'static str,
+        /// The reply body's kind.
+        reply: &'static str,
+    },
+    /// A command outcome that names another execution reference than its request's (E-5).
+    #[error("request {request_id} sent reference {sent:?}, its outcome names {found:?}")]
+    ReferenceMismatch {
+        /// The request identity.
+        request_id: u64,
+        /// The reference the request carried.
+        sent: String,
+        /// The reference the outcome named.
+        found: String,
+    },
 }
 
 impl ProtocolViolation {
@@ -262,6 +282,8 @@ impl ProtocolViolation {
             },
             Self::Field { .. } => "F-4",
             Self::Transfer(_) => "F-7",
+            Self::UnexpectedReply { .. } => "C-3",
+            Self::ReferenceMismatch { .. } => "E-5",
         }
     }
 }

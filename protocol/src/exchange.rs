@@ -1,0 +1,646 @@
+//! One session on one transport stream: request identities, waiters, reply routing, transfer
+//! reassembly, cancellation, deadlines and the bounded queue of unsolicited frames.
+//!
+//! The exchange is sans-IO. Inputs are [`Exchange::request`] and the other application calls,
+//! and [`Exchange::handle_frame`], [`Exchange::handle_transport_closed`] and
+//! [`Exchange::handle_timeout`] from the driver; outputs are drained with
+//! [`Exchange::poll_transmit`], [`Exchange::poll_event`], [`Exchange::poll_unsolicited`] and
+//! [`Exchange::poll_timeout`]. After any input the driver drains every poll until it is empty.
+//!
+//! Every request ends exactly once: with [`ExchangeEvent::Replied`] carrying its terminal reply,
+//! or with [`ExchangeEvent::Interrupted`] when no reply can follow (the session ended, the
+//! transport was lost, a protocol violation stopped the reader, its deadline passed, or it was
+//! abandoned). Requests are known to the application by a [`RequestHandle`]; the wire identity
+//! behind it can change when the server refuses a request as `TooManyRequestsInFlight` and the
+//! exchange sends it again under a fresh identity (C-6).
+
+use crate::encode::{EncodeError, Encoder};
+use crate::frame::ServerFrame;
+use crate::schema::*;
+use crate::time::Timestamp;
+use crate::transfer::{TransferAssembler, TransferProgress};
+use crate::violation::ProtocolViolation;
+use bytes::Bytes;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// The application's name for one request, stable for the request's whole life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RequestHandle(pub u64);
+
+/// Limits of one exchange.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ExchangeConfig {
+    /// The most requests sent and not yet answered (C-6); more wait in order. Default 64.
+    pub max_in_flight: usize,
+    /// The most unsolicited frames kept for the application; more are dropped and the loss is
+    /// reported (C-7). Default 1024.
+    pub unsolicited_capacity: usize,
+    /// The first request identity of the session (C-1). Default 1.
+    pub first_request_id: u64,
+}
+
+impl Default for ExchangeConfig {
+    fn default() -> Self {
+        Self {
+            max_in_flight: 64,
+            unsolicited_capacity: 1024,
+            first_request_id: 1,
+        }
+    }
+}
+
+impl ExchangeConfig {
+    /// Sets the in-flight limit.
+    pub fn with_max_in_flight(mut self, n: usize) -> Self {
+        self.max_in_flight = n.max(1);
+        self
+    }
+    /// Sets the capacity of the unsolicited queue.
+    pub fn with_unsolicited_capacity(mut self, n: usize) -> Self {
+        self.unsolicited_capacity = n;
+        self
+    }
+    /// Sets the first request identity (used to test identity exhaustion).
+    pub fn with_first_request_id(mut self, id: u64) -> Self {
+        self.first_request_id = id.max(1);
+        self
+    }
+}
+
+/// Why a request ended without a reply.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Interruption {
+    /// The server ended the session (SessionEnding).
+    SessionEnded,
+    /// The transport ended.
+    TransportLost,
+    /// A received frame broke the protocol and the reader stopped (F-8).
+    ProtocolViolation,
+    /// The request's own deadline passed (D-4).
+    DeadlineExceeded,
+    /// The application stopped waiting (C-10).
+    Abandoned,
+    /// Cancelled before it was ever sent: it certainly had no effect.
+    CancelledUnsent,
+    /// The session was closed by the application.
+    Closed,
+}
+
+impl Interruption {
+    /// Whether the request may have reached the server (and so may have had an effect).
+    pub fn may_have_been_sent(&self) -> bool {
+        !matches!(self, Interruption::CancelledUnsent)
+    }
+}
+
+/// Why the session ended.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum EndCause {
+    /// The server sent SessionEnding; the frame says why (shutdown, leader redirect, violation).
+    SessionEnding(ServerFrame),
+    /// The transport ended.
+    TransportLost,
+    /// A received frame broke the protocol (F-8).
+    Violation(ProtocolViolation),
+    /// The application closed the session.
+    Closed,
+}
+
+/// Something the application learns from the exchange.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ExchangeEvent {
+    /// The request's terminal reply (joined from transfer parts when it came in parts).
+    Replied {
+        /// The request.
+        handle: RequestHandle,
+        /// A checked `ServerMessage` frame whose body is the `Reply`.
+        frame: ServerFrame,
+    },
+    /// The request ended without a reply; none will follow.
+    Interrupted {
+        /// The request.
+        handle: RequestHandle,
+        /// Why.
+        cause: Interruption,
+    },
+    /// The session ended. Every request still waiting was interrupted just before this event.
+    Ended {
+        /// Why.
+        cause: EndCause,
+    },
+}
+
+/// An entry of the unsolicited queue.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Unsolicited {
+    /// A checked unsolicited frame (any `ServerBody` but `Reply` and `SessionEnding`).
+    Frame(ServerFrame),
+    /// The queue was full and this many frames were dropped at this point (C-7).
+    Lost {
+        /// Frames dropped.
+        dropped: u64,
+    },
+}
+
+/// Why the exchange refused an application call. Nothing was sent.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// The session has ended; open a new one.
+    #[error("the session has ended")]
+    SessionEnded,
+    /// Every request identity of this session was used; open a new session (C-1).
+    #[error("the session's request identities are exhausted")]
+    IdentitiesExhausted,
+    /// The request does not encode (a typed defect in what the application asked to send).
+    #[error("the request cannot be sent: {0}")]
+    Encode(#[from] EncodeError),
+    /// The handle names no request that is still waiting.
+    #[error("no waiting request has that handle")]
+    UnknownHandle,
+}
+
+#[derive(Debug)]
+struct Waiter {
+    handle: RequestHandle,
+    kind: ClientRequest,
+    frame: Bytes,
+    deadline: Option<Timestamp>,
+    sent: bool,
+}
+
+#[derive(Debug)]
+enum State {
+    Open,
+    Ended,
+}
+
+/// One session on one transport stream.
+#[derive(Debug)]
+pub struct Exchange {
+    config: ExchangeConfig,
+    state: State,
+    next_wire: Option<u64>,
+    next_handle: u64,
+    waiters: BTreeMap<u64, Waiter>,
+    handles: BTreeMap<RequestHandle, u64>,
+    queued: VecDeque<u64>,
+    held: VecDeque<u64>,
+    abandoned: BTreeSet<u64>,
+    deadlines: BTreeSet<(Timestamp, u64)>,
+    in_flight: usize,
+    transmit: VecDeque<Bytes>,
+    events: VecDeque<ExchangeEvent>,
+    unsolicited: VecDeque<Unsolicited>,
+    unsolicited_frames: usize,
+    discarded: u64,
+    assembler: TransferAssembler,
+    encoder: Encoder,
+}
+
+impl Exchange {
+    /// A new session's exchange.
+    pub fn new(config: ExchangeConfig) -> Self {
+        Self {
+            next_wire: Some(config.first_request_id.max(1)),
+            config,
+            state: State::Open,
+            next_handle: 1,
+            waiters: BTreeMap::new(),
+            handles: BTreeMap::new(),
+            queued: VecDeque::new(),
+            held: VecDeque::new(),
+            abandoned: BTreeSet::new(),
+            deadlines: BTreeSet::new(),
+            in_flight: 0,
+            transmit: VecDeque::new(),
+            events: VecDeque::new(),
+            unsolicited: VecDeque::new(),
+            unsolicited_frames: 0,
+            discarded: 0,
+            assembler: TransferAssembler::new(),
+            encoder: Encoder::new(),
+        }
+    }
+
+    /// Whether the session is still open.
+    pub fn is_open(&self) -> bool {
+        matches!(self.state, State::Open)
+    }
+
+    /// Requests sent and not yet answered (abandoned ones included: the server still works on
+    /// them).
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Requests still waiting for their end, sent or not.
+    pub fn waiting(&self) -> usize {
+        self.waiters.len()
+    }
+
+    /// The wire identity a waiting request currently has.
+    pub fn request_id(&self, handle: RequestHandle) -> Option<u64> {
+        self.handles.get(&handle).copied()
+    }
+
+    /// Replies discarded because no request was waiting for them (C-3).
+    pub fn discarded_replies(&self) -> u64 {
+        self.discarded
+    }
+
+    fn take_wire_id(&mut self) -> Result<u64, RequestError> {
+        let id = self.next_wire.ok_or(RequestError::IdentitiesExhausted)?;
+        self.next_wire = id.checked_add(1);
+        Ok(id)
+    }
+
+    /// Registers and sends a request (C-1, C-2). The waiter exists before the frame is queued
+    /// for transmission; with `max_in_flight` requests already out, the request waits in order.
+    pub fn request(
+        &mut self,
+        _now: Timestamp,
+        request: &ClientRequestT,
+        deadline: Option<Timestamp>,
+    ) -> Result<RequestHandle, RequestError> {
+        if !self.is_open() {
+            return Err(RequestError::SessionEnded);
+        }
+        if self.next_wire.is_none() {
+            return Err(RequestError::IdentitiesExhausted);
+        }
+        let id = self.next_wire.unwrap_or(0);
+        let frame = self.encoder.encode_request(id, request)?;
+        let id = self.take_wire_id()?;
+        let handle = RequestHandle(self.next_handle);
+        self.next_handle += 1;
+        self.waiters.insert(
+            id,
+            Waiter {
+                handle,
+                kind: request.client_request_type(),
+                frame,
+                deadline,
+                sent: false,
+            },
+        );
+        self.handles.insert(handle, id);
+        if let Some(d) = deadline {
+            self.deadlines.insert((d, id));
+        }
+        self.queued.push_back(id);
+        self.pump();
+        Ok(handle)
+    }
+
+    /// Asks the server to cancel a waiting request, with a `CancelRequest` of its own identity
+    /// (C-9). The target keeps waiting for its own terminal reply (`RequestCancelled` or its
+    /// ordinary reply); the cancel's `CancelOutcome` arrives as the cancel's own reply, in
+    /// either order. A target that was never sent ends at once as
+    /// [`Interruption::CancelledUnsent`] and no `CancelRequest` is sent.
+    pub fn cancel(
+        &mut self,
+        now: Timestamp,
+        target: RequestHandle,
+        deadline: Option<Timestamp>,
+    ) -> Result<Option<RequestHandle>, RequestError> {
+        let id = *self
+            .handles
+            .get(&target)
+            .ok_or(RequestError::UnknownHandle)?;
+        let sent = self.waiters.get(&id).is_some_and(|w| w.sent);
+        if !sent {
+            self.queued.retain(|q| *q != id);
+            self.held.retain(|q| *q != id);
+            self.finish_waiter(id);
+            self.events.push_back(ExchangeEvent::Interrupted {
+                handle: target,
+                cause: Interruption::CancelledUnsent,
+            });
+            return Ok(None);
+        }
+        let cancel = ClientRequestT::CancelRequest(Box::new(CancelRequestT {
+            target_request_id: id,
+        }));
+        self.request(now, &cancel, deadline).map(Some)
+    }
+
+    /// Stops waiting for a request without cancelling it (C-10): it ends at once as
+    /// [`Interruption::Abandoned`], and its late reply, if any, is discarded. Its effect may
+    /// still happen.
+    pub fn abandon(&mut self, handle: RequestHandle) -> Result<(), RequestError> {
+        let id = *self
+            .handles
+            .get(&handle)
+            .ok_or(RequestError::UnknownHandle)?;
+        self.stop_waiting(id, Interruption::Abandoned);
+        Ok(())
+    }
+
+    fn stop_waiting(&mut self, id: u64, cause: Interruption) {
+        let Some(w) = self.waiters.get(&id) else {
+            return;
+        };
+        let (handle, sent) = (w.handle, w.sent);
+        if sent {
+            self.abandoned.insert(id);
+        } else {
+            self.queued.retain(|q| *q != id);
+            self.held.retain(|q| *q != id);
+        }
+        self.finish_waiter(id);
+        self.events
+            .push_back(ExchangeEvent::Interrupted { handle, cause });
+    }
+
+    fn finish_waiter(&mut self, id: u64) -> Option<Waiter> {
+        let w = self.waiters.remove(&id)?;
+        self.handles.remove(&w.handle);
+        if let Some(d) = w.deadline {
+            self.deadlines.remove(&(d, id));
+        }
+        Some(w)
+    }
+
+    /// Ends the session from the application's side. Every waiting request is interrupted.
+    /// Whether the transport is then half-closed cleanly (which reverts a held transaction,
+    /// X-7) or dropped is the caller's decision.
+    pub fn close(&mut self) {
+        self.end(EndCause::Closed, Interruption::Closed);
+    }
+
+    /// Sends what may go out: queued requests up to the in-flight limit.
+    fn pump(&mut self) {
+        while self.in_flight < self.config.max_in_flight {
+            let Some(id) = self.queued.pop_front() else {
+                break;
+            };
+            let Some(w) = self.waiters.get_mut(&id) else {
+                continue;
+            };
+            w.sent = true;
+            self.in_flight += 1;
+            self.transmit.push_back(w.frame.clone());
+        }
+    }
+
+    /// A frame arrived on the session's stream.
+    pub fn handle_frame(&mut self, _now: Timestamp, bytes: Bytes) {
+        if !self.is_open() {
+            return;
+        }
+        let frame = match ServerFrame::check_compact(bytes) {
+            Ok(f) => f,
+            Err(v) => return self.violation(v),
+        };
+        let view = frame.view();
+        if let Some(reply) = view.body_as_reply() {
+            let id = reply.request_id();
+            if let Some(part) = reply.body_as_transfer_part() {
+                match self.assembler.accept(id, &part) {
+                    Ok(TransferProgress::Complete(joined)) => self.terminal(id, joined),
+                    Ok(_) => {}
+                    Err(t) => self.violation(ProtocolViolation::Transfer(t)),
+                }
+            } else {
+                self.terminal(id, frame.clone());
+            }
+        } else if view.body_type() == ServerBody::SessionEnding {
+            self.end(
+                EndCause::SessionEnding(frame.clone()),
+                Interruption::SessionEnded,
+            );
+        } else {
+            self.push_unsolicited(frame.clone());
+        }
+    }
+
+    fn push_unsolicited(&mut self, frame: ServerFrame) {
+        if self.unsolicited_frames < self.config.unsolicited_capacity {
+            self.unsolicited_frames += 1;
+            self.unsolicited.push_back(Unsolicited::Frame(frame));
+        } else if let Some(Unsolicited::Lost { dropped }) = self.unsolicited.back_mut() {
+            *dropped += 1;
+        } else {
+            self.unsolicited.push_back(Unsolicited::Lost { dropped: 1 });
+        }
+    }
+
+    fn terminal(&mut self, id: u64, frame: ServerFrame) {
+        let Some(w) = self.waiters.get(&id).filter(|w| w.sent) else {
+            if self.abandoned.remove(&id) {
+                self.in_flight -= 1;
+                self.pump_after_terminal();
+            }
+            self.discarded += 1;
+            return;
+        };
+        let view = frame.view();
+        let Some(reply) = view.body_as_reply() else {
+            return;
+        };
+        let body = reply.body_type();
+        if !reply_fits(w.kind, body) {
+            let v = ProtocolViolation::UnexpectedReply {
+                request_id: id,
+                request: w.kind.variant_name().unwrap_or("?"),
+                reply: body.variant_name().unwrap_or("?"),
+            };
+            return self.violation(v);
+        }
+        if let Some(outcome) = reply.body_as_command_outcome() {
+            let sent = sent_reference(&w.frame);
+            if sent != Some(outcome.execution_reference()) {
+                let v = ProtocolViolation::ReferenceMismatch {
+                    request_id: id,
+                    sent: sent.unwrap_or_default().to_string(),
+                    found: outcome.execution_reference().to_string(),
+                };
+                return self.violation(v);
+            }
+        }
+        let too_many = reply
+            .body_as_request_rejected()
+            .is_some_and(|r| r.rejection() == Some(RequestRejection::TooManyRequestsInFlight));
+        self.in_flight -= 1;
+        if too_many {
+            // Not admitted (C-6): send it again, under a fresh identity, once an earlier
+            // request has its terminal reply.
+            if let Some(w) = self.waiters.get_mut(&id) {
+                w.sent = false;
+            }
+            self.held.push_back(id);
+            if self.in_flight == 0 {
+                // Nothing else is out to make room: the server's count is already lower.
+                self.pump_after_terminal();
+            }
+            return;
+        }
+        if let Some(w) = self.finish_waiter(id) {
+            self.events.push_back(ExchangeEvent::Replied {
+                handle: w.handle,
+                frame,
+            });
+        }
+        self.pump_after_terminal();
+    }
+
+    /// An earlier request got its terminal reply: requests refused as too many go again first.
+    fn pump_after_terminal(&mut self) {
+        while let Some(old) = self.held.pop_front() {
+            let Some(mut w) = self.finish_waiter(old) else {
+                continue;
+            };
+            let Ok(new) = self.take_wire_id() else {
+                self.events.push_back(ExchangeEvent::Interrupted {
+                    handle: w.handle,
+                    cause: Interruption::CancelledUnsent,
+                });
+                continue;
+            };
+            w.frame = renumber(&w.frame, new);
+            self.handles.insert(w.handle, new);
+            if let Some(d) = w.deadline {
+                self.deadlines.insert((d, new));
+            }
+            self.waiters.insert(new, w);
+            self.queued.push_front(new);
+        }
+        self.pump();
+    }
+
+    /// The transport ended (D-6): every waiting request is interrupted.
+    pub fn handle_transport_closed(&mut self, _now: Timestamp) {
+        if self.is_open() {
+            self.end(EndCause::TransportLost, Interruption::TransportLost);
+        }
+    }
+
+    /// Time passed: requests whose deadline is not after `now` end as
+    /// [`Interruption::DeadlineExceeded`]. Early or repeated calls do nothing.
+    pub fn handle_timeout(&mut self, now: Timestamp) {
+        while let Some(&(d, id)) = self.deadlines.first() {
+            if d > now {
+                break;
+            }
+            self.deadlines.pop_first();
+            self.stop_waiting(id, Interruption::DeadlineExceeded);
+        }
+    }
+
+    fn violation(&mut self, v: ProtocolViolation) {
+        self.end(EndCause::Violation(v), Interruption::ProtocolViolation);
+    }
+
+    fn end(&mut self, cause: EndCause, interruption: Interruption) {
+        if !self.is_open() {
+            return;
+        }
+        self.state = State::Ended;
+        let waiting: Vec<u64> = self.waiters.keys().copied().collect();
+        for id in waiting {
+            if let Some(w) = self.finish_waiter(id) {
+                self.events.push_back(ExchangeEvent::Interrupted {
+                    handle: w.handle,
+                    cause: interruption.clone(),
+                });
+            }
+        }
+        self.queued.clear();
+        self.held.clear();
+        self.abandoned.clear();
+        self.in_flight = 0;
+        self.transmit.clear();
+        self.assembler.reset();
+        self.events.push_back(ExchangeEvent::Ended { cause });
+    }
+
+    /// The next frame to write to the stream, one transport message each (F-2).
+    #[must_use]
+    pub fn poll_transmit(&mut self) -> Option<Bytes> {
+        self.transmit.pop_front()
+    }
+
+    /// The next event.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<ExchangeEvent> {
+        self.events.pop_front()
+    }
+
+    /// The next unsolicited frame, or a marker of frames lost at that point.
+    #[must_use]
+    pub fn poll_unsolicited(&mut self) -> Option<Unsolicited> {
+        let u = self.unsolicited.pop_front()?;
+        if matches!(u, Unsolicited::Frame(_)) {
+            self.unsolicited_frames -= 1;
+        }
+        Some(u)
+    }
+
+    /// When [`Exchange::handle_timeout`] next has something to do. A pure read.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        self.deadlines.first().map(|&(d, _)| d)
+    }
+}
+
+/// Whether a reply body can answer a request kind. Any request may be rejected or cancelled.
+fn reply_fits(request: ClientRequest, body: ReplyBody) -> bool {
+    if body == ReplyBody::RequestRejected || body == ReplyBody::RequestCancelled {
+        return true;
+    }
+    let expected = match request {
+        ClientRequest::CommandRequest => ReplyBody::CommandOutcome,
+        ClientRequest::SuggestRequest => ReplyBody::SuggestOutcome,
+        ClientRequest::ListDomainsRequest => ReplyBody::DomainList,
+        ClientRequest::SelectDomainRequest => ReplyBody::DomainSelectionOutcome,
+        ClientRequest::AttachTransactionRequest => ReplyBody::AttachOutcome,
+        ClientRequest::InspectTransactionRequest => ReplyBody::InspectionOutcome,
+        ClientRequest::SubscribeRequest => ReplyBody::SubscribeOutcome,
+        ClientRequest::UnsubscribeRequest => ReplyBody::UnsubscribeOutcome,
+        ClientRequest::CancelRequest => ReplyBody::CancelOutcome,
+        ClientRequest::ChoiceLookupRequest => ReplyBody::ChoiceOutcome,
+        ClientRequest::AttachDomainClockRequest => ReplyBody::DomainClockAttachOutcome,
+        ClientRequest::DetachDomainClockRequest => ReplyBody::DomainClockDetachOutcome,
+        ClientRequest::OpenIngestorRequest => ReplyBody::OpenIngestorOutcome,
+        ClientRequest::SubmitBatchRequest => ReplyBody::SubmissionOutcome,
+        ClientRequest::CloseIngestorRequest => ReplyBody::CloseIngestorOutcome,
+        ClientRequest::OpenEmitterRequest => ReplyBody::OpenEmitterOutcome,
+        ClientRequest::ReadEmitterBatchRequest => ReplyBody::ReadEmitterBatchOutcome,
+        ClientRequest::SettleEmitterBatchRequest => ReplyBody::SettleEmitterBatchOutcome,
+        ClientRequest::CloseEmitterRequest => ReplyBody::CloseEmitterOutcome,
+        _ => return false,
+    };
+    body == expected
+}
+
+/// The execution reference of a CommandRequest frame this exchange wrote.
+fn sent_reference(frame: &[u8]) -> Option<&str> {
+    let msg = crate::frame::check_slice::<crate::frame::ClientMessageRoot>(
+        frame,
+        crate::limits::FRAME_LIMIT,
+    )
+    .ok()?;
+    msg.request_as_command_request()
+        .map(|c| c.execution_reference())
+}
+
+/// The same request frame under another request identity.
+fn renumber(frame: &Bytes, request_id: u64) -> Bytes {
+    let Ok(view) = crate::frame::check_slice::<crate::frame::ClientMessageRoot>(
+        frame,
+        crate::limits::FRAME_LIMIT,
+    ) else {
+        return frame.clone();
+    };
+    let mut owned = view.unpack();
+    owned.request_id = request_id;
+    Encoder::new()
+        .encode::<crate::frame::ClientMessageRoot>(&owned)
+        .unwrap_or_else(|_| frame.clone())
+}

@@ -1,0 +1,517 @@
+//! The exchange (one session): C-1 to C-7, C-9, C-10, D-4, D-6, E-5 and F-8.
+
+mod support;
+
+use bytes::Bytes;
+use nervix_protocol::exchange::*;
+use nervix_protocol::schema::*;
+use nervix_protocol::time::Timestamp;
+use support::*;
+
+const T0: Timestamp = Timestamp::ZERO;
+
+fn drain_ids(x: &mut Exchange) -> Vec<u64> {
+    std::iter::from_fn(|| x.poll_transmit())
+        .map(|f| sent(&f).request_id)
+        .collect()
+}
+
+fn events(x: &mut Exchange) -> Vec<ExchangeEvent> {
+    std::iter::from_fn(|| x.poll_event()).collect()
+}
+
+fn replied(ev: &[ExchangeEvent]) -> Vec<(RequestHandle, ReplyBody)> {
+    ev.iter()
+        .filter_map(|e| match e {
+            ExchangeEvent::Replied { handle, frame } => {
+                Some((*handle, frame.view().body_as_reply().unwrap().body_type()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn interrupted(ev: &[ExchangeEvent]) -> Vec<(RequestHandle, Interruption)> {
+    ev.iter()
+        .filter_map(|e| match e {
+            ExchangeEvent::Interrupted { handle, cause } => Some((*handle, cause.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn c_1_identities_start_at_one_and_are_never_reused() {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    let a = x.request(T0, &list_domains(), None).unwrap();
+    let b = x.request(T0, &list_domains(), None).unwrap();
+    assert_eq!(drain_ids(&mut x), vec![1, 2]);
+    x.handle_frame(T0, domains(1));
+    x.handle_frame(T0, domains(2));
+    assert_eq!(
+        replied(&events(&mut x))
+            .iter()
+            .map(|r| r.0)
+            .collect::<Vec<_>>(),
+        vec![a, b]
+    );
+    x.request(T0, &list_domains(), None).unwrap();
+    assert_eq!(
+        drain_ids(&mut x),
+        vec![3],
+        "an answered identity is not used again"
+    );
+    let mut fresh = Exchange::new(ExchangeConfig::default());
+    fresh.request(T0, &list_domains(), None).unwrap();
+    assert_eq!(
+        drain_ids(&mut fresh),
+        vec![1],
+        "a new session counts from 1 again"
+    );
+}
+
+#[test]
+fn c_1_exhausted_identities_require_a_new_session() {
+    let mut x = Exchange::new(ExchangeConfig::default().with_first_request_id(u64::MAX - 1));
+    x.request(T0, &list_domains(), None).unwrap();
+    x.request(T0, &list_domains(), None).unwrap();
+    assert_eq!(drain_ids(&mut x), vec![u64::MAX - 1, u64::MAX]);
+    assert_eq!(
+        x.request(T0, &list_domains(), None),
+        Err(RequestError::IdentitiesExhausted)
+    );
+    assert!(
+        x.poll_transmit().is_none(),
+        "nothing is sent under a wrapped identity"
+    );
+}
+
+#[test]
+fn c_2_waiter_is_registered_before_the_frame_is_sent() {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    let h = x.request(T0, &list_domains(), None).unwrap();
+    // The frame has not been handed to the transport yet, and the waiter already exists.
+    assert_eq!(x.waiting(), 1);
+    assert_eq!(x.request_id(h), Some(1));
+    let frame = x.poll_transmit().unwrap();
+    assert_eq!(sent(&frame).request_id, 1);
+    x.handle_frame(T0, domains(1));
+    assert_eq!(replied(&events(&mut x)), vec![(h, ReplyBody::DomainList)]);
+}
+
+#[test]
+fn c_3_reply_routed_by_identity_alone() {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    let a = x.request(T0, &list_domains(), None).unwrap();
+    let b = x.request(T0, &command("SHOW X;", "ref-b"), None).unwrap();
+    let c = x.request(T0, &list_domains(), None).unwrap();
+    drain_ids(&mut x);
+    // Out of order, with unsolicited frames between them.
+    x.handle_frame(T0, notice("hello"));
+    x.handle_frame(T0, domains(3));
+    x.handle_frame(T0, outcome(2, "ref-b", completed()));
+    x.handle_frame(T0, notice("again"));
+    x.handle_frame(T0, domains(1));
+    assert_eq!(
+        replied(&events(&mut x)),
+        vec![
+            (c, ReplyBody::DomainList),
+            (b, ReplyBody::CommandOutcome),
+            (a, ReplyBody::DomainList)
+        ]
+    );
+    assert_eq!(
+        std::iter::from_fn(|| x.poll_unsolicited()).count(),
+        2,
+        "unsolicited bodies complete nothing"
+    );
+}
+
+#[test]
+fn c_3_late_reply_of_an_abandoned_request_is_discarded() {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    let a = x.request(T0, &list_domains(), None).unwrap();
+    drain_ids(&mut x);
+    x.abandon(a).unwrap();
+    let b = x.request(T0, &list_domains(), None).unwrap();
+    drain_ids(&mut x);
+    x.handle_frame(T0, domains(1));
+    let ev = events(&mut x);
+    assert_eq!(interrupted(&ev), vec![(a, Interruption::Abandoned)]);
+    assert!(
+        replied(&ev).is_empty(),
+        "the late reply completes nothing, not even b"
+    );
+    assert_eq!(x.discarded_replies(), 1);
+    x.handle_frame(T0, domains(2));
+    assert_eq!(replied(&events(&mut x)), vec![(b, ReplyBody::DomainList)]);
+}
+
+#[test]
+fn c_4_exactly_one_terminal_reply_per_request() {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    let a = x.request(T0, &list_domains(), None).unwrap();
+    drain_ids(&mut x);
+    x.handle_frame(T0, domains(1));
+    x.handle_frame(T0, domains(1));
+    assert_eq!(replied(&events(&mut x)), vec![(a, ReplyBody::DomainList)]);
+    assert_eq!(x.discarded_replies(), 1);
+}
+
+#[test]
+fn c_5_no_identity_in_flight_is_sent_twice() {
+    let mut x = Exchange::new(ExchangeConfig::default().with_max_in_flight(4));
+    let mut seen = std::collections::BTreeSet::new();
+    for round in 0..50u64 {
+        for _ in 0..3 {
+            x.request(T0, &list_domains(), None).unwrap();
+        }
+        for id in drain_ids(&mut x) {
+            assert!(seen.insert(id), "identity {id} sent twice");
+        }
+        // Answer some, leave others in flight.
+        for id in seen
+            .iter()
+            .copied()
+            .filter(|id| id % 3 == round % 3)
+            .collect::<Vec<_>>()
+        {
+            x.handle_frame(T0, domains(id));
+        }
+        events(&mut x);
+    }
+}
+
+#[test]
+fn c_6_at_most_max_in_flight_and_the_rest_wait_in_order() {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    for _ in 0..100 {
+        x.request(T0, &list_domains(), None).unwrap();
+    }
+    assert_eq!(drain_ids(&mut x), (1..=64).collect::<Vec<_>>());
+    assert_eq!(x.in_flight(), 64);
+    x.handle_frame(T0, domains(10));
+    assert_eq!(drain_ids(&mut x), vec![65], "one answer lets one more out");
+}
+
+#[test]
+fn c_6_refused_as_too_many_is_sent_again_after_an_earlier_reply() {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    let a = x.request(T0, &list_domains(), None).unwrap();
+    let b = x.request(T0, &list_domains(), None).unwrap();
+    assert_eq!(drain_ids(&mut x), vec![1, 2]);
+    x.handle_frame(T0, rejected(2, RequestRejection::TooManyRequestsInFlight));
+    assert!(
+        events(&mut x).is_empty(),
+        "not an end: the request was not admitted"
+    );
+    assert!(
+        x.poll_transmit().is_none(),
+        "held until an earlier request is answered"
+    );
+    x.handle_frame(T0, domains(1));
+    assert_eq!(
+        drain_ids(&mut x),
+        vec![3],
+        "sent again under a fresh identity"
+    );
+    assert_eq!(x.request_id(b), Some(3));
+    x.handle_frame(T0, domains(3));
+    assert_eq!(
+        replied(&events(&mut x)),
+        vec![(a, ReplyBody::DomainList), (b, ReplyBody::DomainList)]
+    );
+}
+
+#[test]
+fn c_7_unsolicited_queue_is_bounded_and_reports_loss_without_stopping_replies() {
+    let mut x = Exchange::new(ExchangeConfig::default().with_unsolicited_capacity(2));
+    let a = x.request(T0, &list_domains(), None).unwrap();
+    drain_ids(&mut x);
+    for i in 0..5 {
+        x.handle_frame(T0, notice(&format!("n{i}")));
+    }
+    x.handle_frame(T0, domains(1));
+    assert_eq!(
+        replied(&events(&mut x)),
+        vec![(a, ReplyBody::DomainList)],
+        "replies still route"
+    );
+    let q: Vec<Unsolicited> = std::iter::from_fn(|| x.poll_unsolicited()).collect();
+    assert_eq!(q.len(), 3);
+    assert!(matches!(q[0], Unsolicited::Frame(_)) && matches!(q[1], Unsolicited::Frame(_)));
+    assert!(matches!(q[2], Unsolicited::Lost { dropped: 3 }));
+    // Room again: frames are kept again.
+    x.handle_frame(T0, notice("later"));
+    assert!(matches!(x.poll_unsolicited(), Some(Unsolicited::Frame(_))));
+}
+
+fn cancel_outcome(id: u64, target: u64, state: CancelState) -> Bytes {
+    reply(
+        id,
+        ReplyBodyT::CancelOutcome(Box::new(CancelOutcomeT {
+            target_request_id: target,
+            state: Some(state),
+        })),
+    )
+}
+
+fn request_cancelled(id: u64, stage: CancellationStage) -> Bytes {
+    reply(
+        id,
+        ReplyBodyT::RequestCancelled(Box::new(RequestCancelledT { stage: Some(stage) })),
+    )
+}
+
+#[test]
+fn c_9_cancel_has_its_own_identity_and_both_replies_come_in_either_order() {
+    for cancel_first in [true, false] {
+        let mut x = Exchange::new(ExchangeConfig::default());
+        let target = x.request(T0, &command("CREATE X;", "ref-x"), None).unwrap();
+        drain_ids(&mut x);
+        let cancel = x.cancel(T0, target, None).unwrap().unwrap();
+        let sent_cancel = sent(&x.poll_transmit().unwrap());
+        assert_eq!(
+            sent_cancel.request_id, 2,
+            "the cancel has an identity of its own"
+        );
+        assert!(matches!(&sent_cancel.request,
+            ClientRequestT::CancelRequest(c) if c.target_request_id == 1));
+        if cancel_first {
+            x.handle_frame(T0, cancel_outcome(2, 1, CancelState::Requested));
+            x.handle_frame(T0, request_cancelled(1, CancellationStage::AfterAdmission));
+        } else {
+            x.handle_frame(T0, request_cancelled(1, CancellationStage::AfterAdmission));
+            x.handle_frame(T0, cancel_outcome(2, 1, CancelState::Requested));
+        }
+        let mut r = replied(&events(&mut x));
+        r.sort();
+        assert_eq!(
+            r,
+            vec![
+                (target, ReplyBody::RequestCancelled),
+                (cancel, ReplyBody::CancelOutcome)
+            ]
+        );
+    }
+}
+
+#[test]
+fn c_9_cancelling_an_unsent_request_sends_nothing_and_ends_it() {
+    let mut x = Exchange::new(ExchangeConfig::default().with_max_in_flight(1));
+    x.request(T0, &list_domains(), None).unwrap();
+    let queued = x.request(T0, &list_domains(), None).unwrap();
+    assert_eq!(drain_ids(&mut x), vec![1]);
+    assert_eq!(x.cancel(T0, queued, None).unwrap(), None);
+    assert_eq!(
+        interrupted(&events(&mut x)),
+        vec![(queued, Interruption::CancelledUnsent)]
+    );
+    assert!(!Interruption::CancelledUnsent.may_have_been_sent());
+    x.handle_frame(T0, domains(1));
+    assert!(
+        x.poll_transmit().is_none(),
+        "the cancelled request never goes out"
+    );
+}
+
+#[test]
+fn c_10_stopping_without_cancel_is_an_abandonment_after_admission() {
+    let mut x = Exchange::new(ExchangeConfig::default().with_max_in_flight(1));
+    let a = x.request(T0, &command("CREATE X;", "ref-x"), None).unwrap();
+    let b = x.request(T0, &list_domains(), None).unwrap();
+    assert_eq!(drain_ids(&mut x), vec![1]);
+    x.abandon(a).unwrap();
+    let ev = events(&mut x);
+    assert_eq!(interrupted(&ev), vec![(a, Interruption::Abandoned)]);
+    assert!(Interruption::Abandoned.may_have_been_sent());
+    // The server still works on it: its slot stays taken until its reply comes.
+    assert!(x.poll_transmit().is_none());
+    x.handle_frame(T0, outcome(1, "ref-x", completed()));
+    assert_eq!(drain_ids(&mut x), vec![2]);
+    x.handle_frame(T0, domains(2));
+    assert_eq!(replied(&events(&mut x)), vec![(b, ReplyBody::DomainList)]);
+}
+
+#[test]
+fn d_4_every_call_is_bounded_by_its_deadline() {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    let t = |ms: u64| Timestamp::from_nanos(ms * 1_000_000);
+    let a = x
+        .request(T0, &command("CREATE X;", "ref-x"), Some(t(100)))
+        .unwrap();
+    let b = x.request(T0, &list_domains(), Some(t(50))).unwrap();
+    drain_ids(&mut x);
+    assert_eq!(x.poll_timeout(), Some(t(50)));
+    x.handle_timeout(t(49));
+    assert!(events(&mut x).is_empty(), "an early timeout does nothing");
+    x.handle_timeout(t(50));
+    assert_eq!(
+        interrupted(&events(&mut x)),
+        vec![(b, Interruption::DeadlineExceeded)]
+    );
+    x.handle_timeout(t(50));
+    assert!(events(&mut x).is_empty(), "a repeated timeout does nothing");
+    assert_eq!(x.poll_timeout(), Some(t(100)));
+    x.handle_frame(t(60), outcome(1, "ref-x", completed()));
+    assert_eq!(
+        replied(&events(&mut x)),
+        vec![(a, ReplyBody::CommandOutcome)]
+    );
+    assert_eq!(x.poll_timeout(), None);
+}
+
+fn assert_all_interrupted(x: &mut Exchange, handles: &[RequestHandle], cause: Interruption) {
+    let ev = events(x);
+    let mut got = interrupted(&ev);
+    got.sort_by_key(|g| g.0);
+    assert_eq!(
+        got,
+        handles
+            .iter()
+            .map(|h| (*h, cause.clone()))
+            .collect::<Vec<_>>()
+    );
+    assert!(matches!(ev.last(), Some(ExchangeEvent::Ended { .. })));
+    assert!(!x.is_open());
+}
+
+fn three_waiting() -> (Exchange, Vec<RequestHandle>) {
+    let mut x = Exchange::new(ExchangeConfig::default().with_max_in_flight(2));
+    let hs = vec![
+        x.request(T0, &command("CREATE A;", "ref-a"), None).unwrap(),
+        x.request(T0, &list_domains(), None).unwrap(),
+        x.request(T0, &list_domains(), None).unwrap(),
+    ];
+    drain_ids(&mut x);
+    (x, hs)
+}
+
+#[test]
+fn d_6_session_ending_transport_end_and_violation_alike_end_every_waiter() {
+    let (mut x, hs) = three_waiting();
+    x.handle_frame(
+        T0,
+        server(ServerBodyT::SessionEnding(Box::new(SessionEndingT {
+            reason: SessionEndReasonT::LeaderRedirect(Box::new(LeaderRedirectT { leader: None })),
+        }))),
+    );
+    assert_all_interrupted(&mut x, &hs, Interruption::SessionEnded);
+    x.handle_frame(T0, domains(1));
+    assert!(
+        events(&mut x).is_empty(),
+        "no reply follows a SessionEnding"
+    );
+
+    let (mut x, hs) = three_waiting();
+    x.handle_transport_closed(T0);
+    assert_all_interrupted(&mut x, &hs, Interruption::TransportLost);
+
+    let (mut x, hs) = three_waiting();
+    x.handle_frame(T0, Bytes::from_static(b"\x08\0\0\0NXSMgarbage"));
+    assert_all_interrupted(&mut x, &hs, Interruption::ProtocolViolation);
+}
+
+#[test]
+fn f_8_a_violation_stops_the_reader_and_interrupts_every_request() {
+    let (mut x, hs) = three_waiting();
+    x.handle_frame(
+        T0,
+        rejected(1, RequestRejection::InvalidRequest).slice(0..10),
+    );
+    let ev = events(&mut x);
+    assert!(matches!(
+        ev.last(),
+        Some(ExchangeEvent::Ended {
+            cause: EndCause::Violation(_)
+        })
+    ));
+    assert_eq!(interrupted(&ev).len(), hs.len());
+    // The reader has stopped: a valid reply now completes nothing.
+    x.handle_frame(T0, domains(2));
+    assert!(events(&mut x).is_empty());
+    assert_eq!(
+        x.request(T0, &list_domains(), None),
+        Err(RequestError::SessionEnded)
+    );
+}
+
+#[test]
+fn c_3_a_reply_of_the_wrong_kind_is_a_violation() {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    x.request(T0, &command("CREATE A;", "ref-a"), None).unwrap();
+    drain_ids(&mut x);
+    x.handle_frame(T0, domains(1));
+    let ev = events(&mut x);
+    assert!(
+        matches!(ev.last(), Some(ExchangeEvent::Ended { cause: EndCause::Violation(v) })
+        if v.rule() == "C-3")
+    );
+}
+
+#[test]
+fn e_5_outcome_naming_another_reference_is_a_violation() {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    let h = x.request(T0, &command("CREATE A;", "ref-a"), None).unwrap();
+    drain_ids(&mut x);
+    x.handle_frame(T0, outcome(1, "ref-b", completed()));
+    let ev = events(&mut x);
+    assert_eq!(interrupted(&ev), vec![(h, Interruption::ProtocolViolation)]);
+    assert!(
+        matches!(ev.last(), Some(ExchangeEvent::Ended { cause: EndCause::Violation(v) })
+        if v.rule() == "E-5")
+    );
+}
+
+#[test]
+fn f_7_exchange_joins_transfer_parts_between_other_frames() {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    let h = x
+        .request(T0, &command("SHOW BIG;", "ref-big"), None)
+        .unwrap();
+    let other = x.request(T0, &list_domains(), None).unwrap();
+    drain_ids(&mut x);
+    let whole = reply(
+        1,
+        ReplyBodyT::CommandOutcome(Box::new(CommandOutcomeT {
+            execution_reference: "ref-big".into(),
+            origin: Some(OutcomeOrigin::Executed),
+            disposition: completed(),
+            message: "z".repeat(3000),
+            ..Default::default()
+        })),
+    );
+    let total = whole.len() as u64;
+    let parts = whole.chunks(1000).count();
+    for (i, chunk) in whole.chunks(1000).enumerate() {
+        x.handle_frame(
+            T0,
+            reply(
+                1,
+                ReplyBodyT::TransferPart(Box::new(TransferPartT {
+                    total_bytes: total,
+                    offset: (i * 1000) as u64,
+                    chunk: chunk.to_vec(),
+                })),
+            ),
+        );
+        if i == 0 {
+            x.handle_frame(T0, notice("between"));
+            x.handle_frame(T0, domains(2));
+        }
+        let r = replied(&events(&mut x));
+        if i == 0 {
+            assert_eq!(
+                r,
+                vec![(other, ReplyBody::DomainList)],
+                "other frames pass between parts"
+            );
+        } else if i + 1 < parts {
+            assert!(r.is_empty(), "nothing partial is delivered");
+        } else {
+            assert_eq!(r, vec![(h, ReplyBody::CommandOutcome)]);
+        }
+    }
+    assert!(matches!(x.poll_unsolicited(), Some(Unsolicited::Frame(_))));
+    assert!(x.is_open());
+}
