@@ -4,8 +4,8 @@
 //! bits in hex (`f32:80000000` is -0.0), text is its UTF-8 bytes in hex (`str:` followed by
 //! nothing is the empty string), byte vectors are hex (`bytes:`), an absent optional is `none`,
 //! enums and union variants are their declared names. A union member prints its variant on its
-//! own line and then the variant's members under the same path. Vectors of tables print
-//! `name.len=N` and then each element as `name[i]`.
+//! own line and then the variant's members under the same path. Vectors of tables print each
+//! element's members under `name[i]`, then a closing line `name=len:N`.
 
 use std::fmt::Write;
 

@@ -222,7 +222,7 @@ pub enum ProtocolViolation {
     },
     /// FlatBuffers verification failed: a bad offset, misalignment, a missing required field,
     /// invalid UTF-8, or the nesting, table or apparent-size limit.
-    #[error("{root} frame failed verification: {error}")]
+    #[error("{root} frame failed verification: {}", error.to_string().trim_end())]
     Malformed {
         /// The root expected.
         root: &'static str,
