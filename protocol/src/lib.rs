@@ -19,15 +19,22 @@
 
 extern crate alloc;
 
+pub mod choices;
+pub mod client;
+pub mod command;
 pub mod encode;
+pub mod endpoint;
 pub mod exchange;
 pub mod frame;
 pub mod limits;
 pub mod report;
+pub mod rng;
 pub mod schema;
+pub mod statements;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod time;
+pub mod transaction;
 pub mod transfer;
 pub mod violation;
 

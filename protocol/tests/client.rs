@@ -1,0 +1,1260 @@
+//! The client across sessions, against a scripted server: commands and exact recovery (E-1 to
+//! E-8), routing statements (L-1 to L-3), rejections and cancellation (C-8, C-9), redirects and
+//! reconnects (D-1 to D-6) and transactions (X-1 to X-9).
+
+mod support;
+
+use bytes::Bytes;
+use nervix_protocol::client::*;
+use nervix_protocol::command::ExecutionReference;
+use nervix_protocol::endpoint::Endpoint;
+use nervix_protocol::schema::*;
+use nervix_protocol::statements::{RoutedRequest, StatementError};
+use nervix_protocol::time::{Timestamp, UnixMillis};
+use nervix_protocol::transaction::{Binding, Ending};
+use std::time::Duration;
+use support::*;
+
+const WALL: UnixMillis = UnixMillis(1_767_225_600_000);
+
+struct Rig {
+    c: Client,
+    now: Timestamp,
+    sent: Vec<(SessionId, ClientMessageT)>,
+    connects: Vec<(SessionId, Endpoint)>,
+    closes: Vec<(SessionId, bool)>,
+    events: Vec<ClientEvent>,
+}
+
+fn ep(s: &str) -> Endpoint {
+    Endpoint::parse(s).unwrap()
+}
+
+impl Rig {
+    fn new() -> Self {
+        Self::with(ClientConfig::new(vec![ep("https://seed-1:7443/")], 7))
+    }
+    fn with(config: ClientConfig) -> Self {
+        Rig {
+            c: Client::new(config),
+            now: Timestamp::ZERO,
+            sent: vec![],
+            connects: vec![],
+            closes: vec![],
+            events: vec![],
+        }
+    }
+    fn pump(&mut self) {
+        while let Some(a) = self.c.poll_action() {
+            match a {
+                Action::Connect { session, endpoint } => self.connects.push((session, endpoint)),
+                Action::Send { session, frame } => self.sent.push((session, sent(&frame))),
+                Action::Close { session, clean } => self.closes.push((session, clean)),
+                other => panic!("{other:?}"),
+            }
+        }
+        while let Some(e) = self.c.poll_event() {
+            self.events.push(e);
+        }
+    }
+    /// Accepts the newest connection attempt.
+    fn open(&mut self) -> SessionId {
+        self.pump();
+        let (sid, _) = self
+            .connects
+            .last()
+            .cloned()
+            .expect("a connect was asked for");
+        self.c.handle_connected(self.now, sid);
+        self.pump();
+        sid
+    }
+    fn exec(&mut self, q: &str) -> CommandHandle {
+        let h = self.c.execute(self.now, WALL, q).unwrap();
+        self.pump();
+        h
+    }
+    fn last(&self) -> (SessionId, ClientMessageT) {
+        self.sent.last().cloned().expect("something was sent")
+    }
+    fn last_command(&self) -> (u64, CommandRequestT) {
+        let (_, m) = self.last();
+        match m.request {
+            ClientRequestT::CommandRequest(c) => (m.request_id, *c),
+            other => panic!("last sent is not a command: {other:?}"),
+        }
+    }
+    fn feed(&mut self, sid: SessionId, frame: Bytes) {
+        self.c.handle_frame(self.now, sid, frame);
+        self.pump();
+    }
+    fn advance(&mut self, d: Duration) {
+        self.now = self.now + d;
+        self.c.handle_timeout(self.now);
+        self.pump();
+    }
+    fn result(&self, h: CommandHandle) -> Option<CommandResult> {
+        self.events.iter().find_map(|e| match e {
+            ClientEvent::Command { handle, result } if *handle == h => Some(result.clone()),
+            _ => None,
+        })
+    }
+    fn results(&self, h: CommandHandle) -> usize {
+        self.events
+            .iter()
+            .filter(|e| matches!(e, ClientEvent::Command { handle, .. } if *handle == h))
+            .count()
+    }
+}
+
+fn answer(reference: &str, disposition: CommandDispositionT) -> CommandOutcomeT {
+    CommandOutcomeT {
+        execution_reference: reference.into(),
+        origin: Some(OutcomeOrigin::Executed),
+        disposition,
+        message: String::new(),
+        ..Default::default()
+    }
+}
+
+fn outcome_frame(request_id: u64, o: CommandOutcomeT) -> Bytes {
+    reply(request_id, ReplyBodyT::CommandOutcome(Box::new(o)))
+}
+
+fn redirect(uri: Option<&str>) -> CommandDispositionT {
+    CommandDispositionT::LeaderRedirect(Box::new(LeaderRedirectT {
+        leader: uri.map(|u| {
+            Box::new(LeaderEndpointsT {
+                node: "node-2".into(),
+                grpc_uri: Some(u.into()),
+                web_console_uri: None,
+            })
+        }),
+    }))
+}
+
+fn unknown() -> CommandDispositionT {
+    CommandDispositionT::OutcomeUnknown(Box::new(OutcomeUnknownT {
+        cause: Some(UnknownOutcomeCause::StillApplying),
+    }))
+}
+
+fn status(id: &str, domain: &str, accepted: u64) -> TransactionStatusT {
+    TransactionStatusT {
+        transaction_id: id.into(),
+        domain: domain.into(),
+        state: TransactionStateT::TransactionOpen(Box::default()),
+        accepted_operations: accepted,
+        applied_operations: 0,
+    }
+}
+
+fn preview(id: &str, position: u64, basis: u8) -> TransactionPreviewIdentityT {
+    TransactionPreviewIdentityT {
+        transaction_id: id.into(),
+        position,
+        planning_basis: Box::new(FingerprintT {
+            bytes: vec![basis; 32],
+        }),
+    }
+}
+
+/// BEGIN on a fresh session; returns the rig with transaction `tx-1` bound in domain `d1`.
+fn begun() -> (Rig, SessionId) {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let h = r.exec("BEGIN;");
+    let sid = r.open();
+    let (id, cmd) = r.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 0)));
+    r.feed(sid, outcome_frame(id, o));
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    (r, sid)
+}
+
+/// An append on the bound session answered with an admission at `position`.
+fn append(r: &mut Rig, sid: SessionId, q: &str, accepted: u64, basis: u8) -> CommandHandle {
+    let h = r.exec(q);
+    let (id, cmd) = r.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", accepted)));
+    o.transaction_admission = Some(Box::new(TransactionOperationAdmissionT {
+        operation: accepted,
+        preview: Box::new(preview("tx-1", accepted, basis)),
+    }));
+    r.feed(sid, outcome_frame(id, o));
+    h
+}
+
+// ----- L: routing statements ------------------------------------------------------------
+
+#[test]
+fn l_1_every_command_names_the_selected_domain_or_none() {
+    let mut r = Rig::new();
+    r.exec("SHOW DOMAINS;");
+    r.open();
+    assert_eq!(
+        r.last_command().1.domain,
+        None,
+        "no domain selected: none is sent"
+    );
+    r.c.select_domain(Some("tenant")).unwrap();
+    r.exec("CREATE RELAY a;");
+    assert_eq!(r.last_command().1.domain.as_deref(), Some("tenant"));
+    r.c.select_domain(None).unwrap();
+    r.exec("CREATE RELAY b;");
+    assert_eq!(r.last_command().1.domain, None);
+}
+
+#[test]
+fn l_2_statements_that_must_travel_alone_are_refused_before_sending() {
+    let mut r = Rig::new();
+    let refuse = |r: &mut Rig, q: &str| r.c.execute(r.now, WALL, q).unwrap_err();
+    assert!(matches!(
+        refuse(&mut r, "CREATE SUBSCRIPTION live FROM orders;"),
+        ClientError::Statement(StatementError::NeedsOwnRequest {
+            request: RoutedRequest::Subscribe,
+            ..
+        })
+    ));
+    assert!(matches!(
+        refuse(&mut r, "ATTACH TRANSACTION 'tx-9';"),
+        ClientError::Statement(StatementError::NeedsOwnRequest {
+            request: RoutedRequest::AttachTransaction,
+            ..
+        })
+    ));
+    assert!(matches!(
+        refuse(&mut r, "RESTORE FROM 'x';"),
+        ClientError::Statement(StatementError::NeedsOwnRequest {
+            request: RoutedRequest::Restore,
+            ..
+        })
+    ));
+    assert_eq!(
+        refuse(&mut r, "CREATE RELAY a; CREATE RELAY b;"),
+        ClientError::Statement(StatementError::SeveralOutsideTransaction)
+    );
+    r.pump();
+    assert!(
+        r.connects.is_empty() && r.sent.is_empty(),
+        "nothing was sent for refused queries"
+    );
+    // A semicolon inside quotes or comments does not split a statement.
+    r.exec("CREATE RELAY a COMMENT 'x; y'; -- trailing; comment");
+    r.open();
+    assert_eq!(r.sent.len(), 1);
+    // Inside a transaction several statements may travel together, but DESCRIBE TRANSACTION
+    // and SHOW TRANSACTIONS never with others.
+    let (mut r, _) = begun();
+    assert!(r
+        .c
+        .execute(r.now, WALL, "CREATE RELAY a; CREATE RELAY b;")
+        .is_ok());
+    assert!(matches!(
+        r.c.execute(r.now, WALL, "DESCRIBE TRANSACTION; CREATE RELAY c;")
+            .unwrap_err(),
+        ClientError::Statement(StatementError::MustTravelAlone { .. })
+    ));
+    assert!(matches!(
+        r.c.execute(r.now, WALL, "SHOW TRANSACTIONS; SHOW DOMAINS;")
+            .unwrap_err(),
+        ClientError::Statement(StatementError::MustTravelAlone { .. })
+    ));
+}
+
+#[test]
+fn l_3_requests_a_held_transaction_forbids_are_refused_locally() {
+    let (mut r, _) = begun();
+    let now = r.now;
+    assert_eq!(
+        r.c.follow_clock(now, "d1").unwrap_err(),
+        ClientError::InTransaction
+    );
+    assert_eq!(
+        r.c.keep_subscription(now, "d1", "CREATE SUBSCRIPTION s FROM x;")
+            .unwrap_err(),
+        ClientError::InTransaction
+    );
+    assert_eq!(
+        r.c.select_domain(Some("other")).unwrap_err(),
+        ClientError::InTransaction
+    );
+    // Every request of the transaction names its domain.
+    r.exec("CREATE RELAY a;");
+    assert_eq!(r.last_command().1.domain.as_deref(), Some("d1"));
+}
+
+// ----- E: commands and execution identity -----------------------------------------------
+
+#[test]
+fn e_1_one_uuid_v7_reference_per_command_from_the_wall_clock() {
+    let mut r = Rig::new();
+    r.exec("CREATE RELAY a;");
+    r.exec("CREATE RELAY b;");
+    r.open();
+    let refs: Vec<String> = r
+        .sent
+        .iter()
+        .map(|(_, m)| match &m.request {
+            ClientRequestT::CommandRequest(c) => c.execution_reference.clone(),
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_ne!(refs[0], refs[1], "one reference per logical command");
+    for s in &refs {
+        let reference = ExecutionReference::parse(s).unwrap();
+        assert_eq!(
+            reference.uuid_v7_millis(),
+            Some(WALL.0),
+            "a UUIDv7 of the client's time"
+        );
+    }
+    // The alphabet and length are checked.
+    assert!(ExecutionReference::parse("a-Z_0.9").is_ok());
+    assert!(ExecutionReference::parse("").is_err());
+    assert!(ExecutionReference::parse(&"r".repeat(129)).is_err());
+    assert!(ExecutionReference::parse(&"r".repeat(128)).is_ok());
+    assert!(ExecutionReference::parse("has space").is_err());
+    // An application's own reference must be a current UUIDv7 unless the command only reads.
+    let own = ExecutionReference::parse("my-read-1").unwrap();
+    assert!(r
+        .c
+        .execute_with(r.now, WALL, "SHOW DOMAINS;", Some(own.clone()), None)
+        .is_ok());
+    assert!(r
+        .c
+        .execute_with(r.now, WALL, "CREATE RELAY c;", Some(own), None)
+        .is_err());
+    let stale = ExecutionReference::new_v7(
+        UnixMillis(WALL.0 - 3_600_000),
+        &mut nervix_protocol::rng::Rng::new(1),
+    );
+    assert!(r
+        .c
+        .execute_with(r.now, WALL, "CREATE RELAY c;", Some(stale), None)
+        .is_err());
+}
+
+#[test]
+fn e_2_every_repetition_sends_the_command_unchanged_under_a_new_identity() {
+    let (mut r, sid) = begun();
+    append(&mut r, sid, "CREATE RELAY a;", 1, 1);
+    r.exec("CREATE RELAY b;");
+    let (first_id, first) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(first_id, answer(&first.execution_reference, unknown())),
+    );
+    r.advance(Duration::from_secs(6));
+    let (second_id, second) = r.last_command();
+    assert_ne!(first_id, second_id, "a new request identity");
+    assert_eq!(
+        first, second,
+        "query, domain, reference, position and preview unchanged"
+    );
+    assert_eq!(second.expected_transaction_position, Some(1));
+}
+
+#[test]
+fn e_3_an_uncertain_command_keeps_its_reference_across_sessions_and_recovery() {
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let s1 = r.open();
+    let (_, first) = r.last_command();
+    r.c.handle_closed(r.now, s1);
+    r.pump();
+    r.advance(Duration::from_secs(6));
+    let s2 = r.open();
+    assert_ne!(s1, s2);
+    let (_, again) = r.last_command();
+    assert_eq!(
+        again.execution_reference, first.execution_reference,
+        "never a new reference"
+    );
+    // Past its deadline it is reported uncertain, naming the reference...
+    r.advance(Duration::from_secs(40));
+    let Some(CommandResult::Uncertain { command, cause }) = r.result(h) else {
+        panic!("{:?}", r.result(h))
+    };
+    assert_eq!(cause, UncertainCause::Deadline);
+    assert_eq!(command.reference.as_str(), first.execution_reference);
+    // ...and recovering repeats it exactly.
+    let h2 = r.c.recover(r.now, &command, None).unwrap();
+    r.pump();
+    let (id, recovered) = r.last_command();
+    assert_eq!(recovered, first);
+    let mut o = answer(&first.execution_reference, completed());
+    o.origin = Some(OutcomeOrigin::Recovered);
+    r.feed(s2, outcome_frame(id, o));
+    assert!(matches!(r.result(h2), Some(CommandResult::Completed(_))));
+}
+
+#[test]
+fn e_4_an_expired_reference_is_never_presented_as_the_outcome() {
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let sid = r.open();
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(
+            id,
+            answer(
+                &cmd.execution_reference,
+                CommandDispositionT::ExecutionReferenceExpired(Box::default()),
+            ),
+        ),
+    );
+    assert!(matches!(
+        r.result(h),
+        Some(CommandResult::Uncertain {
+            cause: UncertainCause::ReferenceExpired,
+            ..
+        })
+    ));
+    // A reference older than the retry horizon is not repeated any more.
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 3);
+    cfg.retry_horizon = Duration::from_secs(60);
+    cfg.call_timeout = Duration::from_secs(600);
+    let mut r = Rig::with(cfg);
+    let h = r.exec("CREATE RELAY a;");
+    let sid = r.open();
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(id, answer(&cmd.execution_reference, unknown())),
+    );
+    r.advance(Duration::from_secs(61));
+    assert!(matches!(
+        r.result(h),
+        Some(CommandResult::Uncertain {
+            cause: UncertainCause::RetryHorizon,
+            ..
+        })
+    ));
+}
+
+/// The result class each disposition leads to on a command's first attempt.
+fn first_attempt(disposition: CommandDispositionT) -> (Rig, CommandHandle, Option<CommandResult>) {
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let sid = r.open();
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(id, answer(&cmd.execution_reference, disposition)),
+    );
+    let res = r.result(h);
+    (r, h, res)
+}
+
+#[test]
+fn e_6_every_disposition_is_acted_on() {
+    assert!(matches!(
+        first_attempt(completed()).2,
+        Some(CommandResult::Completed(_))
+    ));
+    assert!(matches!(
+        first_attempt(CommandDispositionT::RequestFailed(Box::default())).2,
+        Some(CommandResult::Failed(Failure::Outcome(_)))
+    ));
+    // Redirects, detachment and unknown outcomes do not end the command: it is repeated.
+    for d in [
+        redirect(Some("https://node-2:7443/")),
+        redirect(None),
+        unknown(),
+    ] {
+        let (r, h, res) = first_attempt(d);
+        assert!(res.is_none(), "{res:?}");
+        assert_eq!(r.c.outstanding_commands(), 1);
+        let _ = h;
+    }
+    assert!(matches!(
+        first_attempt(CommandDispositionT::TransactionTakenOver(Box::new(
+            TransactionTakenOverT {
+                transaction_id: "t".into()
+            }
+        )))
+        .2,
+        Some(CommandResult::Failed(Failure::Outcome(_)))
+    ));
+    assert!(matches!(
+        first_attempt(CommandDispositionT::ExecutionReferenceConflict(Box::new(
+            ExecutionReferenceConflictT {
+                conflict: Some(ExecutionReferenceConflictKind::Content)
+            }
+        )))
+        .2,
+        Some(CommandResult::Failed(Failure::Outcome(_)))
+    ));
+    assert!(matches!(
+        first_attempt(CommandDispositionT::ExecutionReferenceExpired(
+            Box::default()
+        ))
+        .2,
+        Some(CommandResult::Uncertain {
+            cause: UncertainCause::ReferenceExpired,
+            ..
+        })
+    ));
+    assert!(matches!(
+        first_attempt(CommandDispositionT::PreviewStale(Box::new(PreviewStaleT {
+            expected: Box::new(preview("t", 1, 1)),
+            current: Box::new(preview("t", 2, 2)),
+        })))
+        .2,
+        Some(CommandResult::Failed(Failure::Outcome(_)))
+    ));
+    // A conflict met by a repetition says nothing of the first attempt: uncertain, not failed.
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let sid = r.open();
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(id, answer(&cmd.execution_reference, unknown())),
+    );
+    r.advance(Duration::from_secs(6));
+    let (id, _) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(
+            id,
+            answer(
+                &cmd.execution_reference,
+                CommandDispositionT::ExecutionReferenceConflict(Box::new(
+                    ExecutionReferenceConflictT {
+                        conflict: Some(ExecutionReferenceConflictKind::Content),
+                    },
+                )),
+            ),
+        ),
+    );
+    assert!(matches!(r.result(h), Some(CommandResult::Uncertain { .. })));
+}
+
+#[test]
+fn e_7_statements_are_reported_one_per_statement_in_written_order() {
+    let (mut r, sid) = begun();
+    let h = r.exec("CREATE RELAY a; CREATE RELAY b; CREATE RELAY c;");
+    let (id, cmd) = r.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.statements = ["a", "b", "c"]
+        .iter()
+        .map(|m| StatementOutcomeT {
+            disposition: StatementDispositionT::CommandCompleted(Box::default()),
+            message: (*m).into(),
+            diagnostics: vec![],
+        })
+        .collect();
+    r.feed(sid, outcome_frame(id, o));
+    let Some(CommandResult::Completed(report)) = r.result(h) else {
+        panic!()
+    };
+    assert_eq!(
+        report
+            .statements()
+            .iter()
+            .map(|s| s.message.as_str())
+            .collect::<Vec<_>>(),
+        ["a", "b", "c"]
+    );
+}
+
+#[test]
+fn e_8_origin_is_information_only() {
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let sid = r.open();
+    let (id, cmd) = r.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.origin = Some(OutcomeOrigin::Recovered);
+    o.message = "created when it first ran".into();
+    r.feed(sid, outcome_frame(id, o));
+    let Some(CommandResult::Completed(report)) = r.result(h) else {
+        panic!()
+    };
+    assert_eq!(report.origin(), Some(OutcomeOrigin::Recovered));
+    assert_eq!(report.outcome.message, "created when it first ran");
+}
+
+// ----- C: rejections and cancellation -----------------------------------------------------
+
+#[test]
+fn c_8_rejections_are_acted_on_by_reason() {
+    for (rejection, expect_failed) in [
+        (RequestRejection::InvalidRequest, true),
+        (RequestRejection::UnsupportedRequest, true),
+        (RequestRejection::UnsupportedValue, true),
+        (RequestRejection::DuplicateRequestId, true),
+        (RequestRejection::ReplyTooLarge, false),
+    ] {
+        let mut r = Rig::new();
+        let h = r.exec("CREATE RELAY a;");
+        let sid = r.open();
+        let (id, _) = r.last_command();
+        let before = r.sent.len();
+        r.feed(sid, rejected(id, rejection));
+        r.advance(Duration::from_secs(10));
+        assert_eq!(
+            r.sent.len(),
+            before,
+            "{rejection:?}: not sent again unchanged"
+        );
+        let res = r.result(h);
+        if expect_failed {
+            assert!(
+                matches!(res, Some(CommandResult::Failed(Failure::Rejected { .. }))),
+                "{res:?}"
+            );
+        } else {
+            assert!(
+                matches!(
+                    res,
+                    Some(CommandResult::Uncertain {
+                        cause: UncertainCause::ReplyTooLarge,
+                        ..
+                    })
+                ),
+                "{res:?}"
+            );
+        }
+    }
+    // A busy read is repeated later.
+    let mut r = Rig::new();
+    let h = r.c.read(r.now, list_domains(), None).unwrap();
+    let sid = r.open();
+    let id = r.last().1.request_id;
+    r.feed(sid, rejected(id, RequestRejection::ServerBusy));
+    assert!(
+        r.events
+            .iter()
+            .all(|e| !matches!(e, ClientEvent::Read { .. })),
+        "not ended"
+    );
+    r.advance(Duration::from_secs(6));
+    let again = r.last().1.request_id;
+    assert_ne!(id, again, "sent again later");
+    r.feed(sid, domains(again));
+    assert!(r.events.iter().any(|e| matches!(e, ClientEvent::Read { handle, result: ReadResult::Replied(_) } if *handle == h)));
+}
+
+#[test]
+fn c_9_a_cancellation_is_never_presented_as_undoing_anything() {
+    for (stage, failed) in [
+        (CancellationStage::BeforeAdmission, true),
+        (CancellationStage::AfterAdmission, false),
+    ] {
+        let mut r = Rig::new();
+        let h = r.exec("CREATE RELAY a;");
+        let sid = r.open();
+        let (id, _) = r.last_command();
+        r.c.cancel(r.now, h).unwrap();
+        r.pump();
+        let (_, cancel) = r.last();
+        assert!(
+            matches!(&cancel.request, ClientRequestT::CancelRequest(c) if c.target_request_id == id)
+        );
+        r.feed(
+            sid,
+            reply(
+                id,
+                ReplyBodyT::RequestCancelled(Box::new(RequestCancelledT { stage: Some(stage) })),
+            ),
+        );
+        let res = r.result(h);
+        if failed {
+            assert!(
+                matches!(
+                    res,
+                    Some(CommandResult::Failed(Failure::CancelledBeforeAdmission))
+                ),
+                "{res:?}"
+            );
+        } else {
+            assert!(
+                matches!(
+                    res,
+                    Some(CommandResult::Uncertain {
+                        cause: UncertainCause::CancelledAfterAdmission,
+                        ..
+                    })
+                ),
+                "{res:?}"
+            );
+        }
+    }
+}
+
+// ----- D: redirect and reconnect ------------------------------------------------------------
+
+#[test]
+fn d_1_redirect_with_an_endpoint_opens_a_session_there() {
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let s1 = r.open();
+    let (id, cmd) = r.last_command();
+    r.feed(
+        s1,
+        outcome_frame(
+            id,
+            answer(
+                &cmd.execution_reference,
+                redirect(Some("https://node-2:7443/")),
+            ),
+        ),
+    );
+    assert!(
+        r.closes.contains(&(s1, false)),
+        "the follower's session is dropped, not closed cleanly"
+    );
+    assert_eq!(r.connects.last().unwrap().1, ep("https://node-2:7443/"));
+    let s2 = r.open();
+    let (id2, again) = r.last_command();
+    assert_eq!(again, cmd, "repeated unchanged at the leader");
+    r.feed(
+        s2,
+        outcome_frame(id2, answer(&cmd.execution_reference, completed())),
+    );
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    assert!(r
+        .c
+        .learned_endpoints()
+        .contains(&ep("https://node-2:7443/")));
+}
+
+#[test]
+fn d_2_redirect_without_an_endpoint_backs_off_and_invents_no_address() {
+    let mut r = Rig::new();
+    r.exec("CREATE RELAY a;");
+    let s1 = r.open();
+    let (id, cmd) = r.last_command();
+    r.feed(
+        s1,
+        outcome_frame(id, answer(&cmd.execution_reference, redirect(None))),
+    );
+    let sent_before = r.sent.len();
+    r.advance(Duration::from_millis(1));
+    assert_eq!(r.sent.len(), sent_before, "backs off first");
+    r.advance(Duration::from_secs(6));
+    assert_eq!(r.sent.len(), sent_before + 1, "then asks again");
+    assert_eq!(r.connects.len(), 1, "no address was made up");
+    // An https client never follows a redirect to http.
+    let (id, _) = r.last_command();
+    r.feed(
+        s1,
+        outcome_frame(
+            id,
+            answer(
+                &cmd.execution_reference,
+                redirect(Some("http://node-2:7080/")),
+            ),
+        ),
+    );
+    assert_eq!(r.connects.len(), 1);
+    assert!(!r.c.learned_endpoints().iter().any(|e| !e.is_https()));
+}
+
+#[test]
+fn d_3_learned_endpoints_are_bounded_and_tried_after_a_loss() {
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 5);
+    cfg.max_learned_endpoints = 2;
+    let mut r = Rig::with(cfg);
+    r.exec("SHOW DOMAINS;");
+    let sid = r.open();
+    for n in 2..6 {
+        let f = server(ServerBodyT::LeadershipObserved(Box::new(
+            LeadershipObservedT {
+                leadership: LeadershipT::LeaderIsRemote(Box::new(LeaderIsRemoteT {
+                    leader: Box::new(LeaderEndpointsT {
+                        node: format!("node-{n}"),
+                        grpc_uri: Some(format!("https://node-{n}:7443/")),
+                        web_console_uri: None,
+                    }),
+                })),
+            },
+        )));
+        r.feed(sid, f);
+    }
+    assert_eq!(
+        r.c.learned_endpoints(),
+        vec![ep("https://node-4:7443/"), ep("https://node-5:7443/")]
+    );
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    r.advance(Duration::from_secs(6));
+    let tried: Vec<Endpoint> = r.connects.iter().skip(1).map(|c| c.1.clone()).collect();
+    assert_eq!(
+        tried.first(),
+        Some(&ep("https://node-5:7443/")),
+        "learned endpoints are tried"
+    );
+}
+
+#[test]
+fn d_4_a_command_whose_deadline_passes_is_uncertain_naming_its_reference() {
+    let mut r = Rig::new();
+    let h =
+        r.c.execute_with(
+            r.now,
+            WALL,
+            "CREATE RELAY a;",
+            None,
+            Some(Duration::from_secs(2)),
+        )
+        .unwrap();
+    let sid = r.open();
+    let (id, cmd) = r.last_command();
+    r.advance(Duration::from_secs(2));
+    let Some(CommandResult::Uncertain { command, cause }) = r.result(h) else {
+        panic!()
+    };
+    assert_eq!(
+        (command.reference.as_str(), cause),
+        (cmd.execution_reference.as_str(), UncertainCause::Deadline)
+    );
+    // Its late reply is discarded: the command ended exactly once.
+    r.feed(
+        sid,
+        outcome_frame(id, answer(&cmd.execution_reference, completed())),
+    );
+    assert_eq!(r.results(h), 1);
+    // A command that never left ends as not sent, which is certain.
+    let mut r = Rig::new();
+    let h =
+        r.c.execute_with(
+            r.now,
+            WALL,
+            "CREATE RELAY a;",
+            None,
+            Some(Duration::from_secs(1)),
+        )
+        .unwrap();
+    r.pump();
+    r.advance(Duration::from_secs(1));
+    assert!(matches!(
+        r.result(h),
+        Some(CommandResult::Failed(Failure::NotSent))
+    ));
+}
+
+#[test]
+fn d_5_restoration_order_after_a_lost_session() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    // A followed clock and a kept subscription, established on the first session.
+    let now = r.now;
+    r.c.follow_clock(now, "d1").unwrap();
+    r.c.keep_subscription(now, "d1", "CREATE SUBSCRIPTION live FROM orders;")
+        .unwrap();
+    let s1 = r.open();
+    let ids: Vec<u64> = r.sent.iter().map(|(_, m)| m.request_id).collect();
+    r.feed(
+        s1,
+        reply(
+            ids[0],
+            ReplyBodyT::DomainClockAttachOutcome(Box::new(DomainClockAttachOutcomeT {
+                disposition: DomainClockAttachDispositionT::DomainClockAlreadyAttached(Box::new(
+                    DomainClockAlreadyAttachedT {
+                        domain: "d1".into(),
+                    },
+                )),
+                message: String::new(),
+            })),
+        ),
+    );
+    r.feed(
+        s1,
+        reply(
+            ids[1],
+            ReplyBodyT::SubscribeOutcome(Box::new(SubscribeOutcomeT {
+                disposition: SubscribeDispositionT::SubscriptionOpened(Box::new(
+                    SubscriptionOpenedT {
+                        subscription: Box::new(SubscriptionHandleT {
+                            name: "live".into(),
+                            generation: 1,
+                        }),
+                        domain: "d1".into(),
+                        relay: "orders".into(),
+                        subscription_type: Some(SubscriptionType::Row),
+                        schema: Box::default(),
+                    },
+                )),
+                message: String::new(),
+                diagnostics: vec![],
+            })),
+        ),
+    );
+    // A transaction and an outstanding append.
+    r.exec("BEGIN;");
+    let (id, cmd) = r.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 0)));
+    r.feed(s1, outcome_frame(id, o));
+    r.exec("CREATE RELAY a;");
+    let (_, outstanding) = r.last_command();
+    // The session is lost.
+    r.c.handle_closed(r.now, s1);
+    r.pump();
+    assert!(matches!(r.c.binding(), Binding::Detached(_)));
+    r.advance(Duration::from_secs(6));
+    let before = r.sent.len();
+    let s2 = r.open();
+    let order: Vec<ClientRequest> = r.sent[before..]
+        .iter()
+        .map(|(_, m)| m.request.client_request_type())
+        .collect();
+    assert_eq!(
+        order,
+        vec![ClientRequest::AttachDomainClockRequest, ClientRequest::SubscribeRequest, ClientRequest::AttachTransactionRequest],
+        "clocks, then subscriptions, then the transaction; no command before the attach is answered"
+    );
+    let attach_id = r.sent.last().unwrap().1.request_id;
+    r.feed(
+        s2,
+        reply(
+            attach_id,
+            ReplyBodyT::AttachOutcome(Box::new(AttachOutcomeT {
+                disposition: AttachDispositionT::TransactionAttached(Box::new(
+                    TransactionAttachedT {
+                        transaction: Box::new(status("tx-1", "d1", 0)),
+                    },
+                )),
+                message: String::new(),
+                diagnostics: vec![],
+            })),
+        ),
+    );
+    let (_, repeated) = r.last_command();
+    assert_eq!(
+        repeated, outstanding,
+        "then the outstanding command, unchanged"
+    );
+}
+
+#[test]
+fn d_6_a_session_ending_repeats_commands_instead_of_failing_them() {
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let s1 = r.open();
+    let (_, cmd) = r.last_command();
+    r.feed(
+        s1,
+        server(ServerBodyT::SessionEnding(Box::new(SessionEndingT {
+            reason: SessionEndReasonT::ServerShuttingDown(Box::default()),
+        }))),
+    );
+    assert!(
+        r.result(h).is_none(),
+        "not failed: uncertain until its outcome is recovered"
+    );
+    r.advance(Duration::from_secs(6));
+    let s2 = r.open();
+    let (id, again) = r.last_command();
+    assert_eq!(again.execution_reference, cmd.execution_reference);
+    r.feed(
+        s2,
+        outcome_frame(id, answer(&cmd.execution_reference, completed())),
+    );
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+}
+
+// ----- X: transactions ----------------------------------------------------------------------
+
+#[test]
+fn x_1_begin_names_the_selected_domain_and_binds_the_status_identity() {
+    let mut r = Rig::new();
+    assert_eq!(
+        r.c.execute(r.now, WALL, "BEGIN;").unwrap_err(),
+        ClientError::NoDomainSelected
+    );
+    let (r, _) = begun();
+    let held = r.c.binding().held().unwrap();
+    assert_eq!(
+        (held.id.as_str(), held.domain.as_str(), held.position),
+        ("tx-1", "d1", 0)
+    );
+    assert_eq!(
+        r.sent[0].1.request.client_request_type(),
+        ClientRequest::CommandRequest
+    );
+    match &r.sent[0].1.request {
+        ClientRequestT::CommandRequest(c) => assert_eq!(c.domain.as_deref(), Some("d1")),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn x_2_appends_carry_the_newest_position_advanced_only_by_outcomes() {
+    let (mut r, sid) = begun();
+    r.exec("CREATE RELAY a;");
+    assert_eq!(
+        r.last_command().1.expected_transaction_position,
+        Some(0),
+        "0 right after BEGIN"
+    );
+    // A second append sent before the first is answered carries the same position.
+    r.exec("CREATE RELAY b;");
+    assert_eq!(r.last_command().1.expected_transaction_position, Some(0));
+    append(&mut r, sid, "CREATE RELAY c;", 1, 3);
+    r.exec("CREATE RELAY d;");
+    assert_eq!(
+        r.last_command().1.expected_transaction_position,
+        Some(1),
+        "advanced from the outcome"
+    );
+}
+
+#[test]
+fn x_3_an_append_is_accepted_only_by_its_own_outcome() {
+    let (mut r, sid) = begun();
+    let h = r.exec("CREATE RELAY a;");
+    // A status from someone else's outcome that says two operations were accepted does not
+    // accept this append.
+    let other = r.exec("SHOW DOMAINS;");
+    let (oid, ocmd) = r.last_command();
+    let mut o = answer(&ocmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 2)));
+    r.feed(sid, outcome_frame(oid, o));
+    assert!(r.result(other).is_some());
+    assert!(r.result(h).is_none(), "no outcome of its own yet");
+}
+
+#[test]
+fn x_4_commit_carries_the_reviewed_preview_and_never_refreshes_it() {
+    let (mut r, sid) = begun();
+    append(&mut r, sid, "CREATE RELAY a;", 1, 7);
+    let h = r.exec("COMMIT;");
+    let (id, commit) = r.last_command();
+    assert_eq!(
+        commit.expected_preview.as_deref(),
+        Some(&preview("tx-1", 1, 7))
+    );
+    let mut o = answer(
+        &commit.execution_reference,
+        CommandDispositionT::PreviewStale(Box::new(PreviewStaleT {
+            expected: Box::new(preview("tx-1", 1, 7)),
+            current: Box::new(preview("tx-1", 1, 9)),
+        })),
+    );
+    o.transaction = Some(Box::new(status("tx-1", "d1", 1)));
+    r.feed(sid, outcome_frame(id, o));
+    assert!(matches!(
+        r.result(h),
+        Some(CommandResult::Failed(Failure::Outcome(_)))
+    ));
+    r.exec("COMMIT;");
+    assert_eq!(
+        r.last_command().1.expected_preview.as_deref(),
+        Some(&preview("tx-1", 1, 7)),
+        "not refreshed"
+    );
+}
+
+#[test]
+fn x_5_a_committing_commit_is_repeated_until_its_own_outcome() {
+    let (mut r, sid) = begun();
+    append(&mut r, sid, "CREATE RELAY a;", 1, 7);
+    let h = r.exec("COMMIT;");
+    let (id, commit) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(id, answer(&commit.execution_reference, unknown())),
+    );
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    r.advance(Duration::from_secs(6));
+    let s2 = r.open();
+    let attach = r.sent.last().unwrap().1.request_id;
+    r.feed(
+        s2,
+        reply(
+            attach,
+            ReplyBodyT::AttachOutcome(Box::new(AttachOutcomeT {
+                disposition: AttachDispositionT::TransactionAttached(Box::new(
+                    TransactionAttachedT {
+                        transaction: Box::new(status("tx-1", "d1", 1)),
+                    },
+                )),
+                message: String::new(),
+                diagnostics: vec![],
+            })),
+        ),
+    );
+    let (id2, again) = r.last_command();
+    assert_eq!(again, commit, "the same commit, same reference");
+    let mut o = answer(&commit.execution_reference, completed());
+    let mut st = status("tx-1", "d1", 1);
+    st.state = TransactionStateT::TransactionCommitted(Box::default());
+    o.transaction = Some(Box::new(st));
+    r.feed(s2, outcome_frame(id2, o));
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    assert!(matches!(
+        r.c.binding(),
+        Binding::Finished {
+            ending: Ending::Committed,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn x_6_detached_attaches_adopts_the_domain_and_repeats_under_the_same_position() {
+    let (mut r, sid) = begun();
+    let h = r.exec("CREATE RELAY a;");
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(
+            id,
+            answer(
+                &cmd.execution_reference,
+                CommandDispositionT::TransactionDetached(Box::new(TransactionDetachedT {
+                    transaction_id: "tx-1".into(),
+                })),
+            ),
+        ),
+    );
+    let (_, attach) = r.last();
+    assert!(
+        matches!(&attach.request, ClientRequestT::AttachTransactionRequest(a) if a.transaction_id == "tx-1")
+    );
+    r.feed(
+        sid,
+        reply(
+            attach.request_id,
+            ReplyBodyT::AttachOutcome(Box::new(AttachOutcomeT {
+                disposition: AttachDispositionT::TransactionAttached(Box::new(
+                    TransactionAttachedT {
+                        transaction: Box::new(status("tx-1", "d2", 0)),
+                    },
+                )),
+                message: String::new(),
+                diagnostics: vec![],
+            })),
+        ),
+    );
+    assert_eq!(
+        r.c.selected_domain(),
+        Some("d2"),
+        "the attached transaction's domain is adopted"
+    );
+    let (id2, again) = r.last_command();
+    assert_eq!(again, cmd, "same reference and position");
+    r.feed(
+        sid,
+        outcome_frame(id2, answer(&cmd.execution_reference, completed())),
+    );
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    // TransactionAlreadyFinished is never the outcome of an outstanding append.
+    let (mut r, sid) = begun();
+    let h = r.exec("CREATE RELAY b;");
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(
+            id,
+            answer(
+                &cmd.execution_reference,
+                CommandDispositionT::TransactionDetached(Box::new(TransactionDetachedT {
+                    transaction_id: "tx-1".into(),
+                })),
+            ),
+        ),
+    );
+    let (_, attach) = r.last();
+    let mut done = status("tx-1", "d1", 3);
+    done.state = TransactionStateT::TransactionCommitted(Box::default());
+    r.feed(
+        sid,
+        reply(
+            attach.request_id,
+            ReplyBodyT::AttachOutcome(Box::new(AttachOutcomeT {
+                disposition: AttachDispositionT::TransactionAlreadyFinished(Box::new(
+                    TransactionAlreadyFinishedT {
+                        transaction: Box::new(done),
+                    },
+                )),
+                message: String::new(),
+                diagnostics: vec![],
+            })),
+        ),
+    );
+    assert!(
+        r.result(h).is_none(),
+        "not ended by the transaction's final status"
+    );
+    let (id3, again) = r.last_command();
+    assert_eq!(
+        again, cmd,
+        "repeated under its own reference and original position"
+    );
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.origin = Some(OutcomeOrigin::Recovered);
+    r.feed(sid, outcome_frame(id3, o));
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+}
+
+#[test]
+fn x_7_a_clean_close_only_when_the_revert_is_intended() {
+    let (mut r, sid) = begun();
+    r.c.close(r.now, false);
+    r.pump();
+    assert_eq!(r.closes.last(), Some(&(sid, false)));
+    assert!(
+        matches!(r.c.binding(), Binding::Detached(_)),
+        "left open for a later attach"
+    );
+    let (mut r, sid) = begun();
+    r.c.close(r.now, true);
+    r.pump();
+    assert_eq!(r.closes.last(), Some(&(sid, true)));
+    assert!(matches!(
+        r.c.binding(),
+        Binding::Finished {
+            ending: Ending::Reverted,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn x_8_an_idle_transaction_is_expected_to_expire() {
+    let (mut r, sid) = begun();
+    r.advance(Duration::from_secs(600));
+    append(&mut r, sid, "CREATE RELAY a;", 1, 1);
+    r.advance(Duration::from_secs(899));
+    assert!(r.c.binding().is_holding(), "the append renewed it");
+    r.advance(Duration::from_secs(1));
+    assert!(matches!(
+        r.c.binding(),
+        Binding::Finished {
+            ending: Ending::Expired,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn x_9_reads_are_served_as_answered_with_no_linearizability_assumed() {
+    // The client keeps no read cache: every read goes to the server and its answer, however
+    // old, is what is reported.
+    let mut r = Rig::new();
+    let a = r.c.read(r.now, list_domains(), None).unwrap();
+    let sid = r.open();
+    let first = r.last().1.request_id;
+    r.feed(sid, domains(first));
+    let b = r.c.read(r.now, list_domains(), None).unwrap();
+    r.pump();
+    let second = r.last().1.request_id;
+    assert_ne!(first, second, "asked again, not answered locally");
+    r.feed(sid, domains(second));
+    let replied = r
+        .events
+        .iter()
+        .filter(|e| matches!(e, ClientEvent::Read { handle, .. } if *handle == a || *handle == b))
+        .count();
+    assert_eq!(replied, 2);
+}
