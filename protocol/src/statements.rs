@@ -175,8 +175,23 @@ pub fn split(query: &str) -> Result<Vec<&str>, StatementError> {
 }
 
 fn push<'a>(out: &mut Vec<&'a str>, s: &'a str) {
-    if !leading_words(s, 1).is_empty() {
+    if !is_blank(s) {
         out.push(s.trim());
+    }
+}
+
+/// Whether a statement holds nothing but white space and comments.
+fn is_blank(s: &str) -> bool {
+    let mut rest = s;
+    loop {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.find('\n').map_or("", |i| &r[i..]);
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.find("*/").map_or("", |i| &r[i + 2..]);
+        } else {
+            return rest.is_empty();
+        }
     }
 }
 

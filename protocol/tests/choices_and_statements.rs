@@ -1,0 +1,228 @@
+//! Structured choice lookups (Q-1, Q-2) and statement routing (L-2).
+
+use nervix_protocol::choices::*;
+use nervix_protocol::schema::*;
+use nervix_protocol::statements::*;
+
+fn outcome(status: ChoiceStatus, choices: Vec<ChoiceT>, cursor: Option<&str>) -> bytes::Bytes {
+    let msg = ServerMessageT {
+        body: ServerBodyT::Reply(Box::new(ReplyT {
+            request_id: 1,
+            body: ReplyBodyT::ChoiceOutcome(Box::new(ChoiceOutcomeT {
+                status: Some(status),
+                choices,
+                page_cursor: cursor.map(str::to_string),
+            })),
+        })),
+    };
+    nervix_protocol::encode::encode::<nervix_protocol::frame::ServerMessageRoot>(&msg).unwrap()
+}
+
+fn step(lookup: &mut ChoiceLookup, frame: bytes::Bytes) -> LookupStep {
+    let f = nervix_protocol::frame::ServerFrame::check(frame).unwrap();
+    let view = f.view();
+    let o = view
+        .body_as_reply()
+        .unwrap()
+        .body_as_choice_outcome()
+        .unwrap();
+    lookup.on_outcome(&o)
+}
+
+fn choice(value: ChoiceValueT, label: &str) -> ChoiceT {
+    ChoiceT {
+        value,
+        presentation: Box::new(ChoicePresentationT {
+            label: label.into(),
+            detail: None,
+            group: None,
+        }),
+    }
+}
+
+#[test]
+fn q_1_lookups_carry_the_targets_typed_dependencies() {
+    let relay = Dependency::Model(ModelKind::Relay, "orders".into());
+    let domain = Dependency::Domain("tenant".into());
+    let l = ChoiceLookup::new(
+        ChoiceTarget::RelayField,
+        &[domain.clone(), relay.clone()],
+        "am",
+        10,
+    )
+    .unwrap();
+    let ClientRequestT::ChoiceLookupRequest(req) = l.request() else {
+        panic!()
+    };
+    assert_eq!(req.target, Some(ChoiceTarget::RelayField));
+    assert!(
+        matches!(&req.dependencies[0].value, ChoiceValueT::DomainChoiceReference(d) if d.domain == "tenant")
+    );
+    assert!(
+        matches!(&req.dependencies[1].value, ChoiceValueT::ModelChoiceReference(m)
+        if m.node.kind == Some(ModelKind::Relay) && m.node.name == "orders")
+    );
+    // The wrong shapes are refused before sending.
+    assert!(ChoiceLookup::new(ChoiceTarget::RelayField, &[domain.clone()], "", 10).is_err());
+    assert!(ChoiceLookup::new(
+        ChoiceTarget::RelayField,
+        &[relay.clone(), domain.clone()],
+        "",
+        10
+    )
+    .is_err());
+    let codec = Dependency::Model(ModelKind::Codec, "json".into());
+    assert!(ChoiceLookup::new(
+        ChoiceTarget::RelayField,
+        &[domain.clone(), codec.clone()],
+        "",
+        10
+    )
+    .is_err());
+    assert!(ChoiceLookup::new(ChoiceTarget::CodecField, &[domain.clone(), codec], "", 10).is_ok());
+    let branch = Dependency::Model(ModelKind::Branch, "by_tenant".into());
+    assert!(ChoiceLookup::new(
+        ChoiceTarget::IngestBranchedRelay,
+        &[domain.clone(), branch.clone()],
+        "",
+        10
+    )
+    .is_ok());
+    assert!(ChoiceLookup::new(
+        ChoiceTarget::IngestUnbranchedRelay,
+        &[domain.clone()],
+        "",
+        10
+    )
+    .is_ok());
+    assert!(
+        ChoiceLookup::new(ChoiceTarget::BranchField, &[domain.clone(), branch], "", 10).is_ok()
+    );
+    assert!(ChoiceLookup::new(
+        ChoiceTarget::CompletedResourceVersion,
+        &[domain.clone(), Dependency::Resource("bundle".into())],
+        "",
+        10
+    )
+    .is_ok());
+    for t in [
+        ChoiceTarget::ProcessorCompatibleInputRelay,
+        ChoiceTarget::ProcessorInputBranchRelay,
+        ChoiceTarget::ProcessorMaterializedRelay,
+    ] {
+        assert!(ChoiceLookup::new(t, &[domain.clone(), relay.clone()], "", 10).is_ok());
+    }
+    assert!(ChoiceLookup::new(ChoiceTarget::IngestKafkaSource, &[domain.clone()], "", 10).is_ok());
+    assert!(
+        ChoiceLookup::new(ChoiceTarget::IngestKafkaSource, &[], "", 10).is_err(),
+        "a source target carries a domain"
+    );
+    assert!(ChoiceLookup::new(ChoiceTarget::DomainPace, &[], "", 10).is_ok());
+    assert_eq!(
+        ChoiceLookup::new(ChoiceTarget::Schema, &[domain.clone()], "", 0).unwrap_err(),
+        ChoiceError::PageSize(0)
+    );
+    assert!(ChoiceLookup::new(ChoiceTarget(250), &[], "", 10).is_err());
+}
+
+#[test]
+fn q_2_choices_select_by_value_and_a_stale_context_restarts_the_lookup() {
+    let mut l = ChoiceLookup::new(
+        ChoiceTarget::CompletedResourceVersion,
+        &[
+            Dependency::Domain("t".into()),
+            Dependency::Resource("bundle".into()),
+        ],
+        "",
+        2,
+    )
+    .unwrap();
+    let latest = ChoiceValueT::LatestResourceVersion(Box::default());
+    let three =
+        ChoiceValueT::ResourceVersionNumber(Box::new(ResourceVersionNumberT { version: 3 }));
+    let s = step(
+        &mut l,
+        outcome(
+            ChoiceStatus::Ready,
+            vec![choice(latest.clone(), "3"), choice(three.clone(), "3")],
+            Some("p2"),
+        ),
+    );
+    let LookupStep::Page { choices, more } = s else {
+        panic!()
+    };
+    assert!(more);
+    // Same label, distinct values: selection uses the value.
+    assert_eq!(choices[0].presentation.label, choices[1].presentation.label);
+    assert_ne!(choices[0].value, choices[1].value);
+    let ClientRequestT::ChoiceLookupRequest(next) = l.request() else {
+        panic!()
+    };
+    assert_eq!(next.page_cursor.as_deref(), Some("p2"));
+    // A stale context drops the cursor: the lookup starts over.
+    assert_eq!(
+        step(
+            &mut l,
+            outcome(ChoiceStatus::StaleContext, vec![], Some("p3"))
+        ),
+        LookupStep::Restarted
+    );
+    let ClientRequestT::ChoiceLookupRequest(again) = l.request() else {
+        panic!()
+    };
+    assert_eq!(again.page_cursor, None);
+    assert_eq!(l.restarts(), 1);
+    assert_eq!(
+        step(&mut l, outcome(ChoiceStatus::MissingContext, vec![], None)),
+        LookupStep::MissingContext
+    );
+    assert_eq!(
+        step(&mut l, outcome(ChoiceStatus::LookupFailed, vec![], None)),
+        LookupStep::Failed
+    );
+    // A chosen value is used again exactly as returned.
+    let dep = Dependency::Chosen(three.clone());
+    let l2 = ChoiceLookup::new(ChoiceTarget::DomainPace, &[], "", 1).unwrap();
+    let _ = (dep, l2);
+}
+
+#[test]
+fn l_2_statements_split_outside_quotes_and_comments() {
+    assert_eq!(split("A; B;").unwrap(), vec!["A", "B"]);
+    assert_eq!(
+        split("SELECT 'a;b' ; C").unwrap(),
+        vec!["SELECT 'a;b'", "C"]
+    );
+    assert_eq!(split("X \"we;ird\"; Y").unwrap(), vec!["X \"we;ird\"", "Y"]);
+    assert_eq!(split("A -- c; d\n; B").unwrap(), vec!["A -- c; d", "B"]);
+    assert_eq!(split("A /* ; */ ; B").unwrap(), vec!["A /* ; */", "B"]);
+    assert_eq!(split("'it''s;' ;").unwrap(), vec!["'it''s;'"]);
+    assert_eq!(split("; ; -- only\n").unwrap(), Vec::<&str>::new());
+    assert_eq!(split("'open").unwrap_err(), StatementError::Unterminated);
+    assert_eq!(classify("  begin;"), StatementKind::Begin);
+    assert_eq!(classify("/* x */ COMMIT"), StatementKind::Commit);
+    assert_eq!(
+        classify("attach domain clock tenant"),
+        StatementKind::Routed(RoutedRequest::AttachDomainClock)
+    );
+    assert_eq!(
+        classify("USE DOMAIN tenant"),
+        StatementKind::Routed(RoutedRequest::SelectDomain)
+    );
+    assert_eq!(classify("SHOW RELAYS"), StatementKind::Read);
+    assert_eq!(
+        classify("DESCRIBE TRANSACTION"),
+        StatementKind::DescribeTransaction
+    );
+    assert_eq!(
+        check_command("BACKUP DOMAIN x; SHOW DOMAINS", true).unwrap_err(),
+        StatementError::MustTravelAlone {
+            statement: "BACKUP DOMAIN".into()
+        }
+    );
+    assert_eq!(
+        check_command("  ", false).unwrap_err(),
+        StatementError::Empty
+    );
+    assert!(check_command("BACKUP DOMAIN x", false).is_ok());
+}
