@@ -926,7 +926,7 @@ impl Client {
     }
 
     fn connect(&mut self, now: Timestamp) {
-        let Some(endpoint) = self.endpoints.next() else {
+        let Some(endpoint) = self.endpoints.next_to_try() else {
             return;
         };
         let id = SessionId(self.next_session);

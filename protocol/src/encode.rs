@@ -110,9 +110,17 @@ impl WriteCx {
 }
 
 /// Writes frames, reusing one builder buffer across calls.
+///
+/// Finished frames are cut from a shared output arena of at least 64 KiB, so writing a frame
+/// and cloning it (to keep it for a resend) costs no allocation until the arena is used up; a
+/// kept frame keeps its arena chunk alive.
 pub struct Encoder {
     fbb: flatbuffers::FlatBufferBuilder<'static>,
+    arena: bytes::BytesMut,
 }
+
+/// The size of a fresh output arena.
+const ARENA: usize = 64 * 1024;
 
 impl Default for Encoder {
     fn default() -> Self {
@@ -131,6 +139,7 @@ impl Encoder {
     pub fn new() -> Self {
         Self {
             fbb: flatbuffers::FlatBufferBuilder::with_capacity(1024),
+            arena: bytes::BytesMut::new(),
         }
     }
 
@@ -151,18 +160,25 @@ impl Encoder {
         value.check_write(&mut cx)?;
         self.fbb.reset();
         R::finish(value, &mut self.fbb);
-        let data = self.fbb.finished_data();
-        if data.len() > limit {
-            return Err(EncodeError::FrameTooLarge {
-                len: data.len(),
-                limit,
-            });
+        let len = self.fbb.finished_data().len();
+        if len > limit {
+            return Err(EncodeError::FrameTooLarge { len, limit });
         }
-        Ok(Bytes::copy_from_slice(data))
+        Ok(self.emit())
     }
 }
 
 impl Encoder {
+    /// Copies the finished frame out of the builder into the arena.
+    fn emit(&mut self) -> Bytes {
+        let data = self.fbb.finished_data();
+        if self.arena.capacity() - self.arena.len() < data.len() {
+            self.arena = bytes::BytesMut::with_capacity(ARENA.max(data.len()));
+        }
+        self.arena.extend_from_slice(data);
+        self.arena.split().freeze()
+    }
+
     /// Checks `request` and writes it as one `ClientMessage` frame under `request_id`, without
     /// building an owned `ClientMessageT` around it.
     pub fn encode_request(
@@ -189,14 +205,14 @@ impl Encoder {
             },
         );
         self.fbb.finish(root, Some("NXCM"));
-        let data = self.fbb.finished_data();
-        if data.len() > FRAME_LIMIT {
+        let len = self.fbb.finished_data().len();
+        if len > FRAME_LIMIT {
             return Err(EncodeError::FrameTooLarge {
-                len: data.len(),
+                len,
                 limit: FRAME_LIMIT,
             });
         }
-        Ok(Bytes::copy_from_slice(data))
+        Ok(self.emit())
     }
 }
 

@@ -136,7 +136,7 @@ impl Endpoints {
     }
 
     /// The endpoint to try next: the named leader first, then learned ones and seeds in turn.
-    pub fn next(&mut self) -> Option<Endpoint> {
+    pub fn next_to_try(&mut self) -> Option<Endpoint> {
         if let Some(l) = self.leader.take() {
             return Some(l);
         }

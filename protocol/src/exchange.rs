@@ -21,7 +21,7 @@ use crate::time::Timestamp;
 use crate::transfer::{TransferAssembler, TransferProgress};
 use crate::violation::ProtocolViolation;
 use bytes::Bytes;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 /// The application's name for one request, stable for the request's whole life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -187,8 +187,8 @@ pub struct Exchange {
     state: State,
     next_wire: Option<u64>,
     next_handle: u64,
-    waiters: BTreeMap<u64, Waiter>,
-    handles: BTreeMap<RequestHandle, u64>,
+    waiters: IdMap<Waiter>,
+    handles: IdMap<u64>,
     queued: VecDeque<u64>,
     held: VecDeque<u64>,
     abandoned: BTreeSet<u64>,
@@ -211,8 +211,8 @@ impl Exchange {
             config,
             state: State::Open,
             next_handle: 1,
-            waiters: BTreeMap::new(),
-            handles: BTreeMap::new(),
+            waiters: IdMap::default(),
+            handles: IdMap::default(),
             queued: VecDeque::new(),
             held: VecDeque::new(),
             abandoned: BTreeSet::new(),
@@ -246,7 +246,7 @@ impl Exchange {
 
     /// The wire identity a waiting request currently has.
     pub fn request_id(&self, handle: RequestHandle) -> Option<u64> {
-        self.handles.get(&handle).copied()
+        self.handles.get(&handle.0).copied()
     }
 
     /// Replies discarded because no request was waiting for them (C-3).
@@ -289,7 +289,7 @@ impl Exchange {
                 sent: false,
             },
         );
-        self.handles.insert(handle, id);
+        self.handles.insert(handle.0, id);
         if let Some(d) = deadline {
             self.deadlines.insert((d, id));
         }
@@ -311,7 +311,7 @@ impl Exchange {
     ) -> Result<Option<RequestHandle>, RequestError> {
         let id = *self
             .handles
-            .get(&target)
+            .get(&target.0)
             .ok_or(RequestError::UnknownHandle)?;
         let sent = self.waiters.get(&id).is_some_and(|w| w.sent);
         if !sent {
@@ -336,7 +336,7 @@ impl Exchange {
     pub fn abandon(&mut self, handle: RequestHandle) -> Result<(), RequestError> {
         let id = *self
             .handles
-            .get(&handle)
+            .get(&handle.0)
             .ok_or(RequestError::UnknownHandle)?;
         self.stop_waiting(id, Interruption::Abandoned);
         Ok(())
@@ -360,7 +360,7 @@ impl Exchange {
 
     fn finish_waiter(&mut self, id: u64) -> Option<Waiter> {
         let w = self.waiters.remove(&id)?;
-        self.handles.remove(&w.handle);
+        self.handles.remove(&w.handle.0);
         if let Some(d) = w.deadline {
             self.deadlines.remove(&(d, id));
         }
@@ -398,25 +398,40 @@ impl Exchange {
             Ok(f) => f,
             Err(v) => return self.violation(v),
         };
-        let view = frame.view();
-        if let Some(reply) = view.body_as_reply() {
-            let id = reply.request_id();
-            if let Some(part) = reply.body_as_transfer_part() {
-                match self.assembler.accept(id, &part) {
+        enum Kind {
+            Reply(u64),
+            Part(u64),
+            Ending,
+            Other,
+        }
+        let kind = {
+            let view = frame.view();
+            match view.body_as_reply() {
+                Some(r) if r.body_type() == ReplyBody::TransferPart => Kind::Part(r.request_id()),
+                Some(r) => Kind::Reply(r.request_id()),
+                None if view.body_type() == ServerBody::SessionEnding => Kind::Ending,
+                None => Kind::Other,
+            }
+        };
+        match kind {
+            // The frame moves on; cloning it would cost an allocation per reply.
+            Kind::Reply(id) => self.terminal(id, frame),
+            Kind::Part(id) => {
+                let progress = {
+                    let view = frame.view();
+                    match view.body_as_reply().and_then(|r| r.body_as_transfer_part()) {
+                        Some(part) => self.assembler.accept(id, &part),
+                        None => return,
+                    }
+                };
+                match progress {
                     Ok(TransferProgress::Complete(joined)) => self.terminal(id, joined),
                     Ok(_) => {}
                     Err(t) => self.violation(ProtocolViolation::Transfer(t)),
                 }
-            } else {
-                self.terminal(id, frame.clone());
             }
-        } else if view.body_type() == ServerBody::SessionEnding {
-            self.end(
-                EndCause::SessionEnding(frame.clone()),
-                Interruption::SessionEnded,
-            );
-        } else {
-            self.push_unsolicited(frame.clone());
+            Kind::Ending => self.end(EndCause::SessionEnding(frame), Interruption::SessionEnded),
+            Kind::Other => self.push_unsolicited(frame),
         }
     }
 
@@ -504,7 +519,7 @@ impl Exchange {
                 continue;
             };
             w.frame = renumber(&w.frame, new);
-            self.handles.insert(w.handle, new);
+            self.handles.insert(w.handle.0, new);
             if let Some(d) = w.deadline {
                 self.deadlines.insert((d, new));
             }
@@ -643,4 +658,49 @@ fn renumber(frame: &Bytes, request_id: u64) -> Bytes {
     Encoder::new()
         .encode::<crate::frame::ClientMessageRoot>(&owned)
         .unwrap_or_else(|_| frame.clone())
+}
+
+/// A map keyed by identities that only grow: entries sit in a `VecDeque` in key order, so the
+/// usual insert-at-the-back and remove-near-the-front of a session cost no allocation once the
+/// deque has grown to the in-flight count.
+#[derive(Debug)]
+struct IdMap<V> {
+    entries: VecDeque<(u64, V)>,
+}
+
+impl<V> Default for IdMap<V> {
+    fn default() -> Self {
+        Self {
+            entries: VecDeque::new(),
+        }
+    }
+}
+
+impl<V> IdMap<V> {
+    fn find(&self, k: u64) -> Result<usize, usize> {
+        self.entries.binary_search_by_key(&k, |(key, _)| *key)
+    }
+    fn insert(&mut self, k: u64, v: V) {
+        match self.find(k) {
+            Ok(i) => self.entries[i].1 = v,
+            Err(i) if i == self.entries.len() => self.entries.push_back((k, v)),
+            Err(i) => self.entries.insert(i, (k, v)),
+        }
+    }
+    fn get(&self, k: &u64) -> Option<&V> {
+        self.find(*k).ok().map(|i| &self.entries[i].1)
+    }
+    fn get_mut(&mut self, k: &u64) -> Option<&mut V> {
+        self.find(*k).ok().map(|i| &mut self.entries[i].1)
+    }
+    fn remove(&mut self, k: &u64) -> Option<V> {
+        let i = self.find(*k).ok()?;
+        self.entries.remove(i).map(|(_, v)| v)
+    }
+    fn keys(&self) -> impl Iterator<Item = &u64> {
+        self.entries.iter().map(|(k, _)| k)
+    }
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
 }
