@@ -63,7 +63,7 @@ fn q_1_lookups_carry_the_targets_typed_dependencies() {
         if m.node.kind == Some(ModelKind::Relay) && m.node.name == "orders")
     );
     // The wrong shapes are refused before sending.
-    assert!(ChoiceLookup::new(ChoiceTarget::RelayField, &[domain.clone()], "", 10).is_err());
+    assert!(ChoiceLookup::new(ChoiceTarget::RelayField, std::slice::from_ref(&domain), "", 10).is_err());
     assert!(ChoiceLookup::new(
         ChoiceTarget::RelayField,
         &[relay.clone(), domain.clone()],
@@ -90,7 +90,7 @@ fn q_1_lookups_carry_the_targets_typed_dependencies() {
     .is_ok());
     assert!(ChoiceLookup::new(
         ChoiceTarget::IngestUnbranchedRelay,
-        &[domain.clone()],
+        std::slice::from_ref(&domain),
         "",
         10
     )
@@ -112,14 +112,14 @@ fn q_1_lookups_carry_the_targets_typed_dependencies() {
     ] {
         assert!(ChoiceLookup::new(t, &[domain.clone(), relay.clone()], "", 10).is_ok());
     }
-    assert!(ChoiceLookup::new(ChoiceTarget::IngestKafkaSource, &[domain.clone()], "", 10).is_ok());
+    assert!(ChoiceLookup::new(ChoiceTarget::IngestKafkaSource, std::slice::from_ref(&domain), "", 10).is_ok());
     assert!(
         ChoiceLookup::new(ChoiceTarget::IngestKafkaSource, &[], "", 10).is_err(),
         "a source target carries a domain"
     );
     assert!(ChoiceLookup::new(ChoiceTarget::DomainPace, &[], "", 10).is_ok());
     assert_eq!(
-        ChoiceLookup::new(ChoiceTarget::Schema, &[domain.clone()], "", 0).unwrap_err(),
+        ChoiceLookup::new(ChoiceTarget::Schema, std::slice::from_ref(&domain), "", 0).unwrap_err(),
         ChoiceError::PageSize(0)
     );
     assert!(ChoiceLookup::new(ChoiceTarget(250), &[], "", 10).is_err());

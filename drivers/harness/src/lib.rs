@@ -7,6 +7,8 @@
 //! with the recorded outcome marked `Recovered`. The session core and the fault-injecting
 //! cluster build on it.
 
+pub mod cluster;
 pub mod node;
 
+pub use cluster::{ClusterConfig, ConnId, ConnectRefused, Faults, Output, SimCluster};
 pub use node::SimNode;

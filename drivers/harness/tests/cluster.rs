@@ -1,0 +1,1341 @@
+//! The simulated cluster answers real client frames with real server frames: recovery by
+//! execution reference, redirects, transactions, session endings, expiry and every fault flag.
+
+use bytes::Bytes;
+use nervix_harness::cluster::TRANSACTION_EXPIRY;
+use nervix_harness::{ClusterConfig, ConnId, ConnectRefused, Faults, Output, SimCluster};
+use nervix_protocol::encode::Encoder;
+use nervix_protocol::frame::{ClientMessageRoot, ServerFrame};
+use nervix_protocol::schema::*;
+use nervix_protocol::time::Timestamp;
+use nervix_protocol::transfer::{TransferAssembler, TransferProgress};
+use std::collections::{BTreeMap, VecDeque};
+
+/// What arrived on one stream, decoded.
+#[derive(Debug)]
+enum Got {
+    Reply(u64, ReplyBodyT),
+    Other(ServerBodyT),
+    Close,
+    Malformed,
+}
+
+/// A test driver: sends encoded client frames, drains the cluster's output, joins transfer
+/// parts, and keeps what arrived per stream.
+struct Driver {
+    cl: SimCluster,
+    now: Timestamp,
+    encoder: Encoder,
+    assemblers: BTreeMap<ConnId, TransferAssembler>,
+    inbox: BTreeMap<ConnId, VecDeque<Got>>,
+    parts: usize,
+}
+
+impl Driver {
+    fn new(config: ClusterConfig) -> Self {
+        Self {
+            cl: SimCluster::new(config),
+            now: Timestamp::ZERO,
+            encoder: Encoder::new(),
+            assemblers: BTreeMap::new(),
+            inbox: BTreeMap::new(),
+            parts: 0,
+        }
+    }
+
+    fn nodes(n: usize) -> Self {
+        Self::new(ClusterConfig {
+            nodes: n,
+            ..ClusterConfig::default()
+        })
+    }
+
+    fn connect(&mut self, node: usize) -> ConnId {
+        let endpoint = self.cl.endpoints()[node].clone();
+        self.cl.connect(self.now, &endpoint).expect("node is up")
+    }
+
+    fn frame(&mut self, id: u64, request: ClientRequestT) -> Bytes {
+        self.encoder
+            .encode::<ClientMessageRoot>(&ClientMessageT {
+                request_id: id,
+                request,
+            })
+            .expect("client frame")
+    }
+
+    /// Sends without draining the cluster's output.
+    fn send_only(&mut self, conn: ConnId, id: u64, request: ClientRequestT) {
+        let frame = self.frame(id, request);
+        self.cl.receive(self.now, conn, frame);
+    }
+
+    fn send(&mut self, conn: ConnId, id: u64, request: ClientRequestT) {
+        self.send_only(conn, id, request);
+        self.pump();
+    }
+
+    fn pump(&mut self) {
+        while let Some((conn, out)) = self.cl.poll_output() {
+            let got = match out {
+                Output::Close => Got::Close,
+                Output::Frame(bytes) => match ServerFrame::check(bytes) {
+                    Err(_) => Got::Malformed,
+                    Ok(f) => {
+                        let msg = f.unpack();
+                        match msg.body {
+                            ServerBodyT::Reply(r) => match r.body {
+                                ReplyBodyT::TransferPart(_) => {
+                                    self.parts += 1;
+                                    let view = f.view();
+                                    let reply = view.body_as_reply().unwrap();
+                                    let part = reply.body_as_transfer_part().unwrap();
+                                    match self
+                                        .assemblers
+                                        .entry(conn)
+                                        .or_default()
+                                        .accept(r.request_id, &part)
+                                        .expect("parts join")
+                                    {
+                                        TransferProgress::Complete(joined) => {
+                                            let ServerBodyT::Reply(r) = joined.unpack().body else {
+                                                panic!("joined frame is a reply");
+                                            };
+                                            Got::Reply(r.request_id, r.body)
+                                        }
+                                        _ => continue,
+                                    }
+                                }
+                                body => Got::Reply(r.request_id, body),
+                            },
+                            other => Got::Other(other),
+                        }
+                    }
+                },
+            };
+            self.inbox.entry(conn).or_default().push_back(got);
+        }
+    }
+
+    /// Takes the terminal reply to `id` on `conn`.
+    fn reply(&mut self, conn: ConnId, id: u64) -> ReplyBodyT {
+        let inbox = self.inbox.entry(conn).or_default();
+        let at = inbox
+            .iter()
+            .position(|g| matches!(g, Got::Reply(r, _) if *r == id))
+            .unwrap_or_else(|| panic!("no reply to {id} on {conn}: {inbox:?}"));
+        match inbox.remove(at) {
+            Some(Got::Reply(_, body)) => body,
+            _ => unreachable!(),
+        }
+    }
+
+    /// Everything else that arrived on `conn`.
+    fn rest(&mut self, conn: ConnId) -> Vec<Got> {
+        self.inbox.remove(&conn).unwrap_or_default().into()
+    }
+
+    fn ask(&mut self, conn: ConnId, id: u64, request: ClientRequestT) -> ReplyBodyT {
+        self.send(conn, id, request);
+        self.reply(conn, id)
+    }
+
+    fn command(&mut self, conn: ConnId, id: u64, c: CommandRequestT) -> CommandOutcomeT {
+        match self.ask(conn, id, ClientRequestT::CommandRequest(Box::new(c))) {
+            ReplyBodyT::CommandOutcome(o) => *o,
+            other => panic!("expected a command outcome, got {other:?}"),
+        }
+    }
+
+    fn attach(&mut self, conn: ConnId, id: u64, tx: &str) -> AttachOutcomeT {
+        let request =
+            ClientRequestT::AttachTransactionRequest(Box::new(AttachTransactionRequestT {
+                transaction_id: tx.into(),
+            }));
+        match self.ask(conn, id, request) {
+            ReplyBodyT::AttachOutcome(o) => *o,
+            other => panic!("expected an attach outcome, got {other:?}"),
+        }
+    }
+
+    fn at(&mut self, nanos: u64) {
+        self.now = Timestamp::from_nanos(nanos);
+    }
+}
+
+fn cmd(query: &str, reference: &str) -> CommandRequestT {
+    CommandRequestT {
+        query: query.into(),
+        domain: Some("tenant".into()),
+        execution_reference: reference.into(),
+        expected_transaction_position: None,
+        expected_preview: None,
+    }
+}
+
+fn at_pos(query: &str, reference: &str, position: u64) -> CommandRequestT {
+    CommandRequestT {
+        expected_transaction_position: Some(position),
+        ..cmd(query, reference)
+    }
+}
+
+fn commit(reference: &str, preview: &TransactionPreviewIdentityT) -> CommandRequestT {
+    CommandRequestT {
+        expected_transaction_position: Some(preview.position),
+        expected_preview: Some(Box::new(preview.clone())),
+        ..cmd("COMMIT", reference)
+    }
+}
+
+fn kind(o: &CommandOutcomeT) -> (CommandDisposition, Option<OutcomeOrigin>) {
+    (o.disposition.command_disposition_type(), o.origin)
+}
+
+const COMPLETED_EXECUTED: (CommandDisposition, Option<OutcomeOrigin>) = (
+    CommandDisposition::CommandCompleted,
+    Some(OutcomeOrigin::Executed),
+);
+const COMPLETED_RECOVERED: (CommandDisposition, Option<OutcomeOrigin>) = (
+    CommandDisposition::CommandCompleted,
+    Some(OutcomeOrigin::Recovered),
+);
+
+fn status(o: &CommandOutcomeT) -> &TransactionStatusT {
+    o.transaction.as_deref().expect("transaction status")
+}
+
+fn state(s: &TransactionStatusT) -> TransactionState {
+    s.state.transaction_state_type()
+}
+
+fn admission(o: &CommandOutcomeT) -> &TransactionOperationAdmissionT {
+    o.transaction_admission.as_deref().expect("admission")
+}
+
+fn leader_of(d: &CommandDispositionT) -> Option<LeaderEndpointsT> {
+    match d {
+        CommandDispositionT::LeaderRedirect(r) => r.leader.as_deref().cloned(),
+        other => panic!("expected a redirect, got {other:?}"),
+    }
+}
+
+/// Opens a transaction on `conn` and returns its identity.
+fn begin(d: &mut Driver, conn: ConnId, id: u64, reference: &str) -> String {
+    let o = d.command(conn, id, cmd("BEGIN", reference));
+    assert_eq!(kind(&o), COMPLETED_EXECUTED, "{o:?}");
+    let s = status(&o);
+    assert_eq!(state(s), TransactionState::TransactionOpen);
+    assert_eq!((s.accepted_operations, s.applied_operations), (0, 0));
+    assert_eq!(s.domain, "tenant");
+    s.transaction_id.clone()
+}
+
+#[test]
+fn sim_cluster_recovers_a_repeated_reference() {
+    let mut d = Driver::nodes(1);
+    let a = d.connect(0);
+    let first = d.command(a, 1, cmd("CREATE RELAY orders;", "ref-1"));
+    assert_eq!(kind(&first), COMPLETED_EXECUTED);
+    assert_eq!(first.execution_reference, "ref-1");
+    let again = d.command(a, 2, cmd("CREATE RELAY orders;", "ref-1"));
+    assert_eq!(kind(&again), COMPLETED_RECOVERED);
+    assert_eq!(again.message, first.message);
+    // From another session too: the record is the cluster's, not the session's.
+    let b = d.connect(0);
+    let other = d.command(b, 1, cmd("CREATE RELAY orders;", "ref-1"));
+    assert_eq!(kind(&other), COMPLETED_RECOVERED);
+    // A new reference runs again; the entity is already there.
+    let fresh = d.command(b, 2, cmd("CREATE RELAY orders;", "ref-2"));
+    assert_eq!(kind(&fresh), COMPLETED_EXECUTED);
+    assert!(matches!(
+        fresh.disposition,
+        CommandDispositionT::CommandCompleted(ref c) if c.already_existed
+    ));
+}
+
+#[test]
+fn sim_cluster_reports_a_content_conflict() {
+    let mut d = Driver::nodes(1);
+    let a = d.connect(0);
+    d.command(a, 1, cmd("CREATE RELAY orders;", "ref-1"));
+    let o = d.command(a, 2, cmd("DROP RELAY orders;", "ref-1"));
+    assert_eq!(o.execution_reference, "ref-1");
+    match &o.disposition {
+        CommandDispositionT::ExecutionReferenceConflict(c) => {
+            assert_eq!(c.conflict, Some(ExecutionReferenceConflictKind::Content))
+        }
+        other => panic!("{other:?}"),
+    }
+    let o = d.command(
+        a,
+        3,
+        CommandRequestT {
+            domain: Some("analytics".into()),
+            ..cmd("CREATE RELAY orders;", "ref-1")
+        },
+    );
+    assert!(matches!(
+        &o.disposition,
+        CommandDispositionT::ExecutionReferenceConflict(c)
+            if c.conflict == Some(ExecutionReferenceConflictKind::Domain)
+    ));
+    // The conflict changed nothing: the original is still recovered.
+    let o = d.command(a, 4, cmd("CREATE RELAY orders;", "ref-1"));
+    assert_eq!(kind(&o), COMPLETED_RECOVERED);
+}
+
+#[test]
+fn sim_cluster_follower_redirects_with_the_leader_endpoints() {
+    let mut d = Driver::nodes(3);
+    assert_eq!(
+        d.cl.endpoints(),
+        [
+            "https://node-1.sim:7443/",
+            "https://node-2.sim:7443/",
+            "https://node-3.sim:7443/"
+        ]
+    );
+    assert_eq!(d.cl.leader(), 0);
+    let f = d.connect(1);
+    let o = d.command(f, 1, cmd("CREATE RELAY orders;", "ref-1"));
+    assert_eq!(o.execution_reference, "ref-1");
+    let leader = leader_of(&o.disposition).expect("a leader is named");
+    assert_eq!(leader.node, "node-1");
+    assert_eq!(leader.grpc_uri.as_deref(), Some("https://node-1.sim:7443/"));
+    assert_eq!(
+        leader.web_console_uri.as_deref(),
+        Some("https://node-1.sim:8443/")
+    );
+    // Nothing was recorded: at the leader the reference executes.
+    let l = d.connect(0);
+    let o = d.command(l, 1, cmd("CREATE RELAY orders;", "ref-1"));
+    assert_eq!(kind(&o), COMPLETED_EXECUTED);
+
+    // Attach and transaction reads redirect too, with the reply's own redirect shape.
+    let a = d.attach(f, 2, "tx-anything");
+    assert!(
+        matches!(a.disposition, AttachDispositionT::LeaderRedirect(ref r) if r.leader.is_some())
+    );
+    let o = d.command(f, 3, cmd("SHOW TRANSACTIONS", "ref-2"));
+    assert!(leader_of(&o.disposition).is_some());
+    let o = d.command(f, 4, cmd("DESCRIBE TRANSACTION", "ref-3"));
+    assert!(leader_of(&o.disposition).is_some());
+
+    // Reads a follower may serve.
+    let o = d.command(f, 5, cmd("SHOW RELAYS", "ref-4"));
+    assert_eq!(kind(&o), COMPLETED_EXECUTED);
+    assert!(o.message.contains("node-2"), "{}", o.message);
+    let o = d.command(f, 6, cmd("DESCRIBE RELAY orders; SHOW DOMAINS", "ref-5"));
+    assert_eq!(kind(&o), COMPLETED_EXECUTED);
+    assert_eq!(o.statements.len(), 2);
+    assert!(matches!(
+        d.ask(f, 7, ClientRequestT::ListDomainsRequest(Box::default())),
+        ReplyBodyT::DomainList(_)
+    ));
+    // A positioned read is not the follower's to serve.
+    let o = d.command(f, 8, at_pos("SHOW RELAYS", "ref-6", 0));
+    assert!(leader_of(&o.disposition).is_some());
+}
+
+#[test]
+fn sim_cluster_follower_redirect_names_no_leader_while_the_leader_is_down() {
+    let mut d = Driver::nodes(3);
+    let f = d.connect(2);
+    d.cl.set_down(0, true);
+    let o = d.command(f, 1, cmd("CREATE RELAY orders;", "ref-1"));
+    assert_eq!(leader_of(&o.disposition), None);
+    d.cl.set_down(0, false);
+    let o = d.command(f, 2, cmd("CREATE RELAY orders;", "ref-1"));
+    assert_eq!(leader_of(&o.disposition).unwrap().node, "node-1");
+}
+
+#[test]
+fn sim_cluster_transaction_begin_append_commit() {
+    let mut d = Driver::nodes(3);
+    let a = d.connect(0);
+    let tx = begin(&mut d, a, 1, "ref-begin");
+    assert_eq!(d.cl.bound_transaction(a), Some(tx.as_str()));
+
+    let o = d.command(a, 2, at_pos("CREATE RELAY a;", "ref-a", 0));
+    assert_eq!(kind(&o), COMPLETED_EXECUTED);
+    let adm = admission(&o).clone();
+    assert_eq!(adm.operation, 1);
+    assert_eq!(adm.preview.transaction_id, tx);
+    assert_eq!(adm.preview.position, 1);
+    assert_eq!(adm.preview.planning_basis.bytes.len(), 32);
+    assert_eq!(status(&o).accepted_operations, 1);
+
+    let o = d.command(a, 3, at_pos("CREATE RELAY b;", "ref-b", 1));
+    let p2 = admission(&o).preview.clone();
+    assert_eq!((admission(&o).operation, p2.position), (2, 2));
+    assert_ne!(p2.planning_basis, adm.preview.planning_basis);
+    assert_eq!(status(&o).accepted_operations, 2);
+
+    // A wrong or missing position is refused and changes nothing.
+    let o = d.command(a, 4, at_pos("CREATE RELAY c;", "ref-c", 1));
+    assert_eq!(
+        o.disposition.command_disposition_type(),
+        CommandDisposition::RequestFailed
+    );
+    assert_eq!(status(&o).accepted_operations, 2);
+    let o = d.command(a, 5, cmd("CREATE RELAY c;", "ref-c"));
+    assert_eq!(
+        o.disposition.command_disposition_type(),
+        CommandDisposition::RequestFailed
+    );
+
+    let o = d.command(a, 6, commit("ref-commit", &p2));
+    assert_eq!(kind(&o), COMPLETED_EXECUTED);
+    let s = status(&o);
+    assert_eq!(state(s), TransactionState::TransactionCommitted);
+    assert_eq!((s.accepted_operations, s.applied_operations), (2, 2));
+    assert_eq!(d.cl.bound_transaction(a), None);
+    let s = d.cl.transaction_status(&tx).unwrap();
+    assert_eq!(state(&s), TransactionState::TransactionCommitted);
+
+    // A repeated COMMIT recovers the commit.
+    let o = d.command(a, 7, commit("ref-commit", &p2));
+    assert_eq!(kind(&o), COMPLETED_RECOVERED);
+    assert_eq!(state(status(&o)), TransactionState::TransactionCommitted);
+
+    // REVERT of a fresh transaction.
+    let tx2 = begin(&mut d, a, 8, "ref-begin-2");
+    assert_ne!(tx, tx2);
+    let o = d.command(a, 9, cmd("REVERT", "ref-revert"));
+    assert_eq!(state(status(&o)), TransactionState::TransactionReverted);
+    assert_eq!(d.cl.bound_transaction(a), None);
+}
+
+#[test]
+fn sim_cluster_commit_with_a_stale_preview_is_refused() {
+    let mut d = Driver::nodes(1);
+    let a = d.connect(0);
+    let tx = begin(&mut d, a, 1, "ref-begin");
+    let o = d.command(a, 2, at_pos("CREATE RELAY a;", "ref-a", 0));
+    let p1 = admission(&o).preview.clone();
+    let o = d.command(a, 3, at_pos("CREATE RELAY b;", "ref-b", 1));
+    let p2 = admission(&o).preview.clone();
+
+    let o = d.command(a, 4, commit("ref-commit-1", &p1));
+    match &o.disposition {
+        CommandDispositionT::PreviewStale(s) => {
+            assert_eq!(*s.expected, *p1);
+            assert_eq!(*s.current, *p2);
+        }
+        other => panic!("{other:?}"),
+    }
+    let s = d.cl.transaction_status(&tx).unwrap();
+    assert_eq!(state(&s), TransactionState::TransactionOpen);
+    assert_eq!(s.accepted_operations, 2);
+    assert_eq!(d.cl.bound_transaction(a), Some(tx.as_str()));
+
+    let o = d.command(a, 5, commit("ref-commit-2", &p2));
+    assert_eq!(state(status(&o)), TransactionState::TransactionCommitted);
+}
+
+#[test]
+fn sim_cluster_multi_statement_command_appends_each_statement() {
+    let mut d = Driver::nodes(1);
+    let a = d.connect(0);
+    begin(&mut d, a, 1, "ref-begin");
+    let o = d.command(
+        a,
+        2,
+        at_pos(
+            "CREATE RELAY a; CREATE RELAY b; CREATE RELAY c;",
+            "ref-abc",
+            0,
+        ),
+    );
+    assert_eq!(kind(&o), COMPLETED_EXECUTED);
+    assert_eq!(o.statements.len(), 3);
+    assert!(o
+        .statements
+        .iter()
+        .all(|s| s.disposition.statement_disposition_type()
+            == StatementDisposition::CommandCompleted));
+    assert_eq!(admission(&o).operation, 3);
+    assert_eq!(admission(&o).preview.position, 3);
+    assert_eq!(status(&o).accepted_operations, 3);
+    let o = d.command(a, 3, at_pos("CREATE RELAY d;", "ref-d", 3));
+    assert_eq!(admission(&o).operation, 4);
+    // Transaction control must stand alone.
+    let o = d.command(a, 4, at_pos("CREATE RELAY e; COMMIT", "ref-e", 4));
+    assert_eq!(
+        o.disposition.command_disposition_type(),
+        CommandDisposition::RequestFailed
+    );
+    // Outside a transaction each statement runs and is reported.
+    let b = d.connect(0);
+    let o = d.command(b, 1, cmd("CREATE RELAY x; CREATE RELAY y", "ref-xy"));
+    assert_eq!(o.statements.len(), 2);
+    assert!(o.transaction.is_none() && o.transaction_admission.is_none());
+}
+
+#[test]
+fn sim_cluster_detached_then_attach_then_repeat_recovers() {
+    let mut d = Driver::nodes(3);
+    let a = d.connect(0);
+    let tx = begin(&mut d, a, 1, "ref-begin");
+    // The append is admitted, but suppose its reply was lost with the stream.
+    d.send(
+        a,
+        2,
+        ClientRequestT::CommandRequest(Box::new(at_pos("CREATE RELAY a;", "ref-a", 0))),
+    );
+    d.rest(a);
+    d.cl.close(d.now, a, false);
+    let s = d.cl.transaction_status(&tx).unwrap();
+    assert_eq!(state(&s), TransactionState::TransactionOpen);
+
+    let b = d.connect(0);
+    let o = d.command(b, 1, at_pos("CREATE RELAY a;", "ref-a", 0));
+    match &o.disposition {
+        CommandDispositionT::TransactionDetached(t) => assert_eq!(t.transaction_id, tx),
+        other => panic!("{other:?}"),
+    }
+    let att = d.attach(b, 2, &tx);
+    match &att.disposition {
+        AttachDispositionT::TransactionAttached(t) => {
+            assert_eq!(t.transaction.transaction_id, tx);
+            assert_eq!(t.transaction.accepted_operations, 1);
+            assert_eq!(state(&t.transaction), TransactionState::TransactionOpen);
+        }
+        other => panic!("{other:?}"),
+    }
+    let o = d.command(b, 3, at_pos("CREATE RELAY a;", "ref-a", 0));
+    assert_eq!(kind(&o), COMPLETED_RECOVERED);
+    assert_eq!(admission(&o).operation, 1);
+    let o = d.command(b, 4, at_pos("CREATE RELAY b;", "ref-b", 1));
+    assert_eq!(kind(&o), COMPLETED_EXECUTED);
+    assert_eq!(admission(&o).operation, 2);
+}
+
+#[test]
+fn sim_cluster_attach_takes_over_from_another_session() {
+    let mut d = Driver::nodes(1);
+    let a = d.connect(0);
+    let b = d.connect(0);
+    let tx = begin(&mut d, a, 1, "ref-begin");
+    d.command(a, 2, at_pos("CREATE RELAY a;", "ref-a", 0));
+    let att = d.attach(b, 1, &tx);
+    assert!(matches!(
+        att.disposition,
+        AttachDispositionT::TransactionAttached(_)
+    ));
+    assert_eq!(d.cl.bound_transaction(a), None);
+    assert_eq!(d.cl.bound_transaction(b), Some(tx.as_str()));
+
+    let o = d.command(a, 3, at_pos("CREATE RELAY b;", "ref-b", 1));
+    match &o.disposition {
+        CommandDispositionT::TransactionTakenOver(t) => assert_eq!(t.transaction_id, tx),
+        other => panic!("{other:?}"),
+    }
+    let o = d.command(b, 2, at_pos("CREATE RELAY b;", "ref-b", 1));
+    assert_eq!(kind(&o), COMPLETED_EXECUTED);
+    assert_eq!(admission(&o).operation, 2);
+    // Attaching from the first session takes the transaction back.
+    let att = d.attach(a, 4, &tx);
+    assert!(matches!(
+        att.disposition,
+        AttachDispositionT::TransactionAttached(_)
+    ));
+    let o = d.command(b, 3, at_pos("CREATE RELAY c;", "ref-c", 2));
+    assert_eq!(
+        o.disposition.command_disposition_type(),
+        CommandDisposition::TransactionTakenOver
+    );
+}
+
+#[test]
+fn sim_cluster_clean_close_reverts_and_unclean_close_keeps() {
+    let mut d = Driver::nodes(1);
+    let a = d.connect(0);
+    let reverted = begin(&mut d, a, 1, "ref-1");
+    d.cl.close(d.now, a, true);
+    assert!(!d.cl.is_open(a));
+    let s = d.cl.transaction_status(&reverted).unwrap();
+    assert_eq!(state(&s), TransactionState::TransactionReverted);
+
+    let b = d.connect(0);
+    let kept = begin(&mut d, b, 1, "ref-2");
+    d.cl.close(d.now, b, false);
+    let s = d.cl.transaction_status(&kept).unwrap();
+    assert_eq!(state(&s), TransactionState::TransactionOpen);
+
+    let c = d.connect(0);
+    let att = d.attach(c, 1, &reverted);
+    match &att.disposition {
+        AttachDispositionT::TransactionAlreadyFinished(t) => {
+            assert_eq!(state(&t.transaction), TransactionState::TransactionReverted)
+        }
+        other => panic!("{other:?}"),
+    }
+    let att = d.attach(c, 2, &kept);
+    assert!(matches!(
+        att.disposition,
+        AttachDispositionT::TransactionAttached(_)
+    ));
+    // Frames sent to a closed stream are ignored.
+    d.send(a, 9, ClientRequestT::ListDomainsRequest(Box::default()));
+    assert!(d.rest(a).is_empty());
+}
+
+#[test]
+fn sim_cluster_transaction_expires_after_fifteen_minutes() {
+    let minute = 60_000_000_000u64;
+    let mut d = Driver::nodes(1);
+    let a = d.connect(0);
+    let tx = begin(&mut d, a, 1, "ref-begin");
+    d.at(10 * minute);
+    d.command(a, 2, at_pos("CREATE RELAY a;", "ref-a", 0));
+    // 14 minutes 59 seconds after the append: still open.
+    d.cl.advance(Timestamp::from_nanos(25 * minute - 1_000_000_000));
+    assert_eq!(
+        state(&d.cl.transaction_status(&tx).unwrap()),
+        TransactionState::TransactionOpen
+    );
+    d.cl.advance(Timestamp::from_nanos(10 * minute) + TRANSACTION_EXPIRY);
+    assert_eq!(
+        state(&d.cl.transaction_status(&tx).unwrap()),
+        TransactionState::TransactionExpired
+    );
+    assert_eq!(d.cl.bound_transaction(a), None);
+    d.at(26 * minute);
+    let o = d.command(a, 3, at_pos("CREATE RELAY b;", "ref-b", 1));
+    assert_eq!(
+        o.disposition.command_disposition_type(),
+        CommandDisposition::TransactionDetached
+    );
+    let att = d.attach(a, 4, &tx);
+    match &att.disposition {
+        AttachDispositionT::TransactionAlreadyFinished(t) => {
+            assert_eq!(state(&t.transaction), TransactionState::TransactionExpired);
+            assert_eq!(t.transaction.accepted_operations, 1);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn sim_cluster_leader_change_ends_sessions_with_a_redirect() {
+    let mut d = Driver::nodes(3);
+    let a = d.connect(0);
+    let b = d.connect(1);
+    let c = d.connect(2);
+    let tx = begin(&mut d, a, 1, "ref-begin");
+    d.cl.set_leader(d.now, 1);
+    assert_eq!(d.cl.leader(), 1);
+    d.pump();
+    let got = d.rest(a);
+    assert_eq!(got.len(), 2, "{got:?}");
+    match &got[0] {
+        Got::Other(ServerBodyT::SessionEnding(e)) => match &e.reason {
+            SessionEndReasonT::LeaderRedirect(r) => {
+                let l = r.leader.as_deref().unwrap();
+                assert_eq!(l.node, "node-2");
+                assert_eq!(l.grpc_uri.as_deref(), Some("https://node-2.sim:7443/"));
+            }
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(got[1], Got::Close));
+    assert!(!d.cl.is_open(a));
+    match &d.rest(b)[..] {
+        [Got::Other(ServerBodyT::LeadershipObserved(o))] => assert!(matches!(
+            &o.leadership,
+            LeadershipT::LeaderIsServingNode(n) if n.node == "node-2"
+        )),
+        other => panic!("{other:?}"),
+    }
+    match &d.rest(c)[..] {
+        [Got::Other(ServerBodyT::LeadershipObserved(o))] => assert!(matches!(
+            &o.leadership,
+            LeadershipT::LeaderIsRemote(r) if r.leader.node == "node-2"
+        )),
+        other => panic!("{other:?}"),
+    }
+    // The transaction stayed open, unbound; the new leader attaches it.
+    assert_eq!(
+        state(&d.cl.transaction_status(&tx).unwrap()),
+        TransactionState::TransactionOpen
+    );
+    let att = d.attach(b, 1, &tx);
+    assert!(matches!(
+        att.disposition,
+        AttachDispositionT::TransactionAttached(_)
+    ));
+    // node-1 is a follower now.
+    let f = d.connect(0);
+    let o = d.command(f, 1, cmd("CREATE RELAY orders;", "ref-x"));
+    assert_eq!(leader_of(&o.disposition).unwrap().node, "node-2");
+}
+
+#[test]
+fn sim_cluster_same_seed_gives_an_identical_trace() {
+    fn run(seed: u64) -> Vec<String> {
+        let mut d = Driver::new(ClusterConfig {
+            nodes: 3,
+            seed,
+            faults: Faults::all(0.2),
+            ..ClusterConfig::default()
+        });
+        workload(&mut d, 40);
+        d.cl.trace().to_vec()
+    }
+    let first = run(7);
+    assert!(first.len() > 40);
+    assert_eq!(first, run(7));
+    assert_ne!(first, run(8));
+}
+
+/// A fixed mix of requests over three nodes, reconnecting whenever the cluster ends a stream.
+fn workload(d: &mut Driver, rounds: u64) {
+    let mut conns: Vec<ConnId> = (0..3).map(|n| d.connect(n)).collect();
+    let mut tx: Option<String> = None;
+    let mut position = 0;
+    for i in 1..=rounds {
+        d.at(i * 1_000_000_000);
+        let slot = (i % 3) as usize;
+        if !d.cl.is_open(conns[slot]) {
+            conns[slot] = d.connect(slot);
+        }
+        let conn = conns[slot];
+        let request = match i % 7 {
+            0 => ClientRequestT::CommandRequest(Box::new(cmd("BEGIN", &format!("b-{i}")))),
+            1 => ClientRequestT::CommandRequest(Box::new(at_pos(
+                &format!("CREATE RELAY r{i};"),
+                &format!("a-{i}"),
+                position,
+            ))),
+            2 => ClientRequestT::ListDomainsRequest(Box::default()),
+            3 => ClientRequestT::AttachTransactionRequest(Box::new(AttachTransactionRequestT {
+                transaction_id: tx.clone().unwrap_or_default(),
+            })),
+            4 => ClientRequestT::CommandRequest(Box::new(cmd("SHOW RELAYS", &format!("s-{i}")))),
+            5 => ClientRequestT::SubscribeRequest(Box::new(SubscribeRequestT {
+                domain: "tenant".into(),
+                statement: format!("CREATE SUBSCRIPTION live{} FROM orders;", i % 2),
+                subscription_type: Some(SubscriptionType::Row),
+            })),
+            _ => ClientRequestT::CommandRequest(Box::new(cmd(
+                "CREATE RELAY shared;",
+                "same-reference",
+            ))),
+        };
+        d.send(conn, i, request);
+        for got in d.rest(conn) {
+            if let Got::Reply(_, ReplyBodyT::CommandOutcome(o)) = got {
+                if let Some(s) = o.transaction {
+                    tx = Some(s.transaction_id.clone());
+                    position = s.accepted_operations;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sim_cluster_every_frame_passes_the_checked_reader() {
+    for seed in 0..20 {
+        let mut cl = SimCluster::new(ClusterConfig {
+            seed,
+            faults: Faults {
+                violation: 0.0,
+                ..Faults::all(0.3)
+            },
+            part_size: 96,
+            ..ClusterConfig::default()
+        });
+        let mut conns: Vec<ConnId> = (0..3)
+            .map(|n| cl.connect(Timestamp::ZERO, &cl.endpoints()[n]).unwrap())
+            .collect();
+        let mut enc = Encoder::new();
+        for i in 1..=60u64 {
+            let now = Timestamp::from_nanos(i * 10_000_000_000);
+            if i % 20 == 0 {
+                cl.set_leader(now, (i / 20 % 3) as usize);
+            }
+            let node = (i % 3) as usize;
+            if !cl.is_open(conns[node]) {
+                conns[node] = cl.connect(now, &cl.endpoints()[node]).unwrap();
+            }
+            let request = match i % 5 {
+                0 => ClientRequestT::CommandRequest(Box::new(cmd("BEGIN", &format!("b-{i}")))),
+                1 => ClientRequestT::CommandRequest(Box::new(at_pos("CREATE A; CREATE B", "x", 0))),
+                2 => ClientRequestT::CancelRequest(Box::new(CancelRequestT {
+                    target_request_id: i - 1,
+                })),
+                3 => ClientRequestT::ListDomainsRequest(Box::default()),
+                _ => ClientRequestT::CommandRequest(Box::new(cmd("SHOW RELAYS", "y"))),
+            };
+            let frame = enc
+                .encode::<ClientMessageRoot>(&ClientMessageT {
+                    request_id: i,
+                    request,
+                })
+                .unwrap();
+            cl.receive(now, conns[node], frame);
+            if i % 4 != 0 {
+                while let Some((_, out)) = cl.poll_output() {
+                    if let Output::Frame(bytes) = out {
+                        ServerFrame::check(bytes).expect("every frame passes");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sim_cluster_session_holding_a_transaction_refuses_subscriptions_and_clocks() {
+    let mut d = Driver::nodes(1);
+    let a = d.connect(0);
+    begin(&mut d, a, 1, "ref-begin");
+    let sub = ClientRequestT::SubscribeRequest(Box::new(SubscribeRequestT {
+        domain: "tenant".into(),
+        statement: "CREATE SUBSCRIPTION live FROM orders;".into(),
+        subscription_type: Some(SubscriptionType::Row),
+    }));
+    assert!(matches!(
+        d.ask(a, 2, sub),
+        ReplyBodyT::SubscribeOutcome(o)
+            if o.disposition.subscribe_disposition_type() == SubscribeDisposition::RequestFailed
+    ));
+    let unsub = ClientRequestT::UnsubscribeRequest(Box::new(UnsubscribeRequestT {
+        subscription: "live".into(),
+    }));
+    assert!(matches!(
+        d.ask(a, 3, unsub),
+        ReplyBodyT::UnsubscribeOutcome(o)
+            if o.disposition.unsubscribe_disposition_type() == UnsubscribeDisposition::RequestFailed
+    ));
+    let attach = ClientRequestT::AttachDomainClockRequest(Box::new(AttachDomainClockRequestT {
+        domain: "tenant".into(),
+    }));
+    assert!(matches!(
+        d.ask(a, 4, attach),
+        ReplyBodyT::DomainClockAttachOutcome(o)
+            if o.disposition.domain_clock_attach_disposition_type()
+                == DomainClockAttachDisposition::RequestFailed
+    ));
+    let detach = ClientRequestT::DetachDomainClockRequest(Box::new(DetachDomainClockRequestT {
+        domain: "tenant".into(),
+    }));
+    assert!(matches!(
+        d.ask(a, 5, detach),
+        ReplyBodyT::DomainClockDetachOutcome(o)
+            if o.disposition.domain_clock_detach_disposition_type()
+                == DomainClockDetachDisposition::RequestFailed
+    ));
+}
+
+#[test]
+fn sim_cluster_serves_domains_subscriptions_clocks_and_lookups() {
+    let mut d = Driver::nodes(3);
+    let f = d.connect(1);
+    match d.ask(f, 1, ClientRequestT::ListDomainsRequest(Box::default())) {
+        ReplyBodyT::DomainList(l) => {
+            let names: Vec<&str> = l.domains.iter().map(|d| d.domain.as_str()).collect();
+            assert_eq!(names, ["tenant", "analytics"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let select = |domain: &str| {
+        ClientRequestT::SelectDomainRequest(Box::new(SelectDomainRequestT {
+            domain: domain.into(),
+        }))
+    };
+    assert!(matches!(
+        d.ask(f, 2, select("tenant")),
+        ReplyBodyT::DomainSelectionOutcome(o)
+            if matches!(o.selection, DomainSelectionT::DomainSelected(_))
+    ));
+    assert!(matches!(
+        d.ask(f, 3, select("nowhere")),
+        ReplyBodyT::DomainSelectionOutcome(o)
+            if matches!(o.selection, DomainSelectionT::DomainNotFound(_))
+    ));
+
+    let subscribe = ClientRequestT::SubscribeRequest(Box::new(SubscribeRequestT {
+        domain: "tenant".into(),
+        statement: "CREATE SUBSCRIPTION live FROM orders;".into(),
+        subscription_type: Some(SubscriptionType::Row),
+    }));
+    d.send(f, 4, subscribe.clone());
+    match d.reply(f, 4) {
+        ReplyBodyT::SubscribeOutcome(o) => match &o.disposition {
+            SubscribeDispositionT::SubscriptionOpened(s) => {
+                assert_eq!(s.subscription.name, "live");
+                assert_eq!(s.subscription.generation, 1);
+                assert_eq!(s.relay, "orders");
+                assert_eq!(s.subscription_type, Some(SubscriptionType::Row));
+                assert_eq!(s.schema.fields.len(), 3);
+            }
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    match &d.rest(f)[..] {
+        [Got::Other(ServerBodyT::SubscriptionRows(r))] => {
+            assert_eq!(r.subscription.generation, 1);
+            assert!(r.batch.rows.iter().all(|row| row.cells.len() == 3));
+        }
+        other => panic!("{other:?}"),
+    }
+    let unsubscribe = ClientRequestT::UnsubscribeRequest(Box::new(UnsubscribeRequestT {
+        subscription: "live".into(),
+    }));
+    assert!(matches!(
+        d.ask(f, 5, unsubscribe),
+        ReplyBodyT::UnsubscribeOutcome(o)
+            if matches!(&o.disposition, UnsubscribeDispositionT::SubscriptionDeleted(s) if s.subscription.generation == 1)
+    ));
+    // Reusing the name gives a new generation, on any session.
+    let g = d.connect(2);
+    match d.ask(g, 1, subscribe) {
+        ReplyBodyT::SubscribeOutcome(o) => assert!(matches!(
+            &o.disposition,
+            SubscribeDispositionT::SubscriptionOpened(s) if s.subscription.generation == 2
+        )),
+        other => panic!("{other:?}"),
+    }
+
+    let clock = |attach: bool, domain: &str| {
+        if attach {
+            ClientRequestT::AttachDomainClockRequest(Box::new(AttachDomainClockRequestT {
+                domain: domain.into(),
+            }))
+        } else {
+            ClientRequestT::DetachDomainClockRequest(Box::new(DetachDomainClockRequestT {
+                domain: domain.into(),
+            }))
+        }
+    };
+    let attach_kind = |b: ReplyBodyT| match b {
+        ReplyBodyT::DomainClockAttachOutcome(o) => {
+            o.disposition.domain_clock_attach_disposition_type()
+        }
+        other => panic!("{other:?}"),
+    };
+    let detach_kind = |b: ReplyBodyT| match b {
+        ReplyBodyT::DomainClockDetachOutcome(o) => {
+            o.disposition.domain_clock_detach_disposition_type()
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        attach_kind(d.ask(f, 6, clock(true, "tenant"))),
+        DomainClockAttachDisposition::DomainClockAttached
+    );
+    assert_eq!(
+        attach_kind(d.ask(f, 7, clock(true, "tenant"))),
+        DomainClockAttachDisposition::DomainClockAlreadyAttached
+    );
+    assert_eq!(
+        attach_kind(d.ask(f, 8, clock(true, "nowhere"))),
+        DomainClockAttachDisposition::DomainNotFound
+    );
+    assert_eq!(
+        detach_kind(d.ask(f, 9, clock(false, "tenant"))),
+        DomainClockDetachDisposition::DomainClockDetached
+    );
+    assert_eq!(
+        detach_kind(d.ask(f, 10, clock(false, "tenant"))),
+        DomainClockDetachDisposition::DomainClockNotAttached
+    );
+
+    let lookup = ClientRequestT::ChoiceLookupRequest(Box::new(ChoiceLookupRequestT {
+        target: Some(ChoiceTarget::DomainPace),
+        dependencies: vec![],
+        search: String::new(),
+        page_size: 10,
+        page_cursor: None,
+    }));
+    match d.ask(f, 11, lookup) {
+        ReplyBodyT::ChoiceOutcome(o) => {
+            assert_eq!(o.status, Some(ChoiceStatus::Ready));
+            assert_eq!(o.choices.len(), 2);
+        }
+        other => panic!("{other:?}"),
+    }
+    let suggest = ClientRequestT::SuggestRequest(Box::new(SuggestRequestT {
+        input: "CO".into(),
+        cursor: 2,
+        domain: None,
+        page_size: 10,
+        continuation: None,
+    }));
+    match d.ask(f, 12, suggest) {
+        ReplyBodyT::SuggestOutcome(o) => {
+            let values: Vec<&str> = o.suggestions.iter().map(|s| s.value.as_str()).collect();
+            assert_eq!(values, ["COMMIT"]);
+            assert_eq!(
+                (o.suggestions[0].edit.start, o.suggestions[0].edit.end),
+                (0, 2)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let unsupported =
+        ClientRequestT::CloseIngestorRequest(Box::new(CloseIngestorRequestT { producer: 3 }));
+    assert!(matches!(
+        d.ask(f, 13, unsupported),
+        ReplyBodyT::RequestRejected(r) if r.rejection == Some(RequestRejection::UnsupportedRequest)
+    ));
+    // Inspection is the leader's; the simulation keeps no reports.
+    let inspect = ClientRequestT::InspectTransactionRequest(Box::new(InspectTransactionRequestT {
+        target: InspectionTargetT::AttachedTransaction(Box::default()),
+        operation: None,
+    }));
+    assert!(matches!(
+        d.ask(f, 14, inspect.clone()),
+        ReplyBodyT::InspectionOutcome(o)
+            if matches!(o.disposition, InspectionDispositionT::LeaderRedirect(_))
+    ));
+    let l = d.connect(0);
+    assert!(matches!(
+        d.ask(l, 1, inspect),
+        ReplyBodyT::InspectionOutcome(o) if matches!(
+            &o.disposition,
+            InspectionDispositionT::InspectionRejected(r)
+                if r.rejection == Some(InspectionRejection::NoAttachedTransaction)
+        )
+    ));
+}
+
+#[test]
+fn sim_cluster_cancel_replaces_a_reply_not_yet_taken() {
+    let mut d = Driver::nodes(1);
+    let a = d.connect(0);
+    d.send_only(
+        a,
+        1,
+        ClientRequestT::CommandRequest(Box::new(cmd("CREATE RELAY a;", "ref-a"))),
+    );
+    d.send_only(
+        a,
+        2,
+        ClientRequestT::CancelRequest(Box::new(CancelRequestT {
+            target_request_id: 1,
+        })),
+    );
+    d.pump();
+    assert!(matches!(
+        d.reply(a, 1),
+        ReplyBodyT::RequestCancelled(c) if c.stage == Some(CancellationStage::AfterAdmission)
+    ));
+    assert!(matches!(
+        d.reply(a, 2),
+        ReplyBodyT::CancelOutcome(c)
+            if c.target_request_id == 1 && c.state == Some(CancelState::Requested)
+    ));
+    // The command ran; its outcome is recovered by reference.
+    let o = d.command(a, 3, cmd("CREATE RELAY a;", "ref-a"));
+    assert_eq!(kind(&o), COMPLETED_RECOVERED);
+    // A read cancelled before its reply was taken was never admitted.
+    d.send_only(a, 4, ClientRequestT::ListDomainsRequest(Box::default()));
+    d.send_only(
+        a,
+        5,
+        ClientRequestT::CancelRequest(Box::new(CancelRequestT {
+            target_request_id: 4,
+        })),
+    );
+    d.pump();
+    assert!(matches!(
+        d.reply(a, 4),
+        ReplyBodyT::RequestCancelled(c) if c.stage == Some(CancellationStage::BeforeAdmission)
+    ));
+    d.reply(a, 5);
+    // Once the reply is taken there is nothing in flight.
+    let c = d.ask(
+        a,
+        6,
+        ClientRequestT::CancelRequest(Box::new(CancelRequestT {
+            target_request_id: 3,
+        })),
+    );
+    assert!(matches!(c, ReplyBodyT::CancelOutcome(c) if c.state == Some(CancelState::NotInFlight)));
+}
+
+#[test]
+fn sim_cluster_limits_requests_in_flight() {
+    let mut d = Driver::new(ClusterConfig {
+        nodes: 1,
+        max_in_flight: 2,
+        ..ClusterConfig::default()
+    });
+    let a = d.connect(0);
+    for id in 1..=3 {
+        d.send_only(a, id, ClientRequestT::ListDomainsRequest(Box::default()));
+    }
+    d.send_only(a, 1, ClientRequestT::ListDomainsRequest(Box::default()));
+    d.pump();
+    assert!(matches!(d.reply(a, 1), ReplyBodyT::DomainList(_)));
+    assert!(matches!(d.reply(a, 2), ReplyBodyT::DomainList(_)));
+    assert!(matches!(
+        d.reply(a, 3),
+        ReplyBodyT::RequestRejected(r) if r.rejection == Some(RequestRejection::TooManyRequestsInFlight)
+    ));
+    assert!(matches!(
+        d.reply(a, 1),
+        ReplyBodyT::RequestRejected(r) if r.rejection == Some(RequestRejection::DuplicateRequestId)
+    ));
+    // Taken replies free the slots.
+    assert!(matches!(
+        d.ask(a, 3, ClientRequestT::ListDomainsRequest(Box::default())),
+        ReplyBodyT::DomainList(_)
+    ));
+}
+
+#[test]
+fn sim_cluster_refuses_unknown_endpoints_and_down_nodes() {
+    let mut cl = SimCluster::new(ClusterConfig::default());
+    assert_eq!(
+        cl.connect(Timestamp::ZERO, "https://node-9.sim:7443/"),
+        Err(ConnectRefused::UnknownEndpoint(
+            "https://node-9.sim:7443/".into()
+        ))
+    );
+    let conn = cl
+        .connect(Timestamp::ZERO, "https://node-2.sim:7443")
+        .unwrap();
+    cl.set_down(1, true);
+    assert_eq!(
+        cl.connect(Timestamp::ZERO, "https://node-2.sim:7443/"),
+        Err(ConnectRefused::NodeDown("node-2".into()))
+    );
+    // The node's streams were dropped without a frame.
+    assert_eq!(cl.poll_output(), Some((conn, Output::Close)));
+    assert!(!cl.is_open(conn));
+    cl.set_down(1, false);
+    assert!(cl
+        .connect(Timestamp::ZERO, "https://node-2.sim:7443/")
+        .is_ok());
+}
+
+#[test]
+fn sim_cluster_ends_the_session_on_a_bad_client_frame() {
+    let mut d = Driver::nodes(1);
+    let a = d.connect(0);
+    let tx = begin(&mut d, a, 1, "ref-begin");
+    d.cl.receive(d.now, a, Bytes::from_static(b"short"));
+    d.pump();
+    match &d.rest(a)[..] {
+        [Got::Other(ServerBodyT::SessionEnding(e)), Got::Close] => {
+            assert!(matches!(e.reason, SessionEndReasonT::ProtocolViolated(_)))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        state(&d.cl.transaction_status(&tx).unwrap()),
+        TransactionState::TransactionOpen
+    );
+}
+
+#[test]
+fn sim_cluster_fault_too_many_in_flight() {
+    let mut d = Driver::nodes(1);
+    d.cl.set_faults(Faults {
+        too_many_in_flight: 1.0,
+        ..Faults::default()
+    });
+    let a = d.connect(0);
+    let r = d.ask(
+        a,
+        1,
+        ClientRequestT::CommandRequest(Box::new(cmd("CREATE RELAY a;", "ref-a"))),
+    );
+    assert!(matches!(
+        r,
+        ReplyBodyT::RequestRejected(r) if r.rejection == Some(RequestRejection::TooManyRequestsInFlight)
+    ));
+    d.cl.set_faults(Faults::default());
+    // Nothing was admitted: the reference executes now.
+    let o = d.command(a, 2, cmd("CREATE RELAY a;", "ref-a"));
+    assert_eq!(kind(&o), COMPLETED_EXECUTED);
+}
+
+#[test]
+fn sim_cluster_fault_server_busy() {
+    let mut d = Driver::nodes(3);
+    d.cl.set_faults(Faults {
+        server_busy: 1.0,
+        ..Faults::default()
+    });
+    let f = d.connect(1);
+    assert!(matches!(
+        d.ask(f, 1, ClientRequestT::ListDomainsRequest(Box::default())),
+        ReplyBodyT::RequestRejected(r) if r.rejection == Some(RequestRejection::ServerBusy)
+    ));
+    assert!(matches!(
+        d.ask(f, 2, ClientRequestT::CommandRequest(Box::new(cmd("SHOW RELAYS", "ref-s")))),
+        ReplyBodyT::RequestRejected(r) if r.rejection == Some(RequestRejection::ServerBusy)
+    ));
+    // Only reads are refused.
+    let l = d.connect(0);
+    let o = d.command(l, 1, cmd("CREATE RELAY a;", "ref-a"));
+    assert_eq!(kind(&o), COMPLETED_EXECUTED);
+}
+
+#[test]
+fn sim_cluster_fault_outcome_unknown() {
+    let mut d = Driver::nodes(1);
+    d.cl.set_faults(Faults {
+        outcome_unknown: 1.0,
+        ..Faults::default()
+    });
+    let a = d.connect(0);
+    let o = d.command(a, 1, cmd("BEGIN", "ref-begin"));
+    match &o.disposition {
+        CommandDispositionT::OutcomeUnknown(u) => {
+            assert_eq!(u.cause, Some(UnknownOutcomeCause::StillApplying))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(o.execution_reference, "ref-begin");
+    // The repeat returns the recorded outcome, even while the fault holds.
+    let o = d.command(a, 2, cmd("BEGIN", "ref-begin"));
+    assert_eq!(kind(&o), COMPLETED_RECOVERED);
+    let tx = status(&o).transaction_id.clone();
+    assert_eq!(d.cl.bound_transaction(a), Some(tx.as_str()));
+}
+
+#[test]
+fn sim_cluster_fault_redirect_without_endpoint() {
+    let mut d = Driver::nodes(3);
+    d.cl.set_faults(Faults {
+        redirect_without_endpoint: 1.0,
+        ..Faults::default()
+    });
+    let f = d.connect(1);
+    let o = d.command(f, 1, cmd("CREATE RELAY a;", "ref-a"));
+    assert_eq!(leader_of(&o.disposition), None);
+    let a = d.attach(f, 2, "tx-x");
+    assert!(
+        matches!(a.disposition, AttachDispositionT::LeaderRedirect(ref r) if r.leader.is_none())
+    );
+}
+
+#[test]
+fn sim_cluster_fault_violation() {
+    let mut d = Driver::nodes(1);
+    d.cl.set_faults(Faults {
+        violation: 1.0,
+        ..Faults::default()
+    });
+    let a = d.connect(0);
+    for id in 1..=6 {
+        d.send(
+            a,
+            id,
+            ClientRequestT::CommandRequest(Box::new(cmd("CREATE RELAY a;", "ref-a"))),
+        );
+        assert!(matches!(&d.rest(a)[..], [Got::Malformed]));
+    }
+    d.cl.set_faults(Faults::default());
+    // The command was served before its reply was mangled.
+    let o = d.command(a, 7, cmd("CREATE RELAY a;", "ref-a"));
+    assert_eq!(kind(&o), COMPLETED_RECOVERED);
+}
+
+#[test]
+fn sim_cluster_fault_session_ending() {
+    let mut d = Driver::nodes(3);
+    d.cl.set_faults(Faults {
+        session_ending: 1.0,
+        ..Faults::default()
+    });
+    let f = d.connect(2);
+    d.send(
+        f,
+        1,
+        ClientRequestT::CommandRequest(Box::new(cmd("CREATE RELAY a;", "ref-a"))),
+    );
+    match &d.rest(f)[..] {
+        [Got::Other(ServerBodyT::SessionEnding(e)), Got::Close] => match &e.reason {
+            SessionEndReasonT::LeaderRedirect(r) => {
+                assert_eq!(r.leader.as_ref().unwrap().node, "node-1")
+            }
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    assert!(!d.cl.is_open(f));
+    d.cl.set_faults(Faults::default());
+    // The request had no effect.
+    let l = d.connect(0);
+    let o = d.command(l, 1, cmd("CREATE RELAY a;", "ref-a"));
+    assert_eq!(kind(&o), COMPLETED_EXECUTED);
+}
+
+#[test]
+fn sim_cluster_fault_transfer_parts() {
+    let mut d = Driver::nodes(1);
+    d.cl.set_faults(Faults {
+        transfer_parts: 1.0,
+        ..Faults::default()
+    });
+    let a = d.connect(0);
+    assert!(matches!(
+        d.ask(a, 1, ClientRequestT::ListDomainsRequest(Box::default())),
+        ReplyBodyT::DomainList(l) if l.domains.len() == 2
+    ));
+    assert!(d.parts >= 2, "{} parts", d.parts);
+    // Without the fault a small reply is one frame, and the part size splits large ones.
+    let mut d = Driver::new(ClusterConfig {
+        nodes: 1,
+        part_size: 64,
+        ..ClusterConfig::default()
+    });
+    let a = d.connect(0);
+    let query = format!("CREATE RELAY {};", "x".repeat(500));
+    let o = d.command(a, 1, cmd(&query, "ref-long"));
+    assert_eq!(kind(&o), COMPLETED_EXECUTED);
+    assert!(d.parts > 3, "{} parts", d.parts);
+}
+
+#[test]
+fn sim_cluster_fault_detach_binding() {
+    let mut d = Driver::nodes(1);
+    let a = d.connect(0);
+    let tx = begin(&mut d, a, 1, "ref-begin");
+    d.cl.set_faults(Faults {
+        detach_binding: 1.0,
+        ..Faults::default()
+    });
+    let o = d.command(a, 2, at_pos("CREATE RELAY a;", "ref-a", 0));
+    match &o.disposition {
+        CommandDispositionT::TransactionDetached(t) => assert_eq!(t.transaction_id, tx),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(d.cl.bound_transaction(a), None);
+    assert_eq!(
+        state(&d.cl.transaction_status(&tx).unwrap()),
+        TransactionState::TransactionOpen
+    );
+    d.cl.set_faults(Faults::default());
+    assert!(matches!(
+        d.attach(a, 3, &tx).disposition,
+        AttachDispositionT::TransactionAttached(_)
+    ));
+    let o = d.command(a, 4, at_pos("CREATE RELAY a;", "ref-a", 0));
+    assert_eq!(kind(&o), COMPLETED_EXECUTED);
+    assert_eq!(admission(&o).operation, 1);
+}
+
+#[test]
+fn sim_cluster_trace_tells_what_happened() {
+    let mut d = Driver::nodes(3);
+    let f = d.connect(1);
+    d.command(f, 7, cmd("CREATE RELAY a;", "ref-a"));
+    let line = d.cl.trace().last().unwrap().clone();
+    assert!(
+        line.contains("node-2 conn 1 req 7 COMMAND ref=ref-a"),
+        "{line}"
+    );
+    assert!(line.ends_with("-> LeaderRedirect(node-1)"), "{line}");
+}
