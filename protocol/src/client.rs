@@ -310,6 +310,8 @@ struct CommandEntry {
     deadline: Timestamp,
     state: CmdState,
     may_have_run: bool,
+    /// A repetition of a command whose earlier attempts (under another handle) may have run.
+    recovered: bool,
     attempts: u32,
 }
 
@@ -427,6 +429,16 @@ impl Client {
         self.endpoints.learned().cloned().collect()
     }
 
+    /// The execution reference of a command that has not ended yet.
+    pub fn reference_of(&self, handle: CommandHandle) -> Option<&ExecutionReference> {
+        self.commands.get(&handle).map(|e| &e.retained.reference)
+    }
+
+    /// Reads not yet ended.
+    pub fn outstanding_reads(&self) -> usize {
+        self.reads.len()
+    }
+
     /// Commands not yet ended.
     pub fn outstanding_commands(&self) -> usize {
         self.commands.len()
@@ -518,6 +530,7 @@ impl Client {
         let h = self.add_command(now, command.clone(), shape, deadline);
         if let Some(e) = self.commands.get_mut(&h) {
             e.may_have_run = true;
+            e.recovered = true;
         }
         self.drive(now);
         Ok(h)
@@ -541,6 +554,7 @@ impl Client {
                 deadline,
                 state: CmdState::Waiting,
                 may_have_run: false,
+                recovered: false,
                 attempts: 0,
             },
         );
@@ -951,6 +965,20 @@ impl Client {
             self.connect(now);
         }
         let ready = self.is_ready();
+        if !ready {
+            // A back-off that ended while no session can carry the call: it waits for the
+            // session instead, so no timer fires for nothing (poll_timeout stays exact).
+            for e in self.commands.values_mut() {
+                if matches!(e.state, CmdState::Backoff(t) if t <= now) {
+                    e.state = CmdState::Waiting;
+                }
+            }
+            for e in self.reads.values_mut() {
+                if matches!(e.state, CmdState::Backoff(t) if t <= now) {
+                    e.state = CmdState::Waiting;
+                }
+            }
+        }
         if ready {
             let attach_pending =
                 self.binding.is_holding() && matches!(self.binding, Binding::Detached(_));
@@ -1380,7 +1408,9 @@ impl Client {
         let Some(entry) = self.commands.get(&h) else {
             return;
         };
-        let earlier_ran = entry.attempts > 1;
+        // Whether an attempt before this one may have run: then a refusal of this attempt says
+        // nothing about the command's outcome.
+        let earlier_ran = entry.attempts > 1 || entry.recovered;
         let view = frame.view();
         let Some(reply) = view.body_as_reply() else {
             return;

@@ -865,6 +865,13 @@ impl SimCluster {
         self.tick(now);
     }
 
+    /// The outcome recorded under an execution reference, if the command was admitted: what
+    /// a repeat of it is answered with. Simulation checks compare what a client reported with
+    /// this record.
+    pub fn recorded_outcome(&self, reference: &str) -> Option<&CommandOutcomeT> {
+        self.records.get(reference).map(|r| &r.outcome)
+    }
+
     /// One line per thing the cluster did, in order.
     pub fn trace(&self) -> &[String] {
         &self.trace

@@ -9,6 +9,7 @@
 
 pub mod cluster;
 pub mod node;
+pub mod sim;
 
 pub use cluster::{ClusterConfig, ConnId, ConnectRefused, Faults, Output, SimCluster};
 pub use node::SimNode;

@@ -1,0 +1,751 @@
+//! Deterministic simulation: a [`Client`] talks to a [`SimCluster`] over a simulated network,
+//! driven by a virtual clock and one seed.
+//!
+//! Everything that varies (the application's operations, network delays, cut streams, lost and
+//! duplicated frames, leader changes, and the cluster's own faults) is drawn from generators
+//! seeded by [`SimConfig::seed`], so a run is replayed exactly by its seed and the same seed
+//! gives the same [`Simulation::trace`] twice. Streams keep frame order, as HTTP/2 and
+//! WebSocket streams do.
+//!
+//! After a run, [`Simulation::check`] verifies what a client must never promise: every request
+//! ends exactly once; a command reported completed has a completed outcome recorded under its
+//! own reference; a command reported failed has none; every command keeps one reference for its
+//! whole life, through recovery; no reference is ever invented.
+
+use crate::cluster::{ClusterConfig, ConnId, Faults, Output, SimCluster};
+use bytes::Bytes;
+use nervix_protocol::client::*;
+use nervix_protocol::endpoint::Endpoint;
+use nervix_protocol::frame::ClientFrame;
+use nervix_protocol::rng::Rng;
+use nervix_protocol::schema::*;
+use nervix_protocol::time::{Timestamp, UnixMillis};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::time::Duration;
+
+/// Faults of the simulated network, as probabilities per event.
+#[derive(Debug, Clone, Default)]
+pub struct NetFaults {
+    /// A frame in transit is followed by the stream being cut.
+    pub cut: f64,
+    /// A server frame is lost in transit (the stream goes on).
+    pub lose: f64,
+    /// A server frame arrives twice.
+    pub duplicate: f64,
+    /// The leader changes at a step.
+    pub leader_change: f64,
+    /// The most a frame is delayed, on top of its stream's order.
+    pub max_delay: Duration,
+}
+
+/// One simulation run.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// The seed everything is drawn from.
+    pub seed: u64,
+    /// Nodes in the cluster (1 or 3).
+    pub nodes: usize,
+    /// The cluster's faults.
+    pub cluster: Faults,
+    /// The network's faults.
+    pub net: NetFaults,
+    /// Application operations to perform.
+    pub operations: usize,
+}
+
+impl SimConfig {
+    /// A run with every kind of fault at a moderate rate, the fault mix drawn from the seed.
+    pub fn chaotic(seed: u64) -> Self {
+        let mut r = Rng::new(seed ^ 0x5eed_f417);
+        let mut p = |max: f64| {
+            if r.chance(0.7) {
+                max * (r.below(1000) as f64 / 1000.0)
+            } else {
+                0.0
+            }
+        };
+        let cluster = Faults {
+            too_many_in_flight: p(0.05),
+            server_busy: p(0.1),
+            outcome_unknown: p(0.1),
+            redirect_without_endpoint: p(0.3),
+            violation: p(0.01),
+            session_ending: p(0.02),
+            transfer_parts: p(0.2),
+            detach_binding: p(0.05),
+        };
+        let net = NetFaults {
+            cut: p(0.01),
+            lose: p(0.005),
+            duplicate: p(0.02),
+            leader_change: p(0.02),
+            max_delay: Duration::from_millis(r.below(40)),
+        };
+        let nodes = if r.chance(0.5) { 3 } else { 1 };
+        Self {
+            seed,
+            nodes,
+            cluster,
+            net,
+            operations: 40,
+        }
+    }
+
+    /// A run without faults.
+    pub fn calm(seed: u64) -> Self {
+        Self {
+            seed,
+            nodes: 3,
+            cluster: Faults::default(),
+            net: NetFaults::default(),
+            operations: 20,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Delivery {
+    Connected(SessionId),
+    Refused(SessionId),
+    ToServer(SessionId, Bytes),
+    ToClient(SessionId, Bytes),
+    ClosedToClient(SessionId),
+}
+
+#[derive(Debug, Default)]
+struct Issued {
+    reference: Option<String>,
+    recovery_of: Option<String>,
+    append: bool,
+}
+
+/// A client, a cluster and the network between them.
+#[derive(Debug)]
+pub struct Simulation {
+    config: SimConfig,
+    now: Timestamp,
+    rng: Rng,
+    client: Client,
+    cluster: SimCluster,
+    conns: BTreeMap<SessionId, ConnId>,
+    queue: BTreeMap<(Timestamp, u64), Delivery>,
+    seq: u64,
+    stream_tail: BTreeMap<(SessionId, bool), Timestamp>,
+    trace: Vec<String>,
+    commands: BTreeMap<CommandHandle, Issued>,
+    command_results: BTreeMap<CommandHandle, Vec<CommandResult>>,
+    reads: BTreeSet<ReadHandle>,
+    read_results: BTreeMap<ReadHandle, usize>,
+    sent_references: BTreeSet<String>,
+    recovered: BTreeSet<CommandHandle>,
+    violations: Vec<String>,
+    counter: u64,
+}
+
+const WALL_BASE: u64 = 1_767_225_600_000;
+
+impl Simulation {
+    /// A simulation of `config`.
+    pub fn new(config: SimConfig) -> Self {
+        let cluster = SimCluster::new(ClusterConfig {
+            nodes: config.nodes,
+            seed: config.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 1,
+            faults: config.cluster.clone(),
+            part_size: 64 * 1024,
+            ..ClusterConfig::default()
+        });
+        let seeds: Vec<Endpoint> = cluster
+            .endpoints()
+            .iter()
+            .filter_map(|e| Endpoint::parse(e).ok())
+            .collect();
+        let client = Client::new(ClientConfig::new(seeds, config.seed ^ 0xc11e_47));
+        Self {
+            rng: Rng::new(config.seed),
+            config,
+            now: Timestamp::ZERO,
+            client,
+            cluster,
+            conns: BTreeMap::new(),
+            queue: BTreeMap::new(),
+            seq: 0,
+            stream_tail: BTreeMap::new(),
+            trace: Vec::new(),
+            commands: BTreeMap::new(),
+            command_results: BTreeMap::new(),
+            reads: BTreeSet::new(),
+            read_results: BTreeMap::new(),
+            sent_references: BTreeSet::new(),
+            recovered: BTreeSet::new(),
+            violations: Vec::new(),
+            counter: 0,
+        }
+    }
+
+    /// The client under test.
+    pub fn client(&mut self) -> &mut Client {
+        &mut self.client
+    }
+
+    /// The cluster.
+    pub fn cluster(&self) -> &SimCluster {
+        &self.cluster
+    }
+
+    /// The virtual time.
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// What happened, one line per event: the client's side, then the cluster's trace.
+    pub fn trace(&self) -> Vec<String> {
+        let mut t = self.trace.clone();
+        t.extend(self.cluster.trace().iter().map(|l| format!("cluster {l}")));
+        t
+    }
+
+    fn wall(&self) -> UnixMillis {
+        UnixMillis(WALL_BASE + self.now.as_nanos() / 1_000_000)
+    }
+
+    fn log(&mut self, line: String) {
+        let ms = self.now.as_nanos() / 1_000_000;
+        self.trace.push(format!("{ms:>8}ms {line}"));
+    }
+
+    fn schedule(&mut self, stream: Option<(SessionId, bool)>, delay: Duration, d: Delivery) {
+        let mut at = self.now + delay;
+        if let Some(key) = stream {
+            // Streams keep order: never before the frame ahead of it.
+            if let Some(&tail) = self.stream_tail.get(&key) {
+                at = at.max(tail);
+            }
+            self.stream_tail.insert(key, at);
+        }
+        self.seq += 1;
+        self.queue.insert((at, self.seq), d);
+    }
+
+    fn delay(&mut self) -> Duration {
+        let max = self.config.net.max_delay.as_nanos() as u64;
+        Duration::from_nanos(200_000 + self.rng.below(max + 1))
+    }
+
+    /// Executes a command as the application would, remembering what it issued.
+    pub fn execute(&mut self, query: &str, append: bool) -> Option<CommandHandle> {
+        let now = self.now;
+        let wall = self.wall();
+        match self.client.execute(now, wall, query) {
+            Ok(h) => {
+                let reference = self.client.reference_of(h).map(|r| r.to_string());
+                self.log(format!(
+                    "app execute {h:?} {query:?} ref={}",
+                    reference.as_deref().unwrap_or("?")
+                ));
+                self.commands.insert(
+                    h,
+                    Issued {
+                        reference,
+                        recovery_of: None,
+                        append,
+                    },
+                );
+                Some(h)
+            }
+            Err(e) => {
+                self.log(format!("app execute {query:?} refused: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Sends a read as the application would.
+    pub fn read(&mut self) -> Option<ReadHandle> {
+        let now = self.now;
+        let h = self
+            .client
+            .read(
+                now,
+                ClientRequestT::ListDomainsRequest(Box::default()),
+                None,
+            )
+            .ok()?;
+        self.log(format!("app read {h:?}"));
+        self.reads.insert(h);
+        Some(h)
+    }
+
+    fn operate(&mut self) {
+        self.counter += 1;
+        let n = self.counter;
+        let holding = self.client.binding().is_holding();
+        match self.rng.below(100) {
+            0..=39 => {
+                self.execute(&format!("CREATE RELAY r{n};"), holding);
+            }
+            40..=54 => {
+                self.read();
+            }
+            55..=74 => {
+                if holding {
+                    match self.rng.below(6) {
+                        0 => self.execute("COMMIT;", false),
+                        1 => self.execute("REVERT;", false),
+                        _ => self.execute(&format!("CREATE RELAY t{n};"), true),
+                    };
+                } else if self.client.outstanding_commands() == 0 {
+                    let _ = self.client.select_domain(Some("tenant"));
+                    self.execute("BEGIN;", false);
+                }
+            }
+            75..=79 => {
+                let outstanding: Vec<CommandHandle> = self
+                    .commands
+                    .keys()
+                    .copied()
+                    .filter(|h| !self.command_results.contains_key(h))
+                    .collect();
+                if !outstanding.is_empty() {
+                    let h = outstanding[self.rng.below(outstanding.len() as u64) as usize];
+                    let now = self.now;
+                    if self.client.cancel(now, h).is_ok() {
+                        self.log(format!("app cancel {h:?}"));
+                    }
+                }
+            }
+            80..=89 => {
+                // E-3: repeat an uncertain command under its reference.
+                let candidate = self
+                    .command_results
+                    .iter()
+                    .find_map(|(h, rs)| match rs.first() {
+                        Some(CommandResult::Uncertain { command, .. })
+                            if !self.recovered.contains(h) =>
+                        {
+                            Some((*h, command.clone()))
+                        }
+                        _ => None,
+                    });
+                if let Some((h, command)) = candidate {
+                    self.recovered.insert(h);
+                    let now = self.now;
+                    if let Ok(nh) = self.client.recover(now, &command, None) {
+                        self.log(format!(
+                            "app recover {h:?} as {nh:?} ref={}",
+                            command.reference
+                        ));
+                        let append = self.commands.get(&h).is_some_and(|i| i.append);
+                        self.commands.insert(
+                            nh,
+                            Issued {
+                                reference: Some(command.reference.to_string()),
+                                recovery_of: Some(command.reference.to_string()),
+                                append,
+                            },
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+        if self.config.net.leader_change > 0.0 && self.rng.chance(self.config.net.leader_change) {
+            let nodes = self.config.nodes;
+            if nodes > 1 {
+                let next =
+                    (self.cluster.leader() + 1 + self.rng.below(nodes as u64 - 1) as usize) % nodes;
+                self.log(format!("net leader change to node {next}"));
+                let now = self.now;
+                self.cluster.set_leader(now, next);
+                self.drain_cluster();
+            }
+        }
+    }
+
+    /// Runs the configured operations, then lets every request end.
+    pub fn run(&mut self) {
+        for _ in 0..self.config.operations {
+            self.operate();
+            self.pump_client();
+            let quantum = Duration::from_millis(self.rng.below(200));
+            self.run_for(quantum);
+        }
+        // Let everything settle: every call ends within its deadline.
+        let limit = self.now + Duration::from_secs(3600);
+        while (self.client.outstanding_commands() > 0 || self.client.outstanding_reads() > 0)
+            && self.now < limit
+        {
+            self.run_for(Duration::from_secs(1));
+        }
+    }
+
+    /// Advances the virtual clock by `d`, delivering and timing out whatever falls in it.
+    pub fn run_for(&mut self, d: Duration) {
+        let end = self.now + d;
+        let mut steps = 0u32;
+        loop {
+            steps += 1;
+            if steps > 200_000 {
+                // A timer that fires without doing anything would spin here forever.
+                self.violations.push(format!(
+                    "no progress at {:?}: a timeout that does nothing",
+                    self.now
+                ));
+                self.now = end;
+                break;
+            }
+            self.pump_client();
+            let next_delivery = self.queue.keys().next().map(|k| k.0);
+            let next_timeout = self.client.poll_timeout();
+            let next = [next_delivery, next_timeout].into_iter().flatten().min();
+            match next {
+                Some(t) if t <= end => {
+                    self.now = self.now.max(t);
+                    if next_delivery == Some(t) {
+                        let key = *self.queue.keys().next().unwrap_or(&(t, 0));
+                        if let Some(d) = self.queue.remove(&key) {
+                            self.deliver(d);
+                        }
+                    } else {
+                        let now = self.now;
+                        self.client.handle_timeout(now);
+                        self.cluster.advance(now);
+                    }
+                }
+                _ => {
+                    self.now = end;
+                    let now = self.now;
+                    self.client.handle_timeout(now);
+                    self.cluster.advance(now);
+                    self.pump_client();
+                    break;
+                }
+            }
+        }
+    }
+
+    fn deliver(&mut self, d: Delivery) {
+        let now = self.now;
+        match d {
+            Delivery::Connected(sid) => {
+                self.log(format!("net {sid:?} connected"));
+                self.client.handle_connected(now, sid);
+            }
+            Delivery::Refused(sid) => {
+                self.log(format!("net {sid:?} refused"));
+                self.client.handle_closed(now, sid);
+            }
+            Delivery::ClosedToClient(sid) => {
+                if self.conns.remove(&sid).is_some() {
+                    self.log(format!("net {sid:?} closed"));
+                    self.client.handle_closed(now, sid);
+                }
+            }
+            Delivery::ToClient(sid, frame) => {
+                if self.conns.contains_key(&sid) {
+                    self.client.handle_frame(now, sid, frame);
+                }
+            }
+            Delivery::ToServer(sid, frame) => {
+                let Some(&conn) = self.conns.get(&sid) else {
+                    return;
+                };
+                self.cluster.receive(now, conn, frame);
+                self.drain_cluster();
+                if self.rng.chance(self.config.net.cut) {
+                    self.cut(sid);
+                }
+            }
+        }
+        self.pump_client();
+    }
+
+    fn cut(&mut self, sid: SessionId) {
+        if let Some(&conn) = self.conns.get(&sid) {
+            self.log(format!("net cut {sid:?}"));
+            let now = self.now;
+            self.cluster.close(now, conn, false);
+            self.drain_cluster();
+            let delay = self.delay();
+            self.schedule(Some((sid, false)), delay, Delivery::ClosedToClient(sid));
+        }
+    }
+
+    fn drain_cluster(&mut self) {
+        while let Some((conn, out)) = self.cluster.poll_output() {
+            let Some(sid) = self
+                .conns
+                .iter()
+                .find(|(_, c)| **c == conn)
+                .map(|(s, _)| *s)
+            else {
+                continue;
+            };
+            let delay = self.delay();
+            match out {
+                Output::Frame(frame) => {
+                    if self.rng.chance(self.config.net.lose) {
+                        self.log(format!("net lost a frame to {sid:?}"));
+                        continue;
+                    }
+                    let twice = self.rng.chance(self.config.net.duplicate);
+                    self.schedule(
+                        Some((sid, false)),
+                        delay,
+                        Delivery::ToClient(sid, frame.clone()),
+                    );
+                    if twice {
+                        self.log(format!("net duplicated a frame to {sid:?}"));
+                        self.schedule(Some((sid, false)), delay, Delivery::ToClient(sid, frame));
+                    }
+                }
+                Output::Close => {
+                    self.schedule(Some((sid, false)), delay, Delivery::ClosedToClient(sid))
+                }
+            }
+        }
+    }
+
+    fn pump_client(&mut self) {
+        while let Some(a) = self.client.poll_action() {
+            let now = self.now;
+            match a {
+                Action::Connect { session, endpoint } => {
+                    let delay = self.delay();
+                    match self.cluster.connect(now, endpoint.as_str()) {
+                        Ok(conn) => {
+                            self.log(format!("client connect {session:?} {endpoint} -> {conn}"));
+                            self.conns.insert(session, conn);
+                            self.schedule(
+                                Some((session, false)),
+                                delay,
+                                Delivery::Connected(session),
+                            );
+                        }
+                        Err(e) => {
+                            self.log(format!(
+                                "client connect {session:?} {endpoint} refused: {e}"
+                            ));
+                            self.schedule(None, delay, Delivery::Refused(session));
+                        }
+                    }
+                }
+                Action::Send { session, frame } => {
+                    if let Ok(f) = ClientFrame::check(frame.clone()) {
+                        let msg = f.unpack();
+                        if let ClientRequestT::CommandRequest(c) = &msg.request {
+                            self.sent_references.insert(c.execution_reference.clone());
+                        }
+                        self.log(format!(
+                            "client send {session:?} req {} {}",
+                            msg.request_id,
+                            msg.request
+                                .client_request_type()
+                                .variant_name()
+                                .unwrap_or("?")
+                        ));
+                    } else {
+                        self.violations
+                            .push("the client sent a frame its own reader refuses".into());
+                    }
+                    let delay = self.delay();
+                    self.schedule(
+                        Some((session, true)),
+                        delay,
+                        Delivery::ToServer(session, frame),
+                    );
+                }
+                Action::Close { session, clean } => {
+                    self.log(format!("client close {session:?} clean={clean}"));
+                    if let Some(conn) = self.conns.remove(&session) {
+                        self.cluster.close(now, conn, clean);
+                        self.drain_cluster();
+                    }
+                }
+                _ => {}
+            }
+        }
+        while let Some(e) = self.client.poll_event() {
+            match e {
+                ClientEvent::Command { handle, result } => {
+                    let line = match &result {
+                        CommandResult::Completed(r) => format!("Completed {:?}", r.origin()),
+                        CommandResult::Failed(f) => format!("Failed {}", short(f)),
+                        CommandResult::Uncertain { cause, .. } => format!("Uncertain {cause:?}"),
+                        _ => "?".into(),
+                    };
+                    self.log(format!("app result {handle:?} {line}"));
+                    self.command_results.entry(handle).or_default().push(result);
+                }
+                ClientEvent::Read { handle, .. } => {
+                    self.log(format!("app read result {handle:?}"));
+                    *self.read_results.entry(handle).or_default() += 1;
+                }
+                ClientEvent::SessionLost { session, .. } => {
+                    self.log(format!("client lost {session:?}"))
+                }
+                ClientEvent::Transaction(b) => {
+                    self.log(format!("client transaction {}", binding_name(&b)))
+                }
+                _ => {}
+            }
+        }
+        while self.client.poll_unsolicited().is_some() {}
+    }
+
+    /// Checks the invariants of the manual's "What A Client Must Not Promise" over the run.
+    pub fn check(&self) -> Result<(), String> {
+        let mut problems = self.violations.clone();
+        for (h, issued) in &self.commands {
+            let results = self
+                .command_results
+                .get(h)
+                .map_or(&[][..], |v| v.as_slice());
+            if results.len() != 1 {
+                problems.push(format!("{h:?} ended {} times", results.len()));
+                continue;
+            }
+            let Some(reference) = &issued.reference else {
+                continue;
+            };
+            if let Some(original) = &issued.recovery_of {
+                if original != reference {
+                    problems.push(format!("{h:?} recovered under a new reference"));
+                }
+            }
+            let recorded = self.cluster.recorded_outcome(reference);
+            let recorded_completed = recorded.is_some_and(|o| {
+                o.disposition.command_disposition_type() == CommandDisposition::CommandCompleted
+            });
+            match &results[0] {
+                CommandResult::Completed(report) => {
+                    if report.reference.as_str() != reference
+                        || report.outcome.execution_reference != *reference
+                    {
+                        problems.push(format!("{h:?} completed by another command's outcome"));
+                    }
+                    if !recorded_completed {
+                        problems.push(format!(
+                            "{h:?} reported completed, the cluster recorded {recorded:?}"
+                        ));
+                    }
+                    if issued.append
+                        && report.outcome.transaction_admission.is_none()
+                        && report.outcome.statements.is_empty()
+                        && self
+                            .cluster
+                            .recorded_outcome(reference)
+                            .is_some_and(|o| o.transaction_admission.is_some())
+                    {
+                        problems.push(format!(
+                            "{h:?} append reported accepted without its admission"
+                        ));
+                    }
+                }
+                CommandResult::Failed(f) => {
+                    if recorded_completed {
+                        problems.push(format!(
+                            "{h:?} reported failed ({}), but it completed",
+                            short(f)
+                        ));
+                    }
+                }
+                CommandResult::Uncertain { command, .. } => {
+                    if command.reference.as_str() != reference {
+                        problems.push(format!("{h:?} uncertain under another reference"));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let known: BTreeSet<&String> = self
+            .commands
+            .values()
+            .filter_map(|i| i.reference.as_ref())
+            .collect();
+        for r in &self.sent_references {
+            if !known.contains(r) {
+                problems.push(format!(
+                    "a command was sent under an invented reference {r}"
+                ));
+            }
+        }
+        for h in &self.reads {
+            let n = self.read_results.get(h).copied().unwrap_or(0);
+            if n != 1 {
+                problems.push(format!("{h:?} read ended {n} times"));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            let mut s = String::new();
+            for p in problems.iter().take(20) {
+                let _ = writeln!(s, "  {p}");
+            }
+            Err(s)
+        }
+    }
+
+    /// A one-line summary of the run's results.
+    pub fn summary(&self) -> String {
+        let mut completed = 0;
+        let mut failed = 0;
+        let mut uncertain = 0;
+        for r in self.command_results.values().flatten() {
+            match r {
+                CommandResult::Completed(_) => completed += 1,
+                CommandResult::Failed(_) => failed += 1,
+                _ => uncertain += 1,
+            }
+        }
+        format!(
+            "{} commands: {completed} completed, {failed} failed, {uncertain} uncertain; {} reads; {} trace lines",
+            self.commands.len(),
+            self.reads.len(),
+            self.trace.len() + self.cluster.trace().len()
+        )
+    }
+}
+
+fn short(f: &Failure) -> String {
+    match f {
+        Failure::Outcome(r) => format!(
+            "Outcome({})",
+            r.outcome
+                .disposition
+                .command_disposition_type()
+                .variant_name()
+                .unwrap_or("?")
+        ),
+        other => format!("{other:?}"),
+    }
+}
+
+fn binding_name(b: &nervix_protocol::transaction::Binding) -> String {
+    use nervix_protocol::transaction::Binding as B;
+    match b {
+        B::Unbound => "unbound".into(),
+        B::Bound(h) => format!("bound {} at {}", h.id, h.position),
+        B::Detached(h) => format!("detached {}", h.id),
+        B::TakenOver { id } => format!("taken over {id}"),
+        B::Finished { id, ending } => format!("finished {id} {ending:?}"),
+        _ => "?".into(),
+    }
+}
+
+/// Runs one seed: the run, then the invariants. The error names the seed.
+pub fn run_seed(config: SimConfig) -> Result<Simulation, String> {
+    let seed = config.seed;
+    let mut sim = Simulation::new(config);
+    sim.run();
+    sim.check().map_err(|p| {
+        let trace = if std::env::var_os("NERVIX_TRACE").is_some() {
+            sim.trace().join("\n")
+        } else {
+            "(set NERVIX_TRACE=1 to print the trace)".to_string()
+        };
+        format!("seed {seed} broke an invariant (replay: NERVIX_SEED={seed}):\n{p}{trace}")
+    })?;
+    Ok(sim)
+}
