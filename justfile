@@ -19,14 +19,20 @@ fuzz seconds="60":
     command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --version 0.13.1 --locked
     for t in $(cargo fuzz list); do echo "== $t"; cargo fuzz run -s none "$t" -- -max_total_time={{seconds}} -rss_limit_mb=2048; done
 
-# Criterion benchmarks (decode of a 1 MiB RowBatch frame against a bare verify of the same bytes).
+# Criterion benchmarks: checked decode of a 1 MiB RowBatch frame against a bare verify of the
+# same bytes, and request/reply round trips through one exchange.
 bench:
-    cargo bench -p nervix-protocol --bench decode
+    cargo bench -p nervix-protocol --bench decode --bench exchange
 
 # Rewrite vectors/corpus from its builders (review the diff before committing it).
 corpus:
     cargo run --quiet -p nervix-conformance --bin write-corpus
 
-# Property tests with many more cases than CI runs.
-soak cases="20000":
+# Long runs: 10,000 simulation seeds (CI runs 300) and many more property cases.
+soak seeds="10000" cases="20000":
+    NERVIX_SEEDS={{seeds}} cargo test --release -p nervix-harness --test simulation
     PROPTEST_CASES={{cases}} cargo test --release -p nervix-protocol --all-features --test round_trip --test transfer
+
+# Replay one simulation seed and print its trace.
+replay seed:
+    NERVIX_SEED={{seed}} NERVIX_TRACE=1 cargo test -p nervix-harness --test simulation -- --nocapture

@@ -362,6 +362,21 @@ impl Simulation {
         }
     }
 
+    /// Makes node `index` the leader now (its sessions elsewhere end with a redirect).
+    pub fn change_leader(&mut self, index: usize) {
+        self.log(format!("net leader change to node {index}"));
+        let now = self.now;
+        self.cluster.set_leader(now, index);
+        self.drain_cluster();
+        self.pump_client();
+    }
+
+    /// The client-side lines of the trace (application, client and network), without the
+    /// cluster's own.
+    pub fn client_trace(&self) -> &[String] {
+        &self.trace
+    }
+
     /// Runs the configured operations, then lets every request end.
     pub fn run(&mut self) {
         for _ in 0..self.config.operations {
