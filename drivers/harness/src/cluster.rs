@@ -1058,6 +1058,28 @@ impl SimCluster {
         };
         let n = frames.len();
         for (i, frame) in frames.into_iter().enumerate() {
+            if i > 0 {
+                // Other frames may arrive between the parts of one reply (F-7).
+                let notice = ServerMessageT {
+                    body: ServerBodyT::ServerNotice(Box::new(ServerNoticeT {
+                        level: Some(NoticeLevel::Info),
+                        message: format!("between parts {i} and {} of request {request_id}", i + 1),
+                    })),
+                };
+                let notice = self
+                    .encoder
+                    .encode::<ServerMessageRoot>(&notice)
+                    .expect("notice frame");
+                self.out.push_back(Queued {
+                    conn,
+                    output: Output::Frame(notice),
+                    request: None,
+                    counted: false,
+                    frames: 1,
+                    terminal: true,
+                    stage: None,
+                });
+            }
             self.out.push_back(Queued {
                 conn,
                 output: Output::Frame(frame),

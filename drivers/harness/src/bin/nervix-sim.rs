@@ -11,7 +11,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn main() -> ExitCode {
-    let seed = std::env::var("NERVIX_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(7);
+    let seed = std::env::var("NERVIX_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(7);
     let mut sim = Simulation::new(SimConfig::calm(seed));
     println!("nervix-sim: one client, a simulated cluster of three nodes, seed {seed}\n");
     let step = |sim: &mut Simulation| sim.run_for(Duration::from_millis(500));
