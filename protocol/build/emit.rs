@@ -126,6 +126,51 @@ fn len_checks(out: &mut String, len: &str, f: &Field, owner: &str) {
     }
 }
 
+/// The checks of a scalar member read through `acc`, an `Option` when it is `= null`.
+fn scalar_member(
+    out: &mut String,
+    f: &Field,
+    owner: &str,
+    site: &str,
+    acc: &str,
+    sib: &dyn Fn(&str) -> String,
+    ty: &str,
+) {
+    if !f.optional {
+        writeln!(out, "let v = {acc};").unwrap();
+        value_checks(out, "v", ty, f, owner, sib);
+    } else if f.marks.contains(&Mark::Present) {
+        writeln!(
+            out,
+            "let Some(v) = {acc} else {{ fail!({site}, Fault::Absent); }};"
+        )
+        .unwrap();
+        value_checks(out, "v", ty, f, owner, sib);
+    } else {
+        writeln!(out, "if let Some(v) = {acc} {{").unwrap();
+        value_checks(out, "v", ty, f, owner, sib);
+        writeln!(out, "}}").unwrap();
+    }
+}
+
+/// The checks of an enum member read through `acc`: a declared value, present when required.
+fn enum_member(out: &mut String, f: &Field, site: &str, acc: &str) {
+    let check = format!(
+        "if v.variant_name().is_none() {{ fail!({site}, Fault::UndeclaredEnum {{ value: v.0 as u64 }}); }}"
+    );
+    if !f.optional {
+        writeln!(out, "let v = {acc}; {check}").unwrap();
+    } else if f.marks.contains(&Mark::Present) {
+        writeln!(
+            out,
+            "let Some(v) = {acc} else {{ fail!({site}, Fault::Absent); }}; {check}"
+        )
+        .unwrap();
+    } else {
+        writeln!(out, "if let Some(v) = {acc} {{ {check} }}").unwrap();
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Checks on received views
 // ---------------------------------------------------------------------------------------------
@@ -180,84 +225,53 @@ fn read_field(out: &mut String, s: &Schema, t: &Table, f: &Field, needs: &BTreeM
     let sib = |o: &str| format!("self.{o}()");
     writeln!(out, "{{").unwrap();
     match &f.ty {
-        Ty::Scalar(sc) => {
-            if f.optional {
-                if f.marks.contains(&Mark::Present) {
-                    writeln!(
-                        out,
-                        "let Some(v) = {acc} else {{ fail!({site}, Fault::Absent); }};"
-                    )
-                    .unwrap();
-                    value_checks(out, "v", rust_scalar(sc), f, &t.name, &sib);
-                } else {
-                    writeln!(out, "if let Some(v) = {acc} {{").unwrap();
-                    value_checks(out, "v", rust_scalar(sc), f, &t.name, &sib);
-                    writeln!(out, "}}").unwrap();
-                }
-            } else {
-                writeln!(out, "let v = {acc};").unwrap();
-                value_checks(out, "v", rust_scalar(sc), f, &t.name, &sib);
-            }
-        }
+        Ty::Scalar(sc) => scalar_member(out, f, &t.name, &site, &acc, &sib, rust_scalar(sc)),
         Ty::String => {}
-        Ty::Named(n) => {
-            match s.kind(n) {
-                Kind::Enum => {
-                    let check = format!("if v.variant_name().is_none() {{ fail!({site}, Fault::UndeclaredEnum {{ value: v.0 as u64 }}); }}");
-                    if f.optional {
-                        if f.marks.contains(&Mark::Present) {
-                            writeln!(out, "let Some(v) = {acc} else {{ fail!({site}, Fault::Absent); }}; {check}").unwrap();
-                        } else {
-                            writeln!(out, "if let Some(v) = {acc} {{ {check} }}").unwrap();
-                        }
-                    } else {
-                        writeln!(out, "let v = {acc}; {check}").unwrap();
-                    }
+        Ty::Named(n) => match s.kind(n) {
+            Kind::Enum => enum_member(out, f, &site, &acc),
+            Kind::Struct => {
+                let fun = format!("check_struct_{}", snake(n));
+                if f.required {
+                    writeln!(out, "{fun}({acc})?;").unwrap();
+                } else {
+                    writeln!(out, "if let Some(v) = {acc} {{ {fun}(v)?; }}").unwrap();
                 }
-                Kind::Struct => {
-                    let fun = format!("check_struct_{}", snake(n));
-                    if f.required {
-                        writeln!(out, "{fun}({acc})?;").unwrap();
-                    } else {
-                        writeln!(out, "if let Some(v) = {acc} {{ {fun}(v)?; }}").unwrap();
-                    }
+            }
+            Kind::Table => {
+                if f.required {
+                    writeln!(out, "{acc}.check()?;").unwrap();
+                } else {
+                    writeln!(out, "if let Some(v) = {acc} {{ v.check()?; }}").unwrap();
                 }
-                Kind::Table => {
-                    if f.required {
-                        writeln!(out, "{acc}.check()?;").unwrap();
-                    } else {
-                        writeln!(out, "if let Some(v) = {acc} {{ v.check()?; }}").unwrap();
-                    }
-                }
-                Kind::Union => {
-                    let u = s.union(n);
-                    writeln!(out, "match self.{}_type() {{", f.name).unwrap();
-                    for var in &u.variants {
-                        if needs[var] {
-                            writeln!(
+            }
+            Kind::Union => {
+                let u = s.union(n);
+                writeln!(out, "match self.{}_type() {{", f.name).unwrap();
+                for var in &u.variants {
+                    if needs[var] {
+                        writeln!(
                             out,
                             "{n}::{var} => match self.{}_as_{}() {{ Some(v) => v.check()?, None => fail!({site}, Fault::Absent) }},",
                             f.name,
                             snake(var)
                         )
                         .unwrap();
-                        } else {
-                            writeln!(out, "{n}::{var} => {{}}").unwrap();
-                        }
-                    }
-                    if f.required {
-                        writeln!(out, "{n}::NONE => fail!({site}, Fault::NoneUnion),").unwrap();
                     } else {
-                        writeln!(out, "{n}::NONE => {{}}").unwrap();
+                        writeln!(out, "{n}::{var} => {{}}").unwrap();
                     }
-                    writeln!(
-                        out,
-                        "other => fail!({site}, Fault::UndeclaredUnion {{ tag: other.0 }}),\n}}"
-                    )
-                    .unwrap();
                 }
+                if f.required {
+                    writeln!(out, "{n}::NONE => fail!({site}, Fault::NoneUnion),").unwrap();
+                } else {
+                    writeln!(out, "{n}::NONE => {{}}").unwrap();
+                }
+                writeln!(
+                    out,
+                    "other => fail!({site}, Fault::UndeclaredUnion {{ tag: other.0 }}),\n}}"
+                )
+                .unwrap();
             }
-        }
+        },
         Ty::Vector(inner) => {
             if f.required {
                 writeln!(out, "let v = {acc};").unwrap();
@@ -343,25 +357,7 @@ fn write_field(out: &mut String, s: &Schema, t: &Table, f: &Field) {
     let sib = |o: &str| format!("self.{o}");
     writeln!(out, "{{").unwrap();
     match &f.ty {
-        Ty::Scalar(sc) => {
-            if f.optional {
-                if f.marks.contains(&Mark::Present) {
-                    writeln!(
-                        out,
-                        "let Some(v) = {acc} else {{ fail!({site}, Fault::Absent); }};"
-                    )
-                    .unwrap();
-                    value_checks(out, "v", rust_scalar(sc), f, tn, &sib);
-                } else {
-                    writeln!(out, "if let Some(v) = {acc} {{").unwrap();
-                    value_checks(out, "v", rust_scalar(sc), f, tn, &sib);
-                    writeln!(out, "}}").unwrap();
-                }
-            } else {
-                writeln!(out, "let v = {acc};").unwrap();
-                value_checks(out, "v", rust_scalar(sc), f, tn, &sib);
-            }
-        }
+        Ty::Scalar(sc) => scalar_member(out, f, tn, &site, &acc, &sib, rust_scalar(sc)),
         Ty::String => {
             if f.required {
                 writeln!(out, "cx.string(&{acc}, {site})?;").unwrap();
@@ -369,43 +365,30 @@ fn write_field(out: &mut String, s: &Schema, t: &Table, f: &Field) {
                 writeln!(out, "if let Some(v) = &{acc} {{ cx.string(v, {site})?; }}").unwrap();
             }
         }
-        Ty::Named(n) => {
-            match s.kind(n) {
-                Kind::Enum => {
-                    let check = format!("if v.variant_name().is_none() {{ fail!({site}, Fault::UndeclaredEnum {{ value: v.0 as u64 }}); }}");
-                    if f.optional {
-                        if f.marks.contains(&Mark::Present) {
-                            writeln!(out, "let Some(v) = {acc} else {{ fail!({site}, Fault::Absent); }}; {check}").unwrap();
-                        } else {
-                            writeln!(out, "if let Some(v) = {acc} {{ {check} }}").unwrap();
-                        }
-                    } else {
-                        writeln!(out, "let v = {acc}; {check}").unwrap();
-                    }
-                }
-                Kind::Struct => {
-                    if f.required {
-                        writeln!(out, "{acc}.check_write(cx)?;").unwrap();
-                    } else {
-                        writeln!(out, "if let Some(v) = &{acc} {{ v.check_write(cx)?; }}").unwrap();
-                    }
-                }
-                Kind::Table => {
-                    if f.required {
-                        writeln!(out, "cx.nested(&*{acc}, {site})?;").unwrap();
-                    } else {
-                        writeln!(
-                            out,
-                            "if let Some(v) = &{acc} {{ cx.nested(&**v, {site})?; }}"
-                        )
-                        .unwrap();
-                    }
-                }
-                Kind::Union => {
-                    writeln!(out, "{acc}.check_variant(cx, {site})?;").unwrap();
+        Ty::Named(n) => match s.kind(n) {
+            Kind::Enum => enum_member(out, f, &site, &acc),
+            Kind::Struct => {
+                if f.required {
+                    writeln!(out, "{acc}.check_write(cx)?;").unwrap();
+                } else {
+                    writeln!(out, "if let Some(v) = &{acc} {{ v.check_write(cx)?; }}").unwrap();
                 }
             }
-        }
+            Kind::Table => {
+                if f.required {
+                    writeln!(out, "cx.nested(&*{acc}, {site})?;").unwrap();
+                } else {
+                    writeln!(
+                        out,
+                        "if let Some(v) = &{acc} {{ cx.nested(&**v, {site})?; }}"
+                    )
+                    .unwrap();
+                }
+            }
+            Kind::Union => {
+                writeln!(out, "{acc}.check_variant(cx, {site})?;").unwrap();
+            }
+        },
         Ty::Vector(inner) => {
             if f.required {
                 writeln!(out, "let v = &{acc};").unwrap();

@@ -303,6 +303,32 @@ enum CmdState {
     Backoff(Timestamp),
 }
 
+impl CmdState {
+    /// Whether the call should be sent now.
+    fn due(self, now: Timestamp) -> bool {
+        match self {
+            CmdState::Waiting => true,
+            CmdState::Backoff(t) => t <= now,
+            CmdState::InFlight(..) => false,
+        }
+    }
+
+    /// A back-off that ended waits for a session instead of keeping a timer.
+    fn settle_backoff(&mut self, now: Timestamp) {
+        if matches!(*self, CmdState::Backoff(t) if t <= now) {
+            *self = CmdState::Waiting;
+        }
+    }
+
+    /// The back-off's end, if backing off.
+    fn backoff_until(self) -> Option<Timestamp> {
+        match self {
+            CmdState::Backoff(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct CommandEntry {
     retained: RetainedCommand,
@@ -904,17 +930,14 @@ impl Client {
                 add(Some(d));
             }
         }
-        for e in self.commands.values() {
-            add(Some(e.deadline));
-            if let CmdState::Backoff(b) = e.state {
-                add(Some(b));
-            }
-        }
-        for e in self.reads.values() {
-            add(Some(e.deadline));
-            if let CmdState::Backoff(b) = e.state {
-                add(Some(b));
-            }
+        for (deadline, state) in self
+            .commands
+            .values()
+            .map(|e| (e.deadline, e.state))
+            .chain(self.reads.values().map(|e| (e.deadline, e.state)))
+        {
+            add(Some(deadline));
+            add(state.backoff_until());
         }
         if self.session.is_none() && self.has_work() {
             add(self.reconnect_at);
@@ -968,16 +991,12 @@ impl Client {
         if !ready {
             // A back-off that ended while no session can carry the call: it waits for the
             // session instead, so no timer fires for nothing (poll_timeout stays exact).
-            for e in self.commands.values_mut() {
-                if matches!(e.state, CmdState::Backoff(t) if t <= now) {
-                    e.state = CmdState::Waiting;
-                }
-            }
-            for e in self.reads.values_mut() {
-                if matches!(e.state, CmdState::Backoff(t) if t <= now) {
-                    e.state = CmdState::Waiting;
-                }
-            }
+            self.commands
+                .values_mut()
+                .for_each(|e| e.state.settle_backoff(now));
+            self.reads
+                .values_mut()
+                .for_each(|e| e.state.settle_backoff(now));
         }
         if ready {
             let attach_pending =
@@ -987,11 +1006,7 @@ impl Client {
                 let Some(e) = self.commands.get(&h) else {
                     continue;
                 };
-                let due = match e.state {
-                    CmdState::Waiting => true,
-                    CmdState::Backoff(t) => t <= now,
-                    CmdState::InFlight(..) => false,
-                };
+                let due = e.state.due(now);
                 let needs_binding = e.retained.position.is_some() || e.retained.preview.is_some();
                 if due && !(needs_binding && attach_pending) {
                     self.send_command(now, h);
@@ -999,15 +1014,7 @@ impl Client {
             }
             let reads: Vec<ReadHandle> = self.reads.keys().copied().collect();
             for h in reads {
-                let Some(e) = self.reads.get(&h) else {
-                    continue;
-                };
-                let due = match e.state {
-                    CmdState::Waiting => true,
-                    CmdState::Backoff(t) => t <= now,
-                    CmdState::InFlight(..) => false,
-                };
-                if due {
+                if self.reads.get(&h).is_some_and(|e| e.state.due(now)) {
                     self.send_read(now, h);
                 }
             }
