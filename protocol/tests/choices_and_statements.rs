@@ -63,7 +63,13 @@ fn q_1_lookups_carry_the_targets_typed_dependencies() {
         if m.node.kind == Some(ModelKind::Relay) && m.node.name == "orders")
     );
     // The wrong shapes are refused before sending.
-    assert!(ChoiceLookup::new(ChoiceTarget::RelayField, std::slice::from_ref(&domain), "", 10).is_err());
+    assert!(ChoiceLookup::new(
+        ChoiceTarget::RelayField,
+        std::slice::from_ref(&domain),
+        "",
+        10
+    )
+    .is_err());
     assert!(ChoiceLookup::new(
         ChoiceTarget::RelayField,
         &[relay.clone(), domain.clone()],
@@ -112,7 +118,13 @@ fn q_1_lookups_carry_the_targets_typed_dependencies() {
     ] {
         assert!(ChoiceLookup::new(t, &[domain.clone(), relay.clone()], "", 10).is_ok());
     }
-    assert!(ChoiceLookup::new(ChoiceTarget::IngestKafkaSource, std::slice::from_ref(&domain), "", 10).is_ok());
+    assert!(ChoiceLookup::new(
+        ChoiceTarget::IngestKafkaSource,
+        std::slice::from_ref(&domain),
+        "",
+        10
+    )
+    .is_ok());
     assert!(
         ChoiceLookup::new(ChoiceTarget::IngestKafkaSource, &[], "", 10).is_err(),
         "a source target carries a domain"
