@@ -396,6 +396,7 @@ pub struct Client {
     actions: VecDeque<Action>,
     events: VecDeque<ClientEvent>,
     unsolicited: VecDeque<Unsolicited>,
+    unsolicited_frames: usize,
 }
 
 impl Client {
@@ -423,6 +424,7 @@ impl Client {
             actions: VecDeque::new(),
             events: VecDeque::new(),
             unsolicited: VecDeque::new(),
+            unsolicited_frames: 0,
         }
     }
 
@@ -912,7 +914,11 @@ impl Client {
     /// The next unsolicited frame of the sessions, or a marker of frames lost (C-7).
     #[must_use]
     pub fn poll_unsolicited(&mut self) -> Option<Unsolicited> {
-        self.unsolicited.pop_front()
+        let u = self.unsolicited.pop_front()?;
+        if matches!(u, Unsolicited::Frame(_)) {
+            self.unsolicited_frames -= 1;
+        }
+        Some(u)
     }
 
     /// When [`Client::handle_timeout`] next has something to do. A pure read.
@@ -1131,7 +1137,7 @@ impl Client {
             if let Unsolicited::Frame(f) = &u {
                 self.observe(f);
             }
-            self.unsolicited.push_back(u);
+            self.keep_unsolicited(u);
         }
         while let Some(ev) = s.exchange.poll_event() {
             match ev {
@@ -1174,6 +1180,28 @@ impl Client {
                     frame,
                 });
             }
+        }
+    }
+
+    /// Queues an unsolicited entry for the application, bounded like the exchange's queue: a
+    /// full queue drops frames and counts them in a loss marker at that point (C-7).
+    fn keep_unsolicited(&mut self, u: Unsolicited) {
+        let dropped = match u {
+            Unsolicited::Frame(_)
+                if self.unsolicited_frames >= self.config.exchange.unsolicited_capacity =>
+            {
+                1
+            }
+            Unsolicited::Lost { dropped } => dropped,
+            u => {
+                self.unsolicited_frames += 1;
+                self.unsolicited.push_back(u);
+                return;
+            }
+        };
+        match self.unsolicited.back_mut() {
+            Some(Unsolicited::Lost { dropped: d }) => *d += dropped,
+            _ => self.unsolicited.push_back(Unsolicited::Lost { dropped }),
         }
     }
 

@@ -1258,3 +1258,36 @@ fn x_9_reads_are_served_as_answered_with_no_linearizability_assumed() {
         .count();
     assert_eq!(replied, 2);
 }
+
+#[test]
+fn c_7_the_clients_unsolicited_queue_is_bounded_too() {
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 9);
+    cfg.exchange = cfg.exchange.with_unsolicited_capacity(3);
+    let mut r = Rig::with(cfg);
+    let h = r.c.read(r.now, list_domains(), None).unwrap();
+    let sid = r.open();
+    for i in 0..10 {
+        r.feed(sid, notice(&format!("n{i}")));
+    }
+    let id = r.last().1.request_id;
+    r.feed(sid, domains(id));
+    assert!(
+        r.events
+            .iter()
+            .any(|e| matches!(e, ClientEvent::Read { handle, .. } if *handle == h)),
+        "replies still route"
+    );
+    let q: Vec<_> = std::iter::from_fn(|| r.c.poll_unsolicited()).collect();
+    let frames = q
+        .iter()
+        .filter(|u| matches!(u, nervix_protocol::exchange::Unsolicited::Frame(_)))
+        .count();
+    let lost: u64 = q
+        .iter()
+        .map(|u| match u {
+            nervix_protocol::exchange::Unsolicited::Lost { dropped } => *dropped,
+            _ => 0,
+        })
+        .sum();
+    assert_eq!((frames, lost), (3, 7));
+}
