@@ -12,7 +12,7 @@ test:
     cargo test --workspace --all-features
     cargo clippy --workspace --all-targets --all-features -- -D warnings
     cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
-    cargo doc --workspace --no-deps --all-features --quiet
+    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quiet
 
 # Fuzz every target for `seconds` each (stable toolchain, no sanitizer; add `+nightly` and drop `-s none` for AddressSanitizer).
 fuzz seconds="60":

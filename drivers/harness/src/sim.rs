@@ -160,7 +160,7 @@ impl Simulation {
             .iter()
             .filter_map(|e| Endpoint::parse(e).ok())
             .collect();
-        let client = Client::new(ClientConfig::new(seeds, config.seed ^ 0xc11e_47));
+        let client = Client::new(ClientConfig::new(seeds, config.seed ^ 0x00c1_1e47));
         Self {
             rng: Rng::new(config.seed),
             config,
@@ -657,18 +657,16 @@ impl Simulation {
                         ));
                     }
                 }
-                CommandResult::Failed(f) => {
-                    if recorded_completed {
-                        problems.push(format!(
-                            "{h:?} reported failed ({}), but it completed",
-                            short(f)
-                        ));
-                    }
+                CommandResult::Failed(f) if recorded_completed => {
+                    problems.push(format!(
+                        "{h:?} reported failed ({}), but it completed",
+                        short(f)
+                    ));
                 }
-                CommandResult::Uncertain { command, .. } => {
-                    if command.reference.as_str() != reference {
-                        problems.push(format!("{h:?} uncertain under another reference"));
-                    }
+                CommandResult::Uncertain { command, .. }
+                    if command.reference.as_str() != reference =>
+                {
+                    problems.push(format!("{h:?} uncertain under another reference"));
                 }
                 _ => {}
             }
