@@ -17,7 +17,7 @@ use crate::command::{ExecutionReference, ReferenceError};
 use crate::endpoint::{Endpoint, Endpoints};
 use crate::exchange::{
     EndCause, Exchange, ExchangeConfig, ExchangeEvent, Interruption, RequestError, RequestHandle,
-    Unsolicited,
+    Unsolicited, UnsolicitedQueue,
 };
 use crate::frame::ServerFrame;
 use crate::rng::Rng;
@@ -395,13 +395,13 @@ pub struct Client {
     subscriptions: Vec<(String, String)>,
     actions: VecDeque<Action>,
     events: VecDeque<ClientEvent>,
-    unsolicited: VecDeque<Unsolicited>,
-    unsolicited_frames: usize,
+    unsolicited: UnsolicitedQueue,
 }
 
 impl Client {
     /// A client with no session yet; it connects when there is work.
     pub fn new(config: ClientConfig) -> Self {
+        let capacity = config.exchange.unsolicited_capacity;
         Self {
             rng: Rng::new(config.seed),
             endpoints: Endpoints::new(config.seeds.clone(), config.max_learned_endpoints),
@@ -423,8 +423,7 @@ impl Client {
             subscriptions: Vec::new(),
             actions: VecDeque::new(),
             events: VecDeque::new(),
-            unsolicited: VecDeque::new(),
-            unsolicited_frames: 0,
+            unsolicited: UnsolicitedQueue::new(capacity),
         }
     }
 
@@ -914,11 +913,7 @@ impl Client {
     /// The next unsolicited frame of the sessions, or a marker of frames lost (C-7).
     #[must_use]
     pub fn poll_unsolicited(&mut self) -> Option<Unsolicited> {
-        let u = self.unsolicited.pop_front()?;
-        if matches!(u, Unsolicited::Frame(_)) {
-            self.unsolicited_frames -= 1;
-        }
-        Some(u)
+        self.unsolicited.pop()
     }
 
     /// When [`Client::handle_timeout`] next has something to do. A pure read.
@@ -1137,7 +1132,8 @@ impl Client {
             if let Unsolicited::Frame(f) = &u {
                 self.observe(f);
             }
-            self.keep_unsolicited(u);
+            // The application's queue is bounded like the exchange's (C-7).
+            self.unsolicited.push(u);
         }
         while let Some(ev) = s.exchange.poll_event() {
             match ev {
@@ -1180,28 +1176,6 @@ impl Client {
                     frame,
                 });
             }
-        }
-    }
-
-    /// Queues an unsolicited entry for the application, bounded like the exchange's queue: a
-    /// full queue drops frames and counts them in a loss marker at that point (C-7).
-    fn keep_unsolicited(&mut self, u: Unsolicited) {
-        let dropped = match u {
-            Unsolicited::Frame(_)
-                if self.unsolicited_frames >= self.config.exchange.unsolicited_capacity =>
-            {
-                1
-            }
-            Unsolicited::Lost { dropped } => dropped,
-            u => {
-                self.unsolicited_frames += 1;
-                self.unsolicited.push_back(u);
-                return;
-            }
-        };
-        match self.unsolicited.back_mut() {
-            Some(Unsolicited::Lost { dropped: d }) => *d += dropped,
-            _ => self.unsolicited.push_back(Unsolicited::Lost { dropped }),
         }
     }
 

@@ -196,8 +196,7 @@ pub struct Exchange {
     in_flight: usize,
     transmit: VecDeque<Bytes>,
     events: VecDeque<ExchangeEvent>,
-    unsolicited: VecDeque<Unsolicited>,
-    unsolicited_frames: usize,
+    unsolicited: UnsolicitedQueue,
     discarded: u64,
     assembler: TransferAssembler,
     encoder: Encoder,
@@ -206,6 +205,7 @@ pub struct Exchange {
 impl Exchange {
     /// A new session's exchange.
     pub fn new(config: ExchangeConfig) -> Self {
+        let capacity = config.unsolicited_capacity;
         Self {
             next_wire: Some(config.first_request_id.max(1)),
             config,
@@ -220,8 +220,7 @@ impl Exchange {
             in_flight: 0,
             transmit: VecDeque::new(),
             events: VecDeque::new(),
-            unsolicited: VecDeque::new(),
-            unsolicited_frames: 0,
+            unsolicited: UnsolicitedQueue::new(capacity),
             discarded: 0,
             assembler: TransferAssembler::new(),
             encoder: Encoder::new(),
@@ -436,14 +435,7 @@ impl Exchange {
     }
 
     fn push_unsolicited(&mut self, frame: ServerFrame) {
-        if self.unsolicited_frames < self.config.unsolicited_capacity {
-            self.unsolicited_frames += 1;
-            self.unsolicited.push_back(Unsolicited::Frame(frame));
-        } else if let Some(Unsolicited::Lost { dropped }) = self.unsolicited.back_mut() {
-            *dropped += 1;
-        } else {
-            self.unsolicited.push_back(Unsolicited::Lost { dropped: 1 });
-        }
+        self.unsolicited.push(Unsolicited::Frame(frame));
     }
 
     fn terminal(&mut self, id: u64, frame: ServerFrame) {
@@ -590,11 +582,7 @@ impl Exchange {
     /// The next unsolicited frame, or a marker of frames lost at that point.
     #[must_use]
     pub fn poll_unsolicited(&mut self) -> Option<Unsolicited> {
-        let u = self.unsolicited.pop_front()?;
-        if matches!(u, Unsolicited::Frame(_)) {
-            self.unsolicited_frames -= 1;
-        }
-        Some(u)
+        self.unsolicited.pop()
     }
 
     /// When [`Exchange::handle_timeout`] next has something to do. A pure read.
@@ -702,5 +690,50 @@ impl<V> IdMap<V> {
     }
     fn len(&self) -> usize {
         self.entries.len()
+    }
+}
+
+/// A bounded queue of unsolicited frames (C-7): past its capacity frames are dropped, and the
+/// loss is counted in a marker at the point where it happened, so a reader of the queue learns
+/// of the gap in order. Loss markers do not count toward the capacity.
+#[derive(Debug)]
+pub(crate) struct UnsolicitedQueue {
+    entries: VecDeque<Unsolicited>,
+    frames: usize,
+    capacity: usize,
+}
+
+impl UnsolicitedQueue {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            entries: VecDeque::new(),
+            frames: 0,
+            capacity,
+        }
+    }
+
+    /// Queues a frame (or carries over a loss marker from another queue).
+    pub(crate) fn push(&mut self, u: Unsolicited) {
+        let dropped = match u {
+            Unsolicited::Frame(f) if self.frames < self.capacity => {
+                self.frames += 1;
+                self.entries.push_back(Unsolicited::Frame(f));
+                return;
+            }
+            Unsolicited::Frame(_) => 1,
+            Unsolicited::Lost { dropped } => dropped,
+        };
+        match self.entries.back_mut() {
+            Some(Unsolicited::Lost { dropped: d }) => *d += dropped,
+            _ => self.entries.push_back(Unsolicited::Lost { dropped }),
+        }
+    }
+
+    pub(crate) fn pop(&mut self) -> Option<Unsolicited> {
+        let u = self.entries.pop_front()?;
+        if matches!(u, Unsolicited::Frame(_)) {
+            self.frames -= 1;
+        }
+        Some(u)
     }
 }
