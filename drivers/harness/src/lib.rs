@@ -1,15 +1,17 @@
 //! Deterministic simulation driver for `nervix-protocol`.
 //!
-//! For now this crate holds [`SimNode`], an in-process stand-in for one Nervix node that speaks
-//! real frames: it reads `ClientMessage` frames with the checked reader and answers with
-//! `ServerMessage` frames written by the checked encoder, splitting large replies into transfer
-//! parts. It records command outcomes by execution reference, so a repeated command is answered
-//! with the recorded outcome marked `Recovered`. The session core and the fault-injecting
-//! cluster build on it.
+//! * [`SimCluster`]: a simulated Nervix cluster of one or three nodes that speaks real frames
+//!   (checked on the way in, written by the checked encoder on the way out), records command
+//!   outcomes by execution reference, serves follower reads, redirects, changes leaders and
+//!   injects faults.
+//! * [`sim::Simulation`]: a [`nervix_protocol::client::Client`] against a `SimCluster` over a
+//!   simulated network, all from one seed, checked against what a client must never promise.
+//!
+//! Nothing here reads a clock or draws ambient randomness: time is virtual and every choice
+//! comes from a seeded generator, so a run replays exactly from its seed.
 
 pub mod cluster;
-pub mod node;
 pub mod sim;
 
 pub use cluster::{ClusterConfig, ConnId, ConnectRefused, Faults, Output, SimCluster};
-pub use node::SimNode;
+pub use sim::{run_seed, NetFaults, SimConfig, Simulation};
