@@ -153,6 +153,15 @@ fn scalar_member(
     }
 }
 
+/// The check that every element of an enum vector `v` is declared.
+fn enum_elements(out: &mut String, site: &str) {
+    writeln!(
+        out,
+        "for e in v.iter() {{ if e.variant_name().is_none() {{ fail!({site}, Fault::UndeclaredEnum {{ value: e.0 as u64 }}); }} }}"
+    )
+    .unwrap();
+}
+
 /// The checks of an enum member read through `acc`: a declared value, present when required.
 fn enum_member(out: &mut String, f: &Field, site: &str, acc: &str) {
     let check = format!(
@@ -287,11 +296,7 @@ fn read_field(out: &mut String, s: &Schema, t: &Table, f: &Field, needs: &BTreeM
                     Kind::Struct if needs[n] => {
                         writeln!(out, "for e in v.iter() {{ check_struct_{}(e)?; }}", snake(n)).unwrap();
                     }
-                    Kind::Enum => writeln!(
-                        out,
-                        "for e in v.iter() {{ if e.variant_name().is_none() {{ fail!({site}, Fault::UndeclaredEnum {{ value: e.0 as u64 }}); }} }}"
-                    )
-                    .unwrap(),
+                    Kind::Enum => enum_elements(out, &site),
                     Kind::Union => panic!("vectors of unions are not supported"),
                     _ => {}
                 }
@@ -402,11 +407,7 @@ fn write_field(out: &mut String, s: &Schema, t: &Table, f: &Field) {
                 Ty::Named(n) => match s.kind(n) {
                     Kind::Table => writeln!(out, "for e in v.iter() {{ cx.nested(e, {site})?; }}").unwrap(),
                     Kind::Struct => writeln!(out, "for e in v.iter() {{ e.check_write(cx)?; }}").unwrap(),
-                    Kind::Enum => writeln!(
-                        out,
-                        "for e in v.iter() {{ if e.variant_name().is_none() {{ fail!({site}, Fault::UndeclaredEnum {{ value: e.0 as u64 }}); }} }}"
-                    )
-                    .unwrap(),
+                    Kind::Enum => enum_elements(out, &site),
                     Kind::Union => panic!("vectors of unions are not supported"),
                 },
                 _ => {}
