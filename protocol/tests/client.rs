@@ -159,6 +159,23 @@ fn preview(id: &str, position: u64, basis: u8) -> TransactionPreviewIdentityT {
     }
 }
 
+fn attached(status: TransactionStatusT) -> AttachDispositionT {
+    AttachDispositionT::TransactionAttached(Box::new(TransactionAttachedT {
+        transaction: Box::new(status),
+    }))
+}
+
+fn attach_reply(request_id: u64, disposition: AttachDispositionT) -> Bytes {
+    reply(
+        request_id,
+        ReplyBodyT::AttachOutcome(Box::new(AttachOutcomeT {
+            disposition,
+            message: String::new(),
+            diagnostics: vec![],
+        })),
+    )
+}
+
 /// BEGIN on a fresh session; returns the rig with transaction `tx-1` bound in domain `d1`.
 fn begun() -> (Rig, SessionId) {
     let mut r = Rig::new();
@@ -914,18 +931,7 @@ fn d_5_restoration_order_after_a_lost_session() {
     let attach_id = r.sent.last().unwrap().1.request_id;
     r.feed(
         s2,
-        reply(
-            attach_id,
-            ReplyBodyT::AttachOutcome(Box::new(AttachOutcomeT {
-                disposition: AttachDispositionT::TransactionAttached(Box::new(
-                    TransactionAttachedT {
-                        transaction: Box::new(status("tx-1", "d1", 0)),
-                    },
-                )),
-                message: String::new(),
-                diagnostics: vec![],
-            })),
-        ),
+        attach_reply(attach_id, attached(status("tx-1", "d1", 0))),
     );
     let (_, repeated) = r.last_command();
     assert_eq!(
@@ -1068,21 +1074,7 @@ fn x_5_a_committing_commit_is_repeated_until_its_own_outcome() {
     r.advance(Duration::from_secs(6));
     let s2 = r.open();
     let attach = r.sent.last().unwrap().1.request_id;
-    r.feed(
-        s2,
-        reply(
-            attach,
-            ReplyBodyT::AttachOutcome(Box::new(AttachOutcomeT {
-                disposition: AttachDispositionT::TransactionAttached(Box::new(
-                    TransactionAttachedT {
-                        transaction: Box::new(status("tx-1", "d1", 1)),
-                    },
-                )),
-                message: String::new(),
-                diagnostics: vec![],
-            })),
-        ),
-    );
+    r.feed(s2, attach_reply(attach, attached(status("tx-1", "d1", 1))));
     let (id2, again) = r.last_command();
     assert_eq!(again, commit, "the same commit, same reference");
     let mut o = answer(&commit.execution_reference, completed());
@@ -1123,18 +1115,7 @@ fn x_6_detached_attaches_adopts_the_domain_and_repeats_under_the_same_position()
     );
     r.feed(
         sid,
-        reply(
-            attach.request_id,
-            ReplyBodyT::AttachOutcome(Box::new(AttachOutcomeT {
-                disposition: AttachDispositionT::TransactionAttached(Box::new(
-                    TransactionAttachedT {
-                        transaction: Box::new(status("tx-1", "d2", 0)),
-                    },
-                )),
-                message: String::new(),
-                diagnostics: vec![],
-            })),
-        ),
+        attach_reply(attach.request_id, attached(status("tx-1", "d2", 0))),
     );
     assert_eq!(
         r.c.selected_domain(),
@@ -1169,16 +1150,10 @@ fn x_6_detached_attaches_adopts_the_domain_and_repeats_under_the_same_position()
     done.state = TransactionStateT::TransactionCommitted(Box::default());
     r.feed(
         sid,
-        reply(
+        attach_reply(
             attach.request_id,
-            ReplyBodyT::AttachOutcome(Box::new(AttachOutcomeT {
-                disposition: AttachDispositionT::TransactionAlreadyFinished(Box::new(
-                    TransactionAlreadyFinishedT {
-                        transaction: Box::new(done),
-                    },
-                )),
-                message: String::new(),
-                diagnostics: vec![],
+            AttachDispositionT::TransactionAlreadyFinished(Box::new(TransactionAlreadyFinishedT {
+                transaction: Box::new(done),
             })),
         ),
     );
