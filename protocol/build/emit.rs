@@ -294,7 +294,12 @@ fn read_field(out: &mut String, s: &Schema, t: &Table, f: &Field, needs: &BTreeM
                         writeln!(out, "for e in v.iter() {{ e.check()?; }}").unwrap();
                     }
                     Kind::Struct if needs[n] => {
-                        writeln!(out, "for e in v.iter() {{ check_struct_{}(e)?; }}", snake(n)).unwrap();
+                        writeln!(
+                            out,
+                            "for e in v.iter() {{ check_struct_{}(e)?; }}",
+                            snake(n)
+                        )
+                        .unwrap();
                     }
                     Kind::Enum => enum_elements(out, &site),
                     Kind::Union => panic!("vectors of unions are not supported"),
@@ -402,11 +407,22 @@ fn write_field(out: &mut String, s: &Schema, t: &Table, f: &Field) {
             }
             len_checks(out, "v.len()", f, tn);
             match &**inner {
-                Ty::String => writeln!(out, "for e in v.iter() {{ cx.string(e, {site})?; }}").unwrap(),
-                Ty::Scalar(sc) => writeln!(out, "cx.payload(v.len() * core::mem::size_of::<{}>())?;", rust_scalar(sc)).unwrap(),
+                Ty::String => {
+                    writeln!(out, "for e in v.iter() {{ cx.string(e, {site})?; }}").unwrap()
+                }
+                Ty::Scalar(sc) => writeln!(
+                    out,
+                    "cx.payload(v.len() * core::mem::size_of::<{}>())?;",
+                    rust_scalar(sc)
+                )
+                .unwrap(),
                 Ty::Named(n) => match s.kind(n) {
-                    Kind::Table => writeln!(out, "for e in v.iter() {{ cx.nested(e, {site})?; }}").unwrap(),
-                    Kind::Struct => writeln!(out, "for e in v.iter() {{ e.check_write(cx)?; }}").unwrap(),
+                    Kind::Table => {
+                        writeln!(out, "for e in v.iter() {{ cx.nested(e, {site})?; }}").unwrap()
+                    }
+                    Kind::Struct => {
+                        writeln!(out, "for e in v.iter() {{ e.check_write(cx)?; }}").unwrap()
+                    }
                     Kind::Enum => enum_elements(out, &site),
                     Kind::Union => panic!("vectors of unions are not supported"),
                 },
