@@ -57,6 +57,16 @@ impl<T: ReportFields + ?Sized> ReportFields for &T {
     }
 }
 
+/// An enum value by its declared name, or `?raw` when the schema declares none.
+fn enum_name(out: &mut String, raw: u64, declared: Option<&str>) {
+    match declared {
+        Some(n) => out.push_str(n),
+        None => {
+            let _ = write!(out, "?{raw}");
+        }
+    }
+}
+
 fn hex(out: &mut String, bytes: &[u8]) {
     for b in bytes {
         let _ = write!(out, "{b:02x}");
@@ -129,12 +139,7 @@ impl Reporter {
 
     /// An enum member.
     pub fn enumeration(&mut self, name: &str, raw: u64, declared: Option<&str>) {
-        self.line(name, |o| match declared {
-            Some(n) => o.push_str(n),
-            None => {
-                let _ = write!(o, "?{raw}");
-            }
-        });
+        self.line(name, |o| enum_name(o, raw, declared));
     }
 
     /// An optional enum member (`= null`).
@@ -174,8 +179,13 @@ impl Reporter {
         });
     }
 
-    /// A vector of scalars.
-    pub fn scalars<V: ReportValue>(&mut self, name: &str, v: Option<impl Iterator<Item = V>>) {
+    /// A vector rendered on one line as `[a,b,c]`, each element by `render`.
+    fn list<T>(
+        &mut self,
+        name: &str,
+        v: Option<impl Iterator<Item = T>>,
+        mut render: impl FnMut(&mut String, T),
+    ) {
         match v {
             Some(it) => self.line(name, |o| {
                 o.push('[');
@@ -183,7 +193,7 @@ impl Reporter {
                     if i > 0 {
                         o.push(',');
                     }
-                    e.render(o);
+                    render(o, e);
                 }
                 o.push(']');
             }),
@@ -191,22 +201,17 @@ impl Reporter {
         }
     }
 
+    /// A vector of scalars.
+    pub fn scalars<V: ReportValue>(&mut self, name: &str, v: Option<impl Iterator<Item = V>>) {
+        self.list(name, v, |o, e| e.render(o));
+    }
+
     /// A vector of strings.
     pub fn texts<'s>(&mut self, name: &str, v: Option<impl Iterator<Item = &'s str>>) {
-        match v {
-            Some(it) => self.line(name, |o| {
-                o.push('[');
-                for (i, e) in it.enumerate() {
-                    if i > 0 {
-                        o.push(',');
-                    }
-                    o.push_str("str:");
-                    hex(o, e.as_bytes());
-                }
-                o.push(']');
-            }),
-            None => self.line(name, |o| o.push_str("none")),
-        }
+        self.list(name, v, |o, e| {
+            o.push_str("str:");
+            hex(o, e.as_bytes());
+        });
     }
 
     /// A vector of enum values.
@@ -215,24 +220,7 @@ impl Reporter {
         name: &str,
         v: Option<impl Iterator<Item = (u64, Option<&'s str>)>>,
     ) {
-        match v {
-            Some(it) => self.line(name, |o| {
-                o.push('[');
-                for (i, (raw, declared)) in it.enumerate() {
-                    if i > 0 {
-                        o.push(',');
-                    }
-                    match declared {
-                        Some(n) => o.push_str(n),
-                        None => {
-                            let _ = write!(o, "?{raw}");
-                        }
-                    }
-                }
-                o.push(']');
-            }),
-            None => self.line(name, |o| o.push_str("none")),
-        }
+        self.list(name, v, |o, (raw, declared)| enum_name(o, raw, declared));
     }
 
     /// A vector of tables or structs.
