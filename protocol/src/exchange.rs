@@ -22,6 +22,7 @@ use crate::transfer::{TransferAssembler, TransferProgress};
 use crate::violation::ProtocolViolation;
 use bytes::Bytes;
 use std::collections::{BTreeSet, VecDeque};
+use std::time::Duration;
 
 /// The application's name for one request, stable for the request's whole life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -36,8 +37,17 @@ pub struct ExchangeConfig {
     /// The most unsolicited frames kept for the application; more are dropped and the loss is
     /// reported (C-7). Default 1024.
     pub unsolicited_capacity: usize,
+    /// The most bytes of unsolicited frames kept for the application; past it frames are
+    /// dropped and the loss is reported, like past the count (C-7). Default 64 MiB.
+    pub unsolicited_bytes: usize,
     /// The first request identity of the session (C-1). Default 1.
     pub first_request_id: u64,
+    /// How long a request refused as `TooManyRequestsInFlight` waits before it goes again when
+    /// nothing else is in flight to make room (C-6); it doubles with each such refusal in a
+    /// row. Default 10 ms.
+    pub refusal_backoff_initial: Duration,
+    /// The longest such wait. Default 2 s.
+    pub refusal_backoff_max: Duration,
 }
 
 impl Default for ExchangeConfig {
@@ -45,7 +55,10 @@ impl Default for ExchangeConfig {
         Self {
             max_in_flight: 64,
             unsolicited_capacity: 1024,
+            unsolicited_bytes: 64 * 1024 * 1024,
             first_request_id: 1,
+            refusal_backoff_initial: Duration::from_millis(10),
+            refusal_backoff_max: Duration::from_secs(2),
         }
     }
 }
@@ -59,6 +72,11 @@ impl ExchangeConfig {
     /// Sets the capacity of the unsolicited queue.
     pub fn with_unsolicited_capacity(mut self, n: usize) -> Self {
         self.unsolicited_capacity = n;
+        self
+    }
+    /// Sets the byte budget of the unsolicited queue.
+    pub fn with_unsolicited_bytes(mut self, n: usize) -> Self {
+        self.unsolicited_bytes = n;
         self
     }
     /// Sets the first request identity (used to test identity exhaustion).
@@ -86,13 +104,9 @@ pub enum Interruption {
     CancelledUnsent,
     /// The session was closed by the application.
     Closed,
-}
-
-impl Interruption {
-    /// Whether the request may have reached the server (and so may have had an effect).
-    pub fn may_have_been_sent(&self) -> bool {
-        !matches!(self, Interruption::CancelledUnsent)
-    }
+    /// Refused as `TooManyRequestsInFlight` (not admitted), and the session has no identity
+    /// left to send it again under (C-1): send it again on a new session.
+    IdentitiesExhausted,
 }
 
 /// Why the session ended.
@@ -126,6 +140,10 @@ pub enum ExchangeEvent {
         handle: RequestHandle,
         /// Why.
         cause: Interruption,
+        /// Whether its frame was ever handed to the transport in a form the server may have
+        /// admitted. `false` means it certainly had no effect: never written, or written and
+        /// refused as `TooManyRequestsInFlight` every time.
+        sent: bool,
     },
     /// The session ended. Every request still waiting was interrupted just before this event.
     Ended {
@@ -171,6 +189,8 @@ struct Waiter {
     kind: ClientRequest,
     frame: Bytes,
     deadline: Option<Timestamp>,
+    /// The frame is with the transport and no terminal reply has come for it yet. A request
+    /// ended while this is false certainly had no effect.
     sent: bool,
 }
 
@@ -193,6 +213,10 @@ pub struct Exchange {
     held: VecDeque<u64>,
     abandoned: BTreeSet<u64>,
     deadlines: BTreeSet<(Timestamp, u64)>,
+    /// When requests held after a refusal go again though nothing else was in flight (C-6).
+    held_until: Option<Timestamp>,
+    /// Refusals in a row with nothing else in flight: the wait doubles with each.
+    refusals: u32,
     in_flight: usize,
     transmit: VecDeque<Bytes>,
     events: VecDeque<ExchangeEvent>,
@@ -206,6 +230,7 @@ impl Exchange {
     /// A new session's exchange.
     pub fn new(config: ExchangeConfig) -> Self {
         let capacity = config.unsolicited_capacity;
+        let budget = config.unsolicited_bytes;
         Self {
             next_wire: Some(config.first_request_id.max(1)),
             config,
@@ -217,10 +242,12 @@ impl Exchange {
             held: VecDeque::new(),
             abandoned: BTreeSet::new(),
             deadlines: BTreeSet::new(),
+            held_until: None,
+            refusals: 0,
             in_flight: 0,
             transmit: VecDeque::new(),
             events: VecDeque::new(),
-            unsolicited: UnsolicitedQueue::new(capacity),
+            unsolicited: UnsolicitedQueue::new(capacity, budget),
             discarded: 0,
             assembler: TransferAssembler::new(),
             encoder: Encoder::new(),
@@ -236,6 +263,23 @@ impl Exchange {
     /// them).
     pub fn in_flight(&self) -> usize {
         self.in_flight
+    }
+
+    /// Requests out whose callers stopped waiting (C-10): they hold an in-flight slot until
+    /// their reply arrives.
+    pub fn abandoned(&self) -> usize {
+        self.abandoned.len()
+    }
+
+    /// Whether the request's current attempt was handed to the transport and is unanswered.
+    pub fn is_sent(&self, handle: RequestHandle) -> Option<bool> {
+        let id = self.handles.get(&handle.0)?;
+        self.waiters.get(id).map(|w| w.sent)
+    }
+
+    /// Bytes of the unsolicited frames held for the application.
+    pub fn unsolicited_bytes(&self) -> usize {
+        self.unsolicited.bytes()
     }
 
     /// Requests still waiting for their end, sent or not.
@@ -320,6 +364,7 @@ impl Exchange {
             self.events.push_back(ExchangeEvent::Interrupted {
                 handle: target,
                 cause: Interruption::CancelledUnsent,
+                sent: false,
             });
             return Ok(None);
         }
@@ -353,8 +398,11 @@ impl Exchange {
             self.held.retain(|q| *q != id);
         }
         self.finish_waiter(id);
-        self.events
-            .push_back(ExchangeEvent::Interrupted { handle, cause });
+        self.events.push_back(ExchangeEvent::Interrupted {
+            handle,
+            cause,
+            sent,
+        });
     }
 
     fn finish_waiter(&mut self, id: u64) -> Option<Waiter> {
@@ -389,7 +437,7 @@ impl Exchange {
     }
 
     /// A frame arrived on the session's stream.
-    pub fn handle_frame(&mut self, _now: Timestamp, bytes: Bytes) {
+    pub fn handle_frame(&mut self, now: Timestamp, bytes: Bytes) {
         if !self.is_open() {
             return;
         }
@@ -414,8 +462,17 @@ impl Exchange {
         };
         match kind {
             // The frame moves on; cloning it would cost an allocation per reply.
-            Kind::Reply(id) => self.terminal(id, frame),
+            Kind::Reply(id) => self.terminal(now, id, frame),
             Kind::Part(id) => {
+                // Only a request that is out (or was abandoned while out) can be answered in
+                // parts; parts naming any other identity are discarded unbuffered (C-3), so
+                // no peer can make the client hold a transfer nobody waits for.
+                let expected =
+                    self.waiters.get(&id).is_some_and(|w| w.sent) || self.abandoned.contains(&id);
+                if !expected {
+                    self.discarded += 1;
+                    return;
+                }
                 let progress = {
                     let view = frame.view();
                     match view.body_as_reply().and_then(|r| r.body_as_transfer_part()) {
@@ -424,7 +481,7 @@ impl Exchange {
                     }
                 };
                 match progress {
-                    Ok(TransferProgress::Complete(joined)) => self.terminal(id, joined),
+                    Ok(TransferProgress::Complete(joined)) => self.terminal(now, id, joined),
                     Ok(_) => {}
                     Err(t) => self.violation(ProtocolViolation::Transfer(t)),
                 }
@@ -438,11 +495,11 @@ impl Exchange {
         self.unsolicited.push(Unsolicited::Frame(frame));
     }
 
-    fn terminal(&mut self, id: u64, frame: ServerFrame) {
+    fn terminal(&mut self, now: Timestamp, id: u64, frame: ServerFrame) {
         let Some(w) = self.waiters.get(&id).filter(|w| w.sent) else {
             if self.abandoned.remove(&id) {
                 self.in_flight -= 1;
-                self.pump_after_terminal();
+                self.release_held();
             }
             self.discarded += 1;
             return;
@@ -476,46 +533,76 @@ impl Exchange {
             .is_some_and(|r| r.rejection() == Some(RequestRejection::TooManyRequestsInFlight));
         self.in_flight -= 1;
         if too_many {
-            // Not admitted (C-6): send it again, under a fresh identity, once an earlier
-            // request has its terminal reply.
+            // Not admitted (C-6): it goes again, under a fresh identity and in the order the
+            // held requests were first sent, once an earlier request has its terminal reply.
+            let handle = w.handle;
             if let Some(w) = self.waiters.get_mut(&id) {
                 w.sent = false;
             }
-            self.held.push_back(id);
-            if self.in_flight == 0 {
-                // Nothing else is out to make room: the server's count is already lower.
-                self.pump_after_terminal();
+            let at = self
+                .held
+                .iter()
+                .position(|h| self.waiters.get(h).is_some_and(|o| o.handle > handle))
+                .unwrap_or(self.held.len());
+            self.held.insert(at, id);
+            if self.in_flight == 0 && self.held_until.is_none() {
+                // Nothing else is out whose reply would make room: wait, longer with each
+                // refusal in a row, rather than resend at once without bound.
+                let wait = self.refusal_wait();
+                self.refusals = self.refusals.saturating_add(1);
+                self.held_until = Some(now + wait);
             }
             return;
         }
+        self.refusals = 0;
         if let Some(w) = self.finish_waiter(id) {
             self.events.push_back(ExchangeEvent::Replied {
                 handle: w.handle,
                 frame,
             });
         }
-        self.pump_after_terminal();
+        self.release_held();
     }
 
-    /// An earlier request got its terminal reply: requests refused as too many go again first.
-    fn pump_after_terminal(&mut self) {
+    fn refusal_wait(&self) -> Duration {
+        let first = self.config.refusal_backoff_initial;
+        let max = self.config.refusal_backoff_max.max(first);
+        first
+            .checked_mul(1u32 << self.refusals.min(20))
+            .map_or(max, |d| d.min(max))
+    }
+
+    /// Room was made (an earlier request has its terminal reply, or the refusal wait ended):
+    /// requests refused as too many go again first, in the order they were first sent.
+    fn release_held(&mut self) {
+        self.held_until = None;
+        let mut again = Vec::with_capacity(self.held.len());
         while let Some(old) = self.held.pop_front() {
             let Some(mut w) = self.finish_waiter(old) else {
                 continue;
             };
-            let Ok(new) = self.take_wire_id() else {
+            // C-1, C-5: a fresh identity, written into the frame; never the answered one.
+            let renumbered = match self.take_wire_id() {
+                Ok(new) => renumber(&w.frame, new).map(|f| (new, f)),
+                Err(_) => None,
+            };
+            let Some((new, frame)) = renumbered else {
                 self.events.push_back(ExchangeEvent::Interrupted {
                     handle: w.handle,
-                    cause: Interruption::CancelledUnsent,
+                    cause: Interruption::IdentitiesExhausted,
+                    sent: false,
                 });
                 continue;
             };
-            w.frame = renumber(&w.frame, new);
+            w.frame = frame;
             self.handles.insert(w.handle.0, new);
             if let Some(d) = w.deadline {
                 self.deadlines.insert((d, new));
             }
             self.waiters.insert(new, w);
+            again.push(new);
+        }
+        for new in again.into_iter().rev() {
             self.queued.push_front(new);
         }
         self.pump();
@@ -531,12 +618,18 @@ impl Exchange {
     /// Time passed: requests whose deadline is not after `now` end as
     /// [`Interruption::DeadlineExceeded`]. Early or repeated calls do nothing.
     pub fn handle_timeout(&mut self, now: Timestamp) {
+        if !self.is_open() {
+            return;
+        }
         while let Some(&(d, id)) = self.deadlines.first() {
             if d > now {
                 break;
             }
             self.deadlines.pop_first();
             self.stop_waiting(id, Interruption::DeadlineExceeded);
+        }
+        if self.held_until.is_some_and(|t| t <= now) {
+            self.release_held();
         }
     }
 
@@ -555,11 +648,13 @@ impl Exchange {
                 self.events.push_back(ExchangeEvent::Interrupted {
                     handle: w.handle,
                     cause: interruption.clone(),
+                    sent: w.sent,
                 });
             }
         }
         self.queued.clear();
         self.held.clear();
+        self.held_until = None;
         self.abandoned.clear();
         self.in_flight = 0;
         self.transmit.clear();
@@ -588,7 +683,14 @@ impl Exchange {
     /// When [`Exchange::handle_timeout`] next has something to do. A pure read.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Timestamp> {
-        self.deadlines.first().map(|&(d, _)| d)
+        if !self.is_open() {
+            return None;
+        }
+        let deadline = self.deadlines.first().map(|&(d, _)| d);
+        match (deadline, self.held_until) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -633,19 +735,42 @@ fn sent_reference(frame: &[u8]) -> Option<&str> {
         .map(|c| c.execution_reference())
 }
 
-/// The same request frame under another request identity.
-fn renumber(frame: &Bytes, request_id: u64) -> Bytes {
-    let Ok(view) = crate::frame::check_slice::<crate::frame::ClientMessageRoot>(
-        frame,
-        crate::limits::FRAME_LIMIT,
-    ) else {
-        return frame.clone();
+/// The same request frame under another request identity, or `None` when the frame does not
+/// hold its identity where this exchange wrote it. Only the eight bytes of the identity
+/// change: the request itself goes again exactly as first written.
+fn renumber(frame: &[u8], request_id: u64) -> Option<Bytes> {
+    let u32_at = |at: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(
+            frame.get(at..at.checked_add(4)?)?.try_into().ok()?,
+        ))
     };
-    let mut owned = view.unpack();
-    owned.request_id = request_id;
-    Encoder::new()
-        .encode::<crate::frame::ClientMessageRoot>(&owned)
-        .unwrap_or_else(|_| frame.clone())
+    let u16_at = |at: usize| -> Option<u16> {
+        Some(u16::from_le_bytes(
+            frame.get(at..at.checked_add(2)?)?.try_into().ok()?,
+        ))
+    };
+    let table = usize::try_from(u32_at(0)?).ok()?;
+    let back = i64::from(u32_at(table)? as i32);
+    let vtable = usize::try_from(i64::try_from(table).ok()?.checked_sub(back)?).ok()?;
+    let slot = usize::from(ClientMessage::VT_REQUEST_ID);
+    if slot + 2 > usize::from(u16_at(vtable)?) {
+        return None;
+    }
+    let field = usize::from(u16_at(vtable + slot)?);
+    if field == 0 {
+        return None;
+    }
+    let at = table.checked_add(field)?;
+    let mut out = frame.to_vec();
+    out.get_mut(at..at + 8)?
+        .copy_from_slice(&request_id.to_le_bytes());
+    // The frame reads back as the same request under the new identity, or it is not sent.
+    let check = crate::frame::check_slice::<crate::frame::ClientMessageRoot>(
+        &out,
+        crate::limits::FRAME_LIMIT,
+    )
+    .ok()?;
+    (check.request_id() == request_id).then(|| Bytes::from(out))
 }
 
 /// A map keyed by identities that only grow: entries sit in a `VecDeque` in key order, so the
@@ -693,31 +818,41 @@ impl<V> IdMap<V> {
     }
 }
 
-/// A bounded queue of unsolicited frames (C-7): past its capacity frames are dropped, and the
-/// loss is counted in a marker at the point where it happened, so a reader of the queue learns
-/// of the gap in order. Loss markers do not count toward the capacity.
+/// A bounded queue of unsolicited frames (C-7): past its capacity, in frames or in bytes,
+/// frames are dropped, and the loss is counted in a marker at the point where it happened, so
+/// a reader of the queue learns of the gap in order. Loss markers do not count toward the
+/// capacity. A kept frame that shares its receive buffer with other data is copied out of it
+/// (F-9), so what the queue holds is what its budget counts.
 #[derive(Debug)]
 pub(crate) struct UnsolicitedQueue {
     entries: VecDeque<Unsolicited>,
     frames: usize,
+    bytes: usize,
     capacity: usize,
+    budget: usize,
 }
 
 impl UnsolicitedQueue {
-    pub(crate) fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize, budget: usize) -> Self {
         Self {
             entries: VecDeque::new(),
             frames: 0,
+            bytes: 0,
             capacity,
+            budget,
         }
     }
 
     /// Queues a frame (or carries over a loss marker from another queue).
     pub(crate) fn push(&mut self, u: Unsolicited) {
         let dropped = match u {
-            Unsolicited::Frame(f) if self.frames < self.capacity => {
+            Unsolicited::Frame(f)
+                if self.frames < self.capacity
+                    && self.bytes.saturating_add(f.len()) <= self.budget =>
+            {
                 self.frames += 1;
-                self.entries.push_back(Unsolicited::Frame(f));
+                self.bytes += f.len();
+                self.entries.push_back(Unsolicited::Frame(f.retained()));
                 return;
             }
             Unsolicited::Frame(_) => 1,
@@ -731,9 +866,15 @@ impl UnsolicitedQueue {
 
     pub(crate) fn pop(&mut self) -> Option<Unsolicited> {
         let u = self.entries.pop_front()?;
-        if matches!(u, Unsolicited::Frame(_)) {
+        if let Unsolicited::Frame(f) = &u {
             self.frames -= 1;
+            self.bytes -= f.len();
         }
         Some(u)
+    }
+
+    /// Bytes of the frames held.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
     }
 }

@@ -141,6 +141,19 @@ impl<R: Root> Frame<R> {
         self.bytes
     }
 
+    /// The frame, copied out of its buffer when that buffer is shared with anything else, so
+    /// that keeping the frame keeps exactly its own bytes alive (F-9). The copy is the same
+    /// checked frame; nothing is read again.
+    pub fn retained(self) -> Self {
+        if self.bytes.is_unique() {
+            return self;
+        }
+        Self {
+            bytes: Bytes::copy_from_slice(&self.bytes),
+            _root: PhantomData,
+        }
+    }
+
     /// The frame's length in bytes.
     pub fn len(&self) -> usize {
         self.bytes.len()

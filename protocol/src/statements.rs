@@ -1,23 +1,25 @@
 //! NSPL statements as the client must route them (L-1 to L-3, A-1, RS-1).
 //!
-//! The client does not parse NSPL; it splits a query into statements (outside quotes and
-//! comments) and recognises the few leading keywords that decide how a statement may travel:
+//! The client does not parse NSPL; it splits a query into statements (outside quoted text,
+//! quoted names and comments, keywords in any case) and recognises the leading words that
+//! decide how a statement travels, following the server release's statement grammar:
 //!
-//! | statement begins with | travels as |
+//! | statement | what the client does |
 //! |---|---|
-//! | `USE DOMAIN` | `SelectDomainRequest` |
-//! | `ATTACH TRANSACTION` | `AttachTransactionRequest` |
-//! | `INSPECT TRANSACTION` | `InspectTransactionRequest` |
-//! | `CREATE SUBSCRIPTION` | `SubscribeRequest` |
-//! | `DROP SUBSCRIPTION` | `UnsubscribeRequest` |
-//! | `ATTACH DOMAIN CLOCK` | `AttachDomainClockRequest` |
-//! | `DETACH DOMAIN CLOCK` | `DetachDomainClockRequest` |
-//! | `RESTORE` | its own `RestoreBackup` call |
+//! | `USE <domain>` | selects the domain locally (L-1); sends nothing |
+//! | `LIST DOMAINS` | a `ListDomainsRequest` |
+//! | `ATTACH DOMAIN CLOCK` / `DETACH DOMAIN CLOCK` | a clock request for the selected domain |
+//! | `CREATE SUBSCRIPTION ...` | a `SubscribeRequest` with the exact statement text |
+//! | `DELETE SUBSCRIPTION <name>` | an `UnsubscribeRequest` |
+//! | `UPLOAD RESOURCE ...` | its own resource upload call |
+//! | `RESTORE ...` | its own restore call; refused inside a transaction |
+//! | `DESCRIBE BACKUP ...` | refused: it reads an archive on the client's machine |
+//! | `BACKUP ...` | a `CommandRequest` on its own |
+//! | anything else | a `CommandRequest` |
 //!
-//! Sent inside a `CommandRequest` each of these is refused by the server; the client refuses
-//! it first, naming the request to use. A `CommandRequest` holds one statement, or several only
-//! while a transaction is held; `DESCRIBE TRANSACTION`, `SHOW TRANSACTIONS` and `BACKUP` always
-//! travel alone.
+//! A `CommandRequest` holds one statement, or several only while a transaction is held;
+//! `DESCRIBE TRANSACTION`, `SHOW TRANSACTIONS` and `BACKUP` always travel alone, and a query
+//! that mixes a separately routed statement with others is refused, naming it.
 
 /// What a statement is, as far as routing goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,47 +39,49 @@ pub enum StatementKind {
     Backup,
     /// A read (`SHOW ...`, `DESCRIBE ...`): changes nothing.
     Read,
-    /// A statement that travels as a request of its own.
+    /// A statement the client serves itself or sends as a request or call of its own.
     Routed(RoutedRequest),
     /// Anything else: a statement that can change state.
     Other,
 }
 
-/// The request (or call) a routed statement travels as.
+/// How a statement that is not a command travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RoutedRequest {
-    /// `SelectDomainRequest`.
-    SelectDomain,
-    /// `AttachTransactionRequest`.
-    AttachTransaction,
-    /// `InspectTransactionRequest`.
-    InspectTransaction,
-    /// `SubscribeRequest`.
-    Subscribe,
-    /// `UnsubscribeRequest`.
-    Unsubscribe,
-    /// `AttachDomainClockRequest`.
+    /// `USE <domain>`: selected locally, nothing is sent.
+    UseDomain,
+    /// `LIST DOMAINS`: a `ListDomainsRequest`.
+    ListDomains,
+    /// `ATTACH DOMAIN CLOCK`: an `AttachDomainClockRequest`.
     AttachDomainClock,
-    /// `DetachDomainClockRequest`.
+    /// `DETACH DOMAIN CLOCK`: a `DetachDomainClockRequest`.
     DetachDomainClock,
-    /// The `RestoreBackup` call.
+    /// `CREATE SUBSCRIPTION`: a `SubscribeRequest`.
+    Subscribe,
+    /// `DELETE SUBSCRIPTION`: an `UnsubscribeRequest`.
+    Unsubscribe,
+    /// `UPLOAD RESOURCE`: the resource upload call.
+    UploadResource,
+    /// `RESTORE`: the restore call.
     Restore,
+    /// `DESCRIBE BACKUP`: not a protocol request at all (it reads a local archive).
+    DescribeBackup,
 }
 
-/// Why a query cannot be sent as one `CommandRequest`.
+/// Why a query cannot be sent as the client was asked to.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StatementError {
     /// The query holds no statement.
     #[error("the query holds no statement")]
     Empty,
-    /// A statement that travels as a request of its own (L-2).
-    #[error("`{statement}` is sent as {request:?}, not inside a command")]
+    /// A statement that travels as a request of its own was combined with others (L-2).
+    #[error("`{statement}` is sent as {request:?} on its own, not inside a command")]
     NeedsOwnRequest {
         /// The statement's leading words.
         statement: String,
-        /// The request to use.
+        /// How it travels.
         request: RoutedRequest,
     },
     /// Several statements in one command outside a transaction (L-2).
@@ -89,6 +93,20 @@ pub enum StatementError {
         /// The statement's leading words.
         statement: String,
     },
+    /// A statement no request carries: the client cannot serve it.
+    #[error("`{statement}` is not a protocol request")]
+    NotARequest {
+        /// The statement's leading words.
+        statement: String,
+    },
+    /// A statement the client serves itself does not have its form.
+    #[error("`{statement}` does not have the form {expected}")]
+    Malformed {
+        /// The statement's leading words.
+        statement: String,
+        /// The form it must have.
+        expected: &'static str,
+    },
     /// A quote or comment is not closed.
     #[error("a quote or comment is not closed")]
     Unterminated,
@@ -97,14 +115,18 @@ pub enum StatementError {
 /// A query checked for sending as one `CommandRequest`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandShape {
-    /// The kind of each statement, in written order.
-    pub kinds: Vec<StatementKind>,
+    /// The kind of each statement, in written order; never empty.
+    kinds: Vec<StatementKind>,
 }
 
 impl CommandShape {
+    /// The kind of each statement, in written order.
+    pub fn kinds(&self) -> &[StatementKind] {
+        &self.kinds
+    }
     /// The first statement's kind.
     pub fn first(&self) -> StatementKind {
-        self.kinds[0]
+        self.kinds.first().copied().unwrap_or(StatementKind::Other)
     }
     /// Whether every statement only reads.
     pub fn is_read(&self) -> bool {
@@ -119,6 +141,30 @@ impl CommandShape {
     }
 }
 
+/// Where a whole query goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Route<'q> {
+    /// One `CommandRequest` carrying the query.
+    Command(CommandShape),
+    /// `USE <domain>`: the domain to select.
+    UseDomain(String),
+    /// `LIST DOMAINS`.
+    ListDomains,
+    /// `ATTACH DOMAIN CLOCK`.
+    AttachDomainClock,
+    /// `DETACH DOMAIN CLOCK`.
+    DetachDomainClock,
+    /// `CREATE SUBSCRIPTION ...`: the statement, exactly as written.
+    Subscribe(&'q str),
+    /// `DELETE SUBSCRIPTION <name>`: the subscription's name.
+    Unsubscribe(String),
+    /// `UPLOAD RESOURCE ...`: the statement, exactly as written.
+    UploadResource(&'q str),
+    /// `RESTORE ...`: the statement, exactly as written.
+    Restore(&'q str),
+}
+
 /// Splits `query` into statements at `;` outside single-quoted text, double-quoted names,
 /// `--` line comments and `/* */` block comments. Empty statements are dropped.
 pub fn split(query: &str) -> Result<Vec<&str>, StatementError> {
@@ -127,23 +173,7 @@ pub fn split(query: &str) -> Result<Vec<&str>, StatementError> {
     let (mut i, mut start) = (0, 0);
     while i < b.len() {
         match b[i] {
-            q @ (b'\'' | b'"') => {
-                i += 1;
-                loop {
-                    if i >= b.len() {
-                        return Err(StatementError::Unterminated);
-                    }
-                    if b[i] == q {
-                        if b.get(i + 1) == Some(&q) {
-                            i += 2;
-                            continue;
-                        }
-                        break;
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
+            q @ (b'\'' | b'"') => i = skip_quoted(b, i, q)?,
             b'-' if b.get(i + 1) == Some(&b'-') => {
                 while i < b.len() && b[i] != b'\n' {
                     i += 1;
@@ -174,14 +204,28 @@ pub fn split(query: &str) -> Result<Vec<&str>, StatementError> {
     Ok(out)
 }
 
+/// The index just past the quoted text that opens at `i` with quote `q` (a doubled quote
+/// stands for itself).
+fn skip_quoted(b: &[u8], mut i: usize, q: u8) -> Result<usize, StatementError> {
+    i += 1;
+    loop {
+        match b.get(i) {
+            None => return Err(StatementError::Unterminated),
+            Some(&c) if c == q && b.get(i + 1) == Some(&q) => i += 2,
+            Some(&c) if c == q => return Ok(i + 1),
+            Some(_) => i += 1,
+        }
+    }
+}
+
 fn push<'a>(out: &mut Vec<&'a str>, s: &'a str) {
-    if !is_blank(s) {
+    if !skip_blank(s).is_empty() {
         out.push(s.trim());
     }
 }
 
-/// Whether a statement holds nothing but white space and comments.
-fn is_blank(s: &str) -> bool {
+/// `s` without the white space and comments it starts with.
+fn skip_blank(s: &str) -> &str {
     let mut rest = s;
     loop {
         rest = rest.trim_start();
@@ -190,9 +234,18 @@ fn is_blank(s: &str) -> bool {
         } else if let Some(r) = rest.strip_prefix("/*") {
             rest = r.find("*/").map_or("", |i| &r[i + 2..]);
         } else {
-            return rest.is_empty();
+            return rest;
         }
     }
+}
+
+/// The next bare word of `s` (after blanks and comments), upper-cased, and what follows it.
+fn next_word(s: &str) -> Option<(String, &str)> {
+    let rest = skip_blank(s);
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| (rest[..end].to_ascii_uppercase(), &rest[end..]))
 }
 
 /// The first `n` words of a statement, upper-cased, skipping comments.
@@ -200,29 +253,46 @@ fn leading_words(s: &str, n: usize) -> Vec<String> {
     let mut words = Vec::new();
     let mut rest = s;
     while words.len() < n {
-        rest = rest.trim_start();
-        if let Some(r) = rest.strip_prefix("--") {
-            rest = r.find('\n').map_or("", |i| &r[i..]);
-            continue;
-        }
-        if let Some(r) = rest.strip_prefix("/*") {
-            rest = r.find("*/").map_or("", |i| &r[i + 2..]);
-            continue;
-        }
-        let end = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(rest.len());
-        if end == 0 {
+        let Some((w, r)) = next_word(rest) else {
             break;
-        }
-        words.push(rest[..end].to_ascii_uppercase());
-        rest = &rest[end..];
+        };
+        words.push(w);
+        rest = r;
     }
     words
 }
 
+/// `s` after its first `n` words.
+fn after_words(s: &str, n: usize) -> &str {
+    let mut rest = s;
+    for _ in 0..n {
+        match next_word(rest) {
+            Some((_, r)) => rest = r,
+            None => break,
+        }
+    }
+    rest
+}
+
+/// One name: a bare word (letters, digits, `_`, `-`, `.`) or a double-quoted name, and nothing
+/// after it but blanks and comments.
+fn single_name(rest: &str) -> Option<String> {
+    let rest = skip_blank(rest);
+    let (name, tail) = if rest.starts_with('"') {
+        let end = skip_quoted(rest.as_bytes(), 0, b'"').ok()?;
+        (rest[1..end - 1].replace("\"\"", "\""), &rest[end..])
+    } else {
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
+            .unwrap_or(rest.len());
+        (rest[..end].to_string(), &rest[end..])
+    };
+    (!name.is_empty() && skip_blank(tail).is_empty()).then_some(name)
+}
+
 /// The routing kind of one statement.
 pub fn classify(statement: &str) -> StatementKind {
+    use RoutedRequest as R;
     let w = leading_words(statement, 3);
     let w: Vec<&str> = w.iter().map(String::as_str).collect();
     match w.as_slice() {
@@ -231,40 +301,39 @@ pub fn classify(statement: &str) -> StatementKind {
         ["REVERT", ..] | ["ROLLBACK", ..] => StatementKind::Revert,
         ["DESCRIBE", "TRANSACTION", ..] => StatementKind::DescribeTransaction,
         ["SHOW", "TRANSACTIONS", ..] => StatementKind::ShowTransactions,
+        ["DESCRIBE", "BACKUP", ..] => StatementKind::Routed(R::DescribeBackup),
         ["BACKUP", ..] => StatementKind::Backup,
-        ["USE", "DOMAIN", ..] => StatementKind::Routed(RoutedRequest::SelectDomain),
-        ["ATTACH", "TRANSACTION", ..] => StatementKind::Routed(RoutedRequest::AttachTransaction),
-        ["INSPECT", "TRANSACTION", ..] => StatementKind::Routed(RoutedRequest::InspectTransaction),
-        ["CREATE", "SUBSCRIPTION", ..] => StatementKind::Routed(RoutedRequest::Subscribe),
-        ["DROP", "SUBSCRIPTION", ..] => StatementKind::Routed(RoutedRequest::Unsubscribe),
-        ["ATTACH", "DOMAIN", "CLOCK"] => StatementKind::Routed(RoutedRequest::AttachDomainClock),
-        ["DETACH", "DOMAIN", "CLOCK"] => StatementKind::Routed(RoutedRequest::DetachDomainClock),
-        ["RESTORE", ..] => StatementKind::Routed(RoutedRequest::Restore),
+        ["USE", ..] => StatementKind::Routed(R::UseDomain),
+        ["LIST", "DOMAINS", ..] => StatementKind::Routed(R::ListDomains),
+        ["ATTACH", "DOMAIN", "CLOCK"] => StatementKind::Routed(R::AttachDomainClock),
+        ["DETACH", "DOMAIN", "CLOCK"] => StatementKind::Routed(R::DetachDomainClock),
+        ["CREATE", "SUBSCRIPTION", ..] => StatementKind::Routed(R::Subscribe),
+        ["DELETE", "SUBSCRIPTION", ..] => StatementKind::Routed(R::Unsubscribe),
+        ["UPLOAD", "RESOURCE", ..] => StatementKind::Routed(R::UploadResource),
+        ["RESTORE", ..] => StatementKind::Routed(R::Restore),
         ["SHOW", ..] | ["DESCRIBE", ..] => StatementKind::Read,
         _ => StatementKind::Other,
     }
 }
 
-/// Checks that `query` may travel as one `CommandRequest` (L-2), given whether the session
-/// holds a transaction.
-pub fn check_command(
-    query: &str,
-    holding_transaction: bool,
-) -> Result<CommandShape, StatementError> {
+/// Decides where `query` goes (L-2), given whether the session holds a transaction. The
+/// transaction rules of L-3 on subscriptions, clocks and the selected domain are the
+/// client's to apply; this checks the statements alone.
+pub fn route(query: &str, holding_transaction: bool) -> Result<Route<'_>, StatementError> {
     let statements = split(query)?;
-    if statements.is_empty() {
+    let Some(&first) = statements.first() else {
         return Err(StatementError::Empty);
-    }
+    };
     let kinds: Vec<StatementKind> = statements.iter().map(|s| classify(s)).collect();
-    for (s, k) in statements.iter().zip(&kinds) {
-        if let StatementKind::Routed(request) = k {
-            return Err(StatementError::NeedsOwnRequest {
-                statement: leading_words(s, 3).join(" "),
-                request: *request,
-            });
+    if statements.len() > 1 {
+        for (s, k) in statements.iter().zip(&kinds) {
+            if let StatementKind::Routed(request) = k {
+                return Err(StatementError::NeedsOwnRequest {
+                    statement: leading_words(s, 3).join(" "),
+                    request: *request,
+                });
+            }
         }
-    }
-    if kinds.len() > 1 {
         for (s, k) in statements.iter().zip(&kinds) {
             if matches!(
                 k,
@@ -280,6 +349,58 @@ pub fn check_command(
         if !holding_transaction {
             return Err(StatementError::SeveralOutsideTransaction);
         }
+        return Ok(Route::Command(CommandShape { kinds }));
     }
-    Ok(CommandShape { kinds })
+    let malformed = |expected| StatementError::Malformed {
+        statement: leading_words(first, 3).join(" "),
+        expected,
+    };
+    let bare = |n| skip_blank(after_words(first, n)).is_empty();
+    Ok(match kinds[0] {
+        StatementKind::Routed(r) => match r {
+            RoutedRequest::UseDomain => Route::UseDomain(
+                single_name(after_words(first, 1)).ok_or_else(|| malformed("USE <domain>"))?,
+            ),
+            RoutedRequest::ListDomains if bare(2) => Route::ListDomains,
+            RoutedRequest::ListDomains => return Err(malformed("LIST DOMAINS")),
+            RoutedRequest::AttachDomainClock if bare(3) => Route::AttachDomainClock,
+            RoutedRequest::AttachDomainClock => return Err(malformed("ATTACH DOMAIN CLOCK")),
+            RoutedRequest::DetachDomainClock if bare(3) => Route::DetachDomainClock,
+            RoutedRequest::DetachDomainClock => return Err(malformed("DETACH DOMAIN CLOCK")),
+            RoutedRequest::Subscribe => Route::Subscribe(first),
+            RoutedRequest::Unsubscribe => Route::Unsubscribe(
+                single_name(after_words(first, 2))
+                    .ok_or_else(|| malformed("DELETE SUBSCRIPTION <name>"))?,
+            ),
+            RoutedRequest::UploadResource => Route::UploadResource(first),
+            RoutedRequest::Restore => Route::Restore(first),
+            RoutedRequest::DescribeBackup => {
+                return Err(StatementError::NotARequest {
+                    statement: leading_words(first, 2).join(" "),
+                })
+            }
+        },
+        _ => Route::Command(CommandShape { kinds }),
+    })
+}
+
+/// Checks that `query` may travel as one `CommandRequest` (L-2), given whether the session
+/// holds a transaction. A statement routed any other way is refused, naming how it travels.
+pub fn check_command(
+    query: &str,
+    holding_transaction: bool,
+) -> Result<CommandShape, StatementError> {
+    match route(query, holding_transaction)? {
+        Route::Command(shape) => Ok(shape),
+        _ => {
+            let first = split(query)?.first().copied().unwrap_or_default();
+            let StatementKind::Routed(request) = classify(first) else {
+                return Err(StatementError::Empty);
+            };
+            Err(StatementError::NeedsOwnRequest {
+                statement: leading_words(first, 3).join(" "),
+                request,
+            })
+        }
+    }
 }

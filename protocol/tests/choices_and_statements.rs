@@ -214,12 +214,12 @@ fn l_2_statements_split_outside_quotes_and_comments() {
     assert_eq!(classify("  begin;"), StatementKind::Begin);
     assert_eq!(classify("/* x */ COMMIT"), StatementKind::Commit);
     assert_eq!(
-        classify("attach domain clock tenant"),
+        classify("attach domain clock"),
         StatementKind::Routed(RoutedRequest::AttachDomainClock)
     );
     assert_eq!(
-        classify("USE DOMAIN tenant"),
-        StatementKind::Routed(RoutedRequest::SelectDomain)
+        classify("use tenant"),
+        StatementKind::Routed(RoutedRequest::UseDomain)
     );
     assert_eq!(classify("SHOW RELAYS"), StatementKind::Read);
     assert_eq!(
@@ -237,4 +237,156 @@ fn l_2_statements_split_outside_quotes_and_comments() {
         StatementError::Empty
     );
     assert!(check_command("BACKUP DOMAIN x", false).is_ok());
+}
+
+#[test]
+fn l_2_statements_route_by_the_release_grammar() {
+    // Each row of the routing table, in any case, with comments around the keywords.
+    assert_eq!(
+        route("USE tenant;", false).unwrap(),
+        Route::UseDomain("tenant".into())
+    );
+    assert_eq!(
+        route("use \"my \"\"odd\"\" domain\" -- picked\n", false).unwrap(),
+        Route::UseDomain("my \"odd\" domain".into())
+    );
+    assert_eq!(
+        route("USE;", false).unwrap_err(),
+        StatementError::Malformed {
+            statement: "USE".into(),
+            expected: "USE <domain>"
+        }
+    );
+    assert!(
+        matches!(
+            route("USE DOMAIN tenant", false).unwrap_err(),
+            StatementError::Malformed { .. }
+        ),
+        "USE takes one name, with no DOMAIN keyword"
+    );
+    assert_eq!(
+        route("list /* all */ domains", false).unwrap(),
+        Route::ListDomains
+    );
+    assert!(matches!(
+        route("LIST DOMAINS tenant", false).unwrap_err(),
+        StatementError::Malformed { .. }
+    ));
+    assert_eq!(
+        route("Attach Domain Clock;", false).unwrap(),
+        Route::AttachDomainClock
+    );
+    assert_eq!(
+        route("DETACH DOMAIN CLOCK", false).unwrap(),
+        Route::DetachDomainClock
+    );
+    assert!(
+        matches!(
+            route("ATTACH DOMAIN CLOCK tenant", false).unwrap_err(),
+            StatementError::Malformed { .. }
+        ),
+        "the clock statements take no argument: they name the selected domain"
+    );
+    let sub = "CREATE SUBSCRIPTION live AS SELECT * FROM orders WHERE note = 'a;b'";
+    assert_eq!(
+        route(&format!("{sub};"), false).unwrap(),
+        Route::Subscribe(sub),
+        "the exact statement text, quoted semicolon included"
+    );
+    assert_eq!(
+        route("delete subscription live", false).unwrap(),
+        Route::Unsubscribe("live".into())
+    );
+    assert_eq!(
+        route("DELETE SUBSCRIPTION \"Live one\";", false).unwrap(),
+        Route::Unsubscribe("Live one".into())
+    );
+    assert!(matches!(
+        route("DELETE SUBSCRIPTION a b", false).unwrap_err(),
+        StatementError::Malformed { .. }
+    ));
+    assert_eq!(
+        route("UPLOAD RESOURCE bundle FROM 'x.tar'", false).unwrap(),
+        Route::UploadResource("UPLOAD RESOURCE bundle FROM 'x.tar'")
+    );
+    assert_eq!(
+        route("RESTORE FROM 'a.nxb'", false).unwrap(),
+        Route::Restore("RESTORE FROM 'a.nxb'")
+    );
+    assert_eq!(
+        route("DESCRIBE BACKUP 'a.nxb'", false).unwrap_err(),
+        StatementError::NotARequest {
+            statement: "DESCRIBE BACKUP".into()
+        }
+    );
+    // Everything else is a command, those that look like routed ones included.
+    for q in [
+        "BEGIN",
+        "COMMIT",
+        "REVERT",
+        "DESCRIBE TRANSACTION",
+        "SHOW TRANSACTIONS",
+        "BACKUP DOMAIN tenant TO 'b.nxb'",
+        "ATTACH TRANSACTION 'tx-1'",
+        "INSPECT TRANSACTION",
+        "CREATE RELAY orders",
+        "DROP SUBSCRIPTION live",
+        "SELECT 'USE other'",
+        "-- USE x\nSHOW DOMAINS",
+    ] {
+        assert!(
+            matches!(route(q, false), Ok(Route::Command(_))),
+            "{q} is a command"
+        );
+    }
+    // A routed statement never travels inside a batch, even inside a transaction.
+    for (q, request) in [
+        ("CREATE RELAY a; USE other", RoutedRequest::UseDomain),
+        ("LIST DOMAINS; SHOW DOMAINS", RoutedRequest::ListDomains),
+        (
+            "SHOW X; CREATE SUBSCRIPTION s AS SELECT 1",
+            RoutedRequest::Subscribe,
+        ),
+        ("CREATE RELAY a; RESTORE FROM 'x'", RoutedRequest::Restore),
+        (
+            "UPLOAD RESOURCE r FROM 'y'; SHOW X",
+            RoutedRequest::UploadResource,
+        ),
+        ("DESCRIBE BACKUP 'z'; SHOW X", RoutedRequest::DescribeBackup),
+    ] {
+        match route(q, true).unwrap_err() {
+            StatementError::NeedsOwnRequest { request: r, .. } => assert_eq!(r, request, "{q}"),
+            other => panic!("{q}: {other:?}"),
+        }
+    }
+    // The manual's stricter rules stay: several statements only inside a transaction, and
+    // DESCRIBE TRANSACTION, SHOW TRANSACTIONS and BACKUP alone.
+    assert_eq!(
+        route("CREATE RELAY a; CREATE RELAY b", false).unwrap_err(),
+        StatementError::SeveralOutsideTransaction
+    );
+    assert!(
+        matches!(route("CREATE RELAY a; CREATE RELAY b", true), Ok(Route::Command(s)) if s.kinds().len() == 2)
+    );
+    for q in [
+        "DESCRIBE TRANSACTION; SHOW X",
+        "SHOW X; SHOW TRANSACTIONS",
+        "BACKUP DOMAIN t; SHOW X",
+    ] {
+        assert!(
+            matches!(
+                route(q, true).unwrap_err(),
+                StatementError::MustTravelAlone { .. }
+            ),
+            "{q}"
+        );
+    }
+    assert_eq!(
+        route(" ; -- nothing\n", false).unwrap_err(),
+        StatementError::Empty
+    );
+    assert_eq!(
+        route("USE 'open", false).unwrap_err(),
+        StatementError::Unterminated
+    );
 }

@@ -236,9 +236,9 @@ fn l_2_statements_that_must_travel_alone_are_refused_before_sending() {
         })
     ));
     assert!(matches!(
-        refuse(&mut r, "ATTACH TRANSACTION 'tx-9';"),
+        refuse(&mut r, "LIST DOMAINS;"),
         ClientError::Statement(StatementError::NeedsOwnRequest {
-            request: RoutedRequest::AttachTransaction,
+            request: RoutedRequest::ListDomains,
             ..
         })
     ));
@@ -574,7 +574,7 @@ fn e_7_statements_are_reported_one_per_statement_in_written_order() {
         report
             .statements()
             .iter()
-            .map(|s| s.message.as_str())
+            .map(|s| s.message())
             .collect::<Vec<_>>(),
         ["a", "b", "c"]
     );
@@ -594,7 +594,11 @@ fn e_8_origin_is_information_only() {
         panic!()
     };
     assert_eq!(report.origin(), Some(OutcomeOrigin::Recovered));
-    assert_eq!(report.outcome.message, "created when it first ran");
+    assert_eq!(report.message(), "created when it first ran");
+    assert_eq!(
+        report.to_owned_outcome().message,
+        "created when it first ran"
+    );
 }
 
 // ----- C: rejections and cancellation -----------------------------------------------------

@@ -634,8 +634,8 @@ impl Simulation {
             });
             match &results[0] {
                 CommandResult::Completed(report) => {
-                    if report.reference.as_str() != reference
-                        || report.outcome.execution_reference != *reference
+                    if report.reference().as_str() != reference
+                        || report.outcome().execution_reference() != reference
                     {
                         problems.push(format!("{h:?} completed by another command's outcome"));
                     }
@@ -645,8 +645,8 @@ impl Simulation {
                         ));
                     }
                     if issued.append
-                        && report.outcome.transaction_admission.is_none()
-                        && report.outcome.statements.is_empty()
+                        && report.outcome().transaction_admission().is_none()
+                        && report.statements().is_empty()
                         && self
                             .cluster
                             .recorded_outcome(reference)
@@ -725,11 +725,7 @@ fn short(f: &Failure) -> String {
     match f {
         Failure::Outcome(r) => format!(
             "Outcome({})",
-            r.outcome
-                .disposition
-                .command_disposition_type()
-                .variant_name()
-                .unwrap_or("?")
+            r.outcome().disposition_type().variant_name().unwrap_or("?")
         ),
         other => format!("{other:?}"),
     }

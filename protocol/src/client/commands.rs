@@ -1,0 +1,460 @@
+//! Commands (E-1 to E-8): one execution reference per logical command, kept with the exact
+//! query, domain, position and preview until the outcome is known, and every disposition
+//! acted on. This module owns the commands and the one rule that decides whether a command
+//! that ended without its outcome failed or is uncertain.
+
+use super::call::{Call, CallState};
+use super::{Purpose, SessionId};
+use crate::command::ExecutionReference;
+use crate::exchange::RequestHandle;
+use crate::frame::ServerFrame;
+use crate::schema::*;
+use crate::statements::{CommandShape, StatementKind};
+use crate::time::Timestamp;
+use crate::transaction::{Binding, Ending};
+use std::collections::BTreeMap;
+
+/// A command the application asked to execute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CommandHandle(pub u64);
+
+/// A command's outcome as the server recorded it. It holds the checked frame the outcome came
+/// in and hands out views of it; [`CommandReport::to_owned_outcome`] copies it out on request,
+/// so keeping a report costs the frame's bytes and nothing more.
+#[derive(Debug, Clone)]
+pub struct CommandReport {
+    reference: ExecutionReference,
+    frame: ServerFrame,
+}
+
+impl PartialEq for CommandReport {
+    fn eq(&self, other: &Self) -> bool {
+        self.reference == other.reference && self.frame.bytes() == other.frame.bytes()
+    }
+}
+
+impl CommandReport {
+    /// A report of `frame`, which must be a checked reply carrying a `CommandOutcome`.
+    pub(crate) fn new(reference: ExecutionReference, frame: ServerFrame) -> Option<Self> {
+        frame.view().body_as_reply()?.body_as_command_outcome()?;
+        Some(Self { reference, frame })
+    }
+
+    /// The command's execution reference (the outcome names the same one, E-5).
+    pub fn reference(&self) -> &ExecutionReference {
+        &self.reference
+    }
+
+    /// The outcome, read in place.
+    pub fn outcome(&self) -> CommandOutcome<'_> {
+        self.frame
+            .view()
+            .body_as_reply()
+            .and_then(|r| r.body_as_command_outcome())
+            .unwrap_or_else(|| unreachable!("a report is only made of a command outcome"))
+    }
+
+    /// The frame the outcome came in.
+    pub fn frame(&self) -> &ServerFrame {
+        &self.frame
+    }
+
+    /// One outcome per statement in written order (E-7); empty for a single statement.
+    pub fn statements(
+        &self,
+    ) -> flatbuffers::Vector<'_, flatbuffers::ForwardsUOffset<StatementOutcome<'_>>> {
+        self.outcome().statements()
+    }
+
+    /// Executed now or recovered from an earlier attempt (E-8: information only).
+    pub fn origin(&self) -> Option<OutcomeOrigin> {
+        self.outcome().origin()
+    }
+
+    /// The outcome's message.
+    pub fn message(&self) -> &str {
+        self.outcome().message()
+    }
+
+    /// The whole outcome copied out of the frame.
+    pub fn to_owned_outcome(&self) -> CommandOutcomeT {
+        self.outcome().unpack()
+    }
+}
+
+/// Why a command definitely did not take effect (or ended with a definitive failure).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Failure {
+    /// The server's outcome says it failed: RequestFailed, PreviewStale (nothing applied,
+    /// the transaction stays open), TransactionTakenOver, or a reference conflict on the
+    /// command's first attempt.
+    Outcome(CommandReport),
+    /// Refused before admission for a defect in the request (C-8).
+    Rejected {
+        /// The reason.
+        rejection: RequestRejection,
+        /// The server's message.
+        message: String,
+    },
+    /// Cancelled before admission: no effect (C-9).
+    CancelledBeforeAdmission,
+    /// Never handed to the transport: it certainly had no effect.
+    NotSent,
+    /// The transaction it belonged to had ended and holds no outcome for it.
+    TransactionEnded,
+}
+
+/// Why a command's outcome is not known.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum UncertainCause {
+    /// Its deadline passed (D-4).
+    Deadline,
+    /// The reference's record was reclaimed (E-4); this is not the command's outcome.
+    ReferenceExpired,
+    /// The reference is too old to repeat (E-4).
+    RetryHorizon,
+    /// The reply was too large to carry (C-8).
+    ReplyTooLarge,
+    /// Cancelled after admission: its effect continues (C-9).
+    CancelledAfterAdmission,
+    /// Cancelled by the application, or its session lost after a cancellation was asked
+    /// for, while an earlier attempt may have run.
+    Cancelled,
+    /// A repetition met a conflicting record or a definitive refusal that says nothing of an
+    /// earlier attempt.
+    Inconclusive,
+}
+
+/// A command whose outcome is unknown, with everything needed to repeat it exactly (E-2, E-3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetainedCommand {
+    /// The reference every repetition carries.
+    pub reference: ExecutionReference,
+    /// The exact query text.
+    pub query: String,
+    /// The domain it named.
+    pub domain: Option<String>,
+    /// The expected transaction position it carried.
+    pub position: Option<u64>,
+    /// The expected preview it carried.
+    pub preview: Option<TransactionPreviewIdentityT>,
+    /// When the reference was created (monotonic).
+    pub created: Timestamp,
+}
+
+impl RetainedCommand {
+    /// The request every attempt sends, unchanged (E-2).
+    pub(crate) fn request(&self) -> ClientRequestT {
+        ClientRequestT::CommandRequest(Box::new(CommandRequestT {
+            query: self.query.clone(),
+            domain: self.domain.clone(),
+            execution_reference: self.reference.to_string(),
+            expected_transaction_position: self.position,
+            expected_preview: self.preview.clone().map(Box::new),
+        }))
+    }
+
+    /// Whether it belongs to the held transaction and so needs the transaction bound.
+    fn needs_binding(&self) -> bool {
+        self.position.is_some() || self.preview.is_some()
+    }
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum CommandResult {
+    /// Its own outcome says it completed.
+    Completed(CommandReport),
+    /// It definitely failed or never took effect.
+    Failed(Failure),
+    /// Its outcome is unknown; repeat it with [`super::Client::recover`] to learn it.
+    Uncertain {
+        /// The command, reference included.
+        command: RetainedCommand,
+        /// Why it is unknown.
+        cause: UncertainCause,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct CommandEntry {
+    pub retained: RetainedCommand,
+    pub shape: CommandShape,
+    pub call: Call,
+    /// A cancellation was asked for: the command is never sent again.
+    pub cancelling: bool,
+}
+
+impl CommandEntry {
+    /// The end of a command whose outcome did not come: failed as never sent when no attempt
+    /// can have had an effect, and uncertain, naming its reference, otherwise. Every such end
+    /// is decided here.
+    pub(crate) fn unanswered(self, cause: UncertainCause) -> CommandResult {
+        if self.call.ran {
+            CommandResult::Uncertain {
+                command: self.retained,
+                cause,
+            }
+        } else {
+            CommandResult::Failed(Failure::NotSent)
+        }
+    }
+
+    fn uncertain(&self, cause: UncertainCause) -> CommandResult {
+        CommandResult::Uncertain {
+            command: self.retained.clone(),
+            cause,
+        }
+    }
+}
+
+/// What a reply to a command asks of the client.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// The command ended.
+    Done(CommandResult),
+    /// Send it again after a back-off; `ran` when this attempt may have had an effect.
+    Backoff { ran: bool },
+    /// The named leader (when it names one) should carry it (D-1, D-2).
+    Redirect(Option<String>),
+    /// The session lost the transaction: attach it, then repeat.
+    Detached,
+    /// Nothing to do.
+    Nothing,
+}
+
+/// The commands not yet ended.
+#[derive(Debug, Default)]
+pub(crate) struct Commands {
+    entries: BTreeMap<CommandHandle, CommandEntry>,
+    next: u64,
+}
+
+impl Commands {
+    pub(crate) fn add(
+        &mut self,
+        seq: u64,
+        retained: RetainedCommand,
+        shape: CommandShape,
+        deadline: Timestamp,
+        recovered: bool,
+    ) -> CommandHandle {
+        self.next += 1;
+        let h = CommandHandle(self.next);
+        let mut call = Call::new(seq, deadline);
+        // A repetition of a command whose earlier attempts (under another handle) may have run.
+        call.ran = recovered;
+        self.entries.insert(
+            h,
+            CommandEntry {
+                retained,
+                shape,
+                call,
+                cancelling: false,
+            },
+        );
+        h
+    }
+
+    pub(crate) fn get(&self, h: CommandHandle) -> Option<&CommandEntry> {
+        self.entries.get(&h)
+    }
+
+    pub(crate) fn get_mut(&mut self, h: CommandHandle) -> Option<&mut CommandEntry> {
+        self.entries.get_mut(&h)
+    }
+
+    pub(crate) fn remove(&mut self, h: CommandHandle) -> Option<CommandEntry> {
+        self.entries.remove(&h)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Whether a BEGIN is out: until it is answered, the session may hold a transaction.
+    pub(crate) fn begin_outstanding(&self) -> bool {
+        self.entries.values().any(|e| {
+            e.shape.first() == StatementKind::Begin
+                && matches!(e.call.state, CallState::InFlight(..))
+        })
+    }
+
+    /// The commands due now, in the order they were made. A command of the held transaction
+    /// waits while the transaction is being attached again.
+    pub(crate) fn due(&self, now: Timestamp, attach_pending: bool, out: &mut Vec<(u64, Purpose)>) {
+        for (h, e) in &self.entries {
+            if e.call.due(now) && !e.cancelling && !(attach_pending && e.retained.needs_binding()) {
+                out.push((e.call.seq, Purpose::Command(*h)));
+            }
+        }
+    }
+
+    pub(crate) fn settle_backoffs(&mut self, now: Timestamp) {
+        self.entries
+            .values_mut()
+            .for_each(|e| e.call.settle_backoff(now));
+    }
+
+    pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
+        self.entries.values().map(|e| e.call.timer())
+    }
+
+    /// Commands whose deadline is not after `now`.
+    pub(crate) fn expired(&self, now: Timestamp) -> Vec<CommandHandle> {
+        self.entries
+            .iter()
+            .filter(|(_, e)| e.call.deadline <= now)
+            .map(|(h, _)| *h)
+            .collect()
+    }
+
+    /// Every attempt out on `session` ends: the session is gone.
+    pub(crate) fn lost(&mut self, session: SessionId) {
+        for e in self.entries.values_mut() {
+            if e.call.on(session).is_some() {
+                e.call.interrupted(true);
+            }
+        }
+    }
+
+    /// The attempt registered as `request` on `session`, if a command has it.
+    pub(crate) fn attempt(&self, h: CommandHandle) -> Option<(SessionId, RequestHandle)> {
+        match self.entries.get(&h)?.call.state {
+            CallState::InFlight(s, r) => Some((s, r)),
+            _ => None,
+        }
+    }
+}
+
+/// What the reply `frame` to command `e`'s current attempt means (E-6, C-8, C-9, X-1 to X-6).
+/// Changes to the transaction binding are made on `binding`; the returned flag says whether
+/// it changed.
+pub(crate) fn on_reply(
+    e: &CommandEntry,
+    frame: ServerFrame,
+    binding: &mut Binding,
+    now: Timestamp,
+) -> (Step, bool) {
+    // Whether an attempt before this one may have run: then a refusal of this attempt says
+    // nothing about the command's outcome.
+    let earlier_ran = e.call.ran_before;
+    let view = frame.view();
+    let Some(reply) = view.body_as_reply() else {
+        return (Step::Nothing, false);
+    };
+    if let Some(r) = reply.body_as_request_rejected() {
+        let rejection = r.rejection().unwrap_or(RequestRejection::InvalidRequest);
+        let result = match rejection {
+            RequestRejection::ReplyTooLarge => e.uncertain(UncertainCause::ReplyTooLarge),
+            RequestRejection::ServerBusy => return (Step::Backoff { ran: false }, false),
+            _ if earlier_ran => e.uncertain(UncertainCause::Inconclusive),
+            _ => CommandResult::Failed(Failure::Rejected {
+                rejection,
+                message: r.message().to_string(),
+            }),
+        };
+        return (Step::Done(result), false);
+    }
+    if let Some(c) = reply.body_as_request_cancelled() {
+        let result = match c.stage() {
+            Some(CancellationStage::BeforeAdmission) if !earlier_ran => {
+                CommandResult::Failed(Failure::CancelledBeforeAdmission)
+            }
+            _ => e.uncertain(UncertainCause::CancelledAfterAdmission),
+        };
+        return (Step::Done(result), false);
+    }
+    let Some(o) = reply.body_as_command_outcome() else {
+        return (Step::Nothing, false);
+    };
+    // the newest status of the held transaction advances the position.
+    let status = o.transaction().map(|s| s.unpack());
+    let admission = o.transaction_admission().map(|a| a.unpack());
+    let disposition = o.disposition_type();
+    let redirect_to = o
+        .disposition_as_leader_redirect()
+        .and_then(|r| r.leader())
+        .and_then(|l| l.grpc_uri())
+        .map(str::to_string);
+    let report = || {
+        CommandReport::new(e.retained.reference.clone(), frame.clone())
+            .unwrap_or_else(|| unreachable!("the reply holds a command outcome"))
+    };
+    match disposition {
+        CommandDisposition::CommandCompleted => {
+            let changed = match e.shape.first() {
+                StatementKind::Begin => match &status {
+                    Some(st) => {
+                        binding.begun(st, now);
+                        true
+                    }
+                    None => false,
+                },
+                StatementKind::Commit => {
+                    binding.finished(Ending::Committed);
+                    true
+                }
+                StatementKind::Revert => {
+                    binding.finished(Ending::Reverted);
+                    true
+                }
+                _ => {
+                    binding.outcome(status.as_ref(), admission.as_ref(), now);
+                    false
+                }
+            };
+            (Step::Done(CommandResult::Completed(report())), changed)
+        }
+        CommandDisposition::RequestFailed | CommandDisposition::PreviewStale => {
+            binding.outcome(status.as_ref(), None, now);
+            let result = CommandResult::Failed(Failure::Outcome(report()));
+            (Step::Done(result), false)
+        }
+        CommandDisposition::TransactionTakenOver => {
+            binding.taken_over();
+            let result = CommandResult::Failed(Failure::Outcome(report()));
+            (Step::Done(result), true)
+        }
+        CommandDisposition::LeaderRedirect => (Step::Redirect(redirect_to), false),
+        CommandDisposition::TransactionDetached => {
+            if matches!(
+                binding,
+                Binding::Finished { .. } | Binding::TakenOver { .. } | Binding::Unbound
+            ) {
+                // the transaction ended and recorded nothing under this reference.
+                let result = if earlier_ran {
+                    e.uncertain(UncertainCause::Inconclusive)
+                } else {
+                    CommandResult::Failed(Failure::TransactionEnded)
+                };
+                return (Step::Done(result), false);
+            }
+            binding.detach();
+            (Step::Detached, true)
+        }
+        // E-3, X-5: repeat under the same reference after a back-off.
+        CommandDisposition::OutcomeUnknown => (Step::Backoff { ran: true }, false),
+        CommandDisposition::ExecutionReferenceConflict => {
+            let result = if earlier_ran {
+                e.uncertain(UncertainCause::Inconclusive)
+            } else {
+                CommandResult::Failed(Failure::Outcome(report()))
+            };
+            (Step::Done(result), false)
+        }
+        // E-4: never the original command's outcome.
+        CommandDisposition::ExecutionReferenceExpired => (
+            Step::Done(e.uncertain(UncertainCause::ReferenceExpired)),
+            false,
+        ),
+        _ => (Step::Nothing, false),
+    }
+}

@@ -1,0 +1,1626 @@
+//! The client across sessions: commands with exact recovery, reads, statement routing,
+//! redirects, reconnects with the D-5 restoration order, the transaction binding, kept
+//! subscriptions and clocks, and deadlines on every call.
+//!
+//! Sans-IO like the [`Exchange`] it drives. The driver opens and closes transport streams when
+//! the client asks ([`Action`]), reports what happened ([`Client::handle_connected`],
+//! [`Client::handle_frame`], [`Client::handle_closed`], [`Client::handle_timeout`]), and drains
+//! [`Client::poll_action`], [`Client::poll_event`], [`Client::poll_unsolicited`] after every
+//! input. Time is passed in: a monotonic [`Timestamp`] everywhere, and wall-clock
+//! [`UnixMillis`] where a new execution reference takes its UUIDv7 time (E-1).
+//!
+//! A command ends exactly once, as [`CommandResult::Completed`], [`CommandResult::Failed`] or
+//! [`CommandResult::Uncertain`] naming its execution reference. Nothing else is claimed: a
+//! command whose frame may have reached the server is never reported failed, and a command is
+//! never reported completed without its own outcome.
+//!
+//! The client owns sessions, endpoints, back-off and the order in which a new session is
+//! restored; everything else lives in one module per capability, each owning its entries,
+//! their deadlines, what it restores on a new session and what a lost session means for it:
+//! `commands`, `reads`, `transaction`, `subscriptions` and `clocks`.
+
+mod call;
+mod clocks;
+mod commands;
+mod reads;
+mod subscriptions;
+mod transaction;
+
+pub use commands::{
+    CommandHandle, CommandReport, CommandResult, Failure, RetainedCommand, UncertainCause,
+};
+pub use reads::{ReadHandle, ReadResult};
+
+use crate::command::{ExecutionReference, ReferenceError};
+use crate::encode::{EncodeError, Encoder};
+use crate::endpoint::{Endpoint, Endpoints};
+use crate::exchange::{
+    EndCause, Exchange, ExchangeConfig, ExchangeEvent, Interruption, RequestError, RequestHandle,
+    Unsolicited, UnsolicitedQueue,
+};
+use crate::frame::ServerFrame;
+use crate::rng::Rng;
+use crate::schema::*;
+use crate::statements::{
+    check_command, route, Route, RoutedRequest, StatementError, StatementKind,
+};
+use crate::time::{Timestamp, UnixMillis};
+use crate::transaction::{Binding, Ending};
+use bytes::Bytes;
+use commands::{Commands, Step};
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+use transaction::{AttachStep, Transaction};
+
+/// A transport stream the client asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SessionId(pub u64);
+
+/// What the client asks the driver to do.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Action {
+    /// Open a session stream to `endpoint`; answer with `handle_connected` or `handle_closed`.
+    Connect {
+        /// The stream's name.
+        session: SessionId,
+        /// Where.
+        endpoint: Endpoint,
+    },
+    /// Write one frame as one transport message (F-2).
+    Send {
+        /// The stream.
+        session: SessionId,
+        /// The frame.
+        frame: Bytes,
+    },
+    /// End the stream: cleanly (half-close, which reverts a held transaction, X-7) or not.
+    Close {
+        /// The stream.
+        session: SessionId,
+        /// Whether to half-close cleanly.
+        clean: bool,
+    },
+}
+
+/// Configuration of a client.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ClientConfig {
+    /// Configured server addresses.
+    pub seeds: Vec<Endpoint>,
+    /// Limits of each session.
+    pub exchange: ExchangeConfig,
+    /// The deadline of a call that names none (D-4, T-8). Default 30 s.
+    pub call_timeout: Duration,
+    /// The deadline of opening a session. Default 10 s.
+    pub connect_timeout: Duration,
+    /// First back-off delay. Default 50 ms.
+    pub backoff_initial: Duration,
+    /// Largest back-off delay. Default 5 s.
+    pub backoff_max: Duration,
+    /// How long after its creation a reference is still repeated (E-4); well inside the
+    /// server's 15-minute retry validity. Default 10 minutes.
+    pub retry_horizon: Duration,
+    /// A held transaction's idle timeout. Default 15 minutes.
+    pub transaction_idle_timeout: Duration,
+    /// The most endpoints remembered from redirects (D-3). Default 8.
+    pub max_learned_endpoints: usize,
+    /// The seed of the client's random generator (references, jitter).
+    pub seed: u64,
+}
+
+impl ClientConfig {
+    /// A configuration with these seeds and defaults elsewhere.
+    pub fn new(seeds: Vec<Endpoint>, seed: u64) -> Self {
+        Self {
+            seeds,
+            exchange: ExchangeConfig::default(),
+            call_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            backoff_initial: Duration::from_millis(50),
+            backoff_max: Duration::from_secs(5),
+            retry_horizon: Duration::from_secs(600),
+            transaction_idle_timeout: Duration::from_secs(900),
+            max_learned_endpoints: 8,
+            seed,
+        }
+    }
+}
+
+/// Why the application's call was refused. Nothing was sent and nothing was queued.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The query cannot travel as asked (L-2).
+    #[error(transparent)]
+    Statement(#[from] StatementError),
+    /// The execution reference is not acceptable (E-1).
+    #[error(transparent)]
+    Reference(#[from] ReferenceError),
+    /// The request can never be sent: it breaks the schema or a send limit (F-6).
+    #[error("the request cannot be sent: {0}")]
+    Unsendable(#[from] EncodeError),
+    /// BEGIN, a clock or a subscription statement needs a selected domain (X-1, L-1).
+    #[error("no domain is selected")]
+    NoDomainSelected,
+    /// A name the application gave (a domain, a subscription, a transaction) is not one.
+    #[error("`{what}` is not a valid name: {why}")]
+    InvalidName {
+        /// Which name.
+        what: &'static str,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// Not allowed while a transaction is held (L-3, RS-1).
+    #[error("not allowed while a transaction is held")]
+    InTransaction,
+    /// An attach of a transaction by its identity is unanswered: commands wait for it to say
+    /// which transaction they belong to.
+    #[error("a transaction attach is unanswered")]
+    AttachInProgress,
+    /// The statement travels as a separate call with its own frames, not on the session.
+    #[error("`{0:?}` is a separate call")]
+    SeparateCall(RoutedRequest),
+    /// The request is not a read the client can repeat.
+    #[error("only reads are sent with `read`")]
+    NotARead,
+    /// No such command or read is waiting.
+    #[error("no such command or read is waiting")]
+    UnknownHandle,
+    /// A transaction append or commit while the client holds no transaction.
+    #[error("no transaction is held")]
+    NoTransaction,
+}
+
+/// Why a session ended.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SessionLoss {
+    /// The transport ended or could not be opened.
+    Transport,
+    /// The server ended the session.
+    Ending(ServerFrame),
+    /// The server broke the protocol (F-8); the client asked the driver to close the stream.
+    Violation(crate::violation::ProtocolViolation),
+    /// The client ended it (redirect, exhausted identities, a wedged session, close).
+    Closed,
+}
+
+/// What a statement given to [`Client::run`] became.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Routed {
+    /// A command; it ends with a [`ClientEvent::Command`].
+    Command(CommandHandle),
+    /// A request of its own; it ends with a [`ClientEvent::Read`].
+    Request(ReadHandle),
+    /// `USE <domain>`: the domain is selected; nothing was sent.
+    DomainSelected(String),
+}
+
+/// Something the application learns from the client.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ClientEvent {
+    /// A command ended.
+    Command {
+        /// The command.
+        handle: CommandHandle,
+        /// How.
+        result: CommandResult,
+    },
+    /// A read ended.
+    Read {
+        /// The read.
+        handle: ReadHandle,
+        /// How.
+        result: ReadResult,
+    },
+    /// A session opened.
+    SessionOpened {
+        /// The session.
+        session: SessionId,
+        /// Where.
+        endpoint: Endpoint,
+    },
+    /// A session ended; its state is restored on the next one (D-5).
+    SessionLost {
+        /// The session.
+        session: SessionId,
+        /// Why.
+        loss: SessionLoss,
+    },
+    /// The transaction binding changed.
+    Transaction(Binding),
+}
+
+/// What a request out on a session is for: the capability its reply goes to.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Purpose {
+    /// An attempt of a command.
+    Command(CommandHandle),
+    /// An attempt of a read or another request of the application.
+    Read(ReadHandle),
+    /// A `CancelRequest` for a command. Its `CancelOutcome` is information only: the command's
+    /// own reply says how it ended (C-9).
+    Cancel(CommandHandle),
+    /// The attach that binds the held transaction again (X-6, the last step of D-5).
+    TransactionAttach,
+    /// Attaching a followed clock again on a new session (D-5, K-5).
+    ClockRestore(String),
+    /// Opening a kept subscription again on a new session (D-5, S-7).
+    SubscriptionRestore(u64),
+}
+
+#[derive(Debug, PartialEq)]
+enum Phase {
+    /// Opening; frames are not read before the stream is open.
+    Connecting(Timestamp),
+    /// Open; the transaction attach is unanswered.
+    Restoring,
+    Ready,
+}
+
+#[derive(Debug)]
+struct Session {
+    id: SessionId,
+    exchange: Exchange,
+    phase: Phase,
+    pending: BTreeMap<RequestHandle, Purpose>,
+}
+
+/// Why the client itself ends a session.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Retire {
+    /// Its request identities ran out (C-1): a new session at once.
+    Exhausted,
+    /// It can carry nothing: every in-flight slot is held by requests nobody waits for, or a
+    /// call's deadline passed before its frame could be sent.
+    Wedged,
+}
+
+/// The Nervix client: sessions, commands, reads, kept subscriptions and clocks, and the
+/// transaction binding.
+#[derive(Debug)]
+pub struct Client {
+    config: ClientConfig,
+    rng: Rng,
+    endpoints: Endpoints,
+    session: Option<Session>,
+    next_session: u64,
+    reconnect_at: Option<Timestamp>,
+    reconnect_attempt: u32,
+    /// Redirects followed in a row without anything completing (§ back-off on loops).
+    redirect_streak: u32,
+    redirecting: bool,
+    retire: Option<Retire>,
+    current_endpoint: Option<Endpoint>,
+    selected_domain: Option<String>,
+    next_seq: u64,
+    commands: Commands,
+    reads: reads::Reads,
+    tx: Transaction,
+    subscriptions: subscriptions::Subscriptions,
+    clocks: clocks::Clocks,
+    actions: VecDeque<Action>,
+    events: VecDeque<ClientEvent>,
+    unsolicited: UnsolicitedQueue,
+    checker: Encoder,
+    ignored_frames: u64,
+}
+
+impl Client {
+    /// A client with no session yet; it connects when there is work.
+    pub fn new(config: ClientConfig) -> Self {
+        let unsolicited = UnsolicitedQueue::new(
+            config.exchange.unsolicited_capacity,
+            config.exchange.unsolicited_bytes,
+        );
+        Self {
+            rng: Rng::new(config.seed),
+            endpoints: Endpoints::new(config.seeds.clone(), config.max_learned_endpoints),
+            config,
+            session: None,
+            next_session: 1,
+            reconnect_at: None,
+            reconnect_attempt: 0,
+            redirect_streak: 0,
+            redirecting: false,
+            retire: None,
+            current_endpoint: None,
+            selected_domain: None,
+            next_seq: 0,
+            commands: Commands::default(),
+            reads: reads::Reads::default(),
+            tx: Transaction::default(),
+            subscriptions: subscriptions::Subscriptions::default(),
+            clocks: clocks::Clocks::default(),
+            actions: VecDeque::new(),
+            events: VecDeque::new(),
+            unsolicited,
+            checker: Encoder::new(),
+            ignored_frames: 0,
+        }
+    }
+
+    // ----- getters ------------------------------------------------------------------------
+
+    /// The transaction binding.
+    pub fn binding(&self) -> &Binding {
+        &self.tx.binding
+    }
+
+    /// The selected domain every command names (L-1).
+    pub fn selected_domain(&self) -> Option<&str> {
+        self.selected_domain.as_deref()
+    }
+
+    /// The current session, if one is open or opening.
+    pub fn session(&self) -> Option<SessionId> {
+        self.session.as_ref().map(|s| s.id)
+    }
+
+    /// Whether the current session is open and restored.
+    pub fn is_ready(&self) -> bool {
+        self.session
+            .as_ref()
+            .is_some_and(|s| s.phase == Phase::Ready)
+    }
+
+    /// Endpoints learned from redirects and leadership observations (D-3).
+    pub fn learned_endpoints(&self) -> Vec<Endpoint> {
+        self.endpoints.learned().cloned().collect()
+    }
+
+    /// The execution reference of a command that has not ended yet.
+    pub fn reference_of(&self, handle: CommandHandle) -> Option<&ExecutionReference> {
+        self.commands.get(handle).map(|e| &e.retained.reference)
+    }
+
+    /// Reads not yet ended.
+    pub fn outstanding_reads(&self) -> usize {
+        self.reads.len()
+    }
+
+    /// Commands not yet ended.
+    pub fn outstanding_commands(&self) -> usize {
+        self.commands.len()
+    }
+
+    /// Whether the client follows `domain`'s clock, attaching it again on every new session.
+    pub fn follows_clock(&self, domain: &str) -> bool {
+        self.clocks.follows(domain)
+    }
+
+    /// How many subscriptions the client keeps, opening them again on every new session.
+    pub fn kept_subscriptions(&self) -> usize {
+        self.subscriptions.len()
+    }
+
+    /// Frames that arrived on a stream before it was reported open, and were not read.
+    pub fn ignored_frames(&self) -> u64 {
+        self.ignored_frames
+    }
+
+    /// Bytes of unsolicited frames held for the application, by the client and its session.
+    pub fn unsolicited_bytes(&self) -> usize {
+        self.unsolicited.bytes()
+            + self
+                .session
+                .as_ref()
+                .map_or(0, |s| s.exchange.unsolicited_bytes())
+    }
+
+    // ----- application calls --------------------------------------------------------------
+
+    /// Selects the domain commands name (L-1); `None` selects none. Refused while a
+    /// transaction is held, whose requests all name its domain (L-3).
+    pub fn select_domain(&mut self, domain: Option<&str>) -> Result<(), ClientError> {
+        if self.tx.binding.is_holding() {
+            return Err(ClientError::InTransaction);
+        }
+        if let Some(d) = domain {
+            self.check_name("domain", d)?;
+        }
+        self.selected_domain = domain.map(str::to_string);
+        Ok(())
+    }
+
+    /// Runs one NSPL query the way its statements travel (L-2): a command, a request of its
+    /// own (`LIST DOMAINS`, `ATTACH`/`DETACH DOMAIN CLOCK` for the selected domain,
+    /// `CREATE SUBSCRIPTION`, `DELETE SUBSCRIPTION`), or, for `USE <domain>`, the domain
+    /// selected locally. `UPLOAD RESOURCE` and `RESTORE` are separate calls and refused here;
+    /// `DESCRIBE BACKUP` is not a protocol request.
+    pub fn run(
+        &mut self,
+        now: Timestamp,
+        wall: UnixMillis,
+        query: &str,
+    ) -> Result<Routed, ClientError> {
+        let holding = self.tx.binding.is_holding();
+        match route(query, holding)? {
+            Route::Command(_) => self.execute(now, wall, query).map(Routed::Command),
+            Route::UseDomain(d) => {
+                self.select_domain(Some(&d))?;
+                Ok(Routed::DomainSelected(d))
+            }
+            Route::ListDomains => self
+                .add_read(
+                    now,
+                    ClientRequestT::ListDomainsRequest(Box::default()),
+                    None,
+                )
+                .map(Routed::Request),
+            Route::AttachDomainClock => {
+                let d = self.selected()?;
+                self.follow_clock(now, &d).map(Routed::Request)
+            }
+            Route::DetachDomainClock => {
+                let d = self.selected()?;
+                self.detach_clock(now, &d).map(Routed::Request)
+            }
+            Route::Subscribe(statement) => {
+                let d = self.selected()?;
+                self.keep_subscription(now, &d, statement)
+                    .map(Routed::Request)
+            }
+            Route::Unsubscribe(name) => self.unsubscribe(now, &name).map(Routed::Request),
+            Route::Restore(_) if holding => Err(ClientError::InTransaction),
+            Route::Restore(_) => Err(ClientError::SeparateCall(RoutedRequest::Restore)),
+            Route::UploadResource(_) => {
+                Err(ClientError::SeparateCall(RoutedRequest::UploadResource))
+            }
+        }
+    }
+
+    fn selected(&self) -> Result<String, ClientError> {
+        self.selected_domain
+            .clone()
+            .ok_or(ClientError::NoDomainSelected)
+    }
+
+    /// Executes NSPL `query` as one command with a new UUIDv7 reference taken from `wall`
+    /// (E-1), within the default call deadline.
+    pub fn execute(
+        &mut self,
+        now: Timestamp,
+        wall: UnixMillis,
+        query: &str,
+    ) -> Result<CommandHandle, ClientError> {
+        self.execute_with(now, wall, query, None, None)
+    }
+
+    /// Like [`Client::execute`], with a reference of the application's own (checked against
+    /// E-1: a UUIDv7 of the current time unless every statement only reads) and a deadline.
+    pub fn execute_with(
+        &mut self,
+        now: Timestamp,
+        wall: UnixMillis,
+        query: &str,
+        reference: Option<ExecutionReference>,
+        deadline: Option<Duration>,
+    ) -> Result<CommandHandle, ClientError> {
+        let binding = &self.tx.binding;
+        let shape = check_command(query, binding.is_holding())?;
+        if self.attach_by_id_outstanding() {
+            return Err(ClientError::AttachInProgress);
+        }
+        let first = shape.first();
+        if first == StatementKind::Begin && self.selected_domain.is_none() {
+            return Err(ClientError::NoDomainSelected);
+        }
+        let reference = match reference {
+            Some(r) => {
+                if !shape.is_read() {
+                    r.check_persistent(wall, 5 * 60 * 1000)?;
+                }
+                r
+            }
+            None => ExecutionReference::new_v7(wall, &mut self.rng),
+        };
+        let (position, preview) = match (binding, first) {
+            (Binding::Bound(h) | Binding::Detached(h), StatementKind::Commit) => {
+                (None, h.preview.clone())
+            }
+            (Binding::Bound(h) | Binding::Detached(h), k)
+                if !shape.is_read() && k != StatementKind::Revert =>
+            {
+                (Some(h.position), None)
+            }
+            _ => (None, None),
+        };
+        let domain = match binding.held() {
+            Some(h) => Some(h.domain.clone()),
+            None => self.selected_domain.clone(),
+        };
+        let retained = RetainedCommand {
+            reference,
+            query: query.to_string(),
+            domain,
+            position,
+            preview,
+            created: now,
+        };
+        self.check_sendable(&retained.request())?;
+        let seq = self.seq();
+        let deadline = now + deadline.unwrap_or(self.config.call_timeout);
+        let h = self.commands.add(seq, retained, shape, deadline, false);
+        self.drive(now);
+        Ok(h)
+    }
+
+    /// Repeats an uncertain command exactly (E-2, E-3): same reference, query, domain,
+    /// position and preview, under a new request identity.
+    pub fn recover(
+        &mut self,
+        now: Timestamp,
+        command: &RetainedCommand,
+        deadline: Option<Duration>,
+    ) -> Result<CommandHandle, ClientError> {
+        let shape = check_command(&command.query, true)?;
+        self.check_sendable(&command.request())?;
+        let seq = self.seq();
+        let deadline = now + deadline.unwrap_or(self.config.call_timeout);
+        let h = self
+            .commands
+            .add(seq, command.clone(), shape, deadline, true);
+        self.drive(now);
+        Ok(h)
+    }
+
+    /// Sends a read (or other request that changes nothing) and repeats it on a new session
+    /// if its session is lost, until its deadline.
+    pub fn read(
+        &mut self,
+        now: Timestamp,
+        request: ClientRequestT,
+        deadline: Option<Duration>,
+    ) -> Result<ReadHandle, ClientError> {
+        match request.client_request_type() {
+            ClientRequest::ListDomainsRequest
+            | ClientRequest::SuggestRequest
+            | ClientRequest::ChoiceLookupRequest
+            | ClientRequest::InspectTransactionRequest
+            | ClientRequest::SelectDomainRequest => {}
+            _ => return Err(ClientError::NotARead),
+        }
+        self.add_read(now, request, deadline)
+    }
+
+    fn add_read(
+        &mut self,
+        now: Timestamp,
+        request: ClientRequestT,
+        deadline: Option<Duration>,
+    ) -> Result<ReadHandle, ClientError> {
+        self.check_sendable(&request)?;
+        let seq = self.seq();
+        let deadline = now + deadline.unwrap_or(self.config.call_timeout);
+        let h = self.reads.add(seq, request, deadline);
+        self.drive(now);
+        Ok(h)
+    }
+
+    /// Attaches a domain's clock (K-1); once attached it is attached again on every later
+    /// session, before anything else is restored (D-5). Refused while a transaction is held
+    /// (L-3).
+    pub fn follow_clock(
+        &mut self,
+        now: Timestamp,
+        domain: &str,
+    ) -> Result<ReadHandle, ClientError> {
+        self.check_name("domain", domain)?;
+        self.outside_transaction()?;
+        self.add_read(now, clocks::attach_request(domain), None)
+    }
+
+    /// Detaches a domain's clock (K-1): it is followed no more, on this session or any later
+    /// one. Refused while a transaction is held (L-3).
+    pub fn detach_clock(
+        &mut self,
+        now: Timestamp,
+        domain: &str,
+    ) -> Result<ReadHandle, ClientError> {
+        self.check_name("domain", domain)?;
+        self.outside_transaction()?;
+        let h = self.add_read(now, clocks::detach_request(domain), None)?;
+        self.clocks.forget(domain);
+        Ok(h)
+    }
+
+    /// Opens a subscription with one `CREATE SUBSCRIPTION` statement (S-1); once open it is
+    /// opened again, as a new generation, on every later session (D-5). Refused while a
+    /// transaction is held (L-3).
+    pub fn keep_subscription(
+        &mut self,
+        now: Timestamp,
+        domain: &str,
+        statement: &str,
+    ) -> Result<ReadHandle, ClientError> {
+        self.check_name("domain", domain)?;
+        self.outside_transaction()?;
+        match route(statement, false)? {
+            Route::Subscribe(_) => {}
+            _ => {
+                return Err(StatementError::Malformed {
+                    statement: statement.chars().take(40).collect(),
+                    expected: "CREATE SUBSCRIPTION ...",
+                }
+                .into())
+            }
+        }
+        self.add_read(
+            now,
+            subscriptions::subscribe_request(domain, statement),
+            None,
+        )
+    }
+
+    /// Deletes a subscription by name (S-6): it is opened again on no later session. Refused
+    /// while a transaction is held (L-3).
+    pub fn unsubscribe(&mut self, now: Timestamp, name: &str) -> Result<ReadHandle, ClientError> {
+        self.check_name("subscription", name)?;
+        self.outside_transaction()?;
+        let request = ClientRequestT::UnsubscribeRequest(Box::new(UnsubscribeRequestT {
+            subscription: name.to_string(),
+        }));
+        let h = self.add_read(now, request, None)?;
+        self.subscriptions.forget(name);
+        Ok(h)
+    }
+
+    /// Attaches the transaction `id` to the session, binding it when the server reports
+    /// it attached; the reply also comes as the read's own event. Refused while a transaction
+    /// is held.
+    pub fn attach_transaction(
+        &mut self,
+        now: Timestamp,
+        id: &str,
+    ) -> Result<ReadHandle, ClientError> {
+        self.check_name("transaction", id)?;
+        self.outside_transaction()?;
+        if self.attach_by_id_outstanding() {
+            return Err(ClientError::AttachInProgress);
+        }
+        self.add_read(now, transaction::attach_request(id), None)
+    }
+
+    fn attach_by_id_outstanding(&self) -> bool {
+        self.reads
+            .iter()
+            .any(|(_, e)| matches!(e.request, ClientRequestT::AttachTransactionRequest(_)))
+    }
+
+    fn outside_transaction(&self) -> Result<(), ClientError> {
+        if self.tx.binding.is_holding() {
+            return Err(ClientError::InTransaction);
+        }
+        Ok(())
+    }
+
+    /// Asks the server to cancel a command (C-9). Its result still comes as its own event:
+    /// failed only when it was never sent or was cancelled before admission, otherwise
+    /// uncertain or its real outcome. A command whose cancellation was asked for is never
+    /// sent again.
+    pub fn cancel(&mut self, now: Timestamp, handle: CommandHandle) -> Result<(), ClientError> {
+        if self.commands.get(handle).is_none() {
+            return Err(ClientError::UnknownHandle);
+        }
+        let attempt = self.commands.attempt(handle);
+        let mut s = self.session.take();
+        match (attempt, s.as_mut()) {
+            (Some((sid, r)), Some(s)) if s.id == sid => {
+                let deadline = Some(now + self.config.call_timeout);
+                match s.exchange.cancel(now, r, deadline) {
+                    // Out: a CancelRequest of its own identity (C-9).
+                    Ok(Some(c)) => {
+                        s.pending.insert(c, Purpose::Cancel(handle));
+                        if let Some(e) = self.commands.get_mut(handle) {
+                            e.cancelling = true;
+                        }
+                    }
+                    // Never written: the exchange ended it; nothing is sent.
+                    Ok(None) => {}
+                    Err(_) => {
+                        if let Some(e) = self.commands.get_mut(handle) {
+                            e.cancelling = true;
+                        }
+                    }
+                }
+                self.drain_exchange(now, s);
+            }
+            _ => {
+                // Waiting for a session or backing off: nothing of this attempt is out.
+                if let Some(e) = self.commands.remove(handle) {
+                    let result = e.unanswered(UncertainCause::Cancelled);
+                    self.events
+                        .push_back(ClientEvent::Command { handle, result });
+                }
+            }
+        }
+        if let Some(s) = s.filter(|s| s.exchange.is_open()) {
+            self.session = Some(s);
+        }
+        self.drive(now);
+        Ok(())
+    }
+
+    /// Ends the current session. With `revert` the stream is half-closed cleanly, which
+    /// reverts a held transaction; otherwise it is dropped and the transaction stays
+    /// open for a later attach.
+    pub fn close(&mut self, now: Timestamp, revert: bool) {
+        if let Some(mut s) = self.session.take() {
+            s.exchange.close();
+            self.actions.push_back(Action::Close {
+                session: s.id,
+                clean: revert,
+            });
+            self.drain_exchange(now, &mut s);
+            if revert {
+                self.tx.binding.finished(Ending::Reverted);
+            } else {
+                self.tx.binding.detach();
+            }
+            self.events
+                .push_back(ClientEvent::Transaction(self.tx.binding.clone()));
+        }
+    }
+
+    // ----- driver inputs ------------------------------------------------------------------
+
+    /// The stream `session` opened: restore session state in the D-5 order (clocks, then
+    /// subscriptions, then the transaction), then repeat outstanding commands.
+    pub fn handle_connected(&mut self, now: Timestamp, session: SessionId) {
+        let Some(mut s) = self.session.take() else {
+            return;
+        };
+        if s.id != session || !matches!(s.phase, Phase::Connecting(_)) {
+            self.session = Some(s);
+            return;
+        }
+        self.reconnect_attempt = 0;
+        s.phase = Phase::Restoring;
+        if let Some(endpoint) = self.current_endpoint.clone() {
+            self.events
+                .push_back(ClientEvent::SessionOpened { session, endpoint });
+        }
+        self.session = Some(s);
+        let deadline = now + self.config.call_timeout;
+        // 1. The clocks it follows, and clock requests the application made;
+        let clocks: Vec<(String, ClientRequestT)> = self
+            .clocks
+            .restorations()
+            .map(|(d, r)| (d.to_string(), r))
+            .collect();
+        for (domain, req) in clocks {
+            self.send_restoration(now, Purpose::ClockRestore(domain), &req, deadline);
+        }
+        self.send_pending_restorations(now, 0);
+        // 2. the subscriptions it keeps, each as a new generation, and subscription requests;
+        let subs: Vec<(u64, ClientRequestT)> = self.subscriptions.restorations().collect();
+        for (id, req) in subs {
+            self.send_restoration(now, Purpose::SubscriptionRestore(id), &req, deadline);
+        }
+        self.send_pending_restorations(now, 1);
+        // 3. then the transaction; outstanding commands go once it is attached.
+        if !self.start_attach(now) {
+            if let Some(s) = self.session.as_mut() {
+                s.phase = Phase::Ready;
+            }
+        }
+        self.drive(now);
+    }
+
+    /// A frame arrived on stream `session`. Frames of a stream not yet reported open, or of
+    /// another stream than the current one, are not read.
+    pub fn handle_frame(&mut self, now: Timestamp, session: SessionId, frame: Bytes) {
+        let Some(mut s) = self.session.take() else {
+            return;
+        };
+        if s.id != session {
+            self.session = Some(s);
+            return;
+        }
+        if matches!(s.phase, Phase::Connecting(_)) {
+            self.ignored_frames += 1;
+            self.session = Some(s);
+            return;
+        }
+        s.exchange.handle_frame(now, frame);
+        self.drain_exchange(now, &mut s);
+        if s.exchange.is_open() {
+            self.session = Some(s);
+        }
+        self.drive(now);
+    }
+
+    /// Stream `session` ended or could not be opened.
+    pub fn handle_closed(&mut self, now: Timestamp, session: SessionId) {
+        let Some(mut s) = self.session.take() else {
+            return;
+        };
+        if s.id != session {
+            self.session = Some(s);
+            return;
+        }
+        if matches!(s.phase, Phase::Connecting(_)) {
+            self.lose_session(now, s.id, SessionLoss::Transport, None);
+        } else {
+            s.exchange.handle_transport_closed(now);
+            self.drain_exchange(now, &mut s);
+        }
+        self.drive(now);
+    }
+
+    /// Time passed. Early or repeated calls do nothing.
+    pub fn handle_timeout(&mut self, now: Timestamp) {
+        if let Some(mut s) = self.session.take() {
+            match s.phase {
+                Phase::Connecting(d) if d <= now => {
+                    self.actions.push_back(Action::Close {
+                        session: s.id,
+                        clean: false,
+                    });
+                    self.lose_session(now, s.id, SessionLoss::Transport, None);
+                }
+                _ => {
+                    s.exchange.handle_timeout(now);
+                    self.drain_exchange(now, &mut s);
+                    if s.exchange.is_open() {
+                        self.session = Some(s);
+                    }
+                }
+            }
+        }
+        // Command and read deadlines (D-4).
+        for h in self.commands.expired(now) {
+            self.abandon(Purpose::Command(h));
+            if let Some(e) = self.commands.remove(h) {
+                let result = e.unanswered(UncertainCause::Deadline);
+                self.events
+                    .push_back(ClientEvent::Command { handle: h, result });
+            }
+        }
+        for h in self.reads.expired(now) {
+            self.abandon(Purpose::Read(h));
+            self.reads.remove(h);
+            self.events.push_back(ClientEvent::Read {
+                handle: h,
+                result: ReadResult::TimedOut,
+            });
+        }
+        // Transaction expiry.
+        if let Some(at) = self.tx.expires_at(self.config.transaction_idle_timeout) {
+            if at <= now {
+                self.tx.binding.finished(Ending::Expired);
+                self.events
+                    .push_back(ClientEvent::Transaction(self.tx.binding.clone()));
+            }
+        }
+        if self.tx.retry_at.is_some_and(|t| t <= now) {
+            self.tx.retry_at = None;
+            self.start_attach(now);
+        }
+        // A session whose every in-flight slot is held by requests nobody waits for carries
+        // nothing more: end it and open another.
+        if let Some(s) = &self.session {
+            let x = &s.exchange;
+            if x.in_flight() >= self.config.exchange.max_in_flight && x.abandoned() >= x.in_flight()
+            {
+                self.retire.get_or_insert(Retire::Wedged);
+            }
+        }
+        self.drive(now);
+    }
+
+    /// Stops waiting for a call's attempt still registered on the session; its late reply is
+    /// discarded (C-10). The exchange reports the end, which is read here like any other.
+    fn abandon(&mut self, purpose: Purpose) {
+        let Some(mut s) = self.session.take() else {
+            return;
+        };
+        let found = s
+            .pending
+            .iter()
+            .find(|(_, p)| **p == purpose)
+            .map(|(r, _)| *r);
+        if let Some(r) = found {
+            s.pending.remove(&r);
+            let _ = s.exchange.abandon(r);
+        }
+        self.session = Some(s);
+    }
+
+    // ----- outputs ------------------------------------------------------------------------
+
+    /// The next thing the driver must do.
+    #[must_use]
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// The next event for the application.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<ClientEvent> {
+        self.events.pop_front()
+    }
+
+    /// The next unsolicited frame of the sessions, or a marker of frames lost (C-7).
+    #[must_use]
+    pub fn poll_unsolicited(&mut self) -> Option<Unsolicited> {
+        self.unsolicited.pop()
+    }
+
+    /// When [`Client::handle_timeout`] next has something to do. A pure read.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        let session = self.session.as_ref();
+        let connecting = session.and_then(|s| match s.phase {
+            Phase::Connecting(d) => Some(d),
+            _ => None,
+        });
+        let reconnect = self
+            .reconnect_at
+            .filter(|_| self.session.is_none() && self.has_work());
+        [
+            session.and_then(|s| s.exchange.poll_timeout()),
+            connecting,
+            reconnect,
+            self.tx.expires_at(self.config.transaction_idle_timeout),
+            self.tx.retry_at,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(self.commands.timers())
+        .chain(self.reads.timers())
+        .min()
+    }
+
+    // ----- the machinery ------------------------------------------------------------------
+
+    fn seq(&mut self) -> u64 {
+        self.next_seq += 1;
+        self.next_seq
+    }
+
+    fn has_work(&self) -> bool {
+        !self.commands.is_empty() || !self.reads.is_empty()
+    }
+
+    /// A request the application asks for is checked against the schema and the send limits
+    /// now, so nothing is queued that can never go (F-6).
+    fn check_sendable(&mut self, request: &ClientRequestT) -> Result<(), ClientError> {
+        self.checker.encode_request(u64::MAX, request)?;
+        Ok(())
+    }
+
+    /// A name the application gives: not empty, no control characters, and small enough to
+    /// travel in a request.
+    fn check_name(&mut self, what: &'static str, name: &str) -> Result<(), ClientError> {
+        if name.is_empty() {
+            return Err(ClientError::InvalidName { what, why: "empty" });
+        }
+        if name.chars().any(char::is_control) {
+            return Err(ClientError::InvalidName {
+                what,
+                why: "it holds a control character",
+            });
+        }
+        if name.len() > crate::limits::FRAME_LIMIT / 2 {
+            return Err(ClientError::InvalidName {
+                what,
+                why: "it cannot travel in a frame",
+            });
+        }
+        Ok(())
+    }
+
+    fn backoff(&mut self, attempt: u32) -> Duration {
+        let base = self.config.backoff_initial.as_nanos() as u64;
+        let cap = self.config.backoff_max.as_nanos() as u64;
+        let full = base.saturating_mul(1u64 << attempt.min(30)).min(cap).max(1);
+        Duration::from_nanos(full / 2 + self.rng.below(full / 2 + 1))
+    }
+
+    fn connect(&mut self, now: Timestamp) {
+        let Some(endpoint) = self.endpoints.next_to_try() else {
+            return;
+        };
+        let id = SessionId(self.next_session);
+        self.next_session += 1;
+        self.current_endpoint = Some(endpoint.clone());
+        self.session = Some(Session {
+            id,
+            exchange: Exchange::new(self.config.exchange.clone()),
+            phase: Phase::Connecting(now + self.config.connect_timeout),
+            pending: BTreeMap::new(),
+        });
+        self.actions.push_back(Action::Connect {
+            session: id,
+            endpoint,
+        });
+    }
+
+    /// Ends the session the client decided it cannot use any more (C-1, or wedged); the next
+    /// one is opened by [`Client::drive`].
+    fn settle(&mut self, now: Timestamp) {
+        if self.retire.is_none() {
+            return;
+        }
+        match self.session.take() {
+            Some(mut s) => {
+                self.actions.push_back(Action::Close {
+                    session: s.id,
+                    clean: false,
+                });
+                s.exchange.close();
+                self.drain_exchange(now, &mut s);
+            }
+            None => self.retire = None,
+        }
+    }
+
+    /// Sends what can be sent and opens a session when work needs one.
+    fn drive(&mut self, now: Timestamp) {
+        // A second round when sending retired the session (its identities ran out).
+        for _ in 0..2 {
+            self.settle(now);
+            if self.session.is_none()
+                && self.has_work()
+                && self.reconnect_at.is_none_or(|t| t <= now)
+            {
+                self.reconnect_at = None;
+                self.connect(now);
+            }
+            if self.is_ready() {
+                self.send_due(now);
+            }
+            // A back-off that ended while the call could not go (no session can carry it, or
+            // L-3 or an unattached transaction holds it back): it waits for that instead, so
+            // no timer fires for nothing (poll_timeout stays exact).
+            self.commands.settle_backoffs(now);
+            self.reads.settle_backoffs(now);
+            self.flush();
+            if self.retire.is_none() {
+                break;
+            }
+        }
+    }
+
+    /// Sends every due call, commands and requests alike, in the order they were made.
+    fn send_due(&mut self, now: Timestamp) {
+        let mut due = Vec::new();
+        self.commands.due(now, self.tx.attach_pending(), &mut due);
+        self.reads.due(now, true, &mut due);
+        due.sort_by_key(|(seq, _)| *seq);
+        for (_, p) in due {
+            if !self.is_ready() || self.retire.is_some() {
+                break;
+            }
+            match p {
+                Purpose::Command(h) => self.send_command(now, h),
+                Purpose::Read(h) => {
+                    // L-3: nothing the held transaction forbids goes out, nor while a BEGIN
+                    // is unanswered and may bind one.
+                    let restricted = self.reads.get(h).is_some_and(|e| e.restricted());
+                    if !restricted || self.restricted_allowed() {
+                        self.send_read(now, h);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn restricted_allowed(&self) -> bool {
+        !self.tx.binding.is_holding() && !self.commands.begin_outstanding()
+    }
+
+    fn flush(&mut self) {
+        if let Some(s) = self.session.as_mut() {
+            while let Some(frame) = s.exchange.poll_transmit() {
+                self.actions.push_back(Action::Send {
+                    session: s.id,
+                    frame,
+                });
+            }
+        }
+    }
+
+    /// Registers `request` on the current session for `purpose`. A session that ran out of
+    /// identities is retired (C-1) and the caller's call waits for the next one; a request
+    /// that can never be encoded is reported as such.
+    fn send(
+        &mut self,
+        now: Timestamp,
+        purpose: Purpose,
+        request: &ClientRequestT,
+        deadline: Timestamp,
+    ) -> Result<(SessionId, RequestHandle), Option<EncodeError>> {
+        let Some(s) = self.session.as_mut() else {
+            return Err(None);
+        };
+        match s.exchange.request(now, request, Some(deadline)) {
+            Ok(r) => {
+                s.pending.insert(r, purpose);
+                Ok((s.id, r))
+            }
+            Err(RequestError::Encode(e)) => Err(Some(e)),
+            Err(_) => {
+                self.retire = Some(Retire::Exhausted);
+                Err(None)
+            }
+        }
+    }
+
+    fn send_restoration(
+        &mut self,
+        now: Timestamp,
+        purpose: Purpose,
+        request: &ClientRequestT,
+        deadline: Timestamp,
+    ) {
+        let _ = self.send(now, purpose, request, deadline);
+    }
+
+    /// Requests of the application that belong to the session state D-5 restores before the
+    /// transaction (clock requests for `rank` 0, subscription requests for 1), in the order
+    /// they were made.
+    fn send_pending_restorations(&mut self, now: Timestamp, rank: u8) {
+        let mut due: Vec<(u64, ReadHandle)> = self
+            .reads
+            .iter()
+            .filter(|(_, e)| {
+                e.restores_before_attach() && e.restoration_rank() == rank && e.call.due(now)
+            })
+            .map(|(h, e)| (e.call.seq, *h))
+            .collect();
+        due.sort();
+        for (_, h) in due {
+            if !self.commands.begin_outstanding() {
+                self.send_read(now, h);
+            }
+        }
+    }
+
+    fn send_command(&mut self, now: Timestamp, h: CommandHandle) {
+        let Some(e) = self.commands.get(h) else {
+            return;
+        };
+        if now.saturating_since(e.retained.created) >= self.config.retry_horizon {
+            if let Some(e) = self.commands.remove(h) {
+                let result = e.unanswered(UncertainCause::RetryHorizon);
+                self.events
+                    .push_back(ClientEvent::Command { handle: h, result });
+            }
+            return;
+        }
+        let (request, deadline) = (e.retained.request(), e.call.deadline);
+        match self.send(now, Purpose::Command(h), &request, deadline) {
+            Ok((sid, r)) => {
+                if let Some(e) = self.commands.get_mut(h) {
+                    e.call.registered(sid, r);
+                }
+            }
+            Err(None) => {}
+            Err(Some(_)) => {
+                if let Some(e) = self.commands.remove(h) {
+                    let result = e.unanswered(UncertainCause::Inconclusive);
+                    self.events
+                        .push_back(ClientEvent::Command { handle: h, result });
+                }
+            }
+        }
+    }
+
+    fn send_read(&mut self, now: Timestamp, h: ReadHandle) {
+        let Some(e) = self.reads.get(h) else { return };
+        let (request, deadline) = (e.request.clone(), e.call.deadline);
+        match self.send(now, Purpose::Read(h), &request, deadline) {
+            Ok((sid, r)) => {
+                if let Some(e) = self.reads.get_mut(h) {
+                    e.call.registered(sid, r);
+                }
+            }
+            Err(None) => {}
+            Err(Some(_)) => {
+                self.reads.remove(h);
+                self.events.push_back(ClientEvent::Read {
+                    handle: h,
+                    result: ReadResult::NotSent,
+                });
+            }
+        }
+    }
+
+    /// Sends the transaction attach when a held transaction is detached. Returns whether one
+    /// is out.
+    fn start_attach(&mut self, now: Timestamp) -> bool {
+        let timeout = self.config.call_timeout;
+        match self.session.as_mut() {
+            Some(s) => attach_on(s, &self.tx, now, timeout),
+            None => false,
+        }
+    }
+
+    fn drain_exchange(&mut self, now: Timestamp, s: &mut Session) {
+        while let Some(u) = s.exchange.poll_unsolicited() {
+            if let Unsolicited::Frame(f) = &u {
+                self.observe(f);
+            }
+            // The application's queue is bounded like the exchange's (C-7).
+            self.unsolicited.push(u);
+        }
+        while let Some(ev) = s.exchange.poll_event() {
+            match ev {
+                ExchangeEvent::Replied { handle, frame } => {
+                    let Some(p) = s.pending.remove(&handle) else {
+                        continue;
+                    };
+                    self.on_reply(now, s, p, frame);
+                }
+                ExchangeEvent::Interrupted {
+                    handle,
+                    cause,
+                    sent,
+                } => {
+                    let Some(p) = s.pending.remove(&handle) else {
+                        continue;
+                    };
+                    self.on_interrupted(now, p, cause, sent);
+                }
+                ExchangeEvent::Ended { cause } => {
+                    let (loss, redirect) = match cause {
+                        EndCause::SessionEnding(f) => {
+                            let redirect = f
+                                .view()
+                                .body_as_session_ending()
+                                .and_then(|e| e.reason_as_leader_redirect())
+                                .map(|r| r.leader().and_then(|l| l.grpc_uri()).map(str::to_string));
+                            (SessionLoss::Ending(f.clone()), redirect)
+                        }
+                        EndCause::TransportLost => (SessionLoss::Transport, None),
+                        EndCause::Violation(v) => {
+                            // F-8: the reader stopped; the stream goes too, so the server's
+                            // session, subscriptions and binding do not linger.
+                            self.actions.push_back(Action::Close {
+                                session: s.id,
+                                clean: false,
+                            });
+                            (SessionLoss::Violation(v), None)
+                        }
+                        EndCause::Closed => (SessionLoss::Closed, None),
+                    };
+                    let id = s.id;
+                    s.phase = Phase::Connecting(now);
+                    self.lose_session(now, id, loss, redirect);
+                }
+            }
+        }
+        if s.exchange.is_open() {
+            while let Some(frame) = s.exchange.poll_transmit() {
+                self.actions.push_back(Action::Send {
+                    session: s.id,
+                    frame,
+                });
+            }
+        }
+    }
+
+    /// Learns leader endpoints from unsolicited LeadershipObserved frames (D-3).
+    fn observe(&mut self, f: &ServerFrame) {
+        let view = f.view();
+        if let Some(l) = view.body_as_leadership_observed() {
+            if let Some(remote) = l.leadership_as_leader_is_remote() {
+                if let Some(uri) = remote.leader().grpc_uri() {
+                    if let Ok(e) = Endpoint::parse(uri) {
+                        self.endpoints.learn(e, false);
+                    }
+                }
+            }
+        }
+    }
+
+    fn lose_session(
+        &mut self,
+        now: Timestamp,
+        id: SessionId,
+        loss: SessionLoss,
+        redirect: Option<Option<String>>,
+    ) {
+        if self.session.as_ref().is_some_and(|s| s.id == id) {
+            self.session = None;
+        }
+        let had_binding = matches!(self.tx.binding, Binding::Bound(_));
+        self.tx.binding.detach();
+        self.tx.retry_at = None;
+        if had_binding {
+            self.events
+                .push_back(ClientEvent::Transaction(self.tx.binding.clone()));
+        }
+        self.commands.lost(id);
+        self.reads.lost(id);
+        let leader = redirect.flatten().and_then(|u| Endpoint::parse(&u).ok());
+        let redirecting = std::mem::take(&mut self.redirecting);
+        let retired = self.retire.take();
+        let followed = match leader {
+            Some(e) => self.endpoints.learn(e, true),
+            None => redirecting,
+        };
+        self.reconnect_at = Some(if followed {
+            // D-1: the first redirect is followed at once; redirects in a row that complete
+            // nothing back off, so a redirect loop cannot spin.
+            let streak = self.redirect_streak;
+            self.redirect_streak = streak.saturating_add(1);
+            match streak {
+                0 => now,
+                n => now + self.backoff(n - 1),
+            }
+        } else if retired == Some(Retire::Exhausted) {
+            // C-1: identities ran out; a new session at once.
+            now
+        } else {
+            // D-2 and any other loss: back off, never inventing an address.
+            let d = self.backoff(self.reconnect_attempt);
+            self.reconnect_attempt = self.reconnect_attempt.saturating_add(1);
+            now + d
+        });
+        self.events
+            .push_back(ClientEvent::SessionLost { session: id, loss });
+    }
+
+    fn on_interrupted(&mut self, now: Timestamp, p: Purpose, cause: Interruption, sent: bool) {
+        match cause {
+            Interruption::IdentitiesExhausted => {
+                self.retire = Some(Retire::Exhausted);
+            }
+            // A call's deadline passed before its frame could be sent: the session is not
+            // carrying what it is given.
+            Interruption::DeadlineExceeded if !sent => {
+                self.retire.get_or_insert(Retire::Wedged);
+            }
+            _ => {}
+        }
+        match p {
+            Purpose::Command(h) => {
+                let Some(e) = self.commands.get_mut(h) else {
+                    return;
+                };
+                e.call.interrupted(sent);
+                if cause == Interruption::CancelledUnsent || e.cancelling {
+                    // The application cancelled it: it is never sent again (C-9).
+                    if let Some(e) = self.commands.remove(h) {
+                        let result = e.unanswered(UncertainCause::Cancelled);
+                        self.events
+                            .push_back(ClientEvent::Command { handle: h, result });
+                    }
+                }
+                // Otherwise the command is repeated under the same reference on the next
+                // session (E-3) until its deadline.
+            }
+            Purpose::Read(h) => {
+                if let Some(e) = self.reads.get_mut(h) {
+                    e.call.interrupted(sent);
+                }
+            }
+            Purpose::TransactionAttach => self.tx.retry_at = Some(now),
+            // A new session restores them again; a cancellation's own end says nothing.
+            Purpose::Cancel(_) | Purpose::ClockRestore(_) | Purpose::SubscriptionRestore(_) => {}
+        }
+    }
+
+    fn on_reply(&mut self, now: Timestamp, s: &mut Session, p: Purpose, frame: ServerFrame) {
+        match p {
+            Purpose::Command(h) => self.on_command_reply(now, s, h, frame),
+            Purpose::Read(h) => self.on_read_reply(now, s, h, frame),
+            Purpose::TransactionAttach => {
+                self.on_attach_reply(now, s, &frame, None);
+            }
+            Purpose::ClockRestore(domain) => self.clocks.on_attach_reply(&domain, &frame),
+            Purpose::SubscriptionRestore(id) => self.subscriptions.on_restore_reply(id, &frame),
+            Purpose::Cancel(_) => {}
+        }
+    }
+
+    fn on_read_reply(
+        &mut self,
+        now: Timestamp,
+        s: &mut Session,
+        h: ReadHandle,
+        frame: ServerFrame,
+    ) {
+        if reads::is_busy(&frame) {
+            // C-8: a read refused as busy may be repeated later.
+            let attempts = self.reads.get(h).map_or(0, |e| e.call.attempts);
+            let at = now + self.backoff(attempts);
+            if let Some(e) = self.reads.get_mut(h) {
+                e.call.again(Some(at), false);
+            }
+            return;
+        }
+        let Some(request) = self.reads.get(h).map(|e| e.request.clone()) else {
+            return;
+        };
+        match &request {
+            ClientRequestT::AttachDomainClockRequest(a) => {
+                self.clocks.on_attach_reply(&a.domain, &frame);
+            }
+            ClientRequestT::SubscribeRequest(sub) => {
+                self.subscriptions.on_subscribe_reply(sub, &frame);
+            }
+            ClientRequestT::AttachTransactionRequest(_)
+                if self.on_attach_reply(now, s, &frame, Some(h)) =>
+            {
+                return;
+            }
+            ClientRequestT::SelectDomainRequest(_) => {
+                let selected = frame
+                    .view()
+                    .body_as_reply()
+                    .and_then(|r| r.body_as_domain_selection_outcome())
+                    .and_then(|o| o.selection_as_domain_selected())
+                    .map(|d| d.domain().to_string());
+                if selected.is_some() && !self.tx.binding.is_holding() {
+                    self.selected_domain = selected;
+                }
+            }
+            _ => {}
+        }
+        self.reads.remove(h);
+        self.redirect_streak = 0;
+        self.events.push_back(ClientEvent::Read {
+            handle: h,
+            result: ReadResult::Replied(frame),
+        });
+    }
+
+    /// An attach was answered: the restoring one (`read` is `None`) or the application's.
+    /// Returns true when the application's read is to be sent again (a redirect).
+    fn on_attach_reply(
+        &mut self,
+        now: Timestamp,
+        s: &mut Session,
+        frame: &ServerFrame,
+        read: Option<ReadHandle>,
+    ) -> bool {
+        let mut adopt = None;
+        let step = self
+            .tx
+            .on_attach_reply(frame, now, read.is_some(), &mut adopt);
+        if let Some(domain) = adopt {
+            self.selected_domain = Some(domain);
+        }
+        match step {
+            AttachStep::Changed => {
+                if read.is_none() || self.tx.binding.is_holding() {
+                    self.events
+                        .push_back(ClientEvent::Transaction(self.tx.binding.clone()));
+                }
+                if read.is_none() {
+                    s.phase = Phase::Ready;
+                }
+                false
+            }
+            AttachStep::Redirect(uri) => {
+                if let Some(e) = read.and_then(|h| self.reads.get_mut(h)) {
+                    e.call.again(None, false);
+                }
+                if !self.redirect(s, uri) {
+                    let wait = self.backoff(self.tx.refusals);
+                    self.tx.refusals = self.tx.refusals.saturating_add(1);
+                    match read.and_then(|h| self.reads.get_mut(h)) {
+                        Some(e) => e.call.again(Some(now + wait), false),
+                        None => self.tx.retry_at = Some(now + wait),
+                    }
+                }
+                read.is_some()
+            }
+            AttachStep::Again => {
+                // Refused for now: ask again after a wait that grows with each refusal.
+                let wait = self.backoff(self.tx.refusals);
+                self.tx.refusals = self.tx.refusals.saturating_add(1);
+                self.tx.retry_at = Some(now + wait);
+                false
+            }
+        }
+    }
+
+    /// Follows a redirect to a named leader (D-1): this session is dropped, not cleanly,
+    /// and the next opens at the leader. Returns false when it names no acceptable endpoint.
+    fn redirect(&mut self, s: &mut Session, uri: Option<String>) -> bool {
+        let Some(e) = uri.and_then(|u| Endpoint::parse(&u).ok()) else {
+            return false;
+        };
+        if !self.endpoints.learn(e, true) {
+            return false;
+        }
+        self.actions.push_back(Action::Close {
+            session: s.id,
+            clean: false,
+        });
+        self.redirecting = true;
+        s.exchange.close();
+        true
+    }
+
+    fn on_command_reply(
+        &mut self,
+        now: Timestamp,
+        s: &mut Session,
+        h: CommandHandle,
+        frame: ServerFrame,
+    ) {
+        let Some(entry) = self.commands.get(h) else {
+            return;
+        };
+        let (step, changed) = commands::on_reply(entry, frame, &mut self.tx.binding, now);
+        if changed {
+            self.events
+                .push_back(ClientEvent::Transaction(self.tx.binding.clone()));
+        }
+        match step {
+            Step::Done(result) => {
+                self.redirect_streak = 0;
+                self.commands.remove(h);
+                self.events
+                    .push_back(ClientEvent::Command { handle: h, result });
+            }
+            Step::Backoff { ran } => {
+                let attempts = entry_attempts(&self.commands, h);
+                let at = now + self.backoff(attempts);
+                if let Some(e) = self.commands.get_mut(h) {
+                    e.call.again(Some(at), ran);
+                }
+            }
+            Step::Redirect(uri) => {
+                if let Some(e) = self.commands.get_mut(h) {
+                    e.call.again(None, false);
+                }
+                if !self.redirect(s, uri) {
+                    // D-2: no address to go to: back off and ask again.
+                    let attempts = entry_attempts(&self.commands, h);
+                    let at = now + self.backoff(attempts);
+                    if let Some(e) = self.commands.get_mut(h) {
+                        e.call.again(Some(at), false);
+                    }
+                }
+            }
+            Step::Detached => {
+                if let Some(e) = self.commands.get_mut(h) {
+                    e.call.again(None, false);
+                }
+                if !attach_on(s, &self.tx, now, self.config.call_timeout) {
+                    self.tx.retry_at = Some(now + self.backoff(1));
+                }
+            }
+            Step::Nothing => {
+                if let Some(e) = self.commands.get_mut(h) {
+                    e.call.again(None, true);
+                }
+            }
+        }
+    }
+}
+
+fn entry_attempts(commands: &Commands, h: CommandHandle) -> u32 {
+    commands.get(h).map_or(0, |e| e.call.attempts)
+}
+
+/// Sends the attach of the held transaction on `s` unless one is out. Returns whether one is.
+fn attach_on(s: &mut Session, tx: &Transaction, now: Timestamp, timeout: Duration) -> bool {
+    let Some(req) = tx.reattach() else {
+        return false;
+    };
+    if s.pending.values().any(|p| *p == Purpose::TransactionAttach) {
+        return true;
+    }
+    match s.exchange.request(now, &req, Some(now + timeout)) {
+        Ok(r) => {
+            s.pending.insert(r, Purpose::TransactionAttach);
+            s.phase = Phase::Restoring;
+            true
+        }
+        Err(_) => false,
+    }
+}

@@ -1,0 +1,164 @@
+//! Requests that are not commands: reads (domains, suggestions, choices, inspections) and the
+//! session requests the subscription, clock and transaction modules ask for. Each is repeated
+//! on a new session when its session is lost, until its deadline, and ends exactly once with
+//! its reply or as timed out.
+
+use super::call::Call;
+use super::Purpose;
+use crate::frame::ServerFrame;
+use crate::schema::*;
+use crate::time::Timestamp;
+use std::collections::BTreeMap;
+
+/// A read (or other non-command request) the application sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ReadHandle(pub u64);
+
+/// How a read ended.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ReadResult {
+    /// Its reply (a checked frame whose body is a `Reply`).
+    Replied(ServerFrame),
+    /// Its deadline passed.
+    TimedOut,
+    /// It could not be sent and never will be: it certainly had no effect.
+    NotSent,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct ReadEntry {
+    pub request: ClientRequestT,
+    pub call: Call,
+}
+
+impl ReadEntry {
+    /// Whether L-3 forbids sending it while a transaction is held: subscribing, unsubscribing,
+    /// attaching or detaching a clock, and attaching another transaction.
+    pub(crate) fn restricted(&self) -> bool {
+        matches!(
+            self.request,
+            ClientRequestT::SubscribeRequest(_)
+                | ClientRequestT::UnsubscribeRequest(_)
+                | ClientRequestT::AttachDomainClockRequest(_)
+                | ClientRequestT::DetachDomainClockRequest(_)
+                | ClientRequestT::AttachTransactionRequest(_)
+        )
+    }
+
+    /// Whether it belongs to the session state D-5 restores before the transaction attach.
+    pub(crate) fn restores_before_attach(&self) -> bool {
+        matches!(
+            self.request,
+            ClientRequestT::SubscribeRequest(_)
+                | ClientRequestT::UnsubscribeRequest(_)
+                | ClientRequestT::AttachDomainClockRequest(_)
+                | ClientRequestT::DetachDomainClockRequest(_)
+        )
+    }
+
+    /// Clocks first, then subscriptions (D-5).
+    pub(crate) fn restoration_rank(&self) -> u8 {
+        match self.request {
+            ClientRequestT::AttachDomainClockRequest(_)
+            | ClientRequestT::DetachDomainClockRequest(_) => 0,
+            _ => 1,
+        }
+    }
+}
+
+/// The reads not yet ended.
+#[derive(Debug, Default)]
+pub(crate) struct Reads {
+    entries: BTreeMap<ReadHandle, ReadEntry>,
+    next: u64,
+}
+
+impl Reads {
+    pub(crate) fn add(
+        &mut self,
+        seq: u64,
+        request: ClientRequestT,
+        deadline: Timestamp,
+    ) -> ReadHandle {
+        self.next += 1;
+        let h = ReadHandle(self.next);
+        self.entries.insert(
+            h,
+            ReadEntry {
+                request,
+                call: Call::new(seq, deadline),
+            },
+        );
+        h
+    }
+
+    pub(crate) fn get(&self, h: ReadHandle) -> Option<&ReadEntry> {
+        self.entries.get(&h)
+    }
+
+    pub(crate) fn get_mut(&mut self, h: ReadHandle) -> Option<&mut ReadEntry> {
+        self.entries.get_mut(&h)
+    }
+
+    pub(crate) fn remove(&mut self, h: ReadHandle) -> Option<ReadEntry> {
+        self.entries.remove(&h)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&ReadHandle, &ReadEntry)> {
+        self.entries.iter()
+    }
+
+    /// The reads due now, in the order they were made; `restricted_ok` says whether L-3
+    /// allows the restricted ones now.
+    pub(crate) fn due(&self, now: Timestamp, restricted_ok: bool, out: &mut Vec<(u64, Purpose)>) {
+        for (h, e) in &self.entries {
+            if e.call.due(now) && (restricted_ok || !e.restricted()) {
+                out.push((e.call.seq, Purpose::Read(*h)));
+            }
+        }
+    }
+
+    pub(crate) fn settle_backoffs(&mut self, now: Timestamp) {
+        self.entries
+            .values_mut()
+            .for_each(|e| e.call.settle_backoff(now));
+    }
+
+    pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
+        self.entries.values().map(|e| e.call.timer())
+    }
+
+    pub(crate) fn expired(&self, now: Timestamp) -> Vec<ReadHandle> {
+        self.entries
+            .iter()
+            .filter(|(_, e)| e.call.deadline <= now)
+            .map(|(h, _)| *h)
+            .collect()
+    }
+
+    pub(crate) fn lost(&mut self, session: super::SessionId) {
+        for e in self.entries.values_mut() {
+            if e.call.on(session).is_some() {
+                e.call.interrupted(true);
+            }
+        }
+    }
+}
+
+/// Whether a reply refuses its read as busy: the read may be repeated later (C-8).
+pub(crate) fn is_busy(frame: &ServerFrame) -> bool {
+    frame
+        .view()
+        .body_as_reply()
+        .and_then(|r| r.body_as_request_rejected())
+        .is_some_and(|r| r.rejection() == Some(RequestRejection::ServerBusy))
+}
