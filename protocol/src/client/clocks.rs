@@ -2,8 +2,10 @@
 //! attached again on every later session, first of all the session state, and a clock whose
 //! domain no longer exists, or that the application detached, is followed no more.
 
+use super::{ClientError, ReadHandle};
 use crate::frame::ServerFrame;
 use crate::schema::*;
+use crate::time::Timestamp;
 use std::collections::BTreeSet;
 
 /// The clocks the client follows.
@@ -69,5 +71,34 @@ impl Clocks {
     /// Whether the client follows `domain`'s clock.
     pub(crate) fn follows(&self, domain: &str) -> bool {
         self.followed.contains(domain)
+    }
+}
+
+impl super::Client {
+    /// Attaches a domain's clock (K-1); once attached it is attached again on every later
+    /// session, before anything else is restored (D-5). Refused while a transaction is held
+    /// (L-3).
+    pub fn follow_clock(
+        &mut self,
+        now: Timestamp,
+        domain: &str,
+    ) -> Result<ReadHandle, ClientError> {
+        self.check_name("domain", domain)?;
+        self.outside_transaction()?;
+        self.add_read(now, attach_request(domain), None)
+    }
+
+    /// Detaches a domain's clock (K-1): it is followed no more, on this session or any later
+    /// one. Refused while a transaction is held (L-3).
+    pub fn detach_clock(
+        &mut self,
+        now: Timestamp,
+        domain: &str,
+    ) -> Result<ReadHandle, ClientError> {
+        self.check_name("domain", domain)?;
+        self.outside_transaction()?;
+        let h = self.add_read(now, detach_request(domain), None)?;
+        self.clocks.forget(domain);
+        Ok(h)
     }
 }

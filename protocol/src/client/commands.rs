@@ -4,15 +4,20 @@
 //! that ended without its outcome failed or is uncertain.
 
 use super::call::{Call, CallState};
+use super::transaction::attach_on;
+use super::{ClientError, ClientEvent, Session};
 use super::{Purpose, SessionId};
 use crate::command::ExecutionReference;
 use crate::exchange::RequestHandle;
 use crate::frame::ServerFrame;
 use crate::schema::*;
+use crate::statements::check_command;
 use crate::statements::{CommandShape, StatementKind};
 use crate::time::Timestamp;
+use crate::time::UnixMillis;
 use crate::transaction::{Binding, Ending};
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// A command the application asked to execute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -457,4 +462,234 @@ pub(crate) fn on_reply(
         ),
         _ => (Step::Nothing, false),
     }
+}
+
+impl super::Client {
+    /// Executes NSPL `query` as one command with a new UUIDv7 reference taken from `wall`
+    /// (E-1), within the default call deadline.
+    pub fn execute(
+        &mut self,
+        now: Timestamp,
+        wall: UnixMillis,
+        query: &str,
+    ) -> Result<CommandHandle, ClientError> {
+        self.execute_with(now, wall, query, None, None)
+    }
+
+    /// Like [`Client::execute`], with a reference of the application's own (checked against
+    /// E-1: a UUIDv7 of the current time unless every statement only reads) and a deadline.
+    pub fn execute_with(
+        &mut self,
+        now: Timestamp,
+        wall: UnixMillis,
+        query: &str,
+        reference: Option<ExecutionReference>,
+        deadline: Option<Duration>,
+    ) -> Result<CommandHandle, ClientError> {
+        let binding = &self.tx.binding;
+        let shape = check_command(query, binding.is_holding())?;
+        if self.attach_by_id_outstanding() {
+            return Err(ClientError::AttachInProgress);
+        }
+        let first = shape.first();
+        if first == StatementKind::Begin && self.selected_domain.is_none() {
+            return Err(ClientError::NoDomainSelected);
+        }
+        let reference = match reference {
+            Some(r) => {
+                if !shape.is_read() {
+                    r.check_persistent(wall, 5 * 60 * 1000)?;
+                }
+                r
+            }
+            None => ExecutionReference::new_v7(wall, &mut self.rng),
+        };
+        let (position, preview) = match (binding, first) {
+            (Binding::Bound(h) | Binding::Detached(h), StatementKind::Commit) => {
+                (None, h.preview.clone())
+            }
+            (Binding::Bound(h) | Binding::Detached(h), k)
+                if !shape.is_read() && k != StatementKind::Revert =>
+            {
+                (Some(h.position), None)
+            }
+            _ => (None, None),
+        };
+        let domain = match binding.held() {
+            Some(h) => Some(h.domain.clone()),
+            None => self.selected_domain.clone(),
+        };
+        let retained = RetainedCommand {
+            reference,
+            query: query.to_string(),
+            domain,
+            position,
+            preview,
+            created: now,
+        };
+        self.check_sendable(&retained.request())?;
+        let seq = self.seq();
+        let deadline = now + deadline.unwrap_or(self.config.call_timeout);
+        let h = self.commands.add(seq, retained, shape, deadline, false);
+        self.drive(now);
+        Ok(h)
+    }
+
+    /// Repeats an uncertain command exactly (E-2, E-3): same reference, query, domain,
+    /// position and preview, under a new request identity.
+    pub fn recover(
+        &mut self,
+        now: Timestamp,
+        command: &RetainedCommand,
+        deadline: Option<Duration>,
+    ) -> Result<CommandHandle, ClientError> {
+        let shape = check_command(&command.query, true)?;
+        self.check_sendable(&command.request())?;
+        let seq = self.seq();
+        let deadline = now + deadline.unwrap_or(self.config.call_timeout);
+        let h = self
+            .commands
+            .add(seq, command.clone(), shape, deadline, true);
+        self.drive(now);
+        Ok(h)
+    }
+
+    /// Asks the server to cancel a command (C-9). Its result still comes as its own event:
+    /// failed only when it was never sent or was cancelled before admission, otherwise
+    /// uncertain or its real outcome. A command whose cancellation was asked for is never
+    /// sent again.
+    pub fn cancel(&mut self, now: Timestamp, handle: CommandHandle) -> Result<(), ClientError> {
+        if self.commands.get(handle).is_none() {
+            return Err(ClientError::UnknownHandle);
+        }
+        let attempt = self.commands.attempt(handle);
+        let mut s = self.session.take();
+        match (attempt, s.as_mut()) {
+            (Some((sid, r)), Some(s)) if s.id == sid => {
+                let deadline = Some(now + self.config.call_timeout);
+                match s.exchange.cancel(now, r, deadline) {
+                    // Out: a CancelRequest of its own identity (C-9).
+                    Ok(Some(c)) => {
+                        s.pending.insert(c, Purpose::Cancel(handle));
+                        if let Some(e) = self.commands.get_mut(handle) {
+                            e.cancelling = true;
+                        }
+                    }
+                    // Never written: the exchange ended it; nothing is sent.
+                    Ok(None) => {}
+                    Err(_) => {
+                        if let Some(e) = self.commands.get_mut(handle) {
+                            e.cancelling = true;
+                        }
+                    }
+                }
+                self.drain_exchange(now, s);
+            }
+            _ => {
+                // Waiting for a session or backing off: nothing of this attempt is out.
+                if let Some(e) = self.commands.remove(handle) {
+                    let result = e.unanswered(UncertainCause::Cancelled);
+                    self.events
+                        .push_back(ClientEvent::Command { handle, result });
+                }
+            }
+        }
+        if let Some(s) = s.filter(|s| s.exchange.is_open()) {
+            self.session = Some(s);
+        }
+        self.drive(now);
+        Ok(())
+    }
+
+    pub(super) fn send_command(&mut self, now: Timestamp, h: CommandHandle) {
+        let Some(e) = self.commands.get(h) else {
+            return;
+        };
+        if now.saturating_since(e.retained.created) >= self.config.retry_horizon {
+            if let Some(e) = self.commands.remove(h) {
+                let result = e.unanswered(UncertainCause::RetryHorizon);
+                self.events
+                    .push_back(ClientEvent::Command { handle: h, result });
+            }
+            return;
+        }
+        let (request, deadline) = (e.retained.request(), e.call.deadline);
+        match self.send(now, Purpose::Command(h), &request, deadline) {
+            Ok((sid, r)) => {
+                if let Some(e) = self.commands.get_mut(h) {
+                    e.call.registered(sid, r);
+                }
+            }
+            Err(None) => {}
+            Err(Some(_)) => {
+                if let Some(e) = self.commands.remove(h) {
+                    let result = e.unanswered(UncertainCause::Inconclusive);
+                    self.events
+                        .push_back(ClientEvent::Command { handle: h, result });
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_command_reply(
+        &mut self,
+        now: Timestamp,
+        s: &mut Session,
+        h: CommandHandle,
+        frame: ServerFrame,
+    ) {
+        let Some(entry) = self.commands.get(h) else {
+            return;
+        };
+        let (step, changed) = on_reply(entry, frame, &mut self.tx.binding, now);
+        if changed {
+            self.events
+                .push_back(ClientEvent::Transaction(self.tx.binding.clone()));
+        }
+        match step {
+            Step::Done(result) => {
+                self.redirect_streak = 0;
+                self.commands.remove(h);
+                self.events
+                    .push_back(ClientEvent::Command { handle: h, result });
+            }
+            Step::Backoff { ran } => {
+                let attempts = entry_attempts(&self.commands, h);
+                let at = now + self.backoff(attempts);
+                if let Some(e) = self.commands.get_mut(h) {
+                    e.call.again(Some(at), ran);
+                }
+            }
+            Step::Redirect(uri) => {
+                if let Some(e) = self.commands.get_mut(h) {
+                    e.call.again(None, false);
+                }
+                if !self.redirect(s, uri) {
+                    // D-2: no address to go to: back off and ask again.
+                    let attempts = entry_attempts(&self.commands, h);
+                    let at = now + self.backoff(attempts);
+                    if let Some(e) = self.commands.get_mut(h) {
+                        e.call.again(Some(at), false);
+                    }
+                }
+            }
+            Step::Detached => {
+                if let Some(e) = self.commands.get_mut(h) {
+                    e.call.again(None, false);
+                }
+                if !attach_on(s, &self.tx, now, self.config.call_timeout) {
+                    self.tx.retry_at = Some(now + self.backoff(1));
+                }
+            }
+            Step::Nothing => {
+                if let Some(e) = self.commands.get_mut(h) {
+                    e.call.again(None, true);
+                }
+            }
+        }
+    }
+}
+
+fn entry_attempts(commands: &Commands, h: CommandHandle) -> u32 {
+    commands.get(h).map_or(0, |e| e.call.attempts)
 }

@@ -5,10 +5,12 @@
 
 use super::call::Call;
 use super::Purpose;
+use super::{ClientError, ClientEvent, Session};
 use crate::frame::ServerFrame;
 use crate::schema::*;
 use crate::time::Timestamp;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// A read (or other non-command request) the application sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -161,4 +163,111 @@ pub(crate) fn is_busy(frame: &ServerFrame) -> bool {
         .body_as_reply()
         .and_then(|r| r.body_as_request_rejected())
         .is_some_and(|r| r.rejection() == Some(RequestRejection::ServerBusy))
+}
+
+impl super::Client {
+    /// Sends a read (or other request that changes nothing) and repeats it on a new session
+    /// if its session is lost, until its deadline.
+    pub fn read(
+        &mut self,
+        now: Timestamp,
+        request: ClientRequestT,
+        deadline: Option<Duration>,
+    ) -> Result<ReadHandle, ClientError> {
+        match request.client_request_type() {
+            ClientRequest::ListDomainsRequest
+            | ClientRequest::SuggestRequest
+            | ClientRequest::ChoiceLookupRequest
+            | ClientRequest::InspectTransactionRequest
+            | ClientRequest::SelectDomainRequest => {}
+            _ => return Err(ClientError::NotARead),
+        }
+        self.add_read(now, request, deadline)
+    }
+
+    pub(super) fn add_read(
+        &mut self,
+        now: Timestamp,
+        request: ClientRequestT,
+        deadline: Option<Duration>,
+    ) -> Result<ReadHandle, ClientError> {
+        self.check_sendable(&request)?;
+        let seq = self.seq();
+        let deadline = now + deadline.unwrap_or(self.config.call_timeout);
+        let h = self.reads.add(seq, request, deadline);
+        self.drive(now);
+        Ok(h)
+    }
+
+    pub(super) fn send_read(&mut self, now: Timestamp, h: ReadHandle) {
+        let Some(e) = self.reads.get(h) else { return };
+        let (request, deadline) = (e.request.clone(), e.call.deadline);
+        match self.send(now, Purpose::Read(h), &request, deadline) {
+            Ok((sid, r)) => {
+                if let Some(e) = self.reads.get_mut(h) {
+                    e.call.registered(sid, r);
+                }
+            }
+            Err(None) => {}
+            Err(Some(_)) => {
+                self.reads.remove(h);
+                self.events.push_back(ClientEvent::Read {
+                    handle: h,
+                    result: ReadResult::NotSent,
+                });
+            }
+        }
+    }
+
+    pub(super) fn on_read_reply(
+        &mut self,
+        now: Timestamp,
+        s: &mut Session,
+        h: ReadHandle,
+        frame: ServerFrame,
+    ) {
+        if is_busy(&frame) {
+            // C-8: a read refused as busy may be repeated later.
+            let attempts = self.reads.get(h).map_or(0, |e| e.call.attempts);
+            let at = now + self.backoff(attempts);
+            if let Some(e) = self.reads.get_mut(h) {
+                e.call.again(Some(at), false);
+            }
+            return;
+        }
+        let Some(request) = self.reads.get(h).map(|e| e.request.clone()) else {
+            return;
+        };
+        match &request {
+            ClientRequestT::AttachDomainClockRequest(a) => {
+                self.clocks.on_attach_reply(&a.domain, &frame);
+            }
+            ClientRequestT::SubscribeRequest(sub) => {
+                self.subscriptions.on_subscribe_reply(sub, &frame);
+            }
+            ClientRequestT::AttachTransactionRequest(_)
+                if self.on_attach_reply(now, s, &frame, Some(h)) =>
+            {
+                return;
+            }
+            ClientRequestT::SelectDomainRequest(_) => {
+                let selected = frame
+                    .view()
+                    .body_as_reply()
+                    .and_then(|r| r.body_as_domain_selection_outcome())
+                    .and_then(|o| o.selection_as_domain_selected())
+                    .map(|d| d.domain().to_string());
+                if selected.is_some() && !self.tx.binding.is_holding() {
+                    self.selected_domain = selected;
+                }
+            }
+            _ => {}
+        }
+        self.reads.remove(h);
+        self.redirect_streak = 0;
+        self.events.push_back(ClientEvent::Read {
+            handle: h,
+            result: ReadResult::Replied(frame),
+        });
+    }
 }

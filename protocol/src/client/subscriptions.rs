@@ -2,8 +2,11 @@
 //! as a new generation, on every later session, before the transaction is attached. A
 //! subscription deleted by the application is no longer restored.
 
+use super::{ClientError, ReadHandle};
 use crate::frame::ServerFrame;
 use crate::schema::*;
+use crate::statements::{route, Route, StatementError};
+use crate::time::Timestamp;
 use std::collections::BTreeMap;
 
 /// A subscription kept for later sessions.
@@ -81,5 +84,44 @@ impl Subscriptions {
     /// How many are kept.
     pub(crate) fn len(&self) -> usize {
         self.kept.len()
+    }
+}
+
+impl super::Client {
+    /// Opens a subscription with one `CREATE SUBSCRIPTION` statement (S-1); once open it is
+    /// opened again, as a new generation, on every later session (D-5). Refused while a
+    /// transaction is held (L-3).
+    pub fn keep_subscription(
+        &mut self,
+        now: Timestamp,
+        domain: &str,
+        statement: &str,
+    ) -> Result<ReadHandle, ClientError> {
+        self.check_name("domain", domain)?;
+        self.outside_transaction()?;
+        match route(statement, false)? {
+            Route::Subscribe(_) => {}
+            _ => {
+                return Err(StatementError::Malformed {
+                    statement: statement.chars().take(40).collect(),
+                    expected: "CREATE SUBSCRIPTION ...",
+                }
+                .into())
+            }
+        }
+        self.add_read(now, subscribe_request(domain, statement), None)
+    }
+
+    /// Deletes a subscription by name (S-6): it is opened again on no later session. Refused
+    /// while a transaction is held (L-3).
+    pub fn unsubscribe(&mut self, now: Timestamp, name: &str) -> Result<ReadHandle, ClientError> {
+        self.check_name("subscription", name)?;
+        self.outside_transaction()?;
+        let request = ClientRequestT::UnsubscribeRequest(Box::new(UnsubscribeRequestT {
+            subscription: name.to_string(),
+        }));
+        let h = self.add_read(now, request, None)?;
+        self.subscriptions.forget(name);
+        Ok(h)
     }
 }

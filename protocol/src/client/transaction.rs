@@ -2,10 +2,12 @@
 //! attach that binds it again on a new session (the last step of D-5 restoration, X-6), the
 //! application's attach by identity, and its idle expiry.
 
+use super::{ClientError, ClientEvent, Phase, Purpose, ReadHandle, Session};
 use crate::frame::ServerFrame;
 use crate::schema::*;
 use crate::time::Timestamp;
 use crate::transaction::{Binding, Ending};
+use std::time::Duration;
 
 /// What an attach reply asks of the client.
 #[derive(Debug, PartialEq)]
@@ -93,5 +95,120 @@ impl Transaction {
     /// When the held transaction expires unless renewed.
     pub(crate) fn expires_at(&self, idle: std::time::Duration) -> Option<Timestamp> {
         self.binding.expires_at(idle)
+    }
+}
+
+impl super::Client {
+    /// Attaches the transaction `id` to the session, binding it when the server reports
+    /// it attached; the reply also comes as the read's own event. Refused while a transaction
+    /// is held.
+    pub fn attach_transaction(
+        &mut self,
+        now: Timestamp,
+        id: &str,
+    ) -> Result<ReadHandle, ClientError> {
+        self.check_name("transaction", id)?;
+        self.outside_transaction()?;
+        if self.attach_by_id_outstanding() {
+            return Err(ClientError::AttachInProgress);
+        }
+        self.add_read(now, attach_request(id), None)
+    }
+
+    pub(super) fn attach_by_id_outstanding(&self) -> bool {
+        self.reads
+            .iter()
+            .any(|(_, e)| matches!(e.request, ClientRequestT::AttachTransactionRequest(_)))
+    }
+
+    pub(super) fn outside_transaction(&self) -> Result<(), ClientError> {
+        if self.tx.binding.is_holding() {
+            return Err(ClientError::InTransaction);
+        }
+        Ok(())
+    }
+
+    /// Sends the transaction attach when a held transaction is detached. Returns whether one
+    /// is out.
+    pub(super) fn start_attach(&mut self, now: Timestamp) -> bool {
+        let timeout = self.config.call_timeout;
+        match self.session.as_mut() {
+            Some(s) => attach_on(s, &self.tx, now, timeout),
+            None => false,
+        }
+    }
+
+    /// An attach was answered: the restoring one (`read` is `None`) or the application's.
+    /// Returns true when the application's read is to be sent again (a redirect).
+    pub(super) fn on_attach_reply(
+        &mut self,
+        now: Timestamp,
+        s: &mut Session,
+        frame: &ServerFrame,
+        read: Option<ReadHandle>,
+    ) -> bool {
+        let mut adopt = None;
+        let step = self
+            .tx
+            .on_attach_reply(frame, now, read.is_some(), &mut adopt);
+        if let Some(domain) = adopt {
+            self.selected_domain = Some(domain);
+        }
+        match step {
+            AttachStep::Changed => {
+                if read.is_none() || self.tx.binding.is_holding() {
+                    self.events
+                        .push_back(ClientEvent::Transaction(self.tx.binding.clone()));
+                }
+                if read.is_none() {
+                    s.phase = Phase::Ready;
+                }
+                false
+            }
+            AttachStep::Redirect(uri) => {
+                if let Some(e) = read.and_then(|h| self.reads.get_mut(h)) {
+                    e.call.again(None, false);
+                }
+                if !self.redirect(s, uri) {
+                    let wait = self.backoff(self.tx.refusals);
+                    self.tx.refusals = self.tx.refusals.saturating_add(1);
+                    match read.and_then(|h| self.reads.get_mut(h)) {
+                        Some(e) => e.call.again(Some(now + wait), false),
+                        None => self.tx.retry_at = Some(now + wait),
+                    }
+                }
+                read.is_some()
+            }
+            AttachStep::Again => {
+                // Refused for now: ask again after a wait that grows with each refusal.
+                let wait = self.backoff(self.tx.refusals);
+                self.tx.refusals = self.tx.refusals.saturating_add(1);
+                self.tx.retry_at = Some(now + wait);
+                false
+            }
+        }
+    }
+}
+
+/// Sends the attach of the held transaction on `s` unless one is out. Returns whether one is.
+pub(super) fn attach_on(
+    s: &mut Session,
+    tx: &Transaction,
+    now: Timestamp,
+    timeout: Duration,
+) -> bool {
+    let Some(req) = tx.reattach() else {
+        return false;
+    };
+    if s.pending.values().any(|p| *p == Purpose::TransactionAttach) {
+        return true;
+    }
+    match s.exchange.request(now, &req, Some(now + timeout)) {
+        Ok(r) => {
+            s.pending.insert(r, Purpose::TransactionAttach);
+            s.phase = Phase::Restoring;
+            true
+        }
+        Err(_) => false,
     }
 }
