@@ -214,3 +214,238 @@ impl ChoiceLookup {
         }
     }
 }
+
+/// The connector an ingestor's source uses, as its form selects it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Connector {
+    /// HTTP.
+    Http,
+    /// Kafka.
+    Kafka,
+    /// Pulsar.
+    Pulsar,
+    /// MQTT.
+    Mqtt,
+    /// NATS.
+    Nats,
+    /// RabbitMQ.
+    RabbitMq,
+    /// Redis pub/sub.
+    RedisPubSub,
+    /// Prometheus.
+    Prometheus,
+    /// ZeroMQ.
+    ZeroMq,
+    /// SQS.
+    Sqs,
+    /// Syslog.
+    Syslog,
+    /// WebSockets.
+    Websockets,
+}
+
+/// What an ingestor's source reference names: a client of the connector, or an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SourceEntity {
+    /// A client of the connector.
+    Client,
+    /// An endpoint (HTTP ENDPOINT or WEBSOCKETS ENDPOINT).
+    Endpoint,
+}
+
+/// What a processor's first input is looked up for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProcessorInput {
+    /// Relays with the same named schema and branch as the first input.
+    Compatible,
+    /// Relays with the same branch as the first input.
+    SameBranch,
+    /// Relays with materialized state in the first input's branch.
+    Materialized,
+}
+
+/// The source target of a connector and entity pair, when the pair has one: the HTTP
+/// and WebSockets endpoint targets return endpoints of that type, the others clients of the
+/// pair's connector.
+pub fn source_target(connector: Connector, entity: SourceEntity) -> Option<ChoiceTarget> {
+    use ChoiceTarget as T;
+    use Connector as C;
+    Some(match (connector, entity) {
+        (C::Http, SourceEntity::Endpoint) => T::IngestEndpointSource,
+        (C::Websockets, SourceEntity::Endpoint) => T::IngestWebsocketsSource,
+        (_, SourceEntity::Endpoint) | (C::Websockets, SourceEntity::Client) => return None,
+        (C::Http, _) => T::IngestHttpSource,
+        (C::Kafka, _) => T::IngestKafkaSource,
+        (C::Pulsar, _) => T::IngestPulsarSource,
+        (C::Mqtt, _) => T::IngestMqttSource,
+        (C::Nats, _) => T::IngestNatsSource,
+        (C::RabbitMq, _) => T::IngestRabbitMqSource,
+        (C::RedisPubSub, _) => T::IngestRedisPubSubSource,
+        (C::Prometheus, _) => T::IngestPrometheusSource,
+        (C::ZeroMq, _) => T::IngestZeroMqSource,
+        (C::Sqs, _) => T::IngestSqsSource,
+        (C::Syslog, _) => T::IngestSyslogSource,
+    })
+}
+
+/// Typed constructors for every lookup Q-1 names, each with the dependencies its target
+/// needs, so no lookup can be built with the wrong ones.
+impl ChoiceLookup {
+    fn domain_then(
+        target: ChoiceTarget,
+        domain: &str,
+        then: Option<Dependency>,
+        search: &str,
+        page_size: u16,
+    ) -> Result<Self, ChoiceError> {
+        let mut deps = vec![Dependency::Domain(domain.to_string())];
+        deps.extend(then);
+        Self::new(target, &deps, search, page_size)
+    }
+
+    /// A lookup of the domain's internal schemas, branches, relays, codecs, VHOSTs,
+    /// signaling protocols, wire schemas (JSON, CBOR, AVRO) or resources: `target` must be
+    /// one that needs the domain alone.
+    pub fn in_domain(
+        target: ChoiceTarget,
+        domain: &str,
+        search: &str,
+        page_size: u16,
+    ) -> Result<Self, ChoiceError> {
+        Self::domain_then(target, domain, None, search, page_size)
+    }
+
+    /// The fields of a relay.
+    pub fn relay_fields(
+        domain: &str,
+        relay: &str,
+        search: &str,
+        page_size: u16,
+    ) -> Result<Self, ChoiceError> {
+        let relay = Dependency::Model(ModelKind::Relay, relay.to_string());
+        Self::domain_then(
+            ChoiceTarget::RelayField,
+            domain,
+            Some(relay),
+            search,
+            page_size,
+        )
+    }
+
+    /// The fields of a codec's output schema (decoded fields too).
+    pub fn codec_fields(
+        domain: &str,
+        codec: &str,
+        search: &str,
+        page_size: u16,
+    ) -> Result<Self, ChoiceError> {
+        let codec = Dependency::Model(ModelKind::Codec, codec.to_string());
+        Self::domain_then(
+            ChoiceTarget::CodecField,
+            domain,
+            Some(codec),
+            search,
+            page_size,
+        )
+    }
+
+    /// The completed versions of a resource.
+    pub fn completed_resource_versions(
+        domain: &str,
+        resource: &str,
+        search: &str,
+        page_size: u16,
+    ) -> Result<Self, ChoiceError> {
+        let resource = Dependency::Resource(resource.to_string());
+        let target = ChoiceTarget::CompletedResourceVersion;
+        Self::domain_then(target, domain, Some(resource), search, page_size)
+    }
+
+    /// The sources an ingestor can read with `connector`, naming clients or endpoints; the
+    /// target always matches the pair. `None` when the pair has no source target.
+    pub fn ingestor_sources(
+        domain: &str,
+        connector: Connector,
+        entity: SourceEntity,
+        search: &str,
+        page_size: u16,
+    ) -> Option<Result<Self, ChoiceError>> {
+        let target = source_target(connector, entity)?;
+        Some(Self::domain_then(target, domain, None, search, page_size))
+    }
+
+    /// The codecs an ingestor can decode with (decoding codecs only).
+    pub fn ingestor_codecs(
+        domain: &str,
+        search: &str,
+        page_size: u16,
+    ) -> Result<Self, ChoiceError> {
+        Self::domain_then(ChoiceTarget::IngestCodec, domain, None, search, page_size)
+    }
+
+    /// The relays an ingestor can write: unbranched (also for error relays), or those of
+    /// `branch`.
+    pub fn ingestor_relays(
+        domain: &str,
+        branch: Option<&str>,
+        search: &str,
+        page_size: u16,
+    ) -> Result<Self, ChoiceError> {
+        match branch {
+            None => Self::domain_then(
+                ChoiceTarget::IngestUnbranchedRelay,
+                domain,
+                None,
+                search,
+                page_size,
+            ),
+            Some(b) => {
+                let branch = Dependency::Model(ModelKind::Branch, b.to_string());
+                let target = ChoiceTarget::IngestBranchedRelay;
+                Self::domain_then(target, domain, Some(branch), search, page_size)
+            }
+        }
+    }
+
+    /// The fields of a branch.
+    pub fn branch_fields(
+        domain: &str,
+        branch: &str,
+        search: &str,
+        page_size: u16,
+    ) -> Result<Self, ChoiceError> {
+        let branch = Dependency::Model(ModelKind::Branch, branch.to_string());
+        Self::domain_then(
+            ChoiceTarget::BranchField,
+            domain,
+            Some(branch),
+            search,
+            page_size,
+        )
+    }
+
+    /// The relays a processor can take as further inputs, given its first input relay.
+    pub fn processor_inputs(
+        kind: ProcessorInput,
+        domain: &str,
+        first_input: &str,
+        search: &str,
+        page_size: u16,
+    ) -> Result<Self, ChoiceError> {
+        let target = match kind {
+            ProcessorInput::Compatible => ChoiceTarget::ProcessorCompatibleInputRelay,
+            ProcessorInput::SameBranch => ChoiceTarget::ProcessorInputBranchRelay,
+            ProcessorInput::Materialized => ChoiceTarget::ProcessorMaterializedRelay,
+        };
+        let relay = Dependency::Model(ModelKind::Relay, first_input.to_string());
+        Self::domain_then(target, domain, Some(relay), search, page_size)
+    }
+
+    /// The lookup's target.
+    pub fn target(&self) -> ChoiceTarget {
+        self.target
+    }
+}

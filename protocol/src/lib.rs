@@ -4,7 +4,7 @@
 //! reads a clock, opens a socket, touches a file or draws ambient randomness: drivers hand in
 //! bytes, time and seeds, and take out frames and events.
 //!
-//! This crate currently provides the wire layer:
+//! The wire layer:
 //!
 //! * [`schema`]: the types flatc 25.12.19 generates from `schema/session.fbs` (views that borrow
 //!   a frame, and the owned object API), built at compile time.
@@ -13,8 +13,22 @@
 //! * [`encode`]: checked writing with the send limits of F-6, one finished frame per message
 //!   without a size prefix (F-2).
 //! * [`transfer`]: reassembly of replies sent as transfer parts (F-7).
-//! * [`violation`]: the typed protocol violation every check reports (F-8 consumers build on it).
+//! * [`violation`]: the typed protocol violation every check reports (F-8).
 //! * [`report`]: a line-oriented, exact rendering of what a checked frame holds.
+//!
+//! The session engine:
+//!
+//! * [`exchange`]: one session on one stream: request identities, waiters, routing by
+//!   identity, the in-flight limit and its refusals, cancellation, deadlines, and a queue of
+//!   unsolicited frames bounded in count and bytes (C-1 to C-10).
+//! * [`client`]: the client across sessions. It owns sessions, endpoints, back-off and the D-5
+//!   restoration order, and hands every reply to one capability module: commands with exact
+//!   recovery (E-1 to E-8), reads, the transaction, kept subscriptions and
+//!   followed clocks.
+//! * [`statements`]: how NSPL statements travel (L-1 to L-3), by the release's grammar.
+//! * [`choices`]: structured choice lookups with typed dependencies.
+//! * [`command`], [`transaction`], [`endpoint`], [`time`], [`rng`]: execution references, the
+//!   transaction binding, server addresses, time as an input and the seeded generator.
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 extern crate alloc;

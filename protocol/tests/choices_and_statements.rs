@@ -192,10 +192,52 @@ fn q_2_choices_select_by_value_and_a_stale_context_restarts_the_lookup() {
         step(&mut l, outcome(ChoiceStatus::LookupFailed, vec![], None)),
         LookupStep::Failed
     );
-    // A chosen value is used again exactly as returned.
-    let dep = Dependency::Chosen(three.clone());
-    let l2 = ChoiceLookup::new(ChoiceTarget::DomainPace, &[], "", 1).unwrap();
-    let _ = (dep, l2);
+    // A chosen value is used again exactly as returned: a resource picked from a Resource
+    // lookup becomes the dependency of its versions' lookup, byte for byte.
+    let mut resources = ChoiceLookup::new(
+        ChoiceTarget::Resource,
+        &[Dependency::Domain("t".into())],
+        "",
+        10,
+    )
+    .unwrap();
+    let picked = ChoiceValueT::ResourceChoiceReference(Box::new(ResourceChoiceReferenceT {
+        resource: "bundle \u{e9}\0".into(),
+    }));
+    let LookupStep::Page { choices, .. } = step(
+        &mut resources,
+        outcome(
+            ChoiceStatus::Ready,
+            vec![choice(picked.clone(), "Bundle")],
+            None,
+        ),
+    ) else {
+        panic!()
+    };
+    assert_eq!(choices[0].value, picked);
+    let versions = ChoiceLookup::new(
+        ChoiceTarget::CompletedResourceVersion,
+        &[
+            Dependency::Domain("t".into()),
+            Dependency::Chosen(choices[0].value.clone()),
+        ],
+        "",
+        10,
+    )
+    .unwrap();
+    let ClientRequestT::ChoiceLookupRequest(req) = versions.request() else {
+        panic!()
+    };
+    assert_eq!(req.dependencies[1].value, picked);
+    // A chosen value of the wrong shape is refused for the slot.
+    assert!(ChoiceLookup::new(
+        ChoiceTarget::CompletedResourceVersion,
+        &[Dependency::Domain("t".into()), Dependency::Chosen(three)],
+        "",
+        10
+    )
+    .is_err());
+    let _ = latest;
 }
 
 #[test]
@@ -389,4 +431,225 @@ fn l_2_statements_route_by_the_release_grammar() {
         route("USE 'open", false).unwrap_err(),
         StatementError::Unterminated
     );
+}
+
+#[test]
+fn q_1_an_ingestor_source_target_matches_its_connector_and_entity() {
+    use ChoiceTarget as T;
+    let pairs = [
+        (
+            Connector::Http,
+            SourceEntity::Client,
+            Some(T::IngestHttpSource),
+        ),
+        (
+            Connector::Http,
+            SourceEntity::Endpoint,
+            Some(T::IngestEndpointSource),
+        ),
+        (
+            Connector::Websockets,
+            SourceEntity::Endpoint,
+            Some(T::IngestWebsocketsSource),
+        ),
+        (Connector::Websockets, SourceEntity::Client, None),
+        (
+            Connector::Kafka,
+            SourceEntity::Client,
+            Some(T::IngestKafkaSource),
+        ),
+        (Connector::Kafka, SourceEntity::Endpoint, None),
+        (
+            Connector::Pulsar,
+            SourceEntity::Client,
+            Some(T::IngestPulsarSource),
+        ),
+        (
+            Connector::Mqtt,
+            SourceEntity::Client,
+            Some(T::IngestMqttSource),
+        ),
+        (
+            Connector::Nats,
+            SourceEntity::Client,
+            Some(T::IngestNatsSource),
+        ),
+        (
+            Connector::RabbitMq,
+            SourceEntity::Client,
+            Some(T::IngestRabbitMqSource),
+        ),
+        (
+            Connector::RedisPubSub,
+            SourceEntity::Client,
+            Some(T::IngestRedisPubSubSource),
+        ),
+        (
+            Connector::Prometheus,
+            SourceEntity::Client,
+            Some(T::IngestPrometheusSource),
+        ),
+        (
+            Connector::ZeroMq,
+            SourceEntity::Client,
+            Some(T::IngestZeroMqSource),
+        ),
+        (
+            Connector::Sqs,
+            SourceEntity::Client,
+            Some(T::IngestSqsSource),
+        ),
+        (
+            Connector::Syslog,
+            SourceEntity::Client,
+            Some(T::IngestSyslogSource),
+        ),
+        (Connector::Syslog, SourceEntity::Endpoint, None),
+    ];
+    for (connector, entity, target) in pairs {
+        assert_eq!(
+            source_target(connector, entity),
+            target,
+            "{connector:?} {entity:?}"
+        );
+        let lookup = ChoiceLookup::ingestor_sources("tenant", connector, entity, "", 10);
+        match (lookup, target) {
+            (None, None) => {}
+            (Some(l), Some(t)) => {
+                let ClientRequestT::ChoiceLookupRequest(req) = l.unwrap().request() else {
+                    panic!()
+                };
+                assert_eq!(req.target, Some(t));
+                // It carries a domain, and only a domain.
+                assert!(matches!(&req.dependencies[..], [ChoiceSelectionT {
+                    value: ChoiceValueT::DomainChoiceReference(d)
+                }] if d.domain == "tenant"));
+            }
+            (l, t) => panic!("{connector:?} {entity:?}: {l:?} against {t:?}"),
+        }
+    }
+    // Every source target of the schema is reachable from exactly one pair.
+    let mut reached: Vec<ChoiceTarget> = pairs.iter().filter_map(|p| p.2).collect();
+    reached.sort_by_key(|t| t.0);
+    reached.dedup();
+    let declared: Vec<ChoiceTarget> = ChoiceTarget::ENUM_VALUES
+        .iter()
+        .copied()
+        .filter(|t| {
+            t.variant_name()
+                .is_some_and(|n| n.starts_with("Ingest") && n.ends_with("Source"))
+        })
+        .collect();
+    assert_eq!(reached, declared);
+}
+
+#[test]
+fn q_1_typed_constructors_carry_each_targets_dependencies() {
+    let deps = |l: ChoiceLookup| -> (ChoiceTarget, Vec<ChoiceValueT>) {
+        let ClientRequestT::ChoiceLookupRequest(req) = l.request() else {
+            panic!()
+        };
+        (
+            req.target.unwrap(),
+            req.dependencies.into_iter().map(|d| d.value).collect(),
+        )
+    };
+    let domain = ChoiceValueT::DomainChoiceReference(Box::new(DomainChoiceReferenceT {
+        domain: "t".into(),
+    }));
+    let model = |kind, name: &str| {
+        ChoiceValueT::ModelChoiceReference(Box::new(ModelChoiceReferenceT {
+            node: Box::new(NodeRefT {
+                kind: Some(kind),
+                name: name.into(),
+            }),
+        }))
+    };
+    assert_eq!(
+        deps(ChoiceLookup::relay_fields("t", "orders", "", 5).unwrap()),
+        (
+            ChoiceTarget::RelayField,
+            vec![domain.clone(), model(ModelKind::Relay, "orders")]
+        )
+    );
+    assert_eq!(
+        deps(ChoiceLookup::codec_fields("t", "json", "", 5).unwrap()),
+        (
+            ChoiceTarget::CodecField,
+            vec![domain.clone(), model(ModelKind::Codec, "json")]
+        )
+    );
+    assert_eq!(
+        deps(ChoiceLookup::branch_fields("t", "by_tenant", "", 5).unwrap()),
+        (
+            ChoiceTarget::BranchField,
+            vec![domain.clone(), model(ModelKind::Branch, "by_tenant")]
+        )
+    );
+    assert_eq!(
+        deps(ChoiceLookup::ingestor_relays("t", None, "", 5).unwrap()),
+        (ChoiceTarget::IngestUnbranchedRelay, vec![domain.clone()])
+    );
+    assert_eq!(
+        deps(ChoiceLookup::ingestor_relays("t", Some("b"), "", 5).unwrap()),
+        (
+            ChoiceTarget::IngestBranchedRelay,
+            vec![domain.clone(), model(ModelKind::Branch, "b")]
+        )
+    );
+    assert_eq!(
+        deps(ChoiceLookup::ingestor_codecs("t", "", 5).unwrap()),
+        (ChoiceTarget::IngestCodec, vec![domain.clone()])
+    );
+    let resource = ChoiceValueT::ResourceChoiceReference(Box::new(ResourceChoiceReferenceT {
+        resource: "bundle".into(),
+    }));
+    assert_eq!(
+        deps(ChoiceLookup::completed_resource_versions("t", "bundle", "", 5).unwrap()),
+        (
+            ChoiceTarget::CompletedResourceVersion,
+            vec![domain.clone(), resource]
+        )
+    );
+    for (kind, target) in [
+        (
+            ProcessorInput::Compatible,
+            ChoiceTarget::ProcessorCompatibleInputRelay,
+        ),
+        (
+            ProcessorInput::SameBranch,
+            ChoiceTarget::ProcessorInputBranchRelay,
+        ),
+        (
+            ProcessorInput::Materialized,
+            ChoiceTarget::ProcessorMaterializedRelay,
+        ),
+    ] {
+        assert_eq!(
+            deps(ChoiceLookup::processor_inputs(kind, "t", "first", "", 5).unwrap()),
+            (
+                target,
+                vec![domain.clone(), model(ModelKind::Relay, "first")]
+            )
+        );
+    }
+    for target in [
+        ChoiceTarget::Schema,
+        ChoiceTarget::Branch,
+        ChoiceTarget::Relay,
+        ChoiceTarget::Codec,
+        ChoiceTarget::Vhost,
+        ChoiceTarget::SignalingProtocol,
+        ChoiceTarget::WireJsonSchema,
+        ChoiceTarget::WireCborSchema,
+        ChoiceTarget::WireAvroSchema,
+        ChoiceTarget::Resource,
+    ] {
+        assert_eq!(
+            deps(ChoiceLookup::in_domain(target, "t", "", 5).unwrap()),
+            (target, vec![domain.clone()])
+        );
+    }
+    // A target that needs more than the domain is refused by the domain-only constructor.
+    assert!(ChoiceLookup::in_domain(ChoiceTarget::RelayField, "t", "", 5).is_err());
 }

@@ -1270,3 +1270,794 @@ fn c_7_the_clients_unsolicited_queue_is_bounded_too() {
         .sum();
     assert_eq!((frames, lost), (3, 7));
 }
+
+// ----- regression tests of the core hardening -----------------------------------------------
+
+fn requests(r: &Rig, sid: SessionId) -> Vec<ClientRequest> {
+    r.sent
+        .iter()
+        .filter(|(s, _)| *s == sid)
+        .map(|(_, m)| m.request.client_request_type())
+        .collect()
+}
+
+fn last_of(r: &Rig, kind: ClientRequest) -> (u64, ClientRequestT) {
+    r.sent
+        .iter()
+        .rev()
+        .find(|(_, m)| m.request.client_request_type() == kind)
+        .map(|(_, m)| (m.request_id, m.request.clone()))
+        .unwrap_or_else(|| panic!("no {kind:?} was sent"))
+}
+
+fn read_result(r: &Rig, h: ReadHandle) -> Option<ReadResult> {
+    r.events.iter().find_map(|e| match e {
+        ClientEvent::Read { handle, result } if *handle == h => Some(result.clone()),
+        _ => None,
+    })
+}
+
+fn small_in_flight(n: usize) -> ClientConfig {
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    cfg.exchange = cfg.exchange.with_max_in_flight(n);
+    cfg
+}
+
+fn subscribe_opened(request_id: u64, name: &str) -> Bytes {
+    reply(
+        request_id,
+        ReplyBodyT::SubscribeOutcome(Box::new(SubscribeOutcomeT {
+            disposition: SubscribeDispositionT::SubscriptionOpened(Box::new(SubscriptionOpenedT {
+                subscription: Box::new(SubscriptionHandleT {
+                    name: name.into(),
+                    generation: 1,
+                }),
+                domain: "d1".into(),
+                relay: "orders".into(),
+                subscription_type: Some(SubscriptionType::Row),
+                schema: Box::default(),
+            })),
+            message: String::new(),
+            diagnostics: vec![],
+        })),
+    )
+}
+
+#[test]
+fn c_9_cancelling_a_queued_command_sends_nothing_and_ends_it_not_sent() {
+    let mut r = Rig::with(small_in_flight(1));
+    let a = r.exec("CREATE RELAY a;");
+    let b = r.exec("CREATE RELAY b;");
+    let sid = r.open();
+    assert_eq!(r.sent.len(), 1, "b waits behind the in-flight limit");
+    r.c.cancel(r.now, b).unwrap();
+    r.pump();
+    assert_eq!(
+        r.result(b),
+        Some(CommandResult::Failed(Failure::NotSent)),
+        "never sent: it certainly had no effect"
+    );
+    assert_eq!(r.sent.len(), 1, "no CancelRequest for what was never sent");
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(id, answer(&cmd.execution_reference, completed())),
+    );
+    r.advance(Duration::from_secs(1));
+    assert!(matches!(r.result(a), Some(CommandResult::Completed(_))));
+    assert_eq!(r.sent.len(), 1, "b never goes out, even after room is made");
+    assert_eq!(r.results(b), 1);
+    // Cancelled while waiting for a session: nothing is ever sent either.
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY c;");
+    r.c.cancel(r.now, h).unwrap();
+    r.pump();
+    assert_eq!(r.result(h), Some(CommandResult::Failed(Failure::NotSent)));
+    r.advance(Duration::from_secs(1));
+    assert!(r.sent.is_empty());
+}
+
+#[test]
+fn c_9_a_command_whose_cancel_was_asked_is_not_repeated_after_a_lost_session() {
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let sid = r.open();
+    r.c.cancel(r.now, h).unwrap();
+    r.pump();
+    let sent = r.sent.len();
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    r.advance(Duration::from_secs(6));
+    assert!(
+        matches!(
+            r.result(h),
+            Some(CommandResult::Uncertain {
+                cause: UncertainCause::Cancelled,
+                ..
+            })
+        ),
+        "its first attempt may have run: uncertain, not repeated"
+    );
+    assert_eq!(r.sent.len(), sent, "nothing was sent again");
+}
+
+#[test]
+fn f_8_a_violation_closes_the_stream() {
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let sid = r.open();
+    r.feed(sid, Bytes::from_static(b"NXSM-not-a-frame-at-all"));
+    assert!(
+        r.closes.contains(&(sid, false)),
+        "the stream is closed, not left to linger: {:?}",
+        r.closes
+    );
+    assert!(r.events.iter().any(|e| matches!(
+        e,
+        ClientEvent::SessionLost { session, loss: SessionLoss::Violation(_) } if *session == sid
+    )));
+    assert_eq!(
+        r.results(h),
+        0,
+        "the command is repeated on the next session"
+    );
+    r.advance(Duration::from_secs(6));
+    let s2 = r.open();
+    assert_ne!(s2, sid);
+    assert_eq!(requests(&r, s2), vec![ClientRequest::CommandRequest]);
+}
+
+#[test]
+fn l_3_requests_are_sent_in_the_order_they_were_made() {
+    // A subscription asked for before BEGIN goes before it, not after it (where the session
+    // would hold the transaction).
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    r.c.keep_subscription(r.now, "d1", "CREATE SUBSCRIPTION s AS SELECT 1")
+        .unwrap();
+    r.exec("BEGIN;");
+    let sid = r.open();
+    assert_eq!(
+        requests(&r, sid),
+        vec![
+            ClientRequest::SubscribeRequest,
+            ClientRequest::CommandRequest
+        ]
+    );
+}
+
+#[test]
+fn l_3_a_subscription_queued_before_begin_waits_while_the_transaction_is_held() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let sub =
+        r.c.keep_subscription(r.now, "d1", "CREATE SUBSCRIPTION s AS SELECT 1")
+            .unwrap();
+    let sid = r.open();
+    let (sub_id, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(sid, rejected(sub_id, RequestRejection::ServerBusy));
+    // BEGIN goes while the subscription backs off, and binds the transaction.
+    let begin = r.exec("BEGIN;");
+    let (id, cmd) = r.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 0)));
+    r.feed(sid, outcome_frame(id, o));
+    assert!(matches!(r.result(begin), Some(CommandResult::Completed(_))));
+    assert!(r.c.binding().is_holding());
+    let subscribes = |r: &Rig| {
+        r.sent
+            .iter()
+            .filter(|(_, m)| m.request.client_request_type() == ClientRequest::SubscribeRequest)
+            .count()
+    };
+    r.advance(Duration::from_secs(6));
+    assert_eq!(subscribes(&r), 1, "not sent while the transaction is held");
+    assert!(read_result(&r, sub).is_none(), "still waiting");
+    // After a reconnect and re-attach the transaction is held again: still not sent.
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    r.advance(Duration::from_secs(6));
+    let s2 = r.open();
+    assert_eq!(requests(&r, s2)[0], ClientRequest::SubscribeRequest);
+    // D-5 lets a pending subscription go before the transaction attach, never after it.
+    assert_eq!(
+        requests(&r, s2),
+        vec![
+            ClientRequest::SubscribeRequest,
+            ClientRequest::AttachTransactionRequest
+        ]
+    );
+    let (sub2, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(s2, rejected(sub2, RequestRejection::ServerBusy));
+    let (attach, _) = last_of(&r, ClientRequest::AttachTransactionRequest);
+    r.feed(s2, attach_reply(attach, attached(status("tx-1", "d1", 0))));
+    assert!(matches!(r.c.binding(), Binding::Bound(_)));
+    r.advance(Duration::from_secs(6));
+    assert_eq!(
+        subscribes(&r),
+        2,
+        "the busy subscription is not repeated while the transaction is bound"
+    );
+    // Once the transaction ends, it goes.
+    let commit = r.exec("COMMIT;");
+    let (id, cmd) = r.last_command();
+    r.feed(
+        s2,
+        outcome_frame(id, answer(&cmd.execution_reference, completed())),
+    );
+    assert!(matches!(
+        r.result(commit),
+        Some(CommandResult::Completed(_))
+    ));
+    assert!(!r.c.binding().is_holding());
+    assert_eq!(subscribes(&r), 3, "sent once no transaction is held");
+}
+
+#[test]
+fn d_5_pending_clock_and_subscription_requests_go_before_the_transaction_attach() {
+    let (mut r, sid) = begun();
+    // A clock and a subscription kept from before the transaction, and the transaction.
+    r.c.close(r.now, false);
+    r.pump();
+    // Reattached on the next session in order: clocks, subscriptions, transaction.
+    let _ = sid;
+    let mut r2 = Rig::new();
+    r2.c.select_domain(Some("d1")).unwrap();
+    let clock = r2.c.follow_clock(r2.now, "d1").unwrap();
+    let sub =
+        r2.c.keep_subscription(r2.now, "d1", "CREATE SUBSCRIPTION s AS SELECT 1")
+            .unwrap();
+    let s1 = r2.open();
+    // Neither answered before BEGIN completes: they are in flight when the session dies.
+    let begin = r2.exec("BEGIN;");
+    let (id, cmd) = r2.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 0)));
+    r2.feed(s1, outcome_frame(id, o));
+    assert!(matches!(
+        r2.result(begin),
+        Some(CommandResult::Completed(_))
+    ));
+    let append = r2.exec("CREATE RELAY a;");
+    r2.c.handle_closed(r2.now, s1);
+    r2.pump();
+    r2.advance(Duration::from_secs(6));
+    let s2 = r2.open();
+    assert_eq!(
+        requests(&r2, s2),
+        vec![
+            ClientRequest::AttachDomainClockRequest,
+            ClientRequest::SubscribeRequest,
+            ClientRequest::AttachTransactionRequest
+        ],
+        "D-5: clocks, subscriptions, then the transaction; the append waits for the attach"
+    );
+    let (attach, _) = last_of(&r2, ClientRequest::AttachTransactionRequest);
+    r2.feed(s2, attach_reply(attach, attached(status("tx-1", "d1", 0))));
+    assert_eq!(
+        requests(&r2, s2).last(),
+        Some(&ClientRequest::CommandRequest),
+        "the append goes once attached"
+    );
+    let _ = (clock, sub, append);
+}
+
+#[test]
+fn c_1_reads_move_to_a_new_session_when_identities_run_out() {
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    cfg.exchange = cfg.exchange.with_first_request_id(u64::MAX);
+    let mut r = Rig::with(cfg);
+    let first = r.c.read(r.now, list_domains(), None).unwrap();
+    let s1 = r.open();
+    r.feed(s1, domains(u64::MAX));
+    assert!(matches!(
+        read_result(&r, first),
+        Some(ReadResult::Replied(_))
+    ));
+    // The session has no identity left: the next read opens a new session.
+    let second = r.c.read(r.now, list_domains(), None).unwrap();
+    r.pump();
+    assert!(
+        r.closes.contains(&(s1, false)),
+        "the exhausted session is closed"
+    );
+    let s2 = r.open();
+    assert_ne!(s1, s2);
+    let (id, _) = last_of(&r, ClientRequest::ListDomainsRequest);
+    assert_eq!(
+        r.sent.last().map(|(s, _)| *s),
+        Some(s2),
+        "sent on the new session"
+    );
+    r.feed(s2, domains(id));
+    assert!(matches!(
+        read_result(&r, second),
+        Some(ReadResult::Replied(_))
+    ));
+    // And a command likewise (every session of this client starts at the last identity).
+    let h = r.exec("CREATE RELAY a;");
+    assert!(r.closes.contains(&(s2, false)));
+    let s3 = r.open();
+    let (id, cmd) = r.last_command();
+    assert_eq!((r.last().0, id), (s3, u64::MAX));
+    r.feed(
+        s3,
+        outcome_frame(id, answer(&cmd.execution_reference, completed())),
+    );
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+}
+
+#[test]
+fn c_1_a_refused_request_with_no_identity_left_goes_on_a_new_session() {
+    let mut cfg = small_in_flight(64);
+    cfg.exchange = cfg.exchange.with_first_request_id(u64::MAX - 1);
+    let mut r = Rig::with(cfg);
+    let a = r.exec("CREATE RELAY a;");
+    let b = r.exec("CREATE RELAY b;");
+    let s1 = r.open();
+    let ids: Vec<u64> = r.sent.iter().map(|(_, m)| m.request_id).collect();
+    assert_eq!(ids, vec![u64::MAX - 1, u64::MAX]);
+    let refs: Vec<String> = r
+        .sent
+        .iter()
+        .map(|(_, m)| match &m.request {
+            ClientRequestT::CommandRequest(c) => c.execution_reference.clone(),
+            _ => unreachable!(),
+        })
+        .collect();
+    r.feed(
+        s1,
+        rejected(u64::MAX, RequestRejection::TooManyRequestsInFlight),
+    );
+    r.feed(
+        s1,
+        outcome_frame(u64::MAX - 1, answer(&refs[0], completed())),
+    );
+    assert!(matches!(r.result(a), Some(CommandResult::Completed(_))));
+    assert_eq!(r.results(b), 0, "not ended: it goes again elsewhere");
+    assert!(
+        r.sent.iter().filter(|(s, _)| *s == s1).count() == 2,
+        "nothing more on the exhausted session"
+    );
+    let s2 = r.open();
+    let (id, cmd) = r.last_command();
+    assert_eq!(
+        (r.last().0, id),
+        (s2, u64::MAX - 1),
+        "the new session counts from its own first identity"
+    );
+    assert_eq!(
+        cmd.execution_reference, refs[1],
+        "the same command, same reference"
+    );
+    r.feed(s2, outcome_frame(id, answer(&refs[1], completed())));
+    assert!(matches!(r.result(b), Some(CommandResult::Completed(_))));
+}
+
+#[test]
+fn d_4_a_session_every_slot_of_which_is_abandoned_is_replaced() {
+    let mut r = Rig::with(small_in_flight(2));
+    let short = Some(Duration::from_secs(1));
+    let a =
+        r.c.execute_with(r.now, WALL, "CREATE RELAY a;", None, short)
+            .unwrap();
+    let b =
+        r.c.execute_with(r.now, WALL, "CREATE RELAY b;", None, short)
+            .unwrap();
+    let s1 = r.open();
+    assert_eq!(r.sent.len(), 2);
+    // The server never answers: both end uncertain, and their slots stay taken.
+    r.advance(Duration::from_secs(1));
+    for h in [a, b] {
+        assert!(matches!(
+            r.result(h),
+            Some(CommandResult::Uncertain {
+                cause: UncertainCause::Deadline,
+                ..
+            })
+        ));
+    }
+    assert!(
+        r.closes.contains(&(s1, false)),
+        "the wedged session is ended"
+    );
+    let c = r.exec("CREATE RELAY c;");
+    r.advance(Duration::from_secs(6));
+    let s2 = r.open();
+    assert_ne!(s1, s2, "a new session carries new work");
+    let (id, cmd) = r.last_command();
+    assert_eq!(r.last().0, s2);
+    r.feed(
+        s2,
+        outcome_frame(id, answer(&cmd.execution_reference, completed())),
+    );
+    assert!(matches!(r.result(c), Some(CommandResult::Completed(_))));
+}
+
+#[test]
+fn d_4_a_call_whose_deadline_passes_unsent_ends_not_sent_and_replaces_the_session() {
+    let mut r = Rig::with(small_in_flight(1));
+    let a = r.exec("CREATE RELAY a;");
+    let b =
+        r.c.execute_with(
+            r.now,
+            WALL,
+            "CREATE RELAY b;",
+            None,
+            Some(Duration::from_secs(1)),
+        )
+        .unwrap();
+    let s1 = r.open();
+    assert_eq!(r.sent.len(), 1, "b waits behind a");
+    r.advance(Duration::from_secs(1));
+    assert_eq!(
+        r.result(b),
+        Some(CommandResult::Failed(Failure::NotSent)),
+        "never handed to the transport: certainly no effect"
+    );
+    assert!(
+        r.closes.contains(&(s1, false)),
+        "the session that carried nothing is ended"
+    );
+    // a may have run: it is repeated under its reference on the next session.
+    let (_, first) = r.last_command();
+    r.advance(Duration::from_secs(6));
+    let s2 = r.open();
+    let (id, again) = r.last_command();
+    assert_eq!(r.last().0, s2);
+    assert_eq!(again, first);
+    r.feed(
+        s2,
+        outcome_frame(id, answer(&first.execution_reference, completed())),
+    );
+    assert!(matches!(r.result(a), Some(CommandResult::Completed(_))));
+}
+
+#[test]
+fn d_1_redirects_in_a_row_that_complete_nothing_back_off() {
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let mut sid = r.open();
+    let mut gaps = Vec::new();
+    for _ in 0..4 {
+        let (id, cmd) = r.last_command();
+        let asked = r.now;
+        let connects = r.connects.len();
+        r.feed(
+            sid,
+            outcome_frame(
+                id,
+                answer(
+                    &cmd.execution_reference,
+                    redirect(Some("https://seed-1:7443/")),
+                ),
+            ),
+        );
+        // Wait for the reconnect, however long the client asks.
+        while r.connects.len() == connects {
+            let at = r.c.poll_timeout().expect("a reconnect is scheduled");
+            r.now = at;
+            r.c.handle_timeout(at);
+            r.pump();
+        }
+        gaps.push(r.now.saturating_since(asked));
+        sid = r.open();
+    }
+    assert_eq!(
+        gaps[0],
+        Duration::ZERO,
+        "the first redirect is followed at once"
+    );
+    assert!(
+        gaps[1..].iter().all(|g| *g > Duration::ZERO),
+        "redirects in a row back off: {gaps:?}"
+    );
+    assert!(gaps[3] > gaps[1], "and the wait grows: {gaps:?}");
+    // Completing something ends the streak.
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(id, answer(&cmd.execution_reference, completed())),
+    );
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    r.exec("CREATE RELAY b;");
+    let (id, cmd) = r.last_command();
+    let connects = r.connects.len();
+    r.feed(
+        sid,
+        outcome_frame(
+            id,
+            answer(
+                &cmd.execution_reference,
+                redirect(Some("https://seed-1:7443/")),
+            ),
+        ),
+    );
+    assert_eq!(r.connects.len(), connects + 1, "followed at once again");
+}
+
+#[test]
+fn f_6_a_query_that_cannot_be_sent_is_refused_at_the_call() {
+    let mut r = Rig::new();
+    let huge = format!("CREATE RELAY a COMMENT '{}';", "x".repeat(5 * 1024 * 1024));
+    assert!(matches!(
+        r.c.execute(r.now, WALL, &huge).unwrap_err(),
+        ClientError::Unsendable(_)
+    ));
+    // A read whose request breaks the schema (page size outside 1..=100) likewise.
+    let suggest = ClientRequestT::SuggestRequest(Box::new(SuggestRequestT {
+        input: "SHOW".into(),
+        cursor: 4,
+        domain: None,
+        page_size: 0,
+        continuation: None,
+    }));
+    assert!(matches!(
+        r.c.read(r.now, suggest, None).unwrap_err(),
+        ClientError::Unsendable(_)
+    ));
+    r.pump();
+    assert!(
+        r.connects.is_empty(),
+        "nothing was queued, no session opened"
+    );
+    assert_eq!(r.c.outstanding_commands() + r.c.outstanding_reads(), 0);
+}
+
+#[test]
+fn l_1_names_that_cannot_be_names_are_refused_at_the_call() {
+    let mut r = Rig::new();
+    for bad in ["", "a\0b", "line\nbreak"] {
+        assert!(
+            matches!(
+                r.c.select_domain(Some(bad)).unwrap_err(),
+                ClientError::InvalidName { what: "domain", .. }
+            ),
+            "{bad:?}"
+        );
+    }
+    let long = "d".repeat(3 * 1024 * 1024);
+    assert!(matches!(
+        r.c.select_domain(Some(&long)).unwrap_err(),
+        ClientError::InvalidName { .. }
+    ));
+    assert_eq!(r.c.selected_domain(), None);
+    assert!(r.c.follow_clock(r.now, "").is_err());
+    assert!(r.c.unsubscribe(r.now, "").is_err());
+    assert!(r.c.attach_transaction(r.now, "tx\0").is_err());
+    r.c.select_domain(Some("tenant")).unwrap();
+    assert_eq!(r.c.selected_domain(), Some("tenant"));
+}
+
+#[test]
+fn c_3_frames_before_the_stream_is_open_are_not_read() {
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let (sid, _) = r.connects[0].clone();
+    // A frame on a stream that is still opening: not read, so it ends nothing.
+    let ending = server(ServerBodyT::SessionEnding(Box::new(SessionEndingT {
+        reason: SessionEndReasonT::ServerShuttingDown(Box::default()),
+    })));
+    r.c.handle_frame(r.now, sid, ending);
+    r.c.handle_frame(r.now, sid, Bytes::from_static(b"garbage!"));
+    r.pump();
+    assert_eq!(r.c.ignored_frames(), 2);
+    assert!(!r
+        .events
+        .iter()
+        .any(|e| matches!(e, ClientEvent::SessionLost { .. })));
+    let open = r.open();
+    assert_eq!(open, sid);
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(id, answer(&cmd.execution_reference, completed())),
+    );
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+}
+
+#[test]
+fn l_2_statements_are_served_by_their_own_requests() {
+    let mut r = Rig::new();
+    // USE selects locally and sends nothing.
+    assert_eq!(
+        r.c.run(r.now, WALL, "use tenant;").unwrap(),
+        Routed::DomainSelected("tenant".into())
+    );
+    assert_eq!(r.c.selected_domain(), Some("tenant"));
+    r.pump();
+    assert!(r.connects.is_empty());
+    let Routed::Request(list) = r.c.run(r.now, WALL, "LIST DOMAINS").unwrap() else {
+        panic!()
+    };
+    let sid = r.open();
+    let (id, req) = last_of(&r, ClientRequest::ListDomainsRequest);
+    assert!(matches!(req, ClientRequestT::ListDomainsRequest(_)));
+    r.feed(sid, domains(id));
+    assert!(matches!(
+        read_result(&r, list),
+        Some(ReadResult::Replied(_))
+    ));
+    // The clock statements name the selected domain.
+    r.c.run(r.now, WALL, "ATTACH DOMAIN CLOCK").unwrap();
+    r.pump();
+    let (_, req) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    assert!(matches!(req, ClientRequestT::AttachDomainClockRequest(a) if a.domain == "tenant"));
+    r.c.run(r.now, WALL, "detach domain clock;").unwrap();
+    r.pump();
+    let (_, req) = last_of(&r, ClientRequest::DetachDomainClockRequest);
+    assert!(matches!(req, ClientRequestT::DetachDomainClockRequest(a) if a.domain == "tenant"));
+    // A subscription carries the exact statement, the selected domain and Row.
+    let text = "CREATE SUBSCRIPTION live AS SELECT * FROM orders WHERE note = 'a;b'";
+    r.c.run(r.now, WALL, &format!("{text};")).unwrap();
+    r.pump();
+    let (_, req) = last_of(&r, ClientRequest::SubscribeRequest);
+    let ClientRequestT::SubscribeRequest(s) = req else {
+        panic!()
+    };
+    assert_eq!(
+        (s.domain.as_str(), s.statement.as_str(), s.subscription_type),
+        ("tenant", text, Some(SubscriptionType::Row))
+    );
+    r.c.run(r.now, WALL, "DELETE SUBSCRIPTION live").unwrap();
+    r.pump();
+    let (_, req) = last_of(&r, ClientRequest::UnsubscribeRequest);
+    assert!(matches!(req, ClientRequestT::UnsubscribeRequest(u) if u.subscription == "live"));
+    // Everything else is a command naming the selected domain.
+    let Routed::Command(_) = r.c.run(r.now, WALL, "SHOW RELAYS").unwrap() else {
+        panic!()
+    };
+    r.pump();
+    assert_eq!(r.last_command().1.domain.as_deref(), Some("tenant"));
+    // Separate calls and local statements are refused here, typed.
+    assert_eq!(
+        r.c.run(r.now, WALL, "UPLOAD RESOURCE b FROM 'x'")
+            .unwrap_err(),
+        ClientError::SeparateCall(RoutedRequest::UploadResource)
+    );
+    assert_eq!(
+        r.c.run(r.now, WALL, "RESTORE FROM 'a.nxb'").unwrap_err(),
+        ClientError::SeparateCall(RoutedRequest::Restore)
+    );
+    assert!(matches!(
+        r.c.run(r.now, WALL, "DESCRIBE BACKUP 'a.nxb'").unwrap_err(),
+        ClientError::Statement(StatementError::NotARequest { .. })
+    ));
+    // Without a selected domain, the statements that need one are refused.
+    let mut fresh = Rig::new();
+    for q in [
+        "ATTACH DOMAIN CLOCK",
+        "DETACH DOMAIN CLOCK",
+        "CREATE SUBSCRIPTION s AS SELECT 1",
+    ] {
+        assert_eq!(
+            fresh.c.run(fresh.now, WALL, q).unwrap_err(),
+            ClientError::NoDomainSelected,
+            "{q}"
+        );
+    }
+    // Inside a transaction: RESTORE, USE and the L-3 requests are refused locally.
+    let (mut r, _) = begun();
+    for q in [
+        "RESTORE FROM 'a.nxb'",
+        "USE other",
+        "ATTACH DOMAIN CLOCK",
+        "CREATE SUBSCRIPTION s AS SELECT 1",
+        "DELETE SUBSCRIPTION s",
+    ] {
+        assert_eq!(
+            r.c.run(r.now, WALL, q).unwrap_err(),
+            ClientError::InTransaction,
+            "{q}"
+        );
+    }
+}
+
+#[test]
+fn x_6_a_transaction_attached_by_its_identity_is_bound() {
+    let mut r = Rig::new();
+    let h = r.c.attach_transaction(r.now, "tx-9").unwrap();
+    let sid = r.open();
+    let (id, req) = last_of(&r, ClientRequest::AttachTransactionRequest);
+    assert!(
+        matches!(req, ClientRequestT::AttachTransactionRequest(a) if a.transaction_id == "tx-9")
+    );
+    assert_eq!(
+        r.c.execute(r.now, WALL, "CREATE RELAY a;").unwrap_err(),
+        ClientError::AttachInProgress,
+        "a command waits to know which transaction it belongs to"
+    );
+    r.feed(sid, attach_reply(id, attached(status("tx-9", "d7", 3))));
+    assert!(matches!(read_result(&r, h), Some(ReadResult::Replied(_))));
+    let Binding::Bound(held) = r.c.binding() else {
+        panic!("{:?}", r.c.binding())
+    };
+    assert_eq!((held.id.as_str(), held.position), ("tx-9", 3));
+    assert_eq!(r.c.selected_domain(), Some("d7"), "its domain is adopted");
+    r.exec("CREATE RELAY a;");
+    let (_, cmd) = r.last_command();
+    assert_eq!(
+        (cmd.domain.as_deref(), cmd.expected_transaction_position),
+        (Some("d7"), Some(3))
+    );
+    assert_eq!(
+        r.c.attach_transaction(r.now, "tx-10").unwrap_err(),
+        ClientError::InTransaction
+    );
+}
+
+#[test]
+fn k_1_a_detached_clock_is_not_attached_again() {
+    let mut r = Rig::new();
+    let h = r.c.follow_clock(r.now, "d1").unwrap();
+    let s1 = r.open();
+    let (id, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(
+        s1,
+        reply(
+            id,
+            ReplyBodyT::DomainClockAttachOutcome(Box::new(DomainClockAttachOutcomeT {
+                disposition: DomainClockAttachDispositionT::DomainClockAlreadyAttached(Box::new(
+                    DomainClockAlreadyAttachedT {
+                        domain: "d1".into(),
+                    },
+                )),
+                message: String::new(),
+            })),
+        ),
+    );
+    assert!(matches!(read_result(&r, h), Some(ReadResult::Replied(_))));
+    assert!(r.c.follows_clock("d1"));
+    // Lost: attached again on the next session.
+    r.exec("SHOW DOMAINS;");
+    r.c.handle_closed(r.now, s1);
+    r.pump();
+    r.advance(Duration::from_secs(6));
+    let s2 = r.open();
+    assert_eq!(requests(&r, s2)[0], ClientRequest::AttachDomainClockRequest);
+    // Detached by the application: followed no more, and not attached on later sessions.
+    r.c.detach_clock(r.now, "d1").unwrap();
+    assert!(!r.c.follows_clock("d1"));
+    r.pump();
+    assert_eq!(
+        requests(&r, s2).last(),
+        Some(&ClientRequest::DetachDomainClockRequest)
+    );
+    r.c.handle_closed(r.now, s2);
+    r.pump();
+    r.advance(Duration::from_secs(6));
+    let s3 = r.open();
+    assert!(!requests(&r, s3).contains(&ClientRequest::AttachDomainClockRequest));
+}
+
+#[test]
+fn s_6_a_deleted_subscription_is_not_opened_again() {
+    let mut r = Rig::new();
+    r.c.keep_subscription(r.now, "d1", "CREATE SUBSCRIPTION live AS SELECT 1")
+        .unwrap();
+    let s1 = r.open();
+    let (id, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(s1, subscribe_opened(id, "live"));
+    assert_eq!(r.c.kept_subscriptions(), 1);
+    r.exec("SHOW DOMAINS;");
+    r.c.handle_closed(r.now, s1);
+    r.pump();
+    r.advance(Duration::from_secs(6));
+    let s2 = r.open();
+    assert_eq!(
+        requests(&r, s2)[0],
+        ClientRequest::SubscribeRequest,
+        "kept across sessions"
+    );
+    r.c.unsubscribe(r.now, "live").unwrap();
+    assert_eq!(r.c.kept_subscriptions(), 0);
+    r.c.handle_closed(r.now, s2);
+    r.pump();
+    r.advance(Duration::from_secs(6));
+    let s3 = r.open();
+    assert!(
+        !requests(&r, s3).contains(&ClientRequest::SubscribeRequest),
+        "{:?}",
+        requests(&r, s3)
+    );
+}

@@ -526,3 +526,199 @@ fn f_7_exchange_joins_transfer_parts_between_other_frames() {
     assert!(matches!(x.poll_unsolicited(), Some(Unsolicited::Frame(_))));
     assert!(x.is_open());
 }
+
+fn too_many(id: u64) -> Bytes {
+    rejected(id, RequestRejection::TooManyRequestsInFlight)
+}
+
+#[test]
+fn c_6_refused_requests_go_again_in_the_order_they_were_first_sent() {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    let a = x.request(T0, &list_domains(), None).unwrap();
+    let b = x.request(T0, &list_domains(), None).unwrap();
+    let c = x.request(T0, &list_domains(), None).unwrap();
+    let d = x.request(T0, &list_domains(), None).unwrap();
+    assert_eq!(drain_ids(&mut x), vec![1, 2, 3, 4]);
+    // Refused out of order: the last first.
+    x.handle_frame(T0, too_many(4));
+    x.handle_frame(T0, too_many(2));
+    x.handle_frame(T0, too_many(3));
+    assert!(x.poll_transmit().is_none(), "held while request 1 is out");
+    x.handle_frame(T0, domains(1));
+    assert_eq!(drain_ids(&mut x), vec![5, 6, 7]);
+    assert_eq!(
+        [b, c, d].map(|h| x.request_id(h)),
+        [Some(5), Some(6), Some(7)],
+        "b, c and d go again in the order they were first sent"
+    );
+    for id in [5, 6, 7] {
+        x.handle_frame(T0, domains(id));
+    }
+    let order: Vec<RequestHandle> = replied(&events(&mut x)).iter().map(|r| r.0).collect();
+    assert_eq!(order, vec![a, b, c, d]);
+}
+
+#[test]
+fn c_6_a_refusal_with_nothing_else_in_flight_waits_longer_each_time() {
+    let config = ExchangeConfig::default();
+    let first = config.refusal_backoff_initial;
+    let mut x = Exchange::new(config);
+    let h = x.request(T0, &list_domains(), None).unwrap();
+    assert_eq!(drain_ids(&mut x), vec![1]);
+    let mut now = T0;
+    let mut id = 1;
+    let mut waits = Vec::new();
+    for _ in 0..4 {
+        x.handle_frame(now, too_many(id));
+        assert!(
+            x.poll_transmit().is_none(),
+            "not resent at once: nothing was answered to make room"
+        );
+        let at = x.poll_timeout().expect("a wait is scheduled");
+        assert!(at > now);
+        waits.push(at.saturating_since(now));
+        // Early timeouts do nothing.
+        x.handle_timeout(now + (at.saturating_since(now) - std::time::Duration::from_nanos(1)));
+        assert!(x.poll_transmit().is_none(), "not before the wait ends");
+        now = at;
+        x.handle_timeout(now);
+        let ids = drain_ids(&mut x);
+        assert_eq!(ids.len(), 1, "sent again once the wait ended");
+        assert!(ids[0] > id, "under a fresh identity");
+        id = ids[0];
+    }
+    assert_eq!(waits[0], first);
+    for w in waits.windows(2) {
+        assert_eq!(
+            w[1],
+            w[0] * 2,
+            "each refusal in a row doubles the wait: {waits:?}"
+        );
+    }
+    // An answer ends the streak: the next lone refusal waits the first wait again.
+    x.handle_frame(now, domains(id));
+    assert_eq!(replied(&events(&mut x)), vec![(h, ReplyBody::DomainList)]);
+    x.request(now, &list_domains(), None).unwrap();
+    let next = drain_ids(&mut x)[0];
+    x.handle_frame(now, too_many(next));
+    assert_eq!(x.poll_timeout(), Some(now + first));
+}
+
+#[test]
+fn c_1_a_refused_request_with_no_identity_left_ends_unsent() {
+    let mut x = Exchange::new(ExchangeConfig::default().with_first_request_id(u64::MAX - 1));
+    let _a = x.request(T0, &list_domains(), None).unwrap();
+    let b = x.request(T0, &list_domains(), None).unwrap();
+    assert_eq!(drain_ids(&mut x), vec![u64::MAX - 1, u64::MAX]);
+    x.handle_frame(T0, too_many(u64::MAX));
+    x.handle_frame(T0, domains(u64::MAX - 1));
+    let ev = events(&mut x);
+    assert_eq!(
+        interrupted(&ev),
+        vec![(b, Interruption::IdentitiesExhausted)],
+        "it must go on a new session"
+    );
+    assert_eq!(sent_flags(&ev), vec![(b, false)], "it was never admitted");
+    assert!(
+        x.poll_transmit().is_none(),
+        "never sent again under its answered identity"
+    );
+}
+
+#[test]
+fn c_7_the_unsolicited_queue_has_a_byte_budget() {
+    let big = |n: usize| notice(&"n".repeat(n));
+    let frame_len = big(4000).len();
+    let mut x = Exchange::new(
+        ExchangeConfig::default()
+            .with_unsolicited_capacity(100)
+            .with_unsolicited_bytes(2 * frame_len),
+    );
+    for _ in 0..5 {
+        x.handle_frame(T0, big(4000));
+    }
+    assert_eq!(
+        x.unsolicited_bytes(),
+        2 * frame_len,
+        "exactly the budget is kept"
+    );
+    let q: Vec<Unsolicited> = std::iter::from_fn(|| x.poll_unsolicited()).collect();
+    assert_eq!(q.len(), 3);
+    assert!(matches!(q[2], Unsolicited::Lost { dropped: 3 }));
+    assert_eq!(x.unsolicited_bytes(), 0);
+    // One byte short of room for a frame drops it.
+    let mut x = Exchange::new(ExchangeConfig::default().with_unsolicited_bytes(frame_len - 1));
+    x.handle_frame(T0, big(4000));
+    assert!(matches!(
+        x.poll_unsolicited(),
+        Some(Unsolicited::Lost { dropped: 1 })
+    ));
+}
+
+#[test]
+fn f_9_a_kept_frame_is_copied_out_of_a_shared_receive_buffer() {
+    let frame = notice(&"x".repeat(100 * 1024));
+    assert!(
+        frame.len() >= 64 * 1024,
+        "above the copy-out size of check_compact"
+    );
+    // The frame sits inside a larger receive buffer that something else still holds.
+    let mut buffer = bytes::BytesMut::with_capacity(frame.len() + 1024 * 1024);
+    buffer.extend_from_slice(&frame);
+    buffer.extend_from_slice(&[0u8; 1024 * 1024]);
+    let whole = buffer.freeze();
+    let slice = whole.slice(..frame.len());
+    let mut x = Exchange::new(ExchangeConfig::default());
+    x.handle_frame(T0, slice.clone());
+    let Some(Unsolicited::Frame(kept)) = x.poll_unsolicited() else {
+        panic!("kept")
+    };
+    assert_eq!(kept.bytes(), &frame);
+    assert_ne!(
+        kept.bytes().as_ptr(),
+        slice.as_ptr(),
+        "a frame sharing its buffer is copied out before it is kept"
+    );
+    drop((whole, slice));
+    // A frame that owns its buffer alone is kept as it is.
+    let alone = Bytes::from(frame.to_vec());
+    let at = alone.as_ptr();
+    x.handle_frame(T0, alone);
+    let Some(Unsolicited::Frame(kept)) = x.poll_unsolicited() else {
+        panic!("kept")
+    };
+    assert_eq!(
+        kept.bytes().as_ptr(),
+        at,
+        "no copy when nothing else shares it"
+    );
+}
+
+fn part(id: u64, total: u64, offset: u64, chunk: &[u8]) -> Bytes {
+    reply(
+        id,
+        ReplyBodyT::TransferPart(Box::new(TransferPartT {
+            total_bytes: total,
+            offset,
+            chunk: chunk.to_vec(),
+        })),
+    )
+}
+
+#[test]
+fn f_7_parts_for_no_waiting_request_are_not_buffered() {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    let h = x.request(T0, &list_domains(), None).unwrap();
+    drain_ids(&mut x);
+    // Parts naming an identity nobody waits for: dropped, not assembled.
+    x.handle_frame(T0, part(99, 1 << 20, 0, &[7; 1000]));
+    x.handle_frame(T0, part(99, 1 << 20, 1000, &[7; 1000]));
+    assert!(x.is_open());
+    assert_eq!(x.discarded_replies(), 2);
+    // The waiting request's parts still join (they would clash with a buffered stranger).
+    let whole = domains(1);
+    let (a, b) = whole.split_at(whole.len() / 2);
+    x.handle_frame(T0, part(1, whole.len() as u64, 0, a));
+    x.handle_frame(T0, part(1, whole.len() as u64, a.len() as u64, b));
+    assert_eq!(replied(&events(&mut x)), vec![(h, ReplyBody::DomainList)]);
+}
