@@ -107,6 +107,10 @@ pub enum Interruption {
     /// Refused as `TooManyRequestsInFlight` (not admitted), and the session has no identity
     /// left to send it again under (C-1): send it again on a new session.
     IdentitiesExhausted,
+    /// Refused as `TooManyRequestsInFlight` (not admitted), and its frame could not be
+    /// written again under a fresh identity; it is never sent under the answered one (C-5).
+    /// Nothing of it ran: send it again as a new request.
+    NotAdmitted,
 }
 
 /// Why the session ended.
@@ -583,16 +587,21 @@ impl Exchange {
             };
             // C-1, C-5: a fresh identity, written into the frame; never the answered one.
             let renumbered = match self.take_wire_id() {
-                Ok(new) => renumber(&w.frame, new).map(|f| (new, f)),
-                Err(_) => None,
+                Ok(new) => renumber(&w.frame, new)
+                    .map(|f| (new, f))
+                    .ok_or(Interruption::NotAdmitted),
+                Err(_) => Err(Interruption::IdentitiesExhausted),
             };
-            let Some((new, frame)) = renumbered else {
-                self.events.push_back(ExchangeEvent::Interrupted {
-                    handle: w.handle,
-                    cause: Interruption::IdentitiesExhausted,
-                    sent: false,
-                });
-                continue;
+            let (new, frame) = match renumbered {
+                Ok(r) => r,
+                Err(cause) => {
+                    self.events.push_back(ExchangeEvent::Interrupted {
+                        handle: w.handle,
+                        cause,
+                        sent: false,
+                    });
+                    continue;
+                }
             };
             w.frame = frame;
             self.handles.insert(w.handle.0, new);
@@ -876,5 +885,111 @@ impl UnsolicitedQueue {
     /// Bytes of the frames held.
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(request_id: u64) -> Bytes {
+        let request = ClientRequestT::CommandRequest(Box::new(CommandRequestT {
+            query: "CREATE RELAY a;".into(),
+            domain: Some("d".into()),
+            execution_reference: "ref-1".into(),
+            expected_transaction_position: Some(0),
+            expected_preview: None,
+        }));
+        Encoder::new().encode_request(request_id, &request).unwrap()
+    }
+
+    #[test]
+    fn c_5_renumbering_rewrites_the_identity_and_nothing_else() {
+        let old = frame(7);
+        let new = renumber(&old, 0x0102_0304_0506_0708).expect("renumbered");
+        assert_eq!(old.len(), new.len());
+        let differing = old.iter().zip(new.iter()).filter(|(a, b)| a != b).count();
+        assert!(differing <= 8, "{differing} bytes changed");
+        let read = |b: &Bytes| {
+            crate::frame::check_slice::<crate::frame::ClientMessageRoot>(
+                b,
+                crate::limits::FRAME_LIMIT,
+            )
+            .unwrap()
+            .unpack()
+        };
+        let (before, after) = (read(&old), read(&new));
+        assert_eq!(after.request_id, 0x0102_0304_0506_0708);
+        assert_eq!(
+            after.request, before.request,
+            "the request goes again exactly"
+        );
+    }
+
+    #[test]
+    fn c_5_a_frame_that_cannot_be_renumbered_never_goes_out_under_its_answered_identity() {
+        // A frame that does not hold its identity where the exchange writes it.
+        let mut fbb = flatbuffers::FlatBufferBuilder::new();
+        let body = ListDomainsRequest::create(&mut fbb, &ListDomainsRequestArgs {});
+        let root = ClientMessage::create(
+            &mut fbb,
+            &ClientMessageArgs {
+                request_id: 0,
+                request_type: ClientRequest::ListDomainsRequest,
+                request: Some(body.as_union_value()),
+            },
+        );
+        fbb.finish(root, Some("NXCM"));
+        assert_eq!(renumber(fbb.finished_data(), 5), None);
+        assert_eq!(renumber(&[0u8; 3], 5), None, "too short to hold a root");
+        // Such a frame held after a refusal ends unsent; nothing is transmitted again.
+        let mut x = Exchange::new(ExchangeConfig::default());
+        let a = x
+            .request(
+                Timestamp::ZERO,
+                &ClientRequestT::ListDomainsRequest(Box::default()),
+                None,
+            )
+            .unwrap();
+        let b = x
+            .request(
+                Timestamp::ZERO,
+                &ClientRequestT::ListDomainsRequest(Box::default()),
+                None,
+            )
+            .unwrap();
+        while x.poll_transmit().is_some() {}
+        if let Some(w) = x.waiters.get_mut(&2) {
+            w.frame = Bytes::copy_from_slice(fbb.finished_data());
+        }
+        let reply = |id: u64, body: ReplyBodyT| {
+            Encoder::new()
+                .encode::<crate::frame::ServerMessageRoot>(&ServerMessageT {
+                    body: ServerBodyT::Reply(Box::new(ReplyT {
+                        request_id: id,
+                        body,
+                    })),
+                })
+                .unwrap()
+        };
+        let too_many = ReplyBodyT::RequestRejected(Box::new(RequestRejectedT {
+            rejection: Some(RequestRejection::TooManyRequestsInFlight),
+            field: None,
+            message: String::new(),
+        }));
+        x.handle_frame(Timestamp::ZERO, reply(2, too_many));
+        let list = ReplyBodyT::DomainList(Box::new(DomainListT { domains: vec![] }));
+        x.handle_frame(Timestamp::ZERO, reply(1, list));
+        let events: Vec<ExchangeEvent> = std::iter::from_fn(|| x.poll_event()).collect();
+        assert!(matches!(&events[0], ExchangeEvent::Replied { handle, .. } if *handle == a));
+        assert!(matches!(
+            &events[1],
+            ExchangeEvent::Interrupted { handle, cause: Interruption::NotAdmitted, sent: false }
+                if *handle == b
+        ));
+        assert!(
+            x.poll_transmit().is_none(),
+            "not sent under the answered identity 2"
+        );
     }
 }
