@@ -909,7 +909,75 @@ fn client_frames(c: &mut Corpus) {
     );
 }
 
+fn backup_cut(
+    kind: BackupCutKind,
+    engaged_at: Option<i64>,
+    released_at: Option<i64>,
+    counters: [u64; 4],
+) -> Box<BackupCutT> {
+    Box::new(BackupCutT {
+        kind: Some(kind),
+        engaged_at,
+        released_at,
+        buffered_records: counters[0],
+        buffered_bytes: counters[1],
+        dropped_records: counters[2],
+        rejected_records: counters[3],
+    })
+}
+
+/// A backup summary. A domain backup (`users` absent) carries a quiesced cut with the extreme
+/// times and counters either side of 2^53, and a live cut without times; a cluster backup
+/// carries a stopped and a configuration-only cut without times and a quiesced cut whose
+/// times are present zeros.
 fn backup_summary(users: Option<u64>) -> Box<BackupArchiveSummaryT> {
+    let domains = if users.is_none() {
+        vec![
+            BackupDomainSummaryT {
+                domain: text("tenant"),
+                revision: TWO_POW_53,
+                cut: backup_cut(
+                    BackupCutKind::Quiesced,
+                    Some(i64::MIN),
+                    Some(i64::MAX),
+                    [u64::MAX, TWO_POW_53 + 1, TWO_POW_53 - 1, 1],
+                ),
+                sections: 3,
+                section_bytes: TWO_POW_53 + 1,
+            },
+            BackupDomainSummaryT {
+                domain: text("tenant-ü"),
+                revision: 0,
+                cut: backup_cut(BackupCutKind::Live, None, None, [0; 4]),
+                sections: 0,
+                section_bytes: 0,
+            },
+        ]
+    } else {
+        vec![
+            BackupDomainSummaryT {
+                domain: text("archive"),
+                revision: u64::MAX,
+                cut: backup_cut(BackupCutKind::Stopped, None, None, [0; 4]),
+                sections: 1,
+                section_bytes: 1,
+            },
+            BackupDomainSummaryT {
+                domain: text("config"),
+                revision: 1,
+                cut: backup_cut(BackupCutKind::ConfigurationOnly, None, None, [0; 4]),
+                sections: 0,
+                section_bytes: 0,
+            },
+            BackupDomainSummaryT {
+                domain: text("tenant"),
+                revision: 2,
+                cut: backup_cut(BackupCutKind::Quiesced, Some(0), Some(0), [0; 4]),
+                sections: 2,
+                section_bytes: 4096,
+            },
+        ]
+    };
     Box::new(BackupArchiveSummaryT {
         total_bytes: TWO_POW_53 - 1,
         digest: fingerprint(7),
@@ -917,20 +985,7 @@ fn backup_summary(users: Option<u64>) -> Box<BackupArchiveSummaryT> {
         retained_until: i64::MAX,
         resources: Some(BackupResources::Included),
         users,
-        domains: vec![
-            BackupDomainSummaryT {
-                domain: text("tenant"),
-                revision: TWO_POW_53,
-                sections: 3,
-                section_bytes: TWO_POW_53 + 1,
-            },
-            BackupDomainSummaryT {
-                domain: text("tenant-ü"),
-                revision: 0,
-                sections: 0,
-                section_bytes: 0,
-            },
-        ],
+        domains,
     })
 }
 
