@@ -883,3 +883,45 @@ fn r_3_corpus_rows_match_their_announced_schema() {
         readings_rows()[0].cells.len()
     );
 }
+
+#[test]
+fn f_4_corpus_carries_every_union_variant_and_enum_value_of_the_schema() {
+    let c = nervix_conformance::coverage::coverage(&valid_frames());
+    assert!(
+        c.declared.len() > 300,
+        "the schema declares {} values",
+        c.declared.len()
+    );
+    let missing: Vec<String> = c
+        .missing()
+        .iter()
+        .map(|(t, v)| format!("{t}.{v}"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "no corpus frame carries:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn f_4_coverage_check_notices_a_value_no_frame_carries() {
+    let mut frames = valid_frames();
+    let full = nervix_conformance::coverage::coverage(&frames);
+    let live = ("BackupCutKind".to_string(), "Live".to_string());
+    assert!(full.declared.contains(&live), "read from the schema");
+    // Drop the frames that carry it, one at a time, until none does.
+    let mut dropped = 0;
+    loop {
+        let c = nervix_conformance::coverage::coverage(&frames);
+        assert_eq!(c.declared, full.declared);
+        let Some(carrier) = c.carried.get(&live).cloned() else {
+            assert!(c.missing().contains(&&live));
+            break;
+        };
+        frames.retain(|(n, _)| *n != carrier);
+        dropped += 1;
+        assert!(dropped < 50, "too many carriers");
+    }
+    assert!(dropped >= 1);
+}

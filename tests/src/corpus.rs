@@ -19,6 +19,9 @@
 //!   violation, with backslash, tab and newline escaped as `\\`, `\t` and `\n`.
 //! * `report.txt`: for each valid frame in file-name order, `FRAME <file name>` and then the
 //!   frame's exact report.
+//! * `coverage.txt`: every union variant and enum value the schema lets a frame carry, with the
+//!   first frame that carries it (`sweep-*` frames come from the value generators and are kept
+//!   only for what no hand-built frame carries).
 
 use bytes::Bytes;
 use flatbuffers::{FlatBufferBuilder, InvalidFlatbuffer, WIPOffset};
@@ -28,7 +31,9 @@ use nervix_protocol::frame::{
     ROOT_EXTENSIONS,
 };
 use nervix_protocol::limits::FRAME_LIMIT;
+use nervix_protocol::rng::Rng;
 use nervix_protocol::schema::*;
+use nervix_protocol::testkit::{Gen, Generate};
 use nervix_protocol::violation::{Fault, ProtocolViolation, Site};
 use nervix_protocol::{Encoder, Root};
 use std::collections::BTreeSet;
@@ -609,6 +614,11 @@ impl Corpus {
 /// # Panics
 /// If a builder produces a value the encoder refuses (a defect of the corpus).
 pub fn valid_frames() -> Vec<CorpusFile> {
+    static FRAMES: std::sync::OnceLock<Vec<CorpusFile>> = std::sync::OnceLock::new();
+    FRAMES.get_or_init(build_valid_frames).clone()
+}
+
+fn build_valid_frames() -> Vec<CorpusFile> {
     let mut c = Corpus {
         encoder: Encoder::new(),
         files: Vec::new(),
@@ -617,7 +627,108 @@ pub fn valid_frames() -> Vec<CorpusFile> {
     server_reply_frames(&mut c);
     server_event_frames(&mut c);
     stream_frames(&mut c);
+    sweep_frames(&mut c);
     c.files
+}
+
+/// How many generator seeds the sweep tries per root before giving up.
+const SWEEP_SEEDS: u64 = 4000;
+
+/// Generated frames that carry the union variants and enum values no hand-built frame carries.
+///
+/// For each seed in turn, every root gets one frame from the value generators (the same ones
+/// the property tests use); a frame is kept only when it carries a variant or value the corpus
+/// does not carry yet. The sweep stops once everything the schema declares is carried.
+fn sweep_frames(c: &mut Corpus) {
+    let schema = crate::coverage::schema();
+    let declared = crate::coverage::declared(&schema);
+    let mut carried: BTreeSet<crate::coverage::Value> = c
+        .files
+        .iter()
+        .flat_map(|(n, b)| crate::coverage::carried_by_frame(&schema, n, b))
+        .collect();
+    for seed in 0..SWEEP_SEEDS {
+        if declared.is_subset(&carried) {
+            return;
+        }
+        let mut sweep = Sweep {
+            c: &mut *c,
+            schema: &schema,
+            carried: &mut carried,
+            seed,
+        };
+        sweep.root::<ClientMessageRoot>();
+        sweep.root::<ServerMessageRoot>();
+        sweep.root::<UploadMessageRoot>();
+        sweep.root::<UploadReplyRoot>();
+        sweep.root::<BackupDownloadRequestRoot>();
+        sweep.root::<BackupDownloadMessageRoot>();
+        sweep.root::<RestoreMessageRoot>();
+        sweep.root::<RestoreReplyRoot>();
+        // Replies and requests sit one or two unions below their roots, where a uniform pick
+        // rarely reaches the members of one variant: they get seeds of their own.
+        let body: ReplyBodyT = sweep.generate(b"reply");
+        sweep.keep::<ServerMessageRoot>(
+            "reply",
+            ServerMessageT {
+                body: ServerBodyT::Reply(Box::new(ReplyT {
+                    request_id: seed + 1,
+                    body,
+                })),
+            },
+        );
+        let request: ClientRequestT = sweep.generate(b"request");
+        sweep.keep::<ClientMessageRoot>(
+            "request",
+            ClientMessageT {
+                request_id: seed + 1,
+                request,
+            },
+        );
+    }
+}
+
+struct Sweep<'a> {
+    c: &'a mut Corpus,
+    schema: &'a crate::coverage::Schema,
+    carried: &'a mut BTreeSet<crate::coverage::Value>,
+    seed: u64,
+}
+
+impl Sweep<'_> {
+    /// A value from the generators, from this seed and `salt`.
+    fn generate<T: Generate>(&self, salt: &[u8]) -> T {
+        let salt = salt
+            .iter()
+            .fold(0u64, |h, b| h.rotate_left(8) ^ u64::from(*b));
+        let mut data = vec![0u8; 4096];
+        Rng::new(self.seed ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15)).fill(&mut data);
+        Gen::new(&data).value()
+    }
+
+    fn root<R: Root>(&mut self)
+    where
+        R::Owned: Generate,
+    {
+        let value: R::Owned = self.generate(&R::IDENTIFIER);
+        self.keep::<R>("root", value);
+    }
+
+    /// Keeps `value` as a corpus frame if it encodes and carries something new.
+    fn keep<R: Root>(&mut self, kind: &str, value: R::Owned) {
+        let Ok(bytes) = self.c.encoder.encode::<R>(&value) else {
+            return;
+        };
+        let name = format!("sweep-{kind}-{:04}.{}", self.seed, R::EXTENSION);
+        let new: Vec<_> = crate::coverage::carried_by_frame(self.schema, &name, &bytes)
+            .into_iter()
+            .filter(|v| !self.carried.contains(v))
+            .collect();
+        if !new.is_empty() {
+            self.carried.extend(new);
+            self.c.files.push((name, bytes));
+        }
+    }
 }
 
 fn client_frames(c: &mut Corpus) {
@@ -996,6 +1107,32 @@ fn coverage(kind: ModelKind, name: &str, branches: NodeBranchCoverageT) -> Box<N
     })
 }
 
+/// A gate boundary of every branch coverage.
+fn gate_boundaries() -> Vec<AttributedGateBoundaryT> {
+    let branches = [
+        BranchCoverageT::AllBranchCoverage(Box::default()),
+        BranchCoverageT::UnbranchedCoverage(Box::default()),
+        BranchCoverageT::DeclaredBranchCoverage(Box::new(DeclaredBranchCoverageT {
+            branch: text("by_device"),
+        })),
+        BranchCoverageT::SelectedBranchCoverage(Box::new(SelectedBranchCoverageT {
+            branch: text("by_site"),
+            keys: vec![*fingerprint(3)],
+        })),
+    ];
+    branches
+        .into_iter()
+        .enumerate()
+        .map(|(i, branches)| AttributedGateBoundaryT {
+            boundary: Box::new(GateBoundaryT {
+                relay: format!("gate_{i}"),
+                branches,
+            }),
+            operations: vec![1],
+        })
+        .collect()
+}
+
 fn effects() -> Box<ImpactEffectsT> {
     let relay = || {
         coverage(
@@ -1106,14 +1243,18 @@ fn impact_report() -> Box<TransactionImpactReportT> {
                 )),
                 execution_step: OperationRangeT { first: 1, last: 2 },
                 completeness: ImpactCompletenessT::ImpactComplete(Box::default()),
-                reasons: vec![OperationReasonT {
-                    reason: OperationImpactReasonT::ConfigurationReason(Box::new(
-                        ConfigurationReasonT {
-                            node: node(ModelKind::Relay, "readings"),
-                            aspect: Some(ModelChangeAspect::EntityCreated),
-                        },
-                    )),
-                }],
+                // One reason per declared aspect, so the corpus carries every one of them.
+                reasons: ModelChangeAspect::ENUM_VALUES
+                    .iter()
+                    .map(|aspect| OperationReasonT {
+                        reason: OperationImpactReasonT::ConfigurationReason(Box::new(
+                            ConfigurationReasonT {
+                                node: node(ModelKind::Relay, "readings"),
+                                aspect: Some(*aspect),
+                            },
+                        )),
+                    })
+                    .collect(),
                 contribution: effects(),
             },
             OperationReportT {
@@ -1148,7 +1289,13 @@ fn impact_report() -> Box<TransactionImpactReportT> {
             actual: Box::new(ActualStepImpactT {
                 outcome: ExecutionStepOutcomeT::StepUnattempted(Box::default()),
                 quiescence: vec![ActualQuiescenceT {
-                    requirement: PauseRequirementT::NoPause(Box::default()),
+                    requirement: PauseRequirementT::SubgraphPause(Box::new(SubgraphPauseT {
+                        scope: Box::new(QuiesceSubgraphT {
+                            domain: text("tenant"),
+                            nodes: Vec::new(),
+                            gate_boundaries: gate_boundaries(),
+                        }),
+                    })),
                     outcomes: vec![QuiescenceOutcomeEntryT {
                         outcome: QuiescenceOutcomeT::QuiescenceRequested(Box::default()),
                     }],
@@ -2939,6 +3086,10 @@ pub fn corpus_files() -> Vec<(String, Bytes)> {
     let malformed = malformed_frames();
     let mut files: Vec<(String, Bytes)> = valid.clone();
     files.push((text("report.txt"), Bytes::from(report_text(&valid))));
+    files.push((
+        text("coverage.txt"),
+        Bytes::from(crate::coverage::coverage_text(&valid)),
+    ));
     files.push((
         text("malformed.tsv"),
         Bytes::from(malformed_tsv(&malformed)),
