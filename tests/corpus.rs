@@ -15,8 +15,9 @@ use nervix_conformance::corpus::{
     F64_NEG_ZERO, F64_POS_INF, NON_UTF8, NUL_TEXT, TWO_POW_53,
 };
 use nervix_protocol::frame::{
-    BackupDownloadMessageRoot, ClientMessageRoot, Frame, RestoreReplyRoot, ServerMessageRoot,
-    UploadMessageRoot, UploadReplyRoot, ROOT_EXTENSIONS,
+    BackupDownloadMessageRoot, BackupDownloadRequestRoot, ClientMessageRoot, Frame,
+    RestoreMessageRoot, RestoreReplyRoot, ServerMessageRoot, UploadMessageRoot, UploadReplyRoot,
+    ROOT_EXTENSIONS,
 };
 use nervix_protocol::limits::FRAME_LIMIT;
 use nervix_protocol::schema::*;
@@ -924,4 +925,84 @@ fn f_4_coverage_check_notices_a_value_no_frame_carries() {
         assert!(dropped < 50, "too many carriers");
     }
     assert!(dropped >= 1);
+}
+
+#[test]
+fn f_1_corpus_references_span_every_allowed_length_and_character() {
+    let every = nervix_conformance::corpus::reference_of_every_class();
+    assert_eq!(every.len(), 128);
+    for c in nervix_conformance::corpus::REFERENCE_CLASSES.chars() {
+        assert!(
+            every.contains(c),
+            "{c:?} is missing from the long reference"
+        );
+    }
+    for (name, expected) in [("one-byte", "7"), ("every-class", every.as_str())] {
+        let cm = checked::<ClientMessageRoot>(&format!("client-command-reference-{name}.nxcm"));
+        let sent = cm.view().request_as_command_request().unwrap();
+        assert_eq!(sent.execution_reference(), expected);
+        let sm =
+            checked::<ServerMessageRoot>(&format!("server-reply-command-reference-{name}.nxsm"));
+        assert_eq!(command_outcome(&sm).execution_reference(), expected);
+        let bq =
+            checked::<BackupDownloadRequestRoot>(&format!("backup-request-reference-{name}.nxbq"));
+        assert_eq!(bq.view().execution_reference(), expected);
+        let rm = checked::<RestoreMessageRoot>(&format!("restore-start-reference-{name}.nxrm"));
+        let start = rm.view().part_as_restore_start().unwrap();
+        assert_eq!(start.execution_reference(), expected);
+        assert_eq!(start.total_bytes(), u64::MAX);
+    }
+}
+
+#[test]
+fn f_1_corpus_chunks_and_totals_reach_their_boundaries() {
+    let every: Vec<u8> = (0..=255u8).collect();
+    for (name, bytes) in [("00", vec![0u8]), ("ff", vec![0xff]), ("every-byte", every)] {
+        let up = checked::<UploadMessageRoot>(&format!("upload-chunk-{name}.nxum"));
+        let chunk = up.view().part_as_upload_chunk().unwrap();
+        assert_eq!(chunk.bytes().bytes(), &bytes[..]);
+        let bd =
+            checked::<BackupDownloadMessageRoot>(&format!("backup-download-chunk-{name}.nxbd"));
+        let chunk = bd.view().part_as_backup_archive_chunk().unwrap();
+        assert_eq!(chunk.bytes().bytes(), &bytes[..]);
+        let rm = checked::<RestoreMessageRoot>(&format!("restore-chunk-{name}.nxrm"));
+        let chunk = rm.view().part_as_restore_chunk().unwrap();
+        assert_eq!(chunk.bytes().bytes(), &bytes[..]);
+        let sm =
+            checked::<ServerMessageRoot>(&format!("server-reply-transfer-part-chunk-{name}.nxsm"));
+        let part = sm
+            .view()
+            .body_as_reply()
+            .unwrap()
+            .body_as_transfer_part()
+            .unwrap();
+        assert_eq!(part.chunk().bytes(), &bytes[..]);
+    }
+    for total in [1, u64::MAX] {
+        let up = checked::<UploadMessageRoot>(&format!("upload-start-total-{total}.nxum"));
+        assert_eq!(
+            up.view().part_as_upload_start().unwrap().total_bytes(),
+            total
+        );
+    }
+    let bd = checked::<BackupDownloadMessageRoot>("backup-download-start-total-1.nxbd");
+    assert_eq!(
+        bd.view()
+            .part_as_backup_archive_start()
+            .unwrap()
+            .total_bytes(),
+        1
+    );
+    for total in [1, 64 * 1024 * 1024, u64::MAX] {
+        let sm =
+            checked::<ServerMessageRoot>(&format!("server-reply-transfer-part-total-{total}.nxsm"));
+        let part = sm
+            .view()
+            .body_as_reply()
+            .unwrap()
+            .body_as_transfer_part()
+            .unwrap();
+        assert_eq!(part.total_bytes(), total);
+        assert_eq!(part.offset(), total - 1, "the last byte of the total");
+    }
 }

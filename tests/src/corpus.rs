@@ -627,9 +627,168 @@ fn build_valid_frames() -> Vec<CorpusFile> {
     server_reply_frames(&mut c);
     server_event_frames(&mut c);
     stream_frames(&mut c);
+    boundary_frames(&mut c);
     sweep_frames(&mut c);
     c.files
 }
+
+/// The characters an execution reference may use (E-1): ASCII letters, digits, `-`, `_`, `.`.
+pub const REFERENCE_CLASSES: &str =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.";
+
+/// A 128-byte execution reference, the longest allowed, using every allowed character.
+pub fn reference_of_every_class() -> String {
+    REFERENCE_CLASSES.chars().cycle().take(128).collect()
+}
+
+/// Every byte value once, in order.
+fn every_byte() -> Vec<u8> {
+    (0..=255u8).collect()
+}
+
+/// Length and value boundaries: execution references of 1 byte and of 128 bytes using every
+/// allowed character class on every frame that carries one; the smallest and largest totals of
+/// every root that declares one; and chunks of the single bytes 0x00 and 0xff and of every byte
+/// value in every chunk root. (Chunks as large as a frame allows are pinned by the limit tests
+/// rather than committed here.)
+fn boundary_frames(c: &mut Corpus) {
+    use ClientRequestT as Q;
+    for (name, reference) in [
+        ("one-byte", text("7")),
+        ("every-class", reference_of_every_class()),
+    ] {
+        c.cm(
+            &format!("command-reference-{name}"),
+            client(
+                26,
+                Q::CommandRequest(Box::new(CommandRequestT {
+                    query: text("SHOW DOMAINS"),
+                    domain: None,
+                    execution_reference: reference.clone(),
+                    expected_transaction_position: None,
+                    expected_preview: None,
+                })),
+            ),
+        );
+        c.sm(
+            &format!("reply-command-reference-{name}"),
+            command_reply(
+                26,
+                command_outcome(
+                    &reference,
+                    OutcomeOrigin::Executed,
+                    CommandDispositionT::CommandCompleted(Box::default()),
+                    "",
+                ),
+            ),
+        );
+        c.add::<BackupDownloadRequestRoot>(
+            &format!("backup-request-reference-{name}"),
+            BackupDownloadRequestT {
+                execution_reference: reference.clone(),
+            },
+        );
+        c.add::<RestoreMessageRoot>(
+            &format!("restore-start-reference-{name}"),
+            RestoreMessageT {
+                part: RestorePartT::RestoreStart(Box::new(RestoreStartT {
+                    request_id: 2,
+                    execution_reference: reference,
+                    statement: text("RESTORE DOMAIN tenant"),
+                    total_bytes: u64::MAX,
+                    digest: fingerprint(42),
+                })),
+            },
+        );
+    }
+
+    for total in [1, u64::MAX] {
+        c.add::<UploadMessageRoot>(
+            &format!("upload-start-total-{total}"),
+            UploadMessageT {
+                part: UploadPartT::UploadStart(Box::new(UploadStartT {
+                    request_id: 1,
+                    domain: text("tenant"),
+                    resource: text("r"),
+                    upload_identity: text("u"),
+                    total_bytes: total,
+                })),
+            },
+        );
+    }
+    c.add::<BackupDownloadMessageRoot>(
+        "backup-download-start-total-1",
+        BackupDownloadMessageT {
+            part: BackupDownloadPartT::BackupArchiveStart(Box::new(BackupArchiveStartT {
+                total_bytes: 1,
+                digest: fingerprint(32),
+            })),
+        },
+    );
+    // Transfer totals: the smallest, the largest a client joins, and the largest a frame can
+    // carry (the assembler refuses it as a first total, the frame itself is valid).
+    for (total, offset) in [
+        (1, 0),
+        (TRANSFER_LIMIT_U64, TRANSFER_LIMIT_U64 - 1),
+        (u64::MAX, u64::MAX - 1),
+    ] {
+        c.sm(
+            &format!("reply-transfer-part-total-{total}"),
+            reply(
+                27,
+                ReplyBodyT::TransferPart(Box::new(TransferPartT {
+                    total_bytes: total,
+                    offset,
+                    chunk: vec![0xff],
+                })),
+            ),
+        );
+    }
+
+    for (name, bytes) in [
+        ("00", vec![0x00]),
+        ("ff", vec![0xff]),
+        ("every-byte", every_byte()),
+    ] {
+        c.add::<UploadMessageRoot>(
+            &format!("upload-chunk-{name}"),
+            UploadMessageT {
+                part: UploadPartT::UploadChunk(Box::new(UploadChunkT {
+                    bytes: bytes.clone(),
+                })),
+            },
+        );
+        c.add::<BackupDownloadMessageRoot>(
+            &format!("backup-download-chunk-{name}"),
+            BackupDownloadMessageT {
+                part: BackupDownloadPartT::BackupArchiveChunk(Box::new(BackupArchiveChunkT {
+                    bytes: bytes.clone(),
+                })),
+            },
+        );
+        c.add::<RestoreMessageRoot>(
+            &format!("restore-chunk-{name}"),
+            RestoreMessageT {
+                part: RestorePartT::RestoreChunk(Box::new(RestoreChunkT {
+                    bytes: bytes.clone(),
+                })),
+            },
+        );
+        c.sm(
+            &format!("reply-transfer-part-chunk-{name}"),
+            reply(
+                28,
+                ReplyBodyT::TransferPart(Box::new(TransferPartT {
+                    total_bytes: 4096,
+                    offset: 0,
+                    chunk: bytes,
+                })),
+            ),
+        );
+    }
+}
+
+const TRANSFER_LIMIT_U64: u64 = nervix_protocol::limits::TRANSFER_LIMIT as u64;
 
 /// How many generator seeds the sweep tries per root before giving up.
 const SWEEP_SEEDS: u64 = 4000;
