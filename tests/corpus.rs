@@ -1006,3 +1006,108 @@ fn f_1_corpus_chunks_and_totals_reach_their_boundaries() {
         assert_eq!(part.offset(), total - 1, "the last byte of the total");
     }
 }
+
+/// The report of one committed frame.
+fn frame_report(file: &str) -> String {
+    match check_as(extension(file), committed(file)) {
+        Some(Ok(report)) => report,
+        other => panic!("{file}: {other:?}"),
+    }
+}
+
+#[test]
+fn f_1_corpus_carries_the_values_a_careful_reader_must_survive() {
+    // Values the release's own conformance report exercises, each in a hand-built frame.
+    let long_domain = format!("request.domain=str:{}", "64".repeat(128));
+    let expected: &[(&str, &str)] = &[
+        (
+            "client-command-position-zero.nxcm",
+            "request.expected_transaction_position=0",
+        ),
+        (
+            "client-commit-preview-position-max.nxcm",
+            "request.expected_transaction_position=18446744073709551615",
+        ),
+        (
+            "client-commit-preview-position-max.nxcm",
+            "request.expected_preview.position=18446744073709551615",
+        ),
+        ("client-detach-domain-clock-long-domain.nxcm", &long_domain),
+        ("client-suggest-multibyte-cursor.nxcm", "request.cursor=13"),
+        (
+            "server-reply-suggest-multibyte-edit.nxsm",
+            "body.body.suggestions[0].edit.start=11",
+        ),
+        (
+            "server-reply-command-failed-diagnostics.nxsm",
+            "body.body.diagnostics[1].span.start=4294967295",
+        ),
+        (
+            "server-reply-command-failed-diagnostics.nxsm",
+            "body.body.diagnostics[2].span=none",
+        ),
+        (
+            "server-domain-clock-observed-paced.nxsm",
+            "body.clock.state.period_nanos=1",
+        ),
+        (
+            "server-domain-clock-observed-paced.nxsm",
+            "body.clock.state.time_rate=f64:0010000000000000",
+        ),
+        (
+            "server-domain-clock-observed-paced.nxsm",
+            "body.clock.state.logical_origin_unix_nanos=-9223372036854775808",
+        ),
+        (
+            "server-domain-clock-observed-paced.nxsm",
+            "body.clock.state.utc_anchor_unix_nanos=9223372036854775807",
+        ),
+        (
+            "server-reply-domain-list.nxsm",
+            "body.body.domains[0].pace.skew_nanos=0",
+        ),
+        (
+            "server-domain-clock-ticked.nxsm",
+            "body.generation=18446744073709551615",
+        ),
+        (
+            "server-reply-command-completed-cluster-backup.nxsm",
+            "body.body.backup.total_bytes=18446744073709551615",
+        ),
+        (
+            "server-reply-command-completed-cluster-backup.nxsm",
+            "body.body.backup.resources=Omitted",
+        ),
+        (
+            "server-reply-command-completed-cluster-backup.nxsm",
+            "body.body.backup.users=0",
+        ),
+        (
+            "server-reply-command-completed-cluster-backup.nxsm",
+            "body.body.backup.domains[0].revision=18446744073709551615",
+        ),
+        (
+            "server-reply-command-completed-cluster-backup.nxsm",
+            "body.body.backup.domains[0].section_bytes=18446744073709551615",
+        ),
+        (
+            "server-reply-command-completed-domain-backup.nxsm",
+            "body.body.backup.domains[0].cut.engaged_at=-9223372036854775808",
+        ),
+        (
+            "server-reply-command-completed-domain-backup.nxsm",
+            "body.body.backup.domains[1].cut.engaged_at=none",
+        ),
+        (
+            "server-reply-command-completed-cluster-backup.nxsm",
+            "body.body.backup.domains[2].cut.released_at=0",
+        ),
+    ];
+    for (file, line) in expected {
+        let report = frame_report(file);
+        assert!(
+            report.lines().any(|l| l == *line),
+            "{file} does not carry {line}"
+        );
+    }
+}

@@ -653,6 +653,66 @@ fn every_byte() -> Vec<u8> {
 /// rather than committed here.)
 fn boundary_frames(c: &mut Corpus) {
     use ClientRequestT as Q;
+    // The largest position twice: expected of the transaction and of the reviewed preview.
+    c.cm(
+        "commit-preview-position-max",
+        client(
+            29,
+            Q::CommandRequest(Box::new(CommandRequestT {
+                query: text("COMMIT;"),
+                domain: None,
+                execution_reference: text("0192d4e4-7b36-7c3e.9f00_5b2d8c3a1e44"),
+                expected_transaction_position: Some(u64::MAX),
+                expected_preview: Some(preview("tx-0002", u64::MAX, 4)),
+            })),
+        ),
+    );
+    // Multi-byte text where offsets count bytes: the cursor and the edit stand right after the
+    // two-byte `ü` (byte 13, character 12), and the edit replaces exactly that character.
+    let input = text("USE tenant-ü; SHOW €");
+    let at = input.find('ü').unwrap_or(0) + 'ü'.len_utf8();
+    c.cm(
+        "suggest-multibyte-cursor",
+        client(
+            31,
+            Q::SuggestRequest(Box::new(SuggestRequestT {
+                input,
+                cursor: at as u32,
+                domain: Some(text("tenant-ü")),
+                page_size: 100,
+                continuation: None,
+            })),
+        ),
+    );
+    c.sm(
+        "reply-suggest-multibyte-edit",
+        reply(
+            31,
+            ReplyBodyT::SuggestOutcome(Box::new(SuggestOutcomeT {
+                status: Some(SuggestionStatus::Ready),
+                suggestions: vec![SuggestionT {
+                    value: text("tenant-ü"),
+                    kind: Some(SuggestionKind::Text),
+                    edit: Box::new(TextEditT {
+                        start: (at - 'ü'.len_utf8()) as u32,
+                        end: at as u32,
+                        replacement: text("ü"),
+                    }),
+                }],
+                continuation: None,
+            })),
+        ),
+    );
+    // A 128-byte domain name.
+    c.cm(
+        "detach-domain-clock-long-domain",
+        client(
+            30,
+            Q::DetachDomainClockRequest(Box::new(DetachDomainClockRequestT {
+                domain: "d".repeat(128),
+            })),
+        ),
+    );
     for (name, reference) in [
         ("one-byte", text("7")),
         ("every-class", reference_of_every_class()),
@@ -1229,8 +1289,8 @@ fn backup_summary(users: Option<u64>) -> Box<BackupArchiveSummaryT> {
                 domain: text("archive"),
                 revision: u64::MAX,
                 cut: backup_cut(BackupCutKind::Stopped, None, None, [0; 4]),
-                sections: 1,
-                section_bytes: 1,
+                sections: 0,
+                section_bytes: u64::MAX,
             },
             BackupDomainSummaryT {
                 domain: text("config"),
@@ -1248,12 +1308,19 @@ fn backup_summary(users: Option<u64>) -> Box<BackupArchiveSummaryT> {
             },
         ]
     };
+    // The domain backup is just below 2^53 and keeps resource bytes; the cluster backup is as
+    // large as a total can be and leaves them out.
+    let (total_bytes, resources) = if users.is_none() {
+        (TWO_POW_53 - 1, BackupResources::Included)
+    } else {
+        (u64::MAX, BackupResources::Omitted)
+    };
     Box::new(BackupArchiveSummaryT {
-        total_bytes: TWO_POW_53 - 1,
+        total_bytes,
         digest: fingerprint(7),
         captured_at: i64::MIN,
         retained_until: i64::MAX,
-        resources: Some(BackupResources::Included),
+        resources: Some(resources),
         users,
         domains,
     })
