@@ -3108,6 +3108,17 @@ pub fn malformed_frames() -> Vec<MalformedFrame> {
         32,
         ReplyBodyT::RequestCancelled(Box::new(RequestCancelledT { stage: None })),
     ));
+    // A backup summary whose domain cut does not say its kind (A-1 needs it).
+    let mut backup = command_outcome(
+        "exec-backup-3",
+        OutcomeOrigin::Executed,
+        CommandDispositionT::CommandCompleted(Box::default()),
+        "",
+    );
+    let mut summary = backup_summary(None);
+    summary.domains[1].cut.kind = None;
+    backup.backup = Some(summary);
+    let cut_without_kind = pack_unchecked::<ServerMessageRoot>(&command_reply(33, backup));
     let reply_to_zero = pack_unchecked::<ServerMessageRoot>(&reply(
         0,
         ReplyBodyT::CancelOutcome(Box::new(CancelOutcomeT {
@@ -3226,6 +3237,12 @@ pub fn malformed_frames() -> Vec<MalformedFrame> {
             "nxsm",
             cancelled_without_stage,
             field("RequestCancelled", "stage", Fault::Absent),
+        ),
+        frame(
+            "backup-cut-kind-absent",
+            "nxsm",
+            cut_without_kind,
+            field("BackupCut", "kind", Fault::Absent),
         ),
         frame(
             "zero-reply-request-id",
