@@ -1111,3 +1111,24 @@ fn f_1_corpus_carries_the_values_a_careful_reader_must_survive() {
         );
     }
 }
+
+#[test]
+fn f_4_corpus_gives_every_nonempty_vector_its_shortest_length() {
+    let c = nervix_conformance::coverage::coverage(&valid_frames());
+    assert!(
+        c.nonempty
+            .contains(&("TransferPart".to_string(), "chunk".to_string())),
+        "read from the schema's marks"
+    );
+    let not_shortest: Vec<String> = c
+        .nonempty
+        .iter()
+        .filter(|m| c.shortest.get(*m).map(|(n, _)| *n) != Some(1))
+        .map(|(t, f)| format!("{t}.{f}: {:?}", c.shortest.get(&(t.clone(), f.clone()))))
+        .collect();
+    assert!(
+        not_shortest.is_empty(),
+        "no corpus frame gives these [nonempty] vectors exactly one entry:\n{}",
+        not_shortest.join("\n")
+    );
+}

@@ -703,6 +703,94 @@ fn boundary_frames(c: &mut Corpus) {
             })),
         ),
     );
+    // Every vector marked [nonempty] at its shortest, one entry.
+    c.cm(
+        "open-ingestor-one-field",
+        client(
+            32,
+            Q::OpenIngestorRequest(Box::new(OpenIngestorRequestT {
+                domain: text("tenant"),
+                ingestor: text("meters_in"),
+                expected_fields: vec![plain("meter", ScalarType::String)],
+                max_outstanding_batches: 1,
+                max_outstanding_bytes: 1,
+            })),
+        ),
+    );
+    c.cm(
+        "open-emitter-one-field",
+        client(
+            33,
+            Q::OpenEmitterRequest(Box::new(OpenEmitterRequestT {
+                domain: text("tenant"),
+                emitter: text("alerts_out"),
+                expected_fields: vec![plain("alert", ScalarType::String)],
+                max_outstanding_batches: 1024,
+                max_outstanding_bytes: 33_554_432,
+            })),
+        ),
+    );
+    c.cm(
+        "submit-batch-one-byte",
+        client(
+            34,
+            Q::SubmitBatchRequest(Box::new(SubmitBatchRequestT {
+                producer: 32,
+                batch: vec![0xff],
+            })),
+        ),
+    );
+    c.sm(
+        "reply-producer-opened-one-field",
+        reply(
+            32,
+            ReplyBodyT::OpenIngestorOutcome(Box::new(OpenIngestorOutcomeT {
+                disposition: OpenIngestorDispositionT::ProducerOpened(Box::new(ProducerOpenedT {
+                    domain: text("tenant"),
+                    ingestor: text("meters_in"),
+                    fields: vec![plain("meter", ScalarType::String)],
+                    generation: u64::MAX,
+                    contract: fingerprint(12),
+                    attachment: vec![0xff; 16],
+                    window: ProducerWindowT::SequentialProducerWindow(Box::default()),
+                    ack_timeout_nanos: 1,
+                    retry_backoff_nanos: 1,
+                    retry_max_backoff_nanos: 1,
+                    granted_batches: 1,
+                    granted_bytes: 1,
+                    max_batch_bytes: 1,
+                    max_batch_rows: 1,
+                    admission: Some(ProducerAdmission::Suspended),
+                })),
+                message: text(""),
+            })),
+        ),
+    );
+    c.sm(
+        "reply-subscription-opened-one-key",
+        reply(
+            35,
+            ReplyBodyT::SubscribeOutcome(Box::new(SubscribeOutcomeT {
+                disposition: SubscribeDispositionT::SubscriptionOpened(Box::new(
+                    SubscriptionOpenedT {
+                        subscription: handle("one", 1),
+                        domain: text("tenant"),
+                        relay: text("by_device"),
+                        subscription_type: Some(SubscriptionType::Row),
+                        schema: Box::new(RowSchemaT {
+                            fields: vec![plain("device", ScalarType::String)],
+                            branch: Some(Box::new(RowBranchT {
+                                branch: text("device"),
+                                fields: vec![plain("device", ScalarType::String)],
+                            })),
+                        }),
+                    },
+                )),
+                message: text(""),
+                diagnostics: Vec::new(),
+            })),
+        ),
+    );
     // A 128-byte domain name.
     c.cm(
         "detach-domain-clock-long-domain",

@@ -26,6 +26,10 @@ pub struct Coverage {
     pub declared: BTreeSet<Value>,
     /// Each of them the corpus carries, with the first frame (in file-name order) carrying it.
     pub carried: BTreeMap<Value, String>,
+    /// Every vector member marked `[nonempty]` a frame can carry, as (table, member).
+    pub nonempty: BTreeSet<Value>,
+    /// The shortest length the corpus gives each such member, with the first frame giving it.
+    pub shortest: BTreeMap<Value, (usize, String)>,
 }
 
 impl Coverage {
@@ -65,6 +69,16 @@ fn enum_values<'s>(s: &'s Schema, name: &str) -> &'s [String] {
 
 /// Every union variant and enum value reachable from the frame roots.
 pub(crate) fn declared(s: &Schema) -> BTreeSet<Value> {
+    reachable(s).0
+}
+
+/// Every table and struct reachable from the frame roots.
+fn reachable_tables(s: &Schema) -> BTreeSet<String> {
+    reachable(s).1
+}
+
+/// What the frame roots reach: union variants and enum values, and tables and structs.
+fn reachable(s: &Schema) -> (BTreeSet<Value>, BTreeSet<String>) {
     let roots: Vec<&str> = ROOT_EXTENSIONS.iter().map(|(_, r)| *r).collect();
     let mut out = BTreeSet::new();
     let mut seen = BTreeSet::new();
@@ -95,12 +109,35 @@ pub(crate) fn declared(s: &Schema) -> BTreeSet<Value> {
             }
         }
     }
-    out
+    (out, seen)
 }
 
 /// The union variants and enum values one frame's report carries.
 fn carried_by(s: &Schema, root: &str, report: &str) -> Vec<Value> {
+    carried_and_lengths(s, root, report).0
+}
+
+/// The length a report line gives a vector: `len:N`, `[a,b]` or `bytes:<hex>`.
+fn vector_len(value: &str) -> Option<usize> {
+    if let Some(n) = value.strip_prefix("len:") {
+        return n.parse().ok();
+    }
+    if let Some(hex) = value.strip_prefix("bytes:") {
+        return Some(hex.len() / 2);
+    }
+    let inner = value.strip_prefix('[')?.strip_suffix(']')?;
+    Some(if inner.is_empty() {
+        0
+    } else {
+        inner.split(',').count()
+    })
+}
+
+/// The union variants and enum values a report carries, and the length of every vector member
+/// marked `[nonempty]`, as ((table, member), length).
+fn carried_and_lengths(s: &Schema, root: &str, report: &str) -> (Vec<Value>, Vec<(Value, usize)>) {
     let mut out = Vec::new();
+    let mut lengths = Vec::new();
     // The table each union member holds, by the member's full path.
     let mut variants: BTreeMap<String, String> = BTreeMap::new();
     for line in report.lines() {
@@ -120,6 +157,11 @@ fn carried_by(s: &Schema, root: &str, report: &str) -> Vec<Value> {
                 panic!("report line {line:?}: {table} has no member {name}");
             };
             let last = i + 1 == comps.len();
+            if last && matches!(f.ty, Ty::Vector(_)) && f.marks.contains(&model::Mark::NonEmpty) {
+                if let Some(n) = vector_len(value) {
+                    lengths.push(((table.clone(), f.name.clone()), n));
+                }
+            }
             let (ty, in_vector) = match &f.ty {
                 Ty::Vector(inner) => (&**inner, true),
                 t => (t, false),
@@ -152,7 +194,24 @@ fn carried_by(s: &Schema, root: &str, report: &str) -> Vec<Value> {
             }
         }
     }
-    out
+    (out, lengths)
+}
+
+/// Every vector member marked `[nonempty]` that a frame can carry, as (table, member).
+pub(crate) fn nonempty_vectors(s: &Schema) -> BTreeSet<Value> {
+    let reachable = reachable_tables(s);
+    s.tables
+        .iter()
+        .filter(|t| reachable.contains(&t.name))
+        .flat_map(|t| {
+            t.fields
+                .iter()
+                .filter(|f| {
+                    matches!(f.ty, Ty::Vector(_)) && f.marks.contains(&model::Mark::NonEmpty)
+                })
+                .map(|f| (t.name.clone(), f.name.clone()))
+        })
+        .collect()
 }
 
 /// The coverage of `frames` (valid corpus frames, as named files).
@@ -166,23 +225,41 @@ pub fn coverage(frames: &[CorpusFile]) -> Coverage {
     let mut sorted: Vec<&CorpusFile> = frames.iter().collect();
     sorted.sort_by(|a, b| a.0.cmp(&b.0));
     let mut carried = BTreeMap::new();
+    let mut shortest: BTreeMap<Value, (usize, String)> = BTreeMap::new();
     for (name, bytes) in sorted {
-        for v in carried_by_frame(&s, name, bytes) {
+        let (values, lengths) = carried_and_lengths(&s, root_of(name), &report_of(name, bytes));
+        for v in values {
             carried.entry(v).or_insert_with(|| name.clone());
         }
+        for (member, n) in lengths {
+            let e = shortest.entry(member).or_insert((n, name.clone()));
+            if n < e.0 {
+                *e = (n, name.clone());
+            }
+        }
     }
-    Coverage { declared, carried }
+    Coverage {
+        declared,
+        carried,
+        nonempty: nonempty_vectors(&s),
+        shortest,
+    }
+}
+
+fn root_of(name: &str) -> &'static str {
+    root_name(extension(name)).unwrap_or_else(|| panic!("{name} names no root"))
+}
+
+fn report_of(name: &str, bytes: &bytes::Bytes) -> String {
+    match check_as(extension(name), bytes.clone()) {
+        Some(Ok(r)) => r,
+        _ => panic!("corpus frame {name} is not valid"),
+    }
 }
 
 /// The union variants and enum values the corpus frame `name` carries.
 pub(crate) fn carried_by_frame(s: &Schema, name: &str, bytes: &bytes::Bytes) -> Vec<Value> {
-    let ext = extension(name);
-    let root = root_name(ext).unwrap_or_else(|| panic!("{name} names no root"));
-    let report = match check_as(ext, bytes.clone()) {
-        Some(Ok(r)) => r,
-        _ => panic!("corpus frame {name} is not valid"),
-    };
-    carried_by(s, root, &report)
+    carried_by(s, root_of(name), &report_of(name, bytes))
 }
 
 /// `coverage.txt`: every declared union variant and enum value, one a line, with the first frame
@@ -196,6 +273,17 @@ pub fn coverage_text(frames: &[CorpusFile]) -> String {
     for v in &c.declared {
         let at = c.carried.get(v).map_or("MISSING", String::as_str);
         let _ = writeln!(out, "{}.{}\t{at}", v.0, v.1);
+    }
+    out.push_str("# Every vector member marked [nonempty], the shortest length the corpus gives it, and where.\n");
+    for m in &c.nonempty {
+        match c.shortest.get(m) {
+            Some((n, at)) => {
+                let _ = writeln!(out, "{}.{}\tlen={n}\t{at}", m.0, m.1);
+            }
+            None => {
+                let _ = writeln!(out, "{}.{}\tMISSING", m.0, m.1);
+            }
+        }
     }
     out
 }
