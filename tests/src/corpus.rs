@@ -21,7 +21,8 @@
 //!   frame's exact report.
 //! * `coverage.txt`: every union variant and enum value the schema lets a frame carry, with the
 //!   first frame that carries it (`sweep-*` frames come from the value generators and are kept
-//!   only for what no hand-built frame carries).
+//!   only for what no hand-built frame carries), then every vector member marked `[nonempty]`
+//!   with the shortest length the corpus gives it.
 
 use bytes::Bytes;
 use flatbuffers::{FlatBufferBuilder, InvalidFlatbuffer, WIPOffset};
