@@ -15,8 +15,9 @@ use nervix_conformance::corpus::{
     F64_NEG_ZERO, F64_POS_INF, NON_UTF8, NUL_TEXT, TWO_POW_53,
 };
 use nervix_protocol::frame::{
-    BackupDownloadMessageRoot, ClientMessageRoot, Frame, RestoreReplyRoot, ServerMessageRoot,
-    UploadMessageRoot, UploadReplyRoot, ROOT_EXTENSIONS,
+    BackupDownloadMessageRoot, BackupDownloadRequestRoot, ClientMessageRoot, Frame,
+    RestoreMessageRoot, RestoreReplyRoot, ServerMessageRoot, UploadMessageRoot, UploadReplyRoot,
+    ROOT_EXTENSIONS,
 };
 use nervix_protocol::limits::FRAME_LIMIT;
 use nervix_protocol::schema::*;
@@ -881,5 +882,253 @@ fn r_3_corpus_rows_match_their_announced_schema() {
     assert_eq!(
         readings_schema().fields.len(),
         readings_rows()[0].cells.len()
+    );
+}
+
+#[test]
+fn f_4_corpus_carries_every_union_variant_and_enum_value_of_the_schema() {
+    let c = nervix_conformance::coverage::coverage(&valid_frames());
+    assert!(
+        c.declared.len() > 300,
+        "the schema declares {} values",
+        c.declared.len()
+    );
+    let missing: Vec<String> = c
+        .missing()
+        .iter()
+        .map(|(t, v)| format!("{t}.{v}"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "no corpus frame carries:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn f_4_coverage_check_notices_a_value_no_frame_carries() {
+    let mut frames = valid_frames();
+    let full = nervix_conformance::coverage::coverage(&frames);
+    let live = ("BackupCutKind".to_string(), "Live".to_string());
+    assert!(full.declared.contains(&live), "read from the schema");
+    // Drop the frames that carry it, one at a time, until none does.
+    let mut dropped = 0;
+    loop {
+        let c = nervix_conformance::coverage::coverage(&frames);
+        assert_eq!(c.declared, full.declared);
+        let Some(carrier) = c.carried.get(&live).cloned() else {
+            assert!(c.missing().contains(&&live));
+            break;
+        };
+        frames.retain(|(n, _)| *n != carrier);
+        dropped += 1;
+        assert!(dropped < 50, "too many carriers");
+    }
+    assert!(dropped >= 1);
+}
+
+#[test]
+fn f_1_corpus_references_span_every_allowed_length_and_character() {
+    let every = nervix_conformance::corpus::reference_of_every_class();
+    assert_eq!(every.len(), 128);
+    for c in nervix_conformance::corpus::REFERENCE_CLASSES.chars() {
+        assert!(
+            every.contains(c),
+            "{c:?} is missing from the long reference"
+        );
+    }
+    for (name, expected) in [("one-byte", "7"), ("every-class", every.as_str())] {
+        let cm = checked::<ClientMessageRoot>(&format!("client-command-reference-{name}.nxcm"));
+        let sent = cm.view().request_as_command_request().unwrap();
+        assert_eq!(sent.execution_reference(), expected);
+        let sm =
+            checked::<ServerMessageRoot>(&format!("server-reply-command-reference-{name}.nxsm"));
+        assert_eq!(command_outcome(&sm).execution_reference(), expected);
+        let bq =
+            checked::<BackupDownloadRequestRoot>(&format!("backup-request-reference-{name}.nxbq"));
+        assert_eq!(bq.view().execution_reference(), expected);
+        let rm = checked::<RestoreMessageRoot>(&format!("restore-start-reference-{name}.nxrm"));
+        let start = rm.view().part_as_restore_start().unwrap();
+        assert_eq!(start.execution_reference(), expected);
+        assert_eq!(start.total_bytes(), u64::MAX);
+    }
+}
+
+#[test]
+fn f_1_corpus_chunks_and_totals_reach_their_boundaries() {
+    let every: Vec<u8> = (0..=255u8).collect();
+    for (name, bytes) in [("00", vec![0u8]), ("ff", vec![0xff]), ("every-byte", every)] {
+        let up = checked::<UploadMessageRoot>(&format!("upload-chunk-{name}.nxum"));
+        let chunk = up.view().part_as_upload_chunk().unwrap();
+        assert_eq!(chunk.bytes().bytes(), &bytes[..]);
+        let bd =
+            checked::<BackupDownloadMessageRoot>(&format!("backup-download-chunk-{name}.nxbd"));
+        let chunk = bd.view().part_as_backup_archive_chunk().unwrap();
+        assert_eq!(chunk.bytes().bytes(), &bytes[..]);
+        let rm = checked::<RestoreMessageRoot>(&format!("restore-chunk-{name}.nxrm"));
+        let chunk = rm.view().part_as_restore_chunk().unwrap();
+        assert_eq!(chunk.bytes().bytes(), &bytes[..]);
+        let sm =
+            checked::<ServerMessageRoot>(&format!("server-reply-transfer-part-chunk-{name}.nxsm"));
+        let part = sm
+            .view()
+            .body_as_reply()
+            .unwrap()
+            .body_as_transfer_part()
+            .unwrap();
+        assert_eq!(part.chunk().bytes(), &bytes[..]);
+    }
+    for total in [1, u64::MAX] {
+        let up = checked::<UploadMessageRoot>(&format!("upload-start-total-{total}.nxum"));
+        assert_eq!(
+            up.view().part_as_upload_start().unwrap().total_bytes(),
+            total
+        );
+    }
+    let bd = checked::<BackupDownloadMessageRoot>("backup-download-start-total-1.nxbd");
+    assert_eq!(
+        bd.view()
+            .part_as_backup_archive_start()
+            .unwrap()
+            .total_bytes(),
+        1
+    );
+    for total in [1, 64 * 1024 * 1024, u64::MAX] {
+        let sm =
+            checked::<ServerMessageRoot>(&format!("server-reply-transfer-part-total-{total}.nxsm"));
+        let part = sm
+            .view()
+            .body_as_reply()
+            .unwrap()
+            .body_as_transfer_part()
+            .unwrap();
+        assert_eq!(part.total_bytes(), total);
+        assert_eq!(part.offset(), total - 1, "the last byte of the total");
+    }
+}
+
+/// The report of one committed frame.
+fn frame_report(file: &str) -> String {
+    match check_as(extension(file), committed(file)) {
+        Some(Ok(report)) => report,
+        other => panic!("{file}: {other:?}"),
+    }
+}
+
+#[test]
+fn f_1_corpus_carries_the_values_a_careful_reader_must_survive() {
+    // Values the release's own conformance report exercises, each in a hand-built frame.
+    let long_domain = format!("request.domain=str:{}", "64".repeat(128));
+    let expected: &[(&str, &str)] = &[
+        (
+            "client-command-position-zero.nxcm",
+            "request.expected_transaction_position=0",
+        ),
+        (
+            "client-commit-preview-position-max.nxcm",
+            "request.expected_transaction_position=18446744073709551615",
+        ),
+        (
+            "client-commit-preview-position-max.nxcm",
+            "request.expected_preview.position=18446744073709551615",
+        ),
+        ("client-detach-domain-clock-long-domain.nxcm", &long_domain),
+        ("client-suggest-multibyte-cursor.nxcm", "request.cursor=13"),
+        (
+            "server-reply-suggest-multibyte-edit.nxsm",
+            "body.body.suggestions[0].edit.start=11",
+        ),
+        (
+            "server-reply-command-failed-diagnostics.nxsm",
+            "body.body.diagnostics[1].span.start=4294967295",
+        ),
+        (
+            "server-reply-command-failed-diagnostics.nxsm",
+            "body.body.diagnostics[2].span=none",
+        ),
+        (
+            "server-domain-clock-observed-paced.nxsm",
+            "body.clock.state.period_nanos=1",
+        ),
+        (
+            "server-domain-clock-observed-paced.nxsm",
+            "body.clock.state.time_rate=f64:0010000000000000",
+        ),
+        (
+            "server-domain-clock-observed-paced.nxsm",
+            "body.clock.state.logical_origin_unix_nanos=-9223372036854775808",
+        ),
+        (
+            "server-domain-clock-observed-paced.nxsm",
+            "body.clock.state.utc_anchor_unix_nanos=9223372036854775807",
+        ),
+        (
+            "server-reply-domain-list.nxsm",
+            "body.body.domains[0].pace.skew_nanos=0",
+        ),
+        (
+            "server-domain-clock-ticked.nxsm",
+            "body.generation=18446744073709551615",
+        ),
+        (
+            "server-reply-command-completed-cluster-backup.nxsm",
+            "body.body.backup.total_bytes=18446744073709551615",
+        ),
+        (
+            "server-reply-command-completed-cluster-backup.nxsm",
+            "body.body.backup.resources=Omitted",
+        ),
+        (
+            "server-reply-command-completed-cluster-backup.nxsm",
+            "body.body.backup.users=0",
+        ),
+        (
+            "server-reply-command-completed-cluster-backup.nxsm",
+            "body.body.backup.domains[0].revision=18446744073709551615",
+        ),
+        (
+            "server-reply-command-completed-cluster-backup.nxsm",
+            "body.body.backup.domains[0].section_bytes=18446744073709551615",
+        ),
+        (
+            "server-reply-command-completed-domain-backup.nxsm",
+            "body.body.backup.domains[0].cut.engaged_at=-9223372036854775808",
+        ),
+        (
+            "server-reply-command-completed-domain-backup.nxsm",
+            "body.body.backup.domains[1].cut.engaged_at=none",
+        ),
+        (
+            "server-reply-command-completed-cluster-backup.nxsm",
+            "body.body.backup.domains[2].cut.released_at=0",
+        ),
+    ];
+    for (file, line) in expected {
+        let report = frame_report(file);
+        assert!(
+            report.lines().any(|l| l == *line),
+            "{file} does not carry {line}"
+        );
+    }
+}
+
+#[test]
+fn f_4_corpus_gives_every_nonempty_vector_its_shortest_length() {
+    let c = nervix_conformance::coverage::coverage(&valid_frames());
+    assert!(
+        c.nonempty
+            .contains(&("TransferPart".to_string(), "chunk".to_string())),
+        "read from the schema's marks"
+    );
+    let not_shortest: Vec<String> = c
+        .nonempty
+        .iter()
+        .filter(|m| c.shortest.get(*m).map(|(n, _)| *n) != Some(1))
+        .map(|(t, f)| format!("{t}.{f}: {:?}", c.shortest.get(&(t.clone(), f.clone()))))
+        .collect();
+    assert!(
+        not_shortest.is_empty(),
+        "no corpus frame gives these [nonempty] vectors exactly one entry:\n{}",
+        not_shortest.join("\n")
     );
 }

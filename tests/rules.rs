@@ -1,9 +1,25 @@
-//! `vectors/rules.tsv` maps rule keys to the tests that exercise them. Every listed test must
-//! exist as a `fn` in the workspace's Rust sources, and every key must be one of the manual's.
+//! The rule ledger: `vectors/rules.tsv` maps rule keys to the tests that exercise them.
+//!
+//! * Every key of a section this crate implements is listed, with at least one test.
+//! * Every listed key is one of the manual's (`vectors/rule-keys.tsv`, the spec's rules file).
+//! * Every listed test is a real test function: a `fn` under `#[test]`, or a `fn` inside a
+//!   `proptest!` block. Any other `fn` of the same name does not count.
+//! * When the spec's rules file is beside the checkout, the copy in `vectors/` equals it.
 
 use nervix_conformance::workspace_root;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+
+/// The spec sections whose rules are implemented, so every one of their keys must be listed.
+const IMPLEMENTED_SECTIONS: &[&str] = &[
+    "frames",
+    "requests",
+    "choices",
+    "routing",
+    "commands",
+    "redirect",
+    "transactions",
+];
 
 fn rust_sources(dir: &Path, out: &mut Vec<String>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -22,75 +38,240 @@ fn rust_sources(dir: &Path, out: &mut Vec<String>) {
     }
 }
 
-fn defined_fns() -> BTreeSet<String> {
-    let mut sources = Vec::new();
-    for dir in ["protocol", "drivers", "tests", "fuzz"] {
-        rust_sources(&workspace_root().join(dir), &mut sources);
+fn ident_at(s: &str) -> String {
+    s.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// Skips whitespace, line comments and attributes (`#[...]`, brackets balanced).
+fn skip_trivia(mut s: &str) -> &str {
+    loop {
+        let t = s.trim_start();
+        if t.starts_with("//") {
+            s = t.find('\n').map_or("", |i| &t[i + 1..]);
+        } else if t.starts_with("#[") {
+            let mut depth = 0usize;
+            let mut end = t.len();
+            for (i, c) in t.char_indices().skip(1) {
+                match c {
+                    '[' => depth += 1,
+                    ']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = i + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            s = &t[end..];
+        } else {
+            return t;
+        }
     }
+}
+
+/// The name of the function declared at the start of `s` (after trivia), if one is.
+fn fn_name(s: &str) -> Option<String> {
+    let s = skip_trivia(s);
+    let s = s.strip_prefix("pub ").unwrap_or(s).trim_start();
+    let name = ident_at(s.strip_prefix("fn ")?.trim_start());
+    (!name.is_empty()).then_some(name)
+}
+
+/// The body of the brace block that opens at or after the start of `s`.
+fn block(s: &str) -> &str {
+    let Some(open) = s.find('{') else { return "" };
+    let mut depth = 0usize;
+    for (i, c) in s[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &s[open + 1..open + i];
+                }
+            }
+            _ => {}
+        }
+    }
+    &s[open + 1..]
+}
+
+/// The test functions `src` declares: each `fn` under `#[test]`, and each `fn` inside a
+/// `proptest!` block.
+fn test_fns(src: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
-    for src in &sources {
-        for (i, _) in src.match_indices("fn ") {
-            let rest = &src[i + 3..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                names.insert(name);
+    for (i, _) in src.match_indices("#[test]") {
+        if let Some(name) = fn_name(&src[i + "#[test]".len()..]) {
+            names.insert(name);
+        }
+    }
+    for (i, _) in src.match_indices("proptest! {") {
+        let body = block(&src[i..]);
+        for (j, _) in body.match_indices("fn ") {
+            let boundary =
+                j == 0 || !body[..j].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+            if boundary {
+                let name = ident_at(&body[j + 3..]);
+                if !name.is_empty() {
+                    names.insert(name);
+                }
             }
         }
     }
     names
 }
 
-fn manual_keys() -> BTreeSet<String> {
-    let text = std::fs::read_to_string(workspace_root().join("vectors/rule-keys.txt")).unwrap();
+fn workspace_tests() -> BTreeSet<String> {
+    let mut sources = Vec::new();
+    for dir in ["protocol", "drivers", "tests", "fuzz"] {
+        rust_sources(&workspace_root().join(dir), &mut sources);
+    }
+    sources.iter().flat_map(|s| test_fns(s)).collect()
+}
+
+/// Key to section, from a rules file in the spec's format (`key`, `manual_id`, `section`, ...).
+fn key_sections(text: &str) -> BTreeMap<String, String> {
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| l.trim().to_string())
+        .map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            assert!(cols.len() >= 3, "a rules line without a section: {l:?}");
+            (cols[0].trim().to_string(), cols[2].trim().to_string())
+        })
         .collect()
 }
 
-#[test]
-fn rules_tsv_lists_only_existing_tests_for_known_keys() {
-    let tsv = std::fs::read_to_string(workspace_root().join("vectors/rules.tsv")).unwrap();
-    let fns = defined_fns();
-    let keys = manual_keys();
-    let mut missing = Vec::new();
-    let mut listed = 0;
+fn spec_copy() -> String {
+    std::fs::read_to_string(workspace_root().join("vectors/rule-keys.tsv")).unwrap()
+}
+
+/// Key to the tests `rules.tsv` lists for it.
+fn ledger(tsv: &str) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
     for line in tsv
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
     {
         let mut cols = line.split('\t');
-        let key = cols.next().unwrap_or_default();
+        let key = cols.next().unwrap_or_default().trim().to_string();
+        let tests: Vec<String> = cols
+            .flat_map(|c| c.split(','))
+            .map(|t| t.trim().to_string())
+            .collect();
         assert!(
-            keys.contains(key),
-            "rules.tsv names {key:?}, which is not a rule key"
+            out.insert(key.clone(), tests).is_none(),
+            "rules.tsv lists {key} twice"
         );
-        let tests: Vec<&str> = cols.flat_map(|c| c.split(',')).map(str::trim).collect();
-        assert!(
-            !tests.is_empty() && tests.iter().all(|t| !t.is_empty()),
-            "{key} lists no test"
-        );
-        for t in tests {
-            listed += 1;
-            if !fns.contains(t) {
-                missing.push(format!("{key}: {t}"));
+    }
+    out
+}
+
+/// Every problem of `ledger` against the manual's keys and the tests that exist.
+fn ledger_problems(
+    ledger: &BTreeMap<String, Vec<String>>,
+    keys: &BTreeMap<String, String>,
+    tests: &BTreeSet<String>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (key, section) in keys {
+        if IMPLEMENTED_SECTIONS.contains(&section.as_str()) && !ledger.contains_key(key) {
+            problems.push(format!(
+                "{key} ({section}) is implemented but lists no test"
+            ));
+        }
+    }
+    for (key, listed) in ledger {
+        if !keys.contains_key(key) {
+            problems.push(format!("{key} is not a rule key of the manual"));
+        }
+        if listed.is_empty() || listed.iter().any(|t| t.is_empty()) {
+            problems.push(format!("{key} has an empty test name"));
+        }
+        for t in listed.iter().filter(|t| !t.is_empty()) {
+            if !tests.contains(t) {
+                problems.push(format!("{key}: {t} is not a test function"));
             }
         }
     }
-    assert!(listed > 0, "rules.tsv lists no tests");
-    assert!(
-        missing.is_empty(),
-        "rules.tsv lists tests that do not exist:\n{}",
-        missing.join("\n")
+    problems
+}
+
+#[test]
+fn rules_tsv_lists_every_implemented_key_with_real_tests() {
+    let tsv = std::fs::read_to_string(workspace_root().join("vectors/rules.tsv")).unwrap();
+    let ledger = ledger(&tsv);
+    let keys = key_sections(&spec_copy());
+    for s in IMPLEMENTED_SECTIONS {
+        assert!(
+            keys.values().any(|k| k == s),
+            "no key of the spec has section {s:?}"
+        );
+    }
+    let problems = ledger_problems(&ledger, &keys, &workspace_tests());
+    assert!(problems.is_empty(), "rules.tsv:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn rules_spec_copy_equals_the_spec_beside_the_checkout() {
+    // The spec lives beside the checkout where it is shared (CI has it); a checkout on its own
+    // has only the copy.
+    let beside = workspace_root()
+        .join("..")
+        .join("shared")
+        .join("spec")
+        .join("nervix-rules.tsv");
+    let Ok(spec) = std::fs::read_to_string(&beside) else {
+        eprintln!("no spec rules file beside the checkout; comparing nothing");
+        return;
+    };
+    assert_eq!(
+        key_sections(&spec_copy()),
+        key_sections(&spec),
+        "vectors/rule-keys.tsv differs from the spec's keys and sections"
     );
 }
 
 #[test]
-fn rules_tsv_check_notices_a_missing_test() {
-    let fns = defined_fns();
-    assert!(fns.contains("rules_tsv_lists_only_existing_tests_for_known_keys"));
-    assert!(!fns.contains("f_0_a_test_nobody_wrote"));
+fn rules_check_notices_a_missing_test_and_a_fn_that_is_not_a_test() {
+    // Sample sources are built at run time, so this file does not itself declare them.
+    let attr = format!("#[{}]", "test");
+    let src = format!(
+        "{attr}\nfn f_1_real() {{}}\n\
+         {attr}\n/// doc\n#[should_panic]\npub fn f_1_real_too() {{}}\n\
+         fn f_1_helper() {{}}\n\
+         // {attr} in a comment names no function\n\
+         {p}! {{\n    #![proptest_config(x)]\n    {attr}\n    fn f_1_property(x in 0..1u8) {{ let _ = x; }}\n}}\n",
+        p = "proptest"
+    );
+    let tests = test_fns(&src);
+    assert_eq!(
+        tests,
+        ["f_1_property", "f_1_real", "f_1_real_too"]
+            .map(String::from)
+            .into()
+    );
+
+    let keys: BTreeMap<String, String> = [("F-1", "frames"), ("F-2", "frames"), ("U-1", "uploads")]
+        .map(|(k, s)| (k.to_string(), s.to_string()))
+        .into();
+    let good = ledger("F-1\tf_1_real,f_1_property\nF-2\tf_1_real_too\n");
+    assert!(ledger_problems(&good, &keys, &tests).is_empty());
+
+    // A helper that is no test, a name nobody wrote, an implemented key left out, a key the
+    // manual does not have: each is a problem.
+    let bad = ledger("F-1\tf_1_helper,f_0_nobody_wrote\nZ-9\tf_1_real\n");
+    let problems = ledger_problems(&bad, &keys, &tests);
+    assert_eq!(
+        problems,
+        [
+            "F-2 (frames) is implemented but lists no test",
+            "F-1: f_1_helper is not a test function",
+            "F-1: f_0_nobody_wrote is not a test function",
+            "Z-9 is not a rule key of the manual",
+        ]
+    );
 }

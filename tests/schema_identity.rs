@@ -7,7 +7,7 @@ use nervix_conformance::workspace_root;
 use sha2::{Digest, Sha256};
 
 const RELEASE_DECLARATIONS_SHA256: &str =
-    "1e4d928bb585793f95931e5116361bfa8db56f6e999d12083e995302152dcff9";
+    "529cac2c19fa45f56881f436d323749643c439fbee357ef15b46f927b4b14ec5";
 
 fn tokens(src: &str) -> Vec<String> {
     let mut out = Vec::new();

@@ -76,10 +76,10 @@ impl Run {
                         self.sent.push((view.request_id(), reference));
                     }
                 }
-                Action::Close { session, .. } => {
-                    if self.stream.is_some_and(|(s, _)| s == session) {
-                        self.stream = None;
-                    }
+                Action::Close { session, .. }
+                    if self.stream.is_some_and(|(s, _)| s == session) =>
+                {
+                    self.stream = None;
                 }
                 _ => {}
             }

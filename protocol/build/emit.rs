@@ -110,9 +110,13 @@ fn value_checks(
     }
 }
 
-fn len_checks(out: &mut String, len: &str, f: &Field, owner: &str) {
+/// The length checks of a vector member. The entry limit is a send limit (F-6) and applies only
+/// when `send`; a received vector is bounded by verification and the frame limit alone (F-3).
+fn len_checks(out: &mut String, len: &str, f: &Field, owner: &str, send: bool) {
     let site = format!("\"{owner}\", \"{}\"", f.name);
-    writeln!(out, "if {len} > crate::limits::MAX_VECTOR_ENTRIES {{ fail!({site}, Fault::TooManyEntries {{ len: {len} }}); }}").unwrap();
+    if send {
+        writeln!(out, "if {len} > crate::limits::MAX_VECTOR_ENTRIES {{ fail!({site}, Fault::TooManyEntries {{ len: {len} }}); }}").unwrap();
+    }
     for m in &f.marks {
         match m {
             Mark::NonEmpty => writeln!(out, "if {len} == 0 {{ fail!({site}, Fault::Empty); }}").unwrap(),
@@ -287,7 +291,7 @@ fn read_field(out: &mut String, s: &Schema, t: &Table, f: &Field, needs: &BTreeM
             } else {
                 writeln!(out, "if let Some(v) = {acc} {{").unwrap();
             }
-            len_checks(out, "v.len()", f, &t.name);
+            len_checks(out, "v.len()", f, &t.name, false);
             if let Ty::Named(n) = &**inner {
                 match s.kind(n) {
                     Kind::Table if needs[n] => {
@@ -405,7 +409,7 @@ fn write_field(out: &mut String, s: &Schema, t: &Table, f: &Field) {
             } else {
                 writeln!(out, "if let Some(v) = &{acc} {{").unwrap();
             }
-            len_checks(out, "v.len()", f, tn);
+            len_checks(out, "v.len()", f, tn, true);
             match &**inner {
                 Ty::String => {
                     writeln!(out, "for e in v.iter() {{ cx.string(e, {site})?; }}").unwrap()

@@ -7,7 +7,8 @@ use crate::schema::*;
 use crate::violation::{Fault, ProtocolViolation, Site};
 
 /// Semantic checks of a verified view (F-4): union discriminants, enum values, required
-/// optional scalars, forbidden zeros and empty collections, vector lengths.
+/// optional scalars, forbidden zeros and empty collections, fixed lengths. Received vectors
+/// have no entry limit beyond verification and the frame limit.
 pub trait CheckRead {
     /// Whether this table, or anything below it, has a rule to check.
     const NEEDED: bool;

@@ -12,7 +12,9 @@ pub const TRANSFER_LIMIT: usize = 64 * 1024 * 1024;
 /// The longest string a client may send: 64 MiB.
 pub const MAX_STRING_BYTES: usize = 64 * 1024 * 1024;
 
-/// The most entries a vector may hold, sent or received.
+/// The most entries a vector may hold when sent (F-6). Not a receive rule: a received vector
+/// (a transfer chunk, a bytes cell, a batch body) is bounded only by verification and the
+/// frame limit (F-3).
 pub const MAX_VECTOR_ENTRIES: usize = 262_144;
 
 /// The deepest nesting of tables a frame may have, sent or received.

@@ -76,7 +76,7 @@ pub enum Fault {
         /// The raw discriminant.
         tag: u8,
     },
-    /// A vector longer than the protocol's 262,144 entries.
+    /// A vector to be sent that is longer than the send limit of 262,144 entries.
     TooManyEntries {
         /// The length found.
         len: usize,

@@ -2,12 +2,19 @@
 
 use bytes::Bytes;
 use nervix_protocol::encode::Encoder;
+use nervix_protocol::exchange::{
+    EndCause, Exchange, ExchangeConfig, ExchangeEvent, RequestHandle, Unsolicited,
+};
 use nervix_protocol::frame::*;
 use nervix_protocol::limits::{FRAME_LIMIT, TRANSFER_LIMIT};
 use nervix_protocol::schema::*;
+use nervix_protocol::time::Timestamp;
 use nervix_protocol::transfer::{TransferAssembler, TransferProgress};
 use nervix_protocol::violation::{ProtocolViolation, TransferViolation};
+use nervix_protocol::Root;
 use proptest::prelude::*;
+
+const T0: Timestamp = Timestamp::ZERO;
 
 fn outcome_frame(request_id: u64, message_len: usize) -> Bytes {
     let msg = ServerMessageT {
@@ -93,45 +100,169 @@ fn f_7_parts_join_into_one_verified_reply() {
     assert_eq!(a.assembling(), None);
 }
 
+/// A part frame as a server writes it: the client's send limits (F-6) do not bind a server's
+/// chunks, which only have to fit a frame, so it is packed without the encoder.
+fn part_bytes(request_id: u64, total: u64, offset: u64, chunk: &[u8]) -> Bytes {
+    let msg = ServerMessageT {
+        body: ServerBodyT::Reply(Box::new(ReplyT {
+            request_id,
+            body: ReplyBodyT::TransferPart(Box::new(TransferPartT {
+                total_bytes: total,
+                offset,
+                chunk: chunk.to_vec(),
+            })),
+        })),
+    };
+    let mut fbb = flatbuffers::FlatBufferBuilder::new();
+    ServerMessageRoot::finish(&msg, &mut fbb);
+    Bytes::copy_from_slice(fbb.finished_data())
+}
+
+fn exchange_events(x: &mut Exchange) -> Vec<ExchangeEvent> {
+    std::iter::from_fn(|| x.poll_event()).collect()
+}
+
+/// A session with one command out under identity 1, whose reference `outcome_frame` names.
+fn session_awaiting_outcome() -> (Exchange, RequestHandle) {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    let command = ClientRequestT::CommandRequest(Box::new(CommandRequestT {
+        query: "BACKUP DOMAIN tenant".into(),
+        domain: Some("tenant".into()),
+        execution_reference: "ref-1".into(),
+        expected_transaction_position: None,
+        expected_preview: None,
+    }));
+    let handle = x.request(T0, &command, None).unwrap();
+    assert!(x.poll_transmit().is_some());
+    (x, handle)
+}
+
 #[test]
 fn f_7_joined_reply_may_exceed_the_frame_limit() {
-    let whole = outcome_frame(3, FRAME_LIMIT + 1000);
+    let whole = outcome_frame(1, FRAME_LIMIT + 1000);
     assert!(whole.len() > FRAME_LIMIT);
-    let mut a = TransferAssembler::new();
-    let mut last = None;
-    for (offset, chunk) in split(&whole, &[FRAME_LIMIT / 2]) {
-        last = Some(a.accept_raw(3, whole.len() as u64, offset, &chunk).unwrap());
+    // As one frame it is refused: the frame limit binds every single frame.
+    assert!(matches!(
+        ServerFrame::check(whole.clone()).unwrap_err(),
+        ProtocolViolation::FrameTooLarge {
+            limit: FRAME_LIMIT,
+            ..
+        }
+    ));
+
+    // As transfer parts through the session's checked reader, it is joined, checked under the
+    // transfer limit and delivered whole.
+    let (mut x, handle) = session_awaiting_outcome();
+    let total = whole.len() as u64;
+    let parts = split(&whole, &[FRAME_LIMIT / 2]);
+    assert_eq!(parts.len(), 3);
+    for (offset, chunk) in &parts {
+        assert!(
+            exchange_events(&mut x).is_empty(),
+            "nothing before the last part"
+        );
+        x.handle_frame(T0, part_bytes(1, total, *offset, chunk));
     }
-    assert!(matches!(last, Some(TransferProgress::Complete(f)) if f.len() == whole.len()));
+    let ev = exchange_events(&mut x);
+    assert!(
+        matches!(&ev[..], [ExchangeEvent::Replied { handle: h, frame }] if *h == handle && frame.bytes() == &whole),
+        "{ev:?}"
+    );
+    assert!(x.is_open());
+
+    // The joined bytes really are checked: the same reply with a wrong identifier, joined from
+    // parts that each pass, ends the session with the joined frame's violation.
+    let mut broken = whole.to_vec();
+    broken[4..8].copy_from_slice(b"NXCM");
+    let (mut x, handle) = session_awaiting_outcome();
+    for (offset, chunk) in split(&broken, &[FRAME_LIMIT / 2]) {
+        x.handle_frame(T0, part_bytes(1, total, offset, &chunk));
+    }
+    let ev = exchange_events(&mut x);
+    assert!(
+        matches!(&ev[..], [
+            ExchangeEvent::Interrupted { handle: h, .. },
+            ExchangeEvent::Ended { cause: EndCause::Violation(ProtocolViolation::Transfer(TransferViolation::Joined(v))) },
+        ] if *h == handle && matches!(**v, ProtocolViolation::WrongIdentifier { .. })),
+        "{ev:?}"
+    );
+    assert!(!x.is_open());
 }
 
 #[test]
 fn f_7_other_frames_between_parts_are_accepted() {
-    let whole = outcome_frame(9, 3000);
+    let (mut x, outcome_handle) = session_awaiting_outcome();
+    let list = x
+        .request(
+            T0,
+            &ClientRequestT::ListDomainsRequest(Box::default()),
+            None,
+        )
+        .unwrap();
+    assert!(x.poll_transmit().is_some());
+    let whole = outcome_frame(1, 3000);
     let total = whole.len() as u64;
     let parts = split(&whole, &[1000]);
-    let mut a = TransferAssembler::new();
+    assert!(parts.len() >= 3);
     let mut enc = Encoder::new();
-    let mut done = None;
-    for (offset, chunk) in &parts {
-        // An unsolicited frame and a reply to another request arrive between parts.
-        let notice = ServerMessageT {
+    let notice = |enc: &mut Encoder, text: &str| {
+        enc.encode::<ServerMessageRoot>(&ServerMessageT {
             body: ServerBodyT::ServerNotice(Box::new(ServerNoticeT {
                 level: Some(NoticeLevel::Info),
-                message: "between".into(),
+                message: text.into(),
             })),
-        };
-        assert!(ServerFrame::check(enc.encode::<ServerMessageRoot>(&notice).unwrap()).is_ok());
-        let other = outcome_frame(10, 10);
-        assert!(ServerFrame::check(other).is_ok());
-        assert_eq!(a.assembling(), if *offset == 0 { None } else { Some(9) });
-        if let TransferProgress::Complete(f) =
-            feed(&mut a, &part_frame(9, total, *offset, chunk)).unwrap()
-        {
-            done = Some(f);
+        })
+        .unwrap()
+    };
+    let domains = enc
+        .encode::<ServerMessageRoot>(&ServerMessageT {
+            body: ServerBodyT::Reply(Box::new(ReplyT {
+                request_id: 2,
+                body: ReplyBodyT::DomainList(Box::new(DomainListT { domains: vec![] })),
+            })),
+        })
+        .unwrap();
+    let last = parts.len() - 1;
+    for (i, (offset, chunk)) in parts.iter().enumerate() {
+        x.handle_frame(T0, part_bytes(1, total, *offset, chunk));
+        if i == 0 {
+            // An unsolicited frame between parts.
+            x.handle_frame(T0, notice(&mut enc, "between-1"));
+        }
+        if i == 1 {
+            // The terminal reply of another request between parts, and another notice.
+            x.handle_frame(T0, domains.clone());
+            x.handle_frame(T0, notice(&mut enc, "between-2"));
+            let ev = exchange_events(&mut x);
+            assert!(
+                matches!(&ev[..], [ExchangeEvent::Replied { handle, frame }]
+                    if *handle == list && frame.view().body_as_reply().unwrap().body_type() == ReplyBody::DomainList),
+                "the other reply is delivered at once: {ev:?}"
+            );
+        }
+        if i < last {
+            assert!(x.is_open(), "part {i} and the frames after it are accepted");
+            assert!(exchange_events(&mut x).is_empty(), "no partial reply");
         }
     }
-    assert_eq!(done.unwrap().bytes(), &whole);
+    let ev = exchange_events(&mut x);
+    assert!(
+        matches!(&ev[..], [ExchangeEvent::Replied { handle, frame }] if *handle == outcome_handle && frame.bytes() == &whole),
+        "{ev:?}"
+    );
+    let notices: Vec<String> = std::iter::from_fn(|| x.poll_unsolicited())
+        .map(|u| match u {
+            Unsolicited::Frame(f) => f
+                .view()
+                .body_as_server_notice()
+                .unwrap()
+                .message()
+                .to_string(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(notices, ["between-1", "between-2"]);
+    assert!(x.is_open());
 }
 
 #[test]

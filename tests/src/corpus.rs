@@ -19,6 +19,10 @@
 //!   violation, with backslash, tab and newline escaped as `\\`, `\t` and `\n`.
 //! * `report.txt`: for each valid frame in file-name order, `FRAME <file name>` and then the
 //!   frame's exact report.
+//! * `coverage.txt`: every union variant and enum value the schema lets a frame carry, with the
+//!   first frame that carries it (`sweep-*` frames come from the value generators and are kept
+//!   only for what no hand-built frame carries), then every vector member marked `[nonempty]`
+//!   with the shortest length the corpus gives it.
 
 use bytes::Bytes;
 use flatbuffers::{FlatBufferBuilder, InvalidFlatbuffer, WIPOffset};
@@ -28,7 +32,9 @@ use nervix_protocol::frame::{
     ROOT_EXTENSIONS,
 };
 use nervix_protocol::limits::FRAME_LIMIT;
+use nervix_protocol::rng::Rng;
 use nervix_protocol::schema::*;
+use nervix_protocol::testkit::{Gen, Generate};
 use nervix_protocol::violation::{Fault, ProtocolViolation, Site};
 use nervix_protocol::{Encoder, Root};
 use std::collections::BTreeSet;
@@ -609,6 +615,11 @@ impl Corpus {
 /// # Panics
 /// If a builder produces a value the encoder refuses (a defect of the corpus).
 pub fn valid_frames() -> Vec<CorpusFile> {
+    static FRAMES: std::sync::OnceLock<Vec<CorpusFile>> = std::sync::OnceLock::new();
+    FRAMES.get_or_init(build_valid_frames).clone()
+}
+
+fn build_valid_frames() -> Vec<CorpusFile> {
     let mut c = Corpus {
         encoder: Encoder::new(),
         files: Vec::new(),
@@ -617,7 +628,415 @@ pub fn valid_frames() -> Vec<CorpusFile> {
     server_reply_frames(&mut c);
     server_event_frames(&mut c);
     stream_frames(&mut c);
+    boundary_frames(&mut c);
+    sweep_frames(&mut c);
     c.files
+}
+
+/// The characters an execution reference may use (E-1): ASCII letters, digits, `-`, `_`, `.`.
+pub const REFERENCE_CLASSES: &str =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.";
+
+/// A 128-byte execution reference, the longest allowed, using every allowed character.
+pub fn reference_of_every_class() -> String {
+    REFERENCE_CLASSES.chars().cycle().take(128).collect()
+}
+
+/// Every byte value once, in order.
+fn every_byte() -> Vec<u8> {
+    (0..=255u8).collect()
+}
+
+/// Length and value boundaries: execution references of 1 byte and of 128 bytes using every
+/// allowed character class on every frame that carries one; the smallest and largest totals of
+/// every root that declares one; and chunks of the single bytes 0x00 and 0xff and of every byte
+/// value in every chunk root. (Chunks as large as a frame allows are pinned by the limit tests
+/// rather than committed here.)
+fn boundary_frames(c: &mut Corpus) {
+    use ClientRequestT as Q;
+    // The largest position twice: expected of the transaction and of the reviewed preview.
+    c.cm(
+        "commit-preview-position-max",
+        client(
+            29,
+            Q::CommandRequest(Box::new(CommandRequestT {
+                query: text("COMMIT;"),
+                domain: None,
+                execution_reference: text("0192d4e4-7b36-7c3e.9f00_5b2d8c3a1e44"),
+                expected_transaction_position: Some(u64::MAX),
+                expected_preview: Some(preview("tx-0002", u64::MAX, 4)),
+            })),
+        ),
+    );
+    // Multi-byte text where offsets count bytes: the cursor and the edit stand right after the
+    // two-byte `ü` (byte 13, character 12), and the edit replaces exactly that character.
+    let input = text("USE tenant-ü; SHOW €");
+    let at = input.find('ü').unwrap_or(0) + 'ü'.len_utf8();
+    c.cm(
+        "suggest-multibyte-cursor",
+        client(
+            31,
+            Q::SuggestRequest(Box::new(SuggestRequestT {
+                input,
+                cursor: at as u32,
+                domain: Some(text("tenant-ü")),
+                page_size: 100,
+                continuation: None,
+            })),
+        ),
+    );
+    c.sm(
+        "reply-suggest-multibyte-edit",
+        reply(
+            31,
+            ReplyBodyT::SuggestOutcome(Box::new(SuggestOutcomeT {
+                status: Some(SuggestionStatus::Ready),
+                suggestions: vec![SuggestionT {
+                    value: text("tenant-ü"),
+                    kind: Some(SuggestionKind::Text),
+                    edit: Box::new(TextEditT {
+                        start: (at - 'ü'.len_utf8()) as u32,
+                        end: at as u32,
+                        replacement: text("ü"),
+                    }),
+                }],
+                continuation: None,
+            })),
+        ),
+    );
+    // Every vector marked [nonempty] at its shortest, one entry.
+    c.cm(
+        "open-ingestor-one-field",
+        client(
+            32,
+            Q::OpenIngestorRequest(Box::new(OpenIngestorRequestT {
+                domain: text("tenant"),
+                ingestor: text("meters_in"),
+                expected_fields: vec![plain("meter", ScalarType::String)],
+                max_outstanding_batches: 1,
+                max_outstanding_bytes: 1,
+            })),
+        ),
+    );
+    c.cm(
+        "open-emitter-one-field",
+        client(
+            33,
+            Q::OpenEmitterRequest(Box::new(OpenEmitterRequestT {
+                domain: text("tenant"),
+                emitter: text("alerts_out"),
+                expected_fields: vec![plain("alert", ScalarType::String)],
+                max_outstanding_batches: 1024,
+                max_outstanding_bytes: 33_554_432,
+            })),
+        ),
+    );
+    c.cm(
+        "submit-batch-one-byte",
+        client(
+            34,
+            Q::SubmitBatchRequest(Box::new(SubmitBatchRequestT {
+                producer: 32,
+                batch: vec![0xff],
+            })),
+        ),
+    );
+    c.sm(
+        "reply-producer-opened-one-field",
+        reply(
+            32,
+            ReplyBodyT::OpenIngestorOutcome(Box::new(OpenIngestorOutcomeT {
+                disposition: OpenIngestorDispositionT::ProducerOpened(Box::new(ProducerOpenedT {
+                    domain: text("tenant"),
+                    ingestor: text("meters_in"),
+                    fields: vec![plain("meter", ScalarType::String)],
+                    generation: u64::MAX,
+                    contract: fingerprint(12),
+                    attachment: vec![0xff; 16],
+                    window: ProducerWindowT::SequentialProducerWindow(Box::default()),
+                    ack_timeout_nanos: 1,
+                    retry_backoff_nanos: 1,
+                    retry_max_backoff_nanos: 1,
+                    granted_batches: 1,
+                    granted_bytes: 1,
+                    max_batch_bytes: 1,
+                    max_batch_rows: 1,
+                    admission: Some(ProducerAdmission::Suspended),
+                })),
+                message: text(""),
+            })),
+        ),
+    );
+    c.sm(
+        "reply-subscription-opened-one-key",
+        reply(
+            35,
+            ReplyBodyT::SubscribeOutcome(Box::new(SubscribeOutcomeT {
+                disposition: SubscribeDispositionT::SubscriptionOpened(Box::new(
+                    SubscriptionOpenedT {
+                        subscription: handle("one", 1),
+                        domain: text("tenant"),
+                        relay: text("by_device"),
+                        subscription_type: Some(SubscriptionType::Row),
+                        schema: Box::new(RowSchemaT {
+                            fields: vec![plain("device", ScalarType::String)],
+                            branch: Some(Box::new(RowBranchT {
+                                branch: text("device"),
+                                fields: vec![plain("device", ScalarType::String)],
+                            })),
+                        }),
+                    },
+                )),
+                message: text(""),
+                diagnostics: Vec::new(),
+            })),
+        ),
+    );
+    // A 128-byte domain name.
+    c.cm(
+        "detach-domain-clock-long-domain",
+        client(
+            30,
+            Q::DetachDomainClockRequest(Box::new(DetachDomainClockRequestT {
+                domain: "d".repeat(128),
+            })),
+        ),
+    );
+    for (name, reference) in [
+        ("one-byte", text("7")),
+        ("every-class", reference_of_every_class()),
+    ] {
+        c.cm(
+            &format!("command-reference-{name}"),
+            client(
+                26,
+                Q::CommandRequest(Box::new(CommandRequestT {
+                    query: text("SHOW DOMAINS"),
+                    domain: None,
+                    execution_reference: reference.clone(),
+                    expected_transaction_position: None,
+                    expected_preview: None,
+                })),
+            ),
+        );
+        c.sm(
+            &format!("reply-command-reference-{name}"),
+            command_reply(
+                26,
+                command_outcome(
+                    &reference,
+                    OutcomeOrigin::Executed,
+                    CommandDispositionT::CommandCompleted(Box::default()),
+                    "",
+                ),
+            ),
+        );
+        c.add::<BackupDownloadRequestRoot>(
+            &format!("backup-request-reference-{name}"),
+            BackupDownloadRequestT {
+                execution_reference: reference.clone(),
+            },
+        );
+        c.add::<RestoreMessageRoot>(
+            &format!("restore-start-reference-{name}"),
+            RestoreMessageT {
+                part: RestorePartT::RestoreStart(Box::new(RestoreStartT {
+                    request_id: 2,
+                    execution_reference: reference,
+                    statement: text("RESTORE DOMAIN tenant"),
+                    total_bytes: u64::MAX,
+                    digest: fingerprint(42),
+                })),
+            },
+        );
+    }
+
+    for total in [1, u64::MAX] {
+        c.add::<UploadMessageRoot>(
+            &format!("upload-start-total-{total}"),
+            UploadMessageT {
+                part: UploadPartT::UploadStart(Box::new(UploadStartT {
+                    request_id: 1,
+                    domain: text("tenant"),
+                    resource: text("r"),
+                    upload_identity: text("u"),
+                    total_bytes: total,
+                })),
+            },
+        );
+    }
+    c.add::<BackupDownloadMessageRoot>(
+        "backup-download-start-total-1",
+        BackupDownloadMessageT {
+            part: BackupDownloadPartT::BackupArchiveStart(Box::new(BackupArchiveStartT {
+                total_bytes: 1,
+                digest: fingerprint(32),
+            })),
+        },
+    );
+    // Transfer totals: the smallest, the largest a client joins, and the largest a frame can
+    // carry (the assembler refuses it as a first total, the frame itself is valid).
+    for (total, offset) in [
+        (1, 0),
+        (TRANSFER_LIMIT_U64, TRANSFER_LIMIT_U64 - 1),
+        (u64::MAX, u64::MAX - 1),
+    ] {
+        c.sm(
+            &format!("reply-transfer-part-total-{total}"),
+            reply(
+                27,
+                ReplyBodyT::TransferPart(Box::new(TransferPartT {
+                    total_bytes: total,
+                    offset,
+                    chunk: vec![0xff],
+                })),
+            ),
+        );
+    }
+
+    for (name, bytes) in [
+        ("00", vec![0x00]),
+        ("ff", vec![0xff]),
+        ("every-byte", every_byte()),
+    ] {
+        c.add::<UploadMessageRoot>(
+            &format!("upload-chunk-{name}"),
+            UploadMessageT {
+                part: UploadPartT::UploadChunk(Box::new(UploadChunkT {
+                    bytes: bytes.clone(),
+                })),
+            },
+        );
+        c.add::<BackupDownloadMessageRoot>(
+            &format!("backup-download-chunk-{name}"),
+            BackupDownloadMessageT {
+                part: BackupDownloadPartT::BackupArchiveChunk(Box::new(BackupArchiveChunkT {
+                    bytes: bytes.clone(),
+                })),
+            },
+        );
+        c.add::<RestoreMessageRoot>(
+            &format!("restore-chunk-{name}"),
+            RestoreMessageT {
+                part: RestorePartT::RestoreChunk(Box::new(RestoreChunkT {
+                    bytes: bytes.clone(),
+                })),
+            },
+        );
+        c.sm(
+            &format!("reply-transfer-part-chunk-{name}"),
+            reply(
+                28,
+                ReplyBodyT::TransferPart(Box::new(TransferPartT {
+                    total_bytes: 4096,
+                    offset: 0,
+                    chunk: bytes,
+                })),
+            ),
+        );
+    }
+}
+
+const TRANSFER_LIMIT_U64: u64 = nervix_protocol::limits::TRANSFER_LIMIT as u64;
+
+/// How many generator seeds the sweep tries per root before giving up.
+const SWEEP_SEEDS: u64 = 4000;
+
+/// Generated frames that carry the union variants and enum values no hand-built frame carries.
+///
+/// For each seed in turn, every root gets one frame from the value generators (the same ones
+/// the property tests use); a frame is kept only when it carries a variant or value the corpus
+/// does not carry yet. The sweep stops once everything the schema declares is carried.
+fn sweep_frames(c: &mut Corpus) {
+    let schema = crate::coverage::schema();
+    let declared = crate::coverage::declared(&schema);
+    let mut carried: BTreeSet<crate::coverage::Value> = c
+        .files
+        .iter()
+        .flat_map(|(n, b)| crate::coverage::carried_by_frame(&schema, n, b))
+        .collect();
+    for seed in 0..SWEEP_SEEDS {
+        if declared.is_subset(&carried) {
+            return;
+        }
+        let mut sweep = Sweep {
+            c: &mut *c,
+            schema: &schema,
+            carried: &mut carried,
+            seed,
+        };
+        sweep.root::<ClientMessageRoot>();
+        sweep.root::<ServerMessageRoot>();
+        sweep.root::<UploadMessageRoot>();
+        sweep.root::<UploadReplyRoot>();
+        sweep.root::<BackupDownloadRequestRoot>();
+        sweep.root::<BackupDownloadMessageRoot>();
+        sweep.root::<RestoreMessageRoot>();
+        sweep.root::<RestoreReplyRoot>();
+        // Replies and requests sit one or two unions below their roots, where a uniform pick
+        // rarely reaches the members of one variant: they get seeds of their own.
+        let body: ReplyBodyT = sweep.generate(b"reply");
+        sweep.keep::<ServerMessageRoot>(
+            "reply",
+            ServerMessageT {
+                body: ServerBodyT::Reply(Box::new(ReplyT {
+                    request_id: seed + 1,
+                    body,
+                })),
+            },
+        );
+        let request: ClientRequestT = sweep.generate(b"request");
+        sweep.keep::<ClientMessageRoot>(
+            "request",
+            ClientMessageT {
+                request_id: seed + 1,
+                request,
+            },
+        );
+    }
+}
+
+struct Sweep<'a> {
+    c: &'a mut Corpus,
+    schema: &'a crate::coverage::Schema,
+    carried: &'a mut BTreeSet<crate::coverage::Value>,
+    seed: u64,
+}
+
+impl Sweep<'_> {
+    /// A value from the generators, from this seed and `salt`.
+    fn generate<T: Generate>(&self, salt: &[u8]) -> T {
+        let salt = salt
+            .iter()
+            .fold(0u64, |h, b| h.rotate_left(8) ^ u64::from(*b));
+        let mut data = vec![0u8; 4096];
+        Rng::new(self.seed ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15)).fill(&mut data);
+        Gen::new(&data).value()
+    }
+
+    fn root<R: Root>(&mut self)
+    where
+        R::Owned: Generate,
+    {
+        let value: R::Owned = self.generate(&R::IDENTIFIER);
+        self.keep::<R>("root", value);
+    }
+
+    /// Keeps `value` as a corpus frame if it encodes and carries something new.
+    fn keep<R: Root>(&mut self, kind: &str, value: R::Owned) {
+        let Ok(bytes) = self.c.encoder.encode::<R>(&value) else {
+            return;
+        };
+        let name = format!("sweep-{kind}-{:04}.{}", self.seed, R::EXTENSION);
+        let new: Vec<_> = crate::coverage::carried_by_frame(self.schema, &name, &bytes)
+            .into_iter()
+            .filter(|v| !self.carried.contains(v))
+            .collect();
+        if !new.is_empty() {
+            self.carried.extend(new);
+            self.c.files.push((name, bytes));
+        }
+    }
 }
 
 fn client_frames(c: &mut Corpus) {
@@ -909,28 +1328,90 @@ fn client_frames(c: &mut Corpus) {
     );
 }
 
+fn backup_cut(
+    kind: BackupCutKind,
+    engaged_at: Option<i64>,
+    released_at: Option<i64>,
+    counters: [u64; 4],
+) -> Box<BackupCutT> {
+    Box::new(BackupCutT {
+        kind: Some(kind),
+        engaged_at,
+        released_at,
+        buffered_records: counters[0],
+        buffered_bytes: counters[1],
+        dropped_records: counters[2],
+        rejected_records: counters[3],
+    })
+}
+
+/// A backup summary. A domain backup (`users` absent) carries a quiesced cut with the extreme
+/// times and counters either side of 2^53, and a live cut without times; a cluster backup
+/// carries a stopped and a configuration-only cut without times and a quiesced cut whose
+/// times are present zeros.
 fn backup_summary(users: Option<u64>) -> Box<BackupArchiveSummaryT> {
-    Box::new(BackupArchiveSummaryT {
-        total_bytes: TWO_POW_53 - 1,
-        digest: fingerprint(7),
-        captured_at: i64::MIN,
-        retained_until: i64::MAX,
-        resources: Some(BackupResources::Included),
-        users,
-        domains: vec![
+    let domains = if users.is_none() {
+        vec![
             BackupDomainSummaryT {
                 domain: text("tenant"),
                 revision: TWO_POW_53,
+                cut: backup_cut(
+                    BackupCutKind::Quiesced,
+                    Some(i64::MIN),
+                    Some(i64::MAX),
+                    [u64::MAX, TWO_POW_53 + 1, TWO_POW_53 - 1, 1],
+                ),
                 sections: 3,
                 section_bytes: TWO_POW_53 + 1,
             },
             BackupDomainSummaryT {
                 domain: text("tenant-ü"),
                 revision: 0,
+                cut: backup_cut(BackupCutKind::Live, None, None, [0; 4]),
                 sections: 0,
                 section_bytes: 0,
             },
-        ],
+        ]
+    } else {
+        vec![
+            BackupDomainSummaryT {
+                domain: text("archive"),
+                revision: u64::MAX,
+                cut: backup_cut(BackupCutKind::Stopped, None, None, [0; 4]),
+                sections: 0,
+                section_bytes: u64::MAX,
+            },
+            BackupDomainSummaryT {
+                domain: text("config"),
+                revision: 1,
+                cut: backup_cut(BackupCutKind::ConfigurationOnly, None, None, [0; 4]),
+                sections: 0,
+                section_bytes: 0,
+            },
+            BackupDomainSummaryT {
+                domain: text("tenant"),
+                revision: 2,
+                cut: backup_cut(BackupCutKind::Quiesced, Some(0), Some(0), [0; 4]),
+                sections: 2,
+                section_bytes: 4096,
+            },
+        ]
+    };
+    // The domain backup is just below 2^53 and keeps resource bytes; the cluster backup is as
+    // large as a total can be and leaves them out.
+    let (total_bytes, resources) = if users.is_none() {
+        (TWO_POW_53 - 1, BackupResources::Included)
+    } else {
+        (u64::MAX, BackupResources::Omitted)
+    };
+    Box::new(BackupArchiveSummaryT {
+        total_bytes,
+        digest: fingerprint(7),
+        captured_at: i64::MIN,
+        retained_until: i64::MAX,
+        resources: Some(resources),
+        users,
+        domains,
     })
 }
 
@@ -939,6 +1420,32 @@ fn coverage(kind: ModelKind, name: &str, branches: NodeBranchCoverageT) -> Box<N
         node: node(kind, name),
         branches,
     })
+}
+
+/// A gate boundary of every branch coverage.
+fn gate_boundaries() -> Vec<AttributedGateBoundaryT> {
+    let branches = [
+        BranchCoverageT::AllBranchCoverage(Box::default()),
+        BranchCoverageT::UnbranchedCoverage(Box::default()),
+        BranchCoverageT::DeclaredBranchCoverage(Box::new(DeclaredBranchCoverageT {
+            branch: text("by_device"),
+        })),
+        BranchCoverageT::SelectedBranchCoverage(Box::new(SelectedBranchCoverageT {
+            branch: text("by_site"),
+            keys: vec![*fingerprint(3)],
+        })),
+    ];
+    branches
+        .into_iter()
+        .enumerate()
+        .map(|(i, branches)| AttributedGateBoundaryT {
+            boundary: Box::new(GateBoundaryT {
+                relay: format!("gate_{i}"),
+                branches,
+            }),
+            operations: vec![1],
+        })
+        .collect()
 }
 
 fn effects() -> Box<ImpactEffectsT> {
@@ -1051,14 +1558,18 @@ fn impact_report() -> Box<TransactionImpactReportT> {
                 )),
                 execution_step: OperationRangeT { first: 1, last: 2 },
                 completeness: ImpactCompletenessT::ImpactComplete(Box::default()),
-                reasons: vec![OperationReasonT {
-                    reason: OperationImpactReasonT::ConfigurationReason(Box::new(
-                        ConfigurationReasonT {
-                            node: node(ModelKind::Relay, "readings"),
-                            aspect: Some(ModelChangeAspect::EntityCreated),
-                        },
-                    )),
-                }],
+                // One reason per declared aspect, so the corpus carries every one of them.
+                reasons: ModelChangeAspect::ENUM_VALUES
+                    .iter()
+                    .map(|aspect| OperationReasonT {
+                        reason: OperationImpactReasonT::ConfigurationReason(Box::new(
+                            ConfigurationReasonT {
+                                node: node(ModelKind::Relay, "readings"),
+                                aspect: Some(*aspect),
+                            },
+                        )),
+                    })
+                    .collect(),
                 contribution: effects(),
             },
             OperationReportT {
@@ -1093,7 +1604,13 @@ fn impact_report() -> Box<TransactionImpactReportT> {
             actual: Box::new(ActualStepImpactT {
                 outcome: ExecutionStepOutcomeT::StepUnattempted(Box::default()),
                 quiescence: vec![ActualQuiescenceT {
-                    requirement: PauseRequirementT::NoPause(Box::default()),
+                    requirement: PauseRequirementT::SubgraphPause(Box::new(SubgraphPauseT {
+                        scope: Box::new(QuiesceSubgraphT {
+                            domain: text("tenant"),
+                            nodes: Vec::new(),
+                            gate_boundaries: gate_boundaries(),
+                        }),
+                    })),
                     outcomes: vec![QuiescenceOutcomeEntryT {
                         outcome: QuiescenceOutcomeT::QuiescenceRequested(Box::default()),
                     }],
@@ -2680,6 +3197,17 @@ pub fn malformed_frames() -> Vec<MalformedFrame> {
         32,
         ReplyBodyT::RequestCancelled(Box::new(RequestCancelledT { stage: None })),
     ));
+    // A backup summary whose domain cut does not say its kind (A-1 needs it).
+    let mut backup = command_outcome(
+        "exec-backup-3",
+        OutcomeOrigin::Executed,
+        CommandDispositionT::CommandCompleted(Box::default()),
+        "",
+    );
+    let mut summary = backup_summary(None);
+    summary.domains[1].cut.kind = None;
+    backup.backup = Some(summary);
+    let cut_without_kind = pack_unchecked::<ServerMessageRoot>(&command_reply(33, backup));
     let reply_to_zero = pack_unchecked::<ServerMessageRoot>(&reply(
         0,
         ReplyBodyT::CancelOutcome(Box::new(CancelOutcomeT {
@@ -2800,6 +3328,12 @@ pub fn malformed_frames() -> Vec<MalformedFrame> {
             field("RequestCancelled", "stage", Fault::Absent),
         ),
         frame(
+            "backup-cut-kind-absent",
+            "nxsm",
+            cut_without_kind,
+            field("BackupCut", "kind", Fault::Absent),
+        ),
+        frame(
             "zero-reply-request-id",
             "nxsm",
             reply_to_zero,
@@ -2884,6 +3418,10 @@ pub fn corpus_files() -> Vec<(String, Bytes)> {
     let malformed = malformed_frames();
     let mut files: Vec<(String, Bytes)> = valid.clone();
     files.push((text("report.txt"), Bytes::from(report_text(&valid))));
+    files.push((
+        text("coverage.txt"),
+        Bytes::from(crate::coverage::coverage_text(&valid)),
+    ));
     files.push((
         text("malformed.tsv"),
         Bytes::from(malformed_tsv(&malformed)),

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 pub mod corpus;
+pub mod coverage;
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
