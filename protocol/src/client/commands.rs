@@ -476,7 +476,7 @@ impl super::Client {
         self.execute_with(now, wall, query, None, None)
     }
 
-    /// Like [`Client::execute`], with a reference of the application's own (checked against
+    /// Like [`super::Client::execute`], with a reference of the application's own (checked against
     /// E-1: a UUIDv7 of the current time unless every statement only reads) and a deadline.
     pub fn execute_with(
         &mut self,
