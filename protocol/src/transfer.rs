@@ -94,6 +94,9 @@ impl TransferAssembler {
         offset: u64,
         chunk: &[u8],
     ) -> Result<TransferProgress, TransferViolation> {
+        if request_id == 0 {
+            return Err(TransferViolation::ZeroIdentity);
+        }
         if chunk.is_empty() {
             return Err(TransferViolation::EmptyChunk);
         }

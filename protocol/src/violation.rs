@@ -153,6 +153,9 @@ pub enum TransferViolation {
     /// A part with an empty chunk.
     #[error("a transfer part carries an empty chunk")]
     EmptyChunk,
+    /// A part names request identity 0, which no request has (C-1).
+    #[error("a transfer part names request identity 0")]
+    ZeroIdentity,
     /// A part runs past the announced total.
     #[error("a transfer part ends at {end}, past the announced total of {total}")]
     Overrun {

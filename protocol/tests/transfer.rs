@@ -463,3 +463,14 @@ proptest! {
         prop_assert_eq!(completed, if corrupted { 0 } else { 1 });
     }
 }
+
+#[test]
+fn f_7_a_part_naming_identity_zero_is_refused() {
+    let mut a = TransferAssembler::new();
+    assert_eq!(
+        a.accept_raw(0, 100, 0, &[1; 10]).unwrap_err(),
+        TransferViolation::ZeroIdentity
+    );
+    // Nothing was started: a real request's parts assemble from their first byte.
+    assert!(a.accept_raw(3, 20, 0, &[1; 10]).is_ok());
+}
