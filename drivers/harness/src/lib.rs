@@ -20,12 +20,13 @@
 //! | `cluster::reads` | the domain list, domain selection, read commands, suggestions, choice lookups |
 //! | `cluster::subscriptions` | subscribing, the rows that follow, unsubscribing |
 //! | `cluster::clocks` | attaching and detaching domain clocks |
+//! | `cluster::backups` | a `BACKUP` command, completed with its archive summary |
 //! | `cluster::transfers` | replies written whole or as transfer parts |
 //! | `cluster::faults` | [`Faults`]: what the cluster injects, and when |
 //! | [`sim`] | [`Simulation`]: client, cluster and network from one seed, and the checks run on it |
 //!
-//! Producers (ingestors), consumers (emitters), resource uploads, backups and restores will
-//! each get a capability module of the cluster when they are served.
+//! Producers (ingestors), consumers (emitters), resource uploads, archive downloads and
+//! restores will each get a capability module of the cluster when they are served.
 
 pub mod cluster;
 pub mod sim;

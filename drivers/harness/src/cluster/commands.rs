@@ -20,6 +20,8 @@ pub(super) enum Stmt {
     Begin,
     Commit,
     Revert,
+    /// `BACKUP ...`: a command of its own, served by the leader outside a transaction.
+    Backup,
     /// `SHOW TRANSACTIONS` / `DESCRIBE TRANSACTION`: served by the leader only.
     LeaderRead,
     /// Any other `SHOW` / `DESCRIBE`: a follower may serve it.
@@ -36,6 +38,7 @@ pub(super) fn classify(statement: &str) -> Stmt {
         "BEGIN" => Stmt::Begin,
         "COMMIT" => Stmt::Commit,
         "REVERT" | "ROLLBACK" => Stmt::Revert,
+        "BACKUP" => Stmt::Backup,
         "SHOW" if second == "TRANSACTIONS" => Stmt::LeaderRead,
         "DESCRIBE" if second == "TRANSACTION" => Stmt::LeaderRead,
         "SHOW" | "DESCRIBE" if !second.is_empty() => Stmt::Read,
@@ -182,8 +185,16 @@ impl SimCluster {
                 "BEGIN, COMMIT and REVERT must be commands of their own".into(),
             );
         }
+        if kinds.contains(&Stmt::Backup) && stmts.len() > 1 {
+            return self.failed(
+                conn,
+                &reference,
+                "BACKUP must be a command of its own".into(),
+            );
+        }
         match kinds[0] {
             Stmt::Begin => self.begin(conn, &c),
+            Stmt::Backup => self.backup(conn, &c, &stmts[0]),
             Stmt::Commit => self.commit(conn, &c),
             Stmt::Revert => self.revert(conn, &c),
             _ if kinds

@@ -24,6 +24,9 @@
 //!   something else is an `ExecutionReferenceConflict`. Answers given before admission
 //!   (redirects, `TransactionDetached`, `TransactionTakenOver`, `PreviewStale`, a wrong or missing
 //!   position, a `BEGIN` without a domain) are not recorded.
+//! * `BACKUP` (a command of its own, outside a transaction; `DOMAIN <name>` backs up one
+//!   domain, otherwise every domain) completes with a `backup` archive summary and is recorded
+//!   like any admitted command. The archive itself cannot be downloaded yet.
 //! * A command that carries `expected_transaction_position` or `expected_preview` is checked
 //!   against the session's binding before its reference is looked up: with no binding it is
 //!   answered `TransactionTakenOver` if another session took the transaction over, and
@@ -36,8 +39,9 @@
 //!   `InspectionRejected`; the simulation keeps no impact reports), `ListDomainsRequest`,
 //!   `SelectDomainRequest`, `SuggestRequest` (NSPL keywords), `ChoiceLookupRequest` (domain pace
 //!   and placement policy choices; other targets answer an empty `Ready` page),
-//!   `SubscribeRequest` (statement `CREATE SUBSCRIPTION <name> FROM <relay>`; the reply is
-//!   followed by one `SubscriptionRows` frame), `UnsubscribeRequest`, `CancelRequest`,
+//!   `SubscribeRequest` (exactly one statement `CREATE SUBSCRIPTION <name> FROM <relay>`; the
+//!   generation counts up per name; the reply is followed by one `SubscriptionRows` frame),
+//!   `UnsubscribeRequest`, `CancelRequest`,
 //!   `AttachDomainClockRequest` and `DetachDomainClockRequest`. Anything else is answered
 //!   `RequestRejected` `UnsupportedRequest`.
 //! * A session holding a transaction is refused `SubscribeRequest`, `UnsubscribeRequest`,
@@ -77,11 +81,12 @@
 //! | `reads` | `ListDomainsRequest`, `SelectDomainRequest`, read commands, `SuggestRequest`, `ChoiceLookupRequest` |
 //! | `subscriptions` | `SubscribeRequest`, `UnsubscribeRequest` and the rows that follow an opening |
 //! | `clocks` | `AttachDomainClockRequest`, `DetachDomainClockRequest` |
+//! | `backups` | a `BACKUP` command, completed with its archive summary |
 //! | `transfers` | writing replies, split into transfer parts when large |
 //! | `faults` | [`Faults`], the seeded draws and the malformed frames |
 //!
-//! Producers (ingestors), consumers (emitters), resource uploads, backups and restores get a
-//! module each when they are served; until then their requests are answered
+//! Producers (ingestors), consumers (emitters), resource uploads, archive downloads and
+//! restores get a module each when they are served; until then their requests are answered
 //! `UnsupportedRequest`.
 
 use bytes::Bytes;
@@ -92,6 +97,7 @@ use nervix_protocol::time::Timestamp;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 
+mod backups;
 mod clocks;
 mod commands;
 mod faults;
@@ -105,7 +111,7 @@ pub use transactions::TRANSACTION_EXPIRY;
 
 use commands::{command_outcome, completed, read_command, Record, Stmt};
 use reads::{choices, suggest};
-use transactions::{Transaction, TxState};
+use transactions::{digest, Transaction, TxState};
 use transfers::MAX_PART;
 
 /// How a [`SimCluster`] is built.
@@ -355,7 +361,7 @@ pub struct SimCluster {
     transactions: BTreeMap<String, Transaction>,
     records: BTreeMap<String, Record>,
     created: BTreeSet<String>,
-    generations: BTreeMap<(String, String), u64>,
+    generations: BTreeMap<String, u64>,
     next_row: u64,
     out: VecDeque<Queued>,
     trace: Vec<String>,
@@ -787,10 +793,10 @@ impl SimCluster {
     /// Each capability lives in its own module: `commands` (command execution and the record of
     /// outcomes by execution reference), `transactions` (binding, appends, commit, revert,
     /// attach, inspection, expiry), `reads` (domains, follower-served read commands,
-    /// suggestions, choice lookups), `subscriptions` and `clocks`. Producers (ingestors),
-    /// consumers (emitters), resource uploads, backups and restores are not served yet: they
-    /// are answered `UnsupportedRequest` below, and each will get a module of its own next to
-    /// these.
+    /// suggestions, choice lookups), `subscriptions`, `clocks` and `backups` (the summary of a
+    /// completed `BACKUP` command). Producers (ingestors), consumers (emitters), resource
+    /// uploads, archive downloads and restores are not served yet: they are answered
+    /// `UnsupportedRequest` below, and each will get a module of its own next to these.
     fn serve(&mut self, conn: ConnId, node: usize, id: u64, request: ClientRequestT) -> Served {
         match request {
             ClientRequestT::CommandRequest(c) => self.command(conn, node, *c),

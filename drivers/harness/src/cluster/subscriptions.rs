@@ -5,6 +5,9 @@
 use super::*;
 
 impl SimCluster {
+    /// `SubscribeRequest`: opens the subscription its one `CREATE SUBSCRIPTION <name> FROM
+    /// <relay>` statement names, with a new generation of the name, and sends a first batch of
+    /// rows after the reply.
     pub(super) fn subscribe(&mut self, conn: ConnId, s: &SubscribeRequestT) -> Served {
         let failed = |message: String| {
             Served::new(
@@ -24,12 +27,11 @@ impl SimCluster {
         if !self.config.domains.contains(&s.domain) {
             return failed(format!("no domain named {}", s.domain));
         }
-        let words: Vec<&str> = s
-            .statement
-            .trim()
-            .trim_end_matches(';')
-            .split_whitespace()
-            .collect();
+        let statement = s.statement.trim().trim_end_matches(';');
+        if statement.contains(';') {
+            return failed("a subscription is opened by exactly one statement".into());
+        }
+        let words: Vec<&str> = statement.split_whitespace().collect();
         let from = words.iter().position(|w| w.eq_ignore_ascii_case("FROM"));
         let parsed = match (words.as_slice(), from) {
             ([create, sub, name, ..], Some(f))
@@ -48,11 +50,10 @@ impl SimCluster {
         if self.sessions[&conn].subscriptions.contains_key(&name) {
             return failed(format!("subscription {name} is already open"));
         }
+        // Generations count up per name, whatever the domain, so a reused name never gets a
+        // handle it had before (S-3).
         let generation = {
-            let g = self
-                .generations
-                .entry((s.domain.clone(), name.clone()))
-                .or_insert(0);
+            let g = self.generations.entry(name.clone()).or_insert(0);
             *g += 1;
             *g
         };
@@ -128,6 +129,7 @@ impl SimCluster {
         served
     }
 
+    /// `UnsubscribeRequest`: deletes the session's subscription of that name.
     pub(super) fn unsubscribe(&mut self, conn: ConnId, name: &str) -> Served {
         let failed = |message: String| {
             Served::new(
