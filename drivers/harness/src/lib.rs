@@ -9,6 +9,24 @@
 //!
 //! Nothing here reads a clock or draws ambient randomness: time is virtual and every choice
 //! comes from a seeded generator, so a run replays exactly from its seed.
+//!
+//! # Layout
+//!
+//! | module | what lives there |
+//! |---|---|
+//! | [`cluster`] | [`SimCluster`]: nodes, sessions, the leader, the output queue and cancellation; it routes each request to one module per server capability |
+//! | `cluster::commands` | command execution and the record of outcomes by execution reference |
+//! | `cluster::transactions` | `BEGIN`, appends, `COMMIT`, `REVERT`, bindings, attach, inspection, expiry |
+//! | `cluster::reads` | the domain list, domain selection, read commands, suggestions, choice lookups |
+//! | `cluster::subscriptions` | subscribing, the rows that follow, unsubscribing |
+//! | `cluster::clocks` | attaching and detaching domain clocks |
+//! | `cluster::backups` | a `BACKUP` command, completed with its archive summary |
+//! | `cluster::transfers` | replies written whole or as transfer parts |
+//! | `cluster::faults` | [`Faults`]: what the cluster injects, and when |
+//! | [`sim`] | [`Simulation`]: client, cluster and network from one seed, and the checks run on it |
+//!
+//! Producers (ingestors), consumers (emitters), resource uploads, archive downloads and
+//! restores will each get a capability module of the cluster when they are served.
 
 pub mod cluster;
 pub mod sim;

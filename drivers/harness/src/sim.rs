@@ -758,3 +758,38 @@ pub fn run_seed(config: SimConfig) -> Result<Simulation, String> {
     })?;
     Ok(sim)
 }
+
+/// The seeds a simulation test runs, from the values of the environment variables
+/// `NERVIX_SEED` (`seed`), `NERVIX_SEEDS` (`count`) and `NERVIX_SEED_BASE` (`base`).
+///
+/// `NERVIX_SEED=n` is the one seed `n`, whatever the others say: it replays a seed named in a
+/// failure, which is always its absolute number. Otherwise the seeds are `base .. base + count`,
+/// with `base` 0 and `count` `default_count` when unset, so a soak from a new base runs seeds no
+/// earlier run has. A value that is not a number, or a range that passes `u64::MAX`, is an
+/// error naming the variable.
+pub fn seed_selection(
+    seed: Option<&str>,
+    count: Option<&str>,
+    base: Option<&str>,
+    default_count: u64,
+) -> Result<std::ops::Range<u64>, String> {
+    let number = |name: &str, value: &str| {
+        value
+            .trim()
+            .parse::<u64>()
+            .map_err(|_| format!("{name}={value:?} is not a seed number"))
+    };
+    if let Some(s) = seed {
+        let n = number("NERVIX_SEED", s)?;
+        let end = n
+            .checked_add(1)
+            .ok_or_else(|| format!("NERVIX_SEED={n} is past the last seed this runner can name"))?;
+        return Ok(n..end);
+    }
+    let count = count.map_or(Ok(default_count), |c| number("NERVIX_SEEDS", c))?;
+    let base = base.map_or(Ok(0), |b| number("NERVIX_SEED_BASE", b))?;
+    let end = base.checked_add(count).ok_or_else(|| {
+        format!("NERVIX_SEED_BASE={base} with NERVIX_SEEDS={count} runs past u64::MAX")
+    })?;
+    Ok(base..end)
+}

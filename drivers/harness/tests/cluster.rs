@@ -1339,3 +1339,408 @@ fn sim_cluster_trace_tells_what_happened() {
     );
     assert!(line.ends_with("-> LeaderRedirect(node-1)"), "{line}");
 }
+
+fn subscribe_request(domain: &str, statement: &str) -> ClientRequestT {
+    ClientRequestT::SubscribeRequest(Box::new(SubscribeRequestT {
+        domain: domain.into(),
+        statement: statement.into(),
+        subscription_type: Some(SubscriptionType::Row),
+    }))
+}
+
+fn unsubscribe_request(name: &str) -> ClientRequestT {
+    ClientRequestT::UnsubscribeRequest(Box::new(UnsubscribeRequestT {
+        subscription: name.into(),
+    }))
+}
+
+fn clock_request(attach: bool, domain: &str) -> ClientRequestT {
+    if attach {
+        ClientRequestT::AttachDomainClockRequest(Box::new(AttachDomainClockRequestT {
+            domain: domain.into(),
+        }))
+    } else {
+        ClientRequestT::DetachDomainClockRequest(Box::new(DetachDomainClockRequestT {
+            domain: domain.into(),
+        }))
+    }
+}
+
+/// The handle a subscribe opened, or `None` when it was refused.
+fn opened(body: ReplyBodyT) -> Option<(String, u64, String, String)> {
+    match body {
+        ReplyBodyT::SubscribeOutcome(o) => match o.disposition {
+            SubscribeDispositionT::SubscriptionOpened(s) => Some((
+                s.subscription.name,
+                s.subscription.generation,
+                s.domain,
+                s.relay,
+            )),
+            SubscribeDispositionT::RequestFailed(_) => None,
+            other => panic!("{other:?}"),
+        },
+        other => panic!("expected a subscribe outcome, got {other:?}"),
+    }
+}
+
+fn deleted(body: ReplyBodyT) -> Option<(String, u64)> {
+    match body {
+        ReplyBodyT::UnsubscribeOutcome(o) => match o.disposition {
+            UnsubscribeDispositionT::SubscriptionDeleted(s) => {
+                Some((s.subscription.name, s.subscription.generation))
+            }
+            UnsubscribeDispositionT::RequestFailed(_) => None,
+            other => panic!("{other:?}"),
+        },
+        other => panic!("expected an unsubscribe outcome, got {other:?}"),
+    }
+}
+
+fn attach_disposition(body: ReplyBodyT) -> DomainClockAttachDispositionT {
+    match body {
+        ReplyBodyT::DomainClockAttachOutcome(o) => o.disposition,
+        other => panic!("expected a clock attach outcome, got {other:?}"),
+    }
+}
+
+fn detach_disposition(body: ReplyBodyT) -> DomainClockDetachDisposition {
+    match body {
+        ReplyBodyT::DomainClockDetachOutcome(o) => {
+            o.disposition.domain_clock_detach_disposition_type()
+        }
+        other => panic!("expected a clock detach outcome, got {other:?}"),
+    }
+}
+
+#[test]
+fn l_2_list_domains_is_served_by_every_node_with_the_configured_domains() {
+    let mut d = Driver::new(ClusterConfig {
+        domains: vec!["alpha".into(), "beta".into(), "gamma".into()],
+        ..ClusterConfig::default()
+    });
+    for node in 0..3 {
+        let conn = d.connect(node);
+        match d.ask(conn, 1, ClientRequestT::ListDomainsRequest(Box::default())) {
+            ReplyBodyT::DomainList(l) => {
+                let got: Vec<(&str, Option<DomainStatus>, DomainPace)> = l
+                    .domains
+                    .iter()
+                    .map(|d| (d.domain.as_str(), d.status, d.pace.domain_pace_type()))
+                    .collect();
+                assert_eq!(
+                    got,
+                    ["alpha", "beta", "gamma"].map(|n| (
+                        n,
+                        Some(DomainStatus::Running),
+                        DomainPace::UnpacedDomain
+                    )),
+                    "node {node}"
+                );
+            }
+            other => panic!("node {node}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn k_1_clock_attach_and_detach_answer_every_disposition_per_session() {
+    let mut d = Driver::nodes(3);
+    let a = d.connect(1);
+    let b = d.connect(2);
+    match attach_disposition(d.ask(a, 1, clock_request(true, "tenant"))) {
+        DomainClockAttachDispositionT::DomainClockAttached(c) => {
+            assert_eq!(c.domain, "tenant");
+            assert!(c.clock.generation >= 1);
+            assert!(matches!(
+                c.clock.state,
+                DomainClockObservedStateT::UnpacedDomainClock(_)
+            ));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        attach_disposition(d.ask(a, 2, clock_request(true, "tenant"))),
+        DomainClockAttachDispositionT::DomainClockAlreadyAttached(c) if c.domain == "tenant"
+    ));
+    assert!(matches!(
+        attach_disposition(d.ask(a, 3, clock_request(true, "nowhere"))),
+        DomainClockAttachDispositionT::DomainNotFound(n) if n.domain == "nowhere"
+    ));
+    // Clocks belong to sessions: the other session follows nothing yet.
+    assert_eq!(
+        detach_disposition(d.ask(b, 1, clock_request(false, "tenant"))),
+        DomainClockDetachDisposition::DomainClockNotAttached
+    );
+    assert!(matches!(
+        attach_disposition(d.ask(b, 2, clock_request(true, "tenant"))),
+        DomainClockAttachDispositionT::DomainClockAttached(_)
+    ));
+    assert_eq!(
+        detach_disposition(d.ask(a, 4, clock_request(false, "tenant"))),
+        DomainClockDetachDisposition::DomainClockDetached
+    );
+    assert_eq!(
+        detach_disposition(d.ask(a, 5, clock_request(false, "tenant"))),
+        DomainClockDetachDisposition::DomainClockNotAttached
+    );
+    assert_eq!(
+        detach_disposition(d.ask(a, 6, clock_request(false, "nowhere"))),
+        DomainClockDetachDisposition::DomainClockNotAttached
+    );
+    // A detach ends following: the next attach attaches again.
+    assert!(matches!(
+        attach_disposition(d.ask(a, 7, clock_request(true, "tenant"))),
+        DomainClockAttachDispositionT::DomainClockAttached(_)
+    ));
+}
+
+#[test]
+fn s_1_subscribe_opens_the_handle_its_statement_names() {
+    let mut d = Driver::nodes(1);
+    let a = d.connect(0);
+    assert_eq!(
+        opened(d.ask(
+            a,
+            1,
+            subscribe_request(
+                "tenant",
+                "create subscription Live_1 from orders with delivery dropping;"
+            )
+        )),
+        Some(("Live_1".into(), 1, "tenant".into(), "orders".into()))
+    );
+    assert!(
+        matches!(&d.rest(a)[..], [Got::Other(ServerBodyT::SubscriptionRows(r))]
+        if r.subscription.name == "Live_1" && r.subscription.generation == 1)
+    );
+    // The name is open on this session: a second opening is refused.
+    assert_eq!(
+        opened(d.ask(
+            a,
+            2,
+            subscribe_request("tenant", "CREATE SUBSCRIPTION Live_1 FROM prices")
+        )),
+        None
+    );
+    // Refused: an unknown domain, a statement that is not CREATE SUBSCRIPTION, and more than
+    // one statement (S-1: exactly one).
+    for (id, domain, statement) in [
+        (3, "nowhere", "CREATE SUBSCRIPTION x FROM orders"),
+        (4, "tenant", "CREATE RELAY x"),
+        (5, "tenant", "CREATE SUBSCRIPTION x orders"),
+        (
+            6,
+            "tenant",
+            "CREATE SUBSCRIPTION x FROM orders; CREATE SUBSCRIPTION y FROM orders",
+        ),
+        (
+            7,
+            "tenant",
+            "CREATE SUBSCRIPTION x FROM orders; DROP RELAY orders;",
+        ),
+    ] {
+        assert_eq!(
+            opened(d.ask(a, id, subscribe_request(domain, statement))),
+            None,
+            "{statement:?} on {domain}"
+        );
+    }
+    assert!(d.rest(a).is_empty(), "a refusal sends no rows");
+    // Unsubscribe deletes the open generation, then finds nothing.
+    assert_eq!(
+        deleted(d.ask(a, 8, unsubscribe_request("Live_1"))),
+        Some(("Live_1".into(), 1))
+    );
+    assert_eq!(deleted(d.ask(a, 9, unsubscribe_request("Live_1"))), None);
+    assert_eq!(deleted(d.ask(a, 10, unsubscribe_request("never"))), None);
+}
+
+#[test]
+fn s_3_generations_count_up_per_name_across_domains_and_sessions() {
+    let mut d = Driver::nodes(3);
+    let a = d.connect(0);
+    let statement = "CREATE SUBSCRIPTION live FROM orders";
+    assert_eq!(
+        opened(d.ask(a, 1, subscribe_request("tenant", statement))).map(|h| h.1),
+        Some(1)
+    );
+    assert_eq!(
+        deleted(d.ask(a, 2, unsubscribe_request("live"))),
+        Some(("live".into(), 1))
+    );
+    // The same name in another domain is a new generation: a client routing frames by
+    // handle must never see (live, 1) twice.
+    assert_eq!(
+        opened(d.ask(a, 3, subscribe_request("analytics", statement))),
+        Some(("live".into(), 2, "analytics".into(), "orders".into()))
+    );
+    let b = d.connect(1);
+    assert_eq!(
+        opened(d.ask(b, 1, subscribe_request("tenant", statement))).map(|h| h.1),
+        Some(3)
+    );
+    // Another name starts at 1.
+    assert_eq!(
+        opened(d.ask(
+            b,
+            2,
+            subscribe_request("tenant", "CREATE SUBSCRIPTION other FROM orders")
+        ))
+        .map(|h| h.1),
+        Some(1)
+    );
+}
+
+#[test]
+fn l_3_a_held_transaction_refuses_subscriptions_and_clocks_until_it_ends() {
+    let mut d = Driver::nodes(1);
+    let a = d.connect(0);
+    assert!(opened(d.ask(
+        a,
+        1,
+        subscribe_request("tenant", "CREATE SUBSCRIPTION kept FROM orders")
+    ))
+    .is_some());
+    assert!(matches!(
+        attach_disposition(d.ask(a, 2, clock_request(true, "analytics"))),
+        DomainClockAttachDispositionT::DomainClockAttached(_)
+    ));
+    d.rest(a);
+    begin(&mut d, a, 3, "ref-begin");
+    let statement = "CREATE SUBSCRIPTION live FROM orders";
+    assert_eq!(
+        opened(d.ask(a, 4, subscribe_request("tenant", statement))),
+        None
+    );
+    assert_eq!(deleted(d.ask(a, 5, unsubscribe_request("kept"))), None);
+    assert!(matches!(
+        attach_disposition(d.ask(a, 6, clock_request(true, "tenant"))),
+        DomainClockAttachDispositionT::RequestFailed(_)
+    ));
+    assert_eq!(
+        detach_disposition(d.ask(a, 7, clock_request(false, "analytics"))),
+        DomainClockDetachDisposition::RequestFailed
+    );
+    assert!(d.rest(a).is_empty(), "a refused subscribe sends no rows");
+    // The refusals changed nothing: after the transaction ends, each is served as if they had
+    // never been sent.
+    let o = d.command(a, 8, cmd("REVERT", "ref-revert"));
+    assert_eq!(kind(&o), COMPLETED_EXECUTED, "{o:?}");
+    assert_eq!(
+        opened(d.ask(a, 9, subscribe_request("tenant", statement))).map(|h| (h.0, h.1)),
+        Some(("live".into(), 1))
+    );
+    assert_eq!(
+        deleted(d.ask(a, 10, unsubscribe_request("kept"))),
+        Some(("kept".into(), 1))
+    );
+    assert!(matches!(
+        attach_disposition(d.ask(a, 11, clock_request(true, "tenant"))),
+        DomainClockAttachDispositionT::DomainClockAttached(_)
+    ));
+    assert_eq!(
+        detach_disposition(d.ask(a, 12, clock_request(false, "analytics"))),
+        DomainClockDetachDisposition::DomainClockDetached
+    );
+}
+
+fn backup_of(o: &CommandOutcomeT) -> &BackupArchiveSummaryT {
+    o.backup
+        .as_deref()
+        .unwrap_or_else(|| panic!("no backup summary: {o:?}"))
+}
+
+#[test]
+fn a_1_backup_completes_with_an_archive_summary_recorded_by_reference() {
+    let mut d = Driver::nodes(3);
+    let l = d.connect(0);
+    d.at(5_000_000_000);
+    let one = d.command(
+        l,
+        1,
+        cmd("BACKUP DOMAIN tenant TO 'tenant.nxb'", "ref-backup-1"),
+    );
+    assert_eq!(kind(&one), COMPLETED_EXECUTED, "{one:?}");
+    let s = backup_of(&one).clone();
+    let names: Vec<&str> = s.domains.iter().map(|d| d.domain.as_str()).collect();
+    assert_eq!(names, ["tenant"]);
+    assert_eq!(s.users, None, "a domain backup holds no users");
+    assert!(s.total_bytes > 0);
+    assert_eq!(s.digest.bytes.len(), 32);
+    assert_eq!(s.resources, Some(BackupResources::Included));
+    assert_eq!(s.captured_at, 5_000_000_000);
+    // Each domain summary carries its capture cut: a quiesced one, engaged before and
+    // released at the capture.
+    let cut = &s.domains[0].cut;
+    assert_eq!(cut.kind, Some(BackupCutKind::Quiesced));
+    assert_eq!(cut.released_at, Some(s.captured_at));
+    assert!(cut.engaged_at.is_some_and(|t| t < s.captured_at));
+    assert!(s.retained_until > s.captured_at);
+    assert!(s
+        .domains
+        .iter()
+        .all(|d| d.sections > 0 && d.section_bytes > 0));
+    assert_eq!(d.cl.recorded_outcome("ref-backup-1"), Some(&one));
+    // A repeat under the same reference recovers the same summary (A-6, E-3).
+    d.at(9_000_000_000);
+    let again = d.command(
+        l,
+        2,
+        cmd("BACKUP DOMAIN tenant TO 'tenant.nxb'", "ref-backup-1"),
+    );
+    assert_eq!(kind(&again), COMPLETED_RECOVERED);
+    assert_eq!(backup_of(&again), &s);
+
+    // Every domain, sorted by name, with the users.
+    let all = d.command(l, 3, cmd("BACKUP TO 'all.nxb'", "ref-backup-2"));
+    let s2 = backup_of(&all);
+    let names: Vec<&str> = s2.domains.iter().map(|d| d.domain.as_str()).collect();
+    assert_eq!(names, ["analytics", "tenant"]);
+    assert!(s2.users.is_some());
+    assert_ne!(s2.digest, s.digest);
+
+    // Refused, and not recorded: an unknown domain, BACKUP with other statements.
+    for (id, query, reference) in [
+        (4, "BACKUP DOMAIN nowhere TO 'x.nxb'", "ref-backup-3"),
+        (5, "BACKUP DOMAIN", "ref-backup-4"),
+        (
+            6,
+            "BACKUP DOMAIN tenant TO 'x.nxb'; SHOW RELAYS",
+            "ref-backup-5",
+        ),
+    ] {
+        let o = d.command(l, id, cmd(query, reference));
+        assert_eq!(
+            kind(&o),
+            (
+                CommandDisposition::RequestFailed,
+                Some(OutcomeOrigin::Executed)
+            ),
+            "{query}"
+        );
+        assert!(o.backup.is_none());
+        assert_eq!(d.cl.recorded_outcome(reference), None, "{query}");
+    }
+    // Not inside a transaction, where it would otherwise be taken as an operation.
+    begin(&mut d, l, 7, "ref-begin");
+    let o = d.command(
+        l,
+        8,
+        at_pos("BACKUP DOMAIN tenant TO 'x.nxb'", "ref-backup-6", 0),
+    );
+    assert_eq!(
+        o.disposition.command_disposition_type(),
+        CommandDisposition::RequestFailed
+    );
+    assert!(
+        o.backup.is_none() && o.transaction_admission.is_none(),
+        "{o:?}"
+    );
+    // A follower sends BACKUP to the leader.
+    let f = d.connect(1);
+    let o = d.command(f, 1, cmd("BACKUP DOMAIN tenant TO 'x.nxb'", "ref-backup-7"));
+    assert_eq!(
+        leader_of(&o.disposition).map(|l| l.node),
+        Some("node-1".into())
+    );
+}

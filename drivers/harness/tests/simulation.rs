@@ -2,20 +2,22 @@
 //! fault schedules, checked against what a client must never promise.
 //!
 //! `NERVIX_SEED=n` replays one seed; `NERVIX_SEEDS=n` runs that many (CI runs a few hundred,
-//! `just soak` ten thousand).
+//! `just soak` ten thousand), starting at `NERVIX_SEED_BASE` (default 0) so a soak can run seeds
+//! no earlier run has. A failing seed is named by its absolute number, which `NERVIX_SEED`
+//! replays.
 
-use nervix_harness::sim::{run_seed, SimConfig, Simulation};
+use nervix_harness::sim::{run_seed, seed_selection, SimConfig, Simulation};
 use proptest::prelude::*;
 
-fn seeds() -> Vec<u64> {
-    if let Ok(s) = std::env::var("NERVIX_SEED") {
-        return vec![s.parse().expect("NERVIX_SEED is a number")];
-    }
-    let n: u64 = std::env::var("NERVIX_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(300);
-    (0..n).collect()
+fn seeds() -> std::ops::Range<u64> {
+    let var = |name: &str| std::env::var(name).ok();
+    seed_selection(
+        var("NERVIX_SEED").as_deref(),
+        var("NERVIX_SEEDS").as_deref(),
+        var("NERVIX_SEED_BASE").as_deref(),
+        300,
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -75,4 +77,31 @@ proptest! {
             prop_assert!(false, "{}", e);
         }
     }
+}
+
+#[test]
+fn seed_selection_runs_from_the_base_and_replays_one_seed() {
+    assert_eq!(seed_selection(None, None, None, 300), Ok(0..300));
+    assert_eq!(seed_selection(None, Some("10"), None, 300), Ok(0..10));
+    assert_eq!(
+        seed_selection(None, Some("100000"), Some("1000000"), 300),
+        Ok(1_000_000..1_100_000)
+    );
+    assert_eq!(seed_selection(None, None, Some("7"), 3), Ok(7..10));
+    // A replay names the absolute seed; the base does not move it.
+    assert_eq!(
+        seed_selection(Some("1000042"), Some("5"), Some("1000000"), 300),
+        Ok(1_000_042..1_000_043)
+    );
+    assert!(seed_selection(None, Some("10k"), None, 300)
+        .unwrap_err()
+        .contains("NERVIX_SEEDS"));
+    assert!(seed_selection(None, None, Some("-1"), 300)
+        .unwrap_err()
+        .contains("NERVIX_SEED_BASE"));
+    assert!(seed_selection(Some("x"), None, None, 300)
+        .unwrap_err()
+        .contains("NERVIX_SEED"));
+    assert!(seed_selection(None, Some("2"), Some(&u64::MAX.to_string()), 300).is_err());
+    assert!(seed_selection(Some(&u64::MAX.to_string()), None, None, 300).is_err());
 }
