@@ -137,6 +137,8 @@ pub struct Simulation {
     command_results: BTreeMap<CommandHandle, Vec<CommandResult>>,
     reads: BTreeSet<ReadHandle>,
     read_results: BTreeMap<ReadHandle, usize>,
+    /// How each read ended: its reply's body and disposition, or how it ended without one.
+    read_answers: BTreeMap<ReadHandle, String>,
     sent_references: BTreeSet<String>,
     recovered: BTreeSet<CommandHandle>,
     violations: Vec<String>,
@@ -176,6 +178,7 @@ impl Simulation {
             command_results: BTreeMap::new(),
             reads: BTreeSet::new(),
             read_results: BTreeMap::new(),
+            read_answers: BTreeMap::new(),
             sent_references: BTreeSet::new(),
             recovered: BTreeSet::new(),
             violations: Vec::new(),
@@ -276,6 +279,45 @@ impl Simulation {
         Some(h)
     }
 
+    /// How a read ended: `Body/Disposition` of its reply (for example
+    /// `SubscribeOutcome/SubscriptionOpened`), or how it ended without one.
+    pub fn read_answer(&self, h: ReadHandle) -> Option<&str> {
+        self.read_answers.get(&h).map(String::as_str)
+    }
+
+    /// Runs an NSPL statement the way the client routes it (L-2): a command, a request of its
+    /// own, or a local selection.
+    pub fn statement(&mut self, text: &str) -> Option<Routed> {
+        let now = self.now;
+        let wall = self.wall();
+        let routed = match self.client.run(now, wall, text) {
+            Ok(r) => r,
+            Err(e) => {
+                self.log(format!("app run {text:?} refused: {e}"));
+                return None;
+            }
+        };
+        self.log(format!("app run {text:?} as {routed:?}"));
+        match &routed {
+            Routed::Command(h) => {
+                let reference = self.client.reference_of(*h).map(|r| r.to_string());
+                self.commands.insert(
+                    *h,
+                    Issued {
+                        reference,
+                        recovery_of: None,
+                        append: false,
+                    },
+                );
+            }
+            Routed::Request(h) => {
+                self.reads.insert(*h);
+            }
+            _ => {}
+        }
+        Some(routed)
+    }
+
     fn operate(&mut self) {
         self.counter += 1;
         let n = self.counter;
@@ -346,6 +388,18 @@ impl Simulation {
                         );
                     }
                 }
+            }
+            90..=99 => {
+                let k = self.rng.below(3);
+                let text = match self.rng.below(7) {
+                    0 => "LIST DOMAINS".to_string(),
+                    1 => "USE tenant".to_string(),
+                    2 => "ATTACH DOMAIN CLOCK".to_string(),
+                    3 => "DETACH DOMAIN CLOCK".to_string(),
+                    4 | 5 => format!("CREATE SUBSCRIPTION s{k} FROM orders"),
+                    _ => format!("DELETE SUBSCRIPTION s{k}"),
+                };
+                let _ = self.statement(&text);
             }
             _ => {}
         }
@@ -592,9 +646,14 @@ impl Simulation {
                     self.log(format!("app result {handle:?} {line}"));
                     self.command_results.entry(handle).or_default().push(result);
                 }
-                ClientEvent::Read { handle, .. } => {
-                    self.log(format!("app read result {handle:?}"));
+                ClientEvent::Read { handle, result } => {
+                    let answer = match &result {
+                        ReadResult::Replied(f) => reply_summary(f),
+                        other => format!("{other:?}"),
+                    };
+                    self.log(format!("app read result {handle:?} {answer}"));
                     *self.read_results.entry(handle).or_default() += 1;
+                    self.read_answers.insert(handle, answer);
                 }
                 ClientEvent::SessionLost { session, .. } => {
                     self.log(format!("client lost {session:?}"))
@@ -792,4 +851,30 @@ pub fn seed_selection(
         format!("NERVIX_SEED_BASE={base} with NERVIX_SEEDS={count} runs past u64::MAX")
     })?;
     Ok(base..end)
+}
+
+/// `Body/Disposition` of a reply frame, naming the union variants it carries.
+fn reply_summary(f: &nervix_protocol::frame::ServerFrame) -> String {
+    let view = f.view();
+    let Some(reply) = view.body_as_reply() else {
+        return "not a reply".into();
+    };
+    let body = reply.body_type().variant_name().unwrap_or("?");
+    let disposition = if let Some(o) = reply.body_as_subscribe_outcome() {
+        o.disposition_type().variant_name()
+    } else if let Some(o) = reply.body_as_unsubscribe_outcome() {
+        o.disposition_type().variant_name()
+    } else if let Some(o) = reply.body_as_domain_clock_attach_outcome() {
+        o.disposition_type().variant_name()
+    } else if let Some(o) = reply.body_as_domain_clock_detach_outcome() {
+        o.disposition_type().variant_name()
+    } else if let Some(r) = reply.body_as_request_rejected() {
+        r.rejection().and_then(|r| r.variant_name())
+    } else {
+        None
+    };
+    match disposition {
+        Some(d) => format!("{body}/{d}"),
+        None => body.to_string(),
+    }
 }

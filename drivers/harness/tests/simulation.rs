@@ -105,3 +105,66 @@ fn seed_selection_runs_from_the_base_and_replays_one_seed() {
     assert!(seed_selection(None, Some("2"), Some(&u64::MAX.to_string()), 300).is_err());
     assert!(seed_selection(Some(&u64::MAX.to_string()), None, None, 300).is_err());
 }
+
+#[test]
+fn l_2_routed_statements_are_served_end_to_end_by_the_cluster() {
+    use nervix_protocol::client::Routed;
+    use std::time::Duration;
+    let mut config = SimConfig::calm(3);
+    config.operations = 0;
+    let mut sim = Simulation::new(config);
+    let mut run = |sim: &mut Simulation, text: &str| {
+        let routed = sim.statement(text);
+        sim.run_for(Duration::from_secs(2));
+        routed
+    };
+    // USE selects locally; what follows names the selected domain.
+    assert_eq!(
+        run(&mut sim, "USE tenant"),
+        Some(Routed::DomainSelected("tenant".into()))
+    );
+    let expect = [
+        ("LIST DOMAINS", "DomainList"),
+        (
+            "ATTACH DOMAIN CLOCK",
+            "DomainClockAttachOutcome/DomainClockAttached",
+        ),
+        (
+            "ATTACH DOMAIN CLOCK",
+            "DomainClockAttachOutcome/DomainClockAlreadyAttached",
+        ),
+        (
+            "DETACH DOMAIN CLOCK",
+            "DomainClockDetachOutcome/DomainClockDetached",
+        ),
+        (
+            "DETACH DOMAIN CLOCK",
+            "DomainClockDetachOutcome/DomainClockNotAttached",
+        ),
+        (
+            "CREATE SUBSCRIPTION live FROM orders",
+            "SubscribeOutcome/SubscriptionOpened",
+        ),
+        (
+            "DELETE SUBSCRIPTION live",
+            "UnsubscribeOutcome/SubscriptionDeleted",
+        ),
+    ];
+    for (text, answer) in expect {
+        let Some(Routed::Request(h)) = run(&mut sim, text) else {
+            panic!("{text} is a request of its own")
+        };
+        assert_eq!(sim.read_answer(h), Some(answer), "{text}");
+    }
+    // Everything else is a command, BACKUP included, and completes.
+    let Some(Routed::Command(_)) = run(&mut sim, "BACKUP DOMAIN tenant") else {
+        panic!("BACKUP is a command")
+    };
+    sim.run_for(Duration::from_secs(5));
+    let summary = sim.summary();
+    assert!(
+        summary.starts_with("1 commands: 1 completed, 0 failed, 0 uncertain; 7 reads"),
+        "{summary}"
+    );
+    assert!(sim.check().is_ok(), "{:?}", sim.check());
+}
