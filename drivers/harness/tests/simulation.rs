@@ -113,7 +113,7 @@ fn l_2_routed_statements_are_served_end_to_end_by_the_cluster() {
     let mut config = SimConfig::calm(3);
     config.operations = 0;
     let mut sim = Simulation::new(config);
-    let mut run = |sim: &mut Simulation, text: &str| {
+    let run = |sim: &mut Simulation, text: &str| {
         let routed = sim.statement(text);
         sim.run_for(Duration::from_secs(2));
         routed
