@@ -4,6 +4,7 @@
 use super::SessionId;
 use crate::exchange::RequestHandle;
 use crate::time::Timestamp;
+use std::collections::BTreeMap;
 
 /// Where a call's current attempt is.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -96,5 +97,92 @@ impl Call {
     pub(crate) fn again(&mut self, at: Option<Timestamp>, ran: bool) {
         self.ran |= ran;
         self.state = at.map_or(CallState::Waiting, CallState::Backoff);
+    }
+}
+
+/// An entry that carries a [`Call`].
+pub(crate) trait HasCall {
+    fn call(&self) -> &Call;
+    fn call_mut(&mut self) -> &mut Call;
+}
+
+/// The calls of one capability not yet ended, by handle, with what every kind of call needs:
+/// back-offs, timers, deadlines and the loss of a session.
+#[derive(Debug)]
+pub(crate) struct Calls<H, E> {
+    entries: BTreeMap<H, E>,
+    next: u64,
+}
+
+impl<H, E> Default for Calls<H, E> {
+    fn default() -> Self {
+        Self {
+            entries: BTreeMap::new(),
+            next: 0,
+        }
+    }
+}
+
+impl<H: Ord + Copy, E: HasCall> Calls<H, E> {
+    /// Adds an entry under a new handle made from the next number.
+    pub(crate) fn insert(&mut self, handle: impl FnOnce(u64) -> H, entry: E) -> H {
+        self.next += 1;
+        let h = handle(self.next);
+        self.entries.insert(h, entry);
+        h
+    }
+
+    pub(crate) fn get(&self, h: H) -> Option<&E> {
+        self.entries.get(&h)
+    }
+
+    pub(crate) fn get_mut(&mut self, h: H) -> Option<&mut E> {
+        self.entries.get_mut(&h)
+    }
+
+    pub(crate) fn remove(&mut self, h: H) -> Option<E> {
+        self.entries.remove(&h)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&H, &E)> {
+        self.entries.iter()
+    }
+
+    /// Back-offs that ended while their calls could not go wait for a session instead.
+    pub(crate) fn settle_backoffs(&mut self, now: Timestamp) {
+        self.entries
+            .values_mut()
+            .for_each(|e| e.call_mut().settle_backoff(now));
+    }
+
+    /// When each call next has something for `handle_timeout` to do.
+    pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
+        self.entries.values().map(|e| e.call().timer())
+    }
+
+    /// Calls whose deadline is not after `now`.
+    pub(crate) fn expired(&self, now: Timestamp) -> Vec<H> {
+        self.entries
+            .iter()
+            .filter(|(_, e)| e.call().deadline <= now)
+            .map(|(h, _)| *h)
+            .collect()
+    }
+
+    /// Every attempt out on `session` ends: the session is gone.
+    pub(crate) fn lost(&mut self, session: SessionId) {
+        for e in self.entries.values_mut() {
+            if e.call().on(session).is_some() {
+                e.call_mut().interrupted(true);
+            }
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! acted on. This module owns the commands and the one rule that decides whether a command
 //! that ended without its outcome failed or is uncertain.
 
-use super::call::{Call, CallState};
+use super::call::{Call, CallState, Calls, HasCall};
 use super::transaction::attach_on;
 use super::{ClientError, ClientEvent, Session};
 use super::{Purpose, SessionId};
@@ -16,7 +16,6 @@ use crate::statements::{CommandShape, StatementKind};
 use crate::time::Timestamp;
 use crate::time::UnixMillis;
 use crate::transaction::{Binding, Ending};
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// A command the application asked to execute.
@@ -231,12 +230,17 @@ pub(crate) enum Step {
     Nothing,
 }
 
-/// The commands not yet ended.
-#[derive(Debug, Default)]
-pub(crate) struct Commands {
-    entries: BTreeMap<CommandHandle, CommandEntry>,
-    next: u64,
+impl HasCall for CommandEntry {
+    fn call(&self) -> &Call {
+        &self.call
+    }
+    fn call_mut(&mut self) -> &mut Call {
+        &mut self.call
+    }
 }
+
+/// The commands not yet ended.
+pub(crate) type Commands = Calls<CommandHandle, CommandEntry>;
 
 impl Commands {
     pub(crate) fn add(
@@ -247,46 +251,21 @@ impl Commands {
         deadline: Timestamp,
         recovered: bool,
     ) -> CommandHandle {
-        self.next += 1;
-        let h = CommandHandle(self.next);
         let mut call = Call::new(seq, deadline);
         // A repetition of a command whose earlier attempts (under another handle) may have run.
         call.ran = recovered;
-        self.entries.insert(
-            h,
-            CommandEntry {
-                retained,
-                shape,
-                call,
-                cancelling: false,
-            },
-        );
-        h
-    }
-
-    pub(crate) fn get(&self, h: CommandHandle) -> Option<&CommandEntry> {
-        self.entries.get(&h)
-    }
-
-    pub(crate) fn get_mut(&mut self, h: CommandHandle) -> Option<&mut CommandEntry> {
-        self.entries.get_mut(&h)
-    }
-
-    pub(crate) fn remove(&mut self, h: CommandHandle) -> Option<CommandEntry> {
-        self.entries.remove(&h)
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        let entry = CommandEntry {
+            retained,
+            shape,
+            call,
+            cancelling: false,
+        };
+        self.insert(CommandHandle, entry)
     }
 
     /// Whether a BEGIN is out: until it is answered, the session may hold a transaction.
     pub(crate) fn begin_outstanding(&self) -> bool {
-        self.entries.values().any(|e| {
+        self.iter().any(|(_, e)| {
             e.shape.first() == StatementKind::Begin
                 && matches!(e.call.state, CallState::InFlight(..))
         })
@@ -295,44 +274,16 @@ impl Commands {
     /// The commands due now, in the order they were made. A command of the held transaction
     /// waits while the transaction is being attached again.
     pub(crate) fn due(&self, now: Timestamp, attach_pending: bool, out: &mut Vec<(u64, Purpose)>) {
-        for (h, e) in &self.entries {
+        for (h, e) in self.iter() {
             if e.call.due(now) && !e.cancelling && !(attach_pending && e.retained.needs_binding()) {
                 out.push((e.call.seq, Purpose::Command(*h)));
             }
         }
     }
 
-    pub(crate) fn settle_backoffs(&mut self, now: Timestamp) {
-        self.entries
-            .values_mut()
-            .for_each(|e| e.call.settle_backoff(now));
-    }
-
-    pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
-        self.entries.values().map(|e| e.call.timer())
-    }
-
-    /// Commands whose deadline is not after `now`.
-    pub(crate) fn expired(&self, now: Timestamp) -> Vec<CommandHandle> {
-        self.entries
-            .iter()
-            .filter(|(_, e)| e.call.deadline <= now)
-            .map(|(h, _)| *h)
-            .collect()
-    }
-
-    /// Every attempt out on `session` ends: the session is gone.
-    pub(crate) fn lost(&mut self, session: SessionId) {
-        for e in self.entries.values_mut() {
-            if e.call.on(session).is_some() {
-                e.call.interrupted(true);
-            }
-        }
-    }
-
     /// The attempt registered as `request` on `session`, if a command has it.
     pub(crate) fn attempt(&self, h: CommandHandle) -> Option<(SessionId, RequestHandle)> {
-        match self.entries.get(&h)?.call.state {
+        match self.get(h)?.call.state {
             CallState::InFlight(s, r) => Some((s, r)),
             _ => None,
         }

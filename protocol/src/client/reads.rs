@@ -3,13 +3,12 @@
 //! on a new session when its session is lost, until its deadline, and ends exactly once with
 //! its reply or as timed out.
 
-use super::call::Call;
+use super::call::{Call, Calls, HasCall};
 use super::Purpose;
 use super::{ClientError, ClientEvent, Session};
 use crate::frame::ServerFrame;
 use crate::schema::*;
 use crate::time::Timestamp;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// A read (or other non-command request) the application sent.
@@ -69,12 +68,17 @@ impl ReadEntry {
     }
 }
 
-/// The reads not yet ended.
-#[derive(Debug, Default)]
-pub(crate) struct Reads {
-    entries: BTreeMap<ReadHandle, ReadEntry>,
-    next: u64,
+impl HasCall for ReadEntry {
+    fn call(&self) -> &Call {
+        &self.call
+    }
+    fn call_mut(&mut self) -> &mut Call {
+        &mut self.call
+    }
 }
+
+/// The reads not yet ended.
+pub(crate) type Reads = Calls<ReadHandle, ReadEntry>;
 
 impl Reads {
     pub(crate) fn add(
@@ -83,74 +87,16 @@ impl Reads {
         request: ClientRequestT,
         deadline: Timestamp,
     ) -> ReadHandle {
-        self.next += 1;
-        let h = ReadHandle(self.next);
-        self.entries.insert(
-            h,
-            ReadEntry {
-                request,
-                call: Call::new(seq, deadline),
-            },
-        );
-        h
-    }
-
-    pub(crate) fn get(&self, h: ReadHandle) -> Option<&ReadEntry> {
-        self.entries.get(&h)
-    }
-
-    pub(crate) fn get_mut(&mut self, h: ReadHandle) -> Option<&mut ReadEntry> {
-        self.entries.get_mut(&h)
-    }
-
-    pub(crate) fn remove(&mut self, h: ReadHandle) -> Option<ReadEntry> {
-        self.entries.remove(&h)
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&ReadHandle, &ReadEntry)> {
-        self.entries.iter()
+        let call = Call::new(seq, deadline);
+        self.insert(ReadHandle, ReadEntry { request, call })
     }
 
     /// The reads due now, in the order they were made; `restricted_ok` says whether L-3
     /// allows the restricted ones now.
     pub(crate) fn due(&self, now: Timestamp, restricted_ok: bool, out: &mut Vec<(u64, Purpose)>) {
-        for (h, e) in &self.entries {
+        for (h, e) in self.iter() {
             if e.call.due(now) && (restricted_ok || !e.restricted()) {
                 out.push((e.call.seq, Purpose::Read(*h)));
-            }
-        }
-    }
-
-    pub(crate) fn settle_backoffs(&mut self, now: Timestamp) {
-        self.entries
-            .values_mut()
-            .for_each(|e| e.call.settle_backoff(now));
-    }
-
-    pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
-        self.entries.values().map(|e| e.call.timer())
-    }
-
-    pub(crate) fn expired(&self, now: Timestamp) -> Vec<ReadHandle> {
-        self.entries
-            .iter()
-            .filter(|(_, e)| e.call.deadline <= now)
-            .map(|(h, _)| *h)
-            .collect()
-    }
-
-    pub(crate) fn lost(&mut self, session: super::SessionId) {
-        for e in self.entries.values_mut() {
-            if e.call.on(session).is_some() {
-                e.call.interrupted(true);
             }
         }
     }
