@@ -504,10 +504,10 @@ impl Client {
     /// The stream `session` opened: restore session state in the D-5 order (clocks, then
     /// subscriptions, then the transaction), then repeat outstanding commands.
     pub fn handle_connected(&mut self, now: Timestamp, session: SessionId) {
-        let Some(mut s) = self.session.take() else {
+        let Some(mut s) = self.take_session(session) else {
             return;
         };
-        if s.id != session || !matches!(s.phase, Phase::Connecting(_)) {
+        if !matches!(s.phase, Phase::Connecting(_)) {
             self.session = Some(s);
             return;
         }
@@ -547,13 +547,9 @@ impl Client {
     /// A frame arrived on stream `session`. Frames of a stream not yet reported open, or of
     /// another stream than the current one, are not read.
     pub fn handle_frame(&mut self, now: Timestamp, session: SessionId, frame: Bytes) {
-        let Some(mut s) = self.session.take() else {
+        let Some(mut s) = self.take_session(session) else {
             return;
         };
-        if s.id != session {
-            self.session = Some(s);
-            return;
-        }
         if matches!(s.phase, Phase::Connecting(_)) {
             self.ignored_frames += 1;
             self.session = Some(s);
@@ -569,13 +565,9 @@ impl Client {
 
     /// Stream `session` ended or could not be opened.
     pub fn handle_closed(&mut self, now: Timestamp, session: SessionId) {
-        let Some(mut s) = self.session.take() else {
+        let Some(mut s) = self.take_session(session) else {
             return;
         };
-        if s.id != session {
-            self.session = Some(s);
-            return;
-        }
         if matches!(s.phase, Phase::Connecting(_)) {
             self.lose_session(now, s.id, SessionLoss::Transport, None);
         } else {
@@ -583,6 +575,18 @@ impl Client {
             self.drain_exchange(now, &mut s);
         }
         self.drive(now);
+    }
+
+    /// The current session, taken out to be worked on, if it is `session`; frames and events
+    /// of any other stream are not the client's any more.
+    fn take_session(&mut self, session: SessionId) -> Option<Session> {
+        match self.session.take() {
+            Some(s) if s.id == session => Some(s),
+            other => {
+                self.session = other;
+                None
+            }
+        }
     }
 
     /// Time passed. Early or repeated calls do nothing.

@@ -37,14 +37,8 @@ impl ReadEntry {
     /// Whether L-3 forbids sending it while a transaction is held: subscribing, unsubscribing,
     /// attaching or detaching a clock, and attaching another transaction.
     pub(crate) fn restricted(&self) -> bool {
-        matches!(
-            self.request,
-            ClientRequestT::SubscribeRequest(_)
-                | ClientRequestT::UnsubscribeRequest(_)
-                | ClientRequestT::AttachDomainClockRequest(_)
-                | ClientRequestT::DetachDomainClockRequest(_)
-                | ClientRequestT::AttachTransactionRequest(_)
-        )
+        self.restores_before_attach()
+            || matches!(self.request, ClientRequestT::AttachTransactionRequest(_))
     }
 
     /// Whether it belongs to the session state D-5 restores before the transaction attach.
