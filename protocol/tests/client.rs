@@ -1776,6 +1776,72 @@ fn d_1_redirects_in_a_row_that_complete_nothing_back_off() {
     assert_eq!(r.connects.len(), connects + 1, "followed at once again");
 }
 
+/// A SessionEnding whose reason is a LeaderRedirect naming `uri`.
+fn ending_redirect(uri: &str) -> Bytes {
+    let CommandDispositionT::LeaderRedirect(to) = redirect(Some(uri)) else {
+        unreachable!("redirect() builds a LeaderRedirect")
+    };
+    server(ServerBodyT::SessionEnding(Box::new(SessionEndingT {
+        reason: SessionEndReasonT::LeaderRedirect(to),
+    })))
+}
+
+#[test]
+fn d_1_session_endings_naming_a_leader_in_a_row_back_off() {
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let mut sid = r.open();
+    let mut gaps = Vec::new();
+    for _ in 0..4 {
+        let (_, cmd) = r.last_command();
+        let asked = r.now;
+        let connects = r.connects.len();
+        // The server ends the session, naming the same node as the leader each time.
+        r.feed(sid, ending_redirect("https://seed-1:7443/"));
+        assert!(r.result(h).is_none(), "the command is repeated, not ended");
+        while r.connects.len() == connects {
+            let at = r.c.poll_timeout().expect("a reconnect is scheduled");
+            r.now = at;
+            r.c.handle_timeout(at);
+            r.pump();
+        }
+        assert_eq!(
+            r.connects.last().unwrap().1,
+            ep("https://seed-1:7443/"),
+            "the named leader is the one tried"
+        );
+        gaps.push(r.now.saturating_since(asked));
+        sid = r.open();
+        let (_, again) = r.last_command();
+        assert_eq!(again.execution_reference, cmd.execution_reference);
+    }
+    assert_eq!(
+        gaps[0],
+        Duration::ZERO,
+        "the first redirect is followed at once"
+    );
+    assert!(
+        gaps[1..].iter().all(|g| *g > Duration::ZERO),
+        "session endings in a row back off: {gaps:?}"
+    );
+    assert!(
+        gaps[1] < gaps[2] && gaps[2] < gaps[3],
+        "and the wait grows: {gaps:?}"
+    );
+    // Completing something ends the streak.
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(id, answer(&cmd.execution_reference, completed())),
+    );
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    // A session opens only for work: the next command is in flight when the session ends.
+    r.exec("CREATE RELAY b;");
+    let connects = r.connects.len();
+    r.feed(sid, ending_redirect("https://seed-1:7443/"));
+    assert_eq!(r.connects.len(), connects + 1, "followed at once again");
+}
+
 #[test]
 fn f_6_a_query_that_cannot_be_sent_is_refused_at_the_call() {
     let mut r = Rig::new();
