@@ -709,6 +709,107 @@ fn c_9_a_cancellation_is_never_presented_as_undoing_anything() {
     }
 }
 
+/// A command whose first attempt was answered OutcomeUnknown, so it may have run, and whose
+/// repetition is now out: the rig, the session, the handle, the command as sent and the
+/// repetition's request identity.
+fn repeated() -> (Rig, SessionId, CommandHandle, CommandRequestT, u64) {
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let sid = r.open();
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(id, answer(&cmd.execution_reference, unknown())),
+    );
+    r.advance(Duration::from_secs(6));
+    let (again, repeat) = r.last_command();
+    assert_ne!(again, id, "the repetition is out under a new identity");
+    assert_eq!(repeat, cmd, "unchanged, same reference");
+    (r, sid, h, cmd, again)
+}
+
+/// Asserts `h` ended uncertain, naming `cmd`'s reference, for `cause` (any cause when `None`).
+fn assert_uncertain(
+    r: &Rig,
+    h: CommandHandle,
+    cmd: &CommandRequestT,
+    cause: Option<UncertainCause>,
+) {
+    match r.result(h) {
+        Some(CommandResult::Uncertain { command, cause: c }) => {
+            assert_eq!(command.reference.to_string(), cmd.execution_reference);
+            assert_eq!(command.query, cmd.query);
+            if let Some(cause) = cause {
+                assert_eq!(c, cause);
+            }
+        }
+        other => panic!("not uncertain: {other:?}"),
+    }
+    assert_eq!(r.results(h), 1, "ended once");
+}
+
+#[test]
+fn c_8_a_rejection_of_a_repeated_attempt_is_uncertain_naming_its_reference() {
+    let (mut r, sid, h, cmd, again) = repeated();
+    r.feed(sid, rejected(again, RequestRejection::InvalidRequest));
+    assert_uncertain(&r, h, &cmd, Some(UncertainCause::Inconclusive));
+}
+
+#[test]
+fn c_9_a_cancel_before_admission_of_a_repeated_attempt_is_uncertain() {
+    let (mut r, sid, h, cmd, again) = repeated();
+    r.c.cancel(r.now, h).unwrap();
+    r.pump();
+    r.feed(
+        sid,
+        reply(
+            again,
+            ReplyBodyT::RequestCancelled(Box::new(RequestCancelledT {
+                stage: Some(CancellationStage::BeforeAdmission),
+            })),
+        ),
+    );
+    // This attempt had no effect; the first may have had one.
+    assert_uncertain(&r, h, &cmd, None);
+}
+
+fn detached() -> CommandDispositionT {
+    CommandDispositionT::TransactionDetached(Box::new(TransactionDetachedT {
+        transaction_id: "tx-1".into(),
+    }))
+}
+
+#[test]
+fn x_6_detached_with_no_transaction_held_fails_a_first_attempt_and_leaves_a_repeat_uncertain() {
+    // No transaction is held, so it holds no outcome under this reference.
+    let (r, _, res) = first_attempt(detached());
+    assert!(
+        matches!(res, Some(CommandResult::Failed(Failure::TransactionEnded))),
+        "{res:?}"
+    );
+    assert_eq!(r.c.outstanding_commands(), 0);
+    let (mut r, sid, h, cmd, again) = repeated();
+    r.feed(
+        sid,
+        outcome_frame(again, answer(&cmd.execution_reference, detached())),
+    );
+    assert_uncertain(&r, h, &cmd, Some(UncertainCause::Inconclusive));
+}
+
+#[test]
+fn e_3_a_reference_conflict_met_by_a_repetition_is_uncertain_naming_its_reference() {
+    let (mut r, sid, h, cmd, again) = repeated();
+    let conflict =
+        CommandDispositionT::ExecutionReferenceConflict(Box::new(ExecutionReferenceConflictT {
+            conflict: Some(ExecutionReferenceConflictKind::Content),
+        }));
+    r.feed(
+        sid,
+        outcome_frame(again, answer(&cmd.execution_reference, conflict)),
+    );
+    assert_uncertain(&r, h, &cmd, Some(UncertainCause::Inconclusive));
+}
+
 // ----- D: redirect and reconnect ------------------------------------------------------------
 
 #[test]
