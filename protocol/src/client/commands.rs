@@ -193,18 +193,28 @@ pub(crate) struct CommandEntry {
 }
 
 impl CommandEntry {
-    /// The end of a command whose outcome did not come: failed as never sent when no attempt
-    /// can have had an effect, and uncertain, naming its reference, otherwise. Every such end
-    /// is decided here.
-    pub(crate) fn unanswered(self, cause: UncertainCause) -> CommandResult {
-        if self.call.ran {
-            CommandResult::Uncertain {
-                command: self.retained,
-                cause,
-            }
+    /// The one rule for a command that ends without an outcome that settles it: when `ran`
+    /// (some attempt may have had an effect) it is uncertain for `cause`, naming its
+    /// reference; otherwise it failed for `failure`. Every such end is decided here.
+    fn decide(&self, ran: bool, failure: Failure, cause: UncertainCause) -> CommandResult {
+        if ran {
+            self.uncertain(cause)
         } else {
-            CommandResult::Failed(Failure::NotSent)
+            CommandResult::Failed(failure)
         }
+    }
+
+    /// The end of a command whose outcome did not come: failed as never sent when no attempt
+    /// can have had an effect, and uncertain otherwise.
+    pub(crate) fn unanswered(self, cause: UncertainCause) -> CommandResult {
+        self.decide(self.call.ran, Failure::NotSent, cause)
+    }
+
+    /// The current attempt was refused, so it had no effect: `failure` when no earlier attempt
+    /// can have had one either, and uncertain for `cause` otherwise, since a refusal of this
+    /// attempt says nothing of the earlier ones.
+    fn refused(&self, failure: Failure, cause: UncertainCause) -> CommandResult {
+        self.decide(self.call.ran_before, failure, cause)
     }
 
     fn uncertain(&self, cause: UncertainCause) -> CommandResult {
@@ -299,9 +309,6 @@ pub(crate) fn on_reply(
     binding: &mut Binding,
     now: Timestamp,
 ) -> (Step, bool) {
-    // Whether an attempt before this one may have run: then a refusal of this attempt says
-    // nothing about the command's outcome.
-    let earlier_ran = e.call.ran_before;
     let view = frame.view();
     let Some(reply) = view.body_as_reply() else {
         return (Step::Nothing, false);
@@ -311,19 +318,22 @@ pub(crate) fn on_reply(
         let result = match rejection {
             RequestRejection::ReplyTooLarge => e.uncertain(UncertainCause::ReplyTooLarge),
             RequestRejection::ServerBusy => return (Step::Backoff { ran: false }, false),
-            _ if earlier_ran => e.uncertain(UncertainCause::Inconclusive),
-            _ => CommandResult::Failed(Failure::Rejected {
-                rejection,
-                message: r.message().to_string(),
-            }),
+            _ => e.refused(
+                Failure::Rejected {
+                    rejection,
+                    message: r.message().to_string(),
+                },
+                UncertainCause::Inconclusive,
+            ),
         };
         return (Step::Done(result), false);
     }
     if let Some(c) = reply.body_as_request_cancelled() {
         let result = match c.stage() {
-            Some(CancellationStage::BeforeAdmission) if !earlier_ran => {
-                CommandResult::Failed(Failure::CancelledBeforeAdmission)
-            }
+            Some(CancellationStage::BeforeAdmission) => e.refused(
+                Failure::CancelledBeforeAdmission,
+                UncertainCause::CancelledAfterAdmission,
+            ),
             _ => e.uncertain(UncertainCause::CancelledAfterAdmission),
         };
         return (Step::Done(result), false);
@@ -386,11 +396,7 @@ pub(crate) fn on_reply(
                 Binding::Finished { .. } | Binding::TakenOver { .. } | Binding::Unbound
             ) {
                 // the transaction ended and recorded nothing under this reference.
-                let result = if earlier_ran {
-                    e.uncertain(UncertainCause::Inconclusive)
-                } else {
-                    CommandResult::Failed(Failure::TransactionEnded)
-                };
+                let result = e.refused(Failure::TransactionEnded, UncertainCause::Inconclusive);
                 return (Step::Done(result), false);
             }
             binding.detach();
@@ -399,11 +405,7 @@ pub(crate) fn on_reply(
         // E-3, X-5: repeat under the same reference after a back-off.
         CommandDisposition::OutcomeUnknown => (Step::Backoff { ran: true }, false),
         CommandDisposition::ExecutionReferenceConflict => {
-            let result = if earlier_ran {
-                e.uncertain(UncertainCause::Inconclusive)
-            } else {
-                CommandResult::Failed(Failure::Outcome(report()))
-            };
+            let result = e.refused(Failure::Outcome(report()), UncertainCause::Inconclusive);
             (Step::Done(result), false)
         }
         // E-4: never the original command's outcome.
