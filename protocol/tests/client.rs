@@ -1996,6 +1996,92 @@ fn l_1_names_that_cannot_be_names_are_refused_at_the_call() {
     assert_eq!(r.c.selected_domain(), Some("tenant"));
 }
 
+/// `frame` placed at the front of a 1 MiB receive buffer that the caller keeps: the slice
+/// handed to the client shares the buffer. Returns the slice and the buffer.
+fn in_shared_buffer(frame: &Bytes) -> (Bytes, Bytes) {
+    let mut buffer = bytes::BytesMut::with_capacity(frame.len() + 1024 * 1024);
+    buffer.extend_from_slice(frame);
+    buffer.extend_from_slice(&[0u8; 1024 * 1024]);
+    let whole = buffer.freeze();
+    (whole.slice(..frame.len()), whole)
+}
+
+/// Whether `kept` lies inside `buffer`'s bytes.
+fn inside(kept: &Bytes, buffer: &Bytes) -> bool {
+    let span = buffer.as_ptr() as usize..buffer.as_ptr() as usize + buffer.len();
+    span.contains(&(kept.as_ptr() as usize))
+}
+
+#[test]
+fn f_9_a_kept_reply_is_copied_out_of_a_shared_receive_buffer() {
+    // A command outcome above the copy-out size of the frame check.
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let sid = r.open();
+    let (id, cmd) = r.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.message = "m".repeat(100 * 1024);
+    let frame = outcome_frame(id, o);
+    assert!(frame.len() >= 64 * 1024);
+    let (slice, buffer) = in_shared_buffer(&frame);
+    r.feed(sid, slice);
+    let Some(CommandResult::Completed(report)) = r.result(h) else {
+        panic!("completed")
+    };
+    assert_eq!(report.frame().bytes(), &frame);
+    assert!(
+        !inside(report.frame().bytes(), &buffer),
+        "the report keeps its own copy, not the receive buffer"
+    );
+    // A read reply likewise.
+    let read = r.c.read(r.now, list_domains(), None).unwrap();
+    r.pump();
+    let id = r.last().1.request_id;
+    let many = reply(
+        id,
+        ReplyBodyT::DomainList(Box::new(DomainListT {
+            domains: (0..4096)
+                .map(|i| DomainInfoT {
+                    domain: format!("domain-{i:08}"),
+                    status: Some(DomainStatus::Running),
+                    pace: DomainPaceT::UnpacedDomain(Box::default()),
+                })
+                .collect(),
+        })),
+    );
+    assert!(many.len() >= 64 * 1024);
+    let (slice, buffer) = in_shared_buffer(&many);
+    r.feed(sid, slice);
+    let kept = r
+        .events
+        .iter()
+        .find_map(|e| match e {
+            ClientEvent::Read {
+                handle,
+                result: ReadResult::Replied(f),
+            } if *handle == read => Some(f.clone()),
+            _ => None,
+        })
+        .expect("replied");
+    assert_eq!(kept.bytes(), &many);
+    assert!(
+        !inside(kept.bytes(), &buffer),
+        "the read reply keeps its own copy, not the receive buffer"
+    );
+    // A reply that owns its buffer alone is kept where it is: no copy.
+    let h = r.exec("CREATE RELAY b;");
+    let (id, cmd) = r.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.message = "m".repeat(100 * 1024);
+    let alone = outcome_frame(id, o);
+    let at = alone.as_ptr();
+    r.feed(sid, alone);
+    let Some(CommandResult::Completed(report)) = r.result(h) else {
+        panic!("completed")
+    };
+    assert_eq!(report.frame().bytes().as_ptr(), at, "kept in place");
+}
+
 #[test]
 fn c_3_frames_before_the_stream_is_open_are_not_read() {
     let mut r = Rig::new();

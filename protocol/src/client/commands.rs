@@ -38,10 +38,15 @@ impl PartialEq for CommandReport {
 }
 
 impl CommandReport {
-    /// A report of `frame`, which must be a checked reply carrying a `CommandOutcome`.
+    /// A report of `frame`, which must be a checked reply carrying a `CommandOutcome`. A frame
+    /// that shares its receive buffer with anything else is copied out of it first, so that
+    /// keeping the report keeps the frame's bytes and not the buffer (F-9).
     pub(crate) fn new(reference: ExecutionReference, frame: ServerFrame) -> Option<Self> {
         frame.view().body_as_reply()?.body_as_command_outcome()?;
-        Some(Self { reference, frame })
+        Some(Self {
+            reference,
+            frame: frame.retained(),
+        })
     }
 
     /// The command's execution reference (the outcome names the same one, E-5).
@@ -350,8 +355,10 @@ pub(crate) fn on_reply(
         .and_then(|r| r.leader())
         .and_then(|l| l.grpc_uri())
         .map(str::to_string);
-    let report = || {
-        CommandReport::new(e.retained.reference.clone(), frame.clone())
+    // The report takes the frame itself: a second handle on it would make every report of a
+    // frame that owns its buffer alone look shared, and be copied for nothing.
+    let report = move || {
+        CommandReport::new(e.retained.reference.clone(), frame)
             .unwrap_or_else(|| unreachable!("the reply holds a command outcome"))
     };
     match disposition {

@@ -205,9 +205,11 @@ impl super::Client {
         }
         self.reads.remove(h);
         self.redirect_streak = 0;
+        // A reply sharing its receive buffer is copied out of it before the application
+        // keeps it, so it does not keep the whole buffer alive (F-9).
         self.events.push_back(ClientEvent::Read {
             handle: h,
-            result: ReadResult::Replied(frame),
+            result: ReadResult::Replied(frame.retained()),
         });
     }
 }
