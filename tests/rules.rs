@@ -3,7 +3,8 @@
 //! * Every key of a section this crate implements is listed, with at least one test.
 //! * Every listed key is one of the manual's (`vectors/rule-keys.tsv`, the spec's rules file).
 //! * Every listed test is a real test function: a `fn` under `#[test]`, or a `fn` inside a
-//!   `proptest!` block. Any other `fn` of the same name does not count.
+//!   `proptest!` block. Any other `fn` of the same name does not count, nor does an attribute
+//!   or a block inside a comment or a string literal.
 //! * When the spec's rules file is beside the checkout, the copy in `vectors/` equals it.
 
 use nervix_conformance::workspace_root;
@@ -100,9 +101,106 @@ fn block(s: &str) -> &str {
     &s[open + 1..]
 }
 
+/// `src` with every comment (line and block, nested) and every string and character literal
+/// (raw and byte forms included) blanked to spaces, newlines kept, so that only code is left
+/// to scan. Lifetimes stay code.
+fn code_only(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = b.to_vec();
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for c in &mut out[from..to.min(b.len())] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    };
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                let end = b[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(b.len(), |n| i + n);
+                blank(&mut out, i, end);
+                i = end;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let (mut j, mut depth) = (i + 2, 1usize);
+                while j < b.len() && depth > 0 {
+                    if b[j..].starts_with(b"/*") {
+                        depth += 1;
+                        j += 2;
+                    } else if b[j..].starts_with(b"*/") {
+                        depth -= 1;
+                        j += 2;
+                    } else {
+                        j += 1;
+                    }
+                }
+                blank(&mut out, i, j);
+                i = j;
+            }
+            b'"' => {
+                // A raw string when `r`, after any `#`s, starts a token (`br` included).
+                let hashes = b[..i].iter().rev().take_while(|&&c| c == b'#').count();
+                let r = i.checked_sub(hashes + 1);
+                let raw = r.is_some_and(|r| {
+                    b[r] == b'r'
+                        && match r.checked_sub(1).map(|p| b[p]) {
+                            None => true,
+                            Some(b'b') => r < 2 || !ident(b[r - 2]),
+                            Some(c) => !ident(c),
+                        }
+                });
+                let mut j = i + 1;
+                if raw {
+                    let mut close = vec![b'"'];
+                    close.resize(hashes + 1, b'#');
+                    j = b[j..]
+                        .windows(close.len())
+                        .position(|w| w == close.as_slice())
+                        .map_or(b.len(), |n| j + n + close.len());
+                } else {
+                    while j < b.len() && b[j] != b'"' {
+                        j += if b[j] == b'\\' { 2 } else { 1 };
+                    }
+                    j = (j + 1).min(b.len());
+                }
+                blank(&mut out, i, j);
+                i = j;
+            }
+            b'\'' => {
+                // A character literal: an escape, or one character, then a quote. Anything
+                // else is a lifetime or a label.
+                let end = if b.get(i + 1) == Some(&b'\\') {
+                    b[(i + 3).min(b.len())..]
+                        .iter()
+                        .position(|&c| c == b'\'')
+                        .map(|n| i + 3 + n + 1)
+                } else {
+                    let width = src[i + 1..].chars().next().map_or(0, char::len_utf8);
+                    (width > 0 && b.get(i + 1 + width) == Some(&b'\'')).then_some(i + 2 + width)
+                };
+                match end {
+                    Some(end) => {
+                        blank(&mut out, i, end);
+                        i = end;
+                    }
+                    None => i += 1,
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| unreachable!("only whole characters are blanked"))
+}
+
 /// The test functions `src` declares: each `fn` under `#[test]`, and each `fn` inside a
-/// `proptest!` block.
+/// `proptest!` block. Comments and literals declare nothing.
 fn test_fns(src: &str) -> BTreeSet<String> {
+    let src = &code_only(src);
     let mut names = BTreeSet::new();
     for (i, _) in src.match_indices("#[test]") {
         if let Some(name) = fn_name(&src[i + "#[test]".len()..]) {
@@ -253,6 +351,39 @@ fn rules_check_notices_a_missing_test_and_a_fn_that_is_not_a_test() {
         ["f_1_property", "f_1_real", "f_1_real_too"]
             .map(String::from)
             .into()
+    );
+
+    // An attribute or a proptest block in a comment or a string literal declares nothing;
+    // a quote in a character literal, a lifetime or a `//` inside a string hides nothing.
+    let q = '"';
+    let src = format!(
+        "// {attr}\nfn f_1_under_a_line_comment() {{}}\n\
+         /* {attr} */\nfn f_1_under_a_block_comment() {{}}\n\
+         /* outer /* inner */ {attr} */\nfn f_1_under_a_nested_block_comment() {{}}\n\
+         /*\n{attr}\nfn f_1_inside_a_block_comment() {{}}\n*/\n\
+         const S: &str = {q}{attr} fn f_1_in_a_string() {{}}{q};\n\
+         const E: &str = {q}an escaped \\{q} quote {attr} fn f_1_after_an_escape() {{}}{q};\n\
+         const R: &str = r#{q}{attr} a {q} fn f_1_in_a_raw_string() {{}}{q}#;\n\
+         const B: &[u8] = br{q}{attr} fn f_1_in_a_raw_byte_string() {{}}{q};\n\
+         const P: &str = {q}{p}! {{ fn f_1_in_a_string_block(x in 0..1u8) {{}} }}{q};\n\
+         {p}! {{\n    // fn f_1_commented_property(x in 0..1u8) {{}}\n    \
+         /* fn f_1_block_commented_property(x in 0..1u8) {{}} */\n}}\n\
+         const C: char = '{q}';\n{attr}\nfn f_1_after_a_quote_char() {{}}\n\
+         const D: char = '\\'';\n{attr}\nfn f_1_after_an_escaped_char() {{}}\n\
+         fn helper<'a>(x: &'a str) -> &'a str {{ x }}\n{attr}\nfn f_1_after_a_lifetime() {{}}\n\
+         const U: &str = {q}https://example.invalid/{q}; {attr} fn f_1_after_a_url() {{}}\n",
+        p = "proptest"
+    );
+    assert_eq!(
+        test_fns(&src),
+        [
+            "f_1_after_a_lifetime",
+            "f_1_after_a_quote_char",
+            "f_1_after_a_url",
+            "f_1_after_an_escaped_char",
+        ]
+        .map(String::from)
+        .into()
     );
 
     let keys: BTreeMap<String, String> = [("F-1", "frames"), ("F-2", "frames"), ("U-1", "uploads")]
