@@ -985,14 +985,22 @@ fn f_1_corpus_chunks_and_totals_reach_their_boundaries() {
             total
         );
     }
-    let bd = checked::<BackupDownloadMessageRoot>("backup-download-start-total-1.nxbd");
-    assert_eq!(
-        bd.view()
-            .part_as_backup_archive_start()
-            .unwrap()
-            .total_bytes(),
-        1
-    );
+    for (file, total) in [
+        ("backup-download-start-total-1.nxbd", 1),
+        ("backup-download-start.nxbd", u64::MAX),
+    ] {
+        let bd = checked::<BackupDownloadMessageRoot>(file);
+        let start = bd.view().part_as_backup_archive_start().unwrap();
+        assert_eq!(start.total_bytes(), total, "{file}");
+    }
+    for (file, total) in [
+        ("restore-start.nxrm", 1),
+        ("restore-start-reference-one-byte.nxrm", u64::MAX),
+    ] {
+        let rm = checked::<RestoreMessageRoot>(file);
+        let start = rm.view().part_as_restore_start().unwrap();
+        assert_eq!(start.total_bytes(), total, "{file}");
+    }
     for total in [1, 64 * 1024 * 1024, u64::MAX] {
         let sm =
             checked::<ServerMessageRoot>(&format!("server-reply-transfer-part-total-{total}.nxsm"));

@@ -2083,6 +2083,34 @@ fn f_9_a_kept_reply_is_copied_out_of_a_shared_receive_buffer() {
 }
 
 #[test]
+fn l_1_a_name_of_half_the_frame_limit_is_accepted_and_one_byte_more_is_refused() {
+    use nervix_protocol::limits::FRAME_LIMIT;
+    let mut r = Rig::new();
+    let at_limit = "d".repeat(FRAME_LIMIT / 2);
+    let past = "d".repeat(FRAME_LIMIT / 2 + 1);
+    assert!(matches!(
+        r.c.select_domain(Some(&past)).unwrap_err(),
+        ClientError::InvalidName { what: "domain", .. }
+    ));
+    assert_eq!(r.c.selected_domain(), None);
+    assert!(matches!(
+        r.c.follow_clock(r.now, &past).unwrap_err(),
+        ClientError::InvalidName { .. }
+    ));
+    r.pump();
+    assert!(r.connects.is_empty(), "nothing queued for a refused name");
+    r.c.select_domain(Some(&at_limit)).unwrap();
+    assert_eq!(r.c.selected_domain(), Some(at_limit.as_str()));
+    // A name at the limit travels: the command naming it is sent with it.
+    r.exec("CREATE RELAY a;");
+    r.open();
+    assert_eq!(
+        r.last_command().1.domain.as_deref(),
+        Some(at_limit.as_str())
+    );
+}
+
+#[test]
 fn c_3_frames_before_the_stream_is_open_are_not_read() {
     let mut r = Rig::new();
     let h = r.exec("CREATE RELAY a;");
