@@ -769,8 +769,9 @@ fn c_9_a_cancel_before_admission_of_a_repeated_attempt_is_uncertain() {
             })),
         ),
     );
-    // This attempt had no effect; the first may have had one.
-    assert_uncertain(&r, h, &cmd, None);
+    // This attempt had no effect; the first may have had one. Not "cancelled after
+    // admission": nothing says this attempt was admitted.
+    assert_uncertain(&r, h, &cmd, Some(UncertainCause::Cancelled));
 }
 
 fn detached() -> CommandDispositionT {

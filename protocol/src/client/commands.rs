@@ -335,9 +335,10 @@ pub(crate) fn on_reply(
     }
     if let Some(c) = reply.body_as_request_cancelled() {
         let result = match c.stage() {
+            // This attempt had no effect; an earlier one may have (C-9).
             Some(CancellationStage::BeforeAdmission) => e.refused(
                 Failure::CancelledBeforeAdmission,
-                UncertainCause::CancelledAfterAdmission,
+                UncertainCause::Cancelled,
             ),
             _ => e.uncertain(UncertainCause::CancelledAfterAdmission),
         };
