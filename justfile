@@ -32,7 +32,7 @@ corpus:
 # Long runs: 10,000 simulation seeds (CI runs 300) from seed `base`, and many more property cases.
 # `just soak 100000 20000 1000000` runs seeds 1,000,000 to 1,099,999, never run before.
 soak seeds="10000" cases="20000" base="0":
-    NERVIX_SEEDS={{seeds}} NERVIX_SEED_BASE={{base}} cargo test --release -p nervix-harness --test simulation
+    NERVIX_SEEDS={{seeds}} NERVIX_SEED_BASE={{base}} PROPTEST_CASES={{cases}} cargo test --release -p nervix-harness --test simulation
     PROPTEST_CASES={{cases}} cargo test --release -p nervix-protocol --all-features --test round_trip --test transfer
 
 # Replay one simulation seed and print its trace.

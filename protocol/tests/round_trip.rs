@@ -33,7 +33,8 @@ where
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    // 256 cases, or PROPTEST_CASES (`just soak` runs many more).
+    #![proptest_config(ProptestConfig::default())]
 
     #[test]
     fn f_1_client_message_round_trip(seed in proptest::collection::vec(any::<u8>(), 0..4096)) {

@@ -66,7 +66,8 @@ fn same_seed_gives_the_same_trace_twice() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    // 64 cases in CI, or PROPTEST_CASES (`just soak` runs many more).
+    #![proptest_config(ProptestConfig { cases: cases(64), ..ProptestConfig::default() })]
 
     /// Any seed: no command is reported completed without its own completed outcome, none is
     /// reported failed when it completed, no reference is made up or changed, and every
@@ -104,6 +105,14 @@ fn seed_selection_runs_from_the_base_and_replays_one_seed() {
         .contains("NERVIX_SEED"));
     assert!(seed_selection(None, Some("2"), Some(&u64::MAX.to_string()), 300).is_err());
     assert!(seed_selection(Some(&u64::MAX.to_string()), None, None, 300).is_err());
+}
+
+/// The property cases to run: `PROPTEST_CASES` when set, else `default`.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 #[test]

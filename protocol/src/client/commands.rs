@@ -336,10 +336,9 @@ pub(crate) fn on_reply(
     if let Some(c) = reply.body_as_request_cancelled() {
         let result = match c.stage() {
             // This attempt had no effect; an earlier one may have (C-9).
-            Some(CancellationStage::BeforeAdmission) => e.refused(
-                Failure::CancelledBeforeAdmission,
-                UncertainCause::Cancelled,
-            ),
+            Some(CancellationStage::BeforeAdmission) => {
+                e.refused(Failure::CancelledBeforeAdmission, UncertainCause::Cancelled)
+            }
             _ => e.uncertain(UncertainCause::CancelledAfterAdmission),
         };
         return (Step::Done(result), false);
