@@ -212,8 +212,9 @@ impl PacedClock {
         if advance >= room {
             i64::MAX
         } else {
-            // advance < room <= i64::MAX - origin, so the sum is in range.
-            self.logical_origin_unix_nanos + advance as i64
+            // advance < room < 2^64, and origin + advance <= i64::MAX.
+            let sum = i128::from(self.logical_origin_unix_nanos) + advance as i128;
+            i64::try_from(sum).unwrap_or(i64::MAX)
         }
     }
 
