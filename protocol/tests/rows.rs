@@ -746,19 +746,20 @@ fn r_2_list_elements_are_checked_recursively_against_the_element_type() {
         vec![vec![good], vec![OwnedValue::Null]]
     );
 
+    // Outer element 0, pair element 1, leaf element 1: a path that reads differently reversed.
     let wrong_leaf = OwnedValue::List(vec![
-        pair(&[1], &[]),
         OwnedValue::List(vec![
             inner(&[2]),
             OwnedValue::List(vec![OwnedValue::I32(5), OwnedValue::I64(6)]),
         ]),
+        pair(&[1], &[]),
     ]);
     assert_eq!(
         check(&schema, batch(None, &[vec![wrong_leaf]])).err(),
         Some(cell_fault(
             Part::Row(0),
             0,
-            &[1, 1, 1],
+            &[0, 1, 1],
             CellFault::WrongType {
                 expected: CellValue::I32Cell,
                 found: CellValue::I64Cell
