@@ -587,7 +587,7 @@ fn r_2_no_field_but_a_sensitive_one_holds_redacted_cell() {
     ));
     let key = [OwnedValue::Bool(true)];
     let good = vec![OwnedValue::Bool(false), OwnedValue::List(vec![])];
-    assert!(check(&schema, batch(Some(&key), &[good.clone()])).is_ok());
+    assert!(check(&schema, batch(Some(&key), std::slice::from_ref(&good))).is_ok());
     let redacted = vec![OwnedValue::Withheld, OwnedValue::List(vec![])];
     assert_eq!(
         check(&schema, batch(Some(&key), &[good.clone(), redacted])).err(),
@@ -618,7 +618,8 @@ fn r_2_only_a_nullable_field_holds_null_cell() {
     ));
     let key = [OwnedValue::Null, OwnedValue::Datetime(0)];
     let good = vec![OwnedValue::Null, OwnedValue::I16(0)];
-    let checked = check(&schema, batch(Some(&key), &[good.clone()])).expect("nulls allowed");
+    let checked =
+        check(&schema, batch(Some(&key), std::slice::from_ref(&good))).expect("nulls allowed");
     assert_eq!(checked.row(0).and_then(|r| r.cell(0)), Some(Value::Null));
     assert_eq!(
         checked.branch_key().and_then(|k| k.cell(0)),
@@ -805,7 +806,7 @@ fn r_2_a_list_element_is_never_null_or_redacted() {
         OwnedValue::List(vec![OwnedValue::F64(1.0)]),
         OwnedValue::List(vec![OwnedValue::List(vec![])]),
     ];
-    assert!(check(&schema, batch(None, &[ok.clone()])).is_ok());
+    assert!(check(&schema, batch(None, std::slice::from_ref(&ok))).is_ok());
     let cases = [
         (OwnedValue::Null, CellFault::NullElement),
         (OwnedValue::Withheld, CellFault::RedactedElement),
@@ -1098,7 +1099,7 @@ fn r_4_null_withheld_and_present_values_stay_distinct() {
     ));
     let key = [OwnedValue::Null, OwnedValue::Withheld, OwnedValue::Withheld];
     let row = vec![OwnedValue::Null, OwnedValue::Withheld, OwnedValue::U8(0)];
-    let checked = check(&schema, batch(Some(&key), &[row.clone()])).expect("conforms");
+    let checked = check(&schema, batch(Some(&key), std::slice::from_ref(&row))).expect("conforms");
     let values: Vec<_> = checked.row(0).expect("a row").iter().collect();
     assert_eq!(values, vec![Value::Null, Value::Withheld, Value::U8(0)]);
     assert!(values[0].is_null() && !values[0].is_withheld());
