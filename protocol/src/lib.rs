@@ -25,6 +25,10 @@
 //!   restoration order, and hands every reply to one capability module: commands with exact
 //!   recovery (E-1 to E-8), reads, the transaction, kept subscriptions and
 //!   followed clocks.
+//! * [`rows`]: typed rows of a subscription, each batch checked against its generation's
+//!   schema before any value is read.
+//! * [`domain_clock`]: a domain clock as observed, its ticks, and the exact projection of a
+//!   paced clock between UTC and logical time (K-4).
 //! * [`statements`]: how NSPL statements travel (L-1 to L-3), by the release's grammar.
 //! * [`choices`]: structured choice lookups with typed dependencies.
 //! * [`command`], [`transaction`], [`endpoint`], [`time`], [`rng`]: execution references, the
@@ -36,6 +40,7 @@ extern crate alloc;
 pub mod choices;
 pub mod client;
 pub mod command;
+pub mod domain_clock;
 pub mod encode;
 pub mod endpoint;
 pub mod exchange;
@@ -43,6 +48,7 @@ pub mod frame;
 pub mod limits;
 pub mod report;
 pub mod rng;
+pub mod rows;
 pub mod schema;
 pub mod statements;
 #[cfg(feature = "testkit")]

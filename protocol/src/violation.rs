@@ -4,6 +4,7 @@
 //! stops reading, ends every waiting request as interrupted, and treats every command among them
 //! as uncertain (F-8); that handling lives with the session, this module names the fault.
 
+use crate::rows::RowViolation;
 use flatbuffers::InvalidFlatbuffer;
 use std::fmt;
 
@@ -263,6 +264,16 @@ pub enum ProtocolViolation {
         /// The reference the outcome named.
         found: String,
     },
+    /// A batch of rows that does not conform to its subscription's schema.
+    #[error("row batch does not conform to its schema: {0}")]
+    Rows(Box<RowViolation>),
+}
+
+impl From<RowViolation> for ProtocolViolation {
+    #[cold]
+    fn from(v: RowViolation) -> Self {
+        Self::Rows(Box::new(v))
+    }
 }
 
 impl ProtocolViolation {
@@ -287,6 +298,7 @@ impl ProtocolViolation {
             Self::Transfer(_) => "F-7",
             Self::UnexpectedReply { .. } => "C-3",
             Self::ReferenceMismatch { .. } => "E-5",
+            Self::Rows(v) => v.rule(),
         }
     }
 }
