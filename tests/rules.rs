@@ -20,6 +20,9 @@ const IMPLEMENTED_SECTIONS: &[&str] = &[
     "commands",
     "redirect",
     "transactions",
+    "subscriptions",
+    "rows",
+    "clocks",
 ];
 
 fn rust_sources(dir: &Path, out: &mut Vec<String>) {

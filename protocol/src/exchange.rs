@@ -642,6 +642,13 @@ impl Exchange {
         }
     }
 
+    /// Ends the session for a violation the caller found in a checked frame, one the frame's
+    /// own checks cannot see (a batch that does not conform to its subscription's schema,
+    /// It ends like any other violation (F-8): every waiting request is interrupted.
+    pub fn fail(&mut self, violation: ProtocolViolation) {
+        self.violation(violation);
+    }
+
     fn violation(&mut self, v: ProtocolViolation) {
         self.end(EndCause::Violation(v), Interruption::ProtocolViolation);
     }

@@ -1,17 +1,184 @@
-//! Domain clocks the client follows across sessions (D-5, K-1, K-5): each one attached is
-//! attached again on every later session, first of all the session state, and a clock whose
-//! domain no longer exists, or that the application detached, is followed no more.
+//! Domain clocks the client follows (K-1 to K-5): attaching and detaching them, applying
+//! their state and ticks in order, and attaching them again on every new session, first of all
+//! the session state (D-5).
+//!
+//! A followed clock is known by its domain. What the application learns comes from
+//! [`Client::poll_clock_event`]; the clock as it stands, with its newest accepted tick, from
+//! [`Client::clock`]. The queue of clock events holds at most one event of each kind per
+//! domain: a newer state or tick replaces one the application has not read (K-3: state changes
+//! and ticks may be coalesced, only the newest tick of a generation is kept).
 
-use super::{ClientError, ReadHandle};
+use super::{Client, ClientError, Purpose, SessionId};
+use crate::domain_clock::{ClockState, DomainClock, Tick};
 use crate::frame::ServerFrame;
 use crate::schema::*;
 use crate::time::Timestamp;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, VecDeque};
+
+/// Something the application learns about a followed clock.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ClockEvent {
+    /// The session attached the clock; here it is as the serving node installed it (K-1).
+    Attached {
+        /// The domain.
+        domain: String,
+        /// Its clock.
+        clock: DomainClock,
+    },
+    /// The session already held the attachment (K-5): the clock last received stands, without
+    /// a tick, until the session's later frames say more.
+    AlreadyAttached {
+        /// The domain.
+        domain: String,
+    },
+    /// The installed clock changed (K-2, K-3); it is the newest one.
+    Changed {
+        /// The domain.
+        domain: String,
+        /// Its clock.
+        clock: DomainClock,
+    },
+    /// The newest accepted tick of the clock's paced generation (K-3).
+    Ticked {
+        /// The domain.
+        domain: String,
+        /// The tick.
+        tick: Tick,
+    },
+    /// The session that held the attachment ended; the clock is attached again on the next
+    /// session, and nothing of what happened in between was seen (K-5).
+    Interrupted {
+        /// The domain.
+        domain: String,
+    },
+    /// An attach on a new session was refused; it goes again after a growing wait (K-5).
+    Refused {
+        /// The domain.
+        domain: String,
+        /// The server's words.
+        message: String,
+    },
+    /// A detach was refused; the clock is still followed.
+    DetachRefused {
+        /// The domain.
+        domain: String,
+        /// The server's words.
+        message: String,
+    },
+    /// The clock is followed no more; nothing about it follows.
+    Ended {
+        /// The domain.
+        domain: String,
+        /// Why.
+        reason: ClockEnd,
+    },
+}
+
+impl ClockEvent {
+    fn domain(&self) -> &str {
+        match self {
+            Self::Attached { domain, .. }
+            | Self::AlreadyAttached { domain }
+            | Self::Changed { domain, .. }
+            | Self::Ticked { domain, .. }
+            | Self::Interrupted { domain }
+            | Self::Refused { domain, .. }
+            | Self::DetachRefused { domain, .. }
+            | Self::Ended { domain, .. } => domain,
+        }
+    }
+
+    /// Events of one kind and domain replace each other while unread.
+    fn same_kind(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.domain() == other.domain()
+    }
+}
+
+/// Why a clock is followed no more.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ClockEnd {
+    /// The application detached it; no session holds it now (K-1).
+    Detached,
+    /// The domain is gone from the serving node (DomainClockAttachmentEnded, K-2).
+    DomainRemoved,
+    /// An attach found no such domain (K-5).
+    DomainNotFound,
+    /// The application's attach was refused.
+    Refused {
+        /// The server's words.
+        message: String,
+    },
+}
+
+/// Where a followed clock's attachment stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClockStatus {
+    /// Waiting for a session, or for the wait after a refusal.
+    Waiting,
+    /// The attach is out.
+    Attaching,
+    /// The current session holds the attachment.
+    Attached,
+    /// The application asked to detach it.
+    Detaching,
+}
+
+/// A followed clock, as [`Client::clock`] reports it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ClockInfo {
+    /// Where its attachment stands.
+    pub status: ClockStatus,
+    /// The clock last received, if any.
+    pub clock: Option<DomainClock>,
+    /// The newest accepted tick of the clock's current generation, if any.
+    pub tick: Option<Tick>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Phase {
+    Waiting,
+    Backoff(Timestamp),
+    Attaching(SessionId),
+    Attached(SessionId),
+    Detaching(SessionId),
+}
+
+#[derive(Debug)]
+struct Entry {
+    seq: u64,
+    phase: Phase,
+    ever_attached: bool,
+    /// The application asked to detach it.
+    detach: bool,
+    refusals: u32,
+    clock: Option<DomainClock>,
+    /// The newest accepted tick: the frontier later ticks must advance (K-3).
+    tick: Option<Tick>,
+}
+
+impl Entry {
+    fn status(&self) -> ClockStatus {
+        match self.phase {
+            _ if self.detach => ClockStatus::Detaching,
+            Phase::Waiting | Phase::Backoff(_) => ClockStatus::Waiting,
+            Phase::Attaching(_) => ClockStatus::Attaching,
+            Phase::Attached(_) => ClockStatus::Attached,
+            Phase::Detaching(_) => ClockStatus::Detaching,
+        }
+    }
+}
 
 /// The clocks the client follows.
 #[derive(Debug, Default)]
 pub(crate) struct Clocks {
-    followed: BTreeSet<String>,
+    entries: BTreeMap<String, Entry>,
+    events: VecDeque<ClockEvent>,
+    ignored: u64,
 }
 
 pub(crate) fn attach_request(domain: &str) -> ClientRequestT {
@@ -26,79 +193,509 @@ pub(crate) fn detach_request(domain: &str) -> ClientRequestT {
     }))
 }
 
-fn attach_disposition(frame: &ServerFrame) -> Option<DomainClockAttachDisposition> {
-    Some(
-        frame
-            .view()
-            .body_as_reply()?
-            .body_as_domain_clock_attach_outcome()?
-            .disposition_type(),
-    )
+/// What an attach reply said.
+enum AttachReply {
+    Attached(Option<DomainClock>),
+    AlreadyAttached,
+    DomainNotFound,
+    Busy,
+    Refused(String),
+}
+
+fn read_attach(frame: &ServerFrame) -> AttachReply {
+    let view = frame.view();
+    let Some(reply) = view.body_as_reply() else {
+        return AttachReply::Refused(String::new());
+    };
+    if let Some(r) = reply.body_as_request_rejected() {
+        if r.rejection() == Some(RequestRejection::ServerBusy) {
+            return AttachReply::Busy;
+        }
+        return AttachReply::Refused(r.message().to_string());
+    }
+    let Some(o) = reply.body_as_domain_clock_attach_outcome() else {
+        // RequestCancelled attaches nothing (K-1).
+        return AttachReply::Refused(
+            reply
+                .body_type()
+                .variant_name()
+                .unwrap_or("an undeclared reply")
+                .to_string(),
+        );
+    };
+    if let Some(a) = o.disposition_as_domain_clock_attached() {
+        AttachReply::Attached(DomainClock::from_view(a.clock()).ok())
+    } else if o.disposition_as_domain_clock_already_attached().is_some() {
+        AttachReply::AlreadyAttached
+    } else if o.disposition_as_domain_not_found().is_some() {
+        AttachReply::DomainNotFound
+    } else {
+        AttachReply::Refused(o.message().to_string())
+    }
+}
+
+/// Whether a detach reply says no session holds the clock now (K-1).
+fn read_detach(frame: &ServerFrame) -> Result<(), String> {
+    let view = frame.view();
+    let Some(reply) = view.body_as_reply() else {
+        return Err(String::new());
+    };
+    if let Some(c) = reply.body_as_request_cancelled() {
+        // A detach cancelled after admission has detached.
+        return if c.stage() == Some(CancellationStage::AfterAdmission) {
+            Ok(())
+        } else {
+            Err("cancelled before admission".into())
+        };
+    }
+    if let Some(r) = reply.body_as_request_rejected() {
+        return Err(r.message().to_string());
+    }
+    match reply.body_as_domain_clock_detach_outcome() {
+        Some(o)
+            if o.disposition_as_domain_clock_detached().is_some()
+                || o.disposition_as_domain_clock_not_attached().is_some() =>
+        {
+            Ok(())
+        }
+        Some(o) => Err(o.message().to_string()),
+        None => Err(String::new()),
+    }
+}
+
+fn paced_generation(clock: &DomainClock) -> Option<u64> {
+    matches!(clock.state, ClockState::Paced(_)).then_some(clock.generation)
 }
 
 impl Clocks {
-    /// An attach (the application's or a restoration) was answered (K-1): attached or
-    /// already attached means the session follows the clock; the domain being gone ends it;
-    /// any other refusal leaves it followed, to be attached again.
-    pub(crate) fn on_attach_reply(&mut self, domain: &str, frame: &ServerFrame) {
-        match attach_disposition(frame) {
-            Some(
-                DomainClockAttachDisposition::DomainClockAttached
-                | DomainClockAttachDisposition::DomainClockAlreadyAttached,
-            ) => {
-                self.followed.insert(domain.to_string());
+    /// Queues an event; an unread one of the same kind and domain is replaced (K-3).
+    fn push(&mut self, event: ClockEvent) {
+        if let Some(old) = self.events.iter_mut().find(|e| e.same_kind(&event)) {
+            *old = event;
+        } else {
+            self.events.push_back(event);
+        }
+    }
+
+    /// Unread ticks of `domain` are discarded (K-3: on detach and on loss); with `keep`, only
+    /// those of another generation.
+    fn discard_ticks(&mut self, domain: &str, keep: Option<u64>) {
+        self.events.retain(|e| match e {
+            ClockEvent::Ticked { domain: d, tick } if d == domain => {
+                Some(tick.generation.get()) == keep
             }
-            Some(DomainClockAttachDisposition::DomainNotFound) => {
-                self.followed.remove(domain);
+            _ => true,
+        });
+    }
+
+    fn end(&mut self, domain: &str, reason: ClockEnd) {
+        if self.entries.remove(domain).is_some() {
+            self.discard_ticks(domain, None);
+            self.push(ClockEvent::Ended {
+                domain: domain.to_string(),
+                reason,
+            });
+        }
+    }
+
+    pub(crate) fn poll(&mut self) -> Option<ClockEvent> {
+        self.events.pop_front()
+    }
+
+    pub(crate) fn info(&self, domain: &str) -> Option<ClockInfo> {
+        self.entries.get(domain).map(|e| ClockInfo {
+            status: e.status(),
+            clock: e.clock.clone(),
+            tick: e.tick,
+        })
+    }
+
+    /// Whether the client follows `domain`'s clock.
+    pub(crate) fn follows(&self, domain: &str) -> bool {
+        self.entries.get(domain).is_some_and(|e| !e.detach)
+    }
+
+    /// Attaches and detaches due now on `session`, with the order they were decided in.
+    /// With `fresh_ok` false, only clocks attached before (restorations) count.
+    pub(crate) fn due(
+        &self,
+        now: Timestamp,
+        session: SessionId,
+        fresh_ok: bool,
+        out: &mut Vec<(u64, Purpose)>,
+    ) {
+        for (d, e) in &self.entries {
+            let may = fresh_ok || e.ever_attached;
+            match e.phase {
+                _ if e.detach => {
+                    if matches!(e.phase, Phase::Attaching(s) | Phase::Attached(s) if s == session) {
+                        out.push((e.seq, Purpose::ClockDetach(d.clone())));
+                    }
+                }
+                Phase::Waiting if may => out.push((e.seq, Purpose::ClockAttach(d.clone()))),
+                Phase::Backoff(t) if t <= now && may => {
+                    out.push((e.seq, Purpose::ClockAttach(d.clone())))
+                }
+                _ => {}
+            }
+        }
+    }
+
+    pub(crate) fn wants_session(&self) -> bool {
+        self.entries
+            .values()
+            .any(|e| !e.detach && matches!(e.phase, Phase::Waiting | Phase::Backoff(_)))
+    }
+
+    pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
+        self.entries.values().filter_map(|e| match e.phase {
+            Phase::Backoff(t) if !e.detach => Some(t),
+            _ => None,
+        })
+    }
+
+    pub(crate) fn settle_backoffs(&mut self, now: Timestamp) {
+        for e in self.entries.values_mut() {
+            if matches!(e.phase, Phase::Backoff(t) if t <= now) {
+                e.phase = Phase::Waiting;
+            }
+        }
+    }
+
+    fn sent(&mut self, p: &Purpose, session: SessionId) {
+        match p {
+            Purpose::ClockAttach(d) => {
+                if let Some(e) = self.entries.get_mut(d) {
+                    e.phase = Phase::Attaching(session);
+                }
+            }
+            Purpose::ClockDetach(d) => {
+                if let Some(e) = self.entries.get_mut(d) {
+                    e.phase = Phase::Detaching(session);
+                }
             }
             _ => {}
         }
     }
 
-    /// The application detached the clock: it is attached again on no later session, and no
-    /// attach is decided while the detach is unanswered (K-1).
-    pub(crate) fn forget(&mut self, domain: &str) {
-        self.followed.remove(domain);
+    /// An attach was answered (K-1, K-5). Returns the refusal count to back off by when the
+    /// attach is to go again on this session.
+    fn on_attach(&mut self, domain: &str, session: SessionId, frame: &ServerFrame) -> Option<u32> {
+        let reply = read_attach(frame);
+        let e = self.entries.get_mut(domain)?;
+        if e.phase != Phase::Attaching(session) {
+            return None;
+        }
+        match reply {
+            AttachReply::Attached(clock) => {
+                e.phase = Phase::Attached(session);
+                e.ever_attached = true;
+                e.refusals = 0;
+                // K-5: a move keeps the newest tick of a clock that stays paced in the same
+                // generation; anything else starts without one.
+                let keep = clock.as_ref().and_then(paced_generation);
+                if e.tick.is_some_and(|t| Some(t.generation.get()) != keep) {
+                    e.tick = None;
+                }
+                e.clock = clock.clone();
+                self.discard_ticks(domain, keep);
+                if let Some(clock) = clock {
+                    self.push(ClockEvent::Attached {
+                        domain: domain.to_string(),
+                        clock,
+                    });
+                }
+                None
+            }
+            AttachReply::AlreadyAttached => {
+                // K-5: the session holds it; keep the clock last received, without a tick.
+                e.phase = Phase::Attached(session);
+                e.ever_attached = true;
+                e.refusals = 0;
+                e.tick = None;
+                self.discard_ticks(domain, None);
+                self.push(ClockEvent::AlreadyAttached {
+                    domain: domain.to_string(),
+                });
+                None
+            }
+            AttachReply::DomainNotFound => {
+                // K-5: the domain no longer exists; the attachment ends.
+                self.end(domain, ClockEnd::DomainNotFound);
+                None
+            }
+            AttachReply::Busy => {
+                e.refusals = e.refusals.saturating_add(1);
+                Some(e.refusals - 1)
+            }
+            AttachReply::Refused(message) if !e.ever_attached => {
+                self.end(domain, ClockEnd::Refused { message });
+                None
+            }
+            AttachReply::Refused(message) => {
+                // K-5: kept interrupted, never dropped; asked again after a growing wait.
+                e.refusals = e.refusals.saturating_add(1);
+                let attempt = e.refusals - 1;
+                self.push(ClockEvent::Refused {
+                    domain: domain.to_string(),
+                    message,
+                });
+                Some(attempt)
+            }
+        }
     }
 
-    /// The clocks to attach again on a new session.
-    pub(crate) fn restorations(&self) -> impl Iterator<Item = (&str, ClientRequestT)> + '_ {
-        self.followed
-            .iter()
-            .map(|d| (d.as_str(), attach_request(d)))
+    fn on_detach(&mut self, domain: &str, session: SessionId, frame: &ServerFrame) {
+        let Some(e) = self.entries.get_mut(domain) else {
+            return;
+        };
+        if e.phase != Phase::Detaching(session) {
+            return;
+        }
+        match read_detach(frame) {
+            Ok(()) => self.end(domain, ClockEnd::Detached),
+            Err(message) => {
+                e.detach = false;
+                e.phase = Phase::Attached(session);
+                self.push(ClockEvent::DetachRefused {
+                    domain: domain.to_string(),
+                    message,
+                });
+            }
+        }
     }
 
-    /// Whether the client follows `domain`'s clock.
-    pub(crate) fn follows(&self, domain: &str) -> bool {
-        self.followed.contains(domain)
+    /// An unsolicited clock frame (K-2, K-3). Returns false for frames of other kinds.
+    pub(crate) fn on_frame(&mut self, session: SessionId, frame: &ServerFrame) -> bool {
+        let view = frame.view();
+        match view.body_type() {
+            ServerBody::DomainClockObserved => {
+                let Some(o) = view.body_as_domain_clock_observed() else {
+                    return true;
+                };
+                let domain = o.domain();
+                let Some(e) = self
+                    .entries
+                    .get_mut(domain)
+                    .filter(|e| !e.detach && e.phase == Phase::Attached(session))
+                else {
+                    self.ignored += 1;
+                    return true;
+                };
+                let Ok(clock) = DomainClock::from_view(o.clock()) else {
+                    self.ignored += 1;
+                    return true;
+                };
+                // K-3: the newest installed clock; a tick of another generation, or any tick
+                // of a clock that is not paced, no longer stands.
+                let keep = paced_generation(&clock);
+                if e.tick.is_some_and(|t| Some(t.generation.get()) != keep) {
+                    e.tick = None;
+                }
+                e.clock = Some(clock.clone());
+                let domain = domain.to_string();
+                self.discard_ticks(&domain, keep);
+                self.push(ClockEvent::Changed { domain, clock });
+                true
+            }
+            ServerBody::DomainClockTicked => {
+                let Some(t) = view.body_as_domain_clock_ticked() else {
+                    return true;
+                };
+                let domain = t.domain();
+                let accepted = match (self.entries.get_mut(domain), Tick::from_view(t)) {
+                    (Some(e), Ok(tick))
+                        if !e.detach
+                            && e.phase == Phase::Attached(session)
+                            // K-2: only against the state of the tick's own generation.
+                            && e.clock.as_ref().and_then(paced_generation)
+                                == Some(tick.generation.get())
+                            // K-3: a tick that does not advance is ignored.
+                            && e.tick.is_none_or(|old| {
+                                old.generation != tick.generation || tick.tick_id > old.tick_id
+                            }) =>
+                    {
+                        e.tick = Some(tick);
+                        Some(tick)
+                    }
+                    _ => None,
+                };
+                match accepted {
+                    Some(tick) => self.push(ClockEvent::Ticked {
+                        domain: domain.to_string(),
+                        tick,
+                    }),
+                    None => self.ignored += 1,
+                }
+                true
+            }
+            ServerBody::DomainClockAttachmentEnded => {
+                let Some(a) = view.body_as_domain_clock_attachment_ended() else {
+                    return true;
+                };
+                let domain = a.domain();
+                if self.entries.get(domain).is_some_and(
+                    |e| matches!(e.phase, Phase::Attached(s) | Phase::Detaching(s) if s == session),
+                ) {
+                    // K-2: the attachment's last frame.
+                    let detaching = self.entries.get(domain).is_some_and(|e| e.detach);
+                    let reason = if detaching {
+                        ClockEnd::Detached
+                    } else {
+                        ClockEnd::DomainRemoved
+                    };
+                    self.end(domain, reason);
+                } else {
+                    self.ignored += 1;
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `session` ended. A `moved` session was left by the client for another node (a
+    /// redirect): the newest tick is kept for the move (K-5). Any other loss clears the tick
+    /// frontier and discards unread ticks (K-3, K-5). A detach out on it, or waiting for L-3,
+    /// is complete: no session holds the clock now (K-1).
+    pub(crate) fn lost(&mut self, session: SessionId, moved: bool) {
+        let domains: Vec<String> = self.entries.keys().cloned().collect();
+        for d in domains {
+            let Some(e) = self.entries.get_mut(&d) else {
+                continue;
+            };
+            if e.detach {
+                self.end(&d, ClockEnd::Detached);
+                continue;
+            }
+            match e.phase {
+                Phase::Backoff(_) => e.phase = Phase::Waiting,
+                Phase::Attaching(s) | Phase::Attached(s) if s == session => {
+                    let was_attached = matches!(e.phase, Phase::Attached(_));
+                    e.phase = Phase::Waiting;
+                    e.refusals = 0;
+                    if !moved {
+                        e.tick = None;
+                        self.discard_ticks(&d, None);
+                    }
+                    if was_attached {
+                        self.push(ClockEvent::Interrupted { domain: d });
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 }
 
-impl super::Client {
-    /// Attaches a domain's clock (K-1); once attached it is attached again on every later
-    /// session, before anything else is restored (D-5). Refused while a transaction is held
-    /// (L-3).
-    pub fn follow_clock(
-        &mut self,
-        now: Timestamp,
-        domain: &str,
-    ) -> Result<ReadHandle, ClientError> {
+impl Client {
+    /// Follows `domain`'s clock (K-1): attaches it now and again on every later session,
+    /// before anything else is restored (D-5, K-5). Its events come from
+    /// [`Client::poll_clock_event`]. A domain is followed at most once; refused while a
+    /// transaction is held (L-3) and while a detach of the domain is unanswered.
+    pub fn follow_clock(&mut self, now: Timestamp, domain: &str) -> Result<(), ClientError> {
         self.check_name("domain", domain)?;
         self.outside_transaction()?;
-        self.add_read(now, attach_request(domain), None)
+        self.check_sendable(&attach_request(domain))?;
+        if let Some(e) = self.clocks.entries.get(domain) {
+            return Err(if e.detach {
+                ClientError::DetachInProgress
+            } else {
+                ClientError::AlreadyFollowing
+            });
+        }
+        let seq = self.seq();
+        self.clocks.entries.insert(
+            domain.to_string(),
+            Entry {
+                seq,
+                phase: Phase::Waiting,
+                ever_attached: false,
+                detach: false,
+                refusals: 0,
+                clock: None,
+                tick: None,
+            },
+        );
+        self.drive(now);
+        Ok(())
     }
 
-    /// Detaches a domain's clock (K-1): it is followed no more, on this session or any later
-    /// one. Refused while a transaction is held (L-3).
-    pub fn detach_clock(
-        &mut self,
-        now: Timestamp,
-        domain: &str,
-    ) -> Result<ReadHandle, ClientError> {
+    /// Stops following `domain`'s clock (K-1). An attach already out goes first and the
+    /// detach behind it on the same session; a clock no session holds ends at once. It ends
+    /// with [`ClockEnd::Detached`] once no session holds it. Refused while a transaction is
+    /// held (L-3).
+    pub fn detach_clock(&mut self, now: Timestamp, domain: &str) -> Result<(), ClientError> {
         self.check_name("domain", domain)?;
         self.outside_transaction()?;
-        let h = self.add_read(now, detach_request(domain), None)?;
-        self.clocks.forget(domain);
-        Ok(h)
+        let Some(e) = self.clocks.entries.get_mut(domain) else {
+            return Err(ClientError::NotFollowing);
+        };
+        if e.detach {
+            return Err(ClientError::DetachInProgress);
+        }
+        e.seq = self.next_seq + 1;
+        self.next_seq += 1;
+        e.detach = true;
+        if matches!(e.phase, Phase::Waiting | Phase::Backoff(_)) {
+            self.clocks.end(domain, ClockEnd::Detached);
+        }
+        self.drive(now);
+        Ok(())
+    }
+
+    /// Whether the client follows `domain`'s clock.
+    pub fn follows_clock(&self, domain: &str) -> bool {
+        self.clocks.follows(domain)
+    }
+
+    /// A followed clock as it stands: its attachment, the clock last received and its newest
+    /// accepted tick.
+    pub fn clock(&self, domain: &str) -> Option<ClockInfo> {
+        self.clocks.info(domain)
+    }
+
+    /// The next clock event.
+    #[must_use]
+    pub fn poll_clock_event(&mut self) -> Option<ClockEvent> {
+        self.clocks.poll()
+    }
+
+    /// Clock frames ignored: about a domain not followed, out of order, or not advancing.
+    pub fn ignored_clock_frames(&self) -> u64 {
+        self.clocks.ignored
+    }
+
+    pub(super) fn send_clock(&mut self, now: Timestamp, p: Purpose) {
+        let request = match &p {
+            Purpose::ClockAttach(d) => attach_request(d),
+            Purpose::ClockDetach(d) => detach_request(d),
+            _ => return,
+        };
+        let deadline = now + self.config.call_timeout;
+        if let Ok((session, _)) = self.send(now, p.clone(), &request, deadline) {
+            self.clocks.sent(&p, session);
+        }
+    }
+
+    pub(super) fn on_clock_reply(
+        &mut self,
+        now: Timestamp,
+        session: SessionId,
+        p: Purpose,
+        frame: &ServerFrame,
+    ) {
+        match p {
+            Purpose::ClockAttach(d) => {
+                if let Some(attempt) = self.clocks.on_attach(&d, session, frame) {
+                    let at = now + self.backoff(attempt);
+                    if let Some(e) = self.clocks.entries.get_mut(&d) {
+                        e.phase = Phase::Backoff(at);
+                    }
+                }
+            }
+            Purpose::ClockDetach(d) => self.clocks.on_detach(&d, session, frame),
+            _ => {}
+        }
     }
 }

@@ -26,10 +26,14 @@ mod reads;
 mod subscriptions;
 mod transaction;
 
+pub use clocks::{ClockEnd, ClockEvent, ClockInfo, ClockStatus};
 pub use commands::{
     CommandHandle, CommandReport, CommandResult, Failure, RetainedCommand, UncertainCause,
 };
 pub use reads::{ReadHandle, ReadResult};
+pub use subscriptions::{
+    Gap, SubscriptionEnd, SubscriptionEvent, SubscriptionId, SubscriptionInfo, SubscriptionState,
+};
 
 use crate::command::{ExecutionReference, ReferenceError};
 use crate::encode::{EncodeError, Encoder};
@@ -104,6 +108,12 @@ pub struct ClientConfig {
     pub transaction_idle_timeout: Duration,
     /// The most endpoints remembered from redirects (D-3). Default 8.
     pub max_learned_endpoints: usize,
+    /// The most bytes of events one subscription keeps for the application (S-8); never less
+    /// than one frame of the 4 MiB frame limit. Default 16 MiB.
+    pub subscription_bytes: usize,
+    /// The most bytes of events all subscriptions together keep for the application (S-8).
+    /// Default 64 MiB.
+    pub subscriptions_total_bytes: usize,
     /// The seed of the client's random generator (references, jitter).
     pub seed: u64,
 }
@@ -121,6 +131,8 @@ impl ClientConfig {
             retry_horizon: Duration::from_secs(600),
             transaction_idle_timeout: Duration::from_secs(900),
             max_learned_endpoints: 8,
+            subscription_bytes: 16 << 20,
+            subscriptions_total_bytes: 64 << 20,
             seed,
         }
     }
@@ -169,6 +181,22 @@ pub enum ClientError {
     /// A transaction append or commit while the client holds no transaction.
     #[error("no transaction is held")]
     NoTransaction,
+    /// A live subscription already has this name (S-6, S-7: a name is free again only once
+    /// its subscription is deleted).
+    #[error("a live subscription is already named `{name}`")]
+    NameInUse {
+        /// The name.
+        name: String,
+    },
+    /// The client already follows that domain's clock; each is followed at most once (K-1).
+    #[error("the domain's clock is already followed")]
+    AlreadyFollowing,
+    /// The client does not follow that domain's clock.
+    #[error("the domain's clock is not followed")]
+    NotFollowing,
+    /// A detach of that domain's clock is unanswered: no attach is decided meanwhile (K-1).
+    #[error("a detach of the domain's clock is unanswered")]
+    DetachInProgress,
 }
 
 /// Why a session ended.
@@ -195,6 +223,17 @@ pub enum Routed {
     Request(ReadHandle),
     /// `USE <domain>`: the domain is selected; nothing was sent.
     DomainSelected(String),
+    /// `CREATE SUBSCRIPTION`: the subscription; its events come from
+    /// [`Client::poll_subscription`].
+    Subscribed(SubscriptionId),
+    /// `DELETE SUBSCRIPTION`: the subscription being deleted; it ends with
+    /// [`SubscriptionEnd::Deleted`].
+    Unsubscribing(SubscriptionId),
+    /// `ATTACH DOMAIN CLOCK`: the domain whose clock is followed; its events come from
+    /// [`Client::poll_clock_event`].
+    ClockFollowed(String),
+    /// `DETACH DOMAIN CLOCK`: the domain whose clock is being detached.
+    ClockDetaching(String),
 }
 
 /// Something the application learns from the client.
@@ -245,10 +284,28 @@ pub(crate) enum Purpose {
     Cancel(CommandHandle),
     /// The attach that binds the held transaction again (X-6, the last step of D-5).
     TransactionAttach,
-    /// Attaching a followed clock again on a new session (D-5, K-5).
-    ClockRestore(String),
-    /// Opening a kept subscription again on a new session (D-5, S-7).
-    SubscriptionRestore(u64),
+    /// Attaching a followed clock, the first time or again on a new session (K-1, K-5).
+    ClockAttach(String),
+    /// Detaching a followed clock (K-1).
+    ClockDetach(String),
+    /// Opening a subscription, the first time or as a new generation (S-1, S-7).
+    Subscribe(SubscriptionId),
+    /// Deleting a subscription (S-6).
+    Unsubscribe(SubscriptionId),
+}
+
+impl Purpose {
+    /// Whether the request belongs to the session state L-3 forbids while a transaction is
+    /// held.
+    fn restricted(&self) -> bool {
+        matches!(
+            self,
+            Purpose::ClockAttach(_)
+                | Purpose::ClockDetach(_)
+                | Purpose::Subscribe(_)
+                | Purpose::Unsubscribe(_)
+        )
+    }
 }
 
 #[derive(Debug, PartialEq)]
@@ -315,6 +372,10 @@ impl Client {
             config.exchange.unsolicited_capacity,
             config.exchange.unsolicited_bytes,
         );
+        let subscriptions = subscriptions::Subscriptions::new(
+            config.subscription_bytes,
+            config.subscriptions_total_bytes,
+        );
         Self {
             rng: Rng::new(config.seed),
             endpoints: Endpoints::new(config.seeds.clone(), config.max_learned_endpoints),
@@ -332,7 +393,7 @@ impl Client {
             commands: Commands::default(),
             reads: reads::Reads::default(),
             tx: Transaction::default(),
-            subscriptions: subscriptions::Subscriptions::default(),
+            subscriptions,
             clocks: clocks::Clocks::default(),
             actions: VecDeque::new(),
             events: VecDeque::new(),
@@ -384,16 +445,6 @@ impl Client {
     /// Commands not yet ended.
     pub fn outstanding_commands(&self) -> usize {
         self.commands.len()
-    }
-
-    /// Whether the client follows `domain`'s clock, attaching it again on every new session.
-    pub fn follows_clock(&self, domain: &str) -> bool {
-        self.clocks.follows(domain)
-    }
-
-    /// How many subscriptions the client keeps, opening them again on every new session.
-    pub fn kept_subscriptions(&self) -> usize {
-        self.subscriptions.len()
     }
 
     /// Frames that arrived on a stream before it was reported open, and were not read.
@@ -452,18 +503,19 @@ impl Client {
                 .map(Routed::Request),
             Route::AttachDomainClock => {
                 let d = self.selected()?;
-                self.follow_clock(now, &d).map(Routed::Request)
+                self.follow_clock(now, &d)?;
+                Ok(Routed::ClockFollowed(d))
             }
             Route::DetachDomainClock => {
                 let d = self.selected()?;
-                self.detach_clock(now, &d).map(Routed::Request)
+                self.detach_clock(now, &d)?;
+                Ok(Routed::ClockDetaching(d))
             }
             Route::Subscribe(statement) => {
                 let d = self.selected()?;
-                self.keep_subscription(now, &d, statement)
-                    .map(Routed::Request)
+                self.subscribe(now, &d, statement).map(Routed::Subscribed)
             }
-            Route::Unsubscribe(name) => self.unsubscribe(now, &name).map(Routed::Request),
+            Route::Unsubscribe(name) => self.unsubscribe(now, &name).map(Routed::Unsubscribing),
             Route::Restore(_) if holding => Err(ClientError::InTransaction),
             Route::Restore(_) => Err(ClientError::SeparateCall(RoutedRequest::Restore)),
             Route::UploadResource(_) => {
@@ -518,23 +570,19 @@ impl Client {
                 .push_back(ClientEvent::SessionOpened { session, endpoint });
         }
         self.session = Some(s);
-        let deadline = now + self.config.call_timeout;
-        // 1. The clocks it follows, and clock requests the application made;
-        let clocks: Vec<(String, ClientRequestT)> = self
-            .clocks
-            .restorations()
-            .map(|(d, r)| (d.to_string(), r))
-            .collect();
-        for (domain, req) in clocks {
-            self.send_restoration(now, Purpose::ClockRestore(domain), &req, deadline);
+        // 1. The clocks it follows, and clock calls the application made; 2. the
+        // subscriptions, each as a new generation. A call never sent before waits while a
+        // BEGIN is unanswered: it was made after it or goes only once the transaction ends.
+        let fresh_ok = !self.commands.begin_outstanding();
+        let mut due = Vec::new();
+        self.clocks.due(now, session, fresh_ok, &mut due);
+        due.sort_by_key(|(seq, _)| *seq);
+        let mut subs = Vec::new();
+        self.subscriptions.due(now, session, fresh_ok, &mut subs);
+        subs.sort_by_key(|(seq, _)| *seq);
+        for (_, p) in due.into_iter().chain(subs) {
+            self.send_session_state(now, p);
         }
-        self.send_pending_restorations(now, 0);
-        // 2. the subscriptions it keeps, each as a new generation, and subscription requests;
-        let subs: Vec<(u64, ClientRequestT)> = self.subscriptions.restorations().collect();
-        for (id, req) in subs {
-            self.send_restoration(now, Purpose::SubscriptionRestore(id), &req, deadline);
-        }
-        self.send_pending_restorations(now, 1);
         // 3. then the transaction; outstanding commands go once it is attached.
         if !self.start_attach(now) {
             if let Some(s) = self.session.as_mut() {
@@ -710,6 +758,8 @@ impl Client {
         .flatten()
         .chain(self.commands.timers())
         .chain(self.reads.timers())
+        .chain(self.clocks.timers())
+        .chain(self.subscriptions.timers())
         .min()
     }
 
@@ -721,7 +771,19 @@ impl Client {
     }
 
     fn has_work(&self) -> bool {
-        !self.commands.is_empty() || !self.reads.is_empty()
+        !self.commands.is_empty()
+            || !self.reads.is_empty()
+            || self.clocks.wants_session()
+            || self.subscriptions.wants_session()
+    }
+
+    /// Sends a clock or subscription request.
+    fn send_session_state(&mut self, now: Timestamp, p: Purpose) {
+        match p {
+            Purpose::ClockAttach(_) | Purpose::ClockDetach(_) => self.send_clock(now, p),
+            Purpose::Subscribe(_) | Purpose::Unsubscribe(_) => self.send_subscription(now, p),
+            _ => {}
+        }
     }
 
     /// A request the application asks for is checked against the schema and the send limits
@@ -817,6 +879,8 @@ impl Client {
             // no timer fires for nothing (poll_timeout stays exact).
             self.commands.settle_backoffs(now);
             self.reads.settle_backoffs(now);
+            self.clocks.settle_backoffs(now);
+            self.subscriptions.settle_backoffs(now);
             self.flush();
             if self.retire.is_none() {
                 break;
@@ -826,23 +890,31 @@ impl Client {
 
     /// Sends every due call, commands and requests alike, in the order they were made.
     fn send_due(&mut self, now: Timestamp) {
+        let Some(session) = self.session() else {
+            return;
+        };
         let mut due = Vec::new();
         self.commands.due(now, self.tx.attach_pending(), &mut due);
         self.reads.due(now, true, &mut due);
+        self.clocks.due(now, session, true, &mut due);
+        self.subscriptions.due(now, session, true, &mut due);
         due.sort_by_key(|(seq, _)| *seq);
         for (_, p) in due {
             if !self.is_ready() || self.retire.is_some() {
                 break;
             }
+            // L-3: nothing the held transaction forbids goes out, nor while a BEGIN is
+            // unanswered and may bind one.
             match p {
                 Purpose::Command(h) => self.send_command(now, h),
                 Purpose::Read(h) => {
-                    // L-3: nothing the held transaction forbids goes out, nor while a BEGIN
-                    // is unanswered and may bind one.
                     let restricted = self.reads.get(h).is_some_and(|e| e.restricted());
                     if !restricted || self.restricted_allowed() {
                         self.send_read(now, h);
                     }
+                }
+                p if p.restricted() && self.restricted_allowed() => {
+                    self.send_session_state(now, p);
                 }
                 _ => {}
             }
@@ -890,39 +962,23 @@ impl Client {
         }
     }
 
-    fn send_restoration(
-        &mut self,
-        now: Timestamp,
-        purpose: Purpose,
-        request: &ClientRequestT,
-        deadline: Timestamp,
-    ) {
-        let _ = self.send(now, purpose, request, deadline);
-    }
-
-    /// Requests of the application that belong to the session state D-5 restores before the
-    /// transaction (clock requests for `rank` 0, subscription requests for 1), in the order
-    /// they were made.
-    fn send_pending_restorations(&mut self, now: Timestamp, rank: u8) {
-        let mut due: Vec<(u64, ReadHandle)> = self
-            .reads
-            .iter()
-            .filter(|(_, e)| {
-                e.restores_before_attach() && e.restoration_rank() == rank && e.call.due(now)
-            })
-            .map(|(h, e)| (e.call.seq, *h))
-            .collect();
-        due.sort();
-        for (_, h) in due {
-            if !self.commands.begin_outstanding() {
-                self.send_read(now, h);
-            }
-        }
-    }
-
     fn drain_exchange(&mut self, now: Timestamp, s: &mut Session) {
         while let Some(u) = s.exchange.poll_unsolicited() {
             if let Unsolicited::Frame(f) = &u {
+                // Subscription and clock frames go to their capability, read in the frame
+                // reader itself, in the order they arrived (S-2, K-2).
+                match self.subscriptions.on_frame(f) {
+                    Ok(subscriptions::Routed::Taken) => continue,
+                    Ok(subscriptions::Routed::NotMine) => {}
+                    Err(v) => {
+                        // a batch that does not conform ends the session (F-8).
+                        s.exchange.fail(v);
+                        break;
+                    }
+                }
+                if self.clocks.on_frame(s.id, f) {
+                    continue;
+                }
                 self.observe(f);
             }
             // The application's queue is bounded like the exchange's (C-7).
@@ -1019,6 +1075,10 @@ impl Client {
         self.reads.lost(id);
         let leader = redirect.flatten().and_then(|u| Endpoint::parse(&u).ok());
         let redirecting = std::mem::take(&mut self.redirecting);
+        // A session the client left for a redirect moves its clocks; any other ending loses
+        // them (K-5).
+        self.clocks.lost(id, redirecting);
+        self.subscriptions.lost(id);
         let retired = self.retire.take();
         let followed = match leader {
             Some(e) => self.endpoints.learn(e, true),
@@ -1081,8 +1141,26 @@ impl Client {
                 }
             }
             Purpose::TransactionAttach => self.tx.retry_at = Some(now),
-            // A new session restores them again; a cancellation's own end says nothing.
-            Purpose::Cancel(_) | Purpose::ClockRestore(_) | Purpose::SubscriptionRestore(_) => {}
+            // A clock or subscription request the session did not carry (left unanswered past
+            // its deadline, or not admitted): the session is replaced and the next one
+            // restores the state again (K-5, S-7). When the session itself ended, its loss
+            // says so.
+            Purpose::ClockAttach(_)
+            | Purpose::ClockDetach(_)
+            | Purpose::Subscribe(_)
+            | Purpose::Unsubscribe(_) => {
+                if matches!(
+                    cause,
+                    Interruption::DeadlineExceeded
+                        | Interruption::NotAdmitted
+                        | Interruption::Abandoned
+                ) {
+                    self.on_subscription_unanswered(&p);
+                    self.retire.get_or_insert(Retire::Wedged);
+                }
+            }
+            // A cancellation's own end says nothing.
+            Purpose::Cancel(_) => {}
         }
     }
 
@@ -1093,8 +1171,15 @@ impl Client {
             Purpose::TransactionAttach => {
                 self.on_attach_reply(now, s, &frame, None);
             }
-            Purpose::ClockRestore(domain) => self.clocks.on_attach_reply(&domain, &frame),
-            Purpose::SubscriptionRestore(id) => self.subscriptions.on_restore_reply(id, &frame),
+            Purpose::ClockAttach(_) | Purpose::ClockDetach(_) => {
+                self.on_clock_reply(now, s.id, p, &frame)
+            }
+            Purpose::Subscribe(_) | Purpose::Unsubscribe(_) => {
+                if let Err(v) = self.on_subscription_reply(now, s.id, p, &frame) {
+                    // S-2: a schema that cannot be read is a violation like any other.
+                    s.exchange.fail(v);
+                }
+            }
             Purpose::Cancel(_) => {}
         }
     }

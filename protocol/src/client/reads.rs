@@ -34,31 +34,10 @@ pub(crate) struct ReadEntry {
 }
 
 impl ReadEntry {
-    /// Whether L-3 forbids sending it while a transaction is held: subscribing, unsubscribing,
-    /// attaching or detaching a clock, and attaching another transaction.
+    /// Whether L-3 forbids sending it while a transaction is held: attaching another
+    /// transaction. (Subscriptions and clocks are calls of their own modules.)
     pub(crate) fn restricted(&self) -> bool {
-        self.restores_before_attach()
-            || matches!(self.request, ClientRequestT::AttachTransactionRequest(_))
-    }
-
-    /// Whether it belongs to the session state D-5 restores before the transaction attach.
-    pub(crate) fn restores_before_attach(&self) -> bool {
-        matches!(
-            self.request,
-            ClientRequestT::SubscribeRequest(_)
-                | ClientRequestT::UnsubscribeRequest(_)
-                | ClientRequestT::AttachDomainClockRequest(_)
-                | ClientRequestT::DetachDomainClockRequest(_)
-        )
-    }
-
-    /// Clocks first, then subscriptions (D-5).
-    pub(crate) fn restoration_rank(&self) -> u8 {
-        match self.request {
-            ClientRequestT::AttachDomainClockRequest(_)
-            | ClientRequestT::DetachDomainClockRequest(_) => 0,
-            _ => 1,
-        }
+        matches!(self.request, ClientRequestT::AttachTransactionRequest(_))
     }
 }
 
@@ -179,12 +158,6 @@ impl super::Client {
             return;
         };
         match &request {
-            ClientRequestT::AttachDomainClockRequest(a) => {
-                self.clocks.on_attach_reply(&a.domain, &frame);
-            }
-            ClientRequestT::SubscribeRequest(sub) => {
-                self.subscriptions.on_subscribe_reply(sub, &frame);
-            }
             ClientRequestT::AttachTransactionRequest(_)
                 if self.on_attach_reply(now, s, &frame, Some(h)) =>
             {

@@ -1,6 +1,9 @@
 //! A scripted server for exchange tests: decodes what the client sent, builds real replies.
 #![allow(dead_code)]
 
+pub mod rig;
+pub mod streams;
+
 use bytes::Bytes;
 use nervix_protocol::encode::Encoder;
 use nervix_protocol::frame::{ClientFrame, ServerMessageRoot};

@@ -1,0 +1,629 @@
+//! Subscriptions through the client, against a scripted server (S-1 to S-9): opening, routing
+//! by complete handle, ends and generations, gaps, deletion, reopening across sessions, and
+//! bounded retention.
+
+mod support;
+
+use nervix_protocol::client::*;
+use nervix_protocol::schema::*;
+use std::time::Duration;
+use support::rig::*;
+use support::streams::*;
+use support::*;
+
+/// Every event the subscription has now.
+fn drain(r: &mut Rig, id: SubscriptionId) -> Vec<SubscriptionEvent> {
+    std::iter::from_fn(|| r.c.poll_subscription(id)).collect()
+}
+
+/// The ids of the rows of every batch among `events`, and `|` where anything else stood.
+fn shape(events: &[SubscriptionEvent]) -> String {
+    events
+        .iter()
+        .map(|e| match e {
+            SubscriptionEvent::Opened { generation, .. } => format!("open#{generation}"),
+            SubscriptionEvent::Rows(b) => format!("rows{}", b.len()),
+            SubscriptionEvent::Gap(g) => format!("gap:{g:?}"),
+            SubscriptionEvent::Refused { .. } => "refused".into(),
+            SubscriptionEvent::Ended(e) => format!("end:{e:?}"),
+            _ => "other".into(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+const STATEMENT: &str = "CREATE SUBSCRIPTION live AS SELECT * FROM orders";
+
+/// A subscription `live` opened as generation 1 on a fresh session.
+fn opened_sub() -> (Rig, SessionId, SubscriptionId) {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(sid, opened(rid, "live", 1, two_fields()));
+    let events = drain(&mut r, id);
+    assert_eq!(shape(&events), "open#1");
+    (r, sid, id)
+}
+
+fn lose(r: &mut Rig, sid: SessionId) -> SessionId {
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    let at = r.c.poll_timeout().expect("a reconnect is due");
+    r.now = at;
+    r.c.handle_timeout(at);
+    r.open()
+}
+
+#[test]
+fn s_1_subscribe_carries_one_statement_the_domain_and_row_explicitly() {
+    let mut r = Rig::new();
+    r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    r.open();
+    let (_, req) = last_of(&r, ClientRequest::SubscribeRequest);
+    let ClientRequestT::SubscribeRequest(s) = req else {
+        panic!()
+    };
+    assert_eq!(
+        (s.domain.as_str(), s.statement.as_str(), s.subscription_type),
+        ("d1", STATEMENT, Some(SubscriptionType::Row))
+    );
+    // Exactly one CREATE SUBSCRIPTION statement, nothing else.
+    for bad in [
+        "SHOW RELAYS",
+        "CREATE SUBSCRIPTION a AS SELECT 1; CREATE SUBSCRIPTION b AS SELECT 2",
+    ] {
+        assert!(
+            matches!(
+                r.c.subscribe(r.now, "d1", bad).unwrap_err(),
+                ClientError::Statement(_)
+            ),
+            "{bad}"
+        );
+    }
+    assert!(matches!(
+        r.c.subscribe(r.now, "", STATEMENT).unwrap_err(),
+        ClientError::InvalidName { .. }
+    ));
+}
+
+#[test]
+fn s_2_rows_right_behind_the_opening_reply_are_read_against_its_schema() {
+    let mut r = Rig::new();
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    // The reply and the first batch arrive back to back, before the application looks.
+    r.feed(sid, opened(rid, "live", 1, two_fields()));
+    r.feed(sid, rows("live", 1, 100, 3));
+    let events = drain(&mut r, id);
+    assert_eq!(shape(&events), "open#1 rows3");
+    let SubscriptionEvent::Opened { schema, name, .. } = &events[0] else {
+        panic!()
+    };
+    let SubscriptionEvent::Rows(batch) = &events[1] else {
+        panic!()
+    };
+    assert_eq!(name, "live");
+    assert!(
+        std::ptr::eq(&**schema, batch.schema()),
+        "read against the generation's own schema"
+    );
+}
+
+#[test]
+fn r_2_a_batch_that_does_not_conform_ends_the_session_and_exposes_nothing() {
+    let (mut r, sid, id) = opened_sub();
+    // One cell where the schema has two fields.
+    r.feed(
+        sid,
+        rows_of(
+            "live",
+            1,
+            vec![RowT {
+                cells: vec![u64_cell(1)],
+            }],
+        ),
+    );
+    assert!(
+        r.closes.contains(&(sid, false)),
+        "F-8: the stream is closed"
+    );
+    assert!(r.events.iter().any(|e| matches!(
+        e,
+        ClientEvent::SessionLost {
+            loss: SessionLoss::Violation(_),
+            ..
+        }
+    )));
+    let events = drain(&mut r, id);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, SubscriptionEvent::Rows(_))),
+        "no row of the batch is exposed: {}",
+        shape(&events)
+    );
+    assert_eq!(shape(&events), "gap:SessionLost");
+}
+
+#[test]
+fn s_3_frames_are_routed_by_name_and_generation_and_unknown_handles_ignored() {
+    let (mut r, sid, id) = opened_sub();
+    r.feed(sid, rows("live", 2, 1, 1)); // another generation
+    r.feed(sid, rows("other", 1, 1, 1)); // a handle never held
+    r.feed(sid, delivery_lost("other", 1, 5));
+    r.feed(sid, ended("live", 7, SubscriptionEndReason::RelayRemoved));
+    assert_eq!(r.c.ignored_subscription_frames(), 4);
+    assert!(drain(&mut r, id).is_empty());
+    r.feed(sid, rows("live", 1, 1, 2));
+    assert_eq!(shape(&drain(&mut r, id)), "rows2");
+    assert_eq!(
+        r.c.subscription(id).unwrap().state,
+        SubscriptionState::Open { generation: 1 }
+    );
+}
+
+#[test]
+fn s_3_a_late_end_of_an_earlier_generation_does_not_end_the_newer_one() {
+    let (mut r, sid, id) = opened_sub();
+    // Deleted, and the name used again at once (S-6).
+    r.c.delete_subscription(r.now, id).unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::UnsubscribeRequest);
+    r.feed(sid, deleted(rid, "live", 1));
+    assert_eq!(
+        shape(&drain(&mut r, id)),
+        "end:Deleted",
+        "deleted, and nothing about generation 1 follows"
+    );
+    let again = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(sid, opened(rid, "live", 2, two_fields()));
+    // Generation 1's end arrives after generation 2's opening.
+    r.feed(sid, ended("live", 1, SubscriptionEndReason::RelayRemoved));
+    r.feed(sid, rows("live", 2, 1, 1));
+    assert_eq!(shape(&drain(&mut r, again)), "open#2 rows1");
+    assert_eq!(
+        r.c.subscription(again).unwrap().state,
+        SubscriptionState::Open { generation: 2 }
+    );
+}
+
+#[test]
+fn s_4_an_end_is_the_last_frame_and_an_ended_generation_is_never_opened_again() {
+    let (mut r, sid, id) = opened_sub();
+    r.feed(sid, rows("live", 1, 1, 1));
+    r.feed(sid, ended("live", 1, SubscriptionEndReason::RelayRemoved));
+    r.feed(sid, rows("live", 1, 2, 1));
+    assert_eq!(
+        shape(&drain(&mut r, id)),
+        "rows1 end:RelayRemoved { message: \"ended\" }"
+    );
+    assert_eq!(r.c.live_subscriptions(), 0);
+    assert!(r.c.subscription(id).is_none(), "drained and gone");
+    // A later session does not open it again.
+    r.exec("SHOW RELAYS;");
+    let s2 = lose(&mut r, sid);
+    assert!(!requests(&r, s2).contains(&ClientRequest::SubscribeRequest));
+}
+
+#[test]
+fn s_4_after_relay_changed_the_subscription_is_opened_again_under_the_new_definition() {
+    let (mut r, sid, id) = opened_sub();
+    r.feed(sid, ended("live", 1, SubscriptionEndReason::RelayChanged));
+    // Subscribed again at once, as a new generation.
+    let (rid, req) = last_of(&r, ClientRequest::SubscribeRequest);
+    assert!(matches!(req, ClientRequestT::SubscribeRequest(s) if s.statement == STATEMENT));
+    // Rows of the ended generation are not read against any schema.
+    r.feed(sid, rows("live", 1, 1, 1));
+    let mut changed = two_fields();
+    changed
+        .fields
+        .push(field("note", ScalarType::String, true, false));
+    r.feed(sid, opened(rid, "live", 2, changed));
+    r.feed(
+        sid,
+        rows_of(
+            "live",
+            2,
+            vec![RowT {
+                cells: vec![
+                    u64_cell(1),
+                    null_cell(),
+                    CellT {
+                        value: CellValueT::StringCell(Box::new(StringCellT { value: "x".into() })),
+                    },
+                ],
+            }],
+        ),
+    );
+    let events = drain(&mut r, id);
+    assert_eq!(
+        shape(&events),
+        "gap:RelayChanged { message: \"ended\" } open#2 rows1"
+    );
+    let SubscriptionEvent::Opened { schema, .. } = &events[1] else {
+        panic!()
+    };
+    assert_eq!(schema.fields().len(), 3, "the new definition's schema");
+}
+
+#[test]
+fn s_4_an_end_completes_a_deletion_underway() {
+    let (mut r, sid, id) = opened_sub();
+    r.c.delete_subscription(r.now, id).unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::UnsubscribeRequest);
+    r.feed(sid, ended("live", 1, SubscriptionEndReason::RelayRemoved));
+    assert_eq!(shape(&drain(&mut r, id)), "end:Deleted");
+    // The late answer changes nothing.
+    r.feed(sid, deleted(rid, "live", 1));
+    assert!(drain(&mut r, id).is_empty());
+    assert!(r.c.subscribe(r.now, "d1", STATEMENT).is_ok(), "name free");
+}
+
+#[test]
+fn s_5_delivery_loss_and_skipped_rows_are_gaps_with_their_counts() {
+    let (mut r, sid, id) = opened_sub();
+    r.feed(sid, rows("live", 1, 1, 2));
+    r.feed(sid, delivery_lost("live", 1, 17));
+    r.feed(sid, rows("live", 1, 20, 1));
+    r.feed(sid, rows_skipped("live", 1, 4));
+    r.feed(sid, rows("live", 1, 25, 1));
+    let events = drain(&mut r, id);
+    assert_eq!(events.len(), 5);
+    assert!(matches!(
+        events[1],
+        SubscriptionEvent::Gap(Gap::DeliveryLost { dropped_rows: 17 })
+    ));
+    assert!(matches!(
+        &events[3],
+        SubscriptionEvent::Gap(Gap::RowsSkipped {
+            cause: RowsSkippedCause::DomainTimeUnavailable,
+            skipped_rows: 4,
+            ..
+        })
+    ));
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, SubscriptionEvent::Rows(_)))
+            .count(),
+        3,
+        "the rows on either side stay separate batches"
+    );
+}
+
+#[test]
+fn s_6_once_deleted_the_name_is_free_at_once_and_not_before() {
+    let (mut r, sid, id) = opened_sub();
+    r.c.unsubscribe(r.now, "live").unwrap();
+    r.pump();
+    let (rid, req) = last_of(&r, ClientRequest::UnsubscribeRequest);
+    assert!(matches!(req, ClientRequestT::UnsubscribeRequest(u) if u.subscription == "live"));
+    assert_eq!(
+        r.c.subscribe(r.now, "d1", STATEMENT).unwrap_err(),
+        ClientError::NameInUse {
+            name: "live".into()
+        }
+    );
+    r.feed(sid, deleted(rid, "live", 1));
+    r.feed(sid, rows("live", 1, 1, 1));
+    assert_eq!(shape(&drain(&mut r, id)), "end:Deleted");
+    assert!(r.c.subscribe(r.now, "d1", STATEMENT).is_ok());
+}
+
+#[test]
+fn s_7_a_kept_subscription_opens_again_as_a_new_generation_with_the_gap_reported() {
+    let (mut r, sid, id) = opened_sub();
+    r.feed(sid, rows("live", 1, 1, 1));
+    // Nothing else to do: the subscription alone asks for a new session.
+    let s2 = lose(&mut r, sid);
+    assert_eq!(requests(&r, s2), vec![ClientRequest::SubscribeRequest]);
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(s2, opened(rid, "live", 2, two_fields()));
+    // A late frame of the old generation is not read.
+    r.feed(s2, rows("live", 1, 9, 1));
+    r.feed(s2, rows("live", 2, 10, 1));
+    assert_eq!(
+        shape(&drain(&mut r, id)),
+        "rows1 gap:SessionLost open#2 rows1"
+    );
+}
+
+#[test]
+fn s_7_deleted_while_its_opening_is_out_it_is_unsubscribed_when_the_reply_opens_it() {
+    let mut r = Rig::new();
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.c.delete_subscription(r.now, id).unwrap();
+    r.pump();
+    assert!(!requests(&r, sid).contains(&ClientRequest::UnsubscribeRequest));
+    assert!(matches!(
+        r.c.subscribe(r.now, "d1", STATEMENT).unwrap_err(),
+        ClientError::NameInUse { .. }
+    ));
+    r.feed(sid, opened(rid, "live", 1, two_fields()));
+    r.feed(sid, rows("live", 1, 1, 1));
+    let (uid, req) = last_of(&r, ClientRequest::UnsubscribeRequest);
+    assert!(matches!(req, ClientRequestT::UnsubscribeRequest(u) if u.subscription == "live"));
+    assert!(
+        r.c.subscribe(r.now, "d1", STATEMENT).is_err(),
+        "the name waits for the unsubscribe"
+    );
+    r.feed(sid, deleted(uid, "live", 1));
+    assert_eq!(shape(&drain(&mut r, id)), "end:Deleted", "nothing opened");
+    assert!(r.c.subscribe(r.now, "d1", STATEMENT).is_ok());
+}
+
+#[test]
+fn s_7_a_refused_reopening_is_reported_and_sent_again_after_growing_waits() {
+    let (mut r, sid, id) = opened_sub();
+    let s2 = lose(&mut r, sid);
+    let _ = drain(&mut r, id);
+    let mut sent_at = vec![r.now];
+    for _ in 0..4 {
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        r.feed(s2, subscribe_failed(rid, "relay busy"));
+        assert_eq!(shape(&drain(&mut r, id)), "refused");
+        let before = requests(&r, s2).len();
+        let at = r.c.poll_timeout().expect("the reopening is due again");
+        r.now = at;
+        r.c.handle_timeout(at);
+        r.pump();
+        assert_eq!(
+            requests(&r, s2).len(),
+            before + 1,
+            "sent again on that session"
+        );
+        sent_at.push(at);
+    }
+    let waits: Vec<u64> = sent_at
+        .windows(2)
+        .map(|w| w[1].as_nanos() - w[0].as_nanos())
+        .collect();
+    for w in waits.windows(2) {
+        assert!(w[1] > w[0], "waits grow: {waits:?}");
+    }
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(s2, opened(rid, "live", 2, two_fields()));
+    assert_eq!(shape(&drain(&mut r, id)), "open#2");
+}
+
+#[test]
+fn s_7_a_first_opening_refused_ends_the_subscription() {
+    let mut r = Rig::new();
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(sid, subscribe_failed(rid, "no relay orders"));
+    assert_eq!(
+        shape(&drain(&mut r, id)),
+        "end:Refused { message: \"no relay orders\" }"
+    );
+    assert_eq!(r.c.live_subscriptions(), 0);
+}
+
+#[test]
+fn s_7_a_deletion_no_session_holds_completes_without_a_request() {
+    let (mut r, sid, id) = opened_sub();
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    r.c.delete_subscription(r.now, id).unwrap();
+    assert_eq!(shape(&drain(&mut r, id)), "gap:SessionLost end:Deleted");
+    r.exec("SHOW RELAYS;");
+    let at = r.c.poll_timeout().unwrap();
+    r.now = at;
+    r.c.handle_timeout(at);
+    let s2 = r.open();
+    assert_eq!(requests(&r, s2), vec![ClientRequest::CommandRequest]);
+}
+
+#[test]
+fn s_7_a_deletion_whose_session_ends_unanswered_is_complete() {
+    let (mut r, sid, id) = opened_sub();
+    r.c.delete_subscription(r.now, id).unwrap();
+    r.pump();
+    assert!(requests(&r, sid).contains(&ClientRequest::UnsubscribeRequest));
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    assert_eq!(shape(&drain(&mut r, id)), "end:Deleted");
+    assert_eq!(r.c.poll_timeout(), None, "no session is wanted for it");
+}
+
+#[test]
+fn s_7_a_reopening_left_unanswered_is_reported_and_the_session_replaced() {
+    let (mut r, sid, id) = opened_sub();
+    let s2 = lose(&mut r, sid);
+    let _ = drain(&mut r, id);
+    r.advance(Duration::from_secs(31));
+    assert_eq!(shape(&drain(&mut r, id)), "refused");
+    assert!(r.closes.iter().any(|(s, _)| *s == s2), "{:?}", r.closes);
+    let at = r.c.poll_timeout().unwrap();
+    r.now = at;
+    r.c.handle_timeout(at);
+    let s3 = r.open();
+    assert_eq!(requests(&r, s3), vec![ClientRequest::SubscribeRequest]);
+}
+
+#[test]
+fn s_8_retention_is_bounded_in_total_and_losses_are_one_gap_in_place() {
+    // Every batch here is the same size: a budget of three batches and a little.
+    let per = rows("live", 1, 0, 10).len();
+    let budget = 3 * per + 10;
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    cfg.subscriptions_total_bytes = budget;
+    let mut r = Rig::with(cfg);
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(sid, opened(rid, "live", 1, two_fields()));
+    for i in 0..6 {
+        r.feed(sid, rows("live", 1, i * 10, 10));
+        assert!(r.c.subscription_bytes() <= budget);
+    }
+    assert_eq!(r.c.subscription_bytes(), 3 * per);
+    // A gap that does not fit either is merged into the loss, with its rows.
+    r.feed(sid, delivery_lost("live", 1, 5));
+    // The application reads one batch, making room for the next.
+    assert_eq!(shape(&[r.c.poll_subscription(id).unwrap()]), "open#1");
+    assert_eq!(shape(&[r.c.poll_subscription(id).unwrap()]), "rows10");
+    r.feed(sid, rows("live", 1, 999, 10));
+    assert_eq!(
+        shape(&drain(&mut r, id)),
+        "rows10 rows10 gap:Overflow { batches: 3, rows: 35 } rows10"
+    );
+    assert_eq!(r.c.subscription_bytes(), 0);
+    assert_eq!(r.c.subscription(id).unwrap().retained_bytes, 0);
+}
+
+#[test]
+fn s_8_retention_is_bounded_per_subscription() {
+    let per = rows("live", 1, 0, 10).len();
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    cfg.subscriptions_total_bytes = 64 << 20;
+    cfg.subscription_bytes = 4 << 20;
+    let mut r = Rig::with(cfg);
+    let a = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let b =
+        r.c.subscribe(r.now, "d1", "CREATE SUBSCRIPTION other AS SELECT 1")
+            .unwrap();
+    let sid = r.open();
+    let ids: Vec<u64> = r.sent.iter().map(|(_, m)| m.request_id).collect();
+    r.feed(sid, opened(ids[0], "live", 1, two_fields()));
+    r.feed(sid, opened(ids[1], "other", 1, two_fields()));
+    let fit = (4 << 20) / per;
+    for i in 0..fit as u64 + 5 {
+        r.feed(sid, rows("live", 1, i * 10, 10));
+    }
+    r.feed(sid, rows("other", 1, 0, 10));
+    let info = r.c.subscription(a).unwrap();
+    assert!(info.retained_bytes <= 4 << 20);
+    assert_eq!(info.retained_bytes, fit * per, "full to its own budget");
+    assert_eq!(
+        shape(&drain(&mut r, b)),
+        "open#1 rows10",
+        "another subscription is not held back by a full one"
+    );
+    let events = drain(&mut r, a);
+    assert_eq!(events.len(), 1 + fit + 1);
+    assert!(matches!(
+        events.last(),
+        Some(SubscriptionEvent::Gap(Gap::Overflow {
+            batches: 5,
+            rows: 50
+        }))
+    ));
+}
+
+#[test]
+fn s_8_one_subscription_keeps_at_least_a_frame_of_the_frame_limit() {
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    cfg.subscription_bytes = 1024;
+    let mut r = Rig::with(cfg);
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    let mut schema = two_fields();
+    schema
+        .fields
+        .push(field("blob", ScalarType::String, false, false));
+    r.feed(sid, opened(rid, "live", 1, schema));
+    let big = rows_of(
+        "live",
+        1,
+        vec![RowT {
+            cells: vec![
+                u64_cell(1),
+                null_cell(),
+                CellT {
+                    value: CellValueT::StringCell(Box::new(StringCellT {
+                        value: "x".repeat(4 * 1024 * 1024 - 4096),
+                    })),
+                },
+            ],
+        }],
+    );
+    assert!(big.len() > 4 * 1024 * 1024 - 8192);
+    r.feed(sid, big);
+    assert_eq!(shape(&drain(&mut r, id)), "open#1 rows1");
+}
+
+#[test]
+fn s_9_a_full_subscription_never_holds_back_other_frames() {
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    cfg.subscriptions_total_bytes = 1024;
+    let mut r = Rig::with(cfg);
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let h = r.exec("SHOW RELAYS;");
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(sid, opened(rid, "live", 1, two_fields()));
+    for i in 0..50 {
+        r.feed(sid, rows("live", 1, i * 10, 10));
+    }
+    // The budget is full and nobody reads; the command's reply is still read.
+    let (cid, cmd) = r.last_command();
+    r.feed(sid, outcome(cid, &cmd.execution_reference, completed()));
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    assert!(r.c.subscription_bytes() <= 1024);
+    let events = drain(&mut r, id);
+    assert!(matches!(
+        events.last(),
+        Some(SubscriptionEvent::Gap(Gap::Overflow { .. }))
+    ));
+}
+
+#[test]
+fn l_3_subscription_calls_wait_while_a_transaction_is_held() {
+    let (mut r, sid, id) = opened_sub();
+    // A deletion asked for before BEGIN goes before it.
+    r.c.delete_subscription(r.now, id).unwrap();
+    let begin = r.exec("BEGIN;");
+    let order = requests(&r, sid);
+    assert_eq!(
+        &order[order.len() - 2..],
+        &[
+            ClientRequest::UnsubscribeRequest,
+            ClientRequest::CommandRequest
+        ]
+    );
+    let _ = begin;
+    // While the transaction is held, calls are refused at once.
+    let (mut r, _) = {
+        let mut r = Rig::new();
+        r.c.select_domain(Some("d1")).unwrap();
+        r.exec("BEGIN;");
+        let sid = r.open();
+        let (cid, cmd) = r.last_command();
+        let mut o = CommandOutcomeT {
+            execution_reference: cmd.execution_reference.clone(),
+            origin: Some(OutcomeOrigin::Executed),
+            disposition: completed(),
+            message: String::new(),
+            ..Default::default()
+        };
+        o.transaction = Some(Box::new(TransactionStatusT {
+            transaction_id: "tx-1".into(),
+            domain: "d1".into(),
+            state: TransactionStateT::TransactionOpen(Box::default()),
+            accepted_operations: 0,
+            applied_operations: 0,
+        }));
+        r.feed(sid, reply(cid, ReplyBodyT::CommandOutcome(Box::new(o))));
+        (r, sid)
+    };
+    assert!(r.c.binding().is_holding());
+    assert_eq!(
+        r.c.subscribe(r.now, "d1", STATEMENT).unwrap_err(),
+        ClientError::InTransaction
+    );
+    assert_eq!(
+        r.c.unsubscribe(r.now, "live").unwrap_err(),
+        ClientError::InTransaction
+    );
+}
