@@ -18,7 +18,7 @@ use nervix_protocol::frame::{ClientFrame, ServerMessageRoot};
 use nervix_protocol::schema::*;
 use nervix_protocol::testkit::Gen;
 use nervix_protocol::time::{Timestamp, UnixMillis};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 const QUERIES: &[&str] = &[
@@ -31,6 +31,9 @@ const QUERIES: &[&str] = &[
     "DESCRIBE TRANSACTION;",
     "BACKUP DOMAIN d TO 'x';",
 ];
+
+/// The subscriptions' retention budget the target runs with (S-8).
+const TOTAL_SUBSCRIPTION_BYTES: usize = 256 * 1024;
 
 const STATEMENTS: &[&str] = &[
     "USE d1",
@@ -53,6 +56,7 @@ struct Run {
     commands: BTreeMap<CommandHandle, u32>,
     reads: BTreeMap<ReadHandle, u32>,
     uncertain: Vec<RetainedCommand>,
+    ended_subscriptions: BTreeSet<SubscriptionId>,
     encoder: Encoder,
 }
 
@@ -103,6 +107,20 @@ impl Run {
             }
         }
         while self.client.poll_unsolicited().is_some() {}
+        assert!(
+            self.client.subscription_bytes() <= TOTAL_SUBSCRIPTION_BYTES,
+            "subscriptions keep more than their budget"
+        );
+        while let Some((id, event)) = self.client.poll_subscriptions() {
+            assert!(
+                !self.ended_subscriptions.contains(&id),
+                "{id:?} has an event after its end"
+            );
+            if matches!(event, SubscriptionEvent::Ended(_)) {
+                self.ended_subscriptions.insert(id);
+            }
+        }
+        while self.client.poll_clock_event().is_some() {}
         let t = self.client.poll_timeout();
         assert_eq!(t, self.client.poll_timeout(), "poll_timeout is a pure read");
     }
@@ -130,6 +148,18 @@ impl Run {
                 }
             }
         }
+        // Subscription frames, usually, name the subscription the statements open.
+        let handle = match &mut message.body {
+            ServerBodyT::SubscriptionRows(b) => Some(&mut b.subscription),
+            ServerBodyT::SubscriptionDeliveryLost(b) => Some(&mut b.subscription),
+            ServerBodyT::SubscriptionRowsSkipped(b) => Some(&mut b.subscription),
+            ServerBodyT::SubscriptionEnded(b) => Some(&mut b.subscription),
+            _ => None,
+        };
+        if let (Some(h), true) = (handle, faithful) {
+            h.name = "s".into();
+            h.generation = 1 + u64::from(pick as u8 % 2);
+        }
         if let Ok(bytes) = self.encoder.encode::<ServerMessageRoot>(&message) {
             self.frame(bytes);
         }
@@ -149,6 +179,7 @@ fuzz_target!(|data: &[u8]| {
         .exchange
         .with_max_in_flight(usize::from(input.byte() % 8) + 1)
         .with_unsolicited_capacity(16);
+    config.subscriptions_total_bytes = TOTAL_SUBSCRIPTION_BYTES;
     let mut run = Run {
         client: Client::new(config),
         now: Timestamp::ZERO,
@@ -157,6 +188,7 @@ fuzz_target!(|data: &[u8]| {
         commands: BTreeMap::new(),
         reads: BTreeMap::new(),
         uncertain: Vec::new(),
+        ended_subscriptions: BTreeSet::new(),
         encoder: Encoder::new(),
     };
     let wall = UnixMillis(1_767_225_600_000);

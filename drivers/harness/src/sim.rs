@@ -12,12 +12,16 @@
 //! own reference; a command reported failed has none; every command keeps one reference for its
 //! whole life, through recovery; no reference is ever invented.
 
-use crate::cluster::{ClusterConfig, ConnId, Faults, Output, SimCluster};
+use crate::cluster::{
+    branch_key_values, is_branched, row_values, ClusterConfig, ConnId, Faults, Output, SimCluster,
+};
 use bytes::Bytes;
 use nervix_protocol::client::*;
+use nervix_protocol::domain_clock::ClockState;
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::frame::ClientFrame;
 use nervix_protocol::rng::Rng;
+use nervix_protocol::rows::Value;
 use nervix_protocol::schema::*;
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use std::collections::{BTreeMap, BTreeSet};
@@ -74,6 +78,12 @@ impl SimConfig {
             session_ending: p(0.02),
             transfer_parts: p(0.2),
             detach_binding: p(0.05),
+            delivery_lost: p(0.2),
+            rows_skipped: p(0.05),
+            relay_changed: p(0.03),
+            relay_removed: p(0.005),
+            clock_change: p(0.05),
+            clock_removed: p(0.005),
         };
         let net = NetFaults {
             cut: p(0.01),
@@ -113,6 +123,28 @@ enum Delivery {
     ClosedToClient(SessionId),
 }
 
+/// What the application has seen of one subscription, checked as each event arrives.
+#[derive(Debug, Default)]
+struct SubTrack {
+    relay: String,
+    /// The generation its rows are read against now; none before an opening and between
+    /// generations.
+    generation: Option<u64>,
+    ended: u32,
+    delete_asked: bool,
+    rows: u64,
+    events: Vec<String>,
+}
+
+/// What the application has seen of one followed clock.
+#[derive(Debug, Default)]
+struct ClockTrack {
+    generation: Option<u64>,
+    paced: bool,
+    last_tick: Option<(u64, u64)>,
+    ended: bool,
+}
+
 #[derive(Debug, Default)]
 struct Issued {
     reference: Option<String>,
@@ -143,6 +175,9 @@ pub struct Simulation {
     recovered: BTreeSet<CommandHandle>,
     violations: Vec<String>,
     counter: u64,
+    subscriptions: BTreeMap<SubscriptionId, SubTrack>,
+    clocks: BTreeMap<String, ClockTrack>,
+    clock_events: Vec<String>,
 }
 
 const WALL_BASE: u64 = 1_767_225_600_000;
@@ -183,6 +218,9 @@ impl Simulation {
             recovered: BTreeSet::new(),
             violations: Vec::new(),
             counter: 0,
+            subscriptions: BTreeMap::new(),
+            clocks: BTreeMap::new(),
+            clock_events: Vec::new(),
         }
     }
 
@@ -313,6 +351,29 @@ impl Simulation {
             Routed::Request(h) => {
                 self.reads.insert(*h);
             }
+            Routed::Subscribed(id) => {
+                let relay = text
+                    .split_whitespace()
+                    .skip_while(|w| !w.eq_ignore_ascii_case("FROM"))
+                    .nth(1)
+                    .unwrap_or_default()
+                    .to_string();
+                self.subscriptions.insert(
+                    *id,
+                    SubTrack {
+                        relay,
+                        ..SubTrack::default()
+                    },
+                );
+            }
+            Routed::Unsubscribing(id) => {
+                if let Some(t) = self.subscriptions.get_mut(id) {
+                    t.delete_asked = true;
+                }
+            }
+            Routed::ClockFollowed(d) => {
+                self.clocks.insert(d.clone(), ClockTrack::default());
+            }
             _ => {}
         }
         Some(routed)
@@ -391,12 +452,13 @@ impl Simulation {
             }
             90..=99 => {
                 let k = self.rng.below(3);
+                let relay = ["orders", "branched_trades", "orders DROPPING"][k as usize];
                 let text = match self.rng.below(7) {
                     0 => "LIST DOMAINS".to_string(),
                     1 => "USE tenant".to_string(),
                     2 => "ATTACH DOMAIN CLOCK".to_string(),
                     3 => "DETACH DOMAIN CLOCK".to_string(),
-                    4 | 5 => format!("CREATE SUBSCRIPTION s{k} FROM orders"),
+                    4 | 5 => format!("CREATE SUBSCRIPTION s{k} FROM {relay}"),
                     _ => format!("DELETE SUBSCRIPTION s{k}"),
                 };
                 let _ = self.statement(&text);
@@ -466,7 +528,12 @@ impl Simulation {
             self.pump_client();
             let next_delivery = self.queue.keys().next().map(|k| k.0);
             let next_timeout = self.client.poll_timeout();
-            let next = [next_delivery, next_timeout].into_iter().flatten().min();
+            // The cluster's own sends (rows, clock ticks) are due no earlier than now.
+            let next_cluster = self.cluster.next_due().map(|t| t.max(self.now));
+            let next = [next_delivery, next_timeout, next_cluster]
+                .into_iter()
+                .flatten()
+                .min();
             match next {
                 Some(t) if t <= end => {
                     self.now = self.now.max(t);
@@ -477,8 +544,11 @@ impl Simulation {
                         }
                     } else {
                         let now = self.now;
-                        self.client.handle_timeout(now);
+                        if next_timeout == Some(t) {
+                            self.client.handle_timeout(now);
+                        }
                         self.cluster.advance(now);
+                        self.drain_cluster();
                     }
                 }
                 _ => {
@@ -486,6 +556,7 @@ impl Simulation {
                     let now = self.now;
                     self.client.handle_timeout(now);
                     self.cluster.advance(now);
+                    self.drain_cluster();
                     self.pump_client();
                     break;
                 }
@@ -665,6 +736,160 @@ impl Simulation {
             }
         }
         while self.client.poll_unsolicited().is_some() {}
+        while let Some((id, event)) = self.client.poll_subscriptions() {
+            self.on_subscription_event(id, event);
+        }
+        while let Some(event) = self.client.poll_clock_event() {
+            self.on_clock_event(event);
+        }
+    }
+
+    /// Checks one subscription event against what a reader may show (S-3, S-4, R-1 to R-5):
+    /// rows only within an open generation, read against that generation's schema, every value
+    /// exactly what the cluster wrote; nothing after the end.
+    fn on_subscription_event(&mut self, id: SubscriptionId, event: SubscriptionEvent) {
+        let mut problems = Vec::new();
+        let t = self.subscriptions.entry(id).or_default();
+        if t.ended > 0 {
+            problems.push(format!("{id:?} has an event after its end: {event:?}"));
+        }
+        let line = match &event {
+            SubscriptionEvent::Opened { generation, .. } => {
+                t.generation = Some(*generation);
+                format!("open#{generation}")
+            }
+            SubscriptionEvent::Rows(batch) => {
+                if t.generation != Some(batch.generation()) {
+                    problems.push(format!(
+                        "{id:?} rows of generation {} read while {:?} is open",
+                        batch.generation(),
+                        t.generation
+                    ));
+                }
+                for row in batch.rows() {
+                    let (Some(Value::U64(n)), Some(Value::U64(g)), Some(Value::U64(v))) =
+                        (row.cell(0), row.cell(1), row.cell(2))
+                    else {
+                        problems.push(format!("{id:?} a row without its number: {row:?}"));
+                        continue;
+                    };
+                    let expected = row_values(v, g, n);
+                    let got: Vec<Value<'_>> = row.iter().collect();
+                    if got.len() != expected.len() || got.iter().zip(&expected).any(|(a, b)| a != b)
+                    {
+                        problems.push(format!(
+                            "{id:?} row {n} reads {got:?}, written {expected:?}"
+                        ));
+                    }
+                }
+                if is_branched(&t.relay) {
+                    let first = batch.row(0).and_then(|r| r.cell(0));
+                    let key: Option<Vec<Value<'_>>> =
+                        batch.branch_key().map(|k| k.iter().collect());
+                    match (first, key) {
+                        (Some(Value::U64(n)), Some(key)) => {
+                            let expected = branch_key_values(n);
+                            if key.len() != expected.len()
+                                || key.iter().zip(&expected).any(|(a, b)| a != b)
+                            {
+                                problems.push(format!("{id:?} branch key reads {key:?}"));
+                            }
+                        }
+                        _ => problems.push(format!("{id:?} a branched batch without its key")),
+                    }
+                } else if batch.branch_key().is_some() {
+                    problems.push(format!("{id:?} an unbranched batch with a key"));
+                }
+                t.rows += batch.len() as u64;
+                format!("rows{}", batch.len())
+            }
+            SubscriptionEvent::Gap(g) => {
+                if matches!(g, Gap::SessionLost | Gap::RelayChanged { .. }) {
+                    t.generation = None;
+                }
+                format!("gap {g:?}")
+            }
+            SubscriptionEvent::Refused { .. } => "refused".into(),
+            SubscriptionEvent::Ended(e) => {
+                t.ended += 1;
+                if *e == SubscriptionEnd::Deleted && !t.delete_asked {
+                    problems.push(format!("{id:?} deleted though nobody asked"));
+                }
+                format!("end {e:?}")
+            }
+            _ => "other".into(),
+        };
+        t.events.push(line.clone());
+        self.violations.extend(problems);
+        self.log(format!("app subscription {id:?} {line}"));
+    }
+
+    /// Checks one clock event (K-2, K-3, K-5): ticks only of the clock's current paced
+    /// generation, advancing within it; nothing after the end.
+    fn on_clock_event(&mut self, event: ClockEvent) {
+        let mut problems = Vec::new();
+        let line = format!("{event:?}");
+        let domain = match &event {
+            ClockEvent::Attached { domain, .. }
+            | ClockEvent::AlreadyAttached { domain }
+            | ClockEvent::Changed { domain, .. }
+            | ClockEvent::Ticked { domain, .. }
+            | ClockEvent::Interrupted { domain }
+            | ClockEvent::Refused { domain, .. }
+            | ClockEvent::DetachRefused { domain, .. }
+            | ClockEvent::Ended { domain, .. } => domain.clone(),
+            _ => String::new(),
+        };
+        let t = self.clocks.entry(domain.clone()).or_default();
+        if t.ended {
+            problems.push(format!("clock {domain} has an event after its end: {line}"));
+        }
+        match &event {
+            ClockEvent::Attached { clock, .. } | ClockEvent::Changed { clock, .. } => {
+                let paced = matches!(clock.state, ClockState::Paced(_));
+                if !paced || t.generation != Some(clock.generation) {
+                    t.last_tick = None;
+                }
+                t.generation = Some(clock.generation);
+                t.paced = paced;
+            }
+            ClockEvent::AlreadyAttached { .. } | ClockEvent::Interrupted { .. } => {
+                t.last_tick = None
+            }
+            ClockEvent::Ticked { tick, .. } => {
+                let (g, id) = (tick.generation.get(), tick.tick_id.get());
+                if !t.paced || t.generation != Some(g) {
+                    problems.push(format!(
+                        "clock {domain} tick of generation {g} while {:?} (paced {}) stands",
+                        t.generation, t.paced
+                    ));
+                }
+                if t.last_tick.is_some_and(|(lg, lid)| lg == g && lid >= id) {
+                    problems.push(format!(
+                        "clock {domain} tick {id} does not advance past {:?}",
+                        t.last_tick
+                    ));
+                }
+                t.last_tick = Some((g, id));
+            }
+            ClockEvent::Ended { .. } => t.ended = true,
+            _ => {}
+        }
+        self.violations.extend(problems);
+        self.clock_events.push(line.clone());
+        self.log(format!("app clock {line}"));
+    }
+
+    /// What the application saw of a subscription, one short line per event.
+    pub fn subscription_events(&self, id: SubscriptionId) -> Vec<String> {
+        self.subscriptions
+            .get(&id)
+            .map_or_else(Vec::new, |t| t.events.clone())
+    }
+
+    /// Every clock event the application saw, in order.
+    pub fn clock_events(&self) -> &[String] {
+        &self.clock_events
     }
 
     /// Checks the invariants of the manual's "What A Client Must Not Promise" over the run.
@@ -748,6 +973,11 @@ impl Simulation {
                 problems.push(format!("{h:?} read ended {n} times"));
             }
         }
+        for (id, t) in &self.subscriptions {
+            if t.ended > 1 {
+                problems.push(format!("{id:?} ended {} times", t.ended));
+            }
+        }
         if problems.is_empty() {
             Ok(())
         } else {
@@ -771,10 +1001,17 @@ impl Simulation {
                 _ => uncertain += 1,
             }
         }
+        let rows: u64 = self.subscriptions.values().map(|t| t.rows).sum();
+        let ticks = self
+            .clock_events
+            .iter()
+            .filter(|l| l.starts_with("Ticked"))
+            .count();
         format!(
-            "{} commands: {completed} completed, {failed} failed, {uncertain} uncertain; {} reads; {} trace lines",
+            "{} commands: {completed} completed, {failed} failed, {uncertain} uncertain; {} reads; {} subscriptions, {rows} rows; {ticks} clock ticks; {} trace lines",
             self.commands.len(),
             self.reads.len(),
+            self.subscriptions.len(),
             self.trace.len() + self.cluster.trace().len()
         )
     }

@@ -2,7 +2,7 @@
 //! execution reference, redirects, transactions, session endings, expiry and every fault flag.
 
 use bytes::Bytes;
-use nervix_harness::cluster::TRANSACTION_EXPIRY;
+use nervix_harness::cluster::{relay_schema, TRANSACTION_EXPIRY};
 use nervix_harness::{ClusterConfig, ConnId, ConnectRefused, Faults, Output, SimCluster};
 use nervix_protocol::encode::Encoder;
 use nervix_protocol::frame::{ClientMessageRoot, ServerFrame};
@@ -872,7 +872,7 @@ fn sim_cluster_serves_domains_subscriptions_clocks_and_lookups() {
                 assert_eq!(s.subscription.generation, 1);
                 assert_eq!(s.relay, "orders");
                 assert_eq!(s.subscription_type, Some(SubscriptionType::Row));
-                assert_eq!(s.schema.fields.len(), 3);
+                assert_eq!(s.schema, Box::new(relay_schema("orders", 1)));
             }
             other => panic!("{other:?}"),
         },
@@ -881,7 +881,8 @@ fn sim_cluster_serves_domains_subscriptions_clocks_and_lookups() {
     match &d.rest(f)[..] {
         [Got::Other(ServerBodyT::SubscriptionRows(r))] => {
             assert_eq!(r.subscription.generation, 1);
-            assert!(r.batch.rows.iter().all(|row| row.cells.len() == 3));
+            let width = relay_schema("orders", 1).fields.len();
+            assert!(r.batch.rows.iter().all(|row| row.cells.len() == width));
         }
         other => panic!("{other:?}"),
     }
@@ -1451,9 +1452,10 @@ fn k_1_clock_attach_and_detach_answer_every_disposition_per_session() {
         DomainClockAttachDispositionT::DomainClockAttached(c) => {
             assert_eq!(c.domain, "tenant");
             assert!(c.clock.generation >= 1);
+            // The first configured domain's clock is paced.
             assert!(matches!(
                 c.clock.state,
-                DomainClockObservedStateT::UnpacedDomainClock(_)
+                DomainClockObservedStateT::PacedDomainClock(_)
             ));
         }
         other => panic!("{other:?}"),

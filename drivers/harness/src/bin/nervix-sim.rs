@@ -4,7 +4,10 @@
 //! a simulated network with a virtual clock. The run commits a transaction, reads, and survives
 //! a leader change: the session ends with a redirect, the client reconnects to the new leader,
 //! attaches its transaction again and repeats what was outstanding under the same references.
-//! At the end the run is checked against what a client must never promise.
+//! Meanwhile the client follows the tenant's paced clock and reads a subscription's rows; the
+//! leader change interrupts both, and both are restored on the new session (the subscription
+//! as a new generation, with the gap reported). At the end the run is checked against what a
+//! client must never promise.
 
 use nervix_harness::sim::{SimConfig, Simulation};
 use std::process::ExitCode;
@@ -21,6 +24,10 @@ fn main() -> ExitCode {
 
     let _ = sim.client().select_domain(Some("tenant"));
     sim.execute("CREATE RELAY orders SCHEMA orders UNBRANCHED;", false);
+    step(&mut sim);
+    // The tenant's paced clock, and a subscription whose rows arrive while the rest runs.
+    sim.statement("ATTACH DOMAIN CLOCK");
+    sim.statement("CREATE SUBSCRIPTION live FROM orders");
     step(&mut sim);
     sim.read();
     step(&mut sim);
@@ -39,6 +46,9 @@ fn main() -> ExitCode {
     sim.run_for(Duration::from_secs(5));
     sim.execute("SHOW DOMAINS;", false);
     sim.run_for(Duration::from_secs(2));
+    sim.statement("DELETE SUBSCRIPTION live");
+    sim.statement("DETACH DOMAIN CLOCK");
+    sim.run_for(Duration::from_secs(1));
 
     for line in sim.client_trace() {
         println!("{line}");

@@ -32,6 +32,24 @@ pub struct Faults {
     /// or `expected_preview`) on a session holding a transaction, the leader forgets the
     /// binding; the command is answered `TransactionDetached` and the transaction stays open.
     pub detach_binding: f64,
+    /// A DROPPING subscription's due batch is dropped and reported as
+    /// `SubscriptionDeliveryLost` with its row count.
+    pub delivery_lost: f64,
+    /// A subscription's due batch is skipped and reported as `SubscriptionRowsSkipped`
+    /// (`DomainTimeUnavailable`) with its row count.
+    pub rows_skipped: f64,
+    /// When a batch is due, the relay is redefined: its version rises and every generation
+    /// open on it ends with `SubscriptionEnded` `RelayChanged`.
+    pub relay_changed: f64,
+    /// When a batch is due, the relay is removed: every generation open on it ends with
+    /// `SubscriptionEnded` `RelayRemoved`, and later subscribes to it are refused.
+    pub relay_removed: f64,
+    /// When a tick is due, the domain's installed clock changes instead (START, STOP or
+    /// unpaced), sent to attached sessions as `DomainClockObserved`.
+    pub clock_change: f64,
+    /// When a tick is due, the domain's clock attachments end with
+    /// `DomainClockAttachmentEnded` `DomainRemoved`.
+    pub clock_removed: f64,
 }
 
 impl Faults {
@@ -46,6 +64,12 @@ impl Faults {
             session_ending: p,
             transfer_parts: p,
             detach_binding: p,
+            delivery_lost: p,
+            rows_skipped: p,
+            relay_changed: p,
+            relay_removed: p,
+            clock_change: p,
+            clock_removed: p,
         }
     }
 }

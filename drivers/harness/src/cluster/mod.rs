@@ -79,8 +79,8 @@
 //! | `commands` | `CommandRequest`: statement classification, the record of outcomes by execution reference, dispositions outside a transaction |
 //! | `transactions` | `BEGIN`, appends, `COMMIT`, `REVERT`, bindings, `AttachTransactionRequest`, `InspectTransactionRequest`, expiry |
 //! | `reads` | `ListDomainsRequest`, `SelectDomainRequest`, read commands, `SuggestRequest`, `ChoiceLookupRequest` |
-//! | `subscriptions` | `SubscribeRequest`, `UnsubscribeRequest` and the rows that follow an opening |
-//! | `clocks` | `AttachDomainClockRequest`, `DetachDomainClockRequest` |
+//! | `subscriptions` | relays and their rows, `SubscribeRequest`, `UnsubscribeRequest`, delivery loss, skipped rows, relay changes |
+//! | `clocks` | domain clocks and their ticks, `AttachDomainClockRequest`, `DetachDomainClockRequest` |
 //! | `backups` | a `BACKUP` command, completed with its archive summary |
 //! | `transfers` | writing replies, split into transfer parts when large |
 //! | `faults` | [`Faults`], the seeded draws and the malformed frames |
@@ -106,7 +106,9 @@ mod subscriptions;
 mod transactions;
 mod transfers;
 
+pub use clocks::TICK_PERIOD;
 pub use faults::Faults;
+pub use subscriptions::{branch_key_values, is_branched, relay_schema, row_values, ROW_PERIOD};
 pub use transactions::TRANSACTION_EXPIRY;
 
 use commands::{command_outcome, completed, read_command, Record, Stmt};
@@ -224,7 +226,7 @@ struct Session {
     bound: Option<String>,
     last_transaction: Option<String>,
     taken_over: Option<String>,
-    subscriptions: BTreeMap<String, (String, u64)>,
+    subscriptions: BTreeMap<String, subscriptions::OpenSubscription>,
     clocks: BTreeSet<String>,
     in_flight: BTreeSet<u64>,
 }
@@ -362,7 +364,8 @@ pub struct SimCluster {
     records: BTreeMap<String, Record>,
     created: BTreeSet<String>,
     generations: BTreeMap<String, u64>,
-    next_row: u64,
+    relays: subscriptions::Relays,
+    domain_clocks: BTreeMap<String, clocks::DomainClockSim>,
     out: VecDeque<Queued>,
     trace: Vec<String>,
 }
@@ -393,7 +396,8 @@ impl SimCluster {
             records: BTreeMap::new(),
             created: BTreeSet::new(),
             generations: BTreeMap::new(),
-            next_row: 1,
+            relays: subscriptions::Relays::default(),
+            domain_clocks: BTreeMap::new(),
             out: VecDeque::new(),
             trace: Vec::new(),
         };
@@ -692,9 +696,30 @@ impl SimCluster {
     }
 
     /// Moves virtual time to `now` (never backwards) and runs what is due: open transactions
-    /// idle for [`TRANSACTION_EXPIRY`] expire and lose their binding.
+    /// idle for [`TRANSACTION_EXPIRY`] expire and lose their binding, open subscriptions
+    /// receive their batches (one per [`ROW_PERIOD`]), and paced domain clocks tick (one per
+    /// [`TICK_PERIOD`]) to the sessions attached to them.
     pub fn advance(&mut self, now: Timestamp) {
         self.tick(now);
+        self.emit_rows();
+        self.run_clocks();
+    }
+
+    /// When [`SimCluster::advance`] next has something to send on its own: a subscription's
+    /// batch or a tick of a clock some session is attached to.
+    pub fn next_due(&self) -> Option<Timestamp> {
+        let open = || self.sessions.values().filter(|s| s.open);
+        let rows = open().flat_map(|s| s.subscriptions.values().map(|o| o.next_emit));
+        let ticks = self
+            .domain_clocks
+            .iter()
+            .filter(|(d, _)| open().any(|s| s.clocks.contains(*d)))
+            .map(|(_, c)| c.next_tick);
+        let attached_fresh = open()
+            .flat_map(|s| s.clocks.iter())
+            .filter(|d| !self.domain_clocks.contains_key(*d))
+            .map(|_| self.now);
+        rows.chain(ticks).chain(attached_fresh).min()
     }
 
     /// The outcome recorded under an execution reference, if the command was admitted: what

@@ -1,13 +1,252 @@
-//! Subscriptions (S-*): `SubscribeRequest` with one `CREATE SUBSCRIPTION` statement, the rows
-//! that follow the opening reply, and `UnsubscribeRequest`; both refused while the session holds
-//! a transaction (L-3).
+//! Subscriptions (S-*): relays that emit typed rows, `SubscribeRequest` with one
+//! `CREATE SUBSCRIPTION <name> FROM <relay> ...` statement (DROPPING delivery when a later
+//! word says so), the rows that
+//! follow the opening reply and then one batch per [`ROW_PERIOD`], and `UnsubscribeRequest`;
+//! both requests refused while the session holds a transaction (L-3).
+//!
+//! A relay's schema depends on its version, which a `relay_changed` fault raises: the
+//! generations open on it end with `RelayChanged`, and the next subscribe reads the new
+//! schema (a version of even number carries one more field). A `relay_removed` fault ends them
+//! with `RelayRemoved` and refuses later subscribes to that relay. A relay whose name starts
+//! with `branched` declares a branch, and its batches carry a branch key.
+//!
+//! Every value a row carries is a pure function of the relay's version, the subscription's
+//! generation and the row's number ([`row_values`]), and it cycles through the values careless
+//! readers break on: both ends of every integer width used, `-0.0`, a NaN with a payload, the
+//! smallest subnormal, the largest finite and infinite floats, empty text, text with NUL and
+//! multi-byte characters, empty and non-UTF-8 bytes, the extreme DATETIME nanoseconds, null,
+//! withheld, fixed and variable lists. A checker can recompute what any row must hold.
 
 use super::*;
+use nervix_protocol::rows::OwnedValue;
+use std::time::Duration;
+
+/// How often an open subscription receives a batch.
+pub const ROW_PERIOD: Duration = Duration::from_millis(150);
+
+/// How a subscription is delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Delivery {
+    /// The relay waits for the session: nothing is dropped.
+    Blocking,
+    /// What the session does not take in time is dropped and reported as delivery loss.
+    Dropping,
+}
+
+/// One open subscription of a session.
+#[derive(Debug, Clone)]
+pub(super) struct OpenSubscription {
+    pub relay: String,
+    pub generation: u64,
+    /// The relay's version when it opened: its rows are written against that schema.
+    pub version: u64,
+    pub delivery: Delivery,
+    pub next_emit: Timestamp,
+    pub next_row: u64,
+}
+
+/// The relays the cluster knows: version by name, and those removed.
+#[derive(Debug, Default)]
+pub(super) struct Relays {
+    versions: BTreeMap<String, u64>,
+    removed: BTreeSet<String>,
+}
+
+impl Relays {
+    fn version(&mut self, relay: &str) -> u64 {
+        *self.versions.entry(relay.to_string()).or_insert(1)
+    }
+}
+
+fn scalar(name: &str, scalar: ScalarType, nullable: bool, sensitive: bool) -> RowFieldT {
+    RowFieldT {
+        name: name.into(),
+        field_type: Box::new(scalar_type(scalar)),
+        nullable,
+        sensitive,
+    }
+}
+
+fn scalar_type(scalar: ScalarType) -> FieldTypeT {
+    FieldTypeT {
+        shape: FieldTypeShapeT::ScalarFieldType(Box::new(ScalarFieldTypeT {
+            scalar: Some(scalar),
+        })),
+    }
+}
+
+/// Whether a relay of this name declares a branch.
+pub fn is_branched(relay: &str) -> bool {
+    relay.starts_with("branched")
+}
+
+/// The schema of `relay` at `version`.
+pub fn relay_schema(relay: &str, version: u64) -> RowSchemaT {
+    let mut fields = vec![
+        scalar("id", ScalarType::U64, false, false),
+        scalar("generation", ScalarType::U64, false, false),
+        scalar("version", ScalarType::U64, false, false),
+        scalar("big", ScalarType::U64, false, false),
+        scalar("price", ScalarType::F64, true, false),
+        scalar("note", ScalarType::String, true, false),
+        scalar("card", ScalarType::String, false, true),
+        scalar("blob", ScalarType::Bytes, false, false),
+        scalar("at", ScalarType::Datetime, false, false),
+        scalar("small", ScalarType::I8, false, false),
+        scalar("ratio", ScalarType::F32, false, false),
+        RowFieldT {
+            name: "tags".into(),
+            field_type: Box::new(FieldTypeT {
+                shape: FieldTypeShapeT::FixedListFieldType(Box::new(FixedListFieldTypeT {
+                    element: Box::new(scalar_type(ScalarType::I32)),
+                    length: 3,
+                })),
+            }),
+            nullable: false,
+            sensitive: false,
+        },
+        RowFieldT {
+            name: "words".into(),
+            field_type: Box::new(FieldTypeT {
+                shape: FieldTypeShapeT::ListFieldType(Box::new(ListFieldTypeT {
+                    element: Box::new(scalar_type(ScalarType::String)),
+                })),
+            }),
+            nullable: true,
+            sensitive: false,
+        },
+    ];
+    if version % 2 == 0 {
+        fields.push(scalar("flag", ScalarType::Bool, false, false));
+    }
+    RowSchemaT {
+        fields,
+        branch: is_branched(relay).then(|| {
+            Box::new(RowBranchT {
+                branch: "region".into(),
+                fields: vec![
+                    scalar("region", ScalarType::String, true, false),
+                    scalar("secret", ScalarType::I64, false, true),
+                ],
+            })
+        }),
+    }
+}
+
+/// What row `n` of a subscription of `generation`, on a relay at `version`, holds, field by
+/// field (see [`relay_schema`]).
+pub fn row_values(version: u64, generation: u64, n: u64) -> Vec<OwnedValue> {
+    let price = match n % 7 {
+        0 => OwnedValue::Null,
+        1 => OwnedValue::F64(-0.0),
+        2 => OwnedValue::F64(f64::from_bits(0x7ff8_0000_0000_0abc)),
+        3 => OwnedValue::F64(f64::from_bits(1)),
+        4 => OwnedValue::F64(f64::MAX),
+        5 => OwnedValue::F64(f64::NEG_INFINITY),
+        _ => OwnedValue::F64(n as f64 * 0.25),
+    };
+    let note = match n % 4 {
+        0 => OwnedValue::Null,
+        1 => OwnedValue::String(String::new()),
+        2 => OwnedValue::String("a\0b".into()),
+        _ => OwnedValue::String("ünï ✓ 𝄞".into()),
+    };
+    let blob = match n % 3 {
+        0 => OwnedValue::Bytes(vec![]),
+        1 => OwnedValue::Bytes(vec![0xff, 0xfe, 0x00, 0x80]),
+        _ => OwnedValue::Bytes(b"nervix".to_vec()),
+    };
+    let at = match n % 5 {
+        0 => i64::MIN,
+        1 => i64::MAX,
+        2 => 0,
+        3 => -1,
+        _ => 1_767_225_600_000_000_000 + n as i64,
+    };
+    let small = [i8::MIN, i8::MAX, 0, -1][(n % 4) as usize];
+    let ratio = [
+        f32::from_bits(0x8000_0000),
+        f32::from_bits(0x7fc0_1234),
+        f32::from_bits(1),
+        f32::MAX,
+    ][(n % 4) as usize];
+    let words = match n % 3 {
+        0 => OwnedValue::Null,
+        k => OwnedValue::List(
+            (0..k)
+                .map(|i| OwnedValue::String(format!("w{i}")))
+                .collect(),
+        ),
+    };
+    let mut values = vec![
+        OwnedValue::U64(n),
+        OwnedValue::U64(generation),
+        OwnedValue::U64(version),
+        OwnedValue::U64([0, u64::MAX, (1 << 53) + 1][(n % 3) as usize]),
+        price,
+        note,
+        OwnedValue::Withheld,
+        blob,
+        OwnedValue::Datetime(at),
+        OwnedValue::I8(small),
+        OwnedValue::F32(ratio),
+        OwnedValue::List(vec![
+            OwnedValue::I32(i32::MIN),
+            OwnedValue::I32(n as i32),
+            OwnedValue::I32(i32::MAX),
+        ]),
+        words,
+    ];
+    if version % 2 == 0 {
+        values.push(OwnedValue::Bool(n % 2 == 0));
+    }
+    values
+}
+
+/// The branch key of row `n` of a branched relay.
+pub fn branch_key_values(n: u64) -> Vec<OwnedValue> {
+    vec![
+        match n % 3 {
+            0 => OwnedValue::Null,
+            1 => OwnedValue::String("eu".into()),
+            _ => OwnedValue::String("ünï".into()),
+        },
+        OwnedValue::Withheld,
+    ]
+}
+
+fn cells(values: &[OwnedValue]) -> Vec<CellT> {
+    values.iter().map(OwnedValue::to_cell).collect()
+}
+
+/// Parses `CREATE SUBSCRIPTION <name> FROM <relay> ...`: delivery is DROPPING when the words
+/// after the relay name it (for example `WITH DELIVERY DROPPING`), BLOCKING otherwise.
+fn parse(statement: &str) -> Option<(String, String, Delivery)> {
+    let statement = statement.trim().trim_end_matches(';');
+    if statement.contains(';') {
+        return None;
+    }
+    let words: Vec<&str> = statement.split_whitespace().collect();
+    match words.as_slice() {
+        [create, sub, name, from, relay, rest @ ..]
+            if create.eq_ignore_ascii_case("CREATE")
+                && sub.eq_ignore_ascii_case("SUBSCRIPTION")
+                && from.eq_ignore_ascii_case("FROM") =>
+        {
+            let delivery = if rest.iter().any(|w| w.eq_ignore_ascii_case("DROPPING")) {
+                Delivery::Dropping
+            } else {
+                Delivery::Blocking
+            };
+            Some((name.to_string(), relay.to_string(), delivery))
+        }
+        _ => None,
+    }
+}
 
 impl SimCluster {
-    /// `SubscribeRequest`: opens the subscription its one `CREATE SUBSCRIPTION <name> FROM
-    /// <relay>` statement names, with a new generation of the name, and sends a first batch of
-    /// rows after the reply.
+    /// `SubscribeRequest`: opens the subscription its one statement names, with a new
+    /// generation of the name, and sends a first batch of rows right after the reply.
     pub(super) fn subscribe(&mut self, conn: ConnId, s: &SubscribeRequestT) -> Served {
         let failed = |message: String| {
             Served::new(
@@ -27,26 +266,15 @@ impl SimCluster {
         if !self.config.domains.contains(&s.domain) {
             return failed(format!("no domain named {}", s.domain));
         }
-        let statement = s.statement.trim().trim_end_matches(';');
-        if statement.contains(';') {
-            return failed("a subscription is opened by exactly one statement".into());
+        let Some((name, relay, delivery)) = parse(&s.statement) else {
+            return failed(
+                "expected exactly one CREATE SUBSCRIPTION <name> FROM <relay> [DROPPING|BLOCKING]"
+                    .into(),
+            );
+        };
+        if self.relays.removed.contains(&relay) {
+            return failed(format!("no relay named {relay}"));
         }
-        let words: Vec<&str> = statement.split_whitespace().collect();
-        let from = words.iter().position(|w| w.eq_ignore_ascii_case("FROM"));
-        let parsed = match (words.as_slice(), from) {
-            ([create, sub, name, ..], Some(f))
-                if create.eq_ignore_ascii_case("CREATE")
-                    && sub.eq_ignore_ascii_case("SUBSCRIPTION")
-                    && f == 3
-                    && words.len() > 4 =>
-            {
-                Some((name.to_string(), words[4].to_string()))
-            }
-            _ => None,
-        };
-        let Some((name, relay)) = parsed else {
-            return failed("expected CREATE SUBSCRIPTION <name> FROM <relay>".into());
-        };
         if self.sessions[&conn].subscriptions.contains_key(&name) {
             return failed(format!("subscription {name} is already open"));
         }
@@ -57,76 +285,172 @@ impl SimCluster {
             *g += 1;
             *g
         };
-        if let Some(session) = self.sessions.get_mut(&conn) {
-            session
-                .subscriptions
-                .insert(name.clone(), (s.domain.clone(), generation));
-        }
-        let handle = SubscriptionHandleT {
-            name: name.clone(),
+        let version = self.relays.version(&relay);
+        let mut open = OpenSubscription {
+            relay: relay.clone(),
             generation,
+            version,
+            delivery,
+            next_emit: self.now + ROW_PERIOD,
+            next_row: 1,
         };
-        let field = |name: &str, scalar: ScalarType, nullable: bool, sensitive: bool| RowFieldT {
-            name: name.into(),
-            field_type: Box::new(FieldTypeT {
-                shape: FieldTypeShapeT::ScalarFieldType(Box::new(ScalarFieldTypeT {
-                    scalar: Some(scalar),
-                })),
-            }),
-            nullable,
-            sensitive,
-        };
+        let schema = relay_schema(&relay, version);
+        let first = self.batch(&name, &mut open);
+        if let Some(session) = self.sessions.get_mut(&conn) {
+            session.subscriptions.insert(name.clone(), open);
+        }
         let body = ReplyBodyT::SubscribeOutcome(Box::new(SubscribeOutcomeT {
             disposition: SubscribeDispositionT::SubscriptionOpened(Box::new(SubscriptionOpenedT {
-                subscription: Box::new(handle.clone()),
+                subscription: Box::new(SubscriptionHandleT {
+                    name: name.clone(),
+                    generation,
+                }),
                 domain: s.domain.clone(),
                 relay,
                 subscription_type: Some(SubscriptionType::Row),
-                schema: Box::new(RowSchemaT {
-                    fields: vec![
-                        field("id", ScalarType::U64, false, false),
-                        field("price", ScalarType::F64, true, false),
-                        field("card", ScalarType::String, false, true),
-                    ],
-                    branch: None,
-                }),
+                schema: Box::new(schema),
             })),
             message: "subscribed".into(),
             diagnostics: vec![],
         }));
+        let mut served = Served::new(body, format!("SubscriptionOpened({name}#{generation})"));
+        served.summary.push_str(&format!(" + {} row(s)", first.1));
+        served.after.push(first.0);
+        served
+    }
+
+    /// The next batch of an open subscription: a few rows from its row counter.
+    fn batch(&mut self, name: &str, open: &mut OpenSubscription) -> (ServerMessageT, u64) {
         let count = 1 + self.rng.next() % 3;
-        let rows = (0..count)
-            .map(|_| {
-                let id = self.next_row;
-                self.next_row += 1;
-                let price = (self.rng.next() % 100_000) as f64 / 100.0;
-                RowT {
-                    cells: vec![
-                        CellT {
-                            value: CellValueT::U64Cell(Box::new(U64CellT { value: id })),
-                        },
-                        CellT {
-                            value: CellValueT::F64Cell(Box::new(F64CellT { value: Some(price) })),
-                        },
-                        CellT {
-                            value: CellValueT::RedactedCell(Box::default()),
-                        },
-                    ],
-                }
+        let first = open.next_row;
+        open.next_row += count;
+        let rows = (first..first + count)
+            .map(|n| RowT {
+                cells: cells(&row_values(open.version, open.generation, n)),
             })
             .collect();
-        let mut served = Served::new(body, format!("SubscriptionOpened({name}#{generation})"));
-        served.after.push(ServerMessageT {
-            body: ServerBodyT::SubscriptionRows(Box::new(SubscriptionRowsT {
-                subscription: Box::new(handle),
-                batch: Box::new(RowBatchT {
-                    branch_key: None,
-                    rows,
-                }),
-            })),
+        let branch_key = is_branched(&open.relay).then(|| {
+            Box::new(BranchKeyT {
+                cells: cells(&branch_key_values(first)),
+            })
         });
-        served.summary.push_str(&format!(" + {count} row(s)"));
-        served
+        let message = ServerMessageT {
+            body: ServerBodyT::SubscriptionRows(Box::new(SubscriptionRowsT {
+                subscription: Box::new(SubscriptionHandleT {
+                    name: name.to_string(),
+                    generation: open.generation,
+                }),
+                batch: Box::new(RowBatchT { branch_key, rows }),
+            })),
+        };
+        (message, count)
+    }
+
+    /// Sends what each open subscription has due by `now`: a batch, or in its place, under a
+    /// fault, delivery loss (DROPPING only) or skipped rows; and a relay change or removal
+    /// that ends every generation open on the relay.
+    pub(super) fn emit_rows(&mut self) {
+        let now = self.now;
+        let due: Vec<(ConnId, String)> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.open)
+            .flat_map(|(c, s)| {
+                s.subscriptions
+                    .iter()
+                    .filter(|(_, o)| o.next_emit <= now)
+                    .map(move |(n, _)| (*c, n.clone()))
+            })
+            .collect();
+        for (conn, name) in due {
+            let Some(mut open) = self
+                .sessions
+                .get_mut(&conn)
+                .and_then(|s| s.subscriptions.get(&name).cloned())
+            else {
+                continue;
+            };
+            open.next_emit = now + ROW_PERIOD;
+            let faults = self.config.faults.clone();
+            if self.chance(faults.relay_removed) {
+                self.end_relay(&open.relay, SubscriptionEndReason::RelayRemoved);
+                self.relays.removed.insert(open.relay.clone());
+                continue;
+            }
+            if self.chance(faults.relay_changed) {
+                *self.relays.versions.entry(open.relay.clone()).or_insert(1) += 1;
+                self.end_relay(&open.relay, SubscriptionEndReason::RelayChanged);
+                continue;
+            }
+            let (message, count) = self.batch(&name, &mut open);
+            let handle = || {
+                Box::new(SubscriptionHandleT {
+                    name: name.clone(),
+                    generation: open.generation,
+                })
+            };
+            let message =
+                if open.delivery == Delivery::Dropping && self.chance(faults.delivery_lost) {
+                    ServerMessageT {
+                        body: ServerBodyT::SubscriptionDeliveryLost(Box::new(
+                            SubscriptionDeliveryLostT {
+                                subscription: handle(),
+                                dropped_rows: count,
+                            },
+                        )),
+                    }
+                } else if self.chance(faults.rows_skipped) {
+                    ServerMessageT {
+                        body: ServerBodyT::SubscriptionRowsSkipped(Box::new(
+                            SubscriptionRowsSkippedT {
+                                subscription: handle(),
+                                cause: Some(RowsSkippedCause::DomainTimeUnavailable),
+                                skipped_rows: count,
+                                message: "domain time was not available to the filter".into(),
+                            },
+                        )),
+                    }
+                } else {
+                    message
+                };
+            if let Some(s) = self.sessions.get_mut(&conn) {
+                s.subscriptions.insert(name, open);
+            }
+            self.push_unsolicited(conn, message);
+        }
+    }
+
+    /// Ends every generation open on `relay`, on every session.
+    fn end_relay(&mut self, relay: &str, reason: SubscriptionEndReason) {
+        let ended: Vec<(ConnId, String, u64)> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.open)
+            .flat_map(|(c, s)| {
+                s.subscriptions
+                    .iter()
+                    .filter(|(_, o)| o.relay == relay)
+                    .map(move |(n, o)| (*c, n.clone(), o.generation))
+            })
+            .collect();
+        for (conn, name, generation) in ended {
+            if let Some(s) = self.sessions.get_mut(&conn) {
+                s.subscriptions.remove(&name);
+            }
+            self.log(format!(
+                "{conn} SubscriptionEnded({name}#{generation}, {reason:?}) [fault relay]"
+            ));
+            self.push_unsolicited(
+                conn,
+                ServerMessageT {
+                    body: ServerBodyT::SubscriptionEnded(Box::new(SubscriptionEndedT {
+                        subscription: Box::new(SubscriptionHandleT { name, generation }),
+                        reason: Some(reason),
+                        message: format!("relay {relay} {reason:?}"),
+                    })),
+                },
+            );
+        }
     }
 
     /// `UnsubscribeRequest`: deletes the session's subscription of that name.
@@ -146,13 +470,14 @@ impl SimCluster {
                 "a session holding a transaction ({tx}) cannot unsubscribe"
             ));
         }
-        let Some((_, generation)) = self
+        let Some(open) = self
             .sessions
             .get_mut(&conn)
             .and_then(|s| s.subscriptions.remove(name))
         else {
             return failed(format!("no subscription named {name} is open"));
         };
+        let generation = open.generation;
         Served::new(
             ReplyBodyT::UnsubscribeOutcome(Box::new(UnsubscribeOutcomeT {
                 disposition: UnsubscribeDispositionT::SubscriptionDeleted(Box::new(
