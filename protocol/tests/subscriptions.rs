@@ -627,3 +627,98 @@ fn l_3_subscription_calls_wait_while_a_transaction_is_held() {
         ClientError::InTransaction
     );
 }
+
+/// One thing the server does to the subscription `live` in the property below.
+#[derive(Debug, Clone)]
+enum Step {
+    /// Rows of a generation (1 to 4; the client has opened at most some of them).
+    Rows(u64),
+    /// Delivery loss reported for a generation.
+    Lost(u64),
+    /// The end of a generation, changed or removed.
+    Ended(u64, bool),
+    /// The answer to the newest subscribe out, opening the next generation.
+    Open,
+    /// The session is lost (and a new one opened).
+    Lose,
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    prop_oneof![
+        4 => (1u64..5).prop_map(Step::Rows),
+        1 => (1u64..5).prop_map(Step::Lost),
+        1 => ((1u64..5), any::<bool>()).prop_map(|(g, c)| Step::Ended(g, c)),
+        2 => Just(Step::Open),
+        1 => Just(Step::Lose),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::default())]
+
+    /// Whatever the server sends, in whatever order, a batch reaches the application only
+    /// while its own generation is the open one (S-3, R-1), and nothing follows the end.
+    #[test]
+    fn s_3_no_frame_of_one_generation_is_applied_to_another(steps in proptest::collection::vec(step(), 1..40)) {
+        let mut r = Rig::new();
+        let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+        let mut sid = r.open();
+        let mut next_generation = 1;
+        for s in steps {
+            match s {
+                Step::Rows(g) => r.feed(sid, rows("live", g, 1, 1)),
+                Step::Lost(g) => r.feed(sid, delivery_lost("live", g, 3)),
+                Step::Ended(g, changed) => {
+                    let reason = if changed {
+                        SubscriptionEndReason::RelayChanged
+                    } else {
+                        SubscriptionEndReason::RelayRemoved
+                    };
+                    r.feed(sid, ended("live", g, reason));
+                }
+                Step::Open => {
+                    let out = r
+                        .sent
+                        .iter()
+                        .rev()
+                        .find(|(s, m)| *s == sid && m.request.client_request_type() == ClientRequest::SubscribeRequest)
+                        .map(|(_, m)| m.request_id);
+                    if let Some(rid) = out {
+                        r.feed(sid, opened(rid, "live", next_generation, two_fields()));
+                        next_generation += 1;
+                    }
+                }
+                Step::Lose => {
+                    r.c.handle_closed(r.now, sid);
+                    r.pump();
+                    if let Some(at) = r.c.poll_timeout() {
+                        r.now = at;
+                        r.c.handle_timeout(at);
+                        r.pump();
+                    }
+                    if r.connects.last().is_some_and(|(s, _)| *s != sid) {
+                        sid = r.open();
+                    }
+                }
+            }
+        }
+        let mut open: Option<u64> = None;
+        let mut ended = false;
+        for e in drain(&mut r, id) {
+            proptest::prop_assert!(!ended, "an event after the end: {e:?}");
+            match e {
+                SubscriptionEvent::Opened { generation, .. } => open = Some(generation),
+                SubscriptionEvent::Rows(b) => {
+                    proptest::prop_assert_eq!(Some(b.generation()), open);
+                }
+                SubscriptionEvent::Gap(Gap::DeliveryLost { .. }) => {
+                    proptest::prop_assert!(open.is_some(), "a gap of no open generation");
+                }
+                SubscriptionEvent::Gap(Gap::SessionLost | Gap::RelayChanged { .. }) => open = None,
+                SubscriptionEvent::Ended(_) => ended = true,
+                _ => {}
+            }
+        }
+    }
+}
