@@ -298,6 +298,7 @@ pub(crate) fn on_reply(
     frame: ServerFrame,
     binding: &mut Binding,
     now: Timestamp,
+    leader_uri: super::LeaderUri,
 ) -> (Step, bool) {
     // Whether an attempt before this one may have run: then a refusal of this attempt says
     // nothing about the command's outcome.
@@ -338,7 +339,7 @@ pub(crate) fn on_reply(
     let redirect_to = o
         .disposition_as_leader_redirect()
         .and_then(|r| r.leader())
-        .and_then(|l| l.grpc_uri())
+        .and_then(|l| leader_uri.of(l))
         .map(str::to_string);
     let report = || {
         CommandReport::new(e.retained.reference.clone(), frame.clone())
@@ -592,7 +593,13 @@ impl super::Client {
         let Some(entry) = self.commands.get(h) else {
             return;
         };
-        let (step, changed) = on_reply(entry, frame, &mut self.tx.binding, now);
+        let (step, changed) = on_reply(
+            entry,
+            frame,
+            &mut self.tx.binding,
+            now,
+            self.config.leader_uri,
+        );
         if changed {
             self.events
                 .push_back(ClientEvent::Transaction(self.tx.binding.clone()));
