@@ -2,9 +2,9 @@
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
-# A client session against the embedded simulated node, in real frames.
+# The loopback cluster (three nodes, TLS, 127.0.0.1) and an example session over the tokio driver.
 run:
-    cargo run --quiet -p nervix-harness --bin nervix-sim
+    cargo run --quiet -p nervix-tokio --example session
 
 # Every test of the workspace, clippy with -D warnings, rustfmt, and a build of the fuzz targets.
 test:
@@ -39,3 +39,7 @@ soak seeds="10000" cases="20000" base="0":
 # Replay one simulation seed and print its trace.
 replay seed:
     NERVIX_SEED={{seed}} NERVIX_TRACE=1 cargo test -p nervix-harness --test simulation -- --nocapture
+
+# The simulated cluster served over real gRPC and WebSocket sockets until interrupted.
+serve *args:
+    cargo run --quiet -p nervix-loopback --bin nervix-sim -- serve {{args}}

@@ -313,6 +313,7 @@ pub(crate) fn on_reply(
     frame: ServerFrame,
     binding: &mut Binding,
     now: Timestamp,
+    leader_uri: super::LeaderUri,
 ) -> (Step, bool) {
     let view = frame.view();
     let Some(reply) = view.body_as_reply() else {
@@ -353,7 +354,7 @@ pub(crate) fn on_reply(
     let redirect_to = o
         .disposition_as_leader_redirect()
         .and_then(|r| r.leader())
-        .and_then(|l| l.grpc_uri())
+        .and_then(|l| leader_uri.of(l))
         .map(str::to_string);
     // The report takes the frame itself: a second handle on it would make every report of a
     // frame that owns its buffer alone look shared, and be copied for nothing.
@@ -601,7 +602,13 @@ impl super::Client {
         let Some(entry) = self.commands.get(h) else {
             return;
         };
-        let (step, changed) = on_reply(entry, frame, &mut self.tx.binding, now);
+        let (step, changed) = on_reply(
+            entry,
+            frame,
+            &mut self.tx.binding,
+            now,
+            self.config.leader_uri,
+        );
         if changed {
             self.events
                 .push_back(ClientEvent::Transaction(self.tx.binding.clone()));

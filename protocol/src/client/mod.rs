@@ -116,6 +116,32 @@ pub struct ClientConfig {
     pub subscriptions_total_bytes: usize,
     /// The seed of the client's random generator (references, jitter).
     pub seed: u64,
+    /// Which of a leader's endpoints a redirect or a leadership observation leads to: its
+    /// `grpc_uri` for a native client, its `web_console_uri` for a WebSocket client (D-1,
+    /// T-7). Default [`LeaderUri::Grpc`].
+    pub leader_uri: LeaderUri,
+}
+
+/// Which endpoint of a named leader the client opens its next session at (D-1, T-7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum LeaderUri {
+    /// The leader's `grpc_uri`: a native client over gRPC.
+    #[default]
+    Grpc,
+    /// The leader's `web_console_uri`: a WebSocket client, which reconnects to `/console/ws`
+    /// there (T-7).
+    WebConsole,
+}
+
+impl LeaderUri {
+    /// The endpoint of `leader` this client follows, if the leader names one (D-2).
+    pub fn of<'a>(self, leader: LeaderEndpoints<'a>) -> Option<&'a str> {
+        match self {
+            Self::Grpc => leader.grpc_uri(),
+            Self::WebConsole => leader.web_console_uri(),
+        }
+    }
 }
 
 impl ClientConfig {
@@ -134,6 +160,7 @@ impl ClientConfig {
             subscription_bytes: 16 << 20,
             subscriptions_total_bytes: 64 << 20,
             seed,
+            leader_uri: LeaderUri::Grpc,
         }
     }
 }
@@ -1009,7 +1036,11 @@ impl Client {
                                 .view()
                                 .body_as_session_ending()
                                 .and_then(|e| e.reason_as_leader_redirect())
-                                .map(|r| r.leader().and_then(|l| l.grpc_uri()).map(str::to_string));
+                                .map(|r| {
+                                    r.leader()
+                                        .and_then(|l| self.config.leader_uri.of(l))
+                                        .map(str::to_string)
+                                });
                             (SessionLoss::Ending(f.clone()), redirect)
                         }
                         EndCause::TransportLost => (SessionLoss::Transport, None),
@@ -1045,7 +1076,7 @@ impl Client {
         let view = f.view();
         if let Some(l) = view.body_as_leadership_observed() {
             if let Some(remote) = l.leadership_as_leader_is_remote() {
-                if let Some(uri) = remote.leader().grpc_uri() {
+                if let Some(uri) = self.config.leader_uri.of(remote.leader()) {
                     if let Ok(e) = Endpoint::parse(uri) {
                         self.endpoints.learn(e, false);
                     }

@@ -60,6 +60,7 @@ impl Transaction {
         now: Timestamp,
         by_application: bool,
         adopt: &mut Option<String>,
+        leader_uri: super::LeaderUri,
     ) -> AttachStep {
         let view = frame.view();
         let Some(outcome) = view
@@ -82,7 +83,10 @@ impl Transaction {
         } else if let Some(f) = outcome.disposition_as_transaction_already_finished() {
             self.binding.already_finished(&f.transaction().unpack());
         } else if let Some(r) = outcome.disposition_as_leader_redirect() {
-            let uri = r.leader().and_then(|l| l.grpc_uri()).map(str::to_string);
+            let uri = r
+                .leader()
+                .and_then(|l| leader_uri.of(l))
+                .map(str::to_string);
             return AttachStep::Redirect(uri);
         } else if !by_application {
             self.binding.finished(Ending::AttachRefused);
@@ -148,9 +152,13 @@ impl super::Client {
         read: Option<ReadHandle>,
     ) -> bool {
         let mut adopt = None;
-        let step = self
-            .tx
-            .on_attach_reply(frame, now, read.is_some(), &mut adopt);
+        let step = self.tx.on_attach_reply(
+            frame,
+            now,
+            read.is_some(),
+            &mut adopt,
+            self.config.leader_uri,
+        );
         if let Some(domain) = adopt {
             self.selected_domain = Some(domain);
         }

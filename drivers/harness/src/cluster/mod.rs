@@ -133,6 +133,11 @@ pub struct ClusterConfig {
     pub max_in_flight: usize,
     /// The domains the cluster holds, all running and unpaced. Default `tenant`, `analytics`.
     pub domains: Vec<String>,
+    /// The endpoints each node advertises, `(grpc_uri, web_console_uri)` in node order; a
+    /// node without an entry advertises `https://node-<n>.sim:7443/` and
+    /// `https://node-<n>.sim:8443/`. A server over real sockets puts its real ports here, so
+    /// redirects name addresses a client can reach. Default: none.
+    pub node_endpoints: Vec<(String, String)>,
 }
 
 impl Default for ClusterConfig {
@@ -144,6 +149,7 @@ impl Default for ClusterConfig {
             part_size: 64 * 1024,
             max_in_flight: 64,
             domains: vec!["tenant".into(), "analytics".into()],
+            node_endpoints: Vec::new(),
         }
     }
 }
@@ -375,11 +381,17 @@ impl SimCluster {
     pub fn new(config: ClusterConfig) -> Self {
         let count = config.nodes.max(1);
         let nodes = (1..=count)
-            .map(|i| Node {
-                name: format!("node-{i}"),
-                endpoint: format!("https://node-{i}.sim:7443/"),
-                console: format!("https://node-{i}.sim:8443/"),
-                down: false,
+            .map(|i| {
+                let (endpoint, console) = config.node_endpoints.get(i - 1).cloned().unwrap_or((
+                    format!("https://node-{i}.sim:7443/"),
+                    format!("https://node-{i}.sim:8443/"),
+                ));
+                Node {
+                    name: format!("node-{i}"),
+                    endpoint,
+                    console,
+                    down: false,
+                }
             })
             .collect();
         let mut cluster = Self {
@@ -422,6 +434,31 @@ impl SimCluster {
     /// The nodes' endpoints in node order: `https://node-1.sim:7443/`, ...
     pub fn endpoints(&self) -> Vec<String> {
         self.nodes.iter().map(|n| n.endpoint.clone()).collect()
+    }
+
+    /// The nodes' console endpoints (`web_console_uri`) in node order:
+    /// `https://node-1.sim:8443/`, ...
+    pub fn console_endpoints(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.console.clone()).collect()
+    }
+
+    /// The index of the node whose `grpc_uri` or `web_console_uri` is `endpoint` (a trailing
+    /// `/` is optional).
+    pub fn node_of_endpoint(&self, endpoint: &str) -> Option<usize> {
+        let wanted = endpoint.trim_end_matches('/');
+        self.nodes.iter().position(|n| {
+            n.endpoint.trim_end_matches('/') == wanted || n.console.trim_end_matches('/') == wanted
+        })
+    }
+
+    /// Whether node `index` is down.
+    pub fn is_down(&self, index: usize) -> bool {
+        self.nodes.get(index).is_some_and(|n| n.down)
+    }
+
+    /// The number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
     }
 
     /// The name of node `index` (`node-1` for index 0). Panics if `index` is out of range.

@@ -1,0 +1,233 @@
+//! The gRPC side of a node: HTTP/2, one session per `Exchange` call.
+
+use crate::{header_auth, lock, CallSeen, Listener, Out, Transport, EXCHANGE_PATH};
+use crate::{Shared, FRAME_LIMIT};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use h2::server::SendResponse;
+use h2::{Reason, RecvStream, SendStream};
+use http::{HeaderMap, HeaderValue, Request, Response};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+
+const OK: u32 = 0;
+const UNIMPLEMENTED: u32 = 12;
+const UNAVAILABLE: u32 = 14;
+const UNAUTHENTICATED: u32 = 16;
+const OUT_OF_RANGE: u32 = 11;
+const INTERNAL: u32 = 13;
+
+pub(crate) async fn serve(listener: TcpListener, l: Listener) {
+    let mut stop = l.shutdown.clone();
+    loop {
+        tokio::select! {
+            a = listener.accept() => {
+                let Ok((tcp, _)) = a else { continue };
+                let _ = tcp.set_nodelay(true);
+                let l = l.clone();
+                tokio::spawn(async move {
+                    match l.tls.clone() {
+                        Some(acceptor) => {
+                            if let Ok(tls) = acceptor.accept(tcp).await {
+                                let alpn = tls
+                                    .get_ref()
+                                    .1
+                                    .alpn_protocol()
+                                    .map(|p| String::from_utf8_lossy(p).into_owned());
+                                connection(tls, l, alpn).await;
+                            }
+                        }
+                        None => connection(tcp, l, None).await,
+                    }
+                });
+            }
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+async fn connection<T>(io: T, l: Listener, alpn: Option<String>)
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let Ok(mut conn) = h2::server::Builder::new()
+        .initial_window_size(1 << 22)
+        .initial_connection_window_size(1 << 23)
+        .max_frame_size(1 << 16)
+        .handshake::<_, Bytes>(io)
+        .await
+    else {
+        return;
+    };
+    while let Some(Ok((req, respond))) = conn.accept().await {
+        tokio::spawn(stream(req, respond, l.clone(), alpn.clone()));
+    }
+}
+
+fn status_headers(code: u32) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    h.insert("grpc-status", HeaderValue::from(code));
+    h
+}
+
+/// Ends a call before it started: a trailers-only response.
+fn refuse(mut respond: SendResponse<Bytes>, code: u32) {
+    let mut r = Response::builder()
+        .status(200)
+        .header("content-type", "application/grpc")
+        .body(())
+        .unwrap_or_default();
+    r.headers_mut().extend(status_headers(code));
+    let _ = respond.send_response(r, true);
+}
+
+/// One message behind the 5-byte gRPC prefix.
+pub(crate) fn prefixed(frame: &[u8]) -> Bytes {
+    let mut b = BytesMut::with_capacity(frame.len() + 5);
+    b.put_u8(0);
+    b.put_u32(frame.len() as u32);
+    b.put_slice(frame);
+    b.freeze()
+}
+
+/// Why a message stream cannot be read on.
+enum Bad {
+    Compressed,
+    TooLarge,
+}
+
+fn next_message(buf: &mut BytesMut) -> Result<Option<Bytes>, Bad> {
+    if buf.len() < 5 {
+        return Ok(None);
+    }
+    if buf[0] != 0 {
+        return Err(Bad::Compressed);
+    }
+    let len = u32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
+    if len > FRAME_LIMIT {
+        return Err(Bad::TooLarge);
+    }
+    if buf.len() < 5 + len {
+        return Ok(None);
+    }
+    buf.advance(5);
+    Ok(Some(buf.split_to(len).freeze()))
+}
+
+async fn stream(
+    req: Request<RecvStream>,
+    mut respond: SendResponse<Bytes>,
+    l: Listener,
+    alpn: Option<String>,
+) {
+    let path = req.uri().path().to_string();
+    let auth = header_auth(req.headers().get("authorization"));
+    let mut body = req.into_body();
+    let shared: Shared = l.shared.clone();
+    let verdict = {
+        let mut s = lock(&shared);
+        let verdict = if path != EXCHANGE_PATH {
+            Err(UNIMPLEMENTED)
+        } else {
+            s.check(&auth)
+                .map_err(|busy| if busy { UNAVAILABLE } else { UNAUTHENTICATED })
+        };
+        s.stats.calls.push(CallSeen {
+            node: l.node,
+            transport: Transport::Grpc,
+            path,
+            auth: auth.clone(),
+            accepted: verdict.is_ok(),
+            alpn,
+        });
+        match verdict {
+            Ok(()) => s.open(l.node).ok_or(UNAVAILABLE),
+            Err(code) => Err(code),
+        }
+    };
+    let (conn, mut rx) = match verdict {
+        Ok(v) => v,
+        Err(code) => return refuse(respond, code),
+    };
+    let head = Response::builder()
+        .status(200)
+        .header("content-type", "application/grpc")
+        .body(())
+        .unwrap_or_default();
+    let Ok(mut send) = respond.send_response(head, false) else {
+        lock(&shared).closed(conn, false);
+        return;
+    };
+    let mut buf = BytesMut::new();
+    loop {
+        tokio::select! {
+            d = body.data() => match d {
+                Some(Ok(chunk)) => {
+                    let _ = body.flow_control().release_capacity(chunk.len());
+                    buf.extend_from_slice(&chunk);
+                    loop {
+                        match next_message(&mut buf) {
+                            Ok(Some(msg)) => {
+                                let out = lock(&shared).receive(conn, msg, Transport::Grpc);
+                                if let Some(out) = out {
+                                    finish(&mut send, out);
+                                    return;
+                                }
+                            }
+                            Ok(None) => break,
+                            Err(bad) => {
+                                lock(&shared).closed(conn, false);
+                                let code = match bad {
+                                    Bad::TooLarge => OUT_OF_RANGE,
+                                    Bad::Compressed => INTERNAL,
+                                };
+                                let _ = send.send_trailers(status_headers(code));
+                                return;
+                            }
+                        }
+                    }
+                }
+                Some(Err(_)) => {
+                    lock(&shared).closed(conn, false);
+                    return;
+                }
+                None => {
+                    // The client half-closed: a clean end of the session.
+                    lock(&shared).closed(conn, true);
+                    let _ = send.send_trailers(status_headers(OK));
+                    return;
+                }
+            },
+            o = rx.recv() => match o {
+                Some(Out::Frame(f)) => {
+                    let _ = send.send_data(prefixed(&f), false);
+                }
+                Some(Out::Oversized) => {
+                    let mut b = BytesMut::with_capacity(FRAME_LIMIT + 6);
+                    b.put_u8(0);
+                    b.put_u32(FRAME_LIMIT as u32 + 1);
+                    b.put_bytes(0, FRAME_LIMIT + 1);
+                    let _ = send.send_data(b.freeze(), false);
+                }
+                Some(out) => {
+                    finish(&mut send, out);
+                    return;
+                }
+                None => return,
+            },
+        }
+    }
+}
+
+fn finish(send: &mut SendStream<Bytes>, out: Out) {
+    match out {
+        Out::Close { going_away } => {
+            let code = if going_away { UNAVAILABLE } else { OK };
+            let _ = send.send_trailers(status_headers(code));
+        }
+        Out::Cut => send.send_reset(Reason::CANCEL),
+        Out::Status(code) => {
+            let _ = send.send_trailers(status_headers(code));
+        }
+        Out::Frame(_) | Out::Oversized => {}
+    }
+}

@@ -1,0 +1,582 @@
+//! The simulated Nervix cluster of `nervix-harness` served over real sockets on 127.0.0.1.
+//!
+//! [`Loopback::start`] binds two ports per node: one serving gRPC over HTTP/2
+//! (`/nervix.session.Session/Exchange`, each message one frame behind the 5-byte gRPC length
+//! prefix) and one serving the WebSocket console (`/console/ws`, one binary message per frame).
+//! The cluster advertises these real ports as each node's `grpc_uri` and `web_console_uri`,
+//! so a redirect names an address a client can reach. With [`LoopbackConfig::tls`] both ports
+//! speak TLS with a certificate generated at start for [`LoopbackConfig::certificate_name`]
+//! (`localhost` by default), and the endpoints are `https://localhost:<port>/`.
+//!
+//! Each accepted gRPC stream or WebSocket is one cluster connection: its frames go to
+//! [`SimCluster::receive`], the cluster's outputs come back as transport messages, and a timer
+//! advances the cluster's clock. The server checks Basic credentials on every call (an
+//! `authorization` header, or on the console the `Authorization` header or the form-encoded
+//! `auth` query parameter) against [`LoopbackConfig::users`].
+//!
+//! Fault injection ([`Loopback`]'s methods) reaches the sockets: kill a node (its streams end,
+//! new ones are refused), cut streams without a frame, drop a node's replies, change the
+//! leader, answer calls `UNAVAILABLE` or 503, end a call with a gRPC status or a WebSocket close
+//! code, and send a frame above the 4 MiB limit. [`Loopback::stats`] tells what the server saw.
+//!
+//! The server runs on a thread and runtime of its own, so blocking and async clients alike can
+//! be pointed at it; dropping the [`Loopback`] stops it.
+
+mod grpc;
+mod ws;
+
+use base64::Engine as _;
+use bytes::Bytes;
+use nervix_harness::cluster::{ClusterConfig, ConnId, Faults, Output, SimCluster};
+use nervix_protocol::frame::ClientFrame;
+use nervix_protocol::schema::ClientRequestT;
+use nervix_protocol::time::Timestamp;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch};
+
+/// The largest frame either side sends or accepts: 4 MiB.
+pub const FRAME_LIMIT: usize = nervix_protocol::limits::FRAME_LIMIT;
+
+/// The gRPC method of a session.
+pub const EXCHANGE_PATH: &str = "/nervix.session.Session/Exchange";
+
+/// The WebSocket path of a console session.
+pub const CONSOLE_PATH: &str = "/console/ws";
+
+/// How a [`Loopback`] is built.
+#[derive(Debug, Clone)]
+pub struct LoopbackConfig {
+    /// Nodes (1 or 3). Default 3.
+    pub nodes: usize,
+    /// Serve https and wss with a generated certificate. Default false.
+    pub tls: bool,
+    /// The host name the certificate is issued for and the endpoints name. Default
+    /// `localhost`. A certificate for another name lets a test check that a client refuses it.
+    pub certificate_name: String,
+    /// The host name the endpoints name when TLS is on. Default `localhost`.
+    pub host: String,
+    /// Accepted credentials, `(user, password)`. Default `nervix` / `nervix`.
+    pub users: Vec<(String, String)>,
+    /// The cluster's seed. Default 1.
+    pub seed: u64,
+    /// The cluster's own faults. Default none.
+    pub faults: Faults,
+}
+
+impl Default for LoopbackConfig {
+    fn default() -> Self {
+        Self {
+            nodes: 3,
+            tls: false,
+            certificate_name: "localhost".into(),
+            host: "localhost".into(),
+            users: vec![("nervix".into(), "nervix".into())],
+            seed: 1,
+            faults: Faults::default(),
+        }
+    }
+}
+
+/// Which transport a stream used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Transport {
+    /// gRPC over HTTP/2.
+    Grpc,
+    /// The WebSocket console.
+    WebSocket,
+}
+
+/// How a call presented its credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthSeen {
+    /// None at all.
+    Missing,
+    /// An `authorization` header carrying these decoded credentials, if they decode.
+    Header(Option<(String, String)>),
+    /// The console's `auth` query parameter, form-decoded, then base64-decoded.
+    Query(Option<(String, String)>),
+}
+
+/// One call the server saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallSeen {
+    /// The node it reached.
+    pub node: usize,
+    /// Its transport.
+    pub transport: Transport,
+    /// Its path.
+    pub path: String,
+    /// Its credentials.
+    pub auth: AuthSeen,
+    /// Whether they were accepted.
+    pub accepted: bool,
+    /// Whether the connection was TLS and which ALPN protocol it agreed, if any.
+    pub alpn: Option<String>,
+}
+
+/// What the server saw, for tests.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    /// Every call, in arrival order.
+    pub calls: Vec<CallSeen>,
+    /// Client frames received, all streams.
+    pub frames: u64,
+    /// The execution reference of every command frame received, in order.
+    pub references: Vec<String>,
+    /// WebSocket messages that were not binary.
+    pub non_binary: u64,
+    /// Streams ended by the client cleanly (half-close or close frame).
+    pub clean_closes: u64,
+    /// Streams ended by the client without a clean end.
+    pub unclean_closes: u64,
+}
+
+/// A fault that acts on the next call or frame it applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallFault {
+    /// Refuse the next calls' credentials check as unavailable: gRPC `UNAVAILABLE`, HTTP 503.
+    AuthUnavailable,
+    /// End the call carrying the next client frame with this gRPC status instead of reading it
+    /// (OUT_OF_RANGE is 11, INTERNAL 13).
+    GrpcStatus(u32),
+    /// Close the console carrying the next client frame with this close code instead of
+    /// reading it.
+    CloseCode(u16),
+    /// Send a message one byte above the frame limit as the next server frame.
+    OversizedFrame,
+}
+
+/// What a stream's task is told to send.
+#[derive(Debug)]
+pub(crate) enum Out {
+    /// One server frame.
+    Frame(Bytes),
+    /// An oversized message, `FRAME_LIMIT + 1` bytes.
+    Oversized,
+    /// End the stream: the node closed it (`going_away` when the node went down).
+    Close { going_away: bool },
+    /// Cut the transport without a frame or a status.
+    Cut,
+    /// End the call with a gRPC status, or the console with a close code.
+    Status(u32),
+}
+
+pub(crate) struct State {
+    pub cluster: SimCluster,
+    pub streams: BTreeMap<ConnId, mpsc::UnboundedSender<Out>>,
+    pub origin: Instant,
+    pub stats: Stats,
+    pub auth_unavailable: u32,
+    pub frame_faults: Vec<CallFault>,
+    pub oversize: u32,
+    pub drop_replies: Vec<bool>,
+    pub users: Vec<(String, String)>,
+    pub grpc_endpoints: Vec<String>,
+}
+
+impl State {
+    pub fn now(&self) -> Timestamp {
+        Timestamp::from_nanos(self.origin.elapsed().as_nanos() as u64)
+    }
+
+    /// Sends what the cluster has for its streams.
+    pub fn flush(&mut self) {
+        while let Some((conn, output)) = self.cluster.poll_output() {
+            let node = self.cluster.node_of(conn).unwrap_or(0);
+            let Some(tx) = self.streams.get(&conn) else {
+                continue;
+            };
+            let out = match output {
+                Output::Frame(f) => {
+                    if self.drop_replies.get(node).copied().unwrap_or(false) {
+                        continue;
+                    }
+                    if self.oversize > 0 {
+                        self.oversize -= 1;
+                        Out::Oversized
+                    } else {
+                        Out::Frame(f)
+                    }
+                }
+                Output::Close => Out::Close {
+                    going_away: self.cluster.is_down(node),
+                },
+            };
+            let _ = tx.send(out);
+        }
+    }
+
+    /// Checks credentials; `Ok(())` to accept, `Err(unavailable)` to refuse.
+    pub fn check(&mut self, seen: &AuthSeen) -> Result<(), bool> {
+        if self.auth_unavailable > 0 {
+            self.auth_unavailable -= 1;
+            return Err(true);
+        }
+        let creds = match seen {
+            AuthSeen::Header(c) | AuthSeen::Query(c) => c,
+            AuthSeen::Missing => &None,
+        };
+        match creds {
+            Some(c) if self.users.contains(c) => Ok(()),
+            _ => Err(false),
+        }
+    }
+
+    /// A client frame arrived on `conn`: a pending frame fault acts instead, if any.
+    pub fn receive(&mut self, conn: ConnId, frame: Bytes, transport: Transport) -> Option<Out> {
+        self.stats.frames += 1;
+        if let Ok(f) = ClientFrame::check(frame.clone()) {
+            if let ClientRequestT::CommandRequest(c) = f.unpack().request {
+                self.stats.references.push(c.execution_reference.clone());
+            }
+        }
+        let fault = self.frame_faults.iter().position(|f| {
+            matches!(
+                (f, transport),
+                (CallFault::GrpcStatus(_), Transport::Grpc)
+                    | (CallFault::CloseCode(_), Transport::WebSocket)
+            )
+        });
+        if let Some(i) = fault {
+            let f = self.frame_faults.remove(i);
+            let now = self.now();
+            self.cluster.close(now, conn, false);
+            self.streams.remove(&conn);
+            return Some(match f {
+                CallFault::GrpcStatus(s) => Out::Status(s),
+                CallFault::CloseCode(c) => Out::Status(u32::from(c)),
+                _ => unreachable!("only frame faults are matched"),
+            });
+        }
+        let now = self.now();
+        self.cluster.receive(now, conn, frame);
+        self.flush();
+        None
+    }
+
+    /// The client ended `conn`.
+    pub fn closed(&mut self, conn: ConnId, clean: bool) {
+        if self.streams.remove(&conn).is_none() {
+            return;
+        }
+        if clean {
+            self.stats.clean_closes += 1;
+        } else {
+            self.stats.unclean_closes += 1;
+        }
+        let now = self.now();
+        self.cluster.close(now, conn, clean);
+        self.flush();
+    }
+
+    /// Opens a cluster connection for a stream to `node`.
+    pub fn open(&mut self, node: usize) -> Option<(ConnId, mpsc::UnboundedReceiver<Out>)> {
+        let now = self.now();
+        let endpoint = self.grpc_endpoints[node].clone();
+        let conn = self.cluster.connect(now, &endpoint).ok()?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.streams.insert(conn, tx);
+        self.flush();
+        Some((conn, rx))
+    }
+}
+
+/// Decodes `user:password` from base64 text.
+pub(crate) fn decode_basic(b64: &str) -> Option<(String, String)> {
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .ok()?;
+    let text = String::from_utf8(raw).ok()?;
+    let (u, p) = text.split_once(':')?;
+    Some((u.to_string(), p.to_string()))
+}
+
+/// Reads an `Authorization: Basic ...` header value.
+pub(crate) fn header_auth(value: Option<&http::HeaderValue>) -> AuthSeen {
+    match value {
+        None => AuthSeen::Missing,
+        Some(v) => AuthSeen::Header(
+            v.to_str()
+                .ok()
+                .and_then(|s| s.strip_prefix("Basic "))
+                .and_then(decode_basic),
+        ),
+    }
+}
+
+pub(crate) type Shared = Arc<Mutex<State>>;
+
+pub(crate) fn lock(s: &Shared) -> MutexGuard<'_, State> {
+    s.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Shared by every accepted stream of one listener.
+#[derive(Clone)]
+pub(crate) struct Listener {
+    pub shared: Shared,
+    pub node: usize,
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
+    pub shutdown: watch::Receiver<bool>,
+}
+
+/// A running loopback cluster. Dropping it stops the server.
+pub struct Loopback {
+    shared: Shared,
+    grpc: Vec<String>,
+    console: Vec<String>,
+    certificate: Option<Vec<u8>>,
+    shutdown: watch::Sender<bool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Loopback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loopback")
+            .field("grpc", &self.grpc)
+            .field("console", &self.console)
+            .finish()
+    }
+}
+
+fn tls_acceptor(
+    cert: &rustls_pki_types::CertificateDer<'static>,
+    key: &[u8],
+    alpn: &[u8],
+) -> std::io::Result<tokio_rustls::TlsAcceptor> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(std::io::Error::other)?
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.clone()],
+            rustls_pki_types::PrivateKeyDer::Pkcs8(key.to_vec().into()),
+        )
+        .map_err(std::io::Error::other)?;
+    config.alpn_protocols = vec![alpn.to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}
+
+impl Loopback {
+    /// Binds every port on 127.0.0.1 and starts serving.
+    pub fn start(config: LoopbackConfig) -> std::io::Result<Self> {
+        let nodes = config.nodes.max(1);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let mut listeners = Vec::new();
+        for _ in 0..nodes {
+            let g = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+            let w = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+            listeners.push((g, w));
+        }
+        let addr = |a: SocketAddr| {
+            if config.tls {
+                format!("https://{}:{}/", config.host, a.port())
+            } else {
+                format!("http://127.0.0.1:{}/", a.port())
+            }
+        };
+        let mut grpc = Vec::new();
+        let mut console = Vec::new();
+        for (g, w) in &listeners {
+            grpc.push(addr(g.local_addr()?));
+            console.push(addr(w.local_addr()?));
+        }
+        let (certificate, acceptors) = if config.tls {
+            let ck = rcgen::generate_simple_self_signed(vec![config.certificate_name.clone()])
+                .map_err(std::io::Error::other)?;
+            let der = ck.cert.der().clone();
+            let key = ck.signing_key.serialize_der();
+            let h2 = tls_acceptor(&der, &key, b"h2")?;
+            let h1 = tls_acceptor(&der, &key, b"http/1.1")?;
+            (Some(der.to_vec()), Some((h2, h1)))
+        } else {
+            (None, None)
+        };
+        let cluster = SimCluster::new(ClusterConfig {
+            nodes,
+            seed: config.seed,
+            faults: config.faults.clone(),
+            node_endpoints: grpc.iter().cloned().zip(console.iter().cloned()).collect(),
+            ..ClusterConfig::default()
+        });
+        let shared = Arc::new(Mutex::new(State {
+            cluster,
+            streams: BTreeMap::new(),
+            origin: Instant::now(),
+            stats: Stats::default(),
+            auth_unavailable: 0,
+            frame_faults: Vec::new(),
+            oversize: 0,
+            drop_replies: vec![false; nodes],
+            users: config.users.clone(),
+            grpc_endpoints: grpc.clone(),
+        }));
+        let (shutdown, watch_rx) = watch::channel(false);
+        let serving = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("nervix-loopback".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    for (node, (g, w)) in listeners.into_iter().enumerate() {
+                        let base = |tls| Listener {
+                            shared: serving.clone(),
+                            node,
+                            tls,
+                            shutdown: watch_rx.clone(),
+                        };
+                        let (h2, h1) = match &acceptors {
+                            Some((a, b)) => (Some(a.clone()), Some(b.clone())),
+                            None => (None, None),
+                        };
+                        tokio::spawn(grpc::serve(g, base(h2)));
+                        tokio::spawn(ws::serve(w, base(h1)));
+                    }
+                    let ticker = serving.clone();
+                    let mut stop = watch_rx.clone();
+                    loop {
+                        tokio::select! {
+                            _ = tokio::time::sleep(Duration::from_millis(50)) => {
+                                let mut s = lock(&ticker);
+                                let now = s.now();
+                                s.cluster.advance(now);
+                                s.flush();
+                            }
+                            _ = stop.changed() => break,
+                        }
+                    }
+                });
+                runtime.shutdown_timeout(Duration::from_secs(1));
+            })?;
+        Ok(Self {
+            shared,
+            grpc,
+            console,
+            certificate,
+            shutdown,
+            thread: Some(thread),
+        })
+    }
+
+    /// Each node's `grpc_uri`, in node order.
+    pub fn grpc_endpoints(&self) -> &[String] {
+        &self.grpc
+    }
+
+    /// Each node's `web_console_uri`, in node order.
+    pub fn console_endpoints(&self) -> &[String] {
+        &self.console
+    }
+
+    /// The DER certificate the TLS ports present (self-signed: a client trusts it as a root).
+    pub fn certificate_der(&self) -> Option<&[u8]> {
+        self.certificate.as_deref()
+    }
+
+    /// What the server saw so far.
+    pub fn stats(&self) -> Stats {
+        lock(&self.shared).stats.clone()
+    }
+
+    /// The index of the leading node.
+    pub fn leader(&self) -> usize {
+        lock(&self.shared).cluster.leader()
+    }
+
+    /// Makes node `index` the leader: the old leader's sessions end with a `SessionEnding`
+    /// naming the new one; the other sessions are told.
+    pub fn set_leader(&self, index: usize) {
+        let mut s = lock(&self.shared);
+        let now = s.now();
+        s.cluster.set_leader(now, index);
+        s.flush();
+    }
+
+    /// Kills node `index`: every stream on it ends without a frame (a console with close code
+    /// 1001), and new calls to it are refused until [`Loopback::revive`].
+    pub fn kill(&self, index: usize) {
+        let mut s = lock(&self.shared);
+        s.cluster.set_down(index, true);
+        s.flush();
+    }
+
+    /// Brings node `index` back.
+    pub fn revive(&self, index: usize) {
+        lock(&self.shared).cluster.set_down(index, false);
+    }
+
+    /// Cuts every stream on node `index` at the transport: no frame, no status, no close
+    /// frame. The cluster sees the streams end uncleanly.
+    pub fn cut_streams(&self, index: usize) {
+        let mut s = lock(&self.shared);
+        let conns: Vec<ConnId> = s
+            .streams
+            .keys()
+            .copied()
+            .filter(|c| s.cluster.node_of(*c) == Some(index))
+            .collect();
+        for c in conns {
+            if let Some(tx) = s.streams.get(&c) {
+                let _ = tx.send(Out::Cut);
+            }
+            s.closed(c, false);
+        }
+    }
+
+    /// While on, node `index` reads client frames and acts on them but its frames are lost
+    /// on the way out: a call reaches the cluster and its reply never comes.
+    pub fn drop_replies(&self, index: usize, on: bool) {
+        lock(&self.shared).drop_replies[index] = on;
+    }
+
+    /// Arms a fault for the next call or frame it applies to.
+    pub fn inject(&self, fault: CallFault) {
+        let mut s = lock(&self.shared);
+        match fault {
+            CallFault::AuthUnavailable => s.auth_unavailable += 1,
+            CallFault::OversizedFrame => s.oversize += 1,
+            f => s.frame_faults.push(f),
+        }
+    }
+
+    /// Replaces the cluster's own fault probabilities.
+    pub fn set_faults(&self, faults: Faults) {
+        lock(&self.shared).cluster.set_faults(faults);
+    }
+
+    /// The outcome the cluster recorded under `reference`, as its disposition's name.
+    pub fn recorded(&self, reference: &str) -> Option<String> {
+        lock(&self.shared)
+            .cluster
+            .recorded_outcome(reference)
+            .map(|o| format!("{:?}", o.disposition.command_disposition_type()))
+    }
+
+    /// The cluster's trace.
+    pub fn trace(&self) -> Vec<String> {
+        lock(&self.shared).cluster.trace().to_vec()
+    }
+
+    /// Stops the server and waits for its thread.
+    pub fn stop(mut self) {
+        self.halt();
+    }
+
+    fn halt(&mut self) {
+        let _ = self.shutdown.send(true);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Loopback {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}

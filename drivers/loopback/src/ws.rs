@@ -1,0 +1,196 @@
+//! The console side of a node: WebSocket on `/console/ws`, one binary message per frame.
+
+use crate::{
+    decode_basic, header_auth, lock, AuthSeen, CallSeen, Listener, Out, Transport, CONSOLE_PATH,
+    FRAME_LIMIT,
+};
+use futures_util::{SinkExt, StreamExt};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+
+pub(crate) async fn serve(listener: TcpListener, l: Listener) {
+    let mut stop = l.shutdown.clone();
+    loop {
+        tokio::select! {
+            a = listener.accept() => {
+                let Ok((tcp, _)) = a else { continue };
+                let _ = tcp.set_nodelay(true);
+                let l = l.clone();
+                tokio::spawn(async move {
+                    match l.tls.clone() {
+                        Some(acceptor) => {
+                            if let Ok(tls) = acceptor.accept(tcp).await {
+                                let alpn = tls
+                                    .get_ref()
+                                    .1
+                                    .alpn_protocol()
+                                    .map(|p| String::from_utf8_lossy(p).into_owned());
+                                console(tls, l, alpn).await;
+                            }
+                        }
+                        None => console(tcp, l, None).await,
+                    }
+                });
+            }
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+/// Form-decodes one query value: `+` is a space, `%XX` an octet.
+fn form_decode(v: &str) -> Option<String> {
+    let b = v.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 2;
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+fn query_auth(query: Option<&str>) -> Option<AuthSeen> {
+    let q = query?;
+    let raw = q
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == "auth")
+        .map(|(_, v)| v)?;
+    Some(AuthSeen::Query(
+        form_decode(raw).and_then(|v| decode_basic(&v)),
+    ))
+}
+
+fn refusal(status: u16) -> ErrorResponse {
+    let mut r = ErrorResponse::new(None);
+    *r.status_mut() = http::StatusCode::from_u16(status).unwrap_or_default();
+    r
+}
+
+fn close(code: u16) -> Message {
+    Message::Close(Some(CloseFrame {
+        code: CloseCode::from(code),
+        reason: "".into(),
+    }))
+}
+
+#[allow(clippy::result_large_err)]
+async fn console<T>(io: T, l: Listener, alpn: Option<String>)
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let shared = l.shared.clone();
+    let node = l.node;
+    let accepted = Arc::new(Mutex::new(false));
+    let flag = accepted.clone();
+    let check = move |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
+        let path = req.uri().path().to_string();
+        let auth = match req.headers().get("authorization") {
+            Some(h) => header_auth(Some(h)),
+            None => query_auth(req.uri().query()).unwrap_or(AuthSeen::Missing),
+        };
+        let mut s = lock(&shared);
+        let verdict = if path != CONSOLE_PATH {
+            Err(404)
+        } else {
+            s.check(&auth).map_err(|busy| if busy { 503 } else { 401 })
+        };
+        s.stats.calls.push(CallSeen {
+            node,
+            transport: Transport::WebSocket,
+            path,
+            auth,
+            accepted: verdict.is_ok(),
+            alpn: alpn.clone(),
+        });
+        match verdict {
+            Ok(()) => {
+                *flag.lock().unwrap_or_else(|e| e.into_inner()) = true;
+                Ok(resp)
+            }
+            Err(code) => Err(refusal(code)),
+        }
+    };
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(FRAME_LIMIT))
+        .max_frame_size(Some(FRAME_LIMIT));
+    let Ok(ws) = tokio_tungstenite::accept_hdr_async_with_config(io, check, Some(config)).await
+    else {
+        return;
+    };
+    let shared = l.shared.clone();
+    let (mut sink, mut source) = ws.split();
+    let opened = lock(&shared).open(node);
+    let Some((conn, mut rx)) = opened else {
+        let _ = sink.send(close(1001)).await;
+        return;
+    };
+    loop {
+        tokio::select! {
+            m = source.next() => match m {
+                Some(Ok(Message::Binary(b))) => {
+                    let out = lock(&shared).receive(conn, b, Transport::WebSocket);
+                    if let Some(Out::Status(code)) = out {
+                        let _ = sink.send(close(code as u16)).await;
+                        return;
+                    }
+                }
+                Some(Ok(Message::Text(_))) => {
+                    {
+                        let mut s = lock(&shared);
+                        s.stats.non_binary += 1;
+                        s.closed(conn, false);
+                    }
+                    let _ = sink.send(close(1003)).await;
+                    return;
+                }
+                Some(Ok(Message::Close(_))) => {
+                    lock(&shared).closed(conn, true);
+                    let _ = sink.close().await;
+                    return;
+                }
+                Some(Ok(_)) => {}
+                Some(Err(WsError::Capacity(_))) => {
+                    lock(&shared).closed(conn, false);
+                    let _ = sink.send(close(1009)).await;
+                    return;
+                }
+                Some(Err(_)) | None => {
+                    lock(&shared).closed(conn, false);
+                    return;
+                }
+            },
+            o = rx.recv() => match o {
+                Some(Out::Frame(f)) => {
+                    let _ = sink.send(Message::Binary(f)).await;
+                }
+                Some(Out::Oversized) => {
+                    let big = bytes::Bytes::from(vec![0u8; FRAME_LIMIT + 1]);
+                    let _ = sink.send(Message::Binary(big)).await;
+                }
+                Some(Out::Close { going_away }) => {
+                    let _ = sink.send(close(if going_away { 1001 } else { 1000 })).await;
+                    return;
+                }
+                Some(Out::Status(code)) => {
+                    let _ = sink.send(close(code as u16)).await;
+                    return;
+                }
+                Some(Out::Cut) | None => return,
+            },
+        }
+    }
+}

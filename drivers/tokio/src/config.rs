@@ -1,0 +1,184 @@
+//! What a [`crate::Client`] is built from: seeds, credentials, transport and TLS roots.
+
+use base64::Engine as _;
+use nervix_protocol::client::{ClientConfig, LeaderUri};
+use nervix_protocol::endpoint::Endpoint;
+use rustls_pki_types::CertificateDer;
+use std::fmt;
+use std::time::Duration;
+
+/// A user name and password, sent as HTTP Basic credentials on every call (T-4).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    user: String,
+    password: String,
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credentials")
+            .field("user", &self.user)
+            .field("password", &"<withheld>")
+            .finish()
+    }
+}
+
+impl Credentials {
+    /// Credentials of `user` with `password`; any characters, `:` only in the password.
+    pub fn new(user: impl Into<String>, password: impl Into<String>) -> Self {
+        Self {
+            user: user.into(),
+            password: password.into(),
+        }
+    }
+
+    /// The user name.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// `base64(user:password)` of the UTF-8 text (T-4).
+    pub fn token(&self) -> String {
+        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", self.user, self.password))
+    }
+
+    /// The `authorization` header value: `Basic base64(user:password)` (T-4).
+    pub fn basic(&self) -> String {
+        format!("Basic {}", self.token())
+    }
+
+    /// The value of the console's `auth` query parameter: the token, percent-encoded, since
+    /// the server reads the query as a form and would take a raw `+` for a space (T-4).
+    pub fn query_value(&self) -> String {
+        percent_encode(&self.token())
+    }
+}
+
+/// Percent-encodes every byte but the RFC 3986 unreserved characters.
+pub fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 3);
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// How a WebSocket client presents its credentials (T-4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum WsAuth {
+    /// An `Authorization: Basic` header.
+    #[default]
+    Header,
+    /// The percent-encoded `auth` query parameter.
+    Query,
+}
+
+/// The transport of every session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Transport {
+    /// The bidirectional gRPC call `/nervix.session.Session/Exchange` over HTTP/2 (T-1).
+    Grpc,
+    /// The WebSocket console `/console/ws` (T-3); redirects lead to `web_console_uri` (T-7).
+    WebSocket(WsAuth),
+}
+
+/// How a [`crate::Client`] connects.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Config {
+    /// The engine's configuration: seeds, deadlines, back-off, limits.
+    pub client: ClientConfig,
+    /// Credentials sent on every call.
+    pub credentials: Credentials,
+    /// gRPC or WebSocket.
+    pub transport: Transport,
+    /// Certificates trusted as roots for https and wss. Server certificates are verified
+    /// against the host name of the endpoint being connected, every time (T-2).
+    pub roots: Vec<CertificateDer<'static>>,
+    /// The longest a write may wait for the transport to take a frame (T-8). Default 10 s.
+    pub write_timeout: Duration,
+}
+
+/// Why a configuration cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A seed is not a server address (T-2).
+    #[error("seed `{seed}` is not a server address: {why}")]
+    Seed {
+        /// The seed as given.
+        seed: String,
+        /// Why.
+        why: String,
+    },
+    /// No seed at all.
+    #[error("no seed endpoint")]
+    NoSeed,
+    /// An https seed and no TLS roots to verify it with.
+    #[error("https seeds need TLS roots")]
+    NoRoots,
+}
+
+impl Config {
+    /// A configuration with these seeds (checked as T-2 server addresses), credentials and
+    /// transport, and defaults elsewhere.
+    pub fn new(
+        seeds: &[&str],
+        credentials: Credentials,
+        transport: Transport,
+    ) -> Result<Self, ConfigError> {
+        let mut parsed = Vec::new();
+        for s in seeds {
+            parsed.push(Endpoint::parse(s).map_err(|e| ConfigError::Seed {
+                seed: (*s).to_string(),
+                why: e.to_string(),
+            })?);
+        }
+        if parsed.is_empty() {
+            return Err(ConfigError::NoSeed);
+        }
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let mut client = ClientConfig::new(parsed, seed);
+        if matches!(transport, Transport::WebSocket(_)) {
+            client.leader_uri = LeaderUri::WebConsole;
+        }
+        Ok(Self {
+            client,
+            credentials,
+            transport,
+            roots: Vec::new(),
+            write_timeout: Duration::from_secs(10),
+        })
+    }
+
+    /// Adds a trusted root certificate (DER).
+    pub fn with_root(mut self, der: impl Into<Vec<u8>>) -> Self {
+        self.roots.push(CertificateDer::from(der.into()));
+        self
+    }
+
+    /// Sets the deadline of a call that names none (D-4) and of opening a session.
+    pub fn with_timeouts(mut self, call: Duration, connect: Duration) -> Self {
+        self.client.call_timeout = call;
+        self.client.connect_timeout = connect;
+        self
+    }
+
+    pub(crate) fn check(&self) -> Result<(), ConfigError> {
+        if self.client.seeds.is_empty() {
+            return Err(ConfigError::NoSeed);
+        }
+        if self.client.seeds.iter().any(Endpoint::is_https) && self.roots.is_empty() {
+            return Err(ConfigError::NoRoots);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,364 @@
+//! Tokio driver of the Nervix client, and an async API for applications.
+//!
+//! The sans-IO engine ([`nervix_protocol::client::Client`]) runs in one driver task. The task
+//! opens the sessions the engine asks for over real transports, hands it every frame and
+//! every end with the time of its wake-up, re-reads the engine's next deadline after every
+//! drain, and keeps frames the transport cannot take yet until it can (back-pressure).
+//!
+//! * gRPC: the bidirectional call `/nervix.session.Session/Exchange` over HTTP/2 (the `h2`
+//!   crate directly: a session is one raw byte stream of length-prefixed messages, so neither
+//!   code generation nor a protocol-buffer codec has anything to do, and the driver keeps full
+//!   control of flow control and trailers). Each message is one uncompressed frame behind
+//!   the 5-byte gRPC prefix, at most the 4 MiB frame limit either way (T-1); a message
+//!   declared larger is refused before it is read (F-3).
+//! * WebSocket: `/console/ws` over `ws` or `wss`, binary messages only, the same limit; a
+//!   close with 1003, 1007, 1008 or 1009 is a defect in what we sent, 1001 a transport
+//!   failure (T-3). Redirects lead to the leader's `web_console_uri` (T-7).
+//! * TLS: rustls on the ring provider, verified against the endpoint's own host name on
+//!   every connection, redirects and reconnects included; the engine never moves from https
+//!   to http (T-2). DNS and every address attempt fit in the connection deadline.
+//! * Credentials: `authorization: Basic base64(user:password)` on every call, or on the
+//!   console the header or the percent-encoded `auth` query parameter (T-4). A refusal
+//!   (UNAUTHENTICATED, 401) is never retried with the same credentials: the driver stops
+//!   connecting until [`Client::set_credentials`] (T-5); UNAVAILABLE and 503 back off and
+//!   retry. A call ended with OUT_OF_RANGE or INTERNAL, or a console closed as our defect,
+//!   stops the client: nothing of it is sent again (T-6, T-3).
+//! * Every wait has a deadline of the engine's or the driver's own (T-8): opening a session,
+//!   each write, every call.
+//!
+//! [`Client`] is the application's handle. [`Client::execute`] returns the engine's typed
+//! [`CommandResult`]: `Completed`, `Failed` or `Uncertain` naming the execution reference.
+//! Every future is cancel-safe: dropping one stops the caller's wait and nothing else
+//! (C-10); the command goes on, and its outcome, once known, is kept for
+//! [`Client::unclaimed`].
+
+mod config;
+mod driver;
+mod net;
+mod transport;
+
+pub use config::{percent_encode, Config, ConfigError, Credentials, Transport, WsAuth};
+pub use transport::{
+    console_url, grpc_message, End, MessageError, MessageReader, CONSOLE_PATH, EXCHANGE_PATH,
+};
+
+pub use nervix_protocol::client::{CommandResult, ReadResult};
+
+use driver::{Driver, Request, RunSubmitted, Submitted};
+use nervix_protocol::client::{ClientError, SessionId};
+use nervix_protocol::endpoint::Endpoint;
+use nervix_protocol::exchange::Unsolicited;
+use nervix_protocol::frame::ServerFrame;
+use nervix_protocol::schema::ClientRequestT;
+use nervix_protocol::transaction::Binding;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+/// Why a call of the application did not get a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The configuration cannot be used.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// TLS could not be set up.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The engine refused the call; nothing was sent.
+    #[error(transparent)]
+    Refused(ClientError),
+    /// The server refused the credentials. The driver does not retry them (T-5); give new
+    /// ones with [`Client::set_credentials`].
+    #[error("the server refused the credentials")]
+    Unauthenticated,
+    /// The server found a frame we sent defective (T-3, T-6); the client sends nothing more.
+    #[error("the server found a frame defective: {0}")]
+    Defect(String),
+    /// No session could be opened in time.
+    #[error("no session could be opened in time")]
+    Unreachable,
+    /// A statement the async API does not carry yet.
+    #[error("not carried by this API yet: {0}")]
+    Unsupported(String),
+    /// The driver task has stopped.
+    #[error("the client has stopped")]
+    Stopped,
+}
+
+/// What the driver tells observers (see [`Client::events`]). Bounded: a slow observer lags
+/// and is told how much it missed, and nothing else waits for it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum DriverEvent {
+    /// A session opened.
+    SessionOpened {
+        /// The session.
+        session: SessionId,
+        /// Where.
+        endpoint: Endpoint,
+    },
+    /// A session ended, as the engine saw it.
+    SessionLost {
+        /// The session.
+        session: SessionId,
+        /// Why, as text.
+        loss: String,
+    },
+    /// A session's transport ended, as the transport saw it.
+    TransportEnded {
+        /// The session.
+        session: SessionId,
+        /// How.
+        end: End,
+    },
+    /// The transaction binding changed.
+    Transaction(Binding),
+    /// An unsolicited frame.
+    Unsolicited(ServerFrame),
+    /// Unsolicited frames were dropped (C-7).
+    UnsolicitedLost(u64),
+}
+
+/// What [`Client::run`] gave.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum RunResult {
+    /// A command's result.
+    Command(CommandResult),
+    /// A request of its own, answered.
+    Read(ReadResult),
+    /// `USE <domain>` selected the domain locally.
+    DomainSelected(String),
+}
+
+/// A command on its way: its execution reference is known at once, and awaiting it gives
+/// its result. Dropping it stops the wait only; the outcome is then kept for
+/// [`Client::unclaimed`] (C-10).
+#[derive(Debug)]
+pub struct PendingCommand {
+    reference: String,
+    result: oneshot::Receiver<CommandResult>,
+}
+
+impl PendingCommand {
+    /// The command's execution reference (E-1).
+    pub fn reference(&self) -> &str {
+        &self.reference
+    }
+}
+
+impl Future for PendingCommand {
+    type Output = Result<CommandResult, Error>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.result)
+            .poll(cx)
+            .map(|r| r.map_err(|_| Error::Stopped))
+    }
+}
+
+impl From<Submitted> for PendingCommand {
+    fn from(s: Submitted) -> Self {
+        Self {
+            reference: s.reference,
+            result: s.result,
+        }
+    }
+}
+
+/// An application's handle on a Nervix client; cheap to clone. The driver task stops when
+/// the last handle is dropped or [`Client::close`] is called.
+#[derive(Debug, Clone)]
+pub struct Client {
+    requests: mpsc::Sender<Request>,
+    notify: broadcast::Sender<DriverEvent>,
+}
+
+impl Client {
+    /// Starts a client and opens its first session with a domain listing, within the
+    /// connection deadline. Fails with [`Error::Unauthenticated`] when the credentials are
+    /// refused and [`Error::Unreachable`] when no session opened in time.
+    pub async fn connect(config: Config) -> Result<Self, Error> {
+        let client = Self::start(config.clone())?;
+        let wait = config.client.connect_timeout + config.client.call_timeout;
+        let probe = client.read(
+            ClientRequestT::ListDomainsRequest(Box::default()),
+            Some(wait),
+        );
+        match tokio::time::timeout(wait + Duration::from_secs(1), probe).await {
+            Ok(Ok(ReadResult::Replied(_))) => Ok(client),
+            Ok(Ok(_)) | Err(_) => Err(Error::Unreachable),
+            Ok(Err(e)) => Err(e),
+        }
+    }
+
+    /// Starts a client without opening a session; it connects when there is work.
+    pub fn start(config: Config) -> Result<Self, Error> {
+        config.check()?;
+        let tls = if config.roots.is_empty() {
+            None
+        } else {
+            Some(net::Tls::new(&config.roots).map_err(|e| Error::Tls(e.to_string()))?)
+        };
+        let (requests, rx) = mpsc::channel(256);
+        let (notify, _) = broadcast::channel(1024);
+        let driver = Driver::new(config, tls, rx, notify.clone());
+        tokio::spawn(driver.run());
+        Ok(Self { requests, notify })
+    }
+
+    async fn call<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<Result<T, Error>>) -> Request,
+    ) -> Result<T, Error> {
+        let (tx, rx) = oneshot::channel();
+        self.requests
+            .send(make(tx))
+            .await
+            .map_err(|_| Error::Stopped)?;
+        rx.await.map_err(|_| Error::Stopped)?
+    }
+
+    /// Hands a command to the engine with a new UUIDv7 reference and returns at once with it;
+    /// await the [`PendingCommand`] for the result.
+    pub async fn submit(&self, query: &str) -> Result<PendingCommand, Error> {
+        let query = query.to_string();
+        self.call(|reply| Request::Execute { query, reply })
+            .await
+            .map(PendingCommand::from)
+    }
+
+    /// Executes one command and waits for its result: `Completed` from its own outcome,
+    /// `Failed` only when it certainly took no effect, otherwise `Uncertain` naming its
+    /// reference (D-4, E-3).
+    pub async fn execute(&self, query: &str) -> Result<CommandResult, Error> {
+        self.submit(query).await?.await
+    }
+
+    /// Runs one NSPL statement the way it travels (L-2): a command, a request of its own, or
+    /// a local domain selection.
+    pub async fn run(&self, statement: &str) -> Result<RunResult, Error> {
+        let query = statement.to_string();
+        match self.call(|reply| Request::Run { query, reply }).await? {
+            RunSubmitted::Command(s) => PendingCommand::from(s).await.map(RunResult::Command),
+            RunSubmitted::Read(rx) => rx.await.map_err(|_| Error::Stopped)?.map(RunResult::Read),
+            RunSubmitted::Selected(d) => Ok(RunResult::DomainSelected(d)),
+        }
+    }
+
+    /// Sends a read and waits for its reply, repeated on a new session if one is lost, until
+    /// `deadline` (the call deadline by default).
+    pub async fn read(
+        &self,
+        request: ClientRequestT,
+        deadline: Option<Duration>,
+    ) -> Result<ReadResult, Error> {
+        let rx = self
+            .call(|reply| Request::Read {
+                request,
+                deadline,
+                reply,
+            })
+            .await?;
+        rx.await.map_err(|_| Error::Stopped)?
+    }
+
+    /// Selects the domain commands name (L-1).
+    pub async fn select_domain(&self, domain: Option<&str>) -> Result<(), Error> {
+        let domain = domain.map(str::to_string);
+        self.call(|reply| Request::SelectDomain { domain, reply })
+            .await
+    }
+
+    /// The transaction binding.
+    pub async fn binding(&self) -> Result<Binding, Error> {
+        let (tx, rx) = oneshot::channel();
+        self.requests
+            .send(Request::Binding(tx))
+            .await
+            .map_err(|_| Error::Stopped)?;
+        rx.await.map_err(|_| Error::Stopped)
+    }
+
+    /// Begins a transaction in the selected domain and returns its helper, or the
+    /// `BEGIN`'s result when it did not complete.
+    pub async fn transaction(&self) -> Result<Result<Transaction, CommandResult>, Error> {
+        match self.execute("BEGIN;").await? {
+            CommandResult::Completed(_) => Ok(Ok(Transaction {
+                client: self.clone(),
+            })),
+            other => Ok(Err(other)),
+        }
+    }
+
+    /// Outcomes of commands whose callers stopped waiting, oldest first; each is handed out
+    /// once.
+    pub async fn unclaimed(&self) -> Result<Vec<CommandResult>, Error> {
+        let (tx, rx) = oneshot::channel();
+        self.requests
+            .send(Request::Unclaimed(tx))
+            .await
+            .map_err(|_| Error::Stopped)?;
+        rx.await.map_err(|_| Error::Stopped)
+    }
+
+    /// Replaces the credentials; after a refusal the client connects again with these (T-5).
+    pub async fn set_credentials(&self, credentials: Credentials) -> Result<(), Error> {
+        self.requests
+            .send(Request::SetCredentials(credentials))
+            .await
+            .map_err(|_| Error::Stopped)
+    }
+
+    /// What the driver reports from now on.
+    pub fn events(&self) -> broadcast::Receiver<DriverEvent> {
+        self.notify.subscribe()
+    }
+
+    /// Ends the session and stops the driver. With `revert` the session ends cleanly, which
+    /// reverts a held transaction; otherwise the transaction stays open for a later
+    /// attach until its idle timeout.
+    pub async fn close(self, revert: bool) -> Result<(), Error> {
+        let (done, rx) = oneshot::channel();
+        self.requests
+            .send(Request::Close { revert, done })
+            .await
+            .map_err(|_| Error::Stopped)?;
+        rx.await.map_err(|_| Error::Stopped)
+    }
+}
+
+/// A transaction begun with [`Client::transaction`]. Its appends and commit carry the
+/// position and preview the engine keeps; dropping it leaves the transaction held.
+#[derive(Debug, Clone)]
+pub struct Transaction {
+    client: Client,
+}
+
+impl Transaction {
+    /// Appends a command to the transaction.
+    pub async fn execute(&self, query: &str) -> Result<CommandResult, Error> {
+        self.client.execute(query).await
+    }
+
+    /// Commits, with the preview of the last append; the result is the commit's own
+    /// outcome.
+    pub async fn commit(self) -> Result<CommandResult, Error> {
+        self.client.execute("COMMIT;").await
+    }
+
+    /// Reverts.
+    pub async fn revert(self) -> Result<CommandResult, Error> {
+        self.client.execute("REVERT;").await
+    }
+}
+
+/// Whether an unsolicited item is a frame (and not a loss marker).
+pub fn unsolicited_frame(u: &Unsolicited) -> Option<&ServerFrame> {
+    match u {
+        Unsolicited::Frame(f) => Some(f),
+        _ => None,
+    }
+}

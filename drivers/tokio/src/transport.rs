@@ -1,0 +1,411 @@
+//! One session's transport: a gRPC `Exchange` call or a console WebSocket, run as a task that
+//! reports what happens to the driver and writes what the driver gives it.
+
+use crate::config::{Credentials, Transport, WsAuth};
+use crate::net::{open, Io, Tls};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use futures_util::{SinkExt, StreamExt};
+use nervix_protocol::client::SessionId;
+use nervix_protocol::endpoint::Endpoint;
+use nervix_protocol::limits::FRAME_LIMIT;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::{timeout, Instant};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+
+/// The gRPC method of a session (T-1).
+pub const EXCHANGE_PATH: &str = "/nervix.session.Session/Exchange";
+/// The WebSocket path of a session (T-3).
+pub const CONSOLE_PATH: &str = "/console/ws";
+
+/// gRPC status codes the driver acts on.
+pub(crate) mod status {
+    pub const OK: u32 = 0;
+    pub const OUT_OF_RANGE: u32 = 11;
+    pub const INTERNAL: u32 = 13;
+    pub const UNAVAILABLE: u32 = 14;
+    pub const UNAUTHENTICATED: u32 = 16;
+}
+
+/// How a session's transport ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum End {
+    /// The server ended it normally (gRPC status OK, close code 1000).
+    Finished,
+    /// The connection failed, was cut, timed out, or ended with a status that judges
+    /// nothing (including close code 1001, T-3a).
+    Transport(String),
+    /// The credentials were refused: gRPC UNAUTHENTICATED or HTTP 401 (T-5). Not retried.
+    Unauthenticated,
+    /// The node could not check the credentials now: gRPC UNAVAILABLE or HTTP 503 (T-5).
+    Unavailable,
+    /// The server ended the call with OUT_OF_RANGE or INTERNAL: it found a frame we sent
+    /// oversized or malformed (T-6). Nothing of the call is sent again.
+    FrameRefused(u32),
+    /// The console closed with 1003, 1007, 1008 or 1009: a defect in what we sent (T-3).
+    Defect(u16),
+    /// The server sent a message above the 4 MiB frame limit; it was refused unread (F-3).
+    OversizedFrame,
+}
+
+/// What a session's task tells the driver.
+#[derive(Debug)]
+pub(crate) enum Event {
+    Connected,
+    Frame(Bytes),
+    Ended(End),
+}
+
+/// What the driver tells a session's task.
+#[derive(Debug)]
+pub(crate) enum Out {
+    Frame(Bytes),
+    /// End cleanly: half-close the call, or send a close frame.
+    Close,
+}
+
+/// Aborts a task when dropped, so a session's helpers never outlive it.
+pub(crate) struct AbortOnDrop(pub JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Everything a session task needs.
+pub(crate) struct Dial {
+    pub session: SessionId,
+    pub endpoint: Endpoint,
+    pub transport: Transport,
+    pub credentials: Credentials,
+    pub tls: Option<Tls>,
+    pub connect_deadline: Instant,
+    pub write_timeout: Duration,
+    pub events: mpsc::Sender<(SessionId, Event)>,
+}
+
+impl Dial {
+    async fn tell(&self, e: Event) -> bool {
+        self.events.send((self.session, e)).await.is_ok()
+    }
+}
+
+/// Runs one session: connects within the deadline, then reads and writes until it ends.
+pub(crate) async fn run(d: Dial, out: mpsc::Receiver<Out>) {
+    let end = match d.transport {
+        Transport::Grpc => grpc(&d, out).await,
+        Transport::WebSocket(auth) => websocket(&d, auth, out).await,
+    };
+    d.tell(Event::Ended(end)).await;
+}
+
+fn status_of(headers: &http::HeaderMap) -> Option<u32> {
+    headers
+        .get("grpc-status")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|s| s.parse().ok())
+}
+
+fn end_of_status(code: u32) -> End {
+    match code {
+        status::OK => End::Finished,
+        status::UNAUTHENTICATED => End::Unauthenticated,
+        status::UNAVAILABLE => End::Unavailable,
+        status::OUT_OF_RANGE | status::INTERNAL => End::FrameRefused(code),
+        other => End::Transport(format!("grpc-status {other}")),
+    }
+}
+
+/// One frame as one gRPC message: uncompressed, behind the 5-byte length prefix (T-1).
+pub fn grpc_message(frame: &[u8]) -> Bytes {
+    let mut b = BytesMut::with_capacity(frame.len() + 5);
+    b.put_u8(0);
+    b.put_u32(frame.len() as u32);
+    b.put_slice(frame);
+    b.freeze()
+}
+
+/// Splits gRPC messages out of a byte stream, refusing one above the frame limit before
+/// reading it (F-3) and any compressed one.
+#[derive(Debug, Default)]
+pub struct MessageReader {
+    buf: BytesMut,
+}
+
+/// Why a gRPC message stream cannot be read on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageError {
+    /// A message declared above the 4 MiB frame limit (F-3).
+    TooLarge(usize),
+    /// A compressed message (T-1 sends and accepts none).
+    Compressed,
+}
+
+impl MessageReader {
+    /// Adds bytes read from the stream.
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.buf.extend_from_slice(chunk);
+    }
+
+    /// The next whole message, if one is buffered.
+    pub fn next_message(&mut self) -> Result<Option<Bytes>, MessageError> {
+        if self.buf.len() < 5 {
+            return Ok(None);
+        }
+        if self.buf[0] != 0 {
+            return Err(MessageError::Compressed);
+        }
+        let len = u32::from_be_bytes([self.buf[1], self.buf[2], self.buf[3], self.buf[4]]) as usize;
+        if len > FRAME_LIMIT {
+            return Err(MessageError::TooLarge(len));
+        }
+        if self.buf.len() < 5 + len {
+            return Ok(None);
+        }
+        self.buf.advance(5);
+        Ok(Some(self.buf.split_to(len).freeze()))
+    }
+}
+
+async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
+    let opened = timeout_at(d.connect_deadline, async {
+        let io = open(&d.endpoint, d.tls.as_ref(), true)
+            .await
+            .map_err(|e| End::Transport(format!("connect: {e}")))?;
+        let (client, conn) = h2::client::Builder::new()
+            .initial_window_size(1 << 22)
+            .initial_connection_window_size(1 << 23)
+            .max_frame_size(1 << 16)
+            .handshake::<Io, Bytes>(io)
+            .await
+            .map_err(|e| End::Transport(format!("http/2: {e}")))?;
+        let conn = AbortOnDrop(tokio::spawn(async move {
+            let _ = conn.await;
+        }));
+        let mut client = client
+            .ready()
+            .await
+            .map_err(|e| End::Transport(format!("http/2: {e}")))?;
+        let scheme = if d.endpoint.is_https() {
+            "https"
+        } else {
+            "http"
+        };
+        let request = http::Request::post(format!(
+            "{scheme}://{}{EXCHANGE_PATH}",
+            d.endpoint.authority()
+        ))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .header("authorization", d.credentials.basic())
+        .body(())
+        .map_err(|e| End::Transport(format!("request: {e}")))?;
+        let (response, send) = client
+            .send_request(request, false)
+            .map_err(|e| End::Transport(format!("http/2: {e}")))?;
+        let response = response
+            .await
+            .map_err(|e| End::Transport(format!("http/2: {e}")))?;
+        if let Some(code) = status_of(response.headers()) {
+            // A trailers-only answer: the call ended before it began.
+            return Err(end_of_status(code));
+        }
+        if response.status() != http::StatusCode::OK {
+            return Err(End::Transport(format!("http status {}", response.status())));
+        }
+        Ok((conn, send, response.into_body()))
+    })
+    .await;
+    let (_conn, mut send, mut recv) = match opened {
+        Ok(Ok(v)) => v,
+        Ok(Err(end)) => return end,
+        Err(_) => return End::Transport("connection deadline passed".into()),
+    };
+    if !d.tell(Event::Connected).await {
+        return End::Finished;
+    }
+    let write_timeout = d.write_timeout;
+    let writer = AbortOnDrop(tokio::spawn(async move {
+        while let Some(o) = out.recv().await {
+            match o {
+                Out::Frame(f) => {
+                    let mut data = grpc_message(&f);
+                    while !data.is_empty() {
+                        send.reserve_capacity(data.len());
+                        let cap = timeout(
+                            write_timeout,
+                            std::future::poll_fn(|cx| send.poll_capacity(cx)),
+                        )
+                        .await;
+                        match cap {
+                            Ok(Some(Ok(n))) if n > 0 => {
+                                let chunk = data.split_to(n.min(data.len()));
+                                if send.send_data(chunk, false).is_err() {
+                                    return;
+                                }
+                            }
+                            Ok(Some(Ok(_))) => {}
+                            _ => {
+                                send.send_reset(h2::Reason::CANCEL);
+                                return;
+                            }
+                        }
+                    }
+                }
+                Out::Close => {
+                    let _ = send.send_data(Bytes::new(), true);
+                    // Keep the stream until the reader sees the end.
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
+    }));
+    let mut reader = MessageReader::default();
+    let end = loop {
+        match recv.data().await {
+            Some(Ok(chunk)) => {
+                let _ = recv.flow_control().release_capacity(chunk.len());
+                reader.push(&chunk);
+                loop {
+                    match reader.next_message() {
+                        Ok(Some(m)) => {
+                            if !d.tell(Event::Frame(m)).await {
+                                return End::Finished;
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(MessageError::TooLarge(_)) => return End::OversizedFrame,
+                        Err(MessageError::Compressed) => {
+                            return End::Transport("a compressed message".into())
+                        }
+                    }
+                }
+            }
+            Some(Err(e)) => break End::Transport(format!("http/2: {e}")),
+            None => {
+                let trailers = recv.trailers().await;
+                break match trailers {
+                    Ok(Some(t)) => match status_of(&t) {
+                        Some(code) => end_of_status(code),
+                        None => End::Transport("no grpc-status".into()),
+                    },
+                    Ok(None) => End::Transport("no trailers".into()),
+                    Err(e) => End::Transport(format!("http/2: {e}")),
+                };
+            }
+        }
+    };
+    drop(writer);
+    end
+}
+
+async fn timeout_at<F: std::future::Future>(
+    deadline: Instant,
+    f: F,
+) -> Result<F::Output, tokio::time::error::Elapsed> {
+    tokio::time::timeout_at(deadline, f).await
+}
+
+/// The console URL of an endpoint: ws for http, wss for https, path `/console/ws` (T-3).
+pub fn console_url(e: &Endpoint, query_auth: Option<&Credentials>) -> String {
+    let scheme = if e.is_https() { "wss" } else { "ws" };
+    match query_auth {
+        Some(c) => format!(
+            "{scheme}://{}{CONSOLE_PATH}?auth={}",
+            e.authority(),
+            c.query_value()
+        ),
+        None => format!("{scheme}://{}{CONSOLE_PATH}", e.authority()),
+    }
+}
+
+async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End {
+    let opened = timeout_at(d.connect_deadline, async {
+        let io = open(&d.endpoint, d.tls.as_ref(), false)
+            .await
+            .map_err(|e| End::Transport(format!("connect: {e}")))?;
+        let url = console_url(
+            &d.endpoint,
+            (auth == WsAuth::Query).then_some(&d.credentials),
+        );
+        let mut request = url
+            .into_client_request()
+            .map_err(|e| End::Transport(format!("request: {e}")))?;
+        if auth == WsAuth::Header {
+            let v = http::HeaderValue::from_str(&d.credentials.basic())
+                .map_err(|e| End::Transport(format!("request: {e}")))?;
+            request.headers_mut().insert("authorization", v);
+        }
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(FRAME_LIMIT))
+            .max_frame_size(Some(FRAME_LIMIT));
+        match tokio_tungstenite::client_async_with_config(request, io, Some(config)).await {
+            Ok((ws, _)) => Ok(ws),
+            Err(WsError::Http(r)) => Err(match r.status().as_u16() {
+                401 => End::Unauthenticated,
+                503 => End::Unavailable,
+                s => End::Transport(format!("http status {s}")),
+            }),
+            Err(e) => Err(End::Transport(format!("websocket: {e}"))),
+        }
+    })
+    .await;
+    let ws = match opened {
+        Ok(Ok(ws)) => ws,
+        Ok(Err(end)) => return end,
+        Err(_) => return End::Transport("connection deadline passed".into()),
+    };
+    if !d.tell(Event::Connected).await {
+        return End::Finished;
+    }
+    let (mut sink, mut source) = ws.split();
+    let write_timeout = d.write_timeout;
+    let writer = AbortOnDrop(tokio::spawn(async move {
+        while let Some(o) = out.recv().await {
+            let m = match o {
+                // Binary messages only (T-3).
+                Out::Frame(f) => Message::Binary(f),
+                Out::Close => Message::Close(None),
+            };
+            let close = matches!(m, Message::Close(_));
+            if !matches!(timeout(write_timeout, sink.send(m)).await, Ok(Ok(()))) {
+                return;
+            }
+            if close {
+                std::future::pending::<()>().await;
+            }
+        }
+    }));
+    let end = loop {
+        match source.next().await {
+            Some(Ok(Message::Binary(b))) => {
+                if !d.tell(Event::Frame(b)).await {
+                    break End::Finished;
+                }
+            }
+            Some(Ok(Message::Close(frame))) => {
+                break match frame.map(|f| f.code) {
+                    None | Some(CloseCode::Normal) => End::Finished,
+                    Some(code) => match u16::from(code) {
+                        c @ (1003 | 1007 | 1008 | 1009) => End::Defect(c),
+                        // 1001 and anything else: the transport failed.
+                        c => End::Transport(format!("close code {c}")),
+                    },
+                };
+            }
+            Some(Ok(Message::Text(_))) => break End::Transport("a text message".into()),
+            Some(Ok(_)) => {}
+            Some(Err(WsError::Capacity(_))) => break End::OversizedFrame,
+            Some(Err(e)) => break End::Transport(format!("websocket: {e}")),
+            None => break End::Transport("the connection ended".into()),
+        }
+    };
+    drop(writer);
+    end
+}
