@@ -510,23 +510,7 @@ fn l_3_clock_calls_made_before_begin_go_before_it_and_never_while_it_is_held() {
             ClientRequest::CommandRequest
         ]
     );
-    let (cid, cmd) = r.last_command();
-    let mut o = CommandOutcomeT {
-        execution_reference: cmd.execution_reference.clone(),
-        origin: Some(OutcomeOrigin::Executed),
-        disposition: completed(),
-        message: String::new(),
-        ..Default::default()
-    };
-    o.transaction = Some(Box::new(TransactionStatusT {
-        transaction_id: "tx-1".into(),
-        domain: "d1".into(),
-        state: TransactionStateT::TransactionOpen(Box::default()),
-        accepted_operations: 0,
-        applied_operations: 0,
-    }));
-    r.feed(sid, reply(cid, ReplyBodyT::CommandOutcome(Box::new(o))));
-    assert!(r.c.binding().is_holding());
+    bind_transaction(&mut r, sid);
     // The attach is refused: its retry waits while the transaction is held.
     let (rid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
     r.feed(sid, rejected(rid, RequestRejection::ServerBusy));

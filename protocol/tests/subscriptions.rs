@@ -594,29 +594,11 @@ fn l_3_subscription_calls_wait_while_a_transaction_is_held() {
     );
     let _ = begin;
     // While the transaction is held, calls are refused at once.
-    let (mut r, _) = {
-        let mut r = Rig::new();
-        r.c.select_domain(Some("d1")).unwrap();
-        r.exec("BEGIN;");
-        let sid = r.open();
-        let (cid, cmd) = r.last_command();
-        let mut o = CommandOutcomeT {
-            execution_reference: cmd.execution_reference.clone(),
-            origin: Some(OutcomeOrigin::Executed),
-            disposition: completed(),
-            message: String::new(),
-            ..Default::default()
-        };
-        o.transaction = Some(Box::new(TransactionStatusT {
-            transaction_id: "tx-1".into(),
-            domain: "d1".into(),
-            state: TransactionStateT::TransactionOpen(Box::default()),
-            accepted_operations: 0,
-            applied_operations: 0,
-        }));
-        r.feed(sid, reply(cid, ReplyBodyT::CommandOutcome(Box::new(o))));
-        (r, sid)
-    };
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    r.exec("BEGIN;");
+    let sid = r.open();
+    bind_transaction(&mut r, sid);
     assert!(r.c.binding().is_holding());
     assert_eq!(
         r.c.subscribe(r.now, "d1", STATEMENT).unwrap_err(),
@@ -641,6 +623,8 @@ enum Step {
     Open,
     /// The session is lost (and a new one opened).
     Lose,
+    /// The application deletes the subscription.
+    Delete,
 }
 
 fn step() -> impl proptest::strategy::Strategy<Value = Step> {
@@ -651,6 +635,7 @@ fn step() -> impl proptest::strategy::Strategy<Value = Step> {
         1 => ((1u64..5), any::<bool>()).prop_map(|(g, c)| Step::Ended(g, c)),
         2 => Just(Step::Open),
         1 => Just(Step::Lose),
+        1 => Just(Step::Delete),
     ]
 }
 
@@ -688,6 +673,10 @@ proptest::proptest! {
                         r.feed(sid, opened(rid, "live", next_generation, two_fields()));
                         next_generation += 1;
                     }
+                }
+                Step::Delete => {
+                    let _ = r.c.delete_subscription(r.now, id);
+                    r.pump();
                 }
                 Step::Lose => {
                     r.c.handle_closed(r.now, sid);

@@ -829,17 +829,7 @@ impl Simulation {
     fn on_clock_event(&mut self, event: ClockEvent) {
         let mut problems = Vec::new();
         let line = format!("{event:?}");
-        let domain = match &event {
-            ClockEvent::Attached { domain, .. }
-            | ClockEvent::AlreadyAttached { domain }
-            | ClockEvent::Changed { domain, .. }
-            | ClockEvent::Ticked { domain, .. }
-            | ClockEvent::Interrupted { domain }
-            | ClockEvent::Refused { domain, .. }
-            | ClockEvent::DetachRefused { domain, .. }
-            | ClockEvent::Ended { domain, .. } => domain.clone(),
-            _ => String::new(),
-        };
+        let domain = event.domain().to_string();
         let t = self.clocks.entry(domain.clone()).or_default();
         if t.ended {
             problems.push(format!("clock {domain} has an event after its end: {line}"));

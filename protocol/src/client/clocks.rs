@@ -76,7 +76,8 @@ pub enum ClockEvent {
 }
 
 impl ClockEvent {
-    fn domain(&self) -> &str {
+    /// The domain the event is about.
+    pub fn domain(&self) -> &str {
         match self {
             Self::Attached { domain, .. }
             | Self::AlreadyAttached { domain }

@@ -601,15 +601,16 @@ impl Subscriptions {
                     session,
                     generation,
                 };
+                // the schema always belongs to the generation open now.
+                let schema = Arc::new(schema);
+                e.schema = Some(schema.clone());
                 self.routes.insert(name.clone(), (generation, id));
                 if e.delete {
                     // S-7: deleted while the opening was out; the unsubscribe goes before
-                    // the name is used again.
+                    // the name is used again, and nothing of the generation is read.
                     return Ok(None);
                 }
                 e.ever_open = true;
-                let schema = Arc::new(schema);
-                e.schema = Some(schema.clone());
                 self.report(
                     id,
                     SubscriptionEvent::Opened {
@@ -692,10 +693,14 @@ impl Subscriptions {
             self.ignored += 1;
             return Ok(Routed::Taken);
         }
+        if kind != 3 && self.entries.get(&id).is_none_or(|e| e.delete) {
+            // Being deleted: nothing more of it is read; only its end still counts (S-4).
+            self.ignored += 1;
+            return Ok(Routed::Taken);
+        }
         match kind {
             0 => {
                 let Some(schema) = self.entries.get(&id).and_then(|e| e.schema.clone()) else {
-                    // Open only to be deleted: nothing of it is read.
                     self.ignored += 1;
                     return Ok(Routed::Taken);
                 };

@@ -124,3 +124,30 @@ pub fn read_result(r: &Rig, h: ReadHandle) -> Option<ReadResult> {
         _ => None,
     })
 }
+
+/// Answers the BEGIN just sent on `sid` with a completed outcome binding transaction `tx-1`
+/// in domain `d1`.
+pub fn bind_transaction(r: &mut Rig, sid: SessionId) {
+    let (cid, cmd) = r.last_command();
+    let outcome = CommandOutcomeT {
+        execution_reference: cmd.execution_reference.clone(),
+        origin: Some(OutcomeOrigin::Executed),
+        disposition: CommandDispositionT::CommandCompleted(Box::new(CommandCompletedT {
+            already_existed: false,
+        })),
+        message: String::new(),
+        transaction: Some(Box::new(TransactionStatusT {
+            transaction_id: "tx-1".into(),
+            domain: "d1".into(),
+            state: TransactionStateT::TransactionOpen(Box::default()),
+            accepted_operations: 0,
+            applied_operations: 0,
+        })),
+        ..Default::default()
+    };
+    r.feed(
+        sid,
+        super::reply(cid, ReplyBodyT::CommandOutcome(Box::new(outcome))),
+    );
+    assert!(r.c.binding().is_holding(), "BEGIN bound the transaction");
+}

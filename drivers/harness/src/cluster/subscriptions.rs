@@ -351,18 +351,7 @@ impl SimCluster {
     /// that ends every generation open on the relay.
     pub(super) fn emit_rows(&mut self) {
         let now = self.now;
-        let due: Vec<(ConnId, String)> = self
-            .sessions
-            .iter()
-            .filter(|(_, s)| s.open)
-            .flat_map(|(c, s)| {
-                s.subscriptions
-                    .iter()
-                    .filter(|(_, o)| o.next_emit <= now)
-                    .map(move |(n, _)| (*c, n.clone()))
-            })
-            .collect();
-        for (conn, name) in due {
+        for (conn, name, _) in self.open_subscriptions(|o| o.next_emit <= now) {
             let Some(mut open) = self
                 .sessions
                 .get_mut(&conn)
@@ -420,20 +409,26 @@ impl SimCluster {
         }
     }
 
-    /// Ends every generation open on `relay`, on every session.
-    fn end_relay(&mut self, relay: &str, reason: SubscriptionEndReason) {
-        let ended: Vec<(ConnId, String, u64)> = self
-            .sessions
+    /// The subscriptions open on open sessions that `keep` selects: stream, name, generation.
+    fn open_subscriptions(
+        &self,
+        keep: impl Fn(&OpenSubscription) -> bool,
+    ) -> Vec<(ConnId, String, u64)> {
+        self.sessions
             .iter()
             .filter(|(_, s)| s.open)
             .flat_map(|(c, s)| {
                 s.subscriptions
                     .iter()
-                    .filter(|(_, o)| o.relay == relay)
+                    .filter(|(_, o)| keep(o))
                     .map(move |(n, o)| (*c, n.clone(), o.generation))
             })
-            .collect();
-        for (conn, name, generation) in ended {
+            .collect()
+    }
+
+    /// Ends every generation open on `relay`, on every session.
+    fn end_relay(&mut self, relay: &str, reason: SubscriptionEndReason) {
+        for (conn, name, generation) in self.open_subscriptions(|o| o.relay == relay) {
             if let Some(s) = self.sessions.get_mut(&conn) {
                 s.subscriptions.remove(&name);
             }
