@@ -370,7 +370,8 @@ pub fn decode(
         return Err(DeliveryFault::NoEnd);
     }
     for (spec, column) in fields.iter().zip(batch.columns()) {
-        check_nulls(spec.name(), spec.nullable(), column.as_ref()).map_err(DeliveryFault::Schema)?;
+        check_nulls(spec.name(), spec.nullable(), column.as_ref())
+            .map_err(DeliveryFault::Schema)?;
     }
     if batch.num_rows() != members as usize {
         return Err(DeliveryFault::Members {
@@ -496,7 +497,10 @@ impl ColumnValue for &str {
         ""
     }
     fn heap_len(values: &[Self]) -> usize {
-        values.iter().map(|v| v.len()).fold(0, usize::saturating_add)
+        values
+            .iter()
+            .map(|v| v.len())
+            .fold(0, usize::saturating_add)
     }
 }
 
@@ -515,7 +519,10 @@ impl ColumnValue for &[u8] {
         &[]
     }
     fn heap_len(values: &[Self]) -> usize {
-        values.iter().map(|v| v.len()).fold(0, usize::saturating_add)
+        values
+            .iter()
+            .map(|v| v.len())
+            .fold(0, usize::saturating_add)
     }
 }
 
@@ -627,7 +634,10 @@ impl BatchBuilder {
         values: &[Option<T>],
     ) -> Result<(), BatchError> {
         let i = self.slot(name, T::SCALAR, false)?;
-        let dense_len = values.iter().flatten().map(|v| T::heap_len(std::slice::from_ref(v)));
+        let dense_len = values
+            .iter()
+            .flatten()
+            .map(|v| T::heap_len(std::slice::from_ref(v)));
         within_offsets(name, dense_len.fold(0, usize::saturating_add))?;
         let any_null = values.iter().any(Option::is_none);
         if any_null && !self.fields[i].nullable() {
@@ -689,8 +699,9 @@ impl BatchBuilder {
                 within_offsets(name, elements.fold(0, usize::saturating_add))?;
                 let elements = lists.iter().flatten().map(|l| T::heap_len(l));
                 within_offsets(name, elements.fold(0, usize::saturating_add))?;
-                let offsets =
-                    OffsetBuffer::<i32>::from_lengths(lists.iter().map(|l| l.map_or(0, <[T]>::len)));
+                let offsets = OffsetBuffer::<i32>::from_lengths(
+                    lists.iter().map(|l| l.map_or(0, <[T]>::len)),
+                );
                 let mut flat = Vec::with_capacity(offsets.last().unsigned_abs() as usize);
                 for l in lists.iter().flatten() {
                     flat.extend_from_slice(l);

@@ -421,9 +421,7 @@ impl Entry {
             Phase::Done(s) => s,
             Phase::Closing(_) => ConsumerState::Closing,
             _ if self.close => ConsumerState::Closing,
-            Phase::Waiting | Phase::Backoff(_) if self.desc.is_some() => {
-                ConsumerState::Interrupted
-            }
+            Phase::Waiting | Phase::Backoff(_) if self.desc.is_some() => ConsumerState::Interrupted,
             Phase::Waiting | Phase::Backoff(_) => ConsumerState::Opening,
             Phase::Opening(_) if self.desc.is_some() => ConsumerState::Restoring,
             Phase::Opening(_) => ConsumerState::Opening,
@@ -446,6 +444,8 @@ pub(crate) struct Consumers {
     events: VecDeque<(ConsumerId, ConsumerEvent)>,
     next_id: u64,
     next_settle: u64,
+    /// Attachments to close whose replies nobody reads (EC-6), by session.
+    releases: Vec<(SessionId, u64)>,
 }
 
 fn open_request(spec: &ConsumerSpec) -> ClientRequestT {
@@ -546,7 +546,10 @@ fn read_settle(frame: &ServerFrame) -> SettleResult {
     }
 }
 
-fn bytes16(v: flatbuffers::Vector<'_, u8>, site: &'static str) -> Result<[u8; 16], ProtocolViolation> {
+fn bytes16(
+    v: flatbuffers::Vector<'_, u8>,
+    site: &'static str,
+) -> Result<[u8; 16], ProtocolViolation> {
     v.bytes().try_into().map_err(|_| {
         ProtocolViolation::field(
             crate::violation::Site::new("EmitterBatchReceived", site),
@@ -569,7 +572,12 @@ fn sensitive_values(fields: &[FieldSpec], batch: &RecordBatch) -> Vec<String> {
         match spec.field_type() {
             FieldType::Scalar(ScalarType::String) => {
                 if let Some(a) = column.as_any().downcast_ref::<StringArray>() {
-                    out.extend(a.iter().flatten().filter(|v| v.len() >= 4).map(String::from));
+                    out.extend(
+                        a.iter()
+                            .flatten()
+                            .filter(|v| v.len() >= 4)
+                            .map(String::from),
+                    );
                 }
             }
             FieldType::Scalar(ScalarType::Bytes) => {
@@ -648,6 +656,11 @@ impl Consumers {
         fresh_ok: bool,
         out: &mut Vec<(u64, Purpose)>,
     ) {
+        for (s, wire) in &self.releases {
+            if *s == session {
+                out.push((0, Purpose::ConsumerRelease(*wire)));
+            }
+        }
         for (id, e) in &self.entries {
             match e.phase {
                 Phase::Waiting if fresh_ok || e.desc.is_some() => {
@@ -712,6 +725,7 @@ impl Consumers {
     /// `session` ended: its attachments end, their references are revoked, and each consumer
     /// is interrupted until a fresh open (EC-5, EC-6).
     pub(crate) fn lost(&mut self, session: SessionId) {
+        self.releases.retain(|(s, _)| *s != session);
         let ids: Vec<ConsumerId> = self.entries.keys().copied().collect();
         for id in ids {
             let Some(e) = self.entries.get_mut(&id) else {
@@ -800,7 +814,11 @@ impl Client {
     /// Asks for the consumer's next delivery (EC-2). At most one read is out per consumer: a
     /// read already out, whose caller may have stopped waiting, is kept and its delivery goes
     /// to this caller instead. The delivery arrives as [`ConsumerEvent::Delivery`].
-    pub fn read_delivery(&mut self, now: Timestamp, consumer: ConsumerId) -> Result<(), ClientError> {
+    pub fn read_delivery(
+        &mut self,
+        now: Timestamp,
+        consumer: ConsumerId,
+    ) -> Result<(), ClientError> {
         let seq = self.seq();
         let e = self
             .consumers
@@ -875,7 +893,11 @@ impl Client {
     /// Closes a consumer (EC-6) with `CloseEmitterRequest`; unsettled references are revoked.
     /// One whose open or restoration is out is closed as soon as that open is answered (the
     /// close fences the late restoration).
-    pub fn close_consumer(&mut self, now: Timestamp, consumer: ConsumerId) -> Result<(), ClientError> {
+    pub fn close_consumer(
+        &mut self,
+        now: Timestamp,
+        consumer: ConsumerId,
+    ) -> Result<(), ClientError> {
         let e = self
             .consumers
             .entries
@@ -934,8 +956,7 @@ impl Client {
                 let Some(e) = self.consumers.entries.get(&id) else {
                     return;
                 };
-                let (Phase::Open(_), Some(wire), true, None) =
-                    (e.phase, e.wire, e.want, e.reading)
+                let (Phase::Open(_), Some(wire), true, None) = (e.phase, e.wire, e.want, e.reading)
                 else {
                     return;
                 };
@@ -981,7 +1002,9 @@ impl Client {
                 }
             }
             Purpose::ConsumerRelease(wire) => {
-                let _ = self.send(now, p, &close_request(wire), deadline);
+                if let Ok((session, _)) = self.send(now, p, &close_request(wire), deadline) {
+                    self.consumers.releases.retain(|r| *r != (session, wire));
+                }
             }
             _ => {}
         }
@@ -1053,7 +1076,7 @@ impl Client {
                     // EC-6: the close fences the late open; its attachment is released.
                     self.consumers
                         .finish(id, ConsumerState::Closed, ConsumerEvent::Closed);
-                    self.send_consumer(now, Purpose::ConsumerRelease(wire));
+                    self.consumers.releases.push((session, wire));
                     return Ok(());
                 }
                 if desc.max_batch_bytes > desc.granted_bytes
@@ -1065,7 +1088,7 @@ impl Client {
                         ConsumerState::ReopenRequired,
                         ConsumerEvent::ReopenRequired(ConsumerReopenReason::CreditTooSmall(desc)),
                     );
-                    self.send_consumer(now, Purpose::ConsumerRelease(wire));
+                    self.consumers.releases.push((session, wire));
                     return Ok(());
                 }
                 match e.desc.clone() {
@@ -1092,7 +1115,7 @@ impl Client {
                             ConsumerState::ReopenRequired,
                             ConsumerEvent::ReopenRequired(ConsumerReopenReason::Changed(desc)),
                         );
-                        self.send_consumer(now, Purpose::ConsumerRelease(wire));
+                        self.consumers.releases.push((session, wire));
                     }
                 }
             }
@@ -1216,7 +1239,12 @@ impl Client {
         Ok(())
     }
 
-    pub(super) fn on_consumer_interrupted(&mut self, p: &Purpose, cause: &Interruption, sent: bool) {
+    pub(super) fn on_consumer_interrupted(
+        &mut self,
+        p: &Purpose,
+        cause: &Interruption,
+        sent: bool,
+    ) {
         let not_admitted = !sent
             || matches!(
                 cause,

@@ -34,8 +34,8 @@ pub use commands::{
 };
 pub use consumers::{
     ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerInfo, ConsumerReopenReason,
-    ConsumerSpec, ConsumerState, ConsumerWindowKind, Decision, Delivery, DeliveryRef,
-    SettleError, SettleHandle, SettleResult,
+    ConsumerSpec, ConsumerState, ConsumerWindowKind, Decision, Delivery, DeliveryRef, SettleError,
+    SettleHandle, SettleResult,
 };
 pub use producers::{
     Admission, BatchId, BatchOutcome, BatchState, ProducerDescription, ProducerEvent, ProducerId,
@@ -673,7 +673,12 @@ impl Client {
         self.consumers
             .due_opens(now, session, fresh_ok, &mut consumers);
         consumers.sort_by_key(|(seq, _)| *seq);
-        for (_, p) in due.into_iter().chain(subs).chain(producers).chain(consumers) {
+        for (_, p) in due
+            .into_iter()
+            .chain(subs)
+            .chain(producers)
+            .chain(consumers)
+        {
             self.send_session_state(now, p);
         }
         // 5. then the transaction; outstanding commands go once it is attached.
@@ -1337,9 +1342,7 @@ impl Client {
                     Purpose::ProducerOpen(_)
                     | Purpose::ProducerSubmit(..)
                     | Purpose::ProducerClose(_)
-                    | Purpose::ProducerRelease(_) => {
-                        self.on_producer_reply(now, s.id, p, &frame)
-                    }
+                    | Purpose::ProducerRelease(_) => self.on_producer_reply(now, s.id, p, &frame),
                     _ => self.on_consumer_reply(now, s.id, p, &frame),
                 };
                 if let Err(v) = done {

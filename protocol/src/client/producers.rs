@@ -481,9 +481,7 @@ impl Entry {
             Phase::Done(s) => s,
             Phase::Closing(_) => ProducerState::Closing,
             _ if self.close => ProducerState::Closing,
-            Phase::Waiting | Phase::Backoff(_) if self.desc.is_some() => {
-                ProducerState::Interrupted
-            }
+            Phase::Waiting | Phase::Backoff(_) if self.desc.is_some() => ProducerState::Interrupted,
             Phase::Waiting | Phase::Backoff(_) => ProducerState::Opening,
             Phase::Opening(_) if self.desc.is_some() => ProducerState::Restoring,
             Phase::Opening(_) => ProducerState::Opening,
@@ -520,6 +518,9 @@ pub(crate) struct Producers {
     next_id: u64,
     next_batch: u64,
     ignored: u64,
+    /// Attachments to close whose replies nobody reads (a changed restoration, a late open
+    /// after a close), by session.
+    releases: Vec<(SessionId, u64)>,
 }
 
 fn open_request(spec: &ProducerSpec) -> ClientRequestT {
@@ -578,7 +579,9 @@ fn read_open(frame: &ServerFrame) -> Result<OpenReply, ProtocolViolation> {
                 p,
             )?)));
         }
-        let refusal = o.disposition_as_producer_refused().and_then(|r| r.refusal());
+        let refusal = o
+            .disposition_as_producer_refused()
+            .and_then(|r| r.refusal());
         return Ok(OpenReply::Refused(refusal, o.message().to_string()));
     }
     let message = match reply.body_as_request_rejected() {
@@ -729,6 +732,11 @@ impl Producers {
         fresh_ok: bool,
         out: &mut Vec<(u64, Purpose)>,
     ) {
+        for (s, wire) in &self.releases {
+            if *s == session {
+                out.push((0, Purpose::ProducerRelease(*wire)));
+            }
+        }
         for (id, e) in &self.entries {
             match e.phase {
                 Phase::Waiting if fresh_ok || e.desc.is_some() => {
@@ -890,6 +898,7 @@ impl Producers {
     /// interrupted until a new attachment opens, unless it was closing.
     pub(crate) fn lost(&mut self, session: SessionId) {
         self.wires.retain(|(s, _), _| *s != session);
+        self.releases.retain(|(s, _)| *s != session);
         let ids: Vec<ProducerId> = self.entries.keys().copied().collect();
         for id in ids {
             let Some(e) = self.entries.get_mut(&id) else {
@@ -1219,7 +1228,9 @@ impl Client {
             }
             Purpose::ProducerRelease(wire) => {
                 let deadline = now + self.config.call_timeout;
-                let _ = self.send(now, p, &close_request(wire), deadline);
+                if let Ok((session, _)) = self.send(now, p, &close_request(wire), deadline) {
+                    self.producers.releases.retain(|r| *r != (session, wire));
+                }
             }
             _ => {}
         }
@@ -1281,6 +1292,12 @@ impl Client {
             return Ok(());
         }
         match reply {
+            OpenReply::Opened(_) if e.close => {
+                // P-8: close wins over the restoration; the late attachment is released.
+                self.producers
+                    .finish(id, ProducerState::Closed, ProducerEvent::Closed);
+                self.producers.releases.push((session, wire));
+            }
             OpenReply::Opened(desc) => {
                 // P-2: followed before anything else is read.
                 self.producers.wires.insert((session, wire), id);
@@ -1307,7 +1324,7 @@ impl Client {
                             ProducerState::ReopenRequired,
                             ProducerEvent::ReopenRequired(ReopenReason::Changed(desc)),
                         );
-                        self.release_producer(now, wire);
+                        self.producers.releases.push((session, wire));
                     }
                 }
             }
@@ -1340,12 +1357,6 @@ impl Client {
             }
         }
         Ok(())
-    }
-
-    /// Closes an attachment the client does not want (a changed restoration); its reply is
-    /// not read.
-    fn release_producer(&mut self, now: Timestamp, wire: u64) {
-        self.send_producer(now, Purpose::ProducerRelease(wire));
     }
 
     fn on_submission(
@@ -1387,7 +1398,12 @@ impl Client {
             .push(id, ProducerEvent::Outcome { batch: b, outcome });
     }
 
-    pub(super) fn on_producer_interrupted(&mut self, p: &Purpose, cause: &Interruption, sent: bool) {
+    pub(super) fn on_producer_interrupted(
+        &mut self,
+        p: &Purpose,
+        cause: &Interruption,
+        sent: bool,
+    ) {
         let not_admitted = !sent
             || matches!(
                 cause,
