@@ -817,3 +817,120 @@ fn p_8_a_schema_mismatch_on_restoration_requires_a_reopen() {
         }))
     ));
 }
+
+mod machine {
+    //! Any sequence of server frames keeps the producer's accounting: credit never negative
+    //! or beyond the grant, every batch ends exactly once, nothing resent after a loss.
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Submit,
+        Answer(usize, u8),
+        Admission(bool),
+        Time(u16),
+        Lose,
+        Reopen(bool),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            3 => Just(Step::Submit),
+            4 => (0usize..8, 0u8..6).prop_map(|(i, k)| Step::Answer(i, k)),
+            1 => any::<bool>().prop_map(Step::Admission),
+            2 => (0u16..500).prop_map(Step::Time),
+            1 => Just(Step::Lose),
+            1 => any::<bool>().prop_map(Step::Reopen),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn p_4_any_frames_keep_credit_within_the_grant_and_one_outcome_per_batch(
+            steps in proptest::collection::vec(step(), 1..60)
+        ) {
+            let g = Grant { batches: 3, ..Grant::default() };
+            let (mut r, mut sid, p, mut wire) = opened(&g);
+            let mut submitted: Vec<BatchId> = vec![];
+            let mut answered = std::collections::BTreeSet::new();
+            let mut ended: std::collections::BTreeMap<BatchId, usize> = Default::default();
+            let mut lost_bytes: Vec<(SessionId, Vec<u8>)> = vec![];
+            for s in steps {
+                match s {
+                    Step::Submit => {
+                        if let Ok(b) = r.c.batch_builder(p) {
+                            let mut b = b;
+                            b.column("id", &[submitted.len() as u64]).unwrap();
+                            b.nullable_column::<&str>("name", &[None]).unwrap();
+                            b.column("secret", &["s"]).unwrap();
+                            if let Ok(id) = r.c.submit_built(r.now, p, b) {
+                                submitted.push(id);
+                            }
+                            r.pump();
+                        }
+                    }
+                    Step::Answer(i, k) => {
+                        let out: Vec<(u64, Vec<u8>)> = submits(&r, sid)
+                            .into_iter()
+                            .filter(|(id, _)| !answered.contains(&(sid, *id)))
+                            .collect();
+                        if let Some((rid, _)) = out.get(i % out.len().max(1)).cloned() {
+                            answered.insert((sid, rid));
+                            let f = match k {
+                                0 => batch_completed(rid),
+                                1 => not_admitted(rid, SubmissionRefusal::Busy),
+                                2 => not_admitted(rid, SubmissionRefusal::Suspended),
+                                3 => not_admitted(rid, SubmissionRefusal::InvalidData),
+                                _ => submission(rid, SubmissionDispositionT::SubmissionFailed(Box::new(SubmissionFailedT { failure: Some(ProcessingFailure::Rejected) }))),
+                            };
+                            r.feed(sid, f);
+                        }
+                    }
+                    Step::Admission(open) => {
+                        let a = if open { ProducerAdmission::Open } else { ProducerAdmission::Suspended };
+                        r.feed(sid, admission_changed(wire, a));
+                    }
+                    Step::Time(ms) => r.advance(Duration::from_millis(u64::from(ms))),
+                    Step::Lose => {
+                        if r.c.producer(p).unwrap().state.is_final() { continue; }
+                        lost_bytes.extend(
+                            submits(&r, sid).into_iter()
+                                .filter(|(id, _)| !answered.contains(&(sid, *id)))
+                                .map(|(_, b)| (sid, b)),
+                        );
+                        sid = lose(&mut r, sid);
+                    }
+                    Step::Reopen(same) => {
+                        if r.c.producer(p).unwrap().state != ProducerState::Restoring { continue; }
+                        let (w, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+                        let grant = if same { g.clone() } else { Grant { contract: 1, ..g.clone() } };
+                        r.feed(sid, producer_opened(w, &grant, ProducerAdmission::Open));
+                        wire = w;
+                    }
+                }
+                let info = r.c.producer(p).unwrap();
+                prop_assert!(info.credit_batches <= g.batches);
+                prop_assert!(info.credit_bytes <= g.bytes);
+                let out = submits(&r, sid).into_iter().filter(|(id, _)| !answered.contains(&(sid, *id))).count();
+                prop_assert_eq!(info.credit_batches as usize, out);
+                while let Some(e) = r.c.poll_producer_event(p) {
+                    if let ProducerEvent::Outcome { batch, .. } = e {
+                        *ended.entry(batch).or_default() += 1;
+                    }
+                }
+            }
+            prop_assert!(ended.values().all(|n| *n == 1));
+            prop_assert!(ended.keys().all(|b| submitted.contains(b)));
+            // A batch sent and lost unanswered never travels again: every batch's bytes are
+            // distinct here (its id column), so its bytes never reappear after its loss.
+            for (lost_on, bytes) in &lost_bytes {
+                let again = r.sent.iter().filter(|(s, m)| {
+                    s > lost_on
+                        && matches!(&m.request, ClientRequestT::SubmitBatchRequest(b) if &b.batch == bytes)
+                });
+                prop_assert_eq!(again.count(), 0);
+            }
+        }
+    }
+}
