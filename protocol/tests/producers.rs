@@ -934,3 +934,23 @@ mod machine {
         }
     }
 }
+
+#[test]
+fn p_3_a_batch_beyond_what_one_request_carries_is_refused_locally() {
+    // The grant would take 512 KiB, but a SubmitBatchRequest's batch is a vector of at most
+    // 262,144 bytes (F-6).
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    let mut b = r.c.batch_builder(p).unwrap();
+    b.column("id", &[1u64]).unwrap();
+    b.nullable_column::<&str>("name", &[None]).unwrap();
+    let big = "x".repeat(300_000);
+    b.column("secret", &[big.as_str()]).unwrap();
+    assert!(matches!(
+        r.c.submit_built(r.now, p, b),
+        Err(SubmitError::Batch(BatchError::TooLarge {
+            max: 262_144,
+            ..
+        }))
+    ));
+    assert!(submits(&r, sid).is_empty());
+}

@@ -40,7 +40,7 @@ use super::{Client, Purpose, SessionId};
 use crate::arrow::{self, BatchBuilder, BatchError, ColumnProblem};
 use crate::exchange::Interruption;
 use crate::frame::ServerFrame;
-use crate::limits::FRAME_LIMIT;
+use crate::limits::{FRAME_LIMIT, MAX_VECTOR_ENTRIES};
 use crate::rows::FieldSpec;
 use crate::schema::*;
 use crate::time::Timestamp;
@@ -207,11 +207,13 @@ impl ProducerDescription {
     }
 
     /// The largest batch this attachment takes: its `max_batch_bytes`, no more than its
-    /// granted bytes, and no more than one frame carries.
+    /// granted bytes, and no more than one request carries (a frame of 4 MiB, a vector of
+    /// 262,144 entries, F-6).
     pub fn batch_byte_limit(&self) -> u64 {
         self.max_batch_bytes
             .min(self.granted_bytes)
             .min((FRAME_LIMIT - SUBMIT_OVERHEAD) as u64)
+            .min(MAX_VECTOR_ENTRIES as u64)
     }
 
     /// The `retry`-th retry delay (0 for the first): `retry_backoff` doubled per retry, at
@@ -1217,13 +1219,31 @@ impl Client {
                 let request = submit_request(wire, &pending.ipc);
                 // No deadline: a batch holds its credit until its outcome or its session's
                 // end, and no CancelRequest is ever sent for it (P-7).
-                if let Ok((session, _)) = self.send_undated(now, p, &request) {
-                    if let Some(e) = self.producers.entries.get_mut(&id) {
-                        e.take_credit(len);
-                        if let Some(pending) = e.batches.get_mut(&b) {
-                            pending.slot = Slot::Sent(session);
+                match self.send_undated(now, p, &request) {
+                    Ok((session, _)) => {
+                        if let Some(e) = self.producers.entries.get_mut(&id) {
+                            e.take_credit(len);
+                            if let Some(pending) = e.batches.get_mut(&b) {
+                                pending.slot = Slot::Sent(session);
+                            }
                         }
                     }
+                    Err(Some(error)) => {
+                        // It can never travel; nothing of it was sent.
+                        if let Some(e) = self.producers.entries.get_mut(&id) {
+                            e.batches.remove(&b);
+                        }
+                        self.producers.push(
+                            id,
+                            ProducerEvent::Outcome {
+                                batch: b,
+                                outcome: BatchOutcome::Rejected {
+                                    message: error.to_string(),
+                                },
+                            },
+                        );
+                    }
+                    Err(None) => {}
                 }
             }
             Purpose::ProducerRelease(wire) => {
