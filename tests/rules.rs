@@ -23,6 +23,8 @@ const IMPLEMENTED_SECTIONS: &[&str] = &[
     "subscriptions",
     "rows",
     "clocks",
+    "producers",
+    "emitters",
 ];
 
 fn rust_sources(dir: &Path, out: &mut Vec<String>) {

@@ -37,6 +37,7 @@
 
 extern crate alloc;
 
+pub mod arrow;
 pub mod choices;
 pub mod client;
 pub mod command;

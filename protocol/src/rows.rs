@@ -96,6 +96,25 @@ impl ScalarType {
         }
     }
 
+    fn to_wire(self) -> schema::ScalarType {
+        match self {
+            ScalarType::U8 => schema::ScalarType::U8,
+            ScalarType::I8 => schema::ScalarType::I8,
+            ScalarType::U16 => schema::ScalarType::U16,
+            ScalarType::I16 => schema::ScalarType::I16,
+            ScalarType::U32 => schema::ScalarType::U32,
+            ScalarType::I32 => schema::ScalarType::I32,
+            ScalarType::U64 => schema::ScalarType::U64,
+            ScalarType::I64 => schema::ScalarType::I64,
+            ScalarType::F32 => schema::ScalarType::F32,
+            ScalarType::F64 => schema::ScalarType::F64,
+            ScalarType::Bool => schema::ScalarType::Bool,
+            ScalarType::String => schema::ScalarType::String,
+            ScalarType::Datetime => schema::ScalarType::Datetime,
+            ScalarType::Bytes => schema::ScalarType::Bytes,
+        }
+    }
+
     fn from_wire(t: schema::ScalarType) -> Option<Self> {
         Some(match t {
             schema::ScalarType::U8 => ScalarType::U8,
@@ -157,6 +176,38 @@ pub struct FieldSpec {
 }
 
 impl FieldSpec {
+    /// A field as the application describes it, for an endpoint it opens (a producer's or a
+    /// consumer's exact fields, P-1, EC-1).
+    pub fn new(
+        name: impl Into<String>,
+        field_type: FieldType,
+        nullable: bool,
+        sensitive: bool,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            field_type,
+            nullable,
+            sensitive,
+        }
+    }
+
+    /// Copies a field out of a checked frame.
+    pub fn from_view(field: schema::RowField<'_>) -> Result<Self, ProtocolViolation> {
+        let mut shapes = Vec::new();
+        compile_field(field, &mut shapes).map(|(spec, _)| spec)
+    }
+
+    /// The field as it travels in a request.
+    pub fn to_wire(&self) -> schema::RowFieldT {
+        schema::RowFieldT {
+            name: self.name.clone(),
+            field_type: Box::new(type_to_wire(&self.field_type)),
+            nullable: self.nullable,
+            sensitive: self.sensitive,
+        }
+    }
+
     /// The field's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -317,6 +368,29 @@ fn compile_field(
             sensitive: field.sensitive(),
         },
     ))
+}
+
+/// A [`FieldType`] as it travels in a request.
+fn type_to_wire(t: &FieldType) -> schema::FieldTypeT {
+    let shape = match t {
+        FieldType::Scalar(s) => {
+            schema::FieldTypeShapeT::ScalarFieldType(Box::new(schema::ScalarFieldTypeT {
+                scalar: Some(s.to_wire()),
+            }))
+        }
+        FieldType::FixedList { element, length } => {
+            schema::FieldTypeShapeT::FixedListFieldType(Box::new(schema::FixedListFieldTypeT {
+                element: Box::new(type_to_wire(element)),
+                length: length.get(),
+            }))
+        }
+        FieldType::List { element } => {
+            schema::FieldTypeShapeT::ListFieldType(Box::new(schema::ListFieldTypeT {
+                element: Box::new(type_to_wire(element)),
+            }))
+        }
+    };
+    schema::FieldTypeT { shape }
 }
 
 /// Reads a type view into a [`FieldType`].

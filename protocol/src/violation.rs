@@ -267,6 +267,15 @@ pub enum ProtocolViolation {
     /// A batch of rows that does not conform to its subscription's schema.
     #[error("row batch does not conform to its schema: {0}")]
     Rows(Box<RowViolation>),
+    /// A producer or consumer frame that breaks its endpoint's rules: an outcome after the
+    /// producer's end, a delivery that is not its consumer's schema (P-6, P-8, EC-3).
+    #[error("{rule}: {what}")]
+    Endpoint {
+        /// The manual's rule.
+        rule: &'static str,
+        /// What the frame did.
+        what: String,
+    },
 }
 
 impl From<RowViolation> for ProtocolViolation {
@@ -299,6 +308,7 @@ impl ProtocolViolation {
             Self::UnexpectedReply { .. } => "C-3",
             Self::ReferenceMismatch { .. } => "E-5",
             Self::Rows(v) => v.rule(),
+            Self::Endpoint { rule, .. } => rule,
         }
     }
 }

@@ -22,6 +22,8 @@
 mod call;
 mod clocks;
 mod commands;
+mod consumers;
+mod producers;
 mod reads;
 mod subscriptions;
 mod transaction;
@@ -29,6 +31,16 @@ mod transaction;
 pub use clocks::{ClockEnd, ClockEvent, ClockInfo, ClockStatus};
 pub use commands::{
     CommandHandle, CommandReport, CommandResult, Failure, RetainedCommand, UncertainCause,
+};
+pub use consumers::{
+    ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerInfo, ConsumerReopenReason,
+    ConsumerSpec, ConsumerState, ConsumerWindowKind, Decision, Delivery, DeliveryRef, SettleError,
+    SettleHandle, SettleResult,
+};
+pub use producers::{
+    Admission, BatchId, BatchOutcome, BatchState, ProducerDescription, ProducerEvent, ProducerId,
+    ProducerInfo, ProducerSpec, ProducerState, ProducerWindowKind, ReopenReason, SubmitError,
+    MAX_CREDIT_BATCHES, MAX_CREDIT_BYTES, SUBMIT_OVERHEAD,
 };
 pub use reads::{ReadHandle, ReadResult};
 pub use subscriptions::{
@@ -224,6 +236,10 @@ pub enum ClientError {
     /// A detach of that domain's clock is unanswered: no attach is decided meanwhile (K-1).
     #[error("a detach of the domain's clock is unanswered")]
     DetachInProgress,
+    /// Credit or limits asked for a producer or consumer outside 1 to 1,024 batches and 1 to
+    /// 32 MiB (P-1, EC-1).
+    #[error("credit must be 1 to 1,024 batches and 1 byte to 32 MiB")]
+    InvalidCredit,
 }
 
 /// Why a session ended.
@@ -319,6 +335,24 @@ pub(crate) enum Purpose {
     Subscribe(SubscriptionId),
     /// Deleting a subscription (S-6).
     Unsubscribe(SubscriptionId),
+    /// Opening a producer, the first time or as a new attachment (P-1, P-8).
+    ProducerOpen(ProducerId),
+    /// One attempt of a batch (P-4, P-5).
+    ProducerSubmit(ProducerId, BatchId),
+    /// Closing a producer (P-8).
+    ProducerClose(ProducerId),
+    /// Closing an attachment nobody wants (a restoration that changed); its reply is not read.
+    ProducerRelease(u64),
+    /// Opening an emitter consumer, the first time or as a new attachment (EC-1, EC-5).
+    ConsumerOpen(ConsumerId),
+    /// A read of a consumer's next delivery (EC-2).
+    ConsumerRead(ConsumerId),
+    /// A settlement of one delivery attempt (EC-4).
+    ConsumerSettle(ConsumerId, SettleHandle),
+    /// Closing a consumer (EC-6).
+    ConsumerClose(ConsumerId),
+    /// Closing an attachment nobody wants (a late restoration, EC-6); its reply is not read.
+    ConsumerRelease(u64),
 }
 
 impl Purpose {
@@ -331,6 +365,24 @@ impl Purpose {
                 | Purpose::ClockDetach(_)
                 | Purpose::Subscribe(_)
                 | Purpose::Unsubscribe(_)
+                | Purpose::ProducerOpen(_)
+                | Purpose::ConsumerOpen(_)
+        )
+    }
+
+    /// Whether the request belongs to a producer or a consumer.
+    fn dataplane(&self) -> bool {
+        matches!(
+            self,
+            Purpose::ProducerOpen(_)
+                | Purpose::ProducerSubmit(..)
+                | Purpose::ProducerClose(_)
+                | Purpose::ProducerRelease(_)
+                | Purpose::ConsumerOpen(_)
+                | Purpose::ConsumerRead(_)
+                | Purpose::ConsumerSettle(..)
+                | Purpose::ConsumerClose(_)
+                | Purpose::ConsumerRelease(_)
         )
     }
 }
@@ -385,6 +437,8 @@ pub struct Client {
     tx: Transaction,
     subscriptions: subscriptions::Subscriptions,
     clocks: clocks::Clocks,
+    producers: producers::Producers,
+    consumers: consumers::Consumers,
     actions: VecDeque<Action>,
     events: VecDeque<ClientEvent>,
     unsolicited: UnsolicitedQueue,
@@ -422,6 +476,8 @@ impl Client {
             tx: Transaction::default(),
             subscriptions,
             clocks: clocks::Clocks::default(),
+            producers: producers::Producers::default(),
+            consumers: consumers::Consumers::default(),
             actions: VecDeque::new(),
             events: VecDeque::new(),
             unsolicited,
@@ -581,7 +637,8 @@ impl Client {
     // ----- driver inputs ------------------------------------------------------------------
 
     /// The stream `session` opened: restore session state in the D-5 order (clocks, then
-    /// subscriptions, then the transaction), then repeat outstanding commands.
+    /// subscriptions, then producers, then consumers, then the transaction), then repeat
+    /// outstanding commands.
     pub fn handle_connected(&mut self, now: Timestamp, session: SessionId) {
         let Some(mut s) = self.take_session(session) else {
             return;
@@ -607,10 +664,24 @@ impl Client {
         let mut subs = Vec::new();
         self.subscriptions.due(now, session, fresh_ok, &mut subs);
         subs.sort_by_key(|(seq, _)| *seq);
-        for (_, p) in due.into_iter().chain(subs) {
+        // 3. the producers and 4. the consumers, each as a fresh attachment (P-8, EC-5).
+        let mut producers = Vec::new();
+        self.producers
+            .due_opens(now, session, fresh_ok, &mut producers);
+        producers.sort_by_key(|(seq, _)| *seq);
+        let mut consumers = Vec::new();
+        self.consumers
+            .due_opens(now, session, fresh_ok, &mut consumers);
+        consumers.sort_by_key(|(seq, _)| *seq);
+        for (_, p) in due
+            .into_iter()
+            .chain(subs)
+            .chain(producers)
+            .chain(consumers)
+        {
             self.send_session_state(now, p);
         }
-        // 3. then the transaction; outstanding commands go once it is attached.
+        // 5. then the transaction; outstanding commands go once it is attached.
         if !self.start_attach(now) {
             if let Some(s) = self.session.as_mut() {
                 s.phase = Phase::Ready;
@@ -787,6 +858,8 @@ impl Client {
         .chain(self.reads.timers())
         .chain(self.clocks.timers())
         .chain(self.subscriptions.timers())
+        .chain(self.producers.timers())
+        .chain(self.consumers.timers())
         .min()
     }
 
@@ -802,6 +875,8 @@ impl Client {
             || !self.reads.is_empty()
             || self.clocks.wants_session()
             || self.subscriptions.wants_session()
+            || self.producers.wants_session()
+            || self.consumers.wants_session()
     }
 
     /// Sends a clock or subscription request.
@@ -809,6 +884,11 @@ impl Client {
         match p {
             Purpose::ClockAttach(_) | Purpose::ClockDetach(_) => self.send_clock(now, p),
             Purpose::Subscribe(_) | Purpose::Unsubscribe(_) => self.send_subscription(now, p),
+            Purpose::ProducerOpen(_)
+            | Purpose::ProducerSubmit(..)
+            | Purpose::ProducerClose(_)
+            | Purpose::ProducerRelease(_) => self.send_producer(now, p),
+            p if p.dataplane() => self.send_consumer(now, p),
             _ => {}
         }
     }
@@ -908,6 +988,8 @@ impl Client {
             self.reads.settle_backoffs(now);
             self.clocks.settle_backoffs(now);
             self.subscriptions.settle_backoffs(now);
+            self.producers.settle_backoffs(now);
+            self.consumers.settle_backoffs(now);
             self.flush();
             if self.retire.is_none() {
                 break;
@@ -925,6 +1007,8 @@ impl Client {
         self.reads.due(now, true, &mut due);
         self.clocks.due(now, session, true, &mut due);
         self.subscriptions.due(now, session, true, &mut due);
+        self.producers.due(now, session, true, &mut due);
+        self.consumers.due(now, session, true, &mut due);
         due.sort_by_key(|(seq, _)| *seq);
         for (_, p) in due {
             if !self.is_ready() || self.retire.is_some() {
@@ -943,6 +1027,7 @@ impl Client {
                 p if p.restricted() && self.restricted_allowed() => {
                     self.send_session_state(now, p);
                 }
+                p if p.dataplane() && !p.restricted() => self.send_session_state(now, p),
                 _ => {}
             }
         }
@@ -989,6 +1074,31 @@ impl Client {
         }
     }
 
+    /// Registers `request` on the current session with no deadline of its own: a batch, which
+    /// holds its credit until its outcome or its session's end (P-4, P-7), or a consumer's read,
+    /// which waits for a delivery (EC-2).
+    fn send_undated(
+        &mut self,
+        now: Timestamp,
+        purpose: Purpose,
+        request: &ClientRequestT,
+    ) -> Result<(SessionId, RequestHandle), Option<EncodeError>> {
+        let Some(s) = self.session.as_mut() else {
+            return Err(None);
+        };
+        match s.exchange.request(now, request, None) {
+            Ok(r) => {
+                s.pending.insert(r, purpose);
+                Ok((s.id, r))
+            }
+            Err(RequestError::Encode(e)) => Err(Some(e)),
+            Err(_) => {
+                self.retire = Some(Retire::Exhausted);
+                Err(None)
+            }
+        }
+    }
+
     fn drain_exchange(&mut self, now: Timestamp, s: &mut Session) {
         while let Some(u) = s.exchange.poll_unsolicited() {
             if let Unsolicited::Frame(f) = &u {
@@ -1005,6 +1115,14 @@ impl Client {
                 }
                 if self.clocks.on_frame(s.id, f) {
                     continue;
+                }
+                match self.producers.on_frame(s.id, f) {
+                    Ok(true) => continue,
+                    Ok(false) => {}
+                    Err(v) => {
+                        s.exchange.fail(v);
+                        break;
+                    }
                 }
                 self.observe(f);
             }
@@ -1110,6 +1228,8 @@ impl Client {
         // them (K-5).
         self.clocks.lost(id, redirecting);
         self.subscriptions.lost(id);
+        self.producers.lost(id);
+        self.consumers.lost(id);
         let retired = self.retire.take();
         let followed = match leader {
             Some(e) => self.endpoints.learn(e, true),
@@ -1192,6 +1312,11 @@ impl Client {
             }
             // A cancellation's own end says nothing.
             Purpose::Cancel(_) => {}
+            p if p.dataplane() => {
+                self.on_producer_interrupted(&p, &cause, sent);
+                self.on_consumer_interrupted(&p, &cause, sent);
+            }
+            _ => {}
         }
     }
 
@@ -1212,6 +1337,19 @@ impl Client {
                 }
             }
             Purpose::Cancel(_) => {}
+            p if p.dataplane() => {
+                let done = match p {
+                    Purpose::ProducerOpen(_)
+                    | Purpose::ProducerSubmit(..)
+                    | Purpose::ProducerClose(_)
+                    | Purpose::ProducerRelease(_) => self.on_producer_reply(now, s.id, p, &frame),
+                    _ => self.on_consumer_reply(now, s.id, p, &frame),
+                };
+                if let Err(v) = done {
+                    s.exchange.fail(v);
+                }
+            }
+            _ => {}
         }
     }
 

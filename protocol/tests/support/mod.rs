@@ -1,6 +1,7 @@
 //! A scripted server for exchange tests: decodes what the client sent, builds real replies.
 #![allow(dead_code)]
 
+pub mod dataplane;
 pub mod rig;
 pub mod streams;
 

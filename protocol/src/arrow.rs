@@ -1,0 +1,730 @@
+//! Arrow IPC batches of producers and emitter consumers (P-3, EC-3).
+//!
+//! A field of an endpoint has one Arrow form, the same for both directions:
+//!
+//! | Nervix type | Arrow type |
+//! |---|---|
+//! | `U8` ... `I64` | `UInt8` ... `Int64` of the same width and signedness |
+//! | `F32`, `F64` | `Float32`, `Float64` |
+//! | `Bool` | `Boolean` |
+//! | `String` | `Utf8` |
+//! | `Bytes` | `Binary` |
+//! | `Datetime` | `Timestamp(Nanosecond, "UTC")`: signed nanoseconds since the Unix epoch |
+//! | fixed list of `n` | `FixedSizeList(n)` of a non-nullable element named `item` |
+//! | list | `List` (32-bit offsets) of a non-nullable element named `item` |
+//!
+//! The Arrow field has the field's name and nullability and no metadata; sensitivity is not
+//! expressed in Arrow, it is part of the endpoint's description the batch is checked against.
+//! A list never holds a null element.
+//!
+//! A batch travels as one canonical Arrow IPC stream ([`encode`]): the schema message, exactly
+//! one record batch and the end-of-stream marker, uncompressed, without dictionaries or
+//! extension types, and without metadata. [`decode`] reads a delivery back and checks it is
+//! exactly that, against the endpoint's fields.
+//!
+//! Two ways to make a batch: [`BatchBuilder`] takes typed values column by column and checks
+//! each against the field it is for; [`check_record_batch`] checks an application's own
+//! [`RecordBatch`] and names the first column that does not match.
+
+use crate::rows::{FieldSpec, FieldType, ScalarType};
+use arrow_array::types::{
+    Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type,
+    UInt64Type, UInt8Type,
+};
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, BooleanArray, FixedSizeListArray, ListArray, PrimitiveArray,
+    RecordBatch, StringArray, TimestampNanosecondArray,
+};
+use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_ipc::reader::StreamReader;
+use arrow_ipc::writer::StreamWriter;
+use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef, TimeUnit};
+use std::fmt;
+use std::io::Cursor;
+use std::sync::Arc;
+
+/// The time zone a `Datetime` field's Arrow timestamp names.
+pub const DATETIME_ZONE: &str = "UTC";
+
+/// The name of a list's element field.
+pub const LIST_ITEM: &str = "item";
+
+/// The end-of-stream marker that closes every canonical stream.
+const END_OF_STREAM: [u8; 8] = [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0];
+
+/// The Arrow type of a Nervix type.
+pub fn arrow_type(t: &FieldType) -> DataType {
+    match t {
+        FieldType::Scalar(s) => scalar_type(*s),
+        FieldType::FixedList { element, length } => DataType::FixedSizeList(
+            item_field(element),
+            i32::try_from(length.get()).unwrap_or(i32::MAX),
+        ),
+        FieldType::List { element } => DataType::List(item_field(element)),
+    }
+}
+
+fn item_field(element: &FieldType) -> FieldRef {
+    Arc::new(Field::new(LIST_ITEM, arrow_type(element), false))
+}
+
+fn scalar_type(s: ScalarType) -> DataType {
+    match s {
+        ScalarType::U8 => DataType::UInt8,
+        ScalarType::I8 => DataType::Int8,
+        ScalarType::U16 => DataType::UInt16,
+        ScalarType::I16 => DataType::Int16,
+        ScalarType::U32 => DataType::UInt32,
+        ScalarType::I32 => DataType::Int32,
+        ScalarType::U64 => DataType::UInt64,
+        ScalarType::I64 => DataType::Int64,
+        ScalarType::F32 => DataType::Float32,
+        ScalarType::F64 => DataType::Float64,
+        ScalarType::Bool => DataType::Boolean,
+        ScalarType::String => DataType::Utf8,
+        ScalarType::Datetime => {
+            DataType::Timestamp(TimeUnit::Nanosecond, Some(DATETIME_ZONE.into()))
+        }
+        ScalarType::Bytes => DataType::Binary,
+    }
+}
+
+/// The Arrow field of an endpoint's field.
+pub fn arrow_field(spec: &FieldSpec) -> Field {
+    Field::new(spec.name(), arrow_type(spec.field_type()), spec.nullable())
+}
+
+/// The Arrow schema of an endpoint's fields, in order, without metadata.
+pub fn arrow_schema(fields: &[FieldSpec]) -> SchemaRef {
+    Arc::new(Schema::new(
+        fields.iter().map(arrow_field).collect::<Vec<_>>(),
+    ))
+}
+
+/// What is wrong with one column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ColumnProblem {
+    /// The endpoint has this field and the batch does not.
+    Missing,
+    /// The batch has a column the endpoint does not.
+    Extra,
+    /// The column has another name at this position.
+    Name {
+        /// The name found.
+        found: String,
+    },
+    /// The column's Arrow type is not the field's.
+    Type {
+        /// The Arrow type the field has.
+        expected: String,
+        /// The Arrow type found.
+        found: String,
+    },
+    /// The column's nullability is not the field's.
+    Nullability {
+        /// Whether the field is nullable.
+        expected: bool,
+    },
+    /// The column's sensitivity is not the field's.
+    Sensitivity {
+        /// Whether the field is sensitive.
+        expected: bool,
+    },
+    /// The column carries field metadata.
+    Metadata,
+    /// A null in a field that is not nullable, or a null list element.
+    Null,
+    /// The column has another row count than the batch's first column.
+    Length {
+        /// The rows of the batch.
+        expected: usize,
+        /// The rows of this column.
+        found: usize,
+    },
+    /// The column was given values twice, or given none.
+    NotSetOnce,
+    /// The typed builder does not build this field's type; give a `RecordBatch` instead.
+    Unsupported,
+}
+
+impl fmt::Display for ColumnProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Missing => write!(f, "is missing"),
+            Self::Extra => write!(f, "is not a field of the endpoint"),
+            Self::Name { found } => write!(f, "is named `{found}` at its position"),
+            Self::Type { expected, found } => write!(f, "is {found}, not {expected}"),
+            Self::Nullability { expected: true } => write!(f, "must be nullable"),
+            Self::Nullability { expected: false } => write!(f, "must not be nullable"),
+            Self::Sensitivity { expected: true } => write!(f, "is sensitive"),
+            Self::Sensitivity { expected: false } => write!(f, "is not sensitive"),
+            Self::Metadata => write!(f, "carries field metadata"),
+            Self::Null => write!(f, "holds a null it may not hold"),
+            Self::Length { expected, found } => write!(f, "has {found} rows, not {expected}"),
+            Self::NotSetOnce => write!(f, "must be given its values exactly once"),
+            Self::Unsupported => write!(f, "has a type the typed builder does not build"),
+        }
+    }
+}
+
+/// Why a batch is refused locally. Nothing was sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BatchError {
+    /// A column does not match the endpoint's field.
+    #[error("column `{column}` {problem}")]
+    Column {
+        /// The column (the field's name, or the batch's name for an extra column).
+        column: String,
+        /// What is wrong.
+        problem: ColumnProblem,
+    },
+    /// The batch's schema carries metadata.
+    #[error("the batch's schema carries metadata")]
+    SchemaMetadata,
+    /// More rows than the grant's `max_batch_rows` (P-3).
+    #[error("{rows} rows exceed the producer's {max} rows per batch")]
+    TooManyRows {
+        /// The batch's rows.
+        rows: usize,
+        /// The most allowed.
+        max: u64,
+    },
+    /// More IPC bytes than the grant's `max_batch_bytes`, or than one frame carries (P-3, F-6).
+    #[error("{bytes} IPC bytes exceed the {max} bytes one batch may hold")]
+    TooLarge {
+        /// The batch's IPC bytes.
+        bytes: usize,
+        /// The most allowed.
+        max: u64,
+    },
+    /// Arrow could not write the batch.
+    #[error("the batch could not be written as Arrow IPC: {0}")]
+    Ipc(String),
+}
+
+impl BatchError {
+    fn column(column: &str, problem: ColumnProblem) -> Self {
+        Self::Column {
+            column: column.to_string(),
+            problem,
+        }
+    }
+}
+
+/// Checks an application's batch against an endpoint's fields: names, order, Arrow types,
+/// nullability, no metadata, no null where none may be. The first column that does not match
+/// is named.
+pub fn check_record_batch(fields: &[FieldSpec], batch: &RecordBatch) -> Result<(), BatchError> {
+    let schema = batch.schema();
+    if !schema.metadata().is_empty() {
+        return Err(BatchError::SchemaMetadata);
+    }
+    check_fields(fields, schema.fields())?;
+    for (spec, column) in fields.iter().zip(batch.columns()) {
+        check_nulls(spec.name(), spec.nullable(), column.as_ref())?;
+    }
+    Ok(())
+}
+
+fn check_fields(fields: &[FieldSpec], found: &arrow_schema::Fields) -> Result<(), BatchError> {
+    for (i, spec) in fields.iter().enumerate() {
+        let Some(f) = found.get(i) else {
+            return Err(BatchError::column(spec.name(), ColumnProblem::Missing));
+        };
+        if f.name() != spec.name() {
+            return Err(BatchError::column(
+                spec.name(),
+                ColumnProblem::Name {
+                    found: f.name().clone(),
+                },
+            ));
+        }
+        let expected = arrow_type(spec.field_type());
+        if f.data_type() != &expected {
+            return Err(BatchError::column(
+                spec.name(),
+                ColumnProblem::Type {
+                    expected: expected.to_string(),
+                    found: f.data_type().to_string(),
+                },
+            ));
+        }
+        if f.is_nullable() != spec.nullable() {
+            return Err(BatchError::column(
+                spec.name(),
+                ColumnProblem::Nullability {
+                    expected: spec.nullable(),
+                },
+            ));
+        }
+        if !f.metadata().is_empty() {
+            return Err(BatchError::column(spec.name(), ColumnProblem::Metadata));
+        }
+    }
+    if let Some(extra) = found.get(fields.len()) {
+        return Err(BatchError::column(extra.name(), ColumnProblem::Extra));
+    }
+    Ok(())
+}
+
+/// A column holds no null where its field forbids one, and no list holds a null element.
+fn check_nulls(name: &str, nullable: bool, column: &dyn Array) -> Result<(), BatchError> {
+    if !nullable && column.logical_null_count() > 0 {
+        return Err(BatchError::column(name, ColumnProblem::Null));
+    }
+    let values = match column.data_type() {
+        DataType::List(_) => column
+            .as_any()
+            .downcast_ref::<ListArray>()
+            .map(|l| l.values().clone()),
+        DataType::FixedSizeList(..) => column
+            .as_any()
+            .downcast_ref::<FixedSizeListArray>()
+            .map(|l| l.values().clone()),
+        _ => None,
+    };
+    match values {
+        Some(v) => check_nulls(name, false, v.as_ref()),
+        None => Ok(()),
+    }
+}
+
+/// Writes `batch` as one canonical Arrow IPC stream: schema, the batch, end-of-stream.
+pub fn encode(batch: &RecordBatch) -> Result<Vec<u8>, BatchError> {
+    let schema = batch.schema();
+    let mut out = Vec::with_capacity(ipc_size_hint(batch));
+    let mut w = StreamWriter::try_new(&mut out, &schema).map_err(ipc)?;
+    w.write(batch).map_err(ipc)?;
+    w.finish().map_err(ipc)?;
+    drop(w);
+    Ok(out)
+}
+
+fn ipc_size_hint(batch: &RecordBatch) -> usize {
+    batch.get_array_memory_size().saturating_add(1024)
+}
+
+fn ipc(e: arrow_schema::ArrowError) -> BatchError {
+    BatchError::Ipc(e.to_string())
+}
+
+/// Why a delivered Arrow IPC stream is not the one its consumer opened (EC-3).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeliveryFault {
+    /// Arrow could not read the stream.
+    #[error("not an Arrow IPC stream: {0}")]
+    Ipc(String),
+    /// The stream's schema is not the consumer's fields.
+    #[error("the stream's schema does not match: {0}")]
+    Schema(BatchError),
+    /// Zero or several record batches.
+    #[error("the stream holds {0} record batches, not one")]
+    NotOneBatch(usize),
+    /// The stream does not end with the end-of-stream marker, or has bytes after it.
+    #[error("the stream does not end with its end-of-stream marker")]
+    NoEnd,
+    /// The row count is not the delivery's members.
+    #[error("the batch holds {rows} rows, the delivery says {members}")]
+    Members {
+        /// Rows in the batch.
+        rows: usize,
+        /// The delivery's members.
+        members: u32,
+    },
+}
+
+/// Reads one delivery: exactly the schema of `fields`, exactly one record batch, the
+/// end-of-stream marker and nothing after it, no null where none may be, and `members` rows.
+pub fn decode(
+    bytes: &[u8],
+    fields: &[FieldSpec],
+    members: u32,
+) -> Result<RecordBatch, DeliveryFault> {
+    let fault = |e: arrow_schema::ArrowError| DeliveryFault::Ipc(e.to_string());
+    if !bytes.ends_with(&END_OF_STREAM) {
+        return Err(DeliveryFault::NoEnd);
+    }
+    let mut reader = StreamReader::try_new(Cursor::new(bytes), None).map_err(fault)?;
+    let schema = reader.schema();
+    if !schema.metadata().is_empty() {
+        return Err(DeliveryFault::Schema(BatchError::SchemaMetadata));
+    }
+    check_fields(fields, schema.fields()).map_err(DeliveryFault::Schema)?;
+    let batch = match reader.next() {
+        Some(b) => b.map_err(fault)?,
+        None => return Err(DeliveryFault::NotOneBatch(0)),
+    };
+    let mut more = 0;
+    for b in reader.by_ref() {
+        b.map_err(fault)?;
+        more += 1;
+    }
+    if more > 0 {
+        return Err(DeliveryFault::NotOneBatch(1 + more));
+    }
+    let read = usize::try_from(reader.get_ref().position()).unwrap_or(usize::MAX);
+    if read != bytes.len() {
+        return Err(DeliveryFault::NoEnd);
+    }
+    for (spec, column) in fields.iter().zip(batch.columns()) {
+        check_nulls(spec.name(), spec.nullable(), column.as_ref())
+            .map_err(DeliveryFault::Schema)?;
+    }
+    if batch.num_rows() != members as usize {
+        return Err(DeliveryFault::Members {
+            rows: batch.num_rows(),
+            members,
+        });
+    }
+    Ok(batch)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The typed builder
+// ---------------------------------------------------------------------------------------------
+
+/// A `Datetime` value: signed nanoseconds since 1970-01-01T00:00:00Z.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Datetime(pub i64);
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A Rust type whose values fill a column of one scalar type.
+pub trait ColumnValue: sealed::Sealed + Sized {
+    /// The scalar type this Rust type fills.
+    const SCALAR: ScalarType;
+    /// An Arrow array of `values`, with `nulls` where given.
+    #[doc(hidden)]
+    fn array(values: &[Self], nulls: Option<NullBuffer>) -> ArrayRef;
+    /// A placeholder for a null slot.
+    #[doc(hidden)]
+    fn null_slot() -> Self;
+    /// The bytes of variable-width values, which 32-bit offsets must address.
+    #[doc(hidden)]
+    fn heap_len(_values: &[Self]) -> usize {
+        0
+    }
+}
+
+/// The most bytes (or list elements) one column's 32-bit offsets address.
+const OFFSET_LIMIT: usize = i32::MAX as usize;
+
+fn within_offsets(name: &str, len: usize) -> Result<(), BatchError> {
+    if len > OFFSET_LIMIT {
+        return Err(BatchError::Column {
+            column: name.to_string(),
+            problem: ColumnProblem::Length {
+                expected: OFFSET_LIMIT,
+                found: len,
+            },
+        });
+    }
+    Ok(())
+}
+
+macro_rules! primitive_value {
+    ($t:ty, $arrow:ty, $scalar:ident) => {
+        impl sealed::Sealed for $t {}
+        impl ColumnValue for $t {
+            const SCALAR: ScalarType = ScalarType::$scalar;
+            fn array(values: &[Self], nulls: Option<NullBuffer>) -> ArrayRef {
+                Arc::new(PrimitiveArray::<$arrow>::new(
+                    ScalarBuffer::from(values.to_vec()),
+                    nulls,
+                ))
+            }
+            fn null_slot() -> Self {
+                <$t>::default()
+            }
+        }
+    };
+}
+
+primitive_value!(u8, UInt8Type, U8);
+primitive_value!(i8, Int8Type, I8);
+primitive_value!(u16, UInt16Type, U16);
+primitive_value!(i16, Int16Type, I16);
+primitive_value!(u32, UInt32Type, U32);
+primitive_value!(i32, Int32Type, I32);
+primitive_value!(u64, UInt64Type, U64);
+primitive_value!(i64, Int64Type, I64);
+primitive_value!(f32, Float32Type, F32);
+primitive_value!(f64, Float64Type, F64);
+
+impl sealed::Sealed for bool {}
+impl ColumnValue for bool {
+    const SCALAR: ScalarType = ScalarType::Bool;
+    fn array(values: &[Self], nulls: Option<NullBuffer>) -> ArrayRef {
+        Arc::new(BooleanArray::new(values.iter().copied().collect(), nulls))
+    }
+    fn null_slot() -> Self {
+        false
+    }
+}
+
+impl sealed::Sealed for Datetime {}
+impl ColumnValue for Datetime {
+    const SCALAR: ScalarType = ScalarType::Datetime;
+    fn array(values: &[Self], nulls: Option<NullBuffer>) -> ArrayRef {
+        let v: Vec<i64> = values.iter().map(|d| d.0).collect();
+        Arc::new(
+            TimestampNanosecondArray::new(ScalarBuffer::from(v), nulls)
+                .with_timezone(DATETIME_ZONE),
+        )
+    }
+    fn null_slot() -> Self {
+        Datetime(0)
+    }
+}
+
+impl sealed::Sealed for &str {}
+impl ColumnValue for &str {
+    const SCALAR: ScalarType = ScalarType::String;
+    fn array(values: &[Self], nulls: Option<NullBuffer>) -> ArrayRef {
+        let offsets = OffsetBuffer::<i32>::from_lengths(values.iter().map(|s| s.len()));
+        let mut data = Vec::with_capacity(offsets.last().unsigned_abs() as usize);
+        for s in values {
+            data.extend_from_slice(s.as_bytes());
+        }
+        Arc::new(StringArray::new(offsets, data.into(), nulls))
+    }
+    fn null_slot() -> Self {
+        ""
+    }
+    fn heap_len(values: &[Self]) -> usize {
+        values
+            .iter()
+            .map(|v| v.len())
+            .fold(0, usize::saturating_add)
+    }
+}
+
+impl sealed::Sealed for &[u8] {}
+impl ColumnValue for &[u8] {
+    const SCALAR: ScalarType = ScalarType::Bytes;
+    fn array(values: &[Self], nulls: Option<NullBuffer>) -> ArrayRef {
+        let offsets = OffsetBuffer::<i32>::from_lengths(values.iter().map(|s| s.len()));
+        let mut data = Vec::with_capacity(offsets.last().unsigned_abs() as usize);
+        for s in values {
+            data.extend_from_slice(s);
+        }
+        Arc::new(BinaryArray::new(offsets, data.into(), nulls))
+    }
+    fn null_slot() -> Self {
+        &[]
+    }
+    fn heap_len(values: &[Self]) -> usize {
+        values
+            .iter()
+            .map(|v| v.len())
+            .fold(0, usize::saturating_add)
+    }
+}
+
+/// Builds one batch for an endpoint's fields, column by column, from typed values.
+///
+/// Every column is given its values exactly once, by name: [`BatchBuilder::column`] for a
+/// scalar field, [`BatchBuilder::nullable_column`] for a nullable one (`None` is null),
+/// [`BatchBuilder::list_column`] for a list of scalars (a fixed list takes lists of exactly its
+/// length). Each call is checked against the field it names: its type, nullability, and the
+/// row count of the columns before it. Lists of lists and other shapes are given as an
+/// application's [`RecordBatch`] instead.
+#[derive(Debug, Clone)]
+pub struct BatchBuilder {
+    fields: Arc<[FieldSpec]>,
+    schema: SchemaRef,
+    columns: Vec<Option<ArrayRef>>,
+    rows: Option<usize>,
+}
+
+impl BatchBuilder {
+    /// A builder for these fields (a producer's description).
+    pub fn new(fields: Arc<[FieldSpec]>) -> Self {
+        let schema = arrow_schema(&fields);
+        let columns = vec![None; fields.len()];
+        Self {
+            fields,
+            schema,
+            columns,
+            rows: None,
+        }
+    }
+
+    /// The fields the builder builds.
+    pub fn fields(&self) -> &[FieldSpec] {
+        &self.fields
+    }
+
+    /// The rows given so far (those of the first column given).
+    pub fn rows(&self) -> usize {
+        self.rows.unwrap_or(0)
+    }
+
+    fn slot(&self, name: &str, scalar: ScalarType, list: bool) -> Result<usize, BatchError> {
+        let Some(i) = self.fields.iter().position(|f| f.name() == name) else {
+            return Err(BatchError::column(name, ColumnProblem::Extra));
+        };
+        let spec = &self.fields[i];
+        if self.columns[i].is_some() {
+            return Err(BatchError::column(name, ColumnProblem::NotSetOnce));
+        }
+        let found = match (list, spec.field_type()) {
+            (false, FieldType::Scalar(s)) => Some(*s),
+            (true, FieldType::List { element } | FieldType::FixedList { element, .. }) => {
+                match element.as_ref() {
+                    FieldType::Scalar(s) => Some(*s),
+                    _ => return Err(BatchError::column(name, ColumnProblem::Unsupported)),
+                }
+            }
+            _ => None,
+        };
+        if found != Some(scalar) {
+            let given = if list {
+                FieldType::List {
+                    element: Box::new(FieldType::Scalar(scalar)),
+                }
+            } else {
+                FieldType::Scalar(scalar)
+            };
+            return Err(BatchError::column(
+                name,
+                ColumnProblem::Type {
+                    expected: arrow_type(spec.field_type()).to_string(),
+                    found: arrow_type(&given).to_string(),
+                },
+            ));
+        }
+        Ok(i)
+    }
+
+    fn put(&mut self, i: usize, array: ArrayRef) -> Result<(), BatchError> {
+        let len = array.len();
+        if let Some(rows) = self.rows {
+            if rows != len {
+                return Err(BatchError::column(
+                    self.fields[i].name(),
+                    ColumnProblem::Length {
+                        expected: rows,
+                        found: len,
+                    },
+                ));
+            }
+        }
+        self.rows = Some(len);
+        self.columns[i] = Some(array);
+        Ok(())
+    }
+
+    /// Gives the values of the non-nullable or nullable scalar column `name`, none null.
+    pub fn column<T: ColumnValue>(&mut self, name: &str, values: &[T]) -> Result<(), BatchError> {
+        let i = self.slot(name, T::SCALAR, false)?;
+        within_offsets(name, T::heap_len(values))?;
+        self.put(i, T::array(values, None))
+    }
+
+    /// Gives the values of the nullable scalar column `name`; `None` is null.
+    pub fn nullable_column<T: ColumnValue + Copy>(
+        &mut self,
+        name: &str,
+        values: &[Option<T>],
+    ) -> Result<(), BatchError> {
+        let i = self.slot(name, T::SCALAR, false)?;
+        let dense_len = values
+            .iter()
+            .flatten()
+            .map(|v| T::heap_len(std::slice::from_ref(v)));
+        within_offsets(name, dense_len.fold(0, usize::saturating_add))?;
+        let any_null = values.iter().any(Option::is_none);
+        if any_null && !self.fields[i].nullable() {
+            return Err(BatchError::column(name, ColumnProblem::Null));
+        }
+        let nulls = any_null.then(|| NullBuffer::from_iter(values.iter().map(Option::is_some)));
+        let dense: Vec<T> = values
+            .iter()
+            .map(|v| v.unwrap_or_else(T::null_slot))
+            .collect();
+        self.put(i, T::array(&dense, nulls))
+    }
+
+    /// Gives the lists of the list column `name`, one per row; `None` is a null row of a
+    /// nullable column. Elements are never null. A fixed list takes lists of exactly its
+    /// length.
+    pub fn list_column<T: ColumnValue + Copy>(
+        &mut self,
+        name: &str,
+        lists: &[Option<&[T]>],
+    ) -> Result<(), BatchError> {
+        let i = self.slot(name, T::SCALAR, true)?;
+        let spec = &self.fields[i];
+        let any_null = lists.iter().any(Option::is_none);
+        if any_null && !spec.nullable() {
+            return Err(BatchError::column(name, ColumnProblem::Null));
+        }
+        let nulls = any_null.then(|| NullBuffer::from_iter(lists.iter().map(Option::is_some)));
+        let item = Arc::new(Field::new(LIST_ITEM, scalar_type(T::SCALAR), false));
+        let array: ArrayRef = match spec.field_type() {
+            FieldType::FixedList { length, .. } => {
+                let n = length.get() as usize;
+                let mut flat = Vec::with_capacity(lists.len() * n);
+                for l in lists {
+                    match l {
+                        Some(l) if l.len() == n => flat.extend_from_slice(l),
+                        Some(l) => {
+                            return Err(BatchError::column(
+                                name,
+                                ColumnProblem::Length {
+                                    expected: n,
+                                    found: l.len(),
+                                },
+                            ))
+                        }
+                        None => flat.extend(std::iter::repeat_n(T::null_slot(), n)),
+                    }
+                }
+                within_offsets(name, T::heap_len(&flat))?;
+                let values = T::array(&flat, None);
+                let size = i32::try_from(n).unwrap_or(i32::MAX);
+                Arc::new(
+                    FixedSizeListArray::try_new(item, size, values, nulls)
+                        .map_err(|e| BatchError::Ipc(e.to_string()))?,
+                )
+            }
+            _ => {
+                let elements = lists.iter().flatten().map(|l| l.len());
+                within_offsets(name, elements.fold(0, usize::saturating_add))?;
+                let elements = lists.iter().flatten().map(|l| T::heap_len(l));
+                within_offsets(name, elements.fold(0, usize::saturating_add))?;
+                let offsets = OffsetBuffer::<i32>::from_lengths(
+                    lists.iter().map(|l| l.map_or(0, <[T]>::len)),
+                );
+                let mut flat = Vec::with_capacity(offsets.last().unsigned_abs() as usize);
+                for l in lists.iter().flatten() {
+                    flat.extend_from_slice(l);
+                }
+                let values = T::array(&flat, None);
+                Arc::new(
+                    ListArray::try_new(item, offsets, values, nulls)
+                        .map_err(|e| BatchError::Ipc(e.to_string()))?,
+                )
+            }
+        };
+        self.put(i, array)
+    }
+
+    /// The batch, once every column has been given.
+    pub fn finish(self) -> Result<RecordBatch, BatchError> {
+        let mut columns = Vec::with_capacity(self.columns.len());
+        for (spec, c) in self.fields.iter().zip(self.columns) {
+            match c {
+                Some(c) => columns.push(c),
+                None => return Err(BatchError::column(spec.name(), ColumnProblem::NotSetOnce)),
+            }
+        }
+        RecordBatch::try_new(self.schema, columns).map_err(|e| BatchError::Ipc(e.to_string()))
+    }
+}

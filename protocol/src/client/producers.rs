@@ -1,0 +1,1523 @@
+//! Producers (P-1 to P-8): opening one on a client ingestor, submitting Arrow IPC batches
+//! within its credit, reading exactly one outcome per batch, and keeping the producer across
+//! sessions while its endpoint stays the same.
+//!
+//! A producer is known to the application by a [`ProducerId`] that outlives its attachments;
+//! each attachment lives on one session and is named on the wire by the request identity of its
+//! open (P-2). A batch is known by a [`BatchId`]. What the application learns comes from
+//! [`Client::poll_producer_event`] (one producer) or [`Client::poll_producer_events`] (all):
+//! every batch ends with exactly one [`ProducerEvent::Outcome`], kept in the queue until it is
+//! read, whether or not anyone is waiting for it (P-7).
+//!
+//! # The producer
+//!
+//! [`ProducerState`] follows the manual's producer machine: `Opening` until the open is
+//! answered (`Refused` ends it); `Open` and `Suspended` as admission changes; `Closing` until
+//! every outcome and then the close's reply have arrived (`Closed`); `Ended` after the server's
+//! `ProducerEnded`; `Interrupted` when its session is lost; `Restoring` while a fresh open is
+//! out on a new session, which becomes `Open` again only when the new attachment's START
+//! generation, contract, fields, policy and grant equal the original description, and
+//! `ReopenRequired` otherwise (P-8).
+//!
+//! # A batch
+//!
+//! [`BatchState`] follows the manual's batch machine: `AwaitingCredit` until it fits the
+//! credit (P-4); `Sent` from the moment its frame is handed to the session until its outcome
+//! is read, holding one granted batch and its IPC bytes of the granted bytes; `Retrying` after
+//! `NotAdmitted` with `Suspended` or `Busy`, until the ingestor's back-off (which starts at
+//! `retry_backoff` and doubles up to `retry_max_backoff`) has passed and admission is open
+//! (P-5); then the final outcome, or [`BatchOutcome::Unknown`] when its session was lost
+//! before its outcome arrived. A batch of unknown outcome is never sent again (P-8), and no
+//! `CancelRequest` is ever sent for a batch (P-7).
+//!
+//! # What a producer does not promise
+//!
+//! A submitted batch is not delivered exactly once; a batch whose outcome is unknown or failed
+//! may have had effects. A producer does not survive its session: a new attachment is opened,
+//! and batches that were out are reported unknown, never replayed.
+
+use super::{Client, Purpose, SessionId};
+use crate::arrow::{self, BatchBuilder, BatchError, ColumnProblem};
+use crate::exchange::Interruption;
+use crate::frame::ServerFrame;
+use crate::limits::{FRAME_LIMIT, MAX_VECTOR_ENTRIES};
+use crate::rows::FieldSpec;
+use crate::schema::*;
+use crate::time::Timestamp;
+use crate::violation::ProtocolViolation;
+use arrow_array::RecordBatch;
+use bytes::Bytes;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most credit one producer may ask for, in batches (P-1).
+pub const MAX_CREDIT_BATCHES: u32 = 1024;
+/// The most credit one producer may ask for, in IPC bytes (P-1).
+pub const MAX_CREDIT_BYTES: u64 = 32 * 1024 * 1024;
+/// Room a `SubmitBatchRequest` frame needs beside its batch; a batch larger than the frame
+/// limit less this never travels (F-6).
+pub const SUBMIT_OVERHEAD: usize = 1024;
+
+/// A producer the application opened; it names the producer across sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ProducerId(pub u64);
+
+/// A batch the application submitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BatchId(pub u64);
+
+/// What the application asks for when it opens a producer (P-1).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ProducerSpec {
+    /// The domain.
+    pub domain: String,
+    /// The client ingestor.
+    pub ingestor: String,
+    /// The exact fields of every batch, in order, with nullability and sensitivity.
+    pub fields: Vec<FieldSpec>,
+    /// Credit asked for, in batches: 1 to 1,024.
+    pub max_outstanding_batches: u32,
+    /// Credit asked for, in IPC bytes: 1 to 32 MiB.
+    pub max_outstanding_bytes: u64,
+}
+
+impl ProducerSpec {
+    /// A producer of `ingestor` in `domain` for batches of `fields`, asking for 16 batches and
+    /// 8 MiB of credit.
+    pub fn new(domain: &str, ingestor: &str, fields: Vec<FieldSpec>) -> Self {
+        Self {
+            domain: domain.to_string(),
+            ingestor: ingestor.to_string(),
+            fields,
+            max_outstanding_batches: 16,
+            max_outstanding_bytes: 8 << 20,
+        }
+    }
+
+    /// The same, asking for this credit.
+    pub fn with_credit(mut self, batches: u32, bytes: u64) -> Self {
+        self.max_outstanding_batches = batches;
+        self.max_outstanding_bytes = bytes;
+        self
+    }
+}
+
+/// Whether the ingestor takes batches now (P-6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Admission {
+    /// Batches are taken.
+    Open,
+    /// Batches are refused for now; none is sent until it opens.
+    Suspended,
+}
+
+/// The acknowledgement window of the ingestor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProducerWindowKind {
+    /// All producers of the ingestor share one window.
+    Sequential,
+    /// A parallel window of this size.
+    Parallel(u64),
+}
+
+/// A producer's attachment as the server described it in `ProducerOpened`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ProducerDescription {
+    /// The domain.
+    pub domain: String,
+    /// The ingestor.
+    pub ingestor: String,
+    /// The ingestor's input fields: every batch has exactly these.
+    pub fields: Arc<[FieldSpec]>,
+    /// STARTs committed when the producer attached.
+    pub generation: u64,
+    /// The endpoint contract's fingerprint.
+    pub contract: Vec<u8>,
+    /// The attachment on the executing node (differs between attachments).
+    pub attachment: Vec<u8>,
+    /// The acknowledgement window.
+    pub window: ProducerWindowKind,
+    /// The ingestor's ACK TIMEOUT.
+    pub ack_timeout: Duration,
+    /// The first retry delay after `Suspended` or `Busy`.
+    pub retry_backoff: Duration,
+    /// The largest retry delay.
+    pub retry_max_backoff: Duration,
+    /// Granted credit in batches.
+    pub granted_batches: u32,
+    /// Granted credit in bytes.
+    pub granted_bytes: u64,
+    /// The largest batch in IPC bytes.
+    pub max_batch_bytes: u64,
+    /// The most rows in one batch.
+    pub max_batch_rows: u32,
+    /// Admission when the attachment opened (differs between attachments).
+    pub admission: Admission,
+}
+
+impl ProducerDescription {
+    fn from_view(o: ProducerOpened<'_>) -> Result<Self, ProtocolViolation> {
+        let fields = o
+            .fields()
+            .iter()
+            .map(FieldSpec::from_view)
+            .collect::<Result<Vec<_>, _>>()?;
+        let window = match o.window_as_parallel_producer_window() {
+            Some(p) => ProducerWindowKind::Parallel(p.max()),
+            None => ProducerWindowKind::Sequential,
+        };
+        Ok(Self {
+            domain: o.domain().to_string(),
+            ingestor: o.ingestor().to_string(),
+            fields: fields.into(),
+            generation: o.generation(),
+            contract: o.contract().bytes().bytes().to_vec(),
+            attachment: o.attachment().bytes().to_vec(),
+            window,
+            ack_timeout: Duration::from_nanos(o.ack_timeout_nanos()),
+            retry_backoff: Duration::from_nanos(o.retry_backoff_nanos()),
+            retry_max_backoff: Duration::from_nanos(o.retry_max_backoff_nanos()),
+            granted_batches: o.granted_batches(),
+            granted_bytes: o.granted_bytes(),
+            max_batch_bytes: o.max_batch_bytes(),
+            max_batch_rows: o.max_batch_rows(),
+            admission: admission(o.admission()),
+        })
+    }
+
+    /// Whether a new attachment may stand for this one (P-8): the same START generation,
+    /// endpoint contract, fields, policy (window and timings) and grant.
+    pub fn restorable_by(&self, new: &ProducerDescription) -> bool {
+        self.generation == new.generation
+            && self.contract == new.contract
+            && self.fields == new.fields
+            && self.window == new.window
+            && self.ack_timeout == new.ack_timeout
+            && self.retry_backoff == new.retry_backoff
+            && self.retry_max_backoff == new.retry_max_backoff
+            && self.granted_batches == new.granted_batches
+            && self.granted_bytes == new.granted_bytes
+            && self.max_batch_bytes == new.max_batch_bytes
+            && self.max_batch_rows == new.max_batch_rows
+    }
+
+    /// The largest batch this attachment takes: its `max_batch_bytes`, no more than its
+    /// granted bytes, and no more than one request carries (a frame of 4 MiB, a vector of
+    /// 262,144 entries, F-6).
+    pub fn batch_byte_limit(&self) -> u64 {
+        self.max_batch_bytes
+            .min(self.granted_bytes)
+            .min((FRAME_LIMIT - SUBMIT_OVERHEAD) as u64)
+            .min(MAX_VECTOR_ENTRIES as u64)
+    }
+
+    /// The `retry`-th retry delay (0 for the first): `retry_backoff` doubled per retry, at
+    /// most `retry_max_backoff` (P-5).
+    pub fn retry_delay(&self, retry: u32) -> Duration {
+        let first = self.retry_backoff;
+        let max = self.retry_max_backoff.max(first);
+        first
+            .checked_mul(1u32.checked_shl(retry).unwrap_or(u32::MAX))
+            .map_or(max, |d| d.min(max))
+    }
+}
+
+fn admission(a: Option<ProducerAdmission>) -> Admission {
+    if a == Some(ProducerAdmission::Suspended) {
+        Admission::Suspended
+    } else {
+        Admission::Open
+    }
+}
+
+/// Where a producer stands: the manual's producer machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProducerState {
+    /// The first open is out, or waits for a session.
+    Opening,
+    /// Attached; batches are taken.
+    Open,
+    /// Attached; the newest admission change says Suspended.
+    Suspended,
+    /// The close is out; outcomes and then its reply follow.
+    Closing,
+    /// Closed; nothing follows.
+    Closed,
+    /// The server ended it (`ProducerEnded`); nothing follows.
+    Ended,
+    /// Its session was lost; a fresh open goes on the next session.
+    Interrupted,
+    /// A fresh open is out on a new session.
+    Restoring,
+    /// The new attachment does not match the original, or the endpoint is gone: the
+    /// application opens a new producer if it still wants one.
+    ReopenRequired,
+    /// The first open was refused.
+    Refused,
+}
+
+impl ProducerState {
+    /// Whether nothing more happens to the producer.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            Self::Closed | Self::Ended | Self::ReopenRequired | Self::Refused
+        )
+    }
+}
+
+/// Where a batch stands: the manual's batch machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BatchState {
+    /// Waiting for credit, admission or an attachment; never sent, or not admitted and
+    /// waiting to go again.
+    AwaitingCredit,
+    /// Out on the session; holds its credit until its outcome is read.
+    Sent,
+    /// Not admitted (`Suspended` or `Busy`); goes again after the ingestor's back-off.
+    Retrying,
+    /// Its outcome was read; see [`ProducerEvent::Outcome`].
+    Resolved,
+}
+
+/// How a batch ended. Exactly one per batch (P-5).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum BatchOutcome {
+    /// Its acknowledgement resolved successfully.
+    Completed,
+    /// None of its rows entered the graph; the refusal says why.
+    NotAdmitted {
+        /// Why.
+        refusal: SubmissionRefusal,
+        /// The server's words.
+        message: String,
+    },
+    /// Admitted, then its acknowledgement failed; some effects may have happened.
+    Failed {
+        /// Why.
+        failure: ProcessingFailure,
+        /// The server's words.
+        message: String,
+    },
+    /// The server cannot know whether it was processed.
+    OutcomeUnknown {
+        /// Why.
+        cause: OutcomeUncertainty,
+        /// The server's words.
+        message: String,
+    },
+    /// Its session was lost after it was sent and before its outcome arrived: it may or may
+    /// not have been admitted and processed. It is never sent again (P-8).
+    Unknown,
+    /// The request was rejected before it was read (`RequestRejected`); nothing of it ran.
+    Rejected {
+        /// The server's words.
+        message: String,
+    },
+    /// It was never sent: the producer closed, ended or needs reopening first.
+    NotSent,
+}
+
+/// Why a producer needs an explicit new open (P-8).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ReopenReason {
+    /// The new attachment's generation, contract, fields, policy or grant differ; it was
+    /// closed again.
+    Changed(Box<ProducerDescription>),
+    /// The new open was refused for a reason no wait cures.
+    Refused {
+        /// Why.
+        refusal: Option<ProducerRefusal>,
+        /// The server's words.
+        message: String,
+    },
+}
+
+/// Something the application learns about one producer.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ProducerEvent {
+    /// The first open was answered: the producer is attached (P-1).
+    Opened(Arc<ProducerDescription>),
+    /// The first open was refused; nothing stays attached (P-1).
+    Refused {
+        /// Why, when the server gave an open refusal.
+        refusal: Option<ProducerRefusal>,
+        /// The server's words.
+        message: String,
+    },
+    /// Admission changed (P-6). Changes are coalesced by the server.
+    Admission(Admission),
+    /// A batch ended (P-5, P-8).
+    Outcome {
+        /// The batch.
+        batch: BatchId,
+        /// How.
+        outcome: BatchOutcome,
+    },
+    /// The session holding the attachment was lost; every batch out on it is reported
+    /// [`BatchOutcome::Unknown`] (P-8).
+    Interrupted,
+    /// A new attachment matching the original is open (P-8).
+    Restored(Arc<ProducerDescription>),
+    /// A new open was refused for now; it goes again after a growing wait.
+    RestoreRefused {
+        /// Why.
+        refusal: Option<ProducerRefusal>,
+        /// The server's words.
+        message: String,
+    },
+    /// The producer cannot be restored (P-8); nothing follows.
+    ReopenRequired(ReopenReason),
+    /// The producer closed (P-8); nothing follows.
+    Closed,
+    /// The server ended the producer (P-6); nothing follows.
+    Ended {
+        /// Why.
+        reason: ProducerEndReason,
+        /// The server's words.
+        message: String,
+    },
+}
+
+/// A producer as [`Client::producer`] reports it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ProducerInfo {
+    /// Where it stands.
+    pub state: ProducerState,
+    /// Admission of the current attachment.
+    pub admission: Admission,
+    /// The original attachment's description, once opened.
+    pub description: Option<Arc<ProducerDescription>>,
+    /// Batches holding credit now.
+    pub credit_batches: u32,
+    /// IPC bytes holding credit now.
+    pub credit_bytes: u64,
+    /// Batches not yet resolved.
+    pub unresolved: usize,
+}
+
+/// Why a batch was not taken. Nothing was queued.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SubmitError {
+    /// No such producer.
+    #[error("no such producer")]
+    UnknownProducer,
+    /// The producer has no attachment yet: batches are built for its description.
+    #[error("the producer has not opened yet")]
+    NotOpened,
+    /// The producer is closing or has ended.
+    #[error("the producer is {0:?}")]
+    Finished(ProducerState),
+    /// The batches waiting to be sent already fill one grant of credit.
+    #[error("batches waiting to be sent fill the producer's credit")]
+    Full,
+    /// The batch does not fit the producer (P-3).
+    #[error(transparent)]
+    Batch(#[from] BatchError),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Phase {
+    /// Needs an open on the next session.
+    Waiting,
+    /// Waits after a temporary refusal.
+    Backoff(Timestamp),
+    Opening(SessionId),
+    Open(SessionId),
+    Closing(SessionId),
+    Done(ProducerState),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Slot {
+    /// Never sent, or sent and not admitted: waits for credit and admission.
+    Waiting,
+    Sent(SessionId),
+    /// Not admitted; goes again at this time.
+    Retrying(Timestamp),
+}
+
+#[derive(Debug)]
+struct Pending {
+    seq: u64,
+    ipc: Bytes,
+    slot: Slot,
+    /// Retries so far (the back-off's exponent).
+    retries: u32,
+    /// The outcome of its last attempt, when it was not admitted.
+    last: Option<BatchOutcome>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    seq: u64,
+    spec: ProducerSpec,
+    phase: Phase,
+    admission: Admission,
+    /// The original attachment's description.
+    desc: Option<Arc<ProducerDescription>>,
+    /// The wire identity of the current attachment (the request identity of its open).
+    wire: Option<u64>,
+    close: bool,
+    refusals: u32,
+    batches: BTreeMap<BatchId, Pending>,
+    credit_batches: u32,
+    credit_bytes: u64,
+}
+
+impl Entry {
+    fn state(&self) -> ProducerState {
+        match self.phase {
+            Phase::Done(s) => s,
+            Phase::Closing(_) => ProducerState::Closing,
+            _ if self.close => ProducerState::Closing,
+            Phase::Waiting | Phase::Backoff(_) if self.desc.is_some() => ProducerState::Interrupted,
+            Phase::Waiting | Phase::Backoff(_) => ProducerState::Opening,
+            Phase::Opening(_) if self.desc.is_some() => ProducerState::Restoring,
+            Phase::Opening(_) => ProducerState::Opening,
+            Phase::Open(_) if self.admission == Admission::Suspended => ProducerState::Suspended,
+            Phase::Open(_) => ProducerState::Open,
+        }
+    }
+
+    fn session(&self) -> Option<SessionId> {
+        match self.phase {
+            Phase::Opening(s) | Phase::Open(s) | Phase::Closing(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn take_credit(&mut self, bytes: u64) {
+        self.credit_batches += 1;
+        self.credit_bytes += bytes;
+    }
+
+    fn return_credit(&mut self, bytes: u64) {
+        self.credit_batches = self.credit_batches.saturating_sub(1);
+        self.credit_bytes = self.credit_bytes.saturating_sub(bytes);
+    }
+}
+
+/// The producers of the client.
+#[derive(Debug, Default)]
+pub(crate) struct Producers {
+    entries: BTreeMap<ProducerId, Entry>,
+    /// Attachments followed, by session and wire identity (P-2).
+    wires: BTreeMap<(SessionId, u64), ProducerId>,
+    events: VecDeque<(ProducerId, ProducerEvent)>,
+    next_id: u64,
+    next_batch: u64,
+    ignored: u64,
+    /// Attachments to close whose replies nobody reads (a changed restoration, a late open
+    /// after a close), by session.
+    releases: Vec<(SessionId, u64)>,
+}
+
+fn open_request(spec: &ProducerSpec) -> ClientRequestT {
+    ClientRequestT::OpenIngestorRequest(Box::new(OpenIngestorRequestT {
+        domain: spec.domain.clone(),
+        ingestor: spec.ingestor.clone(),
+        expected_fields: spec.fields.iter().map(FieldSpec::to_wire).collect(),
+        max_outstanding_batches: spec.max_outstanding_batches,
+        max_outstanding_bytes: spec.max_outstanding_bytes,
+    }))
+}
+
+fn close_request(wire: u64) -> ClientRequestT {
+    ClientRequestT::CloseIngestorRequest(Box::new(CloseIngestorRequestT { producer: wire }))
+}
+
+fn submit_request(wire: u64, ipc: &[u8]) -> ClientRequestT {
+    ClientRequestT::SubmitBatchRequest(Box::new(SubmitBatchRequestT {
+        producer: wire,
+        batch: ipc.to_vec(),
+    }))
+}
+
+fn endpoint_violation(rule: &'static str, what: String) -> ProtocolViolation {
+    ProtocolViolation::Endpoint { rule, what }
+}
+
+/// Refusals a wait may cure (P-8): capacity, the owner, an endpoint still catching up.
+fn temporary(refusal: Option<ProducerRefusal>) -> bool {
+    matches!(
+        refusal,
+        None | Some(
+            ProducerRefusal::EndpointUnavailable
+                | ProducerRefusal::TooManyProducers
+                | ProducerRefusal::SessionCapacityExhausted
+                | ProducerRefusal::NodeCapacityExhausted
+                | ProducerRefusal::InTransaction
+        )
+    )
+}
+
+/// What an open's reply said.
+enum OpenReply {
+    Opened(Box<ProducerDescription>),
+    Refused(Option<ProducerRefusal>, String),
+}
+
+fn read_open(frame: &ServerFrame) -> Result<OpenReply, ProtocolViolation> {
+    let view = frame.view();
+    let Some(reply) = view.body_as_reply() else {
+        return Ok(OpenReply::Refused(None, String::new()));
+    };
+    if let Some(o) = reply.body_as_open_ingestor_outcome() {
+        if let Some(p) = o.disposition_as_producer_opened() {
+            return Ok(OpenReply::Opened(Box::new(ProducerDescription::from_view(
+                p,
+            )?)));
+        }
+        let refusal = o
+            .disposition_as_producer_refused()
+            .and_then(|r| r.refusal());
+        return Ok(OpenReply::Refused(refusal, o.message().to_string()));
+    }
+    let message = match reply.body_as_request_rejected() {
+        Some(r) => r.message().to_string(),
+        None => reply
+            .body_type()
+            .variant_name()
+            .unwrap_or("an undeclared reply")
+            .to_string(),
+    };
+    Ok(OpenReply::Refused(None, message))
+}
+
+fn read_outcome(frame: &ServerFrame) -> BatchOutcome {
+    let view = frame.view();
+    let Some(reply) = view.body_as_reply() else {
+        return BatchOutcome::Rejected {
+            message: String::new(),
+        };
+    };
+    let Some(o) = reply.body_as_submission_outcome() else {
+        let message = match reply.body_as_request_rejected() {
+            Some(r) => r.message().to_string(),
+            None => reply
+                .body_type()
+                .variant_name()
+                .unwrap_or("an undeclared reply")
+                .to_string(),
+        };
+        return BatchOutcome::Rejected { message };
+    };
+    let message = o.message().to_string();
+    if o.disposition_as_submission_completed().is_some() {
+        BatchOutcome::Completed
+    } else if let Some(n) = o.disposition_as_submission_not_admitted() {
+        BatchOutcome::NotAdmitted {
+            refusal: n.refusal().unwrap_or_default(),
+            message,
+        }
+    } else if let Some(f) = o.disposition_as_submission_failed() {
+        BatchOutcome::Failed {
+            failure: f.failure().unwrap_or_default(),
+            message,
+        }
+    } else if let Some(u) = o.disposition_as_submission_outcome_unknown() {
+        BatchOutcome::OutcomeUnknown {
+            cause: u.cause().unwrap_or_default(),
+            message,
+        }
+    } else {
+        BatchOutcome::Rejected { message }
+    }
+}
+
+/// Whether the outcome allows the batch to go again (P-5).
+fn retryable(o: &BatchOutcome) -> bool {
+    matches!(
+        o,
+        BatchOutcome::NotAdmitted {
+            refusal: SubmissionRefusal::Suspended | SubmissionRefusal::Busy,
+            ..
+        }
+    )
+}
+
+impl Producers {
+    fn push(&mut self, id: ProducerId, event: ProducerEvent) {
+        self.events.push_back((id, event));
+    }
+
+    pub(crate) fn poll(&mut self, id: ProducerId) -> Option<ProducerEvent> {
+        let i = self.events.iter().position(|(p, _)| *p == id)?;
+        self.events.remove(i).map(|(_, e)| e)
+    }
+
+    pub(crate) fn poll_any(&mut self) -> Option<(ProducerId, ProducerEvent)> {
+        self.events.pop_front()
+    }
+
+    /// Ends every unresolved batch of `id` that is not out: never sent (`NotSent`), or not
+    /// admitted and waiting to go again (its last outcome).
+    fn drop_unsent(&mut self, id: ProducerId) {
+        let Some(e) = self.entries.get_mut(&id) else {
+            return;
+        };
+        let unsent: Vec<BatchId> = e
+            .batches
+            .iter()
+            .filter(|(_, b)| !matches!(b.slot, Slot::Sent(_)))
+            .map(|(b, _)| *b)
+            .collect();
+        let mut out = Vec::new();
+        for b in unsent {
+            if let Some(p) = e.batches.remove(&b) {
+                out.push((b, p.last.unwrap_or(BatchOutcome::NotSent)));
+            }
+        }
+        for (batch, outcome) in out {
+            self.push(id, ProducerEvent::Outcome { batch, outcome });
+        }
+    }
+
+    /// Ends every batch of `id` out on a lost session as of unknown outcome (P-8); its credit
+    /// is returned with it.
+    fn unknown_sent(&mut self, id: ProducerId) {
+        let Some(e) = self.entries.get_mut(&id) else {
+            return;
+        };
+        let sent: Vec<BatchId> = e
+            .batches
+            .iter()
+            .filter(|(_, b)| matches!(b.slot, Slot::Sent(_)))
+            .map(|(b, _)| *b)
+            .collect();
+        for b in &sent {
+            if let Some(p) = e.batches.remove(b) {
+                e.return_credit(p.ipc.len() as u64);
+            }
+        }
+        for batch in sent {
+            self.push(
+                id,
+                ProducerEvent::Outcome {
+                    batch,
+                    outcome: BatchOutcome::Unknown,
+                },
+            );
+        }
+    }
+
+    fn finish(&mut self, id: ProducerId, state: ProducerState, event: ProducerEvent) {
+        self.unknown_sent(id);
+        self.drop_unsent(id);
+        if let Some(e) = self.entries.get_mut(&id) {
+            e.phase = Phase::Done(state);
+            e.wire = None;
+        }
+        self.wires.retain(|_, p| *p != id);
+        self.push(id, event);
+    }
+
+    /// Opens due on `session` (restorations first of all the producer state, D-5), closes, and
+    /// batches that fit the credit now, in the order they were made.
+    pub(crate) fn due(
+        &self,
+        now: Timestamp,
+        session: SessionId,
+        fresh_ok: bool,
+        out: &mut Vec<(u64, Purpose)>,
+    ) {
+        for (s, wire) in &self.releases {
+            if *s == session {
+                out.push((0, Purpose::ProducerRelease(*wire)));
+            }
+        }
+        for (id, e) in &self.entries {
+            match e.phase {
+                Phase::Waiting if fresh_ok || e.desc.is_some() => {
+                    out.push((e.seq, Purpose::ProducerOpen(*id)))
+                }
+                Phase::Backoff(t) if t <= now && (fresh_ok || e.desc.is_some()) => {
+                    out.push((e.seq, Purpose::ProducerOpen(*id)))
+                }
+                Phase::Open(s) if s == session && e.close => {
+                    // Close waits for nothing: outcomes of batches out precede its reply.
+                    out.push((e.seq, Purpose::ProducerClose(*id)));
+                }
+                Phase::Open(s) if s == session && e.admission == Admission::Open => {
+                    let Some(desc) = &e.desc else { continue };
+                    let (mut batches, mut bytes) = (e.credit_batches, e.credit_bytes);
+                    for (b, p) in &e.batches {
+                        let ready = match p.slot {
+                            Slot::Waiting => true,
+                            Slot::Retrying(t) => t <= now,
+                            Slot::Sent(_) => false,
+                        };
+                        if !ready {
+                            continue;
+                        }
+                        let len = p.ipc.len() as u64;
+                        // P-4: never send what does not fit; later batches wait behind it.
+                        if batches >= desc.granted_batches || bytes + len > desc.granted_bytes {
+                            break;
+                        }
+                        batches += 1;
+                        bytes += len;
+                        out.push((p.seq, Purpose::ProducerSubmit(*id, *b)));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Opens due on a new session, for the restoration order (D-5).
+    pub(crate) fn due_opens(
+        &self,
+        now: Timestamp,
+        session: SessionId,
+        fresh_ok: bool,
+        out: &mut Vec<(u64, Purpose)>,
+    ) {
+        let mut all = Vec::new();
+        self.due(now, session, fresh_ok, &mut all);
+        out.extend(
+            all.into_iter()
+                .filter(|(_, p)| matches!(p, Purpose::ProducerOpen(_))),
+        );
+    }
+
+    pub(crate) fn wants_session(&self) -> bool {
+        self.entries.values().any(|e| {
+            matches!(e.phase, Phase::Waiting | Phase::Backoff(_)) && !e.close
+                || matches!(e.phase, Phase::Open(_) | Phase::Closing(_))
+                    && e.batches.values().any(|b| matches!(b.slot, Slot::Sent(_)))
+        })
+    }
+
+    pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
+        self.entries.values().flat_map(|e| {
+            let open = matches!(e.phase, Phase::Open(_)) && e.admission == Admission::Open;
+            let backoff = match e.phase {
+                Phase::Backoff(t) => Some(t),
+                _ => None,
+            };
+            backoff.into_iter().chain(
+                e.batches
+                    .values()
+                    .filter_map(move |b| match b.slot {
+                        Slot::Retrying(t) if open => Some(t),
+                        _ => None,
+                    })
+                    .min(),
+            )
+        })
+    }
+
+    pub(crate) fn settle_backoffs(&mut self, now: Timestamp) {
+        for e in self.entries.values_mut() {
+            if matches!(e.phase, Phase::Backoff(t) if t <= now) {
+                e.phase = Phase::Waiting;
+            }
+            for b in e.batches.values_mut() {
+                if matches!(b.slot, Slot::Retrying(t) if t <= now) {
+                    b.slot = Slot::Waiting;
+                }
+            }
+        }
+    }
+
+    /// Unsolicited producer frames (P-2, P-6). Returns `Ok(false)` for frames of other kinds.
+    pub(crate) fn on_frame(
+        &mut self,
+        session: SessionId,
+        frame: &ServerFrame,
+    ) -> Result<bool, ProtocolViolation> {
+        let view = frame.view();
+        if let Some(a) = view.body_as_producer_admission_changed() {
+            let Some(&id) = self.wires.get(&(session, a.producer())) else {
+                // P-2: a producer this client does not follow.
+                self.ignored += 1;
+                return Ok(true);
+            };
+            let admission = admission(a.admission());
+            if let Some(e) = self.entries.get_mut(&id) {
+                e.admission = admission;
+            }
+            self.push(id, ProducerEvent::Admission(admission));
+            return Ok(true);
+        }
+        if let Some(end) = view.body_as_producer_ended() {
+            let Some(&id) = self.wires.get(&(session, end.producer())) else {
+                self.ignored += 1;
+                return Ok(true);
+            };
+            let out = self.entries.get(&id).map_or(0, |e| {
+                e.batches
+                    .values()
+                    .filter(|b| b.slot == Slot::Sent(session))
+                    .count()
+            });
+            if out > 0 {
+                // P-6: every batch has its outcome before the producer's end.
+                return Err(endpoint_violation(
+                    "P-6",
+                    format!(
+                        "ProducerEnded for producer {} with {out} batches unanswered",
+                        end.producer()
+                    ),
+                ));
+            }
+            let reason = end.reason().unwrap_or_default();
+            let message = end.message().to_string();
+            self.wires.remove(&(session, end.producer()));
+            if let Some(e) = self.entries.get_mut(&id) {
+                e.wire = None;
+            }
+            let closing = self.entries.get(&id).is_some_and(|e| e.close);
+            if closing {
+                self.finish(id, ProducerState::Closed, ProducerEvent::Closed);
+            } else {
+                self.finish(
+                    id,
+                    ProducerState::Ended,
+                    ProducerEvent::Ended { reason, message },
+                );
+            }
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// `session` ended (P-8): batches out on it are of unknown outcome, and the producer is
+    /// interrupted until a new attachment opens, unless it was closing.
+    pub(crate) fn lost(&mut self, session: SessionId) {
+        self.wires.retain(|(s, _), _| *s != session);
+        self.releases.retain(|(s, _)| *s != session);
+        let ids: Vec<ProducerId> = self.entries.keys().copied().collect();
+        for id in ids {
+            let Some(e) = self.entries.get_mut(&id) else {
+                continue;
+            };
+            if e.session() != Some(session) {
+                if matches!(e.phase, Phase::Backoff(_)) {
+                    e.phase = Phase::Waiting;
+                }
+                continue;
+            }
+            e.wire = None;
+            let was_open = matches!(e.phase, Phase::Open(_));
+            if e.close || matches!(e.phase, Phase::Closing(_)) {
+                // Losing the session ends the attachment: the close is complete.
+                self.finish(id, ProducerState::Closed, ProducerEvent::Closed);
+                continue;
+            }
+            e.phase = Phase::Waiting;
+            e.admission = Admission::Open;
+            e.refusals = 0;
+            if was_open {
+                self.push(id, ProducerEvent::Interrupted);
+            }
+            self.unknown_sent(id);
+        }
+    }
+
+    pub(crate) fn info(&self, id: ProducerId) -> Option<ProducerInfo> {
+        self.entries.get(&id).map(|e| ProducerInfo {
+            state: e.state(),
+            admission: e.admission,
+            description: e.desc.clone(),
+            credit_batches: e.credit_batches,
+            credit_bytes: e.credit_bytes,
+            unresolved: e.batches.len(),
+        })
+    }
+
+    pub(crate) fn batch_state(&self, id: ProducerId, batch: BatchId) -> Option<BatchState> {
+        let e = self.entries.get(&id)?;
+        Some(match e.batches.get(&batch).map(|b| b.slot) {
+            Some(Slot::Waiting) => BatchState::AwaitingCredit,
+            Some(Slot::Sent(_)) => BatchState::Sent,
+            Some(Slot::Retrying(_)) => BatchState::Retrying,
+            None if batch.0 <= self.next_batch => BatchState::Resolved,
+            None => return None,
+        })
+    }
+}
+
+impl Client {
+    /// Opens a producer (P-1): an `OpenIngestorRequest` naming the domain, the ingestor, the
+    /// exact fields and the credit asked for, now or on the next session. It is followed from
+    /// its open on (P-2); its events come from [`Client::poll_producer_event`]. Refused while a
+    /// transaction is held.
+    pub fn open_producer(
+        &mut self,
+        now: Timestamp,
+        spec: ProducerSpec,
+    ) -> Result<ProducerId, super::ClientError> {
+        self.check_name("domain", &spec.domain)?;
+        self.check_name("ingestor", &spec.ingestor)?;
+        self.outside_transaction()?;
+        if spec.fields.is_empty() {
+            return Err(super::ClientError::InvalidName {
+                what: "fields",
+                why: "a producer has at least one field",
+            });
+        }
+        if !(1..=MAX_CREDIT_BATCHES).contains(&spec.max_outstanding_batches)
+            || !(1..=MAX_CREDIT_BYTES).contains(&spec.max_outstanding_bytes)
+        {
+            return Err(super::ClientError::InvalidCredit);
+        }
+        self.check_sendable(&open_request(&spec))?;
+        let seq = self.seq();
+        self.producers.next_id += 1;
+        let id = ProducerId(self.producers.next_id);
+        self.producers.entries.insert(
+            id,
+            Entry {
+                seq,
+                spec,
+                phase: Phase::Waiting,
+                admission: Admission::Open,
+                desc: None,
+                wire: None,
+                close: false,
+                refusals: 0,
+                batches: BTreeMap::new(),
+                credit_batches: 0,
+                credit_bytes: 0,
+            },
+        );
+        self.drive(now);
+        Ok(id)
+    }
+
+    /// A typed builder for batches of `producer`'s fields (its description once opened).
+    pub fn batch_builder(&self, producer: ProducerId) -> Result<BatchBuilder, SubmitError> {
+        let e = self
+            .producers
+            .entries
+            .get(&producer)
+            .ok_or(SubmitError::UnknownProducer)?;
+        let desc = e.desc.as_ref().ok_or(SubmitError::NotOpened)?;
+        Ok(BatchBuilder::new(desc.fields.clone()))
+    }
+
+    /// Submits the application's own batch (P-3). It is checked against the producer's
+    /// fields (the first column that does not match is named), encoded as one canonical Arrow
+    /// IPC stream, and checked against the grant's rows and bytes; then it waits for credit
+    /// and admission (P-4, P-6) and ends with exactly one [`ProducerEvent::Outcome`].
+    pub fn submit(
+        &mut self,
+        now: Timestamp,
+        producer: ProducerId,
+        batch: &RecordBatch,
+    ) -> Result<BatchId, SubmitError> {
+        let desc = self.submittable(producer)?;
+        arrow::check_record_batch(&desc.fields, batch)?;
+        self.submit_checked(now, producer, &desc, batch)
+    }
+
+    /// Submits a batch built with [`Client::batch_builder`]. A builder made for other fields
+    /// (another producer, or a description with another sensitivity) is refused naming the
+    /// column.
+    pub fn submit_built(
+        &mut self,
+        now: Timestamp,
+        producer: ProducerId,
+        builder: BatchBuilder,
+    ) -> Result<BatchId, SubmitError> {
+        let desc = self.submittable(producer)?;
+        same_fields(&desc.fields, builder.fields())?;
+        let batch = builder.finish()?;
+        self.submit_checked(now, producer, &desc, &batch)
+    }
+
+    fn submittable(&self, producer: ProducerId) -> Result<Arc<ProducerDescription>, SubmitError> {
+        let e = self
+            .producers
+            .entries
+            .get(&producer)
+            .ok_or(SubmitError::UnknownProducer)?;
+        let state = e.state();
+        if state.is_final() || e.close {
+            return Err(SubmitError::Finished(state));
+        }
+        e.desc.clone().ok_or(SubmitError::NotOpened)
+    }
+
+    fn submit_checked(
+        &mut self,
+        now: Timestamp,
+        producer: ProducerId,
+        desc: &ProducerDescription,
+        batch: &RecordBatch,
+    ) -> Result<BatchId, SubmitError> {
+        let rows = batch.num_rows();
+        if rows as u64 > u64::from(desc.max_batch_rows) {
+            return Err(BatchError::TooManyRows {
+                rows,
+                max: u64::from(desc.max_batch_rows),
+            }
+            .into());
+        }
+        let ipc = arrow::encode(batch)?;
+        let max = desc.batch_byte_limit();
+        if ipc.len() as u64 > max {
+            return Err(BatchError::TooLarge {
+                bytes: ipc.len(),
+                max,
+            }
+            .into());
+        }
+        let seq = self.seq();
+        let e = self
+            .producers
+            .entries
+            .get_mut(&producer)
+            .ok_or(SubmitError::UnknownProducer)?;
+        // Batches not yet out are bounded by one grant of credit.
+        let (waiting, waiting_bytes) = e
+            .batches
+            .values()
+            .filter(|b| !matches!(b.slot, Slot::Sent(_)))
+            .fold((0u64, 0u64), |(n, b), p| (n + 1, b + p.ipc.len() as u64));
+        if waiting >= u64::from(desc.granted_batches)
+            || waiting_bytes + ipc.len() as u64 > desc.granted_bytes
+        {
+            return Err(SubmitError::Full);
+        }
+        self.producers.next_batch += 1;
+        let id = BatchId(self.producers.next_batch);
+        e.batches.insert(
+            id,
+            Pending {
+                seq,
+                ipc: Bytes::from(ipc),
+                slot: Slot::Waiting,
+                retries: 0,
+                last: None,
+            },
+        );
+        self.drive(now);
+        Ok(id)
+    }
+
+    /// Closes a producer (P-8) with `CloseIngestorRequest`. Outcomes of batches already out
+    /// arrive before its reply; batches not yet sent end as [`BatchOutcome::NotSent`]. A
+    /// producer with no attachment now closes at once; one whose open (or restoration) is out
+    /// is closed as soon as that open is answered (close wins over a restoration).
+    pub fn close_producer(
+        &mut self,
+        now: Timestamp,
+        producer: ProducerId,
+    ) -> Result<(), super::ClientError> {
+        let e = self
+            .producers
+            .entries
+            .get_mut(&producer)
+            .ok_or(super::ClientError::UnknownHandle)?;
+        if e.close || e.state().is_final() {
+            return Ok(());
+        }
+        e.close = true;
+        let phase = e.phase;
+        self.producers.drop_unsent(producer);
+        if matches!(phase, Phase::Waiting | Phase::Backoff(_)) {
+            self.producers
+                .finish(producer, ProducerState::Closed, ProducerEvent::Closed);
+        }
+        self.drive(now);
+        Ok(())
+    }
+
+    /// A producer as it stands.
+    pub fn producer(&self, producer: ProducerId) -> Option<ProducerInfo> {
+        self.producers.info(producer)
+    }
+
+    /// Where a batch stands; `Resolved` once its outcome was queued.
+    pub fn batch_state(&self, producer: ProducerId, batch: BatchId) -> Option<BatchState> {
+        self.producers.batch_state(producer, batch)
+    }
+
+    /// The next event of one producer.
+    #[must_use]
+    pub fn poll_producer_event(&mut self, producer: ProducerId) -> Option<ProducerEvent> {
+        self.producers.poll(producer)
+    }
+
+    /// The next event of any producer.
+    #[must_use]
+    pub fn poll_producer_events(&mut self) -> Option<(ProducerId, ProducerEvent)> {
+        self.producers.poll_any()
+    }
+
+    /// Producer frames ignored: about a producer this client does not follow (P-2).
+    pub fn ignored_producer_frames(&self) -> u64 {
+        self.producers.ignored
+    }
+
+    pub(super) fn send_producer(&mut self, now: Timestamp, p: Purpose) {
+        match p {
+            Purpose::ProducerOpen(id) => {
+                let Some(e) = self.producers.entries.get(&id) else {
+                    return;
+                };
+                if !matches!(e.phase, Phase::Waiting | Phase::Backoff(_)) || e.close {
+                    return;
+                }
+                let request = open_request(&e.spec);
+                let deadline = now + self.config.call_timeout;
+                if let Ok((session, _)) = self.send(now, p, &request, deadline) {
+                    if let Some(e) = self.producers.entries.get_mut(&id) {
+                        e.phase = Phase::Opening(session);
+                    }
+                }
+            }
+            Purpose::ProducerClose(id) => {
+                let Some(e) = self.producers.entries.get(&id) else {
+                    return;
+                };
+                let (Phase::Open(_), Some(wire)) = (e.phase, e.wire) else {
+                    return;
+                };
+                let deadline = now + self.config.call_timeout;
+                if let Ok((session, _)) = self.send(now, p, &close_request(wire), deadline) {
+                    if let Some(e) = self.producers.entries.get_mut(&id) {
+                        e.phase = Phase::Closing(session);
+                    }
+                }
+            }
+            Purpose::ProducerSubmit(id, b) => {
+                let Some(e) = self.producers.entries.get(&id) else {
+                    return;
+                };
+                let (Phase::Open(_), Some(wire), Some(desc)) = (e.phase, e.wire, &e.desc) else {
+                    return;
+                };
+                let Some(pending) = e.batches.get(&b) else {
+                    return;
+                };
+                let len = pending.ipc.len() as u64;
+                // P-4, checked again at the moment of sending.
+                if e.credit_batches >= desc.granted_batches
+                    || e.credit_bytes + len > desc.granted_bytes
+                    || e.admission != Admission::Open
+                    || matches!(pending.slot, Slot::Sent(_))
+                {
+                    return;
+                }
+                let request = submit_request(wire, &pending.ipc);
+                // No deadline: a batch holds its credit until its outcome or its session's
+                // end, and no CancelRequest is ever sent for it (P-7).
+                match self.send_undated(now, p, &request) {
+                    Ok((session, _)) => {
+                        if let Some(e) = self.producers.entries.get_mut(&id) {
+                            e.take_credit(len);
+                            if let Some(pending) = e.batches.get_mut(&b) {
+                                pending.slot = Slot::Sent(session);
+                            }
+                        }
+                    }
+                    Err(Some(error)) => {
+                        // It can never travel; nothing of it was sent.
+                        if let Some(e) = self.producers.entries.get_mut(&id) {
+                            e.batches.remove(&b);
+                        }
+                        self.producers.push(
+                            id,
+                            ProducerEvent::Outcome {
+                                batch: b,
+                                outcome: BatchOutcome::Rejected {
+                                    message: error.to_string(),
+                                },
+                            },
+                        );
+                    }
+                    Err(None) => {}
+                }
+            }
+            Purpose::ProducerRelease(wire) => {
+                let deadline = now + self.config.call_timeout;
+                if let Ok((session, _)) = self.send(now, p, &close_request(wire), deadline) {
+                    self.producers.releases.retain(|r| *r != (session, wire));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn on_producer_reply(
+        &mut self,
+        now: Timestamp,
+        session: SessionId,
+        p: Purpose,
+        frame: &ServerFrame,
+    ) -> Result<(), ProtocolViolation> {
+        match p {
+            Purpose::ProducerOpen(id) => self.on_producer_open(now, session, id, frame),
+            Purpose::ProducerSubmit(id, b) => {
+                self.on_submission(now, session, id, b, frame);
+                Ok(())
+            }
+            Purpose::ProducerClose(id) => {
+                let Some(e) = self.producers.entries.get(&id) else {
+                    return Ok(());
+                };
+                if e.phase != Phase::Closing(session) {
+                    return Ok(());
+                }
+                let out = e
+                    .batches
+                    .values()
+                    .filter(|b| b.slot == Slot::Sent(session))
+                    .count();
+                if out > 0 {
+                    // P-8: every batch's outcome precedes the close's reply.
+                    return Err(endpoint_violation(
+                        "P-8",
+                        format!("the close was answered with {out} batches unanswered"),
+                    ));
+                }
+                self.producers
+                    .finish(id, ProducerState::Closed, ProducerEvent::Closed);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn on_producer_open(
+        &mut self,
+        now: Timestamp,
+        session: SessionId,
+        id: ProducerId,
+        frame: &ServerFrame,
+    ) -> Result<(), ProtocolViolation> {
+        let reply = read_open(frame)?;
+        let wire = frame.view().body_as_reply().map_or(0, |r| r.request_id());
+        let Some(e) = self.producers.entries.get_mut(&id) else {
+            return Ok(());
+        };
+        if e.phase != Phase::Opening(session) {
+            return Ok(());
+        }
+        match reply {
+            OpenReply::Opened(_) if e.close => {
+                // P-8: close wins over the restoration; the late attachment is released.
+                self.producers
+                    .finish(id, ProducerState::Closed, ProducerEvent::Closed);
+                self.producers.releases.push((session, wire));
+            }
+            OpenReply::Opened(desc) => {
+                // P-2: followed before anything else is read.
+                self.producers.wires.insert((session, wire), id);
+                e.wire = Some(wire);
+                e.phase = Phase::Open(session);
+                e.admission = desc.admission;
+                e.refusals = 0;
+                match e.desc.clone() {
+                    None => {
+                        let desc: Arc<ProducerDescription> = Arc::from(desc);
+                        e.desc = Some(desc.clone());
+                        self.producers.push(id, ProducerEvent::Opened(desc));
+                    }
+                    Some(old) if old.restorable_by(&desc) => {
+                        self.producers
+                            .push(id, ProducerEvent::Restored(Arc::from(desc)));
+                    }
+                    Some(_) => {
+                        // P-8: a changed endpoint needs an explicit new producer; the new
+                        // attachment is released.
+                        self.producers.wires.remove(&(session, wire));
+                        self.producers.finish(
+                            id,
+                            ProducerState::ReopenRequired,
+                            ProducerEvent::ReopenRequired(ReopenReason::Changed(desc)),
+                        );
+                        self.producers.releases.push((session, wire));
+                    }
+                }
+            }
+            OpenReply::Refused(refusal, message) => {
+                if e.close {
+                    self.producers
+                        .finish(id, ProducerState::Closed, ProducerEvent::Closed);
+                } else if e.desc.is_none() {
+                    self.producers.finish(
+                        id,
+                        ProducerState::Refused,
+                        ProducerEvent::Refused { refusal, message },
+                    );
+                } else if temporary(refusal) {
+                    e.refusals = e.refusals.saturating_add(1);
+                    let attempt = e.refusals - 1;
+                    self.producers
+                        .push(id, ProducerEvent::RestoreRefused { refusal, message });
+                    let at = now + self.backoff(attempt);
+                    if let Some(e) = self.producers.entries.get_mut(&id) {
+                        e.phase = Phase::Backoff(at);
+                    }
+                } else {
+                    self.producers.finish(
+                        id,
+                        ProducerState::ReopenRequired,
+                        ProducerEvent::ReopenRequired(ReopenReason::Refused { refusal, message }),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn on_submission(
+        &mut self,
+        now: Timestamp,
+        session: SessionId,
+        id: ProducerId,
+        b: BatchId,
+        frame: &ServerFrame,
+    ) {
+        let outcome = read_outcome(frame);
+        let Some(e) = self.producers.entries.get_mut(&id) else {
+            return;
+        };
+        let Some(pending) = e.batches.get_mut(&b) else {
+            return;
+        };
+        if pending.slot != Slot::Sent(session) {
+            return;
+        }
+        let len = pending.ipc.len() as u64;
+        let closing = e.close || matches!(e.phase, Phase::Closing(_));
+        let open = matches!(e.phase, Phase::Open(_));
+        if retryable(&outcome) && open && !closing {
+            // P-5: again after the ingestor's back-off, while admission is open.
+            let delay = e
+                .desc
+                .as_ref()
+                .map_or(Duration::ZERO, |d| d.retry_delay(pending.retries));
+            pending.retries = pending.retries.saturating_add(1);
+            pending.slot = Slot::Retrying(now + delay);
+            pending.last = Some(outcome);
+            e.return_credit(len);
+            return;
+        }
+        e.batches.remove(&b);
+        e.return_credit(len);
+        self.producers
+            .push(id, ProducerEvent::Outcome { batch: b, outcome });
+    }
+
+    pub(super) fn on_producer_interrupted(
+        &mut self,
+        p: &Purpose,
+        cause: &Interruption,
+        sent: bool,
+    ) {
+        let not_admitted = !sent
+            || matches!(
+                cause,
+                Interruption::NotAdmitted | Interruption::IdentitiesExhausted
+            );
+        match *p {
+            Purpose::ProducerOpen(id) => {
+                if let Some(e) = self.producers.entries.get_mut(&id) {
+                    if matches!(e.phase, Phase::Opening(_)) && not_admitted {
+                        e.phase = Phase::Waiting;
+                    }
+                }
+                if matches!(
+                    cause,
+                    Interruption::DeadlineExceeded | Interruption::Abandoned
+                ) {
+                    // An open left unanswered: the session is not carrying it.
+                    self.retire.get_or_insert(super::Retire::Wedged);
+                }
+            }
+            Purpose::ProducerSubmit(id, b) => {
+                let Some(e) = self.producers.entries.get_mut(&id) else {
+                    return;
+                };
+                let Some(pending) = e.batches.get_mut(&b) else {
+                    return;
+                };
+                if !matches!(pending.slot, Slot::Sent(_)) {
+                    return;
+                }
+                let len = pending.ipc.len() as u64;
+                if not_admitted {
+                    // Its frame never reached the ingestor: it waits to go again.
+                    pending.slot = Slot::Waiting;
+                    e.return_credit(len);
+                }
+                // Otherwise the session's loss reports it unknown (P-8).
+            }
+            Purpose::ProducerClose(id) => {
+                if let Some(e) = self.producers.entries.get_mut(&id) {
+                    if matches!(e.phase, Phase::Closing(_)) && not_admitted {
+                        if let Some(s) = e.session() {
+                            e.phase = Phase::Open(s);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A builder's fields equal the producer's, sensitivity included; the first that differs is
+/// named.
+fn same_fields(expected: &[FieldSpec], found: &[FieldSpec]) -> Result<(), BatchError> {
+    for (i, spec) in expected.iter().enumerate() {
+        let Some(f) = found.get(i) else {
+            return Err(BatchError::Column {
+                column: spec.name().to_string(),
+                problem: ColumnProblem::Missing,
+            });
+        };
+        let problem = if f.name() != spec.name() {
+            Some(ColumnProblem::Name {
+                found: f.name().to_string(),
+            })
+        } else if f.field_type() != spec.field_type() {
+            Some(ColumnProblem::Type {
+                expected: arrow::arrow_type(spec.field_type()).to_string(),
+                found: arrow::arrow_type(f.field_type()).to_string(),
+            })
+        } else if f.nullable() != spec.nullable() {
+            Some(ColumnProblem::Nullability {
+                expected: spec.nullable(),
+            })
+        } else if f.sensitive() != spec.sensitive() {
+            Some(ColumnProblem::Sensitivity {
+                expected: spec.sensitive(),
+            })
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(BatchError::Column {
+                column: spec.name().to_string(),
+                problem,
+            });
+        }
+    }
+    if let Some(extra) = found.get(expected.len()) {
+        return Err(BatchError::Column {
+            column: extra.name().to_string(),
+            problem: ColumnProblem::Extra,
+        });
+    }
+    Ok(())
+}

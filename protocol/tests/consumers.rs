@@ -1,0 +1,516 @@
+//! Emitter consumers through the client, against a scripted server (EC-1 to EC-6), and the
+//! D-5 restoration order with producers and consumers.
+
+mod support;
+
+use nervix_protocol::arrow::BatchBuilder;
+use nervix_protocol::client::*;
+use nervix_protocol::schema::*;
+use std::time::Duration;
+use support::dataplane::*;
+use support::rig::*;
+use support::streams::paced;
+
+fn drain(r: &mut Rig, c: ConsumerId) -> Vec<ConsumerEvent> {
+    std::iter::from_fn(|| r.c.poll_consumer_event(c)).collect()
+}
+
+fn lose(r: &mut Rig, sid: SessionId) -> SessionId {
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    let at = r.c.poll_timeout().expect("a reconnect is due");
+    r.now = at;
+    r.c.handle_timeout(at);
+    r.open()
+}
+
+fn opened(g: &Grant) -> (Rig, SessionId, ConsumerId, u64) {
+    let mut r = Rig::new();
+    let c =
+        r.c.open_consumer(r.now, ConsumerSpec::new("d1", "alerts", fields()))
+            .unwrap();
+    let sid = r.open();
+    let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(sid, emitter_opened(wire, g));
+    (r, sid, c, wire)
+}
+
+fn ipc(rows: usize, secret: &str) -> Vec<u8> {
+    let mut b = BatchBuilder::new(fields().into());
+    let ids: Vec<u64> = (0..rows as u64).collect();
+    b.column("id", &ids).unwrap();
+    b.nullable_column::<&str>("name", &vec![None; rows])
+        .unwrap();
+    b.column("secret", &vec![secret; rows]).unwrap();
+    nervix_protocol::arrow::encode(&b.finish().unwrap()).unwrap()
+}
+
+/// Asks for a delivery and answers the read with `identity`/`reference`; returns it.
+fn deliver(r: &mut Rig, sid: SessionId, c: ConsumerId, identity: u8, reference: u8) -> Delivery {
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (rid, _) = last_of(r, ClientRequest::ReadEmitterBatchRequest);
+    r.feed(
+        sid,
+        delivered(rid, identity, reference, ipc(2, "hunter22"), 2),
+    );
+    drain(r, c)
+        .into_iter()
+        .find_map(|e| match e {
+            ConsumerEvent::Delivery(d) => Some(*d),
+            _ => None,
+        })
+        .expect("a delivery")
+}
+
+fn violation(r: &Rig) -> Option<&'static str> {
+    r.events.iter().find_map(|e| match e {
+        ClientEvent::SessionLost {
+            loss: SessionLoss::Violation(v),
+            ..
+        } => Some(v.rule()),
+        _ => None,
+    })
+}
+
+#[test]
+fn ec_1_open_names_exact_ordered_fields_and_nonzero_limits() {
+    let mut r = Rig::new();
+    r.c.open_consumer(
+        r.now,
+        ConsumerSpec::new("d1", "alerts", fields()).with_limits(4, 1 << 20),
+    )
+    .unwrap();
+    r.open();
+    let (_, req) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    let ClientRequestT::OpenEmitterRequest(o) = req else {
+        unreachable!()
+    };
+    assert_eq!(o.emitter, "alerts");
+    let names: Vec<&str> = o.expected_fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["id", "name", "secret"]);
+    assert!(o.expected_fields[2].sensitive && o.expected_fields[1].nullable);
+    assert_eq!(
+        (o.max_outstanding_batches, o.max_outstanding_bytes),
+        (4, 1 << 20)
+    );
+    for (b, y) in [(0, 1), (1, 0), (1025, 1)] {
+        let spec = ConsumerSpec::new("d1", "alerts", fields()).with_limits(b, y);
+        assert_eq!(
+            r.c.open_consumer(r.now, spec),
+            Err(ClientError::InvalidCredit)
+        );
+    }
+}
+
+#[test]
+fn ec_1_an_open_in_a_transaction_is_refused_and_credit_must_hold_one_batch() {
+    let mut r = holding_transaction();
+    assert_eq!(
+        r.c.open_consumer(r.now, ConsumerSpec::new("d1", "alerts", fields())),
+        Err(ClientError::InTransaction)
+    );
+    // Granted bytes that cannot hold the largest delivery make the consumer unusable.
+    let g = Grant {
+        bytes: 1000,
+        max_batch_bytes: 2000,
+        ..Grant::default()
+    };
+    let (mut r, _sid, c, wire) = opened(&g);
+    let ev = drain(&mut r, c);
+    assert!(matches!(
+        ev.last(),
+        Some(ConsumerEvent::ReopenRequired(
+            ConsumerReopenReason::CreditTooSmall(_)
+        ))
+    ));
+    let (_, close) = last_of(&r, ClientRequest::CloseEmitterRequest);
+    assert!(matches!(close, ClientRequestT::CloseEmitterRequest(x) if x.consumer == wire));
+}
+
+#[test]
+fn ec_1_refused_opens_are_reported() {
+    let mut r = Rig::new();
+    let c =
+        r.c.open_consumer(r.now, ConsumerSpec::new("d1", "alerts", fields()))
+            .unwrap();
+    let sid = r.open();
+    let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(
+        sid,
+        emitter_refused(wire, EmitterOpenRefusal::NotClientEmitter),
+    );
+    assert_eq!(
+        drain(&mut r, c),
+        vec![ConsumerEvent::Refused {
+            refusal: Some(EmitterOpenRefusal::NotClientEmitter),
+            message: "refused".into()
+        }]
+    );
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Refused);
+}
+
+#[test]
+fn ec_2_a_pending_read_blocks_no_other_reply() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (read, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    // A command goes and is answered while the read waits.
+    let h = r.c.read(r.now, support::list_domains(), None).unwrap();
+    r.pump();
+    let (lid, _) = last_of(&r, ClientRequest::ListDomainsRequest);
+    assert!(lid > read);
+    r.feed(sid, support::domains(lid));
+    assert!(read_result(&r, h).is_some());
+    assert!(r.c.consumer(c).unwrap().reading);
+    // The read has no deadline of its own.
+    r.advance(Duration::from_secs(600));
+    assert!(r.c.consumer(c).unwrap().reading);
+}
+
+#[test]
+fn ec_2_a_read_whose_caller_left_is_handed_to_the_next_read() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    // The first caller stops waiting; the next asks again: no second read goes.
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let reads = requests(&r, sid)
+        .into_iter()
+        .filter(|k| *k == ClientRequest::ReadEmitterBatchRequest)
+        .count();
+    assert_eq!(reads, 1);
+    let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    r.feed(sid, delivered(rid, 1, 2, ipc(2, "zz"), 2));
+    let ev = drain(&mut r, c);
+    assert_eq!(ev.len(), 1);
+    assert!(matches!(&ev[0], ConsumerEvent::Delivery(d) if d.reference.reference == [2; 16]));
+}
+
+#[test]
+fn ec_3_a_delivery_is_decoded_and_checked_against_the_fields() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let d = deliver(&mut r, sid, c, 1, 2);
+    assert_eq!(d.batch.num_rows(), 2);
+    assert_eq!(
+        d.batch.num_columns(),
+        3,
+        "relay and fingerprint are not fields"
+    );
+    assert_eq!(d.source_relay, "alerts_relay");
+    assert_eq!(d.branch_fingerprint, Some([9; 32]));
+    assert_eq!((d.identity, d.members), ([1; 16], 2));
+}
+
+#[test]
+fn ec_3_members_or_schema_that_do_not_match_are_violations() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    r.feed(sid, delivered(rid, 1, 2, ipc(2, "x"), 3));
+    assert_eq!(violation(&r), Some("EC-3"));
+
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    let mut other = fields();
+    other.swap(0, 1);
+    let mut b = BatchBuilder::new(other.into());
+    b.column("id", &[1u64]).unwrap();
+    b.nullable_column::<&str>("name", &[None]).unwrap();
+    b.column("secret", &["s"]).unwrap();
+    let wrong = nervix_protocol::arrow::encode(&b.finish().unwrap()).unwrap();
+    r.feed(sid, delivered(rid, 1, 2, wrong, 1));
+    assert_eq!(violation(&r), Some("EC-3"));
+}
+
+#[test]
+fn ec_3_an_ended_read_interrupts_and_reopens_against_the_pinned_contract() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let d = deliver(&mut r, sid, c, 1, 2);
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    r.feed(sid, consumer_ended(rid));
+    assert_eq!(drain(&mut r, c), vec![ConsumerEvent::Interrupted]);
+    assert_eq!(
+        r.c.settle_delivery(r.now, d.reference, Decision::Ack),
+        Err(SettleError::Revoked)
+    );
+    // A fresh open on the current session; a changed contract needs a new consumer.
+    let (wire2, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    let changed = Grant {
+        contract: 9,
+        ..Grant::default()
+    };
+    r.feed(sid, emitter_opened(wire2, &changed));
+    assert!(matches!(
+        drain(&mut r, c).last(),
+        Some(ConsumerEvent::ReopenRequired(
+            ConsumerReopenReason::Changed(_)
+        ))
+    ));
+}
+
+#[test]
+fn ec_4_settle_only_the_current_attempt_with_bounded_reasons() {
+    let (mut r, sid, c, wire) = opened(&Grant::default());
+    drain(&mut r, c);
+    let d = deliver(&mut r, sid, c, 1, 2);
+    for (reason, why) in [
+        (String::new(), "is empty"),
+        ("x".repeat(1025), "is longer than 1,024 bytes"),
+        (
+            "bad value hunter22 seen".to_string(),
+            "repeats a sensitive value",
+        ),
+    ] {
+        assert_eq!(
+            r.c.settle_delivery(r.now, d.reference, Decision::Reject(reason)),
+            Err(SettleError::Reason(why))
+        );
+    }
+    let h =
+        r.c.settle_delivery(r.now, d.reference, Decision::Reject("y".repeat(1024)))
+            .unwrap();
+    r.pump();
+    let (sid_req, req) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+    let ClientRequestT::SettleEmitterBatchRequest(s) = req else {
+        unreachable!()
+    };
+    assert_eq!((s.consumer, s.reference.clone()), (wire, vec![2; 16]));
+    assert_eq!(s.decision, Some(EmitterBatchDecision::Reject));
+    // Once out, the same attempt is not settled again.
+    assert_eq!(
+        r.c.settle_delivery(r.now, d.reference, Decision::Ack),
+        Err(SettleError::AlreadySettled)
+    );
+    r.feed(sid, settled(sid_req, EmitterSettlement::Confirmed));
+    assert_eq!(
+        drain(&mut r, c),
+        vec![ConsumerEvent::Settled {
+            handle: h,
+            reference: d.reference,
+            result: SettleResult::Confirmed
+        }]
+    );
+}
+
+#[test]
+fn ec_4_an_ack_is_confirmed_only_by_confirmed() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let d = deliver(&mut r, sid, c, 1, 2);
+    r.c.settle_delivery(r.now, d.reference, Decision::Ack)
+        .unwrap();
+    r.pump();
+    assert!(drain(&mut r, c).is_empty(), "sending is not a confirmation");
+    let (sr, _) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+    r.feed(sid, settled(sr, EmitterSettlement::StaleReference));
+    assert!(matches!(
+        drain(&mut r, c).as_slice(),
+        [ConsumerEvent::Settled {
+            result: SettleResult::StaleReference { .. },
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn ec_5_redelivery_carries_the_same_identity_under_a_new_reference() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let first = deliver(&mut r, sid, c, 1, 2);
+    r.c.settle_delivery(r.now, first.reference, Decision::Retry)
+        .unwrap();
+    r.pump();
+    let (sr, _) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+    r.feed(sid, settled(sr, EmitterSettlement::Confirmed));
+    drain(&mut r, c);
+    let again = deliver(&mut r, sid, c, 1, 3);
+    assert_eq!(again.identity, first.identity);
+    assert_ne!(again.reference, first.reference);
+    assert_eq!(again.batch, first.batch);
+    // The old reference settles nothing.
+    assert_eq!(
+        r.c.settle_delivery(r.now, first.reference, Decision::Ack),
+        Err(SettleError::Revoked)
+    );
+}
+
+#[test]
+fn ec_5_reopen_after_loss_only_when_everything_matches_and_interrupted_comes_first() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let sid2 = lose(&mut r, sid);
+    let (wire2, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Restoring);
+    r.feed(sid2, emitter_opened(wire2, &Grant::default()));
+    // The read that was wanted goes again on the new attachment.
+    let (rid, req) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    assert!(matches!(req, ClientRequestT::ReadEmitterBatchRequest(x) if x.consumer == wire2));
+    r.feed(sid2, delivered(rid, 5, 6, ipc(1, "q"), 1));
+    let ev = drain(&mut r, c);
+    assert_eq!(ev[0], ConsumerEvent::Interrupted);
+    assert!(matches!(ev[1], ConsumerEvent::Restored(_)));
+    assert!(matches!(ev[2], ConsumerEvent::Delivery(_)));
+
+    for changed in [
+        Grant {
+            window: 4,
+            ..Grant::default()
+        },
+        Grant {
+            backoff_ms: 50,
+            ..Grant::default()
+        },
+        Grant {
+            max_batch_rows: 10,
+            ..Grant::default()
+        },
+    ] {
+        let (mut r, sid, c, _) = opened(&Grant::default());
+        let sid2 = lose(&mut r, sid);
+        let (wire2, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+        r.feed(sid2, emitter_opened(wire2, &changed));
+        assert_eq!(
+            r.c.consumer(c).unwrap().state,
+            ConsumerState::ReopenRequired
+        );
+    }
+}
+
+#[test]
+fn ec_6_close_and_loss_revoke_references_and_a_lost_answer_is_uncertain() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let d = deliver(&mut r, sid, c, 1, 2);
+    let h =
+        r.c.settle_delivery(r.now, d.reference, Decision::Ack)
+            .unwrap();
+    r.pump();
+    let sid2 = lose(&mut r, sid);
+    let ev = drain(&mut r, c);
+    assert_eq!(
+        ev[0],
+        ConsumerEvent::Settled {
+            handle: h,
+            reference: d.reference,
+            result: SettleResult::Uncertain
+        }
+    );
+    // The reference is never sent to the replacement attachment.
+    let (wire2, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(sid2, emitter_opened(wire2, &Grant::default()));
+    assert_eq!(
+        r.c.settle_delivery(r.now, d.reference, Decision::Ack),
+        Err(SettleError::Revoked)
+    );
+    assert!(!requests(&r, sid2).contains(&ClientRequest::SettleEmitterBatchRequest));
+    // Close releases the attachment and revokes what it delivered.
+    let d2 = deliver(&mut r, sid2, c, 7, 8);
+    r.c.close_consumer(r.now, c).unwrap();
+    r.pump();
+    let (cr, req) = last_of(&r, ClientRequest::CloseEmitterRequest);
+    assert!(matches!(req, ClientRequestT::CloseEmitterRequest(x) if x.consumer == wire2));
+    r.feed(sid2, emitter_closed(cr));
+    assert_eq!(drain(&mut r, c).last(), Some(&ConsumerEvent::Closed));
+    assert_eq!(
+        r.c.settle_delivery(r.now, d2.reference, Decision::Ack),
+        Err(SettleError::Revoked)
+    );
+}
+
+#[test]
+fn ec_6_closing_fences_a_late_restoration() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    let sid2 = lose(&mut r, sid);
+    let (wire2, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.c.close_consumer(r.now, c).unwrap();
+    r.pump();
+    r.feed(sid2, emitter_opened(wire2, &Grant::default()));
+    let (_, req) = last_of(&r, ClientRequest::CloseEmitterRequest);
+    assert!(matches!(req, ClientRequestT::CloseEmitterRequest(x) if x.consumer == wire2));
+    let ev = drain(&mut r, c);
+    assert!(!ev.iter().any(|e| matches!(e, ConsumerEvent::Restored(_))));
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closed);
+}
+
+#[test]
+fn ec_6_producers_and_consumers_share_one_session() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let p =
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "orders_in", fields()))
+            .unwrap();
+    r.pump();
+    let (pw, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        sid,
+        producer_opened(pw, &Grant::default(), ProducerAdmission::Open),
+    );
+    let mut b = r.c.batch_builder(p).unwrap();
+    b.column("id", &[1u64]).unwrap();
+    b.nullable_column::<&str>("name", &[None]).unwrap();
+    b.column("secret", &["s"]).unwrap();
+    r.c.submit_built(r.now, p, b).unwrap();
+    r.pump();
+    // The batch waits for its outcome while a delivery is read and acknowledged.
+    let d = deliver(&mut r, sid, c, 1, 2);
+    r.c.settle_delivery(r.now, d.reference, Decision::Ack)
+        .unwrap();
+    r.pump();
+    let (sr, _) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+    r.feed(sid, settled(sr, EmitterSettlement::Confirmed));
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 1);
+    let (br, _) = last_of(&r, ClientRequest::SubmitBatchRequest);
+    r.feed(sid, batch_completed(br));
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 0);
+}
+
+#[test]
+fn d_5_restoration_order_clocks_then_producers_then_consumers() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let c =
+        r.c.open_consumer(r.now, ConsumerSpec::new("d1", "alerts", fields()))
+            .unwrap();
+    let p =
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "orders_in", fields()))
+            .unwrap();
+    r.c.follow_clock(r.now, "d1").unwrap();
+    let sid = r.open();
+    let (ow, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        sid,
+        producer_opened(ow, &Grant::default(), ProducerAdmission::Open),
+    );
+    let (cw, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(sid, emitter_opened(cw, &Grant::default()));
+    let (kw, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(sid, support::streams::clock_attached(kw, "d1", paced(1)));
+    let sid2 = lose(&mut r, sid);
+    let order: Vec<ClientRequest> = requests(&r, sid2);
+    assert_eq!(
+        order,
+        vec![
+            ClientRequest::AttachDomainClockRequest,
+            ClientRequest::OpenIngestorRequest,
+            ClientRequest::OpenEmitterRequest,
+        ]
+    );
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Restoring);
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Restoring);
+    let pe: Vec<ProducerEvent> = std::iter::from_fn(|| r.c.poll_producer_event(p)).collect();
+    assert_eq!(pe.last(), Some(&ProducerEvent::Interrupted));
+    assert_eq!(drain(&mut r, c).last(), Some(&ConsumerEvent::Interrupted));
+}

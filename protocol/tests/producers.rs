@@ -1,0 +1,956 @@
+//! Producers through the client, against a scripted server (P-1 to P-8): the open, credit,
+//! outcomes and retries, admission, close, loss and restoration, and the batches themselves.
+
+mod support;
+
+use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt64Array};
+use nervix_protocol::arrow::{BatchError, ColumnProblem};
+use nervix_protocol::client::*;
+use nervix_protocol::rows::{FieldSpec, FieldType, ScalarType as Scalar};
+use nervix_protocol::schema::*;
+use std::sync::Arc;
+use std::time::Duration;
+use support::dataplane::*;
+use support::rig::*;
+
+fn drain(r: &mut Rig, p: ProducerId) -> Vec<ProducerEvent> {
+    std::iter::from_fn(|| r.c.poll_producer_event(p)).collect()
+}
+
+fn lose(r: &mut Rig, sid: SessionId) -> SessionId {
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    let at = r.c.poll_timeout().expect("a reconnect is due");
+    r.now = at;
+    r.c.handle_timeout(at);
+    r.open()
+}
+
+/// A client with one session and a producer opened on it with `g`; returns the session, the
+/// producer and its wire identity.
+fn opened(g: &Grant) -> (Rig, SessionId, ProducerId, u64) {
+    let mut r = Rig::new();
+    let p =
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "orders_in", fields()))
+            .unwrap();
+    let sid = r.open();
+    let (wire, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(sid, producer_opened(wire, g, ProducerAdmission::Open));
+    (r, sid, p, wire)
+}
+
+fn builder_batch(r: &Rig, p: ProducerId, rows: usize) -> nervix_protocol::arrow::BatchBuilder {
+    let mut b = r.c.batch_builder(p).unwrap();
+    let ids: Vec<u64> = (0..rows as u64).collect();
+    b.column("id", &ids).unwrap();
+    let names: Vec<Option<&str>> = (0..rows).map(|i| (i % 2 == 0).then_some("n")).collect();
+    b.nullable_column("name", &names).unwrap();
+    let secrets: Vec<&str> = vec!["s3cr3t"; rows];
+    b.column("secret", &secrets).unwrap();
+    b
+}
+
+fn submit(r: &mut Rig, p: ProducerId, rows: usize) -> BatchId {
+    let b = builder_batch(r, p, rows);
+    let id = r.c.submit_built(r.now, p, b).unwrap();
+    r.pump();
+    id
+}
+
+fn submits(r: &Rig, sid: SessionId) -> Vec<(u64, Vec<u8>)> {
+    r.sent
+        .iter()
+        .filter(|(s, _)| *s == sid)
+        .filter_map(|(_, m)| match &m.request {
+            ClientRequestT::SubmitBatchRequest(b) => Some((m.request_id, b.batch.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn outcomes(events: &[ProducerEvent]) -> Vec<(BatchId, BatchOutcome)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ProducerEvent::Outcome { batch, outcome } => Some((*batch, outcome.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn p_1_open_names_exact_fields_and_bounded_credit() {
+    let mut r = Rig::new();
+    let spec = ProducerSpec::new("d1", "orders_in", fields()).with_credit(1024, 32 << 20);
+    r.c.open_producer(r.now, spec).unwrap();
+    r.open();
+    let (_, req) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    let ClientRequestT::OpenIngestorRequest(o) = req else {
+        unreachable!()
+    };
+    assert_eq!(
+        (o.domain.as_str(), o.ingestor.as_str()),
+        ("d1", "orders_in")
+    );
+    let wire: Vec<(String, bool, bool)> = o
+        .expected_fields
+        .iter()
+        .map(|f| (f.name.clone(), f.nullable, f.sensitive))
+        .collect();
+    assert_eq!(
+        wire,
+        vec![
+            ("id".to_string(), false, false),
+            ("name".to_string(), true, false),
+            ("secret".to_string(), false, true)
+        ]
+    );
+    assert_eq!(
+        (o.max_outstanding_batches, o.max_outstanding_bytes),
+        (1024, 32 << 20)
+    );
+    // Credit outside 1..=1024 batches and 1..=32 MiB is refused before anything is sent.
+    for (b, y) in [(0, 1), (1025, 1), (1, 0), (1, (32 << 20) + 1)] {
+        let spec = ProducerSpec::new("d1", "orders_in", fields()).with_credit(b, y);
+        assert_eq!(
+            r.c.open_producer(r.now, spec),
+            Err(ClientError::InvalidCredit)
+        );
+    }
+}
+
+#[test]
+fn p_1_both_dispositions_opened_and_refused() {
+    let (mut r, _sid, p, _) = opened(&Grant::default());
+    let ev = drain(&mut r, p);
+    let ProducerEvent::Opened(desc) = &ev[0] else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(
+        (desc.generation, desc.granted_batches, desc.max_batch_rows),
+        (3, 2, 100)
+    );
+    assert_eq!(desc.retry_backoff, Duration::from_millis(100));
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Open);
+
+    let q =
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "nope", fields()))
+            .unwrap();
+    r.pump();
+    let (wire, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    let sid = r.c.session().unwrap();
+    r.feed(
+        sid,
+        producer_refused(wire, ProducerRefusal::IngestorNotFound),
+    );
+    assert_eq!(
+        drain(&mut r, q),
+        vec![ProducerEvent::Refused {
+            refusal: Some(ProducerRefusal::IngestorNotFound),
+            message: "refused".into()
+        }]
+    );
+    assert_eq!(r.c.producer(q).unwrap().state, ProducerState::Refused);
+}
+
+#[test]
+fn p_1_no_producer_opens_while_a_transaction_is_held() {
+    let mut r = holding_transaction();
+    assert_eq!(
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "orders_in", fields())),
+        Err(ClientError::InTransaction)
+    );
+    r.pump();
+    assert!(r
+        .sent
+        .iter()
+        .all(|(_, m)| m.request.client_request_type() != ClientRequest::OpenIngestorRequest));
+}
+
+#[test]
+fn p_2_frames_after_the_open_reply_find_the_producer() {
+    let mut r = Rig::new();
+    let p =
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "orders_in", fields()))
+            .unwrap();
+    let sid = r.open();
+    let (wire, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    // The reply and the admission change that follows it arrive back to back.
+    r.c.handle_frame(
+        r.now,
+        sid,
+        producer_opened(wire, &Grant::default(), ProducerAdmission::Open),
+    );
+    r.c.handle_frame(
+        r.now,
+        sid,
+        admission_changed(wire, ProducerAdmission::Suspended),
+    );
+    r.pump();
+    let ev = drain(&mut r, p);
+    assert!(matches!(ev[0], ProducerEvent::Opened(_)));
+    assert_eq!(ev[1], ProducerEvent::Admission(Admission::Suspended));
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Suspended);
+}
+
+#[test]
+fn p_2_frames_about_unfollowed_producers_are_ignored() {
+    let (mut r, sid, p, wire) = opened(&Grant::default());
+    drain(&mut r, p);
+    r.feed(
+        sid,
+        admission_changed(wire + 100, ProducerAdmission::Suspended),
+    );
+    r.feed(
+        sid,
+        producer_ended(wire + 100, ProducerEndReason::OwnerLost),
+    );
+    assert_eq!(r.c.ignored_producer_frames(), 2);
+    assert!(drain(&mut r, p).is_empty());
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Open);
+    // Nor are they handed to the application as unsolicited frames of another kind.
+    assert!(r.c.poll_unsolicited().is_none());
+}
+
+#[test]
+fn p_3_batches_are_canonical_arrow_ipc_of_the_producers_fields() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    submit(&mut r, p, 3);
+    let (_, ipc) = submits(&r, sid).pop().unwrap();
+    // Schema, one batch, end-of-stream: read back with arrow-ipc alone.
+    let reader =
+        arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(&ipc), None).unwrap();
+    let schema = reader.schema();
+    assert!(schema.metadata().is_empty());
+    assert!(schema.fields().iter().all(|f| f.metadata().is_empty()));
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names, ["id", "name", "secret"]);
+    let batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
+    assert_eq!(batches.len(), 1);
+    assert_eq!(batches[0].num_rows(), 3);
+    assert!(ipc.ends_with(&[0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]));
+    // The same stream decodes through the checked reader of the crate.
+    let back = nervix_protocol::arrow::decode(&ipc, &fields(), 3).unwrap();
+    assert_eq!(back, batches[0]);
+}
+
+#[test]
+fn p_3_batches_beyond_the_grants_rows_or_bytes_are_refused_locally() {
+    let g = Grant {
+        max_batch_rows: 4,
+        max_batch_bytes: 2000,
+        ..Grant::default()
+    };
+    let (mut r, sid, p, _) = opened(&g);
+    let b = builder_batch(&r, p, 5);
+    assert_eq!(
+        r.c.submit_built(r.now, p, b),
+        Err(SubmitError::Batch(BatchError::TooManyRows {
+            rows: 5,
+            max: 4
+        }))
+    );
+    // Exactly the row limit goes.
+    submit(&mut r, p, 4);
+    let mut b = r.c.batch_builder(p).unwrap();
+    b.column("id", &[1u64]).unwrap();
+    b.nullable_column::<&str>("name", &[None]).unwrap();
+    let big = "x".repeat(4000);
+    b.column("secret", &[big.as_str()]).unwrap();
+    assert!(matches!(
+        r.c.submit_built(r.now, p, b),
+        Err(SubmitError::Batch(BatchError::TooLarge { max: 2000, .. }))
+    ));
+    assert_eq!(submits(&r, sid).len(), 1);
+}
+
+#[test]
+fn p_3_a_users_record_batch_is_checked_column_by_column() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    let schema = nervix_protocol::arrow::arrow_schema(&fields());
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(UInt64Array::from(vec![1u64, 2])),
+        Arc::new(StringArray::from(vec![Some("a"), None])),
+        Arc::new(StringArray::from(vec!["x", "y"])),
+    ];
+    let good = RecordBatch::try_new(schema.clone(), cols.clone()).unwrap();
+    r.c.submit(r.now, p, &good).unwrap();
+    r.pump();
+    assert_eq!(submits(&r, sid).len(), 1);
+
+    // `name` declared non-nullable: refused naming the column.
+    let mut f = fields();
+    f[1] = FieldSpec::new("name", FieldType::Scalar(Scalar::String), false, false);
+    let wrong = nervix_protocol::arrow::arrow_schema(&f);
+    let cols2: Vec<ArrayRef> = vec![
+        cols[0].clone(),
+        Arc::new(StringArray::from(vec!["a", "b"])),
+        cols[2].clone(),
+    ];
+    let bad = RecordBatch::try_new(wrong, cols2).unwrap();
+    assert_eq!(
+        r.c.submit(r.now, p, &bad),
+        Err(SubmitError::Batch(BatchError::Column {
+            column: "name".into(),
+            problem: ColumnProblem::Nullability { expected: true }
+        }))
+    );
+    // A column of another type.
+    let mut f = fields();
+    f[0] = FieldSpec::new("id", FieldType::Scalar(Scalar::I64), false, false);
+    let cols3: Vec<ArrayRef> = vec![
+        Arc::new(arrow_array::Int64Array::from(vec![1i64, 2])),
+        cols[1].clone(),
+        cols[2].clone(),
+    ];
+    let bad = RecordBatch::try_new(nervix_protocol::arrow::arrow_schema(&f), cols3).unwrap();
+    assert!(matches!(
+        r.c.submit(r.now, p, &bad),
+        Err(SubmitError::Batch(BatchError::Column { column, problem: ColumnProblem::Type { .. } })) if column == "id"
+    ));
+    // Field metadata is refused.
+    let with_meta = arrow_schema::Schema::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let f = f.as_ref().clone();
+                if f.name() == "secret" {
+                    f.with_metadata(std::collections::HashMap::from([(
+                        "k".to_string(),
+                        "v".to_string(),
+                    )]))
+                } else {
+                    f
+                }
+            })
+            .collect::<Vec<_>>(),
+    );
+    let bad = RecordBatch::try_new(Arc::new(with_meta), cols).unwrap();
+    assert_eq!(
+        r.c.submit(r.now, p, &bad),
+        Err(SubmitError::Batch(BatchError::Column {
+            column: "secret".into(),
+            problem: ColumnProblem::Metadata
+        }))
+    );
+    assert_eq!(submits(&r, sid).len(), 1);
+}
+
+#[test]
+fn p_3_the_typed_builder_checks_type_nullability_and_sensitivity() {
+    let (r, _sid, p, _) = opened(&Grant::default());
+    let mut b = r.c.batch_builder(p).unwrap();
+    assert!(matches!(
+        b.column("id", &[1i64]),
+        Err(BatchError::Column { column, problem: ColumnProblem::Type { .. } }) if column == "id"
+    ));
+    assert_eq!(
+        b.nullable_column::<&str>("secret", &[None]),
+        Err(BatchError::Column {
+            column: "secret".into(),
+            problem: ColumnProblem::Null
+        })
+    );
+    b.column("id", &[1u64, 2]).unwrap();
+    assert!(matches!(
+        b.column("secret", &["only one"]),
+        Err(BatchError::Column {
+            problem: ColumnProblem::Length {
+                expected: 2,
+                found: 1
+            },
+            ..
+        })
+    ));
+    // A builder for fields that differ only in sensitivity is refused naming the column.
+    let mut f = fields();
+    f[2] = FieldSpec::new("secret", FieldType::Scalar(Scalar::String), false, false);
+    let mut other = nervix_protocol::arrow::BatchBuilder::new(f.into());
+    other.column("id", &[1u64]).unwrap();
+    other.nullable_column::<&str>("name", &[None]).unwrap();
+    other.column("secret", &["x"]).unwrap();
+    let mut r = r;
+    assert_eq!(
+        r.c.submit_built(r.now, p, other),
+        Err(SubmitError::Batch(BatchError::Column {
+            column: "secret".into(),
+            problem: ColumnProblem::Sensitivity { expected: true }
+        }))
+    );
+}
+
+#[test]
+fn p_4_credit_is_held_from_send_until_outcome_and_never_exceeded() {
+    let (mut r, sid, p, _) = opened(&Grant::default()); // 2 batches of credit
+    let a = submit(&mut r, p, 1);
+    let b = submit(&mut r, p, 1);
+    let c = submit(&mut r, p, 1);
+    let sent = submits(&r, sid);
+    assert_eq!(sent.len(), 2, "the third does not fit");
+    let info = r.c.producer(p).unwrap();
+    assert_eq!(info.credit_batches, 2);
+    assert_eq!(
+        info.credit_bytes,
+        (sent[0].1.len() + sent[1].1.len()) as u64
+    );
+    assert_eq!(r.c.batch_state(p, c), Some(BatchState::AwaitingCredit));
+    assert_eq!(r.c.batch_state(p, a), Some(BatchState::Sent));
+    // One outcome returns one batch of credit, and the waiting batch goes.
+    r.feed(sid, batch_completed(sent[0].0));
+    assert_eq!(r.c.batch_state(p, a), Some(BatchState::Resolved));
+    assert_eq!(submits(&r, sid).len(), 3);
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 2);
+    r.feed(sid, batch_completed(sent[1].0));
+    let third = submits(&r, sid)[2].0;
+    r.feed(sid, batch_completed(third));
+    let info = r.c.producer(p).unwrap();
+    assert_eq!((info.credit_batches, info.credit_bytes), (0, 0));
+    let got: Vec<BatchId> = outcomes(&drain(&mut r, p))
+        .into_iter()
+        .map(|(b, _)| b)
+        .collect();
+    assert_eq!(got, vec![a, b, c]);
+}
+
+#[test]
+fn p_4_a_batch_that_does_not_fit_the_granted_bytes_waits() {
+    let g = Grant {
+        batches: 8,
+        ..Grant::default()
+    };
+    let (mut r, sid, p, _) = opened(&g);
+    submit(&mut r, p, 1);
+    let one = submits(&r, sid)[0].1.len() as u64;
+    // Reopen with room for exactly two such batches in bytes.
+    let g = Grant {
+        batches: 8,
+        bytes: 2 * one + 1,
+        max_batch_bytes: one + 1,
+        ..Grant::default()
+    };
+    let (mut r, sid, p, _) = opened(&g);
+    for _ in 0..3 {
+        submit(&mut r, p, 1);
+    }
+    assert_eq!(submits(&r, sid).len(), 2);
+    assert!(r.c.producer(p).unwrap().credit_bytes <= 2 * one + 1);
+}
+
+#[test]
+fn p_5_exactly_one_outcome_and_no_completion_before_completed() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    let b = submit(&mut r, p, 1);
+    drain(&mut r, p);
+    assert!(
+        outcomes(&drain(&mut r, p)).is_empty(),
+        "sending is not an outcome"
+    );
+    let (rid, _) = submits(&r, sid)[0];
+    r.feed(sid, batch_completed(rid));
+    r.feed(sid, batch_completed(rid)); // a duplicate reply is not a second outcome
+    assert_eq!(
+        outcomes(&drain(&mut r, p)),
+        vec![(b, BatchOutcome::Completed)]
+    );
+}
+
+#[test]
+fn p_5_suspended_and_busy_go_again_after_the_doubling_backoff() {
+    let (mut r, sid, p, _) = opened(&Grant::default()); // 100 ms doubling to at most 350 ms
+    let b = submit(&mut r, p, 1);
+    let mut waits = Vec::new();
+    for refusal in [
+        SubmissionRefusal::Busy,
+        SubmissionRefusal::Suspended,
+        SubmissionRefusal::Busy,
+        SubmissionRefusal::Busy,
+    ] {
+        let (rid, _) = *submits(&r, sid).last().unwrap();
+        let before = submits(&r, sid).len();
+        let at = r.now;
+        r.feed(sid, not_admitted(rid, refusal));
+        assert_eq!(r.c.batch_state(p, b), Some(BatchState::Retrying));
+        assert_eq!(r.c.producer(p).unwrap().credit_batches, 0);
+        let due = r.c.poll_timeout().unwrap();
+        // Not a moment early.
+        r.now = due - Duration::from_nanos(1);
+        r.c.handle_timeout(r.now);
+        r.pump();
+        assert_eq!(submits(&r, sid).len(), before);
+        r.advance(Duration::from_nanos(1));
+        assert_eq!(submits(&r, sid).len(), before + 1);
+        waits.push(due.saturating_since(at));
+    }
+    assert_eq!(
+        waits,
+        [100, 200, 350, 350].map(Duration::from_millis).to_vec()
+    );
+    // Every attempt carried the same bytes.
+    let sent = submits(&r, sid);
+    assert!(sent.windows(2).all(|w| w[0].1 == w[1].1));
+    let (rid, _) = *sent.last().unwrap();
+    r.feed(sid, batch_completed(rid));
+    assert_eq!(
+        outcomes(&drain(&mut r, p)),
+        vec![(b, BatchOutcome::Completed)]
+    );
+}
+
+#[test]
+fn p_5_other_refusals_failures_and_unknown_outcomes_are_never_sent_again() {
+    let (mut r, sid, p, _) = opened(&Grant {
+        batches: 8,
+        ..Grant::default()
+    });
+    let ids: Vec<BatchId> = (0..4).map(|_| submit(&mut r, p, 1)).collect();
+    let sent = submits(&r, sid);
+    r.feed(sid, not_admitted(sent[0].0, SubmissionRefusal::InvalidData));
+    r.feed(
+        sid,
+        submission(
+            sent[1].0,
+            SubmissionDispositionT::SubmissionFailed(Box::new(SubmissionFailedT {
+                failure: Some(ProcessingFailure::AckTimedOut),
+            })),
+        ),
+    );
+    r.feed(
+        sid,
+        submission(
+            sent[2].0,
+            SubmissionDispositionT::SubmissionOutcomeUnknown(Box::new(SubmissionOutcomeUnknownT {
+                cause: Some(OutcomeUncertainty::OwnerLost),
+            })),
+        ),
+    );
+    r.feed(sid, not_admitted(sent[3].0, SubmissionRefusal::Draining));
+    r.advance(Duration::from_secs(10));
+    assert_eq!(submits(&r, sid).len(), 4);
+    let got = outcomes(&drain(&mut r, p));
+    assert_eq!(got.len(), 4);
+    assert_eq!(got[0].0, ids[0]);
+    assert!(matches!(
+        got[1].1,
+        BatchOutcome::Failed {
+            failure: ProcessingFailure::AckTimedOut,
+            ..
+        }
+    ));
+    assert!(matches!(
+        got[2].1,
+        BatchOutcome::OutcomeUnknown {
+            cause: OutcomeUncertainty::OwnerLost,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn p_6_nothing_is_sent_while_suspended_and_outcomes_are_still_read() {
+    let (mut r, sid, p, wire) = opened(&Grant::default());
+    let a = submit(&mut r, p, 1);
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Suspended));
+    let b = submit(&mut r, p, 1);
+    assert_eq!(submits(&r, sid).len(), 1);
+    assert_eq!(r.c.batch_state(p, b), Some(BatchState::AwaitingCredit));
+    // The admitted batch keeps its credit, and its outcome is read during the suspension.
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 1);
+    let (rid, _) = submits(&r, sid)[0];
+    r.feed(sid, batch_completed(rid));
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 0);
+    assert_eq!(submits(&r, sid).len(), 1);
+    // Coalesced changes: only the newest counts.
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Open));
+    assert_eq!(submits(&r, sid).len(), 2);
+    let got: Vec<BatchId> = outcomes(&drain(&mut r, p))
+        .into_iter()
+        .map(|(b, _)| b)
+        .collect();
+    assert_eq!(got, vec![a]);
+}
+
+#[test]
+fn p_6_producer_ended_is_the_last_frame_and_outcomes_precede_it() {
+    let (mut r, sid, p, wire) = opened(&Grant::default());
+    let a = submit(&mut r, p, 1);
+    let (rid, _) = submits(&r, sid)[0];
+    r.feed(sid, batch_completed(rid));
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Suspended));
+    let b = submit(&mut r, p, 1);
+    r.feed(
+        sid,
+        producer_ended(wire, ProducerEndReason::EndpointChanged),
+    );
+    let ev = drain(&mut r, p);
+    assert_eq!(
+        outcomes(&ev),
+        vec![(a, BatchOutcome::Completed), (b, BatchOutcome::NotSent)]
+    );
+    assert!(matches!(
+        ev.last(),
+        Some(ProducerEvent::Ended {
+            reason: ProducerEndReason::EndpointChanged,
+            ..
+        })
+    ));
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Ended);
+    // Anything after it is about a producer no longer followed.
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Open));
+    assert_eq!(r.c.ignored_producer_frames(), 1);
+    assert_eq!(
+        r.c.submit_built(r.now, p, builder_batch(&r, p, 1)),
+        Err(SubmitError::Finished(ProducerState::Ended))
+    );
+}
+
+#[test]
+fn p_6_an_end_before_every_outcome_is_a_protocol_violation() {
+    let (mut r, sid, p, wire) = opened(&Grant::default());
+    let a = submit(&mut r, p, 1);
+    r.feed(sid, producer_ended(wire, ProducerEndReason::OwnerLost));
+    assert!(r.events.iter().any(|e| matches!(
+        e,
+        ClientEvent::SessionLost { loss: SessionLoss::Violation(v), .. } if v.rule() == "P-6"
+    )));
+    assert_eq!(
+        outcomes(&drain(&mut r, p)),
+        vec![(a, BatchOutcome::Unknown)]
+    );
+}
+
+#[test]
+fn p_7_no_cancel_request_is_ever_sent_for_a_batch() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    submit(&mut r, p, 1);
+    r.advance(Duration::from_secs(120));
+    assert!(!requests(&r, sid).contains(&ClientRequest::CancelRequest));
+    assert!(
+        r.c.producer(p).unwrap().credit_batches == 1,
+        "still out, still holding credit"
+    );
+}
+
+#[test]
+fn p_7_outcomes_stay_retrievable_when_nobody_waits() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    let a = submit(&mut r, p, 1);
+    drain(&mut r, p);
+    // The application polls other things for a long time; the outcome waits for it.
+    let (rid, _) = submits(&r, sid)[0];
+    r.feed(sid, batch_completed(rid));
+    r.advance(Duration::from_secs(3600));
+    while r.c.poll_event().is_some() {}
+    assert_eq!(
+        r.c.poll_producer_event(p),
+        Some(ProducerEvent::Outcome {
+            batch: a,
+            outcome: BatchOutcome::Completed
+        })
+    );
+}
+
+#[test]
+fn p_8_close_waits_for_outcomes_then_its_reply() {
+    let (mut r, sid, p, wire) = opened(&Grant::default());
+    let a = submit(&mut r, p, 1);
+    r.c.close_producer(r.now, p).unwrap();
+    r.pump();
+    let (cid, req) = last_of(&r, ClientRequest::CloseIngestorRequest);
+    assert!(matches!(req, ClientRequestT::CloseIngestorRequest(c) if c.producer == wire));
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Closing);
+    let (rid, _) = submits(&r, sid)[0];
+    r.feed(sid, batch_completed(rid));
+    r.feed(sid, ingestor_closed(cid));
+    let ev = drain(&mut r, p);
+    assert_eq!(outcomes(&ev), vec![(a, BatchOutcome::Completed)]);
+    assert_eq!(ev.last(), Some(&ProducerEvent::Closed));
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Closed);
+}
+
+#[test]
+fn p_8_a_close_reply_before_every_outcome_is_a_protocol_violation() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    submit(&mut r, p, 1);
+    r.c.close_producer(r.now, p).unwrap();
+    r.pump();
+    let (cid, _) = last_of(&r, ClientRequest::CloseIngestorRequest);
+    r.feed(sid, ingestor_closed(cid));
+    assert!(r.events.iter().any(|e| matches!(
+        e,
+        ClientEvent::SessionLost { loss: SessionLoss::Violation(v), .. } if v.rule() == "P-8"
+    )));
+}
+
+#[test]
+fn p_8_loss_reports_unanswered_batches_unknown_and_never_resends_them() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    let a = submit(&mut r, p, 1);
+    let b = submit(&mut r, p, 1);
+    let c = submit(&mut r, p, 1); // waits for credit, never sent
+    let sent_before: Vec<Vec<u8>> = submits(&r, sid).into_iter().map(|(_, x)| x).collect();
+    let sid2 = lose(&mut r, sid);
+    let ev = drain(&mut r, p);
+    assert_eq!(ev[1], ProducerEvent::Interrupted);
+    assert_eq!(
+        outcomes(&ev),
+        vec![(a, BatchOutcome::Unknown), (b, BatchOutcome::Unknown)]
+    );
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 0);
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Restoring);
+    let (wire2, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        sid2,
+        producer_opened(wire2, &Grant::default(), ProducerAdmission::Open),
+    );
+    let ev = drain(&mut r, p);
+    assert!(matches!(ev[0], ProducerEvent::Restored(_)));
+    // Only the batch never sent goes on the new attachment, under its new identity.
+    let sent = submits(&r, sid2);
+    assert_eq!(sent.len(), 1);
+    assert!(!sent_before.contains(&sent[0].1) || sent_before.iter().all(|x| x == &sent[0].1));
+    let ClientRequestT::SubmitBatchRequest(s) = last_of(&r, ClientRequest::SubmitBatchRequest).1
+    else {
+        unreachable!()
+    };
+    assert_eq!(s.producer, wire2);
+    r.feed(sid2, batch_completed(sent[0].0));
+    assert_eq!(
+        outcomes(&drain(&mut r, p)),
+        vec![(c, BatchOutcome::Completed)]
+    );
+}
+
+#[test]
+fn p_8_restoration_with_another_contract_or_grant_requires_a_reopen() {
+    for changed in [
+        Grant {
+            contract: 8,
+            ..Grant::default()
+        },
+        Grant {
+            generation: 4,
+            ..Grant::default()
+        },
+        Grant {
+            batches: 3,
+            ..Grant::default()
+        },
+        Grant {
+            max_backoff_ms: 400,
+            ..Grant::default()
+        },
+    ] {
+        let (mut r, sid, p, _) = opened(&Grant::default());
+        let sid2 = lose(&mut r, sid);
+        let (wire2, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+        r.feed(
+            sid2,
+            producer_opened(wire2, &changed, ProducerAdmission::Open),
+        );
+        let ev = drain(&mut r, p);
+        assert!(
+            matches!(
+                ev.last(),
+                Some(ProducerEvent::ReopenRequired(ReopenReason::Changed(_)))
+            ),
+            "{ev:?}"
+        );
+        assert_eq!(
+            r.c.producer(p).unwrap().state,
+            ProducerState::ReopenRequired
+        );
+        // The unwanted attachment is released.
+        let (_, close) = last_of(&r, ClientRequest::CloseIngestorRequest);
+        assert!(matches!(close, ClientRequestT::CloseIngestorRequest(c) if c.producer == wire2));
+    }
+}
+
+#[test]
+fn p_8_temporary_refusals_are_retried_and_close_wins_over_restoration() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    let sid2 = lose(&mut r, sid);
+    let (wire2, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        sid2,
+        producer_refused(wire2, ProducerRefusal::EndpointUnavailable),
+    );
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Interrupted);
+    let opens = |r: &Rig| {
+        requests(r, sid2)
+            .iter()
+            .filter(|k| **k == ClientRequest::OpenIngestorRequest)
+            .count()
+    };
+    assert_eq!(opens(&r), 1);
+    r.advance(Duration::from_secs(10));
+    assert_eq!(opens(&r), 2);
+    // Close while the new open is out: its late success is closed, not restored.
+    r.c.close_producer(r.now, p).unwrap();
+    r.pump();
+    let (wire3, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        sid2,
+        producer_opened(wire3, &Grant::default(), ProducerAdmission::Open),
+    );
+    let (_, close) = last_of(&r, ClientRequest::CloseIngestorRequest);
+    assert!(matches!(close, ClientRequestT::CloseIngestorRequest(c) if c.producer == wire3));
+    let ev = drain(&mut r, p);
+    assert!(!ev.iter().any(|e| matches!(e, ProducerEvent::Restored(_))));
+}
+
+#[test]
+fn p_8_a_schema_mismatch_on_restoration_requires_a_reopen() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    let sid2 = lose(&mut r, sid);
+    let (wire2, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        sid2,
+        producer_refused(wire2, ProducerRefusal::SchemaMismatch),
+    );
+    let ev = drain(&mut r, p);
+    assert!(matches!(
+        ev.last(),
+        Some(ProducerEvent::ReopenRequired(ReopenReason::Refused {
+            refusal: Some(ProducerRefusal::SchemaMismatch),
+            ..
+        }))
+    ));
+}
+
+mod machine {
+    //! Any sequence of server frames keeps the producer's accounting: credit never negative
+    //! or beyond the grant, every batch ends exactly once, nothing resent after a loss.
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Submit,
+        Answer(usize, u8),
+        Admission(bool),
+        Time(u16),
+        Lose,
+        Reopen(bool),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            3 => Just(Step::Submit),
+            4 => (0usize..8, 0u8..6).prop_map(|(i, k)| Step::Answer(i, k)),
+            1 => any::<bool>().prop_map(Step::Admission),
+            2 => (0u16..500).prop_map(Step::Time),
+            1 => Just(Step::Lose),
+            1 => any::<bool>().prop_map(Step::Reopen),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn p_4_any_frames_keep_credit_within_the_grant_and_one_outcome_per_batch(
+            steps in proptest::collection::vec(step(), 1..60)
+        ) {
+            let g = Grant { batches: 3, ..Grant::default() };
+            let (mut r, mut sid, p, mut wire) = opened(&g);
+            let mut submitted: Vec<BatchId> = vec![];
+            let mut answered = std::collections::BTreeSet::new();
+            let mut ended: std::collections::BTreeMap<BatchId, usize> = Default::default();
+            let mut lost_bytes: Vec<(SessionId, Vec<u8>)> = vec![];
+            for s in steps {
+                match s {
+                    Step::Submit => {
+                        if let Ok(b) = r.c.batch_builder(p) {
+                            let mut b = b;
+                            b.column("id", &[submitted.len() as u64]).unwrap();
+                            b.nullable_column::<&str>("name", &[None]).unwrap();
+                            b.column("secret", &["s"]).unwrap();
+                            if let Ok(id) = r.c.submit_built(r.now, p, b) {
+                                submitted.push(id);
+                            }
+                            r.pump();
+                        }
+                    }
+                    Step::Answer(i, k) => {
+                        let out: Vec<(u64, Vec<u8>)> = submits(&r, sid)
+                            .into_iter()
+                            .filter(|(id, _)| !answered.contains(&(sid, *id)))
+                            .collect();
+                        if let Some((rid, _)) = out.get(i % out.len().max(1)).cloned() {
+                            answered.insert((sid, rid));
+                            let f = match k {
+                                0 => batch_completed(rid),
+                                1 => not_admitted(rid, SubmissionRefusal::Busy),
+                                2 => not_admitted(rid, SubmissionRefusal::Suspended),
+                                3 => not_admitted(rid, SubmissionRefusal::InvalidData),
+                                _ => submission(rid, SubmissionDispositionT::SubmissionFailed(Box::new(SubmissionFailedT { failure: Some(ProcessingFailure::Rejected) }))),
+                            };
+                            r.feed(sid, f);
+                        }
+                    }
+                    Step::Admission(open) => {
+                        let a = if open { ProducerAdmission::Open } else { ProducerAdmission::Suspended };
+                        r.feed(sid, admission_changed(wire, a));
+                    }
+                    Step::Time(ms) => r.advance(Duration::from_millis(u64::from(ms))),
+                    Step::Lose => {
+                        if r.c.producer(p).unwrap().state.is_final() { continue; }
+                        lost_bytes.extend(
+                            submits(&r, sid).into_iter()
+                                .filter(|(id, _)| !answered.contains(&(sid, *id)))
+                                .map(|(_, b)| (sid, b)),
+                        );
+                        sid = lose(&mut r, sid);
+                    }
+                    Step::Reopen(same) => {
+                        if r.c.producer(p).unwrap().state != ProducerState::Restoring { continue; }
+                        let (w, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+                        let grant = if same { g.clone() } else { Grant { contract: 1, ..g.clone() } };
+                        r.feed(sid, producer_opened(w, &grant, ProducerAdmission::Open));
+                        wire = w;
+                    }
+                }
+                let info = r.c.producer(p).unwrap();
+                prop_assert!(info.credit_batches <= g.batches);
+                prop_assert!(info.credit_bytes <= g.bytes);
+                let out = submits(&r, sid).into_iter().filter(|(id, _)| !answered.contains(&(sid, *id))).count();
+                prop_assert_eq!(info.credit_batches as usize, out);
+                while let Some(e) = r.c.poll_producer_event(p) {
+                    if let ProducerEvent::Outcome { batch, .. } = e {
+                        *ended.entry(batch).or_default() += 1;
+                    }
+                }
+            }
+            prop_assert!(ended.values().all(|n| *n == 1));
+            prop_assert!(ended.keys().all(|b| submitted.contains(b)));
+            // A batch sent and lost unanswered never travels again: every batch's bytes are
+            // distinct here (its id column), so its bytes never reappear after its loss.
+            for (lost_on, bytes) in &lost_bytes {
+                let again = r.sent.iter().filter(|(s, m)| {
+                    s > lost_on
+                        && matches!(&m.request, ClientRequestT::SubmitBatchRequest(b) if &b.batch == bytes)
+                });
+                prop_assert_eq!(again.count(), 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn p_3_a_batch_beyond_what_one_request_carries_is_refused_locally() {
+    // The grant would take 512 KiB, but a SubmitBatchRequest's batch is a vector of at most
+    // 262,144 bytes (F-6).
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    let mut b = r.c.batch_builder(p).unwrap();
+    b.column("id", &[1u64]).unwrap();
+    b.nullable_column::<&str>("name", &[None]).unwrap();
+    let big = "x".repeat(300_000);
+    b.column("secret", &[big.as_str()]).unwrap();
+    assert!(matches!(
+        r.c.submit_built(r.now, p, b),
+        Err(SubmitError::Batch(BatchError::TooLarge {
+            max: 262_144,
+            ..
+        }))
+    ));
+    assert!(submits(&r, sid).is_empty());
+}
