@@ -25,6 +25,7 @@ const IMPLEMENTED_SECTIONS: &[&str] = &[
     "clocks",
     "uploads",
     "restores",
+    "backups",
 ];
 
 fn rust_sources(dir: &Path, out: &mut Vec<String>) {
