@@ -25,6 +25,9 @@ const IMPLEMENTED_SECTIONS: &[&str] = &[
     "clocks",
     "producers",
     "emitters",
+    "uploads",
+    "restores",
+    "backups",
 ];
 
 fn rust_sources(dir: &Path, out: &mut Vec<String>) {
@@ -391,9 +394,13 @@ fn rules_check_notices_a_missing_test_and_a_fn_that_is_not_a_test() {
         .into()
     );
 
-    let keys: BTreeMap<String, String> = [("F-1", "frames"), ("F-2", "frames"), ("U-1", "uploads")]
-        .map(|(k, s)| (k.to_string(), s.to_string()))
-        .into();
+    let keys: BTreeMap<String, String> = [
+        ("F-1", "frames"),
+        ("F-2", "frames"),
+        ("PX-1", "unimplemented"),
+    ]
+    .map(|(k, s)| (k.to_string(), s.to_string()))
+    .into();
     let good = ledger("F-1\tf_1_real,f_1_property\nF-2\tf_1_real_too\n");
     assert!(ledger_problems(&good, &keys, &tests).is_empty());
 

@@ -29,6 +29,8 @@
 //!   schema before any value is read.
 //! * [`domain_clock`]: a domain clock as observed, its ticks, and the exact projection of a
 //!   paced clock between UTC and logical time (K-4).
+//! * [`calls`]: the separate calls, each a machine of its own: a resource upload, the download
+//!   of a backup's archive and a restore, the archive passing through in pieces (U, A, RS).
 //! * [`statements`]: how NSPL statements travel (L-1 to L-3), by the release's grammar.
 //! * [`choices`]: structured choice lookups with typed dependencies.
 //! * [`command`], [`transaction`], [`endpoint`], [`time`], [`rng`]: execution references, the
@@ -38,6 +40,7 @@
 extern crate alloc;
 
 pub mod arrow;
+pub mod calls;
 pub mod choices;
 pub mod client;
 pub mod command;

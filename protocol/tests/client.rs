@@ -2081,16 +2081,22 @@ fn l_2_statements_are_served_by_their_own_requests() {
     };
     r.pump();
     assert_eq!(r.last_command().1.domain.as_deref(), Some("tenant"));
-    // Separate calls and local statements are refused here, typed.
+    // Separate calls come back for the application to stream, nothing sent on the session.
+    let before = r.sent.len();
+    let Routed::Upload(spec) = r.c.run(r.now, WALL, "UPLOAD RESOURCE b FROM 'x'").unwrap() else {
+        panic!()
+    };
     assert_eq!(
-        r.c.run(r.now, WALL, "UPLOAD RESOURCE b FROM 'x'")
-            .unwrap_err(),
-        ClientError::SeparateCall(RoutedRequest::UploadResource)
+        (spec.domain.as_str(), spec.resource.as_str()),
+        ("tenant", "b")
     );
-    assert_eq!(
-        r.c.run(r.now, WALL, "RESTORE FROM 'a.nxb'").unwrap_err(),
-        ClientError::SeparateCall(RoutedRequest::Restore)
-    );
+    let Routed::Restore { statement, .. } = r.c.run(r.now, WALL, "RESTORE FROM 'a.nxb'").unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(statement, "RESTORE FROM 'a.nxb'");
+    r.pump();
+    assert_eq!(r.sent.len(), before);
     assert!(matches!(
         r.c.run(r.now, WALL, "DESCRIBE BACKUP 'a.nxb'").unwrap_err(),
         ClientError::Statement(StatementError::NotARequest { .. })

@@ -20,16 +20,21 @@
 //! | `cluster::reads` | the domain list, domain selection, read commands, suggestions, choice lookups |
 //! | `cluster::subscriptions` | subscribing, the rows that follow, unsubscribing |
 //! | `cluster::clocks` | attaching and detaching domain clocks |
-//! | `cluster::backups` | a `BACKUP` command, completed with its archive summary |
+//! | `cluster::backups` | a `BACKUP` command, completed with its archive summary, and the archive's download |
+//! | `cluster::calls` | the separate calls' streams and their faults |
+//! | `cluster::uploads` | resource uploads and installed versions |
+//! | `cluster::restores` | restores and their step reports |
 //! | `cluster::transfers` | replies written whole or as transfer parts |
 //! | `cluster::faults` | [`Faults`]: what the cluster injects, and when |
 //! | [`sim`] | [`Simulation`]: client, cluster and network from one seed, and the checks run on it |
+//! | [`transfers`] | the separate calls' machines driven against a `SimCluster` |
 //!
-//! Producers (ingestors), consumers (emitters), resource uploads, archive downloads and
-//! restores will each get a capability module of the cluster when they are served.
+//! Producers (ingestors) and consumers (emitters) will each get a capability module of the
+//! cluster when they are served.
 
 pub mod cluster;
 pub mod sim;
+pub mod transfers;
 
 pub use cluster::{ClusterConfig, ConnId, ConnectRefused, Faults, Output, SimCluster};
 pub use sim::{run_seed, NetFaults, SimConfig, Simulation};

@@ -132,6 +132,10 @@ pub struct ClientConfig {
     /// `grpc_uri` for a native client, its `web_console_uri` for a WebSocket client (D-1,
     /// T-7). Default [`LeaderUri::Grpc`].
     pub leader_uri: LeaderUri,
+    /// How long a BACKUP command waits for its outcome, across every redirect and reconnect,
+    /// apart from each domain's quiesce timeout, which its statement names. One
+    /// millisecond to 24 hours. Default 10 minutes.
+    pub backup_wait: Duration,
 }
 
 /// Which endpoint of a named leader the client opens its next session at (D-1, T-7).
@@ -173,6 +177,7 @@ impl ClientConfig {
             subscriptions_total_bytes: 64 << 20,
             seed,
             leader_uri: LeaderUri::Grpc,
+            backup_wait: Duration::from_secs(600),
         }
     }
 }
@@ -240,6 +245,9 @@ pub enum ClientError {
     /// 32 MiB (P-1, EC-1).
     #[error("credit must be 1 to 1,024 batches and 1 byte to 32 MiB")]
     InvalidCredit,
+    /// The configured BACKUP wait is outside one millisecond to 24 hours.
+    #[error("a backup wait of {0:?} is outside 1 ms to 24 h")]
+    BackupWait(Duration),
 }
 
 /// Why a session ended.
@@ -277,6 +285,19 @@ pub enum Routed {
     ClockFollowed(String),
     /// `DETACH DOMAIN CLOCK`: the domain whose clock is being detached.
     ClockDetaching(String),
+    /// `UPLOAD RESOURCE <resource> ...`: the upload's target in the selected domain, under a
+    /// new upload identity (U-2). The application opens it as a [`crate::calls::UploadCall`]
+    /// with the archive's size and streams the archive itself.
+    Upload(crate::calls::UploadSpec),
+    /// `RESTORE ...`: the statement and the new execution reference of the restore (RS-2).
+    /// The application opens it as a [`crate::calls::RestoreCall`] with the archive's size and
+    /// digest and streams the archive itself.
+    Restore {
+        /// The reference every attempt carries.
+        reference: ExecutionReference,
+        /// The statement, as the start carries it.
+        statement: String,
+    },
 }
 
 /// Something the application learns from the client.
@@ -520,6 +541,12 @@ impl Client {
         self.commands.get(handle).map(|e| &e.retained.reference)
     }
 
+    /// The endpoint of the current session, where the separate calls (uploads, downloads,
+    /// restores) go until a redirect names the leader.
+    pub fn endpoint(&self) -> Option<&Endpoint> {
+        self.current_endpoint.as_ref()
+    }
+
     /// Reads not yet ended.
     pub fn outstanding_reads(&self) -> usize {
         self.reads.len()
@@ -562,8 +589,10 @@ impl Client {
     /// Runs one NSPL query the way its statements travel (L-2): a command, a request of its
     /// own (`LIST DOMAINS`, `ATTACH`/`DETACH DOMAIN CLOCK` for the selected domain,
     /// `CREATE SUBSCRIPTION`, `DELETE SUBSCRIPTION`), or, for `USE <domain>`, the domain
-    /// selected locally. `UPLOAD RESOURCE` and `RESTORE` are separate calls and refused here;
-    /// `DESCRIBE BACKUP` is not a protocol request.
+    /// selected locally. `UPLOAD RESOURCE` and `RESTORE` are separate calls: they are returned
+    /// as [`Routed::Upload`] and [`Routed::Restore`] for the application to stream (RESTORE is
+    /// refused while a transaction is held, RS-1); `BACKUP` waits for
+    /// [`ClientConfig::backup_wait`]; `DESCRIBE BACKUP` is not a protocol request.
     pub fn run(
         &mut self,
         now: Timestamp,
@@ -572,6 +601,15 @@ impl Client {
     ) -> Result<Routed, ClientError> {
         let holding = self.tx.binding.is_holding();
         match route(query, holding)? {
+            // BACKUP waits for its own bounded wait, not the call deadline.
+            Route::Command(shape) if shape.first() == crate::statements::StatementKind::Backup => {
+                let wait = self.config.backup_wait;
+                if wait < Duration::from_millis(1) || wait > Duration::from_secs(24 * 3600) {
+                    return Err(ClientError::BackupWait(wait));
+                }
+                self.execute_with(now, wall, query, None, Some(wait))
+                    .map(Routed::Command)
+            }
             Route::Command(_) => self.execute(now, wall, query).map(Routed::Command),
             Route::UseDomain(d) => {
                 self.select_domain(Some(&d))?;
@@ -600,9 +638,20 @@ impl Client {
             }
             Route::Unsubscribe(name) => self.unsubscribe(now, &name).map(Routed::Unsubscribing),
             Route::Restore(_) if holding => Err(ClientError::InTransaction),
-            Route::Restore(_) => Err(ClientError::SeparateCall(RoutedRequest::Restore)),
-            Route::UploadResource(_) => {
-                Err(ClientError::SeparateCall(RoutedRequest::UploadResource))
+            Route::Restore(statement) => Ok(Routed::Restore {
+                reference: ExecutionReference::new_v7(wall, &mut self.rng),
+                statement: crate::calls::canonical_restore(statement)
+                    .map_err(|_| ClientError::SeparateCall(RoutedRequest::Restore))?,
+            }),
+            Route::UploadResource(statement) => {
+                let domain = self.selected()?;
+                let resource =
+                    crate::calls::upload_resource(statement).ok_or(ClientError::InvalidName {
+                        what: "resource",
+                        why: "UPLOAD RESOURCE names one resource",
+                    })?;
+                let spec = crate::calls::UploadSpec::new(&domain, &resource, wall, &mut self.rng);
+                Ok(Routed::Upload(spec))
             }
         }
     }

@@ -26,7 +26,9 @@
 //!   position, a `BEGIN` without a domain) are not recorded.
 //! * `BACKUP` (a command of its own, outside a transaction; `DOMAIN <name>` backs up one
 //!   domain, otherwise every domain) completes with a `backup` archive summary and is recorded
-//!   like any admitted command. The archive itself cannot be downloaded yet.
+//!   like any admitted command. Its archive is downloaded once on a call of its own.
+//! * The separate calls (resource uploads, archive downloads, restores) each run on a stream
+//!   of their own: see [`SimCluster::open_call`].
 //! * A command that carries `expected_transaction_position` or `expected_preview` is checked
 //!   against the session's binding before its reference is looked up: with no binding it is
 //!   answered `TransactionTakenOver` if another session took the transaction over, and
@@ -81,13 +83,15 @@
 //! | `reads` | `ListDomainsRequest`, `SelectDomainRequest`, read commands, `SuggestRequest`, `ChoiceLookupRequest` |
 //! | `subscriptions` | relays and their rows, `SubscribeRequest`, `UnsubscribeRequest`, delivery loss, skipped rows, relay changes |
 //! | `clocks` | domain clocks and their ticks, `AttachDomainClockRequest`, `DetachDomainClockRequest` |
-//! | `backups` | a `BACKUP` command, completed with its archive summary |
+//! | `backups` | a `BACKUP` command, completed with its archive summary; the archive's download |
+//! | `calls` | the separate calls' streams and their faults |
+//! | `uploads` | resource uploads and installed versions |
+//! | `restores` | restores with their step reports |
 //! | `transfers` | writing replies, split into transfer parts when large |
 //! | `faults` | [`Faults`], the seeded draws and the malformed frames |
 //!
-//! Producers (ingestors), consumers (emitters), resource uploads, archive downloads and
-//! restores get a module each when they are served; until then their requests are answered
-//! `UnsupportedRequest`.
+//! Producers (ingestors) and consumers (emitters) get a module each when they are served;
+//! until then their requests are answered `UnsupportedRequest`.
 
 use bytes::Bytes;
 use nervix_protocol::encode::Encoder;
@@ -98,14 +102,19 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 
 mod backups;
+mod calls;
 mod clocks;
 mod commands;
 mod faults;
 mod reads;
+mod restores;
 mod subscriptions;
 mod transactions;
 mod transfers;
+mod uploads;
 
+pub use backups::DOWNLOAD_CHUNK;
+pub use calls::{CallFaults, CallId, CallKind, CallOutput};
 pub use clocks::TICK_PERIOD;
 pub use faults::Faults;
 pub use subscriptions::{branch_key_values, is_branched, relay_schema, row_values, ROW_PERIOD};
@@ -374,6 +383,7 @@ pub struct SimCluster {
     domain_clocks: BTreeMap<String, clocks::DomainClockSim>,
     out: VecDeque<Queued>,
     trace: Vec<String>,
+    calls: calls::Calls,
 }
 
 impl SimCluster {
@@ -412,6 +422,7 @@ impl SimCluster {
             domain_clocks: BTreeMap::new(),
             out: VecDeque::new(),
             trace: Vec::new(),
+            calls: calls::Calls::default(),
         };
         cluster.log(format!(
             "cluster of {count} node(s), seed {}, leader node-1",

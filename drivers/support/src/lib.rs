@@ -1,0 +1,239 @@
+//! # nervix-driver-support
+//!
+//! What every Nervix driver shares around the sans-IO engine, with the standard library
+//! alone (no async runtime).
+//!
+//! * [`ArchiveWriter`]: a downloaded backup archive is written to a temporary file beside the
+//!   name the user asked for, readable by its owner only, flushed to disk, and renamed into
+//!   place only when the download's verdict is [`DownloadEnd::Verified`]. A failed, cut or
+//!   abandoned download, or a process killed mid-way, leaves nothing under the final name.
+//! * [`ArchiveSource`]: an archive read in the pieces a sending call asks for, never whole in
+//!   memory, and [`ArchiveSource::info`], its size and BLAKE3 digest in one streaming pass.
+
+use nervix_protocol::calls::{ArchiveDigest, ArchiveInfo, DownloadEnd};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Distinguishes temporary files of one process.
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+/// Why an archive was not put in place.
+#[derive(Debug)]
+pub enum CommitError {
+    /// The download's verdict is not Verified: the temporary file was removed.
+    NotVerified,
+    /// The bytes written are not the verified size: the temporary file was removed.
+    SizeMismatch {
+        /// Bytes written.
+        written: u64,
+        /// The verified size.
+        expected: u64,
+    },
+    /// Writing, flushing or renaming failed: the temporary file was removed.
+    Io(io::Error),
+}
+
+impl std::error::Error for CommitError {}
+
+impl std::fmt::Display for CommitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotVerified => write!(f, "the archive was not verified"),
+            Self::SizeMismatch { written, expected } => {
+                write!(f, "{written} bytes written where {expected} were verified")
+            }
+            Self::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<io::Error> for CommitError {
+    fn from(e: io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+/// A backup archive being written: bytes go to a temporary file in the target's directory and
+/// reach the target's name only through [`ArchiveWriter::commit`] with a verified verdict.
+/// Dropping the writer without a commit removes the temporary file.
+#[derive(Debug)]
+pub struct ArchiveWriter {
+    target: PathBuf,
+    temp: PathBuf,
+    file: Option<File>,
+    written: u64,
+}
+
+impl ArchiveWriter {
+    /// Starts writing the archive meant for `target`. The temporary file is created new in
+    /// the same directory (so the final rename stays on one file system), hidden, and readable
+    /// and writable by its owner only.
+    pub fn create(target: &Path) -> io::Result<Self> {
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = target
+            .file_name()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let mut temp_name = std::ffi::OsString::from(".");
+        temp_name.push(name);
+        temp_name.push(format!(".partial-{}-{n}", std::process::id()));
+        let temp = dir.join(temp_name);
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let file = options.open(&temp)?;
+        Ok(Self {
+            target: target.to_path_buf(),
+            temp,
+            file: Some(file),
+            written: 0,
+        })
+    }
+
+    /// The temporary file's path.
+    pub fn temp_path(&self) -> &Path {
+        &self.temp
+    }
+
+    /// Bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Appends the next bytes the download handed out.
+    pub fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let file = self
+            .file
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the writer has ended"))?;
+        file.write_all(bytes)?;
+        self.written += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Forgets everything written, for a download that starts again from its first byte
+    ///
+    pub fn restart(&mut self) -> io::Result<()> {
+        let file = self
+            .file
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the writer has ended"))?;
+        file.set_len(0)?;
+        file.seek(SeekFrom::Start(0))?;
+        self.written = 0;
+        Ok(())
+    }
+
+    /// Puts the archive under its final name when `verdict` is Verified and exactly the
+    /// verified size was written: the file is flushed to disk, renamed over the target, and
+    /// the directory flushed. Any other verdict, or a failure on the way, removes the
+    /// temporary file and leaves the target untouched.
+    pub fn commit(mut self, verdict: &DownloadEnd) -> Result<PathBuf, CommitError> {
+        let DownloadEnd::Verified(info) = verdict else {
+            return Err(CommitError::NotVerified);
+        };
+        if self.written != info.total_bytes {
+            return Err(CommitError::SizeMismatch {
+                written: self.written,
+                expected: info.total_bytes,
+            });
+        }
+        let file = self.file.take().ok_or(CommitError::NotVerified)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&self.temp, &self.target)?;
+        // The rename is durable once the directory is flushed too.
+        #[cfg(unix)]
+        if let Some(dir) = self.target.parent().filter(|p| !p.as_os_str().is_empty()) {
+            File::open(dir)?.sync_all()?;
+        }
+        // Committed: nothing to remove on drop.
+        self.temp = PathBuf::new();
+        Ok(self.target.clone())
+    }
+
+    /// Abandons the archive: the temporary file is removed.
+    pub fn discard(self) {}
+}
+
+impl Drop for ArchiveWriter {
+    fn drop(&mut self) {
+        self.file.take();
+        if !self.temp.as_os_str().is_empty() {
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
+}
+
+/// An archive read from a file or any seekable reader in the pieces a sending call asks for.
+#[derive(Debug)]
+pub struct ArchiveSource<R> {
+    reader: R,
+    at: u64,
+    buf: Vec<u8>,
+}
+
+impl ArchiveSource<File> {
+    /// The archive in the file at `path`.
+    pub fn open(path: &Path) -> io::Result<Self> {
+        Ok(Self::new(File::open(path)?))
+    }
+}
+
+impl<R: Read + Seek> ArchiveSource<R> {
+    /// The archive `reader` holds, from its start.
+    pub fn new(reader: R) -> Self {
+        Self {
+            reader,
+            at: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The archive's size and BLAKE3 digest, read once in pieces of 1 MiB; the reader is left
+    /// at the start again.
+    pub fn info(&mut self) -> io::Result<ArchiveInfo> {
+        self.reader.seek(SeekFrom::Start(0))?;
+        self.at = 0;
+        let mut d = ArchiveDigest::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = self.reader.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            d.update(&buf[..n]);
+        }
+        self.reader.seek(SeekFrom::Start(0))?;
+        Ok(d.finish())
+    }
+
+    /// Up to `len` bytes at `offset` (at least one unless the archive ends there): the piece a
+    /// call's `Need::Piece { offset, len }` asks for. A repeat from offset 0 seeks back.
+    pub fn piece(&mut self, offset: u64, len: usize) -> io::Result<&[u8]> {
+        if offset != self.at {
+            self.reader.seek(SeekFrom::Start(offset))?;
+            self.at = offset;
+        }
+        self.buf.resize(len, 0);
+        let mut filled = 0;
+        while filled < len {
+            let n = self.reader.read(&mut self.buf[filled..])?;
+            if n == 0 {
+                break;
+            }
+            filled += n;
+        }
+        self.at += filled as u64;
+        Ok(&self.buf[..filled])
+    }
+}
