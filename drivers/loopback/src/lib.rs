@@ -40,6 +40,9 @@ use tokio::sync::{mpsc, watch};
 /// The largest frame either side sends or accepts: 4 MiB.
 pub const FRAME_LIMIT: usize = nervix_protocol::limits::FRAME_LIMIT;
 
+/// The longest the server's clock goes without advancing the cluster.
+const TICK: Duration = Duration::from_millis(50);
+
 /// The gRPC method of a session.
 pub const EXCHANGE_PATH: &str = "/nervix.session.Session/Exchange";
 
@@ -440,8 +443,18 @@ impl Loopback {
                     let ticker = serving.clone();
                     let mut stop = watch_rx.clone();
                     loop {
+                        // Wake when the cluster next has something to send on its own (a
+                        // subscription's batch, a clock's tick), and at least every 50 ms
+                        // for its other timers (transaction expiry).
+                        let wait = {
+                            let s = lock(&ticker);
+                            let now = s.now().as_nanos();
+                            s.cluster.next_due().map_or(TICK, |due| {
+                                Duration::from_nanos(due.as_nanos().saturating_sub(now)).min(TICK)
+                            })
+                        };
                         tokio::select! {
-                            _ = tokio::time::sleep(Duration::from_millis(50)) => {
+                            _ = tokio::time::sleep(wait) => {
                                 let mut s = lock(&ticker);
                                 let now = s.now();
                                 s.cluster.advance(now);
