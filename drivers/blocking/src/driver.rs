@@ -5,16 +5,17 @@
 use crate::config::{Config, Credentials};
 use crate::net::Tls;
 use crate::session::{self, Dial, End, Event, Out};
+use crate::streams::{self, clock_domain, keep_clock, ClockFollow, Sink, Subscription};
 use crate::{DriverEvent, Error};
 use nervix_protocol::client::{
-    Action, Client as Engine, ClientEvent, CommandHandle, CommandResult, ReadHandle, ReadResult,
-    Routed, SessionId,
+    Action, Client as Engine, ClientError, ClientEvent, ClockEvent, CommandHandle, CommandResult,
+    ReadHandle, ReadResult, Routed, SessionId, SubscriptionEvent, SubscriptionId,
 };
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::schema::ClientRequestT;
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use nervix_protocol::transaction::Binding;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
@@ -69,6 +70,15 @@ pub(crate) enum Request {
     Unclaimed(Reply<Vec<CommandResult>>),
     SetCredentials(Credentials, Reply<()>),
     Observe(Reply<Observer>),
+    Subscribe {
+        domain: Option<String>,
+        statement: String,
+        reply: Reply<Subscription>,
+    },
+    FollowClock {
+        domain: String,
+        reply: Reply<ClockFollow>,
+    },
     Close {
         revert: bool,
         done: Reply<()>,
@@ -79,6 +89,8 @@ pub(crate) enum Request {
 pub(crate) enum Inbox {
     App(Request),
     Session(SessionId, Event),
+    /// A stream's reader made room or dropped the stream.
+    Pull,
     /// The last handle of the application went.
     Dropped,
 }
@@ -125,6 +137,21 @@ pub(crate) struct Driver {
     parked: Option<Parked>,
     refused: VecDeque<SessionId>,
     watchers: Vec<Watcher>,
+    streams: Streams,
+}
+
+/// Where subscription and clock events go.
+#[derive(Default)]
+struct Streams {
+    /// Each subscription's sink, and whether its last event (`Ended`) is in it.
+    subs: BTreeMap<SubscriptionId, (Sink<SubscriptionEvent>, bool)>,
+    /// Dropped streams whose events are discarded until the subscription ends.
+    discard: BTreeSet<SubscriptionId>,
+    /// Dropped streams whose deletion waits for the transaction to end (L-3).
+    doomed: BTreeSet<SubscriptionId>,
+    clocks: BTreeMap<String, Sink<ClockEvent>>,
+    /// Dropped clock streams whose detach waits for the transaction to end (L-3).
+    detach: BTreeSet<String>,
 }
 
 fn wall() -> UnixMillis {
@@ -156,6 +183,7 @@ impl Driver {
             parked: None,
             refused: VecDeque::new(),
             watchers: Vec::new(),
+            streams: Streams::default(),
         }
     }
 
@@ -199,6 +227,8 @@ impl Driver {
                     }
                 }
                 Ok(Inbox::Session(sid, e)) => self.event(sid, e),
+                // The drain at the top of the loop moves more events.
+                Ok(Inbox::Pull) => {}
                 Ok(Inbox::Dropped) | Err(mpsc::RecvTimeoutError::Disconnected) => {
                     let now = self.now();
                     self.engine.close(now, false);
@@ -273,6 +303,19 @@ impl Driver {
                         Ok(Routed::Command(h)) => Ok(RunSubmitted::Command(self.track_command(h))),
                         Ok(Routed::Request(h)) => Ok(RunSubmitted::Read(self.track_read(h))),
                         Ok(Routed::DomainSelected(d)) => Ok(RunSubmitted::Selected(d)),
+                        // Kept state nobody would read: undone at once.
+                        Ok(Routed::Subscribed(id)) => {
+                            let _ = self.engine.delete_subscription(now, id);
+                            Err(Error::Unsupported(
+                                "CREATE SUBSCRIPTION: use subscribe".into(),
+                            ))
+                        }
+                        Ok(Routed::ClockFollowed(d)) => {
+                            let _ = self.engine.detach_clock(now, &d);
+                            Err(Error::Unsupported(
+                                "ATTACH DOMAIN CLOCK: use follow_clock".into(),
+                            ))
+                        }
                         Ok(other) => Err(Error::Unsupported(format!("{other:?}"))),
                         Err(e) => Err(Error::Refused(e)),
                     },
@@ -322,6 +365,18 @@ impl Driver {
                     lost: lost.clone(),
                 });
                 let _ = reply.send(Ok(Observer { rx, lost }));
+            }
+            Request::Subscribe {
+                domain,
+                statement,
+                reply,
+            } => {
+                let r = self.subscribe(now, domain, &statement);
+                let _ = reply.send(r);
+            }
+            Request::FollowClock { domain, reply } => {
+                let r = self.follow_clock(now, domain);
+                let _ = reply.send(r);
             }
             Request::Close { revert, done } => {
                 self.engine.close(now, revert);
@@ -441,6 +496,7 @@ impl Driver {
                     _ => {}
                 }
             }
+            any |= self.route_streams();
             // Connects refused while parked are answered here, outside the engine's own
             // drain, and the engine may then ask for more.
             while let Some(sid) = self.refused.pop_front() {
@@ -544,6 +600,119 @@ impl Driver {
             ClientEvent::Transaction(b) => self.notify(DriverEvent::Transaction(b)),
             _ => {}
         }
+    }
+
+    fn subscribe(
+        &mut self,
+        now: Timestamp,
+        domain: Option<String>,
+        statement: &str,
+    ) -> Result<Subscription, Error> {
+        if let Some(e) = self.parked_error() {
+            return Err(e);
+        }
+        let domain = domain
+            .or_else(|| self.engine.selected_domain().map(str::to_string))
+            .ok_or(Error::Refused(ClientError::NoDomainSelected))?;
+        let id = self
+            .engine
+            .subscribe(now, &domain, statement)
+            .map_err(Error::Refused)?;
+        let (sink, stream) = streams::subscription(id, &self.inbox_tx);
+        self.streams.subs.insert(id, (sink, false));
+        Ok(stream)
+    }
+
+    fn follow_clock(&mut self, now: Timestamp, domain: String) -> Result<ClockFollow, Error> {
+        if let Some(e) = self.parked_error() {
+            return Err(e);
+        }
+        self.engine
+            .follow_clock(now, &domain)
+            .map_err(Error::Refused)?;
+        let (sink, stream) = streams::clock(domain.clone(), &self.inbox_tx);
+        self.streams.clocks.insert(domain, sink);
+        Ok(stream)
+    }
+
+    /// Moves subscription and clock events into their streams while the streams have room,
+    /// and deletes or detaches what the application dropped. True when it asked the engine
+    /// for something (which may have actions).
+    fn route_streams(&mut self) -> bool {
+        let now = self.now();
+        let engine = &mut self.engine;
+        let st = &mut self.streams;
+        let mut asked = false;
+        let mut gone = Vec::new();
+        for (id, (sink, ended)) in st.subs.iter_mut() {
+            if sink.dropped() {
+                gone.push((*id, true));
+                continue;
+            }
+            while sink.flush() {
+                if *ended {
+                    gone.push((*id, false));
+                    break;
+                }
+                let Some(e) = engine.poll_subscription(*id) else {
+                    break;
+                };
+                *ended = matches!(e, SubscriptionEvent::Ended(_));
+                sink.waiting.push_back(e);
+            }
+        }
+        for (id, dropped) in gone {
+            st.subs.remove(&id);
+            if dropped {
+                // Deleted (S-6), or once the transaction ends.
+                st.discard.insert(id);
+                st.doomed.insert(id);
+            }
+        }
+        st.doomed
+            .retain(|id| match engine.delete_subscription(now, *id) {
+                Ok(()) => {
+                    asked = true;
+                    false
+                }
+                Err(ClientError::InTransaction) => true,
+                Err(_) => false,
+            });
+        st.discard.retain(|id| {
+            while let Some(e) = engine.poll_subscription(*id) {
+                if matches!(e, SubscriptionEvent::Ended(_)) {
+                    return false;
+                }
+            }
+            engine.subscription(*id).is_some()
+        });
+        while let Some(e) = engine.poll_clock_event() {
+            if let Some(sink) = clock_domain(&e).and_then(|d| st.clocks.get_mut(d)) {
+                keep_clock(sink, e);
+            }
+        }
+        st.clocks.retain(|domain, sink| {
+            if sink.dropped() {
+                // Detached (K-1), or once the transaction ends.
+                st.detach.insert(domain.clone());
+                return false;
+            }
+            let last = sink
+                .waiting
+                .iter()
+                .any(|e| matches!(e, ClockEvent::Ended { .. }));
+            !(sink.flush() && last)
+        });
+        st.detach
+            .retain(|domain| match engine.detach_clock(now, domain) {
+                Ok(()) => {
+                    asked = true;
+                    false
+                }
+                Err(ClientError::InTransaction) => true,
+                Err(_) => false,
+            });
+        asked
     }
 
     /// An outcome whose caller stopped waiting is kept, never lost (C-10).

@@ -39,11 +39,15 @@ mod config;
 mod driver;
 mod net;
 mod session;
+mod streams;
 
 pub use config::{percent_encode, Config, ConfigError, Credentials, WsAuth};
 pub use session::{console_url, End, CONSOLE_PATH};
 
-pub use nervix_protocol::client::{CommandResult, ReadResult, SessionLoss};
+pub use nervix_protocol::client::{
+    ClockEvent, CommandResult, Gap, ReadResult, SessionLoss, SubscriptionEnd, SubscriptionEvent,
+};
+pub use streams::{ClockFollow, Subscription};
 
 use driver::{Driver, Inbox, Observer, Reply, Request, RunSubmitted, Submitted};
 use nervix_protocol::client::{ClientError, SessionId};
@@ -359,6 +363,37 @@ impl Client {
     /// once.
     pub fn unclaimed(&self) -> Result<Vec<CommandResult>, Error> {
         self.call(Request::Unclaimed)
+    }
+
+    /// Opens a subscription in the selected domain with one `CREATE SUBSCRIPTION <name> FROM
+    /// <relay> ...` statement (S-1) and returns the iterator of its events. The client keeps
+    /// it across sessions, opening it again as a new generation after a lost session (S-7).
+    /// Dropping the iterator deletes it (S-6). Refused while a transaction is held (L-3).
+    pub fn subscribe(&self, statement: &str) -> Result<Subscription, Error> {
+        let statement = statement.to_string();
+        self.call(|reply| Request::Subscribe {
+            domain: None,
+            statement,
+            reply,
+        })
+    }
+
+    /// [`Client::subscribe`] in `domain` rather than the selected one.
+    pub fn subscribe_in(&self, domain: &str, statement: &str) -> Result<Subscription, Error> {
+        let (domain, statement) = (Some(domain.to_string()), statement.to_string());
+        self.call(|reply| Request::Subscribe {
+            domain,
+            statement,
+            reply,
+        })
+    }
+
+    /// Follows `domain`'s clock (K-1): the iterator gives its installed state, changes and
+    /// ticks, and says when a lost session interrupted it; the client attaches it again on
+    /// every new session (D-5). Dropping the iterator detaches it.
+    pub fn follow_clock(&self, domain: &str) -> Result<ClockFollow, Error> {
+        let domain = domain.to_string();
+        self.call(|reply| Request::FollowClock { domain, reply })
     }
 
     /// Replaces the credentials; after a refusal the client connects again with these (T-5).

@@ -67,6 +67,9 @@ pub struct LoopbackConfig {
     pub seed: u64,
     /// The cluster's own faults. Default none.
     pub faults: Faults,
+    /// How often an open subscription receives a batch, and the most rows of one batch.
+    /// Default 150 ms and 3, the simulated cluster's own.
+    pub rows: (Duration, u64),
 }
 
 impl Default for LoopbackConfig {
@@ -79,6 +82,7 @@ impl Default for LoopbackConfig {
             users: vec![("nervix".into(), "nervix".into())],
             seed: 1,
             faults: Faults::default(),
+            rows: (nervix_harness::cluster::ROW_PERIOD, 3),
         }
     }
 }
@@ -406,6 +410,8 @@ impl Loopback {
             seed: config.seed,
             faults: config.faults.clone(),
             node_endpoints: grpc.iter().cloned().zip(console.iter().cloned()).collect(),
+            row_period: config.rows.0,
+            batch_rows: config.rows.1,
             ..ClusterConfig::default()
         });
         let shared = Arc::new(Mutex::new(State {

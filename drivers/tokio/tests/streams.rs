@@ -270,3 +270,33 @@ fn k_1_dropping_a_clock_stream_detaches_the_clock_over_real_sockets() {
         ));
     });
 }
+
+#[test]
+fn s_8_a_reader_that_stops_reading_gets_every_row_in_order_once_it_reads_on() {
+    // A batch every 5 ms, far more than the stream's queue holds while nobody reads.
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        rows: (Duration::from_millis(5), 3),
+        ..LoopbackConfig::default()
+    })
+    .unwrap();
+    block(async {
+        let c = connected(&lb, Transport::Grpc).await;
+        let mut s = c
+            .subscribe("CREATE SUBSCRIPTION slow FROM orders")
+            .await
+            .unwrap();
+        let g = match next(&mut s).await {
+            SubscriptionEvent::Opened { generation, .. } => generation,
+            other => panic!("{other:?}"),
+        };
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        // Then nothing more reaches the client: only the reader's reads can move the rest,
+        // which the engine kept, out to the stream.
+        lb.drop_replies(0, true);
+        let mut n = 1;
+        for _ in 0..100 {
+            n = check_rows(&next(&mut s).await, g, n);
+        }
+    });
+}
