@@ -520,3 +520,82 @@ fn a_transaction_commits_across_a_leader_change_blocking() {
         );
     });
 }
+
+#[test]
+fn t_2_a_client_started_over_https_never_follows_a_redirect_to_http_blocking() {
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 3,
+        tls: true,
+        plain_nodes: vec![1],
+        users: vec![(USER.into(), PASSWORD.into())],
+        ..LoopbackConfig::default()
+    })
+    .unwrap();
+    assert!(lb.console_endpoints()[1].starts_with("http://"));
+    let lb = bounded(move || {
+        let seed = lb.console_endpoints()[0].clone();
+        let mut cfg = Config::new(&[seed.as_str()], creds())
+            .unwrap()
+            .with_root(lb.certificate_der().unwrap().to_vec())
+            .with_timeouts(Duration::from_secs(2), Duration::from_secs(1));
+        cfg.client.backoff_initial = Duration::from_millis(20);
+        cfg.client.backoff_max = Duration::from_millis(200);
+        let c = Client::connect(cfg).unwrap();
+        c.select_domain(Some("tenant")).unwrap();
+        assert!(completed(&c.execute("CREATE RELAY a;").unwrap()));
+        let events = c.events().unwrap();
+        // The leader moves to the node served over http: every redirect names it.
+        lb.set_leader(1);
+        let r = c.execute("CREATE RELAY b;").unwrap();
+        assert!(!completed(&r), "{r:?}");
+        for e in events.drain() {
+            if let DriverEvent::SessionOpened { endpoint, .. } = e {
+                assert!(endpoint.is_https(), "{endpoint}");
+            }
+        }
+        lb.set_leader(0);
+        assert!(completed(&c.execute("CREATE RELAY c;").unwrap()));
+        lb
+    });
+    let stats = lb.stats();
+    assert!(
+        stats.calls.iter().all(|c| c.node != 1),
+        "no call reached the http node"
+    );
+    assert!(
+        stats.calls.iter().all(|c| c.alpn.is_some()),
+        "every call was TLS"
+    );
+}
+
+#[test]
+fn t_8_a_slow_reader_ends_the_session_at_the_write_deadline_and_nothing_hangs_blocking() {
+    let lb = server(1, false);
+    bounded(move || {
+        let mut cfg = config(&lb, WsAuth::Header, creds())
+            .with_timeouts(Duration::from_secs(4), Duration::from_secs(1));
+        cfg.write_timeout = Duration::from_millis(300);
+        let c = Client::connect(cfg).unwrap();
+        c.select_domain(Some("tenant")).unwrap();
+        let events = c.events().unwrap();
+        lb.slow_reader(0, Some(Duration::from_secs(3)));
+        // More than the socket buffers take while nobody reads.
+        let big = format!("CREATE RELAY big SCHEMA '{}';", "x".repeat(1 << 20));
+        let pending: Vec<_> = (0..24).map(|_| c.submit(&big).unwrap()).collect();
+        let started = Instant::now();
+        for p in pending {
+            let r = p.wait().unwrap();
+            assert!(!completed(&r), "{r:?}");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "every command ended by its deadline"
+        );
+        assert!(
+            ended(&events).contains(&End::Transport("write deadline passed".into())),
+            "the write deadline ended a session"
+        );
+        lb.slow_reader(0, None);
+        assert!(completed(&c.execute("CREATE RELAY small;").unwrap()));
+    });
+}

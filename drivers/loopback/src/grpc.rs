@@ -162,6 +162,10 @@ async fn stream(
         tokio::select! {
             d = body.data() => match d {
                 Some(Ok(chunk)) => {
+                    let delay = lock(&shared).read_delay(l.node);
+                    if let Some(delay) = delay {
+                        tokio::time::sleep(delay).await;
+                    }
                     let _ = body.flow_control().release_capacity(chunk.len());
                     buf.extend_from_slice(&chunk);
                     loop {

@@ -17,7 +17,7 @@
 //! Fault injection ([`Loopback`]'s methods) reaches the sockets: kill a node (its streams end,
 //! new ones are refused), cut streams without a frame, drop a node's replies, change the
 //! leader, answer calls `UNAVAILABLE` or 503, end a call with a gRPC status or a WebSocket close
-//! code, and send a frame above the 4 MiB limit. [`Loopback::stats`] tells what the server saw.
+//! code, send a frame above the 4 MiB limit, and read slowly. [`Loopback::stats`] tells what the server saw.
 //!
 //! The server runs on a thread and runtime of its own, so blocking and async clients alike can
 //! be pointed at it; dropping the [`Loopback`] stops it.
@@ -70,6 +70,9 @@ pub struct LoopbackConfig {
     /// How often an open subscription receives a batch, and the most rows of one batch.
     /// Default 150 ms and 3, the simulated cluster's own.
     pub rows: (Duration, u64),
+    /// Nodes served over plain http even when `tls` is on, and advertised so: a redirect to
+    /// one leads a client from https to http, which it must not follow. Default none.
+    pub plain_nodes: Vec<usize>,
 }
 
 impl Default for LoopbackConfig {
@@ -83,6 +86,7 @@ impl Default for LoopbackConfig {
             seed: 1,
             faults: Faults::default(),
             rows: (nervix_harness::cluster::ROW_PERIOD, 3),
+            plain_nodes: Vec::new(),
         }
     }
 }
@@ -180,11 +184,18 @@ pub(crate) struct State {
     pub frame_faults: Vec<CallFault>,
     pub oversize: u32,
     pub drop_replies: Vec<bool>,
+    /// Per node: how long its streams wait before reading each piece of what a client sent.
+    pub slow_reader: Vec<Option<Duration>>,
     pub users: Vec<(String, String)>,
     pub grpc_endpoints: Vec<String>,
 }
 
 impl State {
+    /// How long a stream of `node` waits before reading on (the slow-reader fault).
+    pub fn read_delay(&self, node: usize) -> Option<Duration> {
+        self.slow_reader.get(node).copied().flatten()
+    }
+
     pub fn now(&self) -> Timestamp {
         Timestamp::from_nanos(self.origin.elapsed().as_nanos() as u64)
     }
@@ -381,8 +392,8 @@ impl Loopback {
             let w = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
             listeners.push((g, w));
         }
-        let addr = |a: SocketAddr| {
-            if config.tls {
+        let addr = |node: usize, a: SocketAddr| {
+            if config.tls && !config.plain_nodes.contains(&node) {
                 format!("https://{}:{}/", config.host, a.port())
             } else {
                 format!("http://127.0.0.1:{}/", a.port())
@@ -390,9 +401,9 @@ impl Loopback {
         };
         let mut grpc = Vec::new();
         let mut console = Vec::new();
-        for (g, w) in &listeners {
-            grpc.push(addr(g.local_addr()?));
-            console.push(addr(w.local_addr()?));
+        for (node, (g, w)) in listeners.iter().enumerate() {
+            grpc.push(addr(node, g.local_addr()?));
+            console.push(addr(node, w.local_addr()?));
         }
         let (certificate, acceptors) = if config.tls {
             let ck = rcgen::generate_simple_self_signed(vec![config.certificate_name.clone()])
@@ -423,10 +434,12 @@ impl Loopback {
             frame_faults: Vec::new(),
             oversize: 0,
             drop_replies: vec![false; nodes],
+            slow_reader: vec![None; nodes],
             users: config.users.clone(),
             grpc_endpoints: grpc.clone(),
         }));
         let (shutdown, watch_rx) = watch::channel(false);
+        let plain_nodes = config.plain_nodes.clone();
         let serving = shared.clone();
         let thread = std::thread::Builder::new()
             .name("nervix-loopback".into())
@@ -440,8 +453,10 @@ impl Loopback {
                             shutdown: watch_rx.clone(),
                         };
                         let (h2, h1) = match &acceptors {
-                            Some((a, b)) => (Some(a.clone()), Some(b.clone())),
-                            None => (None, None),
+                            Some((a, b)) if !plain_nodes.contains(&node) => {
+                                (Some(a.clone()), Some(b.clone()))
+                            }
+                            _ => (None, None),
                         };
                         tokio::spawn(grpc::serve(g, base(h2)));
                         tokio::spawn(ws::serve(w, base(h1)));
@@ -551,6 +566,14 @@ impl Loopback {
     /// on the way out: a call reaches the cluster and its reply never comes.
     pub fn drop_replies(&self, index: usize, on: bool) {
         lock(&self.shared).drop_replies[index] = on;
+    }
+
+    /// While `Some(delay)`, node `index` reads slowly: each of its streams waits `delay` before
+    /// it reads each piece of what a client sent (an HTTP/2 data frame, a WebSocket message),
+    /// so a client writing more than that fills its flow-control window and socket buffers
+    /// and must rely on its own write deadline (T-8). `None` reads at full speed again.
+    pub fn slow_reader(&self, index: usize, delay: Option<Duration>) {
+        lock(&self.shared).slow_reader[index] = delay;
     }
 
     /// Arms a fault for the next call or frame it applies to.

@@ -142,6 +142,10 @@ where
         tokio::select! {
             m = source.next() => match m {
                 Some(Ok(Message::Binary(b))) => {
+                    let delay = lock(&shared).read_delay(node);
+                    if let Some(delay) = delay {
+                        tokio::time::sleep(delay).await;
+                    }
                     let out = lock(&shared).receive(conn, b, Transport::WebSocket);
                     if let Some(Out::Status(code)) = out {
                         let _ = sink.send(close(code as u16)).await;
