@@ -178,6 +178,8 @@ pub(crate) enum Out {
 pub(crate) struct State {
     pub cluster: SimCluster,
     pub streams: BTreeMap<ConnId, mpsc::UnboundedSender<Out>>,
+    /// While a stream's own frame is served: that stream, and what it is to send.
+    pub inline: Option<(ConnId, Vec<Out>)>,
     pub origin: Instant,
     pub stats: Stats,
     pub auth_unavailable: u32,
@@ -204,9 +206,9 @@ impl State {
     pub fn flush(&mut self) {
         while let Some((conn, output)) = self.cluster.poll_output() {
             let node = self.cluster.node_of(conn).unwrap_or(0);
-            let Some(tx) = self.streams.get(&conn) else {
+            if !self.streams.contains_key(&conn) {
                 continue;
-            };
+            }
             let out = match output {
                 Output::Frame(f) => {
                     if self.drop_replies.get(node).copied().unwrap_or(false) {
@@ -223,7 +225,14 @@ impl State {
                     going_away: self.cluster.is_down(node),
                 },
             };
-            let _ = tx.send(out);
+            match &mut self.inline {
+                Some((c, outs)) if *c == conn => outs.push(out),
+                _ => {
+                    if let Some(tx) = self.streams.get(&conn) {
+                        let _ = tx.send(out);
+                    }
+                }
+            }
         }
     }
 
@@ -243,8 +252,10 @@ impl State {
         }
     }
 
-    /// A client frame arrived on `conn`: a pending frame fault acts instead, if any.
-    pub fn receive(&mut self, conn: ConnId, frame: Bytes, transport: Transport) -> Option<Out> {
+    /// A client frame arrived on `conn`: a pending frame fault acts instead, if any. What
+    /// `conn` itself is to send comes back, for its task to send at once: through its own
+    /// channel the task would wake itself, and a runtime wakes another worker for that.
+    pub fn receive(&mut self, conn: ConnId, frame: Bytes, transport: Transport) -> Vec<Out> {
         self.stats.frames += 1;
         if let Ok(f) = ClientFrame::check(frame.clone()) {
             if let ClientRequestT::CommandRequest(c) = f.unpack().request {
@@ -263,16 +274,17 @@ impl State {
             let now = self.now();
             self.cluster.close(now, conn, false);
             self.streams.remove(&conn);
-            return Some(match f {
+            return vec![match f {
                 CallFault::GrpcStatus(s) => Out::Status(s),
                 CallFault::CloseCode(c) => Out::Status(u32::from(c)),
                 _ => unreachable!("only frame faults are matched"),
-            });
+            }];
         }
         let now = self.now();
+        self.inline = Some((conn, Vec::new()));
         self.cluster.receive(now, conn, frame);
         self.flush();
-        None
+        self.inline.take().map(|(_, outs)| outs).unwrap_or_default()
     }
 
     /// The client ended `conn`.
@@ -428,6 +440,7 @@ impl Loopback {
         let shared = Arc::new(Mutex::new(State {
             cluster,
             streams: BTreeMap::new(),
+            inline: None,
             origin: Instant::now(),
             stats: Stats::default(),
             auth_unavailable: 0,
