@@ -5,8 +5,11 @@
 //! * `round_trip/{websocket,grpc}/bare`: the same request frame and the same reply frame
 //!   (taken from the simulated cluster's answer) over a bare tokio-tungstenite or h2 client
 //!   and a bare echo server on the same transport: the floor the driver is compared with.
-//! * `round_trip/websocket/bare_client_loopback_server`: the bare client against the loopback
+//! * `.../websocket/bare_client_loopback_server`: the bare client against the loopback
 //!   cluster, which tells the server's share of the driver's round trip.
+//! * `round_trip_pipelined_32/...`: the same with 32 requests in flight at a time (concurrent
+//!   reads through the API; 32 frames written, then 32 replies read, on the bare clients): a
+//!   rate that depends less on how fast an idle core wakes up than one request at a time does.
 //! * `subscription/rows`: rows per second through a subscription stream, each batch checked
 //!   against its schema and every row's first cell read; the loopback cluster emits a batch of
 //!   up to 512 rows every millisecond.
@@ -165,96 +168,20 @@ fn driver_config(lb: &Loopback, transport: Transport) -> Config {
     Config::new(&seeds, Credentials::new("nervix", "nervix"), transport).expect("a config")
 }
 
-fn round_trips(c: &mut Criterion) {
-    let (request, reply) = frames();
-    let client_rt = client_runtime();
-    let server_rt = runtime();
-    let lb = Loopback::start(LoopbackConfig {
-        nodes: 1,
-        ..LoopbackConfig::default()
-    })
-    .expect("the loopback cluster");
-
-    let mut g = c.benchmark_group("round_trip");
-    g.throughput(Throughput::Elements(1));
-    g.sample_size(20);
-    g.warm_up_time(Duration::from_secs(2));
-    g.measurement_time(Duration::from_secs(5));
-
-    for (name, transport) in [
-        ("websocket", Transport::WebSocket(WsAuth::Header)),
-        ("grpc", Transport::Grpc),
-    ] {
-        let client = client_rt
-            .block_on(Client::connect(driver_config(&lb, transport)))
-            .expect("a session");
-        g.bench_function(format!("{name}/driver"), |b| {
-            b.iter_custom(|iters| {
-                client_rt.block_on(async {
-                    let start = Instant::now();
-                    for _ in 0..iters {
-                        match client.read(list_domains(), None).await {
-                            Ok(ReadResult::Replied(f)) => black_box(f),
-                            other => panic!("{other:?}"),
-                        };
-                    }
-                    start.elapsed()
-                })
-            })
-        });
-        let _ = client_rt.block_on(client.close(false));
-    }
-
-    // Bare WebSocket: one client task writing the request frame and reading the reply.
-    let url = bare_ws_server(&server_rt, reply.clone());
-    let mut ws = client_rt.block_on(async {
-        let host = url
-            .trim_start_matches("ws://")
-            .split('/')
-            .next()
-            .expect("a host");
-        let tcp = TcpStream::connect(host).await.expect("a connection");
-        tcp.set_nodelay(true).expect("nodelay");
-        tokio_tungstenite::client_async(url.as_str(), tcp)
-            .await
-            .expect("a handshake")
-            .0
-    });
-    g.bench_function("websocket/bare", |b| {
-        b.iter_custom(|iters| {
-            client_rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    ws.send(Message::Binary(request.clone()))
-                        .await
-                        .expect("sent");
-                    match ws.next().await {
-                        Some(Ok(m)) => black_box(m),
-                        other => panic!("{other:?}"),
-                    };
-                }
-                start.elapsed()
-            })
-        })
-    });
-    drop(ws);
-
-    // The bare client against the loopback cluster: what the server side costs.
-    let mut ws = client_rt.block_on(async {
-        let url = format!(
-            "{}console/ws",
-            lb.console_endpoints()[0].replace("http://", "ws://")
-        );
+/// A bare WebSocket client connection to `url`, with Basic credentials when given.
+fn bare_ws_client(
+    rt: &Runtime,
+    url: &str,
+    auth: Option<&Credentials>,
+) -> tokio_tungstenite::WebSocketStream<TcpStream> {
+    rt.block_on(async {
         let mut req =
-            tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
-                url.as_str(),
-            )
-            .expect("a request");
-        req.headers_mut().insert(
-            "authorization",
-            http::HeaderValue::from_str(&Credentials::new("nervix", "nervix").basic())
-                .expect("a header"),
-        );
+            tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(url)
+                .expect("a request");
+        if let Some(c) = auth {
+            let v = http::HeaderValue::from_str(&c.basic()).expect("a header");
+            req.headers_mut().insert("authorization", v);
+        }
         let host = url
             .trim_start_matches("ws://")
             .split('/')
@@ -266,30 +193,19 @@ fn round_trips(c: &mut Criterion) {
             .await
             .expect("a handshake")
             .0
-    });
-    g.bench_function("websocket/bare_client_loopback_server", |b| {
-        b.iter_custom(|iters| {
-            client_rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    // One request identity, free again once its reply is out.
-                    ws.send(Message::Binary(request.clone()))
-                        .await
-                        .expect("sent");
-                    match ws.next().await {
-                        Some(Ok(m)) => black_box(m),
-                        other => panic!("{other:?}"),
-                    };
-                }
-                start.elapsed()
-            })
-        })
-    });
-    drop(ws);
+    })
+}
 
-    // Bare gRPC: one call, each request one message, each reply read whole.
-    let addr = bare_h2_server(&server_rt, reply);
-    let (mut send, mut recv, _conn) = client_rt.block_on(async {
+/// A bare gRPC call to `addr`: its send and receive halves, and the connection's task.
+fn bare_h2_call(
+    rt: &Runtime,
+    addr: std::net::SocketAddr,
+) -> (
+    h2::SendStream<Bytes>,
+    h2::RecvStream,
+    tokio::task::JoinHandle<()>,
+) {
+    rt.block_on(async {
         let tcp = TcpStream::connect(addr).await.expect("a connection");
         tcp.set_nodelay(true).expect("nodelay");
         let (h2, conn) = h2::client::Builder::new()
@@ -311,7 +227,124 @@ fn round_trips(c: &mut Criterion) {
         let (response, send) = h2.send_request(req, false).expect("a call");
         let recv = response.await.expect("a response").into_body();
         (send, recv, conn)
+    })
+}
+
+/// Round trips with `depth` requests in flight at a time: 1 measures the latency of one
+/// request after another, more the rate when requests are pipelined.
+fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
+    let (request, reply) = frames();
+    let client_rt = client_runtime();
+    let server_rt = runtime();
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        ..LoopbackConfig::default()
+    })
+    .expect("the loopback cluster");
+
+    let mut g = c.benchmark_group(group);
+    g.throughput(Throughput::Elements(depth as u64));
+    g.sample_size(20);
+    g.warm_up_time(Duration::from_secs(2));
+    g.measurement_time(Duration::from_secs(5));
+
+    for (name, transport) in [
+        ("websocket", Transport::WebSocket(WsAuth::Header)),
+        ("grpc", Transport::Grpc),
+    ] {
+        let client = client_rt
+            .block_on(Client::connect(driver_config(&lb, transport)))
+            .expect("a session");
+        g.bench_function(format!("{name}/driver"), |b| {
+            b.iter_custom(|iters| {
+                client_rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let reads = (0..depth).map(|_| client.read(list_domains(), None));
+                        for r in futures_util::future::join_all(reads).await {
+                            match r {
+                                Ok(ReadResult::Replied(f)) => black_box(f),
+                                other => panic!("{other:?}"),
+                            };
+                        }
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+        let _ = client_rt.block_on(client.close(false));
+    }
+
+    // Bare WebSocket: one client task writing the request frames and reading the replies.
+    let url = bare_ws_server(&server_rt, reply.clone());
+    let mut ws = bare_ws_client(&client_rt, &url, None);
+    g.bench_function("websocket/bare", |b| {
+        b.iter_custom(|iters| {
+            client_rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    for _ in 0..depth {
+                        ws.feed(Message::Binary(request.clone()))
+                            .await
+                            .expect("sent");
+                    }
+                    ws.flush().await.expect("flushed");
+                    for _ in 0..depth {
+                        match ws.next().await {
+                            Some(Ok(m)) => black_box(m),
+                            other => panic!("{other:?}"),
+                        };
+                    }
+                }
+                start.elapsed()
+            })
+        })
     });
+    drop(ws);
+
+    // The bare client against the loopback cluster, with request identities 1 to `depth`
+    // (each free again once its reply is out): what the server side costs.
+    let own: Vec<Bytes> = (1..=depth as u64)
+        .map(|id| {
+            Encoder::new()
+                .encode_request(id, &list_domains())
+                .expect("a request frame")
+        })
+        .collect();
+    let url = format!(
+        "{}console/ws",
+        lb.console_endpoints()[0].replace("http://", "ws://")
+    );
+    let mut ws = bare_ws_client(
+        &client_rt,
+        &url,
+        Some(&Credentials::new("nervix", "nervix")),
+    );
+    g.bench_function("websocket/bare_client_loopback_server", |b| {
+        b.iter_custom(|iters| {
+            client_rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    for r in &own {
+                        ws.feed(Message::Binary(r.clone())).await.expect("sent");
+                    }
+                    ws.flush().await.expect("flushed");
+                    for _ in 0..depth {
+                        match ws.next().await {
+                            Some(Ok(m)) => black_box(m),
+                            other => panic!("{other:?}"),
+                        };
+                    }
+                }
+                start.elapsed()
+            })
+        })
+    });
+    drop(ws);
+
+    // Bare gRPC: one call, each request one message, each reply read whole.
+    let addr = bare_h2_server(&server_rt, reply);
+    let (mut send, mut recv, _conn) = bare_h2_call(&client_rt, addr);
     let message = grpc_message(&request);
     let mut reader = MessageReader::default();
     g.bench_function("grpc/bare", |b| {
@@ -319,11 +352,15 @@ fn round_trips(c: &mut Criterion) {
             client_rt.block_on(async {
                 let start = Instant::now();
                 for _ in 0..iters {
-                    send.send_data(message.clone(), false).expect("sent");
-                    loop {
+                    for _ in 0..depth {
+                        send.send_data(message.clone(), false).expect("sent");
+                    }
+                    let mut got = 0;
+                    while got < depth {
                         if let Ok(Some(m)) = reader.next_message() {
                             black_box(m);
-                            break;
+                            got += 1;
+                            continue;
                         }
                         let chunk: Bytes = recv.data().await.expect("data").expect("a chunk");
                         let _ = recv.flow_control().release_capacity(chunk.len());
@@ -337,6 +374,14 @@ fn round_trips(c: &mut Criterion) {
     g.finish();
     drop(server_rt);
     drop(lb);
+}
+
+fn round_trips(c: &mut Criterion) {
+    round_trips_at(c, "round_trip", 1);
+}
+
+fn pipelined_round_trips(c: &mut Criterion) {
+    round_trips_at(c, "round_trip_pipelined_32", 32);
 }
 
 fn subscription_rows(c: &mut Criterion) {
@@ -395,5 +440,10 @@ fn subscription_rows(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, round_trips, subscription_rows);
+criterion_group!(
+    benches,
+    round_trips,
+    pipelined_round_trips,
+    subscription_rows
+);
 criterion_main!(benches);
