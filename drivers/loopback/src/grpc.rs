@@ -162,15 +162,28 @@ async fn stream(
         tokio::select! {
             d = body.data() => match d {
                 Some(Ok(chunk)) => {
+                    let delay = lock(&shared).read_delay(l.node);
+                    if let Some(delay) = delay {
+                        tokio::time::sleep(delay).await;
+                    }
                     let _ = body.flow_control().release_capacity(chunk.len());
                     buf.extend_from_slice(&chunk);
                     loop {
                         match next_message(&mut buf) {
                             Ok(Some(msg)) => {
-                                let out = lock(&shared).receive(conn, msg, Transport::Grpc);
-                                if let Some(out) = out {
-                                    finish(&mut send, out);
-                                    return;
+                                // Under one lock: what the stream had queued first, then
+                                // what this frame gives, so the order holds.
+                                let outs = {
+                                    let mut s = lock(&shared);
+                                    let mut outs: Vec<Out> =
+                                        std::iter::from_fn(|| rx.try_recv().ok()).collect();
+                                    outs.extend(s.receive(conn, msg, Transport::Grpc));
+                                    outs
+                                };
+                                for out in outs {
+                                    if !deliver(&mut send, out) {
+                                        return;
+                                    }
                                 }
                             }
                             Ok(None) => break,
@@ -198,22 +211,35 @@ async fn stream(
                 }
             },
             o = rx.recv() => match o {
-                Some(Out::Frame(f)) => {
-                    let _ = send.send_data(prefixed(&f), false);
-                }
-                Some(Out::Oversized) => {
-                    let mut b = BytesMut::with_capacity(FRAME_LIMIT + 6);
-                    b.put_u8(0);
-                    b.put_u32(FRAME_LIMIT as u32 + 1);
-                    b.put_bytes(0, FRAME_LIMIT + 1);
-                    let _ = send.send_data(b.freeze(), false);
-                }
                 Some(out) => {
-                    finish(&mut send, out);
-                    return;
+                    if !deliver(&mut send, out) {
+                        return;
+                    }
                 }
                 None => return,
             },
+        }
+    }
+}
+
+/// Sends one thing the cluster gave the stream; false when it ended the call.
+fn deliver(send: &mut SendStream<Bytes>, out: Out) -> bool {
+    match out {
+        Out::Frame(f) => {
+            let _ = send.send_data(prefixed(&f), false);
+            true
+        }
+        Out::Oversized => {
+            let mut b = BytesMut::with_capacity(FRAME_LIMIT + 6);
+            b.put_u8(0);
+            b.put_u32(FRAME_LIMIT as u32 + 1);
+            b.put_bytes(0, FRAME_LIMIT + 1);
+            let _ = send.send_data(b.freeze(), false);
+            true
+        }
+        out => {
+            finish(send, out);
+            false
         }
     }
 }

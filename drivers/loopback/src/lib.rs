@@ -17,7 +17,7 @@
 //! Fault injection ([`Loopback`]'s methods) reaches the sockets: kill a node (its streams end,
 //! new ones are refused), cut streams without a frame, drop a node's replies, change the
 //! leader, answer calls `UNAVAILABLE` or 503, end a call with a gRPC status or a WebSocket close
-//! code, and send a frame above the 4 MiB limit. [`Loopback::stats`] tells what the server saw.
+//! code, send a frame above the 4 MiB limit, and read slowly. [`Loopback::stats`] tells what the server saw.
 //!
 //! The server runs on a thread and runtime of its own, so blocking and async clients alike can
 //! be pointed at it; dropping the [`Loopback`] stops it.
@@ -39,6 +39,9 @@ use tokio::sync::{mpsc, watch};
 
 /// The largest frame either side sends or accepts: 4 MiB.
 pub const FRAME_LIMIT: usize = nervix_protocol::limits::FRAME_LIMIT;
+
+/// The longest the server's clock goes without advancing the cluster.
+const TICK: Duration = Duration::from_millis(50);
 
 /// The gRPC method of a session.
 pub const EXCHANGE_PATH: &str = "/nervix.session.Session/Exchange";
@@ -64,6 +67,12 @@ pub struct LoopbackConfig {
     pub seed: u64,
     /// The cluster's own faults. Default none.
     pub faults: Faults,
+    /// How often an open subscription receives a batch, and the most rows of one batch.
+    /// Default 150 ms and 3, the simulated cluster's own.
+    pub rows: (Duration, u64),
+    /// Nodes served over plain http even when `tls` is on, and advertised so: a redirect to
+    /// one leads a client from https to http, which it must not follow. Default none.
+    pub plain_nodes: Vec<usize>,
 }
 
 impl Default for LoopbackConfig {
@@ -76,6 +85,8 @@ impl Default for LoopbackConfig {
             users: vec![("nervix".into(), "nervix".into())],
             seed: 1,
             faults: Faults::default(),
+            rows: (nervix_harness::cluster::ROW_PERIOD, 3),
+            plain_nodes: Vec::new(),
         }
     }
 }
@@ -167,17 +178,26 @@ pub(crate) enum Out {
 pub(crate) struct State {
     pub cluster: SimCluster,
     pub streams: BTreeMap<ConnId, mpsc::UnboundedSender<Out>>,
+    /// While a stream's own frame is served: that stream, and what it is to send.
+    pub inline: Option<(ConnId, Vec<Out>)>,
     pub origin: Instant,
     pub stats: Stats,
     pub auth_unavailable: u32,
     pub frame_faults: Vec<CallFault>,
     pub oversize: u32,
     pub drop_replies: Vec<bool>,
+    /// Per node: how long its streams wait before reading each piece of what a client sent.
+    pub slow_reader: Vec<Option<Duration>>,
     pub users: Vec<(String, String)>,
     pub grpc_endpoints: Vec<String>,
 }
 
 impl State {
+    /// How long a stream of `node` waits before reading on (the slow-reader fault).
+    pub fn read_delay(&self, node: usize) -> Option<Duration> {
+        self.slow_reader.get(node).copied().flatten()
+    }
+
     pub fn now(&self) -> Timestamp {
         Timestamp::from_nanos(self.origin.elapsed().as_nanos() as u64)
     }
@@ -186,9 +206,9 @@ impl State {
     pub fn flush(&mut self) {
         while let Some((conn, output)) = self.cluster.poll_output() {
             let node = self.cluster.node_of(conn).unwrap_or(0);
-            let Some(tx) = self.streams.get(&conn) else {
+            if !self.streams.contains_key(&conn) {
                 continue;
-            };
+            }
             let out = match output {
                 Output::Frame(f) => {
                     if self.drop_replies.get(node).copied().unwrap_or(false) {
@@ -205,7 +225,14 @@ impl State {
                     going_away: self.cluster.is_down(node),
                 },
             };
-            let _ = tx.send(out);
+            match &mut self.inline {
+                Some((c, outs)) if *c == conn => outs.push(out),
+                _ => {
+                    if let Some(tx) = self.streams.get(&conn) {
+                        let _ = tx.send(out);
+                    }
+                }
+            }
         }
     }
 
@@ -225,8 +252,10 @@ impl State {
         }
     }
 
-    /// A client frame arrived on `conn`: a pending frame fault acts instead, if any.
-    pub fn receive(&mut self, conn: ConnId, frame: Bytes, transport: Transport) -> Option<Out> {
+    /// A client frame arrived on `conn`: a pending frame fault acts instead, if any. What
+    /// `conn` itself is to send comes back, for its task to send at once: through its own
+    /// channel the task would wake itself, and a runtime wakes another worker for that.
+    pub fn receive(&mut self, conn: ConnId, frame: Bytes, transport: Transport) -> Vec<Out> {
         self.stats.frames += 1;
         if let Ok(f) = ClientFrame::check(frame.clone()) {
             if let ClientRequestT::CommandRequest(c) = f.unpack().request {
@@ -245,16 +274,17 @@ impl State {
             let now = self.now();
             self.cluster.close(now, conn, false);
             self.streams.remove(&conn);
-            return Some(match f {
+            return vec![match f {
                 CallFault::GrpcStatus(s) => Out::Status(s),
                 CallFault::CloseCode(c) => Out::Status(u32::from(c)),
                 _ => unreachable!("only frame faults are matched"),
-            });
+            }];
         }
         let now = self.now();
+        self.inline = Some((conn, Vec::new()));
         self.cluster.receive(now, conn, frame);
         self.flush();
-        None
+        self.inline.take().map(|(_, outs)| outs).unwrap_or_default()
     }
 
     /// The client ended `conn`.
@@ -374,8 +404,8 @@ impl Loopback {
             let w = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
             listeners.push((g, w));
         }
-        let addr = |a: SocketAddr| {
-            if config.tls {
+        let addr = |node: usize, a: SocketAddr| {
+            if config.tls && !config.plain_nodes.contains(&node) {
                 format!("https://{}:{}/", config.host, a.port())
             } else {
                 format!("http://127.0.0.1:{}/", a.port())
@@ -383,9 +413,9 @@ impl Loopback {
         };
         let mut grpc = Vec::new();
         let mut console = Vec::new();
-        for (g, w) in &listeners {
-            grpc.push(addr(g.local_addr()?));
-            console.push(addr(w.local_addr()?));
+        for (node, (g, w)) in listeners.iter().enumerate() {
+            grpc.push(addr(node, g.local_addr()?));
+            console.push(addr(node, w.local_addr()?));
         }
         let (certificate, acceptors) = if config.tls {
             let ck = rcgen::generate_simple_self_signed(vec![config.certificate_name.clone()])
@@ -403,21 +433,26 @@ impl Loopback {
             seed: config.seed,
             faults: config.faults.clone(),
             node_endpoints: grpc.iter().cloned().zip(console.iter().cloned()).collect(),
+            row_period: config.rows.0,
+            batch_rows: config.rows.1,
             ..ClusterConfig::default()
         });
         let shared = Arc::new(Mutex::new(State {
             cluster,
             streams: BTreeMap::new(),
+            inline: None,
             origin: Instant::now(),
             stats: Stats::default(),
             auth_unavailable: 0,
             frame_faults: Vec::new(),
             oversize: 0,
             drop_replies: vec![false; nodes],
+            slow_reader: vec![None; nodes],
             users: config.users.clone(),
             grpc_endpoints: grpc.clone(),
         }));
         let (shutdown, watch_rx) = watch::channel(false);
+        let plain_nodes = config.plain_nodes.clone();
         let serving = shared.clone();
         let thread = std::thread::Builder::new()
             .name("nervix-loopback".into())
@@ -431,8 +466,10 @@ impl Loopback {
                             shutdown: watch_rx.clone(),
                         };
                         let (h2, h1) = match &acceptors {
-                            Some((a, b)) => (Some(a.clone()), Some(b.clone())),
-                            None => (None, None),
+                            Some((a, b)) if !plain_nodes.contains(&node) => {
+                                (Some(a.clone()), Some(b.clone()))
+                            }
+                            _ => (None, None),
                         };
                         tokio::spawn(grpc::serve(g, base(h2)));
                         tokio::spawn(ws::serve(w, base(h1)));
@@ -440,8 +477,18 @@ impl Loopback {
                     let ticker = serving.clone();
                     let mut stop = watch_rx.clone();
                     loop {
+                        // Wake when the cluster next has something to send on its own (a
+                        // subscription's batch, a clock's tick), and at least every 50 ms
+                        // for its other timers (transaction expiry).
+                        let wait = {
+                            let s = lock(&ticker);
+                            let now = s.now().as_nanos();
+                            s.cluster.next_due().map_or(TICK, |due| {
+                                Duration::from_nanos(due.as_nanos().saturating_sub(now)).min(TICK)
+                            })
+                        };
                         tokio::select! {
-                            _ = tokio::time::sleep(Duration::from_millis(50)) => {
+                            _ = tokio::time::sleep(wait) => {
                                 let mut s = lock(&ticker);
                                 let now = s.now();
                                 s.cluster.advance(now);
@@ -532,6 +579,14 @@ impl Loopback {
     /// on the way out: a call reaches the cluster and its reply never comes.
     pub fn drop_replies(&self, index: usize, on: bool) {
         lock(&self.shared).drop_replies[index] = on;
+    }
+
+    /// While `Some(delay)`, node `index` reads slowly: each of its streams waits `delay` before
+    /// it reads each piece of what a client sent (an HTTP/2 data frame, a WebSocket message),
+    /// so a client writing more than that fills its flow-control window and socket buffers
+    /// and must rely on its own write deadline (T-8). `None` reads at full speed again.
+    pub fn slow_reader(&self, index: usize, delay: Option<Duration>) {
+        lock(&self.shared).slow_reader[index] = delay;
     }
 
     /// Arms a fault for the next call or frame it applies to.

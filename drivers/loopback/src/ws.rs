@@ -142,10 +142,23 @@ where
         tokio::select! {
             m = source.next() => match m {
                 Some(Ok(Message::Binary(b))) => {
-                    let out = lock(&shared).receive(conn, b, Transport::WebSocket);
-                    if let Some(Out::Status(code)) = out {
-                        let _ = sink.send(close(code as u16)).await;
-                        return;
+                    let delay = lock(&shared).read_delay(node);
+                    if let Some(delay) = delay {
+                        tokio::time::sleep(delay).await;
+                    }
+                    // Under one lock: what the console had queued first, then what this
+                    // frame gives, so the order holds.
+                    let outs = {
+                        let mut s = lock(&shared);
+                        let mut outs: Vec<Out> =
+                            std::iter::from_fn(|| rx.try_recv().ok()).collect();
+                        outs.extend(s.receive(conn, b, Transport::WebSocket));
+                        outs
+                    };
+                    for out in outs {
+                        if !deliver(&mut sink, out).await {
+                            return;
+                        }
                     }
                 }
                 Some(Ok(Message::Text(_))) => {
@@ -174,23 +187,40 @@ where
                 }
             },
             o = rx.recv() => match o {
-                Some(Out::Frame(f)) => {
-                    let _ = sink.send(Message::Binary(f)).await;
+                Some(out) => {
+                    if !deliver(&mut sink, out).await {
+                        return;
+                    }
                 }
-                Some(Out::Oversized) => {
-                    let big = bytes::Bytes::from(vec![0u8; FRAME_LIMIT + 1]);
-                    let _ = sink.send(Message::Binary(big)).await;
-                }
-                Some(Out::Close { going_away }) => {
-                    let _ = sink.send(close(if going_away { 1001 } else { 1000 })).await;
-                    return;
-                }
-                Some(Out::Status(code)) => {
-                    let _ = sink.send(close(code as u16)).await;
-                    return;
-                }
-                Some(Out::Cut) | None => return,
+                None => return,
             },
         }
+    }
+}
+
+/// Sends one thing the cluster gave the console; false when it ended the connection.
+async fn deliver<S>(sink: &mut S, out: Out) -> bool
+where
+    S: futures_util::Sink<Message> + Unpin,
+{
+    match out {
+        Out::Frame(f) => {
+            let _ = sink.send(Message::Binary(f)).await;
+            true
+        }
+        Out::Oversized => {
+            let big = bytes::Bytes::from(vec![0u8; FRAME_LIMIT + 1]);
+            let _ = sink.send(Message::Binary(big)).await;
+            true
+        }
+        Out::Close { going_away } => {
+            let _ = sink.send(close(if going_away { 1001 } else { 1000 })).await;
+            false
+        }
+        Out::Status(code) => {
+            let _ = sink.send(close(code as u16)).await;
+            false
+        }
+        Out::Cut => false,
     }
 }

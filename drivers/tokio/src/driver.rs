@@ -3,19 +3,21 @@
 
 use crate::config::{Config, Credentials};
 use crate::net::Tls;
+use crate::streams::{clock_domain, ClockFollow, ClockSink, Subscription, STREAM_QUEUE};
 use crate::transport::{self, AbortOnDrop, Dial, End, Event, Out};
 use crate::{DriverEvent, Error};
 use nervix_protocol::client::{
-    Action, Client as Engine, ClientEvent, CommandHandle, CommandResult, ReadHandle, ReadResult,
-    Routed, SessionId,
+    Action, Client as Engine, ClientError, ClientEvent, CommandHandle, CommandResult, ReadHandle,
+    ReadResult, Routed, SessionId, SubscriptionEvent, SubscriptionId,
 };
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::schema::ClientRequestT;
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use nervix_protocol::transaction::Binding;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot, Notify};
 use tokio::time::Instant;
 
 /// The most outcomes kept for callers that stopped waiting (C-10).
@@ -60,6 +62,15 @@ pub(crate) enum Request {
     Binding(oneshot::Sender<Binding>),
     Unclaimed(oneshot::Sender<Vec<CommandResult>>),
     SetCredentials(Credentials),
+    Subscribe {
+        domain: Option<String>,
+        statement: String,
+        reply: Reply<Subscription>,
+    },
+    FollowClock {
+        domain: String,
+        reply: Reply<ClockFollow>,
+    },
     Close {
         revert: bool,
         done: oneshot::Sender<()>,
@@ -98,6 +109,22 @@ pub(crate) struct Driver {
     parked: Option<Parked>,
     refused: VecDeque<SessionId>,
     notify: broadcast::Sender<DriverEvent>,
+    streams: Streams,
+}
+
+/// Where subscription and clock events go.
+#[derive(Default)]
+struct Streams {
+    /// Woken when an application reads an event or drops a stream.
+    pull: Arc<Notify>,
+    subs: BTreeMap<SubscriptionId, mpsc::Sender<SubscriptionEvent>>,
+    /// Dropped streams whose events are discarded until the subscription ends.
+    discard: BTreeSet<SubscriptionId>,
+    /// Dropped streams whose deletion waits for the transaction to end (L-3).
+    doomed: BTreeSet<SubscriptionId>,
+    clocks: BTreeMap<String, ClockSink>,
+    /// Dropped clock streams whose detach waits for the transaction to end (L-3).
+    detach: BTreeSet<String>,
 }
 
 impl Driver {
@@ -123,6 +150,7 @@ impl Driver {
             parked: None,
             refused: VecDeque::new(),
             notify,
+            streams: Streams::default(),
         }
     }
 
@@ -161,6 +189,7 @@ impl Driver {
                 .find(|(_, s)| !s.pending.is_empty())
                 .map(|(id, s)| (*id, s.out.clone()));
             let blocked_id = blocked.as_ref().map(|b| b.0);
+            let pull = self.streams.pull.clone();
             tokio::select! {
                 r = self.requests.recv() => match r {
                     Some(r) => {
@@ -176,6 +205,9 @@ impl Driver {
                     }
                 },
                 Some((sid, e)) = self.events_rx.recv() => self.event(sid, e),
+                // An application read a stream's event or dropped a stream: the drain at the
+                // top of the loop moves more events or deletes what was dropped.
+                _ = pull.notified() => {}
                 _ = sleep(wake), if wake.is_some() => {
                     let now = self.now();
                     self.engine.handle_timeout(now);
@@ -226,6 +258,20 @@ impl Driver {
                     Ok(Routed::Command(h)) => Ok(RunSubmitted::Command(self.track_command(h))),
                     Ok(Routed::Request(h)) => Ok(RunSubmitted::Read(self.track_read(h))),
                     Ok(Routed::DomainSelected(d)) => Ok(RunSubmitted::Selected(d)),
+                    // Kept state nobody would read: undone at once, and the application is
+                    // pointed at the calls that hand out a stream.
+                    Ok(Routed::Subscribed(id)) => {
+                        let _ = self.engine.delete_subscription(now, id);
+                        Err(Error::Unsupported(
+                            "CREATE SUBSCRIPTION: use subscribe".into(),
+                        ))
+                    }
+                    Ok(Routed::ClockFollowed(d)) => {
+                        let _ = self.engine.detach_clock(now, &d);
+                        Err(Error::Unsupported(
+                            "ATTACH DOMAIN CLOCK: use follow_clock".into(),
+                        ))
+                    }
                     Ok(other) => Err(Error::Unsupported(format!("{other:?}"))),
                     Err(e) => Err(Error::Refused(e)),
                 };
@@ -265,6 +311,18 @@ impl Driver {
                 if self.parked == Some(Parked::Unauthenticated) {
                     self.parked = None;
                 }
+            }
+            Request::Subscribe {
+                domain,
+                statement,
+                reply,
+            } => {
+                let r = self.subscribe(now, domain, &statement);
+                let _ = reply.send(r);
+            }
+            Request::FollowClock { domain, reply } => {
+                let r = self.follow_clock(now, domain);
+                let _ = reply.send(r);
             }
             Request::Close { revert, done } => {
                 self.engine.close(now, revert);
@@ -378,6 +436,7 @@ impl Driver {
                     _ => continue,
                 });
             }
+            any |= self.route_streams();
             // Connects refused while parked are answered only now, outside the engine's
             // own drain, and the engine may then ask for more.
             while let Some(sid) = self.refused.pop_front() {
@@ -468,16 +527,135 @@ impl Driver {
                     .send(DriverEvent::SessionOpened { session, endpoint });
             }
             ClientEvent::SessionLost { session, loss } => {
-                let _ = self.notify.send(DriverEvent::SessionLost {
-                    session,
-                    loss: format!("{loss:?}"),
-                });
+                let _ = self.notify.send(DriverEvent::SessionLost { session, loss });
             }
             ClientEvent::Transaction(b) => {
                 let _ = self.notify.send(DriverEvent::Transaction(b));
             }
             _ => {}
         }
+    }
+
+    fn subscribe(
+        &mut self,
+        now: Timestamp,
+        domain: Option<String>,
+        statement: &str,
+    ) -> Result<Subscription, Error> {
+        if let Some(e) = self.parked_error() {
+            return Err(e);
+        }
+        let domain = domain
+            .or_else(|| self.engine.selected_domain().map(str::to_string))
+            .ok_or(Error::Refused(ClientError::NoDomainSelected))?;
+        let id = self
+            .engine
+            .subscribe(now, &domain, statement)
+            .map_err(Error::Refused)?;
+        let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+        self.streams.subs.insert(id, tx);
+        Ok(Subscription {
+            id,
+            rx,
+            pull: self.streams.pull.clone(),
+        })
+    }
+
+    fn follow_clock(&mut self, now: Timestamp, domain: String) -> Result<ClockFollow, Error> {
+        if let Some(e) = self.parked_error() {
+            return Err(e);
+        }
+        self.engine
+            .follow_clock(now, &domain)
+            .map_err(Error::Refused)?;
+        let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+        self.streams.clocks.insert(
+            domain.clone(),
+            ClockSink {
+                tx,
+                waiting: VecDeque::new(),
+            },
+        );
+        Ok(ClockFollow {
+            domain,
+            rx,
+            pull: self.streams.pull.clone(),
+        })
+    }
+
+    /// Moves subscription and clock events into their streams while the streams have room,
+    /// and deletes or detaches what the application dropped. True when it asked the engine
+    /// for something (which may have actions).
+    fn route_streams(&mut self) -> bool {
+        let now = self.now();
+        let engine = &mut self.engine;
+        let st = &mut self.streams;
+        let mut asked = false;
+        let mut gone = Vec::new();
+        for (id, tx) in &st.subs {
+            if tx.is_closed() {
+                gone.push(*id);
+                continue;
+            }
+            while tx.capacity() > 0 {
+                let Some(e) = engine.poll_subscription(*id) else {
+                    break;
+                };
+                let last = matches!(e, SubscriptionEvent::Ended(_));
+                let _ = tx.try_send(e);
+                if last {
+                    gone.push(*id);
+                    break;
+                }
+            }
+        }
+        for id in gone {
+            if st.subs.remove(&id).is_some_and(|tx| tx.is_closed()) {
+                // Dropped by the application: deleted (S-6), or once the transaction ends.
+                st.discard.insert(id);
+                st.doomed.insert(id);
+            }
+        }
+        st.doomed
+            .retain(|id| match engine.delete_subscription(now, *id) {
+                Ok(()) => {
+                    asked = true;
+                    false
+                }
+                Err(ClientError::InTransaction) => true,
+                Err(_) => false,
+            });
+        st.discard.retain(|id| {
+            while let Some(e) = engine.poll_subscription(*id) {
+                if matches!(e, SubscriptionEvent::Ended(_)) {
+                    return false;
+                }
+            }
+            engine.subscription(*id).is_some()
+        });
+        while let Some(e) = engine.poll_clock_event() {
+            if let Some(sink) = clock_domain(&e).and_then(|d| st.clocks.get_mut(d)) {
+                sink.keep(e);
+            }
+        }
+        st.clocks.retain(|domain, sink| {
+            if sink.tx.is_closed() {
+                // Dropped by the application: detached (K-1).
+                st.detach.insert(domain.clone());
+                return false;
+            }
+            !sink.flush()
+        });
+        st.detach
+            .retain(|domain| match engine.detach_clock(now, domain) {
+                Ok(()) => {
+                    asked = true;
+                    false
+                }
+                Err(ClientError::InTransaction) => true,
+                Err(_) => false,
+            });
+        asked
     }
 
     /// An outcome whose caller stopped waiting is kept, never lost (C-10).

@@ -35,6 +35,7 @@
 mod config;
 mod driver;
 mod net;
+mod streams;
 mod transport;
 
 pub use config::{percent_encode, Config, ConfigError, Credentials, Transport, WsAuth};
@@ -42,7 +43,10 @@ pub use transport::{
     console_url, grpc_message, End, MessageError, MessageReader, CONSOLE_PATH, EXCHANGE_PATH,
 };
 
-pub use nervix_protocol::client::{CommandResult, ReadResult};
+pub use nervix_protocol::client::{
+    ClockEvent, CommandResult, Gap, ReadResult, SessionLoss, SubscriptionEnd, SubscriptionEvent,
+};
+pub use streams::{ClockFollow, Subscription};
 
 use driver::{Driver, Request, RunSubmitted, Submitted};
 use nervix_protocol::client::{ClientError, SessionId};
@@ -104,8 +108,8 @@ pub enum DriverEvent {
     SessionLost {
         /// The session.
         session: SessionId,
-        /// Why, as text.
-        loss: String,
+        /// Why: the transport, the server's ending, a protocol violation, or the client.
+        loss: SessionLoss,
     },
     /// A session's transport ended, as the transport saw it.
     TransportEnded {
@@ -302,6 +306,41 @@ impl Client {
             .await
             .map_err(|_| Error::Stopped)?;
         rx.await.map_err(|_| Error::Stopped)
+    }
+
+    /// Opens a subscription in the selected domain with one `CREATE SUBSCRIPTION <name> FROM
+    /// <relay> ...` statement (S-1) and returns the stream of its events: generations, row
+    /// batches checked against their schema, gaps, and the end. The client keeps it across
+    /// sessions, opening it again as a new generation after a lost session (S-7). Dropping
+    /// the stream deletes it (S-6). Refused while a transaction is held (L-3).
+    pub async fn subscribe(&self, statement: &str) -> Result<Subscription, Error> {
+        let statement = statement.to_string();
+        self.call(|reply| Request::Subscribe {
+            domain: None,
+            statement,
+            reply,
+        })
+        .await
+    }
+
+    /// [`Client::subscribe`] in `domain` rather than the selected one.
+    pub async fn subscribe_in(&self, domain: &str, statement: &str) -> Result<Subscription, Error> {
+        let (domain, statement) = (Some(domain.to_string()), statement.to_string());
+        self.call(|reply| Request::Subscribe {
+            domain,
+            statement,
+            reply,
+        })
+        .await
+    }
+
+    /// Follows `domain`'s clock (K-1): the stream gives its installed state, changes and
+    /// ticks, and says when a lost session interrupted it; the client attaches it again on
+    /// every new session, before anything else (D-5). Dropping the stream detaches it.
+    pub async fn follow_clock(&self, domain: &str) -> Result<ClockFollow, Error> {
+        let domain = domain.to_string();
+        self.call(|reply| Request::FollowClock { domain, reply })
+            .await
     }
 
     /// Replaces the credentials; after a refusal the client connects again with these (T-5).

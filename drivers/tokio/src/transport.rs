@@ -366,6 +366,9 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
     }
     let (mut sink, mut source) = ws.split();
     let write_timeout = d.write_timeout;
+    // The writer ends only when a write failed or passed its deadline (T-8), or when the
+    // driver dropped the session; either way the session ends with it.
+    let (wrote_tx, mut wrote) = tokio::sync::oneshot::channel::<End>();
     let writer = AbortOnDrop(tokio::spawn(async move {
         while let Some(o) = out.recv().await {
             let m = match o {
@@ -374,8 +377,16 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
                 Out::Close => Message::Close(None),
             };
             let close = matches!(m, Message::Close(_));
-            if !matches!(timeout(write_timeout, sink.send(m)).await, Ok(Ok(()))) {
-                return;
+            match timeout(write_timeout, sink.send(m)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    let _ = wrote_tx.send(End::Transport(format!("websocket: {e}")));
+                    return;
+                }
+                Err(_) => {
+                    let _ = wrote_tx.send(End::Transport("write deadline passed".into()));
+                    return;
+                }
             }
             if close {
                 std::future::pending::<()>().await;
@@ -383,7 +394,15 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
         }
     }));
     let end = loop {
-        match source.next().await {
+        let next = tokio::select! {
+            m = source.next() => m,
+            w = &mut wrote => match w {
+                Ok(end) => break end,
+                // The driver dropped the session.
+                Err(_) => break End::Finished,
+            },
+        };
+        match next {
             Some(Ok(Message::Binary(b))) => {
                 if !d.tell(Event::Frame(b)).await {
                     break End::Finished;

@@ -147,6 +147,10 @@ pub struct ClusterConfig {
     /// `https://node-<n>.sim:8443/`. A server over real sockets puts its real ports here, so
     /// redirects name addresses a client can reach. Default: none.
     pub node_endpoints: Vec<(String, String)>,
+    /// How often an open subscription receives a batch. Default [`ROW_PERIOD`].
+    pub row_period: std::time::Duration,
+    /// The most rows of one batch; each batch carries 1 to this many. Default 3.
+    pub batch_rows: u64,
 }
 
 impl Default for ClusterConfig {
@@ -159,6 +163,8 @@ impl Default for ClusterConfig {
             max_in_flight: 64,
             domains: vec!["tenant".into(), "analytics".into()],
             node_endpoints: Vec::new(),
+            row_period: ROW_PERIOD,
+            batch_rows: 3,
         }
     }
 }
@@ -745,7 +751,7 @@ impl SimCluster {
 
     /// Moves virtual time to `now` (never backwards) and runs what is due: open transactions
     /// idle for [`TRANSACTION_EXPIRY`] expire and lose their binding, open subscriptions
-    /// receive their batches (one per [`ROW_PERIOD`]), and paced domain clocks tick (one per
+    /// receive their batches (one per [`ClusterConfig::row_period`]), and paced domain clocks tick (one per
     /// [`TICK_PERIOD`]) to the sessions attached to them.
     pub fn advance(&mut self, now: Timestamp) {
         self.tick(now);

@@ -21,7 +21,8 @@ use super::*;
 use nervix_protocol::rows::OwnedValue;
 use std::time::Duration;
 
-/// How often an open subscription receives a batch.
+/// How often an open subscription receives a batch, unless [`ClusterConfig::row_period`]
+/// says otherwise.
 pub const ROW_PERIOD: Duration = Duration::from_millis(150);
 
 /// How a subscription is delivered.
@@ -291,7 +292,7 @@ impl SimCluster {
             generation,
             version,
             delivery,
-            next_emit: self.now + ROW_PERIOD,
+            next_emit: self.now + self.config.row_period,
             next_row: 1,
         };
         let schema = relay_schema(&relay, version);
@@ -321,7 +322,7 @@ impl SimCluster {
 
     /// The next batch of an open subscription: a few rows from its row counter.
     fn batch(&mut self, name: &str, open: &mut OpenSubscription) -> (ServerMessageT, u64) {
-        let count = 1 + self.rng.next() % 3;
+        let count = 1 + self.rng.next() % self.config.batch_rows.max(1);
         let first = open.next_row;
         open.next_row += count;
         let rows = (first..first + count)
@@ -359,7 +360,7 @@ impl SimCluster {
             else {
                 continue;
             };
-            open.next_emit = now + ROW_PERIOD;
+            open.next_emit = now + self.config.row_period;
             let faults = self.config.faults.clone();
             if self.chance(faults.relay_removed) {
                 self.end_relay(&open.relay, SubscriptionEndReason::RelayRemoved);

@@ -1,0 +1,450 @@
+//! Blocking driver of the Nervix client: std threads, blocking sockets, and a blocking API of
+//! the same shape as the tokio driver's.
+//!
+//! The sans-IO engine ([`nervix_protocol::client::Client`]) runs on one driver thread. Each
+//! session the engine opens runs on a thread of its own, over the WebSocket console: the
+//! driver hands the engine every frame and every end with the time it arrived, re-reads the
+//! engine's next deadline after every drain and never sleeps past it, and keeps frames a
+//! session's thread cannot take yet until it can (back-pressure).
+//!
+//! * WebSocket: `/console/ws` over `ws` or `wss` (tungstenite over a blocking socket), binary
+//!   messages only, at most the 4 MiB frame limit either way; a close with 1003, 1007, 1008
+//!   or 1009 is a defect in what we sent and stops the client: nothing of it is sent again
+//!   (T-3); 1001 is a transport failure. A session ending with a `LeaderRedirect` reconnects to
+//!   the named leader's `web_console_uri` (T-7).
+//! * TLS: rustls on the ring provider, verified against the endpoint's own host name on every
+//!   connection, redirects and reconnects included; the engine never moves from https to http
+//!   (T-2). DNS (on a helper thread) and every address attempt fit in the connection deadline.
+//! * Credentials: `Authorization: Basic base64(user:password)` or the percent-encoded `auth`
+//!   query parameter on every connection (T-4). A 401 is never retried with the same
+//!   credentials: the driver stops connecting until [`Client::set_credentials`] (T-5); a 503
+//!   backs off and retries.
+//! * Every wait has a deadline of its own (T-8): DNS, each address, the TLS and WebSocket
+//!   handshakes, each write ([`Config::write_timeout`]), and every call of the application,
+//!   which gives up with [`Error::TimedOut`] when the driver has not answered within the
+//!   engine's deadlines and [`Config::grace`].
+//!
+//! gRPC is not carried here: HTTP/2 needs its own framing, HPACK header compression with its
+//! Huffman code, per-stream flow control and a connection task that answers pings and window
+//! updates while the application blocks, and the only HTTP/2 implementation at hand is
+//! async. Applications that need gRPC from blocking code run the tokio driver on a runtime of
+//! their own.
+//!
+//! [`Client::execute`] returns the engine's typed [`CommandResult`]: `Completed`, `Failed`
+//! or `Uncertain` naming the execution reference. A caller that stops waiting (drops its
+//! [`PendingCommand`]) loses nothing: the outcome, once known, is kept for
+//! [`Client::unclaimed`] (C-10).
+
+mod config;
+mod driver;
+mod net;
+mod session;
+mod streams;
+
+pub use config::{percent_encode, Config, ConfigError, Credentials, WsAuth};
+pub use session::{console_url, End, CONSOLE_PATH};
+
+pub use nervix_protocol::client::{
+    ClockEvent, CommandResult, Gap, ReadResult, SessionLoss, SubscriptionEnd, SubscriptionEvent,
+};
+pub use streams::{ClockFollow, Subscription};
+
+use driver::{Driver, Inbox, Observer, Reply, Request, RunSubmitted, Submitted};
+use nervix_protocol::client::{ClientError, SessionId};
+use nervix_protocol::endpoint::Endpoint;
+use nervix_protocol::frame::ServerFrame;
+use nervix_protocol::schema::ClientRequestT;
+use nervix_protocol::transaction::Binding;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+/// Why a call of the application did not get a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The configuration cannot be used.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// TLS could not be set up.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The engine refused the call; nothing was sent.
+    #[error(transparent)]
+    Refused(ClientError),
+    /// The server refused the credentials. The driver does not retry them (T-5); give new
+    /// ones with [`Client::set_credentials`].
+    #[error("the server refused the credentials")]
+    Unauthenticated,
+    /// The server found a frame we sent defective (T-3); the client sends nothing more.
+    #[error("the server found a frame defective: {0}")]
+    Defect(String),
+    /// No session could be opened in time.
+    #[error("no session could be opened in time")]
+    Unreachable,
+    /// The driver did not answer within the call's bound (T-8).
+    #[error("the driver did not answer in time")]
+    TimedOut,
+    /// A statement this API does not carry yet.
+    #[error("not carried by this API yet: {0}")]
+    Unsupported(String),
+    /// The driver thread has stopped.
+    #[error("the client has stopped")]
+    Stopped,
+}
+
+/// What the driver tells observers (see [`Client::events`]).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum DriverEvent {
+    /// A session opened.
+    SessionOpened {
+        /// The session.
+        session: SessionId,
+        /// Where.
+        endpoint: Endpoint,
+    },
+    /// A session ended, as the engine saw it.
+    SessionLost {
+        /// The session.
+        session: SessionId,
+        /// Why.
+        loss: SessionLoss,
+    },
+    /// A session's transport ended, as the transport saw it.
+    TransportEnded {
+        /// The session.
+        session: SessionId,
+        /// How.
+        end: End,
+    },
+    /// The transaction binding changed.
+    Transaction(Binding),
+    /// An unsolicited frame.
+    Unsolicited(ServerFrame),
+    /// Unsolicited frames were dropped (C-7).
+    UnsolicitedLost(u64),
+}
+
+/// What [`Client::run`] gave.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum RunResult {
+    /// A command's result.
+    Command(CommandResult),
+    /// A request of its own, answered.
+    Read(ReadResult),
+    /// `USE <domain>` selected the domain locally.
+    DomainSelected(String),
+}
+
+/// A command on its way: its execution reference is known at once, and [`PendingCommand::wait`]
+/// gives its result. Dropping it stops the wait only; the outcome is then kept for
+/// [`Client::unclaimed`] (C-10).
+#[derive(Debug)]
+pub struct PendingCommand {
+    reference: String,
+    result: mpsc::Receiver<CommandResult>,
+    bound: Duration,
+}
+
+impl PendingCommand {
+    /// The command's execution reference (E-1).
+    pub fn reference(&self) -> &str {
+        &self.reference
+    }
+
+    /// Waits for the result, at most the call's bound (its deadline, the connection deadline
+    /// and the grace): the engine settles every command by its deadline, so
+    /// [`Error::TimedOut`] means the driver is stuck.
+    pub fn wait(mut self) -> Result<CommandResult, Error> {
+        let bound = self.bound;
+        self.wait_timeout(bound)
+    }
+
+    /// Waits at most `timeout`. After [`Error::TimedOut`] the command is still pending and
+    /// can be waited for again; once its result was given, a later wait is
+    /// [`Error::Stopped`].
+    pub fn wait_timeout(&mut self, timeout: Duration) -> Result<CommandResult, Error> {
+        match self.result.recv_timeout(timeout) {
+            Ok(r) => Ok(r),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(Error::TimedOut),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::Stopped),
+        }
+    }
+}
+
+/// What the driver reports from the moment [`Client::events`] was called. Bounded: events an
+/// observer does not read in time are dropped and counted ([`Events::lost`]).
+#[derive(Debug)]
+pub struct Events {
+    rx: mpsc::Receiver<DriverEvent>,
+    lost: Arc<AtomicU64>,
+}
+
+impl Events {
+    /// The next event, if one is waiting.
+    pub fn try_next(&self) -> Option<DriverEvent> {
+        self.rx.try_recv().ok()
+    }
+
+    /// The next event, waiting at most `timeout`.
+    pub fn next_timeout(&self, timeout: Duration) -> Option<DriverEvent> {
+        self.rx.recv_timeout(timeout).ok()
+    }
+
+    /// Every event waiting now.
+    pub fn drain(&self) -> Vec<DriverEvent> {
+        self.rx.try_iter().collect()
+    }
+
+    /// Events dropped because this observer did not read them in time.
+    pub fn lost(&self) -> u64 {
+        self.lost.load(Ordering::Relaxed)
+    }
+}
+
+/// Tells the driver when the last handle goes.
+#[derive(Debug)]
+struct Handle {
+    inbox: mpsc::SyncSender<Inbox>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        let _ = self.inbox.send(Inbox::Dropped);
+    }
+}
+
+/// An application's handle on a Nervix client; cheap to clone and usable from any thread.
+/// The driver thread stops when the last handle is dropped or [`Client::close`] is called.
+#[derive(Debug, Clone)]
+pub struct Client {
+    handle: Arc<Handle>,
+    config: Arc<Config>,
+}
+
+impl Client {
+    /// Starts a client and opens its first session with a domain listing, within the
+    /// connection deadline. Fails with [`Error::Unauthenticated`] when the credentials are
+    /// refused and [`Error::Unreachable`] when no session opened in time.
+    pub fn connect(config: Config) -> Result<Self, Error> {
+        let wait = config.client.connect_timeout + config.client.call_timeout;
+        let client = Self::start(config)?;
+        match client.read(
+            ClientRequestT::ListDomainsRequest(Box::default()),
+            Some(wait),
+        ) {
+            Ok(ReadResult::Replied(_)) => Ok(client),
+            Ok(_) | Err(Error::TimedOut) => Err(Error::Unreachable),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Starts a client without opening a session; it connects when there is work.
+    pub fn start(config: Config) -> Result<Self, Error> {
+        config.check()?;
+        let tls = if config.roots.is_empty() {
+            None
+        } else {
+            Some(net::Tls::new(&config.roots).map_err(|e| Error::Tls(e.to_string()))?)
+        };
+        let (tx, rx) = mpsc::sync_channel(1024);
+        let driver = Driver::new(config.clone(), tls, rx, tx.clone());
+        std::thread::Builder::new()
+            .name("nervix-driver".into())
+            .spawn(move || driver.run())
+            .map_err(|_| Error::Stopped)?;
+        Ok(Self {
+            handle: Arc::new(Handle { inbox: tx }),
+            config: Arc::new(config),
+        })
+    }
+
+    /// Sends a call to the driver and waits for its immediate answer. The driver answers
+    /// these at once; the bound only guards against a stuck driver (T-8).
+    fn call<T>(&self, make: impl FnOnce(Reply<T>) -> Request) -> Result<T, Error> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.handle
+            .inbox
+            .send(Inbox::App(make(tx)))
+            .map_err(|_| Error::Stopped)?;
+        match rx.recv_timeout(self.config.grace) {
+            Ok(r) => r,
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(Error::TimedOut),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::Stopped),
+        }
+    }
+
+    fn pending(&self, s: Submitted) -> PendingCommand {
+        PendingCommand {
+            reference: s.reference,
+            result: s.result,
+            bound: self.config.call_bound(None),
+        }
+    }
+
+    /// Hands a command to the engine with a new UUIDv7 reference and returns at once with it;
+    /// [`PendingCommand::wait`] gives the result.
+    pub fn submit(&self, query: &str) -> Result<PendingCommand, Error> {
+        let query = query.to_string();
+        let s = self.call(|reply| Request::Execute { query, reply })?;
+        Ok(self.pending(s))
+    }
+
+    /// Executes one command and waits for its result: `Completed` from its own outcome,
+    /// `Failed` only when it certainly took no effect, otherwise `Uncertain` naming its
+    /// reference (D-4, E-3).
+    pub fn execute(&self, query: &str) -> Result<CommandResult, Error> {
+        self.submit(query)?.wait()
+    }
+
+    /// Runs one NSPL statement the way it travels (L-2): a command, a request of its own, or
+    /// a local domain selection.
+    pub fn run(&self, statement: &str) -> Result<RunResult, Error> {
+        let query = statement.to_string();
+        match self.call(|reply| Request::Run { query, reply })? {
+            RunSubmitted::Command(s) => self.pending(s).wait().map(RunResult::Command),
+            RunSubmitted::Read(rx) => self.wait_read(rx, None).map(RunResult::Read),
+            RunSubmitted::Selected(d) => Ok(RunResult::DomainSelected(d)),
+        }
+    }
+
+    fn wait_read(
+        &self,
+        rx: mpsc::Receiver<Result<ReadResult, Error>>,
+        deadline: Option<Duration>,
+    ) -> Result<ReadResult, Error> {
+        match rx.recv_timeout(self.config.call_bound(deadline)) {
+            Ok(r) => r,
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(Error::TimedOut),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::Stopped),
+        }
+    }
+
+    /// Sends a read and waits for its reply, repeated on a new session if one is lost, until
+    /// `deadline` (the call deadline by default).
+    pub fn read(
+        &self,
+        request: ClientRequestT,
+        deadline: Option<Duration>,
+    ) -> Result<ReadResult, Error> {
+        let rx = self.call(|reply| Request::Read {
+            request,
+            deadline,
+            reply,
+        })?;
+        self.wait_read(rx, deadline)
+    }
+
+    /// Selects the domain commands name (L-1).
+    pub fn select_domain(&self, domain: Option<&str>) -> Result<(), Error> {
+        let domain = domain.map(str::to_string);
+        self.call(|reply| Request::SelectDomain { domain, reply })
+    }
+
+    /// The transaction binding.
+    pub fn binding(&self) -> Result<Binding, Error> {
+        self.call(Request::Binding)
+    }
+
+    /// Begins a transaction in the selected domain and returns its helper, or the
+    /// `BEGIN`'s result when it did not complete.
+    pub fn transaction(&self) -> Result<Result<Transaction, CommandResult>, Error> {
+        match self.execute("BEGIN;")? {
+            CommandResult::Completed(_) => Ok(Ok(Transaction {
+                client: self.clone(),
+            })),
+            other => Ok(Err(other)),
+        }
+    }
+
+    /// Outcomes of commands whose callers stopped waiting, oldest first; each is handed out
+    /// once.
+    pub fn unclaimed(&self) -> Result<Vec<CommandResult>, Error> {
+        self.call(Request::Unclaimed)
+    }
+
+    /// Opens a subscription in the selected domain with one `CREATE SUBSCRIPTION <name> FROM
+    /// <relay> ...` statement (S-1) and returns the iterator of its events. The client keeps
+    /// it across sessions, opening it again as a new generation after a lost session (S-7).
+    /// Dropping the iterator deletes it (S-6). Refused while a transaction is held (L-3).
+    pub fn subscribe(&self, statement: &str) -> Result<Subscription, Error> {
+        let statement = statement.to_string();
+        self.call(|reply| Request::Subscribe {
+            domain: None,
+            statement,
+            reply,
+        })
+    }
+
+    /// [`Client::subscribe`] in `domain` rather than the selected one.
+    pub fn subscribe_in(&self, domain: &str, statement: &str) -> Result<Subscription, Error> {
+        let (domain, statement) = (Some(domain.to_string()), statement.to_string());
+        self.call(|reply| Request::Subscribe {
+            domain,
+            statement,
+            reply,
+        })
+    }
+
+    /// Follows `domain`'s clock (K-1): the iterator gives its installed state, changes and
+    /// ticks, and says when a lost session interrupted it; the client attaches it again on
+    /// every new session (D-5). Dropping the iterator detaches it.
+    pub fn follow_clock(&self, domain: &str) -> Result<ClockFollow, Error> {
+        let domain = domain.to_string();
+        self.call(|reply| Request::FollowClock { domain, reply })
+    }
+
+    /// Replaces the credentials; after a refusal the client connects again with these (T-5).
+    pub fn set_credentials(&self, credentials: Credentials) -> Result<(), Error> {
+        self.call(|reply| Request::SetCredentials(credentials, reply))
+    }
+
+    /// What the driver reports from now on.
+    pub fn events(&self) -> Result<Events, Error> {
+        let Observer { rx, lost } = self.call(Request::Observe)?;
+        Ok(Events { rx, lost })
+    }
+
+    /// Ends the session and stops the driver, after the sessions wrote their close frames
+    /// (bounded). With `revert` the session ends cleanly, which reverts a held transaction
+    /// otherwise the transaction stays open for a later attach until its idle timeout.
+    pub fn close(self, revert: bool) -> Result<(), Error> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.handle
+            .inbox
+            .send(Inbox::App(Request::Close { revert, done: tx }))
+            .map_err(|_| Error::Stopped)?;
+        match rx.recv_timeout(self.config.grace + self.config.write_timeout) {
+            Ok(r) => r,
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(Error::TimedOut),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Ok(()),
+        }
+    }
+}
+
+/// A transaction begun with [`Client::transaction`]. Its appends and commit carry the
+/// position and preview the engine keeps; dropping it leaves the transaction held.
+#[derive(Debug, Clone)]
+pub struct Transaction {
+    client: Client,
+}
+
+impl Transaction {
+    /// Appends a command to the transaction.
+    pub fn execute(&self, query: &str) -> Result<CommandResult, Error> {
+        self.client.execute(query)
+    }
+
+    /// Commits, with the preview of the last append; the result is the commit's own
+    /// outcome.
+    pub fn commit(self) -> Result<CommandResult, Error> {
+        self.client.execute("COMMIT;")
+    }
+
+    /// Reverts.
+    pub fn revert(self) -> Result<CommandResult, Error> {
+        self.client.execute("REVERT;")
+    }
+}

@@ -1,0 +1,231 @@
+//! One session on a thread of its own: a WebSocket on `/console/ws` over a blocking socket.
+//! The thread connects within the connection deadline, then alternates between writing what
+//! the driver queued and reading with a short timeout, and tells the driver every frame and
+//! the end.
+
+use crate::config::{Credentials, WsAuth};
+use crate::driver::Inbox;
+use crate::net::{open, Io, Tls};
+use bytes::Bytes;
+use nervix_protocol::client::SessionId;
+use nervix_protocol::endpoint::Endpoint;
+use nervix_protocol::limits::FRAME_LIMIT;
+use std::io;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use tungstenite::client::IntoClientRequest;
+use tungstenite::handshake::HandshakeError;
+use tungstenite::protocol::frame::coding::CloseCode;
+use tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tungstenite::{Error as WsError, Message, WebSocket};
+
+/// The WebSocket path of a session (T-3).
+pub const CONSOLE_PATH: &str = "/console/ws";
+
+/// How a session's transport ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum End {
+    /// The server or the client ended it normally (close code 1000, or our own clean close).
+    Finished,
+    /// The connection failed, was cut, timed out, or closed with a code that judges nothing
+    /// (1001 among them).
+    Transport(String),
+    /// The credentials were refused: HTTP 401 (T-5). Not retried.
+    Unauthenticated,
+    /// The node could not check the credentials now: HTTP 503 (T-5). Retried after back-off.
+    Unavailable,
+    /// The console closed with 1003, 1007, 1008 or 1009: a defect in what we sent (T-3).
+    Defect(u16),
+    /// The server sent a message above the 4 MiB frame limit; it was refused (F-3).
+    OversizedFrame,
+}
+
+/// What a session's thread tells the driver.
+#[derive(Debug)]
+pub(crate) enum Event {
+    Connected,
+    Frame(Bytes),
+    Ended(End),
+}
+
+/// What the driver hands a session's thread.
+#[derive(Debug)]
+pub(crate) enum Out {
+    Frame(Bytes),
+    /// End cleanly with a close frame.
+    Close,
+}
+
+/// Everything a session's thread needs.
+pub(crate) struct Dial {
+    pub session: SessionId,
+    pub endpoint: Endpoint,
+    pub auth: WsAuth,
+    pub credentials: Credentials,
+    pub tls: Option<Tls>,
+    pub connect_deadline: Instant,
+    pub write_timeout: Duration,
+    pub poll_interval: Duration,
+    pub events: mpsc::SyncSender<Inbox>,
+}
+
+impl Dial {
+    fn tell(&self, e: Event) -> bool {
+        self.events.send(Inbox::Session(self.session, e)).is_ok()
+    }
+}
+
+/// The console URL of an endpoint: `ws` for http, `wss` for https, path `/console/ws`, and
+/// with `query_auth` the percent-encoded `auth` parameter (T-3, T-4).
+pub fn console_url(e: &Endpoint, query_auth: Option<&Credentials>) -> String {
+    let scheme = if e.is_https() { "wss" } else { "ws" };
+    match query_auth {
+        Some(c) => format!(
+            "{scheme}://{}{CONSOLE_PATH}?auth={}",
+            e.authority(),
+            c.query_value()
+        ),
+        None => format!("{scheme}://{}{CONSOLE_PATH}", e.authority()),
+    }
+}
+
+/// Runs one session to its end.
+pub(crate) fn run(d: Dial, out: mpsc::Receiver<Out>) {
+    let end = match connect(&d) {
+        Ok(ws) => {
+            if d.tell(Event::Connected) {
+                serve(&d, ws, &out)
+            } else {
+                End::Finished
+            }
+        }
+        Err(end) => end,
+    };
+    d.tell(Event::Ended(end));
+}
+
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+fn connect(d: &Dial) -> Result<WebSocket<Io>, End> {
+    let io = open(&d.endpoint, d.tls.as_ref(), d.connect_deadline)
+        .map_err(|e| End::Transport(format!("connect: {e}")))?;
+    let url = console_url(
+        &d.endpoint,
+        (d.auth == WsAuth::Query).then_some(&d.credentials),
+    );
+    let mut request = url
+        .into_client_request()
+        .map_err(|e| End::Transport(format!("request: {e}")))?;
+    if d.auth == WsAuth::Header {
+        let v = http::HeaderValue::from_str(&d.credentials.basic())
+            .map_err(|e| End::Transport(format!("request: {e}")))?;
+        request.headers_mut().insert("authorization", v);
+    }
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(FRAME_LIMIT))
+        .max_frame_size(Some(FRAME_LIMIT));
+    let mut attempt = tungstenite::client::client_with_config(request, io, Some(config));
+    loop {
+        match attempt {
+            Ok((ws, _)) => return Ok(ws),
+            Err(HandshakeError::Interrupted(mid)) => {
+                // A read or write timed out at the deadline the socket carries.
+                if Instant::now() >= d.connect_deadline {
+                    return Err(End::Transport("connection deadline passed".into()));
+                }
+                attempt = mid.handshake();
+            }
+            Err(HandshakeError::Failure(WsError::Http(r))) => {
+                return Err(match r.status().as_u16() {
+                    401 => End::Unauthenticated,
+                    503 => End::Unavailable,
+                    s => End::Transport(format!("http status {s}")),
+                })
+            }
+            Err(HandshakeError::Failure(WsError::Io(e))) if timed_out(&e) => {
+                return Err(End::Transport("connection deadline passed".into()))
+            }
+            Err(HandshakeError::Failure(e)) => {
+                return Err(End::Transport(format!("websocket: {e}")))
+            }
+        }
+    }
+}
+
+fn close_end(frame: Option<CloseFrame>) -> End {
+    match frame.map(|f| f.code) {
+        None | Some(CloseCode::Normal) => End::Finished,
+        Some(code) => match u16::from(code) {
+            c @ (1003 | 1007 | 1008 | 1009) => End::Defect(c),
+            // 1001 and anything else: the transport failed.
+            c => End::Transport(format!("close code {c}")),
+        },
+    }
+}
+
+fn write_end(e: WsError) -> End {
+    match e {
+        WsError::Io(e) if timed_out(&e) => End::Transport("write deadline passed".into()),
+        e => End::Transport(format!("websocket: {e}")),
+    }
+}
+
+fn serve(d: &Dial, mut ws: WebSocket<Io>, out: &mpsc::Receiver<Out>) -> End {
+    let tcp = ws.get_ref().tcp();
+    if tcp.set_read_timeout(Some(d.poll_interval)).is_err()
+        || tcp.set_write_timeout(Some(d.write_timeout)).is_err()
+    {
+        return End::Transport("socket options".into());
+    }
+    // Once our close frame is out, the server's answer is awaited this long at most.
+    let mut closing: Option<Instant> = None;
+    loop {
+        loop {
+            match out.try_recv() {
+                // Binary messages only (T-3).
+                Ok(Out::Frame(f)) => {
+                    if let Err(e) = ws.send(Message::Binary(f)) {
+                        return write_end(e);
+                    }
+                }
+                Ok(Out::Close) => {
+                    if closing.is_none() {
+                        if let Err(e) = ws.close(None).and_then(|()| ws.flush()) {
+                            return write_end(e);
+                        }
+                        closing = Some(Instant::now() + d.write_timeout);
+                    }
+                }
+                Err(mpsc::TryRecvError::Empty) => break,
+                // The driver dropped the session: the socket goes without a clean end.
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    return End::Transport("dropped by the driver".into())
+                }
+            }
+        }
+        match ws.read() {
+            Ok(Message::Binary(b)) => {
+                if !d.tell(Event::Frame(b)) {
+                    return End::Finished;
+                }
+            }
+            Ok(Message::Close(frame)) => return close_end(frame),
+            Ok(Message::Text(_)) => return End::Transport("a text message".into()),
+            Ok(_) => {}
+            Err(WsError::Io(e)) if timed_out(&e) => {
+                if closing.is_some_and(|t| Instant::now() >= t) {
+                    return End::Finished;
+                }
+            }
+            Err(WsError::Capacity(_)) => return End::OversizedFrame,
+            Err(WsError::ConnectionClosed) if closing.is_some() => return End::Finished,
+            Err(e) => return End::Transport(format!("websocket: {e}")),
+        }
+    }
+}

@@ -1,0 +1,449 @@
+//! Round trips and rows over real sockets on 127.0.0.1.
+//!
+//! * `round_trip/{websocket,grpc}/driver`: one `ListDomainsRequest` read through the async
+//!   API, over the driver's transport, answered by the loopback cluster.
+//! * `round_trip/{websocket,grpc}/bare`: the same request frame and the same reply frame
+//!   (taken from the simulated cluster's answer) over a bare tokio-tungstenite or h2 client
+//!   and a bare echo server on the same transport: the floor the driver is compared with.
+//! * `.../websocket/bare_client_loopback_server`: the bare client against the loopback
+//!   cluster, which tells the server's share of the driver's round trip.
+//! * `round_trip_pipelined_32/...`: the same with 32 requests in flight at a time (concurrent
+//!   reads through the API; 32 frames written, then 32 replies read, on the bare clients): a
+//!   rate that depends less on how fast an idle core wakes up than one request at a time does.
+//! * `subscription/rows`: rows per second through a subscription stream, each batch checked
+//!   against its schema and every row's first cell read; the loopback cluster emits a batch of
+//!   up to 512 rows every millisecond.
+//!
+//! Both ends run on this machine; each server has a runtime (two workers) of its own, as the
+//! loopback cluster does, and every client, bare or not, runs on one current-thread runtime.
+
+use bytes::Bytes;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use futures_util::{SinkExt, StreamExt};
+use nervix_harness::cluster::{ClusterConfig, Output, SimCluster};
+use nervix_loopback::{Loopback, LoopbackConfig};
+use nervix_protocol::encode::Encoder;
+use nervix_protocol::rows::Value;
+use nervix_protocol::schema::ClientRequestT;
+use nervix_protocol::time::Timestamp;
+use nervix_tokio::{
+    grpc_message, Client, Config, Credentials, MessageReader, ReadResult, SubscriptionEvent,
+    Transport, WsAuth,
+};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::runtime::Runtime;
+use tokio_tungstenite::tungstenite::Message;
+
+/// The client's runtime: one thread, so a hop between the application, the driver task and
+/// a transport task is a task switch, not a wake-up of another thread.
+fn client_runtime() -> Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+fn list_domains() -> ClientRequestT {
+    ClientRequestT::ListDomainsRequest(Box::default())
+}
+
+/// The request frame the driver sends, and the reply frame the simulated cluster answers it
+/// with.
+fn frames() -> (Bytes, Bytes) {
+    let request = Encoder::new()
+        .encode_request(1, &list_domains())
+        .expect("a request frame");
+    let mut cluster = SimCluster::new(ClusterConfig {
+        nodes: 1,
+        ..ClusterConfig::default()
+    });
+    let now = Timestamp::ZERO;
+    let endpoint = cluster.endpoints()[0].clone();
+    let conn = cluster.connect(now, &endpoint).expect("a stream");
+    while cluster.poll_output().is_some() {}
+    cluster.receive(now, conn, request.clone());
+    let mut reply = None;
+    while let Some((_, out)) = cluster.poll_output() {
+        if let Output::Frame(f) = out {
+            reply = Some(f);
+        }
+    }
+    (request, reply.expect("a reply frame"))
+}
+
+/// A bare WebSocket server answering every binary message with `reply`.
+fn bare_ws_server(server: &Runtime, reply: Bytes) -> String {
+    let listener = server
+        .block_on(TcpListener::bind("127.0.0.1:0"))
+        .expect("a port");
+    let url = format!(
+        "ws://{}/console/ws",
+        listener.local_addr().expect("an address")
+    );
+    server.spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let _ = tcp.set_nodelay(true);
+            let reply = reply.clone();
+            tokio::spawn(async move {
+                let Ok(mut ws) = tokio_tungstenite::accept_async(tcp).await else {
+                    return;
+                };
+                while let Some(Ok(m)) = ws.next().await {
+                    if m.is_binary() && ws.send(Message::Binary(reply.clone())).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+/// A bare HTTP/2 server answering every gRPC message of a call with `reply`.
+fn bare_h2_server(server: &Runtime, reply: Bytes) -> std::net::SocketAddr {
+    let listener = server
+        .block_on(TcpListener::bind("127.0.0.1:0"))
+        .expect("a port");
+    let addr = listener.local_addr().expect("an address");
+    let message = grpc_message(&reply);
+    server.spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let _ = tcp.set_nodelay(true);
+            let message = message.clone();
+            tokio::spawn(async move {
+                let Ok(mut conn) = h2::server::Builder::new()
+                    .initial_window_size(1 << 22)
+                    .initial_connection_window_size(1 << 23)
+                    .max_frame_size(1 << 16)
+                    .handshake::<_, Bytes>(tcp)
+                    .await
+                else {
+                    return;
+                };
+                while let Some(Ok((req, mut respond))) = conn.accept().await {
+                    let message = message.clone();
+                    tokio::spawn(async move {
+                        let head = http::Response::builder()
+                            .status(200)
+                            .header("content-type", "application/grpc")
+                            .body(())
+                            .expect("a response");
+                        let Ok(mut send) = respond.send_response(head, false) else {
+                            return;
+                        };
+                        let mut body = req.into_body();
+                        let mut reader = MessageReader::default();
+                        while let Some(Ok(chunk)) = body.data().await {
+                            let _ = body.flow_control().release_capacity(chunk.len());
+                            reader.push(&chunk);
+                            while let Ok(Some(_)) = reader.next_message() {
+                                if send.send_data(message.clone(), false).is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                    });
+                }
+            });
+        }
+    });
+    addr
+}
+
+fn driver_config(lb: &Loopback, transport: Transport) -> Config {
+    let seeds: Vec<&str> = match transport {
+        Transport::Grpc => lb.grpc_endpoints().iter().map(String::as_str).collect(),
+        _ => lb.console_endpoints().iter().map(String::as_str).collect(),
+    };
+    Config::new(&seeds, Credentials::new("nervix", "nervix"), transport).expect("a config")
+}
+
+/// A bare WebSocket client connection to `url`, with Basic credentials when given.
+fn bare_ws_client(
+    rt: &Runtime,
+    url: &str,
+    auth: Option<&Credentials>,
+) -> tokio_tungstenite::WebSocketStream<TcpStream> {
+    rt.block_on(async {
+        let mut req =
+            tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(url)
+                .expect("a request");
+        if let Some(c) = auth {
+            let v = http::HeaderValue::from_str(&c.basic()).expect("a header");
+            req.headers_mut().insert("authorization", v);
+        }
+        let host = url
+            .trim_start_matches("ws://")
+            .split('/')
+            .next()
+            .expect("a host");
+        let tcp = TcpStream::connect(host).await.expect("a connection");
+        tcp.set_nodelay(true).expect("nodelay");
+        tokio_tungstenite::client_async(req, tcp)
+            .await
+            .expect("a handshake")
+            .0
+    })
+}
+
+/// A bare gRPC call to `addr`: its send and receive halves, and the connection's task.
+fn bare_h2_call(
+    rt: &Runtime,
+    addr: std::net::SocketAddr,
+) -> (
+    h2::SendStream<Bytes>,
+    h2::RecvStream,
+    tokio::task::JoinHandle<()>,
+) {
+    rt.block_on(async {
+        let tcp = TcpStream::connect(addr).await.expect("a connection");
+        tcp.set_nodelay(true).expect("nodelay");
+        let (h2, conn) = h2::client::Builder::new()
+            .initial_window_size(1 << 22)
+            .initial_connection_window_size(1 << 23)
+            .max_frame_size(1 << 16)
+            .handshake::<_, Bytes>(tcp)
+            .await
+            .expect("a handshake");
+        let conn = tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut h2 = h2.ready().await.expect("ready");
+        let req = http::Request::post(format!("http://{addr}/nervix.session.Session/Exchange"))
+            .header("content-type", "application/grpc")
+            .header("te", "trailers")
+            .body(())
+            .expect("a request");
+        let (response, send) = h2.send_request(req, false).expect("a call");
+        let recv = response.await.expect("a response").into_body();
+        (send, recv, conn)
+    })
+}
+
+/// Round trips with `depth` requests in flight at a time: 1 measures the latency of one
+/// request after another, more the rate when requests are pipelined.
+fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
+    let (request, reply) = frames();
+    let client_rt = client_runtime();
+    let server_rt = runtime();
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        ..LoopbackConfig::default()
+    })
+    .expect("the loopback cluster");
+
+    let mut g = c.benchmark_group(group);
+    g.throughput(Throughput::Elements(depth as u64));
+    g.sample_size(20);
+    g.warm_up_time(Duration::from_secs(2));
+    g.measurement_time(Duration::from_secs(5));
+
+    for (name, transport) in [
+        ("websocket", Transport::WebSocket(WsAuth::Header)),
+        ("grpc", Transport::Grpc),
+    ] {
+        let client = client_rt
+            .block_on(Client::connect(driver_config(&lb, transport)))
+            .expect("a session");
+        g.bench_function(format!("{name}/driver"), |b| {
+            b.iter_custom(|iters| {
+                client_rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let reads = (0..depth).map(|_| client.read(list_domains(), None));
+                        for r in futures_util::future::join_all(reads).await {
+                            match r {
+                                Ok(ReadResult::Replied(f)) => black_box(f),
+                                other => panic!("{other:?}"),
+                            };
+                        }
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+        let _ = client_rt.block_on(client.close(false));
+    }
+
+    // Bare WebSocket: one client task writing the request frames and reading the replies.
+    let url = bare_ws_server(&server_rt, reply.clone());
+    let mut ws = bare_ws_client(&client_rt, &url, None);
+    g.bench_function("websocket/bare", |b| {
+        b.iter_custom(|iters| {
+            client_rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    for _ in 0..depth {
+                        ws.feed(Message::Binary(request.clone()))
+                            .await
+                            .expect("sent");
+                    }
+                    ws.flush().await.expect("flushed");
+                    for _ in 0..depth {
+                        match ws.next().await {
+                            Some(Ok(m)) => black_box(m),
+                            other => panic!("{other:?}"),
+                        };
+                    }
+                }
+                start.elapsed()
+            })
+        })
+    });
+    drop(ws);
+
+    // The bare client against the loopback cluster, with request identities 1 to `depth`
+    // (each free again once its reply is out): what the server side costs.
+    let own: Vec<Bytes> = (1..=depth as u64)
+        .map(|id| {
+            Encoder::new()
+                .encode_request(id, &list_domains())
+                .expect("a request frame")
+        })
+        .collect();
+    let url = format!(
+        "{}console/ws",
+        lb.console_endpoints()[0].replace("http://", "ws://")
+    );
+    let mut ws = bare_ws_client(
+        &client_rt,
+        &url,
+        Some(&Credentials::new("nervix", "nervix")),
+    );
+    g.bench_function("websocket/bare_client_loopback_server", |b| {
+        b.iter_custom(|iters| {
+            client_rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    for r in &own {
+                        ws.feed(Message::Binary(r.clone())).await.expect("sent");
+                    }
+                    ws.flush().await.expect("flushed");
+                    for _ in 0..depth {
+                        match ws.next().await {
+                            Some(Ok(m)) => black_box(m),
+                            other => panic!("{other:?}"),
+                        };
+                    }
+                }
+                start.elapsed()
+            })
+        })
+    });
+    drop(ws);
+
+    // Bare gRPC: one call, each request one message, each reply read whole.
+    let addr = bare_h2_server(&server_rt, reply);
+    let (mut send, mut recv, _conn) = bare_h2_call(&client_rt, addr);
+    let message = grpc_message(&request);
+    let mut reader = MessageReader::default();
+    g.bench_function("grpc/bare", |b| {
+        b.iter_custom(|iters| {
+            client_rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    for _ in 0..depth {
+                        send.send_data(message.clone(), false).expect("sent");
+                    }
+                    let mut got = 0;
+                    while got < depth {
+                        if let Ok(Some(m)) = reader.next_message() {
+                            black_box(m);
+                            got += 1;
+                            continue;
+                        }
+                        let chunk: Bytes = recv.data().await.expect("data").expect("a chunk");
+                        let _ = recv.flow_control().release_capacity(chunk.len());
+                        reader.push(&chunk);
+                    }
+                }
+                start.elapsed()
+            })
+        })
+    });
+    g.finish();
+    drop(server_rt);
+    drop(lb);
+}
+
+fn round_trips(c: &mut Criterion) {
+    round_trips_at(c, "round_trip", 1);
+}
+
+fn pipelined_round_trips(c: &mut Criterion) {
+    round_trips_at(c, "round_trip_pipelined_32", 32);
+}
+
+fn subscription_rows(c: &mut Criterion) {
+    const ROWS: u64 = 1000;
+    let rt = client_runtime();
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        rows: (Duration::from_millis(1), 512),
+        ..LoopbackConfig::default()
+    })
+    .expect("the loopback cluster");
+    let mut g = c.benchmark_group("subscription");
+    g.throughput(Throughput::Elements(ROWS));
+    g.sample_size(20);
+    g.warm_up_time(Duration::from_secs(2));
+    g.measurement_time(Duration::from_secs(5));
+    for (name, transport) in [
+        ("websocket", Transport::WebSocket(WsAuth::Header)),
+        ("grpc", Transport::Grpc),
+    ] {
+        let client = rt
+            .block_on(Client::connect(driver_config(&lb, transport)))
+            .expect("a session");
+        rt.block_on(client.select_domain(Some("tenant")))
+            .expect("a domain");
+        let mut s = rt
+            .block_on(client.subscribe(&format!("CREATE SUBSCRIPTION bench_{name} FROM orders")))
+            .expect("a subscription");
+        g.bench_function(format!("rows/{name}"), |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let want = iters * ROWS;
+                    let mut got = 0;
+                    let start = Instant::now();
+                    while got < want {
+                        match s.next().await {
+                            Some(SubscriptionEvent::Rows(batch)) => {
+                                for row in batch.rows() {
+                                    if let Some(Value::U64(n)) = row.cell(0) {
+                                        black_box(n);
+                                    }
+                                }
+                                got += batch.len() as u64;
+                            }
+                            Some(_) => {}
+                            None => panic!("the subscription ended"),
+                        }
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+        drop(s);
+        let _ = rt.block_on(client.close(false));
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    round_trips,
+    pipelined_round_trips,
+    subscription_rows
+);
+criterion_main!(benches);

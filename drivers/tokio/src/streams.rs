@@ -1,0 +1,168 @@
+//! Subscriptions and followed clocks as streams of typed events.
+//!
+//! The driver task moves each subscription's events from the engine into a bounded channel
+//! only while the channel has room, so the engine's own retention budget (S-8) stays the one
+//! that decides what is kept: an application that reads slowly sees an `Overflow` gap, never
+//! unbounded memory. Reading an event tells the driver there is room again.
+
+use futures_util::Stream;
+use nervix_protocol::client::{ClockEvent, SubscriptionEvent, SubscriptionId};
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::sync::{mpsc, Notify};
+
+/// Events of one subscription or clock held between the driver and the application.
+pub(crate) const STREAM_QUEUE: usize = 32;
+
+/// A subscription opened with [`crate::Client::subscribe`]: a stream of its events in order.
+///
+/// * `Opened` starts a generation (S-2); the `Rows` after it are [`CheckedBatch`] views checked
+///   against that generation's schema, read in place in their frames.
+/// * `Gap` is an item of its own: rows the application will not see (delivery loss, skipped
+///   rows, a lost session, a relay change, the client's own overflow). A lost session is
+///   followed by a new `Opened` with the next generation (S-7).
+/// * `Ended` is the last item; the stream ends after it.
+///
+/// Dropping the stream deletes the subscription (S-6): the driver sends its
+/// `UnsubscribeRequest` (or, while a transaction is held, as soon as it ends, L-3) and
+/// discards whatever still arrives for it. To keep a subscription, keep its stream.
+///
+/// [`CheckedBatch`]: nervix_protocol::rows::CheckedBatch
+#[derive(Debug)]
+pub struct Subscription {
+    pub(crate) id: SubscriptionId,
+    pub(crate) rx: mpsc::Receiver<SubscriptionEvent>,
+    pub(crate) pull: Arc<Notify>,
+}
+
+impl Subscription {
+    /// The engine's name of the subscription.
+    pub fn id(&self) -> SubscriptionId {
+        self.id
+    }
+
+    /// The next event, or `None` once the subscription ended (or the client stopped).
+    /// Cancel-safe: an event is taken only when it is returned.
+    pub async fn next_event(&mut self) -> Option<SubscriptionEvent> {
+        let e = self.rx.recv().await;
+        self.pull.notify_one();
+        e
+    }
+}
+
+impl Stream for Subscription {
+    type Item = SubscriptionEvent;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let p = self.rx.poll_recv(cx);
+        if p.is_ready() {
+            self.pull.notify_one();
+        }
+        p
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.rx.close();
+        self.pull.notify_one();
+    }
+}
+
+/// A domain's clock followed with [`crate::Client::follow_clock`]: a stream of its
+/// [`ClockEvent`]s. The engine keeps one unread event of each kind per domain (K-3: a newer
+/// tick replaces an unread one), and so does the driver, so a slow reader sees the newest
+/// tick, never a backlog. `Ended` is the last item.
+///
+/// Dropping the stream detaches the clock (K-1).
+#[derive(Debug)]
+pub struct ClockFollow {
+    pub(crate) domain: String,
+    pub(crate) rx: mpsc::Receiver<ClockEvent>,
+    pub(crate) pull: Arc<Notify>,
+}
+
+impl ClockFollow {
+    /// The domain whose clock this is.
+    pub fn domain(&self) -> &str {
+        &self.domain
+    }
+
+    /// The next event, or `None` once the clock is followed no more. Cancel-safe.
+    pub async fn next_event(&mut self) -> Option<ClockEvent> {
+        let e = self.rx.recv().await;
+        self.pull.notify_one();
+        e
+    }
+}
+
+impl Stream for ClockFollow {
+    type Item = ClockEvent;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let p = self.rx.poll_recv(cx);
+        if p.is_ready() {
+            self.pull.notify_one();
+        }
+        p
+    }
+}
+
+impl Drop for ClockFollow {
+    fn drop(&mut self) {
+        self.rx.close();
+        self.pull.notify_one();
+    }
+}
+
+/// The domain a clock event is about.
+pub(crate) fn clock_domain(e: &ClockEvent) -> Option<&str> {
+    match e {
+        ClockEvent::Attached { domain, .. }
+        | ClockEvent::AlreadyAttached { domain }
+        | ClockEvent::Changed { domain, .. }
+        | ClockEvent::Ticked { domain, .. }
+        | ClockEvent::Interrupted { domain }
+        | ClockEvent::Refused { domain, .. }
+        | ClockEvent::DetachRefused { domain, .. }
+        | ClockEvent::Ended { domain, .. } => Some(domain),
+        _ => None,
+    }
+}
+
+/// The driver's side of a followed clock: events the channel had no room for, one of each
+/// kind, newest last.
+#[derive(Debug)]
+pub(crate) struct ClockSink {
+    pub tx: mpsc::Sender<ClockEvent>,
+    pub waiting: VecDeque<ClockEvent>,
+}
+
+impl ClockSink {
+    /// Keeps `e`, replacing an unread event of the same kind.
+    pub fn keep(&mut self, e: ClockEvent) {
+        let kind = std::mem::discriminant(&e);
+        self.waiting.retain(|w| std::mem::discriminant(w) != kind);
+        self.waiting.push_back(e);
+    }
+
+    /// Moves what fits into the channel; true when the last event (`Ended`) went.
+    pub fn flush(&mut self) -> bool {
+        while let Some(e) = self.waiting.pop_front() {
+            let last = matches!(e, ClockEvent::Ended { .. });
+            match self.tx.try_send(e) {
+                Ok(()) => {
+                    if last {
+                        return true;
+                    }
+                }
+                Err(mpsc::error::TrySendError::Full(e)) => {
+                    self.waiting.push_front(e);
+                    return false;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => return false,
+            }
+        }
+        false
+    }
+}
