@@ -21,10 +21,11 @@ fuzz seconds="60":
     for t in $(cargo fuzz list); do echo "== $t"; extra=""; if [ "$t" = server_message ]; then extra="-max_len=4194304"; fi; cargo fuzz run -s none "$t" -- -max_total_time={{seconds}} -rss_limit_mb=2048 $extra; done
 
 # Criterion benchmarks: checked decode of a 1 MiB RowBatch frame against a bare verify of the
-# same bytes, request/reply round trips through one exchange, and typed rows of 1, 16 and 64
-# columns checked and read against a bare verify.
+# same bytes, request/reply round trips through one exchange, typed rows of 1, 16 and 64
+# columns checked and read against a bare verify, and upload chunking and download verification
+# of a 64 MiB archive (BLAKE3 included) against BLAKE3 hashing alone.
 bench:
-    cargo bench -p nervix-protocol --bench decode --bench exchange --bench rows
+    cargo bench -p nervix-protocol --bench decode --bench exchange --bench rows --bench transfers
 
 # Rewrite vectors/corpus from its builders (review the diff before committing it).
 corpus:
