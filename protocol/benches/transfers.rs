@@ -8,6 +8,8 @@
 //!   layout, to tell the machine's own cost from the layout's.
 //! * `upload_chunking`: an [`UploadCall`] turning the archive into its start and 64 KiB chunk
 //!   frames, hashing as it goes; each frame is dropped once made, as a driver does once written.
+//! * `upload_chunking_in_parts`: the same with the archive in one [`Bytes`] and each frame
+//!   made by [`UploadCall::chunk_parts`]: header and piece apart, the piece not copied.
 //! * `download_verification`: a [`BackupDownload`] fed prebuilt frames of 64 KiB chunks (start,
 //!   chunks, complete): each frame checked, its bytes hashed and handed out, the verdict given.
 
@@ -81,6 +83,23 @@ fn upload(bytes: &[u8]) -> u64 {
     written
 }
 
+fn upload_in_parts(bytes: &Bytes) -> u64 {
+    let spec = UploadSpec {
+        domain: "tenant".into(),
+        resource: "bundle".into(),
+        identity: "bench-upload".into(),
+    };
+    let mut call = UploadCall::new(spec, bytes.len() as u64, TransferConfig::upload()).unwrap();
+    let mut written = call.start(T0, FAR).unwrap().len() as u64;
+    while let Need::Piece { offset, len } = call.need() {
+        let at = offset as usize;
+        let frame = call.chunk_parts(T0, bytes.slice(at..at + len)).unwrap();
+        written += black_box(frame).len() as u64;
+    }
+    assert_eq!(call.need(), Need::Reply);
+    written
+}
+
 fn download(frames: &[Bytes], expected: ArchiveInfo) -> u64 {
     let reference = ExecutionReference::parse("bench-backup").unwrap();
     let mut call = BackupDownload::new(reference, expected, TransferConfig::download()).unwrap();
@@ -102,7 +121,9 @@ fn bench(c: &mut Criterion) {
     let expected = info(&bytes);
     let frames = download_frames(&bytes, expected);
     // Both calls do their work before they are measured.
+    let shared = Bytes::from(bytes.clone());
     assert!(upload(&bytes) > ARCHIVE as u64);
+    assert_eq!(upload_in_parts(&shared), upload(&bytes));
     assert_eq!(download(&frames, expected), ARCHIVE as u64);
 
     let mut g = c.benchmark_group("transfers_64MiB");
@@ -137,6 +158,9 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.bench_function("upload_chunking", |b| b.iter(|| upload(black_box(&bytes))));
+    g.bench_function("upload_chunking_in_parts", |b| {
+        b.iter(|| upload_in_parts(black_box(&shared)))
+    });
     g.bench_function("download_verification", |b| {
         b.iter(|| download(black_box(&frames), expected))
     });
