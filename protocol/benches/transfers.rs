@@ -129,7 +129,7 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("transfers_64MiB");
     g.throughput(Throughput::Bytes(ARCHIVE as u64))
         .sampling_mode(SamplingMode::Flat)
-        .sample_size(10);
+        .sample_size(50);
     g.bench_function("blake3_alone", |b| {
         b.iter(|| {
             let mut h = blake3::Hasher::new();
