@@ -1,0 +1,521 @@
+//! The separate calls over gRPC: [`Transfers::upload`] (`UploadResource`, a client stream),
+//! [`Transfers::backup`] (`DownloadBackup`) and [`Transfers::restore`] (`RestoreBackup`).
+//!
+//! Each runs one of the engine's call machines ([`UploadCall`], [`BackupDownload`],
+//! [`RestoreCall`]) on a stream of its own, a new HTTP/2 connection per attempt. The machine
+//! decides; this module only moves bytes: the archive is read from its file in the pieces the
+//! machine asks for (never whole, and handed to the transport without a copy through
+//! `chunk_parts`), a download is written through [`ArchiveWriter`] and reaches its name only
+//! verified, and an attempt that ends without its answer is repeated whole, under the
+//! same identity, at the leader a redirect names. The WebSocket console's calls (T-3a) are not
+//! carried yet.
+
+use crate::config::{Config, Credentials};
+use crate::net::{self, Tls};
+use crate::transport::{grpc_message, AbortOnDrop, MessageReader};
+use bytes::{BufMut, Bytes, BytesMut};
+use h2::{RecvStream, SendStream};
+use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
+use nervix_protocol::calls::*;
+use nervix_protocol::client::CommandReport;
+use nervix_protocol::endpoint::Endpoint;
+use nervix_protocol::schema::BackupDownloadFailure;
+use nervix_protocol::time::Timestamp;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The gRPC method of an upload (T-1).
+pub const UPLOAD_PATH: &str = "/nervix.session.Session/UploadResource";
+/// The gRPC method of a backup download.
+pub const DOWNLOAD_PATH: &str = "/nervix.session.Session/DownloadBackup";
+/// The gRPC method of a restore.
+pub const RESTORE_PATH: &str = "/nervix.session.Session/RestoreBackup";
+
+/// Attempts of one call before it is given up.
+const ATTEMPTS: u32 = 5;
+/// The wait before an interrupted attempt is repeated at the same endpoint.
+const PAUSE: Duration = Duration::from_millis(100);
+
+/// Why a separate call gave no result.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransferError {
+    /// The configuration names no seed endpoint.
+    #[error("no seed endpoint")]
+    NoSeed,
+    /// TLS could not be set up.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The machine refused what it was given (see [`CallError`]).
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// Reading the archive or writing the download failed.
+    #[error("archive: {0}")]
+    Io(#[from] io::Error),
+    /// The download's archive could not be put in place.
+    #[error(transparent)]
+    Commit(#[from] CommitError),
+    /// The archive is not available any more; the backup itself completed.
+    #[error("the archive is not available: {failure:?}: {message}")]
+    Unavailable {
+        /// Why.
+        failure: BackupDownloadFailure,
+        /// The server's message.
+        message: String,
+    },
+    /// Every attempt ended without an answer; `last` says how the last one ended. An upload
+    /// or restore may have taken effect when its machine says it is uncertain.
+    #[error("no answer after {attempts} attempts: {last}")]
+    GaveUp {
+        /// Attempts made.
+        attempts: u32,
+        /// How the last ended.
+        last: String,
+    },
+}
+
+/// Where and how the separate calls are made: the configuration's first seed, its credentials
+/// and TLS roots, and its connection deadline.
+pub struct Transfers {
+    seed: Endpoint,
+    credentials: Credentials,
+    tls: Option<Tls>,
+    connect_timeout: Duration,
+    origin: Instant,
+}
+
+/// One open call stream.
+struct Stream {
+    send: SendStream<Bytes>,
+    response: h2::client::ResponseFuture,
+    _conn: AbortOnDrop,
+}
+
+impl Transfers {
+    /// The calls of clients configured by `config` (gRPC seeds only).
+    pub fn new(config: &Config) -> Result<Self, TransferError> {
+        let seed = config
+            .client
+            .seeds
+            .first()
+            .cloned()
+            .ok_or(TransferError::NoSeed)?;
+        let tls = if config.roots.is_empty() {
+            None
+        } else {
+            Some(Tls::new(&config.roots).map_err(|e| TransferError::Tls(e.to_string()))?)
+        };
+        Ok(Self {
+            seed,
+            credentials: config.credentials.clone(),
+            tls,
+            connect_timeout: config.client.connect_timeout,
+            origin: Instant::now(),
+        })
+    }
+
+    fn now(&self) -> Timestamp {
+        Timestamp::from_nanos(self.origin.elapsed().as_nanos() as u64)
+    }
+
+    fn instant(&self, t: Timestamp) -> Instant {
+        let far = Instant::now() + Duration::from_secs(86_400);
+        self.origin
+            .checked_add(Duration::from_nanos(t.as_nanos()))
+            .map_or(far, |i| i.min(far))
+    }
+
+    async fn open(&self, endpoint: &Endpoint, path: &str) -> Result<Stream, String> {
+        let opened = tokio::time::timeout(self.connect_timeout, async {
+            let io = net::open(endpoint, self.tls.as_ref(), true)
+                .await
+                .map_err(|e| format!("connect: {e}"))?;
+            let (client, conn) = h2::client::Builder::new()
+                .initial_window_size(1 << 22)
+                .initial_connection_window_size(1 << 23)
+                .handshake::<net::Io, Bytes>(io)
+                .await
+                .map_err(|e| format!("http/2: {e}"))?;
+            let conn = AbortOnDrop(tokio::spawn(async move {
+                let _ = conn.await;
+            }));
+            let mut client = client.ready().await.map_err(|e| format!("http/2: {e}"))?;
+            let scheme = if endpoint.is_https() { "https" } else { "http" };
+            let request = http::Request::post(format!("{scheme}://{}{path}", endpoint.authority()))
+                .header("content-type", "application/grpc")
+                .header("te", "trailers")
+                .header("authorization", self.credentials.basic())
+                .body(())
+                .map_err(|e| format!("request: {e}"))?;
+            let (response, send) = client
+                .send_request(request, false)
+                .map_err(|e| format!("http/2: {e}"))?;
+            Ok(Stream {
+                send,
+                response,
+                _conn: conn,
+            })
+        })
+        .await;
+        opened.unwrap_or_else(|_| Err("connection deadline passed".into()))
+    }
+
+    /// Downloads the archive of the completed BACKUP `report` to `target`: written to a
+    /// temporary file beside it and renamed into place only once the machine verified every
+    /// byte. Returns the archive's path.
+    pub async fn backup(
+        &self,
+        report: &CommandReport,
+        target: &Path,
+    ) -> Result<PathBuf, TransferError> {
+        let mut call = BackupDownload::from_report(report, TransferConfig::download())?;
+        self.download(&mut call, target).await
+    }
+
+    /// Runs `call` until its archive is verified and in place at `target`.
+    pub async fn download(
+        &self,
+        call: &mut BackupDownload,
+        target: &Path,
+    ) -> Result<PathBuf, TransferError> {
+        let mut writer = ArchiveWriter::create(target)?;
+        let mut endpoint = self.seed.clone();
+        let mut last = String::new();
+        for _ in 0..ATTEMPTS {
+            writer.restart()?;
+            let step = self.download_once(call, &endpoint, &mut writer).await?;
+            match step {
+                DownloadStep::Ended(end @ DownloadEnd::Verified(_)) => {
+                    return Ok(writer.commit(&end)?);
+                }
+                DownloadStep::Ended(DownloadEnd::Unavailable { failure, message }) => {
+                    return Err(TransferError::Unavailable { failure, message });
+                }
+                DownloadStep::Redirect(leader) => {
+                    endpoint = leader.and_then(|l| l.grpc_uri).unwrap_or(endpoint);
+                }
+                other => {
+                    last = format!("{other:?}");
+                    tokio::time::sleep(PAUSE).await;
+                }
+            }
+        }
+        Err(TransferError::GaveUp {
+            attempts: call.attempts(),
+            last,
+        })
+    }
+
+    async fn download_once(
+        &self,
+        call: &mut BackupDownload,
+        endpoint: &Endpoint,
+        writer: &mut ArchiveWriter,
+    ) -> Result<DownloadStep, TransferError> {
+        let Ok(mut stream) = self.open(endpoint, DOWNLOAD_PATH).await else {
+            tokio::time::sleep(PAUSE).await;
+            return Ok(DownloadStep::Continue);
+        };
+        let request = call.start(self.now())?;
+        let sent = stream.send.send_data(grpc_message(&request), true).is_ok();
+        let mut reader = match self.response(call.poll_timeout(), stream.response).await {
+            Some(r) if sent => r,
+            _ => return Ok(self.download_lost(call)),
+        };
+        loop {
+            let deadline = call.poll_timeout().map(|t| self.instant(t));
+            let frame = match deadline {
+                Some(d) => tokio::time::timeout_at(d.into(), reader.next()).await,
+                None => Ok(reader.next().await),
+            };
+            let step = match frame {
+                Ok(Some(f)) => call.on_frame(self.now(), f),
+                Ok(None) => call.on_closed(self.now()),
+                Err(_) => call.handle_timeout(self.now()),
+            };
+            match step {
+                DownloadStep::Bytes(b) => writer.write(&b)?,
+                DownloadStep::Started | DownloadStep::Continue => {}
+                step => return Ok(step),
+            }
+        }
+    }
+
+    fn download_lost(&self, call: &mut BackupDownload) -> DownloadStep {
+        match call.on_closed(self.now()) {
+            DownloadStep::Continue => call.handle_timeout(Timestamp::from_nanos(u64::MAX)),
+            step => step,
+        }
+    }
+
+    /// The response's messages, once its headers came within the call's wait; `None` when the
+    /// call ended first (a trailers-only answer, a reset, the wait passed).
+    async fn response(
+        &self,
+        wait: Option<Timestamp>,
+        response: h2::client::ResponseFuture,
+    ) -> Option<Messages> {
+        let deadline = self.instant(wait.unwrap_or(Timestamp::from_nanos(u64::MAX)));
+        let response = tokio::time::timeout_at(deadline.into(), response)
+            .await
+            .ok()?
+            .ok()?;
+        if response.status() != http::StatusCode::OK
+            || response.headers().contains_key("grpc-status")
+        {
+            return None;
+        }
+        Some(Messages {
+            recv: response.into_body(),
+            reader: MessageReader::default(),
+        })
+    }
+
+    /// Uploads the archive in the file at `source` as `call` (U-1 to U-5): every attempt
+    /// streams the whole file from its first byte under the call's identity.
+    pub async fn upload(
+        &self,
+        call: &mut UploadCall,
+        source: &Path,
+    ) -> Result<UploadOutcome, TransferError> {
+        let mut source = ArchiveSource::open(source)?;
+        let mut endpoint = self.seed.clone();
+        let mut last = String::new();
+        for _ in 0..ATTEMPTS {
+            match self
+                .send_once(call, &endpoint, &mut source, UPLOAD_PATH)
+                .await?
+            {
+                UploadStep::Ended(outcome) => return Ok(outcome),
+                UploadStep::Redirect(leader) => {
+                    endpoint = leader.and_then(|l| l.grpc_uri).unwrap_or(endpoint);
+                }
+                other => {
+                    last = format!("{other:?}");
+                    tokio::time::sleep(PAUSE).await;
+                }
+            }
+        }
+        Err(TransferError::GaveUp {
+            attempts: call.attempts(),
+            last,
+        })
+    }
+
+    /// Restores the archive in the file at `source` as `call` (RS-1 to RS-5): every attempt
+    /// streams the whole file under the call's reference.
+    pub async fn restore(
+        &self,
+        call: &mut RestoreCall,
+        source: &Path,
+    ) -> Result<RestoreOutcome, TransferError> {
+        let mut source = ArchiveSource::open(source)?;
+        let mut endpoint = self.seed.clone();
+        let mut last = String::new();
+        for _ in 0..ATTEMPTS {
+            match self
+                .send_once(call, &endpoint, &mut source, RESTORE_PATH)
+                .await?
+            {
+                RestoreStep::Ended(outcome) => return Ok(outcome),
+                RestoreStep::Redirect(leader) => {
+                    endpoint = leader.and_then(|l| l.grpc_uri).unwrap_or(endpoint);
+                }
+                other => {
+                    last = format!("{other:?}");
+                    tokio::time::sleep(PAUSE).await;
+                }
+            }
+        }
+        Err(TransferError::GaveUp {
+            attempts: call.attempts(),
+            last,
+        })
+    }
+
+    /// One attempt of a sending call: the start, every piece, the half-close, the reply.
+    async fn send_once<C: Sending>(
+        &self,
+        call: &mut C,
+        endpoint: &Endpoint,
+        source: &mut ArchiveSource<File>,
+        path: &str,
+    ) -> Result<C::Step, TransferError> {
+        let Ok(mut stream) = self.open(endpoint, path).await else {
+            return Ok(C::unreachable(call));
+        };
+        let start = call.begin(self.now())?;
+        let mut ok = write(&mut stream.send, grpc_message(&start)).await;
+        while ok {
+            match call.need() {
+                Need::Piece { offset, len } => {
+                    let piece = source.piece_bytes(offset, len)?;
+                    let frame = match call.parts(self.now(), piece) {
+                        Ok(f) => f,
+                        Err(e) => {
+                            stream.send.send_reset(h2::Reason::CANCEL);
+                            return Err(e.into());
+                        }
+                    };
+                    let mut head = BytesMut::with_capacity(5 + frame.header().len());
+                    head.put_u8(0);
+                    head.put_u32(frame.len() as u32);
+                    head.put_slice(frame.header());
+                    let deadline = call.wait().map(|t| self.instant(t));
+                    let written = async {
+                        write(&mut stream.send, head.freeze()).await
+                            && write(&mut stream.send, frame.payload().clone()).await
+                    };
+                    ok = match deadline {
+                        Some(d) => match tokio::time::timeout_at(d.into(), written).await {
+                            Ok(w) => w,
+                            Err(_) => return Ok(call.timed_out(self.now())),
+                        },
+                        None => written.await,
+                    };
+                }
+                Need::Reply => {
+                    ok = stream.send.send_data(Bytes::new(), true).is_ok();
+                    break;
+                }
+                _ => break,
+            }
+        }
+        let Some(mut messages) = self.response(call.wait(), stream.response).await else {
+            return Ok(call.closed(self.now()));
+        };
+        let deadline = self.instant(call.wait().unwrap_or(Timestamp::from_nanos(u64::MAX)));
+        match tokio::time::timeout_at(deadline.into(), messages.next()).await {
+            Ok(Some(reply)) => Ok(call.reply(self.now(), reply)),
+            Ok(None) => Ok(call.closed(self.now())),
+            Err(_) if ok => Ok(call.timed_out(self.now())),
+            Err(_) => Ok(call.closed(self.now())),
+        }
+    }
+}
+
+/// Writes `data` within the stream's flow control; false when the stream is gone.
+async fn write(send: &mut SendStream<Bytes>, mut data: Bytes) -> bool {
+    while !data.is_empty() {
+        send.reserve_capacity(data.len());
+        match std::future::poll_fn(|cx| send.poll_capacity(cx)).await {
+            Some(Ok(n)) if n > 0 => {
+                let part = data.split_to(n.min(data.len()));
+                if send.send_data(part, false).is_err() {
+                    return false;
+                }
+            }
+            Some(Ok(_)) => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// The messages of a response body.
+struct Messages {
+    recv: RecvStream,
+    reader: MessageReader,
+}
+
+impl Messages {
+    /// The next message; `None` once the stream ended, failed or broke the framing.
+    async fn next(&mut self) -> Option<Bytes> {
+        loop {
+            match self.reader.next_message() {
+                Ok(Some(m)) => return Some(m),
+                Ok(None) => {}
+                Err(_) => return None,
+            }
+            let chunk = self.recv.data().await?.ok()?;
+            let _ = self.recv.flow_control().release_capacity(chunk.len());
+            self.reader.push(&chunk);
+        }
+    }
+}
+
+/// What uploads and restores share, for one attempt's loop.
+trait Sending {
+    type Step;
+    fn begin(&mut self, now: Timestamp) -> Result<Bytes, CallError>;
+    fn need(&self) -> Need;
+    fn parts(&mut self, now: Timestamp, piece: Bytes) -> Result<ChunkFrame, CallError>;
+    fn wait(&self) -> Option<Timestamp>;
+    fn reply(&mut self, now: Timestamp, frame: Bytes) -> Self::Step;
+    fn closed(&mut self, now: Timestamp) -> Self::Step;
+    fn timed_out(&mut self, now: Timestamp) -> Self::Step;
+    fn unreachable(&mut self) -> Self::Step;
+}
+
+/// The longest an upload attempt may run.
+const ATTEMPT: Duration = Duration::from_secs(3600);
+
+impl Sending for UploadCall {
+    type Step = UploadStep;
+    fn begin(&mut self, now: Timestamp) -> Result<Bytes, CallError> {
+        self.start(now, now + ATTEMPT)
+    }
+    fn need(&self) -> Need {
+        UploadCall::need(self)
+    }
+    fn parts(&mut self, now: Timestamp, piece: Bytes) -> Result<ChunkFrame, CallError> {
+        self.chunk_parts(now, piece)
+    }
+    fn wait(&self) -> Option<Timestamp> {
+        self.poll_timeout()
+    }
+    fn reply(&mut self, now: Timestamp, frame: Bytes) -> UploadStep {
+        self.on_reply(now, frame)
+    }
+    fn closed(&mut self, now: Timestamp) -> UploadStep {
+        self.on_closed(now)
+    }
+    fn timed_out(&mut self, now: Timestamp) -> UploadStep {
+        match self.handle_timeout(now) {
+            UploadStep::Continue => self.on_closed(now),
+            step => step,
+        }
+    }
+    fn unreachable(&mut self) -> UploadStep {
+        UploadStep::Interrupted {
+            cause: Interruption::Transport,
+            uncertain: self.is_uncertain(),
+        }
+    }
+}
+
+impl Sending for RestoreCall {
+    type Step = RestoreStep;
+    fn begin(&mut self, now: Timestamp) -> Result<Bytes, CallError> {
+        self.start(now)
+    }
+    fn need(&self) -> Need {
+        RestoreCall::need(self)
+    }
+    fn parts(&mut self, now: Timestamp, piece: Bytes) -> Result<ChunkFrame, CallError> {
+        self.chunk_parts(now, piece)
+    }
+    fn wait(&self) -> Option<Timestamp> {
+        self.poll_timeout()
+    }
+    fn reply(&mut self, now: Timestamp, frame: Bytes) -> RestoreStep {
+        self.on_reply(now, frame)
+    }
+    fn closed(&mut self, now: Timestamp) -> RestoreStep {
+        self.on_closed(now)
+    }
+    fn timed_out(&mut self, now: Timestamp) -> RestoreStep {
+        match self.handle_timeout(now) {
+            RestoreStep::Continue => self.on_closed(now),
+            step => step,
+        }
+    }
+    fn unreachable(&mut self) -> RestoreStep {
+        RestoreStep::Interrupted {
+            cause: Interruption::Transport,
+            uncertain: self.is_uncertain(),
+        }
+    }
+}
