@@ -20,6 +20,10 @@ pub const UPLOAD_PATH: &str = "/nervix.session.Session/UploadResource";
 pub const DOWNLOAD_PATH: &str = "/nervix.session.Session/DownloadBackup";
 /// The gRPC method of a restore.
 pub const RESTORE_PATH: &str = "/nervix.session.Session/RestoreBackup";
+/// The console's backup download (T-3a).
+pub const DOWNLOAD_WS_PATH: &str = "/console/backups/download";
+/// The console's restore (T-3a).
+pub const RESTORE_WS_PATH: &str = "/console/backups/restore";
 
 const OK: u32 = 0;
 const UNAVAILABLE: u32 = 14;
@@ -34,6 +38,89 @@ pub(crate) fn kind_of(path: &str) -> Option<CallKind> {
         RESTORE_PATH => Some(CallKind::Restore),
         _ => None,
     }
+}
+
+/// The call a console path names, if it names one (T-3a).
+pub(crate) fn ws_kind_of(path: &str) -> Option<CallKind> {
+    match path {
+        DOWNLOAD_WS_PATH => Some(CallKind::Download),
+        RESTORE_WS_PATH => Some(CallKind::Restore),
+        _ => None,
+    }
+}
+
+/// Serves one separate call on an accepted console WebSocket: binary messages in as frames,
+/// the node's frames out as binary messages, its end as a normal close (1000), and a node
+/// that is down as 1001.
+pub(crate) async fn serve_ws<T>(
+    ws: tokio_tungstenite::WebSocketStream<T>,
+    shared: Shared,
+    node: usize,
+    kind: CallKind,
+) where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+    use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+    use tokio_tungstenite::tungstenite::Message;
+    let close = |code: u16| {
+        Message::Close(Some(CloseFrame {
+            code: CloseCode::from(code),
+            reason: "".into(),
+        }))
+    };
+    let (mut sink, mut source) = ws.split();
+    let opened = {
+        let mut s = lock(&shared);
+        let now = s.now();
+        let endpoint = s.grpc_endpoints[node].clone();
+        s.cluster.open_call(now, &endpoint, kind)
+    };
+    let Ok(id) = opened else {
+        let _ = sink.send(close(1001)).await;
+        return;
+    };
+    while let Some(m) = source.next().await {
+        let outs = match m {
+            Ok(Message::Binary(b)) => {
+                let mut s = lock(&shared);
+                let now = s.now();
+                s.cluster.call_frame(now, id, b);
+                drain(&mut s.cluster, id)
+            }
+            Ok(Message::Close(_)) => {
+                // The client left: the call ends as a transport failure would.
+                end(&shared, id, false);
+                return;
+            }
+            Ok(Message::Text(_)) => {
+                end(&shared, id, false);
+                let _ = sink.send(close(1003)).await;
+                return;
+            }
+            Ok(_) => continue,
+            Err(_) => {
+                end(&shared, id, false);
+                return;
+            }
+        };
+        for out in outs {
+            match out {
+                CallOutput::Frame(f) => {
+                    if sink.send(Message::Binary(f)).await.is_err() {
+                        end(&shared, id, false);
+                        return;
+                    }
+                }
+                CallOutput::Close => {
+                    let _ = sink.send(close(1000)).await;
+                    return;
+                }
+            }
+        }
+    }
+    end(&shared, id, false);
 }
 
 fn status(code: u32) -> HeaderMap {

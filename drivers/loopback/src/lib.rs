@@ -26,7 +26,7 @@ mod calls;
 mod grpc;
 mod ws;
 
-pub use calls::{DOWNLOAD_PATH, RESTORE_PATH, UPLOAD_PATH};
+pub use calls::{DOWNLOAD_PATH, DOWNLOAD_WS_PATH, RESTORE_PATH, RESTORE_WS_PATH, UPLOAD_PATH};
 
 use base64::Engine as _;
 use bytes::Bytes;
