@@ -7,10 +7,15 @@
 //! machine asks for (never whole, and handed to the transport without a copy through
 //! `chunk_parts`), a download is written through [`ArchiveWriter`] and reaches its name only
 //! verified, and an attempt that ends without its answer is repeated whole, under the
-//! same identity, at the leader a redirect names. The WebSocket console's calls (T-3a) are not
-//! carried yet.
+//! same identity, at the leader a redirect names.
+//!
+//! With a WebSocket configuration, downloads and restores go to the console instead (T-3a):
+//! `/console/backups/download` and `/console/backups/restore`, one connection per attempt,
+//! binary messages carrying exactly the frames of the gRPC calls; a restore's connection stays
+//! open after its last chunk until the reply, and a close with 1001 is a transport failure.
+//! Uploads have no console call: they need a gRPC configuration.
 
-use crate::config::{Config, Credentials};
+use crate::config::{Config, Credentials, Transport, WsAuth};
 use crate::net::{self, Tls};
 use crate::transport::{grpc_message, AbortOnDrop, MessageReader};
 use bytes::{BufMut, Bytes, BytesMut};
@@ -32,6 +37,10 @@ pub const UPLOAD_PATH: &str = "/nervix.session.Session/UploadResource";
 pub const DOWNLOAD_PATH: &str = "/nervix.session.Session/DownloadBackup";
 /// The gRPC method of a restore.
 pub const RESTORE_PATH: &str = "/nervix.session.Session/RestoreBackup";
+/// The console's backup download (T-3a).
+pub const DOWNLOAD_WS_PATH: &str = "/console/backups/download";
+/// The console's restore (T-3a).
+pub const RESTORE_WS_PATH: &str = "/console/backups/restore";
 
 /// Attempts of one call before it is given up.
 const ATTEMPTS: u32 = 5;
@@ -45,6 +54,9 @@ pub enum TransferError {
     /// The configuration names no seed endpoint.
     #[error("no seed endpoint")]
     NoSeed,
+    /// An upload with a WebSocket configuration: uploads are gRPC calls only (T-1).
+    #[error("uploads need a gRPC configuration")]
+    UploadNeedsGrpc,
     /// TLS could not be set up.
     #[error("TLS: {0}")]
     Tls(String),
@@ -83,8 +95,11 @@ pub struct Transfers {
     credentials: Credentials,
     tls: Option<Tls>,
     connect_timeout: Duration,
+    transport: Transport,
     origin: Instant,
 }
+
+type Ws = tokio_tungstenite::WebSocketStream<net::Io>;
 
 /// One open call stream.
 struct Stream {
@@ -112,6 +127,7 @@ impl Transfers {
             credentials: config.credentials.clone(),
             tls,
             connect_timeout: config.client.connect_timeout,
+            transport: config.transport,
             origin: Instant::now(),
         })
     }
@@ -162,6 +178,137 @@ impl Transfers {
         opened.unwrap_or_else(|_| Err("connection deadline passed".into()))
     }
 
+    /// The endpoint a redirect leads to on this transport.
+    fn leader(&self, leader: Option<Leader>) -> Option<Endpoint> {
+        let l = leader?;
+        match self.transport {
+            Transport::WebSocket(_) => l.web_console_uri,
+            _ => l.grpc_uri,
+        }
+    }
+
+    async fn open_ws(&self, endpoint: &Endpoint, path: &str, auth: WsAuth) -> Result<Ws, String> {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+        let opened = tokio::time::timeout(self.connect_timeout, async {
+            let io = net::open(endpoint, self.tls.as_ref(), false)
+                .await
+                .map_err(|e| format!("connect: {e}"))?;
+            let scheme = if endpoint.is_https() { "wss" } else { "ws" };
+            let mut url = format!("{scheme}://{}{path}", endpoint.authority());
+            if auth == WsAuth::Query {
+                url = format!("{url}?auth={}", self.credentials.query_value());
+            }
+            let mut request = url
+                .into_client_request()
+                .map_err(|e| format!("request: {e}"))?;
+            if auth == WsAuth::Header {
+                let v = http::HeaderValue::from_str(&self.credentials.basic())
+                    .map_err(|e| format!("request: {e}"))?;
+                request.headers_mut().insert("authorization", v);
+            }
+            let limit = nervix_protocol::limits::FRAME_LIMIT;
+            let config = WebSocketConfig::default()
+                .max_message_size(Some(limit))
+                .max_frame_size(Some(limit));
+            tokio_tungstenite::client_async_with_config(request, io, Some(config))
+                .await
+                .map(|(ws, _)| ws)
+                .map_err(|e| format!("websocket: {e}"))
+        })
+        .await;
+        opened.unwrap_or_else(|_| Err("connection deadline passed".into()))
+    }
+
+    /// The next binary message within `wait`: `Ok(None)` when the connection closed or
+    /// failed (a close with 1001 included, T-3a), `Err(())` when the wait passed.
+    async fn next_ws(&self, ws: &mut Ws, wait: Option<Timestamp>) -> Result<Option<Bytes>, ()> {
+        use futures_util::StreamExt;
+        use tokio_tungstenite::tungstenite::Message;
+        let deadline = self.instant(wait.unwrap_or(Timestamp::from_nanos(u64::MAX)));
+        loop {
+            match tokio::time::timeout_at(deadline.into(), ws.next()).await {
+                Err(_) => return Err(()),
+                Ok(Some(Ok(Message::Binary(b)))) => return Ok(Some(b)),
+                Ok(Some(Ok(Message::Close(_)))) | Ok(Some(Err(_))) | Ok(None) => return Ok(None),
+                Ok(Some(Ok(_))) => {}
+            }
+        }
+    }
+
+    async fn download_once_ws(
+        &self,
+        call: &mut BackupDownload,
+        endpoint: &Endpoint,
+        auth: WsAuth,
+        writer: &mut ArchiveWriter,
+    ) -> Result<DownloadStep, TransferError> {
+        use futures_util::SinkExt;
+        use tokio_tungstenite::tungstenite::Message;
+        let Ok(mut ws) = self.open_ws(endpoint, DOWNLOAD_WS_PATH, auth).await else {
+            return Ok(DownloadStep::Continue);
+        };
+        let request = call.start(self.now())?;
+        if ws.send(Message::Binary(request)).await.is_err() {
+            return Ok(self.download_lost(call));
+        }
+        loop {
+            let step = match self.next_ws(&mut ws, call.poll_timeout()).await {
+                Ok(Some(f)) => call.on_frame(self.now(), f),
+                Ok(None) => call.on_closed(self.now()),
+                Err(()) => call.handle_timeout(self.now()),
+            };
+            match step {
+                DownloadStep::Bytes(b) => writer.write(&b)?,
+                DownloadStep::Started | DownloadStep::Continue => {}
+                step => {
+                    let _ = ws.close(None).await;
+                    return Ok(step);
+                }
+            }
+        }
+    }
+
+    /// One restore attempt on the console: the start, every chunk, and the connection kept
+    /// open after the last until the reply (T-3a).
+    async fn restore_once_ws(
+        &self,
+        call: &mut RestoreCall,
+        endpoint: &Endpoint,
+        auth: WsAuth,
+        source: &mut ArchiveSource<File>,
+    ) -> Result<RestoreStep, TransferError> {
+        use futures_util::SinkExt;
+        use tokio_tungstenite::tungstenite::Message;
+        let Ok(mut ws) = self.open_ws(endpoint, RESTORE_WS_PATH, auth).await else {
+            return Ok(call.unreachable());
+        };
+        let start = call.start(self.now())?;
+        let mut ok = ws.send(Message::Binary(start)).await.is_ok();
+        while ok {
+            let Need::Piece { offset, len } = call.need() else {
+                break;
+            };
+            let piece = source.piece(offset, len)?;
+            let frame = call.chunk(self.now(), piece)?;
+            let wait = call
+                .poll_timeout()
+                .unwrap_or(Timestamp::from_nanos(u64::MAX));
+            let sent = ws.send(Message::Binary(frame));
+            ok = match tokio::time::timeout_at(self.instant(wait).into(), sent).await {
+                Ok(r) => r.is_ok(),
+                Err(_) => return Ok(call.timed_out(self.now())),
+            };
+        }
+        let step = match self.next_ws(&mut ws, call.poll_timeout()).await {
+            Ok(Some(reply)) => call.on_reply(self.now(), reply),
+            Ok(None) => call.on_closed(self.now()),
+            Err(()) => call.timed_out(self.now()),
+        };
+        let _ = ws.close(None).await;
+        Ok(step)
+    }
+
     /// Downloads the archive of the completed BACKUP `report` to `target`: written to a
     /// temporary file beside it and renamed into place only once the machine verified every
     /// byte. Returns the archive's path.
@@ -185,7 +332,13 @@ impl Transfers {
         let mut last = String::new();
         for _ in 0..ATTEMPTS {
             writer.restart()?;
-            let step = self.download_once(call, &endpoint, &mut writer).await?;
+            let step = match self.transport {
+                Transport::WebSocket(auth) => {
+                    self.download_once_ws(call, &endpoint, auth, &mut writer)
+                        .await?
+                }
+                _ => self.download_once(call, &endpoint, &mut writer).await?,
+            };
             match step {
                 DownloadStep::Ended(end @ DownloadEnd::Verified(_)) => {
                     return Ok(writer.commit(&end)?);
@@ -194,7 +347,7 @@ impl Transfers {
                     return Err(TransferError::Unavailable { failure, message });
                 }
                 DownloadStep::Redirect(leader) => {
-                    endpoint = leader.and_then(|l| l.grpc_uri).unwrap_or(endpoint);
+                    endpoint = self.leader(leader).unwrap_or(endpoint);
                 }
                 other => {
                     last = format!("{other:?}");
@@ -280,6 +433,9 @@ impl Transfers {
         call: &mut UploadCall,
         source: &Path,
     ) -> Result<UploadOutcome, TransferError> {
+        if self.transport != Transport::Grpc {
+            return Err(TransferError::UploadNeedsGrpc);
+        }
         let mut source = ArchiveSource::open(source)?;
         let mut endpoint = self.seed.clone();
         let mut last = String::new();
@@ -290,7 +446,7 @@ impl Transfers {
             {
                 UploadStep::Ended(outcome) => return Ok(outcome),
                 UploadStep::Redirect(leader) => {
-                    endpoint = leader.and_then(|l| l.grpc_uri).unwrap_or(endpoint);
+                    endpoint = self.leader(leader).unwrap_or(endpoint);
                 }
                 other => {
                     last = format!("{other:?}");
@@ -315,13 +471,20 @@ impl Transfers {
         let mut endpoint = self.seed.clone();
         let mut last = String::new();
         for _ in 0..ATTEMPTS {
-            match self
-                .send_once(call, &endpoint, &mut source, RESTORE_PATH)
-                .await?
-            {
+            let step = match self.transport {
+                Transport::WebSocket(auth) => {
+                    self.restore_once_ws(call, &endpoint, auth, &mut source)
+                        .await?
+                }
+                _ => {
+                    self.send_once(call, &endpoint, &mut source, RESTORE_PATH)
+                        .await?
+                }
+            };
+            match step {
                 RestoreStep::Ended(outcome) => return Ok(outcome),
                 RestoreStep::Redirect(leader) => {
-                    endpoint = leader.and_then(|l| l.grpc_uri).unwrap_or(endpoint);
+                    endpoint = self.leader(leader).unwrap_or(endpoint);
                 }
                 other => {
                     last = format!("{other:?}");

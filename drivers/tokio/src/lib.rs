@@ -38,7 +38,10 @@ mod driver;
 mod net;
 mod transport;
 
-pub use calls::{TransferError, Transfers, DOWNLOAD_PATH, RESTORE_PATH, UPLOAD_PATH};
+pub use calls::{
+    TransferError, Transfers, DOWNLOAD_PATH, DOWNLOAD_WS_PATH, RESTORE_PATH, RESTORE_WS_PATH,
+    UPLOAD_PATH,
+};
 pub use config::{percent_encode, Config, ConfigError, Credentials, Transport, WsAuth};
 pub use transport::{
     console_url, grpc_message, End, MessageError, MessageReader, CONSOLE_PATH, EXCHANGE_PATH,

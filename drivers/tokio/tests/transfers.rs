@@ -1,13 +1,13 @@
-//! The separate calls over real gRPC streams against the loopback cluster: a backup's archive
-//! downloaded to disk only once verified, restored from that file, and a resource uploaded
-//! from a file, each streamed in pieces by its machine.
+//! The separate calls over real gRPC streams and console WebSockets against the loopback
+//! cluster: a backup's archive downloaded to disk only once verified, restored from that file,
+//! and a resource uploaded from a file, each streamed in pieces by its machine.
 
 use nervix_loopback::{Loopback, LoopbackConfig};
 use nervix_protocol::calls::*;
 use nervix_protocol::command::ExecutionReference;
 use nervix_protocol::schema::{BackupDownloadFailure, OutcomeOrigin};
 use nervix_tokio::{
-    Client, CommandResult, Config, Credentials, TransferError, Transfers, Transport,
+    Client, CommandResult, Config, Credentials, TransferError, Transfers, Transport, WsAuth,
 };
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -24,20 +24,23 @@ fn block<F: Future>(f: F) -> F::Output {
 }
 
 fn setup(name: &str) -> (Loopback, Config, PathBuf) {
+    setup_on(name, Transport::Grpc)
+}
+
+fn setup_on(name: &str, transport: Transport) -> (Loopback, Config, PathBuf) {
     let lb = Loopback::start(LoopbackConfig {
         nodes: 1,
         users: vec![("nervix".into(), "nervix".into())],
         ..LoopbackConfig::default()
     })
     .unwrap();
-    let seeds: Vec<&str> = lb.grpc_endpoints().iter().map(String::as_str).collect();
-    let config = Config::new(
-        &seeds,
-        Credentials::new("nervix", "nervix"),
-        Transport::Grpc,
-    )
-    .unwrap()
-    .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    let seeds: Vec<&str> = match transport {
+        Transport::Grpc => lb.grpc_endpoints().iter().map(String::as_str).collect(),
+        _ => lb.console_endpoints().iter().map(String::as_str).collect(),
+    };
+    let config = Config::new(&seeds, Credentials::new("nervix", "nervix"), transport)
+        .unwrap()
+        .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
     let dir = std::env::temp_dir().join(format!("nervix-tokio-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -187,4 +190,73 @@ fn t_1_upload_resource_is_a_client_stream_that_installs_the_file() {
         );
     });
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn t_3a_console_download_and_restore_each_on_their_own_connection() {
+    for auth in [WsAuth::Header, WsAuth::Query] {
+        let (lb, config, dir) = setup_on("console", Transport::WebSocket(auth));
+        block(async {
+            let client = Client::connect(config.clone()).await.unwrap();
+            let CommandResult::Completed(report) =
+                client.execute("BACKUP DOMAIN tenant").await.unwrap()
+            else {
+                panic!("the backup did not complete");
+            };
+            let transfers = Transfers::new(&config).unwrap();
+            let archive = transfers
+                .backup(&report, &dir.join("tenant.nxb"))
+                .await
+                .unwrap();
+            let info = info_of(&archive);
+            let expected = BackupDownload::from_report(&report, TransferConfig::download())
+                .unwrap()
+                .expected();
+            assert_eq!(info, expected);
+            let mut call = RestoreCall::new(
+                ExecutionReference::parse("restore-ws-1").unwrap(),
+                "RESTORE DOMAIN tenant AS tenant_copy",
+                info,
+                TransferConfig::restore().with_chunk_size(1000),
+            )
+            .unwrap();
+            let outcome = transfers.restore(&mut call, &archive).await.unwrap();
+            assert!(
+                matches!(
+                    outcome,
+                    RestoreOutcome::Completed {
+                        summary: Some(_),
+                        ..
+                    }
+                ),
+                "{outcome:?}"
+            );
+            // Uploads have no console call.
+            let mut up = UploadCall::new(
+                UploadSpec {
+                    domain: "tenant".into(),
+                    resource: "model".into(),
+                    identity: "upload-ws-1".into(),
+                },
+                info.total_bytes,
+                TransferConfig::upload(),
+            )
+            .unwrap();
+            assert!(matches!(
+                transfers.upload(&mut up, &archive).await,
+                Err(TransferError::UploadNeedsGrpc)
+            ));
+        });
+        // Each call came on a console connection of its own, at its own path.
+        let paths: Vec<String> = lb.stats().calls.iter().map(|c| c.path.clone()).collect();
+        assert!(
+            paths.iter().any(|p| p == "/console/backups/download"),
+            "{paths:?}"
+        );
+        assert!(
+            paths.iter().any(|p| p == "/console/backups/restore"),
+            "{paths:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
