@@ -21,13 +21,14 @@ fuzz seconds="60":
     for t in $(cargo fuzz list); do echo "== $t"; extra=""; if [ "$t" = server_message ]; then extra="-max_len=4194304"; fi; cargo fuzz run -s none "$t" -- -max_total_time={{seconds}} -rss_limit_mb=2048 $extra; done
 
 # Criterion benchmarks: checked decode of a 1 MiB RowBatch frame against a bare verify of the
-# same bytes, request/reply round trips through one exchange, and typed rows of 1, 16 and 64
-# columns checked and read against a bare verify, and Arrow IPC batches of 8 typed columns built and
-# submitted through a producer (against StreamWriter) and decoded and checked (against StreamReader);
-# then over real sockets on 127.0.0.1, round trips through the tokio driver against bare
+# same bytes, request/reply round trips through one exchange, typed rows of 1, 16 and 64
+# columns checked and read against a bare verify, Arrow IPC batches of 8 typed columns built and
+# submitted through a producer (against StreamWriter) and decoded and checked (against StreamReader),
+# and upload chunking and download verification of a 64 MiB archive against BLAKE3 alone; then
+# over real sockets on 127.0.0.1, round trips through the tokio driver against bare
 # tokio-tungstenite and h2 echoes of the same frames, and rows per second through a subscription.
 bench:
-    cargo bench -p nervix-protocol --bench decode --bench exchange --bench rows --bench batches
+    cargo bench -p nervix-protocol --bench decode --bench exchange --bench rows --bench batches --bench transfers
     cargo bench -p nervix-tokio --bench loopback
 
 # Rewrite vectors/corpus from its builders (review the diff before committing it).

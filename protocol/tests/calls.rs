@@ -1834,6 +1834,82 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The two-part frames of an upload are byte for byte the frames `chunk` makes of the same
+    /// pieces, each part holds the caller's piece itself (not a copy), and the call ends each
+    /// way in the same state.
+    #[test]
+    fn u_1_chunk_parts_are_the_chunk_frames_without_copying_the_piece(
+        len in 1usize..20_000,
+        chunk in 1usize..4_000,
+    ) {
+        let bytes = Bytes::from(archive(len, 6));
+        let cfg = TransferConfig::upload().with_chunk_size(chunk);
+        let mut one = UploadCall::new(spec("parts"), len as u64, cfg).unwrap();
+        let mut two = UploadCall::new(spec("parts"), len as u64, cfg).unwrap();
+        prop_assert_eq!(one.start(T0, FAR).unwrap(), two.start(T0, FAR).unwrap());
+        let mut frames = 0usize;
+        while let Need::Piece { offset, len } = one.need() {
+            prop_assert_eq!(two.need(), Need::Piece { offset, len });
+            let o = offset as usize;
+            let piece = bytes.slice(o..o + len);
+            let whole = one.chunk(T0, &piece).unwrap();
+            let parts = two.chunk_parts(T0, piece.clone()).unwrap();
+            prop_assert_eq!(parts.payload().as_ptr(), piece.as_ptr());
+            prop_assert_eq!(parts.len(), whole.len());
+            prop_assert_eq!(&parts.to_bytes(), &whole);
+            let part = upload_part(&parts.to_bytes());
+            let UploadPartT::UploadChunk(c) = part else {
+                return Err(TestCaseError::fail("not a chunk"));
+            };
+            prop_assert_eq!(&c.bytes[..], &piece[..]);
+            frames += 1;
+        }
+        prop_assert_eq!(frames, len.div_ceil(chunk));
+        prop_assert_eq!((one.need(), two.need()), (Need::Reply, Need::Reply));
+    }
+
+    /// A restore's two-part frames are its chunk frames, and changed bytes given in parts
+    /// withhold the last frame just as given as slices.
+    #[test]
+    fn rs_2_chunk_parts_carry_the_same_frames_and_withhold_changed_bytes(
+        len in 1usize..20_000,
+        chunk in 1usize..4_000,
+        at in any::<prop::sample::Index>(),
+    ) {
+        let bytes = Bytes::from(archive(len, 7));
+        let cfg = TransferConfig::restore().with_chunk_size(chunk);
+        let new = || RestoreCall::new(
+            ExecutionReference::parse(REF).unwrap(), "RESTORE DOMAIN a", info(&bytes), cfg,
+        ).unwrap();
+        let (mut one, mut two) = (new(), new());
+        one.start(T0).unwrap();
+        two.start(T0).unwrap();
+        while let Need::Piece { offset, len } = one.need() {
+            let o = offset as usize;
+            let whole = one.chunk(T0, &bytes[o..o + len]).unwrap();
+            let parts = two.chunk_parts(T0, bytes.slice(o..o + len)).unwrap();
+            prop_assert_eq!(parts.to_bytes(), whole);
+        }
+        prop_assert_eq!(two.need(), Need::Reply);
+        two.on_closed(T0);
+        let mut bad = bytes.to_vec();
+        bad[at.index(len)] ^= 0x80;
+        let bad = Bytes::from(bad);
+        two.start(T0).unwrap();
+        let mut result = Ok(());
+        while let Need::Piece { offset, len } = two.need() {
+            let o = offset as usize;
+            result = two.chunk_parts(T0, bad.slice(o..o + len)).map(|_| ());
+            if result.is_err() { break; }
+        }
+        prop_assert_eq!(result, Err(CallError::ArchiveChanged));
+        prop_assert_eq!(two.need(), Need::Start);
+    }
+}
+
 #[test]
 fn u_1_the_largest_chunk_is_one_frame_within_the_limits() {
     // A chunk size beyond what one frame may carry is refused.

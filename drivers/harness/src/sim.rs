@@ -234,6 +234,17 @@ impl Simulation {
         &self.cluster
     }
 
+    /// The cluster, to serve the separate calls (uploads, downloads, restores) an application
+    /// drives itself; see [`crate::transfers`].
+    pub fn cluster_mut(&mut self) -> &mut SimCluster {
+        &mut self.cluster
+    }
+
+    /// The last result the application saw for command `h`, if it ended.
+    pub fn command_result(&self, h: CommandHandle) -> Option<&CommandResult> {
+        self.command_results.get(&h).and_then(|r| r.last())
+    }
+
     /// The virtual time.
     pub fn now(&self) -> Timestamp {
         self.now

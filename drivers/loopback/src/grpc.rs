@@ -120,6 +120,9 @@ async fn stream(
     alpn: Option<String>,
 ) {
     let path = req.uri().path().to_string();
+    if let Some(kind) = crate::calls::kind_of(&path) {
+        return crate::calls::serve(req, respond, l, alpn, kind).await;
+    }
     let auth = header_auth(req.headers().get("authorization"));
     let mut body = req.into_body();
     let shared: Shared = l.shared.clone();

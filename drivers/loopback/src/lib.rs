@@ -22,8 +22,11 @@
 //! The server runs on a thread and runtime of its own, so blocking and async clients alike can
 //! be pointed at it; dropping the [`Loopback`] stops it.
 
+mod calls;
 mod grpc;
 mod ws;
+
+pub use calls::{DOWNLOAD_PATH, DOWNLOAD_WS_PATH, RESTORE_PATH, RESTORE_WS_PATH, UPLOAD_PATH};
 
 use base64::Engine as _;
 use bytes::Bytes;

@@ -96,6 +96,8 @@ where
     let node = l.node;
     let accepted = Arc::new(Mutex::new(false));
     let flag = accepted.clone();
+    let kind = Arc::new(Mutex::new(None));
+    let kind_seen = kind.clone();
     let check = move |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
         let path = req.uri().path().to_string();
         let auth = match req.headers().get("authorization") {
@@ -103,7 +105,9 @@ where
             None => query_auth(req.uri().query()).unwrap_or(AuthSeen::Missing),
         };
         let mut s = lock(&shared);
-        let verdict = if path != CONSOLE_PATH {
+        let call = crate::calls::ws_kind_of(&path);
+        *kind_seen.lock().unwrap_or_else(|e| e.into_inner()) = call;
+        let verdict = if path != CONSOLE_PATH && call.is_none() {
             Err(404)
         } else {
             s.check(&auth).map_err(|busy| if busy { 503 } else { 401 })
@@ -132,6 +136,10 @@ where
         return;
     };
     let shared = l.shared.clone();
+    let call = *kind.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(kind) = call {
+        return crate::calls::serve_ws(ws, shared, node, kind).await;
+    }
     let (mut sink, mut source) = ws.split();
     let opened = lock(&shared).open(node);
     let Some((conn, mut rx)) = opened else {

@@ -8,8 +8,11 @@
 //!   place only when the download's verdict is [`DownloadEnd::Verified`]. A failed, cut or
 //!   abandoned download, or a process killed mid-way, leaves nothing under the final name.
 //! * [`ArchiveSource`]: an archive read in the pieces a sending call asks for, never whole in
-//!   memory, and [`ArchiveSource::info`], its size and BLAKE3 digest in one streaming pass.
+//!   memory, and [`ArchiveSource::info`], its size and BLAKE3 digest in one streaming pass;
+//!   [`ArchiveSource::piece_bytes`] reads each piece into a buffer a call's `chunk_parts`
+//!   passes on without copying.
 
+use bytes::{Bytes, BytesMut};
 use nervix_protocol::calls::{ArchiveDigest, ArchiveInfo, DownloadEnd};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -180,6 +183,7 @@ pub struct ArchiveSource<R> {
     reader: R,
     at: u64,
     buf: Vec<u8>,
+    arena: BytesMut,
 }
 
 impl ArchiveSource<File> {
@@ -196,6 +200,7 @@ impl<R: Read + Seek> ArchiveSource<R> {
             reader,
             at: 0,
             buf: Vec::new(),
+            arena: BytesMut::new(),
         }
     }
 
@@ -220,20 +225,45 @@ impl<R: Read + Seek> ArchiveSource<R> {
     /// Up to `len` bytes at `offset` (at least one unless the archive ends there): the piece a
     /// call's `Need::Piece { offset, len }` asks for. A repeat from offset 0 seeks back.
     pub fn piece(&mut self, offset: u64, len: usize) -> io::Result<&[u8]> {
+        self.seek_to(offset)?;
+        self.buf.resize(len, 0);
+        let filled = fill(&mut self.reader, &mut self.buf)?;
+        self.at += filled as u64;
+        Ok(&self.buf[..filled])
+    }
+
+    /// As [`ArchiveSource::piece`], the piece read into a [`Bytes`] of its own, for a call's
+    /// `chunk_parts`: the bytes go from the reader to the transport without another copy. The
+    /// memory is reused once every earlier piece was let go.
+    pub fn piece_bytes(&mut self, offset: u64, len: usize) -> io::Result<Bytes> {
+        self.seek_to(offset)?;
+        self.arena.clear();
+        self.arena.reserve(len);
+        self.arena.resize(len, 0);
+        let filled = fill(&mut self.reader, &mut self.arena)?;
+        self.arena.truncate(filled);
+        self.at += filled as u64;
+        Ok(self.arena.split().freeze())
+    }
+
+    fn seek_to(&mut self, offset: u64) -> io::Result<()> {
         if offset != self.at {
             self.reader.seek(SeekFrom::Start(offset))?;
             self.at = offset;
         }
-        self.buf.resize(len, 0);
-        let mut filled = 0;
-        while filled < len {
-            let n = self.reader.read(&mut self.buf[filled..])?;
-            if n == 0 {
-                break;
-            }
-            filled += n;
-        }
-        self.at += filled as u64;
-        Ok(&self.buf[..filled])
+        Ok(())
     }
+}
+
+/// Reads into all of `buf` unless the reader ends first; returns the bytes read.
+fn fill(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        let n = reader.read(&mut buf[filled..])?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+    }
+    Ok(filled)
 }

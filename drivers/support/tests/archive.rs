@@ -2,8 +2,11 @@
 //! download killed mid-way leaves nothing under that name.
 
 use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
-use nervix_protocol::calls::{ArchiveDigest, ArchiveInfo, DownloadEnd};
+use nervix_protocol::calls::{
+    ArchiveDigest, ArchiveInfo, DownloadEnd, Need, TransferConfig, UploadCall, UploadSpec,
+};
 use nervix_protocol::schema::BackupDownloadFailure;
+use nervix_protocol::time::Timestamp;
 use std::io::{BufRead, BufReader, Cursor};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -174,4 +177,37 @@ fn a_4_a_source_reads_the_pieces_asked_for_and_its_digest_in_one_pass() {
     assert_eq!(s.piece(0, 3).unwrap(), &bytes[..3]);
     // Past the end: a short piece.
     assert_eq!(s.piece(4998, 10).unwrap(), &bytes[4998..]);
+}
+
+#[test]
+fn u_1_source_pieces_as_bytes_feed_chunk_parts_with_the_frames_of_chunk() {
+    let bytes: Vec<u8> = (0..=250u8).cycle().take(10_000).collect();
+    let spec = || UploadSpec {
+        domain: "tenant".into(),
+        resource: "bundle".into(),
+        identity: "src-1".into(),
+    };
+    let cfg = TransferConfig::upload().with_chunk_size(3000);
+    let mut s = ArchiveSource::new(Cursor::new(bytes.clone()));
+    let mut one = UploadCall::new(spec(), bytes.len() as u64, cfg).unwrap();
+    let mut two = UploadCall::new(spec(), bytes.len() as u64, cfg).unwrap();
+    let far = Timestamp::from_nanos(u64::MAX);
+    one.start(Timestamp::ZERO, far).unwrap();
+    two.start(Timestamp::ZERO, far).unwrap();
+    let mut kept = Vec::new();
+    while let Need::Piece { offset, len } = two.need() {
+        let piece = s.piece_bytes(offset, len).unwrap();
+        assert_eq!(&piece[..], &bytes[offset as usize..offset as usize + len]);
+        let whole = one.chunk(Timestamp::ZERO, &piece).unwrap();
+        let parts = two.chunk_parts(Timestamp::ZERO, piece.clone()).unwrap();
+        assert_eq!(parts.payload().as_ptr(), piece.as_ptr());
+        assert_eq!(parts.to_bytes(), whole);
+        // Pieces still held are never overwritten by the next read.
+        kept.push(piece);
+    }
+    assert_eq!(two.need(), Need::Reply);
+    assert_eq!(kept.concat(), bytes);
+    // A repeat from the first byte seeks back; past the end, a short piece.
+    assert_eq!(&s.piece_bytes(0, 5).unwrap()[..], &bytes[..5]);
+    assert_eq!(&s.piece_bytes(9_998, 10).unwrap()[..], &bytes[9_998..]);
 }

@@ -4,11 +4,14 @@
 
 use futures_util::StreamExt;
 use nervix_loopback::{Loopback, LoopbackConfig};
+use nervix_protocol::calls::{ArchiveDigest, RestoreCall, RestoreOutcome, TransferConfig};
+use nervix_protocol::client::CommandReport;
+use nervix_protocol::command::ExecutionReference;
 use nervix_protocol::domain_clock::ClockState;
 use nervix_protocol::rows::CheckedBatch;
 use nervix_tokio::{
     Client, ClockEvent, ClockFollow, CommandResult, Config, Credentials, DriverEvent, RunResult,
-    SessionLoss, Subscription, SubscriptionEvent, Transport,
+    SessionLoss, Subscription, SubscriptionEvent, Transfers, Transport,
 };
 use std::process::ExitCode;
 use std::time::Duration;
@@ -110,6 +113,57 @@ fn describe(r: &CommandResult) -> String {
     }
 }
 
+/// Downloads the backup's archive into a temporary directory and restores it as `tenant_copy`,
+/// printing what each step did.
+async fn backup_and_restore(config: &Config, report: &CommandReport, transport: Transport) {
+    let dir = std::env::temp_dir().join(format!("nervix-session-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let transfers = match Transfers::new(config) {
+        Ok(t) => t,
+        Err(e) => return println!("  backup: cannot open separate calls: {e}"),
+    };
+    let archive = match transfers.backup(report, &dir.join("tenant.nxb")).await {
+        Ok(path) => path,
+        Err(e) => return println!("  backup download failed: {e}"),
+    };
+    let size = std::fs::metadata(&archive).map_or(0, |m| m.len());
+    println!("  archive downloaded and verified: {size} bytes (size and BLAKE3 digest)");
+    let mut digest = ArchiveDigest::new();
+    digest.update(&std::fs::read(&archive).unwrap_or_default());
+    let reference = match transport {
+        Transport::Grpc => "session-restore-grpc",
+        _ => "session-restore-console",
+    };
+    let call = ExecutionReference::parse(reference)
+        .map_err(|e| e.to_string())
+        .and_then(|r| {
+            RestoreCall::new(
+                r,
+                "RESTORE DOMAIN tenant AS tenant_copy",
+                digest.finish(),
+                TransferConfig::restore(),
+            )
+            .map_err(|e| e.to_string())
+        });
+    let mut call = match call {
+        Ok(c) => c,
+        Err(e) => return println!("  restore refused: {e}"),
+    };
+    match transfers.restore(&mut call, &archive).await {
+        Ok(RestoreOutcome::Completed {
+            summary: Some(s), ..
+        }) => println!(
+            "  {:<44} completed: {} domain(s) restored from {} bytes",
+            "RESTORE DOMAIN tenant AS tenant_copy",
+            s.domains.len(),
+            s.archive.total_bytes
+        ),
+        Ok(other) => println!("  restore ended: {other:?}"),
+        Err(e) => println!("  restore failed: {e}"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 async fn session(lb: &Loopback, transport: Transport) -> Result<usize, nervix_tokio::Error> {
     let seeds: Vec<&str> = match transport {
         Transport::Grpc => lb.grpc_endpoints().iter().map(String::as_str).collect(),
@@ -117,6 +171,7 @@ async fn session(lb: &Loopback, transport: Transport) -> Result<usize, nervix_to
     };
     let config = Config::new(&seeds, Credentials::new("nervix", "nervix"), transport)?
         .with_root(lb.certificate_der().unwrap_or_default().to_vec());
+    let config_for_calls = config.clone();
     let client = Client::connect(config).await?;
     let mut events = client.events();
     let mut completed = 0;
@@ -170,6 +225,13 @@ async fn session(lb: &Loopback, transport: Transport) -> Result<usize, nervix_to
     println!("  {rows} row(s) read, each checked against its generation's schema");
     let r = client.execute("SHOW DOMAINS;").await?;
     show("SHOW DOMAINS", &r, &mut completed);
+    // A backup: BACKUP on its own, its archive downloaded on a separate call and written under
+    // its name only once size and digest are verified, then restored from that file.
+    let r = client.execute("BACKUP DOMAIN tenant").await?;
+    show("BACKUP DOMAIN tenant", &r, &mut completed);
+    if let CommandResult::Completed(report) = &r {
+        backup_and_restore(&config_for_calls, report, transport).await;
+    }
     while let Ok(e) = events.try_recv() {
         match e {
             DriverEvent::SessionOpened { endpoint, .. } => {

@@ -32,12 +32,17 @@
 //! (C-10); the command goes on, and its outcome, once known, is kept for
 //! [`Client::unclaimed`].
 
+mod calls;
 mod config;
 mod driver;
 mod net;
 mod streams;
 mod transport;
 
+pub use calls::{
+    TransferError, Transfers, DOWNLOAD_PATH, DOWNLOAD_WS_PATH, RESTORE_PATH, RESTORE_WS_PATH,
+    UPLOAD_PATH,
+};
 pub use config::{percent_encode, Config, ConfigError, Credentials, Transport, WsAuth};
 pub use transport::{
     console_url, grpc_message, End, MessageError, MessageReader, CONSOLE_PATH, EXCHANGE_PATH,

@@ -30,6 +30,7 @@ pub use restore::{
     RestoreCall, RestoreOutcome, RestoreStep, RestoreSummary, RestoredDomainInfo,
     RestoredUsersInfo, StepInfo,
 };
+pub use sender::ChunkFrame;
 pub use upload::{UploadCall, UploadOutcome, UploadSpec, UploadStep};
 
 pub(crate) use restore::canonical as canonical_restore;

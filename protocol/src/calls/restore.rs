@@ -6,8 +6,10 @@
 //! the restored domains' required status and start version (RS-4) cannot be decoded: a
 //! [`RestoredDomainInfo`] holds what the schema carries and nothing guessed.
 
-use super::sender::{ChunkRoot, Sender};
-use super::{ArchiveInfo, CallError, CallViolation, Interruption, Leader, Need, TransferConfig};
+use super::sender::{ChunkFrame, ChunkRoot, Sender};
+use super::{
+    ArchiveInfo, CallError, CallViolation, Digest, Interruption, Leader, Need, TransferConfig,
+};
 use crate::command::ExecutionReference;
 use crate::encode::Encoder;
 use crate::frame::{RestoreMessageRoot, RestoreReplyFrame};
@@ -323,13 +325,27 @@ impl RestoreCall {
     /// archive is checked first: bytes that do not hash to the declared digest make no frame
     /// ([`CallError::ArchiveChanged`], RS-2) and end the attempt.
     pub fn chunk(&mut self, now: Timestamp, piece: &[u8]) -> Result<Bytes, CallError> {
+        self.next_piece(now, |sender, expected| sender.chunk(piece, expected))
+    }
+
+    /// As [`RestoreCall::chunk`], for a piece already in a [`Bytes`] (a buffer the archive was
+    /// read into): the frame comes in two parts and the piece is not copied.
+    pub fn chunk_parts(&mut self, now: Timestamp, piece: Bytes) -> Result<ChunkFrame, CallError> {
+        self.next_piece(now, |sender, expected| sender.chunk_parts(piece, expected))
+    }
+
+    fn next_piece<T>(
+        &mut self,
+        now: Timestamp,
+        make: impl FnOnce(&mut Sender, Option<&Digest>) -> Result<(T, Option<Digest>), CallError>,
+    ) -> Result<T, CallError> {
         if !matches!(self.phase, Phase::Streaming { .. }) {
             return Err(match self.phase {
                 Phase::Ended => CallError::Ended,
                 _ => CallError::OutOfTurn { needs: self.need() },
             });
         }
-        let (frame, digest) = match self.sender.chunk(piece, Some(&self.archive.digest)) {
+        let (frame, digest) = match make(&mut self.sender, Some(&self.archive.digest)) {
             Ok(x) => x,
             Err(CallError::ArchiveChanged) => {
                 self.phase = Phase::Ready;

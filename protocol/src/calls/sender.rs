@@ -111,14 +111,15 @@ impl Sender {
         usize::try_from(self.total - self.sent).map_or(self.chunk, |r| r.min(self.chunk))
     }
 
-    /// The chunk frame of `piece`. With the piece that completes the archive, the digest of the
-    /// whole attempt is checked against `expected` first, and on a difference no frame is made.
-    /// Returns the frame and, with the last piece, the digest the attempt streamed.
-    pub(crate) fn chunk(
+    /// Takes `piece` into the attempt: checked against what was asked for and hashed. With the
+    /// piece that completes the archive, the digest of the whole attempt is checked against
+    /// `expected` first, and on a difference the piece is not taken. Returns the digest the
+    /// attempt streamed with the last piece.
+    fn take(
         &mut self,
         piece: &[u8],
         expected: Option<&Digest>,
-    ) -> Result<(Bytes, Option<Digest>), CallError> {
+    ) -> Result<Option<Digest>, CallError> {
         let max = self.want();
         if piece.is_empty() || piece.len() > max {
             return Err(CallError::Piece {
@@ -141,6 +142,16 @@ impl Sender {
             None
         };
         self.sent += piece.len() as u64;
+        Ok(digest)
+    }
+
+    /// The chunk frame of `piece`, in one buffer (the piece copied once, after its header).
+    pub(crate) fn chunk(
+        &mut self,
+        piece: &[u8],
+        expected: Option<&Digest>,
+    ) -> Result<(Bytes, Option<Digest>), CallError> {
+        let digest = self.take(piece, expected)?;
         // `piece.len()` is at most MAX_CHUNK, well inside u32.
         let len = piece.len() as u32;
         let size = HEADER + piece.len();
@@ -149,5 +160,62 @@ impl Sender {
         self.arena.extend_from_slice(&header(self.root, len));
         self.arena.extend_from_slice(piece);
         Ok((self.arena.split().freeze(), digest))
+    }
+
+    /// The chunk frame of `piece` in two parts, the piece itself kept as it is (never copied).
+    pub(crate) fn chunk_parts(
+        &mut self,
+        piece: Bytes,
+        expected: Option<&Digest>,
+    ) -> Result<(ChunkFrame, Option<Digest>), CallError> {
+        let digest = self.take(&piece, expected)?;
+        let header = header(self.root, piece.len() as u32);
+        Ok((
+            ChunkFrame {
+                header,
+                payload: piece,
+            },
+            digest,
+        ))
+    }
+}
+
+/// One chunk frame in two parts: its fixed start, then the archive's piece as the caller gave
+/// it. Written one after the other (a vectored write, or two writes within one message), they
+/// are exactly the frame [`crate::calls::UploadCall::chunk`] would have made of the same piece,
+/// without copying the piece.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkFrame {
+    header: [u8; HEADER],
+    payload: Bytes,
+}
+
+impl ChunkFrame {
+    /// The frame's start, before the piece.
+    pub fn header(&self) -> &[u8] {
+        &self.header
+    }
+
+    /// The piece, as given.
+    pub fn payload(&self) -> &Bytes {
+        &self.payload
+    }
+
+    /// The frame's size: the header and the piece.
+    pub fn len(&self) -> usize {
+        HEADER + self.payload.len()
+    }
+
+    /// Never: a chunk frame always has its header.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The whole frame in one buffer (a copy).
+    pub fn to_bytes(&self) -> Bytes {
+        let mut b = BytesMut::with_capacity(self.len());
+        b.extend_from_slice(&self.header);
+        b.extend_from_slice(&self.payload);
+        b.freeze()
     }
 }

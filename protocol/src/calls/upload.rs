@@ -1,7 +1,7 @@
 //! A resource upload (U-1 to U-5): one archive per UploadResource call, under one upload
 //! identity kept with the archive's exact bytes until the outcome is known.
 
-use super::sender::{ChunkRoot, Sender};
+use super::sender::{ChunkFrame, ChunkRoot, Sender};
 use super::{CallError, CallViolation, Digest, Interruption, Leader, Need, TransferConfig};
 use crate::command::ExecutionReference;
 use crate::encode::Encoder;
@@ -246,13 +246,27 @@ impl UploadCall {
     /// archive's bytes are not those of an earlier complete attempt, no frame is made:
     /// [`CallError::ArchiveChanged`], and the attempt is over.
     pub fn chunk(&mut self, now: Timestamp, piece: &[u8]) -> Result<Bytes, CallError> {
+        self.next_piece(now, |sender, expected| sender.chunk(piece, expected))
+    }
+
+    /// As [`UploadCall::chunk`], for a piece already in a [`Bytes`] (a buffer the archive was
+    /// read into): the frame comes in two parts and the piece is not copied.
+    pub fn chunk_parts(&mut self, now: Timestamp, piece: Bytes) -> Result<ChunkFrame, CallError> {
+        self.next_piece(now, |sender, expected| sender.chunk_parts(piece, expected))
+    }
+
+    fn next_piece<T>(
+        &mut self,
+        now: Timestamp,
+        make: impl FnOnce(&mut Sender, Option<&Digest>) -> Result<(T, Option<Digest>), CallError>,
+    ) -> Result<T, CallError> {
         if !matches!(self.phase, Phase::Streaming { .. }) {
             return Err(match self.phase {
                 Phase::Ended => CallError::Ended,
                 _ => CallError::OutOfTurn { needs: self.need() },
             });
         }
-        let (frame, digest) = match self.sender.chunk(piece, self.digest.as_ref()) {
+        let (frame, digest) = match make(&mut self.sender, self.digest.as_ref()) {
             Ok(x) => x,
             Err(CallError::ArchiveChanged) => {
                 self.phase = Phase::Ready;

@@ -14,10 +14,16 @@
 //! attaches its transaction again and repeats what was outstanding under the same references.
 //! Meanwhile the client follows the tenant's paced clock and reads a subscription's rows; the
 //! leader change interrupts both, and both are restored on the new session (the subscription
-//! as a new generation, with the gap reported). At the end the run is checked against what a
-//! client must never promise.
+//! as a new generation, with the gap reported). Then the tenant is backed up, its archive
+//! downloaded and verified against the backup's summary, and restored as a copy of the domain.
+//! At the end the run is checked against what a client must never promise.
 
 use nervix_harness::sim::{SimConfig, Simulation};
+use nervix_harness::transfers;
+use nervix_protocol::calls::{
+    BackupDownload, RestoreCall, RestoreOutcome, RestoreStep, TransferConfig,
+};
+use nervix_protocol::client::{CommandResult, Routed};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -61,11 +67,23 @@ fn main() -> ExitCode {
     sim.statement("DELETE SUBSCRIPTION live");
     sim.statement("DETACH DOMAIN CLOCK");
     sim.run_for(Duration::from_secs(1));
+    // The separate calls: the domain backed up, its archive downloaded and verified, restored.
+    let transfers = backup_download_restore(&mut sim);
 
     for line in sim.client_trace() {
         println!("{line}");
     }
     println!("\n{}", sim.summary());
+    let transfers = match transfers {
+        Ok(lines) => lines,
+        Err(e) => {
+            eprintln!("nervix-sim: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for line in transfers {
+        println!("{line}");
+    }
     match sim.check() {
         Ok(()) => {
             println!("every request ended exactly once; every reported outcome matches the cluster's record");
@@ -76,6 +94,77 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// BACKUP of the tenant through the client, the download of its archive checked by the
+/// machine against the summary, and a RESTORE of those bytes as a copy of the domain: one line
+/// each, or why the run stopped.
+fn backup_download_restore(sim: &mut Simulation) -> Result<Vec<String>, String> {
+    let mut lines = Vec::new();
+    let Some(Routed::Command(h)) = sim.statement("BACKUP DOMAIN tenant") else {
+        return Err("BACKUP was not run as a command".into());
+    };
+    sim.run_for(Duration::from_secs(2));
+    let Some(CommandResult::Completed(report)) = sim.command_result(h) else {
+        return Err(format!("BACKUP ended as {:?}", sim.command_result(h)));
+    };
+    let mut download = BackupDownload::from_report(report, TransferConfig::download())
+        .map_err(|e| format!("BACKUP reported no archive: {e}"))?;
+    let expected = download.expected();
+    lines.push(format!(
+        "backup   {}: an archive of {} bytes, BLAKE3 {}",
+        download.reference(),
+        expected.total_bytes,
+        hex(&expected.digest[..8])
+    ));
+
+    let now = sim.now();
+    let leader = sim.cluster().endpoints()[sim.cluster().leader()].clone();
+    let (archive, step) = transfers::download(sim.cluster_mut(), now, &leader, &mut download, 3);
+    let Some(archive) = archive else {
+        return Err(format!("the download ended as {step:?}"));
+    };
+    lines.push(format!(
+        "download {} bytes in {} attempt(s), size and digest verified against the summary",
+        archive.len(),
+        download.attempts()
+    ));
+
+    let Some(Routed::Restore {
+        reference,
+        statement,
+    }) = sim.statement("RESTORE DOMAIN tenant AS tenant_copy")
+    else {
+        return Err("RESTORE was not routed as a restore stream".into());
+    };
+    let mut restore = RestoreCall::new(reference, &statement, expected, TransferConfig::restore())
+        .map_err(|e| format!("the restore was refused: {e}"))?;
+    let now = sim.now();
+    match transfers::restore(sim.cluster_mut(), now, &leader, &mut restore, &archive, 3) {
+        RestoreStep::Ended(RestoreOutcome::Completed {
+            summary: Some(s), ..
+        }) => {
+            let domains: Vec<String> = s
+                .domains
+                .iter()
+                .map(|d| format!("{} as {}", d.source, d.domain))
+                .collect();
+            lines.push(format!(
+                "restore  {}: {:?} of {} bytes, {} step(s), {}",
+                restore.reference(),
+                s.mode,
+                s.archive.total_bytes,
+                s.steps.len(),
+                domains.join(", ")
+            ));
+        }
+        other => return Err(format!("the restore ended as {other:?}")),
+    }
+    Ok(lines)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn serve(args: &[String]) -> ExitCode {

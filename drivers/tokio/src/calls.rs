@@ -1,0 +1,684 @@
+//! The separate calls over gRPC: [`Transfers::upload`] (`UploadResource`, a client stream),
+//! [`Transfers::backup`] (`DownloadBackup`) and [`Transfers::restore`] (`RestoreBackup`).
+//!
+//! Each runs one of the engine's call machines ([`UploadCall`], [`BackupDownload`],
+//! [`RestoreCall`]) on a stream of its own, a new HTTP/2 connection per attempt. The machine
+//! decides; this module only moves bytes: the archive is read from its file in the pieces the
+//! machine asks for (never whole, and handed to the transport without a copy through
+//! `chunk_parts`), a download is written through [`ArchiveWriter`] and reaches its name only
+//! verified, and an attempt that ends without its answer is repeated whole, under the
+//! same identity, at the leader a redirect names.
+//!
+//! With a WebSocket configuration, downloads and restores go to the console instead (T-3a):
+//! `/console/backups/download` and `/console/backups/restore`, one connection per attempt,
+//! binary messages carrying exactly the frames of the gRPC calls; a restore's connection stays
+//! open after its last chunk until the reply, and a close with 1001 is a transport failure.
+//! Uploads have no console call: they need a gRPC configuration.
+
+use crate::config::{Config, Credentials, Transport, WsAuth};
+use crate::net::{self, Tls};
+use crate::transport::{grpc_message, AbortOnDrop, MessageReader};
+use bytes::{BufMut, Bytes, BytesMut};
+use h2::{RecvStream, SendStream};
+use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
+use nervix_protocol::calls::*;
+use nervix_protocol::client::CommandReport;
+use nervix_protocol::endpoint::Endpoint;
+use nervix_protocol::schema::BackupDownloadFailure;
+use nervix_protocol::time::Timestamp;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The gRPC method of an upload (T-1).
+pub const UPLOAD_PATH: &str = "/nervix.session.Session/UploadResource";
+/// The gRPC method of a backup download.
+pub const DOWNLOAD_PATH: &str = "/nervix.session.Session/DownloadBackup";
+/// The gRPC method of a restore.
+pub const RESTORE_PATH: &str = "/nervix.session.Session/RestoreBackup";
+/// The console's backup download (T-3a).
+pub const DOWNLOAD_WS_PATH: &str = "/console/backups/download";
+/// The console's restore (T-3a).
+pub const RESTORE_WS_PATH: &str = "/console/backups/restore";
+
+/// Attempts of one call before it is given up.
+const ATTEMPTS: u32 = 5;
+/// The wait before an interrupted attempt is repeated at the same endpoint.
+const PAUSE: Duration = Duration::from_millis(100);
+
+/// Why a separate call gave no result.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransferError {
+    /// The configuration names no seed endpoint.
+    #[error("no seed endpoint")]
+    NoSeed,
+    /// An upload with a WebSocket configuration: uploads are gRPC calls only (T-1).
+    #[error("uploads need a gRPC configuration")]
+    UploadNeedsGrpc,
+    /// TLS could not be set up.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The machine refused what it was given (see [`CallError`]).
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// Reading the archive or writing the download failed.
+    #[error("archive: {0}")]
+    Io(#[from] io::Error),
+    /// The download's archive could not be put in place.
+    #[error(transparent)]
+    Commit(#[from] CommitError),
+    /// The archive is not available any more; the backup itself completed.
+    #[error("the archive is not available: {failure:?}: {message}")]
+    Unavailable {
+        /// Why.
+        failure: BackupDownloadFailure,
+        /// The server's message.
+        message: String,
+    },
+    /// Every attempt ended without an answer; `last` says how the last one ended. An upload
+    /// or restore may have taken effect when its machine says it is uncertain.
+    #[error("no answer after {attempts} attempts: {last}")]
+    GaveUp {
+        /// Attempts made.
+        attempts: u32,
+        /// How the last ended.
+        last: String,
+    },
+}
+
+/// Where and how the separate calls are made: the configuration's first seed, its credentials
+/// and TLS roots, and its connection deadline.
+pub struct Transfers {
+    seed: Endpoint,
+    credentials: Credentials,
+    tls: Option<Tls>,
+    connect_timeout: Duration,
+    transport: Transport,
+    origin: Instant,
+}
+
+type Ws = tokio_tungstenite::WebSocketStream<net::Io>;
+
+/// One open call stream.
+struct Stream {
+    send: SendStream<Bytes>,
+    response: h2::client::ResponseFuture,
+    _conn: AbortOnDrop,
+}
+
+impl Transfers {
+    /// The calls of clients configured by `config` (gRPC seeds only).
+    pub fn new(config: &Config) -> Result<Self, TransferError> {
+        let seed = config
+            .client
+            .seeds
+            .first()
+            .cloned()
+            .ok_or(TransferError::NoSeed)?;
+        let tls = if config.roots.is_empty() {
+            None
+        } else {
+            Some(Tls::new(&config.roots).map_err(|e| TransferError::Tls(e.to_string()))?)
+        };
+        Ok(Self {
+            seed,
+            credentials: config.credentials.clone(),
+            tls,
+            connect_timeout: config.client.connect_timeout,
+            transport: config.transport,
+            origin: Instant::now(),
+        })
+    }
+
+    fn now(&self) -> Timestamp {
+        Timestamp::from_nanos(self.origin.elapsed().as_nanos() as u64)
+    }
+
+    fn instant(&self, t: Timestamp) -> Instant {
+        let far = Instant::now() + Duration::from_secs(86_400);
+        self.origin
+            .checked_add(Duration::from_nanos(t.as_nanos()))
+            .map_or(far, |i| i.min(far))
+    }
+
+    async fn open(&self, endpoint: &Endpoint, path: &str) -> Result<Stream, String> {
+        let opened = tokio::time::timeout(self.connect_timeout, async {
+            let io = net::open(endpoint, self.tls.as_ref(), true)
+                .await
+                .map_err(|e| format!("connect: {e}"))?;
+            let (client, conn) = h2::client::Builder::new()
+                .initial_window_size(1 << 22)
+                .initial_connection_window_size(1 << 23)
+                .handshake::<net::Io, Bytes>(io)
+                .await
+                .map_err(|e| format!("http/2: {e}"))?;
+            let conn = AbortOnDrop(tokio::spawn(async move {
+                let _ = conn.await;
+            }));
+            let mut client = client.ready().await.map_err(|e| format!("http/2: {e}"))?;
+            let scheme = if endpoint.is_https() { "https" } else { "http" };
+            let request = http::Request::post(format!("{scheme}://{}{path}", endpoint.authority()))
+                .header("content-type", "application/grpc")
+                .header("te", "trailers")
+                .header("authorization", self.credentials.basic())
+                .body(())
+                .map_err(|e| format!("request: {e}"))?;
+            let (response, send) = client
+                .send_request(request, false)
+                .map_err(|e| format!("http/2: {e}"))?;
+            Ok(Stream {
+                send,
+                response,
+                _conn: conn,
+            })
+        })
+        .await;
+        opened.unwrap_or_else(|_| Err("connection deadline passed".into()))
+    }
+
+    /// The endpoint a redirect leads to on this transport.
+    fn leader(&self, leader: Option<Leader>) -> Option<Endpoint> {
+        let l = leader?;
+        match self.transport {
+            Transport::WebSocket(_) => l.web_console_uri,
+            _ => l.grpc_uri,
+        }
+    }
+
+    async fn open_ws(&self, endpoint: &Endpoint, path: &str, auth: WsAuth) -> Result<Ws, String> {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+        let opened = tokio::time::timeout(self.connect_timeout, async {
+            let io = net::open(endpoint, self.tls.as_ref(), false)
+                .await
+                .map_err(|e| format!("connect: {e}"))?;
+            let scheme = if endpoint.is_https() { "wss" } else { "ws" };
+            let mut url = format!("{scheme}://{}{path}", endpoint.authority());
+            if auth == WsAuth::Query {
+                url = format!("{url}?auth={}", self.credentials.query_value());
+            }
+            let mut request = url
+                .into_client_request()
+                .map_err(|e| format!("request: {e}"))?;
+            if auth == WsAuth::Header {
+                let v = http::HeaderValue::from_str(&self.credentials.basic())
+                    .map_err(|e| format!("request: {e}"))?;
+                request.headers_mut().insert("authorization", v);
+            }
+            let limit = nervix_protocol::limits::FRAME_LIMIT;
+            let config = WebSocketConfig::default()
+                .max_message_size(Some(limit))
+                .max_frame_size(Some(limit));
+            tokio_tungstenite::client_async_with_config(request, io, Some(config))
+                .await
+                .map(|(ws, _)| ws)
+                .map_err(|e| format!("websocket: {e}"))
+        })
+        .await;
+        opened.unwrap_or_else(|_| Err("connection deadline passed".into()))
+    }
+
+    /// The next binary message within `wait`: `Ok(None)` when the connection closed or
+    /// failed (a close with 1001 included, T-3a), `Err(())` when the wait passed.
+    async fn next_ws(&self, ws: &mut Ws, wait: Option<Timestamp>) -> Result<Option<Bytes>, ()> {
+        use futures_util::StreamExt;
+        use tokio_tungstenite::tungstenite::Message;
+        let deadline = self.instant(wait.unwrap_or(Timestamp::from_nanos(u64::MAX)));
+        loop {
+            match tokio::time::timeout_at(deadline.into(), ws.next()).await {
+                Err(_) => return Err(()),
+                Ok(Some(Ok(Message::Binary(b)))) => return Ok(Some(b)),
+                Ok(Some(Ok(Message::Close(_)))) | Ok(Some(Err(_))) | Ok(None) => return Ok(None),
+                Ok(Some(Ok(_))) => {}
+            }
+        }
+    }
+
+    async fn download_once_ws(
+        &self,
+        call: &mut BackupDownload,
+        endpoint: &Endpoint,
+        auth: WsAuth,
+        writer: &mut ArchiveWriter,
+    ) -> Result<DownloadStep, TransferError> {
+        use futures_util::SinkExt;
+        use tokio_tungstenite::tungstenite::Message;
+        let Ok(mut ws) = self.open_ws(endpoint, DOWNLOAD_WS_PATH, auth).await else {
+            return Ok(DownloadStep::Continue);
+        };
+        let request = call.start(self.now())?;
+        if ws.send(Message::Binary(request)).await.is_err() {
+            return Ok(self.download_lost(call));
+        }
+        loop {
+            let step = match self.next_ws(&mut ws, call.poll_timeout()).await {
+                Ok(Some(f)) => call.on_frame(self.now(), f),
+                Ok(None) => call.on_closed(self.now()),
+                Err(()) => call.handle_timeout(self.now()),
+            };
+            match step {
+                DownloadStep::Bytes(b) => writer.write(&b)?,
+                DownloadStep::Started | DownloadStep::Continue => {}
+                step => {
+                    let _ = ws.close(None).await;
+                    return Ok(step);
+                }
+            }
+        }
+    }
+
+    /// One restore attempt on the console: the start, every chunk, and the connection kept
+    /// open after the last until the reply (T-3a).
+    async fn restore_once_ws(
+        &self,
+        call: &mut RestoreCall,
+        endpoint: &Endpoint,
+        auth: WsAuth,
+        source: &mut ArchiveSource<File>,
+    ) -> Result<RestoreStep, TransferError> {
+        use futures_util::SinkExt;
+        use tokio_tungstenite::tungstenite::Message;
+        let Ok(mut ws) = self.open_ws(endpoint, RESTORE_WS_PATH, auth).await else {
+            return Ok(call.unreachable());
+        };
+        let start = call.start(self.now())?;
+        let mut ok = ws.send(Message::Binary(start)).await.is_ok();
+        while ok {
+            let Need::Piece { offset, len } = call.need() else {
+                break;
+            };
+            let piece = source.piece(offset, len)?;
+            let frame = call.chunk(self.now(), piece)?;
+            let wait = call
+                .poll_timeout()
+                .unwrap_or(Timestamp::from_nanos(u64::MAX));
+            let sent = ws.send(Message::Binary(frame));
+            ok = match tokio::time::timeout_at(self.instant(wait).into(), sent).await {
+                Ok(r) => r.is_ok(),
+                Err(_) => return Ok(call.timed_out(self.now())),
+            };
+        }
+        let step = match self.next_ws(&mut ws, call.poll_timeout()).await {
+            Ok(Some(reply)) => call.on_reply(self.now(), reply),
+            Ok(None) => call.on_closed(self.now()),
+            Err(()) => call.timed_out(self.now()),
+        };
+        let _ = ws.close(None).await;
+        Ok(step)
+    }
+
+    /// Downloads the archive of the completed BACKUP `report` to `target`: written to a
+    /// temporary file beside it and renamed into place only once the machine verified every
+    /// byte. Returns the archive's path.
+    pub async fn backup(
+        &self,
+        report: &CommandReport,
+        target: &Path,
+    ) -> Result<PathBuf, TransferError> {
+        let mut call = BackupDownload::from_report(report, TransferConfig::download())?;
+        self.download(&mut call, target).await
+    }
+
+    /// Runs `call` until its archive is verified and in place at `target`.
+    pub async fn download(
+        &self,
+        call: &mut BackupDownload,
+        target: &Path,
+    ) -> Result<PathBuf, TransferError> {
+        let mut writer = ArchiveWriter::create(target)?;
+        let mut endpoint = self.seed.clone();
+        let mut last = String::new();
+        for _ in 0..ATTEMPTS {
+            writer.restart()?;
+            let step = match self.transport {
+                Transport::WebSocket(auth) => {
+                    self.download_once_ws(call, &endpoint, auth, &mut writer)
+                        .await?
+                }
+                _ => self.download_once(call, &endpoint, &mut writer).await?,
+            };
+            match step {
+                DownloadStep::Ended(end @ DownloadEnd::Verified(_)) => {
+                    return Ok(writer.commit(&end)?);
+                }
+                DownloadStep::Ended(DownloadEnd::Unavailable { failure, message }) => {
+                    return Err(TransferError::Unavailable { failure, message });
+                }
+                DownloadStep::Redirect(leader) => {
+                    endpoint = self.leader(leader).unwrap_or(endpoint);
+                }
+                other => {
+                    last = format!("{other:?}");
+                    tokio::time::sleep(PAUSE).await;
+                }
+            }
+        }
+        Err(TransferError::GaveUp {
+            attempts: call.attempts(),
+            last,
+        })
+    }
+
+    async fn download_once(
+        &self,
+        call: &mut BackupDownload,
+        endpoint: &Endpoint,
+        writer: &mut ArchiveWriter,
+    ) -> Result<DownloadStep, TransferError> {
+        let Ok(mut stream) = self.open(endpoint, DOWNLOAD_PATH).await else {
+            tokio::time::sleep(PAUSE).await;
+            return Ok(DownloadStep::Continue);
+        };
+        let request = call.start(self.now())?;
+        let sent = stream.send.send_data(grpc_message(&request), true).is_ok();
+        let mut reader = match self.response(call.poll_timeout(), stream.response).await {
+            Some(r) if sent => r,
+            _ => return Ok(self.download_lost(call)),
+        };
+        loop {
+            let deadline = call.poll_timeout().map(|t| self.instant(t));
+            let frame = match deadline {
+                Some(d) => tokio::time::timeout_at(d.into(), reader.next()).await,
+                None => Ok(reader.next().await),
+            };
+            let step = match frame {
+                Ok(Some(f)) => call.on_frame(self.now(), f),
+                Ok(None) => call.on_closed(self.now()),
+                Err(_) => call.handle_timeout(self.now()),
+            };
+            match step {
+                DownloadStep::Bytes(b) => writer.write(&b)?,
+                DownloadStep::Started | DownloadStep::Continue => {}
+                step => return Ok(step),
+            }
+        }
+    }
+
+    fn download_lost(&self, call: &mut BackupDownload) -> DownloadStep {
+        match call.on_closed(self.now()) {
+            DownloadStep::Continue => call.handle_timeout(Timestamp::from_nanos(u64::MAX)),
+            step => step,
+        }
+    }
+
+    /// The response's messages, once its headers came within the call's wait; `None` when the
+    /// call ended first (a trailers-only answer, a reset, the wait passed).
+    async fn response(
+        &self,
+        wait: Option<Timestamp>,
+        response: h2::client::ResponseFuture,
+    ) -> Option<Messages> {
+        let deadline = self.instant(wait.unwrap_or(Timestamp::from_nanos(u64::MAX)));
+        let response = tokio::time::timeout_at(deadline.into(), response)
+            .await
+            .ok()?
+            .ok()?;
+        if response.status() != http::StatusCode::OK
+            || response.headers().contains_key("grpc-status")
+        {
+            return None;
+        }
+        Some(Messages {
+            recv: response.into_body(),
+            reader: MessageReader::default(),
+        })
+    }
+
+    /// Uploads the archive in the file at `source` as `call` (U-1 to U-5): every attempt
+    /// streams the whole file from its first byte under the call's identity.
+    pub async fn upload(
+        &self,
+        call: &mut UploadCall,
+        source: &Path,
+    ) -> Result<UploadOutcome, TransferError> {
+        if self.transport != Transport::Grpc {
+            return Err(TransferError::UploadNeedsGrpc);
+        }
+        let mut source = ArchiveSource::open(source)?;
+        let mut endpoint = self.seed.clone();
+        let mut last = String::new();
+        for _ in 0..ATTEMPTS {
+            match self
+                .send_once(call, &endpoint, &mut source, UPLOAD_PATH)
+                .await?
+            {
+                UploadStep::Ended(outcome) => return Ok(outcome),
+                UploadStep::Redirect(leader) => {
+                    endpoint = self.leader(leader).unwrap_or(endpoint);
+                }
+                other => {
+                    last = format!("{other:?}");
+                    tokio::time::sleep(PAUSE).await;
+                }
+            }
+        }
+        Err(TransferError::GaveUp {
+            attempts: call.attempts(),
+            last,
+        })
+    }
+
+    /// Restores the archive in the file at `source` as `call` (RS-1 to RS-5): every attempt
+    /// streams the whole file under the call's reference.
+    pub async fn restore(
+        &self,
+        call: &mut RestoreCall,
+        source: &Path,
+    ) -> Result<RestoreOutcome, TransferError> {
+        let mut source = ArchiveSource::open(source)?;
+        let mut endpoint = self.seed.clone();
+        let mut last = String::new();
+        for _ in 0..ATTEMPTS {
+            let step = match self.transport {
+                Transport::WebSocket(auth) => {
+                    self.restore_once_ws(call, &endpoint, auth, &mut source)
+                        .await?
+                }
+                _ => {
+                    self.send_once(call, &endpoint, &mut source, RESTORE_PATH)
+                        .await?
+                }
+            };
+            match step {
+                RestoreStep::Ended(outcome) => return Ok(outcome),
+                RestoreStep::Redirect(leader) => {
+                    endpoint = self.leader(leader).unwrap_or(endpoint);
+                }
+                other => {
+                    last = format!("{other:?}");
+                    tokio::time::sleep(PAUSE).await;
+                }
+            }
+        }
+        Err(TransferError::GaveUp {
+            attempts: call.attempts(),
+            last,
+        })
+    }
+
+    /// One attempt of a sending call: the start, every piece, the half-close, the reply.
+    async fn send_once<C: Sending>(
+        &self,
+        call: &mut C,
+        endpoint: &Endpoint,
+        source: &mut ArchiveSource<File>,
+        path: &str,
+    ) -> Result<C::Step, TransferError> {
+        let Ok(mut stream) = self.open(endpoint, path).await else {
+            return Ok(C::unreachable(call));
+        };
+        let start = call.begin(self.now())?;
+        let mut ok = write(&mut stream.send, grpc_message(&start)).await;
+        while ok {
+            match call.need() {
+                Need::Piece { offset, len } => {
+                    let piece = source.piece_bytes(offset, len)?;
+                    let frame = match call.parts(self.now(), piece) {
+                        Ok(f) => f,
+                        Err(e) => {
+                            stream.send.send_reset(h2::Reason::CANCEL);
+                            return Err(e.into());
+                        }
+                    };
+                    let mut head = BytesMut::with_capacity(5 + frame.header().len());
+                    head.put_u8(0);
+                    head.put_u32(frame.len() as u32);
+                    head.put_slice(frame.header());
+                    let deadline = call.wait().map(|t| self.instant(t));
+                    let written = async {
+                        write(&mut stream.send, head.freeze()).await
+                            && write(&mut stream.send, frame.payload().clone()).await
+                    };
+                    ok = match deadline {
+                        Some(d) => match tokio::time::timeout_at(d.into(), written).await {
+                            Ok(w) => w,
+                            Err(_) => return Ok(call.timed_out(self.now())),
+                        },
+                        None => written.await,
+                    };
+                }
+                Need::Reply => {
+                    ok = stream.send.send_data(Bytes::new(), true).is_ok();
+                    break;
+                }
+                _ => break,
+            }
+        }
+        let Some(mut messages) = self.response(call.wait(), stream.response).await else {
+            return Ok(call.closed(self.now()));
+        };
+        let deadline = self.instant(call.wait().unwrap_or(Timestamp::from_nanos(u64::MAX)));
+        match tokio::time::timeout_at(deadline.into(), messages.next()).await {
+            Ok(Some(reply)) => Ok(call.reply(self.now(), reply)),
+            Ok(None) => Ok(call.closed(self.now())),
+            Err(_) if ok => Ok(call.timed_out(self.now())),
+            Err(_) => Ok(call.closed(self.now())),
+        }
+    }
+}
+
+/// Writes `data` within the stream's flow control; false when the stream is gone.
+async fn write(send: &mut SendStream<Bytes>, mut data: Bytes) -> bool {
+    while !data.is_empty() {
+        send.reserve_capacity(data.len());
+        match std::future::poll_fn(|cx| send.poll_capacity(cx)).await {
+            Some(Ok(n)) if n > 0 => {
+                let part = data.split_to(n.min(data.len()));
+                if send.send_data(part, false).is_err() {
+                    return false;
+                }
+            }
+            Some(Ok(_)) => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// The messages of a response body.
+struct Messages {
+    recv: RecvStream,
+    reader: MessageReader,
+}
+
+impl Messages {
+    /// The next message; `None` once the stream ended, failed or broke the framing.
+    async fn next(&mut self) -> Option<Bytes> {
+        loop {
+            match self.reader.next_message() {
+                Ok(Some(m)) => return Some(m),
+                Ok(None) => {}
+                Err(_) => return None,
+            }
+            let chunk = self.recv.data().await?.ok()?;
+            let _ = self.recv.flow_control().release_capacity(chunk.len());
+            self.reader.push(&chunk);
+        }
+    }
+}
+
+/// What uploads and restores share, for one attempt's loop.
+trait Sending {
+    type Step;
+    fn begin(&mut self, now: Timestamp) -> Result<Bytes, CallError>;
+    fn need(&self) -> Need;
+    fn parts(&mut self, now: Timestamp, piece: Bytes) -> Result<ChunkFrame, CallError>;
+    fn wait(&self) -> Option<Timestamp>;
+    fn reply(&mut self, now: Timestamp, frame: Bytes) -> Self::Step;
+    fn closed(&mut self, now: Timestamp) -> Self::Step;
+    fn timed_out(&mut self, now: Timestamp) -> Self::Step;
+    fn unreachable(&mut self) -> Self::Step;
+}
+
+/// The longest an upload attempt may run.
+const ATTEMPT: Duration = Duration::from_secs(3600);
+
+impl Sending for UploadCall {
+    type Step = UploadStep;
+    fn begin(&mut self, now: Timestamp) -> Result<Bytes, CallError> {
+        self.start(now, now + ATTEMPT)
+    }
+    fn need(&self) -> Need {
+        UploadCall::need(self)
+    }
+    fn parts(&mut self, now: Timestamp, piece: Bytes) -> Result<ChunkFrame, CallError> {
+        self.chunk_parts(now, piece)
+    }
+    fn wait(&self) -> Option<Timestamp> {
+        self.poll_timeout()
+    }
+    fn reply(&mut self, now: Timestamp, frame: Bytes) -> UploadStep {
+        self.on_reply(now, frame)
+    }
+    fn closed(&mut self, now: Timestamp) -> UploadStep {
+        self.on_closed(now)
+    }
+    fn timed_out(&mut self, now: Timestamp) -> UploadStep {
+        match self.handle_timeout(now) {
+            UploadStep::Continue => self.on_closed(now),
+            step => step,
+        }
+    }
+    fn unreachable(&mut self) -> UploadStep {
+        UploadStep::Interrupted {
+            cause: Interruption::Transport,
+            uncertain: self.is_uncertain(),
+        }
+    }
+}
+
+impl Sending for RestoreCall {
+    type Step = RestoreStep;
+    fn begin(&mut self, now: Timestamp) -> Result<Bytes, CallError> {
+        self.start(now)
+    }
+    fn need(&self) -> Need {
+        RestoreCall::need(self)
+    }
+    fn parts(&mut self, now: Timestamp, piece: Bytes) -> Result<ChunkFrame, CallError> {
+        self.chunk_parts(now, piece)
+    }
+    fn wait(&self) -> Option<Timestamp> {
+        self.poll_timeout()
+    }
+    fn reply(&mut self, now: Timestamp, frame: Bytes) -> RestoreStep {
+        self.on_reply(now, frame)
+    }
+    fn closed(&mut self, now: Timestamp) -> RestoreStep {
+        self.on_closed(now)
+    }
+    fn timed_out(&mut self, now: Timestamp) -> RestoreStep {
+        match self.handle_timeout(now) {
+            RestoreStep::Continue => self.on_closed(now),
+            step => step,
+        }
+    }
+    fn unreachable(&mut self) -> RestoreStep {
+        RestoreStep::Interrupted {
+            cause: Interruption::Transport,
+            uncertain: self.is_uncertain(),
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! The separate calls over real gRPC streams and console WebSockets against the loopback
+//! cluster: a backup's archive downloaded to disk only once verified, restored from that file,
+//! and a resource uploaded from a file, each streamed in pieces by its machine.
+
+use nervix_loopback::{Loopback, LoopbackConfig};
+use nervix_protocol::calls::*;
+use nervix_protocol::command::ExecutionReference;
+use nervix_protocol::schema::{BackupDownloadFailure, OutcomeOrigin};
+use nervix_tokio::{
+    Client, CommandResult, Config, Credentials, TransferError, Transfers, Transport, WsAuth,
+};
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn block<F: Future>(f: F) -> F::Output {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async { tokio::time::timeout(Duration::from_secs(60), f).await })
+        .expect("the test ends within its bound")
+}
+
+fn setup(name: &str) -> (Loopback, Config, PathBuf) {
+    setup_on(name, Transport::Grpc)
+}
+
+fn setup_on(name: &str, transport: Transport) -> (Loopback, Config, PathBuf) {
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        users: vec![("nervix".into(), "nervix".into())],
+        ..LoopbackConfig::default()
+    })
+    .unwrap();
+    let seeds: Vec<&str> = match transport {
+        Transport::Grpc => lb.grpc_endpoints().iter().map(String::as_str).collect(),
+        _ => lb.console_endpoints().iter().map(String::as_str).collect(),
+    };
+    let config = Config::new(&seeds, Credentials::new("nervix", "nervix"), transport)
+        .unwrap()
+        .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    let dir = std::env::temp_dir().join(format!("nervix-tokio-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    (lb, config, dir)
+}
+
+fn info_of(path: &Path) -> ArchiveInfo {
+    let mut d = ArchiveDigest::new();
+    d.update(&std::fs::read(path).unwrap());
+    d.finish()
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_4_a_backup_downloaded_over_grpc_lands_verified_once_then_is_not_retained() {
+    let (_lb, config, dir) = setup("download");
+    block(async {
+        let client = Client::connect(config.clone()).await.unwrap();
+        let CommandResult::Completed(report) =
+            client.execute("BACKUP DOMAIN tenant").await.unwrap()
+        else {
+            panic!("the backup did not complete");
+        };
+        let transfers = Transfers::new(&config).unwrap();
+        let target = dir.join("tenant.nxb");
+        let path = transfers.backup(&report, &target).await.unwrap();
+        assert_eq!(path, target);
+        let expected = BackupDownload::from_report(&report, TransferConfig::download())
+            .unwrap()
+            .expected();
+        assert!(expected.total_bytes > 0);
+        assert_eq!(info_of(&target), expected);
+        assert_eq!(entries(&dir), vec!["tenant.nxb".to_string()]);
+        // Downloaded once: the archive is no longer retained, and nothing new is written.
+        let again = dir.join("again.nxb");
+        let err = transfers.backup(&report, &again).await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TransferError::Unavailable {
+                    failure: BackupDownloadFailure::NotRetained,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(entries(&dir), vec!["tenant.nxb".to_string()]);
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rs_1_restore_backup_over_grpc_streams_the_file_and_completes_with_its_report() {
+    let (_lb, config, dir) = setup("restore");
+    block(async {
+        let client = Client::connect(config.clone()).await.unwrap();
+        let CommandResult::Completed(report) =
+            client.execute("BACKUP DOMAIN tenant").await.unwrap()
+        else {
+            panic!("the backup did not complete");
+        };
+        let transfers = Transfers::new(&config).unwrap();
+        let archive = transfers
+            .backup(&report, &dir.join("tenant.nxb"))
+            .await
+            .unwrap();
+        let info = info_of(&archive);
+        let mut call = RestoreCall::new(
+            ExecutionReference::parse("restore-grpc-1").unwrap(),
+            "RESTORE DOMAIN tenant AS tenant_copy",
+            info,
+            TransferConfig::restore().with_chunk_size(1000),
+        )
+        .unwrap();
+        let outcome = transfers.restore(&mut call, &archive).await.unwrap();
+        let RestoreOutcome::Completed {
+            summary: Some(s), ..
+        } = outcome
+        else {
+            panic!("the restore ended as {outcome:?}");
+        };
+        assert_eq!(s.archive, info);
+        assert_eq!(s.domains.len(), 1);
+        assert_eq!(s.domains[0].domain, "tenant_copy");
+        assert_eq!(call.attempts(), 1);
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn t_1_upload_resource_is_a_client_stream_that_installs_the_file() {
+    let (_lb, config, dir) = setup("upload");
+    block(async {
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let file = dir.join("model.bin");
+        std::fs::write(&file, &bytes).unwrap();
+        let transfers = Transfers::new(&config).unwrap();
+        let spec = |identity: &str| UploadSpec {
+            domain: "tenant".into(),
+            resource: "model".into(),
+            identity: identity.into(),
+        };
+        let mut call = UploadCall::new(
+            spec("upload-grpc-1"),
+            bytes.len() as u64,
+            TransferConfig::upload(),
+        )
+        .unwrap();
+        let outcome = transfers.upload(&mut call, &file).await.unwrap();
+        assert!(
+            matches!(
+                outcome,
+                UploadOutcome::Installed {
+                    version: 1,
+                    origin: OutcomeOrigin::Executed,
+                    ..
+                }
+            ),
+            "{outcome:?}"
+        );
+        // The same identity and file again: the recorded version, recovered.
+        let mut again = UploadCall::new(
+            spec("upload-grpc-1"),
+            bytes.len() as u64,
+            TransferConfig::upload(),
+        )
+        .unwrap();
+        let outcome = transfers.upload(&mut again, &file).await.unwrap();
+        assert!(
+            matches!(
+                outcome,
+                UploadOutcome::Installed {
+                    version: 1,
+                    origin: OutcomeOrigin::Recovered,
+                    ..
+                }
+            ),
+            "{outcome:?}"
+        );
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn t_3a_console_download_and_restore_each_on_their_own_connection() {
+    for auth in [WsAuth::Header, WsAuth::Query] {
+        let (lb, config, dir) = setup_on("console", Transport::WebSocket(auth));
+        block(async {
+            let client = Client::connect(config.clone()).await.unwrap();
+            let CommandResult::Completed(report) =
+                client.execute("BACKUP DOMAIN tenant").await.unwrap()
+            else {
+                panic!("the backup did not complete");
+            };
+            let transfers = Transfers::new(&config).unwrap();
+            let archive = transfers
+                .backup(&report, &dir.join("tenant.nxb"))
+                .await
+                .unwrap();
+            let info = info_of(&archive);
+            let expected = BackupDownload::from_report(&report, TransferConfig::download())
+                .unwrap()
+                .expected();
+            assert_eq!(info, expected);
+            let mut call = RestoreCall::new(
+                ExecutionReference::parse("restore-ws-1").unwrap(),
+                "RESTORE DOMAIN tenant AS tenant_copy",
+                info,
+                TransferConfig::restore().with_chunk_size(1000),
+            )
+            .unwrap();
+            let outcome = transfers.restore(&mut call, &archive).await.unwrap();
+            assert!(
+                matches!(
+                    outcome,
+                    RestoreOutcome::Completed {
+                        summary: Some(_),
+                        ..
+                    }
+                ),
+                "{outcome:?}"
+            );
+            // Uploads have no console call.
+            let mut up = UploadCall::new(
+                UploadSpec {
+                    domain: "tenant".into(),
+                    resource: "model".into(),
+                    identity: "upload-ws-1".into(),
+                },
+                info.total_bytes,
+                TransferConfig::upload(),
+            )
+            .unwrap();
+            assert!(matches!(
+                transfers.upload(&mut up, &archive).await,
+                Err(TransferError::UploadNeedsGrpc)
+            ));
+        });
+        // Each call came on a console connection of its own, at its own path.
+        let paths: Vec<String> = lb.stats().calls.iter().map(|c| c.path.clone()).collect();
+        assert!(
+            paths.iter().any(|p| p == "/console/backups/download"),
+            "{paths:?}"
+        );
+        assert!(
+            paths.iter().any(|p| p == "/console/backups/restore"),
+            "{paths:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
