@@ -84,6 +84,15 @@ impl SimConfig {
             relay_removed: p(0.005),
             clock_change: p(0.05),
             clock_removed: p(0.005),
+            cut_mid_batch: p(0.02),
+            lost_outcome: p(0.02),
+            contract_change: p(0.05),
+            admission_change: p(0.1),
+            producer_ended: p(0.03),
+            batch_busy: p(0.1),
+            draining: p(0.01),
+            batch_failed: p(0.05),
+            batch_unknown: p(0.05),
         };
         let net = NetFaults {
             cut: p(0.01),
