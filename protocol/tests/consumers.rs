@@ -514,3 +514,20 @@ fn d_5_restoration_order_clocks_then_producers_then_consumers() {
     assert_eq!(pe.last(), Some(&ProducerEvent::Interrupted));
     assert_eq!(drain(&mut r, c).last(), Some(&ConsumerEvent::Interrupted));
 }
+
+#[test]
+fn ec_6_a_close_unanswered_past_its_deadline_replaces_the_session_and_closes() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    r.c.close_consumer(r.now, c).unwrap();
+    r.pump();
+    last_of(&r, ClientRequest::CloseEmitterRequest);
+    // The close is never answered: at its deadline the session is given up ...
+    r.advance(Duration::from_secs(31));
+    assert!(r.closes.iter().any(|(s, _)| *s == sid), "{:?}", r.closes);
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    // ... and its loss ends the attachment, so the close is complete.
+    assert_eq!(drain(&mut r, c).last(), Some(&ConsumerEvent::Closed));
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closed);
+}

@@ -1300,6 +1300,16 @@ impl Client {
                         }
                     }
                 }
+                // A close left unanswered past its deadline: the session is not carrying
+                // what it is given, so it is replaced, and its loss completes the close.
+                if sent
+                    && matches!(
+                        cause,
+                        Interruption::DeadlineExceeded | Interruption::Abandoned
+                    )
+                {
+                    self.retire.get_or_insert(super::Retire::Wedged);
+                }
             }
             _ => {}
         }
