@@ -1212,6 +1212,14 @@ impl Client {
                 what: f.to_string(),
             }
         })?;
+        // EC-4: every attempt has a reference of its own; one still unsettled (or whose
+        // settlement is out) named again would make a settlement ambiguous.
+        if e.unsettled.contains_key(&reference) {
+            return Err(ProtocolViolation::Endpoint {
+                rule: "EC-4",
+                what: "a delivery names the reference of an attempt not yet settled".into(),
+            });
+        }
         let sensitive = sensitive_values(&desc.fields, &batch);
         e.unsettled.insert(
             reference,
