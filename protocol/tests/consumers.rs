@@ -757,3 +757,27 @@ mod property {
         }
     }
 }
+
+#[test]
+fn ec_6_a_close_while_the_open_is_held_unread_completes_on_its_loss() {
+    let mut r = Rig::new();
+    let c =
+        r.c.open_consumer(r.now, ConsumerSpec::new("d1", "alerts", fields()))
+            .unwrap();
+    let sid = r.open();
+    let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.c.close_consumer(r.now, c).unwrap();
+    r.pump();
+    assert!(!r.c.consumer(c).unwrap().state.is_final());
+    // The open is refused unread and held to go again; then its session is lost. Nothing
+    // was ever attached, so the close is complete.
+    r.feed(
+        sid,
+        support::rejected(wire, RequestRejection::TooManyRequestsInFlight),
+    );
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    assert_eq!(drain(&mut r, c), [ConsumerEvent::Closed]);
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closed);
+    assert!(!requests(&r, sid).contains(&ClientRequest::CloseEmitterRequest));
+}

@@ -1263,6 +1263,12 @@ impl Client {
                 if let Some(e) = self.consumers.entries.get_mut(&id) {
                     if matches!(e.phase, Phase::Opening(_)) && not_admitted {
                         e.phase = Phase::Waiting;
+                        if e.close {
+                            // Closed while its open was out, and the open never arrived:
+                            // nothing is attached, so the close is complete.
+                            self.consumers
+                                .finish(id, ConsumerState::Closed, ConsumerEvent::Closed);
+                        }
                     }
                 }
                 if matches!(
