@@ -514,3 +514,270 @@ fn d_5_restoration_order_clocks_then_producers_then_consumers() {
     assert_eq!(pe.last(), Some(&ProducerEvent::Interrupted));
     assert_eq!(drain(&mut r, c).last(), Some(&ConsumerEvent::Interrupted));
 }
+
+#[test]
+fn ec_6_a_close_unanswered_past_its_deadline_replaces_the_session_and_closes() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    r.c.close_consumer(r.now, c).unwrap();
+    r.pump();
+    last_of(&r, ClientRequest::CloseEmitterRequest);
+    // The close is never answered: at its deadline the session is given up ...
+    r.advance(Duration::from_secs(31));
+    assert!(r.closes.iter().any(|(s, _)| *s == sid), "{:?}", r.closes);
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    // ... and its loss ends the attachment, so the close is complete.
+    assert_eq!(drain(&mut r, c).last(), Some(&ConsumerEvent::Closed));
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closed);
+}
+
+#[test]
+fn ec_4_a_delivery_naming_an_unsettled_reference_again_is_a_protocol_violation() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let d = deliver(&mut r, sid, c, 1, 2);
+    r.c.settle_delivery(r.now, d.reference, Decision::Ack)
+        .unwrap();
+    r.pump();
+    // Another attempt under the same reference while its settlement is out.
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    r.feed(sid, delivered(rid, 3, 2, ipc(2, "hunter22"), 2));
+    assert_eq!(violation(&r), Some("EC-4"));
+    let settles = r
+        .sent
+        .iter()
+        .filter(|(_, m)| matches!(m.request, ClientRequestT::SettleEmitterBatchRequest(_)))
+        .count();
+    assert_eq!(settles, 1, "the reference is never settled twice");
+}
+
+mod property {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Read,
+        Deliver(u8, u8, u8),
+        Settle(usize, u8),
+        AnswerSettle(usize, u8),
+        Time(u16),
+        Lose,
+        Reopen(bool),
+        Close,
+        AnswerClose,
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            3 => Just(Step::Read),
+            3 => (0u8..4, 0u8..6, 0u8..5).prop_map(|(i, r, k)| Step::Deliver(i, r, k)),
+            3 => (0usize..8, 0u8..4).prop_map(|(i, d)| Step::Settle(i, d)),
+            3 => (0usize..4, 0u8..6).prop_map(|(i, k)| Step::AnswerSettle(i, k)),
+            2 => (0u16..2000).prop_map(Step::Time),
+            1 => Just(Step::Lose),
+            1 => any::<bool>().prop_map(Step::Reopen),
+            1 => Just(Step::Close),
+            1 => Just(Step::AnswerClose),
+        ]
+    }
+
+    /// What the scripted server saw of the consumer: requests out per session, and the
+    /// references each session delivered.
+    #[derive(Default)]
+    struct Server {
+        seen: usize,
+        reads: BTreeMap<SessionId, Vec<u64>>,
+        settles: BTreeMap<SessionId, Vec<u64>>,
+        closes: BTreeMap<SessionId, Vec<u64>>,
+        /// Attempts delivered and not yet settled, by session and reference.
+        delivered: BTreeSet<(SessionId, Vec<u8>)>,
+        close_sent: bool,
+    }
+
+    /// Follows the client to its next session: a session it gave up on is closed by the
+    /// driver, and a connection it asks for is accepted.
+    fn follow(r: &mut Rig, sid: SessionId, accepted: &mut usize) -> SessionId {
+        if r.closes.iter().any(|(s, _)| *s == sid) {
+            r.c.handle_closed(r.now, sid);
+            r.pump();
+        }
+        if let Some(at) = r.c.poll_timeout().filter(|_| r.connects.len() == *accepted) {
+            if at <= r.now {
+                r.c.handle_timeout(r.now);
+                r.pump();
+            }
+        }
+        if r.connects.len() > *accepted {
+            *accepted = r.connects.len();
+            return r.open();
+        }
+        sid
+    }
+
+    proptest! {
+        #[test]
+        fn ec_2_any_frames_keep_one_read_out_settle_only_current_attempts_and_nothing_after_close(
+            steps in proptest::collection::vec(step(), 1..60)
+        ) {
+            let g = Grant { window: 2, ..Grant::default() };
+            let (mut r, mut sid, c, mut wire) = opened(&g);
+            let mut server = Server::default();
+            let mut deliveries: Vec<DeliveryRef> = vec![];
+            let mut finished = false;
+            let mut accepted = r.connects.len();
+            for s in steps {
+                match s {
+                    Step::Read => {
+                        let _ = r.c.read_delivery(r.now, c);
+                        r.pump();
+                    }
+                    Step::Deliver(identity, reference, kind) => {
+                        let Some(rid) = server.reads.get_mut(&sid).and_then(|v| (!v.is_empty()).then(|| v.remove(0))) else {
+                            continue;
+                        };
+                        if kind == 4 {
+                            r.feed(sid, consumer_ended(rid));
+                        } else {
+                            server.delivered.insert((sid, vec![reference; 16]));
+                            r.feed(sid, delivered(rid, identity, reference, ipc(2, "hunter22"), 2));
+                        }
+                    }
+                    Step::Settle(i, d) => {
+                        let Some(d_ref) = deliveries.get(i % deliveries.len().max(1)).copied() else {
+                            continue;
+                        };
+                        let decision = match d {
+                            0 | 1 => Decision::Ack,
+                            2 => Decision::Retry,
+                            _ => Decision::Reject("not wanted".into()),
+                        };
+                        let _ = r.c.settle_delivery(r.now, d_ref, decision);
+                        r.pump();
+                    }
+                    Step::AnswerSettle(i, k) => {
+                        let out = server.settles.entry(sid).or_default();
+                        if out.is_empty() {
+                            continue;
+                        }
+                        let rid = out.remove(i % out.len());
+                        let result = [
+                            EmitterSettlement::Confirmed,
+                            EmitterSettlement::Confirmed,
+                            EmitterSettlement::StaleReference,
+                            EmitterSettlement::WrongConsumer,
+                            EmitterSettlement::InvalidReason,
+                            EmitterSettlement::ConsumerEnded,
+                        ][k as usize];
+                        r.feed(sid, settled(rid, result));
+                    }
+                    Step::Time(ms) => r.advance(Duration::from_millis(u64::from(ms))),
+                    Step::Lose => {
+                        if r.c.consumer(c).unwrap().state.is_final() {
+                            continue;
+                        }
+                        r.c.handle_closed(r.now, sid);
+                        r.pump();
+                        if let Some(at) = r.c.poll_timeout() {
+                            r.advance(at.saturating_since(r.now));
+                        }
+                    }
+                    Step::Reopen(same) => {
+                        if r.c.consumer(c).unwrap().state != ConsumerState::Restoring {
+                            continue;
+                        }
+                        let (w, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+                        let grant = if same { g.clone() } else { Grant { contract: 1, ..g.clone() } };
+                        r.feed(sid, emitter_opened(w, &grant));
+                        wire = w;
+                    }
+                    Step::Close => {
+                        let _ = r.c.close_consumer(r.now, c);
+                        r.pump();
+                    }
+                    Step::AnswerClose => {
+                        if let Some(rid) = server.closes.get_mut(&sid).and_then(|v| v.pop()) {
+                            r.feed(sid, emitter_closed(rid));
+                        }
+                    }
+                }
+                sid = follow(&mut r, sid, &mut accepted);
+                // What the client sent since the last step.
+                for (s, m) in r.sent[server.seen..].iter() {
+                    let about_consumer = matches!(
+                        &m.request,
+                        ClientRequestT::ReadEmitterBatchRequest(_)
+                            | ClientRequestT::SettleEmitterBatchRequest(_)
+                            | ClientRequestT::CloseEmitterRequest(_)
+                            | ClientRequestT::OpenEmitterRequest(_)
+                    );
+                    prop_assert!(!(finished && about_consumer), "a request after the end: {:?}", m);
+                    match &m.request {
+                        ClientRequestT::ReadEmitterBatchRequest(x) => {
+                            prop_assert!(!server.close_sent, "a read after the close");
+                            prop_assert_eq!(x.consumer, wire);
+                            server.reads.entry(*s).or_default().push(m.request_id);
+                        }
+                        ClientRequestT::SettleEmitterBatchRequest(x) => {
+                            prop_assert!(!server.close_sent, "a settlement after the close");
+                            prop_assert_eq!(x.consumer, wire);
+                            // Only an attempt this session delivered and not yet settled:
+                            // each delivery is settled at most once.
+                            prop_assert!(
+                                server.delivered.remove(&(*s, x.reference.clone())),
+                                "a settlement of an attempt not delivered here, or settled already"
+                            );
+                            server.settles.entry(*s).or_default().push(m.request_id);
+                        }
+                        ClientRequestT::CloseEmitterRequest(_) => {
+                            server.close_sent = true;
+                            server.closes.entry(*s).or_default().push(m.request_id);
+                        }
+                        _ => {}
+                    }
+                }
+                server.seen = r.sent.len();
+                // At most one read out on the session carrying the consumer.
+                prop_assert!(server.reads.get(&sid).map_or(0, Vec::len) <= 1);
+                while let Some(e) = r.c.poll_consumer_event(c) {
+                    prop_assert!(!finished, "an event after the end: {:?}", e);
+                    match e {
+                        ConsumerEvent::Delivery(d) => deliveries.push(d.reference),
+                        ConsumerEvent::Closed
+                        | ConsumerEvent::ReopenRequired(_)
+                        | ConsumerEvent::Refused { .. } => finished = true,
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn ec_6_a_close_while_the_open_is_held_unread_completes_on_its_loss() {
+    let mut r = Rig::new();
+    let c =
+        r.c.open_consumer(r.now, ConsumerSpec::new("d1", "alerts", fields()))
+            .unwrap();
+    let sid = r.open();
+    let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.c.close_consumer(r.now, c).unwrap();
+    r.pump();
+    assert!(!r.c.consumer(c).unwrap().state.is_final());
+    // The open is refused unread and held to go again; then its session is lost. Nothing
+    // was ever attached, so the close is complete.
+    r.feed(
+        sid,
+        support::rejected(wire, RequestRejection::TooManyRequestsInFlight),
+    );
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    assert_eq!(drain(&mut r, c), [ConsumerEvent::Closed]);
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closed);
+    assert!(!requests(&r, sid).contains(&ClientRequest::CloseEmitterRequest));
+}

@@ -954,3 +954,46 @@ fn p_3_a_batch_beyond_what_one_request_carries_is_refused_locally() {
     ));
     assert!(submits(&r, sid).is_empty());
 }
+
+#[test]
+fn p_8_a_close_unanswered_past_its_deadline_replaces_the_session_and_closes() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    std::iter::from_fn(|| r.c.poll_producer_event(p)).for_each(drop);
+    r.c.close_producer(r.now, p).unwrap();
+    r.pump();
+    last_of(&r, ClientRequest::CloseIngestorRequest);
+    // The close is never answered: at its deadline the session is given up ...
+    r.advance(Duration::from_secs(31));
+    assert!(r.closes.iter().any(|(s, _)| *s == sid), "{:?}", r.closes);
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    // ... and its loss ends the attachment, so the close is complete.
+    let events: Vec<ProducerEvent> = std::iter::from_fn(|| r.c.poll_producer_event(p)).collect();
+    assert_eq!(events.last(), Some(&ProducerEvent::Closed));
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Closed);
+}
+
+#[test]
+fn p_8_a_close_while_the_open_is_held_unread_completes_on_its_loss() {
+    let mut r = Rig::new();
+    let p =
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "orders_in", fields()))
+            .unwrap();
+    let sid = r.open();
+    let (wire, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.c.close_producer(r.now, p).unwrap();
+    r.pump();
+    assert!(!r.c.producer(p).unwrap().state.is_final());
+    // The open is refused unread and held to go again; then its session is lost. Nothing
+    // was ever attached, so the close is complete.
+    r.feed(
+        sid,
+        support::rejected(wire, RequestRejection::TooManyRequestsInFlight),
+    );
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    let events: Vec<ProducerEvent> = std::iter::from_fn(|| r.c.poll_producer_event(p)).collect();
+    assert_eq!(events, [ProducerEvent::Closed]);
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Closed);
+    assert!(!requests(&r, sid).contains(&ClientRequest::CloseIngestorRequest));
+}

@@ -10,7 +10,11 @@
 //! After a run, [`Simulation::check`] verifies what a client must never promise: every request
 //! ends exactly once; a command reported completed has a completed outcome recorded under its
 //! own reference; a command reported failed has none; every command keeps one reference for its
-//! whole life, through recovery; no reference is ever invented.
+//! whole life, through recovery; no reference is ever invented. Producers and consumers are
+//! checked as their frames and events pass (see `sim/dataplane.rs`): credit is never exceeded,
+//! no batch is sent again while an earlier send of it is unanswered (so none is resent after
+//! its session was lost), every batch ends with exactly one outcome (perhaps `Unknown`), and no
+//! delivery attempt is settled twice.
 
 use crate::cluster::{
     branch_key_values, is_branched, row_values, ClusterConfig, ConnId, Faults, Output, SimCluster,
@@ -27,6 +31,8 @@ use nervix_protocol::time::{Timestamp, UnixMillis};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::time::Duration;
+
+mod dataplane;
 
 /// Faults of the simulated network, as probabilities per event.
 #[derive(Debug, Clone, Default)]
@@ -84,6 +90,15 @@ impl SimConfig {
             relay_removed: p(0.005),
             clock_change: p(0.05),
             clock_removed: p(0.005),
+            cut_mid_batch: p(0.02),
+            lost_outcome: p(0.02),
+            contract_change: p(0.05),
+            admission_change: p(0.1),
+            producer_ended: p(0.03),
+            batch_busy: p(0.1),
+            draining: p(0.01),
+            batch_failed: p(0.05),
+            batch_unknown: p(0.05),
         };
         let net = NetFaults {
             cut: p(0.01),
@@ -98,7 +113,7 @@ impl SimConfig {
             nodes,
             cluster,
             net,
-            operations: 40,
+            operations: 60,
         }
     }
 
@@ -178,6 +193,7 @@ pub struct Simulation {
     subscriptions: BTreeMap<SubscriptionId, SubTrack>,
     clocks: BTreeMap<String, ClockTrack>,
     clock_events: Vec<String>,
+    dataplane: dataplane::Dataplane,
 }
 
 const WALL_BASE: u64 = 1_767_225_600_000;
@@ -221,6 +237,7 @@ impl Simulation {
             subscriptions: BTreeMap::new(),
             clocks: BTreeMap::new(),
             clock_events: Vec::new(),
+            dataplane: dataplane::Dataplane::default(),
         }
     }
 
@@ -394,7 +411,7 @@ impl Simulation {
         self.counter += 1;
         let n = self.counter;
         let holding = self.client.binding().is_holding();
-        match self.rng.below(100) {
+        match self.rng.below(150) {
             0..=39 => {
                 self.execute(&format!("CREATE RELAY r{n};"), holding);
             }
@@ -474,6 +491,7 @@ impl Simulation {
                 };
                 let _ = self.statement(&text);
             }
+            k @ 100..=149 => self.operate_dataplane(k - 100),
             _ => {}
         }
         if self.config.net.leader_change > 0.0 && self.rng.chance(self.config.net.leader_change) {
@@ -512,9 +530,14 @@ impl Simulation {
             let quantum = Duration::from_millis(self.rng.below(200));
             self.run_for(quantum);
         }
-        // Let everything settle: every call ends within its deadline.
+        // Let everything settle: every call ends within its deadline, and every producer and
+        // consumer closes.
+        self.close_dataplane();
+        self.pump_client();
         let limit = self.now + Duration::from_secs(3600);
-        while (self.client.outstanding_commands() > 0 || self.client.outstanding_reads() > 0)
+        while (self.client.outstanding_commands() > 0
+            || self.client.outstanding_reads() > 0
+            || self.dataplane.active())
             && self.now < limit
         {
             self.run_for(Duration::from_secs(1));
@@ -594,6 +617,9 @@ impl Simulation {
             }
             Delivery::ToClient(sid, frame) => {
                 if self.conns.contains_key(&sid) {
+                    if self.dataplane.watches(sid) {
+                        self.on_dataplane_frame(sid, &frame);
+                    }
                     self.client.handle_frame(now, sid, frame);
                 }
             }
@@ -687,6 +713,7 @@ impl Simulation {
                         if let ClientRequestT::CommandRequest(c) = &msg.request {
                             self.sent_references.insert(c.execution_reference.clone());
                         }
+                        self.on_dataplane_send(session, &msg);
                         self.log(format!(
                             "client send {session:?} req {} {}",
                             msg.request_id,
@@ -753,6 +780,13 @@ impl Simulation {
         while let Some(event) = self.client.poll_clock_event() {
             self.on_clock_event(event);
         }
+        while let Some((id, event)) = self.client.poll_producer_events() {
+            self.on_producer_event(id, event);
+        }
+        while let Some((id, event)) = self.client.poll_consumer_events() {
+            self.on_consumer_event(id, event);
+        }
+        self.check_credit();
     }
 
     /// Checks one subscription event against what a reader may show (S-3, S-4, R-1 to R-5):
@@ -979,6 +1013,13 @@ impl Simulation {
                 problems.push(format!("{id:?} ended {} times", t.ended));
             }
         }
+        self.dataplane.check(&mut problems);
+        if self.dataplane.active() {
+            problems.push("a producer or consumer never reached its end".into());
+        }
+        for m in self.cluster.misbehaviour() {
+            problems.push(format!("the cluster saw: {m}"));
+        }
         if problems.is_empty() {
             Ok(())
         } else {
@@ -988,6 +1029,16 @@ impl Simulation {
             }
             Err(s)
         }
+    }
+
+    /// How many batches ended with each kind of outcome (`completed`, `unknown`, ...).
+    pub fn batch_outcomes(&self) -> &BTreeMap<&'static str, u64> {
+        &self.dataplane.outcomes
+    }
+
+    /// How many deliveries consumers received.
+    pub fn deliveries(&self) -> u64 {
+        self.dataplane.deliveries
     }
 
     /// A one-line summary of the run's results.
@@ -1009,10 +1060,12 @@ impl Simulation {
             .filter(|l| l.starts_with("Ticked"))
             .count();
         format!(
-            "{} commands: {completed} completed, {failed} failed, {uncertain} uncertain; {} reads; {} subscriptions, {rows} rows; {ticks} clock ticks; {} trace lines",
+            "{} commands: {completed} completed, {failed} failed, {uncertain} uncertain; {} reads; {} subscriptions, {rows} rows; {ticks} clock ticks; batch outcomes {:?}; {} deliveries; {} trace lines",
             self.commands.len(),
             self.reads.len(),
             self.subscriptions.len(),
+            self.dataplane.outcomes,
+            self.dataplane.deliveries,
             self.trace.len() + self.cluster.trace().len()
         )
     }

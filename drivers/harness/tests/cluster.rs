@@ -980,11 +980,13 @@ fn sim_cluster_serves_domains_subscriptions_clocks_and_lookups() {
         }
         other => panic!("{other:?}"),
     }
-    let unsupported =
+    // Producers are session-local: closing one this session never opened changes nothing.
+    let close =
         ClientRequestT::CloseIngestorRequest(Box::new(CloseIngestorRequestT { producer: 3 }));
     assert!(matches!(
-        d.ask(f, 13, unsupported),
-        ReplyBodyT::RequestRejected(r) if r.rejection == Some(RequestRejection::UnsupportedRequest)
+        d.ask(f, 13, close),
+        ReplyBodyT::CloseIngestorOutcome(o)
+            if matches!(o.disposition, CloseIngestorDispositionT::ProducerNotOpen(_))
     ));
     // Inspection is the leader's; the simulation keeps no reports.
     let inspect = ClientRequestT::InspectTransactionRequest(Box::new(InspectTransactionRequestT {
@@ -1745,4 +1747,297 @@ fn a_1_backup_completes_with_an_archive_summary_recorded_by_reference() {
         leader_of(&o.disposition).map(|l| l.node),
         Some("node-1".into())
     );
+}
+
+// ----- producers and emitter consumers -----
+
+mod dataplane {
+    use super::*;
+    use nervix_harness::cluster::{
+        delivery_ids, emitter_fields, ingestor_fields, token_number, BATCH_LATENCY, EMITTER,
+        EMITTER_ACK_TIMEOUT, EMITTER_WINDOW, INGESTOR,
+    };
+    use nervix_protocol::arrow::{encode, BatchBuilder};
+    use nervix_protocol::rows::FieldSpec;
+    use std::sync::Arc;
+
+    fn wire(fields: &[FieldSpec]) -> Vec<RowFieldT> {
+        fields.iter().map(FieldSpec::to_wire).collect()
+    }
+
+    fn open_producer(d: &mut Driver, conn: ConnId, id: u64, batches: u32) -> ProducerOpenedT {
+        let request = ClientRequestT::OpenIngestorRequest(Box::new(OpenIngestorRequestT {
+            domain: "tenant".into(),
+            ingestor: INGESTOR.into(),
+            expected_fields: wire(&ingestor_fields()),
+            max_outstanding_batches: batches,
+            max_outstanding_bytes: 1 << 20,
+        }));
+        match d.ask(conn, id, request) {
+            ReplyBodyT::OpenIngestorOutcome(o) => match o.disposition {
+                OpenIngestorDispositionT::ProducerOpened(p) => *p,
+                other => panic!("expected an opened producer, got {other:?}"),
+            },
+            other => panic!("expected an open outcome, got {other:?}"),
+        }
+    }
+
+    fn batch(ids: &[u64]) -> Vec<u8> {
+        let mut b = BatchBuilder::new(Arc::from(ingestor_fields()));
+        let names: Vec<Option<&str>> = ids.iter().map(|_| Some("n")).collect();
+        b.column("id", ids).unwrap();
+        b.nullable_column("name", &names).unwrap();
+        encode(&b.finish().unwrap()).unwrap()
+    }
+
+    fn submit(producer: u64, bytes: Vec<u8>) -> ClientRequestT {
+        ClientRequestT::SubmitBatchRequest(Box::new(SubmitBatchRequestT {
+            producer,
+            batch: bytes,
+        }))
+    }
+
+    fn disposition(body: ReplyBodyT) -> SubmissionDispositionT {
+        match body {
+            ReplyBodyT::SubmissionOutcome(o) => o.disposition,
+            other => panic!("expected a submission outcome, got {other:?}"),
+        }
+    }
+
+    fn has_reply(d: &mut Driver, conn: ConnId, id: u64) -> bool {
+        d.pump();
+        d.inbox
+            .get(&conn)
+            .is_some_and(|i| i.iter().any(|g| matches!(g, Got::Reply(r, _) if *r == id)))
+    }
+
+    #[test]
+    fn sim_cluster_producer_outcome_follows_admission_and_releases_credit() {
+        let mut d = Driver::nodes(1);
+        let conn = d.connect(0);
+        let opened = open_producer(&mut d, conn, 1, 1);
+        assert_eq!(opened.granted_batches, 1);
+        d.send(conn, 2, submit(1, batch(&[1, 2])));
+        assert!(
+            !has_reply(&mut d, conn, 2),
+            "the outcome waits for the batch"
+        );
+        assert!(d
+            .cl
+            .next_due()
+            .is_some_and(|t| t.as_nanos() == BATCH_LATENCY.as_nanos() as u64));
+        d.at(BATCH_LATENCY.as_nanos() as u64);
+        d.cl.advance(d.now);
+        d.pump();
+        assert!(matches!(
+            disposition(d.reply(conn, 2)),
+            SubmissionDispositionT::SubmissionCompleted(_)
+        ));
+        // The credit came back: one more batch fits, and nothing was seen beyond credit.
+        d.send(conn, 3, submit(1, batch(&[3])));
+        assert!(!has_reply(&mut d, conn, 3));
+        assert!(d.cl.misbehaviour().is_empty());
+    }
+
+    #[test]
+    fn sim_cluster_producer_batch_beyond_credit_ends_the_producer() {
+        let mut d = Driver::nodes(1);
+        let conn = d.connect(0);
+        open_producer(&mut d, conn, 1, 1);
+        d.send(conn, 2, submit(1, batch(&[1])));
+        d.send(conn, 3, submit(1, batch(&[2])));
+        match disposition(d.reply(conn, 3)) {
+            SubmissionDispositionT::SubmissionNotAdmitted(n) => {
+                assert_eq!(n.refusal, Some(SubmissionRefusal::CreditExceeded))
+            }
+            other => panic!("expected CreditExceeded, got {other:?}"),
+        }
+        // The admitted batch is answered before ProducerEnded.
+        assert!(matches!(
+            disposition(d.reply(conn, 2)),
+            SubmissionDispositionT::SubmissionOutcomeUnknown(_)
+        ));
+        let rest = d.rest(conn);
+        assert!(
+            rest.iter()
+                .any(|g| matches!(g, Got::Other(ServerBodyT::ProducerEnded(e))
+                if e.reason == Some(ProducerEndReason::ProtocolViolated))),
+            "{rest:?}"
+        );
+        assert_eq!(d.cl.misbehaviour().len(), 1);
+        d.send(conn, 4, submit(1, batch(&[3])));
+        match disposition(d.reply(conn, 4)) {
+            SubmissionDispositionT::SubmissionNotAdmitted(n) => {
+                assert_eq!(n.refusal, Some(SubmissionRefusal::ProducerEnded))
+            }
+            other => panic!("expected ProducerEnded, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn sim_cluster_producer_refuses_a_batch_of_other_fields() {
+        let mut d = Driver::nodes(1);
+        let conn = d.connect(0);
+        open_producer(&mut d, conn, 1, 4);
+        let mut b = BatchBuilder::new(Arc::from(emitter_fields()));
+        b.column("id", &[1u64]).unwrap();
+        b.nullable_column::<&str>("note", &[None]).unwrap();
+        let other = encode(&b.finish().unwrap()).unwrap();
+        match disposition(d.ask(conn, 2, submit(1, other))) {
+            SubmissionDispositionT::SubmissionNotAdmitted(n) => {
+                assert_eq!(n.refusal, Some(SubmissionRefusal::SchemaMismatch))
+            }
+            other => panic!("expected SchemaMismatch, got {other:?}"),
+        }
+        match disposition(d.ask(conn, 3, submit(1, vec![1, 2, 3]))) {
+            SubmissionDispositionT::SubmissionNotAdmitted(n) => {
+                assert_eq!(n.refusal, Some(SubmissionRefusal::MalformedBatch))
+            }
+            other => panic!("expected MalformedBatch, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn sim_cluster_cut_mid_batch_admits_and_sends_no_outcome() {
+        let mut d = Driver::nodes(1);
+        let conn = d.connect(0);
+        open_producer(&mut d, conn, 1, 4);
+        d.cl.set_faults(Faults {
+            cut_mid_batch: 1.0,
+            ..Faults::default()
+        });
+        d.send(conn, 2, submit(1, batch(&[1])));
+        let rest = d.rest(conn);
+        assert!(matches!(rest.as_slice(), [Got::Close]), "{rest:?}");
+        assert!(!d.cl.is_open(conn));
+    }
+
+    fn open_consumer(d: &mut Driver, conn: ConnId, id: u64) -> EmitterOpenedT {
+        let request = ClientRequestT::OpenEmitterRequest(Box::new(OpenEmitterRequestT {
+            domain: "tenant".into(),
+            emitter: EMITTER.into(),
+            expected_fields: wire(&emitter_fields()),
+            max_outstanding_batches: 8,
+            max_outstanding_bytes: 1 << 20,
+        }));
+        match d.ask(conn, id, request) {
+            ReplyBodyT::OpenEmitterOutcome(o) => match o.disposition {
+                OpenEmitterDispositionT::EmitterOpened(p) => *p,
+                other => panic!("expected an opened consumer, got {other:?}"),
+            },
+            other => panic!("expected an open outcome, got {other:?}"),
+        }
+    }
+
+    fn read(consumer: u64) -> ClientRequestT {
+        ClientRequestT::ReadEmitterBatchRequest(Box::new(ReadEmitterBatchRequestT { consumer }))
+    }
+
+    fn received(body: ReplyBodyT) -> EmitterBatchReceivedT {
+        match body {
+            ReplyBodyT::ReadEmitterBatchOutcome(o) => match o.disposition {
+                ReadEmitterDispositionT::EmitterBatchReceived(b) => *b,
+                other => panic!("expected a delivery, got {other:?}"),
+            },
+            other => panic!("expected a read outcome, got {other:?}"),
+        }
+    }
+
+    fn settle(consumer: u64, reference: &[u8], decision: EmitterBatchDecision) -> ClientRequestT {
+        ClientRequestT::SettleEmitterBatchRequest(Box::new(SettleEmitterBatchRequestT {
+            consumer,
+            reference: reference.to_vec(),
+            decision: Some(decision),
+            reason: String::new(),
+        }))
+    }
+
+    fn settlement(body: ReplyBodyT) -> Option<EmitterSettlement> {
+        match body {
+            ReplyBodyT::SettleEmitterBatchOutcome(o) => o.disposition,
+            other => panic!("expected a settle outcome, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn sim_cluster_emitter_redelivers_a_timed_out_attempt_under_a_new_reference() {
+        let mut d = Driver::nodes(1);
+        let conn = d.connect(0);
+        let opened = open_consumer(&mut d, conn, 1);
+        assert!(
+            matches!(opened.window, ConsumerWindowT::ParallelConsumerWindow(ref w) if w.max == EMITTER_WINDOW)
+        );
+        d.send(conn, 2, read(1));
+        assert!(!has_reply(&mut d, conn, 2), "the read waits for a delivery");
+        d.cl.advance(d.now);
+        d.pump();
+        let first = received(d.reply(conn, 2));
+        let ids = nervix_protocol::arrow::decode(&first.batch, &emitter_fields(), first.members)
+            .expect("a delivery of the consumer's fields");
+        assert_eq!(
+            ids.num_rows(),
+            delivery_ids(token_number(&first.identity)).len()
+        );
+        // Not settled in time: the same delivery comes again under another reference.
+        d.at(EMITTER_ACK_TIMEOUT.as_nanos() as u64 + 1);
+        d.send(conn, 3, read(1));
+        d.cl.advance(d.now);
+        d.pump();
+        let again = received(d.reply(conn, 3));
+        assert_eq!(again.identity, first.identity);
+        assert_ne!(again.reference, first.reference);
+        // The old reference is stale, the new one is confirmed, and a second settle of it
+        // is recorded as a client's misbehaviour.
+        let stale = d.ask(
+            conn,
+            4,
+            settle(1, &first.reference, EmitterBatchDecision::Ack),
+        );
+        assert_eq!(settlement(stale), Some(EmitterSettlement::StaleReference));
+        let ok = d.ask(
+            conn,
+            5,
+            settle(1, &again.reference, EmitterBatchDecision::Ack),
+        );
+        assert_eq!(settlement(ok), Some(EmitterSettlement::Confirmed));
+        assert!(d.cl.misbehaviour().is_empty());
+        let twice = d.ask(
+            conn,
+            6,
+            settle(1, &again.reference, EmitterBatchDecision::Ack),
+        );
+        assert_eq!(settlement(twice), Some(EmitterSettlement::StaleReference));
+        assert_eq!(d.cl.misbehaviour().len(), 1);
+    }
+
+    #[test]
+    fn sim_cluster_emitter_window_holds_reads_until_a_settle() {
+        let mut d = Driver::nodes(1);
+        let conn = d.connect(0);
+        open_consumer(&mut d, conn, 1);
+        let mut refs = Vec::new();
+        let mut t = 0;
+        for i in 0..EMITTER_WINDOW {
+            let id = 10 + i;
+            d.send(conn, id, read(1));
+            t += 100_000_000;
+            d.at(t);
+            d.cl.advance(d.now);
+            d.pump();
+            refs.push(received(d.reply(conn, id)).reference);
+        }
+        d.send(conn, 20, read(1));
+        t += 500_000_000;
+        d.at(t);
+        d.cl.advance(d.now);
+        assert!(!has_reply(&mut d, conn, 20), "the window is full");
+        let ok = d.ask(conn, 21, settle(1, &refs[0], EmitterBatchDecision::Retry));
+        assert_eq!(settlement(ok), Some(EmitterSettlement::Confirmed));
+        t += 500_000_000;
+        d.at(t);
+        d.cl.advance(d.now);
+        d.pump();
+        let next = received(d.reply(conn, 20));
+        assert!(!refs.contains(&next.reference));
+    }
 }

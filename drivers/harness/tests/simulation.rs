@@ -49,6 +49,35 @@ fn e_3_calm_runs_complete_every_command() {
 }
 
 #[test]
+fn p_5_producers_and_consumers_are_part_of_the_workload() {
+    let mut outcomes = std::collections::BTreeMap::new();
+    let mut deliveries = 0;
+    for seed in 0..40 {
+        let sim = run_seed(SimConfig::chaotic(seed)).unwrap_or_else(|e| panic!("{e}"));
+        for (k, n) in sim.batch_outcomes() {
+            *outcomes.entry(*k).or_insert(0) += n;
+        }
+        deliveries += sim.deliveries();
+        if std::env::var_os("NERVIX_SUMMARY").is_some() {
+            eprintln!("seed {seed}: {}", sim.summary());
+        }
+    }
+    for kind in [
+        "completed",
+        "not admitted",
+        "failed",
+        "outcome unknown",
+        "unknown",
+    ] {
+        assert!(
+            outcomes.get(kind).copied().unwrap_or(0) > 0,
+            "no batch ended {kind:?} in 40 seeds: {outcomes:?}"
+        );
+    }
+    assert!(deliveries > 20, "only {deliveries} deliveries in 40 seeds");
+}
+
+#[test]
 fn same_seed_gives_the_same_trace_twice() {
     for seed in [1, 7, 42, 1234] {
         let mut a = Simulation::new(SimConfig::chaotic(seed));

@@ -1212,6 +1212,14 @@ impl Client {
                 what: f.to_string(),
             }
         })?;
+        // EC-4: every attempt has a reference of its own; one still unsettled (or whose
+        // settlement is out) named again would make a settlement ambiguous.
+        if e.unsettled.contains_key(&reference) {
+            return Err(ProtocolViolation::Endpoint {
+                rule: "EC-4",
+                what: "a delivery names the reference of an attempt not yet settled".into(),
+            });
+        }
         let sensitive = sensitive_values(&desc.fields, &batch);
         e.unsettled.insert(
             reference,
@@ -1255,6 +1263,12 @@ impl Client {
                 if let Some(e) = self.consumers.entries.get_mut(&id) {
                     if matches!(e.phase, Phase::Opening(_)) && not_admitted {
                         e.phase = Phase::Waiting;
+                        if e.close {
+                            // Closed while its open was out, and the open never arrived:
+                            // nothing is attached, so the close is complete.
+                            self.consumers
+                                .finish(id, ConsumerState::Closed, ConsumerEvent::Closed);
+                        }
                     }
                 }
                 if matches!(
@@ -1299,6 +1313,16 @@ impl Client {
                             e.phase = Phase::Open(s);
                         }
                     }
+                }
+                // A close left unanswered past its deadline: the session is not carrying
+                // what it is given, so it is replaced, and its loss completes the close.
+                if sent
+                    && matches!(
+                        cause,
+                        Interruption::DeadlineExceeded | Interruption::Abandoned
+                    )
+                {
+                    self.retire.get_or_insert(super::Retire::Wedged);
                 }
             }
             _ => {}

@@ -1434,6 +1434,12 @@ impl Client {
                 if let Some(e) = self.producers.entries.get_mut(&id) {
                     if matches!(e.phase, Phase::Opening(_)) && not_admitted {
                         e.phase = Phase::Waiting;
+                        if e.close {
+                            // Closed while its open was out, and the open never arrived:
+                            // nothing is attached, so the close is complete.
+                            self.producers
+                                .finish(id, ProducerState::Closed, ProducerEvent::Closed);
+                        }
                     }
                 }
                 if matches!(
@@ -1469,6 +1475,16 @@ impl Client {
                             e.phase = Phase::Open(s);
                         }
                     }
+                }
+                // A close left unanswered past its deadline: the session is not carrying
+                // what it is given, so it is replaced, and its loss completes the close.
+                if sent
+                    && matches!(
+                        cause,
+                        Interruption::DeadlineExceeded | Interruption::Abandoned
+                    )
+                {
+                    self.retire.get_or_insert(super::Retire::Wedged);
                 }
             }
             _ => {}

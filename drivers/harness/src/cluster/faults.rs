@@ -50,6 +50,26 @@ pub struct Faults {
     /// When a tick is due, the domain's clock attachments end with
     /// `DomainClockAttachmentEnded` `DomainRemoved`.
     pub clock_removed: f64,
+    /// A batch is admitted, then the session is cut before its outcome is sent.
+    pub cut_mid_batch: f64,
+    /// When an admitted batch's outcome is due, the session is cut instead of sending it.
+    pub lost_outcome: f64,
+    /// Just before a producer or consumer opens, its endpoint contract is altered, so a
+    /// restoration sees another contract.
+    pub contract_change: f64,
+    /// Each producer period, an open producer is suspended (it opens again a period later).
+    pub admission_change: f64,
+    /// Each producer period, a producer ends with `ProducerEnded` after its admitted batches
+    /// are answered `OutcomeUnknown` `Interrupted`.
+    pub producer_ended: f64,
+    /// A batch is refused `NotAdmitted` `Busy`.
+    pub batch_busy: f64,
+    /// A batch is refused `NotAdmitted` `Draining`, and the producer ends `Relocated`.
+    pub draining: f64,
+    /// An admitted batch's outcome is `SubmissionFailed` (`AckTimedOut` or `Rejected`).
+    pub batch_failed: f64,
+    /// An admitted batch's outcome is `SubmissionOutcomeUnknown`.
+    pub batch_unknown: f64,
 }
 
 impl Faults {
@@ -70,6 +90,15 @@ impl Faults {
             relay_removed: p,
             clock_change: p,
             clock_removed: p,
+            cut_mid_batch: p,
+            lost_outcome: p,
+            contract_change: p,
+            admission_change: p,
+            producer_ended: p,
+            batch_busy: p,
+            draining: p,
+            batch_failed: p,
+            batch_unknown: p,
         }
     }
 }

@@ -44,7 +44,11 @@
 //!   `SubscribeRequest` (exactly one statement `CREATE SUBSCRIPTION <name> FROM <relay>`; the
 //!   generation counts up per name; the reply is followed by one `SubscriptionRows` frame),
 //!   `UnsubscribeRequest`, `CancelRequest`,
-//!   `AttachDomainClockRequest` and `DetachDomainClockRequest`. Anything else is answered
+//!   `AttachDomainClockRequest` and `DetachDomainClockRequest`, producers
+//!   (`OpenIngestorRequest`, `SubmitBatchRequest`, `CloseIngestorRequest`) and emitter
+//!   consumers (`OpenEmitterRequest`, `ReadEmitterBatchRequest`, `SettleEmitterBatchRequest`,
+//!   `CloseEmitterRequest`). A submission's outcome and a read's delivery come later, from
+//!   [`SimCluster::advance`]; the request stays in flight until then. Anything else is answered
 //!   `RequestRejected` `UnsupportedRequest`.
 //! * A session holding a transaction is refused `SubscribeRequest`, `UnsubscribeRequest`,
 //!   `AttachDomainClockRequest` and `DetachDomainClockRequest` with the outcome's
@@ -87,11 +91,10 @@
 //! | `calls` | the separate calls' streams and their faults |
 //! | `uploads` | resource uploads and installed versions |
 //! | `restores` | restores with their step reports |
+//! | `ingestors` | producers: credit, batch checks, outcomes, admission changes, `ProducerEnded` |
+//! | `emitters` | emitter consumers: deliveries, attempts, settlements, acknowledgement timeouts, redelivery, the window |
 //! | `transfers` | writing replies, split into transfer parts when large |
 //! | `faults` | [`Faults`], the seeded draws and the malformed frames |
-//!
-//! Producers (ingestors) and consumers (emitters) get a module each when they are served;
-//! until then their requests are answered `UnsupportedRequest`.
 
 use bytes::Bytes;
 use nervix_protocol::encode::Encoder;
@@ -105,7 +108,9 @@ mod backups;
 mod calls;
 mod clocks;
 mod commands;
+mod emitters;
 mod faults;
+mod ingestors;
 mod reads;
 mod restores;
 mod subscriptions;
@@ -116,7 +121,15 @@ mod uploads;
 pub use backups::DOWNLOAD_CHUNK;
 pub use calls::{CallFaults, CallId, CallKind, CallOutput};
 pub use clocks::TICK_PERIOD;
+pub use emitters::{
+    delivery_ids, emitter_fields, token_number, ACK_TIMEOUT as EMITTER_ACK_TIMEOUT, EMITTER,
+    EMIT_PERIOD, WINDOW as EMITTER_WINDOW,
+};
 pub use faults::Faults;
+pub use ingestors::{
+    ingestor_fields, BATCH_LATENCY, GRANT_BATCHES, GRANT_BYTES, INGESTOR, MAX_BATCH_BYTES,
+    MAX_BATCH_ROWS, PRODUCER_PERIOD,
+};
 pub use subscriptions::{branch_key_values, is_branched, relay_schema, row_values, ROW_PERIOD};
 pub use transactions::TRANSACTION_EXPIRY;
 
@@ -250,6 +263,8 @@ struct Session {
     subscriptions: BTreeMap<String, subscriptions::OpenSubscription>,
     clocks: BTreeSet<String>,
     in_flight: BTreeSet<u64>,
+    producers: BTreeMap<u64, ingestors::OpenProducer>,
+    consumers: BTreeMap<u64, emitters::OpenConsumer>,
 }
 
 #[derive(Debug)]
@@ -274,6 +289,10 @@ struct Served {
     summary: String,
     stage: Option<CancellationStage>,
     after: Vec<ServerMessageT>,
+    /// No reply now: the request stays in flight and its reply comes later.
+    deferred: bool,
+    /// No reply at all: the stream is cut after serving.
+    cut: bool,
 }
 
 impl Served {
@@ -283,6 +302,8 @@ impl Served {
             summary: summary.into(),
             stage: None,
             after: Vec::new(),
+            deferred: false,
+            cut: false,
         }
     }
 
@@ -387,6 +408,9 @@ pub struct SimCluster {
     generations: BTreeMap<String, u64>,
     relays: subscriptions::Relays,
     domain_clocks: BTreeMap<String, clocks::DomainClockSim>,
+    contracts: BTreeMap<String, u64>,
+    emitters: emitters::Emitters,
+    misbehaviour: Vec<String>,
     out: VecDeque<Queued>,
     trace: Vec<String>,
     calls: calls::Calls,
@@ -426,6 +450,9 @@ impl SimCluster {
             generations: BTreeMap::new(),
             relays: subscriptions::Relays::default(),
             domain_clocks: BTreeMap::new(),
+            contracts: BTreeMap::new(),
+            emitters: emitters::Emitters::default(),
+            misbehaviour: Vec::new(),
             out: VecDeque::new(),
             trace: Vec::new(),
             calls: calls::Calls::default(),
@@ -614,6 +641,8 @@ impl SimCluster {
                 subscriptions: BTreeMap::new(),
                 clocks: BTreeSet::new(),
                 in_flight: BTreeSet::new(),
+                producers: BTreeMap::new(),
+                consumers: BTreeMap::new(),
             },
         );
         self.log(format!("connect {} -> {conn}", self.nodes[node].name));
@@ -711,6 +740,22 @@ impl SimCluster {
             return;
         }
         let served = self.serve(conn, node, id, message.request);
+        if served.cut {
+            self.log(format!("{head} -> {}", served.summary));
+            self.push(conn, Output::Close);
+            self.drop_session(conn, false);
+            return;
+        }
+        if served.deferred {
+            if let Some(s) = self.sessions.get_mut(&conn) {
+                s.in_flight.insert(id);
+            }
+            self.log(format!("{head} -> {}", served.summary));
+            for m in served.after {
+                self.push_unsolicited(conn, m);
+            }
+            return;
+        }
         let notes = self.emit_reply(conn, id, served.body, served.stage, true);
         self.log(format!("{head} -> {}{notes}", served.summary));
         for m in served.after {
@@ -752,11 +797,15 @@ impl SimCluster {
     /// Moves virtual time to `now` (never backwards) and runs what is due: open transactions
     /// idle for [`TRANSACTION_EXPIRY`] expire and lose their binding, open subscriptions
     /// receive their batches (one per [`ClusterConfig::row_period`]), and paced domain clocks tick (one per
-    /// [`TICK_PERIOD`]) to the sessions attached to them.
+    /// [`TICK_PERIOD`]) to the sessions attached to them, admitted batches get their
+    /// outcomes, producers' admission changes and ends run, unsettled attempts past their
+    /// acknowledgement timeout go again, and waiting reads receive deliveries.
     pub fn advance(&mut self, now: Timestamp) {
         self.tick(now);
         self.emit_rows();
         self.run_clocks();
+        self.run_producers();
+        self.run_emitters();
     }
 
     /// When [`SimCluster::advance`] next has something to send on its own: a subscription's
@@ -773,7 +822,11 @@ impl SimCluster {
             .flat_map(|s| s.clocks.iter())
             .filter(|d| !self.domain_clocks.contains_key(*d))
             .map(|_| self.now);
-        rows.chain(ticks).chain(attached_fresh).min()
+        rows.chain(ticks)
+            .chain(attached_fresh)
+            .chain(self.producers_due())
+            .chain(self.emitters_due())
+            .min()
     }
 
     /// The outcome recorded under an execution reference, if the command was admitted: what
@@ -786,6 +839,12 @@ impl SimCluster {
     /// One line per thing the cluster did, in order.
     pub fn trace(&self) -> &[String] {
         &self.trace
+    }
+
+    /// What clients did that a client must never do, one line each: a batch beyond its
+    /// producer's granted credit, a second settlement of one delivery attempt.
+    pub fn misbehaviour(&self) -> &[String] {
+        &self.misbehaviour
     }
 
     // ----- internals -----
@@ -858,6 +917,8 @@ impl SimCluster {
     fn drop_session(&mut self, conn: ConnId, clean: bool) -> Option<String> {
         let s = self.sessions.get_mut(&conn)?;
         s.open = false;
+        s.producers.clear();
+        self.release_consumers(conn);
         let tx = self.unbind(conn)?;
         if clean {
             if let Some(t) = self.transactions.get_mut(&tx) {
@@ -873,9 +934,10 @@ impl SimCluster {
     /// outcomes by execution reference), `transactions` (binding, appends, commit, revert,
     /// attach, inspection, expiry), `reads` (domains, follower-served read commands,
     /// suggestions, choice lookups), `subscriptions`, `clocks` and `backups` (the summary of a
-    /// completed `BACKUP` command). Producers (ingestors), consumers (emitters), resource
-    /// uploads, archive downloads and restores are not served yet: they are answered
-    /// `UnsupportedRequest` below, and each will get a module of its own next to these.
+    /// completed `BACKUP` command), `ingestors` (producers) and `emitters` (consumers).
+    /// Resource uploads, archive downloads and restores are separate calls with streams of
+    /// their own (`calls`, `uploads`, `backups`, `restores`), not session requests; anything
+    /// not served here is answered `UnsupportedRequest`.
     fn serve(&mut self, conn: ConnId, node: usize, id: u64, request: ClientRequestT) -> Served {
         match request {
             ClientRequestT::CommandRequest(c) => self.command(conn, node, *c),
@@ -892,6 +954,13 @@ impl SimCluster {
             ClientRequestT::CancelRequest(c) => self.cancel(conn, id, c.target_request_id),
             ClientRequestT::AttachDomainClockRequest(d) => self.clock_attach(conn, &d.domain),
             ClientRequestT::DetachDomainClockRequest(d) => self.clock_detach(conn, &d.domain),
+            ClientRequestT::OpenIngestorRequest(r) => self.open_ingestor(conn, id, &r),
+            ClientRequestT::SubmitBatchRequest(r) => self.submit_batch(conn, id, &r),
+            ClientRequestT::CloseIngestorRequest(r) => self.close_ingestor(conn, r.producer),
+            ClientRequestT::OpenEmitterRequest(r) => self.open_emitter(conn, id, &r),
+            ClientRequestT::ReadEmitterBatchRequest(r) => self.read_emitter(conn, id, r.consumer),
+            ClientRequestT::SettleEmitterBatchRequest(r) => self.settle_emitter(conn, &r),
+            ClientRequestT::CloseEmitterRequest(r) => self.close_emitter(conn, r.consumer),
             _ => rejected(
                 RequestRejection::UnsupportedRequest,
                 None,
