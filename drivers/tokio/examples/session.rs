@@ -1,8 +1,11 @@
 //! `just run`: the loopback cluster on 127.0.0.1 (three nodes, TLS), and an example session
 //! over the tokio driver: commands, a subscription whose rows it prints, the tenant's clock,
-//! a transaction, and a leader change midway that the subscription and the clock survive.
+//! a transaction, and a leader change midway that the subscription and the clock survive;
+//! then a producer submits a batch to the tenant's ingestor and a consumer reads and
+//! acknowledges one delivery of its emitter.
 
 use futures_util::StreamExt;
+use nervix_harness::cluster::{emitter_fields, ingestor_fields, EMITTER, INGESTOR};
 use nervix_loopback::{Loopback, LoopbackConfig};
 use nervix_protocol::calls::{ArchiveDigest, RestoreCall, RestoreOutcome, TransferConfig};
 use nervix_protocol::client::CommandReport;
@@ -10,8 +13,9 @@ use nervix_protocol::command::ExecutionReference;
 use nervix_protocol::domain_clock::ClockState;
 use nervix_protocol::rows::CheckedBatch;
 use nervix_tokio::{
-    Client, ClockEvent, ClockFollow, CommandResult, Config, Credentials, DriverEvent, RunResult,
-    SessionLoss, Subscription, SubscriptionEvent, Transfers, Transport,
+    Client, ClockEvent, ClockFollow, CommandResult, Config, ConsumerSpec, Credentials, Decision,
+    DriverEvent, ProducerSpec, RunResult, SessionLoss, Subscription, SubscriptionEvent, Transfers,
+    Transport,
 };
 use std::process::ExitCode;
 use std::time::Duration;
@@ -164,6 +168,42 @@ async fn backup_and_restore(config: &Config, report: &CommandReport, transport: 
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A producer submits one small batch to the ingestor and prints its outcome; a consumer
+/// reads one delivery of the emitter, prints its rows and acknowledges it.
+async fn dataplane(client: &Client) -> Result<(), nervix_tokio::Error> {
+    let producer = client
+        .producer(ProducerSpec::new("tenant", INGESTOR, ingestor_fields()))
+        .await?;
+    let mut batch = producer.batch_builder();
+    batch
+        .column("id", &[1u64, 2, 3])
+        .and_then(|()| batch.nullable_column("name", &[Some("first"), None, Some("third")]))
+        .map_err(|e| nervix_tokio::Error::Submit(e.into()))?;
+    let rows = batch.rows();
+    let outcome = producer.submit(batch).await?.await?;
+    println!("  producer on {INGESTOR}: a batch of {rows} row(s) -> {outcome:?}");
+    let last = producer.close().await?;
+    println!("  producer closed: {last:?}");
+    let mut consumer = client
+        .consumer(ConsumerSpec::new("tenant", EMITTER, emitter_fields()))
+        .await?;
+    match consumer.next_delivery().await {
+        Some(d) => {
+            println!(
+                "  consumer on {EMITTER}: a delivery from {} of {} row(s)",
+                d.source_relay,
+                d.batch.num_rows()
+            );
+            let r = consumer.settle(d.reference, Decision::Ack).await?;
+            println!("  ACK -> {r:?}");
+        }
+        None => println!("  consumer on {EMITTER}: ended before a delivery"),
+    }
+    consumer.close().await?;
+    println!("  consumer closed");
+    Ok(())
+}
+
 async fn session(lb: &Loopback, transport: Transport) -> Result<usize, nervix_tokio::Error> {
     let seeds: Vec<&str> = match transport {
         Transport::Grpc => lb.grpc_endpoints().iter().map(String::as_str).collect(),
@@ -231,6 +271,9 @@ async fn session(lb: &Loopback, transport: Transport) -> Result<usize, nervix_to
     show("BACKUP DOMAIN tenant", &r, &mut completed);
     if let CommandResult::Completed(report) = &r {
         backup_and_restore(&config_for_calls, report, transport).await;
+    }
+    if let Err(e) = dataplane(&client).await {
+        println!("  producer or consumer failed: {e}");
     }
     while let Ok(e) = events.try_recv() {
         match e {

@@ -2,13 +2,17 @@
 //! answers the application's calls.
 
 use crate::config::{Config, Credentials};
+use crate::dataplane::{Submission, DELIVERY_QUEUE};
 use crate::net::Tls;
 use crate::streams::{clock_domain, ClockFollow, ClockSink, Subscription, STREAM_QUEUE};
 use crate::transport::{self, AbortOnDrop, Dial, End, Event, Out};
 use crate::{DriverEvent, Error};
 use nervix_protocol::client::{
-    Action, Client as Engine, ClientError, ClientEvent, CommandHandle, CommandResult, ReadHandle,
-    ReadResult, Routed, SessionId, SubscriptionEvent, SubscriptionId,
+    Action, BatchId, BatchOutcome, Client as Engine, ClientError, ClientEvent, CommandHandle,
+    CommandResult, ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerSpec, Decision,
+    Delivery, DeliveryRef, ProducerDescription, ProducerEvent, ProducerId, ProducerSpec,
+    ReadHandle, ReadResult, Routed, SessionId, SettleHandle, SettleResult, SubscriptionEvent,
+    SubscriptionId,
 };
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::schema::ClientRequestT;
@@ -39,6 +43,22 @@ pub(crate) enum RunSubmitted {
 }
 
 type Reply<T> = oneshot::Sender<Result<T, Error>>;
+
+/// A producer the engine took: where its open's answer and its last event will come.
+pub(crate) struct ProducerOpening {
+    pub id: ProducerId,
+    pub opened: oneshot::Receiver<Result<Arc<ProducerDescription>, Error>>,
+    pub ended: oneshot::Receiver<ProducerEvent>,
+    pub pull: Arc<Notify>,
+}
+
+/// A consumer the engine took: where its open's answer and its deliveries will come.
+pub(crate) struct ConsumerOpening {
+    pub id: ConsumerId,
+    pub opened: oneshot::Receiver<Result<Arc<ConsumerDescription>, Error>>,
+    pub deliveries: mpsc::Receiver<Delivery>,
+    pub pull: Arc<Notify>,
+}
 
 /// A call of the application.
 pub(crate) enum Request {
@@ -71,6 +91,27 @@ pub(crate) enum Request {
         domain: String,
         reply: Reply<ClockFollow>,
     },
+    OpenProducer {
+        spec: ProducerSpec,
+        reply: Reply<ProducerOpening>,
+    },
+    Submit {
+        producer: ProducerId,
+        batch: Submission,
+        reply: Reply<(BatchId, oneshot::Receiver<BatchOutcome>)>,
+    },
+    CloseProducer(ProducerId),
+    OpenConsumer {
+        spec: ConsumerSpec,
+        reply: Reply<ConsumerOpening>,
+    },
+    ReadDelivery(ConsumerId),
+    Settle {
+        reference: DeliveryRef,
+        decision: Decision,
+        reply: Reply<oneshot::Receiver<SettleResult>>,
+    },
+    CloseConsumer(ConsumerId),
     Close {
         revert: bool,
         done: oneshot::Sender<()>,
@@ -110,6 +151,34 @@ pub(crate) struct Driver {
     refused: VecDeque<SessionId>,
     notify: broadcast::Sender<DriverEvent>,
     streams: Streams,
+    dataplane: Dataplane,
+}
+
+/// Where producer and consumer events go.
+#[derive(Default)]
+struct Dataplane {
+    producers: BTreeMap<ProducerId, ProducerSink>,
+    consumers: BTreeMap<ConsumerId, ConsumerSink>,
+    settles: BTreeMap<SettleHandle, oneshot::Sender<SettleResult>>,
+}
+
+struct ProducerSink {
+    opened: Option<oneshot::Sender<Result<Arc<ProducerDescription>, Error>>>,
+    /// Closed when the application dropped its handle: the producer is then closed.
+    ended: oneshot::Sender<ProducerEvent>,
+    outcomes: BTreeMap<BatchId, oneshot::Sender<BatchOutcome>>,
+    closing: bool,
+}
+
+struct ConsumerSink {
+    opened: Option<oneshot::Sender<Result<Arc<ConsumerDescription>, Error>>>,
+    /// Closed when the application dropped its handle: the consumer is then closed.
+    tx: mpsc::Sender<Delivery>,
+    /// Deliveries the channel had no room for, oldest first.
+    waiting: VecDeque<Delivery>,
+    closing: bool,
+    /// Nothing more comes: the channel closes once `waiting` is handed on.
+    over: bool,
 }
 
 /// Where subscription and clock events go.
@@ -151,6 +220,7 @@ impl Driver {
             refused: VecDeque::new(),
             notify,
             streams: Streams::default(),
+            dataplane: Dataplane::default(),
         }
     }
 
@@ -324,6 +394,78 @@ impl Driver {
                 let r = self.follow_clock(now, domain);
                 let _ = reply.send(r);
             }
+            Request::OpenProducer { spec, reply } => {
+                let r = match self.parked_error() {
+                    Some(e) => Err(e),
+                    None => self
+                        .engine
+                        .open_producer(now, spec)
+                        .map_err(Error::Refused)
+                        .map(|id| self.track_producer(id)),
+                };
+                let _ = reply.send(r);
+            }
+            Request::Submit {
+                producer,
+                batch,
+                reply,
+            } => {
+                let r = match batch {
+                    Submission::Batch(b) => self.engine.submit(now, producer, &b),
+                    Submission::Built(b) => self.engine.submit_built(now, producer, b),
+                };
+                let r = r.map_err(Error::Submit).map(|id| {
+                    let (tx, rx) = oneshot::channel();
+                    if let Some(s) = self.dataplane.producers.get_mut(&producer) {
+                        s.outcomes.insert(id, tx);
+                    }
+                    (id, rx)
+                });
+                let _ = reply.send(r);
+            }
+            Request::CloseProducer(id) => {
+                if let Some(s) = self.dataplane.producers.get_mut(&id) {
+                    s.closing = true;
+                }
+                let _ = self.engine.close_producer(now, id);
+            }
+            Request::OpenConsumer { spec, reply } => {
+                let r = match self.parked_error() {
+                    Some(e) => Err(e),
+                    None => self
+                        .engine
+                        .open_consumer(now, spec)
+                        .map_err(Error::Refused)
+                        .map(|id| self.track_consumer(id)),
+                };
+                let _ = reply.send(r);
+            }
+            Request::ReadDelivery(id) => {
+                // A consumer that is over refuses; its channel closes and the reader sees it.
+                let _ = self.engine.read_delivery(now, id);
+            }
+            Request::Settle {
+                reference,
+                decision,
+                reply,
+            } => {
+                let r = self
+                    .engine
+                    .settle_delivery(now, reference, decision)
+                    .map_err(Error::Settle)
+                    .map(|h| {
+                        let (tx, rx) = oneshot::channel();
+                        self.dataplane.settles.insert(h, tx);
+                        rx
+                    });
+                let _ = reply.send(r);
+            }
+            Request::CloseConsumer(id) => {
+                if let Some(s) = self.dataplane.consumers.get_mut(&id) {
+                    s.closing = true;
+                }
+                let _ = self.engine.close_consumer(now, id);
+            }
             Request::Close { revert, done } => {
                 self.engine.close(now, revert);
                 self.drain();
@@ -353,6 +495,47 @@ impl Driver {
         Submitted {
             reference,
             result: rx,
+        }
+    }
+
+    fn track_producer(&mut self, id: ProducerId) -> ProducerOpening {
+        let (opened_tx, opened) = oneshot::channel();
+        let (ended_tx, ended) = oneshot::channel();
+        self.dataplane.producers.insert(
+            id,
+            ProducerSink {
+                opened: Some(opened_tx),
+                ended: ended_tx,
+                outcomes: BTreeMap::new(),
+                closing: false,
+            },
+        );
+        ProducerOpening {
+            id,
+            opened,
+            ended,
+            pull: self.streams.pull.clone(),
+        }
+    }
+
+    fn track_consumer(&mut self, id: ConsumerId) -> ConsumerOpening {
+        let (opened_tx, opened) = oneshot::channel();
+        let (tx, deliveries) = mpsc::channel(DELIVERY_QUEUE);
+        self.dataplane.consumers.insert(
+            id,
+            ConsumerSink {
+                opened: Some(opened_tx),
+                tx,
+                waiting: VecDeque::new(),
+                closing: false,
+                over: false,
+            },
+        );
+        ConsumerOpening {
+            id,
+            opened,
+            deliveries,
+            pull: self.streams.pull.clone(),
         }
     }
 
@@ -437,6 +620,7 @@ impl Driver {
                 });
             }
             any |= self.route_streams();
+            any |= self.route_dataplane();
             // Connects refused while parked are answered only now, outside the engine's
             // own drain, and the engine may then ask for more.
             while let Some(sid) = self.refused.pop_front() {
@@ -658,12 +842,122 @@ impl Driver {
         asked
     }
 
+    /// Hands producer and consumer events to their handles, and closes what the application
+    /// dropped. True when it asked the engine for something (which may have actions).
+    fn route_dataplane(&mut self) -> bool {
+        let now = self.now();
+        let engine = &mut self.engine;
+        let dp = &mut self.dataplane;
+        let mut asked = false;
+        while let Some((id, e)) = engine.poll_producer_events() {
+            let Some(sink) = dp.producers.get_mut(&id) else {
+                continue;
+            };
+            match e {
+                ProducerEvent::Opened(d) => {
+                    if let Some(tx) = sink.opened.take() {
+                        let _ = tx.send(Ok(d));
+                    }
+                }
+                ProducerEvent::Outcome { batch, outcome } => {
+                    if let Some(tx) = sink.outcomes.remove(&batch) {
+                        let _ = tx.send(outcome);
+                    }
+                }
+                ProducerEvent::Refused { .. }
+                | ProducerEvent::ReopenRequired(_)
+                | ProducerEvent::Closed
+                | ProducerEvent::Ended { .. } => {
+                    if let Some(sink) = dp.producers.remove(&id) {
+                        if let Some(tx) = sink.opened {
+                            let _ = tx.send(Err(Error::OpenRefused(refusal(&e))));
+                        }
+                        let _ = sink.ended.send(e);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (id, sink) in &mut dp.producers {
+            if sink.ended.is_closed() && !sink.closing {
+                // Dropped by the application: closed (P-8).
+                sink.closing = true;
+                let _ = engine.close_producer(now, *id);
+                asked = true;
+            }
+        }
+        while let Some((id, e)) = engine.poll_consumer_events() {
+            if let ConsumerEvent::Settled { handle, result, .. } = e {
+                if let Some(tx) = dp.settles.remove(&handle) {
+                    let _ = tx.send(result);
+                }
+                continue;
+            }
+            let Some(sink) = dp.consumers.get_mut(&id) else {
+                continue;
+            };
+            match e {
+                ConsumerEvent::Opened(d) => {
+                    if let Some(tx) = sink.opened.take() {
+                        let _ = tx.send(Ok(d));
+                    }
+                }
+                ConsumerEvent::Delivery(d) => sink.waiting.push_back(*d),
+                ConsumerEvent::Refused { ref message, .. } => {
+                    if let Some(tx) = sink.opened.take() {
+                        let _ = tx.send(Err(Error::OpenRefused(message.clone())));
+                    }
+                    sink.over = true;
+                }
+                ConsumerEvent::ReopenRequired(_) | ConsumerEvent::Closed => {
+                    if let Some(tx) = sink.opened.take() {
+                        let _ = tx.send(Err(Error::OpenRefused(format!("{e:?}"))));
+                    }
+                    sink.over = true;
+                }
+                _ => {}
+            }
+        }
+        dp.consumers.retain(|id, sink| {
+            if sink.tx.is_closed() {
+                if !sink.closing && !sink.over {
+                    // Dropped by the application: closed (EC-6).
+                    sink.closing = true;
+                    let _ = engine.close_consumer(now, *id);
+                    asked = true;
+                }
+                return !sink.over;
+            }
+            while let Some(d) = sink.waiting.pop_front() {
+                match sink.tx.try_send(d) {
+                    Ok(()) => {}
+                    Err(mpsc::error::TrySendError::Full(d)) => {
+                        sink.waiting.push_front(d);
+                        break;
+                    }
+                    Err(mpsc::error::TrySendError::Closed(_)) => break,
+                }
+            }
+            // Over and everything handed on: dropping the sender ends the reader's stream.
+            !(sink.over && sink.waiting.is_empty())
+        });
+        asked
+    }
+
     /// An outcome whose caller stopped waiting is kept, never lost (C-10).
     fn keep_unclaimed(&mut self, r: CommandResult) {
         if self.unclaimed.len() == UNCLAIMED {
             self.unclaimed.pop_front();
         }
         self.unclaimed.push_back(r);
+    }
+}
+
+/// What a producer's refusal or end says.
+fn refusal(e: &ProducerEvent) -> String {
+    match e {
+        ProducerEvent::Refused { message, .. } => message.clone(),
+        other => format!("{other:?}"),
     }
 }
 

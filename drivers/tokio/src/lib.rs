@@ -34,6 +34,7 @@
 
 mod calls;
 mod config;
+mod dataplane;
 mod driver;
 mod net;
 mod streams;
@@ -48,13 +49,16 @@ pub use transport::{
     console_url, grpc_message, End, MessageError, MessageReader, CONSOLE_PATH, EXCHANGE_PATH,
 };
 
+pub use dataplane::{Consumer, PendingBatch, Producer, Submission};
 pub use nervix_protocol::client::{
-    ClockEvent, CommandResult, Gap, ReadResult, SessionLoss, SubscriptionEnd, SubscriptionEvent,
+    BatchOutcome, ClockEvent, CommandResult, ConsumerSpec, Decision, Delivery, DeliveryRef, Gap,
+    ProducerEvent, ProducerSpec, ReadResult, SessionLoss, SettleResult, SubscriptionEnd,
+    SubscriptionEvent,
 };
 pub use streams::{ClockFollow, Subscription};
 
 use driver::{Driver, Request, RunSubmitted, Submitted};
-use nervix_protocol::client::{ClientError, SessionId};
+use nervix_protocol::client::{ClientError, SessionId, SettleError, SubmitError};
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::frame::ServerFrame;
@@ -92,6 +96,16 @@ pub enum Error {
     /// A statement the async API does not carry yet.
     #[error("not carried by this API yet: {0}")]
     Unsupported(String),
+    /// The server refused to open a producer or consumer, or it ended before its open was
+    /// answered; the server's words.
+    #[error("the open was refused: {0}")]
+    OpenRefused(String),
+    /// A batch was refused locally; nothing was queued.
+    #[error(transparent)]
+    Submit(SubmitError),
+    /// A settlement was refused locally; nothing was sent.
+    #[error(transparent)]
+    Settle(SettleError),
     /// The driver task has stopped.
     #[error("the client has stopped")]
     Stopped,
@@ -346,6 +360,44 @@ impl Client {
         let domain = domain.to_string();
         self.call(|reply| Request::FollowClock { domain, reply })
             .await
+    }
+
+    /// Opens a producer of a client ingestor (P-1) and waits for its open's answer; the
+    /// engine keeps it across sessions (P-8). [`Error::OpenRefused`] when the server refused
+    /// it. Cancel-safe: a producer whose open the caller stopped waiting for is closed.
+    pub async fn producer(&self, spec: ProducerSpec) -> Result<Producer, Error> {
+        let o = self
+            .call(|reply| Request::OpenProducer { spec, reply })
+            .await?;
+        // Held until the open is answered: dropping it (a cancelled wait) closes the producer.
+        let ended = o.ended;
+        let description = o.opened.await.map_err(|_| Error::Stopped)??;
+        Ok(Producer {
+            id: o.id,
+            description,
+            requests: self.requests.clone(),
+            ended: Some(ended),
+            pull: o.pull,
+        })
+    }
+
+    /// Opens a consumer of a TO CLIENT emitter (EC-1) and waits for its open's answer; the
+    /// engine keeps it across sessions (EC-5). [`Error::OpenRefused`] when the server refused
+    /// it. Cancel-safe: a consumer whose open the caller stopped waiting for is closed.
+    pub async fn consumer(&self, spec: ConsumerSpec) -> Result<Consumer, Error> {
+        let o = self
+            .call(|reply| Request::OpenConsumer { spec, reply })
+            .await?;
+        // Held until the open is answered: dropping it (a cancelled wait) closes the consumer.
+        let rx = o.deliveries;
+        let description = o.opened.await.map_err(|_| Error::Stopped)??;
+        Ok(Consumer {
+            id: o.id,
+            description,
+            requests: self.requests.clone(),
+            rx,
+            pull: o.pull,
+        })
     }
 
     /// Replaces the credentials; after a refusal the client connects again with these (T-5).

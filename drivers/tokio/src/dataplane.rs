@@ -1,0 +1,233 @@
+//! Producers and emitter consumers through the async API.
+//!
+//! A [`Producer`] submits Arrow batches to a client ingestor; each submission hands back a
+//! [`PendingBatch`] that resolves to the batch's one outcome (P-3, P-5). A [`Consumer`] reads
+//! the deliveries of a TO CLIENT emitter, decoded and checked against its fields (EC-3), and
+//! settles them (EC-4). The engine keeps both across sessions (P-8, EC-5); dropping either
+//! closes it.
+//!
+//! Every wait is cancel-safe: dropping a [`PendingBatch`] stops the wait for that outcome
+//! only (the batch goes on); dropping [`Consumer::next_delivery`] leaves the read out, and
+//! its delivery is handed to the next call; dropping [`Consumer::settle`] stops the wait
+//! only (the settlement goes on).
+
+use crate::driver::Request;
+use crate::Error;
+use arrow_array::RecordBatch;
+use nervix_protocol::arrow::BatchBuilder;
+use nervix_protocol::client::{
+    BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
+    ProducerDescription, ProducerEvent, ProducerId, SettleResult,
+};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::sync::{mpsc, oneshot, Notify};
+
+/// Deliveries held between the driver and the application. At most one read is out per
+/// consumer, so this holds at most the one delivery nobody took yet.
+pub(crate) const DELIVERY_QUEUE: usize = 4;
+
+/// What [`Producer::submit`] takes: an application's own batch, checked against the
+/// producer's fields, or one made with [`Producer::batch_builder`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Submission {
+    /// An application's batch; the first column that does not match is named.
+    Batch(RecordBatch),
+    /// A batch built for the producer's fields.
+    Built(BatchBuilder),
+}
+
+impl From<RecordBatch> for Submission {
+    fn from(b: RecordBatch) -> Self {
+        Self::Batch(b)
+    }
+}
+
+impl From<BatchBuilder> for Submission {
+    fn from(b: BatchBuilder) -> Self {
+        Self::Built(b)
+    }
+}
+
+/// A producer opened with [`crate::Client::producer`].
+///
+/// Dropping it closes the producer (P-8): batches already out still get their outcomes
+/// from the server, batches not yet sent end as [`BatchOutcome::NotSent`].
+#[derive(Debug)]
+pub struct Producer {
+    pub(crate) id: ProducerId,
+    pub(crate) description: Arc<ProducerDescription>,
+    pub(crate) requests: mpsc::Sender<Request>,
+    /// The producer's last event; dropping it tells the driver the handle is gone.
+    pub(crate) ended: Option<oneshot::Receiver<ProducerEvent>>,
+    pub(crate) pull: Arc<Notify>,
+}
+
+impl Producer {
+    /// The engine's name of the producer.
+    pub fn id(&self) -> ProducerId {
+        self.id
+    }
+
+    /// The attachment the server granted: fields, credit, limits (P-1).
+    pub fn description(&self) -> &Arc<ProducerDescription> {
+        &self.description
+    }
+
+    /// A typed builder for batches of the producer's fields.
+    pub fn batch_builder(&self) -> BatchBuilder {
+        BatchBuilder::new(self.description.fields.clone())
+    }
+
+    /// Hands a batch to the engine (P-3): it is checked and encoded at once, then waits for
+    /// credit and admission (P-4, P-6). A batch refused locally is an [`Error::Submit`] and
+    /// nothing was queued; otherwise await the [`PendingBatch`] for its one outcome (P-5).
+    pub async fn submit(&self, batch: impl Into<Submission>) -> Result<PendingBatch, Error> {
+        let (reply, rx) = oneshot::channel();
+        self.requests
+            .send(Request::Submit {
+                producer: self.id,
+                batch: batch.into(),
+                reply,
+            })
+            .await
+            .map_err(|_| Error::Stopped)?;
+        let (batch, outcome) = rx.await.map_err(|_| Error::Stopped)??;
+        Ok(PendingBatch { batch, outcome })
+    }
+
+    /// Closes the producer (P-8) and waits for its last event: `Closed`, or `Ended` /
+    /// `ReopenRequired` when the server ended it first. Outcomes of batches already out
+    /// arrive before it.
+    pub async fn close(mut self) -> Result<ProducerEvent, Error> {
+        let ended = self.ended.take();
+        self.requests
+            .send(Request::CloseProducer(self.id))
+            .await
+            .map_err(|_| Error::Stopped)?;
+        match ended {
+            Some(rx) => rx.await.map_err(|_| Error::Stopped),
+            None => Err(Error::Stopped),
+        }
+    }
+}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        self.ended.take();
+        self.pull.notify_one();
+    }
+}
+
+/// A submitted batch: its name is known at once, and awaiting it gives its one outcome.
+/// Dropping it stops the wait only; the batch goes on.
+#[derive(Debug)]
+pub struct PendingBatch {
+    batch: BatchId,
+    outcome: oneshot::Receiver<BatchOutcome>,
+}
+
+impl PendingBatch {
+    /// The engine's name of the batch.
+    pub fn id(&self) -> BatchId {
+        self.batch
+    }
+}
+
+impl Future for PendingBatch {
+    type Output = Result<BatchOutcome, Error>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.outcome)
+            .poll(cx)
+            .map(|r| r.map_err(|_| Error::Stopped))
+    }
+}
+
+/// A consumer of a TO CLIENT emitter opened with [`crate::Client::consumer`].
+///
+/// Dropping it closes the consumer (EC-6); its unsettled references are revoked and their
+/// deliveries come again after the emitter's acknowledgement timeout.
+#[derive(Debug)]
+pub struct Consumer {
+    pub(crate) id: ConsumerId,
+    pub(crate) description: Arc<ConsumerDescription>,
+    pub(crate) requests: mpsc::Sender<Request>,
+    pub(crate) rx: mpsc::Receiver<Delivery>,
+    pub(crate) pull: Arc<Notify>,
+}
+
+impl Consumer {
+    /// The engine's name of the consumer.
+    pub fn id(&self) -> ConsumerId {
+        self.id
+    }
+
+    /// The attachment the server granted: fields, window, limits (EC-1).
+    pub fn description(&self) -> &Arc<ConsumerDescription> {
+        &self.description
+    }
+
+    /// Asks for the next delivery (EC-2) and waits for it: one output batch, decoded and
+    /// checked against the consumer's fields (EC-3). `None` once the consumer is over
+    /// (closed, not restorable) or the client stopped. Cancel-safe: the read stays out and
+    /// its delivery goes to the next call.
+    pub async fn next_delivery(&mut self) -> Option<Delivery> {
+        if let Ok(d) = self.rx.try_recv() {
+            self.pull.notify_one();
+            return Some(d);
+        }
+        if self
+            .requests
+            .send(Request::ReadDelivery(self.id))
+            .await
+            .is_err()
+        {
+            return None;
+        }
+        let d = self.rx.recv().await;
+        self.pull.notify_one();
+        d
+    }
+
+    /// Settles one delivery attempt (EC-4) and waits for the server's answer: only
+    /// [`SettleResult::Confirmed`] confirms it. Refused locally (nothing sent) as an
+    /// [`Error::Settle`]. Dropping the wait leaves the settlement going.
+    pub async fn settle(
+        &self,
+        reference: DeliveryRef,
+        decision: Decision,
+    ) -> Result<SettleResult, Error> {
+        let (reply, rx) = oneshot::channel();
+        self.requests
+            .send(Request::Settle {
+                reference,
+                decision,
+                reply,
+            })
+            .await
+            .map_err(|_| Error::Stopped)?;
+        let result = rx.await.map_err(|_| Error::Stopped)??;
+        result.await.map_err(|_| Error::Stopped)
+    }
+
+    /// Closes the consumer (EC-6) and waits until it is over; deliveries that arrive
+    /// meanwhile are dropped unsettled.
+    pub async fn close(mut self) -> Result<(), Error> {
+        self.requests
+            .send(Request::CloseConsumer(self.id))
+            .await
+            .map_err(|_| Error::Stopped)?;
+        while self.rx.recv().await.is_some() {}
+        Ok(())
+    }
+}
+
+impl Drop for Consumer {
+    fn drop(&mut self) {
+        self.rx.close();
+        self.pull.notify_one();
+    }
+}
