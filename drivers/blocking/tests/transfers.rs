@@ -251,3 +251,148 @@ fn t_3a_a_1001_close_is_a_transport_failure_retried_a_bounded_number_of_times_bl
     assert_eq!(info_of(&path), want);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What a console that never answers saw on one connection: its path, the messages that
+/// came, and how long the client kept the connection open after the last of them.
+#[derive(Debug)]
+struct Silent {
+    path: String,
+    messages: usize,
+    held: Duration,
+}
+
+/// A console on 127.0.0.1 that accepts every connection, reads every message and answers none;
+/// each connection's record is sent once the client left.
+fn silent_console() -> (String, std::sync::mpsc::Receiver<Silent>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let mut path = String::new();
+                let callback =
+                    |req: &tungstenite::handshake::server::Request,
+                     resp: tungstenite::handshake::server::Response| {
+                        path = req.uri().path().to_string();
+                        Ok(resp)
+                    };
+                let Ok(mut ws) = tungstenite::accept_hdr(stream, callback) else {
+                    return;
+                };
+                let (mut messages, mut last) = (0, std::time::Instant::now());
+                while let Ok(m) = ws.read() {
+                    if !m.is_binary() {
+                        break;
+                    }
+                    messages += 1;
+                    last = std::time::Instant::now();
+                }
+                let _ = tx.send(Silent {
+                    path,
+                    messages,
+                    held: last.elapsed(),
+                });
+            });
+        }
+    });
+    (format!("http://{addr}"), rx)
+}
+
+fn archive_file(dir: &Path, len: usize) -> (PathBuf, ArchiveInfo) {
+    let bytes: Vec<u8> = (0..len).map(|i| (i * 13 % 251) as u8).collect();
+    let path = dir.join("archive.nxb");
+    std::fs::write(&path, &bytes).unwrap();
+    (path.clone(), info_of(&path))
+}
+
+#[test]
+fn rs_5_a_restore_keeps_its_connection_open_after_the_last_chunk_until_its_reply_wait_ends_blocking(
+) {
+    let (seed, seen) = silent_console();
+    let dir = std::env::temp_dir().join(format!("nervix-blocking-silent-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (archive, info) = archive_file(&dir, 2500);
+    let reply_wait = Duration::from_millis(300);
+    let config = Config::new(&[seed.as_str()], Credentials::new(USER, PASSWORD))
+        .unwrap()
+        .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    let started = std::time::Instant::now();
+    let (err, attempts) = bounded(move || {
+        let transfers = Transfers::new(&config).unwrap();
+        let mut call = RestoreCall::new(
+            ExecutionReference::parse("restore-silent-1").unwrap(),
+            "RESTORE DOMAIN tenant AS tenant_copy",
+            info,
+            TransferConfig::restore()
+                .with_chunk_size(1000)
+                .with_timeouts(Duration::from_secs(5), reply_wait),
+        )
+        .unwrap();
+        let err = transfers.restore(&mut call, &archive).unwrap_err();
+        (err, call.attempts())
+    });
+    // Each attempt waited for its reply no longer than the machine's own wait, then was
+    // repeated whole: uncertain, since the whole archive went out.
+    let TransferError::GaveUp { last, .. } = err else {
+        panic!("the restore ended as {err:?}");
+    };
+    assert_eq!(attempts, ATTEMPTS);
+    assert!(
+        last.contains("Stalled") && last.contains("uncertain: true"),
+        "{last}"
+    );
+    assert!(started.elapsed() >= reply_wait * ATTEMPTS);
+    for _ in 0..ATTEMPTS {
+        let s = seen.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(s.path, RESTORE_WS_PATH);
+        // The start and three chunks, all on this attempt's own connection...
+        assert_eq!(s.messages, 4, "{s:?}");
+        // ...which stayed open after the last chunk while the reply was awaited (T-3a).
+        assert!(s.held >= reply_wait / 2, "{s:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_6_a_download_whose_first_frame_never_comes_ends_at_its_own_wait_and_leaves_nothing_blocking() {
+    let (seed, seen) = silent_console();
+    let dir = std::env::temp_dir().join(format!("nervix-blocking-stall-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (_, info) = archive_file(&dir, 100);
+    std::fs::remove_file(dir.join("archive.nxb")).unwrap();
+    let wait = Duration::from_millis(200);
+    let config = Config::new(&[seed.as_str()], Credentials::new(USER, PASSWORD))
+        .unwrap()
+        .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    let d = dir.clone();
+    let (err, attempts) = bounded(move || {
+        let transfers = Transfers::new(&config).unwrap();
+        let mut call = BackupDownload::new(
+            ExecutionReference::parse("backup-silent-1").unwrap(),
+            info,
+            TransferConfig::download().with_timeouts(wait, wait),
+        )
+        .unwrap();
+        let err = transfers
+            .download(&mut call, &d.join("tenant.nxb"))
+            .unwrap_err();
+        (err, call.attempts())
+    });
+    let TransferError::GaveUp { last, .. } = err else {
+        panic!("the download ended as {err:?}");
+    };
+    assert_eq!(attempts, ATTEMPTS);
+    assert!(last.contains("Stalled"), "{last}");
+    for _ in 0..ATTEMPTS {
+        let s = seen.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(s.path, DOWNLOAD_WS_PATH);
+        assert_eq!(s.messages, 1, "{s:?}");
+    }
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+}
