@@ -24,6 +24,11 @@
 //!   which gives up with [`Error::TimedOut`] when the driver has not answered within the
 //!   engine's deadlines and [`Config::grace`].
 //!
+//! * Backups and restores: [`Transfers`] downloads a backup's archive on
+//!   `/console/backups/download` and restores one on `/console/backups/restore`, a connection
+//!   of its own per attempt (T-3a), every wait bounded by the call machine's own deadline, the
+//!   archive reaching its name only once verified.
+//!
 //! gRPC is not carried here: HTTP/2 needs its own framing, HPACK header compression with its
 //! Huffman code, per-stream flow control and a connection task that answers pings and window
 //! updates while the application blocks, and the only HTTP/2 implementation at hand is
@@ -35,12 +40,14 @@
 //! [`PendingCommand`]) loses nothing: the outcome, once known, is kept for
 //! [`Client::unclaimed`] (C-10).
 
+mod calls;
 mod config;
 mod driver;
 mod net;
 mod session;
 mod streams;
 
+pub use calls::{TransferError, Transfers, ATTEMPTS, DOWNLOAD_WS_PATH, RESTORE_WS_PATH};
 pub use config::{percent_encode, Config, ConfigError, Credentials, WsAuth};
 pub use session::{console_url, End, CONSOLE_PATH};
 

@@ -79,14 +79,19 @@ impl Dial {
 /// The console URL of an endpoint: `ws` for http, `wss` for https, path `/console/ws`, and
 /// with `query_auth` the percent-encoded `auth` parameter (T-3, T-4).
 pub fn console_url(e: &Endpoint, query_auth: Option<&Credentials>) -> String {
+    url_at(e, CONSOLE_PATH, query_auth)
+}
+
+/// The URL of the console's `path` at an endpoint, as [`console_url`] for the session's.
+pub(crate) fn url_at(e: &Endpoint, path: &str, query_auth: Option<&Credentials>) -> String {
     let scheme = if e.is_https() { "wss" } else { "ws" };
     match query_auth {
         Some(c) => format!(
-            "{scheme}://{}{CONSOLE_PATH}?auth={}",
+            "{scheme}://{}{path}?auth={}",
             e.authority(),
             c.query_value()
         ),
-        None => format!("{scheme}://{}{CONSOLE_PATH}", e.authority()),
+        None => format!("{scheme}://{}{path}", e.authority()),
     }
 }
 
@@ -113,17 +118,38 @@ fn timed_out(e: &io::Error) -> bool {
 }
 
 fn connect(d: &Dial) -> Result<WebSocket<Io>, End> {
-    let io = open(&d.endpoint, d.tls.as_ref(), d.connect_deadline)
-        .map_err(|e| End::Transport(format!("connect: {e}")))?;
-    let url = console_url(
+    handshake(
         &d.endpoint,
-        (d.auth == WsAuth::Query).then_some(&d.credentials),
+        CONSOLE_PATH,
+        d.auth,
+        &d.credentials,
+        d.tls.as_ref(),
+        d.connect_deadline,
+    )
+}
+
+/// Opens a WebSocket on the console's `path` at `endpoint` by `deadline`: the connection, TLS,
+/// the credentials in the header or the query (T-4), and the HTTP upgrade, with messages of at
+/// most the frame limit either way.
+pub(crate) fn handshake(
+    endpoint: &Endpoint,
+    path: &str,
+    auth: WsAuth,
+    credentials: &Credentials,
+    tls: Option<&Tls>,
+    deadline: Instant,
+) -> Result<WebSocket<Io>, End> {
+    let io = open(endpoint, tls, deadline).map_err(|e| End::Transport(format!("connect: {e}")))?;
+    let url = url_at(
+        endpoint,
+        path,
+        (auth == WsAuth::Query).then_some(credentials),
     );
     let mut request = url
         .into_client_request()
         .map_err(|e| End::Transport(format!("request: {e}")))?;
-    if d.auth == WsAuth::Header {
-        let v = http::HeaderValue::from_str(&d.credentials.basic())
+    if auth == WsAuth::Header {
+        let v = http::HeaderValue::from_str(&credentials.basic())
             .map_err(|e| End::Transport(format!("request: {e}")))?;
         request.headers_mut().insert("authorization", v);
     }
@@ -136,7 +162,7 @@ fn connect(d: &Dial) -> Result<WebSocket<Io>, End> {
             Ok((ws, _)) => return Ok(ws),
             Err(HandshakeError::Interrupted(mid)) => {
                 // A read or write timed out at the deadline the socket carries.
-                if Instant::now() >= d.connect_deadline {
+                if Instant::now() >= deadline {
                     return Err(End::Transport("connection deadline passed".into()));
                 }
                 attempt = mid.handshake();

@@ -1,0 +1,384 @@
+//! The separate calls on the console (T-3a): [`Transfers::backup`] and
+//! [`Transfers::download`] over `/console/backups/download`, [`Transfers::restore`] over
+//! `/console/backups/restore`.
+//!
+//! Each attempt is a WebSocket connection of its own, carrying binary messages that are exactly
+//! the frames of the engine's call machines ([`BackupDownload`], [`RestoreCall`]). The machine
+//! decides; this module only moves bytes and keeps time. Every wait (the connection, each
+//! write, each read) ends at a deadline: the connection deadline of the configuration while
+//! connecting, then the machine's own [`BackupDownload::poll_timeout`] or
+//! [`RestoreCall::poll_timeout`], read again after every input, never a command's deadline.
+//!
+//! A download is written through [`ArchiveWriter`]: nothing is under the name asked for until
+//! the machine verified every byte. A restore's archive is read from its file in the
+//! pieces the machine asks for, never whole; its connection stays open after the last chunk
+//! until the reply. A close with any code other than after the answer (1001 included) ends
+//! the attempt as a transport failure. An attempt that ends without its answer is repeated
+//! whole, under the same identity, at most [`ATTEMPTS`] times, at the leader a redirect names.
+
+use crate::config::{Config, ConfigError, Credentials, WsAuth};
+use crate::net::{Io, Tls};
+use crate::session::handshake;
+use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
+use nervix_protocol::calls::{
+    BackupDownload, CallError, DownloadEnd, DownloadStep, Interruption, Leader, Need, RestoreCall,
+    RestoreOutcome, RestoreStep, TransferConfig,
+};
+use nervix_protocol::client::CommandReport;
+use nervix_protocol::endpoint::Endpoint;
+use nervix_protocol::schema::BackupDownloadFailure;
+use nervix_protocol::time::Timestamp;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tungstenite::{Error as WsError, Message, WebSocket};
+
+/// The console's backup download (T-3a).
+pub const DOWNLOAD_WS_PATH: &str = "/console/backups/download";
+/// The console's restore (T-3a).
+pub const RESTORE_WS_PATH: &str = "/console/backups/restore";
+
+/// Attempts of one call before it is given up.
+pub const ATTEMPTS: u32 = 5;
+/// The wait before an interrupted attempt is repeated.
+const PAUSE: Duration = Duration::from_millis(100);
+/// The shortest socket timeout set (a zero timeout means none to the socket).
+const TICK: Duration = Duration::from_millis(1);
+
+/// Why a separate call gave no result.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransferError {
+    /// The configuration cannot be used.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// TLS could not be set up.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The machine refused what it was given (see [`CallError`]).
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// Reading the archive or writing the download failed.
+    #[error("archive: {0}")]
+    Io(#[from] io::Error),
+    /// The download's archive could not be put in place.
+    #[error(transparent)]
+    Commit(#[from] CommitError),
+    /// The archive is not available any more; the backup itself completed.
+    #[error("the archive is not available: {failure:?}: {message}")]
+    Unavailable {
+        /// Why.
+        failure: BackupDownloadFailure,
+        /// The server's message.
+        message: String,
+    },
+    /// Every attempt ended without an answer; `last` says how the last one ended. A restore
+    /// may have taken effect when its machine says it is uncertain.
+    #[error("no answer after {attempts} attempts: {last}")]
+    GaveUp {
+        /// Attempts made.
+        attempts: u32,
+        /// How the last ended.
+        last: String,
+    },
+}
+
+/// Where and how the separate calls are made: the configuration's first seed, its
+/// credentials and how they are presented, its TLS roots, and its connection and write
+/// deadlines.
+pub struct Transfers {
+    seed: Endpoint,
+    credentials: Credentials,
+    auth: WsAuth,
+    tls: Option<Tls>,
+    connect_timeout: Duration,
+    write_timeout: Duration,
+    origin: Instant,
+}
+
+/// What one read from the connection gave.
+enum Read {
+    Frame(bytes::Bytes),
+    /// The connection closed or failed.
+    Closed,
+    /// The wait passed.
+    Late,
+}
+
+impl Transfers {
+    /// The calls of clients configured by `config`.
+    pub fn new(config: &Config) -> Result<Self, TransferError> {
+        config.check()?;
+        let seed = config
+            .client
+            .seeds
+            .first()
+            .cloned()
+            .ok_or(ConfigError::NoSeed)?;
+        let tls = if config.roots.is_empty() {
+            None
+        } else {
+            Some(Tls::new(&config.roots).map_err(|e| TransferError::Tls(e.to_string()))?)
+        };
+        Ok(Self {
+            seed,
+            credentials: config.credentials.clone(),
+            auth: config.auth,
+            tls,
+            connect_timeout: config.client.connect_timeout,
+            write_timeout: config.write_timeout,
+            origin: Instant::now(),
+        })
+    }
+
+    fn now(&self) -> Timestamp {
+        Timestamp::from_nanos(self.origin.elapsed().as_nanos() as u64)
+    }
+
+    /// The instant of a machine's deadline; none waits beyond a day.
+    fn instant(&self, t: Option<Timestamp>) -> Instant {
+        let far = Instant::now() + Duration::from_secs(86_400);
+        t.and_then(|t| self.origin.checked_add(Duration::from_nanos(t.as_nanos())))
+            .map_or(far, |i| i.min(far))
+    }
+
+    /// The endpoint a redirect leads to: the leader's console, never from https to http.
+    fn leader(&self, leader: Option<Leader>, current: Endpoint) -> Endpoint {
+        match leader.and_then(|l| l.web_console_uri) {
+            Some(e) if e.is_https() || !current.is_https() => e,
+            _ => current,
+        }
+    }
+
+    fn open(&self, endpoint: &Endpoint, path: &str) -> Option<WebSocket<Io>> {
+        let deadline = Instant::now() + self.connect_timeout;
+        handshake(
+            endpoint,
+            path,
+            self.auth,
+            &self.credentials,
+            self.tls.as_ref(),
+            deadline,
+        )
+        .ok()
+    }
+
+    /// The next binary message by `wait` (a machine's deadline).
+    fn read(&self, ws: &mut WebSocket<Io>, wait: Option<Timestamp>) -> Read {
+        let deadline = self.instant(wait);
+        loop {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return Read::Late;
+            };
+            if left.is_zero()
+                || ws
+                    .get_ref()
+                    .tcp()
+                    .set_read_timeout(Some(left.max(TICK)))
+                    .is_err()
+            {
+                return Read::Late;
+            }
+            match ws.read() {
+                Ok(Message::Binary(b)) => return Read::Frame(b),
+                // Any close before the answer, 1001 among them, is a transport failure (T-3a).
+                Ok(Message::Close(_)) => return Read::Closed,
+                Ok(Message::Text(_)) => return Read::Closed,
+                Ok(_) => {}
+                Err(WsError::Io(e)) if timed_out(&e) => {}
+                Err(_) => return Read::Closed,
+            }
+        }
+    }
+
+    /// Writes `frame` by `wait` (a machine's deadline) and the write deadline; false when the
+    /// connection failed or the wait passed.
+    fn write(&self, ws: &mut WebSocket<Io>, frame: bytes::Bytes, wait: Option<Timestamp>) -> bool {
+        let deadline = self.instant(wait).min(Instant::now() + self.write_timeout);
+        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            return false;
+        };
+        if ws
+            .get_ref()
+            .tcp()
+            .set_write_timeout(Some(left.max(TICK)))
+            .is_err()
+        {
+            return false;
+        }
+        ws.send(Message::Binary(frame)).is_ok()
+    }
+
+    /// Downloads the archive of the completed BACKUP `report` to `target`: written to a
+    /// temporary file beside it and renamed into place only once the machine verified every
+    /// byte. Returns the archive's path.
+    pub fn backup(&self, report: &CommandReport, target: &Path) -> Result<PathBuf, TransferError> {
+        let mut call = BackupDownload::from_report(report, TransferConfig::download())?;
+        self.download(&mut call, target)
+    }
+
+    /// Runs `call` until its archive is verified and in place at `target`, each attempt on a
+    /// console connection of its own and from the first byte.
+    pub fn download(
+        &self,
+        call: &mut BackupDownload,
+        target: &Path,
+    ) -> Result<PathBuf, TransferError> {
+        let mut writer = ArchiveWriter::create(target)?;
+        let mut endpoint = self.seed.clone();
+        let mut last = String::new();
+        for _ in 0..ATTEMPTS {
+            writer.restart()?;
+            match self.download_once(call, &endpoint, &mut writer)? {
+                DownloadStep::Ended(end @ DownloadEnd::Verified(_)) => {
+                    return Ok(writer.commit(&end)?);
+                }
+                DownloadStep::Ended(DownloadEnd::Unavailable { failure, message }) => {
+                    return Err(TransferError::Unavailable { failure, message });
+                }
+                DownloadStep::Redirect(leader) => endpoint = self.leader(leader, endpoint),
+                other => {
+                    last = format!("{other:?}");
+                    std::thread::sleep(PAUSE);
+                }
+            }
+        }
+        Err(TransferError::GaveUp {
+            attempts: call.attempts(),
+            last,
+        })
+    }
+
+    fn download_once(
+        &self,
+        call: &mut BackupDownload,
+        endpoint: &Endpoint,
+        writer: &mut ArchiveWriter,
+    ) -> Result<DownloadStep, TransferError> {
+        let Some(mut ws) = self.open(endpoint, DOWNLOAD_WS_PATH) else {
+            return Ok(DownloadStep::Interrupted {
+                cause: Interruption::Transport,
+                retained: false,
+            });
+        };
+        let request = call.start(self.now())?;
+        if !self.write(&mut ws, request, call.poll_timeout()) {
+            return Ok(download_lost(call, self.now()));
+        }
+        loop {
+            let step = match self.read(&mut ws, call.poll_timeout()) {
+                Read::Frame(f) => call.on_frame(self.now(), f),
+                Read::Closed => download_lost(call, self.now()),
+                Read::Late => call.handle_timeout(self.now()),
+            };
+            match step {
+                DownloadStep::Bytes(b) => writer.write(&b)?,
+                DownloadStep::Started | DownloadStep::Continue => {}
+                step => {
+                    let _ = ws.close(None).and_then(|()| ws.flush());
+                    return Ok(step);
+                }
+            }
+        }
+    }
+
+    /// Restores the archive in the file at `source` as `call` (RS-1 to RS-5): every attempt
+    /// streams the whole file under the call's reference on a console connection of its own.
+    pub fn restore(
+        &self,
+        call: &mut RestoreCall,
+        source: &Path,
+    ) -> Result<RestoreOutcome, TransferError> {
+        let mut source = ArchiveSource::open(source)?;
+        let mut endpoint = self.seed.clone();
+        let mut last = String::new();
+        for _ in 0..ATTEMPTS {
+            match self.restore_once(call, &endpoint, &mut source)? {
+                RestoreStep::Ended(outcome) => return Ok(outcome),
+                RestoreStep::Redirect(leader) => endpoint = self.leader(leader, endpoint),
+                other => {
+                    last = format!("{other:?}");
+                    std::thread::sleep(PAUSE);
+                }
+            }
+        }
+        Err(TransferError::GaveUp {
+            attempts: call.attempts(),
+            last,
+        })
+    }
+
+    /// One restore attempt: the start, every chunk, and the connection kept open after the
+    /// last until the reply (T-3a).
+    fn restore_once(
+        &self,
+        call: &mut RestoreCall,
+        endpoint: &Endpoint,
+        source: &mut ArchiveSource<File>,
+    ) -> Result<RestoreStep, TransferError> {
+        let Some(mut ws) = self.open(endpoint, RESTORE_WS_PATH) else {
+            return Ok(RestoreStep::Interrupted {
+                cause: Interruption::Transport,
+                uncertain: call.is_uncertain(),
+            });
+        };
+        let start = call.start(self.now())?;
+        if !self.write(&mut ws, start, call.poll_timeout()) {
+            return Ok(restore_lost(call, self.now()));
+        }
+        while let Need::Piece { offset, len } = call.need() {
+            let piece = source.piece(offset, len)?;
+            let frame = call.chunk(self.now(), piece)?;
+            if !self.write(&mut ws, frame, call.poll_timeout()) {
+                // A write still blocked at the machine's deadline is a stalled attempt.
+                return Ok(match call.handle_timeout(self.now()) {
+                    RestoreStep::Continue => restore_lost(call, self.now()),
+                    step => step,
+                });
+            }
+        }
+        let step = loop {
+            let step = match self.read(&mut ws, call.poll_timeout()) {
+                Read::Frame(reply) => call.on_reply(self.now(), reply),
+                Read::Closed => restore_lost(call, self.now()),
+                Read::Late => call.handle_timeout(self.now()),
+            };
+            if step != RestoreStep::Continue {
+                break step;
+            }
+        };
+        let _ = ws.close(None).and_then(|()| ws.flush());
+        Ok(step)
+    }
+}
+
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// The attempt's connection failed: the machine's end of it, and an interruption even when the
+/// machine had nothing to say, so no attempt waits on a dead connection.
+fn download_lost(call: &mut BackupDownload, now: Timestamp) -> DownloadStep {
+    match call.on_closed(now) {
+        DownloadStep::Continue => DownloadStep::Interrupted {
+            cause: Interruption::Transport,
+            retained: false,
+        },
+        step => step,
+    }
+}
+
+/// As [`download_lost`], for a restore.
+fn restore_lost(call: &mut RestoreCall, now: Timestamp) -> RestoreStep {
+    match call.on_closed(now) {
+        RestoreStep::Continue => RestoreStep::Interrupted {
+            cause: Interruption::Transport,
+            uncertain: call.is_uncertain(),
+        },
+        step => step,
+    }
+}

@@ -1,0 +1,400 @@
+//! The separate calls of the blocking driver over console WebSockets against the loopback
+//! cluster: a backup's archive downloaded to disk only once verified, then restored from that
+//! file, each on a connection of its own (T-3a), under header and query credentials, and a node
+//! that closes with 1001 taken as a transport failure retried a bounded number of times.
+
+use nervix_blocking::{
+    Client, CommandResult, Config, Credentials, TransferError, Transfers, WsAuth, ATTEMPTS,
+    DOWNLOAD_WS_PATH, RESTORE_WS_PATH,
+};
+use nervix_loopback::{AuthSeen, Loopback, LoopbackConfig};
+use nervix_protocol::calls::*;
+use nervix_protocol::client::CommandReport;
+use nervix_protocol::command::ExecutionReference;
+use nervix_protocol::schema::BackupDownloadFailure;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Credentials whose encodings break careless encoders (`+`, `%`, non-ASCII).
+const USER: &str = "b~ü+%";
+const PASSWORD: &str = "~~~>>>?";
+
+/// Runs `f` on a thread of its own and fails the test when it has not ended within a minute.
+fn bounded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let t = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(v) => v,
+        Err(_) => match t.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => panic!("the test did not end within its bound"),
+        },
+    }
+}
+
+fn setup(name: &str, auth: WsAuth) -> (Loopback, Config, PathBuf) {
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        users: vec![(USER.into(), PASSWORD.into())],
+        ..LoopbackConfig::default()
+    })
+    .unwrap();
+    let seeds: Vec<&str> = lb.console_endpoints().iter().map(String::as_str).collect();
+    let config = Config::new(&seeds, Credentials::new(USER, PASSWORD))
+        .unwrap()
+        .with_auth(auth)
+        .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    let dir = std::env::temp_dir().join(format!(
+        "nervix-blocking-{name}-{auth:?}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    (lb, config, dir)
+}
+
+/// A completed BACKUP of the domain `tenant`, run through a blocking client.
+fn backed_up(config: &Config) -> CommandReport {
+    let client = Client::connect(config.clone()).unwrap();
+    let CommandResult::Completed(report) = client.execute("BACKUP DOMAIN tenant").unwrap() else {
+        panic!("the backup did not complete");
+    };
+    let _ = client.close(false);
+    report
+}
+
+fn info_of(path: &Path) -> ArchiveInfo {
+    let mut d = ArchiveDigest::new();
+    d.update(&std::fs::read(path).unwrap());
+    d.finish()
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn expected(report: &CommandReport) -> ArchiveInfo {
+    BackupDownload::from_report(report, TransferConfig::download())
+        .unwrap()
+        .expected()
+}
+
+fn restore_call(reference: &str, info: ArchiveInfo) -> RestoreCall {
+    RestoreCall::new(
+        ExecutionReference::parse(reference).unwrap(),
+        "RESTORE DOMAIN tenant AS tenant_copy",
+        info,
+        TransferConfig::restore().with_chunk_size(1000),
+    )
+    .unwrap()
+}
+
+#[test]
+fn t_3a_console_download_and_restore_each_on_their_own_connection_blocking() {
+    for auth in [WsAuth::Header, WsAuth::Query] {
+        let (lb, config, dir) = setup("console", auth);
+        let d = dir.clone();
+        let (info, attempts) = bounded(move || {
+            let report = backed_up(&config);
+            let transfers = Transfers::new(&config).unwrap();
+            let archive = transfers.backup(&report, &d.join("tenant.nxb")).unwrap();
+            let info = info_of(&archive);
+            assert_eq!(info, expected(&report));
+            let mut call = restore_call("restore-ws-blocking-1", info);
+            let outcome = transfers.restore(&mut call, &archive).unwrap();
+            assert!(
+                matches!(
+                    outcome,
+                    RestoreOutcome::Completed {
+                        summary: Some(_),
+                        ..
+                    }
+                ),
+                "{outcome:?}"
+            );
+            (info, call.attempts())
+        });
+        assert!(info.total_bytes > 1000, "the restore spans several chunks");
+        assert_eq!(attempts, 1);
+        // One connection for the download and one for the restore, each at its own path and
+        // each presenting the credentials the way the configuration says (T-4).
+        let calls: Vec<_> = lb
+            .stats()
+            .calls
+            .into_iter()
+            .filter(|c| c.path == DOWNLOAD_WS_PATH || c.path == RESTORE_WS_PATH)
+            .collect();
+        let paths: Vec<&str> = calls.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, vec![DOWNLOAD_WS_PATH, RESTORE_WS_PATH], "{auth:?}");
+        let who = Some((USER.to_string(), PASSWORD.to_string()));
+        for c in &calls {
+            assert!(c.accepted, "{c:?}");
+            match auth {
+                WsAuth::Header => assert_eq!(c.auth, AuthSeen::Header(who.clone()), "{c:?}"),
+                _ => assert_eq!(c.auth, AuthSeen::Query(who.clone()), "{c:?}"),
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn a_4_a_backup_downloaded_on_the_console_lands_verified_once_then_is_not_retained_blocking() {
+    let (_lb, config, dir) = setup("download", WsAuth::Header);
+    let d = dir.clone();
+    bounded(move || {
+        let report = backed_up(&config);
+        let transfers = Transfers::new(&config).unwrap();
+        let target = d.join("tenant.nxb");
+        let path = transfers.backup(&report, &target).unwrap();
+        assert_eq!(path, target);
+        let info = expected(&report);
+        assert!(info.total_bytes > 0);
+        assert_eq!(info_of(&target), info);
+        // No temporary file is left beside it.
+        assert_eq!(entries(&d), vec!["tenant.nxb".to_string()]);
+        // Downloaded once: the archive is no longer retained, and nothing new is written.
+        let again = d.join("again.nxb");
+        let err = transfers.backup(&report, &again).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TransferError::Unavailable {
+                    failure: BackupDownloadFailure::NotRetained,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(entries(&d), vec!["tenant.nxb".to_string()]);
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rs_1_restore_on_the_console_from_the_downloaded_file_completes_with_its_report_blocking() {
+    let (lb, config, dir) = setup("restore", WsAuth::Query);
+    let d = dir.clone();
+    bounded(move || {
+        let report = backed_up(&config);
+        let transfers = Transfers::new(&config).unwrap();
+        let archive = transfers.backup(&report, &d.join("tenant.nxb")).unwrap();
+        let info = info_of(&archive);
+        let mut call = restore_call("restore-ws-blocking-2", info);
+        let outcome = transfers.restore(&mut call, &archive).unwrap();
+        let RestoreOutcome::Completed {
+            summary: Some(s), ..
+        } = outcome
+        else {
+            panic!("the restore ended as {outcome:?}");
+        };
+        assert_eq!(s.archive, info);
+        assert_eq!(s.domains.len(), 1);
+        assert_eq!(s.domains[0].domain, "tenant_copy");
+        assert_eq!(call.attempts(), 1);
+        assert_eq!(call.bytes_sent(), info.total_bytes);
+    });
+    let restores = lb
+        .stats()
+        .calls
+        .iter()
+        .filter(|c| c.path == RESTORE_WS_PATH)
+        .count();
+    assert_eq!(restores, 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn t_3a_a_1001_close_is_a_transport_failure_retried_a_bounded_number_of_times_blocking() {
+    let (lb, config, dir) = setup("gone", WsAuth::Header);
+    let report = {
+        let config = config.clone();
+        bounded(move || backed_up(&config))
+    };
+    // The node is down: every console call it is offered closes with 1001.
+    lb.kill(0);
+    let d = dir.clone();
+    let (cfg, rep) = (config.clone(), report.clone());
+    let err = bounded(move || {
+        let transfers = Transfers::new(&cfg).unwrap();
+        transfers.backup(&rep, &d.join("tenant.nxb")).unwrap_err()
+    });
+    let TransferError::GaveUp { attempts, last } = err else {
+        panic!("the download ended as {err:?}");
+    };
+    assert_eq!(attempts, ATTEMPTS);
+    assert!(last.contains("Transport"), "{last}");
+    let downloads = lb
+        .stats()
+        .calls
+        .iter()
+        .filter(|c| c.path == DOWNLOAD_WS_PATH)
+        .count();
+    assert_eq!(downloads, ATTEMPTS as usize, "one connection per attempt");
+    // Nothing under the name asked for, nor any temporary file.
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+    // Back up: the archive was never handed out, so it is still there to download.
+    lb.revive(0);
+    let want = expected(&report);
+    let d = dir.clone();
+    let path = bounded(move || {
+        let transfers = Transfers::new(&config).unwrap();
+        transfers.backup(&report, &d.join("tenant.nxb")).unwrap()
+    });
+    assert_eq!(info_of(&path), want);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What a console that never answers saw on one connection: its path, the messages that
+/// came, and how long the client kept the connection open after the last of them.
+#[derive(Debug)]
+struct Silent {
+    path: String,
+    messages: usize,
+    held: Duration,
+}
+
+/// A console on 127.0.0.1 that accepts every connection, reads every message and answers none;
+/// each connection's record is sent once the client left. (The handshake callback's error type
+/// is tungstenite's own response, whose size is not ours to choose.)
+#[allow(clippy::result_large_err)]
+fn silent_console() -> (String, std::sync::mpsc::Receiver<Silent>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let mut path = String::new();
+                let callback =
+                    |req: &tungstenite::handshake::server::Request,
+                     resp: tungstenite::handshake::server::Response| {
+                        path = req.uri().path().to_string();
+                        Ok(resp)
+                    };
+                let Ok(mut ws) = tungstenite::accept_hdr(stream, callback) else {
+                    return;
+                };
+                let (mut messages, mut last) = (0, std::time::Instant::now());
+                while let Ok(m) = ws.read() {
+                    if !m.is_binary() {
+                        break;
+                    }
+                    messages += 1;
+                    last = std::time::Instant::now();
+                }
+                let _ = tx.send(Silent {
+                    path,
+                    messages,
+                    held: last.elapsed(),
+                });
+            });
+        }
+    });
+    (format!("http://{addr}"), rx)
+}
+
+fn archive_file(dir: &Path, len: usize) -> (PathBuf, ArchiveInfo) {
+    let bytes: Vec<u8> = (0..len).map(|i| (i * 13 % 251) as u8).collect();
+    let path = dir.join("archive.nxb");
+    std::fs::write(&path, &bytes).unwrap();
+    (path.clone(), info_of(&path))
+}
+
+#[test]
+fn rs_5_a_restore_keeps_its_connection_open_after_the_last_chunk_until_its_reply_wait_ends_blocking(
+) {
+    let (seed, seen) = silent_console();
+    let dir = std::env::temp_dir().join(format!("nervix-blocking-silent-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (archive, info) = archive_file(&dir, 2500);
+    let reply_wait = Duration::from_millis(300);
+    let config = Config::new(&[seed.as_str()], Credentials::new(USER, PASSWORD))
+        .unwrap()
+        .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    let started = std::time::Instant::now();
+    let (err, attempts) = bounded(move || {
+        let transfers = Transfers::new(&config).unwrap();
+        let mut call = RestoreCall::new(
+            ExecutionReference::parse("restore-silent-1").unwrap(),
+            "RESTORE DOMAIN tenant AS tenant_copy",
+            info,
+            TransferConfig::restore()
+                .with_chunk_size(1000)
+                .with_timeouts(Duration::from_secs(5), reply_wait),
+        )
+        .unwrap();
+        let err = transfers.restore(&mut call, &archive).unwrap_err();
+        (err, call.attempts())
+    });
+    // Each attempt waited for its reply no longer than the machine's own wait, then was
+    // repeated whole: uncertain, since the whole archive went out.
+    let TransferError::GaveUp { last, .. } = err else {
+        panic!("the restore ended as {err:?}");
+    };
+    assert_eq!(attempts, ATTEMPTS);
+    assert!(
+        last.contains("Stalled") && last.contains("uncertain: true"),
+        "{last}"
+    );
+    assert!(started.elapsed() >= reply_wait * ATTEMPTS);
+    for _ in 0..ATTEMPTS {
+        let s = seen.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(s.path, RESTORE_WS_PATH);
+        // The start and three chunks, all on this attempt's own connection...
+        assert_eq!(s.messages, 4, "{s:?}");
+        // ...which stayed open after the last chunk while the reply was awaited (T-3a).
+        assert!(s.held >= reply_wait / 2, "{s:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_6_a_download_whose_first_frame_never_comes_ends_at_its_own_wait_and_leaves_nothing_blocking() {
+    let (seed, seen) = silent_console();
+    let dir = std::env::temp_dir().join(format!("nervix-blocking-stall-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (_, info) = archive_file(&dir, 100);
+    std::fs::remove_file(dir.join("archive.nxb")).unwrap();
+    let wait = Duration::from_millis(200);
+    let config = Config::new(&[seed.as_str()], Credentials::new(USER, PASSWORD))
+        .unwrap()
+        .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    let d = dir.clone();
+    let (err, attempts) = bounded(move || {
+        let transfers = Transfers::new(&config).unwrap();
+        let mut call = BackupDownload::new(
+            ExecutionReference::parse("backup-silent-1").unwrap(),
+            info,
+            TransferConfig::download().with_timeouts(wait, wait),
+        )
+        .unwrap();
+        let err = transfers
+            .download(&mut call, &d.join("tenant.nxb"))
+            .unwrap_err();
+        (err, call.attempts())
+    });
+    let TransferError::GaveUp { last, .. } = err else {
+        panic!("the download ended as {err:?}");
+    };
+    assert_eq!(attempts, ATTEMPTS);
+    assert!(last.contains("Stalled"), "{last}");
+    for _ in 0..ATTEMPTS {
+        let s = seen.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(s.path, DOWNLOAD_WS_PATH);
+        assert_eq!(s.messages, 1, "{s:?}");
+    }
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+}
