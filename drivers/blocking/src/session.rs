@@ -84,15 +84,7 @@ pub fn console_url(e: &Endpoint, query_auth: Option<&Credentials>) -> String {
 
 /// The URL of the console's `path` at an endpoint, as [`console_url`] for the session's.
 pub(crate) fn url_at(e: &Endpoint, path: &str, query_auth: Option<&Credentials>) -> String {
-    let scheme = if e.is_https() { "wss" } else { "ws" };
-    match query_auth {
-        Some(c) => format!(
-            "{scheme}://{}{path}?auth={}",
-            e.authority(),
-            c.query_value()
-        ),
-        None => format!("{scheme}://{}{path}", e.authority()),
-    }
+    nervix_driver_support::credentials::console_url_at(e, path, query_auth)
 }
 
 /// Runs one session to its end.

@@ -11,6 +11,9 @@
 //!   memory, and [`ArchiveSource::info`], its size and BLAKE3 digest in one streaming pass;
 //!   [`ArchiveSource::piece_bytes`] reads each piece into a buffer a call's `chunk_parts`
 //!   passes on without copying.
+//! * [`credentials`]: Basic credentials, how a WebSocket presents them, and console URLs.
+
+pub mod credentials;
 
 use bytes::{Bytes, BytesMut};
 use nervix_protocol::calls::{ArchiveDigest, ArchiveInfo, DownloadEnd};

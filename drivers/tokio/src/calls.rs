@@ -194,11 +194,11 @@ impl Transfers {
             let io = net::open(endpoint, self.tls.as_ref(), false)
                 .await
                 .map_err(|e| format!("connect: {e}"))?;
-            let scheme = if endpoint.is_https() { "wss" } else { "ws" };
-            let mut url = format!("{scheme}://{}{path}", endpoint.authority());
-            if auth == WsAuth::Query {
-                url = format!("{url}?auth={}", self.credentials.query_value());
-            }
+            let url = nervix_driver_support::credentials::console_url_at(
+                endpoint,
+                path,
+                (auth == WsAuth::Query).then_some(&self.credentials),
+            );
             let mut request = url
                 .into_client_request()
                 .map_err(|e| format!("request: {e}"))?;

@@ -1,82 +1,11 @@
 //! What a [`crate::Client`] is built from: seeds, credentials, transport and TLS roots.
 
-use base64::Engine as _;
 use nervix_protocol::client::{ClientConfig, LeaderUri};
 use nervix_protocol::endpoint::Endpoint;
 use rustls_pki_types::CertificateDer;
-use std::fmt;
 use std::time::Duration;
 
-/// A user name and password, sent as HTTP Basic credentials on every call (T-4).
-#[derive(Clone, PartialEq, Eq)]
-pub struct Credentials {
-    user: String,
-    password: String,
-}
-
-impl fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Credentials")
-            .field("user", &self.user)
-            .field("password", &"<withheld>")
-            .finish()
-    }
-}
-
-impl Credentials {
-    /// Credentials of `user` with `password`; any characters, `:` only in the password.
-    pub fn new(user: impl Into<String>, password: impl Into<String>) -> Self {
-        Self {
-            user: user.into(),
-            password: password.into(),
-        }
-    }
-
-    /// The user name.
-    pub fn user(&self) -> &str {
-        &self.user
-    }
-
-    /// `base64(user:password)` of the UTF-8 text (T-4).
-    pub fn token(&self) -> String {
-        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", self.user, self.password))
-    }
-
-    /// The `authorization` header value: `Basic base64(user:password)` (T-4).
-    pub fn basic(&self) -> String {
-        format!("Basic {}", self.token())
-    }
-
-    /// The value of the console's `auth` query parameter: the token, percent-encoded, since
-    /// the server reads the query as a form and would take a raw `+` for a space (T-4).
-    pub fn query_value(&self) -> String {
-        percent_encode(&self.token())
-    }
-}
-
-/// Percent-encodes every byte but the RFC 3986 unreserved characters.
-pub fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() * 3);
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// How a WebSocket client presents its credentials (T-4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum WsAuth {
-    /// An `Authorization: Basic` header.
-    #[default]
-    Header,
-    /// The percent-encoded `auth` query parameter.
-    Query,
-}
+pub use nervix_driver_support::credentials::{percent_encode, Credentials, WsAuth};
 
 /// The transport of every session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -314,15 +314,7 @@ async fn timeout_at<F: std::future::Future>(
 
 /// The console URL of an endpoint: ws for http, wss for https, path `/console/ws` (T-3).
 pub fn console_url(e: &Endpoint, query_auth: Option<&Credentials>) -> String {
-    let scheme = if e.is_https() { "wss" } else { "ws" };
-    match query_auth {
-        Some(c) => format!(
-            "{scheme}://{}{CONSOLE_PATH}?auth={}",
-            e.authority(),
-            c.query_value()
-        ),
-        None => format!("{scheme}://{}{CONSOLE_PATH}", e.authority()),
-    }
+    nervix_driver_support::credentials::console_url_at(e, CONSOLE_PATH, query_auth)
 }
 
 async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End {

@@ -1,0 +1,91 @@
+//! Credentials and how a driver presents them (T-4), and the console URLs they go into (T-3,
+//! T-3a): one definition for every driver.
+
+use base64::Engine as _;
+use nervix_protocol::endpoint::Endpoint;
+use std::fmt;
+
+/// A user name and password, presented as HTTP Basic credentials on every connection (T-4).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    user: String,
+    password: String,
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credentials")
+            .field("user", &self.user)
+            .field("password", &"<withheld>")
+            .finish()
+    }
+}
+
+impl Credentials {
+    /// Credentials of `user` with `password`; any characters, `:` only in the password.
+    pub fn new(user: impl Into<String>, password: impl Into<String>) -> Self {
+        Self {
+            user: user.into(),
+            password: password.into(),
+        }
+    }
+
+    /// The user name.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// `base64(user:password)` of the UTF-8 text (T-4).
+    pub fn token(&self) -> String {
+        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", self.user, self.password))
+    }
+
+    /// The `Authorization` header value: `Basic base64(user:password)` (T-4).
+    pub fn basic(&self) -> String {
+        format!("Basic {}", self.token())
+    }
+
+    /// The value of the console's `auth` query parameter: the token percent-encoded, because
+    /// the server decodes the query as a form and would read a raw `+` as a space (T-4).
+    pub fn query_value(&self) -> String {
+        percent_encode(&self.token())
+    }
+}
+
+/// Percent-encodes every byte but the RFC 3986 unreserved characters.
+pub fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 3);
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// How a WebSocket connection presents its credentials (T-4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum WsAuth {
+    /// An `Authorization: Basic` header.
+    #[default]
+    Header,
+    /// The percent-encoded `auth` query parameter.
+    Query,
+}
+
+/// The URL of the console's `path` at an endpoint: `ws` for http, `wss` for https, and with
+/// `query_auth` the percent-encoded `auth` parameter (T-3, T-3a, T-4).
+pub fn console_url_at(e: &Endpoint, path: &str, query_auth: Option<&Credentials>) -> String {
+    let scheme = if e.is_https() { "wss" } else { "ws" };
+    match query_auth {
+        Some(c) => format!(
+            "{scheme}://{}{path}?auth={}",
+            e.authority(),
+            c.query_value()
+        ),
+        None => format!("{scheme}://{}{path}", e.authority()),
+    }
+}
