@@ -711,3 +711,26 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn s_8_a_batch_that_exactly_fills_the_budget_is_kept_and_one_byte_less_is_not() {
+    let per = rows("live", 1, 0, 10).len();
+    for (budget, kept) in [(3 * per, 3), (3 * per - 1, 2)] {
+        let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+        cfg.subscriptions_total_bytes = budget;
+        let mut r = Rig::with(cfg);
+        let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+        let sid = r.open();
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        r.feed(sid, opened(rid, "live", 1, two_fields()));
+        for i in 0..3 {
+            r.feed(sid, rows("live", 1, i * 10, 10));
+        }
+        assert_eq!(r.c.subscription_bytes(), kept * per, "budget {budget}");
+        let rows_kept = drain(&mut r, id)
+            .iter()
+            .filter(|e| matches!(e, SubscriptionEvent::Rows(_)))
+            .count();
+        assert_eq!(rows_kept, kept, "budget {budget}");
+    }
+}
