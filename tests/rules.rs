@@ -28,6 +28,7 @@ const IMPLEMENTED_SECTIONS: &[&str] = &[
     "uploads",
     "restores",
     "backups",
+    "transports",
 ];
 
 fn rust_sources(dir: &Path, out: &mut Vec<String>) {

@@ -12,13 +12,17 @@
 //! A download is written through [`ArchiveWriter`]: nothing is under the name asked for until
 //! the machine verified every byte. A restore's archive is read from its file in the
 //! pieces the machine asks for, never whole; its connection stays open after the last chunk
-//! until the reply. A close with any code other than after the answer (1001 included) ends
-//! the attempt as a transport failure. An attempt that ends without its answer is repeated
-//! whole, under the same identity, at most [`ATTEMPTS`] times, at the leader a redirect names.
+//! until the reply. A close before the answer with 1003, 1007, 1008 or 1009 says the server
+//! refused a frame of ours: the call ends and nothing is sent again (T-3, T-6). A 401 refusing
+//! the credentials ends the call too, never retried with them (T-5). Any other end before the
+//! answer (1001, a 503, a cut connection, a wait that passed) is a transport failure: the
+//! attempt is repeated whole, under the same identity, at most [`ATTEMPTS`] times, at the
+//! leader a redirect names, after a pause that doubles with each failure.
 
 use crate::config::{Config, ConfigError, Credentials, WsAuth};
 use crate::net::{Io, Tls};
-use crate::session::handshake;
+use crate::session::{handshake, End};
+use nervix_driver_support::call_end::{retry_pause, CallEnd};
 use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
 use nervix_protocol::calls::{
     BackupDownload, CallError, DownloadEnd, DownloadStep, Interruption, Leader, Need, RestoreCall,
@@ -41,8 +45,8 @@ pub const RESTORE_WS_PATH: &str = "/console/backups/restore";
 
 /// Attempts of one call before it is given up.
 pub const ATTEMPTS: u32 = 5;
-/// The wait before an interrupted attempt is repeated.
-const PAUSE: Duration = Duration::from_millis(100);
+/// How long a failed write waits for the server's close code.
+const CLOSE_WAIT: Duration = Duration::from_millis(200);
 /// The shortest socket timeout set (a zero timeout means none to the socket).
 const TICK: Duration = Duration::from_millis(1);
 
@@ -73,6 +77,17 @@ pub enum TransferError {
         /// The server's message.
         message: String,
     },
+    /// The credentials were refused (HTTP 401): the call was not tried again with them (T-5).
+    #[error("the credentials were refused")]
+    Unauthenticated,
+    /// The server closed the call with 1003, 1007, 1008 or 1009, refusing a frame of ours as
+    /// oversized or malformed: a defect of this client, and the frame was not sent again (T-3,
+    /// T-6). A restore's machine says whether it may have taken effect.
+    #[error("the server refused a frame of the call (close code {code})")]
+    FrameRefused {
+        /// The close code.
+        code: u32,
+    },
     /// Every attempt ended without an answer; `last` says how the last one ended. A restore
     /// may have taken effect when its machine says it is uncertain.
     #[error("no answer after {attempts} attempts: {last}")]
@@ -100,8 +115,8 @@ pub struct Transfers {
 /// What one read from the connection gave.
 enum Read {
     Frame(bytes::Bytes),
-    /// The connection closed or failed.
-    Closed,
+    /// The connection closed (with its close code, if it gave one) or failed.
+    Closed(Option<u16>),
     /// The wait passed.
     Late,
 }
@@ -151,17 +166,26 @@ impl Transfers {
         }
     }
 
-    fn open(&self, endpoint: &Endpoint, path: &str) -> Option<WebSocket<Io>> {
+    /// Opens the attempt's connection; `Err` when the call must end at once (a 401, T-5),
+    /// `Ok(None)` when the attempt failed as a transport does (a 503 among them).
+    fn open(
+        &self,
+        endpoint: &Endpoint,
+        path: &str,
+    ) -> Result<Option<WebSocket<Io>>, TransferError> {
         let deadline = Instant::now() + self.connect_timeout;
-        handshake(
+        match handshake(
             endpoint,
             path,
             self.auth,
             &self.credentials,
             self.tls.as_ref(),
             deadline,
-        )
-        .ok()
+        ) {
+            Ok(ws) => Ok(Some(ws)),
+            Err(End::Unauthenticated) => Err(TransferError::Unauthenticated),
+            Err(_) => Ok(None),
+        }
     }
 
     /// The next binary message by `wait` (a machine's deadline).
@@ -183,12 +207,23 @@ impl Transfers {
             match ws.read() {
                 Ok(Message::Binary(b)) => return Read::Frame(b),
                 // Any close before the answer, 1001 among them, is a transport failure (T-3a).
-                Ok(Message::Close(_)) => return Read::Closed,
-                Ok(Message::Text(_)) => return Read::Closed,
+                Ok(Message::Close(f)) => return Read::Closed(f.map(|f| u16::from(f.code))),
+                Ok(Message::Text(_)) => return Read::Closed(None),
                 Ok(_) => {}
                 Err(WsError::Io(e)) if timed_out(&e) => {}
-                Err(_) => return Read::Closed,
+                Err(_) => return Read::Closed(None),
             }
+        }
+    }
+
+    /// After a failed write: `Err` when the server had closed the connection with a code that
+    /// refuses a frame of ours (T-3, T-6), read within [`CLOSE_WAIT`], so that a refusal racing
+    /// our writes is never taken for a transport failure and the frame sent again.
+    fn why_write_failed(&self, ws: &mut WebSocket<Io>) -> Result<(), TransferError> {
+        let wait = self.now() + CLOSE_WAIT;
+        match self.read(ws, Some(wait)) {
+            Read::Closed(code) => refused(code),
+            _ => Ok(()),
         }
     }
 
@@ -228,7 +263,7 @@ impl Transfers {
         let mut writer = ArchiveWriter::create(target)?;
         let mut endpoint = self.seed.clone();
         let mut last = String::new();
-        for _ in 0..ATTEMPTS {
+        for failed in 1..=ATTEMPTS {
             writer.restart()?;
             match self.download_once(call, &endpoint, &mut writer)? {
                 DownloadStep::Ended(end @ DownloadEnd::Verified(_)) => {
@@ -240,7 +275,7 @@ impl Transfers {
                 DownloadStep::Redirect(leader) => endpoint = self.leader(leader, endpoint),
                 other => {
                     last = format!("{other:?}");
-                    std::thread::sleep(PAUSE);
+                    std::thread::sleep(retry_pause(failed));
                 }
             }
         }
@@ -256,7 +291,7 @@ impl Transfers {
         endpoint: &Endpoint,
         writer: &mut ArchiveWriter,
     ) -> Result<DownloadStep, TransferError> {
-        let Some(mut ws) = self.open(endpoint, DOWNLOAD_WS_PATH) else {
+        let Some(mut ws) = self.open(endpoint, DOWNLOAD_WS_PATH)? else {
             return Ok(DownloadStep::Interrupted {
                 cause: Interruption::Transport,
                 retained: false,
@@ -264,12 +299,18 @@ impl Transfers {
         };
         let request = call.start(self.now())?;
         if !self.write(&mut ws, request, call.poll_timeout()) {
-            return Ok(download_lost(call, self.now()));
+            let step = download_lost(call, self.now());
+            self.why_write_failed(&mut ws)?;
+            return Ok(step);
         }
         loop {
             let step = match self.read(&mut ws, call.poll_timeout()) {
                 Read::Frame(f) => call.on_frame(self.now(), f),
-                Read::Closed => download_lost(call, self.now()),
+                Read::Closed(code) => {
+                    let step = download_lost(call, self.now());
+                    refused(code)?;
+                    step
+                }
                 Read::Late => call.handle_timeout(self.now()),
             };
             match step {
@@ -293,13 +334,13 @@ impl Transfers {
         let mut source = ArchiveSource::open(source)?;
         let mut endpoint = self.seed.clone();
         let mut last = String::new();
-        for _ in 0..ATTEMPTS {
+        for failed in 1..=ATTEMPTS {
             match self.restore_once(call, &endpoint, &mut source)? {
                 RestoreStep::Ended(outcome) => return Ok(outcome),
                 RestoreStep::Redirect(leader) => endpoint = self.leader(leader, endpoint),
                 other => {
                     last = format!("{other:?}");
-                    std::thread::sleep(PAUSE);
+                    std::thread::sleep(retry_pause(failed));
                 }
             }
         }
@@ -317,7 +358,7 @@ impl Transfers {
         endpoint: &Endpoint,
         source: &mut ArchiveSource<File>,
     ) -> Result<RestoreStep, TransferError> {
-        let Some(mut ws) = self.open(endpoint, RESTORE_WS_PATH) else {
+        let Some(mut ws) = self.open(endpoint, RESTORE_WS_PATH)? else {
             return Ok(RestoreStep::Interrupted {
                 cause: Interruption::Transport,
                 uncertain: call.is_uncertain(),
@@ -325,23 +366,31 @@ impl Transfers {
         };
         let start = call.start(self.now())?;
         if !self.write(&mut ws, start, call.poll_timeout()) {
-            return Ok(restore_lost(call, self.now()));
+            let step = restore_lost(call, self.now());
+            self.why_write_failed(&mut ws)?;
+            return Ok(step);
         }
         while let Need::Piece { offset, len } = call.need() {
             let piece = source.piece(offset, len)?;
             let frame = call.chunk(self.now(), piece)?;
             if !self.write(&mut ws, frame, call.poll_timeout()) {
                 // A write still blocked at the machine's deadline is a stalled attempt.
-                return Ok(match call.handle_timeout(self.now()) {
+                let step = match call.handle_timeout(self.now()) {
                     RestoreStep::Continue => restore_lost(call, self.now()),
                     step => step,
-                });
+                };
+                self.why_write_failed(&mut ws)?;
+                return Ok(step);
             }
         }
         let step = loop {
             let step = match self.read(&mut ws, call.poll_timeout()) {
                 Read::Frame(reply) => call.on_reply(self.now(), reply),
-                Read::Closed => restore_lost(call, self.now()),
+                Read::Closed(code) => {
+                    let step = restore_lost(call, self.now());
+                    refused(code)?;
+                    step
+                }
                 Read::Late => call.handle_timeout(self.now()),
             };
             if step != RestoreStep::Continue {
@@ -350,6 +399,14 @@ impl Transfers {
         };
         let _ = ws.close(None).and_then(|()| ws.flush());
         Ok(step)
+    }
+}
+
+/// `Err` when a close with `code` before the answer refused a frame of ours (T-3, T-6).
+fn refused(code: Option<u16>) -> Result<(), TransferError> {
+    match code.map(CallEnd::of_close_code) {
+        Some(CallEnd::FrameRefused(code)) => Err(TransferError::FrameRefused { code }),
+        _ => Ok(()),
     }
 }
 

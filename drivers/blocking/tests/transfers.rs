@@ -7,7 +7,7 @@ use nervix_blocking::{
     Client, CommandResult, Config, Credentials, TransferError, Transfers, WsAuth, ATTEMPTS,
     DOWNLOAD_WS_PATH, RESTORE_WS_PATH,
 };
-use nervix_loopback::{AuthSeen, Loopback, LoopbackConfig};
+use nervix_loopback::{AuthSeen, CallFault, Loopback, LoopbackConfig};
 use nervix_protocol::calls::*;
 use nervix_protocol::client::CommandReport;
 use nervix_protocol::command::ExecutionReference;
@@ -396,5 +396,138 @@ fn a_6_a_download_whose_first_frame_never_comes_ends_at_its_own_wait_and_leaves_
         assert_eq!(s.messages, 1, "{s:?}");
     }
     assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The console calls seen on `path`: whether each was accepted, and its credentials.
+fn seen(lb: &Loopback, path: &str) -> Vec<(bool, AuthSeen)> {
+    lb.stats()
+        .calls
+        .iter()
+        .filter(|c| c.path == path)
+        .map(|c| (c.accepted, c.auth.clone()))
+        .collect()
+}
+
+#[test]
+fn t_5_a_401_on_a_console_download_or_restore_is_never_retried_blocking() {
+    let (lb, config, dir) = setup("refused", WsAuth::Header);
+    let report = {
+        let config = config.clone();
+        bounded(move || backed_up(&config))
+    };
+    let wrong = Config::new(
+        &lb.console_endpoints()
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        Credentials::new(USER, "not the password"),
+    )
+    .unwrap()
+    .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    let (d, w) = (dir.clone(), wrong.clone());
+    let err = bounded(move || {
+        Transfers::new(&w)
+            .unwrap()
+            .backup(&report, &d.join("tenant.nxb"))
+            .unwrap_err()
+    });
+    assert!(
+        matches!(err, TransferError::Unauthenticated),
+        "the download ended as {err:?}"
+    );
+    let downloads = seen(&lb, DOWNLOAD_WS_PATH);
+    assert_eq!(downloads.len(), 1, "one refused connection, no retry");
+    assert!(!downloads[0].0);
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+
+    let (source, info) = archive_file(&dir, 3000);
+    let err = bounded(move || {
+        let mut call = restore_call("0123456789abcdef0123456789abcdef", info);
+        let err = Transfers::new(&wrong)
+            .unwrap()
+            .restore(&mut call, &source)
+            .unwrap_err();
+        (err, call.attempts())
+    });
+    assert!(
+        matches!(err.0, TransferError::Unauthenticated),
+        "the restore ended as {:?}",
+        err.0
+    );
+    assert_eq!(err.1, 0, "no restore frame was ever sent");
+    assert_eq!(seen(&lb, RESTORE_WS_PATH).len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn t_5_a_503_on_a_console_call_backs_off_and_retries_with_the_same_credentials_blocking() {
+    let (lb, config, dir) = setup("busy", WsAuth::Query);
+    let report = {
+        let config = config.clone();
+        bounded(move || backed_up(&config))
+    };
+    let want = expected(&report);
+    lb.inject(CallFault::AuthUnavailable);
+    lb.inject(CallFault::AuthUnavailable);
+    let d = dir.clone();
+    let path = bounded(move || {
+        Transfers::new(&config)
+            .unwrap()
+            .backup(&report, &d.join("tenant.nxb"))
+            .unwrap()
+    });
+    assert_eq!(info_of(&path), want);
+    let downloads = seen(&lb, DOWNLOAD_WS_PATH);
+    let accepted: Vec<bool> = downloads.iter().map(|d| d.0).collect();
+    assert_eq!(accepted, [false, false, true]);
+    assert!(
+        downloads.iter().all(|d| d.1 == downloads[0].1),
+        "the same credentials each time: {downloads:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn t_6_a_console_call_closed_with_a_defect_code_ends_and_is_not_sent_again_blocking() {
+    let (lb, config, dir) = setup("defect", WsAuth::Header);
+    let report = {
+        let config = config.clone();
+        bounded(move || backed_up(&config))
+    };
+    lb.inject(CallFault::CloseCode(1009));
+    let (d, cfg) = (dir.clone(), config.clone());
+    let err = bounded(move || {
+        Transfers::new(&cfg)
+            .unwrap()
+            .backup(&report, &d.join("tenant.nxb"))
+            .unwrap_err()
+    });
+    assert!(
+        matches!(err, TransferError::FrameRefused { code: 1009 }),
+        "the download ended as {err:?}"
+    );
+    assert_eq!(
+        seen(&lb, DOWNLOAD_WS_PATH).len(),
+        1,
+        "the request went once"
+    );
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+
+    // A restore whose start is refused with 1007: ended, its frames never sent again.
+    let (source, info) = archive_file(&dir, 3000);
+    lb.inject(CallFault::CloseCode(1007));
+    let err = bounded(move || {
+        let mut call = restore_call("0123456789abcdef0123456789abcdef", info);
+        Transfers::new(&config)
+            .unwrap()
+            .restore(&mut call, &source)
+            .unwrap_err()
+    });
+    assert!(
+        matches!(err, TransferError::FrameRefused { code: 1007 }),
+        "the restore ended as {err:?}"
+    );
+    assert_eq!(seen(&lb, RESTORE_WS_PATH).len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,7 +7,7 @@
 //! [`SimCluster::open_call`]: nervix_harness::cluster::SimCluster::open_call
 
 use crate::grpc::prefixed;
-use crate::{header_auth, lock, CallSeen, Listener, Shared, Transport, FRAME_LIMIT};
+use crate::{header_auth, lock, CallFault, CallSeen, Listener, Shared, Transport, FRAME_LIMIT};
 use bytes::{Buf, Bytes, BytesMut};
 use h2::server::SendResponse;
 use h2::{RecvStream, SendStream};
@@ -84,6 +84,12 @@ pub(crate) async fn serve_ws<T>(
     while let Some(m) = source.next().await {
         let outs = match m {
             Ok(Message::Binary(b)) => {
+                let fault = lock(&shared).take_frame_fault(Transport::WebSocket);
+                if let Some(CallFault::CloseCode(c)) = fault {
+                    end(&shared, id, false);
+                    let _ = sink.send(close(c)).await;
+                    return;
+                }
                 let mut s = lock(&shared);
                 let now = s.now();
                 s.cluster.call_frame(now, id, b);
@@ -196,6 +202,12 @@ pub(crate) async fn serve(
                         let _ = send.send_trailers(status(OUT_OF_RANGE));
                         return;
                     };
+                    let fault = lock(&shared).take_frame_fault(Transport::Grpc);
+                    if let Some(CallFault::GrpcStatus(code)) = fault {
+                        end(&shared, id, false);
+                        let _ = send.send_trailers(status(code));
+                        return;
+                    }
                     let outs = {
                         let mut s = lock(&shared);
                         let now = s.now();

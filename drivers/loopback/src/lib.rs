@@ -153,11 +153,11 @@ pub struct Stats {
 pub enum CallFault {
     /// Refuse the next calls' credentials check as unavailable: gRPC `UNAVAILABLE`, HTTP 503.
     AuthUnavailable,
-    /// End the call carrying the next client frame with this gRPC status instead of reading it
-    /// (OUT_OF_RANGE is 11, INTERNAL 13).
+    /// End the session stream or separate call carrying the next client frame with this gRPC
+    /// status instead of reading it (OUT_OF_RANGE is 11, INTERNAL 13).
     GrpcStatus(u32),
-    /// Close the console carrying the next client frame with this close code instead of
-    /// reading it.
+    /// Close the console connection (session or separate call) carrying the next client frame
+    /// with this close code instead of reading it.
     CloseCode(u16),
     /// Send a message one byte above the frame limit as the next server frame.
     OversizedFrame,
@@ -255,6 +255,19 @@ impl State {
         }
     }
 
+    /// The first armed frame fault that acts on `transport`, taken: a gRPC status on a gRPC
+    /// stream, a close code on a WebSocket. Session streams and separate calls share them.
+    pub fn take_frame_fault(&mut self, transport: Transport) -> Option<CallFault> {
+        let i = self.frame_faults.iter().position(|f| {
+            matches!(
+                (f, transport),
+                (CallFault::GrpcStatus(_), Transport::Grpc)
+                    | (CallFault::CloseCode(_), Transport::WebSocket)
+            )
+        })?;
+        Some(self.frame_faults.remove(i))
+    }
+
     /// A client frame arrived on `conn`: a pending frame fault acts instead, if any. What
     /// `conn` itself is to send comes back, for its task to send at once: through its own
     /// channel the task would wake itself, and a runtime wakes another worker for that.
@@ -265,15 +278,7 @@ impl State {
                 self.stats.references.push(c.execution_reference.clone());
             }
         }
-        let fault = self.frame_faults.iter().position(|f| {
-            matches!(
-                (f, transport),
-                (CallFault::GrpcStatus(_), Transport::Grpc)
-                    | (CallFault::CloseCode(_), Transport::WebSocket)
-            )
-        });
-        if let Some(i) = fault {
-            let f = self.frame_faults.remove(i);
+        if let Some(f) = self.take_frame_fault(transport) {
             let now = self.now();
             self.cluster.close(now, conn, false);
             self.streams.remove(&conn);

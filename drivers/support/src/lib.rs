@@ -12,7 +12,10 @@
 //!   [`ArchiveSource::piece_bytes`] reads each piece into a buffer a call's `chunk_parts`
 //!   passes on without copying.
 //! * [`credentials`]: Basic credentials, how a WebSocket presents them, and console URLs.
+//! * [`call_end`]: what a separate call's transport ending without an answer means (T-5,
+//!   T-6, T-3): ended, or repeated after a growing pause.
 
+pub mod call_end;
 pub mod credentials;
 
 use bytes::{Bytes, BytesMut};

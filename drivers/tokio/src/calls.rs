@@ -7,7 +7,11 @@
 //! machine asks for (never whole, and handed to the transport without a copy through
 //! `chunk_parts`), a download is written through [`ArchiveWriter`] and reaches its name only
 //! verified, and an attempt that ends without its answer is repeated whole, under the
-//! same identity, at the leader a redirect names.
+//! same identity, at the leader a redirect names, after a pause that doubles with each failure.
+//! Two ends are never repeated: refused credentials (`UNAUTHENTICATED`, or 401 on the console)
+//! end the call with [`TransferError::Unauthenticated`] (T-5), and a frame the server refused
+//! as oversized or malformed (`OUT_OF_RANGE`, `INTERNAL`, or a console close with 1003, 1007,
+//! 1008 or 1009) ends it with [`TransferError::FrameRefused`] (T-6, T-3).
 //!
 //! With a WebSocket configuration, downloads and restores go to the console instead (T-3a):
 //! `/console/backups/download` and `/console/backups/restore`, one connection per attempt,
@@ -17,9 +21,10 @@
 
 use crate::config::{Config, Credentials, Transport, WsAuth};
 use crate::net::{self, Tls};
-use crate::transport::{grpc_message, AbortOnDrop, MessageReader};
+use crate::transport::{grpc_message, status_of, AbortOnDrop, MessageReader};
 use bytes::{BufMut, Bytes, BytesMut};
 use h2::{RecvStream, SendStream};
+use nervix_driver_support::call_end::{retry_pause, CallEnd};
 use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
 use nervix_protocol::calls::*;
 use nervix_protocol::client::CommandReport;
@@ -43,9 +48,7 @@ pub const DOWNLOAD_WS_PATH: &str = "/console/backups/download";
 pub const RESTORE_WS_PATH: &str = "/console/backups/restore";
 
 /// Attempts of one call before it is given up.
-const ATTEMPTS: u32 = 5;
-/// The wait before an interrupted attempt is repeated at the same endpoint.
-const PAUSE: Duration = Duration::from_millis(100);
+pub const ATTEMPTS: u32 = 5;
 
 /// Why a separate call gave no result.
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +79,19 @@ pub enum TransferError {
         failure: BackupDownloadFailure,
         /// The server's message.
         message: String,
+    },
+    /// The credentials were refused (`UNAUTHENTICATED`, or 401 on the console): the call was
+    /// not tried again with them (T-5).
+    #[error("the credentials were refused")]
+    Unauthenticated,
+    /// The server refused a frame of the call as oversized or malformed: gRPC `OUT_OF_RANGE`
+    /// (11) or `INTERNAL` (13), or a console close with 1003, 1007, 1008 or 1009. A defect of
+    /// this client; the frame was not sent again (T-6, T-3). An upload's or restore's machine
+    /// says whether it may have taken effect.
+    #[error("the server refused a frame of the call (code {code})")]
+    FrameRefused {
+        /// The gRPC status or the close code.
+        code: u32,
     },
     /// Every attempt ended without an answer; `last` says how the last one ended. An upload
     /// or restore may have taken effect when its machine says it is uncertain.
@@ -187,24 +203,23 @@ impl Transfers {
         }
     }
 
-    async fn open_ws(&self, endpoint: &Endpoint, path: &str, auth: WsAuth) -> Result<Ws, String> {
+    /// Opens an attempt's console connection; `Err` says how the attempt ended instead.
+    async fn open_ws(&self, endpoint: &Endpoint, path: &str, auth: WsAuth) -> Result<Ws, CallEnd> {
         use tokio_tungstenite::tungstenite::client::IntoClientRequest;
         use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
         let opened = tokio::time::timeout(self.connect_timeout, async {
             let io = net::open(endpoint, self.tls.as_ref(), false)
                 .await
-                .map_err(|e| format!("connect: {e}"))?;
+                .map_err(|_| CallEnd::Retry)?;
             let url = nervix_driver_support::credentials::console_url_at(
                 endpoint,
                 path,
                 (auth == WsAuth::Query).then_some(&self.credentials),
             );
-            let mut request = url
-                .into_client_request()
-                .map_err(|e| format!("request: {e}"))?;
+            let mut request = url.into_client_request().map_err(|_| CallEnd::Retry)?;
             if auth == WsAuth::Header {
                 let v = http::HeaderValue::from_str(&self.credentials.basic())
-                    .map_err(|e| format!("request: {e}"))?;
+                    .map_err(|_| CallEnd::Retry)?;
                 request.headers_mut().insert("authorization", v);
             }
             let limit = nervix_protocol::limits::FRAME_LIMIT;
@@ -214,23 +229,37 @@ impl Transfers {
             tokio_tungstenite::client_async_with_config(request, io, Some(config))
                 .await
                 .map(|(ws, _)| ws)
-                .map_err(|e| format!("websocket: {e}"))
+                .map_err(|e| match e {
+                    tokio_tungstenite::tungstenite::Error::Http(r) => {
+                        CallEnd::of_http_status(r.status().as_u16())
+                    }
+                    _ => CallEnd::Retry,
+                })
         })
         .await;
-        opened.unwrap_or_else(|_| Err("connection deadline passed".into()))
+        opened.unwrap_or(Err(CallEnd::Retry))
     }
 
-    /// The next binary message within `wait`: `Ok(None)` when the connection closed or
-    /// failed (a close with 1001 included, T-3a), `Err(())` when the wait passed.
-    async fn next_ws(&self, ws: &mut Ws, wait: Option<Timestamp>) -> Result<Option<Bytes>, ()> {
+    /// The next binary message within `wait`: `Ok(Err(end))` when the connection closed or
+    /// failed first (`end` says how: a close with 1001 is a transport failure, T-3a; one with
+    /// 1003, 1007, 1008 or 1009 refused a frame, T-3), `Err(())` when the wait passed.
+    async fn next_ws(
+        &self,
+        ws: &mut Ws,
+        wait: Option<Timestamp>,
+    ) -> Result<Result<Bytes, CallEnd>, ()> {
         use futures_util::StreamExt;
         use tokio_tungstenite::tungstenite::Message;
         let deadline = self.instant(wait.unwrap_or(Timestamp::from_nanos(u64::MAX)));
         loop {
             match tokio::time::timeout_at(deadline.into(), ws.next()).await {
                 Err(_) => return Err(()),
-                Ok(Some(Ok(Message::Binary(b)))) => return Ok(Some(b)),
-                Ok(Some(Ok(Message::Close(_)))) | Ok(Some(Err(_))) | Ok(None) => return Ok(None),
+                Ok(Some(Ok(Message::Binary(b)))) => return Ok(Ok(b)),
+                Ok(Some(Ok(Message::Close(f)))) => {
+                    let code = f.map(|f| u16::from(f.code));
+                    return Ok(Err(code.map_or(CallEnd::Retry, CallEnd::of_close_code)));
+                }
+                Ok(Some(Err(_))) | Ok(None) => return Ok(Err(CallEnd::Retry)),
                 Ok(Some(Ok(_))) => {}
             }
         }
@@ -245,17 +274,27 @@ impl Transfers {
     ) -> Result<DownloadStep, TransferError> {
         use futures_util::SinkExt;
         use tokio_tungstenite::tungstenite::Message;
-        let Ok(mut ws) = self.open_ws(endpoint, DOWNLOAD_WS_PATH, auth).await else {
-            return Ok(DownloadStep::Continue);
+        let mut ws = match self.open_ws(endpoint, DOWNLOAD_WS_PATH, auth).await {
+            Ok(ws) => ws,
+            Err(end) => {
+                ended(end)?;
+                return Ok(DownloadStep::Continue);
+            }
         };
         let request = call.start(self.now())?;
         if ws.send(Message::Binary(request)).await.is_err() {
-            return Ok(self.download_lost(call));
+            let step = self.download_lost(call);
+            self.why_send_failed(&mut ws).await?;
+            return Ok(step);
         }
         loop {
             let step = match self.next_ws(&mut ws, call.poll_timeout()).await {
-                Ok(Some(f)) => call.on_frame(self.now(), f),
-                Ok(None) => call.on_closed(self.now()),
+                Ok(Ok(f)) => call.on_frame(self.now(), f),
+                Ok(Err(end)) => {
+                    let step = call.on_closed(self.now());
+                    ended(end)?;
+                    step
+                }
                 Err(()) => call.handle_timeout(self.now()),
             };
             match step {
@@ -280,8 +319,12 @@ impl Transfers {
     ) -> Result<RestoreStep, TransferError> {
         use futures_util::SinkExt;
         use tokio_tungstenite::tungstenite::Message;
-        let Ok(mut ws) = self.open_ws(endpoint, RESTORE_WS_PATH, auth).await else {
-            return Ok(call.unreachable());
+        let mut ws = match self.open_ws(endpoint, RESTORE_WS_PATH, auth).await {
+            Ok(ws) => ws,
+            Err(end) => {
+                ended(end)?;
+                return Ok(call.unreachable());
+            }
         };
         let start = call.start(self.now())?;
         let mut ok = ws.send(Message::Binary(start)).await.is_ok();
@@ -300,9 +343,18 @@ impl Transfers {
                 Err(_) => return Ok(call.timed_out(self.now())),
             };
         }
+        if !ok {
+            let step = call.on_closed(self.now());
+            self.why_send_failed(&mut ws).await?;
+            return Ok(step);
+        }
         let step = match self.next_ws(&mut ws, call.poll_timeout()).await {
-            Ok(Some(reply)) => call.on_reply(self.now(), reply),
-            Ok(None) => call.on_closed(self.now()),
+            Ok(Ok(reply)) => call.on_reply(self.now(), reply),
+            Ok(Err(end)) => {
+                let step = call.on_closed(self.now());
+                ended(end)?;
+                step
+            }
             Err(()) => call.timed_out(self.now()),
         };
         let _ = ws.close(None).await;
@@ -330,7 +382,7 @@ impl Transfers {
         let mut writer = ArchiveWriter::create(target)?;
         let mut endpoint = self.seed.clone();
         let mut last = String::new();
-        for _ in 0..ATTEMPTS {
+        for failed in 1..=ATTEMPTS {
             writer.restart()?;
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
@@ -351,7 +403,7 @@ impl Transfers {
                 }
                 other => {
                     last = format!("{other:?}");
-                    tokio::time::sleep(PAUSE).await;
+                    tokio::time::sleep(retry_pause(failed)).await;
                 }
             }
         }
@@ -368,14 +420,18 @@ impl Transfers {
         writer: &mut ArchiveWriter,
     ) -> Result<DownloadStep, TransferError> {
         let Ok(mut stream) = self.open(endpoint, DOWNLOAD_PATH).await else {
-            tokio::time::sleep(PAUSE).await;
             return Ok(DownloadStep::Continue);
         };
         let request = call.start(self.now())?;
         let sent = stream.send.send_data(grpc_message(&request), true).is_ok();
         let mut reader = match self.response(call.poll_timeout(), stream.response).await {
-            Some(r) if sent => r,
-            _ => return Ok(self.download_lost(call)),
+            Ok(r) if sent => r,
+            Ok(_) => return Ok(self.download_lost(call)),
+            Err(end) => {
+                let step = self.download_lost(call);
+                ended(end)?;
+                return Ok(step);
+            }
         };
         loop {
             let deadline = call.poll_timeout().map(|t| self.instant(t));
@@ -385,7 +441,11 @@ impl Transfers {
             };
             let step = match frame {
                 Ok(Some(f)) => call.on_frame(self.now(), f),
-                Ok(None) => call.on_closed(self.now()),
+                Ok(None) => {
+                    let step = call.on_closed(self.now());
+                    ended(reader.end)?;
+                    step
+                }
                 Err(_) => call.handle_timeout(self.now()),
             };
             match step {
@@ -403,27 +463,40 @@ impl Transfers {
         }
     }
 
-    /// The response's messages, once its headers came within the call's wait; `None` when the
-    /// call ended first (a trailers-only answer, a reset, the wait passed).
+    /// The response's messages, once its headers came within the call's wait; `Err` says how
+    /// the call ended first (a trailers-only answer with its status, an HTTP refusal, a reset,
+    /// the wait passed).
     async fn response(
         &self,
         wait: Option<Timestamp>,
         response: h2::client::ResponseFuture,
-    ) -> Option<Messages> {
+    ) -> Result<Messages, CallEnd> {
         let deadline = self.instant(wait.unwrap_or(Timestamp::from_nanos(u64::MAX)));
         let response = tokio::time::timeout_at(deadline.into(), response)
             .await
-            .ok()?
-            .ok()?;
-        if response.status() != http::StatusCode::OK
-            || response.headers().contains_key("grpc-status")
-        {
-            return None;
+            .map_err(|_| CallEnd::Retry)?
+            .map_err(|_| CallEnd::Retry)?;
+        if response.status() != http::StatusCode::OK {
+            return Err(CallEnd::of_http_status(response.status().as_u16()));
         }
-        Some(Messages {
+        if let Some(code) = status_of(response.headers()) {
+            return Err(CallEnd::of_grpc_status(code));
+        }
+        Ok(Messages {
             recv: response.into_body(),
             reader: MessageReader::default(),
+            end: CallEnd::Retry,
         })
+    }
+
+    /// After a failed send on a console connection: `Err` when the server had closed it with
+    /// a code refusing a frame of ours (T-3, T-6), read within [`CLOSE_WAIT`], so a refusal
+    /// racing our writes is never taken for a transport failure and the frame sent again.
+    async fn why_send_failed(&self, ws: &mut Ws) -> Result<(), TransferError> {
+        match self.next_ws(ws, Some(self.now() + CLOSE_WAIT)).await {
+            Ok(Err(end)) => ended(end),
+            _ => Ok(()),
+        }
     }
 
     /// Uploads the archive in the file at `source` as `call` (U-1 to U-5): every attempt
@@ -439,7 +512,7 @@ impl Transfers {
         let mut source = ArchiveSource::open(source)?;
         let mut endpoint = self.seed.clone();
         let mut last = String::new();
-        for _ in 0..ATTEMPTS {
+        for failed in 1..=ATTEMPTS {
             match self
                 .send_once(call, &endpoint, &mut source, UPLOAD_PATH)
                 .await?
@@ -450,7 +523,7 @@ impl Transfers {
                 }
                 other => {
                     last = format!("{other:?}");
-                    tokio::time::sleep(PAUSE).await;
+                    tokio::time::sleep(retry_pause(failed)).await;
                 }
             }
         }
@@ -470,7 +543,7 @@ impl Transfers {
         let mut source = ArchiveSource::open(source)?;
         let mut endpoint = self.seed.clone();
         let mut last = String::new();
-        for _ in 0..ATTEMPTS {
+        for failed in 1..=ATTEMPTS {
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
                     self.restore_once_ws(call, &endpoint, auth, &mut source)
@@ -488,7 +561,7 @@ impl Transfers {
                 }
                 other => {
                     last = format!("{other:?}");
-                    tokio::time::sleep(PAUSE).await;
+                    tokio::time::sleep(retry_pause(failed)).await;
                 }
             }
         }
@@ -546,16 +619,37 @@ impl Transfers {
                 _ => break,
             }
         }
-        let Some(mut messages) = self.response(call.wait(), stream.response).await else {
-            return Ok(call.closed(self.now()));
+        let mut messages = match self.response(call.wait(), stream.response).await {
+            Ok(m) => m,
+            Err(end) => {
+                let step = call.closed(self.now());
+                ended(end)?;
+                return Ok(step);
+            }
         };
         let deadline = self.instant(call.wait().unwrap_or(Timestamp::from_nanos(u64::MAX)));
         match tokio::time::timeout_at(deadline.into(), messages.next()).await {
             Ok(Some(reply)) => Ok(call.reply(self.now(), reply)),
-            Ok(None) => Ok(call.closed(self.now())),
+            Ok(None) => {
+                let step = call.closed(self.now());
+                ended(messages.end)?;
+                Ok(step)
+            }
             Err(_) if ok => Ok(call.timed_out(self.now())),
             Err(_) => Ok(call.closed(self.now())),
         }
+    }
+}
+
+/// How long a failed console send waits for the server's close code.
+const CLOSE_WAIT: Duration = Duration::from_millis(200);
+
+/// What ends a call without its answer means: `Err` for the ends never repeated (T-5, T-6).
+fn ended(end: CallEnd) -> Result<(), TransferError> {
+    match end {
+        CallEnd::Unauthenticated => Err(TransferError::Unauthenticated),
+        CallEnd::FrameRefused(code) => Err(TransferError::FrameRefused { code }),
+        CallEnd::Retry => Ok(()),
     }
 }
 
@@ -581,6 +675,8 @@ async fn write(send: &mut SendStream<Bytes>, mut data: Bytes) -> bool {
 struct Messages {
     recv: RecvStream,
     reader: MessageReader,
+    /// How the call ended once [`Messages::next`] gave `None`: by its trailers' status.
+    end: CallEnd,
 }
 
 impl Messages {
@@ -592,7 +688,14 @@ impl Messages {
                 Ok(None) => {}
                 Err(_) => return None,
             }
-            let chunk = self.recv.data().await?.ok()?;
+            let Some(chunk) = self.recv.data().await else {
+                // The stream ended: its trailers carry the status.
+                if let Ok(Some(t)) = self.recv.trailers().await {
+                    self.end = status_of(&t).map_or(CallEnd::Retry, CallEnd::of_grpc_status);
+                }
+                return None;
+            };
+            let chunk = chunk.ok()?;
             let _ = self.recv.flow_control().release_capacity(chunk.len());
             self.reader.push(&chunk);
         }

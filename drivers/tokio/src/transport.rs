@@ -105,7 +105,8 @@ pub(crate) async fn run(d: Dial, out: mpsc::Receiver<Out>) {
     d.tell(Event::Ended(end)).await;
 }
 
-fn status_of(headers: &http::HeaderMap) -> Option<u32> {
+/// The `grpc-status` of a header block, if it carries one.
+pub(crate) fn status_of(headers: &http::HeaderMap) -> Option<u32> {
     headers
         .get("grpc-status")
         .and_then(|v| v.to_str().ok())

@@ -2,12 +2,13 @@
 //! cluster: a backup's archive downloaded to disk only once verified, restored from that file,
 //! and a resource uploaded from a file, each streamed in pieces by its machine.
 
-use nervix_loopback::{Loopback, LoopbackConfig};
+use nervix_loopback::{AuthSeen, CallFault, Loopback, LoopbackConfig};
 use nervix_protocol::calls::*;
 use nervix_protocol::command::ExecutionReference;
 use nervix_protocol::schema::{BackupDownloadFailure, OutcomeOrigin};
 use nervix_tokio::{
     Client, CommandResult, Config, Credentials, TransferError, Transfers, Transport, WsAuth,
+    DOWNLOAD_PATH, DOWNLOAD_WS_PATH, RESTORE_WS_PATH, UPLOAD_PATH,
 };
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -259,4 +260,173 @@ fn t_3a_console_download_and_restore_each_on_their_own_connection() {
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// The calls the loopback saw on `path`: whether each was accepted, and its credentials.
+fn seen(lb: &Loopback, path: &str) -> Vec<(bool, AuthSeen)> {
+    lb.stats()
+        .calls
+        .iter()
+        .filter(|c| c.path == path)
+        .map(|c| (c.accepted, c.auth.clone()))
+        .collect()
+}
+
+fn upload_of(dir: &Path, identity: &str) -> (UploadCall, PathBuf) {
+    let bytes: Vec<u8> = (0..50_000u32).map(|i| (i * 11 % 251) as u8).collect();
+    let file = dir.join(format!("{identity}.bin"));
+    std::fs::write(&file, &bytes).unwrap();
+    let spec = UploadSpec {
+        domain: "tenant".into(),
+        resource: "model".into(),
+        identity: identity.into(),
+    };
+    let call = UploadCall::new(spec, bytes.len() as u64, TransferConfig::upload()).unwrap();
+    (call, file)
+}
+
+/// A completed BACKUP of `tenant`.
+async fn backed_up(config: &Config) -> nervix_protocol::client::CommandReport {
+    let client = Client::connect(config.clone()).await.unwrap();
+    let CommandResult::Completed(report) = client.execute("BACKUP DOMAIN tenant").await.unwrap()
+    else {
+        panic!("the backup did not complete");
+    };
+    report
+}
+
+#[test]
+fn t_5_a_separate_call_refused_as_unauthenticated_is_never_retried() {
+    for transport in [Transport::Grpc, Transport::WebSocket(WsAuth::Header)] {
+        let (lb, config, dir) = setup_on(&format!("unauth-{transport:?}"), transport);
+        let seeds: Vec<String> = match transport {
+            Transport::Grpc => lb.grpc_endpoints().to_vec(),
+            _ => lb.console_endpoints().to_vec(),
+        };
+        let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+        let wrong = Config::new(&seeds, Credentials::new("nervix", "wrong"), transport)
+            .unwrap()
+            .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+        block(async {
+            let report = backed_up(&config).await;
+            let transfers = Transfers::new(&wrong).unwrap();
+            let err = transfers
+                .backup(&report, &dir.join("tenant.nxb"))
+                .await
+                .unwrap_err();
+            assert!(matches!(err, TransferError::Unauthenticated), "{err:?}");
+            let path = match transport {
+                Transport::Grpc => DOWNLOAD_PATH,
+                _ => DOWNLOAD_WS_PATH,
+            };
+            let downloads = seen(&lb, path);
+            assert_eq!(downloads.len(), 1, "{transport:?}: no retry: {downloads:?}");
+            assert!(!downloads[0].0);
+            assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+            if transport == Transport::Grpc {
+                let (mut call, file) = upload_of(&dir, "upload-unauth");
+                let err = transfers.upload(&mut call, &file).await.unwrap_err();
+                assert!(matches!(err, TransferError::Unauthenticated), "{err:?}");
+                assert_eq!(seen(&lb, UPLOAD_PATH).len(), 1, "no retry");
+            }
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn t_5_a_separate_call_refused_as_unavailable_backs_off_and_retries_with_the_same_credentials() {
+    for transport in [Transport::Grpc, Transport::WebSocket(WsAuth::Query)] {
+        let (lb, config, dir) = setup_on(&format!("busy-{transport:?}"), transport);
+        block(async {
+            let report = backed_up(&config).await;
+            let want = BackupDownload::from_report(&report, TransferConfig::download())
+                .unwrap()
+                .expected();
+            lb.inject(CallFault::AuthUnavailable);
+            lb.inject(CallFault::AuthUnavailable);
+            let transfers = Transfers::new(&config).unwrap();
+            let path = transfers
+                .backup(&report, &dir.join("tenant.nxb"))
+                .await
+                .unwrap();
+            assert_eq!(info_of(&path), want);
+            let path = match transport {
+                Transport::Grpc => DOWNLOAD_PATH,
+                _ => DOWNLOAD_WS_PATH,
+            };
+            let downloads = seen(&lb, path);
+            let accepted: Vec<bool> = downloads.iter().map(|d| d.0).collect();
+            assert_eq!(accepted, [false, false, true], "{transport:?}");
+            assert!(downloads.iter().all(|d| d.1 == downloads[0].1));
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn t_6_a_separate_call_ended_with_out_of_range_or_internal_is_not_sent_again() {
+    let (lb, config, dir) = setup("refused-frame");
+    block(async {
+        let transfers = Transfers::new(&config).unwrap();
+        lb.inject(CallFault::GrpcStatus(11));
+        let (mut call, file) = upload_of(&dir, "upload-refused");
+        let err = transfers.upload(&mut call, &file).await.unwrap_err();
+        assert!(
+            matches!(err, TransferError::FrameRefused { code: 11 }),
+            "{err:?}"
+        );
+        assert_eq!(seen(&lb, UPLOAD_PATH).len(), 1, "the upload went once");
+
+        let report = backed_up(&config).await;
+        lb.inject(CallFault::GrpcStatus(13));
+        let err = transfers
+            .backup(&report, &dir.join("tenant.nxb"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, TransferError::FrameRefused { code: 13 }),
+            "{err:?}"
+        );
+        assert_eq!(seen(&lb, DOWNLOAD_PATH).len(), 1, "the request went once");
+        assert!(!dir.join("tenant.nxb").exists());
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn t_3_a_console_call_closed_with_a_defect_code_ends_and_is_not_sent_again() {
+    let (lb, config, dir) = setup_on("defect-close", Transport::WebSocket(WsAuth::Header));
+    block(async {
+        let report = backed_up(&config).await;
+        let transfers = Transfers::new(&config).unwrap();
+        lb.inject(CallFault::CloseCode(1008));
+        let err = transfers
+            .backup(&report, &dir.join("tenant.nxb"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, TransferError::FrameRefused { code: 1008 }),
+            "{err:?}"
+        );
+        assert_eq!(seen(&lb, DOWNLOAD_WS_PATH).len(), 1);
+        let archive: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+        let file = dir.join("archive.nxb");
+        std::fs::write(&file, &archive).unwrap();
+        let mut call = RestoreCall::new(
+            ExecutionReference::parse("restore-defect-1").unwrap(),
+            "RESTORE DOMAIN tenant AS tenant_copy",
+            info_of(&file),
+            TransferConfig::restore().with_chunk_size(1000),
+        )
+        .unwrap();
+        lb.inject(CallFault::CloseCode(1009));
+        let err = transfers.restore(&mut call, &file).await.unwrap_err();
+        assert!(
+            matches!(err, TransferError::FrameRefused { code: 1009 }),
+            "{err:?}"
+        );
+        assert_eq!(seen(&lb, RESTORE_WS_PATH).len(), 1);
+    });
+    let _ = std::fs::remove_dir_all(&dir);
 }
