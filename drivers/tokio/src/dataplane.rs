@@ -82,9 +82,13 @@ impl Producer {
         BatchBuilder::new(self.description.fields.clone())
     }
 
-    /// Hands a batch to the engine (P-3): it is checked and encoded at once, then waits for
-    /// credit and admission (P-4, P-6). A batch refused locally is an [`Error::Submit`] and
-    /// nothing was queued; otherwise await the [`PendingBatch`] for its one outcome (P-5).
+    /// Hands a batch to the engine (P-3): it is checked and encoded, then waits for credit
+    /// and admission (P-4, P-6). When the batches not yet sent already fill one grant of
+    /// credit, this call waits until an outcome makes room, and submissions are taken in the
+    /// order they were made; dropping it while it waits means the batch was never taken
+    /// (C-10). A batch refused locally is an [`Error::Submit`] and nothing was queued;
+    /// otherwise await the [`PendingBatch`] for its one outcome (P-5). Admission changes,
+    /// interruptions and restorations are reported as [`crate::DriverEvent::Producer`].
     pub async fn submit(&self, batch: impl Into<Submission>) -> Result<PendingBatch, Error> {
         let (reply, rx) = oneshot::channel();
         self.requests

@@ -7,12 +7,13 @@ use crate::net::Tls;
 use crate::streams::{clock_domain, ClockFollow, ClockSink, Subscription, STREAM_QUEUE};
 use crate::transport::{self, AbortOnDrop, Dial, End, Event, Out};
 use crate::{DriverEvent, Error};
+use arrow_array::RecordBatch;
 use nervix_protocol::client::{
     Action, BatchId, BatchOutcome, Client as Engine, ClientError, ClientEvent, CommandHandle,
     CommandResult, ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerSpec, Decision,
     Delivery, DeliveryRef, ProducerDescription, ProducerEvent, ProducerId, ProducerSpec,
-    ReadHandle, ReadResult, Routed, SessionId, SettleHandle, SettleResult, SubscriptionEvent,
-    SubscriptionId,
+    ReadHandle, ReadResult, Routed, SessionId, SettleHandle, SettleResult, SubmitError,
+    SubscriptionEvent, SubscriptionId,
 };
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::schema::ClientRequestT;
@@ -98,7 +99,7 @@ pub(crate) enum Request {
     Submit {
         producer: ProducerId,
         batch: Submission,
-        reply: Reply<(BatchId, oneshot::Receiver<BatchOutcome>)>,
+        reply: SubmitReply,
     },
     CloseProducer(ProducerId),
     OpenConsumer {
@@ -167,8 +168,15 @@ struct ProducerSink {
     /// Closed when the application dropped its handle: the producer is then closed.
     ended: oneshot::Sender<ProducerEvent>,
     outcomes: BTreeMap<BatchId, oneshot::Sender<BatchOutcome>>,
+    /// Submissions waiting for room among the batches not yet sent (the engine said
+    /// `Full`), in the order they were made. Each is handed to the engine once an outcome
+    /// makes room; one whose caller stopped waiting is dropped unsubmitted.
+    blocked: VecDeque<(RecordBatch, SubmitReply)>,
     closing: bool,
 }
+
+/// Where a submission's batch name and outcome go.
+type SubmitReply = Reply<(BatchId, oneshot::Receiver<BatchOutcome>)>;
 
 struct ConsumerSink {
     opened: Option<oneshot::Sender<Result<Arc<ConsumerDescription>, Error>>>,
@@ -410,18 +418,35 @@ impl Driver {
                 batch,
                 reply,
             } => {
-                let r = match batch {
-                    Submission::Batch(b) => self.engine.submit(now, producer, &b),
-                    Submission::Built(b) => self.engine.submit_built(now, producer, b),
+                // A builder is finished here, so a batch that must wait for room is kept.
+                let batch = match batch {
+                    Submission::Batch(b) => b,
+                    Submission::Built(b) => match b.finish() {
+                        Ok(b) => b,
+                        Err(e) => {
+                            let _ = reply.send(Err(Error::Submit(e.into())));
+                            return false;
+                        }
+                    },
                 };
-                let r = r.map_err(Error::Submit).map(|id| {
-                    let (tx, rx) = oneshot::channel();
-                    if let Some(s) = self.dataplane.producers.get_mut(&producer) {
-                        s.outcomes.insert(id, tx);
+                match self.dataplane.producers.get_mut(&producer) {
+                    // Behind others already waiting: in turn (P-4 keeps submission order).
+                    Some(s) if !s.blocked.is_empty() => s.blocked.push_back((batch, reply)),
+                    _ => {
+                        if let Some(back) = submit_to(
+                            &mut self.engine,
+                            &mut self.dataplane,
+                            now,
+                            producer,
+                            batch,
+                            reply,
+                        ) {
+                            if let Some(s) = self.dataplane.producers.get_mut(&producer) {
+                                s.blocked.push_back(back);
+                            }
+                        }
                     }
-                    (id, rx)
-                });
-                let _ = reply.send(r);
+                }
             }
             Request::CloseProducer(id) => {
                 if let Some(s) = self.dataplane.producers.get_mut(&id) {
@@ -507,6 +532,7 @@ impl Driver {
                 opened: Some(opened_tx),
                 ended: ended_tx,
                 outcomes: BTreeMap::new(),
+                blocked: VecDeque::new(),
                 closing: false,
             },
         );
@@ -848,7 +874,9 @@ impl Driver {
         let now = self.now();
         let engine = &mut self.engine;
         let dp = &mut self.dataplane;
+        let notify = &self.notify;
         let mut asked = false;
+        let mut room = false;
         while let Some((id, e)) = engine.poll_producer_events() {
             let Some(sink) = dp.producers.get_mut(&id) else {
                 continue;
@@ -863,6 +891,7 @@ impl Driver {
                     if let Some(tx) = sink.outcomes.remove(&batch) {
                         let _ = tx.send(outcome);
                     }
+                    room = true;
                 }
                 ProducerEvent::Refused { .. }
                 | ProducerEvent::ReopenRequired(_)
@@ -872,11 +901,33 @@ impl Driver {
                         if let Some(tx) = sink.opened {
                             let _ = tx.send(Err(Error::OpenRefused(refusal(&e))));
                         }
+                        // Waiting submissions were never taken: they end refused.
+                        let state = engine.producer(id).map(|p| p.state);
+                        for (_, reply) in sink.blocked {
+                            let _ = reply.send(Err(Error::Submit(match state {
+                                Some(st) => SubmitError::Finished(st),
+                                None => SubmitError::UnknownProducer,
+                            })));
+                        }
+                        let _ = notify.send(DriverEvent::Producer {
+                            producer: id,
+                            event: e.clone(),
+                        });
                         let _ = sink.ended.send(e);
                     }
                 }
-                _ => {}
+                // Admission, interruption and restoration: for observers (P-6, P-8).
+                e => {
+                    room |= matches!(e, ProducerEvent::Restored(_));
+                    let _ = notify.send(DriverEvent::Producer {
+                        producer: id,
+                        event: e,
+                    });
+                }
             }
+        }
+        if room {
+            asked |= retry_blocked(engine, dp, now);
         }
         for (id, sink) in &mut dp.producers {
             if sink.ended.is_closed() && !sink.closing {
@@ -913,9 +964,19 @@ impl Driver {
                     if let Some(tx) = sink.opened.take() {
                         let _ = tx.send(Err(Error::OpenRefused(format!("{e:?}"))));
                     }
+                    let _ = notify.send(DriverEvent::Consumer {
+                        consumer: id,
+                        event: e.clone(),
+                    });
                     sink.over = true;
                 }
-                _ => {}
+                // Interruption and restoration: for observers (EC-5).
+                e => {
+                    let _ = notify.send(DriverEvent::Consumer {
+                        consumer: id,
+                        event: e,
+                    });
+                }
             }
         }
         dp.consumers.retain(|id, sink| {
@@ -951,6 +1012,69 @@ impl Driver {
         }
         self.unclaimed.push_back(r);
     }
+}
+
+/// Hands `batch` to the engine for `producer` and answers `reply`; gives the submission back
+/// when the batches not yet sent leave no room for it (the engine's `Full`), so it can wait.
+fn submit_to(
+    engine: &mut Engine,
+    dp: &mut Dataplane,
+    now: Timestamp,
+    producer: ProducerId,
+    batch: RecordBatch,
+    reply: SubmitReply,
+) -> Option<(RecordBatch, SubmitReply)> {
+    match engine.submit(now, producer, &batch) {
+        Err(SubmitError::Full) => Some((batch, reply)),
+        r => {
+            let r = r.map_err(Error::Submit).map(|id| {
+                let (tx, rx) = oneshot::channel();
+                if let Some(s) = dp.producers.get_mut(&producer) {
+                    s.outcomes.insert(id, tx);
+                }
+                (id, rx)
+            });
+            if let Err(Ok((id, _))) = reply.send(r) {
+                // The caller stopped waiting just now: the batch goes on, its outcome unread.
+                if let Some(s) = dp.producers.get_mut(&producer) {
+                    s.outcomes.remove(&id);
+                }
+            }
+            None
+        }
+    }
+}
+
+/// Hands waiting submissions to the engine in order, while there is room; true when any
+/// went in. One whose caller stopped waiting was never taken and is dropped (C-10).
+fn retry_blocked(engine: &mut Engine, dp: &mut Dataplane, now: Timestamp) -> bool {
+    let mut asked = false;
+    let ids: Vec<ProducerId> = dp
+        .producers
+        .iter()
+        .filter(|(_, s)| !s.blocked.is_empty())
+        .map(|(id, _)| *id)
+        .collect();
+    for id in ids {
+        while let Some(sink) = dp.producers.get_mut(&id) {
+            let Some((batch, reply)) = sink.blocked.pop_front() else {
+                break;
+            };
+            if reply.is_closed() {
+                continue;
+            }
+            match submit_to(engine, dp, now, id, batch, reply) {
+                Some(back) => {
+                    if let Some(sink) = dp.producers.get_mut(&id) {
+                        sink.blocked.push_front(back);
+                    }
+                    break;
+                }
+                None => asked = true,
+            }
+        }
+    }
+    asked
 }
 
 /// What a producer's refusal or end says.

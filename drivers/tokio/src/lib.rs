@@ -51,9 +51,9 @@ pub use transport::{
 
 pub use dataplane::{Consumer, PendingBatch, Producer, Submission};
 pub use nervix_protocol::client::{
-    BatchOutcome, ClockEvent, CommandResult, ConsumerSpec, Decision, Delivery, DeliveryRef, Gap,
-    ProducerEvent, ProducerSpec, ReadResult, SessionLoss, SettleResult, SubscriptionEnd,
-    SubscriptionEvent,
+    BatchOutcome, ClockEvent, CommandResult, ConsumerEvent, ConsumerId, ConsumerSpec, Decision,
+    Delivery, DeliveryRef, Gap, ProducerEvent, ProducerId, ProducerSpec, ReadResult, SessionLoss,
+    SettleResult, SubscriptionEnd, SubscriptionEvent,
 };
 pub use streams::{ClockFollow, Subscription};
 
@@ -143,6 +143,22 @@ pub enum DriverEvent {
     Unsolicited(ServerFrame),
     /// Unsolicited frames were dropped (C-7).
     UnsolicitedLost(u64),
+    /// A producer's admission changed (P-6), its session was lost or it was restored or not
+    /// (P-8), or it ended. Outcomes go to each batch's [`PendingBatch`] instead.
+    Producer {
+        /// The producer.
+        producer: ProducerId,
+        /// What happened.
+        event: ProducerEvent,
+    },
+    /// A consumer's session was lost, it was restored or not (EC-5), or it ended.
+    /// Deliveries go to [`Consumer::next_delivery`] instead.
+    Consumer {
+        /// The consumer.
+        consumer: ConsumerId,
+        /// What happened.
+        event: ConsumerEvent,
+    },
 }
 
 /// What [`Client::run`] gave.

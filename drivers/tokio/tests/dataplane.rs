@@ -8,8 +8,8 @@ use nervix_harness::cluster::{
 };
 use nervix_loopback::{Loopback, LoopbackConfig};
 use nervix_tokio::{
-    BatchOutcome, Client, Config, ConsumerSpec, Credentials, Decision, Error, ProducerEvent,
-    ProducerSpec, SettleResult, Transport, WsAuth,
+    BatchOutcome, Client, Config, ConsumerSpec, Credentials, Decision, DriverEvent, Error,
+    ProducerEvent, ProducerSpec, SettleResult, Transport, WsAuth,
 };
 use std::future::Future;
 use std::time::Duration;
@@ -121,6 +121,129 @@ fn ec_4_a_delivery_read_over_loopback_is_acked_and_confirmed() {
             assert!(matches!(again, Err(Error::Settle(_))), "{t:?}: {again:?}");
 
             within("the close", consumer.close()).await.unwrap();
+            client.close(true).await.unwrap();
+        }
+    });
+}
+
+/// A batch of the ingestor's fields with ids `ids`.
+fn batch_of(producer: &nervix_tokio::Producer, ids: &[u64]) -> nervix_tokio::Submission {
+    let mut b = producer.batch_builder();
+    b.column("id", ids).unwrap();
+    let names: Vec<Option<&str>> = ids.iter().map(|_| Some("n")).collect();
+    b.nullable_column("name", &names).unwrap();
+    b.into()
+}
+
+#[test]
+fn p_4_submissions_beyond_the_credit_wait_for_room_and_keep_their_order_over_loopback() {
+    let lb = Loopback::start(LoopbackConfig::default()).unwrap();
+    block(async {
+        for t in TRANSPORTS {
+            let client = connected(&lb, t).await;
+            let spec =
+                ProducerSpec::new("tenant", INGESTOR, ingestor_fields()).with_credit(1, 1 << 20);
+            let producer = within("the open", client.producer(spec)).await.unwrap();
+            assert_eq!(producer.description().granted_batches, 1);
+            // Five at once against a credit of one batch: none is refused as full; each
+            // waits its turn and they are taken in the order they were made.
+            let submits = (0..5u64).map(|i| producer.submit(batch_of(&producer, &[i])));
+            let pending = within("the submissions", futures_util::future::join_all(submits)).await;
+            let pending: Vec<_> = pending
+                .into_iter()
+                .map(|p| p.unwrap_or_else(|e| panic!("{t:?}: a submission failed: {e}")))
+                .collect();
+            let ids: Vec<_> = pending.iter().map(|p| p.id()).collect();
+            assert!(ids.windows(2).all(|w| w[0] < w[1]), "{t:?}: {ids:?}");
+            for p in pending {
+                assert_eq!(
+                    within("an outcome", p).await.unwrap(),
+                    BatchOutcome::Completed
+                );
+            }
+            client.close(true).await.unwrap();
+        }
+    });
+}
+
+#[test]
+fn c_10_a_submission_dropped_while_it_waits_for_room_is_never_taken() {
+    let lb = Loopback::start(LoopbackConfig::default()).unwrap();
+    block(async {
+        let client = connected(&lb, Transport::Grpc).await;
+        let spec = ProducerSpec::new("tenant", INGESTOR, ingestor_fields()).with_credit(1, 1 << 20);
+        let producer = within("the open", client.producer(spec)).await.unwrap();
+        // The node's frames are lost from now on: no outcome frees the credit.
+        lb.drop_replies(0, true);
+        let first = producer.submit(batch_of(&producer, &[1])).await.unwrap();
+        let second = producer.submit(batch_of(&producer, &[2])).await.unwrap();
+        // The third finds one batch out and one waiting: it waits for room, and is dropped.
+        let third = tokio::time::timeout(
+            Duration::from_millis(300),
+            producer.submit(batch_of(&producer, &[3])),
+        )
+        .await;
+        assert!(third.is_err(), "the third waits for room: {third:?}");
+        // The session is cut: the first batch's outcome is unknown (P-8), the second goes on
+        // the restored producer, and the dropped third was never taken.
+        lb.drop_replies(0, false);
+        lb.cut_streams(0);
+        assert_eq!(
+            within("the first", first).await.unwrap(),
+            BatchOutcome::Unknown
+        );
+        let second_id = second.id();
+        assert_eq!(
+            within("the second", second).await.unwrap(),
+            BatchOutcome::Completed
+        );
+        let fourth = producer.submit(batch_of(&producer, &[4])).await.unwrap();
+        assert_eq!(
+            fourth.id().0,
+            second_id.0 + 1,
+            "no name was given to the dropped submission"
+        );
+        assert_eq!(
+            within("the fourth", fourth).await.unwrap(),
+            BatchOutcome::Completed
+        );
+        client.close(true).await.unwrap();
+    });
+}
+
+#[test]
+fn p_8_a_producers_interruption_and_restoration_reach_observers_over_loopback() {
+    let lb = Loopback::start(LoopbackConfig::default()).unwrap();
+    block(async {
+        for t in TRANSPORTS {
+            let client = connected(&lb, t).await;
+            let mut events = client.events();
+            let producer = within(
+                "the open",
+                client.producer(ProducerSpec::new("tenant", INGESTOR, ingestor_fields())),
+            )
+            .await
+            .unwrap();
+            lb.cut_streams(lb.leader());
+            let mut seen = Vec::new();
+            while seen.len() < 2 {
+                match within("a producer event", events.recv()).await {
+                    Ok(DriverEvent::Producer {
+                        producer: id,
+                        event,
+                    }) => {
+                        assert_eq!(id, producer.id());
+                        seen.push(event);
+                    }
+                    Ok(_) => {}
+                    Err(e) => panic!("{t:?}: {e}"),
+                }
+            }
+            assert_eq!(seen[0], ProducerEvent::Interrupted, "{t:?}: {seen:?}");
+            assert!(
+                matches!(seen[1], ProducerEvent::Restored(_)),
+                "{t:?}: {seen:?}"
+            );
             client.close(true).await.unwrap();
         }
     });
