@@ -5,6 +5,11 @@
 //! * `round_trip/{websocket,grpc}/bare`: the same request frame and the same reply frame
 //!   (taken from the simulated cluster's answer) over a bare tokio-tungstenite or h2 client
 //!   and a bare echo server on the same transport: the floor the driver is compared with.
+//!   The echo answers each request with the reply frame under the request's identity (read
+//!   from the frame, then written into a copy of the reply), so a client that numbers its
+//!   requests, as the driver does, can talk to it too.
+//! * `round_trip/{websocket,grpc}/driver_echo`: the driver's reads against that same echo
+//!   server: the driver's own cost, with the server's share equal to the bare client's.
 //! * `.../websocket/bare_client_loopback_server`: the bare client against the loopback
 //!   cluster, which tells the server's share of the driver's round trip.
 //! * `round_trip_pipelined_32/...`: the same with 32 requests in flight at a time (concurrent
@@ -23,6 +28,8 @@ use futures_util::{SinkExt, StreamExt};
 use nervix_harness::cluster::{ClusterConfig, Output, SimCluster};
 use nervix_loopback::{Loopback, LoopbackConfig};
 use nervix_protocol::encode::Encoder;
+use nervix_protocol::frame::{check_slice, ClientMessageRoot};
+use nervix_protocol::limits::FRAME_LIMIT;
 use nervix_protocol::rows::Value;
 use nervix_protocol::schema::ClientRequestT;
 use nervix_protocol::time::Timestamp;
@@ -60,8 +67,13 @@ fn list_domains() -> ClientRequestT {
 /// The request frame the driver sends, and the reply frame the simulated cluster answers it
 /// with.
 fn frames() -> (Bytes, Bytes) {
+    frames_for(1)
+}
+
+/// As [`frames`], under request identity `id`.
+fn frames_for(id: u64) -> (Bytes, Bytes) {
     let request = Encoder::new()
-        .encode_request(1, &list_domains())
+        .encode_request(id, &list_domains())
         .expect("a request frame");
     let mut cluster = SimCluster::new(ClusterConfig {
         nodes: 1,
@@ -81,8 +93,39 @@ fn frames() -> (Bytes, Bytes) {
     (request, reply.expect("a reply frame"))
 }
 
-/// A bare WebSocket server answering every binary message with `reply`.
-fn bare_ws_server(server: &Runtime, reply: Bytes) -> String {
+/// The reply frame for any request identity: the cluster's reply to a request under a marker
+/// identity, and where the marker sits in it.
+#[derive(Clone)]
+struct Replies {
+    template: Bytes,
+    at: usize,
+}
+
+const MARK: u64 = 0x6e65_7276_6978_2121;
+
+impl Replies {
+    fn new() -> Self {
+        let (_, template) = frames_for(MARK);
+        let at = template
+            .windows(8)
+            .position(|w| w == MARK.to_le_bytes())
+            .expect("the marker in the reply");
+        Self { template, at }
+    }
+
+    /// The reply to `request`, under its identity.
+    fn answer(&self, request: &[u8]) -> Bytes {
+        let id = check_slice::<ClientMessageRoot>(request, FRAME_LIMIT)
+            .map(|m| m.request_id())
+            .expect("a request frame");
+        let mut out = self.template.to_vec();
+        out[self.at..self.at + 8].copy_from_slice(&id.to_le_bytes());
+        Bytes::from(out)
+    }
+}
+
+/// A bare WebSocket server answering every binary message with its reply.
+fn bare_ws_server(server: &Runtime, reply: Replies) -> String {
     let listener = server
         .block_on(TcpListener::bind("127.0.0.1:0"))
         .expect("a port");
@@ -99,8 +142,10 @@ fn bare_ws_server(server: &Runtime, reply: Bytes) -> String {
                     return;
                 };
                 while let Some(Ok(m)) = ws.next().await {
-                    if m.is_binary() && ws.send(Message::Binary(reply.clone())).await.is_err() {
-                        return;
+                    if let Message::Binary(b) = m {
+                        if ws.send(Message::Binary(reply.answer(&b))).await.is_err() {
+                            return;
+                        }
                     }
                 }
             });
@@ -109,17 +154,16 @@ fn bare_ws_server(server: &Runtime, reply: Bytes) -> String {
     url
 }
 
-/// A bare HTTP/2 server answering every gRPC message of a call with `reply`.
-fn bare_h2_server(server: &Runtime, reply: Bytes) -> std::net::SocketAddr {
+/// A bare HTTP/2 server answering every gRPC message of a call with its reply.
+fn bare_h2_server(server: &Runtime, reply: Replies) -> std::net::SocketAddr {
     let listener = server
         .block_on(TcpListener::bind("127.0.0.1:0"))
         .expect("a port");
     let addr = listener.local_addr().expect("an address");
-    let message = grpc_message(&reply);
     server.spawn(async move {
         while let Ok((tcp, _)) = listener.accept().await {
             let _ = tcp.set_nodelay(true);
-            let message = message.clone();
+            let reply = reply.clone();
             tokio::spawn(async move {
                 let Ok(mut conn) = h2::server::Builder::new()
                     .initial_window_size(1 << 22)
@@ -131,7 +175,7 @@ fn bare_h2_server(server: &Runtime, reply: Bytes) -> std::net::SocketAddr {
                     return;
                 };
                 while let Some(Ok((req, mut respond))) = conn.accept().await {
-                    let message = message.clone();
+                    let reply = reply.clone();
                     tokio::spawn(async move {
                         let head = http::Response::builder()
                             .status(200)
@@ -146,8 +190,9 @@ fn bare_h2_server(server: &Runtime, reply: Bytes) -> std::net::SocketAddr {
                         while let Some(Ok(chunk)) = body.data().await {
                             let _ = body.flow_control().release_capacity(chunk.len());
                             reader.push(&chunk);
-                            while let Ok(Some(_)) = reader.next_message() {
-                                if send.send_data(message.clone(), false).is_err() {
+                            while let Ok(Some(m)) = reader.next_message() {
+                                let message = grpc_message(&reply.answer(&m));
+                                if send.send_data(message, false).is_err() {
                                     return;
                                 }
                             }
@@ -233,7 +278,7 @@ fn bare_h2_call(
 /// Round trips with `depth` requests in flight at a time: 1 measures the latency of one
 /// request after another, more the rate when requests are pipelined.
 fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
-    let (request, reply) = frames();
+    let (request, _) = frames();
     let client_rt = client_runtime();
     let server_rt = runtime();
     let lb = Loopback::start(LoopbackConfig {
@@ -275,8 +320,49 @@ fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
         let _ = client_rt.block_on(client.close(false));
     }
 
+    // The echo servers, for the bare clients and for the driver alike.
+    let replies = Replies::new();
+    let ws_url = bare_ws_server(&server_rt, replies.clone());
+    let h2_addr = bare_h2_server(&server_rt, replies);
+    for (name, transport, seed) in [
+        (
+            "websocket",
+            Transport::WebSocket(WsAuth::Header),
+            ws_url.replace("ws://", "http://").replace("console/ws", ""),
+        ),
+        ("grpc", Transport::Grpc, format!("http://{h2_addr}/")),
+    ] {
+        let config = Config::new(
+            &[seed.as_str()],
+            Credentials::new("nervix", "nervix"),
+            transport,
+        )
+        .expect("a config");
+        let client = client_rt
+            .block_on(Client::connect(config))
+            .expect("a session");
+        g.bench_function(format!("{name}/driver_echo"), |b| {
+            b.iter_custom(|iters| {
+                client_rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let reads = (0..depth).map(|_| client.read(list_domains(), None));
+                        for r in futures_util::future::join_all(reads).await {
+                            match r {
+                                Ok(ReadResult::Replied(f)) => black_box(f),
+                                other => panic!("{other:?}"),
+                            };
+                        }
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+        let _ = client_rt.block_on(client.close(false));
+    }
+
     // Bare WebSocket: one client task writing the request frames and reading the replies.
-    let url = bare_ws_server(&server_rt, reply.clone());
+    let url = ws_url;
     let mut ws = bare_ws_client(&client_rt, &url, None);
     g.bench_function("websocket/bare", |b| {
         b.iter_custom(|iters| {
@@ -343,7 +429,7 @@ fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
     drop(ws);
 
     // Bare gRPC: one call, each request one message, each reply read whole.
-    let addr = bare_h2_server(&server_rt, reply);
+    let addr = h2_addr;
     let (mut send, mut recv, _conn) = bare_h2_call(&client_rt, addr);
     let message = grpc_message(&request);
     let mut reader = MessageReader::default();

@@ -257,9 +257,20 @@ impl Driver {
     }
 
     pub(crate) async fn run(mut self) {
+        // One timer for the whole run, moved only when the engine's deadline moves: a new
+        // timer per turn of the loop costs a timer-wheel insertion and removal each time.
+        let timer = tokio::time::sleep_until(Instant::now());
+        tokio::pin!(timer);
+        let mut armed: Option<Instant> = None;
         loop {
             self.drain();
             let wake = self.engine.poll_timeout().map(|t| self.instant(t));
+            if wake != armed {
+                if let Some(w) = wake {
+                    timer.as_mut().reset(w);
+                }
+                armed = wake;
+            }
             // The first session whose transport is not taking frames: wait for room.
             let blocked = self
                 .sessions
@@ -274,6 +285,14 @@ impl Driver {
                         if self.request(r) {
                             return;
                         }
+                        // What else the application asked meanwhile goes in before one drain,
+                        // so frames made together leave together.
+                        for _ in 1..BATCH {
+                            let Ok(r) = self.requests.try_recv() else { break };
+                            if self.request(r) {
+                                return;
+                            }
+                        }
                     }
                     None => {
                         let now = self.now();
@@ -282,11 +301,19 @@ impl Driver {
                         return;
                     }
                 },
-                Some((sid, e)) = self.events_rx.recv() => self.event(sid, e),
+                Some((sid, e)) = self.events_rx.recv() => {
+                    self.event(sid, e);
+                    // Frames that came together are handled before one drain.
+                    for _ in 1..BATCH {
+                        let Ok((sid, e)) = self.events_rx.try_recv() else { break };
+                        self.event(sid, e);
+                    }
+                }
                 // An application read a stream's event or dropped a stream: the drain at the
                 // top of the loop moves more events or deletes what was dropped.
                 _ = pull.notified() => {}
-                _ = sleep(wake), if wake.is_some() => {
+                _ = &mut timer, if armed.is_some() => {
+                    armed = None;
                     let now = self.now();
                     self.engine.handle_timeout(now);
                 }
@@ -1085,12 +1112,9 @@ fn refusal(e: &ProducerEvent) -> String {
     }
 }
 
-async fn sleep(at: Option<Instant>) {
-    match at {
-        Some(t) => tokio::time::sleep_until(t).await,
-        None => std::future::pending().await,
-    }
-}
+/// The most requests, or transport events, handled in one turn of the driver's loop before
+/// the engine is drained: enough to gather a burst, few enough to keep every queue moving.
+const BATCH: usize = 64;
 
 async fn reserve(
     tx: Option<&mpsc::Sender<Out>>,

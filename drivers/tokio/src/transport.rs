@@ -313,6 +313,9 @@ async fn timeout_at<F: std::future::Future>(
     tokio::time::timeout_at(deadline, f).await
 }
 
+/// The most frames written to a WebSocket before one flush.
+const WRITE_BURST: usize = 64;
+
 /// The console URL of an endpoint: ws for http, wss for https, path `/console/ws` (T-3).
 pub fn console_url(e: &Endpoint, query_auth: Option<&Credentials>) -> String {
     nervix_driver_support::credentials::console_url_at(e, CONSOLE_PATH, query_auth)
@@ -364,13 +367,28 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
     let (wrote_tx, mut wrote) = tokio::sync::oneshot::channel::<End>();
     let writer = AbortOnDrop(tokio::spawn(async move {
         while let Some(o) = out.recv().await {
-            let m = match o {
-                // Binary messages only (T-3).
-                Out::Frame(f) => Message::Binary(f),
-                Out::Close => Message::Close(None),
+            // What the driver queued meanwhile is written with it and flushed once, so a
+            // burst of frames costs one write to the socket rather than one each.
+            let mut close = false;
+            let written = async {
+                let mut next = Some(o);
+                let mut n = 0;
+                while let Some(o) = next.take() {
+                    let m = match o {
+                        // Binary messages only (T-3).
+                        Out::Frame(f) => Message::Binary(f),
+                        Out::Close => Message::Close(None),
+                    };
+                    close = matches!(m, Message::Close(_));
+                    sink.feed(m).await?;
+                    n += 1;
+                    if !close && n < WRITE_BURST {
+                        next = out.try_recv().ok();
+                    }
+                }
+                sink.flush().await
             };
-            let close = matches!(m, Message::Close(_));
-            match timeout(write_timeout, sink.send(m)).await {
+            match timeout(write_timeout, written).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
                     let _ = wrote_tx.send(End::Transport(format!("websocket: {e}")));
