@@ -16,7 +16,7 @@ pub mod checks;
 use crate::cluster::{Emitted, Faults, SimCluster};
 use crate::sim::SimConfig;
 use checks::{check_command, result_line, ClockCheck, IssuedCommand, SubscriptionCheck};
-use nervix_protocol::client::{ClockEvent, CommandResult, Gap, SubscriptionEvent};
+use nervix_protocol::client::{ClockEvent, CommandResult, Failure, Gap, SubscriptionEvent};
 use nervix_protocol::rng::Rng;
 use nervix_protocol::rows::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -241,6 +241,8 @@ pub struct Observed {
     subscriptions: BTreeMap<u64, SubscriptionTrack>,
     clocks: BTreeMap<u64, ClockCheck>,
     unclaimed: Vec<CommandResult>,
+    faults: BTreeMap<&'static str, u64>,
+    gaps: u64,
     problems: Vec<String>,
 }
 
@@ -253,6 +255,18 @@ impl Observed {
     /// The trace so far.
     pub fn trace(&self) -> &[String] {
         &self.trace
+    }
+
+    /// The runner injected `fault` into the transport.
+    pub fn fault_injected(&mut self, ms: u64, fault: TransportFault) {
+        self.log(ms, format!("fault {fault:?}"));
+        let kind = match fault {
+            TransportFault::Kill { .. } => "kill",
+            TransportFault::Cut { .. } => "cut",
+            TransportFault::LeaderChange { .. } => "leader change",
+            TransportFault::SlowReader { .. } => "slow reader",
+        };
+        *self.faults.entry(kind).or_default() += 1;
     }
 
     /// Records something wrong that the runner found itself (a wait that did not end).
@@ -313,12 +327,7 @@ impl Observed {
     /// command by reference.
     pub fn unclaimed(&mut self, ms: u64, results: Vec<CommandResult>) {
         for result in results {
-            let reference = match &result {
-                CommandResult::Completed(r) => Some(r.reference().to_string()),
-                CommandResult::Failed(_) => None,
-                CommandResult::Uncertain { command, .. } => Some(command.reference.to_string()),
-                _ => None,
-            };
+            let reference = result_reference(&result);
             self.log(
                 ms,
                 format!(
@@ -426,6 +435,9 @@ impl Observed {
             }
             _ => None,
         };
+        if matches!(event, SubscriptionEvent::Gap(_)) {
+            self.gaps += 1;
+        }
         if let Some((generation, seen)) = seen {
             t.generations.entry(generation).or_default().push(seen);
         }
@@ -464,11 +476,13 @@ impl Observed {
         let rows: u64 = self.subscriptions.values().map(|t| t.check.rows).sum();
         let abandoned = self.commands.values().filter(|c| c.abandoned).count();
         format!(
-            "{} commands {kinds:?}, {abandoned} abandoned; {} reads; {} subscriptions, {rows} rows; {} clocks",
+            "{} commands {kinds:?}, {abandoned} abandoned; {} reads; {} subscriptions, {rows} rows, {} gaps; {} clocks; faults {:?}",
             self.commands.len(),
             self.reads.len(),
             self.subscriptions.len(),
-            self.clocks.len()
+            self.gaps,
+            self.clocks.len(),
+            self.faults
         )
     }
 
@@ -484,16 +498,9 @@ impl Observed {
         let mut unclaimed: BTreeMap<String, Vec<CommandResult>> = BTreeMap::new();
         let mut unclaimed_failed = 0usize;
         for r in &self.unclaimed {
-            match r {
-                CommandResult::Completed(c) => unclaimed
-                    .entry(c.reference().to_string())
-                    .or_default()
-                    .push(r.clone()),
-                CommandResult::Uncertain { command, .. } => unclaimed
-                    .entry(command.reference.to_string())
-                    .or_default()
-                    .push(r.clone()),
-                _ => unclaimed_failed += 1,
+            match result_reference(r) {
+                Some(reference) => unclaimed.entry(reference).or_default().push(r.clone()),
+                None => unclaimed_failed += 1,
             }
         }
         let mut abandoned_failed = 0usize;
@@ -505,7 +512,8 @@ impl Observed {
                 if let Some(r) = unclaimed.remove(&reference) {
                     results.extend(r);
                 } else {
-                    // A failure names no reference: count it against the failed ones.
+                    // A failure before any outcome names no reference: count it against the
+                    // unclaimed failures that name none either.
                     let recorded_completed =
                         cluster.recorded_outcome(&reference).is_some_and(|o| {
                             o.disposition.command_disposition_type()
@@ -600,6 +608,17 @@ impl Observed {
     }
 }
 
+/// The execution reference a result names, if it names one.
+fn result_reference(result: &CommandResult) -> Option<String> {
+    match result {
+        CommandResult::Completed(r) | CommandResult::Failed(Failure::Outcome(r)) => {
+            Some(r.reference().to_string())
+        }
+        CommandResult::Uncertain { command, .. } => Some(command.reference.to_string()),
+        _ => None,
+    }
+}
+
 /// Checks one generation: what the application read is a prefix of what the cluster sent,
 /// item by item; an overflow gap stands for whole items whose rows it counts.
 fn check_generation(id: &str, seen: &[Seen], emitted: &[Emitted], problems: &mut Vec<String>) {
@@ -630,5 +649,99 @@ fn check_generation(id: &str, seen: &[Seen], emitted: &[Emitted], problems: &mut
                 i += 1;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(first: u64, count: u64) -> Seen {
+        Seen::Item(Emitted::Rows { first, count })
+    }
+
+    fn problems(seen: &[Seen], emitted: &[Emitted]) -> Vec<String> {
+        let mut p = Vec::new();
+        check_generation("u1 s0#1", seen, emitted, &mut p);
+        p
+    }
+
+    #[test]
+    fn s_5_a_generation_reads_a_prefix_of_what_the_cluster_sent_with_gaps_in_place() {
+        let sent = [
+            Emitted::Rows { first: 1, count: 3 },
+            Emitted::RowsSkipped { count: 2 },
+            Emitted::Rows { first: 6, count: 1 },
+            Emitted::DeliveryLost { count: 2 },
+            Emitted::Rows { first: 9, count: 2 },
+        ];
+        let all = [
+            rows(1, 3),
+            Seen::Item(Emitted::RowsSkipped { count: 2 }),
+            rows(6, 1),
+            Seen::Item(Emitted::DeliveryLost { count: 2 }),
+            rows(9, 2),
+        ];
+        assert!(problems(&all, &sent).is_empty());
+        // The rest lost with a stream is a prefix, and fine.
+        assert!(problems(&all[..2], &sent).is_empty());
+        assert!(problems(&[], &sent).is_empty());
+        // A batch missing in the middle, without its gap.
+        assert!(!problems(&[rows(1, 3), rows(6, 1)], &sent).is_empty());
+        // A gap of another size, or a gap where rows were sent.
+        let wrong = [rows(1, 3), Seen::Item(Emitted::RowsSkipped { count: 1 })];
+        assert!(!problems(&wrong, &sent).is_empty());
+        let wrong = [Seen::Item(Emitted::DeliveryLost { count: 3 })];
+        assert!(!problems(&wrong, &sent).is_empty());
+        // A batch read twice, or more than was sent.
+        assert!(!problems(&[rows(1, 3), rows(1, 3)], &sent).is_empty());
+        assert!(!problems(&[rows(1, 4)], &sent).is_empty());
+        let mut longer = all.to_vec();
+        longer.push(rows(11, 1));
+        assert!(!problems(&longer, &sent).is_empty());
+    }
+
+    #[test]
+    fn s_8_an_overflow_gap_stands_for_whole_items_it_counts() {
+        let sent = [
+            Emitted::Rows { first: 1, count: 3 },
+            Emitted::RowsSkipped { count: 2 },
+            Emitted::Rows { first: 6, count: 1 },
+        ];
+        assert!(problems(&[Seen::Overflow(5), rows(6, 1)], &sent).is_empty());
+        assert!(!problems(&[Seen::Overflow(4), rows(6, 1)], &sent).is_empty());
+        assert!(!problems(&[Seen::Overflow(5), rows(7, 1)], &sent).is_empty());
+    }
+
+    #[test]
+    fn c_4_an_unended_read_an_invented_reference_and_a_lost_abandoned_outcome_fail_the_check() {
+        let cluster = SimCluster::new(crate::cluster::ClusterConfig::default());
+        let mut obs = Observed::default();
+        obs.read_issued(0, 1);
+        let p = obs.check(&cluster, &[]).expect_err("an unended read");
+        assert!(p.contains("q1 read ended 0 times"), "{p}");
+        obs.read_ended(1, 1, "replied".into());
+        assert_eq!(obs.check(&cluster, &[]), Ok(()));
+        obs.read_ended(2, 1, "replied".into());
+        let p = obs.check(&cluster, &[]).expect_err("a read ended twice");
+        assert!(p.contains("q1 read ended 2 times"), "{p}");
+
+        let mut obs = Observed::default();
+        obs.command_issued(0, 1, "CREATE RELAY a;", "ref-a", false);
+        let p = obs
+            .check(&cluster, &["ref-a".into(), "ref-b".into()])
+            .expect_err("a command that never ended, and a reference nobody issued");
+        assert!(p.contains("ended 0 times"), "{p}");
+        assert!(p.contains("invented reference ref-b"), "{p}");
+        assert!(!p.contains("invented reference ref-a"), "{p}");
+
+        let mut obs = Observed::default();
+        obs.command_issued(0, 1, "CREATE RELAY a;", "ref-a", false);
+        obs.command_abandoned(1, 1);
+        assert_eq!(obs.missing_unclaimed(), 1);
+        let p = obs
+            .check(&cluster, &["ref-a".into()])
+            .expect_err("an abandoned command whose outcome never came back");
+        assert!(p.contains("no outcome back"), "{p}");
     }
 }
