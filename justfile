@@ -41,6 +41,13 @@ soak seeds="10000" cases="20000" base="0":
     NERVIX_SEEDS={{seeds}} NERVIX_SEED_BASE={{base}} PROPTEST_CASES={{cases}} cargo test --release -p nervix-harness --test simulation
     PROPTEST_CASES={{cases}} cargo test --release -p nervix-protocol --all-features --test round_trip --test transfer
 
+# The simulation's seeded scenarios again over real sockets on 127.0.0.1: the tokio driver over
+# gRPC and WebSocket, the blocking driver over WebSocket, `seeds` seeds each from `base` (CI runs 3).
+# A failure names its seed: `NERVIX_SEED=n NERVIX_TRACE=1 cargo test -p nervix-tokio --test scenarios -- --nocapture`.
+soak-transports seeds="200" base="0":
+    NERVIX_SEEDS={{seeds}} NERVIX_SEED_BASE={{base}} cargo test --release -p nervix-tokio --test scenarios
+    NERVIX_SEEDS={{seeds}} NERVIX_SEED_BASE={{base}} cargo test --release -p nervix-blocking --test scenarios
+
 # Replay one simulation seed and print its trace.
 replay seed:
     NERVIX_SEED={{seed}} NERVIX_TRACE=1 cargo test -p nervix-harness --test simulation -- --nocapture

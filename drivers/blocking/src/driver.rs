@@ -32,11 +32,35 @@ const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
 pub(crate) type Reply<T> = mpsc::SyncSender<Result<T, Error>>;
 
+/// Outcomes kept for callers that stopped waiting (C-10), shared by the driver and every
+/// pending command: a wait dropped after its outcome arrived, but before it was read, puts
+/// the outcome here itself.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Unclaimed(Arc<std::sync::Mutex<VecDeque<CommandResult>>>);
+
+impl Unclaimed {
+    /// Keeps `r`; the oldest goes when [`UNCLAIMED`] are kept.
+    pub fn keep(&self, r: CommandResult) {
+        let mut q = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if q.len() == UNCLAIMED {
+            q.pop_front();
+        }
+        q.push_back(r);
+    }
+
+    /// Hands every kept outcome out, oldest first.
+    pub fn take(&self) -> Vec<CommandResult> {
+        let mut q = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        q.drain(..).collect()
+    }
+}
+
 /// A command the engine accepted: its reference, and where its result will come.
 #[derive(Debug)]
 pub(crate) struct Submitted {
     pub reference: String,
     pub result: mpsc::Receiver<CommandResult>,
+    pub unclaimed: Unclaimed,
 }
 
 /// What a statement given to `run` became.
@@ -133,7 +157,7 @@ pub(crate) struct Driver {
     sessions: BTreeMap<SessionId, SessionIo>,
     commands: BTreeMap<CommandHandle, mpsc::SyncSender<CommandResult>>,
     reads: BTreeMap<ReadHandle, mpsc::SyncSender<Result<ReadResult, Error>>>,
-    unclaimed: VecDeque<CommandResult>,
+    unclaimed: Unclaimed,
     parked: Option<Parked>,
     refused: VecDeque<SessionId>,
     watchers: Vec<Watcher>,
@@ -179,7 +203,7 @@ impl Driver {
             sessions: BTreeMap::new(),
             commands: BTreeMap::new(),
             reads: BTreeMap::new(),
-            unclaimed: VecDeque::new(),
+            unclaimed: Unclaimed::default(),
             parked: None,
             refused: VecDeque::new(),
             watchers: Vec::new(),
@@ -348,7 +372,7 @@ impl Driver {
                 let _ = reply.send(Ok(self.engine.binding().clone()));
             }
             Request::Unclaimed(reply) => {
-                let _ = reply.send(Ok(self.unclaimed.drain(..).collect()));
+                let _ = reply.send(Ok(self.unclaimed.take()));
             }
             Request::SetCredentials(c, reply) => {
                 self.config.credentials = c;
@@ -400,6 +424,7 @@ impl Driver {
         Submitted {
             reference,
             result: rx,
+            unclaimed: self.unclaimed.clone(),
         }
     }
 
@@ -717,9 +742,6 @@ impl Driver {
 
     /// An outcome whose caller stopped waiting is kept, never lost (C-10).
     fn keep_unclaimed(&mut self, r: CommandResult) {
-        if self.unclaimed.len() == UNCLAIMED {
-            self.unclaimed.pop_front();
-        }
-        self.unclaimed.push_back(r);
+        self.unclaimed.keep(r);
     }
 }

@@ -153,6 +153,17 @@ pub struct PendingCommand {
     reference: String,
     result: mpsc::Receiver<CommandResult>,
     bound: Duration,
+    unclaimed: driver::Unclaimed,
+}
+
+impl Drop for PendingCommand {
+    /// An outcome that arrived but was never read is kept for [`Client::unclaimed`] (C-10):
+    /// dropping the wait must not lose what the client already holds.
+    fn drop(&mut self) {
+        if let Ok(r) = self.result.try_recv() {
+            self.unclaimed.keep(r);
+        }
+    }
 }
 
 impl PendingCommand {
@@ -288,6 +299,7 @@ impl Client {
             reference: s.reference,
             result: s.result,
             bound: self.config.call_bound(None),
+            unclaimed: s.unclaimed,
         }
     }
 

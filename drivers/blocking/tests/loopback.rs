@@ -500,6 +500,28 @@ fn c_10_a_dropped_wait_keeps_the_outcome_for_unclaimed_blocking() {
 }
 
 #[test]
+fn c_10_a_wait_dropped_after_its_outcome_arrived_keeps_it_for_unclaimed_blocking() {
+    let lb = server(1, false);
+    bounded(move || {
+        let c = connected(&lb, WsAuth::Header);
+        let pending = c.submit("CREATE RELAY arrived;").unwrap();
+        let reference = pending.reference().to_string();
+        // A later command on the same session completes: the first outcome was handed to
+        // its wait before, and nobody has read it yet.
+        assert!(completed(&c.execute("CREATE RELAY later;").unwrap()));
+        // The caller stops waiting without reading it (C-10): it must not be lost.
+        drop(pending);
+        let u = c.unclaimed().unwrap();
+        let found = u.iter().find(|r| reference_of(r) == reference);
+        assert!(
+            found.is_some_and(completed),
+            "the outcome comes back through unclaimed: {u:?}"
+        );
+        assert!(c.unclaimed().unwrap().is_empty(), "handed out once");
+    });
+}
+
+#[test]
 fn a_transaction_commits_across_a_leader_change_blocking() {
     let lb = server(3, false);
     bounded(move || {

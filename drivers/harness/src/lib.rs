@@ -26,6 +26,7 @@
 //! | `cluster::restores` | restores and their step reports |
 //! | `cluster::transfers` | replies written whole or as transfer parts |
 //! | `cluster::faults` | [`Faults`]: what the cluster injects, and when |
+//! | [`scenario`] | the simulation's draw of operations, the invariants checked event by event, and the plan and record of runs over real transports |
 //! | [`sim`] | [`Simulation`]: client, cluster and network from one seed, and the checks run on it |
 //! | [`transfers`] | the separate calls' machines driven against a `SimCluster` |
 //!
@@ -33,6 +34,7 @@
 //! cluster when they are served.
 
 pub mod cluster;
+pub mod scenario;
 pub mod sim;
 pub mod transfers;
 

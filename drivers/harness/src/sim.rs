@@ -16,16 +16,16 @@
 //! its session was lost), every batch ends with exactly one outcome (perhaps `Unknown`), and no
 //! delivery attempt is settled twice.
 
-use crate::cluster::{
-    branch_key_values, is_branched, row_values, ClusterConfig, ConnId, Faults, Output, SimCluster,
+use crate::cluster::{ClusterConfig, ConnId, Faults, Output, SimCluster};
+use crate::scenario::checks::{
+    check_command, result_line, ClockCheck, IssuedCommand, SubscriptionCheck,
 };
+use crate::scenario::{draw, Draw};
 use bytes::Bytes;
 use nervix_protocol::client::*;
-use nervix_protocol::domain_clock::ClockState;
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::frame::ClientFrame;
 use nervix_protocol::rng::Rng;
-use nervix_protocol::rows::Value;
 use nervix_protocol::schema::*;
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use std::collections::{BTreeMap, BTreeSet};
@@ -138,35 +138,6 @@ enum Delivery {
     ClosedToClient(SessionId),
 }
 
-/// What the application has seen of one subscription, checked as each event arrives.
-#[derive(Debug, Default)]
-struct SubTrack {
-    relay: String,
-    /// The generation its rows are read against now; none before an opening and between
-    /// generations.
-    generation: Option<u64>,
-    ended: u32,
-    delete_asked: bool,
-    rows: u64,
-    events: Vec<String>,
-}
-
-/// What the application has seen of one followed clock.
-#[derive(Debug, Default)]
-struct ClockTrack {
-    generation: Option<u64>,
-    paced: bool,
-    last_tick: Option<(u64, u64)>,
-    ended: bool,
-}
-
-#[derive(Debug, Default)]
-struct Issued {
-    reference: Option<String>,
-    recovery_of: Option<String>,
-    append: bool,
-}
-
 /// A client, a cluster and the network between them.
 #[derive(Debug)]
 pub struct Simulation {
@@ -180,7 +151,7 @@ pub struct Simulation {
     seq: u64,
     stream_tail: BTreeMap<(SessionId, bool), Timestamp>,
     trace: Vec<String>,
-    commands: BTreeMap<CommandHandle, Issued>,
+    commands: BTreeMap<CommandHandle, IssuedCommand>,
     command_results: BTreeMap<CommandHandle, Vec<CommandResult>>,
     reads: BTreeSet<ReadHandle>,
     read_results: BTreeMap<ReadHandle, usize>,
@@ -190,8 +161,8 @@ pub struct Simulation {
     recovered: BTreeSet<CommandHandle>,
     violations: Vec<String>,
     counter: u64,
-    subscriptions: BTreeMap<SubscriptionId, SubTrack>,
-    clocks: BTreeMap<String, ClockTrack>,
+    subscriptions: BTreeMap<SubscriptionId, SubscriptionCheck>,
+    clocks: BTreeMap<String, ClockCheck>,
     clock_events: Vec<String>,
     dataplane: dataplane::Dataplane,
 }
@@ -314,7 +285,7 @@ impl Simulation {
                 ));
                 self.commands.insert(
                     h,
-                    Issued {
+                    IssuedCommand {
                         reference,
                         recovery_of: None,
                         append,
@@ -369,7 +340,7 @@ impl Simulation {
                 let reference = self.client.reference_of(*h).map(|r| r.to_string());
                 self.commands.insert(
                     *h,
-                    Issued {
+                    IssuedCommand {
                         reference,
                         recovery_of: None,
                         append: false,
@@ -386,13 +357,8 @@ impl Simulation {
                     .nth(1)
                     .unwrap_or_default()
                     .to_string();
-                self.subscriptions.insert(
-                    *id,
-                    SubTrack {
-                        relay,
-                        ..SubTrack::default()
-                    },
-                );
+                self.subscriptions
+                    .insert(*id, SubscriptionCheck::new(relay));
             }
             Routed::Unsubscribing(id) => {
                 if let Some(t) = self.subscriptions.get_mut(id) {
@@ -400,7 +366,7 @@ impl Simulation {
                 }
             }
             Routed::ClockFollowed(d) => {
-                self.clocks.insert(d.clone(), ClockTrack::default());
+                self.clocks.insert(d.clone(), ClockCheck::default());
             }
             _ => {}
         }
@@ -411,26 +377,29 @@ impl Simulation {
         self.counter += 1;
         let n = self.counter;
         let holding = self.client.binding().is_holding();
-        match self.rng.below(150) {
-            0..=39 => {
-                self.execute(&format!("CREATE RELAY r{n};"), holding);
+        match draw(&mut self.rng, n, holding) {
+            Draw::Command(text) => {
+                self.execute(&text, holding);
             }
-            40..=54 => {
+            Draw::Read => {
                 self.read();
             }
-            55..=74 => {
-                if holding {
-                    match self.rng.below(6) {
-                        0 => self.execute("COMMIT;", false),
-                        1 => self.execute("REVERT;", false),
-                        _ => self.execute(&format!("CREATE RELAY t{n};"), true),
-                    };
-                } else if self.client.outstanding_commands() == 0 {
+            Draw::Commit => {
+                self.execute("COMMIT;", false);
+            }
+            Draw::Revert => {
+                self.execute("REVERT;", false);
+            }
+            Draw::Append(text) => {
+                self.execute(&text, true);
+            }
+            Draw::Begin => {
+                if self.client.outstanding_commands() == 0 {
                     let _ = self.client.select_domain(Some("tenant"));
                     self.execute("BEGIN;", false);
                 }
             }
-            75..=79 => {
+            Draw::Cancel => {
                 let outstanding: Vec<CommandHandle> = self
                     .commands
                     .keys()
@@ -445,7 +414,7 @@ impl Simulation {
                     }
                 }
             }
-            80..=89 => {
+            Draw::Recover => {
                 // E-3: repeat an uncertain command under its reference.
                 let candidate = self
                     .command_results
@@ -469,7 +438,7 @@ impl Simulation {
                         let append = self.commands.get(&h).is_some_and(|i| i.append);
                         self.commands.insert(
                             nh,
-                            Issued {
+                            IssuedCommand {
                                 reference: Some(command.reference.to_string()),
                                 recovery_of: Some(command.reference.to_string()),
                                 append,
@@ -478,21 +447,11 @@ impl Simulation {
                     }
                 }
             }
-            90..=99 => {
-                let k = self.rng.below(3);
-                let relay = ["orders", "branched_trades", "orders DROPPING"][k as usize];
-                let text = match self.rng.below(7) {
-                    0 => "LIST DOMAINS".to_string(),
-                    1 => "USE tenant".to_string(),
-                    2 => "ATTACH DOMAIN CLOCK".to_string(),
-                    3 => "DETACH DOMAIN CLOCK".to_string(),
-                    4 | 5 => format!("CREATE SUBSCRIPTION s{k} FROM {relay}"),
-                    _ => format!("DELETE SUBSCRIPTION s{k}"),
-                };
+            Draw::Statement { text, .. } => {
                 let _ = self.statement(&text);
             }
-            k @ 100..=149 => self.operate_dataplane(k - 100),
-            _ => {}
+            Draw::Dataplane(k) => self.operate_dataplane(k),
+            Draw::Nothing => {}
         }
         if self.config.net.leader_change > 0.0 && self.rng.chance(self.config.net.leader_change) {
             let nodes = self.config.nodes;
@@ -746,12 +705,7 @@ impl Simulation {
         while let Some(e) = self.client.poll_event() {
             match e {
                 ClientEvent::Command { handle, result } => {
-                    let line = match &result {
-                        CommandResult::Completed(r) => format!("Completed {:?}", r.origin()),
-                        CommandResult::Failed(f) => format!("Failed {}", short(f)),
-                        CommandResult::Uncertain { cause, .. } => format!("Uncertain {cause:?}"),
-                        _ => "?".into(),
-                    };
+                    let line = result_line(&result);
                     self.log(format!("app result {handle:?} {line}"));
                     self.command_results.entry(handle).or_default().push(result);
                 }
@@ -789,127 +743,24 @@ impl Simulation {
         self.check_credit();
     }
 
-    /// Checks one subscription event against what a reader may show (S-3, S-4, R-1 to R-5):
-    /// rows only within an open generation, read against that generation's schema, every value
-    /// exactly what the cluster wrote; nothing after the end.
+    /// Checks one subscription event as it arrives (see [`SubscriptionCheck::on_event`]).
     fn on_subscription_event(&mut self, id: SubscriptionId, event: SubscriptionEvent) {
         let mut problems = Vec::new();
         let t = self.subscriptions.entry(id).or_default();
-        if t.ended > 0 {
-            problems.push(format!("{id:?} has an event after its end: {event:?}"));
-        }
-        let line = match &event {
-            SubscriptionEvent::Opened { generation, .. } => {
-                t.generation = Some(*generation);
-                format!("open#{generation}")
-            }
-            SubscriptionEvent::Rows(batch) => {
-                if t.generation != Some(batch.generation()) {
-                    problems.push(format!(
-                        "{id:?} rows of generation {} read while {:?} is open",
-                        batch.generation(),
-                        t.generation
-                    ));
-                }
-                for row in batch.rows() {
-                    let (Some(Value::U64(n)), Some(Value::U64(g)), Some(Value::U64(v))) =
-                        (row.cell(0), row.cell(1), row.cell(2))
-                    else {
-                        problems.push(format!("{id:?} a row without its number: {row:?}"));
-                        continue;
-                    };
-                    let expected = row_values(v, g, n);
-                    let got: Vec<Value<'_>> = row.iter().collect();
-                    if got.len() != expected.len() || got.iter().zip(&expected).any(|(a, b)| a != b)
-                    {
-                        problems.push(format!(
-                            "{id:?} row {n} reads {got:?}, written {expected:?}"
-                        ));
-                    }
-                }
-                if is_branched(&t.relay) {
-                    let first = batch.row(0).and_then(|r| r.cell(0));
-                    let key: Option<Vec<Value<'_>>> =
-                        batch.branch_key().map(|k| k.iter().collect());
-                    match (first, key) {
-                        (Some(Value::U64(n)), Some(key)) => {
-                            let expected = branch_key_values(n);
-                            if key.len() != expected.len()
-                                || key.iter().zip(&expected).any(|(a, b)| a != b)
-                            {
-                                problems.push(format!("{id:?} branch key reads {key:?}"));
-                            }
-                        }
-                        _ => problems.push(format!("{id:?} a branched batch without its key")),
-                    }
-                } else if batch.branch_key().is_some() {
-                    problems.push(format!("{id:?} an unbranched batch with a key"));
-                }
-                t.rows += batch.len() as u64;
-                format!("rows{}", batch.len())
-            }
-            SubscriptionEvent::Gap(g) => {
-                if matches!(g, Gap::SessionLost | Gap::RelayChanged { .. }) {
-                    t.generation = None;
-                }
-                format!("gap {g:?}")
-            }
-            SubscriptionEvent::Refused { .. } => "refused".into(),
-            SubscriptionEvent::Ended(e) => {
-                t.ended += 1;
-                if *e == SubscriptionEnd::Deleted && !t.delete_asked {
-                    problems.push(format!("{id:?} deleted though nobody asked"));
-                }
-                format!("end {e:?}")
-            }
-            _ => "other".into(),
-        };
-        t.events.push(line.clone());
+        let line = t.on_event(&id, &event, &mut problems);
         self.violations.extend(problems);
         self.log(format!("app subscription {id:?} {line}"));
     }
 
-    /// Checks one clock event (K-2, K-3, K-5): ticks only of the clock's current paced
-    /// generation, advancing within it; nothing after the end.
+    /// Checks one clock event as it arrives (see [`ClockCheck::on_event`]).
     fn on_clock_event(&mut self, event: ClockEvent) {
         let mut problems = Vec::new();
         let line = format!("{event:?}");
         let domain = event.domain().to_string();
-        let t = self.clocks.entry(domain.clone()).or_default();
-        if t.ended {
-            problems.push(format!("clock {domain} has an event after its end: {line}"));
-        }
-        match &event {
-            ClockEvent::Attached { clock, .. } | ClockEvent::Changed { clock, .. } => {
-                let paced = matches!(clock.state, ClockState::Paced(_));
-                if !paced || t.generation != Some(clock.generation) {
-                    t.last_tick = None;
-                }
-                t.generation = Some(clock.generation);
-                t.paced = paced;
-            }
-            ClockEvent::AlreadyAttached { .. } | ClockEvent::Interrupted { .. } => {
-                t.last_tick = None
-            }
-            ClockEvent::Ticked { tick, .. } => {
-                let (g, id) = (tick.generation.get(), tick.tick_id.get());
-                if !t.paced || t.generation != Some(g) {
-                    problems.push(format!(
-                        "clock {domain} tick of generation {g} while {:?} (paced {}) stands",
-                        t.generation, t.paced
-                    ));
-                }
-                if t.last_tick.is_some_and(|(lg, lid)| lg == g && lid >= id) {
-                    problems.push(format!(
-                        "clock {domain} tick {id} does not advance past {:?}",
-                        t.last_tick
-                    ));
-                }
-                t.last_tick = Some((g, id));
-            }
-            ClockEvent::Ended { .. } => t.ended = true,
-            _ => {}
-        }
+        self.clocks
+            .entry(domain)
+            .or_default()
+            .on_event(&event, &mut problems);
         self.violations.extend(problems);
         self.clock_events.push(line.clone());
         self.log(format!("app clock {line}"));
@@ -935,60 +786,7 @@ impl Simulation {
                 .command_results
                 .get(h)
                 .map_or(&[][..], |v| v.as_slice());
-            if results.len() != 1 {
-                problems.push(format!("{h:?} ended {} times", results.len()));
-                continue;
-            }
-            let Some(reference) = &issued.reference else {
-                continue;
-            };
-            if let Some(original) = &issued.recovery_of {
-                if original != reference {
-                    problems.push(format!("{h:?} recovered under a new reference"));
-                }
-            }
-            let recorded = self.cluster.recorded_outcome(reference);
-            let recorded_completed = recorded.is_some_and(|o| {
-                o.disposition.command_disposition_type() == CommandDisposition::CommandCompleted
-            });
-            match &results[0] {
-                CommandResult::Completed(report) => {
-                    if report.reference().as_str() != reference
-                        || report.outcome().execution_reference() != reference
-                    {
-                        problems.push(format!("{h:?} completed by another command's outcome"));
-                    }
-                    if !recorded_completed {
-                        problems.push(format!(
-                            "{h:?} reported completed, the cluster recorded {recorded:?}"
-                        ));
-                    }
-                    if issued.append
-                        && report.outcome().transaction_admission().is_none()
-                        && report.statements().is_empty()
-                        && self
-                            .cluster
-                            .recorded_outcome(reference)
-                            .is_some_and(|o| o.transaction_admission.is_some())
-                    {
-                        problems.push(format!(
-                            "{h:?} append reported accepted without its admission"
-                        ));
-                    }
-                }
-                CommandResult::Failed(f) if recorded_completed => {
-                    problems.push(format!(
-                        "{h:?} reported failed ({}), but it completed",
-                        short(f)
-                    ));
-                }
-                CommandResult::Uncertain { command, .. }
-                    if command.reference.as_str() != reference =>
-                {
-                    problems.push(format!("{h:?} uncertain under another reference"));
-                }
-                _ => {}
-            }
+            check_command(h, issued, results, &self.cluster, &mut problems);
         }
         let known: BTreeSet<&String> = self
             .commands
@@ -1068,16 +866,6 @@ impl Simulation {
             self.dataplane.deliveries,
             self.trace.len() + self.cluster.trace().len()
         )
-    }
-}
-
-fn short(f: &Failure) -> String {
-    match f {
-        Failure::Outcome(r) => format!(
-            "Outcome({})",
-            r.outcome().disposition_type().variant_name().unwrap_or("?")
-        ),
-        other => format!("{other:?}"),
     }
 }
 

@@ -31,6 +31,7 @@ pub use calls::{DOWNLOAD_PATH, DOWNLOAD_WS_PATH, RESTORE_PATH, RESTORE_WS_PATH, 
 use base64::Engine as _;
 use bytes::Bytes;
 use nervix_harness::cluster::{ClusterConfig, ConnId, Faults, Output, SimCluster};
+use nervix_harness::scenario::TransportFault;
 use nervix_protocol::frame::ClientFrame;
 use nervix_protocol::schema::ClientRequestT;
 use nervix_protocol::time::Timestamp;
@@ -618,6 +619,35 @@ impl Loopback {
             .cluster
             .recorded_outcome(reference)
             .map(|o| format!("{:?}", o.disposition.command_disposition_type()))
+    }
+
+    /// Runs `f` on the cluster as it stands, with the server held still: for checks against
+    /// its record of applied executions and of what it sent.
+    pub fn with_cluster<R>(&self, f: impl FnOnce(&SimCluster) -> R) -> R {
+        f(&lock(&self.shared).cluster)
+    }
+
+    /// Injects a transport fault of a seeded scenario now.
+    pub fn inject_transport_fault(&self, fault: TransportFault) {
+        match fault {
+            TransportFault::Kill { node } => self.kill(node),
+            TransportFault::Cut { node } => self.cut_streams(node),
+            TransportFault::LeaderChange { node } => self.set_leader(node),
+            TransportFault::SlowReader { node, delay_ms } => {
+                self.slow_reader(node, Some(Duration::from_millis(delay_ms)))
+            }
+            _ => {}
+        }
+    }
+
+    /// Ends what [`Loopback::inject_transport_fault`] started that lasts: a killed node comes
+    /// back, a slow reader reads at full speed again.
+    pub fn heal_transport_fault(&self, fault: TransportFault) {
+        match fault {
+            TransportFault::Kill { node } => self.revive(node),
+            TransportFault::SlowReader { node, .. } => self.slow_reader(node, None),
+            _ => {}
+        }
     }
 
     /// The cluster's trace.

@@ -28,11 +28,35 @@ use tokio::time::Instant;
 /// The most outcomes kept for callers that stopped waiting (C-10).
 const UNCLAIMED: usize = 1024;
 
+/// Outcomes kept for callers that stopped waiting (C-10), shared by the driver and every
+/// pending command: a wait dropped after its outcome arrived, but before it was read, puts
+/// the outcome here itself.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Unclaimed(Arc<std::sync::Mutex<VecDeque<CommandResult>>>);
+
+impl Unclaimed {
+    /// Keeps `r`; the oldest goes when [`UNCLAIMED`] are kept.
+    pub fn keep(&self, r: CommandResult) {
+        let mut q = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if q.len() == UNCLAIMED {
+            q.pop_front();
+        }
+        q.push_back(r);
+    }
+
+    /// Hands every kept outcome out, oldest first.
+    pub fn take(&self) -> Vec<CommandResult> {
+        let mut q = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        q.drain(..).collect()
+    }
+}
+
 /// A command the engine accepted: its reference, and where its result will come.
 #[derive(Debug)]
 pub(crate) struct Submitted {
     pub reference: String,
     pub result: oneshot::Receiver<CommandResult>,
+    pub unclaimed: Unclaimed,
 }
 
 /// What a statement given to `run` became.
@@ -147,7 +171,7 @@ pub(crate) struct Driver {
     sessions: BTreeMap<SessionId, SessionIo>,
     commands: BTreeMap<CommandHandle, oneshot::Sender<CommandResult>>,
     reads: BTreeMap<ReadHandle, oneshot::Sender<Result<ReadResult, Error>>>,
-    unclaimed: VecDeque<CommandResult>,
+    unclaimed: Unclaimed,
     parked: Option<Parked>,
     refused: VecDeque<SessionId>,
     notify: broadcast::Sender<DriverEvent>,
@@ -223,7 +247,7 @@ impl Driver {
             sessions: BTreeMap::new(),
             commands: BTreeMap::new(),
             reads: BTreeMap::new(),
-            unclaimed: VecDeque::new(),
+            unclaimed: Unclaimed::default(),
             parked: None,
             refused: VecDeque::new(),
             notify,
@@ -409,7 +433,7 @@ impl Driver {
                 let _ = reply.send(self.engine.binding().clone());
             }
             Request::Unclaimed(reply) => {
-                let _ = reply.send(self.unclaimed.drain(..).collect());
+                let _ = reply.send(self.unclaimed.take());
             }
             Request::SetCredentials(c) => {
                 self.config.credentials = c;
@@ -547,6 +571,7 @@ impl Driver {
         Submitted {
             reference,
             result: rx,
+            unclaimed: self.unclaimed.clone(),
         }
     }
 
@@ -1034,10 +1059,7 @@ impl Driver {
 
     /// An outcome whose caller stopped waiting is kept, never lost (C-10).
     fn keep_unclaimed(&mut self, r: CommandResult) {
-        if self.unclaimed.len() == UNCLAIMED {
-            self.unclaimed.pop_front();
-        }
-        self.unclaimed.push_back(r);
+        self.unclaimed.keep(r);
     }
 }
 

@@ -180,6 +180,7 @@ pub enum RunResult {
 pub struct PendingCommand {
     reference: String,
     result: oneshot::Receiver<CommandResult>,
+    unclaimed: driver::Unclaimed,
 }
 
 impl PendingCommand {
@@ -203,6 +204,17 @@ impl From<Submitted> for PendingCommand {
         Self {
             reference: s.reference,
             result: s.result,
+            unclaimed: s.unclaimed,
+        }
+    }
+}
+
+impl Drop for PendingCommand {
+    /// An outcome that arrived but was never read is kept for [`Client::unclaimed`] (C-10):
+    /// dropping the wait must not lose what the client already holds.
+    fn drop(&mut self) {
+        if let Ok(r) = self.result.try_recv() {
+            self.unclaimed.keep(r);
         }
     }
 }

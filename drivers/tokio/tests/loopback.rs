@@ -578,6 +578,30 @@ fn c_10_a_dropped_wait_keeps_the_outcome_for_unclaimed() {
 }
 
 #[test]
+fn c_10_a_wait_dropped_after_its_outcome_arrived_keeps_it_for_unclaimed() {
+    for transport in TRANSPORTS {
+        let lb = server(1, false);
+        block(async {
+            let c = connected(&lb, transport).await;
+            let pending = c.submit("CREATE RELAY arrived;").await.unwrap();
+            let reference = pending.reference().to_string();
+            // A later command on the same session completes: the first outcome was handed
+            // to its wait before, and nobody has polled it yet.
+            assert!(completed(&c.execute("CREATE RELAY later;").await.unwrap()));
+            // The caller stops waiting without polling it (C-10): it must not be lost.
+            drop(pending);
+            let u = c.unclaimed().await.unwrap();
+            let found = u.iter().find(|r| reference_of(r) == reference);
+            assert!(
+                found.is_some_and(completed),
+                "{transport:?}: the outcome comes back through unclaimed: {u:?}"
+            );
+            assert!(c.unclaimed().await.unwrap().is_empty(), "handed out once");
+        });
+    }
+}
+
+#[test]
 fn a_transaction_commits_across_a_leader_change_over_both_transports() {
     for transport in TRANSPORTS {
         let lb = server(3, false);

@@ -130,7 +130,9 @@ pub use ingestors::{
     ingestor_fields, BATCH_LATENCY, GRANT_BATCHES, GRANT_BYTES, INGESTOR, MAX_BATCH_BYTES,
     MAX_BATCH_ROWS, PRODUCER_PERIOD,
 };
-pub use subscriptions::{branch_key_values, is_branched, relay_schema, row_values, ROW_PERIOD};
+pub use subscriptions::{
+    branch_key_values, is_branched, relay_schema, row_values, Emitted, ROW_PERIOD,
+};
 pub use transactions::TRANSACTION_EXPIRY;
 
 use commands::{command_outcome, completed, read_command, Record, Stmt};
@@ -406,6 +408,7 @@ pub struct SimCluster {
     records: BTreeMap<String, Record>,
     created: BTreeSet<String>,
     generations: BTreeMap<String, u64>,
+    emitted: BTreeMap<(String, u64), Vec<Emitted>>,
     relays: subscriptions::Relays,
     domain_clocks: BTreeMap<String, clocks::DomainClockSim>,
     contracts: BTreeMap<String, u64>,
@@ -448,6 +451,7 @@ impl SimCluster {
             records: BTreeMap::new(),
             created: BTreeSet::new(),
             generations: BTreeMap::new(),
+            emitted: BTreeMap::new(),
             relays: subscriptions::Relays::default(),
             domain_clocks: BTreeMap::new(),
             contracts: BTreeMap::new(),
@@ -834,6 +838,15 @@ impl SimCluster {
     /// this record.
     pub fn recorded_outcome(&self, reference: &str) -> Option<&CommandOutcomeT> {
         self.records.get(reference).map(|r| &r.outcome)
+    }
+
+    /// What the cluster sent for generation `generation` of subscription `name`, in order:
+    /// its row batches and, in their place, the rows it dropped or skipped. A stream delivers
+    /// a prefix of it (the rest may be lost with the stream).
+    pub fn emitted(&self, name: &str, generation: u64) -> &[Emitted] {
+        self.emitted
+            .get(&(name.to_string(), generation))
+            .map_or(&[][..], Vec::as_slice)
     }
 
     /// One line per thing the cluster did, in order.

@@ -25,6 +25,40 @@ use std::time::Duration;
 /// says otherwise.
 pub const ROW_PERIOD: Duration = Duration::from_millis(150);
 
+/// One item the cluster sent for a subscription's generation (see [`SimCluster::emitted`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Emitted {
+    /// Rows numbered `first .. first + count`.
+    Rows {
+        /// The first row's number.
+        first: u64,
+        /// How many.
+        count: u64,
+    },
+    /// `SubscriptionDeliveryLost` in place of `count` rows.
+    DeliveryLost {
+        /// Rows dropped.
+        count: u64,
+    },
+    /// `SubscriptionRowsSkipped` in place of `count` rows.
+    RowsSkipped {
+        /// Rows skipped.
+        count: u64,
+    },
+}
+
+impl Emitted {
+    /// How many rows the item stands for.
+    pub fn rows(&self) -> u64 {
+        match *self {
+            Emitted::Rows { count, .. }
+            | Emitted::DeliveryLost { count }
+            | Emitted::RowsSkipped { count } => count,
+        }
+    }
+}
+
 /// How a subscription is delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Delivery {
@@ -325,6 +359,10 @@ impl SimCluster {
         let count = 1 + self.rng.next() % self.config.batch_rows.max(1);
         let first = open.next_row;
         open.next_row += count;
+        self.emitted
+            .entry((name.to_string(), open.generation))
+            .or_default()
+            .push(Emitted::Rows { first, count });
         let rows = (first..first + count)
             .map(|n| RowT {
                 cells: cells(&row_values(open.version, open.generation, n)),
@@ -379,8 +417,10 @@ impl SimCluster {
                     generation: open.generation,
                 })
             };
+            let key = (name.clone(), open.generation);
             let message =
                 if open.delivery == Delivery::Dropping && self.chance(faults.delivery_lost) {
+                    self.record_in_place(&key, Emitted::DeliveryLost { count });
                     ServerMessageT {
                         body: ServerBodyT::SubscriptionDeliveryLost(Box::new(
                             SubscriptionDeliveryLostT {
@@ -390,6 +430,7 @@ impl SimCluster {
                         )),
                     }
                 } else if self.chance(faults.rows_skipped) {
+                    self.record_in_place(&key, Emitted::RowsSkipped { count });
                     ServerMessageT {
                         body: ServerBodyT::SubscriptionRowsSkipped(Box::new(
                             SubscriptionRowsSkippedT {
@@ -407,6 +448,13 @@ impl SimCluster {
                 s.subscriptions.insert(name, open);
             }
             self.push_unsolicited(conn, message);
+        }
+    }
+
+    /// Records `item` in place of the batch just drawn for `key`.
+    fn record_in_place(&mut self, key: &(String, u64), item: Emitted) {
+        if let Some(last) = self.emitted.get_mut(key).and_then(|v| v.last_mut()) {
+            *last = item;
         }
     }
 
