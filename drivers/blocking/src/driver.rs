@@ -9,7 +9,7 @@ use crate::streams::{self, clock_domain, keep_clock, ClockFollow, Sink, Subscrip
 use crate::{DriverEvent, Error};
 use nervix_protocol::client::{
     Action, Client as Engine, ClientError, ClientEvent, ClockEvent, CommandHandle, CommandResult,
-    ReadHandle, ReadResult, Routed, SessionId, SubscriptionEvent, SubscriptionId,
+    ReadHandle, ReadResult, RetainedCommand, Routed, SessionId, SubscriptionEvent, SubscriptionId,
 };
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::schema::ClientRequestT;
@@ -75,6 +75,11 @@ pub(crate) enum RunSubmitted {
 pub(crate) enum Request {
     Execute {
         query: String,
+        reply: Reply<Submitted>,
+    },
+    /// Repeat an uncertain command exactly (E-2, E-3).
+    Recover {
+        command: Box<RetainedCommand>,
         reply: Reply<Submitted>,
     },
     Run {
@@ -309,6 +314,17 @@ impl Driver {
     fn request(&mut self, r: Request) -> bool {
         let now = self.now();
         match r {
+            Request::Recover { command, reply } => {
+                let r = match self.parked_error() {
+                    Some(e) => Err(e),
+                    None => self
+                        .engine
+                        .recover(now, &command, None)
+                        .map_err(Error::Refused)
+                        .map(|h| self.track_command(h)),
+                };
+                let _ = reply.send(r);
+            }
             Request::Execute { query, reply } => {
                 let r = match self.parked_error() {
                     Some(e) => Err(e),

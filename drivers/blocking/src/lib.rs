@@ -52,7 +52,8 @@ pub use config::{percent_encode, Config, ConfigError, Credentials, WsAuth};
 pub use session::{console_url, End, CONSOLE_PATH};
 
 pub use nervix_protocol::client::{
-    ClockEvent, CommandResult, Gap, ReadResult, SessionLoss, SubscriptionEnd, SubscriptionEvent,
+    ClockEvent, CommandResult, Gap, ReadResult, RetainedCommand, SessionLoss, SubscriptionEnd,
+    SubscriptionEvent,
 };
 pub use streams::{ClockFollow, Subscription};
 
@@ -316,6 +317,16 @@ impl Client {
     /// reference (D-4, E-3).
     pub fn execute(&self, query: &str) -> Result<CommandResult, Error> {
         self.submit(query)?.wait()
+    }
+
+    /// Repeats an uncertain command exactly, to learn its outcome (E-2, E-3): the same
+    /// reference, query, domain, position and preview, under a new request identity. The
+    /// server answers from its record when the first attempt ran (`Recovered`), or runs it
+    /// now; it never runs twice. Pass the `command` of a [`CommandResult::Uncertain`].
+    pub fn recover(&self, command: &RetainedCommand) -> Result<CommandResult, Error> {
+        let command = Box::new(command.clone());
+        let s = self.call(|reply| Request::Recover { command, reply })?;
+        self.pending(s).wait()
     }
 
     /// Runs one NSPL statement the way it travels (L-2): a command, a request of its own, or

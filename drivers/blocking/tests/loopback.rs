@@ -621,3 +621,37 @@ fn t_8_a_slow_reader_ends_the_session_at_the_write_deadline_and_nothing_hangs_bl
         assert!(completed(&c.execute("CREATE RELAY small;").unwrap()));
     });
 }
+
+#[test]
+fn e_3_an_uncertain_command_recovered_through_the_api_ran_once_under_its_reference_blocking() {
+    let lb = server(1, false);
+    let config = config(&lb, WsAuth::Header, creds())
+        .with_timeouts(Duration::from_millis(800), Duration::from_secs(3));
+    let lb = std::sync::Arc::new(lb);
+    let l = lb.clone();
+    bounded(move || {
+        let c = Client::connect(config).unwrap();
+        c.select_domain(Some("tenant")).unwrap();
+        // The node runs the command but its reply is lost: at its deadline it is uncertain.
+        l.drop_replies(0, true);
+        let r = c.execute("CREATE RELAY maybe;").unwrap();
+        let CommandResult::Uncertain { command, .. } = r else {
+            panic!("{r:?}");
+        };
+        let reference = command.reference.to_string();
+        assert_eq!(sent(&l, &reference), 1);
+        l.drop_replies(0, false);
+        let again = c.recover(&command).unwrap();
+        let CommandResult::Completed(report) = &again else {
+            panic!("{again:?}");
+        };
+        assert_eq!(report.reference().to_string(), reference);
+        assert_eq!(
+            report.origin(),
+            Some(nervix_protocol::schema::OutcomeOrigin::Recovered),
+            "answered from the record, not run again"
+        );
+        assert_eq!(sent(&l, &reference), 2, "the same reference went again");
+        let _ = c.close(true);
+    });
+}

@@ -12,8 +12,8 @@ use nervix_protocol::client::{
     Action, BatchId, BatchOutcome, Client as Engine, ClientError, ClientEvent, CommandHandle,
     CommandResult, ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerSpec, Decision,
     Delivery, DeliveryRef, ProducerDescription, ProducerEvent, ProducerId, ProducerSpec,
-    ReadHandle, ReadResult, Routed, SessionId, SettleHandle, SettleResult, SubmitError,
-    SubscriptionEvent, SubscriptionId,
+    ReadHandle, ReadResult, RetainedCommand, Routed, SessionId, SettleHandle, SettleResult,
+    SubmitError, SubscriptionEvent, SubscriptionId,
 };
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::schema::ClientRequestT;
@@ -89,6 +89,11 @@ pub(crate) struct ConsumerOpening {
 pub(crate) enum Request {
     Execute {
         query: String,
+        reply: Reply<Submitted>,
+    },
+    /// Repeat an uncertain command exactly (E-2, E-3).
+    Recover {
+        command: Box<RetainedCommand>,
         reply: Reply<Submitted>,
     },
     Run {
@@ -366,6 +371,18 @@ impl Driver {
     fn request(&mut self, r: Request) -> bool {
         let now = self.now();
         match r {
+            Request::Recover { command, reply } => {
+                if let Some(e) = self.parked_error() {
+                    let _ = reply.send(Err(e));
+                    return false;
+                }
+                let r = self
+                    .engine
+                    .recover(now, &command, None)
+                    .map_err(Error::Refused)
+                    .map(|h| self.track_command(h));
+                let _ = reply.send(r);
+            }
             Request::Execute { query, reply } => {
                 if let Some(e) = self.parked_error() {
                     let _ = reply.send(Err(e));

@@ -52,8 +52,8 @@ pub use transport::{
 pub use dataplane::{Consumer, PendingBatch, Producer, Submission};
 pub use nervix_protocol::client::{
     BatchOutcome, ClockEvent, CommandResult, ConsumerEvent, ConsumerId, ConsumerSpec, Decision,
-    Delivery, DeliveryRef, Gap, ProducerEvent, ProducerId, ProducerSpec, ReadResult, SessionLoss,
-    SettleResult, SubscriptionEnd, SubscriptionEvent,
+    Delivery, DeliveryRef, Gap, ProducerEvent, ProducerId, ProducerSpec, ReadResult,
+    RetainedCommand, SessionLoss, SettleResult, SubscriptionEnd, SubscriptionEvent,
 };
 pub use streams::{ClockFollow, Subscription};
 
@@ -286,6 +286,18 @@ impl Client {
     /// reference (D-4, E-3).
     pub async fn execute(&self, query: &str) -> Result<CommandResult, Error> {
         self.submit(query).await?.await
+    }
+
+    /// Repeats an uncertain command exactly, to learn its outcome (E-2, E-3): the same
+    /// reference, query, domain, position and preview, under a new request identity. The
+    /// server answers from its record when the first attempt ran (`Recovered`), or runs it
+    /// now; it never runs twice. Pass the `command` of a [`CommandResult::Uncertain`].
+    pub async fn recover(&self, command: &RetainedCommand) -> Result<CommandResult, Error> {
+        let command = Box::new(command.clone());
+        self.call(|reply| Request::Recover { command, reply })
+            .await
+            .map(PendingCommand::from)?
+            .await
     }
 
     /// Runs one NSPL statement the way it travels (L-2): a command, a request of its own, or

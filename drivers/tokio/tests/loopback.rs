@@ -620,3 +620,48 @@ fn a_transaction_commits_across_a_leader_change_over_both_transports() {
         });
     }
 }
+
+// ----- E-2, E-3: an uncertain command repeated exactly through the API -------------------------
+
+#[test]
+fn e_3_an_uncertain_command_recovered_through_the_api_ran_once_under_its_reference() {
+    for transport in TRANSPORTS {
+        let lb = server(1, false);
+        block(async {
+            let c = Client::connect(
+                config(&lb, transport, creds())
+                    .with_timeouts(Duration::from_millis(800), Duration::from_secs(3)),
+            )
+            .await
+            .unwrap();
+            c.select_domain(Some("tenant")).await.unwrap();
+            // The node runs the command but its reply is lost: at its deadline it is uncertain.
+            lb.drop_replies(0, true);
+            let r = c.execute("CREATE RELAY maybe;").await.unwrap();
+            let CommandResult::Uncertain { command, .. } = r else {
+                panic!("{transport:?}: {r:?}");
+            };
+            let reference = command.reference.to_string();
+            assert!(lb.stats().references.contains(&reference));
+            lb.drop_replies(0, false);
+            let again = c.recover(&command).await.unwrap();
+            let CommandResult::Completed(report) = &again else {
+                panic!("{transport:?}: {again:?}");
+            };
+            assert_eq!(report.reference().to_string(), reference);
+            assert_eq!(
+                report.origin(),
+                Some(nervix_protocol::schema::OutcomeOrigin::Recovered),
+                "{transport:?}: answered from the record, not run again"
+            );
+            let sent = lb
+                .stats()
+                .references
+                .iter()
+                .filter(|r| **r == reference)
+                .count();
+            assert!(sent >= 2, "{transport:?}: the same reference went again");
+            c.close(true).await.unwrap();
+        });
+    }
+}
