@@ -399,16 +399,6 @@ fn a_6_a_download_whose_first_frame_never_comes_ends_at_its_own_wait_and_leaves_
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The console calls seen on `path`: whether each was accepted, and its credentials.
-fn seen(lb: &Loopback, path: &str) -> Vec<(bool, AuthSeen)> {
-    lb.stats()
-        .calls
-        .iter()
-        .filter(|c| c.path == path)
-        .map(|c| (c.accepted, c.auth.clone()))
-        .collect()
-}
-
 #[test]
 fn t_5_a_401_on_a_console_download_or_restore_is_never_retried_blocking() {
     let (lb, config, dir) = setup("refused", WsAuth::Header);
@@ -436,9 +426,9 @@ fn t_5_a_401_on_a_console_download_or_restore_is_never_retried_blocking() {
         matches!(err, TransferError::Unauthenticated),
         "the download ended as {err:?}"
     );
-    let downloads = seen(&lb, DOWNLOAD_WS_PATH);
+    let downloads = lb.calls_to(DOWNLOAD_WS_PATH);
     assert_eq!(downloads.len(), 1, "one refused connection, no retry");
-    assert!(!downloads[0].0);
+    assert!(!downloads[0].accepted);
     assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
 
     let (source, info) = archive_file(&dir, 3000);
@@ -456,7 +446,7 @@ fn t_5_a_401_on_a_console_download_or_restore_is_never_retried_blocking() {
         err.0
     );
     assert_eq!(err.1, 0, "no restore frame was ever sent");
-    assert_eq!(seen(&lb, RESTORE_WS_PATH).len(), 1);
+    assert_eq!(lb.calls_to(RESTORE_WS_PATH).len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -478,11 +468,11 @@ fn t_5_a_503_on_a_console_call_backs_off_and_retries_with_the_same_credentials_b
             .unwrap()
     });
     assert_eq!(info_of(&path), want);
-    let downloads = seen(&lb, DOWNLOAD_WS_PATH);
-    let accepted: Vec<bool> = downloads.iter().map(|d| d.0).collect();
+    let downloads = lb.calls_to(DOWNLOAD_WS_PATH);
+    let accepted: Vec<bool> = downloads.iter().map(|d| d.accepted).collect();
     assert_eq!(accepted, [false, false, true]);
     assert!(
-        downloads.iter().all(|d| d.1 == downloads[0].1),
+        downloads.iter().all(|d| d.auth == downloads[0].auth),
         "the same credentials each time: {downloads:?}"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -508,7 +498,7 @@ fn t_6_a_console_call_closed_with_a_defect_code_ends_and_is_not_sent_again_block
         "the download ended as {err:?}"
     );
     assert_eq!(
-        seen(&lb, DOWNLOAD_WS_PATH).len(),
+        lb.calls_to(DOWNLOAD_WS_PATH).len(),
         1,
         "the request went once"
     );
@@ -528,6 +518,6 @@ fn t_6_a_console_call_closed_with_a_defect_code_ends_and_is_not_sent_again_block
         matches!(err, TransferError::FrameRefused { code: 1007 }),
         "the restore ended as {err:?}"
     );
-    assert_eq!(seen(&lb, RESTORE_WS_PATH).len(), 1);
+    assert_eq!(lb.calls_to(RESTORE_WS_PATH).len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }

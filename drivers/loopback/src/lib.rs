@@ -613,6 +613,17 @@ impl Loopback {
         lock(&self.shared).cluster.set_faults(faults);
     }
 
+    /// The calls seen so far on `path` (a session's or a separate call's), in order.
+    pub fn calls_to(&self, path: &str) -> Vec<CallSeen> {
+        lock(&self.shared)
+            .stats
+            .calls
+            .iter()
+            .filter(|c| c.path == path)
+            .cloned()
+            .collect()
+    }
+
     /// The outcome the cluster recorded under `reference`, as its disposition's name.
     pub fn recorded(&self, reference: &str) -> Option<String> {
         lock(&self.shared)

@@ -275,6 +275,21 @@ fn bare_h2_call(
     })
 }
 
+/// `iters` rounds of `depth` concurrent reads through the driver's API; the time they took.
+async fn driver_reads(client: &Client, depth: usize, iters: u64) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        let reads = (0..depth).map(|_| client.read(list_domains(), None));
+        for r in futures_util::future::join_all(reads).await {
+            match r {
+                Ok(ReadResult::Replied(f)) => black_box(f),
+                other => panic!("{other:?}"),
+            };
+        }
+    }
+    start.elapsed()
+}
+
 /// Round trips with `depth` requests in flight at a time: 1 measures the latency of one
 /// request after another, more the rate when requests are pipelined.
 fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
@@ -301,21 +316,7 @@ fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
             .block_on(Client::connect(driver_config(&lb, transport)))
             .expect("a session");
         g.bench_function(format!("{name}/driver"), |b| {
-            b.iter_custom(|iters| {
-                client_rt.block_on(async {
-                    let start = Instant::now();
-                    for _ in 0..iters {
-                        let reads = (0..depth).map(|_| client.read(list_domains(), None));
-                        for r in futures_util::future::join_all(reads).await {
-                            match r {
-                                Ok(ReadResult::Replied(f)) => black_box(f),
-                                other => panic!("{other:?}"),
-                            };
-                        }
-                    }
-                    start.elapsed()
-                })
-            })
+            b.iter_custom(|iters| client_rt.block_on(driver_reads(&client, depth, iters)))
         });
         let _ = client_rt.block_on(client.close(false));
     }
@@ -342,21 +343,7 @@ fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
             .block_on(Client::connect(config))
             .expect("a session");
         g.bench_function(format!("{name}/driver_echo"), |b| {
-            b.iter_custom(|iters| {
-                client_rt.block_on(async {
-                    let start = Instant::now();
-                    for _ in 0..iters {
-                        let reads = (0..depth).map(|_| client.read(list_domains(), None));
-                        for r in futures_util::future::join_all(reads).await {
-                            match r {
-                                Ok(ReadResult::Replied(f)) => black_box(f),
-                                other => panic!("{other:?}"),
-                            };
-                        }
-                    }
-                    start.elapsed()
-                })
-            })
+            b.iter_custom(|iters| client_rt.block_on(driver_reads(&client, depth, iters)))
         });
         let _ = client_rt.block_on(client.close(false));
     }

@@ -2,7 +2,7 @@
 //! cluster: a backup's archive downloaded to disk only once verified, restored from that file,
 //! and a resource uploaded from a file, each streamed in pieces by its machine.
 
-use nervix_loopback::{AuthSeen, CallFault, Loopback, LoopbackConfig};
+use nervix_loopback::{CallFault, Loopback, LoopbackConfig};
 use nervix_protocol::calls::*;
 use nervix_protocol::command::ExecutionReference;
 use nervix_protocol::schema::{BackupDownloadFailure, OutcomeOrigin};
@@ -262,16 +262,6 @@ fn t_3a_console_download_and_restore_each_on_their_own_connection() {
     }
 }
 
-/// The calls the loopback saw on `path`: whether each was accepted, and its credentials.
-fn seen(lb: &Loopback, path: &str) -> Vec<(bool, AuthSeen)> {
-    lb.stats()
-        .calls
-        .iter()
-        .filter(|c| c.path == path)
-        .map(|c| (c.accepted, c.auth.clone()))
-        .collect()
-}
-
 fn upload_of(dir: &Path, identity: &str) -> (UploadCall, PathBuf) {
     let bytes: Vec<u8> = (0..50_000u32).map(|i| (i * 11 % 251) as u8).collect();
     let file = dir.join(format!("{identity}.bin"));
@@ -319,15 +309,15 @@ fn t_5_a_separate_call_refused_as_unauthenticated_is_never_retried() {
                 Transport::Grpc => DOWNLOAD_PATH,
                 _ => DOWNLOAD_WS_PATH,
             };
-            let downloads = seen(&lb, path);
+            let downloads = lb.calls_to(path);
             assert_eq!(downloads.len(), 1, "{transport:?}: no retry: {downloads:?}");
-            assert!(!downloads[0].0);
+            assert!(!downloads[0].accepted);
             assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
             if transport == Transport::Grpc {
                 let (mut call, file) = upload_of(&dir, "upload-unauth");
                 let err = transfers.upload(&mut call, &file).await.unwrap_err();
                 assert!(matches!(err, TransferError::Unauthenticated), "{err:?}");
-                assert_eq!(seen(&lb, UPLOAD_PATH).len(), 1, "no retry");
+                assert_eq!(lb.calls_to(UPLOAD_PATH).len(), 1, "no retry");
             }
         });
         let _ = std::fs::remove_dir_all(&dir);
@@ -355,10 +345,10 @@ fn t_5_a_separate_call_refused_as_unavailable_backs_off_and_retries_with_the_sam
                 Transport::Grpc => DOWNLOAD_PATH,
                 _ => DOWNLOAD_WS_PATH,
             };
-            let downloads = seen(&lb, path);
-            let accepted: Vec<bool> = downloads.iter().map(|d| d.0).collect();
+            let downloads = lb.calls_to(path);
+            let accepted: Vec<bool> = downloads.iter().map(|d| d.accepted).collect();
             assert_eq!(accepted, [false, false, true], "{transport:?}");
-            assert!(downloads.iter().all(|d| d.1 == downloads[0].1));
+            assert!(downloads.iter().all(|d| d.auth == downloads[0].auth));
         });
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -376,7 +366,7 @@ fn t_6_a_separate_call_ended_with_out_of_range_or_internal_is_not_sent_again() {
             matches!(err, TransferError::FrameRefused { code: 11 }),
             "{err:?}"
         );
-        assert_eq!(seen(&lb, UPLOAD_PATH).len(), 1, "the upload went once");
+        assert_eq!(lb.calls_to(UPLOAD_PATH).len(), 1, "the upload went once");
 
         let report = backed_up(&config).await;
         lb.inject(CallFault::GrpcStatus(13));
@@ -388,7 +378,7 @@ fn t_6_a_separate_call_ended_with_out_of_range_or_internal_is_not_sent_again() {
             matches!(err, TransferError::FrameRefused { code: 13 }),
             "{err:?}"
         );
-        assert_eq!(seen(&lb, DOWNLOAD_PATH).len(), 1, "the request went once");
+        assert_eq!(lb.calls_to(DOWNLOAD_PATH).len(), 1, "the request went once");
         assert!(!dir.join("tenant.nxb").exists());
     });
     let _ = std::fs::remove_dir_all(&dir);
@@ -409,7 +399,7 @@ fn t_3_a_console_call_closed_with_a_defect_code_ends_and_is_not_sent_again() {
             matches!(err, TransferError::FrameRefused { code: 1008 }),
             "{err:?}"
         );
-        assert_eq!(seen(&lb, DOWNLOAD_WS_PATH).len(), 1);
+        assert_eq!(lb.calls_to(DOWNLOAD_WS_PATH).len(), 1);
         let archive: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
         let file = dir.join("archive.nxb");
         std::fs::write(&file, &archive).unwrap();
@@ -426,7 +416,7 @@ fn t_3_a_console_call_closed_with_a_defect_code_ends_and_is_not_sent_again() {
             matches!(err, TransferError::FrameRefused { code: 1009 }),
             "{err:?}"
         );
-        assert_eq!(seen(&lb, RESTORE_WS_PATH).len(), 1);
+        assert_eq!(lb.calls_to(RESTORE_WS_PATH).len(), 1);
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
