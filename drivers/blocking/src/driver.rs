@@ -3,13 +3,20 @@
 //! bounded inbox, and it never waits longer than the engine's next deadline.
 
 use crate::config::{Config, Credentials};
+use crate::dataplane::{self, Handoff, Submission, Taken};
 use crate::net::Tls;
 use crate::session::{self, Dial, End, Event, Out};
-use crate::streams::{self, clock_domain, keep_clock, ClockFollow, Sink, Subscription};
+use crate::streams::{
+    self, clock_domain, keep_clock, ClockFollow, Flags, Reader, Sink, Subscription,
+};
 use crate::{DriverEvent, Error};
+use arrow_array::RecordBatch;
 use nervix_protocol::client::{
-    Action, Client as Engine, ClientError, ClientEvent, ClockEvent, CommandHandle, CommandResult,
-    ReadHandle, ReadResult, RetainedCommand, Routed, SessionId, SubscriptionEvent, SubscriptionId,
+    Action, BatchId, BatchOutcome, Client as Engine, ClientError, ClientEvent, ClockEvent,
+    CommandHandle, CommandResult, ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerSpec,
+    Decision, Delivery, DeliveryRef, ProducerDescription, ProducerEvent, ProducerId, ProducerSpec,
+    ReadHandle, ReadResult, RetainedCommand, Routed, SessionId, SettleHandle, SettleResult,
+    SubmitError, SubscriptionEvent, SubscriptionId,
 };
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::schema::ClientRequestT;
@@ -108,10 +115,46 @@ pub(crate) enum Request {
         domain: String,
         reply: Reply<ClockFollow>,
     },
+    OpenProducer {
+        spec: ProducerSpec,
+        reply: Reply<ProducerOpening>,
+    },
+    Submit {
+        producer: ProducerId,
+        batch: Submission,
+        handoff: Arc<Handoff>,
+    },
+    CloseProducer(ProducerId),
+    OpenConsumer {
+        spec: ConsumerSpec,
+        reply: Reply<ConsumerOpening>,
+    },
+    ReadDelivery(ConsumerId),
+    Settle {
+        reference: DeliveryRef,
+        decision: Decision,
+        reply: Reply<mpsc::Receiver<SettleResult>>,
+    },
+    CloseConsumer(ConsumerId),
     Close {
         revert: bool,
         done: Reply<()>,
     },
+}
+
+/// A producer the engine took: where its open's answer and its last event will come.
+pub(crate) struct ProducerOpening {
+    pub id: ProducerId,
+    pub opened: mpsc::Receiver<Result<Arc<ProducerDescription>, Error>>,
+    pub ended: mpsc::Receiver<ProducerEvent>,
+    pub flags: Arc<Flags>,
+}
+
+/// A consumer the engine took: where its open's answer and its deliveries will come.
+pub(crate) struct ConsumerOpening {
+    pub id: ConsumerId,
+    pub opened: mpsc::Receiver<Result<Arc<ConsumerDescription>, Error>>,
+    pub reader: Reader<Delivery>,
 }
 
 /// Everything the driver thread is told.
@@ -167,6 +210,35 @@ pub(crate) struct Driver {
     refused: VecDeque<SessionId>,
     watchers: Vec<Watcher>,
     streams: Streams,
+    dataplane: Dataplane,
+}
+
+/// Where producer and consumer events go.
+#[derive(Default)]
+struct Dataplane {
+    producers: BTreeMap<ProducerId, ProducerSink>,
+    consumers: BTreeMap<ConsumerId, ConsumerSink>,
+    settles: BTreeMap<SettleHandle, mpsc::SyncSender<SettleResult>>,
+}
+
+struct ProducerSink {
+    opened: Option<mpsc::SyncSender<Result<Arc<ProducerDescription>, Error>>>,
+    ended: mpsc::SyncSender<ProducerEvent>,
+    /// Set when the application dropped its handle: the producer is then closed.
+    flags: Arc<Flags>,
+    outcomes: BTreeMap<BatchId, mpsc::SyncSender<BatchOutcome>>,
+    /// Submissions waiting for room among the batches not yet sent (the engine said
+    /// `Full`), in the order they were made.
+    blocked: VecDeque<(RecordBatch, Arc<Handoff>)>,
+    closing: bool,
+}
+
+struct ConsumerSink {
+    opened: Option<mpsc::SyncSender<Result<Arc<ConsumerDescription>, Error>>>,
+    deliveries: Sink<Delivery>,
+    closing: bool,
+    /// Nothing more comes: the sink goes once its deliveries are handed on.
+    over: bool,
 }
 
 /// Where subscription and clock events go.
@@ -213,6 +285,7 @@ impl Driver {
             refused: VecDeque::new(),
             watchers: Vec::new(),
             streams: Streams::default(),
+            dataplane: Dataplane::default(),
         }
     }
 
@@ -418,6 +491,89 @@ impl Driver {
                 let r = self.follow_clock(now, domain);
                 let _ = reply.send(r);
             }
+            Request::OpenProducer { spec, reply } => {
+                let r = match self.parked_error() {
+                    Some(e) => Err(e),
+                    None => self
+                        .engine
+                        .open_producer(now, spec)
+                        .map_err(Error::Refused)
+                        .map(|id| self.track_producer(id)),
+                };
+                let _ = reply.send(r);
+            }
+            Request::Submit {
+                producer,
+                batch,
+                handoff,
+            } => {
+                // A builder is finished here, so a batch that must wait for room is kept.
+                let batch = match batch {
+                    Submission::Batch(b) => b,
+                    Submission::Built(b) => match b.finish() {
+                        Ok(b) => b,
+                        Err(e) => {
+                            handoff.offer(|| Some(Err(Error::Submit(e.into()))));
+                            return false;
+                        }
+                    },
+                };
+                let dp = &mut self.dataplane;
+                match dp.producers.get_mut(&producer) {
+                    // Behind others already waiting: in turn (P-4 keeps submission order).
+                    Some(s) if !s.blocked.is_empty() => s.blocked.push_back((batch, handoff)),
+                    _ => {
+                        if !offer(&mut self.engine, dp, now, producer, &batch, &handoff) {
+                            if let Some(s) = dp.producers.get_mut(&producer) {
+                                s.blocked.push_back((batch, handoff));
+                            }
+                        }
+                    }
+                }
+            }
+            Request::CloseProducer(id) => {
+                if let Some(s) = self.dataplane.producers.get_mut(&id) {
+                    s.closing = true;
+                }
+                let _ = self.engine.close_producer(now, id);
+            }
+            Request::OpenConsumer { spec, reply } => {
+                let r = match self.parked_error() {
+                    Some(e) => Err(e),
+                    None => self
+                        .engine
+                        .open_consumer(now, spec)
+                        .map_err(Error::Refused)
+                        .map(|id| self.track_consumer(id)),
+                };
+                let _ = reply.send(r);
+            }
+            Request::ReadDelivery(id) => {
+                // A consumer that is over refuses; its queue closes and the reader sees it.
+                let _ = self.engine.read_delivery(now, id);
+            }
+            Request::Settle {
+                reference,
+                decision,
+                reply,
+            } => {
+                let r = self
+                    .engine
+                    .settle_delivery(now, reference, decision)
+                    .map_err(Error::Settle)
+                    .map(|h| {
+                        let (tx, rx) = mpsc::sync_channel(1);
+                        self.dataplane.settles.insert(h, tx);
+                        rx
+                    });
+                let _ = reply.send(r);
+            }
+            Request::CloseConsumer(id) => {
+                if let Some(s) = self.dataplane.consumers.get_mut(&id) {
+                    s.closing = true;
+                }
+                let _ = self.engine.close_consumer(now, id);
+            }
             Request::Close { revert, done } => {
                 self.engine.close(now, revert);
                 self.drain();
@@ -442,6 +598,175 @@ impl Driver {
             result: rx,
             unclaimed: self.unclaimed.clone(),
         }
+    }
+
+    fn track_producer(&mut self, id: ProducerId) -> ProducerOpening {
+        let (opened_tx, opened) = mpsc::sync_channel(1);
+        let (ended_tx, ended) = mpsc::sync_channel(1);
+        let flags = Arc::new(Flags::default());
+        self.dataplane.producers.insert(
+            id,
+            ProducerSink {
+                opened: Some(opened_tx),
+                ended: ended_tx,
+                flags: flags.clone(),
+                outcomes: BTreeMap::new(),
+                blocked: VecDeque::new(),
+                closing: false,
+            },
+        );
+        ProducerOpening {
+            id,
+            opened,
+            ended,
+            flags,
+        }
+    }
+
+    fn track_consumer(&mut self, id: ConsumerId) -> ConsumerOpening {
+        let (opened_tx, opened) = mpsc::sync_channel(1);
+        let (deliveries, reader) = dataplane::deliveries(&self.inbox_tx);
+        self.dataplane.consumers.insert(
+            id,
+            ConsumerSink {
+                opened: Some(opened_tx),
+                deliveries,
+                closing: false,
+                over: false,
+            },
+        );
+        ConsumerOpening { id, opened, reader }
+    }
+
+    /// Hands producer and consumer events to their handles, and closes what the application
+    /// dropped. True when it asked the engine for something (which may have actions).
+    fn route_dataplane(&mut self) -> bool {
+        let now = self.now();
+        let engine = &mut self.engine;
+        let dp = &mut self.dataplane;
+        let mut told = Vec::new();
+        let mut asked = false;
+        let mut room = false;
+        while let Some((id, e)) = engine.poll_producer_events() {
+            let Some(sink) = dp.producers.get_mut(&id) else {
+                continue;
+            };
+            match e {
+                ProducerEvent::Opened(d) => {
+                    if let Some(tx) = sink.opened.take() {
+                        let _ = tx.send(Ok(d));
+                    }
+                }
+                ProducerEvent::Outcome { batch, outcome } => {
+                    if let Some(tx) = sink.outcomes.remove(&batch) {
+                        let _ = tx.try_send(outcome);
+                    }
+                    room = true;
+                }
+                ProducerEvent::Refused { .. }
+                | ProducerEvent::ReopenRequired(_)
+                | ProducerEvent::Closed
+                | ProducerEvent::Ended { .. } => {
+                    if let Some(sink) = dp.producers.remove(&id) {
+                        if let Some(tx) = sink.opened {
+                            let _ = tx.send(Err(Error::OpenRefused(refusal(&e))));
+                        }
+                        // Waiting submissions were never taken: they end refused.
+                        let state = engine.producer(id).map(|p| p.state);
+                        for (_, handoff) in sink.blocked {
+                            handoff.offer(|| {
+                                Some(Err(Error::Submit(match state {
+                                    Some(st) => SubmitError::Finished(st),
+                                    None => SubmitError::UnknownProducer,
+                                })))
+                            });
+                        }
+                        told.push(DriverEvent::Producer {
+                            producer: id,
+                            event: e.clone(),
+                        });
+                        let _ = sink.ended.try_send(e);
+                    }
+                }
+                // Admission, interruption and restoration: for observers (P-6, P-8).
+                e => {
+                    room |= matches!(e, ProducerEvent::Restored(_));
+                    told.push(DriverEvent::Producer {
+                        producer: id,
+                        event: e,
+                    });
+                }
+            }
+        }
+        if room {
+            asked |= retry_blocked(engine, dp, now);
+        }
+        for (id, sink) in &mut dp.producers {
+            if sink.flags.dropped.load(Ordering::Acquire) && !sink.closing {
+                // Dropped by the application: closed (P-8).
+                sink.closing = true;
+                let _ = engine.close_producer(now, *id);
+                asked = true;
+            }
+        }
+        while let Some((id, e)) = engine.poll_consumer_events() {
+            if let ConsumerEvent::Settled { handle, result, .. } = e {
+                if let Some(tx) = dp.settles.remove(&handle) {
+                    let _ = tx.try_send(result);
+                }
+                continue;
+            }
+            let Some(sink) = dp.consumers.get_mut(&id) else {
+                continue;
+            };
+            match e {
+                ConsumerEvent::Opened(d) => {
+                    if let Some(tx) = sink.opened.take() {
+                        let _ = tx.send(Ok(d));
+                    }
+                }
+                ConsumerEvent::Delivery(d) => sink.deliveries.waiting.push_back(*d),
+                ConsumerEvent::Refused { ref message, .. } => {
+                    if let Some(tx) = sink.opened.take() {
+                        let _ = tx.send(Err(Error::OpenRefused(message.clone())));
+                    }
+                    sink.over = true;
+                }
+                ConsumerEvent::ReopenRequired(_) | ConsumerEvent::Closed => {
+                    if let Some(tx) = sink.opened.take() {
+                        let _ = tx.send(Err(Error::OpenRefused(format!("{e:?}"))));
+                    }
+                    told.push(DriverEvent::Consumer {
+                        consumer: id,
+                        event: e.clone(),
+                    });
+                    sink.over = true;
+                }
+                // Interruption and restoration: for observers (EC-5).
+                e => told.push(DriverEvent::Consumer {
+                    consumer: id,
+                    event: e,
+                }),
+            }
+        }
+        dp.consumers.retain(|id, sink| {
+            if sink.deliveries.dropped() {
+                if !sink.closing && !sink.over {
+                    // Dropped by the application: closed (EC-6).
+                    sink.closing = true;
+                    let _ = engine.close_consumer(now, *id);
+                    asked = true;
+                }
+                return !sink.over;
+            }
+            let flushed = sink.deliveries.flush();
+            // Over and everything handed on: dropping the sink ends the reader's queue.
+            !(sink.over && flushed)
+        });
+        for e in told {
+            self.notify(e);
+        }
+        asked
     }
 
     fn track_read(&mut self, h: ReadHandle) -> mpsc::Receiver<Result<ReadResult, Error>> {
@@ -538,6 +863,7 @@ impl Driver {
                 }
             }
             any |= self.route_streams();
+            any |= self.route_dataplane();
             // Connects refused while parked are answered here, outside the engine's own
             // drain, and the engine may then ask for more.
             while let Some(sid) = self.refused.pop_front() {
@@ -759,5 +1085,64 @@ impl Driver {
     /// An outcome whose caller stopped waiting is kept, never lost (C-10).
     fn keep_unclaimed(&mut self, r: CommandResult) {
         self.unclaimed.keep(r);
+    }
+}
+
+/// Hands `batch` to the engine for `producer` through its hand-off, unless the application
+/// withdrew it; false when the batches not yet sent leave no room for it (the engine's
+/// `Full`), so it keeps waiting.
+fn offer(
+    engine: &mut Engine,
+    dp: &mut Dataplane,
+    now: Timestamp,
+    producer: ProducerId,
+    batch: &RecordBatch,
+    handoff: &Handoff,
+) -> bool {
+    handoff.offer(|| match engine.submit(now, producer, batch) {
+        Err(SubmitError::Full) => None,
+        r => Some(r.map_err(Error::Submit).map(|id| -> Taken {
+            let (tx, rx) = mpsc::sync_channel(1);
+            if let Some(s) = dp.producers.get_mut(&producer) {
+                s.outcomes.insert(id, tx);
+            }
+            (id, rx)
+        })),
+    })
+}
+
+/// Hands waiting submissions to the engine in order while there is room; true when any went
+/// in. One the application withdrew is dropped, never taken (C-10).
+fn retry_blocked(engine: &mut Engine, dp: &mut Dataplane, now: Timestamp) -> bool {
+    let mut asked = false;
+    let ids: Vec<ProducerId> = dp
+        .producers
+        .iter()
+        .filter(|(_, s)| !s.blocked.is_empty())
+        .map(|(id, _)| *id)
+        .collect();
+    for id in ids {
+        while let Some(sink) = dp.producers.get_mut(&id) {
+            let Some((batch, handoff)) = sink.blocked.pop_front() else {
+                break;
+            };
+            if offer(engine, dp, now, id, &batch, &handoff) {
+                asked = true;
+            } else {
+                if let Some(sink) = dp.producers.get_mut(&id) {
+                    sink.blocked.push_front((batch, handoff));
+                }
+                break;
+            }
+        }
+    }
+    asked
+}
+
+/// What a producer's refusal or end says.
+fn refusal(e: &ProducerEvent) -> String {
+    match e {
+        ProducerEvent::Refused { message, .. } => message.clone(),
+        other => format!("{other:?}"),
     }
 }

@@ -24,6 +24,11 @@
 //!   which gives up with [`Error::TimedOut`] when the driver has not answered within the
 //!   engine's deadlines and [`Config::grace`].
 //!
+//! * Producers and consumers: [`Client::producer`] submits Arrow batches, waiting for room
+//!   when one grant of credit is already queued (P-4), each batch with its one outcome
+//!   ([`PendingBatch::wait`]); [`Client::consumer`] reads deliveries decoded and checked
+//!   against their fields and settles them ([`Consumer::next_delivery`], [`Consumer::settle`]).
+//!   Admission changes, interruptions and restorations are [`DriverEvent`]s.
 //! * Backups and restores: [`Transfers`] downloads a backup's archive on
 //!   `/console/backups/download` and restores one on `/console/backups/restore`, a connection
 //!   of its own per attempt (T-3a), every wait bounded by the call machine's own deadline, the
@@ -42,6 +47,7 @@
 
 mod calls;
 mod config;
+mod dataplane;
 mod driver;
 mod net;
 mod session;
@@ -51,14 +57,16 @@ pub use calls::{TransferError, Transfers, ATTEMPTS, DOWNLOAD_WS_PATH, RESTORE_WS
 pub use config::{percent_encode, Config, ConfigError, Credentials, WsAuth};
 pub use session::{console_url, End, CONSOLE_PATH};
 
+pub use dataplane::{Consumer, PendingBatch, Producer, Submission};
 pub use nervix_protocol::client::{
-    ClockEvent, CommandResult, Gap, ReadResult, RetainedCommand, SessionLoss, SubscriptionEnd,
-    SubscriptionEvent,
+    BatchOutcome, ClockEvent, CommandResult, ConsumerEvent, ConsumerId, ConsumerSpec, Decision,
+    Delivery, DeliveryRef, Gap, ProducerEvent, ProducerId, ProducerSpec, ReadResult,
+    RetainedCommand, SessionLoss, SettleResult, SubscriptionEnd, SubscriptionEvent,
 };
 pub use streams::{ClockFollow, Subscription};
 
 use driver::{Driver, Inbox, Observer, Reply, Request, RunSubmitted, Submitted};
-use nervix_protocol::client::{ClientError, SessionId};
+use nervix_protocol::client::{ClientError, SessionId, SettleError, SubmitError};
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::frame::ServerFrame;
 use nervix_protocol::schema::ClientRequestT;
@@ -96,6 +104,16 @@ pub enum Error {
     /// A statement this API does not carry yet.
     #[error("not carried by this API yet: {0}")]
     Unsupported(String),
+    /// The server refused to open a producer or consumer, or it ended before its open was
+    /// answered; the server's words.
+    #[error("the open was refused: {0}")]
+    OpenRefused(String),
+    /// A batch was refused locally; nothing was queued.
+    #[error(transparent)]
+    Submit(SubmitError),
+    /// A settlement was refused locally; nothing was sent.
+    #[error(transparent)]
+    Settle(SettleError),
     /// The driver thread has stopped.
     #[error("the client has stopped")]
     Stopped,
@@ -132,6 +150,22 @@ pub enum DriverEvent {
     Unsolicited(ServerFrame),
     /// Unsolicited frames were dropped (C-7).
     UnsolicitedLost(u64),
+    /// A producer's admission changed (P-6), its session was lost or it was restored or not
+    /// (P-8), or it ended. Outcomes go to each batch's [`PendingBatch`] instead.
+    Producer {
+        /// The producer.
+        producer: ProducerId,
+        /// What happened.
+        event: ProducerEvent,
+    },
+    /// A consumer's session was lost, it was restored or not (EC-5), or it ended.
+    /// Deliveries go to [`Consumer::next_delivery`] instead.
+    Consumer {
+        /// The consumer.
+        consumer: ConsumerId,
+        /// What happened.
+        event: ConsumerEvent,
+    },
 }
 
 /// What [`Client::run`] gave.
@@ -406,6 +440,57 @@ impl Client {
             statement,
             reply,
         })
+    }
+
+    /// Opens a producer on a client ingestor (P-1) and waits for its open's answer; the
+    /// engine keeps it across sessions (P-8). [`Error::OpenRefused`] when the server refused
+    /// it. A producer whose open was not answered within the call's bound is closed.
+    pub fn producer(&self, spec: ProducerSpec) -> Result<Producer, Error> {
+        let o = self.call(|reply| Request::OpenProducer { spec, reply })?;
+        let description = match self.opened(&o.opened) {
+            Ok(d) => d,
+            Err(e) => {
+                // Nobody will hold it: the driver closes it (P-8).
+                o.flags
+                    .dropped
+                    .store(true, std::sync::atomic::Ordering::Release);
+                let _ = self.handle.inbox.try_send(Inbox::Pull);
+                return Err(e);
+            }
+        };
+        Ok(Producer {
+            id: o.id,
+            description,
+            inbox: self.handle.inbox.clone(),
+            ended: std::sync::Mutex::new(o.ended),
+            flags: o.flags,
+        })
+    }
+
+    /// Opens a consumer of a TO CLIENT emitter (EC-1) and waits for its open's answer; the
+    /// engine keeps it across sessions (EC-5). [`Error::OpenRefused`] when the server refused
+    /// it. A consumer whose open was not answered within the call's bound is closed.
+    pub fn consumer(&self, spec: ConsumerSpec) -> Result<Consumer, Error> {
+        let o = self.call(|reply| Request::OpenConsumer { spec, reply })?;
+        // On an error the reader goes, and with it the consumer (EC-6).
+        let description = self.opened(&o.opened)?;
+        Ok(Consumer {
+            id: o.id,
+            description,
+            inbox: self.handle.inbox.clone(),
+            reader: o.reader,
+            asked: false,
+            settle_bound: self.config.call_bound(None),
+        })
+    }
+
+    /// The answer to an open, within the bound of a call.
+    fn opened<T>(&self, rx: &mpsc::Receiver<Result<T, Error>>) -> Result<T, Error> {
+        match rx.recv_timeout(self.config.call_bound(None)) {
+            Ok(r) => r,
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(Error::TimedOut),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::Stopped),
+        }
     }
 
     /// [`Client::subscribe`] in `domain` rather than the selected one.

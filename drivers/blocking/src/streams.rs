@@ -26,7 +26,7 @@ pub(crate) struct Flags {
 
 /// The reader's side of one stream.
 #[derive(Debug)]
-struct Reader<T> {
+pub(crate) struct Reader<T> {
     rx: mpsc::Receiver<T>,
     flags: Arc<Flags>,
     inbox: mpsc::SyncSender<Inbox>,
@@ -39,13 +39,13 @@ impl<T> Reader<T> {
         }
     }
 
-    fn next(&mut self) -> Option<T> {
+    pub(crate) fn next(&mut self) -> Option<T> {
         let e = self.rx.recv().ok();
         self.took();
         e
     }
 
-    fn next_timeout(&mut self, timeout: Duration) -> Result<Option<T>, Error> {
+    pub(crate) fn next_timeout(&mut self, timeout: Duration) -> Result<Option<T>, Error> {
         let e = match self.rx.recv_timeout(timeout) {
             Ok(e) => Some(e),
             Err(mpsc::RecvTimeoutError::Timeout) => return Err(Error::TimedOut),
@@ -172,7 +172,7 @@ impl<T> Sink<T> {
     }
 }
 
-fn pair<T>(inbox: &mpsc::SyncSender<Inbox>) -> (Sink<T>, Reader<T>) {
+pub(crate) fn pair<T>(inbox: &mpsc::SyncSender<Inbox>) -> (Sink<T>, Reader<T>) {
     let (tx, rx) = mpsc::sync_channel(STREAM_QUEUE);
     let flags = Arc::new(Flags::default());
     (
