@@ -302,6 +302,25 @@ pub fn encode(batch: &RecordBatch) -> Result<Vec<u8>, BatchError> {
     Ok(out)
 }
 
+/// Writes `batch` as one canonical Arrow IPC stream (the bytes [`encode`] returns) at the end
+/// of `out`, and returns the stream's length. On an error `out` is left as it was.
+pub fn encode_into(batch: &RecordBatch, out: &mut bytes::BytesMut) -> Result<usize, BatchError> {
+    let start = out.len();
+    out.reserve(ipc_size_hint(batch));
+    let written = (|| {
+        let mut w = StreamWriter::try_new(bytes::BufMut::writer(&mut *out), &batch.schema())?;
+        w.write(batch)?;
+        w.finish()
+    })();
+    match written {
+        Ok(()) => Ok(out.len() - start),
+        Err(e) => {
+            out.truncate(start);
+            Err(ipc(e))
+        }
+    }
+}
+
 fn ipc_size_hint(batch: &RecordBatch) -> usize {
     batch.get_array_memory_size().saturating_add(1024)
 }
