@@ -35,7 +35,7 @@ use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, FixedSizeListArray, ListArray, PrimitiveArray,
     RecordBatch, StringArray, TimestampNanosecondArray,
 };
-use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef, TimeUnit};
@@ -428,6 +428,60 @@ pub trait ColumnValue: sealed::Sealed + Sized {
     fn heap_len(_values: &[Self]) -> usize {
         0
     }
+    /// The bytes of the variable-width values that are not null.
+    #[doc(hidden)]
+    fn nullable_heap_len(_values: &[Option<Self>]) -> usize {
+        0
+    }
+    /// An Arrow array of `values` where `nulls` (built from them) marks the `None`s.
+    #[doc(hidden)]
+    fn nullable_array(values: &[Option<Self>], nulls: Option<NullBuffer>) -> ArrayRef
+    where
+        Self: Copy,
+    {
+        let dense: Vec<Self> = values
+            .iter()
+            .map(|v| v.unwrap_or_else(Self::null_slot))
+            .collect();
+        Self::array(&dense, nulls)
+    }
+}
+
+/// The validity of `values` (`None` is null), or none when no value is null.
+fn validity<T>(values: &[Option<T>]) -> Option<NullBuffer> {
+    if values.iter().all(Option::is_some) {
+        return None;
+    }
+    let mut bits = vec![0u8; values.len().div_ceil(8)];
+    for (byte, chunk) in bits.iter_mut().zip(values.chunks(8)) {
+        *byte = chunk
+            .iter()
+            .enumerate()
+            .fold(0u8, |b, (j, v)| b | (u8::from(v.is_some()) << j));
+    }
+    let bits = BooleanBuffer::new(Buffer::from_vec(bits), 0, values.len());
+    Some(NullBuffer::new(bits))
+}
+
+/// The offsets and bytes of variable-width values, a `None` as an empty value. The caller
+/// checked that the bytes fit 32-bit offsets.
+fn packed<'a>(
+    values: impl ExactSizeIterator<Item = Option<&'a [u8]>>,
+    bytes: usize,
+) -> (OffsetBuffer<i32>, Buffer) {
+    let mut offsets = Vec::with_capacity(values.len() + 1);
+    let mut data = Vec::with_capacity(bytes);
+    offsets.push(0i32);
+    for v in values {
+        if let Some(v) = v {
+            data.extend_from_slice(v);
+        }
+        offsets.push(i32::try_from(data.len()).unwrap_or(i32::MAX));
+    }
+    (
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        Buffer::from_vec(data),
+    )
 }
 
 /// The most bytes (or list elements) one column's 32-bit offsets address.
@@ -505,12 +559,24 @@ impl sealed::Sealed for &str {}
 impl ColumnValue for &str {
     const SCALAR: ScalarType = ScalarType::String;
     fn array(values: &[Self], nulls: Option<NullBuffer>) -> ArrayRef {
-        let offsets = OffsetBuffer::<i32>::from_lengths(values.iter().map(|s| s.len()));
-        let mut data = Vec::with_capacity(offsets.last().unsigned_abs() as usize);
-        for s in values {
-            data.extend_from_slice(s.as_bytes());
-        }
-        Arc::new(StringArray::new(offsets, data.into(), nulls))
+        let bytes = Self::heap_len(values);
+        let (offsets, data) = packed(values.iter().map(|s| Some(s.as_bytes())), bytes);
+        // SAFETY: the bytes are whole `&str`s one after another, and every offset is at the
+        // end of one of them, so each value is valid UTF-8 (what `new` would check again).
+        Arc::new(unsafe { StringArray::new_unchecked(offsets, data, nulls) })
+    }
+    fn nullable_heap_len(values: &[Option<Self>]) -> usize {
+        values
+            .iter()
+            .flatten()
+            .map(|v| v.len())
+            .fold(0, usize::saturating_add)
+    }
+    fn nullable_array(values: &[Option<Self>], nulls: Option<NullBuffer>) -> ArrayRef {
+        let bytes = Self::nullable_heap_len(values);
+        let (offsets, data) = packed(values.iter().map(|s| s.map(str::as_bytes)), bytes);
+        // SAFETY: as in `array`: whole `&str`s, a null being an empty one.
+        Arc::new(unsafe { StringArray::new_unchecked(offsets, data, nulls) })
     }
     fn null_slot() -> Self {
         ""
@@ -527,12 +593,21 @@ impl sealed::Sealed for &[u8] {}
 impl ColumnValue for &[u8] {
     const SCALAR: ScalarType = ScalarType::Bytes;
     fn array(values: &[Self], nulls: Option<NullBuffer>) -> ArrayRef {
-        let offsets = OffsetBuffer::<i32>::from_lengths(values.iter().map(|s| s.len()));
-        let mut data = Vec::with_capacity(offsets.last().unsigned_abs() as usize);
-        for s in values {
-            data.extend_from_slice(s);
-        }
-        Arc::new(BinaryArray::new(offsets, data.into(), nulls))
+        let bytes = Self::heap_len(values);
+        let (offsets, data) = packed(values.iter().map(|s| Some(*s)), bytes);
+        Arc::new(BinaryArray::new(offsets, data, nulls))
+    }
+    fn nullable_heap_len(values: &[Option<Self>]) -> usize {
+        values
+            .iter()
+            .flatten()
+            .map(|v| v.len())
+            .fold(0, usize::saturating_add)
+    }
+    fn nullable_array(values: &[Option<Self>], nulls: Option<NullBuffer>) -> ArrayRef {
+        let bytes = Self::nullable_heap_len(values);
+        let (offsets, data) = packed(values.iter().copied(), bytes);
+        Arc::new(BinaryArray::new(offsets, data, nulls))
     }
     fn null_slot() -> Self {
         &[]
@@ -653,21 +728,12 @@ impl BatchBuilder {
         values: &[Option<T>],
     ) -> Result<(), BatchError> {
         let i = self.slot(name, T::SCALAR, false)?;
-        let dense_len = values
-            .iter()
-            .flatten()
-            .map(|v| T::heap_len(std::slice::from_ref(v)));
-        within_offsets(name, dense_len.fold(0, usize::saturating_add))?;
-        let any_null = values.iter().any(Option::is_none);
-        if any_null && !self.fields[i].nullable() {
+        within_offsets(name, T::nullable_heap_len(values))?;
+        let nulls = validity(values);
+        if nulls.is_some() && !self.fields[i].nullable() {
             return Err(BatchError::column(name, ColumnProblem::Null));
         }
-        let nulls = any_null.then(|| NullBuffer::from_iter(values.iter().map(Option::is_some)));
-        let dense: Vec<T> = values
-            .iter()
-            .map(|v| v.unwrap_or_else(T::null_slot))
-            .collect();
-        self.put(i, T::array(&dense, nulls))
+        self.put(i, T::nullable_array(values, nulls))
     }
 
     /// Gives the lists of the list column `name`, one per row; `None` is a null row of a
