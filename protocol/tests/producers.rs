@@ -1135,7 +1135,19 @@ fn p_3_the_typed_builder_builds_the_arrays_arrow_builds() {
         f("n", Scalar::U32, true),
     ]
     .into();
-    let words = ["", "a", "ünï", "a longer value\0with a nul", "z"];
+    // Lengths below, at and around the short-copy bounds of 8 and 16 bytes.
+    let words = [
+        "",
+        "a",
+        "ünï",
+        "exactly8",
+        "nine char",
+        "a short label",
+        "sixteen bytes!!!",
+        "seventeen bytes!!",
+        "a longer value\0with a nul",
+        "z",
+    ];
     type Null = fn(usize) -> bool;
     let patterns: [Null; 4] = [|_| false, |_| true, |i| i % 3 == 0, |i| i % 8 == 7];
     for rows in [1, 7, 8, 9, 17, 64, 100] {
