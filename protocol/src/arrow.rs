@@ -433,9 +433,10 @@ pub trait ColumnValue: sealed::Sealed + Sized {
     fn nullable_heap_len(_values: &[Option<Self>]) -> usize {
         0
     }
-    /// An Arrow array of `values` where `nulls` (built from them) marks the `None`s.
+    /// An Arrow array of `values` where `nulls` (built from them) marks the `None`s; `heap`
+    /// is their [`ColumnValue::nullable_heap_len`].
     #[doc(hidden)]
-    fn nullable_array(values: &[Option<Self>], nulls: Option<NullBuffer>) -> ArrayRef
+    fn nullable_array(values: &[Option<Self>], nulls: Option<NullBuffer>, _heap: usize) -> ArrayRef
     where
         Self: Copy,
     {
@@ -499,10 +500,11 @@ fn packed<'a>(
         }
         offsets.push(i32::try_from(data.len()).unwrap_or(i32::MAX));
     }
-    (
-        OffsetBuffer::new(ScalarBuffer::from(offsets)),
-        Buffer::from_vec(data),
-    )
+    // SAFETY: the offsets start at 0 and each is the data's length after one more value, so
+    // they never decrease (what `OffsetBuffer::new` would check again); the caller checked the
+    // data fits 32-bit offsets.
+    let offsets = unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) };
+    (offsets, Buffer::from_vec(data))
 }
 
 /// The most bytes (or list elements) one column's 32-bit offsets address.
@@ -593,9 +595,8 @@ impl ColumnValue for &str {
             .map(|v| v.len())
             .fold(0, usize::saturating_add)
     }
-    fn nullable_array(values: &[Option<Self>], nulls: Option<NullBuffer>) -> ArrayRef {
-        let bytes = Self::nullable_heap_len(values);
-        let (offsets, data) = packed(values.iter().map(|s| s.map(str::as_bytes)), bytes);
+    fn nullable_array(values: &[Option<Self>], nulls: Option<NullBuffer>, heap: usize) -> ArrayRef {
+        let (offsets, data) = packed(values.iter().map(|s| s.map(str::as_bytes)), heap);
         // SAFETY: as in `array`: whole `&str`s, a null being an empty one.
         Arc::new(unsafe { StringArray::new_unchecked(offsets, data, nulls) })
     }
@@ -625,9 +626,8 @@ impl ColumnValue for &[u8] {
             .map(|v| v.len())
             .fold(0, usize::saturating_add)
     }
-    fn nullable_array(values: &[Option<Self>], nulls: Option<NullBuffer>) -> ArrayRef {
-        let bytes = Self::nullable_heap_len(values);
-        let (offsets, data) = packed(values.iter().copied(), bytes);
+    fn nullable_array(values: &[Option<Self>], nulls: Option<NullBuffer>, heap: usize) -> ArrayRef {
+        let (offsets, data) = packed(values.iter().copied(), heap);
         Arc::new(BinaryArray::new(offsets, data, nulls))
     }
     fn null_slot() -> Self {
@@ -749,12 +749,13 @@ impl BatchBuilder {
         values: &[Option<T>],
     ) -> Result<(), BatchError> {
         let i = self.slot(name, T::SCALAR, false)?;
-        within_offsets(name, T::nullable_heap_len(values))?;
+        let heap = T::nullable_heap_len(values);
+        within_offsets(name, heap)?;
         let nulls = validity(values);
         if nulls.is_some() && !self.fields[i].nullable() {
             return Err(BatchError::column(name, ColumnProblem::Null));
         }
-        self.put(i, T::nullable_array(values, nulls))
+        self.put(i, T::nullable_array(values, nulls, heap))
     }
 
     /// Gives the lists of the list column `name`, one per row; `None` is a null row of a
