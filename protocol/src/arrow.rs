@@ -464,43 +464,37 @@ fn validity<T>(values: &[Option<T>]) -> Option<NullBuffer> {
     Some(NullBuffer::new(bits))
 }
 
-/// Appends `v` to `data`. Short values, the common case of a text column, are copied with two
-/// fixed-size writes instead of a call to copy a slice of unknown length.
+/// Copies `v` into `data` at `at`. Short values, the common case of a text column, are copied
+/// with two fixed-size writes instead of a call to copy a slice of unknown length.
 #[inline]
-fn append(data: &mut Vec<u8>, v: &[u8]) {
+fn copy_at(data: &mut [u8], at: usize, v: &[u8]) {
     let n = v.len();
     if (8..=16).contains(&n) {
-        let at = data.len();
-        let head: [u8; 8] = v[..8].try_into().unwrap_or_default();
-        let tail: [u8; 8] = v[n - 8..].try_into().unwrap_or_default();
-        data.extend_from_slice(&head);
-        data.truncate(at + n - 8);
-        data.extend_from_slice(&tail);
-    } else if n < 8 {
-        for b in v {
-            data.push(*b);
-        }
+        data[at..at + 8].copy_from_slice(&v[..8]);
+        data[at + n - 8..at + n].copy_from_slice(&v[n - 8..]);
     } else {
-        data.extend_from_slice(v);
+        data[at..at + n].copy_from_slice(v);
     }
 }
 
-/// The offsets and bytes of variable-width values, a `None` as an empty value. The caller
-/// checked that the bytes fit 32-bit offsets.
+/// The offsets and bytes of variable-width values, a `None` as an empty value; `bytes` is
+/// their total length, which the caller checked fits 32-bit offsets.
 fn packed<'a>(
     values: impl ExactSizeIterator<Item = Option<&'a [u8]>>,
     bytes: usize,
 ) -> (OffsetBuffer<i32>, Buffer) {
-    let mut offsets = Vec::with_capacity(values.len() + 1);
-    let mut data = Vec::with_capacity(bytes);
-    offsets.push(0i32);
-    for v in values {
+    let mut offsets = vec![0i32; values.len() + 1];
+    let mut data = vec![0u8; bytes];
+    let mut at = 0;
+    for (end, v) in offsets[1..].iter_mut().zip(values) {
         if let Some(v) = v {
-            append(&mut data, v);
+            copy_at(&mut data, at, v);
+            at += v.len();
         }
-        offsets.push(i32::try_from(data.len()).unwrap_or(i32::MAX));
+        *end = i32::try_from(at).unwrap_or(i32::MAX);
     }
-    // SAFETY: the offsets start at 0 and each is the data's length after one more value, so
+    data.truncate(at);
+    // SAFETY: the offsets start at 0 and each is the bytes written after one more value, so
     // they never decrease (what `OffsetBuffer::new` would check again); the caller checked the
     // data fits 32-bit offsets.
     let offsets = unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) };
