@@ -35,7 +35,7 @@ use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, FixedSizeListArray, ListArray, PrimitiveArray,
     RecordBatch, StringArray, TimestampNanosecondArray,
 };
-use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef, TimeUnit};
@@ -302,6 +302,25 @@ pub fn encode(batch: &RecordBatch) -> Result<Vec<u8>, BatchError> {
     Ok(out)
 }
 
+/// Writes `batch` as one canonical Arrow IPC stream (the bytes [`encode`] returns) at the end
+/// of `out`, and returns the stream's length. On an error `out` is left as it was.
+pub fn encode_into(batch: &RecordBatch, out: &mut bytes::BytesMut) -> Result<usize, BatchError> {
+    let start = out.len();
+    out.reserve(ipc_size_hint(batch));
+    let written = (|| {
+        let mut w = StreamWriter::try_new(bytes::BufMut::writer(&mut *out), &batch.schema())?;
+        w.write(batch)?;
+        w.finish()
+    })();
+    match written {
+        Ok(()) => Ok(out.len() - start),
+        Err(e) => {
+            out.truncate(start);
+            Err(ipc(e))
+        }
+    }
+}
+
 fn ipc_size_hint(batch: &RecordBatch) -> usize {
     batch.get_array_memory_size().saturating_add(1024)
 }
@@ -409,6 +428,77 @@ pub trait ColumnValue: sealed::Sealed + Sized {
     fn heap_len(_values: &[Self]) -> usize {
         0
     }
+    /// The bytes of the variable-width values that are not null.
+    #[doc(hidden)]
+    fn nullable_heap_len(_values: &[Option<Self>]) -> usize {
+        0
+    }
+    /// An Arrow array of `values` where `nulls` (built from them) marks the `None`s; `heap`
+    /// is their [`ColumnValue::nullable_heap_len`].
+    #[doc(hidden)]
+    fn nullable_array(values: &[Option<Self>], nulls: Option<NullBuffer>, _heap: usize) -> ArrayRef
+    where
+        Self: Copy,
+    {
+        let dense: Vec<Self> = values
+            .iter()
+            .map(|v| v.unwrap_or_else(Self::null_slot))
+            .collect();
+        Self::array(&dense, nulls)
+    }
+}
+
+/// The validity of `values` (`None` is null), or none when no value is null.
+fn validity<T>(values: &[Option<T>]) -> Option<NullBuffer> {
+    if values.iter().all(Option::is_some) {
+        return None;
+    }
+    let mut bits = vec![0u8; values.len().div_ceil(8)];
+    for (byte, chunk) in bits.iter_mut().zip(values.chunks(8)) {
+        *byte = chunk
+            .iter()
+            .enumerate()
+            .fold(0u8, |b, (j, v)| b | (u8::from(v.is_some()) << j));
+    }
+    let bits = BooleanBuffer::new(Buffer::from_vec(bits), 0, values.len());
+    Some(NullBuffer::new(bits))
+}
+
+/// Copies `v` into `data` at `at`. Short values, the common case of a text column, are copied
+/// with two fixed-size writes instead of a call to copy a slice of unknown length.
+#[inline]
+fn copy_at(data: &mut [u8], at: usize, v: &[u8]) {
+    let n = v.len();
+    if (8..=16).contains(&n) {
+        data[at..at + 8].copy_from_slice(&v[..8]);
+        data[at + n - 8..at + n].copy_from_slice(&v[n - 8..]);
+    } else {
+        data[at..at + n].copy_from_slice(v);
+    }
+}
+
+/// The offsets and bytes of variable-width values, a `None` as an empty value; `bytes` is
+/// their total length, which the caller checked fits 32-bit offsets.
+fn packed<'a>(
+    values: impl ExactSizeIterator<Item = Option<&'a [u8]>>,
+    bytes: usize,
+) -> (OffsetBuffer<i32>, Buffer) {
+    let mut offsets = vec![0i32; values.len() + 1];
+    let mut data = vec![0u8; bytes];
+    let mut at = 0;
+    for (end, v) in offsets[1..].iter_mut().zip(values) {
+        if let Some(v) = v {
+            copy_at(&mut data, at, v);
+            at += v.len();
+        }
+        *end = i32::try_from(at).unwrap_or(i32::MAX);
+    }
+    data.truncate(at);
+    // SAFETY: the offsets start at 0 and each is the bytes written after one more value, so
+    // they never decrease (what `OffsetBuffer::new` would check again); the caller checked the
+    // data fits 32-bit offsets.
+    let offsets = unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) };
+    (offsets, Buffer::from_vec(data))
 }
 
 /// The most bytes (or list elements) one column's 32-bit offsets address.
@@ -486,12 +576,23 @@ impl sealed::Sealed for &str {}
 impl ColumnValue for &str {
     const SCALAR: ScalarType = ScalarType::String;
     fn array(values: &[Self], nulls: Option<NullBuffer>) -> ArrayRef {
-        let offsets = OffsetBuffer::<i32>::from_lengths(values.iter().map(|s| s.len()));
-        let mut data = Vec::with_capacity(offsets.last().unsigned_abs() as usize);
-        for s in values {
-            data.extend_from_slice(s.as_bytes());
-        }
-        Arc::new(StringArray::new(offsets, data.into(), nulls))
+        let bytes = Self::heap_len(values);
+        let (offsets, data) = packed(values.iter().map(|s| Some(s.as_bytes())), bytes);
+        // SAFETY: the bytes are whole `&str`s one after another, and every offset is at the
+        // end of one of them, so each value is valid UTF-8 (what `new` would check again).
+        Arc::new(unsafe { StringArray::new_unchecked(offsets, data, nulls) })
+    }
+    fn nullable_heap_len(values: &[Option<Self>]) -> usize {
+        values
+            .iter()
+            .flatten()
+            .map(|v| v.len())
+            .fold(0, usize::saturating_add)
+    }
+    fn nullable_array(values: &[Option<Self>], nulls: Option<NullBuffer>, heap: usize) -> ArrayRef {
+        let (offsets, data) = packed(values.iter().map(|s| s.map(str::as_bytes)), heap);
+        // SAFETY: as in `array`: whole `&str`s, a null being an empty one.
+        Arc::new(unsafe { StringArray::new_unchecked(offsets, data, nulls) })
     }
     fn null_slot() -> Self {
         ""
@@ -508,12 +609,20 @@ impl sealed::Sealed for &[u8] {}
 impl ColumnValue for &[u8] {
     const SCALAR: ScalarType = ScalarType::Bytes;
     fn array(values: &[Self], nulls: Option<NullBuffer>) -> ArrayRef {
-        let offsets = OffsetBuffer::<i32>::from_lengths(values.iter().map(|s| s.len()));
-        let mut data = Vec::with_capacity(offsets.last().unsigned_abs() as usize);
-        for s in values {
-            data.extend_from_slice(s);
-        }
-        Arc::new(BinaryArray::new(offsets, data.into(), nulls))
+        let bytes = Self::heap_len(values);
+        let (offsets, data) = packed(values.iter().map(|s| Some(*s)), bytes);
+        Arc::new(BinaryArray::new(offsets, data, nulls))
+    }
+    fn nullable_heap_len(values: &[Option<Self>]) -> usize {
+        values
+            .iter()
+            .flatten()
+            .map(|v| v.len())
+            .fold(0, usize::saturating_add)
+    }
+    fn nullable_array(values: &[Option<Self>], nulls: Option<NullBuffer>, heap: usize) -> ArrayRef {
+        let (offsets, data) = packed(values.iter().copied(), heap);
+        Arc::new(BinaryArray::new(offsets, data, nulls))
     }
     fn null_slot() -> Self {
         &[]
@@ -634,21 +743,13 @@ impl BatchBuilder {
         values: &[Option<T>],
     ) -> Result<(), BatchError> {
         let i = self.slot(name, T::SCALAR, false)?;
-        let dense_len = values
-            .iter()
-            .flatten()
-            .map(|v| T::heap_len(std::slice::from_ref(v)));
-        within_offsets(name, dense_len.fold(0, usize::saturating_add))?;
-        let any_null = values.iter().any(Option::is_none);
-        if any_null && !self.fields[i].nullable() {
+        let heap = T::nullable_heap_len(values);
+        within_offsets(name, heap)?;
+        let nulls = validity(values);
+        if nulls.is_some() && !self.fields[i].nullable() {
             return Err(BatchError::column(name, ColumnProblem::Null));
         }
-        let nulls = any_null.then(|| NullBuffer::from_iter(values.iter().map(Option::is_some)));
-        let dense: Vec<T> = values
-            .iter()
-            .map(|v| v.unwrap_or_else(T::null_slot))
-            .collect();
-        self.put(i, T::array(&dense, nulls))
+        self.put(i, T::nullable_array(values, nulls, heap))
     }
 
     /// Gives the lists of the list column `name`, one per row; `None` is a null row of a

@@ -7,8 +7,12 @@
 
 use crate::check::CheckWrite;
 use crate::frame::Root;
+use crate::limits::MAX_VECTOR_ENTRIES;
 use crate::limits::{FRAME_LIMIT, MAX_DEPTH, MAX_STRING_BYTES};
-use crate::schema::{ClientMessage, ClientMessageArgs, ClientRequestT};
+use crate::schema::{
+    ClientMessage, ClientMessageArgs, ClientRequest, ClientRequestT, SubmitBatchRequest,
+    SubmitBatchRequestArgs,
+};
 use crate::violation::{Fault, Site};
 use bytes::Bytes;
 
@@ -117,6 +121,8 @@ impl WriteCx {
 pub struct Encoder {
     fbb: flatbuffers::FlatBufferBuilder<'static>,
     arena: bytes::BytesMut,
+    /// The head of the last [`Encoder::submit_frame`].
+    head: Vec<u8>,
 }
 
 /// The size of a fresh output arena.
@@ -140,6 +146,7 @@ impl Encoder {
         Self {
             fbb: flatbuffers::FlatBufferBuilder::with_capacity(1024),
             arena: bytes::BytesMut::new(),
+            head: Vec::new(),
         }
     }
 
@@ -213,6 +220,119 @@ impl Encoder {
             });
         }
         Ok(self.emit())
+    }
+}
+
+/// The frame of a `SubmitBatchRequest` around a batch of a given length, without the batch:
+/// what [`Encoder::encode_request`] would write before the batch's bytes, and how many bytes of
+/// padding it writes after them. The frame is `head`, the batch, then `tail` zero bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubmitFrame<'a> {
+    /// The bytes before the batch (its length prefix last).
+    pub head: &'a [u8],
+    /// The zero bytes after the batch.
+    pub tail: usize,
+}
+
+impl SubmitFrame<'_> {
+    /// The whole frame's length for a batch of `batch` bytes.
+    pub fn len(&self, batch: usize) -> usize {
+        self.head.len() + batch + self.tail
+    }
+}
+
+/// Zeros standing in for a batch's last `len % 8` bytes, and for padding.
+const ZEROS: [u8; 8] = [0; 8];
+
+impl Encoder {
+    /// The frame of a `SubmitBatchRequest` of `producer` under `request_id` around a batch of
+    /// `batch_len` bytes, checked by the rules [`Encoder::encode_request`] applies to it
+    /// (nonzero identities, a nonempty batch within the vector limit, the frame limit), for a
+    /// caller that writes the batch's bytes itself between the head and the tail. The bytes
+    /// are exactly those `encode_request` writes for the same request.
+    ///
+    /// FlatBuffers writes a frame from its end, and the batch is the first thing written, so
+    /// everything before it depends only on its length modulo 8 (every alignment in the frame
+    /// divides 8): the head is built once around a stand-in of that many zero bytes.
+    pub fn submit_frame(
+        &mut self,
+        request_id: u64,
+        producer: u64,
+        batch_len: usize,
+    ) -> Result<SubmitFrame<'_>, EncodeError> {
+        let site = |field| Site::new("SubmitBatchRequest", field);
+        if request_id == 0 {
+            return Err(EncodeError::field(
+                Site::new("ClientMessage", "request_id"),
+                Fault::Zero,
+            ));
+        }
+        if producer == 0 {
+            return Err(EncodeError::field(site("producer"), Fault::Zero));
+        }
+        if batch_len > MAX_VECTOR_ENTRIES {
+            return Err(EncodeError::field(
+                site("batch"),
+                Fault::TooManyEntries { len: batch_len },
+            ));
+        }
+        if batch_len == 0 {
+            return Err(EncodeError::field(site("batch"), Fault::Empty));
+        }
+        if batch_len > FRAME_LIMIT {
+            return Err(EncodeError::FrameTooLarge {
+                len: batch_len,
+                limit: FRAME_LIMIT,
+            });
+        }
+        let stand_in = batch_len % ZEROS.len();
+        self.fbb.reset();
+        let batch = self.fbb.create_vector(&ZEROS[..stand_in]);
+        let body = SubmitBatchRequest::create(
+            &mut self.fbb,
+            &SubmitBatchRequestArgs {
+                producer,
+                batch: Some(batch),
+            },
+        );
+        let root = ClientMessage::create(
+            &mut self.fbb,
+            &ClientMessageArgs {
+                request_id,
+                request_type: ClientRequest::SubmitBatchRequest,
+                request: Some(body.as_union_value()),
+            },
+        );
+        self.fbb.finish(root, Some("NXCM"));
+        let data = self.fbb.finished_data();
+        // Where the stand-in's bytes start, read back through the frame's own offsets.
+        let Some(start) = flatbuffers::root::<ClientMessage>(data)
+            .ok()
+            .and_then(|m| m.request_as_submit_batch_request())
+            .map(|r| r.batch().bytes().as_ptr() as usize - data.as_ptr() as usize)
+        else {
+            unreachable!("a frame just built reads back")
+        };
+        // The stand-in was written first, so only its own padding follows it.
+        let tail = data.len() - start - stand_in;
+        let start = start - 4;
+        let total = start + 4 + batch_len + tail;
+        if total > FRAME_LIMIT {
+            return Err(EncodeError::FrameTooLarge {
+                len: total,
+                limit: FRAME_LIMIT,
+            });
+        }
+        let head_len = start + 4;
+        let len = u32::try_from(batch_len).unwrap_or(u32::MAX).to_le_bytes();
+        self.head.clear();
+        self.head.extend_from_slice(&data[..start]);
+        self.head.extend_from_slice(&len);
+        debug_assert_eq!(self.head.len(), head_len);
+        Ok(SubmitFrame {
+            head: &self.head,
+            tail,
+        })
     }
 }
 

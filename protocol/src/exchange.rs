@@ -311,9 +311,26 @@ impl Exchange {
     /// for transmission; with `max_in_flight` requests already out, the request waits in order.
     pub fn request(
         &mut self,
-        _now: Timestamp,
+        now: Timestamp,
         request: &ClientRequestT,
         deadline: Option<Timestamp>,
+    ) -> Result<RequestHandle, RequestError> {
+        self.request_framed(now, request.client_request_type(), deadline, |enc, id| {
+            enc.encode_request(id, request)
+        })
+    }
+
+    /// Registers and sends a request whose frame `frame` writes, given the exchange's encoder
+    /// and the request identity the frame must carry; otherwise exactly [`Exchange::request`].
+    /// `frame` is called only when the request can be registered, and must return one
+    /// `ClientMessage` frame of request type `kind` under that identity, within the frame limit
+    /// (for example from [`Encoder::submit_frame`]); the exchange sends it as given.
+    pub fn request_framed(
+        &mut self,
+        _now: Timestamp,
+        kind: ClientRequest,
+        deadline: Option<Timestamp>,
+        frame: impl FnOnce(&mut Encoder, u64) -> Result<Bytes, EncodeError>,
     ) -> Result<RequestHandle, RequestError> {
         if !self.is_open() {
             return Err(RequestError::SessionEnded);
@@ -322,7 +339,7 @@ impl Exchange {
             return Err(RequestError::IdentitiesExhausted);
         }
         let id = self.next_wire.unwrap_or(0);
-        let frame = self.encoder.encode_request(id, request)?;
+        let frame = frame(&mut self.encoder, id)?;
         let id = self.take_wire_id()?;
         let handle = RequestHandle(self.next_handle);
         self.next_handle += 1;
@@ -330,7 +347,7 @@ impl Exchange {
             id,
             Waiter {
                 handle,
-                kind: request.client_request_type(),
+                kind,
                 frame,
                 deadline,
                 sent: false,

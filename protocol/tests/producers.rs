@@ -997,3 +997,200 @@ fn p_8_a_close_while_the_open_is_held_unread_completes_on_its_loss() {
     assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Closed);
     assert!(!requests(&r, sid).contains(&ClientRequest::CloseIngestorRequest));
 }
+
+/// The frame `encode_request` writes for a batch: what the fast path must equal.
+fn submit_frame_of(request_id: u64, producer: u64, batch: &[u8]) -> Vec<u8> {
+    nervix_protocol::encode::Encoder::new()
+        .encode_request(
+            request_id,
+            &ClientRequestT::SubmitBatchRequest(Box::new(SubmitBatchRequestT {
+                producer,
+                batch: batch.to_vec(),
+            })),
+        )
+        .unwrap()
+        .to_vec()
+}
+
+/// The raw frames of the `SubmitBatchRequest`s sent on `sid`, with their request identity.
+fn raw_submits(r: &Rig, sid: SessionId) -> Vec<(u64, bytes::Bytes)> {
+    r.raw
+        .iter()
+        .filter(|(s, _)| *s == sid)
+        .filter_map(|(_, f)| {
+            let m = support::sent(f);
+            matches!(m.request, ClientRequestT::SubmitBatchRequest(_))
+                .then(|| (m.request_id, f.clone()))
+        })
+        .collect()
+}
+
+#[test]
+fn p_3_a_submit_frame_around_its_batch_is_the_encoded_request() {
+    use nervix_protocol::encode::Encoder;
+    use nervix_protocol::limits::MAX_VECTOR_ENTRIES;
+    let mut enc = Encoder::new();
+    let lens = (1..=40).chain([255, 1000, 4093, 200_000, MAX_VECTOR_ENTRIES]);
+    for len in lens {
+        // No byte of the batch is zero, so a batch byte taken for padding shows.
+        let batch: Vec<u8> = (0..len).map(|i| (i % 251 + 1) as u8).collect();
+        for (rid, producer) in [(1, 1), (7, 300), (u64::MAX, u64::MAX - 1)] {
+            let f = enc.submit_frame(rid, producer, len).unwrap();
+            assert_eq!(f.len(len), f.head.len() + len + f.tail);
+            let mut got = f.head.to_vec();
+            got.extend_from_slice(&batch);
+            got.extend(std::iter::repeat_n(0u8, f.tail));
+            assert_eq!(got, submit_frame_of(rid, producer, &batch), "len {len}");
+        }
+    }
+    // The same refusals as the encoder's own, for the same reasons.
+    let request = |producer, len| {
+        ClientRequestT::SubmitBatchRequest(Box::new(SubmitBatchRequestT {
+            producer,
+            batch: vec![1; len],
+        }))
+    };
+    for (rid, producer, len) in [
+        (0, 1, 8),
+        (1, 0, 8),
+        (1, 1, 0),
+        (1, 1, MAX_VECTOR_ENTRIES + 1),
+    ] {
+        let fast = enc
+            .submit_frame(rid, producer, len)
+            .map(|f| f.head.to_vec());
+        let full = Encoder::new().encode_request(rid, &request(producer, len));
+        assert!(fast.is_err(), "{rid} {producer} {len}");
+        assert_eq!(fast.unwrap_err(), full.unwrap_err());
+    }
+}
+
+#[test]
+fn p_3_the_sent_frame_is_the_encoded_request_of_the_canonical_stream() {
+    let (mut r, sid, p, wire) = opened(&Grant::default());
+    let batch = builder_batch(&r, p, 7).finish().unwrap();
+    let ipc = nervix_protocol::arrow::encode(&batch).unwrap();
+    let b = submit(&mut r, p, 7);
+    let (rid, frame) = raw_submits(&r, sid).pop().unwrap();
+    nervix_protocol::frame::ClientFrame::check(frame.clone()).unwrap();
+    assert_eq!(frame.to_vec(), submit_frame_of(rid, wire, &ipc));
+    // Sent again (not admitted), under a new identity, the frame carries the same stream.
+    r.feed(sid, not_admitted(rid, SubmissionRefusal::Busy));
+    r.advance(Duration::from_secs(1));
+    let (again, frame) = raw_submits(&r, sid).pop().unwrap();
+    assert_ne!(again, rid);
+    assert_eq!(frame.to_vec(), submit_frame_of(again, wire, &ipc));
+    r.feed(sid, batch_completed(again));
+    assert_eq!(
+        outcomes(&drain(&mut r, p)),
+        vec![(b, BatchOutcome::Completed)]
+    );
+}
+
+#[test]
+fn p_3_a_reused_batch_buffer_never_leaks_into_the_next_frame() {
+    let (mut r, sid, p, wire) = opened(&Grant::default());
+    let stream = |r: &Rig, rows| {
+        nervix_protocol::arrow::encode(&builder_batch(r, p, rows).finish().unwrap()).unwrap()
+    };
+    // A large batch, then smaller ones written into the same buffer: while the earlier frame
+    // is still held, and after every earlier frame is gone.
+    let mut held = Vec::new();
+    for (rows, keep) in [(90, true), (5, false), (60, false), (1, false), (3, false)] {
+        let ipc = stream(&r, rows);
+        submit(&mut r, p, rows);
+        let (rid, frame) = raw_submits(&r, sid).pop().unwrap();
+        assert_eq!(
+            frame.to_vec(),
+            submit_frame_of(rid, wire, &ipc),
+            "{rows} rows"
+        );
+        let events = {
+            r.feed(sid, batch_completed(rid));
+            drain(&mut r, p)
+        };
+        assert_eq!(outcomes(&events).len(), 1);
+        if keep {
+            held.push((frame.clone(), frame.to_vec()));
+        }
+        drop(frame);
+        r.raw.clear();
+        // A frame handed over earlier is never written again.
+        for (f, bytes) in &held {
+            assert_eq!(&f[..], &bytes[..]);
+        }
+    }
+}
+
+#[test]
+fn p_3_the_typed_builder_builds_the_arrays_arrow_builds() {
+    use arrow_array::{Array, BinaryArray, UInt32Array};
+    use nervix_protocol::arrow::BatchBuilder;
+    let f = |n: &str, s, nullable| FieldSpec::new(n, FieldType::Scalar(s), nullable, false);
+    let specs: Arc<[FieldSpec]> = vec![
+        f("s", Scalar::String, true),
+        f("b", Scalar::Bytes, true),
+        f("t", Scalar::String, false),
+        f("u", Scalar::Bytes, false),
+        f("n", Scalar::U32, true),
+    ]
+    .into();
+    // Lengths below, at and around the short-copy bounds of 8 and 16 bytes.
+    let words = [
+        "",
+        "a",
+        "ünï",
+        "exactly8",
+        "nine char",
+        "a short label",
+        "sixteen bytes!!!",
+        "seventeen bytes!!",
+        "a longer value\0with a nul",
+        "z",
+    ];
+    type Null = fn(usize) -> bool;
+    let patterns: [Null; 4] = [|_| false, |_| true, |i| i % 3 == 0, |i| i % 8 == 7];
+    for rows in [1, 7, 8, 9, 17, 64, 100] {
+        for null in patterns {
+            let text: Vec<&str> = (0..rows).map(|i| words[i % words.len()]).collect();
+            let some = |i: usize| !null(i);
+            let s: Vec<Option<&str>> = (0..rows).map(|i| some(i).then_some(text[i])).collect();
+            let raw: Vec<&[u8]> = text.iter().map(|t| t.as_bytes()).collect();
+            let b: Vec<Option<&[u8]>> = (0..rows).map(|i| some(i).then_some(raw[i])).collect();
+            let n: Vec<Option<u32>> = (0..rows).map(|i| some(i).then_some(i as u32)).collect();
+            let mut bb = BatchBuilder::new(specs.clone());
+            bb.nullable_column("s", &s).unwrap();
+            bb.nullable_column("b", &b).unwrap();
+            bb.column("t", &text).unwrap();
+            bb.column("u", &raw).unwrap();
+            bb.nullable_column("n", &n).unwrap();
+            let batch = bb.finish().unwrap();
+            let expected: [ArrayRef; 5] = [
+                Arc::new(StringArray::from(s.clone())),
+                Arc::new(BinaryArray::from(b.clone())),
+                Arc::new(StringArray::from(text.clone())),
+                Arc::new(BinaryArray::from(raw.clone())),
+                Arc::new(UInt32Array::from(n.clone())),
+            ];
+            for (i, e) in expected.iter().enumerate() {
+                let got = batch.column(i);
+                assert_eq!(got.to_data(), e.to_data(), "{rows} rows, column {i}");
+                assert_eq!(got.null_count(), e.null_count());
+                got.to_data().validate_full().unwrap();
+            }
+            // And it round-trips through the canonical stream.
+            let ipc = nervix_protocol::arrow::encode(&batch).unwrap();
+            let back = nervix_protocol::arrow::decode(&ipc, &specs, rows as u32).unwrap();
+            assert_eq!(back, batch);
+        }
+    }
+    // A null where the field forbids one is still refused.
+    let mut bb = BatchBuilder::new(specs.clone());
+    assert_eq!(
+        bb.nullable_column("t", &[Some("x"), None]),
+        Err(BatchError::Column {
+            column: "t".into(),
+            problem: ColumnProblem::Null
+        })
+    );
+}

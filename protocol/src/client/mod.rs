@@ -1148,6 +1148,31 @@ impl Client {
         }
     }
 
+    /// [`Client::send_undated`] for a request whose frame `frame` writes under the identity
+    /// it is given ([`Exchange::request_framed`]).
+    fn send_framed(
+        &mut self,
+        now: Timestamp,
+        purpose: Purpose,
+        kind: ClientRequest,
+        frame: impl FnOnce(&mut Encoder, u64) -> Result<Bytes, EncodeError>,
+    ) -> Result<(SessionId, RequestHandle), Option<EncodeError>> {
+        let Some(s) = self.session.as_mut() else {
+            return Err(None);
+        };
+        match s.exchange.request_framed(now, kind, None, frame) {
+            Ok(r) => {
+                s.pending.insert(r, purpose);
+                Ok((s.id, r))
+            }
+            Err(RequestError::Encode(e)) => Err(Some(e)),
+            Err(_) => {
+                self.retire = Some(Retire::Exhausted);
+                Err(None)
+            }
+        }
+    }
+
     fn drain_exchange(&mut self, now: Timestamp, s: &mut Session) {
         while let Some(u) = s.exchange.poll_unsolicited() {
             if let Unsolicited::Frame(f) = &u {

@@ -38,6 +38,7 @@
 
 use super::{Client, Purpose, SessionId};
 use crate::arrow::{self, BatchBuilder, BatchError, ColumnProblem};
+use crate::encode::SubmitFrame;
 use crate::exchange::Interruption;
 use crate::frame::ServerFrame;
 use crate::limits::{FRAME_LIMIT, MAX_VECTOR_ENTRIES};
@@ -46,7 +47,7 @@ use crate::schema::*;
 use crate::time::Timestamp;
 use crate::violation::ProtocolViolation;
 use arrow_array::RecordBatch;
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
@@ -449,10 +450,67 @@ enum Slot {
     Retrying(Timestamp),
 }
 
+/// Room kept after a batch's stream for the padding its frame ends with (below 8 bytes).
+const TAIL_ROOM: usize = 8;
+
+/// A batch's canonical Arrow IPC stream, kept until its outcome.
+#[derive(Debug)]
+enum Stream {
+    /// Never sent: `room` zero bytes, the stream's `len` bytes, then [`TAIL_ROOM`] zero bytes,
+    /// so that the first frame that carries it is finished around it in place.
+    Laid {
+        buf: BytesMut,
+        room: usize,
+        len: usize,
+    },
+    /// The stream alone (a slice of the frame that carried it last).
+    Sent(Bytes),
+}
+
+impl Stream {
+    fn len(&self) -> usize {
+        match self {
+            Self::Laid { len, .. } => *len,
+            Self::Sent(b) => b.len(),
+        }
+    }
+
+    /// The frame `f` around the stream. The first time, the frame is finished in the stream's
+    /// own buffer when its head fits the room left for it exactly; otherwise (a later attempt,
+    /// or a head of another length) the stream is copied into a new frame. Either way the
+    /// stream is then kept as a slice of that frame.
+    fn frame(&mut self, f: SubmitFrame<'_>) -> Bytes {
+        let len = self.len();
+        let in_place =
+            matches!(self, Self::Laid { room, .. } if *room == f.head.len()) && f.tail <= TAIL_ROOM;
+        let (frame, at) = match std::mem::replace(self, Self::Sent(Bytes::new())) {
+            Self::Laid { mut buf, room, len } if in_place => {
+                buf[..room].copy_from_slice(f.head);
+                // The room after the stream was written as zeros: the tail is its start.
+                buf.truncate(room + len + f.tail);
+                (buf.freeze(), room)
+            }
+            old => {
+                let stream = match &old {
+                    Self::Laid { buf, room, len } => &buf[*room..*room + *len],
+                    Self::Sent(b) => &b[..],
+                };
+                let mut out = BytesMut::with_capacity(f.len(len));
+                out.extend_from_slice(f.head);
+                out.extend_from_slice(stream);
+                out.put_bytes(0, f.tail);
+                (out.freeze(), f.head.len())
+            }
+        };
+        *self = Self::Sent(frame.slice(at..at + len));
+        frame
+    }
+}
+
 #[derive(Debug)]
 struct Pending {
     seq: u64,
-    ipc: Bytes,
+    ipc: Stream,
     slot: Slot,
     /// Retries so far (the back-off's exponent).
     retries: u32,
@@ -523,6 +581,12 @@ pub(crate) struct Producers {
     /// Attachments to close whose replies nobody reads (a changed restoration, a late open
     /// after a close), by session.
     releases: Vec<(SessionId, u64)>,
+    /// The buffer the next batch is written into. Batches are split off its front, so one
+    /// allocation serves batch after batch once the frames cut from it are dropped.
+    spare: BytesMut,
+    /// The length of a `SubmitBatchRequest` frame's head for a stream of a multiple of 8
+    /// bytes (which every canonical stream is), once known.
+    head_room: Option<usize>,
 }
 
 fn open_request(spec: &ProducerSpec) -> ClientRequestT {
@@ -539,11 +603,15 @@ fn close_request(wire: u64) -> ClientRequestT {
     ClientRequestT::CloseIngestorRequest(Box::new(CloseIngestorRequestT { producer: wire }))
 }
 
-fn submit_request(wire: u64, ipc: &[u8]) -> ClientRequestT {
-    ClientRequestT::SubmitBatchRequest(Box::new(SubmitBatchRequestT {
-        producer: wire,
-        batch: ipc.to_vec(),
-    }))
+impl Producers {
+    /// The head room a batch's stream is written after (see [`Stream::Laid`]).
+    fn head_room(&mut self) -> usize {
+        *self.head_room.get_or_insert_with(|| {
+            crate::encode::Encoder::new()
+                .submit_frame(1, 1, 8)
+                .map_or(0, |f| f.head.len())
+        })
+    }
 }
 
 fn endpoint_violation(rule: &'static str, what: String) -> ProtocolViolation {
@@ -1069,21 +1137,28 @@ impl Client {
             }
             .into());
         }
-        let ipc = arrow::encode(batch)?;
-        let max = desc.batch_byte_limit();
-        if ipc.len() as u64 > max {
-            return Err(BatchError::TooLarge {
-                bytes: ipc.len(),
-                max,
+        let room = self.producers.head_room();
+        let spare = &mut self.producers.spare;
+        spare.clear();
+        spare.put_bytes(0, room);
+        let len = match arrow::encode_into(batch, spare) {
+            Ok(len) => len,
+            Err(e) => {
+                spare.clear();
+                return Err(e.into());
             }
-            .into());
+        };
+        spare.put_bytes(0, TAIL_ROOM);
+        let max = desc.batch_byte_limit();
+        if len as u64 > max {
+            spare.clear();
+            return Err(BatchError::TooLarge { bytes: len, max }.into());
         }
         let seq = self.seq();
-        let e = self
-            .producers
-            .entries
-            .get_mut(&producer)
-            .ok_or(SubmitError::UnknownProducer)?;
+        let Some(e) = self.producers.entries.get_mut(&producer) else {
+            self.producers.spare.clear();
+            return Err(SubmitError::UnknownProducer);
+        };
         // Batches not yet out are bounded by one grant of credit.
         let (waiting, waiting_bytes) = e
             .batches
@@ -1091,17 +1166,19 @@ impl Client {
             .filter(|b| !matches!(b.slot, Slot::Sent(_)))
             .fold((0u64, 0u64), |(n, b), p| (n + 1, b + p.ipc.len() as u64));
         if waiting >= u64::from(desc.granted_batches)
-            || waiting_bytes + ipc.len() as u64 > desc.granted_bytes
+            || waiting_bytes + len as u64 > desc.granted_bytes
         {
+            self.producers.spare.clear();
             return Err(SubmitError::Full);
         }
         self.producers.next_batch += 1;
         let id = BatchId(self.producers.next_batch);
+        let buf = self.producers.spare.split();
         e.batches.insert(
             id,
             Pending {
                 seq,
-                ipc: Bytes::from(ipc),
+                ipc: Stream::Laid { buf, room, len },
                 slot: Slot::Waiting,
                 retries: 0,
                 last: None,
@@ -1216,10 +1293,35 @@ impl Client {
                 {
                     return;
                 }
-                let request = submit_request(wire, &pending.ipc);
+                // The frame is finished around the stream where it was written (P-3).
+                let mut stream = match self
+                    .producers
+                    .entries
+                    .get_mut(&id)
+                    .and_then(|e| e.batches.get_mut(&b))
+                {
+                    Some(pending) => {
+                        std::mem::replace(&mut pending.ipc, Stream::Sent(Bytes::new()))
+                    }
+                    None => return,
+                };
+                let stream_len = stream.len();
+                let sent =
+                    self.send_framed(now, p, ClientRequest::SubmitBatchRequest, |enc, id| {
+                        let f = enc.submit_frame(id, wire, stream_len)?;
+                        Ok(stream.frame(f))
+                    });
+                if let Some(pending) = self
+                    .producers
+                    .entries
+                    .get_mut(&id)
+                    .and_then(|e| e.batches.get_mut(&b))
+                {
+                    pending.ipc = stream;
+                }
                 // No deadline: a batch holds its credit until its outcome or its session's
                 // end, and no CancelRequest is ever sent for it (P-7).
-                match self.send_undated(now, p, &request) {
+                match sent {
                     Ok((session, _)) => {
                         if let Some(e) = self.producers.entries.get_mut(&id) {
                             e.take_credit(len);
@@ -1536,4 +1638,67 @@ fn same_fields(expected: &[FieldSpec], found: &[FieldSpec]) -> Result<(), BatchE
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+    use crate::encode::Encoder;
+
+    fn expected(rid: u64, wire: u64, ipc: &[u8]) -> Vec<u8> {
+        let request = ClientRequestT::SubmitBatchRequest(Box::new(SubmitBatchRequestT {
+            producer: wire,
+            batch: ipc.to_vec(),
+        }));
+        Encoder::new()
+            .encode_request(rid, &request)
+            .unwrap()
+            .to_vec()
+    }
+
+    fn laid(room: usize, ipc: &[u8]) -> Stream {
+        let mut buf = BytesMut::new();
+        // Stale bytes where the head and the tail go: they must all be written over.
+        buf.put_bytes(0xAA, room);
+        buf.extend_from_slice(ipc);
+        buf.put_bytes(0, TAIL_ROOM);
+        Stream::Laid {
+            buf,
+            room,
+            len: ipc.len(),
+        }
+    }
+
+    #[test]
+    fn p_3_a_laid_stream_is_framed_in_place_and_then_copied() {
+        let mut enc = Encoder::new();
+        let mut producers = Producers::default();
+        let room = producers.head_room();
+        for len in [8, 16, 1024, 4096] {
+            let ipc: Vec<u8> = (0..len).map(|i| (i % 13 + 1) as u8).collect();
+            let mut s = laid(room, &ipc);
+            let Stream::Laid { buf, .. } = &s else {
+                unreachable!()
+            };
+            let at = buf.as_ptr();
+            let frame = s.frame(enc.submit_frame(9, 4, len).unwrap());
+            // The first frame is the stream's own buffer, finished around it.
+            assert_eq!(frame.as_ptr(), at, "{len}");
+            assert_eq!(frame.to_vec(), expected(9, 4, &ipc));
+            assert!(matches!(&s, Stream::Sent(b) if b[..] == ipc[..]));
+            // A later frame is a copy, under its own identities.
+            let again = s.frame(enc.submit_frame(10, 5, len).unwrap());
+            assert_ne!(again.as_ptr(), frame.as_ptr());
+            assert_eq!(again.to_vec(), expected(10, 5, &ipc));
+            assert_eq!(frame.to_vec(), expected(9, 4, &ipc));
+        }
+        // A head that does not fit the room (a length not a multiple of 8) is copied.
+        for len in [1, 7, 13] {
+            let ipc: Vec<u8> = (0..len).map(|i| (i % 13 + 1) as u8).collect();
+            let mut s = laid(room, &ipc);
+            let frame = s.frame(enc.submit_frame(3, 2, len).unwrap());
+            assert_eq!(frame.to_vec(), expected(3, 2, &ipc), "{len}");
+            assert!(matches!(&s, Stream::Sent(b) if b[..] == ipc[..]));
+        }
+    }
 }

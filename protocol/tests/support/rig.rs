@@ -15,6 +15,8 @@ pub struct Rig {
     pub c: Client,
     pub now: Timestamp,
     pub sent: Vec<(SessionId, ClientMessageT)>,
+    /// The frames of `sent`, as they were handed over.
+    pub raw: Vec<(SessionId, Bytes)>,
     pub connects: Vec<(SessionId, Endpoint)>,
     pub closes: Vec<(SessionId, bool)>,
     pub events: Vec<ClientEvent>,
@@ -33,6 +35,7 @@ impl Rig {
             c: Client::new(config),
             now: Timestamp::ZERO,
             sent: vec![],
+            raw: vec![],
             connects: vec![],
             closes: vec![],
             events: vec![],
@@ -42,7 +45,10 @@ impl Rig {
         while let Some(a) = self.c.poll_action() {
             match a {
                 Action::Connect { session, endpoint } => self.connects.push((session, endpoint)),
-                Action::Send { session, frame } => self.sent.push((session, sent(&frame))),
+                Action::Send { session, frame } => {
+                    self.sent.push((session, sent(&frame)));
+                    self.raw.push((session, frame));
+                }
                 Action::Close { session, clean } => self.closes.push((session, clean)),
                 other => panic!("{other:?}"),
             }
