@@ -9,6 +9,9 @@
 //! * `producer/build_only`: the [`BatchBuilder`] part of `build_and_submit` alone.
 //! * `producer/submit_prebuilt`: [`Client::submit`] of the already built `RecordBatch` (field
 //!   check, canonical encoding, grant checks, credit, the frame), its outcome read back.
+//! * `producer/arrow_build_and_stream_writer`: the same batch built with arrow's own arrays
+//!   from the same slices, then written by `StreamWriter`: the like-for-like baseline of
+//!   `build_and_submit`.
 //! * `producer/stream_writer`: `StreamWriter` writing the already built `RecordBatch`.
 //! * `consumer/decode_and_check`: [`arrow::decode`] (schema, one batch, end marker, nulls,
 //!   members).
@@ -16,7 +19,10 @@
 
 #![allow(missing_docs)]
 
-use arrow_array::RecordBatch;
+use arrow_array::{
+    ArrayRef, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+    TimestampNanosecondArray, UInt32Array, UInt64Array,
+};
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::StreamWriter;
 use bytes::Bytes;
@@ -31,6 +37,7 @@ use nervix_protocol::schema::*;
 use nervix_protocol::time::Timestamp;
 use std::hint::black_box;
 use std::io::Cursor;
+use std::sync::Arc;
 
 const ROWS: usize = 4_000;
 
@@ -213,6 +220,33 @@ fn bench(c: &mut Criterion) {
             id += 1;
             client.handle_frame(now, sid, completed(id));
             while client.poll_producer_event(p).is_some() {}
+        });
+    });
+    // The like-for-like baseline of `build_and_submit`: the same batch built with arrow's own
+    // arrays from the same slices, then written by `StreamWriter`.
+    g.bench_function("arrow_build_and_stream_writer", |bench| {
+        let schema = batch.schema();
+        bench.iter(|| {
+            let g: TimestampNanosecondArray =
+                TimestampNanosecondArray::from_iter_values(cols.g.iter().map(|d| d.0))
+                    .with_timezone(arrow::DATETIME_ZONE);
+            let columns: Vec<ArrayRef> = vec![
+                Arc::new(UInt64Array::from_iter_values(cols.a.iter().copied())),
+                Arc::new(Int64Array::from_iter_values(cols.b.iter().copied())),
+                Arc::new(Float64Array::from_iter_values(cols.c.iter().copied())),
+                Arc::new(Float32Array::from_iter_values(cols.d.iter().copied())),
+                Arc::new(UInt32Array::from_iter_values(cols.e.iter().copied())),
+                Arc::new(Int32Array::from_iter_values(cols.f.iter().copied())),
+                Arc::new(g),
+                Arc::new(StringArray::from(cols.h.clone())),
+            ];
+            let built = RecordBatch::try_new(schema.clone(), columns).unwrap();
+            let mut out = Vec::new();
+            let mut w = StreamWriter::try_new(&mut out, &schema).unwrap();
+            w.write(&built).unwrap();
+            w.finish().unwrap();
+            drop(w);
+            black_box(out)
         });
     });
     g.bench_function("stream_writer", |bench| {
