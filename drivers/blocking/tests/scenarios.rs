@@ -202,12 +202,7 @@ fn config(lb: &Loopback) -> Config {
 fn run_scenario(lb: Arc<Loopback>, plan: Plan) -> (Observed, Option<String>) {
     let client = match Client::start(config(&lb)) {
         Ok(c) => c,
-        Err(e) => {
-            return (
-                Observed::default(),
-                Some(format!("the client did not start: {e}")),
-            )
-        }
+        Err(e) => return scenario::not_started(e),
     };
     let mut run = Run {
         client,

@@ -83,6 +83,14 @@ pub fn overran() -> (Observed, Option<String>) {
     )
 }
 
+/// The result of a run whose client did not start.
+pub fn not_started(e: impl Display) -> (Observed, Option<String>) {
+    (
+        Observed::default(),
+        Some(format!("the client did not start: {e}")),
+    )
+}
+
 /// The handles a driver's API gives out, and how to see without waiting whether each has
 /// something.
 pub trait Handles {

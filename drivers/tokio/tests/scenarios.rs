@@ -216,12 +216,7 @@ async fn run_scenario(
 ) -> (Observed, Option<String>) {
     let client = match Client::start(config(&lb, transport)) {
         Ok(c) => c,
-        Err(e) => {
-            return (
-                Observed::default(),
-                Some(format!("the client did not start: {e}")),
-            )
-        }
+        Err(e) => return scenario::not_started(e),
     };
     let mut run = Run {
         client,
