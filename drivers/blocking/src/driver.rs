@@ -11,6 +11,7 @@ use crate::streams::{
 };
 use crate::{DriverEvent, Error};
 use arrow_array::RecordBatch;
+pub(crate) use nervix_driver_support::unclaimed::Unclaimed;
 use nervix_protocol::client::{
     Action, BatchId, BatchOutcome, Client as Engine, ClientError, ClientEvent, ClockEvent,
     CommandHandle, CommandResult, ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerSpec,
@@ -28,8 +29,6 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// The most outcomes kept for callers that stopped waiting (C-10).
-const UNCLAIMED: usize = 1024;
 /// Frames queued for one session's thread before the driver keeps them itself.
 const SESSION_QUEUE: usize = 64;
 /// Events kept for one observer that does not read them.
@@ -38,29 +37,6 @@ const OBSERVER_QUEUE: usize = 1024;
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
 pub(crate) type Reply<T> = mpsc::SyncSender<Result<T, Error>>;
-
-/// Outcomes kept for callers that stopped waiting (C-10), shared by the driver and every
-/// pending command: a wait dropped after its outcome arrived, but before it was read, puts
-/// the outcome here itself.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Unclaimed(Arc<std::sync::Mutex<VecDeque<CommandResult>>>);
-
-impl Unclaimed {
-    /// Keeps `r`; the oldest goes when [`UNCLAIMED`] are kept.
-    pub fn keep(&self, r: CommandResult) {
-        let mut q = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if q.len() == UNCLAIMED {
-            q.pop_front();
-        }
-        q.push_back(r);
-    }
-
-    /// Hands every kept outcome out, oldest first.
-    pub fn take(&self) -> Vec<CommandResult> {
-        let mut q = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        q.drain(..).collect()
-    }
-}
 
 /// A command the engine accepted: its reference, and where its result will come.
 #[derive(Debug)]

@@ -29,7 +29,6 @@ use nervix_protocol::rng::Rng;
 use nervix_protocol::schema::*;
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write;
 use std::time::Duration;
 
 mod dataplane;
@@ -818,15 +817,7 @@ impl Simulation {
         for m in self.cluster.misbehaviour() {
             problems.push(format!("the cluster saw: {m}"));
         }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            let mut s = String::new();
-            for p in problems.iter().take(20) {
-                let _ = writeln!(s, "  {p}");
-            }
-            Err(s)
-        }
+        crate::scenario::checks::verdict(&problems)
     }
 
     /// How many batches ended with each kind of outcome (`completed`, `unknown`, ...).
@@ -930,6 +921,39 @@ pub fn seed_selection(
         format!("NERVIX_SEED_BASE={base} with NERVIX_SEEDS={count} runs past u64::MAX")
     })?;
     Ok(base..end)
+}
+
+/// The seeds a seeded test runs, as [`seed_selection`] reads them from the environment
+/// variables `NERVIX_SEED`, `NERVIX_SEEDS` and `NERVIX_SEED_BASE`, `default_count` seeds from 0
+/// when none is set.
+///
+/// # Panics
+///
+/// When a variable is not a seed number or the range passes `u64::MAX`, naming the variable.
+pub fn seeds_from_env(default_count: u64) -> std::ops::Range<u64> {
+    let var = |name: &str| std::env::var(name).ok();
+    seed_selection(
+        var("NERVIX_SEED").as_deref(),
+        var("NERVIX_SEEDS").as_deref(),
+        var("NERVIX_SEED_BASE").as_deref(),
+        default_count,
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `run` for every seed of `seeds`, all of them even after a failure.
+///
+/// # Panics
+///
+/// When any seed failed, with how many and every failure report `run` returned.
+pub fn assert_seeds(seeds: std::ops::Range<u64>, mut run: impl FnMut(u64) -> Result<(), String>) {
+    let failures: Vec<String> = seeds.filter_map(|seed| run(seed).err()).collect();
+    assert!(
+        failures.is_empty(),
+        "{} seeds failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// `Body/Disposition` of a reply frame, naming the union variants it carries.

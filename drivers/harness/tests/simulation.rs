@@ -6,34 +6,16 @@
 //! no earlier run has. A failing seed is named by its absolute number, which `NERVIX_SEED`
 //! replays.
 
-use nervix_harness::sim::{run_seed, seed_selection, SimConfig, Simulation};
+use nervix_harness::sim::{
+    assert_seeds, run_seed, seed_selection, seeds_from_env, SimConfig, Simulation,
+};
 use proptest::prelude::*;
-
-fn seeds() -> std::ops::Range<u64> {
-    let var = |name: &str| std::env::var(name).ok();
-    seed_selection(
-        var("NERVIX_SEED").as_deref(),
-        var("NERVIX_SEEDS").as_deref(),
-        var("NERVIX_SEED_BASE").as_deref(),
-        300,
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
-}
 
 #[test]
 fn c_4_every_request_ends_exactly_once_across_seeded_fault_schedules() {
-    let mut failures = Vec::new();
-    for seed in seeds() {
-        if let Err(e) = run_seed(SimConfig::chaotic(seed)) {
-            failures.push(e);
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} seeds failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_seeds(seeds_from_env(300), |seed| {
+        run_seed(SimConfig::chaotic(seed)).map(drop)
+    });
 }
 
 #[test]

@@ -21,9 +21,13 @@
 //!
 //! The server runs on a thread and runtime of its own, so blocking and async clients alike can
 //! be pointed at it; dropping the [`Loopback`] stops it.
+//!
+//! [`scenario`] holds what the drivers' seeded scenario tests share: the loopback a seed asks
+//! for, the book of what the application holds and observed, and the verdict on a run.
 
 mod calls;
 mod grpc;
+pub mod scenario;
 mod ws;
 
 pub use calls::{DOWNLOAD_PATH, DOWNLOAD_WS_PATH, RESTORE_PATH, RESTORE_WS_PATH, UPLOAD_PATH};

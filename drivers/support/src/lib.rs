@@ -14,9 +14,12 @@
 //! * [`credentials`]: Basic credentials, how a WebSocket presents them, and console URLs.
 //! * [`call_end`]: what a separate call's transport ending without an answer means (T-5,
 //!   T-6, T-3): ended, or repeated after a growing pause.
+//! * [`unclaimed`]: the bounded store of command outcomes whose callers stopped waiting
+//!   (C-10), shared by a driver and its pending commands.
 
 pub mod call_end;
 pub mod credentials;
+pub mod unclaimed;
 
 use bytes::{Bytes, BytesMut};
 use nervix_protocol::calls::{ArchiveDigest, ArchiveInfo, DownloadEnd};

@@ -8,6 +8,7 @@ use crate::streams::{clock_domain, ClockFollow, ClockSink, Subscription, STREAM_
 use crate::transport::{self, AbortOnDrop, Dial, End, Event, Out};
 use crate::{DriverEvent, Error};
 use arrow_array::RecordBatch;
+pub(crate) use nervix_driver_support::unclaimed::Unclaimed;
 use nervix_protocol::client::{
     Action, BatchId, BatchOutcome, Client as Engine, ClientError, ClientEvent, CommandHandle,
     CommandResult, ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerSpec, Decision,
@@ -24,32 +25,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, Notify};
 use tokio::time::Instant;
-
-/// The most outcomes kept for callers that stopped waiting (C-10).
-const UNCLAIMED: usize = 1024;
-
-/// Outcomes kept for callers that stopped waiting (C-10), shared by the driver and every
-/// pending command: a wait dropped after its outcome arrived, but before it was read, puts
-/// the outcome here itself.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Unclaimed(Arc<std::sync::Mutex<VecDeque<CommandResult>>>);
-
-impl Unclaimed {
-    /// Keeps `r`; the oldest goes when [`UNCLAIMED`] are kept.
-    pub fn keep(&self, r: CommandResult) {
-        let mut q = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if q.len() == UNCLAIMED {
-            q.pop_front();
-        }
-        q.push_back(r);
-    }
-
-    /// Hands every kept outcome out, oldest first.
-    pub fn take(&self) -> Vec<CommandResult> {
-        let mut q = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        q.drain(..).collect()
-    }
-}
 
 /// A command the engine accepted: its reference, and where its result will come.
 #[derive(Debug)]

@@ -270,3 +270,18 @@ pub fn result_line(result: &CommandResult) -> String {
         _ => "?".into(),
     }
 }
+
+/// The verdict on a run: `Ok` when nothing broke, else the first 20 problems, one indented
+/// line each.
+pub(crate) fn verdict(problems: &[String]) -> Result<(), String> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let mut s = String::new();
+    for p in problems.iter().take(20) {
+        s.push_str("  ");
+        s.push_str(p);
+        s.push('\n');
+    }
+    Err(s)
+}

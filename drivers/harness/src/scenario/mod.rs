@@ -575,15 +575,7 @@ impl Observed {
         for m in cluster.misbehaviour() {
             problems.push(format!("the cluster saw: {m}"));
         }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            let mut s = String::new();
-            for p in problems.iter().take(20) {
-                let _ = writeln!(s, "  {p}");
-            }
-            Err(s)
-        }
+        checks::verdict(&problems)
     }
 
     /// The report of a failed run: the seed, how to replay it, what broke, and the trace.
