@@ -13,7 +13,6 @@
 use crate::driver::{Inbox, Request};
 use crate::streams::{Flags, Reader, Sink};
 use crate::Error;
-use arrow_array::RecordBatch;
 use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
     BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
@@ -23,28 +22,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// What [`Producer::submit`] takes: an application's own batch, checked against the
-/// producer's fields, or one made with [`Producer::batch_builder`].
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Submission {
-    /// An application's batch; the first column that does not match is named.
-    Batch(RecordBatch),
-    /// A batch built for the producer's fields.
-    Built(BatchBuilder),
-}
-
-impl From<RecordBatch> for Submission {
-    fn from(b: RecordBatch) -> Self {
-        Self::Batch(b)
-    }
-}
-
-impl From<BatchBuilder> for Submission {
-    fn from(b: BatchBuilder) -> Self {
-        Self::Built(b)
-    }
-}
+pub use nervix_driver_support::Submission;
 
 /// A taken submission: the batch's name, and where its outcome comes.
 pub(crate) type Taken = (BatchId, mpsc::Receiver<BatchOutcome>);

@@ -484,15 +484,12 @@ impl Driver {
                 handoff,
             } => {
                 // A builder is finished here, so a batch that must wait for room is kept.
-                let batch = match batch {
-                    Submission::Batch(b) => b,
-                    Submission::Built(b) => match b.finish() {
-                        Ok(b) => b,
-                        Err(e) => {
-                            handoff.offer(|| Some(Err(Error::Submit(e.into()))));
-                            return false;
-                        }
-                    },
+                let batch = match batch.into_batch() {
+                    Ok(b) => b,
+                    Err(e) => {
+                        handoff.offer(|| Some(Err(Error::Submit(e.into()))));
+                        return false;
+                    }
                 };
                 let dp = &mut self.dataplane;
                 match dp.producers.get_mut(&producer) {

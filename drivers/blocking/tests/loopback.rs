@@ -14,19 +14,9 @@ use std::time::{Duration, Instant};
 const USER: &str = "~ü+%";
 const PASSWORD: &str = "~~~>>>?";
 
-/// Runs `f` on a thread of its own and fails the test when it has not ended within a minute.
+/// Runs `f` on a thread of its own; the test fails when it has not ended within a minute.
 fn bounded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let t = std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(v) => v,
-        Err(_) => match t.join() {
-            Err(panic) => std::panic::resume_unwind(panic),
-            Ok(()) => panic!("the test did not end within its bound"),
-        },
-    }
+    nervix_loopback::bounded(Duration::from_secs(60), f)
 }
 
 fn server(nodes: usize, tls: bool) -> Loopback {

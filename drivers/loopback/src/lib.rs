@@ -136,6 +136,22 @@ pub struct CallSeen {
     pub alpn: Option<String>,
 }
 
+/// Runs `f` on a thread of its own and panics when it has not ended within `limit`, so a test
+/// that would hang fails instead; a panic of `f` is passed on.
+pub fn bounded<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let t = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(v) => v,
+        Err(_) => match t.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => panic!("the test did not end within its bound"),
+        },
+    }
+}
+
 /// What the server saw, for tests.
 #[derive(Debug, Clone, Default)]
 pub struct Stats {

@@ -19,6 +19,44 @@
 
 pub mod call_end;
 pub mod credentials;
+
+use arrow_array::RecordBatch;
+use nervix_protocol::arrow::{BatchBuilder, BatchError};
+
+/// What a producer's `submit` takes, in every driver: an application's own batch, checked
+/// against the producer's fields, or one made with the producer's batch builder.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Submission {
+    /// An application's batch; the first column that does not match is named.
+    Batch(RecordBatch),
+    /// A batch built for the producer's fields.
+    Built(BatchBuilder),
+}
+
+impl Submission {
+    /// The batch to hand to the engine: a builder is finished here (checked against the
+    /// fields it was made for), so a batch that must wait for room can be kept and offered
+    /// again.
+    pub fn into_batch(self) -> Result<RecordBatch, BatchError> {
+        match self {
+            Self::Batch(b) => Ok(b),
+            Self::Built(b) => b.finish(),
+        }
+    }
+}
+
+impl From<RecordBatch> for Submission {
+    fn from(b: RecordBatch) -> Self {
+        Self::Batch(b)
+    }
+}
+
+impl From<BatchBuilder> for Submission {
+    fn from(b: BatchBuilder) -> Self {
+        Self::Built(b)
+    }
+}
 pub mod unclaimed;
 
 use bytes::{Bytes, BytesMut};

@@ -13,7 +13,6 @@
 
 use crate::driver::Request;
 use crate::Error;
-use arrow_array::RecordBatch;
 use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
     BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
@@ -29,28 +28,7 @@ use tokio::sync::{mpsc, oneshot, Notify};
 /// consumer, so this holds at most the one delivery nobody took yet.
 pub(crate) const DELIVERY_QUEUE: usize = 4;
 
-/// What [`Producer::submit`] takes: an application's own batch, checked against the
-/// producer's fields, or one made with [`Producer::batch_builder`].
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Submission {
-    /// An application's batch; the first column that does not match is named.
-    Batch(RecordBatch),
-    /// A batch built for the producer's fields.
-    Built(BatchBuilder),
-}
-
-impl From<RecordBatch> for Submission {
-    fn from(b: RecordBatch) -> Self {
-        Self::Batch(b)
-    }
-}
-
-impl From<BatchBuilder> for Submission {
-    fn from(b: BatchBuilder) -> Self {
-        Self::Built(b)
-    }
-}
+pub use nervix_driver_support::Submission;
 
 /// A producer opened with [`crate::Client::producer`].
 ///

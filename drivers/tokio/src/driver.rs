@@ -462,15 +462,12 @@ impl Driver {
                 reply,
             } => {
                 // A builder is finished here, so a batch that must wait for room is kept.
-                let batch = match batch {
-                    Submission::Batch(b) => b,
-                    Submission::Built(b) => match b.finish() {
-                        Ok(b) => b,
-                        Err(e) => {
-                            let _ = reply.send(Err(Error::Submit(e.into())));
-                            return false;
-                        }
-                    },
+                let batch = match batch.into_batch() {
+                    Ok(b) => b,
+                    Err(e) => {
+                        let _ = reply.send(Err(Error::Submit(e.into())));
+                        return false;
+                    }
                 };
                 match self.dataplane.producers.get_mut(&producer) {
                     // Behind others already waiting: in turn (P-4 keeps submission order).
