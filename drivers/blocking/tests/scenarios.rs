@@ -35,8 +35,8 @@ use nervix_harness::scenario::dataplane::batch_names;
 use nervix_harness::scenario::{Draw, Observed, Plan};
 use nervix_harness::sim::{assert_seeds, seeds_from_env};
 use nervix_loopback::scenario::{
-    self, read_answer, Book, Call, DataCall, Handles, CALL, CI_SEEDS, DELIVERY_WAIT, SEED_BOUND,
-    SETTLE, SUBMIT_WAIT, UNCLAIMED,
+    self, read_answer, Book, Call, DataCall, Handles, CALL, CI_SEEDS, DELIVERY_WAIT, OPEN_WAIT,
+    SEED_BOUND, SETTLE, SUBMIT_WAIT, UNCLAIMED,
 };
 use nervix_loopback::Loopback;
 use nervix_protocol::client::{BatchOutcome, ClockEvent, CommandResult, SubscriptionEvent};
@@ -88,9 +88,6 @@ impl Handles for Blocking {
         }
     }
 }
-
-/// The longest a close of a producer or consumer may take.
-const CLOSE: Duration = Duration::from_secs(5);
 
 /// One run: the client, and the book of what it holds and what its application observed.
 struct Run {
@@ -194,7 +191,7 @@ impl Run {
             }
             DataCall::CloseProducer { label } => {
                 if let Some(p) = self.book.take_producer(label) {
-                    let r = p.close(CLOSE).map_err(|e| format!("producer close: {e}"))?;
+                    let r = p.close(OPEN_WAIT);
                     self.book.closed(&format!("p{label}"), r);
                 }
             }
@@ -226,8 +223,8 @@ impl Run {
             }
             DataCall::CloseConsumer { label } => {
                 if let Some(c) = self.book.take_consumer(label) {
-                    c.close(CLOSE).map_err(|e| format!("consumer close: {e}"))?;
-                    self.book.closed(&format!("e{label}"), ());
+                    let r = c.close(OPEN_WAIT);
+                    self.book.closed(&format!("e{label}"), r);
                 }
             }
             _ => {}

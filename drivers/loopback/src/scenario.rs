@@ -129,6 +129,11 @@ pub trait Handles {
 /// How long a run waits for a submission to be taken (when the producer's credit is full)
 /// before it drops the submission, which then must never be taken (C-10).
 pub const SUBMIT_WAIT: Duration = Duration::from_millis(1500);
+/// How long a run waits for a producer's or consumer's open to be answered, or for its
+/// close, before it drops the wait (which closes it). An open made while a BEGIN is
+/// unanswered waits for the transaction to end, and one made while the only node is down
+/// waits for it to come back: neither can come while the run waits.
+pub const OPEN_WAIT: Duration = CALL;
 /// How long one drawn read of a delivery waits before it gives up.
 pub const DELIVERY_WAIT: Duration = Duration::from_millis(300);
 

@@ -32,8 +32,8 @@ use nervix_harness::scenario::dataplane::batch_names;
 use nervix_harness::scenario::{Draw, Observed, Plan};
 use nervix_harness::sim::{assert_seeds, seeds_from_env};
 use nervix_loopback::scenario::{
-    self, read_answer, Book, Call, DataCall, Handles, CALL, CI_SEEDS, DELIVERY_WAIT, SEED_BOUND,
-    SETTLE, SUBMIT_WAIT, UNCLAIMED,
+    self, read_answer, Book, Call, DataCall, Handles, CALL, CI_SEEDS, DELIVERY_WAIT, OPEN_WAIT,
+    SEED_BOUND, SETTLE, SUBMIT_WAIT, UNCLAIMED,
 };
 use nervix_loopback::Loopback;
 use nervix_protocol::client::{BatchOutcome, ClockEvent, CommandResult, SubscriptionEvent};
@@ -174,7 +174,13 @@ impl Run {
             DataCall::OpenProducer { label, draw } => {
                 let spec = ProducerSpec::new("tenant", draw.ingestor, ingestor_fields())
                     .with_credit(draw.batches, draw.bytes);
-                let r = quick("producer", self.client.producer(spec)).await?;
+                let r = tokio::time::timeout(OPEN_WAIT, self.client.producer(spec))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(Error::Unsupported(format!(
+                            "no answer within {OPEN_WAIT:?}"
+                        )))
+                    });
                 self.book.producer_opened(label, &draw, r);
             }
             DataCall::Submit { producer, batches } => {
@@ -197,14 +203,20 @@ impl Run {
             }
             DataCall::CloseProducer { label } => {
                 if let Some(p) = self.book.take_producer(label) {
-                    let r = quick("producer close", p.close()).await?;
+                    let r = tokio::time::timeout(OPEN_WAIT, p.close()).await;
                     self.book.closed(&format!("p{label}"), r);
                 }
             }
             DataCall::OpenConsumer { label } => {
                 let spec = ConsumerSpec::new("tenant", EMITTER, emitter_fields())
                     .with_limits(4, 1024 * 1024);
-                let r = quick("consumer", self.client.consumer(spec)).await?;
+                let r = tokio::time::timeout(OPEN_WAIT, self.client.consumer(spec))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(Error::Unsupported(format!(
+                            "no answer within {OPEN_WAIT:?}"
+                        )))
+                    });
                 self.book.consumer_opened(label, r);
             }
             DataCall::Read { consumer } => {
@@ -234,7 +246,7 @@ impl Run {
             }
             DataCall::CloseConsumer { label } => {
                 if let Some(c) = self.book.take_consumer(label) {
-                    let r = quick("consumer close", c.close()).await?;
+                    let r = tokio::time::timeout(OPEN_WAIT, c.close()).await;
                     self.book.closed(&format!("e{label}"), r);
                 }
             }
