@@ -2,13 +2,21 @@
 //! over the WebSocket console (its only transport) against the loopback cluster on 127.0.0.1.
 //!
 //! Each seed draws the simulation's operations ([`nervix_harness::scenario::draw`]: commands,
-//! reads, transactions, abandoned waits, subscriptions, clocks) with the simulation's cluster
-//! faults for that seed, and injects transport faults at seeded points: a node killed while
-//! calls are in flight, streams cut, a leader change, a slow reader. What the application saw
-//! is checked against the cluster's own record ([`Observed::check`]): every command ends
+//! reads, transactions, abandoned waits, subscriptions, clocks, producers and consumers, with
+//! a producer or consumer operation drawn besides most operations) with the simulation's
+//! cluster faults for that seed, and injects transport faults at seeded points: a node killed
+//! while calls are in flight, streams cut, a leader change, a slow reader. Producers are
+//! opened with the credit the simulation draws (down to one batch, so submissions wait for
+//! room, and are dropped when none comes), batches submitted, and some outcome waits dropped;
+//! consumers read deliveries and settle them with Ack, Retry or Reject. What the application
+//! saw is checked against the cluster's own record ([`Observed::check`]): every command ends
 //! exactly once (an abandoned one through `unclaimed`) consistently with what the cluster
 //! applied under its reference, every read ends once, each subscription generation reads
-//! exactly a prefix of what the cluster sent with its drops reported as gaps in place.
+//! exactly a prefix of what the cluster sent with its drops reported as gaps in place; every
+//! batch waited for ends with exactly one outcome, the cluster ingested a completed batch
+//! exactly once, a batch never sent or not admitted never and any other at most once, and
+//! nothing nobody submitted; every delivery holds exactly the rows the emitter wrote for it;
+//! every settlement ends once, and no attempt or delivery is confirmed settled twice.
 //!
 //! CI runs a few seeds; `NERVIX_SEED=n` replays one, `NERVIX_SEEDS` and `NERVIX_SEED_BASE`
 //! run more (`just soak-transports`), `NERVIX_TRACE=1` prints every seed's trace. A failure
@@ -19,16 +27,19 @@
 //! calls into the blocking API.
 
 use nervix_blocking::{
-    Client, ClockFollow, Config, Credentials, Error, PendingCommand, RunResult, Subscription,
-    WsAuth,
+    Client, ClockFollow, Config, Consumer, ConsumerSpec, Credentials, Error, PendingBatch,
+    PendingCommand, Producer, ProducerSpec, RunResult, Subscription, WsAuth,
 };
+use nervix_harness::cluster::{emitter_fields, ingestor_fields, EMITTER};
+use nervix_harness::scenario::dataplane::batch_names;
 use nervix_harness::scenario::{Draw, Observed, Plan};
 use nervix_harness::sim::{assert_seeds, seeds_from_env};
 use nervix_loopback::scenario::{
-    self, read_answer, Book, Call, Handles, CALL, CI_SEEDS, SEED_BOUND, SETTLE, UNCLAIMED,
+    self, read_answer, Book, Call, DataCall, Handles, CALL, CI_SEEDS, DELIVERY_WAIT, OPEN_WAIT,
+    SEED_BOUND, SETTLE, SUBMIT_WAIT, UNCLAIMED,
 };
 use nervix_loopback::Loopback;
-use nervix_protocol::client::{ClockEvent, CommandResult, SubscriptionEvent};
+use nervix_protocol::client::{BatchOutcome, ClockEvent, CommandResult, SubscriptionEvent};
 use nervix_protocol::schema::ClientRequestT;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -45,6 +56,9 @@ impl Handles for Blocking {
     type Read = mpsc::Receiver<String>;
     type Subscription = Subscription;
     type Clock = ClockFollow;
+    type Producer = Producer;
+    type Batch = PendingBatch;
+    type Consumer = Consumer;
 
     fn command(p: &mut PendingCommand) -> Option<Result<CommandResult, String>> {
         match p.wait_timeout(Duration::ZERO) {
@@ -64,6 +78,14 @@ impl Handles for Blocking {
 
     fn clock(k: &mut ClockFollow) -> Option<Option<ClockEvent>> {
         k.next_timeout(Duration::ZERO).ok()
+    }
+
+    fn batch(b: &mut PendingBatch) -> Option<Result<BatchOutcome, String>> {
+        match b.wait(Duration::ZERO) {
+            Ok(o) => Some(Ok(o)),
+            Err(Error::TimedOut) => None,
+            Err(e) => Some(Err(e.to_string())),
+        }
     }
 }
 
@@ -137,6 +159,79 @@ impl Run {
         }
     }
 
+    /// One producer or consumer operation, drawn by the book.
+    fn dataplane(&mut self, pick: u64) -> Result<(), String> {
+        let Some(call) = self.book.dataplane(pick) else {
+            return Ok(());
+        };
+        match call {
+            DataCall::OpenProducer { label, draw } => {
+                let spec = ProducerSpec::new("tenant", draw.ingestor, ingestor_fields())
+                    .with_credit(draw.batches, draw.bytes);
+                let r = self.client.producer(spec);
+                self.book.producer_opened(label, &draw, r);
+            }
+            DataCall::Submit { producer, batches } => {
+                for (label, ids, drop_wait) in batches {
+                    let Some(p) = self.book.producers.get(&producer) else {
+                        break;
+                    };
+                    let mut b = p.batch_builder();
+                    b.column("id", &ids)
+                        .and_then(|_| b.nullable_column("name", &batch_names(&ids)))
+                        .map_err(|e| format!("a batch of the producer's own fields: {e}"))?;
+                    // Credit full: the submission waits for room, and is dropped after a while.
+                    let r = p
+                        .submit_timeout(b, SUBMIT_WAIT)
+                        .map(|b| (b.id().0, b))
+                        .map_err(|e| e.to_string());
+                    self.book
+                        .batch_submitted(producer, label, ids, drop_wait, r);
+                }
+            }
+            DataCall::CloseProducer { label } => {
+                if let Some(p) = self.book.take_producer(label) {
+                    let r = p.close(OPEN_WAIT);
+                    self.book.closed(&format!("p{label}"), r);
+                }
+            }
+            DataCall::OpenConsumer { label } => {
+                let spec = ConsumerSpec::new("tenant", EMITTER, emitter_fields())
+                    .with_limits(4, 1024 * 1024);
+                let r = self.client.consumer(spec);
+                self.book.consumer_opened(label, r);
+            }
+            DataCall::Read { consumer } => {
+                if let Some(c) = self.book.consumer(consumer) {
+                    let r = c.next_delivery(DELIVERY_WAIT);
+                    self.book.delivered(consumer, r);
+                }
+            }
+            DataCall::Settle {
+                consumer,
+                label,
+                reference,
+                decision,
+            } => {
+                if let Some(c) = self.book.consumer(consumer) {
+                    match c.settle(reference, decision) {
+                        Ok(r) => self.book.settle_ended(label, Ok(r)),
+                        Err(e @ Error::Settle(_)) => self.book.settle_refused(label, e),
+                        Err(e) => self.book.settle_ended(label, Err(e.to_string())),
+                    }
+                }
+            }
+            DataCall::CloseConsumer { label } => {
+                if let Some(c) = self.book.take_consumer(label) {
+                    let r = c.close(OPEN_WAIT);
+                    self.book.closed(&format!("e{label}"), r);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     fn operate(&mut self, i: usize) -> Result<(), String> {
         let holding = self
             .client
@@ -152,9 +247,12 @@ impl Run {
             Draw::Revert => self.submit("REVERT;", false),
             Draw::Cancel => self.book.abandon(),
             Draw::Statement { slot, text } => self.statement(slot, &text),
-            // The blocking API has no call that repeats an uncertain command, and no
-            // producers or consumers.
+            Draw::Dataplane(pick) => self.dataplane(pick)?,
+            // The blocking API has no call that repeats an uncertain command.
             _ => {}
+        }
+        if let Some(pick) = self.book.plan.dataplane() {
+            self.dataplane(pick)?;
         }
         let pause = self.book.after_operation(i);
         self.pause(pause);

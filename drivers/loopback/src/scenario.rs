@@ -3,14 +3,19 @@
 //! transport faults injected and healed at seeded points, and the verdict on a run.
 //!
 //! A driver's scenario test keeps only the calls into its own API: it submits, reads,
-//! subscribes and follows clocks, and tells the [`Book`] through [`Handles`] how to see,
+//! subscribes, follows clocks, opens producers and consumers ([`DataCall`]), and tells the [`Book`] through [`Handles`] how to see,
 //! without waiting, whether a handle it holds has something. The same seed then draws the same
 //! operations and faults, and the run is checked against the same invariants
 //! ([`Observed::check`]), whatever the driver and runtime.
 
 use crate::{Loopback, LoopbackConfig};
+use nervix_harness::cluster::token_number;
+use nervix_harness::scenario::dataplane::{self as dp, Op, ProducerDraw};
 use nervix_harness::scenario::{Observed, Plan, TransportFault};
-use nervix_protocol::client::{ClockEvent, CommandResult, ReadResult, SubscriptionEvent};
+use nervix_protocol::client::{
+    BatchOutcome, ClockEvent, CommandResult, Decision, Delivery, DeliveryRef, ReadResult,
+    SettleResult, SubscriptionEvent,
+};
 use std::collections::BTreeMap;
 use std::fmt::Display;
 use std::sync::Arc;
@@ -102,6 +107,12 @@ pub trait Handles {
     type Subscription;
     /// A followed domain clock.
     type Clock;
+    /// An open producer.
+    type Producer;
+    /// A submitted batch's pending outcome.
+    type Batch;
+    /// An open consumer.
+    type Consumer;
 
     /// The command's result when it has one: `Err` when its wait ended without one.
     fn command(c: &mut Self::Command) -> Option<Result<CommandResult, String>>;
@@ -111,6 +122,79 @@ pub trait Handles {
     fn subscription(s: &mut Self::Subscription) -> Option<Option<SubscriptionEvent>>;
     /// The clock's next event when one is ready: `Some(None)` when it ended.
     fn clock(k: &mut Self::Clock) -> Option<Option<ClockEvent>>;
+    /// The batch's outcome when it has one: `Err` when its wait ended without one.
+    fn batch(b: &mut Self::Batch) -> Option<Result<BatchOutcome, String>>;
+}
+
+/// How long a run waits for a submission to be taken (when the producer's credit is full)
+/// before it drops the submission, which then must never be taken (C-10).
+pub const SUBMIT_WAIT: Duration = Duration::from_millis(1500);
+/// How long a run waits for a producer's or consumer's open to be answered, or for its
+/// close, before it drops the wait (which closes it). An open made while a BEGIN is
+/// unanswered waits for the transaction to end, and one made while the only node is down
+/// waits for it to come back: neither can come while the run waits.
+pub const OPEN_WAIT: Duration = CALL;
+/// How long one drawn read of a delivery waits before it gives up.
+pub const DELIVERY_WAIT: Duration = Duration::from_millis(300);
+
+/// The deliveries a consumer read and did not settle yet: each attempt's reference and the
+/// delivery's identity.
+pub type Unsettled = Vec<(DeliveryRef, u64)>;
+
+/// What a producer or consumer operation the plan drew asks of the driver's API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DataCall {
+    /// Open a producer of `draw.ingestor` with its credit under `label`, then
+    /// [`Book::producer_opened`].
+    OpenProducer {
+        /// The label it is traced under.
+        label: u64,
+        /// The ingestor and the credit asked for.
+        draw: ProducerDraw,
+    },
+    /// Submit each batch of `batches` to producer `producer` (within [`SUBMIT_WAIT`]), then
+    /// [`Book::batch_submitted`].
+    Submit {
+        /// The producer's label.
+        producer: u64,
+        /// Each batch: its label, its ids (the `name` column is [`dp::batch_names`]), and
+        /// whether the application drops the wait for its outcome once it is submitted.
+        batches: Vec<(u64, Vec<u64>, bool)>,
+    },
+    /// Close producer `label`, taken with [`Book::take_producer`].
+    CloseProducer {
+        /// The producer's label.
+        label: u64,
+    },
+    /// Open a consumer of the emitter under `label`, then [`Book::consumer_opened`].
+    OpenConsumer {
+        /// The label it is traced under.
+        label: u64,
+    },
+    /// Read one delivery of consumer `consumer` (within [`DELIVERY_WAIT`]), then
+    /// [`Book::delivered`].
+    Read {
+        /// The consumer's label.
+        consumer: u64,
+    },
+    /// Settle `reference` of consumer `consumer` with `decision` under `label`, then
+    /// [`Book::settle_ended`].
+    Settle {
+        /// The consumer's label.
+        consumer: u64,
+        /// The settlement's label.
+        label: u64,
+        /// The delivery attempt.
+        reference: DeliveryRef,
+        /// The decision.
+        decision: Decision,
+    },
+    /// Close consumer `label`, taken with [`Book::take_consumer`].
+    CloseConsumer {
+        /// The consumer's label.
+        label: u64,
+    },
 }
 
 /// How a read's answer is written in the trace: `replied`, another result, or the error.
@@ -163,6 +247,14 @@ pub struct Book<H: Handles> {
     pub subscriptions: BTreeMap<u64, (u64, H::Subscription)>,
     /// The followed clock, with its label.
     pub clock: Option<(u64, H::Clock)>,
+    /// Open producers, by label.
+    pub producers: BTreeMap<u64, H::Producer>,
+    /// Pending batch outcomes waited for, by label.
+    pub batches: BTreeMap<u64, H::Batch>,
+    /// Open consumers by label, each with the deliveries read and not settled yet
+    /// (reference, identity).
+    pub consumers: BTreeMap<u64, (H::Consumer, Unsettled)>,
+    next_id: u64,
     heals: Vec<(usize, TransportFault)>,
 }
 
@@ -179,6 +271,10 @@ impl<H: Handles> Book<H> {
             reads: BTreeMap::new(),
             subscriptions: BTreeMap::new(),
             clock: None,
+            producers: BTreeMap::new(),
+            batches: BTreeMap::new(),
+            consumers: BTreeMap::new(),
+            next_id: 0,
             heals: Vec::new(),
         }
     }
@@ -272,6 +368,24 @@ impl<H: Handles> Book<H> {
         }
         for slot in ended {
             self.subscriptions.remove(&slot);
+        }
+        let mut done = Vec::new();
+        for (l, b) in self.batches.iter_mut() {
+            match H::batch(b) {
+                Some(Ok(o)) => {
+                    self.obs.batch_ended(ms, *l, o);
+                    done.push(*l);
+                }
+                Some(Err(e)) => {
+                    self.obs
+                        .problem(format!("b{l}'s wait ended without an outcome: {e}"));
+                    done.push(*l);
+                }
+                None => {}
+            }
+        }
+        for l in done {
+            self.batches.remove(&l);
         }
         if let Some((label, k)) = &mut self.clock {
             while let Some(e) = H::clock(k) {
@@ -405,9 +519,9 @@ impl<H: Handles> Book<H> {
         }
     }
 
-    /// Whether a command or a read has not ended yet.
+    /// Whether a command, a read or a batch waited for has not ended yet.
     pub fn pending(&self) -> bool {
-        !self.commands.is_empty() || !self.reads.is_empty()
+        !self.commands.is_empty() || !self.reads.is_empty() || !self.batches.is_empty()
     }
 
     /// Reports every command and read that has not ended as a problem.
@@ -420,6 +534,10 @@ impl<H: Handles> Book<H> {
             self.obs
                 .problem(format!("q{l} did not end within its deadline"));
         }
+        for l in self.batches.keys() {
+            self.obs
+                .problem(format!("b{l} had no outcome within its deadlines"));
+        }
     }
 
     /// Records what `unclaimed` handed out; true once no abandoned command's outcome is
@@ -430,8 +548,200 @@ impl<H: Handles> Book<H> {
         self.obs.missing_unclaimed() == 0
     }
 
+    /// Draws the details of producer or consumer operation `pick` (see
+    /// [`nervix_harness::scenario::Draw::Dataplane`]) and tells what it asks of the API:
+    /// nothing when the operation needs no call or has nothing to work on.
+    pub fn dataplane(&mut self, pick: u64) -> Option<DataCall> {
+        let ms = self.ms();
+        let producers: Vec<u64> = self.producers.keys().copied().collect();
+        let consumers: Vec<u64> = self.consumers.keys().copied().collect();
+        let call = match dp::op(pick, producers.len(), consumers.len()) {
+            Op::OpenProducer => DataCall::OpenProducer {
+                label: self.next_label(),
+                draw: dp::producer(self.plan.dataplane_rng()),
+            },
+            Op::Submit => {
+                let producer = producers[dp::pick(self.plan.dataplane_rng(), producers.len())];
+                let n = dp::submissions(self.plan.dataplane_rng());
+                let batches = (0..n)
+                    .map(|_| {
+                        let label = self.next_label();
+                        let ids = dp::batch_ids(self.plan.dataplane_rng(), &mut self.next_id);
+                        (label, ids, self.plan.dataplane_rng().below(5) == 0)
+                    })
+                    .collect();
+                DataCall::Submit { producer, batches }
+            }
+            Op::CloseProducer => DataCall::CloseProducer {
+                label: producers[dp::pick(self.plan.dataplane_rng(), producers.len())],
+            },
+            Op::OpenConsumer => DataCall::OpenConsumer {
+                label: self.next_label(),
+            },
+            Op::Read => DataCall::Read {
+                consumer: consumers[dp::pick(self.plan.dataplane_rng(), consumers.len())],
+            },
+            Op::Settle => {
+                let consumer = consumers[dp::pick(self.plan.dataplane_rng(), consumers.len())];
+                let unsettled = self.consumers.get(&consumer).map_or(0, |c| c.1.len());
+                if unsettled == 0 {
+                    return None;
+                }
+                let i = dp::pick(self.plan.dataplane_rng(), unsettled);
+                let (decision, ends) = dp::decision(self.plan.dataplane_rng());
+                let label = self.next_label();
+                let (reference, identity) = self
+                    .consumers
+                    .get_mut(&consumer)
+                    .expect("the consumer is open")
+                    .1
+                    .remove(i);
+                self.obs.settle_issued(
+                    ms,
+                    label,
+                    identity,
+                    token_number(&reference.reference),
+                    &decision,
+                    ends,
+                );
+                DataCall::Settle {
+                    consumer,
+                    label,
+                    reference,
+                    decision,
+                }
+            }
+            Op::CloseConsumer => DataCall::CloseConsumer {
+                label: consumers[dp::pick(self.plan.dataplane_rng(), consumers.len())],
+            },
+            _ => return None,
+        };
+        Some(call)
+    }
+
+    /// Records what opening producer `label` as `draw` asked gave.
+    pub fn producer_opened(
+        &mut self,
+        label: u64,
+        draw: &ProducerDraw,
+        r: Result<H::Producer, impl Display>,
+    ) {
+        let ms = self.ms();
+        match r {
+            Ok(p) => {
+                self.obs.producer_opened(ms, label, draw, Ok(()));
+                self.producers.insert(label, p);
+            }
+            Err(e) => self
+                .obs
+                .producer_opened(ms, label, draw, Err(e.to_string())),
+        }
+    }
+
+    /// Records what submitting batch `label` of `ids` to producer `producer` gave: the
+    /// engine's name of the batch and its pending outcome, or the refusal (a submission
+    /// dropped while it waited for room among them: it must never be taken). With `drop_wait`
+    /// the application stops waiting for the outcome at once.
+    pub fn batch_submitted(
+        &mut self,
+        producer: u64,
+        label: u64,
+        ids: Vec<u64>,
+        drop_wait: bool,
+        r: Result<(u64, H::Batch), impl Display>,
+    ) {
+        let ms = self.ms();
+        match r {
+            Ok((name, b)) => {
+                self.obs.batch_submitted(ms, producer, label, name, ids);
+                if drop_wait {
+                    self.obs.batch_dropped(ms, label);
+                    drop(b);
+                } else {
+                    self.batches.insert(label, b);
+                }
+            }
+            Err(e) => self.obs.log(
+                ms,
+                format!("app submit b{label} to p{producer} ids {ids:?} not taken: {e}"),
+            ),
+        }
+    }
+
+    /// Takes producer `label` out of the book, to close it.
+    pub fn take_producer(&mut self, label: u64) -> Option<H::Producer> {
+        let ms = self.ms();
+        self.obs.log(ms, format!("app close p{label}"));
+        self.producers.remove(&label)
+    }
+
+    /// Logs how closing a producer or consumer (`p{label}`, `e{label}`) ended.
+    pub fn closed(&mut self, handle: &str, how: impl std::fmt::Debug) {
+        let ms = self.ms();
+        self.obs.log(ms, format!("app {handle} closed: {how:?}"));
+    }
+
+    /// Records what opening consumer `label` gave.
+    pub fn consumer_opened(&mut self, label: u64, r: Result<H::Consumer, impl Display>) {
+        let ms = self.ms();
+        match r {
+            Ok(c) => {
+                self.obs.consumer_opened(ms, label, Ok(()));
+                self.consumers.insert(label, (c, Vec::new()));
+            }
+            Err(e) => self.obs.consumer_opened(ms, label, Err(e.to_string())),
+        }
+    }
+
+    /// The open consumer `label`, to read from or settle with.
+    pub fn consumer(&mut self, label: u64) -> Option<&mut H::Consumer> {
+        self.consumers.get_mut(&label).map(|c| &mut c.0)
+    }
+
+    /// Records what reading a delivery of consumer `consumer` gave: a delivery (checked, and
+    /// kept to be settled), nothing within the wait, or the consumer's end.
+    pub fn delivered(&mut self, consumer: u64, r: Result<Option<Delivery>, impl Display>) {
+        let ms = self.ms();
+        match r {
+            Ok(Some(d)) => {
+                let identity = self.obs.delivered(ms, consumer, &d);
+                if let Some(c) = self.consumers.get_mut(&consumer) {
+                    c.1.push((d.reference, identity));
+                }
+            }
+            Ok(None) => {
+                self.obs.log(ms, format!("app e{consumer} is over"));
+                self.consumers.remove(&consumer);
+            }
+            Err(e) => self.obs.log(ms, format!("app e{consumer} read: {e}")),
+        }
+    }
+
+    /// Records how settlement `label` ended: the server's answer, a local refusal, or a
+    /// wait that ended without either.
+    pub fn settle_ended(&mut self, label: u64, r: Result<SettleResult, String>) {
+        let ms = self.ms();
+        self.obs.settle_ended(ms, label, r);
+    }
+
+    /// Records that settlement `label` was refused before anything was sent.
+    pub fn settle_refused(&mut self, label: u64, why: impl Display) {
+        let ms = self.ms();
+        self.obs.settle_refused(ms, label, &why.to_string());
+    }
+
+    /// Takes consumer `label` out of the book, to close it.
+    pub fn take_consumer(&mut self, label: u64) -> Option<H::Consumer> {
+        let ms = self.ms();
+        self.obs.log(ms, format!("app close e{label}"));
+        self.consumers.remove(&label).map(|c| c.0)
+    }
+
     /// Lets every subscription and the clock go.
     pub fn release(&mut self) {
+        self.batches.clear();
+        self.producers.clear();
+        self.consumers.clear();
         self.subscriptions.clear();
         self.clock = None;
     }

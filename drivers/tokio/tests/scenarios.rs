@@ -2,13 +2,21 @@
 //! over gRPC and over the WebSocket console against the loopback cluster on 127.0.0.1.
 //!
 //! Each seed draws the simulation's operations ([`nervix_harness::scenario::draw`]: commands,
-//! reads, transactions, abandoned waits, subscriptions, clocks) with the simulation's cluster
-//! faults for that seed, and injects transport faults at seeded points: a node killed while
-//! calls are in flight, streams cut, a leader change, a slow reader. What the application saw
-//! is checked against the cluster's own record ([`Observed::check`]): every command ends
+//! reads, transactions, abandoned waits, subscriptions, clocks, producers and consumers, with
+//! a producer or consumer operation drawn besides most operations) with the simulation's
+//! cluster faults for that seed, and injects transport faults at seeded points: a node killed
+//! while calls are in flight, streams cut, a leader change, a slow reader. Producers are
+//! opened with the credit the simulation draws (down to one batch, so submissions wait for
+//! room, and are dropped when none comes), batches submitted, and some outcome waits dropped;
+//! consumers read deliveries and settle them with Ack, Retry or Reject. What the application
+//! saw is checked against the cluster's own record ([`Observed::check`]): every command ends
 //! exactly once (an abandoned one through `unclaimed`) consistently with what the cluster
 //! applied under its reference, every read ends once, each subscription generation reads
-//! exactly a prefix of what the cluster sent with its drops reported as gaps in place.
+//! exactly a prefix of what the cluster sent with its drops reported as gaps in place; every
+//! batch waited for ends with exactly one outcome, the cluster ingested a completed batch
+//! exactly once, a batch never sent or not admitted never and any other at most once, and
+//! nothing nobody submitted; every delivery holds exactly the rows the emitter wrote for it;
+//! every settlement ends once, and no attempt or delivery is confirmed settled twice.
 //!
 //! CI runs a few seeds; `NERVIX_SEED=n` replays one, `NERVIX_SEEDS` and `NERVIX_SEED_BASE`
 //! run more (`just soak-transports`). A failure names its seed and prints both traces. Every
@@ -19,17 +27,20 @@
 //! calls into the async API.
 
 use futures_util::{FutureExt, StreamExt};
+use nervix_harness::cluster::{emitter_fields, ingestor_fields, EMITTER};
+use nervix_harness::scenario::dataplane::batch_names;
 use nervix_harness::scenario::{Draw, Observed, Plan};
 use nervix_harness::sim::{assert_seeds, seeds_from_env};
 use nervix_loopback::scenario::{
-    self, read_answer, Book, Call, Handles, CALL, CI_SEEDS, SEED_BOUND, SETTLE, UNCLAIMED,
+    self, read_answer, Book, Call, DataCall, Handles, CALL, CI_SEEDS, DELIVERY_WAIT, OPEN_WAIT,
+    SEED_BOUND, SETTLE, SUBMIT_WAIT, UNCLAIMED,
 };
 use nervix_loopback::Loopback;
-use nervix_protocol::client::{ClockEvent, CommandResult, SubscriptionEvent};
+use nervix_protocol::client::{BatchOutcome, ClockEvent, CommandResult, SubscriptionEvent};
 use nervix_protocol::schema::ClientRequestT;
 use nervix_tokio::{
-    Client, ClockFollow, Config, Credentials, Error, PendingCommand, ReadResult, RunResult,
-    Subscription, Transport, WsAuth,
+    Client, ClockFollow, Config, Consumer, ConsumerSpec, Credentials, Error, PendingBatch,
+    PendingCommand, Producer, ProducerSpec, ReadResult, RunResult, Subscription, Transport, WsAuth,
 };
 use std::future::Future;
 use std::pin::Pin;
@@ -49,6 +60,9 @@ impl Handles for Async {
     type Read = Boxed<Result<ReadResult, Error>>;
     type Subscription = Subscription;
     type Clock = ClockFollow;
+    type Producer = Producer;
+    type Batch = PendingBatch;
+    type Consumer = Consumer;
 
     fn command(p: &mut PendingCommand) -> Option<Result<CommandResult, String>> {
         p.now_or_never().map(|r| r.map_err(|e| e.to_string()))
@@ -64,6 +78,10 @@ impl Handles for Async {
 
     fn clock(k: &mut ClockFollow) -> Option<Option<ClockEvent>> {
         k.next().now_or_never()
+    }
+
+    fn batch(b: &mut PendingBatch) -> Option<Result<BatchOutcome, String>> {
+        b.now_or_never().map(|r| r.map_err(|e| e.to_string()))
     }
 }
 
@@ -147,6 +165,96 @@ impl Run {
         Ok(())
     }
 
+    /// One producer or consumer operation, drawn by the book.
+    async fn dataplane(&mut self, pick: u64) -> Result<(), String> {
+        let Some(call) = self.book.dataplane(pick) else {
+            return Ok(());
+        };
+        match call {
+            DataCall::OpenProducer { label, draw } => {
+                let spec = ProducerSpec::new("tenant", draw.ingestor, ingestor_fields())
+                    .with_credit(draw.batches, draw.bytes);
+                let r = tokio::time::timeout(OPEN_WAIT, self.client.producer(spec))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(Error::Unsupported(format!(
+                            "no answer within {OPEN_WAIT:?}"
+                        )))
+                    });
+                self.book.producer_opened(label, &draw, r);
+            }
+            DataCall::Submit { producer, batches } => {
+                for (label, ids, drop_wait) in batches {
+                    let Some(p) = self.book.producers.get(&producer) else {
+                        break;
+                    };
+                    let mut b = p.batch_builder();
+                    b.column("id", &ids)
+                        .and_then(|_| b.nullable_column("name", &batch_names(&ids)))
+                        .map_err(|e| format!("a batch of the producer's own fields: {e}"))?;
+                    // Credit full: the submission waits for room, and is dropped after a while.
+                    let r = match tokio::time::timeout(SUBMIT_WAIT, p.submit(b)).await {
+                        Ok(r) => r.map(|b| (b.id().0, b)).map_err(|e| e.to_string()),
+                        Err(_) => Err(format!("dropped after waiting {SUBMIT_WAIT:?} for room")),
+                    };
+                    self.book
+                        .batch_submitted(producer, label, ids, drop_wait, r);
+                }
+            }
+            DataCall::CloseProducer { label } => {
+                if let Some(p) = self.book.take_producer(label) {
+                    let r = tokio::time::timeout(OPEN_WAIT, p.close()).await;
+                    self.book.closed(&format!("p{label}"), r);
+                }
+            }
+            DataCall::OpenConsumer { label } => {
+                let spec = ConsumerSpec::new("tenant", EMITTER, emitter_fields())
+                    .with_limits(4, 1024 * 1024);
+                let r = tokio::time::timeout(OPEN_WAIT, self.client.consumer(spec))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(Error::Unsupported(format!(
+                            "no answer within {OPEN_WAIT:?}"
+                        )))
+                    });
+                self.book.consumer_opened(label, r);
+            }
+            DataCall::Read { consumer } => {
+                if let Some(c) = self.book.consumer(consumer) {
+                    let r = tokio::time::timeout(DELIVERY_WAIT, c.next_delivery())
+                        .await
+                        .map_err(|_| format!("nothing within {DELIVERY_WAIT:?}"));
+                    self.book.delivered(consumer, r);
+                }
+            }
+            DataCall::Settle {
+                consumer,
+                label,
+                reference,
+                decision,
+            } => {
+                if let Some(c) = self.book.consumer(consumer) {
+                    match tokio::time::timeout(QUICK, c.settle(reference, decision)).await {
+                        Ok(Ok(r)) => self.book.settle_ended(label, Ok(r)),
+                        Ok(Err(e @ Error::Settle(_))) => self.book.settle_refused(label, e),
+                        Ok(Err(e)) => self.book.settle_ended(label, Err(e.to_string())),
+                        Err(_) => self
+                            .book
+                            .settle_ended(label, Err(format!("no answer within {QUICK:?}"))),
+                    }
+                }
+            }
+            DataCall::CloseConsumer { label } => {
+                if let Some(c) = self.book.take_consumer(label) {
+                    let r = tokio::time::timeout(OPEN_WAIT, c.close()).await;
+                    self.book.closed(&format!("e{label}"), r);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     async fn operate(&mut self, i: usize) -> Result<(), String> {
         let holding = quick("binding", self.client.binding())
             .await?
@@ -161,9 +269,12 @@ impl Run {
             Draw::Revert => self.submit("REVERT;", false).await?,
             Draw::Cancel => self.book.abandon(),
             Draw::Statement { slot, text } => self.statement(slot, &text).await?,
-            // The async API has no call that repeats an uncertain command, and producers
-            // and consumers are exercised by their own tests.
+            Draw::Dataplane(pick) => self.dataplane(pick).await?,
+            // The async API has no call that repeats an uncertain command.
             _ => {}
+        }
+        if let Some(pick) = self.book.plan.dataplane() {
+            self.dataplane(pick).await?;
         }
         let pause = self.book.after_operation(i);
         self.pause(pause).await;

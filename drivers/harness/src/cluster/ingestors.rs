@@ -17,6 +17,7 @@
 //! granted credit.
 
 use super::*;
+use arrow_array::{Array, UInt64Array};
 use arrow_ipc::reader::StreamReader;
 use nervix_protocol::arrow::arrow_schema;
 use nervix_protocol::rows::{FieldSpec, FieldType, ScalarType as Scalar};
@@ -84,6 +85,8 @@ pub(super) struct OpenProducer {
 struct Admitted {
     request: u64,
     bytes: u64,
+    /// The batch's `id` column.
+    ids: Vec<u64>,
     due: Timestamp,
 }
 
@@ -118,12 +121,12 @@ fn open_refused(refusal: ProducerRefusal) -> Served {
     )
 }
 
-/// Checks one batch as the ingestor reads it: its rows, or why none of them enter.
+/// Checks one batch as the ingestor reads it: its `id` column, or why none of its rows enter.
 fn check_batch(
     bytes: &[u8],
     fields: &[FieldSpec],
     max_bytes: u64,
-) -> Result<usize, SubmissionRefusal> {
+) -> Result<Vec<u64>, SubmissionRefusal> {
     if bytes.len() as u64 > max_bytes {
         return Err(SubmissionRefusal::BatchTooLarge);
     }
@@ -135,19 +138,24 @@ fn check_batch(
         return Err(SubmissionRefusal::SchemaMismatch);
     }
     let mut batches = 0;
-    let mut rows = 0;
+    let mut ids = Vec::new();
     for b in reader {
         let b = b.map_err(|_| SubmissionRefusal::InvalidData)?;
         batches += 1;
-        rows = b.num_rows();
+        ids = b
+            .column(0)
+            .as_any()
+            .downcast_ref::<UInt64Array>()
+            .map(|a| a.values().to_vec())
+            .unwrap_or_default();
     }
     if batches != 1 {
         return Err(SubmissionRefusal::NotOneBatch);
     }
-    if rows > MAX_BATCH_ROWS as usize {
+    if ids.len() > MAX_BATCH_ROWS as usize {
         return Err(SubmissionRefusal::TooManyRows);
     }
-    Ok(rows)
+    Ok(ids)
 }
 
 impl SimCluster {
@@ -266,9 +274,10 @@ impl SimCluster {
             served.after = self.end_producer(conn, r.producer, ProducerEndReason::Relocated);
             return served;
         }
-        if let Err(refusal) = check_batch(&r.batch, &ingestor_fields(), p.max_batch_bytes) {
-            return not_admitted(refusal);
-        }
+        let ids = match check_batch(&r.batch, &ingestor_fields(), p.max_batch_bytes) {
+            Ok(ids) => ids,
+            Err(refusal) => return not_admitted(refusal),
+        };
         let cut = self.chance(faults.cut_mid_batch);
         if let Some(p) = self
             .sessions
@@ -280,6 +289,7 @@ impl SimCluster {
             p.pending.push_back(Admitted {
                 request: id,
                 bytes: len,
+                ids,
                 due: now + BATCH_LATENCY,
             });
         }
@@ -428,6 +438,7 @@ impl SimCluster {
                         format!("SubmissionOutcomeUnknown({cause:?}) [fault batch_unknown]"),
                     )
                 } else {
+                    self.ingested.push(a.ids.clone());
                     (
                         SubmissionDispositionT::SubmissionCompleted(Box::default()),
                         "SubmissionCompleted".to_string(),

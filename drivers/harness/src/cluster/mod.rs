@@ -414,6 +414,8 @@ pub struct SimCluster {
     contracts: BTreeMap<String, u64>,
     emitters: emitters::Emitters,
     misbehaviour: Vec<String>,
+    /// The `id` columns of the batches ingested, in the order they completed.
+    ingested: Vec<Vec<u64>>,
     out: VecDeque<Queued>,
     trace: Vec<String>,
     calls: calls::Calls,
@@ -457,6 +459,7 @@ impl SimCluster {
             contracts: BTreeMap::new(),
             emitters: emitters::Emitters::default(),
             misbehaviour: Vec::new(),
+            ingested: Vec::new(),
             out: VecDeque::new(),
             trace: Vec::new(),
             calls: calls::Calls::default(),
@@ -858,6 +861,18 @@ impl SimCluster {
     /// producer's granted credit, a second settlement of one delivery attempt.
     pub fn misbehaviour(&self) -> &[String] {
         &self.misbehaviour
+    }
+
+    /// The `id` columns of the batches the ingestor took in (those it answered completed,
+    /// whether or not the answer reached the client), in the order they completed.
+    pub fn ingested(&self) -> &[Vec<u64>] {
+        &self.ingested
+    }
+
+    /// Records a batch of `ids` as ingested, for tests of the checks against the record.
+    #[cfg(test)]
+    pub(crate) fn record_ingested(&mut self, ids: Vec<u64>) {
+        self.ingested.push(ids);
     }
 
     // ----- internals -----

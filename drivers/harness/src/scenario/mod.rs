@@ -3,7 +3,8 @@
 //! [`draw`] is the simulation's draw of the application's next operation (commands, reads,
 //! transactions, cancellations, recoveries, subscriptions, clocks, producers and consumers),
 //! so a runner that drives a real driver draws the same kind of sequence from a seed.
-//! [`checks`] holds the invariants that do not depend on how frames travel.
+//! [`checks`] holds the invariants that do not depend on how frames travel, [`dataplane`] the
+//! draws and checks of producers and consumers.
 //!
 //! For runs over real sockets (the loopback cluster, a real driver), [`Plan`] adds the
 //! transport faults to inject at seeded points ([`TransportFault`]), and [`Observed`] records
@@ -12,6 +13,7 @@
 //! record in.
 
 pub mod checks;
+pub mod dataplane;
 
 use crate::cluster::{Emitted, Faults, SimCluster};
 use crate::sim::SimConfig;
@@ -138,6 +140,7 @@ pub struct Plan {
     pub operations: usize,
     rng: Rng,
     faults: Rng,
+    data: Rng,
     n: u64,
 }
 
@@ -153,6 +156,7 @@ impl Plan {
             operations,
             rng: Rng::new(seed),
             faults: Rng::new(seed ^ 0x7a11_5ca7),
+            data: Rng::new(seed ^ 0xda7a_91a4e),
             n: 0,
         }
     }
@@ -161,6 +165,19 @@ impl Plan {
     pub fn next(&mut self, holding: bool) -> Draw {
         self.n += 1;
         draw(&mut self.rng, self.n, holding)
+    }
+
+    /// A producer or consumer operation drawn besides the next operation, seven times in
+    /// eight: its pick (see [`Draw::Dataplane`]). Drawn from a stream of its own, as are
+    /// the details of every producer and consumer operation ([`Plan::dataplane_rng`]), so the
+    /// other operations of a seed stay what they were without them.
+    pub fn dataplane(&mut self) -> Option<u64> {
+        (self.data.below(8) != 0).then(|| self.data.below(50))
+    }
+
+    /// The generator of the details of producer and consumer operations (see [`dataplane`]).
+    pub fn dataplane_rng(&mut self) -> &mut Rng {
+        &mut self.data
     }
 
     /// An index below `len` (at least 1), to pick among outstanding things.
@@ -244,6 +261,7 @@ pub struct Observed {
     faults: BTreeMap<&'static str, u64>,
     gaps: u64,
     problems: Vec<String>,
+    dataplane: dataplane::Seen,
 }
 
 impl Observed {
@@ -483,7 +501,7 @@ impl Observed {
             self.gaps,
             self.clocks.len(),
             self.faults
-        )
+        ) + "; " + &self.dataplane_summary()
     }
 
     /// Checks the run against the cluster's record (the manual's "What A Client Must Not
@@ -492,7 +510,9 @@ impl Observed {
     /// reference; the server never saw a reference the application did not issue; every read
     /// ended exactly once; each generation of a subscription read exactly a prefix of what the
     /// cluster sent for it, the rows it dropped or skipped reported as gaps of the same size in
-    /// the same place; nothing ended twice.
+    /// the same place; nothing ended twice; and the producers and consumers (see
+    /// [`dataplane`]): one outcome per batch, ingested as its outcome allows, deliveries of
+    /// the emitter's rows, settlements confirmed at most once.
     pub fn check(&self, cluster: &SimCluster, server_references: &[String]) -> Result<(), String> {
         let mut problems = self.problems.clone();
         let mut unclaimed: BTreeMap<String, Vec<CommandResult>> = BTreeMap::new();
@@ -572,6 +592,7 @@ impl Observed {
                 );
             }
         }
+        self.check_dataplane(cluster, &mut problems);
         for m in cluster.misbehaviour() {
             problems.push(format!("the cluster saw: {m}"));
         }

@@ -1,5 +1,6 @@
-//! The simulation's producers and consumers: the operations that drive them, and the
-//! invariants checked as their frames and events pass and at the end of a run.
+//! The simulation's producers and consumers: the operations that drive them (drawn as
+//! [`crate::scenario::dataplane`] draws them, shared with the runs over real transports), and
+//! the invariants checked as their frames and events pass and at the end of a run.
 //!
 //! * Credit is never exceeded: the batches and bytes a producer holds stay within its grant,
 //!   and the cluster never sees a batch beyond it.
@@ -12,10 +13,8 @@
 //! * Nothing reaches the application about a producer or consumer after its final event.
 
 use super::Simulation;
-use crate::cluster::{
-    delivery_ids, emitter_fields, ingestor_fields, token_number, EMITTER, INGESTOR,
-};
-use arrow_array::{Array, UInt64Array};
+use crate::cluster::{emitter_fields, ingestor_fields, token_number, EMITTER};
+use crate::scenario::dataplane::{self as dp, Op};
 use bytes::Bytes;
 use nervix_protocol::arrow::encode;
 use nervix_protocol::client::*;
@@ -112,21 +111,16 @@ impl Simulation {
             .filter(|(_, t)| !t.finished)
             .map(|(id, _)| *id)
             .collect();
-        match pick {
-            0..=4 if open_producers.len() < 2 => {
-                let ingestor = if self.rng.chance(0.1) {
-                    "nope"
-                } else {
-                    INGESTOR
-                };
-                let batches = 1 + self.rng.below(8) as u32;
-                let bytes = 16 * 1024 * (1 + self.rng.below(32));
-                let spec = ProducerSpec::new("tenant", ingestor, ingestor_fields())
-                    .with_credit(batches, bytes);
+        match dp::op(pick, open_producers.len(), open_consumers.len()) {
+            Op::OpenProducer => {
+                let d = dp::producer(&mut self.rng);
+                let spec = ProducerSpec::new("tenant", d.ingestor, ingestor_fields())
+                    .with_credit(d.batches, d.bytes);
                 match self.client.open_producer(now, spec) {
                     Ok(id) => {
                         self.log(format!(
-                            "app open producer {id:?} {ingestor} {batches}/{bytes}"
+                            "app open producer {id:?} {} {}/{}",
+                            d.ingestor, d.batches, d.bytes
                         ));
                         self.dataplane
                             .producers
@@ -135,18 +129,18 @@ impl Simulation {
                     Err(e) => self.log(format!("app open producer refused: {e}")),
                 }
             }
-            5..=24 if !open_producers.is_empty() => {
-                let p = open_producers[self.rng.below(open_producers.len() as u64) as usize];
-                for _ in 0..1 + self.rng.below(3) {
+            Op::Submit => {
+                let p = open_producers[dp::pick(&mut self.rng, open_producers.len())];
+                for _ in 0..dp::submissions(&mut self.rng) {
                     self.submit_one(p);
                 }
             }
-            25 if !open_producers.is_empty() => {
-                let p = open_producers[self.rng.below(open_producers.len() as u64) as usize];
+            Op::CloseProducer => {
+                let p = open_producers[dp::pick(&mut self.rng, open_producers.len())];
                 self.log(format!("app close {p:?}"));
                 let _ = self.client.close_producer(now, p);
             }
-            26..=29 if open_consumers.len() < 2 => {
+            Op::OpenConsumer => {
                 let spec = ConsumerSpec::new("tenant", EMITTER, emitter_fields())
                     .with_limits(4, 1024 * 1024);
                 match self.client.open_consumer(now, spec) {
@@ -159,27 +153,23 @@ impl Simulation {
                     Err(e) => self.log(format!("app open consumer refused: {e}")),
                 }
             }
-            30..=38 if !open_consumers.is_empty() => {
-                let c = open_consumers[self.rng.below(open_consumers.len() as u64) as usize];
+            Op::Read => {
+                let c = open_consumers[dp::pick(&mut self.rng, open_consumers.len())];
                 if self.client.read_delivery(now, c).is_ok() {
                     self.log(format!("app read {c:?}"));
                 }
             }
-            39..=48 if !open_consumers.is_empty() => {
-                let c = open_consumers[self.rng.below(open_consumers.len() as u64) as usize];
+            Op::Settle => {
+                let c = open_consumers[dp::pick(&mut self.rng, open_consumers.len())];
                 let Some(t) = self.dataplane.consumers.get_mut(&c) else {
                     return;
                 };
                 if t.unsettled.is_empty() {
                     return;
                 }
-                let i = self.rng.below(t.unsettled.len() as u64) as usize;
+                let i = dp::pick(&mut self.rng, t.unsettled.len());
                 let (reference, identity) = t.unsettled.remove(i);
-                let (decision, ends) = match self.rng.below(10) {
-                    0..=6 => (Decision::Ack, true),
-                    7..=8 => (Decision::Retry, false),
-                    _ => (Decision::Reject("not wanted here".into()), true),
-                };
+                let (decision, ends) = dp::decision(&mut self.rng);
                 match self
                     .client
                     .settle_delivery(now, reference, decision.clone())
@@ -195,8 +185,8 @@ impl Simulation {
                     }
                 }
             }
-            49 if !open_consumers.is_empty() => {
-                let c = open_consumers[self.rng.below(open_consumers.len() as u64) as usize];
+            Op::CloseConsumer => {
+                let c = open_consumers[dp::pick(&mut self.rng, open_consumers.len())];
                 self.log(format!("app close {c:?}"));
                 let _ = self.client.close_consumer(now, c);
             }
@@ -210,14 +200,8 @@ impl Simulation {
         let Ok(mut b) = self.client.batch_builder(p) else {
             return;
         };
-        let rows = 1 + self.rng.below(5);
-        let ids: Vec<u64> = (0..rows)
-            .map(|_| {
-                self.dataplane.next_id += 1;
-                self.dataplane.next_id
-            })
-            .collect();
-        let names: Vec<Option<&str>> = ids.iter().map(|i| (i % 3 != 0).then_some("ünï")).collect();
+        let ids = dp::batch_ids(&mut self.rng, &mut self.dataplane.next_id);
+        let names = dp::batch_names(&ids);
         let batch = b
             .column("id", &ids)
             .and_then(|_| b.nullable_column("name", &names))
@@ -350,16 +334,7 @@ impl Simulation {
                 format!("{event:?}").chars().take(60).collect()
             }
             ProducerEvent::Outcome { batch, outcome } => {
-                let kind = match outcome {
-                    BatchOutcome::Completed => "completed",
-                    BatchOutcome::NotAdmitted { .. } => "not admitted",
-                    BatchOutcome::Failed { .. } => "failed",
-                    BatchOutcome::OutcomeUnknown { .. } => "outcome unknown",
-                    BatchOutcome::Unknown => "unknown",
-                    BatchOutcome::Rejected { .. } => "rejected",
-                    BatchOutcome::NotSent => "not sent",
-                    _ => "other",
-                };
+                let kind = dp::outcome_kind(outcome);
                 *self.dataplane.outcomes.entry(kind).or_default() += 1;
                 match self
                     .dataplane
@@ -395,22 +370,8 @@ impl Simulation {
         }
         let line = match &event {
             ConsumerEvent::Delivery(d) => {
-                let identity = token_number(&d.identity);
-                let ids = d
-                    .batch
-                    .column(0)
-                    .as_any()
-                    .downcast_ref::<UInt64Array>()
-                    .map(|a| a.values().to_vec());
-                if ids.as_deref() != Some(delivery_ids(identity).as_slice()) {
-                    problems.push(format!(
-                        "{id:?} delivery {identity} holds {ids:?}, written {:?}",
-                        delivery_ids(identity)
-                    ));
-                }
-                if d.batch.column(1).len() != d.members as usize {
-                    problems.push(format!("{id:?} delivery {identity} members differ"));
-                }
+                let (identity, wrong) = dp::check_delivery(d);
+                problems.extend(wrong.into_iter().map(|w| format!("{id:?} {w}")));
                 t.unsettled.push((d.reference, identity));
                 self.dataplane.deliveries += 1;
                 format!(
