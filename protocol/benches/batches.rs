@@ -164,6 +164,18 @@ fn completed(request_id: u64) -> Bytes {
     )
 }
 
+/// Takes the client's actions; how many frames it sent.
+fn sent(client: &mut Client) -> usize {
+    let mut sent = 0;
+    while let Some(a) = client.poll_action() {
+        if let Action::Send { frame, .. } = a {
+            black_box(frame);
+            sent += 1;
+        }
+    }
+    sent
+}
+
 fn bench(c: &mut Criterion) {
     let cols = columns();
     let mut b = BatchBuilder::new(fields().into());
@@ -180,14 +192,7 @@ fn bench(c: &mut Criterion) {
             let mut b = client.batch_builder(p).unwrap();
             build(&mut b, &cols);
             client.submit_built(now, p, b).unwrap();
-            let mut sent = 0;
-            while let Some(a) = client.poll_action() {
-                if let Action::Send { frame, .. } = a {
-                    black_box(frame);
-                    sent += 1;
-                }
-            }
-            assert_eq!(sent, 1);
+            assert_eq!(sent(&mut client), 1);
             // Identities are taken in order on the session.
             id += 1;
             client.handle_frame(now, sid, completed(id));
@@ -209,14 +214,7 @@ fn bench(c: &mut Criterion) {
         let now = Timestamp::ZERO;
         bench.iter(|| {
             client.submit(now, p, black_box(&batch)).unwrap();
-            let mut sent = 0;
-            while let Some(a) = client.poll_action() {
-                if let Action::Send { frame, .. } = a {
-                    black_box(frame);
-                    sent += 1;
-                }
-            }
-            assert_eq!(sent, 1);
+            assert_eq!(sent(&mut client), 1);
             id += 1;
             client.handle_frame(now, sid, completed(id));
             while client.poll_producer_event(p).is_some() {}

@@ -1097,20 +1097,18 @@ impl Client {
         }
     }
 
-    /// Registers `request` on the current session for `purpose`. A session that ran out of
-    /// identities is retired (C-1) and the caller's call waits for the next one; a request
-    /// that can never be encoded is reported as such.
-    fn send(
+    /// Sends with `send` on the current session and records the request for `purpose`. A
+    /// session that ran out of identities is retired (C-1); a request that can never be
+    /// encoded is reported as such; with no session nothing is sent.
+    fn send_with(
         &mut self,
-        now: Timestamp,
         purpose: Purpose,
-        request: &ClientRequestT,
-        deadline: Timestamp,
+        send: impl FnOnce(&mut Exchange) -> Result<RequestHandle, RequestError>,
     ) -> Result<(SessionId, RequestHandle), Option<EncodeError>> {
         let Some(s) = self.session.as_mut() else {
             return Err(None);
         };
-        match s.exchange.request(now, request, Some(deadline)) {
+        match send(&mut s.exchange) {
             Ok(r) => {
                 s.pending.insert(r, purpose);
                 Ok((s.id, r))
@@ -1121,6 +1119,19 @@ impl Client {
                 Err(None)
             }
         }
+    }
+
+    /// Registers `request` on the current session for `purpose`. A session that ran out of
+    /// identities is retired (C-1) and the caller's call waits for the next one; a request
+    /// that can never be encoded is reported as such.
+    fn send(
+        &mut self,
+        now: Timestamp,
+        purpose: Purpose,
+        request: &ClientRequestT,
+        deadline: Timestamp,
+    ) -> Result<(SessionId, RequestHandle), Option<EncodeError>> {
+        self.send_with(purpose, |x| x.request(now, request, Some(deadline)))
     }
 
     /// Registers `request` on the current session with no deadline of its own: a batch, which
@@ -1132,20 +1143,7 @@ impl Client {
         purpose: Purpose,
         request: &ClientRequestT,
     ) -> Result<(SessionId, RequestHandle), Option<EncodeError>> {
-        let Some(s) = self.session.as_mut() else {
-            return Err(None);
-        };
-        match s.exchange.request(now, request, None) {
-            Ok(r) => {
-                s.pending.insert(r, purpose);
-                Ok((s.id, r))
-            }
-            Err(RequestError::Encode(e)) => Err(Some(e)),
-            Err(_) => {
-                self.retire = Some(Retire::Exhausted);
-                Err(None)
-            }
-        }
+        self.send_with(purpose, |x| x.request(now, request, None))
     }
 
     /// [`Client::send_undated`] for a request whose frame `frame` writes under the identity
@@ -1157,20 +1155,7 @@ impl Client {
         kind: ClientRequest,
         frame: impl FnOnce(&mut Encoder, u64) -> Result<Bytes, EncodeError>,
     ) -> Result<(SessionId, RequestHandle), Option<EncodeError>> {
-        let Some(s) = self.session.as_mut() else {
-            return Err(None);
-        };
-        match s.exchange.request_framed(now, kind, None, frame) {
-            Ok(r) => {
-                s.pending.insert(r, purpose);
-                Ok((s.id, r))
-            }
-            Err(RequestError::Encode(e)) => Err(Some(e)),
-            Err(_) => {
-                self.retire = Some(Retire::Exhausted);
-                Err(None)
-            }
-        }
+        self.send_with(purpose, |x| x.request_framed(now, kind, None, frame))
     }
 
     fn drain_exchange(&mut self, now: Timestamp, s: &mut Session) {
