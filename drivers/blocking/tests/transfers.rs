@@ -7,6 +7,7 @@ use nervix_blocking::{
     Client, CommandResult, Config, Credentials, TransferError, Transfers, WsAuth, ATTEMPTS,
     DOWNLOAD_WS_PATH, RESTORE_WS_PATH,
 };
+use nervix_driver_support::call_end::retry_pause;
 use nervix_loopback::{AuthSeen, CallFault, Loopback, LoopbackConfig};
 use nervix_protocol::calls::*;
 use nervix_protocol::client::CommandReport;
@@ -451,13 +452,18 @@ fn t_5_a_503_on_a_console_call_backs_off_and_retries_with_the_same_credentials_b
     lb.inject(CallFault::AuthUnavailable);
     lb.inject(CallFault::AuthUnavailable);
     let d = dir.clone();
-    let path = bounded(move || {
-        Transfers::new(&config)
+    let (path, took) = bounded(move || {
+        let began = std::time::Instant::now();
+        let path = Transfers::new(&config)
             .unwrap()
             .backup(&report, &d.join("tenant.nxb"))
-            .unwrap()
+            .unwrap();
+        (path, began.elapsed())
     });
     assert_eq!(info_of(&path), want);
+    // Backed off, and longer the second time: at least the first pause and its double.
+    let pauses = retry_pause(1) + retry_pause(2);
+    assert!(took >= pauses, "{took:?} < {pauses:?}");
     let downloads = lb.calls_to(DOWNLOAD_WS_PATH);
     let accepted: Vec<bool> = downloads.iter().map(|d| d.accepted).collect();
     assert_eq!(accepted, [false, false, true]);

@@ -2,6 +2,7 @@
 //! cluster: a backup's archive downloaded to disk only once verified, restored from that file,
 //! and a resource uploaded from a file, each streamed in pieces by its machine.
 
+use nervix_driver_support::call_end::retry_pause;
 use nervix_loopback::{CallFault, Loopback, LoopbackConfig};
 use nervix_protocol::calls::*;
 use nervix_protocol::command::ExecutionReference;
@@ -336,11 +337,16 @@ fn t_5_a_separate_call_refused_as_unavailable_backs_off_and_retries_with_the_sam
             lb.inject(CallFault::AuthUnavailable);
             lb.inject(CallFault::AuthUnavailable);
             let transfers = Transfers::new(&config).unwrap();
+            let began = std::time::Instant::now();
             let path = transfers
                 .backup(&report, &dir.join("tenant.nxb"))
                 .await
                 .unwrap();
+            let took = began.elapsed();
             assert_eq!(info_of(&path), want);
+            // Backed off, and longer the second time: at least the first pause and its double.
+            let pauses = retry_pause(1) + retry_pause(2);
+            assert!(took >= pauses, "{transport:?}: {took:?} < {pauses:?}");
             let path = match transport {
                 Transport::Grpc => DOWNLOAD_PATH,
                 _ => DOWNLOAD_WS_PATH,
