@@ -2413,3 +2413,78 @@ fn t_8_a_call_queued_behind_the_in_flight_limit_is_silent_from_when_it_was_sent(
     ));
     assert_eq!(r.closes, vec![(s1, false)]);
 }
+
+/// The waits between connections when every session the server accepts ends at once, in
+/// `ending` ways, before any request of it is answered.
+fn waits_when_every_session_ends_at_once(ending: impl Fn(&mut Rig, SessionId)) -> Vec<Duration> {
+    let mut r = Rig::new();
+    r.exec("CREATE RELAY a;");
+    let mut waits = Vec::new();
+    for _ in 0..6 {
+        let sid = r.open();
+        let ended = r.now;
+        ending(&mut r, sid);
+        until_connect(&mut r);
+        waits.push(r.now.saturating_since(ended));
+    }
+    waits
+}
+
+#[test]
+fn d_6_sessions_ended_at_once_in_a_row_are_reopened_after_growing_waits() {
+    let shutdown = server(ServerBodyT::SessionEnding(Box::new(SessionEndingT {
+        reason: SessionEndReasonT::ServerShuttingDown(Box::default()),
+    })));
+    for waits in [
+        waits_when_every_session_ends_at_once(|r, sid| {
+            r.c.handle_closed(r.now, sid);
+            r.pump();
+        }),
+        waits_when_every_session_ends_at_once(|r, sid| r.feed(sid, shutdown.clone())),
+        // A redirect to a leader the client must not follow (http from https).
+        waits_when_every_session_ends_at_once(|r, sid| {
+            r.feed(sid, ending_redirect("http://node-2:7080/"))
+        }),
+    ] {
+        assert!(
+            waits.windows(2).all(|w| w[0] < w[1]),
+            "opening a session does not restart the back-off: {waits:?}"
+        );
+        assert!(waits[5] >= Duration::from_millis(800), "{waits:?}");
+    }
+}
+
+#[test]
+fn d_6_the_reconnect_back_off_starts_over_only_once_a_session_completed_a_request() {
+    let mut r = Rig::new();
+    r.exec("CREATE RELAY a;");
+    let mut sid = r.open();
+    for _ in 0..5 {
+        r.c.handle_closed(r.now, sid);
+        r.pump();
+        until_connect(&mut r);
+        sid = r.open();
+    }
+    // A frame that answers nothing does not reset the back-off.
+    r.feed(sid, notice("hello"));
+    let ended = r.now;
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    until_connect(&mut r);
+    let long = r.now.saturating_since(ended);
+    assert!(long >= Duration::from_millis(800), "{long:?}");
+    // A reply does.
+    let sid = r.open();
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(id, answer(&cmd.execution_reference, completed())),
+    );
+    r.exec("CREATE RELAY b;");
+    let ended = r.now;
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    until_connect(&mut r);
+    let short = r.now.saturating_since(ended);
+    assert!(short <= Duration::from_millis(50), "{short:?}");
+}

@@ -697,7 +697,6 @@ impl Client {
             self.session = Some(s);
             return;
         }
-        self.reconnect_attempt = 0;
         s.phase = Phase::Restoring;
         if let Some(endpoint) = self.current_endpoint.clone() {
             self.events
@@ -1199,6 +1198,10 @@ impl Client {
         while let Some(ev) = s.exchange.poll_event() {
             match ev {
                 ExchangeEvent::Replied { handle, frame } => {
+                    // The session completed a request: the reconnect back-off starts over
+                    // (merely opening a stream does not; a server that ends every new session
+                    // at once must see the waits grow).
+                    self.reconnect_attempt = 0;
                     let Some(p) = s.pending.remove(&handle) else {
                         continue;
                     };
