@@ -1002,23 +1002,63 @@ fn a_5_expired_not_owner_not_retained_invalid_are_final_and_not_a_backup_failure
         BackupDownloadFailure::InvalidRequest,
     ] {
         let bytes = archive(10, 7);
-        let i = info(&bytes);
-        // Both as the only frame and after the start.
+        // As the whole answer.
+        let mut d = download_of(&bytes);
+        d.start(T0).unwrap();
+        let (_, last) = feed_download(&mut d, &[dl_failed(f)]);
+        assert_eq!(
+            last,
+            DownloadStep::Ended(DownloadEnd::Unavailable {
+                failure: f,
+                message: "gone".into()
+            })
+        );
+        assert_eq!(d.need(), Need::Nothing);
+        assert_eq!(d.start(T0).unwrap_err(), CallError::Ended);
+    }
+}
+
+#[test]
+fn a_2_a_failure_after_the_start_is_a_violation_and_the_archive_may_be_downloaded_again() {
+    let bytes = archive(10, 7);
+    let i = info(&bytes);
+    for f in [
+        BackupDownloadFailure::Expired,
+        BackupDownloadFailure::NotOwner,
+        BackupDownloadFailure::NotRetained,
+        BackupDownloadFailure::InvalidRequest,
+        BackupDownloadFailure::ReadFailed,
+    ] {
+        // Right after the start, and after some of the archive's bytes.
         for frames in [
-            vec![dl_failed(f)],
             vec![dl_start(10, i.digest), dl_failed(f)],
+            vec![dl_start(10, i.digest), dl_chunk(&bytes[..4]), dl_failed(f)],
         ] {
             let mut d = download_of(&bytes);
             d.start(T0).unwrap();
             let (_, last) = feed_download(&mut d, &frames);
             assert_eq!(
                 last,
-                DownloadStep::Ended(DownloadEnd::Unavailable {
-                    failure: f,
-                    message: "gone".into()
-                })
+                DownloadStep::Interrupted {
+                    cause: Interruption::Violation(CallViolation::Order {
+                        found: "BackupDownloadFailed",
+                        expected: "BackupArchiveChunk or BackupArchiveComplete",
+                    }),
+                    retained: false,
+                },
+                "{f:?} after {} frame(s)",
+                frames.len() - 1
             );
-            assert_eq!(d.start(T0).unwrap_err(), CallError::Ended);
+            assert!(!d.is_verified());
+            assert_eq!(d.received(), 0, "the attempt's bytes are discarded");
+            // the attempt ended before BackupArchiveComplete; the archive may be
+            // downloaded again from its first byte.
+            assert_eq!(d.need(), Need::Start);
+            d.start(T0).unwrap();
+            let (out, last) = feed_download(&mut d, &good_stream(&bytes, 3));
+            assert_eq!(out, bytes);
+            assert_eq!(last, DownloadStep::Ended(DownloadEnd::Verified(i)));
+            assert_eq!(d.attempts(), 2);
         }
     }
 }
