@@ -765,6 +765,40 @@ fn a_8_recovery_repeats_the_backup_with_its_original_statement_and_reference() {
     assert_ne!(h, h2);
 }
 
+#[test]
+fn a_8_recovery_keeps_the_original_selected_domain() {
+    let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    config.backup_wait = Duration::from_secs(5);
+    let mut r = Rig::with(config);
+    r.c.select_domain(Some("tenant")).unwrap();
+    let q = "BACKUP WITHOUT RESOURCES QUIESCE TIMEOUT 3s";
+    let Routed::Command(h) = r.c.run(r.now, WALL, q).unwrap() else {
+        panic!()
+    };
+    let sid = r.open();
+    let (_, first) = r.last_command();
+    assert_eq!(first.domain.as_deref(), Some("tenant"));
+    r.c.handle_closed(r.now, sid);
+    r.advance(Duration::from_secs(5));
+    let Some(CommandResult::Uncertain { command, .. }) = r.result(h) else {
+        panic!("{:?}", r.result(h))
+    };
+    assert_eq!(command.domain.as_deref(), Some("tenant"));
+    // The application has since moved to another domain, or to none: the recovery still
+    // names the domain the backup was made in, and repeats everything else unchanged.
+    for now_selected in [Some("other"), None] {
+        r.c.select_domain(now_selected).unwrap();
+        r.c.recover(r.now, &command, None).unwrap();
+        r.pump();
+        if !r.c.is_ready() {
+            assert_ne!(r.open(), sid);
+        }
+        let (_, again) = r.last_command();
+        assert_eq!(again, first, "with {now_selected:?} selected");
+        assert_eq!(r.c.selected_domain(), now_selected);
+    }
+}
+
 // ----- the download -------------------------------------------------
 
 fn dl(part: BackupDownloadPartT) -> Bytes {
