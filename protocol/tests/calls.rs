@@ -799,6 +799,42 @@ fn a_8_recovery_keeps_the_original_selected_domain() {
     }
 }
 
+#[test]
+fn a_8_an_explicit_renewed_wait_runs_from_the_recovery() {
+    let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    config.backup_wait = Duration::from_secs(5);
+    let mut r = Rig::with(config);
+    let Routed::Command(h) = r.c.run(r.now, WALL, "BACKUP").unwrap() else {
+        panic!()
+    };
+    let sid = r.open();
+    r.c.handle_closed(r.now, sid);
+    r.advance(Duration::from_secs(5));
+    let Some(CommandResult::Uncertain { command, .. }) = r.result(h) else {
+        panic!("{:?}", r.result(h))
+    };
+    // Recovered later, with a renewed wait of its own: it runs from the recovery.
+    r.advance(Duration::from_secs(30));
+    let h2 =
+        r.c.recover(r.now, &command, Some(Duration::from_secs(20)))
+            .unwrap();
+    r.pump();
+    r.open();
+    r.advance(Duration::from_secs(20) - Duration::from_nanos(1));
+    assert!(
+        r.result(h2).is_none(),
+        "still waiting inside its renewed wait"
+    );
+    r.advance(Duration::from_nanos(1));
+    assert!(matches!(
+        r.result(h2),
+        Some(CommandResult::Uncertain {
+            cause: UncertainCause::Deadline,
+            ..
+        })
+    ));
+}
+
 // ----- the download -------------------------------------------------
 
 fn dl(part: BackupDownloadPartT) -> Bytes {
