@@ -196,6 +196,8 @@ struct Waiter {
     /// The frame is with the transport and no terminal reply has come for it yet. A request
     /// ended while this is false certainly had no effect.
     sent: bool,
+    /// Frames the session had received when the frame was last handed to the transport.
+    heard_when_sent: u64,
 }
 
 #[derive(Debug)]
@@ -226,6 +228,11 @@ pub struct Exchange {
     events: VecDeque<ExchangeEvent>,
     unsolicited: UnsolicitedQueue,
     discarded: u64,
+    /// Frames received on the session, of any kind.
+    heard: u64,
+    /// A request's deadline passed while its frame was out and nothing had been received
+    /// on the session since it went (T-8).
+    silent: bool,
     assembler: TransferAssembler,
     encoder: Encoder,
 }
@@ -253,6 +260,8 @@ impl Exchange {
             events: VecDeque::new(),
             unsolicited: UnsolicitedQueue::new(capacity, budget),
             discarded: 0,
+            heard: 0,
+            silent: false,
             assembler: TransferAssembler::new(),
             encoder: Encoder::new(),
         }
@@ -299,6 +308,15 @@ impl Exchange {
     /// Replies discarded because no request was waiting for them (C-3).
     pub fn discarded_replies(&self) -> u64 {
         self.discarded
+    }
+
+    /// Whether the session has gone silent: a request's deadline passed while its frame was
+    /// out and not one frame, of any kind, had been received on the session since that frame
+    /// was handed to the transport. Neither side sends keepalives (T-8), so nothing else tells
+    /// a half-open stream or a stuck node from a slow one; a session that went silent should
+    /// be replaced rather than given more calls to lose.
+    pub fn is_silent(&self) -> bool {
+        self.silent
     }
 
     fn take_wire_id(&mut self) -> Result<u64, RequestError> {
@@ -351,6 +369,7 @@ impl Exchange {
                 frame,
                 deadline,
                 sent: false,
+                heard_when_sent: 0,
             },
         );
         self.handles.insert(handle.0, id);
@@ -452,6 +471,7 @@ impl Exchange {
                 continue;
             };
             w.sent = true;
+            w.heard_when_sent = self.heard;
             self.in_flight += 1;
             self.transmit.push_back(w.frame.clone());
         }
@@ -462,6 +482,7 @@ impl Exchange {
         if !self.is_open() {
             return;
         }
+        self.heard += 1;
         let frame = match ServerFrame::check_compact(bytes) {
             Ok(f) => f,
             Err(v) => return self.violation(v),
@@ -652,6 +673,11 @@ impl Exchange {
                 break;
             }
             self.deadlines.pop_first();
+            let unheard = self
+                .waiters
+                .get(&id)
+                .is_some_and(|w| w.sent && w.heard_when_sent == self.heard);
+            self.silent |= unheard;
             self.stop_waiting(id, Interruption::DeadlineExceeded);
         }
         if self.held_until.is_some_and(|t| t <= now) {

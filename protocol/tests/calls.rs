@@ -765,6 +765,76 @@ fn a_8_recovery_repeats_the_backup_with_its_original_statement_and_reference() {
     assert_ne!(h, h2);
 }
 
+#[test]
+fn a_8_recovery_keeps_the_original_selected_domain() {
+    let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    config.backup_wait = Duration::from_secs(5);
+    let mut r = Rig::with(config);
+    r.c.select_domain(Some("tenant")).unwrap();
+    let q = "BACKUP WITHOUT RESOURCES QUIESCE TIMEOUT 3s";
+    let Routed::Command(h) = r.c.run(r.now, WALL, q).unwrap() else {
+        panic!()
+    };
+    let sid = r.open();
+    let (_, first) = r.last_command();
+    assert_eq!(first.domain.as_deref(), Some("tenant"));
+    r.c.handle_closed(r.now, sid);
+    r.advance(Duration::from_secs(5));
+    let Some(CommandResult::Uncertain { command, .. }) = r.result(h) else {
+        panic!("{:?}", r.result(h))
+    };
+    assert_eq!(command.domain.as_deref(), Some("tenant"));
+    // The application has since moved to another domain, or to none: the recovery still
+    // names the domain the backup was made in, and repeats everything else unchanged.
+    for now_selected in [Some("other"), None] {
+        r.c.select_domain(now_selected).unwrap();
+        r.c.recover(r.now, &command, None).unwrap();
+        r.pump();
+        if !r.c.is_ready() {
+            assert_ne!(r.open(), sid);
+        }
+        let (_, again) = r.last_command();
+        assert_eq!(again, first, "with {now_selected:?} selected");
+        assert_eq!(r.c.selected_domain(), now_selected);
+    }
+}
+
+#[test]
+fn a_8_an_explicit_renewed_wait_runs_from_the_recovery() {
+    let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    config.backup_wait = Duration::from_secs(5);
+    let mut r = Rig::with(config);
+    let Routed::Command(h) = r.c.run(r.now, WALL, "BACKUP").unwrap() else {
+        panic!()
+    };
+    let sid = r.open();
+    r.c.handle_closed(r.now, sid);
+    r.advance(Duration::from_secs(5));
+    let Some(CommandResult::Uncertain { command, .. }) = r.result(h) else {
+        panic!("{:?}", r.result(h))
+    };
+    // Recovered later, with a renewed wait of its own: it runs from the recovery.
+    r.advance(Duration::from_secs(30));
+    let h2 =
+        r.c.recover(r.now, &command, Some(Duration::from_secs(20)))
+            .unwrap();
+    r.pump();
+    r.open();
+    r.advance(Duration::from_secs(20) - Duration::from_nanos(1));
+    assert!(
+        r.result(h2).is_none(),
+        "still waiting inside its renewed wait"
+    );
+    r.advance(Duration::from_nanos(1));
+    assert!(matches!(
+        r.result(h2),
+        Some(CommandResult::Uncertain {
+            cause: UncertainCause::Deadline,
+            ..
+        })
+    ));
+}
+
 // ----- the download -------------------------------------------------
 
 fn dl(part: BackupDownloadPartT) -> Bytes {
@@ -1002,23 +1072,63 @@ fn a_5_expired_not_owner_not_retained_invalid_are_final_and_not_a_backup_failure
         BackupDownloadFailure::InvalidRequest,
     ] {
         let bytes = archive(10, 7);
-        let i = info(&bytes);
-        // Both as the only frame and after the start.
+        // As the whole answer.
+        let mut d = download_of(&bytes);
+        d.start(T0).unwrap();
+        let (_, last) = feed_download(&mut d, &[dl_failed(f)]);
+        assert_eq!(
+            last,
+            DownloadStep::Ended(DownloadEnd::Unavailable {
+                failure: f,
+                message: "gone".into()
+            })
+        );
+        assert_eq!(d.need(), Need::Nothing);
+        assert_eq!(d.start(T0).unwrap_err(), CallError::Ended);
+    }
+}
+
+#[test]
+fn a_2_a_failure_after_the_start_is_a_violation_and_the_archive_may_be_downloaded_again() {
+    let bytes = archive(10, 7);
+    let i = info(&bytes);
+    for f in [
+        BackupDownloadFailure::Expired,
+        BackupDownloadFailure::NotOwner,
+        BackupDownloadFailure::NotRetained,
+        BackupDownloadFailure::InvalidRequest,
+        BackupDownloadFailure::ReadFailed,
+    ] {
+        // Right after the start, and after some of the archive's bytes.
         for frames in [
-            vec![dl_failed(f)],
             vec![dl_start(10, i.digest), dl_failed(f)],
+            vec![dl_start(10, i.digest), dl_chunk(&bytes[..4]), dl_failed(f)],
         ] {
             let mut d = download_of(&bytes);
             d.start(T0).unwrap();
             let (_, last) = feed_download(&mut d, &frames);
             assert_eq!(
                 last,
-                DownloadStep::Ended(DownloadEnd::Unavailable {
-                    failure: f,
-                    message: "gone".into()
-                })
+                DownloadStep::Interrupted {
+                    cause: Interruption::Violation(CallViolation::Order {
+                        found: "BackupDownloadFailed",
+                        expected: "BackupArchiveChunk or BackupArchiveComplete",
+                    }),
+                    retained: false,
+                },
+                "{f:?} after {} frame(s)",
+                frames.len() - 1
             );
-            assert_eq!(d.start(T0).unwrap_err(), CallError::Ended);
+            assert!(!d.is_verified());
+            assert_eq!(d.received(), 0, "the attempt's bytes are discarded");
+            // the attempt ended before BackupArchiveComplete; the archive may be
+            // downloaded again from its first byte.
+            assert_eq!(d.need(), Need::Start);
+            d.start(T0).unwrap();
+            let (out, last) = feed_download(&mut d, &good_stream(&bytes, 3));
+            assert_eq!(out, bytes);
+            assert_eq!(last, DownloadStep::Ended(DownloadEnd::Verified(i)));
+            assert_eq!(d.attempts(), 2);
         }
     }
 }

@@ -306,14 +306,16 @@ fn e_3_an_uncertain_command_keeps_its_reference_across_sessions_and_recovery() {
     };
     assert_eq!(cause, UncertainCause::Deadline);
     assert_eq!(command.reference.as_str(), first.execution_reference);
-    // ...and recovering repeats it exactly.
+    // ...and recovering repeats it exactly, on a new session: s2 answered nothing (T-8).
     let h2 = r.c.recover(r.now, &command, None).unwrap();
-    r.pump();
+    r.advance(Duration::from_secs(1));
+    let s3 = r.open();
+    assert_ne!(s2, s3);
     let (id, recovered) = r.last_command();
     assert_eq!(recovered, first);
     let mut o = answer(&first.execution_reference, completed());
     o.origin = Some(OutcomeOrigin::Recovered);
-    r.feed(s2, outcome_frame(id, o));
+    r.feed(s3, outcome_frame(id, o));
     assert!(matches!(r.result(h2), Some(CommandResult::Completed(_))));
 }
 
@@ -2246,4 +2248,243 @@ fn s_6_a_deleted_subscription_is_not_opened_again() {
         "{:?}",
         requests(&r, s3)
     );
+}
+
+// ----- T-8: a session that answers nothing, and the reconnect back-off -----------------------
+
+/// Waits, by the client's own timer, until it asks for a new connection.
+fn until_connect(r: &mut Rig) {
+    let connects = r.connects.len();
+    while r.connects.len() == connects {
+        let at = r.c.poll_timeout().expect("a reconnect is scheduled");
+        r.now = at;
+        r.c.handle_timeout(at);
+        r.pump();
+    }
+}
+
+#[test]
+fn t_8_the_first_call_deadline_passing_on_a_silent_session_replaces_it() {
+    let mut r = Rig::new();
+    let a = r.exec("CREATE RELAY a;");
+    let s1 = r.open();
+    // The session stays open and answers nothing: not a frame of any kind.
+    r.advance(Duration::from_secs(30) - Duration::from_nanos(1));
+    assert!(
+        r.closes.is_empty(),
+        "nothing is given up before the deadline"
+    );
+    r.advance(Duration::from_nanos(1));
+    assert!(matches!(
+        r.result(a),
+        Some(CommandResult::Uncertain {
+            cause: UncertainCause::Deadline,
+            ..
+        })
+    ));
+    assert_eq!(
+        r.closes,
+        vec![(s1, false)],
+        "one call lost on a silent session is enough to end it"
+    );
+    assert!(r.events.iter().any(|e| matches!(
+        e,
+        ClientEvent::SessionLost { session, loss: SessionLoss::Closed } if *session == s1
+    )));
+    // The next command goes on a new session, not into the silent one.
+    let b = r.exec("CREATE RELAY b;");
+    assert_eq!(
+        requests(&r, s1).len(),
+        1,
+        "nothing more is sent on the silent session"
+    );
+    until_connect(&mut r);
+    let s2 = r.open();
+    assert_ne!(s1, s2);
+    let (id, cmd) = r.last_command();
+    assert_eq!((r.last().0, cmd.query.as_str()), (s2, "CREATE RELAY b;"));
+    r.feed(
+        s2,
+        outcome_frame(id, answer(&cmd.execution_reference, completed())),
+    );
+    assert!(matches!(r.result(b), Some(CommandResult::Completed(_))));
+}
+
+#[test]
+fn t_8_a_frame_received_at_the_very_time_the_call_was_sent_keeps_the_session() {
+    let mut r = Rig::new();
+    let short = Some(Duration::from_secs(2));
+    let a =
+        r.c.execute_with(r.now, WALL, "CREATE RELAY a;", None, short)
+            .unwrap();
+    let s1 = r.open();
+    // Sent, then a frame arrives at the same instant: the session was heard from since.
+    r.feed(s1, notice("still here"));
+    r.advance(Duration::from_secs(2));
+    assert!(matches!(
+        r.result(a),
+        Some(CommandResult::Uncertain {
+            cause: UncertainCause::Deadline,
+            ..
+        })
+    ));
+    assert!(r.closes.is_empty(), "a session that was heard from is kept");
+    assert_eq!(r.c.session(), Some(s1));
+    r.exec("CREATE RELAY b;");
+    let (_, cmd) = r.last_command();
+    assert_eq!((r.last().0, cmd.query.as_str()), (s1, "CREATE RELAY b;"));
+}
+
+#[test]
+fn t_8_a_frame_received_before_the_call_was_sent_does_not_keep_the_session() {
+    // Just before in time, and at the same instant but before the call went out.
+    for before in [Duration::from_nanos(1), Duration::ZERO] {
+        let mut r = Rig::new();
+        let a = r.exec("CREATE RELAY a;");
+        let s1 = r.open();
+        let (id, cmd) = r.last_command();
+        r.feed(
+            s1,
+            outcome_frame(id, answer(&cmd.execution_reference, completed())),
+        );
+        assert!(matches!(r.result(a), Some(CommandResult::Completed(_))));
+        r.advance(Duration::from_secs(1) - before);
+        r.feed(s1, notice("last words"));
+        r.advance(before);
+        let b =
+            r.c.execute_with(
+                r.now,
+                WALL,
+                "CREATE RELAY b;",
+                None,
+                Some(Duration::from_secs(2)),
+            )
+            .unwrap();
+        r.pump();
+        assert_eq!(r.last().0, s1);
+        r.advance(Duration::from_secs(2));
+        assert!(matches!(
+            r.result(b),
+            Some(CommandResult::Uncertain {
+                cause: UncertainCause::Deadline,
+                ..
+            })
+        ));
+        assert_eq!(r.closes, vec![(s1, false)], "{before:?} before the call");
+    }
+}
+
+#[test]
+fn t_8_a_call_queued_behind_the_in_flight_limit_is_silent_from_when_it_was_sent() {
+    let mut r = Rig::with(small_in_flight(2));
+    let a = r.exec("CREATE RELAY a;");
+    r.exec("CREATE RELAY z;");
+    let b =
+        r.c.execute_with(
+            r.now,
+            WALL,
+            "CREATE RELAY b;",
+            None,
+            Some(Duration::from_secs(10)),
+        )
+        .unwrap();
+    let s1 = r.open();
+    assert_eq!(r.sent.len(), 2, "b waits behind a and z");
+    // a's reply comes after b was registered, but it is what lets b go out: nothing is
+    // heard after b was sent.
+    r.advance(Duration::from_secs(5));
+    let (id, cmd) = match &r.sent[0].1.request {
+        ClientRequestT::CommandRequest(c) => (r.sent[0].1.request_id, c.clone()),
+        other => panic!("{other:?}"),
+    };
+    r.feed(
+        s1,
+        outcome_frame(id, answer(&cmd.execution_reference, completed())),
+    );
+    assert!(matches!(r.result(a), Some(CommandResult::Completed(_))));
+    assert_eq!(r.last_command().1.query, "CREATE RELAY b;");
+    r.advance(Duration::from_secs(5));
+    assert!(matches!(
+        r.result(b),
+        Some(CommandResult::Uncertain {
+            cause: UncertainCause::Deadline,
+            ..
+        })
+    ));
+    assert_eq!(r.closes, vec![(s1, false)]);
+}
+
+/// The waits between connections when every session the server accepts ends at once, in
+/// `ending` ways, before any request of it is answered.
+fn waits_when_every_session_ends_at_once(ending: impl Fn(&mut Rig, SessionId)) -> Vec<Duration> {
+    let mut r = Rig::new();
+    r.exec("CREATE RELAY a;");
+    let mut waits = Vec::new();
+    for _ in 0..6 {
+        let sid = r.open();
+        let ended = r.now;
+        ending(&mut r, sid);
+        until_connect(&mut r);
+        waits.push(r.now.saturating_since(ended));
+    }
+    waits
+}
+
+#[test]
+fn d_6_sessions_ended_at_once_in_a_row_are_reopened_after_growing_waits() {
+    let shutdown = server(ServerBodyT::SessionEnding(Box::new(SessionEndingT {
+        reason: SessionEndReasonT::ServerShuttingDown(Box::default()),
+    })));
+    for waits in [
+        waits_when_every_session_ends_at_once(|r, sid| {
+            r.c.handle_closed(r.now, sid);
+            r.pump();
+        }),
+        waits_when_every_session_ends_at_once(|r, sid| r.feed(sid, shutdown.clone())),
+        // A redirect to a leader the client must not follow (http from https).
+        waits_when_every_session_ends_at_once(|r, sid| {
+            r.feed(sid, ending_redirect("http://node-2:7080/"))
+        }),
+    ] {
+        assert!(
+            waits.windows(2).all(|w| w[0] < w[1]),
+            "opening a session does not restart the back-off: {waits:?}"
+        );
+        assert!(waits[5] >= Duration::from_millis(800), "{waits:?}");
+    }
+}
+
+#[test]
+fn d_6_the_reconnect_back_off_starts_over_only_once_a_session_completed_a_request() {
+    let mut r = Rig::new();
+    r.exec("CREATE RELAY a;");
+    let mut sid = r.open();
+    for _ in 0..5 {
+        r.c.handle_closed(r.now, sid);
+        r.pump();
+        until_connect(&mut r);
+        sid = r.open();
+    }
+    // A frame that answers nothing does not reset the back-off.
+    r.feed(sid, notice("hello"));
+    let ended = r.now;
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    until_connect(&mut r);
+    let long = r.now.saturating_since(ended);
+    assert!(long >= Duration::from_millis(800), "{long:?}");
+    // A reply does.
+    let sid = r.open();
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(id, answer(&cmd.execution_reference, completed())),
+    );
+    r.exec("CREATE RELAY b;");
+    let ended = r.now;
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    until_connect(&mut r);
+    let short = r.now.saturating_since(ended);
+    assert!(short <= Duration::from_millis(50), "{short:?}");
 }

@@ -722,3 +722,72 @@ fn f_7_parts_for_no_waiting_request_are_not_buffered() {
     x.handle_frame(T0, part(1, whole.len() as u64, a.len() as u64, b));
     assert_eq!(replied(&events(&mut x)), vec![(h, ReplyBody::DomainList)]);
 }
+
+fn at(ms: u64) -> Timestamp {
+    T0 + std::time::Duration::from_millis(ms)
+}
+
+#[test]
+fn t_8_a_deadline_passing_with_nothing_heard_since_the_request_went_makes_the_session_silent() {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    x.request(T0, &list_domains(), Some(at(1000))).unwrap();
+    drain_ids(&mut x);
+    x.handle_timeout(at(999));
+    assert!(!x.is_silent(), "nothing is decided before the deadline");
+    x.handle_timeout(at(1000));
+    assert_eq!(interrupted(&events(&mut x)).len(), 1);
+    assert!(x.is_silent());
+}
+
+#[test]
+fn t_8_any_frame_heard_after_the_request_went_keeps_the_session_from_silence() {
+    // A reply to another request, an unsolicited frame, a reply nobody waits for (C-3): each
+    // says the session still carries frames.
+    let others: [fn() -> Bytes; 3] = [|| domains(1), || notice("busy"), || domains(99)];
+    for other in others {
+        let mut x = Exchange::new(ExchangeConfig::default());
+        x.request(T0, &list_domains(), Some(at(5000))).unwrap();
+        x.request(T0, &list_domains(), Some(at(1000))).unwrap();
+        drain_ids(&mut x);
+        x.handle_frame(at(10), other());
+        x.handle_timeout(at(1000));
+        assert!(
+            interrupted(&events(&mut x))
+                .iter()
+                .any(|(_, c)| *c == Interruption::DeadlineExceeded),
+            "the request itself still ends at its deadline"
+        );
+        assert!(!x.is_silent());
+    }
+}
+
+#[test]
+fn t_8_a_deadline_passing_on_a_request_never_sent_is_not_silence() {
+    let mut x = Exchange::new(ExchangeConfig::default().with_max_in_flight(1));
+    x.request(T0, &list_domains(), None).unwrap();
+    x.request(T0, &list_domains(), Some(at(1000))).unwrap();
+    assert_eq!(
+        drain_ids(&mut x),
+        vec![1],
+        "the second waits behind the first"
+    );
+    x.handle_timeout(at(1000));
+    assert_eq!(sent_flags(&events(&mut x)), vec![(RequestHandle(2), false)]);
+    assert!(
+        !x.is_silent(),
+        "the session was never asked to answer it; only a request that went out can go unheard"
+    );
+}
+
+#[test]
+fn t_8_a_request_sent_after_the_last_frame_heard_goes_unheard() {
+    let mut x = Exchange::new(ExchangeConfig::default().with_max_in_flight(1));
+    x.request(T0, &list_domains(), None).unwrap();
+    x.request(T0, &list_domains(), Some(at(1000))).unwrap();
+    drain_ids(&mut x);
+    // The reply that makes room is heard before the second request goes out.
+    x.handle_frame(at(500), domains(1));
+    assert_eq!(drain_ids(&mut x), vec![2]);
+    x.handle_timeout(at(1000));
+    assert!(x.is_silent());
+}

@@ -22,8 +22,8 @@ pub enum DownloadEnd {
     /// Every byte arrived and matches the summary's size and digest: the archive may be put
     /// where the user asked.
     Verified(ArchiveInfo),
-    /// Expired, NotOwner, NotRetained or InvalidRequest: final for this archive. The backup
-    /// itself completed; this is not its failure.
+    /// Expired, NotOwner, NotRetained or InvalidRequest as the whole answer: final for
+    /// this archive. The backup itself completed; this is not its failure.
     Unavailable {
         /// Why.
         failure: BackupDownloadFailure,
@@ -204,9 +204,7 @@ impl BackupDownload {
         };
         if let Some(start) = view.part_as_backup_archive_start() {
             if !first {
-                return Err(order(
-                    "BackupArchiveChunk, BackupArchiveComplete or a failure",
-                ));
+                return Err(order("BackupArchiveChunk or BackupArchiveComplete"));
             }
             let digest = start.digest().bytes().bytes();
             if start.total_bytes() != self.expected.total_bytes || digest != self.expected.digest {
@@ -259,6 +257,12 @@ impl BackupDownload {
             return Ok(DownloadStep::Ended(DownloadEnd::Verified(self.expected)));
         }
         if let Some(failed) = view.part_as_backup_download_failed() {
+            // a failure is the whole answer or none of it. After the start it is out of
+            // order, whatever it says: a violation that ends the attempt, after which the
+            // archive may be downloaded again, never a final verdict on it.
+            if !first {
+                return Err(order("BackupArchiveChunk or BackupArchiveComplete"));
+            }
             let failure = failed
                 .failure()
                 .unwrap_or(BackupDownloadFailure::InvalidRequest);
@@ -273,9 +277,7 @@ impl BackupDownload {
         }
         if let Some(redirect) = view.part_as_leader_redirect() {
             if !first {
-                return Err(order(
-                    "BackupArchiveChunk, BackupArchiveComplete or a failure",
-                ));
+                return Err(order("BackupArchiveChunk or BackupArchiveComplete"));
             }
             self.phase = Phase::Ready;
             return Ok(DownloadStep::Redirect(Leader::of(&redirect)));

@@ -430,8 +430,9 @@ struct Session {
 enum Retire {
     /// Its request identities ran out (C-1): a new session at once.
     Exhausted,
-    /// It can carry nothing: every in-flight slot is held by requests nobody waits for, or a
-    /// call's deadline passed before its frame could be sent.
+    /// It can carry nothing: every in-flight slot is held by requests nobody waits for, a
+    /// call's deadline passed before its frame could be sent, or one passed with nothing
+    /// heard on the session since its frame went (T-8).
     Wedged,
 }
 
@@ -696,7 +697,6 @@ impl Client {
             self.session = Some(s);
             return;
         }
-        self.reconnect_attempt = 0;
         s.phase = Phase::Restoring;
         if let Some(endpoint) = self.current_endpoint.clone() {
             self.events
@@ -798,6 +798,13 @@ impl Client {
                 _ => {
                     s.exchange.handle_timeout(now);
                     self.drain_exchange(now, &mut s);
+                    // T-8: a call's deadline passed and nothing at all was heard on the
+                    // session since the call went out. No keepalive tells a half-open stream
+                    // or a stuck node from a slow one, so the session is replaced now rather
+                    // than after it has swallowed every in-flight slot.
+                    if s.exchange.is_silent() {
+                        self.retire.get_or_insert(Retire::Wedged);
+                    }
                     if s.exchange.is_open() {
                         self.session = Some(s);
                     }
@@ -1191,6 +1198,10 @@ impl Client {
         while let Some(ev) = s.exchange.poll_event() {
             match ev {
                 ExchangeEvent::Replied { handle, frame } => {
+                    // The session completed a request: the reconnect back-off starts over
+                    // (merely opening a stream does not; a server that ends every new session
+                    // at once must see the waits grow).
+                    self.reconnect_attempt = 0;
                     let Some(p) = s.pending.remove(&handle) else {
                         continue;
                     };
