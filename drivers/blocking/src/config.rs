@@ -6,7 +6,9 @@ use nervix_protocol::endpoint::Endpoint;
 use rustls_pki_types::CertificateDer;
 use std::time::Duration;
 
-pub use nervix_driver_support::credentials::{percent_encode, Credentials, WsAuth};
+pub use nervix_driver_support::credentials::{
+    percent_encode, Credentials, CredentialsError, WsAuth,
+};
 
 /// How a [`crate::Client`] connects.
 #[derive(Debug, Clone)]
@@ -50,6 +52,10 @@ pub enum ConfigError {
     /// An https seed and no TLS roots to verify it with.
     #[error("https seeds need TLS roots")]
     NoRoots,
+    /// The credentials cannot be presented as given: a user name holding `:` would be sent
+    /// as another identity (T-4).
+    #[error("credentials: {0}")]
+    Credentials(#[from] CredentialsError),
 }
 
 impl Config {
@@ -66,6 +72,7 @@ impl Config {
         if parsed.is_empty() {
             return Err(ConfigError::NoSeed);
         }
+        credentials.check()?;
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
@@ -105,6 +112,7 @@ impl Config {
         if self.client.seeds.is_empty() {
             return Err(ConfigError::NoSeed);
         }
+        self.credentials.check()?;
         if self.client.seeds.iter().any(Endpoint::is_https) && self.roots.is_empty() {
             return Err(ConfigError::NoRoots);
         }

@@ -54,7 +54,7 @@ mod session;
 mod streams;
 
 pub use calls::{TransferError, Transfers, ATTEMPTS, DOWNLOAD_WS_PATH, RESTORE_WS_PATH};
-pub use config::{percent_encode, Config, ConfigError, Credentials, WsAuth};
+pub use config::{percent_encode, Config, ConfigError, Credentials, CredentialsError, WsAuth};
 pub use session::{console_url, End, CONSOLE_PATH};
 
 pub use dataplane::{Consumer, PendingBatch, Producer, Submission};

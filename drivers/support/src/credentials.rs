@@ -21,13 +21,57 @@ impl fmt::Debug for Credentials {
     }
 }
 
+/// Why credentials cannot be presented.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CredentialsError {
+    /// The user name holds a `:`. Basic credentials are `user:password` split at the first
+    /// `:`, so the server would read another user name (and a password that starts with the
+    /// rest of this one): it is refused, never sent (T-4).
+    ColonInUser,
+}
+
+impl fmt::Display for CredentialsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ColonInUser => f.write_str("a user name of Basic credentials holds no `:`"),
+        }
+    }
+}
+
+impl std::error::Error for CredentialsError {}
+
 impl Credentials {
     /// Credentials of `user` with `password`; any characters, `:` only in the password.
+    ///
+    /// A user name holding `:` is kept here but refused by [`Credentials::check`], which
+    /// every driver's configuration runs, so it is never presented; [`Credentials::try_new`]
+    /// refuses it at once.
     pub fn new(user: impl Into<String>, password: impl Into<String>) -> Self {
         Self {
             user: user.into(),
             password: password.into(),
         }
+    }
+
+    /// Credentials of `user` with `password`, refused when they cannot be presented as
+    /// given (see [`Credentials::check`]).
+    pub fn try_new(
+        user: impl Into<String>,
+        password: impl Into<String>,
+    ) -> Result<Self, CredentialsError> {
+        let c = Self::new(user, password);
+        c.check()?;
+        Ok(c)
+    }
+
+    /// Whether these credentials present the user they name: `Err` when the user name holds
+    /// a `:`, which Basic credentials would split into another user name (T-4).
+    pub fn check(&self) -> Result<(), CredentialsError> {
+        if self.user.contains(':') {
+            return Err(CredentialsError::ColonInUser);
+        }
+        Ok(())
     }
 
     /// The user name.

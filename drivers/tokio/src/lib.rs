@@ -44,7 +44,9 @@ pub use calls::{
     TransferError, Transfers, DOWNLOAD_PATH, DOWNLOAD_WS_PATH, RESTORE_PATH, RESTORE_WS_PATH,
     UPLOAD_PATH,
 };
-pub use config::{percent_encode, Config, ConfigError, Credentials, Transport, WsAuth};
+pub use config::{
+    percent_encode, Config, ConfigError, Credentials, CredentialsError, Transport, WsAuth,
+};
 pub use transport::{
     console_url, grpc_message, End, MessageError, MessageReader, CONSOLE_PATH, EXCHANGE_PATH,
 };
