@@ -22,7 +22,7 @@
 use crate::config::{Config, ConfigError, Credentials, WsAuth};
 use crate::net::{Io, Tls};
 use crate::session::{handshake, End};
-use nervix_driver_support::call_end::{retry_pause, CallEnd};
+use nervix_driver_support::call_end::{CallEnd, CallRoute, Redirected};
 use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
 use nervix_protocol::calls::{
     BackupDownload, CallError, DownloadEnd, DownloadStep, Interruption, Leader, Need, RestoreCall,
@@ -99,11 +99,11 @@ pub enum TransferError {
     },
 }
 
-/// Where and how the separate calls are made: the configuration's first seed, its
-/// credentials and how they are presented, its TLS roots, and its connection and write
-/// deadlines.
+/// Where and how the separate calls are made: the configuration's seeds (https ones only when
+/// any is https, T-2), its credentials and how they are presented, its TLS roots, and its
+/// connection and write deadlines.
 pub struct Transfers {
-    seed: Endpoint,
+    route: CallRoute,
     credentials: Credentials,
     auth: WsAuth,
     tls: Option<Tls>,
@@ -125,19 +125,14 @@ impl Transfers {
     /// The calls of clients configured by `config`.
     pub fn new(config: &Config) -> Result<Self, TransferError> {
         config.check()?;
-        let seed = config
-            .client
-            .seeds
-            .first()
-            .cloned()
-            .ok_or(ConfigError::NoSeed)?;
+        let route = CallRoute::new(&config.client.seeds).ok_or(ConfigError::NoSeed)?;
         let tls = if config.roots.is_empty() {
             None
         } else {
             Some(Tls::new(&config.roots).map_err(|e| TransferError::Tls(e.to_string()))?)
         };
         Ok(Self {
-            seed,
+            route,
             credentials: config.credentials.clone(),
             auth: config.auth,
             tls,
@@ -158,11 +153,12 @@ impl Transfers {
             .map_or(far, |i| i.min(far))
     }
 
-    /// The endpoint a redirect leads to: the leader's console, never from https to http.
-    fn leader(&self, leader: Option<Leader>, current: Endpoint) -> Endpoint {
-        match leader.and_then(|l| l.web_console_uri) {
-            Some(e) if e.is_https() || !current.is_https() => e,
-            _ => current,
+    /// Where the attempt after a redirect goes: the leader's console at once, or after a
+    /// growing pause when the redirect named none or named an http console to a client that
+    /// started over https (T-2, A-5, RS-4).
+    fn redirected(route: &mut CallRoute, leader: Option<Leader>) {
+        if let Redirected::Pause(p) = route.redirected(leader.and_then(|l| l.web_console_uri)) {
+            std::thread::sleep(p);
         }
     }
 
@@ -261,10 +257,11 @@ impl Transfers {
         target: &Path,
     ) -> Result<PathBuf, TransferError> {
         let mut writer = ArchiveWriter::create(target)?;
-        let mut endpoint = self.seed.clone();
+        let mut route = self.route.clone();
         let mut last = String::new();
-        for failed in 1..=ATTEMPTS {
+        for _ in 0..ATTEMPTS {
             writer.restart()?;
+            let endpoint = route.endpoint().clone();
             match self.download_once(call, &endpoint, &mut writer)? {
                 DownloadStep::Ended(end @ DownloadEnd::Verified(_)) => {
                     return Ok(writer.commit(&end)?);
@@ -272,17 +269,17 @@ impl Transfers {
                 DownloadStep::Ended(DownloadEnd::Unavailable { failure, message }) => {
                     return Err(TransferError::Unavailable { failure, message });
                 }
-                DownloadStep::Redirect(leader) => endpoint = self.leader(leader, endpoint),
+                DownloadStep::Redirect(leader) => {
+                    last = format!("Redirect({leader:?})");
+                    Self::redirected(&mut route, leader);
+                }
                 other => {
                     last = format!("{other:?}");
-                    std::thread::sleep(retry_pause(failed));
+                    std::thread::sleep(route.failed());
                 }
             }
         }
-        Err(TransferError::GaveUp {
-            attempts: call.attempts(),
-            last,
-        })
+        Err(gave_up(call.attempts(), last, &route))
     }
 
     fn download_once(
@@ -332,22 +329,23 @@ impl Transfers {
         source: &Path,
     ) -> Result<RestoreOutcome, TransferError> {
         let mut source = ArchiveSource::open(source)?;
-        let mut endpoint = self.seed.clone();
+        let mut route = self.route.clone();
         let mut last = String::new();
-        for failed in 1..=ATTEMPTS {
+        for _ in 0..ATTEMPTS {
+            let endpoint = route.endpoint().clone();
             match self.restore_once(call, &endpoint, &mut source)? {
                 RestoreStep::Ended(outcome) => return Ok(outcome),
-                RestoreStep::Redirect(leader) => endpoint = self.leader(leader, endpoint),
+                RestoreStep::Redirect(leader) => {
+                    last = format!("Redirect({leader:?})");
+                    Self::redirected(&mut route, leader);
+                }
                 other => {
                     last = format!("{other:?}");
-                    std::thread::sleep(retry_pause(failed));
+                    std::thread::sleep(route.failed());
                 }
             }
         }
-        Err(TransferError::GaveUp {
-            attempts: call.attempts(),
-            last,
-        })
+        Err(gave_up(call.attempts(), last, &route))
     }
 
     /// One restore attempt: the start, every chunk, and the connection kept open after the
@@ -400,6 +398,15 @@ impl Transfers {
         let _ = ws.close(None).and_then(|()| ws.flush());
         Ok(step)
     }
+}
+
+/// The error of a call whose attempts ran out; it names an http redirect refused (T-2).
+fn gave_up(attempts: u32, last: String, route: &CallRoute) -> TransferError {
+    let last = match route.refused() {
+        Some(e) => format!("{last}; a redirect to {e} was not followed from https (T-2)"),
+        None => last,
+    };
+    TransferError::GaveUp { attempts, last }
 }
 
 /// `Err` when a close with `code` before the answer refused a frame of ours (T-3, T-6).

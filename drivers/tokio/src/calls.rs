@@ -19,12 +19,12 @@
 //! open after its last chunk until the reply, and a close with 1001 is a transport failure.
 //! Uploads have no console call: they need a gRPC configuration.
 
-use crate::config::{Config, Credentials, Transport, WsAuth};
+use crate::config::{Config, ConfigError, Credentials, Transport, WsAuth};
 use crate::net::{self, Tls};
 use crate::transport::{grpc_message, status_of, AbortOnDrop, MessageReader};
 use bytes::{BufMut, Bytes, BytesMut};
 use h2::{RecvStream, SendStream};
-use nervix_driver_support::call_end::{retry_pause, CallEnd};
+use nervix_driver_support::call_end::{CallEnd, CallRoute, Redirected};
 use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
 use nervix_protocol::calls::*;
 use nervix_protocol::client::CommandReport;
@@ -57,6 +57,10 @@ pub enum TransferError {
     /// The configuration names no seed endpoint.
     #[error("no seed endpoint")]
     NoSeed,
+    /// The configuration cannot be used (credentials that cannot be presented, https seeds
+    /// without roots).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// An upload with a WebSocket configuration: uploads are gRPC calls only (T-1).
     #[error("uploads need a gRPC configuration")]
     UploadNeedsGrpc,
@@ -104,13 +108,14 @@ pub enum TransferError {
     },
 }
 
-/// Where and how the separate calls are made: the configuration's first seed, its credentials
-/// and TLS roots, and its connection deadline.
+/// Where and how the separate calls are made: the configuration's seeds (https ones only when
+/// any is https, T-2), its credentials and TLS roots, and its connection and write deadlines.
 pub struct Transfers {
-    seed: Endpoint,
+    route: CallRoute,
     credentials: Credentials,
     tls: Option<Tls>,
     connect_timeout: Duration,
+    write_timeout: Duration,
     transport: Transport,
     origin: Instant,
 }
@@ -127,22 +132,19 @@ struct Stream {
 impl Transfers {
     /// The calls of clients configured by `config` (gRPC seeds only).
     pub fn new(config: &Config) -> Result<Self, TransferError> {
-        let seed = config
-            .client
-            .seeds
-            .first()
-            .cloned()
-            .ok_or(TransferError::NoSeed)?;
+        config.check()?;
+        let route = CallRoute::new(&config.client.seeds).ok_or(TransferError::NoSeed)?;
         let tls = if config.roots.is_empty() {
             None
         } else {
             Some(Tls::new(&config.roots).map_err(|e| TransferError::Tls(e.to_string()))?)
         };
         Ok(Self {
-            seed,
+            route,
             credentials: config.credentials.clone(),
             tls,
             connect_timeout: config.client.connect_timeout,
+            write_timeout: config.write_timeout,
             transport: config.transport,
             origin: Instant::now(),
         })
@@ -157,6 +159,31 @@ impl Transfers {
         self.origin
             .checked_add(Duration::from_nanos(t.as_nanos()))
             .map_or(far, |i| i.min(far))
+    }
+
+    /// The deadline of one write: the machine's `wait`, and never later than the write
+    /// deadline of the configuration from now (T-8).
+    fn write_deadline(&self, wait: Option<Timestamp>) -> tokio::time::Instant {
+        let own = Instant::now() + self.write_timeout;
+        wait.map_or(own, |t| self.instant(t).min(own)).into()
+    }
+
+    /// Sends `m` on a console connection by [`Transfers::write_deadline`]: `Ok(false)` when
+    /// the connection failed, `Err(())` when the deadline passed first.
+    async fn send_ws(&self, ws: &mut Ws, m: Bytes, wait: Option<Timestamp>) -> Result<bool, ()> {
+        use futures_util::SinkExt;
+        use tokio_tungstenite::tungstenite::Message;
+        let sent = ws.send(Message::Binary(m));
+        match tokio::time::timeout_at(self.write_deadline(wait), sent).await {
+            Ok(r) => Ok(r.is_ok()),
+            Err(_) => Err(()),
+        }
+    }
+
+    /// Closes a console connection whose call has its answer, waiting at most
+    /// [`CLOSE_WAIT`] for the transport to take the close (T-8).
+    async fn close_ws(ws: &mut Ws) {
+        let _ = tokio::time::timeout(CLOSE_WAIT, ws.close(None)).await;
     }
 
     async fn open(&self, endpoint: &Endpoint, path: &str) -> Result<Stream, String> {
@@ -200,6 +227,15 @@ impl Transfers {
         match self.transport {
             Transport::WebSocket(_) => l.web_console_uri,
             _ => l.grpc_uri,
+        }
+    }
+
+    /// Where the attempt after a redirect goes: the leader at once, or after a growing pause
+    /// when the redirect named none or named an http leader to a client that started over
+    /// https (T-2, U-4, A-5, RS-4).
+    async fn redirected(&self, route: &mut CallRoute, leader: Option<Leader>) {
+        if let Redirected::Pause(p) = route.redirected(self.leader(leader)) {
+            tokio::time::sleep(p).await;
         }
     }
 
@@ -272,8 +308,6 @@ impl Transfers {
         auth: WsAuth,
         writer: &mut ArchiveWriter,
     ) -> Result<DownloadStep, TransferError> {
-        use futures_util::SinkExt;
-        use tokio_tungstenite::tungstenite::Message;
         let mut ws = match self.open_ws(endpoint, DOWNLOAD_WS_PATH, auth).await {
             Ok(ws) => ws,
             Err(end) => {
@@ -282,7 +316,7 @@ impl Transfers {
             }
         };
         let request = call.start(self.now())?;
-        if ws.send(Message::Binary(request)).await.is_err() {
+        if self.send_ws(&mut ws, request, call.poll_timeout()).await != Ok(true) {
             let step = self.download_lost(call);
             self.why_send_failed(&mut ws).await?;
             return Ok(step);
@@ -301,7 +335,7 @@ impl Transfers {
                 DownloadStep::Bytes(b) => writer.write(&b)?,
                 DownloadStep::Started | DownloadStep::Continue => {}
                 step => {
-                    let _ = ws.close(None).await;
+                    Self::close_ws(&mut ws).await;
                     return Ok(step);
                 }
             }
@@ -317,8 +351,6 @@ impl Transfers {
         auth: WsAuth,
         source: &mut ArchiveSource<File>,
     ) -> Result<RestoreStep, TransferError> {
-        use futures_util::SinkExt;
-        use tokio_tungstenite::tungstenite::Message;
         let mut ws = match self.open_ws(endpoint, RESTORE_WS_PATH, auth).await {
             Ok(ws) => ws,
             Err(end) => {
@@ -327,21 +359,19 @@ impl Transfers {
             }
         };
         let start = call.start(self.now())?;
-        let mut ok = ws.send(Message::Binary(start)).await.is_ok();
+        let Ok(mut ok) = self.send_ws(&mut ws, start, call.poll_timeout()).await else {
+            return Ok(call.timed_out(self.now()));
+        };
         while ok {
             let Need::Piece { offset, len } = call.need() else {
                 break;
             };
             let piece = source.piece(offset, len)?;
             let frame = call.chunk(self.now(), piece)?;
-            let wait = call
-                .poll_timeout()
-                .unwrap_or(Timestamp::from_nanos(u64::MAX));
-            let sent = ws.send(Message::Binary(frame));
-            ok = match tokio::time::timeout_at(self.instant(wait).into(), sent).await {
-                Ok(r) => r.is_ok(),
-                Err(_) => return Ok(call.timed_out(self.now())),
+            let Ok(sent) = self.send_ws(&mut ws, frame, call.poll_timeout()).await else {
+                return Ok(call.timed_out(self.now()));
             };
+            ok = sent;
         }
         if !ok {
             let step = call.on_closed(self.now());
@@ -357,7 +387,7 @@ impl Transfers {
             }
             Err(()) => call.timed_out(self.now()),
         };
-        let _ = ws.close(None).await;
+        Self::close_ws(&mut ws).await;
         Ok(step)
     }
 
@@ -380,10 +410,11 @@ impl Transfers {
         target: &Path,
     ) -> Result<PathBuf, TransferError> {
         let mut writer = ArchiveWriter::create(target)?;
-        let mut endpoint = self.seed.clone();
+        let mut route = self.route.clone();
         let mut last = String::new();
-        for failed in 1..=ATTEMPTS {
+        for _ in 0..ATTEMPTS {
             writer.restart()?;
+            let endpoint = route.endpoint().clone();
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
                     self.download_once_ws(call, &endpoint, auth, &mut writer)
@@ -399,18 +430,16 @@ impl Transfers {
                     return Err(TransferError::Unavailable { failure, message });
                 }
                 DownloadStep::Redirect(leader) => {
-                    endpoint = self.leader(leader).unwrap_or(endpoint);
+                    last = format!("Redirect({leader:?})");
+                    self.redirected(&mut route, leader).await;
                 }
                 other => {
                     last = format!("{other:?}");
-                    tokio::time::sleep(retry_pause(failed)).await;
+                    tokio::time::sleep(route.failed()).await;
                 }
             }
         }
-        Err(TransferError::GaveUp {
-            attempts: call.attempts(),
-            last,
-        })
+        Err(gave_up(call.attempts(), last, &route))
     }
 
     async fn download_once(
@@ -510,27 +539,26 @@ impl Transfers {
             return Err(TransferError::UploadNeedsGrpc);
         }
         let mut source = ArchiveSource::open(source)?;
-        let mut endpoint = self.seed.clone();
+        let mut route = self.route.clone();
         let mut last = String::new();
-        for failed in 1..=ATTEMPTS {
+        for _ in 0..ATTEMPTS {
+            let endpoint = route.endpoint().clone();
             match self
                 .send_once(call, &endpoint, &mut source, UPLOAD_PATH)
                 .await?
             {
                 UploadStep::Ended(outcome) => return Ok(outcome),
                 UploadStep::Redirect(leader) => {
-                    endpoint = self.leader(leader).unwrap_or(endpoint);
+                    last = format!("Redirect({leader:?})");
+                    self.redirected(&mut route, leader).await;
                 }
                 other => {
                     last = format!("{other:?}");
-                    tokio::time::sleep(retry_pause(failed)).await;
+                    tokio::time::sleep(route.failed()).await;
                 }
             }
         }
-        Err(TransferError::GaveUp {
-            attempts: call.attempts(),
-            last,
-        })
+        Err(gave_up(call.attempts(), last, &route))
     }
 
     /// Restores the archive in the file at `source` as `call` (RS-1 to RS-5): every attempt
@@ -541,9 +569,10 @@ impl Transfers {
         source: &Path,
     ) -> Result<RestoreOutcome, TransferError> {
         let mut source = ArchiveSource::open(source)?;
-        let mut endpoint = self.seed.clone();
+        let mut route = self.route.clone();
         let mut last = String::new();
-        for failed in 1..=ATTEMPTS {
+        for _ in 0..ATTEMPTS {
+            let endpoint = route.endpoint().clone();
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
                     self.restore_once_ws(call, &endpoint, auth, &mut source)
@@ -557,18 +586,16 @@ impl Transfers {
             match step {
                 RestoreStep::Ended(outcome) => return Ok(outcome),
                 RestoreStep::Redirect(leader) => {
-                    endpoint = self.leader(leader).unwrap_or(endpoint);
+                    last = format!("Redirect({leader:?})");
+                    self.redirected(&mut route, leader).await;
                 }
                 other => {
                     last = format!("{other:?}");
-                    tokio::time::sleep(retry_pause(failed)).await;
+                    tokio::time::sleep(route.failed()).await;
                 }
             }
         }
-        Err(TransferError::GaveUp {
-            attempts: call.attempts(),
-            last,
-        })
+        Err(gave_up(call.attempts(), last, &route))
     }
 
     /// One attempt of a sending call: the start, every piece, the half-close, the reply.
@@ -583,7 +610,18 @@ impl Transfers {
             return Ok(C::unreachable(call));
         };
         let start = call.begin(self.now())?;
-        let mut ok = write(&mut stream.send, grpc_message(&start)).await;
+        let deadline = self.write_deadline(call.wait());
+        let mut ok =
+            match tokio::time::timeout_at(deadline, write(&mut stream.send, grpc_message(&start)))
+                .await
+            {
+                Ok(w) => w,
+                Err(_) => {
+                    // No window for the start by its deadline: a stalled attempt (T-8).
+                    stream.send.send_reset(h2::Reason::CANCEL);
+                    return Ok(call.timed_out(self.now()));
+                }
+            };
         while ok {
             match call.need() {
                 Need::Piece { offset, len } => {
@@ -599,17 +637,17 @@ impl Transfers {
                     head.put_u8(0);
                     head.put_u32(frame.len() as u32);
                     head.put_slice(frame.header());
-                    let deadline = call.wait().map(|t| self.instant(t));
+                    let deadline = self.write_deadline(call.wait());
                     let written = async {
                         write(&mut stream.send, head.freeze()).await
                             && write(&mut stream.send, frame.payload().clone()).await
                     };
-                    ok = match deadline {
-                        Some(d) => match tokio::time::timeout_at(d.into(), written).await {
-                            Ok(w) => w,
-                            Err(_) => return Ok(call.timed_out(self.now())),
-                        },
-                        None => written.await,
+                    ok = match tokio::time::timeout_at(deadline, written).await {
+                        Ok(w) => w,
+                        Err(_) => {
+                            stream.send.send_reset(h2::Reason::CANCEL);
+                            return Ok(call.timed_out(self.now()));
+                        }
                     };
                 }
                 Need::Reply => {
@@ -643,6 +681,15 @@ impl Transfers {
 
 /// How long a failed console send waits for the server's close code.
 const CLOSE_WAIT: Duration = Duration::from_millis(200);
+
+/// The error of a call whose attempts ran out; it names an http redirect refused (T-2).
+fn gave_up(attempts: u32, last: String, route: &CallRoute) -> TransferError {
+    let last = match route.refused() {
+        Some(e) => format!("{last}; a redirect to {e} was not followed from https (T-2)"),
+        None => last,
+    };
+    TransferError::GaveUp { attempts, last }
+}
 
 /// What ends a call without its answer means: `Err` for the ends never repeated (T-5, T-6).
 fn ended(end: CallEnd) -> Result<(), TransferError> {
