@@ -16,8 +16,11 @@
 //! refused a frame of ours: the call ends and nothing is sent again (T-3, T-6). A 401 refusing
 //! the credentials ends the call too, never retried with them (T-5). Any other end before the
 //! answer (1001, a 503, a cut connection, a wait that passed) is a transport failure: the
-//! attempt is repeated whole, under the same identity, at most [`ATTEMPTS`] times, at the
-//! leader a redirect names, after a pause that doubles with each failure.
+//! attempt is repeated whole, under the same identity, at most [`ATTEMPTS`] times, after a
+//! pause that doubles with each failure. A redirect naming a leader is followed at once; one
+//! naming none waits the same growing pause (A-5, RS-4). A client with an https seed never
+//! uses an http seed and never follows a redirect to an http console: such a redirect is
+//! taken as one naming no leader (T-2).
 
 use crate::config::{Config, ConfigError, Credentials, WsAuth};
 use crate::net::{Io, Tls};
@@ -314,7 +317,7 @@ impl Transfers {
                 DownloadStep::Bytes(b) => writer.write(&b)?,
                 DownloadStep::Started | DownloadStep::Continue => {}
                 step => {
-                    let _ = ws.close(None).and_then(|()| ws.flush());
+                    close(&mut ws);
                     return Ok(step);
                 }
             }
@@ -395,7 +398,7 @@ impl Transfers {
                 break step;
             }
         };
-        let _ = ws.close(None).and_then(|()| ws.flush());
+        close(&mut ws);
         Ok(step)
     }
 }
@@ -414,6 +417,19 @@ fn refused(code: Option<u16>) -> Result<(), TransferError> {
     match code.map(CallEnd::of_close_code) {
         Some(CallEnd::FrameRefused(code)) => Err(TransferError::FrameRefused { code }),
         _ => Ok(()),
+    }
+}
+
+/// Closes a connection whose call has its answer, the write waiting at most [`CLOSE_WAIT`]
+/// (T-8).
+fn close(ws: &mut WebSocket<Io>) {
+    if ws
+        .get_ref()
+        .tcp()
+        .set_write_timeout(Some(CLOSE_WAIT))
+        .is_ok()
+    {
+        let _ = ws.close(None).and_then(|()| ws.flush());
     }
 }
 

@@ -141,12 +141,12 @@ impl CallRoute {
     /// redirect named one).
     pub fn redirected(&mut self, leader: Option<Endpoint>) -> Redirected {
         match leader {
-            Some(l) if self.endpoints.https_only() && !l.is_https() => {
-                self.refused = Some(l);
-                Redirected::Pause(self.failed())
-            }
             Some(l) if l != self.current => {
-                self.endpoints.learn(l, true);
+                // The endpoints refuse an http leader to an https-only client (T-2).
+                if !self.endpoints.learn(l.clone(), true) {
+                    self.refused = Some(l);
+                    return Redirected::Pause(self.failed());
+                }
                 if let Some(next) = self.endpoints.next_to_try() {
                     self.current = next;
                 }

@@ -7,7 +7,11 @@
 //! machine asks for (never whole, and handed to the transport without a copy through
 //! `chunk_parts`), a download is written through [`ArchiveWriter`] and reaches its name only
 //! verified, and an attempt that ends without its answer is repeated whole, under the
-//! same identity, at the leader a redirect names, after a pause that doubles with each failure.
+//! same identity, after a pause that doubles with each failure. A redirect naming a leader is
+//! followed at once; one naming none waits the same growing pause (U-4, A-5, RS-4). A client
+//! with an https seed never uses an http seed and never follows a redirect to http: such a
+//! redirect is taken as one naming no leader (T-2). Every write has a deadline: the machine's
+//! wait, and at most the configuration's write deadline (T-8).
 //! Two ends are never repeated: refused credentials (`UNAUTHENTICATED`, or 401 on the console)
 //! end the call with [`TransferError::Unauthenticated`] (T-5), and a frame the server refused
 //! as oversized or malformed (`OUT_OF_RANGE`, `INTERNAL`, or a console close with 1003, 1007,
