@@ -23,7 +23,7 @@
 //! taken as one naming no leader (T-2).
 
 use crate::config::{Config, ConfigError, Credentials, WsAuth};
-use crate::net::{Io, Tls};
+use crate::net::{Dialer, Io};
 use crate::session::{handshake, End};
 use nervix_driver_support::call_end::{CallEnd, CallRoute, Redirected};
 use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
@@ -109,7 +109,7 @@ pub struct Transfers {
     route: CallRoute,
     credentials: Credentials,
     auth: WsAuth,
-    tls: Option<Tls>,
+    dialer: Dialer,
     connect_timeout: Duration,
     write_timeout: Duration,
     origin: Instant,
@@ -129,16 +129,12 @@ impl Transfers {
     pub fn new(config: &Config) -> Result<Self, TransferError> {
         config.check()?;
         let route = CallRoute::new(&config.client.seeds).ok_or(ConfigError::NoSeed)?;
-        let tls = if config.roots.is_empty() {
-            None
-        } else {
-            Some(Tls::new(&config.roots).map_err(|e| TransferError::Tls(e.to_string()))?)
-        };
+        let dialer = Dialer::new(config).map_err(|e| TransferError::Tls(e.to_string()))?;
         Ok(Self {
             route,
             credentials: config.credentials.clone(),
             auth: config.auth,
-            tls,
+            dialer,
             connect_timeout: config.client.connect_timeout,
             write_timeout: config.write_timeout,
             origin: Instant::now(),
@@ -166,11 +162,14 @@ impl Transfers {
     }
 
     /// Opens the attempt's connection; `Err` when the call must end at once (a 401, T-5),
-    /// `Ok(None)` when the attempt failed as a transport does (a 503 among them).
+    /// `Ok(None)` when the attempt failed as a transport does (a 503 among them), and then
+    /// `unreached` says why, when the connection could not be opened (a failed lookup with
+    /// the resolver's own error, T-2).
     fn open(
         &self,
         endpoint: &Endpoint,
         path: &str,
+        unreached: &mut Option<String>,
     ) -> Result<Option<WebSocket<Io>>, TransferError> {
         let deadline = Instant::now() + self.connect_timeout;
         match handshake(
@@ -178,11 +177,15 @@ impl Transfers {
             path,
             self.auth,
             &self.credentials,
-            self.tls.as_ref(),
+            Some(&self.dialer),
             deadline,
         ) {
             Ok(ws) => Ok(Some(ws)),
             Err(End::Unauthenticated) => Err(TransferError::Unauthenticated),
+            Err(End::Transport(why)) => {
+                *unreached = Some(why);
+                Ok(None)
+            }
             Err(_) => Ok(None),
         }
     }
@@ -262,10 +265,11 @@ impl Transfers {
         let mut writer = ArchiveWriter::create(target)?;
         let mut route = self.route.clone();
         let mut last = String::new();
+        let mut unreached = None;
         for _ in 0..ATTEMPTS {
             writer.restart()?;
             let endpoint = route.endpoint().clone();
-            match self.download_once(call, &endpoint, &mut writer)? {
+            match self.download_once(call, &endpoint, &mut writer, &mut unreached)? {
                 DownloadStep::Ended(end @ DownloadEnd::Verified(_)) => {
                     return Ok(writer.commit(&end)?);
                 }
@@ -282,7 +286,7 @@ impl Transfers {
                 }
             }
         }
-        Err(gave_up(call.attempts(), last, &route))
+        Err(gave_up(call.attempts(), last, &route, unreached))
     }
 
     fn download_once(
@@ -290,8 +294,9 @@ impl Transfers {
         call: &mut BackupDownload,
         endpoint: &Endpoint,
         writer: &mut ArchiveWriter,
+        unreached: &mut Option<String>,
     ) -> Result<DownloadStep, TransferError> {
-        let Some(mut ws) = self.open(endpoint, DOWNLOAD_WS_PATH)? else {
+        let Some(mut ws) = self.open(endpoint, DOWNLOAD_WS_PATH, unreached)? else {
             return Ok(DownloadStep::Interrupted {
                 cause: Interruption::Transport,
                 retained: false,
@@ -334,9 +339,10 @@ impl Transfers {
         let mut source = ArchiveSource::open(source)?;
         let mut route = self.route.clone();
         let mut last = String::new();
+        let mut unreached = None;
         for _ in 0..ATTEMPTS {
             let endpoint = route.endpoint().clone();
-            match self.restore_once(call, &endpoint, &mut source)? {
+            match self.restore_once(call, &endpoint, &mut source, &mut unreached)? {
                 RestoreStep::Ended(outcome) => return Ok(outcome),
                 RestoreStep::Redirect(leader) => {
                     last = format!("Redirect({leader:?})");
@@ -348,7 +354,7 @@ impl Transfers {
                 }
             }
         }
-        Err(gave_up(call.attempts(), last, &route))
+        Err(gave_up(call.attempts(), last, &route, unreached))
     }
 
     /// One restore attempt: the start, every chunk, and the connection kept open after the
@@ -358,8 +364,9 @@ impl Transfers {
         call: &mut RestoreCall,
         endpoint: &Endpoint,
         source: &mut ArchiveSource<File>,
+        unreached: &mut Option<String>,
     ) -> Result<RestoreStep, TransferError> {
-        let Some(mut ws) = self.open(endpoint, RESTORE_WS_PATH)? else {
+        let Some(mut ws) = self.open(endpoint, RESTORE_WS_PATH, unreached)? else {
             return Ok(RestoreStep::Interrupted {
                 cause: Interruption::Transport,
                 uncertain: call.is_uncertain(),
@@ -403,12 +410,21 @@ impl Transfers {
     }
 }
 
-/// The error of a call whose attempts ran out; it names an http redirect refused (T-2).
-fn gave_up(attempts: u32, last: String, route: &CallRoute) -> TransferError {
-    let last = match route.refused() {
+/// The error of a call whose attempts ran out; it names an http redirect refused (T-2) and
+/// why an attempt could not connect, if one could not.
+fn gave_up(
+    attempts: u32,
+    last: String,
+    route: &CallRoute,
+    unreached: Option<String>,
+) -> TransferError {
+    let mut last = match route.refused() {
         Some(e) => format!("{last}; a redirect to {e} was not followed from https (T-2)"),
         None => last,
     };
+    if let Some(why) = unreached {
+        last = format!("{last}; an attempt could not connect: {why}");
+    }
     TransferError::GaveUp { attempts, last }
 }
 

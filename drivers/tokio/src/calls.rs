@@ -24,11 +24,12 @@
 //! Uploads have no console call: they need a gRPC configuration.
 
 use crate::config::{Config, ConfigError, Credentials, Transport, WsAuth};
-use crate::net::{self, Tls};
+use crate::net::{self, Dialer};
 use crate::transport::{grpc_message, status_of, AbortOnDrop, MessageReader};
 use bytes::{BufMut, Bytes, BytesMut};
 use h2::{RecvStream, SendStream};
 use nervix_driver_support::call_end::{CallEnd, CallRoute, Redirected};
+use nervix_driver_support::resolve::ConnectError;
 use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
 use nervix_protocol::calls::*;
 use nervix_protocol::client::CommandReport;
@@ -109,6 +110,9 @@ pub enum TransferError {
         attempts: u32,
         /// How the last ended.
         last: String,
+        /// Why the last attempt that could not connect did not (a failed lookup keeps the
+        /// resolver's own error, T-2), if one could not.
+        connect: Option<ConnectError>,
     },
 }
 
@@ -117,7 +121,7 @@ pub enum TransferError {
 pub struct Transfers {
     route: CallRoute,
     credentials: Credentials,
-    tls: Option<Tls>,
+    dialer: Dialer,
     connect_timeout: Duration,
     write_timeout: Duration,
     transport: Transport,
@@ -138,15 +142,11 @@ impl Transfers {
     pub fn new(config: &Config) -> Result<Self, TransferError> {
         config.check()?;
         let route = CallRoute::new(&config.client.seeds).ok_or(TransferError::NoSeed)?;
-        let tls = if config.roots.is_empty() {
-            None
-        } else {
-            Some(Tls::new(&config.roots).map_err(|e| TransferError::Tls(e.to_string()))?)
-        };
+        let dialer = Dialer::new(config).map_err(|e| TransferError::Tls(e.to_string()))?;
         Ok(Self {
             route,
             credentials: config.credentials.clone(),
-            tls,
+            dialer,
             connect_timeout: config.client.connect_timeout,
             write_timeout: config.write_timeout,
             transport: config.transport,
@@ -190,31 +190,31 @@ impl Transfers {
         let _ = tokio::time::timeout(CLOSE_WAIT, ws.close(None)).await;
     }
 
-    async fn open(&self, endpoint: &Endpoint, path: &str) -> Result<Stream, String> {
+    /// Opens an attempt's call stream within the connection deadline; `Err` says why the
+    /// connection could not be opened, when it could not.
+    async fn open(&self, endpoint: &Endpoint, path: &str) -> Result<Stream, Option<ConnectError>> {
         let opened = tokio::time::timeout(self.connect_timeout, async {
-            let io = net::open(endpoint, self.tls.as_ref(), true)
+            let io = net::open(endpoint, Some(&self.dialer), true)
                 .await
-                .map_err(|e| format!("connect: {e}"))?;
+                .map_err(Some)?;
             let (client, conn) = h2::client::Builder::new()
                 .initial_window_size(1 << 22)
                 .initial_connection_window_size(1 << 23)
                 .handshake::<net::Io, Bytes>(io)
                 .await
-                .map_err(|e| format!("http/2: {e}"))?;
+                .map_err(|_| None)?;
             let conn = AbortOnDrop(tokio::spawn(async move {
                 let _ = conn.await;
             }));
-            let mut client = client.ready().await.map_err(|e| format!("http/2: {e}"))?;
+            let mut client = client.ready().await.map_err(|_| None)?;
             let scheme = if endpoint.is_https() { "https" } else { "http" };
             let request = http::Request::post(format!("{scheme}://{}{path}", endpoint.authority()))
                 .header("content-type", "application/grpc")
                 .header("te", "trailers")
                 .header("authorization", self.credentials.basic())
                 .body(())
-                .map_err(|e| format!("request: {e}"))?;
-            let (response, send) = client
-                .send_request(request, false)
-                .map_err(|e| format!("http/2: {e}"))?;
+                .map_err(|_| None)?;
+            let (response, send) = client.send_request(request, false).map_err(|_| None)?;
             Ok(Stream {
                 send,
                 response,
@@ -222,7 +222,7 @@ impl Transfers {
             })
         })
         .await;
-        opened.unwrap_or_else(|_| Err("connection deadline passed".into()))
+        opened.unwrap_or(Err(Some(ConnectError::TimedOut)))
     }
 
     /// The endpoint a redirect leads to on this transport.
@@ -244,22 +244,30 @@ impl Transfers {
     }
 
     /// Opens an attempt's console connection; `Err` says how the attempt ended instead.
-    async fn open_ws(&self, endpoint: &Endpoint, path: &str, auth: WsAuth) -> Result<Ws, CallEnd> {
+    async fn open_ws(
+        &self,
+        endpoint: &Endpoint,
+        path: &str,
+        auth: WsAuth,
+        unreached: &mut Option<ConnectError>,
+    ) -> Result<Ws, CallEnd> {
         use tokio_tungstenite::tungstenite::client::IntoClientRequest;
         use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
         let opened = tokio::time::timeout(self.connect_timeout, async {
-            let io = net::open(endpoint, self.tls.as_ref(), false)
+            let io = net::open(endpoint, Some(&self.dialer), false)
                 .await
-                .map_err(|_| CallEnd::Retry)?;
+                .map_err(|e| (CallEnd::Retry, Some(e)))?;
             let url = nervix_driver_support::credentials::console_url_at(
                 endpoint,
                 path,
                 (auth == WsAuth::Query).then_some(&self.credentials),
             );
-            let mut request = url.into_client_request().map_err(|_| CallEnd::Retry)?;
+            let mut request = url
+                .into_client_request()
+                .map_err(|_| (CallEnd::Retry, None))?;
             if auth == WsAuth::Header {
                 let v = http::HeaderValue::from_str(&self.credentials.basic())
-                    .map_err(|_| CallEnd::Retry)?;
+                    .map_err(|_| (CallEnd::Retry, None))?;
                 request.headers_mut().insert("authorization", v);
             }
             let limit = nervix_protocol::limits::FRAME_LIMIT;
@@ -271,13 +279,25 @@ impl Transfers {
                 .map(|(ws, _)| ws)
                 .map_err(|e| match e {
                     tokio_tungstenite::tungstenite::Error::Http(r) => {
-                        CallEnd::of_http_status(r.status().as_u16())
+                        (CallEnd::of_http_status(r.status().as_u16()), None)
                     }
-                    _ => CallEnd::Retry,
+                    _ => (CallEnd::Retry, None),
                 })
         })
         .await;
-        opened.unwrap_or(Err(CallEnd::Retry))
+        match opened {
+            Ok(Ok(ws)) => Ok(ws),
+            Ok(Err((end, connect))) => {
+                if connect.is_some() {
+                    *unreached = connect;
+                }
+                Err(end)
+            }
+            Err(_) => {
+                *unreached = Some(ConnectError::TimedOut);
+                Err(CallEnd::Retry)
+            }
+        }
     }
 
     /// The next binary message within `wait`: `Ok(Err(end))` when the connection closed or
@@ -311,8 +331,12 @@ impl Transfers {
         endpoint: &Endpoint,
         auth: WsAuth,
         writer: &mut ArchiveWriter,
+        unreached: &mut Option<ConnectError>,
     ) -> Result<DownloadStep, TransferError> {
-        let mut ws = match self.open_ws(endpoint, DOWNLOAD_WS_PATH, auth).await {
+        let mut ws = match self
+            .open_ws(endpoint, DOWNLOAD_WS_PATH, auth, unreached)
+            .await
+        {
             Ok(ws) => ws,
             Err(end) => {
                 ended(end)?;
@@ -354,8 +378,12 @@ impl Transfers {
         endpoint: &Endpoint,
         auth: WsAuth,
         source: &mut ArchiveSource<File>,
+        unreached: &mut Option<ConnectError>,
     ) -> Result<RestoreStep, TransferError> {
-        let mut ws = match self.open_ws(endpoint, RESTORE_WS_PATH, auth).await {
+        let mut ws = match self
+            .open_ws(endpoint, RESTORE_WS_PATH, auth, unreached)
+            .await
+        {
             Ok(ws) => ws,
             Err(end) => {
                 ended(end)?;
@@ -416,15 +444,19 @@ impl Transfers {
         let mut writer = ArchiveWriter::create(target)?;
         let mut route = self.route.clone();
         let mut last = String::new();
+        let mut unreached = None;
         for _ in 0..ATTEMPTS {
             writer.restart()?;
             let endpoint = route.endpoint().clone();
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
-                    self.download_once_ws(call, &endpoint, auth, &mut writer)
+                    self.download_once_ws(call, &endpoint, auth, &mut writer, &mut unreached)
                         .await?
                 }
-                _ => self.download_once(call, &endpoint, &mut writer).await?,
+                _ => {
+                    self.download_once(call, &endpoint, &mut writer, &mut unreached)
+                        .await?
+                }
             };
             match step {
                 DownloadStep::Ended(end @ DownloadEnd::Verified(_)) => {
@@ -443,7 +475,7 @@ impl Transfers {
                 }
             }
         }
-        Err(gave_up(call.attempts(), last, &route))
+        Err(gave_up(call.attempts(), last, &route, unreached))
     }
 
     async fn download_once(
@@ -451,9 +483,16 @@ impl Transfers {
         call: &mut BackupDownload,
         endpoint: &Endpoint,
         writer: &mut ArchiveWriter,
+        unreached: &mut Option<ConnectError>,
     ) -> Result<DownloadStep, TransferError> {
-        let Ok(mut stream) = self.open(endpoint, DOWNLOAD_PATH).await else {
-            return Ok(DownloadStep::Continue);
+        let mut stream = match self.open(endpoint, DOWNLOAD_PATH).await {
+            Ok(s) => s,
+            Err(e) => {
+                if e.is_some() {
+                    *unreached = e;
+                }
+                return Ok(DownloadStep::Continue);
+            }
         };
         let request = call.start(self.now())?;
         let sent = stream.send.send_data(grpc_message(&request), true).is_ok();
@@ -545,10 +584,11 @@ impl Transfers {
         let mut source = ArchiveSource::open(source)?;
         let mut route = self.route.clone();
         let mut last = String::new();
+        let mut unreached = None;
         for _ in 0..ATTEMPTS {
             let endpoint = route.endpoint().clone();
             match self
-                .send_once(call, &endpoint, &mut source, UPLOAD_PATH)
+                .send_once(call, &endpoint, &mut source, UPLOAD_PATH, &mut unreached)
                 .await?
             {
                 UploadStep::Ended(outcome) => return Ok(outcome),
@@ -562,7 +602,7 @@ impl Transfers {
                 }
             }
         }
-        Err(gave_up(call.attempts(), last, &route))
+        Err(gave_up(call.attempts(), last, &route, unreached))
     }
 
     /// Restores the archive in the file at `source` as `call` (RS-1 to RS-5): every attempt
@@ -575,15 +615,16 @@ impl Transfers {
         let mut source = ArchiveSource::open(source)?;
         let mut route = self.route.clone();
         let mut last = String::new();
+        let mut unreached = None;
         for _ in 0..ATTEMPTS {
             let endpoint = route.endpoint().clone();
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
-                    self.restore_once_ws(call, &endpoint, auth, &mut source)
+                    self.restore_once_ws(call, &endpoint, auth, &mut source, &mut unreached)
                         .await?
                 }
                 _ => {
-                    self.send_once(call, &endpoint, &mut source, RESTORE_PATH)
+                    self.send_once(call, &endpoint, &mut source, RESTORE_PATH, &mut unreached)
                         .await?
                 }
             };
@@ -599,7 +640,7 @@ impl Transfers {
                 }
             }
         }
-        Err(gave_up(call.attempts(), last, &route))
+        Err(gave_up(call.attempts(), last, &route, unreached))
     }
 
     /// One attempt of a sending call: the start, every piece, the half-close, the reply.
@@ -609,9 +650,16 @@ impl Transfers {
         endpoint: &Endpoint,
         source: &mut ArchiveSource<File>,
         path: &str,
+        unreached: &mut Option<ConnectError>,
     ) -> Result<C::Step, TransferError> {
-        let Ok(mut stream) = self.open(endpoint, path).await else {
-            return Ok(C::unreachable(call));
+        let mut stream = match self.open(endpoint, path).await {
+            Ok(s) => s,
+            Err(e) => {
+                if e.is_some() {
+                    *unreached = e;
+                }
+                return Ok(C::unreachable(call));
+            }
         };
         let start = call.begin(self.now())?;
         let deadline = self.write_deadline(call.wait());
@@ -687,12 +735,24 @@ impl Transfers {
 const CLOSE_WAIT: Duration = Duration::from_millis(200);
 
 /// The error of a call whose attempts ran out; it names an http redirect refused (T-2).
-fn gave_up(attempts: u32, last: String, route: &CallRoute) -> TransferError {
-    let last = match route.refused() {
+fn gave_up(
+    attempts: u32,
+    last: String,
+    route: &CallRoute,
+    connect: Option<ConnectError>,
+) -> TransferError {
+    let mut last = match route.refused() {
         Some(e) => format!("{last}; a redirect to {e} was not followed from https (T-2)"),
         None => last,
     };
-    TransferError::GaveUp { attempts, last }
+    if let Some(c) = &connect {
+        last = format!("{last}; an attempt could not connect: {c}");
+    }
+    TransferError::GaveUp {
+        attempts,
+        last,
+        connect,
+    }
 }
 
 /// What ends a call without its answer means: `Err` for the ends never repeated (T-5, T-6).

@@ -5,6 +5,8 @@ use nervix_protocol::endpoint::Endpoint;
 use rustls_pki_types::CertificateDer;
 use std::time::Duration;
 
+pub use nervix_driver_support::resolve::{HostsResolver, Resolve, Resolver};
+
 pub use nervix_driver_support::credentials::{
     percent_encode, Credentials, CredentialsError, WsAuth,
 };
@@ -32,6 +34,9 @@ pub struct Config {
     /// Certificates trusted as roots for https and wss. Server certificates are verified
     /// against the host name of the endpoint being connected, every time (T-2).
     pub roots: Vec<CertificateDer<'static>>,
+    /// How host names are looked up: the system's resolver by default. Whatever address a
+    /// name resolves to, a certificate is verified against the name itself (T-2).
+    pub resolver: Resolver,
     /// The longest a write may wait for the transport to take a frame (T-8). Default 10 s.
     pub write_timeout: Duration,
 }
@@ -91,8 +96,15 @@ impl Config {
             credentials,
             transport,
             roots: Vec::new(),
+            resolver: Resolver::system(),
             write_timeout: Duration::from_secs(10),
         })
+    }
+
+    /// Looks host names up with `resolver` instead of the system's (T-2).
+    pub fn with_resolver(mut self, resolver: impl Resolve) -> Self {
+        self.resolver = Resolver::new(resolver);
+        self
     }
 
     /// Adds a trusted root certificate (DER).
