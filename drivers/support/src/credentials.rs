@@ -133,3 +133,27 @@ pub fn console_url_at(e: &Endpoint, path: &str, query_auth: Option<&Credentials>
         None => format!("{scheme}://{}{path}", e.authority()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn t_4_a_user_name_holding_a_colon_is_refused_and_a_password_may_hold_one() {
+        let err = Credentials::try_new("ann:admin", "pw").unwrap_err();
+        assert_eq!(err, CredentialsError::ColonInUser);
+        assert_eq!(
+            err.to_string(),
+            "a user name of Basic credentials holds no `:`"
+        );
+        assert_eq!(
+            Credentials::new("ann:admin", "pw").check(),
+            Err(CredentialsError::ColonInUser)
+        );
+        let ok = Credentials::try_new("ann", "p:w").unwrap();
+        assert_eq!(ok.user(), "ann");
+        assert_eq!(ok.check(), Ok(()));
+        // Basic credentials split at the first `:`: the password keeps its own.
+        assert_eq!(ok.basic(), "Basic YW5uOnA6dw==");
+    }
+}

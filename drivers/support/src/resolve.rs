@@ -215,4 +215,39 @@ mod tests {
             Err(ConnectError::NoAddress { .. })
         ));
     }
+
+    #[test]
+    fn t_2_the_system_resolver_answers_localhost_and_a_connect_error_says_its_cause() {
+        let r = Resolver::default();
+        assert_eq!(format!("{r:?}"), "Resolver");
+        let got = SystemResolver.resolve("localhost", 9).unwrap();
+        assert!(!got.is_empty() && got.iter().all(|a| a.port() == 9 && a.ip().is_loopback()));
+        let looked = looked_up(&Resolver::system(), "localhost").unwrap();
+        assert!(looked.iter().all(|a| a.ip().is_loopback()), "{looked:?}");
+        let lookup = ConnectError::Lookup {
+            host: "h.test".into(),
+            source: io::Error::new(io::ErrorKind::NotFound, "gone"),
+        };
+        assert_eq!(lookup.to_string(), "lookup of `h.test` failed: gone");
+        let src = std::error::Error::source(&lookup).unwrap();
+        assert_eq!(src.to_string(), "gone");
+        let tls = ConnectError::Tls(io::Error::other("bad name"));
+        assert_eq!(tls.to_string(), "TLS: bad name");
+        assert!(std::error::Error::source(&tls).is_some());
+        let late = ConnectError::LookupTimedOut {
+            host: "h.test".into(),
+        };
+        assert_eq!(
+            late.to_string(),
+            "no answer for `h.test` within the connection deadline"
+        );
+        assert!(std::error::Error::source(&late).is_none());
+        assert_eq!(
+            ConnectError::NoAddress {
+                host: "h.test".into()
+            }
+            .to_string(),
+            "`h.test` resolves to no address"
+        );
+    }
 }
