@@ -274,3 +274,42 @@ fn t_2_a_failed_lookup_keeps_its_cause_blocking() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn t_2_a_tls_handshake_never_answered_ends_at_the_connection_deadline_blocking() {
+    // A server that accepts connections and never answers their TLS handshakes.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in silent.incoming().take(10) {
+            held.push(s);
+        }
+        std::thread::sleep(Duration::from_secs(10));
+    });
+    let lb = named("node1.nervix.test");
+    let seed = format!("https://node0.nervix.test:{port}/");
+    let mut cfg = Config::new(&[seed.as_str()], Credentials::new("nervix", "nervix"))
+        .unwrap()
+        .with_timeouts(Duration::from_secs(1), Duration::from_millis(300))
+        .with_resolver(hosts())
+        .with_root(lb.certificate_der().unwrap().to_vec());
+    cfg.client.backoff_initial = Duration::from_millis(20);
+    let dir = scratch("silent-tls");
+    let d = dir.clone();
+    let (err, took) = bounded(move || {
+        let (mut call, file) = one_byte_restore(&d);
+        let began = Instant::now();
+        let err = Transfers::new(&cfg)
+            .unwrap()
+            .restore(&mut call, &file)
+            .unwrap_err();
+        (err, began.elapsed())
+    });
+    assert!(took < Duration::from_secs(8), "{took:?}");
+    assert!(
+        matches!(&err, TransferError::GaveUp { last, .. } if last.contains("the connection deadline passed")),
+        "{err:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
