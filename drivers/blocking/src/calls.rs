@@ -16,13 +16,16 @@
 //! refused a frame of ours: the call ends and nothing is sent again (T-3, T-6). A 401 refusing
 //! the credentials ends the call too, never retried with them (T-5). Any other end before the
 //! answer (1001, a 503, a cut connection, a wait that passed) is a transport failure: the
-//! attempt is repeated whole, under the same identity, at most [`ATTEMPTS`] times, at the
-//! leader a redirect names, after a pause that doubles with each failure.
+//! attempt is repeated whole, under the same identity, at most [`ATTEMPTS`] times, after a
+//! pause that doubles with each failure. A redirect naming a leader is followed at once; one
+//! naming none waits the same growing pause (A-5, RS-4). A client with an https seed never
+//! uses an http seed and never follows a redirect to an http console: such a redirect is
+//! taken as one naming no leader (T-2).
 
 use crate::config::{Config, ConfigError, Credentials, WsAuth};
-use crate::net::{Io, Tls};
+use crate::net::{Dialer, Io};
 use crate::session::{handshake, End};
-use nervix_driver_support::call_end::{retry_pause, CallEnd};
+use nervix_driver_support::call_end::{CallEnd, CallRoute, Redirected};
 use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
 use nervix_protocol::calls::{
     BackupDownload, CallError, DownloadEnd, DownloadStep, Interruption, Leader, Need, RestoreCall,
@@ -99,14 +102,14 @@ pub enum TransferError {
     },
 }
 
-/// Where and how the separate calls are made: the configuration's first seed, its
-/// credentials and how they are presented, its TLS roots, and its connection and write
-/// deadlines.
+/// Where and how the separate calls are made: the configuration's seeds (https ones only when
+/// any is https, T-2), its credentials and how they are presented, its TLS roots, and its
+/// connection and write deadlines.
 pub struct Transfers {
-    seed: Endpoint,
+    route: CallRoute,
     credentials: Credentials,
     auth: WsAuth,
-    tls: Option<Tls>,
+    dialer: Dialer,
     connect_timeout: Duration,
     write_timeout: Duration,
     origin: Instant,
@@ -125,22 +128,13 @@ impl Transfers {
     /// The calls of clients configured by `config`.
     pub fn new(config: &Config) -> Result<Self, TransferError> {
         config.check()?;
-        let seed = config
-            .client
-            .seeds
-            .first()
-            .cloned()
-            .ok_or(ConfigError::NoSeed)?;
-        let tls = if config.roots.is_empty() {
-            None
-        } else {
-            Some(Tls::new(&config.roots).map_err(|e| TransferError::Tls(e.to_string()))?)
-        };
+        let route = CallRoute::new(&config.client.seeds).ok_or(ConfigError::NoSeed)?;
+        let dialer = Dialer::new(config).map_err(|e| TransferError::Tls(e.to_string()))?;
         Ok(Self {
-            seed,
+            route,
             credentials: config.credentials.clone(),
             auth: config.auth,
-            tls,
+            dialer,
             connect_timeout: config.client.connect_timeout,
             write_timeout: config.write_timeout,
             origin: Instant::now(),
@@ -158,20 +152,24 @@ impl Transfers {
             .map_or(far, |i| i.min(far))
     }
 
-    /// The endpoint a redirect leads to: the leader's console, never from https to http.
-    fn leader(&self, leader: Option<Leader>, current: Endpoint) -> Endpoint {
-        match leader.and_then(|l| l.web_console_uri) {
-            Some(e) if e.is_https() || !current.is_https() => e,
-            _ => current,
+    /// Where the attempt after a redirect goes: the leader's console at once, or after a
+    /// growing pause when the redirect named none or named an http console to a client that
+    /// started over https (T-2, A-5, RS-4).
+    fn redirected(route: &mut CallRoute, leader: Option<Leader>) {
+        if let Redirected::Pause(p) = route.redirected(leader.and_then(|l| l.web_console_uri)) {
+            std::thread::sleep(p);
         }
     }
 
     /// Opens the attempt's connection; `Err` when the call must end at once (a 401, T-5),
-    /// `Ok(None)` when the attempt failed as a transport does (a 503 among them).
+    /// `Ok(None)` when the attempt failed as a transport does (a 503 among them), and then
+    /// `unreached` says why, when the connection could not be opened (a failed lookup with
+    /// the resolver's own error, T-2).
     fn open(
         &self,
         endpoint: &Endpoint,
         path: &str,
+        unreached: &mut Option<String>,
     ) -> Result<Option<WebSocket<Io>>, TransferError> {
         let deadline = Instant::now() + self.connect_timeout;
         match handshake(
@@ -179,11 +177,15 @@ impl Transfers {
             path,
             self.auth,
             &self.credentials,
-            self.tls.as_ref(),
+            Some(&self.dialer),
             deadline,
         ) {
             Ok(ws) => Ok(Some(ws)),
             Err(End::Unauthenticated) => Err(TransferError::Unauthenticated),
+            Err(End::Transport(why)) => {
+                *unreached = Some(why);
+                Ok(None)
+            }
             Err(_) => Ok(None),
         }
     }
@@ -261,28 +263,30 @@ impl Transfers {
         target: &Path,
     ) -> Result<PathBuf, TransferError> {
         let mut writer = ArchiveWriter::create(target)?;
-        let mut endpoint = self.seed.clone();
+        let mut route = self.route.clone();
         let mut last = String::new();
-        for failed in 1..=ATTEMPTS {
+        let mut unreached = None;
+        for _ in 0..ATTEMPTS {
             writer.restart()?;
-            match self.download_once(call, &endpoint, &mut writer)? {
+            let endpoint = route.endpoint().clone();
+            match self.download_once(call, &endpoint, &mut writer, &mut unreached)? {
                 DownloadStep::Ended(end @ DownloadEnd::Verified(_)) => {
                     return Ok(writer.commit(&end)?);
                 }
                 DownloadStep::Ended(DownloadEnd::Unavailable { failure, message }) => {
                     return Err(TransferError::Unavailable { failure, message });
                 }
-                DownloadStep::Redirect(leader) => endpoint = self.leader(leader, endpoint),
+                DownloadStep::Redirect(leader) => {
+                    last = format!("Redirect({leader:?})");
+                    Self::redirected(&mut route, leader);
+                }
                 other => {
                     last = format!("{other:?}");
-                    std::thread::sleep(retry_pause(failed));
+                    std::thread::sleep(route.failed());
                 }
             }
         }
-        Err(TransferError::GaveUp {
-            attempts: call.attempts(),
-            last,
-        })
+        Err(gave_up(call.attempts(), last, &route, unreached))
     }
 
     fn download_once(
@@ -290,8 +294,9 @@ impl Transfers {
         call: &mut BackupDownload,
         endpoint: &Endpoint,
         writer: &mut ArchiveWriter,
+        unreached: &mut Option<String>,
     ) -> Result<DownloadStep, TransferError> {
-        let Some(mut ws) = self.open(endpoint, DOWNLOAD_WS_PATH)? else {
+        let Some(mut ws) = self.open(endpoint, DOWNLOAD_WS_PATH, unreached)? else {
             return Ok(DownloadStep::Interrupted {
                 cause: Interruption::Transport,
                 retained: false,
@@ -317,7 +322,7 @@ impl Transfers {
                 DownloadStep::Bytes(b) => writer.write(&b)?,
                 DownloadStep::Started | DownloadStep::Continue => {}
                 step => {
-                    let _ = ws.close(None).and_then(|()| ws.flush());
+                    close(&mut ws);
                     return Ok(step);
                 }
             }
@@ -332,22 +337,24 @@ impl Transfers {
         source: &Path,
     ) -> Result<RestoreOutcome, TransferError> {
         let mut source = ArchiveSource::open(source)?;
-        let mut endpoint = self.seed.clone();
+        let mut route = self.route.clone();
         let mut last = String::new();
-        for failed in 1..=ATTEMPTS {
-            match self.restore_once(call, &endpoint, &mut source)? {
+        let mut unreached = None;
+        for _ in 0..ATTEMPTS {
+            let endpoint = route.endpoint().clone();
+            match self.restore_once(call, &endpoint, &mut source, &mut unreached)? {
                 RestoreStep::Ended(outcome) => return Ok(outcome),
-                RestoreStep::Redirect(leader) => endpoint = self.leader(leader, endpoint),
+                RestoreStep::Redirect(leader) => {
+                    last = format!("Redirect({leader:?})");
+                    Self::redirected(&mut route, leader);
+                }
                 other => {
                     last = format!("{other:?}");
-                    std::thread::sleep(retry_pause(failed));
+                    std::thread::sleep(route.failed());
                 }
             }
         }
-        Err(TransferError::GaveUp {
-            attempts: call.attempts(),
-            last,
-        })
+        Err(gave_up(call.attempts(), last, &route, unreached))
     }
 
     /// One restore attempt: the start, every chunk, and the connection kept open after the
@@ -357,8 +364,9 @@ impl Transfers {
         call: &mut RestoreCall,
         endpoint: &Endpoint,
         source: &mut ArchiveSource<File>,
+        unreached: &mut Option<String>,
     ) -> Result<RestoreStep, TransferError> {
-        let Some(mut ws) = self.open(endpoint, RESTORE_WS_PATH)? else {
+        let Some(mut ws) = self.open(endpoint, RESTORE_WS_PATH, unreached)? else {
             return Ok(RestoreStep::Interrupted {
                 cause: Interruption::Transport,
                 uncertain: call.is_uncertain(),
@@ -397,9 +405,27 @@ impl Transfers {
                 break step;
             }
         };
-        let _ = ws.close(None).and_then(|()| ws.flush());
+        close(&mut ws);
         Ok(step)
     }
+}
+
+/// The error of a call whose attempts ran out; it names an http redirect refused (T-2) and
+/// why an attempt could not connect, if one could not.
+fn gave_up(
+    attempts: u32,
+    last: String,
+    route: &CallRoute,
+    unreached: Option<String>,
+) -> TransferError {
+    let mut last = match route.refused() {
+        Some(e) => format!("{last}; a redirect to {e} was not followed from https (T-2)"),
+        None => last,
+    };
+    if let Some(why) = unreached {
+        last = format!("{last}; an attempt could not connect: {why}");
+    }
+    TransferError::GaveUp { attempts, last }
 }
 
 /// `Err` when a close with `code` before the answer refused a frame of ours (T-3, T-6).
@@ -407,6 +433,19 @@ fn refused(code: Option<u16>) -> Result<(), TransferError> {
     match code.map(CallEnd::of_close_code) {
         Some(CallEnd::FrameRefused(code)) => Err(TransferError::FrameRefused { code }),
         _ => Ok(()),
+    }
+}
+
+/// Closes a connection whose call has its answer, the write waiting at most [`CLOSE_WAIT`]
+/// (T-8).
+fn close(ws: &mut WebSocket<Io>) {
+    if ws
+        .get_ref()
+        .tcp()
+        .set_write_timeout(Some(CLOSE_WAIT))
+        .is_ok()
+    {
+        let _ = ws.close(None).and_then(|()| ws.flush());
     }
 }
 

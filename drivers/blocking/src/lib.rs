@@ -54,7 +54,11 @@ mod session;
 mod streams;
 
 pub use calls::{TransferError, Transfers, ATTEMPTS, DOWNLOAD_WS_PATH, RESTORE_WS_PATH};
-pub use config::{percent_encode, Config, ConfigError, Credentials, WsAuth};
+pub use config::{
+    percent_encode, Config, ConfigError, Credentials, CredentialsError, HostsResolver, Resolve,
+    Resolver, WsAuth,
+};
+pub use nervix_driver_support::resolve::ConnectError;
 pub use session::{console_url, End, CONSOLE_PATH};
 
 pub use dataplane::{Consumer, PendingBatch, Producer, Submission};
@@ -297,11 +301,7 @@ impl Client {
     /// Starts a client without opening a session; it connects when there is work.
     pub fn start(config: Config) -> Result<Self, Error> {
         config.check()?;
-        let tls = if config.roots.is_empty() {
-            None
-        } else {
-            Some(net::Tls::new(&config.roots).map_err(|e| Error::Tls(e.to_string()))?)
-        };
+        let tls = Some(net::Dialer::new(&config).map_err(|e| Error::Tls(e.to_string()))?);
         let (tx, rx) = mpsc::sync_channel(1024);
         let driver = Driver::new(config.clone(), tls, rx, tx.clone());
         std::thread::Builder::new()

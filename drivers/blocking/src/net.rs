@@ -1,10 +1,12 @@
 //! Opening a connection within a deadline: DNS, every address in turn, and TLS verified
 //! against the endpoint's own host name.
 
+use crate::config::Config;
+use nervix_driver_support::resolve::{ConnectError, Resolver};
 use nervix_protocol::endpoint::Endpoint;
 use rustls_pki_types::{CertificateDer, ServerName};
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -65,70 +67,99 @@ pub(crate) fn host_port(e: &Endpoint) -> (String, u16) {
     }
 }
 
-/// The TLS client configuration: rustls on the ring provider, the given roots, ALPN
-/// `http/1.1` for the console's HTTP upgrade.
+/// How connections are opened: the configuration's resolver and, when it has roots, its TLS
+/// configuration (rustls on the ring provider, ALPN `http/1.1` for the console's upgrade).
 #[derive(Clone)]
-pub(crate) struct Tls(Arc<rustls::ClientConfig>);
+pub(crate) struct Dialer {
+    tls: Option<Arc<rustls::ClientConfig>>,
+    resolver: Resolver,
+}
 
-impl Tls {
-    pub(crate) fn new(roots: &[CertificateDer<'static>]) -> Result<Self, rustls::Error> {
-        let mut store = rustls::RootCertStore::empty();
-        for r in roots {
-            store.add(r.clone())?;
-        }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut c = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()?
-            .with_root_certificates(store)
-            .with_no_client_auth();
-        c.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Ok(Self(Arc::new(c)))
+/// The name the sessions' code knows the dialer by.
+pub(crate) type Tls = Dialer;
+
+impl Dialer {
+    pub(crate) fn new(config: &Config) -> Result<Self, rustls::Error> {
+        let tls = if config.roots.is_empty() {
+            None
+        } else {
+            Some(tls_config(&config.roots)?)
+        };
+        Ok(Self {
+            tls,
+            resolver: config.resolver.clone(),
+        })
     }
 }
 
-fn left(deadline: Instant) -> io::Result<Duration> {
+fn tls_config(
+    roots: &[CertificateDer<'static>],
+) -> Result<Arc<rustls::ClientConfig>, rustls::Error> {
+    let mut store = rustls::RootCertStore::empty();
+    for r in roots {
+        store.add(r.clone())?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut c = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(store)
+        .with_no_client_auth();
+    c.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(c))
+}
+
+fn left(deadline: Instant) -> Result<Duration, ConnectError> {
     match deadline.checked_duration_since(Instant::now()) {
         Some(d) if !d.is_zero() => Ok(d),
-        _ => Err(io::Error::new(
-            io::ErrorKind::TimedOut,
-            "the connection deadline passed",
-        )),
+        _ => Err(ConnectError::TimedOut),
     }
 }
 
-/// Resolves `host:port` on a helper thread, so the wait for DNS ends at the deadline even
-/// when the resolver does not (T-2).
-fn resolve(host: &str, port: u16, deadline: Instant) -> io::Result<Vec<SocketAddr>> {
-    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
-        return Ok(vec![SocketAddr::new(ip, port)]);
-    }
+/// Looks `host:port` up with `resolver` on a thread of its own, so the wait ends at the
+/// deadline even when the resolver does not (T-2).
+fn resolve(
+    resolver: &Resolver,
+    host: &str,
+    port: u16,
+    deadline: Instant,
+) -> Result<Vec<SocketAddr>, ConnectError> {
     let (tx, rx) = mpsc::channel();
-    let name = host.to_string();
-    std::thread::Builder::new()
-        .name("nervix-dns".into())
-        .spawn(move || {
-            let r = (name.as_str(), port)
-                .to_socket_addrs()
-                .map(|a| a.collect::<Vec<_>>());
-            let _ = tx.send(r);
-        })?;
+    resolver.lookup(host, port, move |a| {
+        let _ = tx.send(a);
+    });
     match rx.recv_timeout(left(deadline)?) {
         Ok(r) => r,
-        Err(_) => Err(io::Error::new(
-            io::ErrorKind::TimedOut,
-            "DNS did not answer within the connection deadline",
-        )),
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(ConnectError::LookupTimedOut {
+            host: host.to_string(),
+        }),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(ConnectError::Lookup {
+            host: host.to_string(),
+            source: io::Error::other("the lookup thread could not run"),
+        }),
     }
 }
 
-/// Opens a byte stream to `e` by `deadline`: every address its host resolves to is tried in
-/// turn, each within what is left of the deadline, and an https endpoint gets TLS verified
-/// against the endpoint's own host name (T-2). The socket's read and write timeouts are set to
-/// what is left, so the handshakes that follow are bounded too.
-pub(crate) fn open(e: &Endpoint, tls: Option<&Tls>, deadline: Instant) -> io::Result<Io> {
+/// Opens a byte stream to `e` by `deadline`: its host is looked up with the dialer's
+/// resolver (the system's without one), every address is tried in the order of the answer,
+/// each within what is left of the deadline, and an https endpoint gets TLS verified against
+/// the endpoint's own host name, whatever address it resolved to (T-2). The socket's read and
+/// write timeouts are set to what is left, so the handshakes that follow are bounded too.
+pub(crate) fn open(
+    e: &Endpoint,
+    d: Option<&Dialer>,
+    deadline: Instant,
+) -> Result<Io, ConnectError> {
     let (host, port) = host_port(e);
-    let addrs = resolve(&host, port, deadline)?;
-    let mut last = io::Error::new(io::ErrorKind::NotFound, "the host resolves to no address");
+    let system;
+    let resolver = match d {
+        Some(d) => &d.resolver,
+        None => {
+            system = Resolver::system();
+            &system
+        }
+    };
+    let addrs = resolve(resolver, &host, port, deadline)?;
+    let mut last = None;
     let mut tcp = None;
     for a in addrs {
         match TcpStream::connect_timeout(&a, left(deadline)?) {
@@ -136,25 +167,52 @@ pub(crate) fn open(e: &Endpoint, tls: Option<&Tls>, deadline: Instant) -> io::Re
                 tcp = Some(s);
                 break;
             }
-            Err(err) => last = err,
+            Err(err) => last = Some(err),
         }
     }
-    let tcp = tcp.ok_or(last)?;
-    tcp.set_nodelay(true)?;
-    tcp.set_read_timeout(Some(left(deadline)?))?;
-    tcp.set_write_timeout(Some(left(deadline)?))?;
+    let tcp = match (tcp, last) {
+        (Some(t), _) => t,
+        (None, Some(err)) => return Err(ConnectError::Connect(err)),
+        (None, None) => return Err(ConnectError::NoAddress { host }),
+    };
+    let set = |tcp: &TcpStream| -> Result<(), ConnectError> {
+        tcp.set_nodelay(true).map_err(ConnectError::Connect)?;
+        tcp.set_read_timeout(Some(left(deadline)?))
+            .map_err(ConnectError::Connect)?;
+        tcp.set_write_timeout(Some(left(deadline)?))
+            .map_err(ConnectError::Connect)
+    };
+    set(&tcp)?;
     if !e.is_https() {
         return Ok(Io::Plain(tcp));
     }
-    let tls = tls.ok_or_else(|| io::Error::other("no TLS configuration"))?;
-    let name = ServerName::try_from(host)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "not a TLS server name"))?;
-    let conn = rustls::ClientConnection::new(tls.0.clone(), name).map_err(io::Error::other)?;
+    let tls = d.and_then(|d| d.tls.clone()).ok_or(ConnectError::NoTls)?;
+    let name = ServerName::try_from(host).map_err(|_| {
+        ConnectError::Tls(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a TLS server name",
+        ))
+    })?;
+    let conn = rustls::ClientConnection::new(tls, name)
+        .map_err(|e| ConnectError::Tls(io::Error::other(e)))?;
     let mut s = rustls::StreamOwned::new(conn, tcp);
     // The handshake now, so a refused certificate ends the attempt here.
     while s.conn.is_handshaking() {
         left(deadline)?;
-        s.conn.complete_io(&mut s.sock)?;
+        s.conn.complete_io(&mut s.sock).map_err(|e| {
+            if timed_out_io(&e) {
+                ConnectError::TimedOut
+            } else {
+                ConnectError::Tls(e)
+            }
+        })?;
     }
     Ok(Io::Tls(Box::new(s)))
+}
+
+fn timed_out_io(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
 }

@@ -517,3 +517,196 @@ fn t_6_a_console_call_closed_with_a_defect_code_ends_and_is_not_sent_again_block
     assert_eq!(lb.calls_to(RESTORE_WS_PATH).len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A loopback of two nodes served over https, but node 1 over plain http.
+fn https_with_plain_node_1() -> Loopback {
+    Loopback::start(LoopbackConfig {
+        nodes: 2,
+        tls: true,
+        plain_nodes: vec![1],
+        users: vec![(USER.into(), PASSWORD.into())],
+        ..LoopbackConfig::default()
+    })
+    .unwrap()
+}
+
+fn tls_config(lb: &Loopback, seeds: &[&str]) -> Config {
+    Config::new(seeds, Credentials::new(USER, PASSWORD))
+        .unwrap()
+        .with_root(lb.certificate_der().unwrap().to_vec())
+        .with_timeouts(Duration::from_secs(10), Duration::from_secs(2))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nervix-blocking-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn t_2_a_console_call_started_over_https_never_follows_a_redirect_to_http_blocking() {
+    let lb = https_with_plain_node_1();
+    let seeds = lb.console_endpoints().to_vec();
+    assert!(seeds[0].starts_with("https://") && seeds[1].starts_with("http://"));
+    let config = tls_config(&lb, &[seeds[0].as_str()]);
+    let dir = scratch("no-http-redirect");
+    let report = {
+        let config = config.clone();
+        bounded(move || backed_up(&config))
+    };
+    // Every node now redirects to node 1, reachable over http only.
+    lb.set_leader(1);
+    let d = dir.clone();
+    let (download, restore) = bounded(move || {
+        let transfers = Transfers::new(&config).unwrap();
+        let download = transfers.backup(&report, &d.join("tenant.nxb"));
+        let (file, info) = archive_file(&d, 5000);
+        let mut call = restore_call("restore-no-http-blocking-1", info);
+        (download, transfers.restore(&mut call, &file))
+    });
+    for err in [download.err(), restore.err()] {
+        let err = err.expect("the call cannot succeed over https alone");
+        assert!(
+            matches!(&err, TransferError::GaveUp { last, .. } if last.contains("was not followed from https")),
+            "{err:?}"
+        );
+    }
+    let calls = lb.stats().calls;
+    assert!(calls.len() > 2, "{calls:?}");
+    assert!(
+        calls.iter().all(|c| c.node == 0 && c.alpn.is_some()),
+        "a call went over http: {calls:?}"
+    );
+    assert!(!dir.join("tenant.nxb").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn t_2_a_console_call_with_an_https_seed_never_goes_to_an_http_seed_blocking() {
+    let lb = https_with_plain_node_1();
+    let seeds = lb.console_endpoints().to_vec();
+    // The http seed first: a client that has an https seed never uses it.
+    let config = tls_config(&lb, &[seeds[1].as_str(), seeds[0].as_str()]);
+    let dir = scratch("no-http-seed");
+    let d = dir.clone();
+    bounded(move || {
+        let report = backed_up(&config);
+        let transfers = Transfers::new(&config).unwrap();
+        let path = transfers.backup(&report, &d.join("tenant.nxb")).unwrap();
+        let mut call = restore_call("restore-no-http-seed-blocking-1", info_of(&path));
+        let outcome = transfers.restore(&mut call, &path).unwrap();
+        assert!(
+            matches!(outcome, RestoreOutcome::Completed { .. }),
+            "{outcome:?}"
+        );
+    });
+    let calls = lb.stats().calls;
+    assert!(
+        calls.iter().all(|c| c.node == 0 && c.alpn.is_some()),
+        "a call went over http: {calls:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The instants at which the loopback saw the first `n` calls to `path`, polled every 2 ms
+/// for at most 20 s.
+fn call_instants(lb: &Loopback, path: &str, n: usize) -> Vec<std::time::Instant> {
+    let mut seen = Vec::new();
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    while seen.len() < n && std::time::Instant::now() < end {
+        let count = lb.calls_to(path).len();
+        while seen.len() < count.min(n) {
+            seen.push(std::time::Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    seen
+}
+
+/// A loopback of two nodes whose leader, node 1, is down: node 0's redirects name no leader.
+fn leaderless() -> (Loopback, Config) {
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 2,
+        users: vec![(USER.into(), PASSWORD.into())],
+        ..LoopbackConfig::default()
+    })
+    .unwrap();
+    let config = Config::new(
+        &[lb.console_endpoints()[0].as_str()],
+        Credentials::new(USER, PASSWORD),
+    )
+    .unwrap()
+    .with_timeouts(Duration::from_secs(10), Duration::from_secs(2));
+    (lb, config)
+}
+
+#[test]
+fn a_5_a_console_download_redirected_without_a_leader_backs_off_with_growing_pauses_blocking() {
+    let (lb, config) = leaderless();
+    let dir = scratch("leaderless-download");
+    let report = {
+        let config = config.clone();
+        bounded(move || backed_up(&config))
+    };
+    lb.set_leader(1);
+    lb.kill(1);
+    let target = dir.join("tenant.nxb");
+    let run = std::thread::spawn(move || Transfers::new(&config).unwrap().backup(&report, &target));
+    let at = call_instants(&lb, DOWNLOAD_WS_PATH, 3);
+    let result = run.join().unwrap();
+    assert!(
+        matches!(result, Err(TransferError::GaveUp { .. })),
+        "{result:?}"
+    );
+    assert_eq!(at.len(), 3);
+    // Spaced by the first pause, then its double: a constant pause, or none, fails this.
+    let spaced = at[2] - at[0];
+    let want = retry_pause(1) + retry_pause(2) - Duration::from_millis(5);
+    assert!(spaced >= want, "{spaced:?} < {want:?}");
+    assert!(at[2] - at[1] > at[1] - at[0], "{at:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rs_4_a_console_restore_redirected_without_a_leader_backs_off_with_growing_pauses_blocking() {
+    let (lb, config) = leaderless();
+    let dir = scratch("leaderless-restore");
+    lb.set_leader(1);
+    lb.kill(1);
+    let (file, info) = archive_file(&dir, 5000);
+    let run = std::thread::spawn(move || {
+        let mut call = restore_call("restore-leaderless-blocking-1", info);
+        Transfers::new(&config).unwrap().restore(&mut call, &file)
+    });
+    let at = call_instants(&lb, RESTORE_WS_PATH, 3);
+    let result = run.join().unwrap();
+    assert!(
+        matches!(result, Err(TransferError::GaveUp { .. })),
+        "{result:?}"
+    );
+    assert_eq!(at.len(), 3);
+    let spaced = at[2] - at[0];
+    let want = retry_pause(1) + retry_pause(2) - Duration::from_millis(5);
+    assert!(spaced >= want, "{spaced:?} < {want:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn t_4_a_user_name_holding_a_colon_is_refused_at_configuration_blocking() {
+    use nervix_blocking::{ConfigError, CredentialsError};
+    let err = Config::new(
+        &["http://127.0.0.1:1/"],
+        Credentials::new("ann:admin", "pw"),
+    )
+    .unwrap_err();
+    assert_eq!(err, ConfigError::Credentials(CredentialsError::ColonInUser));
+    // Credentials put in afterwards are refused too, by the calls and by a client.
+    let mut config = Config::new(&["http://127.0.0.1:1/"], Credentials::new("ann", "a:b")).unwrap();
+    config.credentials = Credentials::new("ann:admin", "pw");
+    assert!(matches!(
+        Transfers::new(&config),
+        Err(TransferError::Config(ConfigError::Credentials(_)))
+    ));
+    assert!(Client::connect(config).is_err());
+}

@@ -81,6 +81,16 @@ pub struct LoopbackConfig {
     /// Nodes served over plain http even when `tls` is on, and advertised so: a redirect to
     /// one leads a client from https to http, which it must not follow. Default none.
     pub plain_nodes: Vec<usize>,
+    /// With `tls`, a host name of each node, in node order (`node0.nervix.test`, ...): node
+    /// `i`'s endpoints name `node_hosts[i]` and it presents a certificate of its own, issued
+    /// for that name (or for `node_certificate_names[i]` when given). A client resolves these
+    /// names to 127.0.0.1 through its resolver. Default none: every node is `host`, with one
+    /// certificate for `certificate_name`.
+    pub node_hosts: Vec<String>,
+    /// With `node_hosts`, the name each node's certificate is issued for, when not its host
+    /// name: a node whose certificate names another host lets a test check that a client
+    /// refuses it. Default none.
+    pub node_certificate_names: Vec<String>,
 }
 
 impl Default for LoopbackConfig {
@@ -95,6 +105,8 @@ impl Default for LoopbackConfig {
             faults: Faults::default(),
             rows: (nervix_harness::cluster::ROW_PERIOD, 3),
             plain_nodes: Vec::new(),
+            node_hosts: Vec::new(),
+            node_certificate_names: Vec::new(),
         }
     }
 }
@@ -386,7 +398,7 @@ pub struct Loopback {
     shared: Shared,
     grpc: Vec<String>,
     console: Vec<String>,
-    certificate: Option<Vec<u8>>,
+    certificates: Vec<Vec<u8>>,
     shutdown: watch::Sender<bool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -433,9 +445,10 @@ impl Loopback {
             let w = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
             listeners.push((g, w));
         }
+        let host_of = |node: usize| config.node_hosts.get(node).unwrap_or(&config.host);
         let addr = |node: usize, a: SocketAddr| {
             if config.tls && !config.plain_nodes.contains(&node) {
-                format!("https://{}:{}/", config.host, a.port())
+                format!("https://{}:{}/", host_of(node), a.port())
             } else {
                 format!("http://127.0.0.1:{}/", a.port())
             }
@@ -446,17 +459,34 @@ impl Loopback {
             grpc.push(addr(node, g.local_addr()?));
             console.push(addr(node, w.local_addr()?));
         }
-        let (certificate, acceptors) = if config.tls {
-            let ck = rcgen::generate_simple_self_signed(vec![config.certificate_name.clone()])
-                .map_err(std::io::Error::other)?;
-            let der = ck.cert.der().clone();
-            let key = ck.signing_key.serialize_der();
-            let h2 = tls_acceptor(&der, &key, b"h2")?;
-            let h1 = tls_acceptor(&der, &key, b"http/1.1")?;
-            (Some(der.to_vec()), Some((h2, h1)))
-        } else {
-            (None, None)
-        };
+        // One certificate for every node, or with `node_hosts` one per node.
+        let mut certificates = Vec::new();
+        let mut acceptors = Vec::new();
+        if config.tls {
+            let names: Vec<String> = if config.node_hosts.is_empty() {
+                vec![config.certificate_name.clone()]
+            } else {
+                (0..nodes)
+                    .map(|n| {
+                        config
+                            .node_certificate_names
+                            .get(n)
+                            .unwrap_or(host_of(n))
+                            .clone()
+                    })
+                    .collect()
+            };
+            for name in names {
+                let ck = rcgen::generate_simple_self_signed(vec![name])
+                    .map_err(std::io::Error::other)?;
+                let der = ck.cert.der().clone();
+                let key = ck.signing_key.serialize_der();
+                let h2 = tls_acceptor(&der, &key, b"h2")?;
+                let h1 = tls_acceptor(&der, &key, b"http/1.1")?;
+                certificates.push(der.to_vec());
+                acceptors.push((h2, h1));
+            }
+        }
         let cluster = SimCluster::new(ClusterConfig {
             nodes,
             seed: config.seed,
@@ -494,7 +524,8 @@ impl Loopback {
                             tls,
                             shutdown: watch_rx.clone(),
                         };
-                        let (h2, h1) = match &acceptors {
+                        let mine = acceptors.get(node).or(acceptors.first());
+                        let (h2, h1) = match mine {
                             Some((a, b)) if !plain_nodes.contains(&node) => {
                                 (Some(a.clone()), Some(b.clone()))
                             }
@@ -533,7 +564,7 @@ impl Loopback {
             shared,
             grpc,
             console,
-            certificate,
+            certificates,
             shutdown,
             thread: Some(thread),
         })
@@ -549,9 +580,16 @@ impl Loopback {
         &self.console
     }
 
-    /// The DER certificate the TLS ports present (self-signed: a client trusts it as a root).
+    /// The DER certificate the TLS ports present (self-signed: a client trusts it as a root);
+    /// with [`LoopbackConfig::node_hosts`], node 0's.
     pub fn certificate_der(&self) -> Option<&[u8]> {
-        self.certificate.as_deref()
+        self.certificates.first().map(Vec::as_slice)
+    }
+
+    /// Every certificate the TLS ports present, in node order with
+    /// [`LoopbackConfig::node_hosts`] (a client trusts each as a root).
+    pub fn certificates_der(&self) -> &[Vec<u8>] {
+        &self.certificates
     }
 
     /// What the server saw so far.

@@ -12,6 +12,8 @@
 //!   [`ArchiveSource::piece_bytes`] reads each piece into a buffer a call's `chunk_parts`
 //!   passes on without copying.
 //! * [`credentials`]: Basic credentials, how a WebSocket presents them, and console URLs.
+//! * [`resolve`]: the resolver a driver looks host names up with (the system's by default),
+//!   and why a connection could not be opened.
 //! * [`call_end`]: what a separate call's transport ending without an answer means (T-5,
 //!   T-6, T-3): ended, or repeated after a growing pause.
 //! * [`unclaimed`]: the bounded store of command outcomes whose callers stopped waiting
@@ -19,6 +21,7 @@
 
 pub mod call_end;
 pub mod credentials;
+pub mod resolve;
 
 use arrow_array::RecordBatch;
 use nervix_protocol::arrow::{BatchBuilder, BatchError};

@@ -7,7 +7,11 @@
 //! machine asks for (never whole, and handed to the transport without a copy through
 //! `chunk_parts`), a download is written through [`ArchiveWriter`] and reaches its name only
 //! verified, and an attempt that ends without its answer is repeated whole, under the
-//! same identity, at the leader a redirect names, after a pause that doubles with each failure.
+//! same identity, after a pause that doubles with each failure. A redirect naming a leader is
+//! followed at once; one naming none waits the same growing pause (U-4, A-5, RS-4). A client
+//! with an https seed never uses an http seed and never follows a redirect to http: such a
+//! redirect is taken as one naming no leader (T-2). Every write has a deadline: the machine's
+//! wait, and at most the configuration's write deadline (T-8).
 //! Two ends are never repeated: refused credentials (`UNAUTHENTICATED`, or 401 on the console)
 //! end the call with [`TransferError::Unauthenticated`] (T-5), and a frame the server refused
 //! as oversized or malformed (`OUT_OF_RANGE`, `INTERNAL`, or a console close with 1003, 1007,
@@ -19,12 +23,13 @@
 //! open after its last chunk until the reply, and a close with 1001 is a transport failure.
 //! Uploads have no console call: they need a gRPC configuration.
 
-use crate::config::{Config, Credentials, Transport, WsAuth};
-use crate::net::{self, Tls};
+use crate::config::{Config, ConfigError, Credentials, Transport, WsAuth};
+use crate::net::{self, Dialer};
 use crate::transport::{grpc_message, status_of, AbortOnDrop, MessageReader};
 use bytes::{BufMut, Bytes, BytesMut};
 use h2::{RecvStream, SendStream};
-use nervix_driver_support::call_end::{retry_pause, CallEnd};
+use nervix_driver_support::call_end::{CallEnd, CallRoute, Redirected};
+use nervix_driver_support::resolve::ConnectError;
 use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
 use nervix_protocol::calls::*;
 use nervix_protocol::client::CommandReport;
@@ -57,6 +62,10 @@ pub enum TransferError {
     /// The configuration names no seed endpoint.
     #[error("no seed endpoint")]
     NoSeed,
+    /// The configuration cannot be used (credentials that cannot be presented, https seeds
+    /// without roots).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// An upload with a WebSocket configuration: uploads are gRPC calls only (T-1).
     #[error("uploads need a gRPC configuration")]
     UploadNeedsGrpc,
@@ -101,16 +110,20 @@ pub enum TransferError {
         attempts: u32,
         /// How the last ended.
         last: String,
+        /// Why the last attempt that could not connect did not (a failed lookup keeps the
+        /// resolver's own error, T-2), if one could not.
+        connect: Option<ConnectError>,
     },
 }
 
-/// Where and how the separate calls are made: the configuration's first seed, its credentials
-/// and TLS roots, and its connection deadline.
+/// Where and how the separate calls are made: the configuration's seeds (https ones only when
+/// any is https, T-2), its credentials and TLS roots, and its connection and write deadlines.
 pub struct Transfers {
-    seed: Endpoint,
+    route: CallRoute,
     credentials: Credentials,
-    tls: Option<Tls>,
+    dialer: Dialer,
     connect_timeout: Duration,
+    write_timeout: Duration,
     transport: Transport,
     origin: Instant,
 }
@@ -127,22 +140,15 @@ struct Stream {
 impl Transfers {
     /// The calls of clients configured by `config` (gRPC seeds only).
     pub fn new(config: &Config) -> Result<Self, TransferError> {
-        let seed = config
-            .client
-            .seeds
-            .first()
-            .cloned()
-            .ok_or(TransferError::NoSeed)?;
-        let tls = if config.roots.is_empty() {
-            None
-        } else {
-            Some(Tls::new(&config.roots).map_err(|e| TransferError::Tls(e.to_string()))?)
-        };
+        config.check()?;
+        let route = CallRoute::new(&config.client.seeds).ok_or(TransferError::NoSeed)?;
+        let dialer = Dialer::new(config).map_err(|e| TransferError::Tls(e.to_string()))?;
         Ok(Self {
-            seed,
+            route,
             credentials: config.credentials.clone(),
-            tls,
+            dialer,
             connect_timeout: config.client.connect_timeout,
+            write_timeout: config.write_timeout,
             transport: config.transport,
             origin: Instant::now(),
         })
@@ -159,31 +165,56 @@ impl Transfers {
             .map_or(far, |i| i.min(far))
     }
 
-    async fn open(&self, endpoint: &Endpoint, path: &str) -> Result<Stream, String> {
+    /// The deadline of one write: the machine's `wait`, and never later than the write
+    /// deadline of the configuration from now (T-8).
+    fn write_deadline(&self, wait: Option<Timestamp>) -> tokio::time::Instant {
+        let own = Instant::now() + self.write_timeout;
+        wait.map_or(own, |t| self.instant(t).min(own)).into()
+    }
+
+    /// Sends `m` on a console connection by [`Transfers::write_deadline`]: `Ok(false)` when
+    /// the connection failed, `Err(())` when the deadline passed first.
+    async fn send_ws(&self, ws: &mut Ws, m: Bytes, wait: Option<Timestamp>) -> Result<bool, ()> {
+        use futures_util::SinkExt;
+        use tokio_tungstenite::tungstenite::Message;
+        let sent = ws.send(Message::Binary(m));
+        match tokio::time::timeout_at(self.write_deadline(wait), sent).await {
+            Ok(r) => Ok(r.is_ok()),
+            Err(_) => Err(()),
+        }
+    }
+
+    /// Closes a console connection whose call has its answer, waiting at most
+    /// [`CLOSE_WAIT`] for the transport to take the close (T-8).
+    async fn close_ws(ws: &mut Ws) {
+        let _ = tokio::time::timeout(CLOSE_WAIT, ws.close(None)).await;
+    }
+
+    /// Opens an attempt's call stream within the connection deadline; `Err` says why the
+    /// connection could not be opened, when it could not.
+    async fn open(&self, endpoint: &Endpoint, path: &str) -> Result<Stream, Option<ConnectError>> {
         let opened = tokio::time::timeout(self.connect_timeout, async {
-            let io = net::open(endpoint, self.tls.as_ref(), true)
+            let io = net::open(endpoint, Some(&self.dialer), true)
                 .await
-                .map_err(|e| format!("connect: {e}"))?;
+                .map_err(Some)?;
             let (client, conn) = h2::client::Builder::new()
                 .initial_window_size(1 << 22)
                 .initial_connection_window_size(1 << 23)
                 .handshake::<net::Io, Bytes>(io)
                 .await
-                .map_err(|e| format!("http/2: {e}"))?;
+                .map_err(|_| None)?;
             let conn = AbortOnDrop(tokio::spawn(async move {
                 let _ = conn.await;
             }));
-            let mut client = client.ready().await.map_err(|e| format!("http/2: {e}"))?;
+            let mut client = client.ready().await.map_err(|_| None)?;
             let scheme = if endpoint.is_https() { "https" } else { "http" };
             let request = http::Request::post(format!("{scheme}://{}{path}", endpoint.authority()))
                 .header("content-type", "application/grpc")
                 .header("te", "trailers")
                 .header("authorization", self.credentials.basic())
                 .body(())
-                .map_err(|e| format!("request: {e}"))?;
-            let (response, send) = client
-                .send_request(request, false)
-                .map_err(|e| format!("http/2: {e}"))?;
+                .map_err(|_| None)?;
+            let (response, send) = client.send_request(request, false).map_err(|_| None)?;
             Ok(Stream {
                 send,
                 response,
@@ -191,7 +222,7 @@ impl Transfers {
             })
         })
         .await;
-        opened.unwrap_or_else(|_| Err("connection deadline passed".into()))
+        opened.unwrap_or(Err(Some(ConnectError::TimedOut)))
     }
 
     /// The endpoint a redirect leads to on this transport.
@@ -203,23 +234,40 @@ impl Transfers {
         }
     }
 
+    /// Where the attempt after a redirect goes: the leader at once, or after a growing pause
+    /// when the redirect named none or named an http leader to a client that started over
+    /// https (T-2, U-4, A-5, RS-4).
+    async fn redirected(&self, route: &mut CallRoute, leader: Option<Leader>) {
+        if let Redirected::Pause(p) = route.redirected(self.leader(leader)) {
+            tokio::time::sleep(p).await;
+        }
+    }
+
     /// Opens an attempt's console connection; `Err` says how the attempt ended instead.
-    async fn open_ws(&self, endpoint: &Endpoint, path: &str, auth: WsAuth) -> Result<Ws, CallEnd> {
+    async fn open_ws(
+        &self,
+        endpoint: &Endpoint,
+        path: &str,
+        auth: WsAuth,
+        unreached: &mut Option<ConnectError>,
+    ) -> Result<Ws, CallEnd> {
         use tokio_tungstenite::tungstenite::client::IntoClientRequest;
         use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
         let opened = tokio::time::timeout(self.connect_timeout, async {
-            let io = net::open(endpoint, self.tls.as_ref(), false)
+            let io = net::open(endpoint, Some(&self.dialer), false)
                 .await
-                .map_err(|_| CallEnd::Retry)?;
+                .map_err(|e| (CallEnd::Retry, Some(e)))?;
             let url = nervix_driver_support::credentials::console_url_at(
                 endpoint,
                 path,
                 (auth == WsAuth::Query).then_some(&self.credentials),
             );
-            let mut request = url.into_client_request().map_err(|_| CallEnd::Retry)?;
+            let mut request = url
+                .into_client_request()
+                .map_err(|_| (CallEnd::Retry, None))?;
             if auth == WsAuth::Header {
                 let v = http::HeaderValue::from_str(&self.credentials.basic())
-                    .map_err(|_| CallEnd::Retry)?;
+                    .map_err(|_| (CallEnd::Retry, None))?;
                 request.headers_mut().insert("authorization", v);
             }
             let limit = nervix_protocol::limits::FRAME_LIMIT;
@@ -231,13 +279,25 @@ impl Transfers {
                 .map(|(ws, _)| ws)
                 .map_err(|e| match e {
                     tokio_tungstenite::tungstenite::Error::Http(r) => {
-                        CallEnd::of_http_status(r.status().as_u16())
+                        (CallEnd::of_http_status(r.status().as_u16()), None)
                     }
-                    _ => CallEnd::Retry,
+                    _ => (CallEnd::Retry, None),
                 })
         })
         .await;
-        opened.unwrap_or(Err(CallEnd::Retry))
+        match opened {
+            Ok(Ok(ws)) => Ok(ws),
+            Ok(Err((end, connect))) => {
+                if connect.is_some() {
+                    *unreached = connect;
+                }
+                Err(end)
+            }
+            Err(_) => {
+                *unreached = Some(ConnectError::TimedOut);
+                Err(CallEnd::Retry)
+            }
+        }
     }
 
     /// The next binary message within `wait`: `Ok(Err(end))` when the connection closed or
@@ -271,10 +331,12 @@ impl Transfers {
         endpoint: &Endpoint,
         auth: WsAuth,
         writer: &mut ArchiveWriter,
+        unreached: &mut Option<ConnectError>,
     ) -> Result<DownloadStep, TransferError> {
-        use futures_util::SinkExt;
-        use tokio_tungstenite::tungstenite::Message;
-        let mut ws = match self.open_ws(endpoint, DOWNLOAD_WS_PATH, auth).await {
+        let mut ws = match self
+            .open_ws(endpoint, DOWNLOAD_WS_PATH, auth, unreached)
+            .await
+        {
             Ok(ws) => ws,
             Err(end) => {
                 ended(end)?;
@@ -282,7 +344,7 @@ impl Transfers {
             }
         };
         let request = call.start(self.now())?;
-        if ws.send(Message::Binary(request)).await.is_err() {
+        if self.send_ws(&mut ws, request, call.poll_timeout()).await != Ok(true) {
             let step = self.download_lost(call);
             self.why_send_failed(&mut ws).await?;
             return Ok(step);
@@ -301,7 +363,7 @@ impl Transfers {
                 DownloadStep::Bytes(b) => writer.write(&b)?,
                 DownloadStep::Started | DownloadStep::Continue => {}
                 step => {
-                    let _ = ws.close(None).await;
+                    Self::close_ws(&mut ws).await;
                     return Ok(step);
                 }
             }
@@ -316,10 +378,12 @@ impl Transfers {
         endpoint: &Endpoint,
         auth: WsAuth,
         source: &mut ArchiveSource<File>,
+        unreached: &mut Option<ConnectError>,
     ) -> Result<RestoreStep, TransferError> {
-        use futures_util::SinkExt;
-        use tokio_tungstenite::tungstenite::Message;
-        let mut ws = match self.open_ws(endpoint, RESTORE_WS_PATH, auth).await {
+        let mut ws = match self
+            .open_ws(endpoint, RESTORE_WS_PATH, auth, unreached)
+            .await
+        {
             Ok(ws) => ws,
             Err(end) => {
                 ended(end)?;
@@ -327,21 +391,19 @@ impl Transfers {
             }
         };
         let start = call.start(self.now())?;
-        let mut ok = ws.send(Message::Binary(start)).await.is_ok();
+        let Ok(mut ok) = self.send_ws(&mut ws, start, call.poll_timeout()).await else {
+            return Ok(call.timed_out(self.now()));
+        };
         while ok {
             let Need::Piece { offset, len } = call.need() else {
                 break;
             };
             let piece = source.piece(offset, len)?;
             let frame = call.chunk(self.now(), piece)?;
-            let wait = call
-                .poll_timeout()
-                .unwrap_or(Timestamp::from_nanos(u64::MAX));
-            let sent = ws.send(Message::Binary(frame));
-            ok = match tokio::time::timeout_at(self.instant(wait).into(), sent).await {
-                Ok(r) => r.is_ok(),
-                Err(_) => return Ok(call.timed_out(self.now())),
+            let Ok(sent) = self.send_ws(&mut ws, frame, call.poll_timeout()).await else {
+                return Ok(call.timed_out(self.now()));
             };
+            ok = sent;
         }
         if !ok {
             let step = call.on_closed(self.now());
@@ -357,7 +419,7 @@ impl Transfers {
             }
             Err(()) => call.timed_out(self.now()),
         };
-        let _ = ws.close(None).await;
+        Self::close_ws(&mut ws).await;
         Ok(step)
     }
 
@@ -380,16 +442,21 @@ impl Transfers {
         target: &Path,
     ) -> Result<PathBuf, TransferError> {
         let mut writer = ArchiveWriter::create(target)?;
-        let mut endpoint = self.seed.clone();
+        let mut route = self.route.clone();
         let mut last = String::new();
-        for failed in 1..=ATTEMPTS {
+        let mut unreached = None;
+        for _ in 0..ATTEMPTS {
             writer.restart()?;
+            let endpoint = route.endpoint().clone();
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
-                    self.download_once_ws(call, &endpoint, auth, &mut writer)
+                    self.download_once_ws(call, &endpoint, auth, &mut writer, &mut unreached)
                         .await?
                 }
-                _ => self.download_once(call, &endpoint, &mut writer).await?,
+                _ => {
+                    self.download_once(call, &endpoint, &mut writer, &mut unreached)
+                        .await?
+                }
             };
             match step {
                 DownloadStep::Ended(end @ DownloadEnd::Verified(_)) => {
@@ -399,18 +466,16 @@ impl Transfers {
                     return Err(TransferError::Unavailable { failure, message });
                 }
                 DownloadStep::Redirect(leader) => {
-                    endpoint = self.leader(leader).unwrap_or(endpoint);
+                    last = format!("Redirect({leader:?})");
+                    self.redirected(&mut route, leader).await;
                 }
                 other => {
                     last = format!("{other:?}");
-                    tokio::time::sleep(retry_pause(failed)).await;
+                    tokio::time::sleep(route.failed()).await;
                 }
             }
         }
-        Err(TransferError::GaveUp {
-            attempts: call.attempts(),
-            last,
-        })
+        Err(gave_up(call.attempts(), last, &route, unreached))
     }
 
     async fn download_once(
@@ -418,9 +483,16 @@ impl Transfers {
         call: &mut BackupDownload,
         endpoint: &Endpoint,
         writer: &mut ArchiveWriter,
+        unreached: &mut Option<ConnectError>,
     ) -> Result<DownloadStep, TransferError> {
-        let Ok(mut stream) = self.open(endpoint, DOWNLOAD_PATH).await else {
-            return Ok(DownloadStep::Continue);
+        let mut stream = match self.open(endpoint, DOWNLOAD_PATH).await {
+            Ok(s) => s,
+            Err(e) => {
+                if e.is_some() {
+                    *unreached = e;
+                }
+                return Ok(DownloadStep::Continue);
+            }
         };
         let request = call.start(self.now())?;
         let sent = stream.send.send_data(grpc_message(&request), true).is_ok();
@@ -510,27 +582,27 @@ impl Transfers {
             return Err(TransferError::UploadNeedsGrpc);
         }
         let mut source = ArchiveSource::open(source)?;
-        let mut endpoint = self.seed.clone();
+        let mut route = self.route.clone();
         let mut last = String::new();
-        for failed in 1..=ATTEMPTS {
+        let mut unreached = None;
+        for _ in 0..ATTEMPTS {
+            let endpoint = route.endpoint().clone();
             match self
-                .send_once(call, &endpoint, &mut source, UPLOAD_PATH)
+                .send_once(call, &endpoint, &mut source, UPLOAD_PATH, &mut unreached)
                 .await?
             {
                 UploadStep::Ended(outcome) => return Ok(outcome),
                 UploadStep::Redirect(leader) => {
-                    endpoint = self.leader(leader).unwrap_or(endpoint);
+                    last = format!("Redirect({leader:?})");
+                    self.redirected(&mut route, leader).await;
                 }
                 other => {
                     last = format!("{other:?}");
-                    tokio::time::sleep(retry_pause(failed)).await;
+                    tokio::time::sleep(route.failed()).await;
                 }
             }
         }
-        Err(TransferError::GaveUp {
-            attempts: call.attempts(),
-            last,
-        })
+        Err(gave_up(call.attempts(), last, &route, unreached))
     }
 
     /// Restores the archive in the file at `source` as `call` (RS-1 to RS-5): every attempt
@@ -541,34 +613,34 @@ impl Transfers {
         source: &Path,
     ) -> Result<RestoreOutcome, TransferError> {
         let mut source = ArchiveSource::open(source)?;
-        let mut endpoint = self.seed.clone();
+        let mut route = self.route.clone();
         let mut last = String::new();
-        for failed in 1..=ATTEMPTS {
+        let mut unreached = None;
+        for _ in 0..ATTEMPTS {
+            let endpoint = route.endpoint().clone();
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
-                    self.restore_once_ws(call, &endpoint, auth, &mut source)
+                    self.restore_once_ws(call, &endpoint, auth, &mut source, &mut unreached)
                         .await?
                 }
                 _ => {
-                    self.send_once(call, &endpoint, &mut source, RESTORE_PATH)
+                    self.send_once(call, &endpoint, &mut source, RESTORE_PATH, &mut unreached)
                         .await?
                 }
             };
             match step {
                 RestoreStep::Ended(outcome) => return Ok(outcome),
                 RestoreStep::Redirect(leader) => {
-                    endpoint = self.leader(leader).unwrap_or(endpoint);
+                    last = format!("Redirect({leader:?})");
+                    self.redirected(&mut route, leader).await;
                 }
                 other => {
                     last = format!("{other:?}");
-                    tokio::time::sleep(retry_pause(failed)).await;
+                    tokio::time::sleep(route.failed()).await;
                 }
             }
         }
-        Err(TransferError::GaveUp {
-            attempts: call.attempts(),
-            last,
-        })
+        Err(gave_up(call.attempts(), last, &route, unreached))
     }
 
     /// One attempt of a sending call: the start, every piece, the half-close, the reply.
@@ -578,12 +650,30 @@ impl Transfers {
         endpoint: &Endpoint,
         source: &mut ArchiveSource<File>,
         path: &str,
+        unreached: &mut Option<ConnectError>,
     ) -> Result<C::Step, TransferError> {
-        let Ok(mut stream) = self.open(endpoint, path).await else {
-            return Ok(C::unreachable(call));
+        let mut stream = match self.open(endpoint, path).await {
+            Ok(s) => s,
+            Err(e) => {
+                if e.is_some() {
+                    *unreached = e;
+                }
+                return Ok(C::unreachable(call));
+            }
         };
         let start = call.begin(self.now())?;
-        let mut ok = write(&mut stream.send, grpc_message(&start)).await;
+        let deadline = self.write_deadline(call.wait());
+        let mut ok =
+            match tokio::time::timeout_at(deadline, write(&mut stream.send, grpc_message(&start)))
+                .await
+            {
+                Ok(w) => w,
+                Err(_) => {
+                    // No window for the start by its deadline: a stalled attempt (T-8).
+                    stream.send.send_reset(h2::Reason::CANCEL);
+                    return Ok(call.timed_out(self.now()));
+                }
+            };
         while ok {
             match call.need() {
                 Need::Piece { offset, len } => {
@@ -599,17 +689,17 @@ impl Transfers {
                     head.put_u8(0);
                     head.put_u32(frame.len() as u32);
                     head.put_slice(frame.header());
-                    let deadline = call.wait().map(|t| self.instant(t));
+                    let deadline = self.write_deadline(call.wait());
                     let written = async {
                         write(&mut stream.send, head.freeze()).await
                             && write(&mut stream.send, frame.payload().clone()).await
                     };
-                    ok = match deadline {
-                        Some(d) => match tokio::time::timeout_at(d.into(), written).await {
-                            Ok(w) => w,
-                            Err(_) => return Ok(call.timed_out(self.now())),
-                        },
-                        None => written.await,
+                    ok = match tokio::time::timeout_at(deadline, written).await {
+                        Ok(w) => w,
+                        Err(_) => {
+                            stream.send.send_reset(h2::Reason::CANCEL);
+                            return Ok(call.timed_out(self.now()));
+                        }
                     };
                 }
                 Need::Reply => {
@@ -643,6 +733,27 @@ impl Transfers {
 
 /// How long a failed console send waits for the server's close code.
 const CLOSE_WAIT: Duration = Duration::from_millis(200);
+
+/// The error of a call whose attempts ran out; it names an http redirect refused (T-2).
+fn gave_up(
+    attempts: u32,
+    last: String,
+    route: &CallRoute,
+    connect: Option<ConnectError>,
+) -> TransferError {
+    let mut last = match route.refused() {
+        Some(e) => format!("{last}; a redirect to {e} was not followed from https (T-2)"),
+        None => last,
+    };
+    if let Some(c) = &connect {
+        last = format!("{last}; an attempt could not connect: {c}");
+    }
+    TransferError::GaveUp {
+        attempts,
+        last,
+        connect,
+    }
+}
 
 /// What ends a call without its answer means: `Err` for the ends never repeated (T-5, T-6).
 fn ended(end: CallEnd) -> Result<(), TransferError> {

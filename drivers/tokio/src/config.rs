@@ -5,7 +5,11 @@ use nervix_protocol::endpoint::Endpoint;
 use rustls_pki_types::CertificateDer;
 use std::time::Duration;
 
-pub use nervix_driver_support::credentials::{percent_encode, Credentials, WsAuth};
+pub use nervix_driver_support::resolve::{HostsResolver, Resolve, Resolver};
+
+pub use nervix_driver_support::credentials::{
+    percent_encode, Credentials, CredentialsError, WsAuth,
+};
 
 /// The transport of every session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +34,9 @@ pub struct Config {
     /// Certificates trusted as roots for https and wss. Server certificates are verified
     /// against the host name of the endpoint being connected, every time (T-2).
     pub roots: Vec<CertificateDer<'static>>,
+    /// How host names are looked up: the system's resolver by default. Whatever address a
+    /// name resolves to, a certificate is verified against the name itself (T-2).
+    pub resolver: Resolver,
     /// The longest a write may wait for the transport to take a frame (T-8). Default 10 s.
     pub write_timeout: Duration,
 }
@@ -52,6 +59,10 @@ pub enum ConfigError {
     /// An https seed and no TLS roots to verify it with.
     #[error("https seeds need TLS roots")]
     NoRoots,
+    /// The credentials cannot be presented as given: a user name holding `:` would be sent
+    /// as another identity (T-4).
+    #[error("credentials: {0}")]
+    Credentials(#[from] CredentialsError),
 }
 
 impl Config {
@@ -72,6 +83,7 @@ impl Config {
         if parsed.is_empty() {
             return Err(ConfigError::NoSeed);
         }
+        credentials.check()?;
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
@@ -84,8 +96,15 @@ impl Config {
             credentials,
             transport,
             roots: Vec::new(),
+            resolver: Resolver::system(),
             write_timeout: Duration::from_secs(10),
         })
+    }
+
+    /// Looks host names up with `resolver` instead of the system's (T-2).
+    pub fn with_resolver(mut self, resolver: impl Resolve) -> Self {
+        self.resolver = Resolver::new(resolver);
+        self
     }
 
     /// Adds a trusted root certificate (DER).
@@ -105,6 +124,7 @@ impl Config {
         if self.client.seeds.is_empty() {
             return Err(ConfigError::NoSeed);
         }
+        self.credentials.check()?;
         if self.client.seeds.iter().any(Endpoint::is_https) && self.roots.is_empty() {
             return Err(ConfigError::NoRoots);
         }

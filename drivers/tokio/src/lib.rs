@@ -44,7 +44,11 @@ pub use calls::{
     TransferError, Transfers, DOWNLOAD_PATH, DOWNLOAD_WS_PATH, RESTORE_PATH, RESTORE_WS_PATH,
     UPLOAD_PATH,
 };
-pub use config::{percent_encode, Config, ConfigError, Credentials, Transport, WsAuth};
+pub use config::{
+    percent_encode, Config, ConfigError, Credentials, CredentialsError, HostsResolver, Resolve,
+    Resolver, Transport, WsAuth,
+};
+pub use nervix_driver_support::resolve::ConnectError;
 pub use transport::{
     console_url, grpc_message, End, MessageError, MessageReader, CONSOLE_PATH, EXCHANGE_PATH,
 };
@@ -248,11 +252,7 @@ impl Client {
     /// Starts a client without opening a session; it connects when there is work.
     pub fn start(config: Config) -> Result<Self, Error> {
         config.check()?;
-        let tls = if config.roots.is_empty() {
-            None
-        } else {
-            Some(net::Tls::new(&config.roots).map_err(|e| Error::Tls(e.to_string()))?)
-        };
+        let tls = Some(net::Dialer::new(&config).map_err(|e| Error::Tls(e.to_string()))?);
         let (requests, rx) = mpsc::channel(256);
         let (notify, _) = broadcast::channel(1024);
         let driver = Driver::new(config, tls, rx, notify.clone());

@@ -426,3 +426,410 @@ fn t_3_a_console_call_closed_with_a_defect_code_ends_and_is_not_sent_again() {
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A loopback of two nodes served over https, but node 1 over plain http.
+fn https_with_plain_node_1() -> Loopback {
+    Loopback::start(LoopbackConfig {
+        nodes: 2,
+        tls: true,
+        plain_nodes: vec![1],
+        ..LoopbackConfig::default()
+    })
+    .unwrap()
+}
+
+fn endpoints_of(lb: &Loopback, transport: Transport) -> Vec<String> {
+    match transport {
+        Transport::Grpc => lb.grpc_endpoints().to_vec(),
+        _ => lb.console_endpoints().to_vec(),
+    }
+}
+
+fn config_at(lb: &Loopback, seeds: &[String], transport: Transport) -> Config {
+    let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+    Config::new(&seeds, Credentials::new("nervix", "nervix"), transport)
+        .unwrap()
+        .with_root(lb.certificate_der().unwrap().to_vec())
+        .with_timeouts(Duration::from_secs(10), Duration::from_secs(2))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nervix-tokio-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn restore_of(reference: &str, file: &Path) -> RestoreCall {
+    RestoreCall::new(
+        ExecutionReference::parse(reference).unwrap(),
+        "RESTORE DOMAIN tenant AS tenant_copy",
+        info_of(file),
+        TransferConfig::restore().with_chunk_size(1000),
+    )
+    .unwrap()
+}
+
+#[test]
+fn t_2_a_separate_call_started_over_https_never_follows_a_redirect_to_http() {
+    for transport in [Transport::Grpc, Transport::WebSocket(WsAuth::Header)] {
+        let lb = https_with_plain_node_1();
+        let endpoints = endpoints_of(&lb, transport);
+        assert!(endpoints[0].starts_with("https://") && endpoints[1].starts_with("http://"));
+        let config = config_at(&lb, &endpoints[..1], transport);
+        let dir = scratch(&format!("no-http-redirect-{transport:?}"));
+        block(async {
+            let report = backed_up(&config).await;
+            // Every node now redirects to node 1, reachable over http only.
+            lb.set_leader(1);
+            let transfers = Transfers::new(&config).unwrap();
+            let archive: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+            let file = dir.join("archive.nxb");
+            std::fs::write(&file, &archive).unwrap();
+            let mut restore = restore_of("restore-no-http-1", &file);
+            let (mut upload, up_file) = upload_of(&dir, "upload-no-http");
+            let target = dir.join("tenant.nxb");
+            let (download, restored, uploaded) = tokio::join!(
+                transfers.backup(&report, &target),
+                transfers.restore(&mut restore, &file),
+                async {
+                    match transport {
+                        Transport::Grpc => Some(transfers.upload(&mut upload, &up_file).await),
+                        _ => None,
+                    }
+                },
+            );
+            let mut errors = vec![download.err(), restored.err()];
+            if let Some(up) = uploaded {
+                errors.push(up.err());
+            }
+            for err in errors {
+                let err = err.expect("the call cannot succeed over https alone");
+                assert!(
+                    matches!(&err, TransferError::GaveUp { last, .. } if last.contains("was not followed from https")),
+                    "{transport:?}: {err:?}"
+                );
+            }
+        });
+        let calls = lb.stats().calls;
+        assert!(calls.len() > 3, "{transport:?}: {calls:?}");
+        assert!(
+            calls.iter().all(|c| c.node == 0 && c.alpn.is_some()),
+            "{transport:?}: a call went over http: {calls:?}"
+        );
+        assert!(!dir.join("tenant.nxb").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn t_2_a_separate_call_with_an_https_seed_never_goes_to_an_http_seed() {
+    for transport in [Transport::Grpc, Transport::WebSocket(WsAuth::Query)] {
+        let lb = https_with_plain_node_1();
+        let endpoints = endpoints_of(&lb, transport);
+        // The http seed first: a client that has an https seed never uses it.
+        let config = config_at(
+            &lb,
+            &[endpoints[1].clone(), endpoints[0].clone()],
+            transport,
+        );
+        let dir = scratch(&format!("no-http-seed-{transport:?}"));
+        block(async {
+            let report = backed_up(&config).await;
+            let transfers = Transfers::new(&config).unwrap();
+            let path = transfers
+                .backup(&report, &dir.join("tenant.nxb"))
+                .await
+                .unwrap();
+            let mut restore = restore_of("restore-no-http-seed-1", &path);
+            let outcome = transfers.restore(&mut restore, &path).await.unwrap();
+            assert!(
+                matches!(outcome, RestoreOutcome::Completed { .. }),
+                "{outcome:?}"
+            );
+            if transport == Transport::Grpc {
+                let (mut upload, file) = upload_of(&dir, "upload-no-http-seed");
+                transfers.upload(&mut upload, &file).await.unwrap();
+            }
+        });
+        let calls = lb.stats().calls;
+        assert!(
+            calls.iter().all(|c| c.node == 0 && c.alpn.is_some()),
+            "{transport:?}: a call went over http: {calls:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// The instants at which the loopback saw the first `n` calls to `path`, polled every 2 ms
+/// for at most 20 s.
+fn call_instants(lb: &Loopback, path: &str, n: usize) -> Vec<std::time::Instant> {
+    let mut seen = Vec::new();
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    while seen.len() < n && std::time::Instant::now() < end {
+        let count = lb.calls_to(path).len();
+        while seen.len() < count.min(n) {
+            seen.push(std::time::Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    seen
+}
+
+#[test]
+fn a_5_a_download_redirected_without_a_leader_backs_off_with_growing_pauses() {
+    for transport in [Transport::Grpc, Transport::WebSocket(WsAuth::Header)] {
+        let lb = Loopback::start(LoopbackConfig {
+            nodes: 2,
+            ..LoopbackConfig::default()
+        })
+        .unwrap();
+        let endpoints = endpoints_of(&lb, transport);
+        let seeds: Vec<&str> = endpoints.iter().map(String::as_str).collect();
+        let config = Config::new(&seeds[..1], Credentials::new("nervix", "nervix"), transport)
+            .unwrap()
+            .with_timeouts(Duration::from_secs(10), Duration::from_secs(2));
+        let dir = scratch(&format!("leaderless-{transport:?}"));
+        let report = block(backed_up(&config));
+        // The leader is node 1, and it is down: node 0's redirects name no leader.
+        lb.set_leader(1);
+        lb.kill(1);
+        let path = match transport {
+            Transport::Grpc => DOWNLOAD_PATH,
+            _ => DOWNLOAD_WS_PATH,
+        };
+        let target = dir.join("tenant.nxb");
+        let run = std::thread::spawn(move || {
+            block(async {
+                let transfers = Transfers::new(&config).unwrap();
+                transfers.backup(&report, &target).await
+            })
+        });
+        let at = call_instants(&lb, path, 3);
+        let result = run.join().unwrap();
+        assert!(
+            matches!(result, Err(TransferError::GaveUp { .. })),
+            "{transport:?}: {result:?}"
+        );
+        assert_eq!(at.len(), 3, "{transport:?}");
+        // The attempts are spaced by the first pause, then its double: a constant pause, or
+        // none, fails this.
+        let spaced = at[2] - at[0];
+        let want = retry_pause(1) + retry_pause(2) - Duration::from_millis(5);
+        assert!(spaced >= want, "{transport:?}: {spaced:?} < {want:?}");
+        assert!(at[2] - at[1] > at[1] - at[0], "{transport:?}: {at:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn u_4_an_upload_redirected_without_a_leader_backs_off_with_growing_pauses() {
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 2,
+        ..LoopbackConfig::default()
+    })
+    .unwrap();
+    let config = Config::new(
+        &[lb.grpc_endpoints()[0].as_str()],
+        Credentials::new("nervix", "nervix"),
+        Transport::Grpc,
+    )
+    .unwrap()
+    .with_timeouts(Duration::from_secs(10), Duration::from_secs(2));
+    lb.set_leader(1);
+    lb.kill(1);
+    let dir = scratch("leaderless-upload");
+    let (mut call, file) = upload_of(&dir, "upload-leaderless");
+    let run = std::thread::spawn(move || {
+        block(async {
+            let transfers = Transfers::new(&config).unwrap();
+            transfers.upload(&mut call, &file).await
+        })
+    });
+    let at = call_instants(&lb, UPLOAD_PATH, 3);
+    let result = run.join().unwrap();
+    assert!(
+        matches!(result, Err(TransferError::GaveUp { .. })),
+        "{result:?}"
+    );
+    assert_eq!(at.len(), 3);
+    let spaced = at[2] - at[0];
+    let want = retry_pause(1) + retry_pause(2) - Duration::from_millis(5);
+    assert!(spaced >= want, "{spaced:?} < {want:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rs_4_a_restore_redirected_without_a_leader_backs_off_with_growing_pauses() {
+    for transport in [Transport::Grpc, Transport::WebSocket(WsAuth::Header)] {
+        let lb = Loopback::start(LoopbackConfig {
+            nodes: 2,
+            ..LoopbackConfig::default()
+        })
+        .unwrap();
+        let endpoints = endpoints_of(&lb, transport);
+        let config = Config::new(
+            &[endpoints[0].as_str()],
+            Credentials::new("nervix", "nervix"),
+            transport,
+        )
+        .unwrap()
+        .with_timeouts(Duration::from_secs(10), Duration::from_secs(2));
+        lb.set_leader(1);
+        lb.kill(1);
+        let dir = scratch(&format!("leaderless-restore-{transport:?}"));
+        let archive: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+        let file = dir.join("archive.nxb");
+        std::fs::write(&file, &archive).unwrap();
+        let mut call = restore_of("restore-leaderless-1", &file);
+        let run = std::thread::spawn(move || {
+            block(async {
+                let transfers = Transfers::new(&config).unwrap();
+                transfers.restore(&mut call, &file).await
+            })
+        });
+        let path = match transport {
+            Transport::Grpc => nervix_loopback::RESTORE_PATH,
+            _ => RESTORE_WS_PATH,
+        };
+        let at = call_instants(&lb, path, 3);
+        let result = run.join().unwrap();
+        assert!(
+            matches!(result, Err(TransferError::GaveUp { .. })),
+            "{transport:?}: {result:?}"
+        );
+        assert_eq!(at.len(), 3, "{transport:?}");
+        let spaced = at[2] - at[0];
+        let want = retry_pause(1) + retry_pause(2) - Duration::from_millis(5);
+        assert!(spaced >= want, "{transport:?}: {spaced:?} < {want:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn t_4_a_user_name_holding_a_colon_is_refused_at_configuration() {
+    let err = Config::new(
+        &["http://127.0.0.1:1/"],
+        Credentials::new("ann:admin", "pw"),
+        Transport::Grpc,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        nervix_tokio::ConfigError::Credentials(nervix_tokio::CredentialsError::ColonInUser)
+    );
+    // Credentials put in afterwards are refused too, by the calls and by a client.
+    let mut config = Config::new(
+        &["http://127.0.0.1:1/"],
+        Credentials::new("ann", "pw:with:colons"),
+        Transport::Grpc,
+    )
+    .unwrap();
+    config.credentials = Credentials::new("ann:admin", "pw");
+    assert!(matches!(
+        Transfers::new(&config),
+        Err(TransferError::Config(
+            nervix_tokio::ConfigError::Credentials(_)
+        ))
+    ));
+    let refused = block(Client::connect(config));
+    assert!(refused.is_err());
+    assert!(Credentials::try_new("ann:admin", "pw").is_err());
+    assert!(Credentials::try_new("ann", "pw:x").is_ok());
+}
+
+/// A gRPC server on 127.0.0.1 that accepts every call and grants no flow-control window:
+/// nothing the client sends on a stream can go. Returns its endpoint.
+fn windowless_server(rt: &tokio::runtime::Runtime) -> String {
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let port = listener.local_addr().unwrap().port();
+    rt.spawn(async move {
+        loop {
+            let Ok((sock, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let Ok(mut conn) = h2::server::Builder::new()
+                    .initial_window_size(0)
+                    .handshake::<_, bytes::Bytes>(sock)
+                    .await
+                else {
+                    return;
+                };
+                let mut held = Vec::new();
+                while let Some(Ok(call)) = conn.accept().await {
+                    // Held, never answered, never read.
+                    held.push(call);
+                }
+            });
+        }
+    });
+    format!("http://127.0.0.1:{port}/")
+}
+
+#[test]
+fn t_8_an_upload_or_restore_whose_start_gets_no_window_ends_by_its_deadlines() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let seed = windowless_server(&rt);
+    let mut config = Config::new(
+        &[seed.as_str()],
+        Credentials::new("nervix", "nervix"),
+        Transport::Grpc,
+    )
+    .unwrap()
+    .with_timeouts(Duration::from_secs(1), Duration::from_secs(1));
+    config.write_timeout = Duration::from_millis(200);
+    let dir = scratch("windowless");
+    let mut quick = TransferConfig::upload();
+    quick.frame_timeout = Duration::from_millis(200);
+    quick.reply_timeout = Duration::from_millis(200);
+    let bytes: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+    let file = dir.join("archive.bin");
+    std::fs::write(&file, &bytes).unwrap();
+    let began = std::time::Instant::now();
+    let (upload, restore) = rt.block_on(async {
+        let run = async {
+            let transfers = Transfers::new(&config).unwrap();
+            let mut up = UploadCall::new(
+                UploadSpec {
+                    domain: "tenant".into(),
+                    resource: "model".into(),
+                    identity: "upload-windowless".into(),
+                },
+                bytes.len() as u64,
+                quick,
+            )
+            .unwrap();
+            let mut rs = RestoreCall::new(
+                ExecutionReference::parse("restore-windowless-1").unwrap(),
+                "RESTORE DOMAIN tenant AS tenant_copy",
+                info_of(&file),
+                quick,
+            )
+            .unwrap();
+            tokio::join!(
+                transfers.upload(&mut up, &file),
+                transfers.restore(&mut rs, &file)
+            )
+        };
+        tokio::time::timeout(Duration::from_secs(15), run)
+            .await
+            .expect("the calls end by their deadlines")
+    });
+    let took = began.elapsed();
+    // Five attempts of at most the write deadline each, and the pauses between them.
+    assert!(took < Duration::from_secs(8), "{took:?}");
+    for r in [upload.map(|_| ()), restore.map(|_| ())] {
+        assert!(
+            matches!(&r, Err(TransferError::GaveUp { attempts: 5, .. })),
+            "{r:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
