@@ -1387,7 +1387,10 @@ impl Client {
                 self.on_attach_reply(now, s, &frame, None);
             }
             Purpose::ClockAttach(_) | Purpose::ClockDetach(_) => {
-                self.on_clock_reply(now, s.id, p, &frame)
+                if let Err(v) = self.on_clock_reply(now, s.id, p, &frame) {
+                    // K-1: a reply about another domain is a violation like any other.
+                    s.exchange.fail(v);
+                }
             }
             Purpose::Subscribe(_) | Purpose::Unsubscribe(_) => {
                 if let Err(v) = self.on_subscription_reply(now, s.id, p, &frame) {
