@@ -232,6 +232,9 @@ pub enum ClientError {
         /// The name.
         name: String,
     },
+    /// A deletion of that subscription is already underway; nothing was sent (S-6).
+    #[error("the subscription's deletion is already underway")]
+    DeletionInProgress,
     /// The client already follows that domain's clock; each is followed at most once (K-1).
     #[error("the domain's clock is already followed")]
     AlreadyFollowing,
@@ -1163,7 +1166,7 @@ impl Client {
             if let Unsolicited::Frame(f) = &u {
                 // Subscription and clock frames go to their capability, read in the frame
                 // reader itself, in the order they arrived (S-2, K-2).
-                match self.subscriptions.on_frame(f) {
+                match self.on_subscription_frame(now, f) {
                     Ok(subscriptions::Routed::Taken) => continue,
                     Ok(subscriptions::Routed::NotMine) => {}
                     Err(v) => {
