@@ -557,6 +557,14 @@ fn k_1_an_attach_answered_with_a_detach_behind_it_is_applied() {
     r.feed(sid, clock_ticked("d1", 4, 2));
     // The application asked to stop: nothing is told, but the clock is applied.
     assert!(drain(&mut r).is_empty());
+    assert_eq!(
+        requests(&r, sid)
+            .iter()
+            .filter(|k| **k == ClientRequest::DetachDomainClockRequest)
+            .count(),
+        1,
+        "the detach goes once"
+    );
     let info = r.c.clock("d1").unwrap();
     assert_eq!(info.status, ClockStatus::Detaching);
     assert_eq!(info.clock.unwrap().generation, 4);
@@ -779,4 +787,40 @@ fn k_5_already_attached_after_a_move_keeps_no_tick() {
         shape(&drain(&mut r)),
         "d1:interrupted d1:already d1:tick#3.2"
     );
+}
+
+#[test]
+fn k_5_an_attach_refused_busy_is_kept_and_sent_again_after_a_wait() {
+    let mut r = Rig::new();
+    r.c.follow_clock(r.now, "d1").unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(sid, rejected(rid, RequestRejection::ServerBusy));
+    assert!(r.c.follows_clock("d1"), "a busy server ends nothing");
+    assert_eq!(r.c.clock("d1").unwrap().status, ClockStatus::Waiting);
+    let at = r.c.poll_timeout().expect("sent again later");
+    assert!(at > r.now);
+    r.now = at;
+    r.c.handle_timeout(at);
+    r.pump();
+    assert_eq!(
+        requests(&r, sid),
+        vec![
+            ClientRequest::AttachDomainClockRequest,
+            ClientRequest::AttachDomainClockRequest
+        ]
+    );
+}
+
+#[test]
+fn k_2_an_attachment_end_before_the_attach_reply_is_ignored() {
+    let mut r = Rig::new();
+    r.c.follow_clock(r.now, "d1").unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(sid, clock_attachment_ended("d1"));
+    assert_eq!(r.c.ignored_clock_frames(), 1);
+    assert!(r.c.follows_clock("d1"));
+    r.feed(sid, clock_attached(rid, "d1", paced(2)));
+    assert_eq!(shape(&drain(&mut r)), "d1:attached#2");
 }

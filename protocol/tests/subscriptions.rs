@@ -811,6 +811,10 @@ fn s_7_a_first_opening_refused_busy_is_reported_and_sent_again() {
         SubscriptionState::Waiting
     );
     let at = r.c.poll_timeout().unwrap();
+    assert!(
+        at > r.now && at <= r.now + Duration::from_millis(50),
+        "the first wait is the first back-off step"
+    );
     r.now = at;
     r.c.handle_timeout(at);
     r.pump();
@@ -862,6 +866,10 @@ fn s_8_a_server_cycling_open_and_relay_changed_stays_within_the_budget_and_is_sp
         .map(|w| w[1].as_nanos() - w[0].as_nanos())
         .collect();
     assert_eq!(waits[0], 0, "{waits:?}");
+    assert!(
+        waits[1] <= Duration::from_millis(50).as_nanos() as u64,
+        "the first wait is the first back-off step: {waits:?}"
+    );
     for w in waits.windows(2) {
         assert!(w[1] > w[0], "waits grow: {waits:?}");
     }
@@ -1037,4 +1045,66 @@ fn s_6_a_second_deletion_while_one_is_out_is_refused_at_the_call() {
         ClientError::UnknownHandle,
         "once ended, the handle is gone"
     );
+}
+
+/// A `SubscriptionEnded` of `live` with its own words.
+fn ended_saying(generation: u64, reason: SubscriptionEndReason, message: &str) -> bytes::Bytes {
+    server(ServerBodyT::SubscriptionEnded(Box::new(
+        SubscriptionEndedT {
+            subscription: handle("live", generation),
+            reason: Some(reason),
+            message: message.into(),
+        },
+    )))
+}
+
+#[test]
+fn s_8_an_event_is_charged_its_words_as_well() {
+    // The same events with words 100 bytes longer retain 100 bytes more.
+    let mut retained = vec![];
+    for words in ["x".repeat(100), "x".repeat(200)] {
+        let (mut r, sid, id) = opened_sub();
+        let start = r.c.subscription_bytes();
+        r.feed(
+            sid,
+            ended_saying(1, SubscriptionEndReason::RelayChanged, &words),
+        );
+        let changed = r.c.subscription_bytes() - start;
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        r.feed(
+            sid,
+            reply(
+                rid,
+                ReplyBodyT::RequestRejected(Box::new(RequestRejectedT {
+                    rejection: Some(RequestRejection::ServerBusy),
+                    field: None,
+                    message: words.clone(),
+                })),
+            ),
+        );
+        let refused = r.c.subscription_bytes() - start - changed;
+        let at = r.c.poll_timeout().unwrap();
+        r.now = at;
+        r.c.handle_timeout(at);
+        r.pump();
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        r.feed(sid, opened(rid, "live", 2, two_fields()));
+        let before_end = r.c.subscription_bytes();
+        r.feed(
+            sid,
+            ended_saying(2, SubscriptionEndReason::RelayRemoved, &words),
+        );
+        let end = r.c.subscription_bytes() - before_end;
+        assert_eq!(
+            shape(&drain(&mut r, id)),
+            format!(
+                "gap:RelayChanged {{ message: {words:?} }} refused open#2 end:RelayRemoved {{ message: {words:?} }}"
+            )
+        );
+        assert_eq!(r.c.subscription_bytes(), 0);
+        retained.push([changed, refused, end]);
+    }
+    for k in 0..3 {
+        assert_eq!(retained[1][k] - retained[0][k], 100, "{retained:?}");
+    }
 }
