@@ -1108,3 +1108,38 @@ fn s_8_an_event_is_charged_its_words_as_well() {
         assert_eq!(retained[1][k] - retained[0][k], 100, "{retained:?}");
     }
 }
+
+#[test]
+fn s_8_a_refusal_is_charged_alike_whatever_its_cause() {
+    let words = "the reopening was left unanswered";
+    let mut charged = vec![];
+    for cause in 0..3 {
+        let (mut r, sid, id) = opened_sub();
+        let s2 = lose(&mut r, sid);
+        let _ = drain(&mut r, id);
+        assert_eq!(r.c.subscription_bytes(), 0);
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        match cause {
+            0 => r.feed(
+                s2,
+                reply(
+                    rid,
+                    ReplyBodyT::RequestRejected(Box::new(RequestRejectedT {
+                        rejection: Some(RequestRejection::ServerBusy),
+                        field: None,
+                        message: words.into(),
+                    })),
+                ),
+            ),
+            1 => r.feed(s2, subscribe_failed(rid, words)),
+            _ => r.advance(Duration::from_secs(31)),
+        }
+        charged.push(r.c.subscription_bytes());
+        let events = drain(&mut r, id);
+        assert_eq!(shape(&events), "refused", "cause {cause}");
+        assert!(matches!(&events[0], SubscriptionEvent::Refused { message } if message == words));
+    }
+    assert!(charged[0] > words.len(), "{charged:?}");
+    assert_eq!(charged[0], charged[1], "{charged:?}");
+    assert_eq!(charged[0], charged[2], "{charged:?}");
+}
