@@ -531,3 +531,296 @@ fn l_3_clock_calls_made_before_begin_go_before_it_and_never_while_it_is_held() {
         ClientError::InTransaction
     );
 }
+
+/// `d1`'s attach out on a fresh session with a detach decided behind it.
+fn detach_behind_attach() -> (Rig, SessionId, u64) {
+    let mut r = Rig::new();
+    r.c.follow_clock(r.now, "d1").unwrap();
+    let sid = r.open();
+    r.c.detach_clock(r.now, "d1").unwrap();
+    r.pump();
+    assert_eq!(
+        requests(&r, sid),
+        vec![
+            ClientRequest::AttachDomainClockRequest,
+            ClientRequest::DetachDomainClockRequest
+        ]
+    );
+    let (aid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    (r, sid, aid)
+}
+
+#[test]
+fn k_1_an_attach_answered_with_a_detach_behind_it_is_applied() {
+    let (mut r, sid, aid) = detach_behind_attach();
+    r.feed(sid, clock_attached(aid, "d1", paced(4)));
+    r.feed(sid, clock_ticked("d1", 4, 2));
+    // The application asked to stop: nothing is told, but the clock is applied.
+    assert!(drain(&mut r).is_empty());
+    assert_eq!(
+        requests(&r, sid)
+            .iter()
+            .filter(|k| **k == ClientRequest::DetachDomainClockRequest)
+            .count(),
+        1,
+        "the detach goes once"
+    );
+    let info = r.c.clock("d1").unwrap();
+    assert_eq!(info.status, ClockStatus::Detaching);
+    assert_eq!(info.clock.unwrap().generation, 4);
+    assert_eq!(info.tick.unwrap().tick_id.get(), 2);
+    assert_eq!(r.c.ignored_clock_frames(), 0, "the tick was applied");
+    // The detach is refused: the clock stands as the attach left it, and is told so.
+    detach_disposition(
+        &mut r,
+        sid,
+        DomainClockDetachDispositionT::RequestFailed(Box::default()),
+    );
+    assert_eq!(
+        shape(&drain(&mut r)),
+        "d1:detach-refused d1:attached#4 d1:tick#4.2"
+    );
+    assert_eq!(r.c.clock("d1").unwrap().status, ClockStatus::Attached);
+    assert!(r.c.follows_clock("d1"));
+    r.feed(sid, clock_ticked("d1", 4, 2));
+    r.feed(sid, clock_ticked("d1", 4, 3));
+    assert_eq!(shape(&drain(&mut r)), "d1:tick#4.3", "the frontier held");
+}
+
+#[test]
+fn k_1_an_attach_answered_domain_not_found_ends_it_though_the_detach_behind_is_refused() {
+    for (disposition, want) in [
+        (
+            DomainClockAttachDispositionT::DomainNotFound(Box::new(DomainNotFoundT {
+                domain: "d1".into(),
+            })),
+            "d1:detach-refused d1:ended:DomainNotFound",
+        ),
+        (
+            DomainClockAttachDispositionT::RequestFailed(Box::default()),
+            "d1:detach-refused d1:ended:Refused { message: \"as asked\" }",
+        ),
+    ] {
+        let (mut r, sid, aid) = detach_behind_attach();
+        r.feed(sid, clock_attach_reply(aid, disposition));
+        // Still waiting for the detach: no attach of the domain is decided meanwhile.
+        assert_eq!(
+            r.c.follow_clock(r.now, "d1").unwrap_err(),
+            ClientError::DetachInProgress
+        );
+        detach_disposition(
+            &mut r,
+            sid,
+            DomainClockDetachDispositionT::RequestFailed(Box::default()),
+        );
+        assert_eq!(shape(&drain(&mut r)), want);
+        assert!(!r.c.follows_clock("d1"), "{want}");
+        assert!(r.c.clock("d1").is_none(), "{want}");
+        assert_eq!(r.c.poll_timeout(), None, "never attached again: {want}");
+        r.feed(sid, clock_ticked("d1", 4, 1));
+        assert!(drain(&mut r).is_empty());
+    }
+}
+
+#[test]
+fn k_1_a_detach_cancelled_before_admission_leaves_the_clock_followed() {
+    let (mut r, sid) = attached_clock();
+    r.c.detach_clock(r.now, "d1").unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::DetachDomainClockRequest);
+    r.feed(
+        sid,
+        reply(
+            rid,
+            ReplyBodyT::RequestCancelled(Box::new(RequestCancelledT {
+                stage: Some(CancellationStage::BeforeAdmission),
+            })),
+        ),
+    );
+    assert_eq!(shape(&drain(&mut r)), "d1:detach-refused");
+    assert!(r.c.follows_clock("d1"));
+    assert_eq!(r.c.clock("d1").unwrap().status, ClockStatus::Attached);
+    r.feed(sid, clock_ticked("d1", 3, 1));
+    assert_eq!(shape(&drain(&mut r)), "d1:tick#3.1");
+}
+
+#[test]
+fn k_1_an_attach_reply_naming_another_domain_is_a_violation_and_applies_nothing() {
+    for wrong in [
+        clock_attached as fn(u64, &str, DomainClockObservationT) -> bytes::Bytes,
+        |rid, d, _| clock_already_attached(rid, d),
+        |rid, d, _| {
+            clock_attach_reply(
+                rid,
+                DomainClockAttachDispositionT::DomainNotFound(Box::new(DomainNotFoundT {
+                    domain: d.into(),
+                })),
+            )
+        },
+    ] {
+        let mut r = Rig::new();
+        r.c.follow_clock(r.now, "d1").unwrap();
+        let sid = r.open();
+        let (rid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+        r.feed(sid, wrong(rid, "d2", paced(5)));
+        assert!(r.closes.contains(&(sid, false)), "F-8: the session ends");
+        assert!(r.events.iter().any(|e| matches!(
+            e,
+            ClientEvent::SessionLost {
+                loss: SessionLoss::Violation(v),
+                ..
+            } if v.rule() == "K-1"
+        )));
+        assert!(drain(&mut r).is_empty(), "nothing of the reply is told");
+        let info = r.c.clock("d1").expect("still followed");
+        assert_eq!(info.status, ClockStatus::Waiting);
+        assert_eq!(info.clock, None);
+        assert!(r.c.clock("d2").is_none());
+        // Attached again on the next session.
+        let at = r.c.poll_timeout().unwrap();
+        r.now = at;
+        r.c.handle_timeout(at);
+        let s2 = r.open();
+        assert_eq!(
+            requests(&r, s2),
+            vec![ClientRequest::AttachDomainClockRequest]
+        );
+    }
+}
+
+#[test]
+fn k_1_a_detach_reply_naming_another_domain_is_a_violation() {
+    let (mut r, sid) = attached_clock();
+    r.c.detach_clock(r.now, "d1").unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::DetachDomainClockRequest);
+    r.feed(
+        sid,
+        clock_detach_reply(
+            rid,
+            DomainClockDetachDispositionT::DomainClockDetached(Box::new(DomainClockDetachedT {
+                domain: "d2".into(),
+            })),
+        ),
+    );
+    assert!(r.closes.contains(&(sid, false)));
+    assert!(r.events.iter().any(|e| matches!(
+        e,
+        ClientEvent::SessionLost {
+            loss: SessionLoss::Violation(v),
+            ..
+        } if v.rule() == "K-1"
+    )));
+}
+
+#[test]
+fn k_3_coalescing_keeps_the_order_and_the_last_event_agrees_with_the_state() {
+    let mut r = Rig::new();
+    r.c.follow_clock(r.now, "d1").unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(sid, clock_attached(rid, "d1", paced(3)));
+    // Nothing read yet; the session is lost and the clock attached again.
+    let s2 = lose(&mut r, sid);
+    let (rid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(s2, clock_attached(rid, "d1", paced(4)));
+    r.feed(s2, clock_ticked("d1", 4, 1));
+    r.feed(s2, clock_observed("d1", paced(5)));
+    r.feed(s2, clock_ticked("d1", 5, 1));
+    assert_eq!(
+        shape(&drain(&mut r)),
+        "d1:interrupted d1:attached#4 d1:changed#5 d1:tick#5.1"
+    );
+    assert_eq!(r.c.clock("d1").unwrap().status, ClockStatus::Attached);
+    // Lost again before the application reads: the interruption is the newest news.
+    r.feed(s2, clock_ticked("d1", 5, 2));
+    let s3 = lose(&mut r, s2);
+    let (rid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(s3, clock_attached(rid, "d1", paced(6)));
+    let _ = s3;
+    r.c.handle_closed(r.now, s3);
+    r.pump();
+    let events = drain(&mut r);
+    assert_eq!(shape(&events), "d1:attached#6 d1:interrupted");
+    assert_eq!(r.c.clock("d1").unwrap().status, ClockStatus::Waiting);
+}
+
+#[test]
+fn k_5_already_attached_after_a_move_keeps_no_tick() {
+    let (mut r, sid) = attached_clock();
+    r.feed(sid, clock_ticked("d1", 3, 7));
+    let _ = drain(&mut r);
+    r.exec("CREATE RELAY a;");
+    let (cid, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome(
+            cid,
+            &cmd.execution_reference,
+            CommandDispositionT::LeaderRedirect(Box::new(LeaderRedirectT {
+                leader: Some(Box::new(LeaderEndpointsT {
+                    node: "node-2".into(),
+                    grpc_uri: Some("https://node-2:7443/".into()),
+                    web_console_uri: None,
+                })),
+            })),
+        ),
+    );
+    let s2 = r.open();
+    assert_ne!(s2, sid);
+    assert_eq!(
+        r.c.clock("d1").unwrap().tick.unwrap().tick_id.get(),
+        7,
+        "the move kept the tick"
+    );
+    let (rid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(s2, clock_already_attached(rid, "d1"));
+    let info = r.c.clock("d1").unwrap();
+    assert_eq!(
+        info.tick, None,
+        "AlreadyAttached keeps the clock without a tick"
+    );
+    assert_eq!(info.clock.unwrap().generation, 3);
+    // Progress behind the old frontier is accepted from the holding session.
+    r.feed(s2, clock_ticked("d1", 3, 2));
+    assert_eq!(
+        shape(&drain(&mut r)),
+        "d1:interrupted d1:already d1:tick#3.2"
+    );
+}
+
+#[test]
+fn k_5_an_attach_refused_busy_is_kept_and_sent_again_after_a_wait() {
+    let mut r = Rig::new();
+    r.c.follow_clock(r.now, "d1").unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(sid, rejected(rid, RequestRejection::ServerBusy));
+    assert!(r.c.follows_clock("d1"), "a busy server ends nothing");
+    assert_eq!(r.c.clock("d1").unwrap().status, ClockStatus::Waiting);
+    let at = r.c.poll_timeout().expect("sent again later");
+    assert!(at > r.now);
+    r.now = at;
+    r.c.handle_timeout(at);
+    r.pump();
+    assert_eq!(
+        requests(&r, sid),
+        vec![
+            ClientRequest::AttachDomainClockRequest,
+            ClientRequest::AttachDomainClockRequest
+        ]
+    );
+}
+
+#[test]
+fn k_2_an_attachment_end_before_the_attach_reply_is_ignored() {
+    let mut r = Rig::new();
+    r.c.follow_clock(r.now, "d1").unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(sid, clock_attachment_ended("d1"));
+    assert_eq!(r.c.ignored_clock_frames(), 1);
+    assert!(r.c.follows_clock("d1"));
+    r.feed(sid, clock_attached(rid, "d1", paced(2)));
+    assert_eq!(shape(&drain(&mut r)), "d1:attached#2");
+}

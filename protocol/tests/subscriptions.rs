@@ -452,9 +452,10 @@ fn s_7_a_reopening_left_unanswered_is_reported_and_the_session_replaced() {
 
 #[test]
 fn s_8_retention_is_bounded_in_total_and_losses_are_one_gap_in_place() {
-    // Every batch here is the same size: a budget of three batches and a little.
+    // Every batch here is the same size: a budget of the opening, three batches and a little.
     let per = rows("live", 1, 0, 10).len();
-    let budget = 3 * per + 10;
+    let open = opened(1, "live", 1, two_fields()).len();
+    let budget = open + 3 * per + 10;
     let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
     cfg.subscriptions_total_bytes = budget;
     let mut r = Rig::with(cfg);
@@ -466,7 +467,7 @@ fn s_8_retention_is_bounded_in_total_and_losses_are_one_gap_in_place() {
         r.feed(sid, rows("live", 1, i * 10, 10));
         assert!(r.c.subscription_bytes() <= budget);
     }
-    assert_eq!(r.c.subscription_bytes(), 3 * per);
+    assert_eq!(r.c.subscription_bytes(), open + 3 * per);
     // A gap that does not fit either is merged into the loss, with its rows.
     r.feed(sid, delivery_lost("live", 1, 5));
     // The application reads one batch, making room for the next.
@@ -496,14 +497,19 @@ fn s_8_retention_is_bounded_per_subscription() {
     let ids: Vec<u64> = r.sent.iter().map(|(_, m)| m.request_id).collect();
     r.feed(sid, opened(ids[0], "live", 1, two_fields()));
     r.feed(sid, opened(ids[1], "other", 1, two_fields()));
-    let fit = (4 << 20) / per;
+    let open = opened(1, "live", 1, two_fields()).len();
+    let fit = ((4 << 20) - open) / per;
     for i in 0..fit as u64 + 5 {
         r.feed(sid, rows("live", 1, i * 10, 10));
     }
     r.feed(sid, rows("other", 1, 0, 10));
     let info = r.c.subscription(a).unwrap();
     assert!(info.retained_bytes <= 4 << 20);
-    assert_eq!(info.retained_bytes, fit * per, "full to its own budget");
+    assert_eq!(
+        info.retained_bytes,
+        open + fit * per,
+        "full to its own budget"
+    );
     assert_eq!(
         shape(&drain(&mut r, b)),
         "open#1 rows10",
@@ -715,7 +721,8 @@ proptest::proptest! {
 #[test]
 fn s_8_a_batch_that_exactly_fills_the_budget_is_kept_and_one_byte_less_is_not() {
     let per = rows("live", 1, 0, 10).len();
-    for (budget, kept) in [(3 * per, 3), (3 * per - 1, 2)] {
+    let open = opened(1, "live", 1, two_fields()).len();
+    for (budget, kept) in [(open + 3 * per, 3), (open + 3 * per - 1, 2)] {
         let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
         cfg.subscriptions_total_bytes = budget;
         let mut r = Rig::with(cfg);
@@ -726,11 +733,413 @@ fn s_8_a_batch_that_exactly_fills_the_budget_is_kept_and_one_byte_less_is_not() 
         for i in 0..3 {
             r.feed(sid, rows("live", 1, i * 10, 10));
         }
-        assert_eq!(r.c.subscription_bytes(), kept * per, "budget {budget}");
+        assert_eq!(
+            r.c.subscription_bytes(),
+            open + kept * per,
+            "budget {budget}"
+        );
         let rows_kept = drain(&mut r, id)
             .iter()
             .filter(|e| matches!(e, SubscriptionEvent::Rows(_)))
             .count();
         assert_eq!(rows_kept, kept, "budget {budget}");
     }
+}
+
+/// Subscribe requests sent so far.
+fn subscribes(r: &Rig) -> usize {
+    r.sent
+        .iter()
+        .filter(|(_, m)| m.request.client_request_type() == ClientRequest::SubscribeRequest)
+        .count()
+}
+
+/// A schema of many long-named fields, so every opening is a large event.
+fn wide_schema() -> RowSchemaT {
+    let mut schema = two_fields();
+    for i in 0..200 {
+        schema.fields.push(field(
+            &format!("column_with_a_long_descriptive_name_{i:04}"),
+            ScalarType::String,
+            true,
+            false,
+        ));
+    }
+    schema
+}
+
+#[test]
+fn s_7_a_reopening_refused_busy_is_reported_and_sent_again_after_growing_waits() {
+    let (mut r, sid, id) = opened_sub();
+    let s2 = lose(&mut r, sid);
+    assert_eq!(shape(&drain(&mut r, id)), "gap:SessionLost");
+    let mut sent_at = vec![r.now];
+    for _ in 0..4 {
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        r.feed(s2, rejected(rid, RequestRejection::ServerBusy));
+        let events = drain(&mut r, id);
+        assert_eq!(shape(&events), "refused", "every refusal is reported");
+        assert!(matches!(&events[0], SubscriptionEvent::Refused { message } if message == "no"));
+        let before = subscribes(&r);
+        let at = r.c.poll_timeout().expect("the reopening is due again");
+        r.now = at;
+        r.c.handle_timeout(at);
+        r.pump();
+        assert_eq!(subscribes(&r), before + 1, "sent again");
+        assert_eq!(r.last().0, s2, "on that session");
+        sent_at.push(at);
+    }
+    let waits: Vec<u64> = sent_at
+        .windows(2)
+        .map(|w| w[1].as_nanos() - w[0].as_nanos())
+        .collect();
+    for w in waits.windows(2) {
+        assert!(w[1] > w[0], "waits grow: {waits:?}");
+    }
+}
+
+#[test]
+fn s_7_a_first_opening_refused_busy_is_reported_and_sent_again() {
+    let mut r = Rig::new();
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(sid, rejected(rid, RequestRejection::ServerBusy));
+    assert_eq!(shape(&drain(&mut r, id)), "refused");
+    assert_eq!(
+        r.c.subscription(id).unwrap().state,
+        SubscriptionState::Waiting
+    );
+    let at = r.c.poll_timeout().unwrap();
+    assert!(
+        at > r.now && at <= r.now + Duration::from_millis(50),
+        "the first wait is the first back-off step"
+    );
+    r.now = at;
+    r.c.handle_timeout(at);
+    r.pump();
+    assert_eq!(subscribes(&r), 2);
+}
+
+#[test]
+fn s_8_a_server_cycling_open_and_relay_changed_stays_within_the_budget_and_is_spaced() {
+    let open = opened(1, "live", 1, wide_schema()).len();
+    assert!(open > 10_000, "{open}");
+    // Room for two openings and their gaps, far less than the cycles below would queue.
+    let budget = 2 * open + 1024;
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    cfg.subscriptions_total_bytes = budget;
+    cfg.backoff_max = Duration::from_secs(3600);
+    let mut r = Rig::with(cfg);
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let sid = r.open();
+    let mut sent_at = vec![];
+    let cycles = 12;
+    for g in 1..=cycles {
+        sent_at.push(r.now);
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        r.feed(sid, opened(rid, "live", g, wide_schema()));
+        r.feed(sid, ended("live", g, SubscriptionEndReason::RelayChanged));
+        assert!(
+            r.c.subscription_bytes() <= budget,
+            "cycle {g}: {} queued against {budget}",
+            r.c.subscription_bytes()
+        );
+        assert_eq!(
+            r.c.subscription(id).unwrap().retained_bytes,
+            r.c.subscription_bytes()
+        );
+        let before = subscribes(&r);
+        if g == 1 {
+            assert_eq!(before, 2, "the first relay change reopens at once");
+            continue;
+        }
+        assert_eq!(before, g as usize, "cycle {g}: a repeated reopening waits");
+        let at = r.c.poll_timeout().expect("the reopening is due later");
+        r.now = at;
+        r.c.handle_timeout(at);
+        r.pump();
+        assert_eq!(subscribes(&r), before + 1, "cycle {g}");
+    }
+    let waits: Vec<u64> = sent_at
+        .windows(2)
+        .map(|w| w[1].as_nanos() - w[0].as_nanos())
+        .collect();
+    assert_eq!(waits[0], 0, "{waits:?}");
+    assert!(
+        waits[1] <= Duration::from_millis(50).as_nanos() as u64,
+        "the first wait is the first back-off step: {waits:?}"
+    );
+    for w in waits.windows(2) {
+        assert!(w[1] > w[0], "waits grow: {waits:?}");
+    }
+    // Only what the application needs: the newest opening, then its end.
+    assert_eq!(
+        shape(&drain(&mut r, id)),
+        format!("open#{cycles} gap:RelayChanged {{ message: \"ended\" }}")
+    );
+    assert_eq!(r.c.subscription_bytes(), 0);
+}
+
+/// Waits, if need be, for the opening sent after subscribe request number `before`; says
+/// whether it went at once.
+fn reopened(r: &mut Rig, before: usize) -> bool {
+    if subscribes(r) > before {
+        return true;
+    }
+    let at = r.c.poll_timeout().expect("the reopening is due later");
+    r.now = at;
+    r.c.handle_timeout(at);
+    r.pump();
+    assert_eq!(subscribes(r), before + 1);
+    false
+}
+
+#[test]
+fn s_8_a_generation_that_delivers_resets_the_reopening_wait() {
+    let (mut r, sid, id) = opened_sub();
+    let mut at_once = vec![];
+    for g in 1..=4 {
+        let before = subscribes(&r);
+        r.feed(sid, ended("live", g, SubscriptionEndReason::RelayChanged));
+        at_once.push(reopened(&mut r, before));
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        r.feed(sid, opened(rid, "live", g + 1, two_fields()));
+    }
+    assert_eq!(at_once, [true, false, false, false]);
+    // This generation delivers a batch: the next relay change reopens at once.
+    r.feed(sid, rows("live", 5, 1, 1));
+    let before = subscribes(&r);
+    r.feed(sid, ended("live", 5, SubscriptionEndReason::RelayChanged));
+    assert!(reopened(&mut r, before), "reopened at once");
+    // A delivery loss is no delivery: the next one waits again.
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(sid, opened(rid, "live", 6, two_fields()));
+    r.feed(sid, delivery_lost("live", 6, 3));
+    let before = subscribes(&r);
+    r.feed(sid, ended("live", 6, SubscriptionEndReason::RelayChanged));
+    assert!(!reopened(&mut r, before), "waits");
+    let _ = drain(&mut r, id);
+}
+
+#[test]
+fn s_8_superseded_openings_with_no_rows_are_coalesced_in_true_order() {
+    // Nothing is read until the end.
+    let mut r = Rig::new();
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let s = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(s, opened(rid, "live", 1, two_fields()));
+    r.feed(s, rows("live", 1, 1, 1));
+    for g in 1..=3 {
+        let before = subscribes(&r);
+        r.feed(s, ended("live", g, SubscriptionEndReason::RelayChanged));
+        reopened(&mut r, before);
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        r.feed(s, opened(rid, "live", g + 1, two_fields()));
+    }
+    r.feed(s, rows("live", 4, 1, 2));
+    // Generation 1 delivered a batch and stays; 2 and 3 delivered nothing and are gone.
+    assert_eq!(
+        shape(&drain(&mut r, id)),
+        "open#1 rows1 gap:RelayChanged { message: \"ended\" } open#4 rows2"
+    );
+    assert_eq!(
+        r.c.subscription(id).unwrap().state,
+        SubscriptionState::Open { generation: 4 }
+    );
+}
+
+#[test]
+fn s_8_an_event_the_budget_cannot_hold_is_reported_as_an_overflow() {
+    let per = rows("live", 1, 0, 10).len();
+    let open = opened(1, "live", 1, two_fields()).len();
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    cfg.subscriptions_total_bytes = open + per;
+    let mut r = Rig::with(cfg);
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(sid, opened(rid, "live", 1, two_fields()));
+    r.feed(sid, rows("live", 1, 0, 10));
+    assert_eq!(r.c.subscription_bytes(), open + per, "full");
+    // The relay changes and the subscription opens again: neither fits.
+    r.feed(sid, ended("live", 1, SubscriptionEndReason::RelayChanged));
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(sid, opened(rid, "live", 2, two_fields()));
+    assert!(r.c.subscription_bytes() <= open + per);
+    assert_eq!(
+        shape(&drain(&mut r, id)),
+        "open#1 rows10 gap:Overflow { batches: 0, rows: 0 }"
+    );
+    // The state still says where it stands, and the next batch is read.
+    assert_eq!(
+        r.c.subscription(id).unwrap().state,
+        SubscriptionState::Open { generation: 2 }
+    );
+    r.feed(sid, rows("live", 2, 0, 1));
+    assert_eq!(shape(&drain(&mut r, id)), "rows1");
+}
+
+#[test]
+fn s_8_a_batch_that_exactly_fills_one_subscriptions_budget_is_kept_and_one_byte_less_is_not() {
+    let per = rows("live", 1, 0, 10).len();
+    let open = opened(1, "live", 1, two_fields()).len();
+    // Enough batches to pass the 4 MiB floor of a subscription's budget.
+    let k = (4 << 20) / per + 1;
+    let exact = open + k * per;
+    for (budget, kept) in [(exact, k), (exact - 1, k - 1)] {
+        let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+        cfg.subscription_bytes = budget;
+        cfg.subscriptions_total_bytes = 64 << 20;
+        let mut r = Rig::with(cfg);
+        let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+        let sid = r.open();
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        r.feed(sid, opened(rid, "live", 1, two_fields()));
+        for i in 0..k as u64 {
+            r.feed(sid, rows("live", 1, i * 10, 10));
+        }
+        let info = r.c.subscription(id).unwrap();
+        assert_eq!(info.retained_bytes, open + kept * per, "budget {budget}");
+        let events = drain(&mut r, id);
+        let batches = events
+            .iter()
+            .filter(|e| matches!(e, SubscriptionEvent::Rows(_)))
+            .count();
+        assert_eq!(batches, kept, "budget {budget}");
+        let overflow = events.iter().any(|e| {
+            matches!(
+                e,
+                SubscriptionEvent::Gap(Gap::Overflow {
+                    batches: 1,
+                    rows: 10
+                })
+            )
+        });
+        assert_eq!(overflow, kept < k, "what is dropped is reported: {budget}");
+    }
+}
+
+#[test]
+fn s_6_a_second_deletion_while_one_is_out_is_refused_at_the_call() {
+    let (mut r, sid, id) = opened_sub();
+    r.c.delete_subscription(r.now, id).unwrap();
+    r.pump();
+    let sent = r.sent.len();
+    assert_eq!(
+        r.c.delete_subscription(r.now, id).unwrap_err(),
+        ClientError::DeletionInProgress
+    );
+    assert_eq!(
+        r.c.unsubscribe(r.now, "live").unwrap_err(),
+        ClientError::DeletionInProgress
+    );
+    r.pump();
+    assert_eq!(r.sent.len(), sent, "nothing more was sent");
+    let (rid, _) = last_of(&r, ClientRequest::UnsubscribeRequest);
+    r.feed(sid, deleted(rid, "live", 1));
+    assert_eq!(shape(&drain(&mut r, id)), "end:Deleted");
+    assert_eq!(
+        r.c.delete_subscription(r.now, id).unwrap_err(),
+        ClientError::UnknownHandle,
+        "once ended, the handle is gone"
+    );
+}
+
+/// A `SubscriptionEnded` of `live` with its own words.
+fn ended_saying(generation: u64, reason: SubscriptionEndReason, message: &str) -> bytes::Bytes {
+    server(ServerBodyT::SubscriptionEnded(Box::new(
+        SubscriptionEndedT {
+            subscription: handle("live", generation),
+            reason: Some(reason),
+            message: message.into(),
+        },
+    )))
+}
+
+#[test]
+fn s_8_an_event_is_charged_its_words_as_well() {
+    // The same events with words 100 bytes longer retain 100 bytes more.
+    let mut retained = vec![];
+    for words in ["x".repeat(100), "x".repeat(200)] {
+        let (mut r, sid, id) = opened_sub();
+        let start = r.c.subscription_bytes();
+        r.feed(
+            sid,
+            ended_saying(1, SubscriptionEndReason::RelayChanged, &words),
+        );
+        let changed = r.c.subscription_bytes() - start;
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        r.feed(
+            sid,
+            reply(
+                rid,
+                ReplyBodyT::RequestRejected(Box::new(RequestRejectedT {
+                    rejection: Some(RequestRejection::ServerBusy),
+                    field: None,
+                    message: words.clone(),
+                })),
+            ),
+        );
+        let refused = r.c.subscription_bytes() - start - changed;
+        let at = r.c.poll_timeout().unwrap();
+        r.now = at;
+        r.c.handle_timeout(at);
+        r.pump();
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        r.feed(sid, opened(rid, "live", 2, two_fields()));
+        let before_end = r.c.subscription_bytes();
+        r.feed(
+            sid,
+            ended_saying(2, SubscriptionEndReason::RelayRemoved, &words),
+        );
+        let end = r.c.subscription_bytes() - before_end;
+        assert_eq!(
+            shape(&drain(&mut r, id)),
+            format!(
+                "gap:RelayChanged {{ message: {words:?} }} refused open#2 end:RelayRemoved {{ message: {words:?} }}"
+            )
+        );
+        assert_eq!(r.c.subscription_bytes(), 0);
+        retained.push([changed, refused, end]);
+    }
+    for k in 0..3 {
+        assert_eq!(retained[1][k] - retained[0][k], 100, "{retained:?}");
+    }
+}
+
+#[test]
+fn s_8_a_refusal_is_charged_alike_whatever_its_cause() {
+    let words = "the reopening was left unanswered";
+    let mut charged = vec![];
+    for cause in 0..3 {
+        let (mut r, sid, id) = opened_sub();
+        let s2 = lose(&mut r, sid);
+        let _ = drain(&mut r, id);
+        assert_eq!(r.c.subscription_bytes(), 0);
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        match cause {
+            0 => r.feed(
+                s2,
+                reply(
+                    rid,
+                    ReplyBodyT::RequestRejected(Box::new(RequestRejectedT {
+                        rejection: Some(RequestRejection::ServerBusy),
+                        field: None,
+                        message: words.into(),
+                    })),
+                ),
+            ),
+            1 => r.feed(s2, subscribe_failed(rid, words)),
+            _ => r.advance(Duration::from_secs(31)),
+        }
+        charged.push(r.c.subscription_bytes());
+        let events = drain(&mut r, id);
+        assert_eq!(shape(&events), "refused", "cause {cause}");
+        assert!(matches!(&events[0], SubscriptionEvent::Refused { message } if message == words));
+    }
+    assert!(charged[0] > words.len(), "{charged:?}");
+    assert_eq!(charged[0], charged[1], "{charged:?}");
+    assert_eq!(charged[0], charged[2], "{charged:?}");
 }

@@ -6,13 +6,22 @@
 //! [`Client::poll_clock_event`]; the clock as it stands, with its newest accepted tick, from
 //! [`Client::clock`]. The queue of clock events holds at most one event of each kind per
 //! domain: a newer state or tick replaces one the application has not read (K-3: state changes
-//! and ticks may be coalesced, only the newest tick of a generation is kept).
+//! and ticks may be coalesced, only the newest tick of a generation is kept). A replaced event
+//! leaves its place and the newer one goes last, so the events keep the order things happened
+//! in and the last one read about a domain agrees with [`Client::clock`].
+//!
+//! A detach asked for while the attach is unanswered goes behind it (K-1). The attach's reply
+//! is still applied: its clock and later ticks update [`Client::clock`] without events (the
+//! application asked to stop), and its DomainNotFound or refusal ends the attachment. When the
+//! detach is then refused, the clock stands as the attach left it, and what the application
+//! did not hear meanwhile is reported after [`ClockEvent::DetachRefused`].
 
 use super::{Client, ClientError, Purpose, SessionId};
 use crate::domain_clock::{ClockState, DomainClock, Tick};
 use crate::frame::ServerFrame;
 use crate::schema::*;
 use crate::time::Timestamp;
+use crate::violation::ProtocolViolation;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Something the application learns about a followed clock.
@@ -146,16 +155,24 @@ enum Phase {
     Backoff(Timestamp),
     Attaching(SessionId),
     Attached(SessionId),
-    Detaching(SessionId),
 }
 
 #[derive(Debug)]
 struct Entry {
     seq: u64,
+    /// Where the attachment stands, whatever detach is out behind it.
     phase: Phase,
     ever_attached: bool,
     /// The application asked to detach it.
     detach: bool,
+    /// The detach is out on that session.
+    detaching: Option<SessionId>,
+    /// The attach a detach went behind ended the attachment (DomainNotFound, or a first
+    /// attach refused); the entry stays until the detach is answered, so no attach of the
+    /// domain is decided meanwhile (K-1).
+    gone: Option<ClockEnd>,
+    /// Something happened to the clock while the detach was out that no event said.
+    unreported: bool,
     refusals: u32,
     clock: Option<DomainClock>,
     /// The newest accepted tick: the frontier later ticks must advance (K-3).
@@ -169,7 +186,6 @@ impl Entry {
             Phase::Waiting | Phase::Backoff(_) => ClockStatus::Waiting,
             Phase::Attaching(_) => ClockStatus::Attaching,
             Phase::Attached(_) => ClockStatus::Attached,
-            Phase::Detaching(_) => ClockStatus::Detaching,
         }
     }
 }
@@ -195,6 +211,7 @@ pub(crate) fn detach_request(domain: &str) -> ClientRequestT {
 }
 
 /// What an attach reply said.
+#[derive(Debug)]
 enum AttachReply {
     Attached(Option<DomainClock>),
     AlreadyAttached,
@@ -203,65 +220,82 @@ enum AttachReply {
     Refused(String),
 }
 
-fn read_attach(frame: &ServerFrame) -> AttachReply {
+/// A reply that names another domain than its request answers nothing the client asked: a
+/// protocol violation (K-1).
+fn check_domain(asked: &str, named: &str, what: &str) -> Result<(), ProtocolViolation> {
+    if asked == named {
+        return Ok(());
+    }
+    Err(ProtocolViolation::Endpoint {
+        rule: "K-1",
+        what: format!("the {what} of clock {asked:?} names domain {named:?}"),
+    })
+}
+
+fn read_attach(domain: &str, frame: &ServerFrame) -> Result<AttachReply, ProtocolViolation> {
     let view = frame.view();
     let Some(reply) = view.body_as_reply() else {
-        return AttachReply::Refused(String::new());
+        return Ok(AttachReply::Refused(String::new()));
     };
     if let Some(r) = reply.body_as_request_rejected() {
         if r.rejection() == Some(RequestRejection::ServerBusy) {
-            return AttachReply::Busy;
+            return Ok(AttachReply::Busy);
         }
-        return AttachReply::Refused(r.message().to_string());
+        return Ok(AttachReply::Refused(r.message().to_string()));
     }
     let Some(o) = reply.body_as_domain_clock_attach_outcome() else {
         // RequestCancelled attaches nothing (K-1).
-        return AttachReply::Refused(
+        return Ok(AttachReply::Refused(
             reply
                 .body_type()
                 .variant_name()
                 .unwrap_or("an undeclared reply")
                 .to_string(),
-        );
+        ));
     };
-    if let Some(a) = o.disposition_as_domain_clock_attached() {
+    Ok(if let Some(a) = o.disposition_as_domain_clock_attached() {
+        check_domain(domain, a.domain(), "attach reply")?;
         AttachReply::Attached(DomainClock::from_view(a.clock()).ok())
-    } else if o.disposition_as_domain_clock_already_attached().is_some() {
+    } else if let Some(a) = o.disposition_as_domain_clock_already_attached() {
+        check_domain(domain, a.domain(), "attach reply")?;
         AttachReply::AlreadyAttached
-    } else if o.disposition_as_domain_not_found().is_some() {
+    } else if let Some(n) = o.disposition_as_domain_not_found() {
+        check_domain(domain, n.domain(), "attach reply")?;
         AttachReply::DomainNotFound
     } else {
         AttachReply::Refused(o.message().to_string())
-    }
+    })
 }
 
 /// Whether a detach reply says no session holds the clock now (K-1).
-fn read_detach(frame: &ServerFrame) -> Result<(), String> {
+fn read_detach(domain: &str, frame: &ServerFrame) -> Result<Result<(), String>, ProtocolViolation> {
     let view = frame.view();
     let Some(reply) = view.body_as_reply() else {
-        return Err(String::new());
+        return Ok(Err(String::new()));
     };
     if let Some(c) = reply.body_as_request_cancelled() {
-        // A detach cancelled after admission has detached.
-        return if c.stage() == Some(CancellationStage::AfterAdmission) {
+        // A detach cancelled after admission has detached; before admission it did nothing.
+        return Ok(if c.stage() == Some(CancellationStage::AfterAdmission) {
             Ok(())
         } else {
             Err("cancelled before admission".into())
-        };
+        });
     }
     if let Some(r) = reply.body_as_request_rejected() {
-        return Err(r.message().to_string());
+        return Ok(Err(r.message().to_string()));
     }
-    match reply.body_as_domain_clock_detach_outcome() {
-        Some(o)
-            if o.disposition_as_domain_clock_detached().is_some()
-                || o.disposition_as_domain_clock_not_attached().is_some() =>
-        {
-            Ok(())
-        }
-        Some(o) => Err(o.message().to_string()),
-        None => Err(String::new()),
+    let Some(o) = reply.body_as_domain_clock_detach_outcome() else {
+        return Ok(Err(String::new()));
+    };
+    if let Some(d) = o.disposition_as_domain_clock_detached() {
+        check_domain(domain, d.domain(), "detach reply")?;
+        return Ok(Ok(()));
     }
+    if let Some(d) = o.disposition_as_domain_clock_not_attached() {
+        check_domain(domain, d.domain(), "detach reply")?;
+        return Ok(Ok(()));
+    }
+    Ok(Err(o.message().to_string()))
 }
 
 fn paced_generation(clock: &DomainClock) -> Option<u64> {
@@ -269,13 +303,12 @@ fn paced_generation(clock: &DomainClock) -> Option<u64> {
 }
 
 impl Clocks {
-    /// Queues an event; an unread one of the same kind and domain is replaced (K-3).
+    /// Queues an event. An unread one of the same kind and domain is replaced (K-3): it
+    /// leaves its place and the new one goes last, so the queue keeps the order things
+    /// happened in and holds at most one event of each kind per domain.
     fn push(&mut self, event: ClockEvent) {
-        if let Some(old) = self.events.iter_mut().find(|e| e.same_kind(&event)) {
-            *old = event;
-        } else {
-            self.events.push_back(event);
-        }
+        self.events.retain(|e| !e.same_kind(&event));
+        self.events.push_back(event);
     }
 
     /// Unread ticks of `domain` are discarded (K-3: on detach and on loss); with `keep`, only
@@ -296,6 +329,15 @@ impl Clocks {
                 domain: domain.to_string(),
                 reason,
             });
+        }
+    }
+
+    /// Queues an event about the clock's attachment, unless the application is detaching it:
+    /// then the state changes silently, and is reported if the detach is refused.
+    fn tell(&mut self, event: ClockEvent) {
+        match self.entries.get_mut(event.domain()) {
+            Some(e) if e.detach => e.unreported = true,
+            _ => self.push(event),
         }
     }
 
@@ -327,12 +369,17 @@ impl Clocks {
     ) {
         for (d, e) in &self.entries {
             let may = fresh_ok || e.ever_attached;
-            match e.phase {
-                _ if e.detach => {
-                    if matches!(e.phase, Phase::Attaching(s) | Phase::Attached(s) if s == session) {
-                        out.push((e.seq, Purpose::ClockDetach(d.clone())));
-                    }
+            if e.detach {
+                // K-1: no attach is decided while a detach is asked for; the detach goes once,
+                // on the session of the attachment.
+                if e.detaching.is_none()
+                    && matches!(e.phase, Phase::Attaching(s) | Phase::Attached(s) if s == session)
+                {
+                    out.push((e.seq, Purpose::ClockDetach(d.clone())));
                 }
+                continue;
+            }
+            match e.phase {
                 Phase::Waiting if may => out.push((e.seq, Purpose::ClockAttach(d.clone()))),
                 Phase::Backoff(t) if t <= now && may => {
                     out.push((e.seq, Purpose::ClockAttach(d.clone())))
@@ -372,22 +419,30 @@ impl Clocks {
             }
             Purpose::ClockDetach(d) => {
                 if let Some(e) = self.entries.get_mut(d) {
-                    e.phase = Phase::Detaching(session);
+                    e.detaching = Some(session);
                 }
             }
             _ => {}
         }
     }
 
-    /// An attach was answered (K-1, K-5). Returns the refusal count to back off by when the
-    /// attach is to go again on this session.
-    fn on_attach(&mut self, domain: &str, session: SessionId, frame: &ServerFrame) -> Option<u32> {
-        let reply = read_attach(frame);
-        let e = self.entries.get_mut(domain)?;
+    /// An attach was answered (K-1, K-5), whatever detach went out behind it. Returns the
+    /// refusal count to back off by when the attach is to go again on this session.
+    fn on_attach(
+        &mut self,
+        domain: &str,
+        session: SessionId,
+        frame: &ServerFrame,
+    ) -> Result<Option<u32>, ProtocolViolation> {
+        let Some(e) = self.entries.get_mut(domain) else {
+            return Ok(None);
+        };
         if e.phase != Phase::Attaching(session) {
-            return None;
+            return Ok(None);
         }
-        match reply {
+        let reply = read_attach(domain, frame)?;
+        let e = self.entries.get_mut(domain).expect("looked up above");
+        Ok(match reply {
             AttachReply::Attached(clock) => {
                 e.phase = Phase::Attached(session);
                 e.ever_attached = true;
@@ -401,7 +456,7 @@ impl Clocks {
                 e.clock = clock.clone();
                 self.discard_ticks(domain, keep);
                 if let Some(clock) = clock {
-                    self.push(ClockEvent::Attached {
+                    self.tell(ClockEvent::Attached {
                         domain: domain.to_string(),
                         clock,
                     });
@@ -415,9 +470,16 @@ impl Clocks {
                 e.refusals = 0;
                 e.tick = None;
                 self.discard_ticks(domain, None);
-                self.push(ClockEvent::AlreadyAttached {
+                self.tell(ClockEvent::AlreadyAttached {
                     domain: domain.to_string(),
                 });
+                None
+            }
+            AttachReply::DomainNotFound if e.detach => {
+                // K-5: the domain no longer exists; the attachment ends once the detach
+                // behind it is answered, whatever that answer is.
+                e.phase = Phase::Waiting;
+                e.gone = Some(ClockEnd::DomainNotFound);
                 None
             }
             AttachReply::DomainNotFound => {
@@ -428,6 +490,11 @@ impl Clocks {
             AttachReply::Busy => {
                 e.refusals = e.refusals.saturating_add(1);
                 Some(e.refusals - 1)
+            }
+            AttachReply::Refused(message) if !e.ever_attached && e.detach => {
+                e.phase = Phase::Waiting;
+                e.gone = Some(ClockEnd::Refused { message });
+                None
             }
             AttachReply::Refused(message) if !e.ever_attached => {
                 self.end(domain, ClockEnd::Refused { message });
@@ -443,26 +510,64 @@ impl Clocks {
                 });
                 Some(attempt)
             }
-        }
+        })
     }
 
-    fn on_detach(&mut self, domain: &str, session: SessionId, frame: &ServerFrame) {
+    fn on_detach(
+        &mut self,
+        domain: &str,
+        session: SessionId,
+        frame: &ServerFrame,
+    ) -> Result<(), ProtocolViolation> {
         let Some(e) = self.entries.get_mut(domain) else {
-            return;
+            return Ok(());
         };
-        if e.phase != Phase::Detaching(session) {
-            return;
+        if e.detaching != Some(session) {
+            return Ok(());
         }
-        match read_detach(frame) {
+        match read_detach(domain, frame)? {
             Ok(()) => self.end(domain, ClockEnd::Detached),
             Err(message) => {
                 e.detach = false;
-                e.phase = Phase::Attached(session);
+                e.detaching = None;
+                let gone = e.gone.take();
+                let unreported = std::mem::take(&mut e.unreported);
                 self.push(ClockEvent::DetachRefused {
                     domain: domain.to_string(),
                     message,
                 });
+                if let Some(reason) = gone {
+                    // The attach in front of the detach ended the attachment.
+                    self.end(domain, reason);
+                } else if unreported {
+                    self.report_state(domain);
+                }
             }
+        }
+        Ok(())
+    }
+
+    /// Tells the application where a clock stands after changes it was not told of.
+    fn report_state(&mut self, domain: &str) {
+        let Some(e) = self.entries.get(domain) else {
+            return;
+        };
+        if !matches!(e.phase, Phase::Attached(_)) {
+            return;
+        }
+        let domain = domain.to_string();
+        let tick = e.tick;
+        self.push(match e.clock.clone() {
+            Some(clock) => ClockEvent::Attached {
+                domain: domain.clone(),
+                clock,
+            },
+            None => ClockEvent::AlreadyAttached {
+                domain: domain.clone(),
+            },
+        });
+        if let Some(tick) = tick {
+            self.push(ClockEvent::Ticked { domain, tick });
         }
     }
 
@@ -478,7 +583,7 @@ impl Clocks {
                 let Some(e) = self
                     .entries
                     .get_mut(domain)
-                    .filter(|e| !e.detach && e.phase == Phase::Attached(session))
+                    .filter(|e| e.phase == Phase::Attached(session))
                 else {
                     self.ignored += 1;
                     return true;
@@ -496,7 +601,7 @@ impl Clocks {
                 e.clock = Some(clock.clone());
                 let domain = domain.to_string();
                 self.discard_ticks(&domain, keep);
-                self.push(ClockEvent::Changed { domain, clock });
+                self.tell(ClockEvent::Changed { domain, clock });
                 true
             }
             ServerBody::DomainClockTicked => {
@@ -506,8 +611,7 @@ impl Clocks {
                 let domain = t.domain();
                 let accepted = match (self.entries.get_mut(domain), Tick::from_view(t)) {
                     (Some(e), Ok(tick))
-                        if !e.detach
-                            && e.phase == Phase::Attached(session)
+                        if e.phase == Phase::Attached(session)
                             // K-2: only against the state of the tick's own generation.
                             && e.clock.as_ref().and_then(paced_generation)
                                 == Some(tick.generation.get())
@@ -522,7 +626,7 @@ impl Clocks {
                     _ => None,
                 };
                 match accepted {
-                    Some(tick) => self.push(ClockEvent::Ticked {
+                    Some(tick) => self.tell(ClockEvent::Ticked {
                         domain: domain.to_string(),
                         tick,
                     }),
@@ -535,9 +639,9 @@ impl Clocks {
                     return true;
                 };
                 let domain = a.domain();
-                if self.entries.get(domain).is_some_and(
-                    |e| matches!(e.phase, Phase::Attached(s) | Phase::Detaching(s) if s == session),
-                ) {
+                if self.entries.get(domain).is_some_and(|e| {
+                    e.phase == Phase::Attached(session) || e.detaching == Some(session)
+                }) {
                     // K-2: the attachment's last frame.
                     let detaching = self.entries.get(domain).is_some_and(|e| e.detach);
                     let reason = if detaching {
@@ -613,6 +717,9 @@ impl Client {
                 phase: Phase::Waiting,
                 ever_attached: false,
                 detach: false,
+                detaching: None,
+                gone: None,
+                unreported: false,
                 refusals: 0,
                 clock: None,
                 tick: None,
@@ -679,24 +786,28 @@ impl Client {
         }
     }
 
+    /// The reply to a clock's attach or detach. A reply naming another domain than its
+    /// request is a protocol violation: nothing of it is applied, and the session, with every
+    /// attachment it holds, ends (K-1, F-8).
     pub(super) fn on_clock_reply(
         &mut self,
         now: Timestamp,
         session: SessionId,
         p: Purpose,
         frame: &ServerFrame,
-    ) {
+    ) -> Result<(), ProtocolViolation> {
         match p {
             Purpose::ClockAttach(d) => {
-                if let Some(attempt) = self.clocks.on_attach(&d, session, frame) {
+                if let Some(attempt) = self.clocks.on_attach(&d, session, frame)? {
                     let at = now + self.backoff(attempt);
                     if let Some(e) = self.clocks.entries.get_mut(&d) {
                         e.phase = Phase::Backoff(at);
                     }
                 }
             }
-            Purpose::ClockDetach(d) => self.clocks.on_detach(&d, session, frame),
+            Purpose::ClockDetach(d) => self.clocks.on_detach(&d, session, frame)?,
             _ => {}
         }
+        Ok(())
     }
 }

@@ -232,6 +232,9 @@ pub enum ClientError {
         /// The name.
         name: String,
     },
+    /// A deletion of that subscription is already underway; nothing was sent (S-6).
+    #[error("the subscription's deletion is already underway")]
+    DeletionInProgress,
     /// The client already follows that domain's clock; each is followed at most once (K-1).
     #[error("the domain's clock is already followed")]
     AlreadyFollowing,
@@ -1170,7 +1173,7 @@ impl Client {
             if let Unsolicited::Frame(f) = &u {
                 // Subscription and clock frames go to their capability, read in the frame
                 // reader itself, in the order they arrived (S-2, K-2).
-                match self.subscriptions.on_frame(f) {
+                match self.on_subscription_frame(now, f) {
                     Ok(subscriptions::Routed::Taken) => continue,
                     Ok(subscriptions::Routed::NotMine) => {}
                     Err(v) => {
@@ -1398,7 +1401,10 @@ impl Client {
                 self.on_attach_reply(now, s, &frame, None);
             }
             Purpose::ClockAttach(_) | Purpose::ClockDetach(_) => {
-                self.on_clock_reply(now, s.id, p, &frame)
+                if let Err(v) = self.on_clock_reply(now, s.id, p, &frame) {
+                    // K-1: a reply about another domain is a violation like any other.
+                    s.exchange.fail(v);
+                }
             }
             Purpose::Subscribe(_) | Purpose::Unsubscribe(_) => {
                 if let Err(v) = self.on_subscription_reply(now, s.id, p, &frame) {

@@ -13,8 +13,9 @@
 //! * [`SubscriptionEvent::Gap`]: rows the application will not see, with their counts where
 //!   the server gave them (S-5), and the time between two generations (S-4, S-7). Rows on either
 //!   side of a gap are not continuous.
-//! * [`SubscriptionEvent::Refused`]: a reopening the session refused or left unanswered; it is
-//!   sent again after a wait that grows with each refusal (S-7).
+//! * [`SubscriptionEvent::Refused`]: an opening or reopening the session refused (ServerBusy
+//!   included) or left unanswered; it is sent again after a wait that grows with each refusal
+//!   (S-7).
 //! * [`SubscriptionEvent::Ended`]: the last event.
 //!
 //! # What a subscription does not promise
@@ -35,9 +36,22 @@
 //!
 //! Events wait for the application within two budgets: [`ClientConfig::subscription_bytes`]
 //! per subscription (at least one frame of the 4 MiB frame limit) and
-//! [`ClientConfig::subscriptions_total_bytes`] over all of them. A batch that does not fit is
-//! dropped and counted; the application then sees one [`Gap::Overflow`] at the place the rows
-//! went missing.
+//! [`ClientConfig::subscriptions_total_bytes`] over all of them. Every event is charged: a
+//! batch or an opening by the bytes of the frame that carried it, anything else by a fixed
+//! cost and its message, never less than that fixed cost, so the count of events is bounded
+//! too. An event that does not fit is dropped and counted; the application then sees one
+//! [`Gap::Overflow`] at the place it went missing. Only [`SubscriptionEvent::Ended`], the last
+//! event, is always kept.
+//!
+//! Between two generations, while nothing of a generation has been read, an unread event is
+//! replaced by a newer one of the same kind: an opening whose generation delivered nothing by
+//! the next opening, a refusal by the next refusal, a session loss or relay change by the
+//! next. The replaced event leaves its place and the newer goes last, so the order of what the
+//! application reads stays true and the last event agrees with [`Client::subscription`].
+//!
+//! A subscription whose relay keeps changing (S-4) is opened again at once the first time;
+//! every further relay change in a row with no batch in between waits a growing, jittered
+//! time first, like the other back-offs. A delivered batch resets it.
 //!
 //! [`ClientConfig::subscription_bytes`]: super::ClientConfig::subscription_bytes
 //! [`ClientConfig::subscriptions_total_bytes`]: super::ClientConfig::subscriptions_total_bytes
@@ -212,6 +226,9 @@ struct Entry {
     delete: bool,
     /// Refusals in a row: the wait before the next opening grows with each.
     refusals: u32,
+    /// Generations ended by a relay change in a row with no batch delivered: the wait before
+    /// the next opening grows with each (S-4, S-8).
+    churn: u32,
     schema: Option<Arc<RowSchema>>,
     queue: VecDeque<(SubscriptionEvent, usize)>,
     bytes: usize,
@@ -264,6 +281,9 @@ pub(crate) struct Subscriptions {
     /// Where [`Client::poll_subscriptions`] looks first, so no subscription starves another.
     cursor: u64,
     ignored: u64,
+    /// A subscription a relay change just sent to be opened again, with its churn: the
+    /// client decides the wait (it holds the jitter's seed).
+    relapsed: Option<(SubscriptionId, u32)>,
 }
 
 /// The request that opens a subscription (S-1): one statement, subscription_type Row set
@@ -322,6 +342,49 @@ fn message_of(frame: &ServerFrame) -> String {
         .to_string()
 }
 
+/// Whether an event belongs to a generation's stretch of rows: a batch, or a gap among them.
+/// Events between generations are never coalesced across one.
+fn in_generation(event: &SubscriptionEvent) -> bool {
+    matches!(
+        event,
+        SubscriptionEvent::Rows(_)
+            | SubscriptionEvent::Gap(
+                Gap::DeliveryLost { .. } | Gap::RowsSkipped { .. } | Gap::Overflow { .. }
+            )
+            | SubscriptionEvent::Ended(_)
+    )
+}
+
+/// Whether `new` makes `old`, unread between two generations, say nothing the application
+/// still needs: an opening whose generation delivered nothing, an older refusal, an older
+/// session loss or relay change.
+fn supersedes(new: &SubscriptionEvent, old: &SubscriptionEvent) -> bool {
+    matches!(
+        (new, old),
+        (
+            SubscriptionEvent::Opened { .. },
+            SubscriptionEvent::Opened { .. }
+        ) | (
+            SubscriptionEvent::Refused { .. },
+            SubscriptionEvent::Refused { .. }
+        ) | (
+            SubscriptionEvent::Gap(Gap::SessionLost),
+            SubscriptionEvent::Gap(Gap::SessionLost)
+        ) | (
+            SubscriptionEvent::Gap(Gap::RelayChanged { .. }),
+            SubscriptionEvent::Gap(Gap::RelayChanged { .. })
+        )
+    )
+}
+
+/// The words an end carries.
+fn end_message(why: &SubscriptionEnd) -> &str {
+    match why {
+        SubscriptionEnd::RelayRemoved { message } | SubscriptionEnd::Refused { message } => message,
+        _ => "",
+    }
+}
+
 /// What the reply to an opening said.
 enum Opening {
     Opened {
@@ -330,18 +393,18 @@ enum Opening {
         relay: String,
         schema: RowSchema,
     },
-    Busy,
+    Busy(String),
     Refused(String),
 }
 
 fn read_opening(frame: &ServerFrame) -> Result<Opening, ProtocolViolation> {
     let view = frame.view();
     let reply = view.body_as_reply();
-    if reply
+    if let Some(r) = reply
         .and_then(|r| r.body_as_request_rejected())
-        .is_some_and(|r| r.rejection() == Some(RequestRejection::ServerBusy))
+        .filter(|r| r.rejection() == Some(RequestRejection::ServerBusy))
     {
-        return Ok(Opening::Busy);
+        return Ok(Opening::Busy(r.message().to_string()));
     }
     match reply
         .and_then(|r| r.body_as_subscribe_outcome())
@@ -368,6 +431,7 @@ impl Subscriptions {
             total: 0,
             cursor: 0,
             ignored: 0,
+            relapsed: None,
         }
     }
 
@@ -386,6 +450,7 @@ impl Subscriptions {
                 ever_open: false,
                 delete: false,
                 refusals: 0,
+                churn: 0,
                 schema: None,
                 queue: VecDeque::new(),
                 bytes: 0,
@@ -403,28 +468,52 @@ impl Subscriptions {
             .map(|(id, _)| *id)
     }
 
-    /// Queues an event the client itself caused: always kept, so the order of what the
-    /// application sees holds (a pending overflow is reported before it).
-    fn report(&mut self, id: SubscriptionId, event: SubscriptionEvent) {
-        let Some(e) = self.entries.get_mut(&id) else {
-            return;
-        };
-        if let Some((batches, rows)) = e.overflow.take() {
-            e.queue
-                .push_back((SubscriptionEvent::Gap(Gap::Overflow { batches, rows }), 0));
-        }
-        e.queue.push_back((event, 0));
+    /// Queues an event the client itself caused, charged to the budgets like any other (S-8).
+    fn report(&mut self, id: SubscriptionId, event: SubscriptionEvent, cost: usize) {
+        self.queue(id, event, cost, 0, false);
     }
 
     /// Queues an event the server sent, within the budgets (S-8); what does not fit is
     /// counted in an overflow gap.
     fn deliver(&mut self, id: SubscriptionId, event: SubscriptionEvent, cost: usize, rows: u64) {
+        self.queue(id, event, cost, rows, false);
+    }
+
+    /// Queues an event charged `cost` bytes (at least [`EVENT_COST`]). An unread event it
+    /// supersedes between two generations leaves the queue first. An event that does not fit
+    /// the budgets is dropped and counted in the overflow gap, with `rows`, unless it is
+    /// `forced` (the end, which nothing follows).
+    fn queue(
+        &mut self,
+        id: SubscriptionId,
+        event: SubscriptionEvent,
+        cost: usize,
+        rows: u64,
+        forced: bool,
+    ) {
         let Some(e) = self.entries.get_mut(&id) else {
             return;
         };
+        let cost = cost.max(EVENT_COST);
+        // Only within the stretch since the last batch or in-generation gap; a pending
+        // overflow is such a gap.
+        if e.overflow.is_none() {
+            let found = e
+                .queue
+                .iter()
+                .rposition(|(old, _)| in_generation(old) || supersedes(&event, old));
+            if let Some(at) = found.filter(|&at| !in_generation(&e.queue[at].0)) {
+                if let Some((_, freed)) = e.queue.remove(at) {
+                    e.bytes -= freed;
+                    self.total -= freed;
+                }
+            }
+        }
+        let gap = if e.overflow.is_some() { EVENT_COST } else { 0 };
+        let need = cost + gap;
         let fits =
-            e.bytes + cost <= self.per_subscription && self.total + cost <= self.total_budget;
-        if !fits {
+            e.bytes + need <= self.per_subscription && self.total + need <= self.total_budget;
+        if !fits && !forced {
             let (b, r) = e.overflow.get_or_insert((0, 0));
             if matches!(event, SubscriptionEvent::Rows(_)) {
                 *b += 1;
@@ -434,10 +523,10 @@ impl Subscriptions {
         }
         if let Some((batches, rows)) = e.overflow.take() {
             e.queue
-                .push_back((SubscriptionEvent::Gap(Gap::Overflow { batches, rows }), 0));
+                .push_back((SubscriptionEvent::Gap(Gap::Overflow { batches, rows }), gap));
         }
-        e.bytes += cost;
-        self.total += cost;
+        e.bytes += need;
+        self.total += need;
         e.queue.push_back((event, cost));
     }
 
@@ -449,7 +538,8 @@ impl Subscriptions {
             e.phase = Phase::Done;
         }
         self.routes.retain(|_, (_, s)| *s != id);
-        self.report(id, SubscriptionEvent::Ended(why));
+        let cost = EVENT_COST + end_message(&why).len();
+        self.queue(id, SubscriptionEvent::Ended(why), cost, 0, true);
         self.reap(id);
     }
 
@@ -619,6 +709,7 @@ impl Subscriptions {
                         relay,
                         schema,
                     },
+                    frame.len(),
                 );
                 Ok(None)
             }
@@ -626,9 +717,14 @@ impl Subscriptions {
                 self.end(id, SubscriptionEnd::Deleted);
                 Ok(None)
             }
-            Opening::Busy => {
+            Opening::Busy(message) => {
+                // S-7: every refusal is reported; a busy server is asked again after a wait,
+                // whether the subscription was open before or not.
                 e.refusals = e.refusals.saturating_add(1);
-                Ok(Some(e.refusals - 1))
+                let attempt = e.refusals - 1;
+                let cost = EVENT_COST + message.len();
+                self.report(id, SubscriptionEvent::Refused { message }, cost);
+                Ok(Some(attempt))
             }
             Opening::Refused(message) if !e.ever_open => {
                 self.end(id, SubscriptionEnd::Refused { message });
@@ -637,7 +733,8 @@ impl Subscriptions {
             Opening::Refused(message) => {
                 e.refusals = e.refusals.saturating_add(1);
                 let attempt = e.refusals - 1;
-                self.report(id, SubscriptionEvent::Refused { message });
+                let cost = EVENT_COST + message.len();
+                self.report(id, SubscriptionEvent::Refused { message }, cost);
                 Ok(Some(attempt))
             }
         }
@@ -706,6 +803,10 @@ impl Subscriptions {
                 };
                 let batch = CheckedBatch::check(frame.clone(), schema)?;
                 let rows = batch.len() as u64;
+                // The generation delivers: the next relay change reopens at once.
+                if let Some(e) = self.entries.get_mut(&id) {
+                    e.churn = 0;
+                }
                 self.deliver(id, SubscriptionEvent::Rows(batch), frame.len(), rows);
             }
             1 => {
@@ -743,8 +844,12 @@ impl Subscriptions {
                     if let Some(e) = self.entries.get_mut(&id) {
                         e.phase = Phase::Waiting;
                         e.refusals = 0;
+                        e.churn = e.churn.saturating_add(1);
+                        self.relapsed = Some((id, e.churn));
                     }
-                    self.report(id, SubscriptionEvent::Gap(Gap::RelayChanged { message }));
+                    let cost = EVENT_COST + message.len();
+                    let gap = Gap::RelayChanged { message };
+                    self.report(id, SubscriptionEvent::Gap(gap), cost);
                 } else {
                     self.end(id, SubscriptionEnd::RelayRemoved { message });
                 }
@@ -781,7 +886,7 @@ impl Subscriptions {
             e.phase = Phase::Waiting;
             e.refusals = 0;
             if was_open {
-                self.report(id, SubscriptionEvent::Gap(Gap::SessionLost));
+                self.report(id, SubscriptionEvent::Gap(Gap::SessionLost), EVENT_COST);
             }
         }
     }
@@ -867,8 +972,12 @@ impl Client {
         let Some(e) = self.subscriptions.entries.get_mut(&id) else {
             return Err(ClientError::UnknownHandle);
         };
-        if !e.live() || e.delete {
+        if !e.live() {
             return Err(ClientError::UnknownHandle);
+        }
+        if e.delete {
+            // One deletion at a time: the one out decides (S-6, S-7).
+            return Err(ClientError::DeletionInProgress);
         }
         e.delete = true;
         if matches!(e.phase, Phase::Waiting | Phase::Backoff(_)) {
@@ -909,6 +1018,28 @@ impl Client {
     /// Subscription frames ignored because they named a handle the client does not hold (S-3).
     pub fn ignored_subscription_frames(&self) -> u64 {
         self.subscriptions.ignored
+    }
+
+    /// An unsolicited frame, offered to the subscriptions first (S-2, S-3). A subscription a
+    /// relay change sent to be opened again waits a growing time when the previous one also
+    /// delivered nothing (S-4, S-8).
+    pub(super) fn on_subscription_frame(
+        &mut self,
+        now: Timestamp,
+        frame: &ServerFrame,
+    ) -> Result<Routed, ProtocolViolation> {
+        let routed = self.subscriptions.on_frame(frame)?;
+        if let Some((id, churn)) = self.subscriptions.relapsed.take() {
+            if churn > 1 {
+                let at = now + self.backoff(churn - 2);
+                if let Some(e) = self.subscriptions.entries.get_mut(&id) {
+                    if matches!(e.phase, Phase::Waiting) {
+                        e.phase = Phase::Backoff(at);
+                    }
+                }
+            }
+        }
+        Ok(routed)
     }
 
     /// Sends a subscription's opening or deletion.
@@ -956,12 +1087,10 @@ impl Client {
                 .get(id)
                 .is_some_and(|e| e.live() && !e.delete && e.ever_open);
             if live {
-                self.subscriptions.report(
-                    *id,
-                    SubscriptionEvent::Refused {
-                        message: "the reopening was left unanswered".into(),
-                    },
-                );
+                let message = String::from("the reopening was left unanswered");
+                let cost = EVENT_COST + message.len();
+                self.subscriptions
+                    .report(*id, SubscriptionEvent::Refused { message }, cost);
             }
         }
     }
