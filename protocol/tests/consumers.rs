@@ -1166,3 +1166,29 @@ fn c_8_an_emitter_read_refused_as_server_busy_goes_again_after_growing_waits() {
     let wait = at.saturating_since(r.now);
     assert!(wait <= Duration::from_millis(50), "{wait:?}");
 }
+
+#[test]
+fn ec_1_the_window_holds_the_parallel_windows_size_and_at_least_one() {
+    for (window, size) in [(None, 1), (Some(1), 1), (Some(4), 4), (Some(0), 1)] {
+        let mut r = Rig::new();
+        let c =
+            r.c.open_consumer(r.now, ConsumerSpec::new("d1", "alerts", fields()))
+                .unwrap();
+        let sid = r.open();
+        let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+        r.feed(
+            sid,
+            emitter_opened_with(wire, &Grant::default(), |o| {
+                o.window =
+                    match window {
+                        None => ConsumerWindowT::SequentialConsumerWindow(Box::default()),
+                        Some(max) => ConsumerWindowT::ParallelConsumerWindow(Box::new(
+                            ParallelConsumerWindowT { max },
+                        )),
+                    }
+            }),
+        );
+        let desc = r.c.consumer(c).unwrap().description.expect("opened");
+        assert_eq!(desc.window_size(), size, "{window:?}");
+    }
+}
