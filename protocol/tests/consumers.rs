@@ -1158,6 +1158,9 @@ fn c_8_an_emitter_read_refused_as_server_busy_goes_again_after_growing_waits() {
         drain(&mut r, c).as_slice(),
         [ConsumerEvent::Delivery(_)]
     ));
+    // No read goes that nobody asked for.
+    r.advance(Duration::from_secs(5));
+    assert_eq!(reads(&r, sid), 4);
     r.c.read_delivery(r.now, c).unwrap();
     r.pump();
     let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
@@ -1190,5 +1193,34 @@ fn ec_1_the_window_holds_the_parallel_windows_size_and_at_least_one() {
         );
         let desc = r.c.consumer(c).unwrap().description.expect("opened");
         assert_eq!(desc.window_size(), size, "{window:?}");
+    }
+}
+
+#[test]
+fn ec_4_each_settle_disposition_is_reported_as_itself() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    for (i, (disposition, expected)) in [
+        (EmitterSettlement::Confirmed, "Confirmed"),
+        (EmitterSettlement::StaleReference, "StaleReference"),
+        (EmitterSettlement::WrongConsumer, "WrongConsumer"),
+        (EmitterSettlement::InvalidReason, "InvalidReason"),
+        (EmitterSettlement::ConsumerEnded, "ConsumerEnded"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let d = deliver(&mut r, sid, c, i as u8 + 1, i as u8 + 1);
+        r.c.settle_delivery(r.now, d.reference, Decision::Ack)
+            .unwrap();
+        r.pump();
+        let (sr, _) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+        r.feed(sid, settled(sr, disposition));
+        let ev = drain(&mut r, c);
+        let [ConsumerEvent::Settled { result, .. }] = ev.as_slice() else {
+            panic!("{ev:?}")
+        };
+        let name = format!("{result:?}");
+        assert!(name.starts_with(expected), "{disposition:?}: {name}");
     }
 }

@@ -7,7 +7,9 @@
 //! open (P-2). A batch is known by a [`BatchId`]. What the application learns comes from
 //! [`Client::poll_producer_event`] (one producer) or [`Client::poll_producer_events`] (all):
 //! every batch ends with exactly one [`ProducerEvent::Outcome`], kept in the queue until it is
-//! read, whether or not anyone is waiting for it (P-7).
+//! read, whether or not anyone is waiting for it (P-7); until then the batch holds its credit
+//! (P-4), so outcomes nobody reads are bounded by the grant. Admission changes not yet read
+//! are coalesced: a newer one replaces the older and is queued last (P-6).
 //!
 //! # The producer
 //!
@@ -1265,13 +1267,16 @@ impl Client {
         self.producers.batch_state(producer, batch)
     }
 
-    /// The next event of one producer.
+    /// The next event of one producer. Reading a batch's outcome returns the credit the batch
+    /// held (P-4); batches waiting for it go at the next [`Client::handle_timeout`], which
+    /// [`Client::poll_timeout`] then asks for at once.
     #[must_use]
     pub fn poll_producer_event(&mut self, producer: ProducerId) -> Option<ProducerEvent> {
         self.producers.poll(producer)
     }
 
-    /// The next event of any producer.
+    /// The next event of any producer; an outcome read here returns its credit as
+    /// [`Client::poll_producer_event`] does.
     #[must_use]
     pub fn poll_producer_events(&mut self) -> Option<(ProducerId, ProducerEvent)> {
         self.producers.poll_any()
