@@ -1146,6 +1146,8 @@ fn c_8_an_emitter_read_refused_as_server_busy_goes_again_after_growing_waits() {
         assert_eq!(reads(&r, sid), n, "not before its wait");
         r.advance(Duration::from_nanos(1));
         assert_eq!(reads(&r, sid), n + 1);
+        // The wait that passed asks for no timer any more.
+        assert!(r.c.poll_timeout().is_none_or(|t| t > r.now));
     }
     assert!(
         waits[0] <= waits[1] && waits[1] <= waits[2] && waits[0] < waits[2],

@@ -727,7 +727,9 @@ impl Consumers {
     pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
         self.entries.values().filter_map(|e| match e.phase {
             Phase::Backoff(t) => Some(t),
-            Phase::Open(_) if e.want && e.reading.is_none() && !e.close => e.read_at,
+            // Set only by a ServerBusy refusal, while the read is wanted and none is out,
+            // and cleared once its time has passed.
+            Phase::Open(_) => e.read_at,
             _ => None,
         })
     }
