@@ -474,6 +474,16 @@ fn ec_6_producers_and_consumers_share_one_session() {
     assert_eq!(r.c.producer(p).unwrap().credit_batches, 1);
     let (br, _) = last_of(&r, ClientRequest::SubmitBatchRequest);
     r.feed(sid, batch_completed(br));
+    // P-4: the credit is held until the outcome is read.
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 1);
+    let read: Vec<ProducerEvent> = std::iter::from_fn(|| r.c.poll_producer_event(p)).collect();
+    assert!(read.iter().any(|e| matches!(
+        e,
+        ProducerEvent::Outcome {
+            outcome: BatchOutcome::Completed,
+            ..
+        }
+    )));
     assert_eq!(r.c.producer(p).unwrap().credit_batches, 0);
 }
 
@@ -780,4 +790,439 @@ fn ec_6_a_close_while_the_open_is_held_unread_completes_on_its_loss() {
     assert_eq!(drain(&mut r, c), [ConsumerEvent::Closed]);
     assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closed);
     assert!(!requests(&r, sid).contains(&ClientRequest::CloseEmitterRequest));
+}
+
+/// `EmitterOpened` for request `request_id` as [`emitter_opened`] builds it from `g`, then
+/// changed by `change`.
+fn emitter_opened_with(
+    request_id: u64,
+    g: &Grant,
+    change: impl FnOnce(&mut EmitterOpenedT),
+) -> bytes::Bytes {
+    let frame = emitter_opened(request_id, g);
+    let mut m = nervix_protocol::frame::ServerFrame::check(frame)
+        .unwrap()
+        .unpack();
+    let ServerBodyT::Reply(reply) = &mut m.body else {
+        unreachable!()
+    };
+    let ReplyBodyT::OpenEmitterOutcome(o) = &mut reply.body else {
+        unreachable!()
+    };
+    let OpenEmitterDispositionT::EmitterOpened(opened) = &mut o.disposition else {
+        unreachable!()
+    };
+    change(opened);
+    support::server(m.body)
+}
+
+#[test]
+fn ec_1_credit_of_exactly_one_largest_delivery_is_enough() {
+    // Granted bytes equal to the largest delivery, asked for exactly: usable.
+    let g = Grant {
+        bytes: 1 << 20,
+        max_batch_bytes: 1 << 20,
+        ..Grant::default()
+    };
+    let mut r = Rig::new();
+    let c =
+        r.c.open_consumer(
+            r.now,
+            ConsumerSpec::new("d1", "alerts", fields()).with_limits(4, 1 << 20),
+        )
+        .unwrap();
+    let sid = r.open();
+    let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(sid, emitter_opened(wire, &g));
+    assert!(matches!(
+        drain(&mut r, c).as_slice(),
+        [ConsumerEvent::Opened(_)]
+    ));
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Open);
+    // One byte less granted: unusable.
+    let g = Grant {
+        bytes: (1 << 20) - 1,
+        max_batch_bytes: 1 << 20,
+        ..Grant::default()
+    };
+    let (mut r, _, c, _) = opened(&g);
+    assert!(matches!(
+        drain(&mut r, c).as_slice(),
+        [ConsumerEvent::ReopenRequired(
+            ConsumerReopenReason::CreditTooSmall(_)
+        )]
+    ));
+}
+
+#[test]
+fn ec_1_credit_asked_for_must_hold_one_largest_delivery() {
+    // The server grants more than asked, but the bytes asked for are one short of the
+    // largest delivery: unusable.
+    let g = Grant {
+        bytes: 2 << 20,
+        max_batch_bytes: 1 << 20,
+        ..Grant::default()
+    };
+    let mut r = Rig::new();
+    let c =
+        r.c.open_consumer(
+            r.now,
+            ConsumerSpec::new("d1", "alerts", fields()).with_limits(4, (1 << 20) - 1),
+        )
+        .unwrap();
+    let sid = r.open();
+    let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(sid, emitter_opened(wire, &g));
+    assert!(matches!(
+        drain(&mut r, c).as_slice(),
+        [ConsumerEvent::ReopenRequired(
+            ConsumerReopenReason::CreditTooSmall(_)
+        )]
+    ));
+}
+
+/// Opens a consumer, loses its session, and answers the fresh open with `change` applied to
+/// the original description; returns the events after the loss.
+fn restored_with(
+    change: impl FnOnce(&mut EmitterOpenedT),
+) -> (Rig, ConsumerId, Vec<ConsumerEvent>, u64) {
+    let g = Grant {
+        window: 4,
+        ..Grant::default()
+    };
+    let (mut r, sid, c, _) = opened(&g);
+    drain(&mut r, c);
+    let sid2 = lose(&mut r, sid);
+    let (wire2, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(sid2, emitter_opened_with(wire2, &g, change));
+    let ev = drain(&mut r, c);
+    (r, c, ev, wire2)
+}
+
+fn assert_consumer_reopen_required(change: impl FnOnce(&mut EmitterOpenedT), what: &str) {
+    let (r, c, ev, wire2) = restored_with(change);
+    assert!(
+        matches!(
+            ev.last(),
+            Some(ConsumerEvent::ReopenRequired(
+                ConsumerReopenReason::Changed(_)
+            ))
+        ),
+        "{what}: {ev:?}"
+    );
+    assert_eq!(
+        r.c.consumer(c).unwrap().state,
+        ConsumerState::ReopenRequired,
+        "{what}"
+    );
+    let (_, close) = last_of(&r, ClientRequest::CloseEmitterRequest);
+    assert!(
+        matches!(close, ClientRequestT::CloseEmitterRequest(x) if x.consumer == wire2),
+        "{what}"
+    );
+}
+
+#[test]
+fn ec_5_an_unchanged_attachment_is_restored() {
+    let (r, c, ev, _) = restored_with(|_| {});
+    assert!(
+        matches!(ev.last(), Some(ConsumerEvent::Restored(_))),
+        "{ev:?}"
+    );
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Open);
+}
+
+#[test]
+fn ec_5_a_changed_generation_requires_a_reopen() {
+    assert_consumer_reopen_required(|o| o.generation += 1, "generation");
+}
+
+#[test]
+fn ec_5_a_changed_contract_requires_a_reopen() {
+    assert_consumer_reopen_required(|o| o.contract.bytes[31] ^= 1, "contract");
+}
+
+#[test]
+fn ec_5_changed_fields_require_a_reopen() {
+    assert_consumer_reopen_required(|o| o.fields[1].nullable = false, "nullability");
+    assert_consumer_reopen_required(|o| o.fields[2].sensitive = false, "sensitivity");
+    assert_consumer_reopen_required(|o| o.fields[0].name = "other".into(), "name");
+    assert_consumer_reopen_required(
+        |o| {
+            o.fields.pop();
+        },
+        "a field fewer",
+    );
+}
+
+#[test]
+fn ec_5_a_changed_window_requires_a_reopen() {
+    assert_consumer_reopen_required(
+        |o| {
+            o.window = ConsumerWindowT::ParallelConsumerWindow(Box::new(ParallelConsumerWindowT {
+                max: 5,
+            }))
+        },
+        "window size",
+    );
+    assert_consumer_reopen_required(
+        |o| o.window = ConsumerWindowT::SequentialConsumerWindow(Box::default()),
+        "window kind",
+    );
+}
+
+#[test]
+fn ec_5_a_changed_ack_timeout_requires_a_reopen() {
+    assert_consumer_reopen_required(|o| o.ack_timeout_nanos += 1, "ack timeout");
+}
+
+#[test]
+fn ec_5_a_changed_retry_backoff_requires_a_reopen() {
+    assert_consumer_reopen_required(|o| o.retry_backoff_nanos += 1, "retry backoff");
+}
+
+#[test]
+fn ec_5_a_changed_retry_max_backoff_requires_a_reopen() {
+    assert_consumer_reopen_required(|o| o.retry_max_backoff_nanos += 1, "retry max backoff");
+}
+
+#[test]
+fn ec_5_a_changed_granted_batches_requires_a_reopen() {
+    assert_consumer_reopen_required(|o| o.granted_batches += 1, "granted batches");
+}
+
+#[test]
+fn ec_5_changed_granted_bytes_require_a_reopen() {
+    assert_consumer_reopen_required(|o| o.granted_bytes += 1, "granted bytes");
+}
+
+#[test]
+fn ec_5_a_changed_max_batch_bytes_requires_a_reopen() {
+    assert_consumer_reopen_required(|o| o.max_batch_bytes -= 1, "max batch bytes");
+}
+
+#[test]
+fn ec_5_changed_max_batch_rows_require_a_reopen() {
+    assert_consumer_reopen_required(|o| o.max_batch_rows += 1, "max batch rows");
+}
+
+#[test]
+fn ec_1_an_open_reply_naming_another_domain_or_emitter_is_a_violation() {
+    for (domain, emitter) in [("d2", "alerts"), ("d1", "alarms")] {
+        let mut r = Rig::new();
+        let c =
+            r.c.open_consumer(r.now, ConsumerSpec::new("d1", "alerts", fields()))
+                .unwrap();
+        let sid = r.open();
+        let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+        r.feed(
+            sid,
+            emitter_opened_with(wire, &Grant::default(), |o| {
+                o.domain = domain.into();
+                o.emitter = emitter.into();
+            }),
+        );
+        assert_eq!(violation(&r), Some("EC-1"), "{domain} {emitter}");
+        // The session holding the attachment is closed, and nothing was taken.
+        assert!(r.closes.iter().any(|(s, _)| *s == sid));
+        let ev = drain(&mut r, c);
+        assert!(
+            !ev.iter()
+                .any(|e| matches!(e, ConsumerEvent::Opened(_) | ConsumerEvent::Restored(_))),
+            "{ev:?}"
+        );
+        assert_ne!(r.c.consumer(c).unwrap().state, ConsumerState::Open);
+    }
+}
+
+#[test]
+fn ec_4_a_settle_reply_without_a_disposition_is_uncertain() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let d = deliver(&mut r, sid, c, 1, 2);
+    let h =
+        r.c.settle_delivery(r.now, d.reference, Decision::Ack)
+            .unwrap();
+    r.pump();
+    let (sr, _) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+    r.feed(
+        sid,
+        support::reply(
+            sr,
+            ReplyBodyT::SettleEmitterBatchOutcome(Box::new(SettleEmitterBatchOutcomeT {
+                disposition: None,
+                message: "said nothing".into(),
+            })),
+        ),
+    );
+    assert_eq!(
+        drain(&mut r, c),
+        vec![ConsumerEvent::Settled {
+            handle: h,
+            reference: d.reference,
+            result: SettleResult::Uncertain
+        }]
+    );
+    // ConsumerEnded itself is still reported as such.
+    let d = deliver(&mut r, sid, c, 3, 4);
+    r.c.settle_delivery(r.now, d.reference, Decision::Ack)
+        .unwrap();
+    r.pump();
+    let (sr, _) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+    r.feed(sid, settled(sr, EmitterSettlement::ConsumerEnded));
+    assert!(matches!(
+        drain(&mut r, c).as_slice(),
+        [ConsumerEvent::Settled {
+            result: SettleResult::ConsumerEnded { .. },
+            ..
+        }]
+    ));
+}
+
+fn reads(r: &Rig, sid: SessionId) -> usize {
+    requests(r, sid)
+        .into_iter()
+        .filter(|k| *k == ClientRequest::ReadEmitterBatchRequest)
+        .count()
+}
+
+#[test]
+fn c_8_an_emitter_read_rejected_as_a_defect_is_reported_and_never_sent_again() {
+    for rejection in [
+        RequestRejection::InvalidRequest,
+        RequestRejection::UnsupportedRequest,
+        RequestRejection::UnsupportedValue,
+        RequestRejection::DuplicateRequestId,
+        RequestRejection::ReplyTooLarge,
+    ] {
+        let (mut r, sid, c, wire) = opened(&Grant::default());
+        drain(&mut r, c);
+        r.c.read_delivery(r.now, c).unwrap();
+        r.pump();
+        let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+        r.feed(sid, support::rejected(rid, rejection));
+        // Reported to the application, with the reason.
+        let ev = drain(&mut r, c);
+        assert!(
+            matches!(
+                ev.as_slice(),
+                [ConsumerEvent::ReopenRequired(ConsumerReopenReason::ReadRejected {
+                    rejection: Some(x),
+                    ..
+                })] if *x == rejection
+            ),
+            "{rejection:?}: {ev:?}"
+        );
+        assert_eq!(
+            r.c.consumer(c).unwrap().state,
+            ConsumerState::ReopenRequired
+        );
+        // The attachment is released, and the read never goes again, however long.
+        let (_, close) = last_of(&r, ClientRequest::CloseEmitterRequest);
+        assert!(matches!(close, ClientRequestT::CloseEmitterRequest(x) if x.consumer == wire));
+        r.advance(Duration::from_secs(60));
+        assert_eq!(reads(&r, sid), 1, "{rejection:?}");
+        assert!(r.c.read_delivery(r.now, c).is_err());
+    }
+}
+
+#[test]
+fn c_8_an_emitter_read_refused_as_server_busy_goes_again_after_growing_waits() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let mut waits = vec![];
+    for n in 1..=3 {
+        let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+        r.feed(sid, support::rejected(rid, RequestRejection::ServerBusy));
+        // Not at once: after a wait.
+        assert_eq!(reads(&r, sid), n);
+        let at = r.c.poll_timeout().expect("a wait before the next read");
+        assert!(at > r.now);
+        let wait = at.saturating_since(r.now);
+        waits.push(wait);
+        r.advance(wait - Duration::from_nanos(1));
+        assert_eq!(reads(&r, sid), n, "not before its wait");
+        r.advance(Duration::from_nanos(1));
+        assert_eq!(reads(&r, sid), n + 1);
+        // The wait that passed asks for no timer any more.
+        assert!(r.c.poll_timeout().is_none_or(|t| t > r.now));
+    }
+    assert!(
+        waits[0] <= waits[1] && waits[1] <= waits[2] && waits[0] < waits[2],
+        "{waits:?}"
+    );
+    // Nothing reached the application but the delivery that follows; the waits start over.
+    let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    r.feed(sid, delivered(rid, 1, 2, ipc(2, "zz"), 2));
+    assert!(matches!(
+        drain(&mut r, c).as_slice(),
+        [ConsumerEvent::Delivery(_)]
+    ));
+    // No read goes that nobody asked for.
+    r.advance(Duration::from_secs(5));
+    assert_eq!(reads(&r, sid), 4);
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    r.feed(sid, support::rejected(rid, RequestRejection::ServerBusy));
+    let at = r.c.poll_timeout().expect("a wait");
+    let wait = at.saturating_since(r.now);
+    assert!(wait <= Duration::from_millis(50), "{wait:?}");
+}
+
+#[test]
+fn ec_1_the_window_holds_the_parallel_windows_size_and_at_least_one() {
+    for (window, size) in [(None, 1), (Some(1), 1), (Some(4), 4), (Some(0), 1)] {
+        let mut r = Rig::new();
+        let c =
+            r.c.open_consumer(r.now, ConsumerSpec::new("d1", "alerts", fields()))
+                .unwrap();
+        let sid = r.open();
+        let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+        r.feed(
+            sid,
+            emitter_opened_with(wire, &Grant::default(), |o| {
+                o.window =
+                    match window {
+                        None => ConsumerWindowT::SequentialConsumerWindow(Box::default()),
+                        Some(max) => ConsumerWindowT::ParallelConsumerWindow(Box::new(
+                            ParallelConsumerWindowT { max },
+                        )),
+                    }
+            }),
+        );
+        let desc = r.c.consumer(c).unwrap().description.expect("opened");
+        assert_eq!(desc.window_size(), size, "{window:?}");
+    }
+}
+
+#[test]
+fn ec_4_each_settle_disposition_is_reported_as_itself() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    for (i, (disposition, expected)) in [
+        (EmitterSettlement::Confirmed, "Confirmed"),
+        (EmitterSettlement::StaleReference, "StaleReference"),
+        (EmitterSettlement::WrongConsumer, "WrongConsumer"),
+        (EmitterSettlement::InvalidReason, "InvalidReason"),
+        (EmitterSettlement::ConsumerEnded, "ConsumerEnded"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let d = deliver(&mut r, sid, c, i as u8 + 1, i as u8 + 1);
+        r.c.settle_delivery(r.now, d.reference, Decision::Ack)
+            .unwrap();
+        r.pump();
+        let (sr, _) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+        r.feed(sid, settled(sr, disposition));
+        let ev = drain(&mut r, c);
+        let [ConsumerEvent::Settled { result, .. }] = ev.as_slice() else {
+            panic!("{ev:?}")
+        };
+        let name = format!("{result:?}");
+        assert!(name.starts_with(expected), "{disposition:?}: {name}");
+    }
 }

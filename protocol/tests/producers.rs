@@ -396,20 +396,28 @@ fn p_4_credit_is_held_from_send_until_outcome_and_never_exceeded() {
     );
     assert_eq!(r.c.batch_state(p, c), Some(BatchState::AwaitingCredit));
     assert_eq!(r.c.batch_state(p, a), Some(BatchState::Sent));
-    // One outcome returns one batch of credit, and the waiting batch goes.
+    // An outcome arrives: its batch holds its credit until the outcome is read.
     r.feed(sid, batch_completed(sent[0].0));
     assert_eq!(r.c.batch_state(p, a), Some(BatchState::Resolved));
+    assert_eq!(submits(&r, sid).len(), 2);
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 2);
+    // Reading it returns one batch of credit, and the waiting batch goes at once.
+    let mut got: Vec<BatchId> = outcomes(&drain(&mut r, p))
+        .into_iter()
+        .map(|(b, _)| b)
+        .collect();
+    assert_eq!(got, vec![a]);
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 1);
+    assert!(r.c.poll_timeout().is_some_and(|t| t <= r.now));
+    r.advance(Duration::ZERO);
     assert_eq!(submits(&r, sid).len(), 3);
     assert_eq!(r.c.producer(p).unwrap().credit_batches, 2);
     r.feed(sid, batch_completed(sent[1].0));
     let third = submits(&r, sid)[2].0;
     r.feed(sid, batch_completed(third));
+    got.extend(outcomes(&drain(&mut r, p)).into_iter().map(|(b, _)| b));
     let info = r.c.producer(p).unwrap();
     assert_eq!((info.credit_batches, info.credit_bytes), (0, 0));
-    let got: Vec<BatchId> = outcomes(&drain(&mut r, p))
-        .into_iter()
-        .map(|(b, _)| b)
-        .collect();
     assert_eq!(got, vec![a, b, c]);
 }
 
@@ -558,16 +566,17 @@ fn p_6_nothing_is_sent_while_suspended_and_outcomes_are_still_read() {
     assert_eq!(r.c.producer(p).unwrap().credit_batches, 1);
     let (rid, _) = submits(&r, sid)[0];
     r.feed(sid, batch_completed(rid));
-    assert_eq!(r.c.producer(p).unwrap().credit_batches, 0);
-    assert_eq!(submits(&r, sid).len(), 1);
-    // Coalesced changes: only the newest counts.
-    r.feed(sid, admission_changed(wire, ProducerAdmission::Open));
-    assert_eq!(submits(&r, sid).len(), 2);
     let got: Vec<BatchId> = outcomes(&drain(&mut r, p))
         .into_iter()
         .map(|(b, _)| b)
         .collect();
     assert_eq!(got, vec![a]);
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 0);
+    r.advance(Duration::ZERO);
+    assert_eq!(submits(&r, sid).len(), 1);
+    // Coalesced changes: only the newest counts.
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Open));
+    assert_eq!(submits(&r, sid).len(), 2);
 }
 
 #[test]
@@ -913,12 +922,17 @@ mod machine {
                 prop_assert!(info.credit_batches <= g.batches);
                 prop_assert!(info.credit_bytes <= g.bytes);
                 let out = submits(&r, sid).into_iter().filter(|(id, _)| !answered.contains(&(sid, *id))).count();
-                prop_assert_eq!(info.credit_batches as usize, out);
+                // Unread outcomes hold credit too (P-4).
+                prop_assert!(info.credit_batches as usize >= out);
                 while let Some(e) = r.c.poll_producer_event(p) {
                     if let ProducerEvent::Outcome { batch, .. } = e {
                         *ended.entry(batch).or_default() += 1;
                     }
                 }
+                let info = r.c.producer(p).unwrap();
+                prop_assert_eq!(info.credit_batches as usize, out);
+                // Credit that came back is used at the next drive.
+                r.advance(Duration::ZERO);
             }
             prop_assert!(ended.values().all(|n| *n == 1));
             prop_assert!(ended.keys().all(|b| submitted.contains(b)));
@@ -1193,4 +1207,423 @@ fn p_3_the_typed_builder_builds_the_arrays_arrow_builds() {
             problem: ColumnProblem::Null
         })
     );
+}
+
+/// `ProducerOpened` for request `request_id` as [`producer_opened`] builds it from `g`, then
+/// changed by `change`.
+fn producer_opened_with(
+    request_id: u64,
+    g: &Grant,
+    change: impl FnOnce(&mut ProducerOpenedT),
+) -> bytes::Bytes {
+    let frame = producer_opened(request_id, g, ProducerAdmission::Open);
+    let mut m = nervix_protocol::frame::ServerFrame::check(frame)
+        .unwrap()
+        .unpack();
+    let ServerBodyT::Reply(reply) = &mut m.body else {
+        unreachable!()
+    };
+    let ReplyBodyT::OpenIngestorOutcome(o) = &mut reply.body else {
+        unreachable!()
+    };
+    let OpenIngestorDispositionT::ProducerOpened(opened) = &mut o.disposition else {
+        unreachable!()
+    };
+    change(opened);
+    support::server(m.body)
+}
+
+fn admissions(events: &[ProducerEvent]) -> Vec<Admission> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ProducerEvent::Admission(a) => Some(*a),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn p_6_unread_admission_changes_are_coalesced_to_the_newest() {
+    let (mut r, sid, p, wire) = opened(&Grant::default());
+    drain(&mut r, p);
+    // A server flapping admission 20,000 times leaves one change to read, the newest.
+    for i in 0..20_000u32 {
+        let a = if i % 2 == 0 {
+            ProducerAdmission::Suspended
+        } else {
+            ProducerAdmission::Open
+        };
+        r.feed(sid, admission_changed(wire, a));
+    }
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Suspended));
+    let ev = drain(&mut r, p);
+    assert_eq!(ev, vec![ProducerEvent::Admission(Admission::Suspended)]);
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Suspended);
+    // A change read is not taken back: the next one is queued anew.
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Open));
+    assert_eq!(admissions(&drain(&mut r, p)), vec![Admission::Open]);
+}
+
+#[test]
+fn p_6_the_newest_admission_change_is_read_last() {
+    let (mut r, sid, p, wire) = opened(&Grant::default());
+    drain(&mut r, p);
+    let b = submit(&mut r, p, 1);
+    let (rid, _) = submits(&r, sid)[0];
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Suspended));
+    r.feed(sid, batch_completed(rid));
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Open));
+    // The superseded change goes; the newest comes after what arrived before it, so the
+    // last change read agrees with the producer's state.
+    assert_eq!(
+        drain(&mut r, p),
+        vec![
+            ProducerEvent::Outcome {
+                batch: b,
+                outcome: BatchOutcome::Completed
+            },
+            ProducerEvent::Admission(Admission::Open),
+        ]
+    );
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Open);
+}
+
+#[test]
+fn p_6_admission_changes_of_one_producer_leave_anothers_alone() {
+    let (mut r, sid, p, wire) = opened(&Grant::default());
+    let q =
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "orders_in", fields()))
+            .unwrap();
+    r.pump();
+    let (wire_q, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        sid,
+        producer_opened(wire_q, &Grant::default(), ProducerAdmission::Open),
+    );
+    drain(&mut r, p);
+    drain(&mut r, q);
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Suspended));
+    r.feed(sid, admission_changed(wire_q, ProducerAdmission::Suspended));
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Open));
+    assert_eq!(admissions(&drain(&mut r, q)), vec![Admission::Suspended]);
+    assert_eq!(admissions(&drain(&mut r, p)), vec![Admission::Open]);
+}
+
+#[test]
+fn p_4_unread_outcomes_hold_the_credit_and_reading_one_frees_one() {
+    let g = Grant {
+        batches: 3,
+        ..Grant::default()
+    };
+    let (mut r, sid, p, _) = opened(&g);
+    drain(&mut r, p);
+    let mine: Vec<BatchId> = (0..5).map(|_| submit(&mut r, p, 1)).collect();
+    let sent = submits(&r, sid);
+    assert_eq!(sent.len(), 3);
+    // Three outcomes arrive and nobody reads them: they hold the whole grant.
+    for (rid, _) in &sent {
+        r.feed(sid, batch_completed(*rid));
+    }
+    r.advance(Duration::from_secs(5));
+    assert_eq!(submits(&r, sid).len(), 3);
+    let info = r.c.producer(p).unwrap();
+    assert_eq!(info.credit_batches, 3);
+    let held: u64 = sent.iter().map(|(_, b)| b.len() as u64).sum();
+    assert_eq!(info.credit_bytes, held);
+    // Reading one frees one, and exactly one more batch goes.
+    assert_eq!(
+        r.c.poll_producer_event(p),
+        Some(ProducerEvent::Outcome {
+            batch: mine[0],
+            outcome: BatchOutcome::Completed
+        })
+    );
+    let info = r.c.producer(p).unwrap();
+    assert_eq!(info.credit_batches, 2);
+    assert_eq!(info.credit_bytes, held - sent[0].1.len() as u64);
+    assert!(r.c.poll_timeout().is_some_and(|t| t <= r.now));
+    r.advance(Duration::ZERO);
+    assert_eq!(submits(&r, sid).len(), 4);
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 3);
+    // Read through the one producer's queue or the shared one alike.
+    assert!(matches!(
+        r.c.poll_producer_events(),
+        Some((q, ProducerEvent::Outcome { batch, .. })) if q == p && batch == mine[1]
+    ));
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 2);
+    r.advance(Duration::ZERO);
+    assert_eq!(submits(&r, sid).len(), 5);
+}
+
+#[test]
+fn p_4_outcomes_unknown_after_a_loss_hold_credit_until_read() {
+    let (mut r, sid, p, _) = opened(&Grant::default()); // 2 batches
+    drain(&mut r, p);
+    submit(&mut r, p, 1);
+    submit(&mut r, p, 1);
+    let sid2 = lose(&mut r, sid);
+    let (wire2, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        sid2,
+        producer_opened(wire2, &Grant::default(), ProducerAdmission::Open),
+    );
+    let c = submit(&mut r, p, 1);
+    // The two unknown outcomes are unread: the new batch waits.
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 2);
+    assert!(submits(&r, sid2).is_empty());
+    assert_eq!(r.c.batch_state(p, c), Some(BatchState::AwaitingCredit));
+    let ev = drain(&mut r, p);
+    assert_eq!(
+        outcomes(&ev)
+            .iter()
+            .filter(|(_, o)| *o == BatchOutcome::Unknown)
+            .count(),
+        2
+    );
+    r.advance(Duration::ZERO);
+    assert_eq!(submits(&r, sid2).len(), 1);
+}
+
+#[test]
+fn p_4_a_batch_of_exactly_the_remaining_bytes_is_sent_and_one_byte_more_waits() {
+    let (mut r, sid, p, _) = opened(&Grant {
+        batches: 8,
+        ..Grant::default()
+    });
+    submit(&mut r, p, 1);
+    let one = submits(&r, sid)[0].1.len() as u64;
+    for (bytes, fits) in [(2 * one, 2), (2 * one - 1, 1)] {
+        let g = Grant {
+            batches: 8,
+            bytes,
+            max_batch_bytes: one,
+            ..Grant::default()
+        };
+        let (mut r, sid, p, _) = opened(&g);
+        let first = submit(&mut r, p, 1);
+        let second = submit(&mut r, p, 1);
+        assert_eq!(submits(&r, sid).len(), fits, "granted {bytes} bytes");
+        assert_eq!(r.c.batch_state(p, first), Some(BatchState::Sent));
+        let expected = if fits == 2 {
+            BatchState::Sent
+        } else {
+            BatchState::AwaitingCredit
+        };
+        assert_eq!(r.c.batch_state(p, second), Some(expected));
+        assert_eq!(r.c.producer(p).unwrap().credit_bytes, fits as u64 * one);
+    }
+}
+
+#[test]
+fn p_4_waiting_batches_of_exactly_one_grant_are_taken_and_one_more_is_full() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    submit(&mut r, p, 1);
+    let one = submits(&r, sid)[0].1.len() as u64;
+    let g = Grant {
+        batches: 3,
+        bytes: 2 * one,
+        max_batch_bytes: one,
+        ..Grant::default()
+    };
+    // Suspended: nothing goes, so every batch waits. Two fill the granted bytes exactly.
+    let (mut r, sid, p, wire) = opened(&g);
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Suspended));
+    submit(&mut r, p, 1);
+    submit(&mut r, p, 1);
+    let b = builder_batch(&r, p, 1);
+    assert_eq!(r.c.submit_built(r.now, p, b), Err(SubmitError::Full));
+    // Three fill the granted batches exactly when bytes are plenty.
+    let g = Grant {
+        batches: 3,
+        ..Grant::default()
+    };
+    let (mut r, sid, p, wire) = opened(&g);
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Suspended));
+    for _ in 0..3 {
+        submit(&mut r, p, 1);
+    }
+    let b = builder_batch(&r, p, 1);
+    assert_eq!(r.c.submit_built(r.now, p, b), Err(SubmitError::Full));
+    assert!(submits(&r, sid).is_empty());
+}
+
+#[test]
+fn p_3_a_batch_of_exactly_max_batch_bytes_is_taken_and_one_byte_more_is_refused() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    submit(&mut r, p, 1);
+    let one = submits(&r, sid)[0].1.len() as u64;
+    let (mut r, _, p, _) = opened(&Grant {
+        max_batch_bytes: one,
+        ..Grant::default()
+    });
+    let b = builder_batch(&r, p, 1);
+    assert!(r.c.submit_built(r.now, p, b).is_ok());
+    let (r, _, p, _) = opened(&Grant {
+        max_batch_bytes: one - 1,
+        ..Grant::default()
+    });
+    let mut r = r;
+    let b = builder_batch(&r, p, 1);
+    assert!(matches!(
+        r.c.submit_built(r.now, p, b),
+        Err(SubmitError::Batch(BatchError::TooLarge { .. }))
+    ));
+}
+
+/// Opens a producer, loses its session, and answers the fresh open with `change` applied to
+/// the original description; returns the events after the loss.
+fn restored_with(
+    change: impl FnOnce(&mut ProducerOpenedT),
+) -> (Rig, ProducerId, Vec<ProducerEvent>, u64) {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    drain(&mut r, p);
+    let sid2 = lose(&mut r, sid);
+    let (wire2, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(sid2, producer_opened_with(wire2, &Grant::default(), change));
+    let ev = drain(&mut r, p);
+    (r, p, ev, wire2)
+}
+
+fn assert_producer_reopen_required(change: impl FnOnce(&mut ProducerOpenedT), what: &str) {
+    let (r, p, ev, wire2) = restored_with(change);
+    assert!(
+        matches!(
+            ev.last(),
+            Some(ProducerEvent::ReopenRequired(ReopenReason::Changed(_)))
+        ),
+        "{what}: {ev:?}"
+    );
+    assert_eq!(
+        r.c.producer(p).unwrap().state,
+        ProducerState::ReopenRequired,
+        "{what}"
+    );
+    let (_, close) = last_of(&r, ClientRequest::CloseIngestorRequest);
+    assert!(
+        matches!(close, ClientRequestT::CloseIngestorRequest(c) if c.producer == wire2),
+        "{what}"
+    );
+}
+
+#[test]
+fn p_8_an_attachment_differing_only_in_its_own_identity_and_admission_is_restored() {
+    let (r, p, ev, _) = restored_with(|o| {
+        o.attachment = vec![0xEE; 16];
+        o.admission = Some(ProducerAdmission::Suspended);
+    });
+    assert!(
+        matches!(ev.last(), Some(ProducerEvent::Restored(_))),
+        "{ev:?}"
+    );
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Suspended);
+}
+
+#[test]
+fn p_8_a_changed_generation_requires_a_reopen() {
+    assert_producer_reopen_required(|o| o.generation += 1, "generation");
+}
+
+#[test]
+fn p_8_a_changed_contract_requires_a_reopen() {
+    assert_producer_reopen_required(|o| o.contract.bytes[31] ^= 1, "contract");
+}
+
+#[test]
+fn p_8_changed_fields_require_a_reopen() {
+    assert_producer_reopen_required(|o| o.fields[1].nullable = false, "nullability");
+    assert_producer_reopen_required(|o| o.fields[2].sensitive = false, "sensitivity");
+    assert_producer_reopen_required(|o| o.fields[0].name = "other".into(), "name");
+    assert_producer_reopen_required(
+        |o| {
+            o.fields.pop();
+        },
+        "a field fewer",
+    );
+}
+
+#[test]
+fn p_8_a_changed_window_requires_a_reopen() {
+    assert_producer_reopen_required(
+        |o| {
+            o.window = ProducerWindowT::ParallelProducerWindow(Box::new(ParallelProducerWindowT {
+                max: 4,
+            }))
+        },
+        "window",
+    );
+}
+
+#[test]
+fn p_8_a_changed_ack_timeout_requires_a_reopen() {
+    assert_producer_reopen_required(|o| o.ack_timeout_nanos += 1, "ack timeout");
+}
+
+#[test]
+fn p_8_a_changed_retry_backoff_requires_a_reopen() {
+    assert_producer_reopen_required(|o| o.retry_backoff_nanos += 1, "retry backoff");
+}
+
+#[test]
+fn p_8_a_changed_retry_max_backoff_requires_a_reopen() {
+    assert_producer_reopen_required(|o| o.retry_max_backoff_nanos += 1, "retry max backoff");
+}
+
+#[test]
+fn p_8_a_changed_granted_batches_requires_a_reopen() {
+    assert_producer_reopen_required(|o| o.granted_batches += 1, "granted batches");
+}
+
+#[test]
+fn p_8_changed_granted_bytes_require_a_reopen() {
+    assert_producer_reopen_required(|o| o.granted_bytes += 1, "granted bytes");
+}
+
+#[test]
+fn p_8_a_changed_max_batch_bytes_requires_a_reopen() {
+    assert_producer_reopen_required(|o| o.max_batch_bytes -= 1, "max batch bytes");
+}
+
+#[test]
+fn p_8_changed_max_batch_rows_require_a_reopen() {
+    assert_producer_reopen_required(|o| o.max_batch_rows += 1, "max batch rows");
+}
+
+fn violation(r: &Rig) -> Option<&'static str> {
+    r.events.iter().find_map(|e| match e {
+        ClientEvent::SessionLost {
+            loss: SessionLoss::Violation(v),
+            ..
+        } => Some(v.rule()),
+        _ => None,
+    })
+}
+
+#[test]
+fn p_1_an_open_reply_naming_another_domain_or_ingestor_is_a_violation() {
+    for (domain, ingestor) in [("d2", "orders_in"), ("d1", "orders_out")] {
+        let mut r = Rig::new();
+        let p =
+            r.c.open_producer(r.now, ProducerSpec::new("d1", "orders_in", fields()))
+                .unwrap();
+        let sid = r.open();
+        let (wire, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+        r.feed(
+            sid,
+            producer_opened_with(wire, &Grant::default(), |o| {
+                o.domain = domain.into();
+                o.ingestor = ingestor.into();
+            }),
+        );
+        assert_eq!(violation(&r), Some("P-1"), "{domain} {ingestor}");
+        // The session holding the attachment is closed, and nothing was taken.
+        assert!(r.closes.iter().any(|(s, _)| *s == sid));
+        let ev = drain(&mut r, p);
+        assert!(
+            !ev.iter()
+                .any(|e| matches!(e, ProducerEvent::Opened(_) | ProducerEvent::Restored(_))),
+            "{ev:?}"
+        );
+        assert!(r.c.batch_builder(p).is_err());
+    }
 }

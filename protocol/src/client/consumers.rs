@@ -244,8 +244,8 @@ pub enum SettleResult {
         /// The server's words.
         message: String,
     },
-    /// The answer was lost with its session: the decision may or may not have been applied
-    /// (EC-6).
+    /// The answer was lost with its session, or said nothing of the decision (a reply with no
+    /// disposition): the decision may or may not have been applied (EC-6).
     Uncertain,
 }
 
@@ -284,6 +284,16 @@ pub enum ConsumerReopenReason {
     },
     /// The granted bytes do not hold one largest delivery (EC-1); it was closed again.
     CreditTooSmall(Box<ConsumerDescription>),
+    /// A read was rejected for a defect in the request (C-8: `InvalidRequest`,
+    /// `UnsupportedRequest`, `UnsupportedValue`, `DuplicateRequestId`, `ReplyTooLarge`, or no
+    /// reason). The read of this attachment cannot change, so it is never sent again; the
+    /// attachment was closed.
+    ReadRejected {
+        /// Why, when the server said.
+        rejection: Option<RequestRejection>,
+        /// The server's words.
+        message: String,
+    },
 }
 
 /// Something the application learns about one consumer.
@@ -411,6 +421,10 @@ struct Entry {
     want: bool,
     reading: Option<SessionId>,
     read_seq: u64,
+    /// Reads refused in a row as `ServerBusy` (the exponent of the wait before the next).
+    busy: u32,
+    /// After a `ServerBusy` refusal, the next read waits until then (C-8).
+    read_at: Option<Timestamp>,
     unsettled: BTreeMap<[u8; 16], Unsettled>,
     settles: BTreeMap<SettleHandle, Settle>,
 }
@@ -542,7 +556,10 @@ fn read_settle(frame: &ServerFrame) -> SettleResult {
         Some(EmitterSettlement::StaleReference) => SettleResult::StaleReference { message },
         Some(EmitterSettlement::WrongConsumer) => SettleResult::WrongConsumer { message },
         Some(EmitterSettlement::InvalidReason) => SettleResult::InvalidReason { message },
-        _ => SettleResult::ConsumerEnded { message },
+        Some(EmitterSettlement::ConsumerEnded) => SettleResult::ConsumerEnded { message },
+        // No disposition (the schema allows it), or one this client does not know: the reply
+        // says nothing of the decision, which may or may not have been applied.
+        _ => SettleResult::Uncertain,
     }
 }
 
@@ -677,7 +694,7 @@ impl Consumers {
                     }
                     if e.close {
                         out.push((e.seq, Purpose::ConsumerClose(*id)));
-                    } else if e.want && e.reading.is_none() {
+                    } else if e.want && e.reading.is_none() && e.read_at.is_none_or(|t| t <= now) {
                         out.push((e.read_seq, Purpose::ConsumerRead(*id)));
                     }
                 }
@@ -710,6 +727,9 @@ impl Consumers {
     pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
         self.entries.values().filter_map(|e| match e.phase {
             Phase::Backoff(t) => Some(t),
+            // Set only by a ServerBusy refusal, while the read is wanted and none is out,
+            // and cleared once its time has passed.
+            Phase::Open(_) => e.read_at,
             _ => None,
         })
     }
@@ -718,6 +738,9 @@ impl Consumers {
         for e in self.entries.values_mut() {
             if matches!(e.phase, Phase::Backoff(t) if t <= now) {
                 e.phase = Phase::Waiting;
+            }
+            if e.read_at.is_some_and(|t| t <= now) {
+                e.read_at = None;
             }
         }
     }
@@ -745,6 +768,8 @@ impl Consumers {
             e.phase = Phase::Waiting;
             e.wire = None;
             e.refusals = 0;
+            e.busy = 0;
+            e.read_at = None;
             self.revoke(id);
             if was_open {
                 self.push(id, ConsumerEvent::Interrupted);
@@ -803,6 +828,8 @@ impl Client {
                 want: false,
                 reading: None,
                 read_seq: 0,
+                busy: 0,
+                read_at: None,
                 unsettled: BTreeMap::new(),
                 settles: BTreeMap::new(),
             },
@@ -1019,7 +1046,7 @@ impl Client {
     ) -> Result<(), ProtocolViolation> {
         match p {
             Purpose::ConsumerOpen(id) => self.on_consumer_open(now, session, id, frame),
-            Purpose::ConsumerRead(id) => self.on_read(session, id, frame),
+            Purpose::ConsumerRead(id) => self.on_read(now, session, id, frame),
             Purpose::ConsumerSettle(id, h) => {
                 let result = read_settle(frame);
                 let Some(e) = self.consumers.entries.get_mut(&id) else {
@@ -1072,6 +1099,17 @@ impl Client {
         }
         match reply {
             OpenReply::Opened(desc) => {
+                if desc.domain != e.spec.domain || desc.emitter != e.spec.emitter {
+                    // EC-1: the reply opens something this client did not ask for; it is not
+                    // taken, and the session (with the attachment it holds) is ended (F-8).
+                    return Err(ProtocolViolation::Endpoint {
+                        rule: "EC-1",
+                        what: format!(
+                            "an open of emitter `{}` in `{}` was answered for `{}` in `{}`",
+                            e.spec.emitter, e.spec.domain, desc.emitter, desc.domain
+                        ),
+                    });
+                }
                 if e.close {
                     // EC-6: the close fences the late open; its attachment is released.
                     self.consumers
@@ -1155,6 +1193,7 @@ impl Client {
 
     fn on_read(
         &mut self,
+        now: Timestamp,
         session: SessionId,
         id: ConsumerId,
         frame: &ServerFrame,
@@ -1171,9 +1210,41 @@ impl Client {
             return Ok(());
         };
         let Some(o) = reply.body_as_read_emitter_batch_outcome() else {
-            // Rejected or otherwise unanswered: the read goes again while it is wanted.
+            let rejection = reply.body_as_request_rejected().and_then(|r| r.rejection());
+            if rejection == Some(RequestRejection::ServerBusy) {
+                // C-8: the server has no room for the read now; it goes again after a wait
+                // that grows with each refusal in a row.
+                let attempt = e.busy;
+                e.busy = e.busy.saturating_add(1);
+                let at = now + self.backoff(attempt);
+                if let Some(e) = self.consumers.entries.get_mut(&id) {
+                    e.read_at = Some(at);
+                }
+                return Ok(());
+            }
+            if e.close || e.phase != Phase::Open(session) {
+                // The close, or the attachment's own end, settles what follows.
+                return Ok(());
+            }
+            // C-8: a defect in the request. A read of this attachment is always the same
+            // request, so it is never sent again; the application learns why, and the
+            // attachment is released.
+            let wire = e.wire;
+            let message = reply_name(&reply);
+            self.consumers.finish(
+                id,
+                ConsumerState::ReopenRequired,
+                ConsumerEvent::ReopenRequired(ConsumerReopenReason::ReadRejected {
+                    rejection,
+                    message,
+                }),
+            );
+            if let Some(wire) = wire {
+                self.consumers.releases.push((session, wire));
+            }
             return Ok(());
         };
+        e.busy = 0;
         if o.disposition_as_emitter_consumer_ended().is_some() {
             // EC-3: the attachment is gone; whether the endpoint moved or changed is checked
             // by a fresh open against the pinned description.

@@ -7,7 +7,9 @@
 //! open (P-2). A batch is known by a [`BatchId`]. What the application learns comes from
 //! [`Client::poll_producer_event`] (one producer) or [`Client::poll_producer_events`] (all):
 //! every batch ends with exactly one [`ProducerEvent::Outcome`], kept in the queue until it is
-//! read, whether or not anyone is waiting for it (P-7).
+//! read, whether or not anyone is waiting for it (P-7); until then the batch holds its credit
+//! (P-4), so outcomes nobody reads are bounded by the grant. Admission changes not yet read
+//! are coalesced: a newer one replaces the older and is queued last (P-6).
 //!
 //! # The producer
 //!
@@ -400,9 +402,10 @@ pub struct ProducerInfo {
     pub admission: Admission,
     /// The original attachment's description, once opened.
     pub description: Option<Arc<ProducerDescription>>,
-    /// Batches holding credit now.
+    /// Batches holding credit now: sent and unanswered, or answered with an outcome the
+    /// application has not read yet (P-4).
     pub credit_batches: u32,
-    /// IPC bytes holding credit now.
+    /// IPC bytes those batches hold.
     pub credit_bytes: u64,
     /// Batches not yet resolved.
     pub unresolved: usize,
@@ -575,6 +578,14 @@ pub(crate) struct Producers {
     /// Attachments followed, by session and wire identity (P-2).
     wires: BTreeMap<(SessionId, u64), ProducerId>,
     events: VecDeque<(ProducerId, ProducerEvent)>,
+    /// Outcomes queued and not yet read whose batches hold credit until they are (P-4): the
+    /// IPC bytes each holds.
+    held: BTreeMap<(ProducerId, BatchId), u64>,
+    /// The time of the newest drive.
+    last_now: Option<Timestamp>,
+    /// Credit came back as an outcome was read while batches wait for it: a drive is due
+    /// (the time of the newest drive, so it fires at once), and only one.
+    kick: Option<Timestamp>,
     next_id: u64,
     next_batch: u64,
     ignored: u64,
@@ -724,11 +735,33 @@ impl Producers {
 
     pub(crate) fn poll(&mut self, id: ProducerId) -> Option<ProducerEvent> {
         let i = self.events.iter().position(|(p, _)| *p == id)?;
-        self.events.remove(i).map(|(_, e)| e)
+        let (_, event) = self.events.remove(i)?;
+        self.read(id, &event);
+        Some(event)
     }
 
     pub(crate) fn poll_any(&mut self) -> Option<(ProducerId, ProducerEvent)> {
-        self.events.pop_front()
+        let (id, event) = self.events.pop_front()?;
+        self.read(id, &event);
+        Some((id, event))
+    }
+
+    /// The application read `event` of `id`: an outcome's credit comes back (P-4), and
+    /// batches waiting for it go at the next drive.
+    fn read(&mut self, id: ProducerId, event: &ProducerEvent) {
+        let ProducerEvent::Outcome { batch, .. } = event else {
+            return;
+        };
+        let Some(len) = self.held.remove(&(id, *batch)) else {
+            return;
+        };
+        let Some(e) = self.entries.get_mut(&id) else {
+            return;
+        };
+        e.return_credit(len);
+        if e.batches.values().any(|b| !matches!(b.slot, Slot::Sent(_))) {
+            self.kick = self.last_now;
+        }
     }
 
     /// Ends every unresolved batch of `id` that is not out: never sent (`NotSent`), or not
@@ -755,7 +788,7 @@ impl Producers {
     }
 
     /// Ends every batch of `id` out on a lost session as of unknown outcome (P-8); its credit
-    /// is returned with it.
+    /// is held until that outcome is read (P-4).
     fn unknown_sent(&mut self, id: ProducerId) {
         let Some(e) = self.entries.get_mut(&id) else {
             return;
@@ -768,7 +801,7 @@ impl Producers {
             .collect();
         for b in &sent {
             if let Some(p) = e.batches.remove(b) {
-                e.return_credit(p.ipc.len() as u64);
+                self.held.insert((id, *b), p.ipc.len() as u64);
             }
         }
         for batch in sent {
@@ -871,25 +904,29 @@ impl Producers {
     }
 
     pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
-        self.entries.values().flat_map(|e| {
-            let open = matches!(e.phase, Phase::Open(_)) && e.admission == Admission::Open;
-            let backoff = match e.phase {
-                Phase::Backoff(t) => Some(t),
-                _ => None,
-            };
-            backoff.into_iter().chain(
-                e.batches
-                    .values()
-                    .filter_map(move |b| match b.slot {
-                        Slot::Retrying(t) if open => Some(t),
-                        _ => None,
-                    })
-                    .min(),
-            )
-        })
+        self.kick
+            .into_iter()
+            .chain(self.entries.values().flat_map(|e| {
+                let open = matches!(e.phase, Phase::Open(_)) && e.admission == Admission::Open;
+                let backoff = match e.phase {
+                    Phase::Backoff(t) => Some(t),
+                    _ => None,
+                };
+                backoff.into_iter().chain(
+                    e.batches
+                        .values()
+                        .filter_map(move |b| match b.slot {
+                            Slot::Retrying(t) if open => Some(t),
+                            _ => None,
+                        })
+                        .min(),
+                )
+            }))
     }
 
     pub(crate) fn settle_backoffs(&mut self, now: Timestamp) {
+        self.last_now = Some(now);
+        self.kick = None;
         for e in self.entries.values_mut() {
             if matches!(e.phase, Phase::Backoff(t) if t <= now) {
                 e.phase = Phase::Waiting;
@@ -919,6 +956,10 @@ impl Producers {
             if let Some(e) = self.entries.get_mut(&id) {
                 e.admission = admission;
             }
+            // P-6: changes are coalesced. An unread change of this producer is superseded by
+            // this one, which goes last, so the newest change read is the producer's own.
+            self.events
+                .retain(|(p, e)| *p != id || !matches!(e, ProducerEvent::Admission(_)));
             self.push(id, ProducerEvent::Admission(admission));
             return Ok(true);
         }
@@ -1226,13 +1267,16 @@ impl Client {
         self.producers.batch_state(producer, batch)
     }
 
-    /// The next event of one producer.
+    /// The next event of one producer. Reading a batch's outcome returns the credit the batch
+    /// held (P-4); batches waiting for it go at the next [`Client::handle_timeout`], which
+    /// [`Client::poll_timeout`] then asks for at once.
     #[must_use]
     pub fn poll_producer_event(&mut self, producer: ProducerId) -> Option<ProducerEvent> {
         self.producers.poll(producer)
     }
 
-    /// The next event of any producer.
+    /// The next event of any producer; an outcome read here returns its credit as
+    /// [`Client::poll_producer_event`] does.
     #[must_use]
     pub fn poll_producer_events(&mut self) -> Option<(ProducerId, ProducerEvent)> {
         self.producers.poll_any()
@@ -1413,6 +1457,19 @@ impl Client {
         if e.phase != Phase::Opening(session) {
             return Ok(());
         }
+        if let OpenReply::Opened(desc) = &reply {
+            if desc.domain != e.spec.domain || desc.ingestor != e.spec.ingestor {
+                // P-1: the reply opens something this client did not ask for; it is not taken,
+                // and the session (with the attachment it holds) is ended (F-8).
+                return Err(endpoint_violation(
+                    "P-1",
+                    format!(
+                        "an open of ingestor `{}` in `{}` was answered for `{}` in `{}`",
+                        e.spec.ingestor, e.spec.domain, desc.ingestor, desc.domain
+                    ),
+                ));
+            }
+        }
         match reply {
             OpenReply::Opened(_) if e.close => {
                 // P-8: close wins over the restoration; the late attachment is released.
@@ -1515,7 +1572,8 @@ impl Client {
             return;
         }
         e.batches.remove(&b);
-        e.return_credit(len);
+        // P-4: its credit is held until its outcome is read.
+        self.producers.held.insert((id, b), len);
         self.producers
             .push(id, ProducerEvent::Outcome { batch: b, outcome });
     }
