@@ -1,0 +1,81 @@
+//! The blocking driver against a hostile peer over real sockets on 127.0.0.1: floods of
+//! frames nobody asked for, and outcomes nobody waits for. Every test is bounded in time.
+
+use nervix_blocking::{
+    Client, CommandResult, Config, Credentials, DriverEvent, WsAuth, OBSERVER_BYTES,
+};
+use nervix_loopback::{Loopback, LoopbackConfig};
+use std::time::{Duration, Instant};
+
+fn bounded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    nervix_loopback::bounded(Duration::from_secs(60), f)
+}
+
+fn connected(lb: &Loopback) -> Client {
+    let seeds: Vec<&str> = lb.console_endpoints().iter().map(String::as_str).collect();
+    let cfg = Config::new(&seeds, Credentials::new("nervix", "nervix"))
+        .unwrap()
+        .with_auth(WsAuth::Header)
+        .with_timeouts(Duration::from_secs(2), Duration::from_secs(2));
+    let c = Client::connect(cfg).unwrap();
+    c.select_domain(Some("tenant")).unwrap();
+    c
+}
+
+/// The flood of the review: frames of 512 KiB, more than the observer bound holds.
+const FLOOD: usize = 48;
+const FRAME: usize = 512 << 10;
+
+#[test]
+fn c_7_a_flood_of_large_unsolicited_frames_is_bounded_in_bytes_and_its_loss_counted() {
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        ..LoopbackConfig::default()
+    })
+    .unwrap();
+    let lb = std::sync::Arc::new(lb);
+    let server = lb.clone();
+    bounded(move || {
+        let lb = server;
+        let c = connected(&lb);
+        // One observer that does not read, and one that reads everything.
+        let slow = c.events().unwrap();
+        let fast = c.events().unwrap();
+        assert_eq!(lb.flood_notices(0, FLOOD, FRAME), 1);
+        let end = Instant::now() + Duration::from_secs(20);
+        let mut seen = 0;
+        while seen < FLOOD {
+            assert!(Instant::now() < end, "{seen} frames seen");
+            match fast.next_timeout(Duration::from_secs(1)) {
+                Some(DriverEvent::Unsolicited(_)) => seen += 1,
+                Some(DriverEvent::EventsLost(n)) => panic!("{n} lost"),
+                _ => {}
+            }
+        }
+        assert_eq!(fast.lost(), 0, "a reader loses nothing");
+        assert!(
+            slow.held_bytes() <= OBSERVER_BYTES,
+            "{} bytes held",
+            slow.held_bytes()
+        );
+        let fits = OBSERVER_BYTES / FRAME;
+        assert!(slow.lost() >= (FLOOD - fits) as u64, "{} lost", slow.lost());
+        let (mut frames, mut reported) = (0, 0);
+        for e in slow.drain() {
+            match e {
+                DriverEvent::Unsolicited(_) => frames += 1,
+                DriverEvent::EventsLost(n) => reported += n,
+                _ => {}
+            }
+        }
+        assert_eq!(reported, slow.lost(), "every loss reported");
+        assert_eq!(
+            frames + reported as usize,
+            FLOOD,
+            "each frame kept or counted"
+        );
+        assert_eq!(slow.held_bytes(), 0);
+        let r = c.execute("CREATE RELAY after;").unwrap();
+        assert!(matches!(r, CommandResult::Completed(_)), "{r:?}");
+    });
+}

@@ -1,0 +1,150 @@
+//! The tokio driver against a hostile peer over real sockets on 127.0.0.1: floods of frames
+//! nobody asked for, and outcomes nobody waits for. Every test is bounded in time.
+
+use nervix_loopback::{Loopback, LoopbackConfig};
+use nervix_tokio::{
+    Client, CommandResult, Config, Credentials, DriverEvent, Transport, WsAuth, OBSERVER_BYTES,
+};
+use std::future::Future;
+use std::time::Duration;
+
+const TRANSPORTS: [Transport; 2] = [Transport::Grpc, Transport::WebSocket(WsAuth::Header)];
+
+fn block<F: Future>(f: F) -> F::Output {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async { tokio::time::timeout(Duration::from_secs(60), f).await })
+        .expect("the test ends within its bound")
+}
+
+fn endpoints(lb: &Loopback, transport: Transport) -> Vec<&str> {
+    match transport {
+        Transport::Grpc => lb.grpc_endpoints(),
+        _ => lb.console_endpoints(),
+    }
+    .iter()
+    .map(String::as_str)
+    .collect()
+}
+
+async fn connected(lb: &Loopback, transport: Transport) -> Client {
+    let cfg = Config::new(
+        &endpoints(lb, transport),
+        Credentials::new("nervix", "nervix"),
+        transport,
+    )
+    .unwrap()
+    .with_timeouts(Duration::from_secs(2), Duration::from_secs(2));
+    let c = Client::connect(cfg).await.unwrap();
+    c.select_domain(Some("tenant")).await.unwrap();
+    c
+}
+
+/// The flood of the review: frames of 512 KiB, more than the observer bound holds.
+const FLOOD: usize = 48;
+const FRAME: usize = 512 << 10;
+
+#[test]
+fn c_7_a_flood_of_large_unsolicited_frames_is_bounded_in_bytes_and_its_loss_counted() {
+    for transport in TRANSPORTS {
+        let lb = Loopback::start(LoopbackConfig {
+            nodes: 1,
+            ..LoopbackConfig::default()
+        })
+        .unwrap();
+        block(async {
+            let c = connected(&lb, transport).await;
+            // One observer that does not read, and one that reads everything.
+            let slow = c.events();
+            let mut fast = c.events();
+            assert_eq!(lb.flood_notices(0, FLOOD, FRAME), 1, "{transport:?}");
+            let mut seen = 0;
+            while seen < FLOOD {
+                match tokio::time::timeout(Duration::from_secs(20), fast.recv()).await {
+                    Ok(Ok(DriverEvent::Unsolicited(_))) => seen += 1,
+                    Ok(Ok(DriverEvent::EventsLost(n))) => panic!("{transport:?}: {n} lost"),
+                    Ok(Ok(_)) => {}
+                    other => panic!("{transport:?}: {other:?}"),
+                }
+            }
+            assert_eq!(fast.lost(), 0, "{transport:?}: a reader loses nothing");
+            // The observer that never read holds at most its byte bound, and counts the rest.
+            assert!(
+                slow.held_bytes() <= OBSERVER_BYTES,
+                "{transport:?}: {} bytes held",
+                slow.held_bytes()
+            );
+            let fits = OBSERVER_BYTES / FRAME;
+            assert!(
+                slow.lost() >= (FLOOD - fits) as u64,
+                "{transport:?}: {} lost",
+                slow.lost()
+            );
+            let (mut frames, mut reported) = (0, 0);
+            while let Ok(e) = slow.try_recv() {
+                match e {
+                    DriverEvent::Unsolicited(_) => frames += 1,
+                    DriverEvent::EventsLost(n) => reported += n,
+                    _ => {}
+                }
+            }
+            assert_eq!(reported, slow.lost(), "{transport:?}: every loss reported");
+            assert_eq!(
+                frames + reported as usize,
+                FLOOD,
+                "{transport:?}: each frame kept or counted"
+            );
+            assert_eq!(slow.held_bytes(), 0);
+            // The client still works.
+            let r = c.execute("CREATE RELAY after;").await.unwrap();
+            assert!(
+                matches!(r, CommandResult::Completed(_)),
+                "{transport:?}: {r:?}"
+            );
+        });
+    }
+}
+
+#[test]
+fn c_10_an_outcome_sent_as_its_wait_is_dropped_is_kept_exactly_once() {
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        ..LoopbackConfig::default()
+    })
+    .unwrap();
+    block(async {
+        let c = connected(&lb, Transport::Grpc).await;
+        // Waits dropped at every moment around their outcome's arrival.
+        let mut references = Vec::new();
+        for i in 0..200u64 {
+            let p = c.submit(&format!("CREATE RELAY r{i};")).await.unwrap();
+            references.push(p.reference().to_string());
+            let spin = i % 20;
+            tokio::time::sleep(Duration::from_micros(spin * 50)).await;
+            drop(p);
+        }
+        let mut got = Vec::new();
+        for _ in 0..100 {
+            got.extend(c.unclaimed().await.unwrap());
+            if got.len() >= references.len() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let mut named: Vec<String> = got
+            .iter()
+            .map(|r| match r {
+                CommandResult::Completed(rep) => rep.reference().to_string(),
+                CommandResult::Uncertain { command, .. } => command.reference.to_string(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        named.sort();
+        references.sort();
+        assert_eq!(named, references, "every outcome kept exactly once");
+        assert_eq!(c.unclaimed_lost(), 0);
+    });
+}
