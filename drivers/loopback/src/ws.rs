@@ -212,7 +212,7 @@ where
     S: futures_util::Sink<Message> + Unpin,
 {
     match out {
-        Out::Frame(f) => {
+        Out::Frame(f) | Out::Raw(f) => {
             let _ = sink.send(Message::Binary(f)).await;
             true
         }

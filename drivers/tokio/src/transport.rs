@@ -172,6 +172,12 @@ impl MessageReader {
         self.buf.advance(5);
         Ok(Some(self.buf.split_to(len).freeze()))
     }
+
+    /// How many bytes are buffered that make no whole message yet: a stream that ends with
+    /// any ended inside a message, which is a transport failure whatever its status says.
+    pub fn partial(&self) -> usize {
+        self.buf.len()
+    }
 }
 
 async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
@@ -290,6 +296,14 @@ async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
             }
             Some(Err(e)) => break End::Transport(format!("http/2: {e}")),
             None => {
+                if reader.partial() > 0 {
+                    // A partial length prefix, or a prefix promising more than came: the
+                    // stream was cut inside a message, whatever the status says.
+                    break End::Transport(format!(
+                        "the call ended inside a message ({} bytes left over)",
+                        reader.partial()
+                    ));
+                }
                 let trailers = recv.trailers().await;
                 break match trailers {
                     Ok(Some(t)) => match status_of(&t) {

@@ -148,3 +148,64 @@ fn c_10_an_outcome_sent_as_its_wait_is_dropped_is_kept_exactly_once() {
         assert_eq!(c.unclaimed_lost(), 0);
     });
 }
+
+/// Waits for the first transport end the observer sees.
+async fn first_end(events: &mut nervix_tokio::Events) -> nervix_tokio::End {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(10), events.recv()).await {
+            Ok(Ok(DriverEvent::TransportEnded { end, .. })) => return end,
+            Ok(Ok(_)) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn t_1_a_grpc_response_ending_inside_a_length_prefix_is_a_transport_failure() {
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        ..LoopbackConfig::default()
+    })
+    .unwrap();
+    block(async {
+        let c = connected(&lb, Transport::Grpc).await;
+        let mut events = c.events();
+        // Three bytes of a five-byte prefix, then grpc-status 0.
+        let raw = bytes::Bytes::from_static(&[0, 0, 0]);
+        assert_eq!(lb.send_raw_then_finish(0, raw), 1);
+        let end = first_end(&mut events).await;
+        assert!(
+            matches!(&end, nervix_tokio::End::Transport(m) if m.contains("inside a message")),
+            "{end:?}"
+        );
+    });
+}
+
+#[test]
+fn t_1_a_grpc_response_ending_before_the_bytes_its_prefix_promised_is_a_transport_failure() {
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        ..LoopbackConfig::default()
+    })
+    .unwrap();
+    block(async {
+        let c = connected(&lb, Transport::Grpc).await;
+        let mut events = c.events();
+        // A prefix promising 100 bytes, ten of them, then grpc-status 0.
+        let mut raw = vec![0u8, 0, 0, 0, 100];
+        raw.extend_from_slice(&[7; 10]);
+        assert_eq!(lb.send_raw_then_finish(0, raw.into()), 1);
+        let end = first_end(&mut events).await;
+        assert!(
+            matches!(&end, nervix_tokio::End::Transport(m) if m.contains("inside a message")),
+            "{end:?}"
+        );
+        // A clean end at a message boundary is still a clean finish.
+        let r = c.execute("CREATE RELAY again;").await.unwrap();
+        assert!(matches!(r, CommandResult::Completed(_)), "{r:?}");
+        let mut events = c.events();
+        // (The loopback may still list the stream ended before.)
+        assert!(lb.send_raw_then_finish(0, bytes::Bytes::new()) >= 1);
+        assert_eq!(first_end(&mut events).await, nervix_tokio::End::Finished);
+    });
+}
