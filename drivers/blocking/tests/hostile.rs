@@ -79,3 +79,53 @@ fn c_7_a_flood_of_large_unsolicited_frames_is_bounded_in_bytes_and_its_loss_coun
         assert!(matches!(r, CommandResult::Completed(_)), "{r:?}");
     });
 }
+
+/// The console closes with a defect code while the client is still writing a burst: the
+/// writes fail, but the close code is what the session reports, and nothing is sent again.
+#[test]
+fn t_3_a_write_failing_before_the_defect_close_code_is_read_still_reports_the_code() {
+    // The race is the server's to win or lose: several rounds, each code at least once.
+    for code in [1008u16, 1009, 1003, 1007, 1008, 1009] {
+        let lb = std::sync::Arc::new(
+            Loopback::start(LoopbackConfig {
+                nodes: 1,
+                ..LoopbackConfig::default()
+            })
+            .unwrap(),
+        );
+        let server = lb.clone();
+        bounded(move || {
+            let lb = server;
+            let c = connected(&lb);
+            let events = c.events().unwrap();
+            lb.inject(nervix_loopback::CallFault::CloseCode(code));
+            let big = format!("CREATE RELAY big SCHEMA '{}';", "x".repeat(1 << 20));
+            let mut pending = Vec::new();
+            for _ in 0..16 {
+                // Once the close code was read, the client refuses to send more.
+                match c.submit(&big) {
+                    Ok(p) => pending.push(p),
+                    Err(nervix_blocking::Error::Defect(_)) => break,
+                    Err(e) => panic!("{code}: {e}"),
+                }
+            }
+            let end = loop {
+                match events.next_timeout(Duration::from_secs(10)) {
+                    Some(DriverEvent::TransportEnded { end, .. }) => break end,
+                    Some(_) => {}
+                    None => panic!("{code}: no end"),
+                }
+            };
+            assert_eq!(end, nervix_blocking::End::Defect(code));
+            for p in pending {
+                let r = p.wait().unwrap();
+                assert!(!matches!(r, CommandResult::Completed(_)), "{code}: {r:?}");
+            }
+            assert!(matches!(
+                c.execute("CREATE RELAY e;"),
+                Err(nervix_blocking::Error::Defect(_))
+            ));
+        });
+        assert_eq!(lb.stats().calls.len(), 1, "{code}: no new session");
+    }
+}

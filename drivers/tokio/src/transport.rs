@@ -327,6 +327,52 @@ async fn timeout_at<F: std::future::Future>(
     tokio::time::timeout_at(deadline, f).await
 }
 
+/// How long a console session whose write failed waits for the server's close code (T-3).
+pub(crate) const CLOSE_WAIT: Duration = Duration::from_millis(200);
+
+/// The most frames a console session whose write failed passes on while it waits for the
+/// close code.
+const CLOSE_WAIT_FRAMES: usize = 64;
+
+/// What a console close means: 1000 (or none) a clean end, 1003, 1007, 1008 and 1009 a
+/// defect in what we sent, anything else (1001 included) a transport failure (T-3).
+fn close_end(frame: Option<tokio_tungstenite::tungstenite::protocol::CloseFrame>) -> End {
+    match frame.map(|f| f.code) {
+        None | Some(CloseCode::Normal) => End::Finished,
+        Some(code) => match u16::from(code) {
+            c @ (1003 | 1007 | 1008 | 1009) => End::Defect(c),
+            c => End::Transport(format!("close code {c}")),
+        },
+    }
+}
+
+/// After a failed write, reads on for at most [`CLOSE_WAIT`]: a close code that judges a
+/// frame of ours is what ended the session (T-3), whichever of the two was seen first;
+/// otherwise the write's failure is. Frames read meanwhile (at most [`CLOSE_WAIT_FRAMES`])
+/// come back to be passed on, in order.
+async fn close_code_after<S>(source: &mut S, failed: End) -> (Vec<Bytes>, End)
+where
+    S: futures_util::Stream<Item = Result<Message, WsError>> + Unpin,
+{
+    let mut frames = Vec::new();
+    let read = async {
+        while frames.len() < CLOSE_WAIT_FRAMES {
+            match source.next().await {
+                Some(Ok(Message::Binary(b))) => frames.push(b),
+                Some(Ok(Message::Close(frame))) => return Some(close_end(frame)),
+                Some(Ok(Message::Text(_))) | Some(Err(_)) | None => return None,
+                Some(Ok(_)) => {}
+            }
+        }
+        None
+    };
+    let end = match timeout(CLOSE_WAIT, read).await {
+        Ok(Some(end @ End::Defect(_))) => end,
+        _ => failed,
+    };
+    (frames, end)
+}
+
 /// The most frames written to a WebSocket before one flush.
 const WRITE_BURST: usize = 64;
 
@@ -422,7 +468,17 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
         let next = tokio::select! {
             m = source.next() => m,
             w = &mut wrote => match w {
-                Ok(end) => break end,
+                // A write failed: the server may have closed with a code that judges what
+                // we sent, and its close frame may be unread yet (T-3).
+                Ok(failed) => {
+                    let (frames, end) = close_code_after(&mut source, failed).await;
+                    for f in frames {
+                        if !d.tell(Event::Frame(f)).await {
+                            break;
+                        }
+                    }
+                    break end;
+                }
                 // The driver dropped the session.
                 Err(_) => break End::Finished,
             },
@@ -433,16 +489,7 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
                     break End::Finished;
                 }
             }
-            Some(Ok(Message::Close(frame))) => {
-                break match frame.map(|f| f.code) {
-                    None | Some(CloseCode::Normal) => End::Finished,
-                    Some(code) => match u16::from(code) {
-                        c @ (1003 | 1007 | 1008 | 1009) => End::Defect(c),
-                        // 1001 and anything else: the transport failed.
-                        c => End::Transport(format!("close code {c}")),
-                    },
-                };
-            }
+            Some(Ok(Message::Close(frame))) => break close_end(frame),
             Some(Ok(Message::Text(_))) => break End::Transport("a text message".into()),
             Some(Ok(_)) => {}
             Some(Err(WsError::Capacity(_))) => break End::OversizedFrame,
@@ -452,4 +499,76 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
     };
     drop(writer);
     end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+
+    fn closing(code: u16) -> Result<Message, WsError> {
+        Ok(Message::Close(Some(CloseFrame {
+            code: CloseCode::from(code),
+            reason: "".into(),
+        })))
+    }
+
+    fn failed() -> End {
+        End::Transport("write failed".into())
+    }
+
+    fn run<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn t_3_a_defect_close_code_read_after_a_failed_write_ends_the_session() {
+        for code in [1003u16, 1007, 1008, 1009] {
+            let mut s = futures_util::stream::iter(vec![
+                Ok(Message::Binary(Bytes::from_static(b"a"))),
+                Ok(Message::Ping(Bytes::new())),
+                closing(code),
+            ]);
+            let (frames, end) = run(close_code_after(&mut s, failed()));
+            assert_eq!(end, End::Defect(code));
+            assert_eq!(frames, vec![Bytes::from_static(b"a")], "passed on in order");
+        }
+    }
+
+    #[test]
+    fn t_3_any_other_close_after_a_failed_write_keeps_the_write_failure() {
+        for code in [1000u16, 1001, 1011] {
+            let mut s = futures_util::stream::iter(vec![closing(code)]);
+            assert_eq!(
+                run(close_code_after(&mut s, failed())).1,
+                failed(),
+                "{code}"
+            );
+        }
+        let mut s = futures_util::stream::iter(Vec::<Result<Message, WsError>>::new());
+        assert_eq!(run(close_code_after(&mut s, failed())).1, failed());
+    }
+
+    #[test]
+    fn t_8_the_wait_for_a_close_code_after_a_failed_write_is_bounded() {
+        let mut s = futures_util::stream::pending::<Result<Message, WsError>>();
+        let started = std::time::Instant::now();
+        assert_eq!(run(close_code_after(&mut s, failed())).1, failed());
+        let waited = started.elapsed();
+        assert!(
+            waited >= CLOSE_WAIT && waited < CLOSE_WAIT * 10,
+            "{waited:?}"
+        );
+        // A peer that floods frames instead of closing is not waited for either.
+        let mut s = futures_util::stream::repeat_with(|| {
+            Ok::<_, WsError>(Message::Binary(Bytes::from_static(b"x")))
+        });
+        let (frames, end) = run(close_code_after(&mut s, failed()));
+        assert_eq!(end, failed());
+        assert_eq!(frames.len(), CLOSE_WAIT_FRAMES);
+    }
 }

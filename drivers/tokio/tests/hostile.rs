@@ -209,3 +209,43 @@ fn t_1_a_grpc_response_ending_before_the_bytes_its_prefix_promised_is_a_transpor
         assert_eq!(first_end(&mut events).await, nervix_tokio::End::Finished);
     });
 }
+
+/// The console closes with a defect code while the client is still writing a burst: the
+/// writes fail, but the close code is what the session reports, and nothing is sent again.
+#[test]
+fn t_3_a_write_failing_before_the_defect_close_code_is_read_still_reports_the_code() {
+    // The race is the server's to win or lose: several rounds, each code at least once.
+    for code in [1008u16, 1009, 1003, 1007, 1008, 1009] {
+        let lb = Loopback::start(LoopbackConfig {
+            nodes: 1,
+            ..LoopbackConfig::default()
+        })
+        .unwrap();
+        block(async {
+            let c = connected(&lb, Transport::WebSocket(WsAuth::Header)).await;
+            let mut events = c.events();
+            lb.inject(nervix_loopback::CallFault::CloseCode(code));
+            let big = format!("CREATE RELAY big SCHEMA '{}';", "x".repeat(1 << 20));
+            let mut pending = Vec::new();
+            for _ in 0..16 {
+                // Once the close code was read, the client refuses to send more.
+                match c.submit(&big).await {
+                    Ok(p) => pending.push(p),
+                    Err(nervix_tokio::Error::Defect(_)) => break,
+                    Err(e) => panic!("{code}: {e}"),
+                }
+            }
+            let end = first_end(&mut events).await;
+            assert_eq!(end, nervix_tokio::End::Defect(code));
+            for p in pending {
+                let r = p.await.unwrap();
+                assert!(!matches!(r, CommandResult::Completed(_)), "{code}: {r:?}");
+            }
+            assert!(matches!(
+                c.execute("CREATE RELAY e;").await,
+                Err(nervix_tokio::Error::Defect(_))
+            ));
+        });
+        assert_eq!(lb.stats().calls.len(), 1, "{code}: no new session");
+    }
+}
