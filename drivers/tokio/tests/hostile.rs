@@ -249,3 +249,40 @@ fn t_3_a_write_failing_before_the_defect_close_code_is_read_still_reports_the_co
         assert_eq!(lb.stats().calls.len(), 1, "{code}: no new session");
     }
 }
+
+/// CANCELLED, UNKNOWN, DEADLINE_EXCEEDED and PERMISSION_DENIED judge neither the credentials
+/// (T-5) nor a frame of ours (T-6): each ends the session as a transport failure, after which
+/// the client backs off, opens a new session and goes on; nothing is parked.
+#[test]
+fn t_5_grpc_cancelled_unknown_deadline_exceeded_and_permission_denied_are_transport_failures() {
+    for code in [1u32, 2, 4, 7] {
+        let lb = Loopback::start(LoopbackConfig {
+            nodes: 1,
+            ..LoopbackConfig::default()
+        })
+        .unwrap();
+        block(async {
+            let c = connected(&lb, Transport::Grpc).await;
+            let mut events = c.events();
+            lb.inject(nervix_loopback::CallFault::GrpcStatus(code));
+            let r = c.execute(&format!("CREATE RELAY r{code};")).await.unwrap();
+            assert_eq!(
+                first_end(&mut events).await,
+                nervix_tokio::End::Transport(format!("grpc-status {code}")),
+                "{code}"
+            );
+            // The frame was never read: the command is repeated under its reference on the
+            // new session, or left uncertain; never failed as if refused.
+            assert!(
+                matches!(
+                    r,
+                    CommandResult::Completed(_) | CommandResult::Uncertain { .. }
+                ),
+                "{code}: {r:?}"
+            );
+            let r = c.execute("CREATE RELAY after;").await.unwrap();
+            assert!(matches!(r, CommandResult::Completed(_)), "{code}: {r:?}");
+        });
+        assert!(lb.stats().calls.len() >= 2, "{code}: a new session");
+    }
+}
