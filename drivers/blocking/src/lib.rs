@@ -55,6 +55,8 @@ mod streams;
 
 pub use calls::{TransferError, Transfers, ATTEMPTS, DOWNLOAD_WS_PATH, RESTORE_WS_PATH};
 pub use config::{percent_encode, Config, ConfigError, Credentials, WsAuth};
+#[doc(hidden)]
+pub use session::read_console;
 pub use session::{console_url, End, CONSOLE_PATH};
 
 pub use dataplane::{Consumer, PendingBatch, Producer, Submission};

@@ -176,6 +176,79 @@ pub(crate) fn handshake(
     }
 }
 
+/// What one read of a console session gave.
+enum Step {
+    /// A binary message: one server frame.
+    Frame(Bytes),
+    /// The session ended so.
+    Ended(End),
+    /// Nothing for the engine (a ping or a pong).
+    Idle,
+    /// The read waited its poll interval and nothing came.
+    TimedOut,
+}
+
+/// The meaning of one read of a console session; `closing` once our close frame is out.
+fn step(read: Result<Message, WsError>, closing: bool) -> Step {
+    match read {
+        Ok(Message::Binary(b)) => Step::Frame(b),
+        Ok(Message::Close(frame)) => Step::Ended(close_end(frame)),
+        Ok(Message::Text(_)) => Step::Ended(End::Transport("a text message".into())),
+        Ok(_) => Step::Idle,
+        Err(WsError::Io(e)) if timed_out(&e) => Step::TimedOut,
+        Err(WsError::Capacity(_)) => Step::Ended(End::OversizedFrame),
+        Err(WsError::ConnectionClosed) if closing => Step::Ended(End::Finished),
+        Err(e) => Step::Ended(End::Transport(format!("websocket: {e}"))),
+    }
+}
+
+/// Bytes in memory as a console connection: reads take them in order, writes go nowhere.
+struct Replay<'a>(&'a [u8]);
+
+impl io::Read for Replay<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl io::Write for Replay<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Reads `bytes` as what a console server sent on a session after the upgrade, the way a
+/// live session reads it (the same message limits, the same meaning of each message): every
+/// binary message is handed to `frame` in order (until it says false), and the session's end
+/// comes back. For the fuzz targets, which drive the reader with hostile bytes.
+#[doc(hidden)]
+pub fn read_console(bytes: &[u8], mut frame: impl FnMut(Bytes) -> bool) -> End {
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(FRAME_LIMIT))
+        .max_frame_size(Some(FRAME_LIMIT));
+    let mut ws = WebSocket::from_raw_socket(
+        Replay(bytes),
+        tungstenite::protocol::Role::Client,
+        Some(config),
+    );
+    loop {
+        match step(ws.read(), false) {
+            Step::Frame(b) => {
+                if !frame(b) {
+                    return End::Finished;
+                }
+            }
+            Step::Ended(end) => return end,
+            Step::Idle => {}
+            // Bytes in memory never time out; this only guards the loop.
+            Step::TimedOut => return End::Transport("timed out".into()),
+        }
+    }
+}
+
 fn close_end(frame: Option<CloseFrame>) -> End {
     match frame.map(|f| f.code) {
         None | Some(CloseCode::Normal) => End::Finished,
@@ -272,23 +345,19 @@ fn serve(d: &Dial, mut ws: WebSocket<Io>, out: &mpsc::Receiver<Out>) -> End {
                 }
             }
         }
-        match ws.read() {
-            Ok(Message::Binary(b)) => {
+        match step(ws.read(), closing.is_some()) {
+            Step::Frame(b) => {
                 if !d.tell(Event::Frame(b)) {
                     return End::Finished;
                 }
             }
-            Ok(Message::Close(frame)) => return close_end(frame),
-            Ok(Message::Text(_)) => return End::Transport("a text message".into()),
-            Ok(_) => {}
-            Err(WsError::Io(e)) if timed_out(&e) => {
+            Step::Ended(end) => return end,
+            Step::Idle => {}
+            Step::TimedOut => {
                 if closing.is_some_and(|t| Instant::now() >= t) {
                     return End::Finished;
                 }
             }
-            Err(WsError::Capacity(_)) => return End::OversizedFrame,
-            Err(WsError::ConnectionClosed) if closing.is_some() => return End::Finished,
-            Err(e) => return End::Transport(format!("websocket: {e}")),
         }
     }
 }

@@ -45,6 +45,8 @@ pub use calls::{
     UPLOAD_PATH,
 };
 pub use config::{percent_encode, Config, ConfigError, Credentials, Transport, WsAuth};
+#[doc(hidden)]
+pub use transport::read_grpc_body;
 pub use transport::{
     console_url, grpc_message, End, MessageError, MessageReader, CONSOLE_PATH, EXCHANGE_PATH,
 };

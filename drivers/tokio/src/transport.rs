@@ -180,6 +180,66 @@ impl MessageReader {
     }
 }
 
+/// Takes every whole message buffered in `reader` into `out`, in order; the end a message
+/// that cannot be read makes (F-3, T-1), after the messages before it.
+fn take_messages(reader: &mut MessageReader, out: &mut Vec<Bytes>) -> Result<(), End> {
+    loop {
+        match reader.next_message() {
+            Ok(Some(m)) => out.push(m),
+            Ok(None) => return Ok(()),
+            Err(MessageError::TooLarge(_)) => return Err(End::OversizedFrame),
+            Err(MessageError::Compressed) => {
+                return Err(End::Transport("a compressed message".into()))
+            }
+        }
+    }
+}
+
+/// A body that ended with bytes of no whole message (a partial length prefix, or a prefix
+/// promising more than came) was cut inside a message: a transport failure, whatever its
+/// status says.
+fn cut_inside_a_message(reader: &MessageReader) -> Option<End> {
+    (reader.partial() > 0).then(|| {
+        End::Transport(format!(
+            "the call ended inside a message ({} bytes left over)",
+            reader.partial()
+        ))
+    })
+}
+
+/// Reads a session's response body as it came in `chunks`, ended with trailers carrying
+/// `status` (none: no grpc-status), the way a live gRPC session reads it: every message is
+/// handed to `frame` in order (until it says false), and the session's end comes back. For
+/// the fuzz targets, which drive the reader with hostile bytes.
+#[doc(hidden)]
+pub fn read_grpc_body<'a>(
+    chunks: impl IntoIterator<Item = &'a [u8]>,
+    status: Option<u32>,
+    mut frame: impl FnMut(Bytes) -> bool,
+) -> End {
+    let mut reader = MessageReader::default();
+    for chunk in chunks {
+        reader.push(chunk);
+        let mut messages = Vec::new();
+        let bad = take_messages(&mut reader, &mut messages);
+        for m in messages {
+            if !frame(m) {
+                return End::Finished;
+            }
+        }
+        if let Err(end) = bad {
+            return end;
+        }
+    }
+    if let Some(end) = cut_inside_a_message(&reader) {
+        return end;
+    }
+    match status {
+        Some(code) => end_of_status(code),
+        None => End::Transport("no grpc-status".into()),
+    }
+}
+
 async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
     let opened = timeout_at(d.connect_deadline, async {
         let io = open(&d.endpoint, d.tls.as_ref(), true)
@@ -279,30 +339,21 @@ async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
             Some(Ok(chunk)) => {
                 let _ = recv.flow_control().release_capacity(chunk.len());
                 reader.push(&chunk);
-                loop {
-                    match reader.next_message() {
-                        Ok(Some(m)) => {
-                            if !d.tell(Event::Frame(m)).await {
-                                return End::Finished;
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(MessageError::TooLarge(_)) => return End::OversizedFrame,
-                        Err(MessageError::Compressed) => {
-                            return End::Transport("a compressed message".into())
-                        }
+                let mut messages = Vec::new();
+                let bad = take_messages(&mut reader, &mut messages);
+                for m in messages {
+                    if !d.tell(Event::Frame(m)).await {
+                        return End::Finished;
                     }
+                }
+                if let Err(end) = bad {
+                    return end;
                 }
             }
             Some(Err(e)) => break End::Transport(format!("http/2: {e}")),
             None => {
-                if reader.partial() > 0 {
-                    // A partial length prefix, or a prefix promising more than came: the
-                    // stream was cut inside a message, whatever the status says.
-                    break End::Transport(format!(
-                        "the call ended inside a message ({} bytes left over)",
-                        reader.partial()
-                    ));
+                if let Some(end) = cut_inside_a_message(&reader) {
+                    break end;
                 }
                 let trailers = recv.trailers().await;
                 break match trailers {
