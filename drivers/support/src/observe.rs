@@ -332,6 +332,28 @@ mod tests {
         }
     }
 
+    /// Wakes a parked thread.
+    struct Unpark(std::thread::Thread);
+
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+
+    /// Runs `f` to its end on this thread, parking while it is pending.
+    fn block_on<F: Future>(f: F) -> F::Output {
+        let mut f = std::pin::pin!(f);
+        let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+        let mut cx = Context::from_waker(&waker);
+        loop {
+            if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+                return v;
+            }
+            std::thread::park();
+        }
+    }
+
     fn all(w: &Watch<Ev>) -> Vec<Ev> {
         std::iter::from_fn(|| w.try_recv().ok()).collect()
     }
@@ -437,11 +459,61 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
             h.send(Ev::Data(7));
         });
-        assert_eq!(w.recv_timeout(Duration::from_secs(5)), Ok(Ev::Data(7)));
+        let started = Instant::now();
+        assert_eq!(w.recv_timeout(Duration::from_secs(20)), Ok(Ev::Data(7)));
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "woken, not timed out"
+        );
         t.join().unwrap();
         assert_eq!(
             w.recv_timeout(Duration::from_millis(5)),
             Err(WatchError::Empty)
         );
+    }
+
+    #[test]
+    fn c_7_an_async_wait_is_woken_by_a_send_and_by_the_close() {
+        let hub: Hub<Ev> = Hub::new(2, usize::MAX);
+        let mut w = hub.watch();
+        let h = hub.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            h.send(Ev::Data(7));
+            std::thread::sleep(Duration::from_millis(20));
+            h.close();
+        });
+        assert_eq!(block_on(w.recv()), Ok(Ev::Data(7)));
+        assert_eq!(block_on(w.recv()), Err(WatchError::Closed));
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn c_7_the_default_bounds_are_the_published_ones() {
+        let hub: Hub<Ev> = Hub::default();
+        let w = hub.watch();
+        hub.send(Ev::Data(OBSERVER_BYTES));
+        hub.send(Ev::Data(0));
+        assert_eq!((w.held(), w.lost()), (2, 0), "exactly the byte bound fits");
+        hub.send(Ev::Data(1));
+        assert_eq!(w.lost(), 1);
+        let w = hub.watch();
+        for _ in 0..OBSERVER_QUEUE + 1 {
+            hub.send(Ev::Data(0));
+        }
+        assert_eq!((w.held(), w.lost()), (OBSERVER_QUEUE, 1));
+        assert!(OBSERVER_BYTES >= 1 << 20, "room for the largest frames");
+    }
+
+    #[test]
+    fn c_7_errors_and_queues_describe_themselves() {
+        assert_eq!(WatchError::Empty.to_string(), "no event is queued");
+        assert_eq!(WatchError::Closed.to_string(), "the driver stopped");
+        let hub: Hub<Ev> = Hub::new(1, 10);
+        let w = hub.watch();
+        hub.send(Ev::Data(3));
+        hub.send(Ev::Data(3));
+        assert_eq!(format!("{w:?}"), "Watch { events: 1, bytes: 3, lost: 1 }");
+        assert_eq!(format!("{hub:?}"), "Hub { limits: (1, 10) }");
     }
 }

@@ -246,12 +246,50 @@ mod tests {
         // Exactly full is not over the bound.
         let u = Unclaimed::default();
         let w = weight(&failed(""));
-        let exact = "y".repeat(UNCLAIMED_BYTES - w);
+        u.keep(failed(""));
+        assert!(!u.is_empty());
+        let exact = "y".repeat(UNCLAIMED_BYTES - 2 * w);
         u.keep(failed(&exact));
         assert_eq!(u.bytes(), UNCLAIMED_BYTES);
         assert_eq!(u.lost(), 0);
+        assert_eq!(u.len(), 2);
         u.keep(failed(""));
         assert_eq!(u.lost(), 1);
-        assert_eq!(u.bytes(), w);
+        assert_eq!(u.bytes(), UNCLAIMED_BYTES);
+    }
+
+    #[test]
+    fn c_10_an_uncertain_command_weighs_its_query_and_its_domain() {
+        let mut r = uncertain("abc");
+        let bare = weight(&r);
+        if let CommandResult::Uncertain { command, .. } = &mut r {
+            command.domain = Some("domain".into());
+        }
+        assert_eq!(weight(&r), bare + 6);
+        assert_eq!(weight(&failed("four")), weight(&failed("")) + 4);
+    }
+
+    #[test]
+    fn c_10_an_outcome_delivered_as_its_waiter_leaves_is_never_lost() {
+        // Delivered first: the waiter's leave reads it.
+        let g = Gate::default();
+        let mut slot = None;
+        assert_eq!(
+            g.deliver(1, |r| {
+                slot = Some(r);
+                None
+            }),
+            None
+        );
+        assert_eq!(g.leave(|| slot.take()), Some(1));
+        // Left first: the outcome comes back, and `send` is never called.
+        let g = Gate::default();
+        assert_eq!(g.leave(|| None::<u8>), None);
+        assert_eq!(
+            g.deliver(2, |_| panic!("sent after the waiter left")),
+            Some(2)
+        );
+        // A send that fails gives the outcome back too.
+        assert_eq!(Gate::default().deliver(3, Some), Some(3));
     }
 }
