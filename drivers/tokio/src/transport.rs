@@ -622,4 +622,34 @@ mod tests {
         assert_eq!(end, failed());
         assert_eq!(frames.len(), CLOSE_WAIT_FRAMES);
     }
+
+    #[test]
+    fn t_1_a_session_body_is_read_message_by_message_across_chunks() {
+        let mut body = grpc_message(b"first").to_vec();
+        body.extend_from_slice(&grpc_message(b"second"));
+        let mut got = Vec::new();
+        let end = read_grpc_body(body.chunks(3), Some(0), |m| {
+            got.push(m);
+            true
+        });
+        assert_eq!(end, End::Finished);
+        assert_eq!(
+            got,
+            vec![Bytes::from_static(b"first"), Bytes::from_static(b"second")]
+        );
+        // A reader nobody takes frames from stops at once.
+        let mut got = Vec::new();
+        let end = read_grpc_body([&body[..]], Some(14), |m| {
+            got.push(m);
+            false
+        });
+        assert_eq!((end, got.len()), (End::Finished, 1));
+        // Cut inside the second message, whatever the status.
+        let end = read_grpc_body([&body[..body.len() - 1]], Some(0), |_| true);
+        assert!(matches!(end, End::Transport(_)), "{end:?}");
+        assert_eq!(
+            read_grpc_body([&body[..]], None, |_| true),
+            End::Transport("no grpc-status".into())
+        );
+    }
 }
