@@ -341,16 +341,19 @@ mod tests {
         }
     }
 
-    /// Runs `f` to its end on this thread, parking while it is pending.
+    /// Runs `f` to its end on this thread, parking while it is pending; fails the test when
+    /// it has not ended within ten seconds.
     fn block_on<F: Future>(f: F) -> F::Output {
         let mut f = std::pin::pin!(f);
         let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
         let mut cx = Context::from_waker(&waker);
+        let end = Instant::now() + Duration::from_secs(10);
         loop {
             if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
                 return v;
             }
-            std::thread::park();
+            assert!(Instant::now() < end, "the wait was never woken");
+            std::thread::park_timeout(Duration::from_millis(100));
         }
     }
 
