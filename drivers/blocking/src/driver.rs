@@ -11,7 +11,8 @@ use crate::streams::{
 };
 use crate::{DriverEvent, Error};
 use arrow_array::RecordBatch;
-pub(crate) use nervix_driver_support::unclaimed::Unclaimed;
+use nervix_driver_support::observe::{Hub, Watch};
+pub(crate) use nervix_driver_support::unclaimed::{Gate, Unclaimed};
 use nervix_protocol::client::{
     Action, BatchId, BatchOutcome, Client as Engine, ClientError, ClientEvent, ClockEvent,
     CommandHandle, CommandResult, ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerSpec,
@@ -24,15 +25,13 @@ use nervix_protocol::schema::ClientRequestT;
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use nervix_protocol::transaction::Binding;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Frames queued for one session's thread before the driver keeps them itself.
 const SESSION_QUEUE: usize = 64;
-/// Events kept for one observer that does not read them.
-const OBSERVER_QUEUE: usize = 1024;
 /// How long a closing driver waits for its sessions to write their close frames.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
@@ -43,6 +42,8 @@ pub(crate) type Reply<T> = mpsc::SyncSender<Result<T, Error>>;
 pub(crate) struct Submitted {
     pub reference: String,
     pub result: mpsc::Receiver<CommandResult>,
+    /// Orders the result's hand-over against the waiter leaving (C-10).
+    pub gate: Gate,
     pub unclaimed: Unclaimed,
 }
 
@@ -81,7 +82,7 @@ pub(crate) enum Request {
     Binding(Reply<Binding>),
     Unclaimed(Reply<Vec<CommandResult>>),
     SetCredentials(Credentials, Reply<()>),
-    Observe(Reply<Observer>),
+    Observe(Reply<Watch<DriverEvent>>),
     Subscribe {
         domain: Option<String>,
         statement: String,
@@ -143,17 +144,6 @@ pub(crate) enum Inbox {
     Dropped,
 }
 
-/// One observer of [`DriverEvent`]s: a bounded queue and a count of what it missed.
-pub(crate) struct Observer {
-    pub rx: mpsc::Receiver<DriverEvent>,
-    pub lost: Arc<AtomicU64>,
-}
-
-struct Watcher {
-    tx: mpsc::SyncSender<DriverEvent>,
-    lost: Arc<AtomicU64>,
-}
-
 /// Why the driver stopped connecting.
 #[derive(Debug, Clone, PartialEq)]
 enum Parked {
@@ -179,12 +169,14 @@ pub(crate) struct Driver {
     inbox: mpsc::Receiver<Inbox>,
     inbox_tx: mpsc::SyncSender<Inbox>,
     sessions: BTreeMap<SessionId, SessionIo>,
-    commands: BTreeMap<CommandHandle, mpsc::SyncSender<CommandResult>>,
+    commands: BTreeMap<CommandHandle, (mpsc::SyncSender<CommandResult>, Gate)>,
     reads: BTreeMap<ReadHandle, mpsc::SyncSender<Result<ReadResult, Error>>>,
     unclaimed: Unclaimed,
     parked: Option<Parked>,
     refused: VecDeque<SessionId>,
-    watchers: Vec<Watcher>,
+    watchers: Hub<DriverEvent>,
+    /// Evictions from `unclaimed` already reported to observers.
+    unclaimed_reported: u64,
     streams: Streams,
     dataplane: Dataplane,
 }
@@ -245,6 +237,7 @@ impl Driver {
         tls: Option<Tls>,
         inbox: mpsc::Receiver<Inbox>,
         inbox_tx: mpsc::SyncSender<Inbox>,
+        unclaimed: Unclaimed,
     ) -> Self {
         Self {
             engine: Engine::new(config.client.clone()),
@@ -256,10 +249,11 @@ impl Driver {
             sessions: BTreeMap::new(),
             commands: BTreeMap::new(),
             reads: BTreeMap::new(),
-            unclaimed: Unclaimed::default(),
+            unclaimed,
             parked: None,
             refused: VecDeque::new(),
-            watchers: Vec::new(),
+            watchers: Hub::default(),
+            unclaimed_reported: 0,
             streams: Streams::default(),
             dataplane: Dataplane::default(),
         }
@@ -447,13 +441,7 @@ impl Driver {
                 let _ = reply.send(Ok(()));
             }
             Request::Observe(reply) => {
-                let (tx, rx) = mpsc::sync_channel(OBSERVER_QUEUE);
-                let lost = Arc::new(AtomicU64::new(0));
-                self.watchers.push(Watcher {
-                    tx,
-                    lost: lost.clone(),
-                });
-                let _ = reply.send(Ok(Observer { rx, lost }));
+                let _ = reply.send(Ok(self.watchers.watch()));
             }
             Request::Subscribe {
                 domain,
@@ -560,7 +548,8 @@ impl Driver {
 
     fn track_command(&mut self, h: CommandHandle) -> Submitted {
         let (tx, rx) = mpsc::sync_channel(1);
-        self.commands.insert(h, tx);
+        let gate = Gate::default();
+        self.commands.insert(h, (tx, gate.clone()));
         let reference = self
             .engine
             .reference_of(h)
@@ -569,6 +558,7 @@ impl Driver {
         Submitted {
             reference,
             result: rx,
+            gate,
             unclaimed: self.unclaimed.clone(),
         }
     }
@@ -749,14 +739,7 @@ impl Driver {
     }
 
     fn notify(&mut self, e: DriverEvent) {
-        self.watchers.retain(|w| match w.tx.try_send(e.clone()) {
-            Ok(()) => true,
-            Err(mpsc::TrySendError::Full(_)) => {
-                w.lost.fetch_add(1, Ordering::Relaxed);
-                true
-            }
-            Err(mpsc::TrySendError::Disconnected(_)) => false,
-        });
+        self.watchers.send(e);
     }
 
     /// A session's thread reported something.
@@ -834,6 +817,11 @@ impl Driver {
                     }
                     _ => {}
                 }
+            }
+            let lost = self.unclaimed.lost();
+            if lost > self.unclaimed_reported {
+                self.notify(DriverEvent::UnclaimedLost(lost - self.unclaimed_reported));
+                self.unclaimed_reported = lost;
             }
             any |= self.route_streams();
             any |= self.route_dataplane();
@@ -919,8 +907,8 @@ impl Driver {
     fn client_event(&mut self, e: ClientEvent) {
         match e {
             ClientEvent::Command { handle, result } => match self.commands.remove(&handle) {
-                Some(tx) => {
-                    if let Err(mpsc::SendError(result)) = tx.send(result) {
+                Some((tx, gate)) => {
+                    if let Some(result) = deliver(&tx, &gate, result) {
                         self.keep_unclaimed(result);
                     }
                 }
@@ -1058,6 +1046,27 @@ impl Driver {
     /// An outcome whose caller stopped waiting is kept, never lost (C-10).
     fn keep_unclaimed(&mut self, r: CommandResult) {
         self.unclaimed.keep(r);
+    }
+}
+
+/// Hands a command's result to its waiter, or gives it back when the waiter left. The
+/// waiter may be leaving right now: the gate orders the two, so the result is either read
+/// by it or comes back here (C-10).
+pub(crate) fn deliver(
+    tx: &mpsc::SyncSender<CommandResult>,
+    gate: &Gate,
+    result: CommandResult,
+) -> Option<CommandResult> {
+    gate.deliver(result, |r| match tx.try_send(r) {
+        Ok(()) => None,
+        Err(mpsc::TrySendError::Full(r) | mpsc::TrySendError::Disconnected(r)) => Some(r),
+    })
+}
+
+impl Drop for Driver {
+    /// Observers read what is queued, then learn that nothing more comes.
+    fn drop(&mut self) {
+        self.watchers.close();
     }
 }
 

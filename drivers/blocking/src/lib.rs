@@ -59,9 +59,13 @@ pub use config::{
     Resolver, WsAuth,
 };
 pub use nervix_driver_support::resolve::ConnectError;
+#[doc(hidden)]
+pub use session::read_console;
 pub use session::{console_url, End, CONSOLE_PATH};
 
 pub use dataplane::{Consumer, PendingBatch, Producer, Submission};
+pub use nervix_driver_support::observe::{OBSERVER_BYTES, OBSERVER_QUEUE};
+pub use nervix_driver_support::unclaimed::{UNCLAIMED, UNCLAIMED_BYTES};
 pub use nervix_protocol::client::{
     BatchOutcome, ClockEvent, CommandResult, ConsumerEvent, ConsumerId, ConsumerSpec, Decision,
     Delivery, DeliveryRef, Gap, ProducerEvent, ProducerId, ProducerSpec, ReadResult,
@@ -69,13 +73,13 @@ pub use nervix_protocol::client::{
 };
 pub use streams::{ClockFollow, Subscription};
 
-use driver::{Driver, Inbox, Observer, Reply, Request, RunSubmitted, Submitted};
+use driver::{Driver, Inbox, Reply, Request, RunSubmitted, Submitted};
+use nervix_driver_support::observe::{Observed, Watch};
 use nervix_protocol::client::{ClientError, SessionId, SettleError, SubmitError};
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::frame::ServerFrame;
 use nervix_protocol::schema::ClientRequestT;
 use nervix_protocol::transaction::Binding;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
@@ -154,6 +158,13 @@ pub enum DriverEvent {
     Unsolicited(ServerFrame),
     /// Unsolicited frames were dropped (C-7).
     UnsolicitedLost(u64),
+    /// This many events were dropped for this observer, which did not read them in time:
+    /// its queue held [`OBSERVER_QUEUE`] events or [`OBSERVER_BYTES`] bytes (C-7).
+    EventsLost(u64),
+    /// This many outcomes of commands nobody waited for were evicted from the store
+    /// [`Client::unclaimed`] reads, by its bounds (C-10); [`Client::unclaimed_lost`] counts
+    /// them all.
+    UnclaimedLost(u64),
     /// A producer's admission changed (P-6), its session was lost or it was restored or not
     /// (P-8), or it ended. Outcomes go to each batch's [`PendingBatch`] instead.
     Producer {
@@ -170,6 +181,20 @@ pub enum DriverEvent {
         /// What happened.
         event: ConsumerEvent,
     },
+}
+
+impl Observed for DriverEvent {
+    fn weight(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + match self {
+                Self::Unsolicited(f) => f.len(),
+                _ => 0,
+            }
+    }
+
+    fn lost(dropped: u64) -> Self {
+        Self::EventsLost(dropped)
+    }
 }
 
 /// What [`Client::run`] gave.
@@ -191,15 +216,18 @@ pub enum RunResult {
 pub struct PendingCommand {
     reference: String,
     result: mpsc::Receiver<CommandResult>,
+    gate: driver::Gate,
     bound: Duration,
     unclaimed: driver::Unclaimed,
 }
 
 impl Drop for PendingCommand {
     /// An outcome that arrived but was never read is kept for [`Client::unclaimed`] (C-10):
-    /// dropping the wait must not lose what the client already holds.
+    /// dropping the wait must not lose what the client already holds. The gate orders this
+    /// against the driver's hand-over: an outcome sent from now on comes back to the
+    /// driver, which keeps it; what came before is read here.
     fn drop(&mut self) {
-        if let Ok(r) = self.result.try_recv() {
+        if let Some(r) = self.gate.leave(|| self.result.try_recv().ok()) {
             self.unclaimed.keep(r);
         }
     }
@@ -231,33 +259,44 @@ impl PendingCommand {
     }
 }
 
-/// What the driver reports from the moment [`Client::events`] was called. Bounded: events an
-/// observer does not read in time are dropped and counted ([`Events::lost`]).
+/// What the driver reports from the moment [`Client::events`] was called, to this observer
+/// alone. Bounded in count ([`OBSERVER_QUEUE`]) and bytes ([`OBSERVER_BYTES`]): events an
+/// observer does not read in time are dropped, counted ([`Events::lost`]) and reported where
+/// they went as [`DriverEvent::EventsLost`] (C-7).
 #[derive(Debug)]
 pub struct Events {
-    rx: mpsc::Receiver<DriverEvent>,
-    lost: Arc<AtomicU64>,
+    watch: Watch<DriverEvent>,
 }
 
 impl Events {
     /// The next event, if one is waiting.
     pub fn try_next(&self) -> Option<DriverEvent> {
-        self.rx.try_recv().ok()
+        self.watch.try_recv().ok()
     }
 
     /// The next event, waiting at most `timeout`.
     pub fn next_timeout(&self, timeout: Duration) -> Option<DriverEvent> {
-        self.rx.recv_timeout(timeout).ok()
+        self.watch.recv_timeout(timeout).ok()
     }
 
     /// Every event waiting now.
     pub fn drain(&self) -> Vec<DriverEvent> {
-        self.rx.try_iter().collect()
+        std::iter::from_fn(|| self.try_next()).collect()
     }
 
     /// Events dropped because this observer did not read them in time.
     pub fn lost(&self) -> u64 {
-        self.lost.load(Ordering::Relaxed)
+        self.watch.lost()
+    }
+
+    /// How many events are queued for this observer now.
+    pub fn held(&self) -> usize {
+        self.watch.held()
+    }
+
+    /// How many bytes the events queued for this observer hold now.
+    pub fn held_bytes(&self) -> usize {
+        self.watch.held_bytes()
     }
 }
 
@@ -279,6 +318,7 @@ impl Drop for Handle {
 pub struct Client {
     handle: Arc<Handle>,
     config: Arc<Config>,
+    unclaimed: driver::Unclaimed,
 }
 
 impl Client {
@@ -303,7 +343,8 @@ impl Client {
         config.check()?;
         let tls = Some(net::Dialer::new(&config).map_err(|e| Error::Tls(e.to_string()))?);
         let (tx, rx) = mpsc::sync_channel(1024);
-        let driver = Driver::new(config.clone(), tls, rx, tx.clone());
+        let unclaimed = driver::Unclaimed::default();
+        let driver = Driver::new(config.clone(), tls, rx, tx.clone(), unclaimed.clone());
         std::thread::Builder::new()
             .name("nervix-driver".into())
             .spawn(move || driver.run())
@@ -311,6 +352,7 @@ impl Client {
         Ok(Self {
             handle: Arc::new(Handle { inbox: tx }),
             config: Arc::new(config),
+            unclaimed,
         })
     }
 
@@ -333,6 +375,7 @@ impl Client {
         PendingCommand {
             reference: s.reference,
             result: s.result,
+            gate: s.gate,
             bound: self.config.call_bound(None),
             unclaimed: s.unclaimed,
         }
@@ -429,6 +472,14 @@ impl Client {
         self.call(Request::Unclaimed)
     }
 
+    /// How many outcomes of commands nobody waited for the bounds of [`Client::unclaimed`]'s
+    /// store evicted ([`UNCLAIMED`] outcomes, [`UNCLAIMED_BYTES`] bytes): settled ones go
+    /// before uncertain ones, and each eviction is also reported as
+    /// [`DriverEvent::UnclaimedLost`] (C-10).
+    pub fn unclaimed_lost(&self) -> u64 {
+        self.unclaimed.lost()
+    }
+
     /// Opens a subscription in the selected domain with one `CREATE SUBSCRIPTION <name> FROM
     /// <relay> ...` statement (S-1) and returns the iterator of its events. The client keeps
     /// it across sessions, opening it again as a new generation after a lost session (S-7).
@@ -518,8 +569,8 @@ impl Client {
 
     /// What the driver reports from now on.
     pub fn events(&self) -> Result<Events, Error> {
-        let Observer { rx, lost } = self.call(Request::Observe)?;
-        Ok(Events { rx, lost })
+        let watch = self.call(Request::Observe)?;
+        Ok(Events { watch })
     }
 
     /// Ends the session and stops the driver, after the sessions wrote their close frames
@@ -561,5 +612,58 @@ impl Transaction {
     /// Reverts.
     pub fn revert(self) -> Result<CommandResult, Error> {
         self.client.execute("REVERT;")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nervix_protocol::client::Failure;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A result sent at the moment its wait is dropped is read by the wait or comes back to
+    /// the driver, which keeps it: never lost between the two (C-10). The two race on two
+    /// threads, released together, many times.
+    #[test]
+    fn c_10_an_outcome_sent_as_its_wait_is_dropped_is_never_lost() {
+        const ROUNDS: usize = 200_000;
+        let unclaimed = driver::Unclaimed::default();
+        let go = Arc::new(AtomicUsize::new(0));
+        type Handed = (mpsc::SyncSender<CommandResult>, driver::Gate);
+        let (senders_tx, senders) = mpsc::channel::<Handed>();
+        let sender = {
+            let (unclaimed, go) = (unclaimed.clone(), go.clone());
+            std::thread::spawn(move || {
+                for (round, (tx, gate)) in senders.iter().enumerate() {
+                    while go.load(Ordering::Acquire) <= round {
+                        std::hint::spin_loop();
+                    }
+                    let r = CommandResult::Failed(Failure::NotSent);
+                    if let Some(r) = driver::deliver(&tx, &gate, r) {
+                        unclaimed.keep(r);
+                    }
+                }
+            })
+        };
+        for round in 0..ROUNDS {
+            let (tx, rx) = mpsc::sync_channel(1);
+            let gate = driver::Gate::default();
+            let p = PendingCommand {
+                reference: String::new(),
+                result: rx,
+                gate: gate.clone(),
+                bound: Duration::ZERO,
+                unclaimed: unclaimed.clone(),
+            };
+            senders_tx.send((tx, gate)).unwrap();
+            go.store(round + 1, Ordering::Release);
+            for _ in 0..(round % 512) {
+                std::hint::spin_loop();
+            }
+            drop(p);
+        }
+        drop(senders_tx);
+        sender.join().unwrap();
+        assert_eq!(unclaimed.lost() as usize + unclaimed.len(), ROUNDS);
     }
 }

@@ -176,6 +176,79 @@ pub(crate) fn handshake(
     }
 }
 
+/// What one read of a console session gave.
+enum Step {
+    /// A binary message: one server frame.
+    Frame(Bytes),
+    /// The session ended so.
+    Ended(End),
+    /// Nothing for the engine (a ping or a pong).
+    Idle,
+    /// The read waited its poll interval and nothing came.
+    TimedOut,
+}
+
+/// The meaning of one read of a console session; `closing` once our close frame is out.
+fn step(read: Result<Message, WsError>, closing: bool) -> Step {
+    match read {
+        Ok(Message::Binary(b)) => Step::Frame(b),
+        Ok(Message::Close(frame)) => Step::Ended(close_end(frame)),
+        Ok(Message::Text(_)) => Step::Ended(End::Transport("a text message".into())),
+        Ok(_) => Step::Idle,
+        Err(WsError::Io(e)) if timed_out(&e) => Step::TimedOut,
+        Err(WsError::Capacity(_)) => Step::Ended(End::OversizedFrame),
+        Err(WsError::ConnectionClosed) if closing => Step::Ended(End::Finished),
+        Err(e) => Step::Ended(End::Transport(format!("websocket: {e}"))),
+    }
+}
+
+/// Bytes in memory as a console connection: reads take them in order, writes go nowhere.
+struct Replay<'a>(&'a [u8]);
+
+impl io::Read for Replay<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl io::Write for Replay<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Reads `bytes` as what a console server sent on a session after the upgrade, the way a
+/// live session reads it (the same message limits, the same meaning of each message): every
+/// binary message is handed to `frame` in order (until it says false), and the session's end
+/// comes back. For the fuzz targets, which drive the reader with hostile bytes.
+#[doc(hidden)]
+pub fn read_console(bytes: &[u8], mut frame: impl FnMut(Bytes) -> bool) -> End {
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(FRAME_LIMIT))
+        .max_frame_size(Some(FRAME_LIMIT));
+    let mut ws = WebSocket::from_raw_socket(
+        Replay(bytes),
+        tungstenite::protocol::Role::Client,
+        Some(config),
+    );
+    loop {
+        match step(ws.read(), false) {
+            Step::Frame(b) => {
+                if !frame(b) {
+                    return End::Finished;
+                }
+            }
+            Step::Ended(end) => return end,
+            Step::Idle => {}
+            // Bytes in memory never time out; this only guards the loop.
+            Step::TimedOut => return End::Transport("timed out".into()),
+        }
+    }
+}
+
 fn close_end(frame: Option<CloseFrame>) -> End {
     match frame.map(|f| f.code) {
         None | Some(CloseCode::Normal) => End::Finished,
@@ -185,6 +258,47 @@ fn close_end(frame: Option<CloseFrame>) -> End {
             c => End::Transport(format!("close code {c}")),
         },
     }
+}
+
+/// How long a session whose write failed reads on for the server's close code (T-3), at
+/// least; each read waits at most the session's poll interval beyond it.
+pub(crate) const CLOSE_WAIT: Duration = Duration::from_millis(200);
+
+/// The most frames a session whose write failed passes on while it waits for the close code.
+const CLOSE_WAIT_FRAMES: usize = 64;
+
+/// After a failed write, reads on for at most [`CLOSE_WAIT`]: a close code that judges a
+/// frame of ours is what ended the session (T-3), whichever of the two was seen first;
+/// otherwise the write's failure (`failed`) is. Frames read meanwhile are handed to `tell`
+/// in order (at most [`CLOSE_WAIT_FRAMES`]); it says false when nobody takes them.
+pub(crate) fn close_code_after<S: io::Read + io::Write>(
+    ws: &mut WebSocket<S>,
+    failed: End,
+    mut tell: impl FnMut(Bytes) -> bool,
+) -> End {
+    let until = Instant::now() + CLOSE_WAIT;
+    let mut frames = 0;
+    while frames < CLOSE_WAIT_FRAMES && Instant::now() < until {
+        match ws.read() {
+            Ok(Message::Binary(b)) => {
+                frames += 1;
+                if !tell(b) {
+                    break;
+                }
+            }
+            Ok(Message::Close(frame)) => {
+                return match close_end(frame) {
+                    end @ End::Defect(_) => end,
+                    _ => failed,
+                }
+            }
+            Ok(Message::Text(_)) => break,
+            Ok(_) => {}
+            Err(WsError::Io(e)) if timed_out(&e) => {}
+            Err(_) => break,
+        }
+    }
+    failed
 }
 
 fn write_end(e: WsError) -> End {
@@ -209,13 +323,17 @@ fn serve(d: &Dial, mut ws: WebSocket<Io>, out: &mpsc::Receiver<Out>) -> End {
                 // Binary messages only (T-3).
                 Ok(Out::Frame(f)) => {
                     if let Err(e) = ws.send(Message::Binary(f)) {
-                        return write_end(e);
+                        return close_code_after(&mut ws, write_end(e), |b| {
+                            d.tell(Event::Frame(b))
+                        });
                     }
                 }
                 Ok(Out::Close) => {
                     if closing.is_none() {
                         if let Err(e) = ws.close(None).and_then(|()| ws.flush()) {
-                            return write_end(e);
+                            return close_code_after(&mut ws, write_end(e), |b| {
+                                d.tell(Event::Frame(b))
+                            });
                         }
                         closing = Some(Instant::now() + d.write_timeout);
                     }
@@ -227,23 +345,108 @@ fn serve(d: &Dial, mut ws: WebSocket<Io>, out: &mpsc::Receiver<Out>) -> End {
                 }
             }
         }
-        match ws.read() {
-            Ok(Message::Binary(b)) => {
+        match step(ws.read(), closing.is_some()) {
+            Step::Frame(b) => {
                 if !d.tell(Event::Frame(b)) {
                     return End::Finished;
                 }
             }
-            Ok(Message::Close(frame)) => return close_end(frame),
-            Ok(Message::Text(_)) => return End::Transport("a text message".into()),
-            Ok(_) => {}
-            Err(WsError::Io(e)) if timed_out(&e) => {
+            Step::Ended(end) => return end,
+            Step::Idle => {}
+            Step::TimedOut => {
                 if closing.is_some_and(|t| Instant::now() >= t) {
                     return End::Finished;
                 }
             }
-            Err(WsError::Capacity(_)) => return End::OversizedFrame,
-            Err(WsError::ConnectionClosed) if closing.is_some() => return End::Finished,
-            Err(e) => return End::Transport(format!("websocket: {e}")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{TcpListener, TcpStream};
+    use tungstenite::protocol::Role;
+
+    /// A client WebSocket over a real socket pair on 127.0.0.1, and its server end.
+    fn pair() -> (WebSocket<TcpStream>, WebSocket<TcpStream>) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        c.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        (
+            WebSocket::from_raw_socket(c, Role::Client, None),
+            WebSocket::from_raw_socket(s, Role::Server, None),
+        )
+    }
+
+    fn failed() -> End {
+        End::Transport("write failed".into())
+    }
+
+    fn close_with(server: &mut WebSocket<TcpStream>, code: u16) {
+        server
+            .close(Some(CloseFrame {
+                code: CloseCode::from(code),
+                reason: "".into(),
+            }))
+            .unwrap();
+        server.flush().unwrap();
+    }
+
+    #[test]
+    fn t_3_a_defect_close_code_read_after_a_failed_write_ends_the_session() {
+        for code in [1003u16, 1007, 1008, 1009] {
+            let (mut client, mut server) = pair();
+            server
+                .send(Message::Binary(Bytes::from_static(b"a")))
+                .unwrap();
+            close_with(&mut server, code);
+            let mut got = Vec::new();
+            let end = close_code_after(&mut client, failed(), |b| {
+                got.push(b);
+                true
+            });
+            assert_eq!(end, End::Defect(code));
+            assert_eq!(got, vec![Bytes::from_static(b"a")], "passed on in order");
+        }
+    }
+
+    #[test]
+    fn t_3_any_other_close_after_a_failed_write_keeps_the_write_failure() {
+        for code in [1000u16, 1001, 1011] {
+            let (mut client, mut server) = pair();
+            close_with(&mut server, code);
+            assert_eq!(close_code_after(&mut client, failed(), |_| true), failed());
+        }
+        let (mut client, server) = pair();
+        drop(server);
+        assert_eq!(close_code_after(&mut client, failed(), |_| true), failed());
+    }
+
+    #[test]
+    fn t_8_the_wait_for_a_close_code_after_a_failed_write_is_bounded() {
+        let (mut client, _server) = pair();
+        let started = Instant::now();
+        assert_eq!(close_code_after(&mut client, failed(), |_| true), failed());
+        let waited = started.elapsed();
+        assert!(
+            waited >= CLOSE_WAIT && waited < CLOSE_WAIT * 10,
+            "{waited:?}"
+        );
+        // A peer that floods frames instead of closing is not waited for either.
+        let (mut client, mut server) = pair();
+        for _ in 0..CLOSE_WAIT_FRAMES + 10 {
+            server
+                .send(Message::Binary(Bytes::from_static(b"x")))
+                .unwrap();
+        }
+        let mut n = 0;
+        let end = close_code_after(&mut client, failed(), |_| {
+            n += 1;
+            true
+        });
+        assert_eq!(end, failed());
+        assert_eq!(n, CLOSE_WAIT_FRAMES);
     }
 }

@@ -232,6 +232,10 @@ fn deliver(send: &mut SendStream<Bytes>, out: Out) -> bool {
             let _ = send.send_data(prefixed(&f), false);
             true
         }
+        Out::Raw(b) => {
+            let _ = send.send_data(b, false);
+            true
+        }
         Out::Oversized => {
             let mut b = BytesMut::with_capacity(FRAME_LIMIT + 6);
             b.put_u8(0);
@@ -257,6 +261,26 @@ fn finish(send: &mut SendStream<Bytes>, out: Out) {
         Out::Status(code) => {
             let _ = send.send_trailers(status_headers(code));
         }
-        Out::Frame(_) | Out::Oversized => {}
+        Out::Frame(_) | Out::Oversized | Out::Raw(_) => {}
+    }
+}
+
+impl crate::Loopback {
+    /// Sends `raw` as it is on every open session stream of `node`, then ends each cleanly
+    /// (gRPC status OK, close code 1000): on gRPC a body that may end inside a message (a
+    /// partial length prefix, or a prefix promising more bytes than come). Returns how many
+    /// streams got it.
+    pub fn send_raw_then_finish(&self, node: usize, raw: Bytes) -> usize {
+        let s = lock(&self.shared);
+        let mut streams = 0;
+        for (conn, tx) in &s.streams {
+            if s.cluster.node_of(*conn) != Some(node) {
+                continue;
+            }
+            streams += 1;
+            let _ = tx.send(Out::Raw(raw.clone()));
+            let _ = tx.send(Out::Close { going_away: false });
+        }
+        streams
     }
 }

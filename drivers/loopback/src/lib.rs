@@ -209,6 +209,9 @@ pub(crate) enum Out {
     Cut,
     /// End the call with a gRPC status, or the console with a close code.
     Status(u32),
+    /// Bytes sent as they are: on gRPC without a message prefix (a body that need not end
+    /// at a message), on the console as one binary message.
+    Raw(Bytes),
 }
 
 pub(crate) struct State {

@@ -212,7 +212,7 @@ where
     S: futures_util::Sink<Message> + Unpin,
 {
     match out {
-        Out::Frame(f) => {
+        Out::Frame(f) | Out::Raw(f) => {
             let _ = sink.send(Message::Binary(f)).await;
             true
         }
@@ -230,5 +230,37 @@ where
             false
         }
         Out::Cut => false,
+    }
+}
+
+impl crate::Loopback {
+    /// Sends `count` unsolicited server notices of about `size` bytes each on every open
+    /// session stream of `node`, over either transport, at once: a peer flooding the client
+    /// with frames nobody asked for (C-7). Returns how many streams got them.
+    pub fn flood_notices(&self, node: usize, count: usize, size: usize) -> usize {
+        use nervix_protocol::encode::Encoder;
+        use nervix_protocol::frame::ServerMessageRoot;
+        use nervix_protocol::schema::{NoticeLevel, ServerBodyT, ServerMessageT, ServerNoticeT};
+        let notice = ServerMessageT {
+            body: ServerBodyT::ServerNotice(Box::new(ServerNoticeT {
+                level: Some(NoticeLevel::Info),
+                message: "n".repeat(size),
+            })),
+        };
+        let Ok(frame) = Encoder::new().encode::<ServerMessageRoot>(&notice) else {
+            return 0;
+        };
+        let s = lock(&self.shared);
+        let mut streams = 0;
+        for (conn, tx) in &s.streams {
+            if s.cluster.node_of(*conn) != Some(node) {
+                continue;
+            }
+            streams += 1;
+            for _ in 0..count {
+                let _ = tx.send(Out::Frame(frame.clone()));
+            }
+        }
+        streams
     }
 }

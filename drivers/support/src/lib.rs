@@ -17,7 +17,10 @@
 //! * [`call_end`]: what a separate call's transport ending without an answer means (T-5,
 //!   T-6, T-3): ended, or repeated after a growing pause.
 //! * [`unclaimed`]: the bounded store of command outcomes whose callers stopped waiting
-//!   (C-10), shared by a driver and its pending commands.
+//!   (C-10), shared by a driver and its pending commands, bounded in count and bytes, with
+//!   what the bounds drop counted.
+//! * [`observe`]: observer queues bounded in count and bytes; what an observer does not read
+//!   in time is dropped for it alone, counted, and reported in its place.
 
 pub mod call_end;
 pub mod credentials;
@@ -60,6 +63,7 @@ impl From<BatchBuilder> for Submission {
         Self::Built(b)
     }
 }
+pub mod observe;
 pub mod unclaimed;
 
 use bytes::{Bytes, BytesMut};

@@ -4,32 +4,292 @@
 //! dropped after its outcome arrived, but before it was read, puts the outcome here itself,
 //! and the driver puts here the outcomes of commands whose waits were dropped earlier. The
 //! application takes them all through its `unclaimed` call.
+//!
+//! The store is bounded in count ([`UNCLAIMED`]) and in bytes ([`UNCLAIMED_BYTES`]). When a
+//! new outcome does not fit, settled outcomes (`Completed`, `Failed`) go first, oldest first:
+//! an `Uncertain` outcome carries the only copy of the command `recover` repeats, so one is
+//! evicted only when nothing but uncertain outcomes is kept. Every eviction is counted
+//! ([`Unclaimed::lost`], [`Unclaimed::lost_uncertain`]); nothing goes silently.
 
-use nervix_protocol::client::CommandResult;
+use nervix_protocol::client::{CommandResult, Failure};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 /// The most outcomes kept for callers that stopped waiting.
 pub const UNCLAIMED: usize = 1024;
 
-/// Outcomes kept for callers that stopped waiting, bounded to [`UNCLAIMED`]; clones share
-/// one store.
+/// The most bytes (as [`weight`] counts them) kept for callers that stopped waiting.
+pub const UNCLAIMED_BYTES: usize = 16 << 20;
+
+/// What keeping `r` costs, in bytes: the frame an outcome came in, or the text a failure or
+/// an uncertain command carries, plus a fixed overhead for the rest.
+pub fn weight(r: &CommandResult) -> usize {
+    const FIXED: usize = 128;
+    FIXED
+        + match r {
+            CommandResult::Completed(rep) => rep.frame().len(),
+            CommandResult::Failed(Failure::Outcome(rep)) => rep.frame().len(),
+            CommandResult::Failed(Failure::Rejected { message, .. }) => message.len(),
+            CommandResult::Failed(_) => 0,
+            CommandResult::Uncertain { command, .. } => {
+                command.query.len() + command.domain.as_ref().map_or(0, String::len)
+            }
+            // Anything a later version adds is counted at its fixed overhead.
+            #[allow(unreachable_patterns)]
+            _ => 0,
+        }
+}
+
+#[derive(Debug, Default)]
+struct Store {
+    kept: VecDeque<(CommandResult, usize)>,
+    bytes: usize,
+    lost: u64,
+    lost_uncertain: u64,
+}
+
+impl Store {
+    /// Evicts one kept outcome, a settled one first (oldest first), else the oldest; false
+    /// when nothing is kept.
+    fn evict(&mut self) -> bool {
+        let at = self
+            .kept
+            .iter()
+            .position(|(r, _)| !matches!(r, CommandResult::Uncertain { .. }))
+            .unwrap_or(0);
+        let Some((r, w)) = self.kept.remove(at) else {
+            return false;
+        };
+        self.bytes -= w;
+        self.lost += 1;
+        if matches!(r, CommandResult::Uncertain { .. }) {
+            self.lost_uncertain += 1;
+        }
+        true
+    }
+}
+
+/// Outcomes kept for callers that stopped waiting, bounded to [`UNCLAIMED`] outcomes and
+/// [`UNCLAIMED_BYTES`] bytes; clones share one store.
 #[derive(Debug, Clone, Default)]
-pub struct Unclaimed(Arc<Mutex<VecDeque<CommandResult>>>);
+pub struct Unclaimed(Arc<Mutex<Store>>);
 
 impl Unclaimed {
-    /// Keeps `r`; the oldest goes when [`UNCLAIMED`] are kept.
+    fn store(&self) -> std::sync::MutexGuard<'_, Store> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps `r`. When it does not fit, kept outcomes are evicted (settled ones before
+    /// uncertain ones, oldest first) and counted until it does.
     pub fn keep(&self, r: CommandResult) {
-        let mut q = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if q.len() == UNCLAIMED {
-            q.pop_front();
-        }
-        q.push_back(r);
+        let w = weight(&r);
+        let mut s = self.store();
+        while (s.kept.len() >= UNCLAIMED || s.bytes + w > UNCLAIMED_BYTES) && s.evict() {}
+        s.bytes += w;
+        s.kept.push_back((r, w));
     }
 
     /// Hands every kept outcome out, oldest first.
     pub fn take(&self) -> Vec<CommandResult> {
-        let mut q = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        q.drain(..).collect()
+        let mut s = self.store();
+        s.bytes = 0;
+        s.kept.drain(..).map(|(r, _)| r).collect()
+    }
+
+    /// How many outcomes are kept now.
+    pub fn len(&self) -> usize {
+        self.store().kept.len()
+    }
+
+    /// Whether nothing is kept now.
+    pub fn is_empty(&self) -> bool {
+        self.store().kept.is_empty()
+    }
+
+    /// The bytes kept now, as [`weight`] counts them.
+    pub fn bytes(&self) -> usize {
+        self.store().bytes
+    }
+
+    /// How many outcomes the bounds evicted since the store was made, uncertain ones
+    /// included.
+    pub fn lost(&self) -> u64 {
+        self.store().lost
+    }
+
+    /// How many of the evicted outcomes were uncertain: their commands can no longer be
+    /// recovered from this store.
+    pub fn lost_uncertain(&self) -> u64 {
+        self.store().lost_uncertain
+    }
+}
+
+/// Orders the hand-over of one outcome to its waiter against the waiter leaving, for a
+/// channel that cannot be closed from its receiving end: the driver delivers through
+/// [`Gate::deliver`] and the waiter leaves through [`Gate::leave`], under one lock, so an
+/// outcome delivered as the waiter leaves is either read by [`Gate::leave`]'s `take` or
+/// handed back to the driver, never lost between them (C-10).
+#[derive(Debug, Clone, Default)]
+pub struct Gate(Arc<Mutex<bool>>);
+
+impl Gate {
+    /// Hands `r` on with `send`, unless the waiter left: then, or when `send` gives it
+    /// back, `r` comes back.
+    pub fn deliver<T>(&self, r: T, send: impl FnOnce(T) -> Option<T>) -> Option<T> {
+        let left = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if *left {
+            return Some(r);
+        }
+        send(r)
+    }
+
+    /// Marks the waiter gone, and reads with `take` what was delivered before.
+    pub fn leave<T>(&self, take: impl FnOnce() -> Option<T>) -> Option<T> {
+        let mut left = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        *left = true;
+        take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nervix_protocol::client::{RetainedCommand, UncertainCause};
+    use nervix_protocol::time::Timestamp;
+
+    fn uncertain(query: &str) -> CommandResult {
+        CommandResult::Uncertain {
+            command: RetainedCommand {
+                reference: nervix_protocol::command::ExecutionReference::parse(
+                    "0190a3d4-5e6f-7a8b-9c0d-1e2f3a4b5c6d",
+                )
+                .expect("a UUIDv7"),
+                query: query.to_string(),
+                domain: None,
+                position: None,
+                preview: None,
+                created: Timestamp::from_nanos(0),
+            },
+            cause: UncertainCause::Deadline,
+        }
+    }
+
+    fn failed(message: &str) -> CommandResult {
+        CommandResult::Failed(Failure::Rejected {
+            rejection: nervix_protocol::schema::RequestRejection::InvalidRequest,
+            message: message.to_string(),
+        })
+    }
+
+    fn query_of(r: &CommandResult) -> &str {
+        match r {
+            CommandResult::Uncertain { command, .. } => &command.query,
+            CommandResult::Failed(Failure::Rejected { message, .. }) => message,
+            _ => "",
+        }
+    }
+
+    #[test]
+    fn c_10_a_full_store_counts_every_eviction() {
+        let u = Unclaimed::default();
+        for i in 0..UNCLAIMED + 5 {
+            u.keep(failed(&i.to_string()));
+        }
+        assert_eq!(u.len(), UNCLAIMED);
+        assert_eq!(u.lost(), 5);
+        assert_eq!(u.lost_uncertain(), 0);
+        let kept = u.take();
+        assert_eq!(query_of(&kept[0]), "5", "the oldest go first");
+        assert_eq!(query_of(kept.last().unwrap()), (UNCLAIMED + 4).to_string());
+        assert_eq!(u.bytes(), 0);
+        assert!(u.is_empty());
+    }
+
+    #[test]
+    fn c_10_an_uncertain_outcome_outlives_settled_ones() {
+        let u = Unclaimed::default();
+        u.keep(uncertain("first"));
+        for i in 0..UNCLAIMED + 10 {
+            u.keep(failed(&i.to_string()));
+        }
+        assert_eq!(u.lost(), 11);
+        assert_eq!(u.lost_uncertain(), 0);
+        let kept = u.take();
+        assert_eq!(kept.len(), UNCLAIMED);
+        assert_eq!(query_of(&kept[0]), "first", "kept, in its place");
+        assert_eq!(query_of(&kept[1]), "11");
+    }
+
+    #[test]
+    fn c_10_only_uncertain_outcomes_evict_the_oldest_and_count_it() {
+        let u = Unclaimed::default();
+        for i in 0..UNCLAIMED + 1 {
+            u.keep(uncertain(&i.to_string()));
+        }
+        assert_eq!(u.lost(), 1);
+        assert_eq!(u.lost_uncertain(), 1);
+        assert_eq!(query_of(&u.take()[0]), "1");
+    }
+
+    #[test]
+    fn c_10_the_store_is_bounded_in_bytes() {
+        let u = Unclaimed::default();
+        let big = "x".repeat(1 << 20);
+        for _ in 0..40 {
+            u.keep(uncertain(&big));
+        }
+        assert!(u.bytes() <= UNCLAIMED_BYTES, "{} bytes kept", u.bytes());
+        let fit = UNCLAIMED_BYTES / weight(&uncertain(&big));
+        assert_eq!(u.len(), fit);
+        assert_eq!(u.lost(), (40 - fit) as u64);
+        assert_eq!(u.lost_uncertain(), (40 - fit) as u64);
+        // Exactly full is not over the bound.
+        let u = Unclaimed::default();
+        let w = weight(&failed(""));
+        u.keep(failed(""));
+        assert!(!u.is_empty());
+        let exact = "y".repeat(UNCLAIMED_BYTES - 2 * w);
+        u.keep(failed(&exact));
+        assert_eq!(u.bytes(), UNCLAIMED_BYTES);
+        assert_eq!(u.lost(), 0);
+        assert_eq!(u.len(), 2);
+        u.keep(failed(""));
+        assert_eq!(u.lost(), 1);
+        assert_eq!(u.bytes(), UNCLAIMED_BYTES);
+    }
+
+    #[test]
+    fn c_10_an_uncertain_command_weighs_its_query_and_its_domain() {
+        let mut r = uncertain("abc");
+        let bare = weight(&r);
+        if let CommandResult::Uncertain { command, .. } = &mut r {
+            command.domain = Some("domain".into());
+        }
+        assert_eq!(weight(&r), bare + 6);
+        assert_eq!(weight(&failed("four")), weight(&failed("")) + 4);
+    }
+
+    #[test]
+    fn c_10_an_outcome_delivered_as_its_waiter_leaves_is_never_lost() {
+        // Delivered first: the waiter's leave reads it.
+        let g = Gate::default();
+        let mut slot = None;
+        assert_eq!(
+            g.deliver(1, |r| {
+                slot = Some(r);
+                None
+            }),
+            None
+        );
+        assert_eq!(g.leave(|| slot.take()), Some(1));
+        // Left first: the outcome comes back, and `send` is never called.
+        let g = Gate::default();
+        assert_eq!(g.leave(|| None::<u8>), None);
+        assert_eq!(
+            g.deliver(2, |_| panic!("sent after the waiter left")),
+            Some(2)
+        );
+        // A send that fails gives the outcome back too.
+        assert_eq!(Gate::default().deliver(3, Some), Some(3));
     }
 }

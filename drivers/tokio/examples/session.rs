@@ -213,7 +213,7 @@ async fn session(lb: &Loopback, transport: Transport) -> Result<usize, nervix_to
         .with_root(lb.certificate_der().unwrap_or_default().to_vec());
     let config_for_calls = config.clone();
     let client = Client::connect(config).await?;
-    let mut events = client.events();
+    let events = client.events();
     let mut completed = 0;
     let show = |what: &str, r: &CommandResult, completed: &mut usize| {
         *completed += usize::from(matches!(r, CommandResult::Completed(_)));

@@ -8,6 +8,7 @@ use crate::streams::{clock_domain, ClockFollow, ClockSink, Subscription, STREAM_
 use crate::transport::{self, AbortOnDrop, Dial, End, Event, Out};
 use crate::{DriverEvent, Error};
 use arrow_array::RecordBatch;
+use nervix_driver_support::observe::Hub;
 pub(crate) use nervix_driver_support::unclaimed::Unclaimed;
 use nervix_protocol::client::{
     Action, BatchId, BatchOutcome, Client as Engine, ClientError, ClientEvent, CommandHandle,
@@ -23,7 +24,7 @@ use nervix_protocol::transaction::Binding;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc, oneshot, Notify};
+use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::time::Instant;
 
 /// A command the engine accepted: its reference, and where its result will come.
@@ -154,7 +155,9 @@ pub(crate) struct Driver {
     unclaimed: Unclaimed,
     parked: Option<Parked>,
     refused: VecDeque<SessionId>,
-    notify: broadcast::Sender<DriverEvent>,
+    notify: Hub<DriverEvent>,
+    /// Evictions from `unclaimed` already reported to observers.
+    unclaimed_reported: u64,
     streams: Streams,
     dataplane: Dataplane,
 }
@@ -213,7 +216,8 @@ impl Driver {
         config: Config,
         tls: Option<Tls>,
         requests: mpsc::Receiver<Request>,
-        notify: broadcast::Sender<DriverEvent>,
+        notify: Hub<DriverEvent>,
+        unclaimed: Unclaimed,
     ) -> Self {
         let (events_tx, events_rx) = mpsc::channel(1024);
         Self {
@@ -227,10 +231,11 @@ impl Driver {
             sessions: BTreeMap::new(),
             commands: BTreeMap::new(),
             reads: BTreeMap::new(),
-            unclaimed: Unclaimed::default(),
+            unclaimed,
             parked: None,
             refused: VecDeque::new(),
             notify,
+            unclaimed_reported: 0,
             streams: Streams::default(),
             dataplane: Dataplane::default(),
         }
@@ -620,7 +625,7 @@ impl Driver {
             Event::Frame(f) => self.engine.handle_frame(now, sid, f),
             Event::Ended(end) => {
                 self.sessions.remove(&sid);
-                let _ = self.notify.send(DriverEvent::TransportEnded {
+                self.notify.send(DriverEvent::TransportEnded {
                     session: sid,
                     end: end.clone(),
                 });
@@ -680,11 +685,17 @@ impl Driver {
             }
             while let Some(u) = self.engine.poll_unsolicited() {
                 any = true;
-                let _ = self.notify.send(match u {
+                self.notify.send(match u {
                     Unsolicited::Frame(f) => DriverEvent::Unsolicited(f),
                     Unsolicited::Lost { dropped } => DriverEvent::UnsolicitedLost(dropped),
                     _ => continue,
                 });
+            }
+            let lost = self.unclaimed.lost();
+            if lost > self.unclaimed_reported {
+                self.notify
+                    .send(DriverEvent::UnclaimedLost(lost - self.unclaimed_reported));
+                self.unclaimed_reported = lost;
             }
             any |= self.route_streams();
             any |= self.route_dataplane();
@@ -773,15 +784,14 @@ impl Driver {
                 }
             }
             ClientEvent::SessionOpened { session, endpoint } => {
-                let _ = self
-                    .notify
+                self.notify
                     .send(DriverEvent::SessionOpened { session, endpoint });
             }
             ClientEvent::SessionLost { session, loss } => {
-                let _ = self.notify.send(DriverEvent::SessionLost { session, loss });
+                self.notify.send(DriverEvent::SessionLost { session, loss });
             }
             ClientEvent::Transaction(b) => {
-                let _ = self.notify.send(DriverEvent::Transaction(b));
+                self.notify.send(DriverEvent::Transaction(b));
             }
             _ => {}
         }
@@ -950,7 +960,7 @@ impl Driver {
                                 None => SubmitError::UnknownProducer,
                             })));
                         }
-                        let _ = notify.send(DriverEvent::Producer {
+                        notify.send(DriverEvent::Producer {
                             producer: id,
                             event: e.clone(),
                         });
@@ -960,7 +970,7 @@ impl Driver {
                 // Admission, interruption and restoration: for observers (P-6, P-8).
                 e => {
                     room |= matches!(e, ProducerEvent::Restored(_));
-                    let _ = notify.send(DriverEvent::Producer {
+                    notify.send(DriverEvent::Producer {
                         producer: id,
                         event: e,
                     });
@@ -1005,7 +1015,7 @@ impl Driver {
                     if let Some(tx) = sink.opened.take() {
                         let _ = tx.send(Err(Error::OpenRefused(format!("{e:?}"))));
                     }
-                    let _ = notify.send(DriverEvent::Consumer {
+                    notify.send(DriverEvent::Consumer {
                         consumer: id,
                         event: e.clone(),
                     });
@@ -1013,7 +1023,7 @@ impl Driver {
                 }
                 // Interruption and restoration: for observers (EC-5).
                 e => {
-                    let _ = notify.send(DriverEvent::Consumer {
+                    notify.send(DriverEvent::Consumer {
                         consumer: id,
                         event: e,
                     });
@@ -1049,6 +1059,13 @@ impl Driver {
     /// An outcome whose caller stopped waiting is kept, never lost (C-10).
     fn keep_unclaimed(&mut self, r: CommandResult) {
         self.unclaimed.keep(r);
+    }
+}
+
+impl Drop for Driver {
+    /// Observers read what is queued, then learn that nothing more comes.
+    fn drop(&mut self) {
+        self.notify.close();
     }
 }
 

@@ -49,11 +49,15 @@ pub use config::{
     Resolver, Transport, WsAuth,
 };
 pub use nervix_driver_support::resolve::ConnectError;
+#[doc(hidden)]
+pub use transport::read_grpc_body;
 pub use transport::{
     console_url, grpc_message, End, MessageError, MessageReader, CONSOLE_PATH, EXCHANGE_PATH,
 };
 
 pub use dataplane::{Consumer, PendingBatch, Producer, Submission};
+pub use nervix_driver_support::observe::{WatchError, OBSERVER_BYTES, OBSERVER_QUEUE};
+pub use nervix_driver_support::unclaimed::{UNCLAIMED, UNCLAIMED_BYTES};
 pub use nervix_protocol::client::{
     BatchOutcome, ClockEvent, CommandResult, ConsumerEvent, ConsumerId, ConsumerSpec, Decision,
     Delivery, DeliveryRef, Gap, ProducerEvent, ProducerId, ProducerSpec, ReadResult,
@@ -62,6 +66,7 @@ pub use nervix_protocol::client::{
 pub use streams::{ClockFollow, Subscription};
 
 use driver::{Driver, Request, RunSubmitted, Submitted};
+use nervix_driver_support::observe::{Hub, Observed, Watch};
 use nervix_protocol::client::{ClientError, SessionId, SettleError, SubmitError};
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::exchange::Unsolicited;
@@ -72,7 +77,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 /// Why a call of the application did not get a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -115,8 +120,9 @@ pub enum Error {
     Stopped,
 }
 
-/// What the driver tells observers (see [`Client::events`]). Bounded: a slow observer lags
-/// and is told how much it missed, and nothing else waits for it.
+/// What the driver tells observers (see [`Client::events`]). Bounded in count and bytes for
+/// each observer: what a slow observer does not read in time is dropped for it alone and
+/// reported in its place ([`DriverEvent::EventsLost`]), and nothing else waits for it (C-7).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum DriverEvent {
@@ -147,6 +153,13 @@ pub enum DriverEvent {
     Unsolicited(ServerFrame),
     /// Unsolicited frames were dropped (C-7).
     UnsolicitedLost(u64),
+    /// This many events were dropped for this observer, which did not read them in time:
+    /// its queue held [`OBSERVER_QUEUE`] events or [`OBSERVER_BYTES`] bytes (C-7).
+    EventsLost(u64),
+    /// This many outcomes of commands nobody waited for were evicted from the store
+    /// [`Client::unclaimed`] reads, by its bounds (C-10); [`Client::unclaimed_lost`] counts
+    /// them all.
+    UnclaimedLost(u64),
     /// A producer's admission changed (P-6), its session was lost or it was restored or not
     /// (P-8), or it ended. Outcomes go to each batch's [`PendingBatch`] instead.
     Producer {
@@ -164,6 +177,24 @@ pub enum DriverEvent {
         event: ConsumerEvent,
     },
 }
+
+impl Observed for DriverEvent {
+    fn weight(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + match self {
+                Self::Unsolicited(f) => f.len(),
+                _ => 0,
+            }
+    }
+
+    fn lost(dropped: u64) -> Self {
+        Self::EventsLost(dropped)
+    }
+}
+
+/// One observer's events (see [`Client::events`]): [`Events::recv`] waits for the next,
+/// [`Events::try_recv`] takes one if queued, [`Events::lost`] counts what was dropped.
+pub type Events = Watch<DriverEvent>;
 
 /// What [`Client::run`] gave.
 #[derive(Debug, Clone)]
@@ -215,8 +246,11 @@ impl From<Submitted> for PendingCommand {
 
 impl Drop for PendingCommand {
     /// An outcome that arrived but was never read is kept for [`Client::unclaimed`] (C-10):
-    /// dropping the wait must not lose what the client already holds.
+    /// dropping the wait must not lose what the client already holds. The channel is closed
+    /// first, so an outcome sent from now on comes back to the driver, which keeps it; what
+    /// came before is read here.
     fn drop(&mut self) {
+        self.result.close();
         if let Ok(r) = self.result.try_recv() {
             self.unclaimed.keep(r);
         }
@@ -228,7 +262,8 @@ impl Drop for PendingCommand {
 #[derive(Debug, Clone)]
 pub struct Client {
     requests: mpsc::Sender<Request>,
-    notify: broadcast::Sender<DriverEvent>,
+    notify: Hub<DriverEvent>,
+    unclaimed: driver::Unclaimed,
 }
 
 impl Client {
@@ -254,10 +289,15 @@ impl Client {
         config.check()?;
         let tls = Some(net::Dialer::new(&config).map_err(|e| Error::Tls(e.to_string()))?);
         let (requests, rx) = mpsc::channel(256);
-        let (notify, _) = broadcast::channel(1024);
-        let driver = Driver::new(config, tls, rx, notify.clone());
+        let notify = Hub::default();
+        let unclaimed = driver::Unclaimed::default();
+        let driver = Driver::new(config, tls, rx, notify.clone(), unclaimed.clone());
         tokio::spawn(driver.run());
-        Ok(Self { requests, notify })
+        Ok(Self {
+            requests,
+            notify,
+            unclaimed,
+        })
     }
 
     async fn call<T>(
@@ -367,6 +407,14 @@ impl Client {
         rx.await.map_err(|_| Error::Stopped)
     }
 
+    /// How many outcomes of commands nobody waited for the bounds of [`Client::unclaimed`]'s
+    /// store evicted ([`UNCLAIMED`] outcomes, [`UNCLAIMED_BYTES`] bytes): settled ones go
+    /// before uncertain ones, and each eviction is also reported as
+    /// [`DriverEvent::UnclaimedLost`] (C-10).
+    pub fn unclaimed_lost(&self) -> u64 {
+        self.unclaimed.lost()
+    }
+
     /// Opens a subscription in the selected domain with one `CREATE SUBSCRIPTION <name> FROM
     /// <relay> ...` statement (S-1) and returns the stream of its events: generations, row
     /// batches checked against their schema, gaps, and the end. The client keeps it across
@@ -448,9 +496,12 @@ impl Client {
             .map_err(|_| Error::Stopped)
     }
 
-    /// What the driver reports from now on.
-    pub fn events(&self) -> broadcast::Receiver<DriverEvent> {
-        self.notify.subscribe()
+    /// What the driver reports from now on, to this observer alone. It holds at most
+    /// [`OBSERVER_QUEUE`] events and [`OBSERVER_BYTES`] bytes unread; what does not fit is
+    /// dropped for it, counted ([`Events::lost`]) and reported as [`DriverEvent::EventsLost`]
+    /// where it happened (C-7).
+    pub fn events(&self) -> Events {
+        self.notify.watch()
     }
 
     /// Ends the session and stops the driver. With `revert` the session ends cleanly, which
@@ -496,5 +547,59 @@ pub fn unsolicited_frame(u: &Unsolicited) -> Option<&ServerFrame> {
     match u {
         Unsolicited::Frame(f) => Some(f),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nervix_protocol::client::Failure;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// A result sent at the moment its wait is dropped is read by the wait or comes back to
+    /// the sender, which keeps it: never lost between the two (C-10). The two race on two
+    /// threads, released together, many times.
+    #[test]
+    fn c_10_an_outcome_sent_as_its_wait_is_dropped_is_never_lost() {
+        const ROUNDS: usize = 100_000;
+        let unclaimed = driver::Unclaimed::default();
+        let go = Arc::new(AtomicUsize::new(0));
+        let (senders_tx, senders) = std::sync::mpsc::channel::<oneshot::Sender<CommandResult>>();
+        let sender = {
+            let (unclaimed, go) = (unclaimed.clone(), go.clone());
+            std::thread::spawn(move || {
+                for (round, tx) in senders.iter().enumerate() {
+                    while go.load(Ordering::Acquire) <= round {
+                        std::hint::spin_loop();
+                    }
+                    // The driver keeps what its waiter no longer takes.
+                    if let Err(r) = tx.send(CommandResult::Failed(Failure::NotSent)) {
+                        unclaimed.keep(r);
+                    }
+                }
+            })
+        };
+        for round in 0..ROUNDS {
+            let (tx, rx) = oneshot::channel();
+            let p = PendingCommand {
+                reference: String::new(),
+                result: rx,
+                unclaimed: unclaimed.clone(),
+            };
+            senders_tx.send(tx).unwrap();
+            go.store(round + 1, Ordering::Release);
+            for _ in 0..(round % 512) {
+                std::hint::spin_loop();
+            }
+            drop(p);
+        }
+        drop(senders_tx);
+        sender.join().unwrap();
+        assert_eq!(
+            unclaimed.len(),
+            ROUNDS.min(nervix_driver_support::unclaimed::UNCLAIMED)
+        );
+        assert_eq!(unclaimed.lost() as usize + unclaimed.len(), ROUNDS);
     }
 }

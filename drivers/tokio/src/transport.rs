@@ -172,6 +172,72 @@ impl MessageReader {
         self.buf.advance(5);
         Ok(Some(self.buf.split_to(len).freeze()))
     }
+
+    /// How many bytes are buffered that make no whole message yet: a stream that ends with
+    /// any ended inside a message, which is a transport failure whatever its status says.
+    pub fn partial(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+/// Takes every whole message buffered in `reader` into `out`, in order; the end a message
+/// that cannot be read makes (F-3, T-1), after the messages before it.
+fn take_messages(reader: &mut MessageReader, out: &mut Vec<Bytes>) -> Result<(), End> {
+    loop {
+        match reader.next_message() {
+            Ok(Some(m)) => out.push(m),
+            Ok(None) => return Ok(()),
+            Err(MessageError::TooLarge(_)) => return Err(End::OversizedFrame),
+            Err(MessageError::Compressed) => {
+                return Err(End::Transport("a compressed message".into()))
+            }
+        }
+    }
+}
+
+/// A body that ended with bytes of no whole message (a partial length prefix, or a prefix
+/// promising more than came) was cut inside a message: a transport failure, whatever its
+/// status says.
+fn cut_inside_a_message(reader: &MessageReader) -> Option<End> {
+    (reader.partial() > 0).then(|| {
+        End::Transport(format!(
+            "the call ended inside a message ({} bytes left over)",
+            reader.partial()
+        ))
+    })
+}
+
+/// Reads a session's response body as it came in `chunks`, ended with trailers carrying
+/// `status` (none: no grpc-status), the way a live gRPC session reads it: every message is
+/// handed to `frame` in order (until it says false), and the session's end comes back. For
+/// the fuzz targets, which drive the reader with hostile bytes.
+#[doc(hidden)]
+pub fn read_grpc_body<'a>(
+    chunks: impl IntoIterator<Item = &'a [u8]>,
+    status: Option<u32>,
+    mut frame: impl FnMut(Bytes) -> bool,
+) -> End {
+    let mut reader = MessageReader::default();
+    for chunk in chunks {
+        reader.push(chunk);
+        let mut messages = Vec::new();
+        let bad = take_messages(&mut reader, &mut messages);
+        for m in messages {
+            if !frame(m) {
+                return End::Finished;
+            }
+        }
+        if let Err(end) = bad {
+            return end;
+        }
+    }
+    if let Some(end) = cut_inside_a_message(&reader) {
+        return end;
+    }
+    match status {
+        Some(code) => end_of_status(code),
+        None => End::Transport("no grpc-status".into()),
+    }
 }
 
 async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
@@ -273,23 +339,22 @@ async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
             Some(Ok(chunk)) => {
                 let _ = recv.flow_control().release_capacity(chunk.len());
                 reader.push(&chunk);
-                loop {
-                    match reader.next_message() {
-                        Ok(Some(m)) => {
-                            if !d.tell(Event::Frame(m)).await {
-                                return End::Finished;
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(MessageError::TooLarge(_)) => return End::OversizedFrame,
-                        Err(MessageError::Compressed) => {
-                            return End::Transport("a compressed message".into())
-                        }
+                let mut messages = Vec::new();
+                let bad = take_messages(&mut reader, &mut messages);
+                for m in messages {
+                    if !d.tell(Event::Frame(m)).await {
+                        return End::Finished;
                     }
+                }
+                if let Err(end) = bad {
+                    return end;
                 }
             }
             Some(Err(e)) => break End::Transport(format!("http/2: {e}")),
             None => {
+                if let Some(end) = cut_inside_a_message(&reader) {
+                    break end;
+                }
                 let trailers = recv.trailers().await;
                 break match trailers {
                     Ok(Some(t)) => match status_of(&t) {
@@ -311,6 +376,52 @@ async fn timeout_at<F: std::future::Future>(
     f: F,
 ) -> Result<F::Output, tokio::time::error::Elapsed> {
     tokio::time::timeout_at(deadline, f).await
+}
+
+/// How long a console session whose write failed waits for the server's close code (T-3).
+pub(crate) const CLOSE_WAIT: Duration = Duration::from_millis(200);
+
+/// The most frames a console session whose write failed passes on while it waits for the
+/// close code.
+const CLOSE_WAIT_FRAMES: usize = 64;
+
+/// What a console close means: 1000 (or none) a clean end, 1003, 1007, 1008 and 1009 a
+/// defect in what we sent, anything else (1001 included) a transport failure (T-3).
+fn close_end(frame: Option<tokio_tungstenite::tungstenite::protocol::CloseFrame>) -> End {
+    match frame.map(|f| f.code) {
+        None | Some(CloseCode::Normal) => End::Finished,
+        Some(code) => match u16::from(code) {
+            c @ (1003 | 1007 | 1008 | 1009) => End::Defect(c),
+            c => End::Transport(format!("close code {c}")),
+        },
+    }
+}
+
+/// After a failed write, reads on for at most [`CLOSE_WAIT`]: a close code that judges a
+/// frame of ours is what ended the session (T-3), whichever of the two was seen first;
+/// otherwise the write's failure is. Frames read meanwhile (at most [`CLOSE_WAIT_FRAMES`])
+/// come back to be passed on, in order.
+async fn close_code_after<S>(source: &mut S, failed: End) -> (Vec<Bytes>, End)
+where
+    S: futures_util::Stream<Item = Result<Message, WsError>> + Unpin,
+{
+    let mut frames = Vec::new();
+    let read = async {
+        while frames.len() < CLOSE_WAIT_FRAMES {
+            match source.next().await {
+                Some(Ok(Message::Binary(b))) => frames.push(b),
+                Some(Ok(Message::Close(frame))) => return Some(close_end(frame)),
+                Some(Ok(Message::Text(_))) | Some(Err(_)) | None => return None,
+                Some(Ok(_)) => {}
+            }
+        }
+        None
+    };
+    let end = match timeout(CLOSE_WAIT, read).await {
+        Ok(Some(end @ End::Defect(_))) => end,
+        _ => failed,
+    };
+    (frames, end)
 }
 
 /// The most frames written to a WebSocket before one flush.
@@ -408,7 +519,17 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
         let next = tokio::select! {
             m = source.next() => m,
             w = &mut wrote => match w {
-                Ok(end) => break end,
+                // A write failed: the server may have closed with a code that judges what
+                // we sent, and its close frame may be unread yet (T-3).
+                Ok(failed) => {
+                    let (frames, end) = close_code_after(&mut source, failed).await;
+                    for f in frames {
+                        if !d.tell(Event::Frame(f)).await {
+                            break;
+                        }
+                    }
+                    break end;
+                }
                 // The driver dropped the session.
                 Err(_) => break End::Finished,
             },
@@ -419,16 +540,7 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
                     break End::Finished;
                 }
             }
-            Some(Ok(Message::Close(frame))) => {
-                break match frame.map(|f| f.code) {
-                    None | Some(CloseCode::Normal) => End::Finished,
-                    Some(code) => match u16::from(code) {
-                        c @ (1003 | 1007 | 1008 | 1009) => End::Defect(c),
-                        // 1001 and anything else: the transport failed.
-                        c => End::Transport(format!("close code {c}")),
-                    },
-                };
-            }
+            Some(Ok(Message::Close(frame))) => break close_end(frame),
             Some(Ok(Message::Text(_))) => break End::Transport("a text message".into()),
             Some(Ok(_)) => {}
             Some(Err(WsError::Capacity(_))) => break End::OversizedFrame,
@@ -438,4 +550,106 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
     };
     drop(writer);
     end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+
+    fn closing(code: u16) -> Result<Message, WsError> {
+        Ok(Message::Close(Some(CloseFrame {
+            code: CloseCode::from(code),
+            reason: "".into(),
+        })))
+    }
+
+    fn failed() -> End {
+        End::Transport("write failed".into())
+    }
+
+    fn run<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn t_3_a_defect_close_code_read_after_a_failed_write_ends_the_session() {
+        for code in [1003u16, 1007, 1008, 1009] {
+            let mut s = futures_util::stream::iter(vec![
+                Ok(Message::Binary(Bytes::from_static(b"a"))),
+                Ok(Message::Ping(Bytes::new())),
+                closing(code),
+            ]);
+            let (frames, end) = run(close_code_after(&mut s, failed()));
+            assert_eq!(end, End::Defect(code));
+            assert_eq!(frames, vec![Bytes::from_static(b"a")], "passed on in order");
+        }
+    }
+
+    #[test]
+    fn t_3_any_other_close_after_a_failed_write_keeps_the_write_failure() {
+        for code in [1000u16, 1001, 1011] {
+            let mut s = futures_util::stream::iter(vec![closing(code)]);
+            assert_eq!(
+                run(close_code_after(&mut s, failed())).1,
+                failed(),
+                "{code}"
+            );
+        }
+        let mut s = futures_util::stream::iter(Vec::<Result<Message, WsError>>::new());
+        assert_eq!(run(close_code_after(&mut s, failed())).1, failed());
+    }
+
+    #[test]
+    fn t_8_the_wait_for_a_close_code_after_a_failed_write_is_bounded() {
+        let mut s = futures_util::stream::pending::<Result<Message, WsError>>();
+        let started = std::time::Instant::now();
+        assert_eq!(run(close_code_after(&mut s, failed())).1, failed());
+        let waited = started.elapsed();
+        assert!(
+            waited >= CLOSE_WAIT && waited < CLOSE_WAIT * 10,
+            "{waited:?}"
+        );
+        // A peer that floods frames instead of closing is not waited for either.
+        let mut s = futures_util::stream::repeat_with(|| {
+            Ok::<_, WsError>(Message::Binary(Bytes::from_static(b"x")))
+        });
+        let (frames, end) = run(close_code_after(&mut s, failed()));
+        assert_eq!(end, failed());
+        assert_eq!(frames.len(), CLOSE_WAIT_FRAMES);
+    }
+
+    #[test]
+    fn t_1_a_session_body_is_read_message_by_message_across_chunks() {
+        let mut body = grpc_message(b"first").to_vec();
+        body.extend_from_slice(&grpc_message(b"second"));
+        let mut got = Vec::new();
+        let end = read_grpc_body(body.chunks(3), Some(0), |m| {
+            got.push(m);
+            true
+        });
+        assert_eq!(end, End::Finished);
+        assert_eq!(
+            got,
+            vec![Bytes::from_static(b"first"), Bytes::from_static(b"second")]
+        );
+        // A reader nobody takes frames from stops at once.
+        let mut got = Vec::new();
+        let end = read_grpc_body([&body[..]], Some(14), |m| {
+            got.push(m);
+            false
+        });
+        assert_eq!((end, got.len()), (End::Finished, 1));
+        // Cut inside the second message, whatever the status.
+        let end = read_grpc_body([&body[..body.len() - 1]], Some(0), |_| true);
+        assert!(matches!(end, End::Transport(_)), "{end:?}");
+        assert_eq!(
+            read_grpc_body([&body[..]], None, |_| true),
+            End::Transport("no grpc-status".into())
+        );
+    }
 }

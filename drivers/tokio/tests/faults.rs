@@ -59,7 +59,7 @@ fn t_2_a_client_started_over_https_never_follows_a_redirect_to_http() {
             let c = Client::connect(cfg).await.unwrap();
             c.select_domain(Some("tenant")).await.unwrap();
             assert!(completed(&c.execute("CREATE RELAY a;").await.unwrap()));
-            let mut events = c.events();
+            let events = c.events();
             // The leader moves to the node served over http: every redirect names it.
             lb.set_leader(1);
             let r = c.execute("CREATE RELAY b;").await.unwrap();
@@ -106,7 +106,7 @@ fn t_8_a_slow_reader_ends_the_session_at_the_write_deadline_and_nothing_hangs() 
             cfg.client.backoff_max = Duration::from_millis(200);
             let c = Client::connect(cfg).await.unwrap();
             c.select_domain(Some("tenant")).await.unwrap();
-            let mut events = c.events();
+            let events = c.events();
             lb.slow_reader(0, Some(Duration::from_secs(3)));
             // More than the flow-control windows and socket buffers take while nobody reads.
             let big = format!("CREATE RELAY big SCHEMA '{}';", "x".repeat(1 << 20));

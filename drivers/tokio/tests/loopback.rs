@@ -148,7 +148,7 @@ fn t_1_an_oversized_frame_from_the_server_is_refused_and_the_session_closed() {
         let lb = server(1, false);
         block(async {
             let c = connected(&lb, transport).await;
-            let mut events = c.events();
+            let events = c.events();
             lb.inject(CallFault::OversizedFrame);
             // The reply comes as an oversized message: refused unread, the session closed,
             // and the command repeated under its reference on the next session (E-3).
@@ -329,7 +329,7 @@ fn t_3_close_code_1001_is_a_transport_failure_and_a_node_killed_mid_call_is_surv
         let lb = server(3, false);
         block(async {
             let c = connected(&lb, transport).await;
-            let mut events = c.events();
+            let events = c.events();
             // The leader runs the command but its reply is lost; then it dies mid-call.
             lb.drop_replies(0, true);
             let pending = c.submit("CREATE RELAY killed;").await.unwrap();
@@ -479,7 +479,7 @@ fn t_7_a_console_session_ending_with_a_redirect_reconnects_to_the_leaders_consol
     block(async {
         let c = connected(&lb, WS).await;
         assert!(completed(&c.execute("CREATE RELAY a;").await.unwrap()));
-        let mut events = c.events();
+        let events = c.events();
         lb.set_leader(2);
         assert!(completed(&c.execute("CREATE RELAY b;").await.unwrap()));
         let mut opened = Vec::new();
