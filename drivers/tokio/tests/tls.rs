@@ -102,7 +102,7 @@ fn t_2_a_redirect_to_another_host_name_is_verified_against_that_name() {
             let c = Client::connect(config.clone()).await.unwrap();
             c.select_domain(Some("tenant")).await.unwrap();
             let report = backed_up(&c).await;
-            let mut events = c.events();
+            let events = c.events();
             // The leader moves to node 1: the session follows the redirect to its name.
             lb.set_leader(1);
             let mut done = false;
