@@ -134,3 +134,40 @@ fn t_3_a_write_failing_before_the_defect_close_code_is_read_still_reports_the_co
         assert_eq!(lb.stats().calls.len(), 1, "{code}: no new session");
     }
 }
+
+/// A node that keeps its session open and answers nothing (a stuck node, a half-open
+/// connection): the first call whose deadline passes with nothing heard replaces the session,
+/// so the next call goes on a new one instead of waiting out 64 abandoned slots (T-8).
+#[test]
+fn t_8_a_silent_server_is_left_at_the_first_call_deadline_over_sockets_blocking() {
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        ..LoopbackConfig::default()
+    })
+    .unwrap();
+    let lb = std::sync::Arc::new(lb);
+    let server = lb.clone();
+    bounded(move || {
+        let lb = server;
+        let seeds: Vec<&str> = lb.console_endpoints().iter().map(String::as_str).collect();
+        let cfg = Config::new(&seeds, Credentials::new("nervix", "nervix"))
+            .unwrap()
+            .with_auth(WsAuth::Header)
+            .with_timeouts(Duration::from_millis(400), Duration::from_secs(2));
+        let c = Client::connect(cfg).unwrap();
+        c.select_domain(Some("tenant")).unwrap();
+        let sessions = || lb.calls_to(nervix_blocking::CONSOLE_PATH).len();
+        let r = c.execute("CREATE RELAY before;").unwrap();
+        assert!(matches!(r, CommandResult::Completed(_)), "{r:?}");
+        assert_eq!(sessions(), 1);
+        // The node goes silent: the command reaches it, nothing comes back.
+        lb.drop_replies(0, true);
+        let r = c.execute("CREATE RELAY silent;").unwrap();
+        assert!(matches!(r, CommandResult::Uncertain { .. }), "{r:?}");
+        lb.drop_replies(0, false);
+        // The next command goes on a new session and completes there.
+        let r = c.execute("CREATE RELAY after;").unwrap();
+        assert!(matches!(r, CommandResult::Completed(_)), "{r:?}");
+        assert_eq!(sessions(), 2);
+    });
+}

@@ -291,3 +291,50 @@ fn t_5_grpc_cancelled_unknown_deadline_exceeded_and_permission_denied_are_transp
         assert!(lb.stats().calls.len() >= 2, "{code}: a new session");
     }
 }
+
+/// The sessions the client opened so far on `transport`, as the loopback saw them.
+fn sessions(lb: &Loopback, transport: Transport) -> usize {
+    lb.calls_to(match transport {
+        Transport::Grpc => nervix_tokio::EXCHANGE_PATH,
+        _ => nervix_tokio::CONSOLE_PATH,
+    })
+    .len()
+}
+
+/// A node that keeps its session open and answers nothing (a stuck node, a half-open
+/// connection): the first call whose deadline passes with nothing heard replaces the session,
+/// so the next call goes on a new one instead of waiting out 64 abandoned slots (T-8).
+#[test]
+fn t_8_a_silent_server_is_left_at_the_first_call_deadline_over_sockets() {
+    for transport in TRANSPORTS {
+        let lb = Loopback::start(LoopbackConfig {
+            nodes: 1,
+            ..LoopbackConfig::default()
+        })
+        .unwrap();
+        block(async {
+            let cfg = Config::new(
+                &endpoints(&lb, transport),
+                Credentials::new("nervix", "nervix"),
+                transport,
+            )
+            .unwrap()
+            .with_timeouts(Duration::from_millis(400), Duration::from_secs(2));
+            let c = Client::connect(cfg).await.unwrap();
+            c.select_domain(Some("tenant")).await.unwrap();
+            let r = c.execute("CREATE RELAY before;").await.unwrap();
+            assert!(matches!(r, CommandResult::Completed(_)), "{transport:?}: {r:?}");
+            assert_eq!(sessions(&lb, transport), 1, "{transport:?}");
+            // The node goes silent: the command reaches it, nothing comes back.
+            lb.drop_replies(0, true);
+            let r = c.execute("CREATE RELAY silent;").await.unwrap();
+            assert!(matches!(r, CommandResult::Uncertain { .. }), "{transport:?}: {r:?}");
+            lb.drop_replies(0, false);
+            // The next command goes on a new session and completes there.
+            let r = c.execute("CREATE RELAY after;").await.unwrap();
+            assert!(matches!(r, CommandResult::Completed(_)), "{transport:?}: {r:?}");
+            assert_eq!(sessions(&lb, transport), 2, "{transport:?}");
+        });
+        lb.stop();
+    }
+}
