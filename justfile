@@ -48,6 +48,35 @@ soak-transports seeds="200" base="0":
     NERVIX_SEEDS={{seeds}} NERVIX_SEED_BASE={{base}} cargo test --release -p nervix-tokio --test scenarios
     NERVIX_SEEDS={{seeds}} NERVIX_SEED_BASE={{base}} cargo test --release -p nervix-blocking --test scenarios
 
+# Mutation testing of the engine crate (`protocol/`) on the lines a change touched: cargo-mutants
+# (27.1.x, installed if missing) mutates only the lines of `git diff <base> -- protocol/`, one job
+# at a time, each test run cut at `timeout` seconds. `base` defaults to origin/main, or HEAD~1 where
+# there is no origin. Scope it with `file` (one source file) and `test` (one test binary of
+# nervix-protocol), or the whole crate's tests run for every mutant. Survivors are listed in
+# $CARGO_TARGET_DIR (or target)/mutants.out/missed.txt.
+# `just mutants main protocol/src/client/producers.rs producers` mutates what the branch changed
+# in producers.rs and runs `cargo test -p nervix-protocol --test producers` against each mutant.
+mutants base="" file="" test="" timeout="120":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if ! cargo mutants --version 2>/dev/null | grep -q '^cargo-mutants 27\.1\.'; then
+        cargo install cargo-mutants --version 27.1.0 --locked
+    fi
+    base="{{base}}"
+    if [ -z "$base" ]; then
+        if git rev-parse --quiet --verify origin/main >/dev/null; then base=origin/main; else base=HEAD~1; fi
+    fi
+    out="${CARGO_TARGET_DIR:-target}"
+    mkdir -p "$out"
+    diff="$out/mutants.diff"
+    git diff "$base" -- protocol/ > "$diff"
+    if [ ! -s "$diff" ]; then echo "no change under protocol/ since $base: nothing to mutate"; exit 0; fi
+    args=(--package nervix-protocol --in-diff "$diff" --jobs 1 --timeout {{timeout}} --output "$out")
+    if [ -n "{{file}}" ]; then args+=(--file "{{file}}"); fi
+    if [ -n "{{test}}" ]; then args+=(-- --test "{{test}}"); fi
+    echo "cargo mutants ${args[*]}  (diff against $base)"
+    cargo mutants "${args[@]}"
+
 # Replay one simulation seed and print its trace.
 replay seed:
     NERVIX_SEED={{seed}} NERVIX_TRACE=1 cargo test -p nervix-harness --test simulation -- --nocapture

@@ -1140,3 +1140,91 @@ fn f_4_corpus_gives_every_nonempty_vector_its_shortest_length() {
         not_shortest.join("\n")
     );
 }
+
+#[test]
+fn f_1_corpus_carries_the_edges_the_upstream_tests_check() {
+    // A leader named by a download's redirect, the largest choice page, an empty query, and a
+    // U64 field beside a nullable sensitive one in an emitter's fields and a subscription's
+    // schema.
+    let hex = |s: &str| {
+        format!(
+            "str:{}",
+            s.bytes().map(|b| format!("{b:02x}")).collect::<String>()
+        )
+    };
+    let expected: Vec<(&str, String)> = vec![
+        (
+            "backup-download-leader-redirect-leader.nxbd",
+            "part=LeaderRedirect".into(),
+        ),
+        (
+            "backup-download-leader-redirect-leader.nxbd",
+            format!("part.leader.node={}", hex("node-c")),
+        ),
+        (
+            "backup-download-leader-redirect-leader.nxbd",
+            format!(
+                "part.leader.grpc_uri={}",
+                hex("https://node-c.example:7443")
+            ),
+        ),
+        (
+            "backup-download-leader-redirect-leader.nxbd",
+            format!(
+                "part.leader.web_console_uri={}",
+                hex("https://node-c.example:8443")
+            ),
+        ),
+        (
+            "client-choice-lookup-page-size-100.nxcm",
+            "request.page_size=100".into(),
+        ),
+        (
+            "client-command-empty-query.nxcm",
+            "request=CommandRequest".into(),
+        ),
+        (
+            "client-command-empty-query.nxcm",
+            "request.query=str:".into(),
+        ),
+        (
+            "client-open-emitter-u64-nullable-sensitive.nxcm",
+            "request=OpenEmitterRequest".into(),
+        ),
+        (
+            "client-open-emitter-u64-nullable-sensitive.nxcm",
+            "request.expected_fields[0].field_type.shape.scalar=U64".into(),
+        ),
+        (
+            "client-open-emitter-u64-nullable-sensitive.nxcm",
+            "request.expected_fields[1].nullable=true".into(),
+        ),
+        (
+            "client-open-emitter-u64-nullable-sensitive.nxcm",
+            "request.expected_fields[1].sensitive=true".into(),
+        ),
+        (
+            "server-reply-subscription-opened-nullable-sensitive.nxsm",
+            "body.body.disposition=SubscriptionOpened".into(),
+        ),
+        (
+            "server-reply-subscription-opened-nullable-sensitive.nxsm",
+            "body.body.disposition.schema.fields[0].field_type.shape.scalar=U64".into(),
+        ),
+        (
+            "server-reply-subscription-opened-nullable-sensitive.nxsm",
+            "body.body.disposition.schema.fields[1].nullable=true".into(),
+        ),
+        (
+            "server-reply-subscription-opened-nullable-sensitive.nxsm",
+            "body.body.disposition.schema.fields[1].sensitive=true".into(),
+        ),
+    ];
+    for (file, line) in &expected {
+        let report = frame_report(file);
+        assert!(
+            report.lines().any(|l| l == line),
+            "{file} does not carry {line}:\n{report}"
+        );
+    }
+}

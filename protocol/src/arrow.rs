@@ -366,6 +366,7 @@ pub fn decode(
     if !bytes.ends_with(&END_OF_STREAM) {
         return Err(DeliveryFault::NoEnd);
     }
+    check_framing(bytes, fields)?;
     let mut reader = StreamReader::try_new(Cursor::new(bytes), None).map_err(fault)?;
     let schema = reader.schema();
     if !schema.metadata().is_empty() {
@@ -399,6 +400,106 @@ pub fn decode(
         });
     }
     Ok(batch)
+}
+
+/// Walks a delivery's messages as the stream reader will, before it reads them: each is a
+/// continuation marker, a positive metadata length, a verified `Message` and its whole body,
+/// up to the end-of-stream marker. Every buffer of a record or dictionary batch lies inside its
+/// message's body at an offset aligned to 8 bytes (as the format requires), an offsets buffer
+/// of `fields` holds whole 32-bit values, no length exceeds
+/// `u32::MAX`, and no batch is compressed: the reader slices a buffer without checking it
+/// against the body, views it as typed values without checking its alignment or length, and multiplies
+/// lengths without checking for overflow; each would panic on a hostile server's metadata.
+fn check_framing(bytes: &[u8], fields: &[FieldSpec]) -> Result<(), DeliveryFault> {
+    let mut offsets = Vec::new();
+    for f in fields {
+        offset_buffers(f.field_type(), &mut offsets);
+    }
+    let bad = |what: &str| Err(DeliveryFault::Ipc(format!("malformed IPC framing: {what}")));
+    let word =
+        |at: usize| -> Option<[u8; 4]> { bytes.get(at..at.checked_add(4)?)?.try_into().ok() };
+    let mut at = 0usize;
+    loop {
+        if word(at) != Some([0xFF; 4]) {
+            return bad("a message without its continuation marker");
+        }
+        let Some(len) = word(at + 4).map(i32::from_le_bytes) else {
+            return bad("a cut metadata length");
+        };
+        at += 8;
+        if len == 0 {
+            return Ok(());
+        }
+        let Some(meta) = usize::try_from(len)
+            .ok()
+            .and_then(|len| bytes.get(at..at.checked_add(len)?))
+        else {
+            return bad("metadata beyond the stream");
+        };
+        let message = match arrow_ipc::root_as_message(meta) {
+            Ok(m) => m,
+            Err(e) => return Err(DeliveryFault::Ipc(e.to_string())),
+        };
+        at += meta.len();
+        let Some(body) = usize::try_from(message.bodyLength())
+            .ok()
+            .filter(|len| at.checked_add(*len).is_some_and(|end| end <= bytes.len()))
+        else {
+            return bad("a body beyond the stream");
+        };
+        let batch = message
+            .header_as_record_batch()
+            .or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()));
+        if let Some(batch) = batch {
+            if batch.compression().is_some() {
+                return bad("a compressed batch");
+            }
+            // Rows and every column's length within what a delivery's members (a u32) can
+            // be, so the reader's length arithmetic (a fixed list's length times its size)
+            // cannot overflow, and a null count within its column.
+            let rows = u64::from(u32::MAX);
+            let lengths_fit = batch.nodes().iter().flatten().all(|n| {
+                u64::try_from(n.length()).is_ok_and(|len| len <= rows)
+                    && (0..=n.length()).contains(&n.null_count())
+            });
+            if !lengths_fit || !u64::try_from(batch.length()).is_ok_and(|len| len <= rows) {
+                return bad("a length beyond what a delivery holds");
+            }
+            for (i, b) in batch.buffers().iter().flatten().enumerate() {
+                // The reader views an offsets buffer whole as 32-bit values.
+                if offsets.get(i).copied().unwrap_or(false) && b.length() % 4 != 0 {
+                    return bad("an offsets buffer of a length not a multiple of 4");
+                }
+                let inside = u64::try_from(b.offset())
+                    .ok()
+                    .zip(u64::try_from(b.length()).ok())
+                    .and_then(|(offset, length)| offset.checked_add(length))
+                    .is_some_and(|end| end <= body as u64);
+                if !inside {
+                    return bad("a buffer outside its message's body");
+                }
+                if b.offset() % 8 != 0 {
+                    return bad("a buffer not aligned to 8 bytes");
+                }
+            }
+        }
+        at += body;
+    }
+}
+
+/// For each Arrow buffer of a column of type `t`, in the order a record batch lists them,
+/// whether it holds 32-bit offsets.
+fn offset_buffers(t: &FieldType, out: &mut Vec<bool>) {
+    out.push(false); // validity
+    match t {
+        FieldType::Scalar(ScalarType::String | ScalarType::Bytes) => out.extend([true, false]),
+        FieldType::Scalar(_) => out.push(false),
+        FieldType::FixedList { element, .. } => offset_buffers(element, out),
+        FieldType::List { element } => {
+            out.push(true);
+            offset_buffers(element, out);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

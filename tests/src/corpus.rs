@@ -792,6 +792,80 @@ fn boundary_frames(c: &mut Corpus) {
             })),
         ),
     );
+    // Edges the upstream client's own tests check: an empty query, the largest choice page,
+    // a U64 field and a nullable sensitive one in an emitter's fields and in a subscription's
+    // schema.
+    c.cm(
+        "command-empty-query",
+        client(
+            60,
+            Q::CommandRequest(Box::new(CommandRequestT {
+                query: text(""),
+                domain: Some(text("tenant")),
+                execution_reference: text("exec-empty-query"),
+                expected_transaction_position: None,
+                expected_preview: None,
+            })),
+        ),
+    );
+    c.cm(
+        "choice-lookup-page-size-100",
+        client(
+            61,
+            Q::ChoiceLookupRequest(Box::new(ChoiceLookupRequestT {
+                target: Some(ChoiceTarget::RelayField),
+                dependencies: vec![ChoiceSelectionT {
+                    value: ChoiceValueT::DomainChoiceReference(Box::new(DomainChoiceReferenceT {
+                        domain: text("tenant"),
+                    })),
+                }],
+                search: text("dev"),
+                page_size: 100,
+                page_cursor: None,
+            })),
+        ),
+    );
+    c.cm(
+        "open-emitter-u64-nullable-sensitive",
+        client(
+            62,
+            Q::OpenEmitterRequest(Box::new(OpenEmitterRequestT {
+                domain: text("tenant"),
+                emitter: text("alerts_out"),
+                expected_fields: vec![
+                    plain("sequence", ScalarType::U64),
+                    field("contact", scalar_type(ScalarType::String), true, true),
+                ],
+                max_outstanding_batches: 8,
+                max_outstanding_bytes: 1_048_576,
+            })),
+        ),
+    );
+    c.sm(
+        "reply-subscription-opened-nullable-sensitive",
+        reply(
+            63,
+            ReplyBodyT::SubscribeOutcome(Box::new(SubscribeOutcomeT {
+                disposition: SubscribeDispositionT::SubscriptionOpened(Box::new(
+                    SubscriptionOpenedT {
+                        subscription: handle("contacts", 1),
+                        domain: text("tenant"),
+                        relay: text("people"),
+                        subscription_type: Some(SubscriptionType::Row),
+                        schema: Box::new(RowSchemaT {
+                            fields: vec![
+                                plain("id", ScalarType::U64),
+                                field("email", scalar_type(ScalarType::String), true, true),
+                            ],
+                            branch: None,
+                        }),
+                    },
+                )),
+                message: text(""),
+                diagnostics: Vec::new(),
+            })),
+        ),
+    );
     // A 128-byte domain name.
     c.cm(
         "detach-domain-clock-long-domain",
@@ -2824,6 +2898,18 @@ fn stream_frames(c: &mut Corpus) {
     c.add::<BackupDownloadMessageRoot>(
         "backup-download-leader-redirect",
         download(BackupDownloadPartT::LeaderRedirect(Box::default())),
+    );
+    c.add::<BackupDownloadMessageRoot>(
+        "backup-download-leader-redirect-leader",
+        download(BackupDownloadPartT::LeaderRedirect(Box::new(
+            LeaderRedirectT {
+                leader: Some(endpoints(
+                    "node-c",
+                    Some("https://node-c.example:7443"),
+                    Some("https://node-c.example:8443"),
+                )),
+            },
+        ))),
     );
     c.add::<RestoreMessageRoot>(
         "restore-start",

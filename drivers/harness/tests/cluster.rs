@@ -1912,6 +1912,55 @@ mod dataplane {
         assert!(!d.cl.is_open(conn));
     }
 
+    fn close(producer: u64) -> ClientRequestT {
+        ClientRequestT::CloseIngestorRequest(Box::new(CloseIngestorRequestT { producer }))
+    }
+
+    #[test]
+    fn p_8_a_close_ingests_every_batch_it_answers_completed() {
+        let mut d = Driver::nodes(1);
+        let conn = d.connect(0);
+        open_producer(&mut d, conn, 1, 4);
+        d.send(conn, 2, submit(1, batch(&[1, 2])));
+        d.send(conn, 3, submit(1, batch(&[3])));
+        assert!(!has_reply(&mut d, conn, 2) && !has_reply(&mut d, conn, 3));
+        assert!(d.cl.ingested().is_empty(), "nothing is due yet");
+        // Closed before the outcomes are due: both batches are answered before the close.
+        d.send(conn, 4, close(1));
+        let inbox: Vec<u64> = d.inbox[&conn]
+            .iter()
+            .filter_map(|g| match g {
+                Got::Reply(r, _) => Some(*r),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            inbox,
+            [2, 3, 4],
+            "every outcome comes before the close's reply"
+        );
+        for id in [2, 3] {
+            assert!(matches!(
+                disposition(d.reply(conn, id)),
+                SubmissionDispositionT::SubmissionCompleted(_)
+            ));
+        }
+        assert!(matches!(
+            d.reply(conn, 4),
+            ReplyBodyT::CloseIngestorOutcome(o)
+                if matches!(o.disposition, CloseIngestorDispositionT::ProducerClosed(_))
+        ));
+        // Each batch answered Completed was ingested once, with its own rows, in order.
+        assert_eq!(d.cl.ingested(), [vec![1, 2], vec![3]]);
+        // Nothing is answered or ingested again once the outcomes would have been due.
+        d.at(BATCH_LATENCY.as_nanos() as u64 * 2);
+        d.cl.advance(d.now);
+        d.pump();
+        assert_eq!(d.cl.ingested(), [vec![1, 2], vec![3]]);
+        assert!(d.rest(conn).is_empty());
+        assert!(d.cl.misbehaviour().is_empty());
+    }
+
     fn open_consumer(d: &mut Driver, conn: ConnId, id: u64) -> EmitterOpenedT {
         let request = ClientRequestT::OpenEmitterRequest(Box::new(OpenEmitterRequestT {
             domain: "tenant".into(),

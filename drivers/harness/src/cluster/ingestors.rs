@@ -308,7 +308,8 @@ impl SimCluster {
         served
     }
 
-    /// `CloseIngestorRequest`: every admitted batch is answered, then the producer closes.
+    /// `CloseIngestorRequest`: every admitted batch is ingested and answered `Completed`, then
+    /// the producer closes.
     pub(super) fn close_ingestor(&mut self, conn: ConnId, producer: u64) -> Served {
         let Some(p) = self
             .sessions
@@ -325,6 +326,9 @@ impl SimCluster {
         };
         let n = p.pending.len();
         for a in p.pending {
+            // A batch answered `Completed` entered the ingestor: record it as the outcomes due
+            // in `run_producers` are, or the checker sees a completion nothing ingested.
+            self.ingested.push(a.ids);
             let body = submission(
                 SubmissionDispositionT::SubmissionCompleted(Box::default()),
                 "",
