@@ -323,16 +323,25 @@ fn t_8_a_silent_server_is_left_at_the_first_call_deadline_over_sockets() {
             let c = Client::connect(cfg).await.unwrap();
             c.select_domain(Some("tenant")).await.unwrap();
             let r = c.execute("CREATE RELAY before;").await.unwrap();
-            assert!(matches!(r, CommandResult::Completed(_)), "{transport:?}: {r:?}");
+            assert!(
+                matches!(r, CommandResult::Completed(_)),
+                "{transport:?}: {r:?}"
+            );
             assert_eq!(sessions(&lb, transport), 1, "{transport:?}");
             // The node goes silent: the command reaches it, nothing comes back.
             lb.drop_replies(0, true);
             let r = c.execute("CREATE RELAY silent;").await.unwrap();
-            assert!(matches!(r, CommandResult::Uncertain { .. }), "{transport:?}: {r:?}");
+            assert!(
+                matches!(r, CommandResult::Uncertain { .. }),
+                "{transport:?}: {r:?}"
+            );
             lb.drop_replies(0, false);
             // The next command goes on a new session and completes there.
             let r = c.execute("CREATE RELAY after;").await.unwrap();
-            assert!(matches!(r, CommandResult::Completed(_)), "{transport:?}: {r:?}");
+            assert!(
+                matches!(r, CommandResult::Completed(_)),
+                "{transport:?}: {r:?}"
+            );
             assert_eq!(sessions(&lb, transport), 2, "{transport:?}");
         });
         lb.stop();
