@@ -476,7 +476,7 @@ fn s_8_retention_is_bounded_in_total_and_losses_are_one_gap_in_place() {
     r.feed(sid, rows("live", 1, 999, 10));
     assert_eq!(
         shape(&drain(&mut r, id)),
-        "rows10 rows10 gap:Overflow { batches: 3, rows: 35 } rows10"
+        "rows10 rows10 gap:Overflow { batches: 3, rows: 35, events: 0 } rows10"
     );
     assert_eq!(r.c.subscription_bytes(), 0);
     assert_eq!(r.c.subscription(id).unwrap().retained_bytes, 0);
@@ -521,7 +521,8 @@ fn s_8_retention_is_bounded_per_subscription() {
         events.last(),
         Some(SubscriptionEvent::Gap(Gap::Overflow {
             batches: 5,
-            rows: 50
+            rows: 50,
+            events: 0
         }))
     ));
 }
@@ -968,9 +969,10 @@ fn s_8_an_event_the_budget_cannot_hold_is_reported_as_an_overflow() {
     let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
     r.feed(sid, opened(rid, "live", 2, two_fields()));
     assert!(r.c.subscription_bytes() <= open + per);
+    // Neither the relay change nor the new opening is lost silently: both are counted.
     assert_eq!(
         shape(&drain(&mut r, id)),
-        "open#1 rows10 gap:Overflow { batches: 0, rows: 0 }"
+        "open#1 rows10 gap:Overflow { batches: 0, rows: 0, events: 2 }"
     );
     // The state still says where it stands, and the next batch is read.
     assert_eq!(
@@ -1013,7 +1015,8 @@ fn s_8_a_batch_that_exactly_fills_one_subscriptions_budget_is_kept_and_one_byte_
                 e,
                 SubscriptionEvent::Gap(Gap::Overflow {
                     batches: 1,
-                    rows: 10
+                    rows: 10,
+                    events: 0
                 })
             )
         });
@@ -1142,4 +1145,33 @@ fn s_8_a_refusal_is_charged_alike_whatever_its_cause() {
     assert!(charged[0] > words.len(), "{charged:?}");
     assert_eq!(charged[0], charged[1], "{charged:?}");
     assert_eq!(charged[0], charged[2], "{charged:?}");
+}
+
+#[test]
+fn s_8_an_opening_too_large_to_keep_leaves_the_one_it_would_replace_and_is_counted() {
+    let open = opened(1, "live", 1, two_fields()).len();
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    cfg.subscriptions_total_bytes = open + 1000;
+    let mut r = Rig::with(cfg);
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(sid, opened(rid, "live", 1, two_fields()));
+    // The relay changes before anything was read, and the new opening cannot be kept even in
+    // the room the unread one it would replace leaves.
+    r.feed(sid, ended("live", 1, SubscriptionEndReason::RelayChanged));
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    let wide = opened(rid, "live", 2, wide_schema());
+    assert!(wide.len() > open + 1000);
+    r.feed(sid, wide);
+    assert!(r.c.subscription_bytes() <= open + 1000);
+    // The older opening is not replaced by nothing, and the one dropped is counted.
+    assert_eq!(
+        shape(&drain(&mut r, id)),
+        "open#1 gap:RelayChanged { message: \"ended\" } gap:Overflow { batches: 0, rows: 0, events: 1 }"
+    );
+    assert_eq!(
+        r.c.subscription(id).unwrap().state,
+        SubscriptionState::Open { generation: 2 }
+    );
 }

@@ -133,6 +133,9 @@ pub enum Gap {
         batches: u64,
         /// Rows dropped, with the rows of gaps merged into this one.
         rows: u64,
+        /// Other events dropped: openings, refusals, and the gaps of a lost session or a
+        /// changed relay. Each is counted here, so no refusal goes unreported (S-7).
+        events: u64,
     },
 }
 
@@ -233,7 +236,7 @@ struct Entry {
     queue: VecDeque<(SubscriptionEvent, usize)>,
     bytes: usize,
     /// Dropped batches and rows not yet reported as a gap.
-    overflow: Option<(u64, u64)>,
+    overflow: Option<(u64, u64, u64)>,
 }
 
 impl Entry {
@@ -426,7 +429,9 @@ impl Subscriptions {
             entries: BTreeMap::new(),
             routes: BTreeMap::new(),
             next: 0,
-            per_subscription: per_subscription.max(crate::limits::FRAME_LIMIT),
+            // One frame of the frame limit always fits, with the overflow gap that may stand
+            // before it.
+            per_subscription: per_subscription.max(crate::limits::FRAME_LIMIT + EVENT_COST),
             total_budget,
             total: 0,
             cursor: 0,
@@ -497,33 +502,47 @@ impl Subscriptions {
         let cost = cost.max(EVENT_COST);
         // Only within the stretch since the last batch or in-generation gap; a pending
         // overflow is such a gap.
-        if e.overflow.is_none() {
-            let found = e
-                .queue
+        let superseded = if e.overflow.is_none() {
+            e.queue
                 .iter()
-                .rposition(|(old, _)| in_generation(old) || supersedes(&event, old));
-            if let Some(at) = found.filter(|&at| !in_generation(&e.queue[at].0)) {
-                if let Some((_, freed)) = e.queue.remove(at) {
-                    e.bytes -= freed;
-                    self.total -= freed;
-                }
-            }
-        }
+                .rposition(|(old, _)| in_generation(old) || supersedes(&event, old))
+                .filter(|&at| !in_generation(&e.queue[at].0))
+        } else {
+            None
+        };
+        let freed = superseded.map_or(0, |at| e.queue[at].1);
         let gap = if e.overflow.is_some() { EVENT_COST } else { 0 };
         let need = cost + gap;
-        let fits =
-            e.bytes + need <= self.per_subscription && self.total + need <= self.total_budget;
+        let fits = e.bytes - freed + need <= self.per_subscription
+            && self.total - freed + need <= self.total_budget;
         if !fits && !forced {
-            let (b, r) = e.overflow.get_or_insert((0, 0));
+            // The superseded event stays: what it said is not replaced by nothing.
+            let (b, r, ev) = e.overflow.get_or_insert((0, 0, 0));
+            // A batch counts as a batch; an in-generation gap is merged by its rows; anything
+            // else (an opening, a refusal, a session or relay gap) is counted as an event.
             if matches!(event, SubscriptionEvent::Rows(_)) {
                 *b += 1;
+            } else if !in_generation(&event) {
+                *ev += 1;
             }
             *r = r.saturating_add(rows);
             return;
         }
-        if let Some((batches, rows)) = e.overflow.take() {
-            e.queue
-                .push_back((SubscriptionEvent::Gap(Gap::Overflow { batches, rows }), gap));
+        if let Some(at) = superseded {
+            if let Some((_, freed)) = e.queue.remove(at) {
+                e.bytes -= freed;
+                self.total -= freed;
+            }
+        }
+        if let Some((batches, rows, events)) = e.overflow.take() {
+            e.queue.push_back((
+                SubscriptionEvent::Gap(Gap::Overflow {
+                    batches,
+                    rows,
+                    events,
+                }),
+                gap,
+            ));
         }
         e.bytes += need;
         self.total += need;
@@ -562,10 +581,13 @@ impl Subscriptions {
                 self.total -= cost;
                 Some(event)
             }
-            None => e
-                .overflow
-                .take()
-                .map(|(batches, rows)| SubscriptionEvent::Gap(Gap::Overflow { batches, rows })),
+            None => e.overflow.take().map(|(batches, rows, events)| {
+                SubscriptionEvent::Gap(Gap::Overflow {
+                    batches,
+                    rows,
+                    events,
+                })
+            }),
         };
         self.reap(id);
         event
