@@ -81,9 +81,18 @@ impl Unclaimed {
 
     /// Keeps `r`. When it does not fit, kept outcomes are evicted (settled ones before
     /// uncertain ones, oldest first) and counted until it does.
+    /// An outcome heavier than the whole byte bound is not kept, and is counted as lost
+    /// without evicting anything.
     pub fn keep(&self, r: CommandResult) {
         let w = weight(&r);
         let mut s = self.store();
+        if w > UNCLAIMED_BYTES {
+            s.lost += 1;
+            if matches!(r, CommandResult::Uncertain { .. }) {
+                s.lost_uncertain += 1;
+            }
+            return;
+        }
         while (s.kept.len() >= UNCLAIMED || s.bytes + w > UNCLAIMED_BYTES) && s.evict() {}
         s.bytes += w;
         s.kept.push_back((r, w));
@@ -256,6 +265,28 @@ mod tests {
         u.keep(failed(""));
         assert_eq!(u.lost(), 1);
         assert_eq!(u.bytes(), UNCLAIMED_BYTES);
+    }
+
+    #[test]
+    fn c_10_an_outcome_heavier_than_the_whole_bound_is_counted_and_evicts_nothing() {
+        let u = Unclaimed::default();
+        u.keep(uncertain("kept"));
+        u.keep(failed("kept too"));
+        // One byte over the bound alone: refused, counted, and nothing else is evicted.
+        let over = "z".repeat(UNCLAIMED_BYTES + 1 - weight(&failed("")));
+        assert_eq!(weight(&failed(&over)), UNCLAIMED_BYTES + 1);
+        u.keep(failed(&over));
+        assert_eq!(u.len(), 2);
+        assert_eq!(u.lost(), 1);
+        assert_eq!(u.lost_uncertain(), 0);
+        assert!(u.bytes() <= UNCLAIMED_BYTES);
+        // Exactly the bound alone is kept, evicting the others.
+        let exact = "z".repeat(UNCLAIMED_BYTES - weight(&failed("")));
+        u.keep(failed(&exact));
+        assert_eq!(u.len(), 1);
+        assert_eq!(u.bytes(), UNCLAIMED_BYTES);
+        assert_eq!(u.lost(), 3);
+        assert_eq!(u.lost_uncertain(), 1);
     }
 
     #[test]
