@@ -89,13 +89,16 @@ const LEARNED: usize = 8;
 /// a redirect to an http leader is never followed. Such a redirect is taken as one that
 /// names no leader: the call backs off and tries its next https endpoint, and
 /// [`CallRoute::refused`] names the endpoint refused, for the error that ends a call whose
-/// attempts run out.
+/// attempts run out. Only the first redirect of a call that names a leader is followed at
+/// once; every later one (two nodes naming each other during an election) waits the growing
+/// pause first, and the next attempt then goes to the leader it named.
 #[derive(Debug, Clone)]
 pub struct CallRoute {
     endpoints: Endpoints,
     current: Endpoint,
     pauses: u32,
     refused: Option<Endpoint>,
+    followed: bool,
 }
 
 /// What the route made of a redirect.
@@ -119,6 +122,7 @@ impl CallRoute {
             current,
             pauses: 0,
             refused: None,
+            followed: false,
         })
     }
 
@@ -147,6 +151,12 @@ impl CallRoute {
                     self.refused = Some(l);
                     return Redirected::Pause(self.failed());
                 }
+                if self.followed {
+                    // A redirect after a redirect: the pause first, then the named leader,
+                    // which the endpoints hand out next.
+                    return Redirected::Pause(self.failed());
+                }
+                self.followed = true;
                 if let Some(next) = self.endpoints.next_to_try() {
                     self.current = next;
                 }
@@ -230,6 +240,27 @@ mod tests {
             Redirected::Follow(ep("https://b:2/"))
         );
         assert_eq!(route.failed(), retry_pause(6));
+    }
+
+    #[test]
+    fn u_4_a_redirect_loop_between_two_leaders_backs_off_after_the_first() {
+        let a = ep("https://a:1/");
+        let b = ep("https://b:2/");
+        let mut route = CallRoute::new(std::slice::from_ref(&a)).unwrap();
+        // a names b: followed at once.
+        assert_eq!(
+            route.redirected(Some(b.clone())),
+            Redirected::Follow(b.clone())
+        );
+        // b names a, a names b, ...: each waits a growing pause, then goes where it was sent.
+        for (n, to) in [(1, &a), (2, &b), (3, &a), (4, &b)] {
+            assert_eq!(
+                route.redirected(Some(to.clone())),
+                Redirected::Pause(retry_pause(n)),
+                "redirect {n}"
+            );
+            assert_eq!(route.endpoint(), to, "redirect {n}");
+        }
     }
 
     #[test]
