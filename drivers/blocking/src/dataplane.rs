@@ -311,5 +311,5 @@ impl Consumer {
 
 /// The driver's side of a consumer's deliveries, and the application's.
 pub(crate) fn deliveries(inbox: &mpsc::SyncSender<Inbox>) -> (Sink<Delivery>, Reader<Delivery>) {
-    crate::streams::pair(inbox)
+    crate::streams::pair(inbox, crate::streams::STREAM_QUEUE)
 }

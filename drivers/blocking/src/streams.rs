@@ -15,6 +15,11 @@ use std::time::Duration;
 /// Events of one subscription or clock held between the driver and the application.
 pub(crate) const STREAM_QUEUE: usize = 32;
 
+/// Events of one subscription held between the driver and the application: with the one
+/// event the driver may hold back when the queue is full, at most two frames of up to the
+/// frame limit (8 MiB) stand outside the engine's retention budget (S-8).
+pub(crate) const SUBSCRIPTION_QUEUE: usize = 1;
+
 /// What the reader and the driver share about one stream.
 #[derive(Debug, Default)]
 pub(crate) struct Flags {
@@ -172,8 +177,8 @@ impl<T> Sink<T> {
     }
 }
 
-pub(crate) fn pair<T>(inbox: &mpsc::SyncSender<Inbox>) -> (Sink<T>, Reader<T>) {
-    let (tx, rx) = mpsc::sync_channel(STREAM_QUEUE);
+pub(crate) fn pair<T>(inbox: &mpsc::SyncSender<Inbox>, capacity: usize) -> (Sink<T>, Reader<T>) {
+    let (tx, rx) = mpsc::sync_channel(capacity);
     let flags = Arc::new(Flags::default());
     (
         Sink {
@@ -193,7 +198,7 @@ pub(crate) fn subscription(
     id: SubscriptionId,
     inbox: &mpsc::SyncSender<Inbox>,
 ) -> (Sink<SubscriptionEvent>, Subscription) {
-    let (sink, reader) = pair(inbox);
+    let (sink, reader) = pair(inbox, SUBSCRIPTION_QUEUE);
     (sink, Subscription { id, reader })
 }
 
@@ -201,7 +206,7 @@ pub(crate) fn clock(
     domain: String,
     inbox: &mpsc::SyncSender<Inbox>,
 ) -> (Sink<ClockEvent>, ClockFollow) {
-    let (sink, reader) = pair(inbox);
+    let (sink, reader) = pair(inbox, STREAM_QUEUE);
     (sink, ClockFollow { domain, reader })
 }
 
@@ -225,4 +230,16 @@ pub(crate) fn keep_clock(sink: &mut Sink<ClockEvent>, e: ClockEvent) {
     let kind = std::mem::discriminant(&e);
     sink.waiting.retain(|w| std::mem::discriminant(w) != kind);
     sink.waiting.push_back(e);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s_8_a_subscription_holds_at_most_two_frames_outside_the_engine_budget_blocking() {
+        // The queue, and the one event the driver holds back when it is full.
+        assert!((SUBSCRIPTION_QUEUE + 1) * nervix_protocol::limits::FRAME_LIMIT <= 8 << 20);
+        assert!(SUBSCRIPTION_QUEUE >= 1);
+    }
 }

@@ -4,7 +4,9 @@
 use crate::config::{Config, Credentials};
 use crate::dataplane::{Submission, DELIVERY_QUEUE};
 use crate::net::Tls;
-use crate::streams::{clock_domain, ClockFollow, ClockSink, Subscription, STREAM_QUEUE};
+use crate::streams::{
+    clock_domain, ClockFollow, ClockSink, Subscription, STREAM_QUEUE, SUBSCRIPTION_QUEUE,
+};
 use crate::transport::{self, AbortOnDrop, Dial, End, Event, Out};
 use crate::{DriverEvent, Error};
 use arrow_array::RecordBatch;
@@ -813,7 +815,7 @@ impl Driver {
             .engine
             .subscribe(now, &domain, statement)
             .map_err(Error::Refused)?;
-        let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+        let (tx, rx) = mpsc::channel(SUBSCRIPTION_QUEUE);
         self.streams.subs.insert(id, tx);
         Ok(Subscription {
             id,

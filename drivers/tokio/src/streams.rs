@@ -16,6 +16,12 @@ use tokio::sync::{mpsc, Notify};
 /// Events of one subscription or clock held between the driver and the application.
 pub(crate) const STREAM_QUEUE: usize = 32;
 
+/// Events of one subscription held between the driver and the application. A subscription's
+/// events can be whole frames of up to the frame limit, so its queue is short: at most two
+/// frames (8 MiB) stand outside the engine's retention budget (S-8), which decides what a slow
+/// reader loses.
+pub(crate) const SUBSCRIPTION_QUEUE: usize = 2;
+
 /// A subscription opened with [`crate::Client::subscribe`]: a stream of its events in order.
 ///
 /// * `Opened` starts a generation (S-2); the `Rows` after it are [`CheckedBatch`] views checked
@@ -164,5 +170,16 @@ impl ClockSink {
             }
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s_8_a_subscription_holds_at_most_two_frames_outside_the_engine_budget() {
+        assert!(SUBSCRIPTION_QUEUE * nervix_protocol::limits::FRAME_LIMIT <= 8 << 20);
+        assert!(SUBSCRIPTION_QUEUE >= 1);
     }
 }
