@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// A source of addresses for host names.
@@ -64,9 +65,14 @@ impl Resolve for HostsResolver {
     }
 }
 
+/// At most this many lookups of one [`Resolver`] (and its clones) run at once. A resolver
+/// that never answers holds a thread for each lookup it was asked; past this bound a lookup
+/// fails at once with [`ConnectError::LookupsBusy`] instead of taking another thread.
+pub const LOOKUPS: usize = 8;
+
 /// A shared [`Resolve`]; the system's by default.
 #[derive(Clone)]
-pub struct Resolver(Arc<dyn Resolve>);
+pub struct Resolver(Arc<dyn Resolve>, Arc<AtomicUsize>);
 
 impl fmt::Debug for Resolver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -83,12 +89,12 @@ impl Default for Resolver {
 impl Resolver {
     /// The system's resolver.
     pub fn system() -> Self {
-        Self(Arc::new(SystemResolver))
+        Self::new(SystemResolver)
     }
 
     /// Answers from `r`.
     pub fn new(r: impl Resolve) -> Self {
-        Self(Arc::new(r))
+        Self(Arc::new(r), Arc::default())
     }
 
     /// The addresses of `host` with `port`, in order: an IP literal as it is, any other name
@@ -104,6 +110,14 @@ impl Resolver {
             answer(Ok(vec![SocketAddr::new(ip, port)]));
             return;
         }
+        let running = self.1.clone();
+        if running.fetch_add(1, Ordering::AcqRel) >= LOOKUPS {
+            running.fetch_sub(1, Ordering::AcqRel);
+            answer(Err(ConnectError::LookupsBusy {
+                host: host.to_string(),
+            }));
+            return;
+        }
         let resolver = self.0.clone();
         let name = host.to_string();
         let spawned = std::thread::Builder::new()
@@ -114,10 +128,12 @@ impl Resolver {
                     Ok(a) => Ok(a),
                     Err(source) => Err(ConnectError::Lookup { host: name, source }),
                 };
+                running.fetch_sub(1, Ordering::AcqRel);
                 answer(r);
             });
         if let Err(e) = spawned {
             // `answer` went with the closure; the caller sees its channel closed.
+            self.1.fetch_sub(1, Ordering::AcqRel);
             drop(e);
         }
     }
@@ -144,6 +160,12 @@ pub enum ConnectError {
         /// The host name.
         host: String,
     },
+    /// [`LOOKUPS`] lookups of this resolver are still unanswered: no thread is taken for
+    /// another.
+    LookupsBusy {
+        /// The host name.
+        host: String,
+    },
     /// No address accepted a connection: the error of the last one tried.
     Connect(io::Error),
     /// The TLS handshake failed: a certificate not valid for the endpoint's host name among
@@ -160,6 +182,12 @@ impl fmt::Display for ConnectError {
         match self {
             Self::Lookup { host, source } => write!(f, "lookup of `{host}` failed: {source}"),
             Self::NoAddress { host } => write!(f, "`{host}` resolves to no address"),
+            Self::LookupsBusy { host } => {
+                write!(
+                    f,
+                    "no lookup of `{host}`: {LOOKUPS} lookups are still unanswered"
+                )
+            }
             Self::LookupTimedOut { host } => {
                 write!(f, "no answer for `{host}` within the connection deadline")
             }
@@ -184,6 +212,49 @@ impl std::error::Error for ConnectError {
 mod tests {
     use super::*;
     use std::sync::mpsc;
+
+    /// A resolver that answers only when told to.
+    struct Silent(std::sync::Mutex<mpsc::Receiver<()>>);
+
+    impl Resolve for Silent {
+        fn resolve(&self, _: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+            let _ = self.0.lock().unwrap().recv();
+            Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))])
+        }
+    }
+
+    #[test]
+    fn t_2_a_silent_resolver_holds_at_most_lookups_threads_and_frees_them_when_it_answers() {
+        let (go, wait) = mpsc::channel();
+        let r = Resolver::new(Silent(std::sync::Mutex::new(wait)));
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..LOOKUPS + 3 {
+            let tx = tx.clone();
+            r.clone().lookup("silent.test", 1, move |a| {
+                let _ = tx.send(a);
+            });
+        }
+        // Past the bound, lookups fail at once and take no thread.
+        for _ in 0..3 {
+            let a = rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+            assert!(matches!(a, Err(ConnectError::LookupsBusy { .. })), "{a:?}");
+        }
+        assert!(rx.try_recv().is_err(), "the others are still out");
+        // Once the resolver answers, their threads end and new lookups run again.
+        for _ in 0..LOOKUPS {
+            go.send(()).unwrap();
+        }
+        for _ in 0..LOOKUPS {
+            let a = rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+            assert!(a.is_ok(), "{a:?}");
+        }
+        go.send(()).unwrap();
+        r.lookup("silent.test", 2, move |a| {
+            let _ = tx.send(a);
+        });
+        let a = rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+        assert!(a.is_ok(), "{a:?}");
+    }
 
     fn looked_up(r: &Resolver, host: &str) -> Result<Vec<SocketAddr>, ConnectError> {
         let (tx, rx) = mpsc::channel();
