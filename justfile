@@ -48,15 +48,17 @@ soak-transports seeds="200" base="0":
     NERVIX_SEEDS={{seeds}} NERVIX_SEED_BASE={{base}} cargo test --release -p nervix-tokio --test scenarios
     NERVIX_SEEDS={{seeds}} NERVIX_SEED_BASE={{base}} cargo test --release -p nervix-blocking --test scenarios
 
-# Mutation testing of the engine crate (`protocol/`) on the lines a change touched: cargo-mutants
-# (27.1.x, installed if missing) mutates only the lines of `git diff <base> -- protocol/`, one job
-# at a time, each test run cut at `timeout` seconds. `base` defaults to origin/main, or HEAD~1 where
-# there is no origin. Scope it with `file` (one source file) and `test` (one test binary of
-# nervix-protocol), or the whole crate's tests run for every mutant. Survivors are listed in
-# $CARGO_TARGET_DIR (or target)/mutants.out/missed.txt.
+# Mutation testing on the lines a change touched: cargo-mutants (27.1.x, installed if missing)
+# mutates only the lines of `git diff <base> -- <dir>` in `package` (the engine by default; any
+# crate of the workspace, e.g. `nervix-driver-support`), one job at a time, each test run cut at
+# `timeout` seconds. `base` defaults to where this branch left origin/main (its merge base), or
+# HEAD~1 where there is no origin. Scope it with `file` (one source file) and `test` (one test
+# binary of the package), or the whole package's tests run for every mutant. Survivors are
+# listed in $CARGO_TARGET_DIR (or target)/mutants.out/missed.txt.
 # `just mutants main protocol/src/client/producers.rs producers` mutates what the branch changed
-# in producers.rs and runs `cargo test -p nervix-protocol --test producers` against each mutant.
-mutants base="" file="" test="" timeout="120":
+# in producers.rs and runs `cargo test -p nervix-protocol --test producers` against each mutant;
+# `just mutants main drivers/support/src/call_end.rs "" 60 nervix-driver-support` a driver crate's.
+mutants base="" file="" test="" timeout="120" package="nervix-protocol":
     #!/usr/bin/env bash
     set -euo pipefail
     if ! cargo mutants --version 2>/dev/null | grep -q '^cargo-mutants 27\.1\.'; then
@@ -64,14 +66,19 @@ mutants base="" file="" test="" timeout="120":
     fi
     base="{{base}}"
     if [ -z "$base" ]; then
-        if git rev-parse --quiet --verify origin/main >/dev/null; then base=origin/main; else base=HEAD~1; fi
+        if git rev-parse --quiet --verify origin/main >/dev/null; then
+            base=$(git merge-base HEAD origin/main)
+        else
+            base=HEAD~1
+        fi
     fi
+    dir=$(cargo metadata --no-deps --format-version 1 | python3 -c 'import json,sys,os; m=json.load(sys.stdin); p=[x for x in m["packages"] if x["name"]=="{{package}}"][0]; print(os.path.relpath(os.path.dirname(p["manifest_path"])))')
     out="${CARGO_TARGET_DIR:-target}"
     mkdir -p "$out"
     diff="$out/mutants.diff"
-    git diff "$base" -- protocol/ > "$diff"
-    if [ ! -s "$diff" ]; then echo "no change under protocol/ since $base: nothing to mutate"; exit 0; fi
-    args=(--package nervix-protocol --in-diff "$diff" --jobs 1 --timeout {{timeout}} --output "$out")
+    git diff "$base" -- "$dir/" > "$diff"
+    if [ ! -s "$diff" ]; then echo "no change under $dir/ since $base: nothing to mutate"; exit 0; fi
+    args=(--package "{{package}}" --in-diff "$diff" --jobs 1 --timeout {{timeout}} --output "$out")
     if [ -n "{{file}}" ]; then args+=(--file "{{file}}"); fi
     if [ -n "{{test}}" ]; then args+=(-- --test "{{test}}"); fi
     echo "cargo mutants ${args[*]}  (diff against $base)"
