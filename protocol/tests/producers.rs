@@ -1627,3 +1627,60 @@ fn p_1_an_open_reply_naming_another_domain_or_ingestor_is_a_violation() {
         assert!(r.c.batch_builder(p).is_err());
     }
 }
+
+/// A restoration refused because the session holds a transaction cannot succeed by waiting
+/// (the transaction is the application's own, and the refusal is neither capacity nor owner,
+/// P-8): the producer requires a reopen, and a batch that waited for the restoration ends as
+/// never sent instead of waiting without a bound (T-8). Found by the transport soak (seed
+/// 9100049 over WebSocket): batches submitted behind such a refusal never ended.
+#[test]
+fn p_8_a_restoration_refused_in_transaction_requires_a_reopen_and_ends_waiting_batches_unsent() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    let sid2 = lose(&mut r, sid);
+    let (wire2, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    let schema = nervix_protocol::arrow::arrow_schema(&fields());
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(UInt64Array::from(vec![1u64])),
+        Arc::new(StringArray::from(vec![Some("a")])),
+        Arc::new(StringArray::from(vec!["x"])),
+    ];
+    let batch = RecordBatch::try_new(schema, cols).unwrap();
+    let b = r.c.submit(r.now, p, &batch).unwrap();
+    r.pump();
+    r.feed(
+        sid2,
+        producer_refused(wire2, ProducerRefusal::InTransaction),
+    );
+    let ev = drain(&mut r, p);
+    assert!(
+        ev.iter().any(|e| matches!(
+            e,
+            ProducerEvent::Outcome { batch, outcome: BatchOutcome::NotSent } if *batch == b
+        )),
+        "{ev:?}"
+    );
+    assert!(matches!(
+        ev.last(),
+        Some(ProducerEvent::ReopenRequired(ReopenReason::Refused {
+            refusal: Some(ProducerRefusal::InTransaction),
+            ..
+        }))
+    ));
+    assert_eq!(
+        r.c.producer(p).unwrap().state,
+        ProducerState::ReopenRequired
+    );
+    // Nothing is tried again on its own.
+    let opens = requests(&r, sid2)
+        .iter()
+        .filter(|k| **k == ClientRequest::OpenIngestorRequest)
+        .count();
+    r.advance(Duration::from_secs(30));
+    assert_eq!(
+        requests(&r, sid2)
+            .iter()
+            .filter(|k| **k == ClientRequest::OpenIngestorRequest)
+            .count(),
+        opens
+    );
+}

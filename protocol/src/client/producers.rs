@@ -630,6 +630,9 @@ fn endpoint_violation(rule: &'static str, what: String) -> ProtocolViolation {
 }
 
 /// Refusals a wait may cure (P-8): capacity, the owner, an endpoint still catching up.
+/// `InTransaction` is none of these: the transaction is the application's own and may be held
+/// for as long as it likes, so a restoration refused for it requires a reopen rather than
+/// waiting (and holding the batches submitted behind it) without a bound.
 fn temporary(refusal: Option<ProducerRefusal>) -> bool {
     matches!(
         refusal,
@@ -638,7 +641,6 @@ fn temporary(refusal: Option<ProducerRefusal>) -> bool {
                 | ProducerRefusal::TooManyProducers
                 | ProducerRefusal::SessionCapacityExhausted
                 | ProducerRefusal::NodeCapacityExhausted
-                | ProducerRefusal::InTransaction
         )
     )
 }
