@@ -287,6 +287,11 @@ mod tests {
         assert_eq!(u.bytes(), UNCLAIMED_BYTES);
         assert_eq!(u.lost(), 3);
         assert_eq!(u.lost_uncertain(), 1);
+        // An uncertain outcome over the bound is counted as an uncertain loss too.
+        u.keep(uncertain(&"q".repeat(UNCLAIMED_BYTES)));
+        assert_eq!(u.len(), 1);
+        assert_eq!(u.lost(), 4);
+        assert_eq!(u.lost_uncertain(), 2);
     }
 
     #[test]
