@@ -1175,3 +1175,36 @@ fn s_8_an_opening_too_large_to_keep_leaves_the_one_it_would_replace_and_is_count
         SubscriptionState::Open { generation: 2 }
     );
 }
+
+#[test]
+fn s_8_a_newer_opening_fits_in_the_room_the_one_it_replaces_leaves_in_its_own_budget() {
+    // Openings of about 2.5 MiB each against a subscription's floor of one 4 MiB frame: the
+    // second fits only in the room the first, which it replaces, leaves behind.
+    let big = |tag: &str| {
+        let mut s = two_fields();
+        s.fields.push(field(
+            &format!("{tag}{}", "n".repeat(5 << 19)),
+            ScalarType::U64,
+            false,
+            false,
+        ));
+        s
+    };
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    cfg.subscription_bytes = 0;
+    cfg.subscriptions_total_bytes = 64 << 20;
+    let mut r = Rig::with(cfg);
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let sid = r.open();
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    let first = opened(rid, "live", 1, big("a"));
+    assert!(first.len() > 5 << 19 && 2 * first.len() > 4 << 20);
+    r.feed(sid, first);
+    r.feed(sid, ended("live", 1, SubscriptionEndReason::RelayChanged));
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(sid, opened(rid, "live", 2, big("b")));
+    assert_eq!(
+        shape(&drain(&mut r, id)),
+        "gap:RelayChanged { message: \"ended\" } open#2"
+    );
+}
