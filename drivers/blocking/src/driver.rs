@@ -4,7 +4,7 @@
 
 use crate::config::{Config, Credentials};
 use crate::dataplane::{self, Handoff, Submission, Taken};
-use crate::net::Tls;
+use crate::net::Dialer;
 use crate::session::{self, Dial, End, Event, Out};
 use crate::streams::{
     self, clock_domain, keep_clock, ClockFollow, Flags, Reader, Sink, Subscription,
@@ -164,7 +164,7 @@ struct SessionIo {
 pub(crate) struct Driver {
     engine: Engine,
     config: Config,
-    tls: Option<Tls>,
+    tls: Option<Dialer>,
     origin: Instant,
     inbox: mpsc::Receiver<Inbox>,
     inbox_tx: mpsc::SyncSender<Inbox>,
@@ -234,7 +234,7 @@ fn wall() -> UnixMillis {
 impl Driver {
     pub(crate) fn new(
         config: Config,
-        tls: Option<Tls>,
+        tls: Option<Dialer>,
         inbox: mpsc::Receiver<Inbox>,
         inbox_tx: mpsc::SyncSender<Inbox>,
         unclaimed: Unclaimed,

@@ -5,7 +5,7 @@
 
 use crate::config::{Credentials, WsAuth};
 use crate::driver::Inbox;
-use crate::net::{open, Io, Tls};
+use crate::net::{open, Dialer, Io};
 use bytes::Bytes;
 use nervix_protocol::client::SessionId;
 use nervix_protocol::endpoint::Endpoint;
@@ -63,7 +63,7 @@ pub(crate) struct Dial {
     pub endpoint: Endpoint,
     pub auth: WsAuth,
     pub credentials: Credentials,
-    pub tls: Option<Tls>,
+    pub tls: Option<Dialer>,
     pub connect_deadline: Instant,
     pub write_timeout: Duration,
     pub poll_interval: Duration,
@@ -128,7 +128,7 @@ pub(crate) fn handshake(
     path: &str,
     auth: WsAuth,
     credentials: &Credentials,
-    tls: Option<&Tls>,
+    tls: Option<&Dialer>,
     deadline: Instant,
 ) -> Result<WebSocket<Io>, End> {
     let io = open(endpoint, tls, deadline).map_err(|e| End::Transport(format!("connect: {e}")))?;

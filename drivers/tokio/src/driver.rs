@@ -3,7 +3,7 @@
 
 use crate::config::{Config, Credentials};
 use crate::dataplane::{Submission, DELIVERY_QUEUE};
-use crate::net::Tls;
+use crate::net::Dialer;
 use crate::streams::{
     clock_domain, ClockFollow, ClockSink, Subscription, STREAM_QUEUE, SUBSCRIPTION_QUEUE,
 };
@@ -146,7 +146,7 @@ struct SessionIo {
 pub(crate) struct Driver {
     engine: Engine,
     config: Config,
-    tls: Option<Tls>,
+    tls: Option<Dialer>,
     origin: Instant,
     requests: mpsc::Receiver<Request>,
     events_tx: mpsc::Sender<(SessionId, Event)>,
@@ -216,7 +216,7 @@ struct Streams {
 impl Driver {
     pub(crate) fn new(
         config: Config,
-        tls: Option<Tls>,
+        tls: Option<Dialer>,
         requests: mpsc::Receiver<Request>,
         notify: Hub<DriverEvent>,
         unclaimed: Unclaimed,

@@ -89,9 +89,6 @@ pub(crate) struct Dialer {
     resolver: Resolver,
 }
 
-/// The name the sessions' code knows the dialer by.
-pub(crate) type Tls = Dialer;
-
 impl Dialer {
     pub(crate) fn new(config: &Config) -> Result<Self, rustls::Error> {
         let tls = if config.roots.is_empty() {

@@ -2,7 +2,7 @@
 //! reports what happens to the driver and writes what the driver gives it.
 
 use crate::config::{Credentials, Transport, WsAuth};
-use crate::net::{open, Io, Tls};
+use crate::net::{open, Dialer, Io};
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use futures_util::{SinkExt, StreamExt};
 use nervix_protocol::client::SessionId;
@@ -84,7 +84,7 @@ pub(crate) struct Dial {
     pub endpoint: Endpoint,
     pub transport: Transport,
     pub credentials: Credentials,
-    pub tls: Option<Tls>,
+    pub tls: Option<Dialer>,
     pub connect_deadline: Instant,
     pub write_timeout: Duration,
     pub events: mpsc::Sender<(SessionId, Event)>,
