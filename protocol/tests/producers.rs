@@ -1357,6 +1357,50 @@ fn p_4_unread_outcomes_hold_the_credit_and_reading_one_frees_one() {
 }
 
 #[test]
+fn p_4_an_outcome_handed_on_holds_its_credit_until_released() {
+    let g = Grant {
+        batches: 2,
+        ..Grant::default()
+    };
+    let (mut r, sid, p, _) = opened(&g);
+    drain(&mut r, p);
+    let mine: Vec<BatchId> = (0..3).map(|_| submit(&mut r, p, 1)).collect();
+    let sent = submits(&r, sid);
+    assert_eq!(sent.len(), 2);
+    for (rid, _) in &sent {
+        r.feed(sid, batch_completed(*rid));
+    }
+    // A driver takes both outcomes to hand them on: the credit stays held.
+    for want in &mine[..2] {
+        assert!(matches!(
+            r.c.poll_producer_events_held(),
+            Some((q, ProducerEvent::Outcome { batch, outcome: BatchOutcome::Completed }))
+                if q == p && batch == *want
+        ));
+    }
+    assert_eq!(r.c.poll_producer_events_held(), None);
+    r.advance(Duration::from_secs(5));
+    assert_eq!(submits(&r, sid).len(), 2, "no credit came back");
+    let info = r.c.producer(p).unwrap();
+    assert_eq!(info.credit_batches, 2);
+    let held: u64 = sent.iter().map(|(_, b)| b.len() as u64).sum();
+    assert_eq!(info.credit_bytes, held);
+    // A batch whose outcome was not taken holds nothing to release.
+    assert!(!r.c.release_outcome(p, mine[2]));
+    // The second is read first: its credit, and its alone, comes back; once.
+    assert!(r.c.release_outcome(p, mine[1]));
+    assert!(!r.c.release_outcome(p, mine[1]));
+    let info = r.c.producer(p).unwrap();
+    assert_eq!(info.credit_batches, 1);
+    assert_eq!(info.credit_bytes, held - sent[1].1.len() as u64);
+    assert!(r.c.poll_timeout().is_some_and(|t| t <= r.now));
+    r.advance(Duration::ZERO);
+    assert_eq!(submits(&r, sid).len(), 3, "the waiting batch went");
+    assert!(r.c.release_outcome(p, mine[0]));
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 1);
+}
+
+#[test]
 fn p_4_outcomes_unknown_after_a_loss_hold_credit_until_read() {
     let (mut r, sid, p, _) = opened(&Grant::default()); // 2 batches
     drain(&mut r, p);

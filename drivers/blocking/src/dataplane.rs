@@ -13,6 +13,7 @@
 use crate::driver::{Inbox, Request};
 use crate::streams::{Flags, Reader, Sink};
 use crate::Error;
+use nervix_driver_support::released::Released;
 use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
     BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
@@ -118,6 +119,8 @@ pub struct Producer {
     pub(crate) ended: Mutex<mpsc::Receiver<ProducerEvent>>,
     /// Tells the driver the handle is gone.
     pub(crate) flags: Arc<Flags>,
+    /// Where its batch handles say their outcomes were read (P-4).
+    pub(crate) released: Arc<Released>,
 }
 
 impl Producer {
@@ -139,8 +142,11 @@ impl Producer {
     /// Hands a batch to the engine (P-3): it is checked and encoded, then waits for credit
     /// and admission (P-4, P-6). When the batches not yet sent already fill one grant of
     /// credit, this call waits until an outcome makes room, submissions being taken in the
-    /// order they were made. A batch refused locally is an [`Error::Submit`] and nothing was
-    /// queued; otherwise wait on the [`PendingBatch`] for its one outcome (P-5).
+    /// order they were made. Credit comes back only as outcomes are read: a caller that
+    /// submits without waiting on its [`PendingBatch`]es waits here once two grants are
+    /// taken (use [`Producer::submit_timeout`] to bound it). A batch refused locally is an
+    /// [`Error::Submit`] and nothing was queued; otherwise wait on the [`PendingBatch`] for
+    /// its one outcome (P-5).
     pub fn submit(&self, batch: impl Into<Submission>) -> Result<PendingBatch, Error> {
         self.submit_within(batch.into(), None)
     }
@@ -169,7 +175,14 @@ impl Producer {
             }))
             .map_err(|_| Error::Stopped)?;
         let (batch, outcome) = handoff.wait(timeout)?;
-        Ok(PendingBatch { batch, outcome })
+        Ok(PendingBatch {
+            producer: self.id,
+            batch,
+            outcome,
+            released: self.released.clone(),
+            inbox: self.inbox.clone(),
+            read: false,
+        })
     }
 
     /// Closes the producer (P-8) and waits for its last event, at most `timeout`: `Closed`,
@@ -196,11 +209,41 @@ impl Drop for Producer {
 }
 
 /// A submitted batch: its name is known at once, and [`PendingBatch::wait`] gives its one
-/// outcome. Dropping it stops the wait only; the batch goes on.
+/// outcome. The batch holds its share of the producer's credit until then (P-4), so
+/// outcomes nobody read are bounded by the grant. Dropping it stops the wait only: the batch
+/// goes on, and its credit comes back once its outcome is in.
 #[derive(Debug)]
 pub struct PendingBatch {
+    producer: ProducerId,
     batch: BatchId,
     outcome: mpsc::Receiver<BatchOutcome>,
+    released: Arc<Released>,
+    inbox: mpsc::SyncSender<Inbox>,
+    /// The outcome was given, and the driver told.
+    read: bool,
+}
+
+impl PendingBatch {
+    /// Tells the driver the outcome was read or given up: its credit comes back (P-4).
+    fn release(&mut self) {
+        if !std::mem::replace(&mut self.read, true) {
+            self.released.push(self.producer, self.batch);
+            // A full inbox wakes the driver anyway, and it looks at every drain.
+            let _ = self.inbox.try_send(Inbox::Pull);
+        }
+    }
+}
+
+impl Drop for PendingBatch {
+    fn drop(&mut self) {
+        // The receiver goes first: an outcome the driver sends from now on is refused, and
+        // the driver gives its credit back itself; one sent before is released here.
+        drop(std::mem::replace(
+            &mut self.outcome,
+            mpsc::sync_channel(0).1,
+        ));
+        self.release();
+    }
 }
 
 impl PendingBatch {
@@ -213,7 +256,10 @@ impl PendingBatch {
     /// waited for again.
     pub fn wait(&mut self, timeout: Duration) -> Result<BatchOutcome, Error> {
         match self.outcome.recv_timeout(timeout) {
-            Ok(o) => Ok(o),
+            Ok(o) => {
+                self.release();
+                Ok(o)
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => Err(Error::TimedOut),
             Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::Stopped),
         }

@@ -12,6 +12,7 @@ use crate::streams::{
 use crate::{DriverEvent, Error};
 use arrow_array::RecordBatch;
 use nervix_driver_support::observe::{Hub, Watch};
+use nervix_driver_support::released::Released;
 pub(crate) use nervix_driver_support::unclaimed::{Gate, Unclaimed};
 use nervix_protocol::client::{
     Action, BatchId, BatchOutcome, Client as Engine, ClientError, ClientEvent, ClockEvent,
@@ -125,6 +126,8 @@ pub(crate) struct ProducerOpening {
     pub opened: mpsc::Receiver<Result<Arc<ProducerDescription>, Error>>,
     pub ended: mpsc::Receiver<ProducerEvent>,
     pub flags: Arc<Flags>,
+    /// Where its batch handles say their outcomes were read (P-4).
+    pub released: Arc<Released>,
 }
 
 /// A consumer the engine took: where its open's answer and its deliveries will come.
@@ -187,6 +190,11 @@ struct Dataplane {
     producers: BTreeMap<ProducerId, ProducerSink>,
     consumers: BTreeMap<ConsumerId, ConsumerSink>,
     settles: BTreeMap<SettleHandle, mpsc::SyncSender<SettleResult>>,
+    /// Outcomes the application read or gave up: their credit goes back to the engine (P-4).
+    released: Arc<Released>,
+    /// The engine may have sent waiting batches (its timer fired): submissions waiting for
+    /// room are offered again.
+    retry: bool,
 }
 
 struct ProducerSink {
@@ -285,6 +293,8 @@ impl Driver {
             if wake.is_some_and(|w| w <= now) {
                 let t = self.now();
                 self.engine.handle_timeout(t);
+                // Batches the engine sent now make room for waiting submissions.
+                self.dataplane.retry = true;
                 continue;
             }
             let mut wait = wake.map_or(Duration::from_secs(3600), |w| w - now);
@@ -583,6 +593,7 @@ impl Driver {
             opened,
             ended,
             flags,
+            released: self.dataplane.released.clone(),
         }
     }
 
@@ -609,9 +620,24 @@ impl Driver {
         let dp = &mut self.dataplane;
         let mut told = Vec::new();
         let mut asked = false;
-        let mut room = false;
-        while let Some((id, e)) = engine.poll_producer_events() {
+        let mut room = std::mem::take(&mut dp.retry);
+        // Outcomes read or given up: their credit comes back (P-4).
+        let mut freed = false;
+        for (id, batch) in dp.released.take() {
+            freed |= engine.release_outcome(id, batch);
+        }
+        if freed {
+            // Batches waiting for that credit go now, making room for waiting submissions.
+            engine.handle_timeout(now);
+            asked = true;
+            room = true;
+        }
+        while let Some((id, e)) = engine.poll_producer_events_held() {
             let Some(sink) = dp.producers.get_mut(&id) else {
+                // Nobody can read it: its credit comes back at once.
+                if let ProducerEvent::Outcome { batch, .. } = e {
+                    engine.release_outcome(id, batch);
+                }
                 continue;
             };
             match e {
@@ -621,8 +647,14 @@ impl Driver {
                     }
                 }
                 ProducerEvent::Outcome { batch, outcome } => {
-                    if let Some(tx) = sink.outcomes.remove(&batch) {
-                        let _ = tx.try_send(outcome);
+                    // Held until its handle reads it or is dropped (P-4); one nobody waits
+                    // for any more gives its credit back at once.
+                    let handed = sink
+                        .outcomes
+                        .remove(&batch)
+                        .is_some_and(|tx| tx.try_send(outcome).is_ok());
+                    if !handed {
+                        engine.release_outcome(id, batch);
                     }
                     room = true;
                 }

@@ -515,6 +515,7 @@ impl Client {
             inbox: self.handle.inbox.clone(),
             ended: std::sync::Mutex::new(o.ended),
             flags: o.flags,
+            released: o.released,
         })
     }
 

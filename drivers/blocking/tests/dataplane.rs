@@ -75,30 +75,100 @@ fn p_4_submissions_beyond_the_credit_wait_for_room_and_keep_their_order_blocking
         let producer = Arc::new(client.producer(spec).unwrap());
         assert_eq!(producer.description().granted_batches, 1);
         // Five submissions from five threads against a credit of one batch: none is refused
-        // as full, and each is taken once there is room.
+        // as full, each is taken once there is room, and each thread reads its outcome,
+        // which is what gives the credit back (P-4).
         let threads: Vec<_> = (0..5u64)
             .map(|i| {
                 let p = producer.clone();
-                std::thread::spawn(move || p.submit(batch_of(&p, &[i])).unwrap())
+                std::thread::spawn(move || {
+                    let mut b = p.submit(batch_of(&p, &[i])).unwrap();
+                    (b.id().0, b.wait(WAIT))
+                })
             })
             .collect();
-        let mut pending: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
-        pending.sort_by_key(|p| p.id());
-        let ids: Vec<u64> = pending.iter().map(|p| p.id().0).collect();
+        let mut done: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        done.sort_by_key(|d| d.0);
+        let ids: Vec<u64> = done.iter().map(|d| d.0).collect();
         assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "{ids:?}");
-        for p in &mut pending {
-            assert_eq!(p.wait(WAIT).unwrap(), BatchOutcome::Completed);
+        for (_, o) in done {
+            assert_eq!(o.unwrap(), BatchOutcome::Completed);
         }
-        // In the order they were made: one thread, one after another.
-        let mut order = Vec::new();
+        // In the order they were made: one thread, one after another, reading as it goes.
+        let mut last = 0;
         for i in 0..4u64 {
-            order.push(producer.submit(batch_of(&producer, &[i])).unwrap());
+            let mut b = producer.submit(batch_of(&producer, &[i])).unwrap();
+            assert!(b.id().0 > last, "{} after {last}", b.id().0);
+            last = b.id().0;
+            assert_eq!(b.wait(WAIT).unwrap(), BatchOutcome::Completed);
         }
-        let ids: Vec<u64> = order.iter().map(|p| p.id().0).collect();
-        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
-        for p in &mut order {
-            assert_eq!(p.wait(WAIT).unwrap(), BatchOutcome::Completed);
+        client.close(true).unwrap();
+    });
+}
+
+/// How many batches the cluster has taken in.
+fn ingested(lb: &Loopback) -> usize {
+    lb.with_cluster(|c| c.ingested().len())
+}
+
+/// Waits until the cluster has taken in `n` batches, then a while longer, and checks it took
+/// in no more: what the client holds back stays held.
+fn ingested_settles_at(lb: &Loopback, n: usize, what: &str) {
+    let end = std::time::Instant::now() + WAIT;
+    while ingested(lb) < n {
+        assert!(
+            std::time::Instant::now() < end,
+            "{what}: {n} batches in time"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(ingested(lb), n, "{what}: no more batches went");
+}
+
+#[test]
+fn p_4_outcomes_handed_to_pending_batches_hold_the_credit_until_read_blocking() {
+    let lb = started();
+    bounded(move || {
+        let client = connected(&lb);
+        let spec = ProducerSpec::new("tenant", INGESTOR, ingestor_fields()).with_credit(2, 1 << 20);
+        let producer = client.producer(spec).unwrap();
+        assert_eq!(producer.description().granted_batches, 2);
+        let n0 = ingested(&lb);
+        let mut p: Vec<_> = (0..4u64)
+            .map(|i| Some(producer.submit(batch_of(&producer, &[i])).unwrap()))
+            .collect();
+        // The first two complete and their outcomes reach their handles unread: they hold
+        // the whole grant, so the other two stay unsent.
+        ingested_settles_at(&lb, n0 + 2, "the first two");
+        // And those two fill the room for batches not yet sent: a fifth waits.
+        let fifth = producer.submit_timeout(batch_of(&producer, &[4]), Duration::from_millis(300));
+        assert!(
+            matches!(fifth, Err(Error::TimedOut)),
+            "the fifth waits for room"
+        );
+        // Reading the second gives its credit back, and exactly one more batch goes.
+        let mut second = p[1].take().unwrap();
+        assert_eq!(second.wait(WAIT).unwrap(), BatchOutcome::Completed);
+        ingested_settles_at(&lb, n0 + 3, "after one read");
+        // Giving the first up unread gives its credit back too.
+        drop(p[0].take());
+        ingested_settles_at(&lb, n0 + 4, "after one dropped");
+        for b in p.iter_mut().skip(2) {
+            assert_eq!(
+                b.take().unwrap().wait(WAIT).unwrap(),
+                BatchOutcome::Completed
+            );
         }
+        let mut fifth = producer.submit(batch_of(&producer, &[4])).unwrap();
+        assert_eq!(fifth.wait(WAIT).unwrap(), BatchOutcome::Completed);
+        assert_eq!(ingested(&lb), n0 + 5);
+        // Handles dropped at once, mostly before their outcomes are in: each outcome finds
+        // nobody waiting and gives its credit back, so none stalls the producer.
+        for i in 0..10u64 {
+            drop(producer.submit(batch_of(&producer, &[i])).unwrap());
+        }
+        ingested_settles_at(&lb, n0 + 15, "after ten dropped at once");
+        assert!(lb.with_cluster(|c| c.misbehaviour().is_empty()));
         client.close(true).unwrap();
     });
 }

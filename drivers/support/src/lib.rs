@@ -19,11 +19,14 @@
 //! * [`unclaimed`]: the bounded store of command outcomes whose callers stopped waiting
 //!   (C-10), shared by a driver and its pending commands, bounded in count and bytes, with
 //!   what the bounds drop counted.
+//! * [`released`]: batch outcomes the application read or gave up, on their way back to the
+//!   driver, whose credit is held until then (P-4).
 //! * [`observe`]: observer queues bounded in count and bytes; what an observer does not read
 //!   in time is dropped for it alone, counted, and reported in its place.
 
 pub mod call_end;
 pub mod credentials;
+pub mod released;
 pub mod resolve;
 
 use arrow_array::RecordBatch;

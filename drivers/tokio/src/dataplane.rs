@@ -6,13 +6,18 @@
 //! settles them (EC-4). The engine keeps both across sessions (P-8, EC-5); dropping either
 //! closes it.
 //!
+//! A batch holds its share of the producer's credit until its outcome is read (P-4): until
+//! its [`PendingBatch`] gave the outcome, or was dropped. Outcomes nobody has read are thus
+//! bounded by the grant, and a producer whose outcomes are never read stops sending.
+//!
 //! Every wait is cancel-safe: dropping a [`PendingBatch`] stops the wait for that outcome
-//! only (the batch goes on); dropping [`Consumer::next_delivery`] leaves the read out, and
+//! only (the batch goes on, and its credit comes back once its outcome is in); dropping [`Consumer::next_delivery`] leaves the read out, and
 //! its delivery is handed to the next call; dropping [`Consumer::settle`] stops the wait
 //! only (the settlement goes on).
 
 use crate::driver::Request;
 use crate::Error;
+use nervix_driver_support::released::Released;
 use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
     BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
@@ -42,6 +47,8 @@ pub struct Producer {
     /// The producer's last event; dropping it tells the driver the handle is gone.
     pub(crate) ended: Option<oneshot::Receiver<ProducerEvent>>,
     pub(crate) pull: Arc<Notify>,
+    /// Where its batch handles say their outcomes were read (P-4).
+    pub(crate) released: Arc<Released>,
 }
 
 impl Producer {
@@ -63,7 +70,8 @@ impl Producer {
     /// Hands a batch to the engine (P-3): it is checked and encoded, then waits for credit
     /// and admission (P-4, P-6). When the batches not yet sent already fill one grant of
     /// credit, this call waits until an outcome makes room, and submissions are taken in the
-    /// order they were made; dropping it while it waits means the batch was never taken
+    /// order they were made. Credit comes back only as outcomes are read: a caller that
+    /// submits without awaiting its [`PendingBatch`]es waits here once two grants are taken; dropping it while it waits means the batch was never taken
     /// (C-10). A batch refused locally is an [`Error::Submit`] and nothing was queued;
     /// otherwise await the [`PendingBatch`] for its one outcome (P-5). Admission changes,
     /// interruptions and restorations are reported as [`crate::DriverEvent::Producer`].
@@ -78,7 +86,14 @@ impl Producer {
             .await
             .map_err(|_| Error::Stopped)?;
         let (batch, outcome) = rx.await.map_err(|_| Error::Stopped)??;
-        Ok(PendingBatch { batch, outcome })
+        Ok(PendingBatch {
+            producer: self.id,
+            batch,
+            outcome,
+            released: self.released.clone(),
+            pull: self.pull.clone(),
+            read: false,
+        })
     }
 
     /// Closes the producer (P-8) and waits for its last event: `Closed`, or `Ended` /
@@ -105,11 +120,36 @@ impl Drop for Producer {
 }
 
 /// A submitted batch: its name is known at once, and awaiting it gives its one outcome.
-/// Dropping it stops the wait only; the batch goes on.
+/// The batch holds its credit until then (P-4). Dropping it stops the wait only: the batch
+/// goes on, and its credit comes back once its outcome is in.
 #[derive(Debug)]
 pub struct PendingBatch {
+    producer: ProducerId,
     batch: BatchId,
     outcome: oneshot::Receiver<BatchOutcome>,
+    released: Arc<Released>,
+    pull: Arc<Notify>,
+    /// The outcome was given, and the driver told.
+    read: bool,
+}
+
+impl PendingBatch {
+    /// Tells the driver the outcome was read or given up: its credit comes back (P-4).
+    fn release(&mut self) {
+        if !std::mem::replace(&mut self.read, true) {
+            self.released.push(self.producer, self.batch);
+            self.pull.notify_one();
+        }
+    }
+}
+
+impl Drop for PendingBatch {
+    fn drop(&mut self) {
+        // Closed first: an outcome the driver sends from now on is refused, and the driver
+        // gives its credit back itself; one sent before is released here.
+        self.outcome.close();
+        self.release();
+    }
 }
 
 impl PendingBatch {
@@ -122,9 +162,11 @@ impl PendingBatch {
 impl Future for PendingBatch {
     type Output = Result<BatchOutcome, Error>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Pin::new(&mut self.outcome)
-            .poll(cx)
-            .map(|r| r.map_err(|_| Error::Stopped))
+        let r = Pin::new(&mut self.outcome).poll(cx);
+        if let Poll::Ready(Ok(_)) = r {
+            self.release();
+        }
+        r.map(|r| r.map_err(|_| Error::Stopped))
     }
 }
 

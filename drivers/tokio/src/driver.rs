@@ -11,6 +11,7 @@ use crate::transport::{self, AbortOnDrop, Dial, End, Event, Out};
 use crate::{DriverEvent, Error};
 use arrow_array::RecordBatch;
 use nervix_driver_support::observe::Hub;
+use nervix_driver_support::released::Released;
 pub(crate) use nervix_driver_support::unclaimed::Unclaimed;
 use nervix_protocol::client::{
     Action, BatchId, BatchOutcome, Client as Engine, ClientError, ClientEvent, CommandHandle,
@@ -53,6 +54,8 @@ pub(crate) struct ProducerOpening {
     pub opened: oneshot::Receiver<Result<Arc<ProducerDescription>, Error>>,
     pub ended: oneshot::Receiver<ProducerEvent>,
     pub pull: Arc<Notify>,
+    /// Where its batch handles say their outcomes were read (P-4).
+    pub released: Arc<Released>,
 }
 
 /// A consumer the engine took: where its open's answer and its deliveries will come.
@@ -170,6 +173,11 @@ struct Dataplane {
     producers: BTreeMap<ProducerId, ProducerSink>,
     consumers: BTreeMap<ConsumerId, ConsumerSink>,
     settles: BTreeMap<SettleHandle, oneshot::Sender<SettleResult>>,
+    /// Outcomes the application read or gave up: their credit goes back to the engine (P-4).
+    released: Arc<Released>,
+    /// The engine may have sent waiting batches (its timer fired, or credit came back):
+    /// submissions waiting for room are offered again.
+    retry: bool,
 }
 
 struct ProducerSink {
@@ -327,6 +335,8 @@ impl Driver {
                     armed = None;
                     let now = self.now();
                     self.engine.handle_timeout(now);
+                    // Batches the engine sent now make room for waiting submissions.
+                    self.dataplane.retry = true;
                 }
                 permit = reserve(blocked.as_ref().map(|(_, tx)| tx)), if blocked.is_some() => {
                     let Some(sid) = blocked_id else { continue };
@@ -589,6 +599,7 @@ impl Driver {
             opened,
             ended,
             pull: self.streams.pull.clone(),
+            released: self.dataplane.released.clone(),
         }
     }
 
@@ -929,9 +940,24 @@ impl Driver {
         let dp = &mut self.dataplane;
         let notify = &self.notify;
         let mut asked = false;
-        let mut room = false;
-        while let Some((id, e)) = engine.poll_producer_events() {
+        let mut room = std::mem::take(&mut dp.retry);
+        // Outcomes read or given up: their credit comes back (P-4).
+        let mut freed = false;
+        for (id, batch) in dp.released.take() {
+            freed |= engine.release_outcome(id, batch);
+        }
+        if freed {
+            // Batches waiting for that credit go now, making room for waiting submissions.
+            engine.handle_timeout(now);
+            asked = true;
+            room = true;
+        }
+        while let Some((id, e)) = engine.poll_producer_events_held() {
             let Some(sink) = dp.producers.get_mut(&id) else {
+                // Nobody can read it: its credit comes back at once.
+                if let ProducerEvent::Outcome { batch, .. } = e {
+                    engine.release_outcome(id, batch);
+                }
                 continue;
             };
             match e {
@@ -941,8 +967,14 @@ impl Driver {
                     }
                 }
                 ProducerEvent::Outcome { batch, outcome } => {
-                    if let Some(tx) = sink.outcomes.remove(&batch) {
-                        let _ = tx.send(outcome);
+                    // Held until its handle reads it or is dropped (P-4); one nobody waits
+                    // for any more gives its credit back at once.
+                    let handed = sink
+                        .outcomes
+                        .remove(&batch)
+                        .is_some_and(|tx| tx.send(outcome).is_ok());
+                    if !handed {
+                        engine.release_outcome(id, batch);
                     }
                     room = true;
                 }

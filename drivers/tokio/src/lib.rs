@@ -466,6 +466,7 @@ impl Client {
             requests: self.requests.clone(),
             ended: Some(ended),
             pull: o.pull,
+            released: o.released,
         })
     }
 

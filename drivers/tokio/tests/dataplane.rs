@@ -146,21 +146,111 @@ fn p_4_submissions_beyond_the_credit_wait_for_room_and_keep_their_order_over_loo
             let producer = within("the open", client.producer(spec)).await.unwrap();
             assert_eq!(producer.description().granted_batches, 1);
             // Five at once against a credit of one batch: none is refused as full; each
-            // waits its turn and they are taken in the order they were made.
-            let submits = (0..5u64).map(|i| producer.submit(batch_of(&producer, &[i])));
-            let pending = within("the submissions", futures_util::future::join_all(submits)).await;
-            let pending: Vec<_> = pending
-                .into_iter()
-                .map(|p| p.unwrap_or_else(|e| panic!("{t:?}: a submission failed: {e}")))
-                .collect();
-            let ids: Vec<_> = pending.iter().map(|p| p.id()).collect();
+            // waits its turn, they are taken in the order they were made, and each outcome
+            // is read as it comes, which is what gives the credit back (P-4).
+            let submits = (0..5u64).map(|i| {
+                let producer = &producer;
+                async move {
+                    let p = producer.submit(batch_of(producer, &[i])).await;
+                    let p = p.unwrap_or_else(|e| panic!("{t:?}: a submission failed: {e}"));
+                    (p.id(), p.await)
+                }
+            });
+            let done = within("the batches", futures_util::future::join_all(submits)).await;
+            let ids: Vec<_> = done.iter().map(|(id, _)| *id).collect();
             assert!(ids.windows(2).all(|w| w[0] < w[1]), "{t:?}: {ids:?}");
-            for p in pending {
+            for (_, o) in done {
+                assert_eq!(o.unwrap(), BatchOutcome::Completed);
+            }
+            client.close(true).await.unwrap();
+        }
+    });
+}
+
+/// How many batches the cluster has taken in.
+fn ingested(lb: &Loopback) -> usize {
+    lb.with_cluster(|c| c.ingested().len())
+}
+
+/// Waits until the cluster has taken in `n` batches, then a while longer, and checks it took
+/// in no more: what the client holds back stays held.
+async fn ingested_settles_at(lb: &Loopback, n: usize, what: &str) {
+    within(what, async {
+        while ingested(lb) < n {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(ingested(lb), n, "{what}: no more batches went");
+}
+
+#[test]
+fn p_4_outcomes_handed_to_pending_batches_hold_the_credit_until_read_over_loopback() {
+    let lb = Loopback::start(LoopbackConfig::default()).unwrap();
+    block(async {
+        for t in TRANSPORTS {
+            let client = connected(&lb, t).await;
+            let spec =
+                ProducerSpec::new("tenant", INGESTOR, ingestor_fields()).with_credit(2, 1 << 20);
+            let producer = within("the open", client.producer(spec)).await.unwrap();
+            assert_eq!(producer.description().granted_batches, 2);
+            let n0 = ingested(&lb);
+            let mut p: Vec<_> = Vec::new();
+            for i in 0..4u64 {
+                p.push(Some(
+                    within("a submission", producer.submit(batch_of(&producer, &[i])))
+                        .await
+                        .unwrap(),
+                ));
+            }
+            // The first two complete and their outcomes reach their handles unread: they
+            // hold the whole grant, so the other two stay unsent.
+            ingested_settles_at(&lb, n0 + 2, "the first two").await;
+            // And those two fill the room for batches not yet sent: a fifth waits.
+            let fifth = tokio::time::timeout(
+                Duration::from_millis(300),
+                producer.submit(batch_of(&producer, &[4])),
+            )
+            .await;
+            assert!(fifth.is_err(), "{t:?}: the fifth waits for room");
+            // Reading the second gives its credit back, and exactly one more batch goes.
+            let second = p[1].take().unwrap();
+            assert_eq!(
+                within("the second", second).await.unwrap(),
+                BatchOutcome::Completed
+            );
+            ingested_settles_at(&lb, n0 + 3, "after one read").await;
+            // Giving the first up unread gives its credit back too.
+            drop(p[0].take());
+            ingested_settles_at(&lb, n0 + 4, "after one dropped").await;
+            for (i, b) in p.iter_mut().enumerate().skip(2) {
+                let b = b.take().unwrap();
                 assert_eq!(
-                    within("an outcome", p).await.unwrap(),
-                    BatchOutcome::Completed
+                    within("a later one", b).await.unwrap(),
+                    BatchOutcome::Completed,
+                    "{t:?} {i}"
                 );
             }
+            let fifth = within("the fifth", producer.submit(batch_of(&producer, &[4])))
+                .await
+                .unwrap();
+            assert_eq!(
+                within("its outcome", fifth).await.unwrap(),
+                BatchOutcome::Completed
+            );
+            assert_eq!(ingested(&lb), n0 + 5);
+            // Handles dropped at once, mostly before their outcomes are in: each outcome
+            // finds nobody waiting and gives its credit back, so none stalls the producer.
+            for i in 0..10u64 {
+                drop(
+                    within("a submission", producer.submit(batch_of(&producer, &[i])))
+                        .await
+                        .unwrap(),
+                );
+            }
+            ingested_settles_at(&lb, n0 + 15, "after ten dropped at once").await;
+            assert!(lb.with_cluster(|c| c.misbehaviour().is_empty()));
             client.close(true).await.unwrap();
         }
     });

@@ -748,22 +748,34 @@ impl Producers {
         Some((id, event))
     }
 
-    /// The application read `event` of `id`: an outcome's credit comes back (P-4), and
-    /// batches waiting for it go at the next drive.
+    /// The next event of any producer, an outcome among them keeping its credit until
+    /// [`Producers::release`] (P-4).
+    pub(crate) fn poll_any_held(&mut self) -> Option<(ProducerId, ProducerEvent)> {
+        self.events.pop_front()
+    }
+
+    /// The application read `event` of `id`: an outcome's credit comes back (P-4).
     fn read(&mut self, id: ProducerId, event: &ProducerEvent) {
-        let ProducerEvent::Outcome { batch, .. } = event else {
-            return;
-        };
-        let Some(len) = self.held.remove(&(id, *batch)) else {
-            return;
+        if let ProducerEvent::Outcome { batch, .. } = event {
+            self.release(id, *batch);
+        }
+    }
+
+    /// The outcome of `batch` was read: the credit it held comes back (P-4), and batches
+    /// waiting for it go at the next drive. False when it held none (already released, or
+    /// its outcome not handed out yet).
+    pub(crate) fn release(&mut self, id: ProducerId, batch: BatchId) -> bool {
+        let Some(len) = self.held.remove(&(id, batch)) else {
+            return false;
         };
         let Some(e) = self.entries.get_mut(&id) else {
-            return;
+            return true;
         };
         e.return_credit(len);
         if e.batches.values().any(|b| !matches!(b.slot, Slot::Sent(_))) {
             self.kick = self.last_now;
         }
+        true
     }
 
     /// Ends every unresolved batch of `id` that is not out: never sent (`NotSent`), or not
@@ -1282,6 +1294,24 @@ impl Client {
     #[must_use]
     pub fn poll_producer_events(&mut self) -> Option<(ProducerId, ProducerEvent)> {
         self.producers.poll_any()
+    }
+
+    /// The next event of any producer for a driver that hands outcomes on to be read later:
+    /// an [`ProducerEvent::Outcome`] taken here keeps the credit its batch holds until
+    /// [`Client::release_outcome`] says the application read it or gave it up (P-4), so
+    /// outcomes handed on and not yet read stay bounded by the grant.
+    #[must_use]
+    pub fn poll_producer_events_held(&mut self) -> Option<(ProducerId, ProducerEvent)> {
+        self.producers.poll_any_held()
+    }
+
+    /// The application read (or gave up) the outcome of `batch` taken with
+    /// [`Client::poll_producer_events_held`]: the credit it held comes back (P-4) and
+    /// batches waiting for it go at the next [`Client::handle_timeout`], which
+    /// [`Client::poll_timeout`] then asks for at once. False when the batch held no credit:
+    /// released already, or its outcome not yet taken. Calling it twice is harmless.
+    pub fn release_outcome(&mut self, producer: ProducerId, batch: BatchId) -> bool {
+        self.producers.release(producer, batch)
     }
 
     /// Producer frames ignored: about a producer this client does not follow (P-2).
