@@ -55,7 +55,7 @@ soak-transports seeds="200" base="0":
 # HEAD~1 where there is no origin. Scope it with `file` (one source file) and `test` (one test
 # binary of the package), or the whole package's tests run for every mutant. Survivors are
 # listed in $CARGO_TARGET_DIR (or target)/mutants.out/missed.txt.
-# `just mutants main protocol/src/client/producers.rs producers` mutates what the branch changed
+# `just mutants main protocol/nervix/src/client/producers.rs producers` mutates what the branch changed
 # in producers.rs and runs `cargo test -p nervix-protocol --test producers` against each mutant;
 # `just mutants main drivers/support/src/call_end.rs "" 60 nervix-driver-support` a driver crate's.
 mutants base="" file="" test="" timeout="120" package="nervix-protocol":

@@ -5,7 +5,7 @@
 //! corpus carries comes from the frames' reports, each line resolved through the schema to the
 //! union or enum its member is declared with.
 
-#[path = "../../protocol/build/model.rs"]
+#[path = "../../protocol/nervix/build/model.rs"]
 #[allow(dead_code, clippy::all)]
 mod model;
 

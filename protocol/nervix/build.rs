@@ -33,7 +33,7 @@ const ROOT_FILES: &[&str] = &[
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let schema_dir = manifest.join("..").join("schema");
+    let schema_dir = manifest.join("../../schema");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     println!("cargo:rerun-if-env-changed=FLATC");
     println!("cargo:rerun-if-changed=build");
