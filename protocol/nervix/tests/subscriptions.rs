@@ -1208,3 +1208,42 @@ fn s_8_a_newer_opening_fits_in_the_room_the_one_it_replaces_leaves_in_its_own_bu
         "gap:RelayChanged { message: \"ended\" } open#2"
     );
 }
+
+/// One subscription's end takes away its own routes and nobody else's: the other keeps its
+/// rows, and what still names the ended one is ignored (S-3).
+#[test]
+fn s_3_an_end_removes_the_ended_subscriptions_routes_alone() {
+    for server_end in [true, false] {
+        let (mut r, sid, id) = opened_sub();
+        let other =
+            r.c.subscribe(
+                r.now,
+                "d1",
+                "CREATE SUBSCRIPTION more AS SELECT * FROM orders",
+            )
+            .unwrap();
+        r.pump();
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        r.feed(sid, opened(rid, "more", 1, two_fields()));
+        assert_eq!(shape(&drain(&mut r, other)), "open#1");
+        if server_end {
+            r.feed(sid, ended("live", 1, SubscriptionEndReason::RelayRemoved));
+        } else {
+            r.c.delete_subscription(r.now, id).unwrap();
+            r.pump();
+            let (rid, _) = last_of(&r, ClientRequest::UnsubscribeRequest);
+            r.feed(sid, deleted(rid, "live", 1));
+        }
+        assert!(shape(&drain(&mut r, id)).starts_with("end:"));
+        let ignored = r.c.ignored_subscription_frames();
+        r.feed(sid, rows("more", 1, 1, 2));
+        r.feed(sid, rows("live", 1, 1, 1));
+        assert_eq!(
+            shape(&drain(&mut r, other)),
+            "rows2",
+            "server end: {server_end}"
+        );
+        assert!(drain(&mut r, id).is_empty());
+        assert_eq!(r.c.ignored_subscription_frames(), ignored + 1);
+    }
+}
