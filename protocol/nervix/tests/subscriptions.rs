@@ -389,6 +389,7 @@ fn s_7_a_refused_reopening_is_reported_and_sent_again_after_growing_waits() {
     for w in waits.windows(2) {
         assert!(w[1] > w[0], "waits grow: {waits:?}");
     }
+    waits_double_from_the_first_backoff(&waits);
     let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
     r.feed(s2, opened(rid, "live", 2, two_fields()));
     assert_eq!(shape(&drain(&mut r, id)), "open#2");
@@ -796,6 +797,21 @@ fn s_7_a_reopening_refused_busy_is_reported_and_sent_again_after_growing_waits()
         .collect();
     for w in waits.windows(2) {
         assert!(w[1] > w[0], "waits grow: {waits:?}");
+    }
+    waits_double_from_the_first_backoff(&waits);
+}
+
+/// The k-th wait after a refusal is the client's back-off of attempt k: between half and all
+/// of the first back-off (50 ms) doubled k times, so the first refusal waits at most 50 ms.
+fn waits_double_from_the_first_backoff(waits: &[u64]) {
+    let first = Duration::from_millis(50).as_nanos() as u64;
+    for (k, w) in waits.iter().enumerate() {
+        let full = first << k;
+        assert!(
+            (full / 2..=full).contains(w),
+            "wait {k} is {w} ns, not within [{}, {full}]: {waits:?}",
+            full / 2
+        );
     }
 }
 
