@@ -84,6 +84,11 @@ mutants base="" file="" test="" timeout="120" package="nervix-protocol":
     echo "cargo mutants ${args[*]}  (diff against $base)"
     cargo mutants "${args[@]}"
 
+# The BLAKE3 digest of each seeded simulation's trace and one over them all: a change that
+# claims to keep behaviour must print the same last line before and after.
+trace-digest from="0" to="300":
+    cargo run --release --quiet -p nervix-harness --example trace_digest -- {{from}} {{to}}
+
 # Replay one simulation seed and print its trace.
 replay seed:
     NERVIX_SEED={{seed}} NERVIX_TRACE=1 cargo test -p nervix-harness --test simulation -- --nocapture
