@@ -30,5 +30,8 @@ fn main() {
         all.update(d.as_bytes());
         println!("{seed} {d}");
     }
-    println!("seeds {from}..{to} {} ({lines} trace lines)", all.finalize());
+    println!(
+        "seeds {from}..{to} {} ({lines} trace lines)",
+        all.finalize()
+    );
 }

@@ -691,7 +691,7 @@ fn a_7_backup_waits_its_own_bounded_wait_not_the_call_deadline() {
     // Ended without a terminal outcome: uncertain under its reference, never cancelled.
     assert_eq!(cause, UncertainCause::Deadline);
     assert_eq!(command.query, "BACKUP");
-    // The wait is one millisecond to 24 hours.
+    // The wait is one millisecond to 24 hours, however the BACKUP is sent.
     for bad in [Duration::ZERO, Duration::from_secs(24 * 3600 + 1)] {
         let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
         config.backup_wait = bad;
@@ -700,6 +700,17 @@ fn a_7_backup_waits_its_own_bounded_wait_not_the_call_deadline() {
             r.c.run(r.now, WALL, "BACKUP").unwrap_err(),
             ClientError::BackupWait(bad)
         );
+        assert_eq!(
+            r.c.execute(r.now, WALL, "BACKUP").unwrap_err(),
+            ClientError::BackupWait(bad)
+        );
+    }
+    // The edges themselves are accepted.
+    for good in [Duration::from_millis(1), Duration::from_secs(24 * 3600)] {
+        let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+        config.backup_wait = good;
+        let mut r = Rig::with(config);
+        assert!(r.c.run(r.now, WALL, "BACKUP").is_ok(), "{good:?}");
     }
 }
 
@@ -833,6 +844,47 @@ fn a_8_an_explicit_renewed_wait_runs_from_the_recovery() {
             ..
         })
     ));
+}
+
+#[test]
+fn a_7_a_recovered_backup_without_a_wait_of_its_own_waits_the_backup_wait() {
+    // Any other command recovered without a wait keeps the call deadline.
+    for (query, wait) in [("BACKUP", 30), ("CREATE RELAY c;", 1)] {
+        let wait = Duration::from_secs(wait);
+        let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+        config.call_timeout = Duration::from_secs(1);
+        config.backup_wait = Duration::from_secs(30);
+        let mut r = Rig::with(config);
+        // Executed rather than run: the same wait.
+        let h = r.c.execute(r.now, WALL, query).unwrap();
+        let sid = r.open();
+        r.c.handle_closed(r.now, sid);
+        r.advance(wait - Duration::from_nanos(1));
+        assert!(
+            r.result(h).is_none(),
+            "{query}: the first attempt inside its wait"
+        );
+        r.advance(Duration::from_nanos(1));
+        let Some(CommandResult::Uncertain { command, .. }) = r.result(h) else {
+            panic!("{query}: {:?}", r.result(h))
+        };
+        let h2 = r.c.recover(r.now, &command, None).unwrap();
+        r.pump();
+        r.open();
+        r.advance(wait - Duration::from_nanos(1));
+        assert!(r.result(h2).is_none(), "{query}: still inside its wait");
+        r.advance(Duration::from_nanos(1));
+        assert!(
+            matches!(
+                r.result(h2),
+                Some(CommandResult::Uncertain {
+                    cause: UncertainCause::Deadline,
+                    ..
+                })
+            ),
+            "{query}"
+        );
+    }
 }
 
 // ----- the download -------------------------------------------------

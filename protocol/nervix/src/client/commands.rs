@@ -489,15 +489,35 @@ impl super::Client {
             created: now,
         };
         self.check_sendable(&retained.request())?;
+        let wait = match deadline {
+            Some(d) => d,
+            None => self.default_wait(&shape)?,
+        };
         let seq = self.seq();
-        let deadline = now + deadline.unwrap_or(self.config.call_timeout);
+        let deadline = now + wait;
         let h = self.commands.add(seq, retained, shape, deadline, false);
         self.drive(now);
         Ok(h)
     }
 
+    /// How long a command waits when the caller names no wait: a `BACKUP` its own bounded
+    /// wait, [`super::ClientConfig::backup_wait`], between one millisecond and 24 hours
+    /// any other command the call timeout.
+    fn default_wait(&self, shape: &CommandShape) -> Result<Duration, ClientError> {
+        if shape.first() != crate::statements::StatementKind::Backup {
+            return Ok(self.config.call_timeout);
+        }
+        let wait = self.config.backup_wait;
+        if wait < Duration::from_millis(1) || wait > Duration::from_secs(24 * 3600) {
+            return Err(ClientError::BackupWait(wait));
+        }
+        Ok(wait)
+    }
+
     /// Repeats an uncertain command exactly (E-2, E-3): same reference, query, domain,
-    /// position and preview, under a new request identity.
+    /// position and preview, under a new request identity. It waits `deadline` from now;
+    /// without one, a `BACKUP` waits [`super::ClientConfig::backup_wait`] and any other
+    /// command the call timeout.
     pub fn recover(
         &mut self,
         now: Timestamp,
@@ -506,8 +526,12 @@ impl super::Client {
     ) -> Result<CommandHandle, ClientError> {
         let shape = check_command(&command.query, true)?;
         self.check_sendable(&command.request())?;
+        let wait = match deadline {
+            Some(d) => d,
+            None => self.default_wait(&shape)?,
+        };
         let seq = self.seq();
-        let deadline = now + deadline.unwrap_or(self.config.call_timeout);
+        let deadline = now + wait;
         let h = self
             .commands
             .add(seq, command.clone(), shape, deadline, true);

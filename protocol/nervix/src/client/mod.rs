@@ -606,14 +606,6 @@ impl Client {
         let holding = self.tx.binding.is_holding();
         match route(query, holding)? {
             // BACKUP waits for its own bounded wait, not the call deadline.
-            Route::Command(shape) if shape.first() == crate::statements::StatementKind::Backup => {
-                let wait = self.config.backup_wait;
-                if wait < Duration::from_millis(1) || wait > Duration::from_secs(24 * 3600) {
-                    return Err(ClientError::BackupWait(wait));
-                }
-                self.execute_with(now, wall, query, None, Some(wait))
-                    .map(Routed::Command)
-            }
             Route::Command(_) => self.execute(now, wall, query).map(Routed::Command),
             Route::UseDomain(d) => {
                 self.select_domain(Some(&d))?;
