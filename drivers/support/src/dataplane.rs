@@ -1,0 +1,476 @@
+//! The data plane every driver shares: producers and emitter consumers between the engine and
+//! the application's handles.
+//!
+//! A driver keeps one [`Dataplane`] beside its engine. It hands the application's producer and
+//! consumer calls to it ([`Dataplane::open_producer`], [`Dataplane::submit`],
+//! [`Dataplane::settle`], ...) and calls [`Dataplane::route`] at every drain: producer and
+//! consumer events go to their handles, outcomes the application read or gave up give their
+//! credit back (P-4), submissions waiting for room are offered again in the order they were
+//! made, and what the application dropped is closed (P-8, EC-6).
+//!
+//! What differs between drivers is behind [`Hand`]: how one answer is handed back and read,
+//! how a submission waiting for room is answered or seen to be withdrawn (C-10), how a
+//! producer's last event is given and its handle's drop seen, and how deliveries are queued
+//! for a consumer's reader. Events for observers are given to the closures `route` takes.
+
+use crate::released::Released;
+use crate::Submission;
+use arrow_array::RecordBatch;
+use nervix_protocol::client::{
+    BatchId, BatchOutcome, Client as Engine, ClientError, ConsumerDescription, ConsumerEvent,
+    ConsumerId, ConsumerSpec, Decision, Delivery, DeliveryRef, ProducerDescription, ProducerEvent,
+    ProducerId, ProducerSpec, SettleError, SettleHandle, SettleResult, SubmitError,
+};
+use nervix_protocol::time::Timestamp;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+/// What differs between drivers in the data plane: their channels, and how they see that the
+/// application dropped a handle.
+pub trait Hand {
+    /// The driver's error, as the application sees it.
+    type Error;
+    /// The sending side of one answer (an open's, a batch outcome, a settlement's result).
+    type Once<T>;
+    /// Where that answer is read.
+    type Awaited<T>;
+    /// Where a submission's answer goes while the driver holds it, waiting for room.
+    type Waiter;
+    /// Where a producer's last event goes; it also tells whether the application dropped
+    /// the producer.
+    type Ended;
+    /// Where a consumer's deliveries go, in order; it also tells whether the application
+    /// dropped the consumer.
+    type Deliveries;
+
+    /// A new one-answer channel.
+    fn once<T>() -> (Self::Once<T>, Self::Awaited<T>);
+    /// Hands `value` over; false when nobody reads it any more.
+    fn give<T>(tx: Self::Once<T>, value: T) -> bool;
+    /// Runs `take`, unless the submission's caller left (then it is never taken, C-10), and
+    /// hands the answer over. `take` gives `None` when there is no room yet: the waiter comes
+    /// back, to be offered again later.
+    fn offer(
+        waiter: Self::Waiter,
+        take: impl FnOnce() -> Option<Result<Taken<Self>, Self::Error>>,
+    ) -> Option<Self::Waiter>;
+    /// Hands the producer's last event over.
+    fn end(ended: Self::Ended, event: ProducerEvent);
+    /// Whether the application dropped the producer.
+    fn producer_dropped(ended: &Self::Ended) -> bool;
+    /// Keeps a delivery for the reader, after those kept before.
+    fn keep(deliveries: &mut Self::Deliveries, delivery: Delivery);
+    /// Hands kept deliveries to the reader while it has room; true when none is left.
+    fn flush(deliveries: &mut Self::Deliveries) -> bool;
+    /// Whether the application dropped the consumer.
+    fn consumer_dropped(deliveries: &Self::Deliveries) -> bool;
+    /// The error of an open the server refused, or of a producer or consumer that ended
+    /// before its open was answered; the server's words.
+    fn open_refused(message: String) -> Self::Error;
+    /// The error of a batch refused locally: nothing was queued.
+    fn submit_refused(e: SubmitError) -> Self::Error;
+}
+
+/// A taken submission: the batch's name, and where its one outcome comes.
+pub type Taken<H> = (BatchId, <H as Hand>::Awaited<BatchOutcome>);
+
+/// Where an open's answer goes.
+type Opening<H, T> = <H as Hand>::Once<Result<Arc<T>, <H as Hand>::Error>>;
+
+/// Where an open's answer comes.
+pub type Opened<H, T> = <H as Hand>::Awaited<Result<Arc<T>, <H as Hand>::Error>>;
+
+struct ProducerSink<H: Hand> {
+    opened: Option<Opening<H, ProducerDescription>>,
+    ended: H::Ended,
+    outcomes: BTreeMap<BatchId, H::Once<BatchOutcome>>,
+    /// Submissions waiting for room among the batches not yet sent (the engine said
+    /// `Full`), in the order they were made. Each is handed to the engine once an outcome
+    /// makes room; one whose caller left is dropped, never taken.
+    blocked: VecDeque<(RecordBatch, H::Waiter)>,
+    closing: bool,
+}
+
+struct ConsumerSink<H: Hand> {
+    opened: Option<Opening<H, ConsumerDescription>>,
+    deliveries: H::Deliveries,
+    closing: bool,
+    /// Nothing more comes: the deliveries go once those kept are handed on.
+    over: bool,
+}
+
+/// Where producer and consumer events go, for one engine.
+pub struct Dataplane<H: Hand> {
+    producers: BTreeMap<ProducerId, ProducerSink<H>>,
+    consumers: BTreeMap<ConsumerId, ConsumerSink<H>>,
+    settles: BTreeMap<SettleHandle, H::Once<SettleResult>>,
+    /// Outcomes the application read or gave up: their credit goes back to the engine (P-4).
+    released: Arc<Released>,
+    /// The engine may have sent waiting batches: submissions waiting for room are offered
+    /// again.
+    retry: bool,
+}
+
+impl<H: Hand> Default for Dataplane<H> {
+    fn default() -> Self {
+        Self {
+            producers: BTreeMap::new(),
+            consumers: BTreeMap::new(),
+            settles: BTreeMap::new(),
+            released: Arc::default(),
+            retry: false,
+        }
+    }
+}
+
+impl<H: Hand> Dataplane<H> {
+    /// Where batch handles say their outcomes were read or given up (P-4).
+    pub fn released(&self) -> &Arc<Released> {
+        &self.released
+    }
+
+    /// The engine's timer fired: batches it sent may make room for waiting submissions.
+    pub fn timer_fired(&mut self) {
+        self.retry = true;
+    }
+
+    /// Opens a producer; its open's answer comes where the result says, and its last event
+    /// goes to `ended`.
+    pub fn open_producer(
+        &mut self,
+        engine: &mut Engine,
+        now: Timestamp,
+        spec: ProducerSpec,
+        ended: H::Ended,
+    ) -> Result<(ProducerId, Opened<H, ProducerDescription>), ClientError> {
+        let id = engine.open_producer(now, spec)?;
+        let (tx, rx) = H::once();
+        self.producers.insert(
+            id,
+            ProducerSink {
+                opened: Some(tx),
+                ended,
+                outcomes: BTreeMap::new(),
+                blocked: VecDeque::new(),
+                closing: false,
+            },
+        );
+        Ok((id, rx))
+    }
+
+    /// Opens a consumer; its open's answer comes where the result says, and its deliveries
+    /// go to `deliveries`.
+    pub fn open_consumer(
+        &mut self,
+        engine: &mut Engine,
+        now: Timestamp,
+        spec: ConsumerSpec,
+        deliveries: H::Deliveries,
+    ) -> Result<(ConsumerId, Opened<H, ConsumerDescription>), ClientError> {
+        let id = engine.open_consumer(now, spec)?;
+        let (tx, rx) = H::once();
+        self.consumers.insert(
+            id,
+            ConsumerSink {
+                opened: Some(tx),
+                deliveries,
+                closing: false,
+                over: false,
+            },
+        );
+        Ok((id, rx))
+    }
+
+    /// Hands a batch to the engine and answers `waiter`. When the batches not yet sent leave
+    /// no room for it, or submissions made before it wait already, it waits in turn (P-4
+    /// keeps submission order).
+    pub fn submit(
+        &mut self,
+        engine: &mut Engine,
+        now: Timestamp,
+        producer: ProducerId,
+        batch: Submission,
+        waiter: H::Waiter,
+    ) {
+        // A builder is finished here, so a batch that must wait for room is kept.
+        let batch = match batch.into_batch() {
+            Ok(b) => b,
+            Err(e) => {
+                H::offer(waiter, || Some(Err(H::submit_refused(e.into()))));
+                return;
+            }
+        };
+        if let Some(s) = self.producers.get_mut(&producer) {
+            if !s.blocked.is_empty() {
+                s.blocked.push_back((batch, waiter));
+                return;
+            }
+        }
+        if let Some(back) = offer::<H>(engine, &mut self.producers, now, producer, &batch, waiter) {
+            if let Some(s) = self.producers.get_mut(&producer) {
+                s.blocked.push_back((batch, back));
+            }
+        }
+    }
+
+    /// Closes a producer at the application's word (P-8).
+    pub fn close_producer(&mut self, engine: &mut Engine, now: Timestamp, id: ProducerId) {
+        if let Some(s) = self.producers.get_mut(&id) {
+            s.closing = true;
+        }
+        let _ = engine.close_producer(now, id);
+    }
+
+    /// Asks for a consumer's next delivery (EC-2). A consumer that is over refuses; its
+    /// deliveries end and the reader sees it.
+    pub fn read_delivery(&mut self, engine: &mut Engine, now: Timestamp, id: ConsumerId) {
+        let _ = engine.read_delivery(now, id);
+    }
+
+    /// Settles a delivery attempt (EC-4); the server's answer comes where the result says.
+    pub fn settle(
+        &mut self,
+        engine: &mut Engine,
+        now: Timestamp,
+        reference: DeliveryRef,
+        decision: Decision,
+    ) -> Result<H::Awaited<SettleResult>, SettleError> {
+        let h = engine.settle_delivery(now, reference, decision)?;
+        let (tx, rx) = H::once();
+        self.settles.insert(h, tx);
+        Ok(rx)
+    }
+
+    /// Closes a consumer at the application's word (EC-6).
+    pub fn close_consumer(&mut self, engine: &mut Engine, now: Timestamp, id: ConsumerId) {
+        if let Some(s) = self.consumers.get_mut(&id) {
+            s.closing = true;
+        }
+        let _ = engine.close_consumer(now, id);
+    }
+
+    /// Hands producer and consumer events to their handles, gives back the credit of
+    /// outcomes read or given up, offers waiting submissions again, and closes what the
+    /// application dropped. Producer events for observers (admission, interruption,
+    /// restoration, end: P-6, P-8) go to `producer_told`, consumer ones (interruption,
+    /// restoration, end: EC-5) to `consumer_told`. True when it asked the engine for something
+    /// (which may have actions).
+    pub fn route(
+        &mut self,
+        engine: &mut Engine,
+        now: Timestamp,
+        mut producer_told: impl FnMut(ProducerId, ProducerEvent),
+        mut consumer_told: impl FnMut(ConsumerId, ConsumerEvent),
+    ) -> bool {
+        let (mut asked, room) = self.release(engine, now);
+        if self.route_producers(engine, room, &mut producer_told) {
+            asked |= self.retry_blocked(engine, now);
+        }
+        for (id, sink) in &mut self.producers {
+            if !sink.closing && H::producer_dropped(&sink.ended) {
+                // Dropped by the application: closed (P-8).
+                sink.closing = true;
+                let _ = engine.close_producer(now, *id);
+                asked = true;
+            }
+        }
+        self.route_consumers(engine, &mut consumer_told);
+        self.consumers.retain(|id, sink| {
+            if H::consumer_dropped(&sink.deliveries) {
+                if !sink.closing && !sink.over {
+                    // Dropped by the application: closed (EC-6).
+                    sink.closing = true;
+                    let _ = engine.close_consumer(now, *id);
+                    asked = true;
+                }
+                return !sink.over;
+            }
+            let flushed = H::flush(&mut sink.deliveries);
+            // Over and everything handed on: dropping the deliveries ends the reader's queue.
+            !(sink.over && flushed)
+        });
+        asked
+    }
+
+    /// Gives the engine back the credit of outcomes read or given up (P-4). Gives whether it
+    /// asked the engine for something, and whether room may have come.
+    fn release(&mut self, engine: &mut Engine, now: Timestamp) -> (bool, bool) {
+        let room = std::mem::take(&mut self.retry);
+        let mut freed = false;
+        for (id, batch) in self.released.take() {
+            freed |= engine.release_outcome(id, batch);
+        }
+        if freed {
+            // Batches waiting for that credit go now, making room for waiting submissions.
+            engine.handle_timeout(now);
+        }
+        (freed, room || freed)
+    }
+
+    /// Hands producer events to their handles; gives whether room may have come (`room`
+    /// says whether it had come before).
+    fn route_producers(
+        &mut self,
+        engine: &mut Engine,
+        mut room: bool,
+        tell: &mut impl FnMut(ProducerId, ProducerEvent),
+    ) -> bool {
+        while let Some((id, e)) = engine.poll_producer_events_held() {
+            let Some(sink) = self.producers.get_mut(&id) else {
+                // Nobody can read it: its credit comes back at once.
+                if let ProducerEvent::Outcome { batch, .. } = e {
+                    engine.release_outcome(id, batch);
+                }
+                continue;
+            };
+            match e {
+                ProducerEvent::Opened(d) => {
+                    if let Some(tx) = sink.opened.take() {
+                        H::give(tx, Ok(d));
+                    }
+                }
+                ProducerEvent::Outcome { batch, outcome } => {
+                    // Held until its handle reads it or is dropped (P-4); one nobody waits
+                    // for any more gives its credit back at once.
+                    let handed = sink
+                        .outcomes
+                        .remove(&batch)
+                        .is_some_and(|tx| H::give(tx, outcome));
+                    if !handed {
+                        engine.release_outcome(id, batch);
+                    }
+                    room = true;
+                }
+                ProducerEvent::Refused { .. }
+                | ProducerEvent::ReopenRequired(_)
+                | ProducerEvent::Closed
+                | ProducerEvent::Ended { .. } => {
+                    if let Some(sink) = self.producers.remove(&id) {
+                        if let Some(tx) = sink.opened {
+                            H::give(tx, Err(H::open_refused(refusal(&e))));
+                        }
+                        // Waiting submissions were never taken: they end refused.
+                        let state = engine.producer(id).map(|p| p.state);
+                        for (_, waiter) in sink.blocked {
+                            H::offer(waiter, || {
+                                Some(Err(H::submit_refused(match state {
+                                    Some(st) => SubmitError::Finished(st),
+                                    None => SubmitError::UnknownProducer,
+                                })))
+                            });
+                        }
+                        tell(id, e.clone());
+                        H::end(sink.ended, e);
+                    }
+                }
+                // Admission, interruption and restoration: for observers (P-6, P-8).
+                e => {
+                    room |= matches!(e, ProducerEvent::Restored(_));
+                    tell(id, e);
+                }
+            }
+        }
+        room
+    }
+
+    /// Hands waiting submissions to the engine in order, while there is room; true when any
+    /// went in. One whose caller left was never taken and is dropped (C-10).
+    fn retry_blocked(&mut self, engine: &mut Engine, now: Timestamp) -> bool {
+        let mut asked = false;
+        let ids: Vec<ProducerId> = self
+            .producers
+            .iter()
+            .filter(|(_, s)| !s.blocked.is_empty())
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            while let Some(sink) = self.producers.get_mut(&id) {
+                let Some((batch, waiter)) = sink.blocked.pop_front() else {
+                    break;
+                };
+                match offer::<H>(engine, &mut self.producers, now, id, &batch, waiter) {
+                    Some(back) => {
+                        if let Some(sink) = self.producers.get_mut(&id) {
+                            sink.blocked.push_front((batch, back));
+                        }
+                        break;
+                    }
+                    None => asked = true,
+                }
+            }
+        }
+        asked
+    }
+
+    /// Hands consumer events and settlement results to their handles.
+    fn route_consumers(
+        &mut self,
+        engine: &mut Engine,
+        tell: &mut impl FnMut(ConsumerId, ConsumerEvent),
+    ) {
+        while let Some((id, e)) = engine.poll_consumer_events() {
+            if let ConsumerEvent::Settled { handle, result, .. } = e {
+                if let Some(tx) = self.settles.remove(&handle) {
+                    H::give(tx, result);
+                }
+                continue;
+            }
+            let Some(sink) = self.consumers.get_mut(&id) else {
+                continue;
+            };
+            match e {
+                ConsumerEvent::Opened(d) => {
+                    if let Some(tx) = sink.opened.take() {
+                        H::give(tx, Ok(d));
+                    }
+                }
+                ConsumerEvent::Delivery(d) => H::keep(&mut sink.deliveries, *d),
+                ConsumerEvent::Refused { ref message, .. } => {
+                    if let Some(tx) = sink.opened.take() {
+                        H::give(tx, Err(H::open_refused(message.clone())));
+                    }
+                    sink.over = true;
+                }
+                ConsumerEvent::ReopenRequired(_) | ConsumerEvent::Closed => {
+                    if let Some(tx) = sink.opened.take() {
+                        H::give(tx, Err(H::open_refused(format!("{e:?}"))));
+                    }
+                    tell(id, e);
+                    sink.over = true;
+                }
+                // Interruption and restoration: for observers (EC-5).
+                e => tell(id, e),
+            }
+        }
+    }
+}
+
+/// Offers `batch` to the engine for `producer` through `waiter`; gives the waiter back when
+/// the batches not yet sent leave no room for it (the engine's `Full`), so it can wait.
+fn offer<H: Hand>(
+    engine: &mut Engine,
+    producers: &mut BTreeMap<ProducerId, ProducerSink<H>>,
+    now: Timestamp,
+    producer: ProducerId,
+    batch: &RecordBatch,
+    waiter: H::Waiter,
+) -> Option<H::Waiter> {
+    H::offer(waiter, || match engine.submit(now, producer, batch) {
+        Err(SubmitError::Full) => None,
+        r => Some(r.map_err(H::submit_refused).map(|id| {
+            let (tx, rx) = H::once();
+            if let Some(s) = producers.get_mut(&producer) {
+                s.outcomes.insert(id, tx);
+            }
+            (id, rx)
+        })),
+    })
+}
+
+/// What a producer's refusal or end says.
+fn refusal(e: &ProducerEvent) -> String {
+    match e {
+        ProducerEvent::Refused { message, .. } => message.clone(),
+        other => format!("{other:?}"),
+    }
+}

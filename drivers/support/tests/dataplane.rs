@@ -1,0 +1,425 @@
+//! The shared data plane against a real engine and a scripted server, through a fake hand:
+//! submission order while waiting for room, withdrawn submissions never taken (C-10),
+//! outcomes nobody waits for giving their credit back at once (P-4), a dropped producer closed
+//! once (P-8).
+
+use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt64Array};
+use bytes::Bytes;
+use nervix_driver_support::dataplane::{Dataplane, Hand, Taken};
+use nervix_protocol::client::{
+    Action, BatchId, BatchOutcome, Client, ClientConfig, Delivery, ProducerEvent, ProducerId,
+    ProducerSpec, SessionId, SubmitError,
+};
+use nervix_protocol::encode::Encoder;
+use nervix_protocol::endpoint::Endpoint;
+use nervix_protocol::frame::{ClientFrame, ServerMessageRoot};
+use nervix_protocol::rows::{FieldSpec, FieldType, ScalarType};
+use nervix_protocol::schema::*;
+use nervix_protocol::time::Timestamp;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::{mpsc, Arc};
+
+/// A hand whose waiters, producer ends and deliveries the test looks into.
+struct Fake;
+
+/// A submission's waiter: whether its caller left, and the answer it got.
+#[derive(Default)]
+struct Waiter {
+    left: Cell<bool>,
+    answer: RefCell<Option<Result<Taken<Fake>, String>>>,
+}
+
+impl Waiter {
+    fn batch(&self) -> Option<BatchId> {
+        match &*self.answer.borrow() {
+            Some(Ok((id, _))) => Some(*id),
+            _ => None,
+        }
+    }
+}
+
+/// A producer's end: its last event, and whether the application dropped it.
+struct End {
+    tx: mpsc::SyncSender<ProducerEvent>,
+    dropped: Rc<Cell<bool>>,
+}
+
+/// A consumer's deliveries: those kept, and whether the application dropped it.
+#[derive(Default)]
+struct Deliveries {
+    kept: VecDeque<Delivery>,
+    dropped: Rc<Cell<bool>>,
+}
+
+impl Hand for Fake {
+    type Error = String;
+    type Once<T> = mpsc::SyncSender<T>;
+    type Awaited<T> = mpsc::Receiver<T>;
+    type Waiter = Rc<Waiter>;
+    type Ended = End;
+    type Deliveries = Deliveries;
+
+    fn once<T>() -> (mpsc::SyncSender<T>, mpsc::Receiver<T>) {
+        mpsc::sync_channel(1)
+    }
+    fn give<T>(tx: mpsc::SyncSender<T>, value: T) -> bool {
+        tx.try_send(value).is_ok()
+    }
+    fn offer(
+        waiter: Rc<Waiter>,
+        take: impl FnOnce() -> Option<Result<Taken<Self>, String>>,
+    ) -> Option<Rc<Waiter>> {
+        if waiter.left.get() {
+            return None;
+        }
+        match take() {
+            Some(r) => {
+                *waiter.answer.borrow_mut() = Some(r);
+                None
+            }
+            None => Some(waiter),
+        }
+    }
+    fn end(ended: End, event: ProducerEvent) {
+        let _ = ended.tx.try_send(event);
+    }
+    fn producer_dropped(ended: &End) -> bool {
+        ended.dropped.get()
+    }
+    fn keep(deliveries: &mut Deliveries, delivery: Delivery) {
+        deliveries.kept.push_back(delivery);
+    }
+    fn flush(_: &mut Deliveries) -> bool {
+        true
+    }
+    fn consumer_dropped(deliveries: &Deliveries) -> bool {
+        deliveries.dropped.get()
+    }
+    fn open_refused(message: String) -> String {
+        message
+    }
+    fn submit_refused(e: SubmitError) -> String {
+        format!("{e:?}")
+    }
+}
+
+fn fields() -> Vec<FieldSpec> {
+    vec![
+        FieldSpec::new("id", FieldType::Scalar(ScalarType::U64), false, false),
+        FieldSpec::new("name", FieldType::Scalar(ScalarType::String), true, false),
+    ]
+}
+
+fn batch() -> RecordBatch {
+    let ids: ArrayRef = Arc::new(UInt64Array::from(vec![1u64]));
+    let names: ArrayRef = Arc::new(StringArray::from(vec![Some("n")]));
+    RecordBatch::try_from_iter_with_nullable(vec![("id", ids, false), ("name", names, true)])
+        .unwrap()
+}
+
+fn server(body: ServerBodyT) -> Bytes {
+    Encoder::new()
+        .encode::<ServerMessageRoot>(&ServerMessageT { body })
+        .unwrap()
+}
+
+fn reply(request_id: u64, body: ReplyBodyT) -> Bytes {
+    server(ServerBodyT::Reply(Box::new(ReplyT { request_id, body })))
+}
+
+/// The server's opening of a producer with `batches` batches of credit.
+fn producer_opened(request_id: u64, batches: u32) -> Bytes {
+    reply(
+        request_id,
+        ReplyBodyT::OpenIngestorOutcome(Box::new(OpenIngestorOutcomeT {
+            disposition: OpenIngestorDispositionT::ProducerOpened(Box::new(ProducerOpenedT {
+                domain: "d1".into(),
+                ingestor: "orders_in".into(),
+                fields: fields().iter().map(FieldSpec::to_wire).collect(),
+                generation: 1,
+                contract: Box::new(FingerprintT { bytes: vec![7; 32] }),
+                attachment: vec![request_id as u8; 16],
+                window: ProducerWindowT::SequentialProducerWindow(Box::default()),
+                ack_timeout_nanos: 5_000_000_000,
+                retry_backoff_nanos: 100_000_000,
+                retry_max_backoff_nanos: 350_000_000,
+                granted_batches: batches,
+                granted_bytes: 1 << 20,
+                max_batch_bytes: 1 << 19,
+                max_batch_rows: 100,
+                admission: Some(ProducerAdmission::Open),
+            })),
+            message: "opened".into(),
+        })),
+    )
+}
+
+fn batch_completed(request_id: u64) -> Bytes {
+    reply(
+        request_id,
+        ReplyBodyT::SubmissionOutcome(Box::new(SubmissionOutcomeT {
+            disposition: SubmissionDispositionT::SubmissionCompleted(Box::default()),
+            message: String::new(),
+        })),
+    )
+}
+
+/// An engine on one session, the data plane beside it, and what the engine sent.
+struct Rig {
+    engine: Client,
+    dp: Dataplane<Fake>,
+    now: Timestamp,
+    session: Option<SessionId>,
+    sent: Vec<ClientMessageT>,
+    told: Vec<ProducerEvent>,
+}
+
+impl Rig {
+    fn new() -> Self {
+        let seed = Endpoint::parse("https://seed-1:7443/").unwrap();
+        Rig {
+            engine: Client::new(ClientConfig::new(vec![seed], 7)),
+            dp: Dataplane::default(),
+            now: Timestamp::ZERO,
+            session: None,
+            sent: Vec::new(),
+            told: Vec::new(),
+        }
+    }
+
+    /// Performs the engine's actions and routes the data plane, until nothing moves.
+    fn pump(&mut self) {
+        loop {
+            let mut any = false;
+            while let Some(a) = self.engine.poll_action() {
+                any = true;
+                match a {
+                    Action::Connect { session, .. } => {
+                        self.session = Some(session);
+                        self.engine.handle_connected(self.now, session);
+                    }
+                    Action::Send { frame, .. } => {
+                        self.sent.push(ClientFrame::check(frame).unwrap().unpack());
+                    }
+                    _ => {}
+                }
+            }
+            while self.engine.poll_event().is_some() {}
+            let told = &mut self.told;
+            any |= self
+                .dp
+                .route(&mut self.engine, self.now, |_, e| told.push(e), |_, _| {});
+            if !any {
+                return;
+            }
+        }
+    }
+
+    fn feed(&mut self, frame: Bytes) {
+        let sid = self.session.expect("a session");
+        self.engine.handle_frame(self.now, sid, frame);
+        self.pump();
+    }
+
+    /// Request ids of what was sent, of one kind.
+    fn sent_of(&self, kind: ClientRequest) -> Vec<u64> {
+        self.sent
+            .iter()
+            .filter(|m| m.request.client_request_type() == kind)
+            .map(|m| m.request_id)
+            .collect()
+    }
+
+    /// Opens a producer with `batches` batches of credit.
+    fn producer(&mut self, batches: u32) -> (ProducerId, Rc<Cell<bool>>) {
+        let dropped = Rc::new(Cell::new(false));
+        let (tx, _ended) = mpsc::sync_channel(1);
+        let end = End {
+            tx,
+            dropped: dropped.clone(),
+        };
+        let spec = ProducerSpec::new("d1", "orders_in", fields());
+        let (id, opened) = self
+            .dp
+            .open_producer(&mut self.engine, self.now, spec, end)
+            .unwrap();
+        self.pump();
+        let open = *self
+            .sent_of(ClientRequest::OpenIngestorRequest)
+            .last()
+            .unwrap();
+        self.feed(producer_opened(open, batches));
+        assert!(opened.try_recv().unwrap().is_ok(), "the open is answered");
+        (id, dropped)
+    }
+
+    fn submit(&mut self, p: ProducerId) -> Rc<Waiter> {
+        let w = Rc::new(Waiter::default());
+        self.dp
+            .submit(&mut self.engine, self.now, p, batch().into(), w.clone());
+        self.pump();
+        w
+    }
+
+    /// Completes the `n`th batch sent (from 0).
+    fn complete(&mut self, n: usize) {
+        let id = self.sent_of(ClientRequest::SubmitBatchRequest)[n];
+        self.feed(batch_completed(id));
+    }
+
+    /// The application read the outcome of the batch `w` was answered with.
+    fn read(&mut self, p: ProducerId, w: &Waiter) -> BatchOutcome {
+        let answer = w.answer.borrow_mut().take().unwrap().unwrap();
+        let outcome = answer.1.try_recv().unwrap();
+        self.dp.released().push(p, answer.0);
+        self.pump();
+        outcome
+    }
+
+    fn credit(&self, p: ProducerId) -> u32 {
+        self.engine.producer(p).unwrap().credit_batches
+    }
+}
+
+#[test]
+fn p_4_submissions_waiting_for_room_are_taken_in_the_order_they_were_made() {
+    let mut r = Rig::new();
+    let (p, _) = r.producer(1);
+    // One batch sent, one waiting for credit: the unsent ones fill a grant.
+    let a = r.submit(p);
+    let b = r.submit(p);
+    assert!(a.batch().is_some() && b.batch().is_some());
+    let c = r.submit(p);
+    let d = r.submit(p);
+    let e = r.submit(p);
+    assert!(c.batch().is_none() && d.batch().is_none() && e.batch().is_none());
+    // A's outcome read: B goes, and one waiting submission fits, the oldest.
+    r.complete(0);
+    assert_eq!(r.read(p, &a), BatchOutcome::Completed);
+    assert_eq!(r.sent_of(ClientRequest::SubmitBatchRequest).len(), 2);
+    assert!(c.batch().is_some(), "the oldest waiting is taken first");
+    assert!(d.batch().is_none() && e.batch().is_none());
+    r.complete(1);
+    r.read(p, &b);
+    assert!(d.batch().is_some() && e.batch().is_none());
+    // Taken in the order they were made.
+    assert!(b.batch() < c.batch() && c.batch() < d.batch());
+}
+
+#[test]
+fn p_4_a_submission_made_while_others_wait_waits_behind_them() {
+    let mut r = Rig::new();
+    let (p, _) = r.producer(1);
+    let a = r.submit(p);
+    let _b = r.submit(p);
+    let c = r.submit(p);
+    // A's outcome read and released, but not yet routed: the engine has room, and a new
+    // submission arrives before the waiting one is offered again.
+    r.complete(0);
+    let answer = a.answer.borrow_mut().take().unwrap().unwrap();
+    r.dp.released().push(p, answer.0);
+    let late = Rc::new(Waiter::default());
+    r.dp.submit(&mut r.engine, r.now, p, batch().into(), late.clone());
+    assert!(late.batch().is_none(), "it waits behind the one before it");
+    r.pump();
+    assert!(c.batch().is_some());
+    assert!(late.batch().is_none());
+}
+
+#[test]
+fn c_10_a_waiting_submission_whose_caller_left_is_never_taken() {
+    let mut r = Rig::new();
+    let (p, _) = r.producer(1);
+    let a = r.submit(p);
+    let _b = r.submit(p);
+    let c = r.submit(p);
+    let d = r.submit(p);
+    c.left.set(true);
+    r.complete(0);
+    r.read(p, &a);
+    assert!(c.answer.borrow().is_none(), "never taken, never answered");
+    assert!(d.batch().is_some(), "the next one takes its place");
+    // The engine holds B (sent) and D (waiting for credit): C is nowhere.
+    assert_eq!(r.engine.producer(p).unwrap().unresolved, 2);
+}
+
+#[test]
+fn c_10_a_submission_whose_caller_left_before_it_was_offered_is_never_taken() {
+    let mut r = Rig::new();
+    let (p, _) = r.producer(1);
+    let w = Rc::new(Waiter::default());
+    w.left.set(true);
+    r.dp.submit(&mut r.engine, r.now, p, batch().into(), w.clone());
+    r.pump();
+    assert!(w.answer.borrow().is_none());
+    assert_eq!(r.engine.producer(p).unwrap().unresolved, 0);
+}
+
+#[test]
+fn p_4_an_outcome_nobody_waits_for_gives_its_credit_back_at_once() {
+    let mut r = Rig::new();
+    let (p, _) = r.producer(2);
+    let a = r.submit(p);
+    let b = r.submit(p);
+    assert_eq!(r.credit(p), 2);
+    // A's handle is gone: its outcome, once in, is released without being read.
+    drop(a.answer.borrow_mut().take());
+    r.complete(0);
+    assert_eq!(r.credit(p), 1, "A's credit came back at once");
+    // B's outcome is held until read.
+    r.complete(1);
+    assert_eq!(
+        r.credit(p),
+        1,
+        "B's credit is held until its outcome is read"
+    );
+    assert_eq!(r.read(p, &b), BatchOutcome::Completed);
+    assert_eq!(r.credit(p), 0);
+}
+
+#[test]
+fn p_8_a_dropped_producer_is_closed_once() {
+    let mut r = Rig::new();
+    let (_, dropped) = r.producer(1);
+    dropped.set(true);
+    r.pump();
+    r.pump();
+    assert_eq!(r.sent_of(ClientRequest::CloseIngestorRequest).len(), 1);
+    // Closed at the application's word first: the drop asks nothing more.
+    let (q, dropped) = r.producer(1);
+    r.dp.close_producer(&mut r.engine, r.now, q);
+    r.pump();
+    dropped.set(true);
+    r.pump();
+    assert_eq!(r.sent_of(ClientRequest::CloseIngestorRequest).len(), 2);
+}
+
+#[test]
+fn p_8_waiting_submissions_of_a_producer_that_ends_are_refused() {
+    let mut r = Rig::new();
+    let (p, _) = r.producer(1);
+    let _a = r.submit(p);
+    let _b = r.submit(p);
+    let c = r.submit(p);
+    r.dp.close_producer(&mut r.engine, r.now, p);
+    r.pump();
+    let close = *r
+        .sent_of(ClientRequest::CloseIngestorRequest)
+        .last()
+        .unwrap();
+    r.feed(reply(
+        close,
+        ReplyBodyT::CloseIngestorOutcome(Box::new(CloseIngestorOutcomeT {
+            disposition: CloseIngestorDispositionT::ProducerClosed(Box::default()),
+            message: String::new(),
+        })),
+    ));
+    assert!(
+        matches!(&*c.answer.borrow(), Some(Err(e)) if e.starts_with("Finished(")),
+        "{:?}",
+        c.answer.borrow().as_ref().map(|r| r.as_ref().err())
+    );
+    assert!(r.told.iter().any(|e| matches!(e, ProducerEvent::Closed)));
+}
