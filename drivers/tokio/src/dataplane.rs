@@ -17,12 +17,14 @@
 
 use crate::driver::Request;
 use crate::Error;
+use nervix_driver_support::dataplane::{Hand, Taken};
 use nervix_driver_support::released::Released;
 use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
     BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
-    ProducerDescription, ProducerEvent, ProducerId, SettleResult,
+    ProducerDescription, ProducerEvent, ProducerId, SettleResult, SubmitError,
 };
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -34,6 +36,103 @@ use tokio::sync::{mpsc, oneshot, Notify};
 pub(crate) const DELIVERY_QUEUE: usize = 4;
 
 pub use nervix_driver_support::Submission;
+
+/// The shared data plane's channels in this driver: tokio's one-shot channels, a closed
+/// channel seen at once as a handle the application dropped.
+pub(crate) struct Tokio;
+
+/// Where a submission's batch name and outcome go.
+pub(crate) type SubmitReply = oneshot::Sender<Result<Taken<Tokio>, Error>>;
+
+/// The driver's side of a consumer's deliveries: the channel, and the deliveries it had no
+/// room for, oldest first.
+pub(crate) struct DeliverySink {
+    /// Closed when the application dropped its handle: the consumer is then closed.
+    tx: mpsc::Sender<Delivery>,
+    waiting: VecDeque<Delivery>,
+}
+
+impl DeliverySink {
+    /// A consumer's deliveries: the driver's side, and the reader's.
+    pub(crate) fn new() -> (Self, mpsc::Receiver<Delivery>) {
+        let (tx, rx) = mpsc::channel(DELIVERY_QUEUE);
+        let waiting = VecDeque::new();
+        (Self { tx, waiting }, rx)
+    }
+}
+
+impl Hand for Tokio {
+    type Error = Error;
+    type Once<T> = oneshot::Sender<T>;
+    type Awaited<T> = oneshot::Receiver<T>;
+    type Waiter = SubmitReply;
+    type Ended = oneshot::Sender<ProducerEvent>;
+    type Deliveries = DeliverySink;
+
+    fn once<T>() -> (oneshot::Sender<T>, oneshot::Receiver<T>) {
+        oneshot::channel()
+    }
+
+    fn give<T>(tx: oneshot::Sender<T>, value: T) -> bool {
+        tx.send(value).is_ok()
+    }
+
+    fn offer(
+        waiter: SubmitReply,
+        take: impl FnOnce() -> Option<Result<Taken<Self>, Error>>,
+    ) -> Option<SubmitReply> {
+        // A caller that stopped waiting is never taken (C-10). One that stops just after
+        // the batch was taken leaves it going, its outcome unread.
+        if waiter.is_closed() {
+            return None;
+        }
+        match take() {
+            Some(r) => {
+                let _ = waiter.send(r);
+                None
+            }
+            None => Some(waiter),
+        }
+    }
+
+    fn end(ended: oneshot::Sender<ProducerEvent>, event: ProducerEvent) {
+        let _ = ended.send(event);
+    }
+
+    fn producer_dropped(ended: &oneshot::Sender<ProducerEvent>) -> bool {
+        ended.is_closed()
+    }
+
+    fn keep(deliveries: &mut DeliverySink, delivery: Delivery) {
+        deliveries.waiting.push_back(delivery);
+    }
+
+    fn flush(d: &mut DeliverySink) -> bool {
+        while let Some(delivery) = d.waiting.pop_front() {
+            match d.tx.try_send(delivery) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(delivery)) => {
+                    d.waiting.push_front(delivery);
+                    break;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => break,
+            }
+        }
+        d.waiting.is_empty()
+    }
+
+    fn consumer_dropped(deliveries: &DeliverySink) -> bool {
+        deliveries.tx.is_closed()
+    }
+
+    fn open_refused(message: String) -> Error {
+        Error::OpenRefused(message)
+    }
+
+    fn submit_refused(e: SubmitError) -> Error {
+        Error::Submit(e)
+    }
+}
 
 /// A producer opened with [`crate::Client::producer`].
 ///
