@@ -13,11 +13,12 @@
 use crate::driver::{Inbox, Request};
 use crate::streams::{Flags, Reader, Sink};
 use crate::Error;
+use nervix_driver_support::dataplane::Hand;
 use nervix_driver_support::released::Released;
 use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
     BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
-    ProducerDescription, ProducerEvent, ProducerId, SettleResult,
+    ProducerDescription, ProducerEvent, ProducerId, SettleResult, SubmitError,
 };
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Condvar, Mutex};
@@ -26,7 +27,70 @@ use std::time::{Duration, Instant};
 pub use nervix_driver_support::Submission;
 
 /// A taken submission: the batch's name, and where its outcome comes.
-pub(crate) type Taken = (BatchId, mpsc::Receiver<BatchOutcome>);
+pub(crate) type Taken = nervix_driver_support::dataplane::Taken<Blocking>;
+
+/// The shared data plane's channels in this driver: bounded std channels, whose senders
+/// cannot see a reader go, so a handle the application dropped says so in its [`Flags`].
+pub(crate) struct Blocking;
+
+/// Where a producer's last event goes, and the flags its handle sets when dropped.
+pub(crate) struct ProducerEnd {
+    pub tx: mpsc::SyncSender<ProducerEvent>,
+    pub flags: Arc<Flags>,
+}
+
+impl Hand for Blocking {
+    type Error = Error;
+    type Once<T> = mpsc::SyncSender<T>;
+    type Awaited<T> = mpsc::Receiver<T>;
+    type Waiter = Arc<Handoff>;
+    type Ended = ProducerEnd;
+    type Deliveries = Sink<Delivery>;
+
+    fn once<T>() -> (mpsc::SyncSender<T>, mpsc::Receiver<T>) {
+        mpsc::sync_channel(1)
+    }
+
+    fn give<T>(tx: mpsc::SyncSender<T>, value: T) -> bool {
+        tx.try_send(value).is_ok()
+    }
+
+    fn offer(
+        waiter: Arc<Handoff>,
+        take: impl FnOnce() -> Option<Result<Taken, Error>>,
+    ) -> Option<Arc<Handoff>> {
+        // Taken only under the hand-off's lock, and never once withdrawn (C-10).
+        (!waiter.offer(take)).then_some(waiter)
+    }
+
+    fn end(ended: ProducerEnd, event: ProducerEvent) {
+        let _ = ended.tx.try_send(event);
+    }
+
+    fn producer_dropped(ended: &ProducerEnd) -> bool {
+        ended.flags.dropped.load(Ordering::Acquire)
+    }
+
+    fn keep(deliveries: &mut Sink<Delivery>, delivery: Delivery) {
+        deliveries.waiting.push_back(delivery);
+    }
+
+    fn flush(deliveries: &mut Sink<Delivery>) -> bool {
+        deliveries.flush()
+    }
+
+    fn consumer_dropped(deliveries: &Sink<Delivery>) -> bool {
+        deliveries.dropped()
+    }
+
+    fn open_refused(message: String) -> Error {
+        Error::OpenRefused(message)
+    }
+
+    fn submit_refused(e: SubmitError) -> Error {
+        Error::Submit(e)
+    }
+}
 
 /// Where a submission stands between the application and the driver. The driver hands a
 /// batch to the engine only under this lock and only while it is `Waiting`; an application
