@@ -13,12 +13,12 @@
 use crate::driver::{Inbox, Request};
 use crate::streams::{Flags, Reader, Sink};
 use crate::Error;
-use nervix_driver_support::dataplane::Hand;
+use nervix_driver_support::dataplane::{Call, Hand};
 use nervix_driver_support::released::Released;
 use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
     BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
-    ProducerDescription, ProducerEvent, ProducerId, SettleResult, SubmitError,
+    ProducerDescription, ProducerEvent, ProducerId, SettleError, SettleResult, SubmitError,
 };
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Condvar, Mutex};
@@ -89,6 +89,10 @@ impl Hand for Blocking {
 
     fn submit_refused(e: SubmitError) -> Error {
         Error::Submit(e)
+    }
+
+    fn settle_refused(e: SettleError) -> Error {
+        Error::Settle(e)
     }
 }
 
@@ -232,11 +236,11 @@ impl Producer {
     ) -> Result<PendingBatch, Error> {
         let handoff = Handoff::new();
         self.inbox
-            .send(Inbox::App(Request::Submit {
+            .send(Inbox::App(Request::Dataplane(Call::Submit {
                 producer: self.id,
                 batch,
-                handoff: handoff.clone(),
-            }))
+                waiter: handoff.clone(),
+            })))
             .map_err(|_| Error::Stopped)?;
         let (batch, outcome) = handoff.wait(timeout)?;
         Ok(PendingBatch {
@@ -254,7 +258,7 @@ impl Producer {
     /// already out arrive before it.
     pub fn close(self, timeout: Duration) -> Result<ProducerEvent, Error> {
         self.inbox
-            .send(Inbox::App(Request::CloseProducer(self.id)))
+            .send(Inbox::App(Request::Dataplane(Call::CloseProducer(self.id))))
             .map_err(|_| Error::Stopped)?;
         let ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
         match ended.recv_timeout(timeout) {
@@ -365,7 +369,7 @@ impl Consumer {
         if !self.asked {
             if self
                 .inbox
-                .send(Inbox::App(Request::ReadDelivery(self.id)))
+                .send(Inbox::App(Request::Dataplane(Call::ReadDelivery(self.id))))
                 .is_err()
             {
                 return Ok(None);
@@ -387,11 +391,11 @@ impl Consumer {
     ) -> Result<SettleResult, Error> {
         let (reply, rx) = mpsc::sync_channel(1);
         self.inbox
-            .send(Inbox::App(Request::Settle {
+            .send(Inbox::App(Request::Dataplane(Call::Settle {
                 reference,
                 decision,
                 reply,
-            }))
+            })))
             .map_err(|_| Error::Stopped)?;
         let answer = rx.recv().map_err(|_| Error::Stopped)??;
         match answer.recv_timeout(self.settle_bound) {
@@ -405,7 +409,7 @@ impl Consumer {
     /// that arrive meanwhile are dropped unsettled.
     pub fn close(mut self, timeout: Duration) -> Result<(), Error> {
         self.inbox
-            .send(Inbox::App(Request::CloseConsumer(self.id)))
+            .send(Inbox::App(Request::Dataplane(Call::CloseConsumer(self.id))))
             .map_err(|_| Error::Stopped)?;
         let end = Instant::now() + timeout;
         loop {

@@ -3,22 +3,22 @@
 //! bounded inbox, and it never waits longer than the engine's next deadline.
 
 use crate::config::{Config, Credentials};
-use crate::dataplane::{self, Blocking, Handoff, ProducerEnd, Submission};
+use crate::dataplane::{self, Blocking, ProducerEnd};
 use crate::net::Dialer;
 use crate::session::{self, Dial, End, Event, Out};
 use crate::streams::{
     self, clock_domain, keep_clock, ClockFollow, Flags, Reader, Sink, Subscription,
 };
 use crate::{DriverEvent, Error};
-use nervix_driver_support::dataplane::Dataplane;
+use nervix_driver_support::dataplane::{Call, Dataplane};
 use nervix_driver_support::observe::{Hub, Watch};
 use nervix_driver_support::released::Released;
 pub(crate) use nervix_driver_support::unclaimed::{Gate, Unclaimed};
 use nervix_protocol::client::{
     Action, Client as Engine, ClientError, ClientEvent, ClockEvent, CommandHandle, CommandResult,
-    ConsumerDescription, ConsumerId, ConsumerSpec, Decision, Delivery, DeliveryRef,
-    ProducerDescription, ProducerEvent, ProducerId, ProducerSpec, ReadHandle, ReadResult,
-    RetainedCommand, Routed, SessionId, SettleResult, SubscriptionEvent, SubscriptionId,
+    ConsumerDescription, ConsumerId, ConsumerSpec, Delivery, ProducerDescription, ProducerEvent,
+    ProducerId, ProducerSpec, ReadHandle, ReadResult, RetainedCommand, Routed, SessionId,
+    SubscriptionEvent, SubscriptionId,
 };
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::schema::ClientRequestT;
@@ -95,23 +95,12 @@ pub(crate) enum Request {
         spec: ProducerSpec,
         reply: Reply<ProducerOpening>,
     },
-    Submit {
-        producer: ProducerId,
-        batch: Submission,
-        handoff: Arc<Handoff>,
-    },
-    CloseProducer(ProducerId),
     OpenConsumer {
         spec: ConsumerSpec,
         reply: Reply<ConsumerOpening>,
     },
-    ReadDelivery(ConsumerId),
-    Settle {
-        reference: DeliveryRef,
-        decision: Decision,
-        reply: Reply<mpsc::Receiver<SettleResult>>,
-    },
-    CloseConsumer(ConsumerId),
+    /// Submit, settle, read a delivery, close (P-3, P-8, EC-2, EC-4, EC-6).
+    Dataplane(Call<Blocking>),
     Close {
         revert: bool,
         done: Reply<()>,
@@ -434,38 +423,11 @@ impl Driver {
                 let r = self.open_producer(now, spec);
                 let _ = reply.send(r);
             }
-            Request::Submit {
-                producer,
-                batch,
-                handoff,
-            } => {
-                let engine = &mut self.engine;
-                self.dataplane.submit(engine, now, producer, batch, handoff);
-            }
-            Request::CloseProducer(id) => {
-                self.dataplane.close_producer(&mut self.engine, now, id);
-            }
             Request::OpenConsumer { spec, reply } => {
                 let r = self.open_consumer(now, spec);
                 let _ = reply.send(r);
             }
-            Request::ReadDelivery(id) => {
-                self.dataplane.read_delivery(&mut self.engine, now, id);
-            }
-            Request::Settle {
-                reference,
-                decision,
-                reply,
-            } => {
-                let r = self
-                    .dataplane
-                    .settle(&mut self.engine, now, reference, decision)
-                    .map_err(Error::Settle);
-                let _ = reply.send(r);
-            }
-            Request::CloseConsumer(id) => {
-                self.dataplane.close_consumer(&mut self.engine, now, id);
-            }
+            Request::Dataplane(call) => self.dataplane.call(&mut self.engine, now, call),
             Request::Close { revert, done } => {
                 self.engine.close(now, revert);
                 self.drain();

@@ -69,6 +69,39 @@ pub trait Hand {
     fn open_refused(message: String) -> Self::Error;
     /// The error of a batch refused locally: nothing was queued.
     fn submit_refused(e: SubmitError) -> Self::Error;
+    /// The error of a settlement refused locally: nothing was sent.
+    fn settle_refused(e: SettleError) -> Self::Error;
+}
+
+/// A data-plane call of the application, as a driver's request carries it to
+/// [`Dataplane::call`].
+#[non_exhaustive]
+pub enum Call<H: Hand> {
+    /// Hands a batch to a producer (P-3); the batch's name and where its outcome comes go to
+    /// `waiter`, once there is room (P-4).
+    Submit {
+        /// The producer.
+        producer: ProducerId,
+        /// The batch.
+        batch: Submission,
+        /// Where the answer goes.
+        waiter: H::Waiter,
+    },
+    /// Closes a producer (P-8).
+    CloseProducer(ProducerId),
+    /// Asks for a consumer's next delivery (EC-2).
+    ReadDelivery(ConsumerId),
+    /// Settles a delivery attempt (EC-4): where the server's answer comes goes to `reply`.
+    Settle {
+        /// The attempt.
+        reference: DeliveryRef,
+        /// Ack, Retry or Reject.
+        decision: Decision,
+        /// Where the answer goes.
+        reply: H::Once<Result<H::Awaited<SettleResult>, H::Error>>,
+    },
+    /// Closes a consumer (EC-6).
+    CloseConsumer(ConsumerId),
 }
 
 /// A taken submission: the batch's name, and where its one outcome comes.
@@ -181,6 +214,33 @@ impl<H: Hand> Dataplane<H> {
         Ok((id, rx))
     }
 
+    /// Performs one data-plane call of the application.
+    pub fn call(&mut self, engine: &mut Engine, now: Timestamp, call: Call<H>) {
+        match call {
+            Call::Submit {
+                producer,
+                batch,
+                waiter,
+            } => self.submit(engine, now, producer, batch, waiter),
+            Call::CloseProducer(id) => self.close_producer(engine, now, id),
+            Call::ReadDelivery(id) => {
+                // A consumer that is over refuses; its deliveries end and the reader sees it.
+                let _ = engine.read_delivery(now, id);
+            }
+            Call::Settle {
+                reference,
+                decision,
+                reply,
+            } => {
+                let r = self
+                    .settle(engine, now, reference, decision)
+                    .map_err(H::settle_refused);
+                H::give(reply, r);
+            }
+            Call::CloseConsumer(id) => self.close_consumer(engine, now, id),
+        }
+    }
+
     /// Hands a batch to the engine and answers `waiter`. When the batches not yet sent leave
     /// no room for it, or submissions made before it wait already, it waits in turn (P-4
     /// keeps submission order).
@@ -219,12 +279,6 @@ impl<H: Hand> Dataplane<H> {
             s.closing = true;
         }
         let _ = engine.close_producer(now, id);
-    }
-
-    /// Asks for a consumer's next delivery (EC-2). A consumer that is over refuses; its
-    /// deliveries end and the reader sees it.
-    pub fn read_delivery(&mut self, engine: &mut Engine, now: Timestamp, id: ConsumerId) {
-        let _ = engine.read_delivery(now, id);
     }
 
     /// Settles a delivery attempt (EC-4); the server's answer comes where the result says.

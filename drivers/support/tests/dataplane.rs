@@ -8,7 +8,7 @@ use bytes::Bytes;
 use nervix_driver_support::dataplane::{Dataplane, Hand, Taken};
 use nervix_protocol::client::{
     Action, BatchId, BatchOutcome, Client, ClientConfig, Delivery, ProducerEvent, ProducerId,
-    ProducerSpec, SessionId, SubmitError,
+    ProducerSpec, SessionId, SettleError, SubmitError,
 };
 use nervix_protocol::encode::Encoder;
 use nervix_protocol::endpoint::Endpoint;
@@ -101,6 +101,9 @@ impl Hand for Fake {
         message
     }
     fn submit_refused(e: SubmitError) -> String {
+        format!("{e:?}")
+    }
+    fn settle_refused(e: SettleError) -> String {
         format!("{e:?}")
     }
 }

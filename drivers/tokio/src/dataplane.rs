@@ -17,12 +17,12 @@
 
 use crate::driver::Request;
 use crate::Error;
-use nervix_driver_support::dataplane::{Hand, Taken};
+use nervix_driver_support::dataplane::{Call, Hand, Taken};
 use nervix_driver_support::released::Released;
 use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
     BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
-    ProducerDescription, ProducerEvent, ProducerId, SettleResult, SubmitError,
+    ProducerDescription, ProducerEvent, ProducerId, SettleError, SettleResult, SubmitError,
 };
 use std::collections::VecDeque;
 use std::future::Future;
@@ -132,6 +132,10 @@ impl Hand for Tokio {
     fn submit_refused(e: SubmitError) -> Error {
         Error::Submit(e)
     }
+
+    fn settle_refused(e: SettleError) -> Error {
+        Error::Settle(e)
+    }
 }
 
 /// A producer opened with [`crate::Client::producer`].
@@ -177,11 +181,11 @@ impl Producer {
     pub async fn submit(&self, batch: impl Into<Submission>) -> Result<PendingBatch, Error> {
         let (reply, rx) = oneshot::channel();
         self.requests
-            .send(Request::Submit {
+            .send(Request::Dataplane(Call::Submit {
                 producer: self.id,
                 batch: batch.into(),
-                reply,
-            })
+                waiter: reply,
+            }))
             .await
             .map_err(|_| Error::Stopped)?;
         let (batch, outcome) = rx.await.map_err(|_| Error::Stopped)??;
@@ -201,7 +205,7 @@ impl Producer {
     pub async fn close(mut self) -> Result<ProducerEvent, Error> {
         let ended = self.ended.take();
         self.requests
-            .send(Request::CloseProducer(self.id))
+            .send(Request::Dataplane(Call::CloseProducer(self.id)))
             .await
             .map_err(|_| Error::Stopped)?;
         match ended {
@@ -304,7 +308,7 @@ impl Consumer {
         }
         if self
             .requests
-            .send(Request::ReadDelivery(self.id))
+            .send(Request::Dataplane(Call::ReadDelivery(self.id)))
             .await
             .is_err()
         {
@@ -325,11 +329,11 @@ impl Consumer {
     ) -> Result<SettleResult, Error> {
         let (reply, rx) = oneshot::channel();
         self.requests
-            .send(Request::Settle {
+            .send(Request::Dataplane(Call::Settle {
                 reference,
                 decision,
                 reply,
-            })
+            }))
             .await
             .map_err(|_| Error::Stopped)?;
         let result = rx.await.map_err(|_| Error::Stopped)??;
@@ -340,7 +344,7 @@ impl Consumer {
     /// meanwhile are dropped unsettled.
     pub async fn close(mut self) -> Result<(), Error> {
         self.requests
-            .send(Request::CloseConsumer(self.id))
+            .send(Request::Dataplane(Call::CloseConsumer(self.id)))
             .await
             .map_err(|_| Error::Stopped)?;
         while self.rx.recv().await.is_some() {}

@@ -2,22 +2,22 @@
 //! answers the application's calls.
 
 use crate::config::{Config, Credentials};
-use crate::dataplane::{DeliverySink, Submission, SubmitReply, Tokio};
+use crate::dataplane::{DeliverySink, Tokio};
 use crate::net::Dialer;
 use crate::streams::{
     clock_domain, ClockFollow, ClockSink, Subscription, STREAM_QUEUE, SUBSCRIPTION_QUEUE,
 };
 use crate::transport::{self, AbortOnDrop, Dial, End, Event, Out};
 use crate::{DriverEvent, Error};
-use nervix_driver_support::dataplane::Dataplane;
+use nervix_driver_support::dataplane::{Call, Dataplane};
 use nervix_driver_support::observe::Hub;
 use nervix_driver_support::released::Released;
 pub(crate) use nervix_driver_support::unclaimed::Unclaimed;
 use nervix_protocol::client::{
     Action, Client as Engine, ClientError, ClientEvent, CommandHandle, CommandResult,
-    ConsumerDescription, ConsumerId, ConsumerSpec, Decision, Delivery, DeliveryRef,
-    ProducerDescription, ProducerEvent, ProducerId, ProducerSpec, ReadHandle, ReadResult,
-    RetainedCommand, Routed, SessionId, SettleResult, SubscriptionEvent, SubscriptionId,
+    ConsumerDescription, ConsumerId, ConsumerSpec, Delivery, ProducerDescription, ProducerEvent,
+    ProducerId, ProducerSpec, ReadHandle, ReadResult, RetainedCommand, Routed, SessionId,
+    SubscriptionEvent, SubscriptionId,
 };
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::schema::ClientRequestT;
@@ -105,23 +105,12 @@ pub(crate) enum Request {
         spec: ProducerSpec,
         reply: Reply<ProducerOpening>,
     },
-    Submit {
-        producer: ProducerId,
-        batch: Submission,
-        reply: SubmitReply,
-    },
-    CloseProducer(ProducerId),
     OpenConsumer {
         spec: ConsumerSpec,
         reply: Reply<ConsumerOpening>,
     },
-    ReadDelivery(ConsumerId),
-    Settle {
-        reference: DeliveryRef,
-        decision: Decision,
-        reply: Reply<oneshot::Receiver<SettleResult>>,
-    },
-    CloseConsumer(ConsumerId),
+    /// Submit, settle, read a delivery, close (P-3, P-8, EC-2, EC-4, EC-6).
+    Dataplane(Call<Tokio>),
     Close {
         revert: bool,
         done: oneshot::Sender<()>,
@@ -426,38 +415,11 @@ impl Driver {
                 let r = self.open_producer(now, spec);
                 let _ = reply.send(r);
             }
-            Request::Submit {
-                producer,
-                batch,
-                reply,
-            } => {
-                let engine = &mut self.engine;
-                self.dataplane.submit(engine, now, producer, batch, reply);
-            }
-            Request::CloseProducer(id) => {
-                self.dataplane.close_producer(&mut self.engine, now, id);
-            }
             Request::OpenConsumer { spec, reply } => {
                 let r = self.open_consumer(now, spec);
                 let _ = reply.send(r);
             }
-            Request::ReadDelivery(id) => {
-                self.dataplane.read_delivery(&mut self.engine, now, id);
-            }
-            Request::Settle {
-                reference,
-                decision,
-                reply,
-            } => {
-                let r = self
-                    .dataplane
-                    .settle(&mut self.engine, now, reference, decision)
-                    .map_err(Error::Settle);
-                let _ = reply.send(r);
-            }
-            Request::CloseConsumer(id) => {
-                self.dataplane.close_consumer(&mut self.engine, now, id);
-            }
+            Request::Dataplane(call) => self.dataplane.call(&mut self.engine, now, call),
             Request::Close { revert, done } => {
                 self.engine.close(now, revert);
                 self.drain();
