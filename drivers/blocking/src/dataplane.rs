@@ -17,8 +17,9 @@ use nervix_driver_support::dataplane::{Call, Hand};
 use nervix_driver_support::released::Released;
 use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
-    BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
-    ProducerDescription, ProducerEvent, ProducerId, SettleError, SettleResult, SubmitError,
+    BatchId, BatchOutcome, ClientError, ConsumerDescription, ConsumerId, Decision, Delivery,
+    DeliveryRef, ProducerDescription, ProducerEvent, ProducerId, SettleError, SettleResult,
+    SubmitError,
 };
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Condvar, Mutex};
@@ -31,7 +32,17 @@ pub(crate) type Taken = nervix_driver_support::dataplane::Taken<Blocking>;
 
 /// The shared data plane's channels in this driver: bounded std channels, whose senders
 /// cannot see a reader go, so a handle the application dropped says so in its [`Flags`].
-pub(crate) struct Blocking;
+pub(crate) struct Blocking {
+    /// Where readers tell the driver they made room or dropped a handle.
+    pub inbox: mpsc::SyncSender<Inbox>,
+}
+
+/// The application's side of a new producer: its last event, and the flags its handle sets
+/// when dropped.
+pub(crate) struct ProducerSide {
+    pub ended: mpsc::Receiver<ProducerEvent>,
+    pub flags: Arc<Flags>,
+}
 
 /// Where a producer's last event goes, and the flags its handle sets when dropped.
 pub(crate) struct ProducerEnd {
@@ -46,6 +57,22 @@ impl Hand for Blocking {
     type Waiter = Arc<Handoff>;
     type Ended = ProducerEnd;
     type Deliveries = Sink<Delivery>;
+    type ProducerSide = ProducerSide;
+    type ConsumerSide = Reader<Delivery>;
+
+    fn producer(&self) -> (ProducerEnd, ProducerSide) {
+        let (tx, ended) = mpsc::sync_channel(1);
+        let flags = Arc::new(Flags::default());
+        let end = ProducerEnd {
+            tx,
+            flags: flags.clone(),
+        };
+        (end, ProducerSide { ended, flags })
+    }
+
+    fn consumer(&self) -> (Sink<Delivery>, Reader<Delivery>) {
+        crate::streams::pair(&self.inbox, crate::streams::STREAM_QUEUE)
+    }
 
     fn once<T>() -> (mpsc::SyncSender<T>, mpsc::Receiver<T>) {
         mpsc::sync_channel(1)
@@ -93,6 +120,10 @@ impl Hand for Blocking {
 
     fn settle_refused(e: SettleError) -> Error {
         Error::Settle(e)
+    }
+
+    fn refused(e: ClientError) -> Error {
+        Error::Refused(e)
     }
 }
 
@@ -421,9 +452,4 @@ impl Consumer {
             }
         }
     }
-}
-
-/// The driver's side of a consumer's deliveries, and the application's.
-pub(crate) fn deliveries(inbox: &mpsc::SyncSender<Inbox>) -> (Sink<Delivery>, Reader<Delivery>) {
-    crate::streams::pair(inbox, crate::streams::STREAM_QUEUE)
 }

@@ -3,29 +3,24 @@
 //! bounded inbox, and it never waits longer than the engine's next deadline.
 
 use crate::config::{Config, Credentials};
-use crate::dataplane::{self, Blocking, ProducerEnd};
+use crate::dataplane::Blocking;
 use crate::net::Dialer;
 use crate::session::{self, Dial, End, Event, Out};
-use crate::streams::{
-    self, clock_domain, keep_clock, ClockFollow, Flags, Reader, Sink, Subscription,
-};
+use crate::streams::{self, clock_domain, keep_clock, ClockFollow, Sink, Subscription};
 use crate::{DriverEvent, Error};
 use nervix_driver_support::dataplane::{Call, Dataplane};
 use nervix_driver_support::observe::{Hub, Watch};
-use nervix_driver_support::released::Released;
 pub(crate) use nervix_driver_support::unclaimed::{Gate, Unclaimed};
 use nervix_protocol::client::{
     Action, Client as Engine, ClientError, ClientEvent, ClockEvent, CommandHandle, CommandResult,
-    ConsumerDescription, ConsumerId, ConsumerSpec, Delivery, ProducerDescription, ProducerEvent,
-    ProducerId, ProducerSpec, ReadHandle, ReadResult, RetainedCommand, Routed, SessionId,
-    SubscriptionEvent, SubscriptionId,
+    ReadHandle, ReadResult, RetainedCommand, Routed, SessionId, SubscriptionEvent, SubscriptionId,
 };
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::schema::ClientRequestT;
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use nervix_protocol::transaction::Binding;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::{mpsc, Arc};
+use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -91,37 +86,12 @@ pub(crate) enum Request {
         domain: String,
         reply: Reply<ClockFollow>,
     },
-    OpenProducer {
-        spec: ProducerSpec,
-        reply: Reply<ProducerOpening>,
-    },
-    OpenConsumer {
-        spec: ConsumerSpec,
-        reply: Reply<ConsumerOpening>,
-    },
-    /// Submit, settle, read a delivery, close (P-3, P-8, EC-2, EC-4, EC-6).
+    /// Producers and consumers: open, submit, read a delivery, settle, close.
     Dataplane(Call<Blocking>),
     Close {
         revert: bool,
         done: Reply<()>,
     },
-}
-
-/// A producer the engine took: where its open's answer and its last event will come.
-pub(crate) struct ProducerOpening {
-    pub id: ProducerId,
-    pub opened: mpsc::Receiver<Result<Arc<ProducerDescription>, Error>>,
-    pub ended: mpsc::Receiver<ProducerEvent>,
-    pub flags: Arc<Flags>,
-    /// Where its batch handles say their outcomes were read (P-4).
-    pub released: Arc<Released>,
-}
-
-/// A consumer the engine took: where its open's answer and its deliveries will come.
-pub(crate) struct ConsumerOpening {
-    pub id: ConsumerId,
-    pub opened: mpsc::Receiver<Result<Arc<ConsumerDescription>, Error>>,
-    pub reader: Reader<Delivery>,
 }
 
 /// Everything the driver thread is told.
@@ -201,6 +171,9 @@ impl Driver {
         inbox_tx: mpsc::SyncSender<Inbox>,
         unclaimed: Unclaimed,
     ) -> Self {
+        let hand = Blocking {
+            inbox: inbox_tx.clone(),
+        };
         Self {
             engine: Engine::new(config.client.clone()),
             config,
@@ -217,7 +190,7 @@ impl Driver {
             watchers: Hub::default(),
             unclaimed_reported: 0,
             streams: Streams::default(),
-            dataplane: Dataplane::default(),
+            dataplane: Dataplane::new(hand),
         }
     }
 
@@ -419,15 +392,10 @@ impl Driver {
                 let r = self.follow_clock(now, domain);
                 let _ = reply.send(r);
             }
-            Request::OpenProducer { spec, reply } => {
-                let r = self.open_producer(now, spec);
-                let _ = reply.send(r);
+            Request::Dataplane(call) => {
+                let stopped = self.parked_error();
+                self.dataplane.call(&mut self.engine, now, call, stopped);
             }
-            Request::OpenConsumer { spec, reply } => {
-                let r = self.open_consumer(now, spec);
-                let _ = reply.send(r);
-            }
-            Request::Dataplane(call) => self.dataplane.call(&mut self.engine, now, call),
             Request::Close { revert, done } => {
                 self.engine.close(now, revert);
                 self.drain();
@@ -454,52 +422,6 @@ impl Driver {
             gate,
             unclaimed: self.unclaimed.clone(),
         }
-    }
-
-    /// Opens a producer; its handle sets the flags it drops.
-    fn open_producer(
-        &mut self,
-        now: Timestamp,
-        spec: ProducerSpec,
-    ) -> Result<ProducerOpening, Error> {
-        if let Some(e) = self.parked_error() {
-            return Err(e);
-        }
-        let flags = Arc::new(Flags::default());
-        let (tx, ended) = mpsc::sync_channel(1);
-        let end = ProducerEnd {
-            tx,
-            flags: flags.clone(),
-        };
-        let (id, opened) = self
-            .dataplane
-            .open_producer(&mut self.engine, now, spec, end)
-            .map_err(Error::Refused)?;
-        let released = self.dataplane.released().clone();
-        Ok(ProducerOpening {
-            id,
-            opened,
-            ended,
-            flags,
-            released,
-        })
-    }
-
-    /// Opens a consumer; its reader is the application's side of its deliveries.
-    fn open_consumer(
-        &mut self,
-        now: Timestamp,
-        spec: ConsumerSpec,
-    ) -> Result<ConsumerOpening, Error> {
-        if let Some(e) = self.parked_error() {
-            return Err(e);
-        }
-        let (deliveries, reader) = dataplane::deliveries(&self.inbox_tx);
-        let (id, opened) = self
-            .dataplane
-            .open_consumer(&mut self.engine, now, spec, deliveries)
-            .map_err(Error::Refused)?;
-        Ok(ConsumerOpening { id, opened, reader })
     }
 
     /// Hands producer and consumer events to their handles, and closes what the application

@@ -74,6 +74,7 @@ pub use nervix_protocol::client::{
 pub use streams::{ClockFollow, Subscription};
 
 use driver::{Driver, Inbox, Reply, Request, RunSubmitted, Submitted};
+use nervix_driver_support::dataplane::Call;
 use nervix_driver_support::observe::{Observed, Watch};
 use nervix_protocol::client::{ClientError, SessionId, SettleError, SubmitError};
 use nervix_protocol::endpoint::Endpoint;
@@ -497,12 +498,13 @@ impl Client {
     /// engine keeps it across sessions (P-8). [`Error::OpenRefused`] when the server refused
     /// it. A producer whose open was not answered within the call's bound is closed.
     pub fn producer(&self, spec: ProducerSpec) -> Result<Producer, Error> {
-        let o = self.call(|reply| Request::OpenProducer { spec, reply })?;
+        let o = self.call(|reply| Request::Dataplane(Call::OpenProducer { spec, reply }))?;
         let description = match self.opened(&o.opened) {
             Ok(d) => d,
             Err(e) => {
                 // Nobody will hold it: the driver closes it (P-8).
-                o.flags
+                o.side
+                    .flags
                     .dropped
                     .store(true, std::sync::atomic::Ordering::Release);
                 let _ = self.handle.inbox.try_send(Inbox::Pull);
@@ -513,8 +515,8 @@ impl Client {
             id: o.id,
             description,
             inbox: self.handle.inbox.clone(),
-            ended: std::sync::Mutex::new(o.ended),
-            flags: o.flags,
+            ended: std::sync::Mutex::new(o.side.ended),
+            flags: o.side.flags,
             released: o.released,
         })
     }
@@ -523,14 +525,14 @@ impl Client {
     /// engine keeps it across sessions (EC-5). [`Error::OpenRefused`] when the server refused
     /// it. A consumer whose open was not answered within the call's bound is closed.
     pub fn consumer(&self, spec: ConsumerSpec) -> Result<Consumer, Error> {
-        let o = self.call(|reply| Request::OpenConsumer { spec, reply })?;
+        let o = self.call(|reply| Request::Dataplane(Call::OpenConsumer { spec, reply }))?;
         // On an error the reader goes, and with it the consumer (EC-6).
         let description = self.opened(&o.opened)?;
         Ok(Consumer {
             id: o.id,
             description,
             inbox: self.handle.inbox.clone(),
-            reader: o.reader,
+            reader: o.side,
             asked: false,
             settle_bound: self.config.call_bound(None),
         })

@@ -42,6 +42,17 @@ pub trait Hand {
     /// Where a consumer's deliveries go, in order; it also tells whether the application
     /// dropped the consumer.
     type Deliveries;
+    /// What the application's handle of a new producer holds besides its open's answer:
+    /// where its last event comes, and how its drop is told.
+    type ProducerSide;
+    /// What the application's handle of a new consumer holds besides its open's answer:
+    /// where its deliveries come, and how its drop is told.
+    type ConsumerSide;
+
+    /// A new producer's last-event channel: the driver's side and the application's.
+    fn producer(&self) -> (Self::Ended, Self::ProducerSide);
+    /// A new consumer's deliveries: the driver's side and the application's.
+    fn consumer(&self) -> (Self::Deliveries, Self::ConsumerSide);
 
     /// A new one-answer channel.
     fn once<T>() -> (Self::Once<T>, Self::Awaited<T>);
@@ -71,12 +82,52 @@ pub trait Hand {
     fn submit_refused(e: SubmitError) -> Self::Error;
     /// The error of a settlement refused locally: nothing was sent.
     fn settle_refused(e: SettleError) -> Self::Error;
+    /// The error of an open the engine refused: nothing was sent.
+    fn refused(e: ClientError) -> Self::Error;
+}
+
+/// A producer the engine took, for the application's handle.
+pub struct NewProducer<H: Hand> {
+    /// The engine's name of the producer.
+    pub id: ProducerId,
+    /// Where its open's answer comes.
+    pub opened: Opened<H, ProducerDescription>,
+    /// Where its batch handles say their outcomes were read (P-4).
+    pub released: Arc<Released>,
+    /// Where its last event comes, and how its drop is told.
+    pub side: H::ProducerSide,
+}
+
+/// A consumer the engine took, for the application's handle.
+pub struct NewConsumer<H: Hand> {
+    /// The engine's name of the consumer.
+    pub id: ConsumerId,
+    /// Where its open's answer comes.
+    pub opened: Opened<H, ConsumerDescription>,
+    /// Where its deliveries come, and how its drop is told.
+    pub side: H::ConsumerSide,
 }
 
 /// A data-plane call of the application, as a driver's request carries it to
 /// [`Dataplane::call`].
 #[non_exhaustive]
 pub enum Call<H: Hand> {
+    /// Opens a producer of a client ingestor (P-1); the new producer, or why not, goes to
+    /// `reply`.
+    OpenProducer {
+        /// What to open.
+        spec: ProducerSpec,
+        /// Where the answer goes.
+        reply: H::Once<Result<NewProducer<H>, H::Error>>,
+    },
+    /// Opens a consumer of a TO CLIENT emitter (EC-1); the new consumer, or why not, goes to
+    /// `reply`.
+    OpenConsumer {
+        /// What to open.
+        spec: ConsumerSpec,
+        /// Where the answer goes.
+        reply: H::Once<Result<NewConsumer<H>, H::Error>>,
+    },
     /// Hands a batch to a producer (P-3); the batch's name and where its outcome comes go to
     /// `waiter`, once there is room (P-4).
     Submit {
@@ -134,6 +185,7 @@ struct ConsumerSink<H: Hand> {
 
 /// Where producer and consumer events go, for one engine.
 pub struct Dataplane<H: Hand> {
+    hand: H,
     producers: BTreeMap<ProducerId, ProducerSink<H>>,
     consumers: BTreeMap<ConsumerId, ConsumerSink<H>>,
     settles: BTreeMap<SettleHandle, H::Once<SettleResult>>,
@@ -144,9 +196,11 @@ pub struct Dataplane<H: Hand> {
     retry: bool,
 }
 
-impl<H: Hand> Default for Dataplane<H> {
-    fn default() -> Self {
+impl<H: Hand> Dataplane<H> {
+    /// The data plane of a driver whose channels `hand` makes.
+    pub fn new(hand: H) -> Self {
         Self {
+            hand,
             producers: BTreeMap::new(),
             consumers: BTreeMap::new(),
             settles: BTreeMap::new(),
@@ -154,9 +208,7 @@ impl<H: Hand> Default for Dataplane<H> {
             retry: false,
         }
     }
-}
 
-impl<H: Hand> Dataplane<H> {
     /// Where batch handles say their outcomes were read or given up (P-4).
     pub fn released(&self) -> &Arc<Released> {
         &self.released
@@ -167,17 +219,16 @@ impl<H: Hand> Dataplane<H> {
         self.retry = true;
     }
 
-    /// Opens a producer; its open's answer comes where the result says, and its last event
-    /// goes to `ended`.
+    /// Opens a producer: the engine takes it, and the data plane follows it.
     pub fn open_producer(
         &mut self,
         engine: &mut Engine,
         now: Timestamp,
         spec: ProducerSpec,
-        ended: H::Ended,
-    ) -> Result<(ProducerId, Opened<H, ProducerDescription>), ClientError> {
-        let id = engine.open_producer(now, spec)?;
-        let (tx, rx) = H::once();
+    ) -> Result<NewProducer<H>, H::Error> {
+        let id = engine.open_producer(now, spec).map_err(H::refused)?;
+        let (tx, opened) = H::once();
+        let (ended, side) = self.hand.producer();
         self.producers.insert(
             id,
             ProducerSink {
@@ -188,20 +239,24 @@ impl<H: Hand> Dataplane<H> {
                 closing: false,
             },
         );
-        Ok((id, rx))
+        Ok(NewProducer {
+            id,
+            opened,
+            released: self.released.clone(),
+            side,
+        })
     }
 
-    /// Opens a consumer; its open's answer comes where the result says, and its deliveries
-    /// go to `deliveries`.
+    /// Opens a consumer: the engine takes it, and the data plane follows it.
     pub fn open_consumer(
         &mut self,
         engine: &mut Engine,
         now: Timestamp,
         spec: ConsumerSpec,
-        deliveries: H::Deliveries,
-    ) -> Result<(ConsumerId, Opened<H, ConsumerDescription>), ClientError> {
-        let id = engine.open_consumer(now, spec)?;
-        let (tx, rx) = H::once();
+    ) -> Result<NewConsumer<H>, H::Error> {
+        let id = engine.open_consumer(now, spec).map_err(H::refused)?;
+        let (tx, opened) = H::once();
+        let (deliveries, side) = self.hand.consumer();
         self.consumers.insert(
             id,
             ConsumerSink {
@@ -211,12 +266,33 @@ impl<H: Hand> Dataplane<H> {
                 over: false,
             },
         );
-        Ok((id, rx))
+        Ok(NewConsumer { id, opened, side })
     }
 
-    /// Performs one data-plane call of the application.
-    pub fn call(&mut self, engine: &mut Engine, now: Timestamp, call: Call<H>) {
+    /// Performs one data-plane call of the application. An open is refused with `stopped`
+    /// when it is given: the driver sends nothing any more.
+    pub fn call(
+        &mut self,
+        engine: &mut Engine,
+        now: Timestamp,
+        call: Call<H>,
+        stopped: Option<H::Error>,
+    ) {
         match call {
+            Call::OpenProducer { spec, reply } => {
+                let r = match stopped {
+                    Some(e) => Err(e),
+                    None => self.open_producer(engine, now, spec),
+                };
+                H::give(reply, r);
+            }
+            Call::OpenConsumer { spec, reply } => {
+                let r = match stopped {
+                    Some(e) => Err(e),
+                    None => self.open_consumer(engine, now, spec),
+                };
+                H::give(reply, r);
+            }
             Call::Submit {
                 producer,
                 batch,

@@ -5,10 +5,10 @@
 
 use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt64Array};
 use bytes::Bytes;
-use nervix_driver_support::dataplane::{Dataplane, Hand, Taken};
+use nervix_driver_support::dataplane::{Call, Dataplane, Hand, Taken};
 use nervix_protocol::client::{
-    Action, BatchId, BatchOutcome, Client, ClientConfig, Delivery, ProducerEvent, ProducerId,
-    ProducerSpec, SessionId, SettleError, SubmitError,
+    Action, BatchId, BatchOutcome, Client, ClientConfig, ClientError, Delivery, ProducerEvent,
+    ProducerId, ProducerSpec, SessionId, SettleError, SubmitError,
 };
 use nervix_protocol::encode::Encoder;
 use nervix_protocol::endpoint::Endpoint;
@@ -60,7 +60,23 @@ impl Hand for Fake {
     type Waiter = Rc<Waiter>;
     type Ended = End;
     type Deliveries = Deliveries;
+    type ProducerSide = (mpsc::Receiver<ProducerEvent>, Rc<Cell<bool>>);
+    type ConsumerSide = Rc<Cell<bool>>;
 
+    fn producer(&self) -> (End, Self::ProducerSide) {
+        let (tx, ended) = mpsc::sync_channel(1);
+        let dropped = Rc::new(Cell::new(false));
+        let end = End {
+            tx,
+            dropped: dropped.clone(),
+        };
+        (end, (ended, dropped))
+    }
+    fn consumer(&self) -> (Deliveries, Rc<Cell<bool>>) {
+        let d = Deliveries::default();
+        let dropped = d.dropped.clone();
+        (d, dropped)
+    }
     fn once<T>() -> (mpsc::SyncSender<T>, mpsc::Receiver<T>) {
         mpsc::sync_channel(1)
     }
@@ -104,6 +120,9 @@ impl Hand for Fake {
         format!("{e:?}")
     }
     fn settle_refused(e: SettleError) -> String {
+        format!("{e:?}")
+    }
+    fn refused(e: ClientError) -> String {
         format!("{e:?}")
     }
 }
@@ -184,7 +203,7 @@ impl Rig {
         let seed = Endpoint::parse("https://seed-1:7443/").unwrap();
         Rig {
             engine: Client::new(ClientConfig::new(vec![seed], 7)),
-            dp: Dataplane::default(),
+            dp: Dataplane::new(Fake),
             now: Timestamp::ZERO,
             session: None,
             sent: Vec::new(),
@@ -237,17 +256,12 @@ impl Rig {
 
     /// Opens a producer with `batches` batches of credit.
     fn producer(&mut self, batches: u32) -> (ProducerId, Rc<Cell<bool>>) {
-        let dropped = Rc::new(Cell::new(false));
-        let (tx, _ended) = mpsc::sync_channel(1);
-        let end = End {
-            tx,
-            dropped: dropped.clone(),
-        };
         let spec = ProducerSpec::new("d1", "orders_in", fields());
-        let (id, opened) = self
+        let new = self
             .dp
-            .open_producer(&mut self.engine, self.now, spec, end)
+            .open_producer(&mut self.engine, self.now, spec)
             .unwrap();
+        let (id, opened, dropped) = (new.id, new.opened, new.side.1);
         self.pump();
         let open = *self
             .sent_of(ClientRequest::OpenIngestorRequest)
@@ -425,4 +439,30 @@ fn p_8_waiting_submissions_of_a_producer_that_ends_are_refused() {
         c.answer.borrow().as_ref().map(|r| r.as_ref().err())
     );
     assert!(r.told.iter().any(|e| matches!(e, ProducerEvent::Closed)));
+}
+
+#[test]
+fn t_5_an_open_while_the_driver_is_stopped_is_refused_and_nothing_is_opened() {
+    let mut r = Rig::new();
+    let (reply, answer) = mpsc::sync_channel(1);
+    let spec = ProducerSpec::new("d1", "orders_in", fields());
+    let call = Call::OpenProducer { spec, reply };
+    r.dp.call(&mut r.engine, r.now, call, Some("parked".into()));
+    r.pump();
+    assert!(matches!(answer.try_recv(), Ok(Err(e)) if e == "parked"));
+    assert!(r.sent_of(ClientRequest::OpenIngestorRequest).is_empty());
+    assert!(r.engine.poll_producer_events_held().is_none());
+    // Not stopped: the same call opens it.
+    let (reply, answer) = mpsc::sync_channel(1);
+    let spec = ProducerSpec::new("d1", "orders_in", fields());
+    r.dp.call(
+        &mut r.engine,
+        r.now,
+        Call::OpenProducer { spec, reply },
+        None,
+    );
+    r.pump();
+    let new = answer.try_recv().unwrap().unwrap();
+    assert!(r.engine.producer(new.id).is_some());
+    assert_eq!(r.sent_of(ClientRequest::OpenIngestorRequest).len(), 1);
 }

@@ -21,8 +21,9 @@ use nervix_driver_support::dataplane::{Call, Hand, Taken};
 use nervix_driver_support::released::Released;
 use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
-    BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
-    ProducerDescription, ProducerEvent, ProducerId, SettleError, SettleResult, SubmitError,
+    BatchId, BatchOutcome, ClientError, ConsumerDescription, ConsumerId, Decision, Delivery,
+    DeliveryRef, ProducerDescription, ProducerEvent, ProducerId, SettleError, SettleResult,
+    SubmitError,
 };
 use std::collections::VecDeque;
 use std::future::Future;
@@ -39,7 +40,24 @@ pub use nervix_driver_support::Submission;
 
 /// The shared data plane's channels in this driver: tokio's one-shot channels, a closed
 /// channel seen at once as a handle the application dropped.
-pub(crate) struct Tokio;
+pub(crate) struct Tokio {
+    /// Wakes the driver when an application reads or drops a handle.
+    pub pull: Arc<Notify>,
+}
+
+/// The application's side of a new producer: its last event, and the driver's wake-up.
+pub(crate) struct ProducerSide {
+    /// Dropping it tells the driver the handle is gone.
+    pub ended: oneshot::Receiver<ProducerEvent>,
+    pub pull: Arc<Notify>,
+}
+
+/// The application's side of a new consumer: its deliveries, and the driver's wake-up.
+pub(crate) struct ConsumerSide {
+    /// Closing it tells the driver the handle is gone.
+    pub deliveries: mpsc::Receiver<Delivery>,
+    pub pull: Arc<Notify>,
+}
 
 /// Where a submission's batch name and outcome go.
 pub(crate) type SubmitReply = oneshot::Sender<Result<Taken<Tokio>, Error>>;
@@ -52,15 +70,6 @@ pub(crate) struct DeliverySink {
     waiting: VecDeque<Delivery>,
 }
 
-impl DeliverySink {
-    /// A consumer's deliveries: the driver's side, and the reader's.
-    pub(crate) fn new() -> (Self, mpsc::Receiver<Delivery>) {
-        let (tx, rx) = mpsc::channel(DELIVERY_QUEUE);
-        let waiting = VecDeque::new();
-        (Self { tx, waiting }, rx)
-    }
-}
-
 impl Hand for Tokio {
     type Error = Error;
     type Once<T> = oneshot::Sender<T>;
@@ -68,6 +77,24 @@ impl Hand for Tokio {
     type Waiter = SubmitReply;
     type Ended = oneshot::Sender<ProducerEvent>;
     type Deliveries = DeliverySink;
+    type ProducerSide = ProducerSide;
+    type ConsumerSide = ConsumerSide;
+
+    fn producer(&self) -> (oneshot::Sender<ProducerEvent>, ProducerSide) {
+        let (tx, ended) = oneshot::channel();
+        let pull = self.pull.clone();
+        (tx, ProducerSide { ended, pull })
+    }
+
+    fn consumer(&self) -> (DeliverySink, ConsumerSide) {
+        let (tx, deliveries) = mpsc::channel(DELIVERY_QUEUE);
+        let pull = self.pull.clone();
+        let waiting = VecDeque::new();
+        (
+            DeliverySink { tx, waiting },
+            ConsumerSide { deliveries, pull },
+        )
+    }
 
     fn once<T>() -> (oneshot::Sender<T>, oneshot::Receiver<T>) {
         oneshot::channel()
@@ -135,6 +162,10 @@ impl Hand for Tokio {
 
     fn settle_refused(e: SettleError) -> Error {
         Error::Settle(e)
+    }
+
+    fn refused(e: ClientError) -> Error {
+        Error::Refused(e)
     }
 }
 

@@ -2,7 +2,7 @@
 //! answers the application's calls.
 
 use crate::config::{Config, Credentials};
-use crate::dataplane::{DeliverySink, Tokio};
+use crate::dataplane::Tokio;
 use crate::net::Dialer;
 use crate::streams::{
     clock_domain, ClockFollow, ClockSink, Subscription, STREAM_QUEUE, SUBSCRIPTION_QUEUE,
@@ -11,13 +11,10 @@ use crate::transport::{self, AbortOnDrop, Dial, End, Event, Out};
 use crate::{DriverEvent, Error};
 use nervix_driver_support::dataplane::{Call, Dataplane};
 use nervix_driver_support::observe::Hub;
-use nervix_driver_support::released::Released;
 pub(crate) use nervix_driver_support::unclaimed::Unclaimed;
 use nervix_protocol::client::{
-    Action, Client as Engine, ClientError, ClientEvent, CommandHandle, CommandResult,
-    ConsumerDescription, ConsumerId, ConsumerSpec, Delivery, ProducerDescription, ProducerEvent,
-    ProducerId, ProducerSpec, ReadHandle, ReadResult, RetainedCommand, Routed, SessionId,
-    SubscriptionEvent, SubscriptionId,
+    Action, Client as Engine, ClientError, ClientEvent, CommandHandle, CommandResult, ReadHandle,
+    ReadResult, RetainedCommand, Routed, SessionId, SubscriptionEvent, SubscriptionId,
 };
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::schema::ClientRequestT;
@@ -46,24 +43,6 @@ pub(crate) enum RunSubmitted {
 }
 
 type Reply<T> = oneshot::Sender<Result<T, Error>>;
-
-/// A producer the engine took: where its open's answer and its last event will come.
-pub(crate) struct ProducerOpening {
-    pub id: ProducerId,
-    pub opened: oneshot::Receiver<Result<Arc<ProducerDescription>, Error>>,
-    pub ended: oneshot::Receiver<ProducerEvent>,
-    pub pull: Arc<Notify>,
-    /// Where its batch handles say their outcomes were read (P-4).
-    pub released: Arc<Released>,
-}
-
-/// A consumer the engine took: where its open's answer and its deliveries will come.
-pub(crate) struct ConsumerOpening {
-    pub id: ConsumerId,
-    pub opened: oneshot::Receiver<Result<Arc<ConsumerDescription>, Error>>,
-    pub deliveries: mpsc::Receiver<Delivery>,
-    pub pull: Arc<Notify>,
-}
 
 /// A call of the application.
 pub(crate) enum Request {
@@ -101,15 +80,7 @@ pub(crate) enum Request {
         domain: String,
         reply: Reply<ClockFollow>,
     },
-    OpenProducer {
-        spec: ProducerSpec,
-        reply: Reply<ProducerOpening>,
-    },
-    OpenConsumer {
-        spec: ConsumerSpec,
-        reply: Reply<ConsumerOpening>,
-    },
-    /// Submit, settle, read a delivery, close (P-3, P-8, EC-2, EC-4, EC-6).
+    /// Producers and consumers: open, submit, read a delivery, settle, close.
     Dataplane(Call<Tokio>),
     Close {
         revert: bool,
@@ -179,6 +150,7 @@ impl Driver {
         unclaimed: Unclaimed,
     ) -> Self {
         let (events_tx, events_rx) = mpsc::channel(1024);
+        let streams = Streams::default();
         Self {
             engine: Engine::new(config.client.clone()),
             config,
@@ -195,8 +167,10 @@ impl Driver {
             refused: VecDeque::new(),
             notify,
             unclaimed_reported: 0,
-            streams: Streams::default(),
-            dataplane: Dataplane::default(),
+            dataplane: Dataplane::new(Tokio {
+                pull: streams.pull.clone(),
+            }),
+            streams,
         }
     }
 
@@ -411,15 +385,10 @@ impl Driver {
                 let r = self.follow_clock(now, domain);
                 let _ = reply.send(r);
             }
-            Request::OpenProducer { spec, reply } => {
-                let r = self.open_producer(now, spec);
-                let _ = reply.send(r);
+            Request::Dataplane(call) => {
+                let stopped = self.parked_error();
+                self.dataplane.call(&mut self.engine, now, call, stopped);
             }
-            Request::OpenConsumer { spec, reply } => {
-                let r = self.open_consumer(now, spec);
-                let _ = reply.send(r);
-            }
-            Request::Dataplane(call) => self.dataplane.call(&mut self.engine, now, call),
             Request::Close { revert, done } => {
                 self.engine.close(now, revert);
                 self.drain();
@@ -451,49 +420,6 @@ impl Driver {
             result: rx,
             unclaimed: self.unclaimed.clone(),
         }
-    }
-
-    fn open_producer(
-        &mut self,
-        now: Timestamp,
-        spec: ProducerSpec,
-    ) -> Result<ProducerOpening, Error> {
-        if let Some(e) = self.parked_error() {
-            return Err(e);
-        }
-        let (ended_tx, ended) = oneshot::channel();
-        let (id, opened) = self
-            .dataplane
-            .open_producer(&mut self.engine, now, spec, ended_tx)
-            .map_err(Error::Refused)?;
-        Ok(ProducerOpening {
-            id,
-            opened,
-            ended,
-            pull: self.streams.pull.clone(),
-            released: self.dataplane.released().clone(),
-        })
-    }
-
-    fn open_consumer(
-        &mut self,
-        now: Timestamp,
-        spec: ConsumerSpec,
-    ) -> Result<ConsumerOpening, Error> {
-        if let Some(e) = self.parked_error() {
-            return Err(e);
-        }
-        let (sink, deliveries) = DeliverySink::new();
-        let (id, opened) = self
-            .dataplane
-            .open_consumer(&mut self.engine, now, spec, sink)
-            .map_err(Error::Refused)?;
-        Ok(ConsumerOpening {
-            id,
-            opened,
-            deliveries,
-            pull: self.streams.pull.clone(),
-        })
     }
 
     fn track_read(&mut self, h: ReadHandle) -> oneshot::Receiver<Result<ReadResult, Error>> {

@@ -66,6 +66,7 @@ pub use nervix_protocol::client::{
 pub use streams::{ClockFollow, Subscription};
 
 use driver::{Driver, Request, RunSubmitted, Submitted};
+use nervix_driver_support::dataplane::Call;
 use nervix_driver_support::observe::{Hub, Observed, Watch};
 use nervix_protocol::client::{ClientError, SessionId, SettleError, SubmitError};
 use nervix_protocol::endpoint::Endpoint;
@@ -455,17 +456,17 @@ impl Client {
     /// it. Cancel-safe: a producer whose open the caller stopped waiting for is closed.
     pub async fn producer(&self, spec: ProducerSpec) -> Result<Producer, Error> {
         let o = self
-            .call(|reply| Request::OpenProducer { spec, reply })
+            .call(|reply| Request::Dataplane(Call::OpenProducer { spec, reply }))
             .await?;
         // Held until the open is answered: dropping it (a cancelled wait) closes the producer.
-        let ended = o.ended;
+        let ended = o.side.ended;
         let description = o.opened.await.map_err(|_| Error::Stopped)??;
         Ok(Producer {
             id: o.id,
             description,
             requests: self.requests.clone(),
             ended: Some(ended),
-            pull: o.pull,
+            pull: o.side.pull,
             released: o.released,
         })
     }
@@ -475,17 +476,17 @@ impl Client {
     /// it. Cancel-safe: a consumer whose open the caller stopped waiting for is closed.
     pub async fn consumer(&self, spec: ConsumerSpec) -> Result<Consumer, Error> {
         let o = self
-            .call(|reply| Request::OpenConsumer { spec, reply })
+            .call(|reply| Request::Dataplane(Call::OpenConsumer { spec, reply }))
             .await?;
         // Held until the open is answered: dropping it (a cancelled wait) closes the consumer.
-        let rx = o.deliveries;
+        let rx = o.side.deliveries;
         let description = o.opened.await.map_err(|_| Error::Stopped)??;
         Ok(Consumer {
             id: o.id,
             description,
             requests: self.requests.clone(),
             rx,
-            pull: o.pull,
+            pull: o.side.pull,
         })
     }
 
