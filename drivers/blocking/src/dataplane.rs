@@ -13,13 +13,11 @@
 use crate::driver::{Inbox, Request};
 use crate::streams::{Flags, Reader, Sink};
 use crate::Error;
-use nervix_driver_support::dataplane::{Call, Hand};
+use nervix_driver_support::dataplane::{Attached, Call, Hand};
 use nervix_driver_support::released::Released;
-use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
-    BatchId, BatchOutcome, ClientError, ConsumerDescription, ConsumerId, Decision, Delivery,
-    DeliveryRef, ProducerDescription, ProducerEvent, ProducerId, SettleError, SettleResult,
-    SubmitError,
+    BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
+    ProducerDescription, ProducerEvent, ProducerId, SettleResult,
 };
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Condvar, Mutex};
@@ -113,18 +111,6 @@ impl Hand for Blocking {
     fn open_refused(message: String) -> Error {
         Error::OpenRefused(message)
     }
-
-    fn submit_refused(e: SubmitError) -> Error {
-        Error::Submit(e)
-    }
-
-    fn settle_refused(e: SettleError) -> Error {
-        Error::Settle(e)
-    }
-
-    fn refused(e: ClientError) -> Error {
-        Error::Refused(e)
-    }
 }
 
 /// Where a submission stands between the application and the driver. The driver hands a
@@ -211,8 +197,7 @@ impl Handoff {
 /// the server, batches not yet sent end as [`BatchOutcome::NotSent`].
 #[derive(Debug)]
 pub struct Producer {
-    pub(crate) id: ProducerId,
-    pub(crate) description: Arc<ProducerDescription>,
+    pub(crate) attached: Attached<ProducerId, ProducerDescription>,
     pub(crate) inbox: mpsc::SyncSender<Inbox>,
     /// The producer's last event (behind a lock, so threads can share the producer).
     pub(crate) ended: Mutex<mpsc::Receiver<ProducerEvent>>,
@@ -223,21 +208,6 @@ pub struct Producer {
 }
 
 impl Producer {
-    /// The engine's name of the producer.
-    pub fn id(&self) -> ProducerId {
-        self.id
-    }
-
-    /// The attachment the server granted: fields, credit, limits (P-1).
-    pub fn description(&self) -> &Arc<ProducerDescription> {
-        &self.description
-    }
-
-    /// A typed builder for batches of the producer's fields.
-    pub fn batch_builder(&self) -> BatchBuilder {
-        BatchBuilder::new(self.description.fields.clone())
-    }
-
     /// Hands a batch to the engine (P-3): it is checked and encoded, then waits for credit
     /// and admission (P-4, P-6). When the batches not yet sent already fill one grant of
     /// credit, this call waits until an outcome makes room, submissions being taken in the
@@ -268,14 +238,14 @@ impl Producer {
         let handoff = Handoff::new();
         self.inbox
             .send(Inbox::App(Request::Dataplane(Call::Submit {
-                producer: self.id,
+                producer: self.id(),
                 batch,
                 waiter: handoff.clone(),
             })))
             .map_err(|_| Error::Stopped)?;
         let (batch, outcome) = handoff.wait(timeout)?;
         Ok(PendingBatch {
-            producer: self.id,
+            producer: self.id(),
             batch,
             outcome,
             released: self.released.clone(),
@@ -289,7 +259,9 @@ impl Producer {
     /// already out arrive before it.
     pub fn close(self, timeout: Duration) -> Result<ProducerEvent, Error> {
         self.inbox
-            .send(Inbox::App(Request::Dataplane(Call::CloseProducer(self.id))))
+            .send(Inbox::App(Request::Dataplane(Call::CloseProducer(
+                self.id(),
+            ))))
             .map_err(|_| Error::Stopped)?;
         let ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
         match ended.recv_timeout(timeout) {
@@ -299,6 +271,8 @@ impl Producer {
         }
     }
 }
+
+nervix_driver_support::attached!(Producer, ProducerId, ProducerDescription);
 
 impl Drop for Producer {
     fn drop(&mut self) {
@@ -371,8 +345,7 @@ impl PendingBatch {
 /// deliveries come again after the emitter's acknowledgement timeout.
 #[derive(Debug)]
 pub struct Consumer {
-    pub(crate) id: ConsumerId,
-    pub(crate) description: Arc<ConsumerDescription>,
+    pub(crate) attached: Attached<ConsumerId, ConsumerDescription>,
     pub(crate) inbox: mpsc::SyncSender<Inbox>,
     pub(crate) reader: Reader<Delivery>,
     /// Whether a read is out with no delivery handed over for it yet.
@@ -381,17 +354,9 @@ pub struct Consumer {
     pub(crate) settle_bound: Duration,
 }
 
+nervix_driver_support::attached!(Consumer, ConsumerId, ConsumerDescription);
+
 impl Consumer {
-    /// The engine's name of the consumer.
-    pub fn id(&self) -> ConsumerId {
-        self.id
-    }
-
-    /// The attachment the server granted: fields, window, limits (EC-1).
-    pub fn description(&self) -> &Arc<ConsumerDescription> {
-        &self.description
-    }
-
     /// Asks for the next delivery (EC-2) and waits for it at most `timeout`: one output
     /// batch, decoded and checked against the consumer's fields (EC-3). `Ok(None)` once the
     /// consumer is over (closed, not restorable) or the client stopped. After
@@ -400,7 +365,9 @@ impl Consumer {
         if !self.asked {
             if self
                 .inbox
-                .send(Inbox::App(Request::Dataplane(Call::ReadDelivery(self.id))))
+                .send(Inbox::App(Request::Dataplane(Call::ReadDelivery(
+                    self.id(),
+                ))))
                 .is_err()
             {
                 return Ok(None);
@@ -440,7 +407,9 @@ impl Consumer {
     /// that arrive meanwhile are dropped unsettled.
     pub fn close(mut self, timeout: Duration) -> Result<(), Error> {
         self.inbox
-            .send(Inbox::App(Request::Dataplane(Call::CloseConsumer(self.id))))
+            .send(Inbox::App(Request::Dataplane(Call::CloseConsumer(
+                self.id(),
+            ))))
             .map_err(|_| Error::Stopped)?;
         let end = Instant::now() + timeout;
         loop {

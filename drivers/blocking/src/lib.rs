@@ -64,6 +64,7 @@ pub use session::read_console;
 pub use session::{console_url, End, CONSOLE_PATH};
 
 pub use dataplane::{Consumer, PendingBatch, Producer, Submission};
+pub use nervix_driver_support::dataplane::Attached;
 pub use nervix_driver_support::observe::{OBSERVER_BYTES, OBSERVER_QUEUE};
 pub use nervix_driver_support::unclaimed::{UNCLAIMED, UNCLAIMED_BYTES};
 pub use nervix_protocol::client::{
@@ -96,7 +97,7 @@ pub enum Error {
     Tls(String),
     /// The engine refused the call; nothing was sent.
     #[error(transparent)]
-    Refused(ClientError),
+    Refused(#[from] ClientError),
     /// The server refused the credentials. The driver does not retry them (T-5); give new
     /// ones with [`Client::set_credentials`].
     #[error("the server refused the credentials")]
@@ -119,10 +120,10 @@ pub enum Error {
     OpenRefused(String),
     /// A batch was refused locally; nothing was queued.
     #[error(transparent)]
-    Submit(SubmitError),
+    Submit(#[from] SubmitError),
     /// A settlement was refused locally; nothing was sent.
     #[error(transparent)]
-    Settle(SettleError),
+    Settle(#[from] SettleError),
     /// The driver thread has stopped.
     #[error("the client has stopped")]
     Stopped,
@@ -512,8 +513,7 @@ impl Client {
             }
         };
         Ok(Producer {
-            id: o.id,
-            description,
+            attached: Attached::new(o.id, description),
             inbox: self.handle.inbox.clone(),
             ended: std::sync::Mutex::new(o.side.ended),
             flags: o.side.flags,
@@ -529,8 +529,7 @@ impl Client {
         // On an error the reader goes, and with it the consumer (EC-6).
         let description = self.opened(&o.opened)?;
         Ok(Consumer {
-            id: o.id,
-            description,
+            attached: Attached::new(o.id, description),
             inbox: self.handle.inbox.clone(),
             reader: o.side,
             asked: false,

@@ -16,6 +16,7 @@
 use crate::released::Released;
 use crate::Submission;
 use arrow_array::RecordBatch;
+use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
     BatchId, BatchOutcome, Client as Engine, ClientError, ConsumerDescription, ConsumerEvent,
     ConsumerId, ConsumerSpec, Decision, Delivery, DeliveryRef, ProducerDescription, ProducerEvent,
@@ -28,8 +29,9 @@ use std::sync::Arc;
 /// What differs between drivers in the data plane: their channels, and how they see that the
 /// application dropped a handle.
 pub trait Hand {
-    /// The driver's error, as the application sees it.
-    type Error;
+    /// The driver's error, as the application sees it: it carries what the engine refused
+    /// locally (nothing was sent or queued).
+    type Error: From<ClientError> + From<SubmitError> + From<SettleError>;
     /// The sending side of one answer (an open's, a batch outcome, a settlement's result).
     type Once<T>;
     /// Where that answer is read.
@@ -78,12 +80,6 @@ pub trait Hand {
     /// The error of an open the server refused, or of a producer or consumer that ended
     /// before its open was answered; the server's words.
     fn open_refused(message: String) -> Self::Error;
-    /// The error of a batch refused locally: nothing was queued.
-    fn submit_refused(e: SubmitError) -> Self::Error;
-    /// The error of a settlement refused locally: nothing was sent.
-    fn settle_refused(e: SettleError) -> Self::Error;
-    /// The error of an open the engine refused: nothing was sent.
-    fn refused(e: ClientError) -> Self::Error;
 }
 
 /// A producer the engine took, for the application's handle.
@@ -153,6 +149,55 @@ pub enum Call<H: Hand> {
     },
     /// Closes a consumer (EC-6).
     CloseConsumer(ConsumerId),
+}
+
+/// What a producer's or consumer's handle knows of it in every driver: the engine's name of
+/// it (`I`) and the attachment the server granted (`D`). A driver's `Producer` and
+/// `Consumer` dereference to it.
+#[derive(Debug, Clone)]
+pub struct Attached<I, D> {
+    id: I,
+    description: Arc<D>,
+}
+
+impl<I: Copy, D> Attached<I, D> {
+    /// The name and the attachment.
+    pub fn new(id: I, description: Arc<D>) -> Self {
+        Self { id, description }
+    }
+
+    /// The engine's name of the producer or consumer.
+    pub fn id(&self) -> I {
+        self.id
+    }
+
+    /// The attachment the server granted: fields, credit or window, limits (P-1, EC-1).
+    pub fn description(&self) -> &Arc<D> {
+        &self.description
+    }
+}
+
+impl Attached<ProducerId, ProducerDescription> {
+    /// A typed builder for batches of the producer's fields.
+    pub fn batch_builder(&self) -> BatchBuilder {
+        BatchBuilder::new(self.description.fields.clone())
+    }
+}
+
+/// Makes a driver's producer or consumer handle dereference to the [`Attached`] it holds in
+/// its field `attached`, so its name, attachment (and a producer's batch builder) are read
+/// the same way in every driver: `attached!(Producer, ProducerId, ProducerDescription)`.
+#[macro_export]
+macro_rules! attached {
+    ($handle:ty, $id:ty, $description:ty) => {
+        impl ::std::ops::Deref for $handle {
+            type Target = $crate::dataplane::Attached<$id, $description>;
+            /// Its name and its attachment.
+            fn deref(&self) -> &Self::Target {
+                &self.attached
+            }
+        }
+    };
 }
 
 /// A taken submission: the batch's name, and where its one outcome comes.
@@ -226,7 +271,7 @@ impl<H: Hand> Dataplane<H> {
         now: Timestamp,
         spec: ProducerSpec,
     ) -> Result<NewProducer<H>, H::Error> {
-        let id = engine.open_producer(now, spec).map_err(H::refused)?;
+        let id = engine.open_producer(now, spec)?;
         let (tx, opened) = H::once();
         let (ended, side) = self.hand.producer();
         self.producers.insert(
@@ -254,7 +299,7 @@ impl<H: Hand> Dataplane<H> {
         now: Timestamp,
         spec: ConsumerSpec,
     ) -> Result<NewConsumer<H>, H::Error> {
-        let id = engine.open_consumer(now, spec).map_err(H::refused)?;
+        let id = engine.open_consumer(now, spec)?;
         let (tx, opened) = H::once();
         let (deliveries, side) = self.hand.consumer();
         self.consumers.insert(
@@ -310,7 +355,7 @@ impl<H: Hand> Dataplane<H> {
             } => {
                 let r = self
                     .settle(engine, now, reference, decision)
-                    .map_err(H::settle_refused);
+                    .map_err(H::Error::from);
                 H::give(reply, r);
             }
             Call::CloseConsumer(id) => self.close_consumer(engine, now, id),
@@ -332,7 +377,7 @@ impl<H: Hand> Dataplane<H> {
         let batch = match batch.into_batch() {
             Ok(b) => b,
             Err(e) => {
-                H::offer(waiter, || Some(Err(H::submit_refused(e.into()))));
+                H::offer(waiter, || Some(Err(SubmitError::from(e).into())));
                 return;
             }
         };
@@ -483,10 +528,11 @@ impl<H: Hand> Dataplane<H> {
                         let state = engine.producer(id).map(|p| p.state);
                         for (_, waiter) in sink.blocked {
                             H::offer(waiter, || {
-                                Some(Err(H::submit_refused(match state {
+                                let e = match state {
                                     Some(st) => SubmitError::Finished(st),
                                     None => SubmitError::UnknownProducer,
-                                })))
+                                };
+                                Some(Err(e.into()))
                             });
                         }
                         tell(id, e.clone());
@@ -587,7 +633,7 @@ fn offer<H: Hand>(
 ) -> Option<H::Waiter> {
     H::offer(waiter, || match engine.submit(now, producer, batch) {
         Err(SubmitError::Full) => None,
-        r => Some(r.map_err(H::submit_refused).map(|id| {
+        r => Some(r.map_err(H::Error::from).map(|id| {
             let (tx, rx) = H::once();
             if let Some(s) = producers.get_mut(&producer) {
                 s.outcomes.insert(id, tx);

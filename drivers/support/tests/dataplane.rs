@@ -28,7 +28,7 @@ struct Fake;
 #[derive(Default)]
 struct Waiter {
     left: Cell<bool>,
-    answer: RefCell<Option<Result<Taken<Fake>, String>>>,
+    answer: RefCell<Option<Result<Taken<Fake>, Refusal>>>,
 }
 
 impl Waiter {
@@ -54,7 +54,7 @@ struct Deliveries {
 }
 
 impl Hand for Fake {
-    type Error = String;
+    type Error = Refusal;
     type Once<T> = mpsc::SyncSender<T>;
     type Awaited<T> = mpsc::Receiver<T>;
     type Waiter = Rc<Waiter>;
@@ -85,7 +85,7 @@ impl Hand for Fake {
     }
     fn offer(
         waiter: Rc<Waiter>,
-        take: impl FnOnce() -> Option<Result<Taken<Self>, String>>,
+        take: impl FnOnce() -> Option<Result<Taken<Self>, Refusal>>,
     ) -> Option<Rc<Waiter>> {
         if waiter.left.get() {
             return None;
@@ -113,17 +113,30 @@ impl Hand for Fake {
     fn consumer_dropped(deliveries: &Deliveries) -> bool {
         deliveries.dropped.get()
     }
-    fn open_refused(message: String) -> String {
-        message
+    fn open_refused(message: String) -> Refusal {
+        Refusal(message)
     }
-    fn submit_refused(e: SubmitError) -> String {
-        format!("{e:?}")
+}
+
+/// Why the fake refused: what the core handed it, by name.
+#[derive(Debug, PartialEq)]
+struct Refusal(String);
+
+impl From<SubmitError> for Refusal {
+    fn from(e: SubmitError) -> Self {
+        Refusal(format!("{e:?}"))
     }
-    fn settle_refused(e: SettleError) -> String {
-        format!("{e:?}")
+}
+
+impl From<SettleError> for Refusal {
+    fn from(e: SettleError) -> Self {
+        Refusal(format!("{e:?}"))
     }
-    fn refused(e: ClientError) -> String {
-        format!("{e:?}")
+}
+
+impl From<ClientError> for Refusal {
+    fn from(e: ClientError) -> Self {
+        Refusal(format!("{e:?}"))
     }
 }
 
@@ -434,7 +447,7 @@ fn p_8_waiting_submissions_of_a_producer_that_ends_are_refused() {
         })),
     ));
     assert!(
-        matches!(&*c.answer.borrow(), Some(Err(e)) if e.starts_with("Finished(")),
+        matches!(&*c.answer.borrow(), Some(Err(Refusal(e))) if e.starts_with("Finished(")),
         "{:?}",
         c.answer.borrow().as_ref().map(|r| r.as_ref().err())
     );
@@ -447,9 +460,13 @@ fn t_5_an_open_while_the_driver_is_stopped_is_refused_and_nothing_is_opened() {
     let (reply, answer) = mpsc::sync_channel(1);
     let spec = ProducerSpec::new("d1", "orders_in", fields());
     let call = Call::OpenProducer { spec, reply };
-    r.dp.call(&mut r.engine, r.now, call, Some("parked".into()));
+    let parked = Refusal("parked".into());
+    r.dp.call(&mut r.engine, r.now, call, Some(parked));
     r.pump();
-    assert!(matches!(answer.try_recv(), Ok(Err(e)) if e == "parked"));
+    assert_eq!(
+        answer.try_recv().unwrap().err(),
+        Some(Refusal("parked".into()))
+    );
     assert!(r.sent_of(ClientRequest::OpenIngestorRequest).is_empty());
     assert!(r.engine.poll_producer_events_held().is_none());
     // Not stopped: the same call opens it.

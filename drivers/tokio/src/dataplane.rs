@@ -17,13 +17,11 @@
 
 use crate::driver::Request;
 use crate::Error;
-use nervix_driver_support::dataplane::{Call, Hand, Taken};
+use nervix_driver_support::dataplane::{Attached, Call, Hand, Taken};
 use nervix_driver_support::released::Released;
-use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
-    BatchId, BatchOutcome, ClientError, ConsumerDescription, ConsumerId, Decision, Delivery,
-    DeliveryRef, ProducerDescription, ProducerEvent, ProducerId, SettleError, SettleResult,
-    SubmitError,
+    BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
+    ProducerDescription, ProducerEvent, ProducerId, SettleResult,
 };
 use std::collections::VecDeque;
 use std::future::Future;
@@ -155,18 +153,6 @@ impl Hand for Tokio {
     fn open_refused(message: String) -> Error {
         Error::OpenRefused(message)
     }
-
-    fn submit_refused(e: SubmitError) -> Error {
-        Error::Submit(e)
-    }
-
-    fn settle_refused(e: SettleError) -> Error {
-        Error::Settle(e)
-    }
-
-    fn refused(e: ClientError) -> Error {
-        Error::Refused(e)
-    }
 }
 
 /// A producer opened with [`crate::Client::producer`].
@@ -175,8 +161,7 @@ impl Hand for Tokio {
 /// from the server, batches not yet sent end as [`BatchOutcome::NotSent`].
 #[derive(Debug)]
 pub struct Producer {
-    pub(crate) id: ProducerId,
-    pub(crate) description: Arc<ProducerDescription>,
+    pub(crate) attached: Attached<ProducerId, ProducerDescription>,
     pub(crate) requests: mpsc::Sender<Request>,
     /// The producer's last event; dropping it tells the driver the handle is gone.
     pub(crate) ended: Option<oneshot::Receiver<ProducerEvent>>,
@@ -186,21 +171,6 @@ pub struct Producer {
 }
 
 impl Producer {
-    /// The engine's name of the producer.
-    pub fn id(&self) -> ProducerId {
-        self.id
-    }
-
-    /// The attachment the server granted: fields, credit, limits (P-1).
-    pub fn description(&self) -> &Arc<ProducerDescription> {
-        &self.description
-    }
-
-    /// A typed builder for batches of the producer's fields.
-    pub fn batch_builder(&self) -> BatchBuilder {
-        BatchBuilder::new(self.description.fields.clone())
-    }
-
     /// Hands a batch to the engine (P-3): it is checked and encoded, then waits for credit
     /// and admission (P-4, P-6). When the batches not yet sent already fill one grant of
     /// credit, this call waits until an outcome makes room, and submissions are taken in the
@@ -213,7 +183,7 @@ impl Producer {
         let (reply, rx) = oneshot::channel();
         self.requests
             .send(Request::Dataplane(Call::Submit {
-                producer: self.id,
+                producer: self.id(),
                 batch: batch.into(),
                 waiter: reply,
             }))
@@ -221,7 +191,7 @@ impl Producer {
             .map_err(|_| Error::Stopped)?;
         let (batch, outcome) = rx.await.map_err(|_| Error::Stopped)??;
         Ok(PendingBatch {
-            producer: self.id,
+            producer: self.id(),
             batch,
             outcome,
             released: self.released.clone(),
@@ -236,7 +206,7 @@ impl Producer {
     pub async fn close(mut self) -> Result<ProducerEvent, Error> {
         let ended = self.ended.take();
         self.requests
-            .send(Request::Dataplane(Call::CloseProducer(self.id)))
+            .send(Request::Dataplane(Call::CloseProducer(self.id())))
             .await
             .map_err(|_| Error::Stopped)?;
         match ended {
@@ -245,6 +215,8 @@ impl Producer {
         }
     }
 }
+
+nervix_driver_support::attached!(Producer, ProducerId, ProducerDescription);
 
 impl Drop for Producer {
     fn drop(&mut self) {
@@ -310,24 +282,13 @@ impl Future for PendingBatch {
 /// deliveries come again after the emitter's acknowledgement timeout.
 #[derive(Debug)]
 pub struct Consumer {
-    pub(crate) id: ConsumerId,
-    pub(crate) description: Arc<ConsumerDescription>,
+    pub(crate) attached: Attached<ConsumerId, ConsumerDescription>,
     pub(crate) requests: mpsc::Sender<Request>,
     pub(crate) rx: mpsc::Receiver<Delivery>,
     pub(crate) pull: Arc<Notify>,
 }
 
 impl Consumer {
-    /// The engine's name of the consumer.
-    pub fn id(&self) -> ConsumerId {
-        self.id
-    }
-
-    /// The attachment the server granted: fields, window, limits (EC-1).
-    pub fn description(&self) -> &Arc<ConsumerDescription> {
-        &self.description
-    }
-
     /// Asks for the next delivery (EC-2) and waits for it: one output batch, decoded and
     /// checked against the consumer's fields (EC-3). `None` once the consumer is over
     /// (closed, not restorable) or the client stopped. Cancel-safe: the read stays out and
@@ -339,7 +300,7 @@ impl Consumer {
         }
         if self
             .requests
-            .send(Request::Dataplane(Call::ReadDelivery(self.id)))
+            .send(Request::Dataplane(Call::ReadDelivery(self.id())))
             .await
             .is_err()
         {
@@ -375,13 +336,15 @@ impl Consumer {
     /// meanwhile are dropped unsettled.
     pub async fn close(mut self) -> Result<(), Error> {
         self.requests
-            .send(Request::Dataplane(Call::CloseConsumer(self.id)))
+            .send(Request::Dataplane(Call::CloseConsumer(self.id())))
             .await
             .map_err(|_| Error::Stopped)?;
         while self.rx.recv().await.is_some() {}
         Ok(())
     }
 }
+
+nervix_driver_support::attached!(Consumer, ConsumerId, ConsumerDescription);
 
 impl Drop for Consumer {
     fn drop(&mut self) {

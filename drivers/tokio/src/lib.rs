@@ -56,6 +56,7 @@ pub use transport::{
 };
 
 pub use dataplane::{Consumer, PendingBatch, Producer, Submission};
+pub use nervix_driver_support::dataplane::Attached;
 pub use nervix_driver_support::observe::{WatchError, OBSERVER_BYTES, OBSERVER_QUEUE};
 pub use nervix_driver_support::unclaimed::{UNCLAIMED, UNCLAIMED_BYTES};
 pub use nervix_protocol::client::{
@@ -92,7 +93,7 @@ pub enum Error {
     Tls(String),
     /// The engine refused the call; nothing was sent.
     #[error(transparent)]
-    Refused(ClientError),
+    Refused(#[from] ClientError),
     /// The server refused the credentials. The driver does not retry them (T-5); give new
     /// ones with [`Client::set_credentials`].
     #[error("the server refused the credentials")]
@@ -112,10 +113,10 @@ pub enum Error {
     OpenRefused(String),
     /// A batch was refused locally; nothing was queued.
     #[error(transparent)]
-    Submit(SubmitError),
+    Submit(#[from] SubmitError),
     /// A settlement was refused locally; nothing was sent.
     #[error(transparent)]
-    Settle(SettleError),
+    Settle(#[from] SettleError),
     /// The driver task has stopped.
     #[error("the client has stopped")]
     Stopped,
@@ -462,8 +463,7 @@ impl Client {
         let ended = o.side.ended;
         let description = o.opened.await.map_err(|_| Error::Stopped)??;
         Ok(Producer {
-            id: o.id,
-            description,
+            attached: Attached::new(o.id, description),
             requests: self.requests.clone(),
             ended: Some(ended),
             pull: o.side.pull,
@@ -482,8 +482,7 @@ impl Client {
         let rx = o.side.deliveries;
         let description = o.opened.await.map_err(|_| Error::Stopped)??;
         Ok(Consumer {
-            id: o.id,
-            description,
+            attached: Attached::new(o.id, description),
             requests: self.requests.clone(),
             rx,
             pull: o.side.pull,
