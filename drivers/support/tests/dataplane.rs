@@ -7,8 +7,9 @@ use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt64Array};
 use bytes::Bytes;
 use nervix_driver_support::dataplane::{Call, Dataplane, Hand, Taken};
 use nervix_protocol::client::{
-    Action, BatchId, BatchOutcome, Client, ClientConfig, ClientError, Delivery, ProducerEvent,
-    ProducerId, ProducerSpec, SessionId, SettleError, SubmitError,
+    Action, BatchId, BatchOutcome, Client, ClientConfig, ClientError, ConsumerId, ConsumerSpec,
+    Decision, Delivery, ProducerEvent, ProducerId, ProducerSpec, SessionId, SettleError,
+    SettleResult, SubmitError,
 };
 use nervix_protocol::encode::Encoder;
 use nervix_protocol::endpoint::Endpoint;
@@ -46,11 +47,19 @@ struct End {
     dropped: Rc<Cell<bool>>,
 }
 
-/// A consumer's deliveries: those kept, and whether the application dropped it.
+/// A consumer's deliveries: those kept for its reader, and the reader.
 #[derive(Default)]
 struct Deliveries {
     kept: VecDeque<Delivery>,
-    dropped: Rc<Cell<bool>>,
+    reader: Rc<Reader>,
+}
+
+/// A consumer's reader: what it was handed, how many more it takes, whether it was dropped.
+#[derive(Default)]
+struct Reader {
+    handed: RefCell<Vec<Delivery>>,
+    room: Cell<usize>,
+    dropped: Cell<bool>,
 }
 
 impl Hand for Fake {
@@ -61,7 +70,7 @@ impl Hand for Fake {
     type Ended = End;
     type Deliveries = Deliveries;
     type ProducerSide = (mpsc::Receiver<ProducerEvent>, Rc<Cell<bool>>);
-    type ConsumerSide = Rc<Cell<bool>>;
+    type ConsumerSide = Rc<Reader>;
 
     fn producer(&self) -> (End, Self::ProducerSide) {
         let (tx, ended) = mpsc::sync_channel(1);
@@ -72,10 +81,10 @@ impl Hand for Fake {
         };
         (end, (ended, dropped))
     }
-    fn consumer(&self) -> (Deliveries, Rc<Cell<bool>>) {
+    fn consumer(&self) -> (Deliveries, Rc<Reader>) {
         let d = Deliveries::default();
-        let dropped = d.dropped.clone();
-        (d, dropped)
+        let reader = d.reader.clone();
+        (d, reader)
     }
     fn once<T>() -> (mpsc::SyncSender<T>, mpsc::Receiver<T>) {
         mpsc::sync_channel(1)
@@ -107,11 +116,18 @@ impl Hand for Fake {
     fn keep(deliveries: &mut Deliveries, delivery: Delivery) {
         deliveries.kept.push_back(delivery);
     }
-    fn flush(_: &mut Deliveries) -> bool {
-        true
+    fn flush(d: &mut Deliveries) -> bool {
+        while d.reader.room.get() > 0 {
+            let Some(delivery) = d.kept.pop_front() else {
+                break;
+            };
+            d.reader.room.set(d.reader.room.get() - 1);
+            d.reader.handed.borrow_mut().push(delivery);
+        }
+        d.kept.is_empty()
     }
     fn consumer_dropped(deliveries: &Deliveries) -> bool {
-        deliveries.dropped.get()
+        deliveries.reader.dropped.get()
     }
     fn open_refused(message: String) -> Refusal {
         Refusal(message)
@@ -187,6 +203,52 @@ fn producer_opened(request_id: u64, batches: u32) -> Bytes {
                 admission: Some(ProducerAdmission::Open),
             })),
             message: "opened".into(),
+        })),
+    )
+}
+
+/// The server's opening of an emitter consumer with a window of one.
+fn emitter_opened(request_id: u64) -> Bytes {
+    reply(
+        request_id,
+        ReplyBodyT::OpenEmitterOutcome(Box::new(OpenEmitterOutcomeT {
+            disposition: OpenEmitterDispositionT::EmitterOpened(Box::new(EmitterOpenedT {
+                domain: "d1".into(),
+                emitter: "alerts".into(),
+                fields: fields().iter().map(FieldSpec::to_wire).collect(),
+                generation: 1,
+                contract: Box::new(FingerprintT { bytes: vec![7; 32] }),
+                window: ConsumerWindowT::SequentialConsumerWindow(Box::default()),
+                ack_timeout_nanos: 5_000_000_000,
+                retry_backoff_nanos: 100_000_000,
+                retry_max_backoff_nanos: 350_000_000,
+                granted_batches: 1,
+                granted_bytes: 1 << 20,
+                max_batch_bytes: 1 << 19,
+                max_batch_rows: 100,
+            })),
+            message: "opened".into(),
+        })),
+    )
+}
+
+/// The server's answer to a read: one batch, named by `reference`.
+fn delivered(request_id: u64, reference: u8) -> Bytes {
+    reply(
+        request_id,
+        ReplyBodyT::ReadEmitterBatchOutcome(Box::new(ReadEmitterBatchOutcomeT {
+            disposition: ReadEmitterDispositionT::EmitterBatchReceived(Box::new(
+                EmitterBatchReceivedT {
+                    identity: vec![reference; 16],
+                    reference: vec![reference; 16],
+                    source_relay: "alerts_relay".into(),
+                    branch_fingerprint: Some(vec![9; 32]),
+                    batch: nervix_protocol::arrow::encode(&batch()).unwrap(),
+                    members: 1,
+                    execution_now_unix_nanos: 0,
+                },
+            )),
+            message: String::new(),
         })),
     )
 }
@@ -291,6 +353,38 @@ impl Rig {
             .submit(&mut self.engine, self.now, p, batch().into(), w.clone());
         self.pump();
         w
+    }
+
+    /// Opens a consumer and answers its open.
+    fn consumer(&mut self) -> (ConsumerId, Rc<Reader>) {
+        let spec = ConsumerSpec::new("d1", "alerts", fields());
+        let new = self
+            .dp
+            .open_consumer(&mut self.engine, self.now, spec)
+            .unwrap();
+        self.pump();
+        let open = *self
+            .sent_of(ClientRequest::OpenEmitterRequest)
+            .last()
+            .unwrap();
+        self.feed(emitter_opened(open));
+        assert!(
+            new.opened.try_recv().unwrap().is_ok(),
+            "the open is answered"
+        );
+        (new.id, new.side)
+    }
+
+    /// Asks for a delivery and answers the read with one named by `reference`.
+    fn deliver(&mut self, c: ConsumerId, reference: u8) {
+        self.dp
+            .call(&mut self.engine, self.now, Call::ReadDelivery(c), None);
+        self.pump();
+        let read = *self
+            .sent_of(ClientRequest::ReadEmitterBatchRequest)
+            .last()
+            .unwrap();
+        self.feed(delivered(read, reference));
     }
 
     /// Completes the `n`th batch sent (from 0).
@@ -482,4 +576,109 @@ fn t_5_an_open_while_the_driver_is_stopped_is_refused_and_nothing_is_opened() {
     let new = answer.try_recv().unwrap().unwrap();
     assert!(r.engine.producer(new.id).is_some());
     assert_eq!(r.sent_of(ClientRequest::OpenIngestorRequest).len(), 1);
+}
+
+#[test]
+fn ec_2_deliveries_reach_the_reader_in_order_as_it_makes_room() {
+    let mut r = Rig::new();
+    let (c, reader) = r.consumer();
+    r.deliver(c, 1);
+    assert!(reader.handed.borrow().is_empty(), "no room: kept");
+    reader.room.set(1);
+    r.pump();
+    assert_eq!(reader.handed.borrow().len(), 1);
+    assert_eq!(reader.handed.borrow()[0].identity, [1; 16]);
+}
+
+#[test]
+fn ec_4_a_settlement_result_reaches_its_waiter() {
+    let mut r = Rig::new();
+    let (c, reader) = r.consumer();
+    reader.room.set(1);
+    r.deliver(c, 2);
+    let reference = reader.handed.borrow()[0].reference;
+    let (tx, answer) = mpsc::sync_channel(1);
+    let call = Call::Settle {
+        reference,
+        decision: Decision::Ack,
+        reply: tx,
+    };
+    r.dp.call(&mut r.engine, r.now, call, None);
+    r.pump();
+    let result = answer.try_recv().unwrap().unwrap();
+    let settle = *r
+        .sent_of(ClientRequest::SettleEmitterBatchRequest)
+        .last()
+        .unwrap();
+    r.feed(reply(
+        settle,
+        ReplyBodyT::SettleEmitterBatchOutcome(Box::new(SettleEmitterBatchOutcomeT {
+            disposition: Some(EmitterSettlement::Confirmed),
+            message: String::new(),
+        })),
+    ));
+    assert_eq!(result.try_recv(), Ok(SettleResult::Confirmed));
+    // Settled once: a second settlement of the attempt is refused locally.
+    let (tx, answer) = mpsc::sync_channel(1);
+    let call = Call::Settle {
+        reference,
+        decision: Decision::Ack,
+        reply: tx,
+    };
+    r.dp.call(&mut r.engine, r.now, call, None);
+    let refused = answer.try_recv().unwrap();
+    assert!(refused.is_err(), "settled already: refused, nothing sent");
+}
+
+#[test]
+fn ec_6_a_dropped_consumer_is_closed_once_and_goes() {
+    let mut r = Rig::new();
+    let (_, reader) = r.consumer();
+    reader.dropped.set(true);
+    r.pump();
+    r.pump();
+    assert_eq!(r.sent_of(ClientRequest::CloseEmitterRequest).len(), 1);
+    let close = *r
+        .sent_of(ClientRequest::CloseEmitterRequest)
+        .last()
+        .unwrap();
+    r.feed(reply(
+        close,
+        ReplyBodyT::CloseEmitterOutcome(Box::new(CloseEmitterOutcomeT {
+            disposition: Some(EmitterCloseDisposition::Closed),
+            message: String::new(),
+        })),
+    ));
+    assert_eq!(Rc::strong_count(&reader), 1, "the data plane let it go");
+    assert_eq!(r.sent_of(ClientRequest::CloseEmitterRequest).len(), 1);
+}
+
+#[test]
+fn ec_6_a_closed_consumer_goes_once_its_kept_deliveries_are_handed_on() {
+    let mut r = Rig::new();
+    let (c, reader) = r.consumer();
+    r.deliver(c, 3);
+    r.dp.call(&mut r.engine, r.now, Call::CloseConsumer(c), None);
+    r.pump();
+    let close = *r
+        .sent_of(ClientRequest::CloseEmitterRequest)
+        .last()
+        .unwrap();
+    r.feed(reply(
+        close,
+        ReplyBodyT::CloseEmitterOutcome(Box::new(CloseEmitterOutcomeT {
+            disposition: Some(EmitterCloseDisposition::Closed),
+            message: String::new(),
+        })),
+    ));
+    assert_eq!(
+        Rc::strong_count(&reader),
+        2,
+        "a delivery is still kept for it"
+    );
+    reader.room.set(1);
+    r.pump();
+    assert_eq!(reader.handed.borrow().len(), 1);
+    assert_eq!(Rc::strong_count(&reader), 1, "over and handed on: gone");
+    assert_eq!(r.sent_of(ClientRequest::CloseEmitterRequest).len(), 1);
 }
