@@ -181,7 +181,7 @@ fn reply(request_id: u64, body: ReplyBodyT) -> Bytes {
 }
 
 /// The server's opening of a producer with `batches` batches of credit.
-fn producer_opened(request_id: u64, batches: u32) -> Bytes {
+fn producer_opened(request_id: u64, batches: u32, admission: ProducerAdmission) -> Bytes {
     reply(
         request_id,
         ReplyBodyT::OpenIngestorOutcome(Box::new(OpenIngestorOutcomeT {
@@ -200,7 +200,7 @@ fn producer_opened(request_id: u64, batches: u32) -> Bytes {
                 granted_bytes: 1 << 20,
                 max_batch_bytes: 1 << 19,
                 max_batch_rows: 100,
-                admission: Some(ProducerAdmission::Open),
+                admission: Some(admission),
             })),
             message: "opened".into(),
         })),
@@ -331,6 +331,15 @@ impl Rig {
 
     /// Opens a producer with `batches` batches of credit.
     fn producer(&mut self, batches: u32) -> (ProducerId, Rc<Cell<bool>>) {
+        self.producer_with(batches, ProducerAdmission::Open)
+    }
+
+    /// Opens a producer with `batches` batches of credit, admitted as `admission` says.
+    fn producer_with(
+        &mut self,
+        batches: u32,
+        admission: ProducerAdmission,
+    ) -> (ProducerId, Rc<Cell<bool>>) {
         let spec = ProducerSpec::new("d1", "orders_in", fields());
         let new = self
             .dp
@@ -342,7 +351,7 @@ impl Rig {
             .sent_of(ClientRequest::OpenIngestorRequest)
             .last()
             .unwrap();
-        self.feed(producer_opened(open, batches));
+        self.feed(producer_opened(open, batches, admission));
         assert!(opened.try_recv().unwrap().is_ok(), "the open is answered");
         (id, dropped)
     }
@@ -681,4 +690,53 @@ fn ec_6_a_closed_consumer_goes_once_its_kept_deliveries_are_handed_on() {
     assert_eq!(reader.handed.borrow().len(), 1);
     assert_eq!(Rc::strong_count(&reader), 1, "over and handed on: gone");
     assert_eq!(r.sent_of(ClientRequest::CloseEmitterRequest).len(), 1);
+}
+
+#[test]
+fn p_6_submissions_waiting_for_room_are_offered_again_when_the_engine_timer_fired() {
+    let mut r = Rig::new();
+    let (p, _) = r.producer_with(1, ProducerAdmission::Suspended);
+    // Suspended: nothing is sent, and the unsent batch fills the grant.
+    let a = r.submit(p);
+    let b = r.submit(p);
+    assert!(a.batch().is_some() && b.batch().is_none());
+    // The server names the producer by its open's request.
+    let wire = *r
+        .sent_of(ClientRequest::OpenIngestorRequest)
+        .last()
+        .unwrap();
+    r.feed(server(ServerBodyT::ProducerAdmissionChanged(Box::new(
+        ProducerAdmissionChangedT {
+            producer: wire,
+            admission: Some(ProducerAdmission::Open),
+        },
+    ))));
+    assert!(
+        b.batch().is_none(),
+        "no room yet: the engine sends at its timer"
+    );
+    // The engine's timer fires: A goes, and B takes its place.
+    r.engine.handle_timeout(r.now);
+    r.dp.timer_fired();
+    r.pump();
+    assert_eq!(r.sent_of(ClientRequest::SubmitBatchRequest).len(), 1);
+    assert!(b.batch().is_some());
+}
+
+#[test]
+fn p_4_a_released_outcome_asks_the_engine_for_what_waited_for_its_credit() {
+    let mut r = Rig::new();
+    let (p, _) = r.producer(1);
+    let a = r.submit(p);
+    let _b = r.submit(p);
+    r.complete(0);
+    let answer = a.answer.borrow_mut().take().unwrap().unwrap();
+    assert_eq!(answer.1.try_recv(), Ok(BatchOutcome::Completed));
+    r.dp.released().push(p, answer.0);
+    // Nothing waits in the data plane: the engine's own waiting batch goes, and the driver
+    // is told to perform what the engine now asks.
+    let asked = r.dp.route(&mut r.engine, r.now, |_, _| {}, |_, _| {});
+    assert!(asked);
+    r.pump();
+    assert_eq!(r.sent_of(ClientRequest::SubmitBatchRequest).len(), 2);
 }
