@@ -2,11 +2,12 @@
 //! the application's handles.
 //!
 //! A driver keeps one [`Dataplane`] beside its engine. It hands the application's producer and
-//! consumer calls to it ([`Dataplane::open_producer`], [`Dataplane::submit`],
-//! [`Dataplane::settle`], ...) and calls [`Dataplane::route`] at every drain: producer and
-//! consumer events go to their handles, outcomes the application read or gave up give their
+//! consumer calls to it as [`Call`]s ([`Dataplane::call`]), tells it when the engine's timer
+//! fired ([`Dataplane::timer_fired`]), and calls [`Dataplane::route`] at every drain: producer
+//! and consumer events go to their handles, outcomes the application read or gave up give their
 //! credit back (P-4), submissions waiting for room are offered again in the order they were
-//! made, and what the application dropped is closed (P-8, EC-6).
+//! made, and what the application dropped is closed (P-8, EC-6). The handles themselves read
+//! their name and attachment through [`Attached`].
 //!
 //! What differs between drivers is behind [`Hand`]: how one answer is handed back and read,
 //! how a submission waiting for room is answered or seen to be withdrawn (C-10), how a

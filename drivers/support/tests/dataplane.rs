@@ -7,9 +7,9 @@ use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt64Array};
 use bytes::Bytes;
 use nervix_driver_support::dataplane::{Call, Dataplane, Hand, Taken};
 use nervix_protocol::client::{
-    Action, BatchId, BatchOutcome, Client, ClientConfig, ClientError, ConsumerId, ConsumerSpec,
-    Decision, Delivery, ProducerEvent, ProducerId, ProducerSpec, SessionId, SettleError,
-    SettleResult, SubmitError,
+    Action, BatchId, BatchOutcome, Client, ClientConfig, ClientError, ConsumerEvent, ConsumerId,
+    ConsumerSpec, Decision, Delivery, ProducerEvent, ProducerId, ProducerSpec, SessionId,
+    SettleError, SettleResult, SubmitError,
 };
 use nervix_protocol::encode::Encoder;
 use nervix_protocol::endpoint::Endpoint;
@@ -271,6 +271,7 @@ struct Rig {
     session: Option<SessionId>,
     sent: Vec<ClientMessageT>,
     told: Vec<ProducerEvent>,
+    told_consumers: Vec<ConsumerEvent>,
 }
 
 impl Rig {
@@ -283,6 +284,7 @@ impl Rig {
             session: None,
             sent: Vec::new(),
             told: Vec::new(),
+            told_consumers: Vec::new(),
         }
     }
 
@@ -304,10 +306,13 @@ impl Rig {
                 }
             }
             while self.engine.poll_event().is_some() {}
-            let told = &mut self.told;
-            any |= self
-                .dp
-                .route(&mut self.engine, self.now, |_, e| told.push(e), |_, _| {});
+            let (told, told_consumers) = (&mut self.told, &mut self.told_consumers);
+            any |= self.dp.route(
+                &mut self.engine,
+                self.now,
+                |_, e| told.push(e),
+                |_, e| told_consumers.push(e),
+            );
             if !any {
                 return;
             }
@@ -647,6 +652,11 @@ fn ec_6_a_dropped_consumer_is_closed_once_and_goes() {
     r.pump();
     r.pump();
     assert_eq!(r.sent_of(ClientRequest::CloseEmitterRequest).len(), 1);
+    assert_eq!(
+        Rc::strong_count(&reader),
+        2,
+        "followed until its close is answered"
+    );
     let close = *r
         .sent_of(ClientRequest::CloseEmitterRequest)
         .last()
@@ -660,6 +670,8 @@ fn ec_6_a_dropped_consumer_is_closed_once_and_goes() {
     ));
     assert_eq!(Rc::strong_count(&reader), 1, "the data plane let it go");
     assert_eq!(r.sent_of(ClientRequest::CloseEmitterRequest).len(), 1);
+    let closed = ConsumerEvent::Closed;
+    assert!(r.told_consumers.contains(&closed), "{:?}", r.told_consumers);
 }
 
 #[test]
