@@ -752,3 +752,58 @@ fn p_4_a_released_outcome_asks_the_engine_for_what_waited_for_its_credit() {
     r.pump();
     assert_eq!(r.sent_of(ClientRequest::SubmitBatchRequest).len(), 2);
 }
+
+#[test]
+fn p_1_a_refused_open_is_answered_with_the_server_s_words() {
+    let mut r = Rig::new();
+    let spec = ProducerSpec::new("d1", "orders_in", fields());
+    let new = r.dp.open_producer(&mut r.engine, r.now, spec).unwrap();
+    r.pump();
+    let open = *r
+        .sent_of(ClientRequest::OpenIngestorRequest)
+        .last()
+        .unwrap();
+    r.feed(reply(
+        open,
+        ReplyBodyT::OpenIngestorOutcome(Box::new(OpenIngestorOutcomeT {
+            disposition: OpenIngestorDispositionT::ProducerRefused(Box::new(ProducerRefusedT {
+                refusal: Some(ProducerRefusal::IngestorNotFound),
+            })),
+            message: "no such ingestor".into(),
+        })),
+    ));
+    let answer = new.opened.try_recv().unwrap();
+    assert_eq!(answer.err(), Some(Refusal("no such ingestor".into())));
+}
+
+#[test]
+fn p_8_submissions_waiting_for_room_are_offered_again_once_the_producer_is_restored() {
+    let mut r = Rig::new();
+    let (p, _) = r.producer(1);
+    let a = r.submit(p);
+    let _b = r.submit(p);
+    let c = r.submit(p);
+    assert!(c.batch().is_none());
+    // The session is lost: B, never sent, still fills the grant while the producer restores.
+    let sid = r.session.unwrap();
+    r.engine.handle_closed(r.now, sid);
+    r.pump();
+    // A's outcome is unknown (P-8); read, its credit comes back.
+    assert_eq!(r.read(p, &a), BatchOutcome::Unknown);
+    assert!(c.batch().is_none());
+    let at = r.engine.poll_timeout().expect("a reconnect is due");
+    r.now = at;
+    r.engine.handle_timeout(at);
+    r.pump();
+    let open = *r
+        .sent_of(ClientRequest::OpenIngestorRequest)
+        .last()
+        .unwrap();
+    r.feed(producer_opened(open, 1, ProducerAdmission::Open));
+    assert!(r
+        .told
+        .iter()
+        .any(|e| matches!(e, ProducerEvent::Restored(_))));
+    // Restored: B goes on the new attachment, and C takes its place.
+    assert!(c.batch().is_some());
+}
