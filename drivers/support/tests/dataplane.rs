@@ -1,7 +1,8 @@
 //! The shared data plane against a real engine and a scripted server, through a fake hand:
-//! submission order while waiting for room, withdrawn submissions never taken (C-10),
-//! outcomes nobody waits for giving their credit back at once (P-4), a dropped producer closed
-//! once (P-8).
+//! submission order while waiting for room (P-4), withdrawn submissions never taken (C-10),
+//! outcomes nobody waits for giving their credit back at once (P-4), dropped producers and
+//! consumers closed once (P-8, EC-6), deliveries kept until the reader has room (EC-2), and
+//! settlement results handed to their waiters (EC-4).
 
 use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt64Array};
 use bytes::Bytes;
@@ -593,7 +594,7 @@ fn t_5_an_open_while_the_driver_is_stopped_is_refused_and_nothing_is_opened() {
 }
 
 #[test]
-fn ec_2_deliveries_reach_the_reader_in_order_as_it_makes_room() {
+fn ec_2_a_delivery_is_kept_until_the_reader_has_room() {
     let mut r = Rig::new();
     let (c, reader) = r.consumer();
     r.deliver(c, 1);
