@@ -13,8 +13,8 @@
 use crate::driver::{Inbox, Request};
 use crate::streams::{Flags, Reader, Sink};
 use crate::Error;
+use nervix_driver_support::dataplane::{Attached, Call, Hand};
 use nervix_driver_support::released::Released;
-use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
     BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
     ProducerDescription, ProducerEvent, ProducerId, SettleResult,
@@ -26,7 +26,92 @@ use std::time::{Duration, Instant};
 pub use nervix_driver_support::Submission;
 
 /// A taken submission: the batch's name, and where its outcome comes.
-pub(crate) type Taken = (BatchId, mpsc::Receiver<BatchOutcome>);
+pub(crate) type Taken = nervix_driver_support::dataplane::Taken<Blocking>;
+
+/// The shared data plane's channels in this driver: bounded std channels, whose senders
+/// cannot see a reader go, so a handle the application dropped says so in its [`Flags`].
+pub(crate) struct Blocking {
+    /// Where readers tell the driver they made room or dropped a handle.
+    pub inbox: mpsc::SyncSender<Inbox>,
+}
+
+/// The application's side of a new producer: its last event, and the flags its handle sets
+/// when dropped.
+pub(crate) struct ProducerSide {
+    pub ended: mpsc::Receiver<ProducerEvent>,
+    pub flags: Arc<Flags>,
+}
+
+/// Where a producer's last event goes, and the flags its handle sets when dropped.
+pub(crate) struct ProducerEnd {
+    pub tx: mpsc::SyncSender<ProducerEvent>,
+    pub flags: Arc<Flags>,
+}
+
+impl Hand for Blocking {
+    type Error = Error;
+    type Once<T> = mpsc::SyncSender<T>;
+    type Awaited<T> = mpsc::Receiver<T>;
+    type Waiter = Arc<Handoff>;
+    type Ended = ProducerEnd;
+    type Deliveries = Sink<Delivery>;
+    type ProducerSide = ProducerSide;
+    type ConsumerSide = Reader<Delivery>;
+
+    fn producer(&self) -> (ProducerEnd, ProducerSide) {
+        let (tx, ended) = mpsc::sync_channel(1);
+        let flags = Arc::new(Flags::default());
+        let end = ProducerEnd {
+            tx,
+            flags: flags.clone(),
+        };
+        (end, ProducerSide { ended, flags })
+    }
+
+    fn consumer(&self) -> (Sink<Delivery>, Reader<Delivery>) {
+        crate::streams::pair(&self.inbox, crate::streams::STREAM_QUEUE)
+    }
+
+    fn once<T>() -> (mpsc::SyncSender<T>, mpsc::Receiver<T>) {
+        mpsc::sync_channel(1)
+    }
+
+    fn give<T>(tx: mpsc::SyncSender<T>, value: T) -> bool {
+        tx.try_send(value).is_ok()
+    }
+
+    fn offer(
+        waiter: Arc<Handoff>,
+        take: impl FnOnce() -> Option<Result<Taken, Error>>,
+    ) -> Option<Arc<Handoff>> {
+        // Taken only under the hand-off's lock, and never once withdrawn (C-10).
+        (!waiter.offer(take)).then_some(waiter)
+    }
+
+    fn end(ended: ProducerEnd, event: ProducerEvent) {
+        let _ = ended.tx.try_send(event);
+    }
+
+    fn producer_dropped(ended: &ProducerEnd) -> bool {
+        ended.flags.dropped.load(Ordering::Acquire)
+    }
+
+    fn keep(deliveries: &mut Sink<Delivery>, delivery: Delivery) {
+        deliveries.waiting.push_back(delivery);
+    }
+
+    fn flush(deliveries: &mut Sink<Delivery>) -> bool {
+        deliveries.flush()
+    }
+
+    fn consumer_dropped(deliveries: &Sink<Delivery>) -> bool {
+        deliveries.dropped()
+    }
+
+    fn open_refused(message: String) -> Error {
+        Error::OpenRefused(message)
+    }
+}
 
 /// Where a submission stands between the application and the driver. The driver hands a
 /// batch to the engine only under this lock and only while it is `Waiting`; an application
@@ -112,8 +197,7 @@ impl Handoff {
 /// the server, batches not yet sent end as [`BatchOutcome::NotSent`].
 #[derive(Debug)]
 pub struct Producer {
-    pub(crate) id: ProducerId,
-    pub(crate) description: Arc<ProducerDescription>,
+    pub(crate) attached: Attached<ProducerId, ProducerDescription>,
     pub(crate) inbox: mpsc::SyncSender<Inbox>,
     /// The producer's last event (behind a lock, so threads can share the producer).
     pub(crate) ended: Mutex<mpsc::Receiver<ProducerEvent>>,
@@ -124,21 +208,6 @@ pub struct Producer {
 }
 
 impl Producer {
-    /// The engine's name of the producer.
-    pub fn id(&self) -> ProducerId {
-        self.id
-    }
-
-    /// The attachment the server granted: fields, credit, limits (P-1).
-    pub fn description(&self) -> &Arc<ProducerDescription> {
-        &self.description
-    }
-
-    /// A typed builder for batches of the producer's fields.
-    pub fn batch_builder(&self) -> BatchBuilder {
-        BatchBuilder::new(self.description.fields.clone())
-    }
-
     /// Hands a batch to the engine (P-3): it is checked and encoded, then waits for credit
     /// and admission (P-4, P-6). When the batches not yet sent already fill one grant of
     /// credit, this call waits until an outcome makes room, submissions being taken in the
@@ -168,15 +237,15 @@ impl Producer {
     ) -> Result<PendingBatch, Error> {
         let handoff = Handoff::new();
         self.inbox
-            .send(Inbox::App(Request::Submit {
-                producer: self.id,
+            .send(Inbox::App(Request::Dataplane(Call::Submit {
+                producer: self.id(),
                 batch,
-                handoff: handoff.clone(),
-            }))
+                waiter: handoff.clone(),
+            })))
             .map_err(|_| Error::Stopped)?;
         let (batch, outcome) = handoff.wait(timeout)?;
         Ok(PendingBatch {
-            producer: self.id,
+            producer: self.id(),
             batch,
             outcome,
             released: self.released.clone(),
@@ -190,7 +259,9 @@ impl Producer {
     /// already out arrive before it.
     pub fn close(self, timeout: Duration) -> Result<ProducerEvent, Error> {
         self.inbox
-            .send(Inbox::App(Request::CloseProducer(self.id)))
+            .send(Inbox::App(Request::Dataplane(Call::CloseProducer(
+                self.id(),
+            ))))
             .map_err(|_| Error::Stopped)?;
         let ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
         match ended.recv_timeout(timeout) {
@@ -200,6 +271,8 @@ impl Producer {
         }
     }
 }
+
+nervix_driver_support::attached!(Producer, ProducerId, ProducerDescription);
 
 impl Drop for Producer {
     fn drop(&mut self) {
@@ -272,8 +345,7 @@ impl PendingBatch {
 /// deliveries come again after the emitter's acknowledgement timeout.
 #[derive(Debug)]
 pub struct Consumer {
-    pub(crate) id: ConsumerId,
-    pub(crate) description: Arc<ConsumerDescription>,
+    pub(crate) attached: Attached<ConsumerId, ConsumerDescription>,
     pub(crate) inbox: mpsc::SyncSender<Inbox>,
     pub(crate) reader: Reader<Delivery>,
     /// Whether a read is out with no delivery handed over for it yet.
@@ -282,17 +354,9 @@ pub struct Consumer {
     pub(crate) settle_bound: Duration,
 }
 
+nervix_driver_support::attached!(Consumer, ConsumerId, ConsumerDescription);
+
 impl Consumer {
-    /// The engine's name of the consumer.
-    pub fn id(&self) -> ConsumerId {
-        self.id
-    }
-
-    /// The attachment the server granted: fields, window, limits (EC-1).
-    pub fn description(&self) -> &Arc<ConsumerDescription> {
-        &self.description
-    }
-
     /// Asks for the next delivery (EC-2) and waits for it at most `timeout`: one output
     /// batch, decoded and checked against the consumer's fields (EC-3). `Ok(None)` once the
     /// consumer is over (closed, not restorable) or the client stopped. After
@@ -301,7 +365,9 @@ impl Consumer {
         if !self.asked {
             if self
                 .inbox
-                .send(Inbox::App(Request::ReadDelivery(self.id)))
+                .send(Inbox::App(Request::Dataplane(Call::ReadDelivery(
+                    self.id(),
+                ))))
                 .is_err()
             {
                 return Ok(None);
@@ -323,11 +389,11 @@ impl Consumer {
     ) -> Result<SettleResult, Error> {
         let (reply, rx) = mpsc::sync_channel(1);
         self.inbox
-            .send(Inbox::App(Request::Settle {
+            .send(Inbox::App(Request::Dataplane(Call::Settle {
                 reference,
                 decision,
                 reply,
-            }))
+            })))
             .map_err(|_| Error::Stopped)?;
         let answer = rx.recv().map_err(|_| Error::Stopped)??;
         match answer.recv_timeout(self.settle_bound) {
@@ -341,7 +407,9 @@ impl Consumer {
     /// that arrive meanwhile are dropped unsettled.
     pub fn close(mut self, timeout: Duration) -> Result<(), Error> {
         self.inbox
-            .send(Inbox::App(Request::CloseConsumer(self.id)))
+            .send(Inbox::App(Request::Dataplane(Call::CloseConsumer(
+                self.id(),
+            ))))
             .map_err(|_| Error::Stopped)?;
         let end = Instant::now() + timeout;
         loop {
@@ -353,9 +421,4 @@ impl Consumer {
             }
         }
     }
-}
-
-/// The driver's side of a consumer's deliveries, and the application's.
-pub(crate) fn deliveries(inbox: &mpsc::SyncSender<Inbox>) -> (Sink<Delivery>, Reader<Delivery>) {
-    crate::streams::pair(inbox, crate::streams::STREAM_QUEUE)
 }

@@ -3,31 +3,24 @@
 //! bounded inbox, and it never waits longer than the engine's next deadline.
 
 use crate::config::{Config, Credentials};
-use crate::dataplane::{self, Handoff, Submission, Taken};
+use crate::dataplane::Blocking;
 use crate::net::Dialer;
 use crate::session::{self, Dial, End, Event, Out};
-use crate::streams::{
-    self, clock_domain, keep_clock, ClockFollow, Flags, Reader, Sink, Subscription,
-};
+use crate::streams::{self, clock_domain, keep_clock, ClockFollow, Sink, Subscription};
 use crate::{DriverEvent, Error};
-use arrow_array::RecordBatch;
+use nervix_driver_support::dataplane::{Call, Dataplane};
 use nervix_driver_support::observe::{Hub, Watch};
-use nervix_driver_support::released::Released;
 pub(crate) use nervix_driver_support::unclaimed::{Gate, Unclaimed};
 use nervix_protocol::client::{
-    Action, BatchId, BatchOutcome, Client as Engine, ClientError, ClientEvent, ClockEvent,
-    CommandHandle, CommandResult, ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerSpec,
-    Decision, Delivery, DeliveryRef, ProducerDescription, ProducerEvent, ProducerId, ProducerSpec,
-    ReadHandle, ReadResult, RetainedCommand, Routed, SessionId, SettleHandle, SettleResult,
-    SubmitError, SubscriptionEvent, SubscriptionId,
+    Action, Client as Engine, ClientError, ClientEvent, ClockEvent, CommandHandle, CommandResult,
+    ReadHandle, ReadResult, RetainedCommand, Routed, SessionId, SubscriptionEvent, SubscriptionId,
 };
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::schema::ClientRequestT;
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use nervix_protocol::transaction::Binding;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::atomic::Ordering;
-use std::sync::{mpsc, Arc};
+use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -93,48 +86,12 @@ pub(crate) enum Request {
         domain: String,
         reply: Reply<ClockFollow>,
     },
-    OpenProducer {
-        spec: ProducerSpec,
-        reply: Reply<ProducerOpening>,
-    },
-    Submit {
-        producer: ProducerId,
-        batch: Submission,
-        handoff: Arc<Handoff>,
-    },
-    CloseProducer(ProducerId),
-    OpenConsumer {
-        spec: ConsumerSpec,
-        reply: Reply<ConsumerOpening>,
-    },
-    ReadDelivery(ConsumerId),
-    Settle {
-        reference: DeliveryRef,
-        decision: Decision,
-        reply: Reply<mpsc::Receiver<SettleResult>>,
-    },
-    CloseConsumer(ConsumerId),
+    /// Producers and consumers: open, submit, read a delivery, settle, close.
+    Dataplane(Call<Blocking>),
     Close {
         revert: bool,
         done: Reply<()>,
     },
-}
-
-/// A producer the engine took: where its open's answer and its last event will come.
-pub(crate) struct ProducerOpening {
-    pub id: ProducerId,
-    pub opened: mpsc::Receiver<Result<Arc<ProducerDescription>, Error>>,
-    pub ended: mpsc::Receiver<ProducerEvent>,
-    pub flags: Arc<Flags>,
-    /// Where its batch handles say their outcomes were read (P-4).
-    pub released: Arc<Released>,
-}
-
-/// A consumer the engine took: where its open's answer and its deliveries will come.
-pub(crate) struct ConsumerOpening {
-    pub id: ConsumerId,
-    pub opened: mpsc::Receiver<Result<Arc<ConsumerDescription>, Error>>,
-    pub reader: Reader<Delivery>,
 }
 
 /// Everything the driver thread is told.
@@ -181,40 +138,7 @@ pub(crate) struct Driver {
     /// Evictions from `unclaimed` already reported to observers.
     unclaimed_reported: u64,
     streams: Streams,
-    dataplane: Dataplane,
-}
-
-/// Where producer and consumer events go.
-#[derive(Default)]
-struct Dataplane {
-    producers: BTreeMap<ProducerId, ProducerSink>,
-    consumers: BTreeMap<ConsumerId, ConsumerSink>,
-    settles: BTreeMap<SettleHandle, mpsc::SyncSender<SettleResult>>,
-    /// Outcomes the application read or gave up: their credit goes back to the engine (P-4).
-    released: Arc<Released>,
-    /// The engine may have sent waiting batches (its timer fired): submissions waiting for
-    /// room are offered again.
-    retry: bool,
-}
-
-struct ProducerSink {
-    opened: Option<mpsc::SyncSender<Result<Arc<ProducerDescription>, Error>>>,
-    ended: mpsc::SyncSender<ProducerEvent>,
-    /// Set when the application dropped its handle: the producer is then closed.
-    flags: Arc<Flags>,
-    outcomes: BTreeMap<BatchId, mpsc::SyncSender<BatchOutcome>>,
-    /// Submissions waiting for room among the batches not yet sent (the engine said
-    /// `Full`), in the order they were made.
-    blocked: VecDeque<(RecordBatch, Arc<Handoff>)>,
-    closing: bool,
-}
-
-struct ConsumerSink {
-    opened: Option<mpsc::SyncSender<Result<Arc<ConsumerDescription>, Error>>>,
-    deliveries: Sink<Delivery>,
-    closing: bool,
-    /// Nothing more comes: the sink goes once its deliveries are handed on.
-    over: bool,
+    dataplane: Dataplane<Blocking>,
 }
 
 /// Where subscription and clock events go.
@@ -247,6 +171,9 @@ impl Driver {
         inbox_tx: mpsc::SyncSender<Inbox>,
         unclaimed: Unclaimed,
     ) -> Self {
+        let hand = Blocking {
+            inbox: inbox_tx.clone(),
+        };
         Self {
             engine: Engine::new(config.client.clone()),
             config,
@@ -263,7 +190,7 @@ impl Driver {
             watchers: Hub::default(),
             unclaimed_reported: 0,
             streams: Streams::default(),
-            dataplane: Dataplane::default(),
+            dataplane: Dataplane::new(hand),
         }
     }
 
@@ -294,7 +221,7 @@ impl Driver {
                 let t = self.now();
                 self.engine.handle_timeout(t);
                 // Batches the engine sent now make room for waiting submissions.
-                self.dataplane.retry = true;
+                self.dataplane.timer_fired();
                 continue;
             }
             let mut wait = wake.map_or(Duration::from_secs(3600), |w| w - now);
@@ -465,85 +392,9 @@ impl Driver {
                 let r = self.follow_clock(now, domain);
                 let _ = reply.send(r);
             }
-            Request::OpenProducer { spec, reply } => {
-                let r = match self.parked_error() {
-                    Some(e) => Err(e),
-                    None => self
-                        .engine
-                        .open_producer(now, spec)
-                        .map_err(Error::Refused)
-                        .map(|id| self.track_producer(id)),
-                };
-                let _ = reply.send(r);
-            }
-            Request::Submit {
-                producer,
-                batch,
-                handoff,
-            } => {
-                // A builder is finished here, so a batch that must wait for room is kept.
-                let batch = match batch.into_batch() {
-                    Ok(b) => b,
-                    Err(e) => {
-                        handoff.offer(|| Some(Err(Error::Submit(e.into()))));
-                        return false;
-                    }
-                };
-                let dp = &mut self.dataplane;
-                match dp.producers.get_mut(&producer) {
-                    // Behind others already waiting: in turn (P-4 keeps submission order).
-                    Some(s) if !s.blocked.is_empty() => s.blocked.push_back((batch, handoff)),
-                    _ => {
-                        if !offer(&mut self.engine, dp, now, producer, &batch, &handoff) {
-                            if let Some(s) = dp.producers.get_mut(&producer) {
-                                s.blocked.push_back((batch, handoff));
-                            }
-                        }
-                    }
-                }
-            }
-            Request::CloseProducer(id) => {
-                if let Some(s) = self.dataplane.producers.get_mut(&id) {
-                    s.closing = true;
-                }
-                let _ = self.engine.close_producer(now, id);
-            }
-            Request::OpenConsumer { spec, reply } => {
-                let r = match self.parked_error() {
-                    Some(e) => Err(e),
-                    None => self
-                        .engine
-                        .open_consumer(now, spec)
-                        .map_err(Error::Refused)
-                        .map(|id| self.track_consumer(id)),
-                };
-                let _ = reply.send(r);
-            }
-            Request::ReadDelivery(id) => {
-                // A consumer that is over refuses; its queue closes and the reader sees it.
-                let _ = self.engine.read_delivery(now, id);
-            }
-            Request::Settle {
-                reference,
-                decision,
-                reply,
-            } => {
-                let r = self
-                    .engine
-                    .settle_delivery(now, reference, decision)
-                    .map_err(Error::Settle)
-                    .map(|h| {
-                        let (tx, rx) = mpsc::sync_channel(1);
-                        self.dataplane.settles.insert(h, tx);
-                        rx
-                    });
-                let _ = reply.send(r);
-            }
-            Request::CloseConsumer(id) => {
-                if let Some(s) = self.dataplane.consumers.get_mut(&id) {
-                    s.closing = true;
-                }
-                let _ = self.engine.close_consumer(now, id);
+            Request::Dataplane(call) => {
+                let stopped = self.parked_error();
+                self.dataplane.call(&mut self.engine, now, call, stopped);
             }
             Request::Close { revert, done } => {
                 self.engine.close(now, revert);
@@ -573,195 +424,17 @@ impl Driver {
         }
     }
 
-    fn track_producer(&mut self, id: ProducerId) -> ProducerOpening {
-        let (opened_tx, opened) = mpsc::sync_channel(1);
-        let (ended_tx, ended) = mpsc::sync_channel(1);
-        let flags = Arc::new(Flags::default());
-        self.dataplane.producers.insert(
-            id,
-            ProducerSink {
-                opened: Some(opened_tx),
-                ended: ended_tx,
-                flags: flags.clone(),
-                outcomes: BTreeMap::new(),
-                blocked: VecDeque::new(),
-                closing: false,
-            },
-        );
-        ProducerOpening {
-            id,
-            opened,
-            ended,
-            flags,
-            released: self.dataplane.released.clone(),
-        }
-    }
-
-    fn track_consumer(&mut self, id: ConsumerId) -> ConsumerOpening {
-        let (opened_tx, opened) = mpsc::sync_channel(1);
-        let (deliveries, reader) = dataplane::deliveries(&self.inbox_tx);
-        self.dataplane.consumers.insert(
-            id,
-            ConsumerSink {
-                opened: Some(opened_tx),
-                deliveries,
-                closing: false,
-                over: false,
-            },
-        );
-        ConsumerOpening { id, opened, reader }
-    }
-
     /// Hands producer and consumer events to their handles, and closes what the application
     /// dropped. True when it asked the engine for something (which may have actions).
     fn route_dataplane(&mut self) -> bool {
         let now = self.now();
-        let engine = &mut self.engine;
-        let dp = &mut self.dataplane;
-        let mut told = Vec::new();
-        let mut asked = false;
-        let mut room = std::mem::take(&mut dp.retry);
-        // Outcomes read or given up: their credit comes back (P-4).
-        let mut freed = false;
-        for (id, batch) in dp.released.take() {
-            freed |= engine.release_outcome(id, batch);
-        }
-        if freed {
-            // Batches waiting for that credit go now, making room for waiting submissions.
-            engine.handle_timeout(now);
-            asked = true;
-            room = true;
-        }
-        while let Some((id, e)) = engine.poll_producer_events_held() {
-            let Some(sink) = dp.producers.get_mut(&id) else {
-                // Nobody can read it: its credit comes back at once.
-                if let ProducerEvent::Outcome { batch, .. } = e {
-                    engine.release_outcome(id, batch);
-                }
-                continue;
-            };
-            match e {
-                ProducerEvent::Opened(d) => {
-                    if let Some(tx) = sink.opened.take() {
-                        let _ = tx.send(Ok(d));
-                    }
-                }
-                ProducerEvent::Outcome { batch, outcome } => {
-                    // Held until its handle reads it or is dropped (P-4); one nobody waits
-                    // for any more gives its credit back at once.
-                    let handed = sink
-                        .outcomes
-                        .remove(&batch)
-                        .is_some_and(|tx| tx.try_send(outcome).is_ok());
-                    if !handed {
-                        engine.release_outcome(id, batch);
-                    }
-                    room = true;
-                }
-                ProducerEvent::Refused { .. }
-                | ProducerEvent::ReopenRequired(_)
-                | ProducerEvent::Closed
-                | ProducerEvent::Ended { .. } => {
-                    if let Some(sink) = dp.producers.remove(&id) {
-                        if let Some(tx) = sink.opened {
-                            let _ = tx.send(Err(Error::OpenRefused(refusal(&e))));
-                        }
-                        // Waiting submissions were never taken: they end refused.
-                        let state = engine.producer(id).map(|p| p.state);
-                        for (_, handoff) in sink.blocked {
-                            handoff.offer(|| {
-                                Some(Err(Error::Submit(match state {
-                                    Some(st) => SubmitError::Finished(st),
-                                    None => SubmitError::UnknownProducer,
-                                })))
-                            });
-                        }
-                        told.push(DriverEvent::Producer {
-                            producer: id,
-                            event: e.clone(),
-                        });
-                        let _ = sink.ended.try_send(e);
-                    }
-                }
-                // Admission, interruption and restoration: for observers (P-6, P-8).
-                e => {
-                    room |= matches!(e, ProducerEvent::Restored(_));
-                    told.push(DriverEvent::Producer {
-                        producer: id,
-                        event: e,
-                    });
-                }
-            }
-        }
-        if room {
-            asked |= retry_blocked(engine, dp, now);
-        }
-        for (id, sink) in &mut dp.producers {
-            if sink.flags.dropped.load(Ordering::Acquire) && !sink.closing {
-                // Dropped by the application: closed (P-8).
-                sink.closing = true;
-                let _ = engine.close_producer(now, *id);
-                asked = true;
-            }
-        }
-        while let Some((id, e)) = engine.poll_consumer_events() {
-            if let ConsumerEvent::Settled { handle, result, .. } = e {
-                if let Some(tx) = dp.settles.remove(&handle) {
-                    let _ = tx.try_send(result);
-                }
-                continue;
-            }
-            let Some(sink) = dp.consumers.get_mut(&id) else {
-                continue;
-            };
-            match e {
-                ConsumerEvent::Opened(d) => {
-                    if let Some(tx) = sink.opened.take() {
-                        let _ = tx.send(Ok(d));
-                    }
-                }
-                ConsumerEvent::Delivery(d) => sink.deliveries.waiting.push_back(*d),
-                ConsumerEvent::Refused { ref message, .. } => {
-                    if let Some(tx) = sink.opened.take() {
-                        let _ = tx.send(Err(Error::OpenRefused(message.clone())));
-                    }
-                    sink.over = true;
-                }
-                ConsumerEvent::ReopenRequired(_) | ConsumerEvent::Closed => {
-                    if let Some(tx) = sink.opened.take() {
-                        let _ = tx.send(Err(Error::OpenRefused(format!("{e:?}"))));
-                    }
-                    told.push(DriverEvent::Consumer {
-                        consumer: id,
-                        event: e.clone(),
-                    });
-                    sink.over = true;
-                }
-                // Interruption and restoration: for observers (EC-5).
-                e => told.push(DriverEvent::Consumer {
-                    consumer: id,
-                    event: e,
-                }),
-            }
-        }
-        dp.consumers.retain(|id, sink| {
-            if sink.deliveries.dropped() {
-                if !sink.closing && !sink.over {
-                    // Dropped by the application: closed (EC-6).
-                    sink.closing = true;
-                    let _ = engine.close_consumer(now, *id);
-                    asked = true;
-                }
-                return !sink.over;
-            }
-            let flushed = sink.deliveries.flush();
-            // Over and everything handed on: dropping the sink ends the reader's queue.
-            !(sink.over && flushed)
-        });
-        for e in told {
-            self.notify(e);
-        }
-        asked
+        let watchers = &self.watchers;
+        let to_producer =
+            |producer, event| watchers.send(DriverEvent::Producer { producer, event });
+        let to_consumer =
+            |consumer, event| watchers.send(DriverEvent::Consumer { consumer, event });
+        self.dataplane
+            .route(&mut self.engine, now, to_producer, to_consumer)
     }
 
     fn track_read(&mut self, h: ReadHandle) -> mpsc::Receiver<Result<ReadResult, Error>> {
@@ -1099,64 +772,5 @@ impl Drop for Driver {
     /// Observers read what is queued, then learn that nothing more comes.
     fn drop(&mut self) {
         self.watchers.close();
-    }
-}
-
-/// Hands `batch` to the engine for `producer` through its hand-off, unless the application
-/// withdrew it; false when the batches not yet sent leave no room for it (the engine's
-/// `Full`), so it keeps waiting.
-fn offer(
-    engine: &mut Engine,
-    dp: &mut Dataplane,
-    now: Timestamp,
-    producer: ProducerId,
-    batch: &RecordBatch,
-    handoff: &Handoff,
-) -> bool {
-    handoff.offer(|| match engine.submit(now, producer, batch) {
-        Err(SubmitError::Full) => None,
-        r => Some(r.map_err(Error::Submit).map(|id| -> Taken {
-            let (tx, rx) = mpsc::sync_channel(1);
-            if let Some(s) = dp.producers.get_mut(&producer) {
-                s.outcomes.insert(id, tx);
-            }
-            (id, rx)
-        })),
-    })
-}
-
-/// Hands waiting submissions to the engine in order while there is room; true when any went
-/// in. One the application withdrew is dropped, never taken (C-10).
-fn retry_blocked(engine: &mut Engine, dp: &mut Dataplane, now: Timestamp) -> bool {
-    let mut asked = false;
-    let ids: Vec<ProducerId> = dp
-        .producers
-        .iter()
-        .filter(|(_, s)| !s.blocked.is_empty())
-        .map(|(id, _)| *id)
-        .collect();
-    for id in ids {
-        while let Some(sink) = dp.producers.get_mut(&id) {
-            let Some((batch, handoff)) = sink.blocked.pop_front() else {
-                break;
-            };
-            if offer(engine, dp, now, id, &batch, &handoff) {
-                asked = true;
-            } else {
-                if let Some(sink) = dp.producers.get_mut(&id) {
-                    sink.blocked.push_front((batch, handoff));
-                }
-                break;
-            }
-        }
-    }
-    asked
-}
-
-/// What a producer's refusal or end says.
-fn refusal(e: &ProducerEvent) -> String {
-    match e {
-        ProducerEvent::Refused { message, .. } => message.clone(),
-        other => format!("{other:?}"),
     }
 }

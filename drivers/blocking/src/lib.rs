@@ -64,6 +64,7 @@ pub use session::read_console;
 pub use session::{console_url, End, CONSOLE_PATH};
 
 pub use dataplane::{Consumer, PendingBatch, Producer, Submission};
+pub use nervix_driver_support::dataplane::Attached;
 pub use nervix_driver_support::observe::{OBSERVER_BYTES, OBSERVER_QUEUE};
 pub use nervix_driver_support::unclaimed::{UNCLAIMED, UNCLAIMED_BYTES};
 pub use nervix_protocol::client::{
@@ -74,6 +75,7 @@ pub use nervix_protocol::client::{
 pub use streams::{ClockFollow, Subscription};
 
 use driver::{Driver, Inbox, Reply, Request, RunSubmitted, Submitted};
+use nervix_driver_support::dataplane::Call;
 use nervix_driver_support::observe::{Observed, Watch};
 use nervix_protocol::client::{ClientError, SessionId, SettleError, SubmitError};
 use nervix_protocol::endpoint::Endpoint;
@@ -95,7 +97,7 @@ pub enum Error {
     Tls(String),
     /// The engine refused the call; nothing was sent.
     #[error(transparent)]
-    Refused(ClientError),
+    Refused(#[from] ClientError),
     /// The server refused the credentials. The driver does not retry them (T-5); give new
     /// ones with [`Client::set_credentials`].
     #[error("the server refused the credentials")]
@@ -118,10 +120,10 @@ pub enum Error {
     OpenRefused(String),
     /// A batch was refused locally; nothing was queued.
     #[error(transparent)]
-    Submit(SubmitError),
+    Submit(#[from] SubmitError),
     /// A settlement was refused locally; nothing was sent.
     #[error(transparent)]
-    Settle(SettleError),
+    Settle(#[from] SettleError),
     /// The driver thread has stopped.
     #[error("the client has stopped")]
     Stopped,
@@ -497,12 +499,13 @@ impl Client {
     /// engine keeps it across sessions (P-8). [`Error::OpenRefused`] when the server refused
     /// it. A producer whose open was not answered within the call's bound is closed.
     pub fn producer(&self, spec: ProducerSpec) -> Result<Producer, Error> {
-        let o = self.call(|reply| Request::OpenProducer { spec, reply })?;
+        let o = self.call(|reply| Request::Dataplane(Call::OpenProducer { spec, reply }))?;
         let description = match self.opened(&o.opened) {
             Ok(d) => d,
             Err(e) => {
                 // Nobody will hold it: the driver closes it (P-8).
-                o.flags
+                o.side
+                    .flags
                     .dropped
                     .store(true, std::sync::atomic::Ordering::Release);
                 let _ = self.handle.inbox.try_send(Inbox::Pull);
@@ -510,11 +513,10 @@ impl Client {
             }
         };
         Ok(Producer {
-            id: o.id,
-            description,
+            attached: Attached::new(o.id, description),
             inbox: self.handle.inbox.clone(),
-            ended: std::sync::Mutex::new(o.ended),
-            flags: o.flags,
+            ended: std::sync::Mutex::new(o.side.ended),
+            flags: o.side.flags,
             released: o.released,
         })
     }
@@ -523,14 +525,13 @@ impl Client {
     /// engine keeps it across sessions (EC-5). [`Error::OpenRefused`] when the server refused
     /// it. A consumer whose open was not answered within the call's bound is closed.
     pub fn consumer(&self, spec: ConsumerSpec) -> Result<Consumer, Error> {
-        let o = self.call(|reply| Request::OpenConsumer { spec, reply })?;
+        let o = self.call(|reply| Request::Dataplane(Call::OpenConsumer { spec, reply }))?;
         // On an error the reader goes, and with it the consumer (EC-6).
         let description = self.opened(&o.opened)?;
         Ok(Consumer {
-            id: o.id,
-            description,
+            attached: Attached::new(o.id, description),
             inbox: self.handle.inbox.clone(),
-            reader: o.reader,
+            reader: o.side,
             asked: false,
             settle_bound: self.config.call_bound(None),
         })

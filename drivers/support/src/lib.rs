@@ -19,6 +19,10 @@
 //! * [`unclaimed`]: the bounded store of command outcomes whose callers stopped waiting
 //!   (C-10), shared by a driver and its pending commands, bounded in count and bytes, with
 //!   what the bounds drop counted.
+//! * [`dataplane`]: producers and emitter consumers between the engine and the
+//!   application's handles, written once for every driver and generic over its channels
+//!   ([`dataplane::Hand`]): outcomes held until read (P-4), submissions waiting for room in
+//!   the order they were made, withdrawn ones never taken (C-10), dropped handles closed.
 //! * [`released`]: batch outcomes the application read or gave up, on their way back to the
 //!   driver, whose credit is held until then (P-4).
 //! * [`observe`]: observer queues bounded in count and bytes; what an observer does not read
@@ -26,6 +30,7 @@
 
 pub mod call_end;
 pub mod credentials;
+pub mod dataplane;
 pub mod released;
 pub mod resolve;
 

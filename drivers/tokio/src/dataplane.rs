@@ -17,12 +17,13 @@
 
 use crate::driver::Request;
 use crate::Error;
+use nervix_driver_support::dataplane::{Attached, Call, Hand, Taken};
 use nervix_driver_support::released::Released;
-use nervix_protocol::arrow::BatchBuilder;
 use nervix_protocol::client::{
     BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
     ProducerDescription, ProducerEvent, ProducerId, SettleResult,
 };
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -35,14 +36,132 @@ pub(crate) const DELIVERY_QUEUE: usize = 4;
 
 pub use nervix_driver_support::Submission;
 
+/// The shared data plane's channels in this driver: tokio's one-shot channels, a closed
+/// channel seen at once as a handle the application dropped.
+pub(crate) struct Tokio {
+    /// Wakes the driver when an application reads or drops a handle.
+    pub pull: Arc<Notify>,
+}
+
+/// The application's side of a new producer: its last event, and the driver's wake-up.
+pub(crate) struct ProducerSide {
+    /// Dropping it tells the driver the handle is gone.
+    pub ended: oneshot::Receiver<ProducerEvent>,
+    pub pull: Arc<Notify>,
+}
+
+/// The application's side of a new consumer: its deliveries, and the driver's wake-up.
+pub(crate) struct ConsumerSide {
+    /// Closing it tells the driver the handle is gone.
+    pub deliveries: mpsc::Receiver<Delivery>,
+    pub pull: Arc<Notify>,
+}
+
+/// Where a submission's batch name and outcome go.
+pub(crate) type SubmitReply = oneshot::Sender<Result<Taken<Tokio>, Error>>;
+
+/// The driver's side of a consumer's deliveries: the channel, and the deliveries it had no
+/// room for, oldest first.
+pub(crate) struct DeliverySink {
+    /// Closed when the application dropped its handle: the consumer is then closed.
+    tx: mpsc::Sender<Delivery>,
+    waiting: VecDeque<Delivery>,
+}
+
+impl Hand for Tokio {
+    type Error = Error;
+    type Once<T> = oneshot::Sender<T>;
+    type Awaited<T> = oneshot::Receiver<T>;
+    type Waiter = SubmitReply;
+    type Ended = oneshot::Sender<ProducerEvent>;
+    type Deliveries = DeliverySink;
+    type ProducerSide = ProducerSide;
+    type ConsumerSide = ConsumerSide;
+
+    fn producer(&self) -> (oneshot::Sender<ProducerEvent>, ProducerSide) {
+        let (tx, ended) = oneshot::channel();
+        let pull = self.pull.clone();
+        (tx, ProducerSide { ended, pull })
+    }
+
+    fn consumer(&self) -> (DeliverySink, ConsumerSide) {
+        let (tx, deliveries) = mpsc::channel(DELIVERY_QUEUE);
+        let pull = self.pull.clone();
+        let waiting = VecDeque::new();
+        (
+            DeliverySink { tx, waiting },
+            ConsumerSide { deliveries, pull },
+        )
+    }
+
+    fn once<T>() -> (oneshot::Sender<T>, oneshot::Receiver<T>) {
+        oneshot::channel()
+    }
+
+    fn give<T>(tx: oneshot::Sender<T>, value: T) -> bool {
+        tx.send(value).is_ok()
+    }
+
+    fn offer(
+        waiter: SubmitReply,
+        take: impl FnOnce() -> Option<Result<Taken<Self>, Error>>,
+    ) -> Option<SubmitReply> {
+        // A caller that stopped waiting is never taken (C-10). One that stops just after
+        // the batch was taken leaves it going, its outcome unread.
+        if waiter.is_closed() {
+            return None;
+        }
+        match take() {
+            Some(r) => {
+                let _ = waiter.send(r);
+                None
+            }
+            None => Some(waiter),
+        }
+    }
+
+    fn end(ended: oneshot::Sender<ProducerEvent>, event: ProducerEvent) {
+        let _ = ended.send(event);
+    }
+
+    fn producer_dropped(ended: &oneshot::Sender<ProducerEvent>) -> bool {
+        ended.is_closed()
+    }
+
+    fn keep(deliveries: &mut DeliverySink, delivery: Delivery) {
+        deliveries.waiting.push_back(delivery);
+    }
+
+    fn flush(d: &mut DeliverySink) -> bool {
+        while let Some(delivery) = d.waiting.pop_front() {
+            match d.tx.try_send(delivery) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(delivery)) => {
+                    d.waiting.push_front(delivery);
+                    break;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => break,
+            }
+        }
+        d.waiting.is_empty()
+    }
+
+    fn consumer_dropped(deliveries: &DeliverySink) -> bool {
+        deliveries.tx.is_closed()
+    }
+
+    fn open_refused(message: String) -> Error {
+        Error::OpenRefused(message)
+    }
+}
+
 /// A producer opened with [`crate::Client::producer`].
 ///
 /// Dropping it closes the producer (P-8): batches already out still get their outcomes
 /// from the server, batches not yet sent end as [`BatchOutcome::NotSent`].
 #[derive(Debug)]
 pub struct Producer {
-    pub(crate) id: ProducerId,
-    pub(crate) description: Arc<ProducerDescription>,
+    pub(crate) attached: Attached<ProducerId, ProducerDescription>,
     pub(crate) requests: mpsc::Sender<Request>,
     /// The producer's last event; dropping it tells the driver the handle is gone.
     pub(crate) ended: Option<oneshot::Receiver<ProducerEvent>>,
@@ -52,21 +171,6 @@ pub struct Producer {
 }
 
 impl Producer {
-    /// The engine's name of the producer.
-    pub fn id(&self) -> ProducerId {
-        self.id
-    }
-
-    /// The attachment the server granted: fields, credit, limits (P-1).
-    pub fn description(&self) -> &Arc<ProducerDescription> {
-        &self.description
-    }
-
-    /// A typed builder for batches of the producer's fields.
-    pub fn batch_builder(&self) -> BatchBuilder {
-        BatchBuilder::new(self.description.fields.clone())
-    }
-
     /// Hands a batch to the engine (P-3): it is checked and encoded, then waits for credit
     /// and admission (P-4, P-6). When the batches not yet sent already fill one grant of
     /// credit, this call waits until an outcome makes room, and submissions are taken in the
@@ -78,16 +182,16 @@ impl Producer {
     pub async fn submit(&self, batch: impl Into<Submission>) -> Result<PendingBatch, Error> {
         let (reply, rx) = oneshot::channel();
         self.requests
-            .send(Request::Submit {
-                producer: self.id,
+            .send(Request::Dataplane(Call::Submit {
+                producer: self.id(),
                 batch: batch.into(),
-                reply,
-            })
+                waiter: reply,
+            }))
             .await
             .map_err(|_| Error::Stopped)?;
         let (batch, outcome) = rx.await.map_err(|_| Error::Stopped)??;
         Ok(PendingBatch {
-            producer: self.id,
+            producer: self.id(),
             batch,
             outcome,
             released: self.released.clone(),
@@ -102,7 +206,7 @@ impl Producer {
     pub async fn close(mut self) -> Result<ProducerEvent, Error> {
         let ended = self.ended.take();
         self.requests
-            .send(Request::CloseProducer(self.id))
+            .send(Request::Dataplane(Call::CloseProducer(self.id())))
             .await
             .map_err(|_| Error::Stopped)?;
         match ended {
@@ -111,6 +215,8 @@ impl Producer {
         }
     }
 }
+
+nervix_driver_support::attached!(Producer, ProducerId, ProducerDescription);
 
 impl Drop for Producer {
     fn drop(&mut self) {
@@ -176,24 +282,13 @@ impl Future for PendingBatch {
 /// deliveries come again after the emitter's acknowledgement timeout.
 #[derive(Debug)]
 pub struct Consumer {
-    pub(crate) id: ConsumerId,
-    pub(crate) description: Arc<ConsumerDescription>,
+    pub(crate) attached: Attached<ConsumerId, ConsumerDescription>,
     pub(crate) requests: mpsc::Sender<Request>,
     pub(crate) rx: mpsc::Receiver<Delivery>,
     pub(crate) pull: Arc<Notify>,
 }
 
 impl Consumer {
-    /// The engine's name of the consumer.
-    pub fn id(&self) -> ConsumerId {
-        self.id
-    }
-
-    /// The attachment the server granted: fields, window, limits (EC-1).
-    pub fn description(&self) -> &Arc<ConsumerDescription> {
-        &self.description
-    }
-
     /// Asks for the next delivery (EC-2) and waits for it: one output batch, decoded and
     /// checked against the consumer's fields (EC-3). `None` once the consumer is over
     /// (closed, not restorable) or the client stopped. Cancel-safe: the read stays out and
@@ -205,7 +300,7 @@ impl Consumer {
         }
         if self
             .requests
-            .send(Request::ReadDelivery(self.id))
+            .send(Request::Dataplane(Call::ReadDelivery(self.id())))
             .await
             .is_err()
         {
@@ -226,11 +321,11 @@ impl Consumer {
     ) -> Result<SettleResult, Error> {
         let (reply, rx) = oneshot::channel();
         self.requests
-            .send(Request::Settle {
+            .send(Request::Dataplane(Call::Settle {
                 reference,
                 decision,
                 reply,
-            })
+            }))
             .await
             .map_err(|_| Error::Stopped)?;
         let result = rx.await.map_err(|_| Error::Stopped)??;
@@ -241,13 +336,15 @@ impl Consumer {
     /// meanwhile are dropped unsettled.
     pub async fn close(mut self) -> Result<(), Error> {
         self.requests
-            .send(Request::CloseConsumer(self.id))
+            .send(Request::Dataplane(Call::CloseConsumer(self.id())))
             .await
             .map_err(|_| Error::Stopped)?;
         while self.rx.recv().await.is_some() {}
         Ok(())
     }
 }
+
+nervix_driver_support::attached!(Consumer, ConsumerId, ConsumerDescription);
 
 impl Drop for Consumer {
     fn drop(&mut self) {

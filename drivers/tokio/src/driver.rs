@@ -2,23 +2,19 @@
 //! answers the application's calls.
 
 use crate::config::{Config, Credentials};
-use crate::dataplane::{Submission, DELIVERY_QUEUE};
+use crate::dataplane::Tokio;
 use crate::net::Dialer;
 use crate::streams::{
     clock_domain, ClockFollow, ClockSink, Subscription, STREAM_QUEUE, SUBSCRIPTION_QUEUE,
 };
 use crate::transport::{self, AbortOnDrop, Dial, End, Event, Out};
 use crate::{DriverEvent, Error};
-use arrow_array::RecordBatch;
+use nervix_driver_support::dataplane::{Call, Dataplane};
 use nervix_driver_support::observe::Hub;
-use nervix_driver_support::released::Released;
 pub(crate) use nervix_driver_support::unclaimed::Unclaimed;
 use nervix_protocol::client::{
-    Action, BatchId, BatchOutcome, Client as Engine, ClientError, ClientEvent, CommandHandle,
-    CommandResult, ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerSpec, Decision,
-    Delivery, DeliveryRef, ProducerDescription, ProducerEvent, ProducerId, ProducerSpec,
-    ReadHandle, ReadResult, RetainedCommand, Routed, SessionId, SettleHandle, SettleResult,
-    SubmitError, SubscriptionEvent, SubscriptionId,
+    Action, Client as Engine, ClientError, ClientEvent, CommandHandle, CommandResult, ReadHandle,
+    ReadResult, RetainedCommand, Routed, SessionId, SubscriptionEvent, SubscriptionId,
 };
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::schema::ClientRequestT;
@@ -47,24 +43,6 @@ pub(crate) enum RunSubmitted {
 }
 
 type Reply<T> = oneshot::Sender<Result<T, Error>>;
-
-/// A producer the engine took: where its open's answer and its last event will come.
-pub(crate) struct ProducerOpening {
-    pub id: ProducerId,
-    pub opened: oneshot::Receiver<Result<Arc<ProducerDescription>, Error>>,
-    pub ended: oneshot::Receiver<ProducerEvent>,
-    pub pull: Arc<Notify>,
-    /// Where its batch handles say their outcomes were read (P-4).
-    pub released: Arc<Released>,
-}
-
-/// A consumer the engine took: where its open's answer and its deliveries will come.
-pub(crate) struct ConsumerOpening {
-    pub id: ConsumerId,
-    pub opened: oneshot::Receiver<Result<Arc<ConsumerDescription>, Error>>,
-    pub deliveries: mpsc::Receiver<Delivery>,
-    pub pull: Arc<Notify>,
-}
 
 /// A call of the application.
 pub(crate) enum Request {
@@ -102,27 +80,8 @@ pub(crate) enum Request {
         domain: String,
         reply: Reply<ClockFollow>,
     },
-    OpenProducer {
-        spec: ProducerSpec,
-        reply: Reply<ProducerOpening>,
-    },
-    Submit {
-        producer: ProducerId,
-        batch: Submission,
-        reply: SubmitReply,
-    },
-    CloseProducer(ProducerId),
-    OpenConsumer {
-        spec: ConsumerSpec,
-        reply: Reply<ConsumerOpening>,
-    },
-    ReadDelivery(ConsumerId),
-    Settle {
-        reference: DeliveryRef,
-        decision: Decision,
-        reply: Reply<oneshot::Receiver<SettleResult>>,
-    },
-    CloseConsumer(ConsumerId),
+    /// Producers and consumers: open, submit, read a delivery, settle, close.
+    Dataplane(Call<Tokio>),
     Close {
         revert: bool,
         done: oneshot::Sender<()>,
@@ -164,46 +123,7 @@ pub(crate) struct Driver {
     /// Evictions from `unclaimed` already reported to observers.
     unclaimed_reported: u64,
     streams: Streams,
-    dataplane: Dataplane,
-}
-
-/// Where producer and consumer events go.
-#[derive(Default)]
-struct Dataplane {
-    producers: BTreeMap<ProducerId, ProducerSink>,
-    consumers: BTreeMap<ConsumerId, ConsumerSink>,
-    settles: BTreeMap<SettleHandle, oneshot::Sender<SettleResult>>,
-    /// Outcomes the application read or gave up: their credit goes back to the engine (P-4).
-    released: Arc<Released>,
-    /// The engine may have sent waiting batches (its timer fired, or credit came back):
-    /// submissions waiting for room are offered again.
-    retry: bool,
-}
-
-struct ProducerSink {
-    opened: Option<oneshot::Sender<Result<Arc<ProducerDescription>, Error>>>,
-    /// Closed when the application dropped its handle: the producer is then closed.
-    ended: oneshot::Sender<ProducerEvent>,
-    outcomes: BTreeMap<BatchId, oneshot::Sender<BatchOutcome>>,
-    /// Submissions waiting for room among the batches not yet sent (the engine said
-    /// `Full`), in the order they were made. Each is handed to the engine once an outcome
-    /// makes room; one whose caller stopped waiting is dropped unsubmitted.
-    blocked: VecDeque<(RecordBatch, SubmitReply)>,
-    closing: bool,
-}
-
-/// Where a submission's batch name and outcome go.
-type SubmitReply = Reply<(BatchId, oneshot::Receiver<BatchOutcome>)>;
-
-struct ConsumerSink {
-    opened: Option<oneshot::Sender<Result<Arc<ConsumerDescription>, Error>>>,
-    /// Closed when the application dropped its handle: the consumer is then closed.
-    tx: mpsc::Sender<Delivery>,
-    /// Deliveries the channel had no room for, oldest first.
-    waiting: VecDeque<Delivery>,
-    closing: bool,
-    /// Nothing more comes: the channel closes once `waiting` is handed on.
-    over: bool,
+    dataplane: Dataplane<Tokio>,
 }
 
 /// Where subscription and clock events go.
@@ -230,6 +150,7 @@ impl Driver {
         unclaimed: Unclaimed,
     ) -> Self {
         let (events_tx, events_rx) = mpsc::channel(1024);
+        let streams = Streams::default();
         Self {
             engine: Engine::new(config.client.clone()),
             config,
@@ -246,8 +167,10 @@ impl Driver {
             refused: VecDeque::new(),
             notify,
             unclaimed_reported: 0,
-            streams: Streams::default(),
-            dataplane: Dataplane::default(),
+            dataplane: Dataplane::new(Tokio {
+                pull: streams.pull.clone(),
+            }),
+            streams,
         }
     }
 
@@ -336,7 +259,7 @@ impl Driver {
                     let now = self.now();
                     self.engine.handle_timeout(now);
                     // Batches the engine sent now make room for waiting submissions.
-                    self.dataplane.retry = true;
+                    self.dataplane.timer_fired();
                 }
                 permit = reserve(blocked.as_ref().map(|(_, tx)| tx)), if blocked.is_some() => {
                     let Some(sid) = blocked_id else { continue };
@@ -462,91 +385,9 @@ impl Driver {
                 let r = self.follow_clock(now, domain);
                 let _ = reply.send(r);
             }
-            Request::OpenProducer { spec, reply } => {
-                let r = match self.parked_error() {
-                    Some(e) => Err(e),
-                    None => self
-                        .engine
-                        .open_producer(now, spec)
-                        .map_err(Error::Refused)
-                        .map(|id| self.track_producer(id)),
-                };
-                let _ = reply.send(r);
-            }
-            Request::Submit {
-                producer,
-                batch,
-                reply,
-            } => {
-                // A builder is finished here, so a batch that must wait for room is kept.
-                let batch = match batch.into_batch() {
-                    Ok(b) => b,
-                    Err(e) => {
-                        let _ = reply.send(Err(Error::Submit(e.into())));
-                        return false;
-                    }
-                };
-                match self.dataplane.producers.get_mut(&producer) {
-                    // Behind others already waiting: in turn (P-4 keeps submission order).
-                    Some(s) if !s.blocked.is_empty() => s.blocked.push_back((batch, reply)),
-                    _ => {
-                        if let Some(back) = submit_to(
-                            &mut self.engine,
-                            &mut self.dataplane,
-                            now,
-                            producer,
-                            batch,
-                            reply,
-                        ) {
-                            if let Some(s) = self.dataplane.producers.get_mut(&producer) {
-                                s.blocked.push_back(back);
-                            }
-                        }
-                    }
-                }
-            }
-            Request::CloseProducer(id) => {
-                if let Some(s) = self.dataplane.producers.get_mut(&id) {
-                    s.closing = true;
-                }
-                let _ = self.engine.close_producer(now, id);
-            }
-            Request::OpenConsumer { spec, reply } => {
-                let r = match self.parked_error() {
-                    Some(e) => Err(e),
-                    None => self
-                        .engine
-                        .open_consumer(now, spec)
-                        .map_err(Error::Refused)
-                        .map(|id| self.track_consumer(id)),
-                };
-                let _ = reply.send(r);
-            }
-            Request::ReadDelivery(id) => {
-                // A consumer that is over refuses; its channel closes and the reader sees it.
-                let _ = self.engine.read_delivery(now, id);
-            }
-            Request::Settle {
-                reference,
-                decision,
-                reply,
-            } => {
-                let r = self
-                    .engine
-                    .settle_delivery(now, reference, decision)
-                    .map_err(Error::Settle)
-                    .map(|h| {
-                        let (tx, rx) = oneshot::channel();
-                        self.dataplane.settles.insert(h, tx);
-                        rx
-                    });
-                let _ = reply.send(r);
-            }
-            Request::CloseConsumer(id) => {
-                if let Some(s) = self.dataplane.consumers.get_mut(&id) {
-                    s.closing = true;
-                }
-                let _ = self.engine.close_consumer(now, id);
+            Request::Dataplane(call) => {
+                let stopped = self.parked_error();
+                self.dataplane.call(&mut self.engine, now, call, stopped);
             }
             Request::Close { revert, done } => {
                 self.engine.close(now, revert);
@@ -578,49 +419,6 @@ impl Driver {
             reference,
             result: rx,
             unclaimed: self.unclaimed.clone(),
-        }
-    }
-
-    fn track_producer(&mut self, id: ProducerId) -> ProducerOpening {
-        let (opened_tx, opened) = oneshot::channel();
-        let (ended_tx, ended) = oneshot::channel();
-        self.dataplane.producers.insert(
-            id,
-            ProducerSink {
-                opened: Some(opened_tx),
-                ended: ended_tx,
-                outcomes: BTreeMap::new(),
-                blocked: VecDeque::new(),
-                closing: false,
-            },
-        );
-        ProducerOpening {
-            id,
-            opened,
-            ended,
-            pull: self.streams.pull.clone(),
-            released: self.dataplane.released.clone(),
-        }
-    }
-
-    fn track_consumer(&mut self, id: ConsumerId) -> ConsumerOpening {
-        let (opened_tx, opened) = oneshot::channel();
-        let (tx, deliveries) = mpsc::channel(DELIVERY_QUEUE);
-        self.dataplane.consumers.insert(
-            id,
-            ConsumerSink {
-                opened: Some(opened_tx),
-                tx,
-                waiting: VecDeque::new(),
-                closing: false,
-                over: false,
-            },
-        );
-        ConsumerOpening {
-            id,
-            opened,
-            deliveries,
-            pull: self.streams.pull.clone(),
         }
     }
 
@@ -936,158 +734,13 @@ impl Driver {
     /// dropped. True when it asked the engine for something (which may have actions).
     fn route_dataplane(&mut self) -> bool {
         let now = self.now();
-        let engine = &mut self.engine;
-        let dp = &mut self.dataplane;
         let notify = &self.notify;
-        let mut asked = false;
-        let mut room = std::mem::take(&mut dp.retry);
-        // Outcomes read or given up: their credit comes back (P-4).
-        let mut freed = false;
-        for (id, batch) in dp.released.take() {
-            freed |= engine.release_outcome(id, batch);
-        }
-        if freed {
-            // Batches waiting for that credit go now, making room for waiting submissions.
-            engine.handle_timeout(now);
-            asked = true;
-            room = true;
-        }
-        while let Some((id, e)) = engine.poll_producer_events_held() {
-            let Some(sink) = dp.producers.get_mut(&id) else {
-                // Nobody can read it: its credit comes back at once.
-                if let ProducerEvent::Outcome { batch, .. } = e {
-                    engine.release_outcome(id, batch);
-                }
-                continue;
-            };
-            match e {
-                ProducerEvent::Opened(d) => {
-                    if let Some(tx) = sink.opened.take() {
-                        let _ = tx.send(Ok(d));
-                    }
-                }
-                ProducerEvent::Outcome { batch, outcome } => {
-                    // Held until its handle reads it or is dropped (P-4); one nobody waits
-                    // for any more gives its credit back at once.
-                    let handed = sink
-                        .outcomes
-                        .remove(&batch)
-                        .is_some_and(|tx| tx.send(outcome).is_ok());
-                    if !handed {
-                        engine.release_outcome(id, batch);
-                    }
-                    room = true;
-                }
-                ProducerEvent::Refused { .. }
-                | ProducerEvent::ReopenRequired(_)
-                | ProducerEvent::Closed
-                | ProducerEvent::Ended { .. } => {
-                    if let Some(sink) = dp.producers.remove(&id) {
-                        if let Some(tx) = sink.opened {
-                            let _ = tx.send(Err(Error::OpenRefused(refusal(&e))));
-                        }
-                        // Waiting submissions were never taken: they end refused.
-                        let state = engine.producer(id).map(|p| p.state);
-                        for (_, reply) in sink.blocked {
-                            let _ = reply.send(Err(Error::Submit(match state {
-                                Some(st) => SubmitError::Finished(st),
-                                None => SubmitError::UnknownProducer,
-                            })));
-                        }
-                        notify.send(DriverEvent::Producer {
-                            producer: id,
-                            event: e.clone(),
-                        });
-                        let _ = sink.ended.send(e);
-                    }
-                }
-                // Admission, interruption and restoration: for observers (P-6, P-8).
-                e => {
-                    room |= matches!(e, ProducerEvent::Restored(_));
-                    notify.send(DriverEvent::Producer {
-                        producer: id,
-                        event: e,
-                    });
-                }
-            }
-        }
-        if room {
-            asked |= retry_blocked(engine, dp, now);
-        }
-        for (id, sink) in &mut dp.producers {
-            if sink.ended.is_closed() && !sink.closing {
-                // Dropped by the application: closed (P-8).
-                sink.closing = true;
-                let _ = engine.close_producer(now, *id);
-                asked = true;
-            }
-        }
-        while let Some((id, e)) = engine.poll_consumer_events() {
-            if let ConsumerEvent::Settled { handle, result, .. } = e {
-                if let Some(tx) = dp.settles.remove(&handle) {
-                    let _ = tx.send(result);
-                }
-                continue;
-            }
-            let Some(sink) = dp.consumers.get_mut(&id) else {
-                continue;
-            };
-            match e {
-                ConsumerEvent::Opened(d) => {
-                    if let Some(tx) = sink.opened.take() {
-                        let _ = tx.send(Ok(d));
-                    }
-                }
-                ConsumerEvent::Delivery(d) => sink.waiting.push_back(*d),
-                ConsumerEvent::Refused { ref message, .. } => {
-                    if let Some(tx) = sink.opened.take() {
-                        let _ = tx.send(Err(Error::OpenRefused(message.clone())));
-                    }
-                    sink.over = true;
-                }
-                ConsumerEvent::ReopenRequired(_) | ConsumerEvent::Closed => {
-                    if let Some(tx) = sink.opened.take() {
-                        let _ = tx.send(Err(Error::OpenRefused(format!("{e:?}"))));
-                    }
-                    notify.send(DriverEvent::Consumer {
-                        consumer: id,
-                        event: e.clone(),
-                    });
-                    sink.over = true;
-                }
-                // Interruption and restoration: for observers (EC-5).
-                e => {
-                    notify.send(DriverEvent::Consumer {
-                        consumer: id,
-                        event: e,
-                    });
-                }
-            }
-        }
-        dp.consumers.retain(|id, sink| {
-            if sink.tx.is_closed() {
-                if !sink.closing && !sink.over {
-                    // Dropped by the application: closed (EC-6).
-                    sink.closing = true;
-                    let _ = engine.close_consumer(now, *id);
-                    asked = true;
-                }
-                return !sink.over;
-            }
-            while let Some(d) = sink.waiting.pop_front() {
-                match sink.tx.try_send(d) {
-                    Ok(()) => {}
-                    Err(mpsc::error::TrySendError::Full(d)) => {
-                        sink.waiting.push_front(d);
-                        break;
-                    }
-                    Err(mpsc::error::TrySendError::Closed(_)) => break,
-                }
-            }
-            // Over and everything handed on: dropping the sender ends the reader's stream.
-            !(sink.over && sink.waiting.is_empty())
-        });
-        asked
+        self.dataplane.route(
+            &mut self.engine,
+            now,
+            |producer, event| notify.send(DriverEvent::Producer { producer, event }),
+            |consumer, event| notify.send(DriverEvent::Consumer { consumer, event }),
+        )
     }
 
     /// An outcome whose caller stopped waiting is kept, never lost (C-10).
@@ -1100,77 +753,6 @@ impl Drop for Driver {
     /// Observers read what is queued, then learn that nothing more comes.
     fn drop(&mut self) {
         self.notify.close();
-    }
-}
-
-/// Hands `batch` to the engine for `producer` and answers `reply`; gives the submission back
-/// when the batches not yet sent leave no room for it (the engine's `Full`), so it can wait.
-fn submit_to(
-    engine: &mut Engine,
-    dp: &mut Dataplane,
-    now: Timestamp,
-    producer: ProducerId,
-    batch: RecordBatch,
-    reply: SubmitReply,
-) -> Option<(RecordBatch, SubmitReply)> {
-    match engine.submit(now, producer, &batch) {
-        Err(SubmitError::Full) => Some((batch, reply)),
-        r => {
-            let r = r.map_err(Error::Submit).map(|id| {
-                let (tx, rx) = oneshot::channel();
-                if let Some(s) = dp.producers.get_mut(&producer) {
-                    s.outcomes.insert(id, tx);
-                }
-                (id, rx)
-            });
-            if let Err(Ok((id, _))) = reply.send(r) {
-                // The caller stopped waiting just now: the batch goes on, its outcome unread.
-                if let Some(s) = dp.producers.get_mut(&producer) {
-                    s.outcomes.remove(&id);
-                }
-            }
-            None
-        }
-    }
-}
-
-/// Hands waiting submissions to the engine in order, while there is room; true when any
-/// went in. One whose caller stopped waiting was never taken and is dropped (C-10).
-fn retry_blocked(engine: &mut Engine, dp: &mut Dataplane, now: Timestamp) -> bool {
-    let mut asked = false;
-    let ids: Vec<ProducerId> = dp
-        .producers
-        .iter()
-        .filter(|(_, s)| !s.blocked.is_empty())
-        .map(|(id, _)| *id)
-        .collect();
-    for id in ids {
-        while let Some(sink) = dp.producers.get_mut(&id) {
-            let Some((batch, reply)) = sink.blocked.pop_front() else {
-                break;
-            };
-            if reply.is_closed() {
-                continue;
-            }
-            match submit_to(engine, dp, now, id, batch, reply) {
-                Some(back) => {
-                    if let Some(sink) = dp.producers.get_mut(&id) {
-                        sink.blocked.push_front(back);
-                    }
-                    break;
-                }
-                None => asked = true,
-            }
-        }
-    }
-    asked
-}
-
-/// What a producer's refusal or end says.
-fn refusal(e: &ProducerEvent) -> String {
-    match e {
-        ProducerEvent::Refused { message, .. } => message.clone(),
-        other => format!("{other:?}"),
     }
 }
 

@@ -56,6 +56,7 @@ pub use transport::{
 };
 
 pub use dataplane::{Consumer, PendingBatch, Producer, Submission};
+pub use nervix_driver_support::dataplane::Attached;
 pub use nervix_driver_support::observe::{WatchError, OBSERVER_BYTES, OBSERVER_QUEUE};
 pub use nervix_driver_support::unclaimed::{UNCLAIMED, UNCLAIMED_BYTES};
 pub use nervix_protocol::client::{
@@ -66,6 +67,7 @@ pub use nervix_protocol::client::{
 pub use streams::{ClockFollow, Subscription};
 
 use driver::{Driver, Request, RunSubmitted, Submitted};
+use nervix_driver_support::dataplane::Call;
 use nervix_driver_support::observe::{Hub, Observed, Watch};
 use nervix_protocol::client::{ClientError, SessionId, SettleError, SubmitError};
 use nervix_protocol::endpoint::Endpoint;
@@ -91,7 +93,7 @@ pub enum Error {
     Tls(String),
     /// The engine refused the call; nothing was sent.
     #[error(transparent)]
-    Refused(ClientError),
+    Refused(#[from] ClientError),
     /// The server refused the credentials. The driver does not retry them (T-5); give new
     /// ones with [`Client::set_credentials`].
     #[error("the server refused the credentials")]
@@ -111,10 +113,10 @@ pub enum Error {
     OpenRefused(String),
     /// A batch was refused locally; nothing was queued.
     #[error(transparent)]
-    Submit(SubmitError),
+    Submit(#[from] SubmitError),
     /// A settlement was refused locally; nothing was sent.
     #[error(transparent)]
-    Settle(SettleError),
+    Settle(#[from] SettleError),
     /// The driver task has stopped.
     #[error("the client has stopped")]
     Stopped,
@@ -455,17 +457,16 @@ impl Client {
     /// it. Cancel-safe: a producer whose open the caller stopped waiting for is closed.
     pub async fn producer(&self, spec: ProducerSpec) -> Result<Producer, Error> {
         let o = self
-            .call(|reply| Request::OpenProducer { spec, reply })
+            .call(|reply| Request::Dataplane(Call::OpenProducer { spec, reply }))
             .await?;
         // Held until the open is answered: dropping it (a cancelled wait) closes the producer.
-        let ended = o.ended;
+        let ended = o.side.ended;
         let description = o.opened.await.map_err(|_| Error::Stopped)??;
         Ok(Producer {
-            id: o.id,
-            description,
+            attached: Attached::new(o.id, description),
             requests: self.requests.clone(),
             ended: Some(ended),
-            pull: o.pull,
+            pull: o.side.pull,
             released: o.released,
         })
     }
@@ -475,17 +476,16 @@ impl Client {
     /// it. Cancel-safe: a consumer whose open the caller stopped waiting for is closed.
     pub async fn consumer(&self, spec: ConsumerSpec) -> Result<Consumer, Error> {
         let o = self
-            .call(|reply| Request::OpenConsumer { spec, reply })
+            .call(|reply| Request::Dataplane(Call::OpenConsumer { spec, reply }))
             .await?;
         // Held until the open is answered: dropping it (a cancelled wait) closes the consumer.
-        let rx = o.deliveries;
+        let rx = o.side.deliveries;
         let description = o.opened.await.map_err(|_| Error::Stopped)??;
         Ok(Consumer {
-            id: o.id,
-            description,
+            attached: Attached::new(o.id, description),
             requests: self.requests.clone(),
             rx,
-            pull: o.pull,
+            pull: o.side.pull,
         })
     }
 
