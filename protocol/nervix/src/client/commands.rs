@@ -504,7 +504,7 @@ impl super::Client {
     /// wait, [`super::ClientConfig::backup_wait`], between one millisecond and 24 hours
     /// any other command the call timeout.
     fn default_wait(&self, shape: &CommandShape) -> Result<Duration, ClientError> {
-        if shape.first() != crate::statements::StatementKind::Backup {
+        if shape.first() != StatementKind::Backup {
             return Ok(self.config.call_timeout);
         }
         let wait = self.config.backup_wait;
