@@ -121,6 +121,19 @@ pub(crate) async fn serve_ws<T>(
                 }
                 CallOutput::Close => {
                     let _ = sink.send(close(1000)).await;
+                    // The closing handshake: frames the client is still sending (the chunks
+                    // behind a start already answered) are read and discarded until its own
+                    // close, for a bounded time. Dropping the socket with them unread resets
+                    // the connection, and the reset destroys the reply in the client's receive
+                    // buffer before it reads it.
+                    let _ = tokio::time::timeout(CLOSE_LINGER, async {
+                        while let Some(Ok(m)) = source.next().await {
+                            if matches!(m, Message::Close(_)) {
+                                break;
+                            }
+                        }
+                    })
+                    .await;
                     return;
                 }
             }
@@ -128,6 +141,9 @@ pub(crate) async fn serve_ws<T>(
     }
     end(&shared, id, false);
 }
+
+/// How long a console call whose answer went out reads on for the client's close.
+const CLOSE_LINGER: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn status(code: u32) -> HeaderMap {
     let mut h = HeaderMap::new();
