@@ -16,6 +16,9 @@
 //!   and why a connection could not be opened.
 //! * [`call_end`]: what a separate call's transport ending without an answer means (T-5,
 //!   T-6, T-3): ended, or repeated after a growing pause.
+//! * [`attempts`]: the retry loop of a separate call without its sleeping: where each
+//!   attempt goes, what its end means, the pause before the next, and what a call that ran
+//!   out of attempts reports; the deadlines of its waits (T-2, T-8, U-4, A-5, RS-4).
 //! * [`unclaimed`]: the bounded store of command outcomes whose callers stopped waiting
 //!   (C-10), shared by a driver and its pending commands, bounded in count and bytes, with
 //!   what the bounds drop counted.
@@ -24,6 +27,7 @@
 //! * [`observe`]: observer queues bounded in count and bytes; what an observer does not read
 //!   in time is dropped for it alone, counted, and reported in its place.
 
+pub mod attempts;
 pub mod call_end;
 pub mod credentials;
 pub mod released;
