@@ -12,6 +12,8 @@
 //!   [`ArchiveSource::piece_bytes`] reads each piece into a buffer a call's `chunk_parts`
 //!   passes on without copying.
 //! * [`credentials`]: Basic credentials, how a WebSocket presents them, and console URLs.
+//! * [`config`]: the checks every driver's configuration makes (seeds, credentials, TLS
+//!   roots) and [`config::ConfigError`], which says which failed.
 //! * [`resolve`]: the resolver a driver looks host names up with (the system's by default),
 //!   and why a connection could not be opened.
 //! * [`call_end`]: what a separate call's transport ending without an answer means (T-5,
@@ -29,6 +31,7 @@
 
 pub mod attempts;
 pub mod call_end;
+pub mod config;
 pub mod credentials;
 pub mod released;
 pub mod resolve;
