@@ -14,6 +14,9 @@
 //! * [`credentials`]: Basic credentials, how a WebSocket presents them, and console URLs.
 //! * [`config`]: the checks every driver's configuration makes (seeds, credentials, TLS
 //!   roots) and [`config::ConfigError`], which says which failed.
+//! * [`dial`]: what opening a connection decides alike in every driver: an endpoint's host
+//!   and port, the resolver, the addresses in the order of the answer, and TLS verified
+//!   against the endpoint's own host name (T-2).
 //! * [`resolve`]: the resolver a driver looks host names up with (the system's by default),
 //!   and why a connection could not be opened.
 //! * [`call_end`]: what a separate call's transport ending without an answer means (T-5,
@@ -33,6 +36,7 @@ pub mod attempts;
 pub mod call_end;
 pub mod config;
 pub mod credentials;
+pub mod dial;
 pub mod released;
 pub mod resolve;
 
