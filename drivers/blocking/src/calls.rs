@@ -27,6 +27,7 @@ use crate::net::{Dialer, Io};
 use crate::session::{handshake, End};
 use nervix_driver_support::attempts::{Attempts, CallClock, Next};
 use nervix_driver_support::call_end::{CallEnd, CallRoute};
+use nervix_driver_support::session::CLOSE_WAIT;
 use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
 use nervix_protocol::calls::{
     BackupDownload, CallError, DownloadEnd, DownloadStep, Interruption, Need, RestoreCall,
@@ -49,8 +50,6 @@ pub const RESTORE_WS_PATH: &str = "/console/backups/restore";
 
 /// Attempts of one call before it is given up.
 pub const ATTEMPTS: u32 = 5;
-/// How long a failed write waits for the server's close code.
-const CLOSE_WAIT: Duration = Duration::from_millis(200);
 /// The shortest socket timeout set (a zero timeout means none to the socket).
 const TICK: Duration = Duration::from_millis(1);
 

@@ -24,6 +24,9 @@
 //! * [`attempts`]: the retry loop of a separate call without its sleeping: where each
 //!   attempt goes, what its end means, the pause before the next, and what a call that ran
 //!   out of attempts reports; the deadlines of its waits (T-2, T-8, U-4, A-5, RS-4).
+//! * [`session`]: what a session's transport and its driver say to each other ([`session::End`],
+//!   [`session::Event`], [`session::Out`]) and what a console's closes and refusals mean (T-3,
+//!   T-5).
 //! * [`unclaimed`]: the bounded store of command outcomes whose callers stopped waiting
 //!   (C-10), shared by a driver and its pending commands, bounded in count and bytes, with
 //!   what the bounds drop counted.
@@ -39,6 +42,7 @@ pub mod credentials;
 pub mod dial;
 pub mod released;
 pub mod resolve;
+pub mod session;
 
 use arrow_array::RecordBatch;
 use nervix_protocol::arrow::{BatchBuilder, BatchError};

@@ -31,6 +31,7 @@ use h2::{RecvStream, SendStream};
 use nervix_driver_support::attempts::{Attempts, CallClock, Next};
 use nervix_driver_support::call_end::{CallEnd, CallRoute};
 use nervix_driver_support::resolve::ConnectError;
+use nervix_driver_support::session::CLOSE_WAIT;
 use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
 use nervix_protocol::calls::*;
 use nervix_protocol::client::{CommandReport, LeaderUri};
@@ -692,9 +693,6 @@ impl Transfers {
         }
     }
 }
-
-/// How long a failed console send waits for the server's close code.
-const CLOSE_WAIT: Duration = Duration::from_millis(200);
 
 /// Waits the pause before the next attempt, if there is one (none after a redirect to a
 /// leader).
