@@ -12,6 +12,8 @@
 //!   [`ArchiveSource::piece_bytes`] reads each piece into a buffer a call's `chunk_parts`
 //!   passes on without copying.
 //! * [`credentials`]: Basic credentials, how a WebSocket presents them, and console URLs.
+//! * [`clocks`]: the followed clock a clock event goes to, and the one unread event of
+//!   each kind a clock keeps while its reader is behind (K-3).
 //! * [`config`]: the checks every driver's configuration makes (seeds, credentials, TLS
 //!   roots) and [`config::ConfigError`], which says which failed.
 //! * [`dial`]: what opening a connection decides alike in every driver: an endpoint's host
@@ -37,6 +39,7 @@
 
 pub mod attempts;
 pub mod call_end;
+pub mod clocks;
 pub mod config;
 pub mod credentials;
 pub mod dial;
