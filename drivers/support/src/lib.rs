@@ -3,6 +3,8 @@
 //! What every Nervix driver shares around the sans-IO engine, with the standard library
 //! alone (no async runtime).
 //!
+//! * [`api`]: what both drivers' public APIs give alike: [`api::Error`],
+//!   [`api::DriverEvent`] and [`api::RunResult`], re-exported by each driver.
 //! * [`ArchiveWriter`]: a downloaded backup archive is written to a temporary file beside the
 //!   name the user asked for, readable by its owner only, flushed to disk, and renamed into
 //!   place only when the download's verdict is [`DownloadEnd::Verified`]. A failed, cut or
@@ -37,6 +39,7 @@
 //! * [`observe`]: observer queues bounded in count and bytes; what an observer does not read
 //!   in time is dropped for it alone, counted, and reported in its place.
 
+pub mod api;
 pub mod attempts;
 pub mod call_end;
 pub mod clocks;
