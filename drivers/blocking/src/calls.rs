@@ -23,7 +23,7 @@
 //! taken as one naming no leader (T-2).
 
 use crate::config::{Config, ConfigError, Credentials, WsAuth};
-use crate::net::{Dialer, Io};
+use crate::net::{self, Dialer, Io};
 use crate::session::{handshake, End};
 use nervix_driver_support::attempts::{Attempts, CallClock, Next};
 use nervix_driver_support::call_end::{CallEnd, CallRoute};
@@ -129,7 +129,7 @@ impl Transfers {
     pub fn new(config: &Config) -> Result<Self, TransferError> {
         config.check()?;
         let route = CallRoute::new(&config.client.seeds).ok_or(ConfigError::NoSeed)?;
-        let dialer = Dialer::new(config).map_err(|e| TransferError::Tls(e.to_string()))?;
+        let dialer = net::dialer(config).map_err(|e| TransferError::Tls(e.to_string()))?;
         Ok(Self {
             route,
             credentials: config.credentials.clone(),

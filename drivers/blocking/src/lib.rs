@@ -213,7 +213,7 @@ impl Client {
     /// Starts a client without opening a session; it connects when there is work.
     pub fn start(config: Config) -> Result<Self, Error> {
         config.check()?;
-        let tls = Some(net::Dialer::new(&config).map_err(|e| Error::Tls(e.to_string()))?);
+        let tls = Some(net::dialer(&config).map_err(|e| Error::Tls(e.to_string()))?);
         let (tx, rx) = mpsc::sync_channel(1024);
         let unclaimed = driver::Unclaimed::default();
         let driver = Driver::new(config.clone(), tls, rx, tx.clone(), unclaimed.clone());

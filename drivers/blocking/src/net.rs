@@ -51,24 +51,13 @@ impl Write for Io {
 
 /// How connections are opened: the configuration's resolver and, when it has roots, its TLS
 /// configuration (rustls on the ring provider, ALPN `http/1.1` for the console's upgrade).
-#[derive(Clone)]
-pub(crate) struct Dialer {
-    tls: Option<Arc<rustls::ClientConfig>>,
-    resolver: Resolver,
-}
+pub(crate) type Dialer = dial::Dialer<Arc<rustls::ClientConfig>>;
 
-impl Dialer {
-    pub(crate) fn new(config: &Config) -> Result<Self, rustls::Error> {
-        let tls = if config.roots.is_empty() {
-            None
-        } else {
-            Some(dial::tls_config(&config.roots, b"http/1.1")?)
-        };
-        Ok(Self {
-            tls,
-            resolver: config.resolver.clone(),
-        })
-    }
+/// The dialer of `config`.
+pub(crate) fn dialer(config: &Config) -> Result<Dialer, rustls::Error> {
+    Dialer::new(&config.roots, &config.resolver, |roots| {
+        dial::tls_config(roots, b"http/1.1")
+    })
 }
 
 fn left(deadline: Instant) -> Result<Duration, ConnectError> {
@@ -110,7 +99,7 @@ pub(crate) fn open(
     deadline: Instant,
 ) -> Result<Io, ConnectError> {
     let (host, port) = host_port(e);
-    let resolver = dial::resolver_or_system(d.map(|d| &d.resolver));
+    let resolver = dial::resolver_or_system(d.map(Dialer::resolver));
     let mut addrs = AddressOrder::new(resolve(&resolver, &host, port, deadline)?);
     let tcp = loop {
         let Some(a) = addrs.next_address() else {
@@ -132,7 +121,9 @@ pub(crate) fn open(
     if !e.is_https() {
         return Ok(Io::Plain(tcp));
     }
-    let tls = d.and_then(|d| d.tls.clone()).ok_or(ConnectError::NoTls)?;
+    let tls = d
+        .and_then(|d| d.tls().cloned())
+        .ok_or(ConnectError::NoTls)?;
     let name = dial::server_name(host)?;
     let conn = rustls::ClientConnection::new(tls, name)
         .map_err(|e| ConnectError::Tls(io::Error::other(e)))?;

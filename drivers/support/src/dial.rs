@@ -31,6 +31,46 @@ pub fn host_port(e: &Endpoint) -> (String, u16) {
     }
 }
 
+/// How a driver opens connections: the configuration's resolver and, when the configuration
+/// has TLS roots, the driver's TLS set-up `T` made from them (one rustls configuration, or
+/// one connector per ALPN protocol).
+#[derive(Clone)]
+pub struct Dialer<T> {
+    tls: Option<T>,
+    resolver: Resolver,
+}
+
+impl<T> Dialer<T> {
+    /// A dialer looking names up with `resolver`, and with `make_tls(roots)` as its TLS
+    /// set-up when there are `roots` (none without: an https endpoint is then refused with
+    /// [`ConnectError::NoTls`] when dialled).
+    pub fn new(
+        roots: &[CertificateDer<'static>],
+        resolver: &Resolver,
+        make_tls: impl FnOnce(&[CertificateDer<'static>]) -> Result<T, rustls::Error>,
+    ) -> Result<Self, rustls::Error> {
+        let tls = if roots.is_empty() {
+            None
+        } else {
+            Some(make_tls(roots)?)
+        };
+        Ok(Self {
+            tls,
+            resolver: resolver.clone(),
+        })
+    }
+
+    /// The TLS set-up, when the configuration has roots.
+    pub fn tls(&self) -> Option<&T> {
+        self.tls.as_ref()
+    }
+
+    /// The resolver host names are looked up with.
+    pub fn resolver(&self) -> &Resolver {
+        &self.resolver
+    }
+}
+
 /// The resolver a connection looks its host up with: the dialer's, or the system's when
 /// there is none.
 pub fn resolver_or_system(resolver: Option<&Resolver>) -> Cow<'_, Resolver> {
@@ -192,6 +232,29 @@ mod tests {
         let c = tls_config(&[], b"http/1.1").unwrap();
         assert_eq!(c.alpn_protocols, [b"http/1.1".to_vec()]);
         assert!(tls_config(&[CertificateDer::from(vec![1, 2, 3])], b"h2").is_err());
+    }
+
+    #[test]
+    fn t_2_a_dialer_has_tls_made_from_its_roots_only_when_there_are_roots() {
+        let resolver = Resolver::system();
+        let mut made = 0;
+        let d = Dialer::new(&[], &resolver, |_| {
+            made += 1;
+            Ok(7)
+        })
+        .unwrap();
+        assert_eq!((d.tls(), made), (None, 0));
+        let root = CertificateDer::from(vec![1, 2, 3]);
+        let d = Dialer::new(std::slice::from_ref(&root), &resolver, |r| {
+            assert_eq!(r, std::slice::from_ref(&root));
+            Ok(8)
+        })
+        .unwrap();
+        assert_eq!(d.tls(), Some(&8));
+        let refused = Dialer::<u8>::new(std::slice::from_ref(&root), &resolver, |r| {
+            tls_config(r, b"h2").map(|_| 0)
+        });
+        assert!(refused.is_err(), "a root that is no certificate is refused");
     }
 
     #[test]

@@ -144,7 +144,7 @@ impl Transfers {
     pub fn new(config: &Config) -> Result<Self, TransferError> {
         config.check()?;
         let route = CallRoute::new(&config.client.seeds).ok_or(TransferError::NoSeed)?;
-        let dialer = Dialer::new(config).map_err(|e| TransferError::Tls(e.to_string()))?;
+        let dialer = net::dialer(config).map_err(|e| TransferError::Tls(e.to_string()))?;
         Ok(Self {
             route,
             credentials: config.credentials.clone(),

@@ -161,7 +161,7 @@ impl Client {
     /// Starts a client without opening a session; it connects when there is work.
     pub fn start(config: Config) -> Result<Self, Error> {
         config.check()?;
-        let tls = Some(net::Dialer::new(&config).map_err(|e| Error::Tls(e.to_string()))?);
+        let tls = Some(net::dialer(&config).map_err(|e| Error::Tls(e.to_string()))?);
         let (requests, rx) = mpsc::channel(256);
         let notify = Hub::default();
         let unclaimed = driver::Unclaimed::default();

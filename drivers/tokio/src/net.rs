@@ -58,31 +58,18 @@ impl AsyncWrite for Io {
 
 /// TLS client configurations, one per ALPN protocol.
 #[derive(Clone)]
-struct TlsConfigs {
+pub(crate) struct TlsConfigs {
     h2: tokio_rustls::TlsConnector,
     http1: tokio_rustls::TlsConnector,
 }
 
 /// How connections are opened: the configuration's resolver and, when it has roots, its TLS
 /// configurations.
-#[derive(Clone)]
-pub(crate) struct Dialer {
-    tls: Option<TlsConfigs>,
-    resolver: Resolver,
-}
+pub(crate) type Dialer = dial::Dialer<TlsConfigs>;
 
-impl Dialer {
-    pub(crate) fn new(config: &Config) -> Result<Self, rustls::Error> {
-        let tls = if config.roots.is_empty() {
-            None
-        } else {
-            Some(tls_configs(&config.roots)?)
-        };
-        Ok(Self {
-            tls,
-            resolver: config.resolver.clone(),
-        })
-    }
+/// The dialer of `config`.
+pub(crate) fn dialer(config: &Config) -> Result<Dialer, rustls::Error> {
+    Dialer::new(&config.roots, &config.resolver, tls_configs)
 }
 
 fn tls_configs(roots: &[CertificateDer<'static>]) -> Result<TlsConfigs, rustls::Error> {
@@ -117,7 +104,7 @@ async fn lookup(
 /// resolved to (T-2). The caller bounds the whole with its connection deadline.
 pub(crate) async fn open(e: &Endpoint, d: Option<&Dialer>, h2: bool) -> Result<Io, ConnectError> {
     let (host, port) = host_port(e);
-    let resolver = dial::resolver_or_system(d.map(|d| &d.resolver));
+    let resolver = dial::resolver_or_system(d.map(Dialer::resolver));
     let mut addrs = AddressOrder::new(lookup(&resolver, &host, port).await?);
     let tcp = loop {
         let Some(a) = addrs.next_address() else {
@@ -132,7 +119,7 @@ pub(crate) async fn open(e: &Endpoint, d: Option<&Dialer>, h2: bool) -> Result<I
     if !e.is_https() {
         return Ok(Io::Plain(tcp));
     }
-    let tls = d.and_then(|d| d.tls.as_ref()).ok_or(ConnectError::NoTls)?;
+    let tls = d.and_then(Dialer::tls).ok_or(ConnectError::NoTls)?;
     let connector = if h2 { &tls.h2 } else { &tls.http1 };
     let name = dial::server_name(host)?;
     let s = connector
