@@ -161,4 +161,25 @@ mod tests {
             DriverEvent::EventsLost(7)
         ));
     }
+
+    #[test]
+    fn c_7_an_unsolicited_frame_weighs_its_bytes_on_top_of_the_events_size() {
+        use nervix_protocol::encode::Encoder;
+        use nervix_protocol::frame::ServerMessageRoot;
+        use nervix_protocol::schema::*;
+        let msg = ServerMessageT {
+            body: ServerBodyT::Reply(Box::new(ReplyT {
+                request_id: 1,
+                body: ReplyBodyT::DomainList(Box::new(DomainListT { domains: vec![] })),
+            })),
+        };
+        let bytes = Encoder::new().encode::<ServerMessageRoot>(&msg).unwrap();
+        let f = ServerFrame::check(bytes).unwrap();
+        let len = f.len();
+        assert!(len > 1);
+        assert_eq!(
+            DriverEvent::Unsolicited(f).weight(),
+            std::mem::size_of::<DriverEvent>() + len
+        );
+    }
 }

@@ -458,6 +458,18 @@ mod tests {
     }
 
     #[test]
+    fn t_8_the_machines_time_counts_from_the_clocks_origin() {
+        let origin = Instant::now() - Duration::from_secs(5);
+        let clock = CallClock::new(origin);
+        let now = clock.now().as_nanos();
+        assert!((5_000_000_000..60_000_000_000).contains(&now), "{now}");
+        let d = clock.deadline(Some(Timestamp::from_nanos(6_000_000_000)));
+        assert_eq!(d, origin + Duration::from_secs(6));
+        let w = clock.write_deadline(Some(Timestamp::from_nanos(6_000_000_000)), LONGEST_WAIT);
+        assert_eq!(w, origin + Duration::from_secs(6));
+    }
+
+    #[test]
     fn t_8_a_machines_wait_is_its_own_instant_and_never_beyond_a_day() {
         let origin = Instant::now();
         let clock = CallClock::new(origin);

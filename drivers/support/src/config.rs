@@ -108,6 +108,20 @@ mod tests {
     }
 
     #[test]
+    fn e_1_the_engine_is_seeded_with_the_nanoseconds_of_the_system_clock() {
+        let before = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        let seed = clock_seed();
+        let after = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        assert!(before <= seed && seed <= after, "{before} {seed} {after}");
+    }
+
+    #[test]
     fn t_4_credentials_that_cannot_be_presented_as_given_are_refused_before_roots() {
         let colon = Credentials::new("a:b", "pw");
         assert_eq!(

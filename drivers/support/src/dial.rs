@@ -258,6 +258,22 @@ mod tests {
     }
 
     #[test]
+    fn t_2_a_dialer_looks_names_up_with_the_configurations_resolver() {
+        let ip: std::net::IpAddr = "127.0.0.9".parse().unwrap();
+        let hosts = Resolver::new(crate::resolve::HostsResolver::new().with("db.test", [ip]));
+        let d = Dialer::<()>::new(&[], &hosts, |_| Ok(())).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        d.resolver().lookup("db.test", 7, move |a| {
+            let _ = tx.send(a);
+        });
+        let answer = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap()
+            .unwrap();
+        assert_eq!(answer, [SocketAddr::new(ip, 7)]);
+    }
+
+    #[test]
     fn t_2_a_dialer_without_a_resolver_looks_up_with_the_systems() {
         let own = Resolver::system();
         assert!(matches!(resolver_or_system(Some(&own)), Cow::Borrowed(_)));
