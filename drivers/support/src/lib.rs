@@ -1,7 +1,8 @@
 //! # nervix-driver-support
 //!
-//! What every Nervix driver shares around the sans-IO engine, with the standard library
-//! alone (no async runtime).
+//! What every Nervix driver shares around the sans-IO engine, with the standard library and
+//! rustls alone (no async runtime): each driver keeps only its runtime, its sockets and how
+//! it waits; the decisions and the types both drivers' APIs share are here.
 //!
 //! * [`api`]: what both drivers' public APIs give alike: [`api::Error`],
 //!   [`api::DriverEvent`] and [`api::RunResult`], re-exported by each driver.
