@@ -23,15 +23,17 @@
 //! taken as one naming no leader (T-2).
 
 use crate::config::{Config, ConfigError, Credentials, WsAuth};
-use crate::net::{Dialer, Io};
+use crate::net::{self, Dialer, Io};
 use crate::session::{handshake, End};
-use nervix_driver_support::call_end::{CallEnd, CallRoute, Redirected};
+use nervix_driver_support::attempts::{Attempts, CallClock, Next};
+use nervix_driver_support::call_end::{CallEnd, CallRoute};
+use nervix_driver_support::session::CLOSE_WAIT;
 use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
 use nervix_protocol::calls::{
-    BackupDownload, CallError, DownloadEnd, DownloadStep, Interruption, Leader, Need, RestoreCall,
+    BackupDownload, CallError, DownloadEnd, DownloadStep, Interruption, Need, RestoreCall,
     RestoreOutcome, RestoreStep, TransferConfig,
 };
-use nervix_protocol::client::CommandReport;
+use nervix_protocol::client::{CommandReport, LeaderUri};
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::schema::BackupDownloadFailure;
 use nervix_protocol::time::Timestamp;
@@ -48,8 +50,6 @@ pub const RESTORE_WS_PATH: &str = "/console/backups/restore";
 
 /// Attempts of one call before it is given up.
 pub const ATTEMPTS: u32 = 5;
-/// How long a failed write waits for the server's close code.
-const CLOSE_WAIT: Duration = Duration::from_millis(200);
 /// The shortest socket timeout set (a zero timeout means none to the socket).
 const TICK: Duration = Duration::from_millis(1);
 
@@ -112,7 +112,7 @@ pub struct Transfers {
     dialer: Dialer,
     connect_timeout: Duration,
     write_timeout: Duration,
-    origin: Instant,
+    clock: CallClock,
 }
 
 /// What one read from the connection gave.
@@ -129,7 +129,7 @@ impl Transfers {
     pub fn new(config: &Config) -> Result<Self, TransferError> {
         config.check()?;
         let route = CallRoute::new(&config.client.seeds).ok_or(ConfigError::NoSeed)?;
-        let dialer = Dialer::new(config).map_err(|e| TransferError::Tls(e.to_string()))?;
+        let dialer = net::dialer(config).map_err(|e| TransferError::Tls(e.to_string()))?;
         Ok(Self {
             route,
             credentials: config.credentials.clone(),
@@ -137,28 +137,17 @@ impl Transfers {
             dialer,
             connect_timeout: config.client.connect_timeout,
             write_timeout: config.write_timeout,
-            origin: Instant::now(),
+            clock: CallClock::new(Instant::now()),
         })
     }
 
     fn now(&self) -> Timestamp {
-        Timestamp::from_nanos(self.origin.elapsed().as_nanos() as u64)
+        self.clock.now()
     }
 
-    /// The instant of a machine's deadline; none waits beyond a day.
-    fn instant(&self, t: Option<Timestamp>) -> Instant {
-        let far = Instant::now() + Duration::from_secs(86_400);
-        t.and_then(|t| self.origin.checked_add(Duration::from_nanos(t.as_nanos())))
-            .map_or(far, |i| i.min(far))
-    }
-
-    /// Where the attempt after a redirect goes: the leader's console at once, or after a
-    /// growing pause when the redirect named none or named an http console to a client that
-    /// started over https (T-2, A-5, RS-4).
-    fn redirected(route: &mut CallRoute, leader: Option<Leader>) {
-        if let Redirected::Pause(p) = route.redirected(leader.and_then(|l| l.web_console_uri)) {
-            std::thread::sleep(p);
-        }
+    /// The attempts of one call: a redirect leads to the leader's console (T-3a).
+    fn attempts(&self) -> Attempts {
+        Attempts::new(self.route.clone(), LeaderUri::WebConsole, ATTEMPTS)
     }
 
     /// Opens the attempt's connection; `Err` when the call must end at once (a 401, T-5),
@@ -192,7 +181,7 @@ impl Transfers {
 
     /// The next binary message by `wait` (a machine's deadline).
     fn read(&self, ws: &mut WebSocket<Io>, wait: Option<Timestamp>) -> Read {
-        let deadline = self.instant(wait);
+        let deadline = self.clock.deadline(wait);
         loop {
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
                 return Read::Late;
@@ -232,7 +221,7 @@ impl Transfers {
     /// Writes `frame` by `wait` (a machine's deadline) and the write deadline; false when the
     /// connection failed or the wait passed.
     fn write(&self, ws: &mut WebSocket<Io>, frame: bytes::Bytes, wait: Option<Timestamp>) -> bool {
-        let deadline = self.instant(wait).min(Instant::now() + self.write_timeout);
+        let deadline = self.clock.write_deadline(wait, self.write_timeout);
         let Some(left) = deadline.checked_duration_since(Instant::now()) else {
             return false;
         };
@@ -263,30 +252,22 @@ impl Transfers {
         target: &Path,
     ) -> Result<PathBuf, TransferError> {
         let mut writer = ArchiveWriter::create(target)?;
-        let mut route = self.route.clone();
-        let mut last = String::new();
+        let mut attempts = self.attempts();
         let mut unreached = None;
-        for _ in 0..ATTEMPTS {
+        while let Some(endpoint) = attempts.next_endpoint() {
             writer.restart()?;
-            let endpoint = route.endpoint().clone();
-            match self.download_once(call, &endpoint, &mut writer, &mut unreached)? {
-                DownloadStep::Ended(end @ DownloadEnd::Verified(_)) => {
-                    return Ok(writer.commit(&end)?);
-                }
-                DownloadStep::Ended(DownloadEnd::Unavailable { failure, message }) => {
+            let step = self.download_once(call, &endpoint, &mut writer, &mut unreached)?;
+            match attempts.ended(step) {
+                Next::Answer(DownloadEnd::Unavailable { failure, message }) => {
                     return Err(TransferError::Unavailable { failure, message });
                 }
-                DownloadStep::Redirect(leader) => {
-                    last = format!("Redirect({leader:?})");
-                    Self::redirected(&mut route, leader);
-                }
-                other => {
-                    last = format!("{other:?}");
-                    std::thread::sleep(route.failed());
-                }
+                // Verified: the only other answer a download is given.
+                Next::Answer(end) => return Ok(writer.commit(&end)?),
+                Next::Again(Some(pause)) => std::thread::sleep(pause),
+                Next::Again(None) => {}
             }
         }
-        Err(gave_up(call.attempts(), last, &route, unreached))
+        Err(gave_up(call.attempts(), &attempts, unreached))
     }
 
     fn download_once(
@@ -337,24 +318,17 @@ impl Transfers {
         source: &Path,
     ) -> Result<RestoreOutcome, TransferError> {
         let mut source = ArchiveSource::open(source)?;
-        let mut route = self.route.clone();
-        let mut last = String::new();
+        let mut attempts = self.attempts();
         let mut unreached = None;
-        for _ in 0..ATTEMPTS {
-            let endpoint = route.endpoint().clone();
-            match self.restore_once(call, &endpoint, &mut source, &mut unreached)? {
-                RestoreStep::Ended(outcome) => return Ok(outcome),
-                RestoreStep::Redirect(leader) => {
-                    last = format!("Redirect({leader:?})");
-                    Self::redirected(&mut route, leader);
-                }
-                other => {
-                    last = format!("{other:?}");
-                    std::thread::sleep(route.failed());
-                }
+        while let Some(endpoint) = attempts.next_endpoint() {
+            let step = self.restore_once(call, &endpoint, &mut source, &mut unreached)?;
+            match attempts.ended(step) {
+                Next::Answer(outcome) => return Ok(outcome),
+                Next::Again(Some(pause)) => std::thread::sleep(pause),
+                Next::Again(None) => {}
             }
         }
-        Err(gave_up(call.attempts(), last, &route, unreached))
+        Err(gave_up(call.attempts(), &attempts, unreached))
     }
 
     /// One restore attempt: the start, every chunk, and the connection kept open after the
@@ -412,20 +386,12 @@ impl Transfers {
 
 /// The error of a call whose attempts ran out; it names an http redirect refused (T-2) and
 /// why an attempt could not connect, if one could not.
-fn gave_up(
-    attempts: u32,
-    last: String,
-    route: &CallRoute,
-    unreached: Option<String>,
-) -> TransferError {
-    let mut last = match route.refused() {
-        Some(e) => format!("{last}; a redirect to {e} was not followed from https (T-2)"),
-        None => last,
-    };
-    if let Some(why) = unreached {
-        last = format!("{last}; an attempt could not connect: {why}");
+fn gave_up(made: u32, attempts: &Attempts, unreached: Option<String>) -> TransferError {
+    let why = unreached.as_ref().map(|w| w as &dyn std::fmt::Display);
+    TransferError::GaveUp {
+        attempts: made,
+        last: attempts.gave_up(why),
     }
-    TransferError::GaveUp { attempts, last }
 }
 
 /// `Err` when a close with `code` before the answer refused a frame of ours (T-3, T-6).

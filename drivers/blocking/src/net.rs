@@ -2,9 +2,9 @@
 //! against the endpoint's own host name.
 
 use crate::config::Config;
+use nervix_driver_support::dial::{self, host_port, AddressOrder};
 use nervix_driver_support::resolve::{ConnectError, Resolver};
 use nervix_protocol::endpoint::Endpoint;
-use rustls_pki_types::{CertificateDer, ServerName};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{mpsc, Arc};
@@ -49,60 +49,15 @@ impl Write for Io {
     }
 }
 
-/// The host (brackets removed from an IPv6 literal) and port of an endpoint.
-pub(crate) fn host_port(e: &Endpoint) -> (String, u16) {
-    let auth = e.authority();
-    let default = if e.is_https() { 443 } else { 80 };
-    if let Some(rest) = auth.strip_prefix('[') {
-        let (host, after) = rest.split_once(']').unwrap_or((rest, ""));
-        let port = after
-            .strip_prefix(':')
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(default);
-        return (host.to_string(), port);
-    }
-    match auth.rsplit_once(':') {
-        Some((h, p)) => (h.to_string(), p.parse().unwrap_or(default)),
-        None => (auth.to_string(), default),
-    }
-}
-
 /// How connections are opened: the configuration's resolver and, when it has roots, its TLS
 /// configuration (rustls on the ring provider, ALPN `http/1.1` for the console's upgrade).
-#[derive(Clone)]
-pub(crate) struct Dialer {
-    tls: Option<Arc<rustls::ClientConfig>>,
-    resolver: Resolver,
-}
+pub(crate) type Dialer = dial::Dialer<Arc<rustls::ClientConfig>>;
 
-impl Dialer {
-    pub(crate) fn new(config: &Config) -> Result<Self, rustls::Error> {
-        let tls = if config.roots.is_empty() {
-            None
-        } else {
-            Some(tls_config(&config.roots)?)
-        };
-        Ok(Self {
-            tls,
-            resolver: config.resolver.clone(),
-        })
-    }
-}
-
-fn tls_config(
-    roots: &[CertificateDer<'static>],
-) -> Result<Arc<rustls::ClientConfig>, rustls::Error> {
-    let mut store = rustls::RootCertStore::empty();
-    for r in roots {
-        store.add(r.clone())?;
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut c = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_root_certificates(store)
-        .with_no_client_auth();
-    c.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(Arc::new(c))
+/// The dialer of `config`.
+pub(crate) fn dialer(config: &Config) -> Result<Dialer, rustls::Error> {
+    Dialer::new(&config.roots, &config.resolver, |roots| {
+        dial::tls_config(roots, b"http/1.1")
+    })
 }
 
 fn left(deadline: Instant) -> Result<Duration, ConnectError> {
@@ -129,10 +84,7 @@ fn resolve(
         Err(mpsc::RecvTimeoutError::Timeout) => Err(ConnectError::LookupTimedOut {
             host: host.to_string(),
         }),
-        Err(mpsc::RecvTimeoutError::Disconnected) => Err(ConnectError::Lookup {
-            host: host.to_string(),
-            source: io::Error::other("the lookup thread could not run"),
-        }),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(dial::lookup_not_run(host)),
     }
 }
 
@@ -147,30 +99,16 @@ pub(crate) fn open(
     deadline: Instant,
 ) -> Result<Io, ConnectError> {
     let (host, port) = host_port(e);
-    let system;
-    let resolver = match d {
-        Some(d) => &d.resolver,
-        None => {
-            system = Resolver::system();
-            &system
-        }
-    };
-    let addrs = resolve(resolver, &host, port, deadline)?;
-    let mut last = None;
-    let mut tcp = None;
-    for a in addrs {
+    let resolver = dial::resolver_or_system(d.map(Dialer::resolver));
+    let mut addrs = AddressOrder::new(resolve(&resolver, &host, port, deadline)?);
+    let tcp = loop {
+        let Some(a) = addrs.next_address() else {
+            return Err(addrs.exhausted(&host));
+        };
         match TcpStream::connect_timeout(&a, left(deadline)?) {
-            Ok(s) => {
-                tcp = Some(s);
-                break;
-            }
-            Err(err) => last = Some(err),
+            Ok(s) => break s,
+            Err(err) => addrs.failed(err),
         }
-    }
-    let tcp = match (tcp, last) {
-        (Some(t), _) => t,
-        (None, Some(err)) => return Err(ConnectError::Connect(err)),
-        (None, None) => return Err(ConnectError::NoAddress { host }),
     };
     let set = |tcp: &TcpStream| -> Result<(), ConnectError> {
         tcp.set_nodelay(true).map_err(ConnectError::Connect)?;
@@ -183,13 +121,10 @@ pub(crate) fn open(
     if !e.is_https() {
         return Ok(Io::Plain(tcp));
     }
-    let tls = d.and_then(|d| d.tls.clone()).ok_or(ConnectError::NoTls)?;
-    let name = ServerName::try_from(host).map_err(|_| {
-        ConnectError::Tls(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a TLS server name",
-        ))
-    })?;
+    let tls = d
+        .and_then(|d| d.tls().cloned())
+        .ok_or(ConnectError::NoTls)?;
+    let name = dial::server_name(host)?;
     let conn = rustls::ClientConnection::new(tls, name)
         .map_err(|e| ConnectError::Tls(io::Error::other(e)))?;
     let mut s = rustls::StreamOwned::new(conn, tcp);

@@ -15,47 +15,15 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tungstenite::client::IntoClientRequest;
 use tungstenite::handshake::HandshakeError;
-use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tungstenite::{Error as WsError, Message, WebSocket};
 
-/// The WebSocket path of a session (T-3).
-pub const CONSOLE_PATH: &str = "/console/ws";
-
-/// How a session's transport ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum End {
-    /// The server or the client ended it normally (close code 1000, or our own clean close).
-    Finished,
-    /// The connection failed, was cut, timed out, or closed with a code that judges nothing
-    /// (1001 among them).
-    Transport(String),
-    /// The credentials were refused: HTTP 401 (T-5). Not retried.
-    Unauthenticated,
-    /// The node could not check the credentials now: HTTP 503 (T-5). Retried after back-off.
-    Unavailable,
-    /// The console closed with 1003, 1007, 1008 or 1009: a defect in what we sent (T-3).
-    Defect(u16),
-    /// The server sent a message above the 4 MiB frame limit; it was refused (F-3).
-    OversizedFrame,
-}
-
-/// What a session's thread tells the driver.
-#[derive(Debug)]
-pub(crate) enum Event {
-    Connected,
-    Frame(Bytes),
-    Ended(End),
-}
-
-/// What the driver hands a session's thread.
-#[derive(Debug)]
-pub(crate) enum Out {
-    Frame(Bytes),
-    /// End cleanly with a close frame.
-    Close,
-}
+use nervix_driver_support::session::{
+    after_failed_write, upgrade_refused, CLOSE_WAIT, CLOSE_WAIT_FRAMES,
+};
+pub use nervix_driver_support::session::{console_url, End, CONSOLE_PATH};
+/// What a session's thread tells the driver, and what the driver hands it.
+pub(crate) use nervix_driver_support::session::{Event, Out};
 
 /// Everything a session's thread needs.
 pub(crate) struct Dial {
@@ -74,12 +42,6 @@ impl Dial {
     fn tell(&self, e: Event) -> bool {
         self.events.send(Inbox::Session(self.session, e)).is_ok()
     }
-}
-
-/// The console URL of an endpoint: `ws` for http, `wss` for https, path `/console/ws`, and
-/// with `query_auth` the percent-encoded `auth` parameter (T-3, T-4).
-pub fn console_url(e: &Endpoint, query_auth: Option<&Credentials>) -> String {
-    url_at(e, CONSOLE_PATH, query_auth)
 }
 
 /// The URL of the console's `path` at an endpoint, as [`console_url`] for the session's.
@@ -160,11 +122,7 @@ pub(crate) fn handshake(
                 attempt = mid.handshake();
             }
             Err(HandshakeError::Failure(WsError::Http(r))) => {
-                return Err(match r.status().as_u16() {
-                    401 => End::Unauthenticated,
-                    503 => End::Unavailable,
-                    s => End::Transport(format!("http status {s}")),
-                })
+                return Err(upgrade_refused(r.status().as_u16()))
             }
             Err(HandshakeError::Failure(WsError::Io(e))) if timed_out(&e) => {
                 return Err(End::Transport("connection deadline passed".into()))
@@ -249,25 +207,13 @@ pub fn read_console(bytes: &[u8], mut frame: impl FnMut(Bytes) -> bool) -> End {
     }
 }
 
+/// What a console close means (T-3, T-3a).
 fn close_end(frame: Option<CloseFrame>) -> End {
-    match frame.map(|f| f.code) {
-        None | Some(CloseCode::Normal) => End::Finished,
-        Some(code) => match u16::from(code) {
-            c @ (1003 | 1007 | 1008 | 1009) => End::Defect(c),
-            // 1001 and anything else: the transport failed.
-            c => End::Transport(format!("close code {c}")),
-        },
-    }
+    nervix_driver_support::session::close_end(frame.map(|f| u16::from(f.code)))
 }
 
-/// How long a session whose write failed reads on for the server's close code (T-3), at
-/// least; each read waits at most the session's poll interval beyond it.
-pub(crate) const CLOSE_WAIT: Duration = Duration::from_millis(200);
-
-/// The most frames a session whose write failed passes on while it waits for the close code.
-const CLOSE_WAIT_FRAMES: usize = 64;
-
-/// After a failed write, reads on for at most [`CLOSE_WAIT`]: a close code that judges a
+/// After a failed write, reads on for at least [`CLOSE_WAIT`] (each read waits at most the
+/// session's poll interval beyond it): a close code that judges a
 /// frame of ours is what ended the session (T-3), whichever of the two was seen first;
 /// otherwise the write's failure (`failed`) is. Frames read meanwhile are handed to `tell`
 /// in order (at most [`CLOSE_WAIT_FRAMES`]); it says false when nobody takes them.
@@ -286,12 +232,7 @@ pub(crate) fn close_code_after<S: io::Read + io::Write>(
                     break;
                 }
             }
-            Ok(Message::Close(frame)) => {
-                return match close_end(frame) {
-                    end @ End::Defect(_) => end,
-                    _ => failed,
-                }
-            }
+            Ok(Message::Close(frame)) => return after_failed_write(Some(close_end(frame)), failed),
             Ok(Message::Text(_)) => break,
             Ok(_) => {}
             Err(WsError::Io(e)) if timed_out(&e) => {}
@@ -366,6 +307,7 @@ fn serve(d: &Dial, mut ws: WebSocket<Io>, out: &mpsc::Receiver<Out>) -> End {
 mod tests {
     use super::*;
     use std::net::{TcpListener, TcpStream};
+    use tungstenite::protocol::frame::coding::CloseCode;
     use tungstenite::protocol::Role;
 
     /// A client WebSocket over a real socket pair on 127.0.0.1, and its server end.

@@ -6,6 +6,8 @@
 
 use crate::driver::Inbox;
 use crate::Error;
+pub(crate) use nervix_driver_support::clocks::clock_domain;
+use nervix_driver_support::clocks::keep_newest_of_kind;
 use nervix_protocol::client::{ClockEvent, SubscriptionEvent, SubscriptionId};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -210,26 +212,9 @@ pub(crate) fn clock(
     (sink, ClockFollow { domain, reader })
 }
 
-/// The domain a clock event is about.
-pub(crate) fn clock_domain(e: &ClockEvent) -> Option<&str> {
-    match e {
-        ClockEvent::Attached { domain, .. }
-        | ClockEvent::AlreadyAttached { domain }
-        | ClockEvent::Changed { domain, .. }
-        | ClockEvent::Ticked { domain, .. }
-        | ClockEvent::Interrupted { domain }
-        | ClockEvent::Refused { domain, .. }
-        | ClockEvent::DetachRefused { domain, .. }
-        | ClockEvent::Ended { domain, .. } => Some(domain),
-        _ => None,
-    }
-}
-
 /// Keeps a clock event, replacing an unread event of the same kind (K-3).
 pub(crate) fn keep_clock(sink: &mut Sink<ClockEvent>, e: ClockEvent) {
-    let kind = std::mem::discriminant(&e);
-    sink.waiting.retain(|w| std::mem::discriminant(w) != kind);
-    sink.waiting.push_back(e);
+    keep_newest_of_kind(&mut sink.waiting, e);
 }
 
 #[cfg(test)]

@@ -1,8 +1,11 @@
 //! # nervix-driver-support
 //!
-//! What every Nervix driver shares around the sans-IO engine, with the standard library
-//! alone (no async runtime).
+//! What every Nervix driver shares around the sans-IO engine, with the standard library and
+//! rustls alone (no async runtime): each driver keeps only its runtime, its sockets and how
+//! it waits; the decisions and the types both drivers' APIs share are here.
 //!
+//! * [`api`]: what both drivers' public APIs give alike: [`api::Error`],
+//!   [`api::DriverEvent`] and [`api::RunResult`], re-exported by each driver.
 //! * [`ArchiveWriter`]: a downloaded backup archive is written to a temporary file beside the
 //!   name the user asked for, readable by its owner only, flushed to disk, and renamed into
 //!   place only when the download's verdict is [`DownloadEnd::Verified`]. A failed, cut or
@@ -12,10 +15,23 @@
 //!   [`ArchiveSource::piece_bytes`] reads each piece into a buffer a call's `chunk_parts`
 //!   passes on without copying.
 //! * [`credentials`]: Basic credentials, how a WebSocket presents them, and console URLs.
+//! * [`clocks`]: the followed clock a clock event goes to, and the one unread event of
+//!   each kind a clock keeps while its reader is behind (K-3).
+//! * [`config`]: the checks every driver's configuration makes (seeds, credentials, TLS
+//!   roots) and [`config::ConfigError`], which says which failed.
+//! * [`dial`]: what opening a connection decides alike in every driver: an endpoint's host
+//!   and port, the resolver, the addresses in the order of the answer, and TLS verified
+//!   against the endpoint's own host name (T-2).
 //! * [`resolve`]: the resolver a driver looks host names up with (the system's by default),
 //!   and why a connection could not be opened.
 //! * [`call_end`]: what a separate call's transport ending without an answer means (T-5,
 //!   T-6, T-3): ended, or repeated after a growing pause.
+//! * [`attempts`]: the retry loop of a separate call without its sleeping: where each
+//!   attempt goes, what its end means, the pause before the next, and what a call that ran
+//!   out of attempts reports; the deadlines of its waits (T-2, T-8, U-4, A-5, RS-4).
+//! * [`session`]: what a session's transport and its driver say to each other ([`session::End`],
+//!   [`session::Event`], [`session::Out`]) and what a console's closes and refusals mean (T-3,
+//!   T-5).
 //! * [`unclaimed`]: the bounded store of command outcomes whose callers stopped waiting
 //!   (C-10), shared by a driver and its pending commands, bounded in count and bytes, with
 //!   what the bounds drop counted.
@@ -28,11 +44,17 @@
 //! * [`observe`]: observer queues bounded in count and bytes; what an observer does not read
 //!   in time is dropped for it alone, counted, and reported in its place.
 
+pub mod api;
+pub mod attempts;
 pub mod call_end;
+pub mod clocks;
+pub mod config;
 pub mod credentials;
 pub mod dataplane;
+pub mod dial;
 pub mod released;
 pub mod resolve;
+pub mod session;
 
 use arrow_array::RecordBatch;
 use nervix_protocol::arrow::{BatchBuilder, BatchError};

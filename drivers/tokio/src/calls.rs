@@ -28,11 +28,13 @@ use crate::net::{self, Dialer};
 use crate::transport::{grpc_message, status_of, AbortOnDrop, MessageReader};
 use bytes::{BufMut, Bytes, BytesMut};
 use h2::{RecvStream, SendStream};
-use nervix_driver_support::call_end::{CallEnd, CallRoute, Redirected};
+use nervix_driver_support::attempts::{Attempts, CallClock, Next};
+use nervix_driver_support::call_end::{CallEnd, CallRoute};
 use nervix_driver_support::resolve::ConnectError;
+use nervix_driver_support::session::CLOSE_WAIT;
 use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
 use nervix_protocol::calls::*;
-use nervix_protocol::client::CommandReport;
+use nervix_protocol::client::{CommandReport, LeaderUri};
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::schema::BackupDownloadFailure;
 use nervix_protocol::time::Timestamp;
@@ -125,7 +127,7 @@ pub struct Transfers {
     connect_timeout: Duration,
     write_timeout: Duration,
     transport: Transport,
-    origin: Instant,
+    clock: CallClock,
 }
 
 type Ws = tokio_tungstenite::WebSocketStream<net::Io>;
@@ -142,7 +144,7 @@ impl Transfers {
     pub fn new(config: &Config) -> Result<Self, TransferError> {
         config.check()?;
         let route = CallRoute::new(&config.client.seeds).ok_or(TransferError::NoSeed)?;
-        let dialer = Dialer::new(config).map_err(|e| TransferError::Tls(e.to_string()))?;
+        let dialer = net::dialer(config).map_err(|e| TransferError::Tls(e.to_string()))?;
         Ok(Self {
             route,
             credentials: config.credentials.clone(),
@@ -150,26 +152,33 @@ impl Transfers {
             connect_timeout: config.client.connect_timeout,
             write_timeout: config.write_timeout,
             transport: config.transport,
-            origin: Instant::now(),
+            clock: CallClock::new(Instant::now()),
         })
     }
 
     fn now(&self) -> Timestamp {
-        Timestamp::from_nanos(self.origin.elapsed().as_nanos() as u64)
+        self.clock.now()
     }
 
-    fn instant(&self, t: Timestamp) -> Instant {
-        let far = Instant::now() + Duration::from_secs(86_400);
-        self.origin
-            .checked_add(Duration::from_nanos(t.as_nanos()))
-            .map_or(far, |i| i.min(far))
+    /// The instant of a machine's wait; none waits beyond a day.
+    fn instant(&self, wait: Option<Timestamp>) -> tokio::time::Instant {
+        self.clock.deadline(wait).into()
     }
 
     /// The deadline of one write: the machine's `wait`, and never later than the write
     /// deadline of the configuration from now (T-8).
     fn write_deadline(&self, wait: Option<Timestamp>) -> tokio::time::Instant {
-        let own = Instant::now() + self.write_timeout;
-        wait.map_or(own, |t| self.instant(t).min(own)).into()
+        self.clock.write_deadline(wait, self.write_timeout).into()
+    }
+
+    /// The attempts of one call: a redirect leads to the leader's endpoint on this
+    /// transport, its console for the WebSocket calls (T-3a).
+    fn attempts(&self) -> Attempts {
+        let leader_uri = match self.transport {
+            Transport::WebSocket(_) => LeaderUri::WebConsole,
+            _ => LeaderUri::Grpc,
+        };
+        Attempts::new(self.route.clone(), leader_uri, ATTEMPTS)
     }
 
     /// Sends `m` on a console connection by [`Transfers::write_deadline`]: `Ok(false)` when
@@ -223,24 +232,6 @@ impl Transfers {
         })
         .await;
         opened.unwrap_or(Err(Some(ConnectError::TimedOut)))
-    }
-
-    /// The endpoint a redirect leads to on this transport.
-    fn leader(&self, leader: Option<Leader>) -> Option<Endpoint> {
-        let l = leader?;
-        match self.transport {
-            Transport::WebSocket(_) => l.web_console_uri,
-            _ => l.grpc_uri,
-        }
-    }
-
-    /// Where the attempt after a redirect goes: the leader at once, or after a growing pause
-    /// when the redirect named none or named an http leader to a client that started over
-    /// https (T-2, U-4, A-5, RS-4).
-    async fn redirected(&self, route: &mut CallRoute, leader: Option<Leader>) {
-        if let Redirected::Pause(p) = route.redirected(self.leader(leader)) {
-            tokio::time::sleep(p).await;
-        }
     }
 
     /// Opens an attempt's console connection; `Err` says how the attempt ended instead.
@@ -310,9 +301,9 @@ impl Transfers {
     ) -> Result<Result<Bytes, CallEnd>, ()> {
         use futures_util::StreamExt;
         use tokio_tungstenite::tungstenite::Message;
-        let deadline = self.instant(wait.unwrap_or(Timestamp::from_nanos(u64::MAX)));
+        let deadline = self.instant(wait);
         loop {
-            match tokio::time::timeout_at(deadline.into(), ws.next()).await {
+            match tokio::time::timeout_at(deadline, ws.next()).await {
                 Err(_) => return Err(()),
                 Ok(Some(Ok(Message::Binary(b)))) => return Ok(Ok(b)),
                 Ok(Some(Ok(Message::Close(f)))) => {
@@ -442,12 +433,10 @@ impl Transfers {
         target: &Path,
     ) -> Result<PathBuf, TransferError> {
         let mut writer = ArchiveWriter::create(target)?;
-        let mut route = self.route.clone();
-        let mut last = String::new();
+        let mut attempts = self.attempts();
         let mut unreached = None;
-        for _ in 0..ATTEMPTS {
+        while let Some(endpoint) = attempts.next_endpoint() {
             writer.restart()?;
-            let endpoint = route.endpoint().clone();
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
                     self.download_once_ws(call, &endpoint, auth, &mut writer, &mut unreached)
@@ -458,24 +447,16 @@ impl Transfers {
                         .await?
                 }
             };
-            match step {
-                DownloadStep::Ended(end @ DownloadEnd::Verified(_)) => {
-                    return Ok(writer.commit(&end)?);
-                }
-                DownloadStep::Ended(DownloadEnd::Unavailable { failure, message }) => {
+            match attempts.ended(step) {
+                Next::Answer(DownloadEnd::Unavailable { failure, message }) => {
                     return Err(TransferError::Unavailable { failure, message });
                 }
-                DownloadStep::Redirect(leader) => {
-                    last = format!("Redirect({leader:?})");
-                    self.redirected(&mut route, leader).await;
-                }
-                other => {
-                    last = format!("{other:?}");
-                    tokio::time::sleep(route.failed()).await;
-                }
+                // Verified: the only other answer a download is given.
+                Next::Answer(end) => return Ok(writer.commit(&end)?),
+                Next::Again(pause) => pause_before_next(pause).await,
             }
         }
-        Err(gave_up(call.attempts(), last, &route, unreached))
+        Err(gave_up(call.attempts(), &attempts, unreached))
     }
 
     async fn download_once(
@@ -506,9 +487,9 @@ impl Transfers {
             }
         };
         loop {
-            let deadline = call.poll_timeout().map(|t| self.instant(t));
+            let deadline = call.poll_timeout().map(|t| self.instant(Some(t)));
             let frame = match deadline {
-                Some(d) => tokio::time::timeout_at(d.into(), reader.next()).await,
+                Some(d) => tokio::time::timeout_at(d, reader.next()).await,
                 None => Ok(reader.next().await),
             };
             let step = match frame {
@@ -543,8 +524,8 @@ impl Transfers {
         wait: Option<Timestamp>,
         response: h2::client::ResponseFuture,
     ) -> Result<Messages, CallEnd> {
-        let deadline = self.instant(wait.unwrap_or(Timestamp::from_nanos(u64::MAX)));
-        let response = tokio::time::timeout_at(deadline.into(), response)
+        let deadline = self.instant(wait);
+        let response = tokio::time::timeout_at(deadline, response)
             .await
             .map_err(|_| CallEnd::Retry)?
             .map_err(|_| CallEnd::Retry)?;
@@ -582,27 +563,18 @@ impl Transfers {
             return Err(TransferError::UploadNeedsGrpc);
         }
         let mut source = ArchiveSource::open(source)?;
-        let mut route = self.route.clone();
-        let mut last = String::new();
+        let mut attempts = self.attempts();
         let mut unreached = None;
-        for _ in 0..ATTEMPTS {
-            let endpoint = route.endpoint().clone();
-            match self
+        while let Some(endpoint) = attempts.next_endpoint() {
+            let step = self
                 .send_once(call, &endpoint, &mut source, UPLOAD_PATH, &mut unreached)
-                .await?
-            {
-                UploadStep::Ended(outcome) => return Ok(outcome),
-                UploadStep::Redirect(leader) => {
-                    last = format!("Redirect({leader:?})");
-                    self.redirected(&mut route, leader).await;
-                }
-                other => {
-                    last = format!("{other:?}");
-                    tokio::time::sleep(route.failed()).await;
-                }
+                .await?;
+            match attempts.ended(step) {
+                Next::Answer(outcome) => return Ok(outcome),
+                Next::Again(pause) => pause_before_next(pause).await,
             }
         }
-        Err(gave_up(call.attempts(), last, &route, unreached))
+        Err(gave_up(call.attempts(), &attempts, unreached))
     }
 
     /// Restores the archive in the file at `source` as `call` (RS-1 to RS-5): every attempt
@@ -613,11 +585,9 @@ impl Transfers {
         source: &Path,
     ) -> Result<RestoreOutcome, TransferError> {
         let mut source = ArchiveSource::open(source)?;
-        let mut route = self.route.clone();
-        let mut last = String::new();
+        let mut attempts = self.attempts();
         let mut unreached = None;
-        for _ in 0..ATTEMPTS {
-            let endpoint = route.endpoint().clone();
+        while let Some(endpoint) = attempts.next_endpoint() {
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
                     self.restore_once_ws(call, &endpoint, auth, &mut source, &mut unreached)
@@ -628,19 +598,12 @@ impl Transfers {
                         .await?
                 }
             };
-            match step {
-                RestoreStep::Ended(outcome) => return Ok(outcome),
-                RestoreStep::Redirect(leader) => {
-                    last = format!("Redirect({leader:?})");
-                    self.redirected(&mut route, leader).await;
-                }
-                other => {
-                    last = format!("{other:?}");
-                    tokio::time::sleep(route.failed()).await;
-                }
+            match attempts.ended(step) {
+                Next::Answer(outcome) => return Ok(outcome),
+                Next::Again(pause) => pause_before_next(pause).await,
             }
         }
-        Err(gave_up(call.attempts(), last, &route, unreached))
+        Err(gave_up(call.attempts(), &attempts, unreached))
     }
 
     /// One attempt of a sending call: the start, every piece, the half-close, the reply.
@@ -717,8 +680,8 @@ impl Transfers {
                 return Ok(step);
             }
         };
-        let deadline = self.instant(call.wait().unwrap_or(Timestamp::from_nanos(u64::MAX)));
-        match tokio::time::timeout_at(deadline.into(), messages.next()).await {
+        let deadline = self.instant(call.wait());
+        match tokio::time::timeout_at(deadline, messages.next()).await {
             Ok(Some(reply)) => Ok(call.reply(self.now(), reply)),
             Ok(None) => {
                 let step = call.closed(self.now());
@@ -731,26 +694,21 @@ impl Transfers {
     }
 }
 
-/// How long a failed console send waits for the server's close code.
-const CLOSE_WAIT: Duration = Duration::from_millis(200);
-
-/// The error of a call whose attempts ran out; it names an http redirect refused (T-2).
-fn gave_up(
-    attempts: u32,
-    last: String,
-    route: &CallRoute,
-    connect: Option<ConnectError>,
-) -> TransferError {
-    let mut last = match route.refused() {
-        Some(e) => format!("{last}; a redirect to {e} was not followed from https (T-2)"),
-        None => last,
-    };
-    if let Some(c) = &connect {
-        last = format!("{last}; an attempt could not connect: {c}");
+/// Waits the pause before the next attempt, if there is one (none after a redirect to a
+/// leader).
+async fn pause_before_next(pause: Option<Duration>) {
+    if let Some(p) = pause {
+        tokio::time::sleep(p).await;
     }
+}
+
+/// The error of a call whose attempts ran out; it names an http redirect refused (T-2) and
+/// why an attempt could not connect, if one could not.
+fn gave_up(made: u32, attempts: &Attempts, connect: Option<ConnectError>) -> TransferError {
+    let why = connect.as_ref().map(|c| c as &dyn std::fmt::Display);
     TransferError::GaveUp {
-        attempts,
-        last,
+        attempts: made,
+        last: attempts.gave_up(why),
         connect,
     }
 }

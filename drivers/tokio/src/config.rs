@@ -1,10 +1,11 @@
 //! What a [`crate::Client`] is built from: seeds, credentials, transport and TLS roots.
 
 use nervix_protocol::client::{ClientConfig, LeaderUri};
-use nervix_protocol::endpoint::Endpoint;
 use rustls_pki_types::CertificateDer;
 use std::time::Duration;
 
+use nervix_driver_support::config;
+pub use nervix_driver_support::config::ConfigError;
 pub use nervix_driver_support::resolve::{HostsResolver, Resolve, Resolver};
 
 pub use nervix_driver_support::credentials::{
@@ -41,30 +42,6 @@ pub struct Config {
     pub write_timeout: Duration,
 }
 
-/// Why a configuration cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// A seed is not a server address (T-2).
-    #[error("seed `{seed}` is not a server address: {why}")]
-    Seed {
-        /// The seed as given.
-        seed: String,
-        /// Why.
-        why: String,
-    },
-    /// No seed at all.
-    #[error("no seed endpoint")]
-    NoSeed,
-    /// An https seed and no TLS roots to verify it with.
-    #[error("https seeds need TLS roots")]
-    NoRoots,
-    /// The credentials cannot be presented as given: a user name holding `:` would be sent
-    /// as another identity (T-4).
-    #[error("credentials: {0}")]
-    Credentials(#[from] CredentialsError),
-}
-
 impl Config {
     /// A configuration with these seeds (checked as T-2 server addresses), credentials and
     /// transport, and defaults elsewhere.
@@ -73,21 +50,9 @@ impl Config {
         credentials: Credentials,
         transport: Transport,
     ) -> Result<Self, ConfigError> {
-        let mut parsed = Vec::new();
-        for s in seeds {
-            parsed.push(Endpoint::parse(s).map_err(|e| ConfigError::Seed {
-                seed: (*s).to_string(),
-                why: e.to_string(),
-            })?);
-        }
-        if parsed.is_empty() {
-            return Err(ConfigError::NoSeed);
-        }
+        let parsed = config::parse_seeds(seeds)?;
         credentials.check()?;
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        let mut client = ClientConfig::new(parsed, seed);
+        let mut client = ClientConfig::new(parsed, config::clock_seed());
         if matches!(transport, Transport::WebSocket(_)) {
             client.leader_uri = LeaderUri::WebConsole;
         }
@@ -121,13 +86,10 @@ impl Config {
     }
 
     pub(crate) fn check(&self) -> Result<(), ConfigError> {
-        if self.client.seeds.is_empty() {
-            return Err(ConfigError::NoSeed);
-        }
-        self.credentials.check()?;
-        if self.client.seeds.iter().any(Endpoint::is_https) && self.roots.is_empty() {
-            return Err(ConfigError::NoRoots);
-        }
-        Ok(())
+        config::check(
+            &self.client.seeds,
+            &self.credentials,
+            !self.roots.is_empty(),
+        )
     }
 }

@@ -48,6 +48,7 @@ pub use config::{
     percent_encode, Config, ConfigError, Credentials, CredentialsError, HostsResolver, Resolve,
     Resolver, Transport, WsAuth,
 };
+pub use nervix_driver_support::api::{DriverEvent, Error, RunResult};
 pub use nervix_driver_support::resolve::ConnectError;
 #[doc(hidden)]
 pub use transport::read_grpc_body;
@@ -68,9 +69,7 @@ pub use streams::{ClockFollow, Subscription};
 
 use driver::{Driver, Request, RunSubmitted, Submitted};
 use nervix_driver_support::dataplane::Call;
-use nervix_driver_support::observe::{Hub, Observed, Watch};
-use nervix_protocol::client::{ClientError, SessionId, SettleError, SubmitError};
-use nervix_protocol::endpoint::Endpoint;
+use nervix_driver_support::observe::{Hub, Watch};
 use nervix_protocol::exchange::Unsolicited;
 use nervix_protocol::frame::ServerFrame;
 use nervix_protocol::schema::ClientRequestT;
@@ -81,134 +80,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
-/// Why a call of the application did not get a result.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// The configuration cannot be used.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// TLS could not be set up.
-    #[error("TLS: {0}")]
-    Tls(String),
-    /// The engine refused the call; nothing was sent.
-    #[error(transparent)]
-    Refused(#[from] ClientError),
-    /// The server refused the credentials. The driver does not retry them (T-5); give new
-    /// ones with [`Client::set_credentials`].
-    #[error("the server refused the credentials")]
-    Unauthenticated,
-    /// The server found a frame we sent defective (T-3, T-6); the client sends nothing more.
-    #[error("the server found a frame defective: {0}")]
-    Defect(String),
-    /// No session could be opened in time.
-    #[error("no session could be opened in time")]
-    Unreachable,
-    /// A statement the async API does not carry yet.
-    #[error("not carried by this API yet: {0}")]
-    Unsupported(String),
-    /// The server refused to open a producer or consumer, or it ended before its open was
-    /// answered; the server's words.
-    #[error("the open was refused: {0}")]
-    OpenRefused(String),
-    /// A batch was refused locally; nothing was queued.
-    #[error(transparent)]
-    Submit(#[from] SubmitError),
-    /// A settlement was refused locally; nothing was sent.
-    #[error(transparent)]
-    Settle(#[from] SettleError),
-    /// The driver task has stopped.
-    #[error("the client has stopped")]
-    Stopped,
-}
-
-/// What the driver tells observers (see [`Client::events`]). Bounded in count and bytes for
-/// each observer: what a slow observer does not read in time is dropped for it alone and
-/// reported in its place ([`DriverEvent::EventsLost`]), and nothing else waits for it (C-7).
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum DriverEvent {
-    /// A session opened.
-    SessionOpened {
-        /// The session.
-        session: SessionId,
-        /// Where.
-        endpoint: Endpoint,
-    },
-    /// A session ended, as the engine saw it.
-    SessionLost {
-        /// The session.
-        session: SessionId,
-        /// Why: the transport, the server's ending, a protocol violation, or the client.
-        loss: SessionLoss,
-    },
-    /// A session's transport ended, as the transport saw it.
-    TransportEnded {
-        /// The session.
-        session: SessionId,
-        /// How.
-        end: End,
-    },
-    /// The transaction binding changed.
-    Transaction(Binding),
-    /// An unsolicited frame.
-    Unsolicited(ServerFrame),
-    /// Unsolicited frames were dropped (C-7).
-    UnsolicitedLost(u64),
-    /// This many events were dropped for this observer, which did not read them in time:
-    /// its queue held [`OBSERVER_QUEUE`] events or [`OBSERVER_BYTES`] bytes (C-7).
-    EventsLost(u64),
-    /// This many outcomes of commands nobody waited for were evicted from the store
-    /// [`Client::unclaimed`] reads, by its bounds (C-10); [`Client::unclaimed_lost`] counts
-    /// them all.
-    UnclaimedLost(u64),
-    /// A producer's admission changed (P-6), its session was lost or it was restored or not
-    /// (P-8), or it ended. Outcomes go to each batch's [`PendingBatch`] instead.
-    Producer {
-        /// The producer.
-        producer: ProducerId,
-        /// What happened.
-        event: ProducerEvent,
-    },
-    /// A consumer's session was lost, it was restored or not (EC-5), or it ended.
-    /// Deliveries go to [`Consumer::next_delivery`] instead.
-    Consumer {
-        /// The consumer.
-        consumer: ConsumerId,
-        /// What happened.
-        event: ConsumerEvent,
-    },
-}
-
-impl Observed for DriverEvent {
-    fn weight(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + match self {
-                Self::Unsolicited(f) => f.len(),
-                _ => 0,
-            }
-    }
-
-    fn lost(dropped: u64) -> Self {
-        Self::EventsLost(dropped)
-    }
-}
-
 /// One observer's events (see [`Client::events`]): [`Events::recv`] waits for the next,
 /// [`Events::try_recv`] takes one if queued, [`Events::lost`] counts what was dropped.
 pub type Events = Watch<DriverEvent>;
-
-/// What [`Client::run`] gave.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum RunResult {
-    /// A command's result.
-    Command(CommandResult),
-    /// A request of its own, answered.
-    Read(ReadResult),
-    /// `USE <domain>` selected the domain locally.
-    DomainSelected(String),
-}
 
 /// A command on its way: its execution reference is known at once, and awaiting it gives
 /// its result. Dropping it stops the wait only; the outcome is then kept for
@@ -289,7 +163,7 @@ impl Client {
     /// Starts a client without opening a session; it connects when there is work.
     pub fn start(config: Config) -> Result<Self, Error> {
         config.check()?;
-        let tls = Some(net::Dialer::new(&config).map_err(|e| Error::Tls(e.to_string()))?);
+        let tls = Some(net::dialer(&config).map_err(|e| Error::Tls(e.to_string()))?);
         let (requests, rx) = mpsc::channel(256);
         let notify = Hub::default();
         let unclaimed = driver::Unclaimed::default();

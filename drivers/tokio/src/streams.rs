@@ -6,6 +6,8 @@
 //! unbounded memory. Reading an event tells the driver there is room again.
 
 use futures_util::Stream;
+pub(crate) use nervix_driver_support::clocks::clock_domain;
+use nervix_driver_support::clocks::keep_newest_of_kind;
 use nervix_protocol::client::{ClockEvent, SubscriptionEvent, SubscriptionId};
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -121,21 +123,6 @@ impl Drop for ClockFollow {
     }
 }
 
-/// The domain a clock event is about.
-pub(crate) fn clock_domain(e: &ClockEvent) -> Option<&str> {
-    match e {
-        ClockEvent::Attached { domain, .. }
-        | ClockEvent::AlreadyAttached { domain }
-        | ClockEvent::Changed { domain, .. }
-        | ClockEvent::Ticked { domain, .. }
-        | ClockEvent::Interrupted { domain }
-        | ClockEvent::Refused { domain, .. }
-        | ClockEvent::DetachRefused { domain, .. }
-        | ClockEvent::Ended { domain, .. } => Some(domain),
-        _ => None,
-    }
-}
-
 /// The driver's side of a followed clock: events the channel had no room for, one of each
 /// kind, newest last.
 #[derive(Debug)]
@@ -147,9 +134,7 @@ pub(crate) struct ClockSink {
 impl ClockSink {
     /// Keeps `e`, replacing an unread event of the same kind.
     pub fn keep(&mut self, e: ClockEvent) {
-        let kind = std::mem::discriminant(&e);
-        self.waiting.retain(|w| std::mem::discriminant(w) != kind);
-        self.waiting.push_back(e);
+        keep_newest_of_kind(&mut self.waiting, e);
     }
 
     /// Moves what fits into the channel; true when the last event (`Ended`) went.

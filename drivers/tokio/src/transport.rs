@@ -13,14 +13,17 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::{timeout, Instant};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 /// The gRPC method of a session (T-1).
 pub const EXCHANGE_PATH: &str = "/nervix.session.Session/Exchange";
-/// The WebSocket path of a session (T-3).
-pub const CONSOLE_PATH: &str = "/console/ws";
+use nervix_driver_support::session::{
+    after_failed_write, upgrade_refused, CLOSE_WAIT, CLOSE_WAIT_FRAMES,
+};
+pub use nervix_driver_support::session::{console_url, End, CONSOLE_PATH};
+/// What a session's task tells the driver, and what the driver tells it.
+pub(crate) use nervix_driver_support::session::{Event, Out};
 
 /// gRPC status codes the driver acts on.
 pub(crate) mod status {
@@ -29,44 +32,6 @@ pub(crate) mod status {
     pub const INTERNAL: u32 = 13;
     pub const UNAVAILABLE: u32 = 14;
     pub const UNAUTHENTICATED: u32 = 16;
-}
-
-/// How a session's transport ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum End {
-    /// The server ended it normally (gRPC status OK, close code 1000).
-    Finished,
-    /// The connection failed, was cut, timed out, or ended with a status that judges
-    /// nothing (including close code 1001, T-3a).
-    Transport(String),
-    /// The credentials were refused: gRPC UNAUTHENTICATED or HTTP 401 (T-5). Not retried.
-    Unauthenticated,
-    /// The node could not check the credentials now: gRPC UNAVAILABLE or HTTP 503 (T-5).
-    Unavailable,
-    /// The server ended the call with OUT_OF_RANGE or INTERNAL: it found a frame we sent
-    /// oversized or malformed (T-6). Nothing of the call is sent again.
-    FrameRefused(u32),
-    /// The console closed with 1003, 1007, 1008 or 1009: a defect in what we sent (T-3).
-    Defect(u16),
-    /// The server sent a message above the 4 MiB frame limit; it was refused unread (F-3).
-    OversizedFrame,
-}
-
-/// What a session's task tells the driver.
-#[derive(Debug)]
-pub(crate) enum Event {
-    Connected,
-    Frame(Bytes),
-    Ended(End),
-}
-
-/// What the driver tells a session's task.
-#[derive(Debug)]
-pub(crate) enum Out {
-    Frame(Bytes),
-    /// End cleanly: half-close the call, or send a close frame.
-    Close,
 }
 
 /// Aborts a task when dropped, so a session's helpers never outlive it.
@@ -378,23 +343,9 @@ async fn timeout_at<F: std::future::Future>(
     tokio::time::timeout_at(deadline, f).await
 }
 
-/// How long a console session whose write failed waits for the server's close code (T-3).
-pub(crate) const CLOSE_WAIT: Duration = Duration::from_millis(200);
-
-/// The most frames a console session whose write failed passes on while it waits for the
-/// close code.
-const CLOSE_WAIT_FRAMES: usize = 64;
-
-/// What a console close means: 1000 (or none) a clean end, 1003, 1007, 1008 and 1009 a
-/// defect in what we sent, anything else (1001 included) a transport failure (T-3).
+/// What a console close means (T-3, T-3a).
 fn close_end(frame: Option<tokio_tungstenite::tungstenite::protocol::CloseFrame>) -> End {
-    match frame.map(|f| f.code) {
-        None | Some(CloseCode::Normal) => End::Finished,
-        Some(code) => match u16::from(code) {
-            c @ (1003 | 1007 | 1008 | 1009) => End::Defect(c),
-            c => End::Transport(format!("close code {c}")),
-        },
-    }
+    nervix_driver_support::session::close_end(frame.map(|f| u16::from(f.code)))
 }
 
 /// After a failed write, reads on for at most [`CLOSE_WAIT`]: a close code that judges a
@@ -417,20 +368,12 @@ where
         }
         None
     };
-    let end = match timeout(CLOSE_WAIT, read).await {
-        Ok(Some(end @ End::Defect(_))) => end,
-        _ => failed,
-    };
+    let end = after_failed_write(timeout(CLOSE_WAIT, read).await.ok().flatten(), failed);
     (frames, end)
 }
 
 /// The most frames written to a WebSocket before one flush.
 const WRITE_BURST: usize = 64;
-
-/// The console URL of an endpoint: ws for http, wss for https, path `/console/ws` (T-3).
-pub fn console_url(e: &Endpoint, query_auth: Option<&Credentials>) -> String {
-    nervix_driver_support::credentials::console_url_at(e, CONSOLE_PATH, query_auth)
-}
 
 async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End {
     let opened = timeout_at(d.connect_deadline, async {
@@ -454,11 +397,7 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
             .max_frame_size(Some(FRAME_LIMIT));
         match tokio_tungstenite::client_async_with_config(request, io, Some(config)).await {
             Ok((ws, _)) => Ok(ws),
-            Err(WsError::Http(r)) => Err(match r.status().as_u16() {
-                401 => End::Unauthenticated,
-                503 => End::Unavailable,
-                s => End::Transport(format!("http status {s}")),
-            }),
+            Err(WsError::Http(r)) => Err(upgrade_refused(r.status().as_u16())),
             Err(e) => Err(End::Transport(format!("websocket: {e}"))),
         }
     })
@@ -555,6 +494,7 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
     use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 
     fn closing(code: u16) -> Result<Message, WsError> {
