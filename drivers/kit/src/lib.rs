@@ -39,3 +39,10 @@ pub mod grpc;
 pub mod observe;
 pub mod resolve;
 pub mod unclaimed;
+
+#[cfg(feature = "blocking")]
+pub mod blocking;
+#[cfg(feature = "tokio")]
+pub mod tokio;
+#[cfg(any(feature = "tokio", feature = "blocking"))]
+pub mod ws;
