@@ -9,7 +9,7 @@
 //! new outcome does not fit, settled outcomes (`Completed`, `Failed`) go first, oldest first:
 //! an `Uncertain` outcome carries the only copy of the command `recover` repeats, so one is
 //! evicted only when nothing but uncertain outcomes is kept. Every eviction is counted
-//! ([`Unclaimed::lost`], [`Unclaimed::lost_uncertain`]); nothing goes silently.
+//! (`lost`, [`Unclaimed::lost_uncertain`]); nothing goes silently.
 
 use nervix_protocol::client::{CommandResult, Failure};
 use std::ops::Deref;
