@@ -260,23 +260,25 @@ mod tests {
 
     #[test]
     fn a_target_is_parsed_from_a_url_with_the_schemes_port_when_it_names_none() {
-        assert_eq!(
-            Target::parse("wss://journal.example/feed?x=1"),
-            Ok(Target::new("journal.example", 443, true))
-        );
-        assert_eq!(
-            Target::parse("http://a.b:8080/"),
-            Ok(Target::new("a.b", 8080, false))
-        );
-        assert_eq!(Target::parse("ws://a.b"), Ok(Target::new("a.b", 80, false)));
-        assert_eq!(
-            Target::parse("HTTPS://[::1]:7443/x"),
-            Ok(Target::new("::1", 7443, true))
-        );
-        assert_eq!(
-            Target::parse("https://[fe80::2]"),
-            Ok(Target::new("fe80::2", 443, true))
-        );
+        let good = [
+            (
+                "wss://journal.example/feed?x=1",
+                "journal.example",
+                443,
+                true,
+            ),
+            ("http://a.b:8080/", "a.b", 8080, false),
+            ("ws://a.b", "a.b", 80, false),
+            ("HTTPS://[::1]:7443/x", "::1", 7443, true),
+            ("https://[fe80::2]", "fe80::2", 443, true),
+        ];
+        for (url, host, port, tls) in good {
+            assert_eq!(
+                Target::parse(url),
+                Ok(Target::new(host, port, tls)),
+                "{url}"
+            );
+        }
         assert_eq!(
             Target::parse("ftp://a.b/"),
             Err(TargetError::Scheme("ftp".into()))

@@ -10,7 +10,6 @@ use sansio_kit::dial::{tls_config, Target};
 use sansio_kit::resolve::ConnectError;
 use sansio_kit::ws::{incoming, Handshake, HandshakeError, Incoming, Message, ReadError};
 use std::io::Read;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 fn soon() -> Instant {
@@ -20,9 +19,7 @@ fn soon() -> Instant {
 #[test]
 fn a_blocking_websocket_asks_for_its_path_subprotocol_and_headers_and_reads_text_binary_and_close_codes(
 ) {
-    let (l, port) = listener();
-    let (got_tx, got) = mpsc::channel();
-    let (seen, server) = serve_ws(l, Some("journal.v2"), text_binary_close(4001, got_tx));
+    let (port, seen, got, server) = scripted("journal.v2", 4001);
     let target = Target::new("kit.test", port, false);
     let io = open(&target, &hosts(), None, soon()).unwrap();
     let hs = Handshake::at(&target, "/feed?from=7")

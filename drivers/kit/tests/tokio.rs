@@ -11,7 +11,6 @@ use sansio_kit::grpc::{grpc_message, status_of, MessageReader};
 use sansio_kit::resolve::ConnectError;
 use sansio_kit::tokio::{grpc_request, h2_client, open, open_by, websocket, H2Settings};
 use sansio_kit::ws::{incoming, Handshake, HandshakeError, Incoming, Message, ReadError};
-use std::sync::mpsc;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
@@ -32,9 +31,7 @@ fn soon() -> Instant {
 #[test]
 fn an_async_websocket_asks_for_its_path_subprotocol_and_headers_and_reads_text_binary_and_close_codes(
 ) {
-    let (l, port) = listener();
-    let (got_tx, got) = mpsc::channel();
-    let (seen, server) = serve_ws(l, Some("journal.v1"), text_binary_close(4002, got_tx));
+    let (port, seen, got, server) = scripted("journal.v1", 4002);
     run(async {
         let target = Target::new("kit.test", port, false);
         let io = open_by(soon(), &target, &hosts(), None).await.unwrap();

@@ -165,3 +165,20 @@ pub fn serve_tls(l: TcpListener, config: Arc<rustls::ServerConfig>, n: usize) ->
         }
     })
 }
+
+/// A scripted server on 127.0.0.1 that picks `pick` and runs [`text_binary_close`] with
+/// `code`: its port, what it saw of the upgrade, what the client sent, and its thread.
+pub fn scripted(
+    pick: &'static str,
+    code: u16,
+) -> (
+    u16,
+    mpsc::Receiver<Seen>,
+    mpsc::Receiver<Message>,
+    JoinHandle<()>,
+) {
+    let (l, port) = listener();
+    let (got_tx, got) = mpsc::channel();
+    let (seen, server) = serve_ws(l, Some(pick), text_binary_close(code, got_tx));
+    (port, seen, got, server)
+}
