@@ -50,11 +50,7 @@ fn a_blocking_websocket_asks_for_its_path_subprotocol_and_headers_and_reads_text
 
 #[test]
 fn a_blocking_websocket_refuses_a_message_above_its_limit_unread() {
-    let (l, port) = listener();
-    let (_seen, server) = serve_ws(l, None, |ws| {
-        let _ = ws.send(Message::binary(vec![0; 2048]));
-        let _ = ws.read();
-    });
+    let (port, server) = oversized_sender();
     let target = Target::new("127.0.0.1", port, false);
     let io = open(&target, &hosts(), None, soon()).unwrap();
     let hs = Handshake::at(&target, "/").max_message(1024);

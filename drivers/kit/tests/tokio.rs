@@ -67,11 +67,7 @@ fn an_async_websocket_asks_for_its_path_subprotocol_and_headers_and_reads_text_b
 
 #[test]
 fn an_async_websocket_refuses_a_message_above_its_limit_and_a_refused_upgrade_keeps_its_status() {
-    let (l, port) = listener();
-    let (_seen, server) = serve_ws(l, None, |ws| {
-        let _ = ws.send(Message::binary(vec![0; 2048]));
-        let _ = ws.read();
-    });
+    let (port, server) = oversized_sender();
     let (l2, port2) = listener();
     let refusal = serve_refusal(l2, "503 Service Unavailable");
     run(async {

@@ -182,3 +182,14 @@ pub fn scripted(
     let (seen, server) = serve_ws(l, Some(pick), text_binary_close(code, got_tx));
     (port, seen, got, server)
 }
+
+/// A server on 127.0.0.1 that sends one binary message of 2048 bytes after the upgrade: its
+/// port and its thread.
+pub fn oversized_sender() -> (u16, JoinHandle<()>) {
+    let (l, port) = listener();
+    let (_seen, server) = serve_ws(l, None, |ws| {
+        let _ = ws.send(Message::binary(vec![0; 2048]));
+        let _ = ws.read();
+    });
+    (port, server)
+}
