@@ -10,16 +10,14 @@ use bytes::Bytes;
 use nervix_protocol::client::SessionId;
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::limits::FRAME_LIMIT;
+use sansio_kit::ws::{incoming, timed_out, Handshake, HandshakeError, Incoming, ReadError};
 use std::io;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use tungstenite::client::IntoClientRequest;
-use tungstenite::handshake::HandshakeError;
-use tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tungstenite::{Error as WsError, Message, WebSocket};
 
 use nervix_driver_support::session::{
-    after_failed_write, upgrade_refused, CLOSE_WAIT, CLOSE_WAIT_FRAMES,
+    after_failed_write, close_end, upgrade_refused, CLOSE_WAIT, CLOSE_WAIT_FRAMES,
 };
 pub use nervix_driver_support::session::{console_url, End, CONSOLE_PATH};
 /// What a session's thread tells the driver, and what the driver hands it.
@@ -64,13 +62,6 @@ pub(crate) fn run(d: Dial, out: mpsc::Receiver<Out>) {
     d.tell(Event::Ended(end));
 }
 
-fn timed_out(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-    )
-}
-
 fn connect(d: &Dial) -> Result<WebSocket<Io>, End> {
     handshake(
         &d.endpoint,
@@ -99,38 +90,15 @@ pub(crate) fn handshake(
         path,
         (auth == WsAuth::Query).then_some(credentials),
     );
-    let mut request = url
-        .into_client_request()
-        .map_err(|e| End::Transport(format!("request: {e}")))?;
+    let mut hs = Handshake::new(url).max_message(FRAME_LIMIT);
     if auth == WsAuth::Header {
-        let v = http::HeaderValue::from_str(&credentials.basic())
-            .map_err(|e| End::Transport(format!("request: {e}")))?;
-        request.headers_mut().insert("authorization", v);
+        hs = hs.header("authorization", credentials.basic());
     }
-    let config = WebSocketConfig::default()
-        .max_message_size(Some(FRAME_LIMIT))
-        .max_frame_size(Some(FRAME_LIMIT));
-    let mut attempt = tungstenite::client::client_with_config(request, io, Some(config));
-    loop {
-        match attempt {
-            Ok((ws, _)) => return Ok(ws),
-            Err(HandshakeError::Interrupted(mid)) => {
-                // A read or write timed out at the deadline the socket carries.
-                if Instant::now() >= deadline {
-                    return Err(End::Transport("connection deadline passed".into()));
-                }
-                attempt = mid.handshake();
-            }
-            Err(HandshakeError::Failure(WsError::Http(r))) => {
-                return Err(upgrade_refused(r.status().as_u16()))
-            }
-            Err(HandshakeError::Failure(WsError::Io(e))) if timed_out(&e) => {
-                return Err(End::Transport("connection deadline passed".into()))
-            }
-            Err(HandshakeError::Failure(e)) => {
-                return Err(End::Transport(format!("websocket: {e}")))
-            }
-        }
+    match sansio_kit::blocking::websocket(io, &hs, deadline) {
+        Ok((ws, _)) => Ok(ws),
+        Err(HandshakeError::Refused(status)) => Err(upgrade_refused(status)),
+        Err(HandshakeError::TimedOut) => Err(End::Transport("connection deadline passed".into())),
+        Err(e) => Err(End::Transport(e.to_string())),
     }
 }
 
@@ -148,14 +116,14 @@ enum Step {
 
 /// The meaning of one read of a console session; `closing` once our close frame is out.
 fn step(read: Result<Message, WsError>, closing: bool) -> Step {
-    match read {
-        Ok(Message::Binary(b)) => Step::Frame(b),
-        Ok(Message::Close(frame)) => Step::Ended(close_end(frame)),
-        Ok(Message::Text(_)) => Step::Ended(End::Transport("a text message".into())),
+    match incoming(read) {
+        Ok(Incoming::Binary(b)) => Step::Frame(b),
+        Ok(Incoming::Close(code)) => Step::Ended(close_end(code)),
+        Ok(Incoming::Text(_)) => Step::Ended(End::Transport("a text message".into())),
         Ok(_) => Step::Idle,
-        Err(WsError::Io(e)) if timed_out(&e) => Step::TimedOut,
-        Err(WsError::Capacity(_)) => Step::Ended(End::OversizedFrame),
-        Err(WsError::ConnectionClosed) if closing => Step::Ended(End::Finished),
+        Err(ReadError::TimedOut) => Step::TimedOut,
+        Err(ReadError::TooLarge) => Step::Ended(End::OversizedFrame),
+        Err(ReadError::Closed(_)) if closing => Step::Ended(End::Finished),
         Err(e) => Step::Ended(End::Transport(format!("websocket: {e}"))),
     }
 }
@@ -184,9 +152,7 @@ impl io::Write for Replay<'_> {
 /// comes back. For the fuzz targets, which drive the reader with hostile bytes.
 #[doc(hidden)]
 pub fn read_console(bytes: &[u8], mut frame: impl FnMut(Bytes) -> bool) -> End {
-    let config = WebSocketConfig::default()
-        .max_message_size(Some(FRAME_LIMIT))
-        .max_frame_size(Some(FRAME_LIMIT));
+    let config = Handshake::new("").max_message(FRAME_LIMIT).config();
     let mut ws = WebSocket::from_raw_socket(
         Replay(bytes),
         tungstenite::protocol::Role::Client,
@@ -207,11 +173,6 @@ pub fn read_console(bytes: &[u8], mut frame: impl FnMut(Bytes) -> bool) -> End {
     }
 }
 
-/// What a console close means (T-3, T-3a).
-fn close_end(frame: Option<CloseFrame>) -> End {
-    nervix_driver_support::session::close_end(frame.map(|f| u16::from(f.code)))
-}
-
 /// After a failed write, reads on for at least [`CLOSE_WAIT`] (each read waits at most the
 /// session's poll interval beyond it): a close code that judges a
 /// frame of ours is what ended the session (T-3), whichever of the two was seen first;
@@ -225,18 +186,16 @@ pub(crate) fn close_code_after<S: io::Read + io::Write>(
     let until = Instant::now() + CLOSE_WAIT;
     let mut frames = 0;
     while frames < CLOSE_WAIT_FRAMES && Instant::now() < until {
-        match ws.read() {
-            Ok(Message::Binary(b)) => {
+        match incoming(ws.read()) {
+            Ok(Incoming::Binary(b)) => {
                 frames += 1;
                 if !tell(b) {
                     break;
                 }
             }
-            Ok(Message::Close(frame)) => return after_failed_write(Some(close_end(frame)), failed),
-            Ok(Message::Text(_)) => break,
-            Ok(_) => {}
-            Err(WsError::Io(e)) if timed_out(&e) => {}
-            Err(_) => break,
+            Ok(Incoming::Close(code)) => return after_failed_write(Some(close_end(code)), failed),
+            Ok(Incoming::Control) | Err(ReadError::TimedOut) => {}
+            _ => break,
         }
     }
     failed
@@ -308,7 +267,7 @@ mod tests {
     use super::*;
     use std::net::{TcpListener, TcpStream};
     use tungstenite::protocol::frame::coding::CloseCode;
-    use tungstenite::protocol::Role;
+    use tungstenite::protocol::{CloseFrame, Role};
 
     /// A client WebSocket over a real socket pair on 127.0.0.1, and its server end.
     fn pair() -> (WebSocket<TcpStream>, WebSocket<TcpStream>) {

@@ -15,6 +15,7 @@
 //! redirect to http or any other failure, a pause that grows with each (U-4, A-5, RS-4, T-5).
 
 use nervix_protocol::endpoint::{Endpoint, Endpoints};
+use sansio_kit::backoff::Backoff;
 use std::time::Duration;
 
 /// gRPC status `OUT_OF_RANGE`.
@@ -72,12 +73,9 @@ pub const FIRST_PAUSE: Duration = Duration::from_millis(100);
 pub const LONGEST_PAUSE: Duration = Duration::from_secs(5);
 
 /// The pause after the `failed`-th failed attempt (1 for the first): [`FIRST_PAUSE`],
-/// doubling with each failure, at most [`LONGEST_PAUSE`].
+/// doubling with each failure, at most [`LONGEST_PAUSE`] (`sansio-kit`'s schedule).
 pub fn retry_pause(failed: u32) -> Duration {
-    let doublings = failed.saturating_sub(1).min(16);
-    FIRST_PAUSE
-        .saturating_mul(1 << doublings)
-        .min(LONGEST_PAUSE)
+    Backoff::new(FIRST_PAUSE, LONGEST_PAUSE).pause(failed)
 }
 
 /// How many endpoints learned from redirects a call keeps.

@@ -1,7 +1,6 @@
 //! Credentials and how a driver presents them (T-4), and the console URLs they go into (T-3,
 //! T-3a): one definition for every driver.
 
-use base64::Engine as _;
 use nervix_protocol::endpoint::Endpoint;
 use std::fmt;
 
@@ -81,7 +80,7 @@ impl Credentials {
 
     /// `base64(user:password)` of the UTF-8 text (T-4).
     pub fn token(&self) -> String {
-        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", self.user, self.password))
+        sansio_kit::basic::token(&self.user, &self.password)
     }
 
     /// The `Authorization` header value: `Basic base64(user:password)` (T-4).
@@ -96,18 +95,7 @@ impl Credentials {
     }
 }
 
-/// Percent-encodes every byte but the RFC 3986 unreserved characters.
-pub fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() * 3);
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
+pub use sansio_kit::basic::percent_encode;
 
 /// How a WebSocket connection presents its credentials (T-4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

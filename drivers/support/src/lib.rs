@@ -20,10 +20,10 @@
 //! * [`config`]: the checks every driver's configuration makes (seeds, credentials, TLS
 //!   roots) and [`config::ConfigError`], which says which failed.
 //! * [`dial`]: what opening a connection decides alike in every driver: an endpoint's host
-//!   and port, the resolver, the addresses in the order of the answer, and TLS verified
-//!   against the endpoint's own host name (T-2).
-//! * [`resolve`]: the resolver a driver looks host names up with (the system's by default),
-//!   and why a connection could not be opened.
+//!   and port ([`dial::target`]), and from `sansio-kit` the resolver, the addresses in the
+//!   order of the answer, and TLS verified against the endpoint's own host name (T-2).
+//! * [`resolve`]: `sansio-kit`'s resolver a driver looks host names up with (the system's by
+//!   default), and why a connection could not be opened.
 //! * [`call_end`]: what a separate call's transport ending without an answer means (T-5,
 //!   T-6, T-3): ended, or repeated after a growing pause.
 //! * [`attempts`]: the retry loop of a separate call without its sleeping: where each
@@ -34,15 +34,22 @@
 //!   T-5).
 //! * [`unclaimed`]: the bounded store of command outcomes whose callers stopped waiting
 //!   (C-10), shared by a driver and its pending commands, bounded in count and bytes, with
-//!   what the bounds drop counted.
+//!   what the bounds drop counted: `sansio-kit`'s store with the Nervix weights, uncertain
+//!   outcomes the precious ones.
 //! * [`dataplane`]: producers and emitter consumers between the engine and the
 //!   application's handles, written once for every driver and generic over its channels
 //!   ([`dataplane::Hand`]): outcomes held until read (P-4), submissions waiting for room in
 //!   the order they were made, withdrawn ones never taken (C-10), dropped handles closed.
 //! * [`released`]: batch outcomes the application read or gave up, on their way back to the
 //!   driver, whose credit is held until then (P-4).
-//! * [`observe`]: observer queues bounded in count and bytes; what an observer does not read
-//!   in time is dropped for it alone, counted, and reported in its place.
+//! * [`observe`]: `sansio-kit`'s observer queues bounded in count and bytes; what an
+//!   observer does not read in time is dropped for it alone, counted, and reported in its
+//!   place.
+//!
+//! Everything here that knows no Nervix (name lookups, dialling, TLS, WebSocket and gRPC
+//! transports, back-off, observer queues, the store of unclaimed outcomes) is written once in
+//! `sansio-kit`, which the drivers of other engines share; this crate adds the Nervix
+//! decisions on top and re-exports the moved modules under their old names.
 
 pub mod api;
 pub mod attempts;
@@ -53,7 +60,7 @@ pub mod credentials;
 pub mod dataplane;
 pub mod dial;
 pub mod released;
-pub mod resolve;
+pub use sansio_kit::resolve;
 pub mod session;
 
 use arrow_array::RecordBatch;
@@ -93,7 +100,7 @@ impl From<BatchBuilder> for Submission {
         Self::Built(b)
     }
 }
-pub mod observe;
+pub use sansio_kit::observe;
 pub mod unclaimed;
 
 use bytes::{Bytes, BytesMut};

@@ -9,17 +9,12 @@
 //! new outcome does not fit, settled outcomes (`Completed`, `Failed`) go first, oldest first:
 //! an `Uncertain` outcome carries the only copy of the command `recover` repeats, so one is
 //! evicted only when nothing but uncertain outcomes is kept. Every eviction is counted
-//! ([`Unclaimed::lost`], [`Unclaimed::lost_uncertain`]); nothing goes silently.
+//! (`lost`, [`Unclaimed::lost_uncertain`]); nothing goes silently.
 
 use nervix_protocol::client::{CommandResult, Failure};
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::ops::Deref;
 
-/// The most outcomes kept for callers that stopped waiting.
-pub const UNCLAIMED: usize = 1024;
-
-/// The most bytes (as [`weight`] counts them) kept for callers that stopped waiting.
-pub const UNCLAIMED_BYTES: usize = 16 << 20;
+pub use sansio_kit::unclaimed::{Gate, Keep, UNCLAIMED, UNCLAIMED_BYTES};
 
 /// What keeping `r` costs, in bytes: the frame an outcome came in, or the text a failure or
 /// an uncertain command carries, plus a fixed overhead for the rest.
@@ -40,123 +35,38 @@ pub fn weight(r: &CommandResult) -> usize {
         }
 }
 
-#[derive(Debug, Default)]
-struct Store {
-    kept: VecDeque<(CommandResult, usize)>,
-    bytes: usize,
-    lost: u64,
-    lost_uncertain: u64,
-}
+/// How command outcomes are kept: weighed by [`weight`]; an `Uncertain` outcome is the
+/// precious one, carrying the only copy of the command `recover` repeats.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Commands;
 
-impl Store {
-    /// Evicts one kept outcome, a settled one first (oldest first), else the oldest; false
-    /// when nothing is kept.
-    fn evict(&mut self) -> bool {
-        let at = self
-            .kept
-            .iter()
-            .position(|(r, _)| !matches!(r, CommandResult::Uncertain { .. }))
-            .unwrap_or(0);
-        let Some((r, w)) = self.kept.remove(at) else {
-            return false;
-        };
-        self.bytes -= w;
-        self.lost += 1;
-        if matches!(r, CommandResult::Uncertain { .. }) {
-            self.lost_uncertain += 1;
-        }
-        true
+impl Keep<CommandResult> for Commands {
+    fn weight(r: &CommandResult) -> usize {
+        weight(r)
+    }
+    fn precious(r: &CommandResult) -> bool {
+        matches!(r, CommandResult::Uncertain { .. })
     }
 }
 
 /// Outcomes kept for callers that stopped waiting, bounded to [`UNCLAIMED`] outcomes and
-/// [`UNCLAIMED_BYTES`] bytes; clones share one store.
+/// [`UNCLAIMED_BYTES`] bytes; clones share one store. `sansio-kit`'s store (its `keep`,
+/// `take`, `len`, `bytes`, `lost` through `Deref`) with the Nervix policy [`Commands`].
 #[derive(Debug, Clone, Default)]
-pub struct Unclaimed(Arc<Mutex<Store>>);
+pub struct Unclaimed(sansio_kit::unclaimed::Unclaimed<CommandResult, Commands>);
 
-impl Unclaimed {
-    fn store(&self) -> std::sync::MutexGuard<'_, Store> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Keeps `r`. When it does not fit, kept outcomes are evicted (settled ones before
-    /// uncertain ones, oldest first) and counted until it does.
-    /// An outcome heavier than the whole byte bound is not kept, and is counted as lost
-    /// without evicting anything.
-    pub fn keep(&self, r: CommandResult) {
-        let w = weight(&r);
-        let mut s = self.store();
-        if w > UNCLAIMED_BYTES {
-            s.lost += 1;
-            if matches!(r, CommandResult::Uncertain { .. }) {
-                s.lost_uncertain += 1;
-            }
-            return;
-        }
-        while (s.kept.len() >= UNCLAIMED || s.bytes + w > UNCLAIMED_BYTES) && s.evict() {}
-        s.bytes += w;
-        s.kept.push_back((r, w));
-    }
-
-    /// Hands every kept outcome out, oldest first.
-    pub fn take(&self) -> Vec<CommandResult> {
-        let mut s = self.store();
-        s.bytes = 0;
-        s.kept.drain(..).map(|(r, _)| r).collect()
-    }
-
-    /// How many outcomes are kept now.
-    pub fn len(&self) -> usize {
-        self.store().kept.len()
-    }
-
-    /// Whether nothing is kept now.
-    pub fn is_empty(&self) -> bool {
-        self.store().kept.is_empty()
-    }
-
-    /// The bytes kept now, as [`weight`] counts them.
-    pub fn bytes(&self) -> usize {
-        self.store().bytes
-    }
-
-    /// How many outcomes the bounds evicted since the store was made, uncertain ones
-    /// included.
-    pub fn lost(&self) -> u64 {
-        self.store().lost
-    }
-
-    /// How many of the evicted outcomes were uncertain: their commands can no longer be
-    /// recovered from this store.
-    pub fn lost_uncertain(&self) -> u64 {
-        self.store().lost_uncertain
+impl Deref for Unclaimed {
+    type Target = sansio_kit::unclaimed::Unclaimed<CommandResult, Commands>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
     }
 }
 
-/// Orders the hand-over of one outcome to its waiter against the waiter leaving, for a
-/// channel that cannot be closed from its receiving end: the driver delivers through
-/// [`Gate::deliver`] and the waiter leaves through [`Gate::leave`], under one lock, so an
-/// outcome delivered as the waiter leaves is either read by [`Gate::leave`]'s `take` or
-/// handed back to the driver, never lost between them (C-10).
-#[derive(Debug, Clone, Default)]
-pub struct Gate(Arc<Mutex<bool>>);
-
-impl Gate {
-    /// Hands `r` on with `send`, unless the waiter left: then, or when `send` gives it
-    /// back, `r` comes back.
-    pub fn deliver<T>(&self, r: T, send: impl FnOnce(T) -> Option<T>) -> Option<T> {
-        let left = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if *left {
-            return Some(r);
-        }
-        send(r)
-    }
-
-    /// Marks the waiter gone, and reads with `take` what was delivered before.
-    pub fn leave<T>(&self, take: impl FnOnce() -> Option<T>) -> Option<T> {
-        let mut left = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        *left = true;
-        take()
+impl Unclaimed {
+    /// How many of the evicted outcomes were uncertain: their commands can no longer be
+    /// recovered from this store.
+    pub fn lost_uncertain(&self) -> u64 {
+        self.0.lost_precious()
     }
 }
 

@@ -2,26 +2,35 @@
 //! reports what happens to the driver and writes what the driver gives it.
 
 use crate::config::{Credentials, Transport, WsAuth};
-use crate::net::{open, Dialer, Io};
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use crate::net::{open, Dialer};
+use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use nervix_protocol::client::SessionId;
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::limits::FRAME_LIMIT;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 use tokio::time::{timeout, Instant};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 /// The gRPC method of a session (T-1).
 pub const EXCHANGE_PATH: &str = "/nervix.session.Session/Exchange";
 use nervix_driver_support::session::{
-    after_failed_write, upgrade_refused, CLOSE_WAIT, CLOSE_WAIT_FRAMES,
+    after_failed_write, close_end, upgrade_refused, CLOSE_WAIT, CLOSE_WAIT_FRAMES,
 };
 pub use nervix_driver_support::session::{console_url, End, CONSOLE_PATH};
+/// The `grpc-status` of a header block, if it carries one.
+pub(crate) use sansio_kit::grpc::status_of;
+/// One frame as one gRPC message, and the reader that splits them out of a response body
+/// refusing one above the 4 MiB frame limit before reading it (F-3) and any compressed one
+/// (T-1): `sansio-kit`'s framing, whose default limit is the frame limit.
+pub use sansio_kit::grpc::{grpc_message, MessageError, MessageReader};
+/// Aborts a task when dropped, so a session's helpers never outlive it.
+pub(crate) use sansio_kit::tokio::AbortOnDrop;
+use sansio_kit::tokio::{grpc_request, h2_client, H2Settings};
+use sansio_kit::ws::{incoming, Handshake, HandshakeError, Incoming, ReadError};
+
+const _: () = assert!(sansio_kit::grpc::DEFAULT_LIMIT == FRAME_LIMIT);
 /// What a session's task tells the driver, and what the driver tells it.
 pub(crate) use nervix_driver_support::session::{Event, Out};
 
@@ -32,15 +41,6 @@ pub(crate) mod status {
     pub const INTERNAL: u32 = 13;
     pub const UNAVAILABLE: u32 = 14;
     pub const UNAUTHENTICATED: u32 = 16;
-}
-
-/// Aborts a task when dropped, so a session's helpers never outlive it.
-pub(crate) struct AbortOnDrop(pub JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 /// Everything a session task needs.
@@ -70,14 +70,6 @@ pub(crate) async fn run(d: Dial, out: mpsc::Receiver<Out>) {
     d.tell(Event::Ended(end)).await;
 }
 
-/// The `grpc-status` of a header block, if it carries one.
-pub(crate) fn status_of(headers: &http::HeaderMap) -> Option<u32> {
-    headers
-        .get("grpc-status")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|s| s.parse().ok())
-}
-
 fn end_of_status(code: u32) -> End {
     match code {
         status::OK => End::Finished,
@@ -85,63 +77,6 @@ fn end_of_status(code: u32) -> End {
         status::UNAVAILABLE => End::Unavailable,
         status::OUT_OF_RANGE | status::INTERNAL => End::FrameRefused(code),
         other => End::Transport(format!("grpc-status {other}")),
-    }
-}
-
-/// One frame as one gRPC message: uncompressed, behind the 5-byte length prefix (T-1).
-pub fn grpc_message(frame: &[u8]) -> Bytes {
-    let mut b = BytesMut::with_capacity(frame.len() + 5);
-    b.put_u8(0);
-    b.put_u32(frame.len() as u32);
-    b.put_slice(frame);
-    b.freeze()
-}
-
-/// Splits gRPC messages out of a byte stream, refusing one above the frame limit before
-/// reading it (F-3) and any compressed one.
-#[derive(Debug, Default)]
-pub struct MessageReader {
-    buf: BytesMut,
-}
-
-/// Why a gRPC message stream cannot be read on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MessageError {
-    /// A message declared above the 4 MiB frame limit (F-3).
-    TooLarge(usize),
-    /// A compressed message (T-1 sends and accepts none).
-    Compressed,
-}
-
-impl MessageReader {
-    /// Adds bytes read from the stream.
-    pub fn push(&mut self, chunk: &[u8]) {
-        self.buf.extend_from_slice(chunk);
-    }
-
-    /// The next whole message, if one is buffered.
-    pub fn next_message(&mut self) -> Result<Option<Bytes>, MessageError> {
-        if self.buf.len() < 5 {
-            return Ok(None);
-        }
-        if self.buf[0] != 0 {
-            return Err(MessageError::Compressed);
-        }
-        let len = u32::from_be_bytes([self.buf[1], self.buf[2], self.buf[3], self.buf[4]]) as usize;
-        if len > FRAME_LIMIT {
-            return Err(MessageError::TooLarge(len));
-        }
-        if self.buf.len() < 5 + len {
-            return Ok(None);
-        }
-        self.buf.advance(5);
-        Ok(Some(self.buf.split_to(len).freeze()))
-    }
-
-    /// How many bytes are buffered that make no whole message yet: a stream that ends with
-    /// any ended inside a message, which is a transport failure whatever its status says.
-    pub fn partial(&self) -> usize {
-        self.buf.len()
     }
 }
 
@@ -153,9 +88,7 @@ fn take_messages(reader: &mut MessageReader, out: &mut Vec<Bytes>) -> Result<(),
             Ok(Some(m)) => out.push(m),
             Ok(None) => return Ok(()),
             Err(MessageError::TooLarge(_)) => return Err(End::OversizedFrame),
-            Err(MessageError::Compressed) => {
-                return Err(End::Transport("a compressed message".into()))
-            }
+            Err(_) => return Err(End::Transport("a compressed message".into())),
         }
     }
 }
@@ -210,18 +143,7 @@ async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
         let io = open(&d.endpoint, d.tls.as_ref(), true)
             .await
             .map_err(|e| End::Transport(format!("connect: {e}")))?;
-        let (client, conn) = h2::client::Builder::new()
-            .initial_window_size(1 << 22)
-            .initial_connection_window_size(1 << 23)
-            .max_frame_size(1 << 16)
-            .handshake::<Io, Bytes>(io)
-            .await
-            .map_err(|e| End::Transport(format!("http/2: {e}")))?;
-        let conn = AbortOnDrop(tokio::spawn(async move {
-            let _ = conn.await;
-        }));
-        let mut client = client
-            .ready()
+        let (mut client, conn) = h2_client(io, &H2Settings::default())
             .await
             .map_err(|e| End::Transport(format!("http/2: {e}")))?;
         let scheme = if d.endpoint.is_https() {
@@ -229,15 +151,9 @@ async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
         } else {
             "http"
         };
-        let request = http::Request::post(format!(
-            "{scheme}://{}{EXCHANGE_PATH}",
-            d.endpoint.authority()
-        ))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers")
-        .header("authorization", d.credentials.basic())
-        .body(())
-        .map_err(|e| End::Transport(format!("request: {e}")))?;
+        let url = format!("{scheme}://{}{EXCHANGE_PATH}", d.endpoint.authority());
+        let request = grpc_request(&url, &[("authorization", &d.credentials.basic())])
+            .map_err(|e| End::Transport(format!("request: {e}")))?;
         let (response, send) = client
             .send_request(request, false)
             .map_err(|e| End::Transport(format!("http/2: {e}")))?;
@@ -343,11 +259,6 @@ async fn timeout_at<F: std::future::Future>(
     tokio::time::timeout_at(deadline, f).await
 }
 
-/// What a console close means (T-3, T-3a).
-fn close_end(frame: Option<tokio_tungstenite::tungstenite::protocol::CloseFrame>) -> End {
-    nervix_driver_support::session::close_end(frame.map(|f| u16::from(f.code)))
-}
-
 /// After a failed write, reads on for at most [`CLOSE_WAIT`]: a close code that judges a
 /// frame of ours is what ended the session (T-3), whichever of the two was seen first;
 /// otherwise the write's failure is. Frames read meanwhile (at most [`CLOSE_WAIT_FRAMES`])
@@ -359,11 +270,11 @@ where
     let mut frames = Vec::new();
     let read = async {
         while frames.len() < CLOSE_WAIT_FRAMES {
-            match source.next().await {
-                Some(Ok(Message::Binary(b))) => frames.push(b),
-                Some(Ok(Message::Close(frame))) => return Some(close_end(frame)),
-                Some(Ok(Message::Text(_))) | Some(Err(_)) | None => return None,
-                Some(Ok(_)) => {}
+            match source.next().await.map(incoming) {
+                Some(Ok(Incoming::Binary(b))) => frames.push(b),
+                Some(Ok(Incoming::Close(code))) => return Some(close_end(code)),
+                Some(Ok(Incoming::Control)) => {}
+                _ => return None,
             }
         }
         None
@@ -384,21 +295,14 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
             &d.endpoint,
             (auth == WsAuth::Query).then_some(&d.credentials),
         );
-        let mut request = url
-            .into_client_request()
-            .map_err(|e| End::Transport(format!("request: {e}")))?;
+        let mut hs = Handshake::new(url).max_message(FRAME_LIMIT);
         if auth == WsAuth::Header {
-            let v = http::HeaderValue::from_str(&d.credentials.basic())
-                .map_err(|e| End::Transport(format!("request: {e}")))?;
-            request.headers_mut().insert("authorization", v);
+            hs = hs.header("authorization", d.credentials.basic());
         }
-        let config = WebSocketConfig::default()
-            .max_message_size(Some(FRAME_LIMIT))
-            .max_frame_size(Some(FRAME_LIMIT));
-        match tokio_tungstenite::client_async_with_config(request, io, Some(config)).await {
+        match sansio_kit::tokio::websocket(io, &hs).await {
             Ok((ws, _)) => Ok(ws),
-            Err(WsError::Http(r)) => Err(upgrade_refused(r.status().as_u16())),
-            Err(e) => Err(End::Transport(format!("websocket: {e}"))),
+            Err(HandshakeError::Refused(status)) => Err(upgrade_refused(status)),
+            Err(e) => Err(End::Transport(e.to_string())),
         }
     })
     .await;
@@ -473,16 +377,16 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
                 Err(_) => break End::Finished,
             },
         };
-        match next {
-            Some(Ok(Message::Binary(b))) => {
+        match next.map(incoming) {
+            Some(Ok(Incoming::Binary(b))) => {
                 if !d.tell(Event::Frame(b)).await {
                     break End::Finished;
                 }
             }
-            Some(Ok(Message::Close(frame))) => break close_end(frame),
-            Some(Ok(Message::Text(_))) => break End::Transport("a text message".into()),
+            Some(Ok(Incoming::Close(code))) => break close_end(code),
+            Some(Ok(Incoming::Text(_))) => break End::Transport("a text message".into()),
             Some(Ok(_)) => {}
-            Some(Err(WsError::Capacity(_))) => break End::OversizedFrame,
+            Some(Err(ReadError::TooLarge)) => break End::OversizedFrame,
             Some(Err(e)) => break End::Transport(format!("websocket: {e}")),
             None => break End::Transport("the connection ended".into()),
         }

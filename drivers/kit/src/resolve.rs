@@ -1,10 +1,10 @@
-//! How a driver finds the addresses of a host name (T-2), and why a connection could not be
+//! How a driver finds the addresses of a host name, and why a connection could not be
 //! opened.
 //!
 //! A [`Resolver`] answers a host name and port with socket addresses, in the order a driver
 //! tries them. The default is the system's resolver; a configuration may give its own (a
 //! test's, or one that maps names to addresses), which never changes the name a TLS
-//! certificate is verified against: that is always the endpoint's own host name. A lookup
+//! certificate is verified against: that is always the target's own host name. A lookup
 //! runs on a thread of its own so that a resolver that never answers is cut by the
 //! connection deadline, and a lookup that fails keeps its cause ([`ConnectError::Lookup`]).
 
@@ -121,7 +121,7 @@ impl Resolver {
         let resolver = self.0.clone();
         let name = host.to_string();
         let spawned = std::thread::Builder::new()
-            .name("nervix-dns".into())
+            .name("sansio-dns".into())
             .spawn(move || {
                 let r = match resolver.resolve(&name, port) {
                     Ok(a) if a.is_empty() => Err(ConnectError::NoAddress { host: name }),
@@ -139,7 +139,7 @@ impl Resolver {
     }
 }
 
-/// Why a connection to an endpoint could not be opened.
+/// Why a connection to a target could not be opened.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ConnectError {
@@ -155,7 +155,7 @@ pub enum ConnectError {
         /// The host name.
         host: String,
     },
-    /// The resolver gave no answer within the connection deadline (T-2).
+    /// The resolver gave no answer within the connection deadline.
     LookupTimedOut {
         /// The host name.
         host: String,
@@ -168,12 +168,12 @@ pub enum ConnectError {
     },
     /// No address accepted a connection: the error of the last one tried.
     Connect(io::Error),
-    /// The TLS handshake failed: a certificate not valid for the endpoint's host name among
-    /// its causes (T-2).
+    /// The TLS handshake failed: a certificate not valid for the target's host name among
+    /// its causes.
     Tls(io::Error),
-    /// An https endpoint and no TLS roots.
+    /// A TLS target and no TLS roots to verify it with.
     NoTls,
-    /// The connection deadline passed (T-2).
+    /// The connection deadline passed.
     TimedOut,
 }
 

@@ -1,0 +1,166 @@
+//! The blocking transports on std sockets: a byte stream opened by a deadline over the
+//! resolver's answers in order (TCP, then rustls verified against the target's own host
+//! name), and a WebSocket client handshake bounded by the same deadline.
+
+use crate::dial::{self, AddressOrder, Target};
+use crate::resolve::{ConnectError, Resolver};
+use crate::ws::{self, timed_out, Handshake, HandshakeError};
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+use tungstenite::handshake::HandshakeError as Interrupted;
+
+pub use tungstenite::WebSocket;
+
+/// A plain or TLS byte stream over a blocking socket.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Io {
+    /// A TCP connection.
+    Plain(TcpStream),
+    /// TLS over a TCP connection.
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Io {
+    /// The socket underneath, for its timeouts.
+    pub fn tcp(&self) -> &TcpStream {
+        match self {
+            Io::Plain(s) => s,
+            Io::Tls(s) => &s.sock,
+        }
+    }
+}
+
+impl Read for Io {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Io::Plain(s) => s.read(buf),
+            Io::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Io {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Io::Plain(s) => s.write(buf),
+            Io::Tls(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Io::Plain(s) => s.flush(),
+            Io::Tls(s) => s.flush(),
+        }
+    }
+}
+
+/// What is left until `deadline`; [`ConnectError::TimedOut`] when nothing is.
+pub fn left(deadline: Instant) -> Result<Duration, ConnectError> {
+    match deadline.checked_duration_since(Instant::now()) {
+        Some(d) if !d.is_zero() => Ok(d),
+        _ => Err(ConnectError::TimedOut),
+    }
+}
+
+/// Looks `host:port` up with `resolver` on a thread of its own, so the wait ends at the
+/// deadline even when the resolver does not.
+pub fn lookup(
+    resolver: &Resolver,
+    host: &str,
+    port: u16,
+    deadline: Instant,
+) -> Result<Vec<SocketAddr>, ConnectError> {
+    let (tx, rx) = mpsc::channel();
+    resolver.lookup(host, port, move |a| {
+        let _ = tx.send(a);
+    });
+    match rx.recv_timeout(left(deadline)?) {
+        Ok(r) => r,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(ConnectError::LookupTimedOut {
+            host: host.to_string(),
+        }),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(dial::lookup_not_run(host)),
+    }
+}
+
+/// Opens a byte stream to `target` by `deadline`: its host is looked up with `resolver`,
+/// every address is tried in the order of the answer, each within what is left of the
+/// deadline, and a TLS target gets TLS with `tls` (refused with [`ConnectError::NoTls`]
+/// without), verified against the target's own host name, whatever address it resolved to.
+/// The socket's read and write timeouts are set to what is left, so the handshakes that
+/// follow are bounded too.
+pub fn open(
+    target: &Target,
+    resolver: &Resolver,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    deadline: Instant,
+) -> Result<Io, ConnectError> {
+    let host = &target.host;
+    let mut addrs = AddressOrder::new(lookup(resolver, host, target.port, deadline)?);
+    let tcp = loop {
+        let Some(a) = addrs.next_address() else {
+            return Err(addrs.exhausted(host));
+        };
+        match TcpStream::connect_timeout(&a, left(deadline)?) {
+            Ok(s) => break s,
+            Err(err) => addrs.failed(err),
+        }
+    };
+    let set = |tcp: &TcpStream| -> Result<(), ConnectError> {
+        tcp.set_nodelay(true).map_err(ConnectError::Connect)?;
+        tcp.set_read_timeout(Some(left(deadline)?))
+            .map_err(ConnectError::Connect)?;
+        tcp.set_write_timeout(Some(left(deadline)?))
+            .map_err(ConnectError::Connect)
+    };
+    set(&tcp)?;
+    if !target.tls {
+        return Ok(Io::Plain(tcp));
+    }
+    let tls = tls.ok_or(ConnectError::NoTls)?;
+    let name = dial::server_name(host.clone())?;
+    let conn = rustls::ClientConnection::new(tls, name)
+        .map_err(|e| ConnectError::Tls(io::Error::other(e)))?;
+    let mut s = rustls::StreamOwned::new(conn, tcp);
+    // The handshake now, so a refused certificate ends the attempt here.
+    while s.conn.is_handshaking() {
+        left(deadline)?;
+        s.conn.complete_io(&mut s.sock).map_err(|e| {
+            if timed_out(&e) {
+                ConnectError::TimedOut
+            } else {
+                ConnectError::Tls(e)
+            }
+        })?;
+    }
+    Ok(Io::Tls(Box::new(s)))
+}
+
+/// The WebSocket client handshake `hs` over `io` by `deadline` (the stream's own read and
+/// write timeouts bound each step, see [`open`]): the upgrade with its subprotocols and
+/// headers, messages limited either way. The connection and the subprotocol the server
+/// picked come back.
+pub fn websocket<S: Read + Write>(
+    io: S,
+    hs: &Handshake,
+    deadline: Instant,
+) -> Result<(WebSocket<S>, Option<String>), HandshakeError> {
+    let request = hs.request()?;
+    let mut attempt = tungstenite::client::client_with_config(request, io, Some(hs.config()));
+    loop {
+        match attempt {
+            Ok((ws, response)) => return Ok((ws, ws::chosen(&response))),
+            Err(Interrupted::Interrupted(mid)) => {
+                // A read or write timed out at the deadline the socket carries.
+                if Instant::now() >= deadline {
+                    return Err(HandshakeError::TimedOut);
+                }
+                attempt = mid.handshake();
+            }
+            Err(Interrupted::Failure(e)) => return Err(HandshakeError::of(e)),
+        }
+    }
+}
