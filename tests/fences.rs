@@ -2,9 +2,9 @@
 //! workspace and on none of the crates only the other engines need (JSON, MessagePack, the
 //! journal's checksums), and no engine depends on a driver's runtime.
 //!
-//! Each check reads `cargo tree` of one package (normal dependencies only: what a user of
-//! the package compiles, not what its tests or benchmarks use) and names every crate that
-//! crossed a fence.
+//! Each check reads `cargo tree` of one package with every feature on (normal dependencies
+//! only: what a user of the package compiles, not what its tests or benchmarks use) and names
+//! every crate that crossed a fence.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -40,6 +40,7 @@ fn normal_deps(package: &str) -> BTreeSet<String> {
         .args([
             "tree",
             "--offline",
+            "--all-features",
             "-e",
             "normal",
             "--prefix",

@@ -29,9 +29,21 @@
 //! | [`scenario`] | the simulation's draw of operations, the invariants checked event by event, and the plan and record of runs over real transports |
 //! | [`sim`] | [`Simulation`]: client, cluster and network from one seed, and the checks run on it |
 //! | [`transfers`] | the separate calls' machines driven against a `SimCluster` |
+//! | `cluster::ingestors` | producers: opening, batches and their credit, interruption and restoration |
+//! | `cluster::emitters` | emitter consumers: deliveries, gaps, settlements and their credit |
 //!
-//! Producers (ingestors) and consumers (emitters) will each get a capability module of the
-//! cluster when they are served.
+//! ## Where this crate sits
+//!
+//! The workspace keeps one sans-IO engine per system under `protocol/` and everything that
+//! touches sockets, files and time under `drivers/`. `nervix-protocol` is the Nervix engine;
+//! `sansio-kit` holds what every engine's driver needs and knows no engine (name lookup,
+//! dialling with a deadline, rustls, WebSocket and gRPC framing, back-off, bounded queues);
+//! `nervix-driver-support` is the Nervix driver core both Nervix drivers share, with no
+//! runtime; `nervix-tokio` and `nervix-blocking` add only a runtime, sockets and a way to wait.
+//! A user of one engine compiles that engine, its drivers and `sansio-kit`, nothing of another
+//! engine (the conformance crate's fence tests hold this). `nervix-harness` and
+//! `nervix-loopback` are the test drivers: a seeded simulation and the same cluster served
+//! over real sockets on 127.0.0.1.
 
 pub mod cluster;
 pub mod scenario;

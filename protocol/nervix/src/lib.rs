@@ -35,6 +35,19 @@
 //! * [`choices`]: structured choice lookups with typed dependencies.
 //! * [`command`], [`transaction`], [`endpoint`], [`time`], [`rng`]: execution references, the
 //!   transaction binding, server addresses, time as an input and the seeded generator.
+//!
+//! ## Where this crate sits
+//!
+//! The workspace keeps one sans-IO engine per system under `protocol/` and everything that
+//! touches sockets, files and time under `drivers/`. `nervix-protocol` is the Nervix engine;
+//! `sansio-kit` holds what every engine's driver needs and knows no engine (name lookup,
+//! dialling with a deadline, rustls, WebSocket and gRPC framing, back-off, bounded queues);
+//! `nervix-driver-support` is the Nervix driver core both Nervix drivers share, with no
+//! runtime; `nervix-tokio` and `nervix-blocking` add only a runtime, sockets and a way to wait.
+//! A user of one engine compiles that engine, its drivers and `sansio-kit`, nothing of another
+//! engine (the conformance crate's fence tests hold this). `nervix-harness` and
+//! `nervix-loopback` are the test drivers: a seeded simulation and the same cluster served
+//! over real sockets on 127.0.0.1.
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 extern crate alloc;
