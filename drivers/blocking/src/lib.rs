@@ -248,8 +248,8 @@ impl Client {
     fn pending(&self, s: Submitted) -> PendingCommand {
         PendingCommand {
             reference: s.reference,
-            result: s.result,
-            gate: s.gate,
+            result: s.result.0,
+            gate: s.result.1,
             bound: self.config.call_bound(None),
             unclaimed: s.unclaimed,
         }
@@ -438,7 +438,10 @@ impl Client {
 
     /// Replaces the credentials; after a refusal the client connects again with these (T-5).
     pub fn set_credentials(&self, credentials: Credentials) -> Result<(), Error> {
-        self.call(|reply| Request::SetCredentials(credentials, reply))
+        self.call(|reply| Request::SetCredentials {
+            credentials,
+            reply: Some(reply),
+        })
     }
 
     /// What the driver reports from now on.

@@ -6,8 +6,7 @@
 
 use crate::driver::Inbox;
 use crate::Error;
-pub(crate) use nervix_driver_support::clocks::clock_domain;
-use nervix_driver_support::clocks::keep_newest_of_kind;
+use nervix_driver_support::driver_core::{Given, StreamSink};
 use nervix_protocol::client::{ClockEvent, SubscriptionEvent, SubscriptionId};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -152,30 +151,42 @@ impl<T> Sink<T> {
     /// Hands over waiting events while the queue has room; false when some are left.
     pub fn flush(&mut self) -> bool {
         while let Some(e) = self.waiting.pop_front() {
-            match self.tx.try_send(e) {
-                Ok(()) => {}
-                Err(mpsc::TrySendError::Full(e)) => {
+            match self.give(e) {
+                Given::Taken => {}
+                Given::Full(e) => {
                     self.waiting.push_front(e);
-                    self.flags.blocked.store(true, Ordering::Release);
-                    // The reader may have made room in between.
-                    if let Some(e) = self.waiting.pop_front() {
-                        match self.tx.try_send(e) {
-                            Ok(()) => continue,
-                            Err(mpsc::TrySendError::Full(e))
-                            | Err(mpsc::TrySendError::Disconnected(e)) => {
-                                self.waiting.push_front(e)
-                            }
-                        }
-                    }
                     return false;
                 }
-                Err(mpsc::TrySendError::Disconnected(_)) => {
+                Given::Gone => {
                     self.waiting.clear();
                     return true;
                 }
             }
         }
         true
+    }
+}
+
+impl<T> StreamSink<T> for Sink<T> {
+    fn dropped(&self) -> bool {
+        Sink::dropped(self)
+    }
+
+    fn give(&mut self, event: T) -> Given<T> {
+        match self.tx.try_send(event) {
+            Ok(()) => Given::Taken,
+            Err(mpsc::TrySendError::Full(e)) => {
+                self.flags.blocked.store(true, Ordering::Release);
+                // The reader may have made room in between.
+                match self.tx.try_send(e) {
+                    Ok(()) => Given::Taken,
+                    Err(mpsc::TrySendError::Full(e) | mpsc::TrySendError::Disconnected(e)) => {
+                        Given::Full(e)
+                    }
+                }
+            }
+            Err(mpsc::TrySendError::Disconnected(_)) => Given::Gone,
+        }
     }
 }
 
@@ -210,11 +221,6 @@ pub(crate) fn clock(
 ) -> (Sink<ClockEvent>, ClockFollow) {
     let (sink, reader) = pair(inbox, STREAM_QUEUE);
     (sink, ClockFollow { domain, reader })
-}
-
-/// Keeps a clock event, replacing an unread event of the same kind (K-3).
-pub(crate) fn keep_clock(sink: &mut Sink<ClockEvent>, e: ClockEvent) {
-    keep_newest_of_kind(&mut sink.waiting, e);
 }
 
 #[cfg(test)]

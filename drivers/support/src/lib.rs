@@ -36,6 +36,11 @@
 //!   (C-10), shared by a driver and its pending commands, bounded in count and bytes, with
 //!   what the bounds drop counted: `sansio-kit`'s store with the Nervix weights, uncertain
 //!   outcomes the precious ones.
+//! * [`driver_core`]: the driver core both drivers run their loop around ([`driver_core::Core`]):
+//!   the application's calls, the commands and reads in flight, the sessions' events and the
+//!   frames their transports have no room for yet, parking after a refusal (T-5, T-6, T-3),
+//!   subscription and clock streams, and the unclaimed outcomes (C-10); generic over how a
+//!   driver hands results back, starts sessions and feeds streams ([`driver_core::Seam`]).
 //! * [`dataplane`]: producers and emitter consumers between the engine and the
 //!   application's handles, written once for every driver and generic over its channels
 //!   ([`dataplane::Hand`]): outcomes held until read (P-4), submissions waiting for room in
@@ -59,6 +64,7 @@ pub mod config;
 pub mod credentials;
 pub mod dataplane;
 pub mod dial;
+pub mod driver_core;
 pub mod released;
 pub use sansio_kit::resolve;
 pub mod session;

@@ -253,12 +253,7 @@ impl Client {
 
     /// The transaction binding.
     pub async fn binding(&self) -> Result<Binding, Error> {
-        let (tx, rx) = oneshot::channel();
-        self.requests
-            .send(Request::Binding(tx))
-            .await
-            .map_err(|_| Error::Stopped)?;
-        rx.await.map_err(|_| Error::Stopped)
+        self.call(Request::Binding).await
     }
 
     /// Begins a transaction in the selected domain and returns its helper, or the
@@ -275,12 +270,7 @@ impl Client {
     /// Outcomes of commands whose callers stopped waiting, oldest first; each is handed out
     /// once.
     pub async fn unclaimed(&self) -> Result<Vec<CommandResult>, Error> {
-        let (tx, rx) = oneshot::channel();
-        self.requests
-            .send(Request::Unclaimed(tx))
-            .await
-            .map_err(|_| Error::Stopped)?;
-        rx.await.map_err(|_| Error::Stopped)
+        self.call(Request::Unclaimed).await
     }
 
     /// How many outcomes of commands nobody waited for the bounds of [`Client::unclaimed`]'s
@@ -366,7 +356,10 @@ impl Client {
     /// Replaces the credentials; after a refusal the client connects again with these (T-5).
     pub async fn set_credentials(&self, credentials: Credentials) -> Result<(), Error> {
         self.requests
-            .send(Request::SetCredentials(credentials))
+            .send(Request::SetCredentials {
+                credentials,
+                reply: None,
+            })
             .await
             .map_err(|_| Error::Stopped)
     }
@@ -383,12 +376,7 @@ impl Client {
     /// reverts a held transaction; otherwise the transaction stays open for a later
     /// attach until its idle timeout.
     pub async fn close(self, revert: bool) -> Result<(), Error> {
-        let (done, rx) = oneshot::channel();
-        self.requests
-            .send(Request::Close { revert, done })
-            .await
-            .map_err(|_| Error::Stopped)?;
-        rx.await.map_err(|_| Error::Stopped)
+        self.call(|done| Request::Close { revert, done }).await
     }
 }
 
