@@ -36,8 +36,12 @@ impl Hand for Answers {
     type ProducerSide = ();
     type ConsumerSide = ();
 
-    fn producer(&self) {}
-    fn consumer(&self) {}
+    fn producer(&self) -> ((), ()) {
+        ((), ())
+    }
+    fn consumer(&self) -> ((), ()) {
+        ((), ())
+    }
     fn once<T>() -> (mpsc::SyncSender<T>, mpsc::Receiver<T>) {
         mpsc::sync_channel(1)
     }
@@ -94,13 +98,13 @@ impl<T> StreamSink<T> for Stream<T> {
 }
 
 /// The fake driver: the sessions it was asked to start, each with the room it gets.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Fake {
-    started: RefCell<Vec<(Connect, Rc<Wire>)>>,
-    room: Cell<usize>,
+    started: Rc<RefCell<Vec<(Connect, Rc<Wire>)>>>,
+    room: Rc<Cell<usize>>,
 }
 
-impl Seam for Rc<Fake> {
+impl Seam for Fake {
     type Hand = Answers;
     type Result = Rc<Waiter>;
     type Waiting = Rc<Waiter>;
@@ -141,7 +145,10 @@ impl Seam for Rc<Fake> {
     fn subscription(
         &self,
         _: SubscriptionId,
-    ) -> (Stream<SubscriptionEvent>, Rc<RefCell<Vec<SubscriptionEvent>>>) {
+    ) -> (
+        Stream<SubscriptionEvent>,
+        Rc<RefCell<Vec<SubscriptionEvent>>>,
+    ) {
         let handed = Rc::new(RefCell::new(Vec::new()));
         (
             Stream {
@@ -162,20 +169,20 @@ impl Seam for Rc<Fake> {
 }
 
 struct Rig {
-    core: Core<Rc<Fake>>,
-    fake: Rc<Fake>,
+    core: Core<Fake>,
+    fake: Fake,
     hub: Hub<DriverEvent>,
     unclaimed: Unclaimed,
 }
 
 fn credentials(user: &str) -> Credentials {
-    Credentials::new(user, "secret").unwrap()
+    Credentials::new(user, "secret")
 }
 
 impl Rig {
     /// A core whose sessions' transports take `room` frames each.
     fn new(room: usize) -> Self {
-        let fake = Rc::new(Fake::default());
+        let fake = Fake::default();
         fake.room.set(room);
         let seed = Endpoint::parse("https://seed-1:7443/").unwrap();
         let hub = Hub::default();
@@ -197,14 +204,17 @@ impl Rig {
     }
 
     /// Hands `make`'s request to the core, drains it, and gives the answer.
-    fn ask<T>(&mut self, make: impl FnOnce(mpsc::SyncSender<Result<T, Error>>) -> Request<Rc<Fake>>) -> Result<T, Error> {
+    fn ask<T>(
+        &mut self,
+        make: impl FnOnce(mpsc::SyncSender<Result<T, Error>>) -> Request<Fake>,
+    ) -> Result<T, Error> {
         let (tx, rx) = mpsc::sync_channel(1);
         assert!(self.core.request(make(tx)).is_none());
         self.core.drain();
         rx.try_recv().expect("the core answers at once")
     }
 
-    fn execute(&mut self, query: &str) -> Result<Accepted<Rc<Fake>>, Error> {
+    fn execute(&mut self, query: &str) -> Result<Accepted<Fake>, Error> {
         let query = query.to_string();
         self.ask(|reply| Request::Execute { query, reply })
     }
@@ -255,7 +265,10 @@ fn frames_wait_for_room_in_order() {
         panic!("a frame went, not a close")
     };
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    assert!(text(zero).contains(&first.reference), "the first command went first");
+    assert!(
+        text(zero).contains(&first.reference),
+        "the first command went first"
+    );
     assert!(text(&one).contains(&second.reference));
     assert!(rig.core.blocked().is_none(), "nothing else waits");
 
@@ -285,7 +298,10 @@ fn t_5_refused_credentials_park_the_client_until_new_ones_are_given() {
         })
         .unwrap();
     let (sid, wire) = rig.connected();
-    assert!(!wire.taken.borrow().is_empty(), "the command and the read went");
+    assert!(
+        !wire.taken.borrow().is_empty(),
+        "the command and the read went"
+    );
     rig.core.event(sid, Event::Ended(End::Unauthenticated));
     rig.core.drain();
 
@@ -295,7 +311,10 @@ fn t_5_refused_credentials_park_the_client_until_new_ones_are_given() {
         "a sent command ends uncertain: {got:?}"
     );
     assert!(matches!(read.try_recv(), Ok(Err(Error::Unauthenticated))));
-    assert!(matches!(rig.execute("INSERT 2;"), Err(Error::Unauthenticated)));
+    assert!(matches!(
+        rig.execute("INSERT 2;"),
+        Err(Error::Unauthenticated)
+    ));
     let statement = "CREATE SUBSCRIPTION live AS SELECT * FROM orders".to_string();
     let subscribed = rig.ask(|reply| Request::Subscribe {
         domain: None,
@@ -303,8 +322,15 @@ fn t_5_refused_credentials_park_the_client_until_new_ones_are_given() {
         reply,
     });
     assert!(matches!(subscribed, Err(Error::Unauthenticated)));
-    let ended = std::iter::from_fn(|| events.try_recv().ok())
-        .any(|e| matches!(e, DriverEvent::TransportEnded { end: End::Unauthenticated, .. }));
+    let ended = std::iter::from_fn(|| events.try_recv().ok()).any(|e| {
+        matches!(
+            e,
+            DriverEvent::TransportEnded {
+                end: End::Unauthenticated,
+                ..
+            }
+        )
+    });
     assert!(ended, "observers hear how the transport ended");
 
     // Parked: no session is started, however long the engine tries.
@@ -324,6 +350,16 @@ fn t_5_refused_credentials_park_the_client_until_new_ones_are_given() {
     .unwrap();
     let later = rig.execute("INSERT 3;").unwrap();
     assert!(!later.reference.is_empty());
+    // The engine connects again once its back-off passed.
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while rig.fake.started.borrow().len() == started {
+        assert!(std::time::Instant::now() < give_up, "no new session");
+        if let Some(at) = rig.core.deadline() {
+            std::thread::sleep(at.saturating_duration_since(std::time::Instant::now()));
+        }
+        rig.core.timeout();
+        rig.core.drain();
+    }
     let started = rig.fake.started.borrow();
     let (to, _) = started.last().unwrap();
     assert_eq!(to.credentials, credentials("bob"));
@@ -380,7 +416,7 @@ fn run_routes_each_statement_the_way_it_travels() {
     assert!(matches!(command, RunSubmitted::Command(a) if !a.reference.is_empty()));
     let query = "USE d2;".to_string();
     let selected = rig.ask(|reply| Request::Run { query, reply });
-    assert!(matches!(selected, Ok(RunSubmitted::Selected(d)) if d == "d2"), "{:?}", selected.err());
+    assert!(matches!(&selected, Ok(RunSubmitted::Selected(d)) if d == "d2"));
     let query = "CREATE SUBSCRIPTION live AS SELECT * FROM orders".to_string();
     let refused = rig.ask(|reply| Request::Run { query, reply });
     assert!(matches!(refused, Err(Error::Unsupported(_))));
