@@ -98,9 +98,12 @@ impl<T> StreamSink<T> for Stream<T> {
 }
 
 /// The fake driver: the sessions it was asked to start, each with the room it gets.
+/// The sessions started, in order: where each went, and its transport.
+type Started = Rc<RefCell<Vec<(Connect, Rc<Wire>)>>>;
+
 #[derive(Clone, Default)]
 struct Fake {
-    started: Rc<RefCell<Vec<(Connect, Rc<Wire>)>>>,
+    started: Started,
     room: Rc<Cell<usize>>,
 }
 
