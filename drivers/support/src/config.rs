@@ -87,8 +87,8 @@ pub use rustls_pki_types::CertificateDer;
 
 /// The builder methods and the check every driver's `Config` has alike, written once for a
 /// configuration type with the fields `client` (the engine's [`ClientConfig`]),
-/// `credentials`, `roots` (of [`CertificateDer`]) and `resolver`
-/// ([`Resolver`](crate::resolve::Resolver)).
+/// `credentials`, `roots` (of [`CertificateDer`]), `resolver`
+/// ([`Resolver`](crate::resolve::Resolver)) and `write_timeout`.
 #[macro_export]
 macro_rules! config_builders {
     ($config:ty) => {
@@ -115,6 +115,20 @@ macro_rules! config_builders {
                 self.client.call_timeout = call;
                 self.client.connect_timeout = connect;
                 self
+            }
+
+            /// Where and how the separate calls of this configuration are made, once it is
+            /// checked; `None` when it names no seed.
+            #[allow(dead_code)]
+            pub(crate) fn call_setup(
+                &self,
+            ) -> Result<Option<$crate::transfer::CallSetup>, $crate::config::ConfigError> {
+                self.check()?;
+                Ok($crate::transfer::CallSetup::new(
+                    &self.client,
+                    &self.credentials,
+                    self.write_timeout,
+                ))
             }
 
             /// Whether the configuration can be used (see [`check`]).

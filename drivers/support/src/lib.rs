@@ -29,6 +29,10 @@
 //! * [`attempts`]: the retry loop of a separate call without its sleeping: where each
 //!   attempt goes, what its end means, the pause before the next, and what a call that ran
 //!   out of attempts reports; the deadlines of its waits (T-2, T-8, U-4, A-5, RS-4).
+//! * [`transfer`]: the separate calls' error written once for both drivers
+//!   ([`transfer_error!`]), where they go ([`transfer::CallSetup`]), and their retry loop as a
+//!   plan a driver asks what comes next ([`transfer::CallPlan`]): an attempt, a pause, or the
+//!   end (U-4, A-5, RS-4, T-2, T-5, T-6).
 //! * [`session`]: what a session's transport and its driver say to each other ([`session::End`],
 //!   [`session::Event`], [`session::Out`]) and what a console's closes and refusals mean (T-3,
 //!   T-5).
@@ -68,6 +72,7 @@ pub mod driver_core;
 pub mod released;
 pub use sansio_kit::resolve;
 pub mod session;
+pub mod transfer;
 
 use arrow_array::RecordBatch;
 use nervix_protocol::arrow::{BatchBuilder, BatchError};
