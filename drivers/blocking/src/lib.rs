@@ -495,8 +495,7 @@ impl Transaction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nervix_protocol::client::Failure;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use nervix_driver_support::unclaimed::race_hand_over;
 
     /// A result sent at the moment its wait is dropped is read by the wait or comes back to
     /// the driver, which keeps it: never lost between the two (C-10). The two race on two
@@ -505,42 +504,21 @@ mod tests {
     fn c_10_an_outcome_sent_as_its_wait_is_dropped_is_never_lost() {
         const ROUNDS: usize = 200_000;
         let unclaimed = driver::Unclaimed::default();
-        let go = Arc::new(AtomicUsize::new(0));
-        type Handed = (mpsc::SyncSender<CommandResult>, driver::Gate);
-        let (senders_tx, senders) = mpsc::channel::<Handed>();
-        let sender = {
-            let (unclaimed, go) = (unclaimed.clone(), go.clone());
-            std::thread::spawn(move || {
-                for (round, (tx, gate)) in senders.iter().enumerate() {
-                    while go.load(Ordering::Acquire) <= round {
-                        std::hint::spin_loop();
-                    }
-                    let r = CommandResult::Failed(Failure::NotSent);
-                    if let Some(r) = driver::deliver(&tx, &gate, r) {
-                        unclaimed.keep(r);
-                    }
-                }
-            })
-        };
-        for round in 0..ROUNDS {
-            let (tx, rx) = mpsc::sync_channel(1);
+        let pair = || {
+            let (tx, result) = mpsc::sync_channel(1);
             let gate = driver::Gate::default();
-            let p = PendingCommand {
+            let wait = PendingCommand {
                 reference: String::new(),
-                result: rx,
+                result,
                 gate: gate.clone(),
                 bound: Duration::ZERO,
                 unclaimed: unclaimed.clone(),
             };
-            senders_tx.send((tx, gate)).unwrap();
-            go.store(round + 1, Ordering::Release);
-            for _ in 0..(round % 512) {
-                std::hint::spin_loop();
-            }
-            drop(p);
-        }
-        drop(senders_tx);
-        sender.join().unwrap();
+            ((tx, gate), wait)
+        };
+        type Handed = (mpsc::SyncSender<CommandResult>, driver::Gate);
+        let hand_over = |(tx, gate): Handed, r| driver::deliver(&tx, &gate, r);
+        race_hand_over(ROUNDS, &unclaimed, pair, hand_over);
         assert_eq!(unclaimed.lost() as usize + unclaimed.len(), ROUNDS);
     }
 }

@@ -416,9 +416,7 @@ pub fn unsolicited_frame(u: &Unsolicited) -> Option<&ServerFrame> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nervix_protocol::client::Failure;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
+    use nervix_driver_support::unclaimed::race_hand_over;
 
     /// A result sent at the moment its wait is dropped is read by the wait or comes back to
     /// the sender, which keeps it: never lost between the two (C-10). The two race on two
@@ -427,38 +425,19 @@ mod tests {
     fn c_10_an_outcome_sent_as_its_wait_is_dropped_is_never_lost() {
         const ROUNDS: usize = 100_000;
         let unclaimed = driver::Unclaimed::default();
-        let go = Arc::new(AtomicUsize::new(0));
-        let (senders_tx, senders) = std::sync::mpsc::channel::<oneshot::Sender<CommandResult>>();
-        let sender = {
-            let (unclaimed, go) = (unclaimed.clone(), go.clone());
-            std::thread::spawn(move || {
-                for (round, tx) in senders.iter().enumerate() {
-                    while go.load(Ordering::Acquire) <= round {
-                        std::hint::spin_loop();
-                    }
-                    // The driver keeps what its waiter no longer takes.
-                    if let Err(r) = tx.send(CommandResult::Failed(Failure::NotSent)) {
-                        unclaimed.keep(r);
-                    }
-                }
-            })
-        };
-        for round in 0..ROUNDS {
-            let (tx, rx) = oneshot::channel();
-            let p = PendingCommand {
-                reference: String::new(),
-                result: rx,
-                unclaimed: unclaimed.clone(),
+        let pair = || {
+            let (tx, result) = oneshot::channel();
+            let unclaimed = unclaimed.clone();
+            let reference = String::new();
+            let wait = PendingCommand {
+                reference,
+                result,
+                unclaimed,
             };
-            senders_tx.send(tx).unwrap();
-            go.store(round + 1, Ordering::Release);
-            for _ in 0..(round % 512) {
-                std::hint::spin_loop();
-            }
-            drop(p);
-        }
-        drop(senders_tx);
-        sender.join().unwrap();
+            (tx, wait)
+        };
+        let hand_over = |tx: oneshot::Sender<CommandResult>, r| tx.send(r).err();
+        race_hand_over(ROUNDS, &unclaimed, pair, hand_over);
         assert_eq!(
             unclaimed.len(),
             ROUNDS.min(nervix_driver_support::unclaimed::UNCLAIMED)
