@@ -68,7 +68,7 @@ impl Seam for Threads {
     type Sink<T> = Sink<T>;
     const ENDS_OF_DROPPED_SESSIONS: bool = false;
 
-    fn command(&self) -> (Self::Waiting, Self::Result) {
+    fn command() -> (Self::Waiting, Self::Result) {
         let (tx, rx) = mpsc::sync_channel(1);
         let gate = Gate::default();
         ((tx, gate.clone()), (rx, gate))

@@ -108,6 +108,18 @@ impl Drop for PendingCommand {
 }
 
 impl PendingCommand {
+    /// The wait of an accepted command, bounded by `bound`.
+    fn new(s: Submitted, bound: Duration) -> Self {
+        let (result, gate) = s.result;
+        Self {
+            reference: s.reference,
+            result,
+            gate,
+            bound,
+            unclaimed: s.unclaimed,
+        }
+    }
+
     /// The command's execution reference (E-1).
     pub fn reference(&self) -> &str {
         &self.reference
@@ -246,13 +258,7 @@ impl Client {
     }
 
     fn pending(&self, s: Submitted) -> PendingCommand {
-        PendingCommand {
-            reference: s.reference,
-            result: s.result.0,
-            gate: s.result.1,
-            bound: self.config.call_bound(None),
-            unclaimed: s.unclaimed,
-        }
+        PendingCommand::new(s, self.config.call_bound(None))
     }
 
     /// Hands a command to the engine with a new UUIDv7 reference and returns at once with it;
@@ -495,7 +501,7 @@ impl Transaction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nervix_driver_support::unclaimed::race_hand_over;
+    use nervix_driver_support::driver_core::race_hand_over;
 
     /// A result sent at the moment its wait is dropped is read by the wait or comes back to
     /// the driver, which keeps it: never lost between the two (C-10). The two race on two
@@ -504,21 +510,8 @@ mod tests {
     fn c_10_an_outcome_sent_as_its_wait_is_dropped_is_never_lost() {
         const ROUNDS: usize = 200_000;
         let unclaimed = driver::Unclaimed::default();
-        let pair = || {
-            let (tx, result) = mpsc::sync_channel(1);
-            let gate = driver::Gate::default();
-            let wait = PendingCommand {
-                reference: String::new(),
-                result,
-                gate: gate.clone(),
-                bound: Duration::ZERO,
-                unclaimed: unclaimed.clone(),
-            };
-            ((tx, gate), wait)
-        };
-        type Handed = (mpsc::SyncSender<CommandResult>, driver::Gate);
-        let hand_over = |(tx, gate): Handed, r| driver::deliver(&tx, &gate, r);
-        race_hand_over(ROUNDS, &unclaimed, pair, hand_over);
+        let wait = |s| PendingCommand::new(s, Duration::ZERO);
+        race_hand_over::<driver::Threads, _>(ROUNDS, &unclaimed, wait);
         assert_eq!(unclaimed.lost() as usize + unclaimed.len(), ROUNDS);
     }
 }

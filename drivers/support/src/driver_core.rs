@@ -88,7 +88,7 @@ pub trait Seam {
     const ENDS_OF_DROPPED_SESSIONS: bool;
 
     /// A command's channel: the driver's side and the application's.
-    fn command(&self) -> (Self::Waiting, Self::Result);
+    fn command() -> (Self::Waiting, Self::Result);
     /// Hands a command's result to its waiter; gives it back when the waiter left (C-10).
     fn hand_over(waiting: Self::Waiting, result: CommandResult) -> Option<CommandResult>;
     /// Starts a session's transport; `None` when it could not be started (the connect then
@@ -530,7 +530,7 @@ impl<S: Seam> Core<S> {
             .reference_of(h)
             .map(|r| r.to_string())
             .unwrap_or_default();
-        let (waiting, result) = self.seam.command();
+        let (waiting, result) = S::command();
         self.commands.insert(h, waiting);
         Accepted {
             reference,
@@ -902,4 +902,55 @@ impl<S: Seam> Drop for Core<S> {
     fn drop(&mut self) {
         self.hub.close();
     }
+}
+
+/// Races a command's hand-over ([`Seam::hand_over`]) against its waiter being dropped,
+/// `rounds` times, for a driver's C-10 test: `wait` makes the application's waiter of an
+/// accepted command; the hand-over runs on a thread of its own, released at the moment this
+/// thread drops the waiter (after a spin that varies by round), and what it gives back (the
+/// waiter left) goes to `unclaimed`, as the core does. After the race every result was read
+/// by its waiter's drop or kept, so `unclaimed` accounts for each round (kept or counted
+/// lost).
+#[doc(hidden)]
+pub fn race_hand_over<S: Seam, W>(
+    rounds: usize,
+    unclaimed: &Unclaimed,
+    wait: impl Fn(Accepted<S>) -> W,
+) where
+    S::Waiting: Send + 'static,
+{
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let go = Arc::new(AtomicUsize::new(0));
+    let (senders_tx, senders) = std::sync::mpsc::channel::<S::Waiting>();
+    let sender = {
+        let (unclaimed, go) = (unclaimed.clone(), go.clone());
+        std::thread::spawn(move || {
+            for (round, waiting) in senders.iter().enumerate() {
+                while go.load(Ordering::Acquire) <= round {
+                    std::hint::spin_loop();
+                }
+                let r = CommandResult::Failed(nervix_protocol::client::Failure::NotSent);
+                if let Some(r) = S::hand_over(waiting, r) {
+                    unclaimed.keep(r);
+                }
+            }
+        })
+    };
+    for round in 0..rounds {
+        let (waiting, result) = S::command();
+        let waiter = wait(Accepted {
+            reference: String::new(),
+            result,
+            unclaimed: unclaimed.clone(),
+        });
+        senders_tx.send(waiting).expect("the sender runs");
+        go.store(round + 1, Ordering::Release);
+        for _ in 0..(round % 512) {
+            std::hint::spin_loop();
+        }
+        drop(waiter);
+    }
+    drop(senders_tx);
+    sender.join().expect("the sender ends");
 }

@@ -70,50 +70,6 @@ impl Unclaimed {
     }
 }
 
-/// Races a command's hand-over against its waiter being dropped, `rounds` times, for a
-/// driver's C-10 test: `pair` makes the driver's side and the waiter of one command,
-/// `hand_over` runs on a thread of its own, released at the moment this thread drops the
-/// waiter (after a spin that varies by round), and gives the result back when the waiter
-/// left; what comes back goes to `unclaimed`. After the race every result was read by its
-/// waiter's drop or kept, so `unclaimed` accounts for each round (kept or counted lost).
-#[doc(hidden)]
-pub fn race_hand_over<T: Send + 'static, W>(
-    rounds: usize,
-    unclaimed: &Unclaimed,
-    pair: impl Fn() -> (T, W),
-    hand_over: impl Fn(T, CommandResult) -> Option<CommandResult> + Send + 'static,
-) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
-    let go = Arc::new(AtomicUsize::new(0));
-    let (senders_tx, senders) = std::sync::mpsc::channel::<T>();
-    let sender = {
-        let (unclaimed, go) = (unclaimed.clone(), go.clone());
-        std::thread::spawn(move || {
-            for (round, tx) in senders.iter().enumerate() {
-                while go.load(Ordering::Acquire) <= round {
-                    std::hint::spin_loop();
-                }
-                // The driver keeps what its waiter no longer takes.
-                if let Some(r) = hand_over(tx, CommandResult::Failed(Failure::NotSent)) {
-                    unclaimed.keep(r);
-                }
-            }
-        })
-    };
-    for round in 0..rounds {
-        let (tx, waiter) = pair();
-        senders_tx.send(tx).expect("the sender runs");
-        go.store(round + 1, Ordering::Release);
-        for _ in 0..(round % 512) {
-            std::hint::spin_loop();
-        }
-        drop(waiter);
-    }
-    drop(senders_tx);
-    sender.join().expect("the sender ends");
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

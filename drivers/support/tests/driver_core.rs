@@ -117,7 +117,7 @@ impl Seam for Fake {
     type Sink<T> = Stream<T>;
     const ENDS_OF_DROPPED_SESSIONS: bool = false;
 
-    fn command(&self) -> (Rc<Waiter>, Rc<Waiter>) {
+    fn command() -> (Rc<Waiter>, Rc<Waiter>) {
         let w = Rc::new(Waiter::default());
         (w.clone(), w)
     }

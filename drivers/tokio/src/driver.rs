@@ -77,7 +77,7 @@ impl Seam for Io {
     type Sink<T> = Feed<T>;
     const ENDS_OF_DROPPED_SESSIONS: bool = true;
 
-    fn command(&self) -> (Self::Waiting, Self::Result) {
+    fn command() -> (Self::Waiting, Self::Result) {
         oneshot::channel()
     }
 

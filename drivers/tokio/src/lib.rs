@@ -416,7 +416,7 @@ pub fn unsolicited_frame(u: &Unsolicited) -> Option<&ServerFrame> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nervix_driver_support::unclaimed::race_hand_over;
+    use nervix_driver_support::driver_core::race_hand_over;
 
     /// A result sent at the moment its wait is dropped is read by the wait or comes back to
     /// the sender, which keeps it: never lost between the two (C-10). The two race on two
@@ -425,23 +425,77 @@ mod tests {
     fn c_10_an_outcome_sent_as_its_wait_is_dropped_is_never_lost() {
         const ROUNDS: usize = 100_000;
         let unclaimed = driver::Unclaimed::default();
-        let pair = || {
-            let (tx, result) = oneshot::channel();
-            let unclaimed = unclaimed.clone();
-            let reference = String::new();
-            let wait = PendingCommand {
-                reference,
-                result,
-                unclaimed,
-            };
-            (tx, wait)
-        };
-        let hand_over = |tx: oneshot::Sender<CommandResult>, r| tx.send(r).err();
-        race_hand_over(ROUNDS, &unclaimed, pair, hand_over);
+        race_hand_over::<driver::Io, _>(ROUNDS, &unclaimed, PendingCommand::from);
         assert_eq!(
             unclaimed.len(),
             ROUNDS.min(nervix_driver_support::unclaimed::UNCLAIMED)
         );
         assert_eq!(unclaimed.lost() as usize + unclaimed.len(), ROUNDS);
+    }
+
+    /// The futures of the public calls are `Send`, so an application can spawn them on a
+    /// multi-threaded runtime. Checked when this compiles; the function is never run.
+    #[test]
+    fn calls_are_send() {
+        fn send<T: Send>(_: &T) {}
+        #[allow(dead_code, clippy::too_many_arguments)]
+        async fn all(
+            c: Client,
+            t: &Transfers,
+            p: Producer,
+            mut k: Consumer,
+            mut s: Subscription,
+            mut f: ClockFollow,
+            r: &RetainedCommand,
+            x: Transaction,
+        ) {
+            let path = std::path::Path::new("");
+            let report = || -> &nervix_protocol::client::CommandReport { unreachable!() };
+            let download = || -> &mut nervix_protocol::calls::BackupDownload { unreachable!() };
+            let upload = || -> &mut nervix_protocol::calls::UploadCall { unreachable!() };
+            let restore = || -> &mut nervix_protocol::calls::RestoreCall { unreachable!() };
+            let config = || -> Config { unreachable!() };
+            let spec = || -> ProducerSpec { unreachable!() };
+            let cspec = || -> ConsumerSpec { unreachable!() };
+            let dref = || -> DeliveryRef { unreachable!() };
+            let decision = || -> Decision { unreachable!() };
+            let creds = || -> Credentials { unreachable!() };
+            let batch = || -> Submission { unreachable!() };
+            send(&Client::connect(config()));
+            send(&c.submit(""));
+            send(&c.execute(""));
+            send(&c.recover(r));
+            send(&c.run(""));
+            send(&c.read(ClientRequestT::ListDomainsRequest(Box::default()), None));
+            send(&c.select_domain(None));
+            send(&c.binding());
+            send(&c.transaction());
+            send(&c.unclaimed());
+            send(&c.subscribe(""));
+            send(&c.subscribe_in("", ""));
+            send(&c.follow_clock(""));
+            send(&c.producer(spec()));
+            send(&c.consumer(cspec()));
+            send(&c.set_credentials(creds()));
+            send(&x.execute(""));
+            send(&x.clone().commit());
+            send(&x.revert());
+            send(&t.backup(report(), path));
+            send(&t.download(download(), path));
+            send(&t.upload(upload(), path));
+            send(&t.restore(restore(), path));
+            send(&p.submit(batch()));
+            send(&k.next_delivery());
+            send(&k.settle(dref(), decision()));
+            send(&s.next_event());
+            send(&f.next_event());
+            let pending = c.submit("").await.unwrap();
+            send(&pending);
+            send(&p.submit(batch()).await.unwrap());
+            send(&p.close());
+            send(&k.close());
+            send(&c.close(false));
+        }
+        let _ = all;
     }
 }
