@@ -908,17 +908,15 @@ impl<S: Seam> Drop for Core<S> {
 /// `rounds` times, for a driver's C-10 test: `wait` makes the application's waiter of an
 /// accepted command; the hand-over runs on a thread of its own, released at the moment this
 /// thread drops the waiter (after a spin that varies by round), and what it gives back (the
-/// waiter left) goes to `unclaimed`, as the core does. After the race every result was read
-/// by its waiter's drop or kept, so `unclaimed` accounts for each round (kept or counted
-/// lost).
+/// waiter left) goes to the store of unclaimed outcomes, as the core does. After the race
+/// every result was read by its waiter's drop or kept: the store, which it returns, accounts
+/// for each round (kept, or counted lost to its bounds).
 #[doc(hidden)]
-pub fn race_hand_over<S: Seam, W>(
-    rounds: usize,
-    unclaimed: &Unclaimed,
-    wait: impl Fn(Accepted<S>) -> W,
-) where
+pub fn race_hand_over<S: Seam, W>(rounds: usize, wait: impl Fn(Accepted<S>) -> W) -> Unclaimed
+where
     S::Waiting: Send + 'static,
 {
+    let unclaimed = &Unclaimed::default();
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
     let go = Arc::new(AtomicUsize::new(0));
@@ -953,4 +951,10 @@ pub fn race_hand_over<S: Seam, W>(
     }
     drop(senders_tx);
     sender.join().expect("the sender ends");
+    assert_eq!(
+        unclaimed.lost() as usize + unclaimed.len(),
+        rounds,
+        "every outcome was read or kept (C-10)"
+    );
+    unclaimed.clone()
 }
