@@ -8,7 +8,6 @@ use crate::driver::Inbox;
 use crate::Error;
 use nervix_driver_support::driver_core::{Given, StreamSink};
 use nervix_protocol::client::{ClockEvent, SubscriptionEvent, SubscriptionId};
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -133,37 +132,17 @@ impl Iterator for ClockFollow {
     }
 }
 
-/// The driver's side of a stream: the queue, the shared flags, and events the queue had no
-/// room for, in order.
+/// The driver's side of a stream: the queue, and the shared flags.
 #[derive(Debug)]
 pub(crate) struct Sink<T> {
     tx: mpsc::SyncSender<T>,
     pub flags: Arc<Flags>,
-    pub waiting: VecDeque<T>,
 }
 
 impl<T> Sink<T> {
     /// Whether the reader dropped the stream.
     pub fn dropped(&self) -> bool {
         self.flags.dropped.load(Ordering::Acquire)
-    }
-
-    /// Hands over waiting events while the queue has room; false when some are left.
-    pub fn flush(&mut self) -> bool {
-        while let Some(e) = self.waiting.pop_front() {
-            match self.give(e) {
-                Given::Taken => {}
-                Given::Full(e) => {
-                    self.waiting.push_front(e);
-                    return false;
-                }
-                Given::Gone => {
-                    self.waiting.clear();
-                    return true;
-                }
-            }
-        }
-        true
     }
 }
 
@@ -197,7 +176,6 @@ pub(crate) fn pair<T>(inbox: &mpsc::SyncSender<Inbox>, capacity: usize) -> (Sink
         Sink {
             tx,
             flags: flags.clone(),
-            waiting: VecDeque::new(),
         },
         Reader {
             rx,

@@ -243,16 +243,17 @@ struct Link<S: Seam> {
     pending: VecDeque<Out>,
 }
 
-/// A stream's sink, the events it had no room for in order, and whether its last event is
-/// among them.
-struct Outlet<K, T> {
+/// A stream's sink, and the events it had no room for yet, in order (and, for a
+/// subscription, whether its last event is among them).
+pub struct Outlet<K, T> {
     sink: K,
     waiting: VecDeque<T>,
     ended: bool,
 }
 
 impl<K: StreamSink<T>, T> Outlet<K, T> {
-    fn new(sink: K) -> Self {
+    /// An outlet with nothing waiting.
+    pub fn new(sink: K) -> Self {
         Self {
             sink,
             waiting: VecDeque::new(),
@@ -260,8 +261,19 @@ impl<K: StreamSink<T>, T> Outlet<K, T> {
         }
     }
 
-    /// Hands waiting events over while the reader takes them; false when some are left.
-    fn flush(&mut self) -> bool {
+    /// The sink.
+    pub fn sink(&self) -> &K {
+        &self.sink
+    }
+
+    /// Keeps `event` for the reader, after those kept before.
+    pub fn keep(&mut self, event: T) {
+        self.waiting.push_back(event);
+    }
+
+    /// Hands waiting events over while the reader takes them; false when some are left (a
+    /// reader that went takes them all, dropped).
+    pub fn flush(&mut self) -> bool {
         while let Some(e) = self.waiting.pop_front() {
             match self.sink.give(e) {
                 Given::Taken => {}

@@ -376,13 +376,7 @@ impl Transfers {
         let mut writer = ArchiveWriter::create(target)?;
         let mut plan = self.plan();
         loop {
-            let to = match plan.next(call.attempts())? {
-                Turn::Pause(pause) => {
-                    tokio::time::sleep(pause).await;
-                    continue;
-                }
-                Turn::Attempt(to) => to,
-            };
+            let to = next_attempt(&mut plan, call.attempts()).await?;
             writer.restart()?;
             let unreached = plan.unreached();
             let step = match self.transport {
@@ -507,13 +501,7 @@ impl Transfers {
         let mut source = ArchiveSource::open(source)?;
         let mut plan = self.plan();
         loop {
-            let to = match plan.next(call.attempts())? {
-                Turn::Pause(pause) => {
-                    tokio::time::sleep(pause).await;
-                    continue;
-                }
-                Turn::Attempt(to) => to,
-            };
+            let to = next_attempt(&mut plan, call.attempts()).await?;
             let unreached = plan.unreached();
             let step = (self.send_once(call, &to, &mut source, UPLOAD_PATH, unreached)).await?;
             if let Some(outcome) = plan.ended(step) {
@@ -532,13 +520,7 @@ impl Transfers {
         let mut source = ArchiveSource::open(source)?;
         let mut plan = self.plan();
         loop {
-            let to = match plan.next(call.attempts())? {
-                Turn::Pause(pause) => {
-                    tokio::time::sleep(pause).await;
-                    continue;
-                }
-                Turn::Attempt(to) => to,
-            };
+            let to = next_attempt(&mut plan, call.attempts()).await?;
             let unreached = plan.unreached();
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
@@ -640,6 +622,20 @@ impl Transfers {
             }
             Err(_) if ok => Ok(call.timed_out(self.setup.now())),
             Err(_) => Ok(call.closed(self.setup.now())),
+        }
+    }
+}
+
+/// The endpoint of a call's next attempt, after the pause its plan owes before it; `Err`
+/// once no attempt is left (`made` by the call's machine).
+async fn next_attempt(
+    plan: &mut CallPlan<TransferError>,
+    made: u32,
+) -> Result<Endpoint, TransferError> {
+    loop {
+        match plan.next(made)? {
+            Turn::Pause(pause) => tokio::time::sleep(pause).await,
+            Turn::Attempt(to) => return Ok(to),
         }
     }
 }
