@@ -5,7 +5,10 @@
 //! session the engine opens runs on a thread of its own, over the WebSocket console: the
 //! driver hands the engine every frame and every end with the time it arrived, re-reads the
 //! engine's next deadline after every drain and never sleeps past it, and keeps frames a
-//! session's thread cannot take yet until it can (back-pressure).
+//! session's thread cannot take yet until it can (back-pressure). What the thread decides is
+//! `nervix-driver-support`'s driver core, which the tokio driver runs too: the application's
+//! calls, the routing of events and the queues are written once there, and this crate keeps
+//! its threads, its sockets and how its driver thread wakes up.
 //!
 //! * WebSocket: `/console/ws` over `ws` or `wss` (tungstenite over a blocking socket), binary
 //!   messages only, at most the 4 MiB frame limit either way; a close with 1003, 1007, 1008

@@ -4,7 +4,7 @@
 //! A driver keeps one [`Core`] and runs its own loop around it: it hands the core each call
 //! of the application ([`Core::request`]), each report of a session's transport
 //! ([`Core::event`]) and each expiry of the engine's deadline ([`Core::timeout`]), drains the
-//! core after each ([`Core::drain`]), and waits until [`Core::poll_timeout`] or the next
+//! core after each ([`Core::drain`]), and waits until [`Core::deadline`] or the next
 //! report. The core answers the calls, tracks the commands and reads the engine accepted,
 //! parks the client when the server refused its credentials or found a frame of it defective
 //! (T-5, T-6, T-3), performs the engine's actions, keeps the frames a session's transport has

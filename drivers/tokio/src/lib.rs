@@ -3,7 +3,10 @@
 //! The sans-IO engine ([`nervix_protocol::client::Client`]) runs in one driver task. The task
 //! opens the sessions the engine asks for over real transports, hands it every frame and
 //! every end with the time of its wake-up, re-reads the engine's next deadline after every
-//! drain, and keeps frames the transport cannot take yet until it can (back-pressure).
+//! drain, and keeps frames the transport cannot take yet until it can (back-pressure). What
+//! the task decides is `nervix-driver-support`'s driver core, which the blocking driver runs
+//! too: the application's calls, the routing of events and the queues are written once there,
+//! and this crate keeps its runtime, its sockets and how its task wakes up.
 //!
 //! * gRPC: the bidirectional call `/nervix.session.Session/Exchange` over HTTP/2 (the `h2`
 //!   crate directly: a session is one raw byte stream of length-prefixed messages, so neither
