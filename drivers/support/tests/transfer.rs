@@ -20,11 +20,7 @@ use std::time::Duration;
 
 nervix_driver_support::transfer_error! {
     /// A driver's error, as the tests make it.
-    pub enum Failure {
-        /// Only this test's.
-        #[error("own")]
-        Own,
-    }
+    pub enum Failure {}
     frame_refused = "refused (code {code})";
     gave_up(attempts, last, unreached: String) => {
         Self::GaveUp { attempts, last, unreached }
@@ -162,7 +158,6 @@ fn t_5_t_6_the_ends_never_repeated_end_the_call() {
     );
     let config: Failure = ConfigError::NoSeed.into();
     assert!(matches!(config, Failure::Config(ConfigError::NoSeed)));
-    assert!(matches!(Failure::Own, Failure::Own));
 }
 
 /// A sink that takes `room` events, then none; or none at all once gone.
