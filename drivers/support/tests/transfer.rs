@@ -10,10 +10,12 @@ use nervix_driver_support::call_end::{retry_pause, CallEnd};
 use nervix_driver_support::config::ConfigError;
 use nervix_driver_support::credentials::Credentials;
 use nervix_driver_support::driver_core::{Given, Outlet, StreamSink};
-use nervix_driver_support::transfer::{CallSetup, TransferFailure, Turn, ATTEMPTS};
-use nervix_protocol::calls::{Interruption, Leader, UploadStep};
+use nervix_driver_support::transfer::{download_end, CallSetup, TransferFailure, Turn, ATTEMPTS};
+use nervix_driver_support::ArchiveWriter;
+use nervix_protocol::calls::{ArchiveDigest, DownloadEnd, Interruption, Leader, UploadStep};
 use nervix_protocol::client::{ClientConfig, LeaderUri};
 use nervix_protocol::endpoint::Endpoint;
+use nervix_protocol::schema::BackupDownloadFailure;
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -217,4 +219,45 @@ fn an_outlet_hands_its_events_over_in_order_while_the_reader_takes_them() {
     assert!(gone.flush(), "a reader that went takes them all, dropped");
     assert!(gone.flush());
     assert!(gone.sink().took.is_empty());
+}
+
+/// A download's answer: a verified archive is put in place under its name, one
+/// no longer available is the call's error and leaves nothing behind.
+#[test]
+fn a_4_a_download_end_puts_a_verified_archive_in_place_and_an_unavailable_one_fails() {
+    let dir = std::env::temp_dir().join(format!("nervix-plan-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dir.join("tenant.nxb");
+    let mut writer = ArchiveWriter::create(&target).unwrap();
+    writer.write(b"archive").unwrap();
+    let mut digest = ArchiveDigest::new();
+    digest.update(b"archive");
+    let end = DownloadEnd::Verified(digest.finish());
+    let path = download_end::<Failure>(writer, end).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"archive");
+
+    let other = dir.join("other.nxb");
+    let writer = ArchiveWriter::create(&other).unwrap();
+    let end = DownloadEnd::Unavailable {
+        failure: BackupDownloadFailure::NotRetained,
+        message: "gone".into(),
+    };
+    let err = download_end::<Failure>(writer, end).unwrap_err();
+    assert!(
+        matches!(&err, Failure::Unavailable { message, .. } if message == "gone"),
+        "{err:?}"
+    );
+    assert!(!other.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The call machines' clock counts from the setup's making.
+#[test]
+fn a_call_setup_clock_counts_from_its_making() {
+    let setup = setup(&["https://a:1/"]);
+    let first = setup.now();
+    std::thread::sleep(Duration::from_millis(2));
+    let later = setup.now();
+    assert!(later > first && later.as_nanos() >= 2_000_000, "{later:?}");
 }
