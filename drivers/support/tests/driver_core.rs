@@ -462,3 +462,80 @@ fn a_read_past_its_deadline_is_answered_timed_out() {
     rig.core.drain();
     assert!(matches!(read.try_recv(), Ok(Ok(ReadResult::TimedOut))));
 }
+
+/// A session is opened with the engine's connection deadline from now, and the engine's own
+/// next deadline is an instant ahead; a command's reference carries the wall clock (E-1).
+#[test]
+fn deadlines_are_ahead_and_references_carry_the_time() {
+    let mut rig = Rig::new(64);
+    rig.select();
+    let before = std::time::Instant::now();
+    let accepted = rig.execute("INSERT 1;").unwrap();
+    let (to, _) = rig.fake.started.borrow().last().cloned().unwrap();
+    assert!(to.deadline > before, "the connection deadline is ahead");
+    let at = rig.core.deadline().expect("the engine waits for something");
+    assert!(at > before && at < before + std::time::Duration::from_secs(3600));
+    assert!(
+        !accepted.reference.starts_with("00000000"),
+        "{}",
+        accepted.reference
+    );
+}
+
+/// A call ended with OUT_OF_RANGE parks the client as our defect (T-6).
+#[test]
+fn t_6_a_frame_refused_parks_the_client_as_a_defect() {
+    let mut rig = Rig::new(64);
+    rig.select();
+    let _ = rig.execute("INSERT 1;").unwrap();
+    let (sid, _) = rig.connected();
+    rig.core.event(sid, Event::Ended(End::FrameRefused(11)));
+    rig.core.drain();
+    let refused = rig.execute("INSERT 2;");
+    assert!(
+        matches!(&refused, Err(Error::Defect(d)) if d.contains("grpc-status 11")),
+        "{refused:?}"
+    );
+}
+
+/// An application that went without closing ends its sessions at once, without a clean
+/// close, and forgetting what waits for a transport leaves nothing blocked.
+#[test]
+fn an_abandoned_client_drops_its_sessions() {
+    let mut rig = Rig::new(0);
+    rig.select();
+    let _ = rig.execute("INSERT 1;").unwrap();
+    let (sid, wire) = rig.connected();
+    assert!(rig.core.blocked().is_some());
+    rig.core.clear_pending(sid);
+    assert!(rig.core.blocked().is_none(), "nothing waits any more");
+    rig.core.abandon();
+    assert!(!wire.taken.borrow().iter().any(|o| matches!(o, Out::Close)));
+    assert!(
+        rig.core.take_sessions().is_empty(),
+        "the session was dropped"
+    );
+}
+
+/// Outcomes the unclaimed store's bounds evict are reported to observers once each, as
+/// they are counted (C-10).
+#[test]
+fn c_10_evicted_outcomes_are_reported_once() {
+    let mut rig = Rig::new(64);
+    let events = rig.hub.watch();
+    let failed = || CommandResult::Failed(nervix_protocol::client::Failure::NotSent);
+    for _ in 0..nervix_driver_support::unclaimed::UNCLAIMED + 2 {
+        rig.unclaimed.keep(failed());
+    }
+    rig.core.drain();
+    rig.unclaimed.keep(failed());
+    rig.core.drain();
+    rig.core.drain();
+    let lost: Vec<u64> = std::iter::from_fn(|| events.try_recv().ok())
+        .filter_map(|e| match e {
+            DriverEvent::UnclaimedLost(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lost, [2, 1]);
+}
