@@ -22,20 +22,19 @@
 //! uses an http seed and never follows a redirect to an http console: such a redirect is
 //! taken as one naming no leader (T-2).
 
-use crate::config::{Config, ConfigError, Credentials, WsAuth};
+use crate::config::{Config, ConfigError, WsAuth};
 use crate::net::{self, Dialer, Io};
 use crate::session::{handshake, End};
-use nervix_driver_support::attempts::{Attempts, CallClock, Next};
-use nervix_driver_support::call_end::{CallEnd, CallRoute};
+use nervix_driver_support::call_end::CallEnd;
 use nervix_driver_support::session::CLOSE_WAIT;
-use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
+use nervix_driver_support::transfer::{download_end, CallPlan, CallSetup, TransferFailure, Turn};
+use nervix_driver_support::{ArchiveSource, ArchiveWriter};
 use nervix_protocol::calls::{
-    BackupDownload, CallError, DownloadEnd, DownloadStep, Interruption, Need, RestoreCall,
-    RestoreOutcome, RestoreStep, TransferConfig,
+    BackupDownload, DownloadStep, Interruption, Need, RestoreCall, RestoreOutcome, RestoreStep,
+    TransferConfig,
 };
 use nervix_protocol::client::{CommandReport, LeaderUri};
 use nervix_protocol::endpoint::Endpoint;
-use nervix_protocol::schema::BackupDownloadFailure;
 use nervix_protocol::time::Timestamp;
 use std::fs::File;
 use std::io;
@@ -48,71 +47,27 @@ pub const DOWNLOAD_WS_PATH: &str = "/console/backups/download";
 /// The console's restore (T-3a).
 pub const RESTORE_WS_PATH: &str = "/console/backups/restore";
 
-/// Attempts of one call before it is given up.
-pub const ATTEMPTS: u32 = 5;
+pub use nervix_driver_support::transfer::ATTEMPTS;
 /// The shortest socket timeout set (a zero timeout means none to the socket).
 const TICK: Duration = Duration::from_millis(1);
 
-/// Why a separate call gave no result.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum TransferError {
-    /// The configuration cannot be used.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// TLS could not be set up.
-    #[error("TLS: {0}")]
-    Tls(String),
-    /// The machine refused what it was given (see [`CallError`]).
-    #[error(transparent)]
-    Call(#[from] CallError),
-    /// Reading the archive or writing the download failed.
-    #[error("archive: {0}")]
-    Io(#[from] io::Error),
-    /// The download's archive could not be put in place.
-    #[error(transparent)]
-    Commit(#[from] CommitError),
-    /// The archive is not available any more; the backup itself completed.
-    #[error("the archive is not available: {failure:?}: {message}")]
-    Unavailable {
-        /// Why.
-        failure: BackupDownloadFailure,
-        /// The server's message.
-        message: String,
-    },
-    /// The credentials were refused (HTTP 401): the call was not tried again with them (T-5).
-    #[error("the credentials were refused")]
-    Unauthenticated,
-    /// The server closed the call with 1003, 1007, 1008 or 1009, refusing a frame of ours as
-    /// oversized or malformed: a defect of this client, and the frame was not sent again (T-3,
-    /// T-6). A restore's machine says whether it may have taken effect.
-    #[error("the server refused a frame of the call (close code {code})")]
-    FrameRefused {
-        /// The close code.
-        code: u32,
-    },
-    /// Every attempt ended without an answer; `last` says how the last one ended. A restore
-    /// may have taken effect when its machine says it is uncertain.
-    #[error("no answer after {attempts} attempts: {last}")]
-    GaveUp {
-        /// Attempts made.
-        attempts: u32,
-        /// How the last ended.
-        last: String,
-    },
+nervix_driver_support::transfer_error! {
+    /// Why a separate call gave no result.
+    pub enum TransferError {}
+    frame_refused = "the server refused a frame of the call (close code {code})";
+    gave_up(attempts, last, _unreached: String) => {
+        Self::GaveUp { attempts, last }
+    }
+    fields {}
 }
 
 /// Where and how the separate calls are made: the configuration's seeds (https ones only when
 /// any is https, T-2), its credentials and how they are presented, its TLS roots, and its
 /// connection and write deadlines.
 pub struct Transfers {
-    route: CallRoute,
-    credentials: Credentials,
+    setup: CallSetup,
     auth: WsAuth,
     dialer: Dialer,
-    connect_timeout: Duration,
-    write_timeout: Duration,
-    clock: CallClock,
 }
 
 /// What one read from the connection gave.
@@ -127,27 +82,12 @@ enum Read {
 impl Transfers {
     /// The calls of clients configured by `config`.
     pub fn new(config: &Config) -> Result<Self, TransferError> {
-        config.check()?;
-        let route = CallRoute::new(&config.client.seeds).ok_or(ConfigError::NoSeed)?;
-        let dialer = net::dialer(config).map_err(|e| TransferError::Tls(e.to_string()))?;
+        let setup = config.call_setup()?.ok_or(ConfigError::NoSeed)?;
         Ok(Self {
-            route,
-            credentials: config.credentials.clone(),
+            setup,
             auth: config.auth,
-            dialer,
-            connect_timeout: config.client.connect_timeout,
-            write_timeout: config.write_timeout,
-            clock: CallClock::new(Instant::now()),
+            dialer: net::dialer(config)?,
         })
-    }
-
-    fn now(&self) -> Timestamp {
-        self.clock.now()
-    }
-
-    /// The attempts of one call: a redirect leads to the leader's console (T-3a).
-    fn attempts(&self) -> Attempts {
-        Attempts::new(self.route.clone(), LeaderUri::WebConsole, ATTEMPTS)
     }
 
     /// Opens the attempt's connection; `Err` when the call must end at once (a 401, T-5),
@@ -160,12 +100,12 @@ impl Transfers {
         path: &str,
         unreached: &mut Option<String>,
     ) -> Result<Option<WebSocket<Io>>, TransferError> {
-        let deadline = Instant::now() + self.connect_timeout;
+        let deadline = Instant::now() + self.setup.connect_timeout;
         match handshake(
             endpoint,
             path,
             self.auth,
-            &self.credentials,
+            &self.setup.credentials,
             Some(&self.dialer),
             deadline,
         ) {
@@ -181,7 +121,7 @@ impl Transfers {
 
     /// The next binary message by `wait` (a machine's deadline).
     fn read(&self, ws: &mut WebSocket<Io>, wait: Option<Timestamp>) -> Read {
-        let deadline = self.clock.deadline(wait);
+        let deadline = self.setup.clock.deadline(wait);
         loop {
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
                 return Read::Late;
@@ -211,7 +151,7 @@ impl Transfers {
     /// refuses a frame of ours (T-3, T-6), read within [`CLOSE_WAIT`], so that a refusal racing
     /// our writes is never taken for a transport failure and the frame sent again.
     fn why_write_failed(&self, ws: &mut WebSocket<Io>) -> Result<(), TransferError> {
-        let wait = self.now() + CLOSE_WAIT;
+        let wait = self.setup.now() + CLOSE_WAIT;
         match self.read(ws, Some(wait)) {
             Read::Closed(code) => refused(code),
             _ => Ok(()),
@@ -221,7 +161,7 @@ impl Transfers {
     /// Writes `frame` by `wait` (a machine's deadline) and the write deadline; false when the
     /// connection failed or the wait passed.
     fn write(&self, ws: &mut WebSocket<Io>, frame: bytes::Bytes, wait: Option<Timestamp>) -> bool {
-        let deadline = self.clock.write_deadline(wait, self.write_timeout);
+        let deadline = (self.setup.clock).write_deadline(wait, self.setup.write_timeout);
         let Some(left) = deadline.checked_duration_since(Instant::now()) else {
             return false;
         };
@@ -252,52 +192,50 @@ impl Transfers {
         target: &Path,
     ) -> Result<PathBuf, TransferError> {
         let mut writer = ArchiveWriter::create(target)?;
-        let mut attempts = self.attempts();
-        let mut unreached = None;
-        while let Some(endpoint) = attempts.next_endpoint() {
-            writer.restart()?;
-            let step = self.download_once(call, &endpoint, &mut writer, &mut unreached)?;
-            match attempts.ended(step) {
-                Next::Answer(DownloadEnd::Unavailable { failure, message }) => {
-                    return Err(TransferError::Unavailable { failure, message });
+        // A redirect leads to the leader's console (T-3a).
+        let mut plan: CallPlan<TransferError> = self.setup.plan(LeaderUri::WebConsole);
+        loop {
+            match plan.next(call.attempts())? {
+                Turn::Pause(pause) => std::thread::sleep(pause),
+                Turn::Attempt(to) => {
+                    writer.restart()?;
+                    let step = match self.open(&to, DOWNLOAD_WS_PATH, plan.unreached())? {
+                        Some(ws) => self.download_over(ws, call, &mut writer)?,
+                        None => DownloadStep::Interrupted {
+                            cause: Interruption::Transport,
+                            retained: false,
+                        },
+                    };
+                    if let Some(end) = plan.ended(step) {
+                        return download_end(writer, end);
+                    }
                 }
-                // Verified: the only other answer a download is given.
-                Next::Answer(end) => return Ok(writer.commit(&end)?),
-                Next::Again(Some(pause)) => std::thread::sleep(pause),
-                Next::Again(None) => {}
             }
         }
-        Err(gave_up(call.attempts(), &attempts, unreached))
     }
 
-    fn download_once(
+    /// One download attempt over its console connection `ws`.
+    fn download_over(
         &self,
+        mut ws: WebSocket<Io>,
         call: &mut BackupDownload,
-        endpoint: &Endpoint,
         writer: &mut ArchiveWriter,
-        unreached: &mut Option<String>,
     ) -> Result<DownloadStep, TransferError> {
-        let Some(mut ws) = self.open(endpoint, DOWNLOAD_WS_PATH, unreached)? else {
-            return Ok(DownloadStep::Interrupted {
-                cause: Interruption::Transport,
-                retained: false,
-            });
-        };
-        let request = call.start(self.now())?;
+        let request = call.start(self.setup.now())?;
         if !self.write(&mut ws, request, call.poll_timeout()) {
-            let step = download_lost(call, self.now());
+            let step = download_lost(call, self.setup.now());
             self.why_write_failed(&mut ws)?;
             return Ok(step);
         }
         loop {
             let step = match self.read(&mut ws, call.poll_timeout()) {
-                Read::Frame(f) => call.on_frame(self.now(), f),
+                Read::Frame(f) => call.on_frame(self.setup.now(), f),
                 Read::Closed(code) => {
-                    let step = download_lost(call, self.now());
+                    let step = download_lost(call, self.setup.now());
                     refused(code)?;
                     step
                 }
-                Read::Late => call.handle_timeout(self.now()),
+                Read::Late => call.handle_timeout(self.setup.now()),
             };
             match step {
                 DownloadStep::Bytes(b) => writer.write(&b)?,
@@ -318,47 +256,48 @@ impl Transfers {
         source: &Path,
     ) -> Result<RestoreOutcome, TransferError> {
         let mut source = ArchiveSource::open(source)?;
-        let mut attempts = self.attempts();
-        let mut unreached = None;
-        while let Some(endpoint) = attempts.next_endpoint() {
-            let step = self.restore_once(call, &endpoint, &mut source, &mut unreached)?;
-            match attempts.ended(step) {
-                Next::Answer(outcome) => return Ok(outcome),
-                Next::Again(Some(pause)) => std::thread::sleep(pause),
-                Next::Again(None) => {}
+        // A redirect leads to the leader's console (T-3a).
+        let mut plan: CallPlan<TransferError> = self.setup.plan(LeaderUri::WebConsole);
+        loop {
+            match plan.next(call.attempts())? {
+                Turn::Pause(pause) => std::thread::sleep(pause),
+                Turn::Attempt(to) => {
+                    let step = match self.open(&to, RESTORE_WS_PATH, plan.unreached())? {
+                        Some(ws) => self.restore_over(ws, call, &mut source)?,
+                        None => RestoreStep::Interrupted {
+                            cause: Interruption::Transport,
+                            uncertain: call.is_uncertain(),
+                        },
+                    };
+                    if let Some(outcome) = plan.ended(step) {
+                        return Ok(outcome);
+                    }
+                }
             }
         }
-        Err(gave_up(call.attempts(), &attempts, unreached))
     }
 
     /// One restore attempt: the start, every chunk, and the connection kept open after the
     /// last until the reply (T-3a).
-    fn restore_once(
+    fn restore_over(
         &self,
+        mut ws: WebSocket<Io>,
         call: &mut RestoreCall,
-        endpoint: &Endpoint,
         source: &mut ArchiveSource<File>,
-        unreached: &mut Option<String>,
     ) -> Result<RestoreStep, TransferError> {
-        let Some(mut ws) = self.open(endpoint, RESTORE_WS_PATH, unreached)? else {
-            return Ok(RestoreStep::Interrupted {
-                cause: Interruption::Transport,
-                uncertain: call.is_uncertain(),
-            });
-        };
-        let start = call.start(self.now())?;
+        let start = call.start(self.setup.now())?;
         if !self.write(&mut ws, start, call.poll_timeout()) {
-            let step = restore_lost(call, self.now());
+            let step = restore_lost(call, self.setup.now());
             self.why_write_failed(&mut ws)?;
             return Ok(step);
         }
         while let Need::Piece { offset, len } = call.need() {
             let piece = source.piece(offset, len)?;
-            let frame = call.chunk(self.now(), piece)?;
+            let frame = call.chunk(self.setup.now(), piece)?;
             if !self.write(&mut ws, frame, call.poll_timeout()) {
                 // A write still blocked at the machine's deadline is a stalled attempt.
-                let step = match call.handle_timeout(self.now()) {
-                    RestoreStep::Continue => restore_lost(call, self.now()),
+                let step = match call.handle_timeout(self.setup.now()) {
+                    RestoreStep::Continue => restore_lost(call, self.setup.now()),
                     step => step,
                 };
                 self.why_write_failed(&mut ws)?;
@@ -367,13 +306,13 @@ impl Transfers {
         }
         let step = loop {
             let step = match self.read(&mut ws, call.poll_timeout()) {
-                Read::Frame(reply) => call.on_reply(self.now(), reply),
+                Read::Frame(reply) => call.on_reply(self.setup.now(), reply),
                 Read::Closed(code) => {
-                    let step = restore_lost(call, self.now());
+                    let step = restore_lost(call, self.setup.now());
                     refused(code)?;
                     step
                 }
-                Read::Late => call.handle_timeout(self.now()),
+                Read::Late => call.handle_timeout(self.setup.now()),
             };
             if step != RestoreStep::Continue {
                 break step;
@@ -384,20 +323,10 @@ impl Transfers {
     }
 }
 
-/// The error of a call whose attempts ran out; it names an http redirect refused (T-2) and
-/// why an attempt could not connect, if one could not.
-fn gave_up(made: u32, attempts: &Attempts, unreached: Option<String>) -> TransferError {
-    let why = unreached.as_ref().map(|w| w as &dyn std::fmt::Display);
-    TransferError::GaveUp {
-        attempts: made,
-        last: attempts.gave_up(why),
-    }
-}
-
 /// `Err` when a close with `code` before the answer refused a frame of ours (T-3, T-6).
 fn refused(code: Option<u16>) -> Result<(), TransferError> {
     match code.map(CallEnd::of_close_code) {
-        Some(CallEnd::FrameRefused(code)) => Err(TransferError::FrameRefused { code }),
+        Some(end @ CallEnd::FrameRefused(_)) => TransferError::ended(end),
         _ => Ok(()),
     }
 }

@@ -44,9 +44,7 @@ impl Config {
     /// A configuration with these console seeds (checked as T-2 server addresses) and
     /// credentials, presented in the `Authorization` header, and defaults elsewhere.
     pub fn new(seeds: &[&str], credentials: Credentials) -> Result<Self, ConfigError> {
-        let parsed = config::parse_seeds(seeds)?;
-        credentials.check()?;
-        let mut client = ClientConfig::new(parsed, config::clock_seed());
+        let mut client = config::client(seeds, &credentials)?;
         client.leader_uri = LeaderUri::WebConsole;
         Ok(Self {
             client,
@@ -66,36 +64,11 @@ impl Config {
         self
     }
 
-    /// Looks host names up with `resolver` instead of the system's (T-2).
-    pub fn with_resolver(mut self, resolver: impl Resolve) -> Self {
-        self.resolver = Resolver::new(resolver);
-        self
-    }
-
-    /// Adds a trusted root certificate (DER).
-    pub fn with_root(mut self, der: impl Into<Vec<u8>>) -> Self {
-        self.roots.push(CertificateDer::from(der.into()));
-        self
-    }
-
-    /// Sets the deadline of a call that names none (D-4) and of opening a session.
-    pub fn with_timeouts(mut self, call: Duration, connect: Duration) -> Self {
-        self.client.call_timeout = call;
-        self.client.connect_timeout = connect;
-        self
-    }
-
-    pub(crate) fn check(&self) -> Result<(), ConfigError> {
-        config::check(
-            &self.client.seeds,
-            &self.credentials,
-            !self.roots.is_empty(),
-        )
-    }
-
     /// The longest an application call waits for the driver: the engine's deadlines of
     /// opening a session and of the call, and the grace.
     pub(crate) fn call_bound(&self, deadline: Option<Duration>) -> Duration {
         self.client.connect_timeout + deadline.unwrap_or(self.client.call_timeout) + self.grace
     }
 }
+
+nervix_driver_support::config_builders!(Config);

@@ -14,6 +14,7 @@ use crate::driver::{Inbox, Request};
 use crate::streams::{Flags, Reader, Sink};
 use crate::Error;
 use nervix_driver_support::dataplane::{Attached, Call, Hand};
+use nervix_driver_support::driver_core::Outlet;
 use nervix_driver_support::released::Released;
 use nervix_protocol::client::{
     BatchId, BatchOutcome, ConsumerDescription, ConsumerId, Decision, Delivery, DeliveryRef,
@@ -54,7 +55,7 @@ impl Hand for Blocking {
     type Awaited<T> = mpsc::Receiver<T>;
     type Waiter = Arc<Handoff>;
     type Ended = ProducerEnd;
-    type Deliveries = Sink<Delivery>;
+    type Deliveries = Outlet<Sink<Delivery>, Delivery>;
     type ProducerSide = ProducerSide;
     type ConsumerSide = Reader<Delivery>;
 
@@ -68,8 +69,9 @@ impl Hand for Blocking {
         (end, ProducerSide { ended, flags })
     }
 
-    fn consumer(&self) -> (Sink<Delivery>, Reader<Delivery>) {
-        crate::streams::pair(&self.inbox, crate::streams::STREAM_QUEUE)
+    fn consumer(&self) -> (Self::Deliveries, Reader<Delivery>) {
+        let (sink, reader) = crate::streams::pair(&self.inbox, crate::streams::STREAM_QUEUE);
+        (Outlet::new(sink), reader)
     }
 
     fn once<T>() -> (mpsc::SyncSender<T>, mpsc::Receiver<T>) {
@@ -96,16 +98,16 @@ impl Hand for Blocking {
         ended.flags.dropped.load(Ordering::Acquire)
     }
 
-    fn keep(deliveries: &mut Sink<Delivery>, delivery: Delivery) {
-        deliveries.waiting.push_back(delivery);
+    fn keep(deliveries: &mut Self::Deliveries, delivery: Delivery) {
+        deliveries.keep(delivery);
     }
 
-    fn flush(deliveries: &mut Sink<Delivery>) -> bool {
+    fn flush(deliveries: &mut Self::Deliveries) -> bool {
         deliveries.flush()
     }
 
-    fn consumer_dropped(deliveries: &Sink<Delivery>) -> bool {
-        deliveries.dropped()
+    fn consumer_dropped(deliveries: &Self::Deliveries) -> bool {
+        deliveries.sink().dropped()
     }
 
     fn open_refused(message: String) -> Error {

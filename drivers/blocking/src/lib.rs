@@ -5,7 +5,10 @@
 //! session the engine opens runs on a thread of its own, over the WebSocket console: the
 //! driver hands the engine every frame and every end with the time it arrived, re-reads the
 //! engine's next deadline after every drain and never sleeps past it, and keeps frames a
-//! session's thread cannot take yet until it can (back-pressure).
+//! session's thread cannot take yet until it can (back-pressure). What the thread decides is
+//! `nervix-driver-support`'s driver core, which the tokio driver runs too: the application's
+//! calls, the routing of events and the queues are written once there, and this crate keeps
+//! its threads, its sockets and how its driver thread wakes up.
 //!
 //! * WebSocket: `/console/ws` over `ws` or `wss` (tungstenite over a blocking socket), binary
 //!   messages only, at most the 4 MiB frame limit either way; a close with 1003, 1007, 1008
@@ -108,6 +111,18 @@ impl Drop for PendingCommand {
 }
 
 impl PendingCommand {
+    /// The wait of an accepted command, bounded by `bound`.
+    fn new(s: Submitted, bound: Duration) -> Self {
+        let (result, gate) = s.result;
+        Self {
+            reference: s.reference,
+            result,
+            gate,
+            bound,
+            unclaimed: s.unclaimed,
+        }
+    }
+
     /// The command's execution reference (E-1).
     pub fn reference(&self) -> &str {
         &self.reference
@@ -246,13 +261,7 @@ impl Client {
     }
 
     fn pending(&self, s: Submitted) -> PendingCommand {
-        PendingCommand {
-            reference: s.reference,
-            result: s.result,
-            gate: s.gate,
-            bound: self.config.call_bound(None),
-            unclaimed: s.unclaimed,
-        }
+        PendingCommand::new(s, self.config.call_bound(None))
     }
 
     /// Hands a command to the engine with a new UUIDv7 reference and returns at once with it;
@@ -438,7 +447,10 @@ impl Client {
 
     /// Replaces the credentials; after a refusal the client connects again with these (T-5).
     pub fn set_credentials(&self, credentials: Credentials) -> Result<(), Error> {
-        self.call(|reply| Request::SetCredentials(credentials, reply))
+        self.call(|reply| Request::SetCredentials {
+            credentials,
+            reply: Some(reply),
+        })
     }
 
     /// What the driver reports from now on.
@@ -492,52 +504,13 @@ impl Transaction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nervix_protocol::client::Failure;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use nervix_driver_support::driver_core::race_hand_over;
 
     /// A result sent at the moment its wait is dropped is read by the wait or comes back to
     /// the driver, which keeps it: never lost between the two (C-10). The two race on two
     /// threads, released together, many times.
     #[test]
     fn c_10_an_outcome_sent_as_its_wait_is_dropped_is_never_lost() {
-        const ROUNDS: usize = 200_000;
-        let unclaimed = driver::Unclaimed::default();
-        let go = Arc::new(AtomicUsize::new(0));
-        type Handed = (mpsc::SyncSender<CommandResult>, driver::Gate);
-        let (senders_tx, senders) = mpsc::channel::<Handed>();
-        let sender = {
-            let (unclaimed, go) = (unclaimed.clone(), go.clone());
-            std::thread::spawn(move || {
-                for (round, (tx, gate)) in senders.iter().enumerate() {
-                    while go.load(Ordering::Acquire) <= round {
-                        std::hint::spin_loop();
-                    }
-                    let r = CommandResult::Failed(Failure::NotSent);
-                    if let Some(r) = driver::deliver(&tx, &gate, r) {
-                        unclaimed.keep(r);
-                    }
-                }
-            })
-        };
-        for round in 0..ROUNDS {
-            let (tx, rx) = mpsc::sync_channel(1);
-            let gate = driver::Gate::default();
-            let p = PendingCommand {
-                reference: String::new(),
-                result: rx,
-                gate: gate.clone(),
-                bound: Duration::ZERO,
-                unclaimed: unclaimed.clone(),
-            };
-            senders_tx.send((tx, gate)).unwrap();
-            go.store(round + 1, Ordering::Release);
-            for _ in 0..(round % 512) {
-                std::hint::spin_loop();
-            }
-            drop(p);
-        }
-        drop(senders_tx);
-        sender.join().unwrap();
-        assert_eq!(unclaimed.lost() as usize + unclaimed.len(), ROUNDS);
+        race_hand_over::<driver::Threads, _>(200_000, |s| PendingCommand::new(s, Duration::ZERO));
     }
 }

@@ -7,7 +7,7 @@ use crate::config::{Credentials, WsAuth};
 use crate::driver::Inbox;
 use crate::net::{open, Dialer, Io};
 use bytes::Bytes;
-use nervix_protocol::client::SessionId;
+use nervix_driver_support::driver_core::Connect;
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::limits::FRAME_LIMIT;
 use sansio_kit::ws::{incoming, timed_out, Handshake, HandshakeError, Incoming, ReadError};
@@ -25,12 +25,10 @@ pub(crate) use nervix_driver_support::session::{Event, Out};
 
 /// Everything a session's thread needs.
 pub(crate) struct Dial {
-    pub session: SessionId,
-    pub endpoint: Endpoint,
+    /// The session, where it connects, as whom and by when.
+    pub to: Connect,
     pub auth: WsAuth,
-    pub credentials: Credentials,
     pub tls: Option<Dialer>,
-    pub connect_deadline: Instant,
     pub write_timeout: Duration,
     pub poll_interval: Duration,
     pub events: mpsc::SyncSender<Inbox>,
@@ -38,7 +36,7 @@ pub(crate) struct Dial {
 
 impl Dial {
     fn tell(&self, e: Event) -> bool {
-        self.events.send(Inbox::Session(self.session, e)).is_ok()
+        self.events.send(Inbox::Session(self.to.session, e)).is_ok()
     }
 }
 
@@ -64,12 +62,12 @@ pub(crate) fn run(d: Dial, out: mpsc::Receiver<Out>) {
 
 fn connect(d: &Dial) -> Result<WebSocket<Io>, End> {
     handshake(
-        &d.endpoint,
+        &d.to.endpoint,
         CONSOLE_PATH,
         d.auth,
-        &d.credentials,
+        &d.to.credentials,
         d.tls.as_ref(),
-        d.connect_deadline,
+        d.to.deadline,
     )
 }
 

@@ -6,10 +6,8 @@
 
 use crate::driver::Inbox;
 use crate::Error;
-pub(crate) use nervix_driver_support::clocks::clock_domain;
-use nervix_driver_support::clocks::keep_newest_of_kind;
+use nervix_driver_support::driver_core::{Given, StreamSink};
 use nervix_protocol::client::{ClockEvent, SubscriptionEvent, SubscriptionId};
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -134,13 +132,11 @@ impl Iterator for ClockFollow {
     }
 }
 
-/// The driver's side of a stream: the queue, the shared flags, and events the queue had no
-/// room for, in order.
+/// The driver's side of a stream: the queue, and the shared flags.
 #[derive(Debug)]
 pub(crate) struct Sink<T> {
     tx: mpsc::SyncSender<T>,
     pub flags: Arc<Flags>,
-    pub waiting: VecDeque<T>,
 }
 
 impl<T> Sink<T> {
@@ -148,34 +144,28 @@ impl<T> Sink<T> {
     pub fn dropped(&self) -> bool {
         self.flags.dropped.load(Ordering::Acquire)
     }
+}
 
-    /// Hands over waiting events while the queue has room; false when some are left.
-    pub fn flush(&mut self) -> bool {
-        while let Some(e) = self.waiting.pop_front() {
-            match self.tx.try_send(e) {
-                Ok(()) => {}
-                Err(mpsc::TrySendError::Full(e)) => {
-                    self.waiting.push_front(e);
-                    self.flags.blocked.store(true, Ordering::Release);
-                    // The reader may have made room in between.
-                    if let Some(e) = self.waiting.pop_front() {
-                        match self.tx.try_send(e) {
-                            Ok(()) => continue,
-                            Err(mpsc::TrySendError::Full(e))
-                            | Err(mpsc::TrySendError::Disconnected(e)) => {
-                                self.waiting.push_front(e)
-                            }
-                        }
+impl<T> StreamSink<T> for Sink<T> {
+    fn dropped(&self) -> bool {
+        Sink::dropped(self)
+    }
+
+    fn give(&mut self, event: T) -> Given<T> {
+        match self.tx.try_send(event) {
+            Ok(()) => Given::Taken,
+            Err(mpsc::TrySendError::Full(e)) => {
+                self.flags.blocked.store(true, Ordering::Release);
+                // The reader may have made room in between.
+                match self.tx.try_send(e) {
+                    Ok(()) => Given::Taken,
+                    Err(mpsc::TrySendError::Full(e) | mpsc::TrySendError::Disconnected(e)) => {
+                        Given::Full(e)
                     }
-                    return false;
-                }
-                Err(mpsc::TrySendError::Disconnected(_)) => {
-                    self.waiting.clear();
-                    return true;
                 }
             }
+            Err(mpsc::TrySendError::Disconnected(_)) => Given::Gone,
         }
-        true
     }
 }
 
@@ -186,7 +176,6 @@ pub(crate) fn pair<T>(inbox: &mpsc::SyncSender<Inbox>, capacity: usize) -> (Sink
         Sink {
             tx,
             flags: flags.clone(),
-            waiting: VecDeque::new(),
         },
         Reader {
             rx,
@@ -210,11 +199,6 @@ pub(crate) fn clock(
 ) -> (Sink<ClockEvent>, ClockFollow) {
     let (sink, reader) = pair(inbox, STREAM_QUEUE);
     (sink, ClockFollow { domain, reader })
-}
-
-/// Keeps a clock event, replacing an unread event of the same kind (K-3).
-pub(crate) fn keep_clock(sink: &mut Sink<ClockEvent>, e: ClockEvent) {
-    keep_newest_of_kind(&mut sink.waiting, e);
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! roots whenever a seed is https (T-2). [`ConfigError`] says which check failed.
 
 use crate::credentials::{Credentials, CredentialsError};
+use nervix_protocol::client::ClientConfig;
 use nervix_protocol::endpoint::Endpoint;
 
 /// Why a configuration cannot be used.
@@ -69,6 +70,79 @@ pub fn clock_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// The engine's configuration of a new driver configuration: `seeds` checked as T-2 server
+/// addresses, `credentials` checked as presentable (T-4), and the engine's randomness
+/// seeded from the clock.
+pub fn client(seeds: &[&str], credentials: &Credentials) -> Result<ClientConfig, ConfigError> {
+    let parsed = parse_seeds(seeds)?;
+    credentials.check()?;
+    Ok(ClientConfig::new(parsed, clock_seed()))
+}
+
+/// A trusted root certificate, as the drivers' configurations hold them.
+#[doc(no_inline)]
+pub use rustls_pki_types::CertificateDer;
+
+/// The builder methods and the check every driver's `Config` has alike, written once for a
+/// configuration type with the fields `client` (the engine's [`ClientConfig`]),
+/// `credentials`, `roots` (of [`CertificateDer`]), `resolver`
+/// ([`Resolver`](crate::resolve::Resolver)) and `write_timeout`.
+#[macro_export]
+macro_rules! config_builders {
+    ($config:ty) => {
+        impl $config {
+            /// Looks host names up with `resolver` instead of the system's (T-2).
+            pub fn with_resolver(mut self, resolver: impl $crate::resolve::Resolve) -> Self {
+                self.resolver = $crate::resolve::Resolver::new(resolver);
+                self
+            }
+
+            /// Adds a trusted root certificate (DER).
+            pub fn with_root(mut self, der: impl Into<Vec<u8>>) -> Self {
+                self.roots
+                    .push($crate::config::CertificateDer::from(der.into()));
+                self
+            }
+
+            /// Sets the deadline of a call that names none (D-4) and of opening a session.
+            pub fn with_timeouts(
+                mut self,
+                call: ::std::time::Duration,
+                connect: ::std::time::Duration,
+            ) -> Self {
+                self.client.call_timeout = call;
+                self.client.connect_timeout = connect;
+                self
+            }
+
+            /// Where and how the separate calls of this configuration are made, once it is
+            /// checked; `None` when it names no seed.
+            #[allow(dead_code)]
+            pub(crate) fn call_setup(
+                &self,
+            ) -> Result<Option<$crate::transfer::CallSetup>, $crate::config::ConfigError> {
+                self.check()?;
+                Ok($crate::transfer::CallSetup::new(
+                    &self.client,
+                    &self.credentials,
+                    self.write_timeout,
+                ))
+            }
+
+            /// Whether the configuration can be used (see [`check`]).
+            ///
+            /// [`check`]: $crate::config::check
+            pub(crate) fn check(&self) -> Result<(), $crate::config::ConfigError> {
+                $crate::config::check(
+                    &self.client.seeds,
+                    &self.credentials,
+                    !self.roots.is_empty(),
+                )
+            }
+        }
+    };
 }
 
 #[cfg(test)]

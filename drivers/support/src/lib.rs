@@ -29,6 +29,10 @@
 //! * [`attempts`]: the retry loop of a separate call without its sleeping: where each
 //!   attempt goes, what its end means, the pause before the next, and what a call that ran
 //!   out of attempts reports; the deadlines of its waits (T-2, T-8, U-4, A-5, RS-4).
+//! * [`transfer`]: the separate calls' error written once for both drivers
+//!   ([`transfer_error!`]), where they go ([`transfer::CallSetup`]), and their retry loop as a
+//!   plan a driver asks what comes next ([`transfer::CallPlan`]): an attempt, a pause, or the
+//!   end (U-4, A-5, RS-4, T-2, T-5, T-6).
 //! * [`session`]: what a session's transport and its driver say to each other ([`session::End`],
 //!   [`session::Event`], [`session::Out`]) and what a console's closes and refusals mean (T-3,
 //!   T-5).
@@ -36,6 +40,11 @@
 //!   (C-10), shared by a driver and its pending commands, bounded in count and bytes, with
 //!   what the bounds drop counted: `sansio-kit`'s store with the Nervix weights, uncertain
 //!   outcomes the precious ones.
+//! * [`driver_core`]: the driver core both drivers run their loop around ([`driver_core::Core`]):
+//!   the application's calls, the commands and reads in flight, the sessions' events and the
+//!   frames their transports have no room for yet, parking after a refusal (T-5, T-6, T-3),
+//!   subscription and clock streams, and the unclaimed outcomes (C-10); generic over how a
+//!   driver hands results back, starts sessions and feeds streams ([`driver_core::Seam`]).
 //! * [`dataplane`]: producers and emitter consumers between the engine and the
 //!   application's handles, written once for every driver and generic over its channels
 //!   ([`dataplane::Hand`]): outcomes held until read (P-4), submissions waiting for room in
@@ -59,9 +68,11 @@ pub mod config;
 pub mod credentials;
 pub mod dataplane;
 pub mod dial;
+pub mod driver_core;
 pub mod released;
 pub use sansio_kit::resolve;
 pub mod session;
+pub mod transfer;
 
 use arrow_array::RecordBatch;
 use nervix_protocol::arrow::{BatchBuilder, BatchError};

@@ -23,25 +23,23 @@
 //! open after its last chunk until the reply, and a close with 1001 is a transport failure.
 //! Uploads have no console call: they need a gRPC configuration.
 
-use crate::config::{Config, ConfigError, Credentials, Transport, WsAuth};
+use crate::config::{Config, Transport, WsAuth};
 use crate::net::{self, Dialer};
 use crate::transport::{grpc_message, status_of, AbortOnDrop, MessageReader};
 use bytes::{BufMut, Bytes, BytesMut};
 use h2::{RecvStream, SendStream};
-use nervix_driver_support::attempts::{Attempts, CallClock, Next};
-use nervix_driver_support::call_end::{CallEnd, CallRoute};
+use nervix_driver_support::call_end::CallEnd;
 use nervix_driver_support::resolve::ConnectError;
 use nervix_driver_support::session::CLOSE_WAIT;
-use nervix_driver_support::{ArchiveSource, ArchiveWriter, CommitError};
+use nervix_driver_support::transfer::{download_end, CallPlan, CallSetup, TransferFailure, Turn};
+use nervix_driver_support::{ArchiveSource, ArchiveWriter};
 use nervix_protocol::calls::*;
 use nervix_protocol::client::{CommandReport, LeaderUri};
 use nervix_protocol::endpoint::Endpoint;
-use nervix_protocol::schema::BackupDownloadFailure;
 use nervix_protocol::time::Timestamp;
 use std::fs::File;
-use std::io;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The gRPC method of an upload (T-1).
 pub const UPLOAD_PATH: &str = "/nervix.session.Session/UploadResource";
@@ -54,80 +52,33 @@ pub const DOWNLOAD_WS_PATH: &str = "/console/backups/download";
 /// The console's restore (T-3a).
 pub const RESTORE_WS_PATH: &str = "/console/backups/restore";
 
-/// Attempts of one call before it is given up.
-pub const ATTEMPTS: u32 = 5;
-
-/// Why a separate call gave no result.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum TransferError {
-    /// The configuration names no seed endpoint.
-    #[error("no seed endpoint")]
-    NoSeed,
-    /// The configuration cannot be used (credentials that cannot be presented, https seeds
-    /// without roots).
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// An upload with a WebSocket configuration: uploads are gRPC calls only (T-1).
-    #[error("uploads need a gRPC configuration")]
-    UploadNeedsGrpc,
-    /// TLS could not be set up.
-    #[error("TLS: {0}")]
-    Tls(String),
-    /// The machine refused what it was given (see [`CallError`]).
-    #[error(transparent)]
-    Call(#[from] CallError),
-    /// Reading the archive or writing the download failed.
-    #[error("archive: {0}")]
-    Io(#[from] io::Error),
-    /// The download's archive could not be put in place.
-    #[error(transparent)]
-    Commit(#[from] CommitError),
-    /// The archive is not available any more; the backup itself completed.
-    #[error("the archive is not available: {failure:?}: {message}")]
-    Unavailable {
-        /// Why.
-        failure: BackupDownloadFailure,
-        /// The server's message.
-        message: String,
-    },
-    /// The credentials were refused (`UNAUTHENTICATED`, or 401 on the console): the call was
-    /// not tried again with them (T-5).
-    #[error("the credentials were refused")]
-    Unauthenticated,
-    /// The server refused a frame of the call as oversized or malformed: gRPC `OUT_OF_RANGE`
-    /// (11) or `INTERNAL` (13), or a console close with 1003, 1007, 1008 or 1009. A defect of
-    /// this client; the frame was not sent again (T-6, T-3). An upload's or restore's machine
-    /// says whether it may have taken effect.
-    #[error("the server refused a frame of the call (code {code})")]
-    FrameRefused {
-        /// The gRPC status or the close code.
-        code: u32,
-    },
-    /// Every attempt ended without an answer; `last` says how the last one ended. An upload
-    /// or restore may have taken effect when its machine says it is uncertain.
-    #[error("no answer after {attempts} attempts: {last}")]
-    GaveUp {
-        /// Attempts made.
-        attempts: u32,
-        /// How the last ended.
-        last: String,
+nervix_driver_support::transfer_error! {
+    /// Why a separate call gave no result.
+    pub enum TransferError {
+        /// The configuration names no seed endpoint.
+        #[error("no seed endpoint")]
+        NoSeed,
+        /// An upload with a WebSocket configuration: uploads are gRPC calls only (T-1).
+        #[error("uploads need a gRPC configuration")]
+        UploadNeedsGrpc,
+    }
+    frame_refused = "the server refused a frame of the call (code {code})";
+    gave_up(attempts, last, connect: ConnectError) => {
+        Self::GaveUp { attempts, last, connect }
+    }
+    fields {
         /// Why the last attempt that could not connect did not (a failed lookup keeps the
         /// resolver's own error, T-2), if one could not.
         connect: Option<ConnectError>,
-    },
+    }
 }
 
 /// Where and how the separate calls are made: the configuration's seeds (https ones only when
 /// any is https, T-2), its credentials and TLS roots, and its connection and write deadlines.
 pub struct Transfers {
-    route: CallRoute,
-    credentials: Credentials,
+    setup: CallSetup,
     dialer: Dialer,
-    connect_timeout: Duration,
-    write_timeout: Duration,
     transport: Transport,
-    clock: CallClock,
 }
 
 type Ws = tokio_tungstenite::WebSocketStream<net::Io>;
@@ -142,43 +93,33 @@ struct Stream {
 impl Transfers {
     /// The calls of clients configured by `config` (gRPC seeds only).
     pub fn new(config: &Config) -> Result<Self, TransferError> {
-        config.check()?;
-        let route = CallRoute::new(&config.client.seeds).ok_or(TransferError::NoSeed)?;
-        let dialer = net::dialer(config).map_err(|e| TransferError::Tls(e.to_string()))?;
+        let setup = config.call_setup()?.ok_or(TransferError::NoSeed)?;
         Ok(Self {
-            route,
-            credentials: config.credentials.clone(),
-            dialer,
-            connect_timeout: config.client.connect_timeout,
-            write_timeout: config.write_timeout,
+            setup,
+            dialer: net::dialer(config)?,
             transport: config.transport,
-            clock: CallClock::new(Instant::now()),
         })
-    }
-
-    fn now(&self) -> Timestamp {
-        self.clock.now()
     }
 
     /// The instant of a machine's wait; none waits beyond a day.
     fn instant(&self, wait: Option<Timestamp>) -> tokio::time::Instant {
-        self.clock.deadline(wait).into()
+        self.setup.clock.deadline(wait).into()
     }
 
     /// The deadline of one write: the machine's `wait`, and never later than the write
     /// deadline of the configuration from now (T-8).
     fn write_deadline(&self, wait: Option<Timestamp>) -> tokio::time::Instant {
-        self.clock.write_deadline(wait, self.write_timeout).into()
+        let clock = &self.setup.clock;
+        clock.write_deadline(wait, self.setup.write_timeout).into()
     }
 
-    /// The attempts of one call: a redirect leads to the leader's endpoint on this
-    /// transport, its console for the WebSocket calls (T-3a).
-    fn attempts(&self) -> Attempts {
-        let leader_uri = match self.transport {
+    /// The plan of one call: a redirect leads to the leader's endpoint on this transport,
+    /// its console for the WebSocket calls (T-3a).
+    fn plan(&self) -> CallPlan<TransferError> {
+        self.setup.plan(match self.transport {
             Transport::WebSocket(_) => LeaderUri::WebConsole,
             _ => LeaderUri::Grpc,
-        };
-        Attempts::new(self.route.clone(), leader_uri, ATTEMPTS)
+        })
     }
 
     /// Sends `m` on a console connection by [`Transfers::write_deadline`]: `Ok(false)` when
@@ -202,7 +143,7 @@ impl Transfers {
     /// Opens an attempt's call stream within the connection deadline; `Err` says why the
     /// connection could not be opened, when it could not.
     async fn open(&self, endpoint: &Endpoint, path: &str) -> Result<Stream, Option<ConnectError>> {
-        let opened = tokio::time::timeout(self.connect_timeout, async {
+        let opened = tokio::time::timeout(self.setup.connect_timeout, async {
             let io = net::open(endpoint, Some(&self.dialer), true)
                 .await
                 .map_err(Some)?;
@@ -220,7 +161,7 @@ impl Transfers {
             let request = http::Request::post(format!("{scheme}://{}{path}", endpoint.authority()))
                 .header("content-type", "application/grpc")
                 .header("te", "trailers")
-                .header("authorization", self.credentials.basic())
+                .header("authorization", self.setup.credentials.basic())
                 .body(())
                 .map_err(|_| None)?;
             let (response, send) = client.send_request(request, false).map_err(|_| None)?;
@@ -244,20 +185,20 @@ impl Transfers {
     ) -> Result<Ws, CallEnd> {
         use tokio_tungstenite::tungstenite::client::IntoClientRequest;
         use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-        let opened = tokio::time::timeout(self.connect_timeout, async {
+        let opened = tokio::time::timeout(self.setup.connect_timeout, async {
             let io = net::open(endpoint, Some(&self.dialer), false)
                 .await
                 .map_err(|e| (CallEnd::Retry, Some(e)))?;
             let url = nervix_driver_support::credentials::console_url_at(
                 endpoint,
                 path,
-                (auth == WsAuth::Query).then_some(&self.credentials),
+                (auth == WsAuth::Query).then_some(&self.setup.credentials),
             );
             let mut request = url
                 .into_client_request()
                 .map_err(|_| (CallEnd::Retry, None))?;
             if auth == WsAuth::Header {
-                let v = http::HeaderValue::from_str(&self.credentials.basic())
+                let v = http::HeaderValue::from_str(&self.setup.credentials.basic())
                     .map_err(|_| (CallEnd::Retry, None))?;
                 request.headers_mut().insert("authorization", v);
             }
@@ -334,7 +275,7 @@ impl Transfers {
                 return Ok(DownloadStep::Continue);
             }
         };
-        let request = call.start(self.now())?;
+        let request = call.start(self.setup.now())?;
         if self.send_ws(&mut ws, request, call.poll_timeout()).await != Ok(true) {
             let step = self.download_lost(call);
             self.why_send_failed(&mut ws).await?;
@@ -342,13 +283,13 @@ impl Transfers {
         }
         loop {
             let step = match self.next_ws(&mut ws, call.poll_timeout()).await {
-                Ok(Ok(f)) => call.on_frame(self.now(), f),
+                Ok(Ok(f)) => call.on_frame(self.setup.now(), f),
                 Ok(Err(end)) => {
-                    let step = call.on_closed(self.now());
+                    let step = call.on_closed(self.setup.now());
                     ended(end)?;
                     step
                 }
-                Err(()) => call.handle_timeout(self.now()),
+                Err(()) => call.handle_timeout(self.setup.now()),
             };
             match step {
                 DownloadStep::Bytes(b) => writer.write(&b)?,
@@ -381,34 +322,34 @@ impl Transfers {
                 return Ok(call.unreachable());
             }
         };
-        let start = call.start(self.now())?;
+        let start = call.start(self.setup.now())?;
         let Ok(mut ok) = self.send_ws(&mut ws, start, call.poll_timeout()).await else {
-            return Ok(call.timed_out(self.now()));
+            return Ok(call.timed_out(self.setup.now()));
         };
         while ok {
             let Need::Piece { offset, len } = call.need() else {
                 break;
             };
             let piece = source.piece(offset, len)?;
-            let frame = call.chunk(self.now(), piece)?;
+            let frame = call.chunk(self.setup.now(), piece)?;
             let Ok(sent) = self.send_ws(&mut ws, frame, call.poll_timeout()).await else {
-                return Ok(call.timed_out(self.now()));
+                return Ok(call.timed_out(self.setup.now()));
             };
             ok = sent;
         }
         if !ok {
-            let step = call.on_closed(self.now());
+            let step = call.on_closed(self.setup.now());
             self.why_send_failed(&mut ws).await?;
             return Ok(step);
         }
         let step = match self.next_ws(&mut ws, call.poll_timeout()).await {
-            Ok(Ok(reply)) => call.on_reply(self.now(), reply),
+            Ok(Ok(reply)) => call.on_reply(self.setup.now(), reply),
             Ok(Err(end)) => {
-                let step = call.on_closed(self.now());
+                let step = call.on_closed(self.setup.now());
                 ended(end)?;
                 step
             }
-            Err(()) => call.timed_out(self.now()),
+            Err(()) => call.timed_out(self.setup.now()),
         };
         Self::close_ws(&mut ws).await;
         Ok(step)
@@ -433,30 +374,25 @@ impl Transfers {
         target: &Path,
     ) -> Result<PathBuf, TransferError> {
         let mut writer = ArchiveWriter::create(target)?;
-        let mut attempts = self.attempts();
-        let mut unreached = None;
-        while let Some(endpoint) = attempts.next_endpoint() {
+        let mut plan = self.plan();
+        loop {
+            let to = next_attempt(&mut plan, call.attempts()).await?;
             writer.restart()?;
+            let unreached = plan.unreached();
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
-                    self.download_once_ws(call, &endpoint, auth, &mut writer, &mut unreached)
+                    self.download_once_ws(call, &to, auth, &mut writer, unreached)
                         .await?
                 }
                 _ => {
-                    self.download_once(call, &endpoint, &mut writer, &mut unreached)
+                    self.download_once(call, &to, &mut writer, unreached)
                         .await?
                 }
             };
-            match attempts.ended(step) {
-                Next::Answer(DownloadEnd::Unavailable { failure, message }) => {
-                    return Err(TransferError::Unavailable { failure, message });
-                }
-                // Verified: the only other answer a download is given.
-                Next::Answer(end) => return Ok(writer.commit(&end)?),
-                Next::Again(pause) => pause_before_next(pause).await,
+            if let Some(end) = plan.ended(step) {
+                return download_end(writer, end);
             }
         }
-        Err(gave_up(call.attempts(), &attempts, unreached))
     }
 
     async fn download_once(
@@ -475,7 +411,7 @@ impl Transfers {
                 return Ok(DownloadStep::Continue);
             }
         };
-        let request = call.start(self.now())?;
+        let request = call.start(self.setup.now())?;
         let sent = stream.send.send_data(grpc_message(&request), true).is_ok();
         let mut reader = match self.response(call.poll_timeout(), stream.response).await {
             Ok(r) if sent => r,
@@ -493,13 +429,13 @@ impl Transfers {
                 None => Ok(reader.next().await),
             };
             let step = match frame {
-                Ok(Some(f)) => call.on_frame(self.now(), f),
+                Ok(Some(f)) => call.on_frame(self.setup.now(), f),
                 Ok(None) => {
-                    let step = call.on_closed(self.now());
+                    let step = call.on_closed(self.setup.now());
                     ended(reader.end)?;
                     step
                 }
-                Err(_) => call.handle_timeout(self.now()),
+                Err(_) => call.handle_timeout(self.setup.now()),
             };
             match step {
                 DownloadStep::Bytes(b) => writer.write(&b)?,
@@ -510,7 +446,7 @@ impl Transfers {
     }
 
     fn download_lost(&self, call: &mut BackupDownload) -> DownloadStep {
-        match call.on_closed(self.now()) {
+        match call.on_closed(self.setup.now()) {
             DownloadStep::Continue => call.handle_timeout(Timestamp::from_nanos(u64::MAX)),
             step => step,
         }
@@ -546,7 +482,7 @@ impl Transfers {
     /// a code refusing a frame of ours (T-3, T-6), read within [`CLOSE_WAIT`], so a refusal
     /// racing our writes is never taken for a transport failure and the frame sent again.
     async fn why_send_failed(&self, ws: &mut Ws) -> Result<(), TransferError> {
-        match self.next_ws(ws, Some(self.now() + CLOSE_WAIT)).await {
+        match self.next_ws(ws, Some(self.setup.now() + CLOSE_WAIT)).await {
             Ok(Err(end)) => ended(end),
             _ => Ok(()),
         }
@@ -563,18 +499,15 @@ impl Transfers {
             return Err(TransferError::UploadNeedsGrpc);
         }
         let mut source = ArchiveSource::open(source)?;
-        let mut attempts = self.attempts();
-        let mut unreached = None;
-        while let Some(endpoint) = attempts.next_endpoint() {
-            let step = self
-                .send_once(call, &endpoint, &mut source, UPLOAD_PATH, &mut unreached)
-                .await?;
-            match attempts.ended(step) {
-                Next::Answer(outcome) => return Ok(outcome),
-                Next::Again(pause) => pause_before_next(pause).await,
+        let mut plan = self.plan();
+        loop {
+            let to = next_attempt(&mut plan, call.attempts()).await?;
+            let unreached = plan.unreached();
+            let step = (self.send_once(call, &to, &mut source, UPLOAD_PATH, unreached)).await?;
+            if let Some(outcome) = plan.ended(step) {
+                return Ok(outcome);
             }
         }
-        Err(gave_up(call.attempts(), &attempts, unreached))
     }
 
     /// Restores the archive in the file at `source` as `call` (RS-1 to RS-5): every attempt
@@ -585,25 +518,24 @@ impl Transfers {
         source: &Path,
     ) -> Result<RestoreOutcome, TransferError> {
         let mut source = ArchiveSource::open(source)?;
-        let mut attempts = self.attempts();
-        let mut unreached = None;
-        while let Some(endpoint) = attempts.next_endpoint() {
+        let mut plan = self.plan();
+        loop {
+            let to = next_attempt(&mut plan, call.attempts()).await?;
+            let unreached = plan.unreached();
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
-                    self.restore_once_ws(call, &endpoint, auth, &mut source, &mut unreached)
+                    self.restore_once_ws(call, &to, auth, &mut source, unreached)
                         .await?
                 }
                 _ => {
-                    self.send_once(call, &endpoint, &mut source, RESTORE_PATH, &mut unreached)
+                    self.send_once(call, &to, &mut source, RESTORE_PATH, unreached)
                         .await?
                 }
             };
-            match attempts.ended(step) {
-                Next::Answer(outcome) => return Ok(outcome),
-                Next::Again(pause) => pause_before_next(pause).await,
+            if let Some(outcome) = plan.ended(step) {
+                return Ok(outcome);
             }
         }
-        Err(gave_up(call.attempts(), &attempts, unreached))
     }
 
     /// One attempt of a sending call: the start, every piece, the half-close, the reply.
@@ -624,7 +556,7 @@ impl Transfers {
                 return Ok(C::unreachable(call));
             }
         };
-        let start = call.begin(self.now())?;
+        let start = call.begin(self.setup.now())?;
         let deadline = self.write_deadline(call.wait());
         let mut ok =
             match tokio::time::timeout_at(deadline, write(&mut stream.send, grpc_message(&start)))
@@ -634,14 +566,14 @@ impl Transfers {
                 Err(_) => {
                     // No window for the start by its deadline: a stalled attempt (T-8).
                     stream.send.send_reset(h2::Reason::CANCEL);
-                    return Ok(call.timed_out(self.now()));
+                    return Ok(call.timed_out(self.setup.now()));
                 }
             };
         while ok {
             match call.need() {
                 Need::Piece { offset, len } => {
                     let piece = source.piece_bytes(offset, len)?;
-                    let frame = match call.parts(self.now(), piece) {
+                    let frame = match call.parts(self.setup.now(), piece) {
                         Ok(f) => f,
                         Err(e) => {
                             stream.send.send_reset(h2::Reason::CANCEL);
@@ -661,7 +593,7 @@ impl Transfers {
                         Ok(w) => w,
                         Err(_) => {
                             stream.send.send_reset(h2::Reason::CANCEL);
-                            return Ok(call.timed_out(self.now()));
+                            return Ok(call.timed_out(self.setup.now()));
                         }
                     };
                 }
@@ -675,51 +607,42 @@ impl Transfers {
         let mut messages = match self.response(call.wait(), stream.response).await {
             Ok(m) => m,
             Err(end) => {
-                let step = call.closed(self.now());
+                let step = call.closed(self.setup.now());
                 ended(end)?;
                 return Ok(step);
             }
         };
         let deadline = self.instant(call.wait());
         match tokio::time::timeout_at(deadline, messages.next()).await {
-            Ok(Some(reply)) => Ok(call.reply(self.now(), reply)),
+            Ok(Some(reply)) => Ok(call.reply(self.setup.now(), reply)),
             Ok(None) => {
-                let step = call.closed(self.now());
+                let step = call.closed(self.setup.now());
                 ended(messages.end)?;
                 Ok(step)
             }
-            Err(_) if ok => Ok(call.timed_out(self.now())),
-            Err(_) => Ok(call.closed(self.now())),
+            Err(_) if ok => Ok(call.timed_out(self.setup.now())),
+            Err(_) => Ok(call.closed(self.setup.now())),
         }
     }
 }
 
-/// Waits the pause before the next attempt, if there is one (none after a redirect to a
-/// leader).
-async fn pause_before_next(pause: Option<Duration>) {
-    if let Some(p) = pause {
-        tokio::time::sleep(p).await;
-    }
-}
-
-/// The error of a call whose attempts ran out; it names an http redirect refused (T-2) and
-/// why an attempt could not connect, if one could not.
-fn gave_up(made: u32, attempts: &Attempts, connect: Option<ConnectError>) -> TransferError {
-    let why = connect.as_ref().map(|c| c as &dyn std::fmt::Display);
-    TransferError::GaveUp {
-        attempts: made,
-        last: attempts.gave_up(why),
-        connect,
+/// The endpoint of a call's next attempt, after the pause its plan owes before it; `Err`
+/// once no attempt is left (`made` by the call's machine).
+async fn next_attempt(
+    plan: &mut CallPlan<TransferError>,
+    made: u32,
+) -> Result<Endpoint, TransferError> {
+    loop {
+        match plan.next(made)? {
+            Turn::Pause(pause) => tokio::time::sleep(pause).await,
+            Turn::Attempt(to) => return Ok(to),
+        }
     }
 }
 
 /// What ends a call without its answer means: `Err` for the ends never repeated (T-5, T-6).
 fn ended(end: CallEnd) -> Result<(), TransferError> {
-    match end {
-        CallEnd::Unauthenticated => Err(TransferError::Unauthenticated),
-        CallEnd::FrameRefused(code) => Err(TransferError::FrameRefused { code }),
-        CallEnd::Retry => Ok(()),
-    }
+    TransferError::ended(end)
 }
 
 /// Writes `data` within the stream's flow control; false when the stream is gone.

@@ -50,9 +50,7 @@ impl Config {
         credentials: Credentials,
         transport: Transport,
     ) -> Result<Self, ConfigError> {
-        let parsed = config::parse_seeds(seeds)?;
-        credentials.check()?;
-        let mut client = ClientConfig::new(parsed, config::clock_seed());
+        let mut client = config::client(seeds, &credentials)?;
         if matches!(transport, Transport::WebSocket(_)) {
             client.leader_uri = LeaderUri::WebConsole;
         }
@@ -65,31 +63,6 @@ impl Config {
             write_timeout: Duration::from_secs(10),
         })
     }
-
-    /// Looks host names up with `resolver` instead of the system's (T-2).
-    pub fn with_resolver(mut self, resolver: impl Resolve) -> Self {
-        self.resolver = Resolver::new(resolver);
-        self
-    }
-
-    /// Adds a trusted root certificate (DER).
-    pub fn with_root(mut self, der: impl Into<Vec<u8>>) -> Self {
-        self.roots.push(CertificateDer::from(der.into()));
-        self
-    }
-
-    /// Sets the deadline of a call that names none (D-4) and of opening a session.
-    pub fn with_timeouts(mut self, call: Duration, connect: Duration) -> Self {
-        self.client.call_timeout = call;
-        self.client.connect_timeout = connect;
-        self
-    }
-
-    pub(crate) fn check(&self) -> Result<(), ConfigError> {
-        config::check(
-            &self.client.seeds,
-            &self.credentials,
-            !self.roots.is_empty(),
-        )
-    }
 }
+
+nervix_driver_support::config_builders!(Config);

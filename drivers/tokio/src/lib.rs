@@ -3,7 +3,10 @@
 //! The sans-IO engine ([`nervix_protocol::client::Client`]) runs in one driver task. The task
 //! opens the sessions the engine asks for over real transports, hands it every frame and
 //! every end with the time of its wake-up, re-reads the engine's next deadline after every
-//! drain, and keeps frames the transport cannot take yet until it can (back-pressure).
+//! drain, and keeps frames the transport cannot take yet until it can (back-pressure). What
+//! the task decides is `nervix-driver-support`'s driver core, which the blocking driver runs
+//! too: the application's calls, the routing of events and the queues are written once there,
+//! and this crate keeps its runtime, its sockets and how its task wakes up.
 //!
 //! * gRPC: the bidirectional call `/nervix.session.Session/Exchange` over HTTP/2 (the `h2`
 //!   crate directly: a session is one raw byte stream of length-prefixed messages, so neither
@@ -253,12 +256,7 @@ impl Client {
 
     /// The transaction binding.
     pub async fn binding(&self) -> Result<Binding, Error> {
-        let (tx, rx) = oneshot::channel();
-        self.requests
-            .send(Request::Binding(tx))
-            .await
-            .map_err(|_| Error::Stopped)?;
-        rx.await.map_err(|_| Error::Stopped)
+        self.call(Request::Binding).await
     }
 
     /// Begins a transaction in the selected domain and returns its helper, or the
@@ -275,12 +273,7 @@ impl Client {
     /// Outcomes of commands whose callers stopped waiting, oldest first; each is handed out
     /// once.
     pub async fn unclaimed(&self) -> Result<Vec<CommandResult>, Error> {
-        let (tx, rx) = oneshot::channel();
-        self.requests
-            .send(Request::Unclaimed(tx))
-            .await
-            .map_err(|_| Error::Stopped)?;
-        rx.await.map_err(|_| Error::Stopped)
+        self.call(Request::Unclaimed).await
     }
 
     /// How many outcomes of commands nobody waited for the bounds of [`Client::unclaimed`]'s
@@ -366,7 +359,10 @@ impl Client {
     /// Replaces the credentials; after a refusal the client connects again with these (T-5).
     pub async fn set_credentials(&self, credentials: Credentials) -> Result<(), Error> {
         self.requests
-            .send(Request::SetCredentials(credentials))
+            .send(Request::SetCredentials {
+                credentials,
+                reply: None,
+            })
             .await
             .map_err(|_| Error::Stopped)
     }
@@ -383,12 +379,7 @@ impl Client {
     /// reverts a held transaction; otherwise the transaction stays open for a later
     /// attach until its idle timeout.
     pub async fn close(self, revert: bool) -> Result<(), Error> {
-        let (done, rx) = oneshot::channel();
-        self.requests
-            .send(Request::Close { revert, done })
-            .await
-            .map_err(|_| Error::Stopped)?;
-        rx.await.map_err(|_| Error::Stopped)
+        self.call(|done| Request::Close { revert, done }).await
     }
 }
 
@@ -428,53 +419,85 @@ pub fn unsolicited_frame(u: &Unsolicited) -> Option<&ServerFrame> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nervix_protocol::client::Failure;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
+    use nervix_driver_support::driver_core::race_hand_over;
 
     /// A result sent at the moment its wait is dropped is read by the wait or comes back to
     /// the sender, which keeps it: never lost between the two (C-10). The two race on two
     /// threads, released together, many times.
     #[test]
     fn c_10_an_outcome_sent_as_its_wait_is_dropped_is_never_lost() {
-        const ROUNDS: usize = 100_000;
-        let unclaimed = driver::Unclaimed::default();
-        let go = Arc::new(AtomicUsize::new(0));
-        let (senders_tx, senders) = std::sync::mpsc::channel::<oneshot::Sender<CommandResult>>();
-        let sender = {
-            let (unclaimed, go) = (unclaimed.clone(), go.clone());
-            std::thread::spawn(move || {
-                for (round, tx) in senders.iter().enumerate() {
-                    while go.load(Ordering::Acquire) <= round {
-                        std::hint::spin_loop();
-                    }
-                    // The driver keeps what its waiter no longer takes.
-                    if let Err(r) = tx.send(CommandResult::Failed(Failure::NotSent)) {
-                        unclaimed.keep(r);
-                    }
-                }
-            })
-        };
-        for round in 0..ROUNDS {
-            let (tx, rx) = oneshot::channel();
-            let p = PendingCommand {
-                reference: String::new(),
-                result: rx,
-                unclaimed: unclaimed.clone(),
-            };
-            senders_tx.send(tx).unwrap();
-            go.store(round + 1, Ordering::Release);
-            for _ in 0..(round % 512) {
-                std::hint::spin_loop();
-            }
-            drop(p);
-        }
-        drop(senders_tx);
-        sender.join().unwrap();
+        let unclaimed = race_hand_over::<driver::Io, _>(100_000, PendingCommand::from);
+        let bound = nervix_driver_support::unclaimed::UNCLAIMED;
         assert_eq!(
             unclaimed.len(),
-            ROUNDS.min(nervix_driver_support::unclaimed::UNCLAIMED)
+            bound,
+            "the store is full, the rest counted lost"
         );
-        assert_eq!(unclaimed.lost() as usize + unclaimed.len(), ROUNDS);
+    }
+
+    /// The futures of the public calls are `Send`, so an application can spawn them on a
+    /// multi-threaded runtime. Checked when this compiles; the function is never run.
+    #[test]
+    fn calls_are_send() {
+        fn send<T: Send>(_: &T) {}
+        #[allow(dead_code, clippy::too_many_arguments)]
+        async fn all(
+            c: Client,
+            t: &Transfers,
+            p: Producer,
+            mut k: Consumer,
+            mut s: Subscription,
+            mut f: ClockFollow,
+            r: &RetainedCommand,
+            x: Transaction,
+        ) {
+            let path = std::path::Path::new("");
+            let report = || -> &nervix_protocol::client::CommandReport { unreachable!() };
+            let download = || -> &mut nervix_protocol::calls::BackupDownload { unreachable!() };
+            let upload = || -> &mut nervix_protocol::calls::UploadCall { unreachable!() };
+            let restore = || -> &mut nervix_protocol::calls::RestoreCall { unreachable!() };
+            let config = || -> Config { unreachable!() };
+            let spec = || -> ProducerSpec { unreachable!() };
+            let cspec = || -> ConsumerSpec { unreachable!() };
+            let dref = || -> DeliveryRef { unreachable!() };
+            let decision = || -> Decision { unreachable!() };
+            let creds = || -> Credentials { unreachable!() };
+            let batch = || -> Submission { unreachable!() };
+            send(&Client::connect(config()));
+            send(&c.submit(""));
+            send(&c.execute(""));
+            send(&c.recover(r));
+            send(&c.run(""));
+            send(&c.read(ClientRequestT::ListDomainsRequest(Box::default()), None));
+            send(&c.select_domain(None));
+            send(&c.binding());
+            send(&c.transaction());
+            send(&c.unclaimed());
+            send(&c.subscribe(""));
+            send(&c.subscribe_in("", ""));
+            send(&c.follow_clock(""));
+            send(&c.producer(spec()));
+            send(&c.consumer(cspec()));
+            send(&c.set_credentials(creds()));
+            send(&x.execute(""));
+            send(&x.clone().commit());
+            send(&x.revert());
+            send(&t.backup(report(), path));
+            send(&t.download(download(), path));
+            send(&t.upload(upload(), path));
+            send(&t.restore(restore(), path));
+            send(&p.submit(batch()));
+            send(&k.next_delivery());
+            send(&k.settle(dref(), decision()));
+            send(&s.next_event());
+            send(&f.next_event());
+            let pending = c.submit("").await.unwrap();
+            send(&pending);
+            send(&p.submit(batch()).await.unwrap());
+            send(&p.close());
+            send(&k.close());
+            send(&c.close(false));
+        }
+        let _ = all;
     }
 }

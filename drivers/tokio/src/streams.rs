@@ -6,10 +6,7 @@
 //! unbounded memory. Reading an event tells the driver there is room again.
 
 use futures_util::Stream;
-pub(crate) use nervix_driver_support::clocks::clock_domain;
-use nervix_driver_support::clocks::keep_newest_of_kind;
 use nervix_protocol::client::{ClockEvent, SubscriptionEvent, SubscriptionId};
-use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -120,41 +117,6 @@ impl Drop for ClockFollow {
     fn drop(&mut self) {
         self.rx.close();
         self.pull.notify_one();
-    }
-}
-
-/// The driver's side of a followed clock: events the channel had no room for, one of each
-/// kind, newest last.
-#[derive(Debug)]
-pub(crate) struct ClockSink {
-    pub tx: mpsc::Sender<ClockEvent>,
-    pub waiting: VecDeque<ClockEvent>,
-}
-
-impl ClockSink {
-    /// Keeps `e`, replacing an unread event of the same kind.
-    pub fn keep(&mut self, e: ClockEvent) {
-        keep_newest_of_kind(&mut self.waiting, e);
-    }
-
-    /// Moves what fits into the channel; true when the last event (`Ended`) went.
-    pub fn flush(&mut self) -> bool {
-        while let Some(e) = self.waiting.pop_front() {
-            let last = matches!(e, ClockEvent::Ended { .. });
-            match self.tx.try_send(e) {
-                Ok(()) => {
-                    if last {
-                        return true;
-                    }
-                }
-                Err(mpsc::error::TrySendError::Full(e)) => {
-                    self.waiting.push_front(e);
-                    return false;
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => return false,
-            }
-        }
-        false
     }
 }
 

@@ -1,12 +1,12 @@
 //! One session's transport: a gRPC `Exchange` call or a console WebSocket, run as a task that
 //! reports what happens to the driver and writes what the driver gives it.
 
-use crate::config::{Credentials, Transport, WsAuth};
+use crate::config::{Transport, WsAuth};
 use crate::net::{open, Dialer};
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
+use nervix_driver_support::driver_core::Connect;
 use nervix_protocol::client::SessionId;
-use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::limits::FRAME_LIMIT;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -45,19 +45,17 @@ pub(crate) mod status {
 
 /// Everything a session task needs.
 pub(crate) struct Dial {
-    pub session: SessionId,
-    pub endpoint: Endpoint,
+    /// The session, where it connects, as whom and by when.
+    pub to: Connect,
     pub transport: Transport,
-    pub credentials: Credentials,
     pub tls: Option<Dialer>,
-    pub connect_deadline: Instant,
     pub write_timeout: Duration,
     pub events: mpsc::Sender<(SessionId, Event)>,
 }
 
 impl Dial {
     async fn tell(&self, e: Event) -> bool {
-        self.events.send((self.session, e)).await.is_ok()
+        self.events.send((self.to.session, e)).await.is_ok()
     }
 }
 
@@ -139,20 +137,20 @@ pub fn read_grpc_body<'a>(
 }
 
 async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
-    let opened = timeout_at(d.connect_deadline, async {
-        let io = open(&d.endpoint, d.tls.as_ref(), true)
+    let opened = timeout_at(d.to.deadline.into(), async {
+        let io = open(&d.to.endpoint, d.tls.as_ref(), true)
             .await
             .map_err(|e| End::Transport(format!("connect: {e}")))?;
         let (mut client, conn) = h2_client(io, &H2Settings::default())
             .await
             .map_err(|e| End::Transport(format!("http/2: {e}")))?;
-        let scheme = if d.endpoint.is_https() {
+        let scheme = if d.to.endpoint.is_https() {
             "https"
         } else {
             "http"
         };
-        let url = format!("{scheme}://{}{EXCHANGE_PATH}", d.endpoint.authority());
-        let request = grpc_request(&url, &[("authorization", &d.credentials.basic())])
+        let url = format!("{scheme}://{}{EXCHANGE_PATH}", d.to.endpoint.authority());
+        let request = grpc_request(&url, &[("authorization", &d.to.credentials.basic())])
             .map_err(|e| End::Transport(format!("request: {e}")))?;
         let (response, send) = client
             .send_request(request, false)
@@ -287,17 +285,17 @@ where
 const WRITE_BURST: usize = 64;
 
 async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End {
-    let opened = timeout_at(d.connect_deadline, async {
-        let io = open(&d.endpoint, d.tls.as_ref(), false)
+    let opened = timeout_at(d.to.deadline.into(), async {
+        let io = open(&d.to.endpoint, d.tls.as_ref(), false)
             .await
             .map_err(|e| End::Transport(format!("connect: {e}")))?;
         let url = console_url(
-            &d.endpoint,
-            (auth == WsAuth::Query).then_some(&d.credentials),
+            &d.to.endpoint,
+            (auth == WsAuth::Query).then_some(&d.to.credentials),
         );
         let mut hs = Handshake::new(url).max_message(FRAME_LIMIT);
         if auth == WsAuth::Header {
-            hs = hs.header("authorization", d.credentials.basic());
+            hs = hs.header("authorization", d.to.credentials.basic());
         }
         match sansio_kit::tokio::websocket(io, &hs).await {
             Ok((ws, _)) => Ok(ws),

@@ -1,0 +1,541 @@
+//! The driver core against a real engine, through a fake seam whose sessions, command
+//! waiters and streams the test looks into: frames a transport has no room for kept in
+//! order and handed over once it has room, parking after refused credentials or a defect
+//! (T-5, T-3) with every waiter told and nothing sent again, outcomes whose caller left kept
+//! (C-10), and a close that reaches the sessions cleanly.
+
+use nervix_driver_support::api::{DriverEvent, Error};
+use nervix_driver_support::credentials::Credentials;
+use nervix_driver_support::dataplane::{Hand, Taken};
+use nervix_driver_support::driver_core::{
+    Accepted, Connect, Core, Given, Request, RunSubmitted, Seam, StreamSink,
+};
+use nervix_driver_support::observe::Hub;
+use nervix_driver_support::session::{End, Event, Out};
+use nervix_driver_support::unclaimed::Unclaimed;
+use nervix_protocol::client::{
+    ClientConfig, ClockEvent, CommandResult, Delivery, ProducerEvent, ReadResult, SessionId,
+    SubscriptionEvent, SubscriptionId,
+};
+use nervix_protocol::endpoint::Endpoint;
+use nervix_protocol::schema::ClientRequestT;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::mpsc;
+
+/// The answers of the application's calls go through std channels.
+struct Answers;
+
+impl Hand for Answers {
+    type Error = Error;
+    type Once<T> = mpsc::SyncSender<T>;
+    type Awaited<T> = mpsc::Receiver<T>;
+    type Waiter = ();
+    type Ended = ();
+    type Deliveries = ();
+    type ProducerSide = ();
+    type ConsumerSide = ();
+
+    fn producer(&self) -> ((), ()) {
+        ((), ())
+    }
+    fn consumer(&self) -> ((), ()) {
+        ((), ())
+    }
+    fn once<T>() -> (mpsc::SyncSender<T>, mpsc::Receiver<T>) {
+        mpsc::sync_channel(1)
+    }
+    fn give<T>(tx: mpsc::SyncSender<T>, value: T) -> bool {
+        tx.try_send(value).is_ok()
+    }
+    fn offer(_: (), _: impl FnOnce() -> Option<Result<Taken<Self>, Error>>) -> Option<()> {
+        None
+    }
+    fn end(_: (), _: ProducerEvent) {}
+    fn producer_dropped(_: &()) -> bool {
+        true
+    }
+    fn keep(_: &mut (), _: Delivery) {}
+    fn flush(_: &mut ()) -> bool {
+        true
+    }
+    fn consumer_dropped(_: &()) -> bool {
+        true
+    }
+    fn open_refused(message: String) -> Error {
+        Error::OpenRefused(message)
+    }
+}
+
+/// One session's transport: what it took, and how many more it takes.
+#[derive(Default)]
+struct Wire {
+    taken: RefCell<Vec<Out>>,
+    room: Cell<usize>,
+    gone: Cell<bool>,
+}
+
+/// A command's waiter: whether it left, and the result it got.
+#[derive(Default)]
+struct Waiter {
+    left: Cell<bool>,
+    got: RefCell<Option<CommandResult>>,
+}
+
+/// A stream whose reader the test plays.
+struct Stream<T> {
+    handed: Rc<RefCell<Vec<T>>>,
+}
+
+impl<T> StreamSink<T> for Stream<T> {
+    fn dropped(&self) -> bool {
+        false
+    }
+    fn give(&mut self, event: T) -> Given<T> {
+        self.handed.borrow_mut().push(event);
+        Given::Taken
+    }
+}
+
+/// The fake driver: the sessions it was asked to start, each with the room it gets.
+/// The sessions started, in order: where each went, and its transport.
+type Started = Rc<RefCell<Vec<(Connect, Rc<Wire>)>>>;
+
+#[derive(Clone, Default)]
+struct Fake {
+    started: Started,
+    room: Rc<Cell<usize>>,
+}
+
+impl Seam for Fake {
+    type Hand = Answers;
+    type Result = Rc<Waiter>;
+    type Waiting = Rc<Waiter>;
+    type Session = Rc<Wire>;
+    type Subscription = Rc<RefCell<Vec<SubscriptionEvent>>>;
+    type ClockFollow = Rc<RefCell<Vec<ClockEvent>>>;
+    type Sink<T> = Stream<T>;
+    const ENDS_OF_DROPPED_SESSIONS: bool = false;
+
+    fn command() -> (Rc<Waiter>, Rc<Waiter>) {
+        let w = Rc::new(Waiter::default());
+        (w.clone(), w)
+    }
+    fn hand_over(waiting: Rc<Waiter>, result: CommandResult) -> Option<CommandResult> {
+        if waiting.left.get() {
+            return Some(result);
+        }
+        *waiting.got.borrow_mut() = Some(result);
+        None
+    }
+    fn connect(&self, to: Connect) -> Option<Rc<Wire>> {
+        let wire = Rc::new(Wire::default());
+        wire.room.set(self.room.get());
+        self.started.borrow_mut().push((to, wire.clone()));
+        Some(wire)
+    }
+    fn send(wire: &Rc<Wire>, out: Out) -> Given<Out> {
+        if wire.gone.get() {
+            return Given::Gone;
+        }
+        if wire.room.get() == 0 {
+            return Given::Full(out);
+        }
+        wire.room.set(wire.room.get() - 1);
+        wire.taken.borrow_mut().push(out);
+        Given::Taken
+    }
+    fn subscription(
+        &self,
+        _: SubscriptionId,
+    ) -> (
+        Stream<SubscriptionEvent>,
+        Rc<RefCell<Vec<SubscriptionEvent>>>,
+    ) {
+        let handed = Rc::new(RefCell::new(Vec::new()));
+        (
+            Stream {
+                handed: handed.clone(),
+            },
+            handed,
+        )
+    }
+    fn clock(&self, _: String) -> (Stream<ClockEvent>, Rc<RefCell<Vec<ClockEvent>>>) {
+        let handed = Rc::new(RefCell::new(Vec::new()));
+        (
+            Stream {
+                handed: handed.clone(),
+            },
+            handed,
+        )
+    }
+}
+
+struct Rig {
+    core: Core<Fake>,
+    fake: Fake,
+    hub: Hub<DriverEvent>,
+    unclaimed: Unclaimed,
+}
+
+fn credentials(user: &str) -> Credentials {
+    Credentials::new(user, "secret")
+}
+
+impl Rig {
+    /// A core whose sessions' transports take `room` frames each.
+    fn new(room: usize) -> Self {
+        let fake = Fake::default();
+        fake.room.set(room);
+        let seed = Endpoint::parse("https://seed-1:7443/").unwrap();
+        let hub = Hub::default();
+        let unclaimed = Unclaimed::default();
+        let core = Core::new(
+            fake.clone(),
+            Answers,
+            ClientConfig::new(vec![seed], 7),
+            credentials("alice"),
+            hub.clone(),
+            unclaimed.clone(),
+        );
+        Rig {
+            core,
+            fake,
+            hub,
+            unclaimed,
+        }
+    }
+
+    /// Hands `make`'s request to the core, drains it, and gives the answer.
+    fn ask<T>(
+        &mut self,
+        make: impl FnOnce(mpsc::SyncSender<Result<T, Error>>) -> Request<Fake>,
+    ) -> Result<T, Error> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        assert!(self.core.request(make(tx)).is_none());
+        self.core.drain();
+        rx.try_recv().expect("the core answers at once")
+    }
+
+    fn execute(&mut self, query: &str) -> Result<Accepted<Fake>, Error> {
+        let query = query.to_string();
+        self.ask(|reply| Request::Execute { query, reply })
+    }
+
+    fn select(&mut self) {
+        let domain = Some("d1".to_string());
+        self.ask(|reply| Request::SelectDomain { domain, reply })
+            .unwrap();
+    }
+
+    /// The session the engine started last, and its transport.
+    fn session(&self) -> (SessionId, Rc<Wire>) {
+        let started = self.fake.started.borrow();
+        let (to, wire) = started.last().expect("a session was started");
+        (to.session, wire.clone())
+    }
+
+    fn connected(&mut self) -> (SessionId, Rc<Wire>) {
+        let (sid, wire) = self.session();
+        self.core.event(sid, Event::Connected);
+        self.core.drain();
+        (sid, wire)
+    }
+}
+
+/// Frames a session's transport has no room for wait in the core, in the order they were
+/// made, and go as soon as it has room; a transport that is gone loses them.
+#[test]
+fn frames_wait_for_room_in_order() {
+    let mut rig = Rig::new(0);
+    rig.select();
+    let first = rig.execute("INSERT 1;").unwrap();
+    let (sid, wire) = rig.connected();
+    let second = rig.execute("INSERT 2;").unwrap();
+    assert!(wire.taken.borrow().is_empty());
+    assert_eq!(rig.core.blocked().map(|(id, _)| id), Some(sid));
+    assert!(rig.core.flush_sessions(), "still waiting for room");
+
+    // Room for one: the oldest frame goes first.
+    wire.room.set(1);
+    assert!(rig.core.flush_sessions());
+    assert_eq!(wire.taken.borrow().len(), 1);
+    let one = rig.core.next_pending(sid).expect("the second frame waits");
+    let Out::Frame(one) = one else {
+        panic!("a frame waits, not a close")
+    };
+    let Out::Frame(zero) = &wire.taken.borrow()[0] else {
+        panic!("a frame went, not a close")
+    };
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    assert!(
+        text(zero).contains(&first.reference),
+        "the first command went first"
+    );
+    assert!(text(&one).contains(&second.reference));
+    assert!(rig.core.blocked().is_none(), "nothing else waits");
+
+    // A transport that went takes nothing, and what waited for it is forgotten.
+    let _third = rig.execute("INSERT 3;").unwrap();
+    assert!(rig.core.blocked().is_some());
+    wire.gone.set(true);
+    assert!(!rig.core.flush_sessions());
+    assert!(rig.core.blocked().is_none());
+}
+
+/// Refused credentials park the client (T-5): every command in flight ends at once and its
+/// waiter has the result, reads are told why, new calls are refused, and nothing connects
+/// again until new credentials are given, which are then presented.
+#[test]
+fn t_5_refused_credentials_park_the_client_until_new_ones_are_given() {
+    let mut rig = Rig::new(64);
+    let events = rig.hub.watch();
+    rig.select();
+    let sent = rig.execute("INSERT 1;").unwrap();
+    let request = ClientRequestT::ListDomainsRequest(Box::default());
+    let read = rig
+        .ask(|reply| Request::Read {
+            request,
+            deadline: None,
+            reply,
+        })
+        .unwrap();
+    let (sid, wire) = rig.connected();
+    assert!(
+        !wire.taken.borrow().is_empty(),
+        "the command and the read went"
+    );
+    rig.core.event(sid, Event::Ended(End::Unauthenticated));
+    rig.core.drain();
+
+    let got = sent.result.got.borrow().clone();
+    assert!(
+        matches!(got, Some(CommandResult::Uncertain { .. })),
+        "a sent command ends uncertain: {got:?}"
+    );
+    assert!(matches!(read.try_recv(), Ok(Err(Error::Unauthenticated))));
+    assert!(matches!(
+        rig.execute("INSERT 2;"),
+        Err(Error::Unauthenticated)
+    ));
+    let statement = "CREATE SUBSCRIPTION live AS SELECT * FROM orders".to_string();
+    let subscribed = rig.ask(|reply| Request::Subscribe {
+        domain: None,
+        statement,
+        reply,
+    });
+    assert!(matches!(subscribed, Err(Error::Unauthenticated)));
+    let ended = std::iter::from_fn(|| events.try_recv().ok()).any(|e| {
+        matches!(
+            e,
+            DriverEvent::TransportEnded {
+                end: End::Unauthenticated,
+                ..
+            }
+        )
+    });
+    assert!(ended, "observers hear how the transport ended");
+
+    // Parked: no session is started, however long the engine tries.
+    let started = rig.fake.started.borrow().len();
+    for _ in 0..50 {
+        rig.core.timeout();
+        rig.core.drain();
+    }
+    assert_eq!(rig.fake.started.borrow().len(), started);
+
+    // New credentials: the client connects again, presenting them.
+    let new = credentials("bob");
+    rig.ask(|reply| Request::SetCredentials {
+        credentials: new,
+        reply: Some(reply),
+    })
+    .unwrap();
+    let later = rig.execute("INSERT 3;").unwrap();
+    assert!(!later.reference.is_empty());
+    // The engine connects again once its back-off passed.
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while rig.fake.started.borrow().len() == started {
+        assert!(std::time::Instant::now() < give_up, "no new session");
+        if let Some(at) = rig.core.deadline() {
+            std::thread::sleep(at.saturating_duration_since(std::time::Instant::now()));
+        }
+        rig.core.timeout();
+        rig.core.drain();
+    }
+    let started = rig.fake.started.borrow();
+    let (to, _) = started.last().unwrap();
+    assert_eq!(to.credentials, credentials("bob"));
+}
+
+/// A console that closed as our defect parks the client for good (T-3): new credentials do
+/// not unpark it.
+#[test]
+fn t_3_a_defect_parks_the_client_for_good() {
+    let mut rig = Rig::new(64);
+    rig.select();
+    let _ = rig.execute("INSERT 1;").unwrap();
+    let (sid, _) = rig.connected();
+    rig.core.event(sid, Event::Ended(End::Defect(1009)));
+    rig.core.drain();
+    rig.ask(|reply| Request::SetCredentials {
+        credentials: credentials("bob"),
+        reply: Some(reply),
+    })
+    .unwrap();
+    let refused = rig.execute("INSERT 2;");
+    assert!(
+        matches!(&refused, Err(Error::Defect(d)) if d.contains("1009")),
+        "{refused:?}"
+    );
+}
+
+/// An outcome whose caller stopped waiting is kept for the application, never lost (C-10),
+/// and handed out once.
+#[test]
+fn c_10_an_outcome_nobody_waits_for_is_kept() {
+    let mut rig = Rig::new(64);
+    rig.select();
+    let left = rig.execute("INSERT 1;").unwrap();
+    left.result.left.set(true);
+    let (sid, _) = rig.connected();
+    rig.core.event(sid, Event::Ended(End::Unauthenticated));
+    rig.core.drain();
+    assert!(left.result.got.borrow().is_none());
+    assert_eq!(rig.unclaimed.len(), 1);
+    let kept = rig.ask(Request::Unclaimed).unwrap();
+    assert!(matches!(kept.as_slice(), [CommandResult::Uncertain { .. }]));
+    assert!(rig.ask(Request::Unclaimed).unwrap().is_empty());
+}
+
+/// A read given to `run` comes back as a read, a command as a command with its reference,
+/// and a subscription statement is refused and undone (L-2).
+#[test]
+fn run_routes_each_statement_the_way_it_travels() {
+    let mut rig = Rig::new(64);
+    rig.select();
+    let query = "INSERT 1;".to_string();
+    let command = rig.ask(|reply| Request::Run { query, reply }).unwrap();
+    assert!(matches!(command, RunSubmitted::Command(a) if !a.reference.is_empty()));
+    let query = "USE d2;".to_string();
+    let selected = rig.ask(|reply| Request::Run { query, reply });
+    assert!(matches!(&selected, Ok(RunSubmitted::Selected(d)) if d == "d2"));
+    let query = "CREATE SUBSCRIPTION live AS SELECT * FROM orders".to_string();
+    let refused = rig.ask(|reply| Request::Run { query, reply });
+    assert!(matches!(refused, Err(Error::Unsupported(_))));
+}
+
+/// A close ends the session cleanly: the core gives back the close's answer, and the
+/// session's transport is handed the clean close after what it was given before.
+#[test]
+fn a_close_reaches_the_session_cleanly() {
+    let mut rig = Rig::new(64);
+    rig.select();
+    let _ = rig.execute("INSERT 1;").unwrap();
+    let (_, wire) = rig.connected();
+    let (done, answered) = mpsc::sync_channel(1);
+    let done = rig
+        .core
+        .request(Request::Close { revert: true, done })
+        .expect("a close comes back to the driver");
+    assert!(matches!(wire.taken.borrow().last(), Some(Out::Close)));
+    assert!(!rig.core.flush_sessions());
+    assert!(Answers::give(done, Ok(())));
+    assert!(matches!(answered.try_recv(), Ok(Ok(()))));
+    assert_eq!(rig.core.take_sessions().len(), 1);
+}
+
+/// Reads are answered through their own channel: a read whose deadline passed is told so.
+#[test]
+fn a_read_past_its_deadline_is_answered_timed_out() {
+    let mut rig = Rig::new(64);
+    let request = ClientRequestT::ListDomainsRequest(Box::default());
+    let read = rig
+        .ask(|reply| Request::Read {
+            request,
+            deadline: Some(std::time::Duration::ZERO),
+            reply,
+        })
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    rig.core.timeout();
+    rig.core.drain();
+    assert!(matches!(read.try_recv(), Ok(Ok(ReadResult::TimedOut))));
+}
+
+/// A session is opened with the engine's connection deadline from now, and the engine's own
+/// next deadline is an instant ahead; a command's reference carries the wall clock (E-1).
+#[test]
+fn deadlines_are_ahead_and_references_carry_the_time() {
+    let mut rig = Rig::new(64);
+    rig.select();
+    let before = std::time::Instant::now();
+    let accepted = rig.execute("INSERT 1;").unwrap();
+    let (to, _) = rig.fake.started.borrow().last().cloned().unwrap();
+    assert!(to.deadline > before, "the connection deadline is ahead");
+    let at = rig.core.deadline().expect("the engine waits for something");
+    assert!(at > before && at < before + std::time::Duration::from_secs(3600));
+    assert!(
+        !accepted.reference.starts_with("00000000"),
+        "{}",
+        accepted.reference
+    );
+}
+
+/// A call ended with OUT_OF_RANGE parks the client as our defect (T-6).
+#[test]
+fn t_6_a_frame_refused_parks_the_client_as_a_defect() {
+    let mut rig = Rig::new(64);
+    rig.select();
+    let _ = rig.execute("INSERT 1;").unwrap();
+    let (sid, _) = rig.connected();
+    rig.core.event(sid, Event::Ended(End::FrameRefused(11)));
+    rig.core.drain();
+    let refused = rig.execute("INSERT 2;");
+    assert!(
+        matches!(&refused, Err(Error::Defect(d)) if d.contains("grpc-status 11")),
+        "{refused:?}"
+    );
+}
+
+/// An application that went without closing ends its sessions at once, without a clean
+/// close, and forgetting what waits for a transport leaves nothing blocked.
+#[test]
+fn an_abandoned_client_drops_its_sessions() {
+    let mut rig = Rig::new(0);
+    rig.select();
+    let _ = rig.execute("INSERT 1;").unwrap();
+    let (sid, wire) = rig.connected();
+    assert!(rig.core.blocked().is_some());
+    rig.core.clear_pending(sid);
+    assert!(rig.core.blocked().is_none(), "nothing waits any more");
+    rig.core.abandon();
+    assert!(!wire.taken.borrow().iter().any(|o| matches!(o, Out::Close)));
+    assert!(
+        rig.core.take_sessions().is_empty(),
+        "the session was dropped"
+    );
+}
+
+/// Outcomes the unclaimed store's bounds evict are reported to observers once each, as
+/// they are counted (C-10).
+#[test]
+fn c_10_evicted_outcomes_are_reported_once() {
+    let mut rig = Rig::new(64);
+    let events = rig.hub.watch();
+    let failed = || CommandResult::Failed(nervix_protocol::client::Failure::NotSent);
+    for _ in 0..nervix_driver_support::unclaimed::UNCLAIMED + 2 {
+        rig.unclaimed.keep(failed());
+    }
+    rig.core.drain();
+    rig.unclaimed.keep(failed());
+    rig.core.drain();
+    rig.core.drain();
+    let lost: Vec<u64> = std::iter::from_fn(|| events.try_recv().ok())
+        .filter_map(|e| match e {
+            DriverEvent::UnclaimedLost(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lost, [2, 1]);
+}
