@@ -1,0 +1,152 @@
+//! The blocking client, as it is.
+
+use crate::{Driver, Error, Failure, Via};
+use nervix_blocking::{Client, ClockFollow, Config, Subscription, TransferError, Transfers};
+use nervix_driver_support::config::ConfigError;
+use nervix_driver_support::credentials::Credentials;
+use nervix_protocol::calls::{
+    BackupDownload, RestoreCall, RestoreOutcome, UploadCall, UploadOutcome,
+};
+use nervix_protocol::client::{
+    ClientConfig, ClockEvent, CommandReport, CommandResult, SubscriptionEvent,
+};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The blocking driver: every operation is the client's own.
+pub struct Blocking;
+
+impl Driver for Blocking {
+    const NAME: &'static str = "blocking";
+    type Config = Config;
+    type Client = Client;
+    type Transfers = Transfers;
+    type TransferError = TransferError;
+    type Subscription = Subscription;
+    type Clock = ClockFollow;
+
+    fn new() -> Self {
+        Blocking
+    }
+
+    fn speaks(via: Via) -> bool {
+        matches!(via, Via::Console(_))
+    }
+
+    fn config(seeds: &[&str], credentials: Credentials, via: Via) -> Result<Config, ConfigError> {
+        let Via::Console(auth) = via else {
+            panic!("the blocking driver speaks the console only");
+        };
+        Ok(Config::new(seeds, credentials)?.with_auth(auth))
+    }
+
+    fn with_timeouts(config: Config, call: Duration, connect: Duration) -> Config {
+        config.with_timeouts(call, connect)
+    }
+
+    fn with_root(config: Config, der: Vec<u8>) -> Config {
+        config.with_root(der)
+    }
+
+    fn client_config(config: &mut Config) -> &mut ClientConfig {
+        &mut config.client
+    }
+
+    fn credentials(config: &mut Config) -> &mut Credentials {
+        &mut config.credentials
+    }
+
+    fn connect(&self, config: Config) -> Result<Client, Error> {
+        Client::connect(config)
+    }
+
+    fn execute(&self, client: &Client, query: &str) -> Result<CommandResult, Error> {
+        client.execute(query)
+    }
+
+    fn select_domain(&self, client: &Client, domain: Option<&str>) -> Result<(), Error> {
+        client.select_domain(domain)
+    }
+
+    fn close(&self, client: Client, revert: bool) -> Result<(), Error> {
+        client.close(revert)
+    }
+
+    fn subscribe(&self, client: &Client, statement: &str) -> Result<Subscription, Error> {
+        client.subscribe(statement)
+    }
+
+    fn next_event(
+        &self,
+        s: &mut Subscription,
+        wait: Duration,
+    ) -> Result<Option<SubscriptionEvent>, Error> {
+        s.next_timeout(wait)
+    }
+
+    fn follow_clock(&self, client: &Client, domain: &str) -> Result<ClockFollow, Error> {
+        client.follow_clock(domain)
+    }
+
+    fn clock_domain(k: &ClockFollow) -> &str {
+        k.domain()
+    }
+
+    fn next_clock(&self, k: &mut ClockFollow, wait: Duration) -> Result<Option<ClockEvent>, Error> {
+        k.next_timeout(wait)
+    }
+
+    fn transfers(&self, config: &Config) -> Result<Transfers, TransferError> {
+        Transfers::new(config)
+    }
+
+    fn backup(
+        &self,
+        t: &Transfers,
+        report: &CommandReport,
+        target: &Path,
+    ) -> Result<PathBuf, TransferError> {
+        t.backup(report, target)
+    }
+
+    fn download(
+        &self,
+        t: &Transfers,
+        call: &mut BackupDownload,
+        target: &Path,
+    ) -> Result<PathBuf, TransferError> {
+        t.download(call, target)
+    }
+
+    fn restore(
+        &self,
+        t: &Transfers,
+        call: &mut RestoreCall,
+        file: &Path,
+    ) -> Result<RestoreOutcome, TransferError> {
+        t.restore(call, file)
+    }
+
+    fn upload(
+        &self,
+        _: &Transfers,
+        _: &mut UploadCall,
+        _: &Path,
+    ) -> Option<Result<UploadOutcome, TransferError>> {
+        None
+    }
+
+    fn failure(e: &TransferError) -> Failure {
+        match e {
+            TransferError::Config(c) => Failure::Config(c.clone()),
+            TransferError::Unauthenticated => Failure::Unauthenticated,
+            TransferError::Unavailable { failure, .. } => Failure::Unavailable(*failure),
+            TransferError::FrameRefused { code } => Failure::FrameRefused(*code),
+            TransferError::GaveUp { attempts, last } => Failure::GaveUp {
+                attempts: *attempts,
+                last: last.clone(),
+            },
+            other => Failure::Other(format!("{other:?}")),
+        }
+    }
+}

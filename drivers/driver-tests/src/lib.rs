@@ -1,0 +1,278 @@
+//! The scenarios both drivers' tests run, each written once.
+//!
+//! A scenario is a generic function over [`Driver`], a synchronous view of one driver's public
+//! API: the blocking client implements it directly ([`Blocking`]), the tokio client through a
+//! runtime of its own that each operation blocks on ([`Tokio`]). Each driver's test files then
+//! only instantiate the scenarios, through one macro invocation per file (e.g.
+//! [`transfers_tests!`]), whose arms name every test literally.
+//!
+//! Checks only one flavour can make stay in that driver's own test files.
+
+pub mod streams;
+pub mod transfers;
+
+mod blocking;
+mod tokio;
+
+pub use blocking::Blocking;
+pub use tokio::Tokio;
+
+use nervix_driver_support::config::ConfigError;
+use nervix_driver_support::credentials::Credentials;
+use nervix_loopback::Loopback;
+use nervix_protocol::calls::{
+    ArchiveDigest, ArchiveInfo, BackupDownload, RestoreCall, RestoreOutcome, UploadCall,
+    UploadOutcome,
+};
+use nervix_protocol::client::{
+    ClientConfig, ClockEvent, CommandReport, CommandResult, SubscriptionEvent,
+};
+use nervix_protocol::schema::BackupDownloadFailure;
+use std::fmt::Debug;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub use nervix_driver_support::api::Error;
+pub use nervix_driver_support::credentials::WsAuth;
+
+/// How a client reaches the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// gRPC over HTTP/2.
+    Grpc,
+    /// The console WebSocket, credentials presented as the value says.
+    Console(WsAuth),
+}
+
+/// gRPC, and the console with credentials in a header.
+pub const BOTH: [Via; 2] = [Via::Grpc, Via::Console(WsAuth::Header)];
+
+/// The ways among `vias` that the driver speaks.
+pub fn spoken<D: Driver>(vias: &[Via]) -> Vec<Via> {
+    vias.iter().copied().filter(|v| D::speaks(*v)).collect()
+}
+
+/// A separate call's failure, the same for both drivers' error types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Failure {
+    /// The configuration cannot be used.
+    Config(ConfigError),
+    /// The credentials were refused.
+    Unauthenticated,
+    /// The archive is not available any more.
+    Unavailable(BackupDownloadFailure),
+    /// The server refused a frame of the call.
+    FrameRefused(u32),
+    /// Every attempt ended without an answer.
+    GaveUp {
+        /// Attempts made.
+        attempts: u32,
+        /// How the last ended.
+        last: String,
+    },
+    /// An upload with a configuration that is not gRPC's.
+    UploadNeedsGrpc,
+    /// Anything else, as its debug text.
+    Other(String),
+}
+
+/// One driver's client, seen synchronously: what the scenarios need of it.
+pub trait Driver: Sized + 'static {
+    /// The driver's short name, used in scratch directory names.
+    const NAME: &'static str;
+    /// The driver's configuration.
+    type Config: Clone + Send + Debug + 'static;
+    /// A connected client.
+    type Client;
+    /// The separate calls.
+    type Transfers;
+    /// Why a separate call gave no result.
+    type TransferError: Debug + Send + 'static;
+    /// A subscription.
+    type Subscription;
+    /// A followed clock.
+    type Clock;
+
+    /// A driver ready for operations (the tokio one starts its runtime).
+    fn new() -> Self;
+    /// Whether the driver speaks `via`.
+    fn speaks(via: Via) -> bool;
+    /// A configuration of `seeds`, presenting `credentials` as `via` says.
+    fn config(
+        seeds: &[&str],
+        credentials: Credentials,
+        via: Via,
+    ) -> Result<Self::Config, ConfigError>;
+    /// The configuration with a call and a connection deadline.
+    fn with_timeouts(config: Self::Config, call: Duration, connect: Duration) -> Self::Config;
+    /// The configuration trusting `der` as a root.
+    fn with_root(config: Self::Config, der: Vec<u8>) -> Self::Config;
+    /// The engine's part of the configuration.
+    fn client_config(config: &mut Self::Config) -> &mut ClientConfig;
+    /// The credentials of the configuration.
+    fn credentials(config: &mut Self::Config) -> &mut Credentials;
+
+    /// A connected client.
+    fn connect(&self, config: Self::Config) -> Result<Self::Client, Error>;
+    /// A command run to its end.
+    fn execute(&self, client: &Self::Client, query: &str) -> Result<CommandResult, Error>;
+    /// Selects the session's domain.
+    fn select_domain(&self, client: &Self::Client, domain: Option<&str>) -> Result<(), Error>;
+    /// Closes the client.
+    fn close(&self, client: Self::Client, revert: bool) -> Result<(), Error>;
+
+    /// A subscription opened by `statement`.
+    fn subscribe(
+        &self,
+        client: &Self::Client,
+        statement: &str,
+    ) -> Result<Self::Subscription, Error>;
+    /// The next event within `wait`: `Ok(None)` once it ended, [`Error::TimedOut`] when
+    /// nothing came in time.
+    fn next_event(
+        &self,
+        s: &mut Self::Subscription,
+        wait: Duration,
+    ) -> Result<Option<SubscriptionEvent>, Error>;
+    /// The clock of `domain`, followed.
+    fn follow_clock(&self, client: &Self::Client, domain: &str) -> Result<Self::Clock, Error>;
+    /// The domain of a followed clock.
+    fn clock_domain(k: &Self::Clock) -> &str;
+    /// The next clock event within `wait`, as [`Driver::next_event`].
+    fn next_clock(&self, k: &mut Self::Clock, wait: Duration) -> Result<Option<ClockEvent>, Error>;
+
+    /// The separate calls of `config`.
+    fn transfers(&self, config: &Self::Config) -> Result<Self::Transfers, Self::TransferError>;
+    /// The archive of a completed BACKUP, downloaded to `target`.
+    fn backup(
+        &self,
+        t: &Self::Transfers,
+        report: &CommandReport,
+        target: &Path,
+    ) -> Result<PathBuf, Self::TransferError>;
+    /// A download run to `target`.
+    fn download(
+        &self,
+        t: &Self::Transfers,
+        call: &mut BackupDownload,
+        target: &Path,
+    ) -> Result<PathBuf, Self::TransferError>;
+    /// A restore streamed from `file`.
+    fn restore(
+        &self,
+        t: &Self::Transfers,
+        call: &mut RestoreCall,
+        file: &Path,
+    ) -> Result<RestoreOutcome, Self::TransferError>;
+    /// An upload streamed from `file`, or `None` when the driver has no uploads.
+    fn upload(
+        &self,
+        t: &Self::Transfers,
+        call: &mut UploadCall,
+        file: &Path,
+    ) -> Option<Result<UploadOutcome, Self::TransferError>>;
+    /// The failure an error stands for.
+    fn failure(e: &Self::TransferError) -> Failure;
+}
+
+/// Runs `f` on a thread of its own; the test fails when it has not ended within `limit`
+/// (and with `f`'s own panic when it panicked).
+pub fn bounded<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let t = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(v) => v,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("the test did not end within {limit:?}")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => match t.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => unreachable!("the thread ended without sending"),
+        },
+    }
+}
+
+/// Runs a scenario within two minutes (the bound of every test written here).
+pub fn scenario(f: impl FnOnce() + Send + 'static) {
+    bounded(Duration::from_secs(120), f)
+}
+
+/// The seeds of `lb` that `via` reaches.
+pub fn seeds_of(lb: &Loopback, via: Via) -> Vec<String> {
+    match via {
+        Via::Grpc => lb.grpc_endpoints().to_vec(),
+        Via::Console(_) => lb.console_endpoints().to_vec(),
+    }
+}
+
+/// A configuration of `seeds` with the given deadlines.
+pub fn config_of<D: Driver>(
+    seeds: &[String],
+    credentials: Credentials,
+    via: Via,
+    call: Duration,
+    connect: Duration,
+) -> D::Config {
+    let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+    D::with_timeouts(D::config(&seeds, credentials, via).unwrap(), call, connect)
+}
+
+/// A fresh, empty scratch directory named after the driver, `name` and this process.
+pub fn scratch<D: Driver>(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("nervix-{}-{name}-{}", D::NAME, std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The archive description of the file at `path`.
+pub fn info_of(path: &Path) -> ArchiveInfo {
+    let mut d = ArchiveDigest::new();
+    d.update(&std::fs::read(path).unwrap());
+    d.finish()
+}
+
+/// The names in `dir`, sorted.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The instants at which the loopback saw the first `n` calls to `path`, polled every 2 ms
+/// for at most 20 s.
+pub fn call_instants(lb: &Loopback, path: &str, n: usize) -> Vec<Instant> {
+    let mut seen = Vec::new();
+    let end = Instant::now() + Duration::from_secs(20);
+    while seen.len() < n && Instant::now() < end {
+        let count = lb.calls_to(path).len();
+        while seen.len() < count.min(n) {
+            seen.push(Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    seen
+}
+
+/// Whether a command completed.
+pub fn completed(r: &CommandResult) -> bool {
+    matches!(r, CommandResult::Completed(_))
+}
+
+/// A completed BACKUP of the domain `tenant`, run through a client of `config`.
+pub fn backed_up<D: Driver>(d: &D, config: &D::Config) -> CommandReport {
+    let client = d.connect(config.clone()).unwrap();
+    let CommandResult::Completed(report) = d.execute(&client, "BACKUP DOMAIN tenant").unwrap()
+    else {
+        panic!("the backup did not complete");
+    };
+    let _ = d.close(client, false);
+    report
+}

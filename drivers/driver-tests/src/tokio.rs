@@ -1,0 +1,189 @@
+//! The tokio client, each operation blocked on through a runtime of its own.
+
+use crate::{Driver, Error, Failure, Via};
+use nervix_driver_support::config::ConfigError;
+use nervix_driver_support::credentials::Credentials;
+use nervix_protocol::calls::{
+    BackupDownload, RestoreCall, RestoreOutcome, UploadCall, UploadOutcome,
+};
+use nervix_protocol::client::{
+    ClientConfig, ClockEvent, CommandReport, CommandResult, SubscriptionEvent,
+};
+use nervix_tokio::{
+    Client, ClockFollow, Config, Subscription, TransferError, Transfers, Transport,
+};
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The tokio driver: a multi-threaded runtime of two workers that every operation blocks on,
+/// and that ends (with every task it still runs) when this is dropped.
+pub struct Tokio {
+    rt: tokio::runtime::Runtime,
+}
+
+impl Tokio {
+    /// Runs `f` to its end on the runtime; the test fails when it takes more than a minute.
+    pub fn block<F: Future>(&self, f: F) -> F::Output {
+        self.rt
+            .block_on(async { tokio::time::timeout(Duration::from_secs(60), f).await })
+            .expect("the operation ends within its bound")
+    }
+
+    /// The runtime.
+    pub fn runtime(&self) -> &tokio::runtime::Runtime {
+        &self.rt
+    }
+}
+
+fn transport(via: Via) -> Transport {
+    match via {
+        Via::Grpc => Transport::Grpc,
+        Via::Console(auth) => Transport::WebSocket(auth),
+    }
+}
+
+/// The next item of a stream within `wait`.
+async fn within<T>(wait: Duration, f: impl Future<Output = Option<T>>) -> Result<Option<T>, Error> {
+    tokio::time::timeout(wait, f)
+        .await
+        .map_err(|_| Error::TimedOut)
+}
+
+impl Driver for Tokio {
+    const NAME: &'static str = "tokio";
+    type Config = Config;
+    type Client = Client;
+    type Transfers = Transfers;
+    type TransferError = TransferError;
+    type Subscription = Subscription;
+    type Clock = ClockFollow;
+
+    fn new() -> Self {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        Tokio { rt }
+    }
+
+    fn speaks(_: Via) -> bool {
+        true
+    }
+
+    fn config(seeds: &[&str], credentials: Credentials, via: Via) -> Result<Config, ConfigError> {
+        Config::new(seeds, credentials, transport(via))
+    }
+
+    fn with_timeouts(config: Config, call: Duration, connect: Duration) -> Config {
+        config.with_timeouts(call, connect)
+    }
+
+    fn with_root(config: Config, der: Vec<u8>) -> Config {
+        config.with_root(der)
+    }
+
+    fn client_config(config: &mut Config) -> &mut ClientConfig {
+        &mut config.client
+    }
+
+    fn credentials(config: &mut Config) -> &mut Credentials {
+        &mut config.credentials
+    }
+
+    fn connect(&self, config: Config) -> Result<Client, Error> {
+        self.block(Client::connect(config))
+    }
+
+    fn execute(&self, client: &Client, query: &str) -> Result<CommandResult, Error> {
+        self.block(client.execute(query))
+    }
+
+    fn select_domain(&self, client: &Client, domain: Option<&str>) -> Result<(), Error> {
+        self.block(client.select_domain(domain))
+    }
+
+    fn close(&self, client: Client, revert: bool) -> Result<(), Error> {
+        self.block(client.close(revert))
+    }
+
+    fn subscribe(&self, client: &Client, statement: &str) -> Result<Subscription, Error> {
+        self.block(client.subscribe(statement))
+    }
+
+    fn next_event(
+        &self,
+        s: &mut Subscription,
+        wait: Duration,
+    ) -> Result<Option<SubscriptionEvent>, Error> {
+        self.block(within(wait, s.next_event()))
+    }
+
+    fn follow_clock(&self, client: &Client, domain: &str) -> Result<ClockFollow, Error> {
+        self.block(client.follow_clock(domain))
+    }
+
+    fn clock_domain(k: &ClockFollow) -> &str {
+        k.domain()
+    }
+
+    fn next_clock(&self, k: &mut ClockFollow, wait: Duration) -> Result<Option<ClockEvent>, Error> {
+        self.block(within(wait, k.next_event()))
+    }
+
+    fn transfers(&self, config: &Config) -> Result<Transfers, TransferError> {
+        Transfers::new(config)
+    }
+
+    fn backup(
+        &self,
+        t: &Transfers,
+        report: &CommandReport,
+        target: &Path,
+    ) -> Result<PathBuf, TransferError> {
+        self.block(t.backup(report, target))
+    }
+
+    fn download(
+        &self,
+        t: &Transfers,
+        call: &mut BackupDownload,
+        target: &Path,
+    ) -> Result<PathBuf, TransferError> {
+        self.block(t.download(call, target))
+    }
+
+    fn restore(
+        &self,
+        t: &Transfers,
+        call: &mut RestoreCall,
+        file: &Path,
+    ) -> Result<RestoreOutcome, TransferError> {
+        self.block(t.restore(call, file))
+    }
+
+    fn upload(
+        &self,
+        t: &Transfers,
+        call: &mut UploadCall,
+        file: &Path,
+    ) -> Option<Result<UploadOutcome, TransferError>> {
+        Some(self.block(t.upload(call, file)))
+    }
+
+    fn failure(e: &TransferError) -> Failure {
+        match e {
+            TransferError::Config(c) => Failure::Config(c.clone()),
+            TransferError::Unauthenticated => Failure::Unauthenticated,
+            TransferError::UploadNeedsGrpc => Failure::UploadNeedsGrpc,
+            TransferError::Unavailable { failure, .. } => Failure::Unavailable(*failure),
+            TransferError::FrameRefused { code } => Failure::FrameRefused(*code),
+            TransferError::GaveUp { attempts, last, .. } => Failure::GaveUp {
+                attempts: *attempts,
+                last: last.clone(),
+            },
+            other => Failure::Other(format!("{other:?}")),
+        }
+    }
+}
