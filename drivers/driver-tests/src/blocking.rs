@@ -1,15 +1,21 @@
 //! The blocking client, as it is.
 
 use crate::{Driver, Error, Failure, Via};
-use nervix_blocking::{Client, ClockFollow, Config, Subscription, TransferError, Transfers};
+use nervix_blocking::{
+    Client, ClockFollow, Config, Events, PendingCommand, Subscription, Transaction, TransferError,
+    Transfers,
+};
+use nervix_driver_support::api::{DriverEvent, RunResult};
 use nervix_driver_support::config::ConfigError;
 use nervix_driver_support::credentials::Credentials;
 use nervix_protocol::calls::{
     BackupDownload, RestoreCall, RestoreOutcome, UploadCall, UploadOutcome,
 };
+use nervix_protocol::client::RetainedCommand;
 use nervix_protocol::client::{
     ClientConfig, ClockEvent, CommandReport, CommandResult, SubscriptionEvent,
 };
+use nervix_protocol::endpoint::Endpoint;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,6 +30,9 @@ impl Driver for Blocking {
     type TransferError = TransferError;
     type Subscription = Subscription;
     type Clock = ClockFollow;
+    type Pending = PendingCommand;
+    type Events = Events;
+    type Transaction = Transaction;
 
     fn new() -> Self {
         Blocking
@@ -54,6 +63,74 @@ impl Driver for Blocking {
 
     fn credentials(config: &mut Config) -> &mut Credentials {
         &mut config.credentials
+    }
+
+    fn write_timeout(config: &mut Config) -> &mut Duration {
+        &mut config.write_timeout
+    }
+
+    fn console_url(endpoint: &Endpoint, query_auth: Option<&Credentials>) -> String {
+        nervix_blocking::console_url(endpoint, query_auth)
+    }
+
+    fn start(&self, config: Config) -> Result<Client, Error> {
+        Client::start(config)
+    }
+
+    fn submit(&self, client: &Client, query: &str) -> Result<PendingCommand, Error> {
+        client.submit(query)
+    }
+
+    fn reference(pending: &PendingCommand) -> String {
+        pending.reference().to_string()
+    }
+
+    fn wait(&self, pending: PendingCommand) -> Result<CommandResult, Error> {
+        pending.wait()
+    }
+
+    fn wait_timeout(
+        &self,
+        pending: &mut PendingCommand,
+        timeout: Duration,
+    ) -> Result<CommandResult, Error> {
+        pending.wait_timeout(timeout)
+    }
+
+    fn recover(&self, client: &Client, command: &RetainedCommand) -> Result<CommandResult, Error> {
+        client.recover(command)
+    }
+
+    fn run(&self, client: &Client, statement: &str) -> Result<RunResult, Error> {
+        client.run(statement)
+    }
+
+    fn unclaimed(&self, client: &Client) -> Result<Vec<CommandResult>, Error> {
+        client.unclaimed()
+    }
+
+    fn set_credentials(&self, client: &Client, credentials: Credentials) -> Result<(), Error> {
+        client.set_credentials(credentials)
+    }
+
+    fn events(&self, client: &Client) -> Events {
+        client.events().unwrap()
+    }
+
+    fn drain(events: &Events) -> Vec<DriverEvent> {
+        events.drain()
+    }
+
+    fn transaction(&self, client: &Client) -> Result<Result<Transaction, CommandResult>, Error> {
+        client.transaction()
+    }
+
+    fn tx_execute(&self, tx: &Transaction, query: &str) -> Result<CommandResult, Error> {
+        tx.execute(query)
+    }
+
+    fn commit(&self, tx: Transaction) -> Result<CommandResult, Error> {
+        tx.commit()
     }
 
     fn connect(&self, config: Config) -> Result<Client, Error> {

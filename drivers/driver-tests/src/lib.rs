@@ -8,6 +8,7 @@
 //!
 //! Checks only one flavour can make stay in that driver's own test files.
 
+pub mod loopback;
 pub mod streams;
 pub mod transfers;
 
@@ -17,6 +18,7 @@ mod tokio;
 pub use blocking::Blocking;
 pub use tokio::Tokio;
 
+use nervix_driver_support::api::{DriverEvent, RunResult};
 use nervix_driver_support::config::ConfigError;
 use nervix_driver_support::credentials::Credentials;
 use nervix_loopback::Loopback;
@@ -25,8 +27,9 @@ use nervix_protocol::calls::{
     UploadOutcome,
 };
 use nervix_protocol::client::{
-    ClientConfig, ClockEvent, CommandReport, CommandResult, SubscriptionEvent,
+    ClientConfig, ClockEvent, CommandReport, CommandResult, RetainedCommand, SubscriptionEvent,
 };
+use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::schema::BackupDownloadFailure;
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
@@ -93,6 +96,12 @@ pub trait Driver: Sized + 'static {
     type Subscription;
     /// A followed clock.
     type Clock;
+    /// A command submitted and not yet waited for.
+    type Pending;
+    /// The client's events.
+    type Events;
+    /// An open transaction.
+    type Transaction;
 
     /// A driver ready for operations (the tokio one starts its runtime).
     fn new() -> Self;
@@ -112,9 +121,54 @@ pub trait Driver: Sized + 'static {
     fn client_config(config: &mut Self::Config) -> &mut ClientConfig;
     /// The credentials of the configuration.
     fn credentials(config: &mut Self::Config) -> &mut Credentials;
+    /// The write deadline of the configuration.
+    fn write_timeout(config: &mut Self::Config) -> &mut Duration;
+    /// The console URL of `endpoint`, with the credentials in its query when given.
+    fn console_url(endpoint: &Endpoint, query_auth: Option<&Credentials>) -> String;
 
     /// A connected client.
     fn connect(&self, config: Self::Config) -> Result<Self::Client, Error>;
+    /// A client started without waiting for its first session.
+    fn start(&self, config: Self::Config) -> Result<Self::Client, Error>;
+    /// A command submitted.
+    fn submit(&self, client: &Self::Client, query: &str) -> Result<Self::Pending, Error>;
+    /// The reference of a submitted command.
+    fn reference(pending: &Self::Pending) -> String;
+    /// The outcome of a submitted command.
+    fn wait(&self, pending: Self::Pending) -> Result<CommandResult, Error>;
+    /// The outcome of a submitted command within `timeout`: [`Error::TimedOut`] when it
+    /// did not come, and the command can still be waited for.
+    fn wait_timeout(
+        &self,
+        pending: &mut Self::Pending,
+        timeout: Duration,
+    ) -> Result<CommandResult, Error>;
+    /// An uncertain command recovered under its reference.
+    fn recover(
+        &self,
+        client: &Self::Client,
+        command: &RetainedCommand,
+    ) -> Result<CommandResult, Error>;
+    /// A statement run.
+    fn run(&self, client: &Self::Client, statement: &str) -> Result<RunResult, Error>;
+    /// The outcomes nobody waited for.
+    fn unclaimed(&self, client: &Self::Client) -> Result<Vec<CommandResult>, Error>;
+    /// New credentials for the client.
+    fn set_credentials(&self, client: &Self::Client, credentials: Credentials)
+        -> Result<(), Error>;
+    /// The client's events, from now on.
+    fn events(&self, client: &Self::Client) -> Self::Events;
+    /// The events that came, taken.
+    fn drain(events: &Self::Events) -> Vec<DriverEvent>;
+    /// A transaction begun, or the BEGIN's result when it did not complete.
+    fn transaction(
+        &self,
+        client: &Self::Client,
+    ) -> Result<Result<Self::Transaction, CommandResult>, Error>;
+    /// A command run in the transaction.
+    fn tx_execute(&self, tx: &Self::Transaction, query: &str) -> Result<CommandResult, Error>;
+    /// The transaction committed.
+    fn commit(&self, tx: Self::Transaction) -> Result<CommandResult, Error>;
     /// A command run to its end.
     fn execute(&self, client: &Self::Client, query: &str) -> Result<CommandResult, Error>;
     /// Selects the session's domain.
@@ -275,4 +329,16 @@ pub fn backed_up<D: Driver>(d: &D, config: &D::Config) -> CommandReport {
     };
     let _ = d.close(client, false);
     report
+}
+
+/// The body of a test: `run!(Tokio, module::scenario(args))` runs the scenario for that
+/// driver within its bound, with [`Via`] and [`WsAuth`] in scope for the arguments.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! run {
+    ($d:ident, $m:ident::$f:ident($($a:expr),*)) => {{
+        #[allow(unused_imports)]
+        use $crate::{Via, WsAuth};
+        $crate::scenario(|| $crate::$m::$f::<$crate::$d>($($a),*))
+    }};
 }

@@ -271,67 +271,56 @@ macro_rules! streams_tests {
     (tokio) => {
         #[test]
         fn s_1_rows_arrive_over_real_sockets_and_read_back_exactly() {
-            $crate::scenario(|| $crate::streams::s_1_rows_read_back::<$crate::Tokio>())
+            $crate::run!(Tokio, streams::s_1_rows_read_back())
         }
         #[test]
         fn s_7_a_leader_change_gives_a_gap_and_a_new_generation_over_real_sockets() {
-            $crate::scenario(|| $crate::streams::s_7_gap_and_new_generation::<$crate::Tokio>(1))
+            $crate::run!(Tokio, streams::s_7_gap_and_new_generation(1))
         }
         #[test]
         fn s_6_dropping_the_stream_deletes_the_subscription_over_real_sockets() {
-            $crate::scenario(|| {
-                $crate::streams::s_6_dropping_deletes::<$crate::Tokio>($crate::Via::Grpc)
-            })
+            $crate::run!(Tokio, streams::s_6_dropping_deletes(Via::Grpc))
         }
         #[test]
         fn k_1_a_followed_clock_ticks_over_real_sockets_and_is_attached_again_after_a_leader_change(
         ) {
-            $crate::scenario(|| {
-                $crate::streams::k_1_clock_ticks_and_is_attached_again::<$crate::Tokio>()
-            })
+            $crate::run!(Tokio, streams::k_1_clock_ticks_and_is_attached_again())
         }
         #[test]
         fn k_1_dropping_a_clock_stream_detaches_the_clock_over_real_sockets() {
-            $crate::scenario(|| {
-                $crate::streams::k_1_dropping_detaches::<$crate::Tokio>($crate::Via::Console(
-                    $crate::WsAuth::Header,
-                ))
-            })
+            $crate::run!(
+                Tokio,
+                streams::k_1_dropping_detaches(Via::Console(WsAuth::Header))
+            )
         }
         #[test]
         fn s_8_a_reader_that_stops_reading_gets_every_row_in_order_once_it_reads_on() {
-            $crate::scenario(|| {
-                $crate::streams::s_8_slow_reader_gets_every_row::<$crate::Tokio>($crate::Via::Grpc)
-            })
+            $crate::run!(Tokio, streams::s_8_slow_reader_gets_every_row(Via::Grpc))
         }
     };
     (blocking) => {
         #[test]
         fn s_7_rows_read_back_exactly_and_a_leader_change_gives_a_gap_and_a_new_generation_blocking(
         ) {
-            $crate::scenario(|| $crate::streams::s_7_gap_and_new_generation::<$crate::Blocking>(3))
+            $crate::run!(Blocking, streams::s_7_gap_and_new_generation(3))
         }
         #[test]
         fn s_6_dropping_the_iterator_deletes_the_subscription_blocking() {
-            $crate::scenario(|| {
-                $crate::streams::s_6_dropping_deletes::<$crate::Blocking>($crate::Via::Console(
-                    $crate::WsAuth::Header,
-                ))
-            })
+            $crate::run!(
+                Blocking,
+                streams::s_6_dropping_deletes(Via::Console(WsAuth::Header))
+            )
         }
         #[test]
         fn s_8_a_reader_that_stops_reading_gets_every_row_in_order_once_it_reads_on_blocking() {
-            $crate::scenario(|| {
-                $crate::streams::s_8_slow_reader_gets_every_row::<$crate::Blocking>(
-                    $crate::Via::Console($crate::WsAuth::Header),
-                )
-            })
+            $crate::run!(
+                Blocking,
+                streams::s_8_slow_reader_gets_every_row(Via::Console(WsAuth::Header))
+            )
         }
         #[test]
         fn k_1_a_followed_clock_ticks_and_is_attached_again_after_a_leader_change_blocking() {
-            $crate::scenario(|| {
-                $crate::streams::k_1_clock_ticks_and_is_attached_again::<$crate::Blocking>()
-            })
+            $crate::run!(Blocking, streams::k_1_clock_ticks_and_is_attached_again())
         }
     };
 }

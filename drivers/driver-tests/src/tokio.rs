@@ -1,16 +1,20 @@
 //! The tokio client, each operation blocked on through a runtime of its own.
 
 use crate::{Driver, Error, Failure, Via};
+use nervix_driver_support::api::{DriverEvent, RunResult};
 use nervix_driver_support::config::ConfigError;
 use nervix_driver_support::credentials::Credentials;
 use nervix_protocol::calls::{
     BackupDownload, RestoreCall, RestoreOutcome, UploadCall, UploadOutcome,
 };
+use nervix_protocol::client::RetainedCommand;
 use nervix_protocol::client::{
     ClientConfig, ClockEvent, CommandReport, CommandResult, SubscriptionEvent,
 };
+use nervix_protocol::endpoint::Endpoint;
 use nervix_tokio::{
-    Client, ClockFollow, Config, Subscription, TransferError, Transfers, Transport,
+    Client, ClockFollow, Config, Events, PendingCommand, Subscription, Transaction, TransferError,
+    Transfers, Transport,
 };
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -58,6 +62,9 @@ impl Driver for Tokio {
     type TransferError = TransferError;
     type Subscription = Subscription;
     type Clock = ClockFollow;
+    type Pending = PendingCommand;
+    type Events = Events;
+    type Transaction = Transaction;
 
     fn new() -> Self {
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -90,6 +97,79 @@ impl Driver for Tokio {
 
     fn credentials(config: &mut Config) -> &mut Credentials {
         &mut config.credentials
+    }
+
+    fn write_timeout(config: &mut Config) -> &mut Duration {
+        &mut config.write_timeout
+    }
+
+    fn console_url(endpoint: &Endpoint, query_auth: Option<&Credentials>) -> String {
+        nervix_tokio::console_url(endpoint, query_auth)
+    }
+
+    fn start(&self, config: Config) -> Result<Client, Error> {
+        let _in = self.rt.enter();
+        Client::start(config)
+    }
+
+    fn submit(&self, client: &Client, query: &str) -> Result<PendingCommand, Error> {
+        self.block(client.submit(query))
+    }
+
+    fn reference(pending: &PendingCommand) -> String {
+        pending.reference().to_string()
+    }
+
+    fn wait(&self, pending: PendingCommand) -> Result<CommandResult, Error> {
+        self.block(pending)
+    }
+
+    fn wait_timeout(
+        &self,
+        pending: &mut PendingCommand,
+        timeout: Duration,
+    ) -> Result<CommandResult, Error> {
+        self.block(async {
+            tokio::time::timeout(timeout, pending)
+                .await
+                .unwrap_or(Err(Error::TimedOut))
+        })
+    }
+
+    fn recover(&self, client: &Client, command: &RetainedCommand) -> Result<CommandResult, Error> {
+        self.block(client.recover(command))
+    }
+
+    fn run(&self, client: &Client, statement: &str) -> Result<RunResult, Error> {
+        self.block(client.run(statement))
+    }
+
+    fn unclaimed(&self, client: &Client) -> Result<Vec<CommandResult>, Error> {
+        self.block(client.unclaimed())
+    }
+
+    fn set_credentials(&self, client: &Client, credentials: Credentials) -> Result<(), Error> {
+        self.block(client.set_credentials(credentials))
+    }
+
+    fn events(&self, client: &Client) -> Events {
+        client.events()
+    }
+
+    fn drain(events: &Events) -> Vec<DriverEvent> {
+        std::iter::from_fn(|| events.try_recv().ok()).collect()
+    }
+
+    fn transaction(&self, client: &Client) -> Result<Result<Transaction, CommandResult>, Error> {
+        self.block(client.transaction())
+    }
+
+    fn tx_execute(&self, tx: &Transaction, query: &str) -> Result<CommandResult, Error> {
+        self.block(tx.execute(query))
+    }
+
+    fn commit(&self, tx: Transaction) -> Result<CommandResult, Error> {
+        self.block(tx.commit())
     }
 
     fn connect(&self, config: Config) -> Result<Client, Error> {

@@ -547,103 +547,103 @@ macro_rules! transfers_tests {
     (tokio) => {
         #[test]
         fn a_4_a_backup_downloaded_over_grpc_lands_verified_once_then_is_not_retained() {
-            $crate::scenario(|| $crate::transfers::a_4_downloaded_once::<$crate::Tokio>($crate::Via::Grpc))
+            $crate::run!(Tokio, transfers::a_4_downloaded_once(Via::Grpc))
         }
         #[test]
         fn rs_1_restore_backup_over_grpc_streams_the_file_and_completes_with_its_report() {
-            $crate::scenario(|| $crate::transfers::rs_1_restored::<$crate::Tokio>($crate::Via::Grpc))
+            $crate::run!(Tokio, transfers::rs_1_restored(Via::Grpc))
         }
         #[test]
         fn t_3a_console_download_and_restore_each_on_their_own_connection() {
-            $crate::scenario(|| $crate::transfers::t_3a_own_connections::<$crate::Tokio>())
+            $crate::run!(Tokio, transfers::t_3a_own_connections())
         }
         #[test]
         fn t_5_a_separate_call_refused_as_unauthenticated_is_never_retried() {
-            $crate::scenario(|| $crate::transfers::t_5_unauthenticated_not_retried::<$crate::Tokio>())
+            $crate::run!(Tokio, transfers::t_5_unauthenticated_not_retried())
         }
         #[test]
         fn t_5_a_separate_call_refused_as_unavailable_backs_off_and_retries_with_the_same_credentials(
         ) {
-            $crate::scenario(|| $crate::transfers::t_5_unavailable_backs_off::<$crate::Tokio>())
+            $crate::run!(Tokio, transfers::t_5_unavailable_backs_off())
         }
         #[test]
         fn t_3_a_console_call_closed_with_a_defect_code_ends_and_is_not_sent_again() {
-            $crate::scenario(|| $crate::transfers::defect_close_not_resent::<$crate::Tokio>(1008, 1009))
+            $crate::run!(Tokio, transfers::defect_close_not_resent(1008, 1009))
         }
         #[test]
         fn t_2_a_separate_call_started_over_https_never_follows_a_redirect_to_http() {
-            $crate::scenario(|| $crate::transfers::t_2_no_redirect_to_http::<$crate::Tokio>())
+            $crate::run!(Tokio, transfers::t_2_no_redirect_to_http())
         }
         #[test]
         fn t_2_a_separate_call_with_an_https_seed_never_goes_to_an_http_seed() {
-            $crate::scenario(|| $crate::transfers::t_2_no_http_seed::<$crate::Tokio>())
+            $crate::run!(Tokio, transfers::t_2_no_http_seed())
         }
         #[test]
         fn a_5_a_download_redirected_without_a_leader_backs_off_with_growing_pauses() {
-            $crate::scenario(|| $crate::transfers::a_5_download_backs_off::<$crate::Tokio>())
+            $crate::run!(Tokio, transfers::a_5_download_backs_off())
         }
         #[test]
         fn u_4_an_upload_redirected_without_a_leader_backs_off_with_growing_pauses() {
-            $crate::scenario(|| $crate::transfers::u_4_upload_backs_off::<$crate::Tokio>())
+            $crate::run!(Tokio, transfers::u_4_upload_backs_off())
         }
         #[test]
         fn rs_4_a_restore_redirected_without_a_leader_backs_off_with_growing_pauses() {
-            $crate::scenario(|| $crate::transfers::rs_4_restore_backs_off::<$crate::Tokio>())
+            $crate::run!(Tokio, transfers::rs_4_restore_backs_off())
         }
         #[test]
         fn t_4_a_user_name_holding_a_colon_is_refused_at_configuration() {
-            $crate::scenario(|| $crate::transfers::t_4_colon_refused::<$crate::Tokio>())
+            $crate::run!(Tokio, transfers::t_4_colon_refused())
         }
     };
     (blocking) => {
         #[test]
         fn a_4_a_backup_downloaded_on_the_console_lands_verified_once_then_is_not_retained_blocking(
         ) {
-            $crate::scenario(|| $crate::transfers::a_4_downloaded_once::<$crate::Blocking>($crate::Via::Console($crate::WsAuth::Header)))
+            $crate::run!(Blocking, transfers::a_4_downloaded_once(Via::Console(WsAuth::Header)))
         }
         #[test]
         fn rs_1_restore_on_the_console_from_the_downloaded_file_completes_with_its_report_blocking(
         ) {
-            $crate::scenario(|| $crate::transfers::rs_1_restored::<$crate::Blocking>($crate::Via::Console($crate::WsAuth::Query)))
+            $crate::run!(Blocking, transfers::rs_1_restored(Via::Console(WsAuth::Query)))
         }
         #[test]
         fn t_3a_console_download_and_restore_each_on_their_own_connection_blocking() {
-            $crate::scenario(|| $crate::transfers::t_3a_own_connections::<$crate::Blocking>())
+            $crate::run!(Blocking, transfers::t_3a_own_connections())
         }
         #[test]
         fn t_5_a_401_on_a_console_download_or_restore_is_never_retried_blocking() {
-            $crate::scenario(|| $crate::transfers::t_5_unauthenticated_not_retried::<$crate::Blocking>())
+            $crate::run!(Blocking, transfers::t_5_unauthenticated_not_retried())
         }
         #[test]
         fn t_5_a_503_on_a_console_call_backs_off_and_retries_with_the_same_credentials_blocking(
         ) {
-            $crate::scenario(|| $crate::transfers::t_5_unavailable_backs_off::<$crate::Blocking>())
+            $crate::run!(Blocking, transfers::t_5_unavailable_backs_off())
         }
         #[test]
         fn t_6_a_console_call_closed_with_a_defect_code_ends_and_is_not_sent_again_blocking() {
-            $crate::scenario(|| $crate::transfers::defect_close_not_resent::<$crate::Blocking>(1009, 1007))
+            $crate::run!(Blocking, transfers::defect_close_not_resent(1009, 1007))
         }
         #[test]
         fn t_2_a_console_call_started_over_https_never_follows_a_redirect_to_http_blocking() {
-            $crate::scenario(|| $crate::transfers::t_2_no_redirect_to_http::<$crate::Blocking>())
+            $crate::run!(Blocking, transfers::t_2_no_redirect_to_http())
         }
         #[test]
         fn t_2_a_console_call_with_an_https_seed_never_goes_to_an_http_seed_blocking() {
-            $crate::scenario(|| $crate::transfers::t_2_no_http_seed::<$crate::Blocking>())
+            $crate::run!(Blocking, transfers::t_2_no_http_seed())
         }
         #[test]
         fn a_5_a_console_download_redirected_without_a_leader_backs_off_with_growing_pauses_blocking(
         ) {
-            $crate::scenario(|| $crate::transfers::a_5_download_backs_off::<$crate::Blocking>())
+            $crate::run!(Blocking, transfers::a_5_download_backs_off())
         }
         #[test]
         fn rs_4_a_console_restore_redirected_without_a_leader_backs_off_with_growing_pauses_blocking(
         ) {
-            $crate::scenario(|| $crate::transfers::rs_4_restore_backs_off::<$crate::Blocking>())
+            $crate::run!(Blocking, transfers::rs_4_restore_backs_off())
         }
         #[test]
         fn t_4_a_user_name_holding_a_colon_is_refused_at_configuration_blocking() {
-            $crate::scenario(|| $crate::transfers::t_4_colon_refused::<$crate::Blocking>())
+            $crate::run!(Blocking, transfers::t_4_colon_refused())
         }
     };
 }
