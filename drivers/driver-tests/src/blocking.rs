@@ -8,6 +8,7 @@ use nervix_blocking::{
 use nervix_driver_support::api::{DriverEvent, RunResult};
 use nervix_driver_support::config::ConfigError;
 use nervix_driver_support::credentials::Credentials;
+use nervix_driver_support::resolve::{ConnectError, Resolve};
 use nervix_protocol::calls::{
     BackupDownload, RestoreCall, RestoreOutcome, UploadCall, UploadOutcome,
 };
@@ -55,6 +56,10 @@ impl Driver for Blocking {
 
     fn with_root(config: Config, der: Vec<u8>) -> Config {
         config.with_root(der)
+    }
+
+    fn with_resolver(config: Config, resolver: impl Resolve) -> Config {
+        config.with_resolver(resolver)
     }
 
     fn client_config(config: &mut Config) -> &mut ClientConfig {
@@ -210,6 +215,11 @@ impl Driver for Blocking {
         _: &mut UploadCall,
         _: &Path,
     ) -> Option<Result<UploadOutcome, TransferError>> {
+        None
+    }
+
+    fn connect_error(e: &TransferError) -> Option<&ConnectError> {
+        let _ = e;
         None
     }
 

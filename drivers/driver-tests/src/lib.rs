@@ -10,6 +10,7 @@
 
 pub mod loopback;
 pub mod streams;
+pub mod tls;
 pub mod transfers;
 
 mod blocking;
@@ -21,6 +22,7 @@ pub use tokio::Tokio;
 use nervix_driver_support::api::{DriverEvent, RunResult};
 use nervix_driver_support::config::ConfigError;
 use nervix_driver_support::credentials::Credentials;
+use nervix_driver_support::resolve::{ConnectError, Resolve};
 use nervix_loopback::Loopback;
 use nervix_protocol::calls::{
     ArchiveDigest, ArchiveInfo, BackupDownload, RestoreCall, RestoreOutcome, UploadCall,
@@ -117,6 +119,8 @@ pub trait Driver: Sized + 'static {
     fn with_timeouts(config: Self::Config, call: Duration, connect: Duration) -> Self::Config;
     /// The configuration trusting `der` as a root.
     fn with_root(config: Self::Config, der: Vec<u8>) -> Self::Config;
+    /// The configuration resolving host names with `resolver`.
+    fn with_resolver(config: Self::Config, resolver: impl Resolve) -> Self::Config;
     /// The engine's part of the configuration.
     fn client_config(config: &mut Self::Config) -> &mut ClientConfig;
     /// The credentials of the configuration.
@@ -226,6 +230,8 @@ pub trait Driver: Sized + 'static {
         call: &mut UploadCall,
         file: &Path,
     ) -> Option<Result<UploadOutcome, Self::TransferError>>;
+    /// Why the last attempt that could not connect did not, when the driver tells it.
+    fn connect_error(e: &Self::TransferError) -> Option<&ConnectError>;
     /// The failure an error stands for.
     fn failure(e: &Self::TransferError) -> Failure;
 }

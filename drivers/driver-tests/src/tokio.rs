@@ -4,6 +4,7 @@ use crate::{Driver, Error, Failure, Via};
 use nervix_driver_support::api::{DriverEvent, RunResult};
 use nervix_driver_support::config::ConfigError;
 use nervix_driver_support::credentials::Credentials;
+use nervix_driver_support::resolve::{ConnectError, Resolve};
 use nervix_protocol::calls::{
     BackupDownload, RestoreCall, RestoreOutcome, UploadCall, UploadOutcome,
 };
@@ -89,6 +90,10 @@ impl Driver for Tokio {
 
     fn with_root(config: Config, der: Vec<u8>) -> Config {
         config.with_root(der)
+    }
+
+    fn with_resolver(config: Config, resolver: impl Resolve) -> Config {
+        config.with_resolver(resolver)
     }
 
     fn client_config(config: &mut Config) -> &mut ClientConfig {
@@ -250,6 +255,13 @@ impl Driver for Tokio {
         file: &Path,
     ) -> Option<Result<UploadOutcome, TransferError>> {
         Some(self.block(t.upload(call, file)))
+    }
+
+    fn connect_error(e: &TransferError) -> Option<&ConnectError> {
+        match e {
+            TransferError::GaveUp { connect, .. } => connect.as_ref(),
+            _ => None,
+        }
     }
 
     fn failure(e: &TransferError) -> Failure {
