@@ -126,6 +126,22 @@ impl Driver for Blocking {
         events.drain()
     }
 
+    fn next_driver_event(&self, events: &mut Events, wait: Duration) -> Option<DriverEvent> {
+        events.next_timeout(wait)
+    }
+
+    fn lost(events: &Events) -> u64 {
+        events.lost()
+    }
+
+    fn held_bytes(events: &Events) -> usize {
+        events.held_bytes()
+    }
+
+    fn unclaimed_lost(client: &Client) -> u64 {
+        client.unclaimed_lost()
+    }
+
     fn transaction(&self, client: &Client) -> Result<Result<Transaction, CommandResult>, Error> {
         client.transaction()
     }

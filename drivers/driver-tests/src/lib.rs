@@ -8,6 +8,7 @@
 //!
 //! Checks only one flavour can make stay in that driver's own test files.
 
+pub mod hostile;
 pub mod loopback;
 pub mod streams;
 pub mod tls;
@@ -164,6 +165,14 @@ pub trait Driver: Sized + 'static {
     fn events(&self, client: &Self::Client) -> Self::Events;
     /// The events that came, taken.
     fn drain(events: &Self::Events) -> Vec<DriverEvent>;
+    /// The next event within `wait`, or `None`.
+    fn next_driver_event(&self, events: &mut Self::Events, wait: Duration) -> Option<DriverEvent>;
+    /// How many events the observer lost for being slow.
+    fn lost(events: &Self::Events) -> u64;
+    /// The bytes the observer holds unread.
+    fn held_bytes(events: &Self::Events) -> usize;
+    /// How many outcomes nobody claimed were lost.
+    fn unclaimed_lost(client: &Self::Client) -> u64;
     /// A transaction begun, or the BEGIN's result when it did not complete.
     fn transaction(
         &self,

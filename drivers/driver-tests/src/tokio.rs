@@ -165,6 +165,24 @@ impl Driver for Tokio {
         std::iter::from_fn(|| events.try_recv().ok()).collect()
     }
 
+    fn next_driver_event(&self, events: &mut Events, wait: Duration) -> Option<DriverEvent> {
+        self.block(async { tokio::time::timeout(wait, events.recv()).await })
+            .ok()
+            .and_then(Result::ok)
+    }
+
+    fn lost(events: &Events) -> u64 {
+        events.lost()
+    }
+
+    fn held_bytes(events: &Events) -> usize {
+        events.held_bytes()
+    }
+
+    fn unclaimed_lost(client: &Client) -> u64 {
+        client.unclaimed_lost()
+    }
+
     fn transaction(&self, client: &Client) -> Result<Result<Transaction, CommandResult>, Error> {
         self.block(client.transaction())
     }
