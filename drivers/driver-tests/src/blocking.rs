@@ -2,17 +2,22 @@
 
 use crate::{Driver, Error, Failure, Via};
 use nervix_blocking::{
-    Client, ClockFollow, Config, Events, PendingCommand, Subscription, Transaction, TransferError,
-    Transfers,
+    Client, ClockFollow, Config, Consumer, Events, PendingBatch, PendingCommand, Producer,
+    Subscription, Transaction, TransferError, Transfers,
 };
 use nervix_driver_support::api::{DriverEvent, RunResult};
 use nervix_driver_support::config::ConfigError;
 use nervix_driver_support::credentials::Credentials;
 use nervix_driver_support::resolve::{ConnectError, Resolve};
+use nervix_driver_support::Submission;
 use nervix_protocol::calls::{
     BackupDownload, RestoreCall, RestoreOutcome, UploadCall, UploadOutcome,
 };
 use nervix_protocol::client::RetainedCommand;
+use nervix_protocol::client::{
+    BatchId, BatchOutcome, ConsumerSpec, Decision, Delivery, DeliveryRef, ProducerEvent,
+    ProducerSpec, SettleResult,
+};
 use nervix_protocol::client::{
     ClientConfig, ClockEvent, CommandReport, CommandResult, SubscriptionEvent,
 };
@@ -34,6 +39,9 @@ impl Driver for Blocking {
     type Pending = PendingCommand;
     type Events = Events;
     type Transaction = Transaction;
+    type Producer = Producer;
+    type Batch = PendingBatch;
+    type Consumer = Consumer;
 
     fn new() -> Self {
         Blocking
@@ -152,6 +160,64 @@ impl Driver for Blocking {
 
     fn commit(&self, tx: Transaction) -> Result<CommandResult, Error> {
         tx.commit()
+    }
+
+    fn producer(&self, client: &Client, spec: ProducerSpec) -> Result<Producer, Error> {
+        client.producer(spec)
+    }
+
+    fn submit_batch(&self, p: &Producer, batch: Submission) -> Result<PendingBatch, Error> {
+        p.submit(batch)
+    }
+
+    fn submit_batch_timeout(
+        &self,
+        p: &Producer,
+        batch: Submission,
+        timeout: Duration,
+    ) -> Result<PendingBatch, Error> {
+        p.submit_timeout(batch, timeout)
+    }
+
+    fn batch_id(b: &PendingBatch) -> BatchId {
+        b.id()
+    }
+
+    fn batch_outcome(
+        &self,
+        b: &mut PendingBatch,
+        timeout: Duration,
+    ) -> Result<BatchOutcome, Error> {
+        b.wait(timeout)
+    }
+
+    fn close_producer(&self, p: Producer, timeout: Duration) -> Result<ProducerEvent, Error> {
+        p.close(timeout)
+    }
+
+    fn consumer(&self, client: &Client, spec: ConsumerSpec) -> Result<Consumer, Error> {
+        client.consumer(spec)
+    }
+
+    fn next_delivery(
+        &self,
+        k: &mut Consumer,
+        timeout: Duration,
+    ) -> Result<Option<Delivery>, Error> {
+        k.next_delivery(timeout)
+    }
+
+    fn settle(
+        &self,
+        k: &mut Consumer,
+        delivery: DeliveryRef,
+        decision: Decision,
+    ) -> Result<SettleResult, Error> {
+        k.settle(delivery, decision)
+    }
+
+    fn close_consumer(&self, k: Consumer, timeout: Duration) -> Result<(), Error> {
+        k.close(timeout)
     }
 
     fn connect(&self, config: Config) -> Result<Client, Error> {

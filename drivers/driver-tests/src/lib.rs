@@ -8,6 +8,7 @@
 //!
 //! Checks only one flavour can make stay in that driver's own test files.
 
+pub mod dataplane;
 pub mod hostile;
 pub mod loopback;
 pub mod streams;
@@ -23,11 +24,17 @@ pub use tokio::Tokio;
 use nervix_driver_support::api::{DriverEvent, RunResult};
 use nervix_driver_support::config::ConfigError;
 use nervix_driver_support::credentials::Credentials;
+use nervix_driver_support::dataplane::Attached;
 use nervix_driver_support::resolve::{ConnectError, Resolve};
+use nervix_driver_support::Submission;
 use nervix_loopback::Loopback;
 use nervix_protocol::calls::{
     ArchiveDigest, ArchiveInfo, BackupDownload, RestoreCall, RestoreOutcome, UploadCall,
     UploadOutcome,
+};
+use nervix_protocol::client::{
+    BatchId, BatchOutcome, ConsumerSpec, Decision, Delivery, DeliveryRef, ProducerDescription,
+    ProducerEvent, ProducerId, ProducerSpec, SettleResult,
 };
 use nervix_protocol::client::{
     ClientConfig, ClockEvent, CommandReport, CommandResult, RetainedCommand, SubscriptionEvent,
@@ -35,6 +42,7 @@ use nervix_protocol::client::{
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::schema::BackupDownloadFailure;
 use std::fmt::Debug;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -105,6 +113,12 @@ pub trait Driver: Sized + 'static {
     type Events;
     /// An open transaction.
     type Transaction;
+    /// An open producer.
+    type Producer: Deref<Target = Attached<ProducerId, ProducerDescription>>;
+    /// A batch submitted, its outcome not yet read.
+    type Batch: Debug;
+    /// An open consumer.
+    type Consumer;
 
     /// A driver ready for operations (the tokio one starts its runtime).
     fn new() -> Self;
@@ -182,6 +196,41 @@ pub trait Driver: Sized + 'static {
     fn tx_execute(&self, tx: &Self::Transaction, query: &str) -> Result<CommandResult, Error>;
     /// The transaction committed.
     fn commit(&self, tx: Self::Transaction) -> Result<CommandResult, Error>;
+    /// A producer opened.
+    fn producer(&self, client: &Self::Client, spec: ProducerSpec) -> Result<Self::Producer, Error>;
+    /// A batch handed to the producer, waiting for room as long as it takes.
+    fn submit_batch(&self, p: &Self::Producer, batch: Submission) -> Result<Self::Batch, Error>;
+    /// A batch handed to the producer, waiting for room at most `timeout`
+    /// ([`Error::TimedOut`], the batch never taken).
+    fn submit_batch_timeout(
+        &self,
+        p: &Self::Producer,
+        batch: Submission,
+        timeout: Duration,
+    ) -> Result<Self::Batch, Error>;
+    /// The name of a submitted batch.
+    fn batch_id(b: &Self::Batch) -> BatchId;
+    /// The outcome of a batch within `timeout`.
+    fn batch_outcome(&self, b: &mut Self::Batch, timeout: Duration) -> Result<BatchOutcome, Error>;
+    /// The producer closed, and its last event within `timeout`.
+    fn close_producer(&self, p: Self::Producer, timeout: Duration) -> Result<ProducerEvent, Error>;
+    /// A consumer opened.
+    fn consumer(&self, client: &Self::Client, spec: ConsumerSpec) -> Result<Self::Consumer, Error>;
+    /// The next delivery within `timeout`: `Ok(None)` once the consumer ended.
+    fn next_delivery(
+        &self,
+        k: &mut Self::Consumer,
+        timeout: Duration,
+    ) -> Result<Option<Delivery>, Error>;
+    /// A decision on a delivery.
+    fn settle(
+        &self,
+        k: &mut Self::Consumer,
+        delivery: DeliveryRef,
+        decision: Decision,
+    ) -> Result<SettleResult, Error>;
+    /// The consumer closed within `timeout`.
+    fn close_consumer(&self, k: Self::Consumer, timeout: Duration) -> Result<(), Error>;
     /// A command run to its end.
     fn execute(&self, client: &Self::Client, query: &str) -> Result<CommandResult, Error>;
     /// Selects the session's domain.

@@ -5,17 +5,22 @@ use nervix_driver_support::api::{DriverEvent, RunResult};
 use nervix_driver_support::config::ConfigError;
 use nervix_driver_support::credentials::Credentials;
 use nervix_driver_support::resolve::{ConnectError, Resolve};
+use nervix_driver_support::Submission;
 use nervix_protocol::calls::{
     BackupDownload, RestoreCall, RestoreOutcome, UploadCall, UploadOutcome,
 };
 use nervix_protocol::client::RetainedCommand;
 use nervix_protocol::client::{
+    BatchId, BatchOutcome, ConsumerSpec, Decision, Delivery, DeliveryRef, ProducerEvent,
+    ProducerSpec, SettleResult,
+};
+use nervix_protocol::client::{
     ClientConfig, ClockEvent, CommandReport, CommandResult, SubscriptionEvent,
 };
 use nervix_protocol::endpoint::Endpoint;
 use nervix_tokio::{
-    Client, ClockFollow, Config, Events, PendingCommand, Subscription, Transaction, TransferError,
-    Transfers, Transport,
+    Client, ClockFollow, Config, Consumer, Events, PendingBatch, PendingCommand, Producer,
+    Subscription, Transaction, TransferError, Transfers, Transport,
 };
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -66,6 +71,9 @@ impl Driver for Tokio {
     type Pending = PendingCommand;
     type Events = Events;
     type Transaction = Transaction;
+    type Producer = Producer;
+    type Batch = PendingBatch;
+    type Consumer = Consumer;
 
     fn new() -> Self {
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -193,6 +201,84 @@ impl Driver for Tokio {
 
     fn commit(&self, tx: Transaction) -> Result<CommandResult, Error> {
         self.block(tx.commit())
+    }
+
+    fn producer(&self, client: &Client, spec: ProducerSpec) -> Result<Producer, Error> {
+        self.block(client.producer(spec))
+    }
+
+    fn submit_batch(&self, p: &Producer, batch: Submission) -> Result<PendingBatch, Error> {
+        self.block(p.submit(batch))
+    }
+
+    fn submit_batch_timeout(
+        &self,
+        p: &Producer,
+        batch: Submission,
+        timeout: Duration,
+    ) -> Result<PendingBatch, Error> {
+        self.block(async {
+            tokio::time::timeout(timeout, p.submit(batch))
+                .await
+                .unwrap_or(Err(Error::TimedOut))
+        })
+    }
+
+    fn batch_id(b: &PendingBatch) -> BatchId {
+        b.id()
+    }
+
+    fn batch_outcome(
+        &self,
+        b: &mut PendingBatch,
+        timeout: Duration,
+    ) -> Result<BatchOutcome, Error> {
+        self.block(async {
+            tokio::time::timeout(timeout, b)
+                .await
+                .unwrap_or(Err(Error::TimedOut))
+        })
+    }
+
+    fn close_producer(&self, p: Producer, timeout: Duration) -> Result<ProducerEvent, Error> {
+        self.block(async {
+            tokio::time::timeout(timeout, p.close())
+                .await
+                .unwrap_or(Err(Error::TimedOut))
+        })
+    }
+
+    fn consumer(&self, client: &Client, spec: ConsumerSpec) -> Result<Consumer, Error> {
+        self.block(client.consumer(spec))
+    }
+
+    fn next_delivery(
+        &self,
+        k: &mut Consumer,
+        timeout: Duration,
+    ) -> Result<Option<Delivery>, Error> {
+        self.block(async {
+            tokio::time::timeout(timeout, k.next_delivery())
+                .await
+                .map_err(|_| Error::TimedOut)
+        })
+    }
+
+    fn settle(
+        &self,
+        k: &mut Consumer,
+        delivery: DeliveryRef,
+        decision: Decision,
+    ) -> Result<SettleResult, Error> {
+        self.block(k.settle(delivery, decision))
+    }
+
+    fn close_consumer(&self, k: Consumer, timeout: Duration) -> Result<(), Error> {
+        self.block(async {
+            tokio::time::timeout(timeout, k.close())
+                .await
+                .unwrap_or(Err(Error::TimedOut))
+        })
     }
 
     fn connect(&self, config: Config) -> Result<Client, Error> {
