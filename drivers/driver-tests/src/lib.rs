@@ -11,6 +11,7 @@
 pub mod dataplane;
 pub mod hostile;
 pub mod loopback;
+pub mod scenarios;
 pub mod streams;
 pub mod tls;
 pub mod transfers;
