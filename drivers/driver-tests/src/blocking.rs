@@ -43,6 +43,8 @@ impl Driver for Blocking {
     type Batch = PendingBatch;
     type Consumer = Consumer;
 
+    crate::same_in_both!();
+
     fn new() -> Self {
         Blocking
     }
@@ -58,30 +60,6 @@ impl Driver for Blocking {
         Ok(Config::new(seeds, credentials)?.with_auth(auth))
     }
 
-    fn with_timeouts(config: Config, call: Duration, connect: Duration) -> Config {
-        config.with_timeouts(call, connect)
-    }
-
-    fn with_root(config: Config, der: Vec<u8>) -> Config {
-        config.with_root(der)
-    }
-
-    fn with_resolver(config: Config, resolver: impl Resolve) -> Config {
-        config.with_resolver(resolver)
-    }
-
-    fn client_config(config: &mut Config) -> &mut ClientConfig {
-        &mut config.client
-    }
-
-    fn credentials(config: &mut Config) -> &mut Credentials {
-        &mut config.credentials
-    }
-
-    fn write_timeout(config: &mut Config) -> &mut Duration {
-        &mut config.write_timeout
-    }
-
     fn console_url(endpoint: &Endpoint, query_auth: Option<&Credentials>) -> String {
         nervix_blocking::console_url(endpoint, query_auth)
     }
@@ -92,10 +70,6 @@ impl Driver for Blocking {
 
     fn submit(&self, client: &Client, query: &str) -> Result<PendingCommand, Error> {
         client.submit(query)
-    }
-
-    fn reference(pending: &PendingCommand) -> String {
-        pending.reference().to_string()
     }
 
     fn wait(&self, pending: PendingCommand) -> Result<CommandResult, Error> {
@@ -138,18 +112,6 @@ impl Driver for Blocking {
         events.next_timeout(wait)
     }
 
-    fn lost(events: &Events) -> u64 {
-        events.lost()
-    }
-
-    fn held_bytes(events: &Events) -> usize {
-        events.held_bytes()
-    }
-
-    fn unclaimed_lost(client: &Client) -> u64 {
-        client.unclaimed_lost()
-    }
-
     fn transaction(&self, client: &Client) -> Result<Result<Transaction, CommandResult>, Error> {
         client.transaction()
     }
@@ -177,10 +139,6 @@ impl Driver for Blocking {
         timeout: Duration,
     ) -> Result<PendingBatch, Error> {
         p.submit_timeout(batch, timeout)
-    }
-
-    fn batch_id(b: &PendingBatch) -> BatchId {
-        b.id()
     }
 
     fn batch_outcome(
@@ -252,16 +210,8 @@ impl Driver for Blocking {
         client.follow_clock(domain)
     }
 
-    fn clock_domain(k: &ClockFollow) -> &str {
-        k.domain()
-    }
-
     fn next_clock(&self, k: &mut ClockFollow, wait: Duration) -> Result<Option<ClockEvent>, Error> {
         k.next_timeout(wait)
-    }
-
-    fn transfers(&self, config: &Config) -> Result<Transfers, TransferError> {
-        Transfers::new(config)
     }
 
     fn backup(
@@ -303,19 +253,5 @@ impl Driver for Blocking {
     fn connect_error(e: &TransferError) -> Option<&ConnectError> {
         let _ = e;
         None
-    }
-
-    fn failure(e: &TransferError) -> Failure {
-        match e {
-            TransferError::Config(c) => Failure::Config(c.clone()),
-            TransferError::Unauthenticated => Failure::Unauthenticated,
-            TransferError::Unavailable { failure, .. } => Failure::Unavailable(*failure),
-            TransferError::FrameRefused { code } => Failure::FrameRefused(*code),
-            TransferError::GaveUp { attempts, last } => Failure::GaveUp {
-                attempts: *attempts,
-                last: last.clone(),
-            },
-            other => Failure::Other(format!("{other:?}")),
-        }
     }
 }

@@ -40,6 +40,17 @@ impl Tokio {
             .expect("the operation ends within its bound")
     }
 
+    /// Runs `f` to its end on the runtime, or [`Error::TimedOut`] once `limit` passed (and
+    /// `f` dropped).
+    fn within<T>(
+        &self,
+        limit: Duration,
+        f: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        self.block(async { tokio::time::timeout(limit, f).await })
+            .unwrap_or(Err(Error::TimedOut))
+    }
+
     /// The runtime.
     pub fn runtime(&self) -> &tokio::runtime::Runtime {
         &self.rt
@@ -75,6 +86,8 @@ impl Driver for Tokio {
     type Batch = PendingBatch;
     type Consumer = Consumer;
 
+    crate::same_in_both!(TransferError::UploadNeedsGrpc => Failure::UploadNeedsGrpc,);
+
     fn new() -> Self {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -92,30 +105,6 @@ impl Driver for Tokio {
         Config::new(seeds, credentials, transport(via))
     }
 
-    fn with_timeouts(config: Config, call: Duration, connect: Duration) -> Config {
-        config.with_timeouts(call, connect)
-    }
-
-    fn with_root(config: Config, der: Vec<u8>) -> Config {
-        config.with_root(der)
-    }
-
-    fn with_resolver(config: Config, resolver: impl Resolve) -> Config {
-        config.with_resolver(resolver)
-    }
-
-    fn client_config(config: &mut Config) -> &mut ClientConfig {
-        &mut config.client
-    }
-
-    fn credentials(config: &mut Config) -> &mut Credentials {
-        &mut config.credentials
-    }
-
-    fn write_timeout(config: &mut Config) -> &mut Duration {
-        &mut config.write_timeout
-    }
-
     fn console_url(endpoint: &Endpoint, query_auth: Option<&Credentials>) -> String {
         nervix_tokio::console_url(endpoint, query_auth)
     }
@@ -129,10 +118,6 @@ impl Driver for Tokio {
         self.block(client.submit(query))
     }
 
-    fn reference(pending: &PendingCommand) -> String {
-        pending.reference().to_string()
-    }
-
     fn wait(&self, pending: PendingCommand) -> Result<CommandResult, Error> {
         self.block(pending)
     }
@@ -142,11 +127,7 @@ impl Driver for Tokio {
         pending: &mut PendingCommand,
         timeout: Duration,
     ) -> Result<CommandResult, Error> {
-        self.block(async {
-            tokio::time::timeout(timeout, pending)
-                .await
-                .unwrap_or(Err(Error::TimedOut))
-        })
+        self.within(timeout, pending)
     }
 
     fn recover(&self, client: &Client, command: &RetainedCommand) -> Result<CommandResult, Error> {
@@ -179,18 +160,6 @@ impl Driver for Tokio {
             .and_then(Result::ok)
     }
 
-    fn lost(events: &Events) -> u64 {
-        events.lost()
-    }
-
-    fn held_bytes(events: &Events) -> usize {
-        events.held_bytes()
-    }
-
-    fn unclaimed_lost(client: &Client) -> u64 {
-        client.unclaimed_lost()
-    }
-
     fn transaction(&self, client: &Client) -> Result<Result<Transaction, CommandResult>, Error> {
         self.block(client.transaction())
     }
@@ -217,15 +186,7 @@ impl Driver for Tokio {
         batch: Submission,
         timeout: Duration,
     ) -> Result<PendingBatch, Error> {
-        self.block(async {
-            tokio::time::timeout(timeout, p.submit(batch))
-                .await
-                .unwrap_or(Err(Error::TimedOut))
-        })
-    }
-
-    fn batch_id(b: &PendingBatch) -> BatchId {
-        b.id()
+        self.within(timeout, p.submit(batch))
     }
 
     fn batch_outcome(
@@ -233,19 +194,11 @@ impl Driver for Tokio {
         b: &mut PendingBatch,
         timeout: Duration,
     ) -> Result<BatchOutcome, Error> {
-        self.block(async {
-            tokio::time::timeout(timeout, b)
-                .await
-                .unwrap_or(Err(Error::TimedOut))
-        })
+        self.within(timeout, b)
     }
 
     fn close_producer(&self, p: Producer, timeout: Duration) -> Result<ProducerEvent, Error> {
-        self.block(async {
-            tokio::time::timeout(timeout, p.close())
-                .await
-                .unwrap_or(Err(Error::TimedOut))
-        })
+        self.within(timeout, p.close())
     }
 
     fn consumer(&self, client: &Client, spec: ConsumerSpec) -> Result<Consumer, Error> {
@@ -274,11 +227,7 @@ impl Driver for Tokio {
     }
 
     fn close_consumer(&self, k: Consumer, timeout: Duration) -> Result<(), Error> {
-        self.block(async {
-            tokio::time::timeout(timeout, k.close())
-                .await
-                .unwrap_or(Err(Error::TimedOut))
-        })
+        self.within(timeout, k.close())
     }
 
     fn connect(&self, config: Config) -> Result<Client, Error> {
@@ -313,16 +262,8 @@ impl Driver for Tokio {
         self.block(client.follow_clock(domain))
     }
 
-    fn clock_domain(k: &ClockFollow) -> &str {
-        k.domain()
-    }
-
     fn next_clock(&self, k: &mut ClockFollow, wait: Duration) -> Result<Option<ClockEvent>, Error> {
         self.block(within(wait, k.next_event()))
-    }
-
-    fn transfers(&self, config: &Config) -> Result<Transfers, TransferError> {
-        Transfers::new(config)
     }
 
     fn backup(
@@ -365,21 +306,6 @@ impl Driver for Tokio {
         match e {
             TransferError::GaveUp { connect, .. } => connect.as_ref(),
             _ => None,
-        }
-    }
-
-    fn failure(e: &TransferError) -> Failure {
-        match e {
-            TransferError::Config(c) => Failure::Config(c.clone()),
-            TransferError::Unauthenticated => Failure::Unauthenticated,
-            TransferError::UploadNeedsGrpc => Failure::UploadNeedsGrpc,
-            TransferError::Unavailable { failure, .. } => Failure::Unavailable(*failure),
-            TransferError::FrameRefused { code } => Failure::FrameRefused(*code),
-            TransferError::GaveUp { attempts, last, .. } => Failure::GaveUp {
-                attempts: *attempts,
-                last: last.clone(),
-            },
-            other => Failure::Other(format!("{other:?}")),
         }
     }
 }
