@@ -30,18 +30,6 @@ pub struct Blocking;
 
 impl Driver for Blocking {
     const NAME: &'static str = "blocking";
-    type Config = Config;
-    type Client = Client;
-    type Transfers = Transfers;
-    type TransferError = TransferError;
-    type Subscription = Subscription;
-    type Clock = ClockFollow;
-    type Pending = PendingCommand;
-    type Events = Events;
-    type Transaction = Transaction;
-    type Producer = Producer;
-    type Batch = PendingBatch;
-    type Consumer = Consumer;
 
     crate::same_in_both!();
 

@@ -336,29 +336,29 @@ macro_rules! dataplane_tests {
     };
     (blocking) => {
         #[test]
-        fn p_5_a_batch_submitted_over_loopback_completes_blocking() {
-            $crate::run!(Blocking, dataplane::p_5_batch_completes())
+        fn p_8_a_producers_interruption_and_restoration_reach_observers_blocking() {
+            $crate::run!(
+                Blocking,
+                dataplane::p_8_interruption_and_restoration_observed()
+            )
         }
         #[test]
-        fn ec_4_a_delivery_read_over_loopback_is_acked_and_confirmed_blocking() {
-            $crate::run!(Blocking, dataplane::ec_4_delivery_acked())
+        fn p_5_a_batch_submitted_over_loopback_completes_blocking() {
+            $crate::run!(Blocking, dataplane::p_5_batch_completes())
         }
         #[test]
         fn p_4_outcomes_handed_to_pending_batches_hold_the_credit_until_read_blocking() {
             $crate::run!(Blocking, dataplane::p_4_outcomes_hold_the_credit())
         }
         #[test]
+        fn ec_4_a_delivery_read_over_loopback_is_acked_and_confirmed_blocking() {
+            $crate::run!(Blocking, dataplane::ec_4_delivery_acked())
+        }
+        #[test]
         fn c_10_a_submission_withdrawn_while_it_waits_for_room_is_never_taken_blocking() {
             $crate::run!(
                 Blocking,
                 dataplane::c_10_withdrawn_never_taken(Via::Console(WsAuth::Header))
-            )
-        }
-        #[test]
-        fn p_8_a_producers_interruption_and_restoration_reach_observers_blocking() {
-            $crate::run!(
-                Blocking,
-                dataplane::p_8_interruption_and_restoration_observed()
             )
         }
     };

@@ -322,16 +322,16 @@ macro_rules! hostile_tests {
     };
     (blocking) => {
         #[test]
-        fn c_7_a_flood_of_large_unsolicited_frames_is_bounded_in_bytes_and_its_loss_counted() {
-            $crate::run!(Blocking, hostile::c_7_flood_bounded())
+        fn t_8_a_silent_server_is_left_at_the_first_call_deadline_over_sockets_blocking() {
+            $crate::run!(Blocking, hostile::t_8_silent_server_left())
         }
         #[test]
         fn t_3_a_write_failing_before_the_defect_close_code_is_read_still_reports_the_code() {
             $crate::run!(Blocking, hostile::t_3_defect_code_reported_over_failed_writes())
         }
         #[test]
-        fn t_8_a_silent_server_is_left_at_the_first_call_deadline_over_sockets_blocking() {
-            $crate::run!(Blocking, hostile::t_8_silent_server_left())
+        fn c_7_a_flood_of_large_unsolicited_frames_is_bounded_in_bytes_and_its_loss_counted() {
+            $crate::run!(Blocking, hostile::c_7_flood_bounded())
         }
     };
 }

@@ -8,10 +8,23 @@
 //!
 //! Checks only one flavour can make stay in that driver's own test files.
 
-/// The methods of [`Driver`] both drivers' implementations spell alike: their types of the
+/// The types and methods of [`Driver`] both drivers' implementations spell alike: their types of the
 /// same names (`Config`, `Transfers`, `TransferError`, ...) differ, their calls do not.
 macro_rules! same_in_both {
     ($($arm:tt)*) => {
+            type Config = Config;
+            type Client = Client;
+            type Transfers = Transfers;
+            type TransferError = TransferError;
+            type Subscription = Subscription;
+            type Clock = ClockFollow;
+            type Pending = PendingCommand;
+            type Events = Events;
+            type Transaction = Transaction;
+            type Producer = Producer;
+            type Batch = PendingBatch;
+            type Consumer = Consumer;
+
             fn with_timeouts(config: Config, call: Duration, connect: Duration) -> Config {
                 config.with_timeouts(call, connect)
             }

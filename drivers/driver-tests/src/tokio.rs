@@ -73,18 +73,6 @@ async fn within<T>(wait: Duration, f: impl Future<Output = Option<T>>) -> Result
 
 impl Driver for Tokio {
     const NAME: &'static str = "tokio";
-    type Config = Config;
-    type Client = Client;
-    type Transfers = Transfers;
-    type TransferError = TransferError;
-    type Subscription = Subscription;
-    type Clock = ClockFollow;
-    type Pending = PendingCommand;
-    type Events = Events;
-    type Transaction = Transaction;
-    type Producer = Producer;
-    type Batch = PendingBatch;
-    type Consumer = Consumer;
 
     crate::same_in_both!(TransferError::UploadNeedsGrpc => Failure::UploadNeedsGrpc,);
 

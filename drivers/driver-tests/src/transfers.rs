@@ -346,8 +346,11 @@ fn tls_config<D: Driver>(lb: &Loopback, seeds: &[String], via: Via) -> D::Config
     D::with_root(config, lb.certificate_der().unwrap().to_vec())
 }
 
-/// T-2: a separate call started over https never follows a redirect to http.
-pub fn t_2_no_redirect_to_http<D: Driver>() {
+/// T-2: separate calls started over https at once never follow a redirect to http.
+pub fn t_2_no_redirect_to_http<D: Driver + Sync>()
+where
+    D::Transfers: Sync,
+{
     for via in spoken::<D>(&[Via::Grpc, Via::Console(WsAuth::Header)]) {
         let d = D::new();
         let lb = https_with_plain_node_1();
@@ -359,14 +362,28 @@ pub fn t_2_no_redirect_to_http<D: Driver>() {
         // Every node now redirects to node 1, reachable over http only.
         lb.set_leader(1);
         let transfers = d.transfers(&config).unwrap();
-        let download = d.backup(&transfers, &report, &dir.join("tenant.nxb"));
         let (file, info) = archive_file(&dir, 5000);
         let mut restore = restore_call("restore-no-http-1", info);
-        let restored = d.restore(&transfers, &mut restore, &file);
-        let mut errors = vec![download.err(), restored.err()];
         let (mut upload, up_file) = upload_of(&dir, "upload-no-http");
-        if via == Via::Grpc {
-            errors.push(d.upload(&transfers, &mut upload, &up_file).unwrap().err());
+        let target = dir.join("tenant.nxb");
+        // The calls go at once, each on a thread of its own.
+        let (d, t) = (&d, &transfers);
+        let (download, restored, uploaded) = std::thread::scope(|s| {
+            let download = s.spawn(|| d.backup(t, &report, &target));
+            let restored = s.spawn(|| d.restore(t, &mut restore, &file));
+            let uploaded = s.spawn(|| match via {
+                Via::Grpc => d.upload(t, &mut upload, &up_file),
+                Via::Console(_) => None,
+            });
+            (
+                download.join().unwrap(),
+                restored.join().unwrap(),
+                uploaded.join().unwrap(),
+            )
+        });
+        let mut errors = vec![download.err(), restored.err()];
+        if let Some(up) = uploaded {
+            errors.push(up.err());
         }
         for err in errors {
             let err = err.expect("the call cannot succeed over https alone");
@@ -597,22 +614,8 @@ macro_rules! transfers_tests {
     };
     (blocking) => {
         #[test]
-        fn a_4_a_backup_downloaded_on_the_console_lands_verified_once_then_is_not_retained_blocking(
-        ) {
-            $crate::run!(Blocking, transfers::a_4_downloaded_once(Via::Console(WsAuth::Header)))
-        }
-        #[test]
-        fn rs_1_restore_on_the_console_from_the_downloaded_file_completes_with_its_report_blocking(
-        ) {
-            $crate::run!(Blocking, transfers::rs_1_restored(Via::Console(WsAuth::Query)))
-        }
-        #[test]
-        fn t_3a_console_download_and_restore_each_on_their_own_connection_blocking() {
-            $crate::run!(Blocking, transfers::t_3a_own_connections())
-        }
-        #[test]
-        fn t_5_a_401_on_a_console_download_or_restore_is_never_retried_blocking() {
-            $crate::run!(Blocking, transfers::t_5_unauthenticated_not_retried())
+        fn t_6_a_console_call_closed_with_a_defect_code_ends_and_is_not_sent_again_blocking() {
+            $crate::run!(Blocking, transfers::defect_close_not_resent(1009, 1007))
         }
         #[test]
         fn t_5_a_503_on_a_console_call_backs_off_and_retries_with_the_same_credentials_blocking(
@@ -620,21 +623,24 @@ macro_rules! transfers_tests {
             $crate::run!(Blocking, transfers::t_5_unavailable_backs_off())
         }
         #[test]
-        fn t_6_a_console_call_closed_with_a_defect_code_ends_and_is_not_sent_again_blocking() {
-            $crate::run!(Blocking, transfers::defect_close_not_resent(1009, 1007))
+        fn t_5_a_401_on_a_console_download_or_restore_is_never_retried_blocking() {
+            $crate::run!(Blocking, transfers::t_5_unauthenticated_not_retried())
         }
         #[test]
-        fn t_2_a_console_call_started_over_https_never_follows_a_redirect_to_http_blocking() {
-            $crate::run!(Blocking, transfers::t_2_no_redirect_to_http())
+        fn t_4_a_user_name_holding_a_colon_is_refused_at_configuration_blocking() {
+            $crate::run!(Blocking, transfers::t_4_colon_refused())
+        }
+        #[test]
+        fn t_3a_console_download_and_restore_each_on_their_own_connection_blocking() {
+            $crate::run!(Blocking, transfers::t_3a_own_connections())
         }
         #[test]
         fn t_2_a_console_call_with_an_https_seed_never_goes_to_an_http_seed_blocking() {
             $crate::run!(Blocking, transfers::t_2_no_http_seed())
         }
         #[test]
-        fn a_5_a_console_download_redirected_without_a_leader_backs_off_with_growing_pauses_blocking(
-        ) {
-            $crate::run!(Blocking, transfers::a_5_download_backs_off())
+        fn t_2_a_console_call_started_over_https_never_follows_a_redirect_to_http_blocking() {
+            $crate::run!(Blocking, transfers::t_2_no_redirect_to_http())
         }
         #[test]
         fn rs_4_a_console_restore_redirected_without_a_leader_backs_off_with_growing_pauses_blocking(
@@ -642,8 +648,19 @@ macro_rules! transfers_tests {
             $crate::run!(Blocking, transfers::rs_4_restore_backs_off())
         }
         #[test]
-        fn t_4_a_user_name_holding_a_colon_is_refused_at_configuration_blocking() {
-            $crate::run!(Blocking, transfers::t_4_colon_refused())
+        fn rs_1_restore_on_the_console_from_the_downloaded_file_completes_with_its_report_blocking(
+        ) {
+            $crate::run!(Blocking, transfers::rs_1_restored(Via::Console(WsAuth::Query)))
+        }
+        #[test]
+        fn a_5_a_console_download_redirected_without_a_leader_backs_off_with_growing_pauses_blocking(
+        ) {
+            $crate::run!(Blocking, transfers::a_5_download_backs_off())
+        }
+        #[test]
+        fn a_4_a_backup_downloaded_on_the_console_lands_verified_once_then_is_not_retained_blocking(
+        ) {
+            $crate::run!(Blocking, transfers::a_4_downloaded_once(Via::Console(WsAuth::Header)))
         }
     };
 }
