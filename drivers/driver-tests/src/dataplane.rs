@@ -1,0 +1,365 @@
+//! Producers and emitter consumers over real sockets on 127.0.0.1 against the loopback
+//! cluster: a submitted batch completes, outcomes handed to pending batches hold the credit
+//! until read, one withdrawn while it waits for room is never taken, a producer's interruption
+//! and restoration reach observers, and a delivery arrives decoded with the rows the cluster
+//! emitted and is acknowledged.
+
+use crate::{seeds_of, spoken, Driver, Error, Via, BOTH};
+use nervix_driver_support::api::DriverEvent;
+use nervix_driver_support::credentials::Credentials;
+use nervix_driver_support::Submission;
+use nervix_harness::cluster::{
+    delivery_ids, emitter_fields, ingestor_fields, token_number, EMITTER, INGESTOR,
+};
+use nervix_loopback::{Loopback, LoopbackConfig};
+use nervix_protocol::client::{
+    BatchOutcome, ConsumerSpec, Decision, ProducerEvent, ProducerSpec, SettleResult,
+};
+use std::time::{Duration, Instant};
+
+/// How long an outcome, a delivery or an event may take.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// A client of `lb` over `via`.
+pub fn connected<D: Driver>(d: &D, lb: &Loopback, via: Via) -> D::Client {
+    let c = crate::config_of::<D>(
+        &seeds_of(lb, via),
+        Credentials::new("nervix", "nervix"),
+        via,
+        Duration::from_secs(10),
+        Duration::from_secs(3),
+    );
+    d.connect(c).unwrap()
+}
+
+/// A batch of the ingestor's fields with ids `ids`.
+pub fn batch_of<D: Driver>(producer: &D::Producer, ids: &[u64]) -> Submission {
+    let mut b = producer.batch_builder();
+    b.column("id", ids).unwrap();
+    let names: Vec<Option<&str>> = ids.iter().map(|_| Some("n")).collect();
+    b.nullable_column("name", &names).unwrap();
+    b.into()
+}
+
+/// P-5: a batch submitted completes; a batch for other fields is refused locally.
+pub fn p_5_batch_completes<D: Driver>() {
+    let lb = Loopback::start(LoopbackConfig::default()).unwrap();
+    for via in spoken::<D>(&BOTH) {
+        let d = D::new();
+        let client = connected(&d, &lb, via);
+        let producer = d
+            .producer(
+                &client,
+                ProducerSpec::new("tenant", INGESTOR, ingestor_fields()),
+            )
+            .unwrap();
+        assert_eq!(&producer.description().fields[..], &ingestor_fields()[..]);
+        // A batch for other fields is refused locally, naming the column; nothing is sent.
+        let mut wrong = producer.batch_builder();
+        assert!(wrong.column("id", &[1u64, 2]).is_ok());
+        let refused = d.submit_batch(&producer, wrong.into());
+        assert!(
+            matches!(refused, Err(Error::Submit(_))),
+            "{via:?}: a batch without its nullable column given is refused: {refused:?}"
+        );
+        let mut b = producer.batch_builder();
+        b.column("id", &[7u64, 8, 9]).unwrap();
+        b.nullable_column("name", &[Some("a"), None, Some("c")])
+            .unwrap();
+        let mut pending = d.submit_batch(&producer, b.into()).unwrap();
+        assert_eq!(
+            d.batch_outcome(&mut pending, WAIT).unwrap(),
+            BatchOutcome::Completed,
+            "{via:?}"
+        );
+        assert_eq!(
+            d.close_producer(producer, WAIT).unwrap(),
+            ProducerEvent::Closed,
+            "{via:?}"
+        );
+        d.close(client, true).unwrap();
+    }
+}
+
+/// EC-4: a delivery read arrives decoded (EC-3), is acknowledged and confirmed, and a second
+/// decision on it is refused locally.
+pub fn ec_4_delivery_acked<D: Driver>() {
+    let lb = Loopback::start(LoopbackConfig::default()).unwrap();
+    for via in spoken::<D>(&BOTH) {
+        let d = D::new();
+        let client = connected(&d, &lb, via);
+        let mut consumer = d
+            .consumer(
+                &client,
+                ConsumerSpec::new("tenant", EMITTER, emitter_fields()),
+            )
+            .unwrap();
+        let delivery = d
+            .next_delivery(&mut consumer, WAIT)
+            .unwrap()
+            .expect("the consumer goes on");
+        // Decoded (EC-3): the rows are exactly those the cluster emitted for it.
+        let ids = delivery
+            .batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<arrow_array::UInt64Array>()
+            .expect("`id` is a U64 column")
+            .values()
+            .to_vec();
+        assert_eq!(
+            ids,
+            delivery_ids(token_number(&delivery.identity)),
+            "{via:?}"
+        );
+        assert_eq!(
+            delivery.batch.num_rows(),
+            delivery.members as usize,
+            "{via:?}"
+        );
+        let r = d
+            .settle(&mut consumer, delivery.reference, Decision::Ack)
+            .unwrap();
+        assert_eq!(r, SettleResult::Confirmed, "{via:?}");
+        // Settled once: a second decision on the same attempt is refused locally.
+        let again = d.settle(&mut consumer, delivery.reference, Decision::Ack);
+        assert!(matches!(again, Err(Error::Settle(_))), "{via:?}: {again:?}");
+        d.close_consumer(consumer, WAIT).unwrap();
+        d.close(client, true).unwrap();
+    }
+}
+
+/// How many batches the cluster has taken in.
+pub fn ingested(lb: &Loopback) -> usize {
+    lb.with_cluster(|c| c.ingested().len())
+}
+
+/// Waits until the cluster has taken in `n` batches, then a while longer, and checks it took
+/// in no more: what the client holds back stays held.
+fn ingested_settles_at(lb: &Loopback, n: usize, what: &str) {
+    let end = Instant::now() + WAIT;
+    while ingested(lb) < n {
+        assert!(Instant::now() < end, "{what}: {n} batches in time");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(ingested(lb), n, "{what}: no more batches went");
+}
+
+/// P-4: outcomes handed to pending batches hold the credit until read (or given up).
+pub fn p_4_outcomes_hold_the_credit<D: Driver>() {
+    let lb = Loopback::start(LoopbackConfig::default()).unwrap();
+    for via in spoken::<D>(&BOTH) {
+        let d = D::new();
+        let client = connected(&d, &lb, via);
+        let spec = ProducerSpec::new("tenant", INGESTOR, ingestor_fields()).with_credit(2, 1 << 20);
+        let producer = d.producer(&client, spec).unwrap();
+        assert_eq!(producer.description().granted_batches, 2);
+        let n0 = ingested(&lb);
+        let mut p: Vec<_> = (0..4u64)
+            .map(|i| {
+                Some(
+                    d.submit_batch(&producer, batch_of::<D>(&producer, &[i]))
+                        .unwrap(),
+                )
+            })
+            .collect();
+        // The first two complete and their outcomes reach their handles unread: they hold
+        // the whole grant, so the other two stay unsent.
+        ingested_settles_at(&lb, n0 + 2, "the first two");
+        // And those two fill the room for batches not yet sent: a fifth waits.
+        let fifth = d.submit_batch_timeout(
+            &producer,
+            batch_of::<D>(&producer, &[4]),
+            Duration::from_millis(300),
+        );
+        assert!(
+            matches!(fifth, Err(Error::TimedOut)),
+            "{via:?}: the fifth waits for room"
+        );
+        // Reading the second gives its credit back, and exactly one more batch goes.
+        let mut second = p[1].take().unwrap();
+        assert_eq!(
+            d.batch_outcome(&mut second, WAIT).unwrap(),
+            BatchOutcome::Completed
+        );
+        ingested_settles_at(&lb, n0 + 3, "after one read");
+        // Giving the first up unread gives its credit back too.
+        drop(p[0].take());
+        ingested_settles_at(&lb, n0 + 4, "after one dropped");
+        for (i, b) in p.iter_mut().enumerate().skip(2) {
+            let mut b = b.take().unwrap();
+            assert_eq!(
+                d.batch_outcome(&mut b, WAIT).unwrap(),
+                BatchOutcome::Completed,
+                "{via:?} {i}"
+            );
+        }
+        let mut fifth = d
+            .submit_batch(&producer, batch_of::<D>(&producer, &[4]))
+            .unwrap();
+        assert_eq!(
+            d.batch_outcome(&mut fifth, WAIT).unwrap(),
+            BatchOutcome::Completed
+        );
+        assert_eq!(ingested(&lb), n0 + 5);
+        // Handles dropped at once, mostly before their outcomes are in: each outcome finds
+        // nobody waiting and gives its credit back, so none stalls the producer.
+        for i in 0..10u64 {
+            drop(
+                d.submit_batch(&producer, batch_of::<D>(&producer, &[i]))
+                    .unwrap(),
+            );
+        }
+        ingested_settles_at(&lb, n0 + 15, "after ten dropped at once");
+        assert!(lb.with_cluster(|c| c.misbehaviour().is_empty()));
+        d.close(client, true).unwrap();
+    }
+}
+
+/// C-10: a submission given up while it waits for room is never taken.
+pub fn c_10_withdrawn_never_taken<D: Driver>(via: Via) {
+    let lb = Loopback::start(LoopbackConfig::default()).unwrap();
+    let d = D::new();
+    let client = connected(&d, &lb, via);
+    let spec = ProducerSpec::new("tenant", INGESTOR, ingestor_fields()).with_credit(1, 1 << 20);
+    let producer = d.producer(&client, spec).unwrap();
+    // The node's frames are lost from now on: no outcome frees the credit.
+    lb.drop_replies(0, true);
+    let mut first = d
+        .submit_batch(&producer, batch_of::<D>(&producer, &[1]))
+        .unwrap();
+    let mut second = d
+        .submit_batch(&producer, batch_of::<D>(&producer, &[2]))
+        .unwrap();
+    // The third finds one batch out and one waiting: it waits for room and gives up.
+    let third = d.submit_batch_timeout(
+        &producer,
+        batch_of::<D>(&producer, &[3]),
+        Duration::from_millis(300),
+    );
+    assert!(
+        matches!(third, Err(Error::TimedOut)),
+        "the third waits for room: {third:?}"
+    );
+    // The session is cut: the first batch's outcome is unknown (P-8), the second goes on the
+    // restored producer, and the withdrawn third was never taken.
+    lb.drop_replies(0, false);
+    lb.cut_streams(0);
+    assert_eq!(
+        d.batch_outcome(&mut first, WAIT).unwrap(),
+        BatchOutcome::Unknown
+    );
+    assert_eq!(
+        d.batch_outcome(&mut second, WAIT).unwrap(),
+        BatchOutcome::Completed
+    );
+    let mut fourth = d
+        .submit_batch(&producer, batch_of::<D>(&producer, &[4]))
+        .unwrap();
+    assert_eq!(
+        D::batch_id(&fourth).0,
+        D::batch_id(&second).0 + 1,
+        "no name was given to the withdrawn submission"
+    );
+    assert_eq!(
+        d.batch_outcome(&mut fourth, WAIT).unwrap(),
+        BatchOutcome::Completed
+    );
+    d.close(client, true).unwrap();
+}
+
+/// P-8: a producer's interruption and restoration reach observers.
+pub fn p_8_interruption_and_restoration_observed<D: Driver>() {
+    let lb = Loopback::start(LoopbackConfig::default()).unwrap();
+    for via in spoken::<D>(&BOTH) {
+        let d = D::new();
+        let client = connected(&d, &lb, via);
+        let mut events = d.events(&client);
+        let producer = d
+            .producer(
+                &client,
+                ProducerSpec::new("tenant", INGESTOR, ingestor_fields()),
+            )
+            .unwrap();
+        lb.cut_streams(lb.leader());
+        let mut seen = Vec::new();
+        while seen.len() < 2 {
+            match d.next_driver_event(&mut events, WAIT) {
+                Some(DriverEvent::Producer {
+                    producer: id,
+                    event,
+                }) => {
+                    assert_eq!(id, producer.id());
+                    seen.push(event);
+                }
+                Some(_) => {}
+                None => panic!("{via:?}: no producer event within the wait: {seen:?}"),
+            }
+        }
+        assert_eq!(seen[0], ProducerEvent::Interrupted, "{via:?}: {seen:?}");
+        assert!(
+            matches!(seen[1], ProducerEvent::Restored(_)),
+            "{via:?}: {seen:?}"
+        );
+        d.close(client, true).unwrap();
+    }
+}
+
+/// Tests of `tests/dataplane.rs`, for `tokio` or `blocking`.
+#[macro_export]
+macro_rules! dataplane_tests {
+    (tokio) => {
+        #[test]
+        fn p_5_a_batch_submitted_over_loopback_completes() {
+            $crate::run!(Tokio, dataplane::p_5_batch_completes())
+        }
+        #[test]
+        fn ec_4_a_delivery_read_over_loopback_is_acked_and_confirmed() {
+            $crate::run!(Tokio, dataplane::ec_4_delivery_acked())
+        }
+        #[test]
+        fn p_4_outcomes_handed_to_pending_batches_hold_the_credit_until_read_over_loopback() {
+            $crate::run!(Tokio, dataplane::p_4_outcomes_hold_the_credit())
+        }
+        #[test]
+        fn c_10_a_submission_dropped_while_it_waits_for_room_is_never_taken() {
+            $crate::run!(Tokio, dataplane::c_10_withdrawn_never_taken(Via::Grpc))
+        }
+        #[test]
+        fn p_8_a_producers_interruption_and_restoration_reach_observers_over_loopback() {
+            $crate::run!(
+                Tokio,
+                dataplane::p_8_interruption_and_restoration_observed()
+            )
+        }
+    };
+    (blocking) => {
+        #[test]
+        fn p_8_a_producers_interruption_and_restoration_reach_observers_blocking() {
+            $crate::run!(
+                Blocking,
+                dataplane::p_8_interruption_and_restoration_observed()
+            )
+        }
+        #[test]
+        fn p_5_a_batch_submitted_over_loopback_completes_blocking() {
+            $crate::run!(Blocking, dataplane::p_5_batch_completes())
+        }
+        #[test]
+        fn p_4_outcomes_handed_to_pending_batches_hold_the_credit_until_read_blocking() {
+            $crate::run!(Blocking, dataplane::p_4_outcomes_hold_the_credit())
+        }
+        #[test]
+        fn ec_4_a_delivery_read_over_loopback_is_acked_and_confirmed_blocking() {
+            $crate::run!(Blocking, dataplane::ec_4_delivery_acked())
+        }
+        #[test]
+        fn c_10_a_submission_withdrawn_while_it_waits_for_room_is_never_taken_blocking() {
+            $crate::run!(
+                Blocking,
+                dataplane::c_10_withdrawn_never_taken(Via::Console(WsAuth::Header))
+            )
+        }
+    };
+}
