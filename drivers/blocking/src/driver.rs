@@ -9,7 +9,7 @@ use crate::net::Dialer;
 use crate::session::{self, Dial, Event, Out};
 use crate::streams::{self, ClockFollow, Sink, Subscription};
 use crate::Error;
-use nervix_driver_support::driver_core::{Connect, Core, Given, Seam};
+use nervix_driver_support::driver_core::{Connect, Core, Given, Seam, FINISH_WAIT};
 use nervix_driver_support::observe::Hub;
 pub(crate) use nervix_driver_support::unclaimed::{Gate, Unclaimed};
 use nervix_protocol::client::{
@@ -21,8 +21,6 @@ use std::time::{Duration, Instant};
 
 /// Frames queued for one session's thread before the driver keeps them itself.
 const SESSION_QUEUE: usize = 64;
-/// How long a closing driver waits for its sessions to write their close frames.
-const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
 pub(crate) type Reply<T> = mpsc::SyncSender<Result<T, Error>>;
 
@@ -182,7 +180,7 @@ impl Driver {
     /// Lets every session write what it was given (a clean close among it), then waits a
     /// bounded time for their threads.
     fn finish(&mut self) {
-        let give_up = Instant::now() + CLOSE_WAIT;
+        let give_up = Instant::now() + FINISH_WAIT;
         while self.core.flush_sessions() && Instant::now() < give_up {
             std::thread::sleep(Duration::from_millis(1));
         }

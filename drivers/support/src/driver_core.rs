@@ -236,6 +236,10 @@ enum Parked {
     Defect(String),
 }
 
+/// How long a stopping driver waits, in all, for its sessions to take what they were given (a
+/// clean close among it) and end, before it lets them go uncleanly.
+pub const FINISH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// One session's transport, and the frames (and clean close) it has not taken yet: kept
 /// across back-pressure, in order.
 struct Link<S: Seam> {

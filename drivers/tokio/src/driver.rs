@@ -8,7 +8,7 @@ use crate::net::Dialer;
 use crate::streams::{ClockFollow, Subscription, STREAM_QUEUE, SUBSCRIPTION_QUEUE};
 use crate::transport::{self, AbortOnDrop, Dial, Event, Out};
 use crate::DriverEvent;
-use nervix_driver_support::driver_core::{Connect, Core, Given, Seam, StreamSink};
+use nervix_driver_support::driver_core::{Connect, Core, Given, Seam, StreamSink, FINISH_WAIT};
 use nervix_driver_support::observe::Hub;
 pub(crate) use nervix_driver_support::unclaimed::Unclaimed;
 use nervix_protocol::client::{
@@ -29,7 +29,7 @@ pub(crate) type RunSubmitted = nervix_driver_support::driver_core::RunSubmitted<
 /// One session's task, and where its frames go.
 pub(crate) struct SessionIo {
     out: mpsc::Sender<Out>,
-    _task: AbortOnDrop,
+    task: AbortOnDrop,
 }
 
 /// A stream's channel, seen from the driver.
@@ -95,7 +95,7 @@ impl Seam for Io {
             events: self.events.clone(),
         };
         let task = AbortOnDrop(tokio::spawn(transport::run(dial, out_rx)));
-        Some(SessionIo { out, _task: task })
+        Some(SessionIo { out, task })
     }
 
     fn send(session: &SessionIo, out: Out) -> Given<Out> {
@@ -170,14 +170,14 @@ impl Driver {
             tokio::select! {
                 r = self.requests.recv() => match r {
                     Some(r) => {
-                        if self.request(r) {
+                        if self.request(r).await {
                             return;
                         }
                         // What else the application asked meanwhile goes in before one drain,
                         // so frames made together leave together.
                         for _ in 1..BATCH {
                             let Ok(r) = self.requests.try_recv() else { break };
-                            if self.request(r) {
+                            if self.request(r).await {
                                 return;
                             }
                         }
@@ -218,14 +218,45 @@ impl Driver {
     }
 
     /// Handles one call of the application; true when the driver is to stop.
-    fn request(&mut self, r: Request) -> bool {
+    async fn request(&mut self, r: Request) -> bool {
         let Some(done) = self.core.request(r) else {
             return false;
         };
-        // Let the clean close reach the transport before the tasks go.
-        self.core.flush_sessions();
+        self.finish().await;
         let _ = done.send(Ok(()));
         true
+    }
+
+    /// Lets every session's transport take what it was given (a clean close among it) and
+    /// end, within [`FINISH_WAIT`] in all: a session task is aborted when the driver goes,
+    /// so one cut before its close frame or half-close is written would end the session
+    /// uncleanly and leave the transaction a reverting close meant to end.
+    async fn finish(&mut self) {
+        let give_up = Instant::now() + FINISH_WAIT;
+        while let Some((sid, out)) = self.core.blocked().map(|(id, s)| (id, s.out.clone())) {
+            match tokio::time::timeout_at(give_up, out.reserve()).await {
+                Ok(Ok(p)) => {
+                    if let Some(o) = self.core.next_pending(sid) {
+                        p.send(o);
+                    }
+                }
+                Ok(Err(_)) => self.core.clear_pending(sid),
+                Err(_) => break,
+            }
+        }
+        for mut s in self.core.take_sessions() {
+            drop(s.out);
+            loop {
+                tokio::select! {
+                    _ = &mut s.task.0 => break,
+                    // The engine is closed and every call has ended: what a session still
+                    // says (its end, a late frame) has nobody to go to, but it is read, so a
+                    // transport never waits for room to say it.
+                    Some(_) = self.events.recv() => {}
+                    _ = tokio::time::sleep_until(give_up) => break,
+                }
+            }
+        }
     }
 }
 
