@@ -57,13 +57,17 @@ pub(crate) struct Threads {
 }
 
 impl Seam for Threads {
+    // What the driver thread keeps: each session's thread, the sending ends, the gates that
+    // order a result's hand-over against its waiter leaving (C-10).
     type Hand = Blocking;
-    type Result = (mpsc::Receiver<CommandResult>, Gate);
-    type Waiting = (mpsc::SyncSender<CommandResult>, Gate);
     type Session = SessionIo;
+    type Waiting = (mpsc::SyncSender<CommandResult>, Gate);
+    type Sink<T> = Sink<T>;
+    // What the application's threads hold.
+    type Result = (mpsc::Receiver<CommandResult>, Gate);
     type Subscription = Subscription;
     type ClockFollow = ClockFollow;
-    type Sink<T> = Sink<T>;
+    // A session the engine dropped has no thread left to hear from: its end is stale.
     const ENDS_OF_DROPPED_SESSIONS: bool = false;
 
     fn command() -> (Self::Waiting, Self::Result) {

@@ -43,17 +43,11 @@ pub(crate) struct Tokio {
     pub pull: Arc<Notify>,
 }
 
-/// The application's side of a new producer: its last event, and the driver's wake-up.
-pub(crate) struct ProducerSide {
-    /// Dropping it tells the driver the handle is gone.
-    pub ended: oneshot::Receiver<ProducerEvent>,
-    pub pull: Arc<Notify>,
-}
-
-/// The application's side of a new consumer: its deliveries, and the driver's wake-up.
-pub(crate) struct ConsumerSide {
-    /// Closing it tells the driver the handle is gone.
-    pub deliveries: mpsc::Receiver<Delivery>,
+/// The application's side of a new producer or consumer: what the driver hands it (a
+/// producer's last event, a consumer's deliveries; dropping or closing it tells the driver
+/// the handle is gone), and the driver's wake-up.
+pub(crate) struct Side<T> {
+    pub from_driver: T,
     pub pull: Arc<Notify>,
 }
 
@@ -75,22 +69,31 @@ impl Hand for Tokio {
     type Waiter = SubmitReply;
     type Ended = oneshot::Sender<ProducerEvent>;
     type Deliveries = DeliverySink;
-    type ProducerSide = ProducerSide;
-    type ConsumerSide = ConsumerSide;
+    type ProducerSide = Side<oneshot::Receiver<ProducerEvent>>;
+    type ConsumerSide = Side<mpsc::Receiver<Delivery>>;
 
-    fn producer(&self) -> (oneshot::Sender<ProducerEvent>, ProducerSide) {
+    fn producer(&self) -> (oneshot::Sender<ProducerEvent>, Self::ProducerSide) {
         let (tx, ended) = oneshot::channel();
         let pull = self.pull.clone();
-        (tx, ProducerSide { ended, pull })
+        (
+            tx,
+            Side {
+                from_driver: ended,
+                pull,
+            },
+        )
     }
 
-    fn consumer(&self) -> (DeliverySink, ConsumerSide) {
+    fn consumer(&self) -> (DeliverySink, Self::ConsumerSide) {
         let (tx, deliveries) = mpsc::channel(DELIVERY_QUEUE);
         let pull = self.pull.clone();
         let waiting = VecDeque::new();
         (
             DeliverySink { tx, waiting },
-            ConsumerSide { deliveries, pull },
+            Side {
+                from_driver: deliveries,
+                pull,
+            },
         )
     }
 
@@ -155,30 +158,31 @@ impl Hand for Tokio {
     }
 }
 
-/// A producer opened with [`crate::Client::producer`].
-///
-/// Dropping it closes the producer (P-8): batches already out still get their outcomes
-/// from the server, batches not yet sent end as [`BatchOutcome::NotSent`].
+/// A producer opened with [`crate::Client::producer`]; [`Producer::submit`] hands it batches
+/// and each [`PendingBatch`] resolves to that batch's one outcome. When the handle is dropped
+/// the producer is closed (P-8): a batch the server already has is still answered, one that
+/// never left ends as [`BatchOutcome::NotSent`].
 #[derive(Debug)]
 pub struct Producer {
     pub(crate) attached: Attached<ProducerId, ProducerDescription>,
+    /// Where released outcomes are counted, so credit comes back as they are read (P-4).
+    pub(crate) released: Arc<Released>,
     pub(crate) requests: mpsc::Sender<Request>,
+    pub(crate) pull: Arc<Notify>,
     /// The producer's last event; dropping it tells the driver the handle is gone.
     pub(crate) ended: Option<oneshot::Receiver<ProducerEvent>>,
-    pub(crate) pull: Arc<Notify>,
-    /// Where its batch handles say their outcomes were read (P-4).
-    pub(crate) released: Arc<Released>,
 }
 
 impl Producer {
-    /// Hands a batch to the engine (P-3): it is checked and encoded, then waits for credit
-    /// and admission (P-4, P-6). When the batches not yet sent already fill one grant of
-    /// credit, this call waits until an outcome makes room, and submissions are taken in the
-    /// order they were made. Credit comes back only as outcomes are read: a caller that
-    /// submits without awaiting its [`PendingBatch`]es waits here once two grants are taken; dropping it while it waits means the batch was never taken
-    /// (C-10). A batch refused locally is an [`Error::Submit`] and nothing was queued;
-    /// otherwise await the [`PendingBatch`] for its one outcome (P-5). Admission changes,
-    /// interruptions and restorations are reported as [`crate::DriverEvent::Producer`].
+    /// Submits a batch (P-3). The engine checks and encodes it at once: a batch it refuses
+    /// is an [`Error::Submit`] and nothing is queued. An accepted batch then waits for credit
+    /// and admission (P-4, P-6), in the order the submissions were made; this future waits
+    /// only while unsent batches already fill one grant of credit. Credit returns as
+    /// outcomes are read, so a caller that never awaits its [`PendingBatch`]es stops here
+    /// once two grants are spent. The future is cancel-safe: dropped while it waits, the
+    /// batch was never taken (C-10). Await the returned [`PendingBatch`] for the batch's
+    /// one outcome (P-5); admission changes, interruptions and restorations arrive as
+    /// [`crate::DriverEvent::Producer`].
     pub async fn submit(&self, batch: impl Into<Submission>) -> Result<PendingBatch, Error> {
         let (reply, rx) = oneshot::channel();
         self.requests

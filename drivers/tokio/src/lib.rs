@@ -327,7 +327,7 @@ impl Client {
             .call(|reply| Request::Dataplane(Call::OpenProducer { spec, reply }))
             .await?;
         // Held until the open is answered: dropping it (a cancelled wait) closes the producer.
-        let ended = o.side.ended;
+        let ended = o.side.from_driver;
         let description = o.opened.await.map_err(|_| Error::Stopped)??;
         Ok(Producer {
             attached: Attached::new(o.id, description),
@@ -346,7 +346,7 @@ impl Client {
             .call(|reply| Request::Dataplane(Call::OpenConsumer { spec, reply }))
             .await?;
         // Held until the open is answered: dropping it (a cancelled wait) closes the consumer.
-        let rx = o.side.deliveries;
+        let rx = o.side.from_driver;
         let description = o.opened.await.map_err(|_| Error::Stopped)??;
         Ok(Consumer {
             attached: Attached::new(o.id, description),
