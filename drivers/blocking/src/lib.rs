@@ -1,6 +1,23 @@
 //! Blocking driver of the Nervix client: std threads, blocking sockets, and a blocking API of
 //! the same shape as the tokio driver's.
 //!
+//! ```no_run
+//! use nervix_blocking::{Client, CommandResult, Config, Credentials};
+//!
+//! # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let seeds = ["https://node-1.example:8443/", "https://node-2.example:8443/"];
+//! let client = Client::connect(Config::new(&seeds, Credentials::new("reader", "secret"))?)?;
+//! match client.execute("SHOW DOMAINS;")? {
+//!     CommandResult::Completed(report) => println!("{report:?}"),
+//!     // It may have run: repeat it exactly, under the same reference (E-4).
+//!     CommandResult::Uncertain { command, .. } => println!("{:?}", client.recover(&command)?),
+//!     other => println!("{other:?}"),
+//! }
+//! client.close(false)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! The sans-IO engine ([`nervix_protocol::client::Client`]) runs on one driver thread. Each
 //! session the engine opens runs on a thread of its own, over the WebSocket console: the
 //! driver hands the engine every frame and every end with the time it arrived, re-reads the

@@ -1,5 +1,23 @@
 //! Tokio driver of the Nervix client, and an async API for applications.
 //!
+//! ```no_run
+//! use nervix_tokio::{Client, CommandResult, Config, Credentials, Transport};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let seeds = ["https://node-1.example:8443/", "https://node-2.example:8443/"];
+//! let config = Config::new(&seeds, Credentials::new("reader", "secret"), Transport::Grpc)?;
+//! let client = Client::connect(config).await?;
+//! match client.execute("SHOW DOMAINS;").await? {
+//!     CommandResult::Completed(report) => println!("{report:?}"),
+//!     // It may have run: repeat it exactly, under the same reference (E-4).
+//!     CommandResult::Uncertain { command, .. } => println!("{:?}", client.recover(&command).await?),
+//!     other => println!("{other:?}"),
+//! }
+//! client.close(false).await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! The sans-IO engine ([`nervix_protocol::client::Client`]) runs in one driver task. The task
 //! opens the sessions the engine asks for over real transports, hands it every frame and
 //! every end with the time of its wake-up, re-reads the engine's next deadline after every
