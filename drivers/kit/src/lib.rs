@@ -1,5 +1,20 @@
 //! # sansio-kit
 //!
+//! ```
+//! use sansio_kit::{backoff::Backoff, dial::Target, grpc};
+//! use std::time::Duration;
+//!
+//! let target = Target::parse("https://node-1.example:8443/").unwrap();
+//! assert_eq!((target.host.as_str(), target.port, target.tls), ("node-1.example", 8443, true));
+//!
+//! let retry = Backoff::new(Duration::from_millis(100), Duration::from_secs(5));
+//! assert_eq!(retry.pause(3), Duration::from_millis(400)); // doubling, at most 5 s
+//!
+//! let mut reader = grpc::MessageReader::with_limit(1 << 20);
+//! reader.push(&grpc::grpc_message(b"frame")); // one length-prefixed gRPC message
+//! assert_eq!(reader.next_message().unwrap().as_deref(), Some(&b"frame"[..]));
+//! ```
+//!
 //! What the driver of any sans-IO engine needs around the engine, written once. This crate
 //! knows no engine: it never names an engine's frames, rules, paths or outcomes, and no
 //! engine crate is among its dependencies. An engine's driver crate depends on it, with the

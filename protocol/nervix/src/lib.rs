@@ -1,5 +1,21 @@
 //! # nervix-protocol
 //!
+//! ```
+//! use nervix_protocol::client::{Action, Client, ClientConfig};
+//! use nervix_protocol::endpoint::Endpoint;
+//! use nervix_protocol::time::{Timestamp, UnixMillis};
+//!
+//! let seeds = vec![Endpoint::parse("https://node-1.example:8443/").unwrap()];
+//! let mut engine = Client::new(ClientConfig::new(seeds, 7)); // 7 seeds its randomness
+//! let (now, wall) = (Timestamp::ZERO, UnixMillis(1_780_000_000_000)); // time is an input
+//! let command = engine.execute(now, wall, "SHOW DOMAINS;").unwrap();
+//! // The engine asks for a session; its frame leaves once the driver says the stream is open.
+//! let Some(Action::Connect { session, .. }) = engine.poll_action() else { unreachable!() };
+//! engine.handle_connected(now, session);
+//! assert!(matches!(engine.poll_action(), Some(Action::Send { session: s, .. }) if s == session));
+//! # let _ = command;
+//! ```
+//!
 //! A sans-IO engine for the client side of the Nervix client session protocol. Nothing here
 //! reads a clock, opens a socket, touches a file or draws ambient randomness: drivers hand in
 //! bytes, time and seeds, and take out frames and events.
