@@ -1,9 +1,12 @@
 //! `nervix-sim`: with no argument, a client session against the simulated cluster in process;
 //! with `serve`, the simulated cluster served over real sockets on 127.0.0.1.
 //!
-//! `nervix-sim serve [--nodes 1|3] [--tls]` prints each node's gRPC and console endpoints (and,
-//! with `--tls`, writes the generated certificate to `nervix-loopback.der` in the current
-//! directory) and serves until interrupted. Credentials: `nervix` / `nervix`. On stdin,
+//! `nervix-sim serve [--nodes 1|3] [--tls] [--endpoints FILE]` prints each node's gRPC and
+//! console endpoints, one line a node (and, with `--tls`, writes the generated certificate to
+//! `nervix-loopback.der` in the current directory) and serves until interrupted. With
+//! `--endpoints`, the same lines are written to FILE once every port is bound, whole: they go
+//! to a file beside it first and are renamed into place, so a script waits for FILE to exist
+//! and reads it, with no sleeping until a port binds. Credentials: `nervix` / `nervix`. On stdin,
 //! `leader N` moves the leadership, `kill N` and `revive N` stop and start node N, `cut N`
 //! cuts its streams.
 //!
@@ -169,10 +172,18 @@ fn hex(bytes: &[u8]) -> String {
 
 fn serve(args: &[String]) -> ExitCode {
     let mut config = nervix_loopback::LoopbackConfig::default();
+    let mut endpoints_file: Option<std::path::PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--tls" => config.tls = true,
+            "--endpoints" => match it.next() {
+                Some(f) => endpoints_file = Some(f.into()),
+                None => {
+                    eprintln!("nervix-sim serve: --endpoints takes a file name");
+                    return ExitCode::FAILURE;
+                }
+            },
             "--nodes" => match it.next().and_then(|n| n.parse().ok()) {
                 Some(n @ (1 | 3)) => config.nodes = n,
                 _ => {
@@ -193,13 +204,25 @@ fn serve(args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    for (i, (g, w)) in lb
+    let lines: Vec<String> = lb
         .grpc_endpoints()
         .iter()
         .zip(lb.console_endpoints())
         .enumerate()
-    {
-        println!("node-{} grpc {g} console {w}console/ws", i + 1);
+        .map(|(i, (g, w))| format!("node-{} grpc {g} console {w}console/ws", i + 1))
+        .collect();
+    for line in &lines {
+        println!("{line}");
+    }
+    if let Some(file) = endpoints_file {
+        let mut part = file.clone().into_os_string();
+        part.push(".part");
+        let written = std::fs::write(&part, lines.join("\n") + "\n")
+            .and_then(|()| std::fs::rename(&part, &file));
+        if let Err(e) = written {
+            eprintln!("nervix-sim serve: cannot write {}: {e}", file.display());
+            return ExitCode::FAILURE;
+        }
     }
     if let Some(der) = lb.certificate_der() {
         if let Err(e) = std::fs::write("nervix-loopback.der", der) {
