@@ -152,6 +152,11 @@
 //! assert!(outcome.is_some());
 //! ```
 //!
+//! A whole driver of this kind, about 250 lines on one thread with blocking WebSockets and a
+//! short read timeout for readiness, is `drivers/blocking/examples/own_loop.rs`: it runs a
+//! command, a subscription and a transaction across a leader change against the loopback
+//! cluster (`cargo run -p nervix-blocking --example own_loop`; a test runs it).
+//!
 //! `nervix-driver-support` holds the parts both of this workspace's drivers share on top of
 //! this loop (request tracking, parking after refused credentials, stream routing), and
 //! `sansio-kit` the transports; a new driver may use them or stand alone.
