@@ -133,17 +133,26 @@ impl Driver {
         let mut frames: Vec<(SessionId, Bytes)> = Vec::new();
         let mut closed = Vec::new();
         for (id, s) in &mut self.streams {
-            // Frames go in order; one the socket cannot take now stays first in line.
+            // Frames go in order into the connection's write buffer; one the buffer cannot
+            // take now stays first in line. A flush the socket cannot finish within its write
+            // timeout goes on next turn, from where it stopped.
             while let Some(m) = s.pending.pop_front() {
-                if let Err(e) = s.ws.send(m.clone()) {
-                    if matches!(e, tungstenite::Error::Io(ref io) if sansio_kit::ws::timed_out(io))
-                    {
-                        s.pending.push_front(m);
-                    } else {
-                        closed.push(*id);
+                match s.ws.write(m) {
+                    Ok(()) => {}
+                    Err(tungstenite::Error::WriteBufferFull(m)) => {
+                        s.pending.push_front(*m);
+                        break;
                     }
-                    break;
+                    Err(_) => {
+                        closed.push(*id);
+                        break;
+                    }
                 }
+            }
+            match s.ws.flush() {
+                Ok(()) => {}
+                Err(tungstenite::Error::Io(ref e)) if sansio_kit::ws::timed_out(e) => {}
+                Err(_) => closed.push(*id),
             }
             loop {
                 match incoming(s.ws.read()) {
