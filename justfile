@@ -16,8 +16,8 @@ test:
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quiet
     just no-flatc-build
 
-# Builds nervix-protocol from scratch (its own target directory) with every folder holding a flatc
-# left out of PATH and FLATC pointing nowhere: users need no flatc, the generated code is committed.
+# Every folder holding a flatc is left out of PATH and FLATC points nowhere: users need no flatc.
+# Build nervix-protocol without flatc, in a target directory of its own.
 no-flatc-build:
     #!/usr/bin/env bash
     set -euo pipefail
@@ -31,8 +31,8 @@ no-flatc-build:
     env PATH="$path" FLATC=/nonexistent cargo build --quiet -p nervix-protocol --target-dir "$target"
     echo "nervix-protocol built without flatc"
 
-# Rewrite protocol/nervix/src/generated from schema/ with flatc 25.12.19 (FLATC or PATH); run it
-# after changing the schema or its generator (schema/gen) and review the diff before committing.
+# Run after changing the schema or its generator (schema/gen); review the diff before committing.
+# Rewrite protocol/nervix/src/generated from schema/ with flatc 25.12.19 (FLATC or PATH).
 regen:
     cargo run --quiet -p nervix-schema-gen --bin regen-schema
 
