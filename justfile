@@ -6,13 +6,35 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 run:
     cargo run --quiet -p nervix-tokio --example session
 
-# Every test of the workspace, clippy with -D warnings, rustfmt, and a build of the fuzz targets.
+# Every test of the workspace (the drift test of the committed generated code needs flatc 25.12.19),
+# clippy with -D warnings, rustfmt, a build of the fuzz targets, and the engine built without flatc.
 test:
     cargo fmt --all -- --check
     cargo test --workspace --all-features
     cargo clippy --workspace --all-targets --all-features -- -D warnings
     cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quiet
+    just no-flatc-build
+
+# Every folder holding a flatc is left out of PATH and FLATC points nowhere: users need no flatc.
+# Build nervix-protocol without flatc, in a target directory of its own.
+no-flatc-build:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    path=""
+    IFS=: read -ra dirs <<<"$PATH"
+    for d in "${dirs[@]}"; do
+        if [ -n "$d" ] && [ ! -e "$d/flatc" ]; then path="${path:+$path:}$d"; fi
+    done
+    if env PATH="$path" bash -c 'command -v flatc' >/dev/null; then echo "flatc still on PATH"; exit 1; fi
+    target="${CARGO_TARGET_DIR:-target}/no-flatc"
+    env PATH="$path" FLATC=/nonexistent cargo build --quiet -p nervix-protocol --target-dir "$target"
+    echo "nervix-protocol built without flatc"
+
+# Run after changing the schema or its generator (schema/gen); review the diff before committing.
+# Rewrite protocol/nervix/src/generated from schema/ with flatc 25.12.19 (FLATC or PATH).
+regen:
+    cargo run --quiet -p nervix-schema-gen --bin regen-schema
 
 # Fuzz every target for `seconds` each (stable toolchain, no sanitizer; add `+nightly` and drop `-s none` for AddressSanitizer).
 # server_message inputs may grow to the 4 MiB frame limit, so fuzzing reaches large frames.

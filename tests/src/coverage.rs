@@ -1,18 +1,15 @@
 //! Which union variants and enum values of the schema the corpus carries.
 //!
 //! The list of what a frame can carry comes from `schema/session.fbs` itself, read with the same
-//! schema reader the protocol's build script uses, starting from the eight frame roots. What the
+//! schema reader that generates the protocol's checks (`nervix-schema-gen`), starting from the eight frame roots. What the
 //! corpus carries comes from the frames' reports, each line resolved through the schema to the
 //! union or enum its member is declared with.
-
-#[path = "../../protocol/nervix/build/model.rs"]
-#[allow(dead_code, clippy::all)]
-mod model;
 
 use crate::corpus::{check_as, extension, root_name, CorpusFile};
 pub(crate) use model::Schema;
 use model::{Kind, Ty};
 use nervix_protocol::frame::ROOT_EXTENSIONS;
+use nervix_schema_gen::model;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 

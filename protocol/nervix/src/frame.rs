@@ -35,7 +35,7 @@ pub trait Root: 'static + Sized {
     fn unpack(view: &Self::View<'_>) -> Self::Owned;
 }
 
-include!(concat!(env!("OUT_DIR"), "/roots.rs"));
+include!("generated/roots.rs");
 
 /// A session frame from the client (NXCM).
 pub type ClientFrame = Frame<ClientMessageRoot>;

@@ -23,7 +23,7 @@
 //! The wire layer:
 //!
 //! * [`schema`]: the types flatc 25.12.19 generates from `schema/session.fbs` (views that borrow
-//!   a frame, and the owned object API), built at compile time.
+//!   a frame, and the owned object API), committed in `src/generated/` so no build needs flatc.
 //! * [`frame`]: checked reading of every frame root (F-3, F-4, F-5, F-9): size, identifier,
 //!   FlatBuffers verification with the protocol's limits, then the schema's semantic rules.
 //! * [`encode`]: checked writing with the send limits of F-6, one finished frame per message

@@ -248,5 +248,5 @@ impl Reporter {
 mod generated {
     use super::{ReportFields, Reporter};
     use crate::schema::*;
-    include!(concat!(env!("OUT_DIR"), "/reports.rs"));
+    include!("generated/reports.rs");
 }

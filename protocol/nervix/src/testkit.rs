@@ -152,5 +152,5 @@ mod generated {
     use super::{Gen, Generate};
     use crate::schema::*;
     extern crate alloc;
-    include!(concat!(env!("OUT_DIR"), "/generators.rs"));
+    include!("generated/generators.rs");
 }

