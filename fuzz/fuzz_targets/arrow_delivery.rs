@@ -102,7 +102,7 @@ fn canonical(fields: &[FieldSpec], rows: usize) -> Option<(Vec<u8>, usize)> {
 fn delivery(input: &mut Input<'_>, fields: &[FieldSpec]) -> (Vec<u8>, u32) {
     let mode = input.byte();
     let arbitrary_members = input.le::<4>() as u32;
-    if mode % 2 == 0 {
+    if mode.is_multiple_of(2) {
         return (input.rest().to_vec(), arbitrary_members);
     }
     let Some((mut bytes, rows)) = canonical(fields, usize::from(input.byte() % 4)) else {

@@ -135,7 +135,7 @@ impl Run {
     /// outcome, usually, the reference really used.
     fn generated(&mut self, input: &mut Input<'_>) {
         let pick = usize::from(input.byte());
-        let faithful = input.byte() % 4 != 0;
+        let faithful = !input.byte().is_multiple_of(4);
         let len = usize::from(input.byte()) * 4;
         let mut message: ServerMessageT = Gen::new(input.take(len)).value();
         if let ServerBodyT::Reply(reply) = &mut message.body {

@@ -43,7 +43,7 @@ fn row(i: u64) -> RowT {
                 value: Some(n as f64 * 0.25 - 1.0),
             }))),
             cell(CellValueT::BoolCell(Box::new(BoolCellT {
-                value: i % 3 == 0,
+                value: i.is_multiple_of(3),
             }))),
             cell(CellValueT::StringCell(Box::new(StringCellT {
                 value: format!("row-{i:012}"),

@@ -64,7 +64,7 @@ fn value(t: ScalarType, i: u64) -> OwnedValue {
         ScalarType::U64 => OwnedValue::U64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
         ScalarType::I64 => OwnedValue::I64(-n * 7919),
         ScalarType::F64 => OwnedValue::F64(n as f64 * 0.25),
-        ScalarType::Bool => OwnedValue::Bool(i % 3 == 0),
+        ScalarType::Bool => OwnedValue::Bool(i.is_multiple_of(3)),
         ScalarType::String => OwnedValue::String(format!("r{i:06}")),
         ScalarType::Datetime => OwnedValue::Datetime(1_700_000_000_000_000_000 + n),
         ScalarType::U32 => OwnedValue::U32(i as u32),

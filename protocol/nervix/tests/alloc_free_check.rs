@@ -83,7 +83,7 @@ fn row(i: u64) -> RowT {
                 value: Some(n as f64 / 3.0),
             }))),
             cell(CellValueT::BoolCell(Box::new(BoolCellT {
-                value: i % 2 == 0,
+                value: i.is_multiple_of(2),
             }))),
             cell(CellValueT::StringCell(Box::new(StringCellT {
                 value: format!("cell {i}"),

@@ -886,7 +886,7 @@ fn r_2_checking_a_batch_allocates_nothing() {
         vec![
             OwnedValue::U64(i),
             OwnedValue::F64(i as f64),
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 OwnedValue::Null
             } else {
                 OwnedValue::String(format!("{i}"))

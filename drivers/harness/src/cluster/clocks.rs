@@ -56,7 +56,11 @@ impl DomainClockSim {
                     skew_nanos: 5_000_000,
                     logical_origin_unix_nanos: 1_700_000_000_000_000_000,
                     utc_anchor_unix_nanos: 1_767_225_600_000_000_000,
-                    time_rate: Some(if self.generation % 2 == 0 { 2.5 } else { 1.0 }),
+                    time_rate: Some(if self.generation.is_multiple_of(2) {
+                        2.5
+                    } else {
+                        1.0
+                    }),
                 }))
             }
         };

@@ -151,7 +151,7 @@ pub fn relay_schema(relay: &str, version: u64) -> RowSchemaT {
             sensitive: false,
         },
     ];
-    if version % 2 == 0 {
+    if version.is_multiple_of(2) {
         fields.push(scalar("flag", ScalarType::Bool, false, false));
     }
     RowSchemaT {
@@ -232,8 +232,8 @@ pub fn row_values(version: u64, generation: u64, n: u64) -> Vec<OwnedValue> {
         ]),
         words,
     ];
-    if version % 2 == 0 {
-        values.push(OwnedValue::Bool(n % 2 == 0));
+    if version.is_multiple_of(2) {
+        values.push(OwnedValue::Bool(n.is_multiple_of(2)));
     }
     values
 }
