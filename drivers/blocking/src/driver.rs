@@ -185,12 +185,19 @@ impl Driver {
     /// bounded time for their threads.
     fn finish(&mut self) {
         let give_up = Instant::now() + FINISH_WAIT;
-        while self.core.flush_sessions() && Instant::now() < give_up {
+        // The engine is closed and every call has ended: what the sessions still say has
+        // nobody to go to, but it is read, so a session thread never waits for room in the
+        // inbox to say it and can write its close.
+        let pause = || {
+            while self.inbox.try_recv().is_ok() {}
             std::thread::sleep(Duration::from_millis(1));
+        };
+        while self.core.flush_sessions() && Instant::now() < give_up {
+            pause();
         }
         for s in self.core.take_sessions() {
             while !s.thread.is_finished() && Instant::now() < give_up {
-                std::thread::sleep(Duration::from_millis(1));
+                pause();
             }
         }
     }

@@ -234,28 +234,42 @@ impl Driver {
     async fn finish(&mut self) {
         let give_up = Instant::now() + FINISH_WAIT;
         while let Some((sid, out)) = self.core.blocked().map(|(id, s)| (id, s.out.clone())) {
-            match tokio::time::timeout_at(give_up, out.reserve()).await {
-                Ok(Ok(p)) => {
+            match meanwhile(&mut self.events, give_up, out.reserve()).await {
+                Some(Ok(p)) => {
                     if let Some(o) = self.core.next_pending(sid) {
                         p.send(o);
                     }
                 }
-                Ok(Err(_)) => self.core.clear_pending(sid),
-                Err(_) => break,
+                Some(Err(_)) => self.core.clear_pending(sid),
+                None => break,
             }
         }
         for mut s in self.core.take_sessions() {
             drop(s.out);
-            loop {
-                tokio::select! {
-                    _ = &mut s.task.0 => break,
-                    // The engine is closed and every call has ended: what a session still
-                    // says (its end, a late frame) has nobody to go to, but it is read, so a
-                    // transport never waits for room to say it.
-                    Some(_) = self.events.recv() => {}
-                    _ = tokio::time::sleep_until(give_up) => break,
-                }
+            if meanwhile(&mut self.events, give_up, &mut s.task.0)
+                .await
+                .is_none()
+            {
+                break;
             }
+        }
+    }
+}
+
+/// Waits for `f` until `give_up` (`None` then), reading meanwhile what the sessions say: the
+/// engine is closed and every call has ended, so their late frames and ends have nobody to go
+/// to, but a transport must never wait for room to say them, or it could not write its close.
+async fn meanwhile<F: std::future::Future>(
+    events: &mut mpsc::Receiver<(SessionId, Event)>,
+    give_up: Instant,
+    f: F,
+) -> Option<F::Output> {
+    tokio::pin!(f);
+    loop {
+        tokio::select! {
+            r = &mut f => return Some(r),
+            Some(_) = events.recv() => {}
+            _ = tokio::time::sleep_until(give_up) => return None,
         }
     }
 }
