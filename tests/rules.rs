@@ -1,11 +1,15 @@
 //! The rule ledger: `vectors/rules.tsv` maps rule keys to the tests that exercise them.
 //!
 //! * Every key of a section this crate implements is listed, with at least one test.
-//! * Every listed key is one of the manual's (`vectors/rule-keys.tsv`, the spec's rules file).
+//! * Every listed key is one of an engine's: the Nervix manual's (`vectors/rule-keys.tsv`), the
+//!   store-and-forward journal's (`vectors/sf-rule-keys.tsv`), CultNet write receipts'
+//!   (`vectors/cultnet-receipt-rule-keys.tsv`) or GAR's (`vectors/gar-rule-keys.tsv`), each a copy
+//!   of the spec's rules file. An engine whose issue is done has every key listed; one still being
+//!   built has only the keys it already implements listed, each with real tests.
 //! * Every listed test is a real test function: a `fn` under `#[test]`, or a `fn` inside a
 //!   `proptest!` block. Any other `fn` of the same name does not count, nor does an attribute
 //!   or a block inside a comment or a string literal.
-//! * When the spec's rules file is beside the checkout, the copy in `vectors/` equals it.
+//! * When the spec's rules files are beside the checkout, each copy in `vectors/` equals its file.
 
 use nervix_conformance::workspace_root;
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,6 +33,51 @@ const IMPLEMENTED_SECTIONS: &[&str] = &[
     "restores",
     "backups",
     "transports",
+];
+
+/// How much of an engine's rules the ledger must cover.
+#[derive(Clone, Copy)]
+enum Cover {
+    /// Every key of these sections (the Nervix manual's `section` column).
+    Sections(&'static [&'static str]),
+    /// Only the keys listed so far: the engine is still being built.
+    Listed,
+}
+
+/// One engine's rules: the copy in `vectors/`, the spec file it copies, and the column holding
+/// each key's section.
+struct Engine {
+    copy: &'static str,
+    spec: &'static str,
+    section_column: usize,
+    cover: Cover,
+}
+
+const ENGINES: &[Engine] = &[
+    Engine {
+        copy: "rule-keys.tsv",
+        spec: "nervix-rules.tsv",
+        section_column: 2,
+        cover: Cover::Sections(IMPLEMENTED_SECTIONS),
+    },
+    Engine {
+        copy: "sf-rule-keys.tsv",
+        spec: "sf-rules.tsv",
+        section_column: 1,
+        cover: Cover::Listed,
+    },
+    Engine {
+        copy: "cultnet-receipt-rule-keys.tsv",
+        spec: "cultnet-receipt-rules.tsv",
+        section_column: 1,
+        cover: Cover::Listed,
+    },
+    Engine {
+        copy: "gar-rule-keys.tsv",
+        spec: "gar-rules.tsv",
+        section_column: 1,
+        cover: Cover::Listed,
+    },
 ];
 
 fn rust_sources(dir: &Path, out: &mut Vec<String>) {
@@ -240,20 +289,29 @@ fn workspace_tests() -> BTreeSet<String> {
     sources.iter().flat_map(|s| test_fns(s)).collect()
 }
 
-/// Key to section, from a rules file in the spec's format (`key`, `manual_id`, `section`, ...).
-fn key_sections(text: &str) -> BTreeMap<String, String> {
+/// Key to section, from a rules file in the spec's format (the key first, the section in
+/// column `section_column`).
+fn key_sections(text: &str, section_column: usize) -> BTreeMap<String, String> {
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| {
             let cols: Vec<&str> = l.split('\t').collect();
-            assert!(cols.len() >= 3, "a rules line without a section: {l:?}");
-            (cols[0].trim().to_string(), cols[2].trim().to_string())
+            assert!(
+                cols.len() > section_column,
+                "a rules line without a section: {l:?}"
+            );
+            (
+                cols[0].trim().to_string(),
+                cols[section_column].trim().to_string(),
+            )
         })
         .collect()
 }
 
-fn spec_copy() -> String {
-    std::fs::read_to_string(workspace_root().join("vectors/rule-keys.tsv")).unwrap()
+fn spec_copy(engine: &Engine) -> BTreeMap<String, String> {
+    let path = workspace_root().join("vectors").join(engine.copy);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    key_sections(&text, engine.section_column)
 }
 
 /// Key to the tests `rules.tsv` lists for it.
@@ -277,23 +335,34 @@ fn ledger(tsv: &str) -> BTreeMap<String, Vec<String>> {
     out
 }
 
-/// Every problem of `ledger` against the manual's keys and the tests that exist.
+/// Every problem of `ledger` against the engines' keys (each with what must be covered) and
+/// the tests that exist.
 fn ledger_problems(
     ledger: &BTreeMap<String, Vec<String>>,
-    keys: &BTreeMap<String, String>,
+    engines: &[(BTreeMap<String, String>, Cover)],
     tests: &BTreeSet<String>,
 ) -> Vec<String> {
     let mut problems = Vec::new();
-    for (key, section) in keys {
-        if IMPLEMENTED_SECTIONS.contains(&section.as_str()) && !ledger.contains_key(key) {
-            problems.push(format!(
-                "{key} ({section}) is implemented but lists no test"
-            ));
+    let mut keys = BTreeMap::new();
+    for (engine_keys, cover) in engines {
+        for (key, section) in engine_keys {
+            let required = match cover {
+                Cover::Sections(sections) => sections.contains(&section.as_str()),
+                Cover::Listed => false,
+            };
+            if required && !ledger.contains_key(key) {
+                problems.push(format!(
+                    "{key} ({section}) is implemented but lists no test"
+                ));
+            }
+            if keys.insert(key.clone(), section.clone()).is_some() {
+                problems.push(format!("{key} is a key of two engines"));
+            }
         }
     }
     for (key, listed) in ledger {
         if !keys.contains_key(key) {
-            problems.push(format!("{key} is not a rule key of the manual"));
+            problems.push(format!("{key} is not a rule key of any engine"));
         }
         if listed.is_empty() || listed.iter().any(|t| t.is_empty()) {
             problems.push(format!("{key} has an empty test name"));
@@ -311,35 +380,38 @@ fn ledger_problems(
 fn rules_tsv_lists_every_implemented_key_with_real_tests() {
     let tsv = std::fs::read_to_string(workspace_root().join("vectors/rules.tsv")).unwrap();
     let ledger = ledger(&tsv);
-    let keys = key_sections(&spec_copy());
+    let engines: Vec<_> = ENGINES.iter().map(|e| (spec_copy(e), e.cover)).collect();
     for s in IMPLEMENTED_SECTIONS {
         assert!(
-            keys.values().any(|k| k == s),
-            "no key of the spec has section {s:?}"
+            engines[0].0.values().any(|k| k == s),
+            "no key of the Nervix spec has section {s:?}"
         );
     }
-    let problems = ledger_problems(&ledger, &keys, &workspace_tests());
+    let problems = ledger_problems(&ledger, &engines, &workspace_tests());
     assert!(problems.is_empty(), "rules.tsv:\n{}", problems.join("\n"));
 }
 
 #[test]
 fn rules_spec_copy_equals_the_spec_beside_the_checkout() {
     // The spec lives beside the checkout where it is shared (CI has it); a checkout on its own
-    // has only the copy.
-    let beside = workspace_root()
-        .join("..")
-        .join("shared")
-        .join("spec")
-        .join("nervix-rules.tsv");
-    let Ok(spec) = std::fs::read_to_string(&beside) else {
-        eprintln!("no spec rules file beside the checkout; comparing nothing");
-        return;
-    };
-    assert_eq!(
-        key_sections(&spec_copy()),
-        key_sections(&spec),
-        "vectors/rule-keys.tsv differs from the spec's keys and sections"
-    );
+    // has only the copies.
+    for engine in ENGINES {
+        let beside = workspace_root()
+            .join("..")
+            .join("shared")
+            .join("spec")
+            .join(engine.spec);
+        let Ok(spec) = std::fs::read_to_string(&beside) else {
+            eprintln!("no {} beside the checkout; comparing nothing", engine.spec);
+            continue;
+        };
+        assert_eq!(
+            spec_copy(engine),
+            key_sections(&spec, engine.section_column),
+            "vectors/{} differs from the spec's keys and sections",
+            engine.copy
+        );
+    }
 }
 
 #[test]
@@ -402,20 +474,28 @@ fn rules_check_notices_a_missing_test_and_a_fn_that_is_not_a_test() {
     ]
     .map(|(k, s)| (k.to_string(), s.to_string()))
     .into();
-    let good = ledger("F-1\tf_1_real,f_1_property\nF-2\tf_1_real_too\n");
-    assert!(ledger_problems(&good, &keys, &tests).is_empty());
+    let partial: BTreeMap<String, String> = [("W-1", "frames"), ("W-2", "frames")]
+        .map(|(k, s)| (k.to_string(), s.to_string()))
+        .into();
+    let engines = [
+        (keys, Cover::Sections(&["frames"])),
+        (partial, Cover::Listed),
+    ];
+    let good = ledger("F-1\tf_1_real,f_1_property\nF-2\tf_1_real_too\nW-2\tf_1_real\n");
+    assert!(ledger_problems(&good, &engines, &tests).is_empty());
 
     // A helper that is no test, a name nobody wrote, an implemented key left out, a key the
     // manual does not have: each is a problem.
-    let bad = ledger("F-1\tf_1_helper,f_0_nobody_wrote\nZ-9\tf_1_real\n");
-    let problems = ledger_problems(&bad, &keys, &tests);
+    let bad = ledger("F-1\tf_1_helper,f_0_nobody_wrote\nZ-9\tf_1_real\nW-1\tf_0_nobody\n");
+    let problems = ledger_problems(&bad, &engines, &tests);
     assert_eq!(
         problems,
         [
             "F-2 (frames) is implemented but lists no test",
             "F-1: f_1_helper is not a test function",
             "F-1: f_0_nobody_wrote is not a test function",
-            "Z-9 is not a rule key of the manual",
+            "W-1: f_0_nobody is not a test function",
+            "Z-9 is not a rule key of any engine",
         ]
     );
 }
