@@ -2103,3 +2103,76 @@ fn u_1_the_largest_chunk_is_one_frame_within_the_limits() {
     };
     assert_eq!(c.bytes, bytes);
 }
+
+// ----- Progress -----------------------------------------------------------------------------
+
+#[test]
+fn progress_of_an_upload_counts_each_attempt_from_its_first_byte() {
+    let total = 2 * UPLOAD_CHUNK + 5;
+    let (mut call, bytes) = new_upload(total);
+    let total = total as u64;
+    assert_eq!(call.progress(), Progress::new(0, 0, total));
+    call.start(T0, FAR).unwrap();
+    assert_eq!(call.progress(), Progress::new(1, 0, total));
+    call.chunk(T0, &bytes[..UPLOAD_CHUNK]).unwrap();
+    let p = call.progress();
+    assert_eq!(p, Progress::new(1, UPLOAD_CHUNK as u64, total));
+    assert!(!p.is_whole());
+    assert!((p.fraction() - UPLOAD_CHUNK as f64 / total as f64).abs() < 1e-12);
+    call.on_closed(T0);
+    call.start(T0, FAR).unwrap();
+    // A restart: the next attempt, from nothing.
+    assert_eq!(call.progress(), Progress::new(2, 0, total));
+    stream_upload(&mut call, &bytes, usize::MAX);
+    let p = call.progress();
+    assert_eq!(p, Progress::new(2, total, total));
+    assert!(p.is_whole());
+    assert_eq!(p.fraction(), 1.0);
+}
+
+#[test]
+fn progress_of_a_restore_counts_each_attempt_from_its_first_byte() {
+    let total = RESTORE_CHUNK + 1;
+    let (mut call, bytes) = new_restore(total);
+    let total = total as u64;
+    assert_eq!(call.progress(), Progress::new(0, 0, total));
+    call.start(T0).unwrap();
+    call.chunk(T0, &bytes[..RESTORE_CHUNK]).unwrap();
+    assert_eq!(call.progress(), Progress::new(1, RESTORE_CHUNK as u64, total));
+    call.on_closed(T0);
+    call.start(T0).unwrap();
+    assert_eq!(call.progress(), Progress::new(2, 0, total));
+    stream_restore(&mut call, &bytes);
+    assert_eq!(call.progress(), Progress::new(2, total, total));
+}
+
+#[test]
+fn progress_of_a_download_counts_each_attempt_from_its_first_byte() {
+    let bytes = archive(1000, 12);
+    let mut d = download_of(&bytes);
+    assert_eq!(d.progress(), Progress::new(0, 0, 1000));
+    d.start(T0).unwrap();
+    assert_eq!(d.progress(), Progress::new(1, 0, 1000));
+    let frames = good_stream(&bytes, 100);
+    feed_download(&mut d, &frames[..5]);
+    assert_eq!(d.progress(), Progress::new(1, 400, 1000));
+    d.on_closed(T0);
+    d.start(T0).unwrap();
+    assert_eq!(d.progress(), Progress::new(2, 0, 1000));
+    feed_download(&mut d, &frames);
+    let p = d.progress();
+    assert_eq!(p, Progress::new(2, 1000, 1000));
+    assert!(p.is_whole());
+}
+
+#[test]
+fn progress_fraction_and_wholeness_at_their_edges() {
+    // Before any attempt nothing is whole, even an archive with nothing left to move.
+    assert!(!Progress::new(0, 10, 10).is_whole());
+    assert!(Progress::new(1, 10, 10).is_whole());
+    assert!(!Progress::new(1, 9, 10).is_whole());
+    assert_eq!(Progress::new(1, 0, 0).fraction(), 0.0);
+    assert_eq!(Progress::new(1, 5, 10).fraction(), 0.5);
+    // Never above one.
+    assert_eq!(Progress::new(1, 20, 10).fraction(), 1.0);
+}

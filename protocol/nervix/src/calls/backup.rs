@@ -148,6 +148,11 @@ impl BackupDownload {
         self.attempts
     }
 
+    /// The attempt under way and the bytes it has moved of the archive's size.
+    pub fn progress(&self) -> super::Progress {
+        super::Progress::new(self.attempts, self.received, self.expected.total_bytes)
+    }
+
     /// What the call needs next.
     #[must_use]
     pub fn need(&self) -> Need {

@@ -49,6 +49,48 @@ pub const RESTORE_CHUNK: usize = 256 * 1024;
 /// A BLAKE3 digest.
 pub type Digest = [u8; 32];
 
+/// How far a separate call has come: the attempt under way and how many of the archive's bytes
+/// it has moved. Read with `progress()` on [`UploadCall`], [`BackupDownload`] or [`RestoreCall`]
+/// between inputs; it is a few counters, never a copy of the data.
+///
+/// Every attempt moves the archive from its first byte, so a report whose `attempt` is higher
+/// than the last one's is a restart and its `done` starts again from zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Progress {
+    /// The attempt under way, counted from 1; 0 before the first starts.
+    pub attempt: u32,
+    /// Bytes of the archive this attempt has moved: turned into frames by a sending call,
+    /// checked and handed out by a download.
+    pub done: u64,
+    /// The archive's size.
+    pub total: u64,
+}
+
+impl Progress {
+    /// `done` of `total` bytes in attempt `attempt`.
+    pub fn new(attempt: u32, done: u64, total: u64) -> Self {
+        Self {
+            attempt,
+            done,
+            total,
+        }
+    }
+
+    /// The share of the archive this attempt has moved, from 0.0 to 1.0.
+    pub fn fraction(&self) -> f64 {
+        if self.total == 0 {
+            return 0.0;
+        }
+        (self.done.min(self.total) as f64) / (self.total as f64)
+    }
+
+    /// Whether this attempt has moved the whole archive (the answer may still be to come).
+    pub fn is_whole(&self) -> bool {
+        self.attempt > 0 && self.done >= self.total
+    }
+}
+
 /// An archive's exact size and BLAKE3 digest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ArchiveInfo {

@@ -267,6 +267,11 @@ impl RestoreCall {
         self.attempts
     }
 
+    /// The attempt under way and the bytes it has moved of the archive's size.
+    pub fn progress(&self) -> super::Progress {
+        super::Progress::new(self.attempts, self.sender.sent(), self.archive.total_bytes)
+    }
+
     /// The request_id of the current (or last) attempt's start.
     pub fn request_id(&self) -> u64 {
         self.request_id

@@ -182,6 +182,11 @@ impl UploadCall {
         self.attempts
     }
 
+    /// The attempt under way and the bytes it has moved of the archive's size.
+    pub fn progress(&self) -> super::Progress {
+        super::Progress::new(self.attempts, self.sender.sent(), self.total)
+    }
+
     /// The request_id of the current (or last) attempt's start.
     pub fn request_id(&self) -> u64 {
         self.request_id
