@@ -69,6 +69,7 @@ pub mod credentials;
 pub mod dataplane;
 pub mod dial;
 pub mod driver_core;
+pub mod progress_line;
 pub mod released;
 pub use sansio_kit::resolve;
 pub mod session;

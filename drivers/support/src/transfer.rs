@@ -268,3 +268,87 @@ pub fn download_end<E: TransferFailure>(
         end => Ok(writer.commit(&end)?),
     }
 }
+
+#[doc(no_inline)]
+pub use nervix_protocol::calls::Progress;
+
+/// Hands a call's [`Progress`] to the application's observer as the driver moves the archive:
+/// once when an attempt starts (with nothing done), then each time that attempt has moved more.
+/// A report whose attempt is higher than the last one's is a restart. Nothing is repeated, no
+/// attempt's count goes backwards, and the observer is handed counters only, never the data.
+pub struct ProgressReport<F: FnMut(Progress)> {
+    observer: F,
+    last: Option<Progress>,
+}
+
+impl<F: FnMut(Progress)> ProgressReport<F> {
+    /// Reports to `observer`.
+    pub fn new(observer: F) -> Self {
+        Self {
+            observer,
+            last: None,
+        }
+    }
+
+    /// Tells the observer `now` when it starts an attempt or moves the current one on.
+    pub fn see(&mut self, now: Progress) {
+        if now.attempt == 0 {
+            return;
+        }
+        let news = match self.last {
+            None => true,
+            Some(last) => {
+                now.attempt > last.attempt || (now.attempt == last.attempt && now.done > last.done)
+            }
+        };
+        if news {
+            self.last = Some(now);
+            (self.observer)(now);
+        }
+    }
+
+    /// The last progress reported, if any was.
+    pub fn last(&self) -> Option<Progress> {
+        self.last
+    }
+}
+
+/// An observer that wants nothing.
+pub fn no_progress(_: Progress) {}
+
+#[cfg(test)]
+mod progress_tests {
+    use super::*;
+
+    fn seen(inputs: &[(u32, u64)]) -> Vec<(u32, u64)> {
+        let mut out = Vec::new();
+        let mut report = ProgressReport::new(|p: Progress| out.push((p.attempt, p.done)));
+        for &(attempt, done) in inputs {
+            report.see(Progress::new(attempt, done, 100));
+        }
+        out
+    }
+
+    #[test]
+    fn progress_report_tells_each_start_and_each_step_forward_once() {
+        assert_eq!(
+            seen(&[(0, 0), (1, 0), (1, 0), (1, 40), (1, 40), (1, 100)]),
+            [(1, 0), (1, 40), (1, 100)]
+        );
+    }
+
+    #[test]
+    fn progress_report_shows_a_restart_and_never_a_step_back_within_an_attempt() {
+        // The machine reads 0 once an attempt is cut; only the next attempt's start is told,
+        // and a stale report of an earlier attempt is not.
+        assert_eq!(
+            seen(&[(1, 0), (1, 60), (1, 0), (2, 0), (1, 80), (2, 30), (2, 20)]),
+            [(1, 0), (1, 60), (2, 0), (2, 30)]
+        );
+    }
+
+    #[test]
+    fn progress_report_tells_a_first_report_that_is_already_under_way() {
+        assert_eq!(seen(&[(3, 10)]), [(3, 10)]);
+    }
+}
