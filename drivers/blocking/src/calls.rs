@@ -21,13 +21,21 @@
 //! naming none waits the same growing pause (A-5, RS-4). A client with an https seed never
 //! uses an http seed and never follows a redirect to an http console: such a redirect is
 //! taken as one naming no leader (T-2).
+//!
+//! Each call has a `_with_progress` twin ([`Transfers::backup_with_progress`],
+//! [`Transfers::download_with_progress`], [`Transfers::restore_with_progress`]) that hands an
+//! observer the call's [`Progress`] when each attempt starts and each time it has moved more of
+//! the archive: counters, never the data. A restart shows as the next attempt, from nothing.
+//! [`crate::ProgressLine`] shows it to a person.
 
 use crate::config::{Config, ConfigError, WsAuth};
 use crate::net::{self, Dialer, Io};
 use crate::session::{handshake, End};
 use nervix_driver_support::call_end::CallEnd;
 use nervix_driver_support::session::CLOSE_WAIT;
-use nervix_driver_support::transfer::{download_end, CallPlan, CallSetup, TransferFailure, Turn};
+use nervix_driver_support::transfer::{
+    download_end, no_progress, CallPlan, CallSetup, Progress, ProgressReport, TransferFailure, Turn,
+};
 use nervix_driver_support::{ArchiveSource, ArchiveWriter};
 use nervix_protocol::calls::{
     BackupDownload, DownloadStep, Interruption, Need, RestoreCall, RestoreOutcome, RestoreStep,
@@ -180,8 +188,19 @@ impl Transfers {
     /// temporary file beside it and renamed into place only once the machine verified every
     /// byte. Returns the archive's path.
     pub fn backup(&self, report: &CommandReport, target: &Path) -> Result<PathBuf, TransferError> {
+        self.backup_with_progress(report, target, no_progress)
+    }
+
+    /// [`Transfers::backup`], telling `progress` how far the download has come: when each
+    /// attempt starts and each time it has written more (see [`ProgressReport`]).
+    pub fn backup_with_progress(
+        &self,
+        report: &CommandReport,
+        target: &Path,
+        progress: impl FnMut(Progress),
+    ) -> Result<PathBuf, TransferError> {
         let mut call = BackupDownload::from_report(report, TransferConfig::download())?;
-        self.download(&mut call, target)
+        self.download_with_progress(&mut call, target, progress)
     }
 
     /// Runs `call` until its archive is verified and in place at `target`, each attempt on a
@@ -191,6 +210,18 @@ impl Transfers {
         call: &mut BackupDownload,
         target: &Path,
     ) -> Result<PathBuf, TransferError> {
+        self.download_with_progress(call, target, no_progress)
+    }
+
+    /// [`Transfers::download`], telling `progress` when each attempt starts (a restart shows as
+    /// a higher attempt, from nothing) and each time it has written more of the archive.
+    pub fn download_with_progress(
+        &self,
+        call: &mut BackupDownload,
+        target: &Path,
+        mut progress: impl FnMut(Progress),
+    ) -> Result<PathBuf, TransferError> {
+        let mut report = ProgressReport::new(&mut progress as &mut dyn FnMut(Progress));
         let mut writer = ArchiveWriter::create(target)?;
         // A redirect leads to the leader's console (T-3a).
         let mut plan: CallPlan<TransferError> = self.setup.plan(LeaderUri::WebConsole);
@@ -200,7 +231,7 @@ impl Transfers {
                 Turn::Attempt(to) => {
                     writer.restart()?;
                     let step = match self.open(&to, DOWNLOAD_WS_PATH, plan.unreached())? {
-                        Some(ws) => self.download_over(ws, call, &mut writer)?,
+                        Some(ws) => self.download_over(ws, call, &mut writer, &mut report)?,
                         None => DownloadStep::Interrupted {
                             cause: Interruption::Transport,
                             retained: false,
@@ -220,8 +251,10 @@ impl Transfers {
         mut ws: WebSocket<Io>,
         call: &mut BackupDownload,
         writer: &mut ArchiveWriter,
+        report: &mut Report<'_>,
     ) -> Result<DownloadStep, TransferError> {
         let request = call.start(self.setup.now())?;
+        report.see(call.progress());
         if !self.write(&mut ws, request, call.poll_timeout()) {
             let step = download_lost(call, self.setup.now());
             self.why_write_failed(&mut ws)?;
@@ -238,7 +271,10 @@ impl Transfers {
                 Read::Late => call.handle_timeout(self.setup.now()),
             };
             match step {
-                DownloadStep::Bytes(b) => writer.write(&b)?,
+                DownloadStep::Bytes(b) => {
+                    writer.write(&b)?;
+                    report.see(call.progress());
+                }
                 DownloadStep::Started | DownloadStep::Continue => {}
                 step => {
                     close(&mut ws);
@@ -255,6 +291,18 @@ impl Transfers {
         call: &mut RestoreCall,
         source: &Path,
     ) -> Result<RestoreOutcome, TransferError> {
+        self.restore_with_progress(call, source, no_progress)
+    }
+
+    /// [`Transfers::restore`], telling `progress` when each attempt starts (a restart shows as
+    /// a higher attempt, from nothing) and each time it has written more of the archive.
+    pub fn restore_with_progress(
+        &self,
+        call: &mut RestoreCall,
+        source: &Path,
+        mut progress: impl FnMut(Progress),
+    ) -> Result<RestoreOutcome, TransferError> {
+        let mut report = ProgressReport::new(&mut progress as &mut dyn FnMut(Progress));
         let mut source = ArchiveSource::open(source)?;
         // A redirect leads to the leader's console (T-3a).
         let mut plan: CallPlan<TransferError> = self.setup.plan(LeaderUri::WebConsole);
@@ -263,7 +311,7 @@ impl Transfers {
                 Turn::Pause(pause) => std::thread::sleep(pause),
                 Turn::Attempt(to) => {
                     let step = match self.open(&to, RESTORE_WS_PATH, plan.unreached())? {
-                        Some(ws) => self.restore_over(ws, call, &mut source)?,
+                        Some(ws) => self.restore_over(ws, call, &mut source, &mut report)?,
                         None => RestoreStep::Interrupted {
                             cause: Interruption::Transport,
                             uncertain: call.is_uncertain(),
@@ -284,8 +332,10 @@ impl Transfers {
         mut ws: WebSocket<Io>,
         call: &mut RestoreCall,
         source: &mut ArchiveSource<File>,
+        report: &mut Report<'_>,
     ) -> Result<RestoreStep, TransferError> {
         let start = call.start(self.setup.now())?;
+        report.see(call.progress());
         if !self.write(&mut ws, start, call.poll_timeout()) {
             let step = restore_lost(call, self.setup.now());
             self.why_write_failed(&mut ws)?;
@@ -303,6 +353,7 @@ impl Transfers {
                 self.why_write_failed(&mut ws)?;
                 return Ok(step);
             }
+            report.see(call.progress());
         }
         let step = loop {
             let step = match self.read(&mut ws, call.poll_timeout()) {
@@ -322,6 +373,9 @@ impl Transfers {
         Ok(step)
     }
 }
+
+/// How a call's progress is told to the application's observer.
+type Report<'a> = ProgressReport<&'a mut dyn FnMut(Progress)>;
 
 /// `Err` when a close with `code` before the answer refused a frame of ours (T-3, T-6).
 fn refused(code: Option<u16>) -> Result<(), TransferError> {

@@ -80,6 +80,8 @@ pub use config::{
 };
 pub use nervix_driver_support::api::{DriverEvent, Error, RunResult};
 pub use nervix_driver_support::resolve::ConnectError;
+pub use nervix_driver_support::progress_line::ProgressLine;
+pub use nervix_driver_support::transfer::Progress;
 #[doc(hidden)]
 pub use session::read_console;
 pub use session::{console_url, End, CONSOLE_PATH};

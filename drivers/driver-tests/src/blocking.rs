@@ -11,7 +11,7 @@ use nervix_driver_support::credentials::Credentials;
 use nervix_driver_support::resolve::{ConnectError, Resolve};
 use nervix_driver_support::Submission;
 use nervix_protocol::calls::{
-    BackupDownload, RestoreCall, RestoreOutcome, UploadCall, UploadOutcome,
+    BackupDownload, Progress, RestoreCall, RestoreOutcome, UploadCall, UploadOutcome,
 };
 use nervix_protocol::client::RetainedCommand;
 use nervix_protocol::client::{
@@ -234,6 +234,36 @@ impl Driver for Blocking {
         _: &Transfers,
         _: &mut UploadCall,
         _: &Path,
+    ) -> Option<Result<UploadOutcome, TransferError>> {
+        None
+    }
+
+    fn download_watched(
+        &self,
+        t: &Transfers,
+        call: &mut BackupDownload,
+        target: &Path,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<PathBuf, TransferError> {
+        t.download_with_progress(call, target, progress)
+    }
+
+    fn restore_watched(
+        &self,
+        t: &Transfers,
+        call: &mut RestoreCall,
+        file: &Path,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<RestoreOutcome, TransferError> {
+        t.restore_with_progress(call, file, progress)
+    }
+
+    fn upload_watched(
+        &self,
+        _: &Transfers,
+        _: &mut UploadCall,
+        _: &Path,
+        _: &mut (dyn FnMut(Progress) + Send),
     ) -> Option<Result<UploadOutcome, TransferError>> {
         None
     }

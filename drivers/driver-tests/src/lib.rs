@@ -117,7 +117,7 @@ use nervix_driver_support::resolve::{ConnectError, Resolve};
 use nervix_driver_support::Submission;
 use nervix_loopback::Loopback;
 use nervix_protocol::calls::{
-    ArchiveDigest, ArchiveInfo, BackupDownload, RestoreCall, RestoreOutcome, UploadCall,
+    ArchiveDigest, ArchiveInfo, BackupDownload, Progress, RestoreCall, RestoreOutcome, UploadCall,
     UploadOutcome,
 };
 use nervix_protocol::client::{
@@ -375,6 +375,30 @@ pub trait Driver: Sized + 'static {
         t: &Self::Transfers,
         call: &mut UploadCall,
         file: &Path,
+    ) -> Option<Result<UploadOutcome, Self::TransferError>>;
+    /// [`Driver::download`], telling `progress` how far it has come.
+    fn download_watched(
+        &self,
+        t: &Self::Transfers,
+        call: &mut BackupDownload,
+        target: &Path,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<PathBuf, Self::TransferError>;
+    /// [`Driver::restore`], telling `progress` how far it has come.
+    fn restore_watched(
+        &self,
+        t: &Self::Transfers,
+        call: &mut RestoreCall,
+        file: &Path,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<RestoreOutcome, Self::TransferError>;
+    /// [`Driver::upload`], telling `progress` how far it has come.
+    fn upload_watched(
+        &self,
+        t: &Self::Transfers,
+        call: &mut UploadCall,
+        file: &Path,
+        progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Option<Result<UploadOutcome, Self::TransferError>>;
     /// Why the last attempt that could not connect did not, when the driver tells it.
     fn connect_error(e: &Self::TransferError) -> Option<&ConnectError>;

@@ -7,7 +7,7 @@ use nervix_driver_support::credentials::Credentials;
 use nervix_driver_support::resolve::{ConnectError, Resolve};
 use nervix_driver_support::Submission;
 use nervix_protocol::calls::{
-    BackupDownload, RestoreCall, RestoreOutcome, UploadCall, UploadOutcome,
+    BackupDownload, Progress, RestoreCall, RestoreOutcome, UploadCall, UploadOutcome,
 };
 use nervix_protocol::client::RetainedCommand;
 use nervix_protocol::client::{
@@ -288,6 +288,36 @@ impl Driver for Tokio {
         file: &Path,
     ) -> Option<Result<UploadOutcome, TransferError>> {
         Some(self.block(t.upload(call, file)))
+    }
+
+    fn download_watched(
+        &self,
+        t: &Transfers,
+        call: &mut BackupDownload,
+        target: &Path,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<PathBuf, TransferError> {
+        self.block(t.download_with_progress(call, target, progress))
+    }
+
+    fn restore_watched(
+        &self,
+        t: &Transfers,
+        call: &mut RestoreCall,
+        file: &Path,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<RestoreOutcome, TransferError> {
+        self.block(t.restore_with_progress(call, file, progress))
+    }
+
+    fn upload_watched(
+        &self,
+        t: &Transfers,
+        call: &mut UploadCall,
+        file: &Path,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Option<Result<UploadOutcome, TransferError>> {
+        Some(self.block(t.upload_with_progress(call, file, progress)))
     }
 
     fn connect_error(e: &TransferError) -> Option<&ConnectError> {

@@ -10,8 +10,8 @@ use nervix_driver_support::call_end::retry_pause;
 use nervix_driver_support::config::ConfigError;
 use nervix_driver_support::credentials::{Credentials, CredentialsError, WsAuth};
 use nervix_loopback::{
-    AuthSeen, CallFault, Loopback, LoopbackConfig, DOWNLOAD_PATH, DOWNLOAD_WS_PATH, RESTORE_PATH,
-    RESTORE_WS_PATH, UPLOAD_PATH,
+    AuthSeen, CallFault, CallFaults, Loopback, LoopbackConfig, DOWNLOAD_PATH, DOWNLOAD_WS_PATH,
+    RESTORE_PATH, RESTORE_WS_PATH, UPLOAD_PATH,
 };
 use nervix_protocol::calls::*;
 use nervix_protocol::command::ExecutionReference;
@@ -558,6 +558,122 @@ pub fn t_4_colon_refused<D: Driver>() {
     assert!(Credentials::try_new("ann", "pw:x").is_ok());
 }
 
+/// Checks what a progress observer saw of a call that took `attempts` attempts over an
+/// archive of `total` bytes: every attempt told from its start with nothing done, each next
+/// report either further on in the same attempt or the next attempt's start, and the last one
+/// the whole archive in the last attempt. Returns the most each attempt moved.
+pub fn check_progress(seen: &[Progress], total: u64, attempts: u32) -> Vec<u64> {
+    assert_eq!(seen.first(), Some(&Progress::new(1, 0, total)), "{seen:?}");
+    for w in seen.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        assert_eq!(b.total, total, "{seen:?}");
+        if b.attempt == a.attempt {
+            assert!(
+                b.done > a.done,
+                "a step back or a repeat within an attempt: {seen:?}"
+            );
+        } else {
+            assert_eq!(
+                (b.attempt, b.done),
+                (a.attempt + 1, 0),
+                "a restart not told from its start: {seen:?}"
+            );
+        }
+    }
+    assert_eq!(
+        seen.last(),
+        Some(&Progress::new(attempts, total, total)),
+        "{seen:?}"
+    );
+    (1..=attempts)
+        .map(|n| {
+            seen.iter()
+                .filter(|p| p.attempt == n)
+                .map(|p| p.done)
+                .max()
+                .expect("every attempt is told")
+        })
+        .collect()
+}
+
+/// A download, a restore and (where the driver has them) an upload over `via` tell their
+/// progress: each attempt from its start, every step forward once, to the whole archive; when
+/// the first attempt is cut, the restart shows as the second attempt from nothing, and what the
+/// observer is handed is counters, the data never passing through it.
+pub fn progress_is_told_per_attempt_and_shows_restarts<D: Driver>(via: Via) {
+    let d = D::new();
+    let (lb, config, dir) = setup::<D>("progress", via);
+    let report = backed_up(&d, &config);
+    let transfers = d.transfers(&config).unwrap();
+    let info = expected(&report);
+    let cut = CallFaults {
+        cut: 1.0,
+        ..CallFaults::default()
+    };
+
+    // The first attempt of each call is cut; the faults are lifted once the second starts,
+    // after the first was served and before the second is.
+    let watch = |seen: &mut Vec<Progress>, p: Progress| {
+        if p.attempt == 2 && p.done == 0 {
+            lb.set_call_faults(CallFaults::default());
+        }
+        seen.push(p);
+    };
+
+    lb.set_call_faults(cut.clone());
+    let mut seen = Vec::new();
+    let mut call = BackupDownload::from_report(&report, TransferConfig::download()).unwrap();
+    let target = dir.join("tenant.nxb");
+    d.download_watched(&transfers, &mut call, &target, &mut |p| watch(&mut seen, p))
+        .unwrap();
+    assert_eq!(info_of(&target), info);
+    let most = check_progress(&seen, info.total_bytes, 2);
+    // The cut came mid-way: some of the archive, not all of it, in the first attempt.
+    assert!(most[0] > 0 && most[0] < info.total_bytes, "{seen:?}");
+    // One report per chunk the server sent in the last attempt, and its start.
+    let chunks = info.total_bytes.div_ceil(1000);
+    assert_eq!(
+        seen.iter().filter(|p| p.attempt == 2).count() as u64,
+        chunks + 1
+    );
+
+    lb.set_call_faults(cut.clone());
+    let mut seen = Vec::new();
+    let mut call = restore_call("restore-progress-1", info);
+    let outcome = d
+        .restore_watched(&transfers, &mut call, &target, &mut |p| watch(&mut seen, p))
+        .unwrap();
+    assert!(
+        matches!(outcome, RestoreOutcome::Completed { .. }),
+        "{outcome:?}"
+    );
+    let most = check_progress(&seen, info.total_bytes, 2);
+    // A restore is cut after its last chunk: the first attempt had sent everything.
+    assert_eq!(most[0], info.total_bytes);
+    // Pieces of 1000 bytes: one report each, and the start, per attempt.
+    assert_eq!(seen.len() as u64, 2 * (info.total_bytes.div_ceil(1000) + 1));
+
+    // Uploads are gRPC calls only.
+    if via == Via::Grpc {
+        lb.set_call_faults(cut);
+        let (mut call, file) = upload_of(&dir, "progress-upload");
+        let mut seen = Vec::new();
+        let total = call.total_bytes();
+        if let Some(outcome) =
+            d.upload_watched(&transfers, &mut call, &file, &mut |p| watch(&mut seen, p))
+        {
+            let outcome = outcome.unwrap();
+            assert!(
+                matches!(outcome, UploadOutcome::Installed { .. }),
+                "{outcome:?}"
+            );
+            let most = check_progress(&seen, total, 2);
+            assert_eq!(most[0], total);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Tests of `tests/transfers.rs`, for `tokio` or `blocking`.
 #[macro_export]
 macro_rules! transfers_tests {
@@ -611,6 +727,22 @@ macro_rules! transfers_tests {
         fn t_4_a_user_name_holding_a_colon_is_refused_at_configuration() {
             $crate::run!(Tokio, transfers::t_4_colon_refused())
         }
+        #[test]
+        fn progress_over_grpc_is_told_per_attempt_and_shows_restarts() {
+            $crate::run!(
+                Tokio,
+                transfers::progress_is_told_per_attempt_and_shows_restarts(Via::Grpc)
+            )
+        }
+        #[test]
+        fn progress_on_the_console_is_told_per_attempt_and_shows_restarts() {
+            $crate::run!(
+                Tokio,
+                transfers::progress_is_told_per_attempt_and_shows_restarts(Via::Console(
+                    WsAuth::Header
+                ))
+            )
+        }
     };
     (blocking) => {
         #[test]
@@ -661,6 +793,15 @@ macro_rules! transfers_tests {
         fn a_4_a_backup_downloaded_on_the_console_lands_verified_once_then_is_not_retained_blocking(
         ) {
             $crate::run!(Blocking, transfers::a_4_downloaded_once(Via::Console(WsAuth::Header)))
+        }
+        #[test]
+        fn progress_on_the_console_is_told_per_attempt_and_shows_restarts_blocking() {
+            $crate::run!(
+                Blocking,
+                transfers::progress_is_told_per_attempt_and_shows_restarts(Via::Console(
+                    WsAuth::Query
+                ))
+            )
         }
     };
 }

@@ -47,6 +47,7 @@ pub use calls::{DOWNLOAD_PATH, DOWNLOAD_WS_PATH, RESTORE_PATH, RESTORE_WS_PATH, 
 
 use base64::Engine as _;
 use bytes::Bytes;
+pub use nervix_harness::cluster::CallFaults;
 use nervix_harness::cluster::{ClusterConfig, ConnId, Faults, Output, SimCluster};
 use nervix_harness::scenario::TransportFault;
 use nervix_protocol::frame::ClientFrame;
@@ -104,6 +105,9 @@ pub struct LoopbackConfig {
     /// name: a node whose certificate names another host lets a test check that a client
     /// refuses it. Default none.
     pub node_certificate_names: Vec<String>,
+    /// The bytes each domain adds to a backup's archive. Default 3 KiB (the simulated
+    /// cluster's own); tens of MiB make a transfer long enough to watch.
+    pub archive_domain_bytes: u64,
 }
 
 impl Default for LoopbackConfig {
@@ -120,6 +124,7 @@ impl Default for LoopbackConfig {
             plain_nodes: Vec::new(),
             node_hosts: Vec::new(),
             node_certificate_names: Vec::new(),
+            archive_domain_bytes: 3 * 1024,
         }
     }
 }
@@ -510,6 +515,7 @@ impl Loopback {
             node_endpoints: grpc.iter().cloned().zip(console.iter().cloned()).collect(),
             row_period: config.rows.0,
             batch_rows: config.rows.1,
+            archive_domain_bytes: config.archive_domain_bytes,
             ..ClusterConfig::default()
         });
         let shared = Arc::new(Mutex::new(State {
@@ -685,6 +691,13 @@ impl Loopback {
     /// Replaces the cluster's own fault probabilities.
     pub fn set_faults(&self, faults: Faults) {
         lock(&self.shared).cluster.set_faults(faults);
+    }
+
+    /// Sets the probabilities of the separate calls' faults (a cut stream, a lost reply, ...).
+    /// A call's faults are drawn when its request is served, so a change reaches the calls
+    /// served after it.
+    pub fn set_call_faults(&self, faults: CallFaults) {
+        lock(&self.shared).cluster.set_call_faults(faults);
     }
 
     /// The calls seen so far on `path` (a session's or a separate call's), in order.

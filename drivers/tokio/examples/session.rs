@@ -1,8 +1,12 @@
 //! `just run`: the loopback cluster on 127.0.0.1 (three nodes, TLS), and an example session
 //! over the tokio driver: commands, a subscription whose rows it prints, the tenant's clock,
 //! a transaction, and a leader change midway that the subscription and the clock survive;
-//! then a producer submits a batch to the tenant's ingestor and a consumer reads and
-//! acknowledges one delivery of its emitter.
+//! then a backup of the tenant is downloaded and restored (an archive of tens of MiB, the
+//! cluster generates it) with a progress line for each, and a producer submits a batch to the
+//! tenant's ingestor and a consumer reads and acknowledges one delivery of its emitter.
+//!
+//! The progress lines redraw in place on a terminal; piped or logged, they are plain lines
+//! at each quarter and at each restart.
 
 use futures_util::StreamExt;
 use nervix_harness::cluster::{emitter_fields, ingestor_fields, EMITTER, INGESTOR};
@@ -14,8 +18,8 @@ use nervix_protocol::domain_clock::ClockState;
 use nervix_protocol::rows::CheckedBatch;
 use nervix_tokio::{
     Client, ClockEvent, ClockFollow, CommandResult, Config, ConsumerSpec, Credentials, Decision,
-    DriverEvent, ProducerSpec, RunResult, SessionLoss, Subscription, SubscriptionEvent, Transfers,
-    Transport,
+    DriverEvent, ProducerSpec, ProgressLine, RunResult, SessionLoss, Subscription,
+    SubscriptionEvent, Transfers, Transport,
 };
 use std::process::ExitCode;
 use std::time::Duration;
@@ -117,6 +121,20 @@ fn describe(r: &CommandResult) -> String {
     }
 }
 
+/// The size and digest of the archive in the file at `path`, read 1 MiB at a time.
+fn digest_of(path: &std::path::Path) -> std::io::Result<nervix_protocol::calls::ArchiveInfo> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut digest = ArchiveDigest::new();
+    let mut piece = vec![0; 1 << 20];
+    loop {
+        match file.read(&mut piece)? {
+            0 => return Ok(digest.finish()),
+            n => digest.update(&piece[..n]),
+        }
+    }
+}
+
 /// Downloads the backup's archive into a temporary directory and restores it as `tenant_copy`,
 /// printing what each step did.
 async fn backup_and_restore(config: &Config, report: &CommandReport, transport: Transport) {
@@ -126,14 +144,22 @@ async fn backup_and_restore(config: &Config, report: &CommandReport, transport: 
         Ok(t) => t,
         Err(e) => return println!("  backup: cannot open separate calls: {e}"),
     };
-    let archive = match transfers.backup(report, &dir.join("tenant.nxb")).await {
+    let mut line = ProgressLine::stdout("  download");
+    let downloaded = transfers
+        .backup_with_progress(report, &dir.join("tenant.nxb"), |p| line.show(p))
+        .await;
+    line.finish();
+    let archive = match downloaded {
         Ok(path) => path,
         Err(e) => return println!("  backup download failed: {e}"),
     };
     let size = std::fs::metadata(&archive).map_or(0, |m| m.len());
     println!("  archive downloaded and verified: {size} bytes (size and BLAKE3 digest)");
-    let mut digest = ArchiveDigest::new();
-    digest.update(&std::fs::read(&archive).unwrap_or_default());
+    // The restore names the archive's digest: read in pieces, never whole.
+    let digest = match digest_of(&archive) {
+        Ok(d) => d,
+        Err(e) => return println!("  cannot read the archive: {e}"),
+    };
     let reference = match transport {
         Transport::Grpc => "session-restore-grpc",
         _ => "session-restore-console",
@@ -144,7 +170,7 @@ async fn backup_and_restore(config: &Config, report: &CommandReport, transport: 
             RestoreCall::new(
                 r,
                 "RESTORE DOMAIN tenant AS tenant_copy",
-                digest.finish(),
+                digest,
                 TransferConfig::restore(),
             )
             .map_err(|e| e.to_string())
@@ -153,7 +179,12 @@ async fn backup_and_restore(config: &Config, report: &CommandReport, transport: 
         Ok(c) => c,
         Err(e) => return println!("  restore refused: {e}"),
     };
-    match transfers.restore(&mut call, &archive).await {
+    let mut line = ProgressLine::stdout("  restore");
+    let restored = transfers
+        .restore_with_progress(&mut call, &archive, |p| line.show(p))
+        .await;
+    line.finish();
+    match restored {
         Ok(RestoreOutcome::Completed {
             summary: Some(s), ..
         }) => println!(
@@ -288,11 +319,16 @@ async fn session(lb: &Loopback, transport: Transport) -> Result<usize, nervix_to
     Ok(completed)
 }
 
+/// What a domain adds to a backup's archive on the example's cluster.
+const ARCHIVE_DOMAIN_BYTES: u64 = 24 << 20;
+
 fn main() -> ExitCode {
     let lb = match Loopback::start(LoopbackConfig {
         nodes: 3,
         tls: true,
         users: vec![("nervix".into(), "nervix".into())],
+        // A backup of the tenant makes an archive of 24 MiB: long enough to watch.
+        archive_domain_bytes: ARCHIVE_DOMAIN_BYTES,
         ..LoopbackConfig::default()
     }) {
         Ok(lb) => lb,

@@ -22,6 +22,13 @@
 //! binary messages carrying exactly the frames of the gRPC calls; a restore's connection stays
 //! open after its last chunk until the reply, and a close with 1001 is a transport failure.
 //! Uploads have no console call: they need a gRPC configuration.
+//!
+//! Each call has a `_with_progress` twin ([`Transfers::upload_with_progress`],
+//! [`Transfers::backup_with_progress`], [`Transfers::download_with_progress`],
+//! [`Transfers::restore_with_progress`]) that hands an observer the call's [`Progress`] when
+//! each attempt starts and each time it has moved more of the archive: counters, never the
+//! data. A restart shows as the next attempt, from nothing. [`crate::ProgressLine`] shows it to
+//! a person.
 
 use crate::config::{Config, Transport, WsAuth};
 use crate::net::{self, Dialer};
@@ -31,7 +38,9 @@ use h2::{RecvStream, SendStream};
 use nervix_driver_support::call_end::CallEnd;
 use nervix_driver_support::resolve::ConnectError;
 use nervix_driver_support::session::CLOSE_WAIT;
-use nervix_driver_support::transfer::{download_end, CallPlan, CallSetup, TransferFailure, Turn};
+use nervix_driver_support::transfer::{
+    download_end, no_progress, CallPlan, CallSetup, Progress, ProgressReport, TransferFailure, Turn,
+};
 use nervix_driver_support::{ArchiveSource, ArchiveWriter};
 use nervix_protocol::calls::*;
 use nervix_protocol::client::{CommandReport, LeaderUri};
@@ -264,6 +273,7 @@ impl Transfers {
         auth: WsAuth,
         writer: &mut ArchiveWriter,
         unreached: &mut Option<ConnectError>,
+        report: &mut Report<'_>,
     ) -> Result<DownloadStep, TransferError> {
         let mut ws = match self
             .open_ws(endpoint, DOWNLOAD_WS_PATH, auth, unreached)
@@ -276,6 +286,7 @@ impl Transfers {
             }
         };
         let request = call.start(self.setup.now())?;
+        report.see(call.progress());
         if self.send_ws(&mut ws, request, call.poll_timeout()).await != Ok(true) {
             let step = self.download_lost(call);
             self.why_send_failed(&mut ws).await?;
@@ -292,7 +303,10 @@ impl Transfers {
                 Err(()) => call.handle_timeout(self.setup.now()),
             };
             match step {
-                DownloadStep::Bytes(b) => writer.write(&b)?,
+                DownloadStep::Bytes(b) => {
+                    writer.write(&b)?;
+                    report.see(call.progress());
+                }
                 DownloadStep::Started | DownloadStep::Continue => {}
                 step => {
                     Self::close_ws(&mut ws).await;
@@ -311,6 +325,7 @@ impl Transfers {
         auth: WsAuth,
         source: &mut ArchiveSource<File>,
         unreached: &mut Option<ConnectError>,
+        report: &mut Report<'_>,
     ) -> Result<RestoreStep, TransferError> {
         let mut ws = match self
             .open_ws(endpoint, RESTORE_WS_PATH, auth, unreached)
@@ -323,6 +338,7 @@ impl Transfers {
             }
         };
         let start = call.start(self.setup.now())?;
+        report.see(call.progress());
         let Ok(mut ok) = self.send_ws(&mut ws, start, call.poll_timeout()).await else {
             return Ok(call.timed_out(self.setup.now()));
         };
@@ -336,6 +352,9 @@ impl Transfers {
                 return Ok(call.timed_out(self.setup.now()));
             };
             ok = sent;
+            if ok {
+                report.see(call.progress());
+            }
         }
         if !ok {
             let step = call.on_closed(self.setup.now());
@@ -363,8 +382,20 @@ impl Transfers {
         report: &CommandReport,
         target: &Path,
     ) -> Result<PathBuf, TransferError> {
+        self.backup_with_progress(report, target, no_progress).await
+    }
+
+    /// [`Transfers::backup`], telling `progress` how far the download has come: when each
+    /// attempt starts and each time it has written more (see [`ProgressReport`]).
+    pub async fn backup_with_progress(
+        &self,
+        report: &CommandReport,
+        target: &Path,
+        progress: impl FnMut(Progress) + Send,
+    ) -> Result<PathBuf, TransferError> {
         let mut call = BackupDownload::from_report(report, TransferConfig::download())?;
-        self.download(&mut call, target).await
+        self.download_with_progress(&mut call, target, progress)
+            .await
     }
 
     /// Runs `call` until its archive is verified and in place at `target`.
@@ -373,6 +404,18 @@ impl Transfers {
         call: &mut BackupDownload,
         target: &Path,
     ) -> Result<PathBuf, TransferError> {
+        self.download_with_progress(call, target, no_progress).await
+    }
+
+    /// [`Transfers::download`], telling `progress` when each attempt starts (a restart shows as
+    /// a higher attempt, from nothing) and each time it has written more of the archive.
+    pub async fn download_with_progress(
+        &self,
+        call: &mut BackupDownload,
+        target: &Path,
+        mut progress: impl FnMut(Progress) + Send,
+    ) -> Result<PathBuf, TransferError> {
+        let mut report: Report<'_> = ProgressReport::new(&mut progress);
         let mut writer = ArchiveWriter::create(target)?;
         let mut plan = self.plan();
         loop {
@@ -381,11 +424,11 @@ impl Transfers {
             let unreached = plan.unreached();
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
-                    self.download_once_ws(call, &to, auth, &mut writer, unreached)
+                    self.download_once_ws(call, &to, auth, &mut writer, unreached, &mut report)
                         .await?
                 }
                 _ => {
-                    self.download_once(call, &to, &mut writer, unreached)
+                    self.download_once(call, &to, &mut writer, unreached, &mut report)
                         .await?
                 }
             };
@@ -401,6 +444,7 @@ impl Transfers {
         endpoint: &Endpoint,
         writer: &mut ArchiveWriter,
         unreached: &mut Option<ConnectError>,
+        report: &mut Report<'_>,
     ) -> Result<DownloadStep, TransferError> {
         let mut stream = match self.open(endpoint, DOWNLOAD_PATH).await {
             Ok(s) => s,
@@ -412,6 +456,7 @@ impl Transfers {
             }
         };
         let request = call.start(self.setup.now())?;
+        report.see(call.progress());
         let sent = stream.send.send_data(grpc_message(&request), true).is_ok();
         let mut reader = match self.response(call.poll_timeout(), stream.response).await {
             Ok(r) if sent => r,
@@ -438,7 +483,10 @@ impl Transfers {
                 Err(_) => call.handle_timeout(self.setup.now()),
             };
             match step {
-                DownloadStep::Bytes(b) => writer.write(&b)?,
+                DownloadStep::Bytes(b) => {
+                    writer.write(&b)?;
+                    report.see(call.progress());
+                }
                 DownloadStep::Started | DownloadStep::Continue => {}
                 step => return Ok(step),
             }
@@ -495,6 +543,18 @@ impl Transfers {
         call: &mut UploadCall,
         source: &Path,
     ) -> Result<UploadOutcome, TransferError> {
+        self.upload_with_progress(call, source, no_progress).await
+    }
+
+    /// [`Transfers::upload`], telling `progress` when each attempt starts (a restart shows as a
+    /// higher attempt, from nothing) and each time it has written more of the archive.
+    pub async fn upload_with_progress(
+        &self,
+        call: &mut UploadCall,
+        source: &Path,
+        mut progress: impl FnMut(Progress) + Send,
+    ) -> Result<UploadOutcome, TransferError> {
+        let mut report: Report<'_> = ProgressReport::new(&mut progress);
         if self.transport != Transport::Grpc {
             return Err(TransferError::UploadNeedsGrpc);
         }
@@ -503,7 +563,9 @@ impl Transfers {
         loop {
             let to = next_attempt(&mut plan, call.attempts()).await?;
             let unreached = plan.unreached();
-            let step = (self.send_once(call, &to, &mut source, UPLOAD_PATH, unreached)).await?;
+            let step = self
+                .send_once(call, &to, &mut source, UPLOAD_PATH, unreached, &mut report)
+                .await?;
             if let Some(outcome) = plan.ended(step) {
                 return Ok(outcome);
             }
@@ -517,6 +579,18 @@ impl Transfers {
         call: &mut RestoreCall,
         source: &Path,
     ) -> Result<RestoreOutcome, TransferError> {
+        self.restore_with_progress(call, source, no_progress).await
+    }
+
+    /// [`Transfers::restore`], telling `progress` when each attempt starts (a restart shows as
+    /// a higher attempt, from nothing) and each time it has written more of the archive.
+    pub async fn restore_with_progress(
+        &self,
+        call: &mut RestoreCall,
+        source: &Path,
+        mut progress: impl FnMut(Progress) + Send,
+    ) -> Result<RestoreOutcome, TransferError> {
+        let mut report: Report<'_> = ProgressReport::new(&mut progress);
         let mut source = ArchiveSource::open(source)?;
         let mut plan = self.plan();
         loop {
@@ -524,11 +598,11 @@ impl Transfers {
             let unreached = plan.unreached();
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
-                    self.restore_once_ws(call, &to, auth, &mut source, unreached)
+                    self.restore_once_ws(call, &to, auth, &mut source, unreached, &mut report)
                         .await?
                 }
                 _ => {
-                    self.send_once(call, &to, &mut source, RESTORE_PATH, unreached)
+                    self.send_once(call, &to, &mut source, RESTORE_PATH, unreached, &mut report)
                         .await?
                 }
             };
@@ -546,6 +620,7 @@ impl Transfers {
         source: &mut ArchiveSource<File>,
         path: &str,
         unreached: &mut Option<ConnectError>,
+        report: &mut Report<'_>,
     ) -> Result<C::Step, TransferError> {
         let mut stream = match self.open(endpoint, path).await {
             Ok(s) => s,
@@ -557,6 +632,7 @@ impl Transfers {
             }
         };
         let start = call.begin(self.setup.now())?;
+        report.see(call.progress());
         let deadline = self.write_deadline(call.wait());
         let mut ok =
             match tokio::time::timeout_at(deadline, write(&mut stream.send, grpc_message(&start)))
@@ -596,6 +672,9 @@ impl Transfers {
                             return Ok(call.timed_out(self.setup.now()));
                         }
                     };
+                    if ok {
+                        report.see(call.progress());
+                    }
                 }
                 Need::Reply => {
                     ok = stream.send.send_data(Bytes::new(), true).is_ok();
@@ -625,6 +704,9 @@ impl Transfers {
         }
     }
 }
+
+/// How a call's progress is told to the application's observer.
+type Report<'a> = ProgressReport<&'a mut (dyn FnMut(Progress) + Send)>;
 
 /// The endpoint of a call's next attempt, after the pause its plan owes before it; `Err`
 /// once no attempt is left (`made` by the call's machine).
@@ -705,6 +787,7 @@ trait Sending {
     fn closed(&mut self, now: Timestamp) -> Self::Step;
     fn timed_out(&mut self, now: Timestamp) -> Self::Step;
     fn unreachable(&mut self) -> Self::Step;
+    fn progress(&self) -> Progress;
 }
 
 /// The longest an upload attempt may run.
@@ -742,6 +825,9 @@ impl Sending for UploadCall {
             uncertain: self.is_uncertain(),
         }
     }
+    fn progress(&self) -> Progress {
+        UploadCall::progress(self)
+    }
 }
 
 impl Sending for RestoreCall {
@@ -775,5 +861,8 @@ impl Sending for RestoreCall {
             cause: Interruption::Transport,
             uncertain: self.is_uncertain(),
         }
+    }
+    fn progress(&self) -> Progress {
+        RestoreCall::progress(self)
     }
 }

@@ -70,7 +70,9 @@ pub use config::{
     Resolver, Transport, WsAuth,
 };
 pub use nervix_driver_support::api::{DriverEvent, Error, RunResult};
+pub use nervix_driver_support::progress_line::ProgressLine;
 pub use nervix_driver_support::resolve::ConnectError;
+pub use nervix_driver_support::transfer::Progress;
 #[doc(hidden)]
 pub use transport::read_grpc_body;
 pub use transport::{

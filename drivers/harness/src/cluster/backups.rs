@@ -79,7 +79,10 @@ impl SimCluster {
         let domains: Vec<BackupDomainSummaryT> = domains
             .iter()
             .enumerate()
-            .map(|(i, d)| domain_summary(d, i as u64 + 1, captured_at))
+            .map(|(i, d)| {
+                let bytes = self.config.archive_domain_bytes;
+                domain_summary(d, i as u64 + 1, captured_at, bytes)
+            })
             .collect();
         let mut parts = vec![reference];
         parts.extend(domains.iter().map(|d| d.domain.as_str()));
@@ -113,7 +116,12 @@ impl SimCluster {
 /// One domain's part of an archive. Every field of a domain summary is set here and only here.
 /// The simulated node quiesces each domain for a millisecond before the capture at
 /// `captured_at`, with nothing buffered, dropped or rejected meanwhile.
-fn domain_summary(domain: &str, revision: u64, captured_at: i64) -> BackupDomainSummaryT {
+fn domain_summary(
+    domain: &str,
+    revision: u64,
+    captured_at: i64,
+    section_bytes: u64,
+) -> BackupDomainSummaryT {
     BackupDomainSummaryT {
         domain: domain.to_string(),
         revision,
@@ -127,7 +135,7 @@ fn domain_summary(domain: &str, revision: u64, captured_at: i64) -> BackupDomain
             rejected_records: 0,
         }),
         sections: 3,
-        section_bytes: 3 * 1024,
+        section_bytes,
     }
 }
 

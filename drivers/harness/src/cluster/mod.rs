@@ -166,6 +166,10 @@ pub struct ClusterConfig {
     pub row_period: std::time::Duration,
     /// The most rows of one batch; each batch carries 1 to this many. Default 3.
     pub batch_rows: u64,
+    /// The bytes each domain adds to a backup's archive (its three sections together); the
+    /// archive is these and a 512-byte head. Default 3 KiB, so archives stay small unless a
+    /// test or an example wants one large enough to watch.
+    pub archive_domain_bytes: u64,
 }
 
 impl Default for ClusterConfig {
@@ -180,6 +184,7 @@ impl Default for ClusterConfig {
             node_endpoints: Vec::new(),
             row_period: ROW_PERIOD,
             batch_rows: 3,
+            archive_domain_bytes: 3 * 1024,
         }
     }
 }
