@@ -64,6 +64,47 @@
 //! or `Uncertain` naming the execution reference. A caller that stops waiting (drops its
 //! [`PendingCommand`]) loses nothing: the outcome, once known, is kept for
 //! [`Client::unclaimed`] (C-10).
+//!
+//! # Behaviour reference
+//!
+//! `nervix-blocking` runs the same engine on a driver thread, with one thread per session over a
+//! blocking socket: the WebSocket console only (ws/wss, the same rules as above). Every wait has a
+//! deadline of its own: DNS on a helper thread within the connection deadline, each address, the TLS
+//! and WebSocket handshakes, each write, and every call of the application (`Error::TimedOut` past
+//! the engine's deadlines and a grace). A session's thread reads with a short timeout
+//! (`Config::poll_interval`, 2 ms) and writes what the driver queued in between. gRPC is not carried:
+//! HTTP/2 needs HPACK with its Huffman code, flow control and a connection task of its own, and the
+//! only implementation at hand is async; blocking code that needs gRPC runs the tokio driver. The
+//! API: `Client::connect`, `execute`, `submit` (a `PendingCommand` with bounded `wait` and
+//! `wait_timeout`), `run`, `read`, `transaction()`, `events()` (bounded, with a count of what was
+//! missed), `unclaimed()`, `close`, and `subscribe` / `follow_clock` as iterators of the same typed
+//! events (with `next_timeout` for a bounded wait; dropping one deletes or detaches), `recover`
+//! (an uncertain command repeated exactly), and `producer` / `consumer`: a `Producer` that threads
+//! may share, whose `submit` waits for room when one grant of credit is already queued (taken in
+//! order; `submit_timeout` withdraws a submission it gives up on, which is then never taken), each
+//! batch a `PendingBatch` with a bounded `wait` for its one outcome; a `Consumer` with a bounded
+//! `next_delivery` (a read that gives up stays out for the next call) and `settle`. Producer and
+//! consumer interruptions, restorations and admission changes are `DriverEvent`s, in both drivers.
+//! `nervix_blocking::Transfers` downloads backups and restores them on the console
+//! (`backup(report, target)`, `download(call, target)`, `restore(call, source)`; T-3a): one
+//! WebSocket per attempt on `/console/backups/download` or `/console/backups/restore`, every read and
+//! write bounded by the call machine's own `poll_timeout`, a restore's connection held open after its
+//! last chunk until the reply, and the download written through `ArchiveWriter` so nothing is under
+//! the target's name until verified (`drivers/driver-tests/src/transfers.rs`). In both drivers a separate
+//! call whose credentials are refused (UNAUTHENTICATED, 401) ends at once with
+//! `TransferError::Unauthenticated` (T-5), and one whose frame the server refused (OUT_OF_RANGE,
+//! INTERNAL, a close with 1003/1007/1008/1009) ends with `FrameRefused` and is not sent again (T-6,
+//! T-3); any other end before the answer (UNAVAILABLE, 503, a cut, a close with 1001) is a transport
+//! failure, repeated whole after a pause doubling from 100 ms, at most `ATTEMPTS` attempts
+//! (`nervix_driver_support::call_end`). A redirect naming no leader waits the same growing pause
+//! (U-4, A-5, RS-4), and so does every redirect of a call after its first, so two nodes naming
+//! each other during an election do not spend the attempts in milliseconds. Where each attempt goes is decided once for both drivers (`CallRoute`): a client
+//! with any https seed is https-only for separate calls as for sessions, so http seeds are never
+//! tried and a redirect to an http leader is taken as one naming no leader (T-2); `GaveUp` names
+//! the refused redirect. Every write of a separate call has a deadline of its own: a gRPC start
+//! frame or chunk waits for HTTP/2 send window at most until the machine's wait or
+//! `Config::write_timeout`, and the console's start, chunk and close writes are bounded too (T-8). Uploads need gRPC and so the
+//! tokio driver.
 
 mod calls;
 mod config;
@@ -79,8 +120,8 @@ pub use config::{
     Resolver, WsAuth,
 };
 pub use nervix_driver_support::api::{DriverEvent, Error, RunResult};
-pub use nervix_driver_support::resolve::ConnectError;
 pub use nervix_driver_support::progress_line::ProgressLine;
+pub use nervix_driver_support::resolve::ConnectError;
 pub use nervix_driver_support::transfer::Progress;
 #[doc(hidden)]
 pub use session::read_console;

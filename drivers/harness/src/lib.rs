@@ -44,6 +44,41 @@
 //! engine (the conformance crate's fence tests hold this). `nervix-harness` and
 //! `nervix-loopback` are the test drivers: a seeded simulation and the same cluster served
 //! over real sockets on 127.0.0.1.
+//!
+//! # Behaviour reference
+//!
+//! ## The seeded simulation
+//!
+//! `Simulation` runs a client against `SimCluster` over a simulated network from one seed:
+//! random operations (commands, reads, transactions, cancels, recoveries, and routed statements:
+//! `LIST DOMAINS`, `USE`, clock attach and detach, subscription create and delete on plain,
+//! branched and DROPPING relays), delayed, lost and duplicated frames, cut streams, leader changes,
+//! and the cluster's faults (OutcomeUnknown, TooManyRequestsInFlight, ServerBusy, redirects without
+//! endpoints, malformed frames, SessionEnding, transfer parts with frames between them, lost
+//! transaction bindings, delivery loss, skipped rows, relay changes and removals, clock STARTs,
+//! STOPs and removed domains). The cluster's relays emit rows whose every value is a pure function
+//! of the relay version, the generation and the row number, cycling through the values careless
+//! readers break on, and its paced clocks tick. Each run is checked against what a client must
+//! never promise: every request ends exactly once; a command reported completed has a completed
+//! outcome recorded under its own reference; a command reported failed has none; a reference
+//! never changes or is made up; rows are read only within their own open generation and every
+//! value reads exactly as written (floats by bits); nothing follows a subscription's end, and a
+//! deletion is reported only when asked for; a tick belongs to the clock's current paced
+//! generation and advances. CI runs 300 seeds and 64 proptest
+//! seeds; `just soak` runs 10,000 (`just soak SEEDS CASES BASE` runs SEEDS seeds from BASE, so a
+//! soak can run seeds no earlier run has; `NERVIX_SEED_BASE` does the same for the test). A
+//! failing seed is named in the failure; `NERVIX_SEED=n` replays it and `NERVIX_TRACE=1` prints
+//! its trace. The same seed gives the same trace twice. A calm run serves these rows of the
+//! routing table end to end through the cluster: `USE`, `LIST DOMAINS`, clock attach and detach,
+//! subscription create and delete, `BACKUP` as a command, and every other statement as a command.
+//! `UPLOAD RESOURCE` and `RESTORE` are routed to their separate calls and a completed `BACKUP`
+//! carries the summary its archive download reads; those calls run on streams of their own, so
+//! the seeded session runs leave them to [`transfers`], which drives the upload, download and
+//! restore machines against the cluster with its call faults.
+//!
+//! `SimCluster` lives in `drivers/harness/src/cluster/`, one module per server capability
+//! (`commands`, `transactions`, `reads`, `subscriptions`, `clocks`, `backups`, `transfers`,
+//! `faults`), with sessions, nodes and the routing of requests in `mod.rs`.
 
 pub mod cluster;
 pub mod scenario;

@@ -37,6 +37,24 @@
 //! engine (the conformance crate's fence tests hold this). `nervix-harness` and
 //! `nervix-loopback` are the test drivers: a seeded simulation and the same cluster served
 //! over real sockets on 127.0.0.1.
+//!
+//! # Behaviour reference
+//!
+//! `nervix-loopback` serves the simulated cluster on 127.0.0.1, two ports per node (gRPC and
+//! console), advertising the real ports so redirects cross real sockets. Tests reach its faults:
+//! `kill`, `revive`, `cut_streams`, `drop_replies`, `set_leader`, `slow_reader` (a node that waits
+//! before reading each piece a client sent, so a client's writes back up to its write deadline), and
+//! `inject` (UNAVAILABLE/503, a gRPC status, a close code, an oversized frame), `flood_notices`
+//! (unsolicited frames of a chosen size) and `send_raw_then_finish` (a gRPC body cut inside a
+//! message). `node_hosts` gives each node a host name and a certificate of its own, so a redirect
+//! to another name is verified against that name and a certificate for the wrong name is refused
+//! (`drivers/driver-tests/src/tls.rs`); `drivers/driver-tests/src/hostile.rs`
+//! hold the hostile-peer cases (floods, a silent node, cut gRPC bodies, defect close codes). `plain_nodes` serves
+//! chosen nodes over http inside a TLS cluster, so a redirect can lead from https to http (which the
+//! clients refuse, T-2), and `rows` sets the pace and size of subscription batches. `just serve --tls` (or `nervix-sim serve`) runs
+//! it for any client; credentials `nervix` / `nervix`. It prints each node's endpoints on a line
+//! of its own, and with `--endpoints FILE` writes the same lines to FILE once every port is bound
+//! (renamed into place whole), so a script waits for the file instead of sleeping.
 
 mod calls;
 mod grpc;

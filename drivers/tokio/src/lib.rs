@@ -52,6 +52,68 @@
 //! Every future is cancel-safe: dropping one stops the caller's wait and nothing else
 //! (C-10); the command goes on, and its outcome, once known, is kept for
 //! [`Client::unclaimed`].
+//!
+//! # Behaviour reference
+//!
+//! `nervix-tokio` runs the sans-IO engine in one tokio task over real transports:
+//!
+//! * gRPC `/nervix.session.Session/Exchange` over HTTP/2, written on `h2` directly: a session is a
+//!   stream of length-prefixed raw frames, so no codec or code generation is needed, and the driver
+//!   controls flow control (a frame waits for send capacity, bounded by a write deadline) and reads
+//!   `grpc-status` itself. Messages are uncompressed and at most 4 MiB; a larger one from the server
+//!   is refused from its prefix, unread (F-3).
+//! * WebSocket `/console/ws` (ws/wss), binary messages only, 4 MiB limit; close codes 1003, 1007,
+//!   1008 and 1009 are a defect in what the client sent, 1001 a transport failure. Redirects lead to
+//!   the leader's `web_console_uri` (the engine's `LeaderUri::WebConsole`).
+//! * TLS: rustls with the ring provider, roots from the configuration, verified against the
+//!   endpoint's own host name on every connection, redirects and reconnects included. Names are
+//!   looked up by `Config::resolver` (the system's by default, `HostsResolver`, or any `Resolve`)
+//!   on a thread cut by the connection deadline (at most `LOOKUPS`, 8, unanswered at once per
+//!   resolver, so a silent resolver cannot take a thread per attempt without bound); addresses are
+//!   tried in the order of the answer,
+//!   and a failed connection keeps its typed cause (`ConnectError`, `Lookup { host, source }`
+//!   with the resolver's own error kind).
+//! * A gRPC body that ends inside a message (a cut length prefix, or fewer bytes than a prefix
+//!   promised) is a transport failure whatever `grpc-status` says. CANCELLED, UNKNOWN,
+//!   DEADLINE_EXCEEDED and PERMISSION_DENIED end the session as transport failures. A console
+//!   session whose write fails reads on for up to 200 ms and 64 frames for the server's close code
+//!   before it reports the failure, so a 1003/1007/1008/1009 is never mistaken for a cut (T-3).
+//! * Basic credentials on every call (`authorization` header; on the console the header or the
+//!   percent-encoded `auth` query); a user name holding `:` would be read as another identity and
+//!   is refused at configuration (`ConfigError::Credentials`). UNAUTHENTICATED or 401 parks the client: nothing is retried until
+//!   `Client::set_credentials`; UNAVAILABLE or 503 backs off and retries. OUT_OF_RANGE, INTERNAL or a
+//!   defect close code stops the client: outstanding commands are cancelled (failed when never sent,
+//!   otherwise uncertain with their reference) and nothing is sent again.
+//!
+//! The async API: `Client::connect(Config)`, `execute` (a typed `CommandResult`), `submit` (the
+//! reference at once, the result later), `run` (routed statements), `read`, `transaction()`
+//! (`execute`, `commit`, `revert`), `events()`, `unclaimed()`. Every future is cancel-safe: dropping
+//! one stops that wait only; the command goes on and its outcome is kept for `unclaimed()` (C-10):
+//! a dropped wait closes its channel before it reads what is left (the blocking driver hands a
+//! result over under one lock with the waiter's leaving), so an outcome sent at that instant is
+//! never lost. The store of outcomes nobody waited for holds at most `UNCLAIMED` (1,024) outcomes
+//! and `UNCLAIMED_BYTES` (16 MiB); settled ones are evicted before uncertain ones (an uncertain one
+//! may be the only copy `recover` needs), and every eviction is counted (`unclaimed_lost`) and
+//! reported (`DriverEvent::UnclaimedLost`). Every observer of `events()`, in both drivers, holds at
+//! most `OBSERVER_QUEUE` (1,024) events and `OBSERVER_BYTES` (8 MiB), an unsolicited frame counting
+//! its length; what it does not read in time is dropped for it alone, counted (`lost()`) and
+//! reported in its place as `DriverEvent::EventsLost(n)`.
+//! `subscribe(statement)` returns a `Subscription`, a `Stream` of `SubscriptionEvent`s: `Opened` per
+//! generation, `Rows` as `CheckedBatch` views read in place, `Gap` as an item of its own, and `Ended`
+//! last. The driver moves events out of the engine only while the stream's queue has room, and a
+//! subscription's queue holds two events (the blocking driver's one, and one held back), so at most
+//! two frames stand outside the engine's retention budget (S-8), which decides what a slow reader
+//! loses, as an `Overflow` gap.
+//! `follow_clock(domain)` returns a `ClockFollow`, a `Stream` of `ClockEvent`s, one unread event of
+//! each kind kept (K-3). Dropping a `Subscription` deletes the subscription (S-6, after the
+//! transaction when one is held); dropping a `ClockFollow` detaches the clock. `DriverEvent::SessionLost`
+//! carries the engine's typed `SessionLoss`. The loopback server advances the cluster when
+//! `SimCluster::next_due` says, so rows and ticks flow on time.
+
+/// The workspace README's Rust examples, compiled and checked as this crate's doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+mod readme {}
 
 mod calls;
 mod config;
