@@ -2138,7 +2138,10 @@ fn progress_of_a_restore_counts_each_attempt_from_its_first_byte() {
     assert_eq!(call.progress(), Progress::new(0, 0, total));
     call.start(T0).unwrap();
     call.chunk(T0, &bytes[..RESTORE_CHUNK]).unwrap();
-    assert_eq!(call.progress(), Progress::new(1, RESTORE_CHUNK as u64, total));
+    assert_eq!(
+        call.progress(),
+        Progress::new(1, RESTORE_CHUNK as u64, total)
+    );
     call.on_closed(T0);
     call.start(T0).unwrap();
     assert_eq!(call.progress(), Progress::new(2, 0, total));
