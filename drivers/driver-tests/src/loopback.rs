@@ -263,6 +263,39 @@ pub fn x_7_reverting_close_reaches_the_server<D: Driver>(vias: &[Via]) {
     assert_eq!(lb.stats().unclean_closes, 0);
 }
 
+/// X-7 under a flood: a reverting close still reaches the server when the session is being
+/// sent more unsolicited frames than its event channel holds as the close begins, over each of
+/// `vias`. A driver that stopped reading its sessions while it waits for them to write their
+/// close would leave such a session blocked on its full channel until the wait ran out, and
+/// the close unsent.
+pub fn x_7_a_flooded_session_still_closes_cleanly<D: Driver>(vias: &[Via]) {
+    let d = D::new();
+    let lb = server(1, false);
+    let mut rounds = 0;
+    for via in vias {
+        for i in 0..3 {
+            let c = connected(&d, &lb, *via);
+            assert!(completed(
+                &d.execute(&c, &format!("CREATE RELAY f{rounds}_{i};"))
+                    .unwrap()
+            ));
+            // Many times what any event channel of a session holds, still arriving as the
+            // close begins.
+            assert_eq!(lb.flood_notices(0, 40_000, 200), 1);
+            std::thread::sleep(Duration::from_millis(20));
+            d.close(c, true).unwrap();
+            rounds += 1;
+            assert!(
+                until(Duration::from_millis(500), || lb.stats().clean_closes
+                    == rounds),
+                "round {rounds} over {via:?}: {:?} clean closes seen",
+                lb.stats().clean_closes
+            );
+        }
+    }
+    assert_eq!(lb.stats().unclean_closes, 0);
+}
+
 /// T-3: a console session sends binary messages on /console/ws, and a reverting close then
 /// ends it with a close frame.
 pub fn t_3_binary_messages<D: Driver>() {
@@ -782,6 +815,10 @@ macro_rules! loopback_tests {
             $crate::run!(Tokio, loopback::x_7_reverting_close_reaches_the_server(&$crate::BOTH))
         }
         #[test]
+        fn x_7_a_flooded_session_still_closes_cleanly() {
+            $crate::run!(Tokio, loopback::x_7_a_flooded_session_still_closes_cleanly(&$crate::BOTH))
+        }
+        #[test]
         fn t_3_close_codes_1003_1007_1008_1009_are_our_defect_and_nothing_is_resent() {
             $crate::run!(Tokio, loopback::t_3_defect_codes())
         }
@@ -882,6 +919,15 @@ macro_rules! loopback_tests {
         #[test]
         fn t_3_a_console_session_sends_binary_messages_on_console_ws_blocking() {
             $crate::run!(Blocking, loopback::t_3_binary_messages())
+        }
+        #[test]
+        fn x_7_a_flooded_session_still_closes_cleanly_blocking() {
+            $crate::run!(
+                Blocking,
+                loopback::x_7_a_flooded_session_still_closes_cleanly(&[$crate::Via::Console(
+                    $crate::WsAuth::Query
+                )])
+            )
         }
         #[test]
         fn x_7_a_reverting_close_reaches_the_server_every_time_blocking() {
