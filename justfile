@@ -15,6 +15,7 @@ test:
     cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quiet
     just no-flatc-build
+    just package
 
 # Every folder holding a flatc is left out of PATH and FLATC points nowhere: users need no flatc.
 # Build nervix-protocol without flatc, in a target directory of its own.
@@ -30,6 +31,11 @@ no-flatc-build:
     target="${CARGO_TARGET_DIR:-target}/no-flatc"
     env PATH="$path" FLATC=/nonexistent cargo build --quiet -p nervix-protocol --target-dir "$target"
     echo "nervix-protocol built without flatc"
+
+# Package every crate meant for users together (each finds its siblings among the packages, not on a
+# registry), without building them again; the .crate files land in target/package.
+package:
+    cargo package --offline --no-verify --allow-dirty -p nervix-protocol -p sansio-kit -p nervix-driver-support -p nervix-tokio -p nervix-blocking
 
 # Run after changing the schema or its generator (schema/gen); review the diff before committing.
 # Rewrite protocol/nervix/src/generated from schema/ with flatc 25.12.19 (FLATC or PATH).
