@@ -250,6 +250,18 @@ mod tests {
     }
 
     #[test]
+    fn progress_line_dropped_on_a_terminal_closes_its_open_line() {
+        let mut out = Vec::new();
+        {
+            let mut line = ProgressLine::new(&mut out, "restore", true);
+            line.show(Progress::new(1, 10, 100));
+        }
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.ends_with("10%  10 B of 100 B\n"), "{out:?}");
+        assert_eq!(out.matches('\n').count(), 1);
+    }
+
+    #[test]
     fn progress_line_sizes_read_as_a_person_would() {
         assert_eq!(size(1023), "1023 B");
         assert_eq!(size(1024), "1.0 KiB");

@@ -306,11 +306,6 @@ impl<F: FnMut(Progress)> ProgressReport<F> {
             (self.observer)(now);
         }
     }
-
-    /// The last progress reported, if any was.
-    pub fn last(&self) -> Option<Progress> {
-        self.last
-    }
 }
 
 /// An observer that wants nothing.
