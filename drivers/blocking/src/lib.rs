@@ -90,7 +90,7 @@
 //! WebSocket per attempt on `/console/backups/download` or `/console/backups/restore`, every read and
 //! write bounded by the call machine's own `poll_timeout`, a restore's connection held open after its
 //! last chunk until the reply, and the download written through `ArchiveWriter` so nothing is under
-//! the target's name until verified (`drivers/driver-tests/src/transfers.rs`). In both drivers a separate
+//! the target's name until verified (the `transfers` scenarios of `nervix-driver-tests`). In both drivers a separate
 //! call whose credentials are refused (UNAUTHENTICATED, 401) ends at once with
 //! `TransferError::Unauthenticated` (T-5), and one whose frame the server refused (OUT_OF_RANGE,
 //! INTERNAL, a close with 1003/1007/1008/1009) ends with `FrameRefused` and is not sent again (T-6,

@@ -14,15 +14,15 @@
 //! as scenarios generic over a synchronous `Driver` trait, implemented for each client; each
 //! driver's test files instantiate them with one macro line (names of the blocking driver's ending
 //! `_blocking`), and only what one flavour alone can do stays in its own files (gRPC uploads and
-//! statuses, concurrent submissions as futures or threads). `loopback.rs` holds one or more tests
-//! per T key each driver's transports carry; `streams.rs` and `faults.rs` those for subscriptions, clocks, an https client facing an http
-//! leader, and a slow reader. `nervix_tokio::Transfers` carries the separate calls over gRPC
+//! statuses, concurrent submissions as futures or threads). [`loopback`] holds one or more tests
+//! per T key each driver's transports carry, an https client facing an http leader and a slow
+//! reader among them; [`streams`] those for subscriptions and clocks. `nervix_tokio::Transfers` carries the separate calls over gRPC
 //! (`UploadResource`, `DownloadBackup`, `RestoreBackup`; one HTTP/2 connection per attempt, the
 //! archive read from its file in the machine's pieces and sent without a copy, a download written
 //! through `ArchiveWriter`), and with a WebSocket configuration downloads and restores on the
 //! console's `/console/backups/download` and `/console/backups/restore` (T-3a; uploads are gRPC
-//! only), served by the loopback cluster from its call streams (`drivers/driver-tests/src/transfers.rs`
-//! and `drivers/tokio/tests/transfers.rs`).
+//! only), served by the loopback cluster from its call streams ([`transfers`], and the tokio
+//! driver's own `transfers` tests).
 //! Not yet: gRPC in the blocking driver (and so uploads from it).
 //!
 //! The seeded scenarios over real sockets are described in [`scenarios`].

@@ -76,9 +76,8 @@
 //! the seeded session runs leave them to [`transfers`], which drives the upload, download and
 //! restore machines against the cluster with its call faults.
 //!
-//! `SimCluster` lives in `drivers/harness/src/cluster/`, one module per server capability
-//! (`commands`, `transactions`, `reads`, `subscriptions`, `clocks`, `backups`, `transfers`,
-//! `faults`), with sessions, nodes and the routing of requests in `mod.rs`.
+//! `SimCluster` lives in [`cluster`], one module per server capability (the table above), with
+//! sessions, nodes and the routing of requests in `cluster` itself.
 
 pub mod cluster;
 pub mod scenario;

@@ -48,8 +48,8 @@
 //! (unsolicited frames of a chosen size) and `send_raw_then_finish` (a gRPC body cut inside a
 //! message). `node_hosts` gives each node a host name and a certificate of its own, so a redirect
 //! to another name is verified against that name and a certificate for the wrong name is refused
-//! (`drivers/driver-tests/src/tls.rs`); `drivers/driver-tests/src/hostile.rs`
-//! hold the hostile-peer cases (floods, a silent node, cut gRPC bodies, defect close codes). `plain_nodes` serves
+//! (the `tls` module of `nervix-driver-tests`); its `hostile` module
+//! holds the hostile-peer cases (floods, a silent node, cut gRPC bodies, defect close codes). `plain_nodes` serves
 //! chosen nodes over http inside a TLS cluster, so a redirect can lead from https to http (which the
 //! clients refuse, T-2), and `rows` sets the pace and size of subscription batches. `just serve --tls` (or `nervix-sim serve`) runs
 //! it for any client; credentials `nervix` / `nervix`. It prints each node's endpoints on a line

@@ -39,8 +39,8 @@
 //!   unsolicited frames bounded in count and bytes (C-1 to C-10).
 //! * [`client`]: the client across sessions. It owns sessions, endpoints, back-off and the D-5
 //!   restoration order, and hands every reply to one capability module: commands with exact
-//!   recovery (E-1 to E-8), reads, the transaction (X-1 to X-9), kept subscriptions and
-//!   followed clocks.
+//!   recovery (E-1 to E-8), reads, the transaction (X-1 to X-9), kept subscriptions, followed
+//!   clocks, producers and emitter consumers.
 //! * [`rows`]: typed rows of a subscription, each batch checked against its generation's
 //!   schema before any value is read (R-1 to R-5).
 //! * [`domain_clock`]: a domain clock as observed, its ticks, and the exact projection of a
@@ -153,7 +153,7 @@
 //! ```
 //!
 //! A whole driver of this kind, about 250 lines on one thread with blocking WebSockets and a
-//! short read timeout for readiness, is `drivers/blocking/examples/own_loop.rs`: it runs a
+//! short read timeout for readiness, is the `own_loop` example of `nervix-blocking`: it runs a
 //! command, a subscription and a transaction across a leader change against the loopback
 //! cluster (`cargo run -p nervix-blocking --example own_loop`; a test runs it).
 //!
@@ -191,7 +191,7 @@
 //! Writing (`Encoder::encode::<R>`) applies the same rules to the owned value plus the send
 //! limits (frame 4 MiB, string 64 MiB, vector 262,144 entries, nesting 64) and returns a typed
 //! `EncodeError`; it writes one finished frame with the root's identifier and no size prefix.
-//! `protocol/nervix/tests/limits.rs` pins every receive and send limit at its exact boundary (the limit
+//! The `limits` test pins every receive and send limit at its exact boundary (the limit
 //! accepted, one past it refused).
 //!
 //! The corpus (`vectors/corpus/`) holds hand-built frames of the values careless readers break on
@@ -232,11 +232,12 @@
 //! frame ever reached the transport.
 //!
 //! `Client` runs above it, across sessions. It owns sessions, endpoints, back-off and the D-5
-//! restoration order, and hands each reply to one capability module under `protocol/nervix/src/client/`:
-//! `commands`, `reads`, `transaction`, `subscriptions` and `clocks`, each owning its entries, its
-//! deadlines, what it restores on a new session and what a lost session means for it. Every call
-//! shares one state machine (`client/call.rs`), and one function decides whether a call that
-//! ended without its outcome failed (never handed to the transport) or is uncertain.
+//! restoration order, and hands each reply to one capability module of [`client`]:
+//! `commands`, `reads`, `transaction`, `subscriptions`, `clocks`, `producers` and `consumers`,
+//! each owning its entries, its deadlines, what it restores on a new session and what a lost
+//! session means for it. Commands and reads share one state machine (the private `call`
+//! module), and one function decides whether a command that ended without its outcome failed
+//! (never handed to the transport) or is uncertain.
 //!
 //! A command gets one UUIDv7 execution reference (from the wall-clock time the driver passes in)
 //! and keeps it, with its exact query, domain, position and preview, until its outcome is known;
@@ -343,7 +344,7 @@
 //!
 //! ## Uploads, backup downloads and restores
 //!
-//! Each is a separate call with a sans-IO machine of its own in `protocol::calls`, on its own
+//! Each is a separate call with a sans-IO machine of its own in [`calls`], on its own
 //! stream and never on the session: `UploadCall` (`UPLOAD RESOURCE`, U-1 to U-5), `BackupDownload`
 //! (A-1 to A-8) and `RestoreCall` (`RESTORE`, RS-1 to RS-5). `Client::run` routes the statements
 //! to `Routed::Upload` and `Routed::Restore` (a restore is refused inside a transaction) with a
@@ -366,7 +367,7 @@
 //! archive. A repeat whose bytes no longer hash to the first complete attempt's withholds its
 //! last frame, so a changed archive is never completed under an old identity.
 //!
-//! `nervix-driver-support` (std only) holds what drivers share: `ArchiveSource` reads the pieces
+//! `nervix-driver-support` (no runtime) holds what drivers share: `ArchiveSource` reads the pieces
 //! from any `Read + Seek` and computes size and digest in one streaming pass, and `ArchiveWriter`
 //! (A-4) writes a download to an owner-only temporary file beside the target, fsyncs it, and
 //! renames it into place only for a `Verified` verdict; anything else, a cut or a killed process
@@ -379,7 +380,8 @@
 //!
 //! RS-4 is partial: the published schema's `RestoredDomain` has no `status` and no
 //! `start_version`, so a `RestoredDomainInfo` carries what the schema declares (source, domain,
-//! resource versions, models) and neither of those two values (see above).
+//! resource versions, models, whether a planner report came) and neither of those two values
+//! (see above).
 //!
 //! ## Producers and emitter consumers
 //!
