@@ -224,7 +224,7 @@ impl Transfers {
         let mut report = ProgressReport::new(&mut progress as &mut dyn FnMut(Progress));
         let mut writer = ArchiveWriter::create(target)?;
         // A redirect leads to the leader's console (T-3a).
-        let mut plan: CallPlan<TransferError> = self.setup.plan(LeaderUri::WebConsole);
+        let mut plan: CallPlan<TransferError> = self.setup.plan(LeaderUri::WebConsole, "download");
         loop {
             match plan.next(call.attempts())? {
                 Turn::Pause(pause) => std::thread::sleep(pause),
@@ -305,7 +305,7 @@ impl Transfers {
         let mut report = ProgressReport::new(&mut progress as &mut dyn FnMut(Progress));
         let mut source = ArchiveSource::open(source)?;
         // A redirect leads to the leader's console (T-3a).
-        let mut plan: CallPlan<TransferError> = self.setup.plan(LeaderUri::WebConsole);
+        let mut plan: CallPlan<TransferError> = self.setup.plan(LeaderUri::WebConsole, "restore");
         loop {
             match plan.next(call.attempts())? {
                 Turn::Pause(pause) => std::thread::sleep(pause),

@@ -119,7 +119,7 @@ pub use config::{
     percent_encode, Config, ConfigError, Credentials, CredentialsError, HostsResolver, Resolve,
     Resolver, WsAuth,
 };
-pub use nervix_driver_support::api::{DriverEvent, Error, RunResult};
+pub use nervix_driver_support::api::{ClientStats, DriverEvent, Error, RunResult, Stats};
 pub use nervix_driver_support::progress_line::ProgressLine;
 pub use nervix_driver_support::resolve::ConnectError;
 pub use nervix_driver_support::transfer::Progress;
@@ -396,6 +396,12 @@ impl Client {
     /// The transaction binding.
     pub fn binding(&self) -> Result<Binding, Error> {
         self.call(Request::Binding)
+    }
+
+    /// What the client has done so far: the engine's counters and the store of outcomes
+    /// nobody waited for.
+    pub fn stats(&self) -> Result<Stats, Error> {
+        self.call(Request::Stats)
     }
 
     /// Begins a transaction in the selected domain and returns its helper, or the

@@ -159,7 +159,17 @@ impl<T: Observed> Hub<T> {
                 q.lost += 1;
                 match q.items.back_mut() {
                     Some(Item::Lost(n)) => *n += 1,
-                    _ => q.items.push_back(Item::Lost(1)),
+                    _ => {
+                        // Once per run of losses: the observer reads the count in place.
+                        tracing::warn!(
+                            held = q.events,
+                            held_bytes = q.bytes,
+                            max_events,
+                            max_bytes,
+                            "observer queue full: events dropped for this observer"
+                        );
+                        q.items.push_back(Item::Lost(1));
+                    }
                 }
             } else {
                 q.events += 1;

@@ -158,9 +158,22 @@ impl<T, P: Keep<T>> Unclaimed<T, P> {
             if P::precious(&r) {
                 s.lost_precious += 1;
             }
+            tracing::warn!(
+                bytes = w,
+                "unclaimed outcome larger than the whole store: dropped"
+            );
             return;
         }
+        let lost = s.lost;
         while (s.kept.len() >= UNCLAIMED || s.bytes + w > UNCLAIMED_BYTES) && s.evict::<P>() {}
+        if s.lost > lost {
+            tracing::warn!(
+                evicted = s.lost - lost,
+                held = s.kept.len(),
+                held_bytes = s.bytes,
+                "unclaimed outcomes evicted to make room"
+            );
+        }
         s.bytes += w;
         s.kept.push_back((r, w));
     }

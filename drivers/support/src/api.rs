@@ -4,11 +4,13 @@
 //! * [`Error`]: why a call of the application did not get a result;
 //! * [`DriverEvent`]: what the driver tells its observers, bounded in count and bytes for
 //!   each of them (C-7);
-//! * [`RunResult`]: what a statement run through the driver gave.
+//! * [`RunResult`]: what a statement run through the driver gave;
+//! * [`Stats`]: what a running client has done, and what its bounded stores hold.
 
 use crate::config::ConfigError;
 use crate::observe::Observed;
 use crate::session::End;
+pub use nervix_protocol::client::ClientStats;
 use nervix_protocol::client::{
     ClientError, CommandResult, ConsumerEvent, ConsumerId, ProducerEvent, ProducerId, ReadResult,
     SessionId, SessionLoss, SettleError, SubmitError,
@@ -182,4 +184,21 @@ mod tests {
             std::mem::size_of::<DriverEvent>() + len
         );
     }
+}
+
+/// What a running client has done, read with each driver's `Client::stats`: the engine's
+/// counters ([`ClientStats`]: frames and bytes both ways, sessions by how they ended,
+/// redirects, requests by outcome, the unsolicited queue) and the driver's store of outcomes
+/// nobody waited for. What an observer of `events()` missed is its own `lost()`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// The engine's counters.
+    pub engine: ClientStats,
+    /// Outcomes held for `unclaimed()` now.
+    pub unclaimed_held: usize,
+    /// Bytes those outcomes weigh.
+    pub unclaimed_held_bytes: usize,
+    /// Outcomes the store evicted to stay within its bounds (C-10).
+    pub unclaimed_lost: u64,
 }

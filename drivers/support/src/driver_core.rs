@@ -189,6 +189,8 @@ pub enum Request<S: Seam> {
     },
     /// The transaction binding.
     Binding(Reply<S, Binding>),
+    /// What the client has done so far.
+    Stats(Reply<S, crate::api::Stats>),
     /// The outcomes nobody waited for (C-10).
     Unclaimed(Reply<S, Vec<CommandResult>>),
     /// Replaces the credentials (T-5).
@@ -479,6 +481,15 @@ impl<S: Seam> Core<S> {
             Request::Unclaimed(reply) => {
                 S::Hand::give(reply, Ok(self.unclaimed.take()));
             }
+            Request::Stats(reply) => {
+                let stats = crate::api::Stats {
+                    engine: self.engine.stats(),
+                    unclaimed_held: self.unclaimed.len(),
+                    unclaimed_held_bytes: self.unclaimed.bytes(),
+                    unclaimed_lost: self.unclaimed.lost(),
+                };
+                S::Hand::give(reply, Ok(stats));
+            }
             Request::SetCredentials { credentials, reply } => {
                 self.credentials = credentials;
                 if self.parked == Some(Parked::Unauthenticated) {
@@ -576,8 +587,15 @@ impl<S: Seam> Core<S> {
                     session: sid,
                     end: end.clone(),
                 });
+                tracing::debug!(session = sid.0, ?end, "nervix transport ended");
                 match end {
-                    End::Unauthenticated => self.park(Parked::Unauthenticated),
+                    End::Unauthenticated => {
+                        tracing::warn!(
+                            session = sid.0,
+                            "nervix credentials refused: nothing is sent until new ones are set"
+                        );
+                        self.park(Parked::Unauthenticated)
+                    }
                     End::FrameRefused(code) => self.park(Parked::Defect(format!(
                         "the call ended with grpc-status {code}"
                     ))),
@@ -595,6 +613,9 @@ impl<S: Seam> Core<S> {
     }
 
     fn park(&mut self, p: Parked) {
+        if let Parked::Defect(why) = &p {
+            tracing::warn!(why = %why, "nervix server refused a frame of ours: the client stops");
+        }
         if !matches!(self.parked, Some(Parked::Defect(_))) {
             self.parked = Some(p);
         }

@@ -188,13 +188,19 @@ impl CallSetup {
         self.clock.now()
     }
 
-    /// The plan of one call, [`ATTEMPTS`] attempts at most; a redirect leads to the leader's
-    /// endpoint `leader_uri` names (its console for the WebSocket calls, T-3a).
-    pub fn plan<E: TransferFailure>(&self, leader_uri: LeaderUri) -> CallPlan<E> {
+    /// The plan of one `call` (`"upload"`, `"download"`, `"restore"`: it names the call's
+    /// tracing span), [`ATTEMPTS`] attempts at most; a redirect leads to the leader's endpoint
+    /// `leader_uri` names (its console for the WebSocket calls, T-3a).
+    pub fn plan<E: TransferFailure>(
+        &self,
+        leader_uri: LeaderUri,
+        call: &'static str,
+    ) -> CallPlan<E> {
         CallPlan {
             attempts: Attempts::new(self.route.clone(), leader_uri, ATTEMPTS),
             unreached: None,
             pause: None,
+            span: tracing::debug_span!("nervix.call", call),
         }
     }
 }
@@ -219,20 +225,28 @@ pub struct CallPlan<E: TransferFailure> {
     unreached: Option<E::Unreached>,
     /// The pause owed before the next attempt.
     pause: Option<Duration>,
+    /// The call's span: its attempts, pauses and end are recorded inside it.
+    span: tracing::Span,
 }
 
 impl<E: TransferFailure> CallPlan<E> {
     /// What comes next: the pause owed after the last attempt, then the next attempt;
     /// `Err` once every attempt was made (`made` by the call's machine, as it counts them).
     pub fn next(&mut self, made: u32) -> Result<Turn, E> {
+        let _in = self.span.enter();
         if let Some(p) = self.pause.take() {
+            tracing::debug!(pause_ms = p.as_millis() as u64, "nervix call backs off");
             return Ok(Turn::Pause(p));
         }
         match self.attempts.next_endpoint() {
-            Some(endpoint) => Ok(Turn::Attempt(endpoint)),
+            Some(endpoint) => {
+                tracing::debug!(attempt = made + 1, %endpoint, "nervix call attempt");
+                Ok(Turn::Attempt(endpoint))
+            }
             None => {
                 let why = self.unreached.as_ref().map(|w| w as &dyn Display);
                 let last = self.attempts.gave_up(why);
+                tracing::warn!(attempts = made, last = %last, "nervix call gave up");
                 Err(E::gave_up(made, last, self.unreached.take()))
             }
         }
@@ -246,9 +260,14 @@ impl<E: TransferFailure> CallPlan<E> {
     /// The attempt ended with `step`: the call's answer, or `None` and the pause (if any)
     /// [`CallPlan::next`] gives before the next attempt.
     pub fn ended<S: AttemptStep>(&mut self, step: S) -> Option<S::Answer> {
+        let _in = self.span.enter();
         match self.attempts.ended(step) {
-            Next::Answer(answer) => Some(answer),
+            Next::Answer(answer) => {
+                tracing::debug!("nervix call answered");
+                Some(answer)
+            }
             Next::Again(pause) => {
+                tracing::debug!("nervix call attempt ended without its answer; trying again");
                 self.pause = pause;
                 None
             }

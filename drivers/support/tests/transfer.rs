@@ -53,7 +53,8 @@ fn cut() -> UploadStep {
 
 #[test]
 fn t_3a_a_plan_makes_exactly_its_attempts_and_pauses_longer_after_each_failure() {
-    let mut plan = setup(&["https://a:1/", "https://b:2/"]).plan::<Failure>(LeaderUri::Grpc);
+    let mut plan =
+        setup(&["https://a:1/", "https://b:2/"]).plan::<Failure>(LeaderUri::Grpc, "download");
     let mut turns = Vec::new();
     let err = loop {
         match plan.next(turns.len() as u32) {
@@ -94,7 +95,7 @@ fn t_3a_a_plan_makes_exactly_its_attempts_and_pauses_longer_after_each_failure()
 
 #[test]
 fn u_4_a_redirect_naming_a_leader_is_followed_at_once_and_an_answer_ends_the_plan() {
-    let mut plan = setup(&["http://a:1/"]).plan::<Failure>(LeaderUri::Grpc);
+    let mut plan = setup(&["http://a:1/"]).plan::<Failure>(LeaderUri::Grpc, "download");
     assert_eq!(plan.next(0).unwrap(), Turn::Attempt(ep("http://a:1/")));
     let leader = Leader {
         node: "n2".into(),
@@ -114,7 +115,7 @@ fn u_4_a_redirect_naming_a_leader_is_followed_at_once_and_an_answer_ends_the_pla
 
 #[test]
 fn t_2_a_plan_that_gave_up_names_the_http_redirect_it_refused() {
-    let mut plan = setup(&["https://a:1/"]).plan::<Failure>(LeaderUri::Grpc);
+    let mut plan = setup(&["https://a:1/"]).plan::<Failure>(LeaderUri::Grpc, "download");
     let leader = Leader {
         node: "n2".into(),
         grpc_uri: Some(ep("http://l:7/")),

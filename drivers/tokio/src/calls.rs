@@ -124,11 +124,12 @@ impl Transfers {
 
     /// The plan of one call: a redirect leads to the leader's endpoint on this transport,
     /// its console for the WebSocket calls (T-3a).
-    fn plan(&self) -> CallPlan<TransferError> {
-        self.setup.plan(match self.transport {
+    fn plan(&self, call: &'static str) -> CallPlan<TransferError> {
+        let leader_uri = match self.transport {
             Transport::WebSocket(_) => LeaderUri::WebConsole,
             _ => LeaderUri::Grpc,
-        })
+        };
+        self.setup.plan(leader_uri, call)
     }
 
     /// Sends `m` on a console connection by [`Transfers::write_deadline`]: `Ok(false)` when
@@ -417,7 +418,7 @@ impl Transfers {
     ) -> Result<PathBuf, TransferError> {
         let mut report: Report<'_> = ProgressReport::new(&mut progress);
         let mut writer = ArchiveWriter::create(target)?;
-        let mut plan = self.plan();
+        let mut plan = self.plan("download");
         loop {
             let to = next_attempt(&mut plan, call.attempts()).await?;
             writer.restart()?;
@@ -559,7 +560,7 @@ impl Transfers {
             return Err(TransferError::UploadNeedsGrpc);
         }
         let mut source = ArchiveSource::open(source)?;
-        let mut plan = self.plan();
+        let mut plan = self.plan("upload");
         loop {
             let to = next_attempt(&mut plan, call.attempts()).await?;
             let unreached = plan.unreached();
@@ -592,7 +593,7 @@ impl Transfers {
     ) -> Result<RestoreOutcome, TransferError> {
         let mut report: Report<'_> = ProgressReport::new(&mut progress);
         let mut source = ArchiveSource::open(source)?;
-        let mut plan = self.plan();
+        let mut plan = self.plan("restore");
         loop {
             let to = next_attempt(&mut plan, call.attempts()).await?;
             let unreached = plan.unreached();

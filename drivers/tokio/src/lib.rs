@@ -131,7 +131,7 @@ pub use config::{
     percent_encode, Config, ConfigError, Credentials, CredentialsError, HostsResolver, Resolve,
     Resolver, Transport, WsAuth,
 };
-pub use nervix_driver_support::api::{DriverEvent, Error, RunResult};
+pub use nervix_driver_support::api::{ClientStats, DriverEvent, Error, RunResult, Stats};
 pub use nervix_driver_support::progress_line::ProgressLine;
 pub use nervix_driver_support::resolve::ConnectError;
 pub use nervix_driver_support::transfer::Progress;
@@ -339,6 +339,12 @@ impl Client {
     /// The transaction binding.
     pub async fn binding(&self) -> Result<Binding, Error> {
         self.call(Request::Binding).await
+    }
+
+    /// What the client has done so far: the engine's counters and the store of outcomes
+    /// nobody waited for.
+    pub async fn stats(&self) -> Result<Stats, Error> {
+        self.call(Request::Stats).await
     }
 
     /// Begins a transaction in the selected domain and returns its helper, or the

@@ -889,6 +889,7 @@ pub(crate) struct UnsolicitedQueue {
     bytes: usize,
     capacity: usize,
     budget: usize,
+    dropped: u64,
 }
 
 impl UnsolicitedQueue {
@@ -899,6 +900,7 @@ impl UnsolicitedQueue {
             bytes: 0,
             capacity,
             budget,
+            dropped: 0,
         }
     }
 
@@ -914,13 +916,31 @@ impl UnsolicitedQueue {
                 self.entries.push_back(Unsolicited::Frame(f.retained()));
                 return;
             }
-            Unsolicited::Frame(_) => 1,
+            Unsolicited::Frame(_) => {
+                self.dropped += 1;
+                1
+            }
             Unsolicited::Lost { dropped } => dropped,
         };
         match self.entries.back_mut() {
             Some(Unsolicited::Lost { dropped: d }) => *d += dropped,
-            _ => self.entries.push_back(Unsolicited::Lost { dropped }),
+            _ => {
+                // Once per run of losses: the reader learns the count from the marker.
+                tracing::warn!(
+                    frames = self.frames,
+                    bytes = self.bytes,
+                    capacity = self.capacity,
+                    budget = self.budget,
+                    "nervix unsolicited queue full: frames dropped"
+                );
+                self.entries.push_back(Unsolicited::Lost { dropped })
+            }
         }
+    }
+
+    /// Frames this queue dropped itself (not those a marker carried over).
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped
     }
 
     pub(crate) fn pop(&mut self) -> Option<Unsolicited> {

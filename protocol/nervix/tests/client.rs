@@ -2488,3 +2488,99 @@ fn d_6_the_reconnect_back_off_starts_over_only_once_a_session_completed_a_reques
     let short = r.now.saturating_since(ended);
     assert!(short <= Duration::from_millis(50), "{short:?}");
 }
+
+// ----- stats ----------------------------------------------------------------------------------
+
+#[test]
+fn stats_count_frames_sessions_redirects_outcomes_and_queue_drops() {
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 9);
+    cfg.exchange = cfg.exchange.with_unsolicited_capacity(3);
+    let mut r = Rig::with(cfg);
+    assert_eq!(r.c.stats(), ClientStats::default());
+    let h = r.exec("CREATE RELAY a;");
+    let s1 = r.open();
+    let (id, cmd) = r.last_command();
+    let sent_bytes: u64 = r.raw.iter().map(|(_, f)| f.len() as u64).sum();
+    // Five notices past a queue of three: two dropped, three held.
+    let mut in_bytes = 0;
+    for i in 0..5 {
+        let n = notice(&format!("n{i}"));
+        in_bytes += n.len() as u64;
+        r.feed(s1, n);
+    }
+    let to_leader = outcome_frame(
+        id,
+        answer(
+            &cmd.execution_reference,
+            redirect(Some("https://node-2:7443/")),
+        ),
+    );
+    in_bytes += to_leader.len() as u64;
+    r.feed(s1, to_leader);
+    let s2 = r.open();
+    let (id2, _) = r.last_command();
+    let done = outcome_frame(id2, answer(&cmd.execution_reference, completed()));
+    in_bytes += done.len() as u64;
+    r.feed(s2, done);
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    let s = r.c.stats();
+    assert_eq!(s.connects, 2);
+    assert_eq!(s.sessions_opened, 2);
+    assert_eq!(s.redirects, 1);
+    // A redirect in a command's answer: the client itself leaves the follower's session.
+    assert_eq!(s.sessions_closed, 1);
+    assert_eq!(
+        s.sessions_lost_transport + s.sessions_lost_ending + s.sessions_lost_violation,
+        0
+    );
+    assert_eq!(
+        (
+            s.commands_completed,
+            s.commands_failed,
+            s.commands_uncertain
+        ),
+        (1, 0, 0)
+    );
+    assert_eq!(s.frames_in, 7);
+    assert_eq!(s.bytes_in, in_bytes);
+    assert_eq!(s.frames_out, r.raw.len() as u64);
+    assert_eq!(
+        s.bytes_out,
+        r.raw.iter().map(|(_, f)| f.len() as u64).sum::<u64>()
+    );
+    assert!(s.bytes_out > sent_bytes);
+    assert_eq!(s.unsolicited_dropped, 2);
+    assert!(s.unsolicited_held_bytes > 0);
+    // Reading the queue empties what it holds; what was dropped stays counted.
+    while r.c.poll_unsolicited().is_some() {}
+    let s = r.c.stats();
+    assert_eq!((s.unsolicited_held_bytes, s.unsolicited_dropped), (0, 2));
+}
+
+#[test]
+fn stats_count_a_violation_and_a_frame_of_a_stream_not_yet_open() {
+    let mut r = Rig::new();
+    r.exec("CREATE RELAY a;");
+    r.pump();
+    let (sid, _) = r.connects.last().cloned().unwrap();
+    // Before the stream is reported open its frames are not read, only counted as ignored.
+    r.c.handle_frame(r.now, sid, notice("early"));
+    assert_eq!((r.c.stats().frames_ignored, r.c.stats().frames_in), (1, 0));
+    let sid = r.open();
+    r.feed(sid, Bytes::from_static(b"not a frame at all"));
+    let s = r.c.stats();
+    assert_eq!(s.sessions_lost_violation, 1);
+    assert_eq!(s.frames_in, 1);
+    assert_eq!(s.sessions_lost_transport + s.sessions_lost_ending, 0);
+}
+
+#[test]
+fn stats_count_a_session_the_server_ended_with_a_redirect_once() {
+    let mut r = Rig::new();
+    r.exec("CREATE RELAY a;");
+    let sid = r.open();
+    r.feed(sid, ending_redirect("https://node-2:7443/"));
+    let s = r.c.stats();
+    assert_eq!((s.sessions_lost_ending, s.redirects), (1, 1));
+    assert_eq!(s.sessions_closed + s.sessions_lost_transport, 0);
+}

@@ -303,6 +303,50 @@ pub enum Routed {
     },
 }
 
+/// What a client has done since it was made, read with [`Client::stats`]: counters of what
+/// went in and out and how sessions and requests ended, and what its bounded queues hold now.
+/// Counted as the driver takes each action and event, and as each frame arrives.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClientStats {
+    /// Frames received on the current session, as handed in.
+    pub frames_in: u64,
+    /// Bytes of those frames.
+    pub bytes_in: u64,
+    /// Frames the driver took to send.
+    pub frames_out: u64,
+    /// Bytes of those frames.
+    pub bytes_out: u64,
+    /// Streams the client asked the driver to open.
+    pub connects: u64,
+    /// Sessions that opened.
+    pub sessions_opened: u64,
+    /// Sessions lost because the transport ended or never opened.
+    pub sessions_lost_transport: u64,
+    /// Sessions the server ended (`SessionEnding`), redirects among them.
+    pub sessions_lost_ending: u64,
+    /// Sessions ended by a protocol violation of the server's.
+    pub sessions_lost_violation: u64,
+    /// Sessions the client closed.
+    pub sessions_closed: u64,
+    /// Sessions that ended with a redirect (naming a leader or not).
+    pub redirects: u64,
+    /// Commands that ended completed.
+    pub commands_completed: u64,
+    /// Commands that ended failed.
+    pub commands_failed: u64,
+    /// Commands that ended uncertain.
+    pub commands_uncertain: u64,
+    /// Reads that ended, however they ended.
+    pub reads_ended: u64,
+    /// Frames not read because their stream was not (or no longer) the current session's.
+    pub frames_ignored: u64,
+    /// Unsolicited frames the application's bounded queue dropped (C-7).
+    pub unsolicited_dropped: u64,
+    /// Bytes the unsolicited queue holds now.
+    pub unsolicited_held_bytes: usize,
+}
+
 /// Something the application learns from the client.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -469,6 +513,7 @@ pub struct Client {
     unsolicited: UnsolicitedQueue,
     checker: Encoder,
     ignored_frames: u64,
+    stats: ClientStats,
 }
 
 impl Client {
@@ -508,10 +553,21 @@ impl Client {
             unsolicited,
             checker: Encoder::new(),
             ignored_frames: 0,
+            stats: ClientStats::default(),
         }
     }
 
     // ----- getters ------------------------------------------------------------------------
+
+    /// What the client has done so far, and what its unsolicited queue holds now.
+    pub fn stats(&self) -> ClientStats {
+        ClientStats {
+            frames_ignored: self.ignored_frames,
+            unsolicited_dropped: self.unsolicited.dropped(),
+            unsolicited_held_bytes: self.unsolicited.bytes(),
+            ..self.stats.clone()
+        }
+    }
 
     /// The transaction binding.
     pub fn binding(&self) -> &Binding {
@@ -694,6 +750,7 @@ impl Client {
         }
         s.phase = Phase::Restoring;
         if let Some(endpoint) = self.current_endpoint.clone() {
+            tracing::info!(session = session.0, %endpoint, "nervix session opened");
             self.events
                 .push_back(ClientEvent::SessionOpened { session, endpoint });
         }
@@ -745,6 +802,9 @@ impl Client {
             self.session = Some(s);
             return;
         }
+        self.stats.frames_in += 1;
+        self.stats.bytes_in += frame.len() as u64;
+        tracing::trace!(session = session.0, bytes = frame.len(), "nervix frame in");
         s.exchange.handle_frame(now, frame);
         self.drain_exchange(now, &mut s);
         if s.exchange.is_open() {
@@ -870,13 +930,46 @@ impl Client {
     /// The next thing the driver must do.
     #[must_use]
     pub fn poll_action(&mut self) -> Option<Action> {
-        self.actions.pop_front()
+        let action = self.actions.pop_front()?;
+        match &action {
+            Action::Send { session, frame } => {
+                self.stats.frames_out += 1;
+                self.stats.bytes_out += frame.len() as u64;
+                tracing::trace!(session = session.0, bytes = frame.len(), "nervix frame out");
+            }
+            Action::Connect { session, endpoint } => {
+                self.stats.connects += 1;
+                tracing::debug!(session = session.0, %endpoint, "nervix session connecting");
+            }
+            Action::Close { session, clean } => {
+                tracing::debug!(session = session.0, clean, "nervix session closing");
+            }
+        }
+        Some(action)
     }
 
     /// The next event for the application.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<ClientEvent> {
-        self.events.pop_front()
+        let event = self.events.pop_front()?;
+        let s = &mut self.stats;
+        match &event {
+            ClientEvent::Command { result, .. } => match result {
+                CommandResult::Completed(_) => s.commands_completed += 1,
+                CommandResult::Failed(_) => s.commands_failed += 1,
+                CommandResult::Uncertain { .. } => s.commands_uncertain += 1,
+            },
+            ClientEvent::Read { .. } => s.reads_ended += 1,
+            ClientEvent::SessionOpened { .. } => s.sessions_opened += 1,
+            ClientEvent::SessionLost { loss, .. } => match loss {
+                SessionLoss::Transport => s.sessions_lost_transport += 1,
+                SessionLoss::Ending(_) => s.sessions_lost_ending += 1,
+                SessionLoss::Violation(_) => s.sessions_lost_violation += 1,
+                SessionLoss::Closed => s.sessions_closed += 1,
+            },
+            ClientEvent::Transaction(_) => {}
+        }
+        Some(event)
     }
 
     /// The next unsolicited frame of the sessions, or a marker of frames lost (C-7).
@@ -1228,6 +1321,7 @@ impl Client {
                         }
                         EndCause::TransportLost => (SessionLoss::Transport, None),
                         EndCause::Violation(v) => {
+                            tracing::warn!(session = s.id.0, violation = %v, "nervix protocol violation: the session ends");
                             // F-8: the reader stopped; the stream goes too, so the server's
                             // session, subscriptions and binding do not linger.
                             self.actions.push_back(Action::Close {
@@ -1287,7 +1381,10 @@ impl Client {
         }
         self.commands.lost(id);
         self.reads.lost(id);
-        let leader = redirect.flatten().and_then(|u| Endpoint::parse(&u).ok());
+        let leader = redirect
+            .as_ref()
+            .and_then(|r| r.as_deref())
+            .and_then(|u| Endpoint::parse(u).ok());
         let redirecting = std::mem::take(&mut self.redirecting);
         // A session the client left for a redirect moves its clocks; any other ending loses
         // them (K-5).
@@ -1300,7 +1397,26 @@ impl Client {
             Some(e) => self.endpoints.learn(e, true),
             None => redirecting,
         };
-        self.reconnect_at = Some(if followed {
+        let cause = match &loss {
+            SessionLoss::Transport => "transport",
+            SessionLoss::Ending(_) => "ending",
+            SessionLoss::Violation(_) => "violation",
+            SessionLoss::Closed => "closed",
+        };
+        // A reply's redirect the client followed (logged where it was followed), or an
+        // ending's: one redirect for the session either way.
+        if redirecting || redirect.is_some() {
+            self.stats.redirects += 1;
+        }
+        if let Some(to) = &redirect {
+            match to {
+                Some(uri) => tracing::info!(session = id.0, to = %uri, "nervix session redirected"),
+                None => {
+                    tracing::info!(session = id.0, "nervix session redirected; no leader named")
+                }
+            }
+        }
+        let reconnect_at = if followed {
             // D-1: the first redirect is followed at once; redirects in a row that complete
             // nothing back off, so a redirect loop cannot spin.
             let streak = self.redirect_streak;
@@ -1317,7 +1433,14 @@ impl Client {
             let d = self.backoff(self.reconnect_attempt);
             self.reconnect_attempt = self.reconnect_attempt.saturating_add(1);
             now + d
-        });
+        };
+        self.reconnect_at = Some(reconnect_at);
+        let wait = reconnect_at.saturating_since(now);
+        tracing::info!(session = id.0, cause, "nervix session lost");
+        tracing::debug!(
+            wait_ms = wait.as_millis() as u64,
+            "nervix reconnect back-off"
+        );
         self.events
             .push_back(ClientEvent::SessionLost { session: id, loss });
     }
@@ -1427,6 +1550,7 @@ impl Client {
         let Some(e) = uri.and_then(|u| Endpoint::parse(&u).ok()) else {
             return false;
         };
+        tracing::info!(session = s.id.0, to = %e, "nervix redirected to the leader");
         if !self.endpoints.learn(e, true) {
             return false;
         }
