@@ -396,6 +396,14 @@ impl WriteTracker {
         self.entries.get(&handle).map(|e| e.message_id.as_str())
     }
 
+    /// The operation, schemaId and recordKey of a write.
+    #[must_use]
+    pub fn target(&self, handle: WriteHandle) -> Option<(Operation, &str, &str)> {
+        self.entries
+            .get(&handle)
+            .map(|e| (e.operation, e.schema_id.as_str(), e.record_key.as_str()))
+    }
+
     /// The content hash of a write (W-20).
     #[must_use]
     pub fn content_hash(&self, handle: WriteHandle) -> Option<[u8; 32]> {
