@@ -132,4 +132,15 @@ pub enum TrackerError {
     /// The write was already sent (or settled).
     #[error("the write was already sent")]
     AlreadySent,
+    /// A resend whose content differs from the write's (an id is never reused for other
+    /// content).
+    #[error("a resend must carry the write's content")]
+    ContentChanged,
+    /// A resend of a write of an earlier session (or after the session ended): a resend across
+    /// a reconnect is a new write.
+    #[error("the write belongs to an earlier session")]
+    OtherSession,
+    /// A resend of a write that is not unconfirmed, or that got a late answer.
+    #[error("only an unconfirmed write with no late answer may be resent")]
+    NotResendable,
 }

@@ -390,6 +390,85 @@ impl WriteTracker {
         Ok((handle, Frame::DocumentDelete(frame)))
     }
 
+    /// Resends an unconfirmed put under its original messageId, on the session it was made in.
+    /// The caller passes the document again; it must be the same content (the id is never
+    /// reused for other content). Refused when the write was answered (in time or late: a write
+    /// admitted late must not be resent), or belongs to an earlier session (across a reconnect
+    /// a resend is a new write: use [`WriteTracker::put`], and only for a write that is
+    /// idempotent by record key). The returned handle settles on its own.
+    pub fn resend_put(
+        &mut self,
+        handle: WriteHandle,
+        document: Document,
+    ) -> Result<(WriteHandle, Frame), TrackerError> {
+        let message_id = self.resendable(handle, Operation::Put)?;
+        let frame = DocumentPut {
+            message_id,
+            document,
+        };
+        if put_hash(&frame) != self.entries[&handle].content_hash {
+            return Err(TrackerError::ContentChanged);
+        }
+        let mut entry = self.entry(
+            frame.message_id.clone(),
+            Operation::Put,
+            &frame.document.schema_id,
+            &frame.document.record_key,
+        );
+        entry.bytes = frame_bytes(&frame.message_id, &frame.document);
+        entry.content_hash = put_hash(&frame);
+        entry.mode = self.entries[&handle].mode;
+        let h = self.register(entry)?;
+        Ok((h, Frame::DocumentPut(frame)))
+    }
+
+    /// Resends an unconfirmed delete under its original messageId, on the same terms as
+    /// [`WriteTracker::resend_put`].
+    pub fn resend_delete(
+        &mut self,
+        handle: WriteHandle,
+    ) -> Result<(WriteHandle, Frame), TrackerError> {
+        let message_id = self.resendable(handle, Operation::Delete)?;
+        let old = &self.entries[&handle];
+        let frame = DocumentDelete {
+            message_id: message_id.clone(),
+            schema_id: old.schema_id.clone(),
+            record_key: old.record_key.clone(),
+        };
+        let mut entry = self.entry(
+            message_id,
+            Operation::Delete,
+            &frame.schema_id,
+            &frame.record_key,
+        );
+        entry.bytes = old.bytes;
+        entry.content_hash = old.content_hash;
+        entry.mode = old.mode;
+        let h = self.register(entry)?;
+        Ok((h, Frame::DocumentDelete(frame)))
+    }
+
+    fn resendable(&self, handle: WriteHandle, op: Operation) -> Result<String, TrackerError> {
+        let e = self
+            .entries
+            .get(&handle)
+            .ok_or(TrackerError::UnknownWrite)?;
+        if e.operation != op {
+            return Err(TrackerError::ContentChanged);
+        }
+        if e.session != self.session || self.session_ended {
+            return Err(TrackerError::OtherSession);
+        }
+        if !matches!(e.outcome, Some(Outcome::Unconfirmed { .. })) || e.late.is_some() {
+            return Err(TrackerError::NotResendable);
+        }
+        // Only the newest attempt under an id may be resent.
+        if self.by_id.get(&e.message_id) != Some(&handle) {
+            return Err(TrackerError::NotResendable);
+        }
+        Ok(e.message_id.clone())
+    }
+
     /// The messageId of a write.
     #[must_use]
     pub fn message_id(&self, handle: WriteHandle) -> Option<&str> {

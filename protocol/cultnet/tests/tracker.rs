@@ -902,3 +902,93 @@ fn a_write_is_sent_once() {
     };
     assert!(!message_id.is_empty());
 }
+
+// ---- W-42 --------------------------------------------------------------------------------------
+
+#[test]
+fn w_42_an_unconfirmed_write_is_resent_under_its_id_on_the_same_session() {
+    let mut t = tracker(Some(true));
+    let h = put(&mut t, "k0", 0);
+    t.on_tick(5000);
+    let (again, frame) = t.resend_put(h, document("k0")).unwrap();
+    assert_ne!(again, h);
+    assert_eq!(id(&t, again), id(&t, h));
+    let Frame::DocumentPut(p) = frame else {
+        panic!()
+    };
+    assert_eq!(p.message_id, id(&t, h));
+    assert_eq!(t.content_hash(again), t.content_hash(h));
+    t.on_sent(again, 6000).unwrap();
+    let f = admit(&t, again);
+    t.on_frame(&f, 6001);
+    assert_eq!(outcome(&t, again), Some(Outcome::Admitted));
+    // The first attempt keeps what its caller was told.
+    assert_eq!(outcome(&t, h), Some(window_elapsed(true)));
+
+    let (d, _) = t.delete("notes.v1", "k9", WriteMode::Receipt).unwrap();
+    t.on_sent(d, 7000).unwrap();
+    t.on_tick(12_000);
+    let (d2, frame) = t.resend_delete(d).unwrap();
+    assert_eq!(id(&t, d2), id(&t, d));
+    assert!(matches!(frame, Frame::DocumentDelete(_)));
+}
+
+#[test]
+fn w_42_a_resend_carries_the_same_content() {
+    let mut t = tracker(Some(true));
+    let h = put(&mut t, "k0", 0);
+    t.on_tick(5000);
+    assert_eq!(
+        t.resend_put(h, document("k1")).unwrap_err(),
+        TrackerError::ContentChanged
+    );
+    let mut other = document("k0");
+    other.payload = cultnet_receipts::frames::RawValue::new(vec![0x02]).unwrap();
+    assert_eq!(
+        t.resend_put(h, other).unwrap_err(),
+        TrackerError::ContentChanged
+    );
+    assert_eq!(
+        t.resend_delete(h).unwrap_err(),
+        TrackerError::ContentChanged
+    );
+    assert!(t.resend_put(h, document("k0")).is_ok());
+}
+
+#[test]
+fn w_42_an_answered_write_or_one_answered_late_is_not_resent() {
+    let mut t = tracker(Some(true));
+    let a = put(&mut t, "k0", 0);
+    let f = admit(&t, a);
+    t.on_frame(&f, 1);
+    let r = put(&mut t, "k1", 0);
+    let f = refuse(&t, r, "message_invalid");
+    t.on_frame(&f, 1);
+    let late = put(&mut t, "k2", 0);
+    let in_flight = put(&mut t, "k3", 4000);
+    t.on_tick(5000);
+    let f = admit(&t, late);
+    t.on_frame(&f, 5001);
+    for (h, key) in [(a, "k0"), (r, "k1"), (late, "k2"), (in_flight, "k3")] {
+        assert_eq!(
+            t.resend_put(h, document(key)).unwrap_err(),
+            TrackerError::NotResendable,
+            "{key}"
+        );
+    }
+}
+
+#[test]
+fn w_42_across_a_reconnect_a_resend_is_a_new_write() {
+    let mut t = tracker(Some(true));
+    let h = put(&mut t, "k0", 0);
+    t.on_tick(5000);
+    t.start_session(6000);
+    assert_eq!(
+        t.resend_put(h, document("k0")).unwrap_err(),
+        TrackerError::OtherSession
+    );
+    let (n, _) = t.put(document("k0"), WriteMode::Receipt).unwrap();
+    assert_ne!(id(&t, n), id(&t, h));
+    assert_eq!(t.content_hash(n), t.content_hash(h));
+}
