@@ -89,9 +89,9 @@ impl<'a> Reader<'a> {
             0xc4 => Head::Bin(self.len(1)?),
             0xc5 => Head::Bin(self.len(2)?),
             0xc6 => Head::Bin(self.len(4)?),
-            0xc7 => Head::Ext(self.len(1)? + 1),
-            0xc8 => Head::Ext(self.len(2)? + 1),
-            0xc9 => Head::Ext(self.len(4)? + 1),
+            0xc7 => Head::Ext(self.len(1)?.saturating_add(1)),
+            0xc8 => Head::Ext(self.len(2)?.saturating_add(1)),
+            0xc9 => Head::Ext(self.len(4)?.saturating_add(1)),
             0xca => {
                 self.take(4)?;
                 Head::Float32
