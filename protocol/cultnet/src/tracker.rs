@@ -1,0 +1,827 @@
+//! The client's write tracker: every put or delete settles exactly once as admitted, refused or
+//! unconfirmed (or `sent`, for a write that opted into send-only), within a result window.
+//!
+//! Time is an input: every call that can settle a write takes `now` in milliseconds on the
+//! caller's monotonic clock. The window of a write runs from its send and is the one the
+//! server's hello selects at the moment the tracker judges the write (5000 ms against a
+//! receipt-capable server, 500 ms otherwise); a write whose age has reached the window is
+//! unconfirmed, so an answer at exactly the window is late.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::frames::{
+    Document, DocumentDelete, DocumentPut, ErrorDetails, Frame, Hello, Operation, WriteAdmitted,
+};
+use crate::hash::{delete_hash, put_hash};
+use crate::TrackerError;
+
+/// The result window against a receipt-capable server, in milliseconds.
+pub const RECEIPT_RESULT_WINDOW_MS: u64 = 5000;
+/// The result window against a server whose hello does not list both receipt frames (or that
+/// sent none), in milliseconds.
+pub const LEGACY_RESULT_WINDOW_MS: u64 = 500;
+/// How long a server may remember a write beyond its session; clients never rely on it.
+pub const DEDUPE_RETENTION_MS: u64 = 600_000;
+
+/// Names one write of a tracker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WriteHandle(u64);
+
+/// How a write wants to be answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WriteMode {
+    /// Settled by the server's answer (the default).
+    #[default]
+    Receipt,
+    /// The explicit per-call opt-in: settled `sent` by the transport's acknowledgement, never
+    /// admitted.
+    SendOnly,
+}
+
+/// Why a write ended unconfirmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UnconfirmedReason {
+    /// The result window passed with no answer.
+    WindowElapsed,
+    /// The session ended before an answer (or before the write was sent).
+    SessionEnded,
+    /// The client's own send of the write failed.
+    LocalSendFailed,
+}
+
+/// The refusal a server sent for a write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The error's code.
+    pub code: Option<String>,
+    /// The error's text.
+    pub error: String,
+    /// The error's details.
+    pub details: Option<ErrorDetails>,
+    /// Whether the refusal named no write (error.v0, or error.v1 with nil messageId) and was
+    /// attributed because this was the only unanswered write.
+    pub attributed_by_count: bool,
+}
+
+/// What a write settled as. Settled once; a later answer only records a [`LateAnswer`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// A write_admitted named the write.
+    Admitted,
+    /// An error named the write (or was attributed to it as the only unanswered write).
+    Refused(Refusal),
+    /// Nothing settled the write. `server_missed_window` is set when a receipt-capable server let
+    /// the window pass.
+    Unconfirmed {
+        /// Why.
+        reason: UnconfirmedReason,
+        /// A receipt-capable server let the window pass without answering.
+        server_missed_window: bool,
+    },
+    /// A send-only write was acknowledged by the transport; this is never admission.
+    Sent,
+}
+
+/// The error form of an outcome, for callers that want `?`: refused and unconfirmed are distinct.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// The server refused the write.
+    #[error("the write was refused: {}", .0.error)]
+    Refused(Refusal),
+    /// Nothing confirmed the write; it may or may not have been applied.
+    #[error("the write is unconfirmed ({0:?})")]
+    Unconfirmed(UnconfirmedReason),
+}
+
+/// What a successful write confirmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Confirmation {
+    /// Admitted by the server.
+    Admitted,
+    /// Acknowledged by the transport only (send-only writes).
+    Sent,
+}
+
+impl Outcome {
+    /// Admitted (or sent, for a send-only write) as `Ok`; refused and unconfirmed as distinct
+    /// errors.
+    pub fn into_result(self) -> Result<Confirmation, WriteError> {
+        match self {
+            Outcome::Admitted => Ok(Confirmation::Admitted),
+            Outcome::Sent => Ok(Confirmation::Sent),
+            Outcome::Refused(r) => Err(WriteError::Refused(r)),
+            Outcome::Unconfirmed { reason, .. } => Err(WriteError::Unconfirmed(reason)),
+        }
+    }
+}
+
+/// An answer that arrived after its write settled unconfirmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LateAnswer {
+    /// A late write_admitted: the write may well be applied; do not blindly resend it.
+    AdmittedLate,
+    /// A late refusal.
+    RefusedLate(Refusal),
+}
+
+/// Where a write stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WriteState {
+    /// Registered, not yet handed to the transport.
+    Registered,
+    /// Sent, waiting for its answer.
+    InFlight,
+    /// Settled.
+    Settled {
+        /// What it settled as.
+        outcome: Outcome,
+        /// An answer that came after it settled unconfirmed, if any.
+        late: Option<LateAnswer>,
+    },
+}
+
+/// A write that just settled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settled {
+    /// The write.
+    pub handle: WriteHandle,
+    /// Its messageId.
+    pub message_id: String,
+    /// What it settled as.
+    pub outcome: Outcome,
+}
+
+/// The outcome of a batch: only the set of its members' outcomes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BatchOutcome {
+    /// Every member was admitted.
+    Admitted,
+    /// At least one member was refused; these are the refused members.
+    Refused(Vec<WriteHandle>),
+    /// No member was refused but some were not admitted; these are they.
+    Unconfirmed(Vec<WriteHandle>),
+}
+
+/// The bounds of a tracker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrackerLimits {
+    /// Writes registered and not yet settled, at most.
+    pub max_in_flight: usize,
+    /// Bytes of those writes' frames, at most.
+    pub max_in_flight_bytes: usize,
+    /// Settled writes whose state is kept (for `state`, batches and late answers), at most; the
+    /// oldest is forgotten first and counted.
+    pub max_settled_kept: usize,
+}
+
+impl Default for TrackerLimits {
+    fn default() -> Self {
+        TrackerLimits {
+            max_in_flight: 1024,
+            max_in_flight_bytes: 16 << 20,
+            max_settled_kept: 4096,
+        }
+    }
+}
+
+/// Counters of what the tracker saw and what its bounds dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TrackerCounters {
+    /// Answers naming an id that is neither in flight nor kept: they settled nothing.
+    pub unmatched_answers: u64,
+    /// Id-less errors that settled nothing because zero or several writes were unanswered.
+    pub unattributed_errors: u64,
+    /// write_admitted frames naming an in-flight id whose operation, schemaId or recordKey did
+    /// not echo the write: they settled nothing.
+    pub mismatched_receipts: u64,
+    /// Writes a receipt-capable server let reach the window.
+    pub windows_missed_by_receipt_server: u64,
+    /// Settled writes forgotten to keep within `max_settled_kept`.
+    pub settled_forgotten: u64,
+    /// Late answers that found their write already forgotten.
+    pub late_answers_dropped: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ServerKind {
+    Unknown,
+    Legacy,
+    Receipts,
+}
+
+#[derive(Debug)]
+struct Entry {
+    message_id: String,
+    session: u64,
+    operation: Operation,
+    schema_id: String,
+    record_key: String,
+    content_hash: [u8; 32],
+    mode: WriteMode,
+    bytes: usize,
+    sent_at: Option<u64>,
+    outcome: Option<Outcome>,
+    late: Option<LateAnswer>,
+}
+
+/// Tracks a client's writes on one connection at a time.
+#[derive(Debug)]
+pub struct WriteTracker {
+    limits: TrackerLimits,
+    nonce: u64,
+    session: u64,
+    session_ended: bool,
+    server: ServerKind,
+    next_seq: u64,
+    next_handle: u64,
+    entries: BTreeMap<WriteHandle, Entry>,
+    /// messageId -> handle, for every write of the current session still kept.
+    by_id: BTreeMap<String, WriteHandle>,
+    settled_order: VecDeque<WriteHandle>,
+    unsettled: usize,
+    unsettled_bytes: usize,
+    settled: VecDeque<Settled>,
+    counters: TrackerCounters,
+}
+
+impl WriteTracker {
+    /// A tracker for a first session. `nonce` is a random value from the caller (the engine
+    /// draws no randomness); it keeps the ids of different trackers apart.
+    #[must_use]
+    pub fn new(limits: TrackerLimits, nonce: u64) -> Self {
+        WriteTracker {
+            limits,
+            nonce,
+            session: 0,
+            session_ended: false,
+            server: ServerKind::Unknown,
+            next_seq: 0,
+            next_handle: 0,
+            entries: BTreeMap::new(),
+            by_id: BTreeMap::new(),
+            settled_order: VecDeque::new(),
+            unsettled: 0,
+            unsettled_bytes: 0,
+            settled: VecDeque::new(),
+            counters: TrackerCounters::default(),
+        }
+    }
+
+    /// The window the tracker applies now: 5000 ms once the server's hello listed both receipt
+    /// frames, 500 ms otherwise.
+    #[must_use]
+    pub fn result_window_ms(&self) -> u64 {
+        if self.server == ServerKind::Receipts {
+            RECEIPT_RESULT_WINDOW_MS
+        } else {
+            LEGACY_RESULT_WINDOW_MS
+        }
+    }
+
+    /// The counters.
+    #[must_use]
+    pub fn counters(&self) -> TrackerCounters {
+        self.counters
+    }
+
+    /// Writes registered and not yet settled.
+    #[must_use]
+    pub fn unsettled(&self) -> usize {
+        self.unsettled
+    }
+
+    fn mint_id(&mut self) -> String {
+        let id = format!(
+            "w{:016x}-{:x}-{:x}",
+            self.nonce, self.session, self.next_seq
+        );
+        self.next_seq += 1;
+        id
+    }
+
+    fn register(&mut self, entry: Entry) -> Result<WriteHandle, TrackerError> {
+        if self.unsettled >= self.limits.max_in_flight {
+            return Err(TrackerError::TooManyInFlight);
+        }
+        if self.unsettled_bytes + entry.bytes > self.limits.max_in_flight_bytes {
+            return Err(TrackerError::TooManyBytesInFlight);
+        }
+        let handle = WriteHandle(self.next_handle);
+        self.next_handle += 1;
+        self.unsettled += 1;
+        self.unsettled_bytes += entry.bytes;
+        self.by_id.insert(entry.message_id.clone(), handle);
+        self.entries.insert(handle, entry);
+        Ok(handle)
+    }
+
+    fn entry(
+        &self,
+        message_id: String,
+        operation: Operation,
+        schema_id: &str,
+        record_key: &str,
+    ) -> Entry {
+        Entry {
+            message_id,
+            session: self.session,
+            operation,
+            schema_id: schema_id.to_owned(),
+            record_key: record_key.to_owned(),
+            content_hash: [0; 32],
+            mode: WriteMode::Receipt,
+            bytes: 0,
+            sent_at: None,
+            outcome: None,
+            late: None,
+        }
+    }
+
+    /// Registers a put of `document` under a freshly minted messageId and returns its handle
+    /// and the frame to send.
+    pub fn put(
+        &mut self,
+        document: Document,
+        mode: WriteMode,
+    ) -> Result<(WriteHandle, Frame), TrackerError> {
+        let message_id = self.mint_id();
+        let frame = DocumentPut {
+            message_id: message_id.clone(),
+            document,
+        };
+        let mut entry = self.entry(
+            message_id,
+            Operation::Put,
+            &frame.document.schema_id,
+            &frame.document.record_key,
+        );
+        entry.bytes = frame_bytes(&frame.message_id, &frame.document);
+        entry.content_hash = put_hash(&frame);
+        entry.mode = mode;
+        let handle = self.register(entry)?;
+        Ok((handle, Frame::DocumentPut(frame)))
+    }
+
+    /// Registers a delete under a freshly minted messageId and returns its handle and frame.
+    pub fn delete(
+        &mut self,
+        schema_id: &str,
+        record_key: &str,
+        mode: WriteMode,
+    ) -> Result<(WriteHandle, Frame), TrackerError> {
+        let message_id = self.mint_id();
+        let frame = DocumentDelete {
+            message_id: message_id.clone(),
+            schema_id: schema_id.to_owned(),
+            record_key: record_key.to_owned(),
+        };
+        let mut entry = self.entry(message_id, Operation::Delete, schema_id, record_key);
+        entry.bytes = frame.message_id.len() + schema_id.len() + record_key.len();
+        entry.content_hash = delete_hash(&frame);
+        entry.mode = mode;
+        let handle = self.register(entry)?;
+        Ok((handle, Frame::DocumentDelete(frame)))
+    }
+
+    /// Resends an unconfirmed put under its original messageId, on the session it was made in.
+    /// The caller passes the document again; it must be the same content (the id is never
+    /// reused for other content). Refused when the write was answered (in time or late: a write
+    /// admitted late must not be resent), or belongs to an earlier session (across a reconnect
+    /// a resend is a new write: use [`WriteTracker::put`], and only for a write that is
+    /// idempotent by record key). The returned handle settles on its own.
+    pub fn resend_put(
+        &mut self,
+        handle: WriteHandle,
+        document: Document,
+    ) -> Result<(WriteHandle, Frame), TrackerError> {
+        let message_id = self.resendable(handle, Operation::Put)?;
+        let frame = DocumentPut {
+            message_id,
+            document,
+        };
+        if put_hash(&frame) != self.entries[&handle].content_hash {
+            return Err(TrackerError::ContentChanged);
+        }
+        let mut entry = self.entry(
+            frame.message_id.clone(),
+            Operation::Put,
+            &frame.document.schema_id,
+            &frame.document.record_key,
+        );
+        entry.bytes = frame_bytes(&frame.message_id, &frame.document);
+        entry.content_hash = put_hash(&frame);
+        entry.mode = self.entries[&handle].mode;
+        let h = self.register(entry)?;
+        Ok((h, Frame::DocumentPut(frame)))
+    }
+
+    /// Resends an unconfirmed delete under its original messageId, on the same terms as
+    /// [`WriteTracker::resend_put`].
+    pub fn resend_delete(
+        &mut self,
+        handle: WriteHandle,
+    ) -> Result<(WriteHandle, Frame), TrackerError> {
+        let message_id = self.resendable(handle, Operation::Delete)?;
+        let old = &self.entries[&handle];
+        let frame = DocumentDelete {
+            message_id: message_id.clone(),
+            schema_id: old.schema_id.clone(),
+            record_key: old.record_key.clone(),
+        };
+        let mut entry = self.entry(
+            message_id,
+            Operation::Delete,
+            &frame.schema_id,
+            &frame.record_key,
+        );
+        entry.bytes = old.bytes;
+        entry.content_hash = old.content_hash;
+        entry.mode = old.mode;
+        let h = self.register(entry)?;
+        Ok((h, Frame::DocumentDelete(frame)))
+    }
+
+    fn resendable(&self, handle: WriteHandle, op: Operation) -> Result<String, TrackerError> {
+        let e = self
+            .entries
+            .get(&handle)
+            .ok_or(TrackerError::UnknownWrite)?;
+        if e.operation != op {
+            return Err(TrackerError::ContentChanged);
+        }
+        if e.session != self.session || self.session_ended {
+            return Err(TrackerError::OtherSession);
+        }
+        if !matches!(e.outcome, Some(Outcome::Unconfirmed { .. })) || e.late.is_some() {
+            return Err(TrackerError::NotResendable);
+        }
+        // Only the newest attempt under an id may be resent.
+        if self.by_id.get(&e.message_id) != Some(&handle) {
+            return Err(TrackerError::NotResendable);
+        }
+        Ok(e.message_id.clone())
+    }
+
+    /// The messageId of a write.
+    #[must_use]
+    pub fn message_id(&self, handle: WriteHandle) -> Option<&str> {
+        self.entries.get(&handle).map(|e| e.message_id.as_str())
+    }
+
+    /// The operation, schemaId and recordKey of a write.
+    #[must_use]
+    pub fn target(&self, handle: WriteHandle) -> Option<(Operation, &str, &str)> {
+        self.entries
+            .get(&handle)
+            .map(|e| (e.operation, e.schema_id.as_str(), e.record_key.as_str()))
+    }
+
+    /// The content hash of a write (W-20).
+    #[must_use]
+    pub fn content_hash(&self, handle: WriteHandle) -> Option<[u8; 32]> {
+        self.entries.get(&handle).map(|e| e.content_hash)
+    }
+
+    /// Where a write stands; `None` once the tracker forgot it (or never knew it).
+    #[must_use]
+    pub fn state(&self, handle: WriteHandle) -> Option<WriteState> {
+        let e = self.entries.get(&handle)?;
+        Some(match (&e.outcome, e.sent_at) {
+            (Some(o), _) => WriteState::Settled {
+                outcome: o.clone(),
+                late: e.late.clone(),
+            },
+            (None, Some(_)) => WriteState::InFlight,
+            (None, None) => WriteState::Registered,
+        })
+    }
+
+    /// The write was handed to the transport at `now`; its window starts. A write registered
+    /// after its session ended settles unconfirmed (session_ended) here.
+    pub fn on_sent(&mut self, handle: WriteHandle, now: u64) -> Result<(), TrackerError> {
+        self.expire(now);
+        let ended = self.session_ended;
+        let current = self.session;
+        let e = self
+            .entries
+            .get_mut(&handle)
+            .ok_or(TrackerError::UnknownWrite)?;
+        if e.outcome.is_some() || e.sent_at.is_some() {
+            return Err(TrackerError::AlreadySent);
+        }
+        e.sent_at = Some(now);
+        if ended || e.session != current {
+            self.settle(
+                handle,
+                Outcome::Unconfirmed {
+                    reason: UnconfirmedReason::SessionEnded,
+                    server_missed_window: false,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// The client's own send of the write failed: unconfirmed (local_send_failed), never refused.
+    pub fn on_send_failed(&mut self, handle: WriteHandle, now: u64) {
+        self.expire(now);
+        if self.is_unsettled(handle) {
+            self.settle(
+                handle,
+                Outcome::Unconfirmed {
+                    reason: UnconfirmedReason::LocalSendFailed,
+                    server_missed_window: false,
+                },
+            );
+        }
+    }
+
+    /// The transport acknowledged delivery of the write. Settles a send-only write as `sent`;
+    /// means nothing for a receipt write (an ack is not admission).
+    pub fn on_transport_ack(&mut self, handle: WriteHandle, now: u64) {
+        self.expire(now);
+        let send_only = self
+            .entries
+            .get(&handle)
+            .is_some_and(|e| e.mode == WriteMode::SendOnly && e.sent_at.is_some());
+        if send_only && self.is_unsettled(handle) {
+            self.settle(handle, Outcome::Sent);
+        }
+    }
+
+    /// The peer's hello: it selects the result window.
+    pub fn on_hello(&mut self, hello: &Hello) {
+        self.server = if hello.is_receipt_capable() {
+            ServerKind::Receipts
+        } else {
+            ServerKind::Legacy
+        };
+    }
+
+    /// A frame from the server at `now`. Writes whose window has been reached settle
+    /// unconfirmed first, so an answer at exactly the window is late.
+    pub fn on_frame(&mut self, frame: &Frame, now: u64) {
+        self.expire(now);
+        match frame {
+            Frame::Hello(h) => self.on_hello(h),
+            Frame::WriteAdmitted(a) => self.on_admitted(a),
+            Frame::ErrorV1(e) => {
+                let refusal = Refusal {
+                    code: e.code.clone(),
+                    error: e.error.clone(),
+                    details: e.details.clone(),
+                    attributed_by_count: false,
+                };
+                match &e.message_id {
+                    Some(id) => self.on_named_refusal(id, refusal),
+                    None => self.on_anonymous_refusal(refusal),
+                }
+            }
+            Frame::ErrorV0(e) => self.on_anonymous_refusal(Refusal {
+                code: e.code.clone(),
+                error: e.error.clone(),
+                details: e.details.clone(),
+                attributed_by_count: false,
+            }),
+            // A put or delete echoed back (or any other frame) is never an answer.
+            Frame::DocumentPut(_) | Frame::DocumentDelete(_) => {}
+        }
+    }
+
+    /// Advances time: writes whose age reached the window settle unconfirmed (window_elapsed).
+    pub fn on_tick(&mut self, now: u64) {
+        self.expire(now);
+    }
+
+    /// The session ended: every write not yet settled is unconfirmed (session_ended), and so is
+    /// any write registered from now on when it is sent. Answers can no longer arrive for it.
+    pub fn on_session_ended(&mut self, now: u64) {
+        self.expire(now);
+        self.session_ended = true;
+        let open: Vec<WriteHandle> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.outcome.is_none() && e.sent_at.is_some())
+            .map(|(h, _)| *h)
+            .collect();
+        for h in open {
+            self.settle(
+                h,
+                Outcome::Unconfirmed {
+                    reason: UnconfirmedReason::SessionEnded,
+                    server_missed_window: false,
+                },
+            );
+        }
+    }
+
+    /// A new session on a new connection: ids are minted afresh, the server's hello is awaited
+    /// again, and nothing of the old session can be answered any more. Writes of the old session
+    /// still unsent settle unconfirmed when sent.
+    pub fn start_session(&mut self, now: u64) {
+        if !self.session_ended {
+            self.on_session_ended(now);
+        }
+        self.session += 1;
+        self.session_ended = false;
+        self.server = ServerKind::Unknown;
+        self.by_id.clear();
+    }
+
+    /// The next settled write, oldest first.
+    #[must_use]
+    pub fn poll_settled(&mut self) -> Option<Settled> {
+        self.settled.pop_front()
+    }
+
+    /// The outcome of a batch of writes, once every member has settled (`None` before, or when a
+    /// member is unknown). A refusal anywhere makes the batch refused; otherwise any member not
+    /// admitted makes it unconfirmed.
+    #[must_use]
+    pub fn batch_outcome(&self, members: &[WriteHandle]) -> Option<BatchOutcome> {
+        let mut refused = Vec::new();
+        let mut not_admitted = Vec::new();
+        for h in members {
+            match &self.entries.get(h)?.outcome {
+                None => return None,
+                Some(Outcome::Admitted) => {}
+                Some(Outcome::Refused(_)) => refused.push(*h),
+                Some(_) => not_admitted.push(*h),
+            }
+        }
+        Some(if !refused.is_empty() {
+            BatchOutcome::Refused(refused)
+        } else if !not_admitted.is_empty() {
+            BatchOutcome::Unconfirmed(not_admitted)
+        } else {
+            BatchOutcome::Admitted
+        })
+    }
+
+    /// Forgets a settled write (its handle no longer has a state).
+    pub fn forget(&mut self, handle: WriteHandle) {
+        if self
+            .entries
+            .get(&handle)
+            .is_some_and(|e| e.outcome.is_some())
+        {
+            self.remove(handle);
+            self.settled_order.retain(|h| *h != handle);
+        }
+    }
+
+    fn remove(&mut self, handle: WriteHandle) {
+        if let Some(e) = self.entries.remove(&handle) {
+            if self.by_id.get(&e.message_id) == Some(&handle) {
+                self.by_id.remove(&e.message_id);
+            }
+        }
+    }
+
+    fn is_unsettled(&self, handle: WriteHandle) -> bool {
+        self.entries
+            .get(&handle)
+            .is_some_and(|e| e.outcome.is_none())
+    }
+
+    fn expire(&mut self, now: u64) {
+        let window = self.result_window_ms();
+        let due: Vec<WriteHandle> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| {
+                e.outcome.is_none() && e.sent_at.is_some_and(|t| now.saturating_sub(t) >= window)
+            })
+            .map(|(h, _)| *h)
+            .collect();
+        let missed = self.server == ServerKind::Receipts;
+        for h in due {
+            if missed {
+                self.counters.windows_missed_by_receipt_server += 1;
+            }
+            self.settle(
+                h,
+                Outcome::Unconfirmed {
+                    reason: UnconfirmedReason::WindowElapsed,
+                    server_missed_window: missed,
+                },
+            );
+        }
+    }
+
+    fn settle(&mut self, handle: WriteHandle, outcome: Outcome) {
+        let Some(e) = self.entries.get_mut(&handle) else {
+            return;
+        };
+        if e.outcome.is_some() {
+            return;
+        }
+        e.outcome = Some(outcome.clone());
+        self.unsettled -= 1;
+        self.unsettled_bytes -= e.bytes;
+        self.settled.push_back(Settled {
+            handle,
+            message_id: e.message_id.clone(),
+            outcome,
+        });
+        self.settled_order.push_back(handle);
+        while self.settled_order.len() > self.limits.max_settled_kept {
+            if let Some(old) = self.settled_order.pop_front() {
+                self.remove(old);
+                self.counters.settled_forgotten += 1;
+            }
+        }
+    }
+
+    /// The kept write of the current session named by `id` (exact byte equality).
+    fn lookup(&self, id: &str) -> Option<WriteHandle> {
+        let h = *self.by_id.get(id)?;
+        let e = self.entries.get(&h)?;
+        (e.session == self.session && e.message_id == id && e.sent_at.is_some()).then_some(h)
+    }
+
+    fn on_admitted(&mut self, a: &WriteAdmitted) {
+        let Some(h) = self.lookup(&a.message_id) else {
+            self.counters.unmatched_answers += 1;
+            return;
+        };
+        let e = &self.entries[&h];
+        if e.operation != a.operation || e.schema_id != a.schema_id || e.record_key != a.record_key
+        {
+            self.counters.mismatched_receipts += 1;
+            return;
+        }
+        self.answer(h, Outcome::Admitted, LateAnswer::AdmittedLate);
+    }
+
+    fn on_named_refusal(&mut self, id: &str, refusal: Refusal) {
+        let Some(h) = self.lookup(id) else {
+            self.counters.unmatched_answers += 1;
+            return;
+        };
+        self.answer(
+            h,
+            Outcome::Refused(refusal.clone()),
+            LateAnswer::RefusedLate(refusal),
+        );
+    }
+
+    fn answer(&mut self, h: WriteHandle, outcome: Outcome, late: LateAnswer) {
+        let e = &self.entries[&h];
+        if e.mode == WriteMode::SendOnly {
+            // A send-only write is settled by the transport's ack; an admission never counts.
+            if matches!(outcome, Outcome::Refused(_)) && e.outcome.is_none() {
+                self.settle(h, outcome);
+            }
+            return;
+        }
+        match &e.outcome {
+            None => self.settle(h, outcome),
+            Some(Outcome::Unconfirmed { .. }) => {
+                let e = self.entries.get_mut(&h).expect("looked up above");
+                if e.late.is_none() {
+                    e.late = Some(late);
+                }
+            }
+            // Settled once: a second answer changes nothing.
+            Some(_) => {}
+        }
+    }
+
+    fn on_anonymous_refusal(&mut self, mut refusal: Refusal) {
+        let session = self.session;
+        let mut open = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.outcome.is_none() && e.sent_at.is_some() && e.session == session)
+            .map(|(h, _)| *h);
+        match (open.next(), open.next()) {
+            (Some(only), None) => {
+                refusal.attributed_by_count = true;
+                self.settle(only, Outcome::Refused(refusal));
+            }
+            _ => self.counters.unattributed_errors += 1,
+        }
+    }
+}
+
+fn frame_bytes(message_id: &str, d: &Document) -> usize {
+    message_id.len()
+        + d.schema_id.len()
+        + d.record_key.len()
+        + d.stored_at.len()
+        + d.payload.as_bytes().len()
+        + d.source_runtime_id.as_ref().map_or(0, String::len)
+        + d.source_agent_id.as_ref().map_or(0, String::len)
+        + d.source_role.as_ref().map_or(0, String::len)
+        + d.tags
+            .as_ref()
+            .map_or(0, |t| t.iter().map(String::len).sum::<usize>())
+}

@@ -1,0 +1,994 @@
+//! The write tracker against the client rules (W-2, W-10, W-33 to W-46) and the White_Space list (W-28).
+
+mod support;
+
+use cultnet_receipts::frames::{
+    DocumentPut, ErrorDetails, ErrorV0, ErrorV1, Hello, Operation, WriteAdmitted,
+};
+use cultnet_receipts::message_id::{is_blank, is_white_space};
+use cultnet_receipts::tracker::{
+    BatchOutcome, Confirmation, LateAnswer, Outcome, Settled, TrackerLimits, UnconfirmedReason,
+    WriteError, WriteMode, WriteState, LEGACY_RESULT_WINDOW_MS, RECEIPT_RESULT_WINDOW_MS,
+};
+use cultnet_receipts::{Frame, TrackerError, WriteHandle, WriteTracker};
+use support::document;
+
+fn server_hello(receipts: bool) -> Hello {
+    let mut versions = vec!["cultnet.hello.v0".to_string()];
+    if receipts {
+        versions.push("cultnet.write_admitted.v0".into());
+        versions.push("cultnet.error.v1".into());
+    }
+    Hello {
+        runtime_id: "server".into(),
+        runtime_kind: "server".into(),
+        supported_message_versions: Some(versions),
+        ..Hello::default()
+    }
+}
+
+fn tracker(receipts: Option<bool>) -> WriteTracker {
+    let mut t = WriteTracker::new(TrackerLimits::default(), 0x5eed);
+    if let Some(r) = receipts {
+        t.on_frame(&Frame::Hello(server_hello(r)), 0);
+    }
+    t
+}
+
+/// Registers and sends a put of `key` at `now`.
+fn put(t: &mut WriteTracker, key: &str, now: u64) -> WriteHandle {
+    let (h, _) = t.put(document(key), WriteMode::Receipt).unwrap();
+    t.on_sent(h, now).unwrap();
+    h
+}
+
+fn id(t: &WriteTracker, h: WriteHandle) -> String {
+    t.message_id(h).unwrap().to_owned()
+}
+
+fn admit(t: &WriteTracker, h: WriteHandle) -> Frame {
+    let (operation, schema_id, record_key) = t.target(h).expect("a kept write");
+    Frame::WriteAdmitted(WriteAdmitted {
+        message_id: id(t, h),
+        operation,
+        schema_id: schema_id.into(),
+        record_key: record_key.into(),
+    })
+}
+
+fn put_k(t: &mut WriteTracker, now: u64) -> WriteHandle {
+    put(t, "k", now)
+}
+
+fn refuse(t: &WriteTracker, h: WriteHandle, code: &str) -> Frame {
+    Frame::ErrorV1(ErrorV1 {
+        message_id: Some(id(t, h)),
+        error: format!("{code}: refused"),
+        code: Some(code.into()),
+        details: Some(ErrorDetails {
+            field: Some("schemaId".into()),
+        }),
+    })
+}
+
+fn anonymous_v0() -> Frame {
+    Frame::ErrorV0(ErrorV0 {
+        error: "write_not_authorized".into(),
+        code: Some("write_not_authorized".into()),
+        details: None,
+    })
+}
+
+fn anonymous_v1() -> Frame {
+    Frame::ErrorV1(ErrorV1 {
+        message_id: None,
+        error: "message_invalid: the message could not be read".into(),
+        code: Some("message_invalid".into()),
+        details: Some(ErrorDetails {
+            field: Some("message".into()),
+        }),
+    })
+}
+
+fn outcome(t: &WriteTracker, h: WriteHandle) -> Option<Outcome> {
+    match t.state(h)? {
+        WriteState::Settled { outcome, .. } => Some(outcome),
+        _ => None,
+    }
+}
+
+fn late(t: &WriteTracker, h: WriteHandle) -> Option<LateAnswer> {
+    match t.state(h)? {
+        WriteState::Settled { late, .. } => late,
+        _ => None,
+    }
+}
+
+fn drain(t: &mut WriteTracker) -> Vec<Settled> {
+    std::iter::from_fn(|| t.poll_settled()).collect()
+}
+
+fn window_elapsed(missed: bool) -> Outcome {
+    Outcome::Unconfirmed {
+        reason: UnconfirmedReason::WindowElapsed,
+        server_missed_window: missed,
+    }
+}
+
+// ---- W-2 ---------------------------------------------------------------------------------------
+
+#[test]
+fn w_2_an_admission_that_does_not_echo_the_write_settles_nothing() {
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    let Frame::WriteAdmitted(good) = admit(&t, h) else {
+        panic!()
+    };
+    let mut other_op = good.clone();
+    other_op.operation = Operation::Delete;
+    let mut other_schema = good.clone();
+    other_schema.schema_id = "notes.v2".into();
+    let mut other_key = good.clone();
+    other_key.record_key = "k-other".into();
+    for bad in [other_op, other_schema, other_key] {
+        t.on_frame(&Frame::WriteAdmitted(bad), 10);
+        assert_eq!(t.state(h), Some(WriteState::InFlight));
+    }
+    assert_eq!(t.counters().mismatched_receipts, 3);
+    t.on_frame(&Frame::WriteAdmitted(good), 10);
+    assert_eq!(outcome(&t, h), Some(Outcome::Admitted));
+}
+
+// ---- W-10, W-13, W-39 --------------------------------------------------------------------------
+
+#[test]
+fn w_10_the_window_follows_the_servers_hello() {
+    assert_eq!(tracker(None).result_window_ms(), LEGACY_RESULT_WINDOW_MS);
+    assert_eq!(
+        tracker(Some(false)).result_window_ms(),
+        LEGACY_RESULT_WINDOW_MS
+    );
+    assert_eq!(
+        tracker(Some(true)).result_window_ms(),
+        RECEIPT_RESULT_WINDOW_MS
+    );
+    let mut one = server_hello(false);
+    one.supported_message_versions = Some(vec!["cultnet.write_admitted.v0".into()]);
+    let mut t = tracker(None);
+    t.on_hello(&one);
+    assert_eq!(t.result_window_ms(), LEGACY_RESULT_WINDOW_MS);
+}
+
+#[test]
+fn w_39_no_hello_from_the_server_means_the_legacy_window() {
+    let mut t = tracker(None);
+    let h = put_k(&mut t, 1000);
+    t.on_tick(1499);
+    assert_eq!(t.state(h), Some(WriteState::InFlight));
+    t.on_tick(1500);
+    assert_eq!(outcome(&t, h), Some(window_elapsed(false)));
+}
+
+#[test]
+fn w_39_the_windows_are_5000_and_500_ms() {
+    assert_eq!(RECEIPT_RESULT_WINDOW_MS, 5000);
+    assert_eq!(LEGACY_RESULT_WINDOW_MS, 500);
+}
+
+#[test]
+fn w_39_an_answer_one_ms_before_the_window_is_in_time() {
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 100);
+    let f = admit(&t, h);
+    t.on_frame(&f, 100 + 4999);
+    assert_eq!(outcome(&t, h), Some(Outcome::Admitted));
+    assert_eq!(late(&t, h), None);
+
+    let mut t = tracker(Some(false));
+    let h = put_k(&mut t, 100);
+    let f = refuse(&t, h, "write_not_authorized");
+    t.on_frame(&f, 100 + 499);
+    assert!(matches!(outcome(&t, h), Some(Outcome::Refused(_))));
+}
+
+#[test]
+fn w_39_an_answer_at_exactly_the_window_is_late() {
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 100);
+    let f = admit(&t, h);
+    t.on_frame(&f, 100 + 5000);
+    assert_eq!(outcome(&t, h), Some(window_elapsed(true)));
+    assert_eq!(late(&t, h), Some(LateAnswer::AdmittedLate));
+
+    let mut t = tracker(Some(false));
+    let h = put_k(&mut t, 100);
+    let f = admit(&t, h);
+    t.on_frame(&f, 100 + 500);
+    assert_eq!(outcome(&t, h), Some(window_elapsed(false)));
+    assert_eq!(late(&t, h), Some(LateAnswer::AdmittedLate));
+}
+
+#[test]
+fn w_39_a_tick_at_exactly_the_window_settles_and_one_before_does_not() {
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    t.on_tick(4999);
+    assert_eq!(t.state(h), Some(WriteState::InFlight));
+    assert!(t.poll_settled().is_none());
+    t.on_tick(5000);
+    assert_eq!(outcome(&t, h), Some(window_elapsed(true)));
+}
+
+#[test]
+fn w_39_the_window_runs_from_the_send_not_the_registration() {
+    let mut t = tracker(Some(true));
+    let (h, _) = t.put(document("k0"), WriteMode::Receipt).unwrap();
+    t.on_tick(10_000);
+    assert_eq!(t.state(h), Some(WriteState::Registered));
+    t.on_sent(h, 10_000).unwrap();
+    t.on_tick(14_999);
+    assert_eq!(t.state(h), Some(WriteState::InFlight));
+    let f = Frame::WriteAdmitted(WriteAdmitted {
+        message_id: id(&t, h),
+        operation: Operation::Put,
+        schema_id: "notes.v1".into(),
+        record_key: "k0".into(),
+    });
+    t.on_frame(&f, 14_999);
+    assert_eq!(outcome(&t, h), Some(Outcome::Admitted));
+}
+
+// ---- W-33 --------------------------------------------------------------------------------------
+
+#[test]
+fn w_33_each_write_settles_exactly_once() {
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    let a = admit(&t, h);
+    let r = refuse(&t, h, "message_invalid");
+    t.on_frame(&a, 1);
+    t.on_frame(&r, 2);
+    t.on_frame(&a, 3);
+    t.on_frame(&anonymous_v0(), 4);
+    t.on_tick(100_000);
+    t.on_session_ended(100_001);
+    assert_eq!(outcome(&t, h), Some(Outcome::Admitted));
+    let settled = drain(&mut t);
+    assert_eq!(settled.len(), 1);
+    assert_eq!(settled[0].outcome, Outcome::Admitted);
+    assert_eq!(settled[0].message_id, id(&t, h));
+}
+
+#[test]
+fn w_33_every_write_settles_exactly_once_under_random_events() {
+    // A small deterministic generator: no ambient randomness in tests either.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for _round in 0..200 {
+        let mut t = tracker(if next() % 2 == 0 { Some(true) } else { None });
+        let mut now = 0;
+        let mut handles = Vec::new();
+        let mut settled = Vec::new();
+        for _ in 0..40 {
+            now += next() % 300;
+            match next() % 8 {
+                0 | 1 => handles.push(put_k(&mut t, now)),
+                2 if !handles.is_empty() => {
+                    let h = handles[(next() as usize) % handles.len()];
+                    if t.state(h).is_some() {
+                        let f = admit(&t, h);
+                        t.on_frame(&f, now);
+                    }
+                }
+                3 if !handles.is_empty() => {
+                    let h = handles[(next() as usize) % handles.len()];
+                    if t.state(h).is_some() {
+                        let f = refuse(&t, h, "message_invalid");
+                        t.on_frame(&f, now);
+                    }
+                }
+                4 => t.on_frame(&anonymous_v0(), now),
+                5 => t.on_tick(now),
+                6 if next() % 4 == 0 => t.start_session(now),
+                _ => t.on_frame(&anonymous_v1(), now),
+            }
+            settled.extend(drain(&mut t));
+        }
+        t.on_session_ended(now);
+        settled.extend(drain(&mut t));
+        for h in &handles {
+            let n = settled.iter().filter(|s| s.handle == *h).count();
+            assert_eq!(n, 1, "{h:?} settled {n} times");
+            let state = outcome(&t, *h).unwrap();
+            let told = &settled.iter().find(|s| s.handle == *h).unwrap().outcome;
+            assert_eq!(&state, told, "the state is what the caller was told");
+        }
+        assert_eq!(t.unsettled(), 0);
+    }
+}
+
+// ---- W-34, W-44 --------------------------------------------------------------------------------
+
+#[test]
+fn w_34_only_a_write_admitted_naming_the_write_admits_it() {
+    let mut t = tracker(Some(true));
+    let (h, frame) = t.put(document("k0"), WriteMode::Receipt).unwrap();
+    t.on_sent(h, 0).unwrap();
+    // The put echoed back under the same id, a transport ack, a refusal of another write.
+    t.on_frame(&frame, 1);
+    t.on_transport_ack(h, 2);
+    let other = Frame::ErrorV1(ErrorV1 {
+        message_id: Some("someone-else".into()),
+        error: "x".into(),
+        code: None,
+        details: None,
+    });
+    t.on_frame(&other, 3);
+    assert_eq!(t.state(h), Some(WriteState::InFlight));
+    let f = Frame::WriteAdmitted(WriteAdmitted {
+        message_id: id(&t, h),
+        operation: Operation::Put,
+        schema_id: "notes.v1".into(),
+        record_key: "k0".into(),
+    });
+    t.on_frame(&f, 4);
+    assert_eq!(outcome(&t, h), Some(Outcome::Admitted));
+}
+
+#[test]
+fn w_34_id_equality_is_exact() {
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    let real = id(&t, h);
+    let Frame::WriteAdmitted(good) = admit(&t, h) else {
+        panic!()
+    };
+    let near = [
+        format!("{real} "),
+        format!(" {real}"),
+        real.to_uppercase(),
+        real[..real.len() - 1].to_string(),
+        format!("{real}0"),
+        format!("{real}\u{200B}"),
+    ];
+    for n in &near {
+        let mut a = good.clone();
+        a.message_id = n.clone();
+        t.on_frame(&Frame::WriteAdmitted(a), 10);
+        let r = Frame::ErrorV1(ErrorV1 {
+            message_id: Some(n.clone()),
+            error: "x".into(),
+            code: None,
+            details: None,
+        });
+        t.on_frame(&r, 10);
+        assert_eq!(t.state(h), Some(WriteState::InFlight), "{n:?}");
+    }
+    assert_eq!(t.counters().unmatched_answers, 2 * near.len() as u64);
+    t.on_frame(&Frame::WriteAdmitted(good), 10);
+    assert_eq!(outcome(&t, h), Some(Outcome::Admitted));
+}
+
+#[test]
+fn w_44_a_frame_naming_an_id_not_in_flight_settles_nothing() {
+    let mut t = tracker(Some(true));
+    let a = put_k(&mut t, 0);
+    // Registered but not sent: not in flight.
+    let (b, _) = t.put(document("kb"), WriteMode::Receipt).unwrap();
+    let unknown = Frame::WriteAdmitted(WriteAdmitted {
+        message_id: "never-sent".into(),
+        operation: Operation::Put,
+        schema_id: "notes.v1".into(),
+        record_key: "k".into(),
+    });
+    t.on_frame(&unknown, 1);
+    let for_b = Frame::WriteAdmitted(WriteAdmitted {
+        message_id: id(&t, b),
+        operation: Operation::Put,
+        schema_id: "notes.v1".into(),
+        record_key: "kb".into(),
+    });
+    t.on_frame(&for_b, 1);
+    let refuse_unknown = Frame::ErrorV1(ErrorV1 {
+        message_id: Some("never-sent".into()),
+        error: "x".into(),
+        code: None,
+        details: None,
+    });
+    t.on_frame(&refuse_unknown, 1);
+    assert_eq!(t.state(a), Some(WriteState::InFlight));
+    assert_eq!(t.state(b), Some(WriteState::Registered));
+    assert_eq!(t.counters().unmatched_answers, 3);
+    assert!(t.poll_settled().is_none());
+}
+
+// ---- W-35, W-37 --------------------------------------------------------------------------------
+
+#[test]
+fn w_35_a_refusal_naming_the_write_carries_its_code_and_details() {
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    let f = refuse(&t, h, "unowned_schema");
+    t.on_frame(&f, 1);
+    let Some(Outcome::Refused(r)) = outcome(&t, h) else {
+        panic!()
+    };
+    assert_eq!(r.code.as_deref(), Some("unowned_schema"));
+    assert_eq!(r.error, "unowned_schema: refused");
+    assert_eq!(r.details.unwrap().field.as_deref(), Some("schemaId"));
+    assert!(!r.attributed_by_count);
+}
+
+#[test]
+fn w_37_the_error_form_has_distinct_refused_and_unconfirmed_errors() {
+    let mut t = tracker(Some(true));
+    let a = put_k(&mut t, 0);
+    let r = put_k(&mut t, 0);
+    let u = put_k(&mut t, 0);
+    let fa = admit(&t, a);
+    let fr = refuse(&t, r, "message_invalid");
+    t.on_frame(&fa, 1);
+    t.on_frame(&fr, 1);
+    t.on_tick(5000);
+    assert_eq!(
+        outcome(&t, a).unwrap().into_result(),
+        Ok(Confirmation::Admitted)
+    );
+    assert!(matches!(
+        outcome(&t, r).unwrap().into_result(),
+        Err(WriteError::Refused(_))
+    ));
+    assert_eq!(
+        outcome(&t, u).unwrap().into_result(),
+        Err(WriteError::Unconfirmed(UnconfirmedReason::WindowElapsed))
+    );
+}
+
+// ---- W-36 --------------------------------------------------------------------------------------
+
+#[test]
+fn w_36_no_answer_within_the_window_is_window_elapsed() {
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    t.on_tick(5000);
+    let s = drain(&mut t);
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0].handle, h);
+    assert_eq!(s[0].outcome, window_elapsed(true));
+}
+
+#[test]
+fn w_36_an_ended_session_settles_open_writes_session_ended() {
+    let mut t = tracker(Some(true));
+    let a = put_k(&mut t, 0);
+    let b = put_k(&mut t, 10);
+    t.on_session_ended(20);
+    for h in [a, b] {
+        assert_eq!(
+            outcome(&t, h),
+            Some(Outcome::Unconfirmed {
+                reason: UnconfirmedReason::SessionEnded,
+                server_missed_window: false
+            })
+        );
+    }
+}
+
+#[test]
+fn w_36_a_write_registered_after_the_session_ended_settles_when_sent() {
+    let mut t = tracker(Some(true));
+    t.on_session_ended(0);
+    let (h, _) = t.put(document("k"), WriteMode::Receipt).unwrap();
+    assert_eq!(t.state(h), Some(WriteState::Registered));
+    assert!(t.poll_settled().is_none());
+    t.on_sent(h, 5).unwrap();
+    assert_eq!(
+        outcome(&t, h),
+        Some(Outcome::Unconfirmed {
+            reason: UnconfirmedReason::SessionEnded,
+            server_missed_window: false
+        })
+    );
+    assert_eq!(drain(&mut t).len(), 1);
+}
+
+#[test]
+fn w_36_a_local_send_failure_is_unconfirmed_never_refused() {
+    let mut t = tracker(Some(true));
+    let (h, _) = t.put(document("k"), WriteMode::Receipt).unwrap();
+    t.on_send_failed(h, 0);
+    assert_eq!(
+        outcome(&t, h),
+        Some(Outcome::Unconfirmed {
+            reason: UnconfirmedReason::LocalSendFailed,
+            server_missed_window: false
+        })
+    );
+    assert_eq!(
+        outcome(&t, h).unwrap().into_result(),
+        Err(WriteError::Unconfirmed(UnconfirmedReason::LocalSendFailed))
+    );
+}
+
+// ---- W-38 --------------------------------------------------------------------------------------
+
+#[test]
+fn w_38_ids_are_unique_in_a_session_and_new_on_a_new_session() {
+    let mut t = tracker(Some(true));
+    let mut ids = std::collections::BTreeSet::new();
+    let mut first = Vec::new();
+    for i in 0..200 {
+        let h = put(&mut t, &format!("k{i}"), i);
+        assert!(ids.insert(id(&t, h)));
+        first.push(h);
+    }
+    t.start_session(300);
+    for i in 0..200 {
+        let h = put(&mut t, &format!("k{i}"), 400);
+        assert!(ids.insert(id(&t, h)), "an id of the old session came back");
+    }
+    // A late answer of the old session, arriving on the new one, settles nothing new.
+    let old = first[0];
+    let f = Frame::WriteAdmitted(WriteAdmitted {
+        message_id: id(&t, old),
+        operation: Operation::Put,
+        schema_id: "notes.v1".into(),
+        record_key: "k0".into(),
+    });
+    let before = t.counters().unmatched_answers;
+    t.on_frame(&f, 401);
+    assert_eq!(t.counters().unmatched_answers, before + 1);
+    assert_eq!(late(&t, old), None);
+    // Two trackers with different nonces mint different ids.
+    let mut other = WriteTracker::new(TrackerLimits::default(), 0x0dd);
+    let (h2, _) = other.put(document("k"), WriteMode::Receipt).unwrap();
+    let (h1, _) = WriteTracker::new(TrackerLimits::default(), 0x5eed)
+        .put(document("k"), WriteMode::Receipt)
+        .unwrap();
+    let _ = h1;
+    assert!(!ids.contains(other.message_id(h2).unwrap()));
+}
+
+#[test]
+fn w_38_minted_ids_pass_the_write_admitted_id_rule() {
+    let mut t = tracker(Some(true));
+    let (h, _) = t.put(document("k"), WriteMode::Receipt).unwrap();
+    assert!(cultnet_receipts::message_id::is_valid_admitted_message_id(
+        t.message_id(h).unwrap()
+    ));
+    assert!(t.message_id(h).unwrap().len() <= 256);
+}
+
+// ---- W-40, W-41 --------------------------------------------------------------------------------
+
+#[test]
+fn w_40_a_receipt_server_missing_the_window_is_unconfirmed_and_counted() {
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    t.on_tick(5000);
+    assert_eq!(outcome(&t, h), Some(window_elapsed(true)));
+    assert_eq!(t.counters().windows_missed_by_receipt_server, 1);
+
+    let mut t = tracker(Some(false));
+    let h = put_k(&mut t, 0);
+    t.on_tick(500);
+    assert_eq!(outcome(&t, h), Some(window_elapsed(false)));
+    assert_eq!(t.counters().windows_missed_by_receipt_server, 0);
+}
+
+#[test]
+fn w_41_a_late_admission_is_recorded_as_admitted_late() {
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    t.on_tick(6000);
+    let f = admit(&t, h);
+    t.on_frame(&f, 7000);
+    assert_eq!(
+        t.state(h),
+        Some(WriteState::Settled {
+            outcome: window_elapsed(true),
+            late: Some(LateAnswer::AdmittedLate)
+        })
+    );
+    // What the caller was told does not change.
+    let s = drain(&mut t);
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0].outcome, window_elapsed(true));
+}
+
+#[test]
+fn w_41_a_late_refusal_is_recorded_as_refused_late() {
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    t.on_tick(5000);
+    let f = refuse(&t, h, "write_not_authorized");
+    t.on_frame(&f, 5001);
+    let Some(LateAnswer::RefusedLate(r)) = late(&t, h) else {
+        panic!("{:?}", t.state(h))
+    };
+    assert_eq!(r.code.as_deref(), Some("write_not_authorized"));
+    // The first late answer stays.
+    let f = admit(&t, h);
+    t.on_frame(&f, 5002);
+    assert!(matches!(late(&t, h), Some(LateAnswer::RefusedLate(_))));
+}
+
+#[test]
+fn w_41_a_late_answer_after_a_local_send_failure_is_recorded() {
+    let mut t = tracker(Some(true));
+    let (h, _) = t.put(document("k0"), WriteMode::Receipt).unwrap();
+    t.on_sent(h, 0).unwrap();
+    t.on_send_failed(h, 1);
+    let f = Frame::WriteAdmitted(WriteAdmitted {
+        message_id: id(&t, h),
+        operation: Operation::Put,
+        schema_id: "notes.v1".into(),
+        record_key: "k0".into(),
+    });
+    t.on_frame(&f, 2);
+    assert_eq!(late(&t, h), Some(LateAnswer::AdmittedLate));
+}
+
+#[test]
+fn w_41_late_records_are_bounded_and_what_is_dropped_is_counted() {
+    let limits = TrackerLimits {
+        max_settled_kept: 2,
+        ..TrackerLimits::default()
+    };
+    let mut t = WriteTracker::new(limits, 1);
+    t.on_hello(&server_hello(true));
+    let hs: Vec<_> = (0..3).map(|i| put(&mut t, &format!("k{i}"), 0)).collect();
+    let ids: Vec<_> = hs.iter().map(|h| id(&t, *h)).collect();
+    t.on_tick(5000);
+    assert_eq!(t.counters().settled_forgotten, 1);
+    assert_eq!(
+        t.state(hs[0]),
+        None,
+        "the oldest settled write is forgotten"
+    );
+    for (i, mid) in ids.iter().enumerate() {
+        let f = Frame::WriteAdmitted(WriteAdmitted {
+            message_id: mid.clone(),
+            operation: Operation::Put,
+            schema_id: "notes.v1".into(),
+            record_key: format!("k{i}"),
+        });
+        t.on_frame(&f, 6000);
+    }
+    assert_eq!(late(&t, hs[1]), Some(LateAnswer::AdmittedLate));
+    assert_eq!(late(&t, hs[2]), Some(LateAnswer::AdmittedLate));
+    assert_eq!(t.counters().unmatched_answers, 1);
+}
+
+// ---- W-43 --------------------------------------------------------------------------------------
+
+#[test]
+fn w_43_an_id_less_error_refuses_the_only_unanswered_write() {
+    for frame in [anonymous_v0(), anonymous_v1()] {
+        let mut t = tracker(Some(true));
+        let h = put_k(&mut t, 0);
+        t.on_frame(&frame, 1);
+        let Some(Outcome::Refused(r)) = outcome(&t, h) else {
+            panic!()
+        };
+        assert!(r.attributed_by_count);
+    }
+}
+
+#[test]
+fn w_43_an_id_less_error_with_two_unanswered_writes_settles_none() {
+    for frame in [anonymous_v0(), anonymous_v1()] {
+        let mut t = tracker(Some(false));
+        let a = put_k(&mut t, 0);
+        let b = put_k(&mut t, 0);
+        t.on_frame(&frame, 1);
+        assert_eq!(t.state(a), Some(WriteState::InFlight));
+        assert_eq!(t.state(b), Some(WriteState::InFlight));
+        assert_eq!(t.counters().unattributed_errors, 1);
+        t.on_tick(500);
+        assert_eq!(outcome(&t, a), Some(window_elapsed(false)));
+        assert_eq!(outcome(&t, b), Some(window_elapsed(false)));
+    }
+}
+
+#[test]
+fn w_43_only_unanswered_writes_count() {
+    let mut t = tracker(Some(true));
+    let a = put_k(&mut t, 0);
+    let b = put_k(&mut t, 0);
+    let f = admit(&t, a);
+    t.on_frame(&f, 1);
+    // A registered, unsent write does not count either.
+    let (c, _) = t.put(document("kc"), WriteMode::Receipt).unwrap();
+    t.on_frame(&anonymous_v0(), 2);
+    assert_eq!(outcome(&t, a), Some(Outcome::Admitted));
+    assert!(matches!(outcome(&t, b), Some(Outcome::Refused(_))));
+    assert_eq!(t.state(c), Some(WriteState::Registered));
+}
+
+#[test]
+fn w_43_an_id_less_error_with_nothing_unanswered_settles_nothing() {
+    let mut t = tracker(Some(true));
+    let a = put_k(&mut t, 0);
+    t.on_tick(5000);
+    t.on_frame(&anonymous_v0(), 5001);
+    assert_eq!(outcome(&t, a), Some(window_elapsed(true)));
+    assert_eq!(late(&t, a), None);
+    assert_eq!(t.counters().unattributed_errors, 1);
+}
+
+// ---- W-45 --------------------------------------------------------------------------------------
+
+#[test]
+fn w_45_a_batch_is_admitted_only_when_every_member_is() {
+    let mut t = tracker(Some(true));
+    let hs: Vec<_> = (0..3).map(|_| put_k(&mut t, 0)).collect();
+    assert_eq!(t.batch_outcome(&hs), None);
+    for h in &hs[..2] {
+        let f = admit(&t, *h);
+        t.on_frame(&f, 1);
+    }
+    assert_eq!(t.batch_outcome(&hs), None, "a member is still in flight");
+    let f = admit(&t, hs[2]);
+    t.on_frame(&f, 1);
+    assert_eq!(t.batch_outcome(&hs), Some(BatchOutcome::Admitted));
+}
+
+#[test]
+fn w_45_a_refused_member_makes_the_batch_refused_naming_it() {
+    let mut t = tracker(Some(true));
+    let hs: Vec<_> = (0..4).map(|_| put_k(&mut t, 0)).collect();
+    let f = admit(&t, hs[0]);
+    t.on_frame(&f, 1);
+    let f = refuse(&t, hs[1], "message_invalid");
+    t.on_frame(&f, 1);
+    let f = refuse(&t, hs[3], "limit_reached");
+    t.on_frame(&f, 1);
+    t.on_tick(5000);
+    assert_eq!(
+        t.batch_outcome(&hs),
+        Some(BatchOutcome::Refused(vec![hs[1], hs[3]]))
+    );
+}
+
+#[test]
+fn w_45_otherwise_the_batch_is_unconfirmed_naming_the_unanswered() {
+    let mut t = tracker(Some(true));
+    let hs: Vec<_> = (0..3).map(|_| put_k(&mut t, 0)).collect();
+    let f = admit(&t, hs[1]);
+    t.on_frame(&f, 1);
+    t.on_tick(5000);
+    assert_eq!(
+        t.batch_outcome(&hs),
+        Some(BatchOutcome::Unconfirmed(vec![hs[0], hs[2]]))
+    );
+    // Members keep their original ids for the caller's resend.
+    assert!(t.message_id(hs[0]).is_some());
+}
+
+// ---- W-46 --------------------------------------------------------------------------------------
+
+#[test]
+fn w_46_send_only_is_settled_sent_by_the_transport_ack_never_admitted() {
+    let mut t = tracker(Some(true));
+    let (h, _) = t.put(document("k0"), WriteMode::SendOnly).unwrap();
+    t.on_sent(h, 0).unwrap();
+    let f = Frame::WriteAdmitted(WriteAdmitted {
+        message_id: id(&t, h),
+        operation: Operation::Put,
+        schema_id: "notes.v1".into(),
+        record_key: "k0".into(),
+    });
+    t.on_frame(&f, 1);
+    assert_eq!(t.state(h), Some(WriteState::InFlight));
+    t.on_transport_ack(h, 2);
+    assert_eq!(outcome(&t, h), Some(Outcome::Sent));
+    assert_eq!(
+        outcome(&t, h).unwrap().into_result(),
+        Ok(Confirmation::Sent)
+    );
+}
+
+#[test]
+fn w_46_receipts_are_the_default_and_an_ack_is_not_admission() {
+    assert_eq!(WriteMode::default(), WriteMode::Receipt);
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    t.on_transport_ack(h, 1);
+    assert_eq!(t.state(h), Some(WriteState::InFlight));
+    t.on_tick(5000);
+    assert_eq!(outcome(&t, h), Some(window_elapsed(true)));
+}
+
+// ---- W-28 --------------------------------------------------------------------------------------
+
+#[test]
+fn w_28_white_space_is_exactly_the_listed_set() {
+    let listed: Vec<u32> = [
+        (0x09, 0x0d),
+        (0x20, 0x20),
+        (0x85, 0x85),
+        (0xa0, 0xa0),
+        (0x1680, 0x1680),
+        (0x2000, 0x200a),
+        (0x2028, 0x2029),
+        (0x202f, 0x202f),
+        (0x205f, 0x205f),
+        (0x3000, 0x3000),
+    ]
+    .iter()
+    .flat_map(|&(a, b)| a..=b)
+    .collect();
+    for c in (0..=0x10ffff).filter_map(char::from_u32) {
+        assert_eq!(
+            is_white_space(c),
+            listed.contains(&u32::from(c)),
+            "U+{:04X}",
+            u32::from(c)
+        );
+    }
+}
+
+#[test]
+fn w_28_blank_is_empty_or_only_white_space() {
+    assert!(is_blank(""));
+    assert!(is_blank(" \t\n\u{3000}\u{85}\u{a0}"));
+    for not_blank in [
+        "\u{200B}",
+        "\u{200C}",
+        "\u{200D}",
+        "\u{2060}",
+        "\u{FEFF}",
+        "\u{180E}",
+        "\u{1C}",
+        "\u{1D}",
+        "\u{1E}",
+        "\u{1F}",
+        " a ",
+        " \u{200B} ",
+    ] {
+        assert!(!is_blank(not_blank), "{not_blank:?}");
+    }
+}
+
+// ---- Bounds and misuse -------------------------------------------------------------------------
+
+#[test]
+fn writes_in_flight_are_capped_by_count_and_bytes() {
+    let limits = TrackerLimits {
+        max_in_flight: 2,
+        max_in_flight_bytes: 1 << 20,
+        max_settled_kept: 16,
+    };
+    let mut t = WriteTracker::new(limits, 1);
+    let a = put(&mut t, "k0", 0);
+    let _b = put(&mut t, "k1", 0);
+    assert_eq!(
+        t.put(document("k2"), WriteMode::Receipt).unwrap_err(),
+        TrackerError::TooManyInFlight
+    );
+    t.on_tick(500);
+    assert!(outcome(&t, a).is_some());
+    assert!(t.put(document("k2"), WriteMode::Receipt).is_ok());
+
+    let limits = TrackerLimits {
+        max_in_flight: 100,
+        max_in_flight_bytes: 120,
+        max_settled_kept: 16,
+    };
+    let mut t = WriteTracker::new(limits, 1);
+    assert!(t.put(document("k0"), WriteMode::Receipt).is_ok());
+    assert!(t.put(document("k1"), WriteMode::Receipt).is_ok());
+    assert_eq!(
+        t.put(document("k2"), WriteMode::Receipt).unwrap_err(),
+        TrackerError::TooManyBytesInFlight
+    );
+}
+
+#[test]
+fn a_write_is_sent_once() {
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    assert_eq!(t.on_sent(h, 1), Err(TrackerError::AlreadySent));
+    let Frame::DocumentPut(DocumentPut { message_id, .. }) =
+        t.put(document("k"), WriteMode::Receipt).unwrap().1
+    else {
+        panic!()
+    };
+    assert!(!message_id.is_empty());
+}
+
+// ---- W-42 --------------------------------------------------------------------------------------
+
+#[test]
+fn w_42_an_unconfirmed_write_is_resent_under_its_id_on_the_same_session() {
+    let mut t = tracker(Some(true));
+    let h = put(&mut t, "k0", 0);
+    t.on_tick(5000);
+    let (again, frame) = t.resend_put(h, document("k0")).unwrap();
+    assert_ne!(again, h);
+    assert_eq!(id(&t, again), id(&t, h));
+    let Frame::DocumentPut(p) = frame else {
+        panic!()
+    };
+    assert_eq!(p.message_id, id(&t, h));
+    assert_eq!(t.content_hash(again), t.content_hash(h));
+    t.on_sent(again, 6000).unwrap();
+    let f = admit(&t, again);
+    t.on_frame(&f, 6001);
+    assert_eq!(outcome(&t, again), Some(Outcome::Admitted));
+    // The first attempt keeps what its caller was told.
+    assert_eq!(outcome(&t, h), Some(window_elapsed(true)));
+
+    let (d, _) = t.delete("notes.v1", "k9", WriteMode::Receipt).unwrap();
+    t.on_sent(d, 7000).unwrap();
+    t.on_tick(12_000);
+    let (d2, frame) = t.resend_delete(d).unwrap();
+    assert_eq!(id(&t, d2), id(&t, d));
+    assert!(matches!(frame, Frame::DocumentDelete(_)));
+}
+
+#[test]
+fn w_42_a_resend_carries_the_same_content() {
+    let mut t = tracker(Some(true));
+    let h = put(&mut t, "k0", 0);
+    t.on_tick(5000);
+    assert_eq!(
+        t.resend_put(h, document("k1")).unwrap_err(),
+        TrackerError::ContentChanged
+    );
+    let mut other = document("k0");
+    other.payload = cultnet_receipts::frames::RawValue::new(vec![0x02]).unwrap();
+    assert_eq!(
+        t.resend_put(h, other).unwrap_err(),
+        TrackerError::ContentChanged
+    );
+    assert_eq!(
+        t.resend_delete(h).unwrap_err(),
+        TrackerError::ContentChanged
+    );
+    assert!(t.resend_put(h, document("k0")).is_ok());
+}
+
+#[test]
+fn w_42_an_answered_write_or_one_answered_late_is_not_resent() {
+    let mut t = tracker(Some(true));
+    let a = put(&mut t, "k0", 0);
+    let f = admit(&t, a);
+    t.on_frame(&f, 1);
+    let r = put(&mut t, "k1", 0);
+    let f = refuse(&t, r, "message_invalid");
+    t.on_frame(&f, 1);
+    let late = put(&mut t, "k2", 0);
+    let in_flight = put(&mut t, "k3", 4000);
+    t.on_tick(5000);
+    let f = admit(&t, late);
+    t.on_frame(&f, 5001);
+    for (h, key) in [(a, "k0"), (r, "k1"), (late, "k2"), (in_flight, "k3")] {
+        assert_eq!(
+            t.resend_put(h, document(key)).unwrap_err(),
+            TrackerError::NotResendable,
+            "{key}"
+        );
+    }
+}
+
+#[test]
+fn w_42_across_a_reconnect_a_resend_is_a_new_write() {
+    let mut t = tracker(Some(true));
+    let h = put(&mut t, "k0", 0);
+    t.on_tick(5000);
+    t.start_session(6000);
+    assert_eq!(
+        t.resend_put(h, document("k0")).unwrap_err(),
+        TrackerError::OtherSession
+    );
+    let (n, _) = t.put(document("k0"), WriteMode::Receipt).unwrap();
+    assert_ne!(id(&t, n), id(&t, h));
+    assert_eq!(t.content_hash(n), t.content_hash(h));
+}
