@@ -210,6 +210,11 @@ impl Driver {
 
 /// Starts the cluster and runs the story; panics if any step does not end as it should.
 pub fn main() {
+    // RUST_LOG=debug shows what the engine does, on standard error; unset, only errors.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .try_init();
     let lb = Loopback::start(LoopbackConfig::default()).expect("the loopback cluster");
     let seeds = lb
         .console_endpoints()

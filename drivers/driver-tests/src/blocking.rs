@@ -88,6 +88,10 @@ impl Driver for Blocking {
         client.set_credentials(credentials)
     }
 
+    fn stats(&self, client: &Client) -> Result<nervix_blocking::Stats, Error> {
+        client.stats()
+    }
+
     fn events(&self, client: &Client) -> Events {
         client.events().unwrap()
     }

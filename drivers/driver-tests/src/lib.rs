@@ -117,6 +117,7 @@ use same_in_both;
 pub mod dataplane;
 pub mod hostile;
 pub mod loopback;
+pub mod observability;
 pub mod scenarios;
 pub mod streams;
 pub mod tls;
@@ -128,7 +129,7 @@ mod tokio;
 pub use blocking::Blocking;
 pub use tokio::Tokio;
 
-use nervix_driver_support::api::{DriverEvent, RunResult};
+use nervix_driver_support::api::{DriverEvent, RunResult, Stats};
 use nervix_driver_support::config::ConfigError;
 use nervix_driver_support::credentials::Credentials;
 use nervix_driver_support::dataplane::Attached;
@@ -282,6 +283,8 @@ pub trait Driver: Sized + 'static {
     /// New credentials for the client.
     fn set_credentials(&self, client: &Self::Client, credentials: Credentials)
         -> Result<(), Error>;
+    /// What the client has done so far.
+    fn stats(&self, client: &Self::Client) -> Result<Stats, Error>;
     /// The client's events, from now on.
     fn events(&self, client: &Self::Client) -> Self::Events;
     /// The events that came, taken.

@@ -134,6 +134,10 @@ impl Driver for Tokio {
         self.block(client.set_credentials(credentials))
     }
 
+    fn stats(&self, client: &Client) -> Result<nervix_tokio::Stats, Error> {
+        self.block(client.stats())
+    }
+
     fn events(&self, client: &Client) -> Events {
         client.events()
     }

@@ -323,6 +323,12 @@ async fn session(lb: &Loopback, transport: Transport) -> Result<usize, nervix_to
 const ARCHIVE_DOMAIN_BYTES: u64 = 24 << 20;
 
 fn main() -> ExitCode {
+    // RUST_LOG=debug (or nervix_protocol=trace, ...) shows what the engine and the driver do,
+    // on standard error; unset, only errors.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     let lb = match Loopback::start(LoopbackConfig {
         nodes: 3,
         tls: true,
