@@ -28,6 +28,7 @@ pub mod dict;
 pub mod ops;
 pub mod record;
 pub mod recovery;
+pub mod ring;
 pub mod segment;
 pub mod slot;
 
