@@ -59,7 +59,9 @@ pub enum RecoveryError {
         found: i64,
     },
     /// Two segments claim the same FSNs: `prev.baseSeq + prev.frameCount > next.baseSeq`.
-    #[error("overlap between {prev} (ends before FSN {expected}) and {next} (starts at FSN {found})")]
+    #[error(
+        "overlap between {prev} (ends before FSN {expected}) and {next} (starts at FSN {found})"
+    )]
     Overlap {
         /// The earlier segment.
         prev: String,
@@ -124,7 +126,10 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
     for (file, bytes) in &files.segments {
         let scan = match scan_segment(bytes) {
             Ok(scan) => scan,
-            Err(_) if bytes.len() >= SEGMENT_HEADER_LEN && bytes[..SEGMENT_HEADER_LEN].iter().all(|&b| b == 0) => {
+            Err(_)
+                if bytes.len() >= SEGMENT_HEADER_LEN
+                    && bytes[..SEGMENT_HEADER_LEN].iter().all(|&b| b == 0) =>
+            {
                 // Sized but never given a header: a crash between creation and header write.
                 spares.push(file.clone());
                 continue;

@@ -238,7 +238,11 @@ impl Ring {
                 capacity: s.file_len,
             });
         }
-        let names = r.segments.iter().map(|s| s.file.as_str()).chain(r.spares.iter().map(String::as_str));
+        let names = r
+            .segments
+            .iter()
+            .map(|s| s.file.as_str())
+            .chain(r.spares.iter().map(String::as_str));
         for name in names {
             ring.next_generation = ring.next_generation.max(match parse_segment_name(name) {
                 Some(SegmentName::Generation(g)) => g + 1,
@@ -311,7 +315,10 @@ impl Ring {
     /// `append_deadline_millis` after the first refusal, then [`AppendError::DeadlineExceeded`].
     pub fn append(&mut self, payload: &[u8], now_millis: u64) -> Result<Appended, AppendError> {
         let need = (FRAME_HEADER_LEN + payload.len()) as u64;
-        let room = self.config.segment_bytes.saturating_sub(SEGMENT_HEADER_LEN as u64);
+        let room = self
+            .config
+            .segment_bytes
+            .saturating_sub(SEGMENT_HEADER_LEN as u64);
         if need > room || i32::try_from(payload.len()).is_err() {
             return Err(AppendError::FrameTooLarge {
                 len: payload.len(),

@@ -46,7 +46,9 @@ pub fn parse_segment_name(name: &str) -> Option<SegmentName> {
     if hex.len() != 16 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
-    u64::from_str_radix(hex, 16).ok().map(SegmentName::Generation)
+    u64::from_str_radix(hex, 16)
+        .ok()
+        .map(SegmentName::Generation)
 }
 
 /// The name a corrupt file is set aside under: `<name>.corrupt`.

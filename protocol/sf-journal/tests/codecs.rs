@@ -60,14 +60,23 @@ fn sf_d1_bad_magic_version_reserved_or_negative_base_are_refused() {
     .encode();
     let mut b = good;
     b[0] ^= 1;
-    assert!(matches!(SegmentHeader::decode(&b), Err(SegmentError::BadMagic { .. })));
+    assert!(matches!(
+        SegmentHeader::decode(&b),
+        Err(SegmentError::BadMagic { .. })
+    ));
     let mut b = good;
     b[4] = 2;
-    assert_eq!(SegmentHeader::decode(&b), Err(SegmentError::BadVersion { found: 2 }));
+    assert_eq!(
+        SegmentHeader::decode(&b),
+        Err(SegmentError::BadVersion { found: 2 })
+    );
     for i in 5..8 {
         let mut b = good;
         b[i] = 1;
-        assert_eq!(SegmentHeader::decode(&b), Err(SegmentError::ReservedNotZero));
+        assert_eq!(
+            SegmentHeader::decode(&b),
+            Err(SegmentError::ReservedNotZero)
+        );
     }
     let mut b = good;
     b[8..16].copy_from_slice(&(-1i64).to_le_bytes());
@@ -75,7 +84,10 @@ fn sf_d1_bad_magic_version_reserved_or_negative_base_are_refused() {
         SegmentHeader::decode(&b),
         Err(SegmentError::NegativeBaseSeq { found: -1 })
     );
-    assert_eq!(SegmentHeader::decode(&good[..23]), Err(SegmentError::Short { len: 23 }));
+    assert_eq!(
+        SegmentHeader::decode(&good[..23]),
+        Err(SegmentError::Short { len: 23 })
+    );
     let mut b = good;
     b[8..16].copy_from_slice(&0i64.to_le_bytes());
     assert_eq!(SegmentHeader::decode(&b).unwrap().base_seq, 0);
@@ -158,12 +170,20 @@ fn sf_d3_segment_names_are_sf_initial_and_sf_16_hex_generation() {
     assert_eq!(slot::SEGMENT_INITIAL, "sf-initial.sfa");
     assert_eq!(segment_name(1), "sf-0000000000000001.sfa");
     assert_eq!(segment_name(0xabc), "sf-0000000000000abc.sfa");
-    assert_eq!(parse_segment_name("sf-initial.sfa"), Some(SegmentName::Initial));
+    assert_eq!(
+        parse_segment_name("sf-initial.sfa"),
+        Some(SegmentName::Initial)
+    );
     assert_eq!(
         parse_segment_name("sf-0000000000000abc.sfa"),
         Some(SegmentName::Generation(0xabc))
     );
-    for bad in ["sf-abc.sfa", "sf-000000000000000g.sfa", "sf-0000000000000001.sfb", ".lock"] {
+    for bad in [
+        "sf-abc.sfa",
+        "sf-000000000000000g.sfa",
+        "sf-0000000000000001.sfb",
+        ".lock",
+    ] {
         assert_eq!(parse_segment_name(bad), None, "{bad}");
     }
 }
@@ -214,8 +234,14 @@ fn sf_d4_a_record_is_64_bytes_with_its_crc32c_at_60_in_slot_generation_and_1() {
 fn sf_d4_the_valid_record_with_the_higher_generation_wins() {
     let a = record(RecordKind::Manifest, 4, 1, 1);
     let b = record(RecordKind::Manifest, 5, 2, 2);
-    assert_eq!(decode_record_file(RecordKind::Manifest, &record_file(&[a, b])), Ok(b));
-    assert_eq!(decode_record_file(RecordKind::Manifest, &record_file(&[b, a])), Ok(b));
+    assert_eq!(
+        decode_record_file(RecordKind::Manifest, &record_file(&[a, b])),
+        Ok(b)
+    );
+    assert_eq!(
+        decode_record_file(RecordKind::Manifest, &record_file(&[b, a])),
+        Ok(b)
+    );
     // The newer one torn: the older one stands.
     let mut f = record_file(&[a, b]);
     f[RECORD_STRIDE + 20] ^= 0x40;
@@ -302,7 +328,11 @@ fn sf_d6_a_multi_byte_varint_and_utf8_symbols_round_trip() {
     let long = "é".repeat(100);
     let mut b = sf_journal::dict::dict_header().to_vec();
     let chunk = encode_chunk(&[long.as_str(), "x"]);
-    assert_eq!(chunk[1], 0x80 | ((204u32 & 0x7f) as u8), "2+200+1+1 entry bytes need two varint bytes");
+    assert_eq!(
+        chunk[1],
+        0x80 | ((204u32 & 0x7f) as u8),
+        "2+200+1+1 entry bytes need two varint bytes"
+    );
     b.extend(chunk);
     assert_eq!(scan_dict(&b).unwrap().symbols, [long.as_str(), "x"]);
 }
@@ -316,7 +346,13 @@ fn sf_d6_a_bad_header_is_refused() {
     b[7] = 1;
     assert_eq!(scan_dict(&b), Err(DictError::BadHeader));
     assert_eq!(scan_dict(&b[..7]), Err(DictError::Short { len: 7 }));
-    assert_eq!(scan_dict(&hex(TWO_CHUNK)[..DICT_HEADER_LEN]).unwrap().symbols.len(), 0);
+    assert_eq!(
+        scan_dict(&hex(TWO_CHUNK)[..DICT_HEADER_LEN])
+            .unwrap()
+            .symbols
+            .len(),
+        0
+    );
 }
 
 #[test]
@@ -324,7 +360,10 @@ fn sf_d7_slot_lock_names_and_pool_slots() {
     assert_eq!(slot::LOCK, ".lock");
     assert_eq!(slot::LOCK_PID, ".lock.pid");
     assert_eq!(slot::pool_slot("orders", 3), "orders-ingest-3");
-    assert_eq!(slot::corrupt_name(slot::MANIFEST), "sf-manifest.bin.corrupt");
+    assert_eq!(
+        slot::corrupt_name(slot::MANIFEST),
+        "sf-manifest.bin.corrupt"
+    );
     assert_eq!(slot::ACK_WATERMARK, ".ack-watermark");
     assert_eq!(slot::SYMBOL_DICT, ".symbol-dict");
 }

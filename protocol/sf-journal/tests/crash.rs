@@ -52,8 +52,13 @@ fn sf_5_the_frame_body_is_written_before_its_checksum() {
         .filter(|op| matches!(op, FileOp::Write { file, .. } if file.ends_with(".sfa")))
         .skip(1) // the header
         .collect();
-    let [FileOp::Write { offset: body_at, .. }, FileOp::Write { offset: crc_at, bytes, .. }] =
-        frame_ops.as_slice()
+    let [FileOp::Write {
+        offset: body_at, ..
+    }, FileOp::Write {
+        offset: crc_at,
+        bytes,
+        ..
+    }] = frame_ops.as_slice()
     else {
         panic!("two frame writes: {frame_ops:?}");
     };
@@ -105,7 +110,12 @@ fn sf_5_a_crash_between_payload_and_checksum_is_a_torn_tail_that_is_cut() {
 fn sf_5_a_torn_partial_body_write_is_discarded() {
     let ops = append_ops(2);
     let (_, body) = &ops[ops.len() - 2];
-    let FileOp::Write { file, offset, bytes } = body else {
+    let FileOp::Write {
+        file,
+        offset,
+        bytes,
+    } = body
+    else {
         panic!("a body write")
     };
     for keep in 1..bytes.len() {

@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 
-use sf_journal::dict::{encode_chunk, scan_dict, dict_header};
+use sf_journal::dict::{dict_header, encode_chunk, scan_dict};
 use sf_journal::segment::{scan_segment, FrameWrites, ScanEnd, SegmentHeader};
 use sf_journal::{FileOp, MemDir};
 

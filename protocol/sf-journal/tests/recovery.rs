@@ -3,7 +3,9 @@
 mod common;
 use common::*;
 
-use sf_journal::record::{decode_watermark, encode_legacy_watermark, Record, RecordKind, Watermark};
+use sf_journal::record::{
+    decode_watermark, encode_legacy_watermark, Record, RecordKind, Watermark,
+};
 use sf_journal::recovery::{recover, RecoveryError, SlotFiles};
 use sf_journal::ring::{Ring, RingConfig};
 use sf_journal::segment::{encode_frame, scan_segment, SegmentError, SegmentHeader};
@@ -91,7 +93,11 @@ fn sf_30_a_torn_tail_is_cut() {
     assert!(!again.is_torn());
     assert_eq!(again.frames.len(), scan.frames.len());
     let r2 = recover(&slot_files(&dir), 0).unwrap();
-    assert!(r2.ops.is_empty(), "a cut tail needs no second cut: {:?}", r2.ops);
+    assert!(
+        r2.ops.is_empty(),
+        "a cut tail needs no second cut: {:?}",
+        r2.ops
+    );
 }
 
 #[test]
@@ -318,7 +324,10 @@ fn sf_d4_a_manifest_with_no_valid_record_is_renamed_corrupt() {
     let mut files = two((5, 3), (8, 2));
     files.manifest = Some(vec![0; 8192]);
     let r = recover(&files, 0).unwrap();
-    assert!(r.ops.iter().any(|op| matches!(op, FileOp::Rename { to, .. } if to == "sf-manifest.bin.corrupt")));
+    assert!(r
+        .ops
+        .iter()
+        .any(|op| matches!(op, FileOp::Rename { to, .. } if to == "sf-manifest.bin.corrupt")));
 }
 
 #[test]
@@ -329,7 +338,10 @@ fn sf_d4_a_valid_manifest_is_kept_and_its_active_base_bounds_the_next_fsn() {
     assert_eq!(m.first, 0);
     assert!(r.ops.is_empty());
     let active = ring.segment_files().last().unwrap().to_owned();
-    let active_base = scan_segment(dir.get(&active).unwrap()).unwrap().header.base_seq;
+    let active_base = scan_segment(dir.get(&active).unwrap())
+        .unwrap()
+        .header
+        .base_seq;
     assert_eq!(m.second, active_base);
     // Every frame trimmed and the segments gone: the manifest still says where FSNs resume.
     let mut files = slot_files(&dir);
