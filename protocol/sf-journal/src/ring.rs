@@ -2,8 +2,9 @@
 //! cursors, the per-connection wire sequence (SF-8, SF-9, SF-19), trim on acknowledgement
 //! (SF-13) and back-pressure verdicts naming their case (SF-23, SF-24).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
+use crate::dict::SymbolDict;
 use crate::ops::FileOp;
 use crate::record::{create_record_file, Record, RecordKind};
 use crate::recovery::Recovery;
@@ -124,6 +125,92 @@ pub enum AckError {
     /// An acknowledgement with no connection window open.
     #[error("acknowledgement without a connection")]
     NotConnected,
+    /// Durable-ack mode: an OK whose wire sequence is not above the last queued one.
+    #[error("OK for wire sequence {wire_seq} after {last}")]
+    OkOutOfOrder {
+        /// The wire sequence of the refused OK.
+        wire_seq: u64,
+        /// The last queued one.
+        last: u64,
+    },
+    /// Durable-ack mode: the OK queue is at its count or byte bound; the OK is refused.
+    #[error("OK queue full ({entries} entries, {bytes} bytes)")]
+    OkQueueFull {
+        /// Entries queued.
+        entries: usize,
+        /// Bytes queued.
+        bytes: usize,
+    },
+}
+
+/// Bounds of the durable-ack OK queue, which the server fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OkQueueLimits {
+    /// Most entries queued.
+    pub max_entries: usize,
+    /// Most bytes queued: per entry 16, plus per table its name's length and 8.
+    pub max_bytes: usize,
+}
+
+impl Default for OkQueueLimits {
+    fn default() -> Self {
+        Self {
+            max_entries: 65_536,
+            max_bytes: 16 << 20,
+        }
+    }
+}
+
+/// One OK waiting for its tables to become durable (SF-14).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingOk {
+    /// The FSN the OK acknowledges.
+    pub fsn: i64,
+    /// The wire sequence it carried.
+    pub wire_seq: u64,
+    /// Each table the batch touched, with its seqTxn.
+    pub tables: Vec<(String, i64)>,
+}
+
+impl PendingOk {
+    fn bytes(&self) -> usize {
+        16 + self.tables.iter().map(|(t, _)| t.len() + 8).sum::<usize>()
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct Durable {
+    limits: OkQueueLimits,
+    queue: VecDeque<PendingOk>,
+    bytes: usize,
+    durable: BTreeMap<String, i64>,
+    refused: u64,
+}
+
+/// What closing the ring calls for (SF-26 to SF-28, SF-D8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+#[must_use]
+pub enum CloseVerdict {
+    /// Everything published is acknowledged: remove the slot's journal files, leaving only
+    /// the lock files.
+    Drained {
+        /// The unlinks (segments, manifest, watermark, dictionary) and a directory sync.
+        ops: Vec<FileOp>,
+    },
+    /// Keep waiting for acknowledgements, until the given time.
+    Wait {
+        /// When the wait ends.
+        deadline_millis: u64,
+    },
+    /// The wait ended (or was skipped) with frames unacknowledged: in SF mode they stay on
+    /// disk for the next sender on the slot; in memory mode they are lost.
+    Unacknowledged {
+        /// The FSNs not acknowledged.
+        fsns: std::ops::Range<i64>,
+        /// Whether the wait was skipped (a timeout of 0 or below).
+        skipped: bool,
+    },
 }
 
 /// A frame taken into the ring.
@@ -201,6 +288,8 @@ pub struct Ring {
     window: Option<Window>,
     replayed_frames: u64,
     sent_high: i64,
+    durable: Option<Durable>,
+    watermark_generation: i64,
 }
 
 impl Ring {
@@ -220,6 +309,8 @@ impl Ring {
             window: None,
             replayed_frames: 0,
             sent_high: -1,
+            durable: None,
+            watermark_generation: 0,
         }
     }
 
@@ -254,6 +345,12 @@ impl Ring {
         ring.sent_high = r.acked_fsn;
         ring.manifest_generation = r.manifest.map_or(0, |m| m.generation);
         ring.connection_generation = r.connection_generation;
+        ring.watermark_generation = match r.watermark {
+            Some(crate::record::Watermark::Current(w)) => w.generation,
+            // A legacy file is rewritten by the recovery's operations with generation 1.
+            Some(_) => 1,
+            None => 0,
+        };
         ring
     }
 
@@ -463,17 +560,188 @@ impl Ring {
         Some((fsn, loc))
     }
 
-    /// A server OK for `wire_seq` on the open connection: maps it to an FSN and acknowledges.
+    /// Durable-ack mode (`request_durable_ack=on`): OKs no longer trim; they queue until a
+    /// durable acknowledgement covers their tables.
+    #[must_use]
+    pub fn with_durable_ack(mut self, limits: OkQueueLimits) -> Self {
+        self.durable = Some(Durable {
+            limits,
+            ..Durable::default()
+        });
+        self
+    }
+
+    /// A server OK for `wire_seq` on the open connection. Default mode: maps it to an FSN and
+    /// acknowledges. Durable-ack mode: queues it with its tables and trims nothing. An OK of a
+    /// catch-up frame maps to no FSN and does nothing.
     pub fn ok(&mut self, wire_seq: u64) -> Result<Vec<FileOp>, AckError> {
+        self.ok_with_tables(wire_seq, Vec::new())
+    }
+
+    /// [`Ring::ok`] with the per-table seqTxn the OK carried.
+    pub fn ok_with_tables(
+        &mut self,
+        wire_seq: u64,
+        tables: Vec<(String, i64)>,
+    ) -> Result<Vec<FileOp>, AckError> {
         let w = self.window.ok_or(AckError::NotConnected)?;
-        match w.fsn_of(wire_seq) {
-            None => Ok(Vec::new()),
+        let Some(fsn) = w.fsn_of(wire_seq) else {
+            return Ok(Vec::new());
+        };
+        if fsn > self.published_fsn() {
+            return Err(AckError::BeyondPublished {
+                fsn,
+                published: self.published_fsn(),
+            });
+        }
+        let Some(d) = self.durable.as_mut() else {
+            return self.ack(fsn);
+        };
+        if fsn <= self.acked_fsn {
+            return Ok(Vec::new());
+        }
+        if let Some(last) = d.queue.back().filter(|l| l.fsn >= fsn) {
+            return Err(AckError::OkOutOfOrder {
+                wire_seq,
+                last: last.wire_seq,
+            });
+        }
+        let entry = PendingOk {
+            fsn,
+            wire_seq,
+            tables,
+        };
+        let bytes = entry.bytes();
+        if d.queue.len() >= d.limits.max_entries || d.bytes + bytes > d.limits.max_bytes {
+            d.refused += 1;
+            return Err(AckError::OkQueueFull {
+                entries: d.queue.len(),
+                bytes: d.bytes,
+            });
+        }
+        d.bytes += bytes;
+        d.queue.push_back(entry);
+        Ok(Vec::new())
+    }
+
+    /// A `STATUS_DURABLE_ACK` naming tables and their durable seqTxn (SF-15): every head entry
+    /// of the OK queue whose tables are all covered pops, and the acknowledged FSN advances to
+    /// the last popped. Watermarks of tables no queued entry names are not kept.
+    pub fn durable_ack(&mut self, tables: &[(String, i64)]) -> Result<Vec<FileOp>, AckError> {
+        let Some(d) = self.durable.as_mut() else {
+            return Ok(Vec::new());
+        };
+        for (t, txn) in tables {
+            let e = d.durable.entry(t.clone()).or_insert(*txn);
+            *e = (*e).max(*txn);
+        }
+        let mut upto = None;
+        while let Some(head) = d.queue.front() {
+            let covered = head
+                .tables
+                .iter()
+                .all(|(t, txn)| d.durable.get(t).is_some_and(|v| v >= txn));
+            if !covered {
+                break;
+            }
+            let head = d.queue.pop_front().expect("a head");
+            d.bytes -= head.bytes();
+            upto = Some(head.fsn);
+        }
+        let queue = &d.queue;
+        d.durable
+            .retain(|t, _| queue.iter().any(|e| e.tables.iter().any(|(n, _)| n == t)));
+        match upto {
             Some(fsn) => self.ack(fsn),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The OKs waiting in durable-ack mode, oldest first.
+    pub fn pending_oks(&self) -> impl Iterator<Item = &PendingOk> {
+        self.durable.iter().flat_map(|d| d.queue.iter())
+    }
+
+    /// OKs refused because the queue was at its bound.
+    #[must_use]
+    pub fn refused_oks(&self) -> u64 {
+        self.durable.as_ref().map_or(0, |d| d.refused)
+    }
+
+    /// Appends a frame that uses `symbols`: new symbols get ids and their dictionary chunk is
+    /// written before the frame (SF-35), so a crash can leave entries no frame uses, never a
+    /// frame using ids the dictionary lacks. The caller encodes the ids into `payload` with
+    /// [`SymbolDict::intern`]'s answer; here the ids are returned beside the FSN.
+    pub fn append_with_symbols<S: AsRef<str>>(
+        &mut self,
+        dict: &mut SymbolDict,
+        symbols: &[S],
+        payload: &[u8],
+        now_millis: u64,
+    ) -> Result<(Vec<u32>, Appended), AppendError> {
+        let probe = dict.clone();
+        let (ids, mut ops) = dict.intern(symbols);
+        match self.append(payload, now_millis) {
+            Ok(a) => {
+                ops.extend(a.ops);
+                Ok((ids, Appended { fsn: a.fsn, ops }))
+            }
+            Err(e) => {
+                *dict = probe;
+                Err(e)
+            }
+        }
+    }
+
+    /// Closing: `timeout_millis` is `close_flush_timeout_millis` (0 or below skips the wait),
+    /// `started_millis` when close began.
+    pub fn close(
+        &mut self,
+        now_millis: u64,
+        started_millis: u64,
+        timeout_millis: i64,
+    ) -> CloseVerdict {
+        if self.acked_fsn >= self.published_fsn() {
+            let mut ops: Vec<FileOp> = self
+                .segs
+                .drain(..)
+                .map(|s| FileOp::Unlink { file: s.file })
+                .collect();
+            for file in [slot::MANIFEST, slot::ACK_WATERMARK, slot::SYMBOL_DICT] {
+                ops.push(FileOp::Unlink {
+                    file: file.to_owned(),
+                });
+            }
+            ops.push(FileOp::SyncDir);
+            return CloseVerdict::Drained { ops };
+        }
+        let fsns = self.acked_fsn + 1..self.next_fsn;
+        let Ok(timeout) = u64::try_from(timeout_millis) else {
+            return CloseVerdict::Unacknowledged {
+                fsns,
+                skipped: true,
+            };
+        };
+        if timeout == 0 {
+            return CloseVerdict::Unacknowledged {
+                fsns,
+                skipped: true,
+            };
+        }
+        let deadline_millis = started_millis.saturating_add(timeout);
+        if now_millis >= deadline_millis {
+            CloseVerdict::Unacknowledged {
+                fsns,
+                skipped: false,
+            }
+        } else {
+            CloseVerdict::Wait { deadline_millis }
         }
     }
 
     /// Advances the acknowledged FSN to `fsn` (a lower or equal one changes nothing) and
-    /// unlinks every sealed segment whose last FSN is at or below it.
+    /// unlinks every sealed segment whose last FSN is at or below it. In durable-ack mode the
+    /// new FSN is also written to `.ack-watermark`, before the unlinks.
     pub fn ack(&mut self, fsn: i64) -> Result<Vec<FileOp>, AckError> {
         if fsn > self.published_fsn() {
             return Err(AckError::BeyondPublished {
@@ -486,6 +754,20 @@ impl Ring {
         }
         self.acked_fsn = fsn;
         let mut ops = Vec::new();
+        if self.durable.is_some() {
+            self.watermark_generation += 1;
+            let record = Record {
+                kind: RecordKind::AckWatermark,
+                generation: self.watermark_generation,
+                first: fsn,
+                second: 0,
+            };
+            if self.watermark_generation == 1 {
+                ops.extend(create_record_file(slot::ACK_WATERMARK, &record));
+            } else {
+                ops.push(record.write(slot::ACK_WATERMARK));
+            }
+        }
         while self.segs.len() > 1 && self.segs[0].last_fsn() <= fsn {
             let s = self.segs.pop_front().expect("two segments");
             ops.push(FileOp::Unlink { file: s.file });
