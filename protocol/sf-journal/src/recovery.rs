@@ -80,7 +80,8 @@ pub enum RecoveryError {
 /// What recovery concluded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recovery {
-    /// Segments holding frames, ordered by base sequence, contiguous.
+    /// Segments holding frames not all acknowledged, ordered by base sequence, contiguous.
+    /// Segments wholly at or below the acknowledged FSN are unlinked by [`Recovery::ops`].
     pub segments: Vec<RecoveredSegment>,
     /// Segment files holding no frame (pre-allocated spares, or never initialised): left out
     /// of the gap check, reusable.
@@ -99,7 +100,7 @@ pub struct Recovery {
     /// The connection generation after the bump (SF-33): one past the one given.
     pub connection_generation: u64,
     /// What the driver must do before appending: cut torn tails, truncate the dictionary, set a
-    /// corrupt manifest aside, rewrite a legacy watermark.
+    /// corrupt manifest aside, rewrite a legacy watermark, unlink wholly acknowledged segments.
     pub ops: Vec<FileOp>,
 }
 
@@ -237,6 +238,20 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
         .first()
         .map_or(next_fsn - 1, |s| s.scan.header.base_seq - 1);
     let acked_fsn = wm.map_or(on_disk_acked, |w| w.max(on_disk_acked));
+    // Segments the watermark shows wholly acknowledged are trimmed now: the ring then starts
+    // at the first unacknowledged frame, and FSNs stay those of the files.
+    let keep = segments
+        .iter()
+        .position(|s| s.scan.next_fsn() - 1 > acked_fsn)
+        .unwrap_or(segments.len());
+    let mut trimmed = false;
+    for s in segments.drain(..keep) {
+        ops.push(FileOp::Unlink { file: s.file });
+        trimmed = true;
+    }
+    if trimmed {
+        ops.push(FileOp::SyncDir);
+    }
 
     Ok(Recovery {
         segments,

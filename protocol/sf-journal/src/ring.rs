@@ -340,6 +340,13 @@ impl Ring {
                 _ => 1,
             });
         }
+        // FSNs resume past the last frame on disk only where the watermark or the manifest
+        // says so; then the last segment cannot take the next frame at its own numbering.
+        if let Some(last) = ring.segs.back_mut() {
+            if last.base + last.offsets.len() as i64 != r.next_fsn {
+                last.capacity = last.used;
+            }
+        }
         ring.next_fsn = r.next_fsn;
         ring.acked_fsn = r.acked_fsn;
         ring.sent_high = r.acked_fsn;

@@ -255,6 +255,39 @@ fn sf_32_a_watermark_past_every_frame_keeps_fsns_monotonic() {
     assert_eq!(r.acked_fsn, 20);
     assert_eq!(r.next_fsn, 21);
     assert!(r.unacked().is_empty());
+    // Every segment is acknowledged: recovery unlinks them and the ring resumes at 21.
+    assert!(r.segments.is_empty());
+    let mut dir = MemDir::new();
+    for (name, bytes) in &files.segments {
+        dir.put(name, bytes.clone());
+    }
+    dir.put(slot::ACK_WATERMARK, watermark_file(20));
+    dir.apply_all(&r.ops);
+    assert_eq!(dir.names().filter(|n| n.ends_with(".sfa")).count(), 0);
+    let mut ring = Ring::from_recovery(small(), &r);
+    let a = ring.append(b"next", 0).unwrap();
+    assert_eq!(a.fsn, 21);
+    dir.apply_all(&a.ops);
+    let again = recover(&slot_files(&dir), 0).unwrap();
+    assert_eq!((again.acked_fsn, again.next_fsn), (20, 22));
+}
+
+#[test]
+fn sf_32_segments_wholly_below_the_watermark_are_trimmed_the_rest_kept() {
+    let mut files = two((5, 3), (8, 2));
+    // FSN 7 ends the first segment exactly: it goes; the second stays whole.
+    files.ack_watermark = Some(watermark_file(7));
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.segments.len(), 1);
+    assert_eq!(r.segments[0].file, slot::segment_name(2));
+    assert!(r.ops.contains(&FileOp::Unlink {
+        file: slot::segment_name(1)
+    }));
+    // One short of the end: both stay.
+    files.ack_watermark = Some(watermark_file(6));
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.segments.len(), 2);
+    assert!(r.ops.is_empty());
 }
 
 #[test]
