@@ -12,7 +12,9 @@
 //! * [`dict`]: the symbol dictionary file.
 //! * [`slot`]: the names of a slot directory's files.
 //! * [`recovery`]: recovery of a slot from the bytes of its files.
-//! * [`ring`]: FSNs, the published and acknowledged cursors, trim and back-pressure.
+//! * [`ring`]: FSNs, the published and acknowledged cursors, the wire window, trim,
+//!   back-pressure, the durable-ack OK queue and close.
+//! * [`orphan`]: which sibling slots may be drained.
 //!
 //! Where the seed describing this substrate and the reference client disagree, this crate
 //! follows the reference client:
@@ -26,6 +28,7 @@
 
 pub mod dict;
 pub mod ops;
+pub mod orphan;
 pub mod record;
 pub mod recovery;
 pub mod ring;
