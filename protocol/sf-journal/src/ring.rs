@@ -677,18 +677,19 @@ impl Ring {
 
     /// Appends a frame that uses `symbols`: new symbols get ids and their dictionary chunk is
     /// written before the frame (SF-35), so a crash can leave entries no frame uses, never a
-    /// frame using ids the dictionary lacks. The caller encodes the ids into `payload` with
-    /// [`SymbolDict::intern`]'s answer; here the ids are returned beside the FSN.
+    /// frame using ids the dictionary lacks. `encode` builds the frame from the ids of
+    /// `symbols`, in their order. A refused append leaves the dictionary as it was.
     pub fn append_with_symbols<S: AsRef<str>>(
         &mut self,
         dict: &mut SymbolDict,
         symbols: &[S],
-        payload: &[u8],
+        encode: impl FnOnce(&[u32]) -> Vec<u8>,
         now_millis: u64,
     ) -> Result<(Vec<u32>, Appended), AppendError> {
         let probe = dict.clone();
         let (ids, mut ops) = dict.intern(symbols);
-        match self.append(payload, now_millis) {
+        let payload = encode(&ids);
+        match self.append(&payload, now_millis) {
             Ok(a) => {
                 ops.extend(a.ops);
                 Ok((ids, Appended { fsn: a.fsn, ops }))

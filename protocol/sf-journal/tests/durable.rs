@@ -181,7 +181,7 @@ fn sf_35_new_symbols_are_written_before_the_frame_that_uses_them() {
     let mut ring = Ring::new(cfg());
     let mut dict = SymbolDict::new();
     let (ids, a) = ring
-        .append_with_symbols(&mut dict, &["eu", "us"], P, 0)
+        .append_with_symbols(&mut dict, &["eu", "us"], |_| P.to_vec(), 0)
         .unwrap();
     assert_eq!(ids, [0, 1]);
     let first_segment_write = a
@@ -196,7 +196,9 @@ fn sf_35_new_symbols_are_written_before_the_frame_that_uses_them() {
         .unwrap();
     assert!(last_dict_write < first_segment_write);
     // Known symbols write nothing to the dictionary.
-    let (ids, b) = ring.append_with_symbols(&mut dict, &["us"], P, 0).unwrap();
+    let (ids, b) = ring
+        .append_with_symbols(&mut dict, &["us"], |_| P.to_vec(), 0)
+        .unwrap();
     assert_eq!(ids, [1]);
     assert!(b.ops.iter().all(|op| op.file() != Some(slot::SYMBOL_DICT)));
 }
@@ -206,9 +208,13 @@ fn sf_35_a_crash_after_the_dictionary_write_leaves_harmless_unused_entries() {
     let mut ring = Ring::new(cfg());
     let mut dict = SymbolDict::new();
     let mut dir = MemDir::new();
-    let (_, a) = ring.append_with_symbols(&mut dict, &["eu"], P, 0).unwrap();
+    let (_, a) = ring
+        .append_with_symbols(&mut dict, &["eu"], |_| P.to_vec(), 0)
+        .unwrap();
     dir.apply_all(&a.ops);
-    let (_, b) = ring.append_with_symbols(&mut dict, &["jp"], P, 0).unwrap();
+    let (_, b) = ring
+        .append_with_symbols(&mut dict, &["jp"], |_| P.to_vec(), 0)
+        .unwrap();
     // Crash: the dictionary chunk landed, the frame did not.
     let upto = b
         .ops
@@ -231,7 +237,9 @@ fn sf_35_a_refused_append_assigns_no_ids() {
     for _ in 0..2 {
         let _ = ring.append(P, 0).unwrap();
     }
-    assert!(ring.append_with_symbols(&mut dict, &["eu"], P, 0).is_err());
+    assert!(ring
+        .append_with_symbols(&mut dict, &["eu"], |_| P.to_vec(), 0)
+        .is_err());
     assert_eq!(dict.id("eu"), None);
     let (ids, ops) = dict.intern(&["eu"]);
     assert_eq!(ids, [0]);
@@ -325,7 +333,7 @@ fn sf_d8_a_fully_acknowledged_close_leaves_only_the_lock_files() {
     let mut dict = SymbolDict::new();
     for i in 0..5 {
         let (_, a) = ring
-            .append_with_symbols(&mut dict, &[format!("s{i}")], P, 0)
+            .append_with_symbols(&mut dict, &[format!("s{i}")], |_| P.to_vec(), 0)
             .unwrap();
         dir.apply_all(&a.ops);
     }
