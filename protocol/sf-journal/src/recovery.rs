@@ -244,13 +244,8 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
         .iter()
         .position(|s| s.scan.next_fsn() - 1 > acked_fsn)
         .unwrap_or(segments.len());
-    let mut trimmed = false;
     for s in segments.drain(..keep) {
         ops.push(FileOp::Unlink { file: s.file });
-        trimmed = true;
-    }
-    if trimmed {
-        ops.push(FileOp::SyncDir);
     }
 
     Ok(Recovery {

@@ -50,6 +50,21 @@ impl RingConfig {
     }
 }
 
+/// `sf_durability`: whether the journal is ever flushed to stable storage (SF-36).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Durability {
+    /// No sync at all (the default): the page cache survives a killed process, not a host
+    /// crash.
+    #[default]
+    None,
+    /// A checkpoint (every journal file synced, then the directory) at this interval.
+    Periodic {
+        /// Milliseconds between checkpoints.
+        interval_millis: u64,
+    },
+}
+
 /// The state of the wire, as the I/O side reports it; back-pressure verdicts name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -195,7 +210,7 @@ pub enum CloseVerdict {
     /// Everything published is acknowledged: remove the slot's journal files, leaving only
     /// the lock files.
     Drained {
-        /// The unlinks (segments, manifest, watermark, dictionary) and a directory sync.
+        /// The unlinks: segments, manifest, watermark, dictionary.
         ops: Vec<FileOp>,
     },
     /// Keep waiting for acknowledgements, until the given time.
@@ -290,6 +305,9 @@ pub struct Ring {
     sent_high: i64,
     durable: Option<Durable>,
     watermark_generation: i64,
+    durability: Durability,
+    last_checkpoint_millis: Option<u64>,
+    dict_in_use: bool,
 }
 
 impl Ring {
@@ -311,6 +329,9 @@ impl Ring {
             sent_high: -1,
             durable: None,
             watermark_generation: 0,
+            durability: Durability::None,
+            last_checkpoint_millis: None,
+            dict_in_use: false,
         }
     }
 
@@ -352,6 +373,7 @@ impl Ring {
         ring.sent_high = r.acked_fsn;
         ring.manifest_generation = r.manifest.map_or(0, |m| m.generation);
         ring.connection_generation = r.connection_generation;
+        ring.dict_in_use = r.dict.is_some();
         ring.watermark_generation = match r.watermark {
             Some(crate::record::Watermark::Current(w)) => w.generation,
             // A legacy file is rewritten by the recovery's operations with generation 1.
@@ -494,7 +516,6 @@ impl Ring {
             used: SEGMENT_HEADER_LEN as u64,
             capacity: self.config.segment_bytes,
         });
-        ops.push(FileOp::SyncDir);
         ops.extend(self.manifest_ops());
         ops
     }
@@ -691,6 +712,7 @@ impl Ring {
         let payload = encode(&ids);
         match self.append(&payload, now_millis) {
             Ok(a) => {
+                self.dict_in_use |= !ops.is_empty();
                 ops.extend(a.ops);
                 Ok((ids, Appended { fsn: a.fsn, ops }))
             }
@@ -699,6 +721,44 @@ impl Ring {
                 Err(e)
             }
         }
+    }
+
+    /// Sets `sf_durability`.
+    #[must_use]
+    pub fn with_durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// The checkpoint due at `now_millis`, if any: with [`Durability::Periodic`], once the
+    /// interval has passed since the last checkpoint (the first call starts the clock), a sync
+    /// of every journal file the ring keeps, then of the directory. With [`Durability::None`],
+    /// never anything.
+    pub fn poll_checkpoint(&mut self, now_millis: u64) -> Vec<FileOp> {
+        let Durability::Periodic { interval_millis } = self.durability else {
+            return Vec::new();
+        };
+        let last = *self.last_checkpoint_millis.get_or_insert(now_millis);
+        if now_millis.saturating_sub(last) < interval_millis {
+            return Vec::new();
+        }
+        self.last_checkpoint_millis = Some(now_millis);
+        let mut files: Vec<String> = self.segs.iter().map(|s| s.file.clone()).collect();
+        if self.manifest_generation > 0 {
+            files.push(slot::MANIFEST.to_owned());
+        }
+        if self.watermark_generation > 0 {
+            files.push(slot::ACK_WATERMARK.to_owned());
+        }
+        if self.dict_in_use {
+            files.push(slot::SYMBOL_DICT.to_owned());
+        }
+        let mut ops: Vec<FileOp> = files
+            .into_iter()
+            .map(|file| FileOp::Sync { file })
+            .collect();
+        ops.push(FileOp::SyncDir);
+        ops
     }
 
     /// Closing: `timeout_millis` is `close_flush_timeout_millis` (0 or below skips the wait),
@@ -720,7 +780,6 @@ impl Ring {
                     file: file.to_owned(),
                 });
             }
-            ops.push(FileOp::SyncDir);
             return CloseVerdict::Drained { ops };
         }
         let fsns = self.acked_fsn + 1..self.next_fsn;
@@ -780,8 +839,10 @@ impl Ring {
             let s = self.segs.pop_front().expect("two segments");
             ops.push(FileOp::Unlink { file: s.file });
         }
-        if !ops.is_empty() {
-            ops.push(FileOp::SyncDir);
+        if ops
+            .iter()
+            .any(|op| matches!(op, FileOp::Unlink { file } if file.ends_with(".sfa")))
+        {
             ops.extend(self.manifest_ops());
         }
         Ok(ops)

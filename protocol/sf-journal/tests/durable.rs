@@ -6,7 +6,7 @@ use common::*;
 
 use sf_journal::dict::{scan_dict, SymbolDict};
 use sf_journal::recovery::recover;
-use sf_journal::ring::{AckError, CloseVerdict, OkQueueLimits, Ring, RingConfig};
+use sf_journal::ring::{AckError, CloseVerdict, Durability, OkQueueLimits, Ring, RingConfig};
 use sf_journal::{slot, FileOp, MemDir};
 
 fn cfg() -> RingConfig {
@@ -345,4 +345,77 @@ fn sf_d8_a_fully_acknowledged_close_leaves_only_the_lock_files() {
     };
     dir.apply_all(&ops);
     assert_eq!(dir.names().collect::<Vec<_>>(), [".lock", ".lock.pid"]);
+}
+
+fn syncs(ops: &[FileOp]) -> usize {
+    ops.iter()
+        .filter(|op| matches!(op, FileOp::Sync { .. } | FileOp::SyncDir))
+        .count()
+}
+
+#[test]
+fn sf_36_no_sync_is_asked_for_by_default() {
+    let mut dir = MemDir::new();
+    let mut ring = Ring::new(cfg()).with_durable_ack(OkQueueLimits::default());
+    let mut dict = SymbolDict::new();
+    let mut all = Vec::new();
+    for i in 0..9 {
+        let (_, a) = ring
+            .append_with_symbols(&mut dict, &[format!("s{i}")], |_| P.to_vec(), 0)
+            .unwrap();
+        all.extend(a.ops);
+    }
+    let _ = ring.connect(0);
+    let _ = ring.ok_with_tables(7, vec![]).unwrap();
+    all.extend(ring.durable_ack(&[]).unwrap());
+    assert!(all.iter().any(|op| matches!(op, FileOp::Unlink { .. })));
+    for now in [0, 10_000, 1 << 40] {
+        all.extend(ring.poll_checkpoint(now));
+    }
+    dir.apply_all(&all);
+    let r = recover(&slot_files(&dir), 0).unwrap();
+    all.extend(r.ops);
+    if let CloseVerdict::Drained { ops } = ring.close(0, 0, 0) {
+        all.extend(ops);
+    }
+    assert_eq!(syncs(&all), 0);
+}
+
+#[test]
+fn sf_36_periodic_durability_checkpoints_every_journal_file_then_the_directory() {
+    let mut ring = Ring::new(cfg())
+        .with_durable_ack(OkQueueLimits::default())
+        .with_durability(Durability::Periodic {
+            interval_millis: 1_000,
+        });
+    let mut dict = SymbolDict::new();
+    for i in 0..3 {
+        let _ = ring
+            .append_with_symbols(&mut dict, &[format!("s{i}")], |_| P.to_vec(), 0)
+            .unwrap();
+    }
+    let _ = ring.connect(0);
+    let _ = ring.ok_with_tables(0, vec![]).unwrap();
+    let _ = ring.durable_ack(&[]).unwrap();
+    assert!(
+        ring.poll_checkpoint(5_000).is_empty(),
+        "the first poll starts the clock"
+    );
+    assert!(ring.poll_checkpoint(5_999).is_empty());
+    let ops = ring.poll_checkpoint(6_000);
+    let mut synced: Vec<&str> = ops.iter().filter_map(FileOp::file).collect();
+    synced.sort_unstable();
+    assert_eq!(
+        synced,
+        [
+            ".ack-watermark",
+            ".symbol-dict",
+            "sf-0000000000000001.sfa",
+            "sf-initial.sfa",
+            "sf-manifest.bin"
+        ]
+    );
+    assert_eq!(ops.last(), Some(&FileOp::SyncDir));
+    assert!(ring.poll_checkpoint(6_999).is_empty());
+    assert!(!ring.poll_checkpoint(7_000).is_empty());
 }
