@@ -281,10 +281,14 @@ pub struct Window {
 
 impl Window {
     /// The FSN a server acknowledgement of `wire_seq` stands for; `None` for a catch-up frame.
+    /// A wire sequence too large for any FSN saturates at `i64::MAX` (never published).
     #[must_use]
     pub fn fsn_of(&self, wire_seq: u64) -> Option<i64> {
         let n = wire_seq.checked_sub(self.catch_up)?;
-        i64::try_from(n).ok().map(|n| self.fsn_at_zero + n)
+        Some(
+            self.fsn_at_zero
+                .saturating_add(i64::try_from(n).unwrap_or(i64::MAX)),
+        )
     }
 }
 

@@ -174,6 +174,15 @@ fn sf_13_an_ok_beyond_the_published_fsn_is_refused() {
         })
     );
     assert_eq!(ring.acked_fsn(), 1);
+    // A wire sequence past any FSN is refused, not an overflow.
+    assert!(matches!(
+        ring.ok(u64::MAX),
+        Err(AckError::BeyondPublished { fsn: i64::MAX, .. })
+    ));
+    assert!(matches!(
+        ring.ok(i64::MAX as u64),
+        Err(AckError::BeyondPublished { .. })
+    ));
 }
 
 #[test]
