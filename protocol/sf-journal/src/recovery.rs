@@ -114,7 +114,7 @@ impl Recovery {
     /// The FSNs to replay on the first connection: from `acked_fsn + 1` to `next_fsn − 1`.
     #[must_use]
     pub fn unacked(&self) -> std::ops::Range<i64> {
-        self.acked_fsn + 1..self.next_fsn
+        self.acked_fsn.saturating_add(1)..self.next_fsn
     }
 }
 
@@ -232,7 +232,7 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
     }
     let wm = watermark.map(|w| w.fsn());
     if let Some(w) = wm {
-        next_fsn = next_fsn.max(w + 1);
+        next_fsn = next_fsn.max(w.saturating_add(1));
     }
     let on_disk_acked = segments
         .first()

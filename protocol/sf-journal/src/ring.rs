@@ -115,6 +115,9 @@ pub enum AppendError {
         /// How long the append waited.
         waited_millis: u64,
     },
+    /// Every FSN is used (only a slot whose files claim FSNs near `i64::MAX` gets here).
+    #[error("no FSN left to assign")]
+    FsnExhausted,
     /// The frame cannot fit in an empty segment.
     #[error("frame of {len} bytes does not fit a segment of {segment_bytes} bytes")]
     FrameTooLarge {
@@ -262,7 +265,7 @@ struct Seg {
 
 impl Seg {
     fn last_fsn(&self) -> i64 {
-        self.base + self.offsets.len() as i64 - 1
+        self.base.saturating_add(self.offsets.len() as i64) - 1
     }
 }
 
@@ -368,7 +371,7 @@ impl Ring {
         // FSNs resume past the last frame on disk only where the watermark or the manifest
         // says so; then the last segment cannot take the next frame at its own numbering.
         if let Some(last) = ring.segs.back_mut() {
-            if last.base + last.offsets.len() as i64 != r.next_fsn {
+            if last.base.saturating_add(last.offsets.len() as i64) != r.next_fsn {
                 last.capacity = last.used;
             }
         }
@@ -444,6 +447,9 @@ impl Ring {
     /// is needed and the cap is reached, the append is refused with [`AppendError::Full`] until
     /// `append_deadline_millis` after the first refusal, then [`AppendError::DeadlineExceeded`].
     pub fn append(&mut self, payload: &[u8], now_millis: u64) -> Result<Appended, AppendError> {
+        if self.next_fsn == i64::MAX {
+            return Err(AppendError::FsnExhausted);
+        }
         let need = (FRAME_HEADER_LEN + payload.len()) as u64;
         let room = self
             .config
@@ -545,7 +551,7 @@ impl Ring {
         let seg = self
             .segs
             .iter()
-            .find(|s| fsn >= s.base && fsn < s.base + s.offsets.len() as i64)?;
+            .find(|s| fsn >= s.base && fsn < s.base.saturating_add(s.offsets.len() as i64))?;
         let i = (fsn - seg.base) as usize;
         Some(FrameLocation {
             file: seg.file.clone(),
@@ -560,9 +566,9 @@ impl Ring {
         self.connection_generation += 1;
         let w = Window {
             generation: self.connection_generation,
-            fsn_at_zero: self.acked_fsn + 1,
+            fsn_at_zero: self.acked_fsn.saturating_add(1),
             catch_up,
-            next_send: self.acked_fsn + 1,
+            next_send: self.acked_fsn.saturating_add(1),
         };
         self.window = Some(w);
         self.link = Link::Publishing;
@@ -786,7 +792,7 @@ impl Ring {
             }
             return CloseVerdict::Drained { ops };
         }
-        let fsns = self.acked_fsn + 1..self.next_fsn;
+        let fsns = self.acked_fsn.saturating_add(1)..self.next_fsn;
         let Ok(timeout) = u64::try_from(timeout_millis) else {
             return CloseVerdict::Unacknowledged {
                 fsns,

@@ -237,7 +237,7 @@ impl SegmentScan {
     /// The FSN the next frame appended to this segment gets.
     #[must_use]
     pub fn next_fsn(&self) -> i64 {
-        self.header.base_seq + self.frame_count()
+        self.header.base_seq.saturating_add(self.frame_count())
     }
 
     /// Whether the tail after the last good frame is torn.
@@ -278,7 +278,7 @@ pub fn scan_segment(bytes: &[u8]) -> Result<SegmentScan, SegmentError> {
             break ScanEnd::ChecksumMismatch;
         }
         frames.push(FrameSpan {
-            fsn: header.base_seq + frames.len() as i64,
+            fsn: header.base_seq.saturating_add(frames.len() as i64),
             offset: pos as u64,
             payload_len: plen as u32,
         });

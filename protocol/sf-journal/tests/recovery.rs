@@ -424,3 +424,27 @@ fn sf_7_fsns_survive_a_restart_and_continue_from_the_last_frame() {
         assert_eq!((*fsn, p), (i as i64, &payload(i)));
     }
 }
+
+#[test]
+fn sf_30_extreme_base_sequences_and_watermarks_do_not_overflow() {
+    let mut files = SlotFiles {
+        segments: vec![(
+            "sf-initial.sfa".into(),
+            segment(i64::MAX, &[b"a", b"b"], 64),
+        )],
+        ..SlotFiles::default()
+    };
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.acked_fsn, i64::MAX - 1);
+    files.ack_watermark = Some(watermark_file(i64::MAX));
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.acked_fsn, i64::MAX);
+    assert!(r.unacked().is_empty());
+    let mut ring = Ring::from_recovery(small(), &r);
+    let _ = ring.connect(0);
+    assert!(ring.next_to_send().is_none());
+    assert_eq!(
+        ring.append(b"x", 0),
+        Err(sf_journal::ring::AppendError::FsnExhausted)
+    );
+}
