@@ -15,6 +15,7 @@
 //! * [`ring`]: FSNs, the published and acknowledged cursors, the wire window, trim,
 //!   back-pressure, the durable-ack OK queue and close.
 //! * [`orphan`]: which sibling slots may be drained.
+//! * [`status`]: the server's status frames and the error categories.
 //!
 //! Where the seed describing this substrate and the reference client disagree, this crate
 //! follows the reference client:
@@ -39,5 +40,6 @@ pub mod recovery;
 pub mod ring;
 pub mod segment;
 pub mod slot;
+pub mod status;
 
 pub use ops::{FileOp, MemDir};
