@@ -598,6 +598,27 @@ impl Ring {
         Some((fsn, loc))
     }
 
+    /// A server error for `wire_seq` (SF-43): the frame is never acknowledged or trimmed by
+    /// it. Returns the FSN it concerns (`None` for a catch-up frame) and what to do: a
+    /// retriable error ends the connection and the next one replays from the first
+    /// unacknowledged frame; a terminal one ends the sender with the frame still journalled.
+    pub fn reject(
+        &mut self,
+        wire_seq: u64,
+        status: crate::status::ErrorStatus,
+    ) -> Result<(Option<i64>, crate::status::Category), AckError> {
+        let w = self.window.ok_or(AckError::NotConnected)?;
+        let fsn = w.fsn_of(wire_seq);
+        if let Some(fsn) = fsn.filter(|&f| f > self.published_fsn()) {
+            return Err(AckError::BeyondPublished {
+                fsn,
+                published: self.published_fsn(),
+            });
+        }
+        self.window = None;
+        Ok((fsn, status.category()))
+    }
+
     /// Durable-ack mode (`request_durable_ack=on`): OKs no longer trim; they queue until a
     /// durable acknowledgement covers their tables.
     #[must_use]

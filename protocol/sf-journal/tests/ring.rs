@@ -367,3 +367,45 @@ fn memory_and_disk_defaults_differ_only_in_the_cap() {
     assert_eq!(m.segment_bytes, d.segment_bytes);
     assert_eq!(m.segment_bytes, 4 << 20);
 }
+
+#[test]
+fn sf_43_a_rejected_frame_is_not_trimmed_and_a_retriable_error_replays_it() {
+    use sf_journal::status::{Category, ErrorStatus};
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 4);
+    let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
+    let _ = ring.ok(1).unwrap();
+    let (fsn, category) = ring.reject(2, ErrorStatus::WriteError).unwrap();
+    assert_eq!((fsn, category), (Some(2), Category::Retriable));
+    assert_eq!(ring.acked_fsn(), 1);
+    assert!(ring.locate(2).is_some());
+    // The connection is over; the next one sends FSN 2 again.
+    assert_eq!(ring.next_to_send(), None);
+    let _ = ring.connect(0);
+    assert_eq!(ring.next_to_send().map(|s| s.0), Some(2));
+}
+
+#[test]
+fn sf_43_a_terminal_error_leaves_the_frame_in_the_journal() {
+    use sf_journal::status::{Category, ErrorStatus};
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 3);
+    let _ = ring.connect(1);
+    // A rejected catch-up frame concerns no FSN.
+    assert_eq!(
+        ring.reject(0, ErrorStatus::ParseError).unwrap(),
+        (None, Category::Terminal)
+    );
+    let _ = ring.connect(0);
+    let (fsn, category) = ring.reject(1, ErrorStatus::SchemaMismatch).unwrap();
+    assert_eq!((fsn, category), (Some(1), Category::Terminal));
+    assert_eq!(ring.acked_fsn(), -1);
+    assert_eq!(ring.segment_files().count(), 2);
+    assert!(matches!(
+        ring.reject(0, ErrorStatus::WriteError),
+        Err(AckError::NotConnected)
+    ));
+}
