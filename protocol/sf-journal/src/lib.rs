@@ -16,6 +16,7 @@
 //!   back-pressure, the durable-ack OK queue and close.
 //! * [`orphan`]: which sibling slots may be drained.
 //! * [`status`]: the server's status frames and the error categories.
+//! * [`upgrade`]: the WebSocket upgrade's request headers and response checks.
 //!
 //! Where the seed describing this substrate and the reference client disagree, this crate
 //! follows the reference client:
@@ -41,5 +42,6 @@ pub mod ring;
 pub mod segment;
 pub mod slot;
 pub mod status;
+pub mod upgrade;
 
 pub use ops::{FileOp, MemDir};
