@@ -716,6 +716,22 @@ impl Ring {
         }
     }
 
+    /// Whether to send a WebSocket PING now (SF-17): only in durable-ack mode, with OKs
+    /// waiting for durable acknowledgement, once `interval_millis`
+    /// (`durable_ack_keepalive_interval_millis`) has passed since the last frame or PING sent.
+    #[must_use]
+    pub fn keepalive_due(
+        &self,
+        now_millis: u64,
+        last_sent_millis: u64,
+        interval_millis: u64,
+    ) -> bool {
+        let pending = self.durable.as_ref().is_some_and(|d| !d.queue.is_empty());
+        pending
+            && self.window.is_some()
+            && now_millis.saturating_sub(last_sent_millis) >= interval_millis
+    }
+
     /// The OKs waiting in durable-ack mode, oldest first.
     pub fn pending_oks(&self) -> impl Iterator<Item = &PendingOk> {
         self.durable.iter().flat_map(|d| d.queue.iter())

@@ -419,3 +419,27 @@ fn sf_36_periodic_durability_checkpoints_every_journal_file_then_the_directory()
     assert!(ring.poll_checkpoint(6_999).is_empty());
     assert!(!ring.poll_checkpoint(7_000).is_empty());
 }
+
+#[test]
+fn sf_17_a_ping_is_due_when_idle_for_the_interval_with_confirmations_pending() {
+    let mut dir = MemDir::new();
+    let mut ring = durable_ring(3, &mut dir);
+    // Nothing pending: no ping, however long the idle.
+    assert!(!ring.keepalive_due(1_000_000, 0, 200));
+    let _ = ring.ok_with_tables(0, vec![t("a", 1)]).unwrap();
+    assert!(!ring.keepalive_due(1_199, 1_000, 200));
+    assert!(ring.keepalive_due(1_200, 1_000, 200));
+    // Confirmed: nothing pending again.
+    let _ = ring.durable_ack(&[t("a", 1)]).unwrap();
+    assert!(!ring.keepalive_due(5_000, 1_000, 200));
+    // Not in durable-ack mode: never.
+    let mut plain = Ring::new(cfg());
+    let _ = plain.append(P, 0).unwrap();
+    let _ = plain.connect(0);
+    let _ = plain.ok(0).unwrap();
+    assert!(!plain.keepalive_due(5_000, 0, 200));
+    // Disconnected: no ping to send.
+    let _ = ring.ok_with_tables(1, vec![t("a", 2)]).unwrap();
+    ring.disconnect();
+    assert!(!ring.keepalive_due(5_000, 1_000, 200));
+}
