@@ -1,0 +1,262 @@
+//! Recovery of a slot after a crash (SF-30 to SF-34, SF-37), as a pure function over the bytes
+//! of the slot's files. The driver takes the slot lock first (SF-29), reads the files, calls
+//! [`recover`], and carries out the returned operations before appending.
+
+use crate::dict::{scan_dict, DictError, DictScan};
+use crate::ops::FileOp;
+use crate::record::{
+    create_record_file, decode_record_file, decode_watermark, Record, RecordKind, Watermark,
+};
+use crate::segment::{scan_segment, SegmentError, SegmentScan, SEGMENT_HEADER_LEN};
+use crate::slot;
+
+/// The files of a slot directory as read by the driver.
+#[derive(Debug, Clone, Default)]
+pub struct SlotFiles {
+    /// Every segment file (`sf-initial.sfa`, `sf-<16 hex>.sfa`) with its bytes.
+    pub segments: Vec<(String, Vec<u8>)>,
+    /// `sf-manifest.bin`, if present.
+    pub manifest: Option<Vec<u8>>,
+    /// `.ack-watermark`, if present.
+    pub ack_watermark: Option<Vec<u8>>,
+    /// `.symbol-dict`, if present.
+    pub symbol_dict: Option<Vec<u8>>,
+}
+
+/// One segment holding at least one valid frame after recovery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecoveredSegment {
+    /// Its file name.
+    pub file: String,
+    /// Its length on disk (pre-sized).
+    pub file_len: u64,
+    /// What the forward walk found.
+    pub scan: SegmentScan,
+}
+
+/// Why recovery refuses to start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecoveryError {
+    /// A segment's header is invalid (and not an all-zero header of a file never initialised).
+    #[error("segment {file}: {error}")]
+    Segment {
+        /// The file.
+        file: String,
+        /// What is wrong with it.
+        error: SegmentError,
+    },
+    /// Frames are missing between two segments: `prev.baseSeq + prev.frameCount < next.baseSeq`.
+    #[error("gap between {prev} (ends before FSN {expected}) and {next} (starts at FSN {found})")]
+    Gap {
+        /// The earlier segment.
+        prev: String,
+        /// The later segment.
+        next: String,
+        /// The FSN the later segment should start at.
+        expected: i64,
+        /// The FSN it starts at.
+        found: i64,
+    },
+    /// Two segments claim the same FSNs: `prev.baseSeq + prev.frameCount > next.baseSeq`.
+    #[error(
+        "overlap between {prev} (ends before FSN {expected}) and {next} (starts at FSN {found})"
+    )]
+    Overlap {
+        /// The earlier segment.
+        prev: String,
+        /// The later segment.
+        next: String,
+        /// The FSN the later segment should start at.
+        expected: i64,
+        /// The FSN it starts at.
+        found: i64,
+    },
+    /// The dictionary's header is invalid, so no prefix of it can be trusted.
+    #[error("symbol dictionary: {0}")]
+    Dict(DictError),
+}
+
+/// What recovery concluded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    /// Segments holding frames not all acknowledged, ordered by base sequence, contiguous.
+    /// Segments wholly at or below the acknowledged FSN are unlinked by [`Recovery::ops`].
+    pub segments: Vec<RecoveredSegment>,
+    /// Segment files holding no frame (pre-allocated spares, or never initialised): left out
+    /// of the gap check, reusable.
+    pub spares: Vec<String>,
+    /// The acknowledged FSN the ring starts from: the higher of the lowest surviving FSN − 1
+    /// and the persisted watermark (SF-32).
+    pub acked_fsn: i64,
+    /// The FSN the next appended frame gets.
+    pub next_fsn: i64,
+    /// The manifest's winning record, if one was valid.
+    pub manifest: Option<Record>,
+    /// The persisted watermark, if one was valid.
+    pub watermark: Option<Watermark>,
+    /// The dictionary's valid prefix, if the file exists.
+    pub dict: Option<DictScan>,
+    /// The connection generation after the bump (SF-33): one past the one given.
+    pub connection_generation: u64,
+    /// What the driver must do before appending: cut torn tails, truncate the dictionary, set a
+    /// corrupt manifest aside, rewrite a legacy watermark, unlink wholly acknowledged segments.
+    pub ops: Vec<FileOp>,
+}
+
+impl Recovery {
+    /// The lowest FSN still on disk, if any frame survives.
+    #[must_use]
+    pub fn lowest_fsn(&self) -> Option<i64> {
+        self.segments.first().map(|s| s.scan.header.base_seq)
+    }
+
+    /// The FSNs to replay on the first connection: from `acked_fsn + 1` to `next_fsn − 1`.
+    #[must_use]
+    pub fn unacked(&self) -> std::ops::Range<i64> {
+        self.acked_fsn.saturating_add(1)..self.next_fsn
+    }
+}
+
+/// Recovers a slot from the bytes of its files. `connection_generation` is the generation the
+/// previous owner of this state had (0 for a fresh process).
+pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery, RecoveryError> {
+    let mut ops = Vec::new();
+    let mut segments = Vec::new();
+    let mut spares = Vec::new();
+    for (file, bytes) in &files.segments {
+        let scan = match scan_segment(bytes) {
+            Ok(scan) => scan,
+            Err(_)
+                if bytes.len() >= SEGMENT_HEADER_LEN
+                    && bytes[..SEGMENT_HEADER_LEN].iter().all(|&b| b == 0) =>
+            {
+                // Sized but never given a header: a crash between creation and header write.
+                spares.push(file.clone());
+                continue;
+            }
+            Err(error) => {
+                return Err(RecoveryError::Segment {
+                    file: file.clone(),
+                    error,
+                })
+            }
+        };
+        if scan.dirty_end > scan.append_offset {
+            ops.push(FileOp::Zero {
+                file: file.clone(),
+                offset: scan.append_offset,
+                len: scan.dirty_end - scan.append_offset,
+            });
+        }
+        if scan.frames.is_empty() {
+            spares.push(file.clone());
+        } else {
+            segments.push(RecoveredSegment {
+                file: file.clone(),
+                file_len: bytes.len() as u64,
+                scan,
+            });
+        }
+    }
+    segments.sort_by_key(|s| s.scan.header.base_seq);
+    for pair in segments.windows(2) {
+        let (prev, next) = (&pair[0], &pair[1]);
+        let expected = prev.scan.next_fsn();
+        let found = next.scan.header.base_seq;
+        if found != expected {
+            let (prev, next) = (prev.file.clone(), next.file.clone());
+            return Err(if found > expected {
+                RecoveryError::Gap {
+                    prev,
+                    next,
+                    expected,
+                    found,
+                }
+            } else {
+                RecoveryError::Overlap {
+                    prev,
+                    next,
+                    expected,
+                    found,
+                }
+            });
+        }
+    }
+
+    let manifest = match &files.manifest {
+        None => None,
+        Some(bytes) => match decode_record_file(RecordKind::Manifest, bytes) {
+            Ok(r) => Some(r),
+            Err(_) => {
+                ops.push(FileOp::Rename {
+                    from: slot::MANIFEST.to_owned(),
+                    to: slot::corrupt_name(slot::MANIFEST),
+                });
+                None
+            }
+        },
+    };
+    let watermark = files
+        .ack_watermark
+        .as_deref()
+        .and_then(|b| decode_watermark(b).ok());
+    if let Some(Watermark::Legacy { fsn }) = watermark {
+        let record = Record {
+            kind: RecordKind::AckWatermark,
+            generation: 1,
+            first: fsn,
+            second: 0,
+        };
+        ops.extend(create_record_file(slot::ACK_WATERMARK, &record));
+    }
+
+    let dict = match &files.symbol_dict {
+        None => None,
+        Some(bytes) => {
+            let scan = scan_dict(bytes).map_err(RecoveryError::Dict)?;
+            if scan.dropped_bytes > 0 {
+                ops.push(FileOp::SetLen {
+                    file: slot::SYMBOL_DICT.to_owned(),
+                    len: scan.valid_len,
+                });
+            }
+            Some(scan)
+        }
+    };
+
+    let on_disk_next = segments.last().map(|s| s.scan.next_fsn());
+    let mut next_fsn = on_disk_next.unwrap_or(0);
+    if let Some(m) = &manifest {
+        next_fsn = next_fsn.max(m.second);
+    }
+    let wm = watermark.map(|w| w.fsn());
+    if let Some(w) = wm {
+        next_fsn = next_fsn.max(w.saturating_add(1));
+    }
+    let on_disk_acked = segments
+        .first()
+        .map_or(next_fsn - 1, |s| s.scan.header.base_seq - 1);
+    let acked_fsn = wm.map_or(on_disk_acked, |w| w.max(on_disk_acked));
+    // Segments the watermark shows wholly acknowledged are trimmed now: the ring then starts
+    // at the first unacknowledged frame, and FSNs stay those of the files.
+    let keep = segments
+        .iter()
+        .position(|s| s.scan.next_fsn() - 1 > acked_fsn)
+        .unwrap_or(segments.len());
+    for s in segments.drain(..keep) {
+        ops.push(FileOp::Unlink { file: s.file });
+    }
+
+    Ok(Recovery {
+        segments,
+        spares,
+        acked_fsn,
+        next_fsn,
+        manifest,
+        watermark,
+        dict,
+        connection_generation: connection_generation + 1,
+        ops,
+    })
+}

@@ -1,0 +1,897 @@
+//! The ring of segments: FSNs assigned at append (SF-7), the published and acknowledged
+//! cursors, the per-connection wire sequence (SF-8, SF-9, SF-19), trim on acknowledgement
+//! (SF-13) and back-pressure verdicts naming their case (SF-23, SF-24).
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::dict::SymbolDict;
+use crate::ops::FileOp;
+use crate::record::{create_record_file, Record, RecordKind};
+use crate::recovery::Recovery;
+use crate::segment::{FrameWrites, SegmentHeader, FRAME_HEADER_LEN, SEGMENT_HEADER_LEN};
+use crate::slot::{self, parse_segment_name, SegmentName};
+
+/// Default segment file size (`sf_max_segment_bytes`).
+pub const DEFAULT_SEGMENT_BYTES: u64 = 4 << 20;
+/// Default cap of memory mode.
+pub const DEFAULT_MEMORY_CAP: u64 = 128 << 20;
+/// Default cap of SF (disk) mode.
+pub const DEFAULT_DISK_CAP: u64 = 10 << 30;
+
+/// Sizes and limits of a ring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RingConfig {
+    /// Size of every segment file, header included.
+    pub segment_bytes: u64,
+    /// `sf_max_total_bytes`: the most segment bytes resident at once.
+    pub max_total_bytes: u64,
+    /// `sf_append_deadline_millis`: how long an append may wait for trim before failing.
+    pub append_deadline_millis: u64,
+}
+
+impl RingConfig {
+    /// Memory mode defaults: 4 MiB segments, 128 MiB cap, 30 s append deadline.
+    #[must_use]
+    pub fn memory() -> Self {
+        Self {
+            segment_bytes: DEFAULT_SEGMENT_BYTES,
+            max_total_bytes: DEFAULT_MEMORY_CAP,
+            append_deadline_millis: 30_000,
+        }
+    }
+
+    /// SF mode defaults: 4 MiB segments, 10 GiB cap, 30 s append deadline.
+    #[must_use]
+    pub fn disk() -> Self {
+        Self {
+            max_total_bytes: DEFAULT_DISK_CAP,
+            ..Self::memory()
+        }
+    }
+}
+
+/// `sf_durability`: whether the journal is ever flushed to stable storage (SF-36).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Durability {
+    /// No sync at all (the default): the page cache survives a killed process, not a host
+    /// crash.
+    #[default]
+    None,
+    /// A checkpoint (every journal file synced, then the directory) at this interval.
+    Periodic {
+        /// Milliseconds between checkpoints.
+        interval_millis: u64,
+    },
+}
+
+/// The state of the wire, as the I/O side reports it; back-pressure verdicts name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Link {
+    /// Connected and draining (or not yet started).
+    Publishing,
+    /// In the reconnect loop.
+    Reconnecting {
+        /// Reconnect attempts made so far in this outage.
+        attempts: u32,
+        /// When the outage began, milliseconds since the Unix epoch.
+        outage_start_millis: u64,
+    },
+}
+
+/// Which of the two back-pressure cases stopped an append (SF-24).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BackPressure {
+    /// The server acknowledges, but more slowly than the producer appends.
+    WhilePublishing,
+    /// The I/O side is reconnecting and the ring is filling.
+    WhileReconnecting {
+        /// Reconnect attempts made so far.
+        attempts: u32,
+        /// When the outage began, milliseconds since the Unix epoch.
+        outage_start_millis: u64,
+    },
+}
+
+/// Why an append was not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AppendError {
+    /// The ring is full; retry after trim, before the deadline (the caller spins with yield).
+    #[error("ring full, waiting for acknowledgements ({case:?}); retry before {deadline_millis}")]
+    Full {
+        /// Which case applies.
+        case: BackPressure,
+        /// When the wait ends with [`AppendError::DeadlineExceeded`].
+        deadline_millis: u64,
+    },
+    /// The ring stayed full for the whole append deadline (SF-23).
+    #[error("ring full for {waited_millis} ms: {case:?}")]
+    DeadlineExceeded {
+        /// Which case applies.
+        case: BackPressure,
+        /// How long the append waited.
+        waited_millis: u64,
+    },
+    /// Every FSN is used (only a slot whose files claim FSNs near `i64::MAX` gets here).
+    #[error("no FSN left to assign")]
+    FsnExhausted,
+    /// The frame cannot fit in an empty segment.
+    #[error("frame of {len} bytes does not fit a segment of {segment_bytes} bytes")]
+    FrameTooLarge {
+        /// The payload length.
+        len: usize,
+        /// The configured segment size.
+        segment_bytes: u64,
+    },
+}
+
+/// Why an acknowledgement is refused: the server named what was never sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AckError {
+    /// An acknowledgement beyond the last published FSN.
+    #[error("acknowledgement of FSN {fsn} beyond published FSN {published}")]
+    BeyondPublished {
+        /// The FSN acknowledged.
+        fsn: i64,
+        /// The last published FSN.
+        published: i64,
+    },
+    /// An acknowledgement with no connection window open.
+    #[error("acknowledgement without a connection")]
+    NotConnected,
+    /// Durable-ack mode: an OK whose wire sequence is not above the last queued one.
+    #[error("OK for wire sequence {wire_seq} after {last}")]
+    OkOutOfOrder {
+        /// The wire sequence of the refused OK.
+        wire_seq: u64,
+        /// The last queued one.
+        last: u64,
+    },
+    /// Durable-ack mode: the OK queue is at its count or byte bound; the OK is refused.
+    #[error("OK queue full ({entries} entries, {bytes} bytes)")]
+    OkQueueFull {
+        /// Entries queued.
+        entries: usize,
+        /// Bytes queued.
+        bytes: usize,
+    },
+}
+
+/// Bounds of the durable-ack OK queue, which the server fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OkQueueLimits {
+    /// Most entries queued.
+    pub max_entries: usize,
+    /// Most bytes queued: per entry 16, plus per table its name's length and 8.
+    pub max_bytes: usize,
+}
+
+impl Default for OkQueueLimits {
+    fn default() -> Self {
+        Self {
+            max_entries: 65_536,
+            max_bytes: 16 << 20,
+        }
+    }
+}
+
+/// One OK waiting for its tables to become durable (SF-14).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingOk {
+    /// The FSN the OK acknowledges.
+    pub fsn: i64,
+    /// The wire sequence it carried.
+    pub wire_seq: u64,
+    /// Each table the batch touched, with its seqTxn.
+    pub tables: Vec<(String, i64)>,
+}
+
+impl PendingOk {
+    fn bytes(&self) -> usize {
+        16 + self.tables.iter().map(|(t, _)| t.len() + 8).sum::<usize>()
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct Durable {
+    limits: OkQueueLimits,
+    queue: VecDeque<PendingOk>,
+    bytes: usize,
+    durable: BTreeMap<String, i64>,
+    refused: u64,
+}
+
+/// What closing the ring calls for (SF-26 to SF-28, SF-D8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+#[must_use]
+pub enum CloseVerdict {
+    /// Everything published is acknowledged: remove the slot's journal files, leaving only
+    /// the lock files.
+    Drained {
+        /// The unlinks: segments, manifest, watermark, dictionary.
+        ops: Vec<FileOp>,
+    },
+    /// Keep waiting for acknowledgements, until the given time.
+    Wait {
+        /// When the wait ends.
+        deadline_millis: u64,
+    },
+    /// The wait ended (or was skipped) with frames unacknowledged: in SF mode they stay on
+    /// disk for the next sender on the slot; in memory mode they are lost.
+    Unacknowledged {
+        /// The FSNs not acknowledged.
+        fsns: std::ops::Range<i64>,
+        /// Whether the wait was skipped (a timeout of 0 or below).
+        skipped: bool,
+    },
+}
+
+/// A frame taken into the ring.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub struct Appended {
+    /// Its FSN.
+    pub fsn: i64,
+    /// The writes that store it, in order (segment creation first when one is needed).
+    pub ops: Vec<FileOp>,
+}
+
+/// Where a frame lies: the file and the range of its payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameLocation {
+    /// The segment file.
+    pub file: String,
+    /// Offset of the payload.
+    pub offset: u64,
+    /// Length of the payload.
+    pub len: u32,
+}
+
+#[derive(Debug, Clone)]
+struct Seg {
+    file: String,
+    base: i64,
+    /// Offset of each frame's checksum field.
+    offsets: Vec<u64>,
+    lens: Vec<u32>,
+    used: u64,
+    capacity: u64,
+}
+
+impl Seg {
+    fn last_fsn(&self) -> i64 {
+        self.base.saturating_add(self.offsets.len() as i64) - 1
+    }
+}
+
+/// The per-connection window mapping wire sequences to FSNs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// The connection generation this window belongs to.
+    pub generation: u64,
+    /// `ackedFsn + 1` when the connection was made.
+    pub fsn_at_zero: i64,
+    /// How many catch-up frames the connection sends before the journal's frames.
+    pub catch_up: u64,
+    /// The next FSN to send on this connection.
+    pub next_send: i64,
+}
+
+impl Window {
+    /// The FSN a server acknowledgement of `wire_seq` stands for; `None` for a catch-up frame.
+    /// A wire sequence too large for any FSN saturates at `i64::MAX` (never published).
+    #[must_use]
+    pub fn fsn_of(&self, wire_seq: u64) -> Option<i64> {
+        let n = wire_seq.checked_sub(self.catch_up)?;
+        Some(
+            self.fsn_at_zero
+                .saturating_add(i64::try_from(n).unwrap_or(i64::MAX)),
+        )
+    }
+}
+
+/// The ring: segments, cursors, wire window, back-pressure.
+#[derive(Debug, Clone)]
+pub struct Ring {
+    config: RingConfig,
+    segs: VecDeque<Seg>,
+    next_fsn: i64,
+    acked_fsn: i64,
+    next_generation: u64,
+    manifest_generation: i64,
+    link: Link,
+    wait_since: Option<u64>,
+    connection_generation: u64,
+    window: Option<Window>,
+    replayed_frames: u64,
+    sent_high: i64,
+    durable: Option<Durable>,
+    watermark_generation: i64,
+    durability: Durability,
+    last_checkpoint_millis: Option<u64>,
+    dict_in_use: bool,
+}
+
+impl Ring {
+    /// An empty ring whose first frame gets FSN 0.
+    #[must_use]
+    pub fn new(config: RingConfig) -> Self {
+        Self {
+            config,
+            segs: VecDeque::new(),
+            next_fsn: 0,
+            acked_fsn: -1,
+            next_generation: 0,
+            manifest_generation: 0,
+            link: Link::Publishing,
+            wait_since: None,
+            connection_generation: 0,
+            window: None,
+            replayed_frames: 0,
+            sent_high: -1,
+            durable: None,
+            watermark_generation: 0,
+            durability: Durability::None,
+            last_checkpoint_millis: None,
+            dict_in_use: false,
+        }
+    }
+
+    /// The ring a recovery found: its segments, cursors and bumped connection generation. The
+    /// recovery's operations must be carried out before any operation of this ring.
+    #[must_use]
+    pub fn from_recovery(config: RingConfig, r: &Recovery) -> Self {
+        let mut ring = Self::new(config);
+        for s in &r.segments {
+            ring.segs.push_back(Seg {
+                file: s.file.clone(),
+                base: s.scan.header.base_seq,
+                offsets: s.scan.frames.iter().map(|f| f.offset).collect(),
+                lens: s.scan.frames.iter().map(|f| f.payload_len).collect(),
+                used: s.scan.append_offset,
+                capacity: s.file_len,
+            });
+        }
+        let names = r
+            .segments
+            .iter()
+            .map(|s| s.file.as_str())
+            .chain(r.spares.iter().map(String::as_str));
+        for name in names {
+            ring.next_generation = ring.next_generation.max(match parse_segment_name(name) {
+                Some(SegmentName::Generation(g)) => g + 1,
+                _ => 1,
+            });
+        }
+        // FSNs resume past the last frame on disk only where the watermark or the manifest
+        // says so; then the last segment cannot take the next frame at its own numbering.
+        if let Some(last) = ring.segs.back_mut() {
+            if last.base.saturating_add(last.offsets.len() as i64) != r.next_fsn {
+                last.capacity = last.used;
+            }
+        }
+        ring.next_fsn = r.next_fsn;
+        ring.acked_fsn = r.acked_fsn;
+        ring.sent_high = r.acked_fsn;
+        ring.manifest_generation = r.manifest.map_or(0, |m| m.generation);
+        ring.connection_generation = r.connection_generation;
+        ring.dict_in_use = r.dict.is_some();
+        ring.watermark_generation = match r.watermark {
+            Some(crate::record::Watermark::Current(w)) => w.generation,
+            // A legacy file is rewritten by the recovery's operations with generation 1.
+            Some(_) => 1,
+            None => 0,
+        };
+        ring
+    }
+
+    /// The FSN of the last published frame (−1 before any).
+    #[must_use]
+    pub fn published_fsn(&self) -> i64 {
+        self.next_fsn - 1
+    }
+
+    /// The highest acknowledged FSN (−1 before any).
+    #[must_use]
+    pub fn acked_fsn(&self) -> i64 {
+        self.acked_fsn
+    }
+
+    /// Segment bytes resident now.
+    #[must_use]
+    pub fn resident_bytes(&self) -> u64 {
+        self.segs.iter().map(|s| s.capacity).sum()
+    }
+
+    /// The segment files in FSN order.
+    pub fn segment_files(&self) -> impl Iterator<Item = &str> {
+        self.segs.iter().map(|s| s.file.as_str())
+    }
+
+    /// The connection generation: bumped by recovery and by every connection.
+    #[must_use]
+    pub fn connection_generation(&self) -> u64 {
+        self.connection_generation
+    }
+
+    /// Frames sent again after a reconnect (SF-21).
+    #[must_use]
+    pub fn replayed_frames(&self) -> u64 {
+        self.replayed_frames
+    }
+
+    /// Tells the ring the state of the wire (for back-pressure verdicts).
+    pub fn set_link(&mut self, link: Link) {
+        self.link = link;
+    }
+
+    fn case(&self) -> BackPressure {
+        match self.link {
+            Link::Publishing => BackPressure::WhilePublishing,
+            Link::Reconnecting {
+                attempts,
+                outage_start_millis,
+            } => BackPressure::WhileReconnecting {
+                attempts,
+                outage_start_millis,
+            },
+        }
+    }
+
+    /// Takes a frame: assigns the next FSN and returns the writes storing it. When a new segment
+    /// is needed and the cap is reached, the append is refused with [`AppendError::Full`] until
+    /// `append_deadline_millis` after the first refusal, then [`AppendError::DeadlineExceeded`].
+    pub fn append(&mut self, payload: &[u8], now_millis: u64) -> Result<Appended, AppendError> {
+        if self.next_fsn == i64::MAX {
+            return Err(AppendError::FsnExhausted);
+        }
+        let need = (FRAME_HEADER_LEN + payload.len()) as u64;
+        let room = self
+            .config
+            .segment_bytes
+            .saturating_sub(SEGMENT_HEADER_LEN as u64);
+        if need > room || i32::try_from(payload.len()).is_err() {
+            return Err(AppendError::FrameTooLarge {
+                len: payload.len(),
+                segment_bytes: self.config.segment_bytes,
+            });
+        }
+        let fits = self
+            .segs
+            .back()
+            .is_some_and(|s| s.used + need <= s.capacity);
+        let mut ops = Vec::new();
+        if !fits {
+            if self.resident_bytes() + self.config.segment_bytes > self.config.max_total_bytes {
+                let since = *self.wait_since.get_or_insert(now_millis);
+                let waited = now_millis.saturating_sub(since);
+                if waited >= self.config.append_deadline_millis {
+                    self.wait_since = None;
+                    return Err(AppendError::DeadlineExceeded {
+                        case: self.case(),
+                        waited_millis: waited,
+                    });
+                }
+                return Err(AppendError::Full {
+                    case: self.case(),
+                    deadline_millis: since + self.config.append_deadline_millis,
+                });
+            }
+            ops.extend(self.open_segment(now_millis));
+        }
+        self.wait_since = None;
+        let fsn = self.next_fsn;
+        let seg = self.segs.back_mut().expect("a segment is open");
+        let writes = FrameWrites::new(&seg.file, seg.used, payload).expect("length checked");
+        ops.extend(writes.into_ops());
+        seg.offsets.push(seg.used);
+        seg.lens.push(payload.len() as u32);
+        seg.used += need;
+        self.next_fsn += 1;
+        Ok(Appended { fsn, ops })
+    }
+
+    fn open_segment(&mut self, now_millis: u64) -> Vec<FileOp> {
+        let file = if self.next_generation == 0 {
+            slot::SEGMENT_INITIAL.to_owned()
+        } else {
+            slot::segment_name(self.next_generation)
+        };
+        self.next_generation += 1;
+        let header = SegmentHeader {
+            base_seq: self.next_fsn,
+            created_micros: now_millis.saturating_mul(1000),
+        };
+        let mut ops = vec![
+            FileOp::SetLen {
+                file: file.clone(),
+                len: self.config.segment_bytes,
+            },
+            FileOp::Write {
+                file: file.clone(),
+                offset: 0,
+                bytes: header.encode().to_vec(),
+            },
+        ];
+        self.segs.push_back(Seg {
+            file,
+            base: self.next_fsn,
+            offsets: Vec::new(),
+            lens: Vec::new(),
+            used: SEGMENT_HEADER_LEN as u64,
+            capacity: self.config.segment_bytes,
+        });
+        ops.extend(self.manifest_ops());
+        ops
+    }
+
+    fn manifest_ops(&mut self) -> Vec<FileOp> {
+        self.manifest_generation += 1;
+        let record = Record {
+            kind: RecordKind::Manifest,
+            generation: self.manifest_generation,
+            first: self.segs.front().map_or(0, |s| s.base),
+            second: self.segs.back().map_or(0, |s| s.base),
+        };
+        if self.manifest_generation == 1 {
+            create_record_file(slot::MANIFEST, &record)
+        } else {
+            vec![record.write(slot::MANIFEST)]
+        }
+    }
+
+    /// Where the frame of `fsn` lies, if it is still in the ring.
+    #[must_use]
+    pub fn locate(&self, fsn: i64) -> Option<FrameLocation> {
+        let seg = self
+            .segs
+            .iter()
+            .find(|s| fsn >= s.base && fsn < s.base.saturating_add(s.offsets.len() as i64))?;
+        let i = (fsn - seg.base) as usize;
+        Some(FrameLocation {
+            file: seg.file.clone(),
+            offset: seg.offsets[i] + FRAME_HEADER_LEN as u64,
+            len: seg.lens[i],
+        })
+    }
+
+    /// A successful upgrade: a fresh window with wire sequence 0 at `ackedFsn + 1` after
+    /// `catch_up` catch-up frames; the read cursor rewinds to the first unacknowledged frame.
+    pub fn connect(&mut self, catch_up: u64) -> Window {
+        self.connection_generation += 1;
+        let w = Window {
+            generation: self.connection_generation,
+            fsn_at_zero: self.acked_fsn.saturating_add(1),
+            catch_up,
+            next_send: self.acked_fsn.saturating_add(1),
+        };
+        self.window = Some(w);
+        self.link = Link::Publishing;
+        w
+    }
+
+    /// The connection broke: the window closes.
+    pub fn disconnect(&mut self) {
+        self.window = None;
+    }
+
+    /// The next frame to send on the open connection, in FSN order, including frames appended
+    /// since the connection was made; `None` when everything published was sent.
+    pub fn next_to_send(&mut self) -> Option<(i64, FrameLocation)> {
+        let w = self.window.as_mut()?;
+        let fsn = w.next_send;
+        if fsn >= self.next_fsn {
+            return None;
+        }
+        w.next_send += 1;
+        if fsn <= self.sent_high {
+            self.replayed_frames += 1;
+        } else {
+            self.sent_high = fsn;
+        }
+        let loc = self.locate(fsn)?;
+        Some((fsn, loc))
+    }
+
+    /// A server error for `wire_seq` (SF-43): the frame is never acknowledged or trimmed by
+    /// it. Returns the FSN it concerns (`None` for a catch-up frame) and what to do: a
+    /// retriable error ends the connection and the next one replays from the first
+    /// unacknowledged frame; a terminal one ends the sender with the frame still journalled.
+    pub fn reject(
+        &mut self,
+        wire_seq: u64,
+        status: crate::status::ErrorStatus,
+    ) -> Result<(Option<i64>, crate::status::Category), AckError> {
+        let w = self.window.ok_or(AckError::NotConnected)?;
+        let fsn = w.fsn_of(wire_seq);
+        if let Some(fsn) = fsn.filter(|&f| f > self.published_fsn()) {
+            return Err(AckError::BeyondPublished {
+                fsn,
+                published: self.published_fsn(),
+            });
+        }
+        self.window = None;
+        Ok((fsn, status.category()))
+    }
+
+    /// Durable-ack mode (`request_durable_ack=on`): OKs no longer trim; they queue until a
+    /// durable acknowledgement covers their tables.
+    #[must_use]
+    pub fn with_durable_ack(mut self, limits: OkQueueLimits) -> Self {
+        self.durable = Some(Durable {
+            limits,
+            ..Durable::default()
+        });
+        self
+    }
+
+    /// A server OK for `wire_seq` on the open connection. Default mode: maps it to an FSN and
+    /// acknowledges. Durable-ack mode: queues it with its tables and trims nothing. An OK of a
+    /// catch-up frame maps to no FSN and does nothing.
+    pub fn ok(&mut self, wire_seq: u64) -> Result<Vec<FileOp>, AckError> {
+        self.ok_with_tables(wire_seq, Vec::new())
+    }
+
+    /// [`Ring::ok`] with the per-table seqTxn the OK carried.
+    pub fn ok_with_tables(
+        &mut self,
+        wire_seq: u64,
+        tables: Vec<(String, i64)>,
+    ) -> Result<Vec<FileOp>, AckError> {
+        let w = self.window.ok_or(AckError::NotConnected)?;
+        let Some(fsn) = w.fsn_of(wire_seq) else {
+            return Ok(Vec::new());
+        };
+        if fsn > self.published_fsn() {
+            return Err(AckError::BeyondPublished {
+                fsn,
+                published: self.published_fsn(),
+            });
+        }
+        let Some(d) = self.durable.as_mut() else {
+            return self.ack(fsn);
+        };
+        if fsn <= self.acked_fsn {
+            return Ok(Vec::new());
+        }
+        if let Some(last) = d.queue.back().filter(|l| l.fsn >= fsn) {
+            return Err(AckError::OkOutOfOrder {
+                wire_seq,
+                last: last.wire_seq,
+            });
+        }
+        let entry = PendingOk {
+            fsn,
+            wire_seq,
+            tables,
+        };
+        let bytes = entry.bytes();
+        if d.queue.len() >= d.limits.max_entries || d.bytes + bytes > d.limits.max_bytes {
+            d.refused += 1;
+            return Err(AckError::OkQueueFull {
+                entries: d.queue.len(),
+                bytes: d.bytes,
+            });
+        }
+        d.bytes += bytes;
+        d.queue.push_back(entry);
+        Ok(Vec::new())
+    }
+
+    /// A `STATUS_DURABLE_ACK` naming tables and their durable seqTxn (SF-15): every head entry
+    /// of the OK queue whose tables are all covered pops, and the acknowledged FSN advances to
+    /// the last popped. Watermarks of tables no queued entry names are not kept.
+    pub fn durable_ack(&mut self, tables: &[(String, i64)]) -> Result<Vec<FileOp>, AckError> {
+        let Some(d) = self.durable.as_mut() else {
+            return Ok(Vec::new());
+        };
+        for (t, txn) in tables {
+            let e = d.durable.entry(t.clone()).or_insert(*txn);
+            *e = (*e).max(*txn);
+        }
+        let mut upto = None;
+        while let Some(head) = d.queue.front() {
+            let covered = head
+                .tables
+                .iter()
+                .all(|(t, txn)| d.durable.get(t).is_some_and(|v| v >= txn));
+            if !covered {
+                break;
+            }
+            let head = d.queue.pop_front().expect("a head");
+            d.bytes -= head.bytes();
+            upto = Some(head.fsn);
+        }
+        let queue = &d.queue;
+        d.durable
+            .retain(|t, _| queue.iter().any(|e| e.tables.iter().any(|(n, _)| n == t)));
+        match upto {
+            Some(fsn) => self.ack(fsn),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Whether to send a WebSocket PING now (SF-17): only in durable-ack mode, with OKs
+    /// waiting for durable acknowledgement, once `interval_millis`
+    /// (`durable_ack_keepalive_interval_millis`) has passed since the last frame or PING sent.
+    #[must_use]
+    pub fn keepalive_due(
+        &self,
+        now_millis: u64,
+        last_sent_millis: u64,
+        interval_millis: u64,
+    ) -> bool {
+        let pending = self.durable.as_ref().is_some_and(|d| !d.queue.is_empty());
+        pending
+            && self.window.is_some()
+            && now_millis.saturating_sub(last_sent_millis) >= interval_millis
+    }
+
+    /// The OKs waiting in durable-ack mode, oldest first.
+    pub fn pending_oks(&self) -> impl Iterator<Item = &PendingOk> {
+        self.durable.iter().flat_map(|d| d.queue.iter())
+    }
+
+    /// OKs refused because the queue was at its bound.
+    #[must_use]
+    pub fn refused_oks(&self) -> u64 {
+        self.durable.as_ref().map_or(0, |d| d.refused)
+    }
+
+    /// Appends a frame that uses `symbols`: new symbols get ids and their dictionary chunk is
+    /// written before the frame (SF-35), so a crash can leave entries no frame uses, never a
+    /// frame using ids the dictionary lacks. `encode` builds the frame from the ids of
+    /// `symbols`, in their order. A refused append leaves the dictionary as it was.
+    pub fn append_with_symbols<S: AsRef<str>>(
+        &mut self,
+        dict: &mut SymbolDict,
+        symbols: &[S],
+        encode: impl FnOnce(&[u32]) -> Vec<u8>,
+        now_millis: u64,
+    ) -> Result<(Vec<u32>, Appended), AppendError> {
+        let probe = dict.clone();
+        let (ids, mut ops) = dict.intern(symbols);
+        let payload = encode(&ids);
+        match self.append(&payload, now_millis) {
+            Ok(a) => {
+                self.dict_in_use |= !ops.is_empty();
+                ops.extend(a.ops);
+                Ok((ids, Appended { fsn: a.fsn, ops }))
+            }
+            Err(e) => {
+                *dict = probe;
+                Err(e)
+            }
+        }
+    }
+
+    /// Sets `sf_durability`.
+    #[must_use]
+    pub fn with_durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// The checkpoint due at `now_millis`, if any: with [`Durability::Periodic`], once the
+    /// interval has passed since the last checkpoint (the first call starts the clock), a sync
+    /// of every journal file the ring keeps, then of the directory. With [`Durability::None`],
+    /// never anything.
+    pub fn poll_checkpoint(&mut self, now_millis: u64) -> Vec<FileOp> {
+        let Durability::Periodic { interval_millis } = self.durability else {
+            return Vec::new();
+        };
+        let last = *self.last_checkpoint_millis.get_or_insert(now_millis);
+        if now_millis.saturating_sub(last) < interval_millis {
+            return Vec::new();
+        }
+        self.last_checkpoint_millis = Some(now_millis);
+        let mut files: Vec<String> = self.segs.iter().map(|s| s.file.clone()).collect();
+        if self.manifest_generation > 0 {
+            files.push(slot::MANIFEST.to_owned());
+        }
+        if self.watermark_generation > 0 {
+            files.push(slot::ACK_WATERMARK.to_owned());
+        }
+        if self.dict_in_use {
+            files.push(slot::SYMBOL_DICT.to_owned());
+        }
+        let mut ops: Vec<FileOp> = files
+            .into_iter()
+            .map(|file| FileOp::Sync { file })
+            .collect();
+        ops.push(FileOp::SyncDir);
+        ops
+    }
+
+    /// Closing: `timeout_millis` is `close_flush_timeout_millis` (0 or below skips the wait),
+    /// `started_millis` when close began.
+    pub fn close(
+        &mut self,
+        now_millis: u64,
+        started_millis: u64,
+        timeout_millis: i64,
+    ) -> CloseVerdict {
+        if self.acked_fsn >= self.published_fsn() {
+            let mut ops: Vec<FileOp> = self
+                .segs
+                .drain(..)
+                .map(|s| FileOp::Unlink { file: s.file })
+                .collect();
+            for file in [slot::MANIFEST, slot::ACK_WATERMARK, slot::SYMBOL_DICT] {
+                ops.push(FileOp::Unlink {
+                    file: file.to_owned(),
+                });
+            }
+            return CloseVerdict::Drained { ops };
+        }
+        let fsns = self.acked_fsn.saturating_add(1)..self.next_fsn;
+        let Ok(timeout) = u64::try_from(timeout_millis) else {
+            return CloseVerdict::Unacknowledged {
+                fsns,
+                skipped: true,
+            };
+        };
+        if timeout == 0 {
+            return CloseVerdict::Unacknowledged {
+                fsns,
+                skipped: true,
+            };
+        }
+        let deadline_millis = started_millis.saturating_add(timeout);
+        if now_millis >= deadline_millis {
+            CloseVerdict::Unacknowledged {
+                fsns,
+                skipped: false,
+            }
+        } else {
+            CloseVerdict::Wait { deadline_millis }
+        }
+    }
+
+    /// Advances the acknowledged FSN to `fsn` (a lower or equal one changes nothing) and
+    /// unlinks every sealed segment whose last FSN is at or below it. In durable-ack mode the
+    /// new FSN is also written to `.ack-watermark`, before the unlinks.
+    pub fn ack(&mut self, fsn: i64) -> Result<Vec<FileOp>, AckError> {
+        if fsn > self.published_fsn() {
+            return Err(AckError::BeyondPublished {
+                fsn,
+                published: self.published_fsn(),
+            });
+        }
+        if fsn <= self.acked_fsn {
+            return Ok(Vec::new());
+        }
+        self.acked_fsn = fsn;
+        let mut ops = Vec::new();
+        if self.durable.is_some() {
+            self.watermark_generation += 1;
+            let record = Record {
+                kind: RecordKind::AckWatermark,
+                generation: self.watermark_generation,
+                first: fsn,
+                second: 0,
+            };
+            if self.watermark_generation == 1 {
+                ops.extend(create_record_file(slot::ACK_WATERMARK, &record));
+            } else {
+                ops.push(record.write(slot::ACK_WATERMARK));
+            }
+        }
+        while self.segs.len() > 1 && self.segs[0].last_fsn() <= fsn {
+            let s = self.segs.pop_front().expect("two segments");
+            ops.push(FileOp::Unlink { file: s.file });
+        }
+        if ops
+            .iter()
+            .any(|op| matches!(op, FileOp::Unlink { file } if file.ends_with(".sfa")))
+        {
+            ops.extend(self.manifest_ops());
+        }
+        Ok(ops)
+    }
+}

@@ -1,0 +1,450 @@
+//! Recovery over the bytes of a slot (SF-5, SF-7, SF-30 to SF-34, SF-37, SF-D4, SF-D5).
+
+mod common;
+use common::*;
+
+use sf_journal::record::{
+    decode_watermark, encode_legacy_watermark, Record, RecordKind, Watermark,
+};
+use sf_journal::recovery::{recover, RecoveryError, SlotFiles};
+use sf_journal::ring::{Ring, RingConfig};
+use sf_journal::segment::{encode_frame, scan_segment, SegmentError, SegmentHeader};
+use sf_journal::{slot, FileOp, MemDir};
+
+fn small() -> RingConfig {
+    RingConfig {
+        segment_bytes: 128,
+        max_total_bytes: 1 << 20,
+        append_deadline_millis: 100,
+    }
+}
+
+/// A ring with `n` frames appended, and the directory it wrote.
+fn written(n: usize) -> (Ring, MemDir) {
+    let mut ring = Ring::new(small());
+    let mut dir = MemDir::new();
+    for i in 0..n {
+        let a = ring.append(&payload(i), 1_000).unwrap();
+        assert_eq!(a.fsn, i as i64);
+        dir.apply_all(&a.ops);
+    }
+    (ring, dir)
+}
+
+/// The payloads a recovery finds, in FSN order, with their FSNs.
+fn recovered_frames(dir: &MemDir) -> Vec<(i64, Vec<u8>)> {
+    let files = slot_files(dir);
+    let r = recover(&files, 0).unwrap();
+    let mut out = Vec::new();
+    for s in &r.segments {
+        let bytes = dir.get(&s.file).unwrap();
+        for (i, f) in s.scan.frames.iter().enumerate() {
+            out.push((f.fsn, s.scan.payload(bytes, i).to_vec()));
+        }
+    }
+    out
+}
+
+fn segment(base: i64, payloads: &[&[u8]], len: usize) -> Vec<u8> {
+    let mut b = SegmentHeader {
+        base_seq: base,
+        created_micros: 1,
+    }
+    .encode()
+    .to_vec();
+    for p in payloads {
+        b.extend(encode_frame(p).unwrap());
+    }
+    b.resize(len, 0);
+    b
+}
+
+#[test]
+fn sf_30_every_segment_is_walked_and_all_frames_survive_a_clean_stop() {
+    let (ring, dir) = written(20);
+    assert!(ring.segment_files().count() > 2, "several segments");
+    let frames = recovered_frames(&dir);
+    assert_eq!(frames.len(), 20);
+    for (i, (fsn, p)) in frames.iter().enumerate() {
+        assert_eq!(*fsn, i as i64);
+        assert_eq!(p, &payload(i));
+    }
+}
+
+#[test]
+fn sf_30_a_torn_tail_is_cut() {
+    let (ring, mut dir) = written(3);
+    let file = ring.segment_files().last().unwrap().to_owned();
+    let scan = scan_segment(dir.get(&file).unwrap()).unwrap();
+    let end = scan.append_offset as usize;
+    // A frame body written without its checksum, then a crash.
+    let body = encode_frame(b"lost").unwrap();
+    dir.get_mut(&file).unwrap()[end + 4..end + body.len()].copy_from_slice(&body[4..]);
+    let r = recover(&slot_files(&dir), 0).unwrap();
+    assert_eq!(r.next_fsn, 3);
+    assert!(r.segments.last().unwrap().scan.is_torn());
+    assert!(r.ops.contains(&FileOp::Zero {
+        file: file.clone(),
+        offset: end as u64,
+        len: body.len() as u64,
+    }));
+    dir.apply_all(&r.ops);
+    let again = scan_segment(dir.get(&file).unwrap()).unwrap();
+    assert!(!again.is_torn());
+    assert_eq!(again.frames.len(), scan.frames.len());
+    let r2 = recover(&slot_files(&dir), 0).unwrap();
+    assert!(
+        r2.ops.is_empty(),
+        "a cut tail needs no second cut: {:?}",
+        r2.ops
+    );
+}
+
+#[test]
+fn sf_30_frames_after_the_first_bad_one_are_discarded() {
+    let mut b = segment(10, &[b"a", b"b", b"c"], 64);
+    b[24 + 9 + 8] ^= 1; // the payload of the second frame
+    let files = SlotFiles {
+        segments: vec![("sf-initial.sfa".into(), b)],
+        ..SlotFiles::default()
+    };
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.segments[0].scan.frames.len(), 1);
+    assert_eq!(r.next_fsn, 11);
+}
+
+#[test]
+fn sf_30_a_segment_with_a_bad_header_refuses_recovery() {
+    let mut b = segment(0, &[b"a"], 64);
+    b[4] = 9;
+    let files = SlotFiles {
+        segments: vec![("sf-initial.sfa".into(), b)],
+        ..SlotFiles::default()
+    };
+    assert_eq!(
+        recover(&files, 0),
+        Err(RecoveryError::Segment {
+            file: "sf-initial.sfa".into(),
+            error: SegmentError::BadVersion { found: 9 }
+        })
+    );
+}
+
+#[test]
+fn sf_30_a_sized_segment_never_given_its_header_is_a_spare() {
+    let files = SlotFiles {
+        segments: vec![
+            ("sf-initial.sfa".into(), segment(0, &[b"a"], 64)),
+            (slot::segment_name(1), vec![0; 64]),
+        ],
+        ..SlotFiles::default()
+    };
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.spares, [slot::segment_name(1)]);
+    assert_eq!(r.next_fsn, 1);
+}
+
+fn two(a: (i64, usize), b: (i64, usize)) -> SlotFiles {
+    let frames = |n: usize| vec![&b"f"[..]; n];
+    SlotFiles {
+        segments: vec![
+            (slot::segment_name(2), segment(b.0, &frames(b.1), 128)),
+            (slot::segment_name(1), segment(a.0, &frames(a.1), 128)),
+        ],
+        ..SlotFiles::default()
+    }
+}
+
+#[test]
+fn sf_31_adjacent_segments_must_be_contiguous_and_are_ordered_by_base_seq() {
+    let r = recover(&two((5, 3), (8, 2)), 0).unwrap();
+    let bases: Vec<i64> = r.segments.iter().map(|s| s.scan.header.base_seq).collect();
+    assert_eq!(bases, [5, 8]);
+    assert_eq!(r.next_fsn, 10);
+    assert_eq!(r.unacked(), 5..10);
+}
+
+#[test]
+fn sf_31_a_gap_is_fatal() {
+    assert_eq!(
+        recover(&two((5, 3), (9, 2)), 0),
+        Err(RecoveryError::Gap {
+            prev: slot::segment_name(1),
+            next: slot::segment_name(2),
+            expected: 8,
+            found: 9
+        })
+    );
+}
+
+#[test]
+fn sf_31_an_overlap_is_fatal() {
+    assert!(matches!(
+        recover(&two((5, 3), (7, 2)), 0),
+        Err(RecoveryError::Overlap {
+            expected: 8,
+            found: 7,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn sf_31_empty_spare_segments_are_left_out_of_the_gap_check() {
+    let mut files = two((5, 3), (8, 2));
+    // The reference's pre-allocated spare: base 0, no frame.
+    files
+        .segments
+        .push((slot::segment_name(3), segment(0, &[], 128)));
+    // And an empty one far ahead.
+    files
+        .segments
+        .push((slot::segment_name(4), segment(100, &[], 128)));
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.segments.len(), 2);
+    assert_eq!(r.spares.len(), 2);
+    assert_eq!(r.next_fsn, 10);
+    assert_eq!(r.acked_fsn, 4);
+}
+
+fn watermark_file(fsn: i64) -> Vec<u8> {
+    let mut dir = MemDir::new();
+    let r = Record {
+        kind: RecordKind::AckWatermark,
+        generation: 3,
+        first: fsn,
+        second: 0,
+    };
+    dir.apply_all(&sf_journal::record::create_record_file("w", &r));
+    dir.get("w").unwrap().to_vec()
+}
+
+#[test]
+fn sf_32_without_a_watermark_the_ack_is_the_lowest_surviving_fsn_minus_one() {
+    let r = recover(&two((5, 3), (8, 2)), 0).unwrap();
+    assert_eq!(r.watermark, None);
+    assert_eq!(r.acked_fsn, 4);
+    assert_eq!(r.lowest_fsn(), Some(5));
+}
+
+#[test]
+fn sf_32_a_watermark_above_the_disk_seed_wins() {
+    let mut files = two((5, 3), (8, 2));
+    files.ack_watermark = Some(watermark_file(6));
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.acked_fsn, 6);
+    assert_eq!(r.unacked(), 7..10);
+}
+
+#[test]
+fn sf_32_a_watermark_below_the_disk_seed_is_clamped_up() {
+    let mut files = two((5, 3), (8, 2));
+    files.ack_watermark = Some(watermark_file(2));
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.acked_fsn, 4);
+    // Equal to the disk seed: either way 4.
+    files.ack_watermark = Some(watermark_file(4));
+    assert_eq!(recover(&files, 0).unwrap().acked_fsn, 4);
+}
+
+#[test]
+fn sf_32_a_watermark_past_every_frame_keeps_fsns_monotonic() {
+    let mut files = two((5, 3), (8, 2));
+    files.ack_watermark = Some(watermark_file(20));
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.acked_fsn, 20);
+    assert_eq!(r.next_fsn, 21);
+    assert!(r.unacked().is_empty());
+    // Every segment is acknowledged: recovery unlinks them and the ring resumes at 21.
+    assert!(r.segments.is_empty());
+    let mut dir = MemDir::new();
+    for (name, bytes) in &files.segments {
+        dir.put(name, bytes.clone());
+    }
+    dir.put(slot::ACK_WATERMARK, watermark_file(20));
+    dir.apply_all(&r.ops);
+    assert_eq!(dir.names().filter(|n| n.ends_with(".sfa")).count(), 0);
+    let mut ring = Ring::from_recovery(small(), &r);
+    let a = ring.append(b"next", 0).unwrap();
+    assert_eq!(a.fsn, 21);
+    dir.apply_all(&a.ops);
+    let again = recover(&slot_files(&dir), 0).unwrap();
+    assert_eq!((again.acked_fsn, again.next_fsn), (20, 22));
+}
+
+#[test]
+fn sf_32_segments_wholly_below_the_watermark_are_trimmed_the_rest_kept() {
+    let mut files = two((5, 3), (8, 2));
+    // FSN 7 ends the first segment exactly: it goes; the second stays whole.
+    files.ack_watermark = Some(watermark_file(7));
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.segments.len(), 1);
+    assert_eq!(r.segments[0].file, slot::segment_name(2));
+    assert!(r.ops.contains(&FileOp::Unlink {
+        file: slot::segment_name(1)
+    }));
+    // One short of the end: both stay.
+    files.ack_watermark = Some(watermark_file(6));
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.segments.len(), 2);
+    assert!(r.ops.is_empty());
+}
+
+#[test]
+fn sf_33_recovery_bumps_the_connection_generation_and_the_first_connect_replays_from_disk() {
+    let (_, dir) = written(6);
+    let r = recover(&slot_files(&dir), 4).unwrap();
+    assert_eq!(r.connection_generation, 5);
+    let mut ring = Ring::from_recovery(small(), &r);
+    assert_eq!(ring.connection_generation(), 5);
+    let w = ring.connect(0);
+    assert!(w.generation > 5);
+    assert_eq!(w.fsn_at_zero, 0);
+    let mut sent = Vec::new();
+    while let Some((fsn, loc)) = ring.next_to_send() {
+        let b = dir.get(&loc.file).unwrap();
+        sent.push((fsn, b[loc.offset as usize..][..loc.len as usize].to_vec()));
+    }
+    let want: Vec<(i64, Vec<u8>)> = (0..6).map(|i| (i as i64, payload(i))).collect();
+    assert_eq!(sent, want);
+}
+
+#[test]
+fn sf_34_the_watermark_is_optional_and_a_bad_one_is_ignored() {
+    let mut files = two((5, 3), (8, 2));
+    let mut bad = watermark_file(7);
+    bad[3] ^= 0xff;
+    bad[4096 + 3] ^= 0xff;
+    files.ack_watermark = Some(bad);
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.watermark, None);
+    assert_eq!(r.acked_fsn, 4, "the lowest segment is sent again whole");
+}
+
+#[test]
+fn sf_34_a_legacy_16_byte_watermark_is_read_and_rewritten_in_the_8_kib_form() {
+    let mut files = two((5, 3), (8, 2));
+    files.ack_watermark = Some(encode_legacy_watermark(6).to_vec());
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.watermark, Some(Watermark::Legacy { fsn: 6 }));
+    assert_eq!(r.acked_fsn, 6);
+    let mut dir = MemDir::new();
+    dir.put(slot::ACK_WATERMARK, encode_legacy_watermark(6).to_vec());
+    dir.apply_all(&r.ops);
+    let now = dir.get(slot::ACK_WATERMARK).unwrap();
+    assert_eq!(now.len(), 8192);
+    assert!(matches!(decode_watermark(now), Ok(Watermark::Current(w)) if w.first == 6));
+}
+
+#[test]
+fn sf_d4_a_manifest_of_the_wrong_size_is_renamed_corrupt_and_recovery_goes_on() {
+    let mut files = two((5, 3), (8, 2));
+    files.manifest = Some(vec![0; 100]);
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.manifest, None);
+    assert_eq!(
+        r.ops,
+        [FileOp::Rename {
+            from: "sf-manifest.bin".into(),
+            to: "sf-manifest.bin.corrupt".into()
+        }]
+    );
+    assert_eq!(r.next_fsn, 10);
+}
+
+#[test]
+fn sf_d4_a_manifest_with_no_valid_record_is_renamed_corrupt() {
+    let mut files = two((5, 3), (8, 2));
+    files.manifest = Some(vec![0; 8192]);
+    let r = recover(&files, 0).unwrap();
+    assert!(r
+        .ops
+        .iter()
+        .any(|op| matches!(op, FileOp::Rename { to, .. } if to == "sf-manifest.bin.corrupt")));
+}
+
+#[test]
+fn sf_d4_a_valid_manifest_is_kept_and_its_active_base_bounds_the_next_fsn() {
+    let (ring, dir) = written(12);
+    let r = recover(&slot_files(&dir), 0).unwrap();
+    let m = r.manifest.expect("the ring keeps a manifest");
+    assert_eq!(m.first, 0);
+    assert!(r.ops.is_empty());
+    let active = ring.segment_files().last().unwrap().to_owned();
+    let active_base = scan_segment(dir.get(&active).unwrap())
+        .unwrap()
+        .header
+        .base_seq;
+    assert_eq!(m.second, active_base);
+    // Every frame trimmed and the segments gone: the manifest still says where FSNs resume.
+    let mut files = slot_files(&dir);
+    files.segments.clear();
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.next_fsn, active_base);
+}
+
+#[test]
+fn sf_37_a_torn_trailing_dictionary_chunk_is_dropped_and_the_file_truncated() {
+    let files = SlotFiles {
+        symbol_dict: Some(hex(TWO_CHUNK_TORN)),
+        ..SlotFiles::default()
+    };
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.dict.as_ref().unwrap().symbols, ["one"]);
+    assert_eq!(
+        r.ops,
+        [FileOp::SetLen {
+            file: ".symbol-dict".into(),
+            len: 18
+        }]
+    );
+    let clean = SlotFiles {
+        symbol_dict: Some(hex(TWO_CHUNK)),
+        ..SlotFiles::default()
+    };
+    let r = recover(&clean, 0).unwrap();
+    assert_eq!(r.dict.unwrap().symbols.len(), 3);
+    assert!(r.ops.is_empty());
+}
+
+#[test]
+fn sf_7_fsns_survive_a_restart_and_continue_from_the_last_frame() {
+    let (_, mut dir) = written(9);
+    let r = recover(&slot_files(&dir), 0).unwrap();
+    dir.apply_all(&r.ops);
+    let mut ring = Ring::from_recovery(small(), &r);
+    for i in 9..15 {
+        let a = ring.append(&payload(i), 2_000).unwrap();
+        assert_eq!(a.fsn, i as i64);
+        dir.apply_all(&a.ops);
+    }
+    let frames = recovered_frames(&dir);
+    assert_eq!(frames.len(), 15);
+    for (i, (fsn, p)) in frames.iter().enumerate() {
+        assert_eq!((*fsn, p), (i as i64, &payload(i)));
+    }
+}
+
+#[test]
+fn sf_30_extreme_base_sequences_and_watermarks_do_not_overflow() {
+    let mut files = SlotFiles {
+        segments: vec![(
+            "sf-initial.sfa".into(),
+            segment(i64::MAX, &[b"a", b"b"], 64),
+        )],
+        ..SlotFiles::default()
+    };
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.acked_fsn, i64::MAX - 1);
+    files.ack_watermark = Some(watermark_file(i64::MAX));
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.acked_fsn, i64::MAX);
+    assert!(r.unacked().is_empty());
+    let mut ring = Ring::from_recovery(small(), &r);
+    let _ = ring.connect(0);
+    assert!(ring.next_to_send().is_none());
+    assert_eq!(
+        ring.append(b"x", 0),
+        Err(sf_journal::ring::AppendError::FsnExhausted)
+    );
+}

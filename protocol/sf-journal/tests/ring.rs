@@ -1,0 +1,411 @@
+//! The ring: FSNs, wire windows, trim and back-pressure (SF-7 to SF-13, SF-19 to SF-21, SF-23,
+//! SF-24).
+
+mod common;
+use common::*;
+
+use sf_journal::ring::{AckError, AppendError, BackPressure, Link, Ring, RingConfig};
+use sf_journal::{FileOp, MemDir};
+
+/// Segments of 64 bytes: 24 of header, so two frames of 12-byte payloads (20 bytes each) fit.
+fn tiny(max_segments: u64) -> RingConfig {
+    RingConfig {
+        segment_bytes: 64,
+        max_total_bytes: 64 * max_segments,
+        append_deadline_millis: 1_000,
+    }
+}
+
+const P: &[u8; 12] = b"QWP1-payload";
+
+fn fill(ring: &mut Ring, dir: &mut MemDir, n: usize) {
+    for _ in 0..n {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+}
+
+fn unlinked(ops: &[FileOp]) -> Vec<String> {
+    ops.iter()
+        .filter_map(|op| match op {
+            FileOp::Unlink { file } => Some(file.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn sf_7_fsns_are_assigned_at_append_in_order_from_0() {
+    let mut ring = Ring::new(tiny(100));
+    assert_eq!(ring.published_fsn(), -1);
+    for i in 0..10 {
+        assert_eq!(ring.append(P, 0).unwrap().fsn, i);
+        assert_eq!(ring.published_fsn(), i);
+    }
+}
+
+#[test]
+fn sf_7_fsns_keep_counting_across_reconnects() {
+    let mut ring = Ring::new(tiny(100));
+    let _ = ring.append(P, 0).unwrap();
+    let _ = ring.connect(0);
+    ring.disconnect();
+    let _ = ring.connect(0);
+    assert_eq!(ring.append(P, 0).unwrap().fsn, 1);
+}
+
+#[test]
+fn sf_8_the_wire_sequence_restarts_at_0_on_every_connection() {
+    let mut ring = Ring::new(tiny(100));
+    for _ in 0..4 {
+        let _ = ring.append(P, 0).unwrap();
+    }
+    let w1 = ring.connect(0);
+    assert_eq!(w1.fsn_of(0), Some(0));
+    let _ = ring.ok(1).unwrap();
+    ring.disconnect();
+    let w2 = ring.connect(0);
+    assert_ne!(w1.generation, w2.generation);
+    // Wire sequence 0 of the new connection is the first unacknowledged frame.
+    assert_eq!(w2.fsn_of(0), Some(2));
+}
+
+#[test]
+fn sf_9_fsn_is_fsn_at_zero_plus_wire_seq_less_the_catch_up_frames() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 6);
+    let _ = ring.ack(1).unwrap();
+    let w = ring.connect(3);
+    assert_eq!(w.fsn_at_zero, 2);
+    assert_eq!(w.fsn_of(0), None);
+    assert_eq!(w.fsn_of(2), None);
+    assert_eq!(w.fsn_of(3), Some(2));
+    assert_eq!(w.fsn_of(5), Some(4));
+    // An OK of a catch-up frame acknowledges nothing.
+    assert!(ring.ok(2).unwrap().is_empty());
+    assert_eq!(ring.acked_fsn(), 1);
+    let _ = ring.ok(4).unwrap();
+    assert_eq!(ring.acked_fsn(), 3);
+}
+
+#[test]
+fn sf_10_frames_go_out_in_strict_fsn_order() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    for i in 0..7 {
+        let mut p = payload(i);
+        p.truncate(12);
+        dir.apply_all(&ring.append(&p, 0).unwrap().ops);
+    }
+    let _ = ring.connect(0);
+    let mut fsns = Vec::new();
+    while let Some((fsn, loc)) = ring.next_to_send() {
+        let b = &dir.get(&loc.file).unwrap()[loc.offset as usize..][..loc.len as usize];
+        let mut want = payload(fsn as usize);
+        want.truncate(12);
+        assert_eq!(b, want.as_slice());
+        fsns.push(fsn);
+    }
+    assert_eq!(fsns, (0..7).collect::<Vec<_>>());
+}
+
+#[test]
+fn sf_12_frames_are_held_until_acknowledged() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 6);
+    let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
+    // Sent is not acknowledged: every segment stays.
+    assert_eq!(ring.segment_files().count(), 3);
+    assert_eq!(ring.acked_fsn(), -1);
+    assert!(ring.locate(0).is_some());
+}
+
+#[test]
+fn sf_13_an_ok_trims_sealed_segments_whose_last_fsn_is_at_or_below_the_ack() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 6); // segments [0,1] [2,3] [4,5]
+    let files: Vec<String> = ring.segment_files().map(str::to_owned).collect();
+    let _ = ring.connect(0);
+    // Up to FSN 0: the first segment still holds FSN 1.
+    assert!(unlinked(&ring.ok(0).unwrap()).is_empty());
+    // Up to FSN 1 exactly: the first segment goes.
+    let ops = ring.ok(1).unwrap();
+    assert_eq!(unlinked(&ops), [files[0].clone()]);
+    dir.apply_all(&ops);
+    assert!(dir.get(&files[0]).is_none());
+    assert_eq!(ring.locate(1), None);
+    // Everything acknowledged: the active segment is kept.
+    let ops = ring.ok(5).unwrap();
+    assert_eq!(unlinked(&ops), [files[1].clone()]);
+    assert_eq!(
+        ring.segment_files().collect::<Vec<_>>(),
+        [files[2].as_str()]
+    );
+    assert_eq!(ring.acked_fsn(), 5);
+}
+
+#[test]
+fn sf_13_an_older_ok_does_not_move_the_ack_back() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 4);
+    let _ = ring.connect(0);
+    let _ = ring.ok(2).unwrap();
+    assert!(ring.ok(1).unwrap().is_empty());
+    assert_eq!(ring.acked_fsn(), 2);
+}
+
+#[test]
+fn sf_13_an_ok_beyond_the_published_fsn_is_refused() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 2);
+    assert_eq!(ring.ok(0), Err(AckError::NotConnected));
+    let _ = ring.connect(0);
+    assert!(ring.ok(1).is_ok());
+    assert_eq!(
+        ring.ok(2),
+        Err(AckError::BeyondPublished {
+            fsn: 2,
+            published: 1
+        })
+    );
+    assert_eq!(ring.acked_fsn(), 1);
+    // A wire sequence past any FSN is refused, not an overflow.
+    assert!(matches!(
+        ring.ok(u64::MAX),
+        Err(AckError::BeyondPublished { fsn: i64::MAX, .. })
+    ));
+    assert!(matches!(
+        ring.ok(i64::MAX as u64),
+        Err(AckError::BeyondPublished { .. })
+    ));
+}
+
+#[test]
+fn sf_19_a_reconnect_rewinds_to_the_first_unacknowledged_frame() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 5);
+    let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
+    let _ = ring.ok(1).unwrap();
+    ring.disconnect();
+    let w = ring.connect(0);
+    assert_eq!(w.fsn_at_zero, 2);
+    let again: Vec<i64> = std::iter::from_fn(|| ring.next_to_send().map(|(f, _)| f)).collect();
+    assert_eq!(again, [2, 3, 4]);
+}
+
+#[test]
+fn sf_20_frames_appended_during_replay_are_picked_up() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 2);
+    let _ = ring.connect(0);
+    assert_eq!(ring.next_to_send().map(|s| s.0), Some(0));
+    assert_eq!(ring.next_to_send().map(|s| s.0), Some(1));
+    assert_eq!(ring.next_to_send(), None);
+    fill(&mut ring, &mut dir, 1);
+    assert_eq!(ring.next_to_send().map(|s| s.0), Some(2));
+}
+
+#[test]
+fn sf_21_frames_sent_again_after_a_reconnect_are_counted() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 4);
+    let _ = ring.connect(0);
+    let _ = ring.next_to_send();
+    let _ = ring.next_to_send();
+    let _ = ring.next_to_send();
+    assert_eq!(ring.replayed_frames(), 0);
+    let _ = ring.ok(0).unwrap();
+    ring.disconnect();
+    let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
+    // FSNs 1 and 2 went out twice; FSN 3 once.
+    assert_eq!(ring.replayed_frames(), 2);
+}
+
+#[test]
+fn sf_23_a_full_ring_refuses_until_the_deadline_then_fails() {
+    let mut ring = Ring::new(tiny(2));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 4);
+    assert_eq!(ring.resident_bytes(), 128);
+    let first = ring.append(P, 5_000).unwrap_err();
+    assert!(matches!(
+        first,
+        AppendError::Full {
+            deadline_millis: 6_000,
+            ..
+        }
+    ));
+    // One millisecond before the deadline: still waiting.
+    assert!(matches!(
+        ring.append(P, 5_999),
+        Err(AppendError::Full { .. })
+    ));
+    // At the deadline: the typed failure.
+    assert_eq!(
+        ring.append(P, 6_000),
+        Err(AppendError::DeadlineExceeded {
+            case: BackPressure::WhilePublishing,
+            waited_millis: 1_000
+        })
+    );
+    assert_eq!(ring.published_fsn(), 3, "a refused frame gets no FSN");
+}
+
+#[test]
+fn sf_23_trim_frees_room_and_the_wait_ends() {
+    let mut ring = Ring::new(tiny(2));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 4);
+    assert!(ring.append(P, 5_000).is_err());
+    let _ = ring.connect(0);
+    dir.apply_all(&ring.ok(1).unwrap());
+    let a = ring.append(P, 5_500).unwrap();
+    assert_eq!(a.fsn, 4);
+    // A later full ring starts a new wait from its own first refusal.
+    dir.apply_all(&a.ops);
+    fill(&mut ring, &mut dir, 1);
+    assert!(matches!(
+        ring.append(P, 9_000),
+        Err(AppendError::Full {
+            deadline_millis: 10_000,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn sf_23_a_frame_larger_than_a_segment_is_a_typed_error() {
+    let mut ring = Ring::new(tiny(2));
+    // 64 − 24 − 8 = 32 payload bytes fit exactly.
+    assert!(ring.append(&[1; 32], 0).is_ok());
+    assert_eq!(
+        ring.append(&[1; 33], 0),
+        Err(AppendError::FrameTooLarge {
+            len: 33,
+            segment_bytes: 64
+        })
+    );
+}
+
+#[test]
+fn sf_24_the_verdict_names_back_pressure_while_publishing() {
+    let mut ring = Ring::new(tiny(1));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 2);
+    assert!(matches!(
+        ring.append(P, 0),
+        Err(AppendError::Full {
+            case: BackPressure::WhilePublishing,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn sf_24_the_verdict_names_reconnecting_with_attempts_and_outage_start() {
+    let mut ring = Ring::new(tiny(1));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 2);
+    ring.set_link(Link::Reconnecting {
+        attempts: 7,
+        outage_start_millis: 123,
+    });
+    let want = BackPressure::WhileReconnecting {
+        attempts: 7,
+        outage_start_millis: 123,
+    };
+    assert!(matches!(ring.append(P, 0), Err(AppendError::Full { case, .. }) if case == want));
+    assert!(
+        matches!(ring.append(P, 1_000), Err(AppendError::DeadlineExceeded { case, .. }) if case == want)
+    );
+    // A successful upgrade ends the outage.
+    let _ = ring.connect(0);
+    assert!(matches!(
+        ring.append(P, 2_000),
+        Err(AppendError::Full {
+            case: BackPressure::WhilePublishing,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn sf_d3_the_ring_names_its_segments_initial_then_by_generation_and_pre_sizes_them() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 5);
+    let files: Vec<&str> = ring.segment_files().collect();
+    assert_eq!(
+        files,
+        [
+            "sf-initial.sfa",
+            "sf-0000000000000001.sfa",
+            "sf-0000000000000002.sfa"
+        ]
+    );
+    for f in files {
+        assert_eq!(dir.get(f).unwrap().len(), 64);
+    }
+}
+
+#[test]
+fn memory_and_disk_defaults_differ_only_in_the_cap() {
+    let m = RingConfig::memory();
+    let d = RingConfig::disk();
+    assert_eq!(m.max_total_bytes, 128 << 20);
+    assert_eq!(d.max_total_bytes, 10 << 30);
+    assert_eq!(m.segment_bytes, d.segment_bytes);
+    assert_eq!(m.segment_bytes, 4 << 20);
+}
+
+#[test]
+fn sf_43_a_rejected_frame_is_not_trimmed_and_a_retriable_error_replays_it() {
+    use sf_journal::status::{Category, ErrorStatus};
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 4);
+    let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
+    let _ = ring.ok(1).unwrap();
+    let (fsn, category) = ring.reject(2, ErrorStatus::WriteError).unwrap();
+    assert_eq!((fsn, category), (Some(2), Category::Retriable));
+    assert_eq!(ring.acked_fsn(), 1);
+    assert!(ring.locate(2).is_some());
+    // The connection is over; the next one sends FSN 2 again.
+    assert_eq!(ring.next_to_send(), None);
+    let _ = ring.connect(0);
+    assert_eq!(ring.next_to_send().map(|s| s.0), Some(2));
+}
+
+#[test]
+fn sf_43_a_terminal_error_leaves_the_frame_in_the_journal() {
+    use sf_journal::status::{Category, ErrorStatus};
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 3);
+    let _ = ring.connect(1);
+    // A rejected catch-up frame concerns no FSN.
+    assert_eq!(
+        ring.reject(0, ErrorStatus::ParseError).unwrap(),
+        (None, Category::Terminal)
+    );
+    let _ = ring.connect(0);
+    let (fsn, category) = ring.reject(1, ErrorStatus::SchemaMismatch).unwrap();
+    assert_eq!((fsn, category), (Some(1), Category::Terminal));
+    assert_eq!(ring.acked_fsn(), -1);
+    assert_eq!(ring.segment_files().count(), 2);
+    assert!(matches!(
+        ring.reject(0, ErrorStatus::WriteError),
+        Err(AckError::NotConnected)
+    ));
+}
