@@ -116,8 +116,11 @@ pub fn a_4_downloaded_once<D: Driver>(via: Via) {
     let report = backed_up(&d, &config);
     let transfers = d.transfers(&config).unwrap();
     let target = dir.join("tenant.nxb");
-    let path = d.backup(&transfers, &report, &target).unwrap();
+    // The call made by hand from the report, then run to its end.
+    let mut call = BackupDownload::from_report(&report, TransferConfig::download()).unwrap();
+    let path = d.download(&transfers, &mut call, &target).unwrap();
     assert_eq!(path, target);
+    assert!(call.is_verified());
     let info = expected(&report);
     assert!(info.total_bytes > 0);
     assert_eq!(info_of(&target), info);
