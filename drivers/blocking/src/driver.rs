@@ -83,6 +83,9 @@ impl Seam for Threads {
     fn connect(&self, to: Connect) -> Option<SessionIo> {
         let (out, out_rx) = mpsc::sync_channel(SESSION_QUEUE);
         let name = format!("nervix-session-{}", to.session.0);
+        // Everything the session's thread logs is inside the session's span.
+        let span =
+            tracing::info_span!("nervix.session", session = to.session.0, endpoint = %to.endpoint);
         let dial = Dial {
             to,
             auth: self.config.auth,
@@ -93,7 +96,7 @@ impl Seam for Threads {
         };
         std::thread::Builder::new()
             .name(name)
-            .spawn(move || session::run(dial, out_rx))
+            .spawn(move || span.in_scope(|| session::run(dial, out_rx)))
             .ok()
             .map(|thread| SessionIo { out, thread })
     }

@@ -87,6 +87,9 @@ impl Seam for Io {
 
     fn connect(&self, to: Connect) -> Option<SessionIo> {
         let (out, out_rx) = mpsc::channel(64);
+        // Everything the session's task logs is inside the session's span.
+        let span =
+            tracing::info_span!("nervix.session", session = to.session.0, endpoint = %to.endpoint);
         let dial = Dial {
             to,
             transport: self.config.transport,
@@ -94,7 +97,10 @@ impl Seam for Io {
             write_timeout: self.config.write_timeout,
             events: self.events.clone(),
         };
-        let task = AbortOnDrop(tokio::spawn(transport::run(dial, out_rx)));
+        let task = AbortOnDrop(tokio::spawn(tracing::Instrument::instrument(
+            transport::run(dial, out_rx),
+            span,
+        )));
         Some(SessionIo { out, task })
     }
 

@@ -587,10 +587,16 @@ impl Exchange {
                 .position(|h| self.waiters.get(h).is_some_and(|o| o.handle > handle))
                 .unwrap_or(self.held.len());
             self.held.insert(at, id);
+            tracing::debug!(
+                request_id = id,
+                held = self.held.len(),
+                "nervix request refused as too many in flight: it goes again"
+            );
             if self.in_flight == 0 && self.held_until.is_none() {
                 // Nothing else is out whose reply would make room: wait, longer with each
                 // refusal in a row, rather than resend at once without bound.
                 let wait = self.refusal_wait();
+                tracing::debug!(wait_ms = wait.as_millis() as u64, "nervix refusal back-off");
                 self.refusals = self.refusals.saturating_add(1);
                 self.held_until = Some(now + wait);
             }

@@ -868,6 +868,7 @@ impl Client {
         }
         // Command and read deadlines (D-4).
         for h in self.commands.expired(now) {
+            tracing::warn!(command = ?h, "nervix command deadline passed: its outcome is uncertain");
             self.abandon(Purpose::Command(h));
             if let Some(e) = self.commands.remove(h) {
                 let result = e.unanswered(UncertainCause::Deadline);
@@ -876,6 +877,7 @@ impl Client {
             }
         }
         for h in self.reads.expired(now) {
+            tracing::debug!(read = ?h, "nervix read deadline passed");
             self.abandon(Purpose::Read(h));
             self.reads.remove(h);
             self.events.push_back(ClientEvent::Read {
