@@ -469,8 +469,12 @@ fn s_8_retention_is_bounded_in_total_and_losses_are_one_gap_in_place() {
         assert!(r.c.subscription_bytes() <= budget);
     }
     assert_eq!(r.c.subscription_bytes(), open + 3 * per);
+    let s = r.c.stats();
+    assert_eq!(s.subscription_events_dropped, 3);
+    assert_eq!(s.subscription_held_bytes, open + 3 * per);
     // A gap that does not fit either is merged into the loss, with its rows.
     r.feed(sid, delivery_lost("live", 1, 5));
+    assert_eq!(r.c.stats().subscription_events_dropped, 4);
     // The application reads one batch, making room for the next.
     assert_eq!(shape(&[r.c.poll_subscription(id).unwrap()]), "open#1");
     assert_eq!(shape(&[r.c.poll_subscription(id).unwrap()]), "rows10");

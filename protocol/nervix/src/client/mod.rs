@@ -345,6 +345,12 @@ pub struct ClientStats {
     pub unsolicited_dropped: u64,
     /// Bytes the unsolicited queue holds now.
     pub unsolicited_held_bytes: usize,
+    /// Subscription events dropped into overflow gaps because a budget was full (S-8).
+    pub subscription_events_dropped: u64,
+    /// Bytes of subscription events waiting for the application now.
+    pub subscription_held_bytes: usize,
+    /// Subscription frames ignored because they named a handle the client does not hold.
+    pub subscription_frames_ignored: u64,
 }
 
 /// Something the application learns from the client.
@@ -565,6 +571,9 @@ impl Client {
             frames_ignored: self.ignored_frames,
             unsolicited_dropped: self.unsolicited.dropped(),
             unsolicited_held_bytes: self.unsolicited.bytes(),
+            subscription_events_dropped: self.dropped_subscription_events(),
+            subscription_held_bytes: self.subscription_bytes(),
+            subscription_frames_ignored: self.ignored_subscription_frames(),
             ..self.stats.clone()
         }
     }

@@ -284,6 +284,8 @@ pub(crate) struct Subscriptions {
     /// Where [`Client::poll_subscriptions`] looks first, so no subscription starves another.
     cursor: u64,
     ignored: u64,
+    /// Events the budgets dropped into overflow gaps, over all subscriptions (S-8).
+    dropped: u64,
     /// A subscription a relay change just sent to be opened again, with its churn: the
     /// client decides the wait (it holds the jitter's seed).
     relapsed: Option<(SubscriptionId, u32)>,
@@ -436,6 +438,7 @@ impl Subscriptions {
             total: 0,
             cursor: 0,
             ignored: 0,
+            dropped: 0,
             relapsed: None,
         }
     }
@@ -516,6 +519,16 @@ impl Subscriptions {
         let fits = e.bytes - freed + need <= self.per_subscription
             && self.total - freed + need <= self.total_budget;
         if !fits && !forced {
+            if e.overflow.is_none() {
+                // Once per overflow: the application reads the counts in the gap.
+                tracing::warn!(
+                    subscription = ?id,
+                    held_bytes = e.bytes,
+                    total_bytes = self.total,
+                    "nervix subscription budget full: events dropped into an overflow gap"
+                );
+            }
+            self.dropped = self.dropped.saturating_add(1);
             // The superseded event stays: what it said is not replaced by nothing.
             let (b, r, ev) = e.overflow.get_or_insert((0, 0, 0));
             // A batch counts as a batch; an in-generation gap is merged by its rows; anything
@@ -1040,6 +1053,11 @@ impl Client {
     /// Subscription frames ignored because they named a handle the client does not hold (S-3).
     pub fn ignored_subscription_frames(&self) -> u64 {
         self.subscriptions.ignored
+    }
+
+    /// Subscription events the budgets dropped into overflow gaps, over all subscriptions (S-8).
+    pub fn dropped_subscription_events(&self) -> u64 {
+        self.subscriptions.dropped
     }
 
     /// An unsolicited frame, offered to the subscriptions first (S-2, S-3). A subscription a
