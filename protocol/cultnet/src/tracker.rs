@@ -705,6 +705,11 @@ impl WriteTracker {
         for h in due {
             if missed {
                 self.counters.windows_missed_by_receipt_server += 1;
+                tracing::warn!(
+                    handle = ?h,
+                    window_ms = window,
+                    "cultnet receipt server let a write reach its window: unconfirmed"
+                );
             }
             self.settle(
                 h,
@@ -723,6 +728,7 @@ impl WriteTracker {
         if e.outcome.is_some() {
             return;
         }
+        tracing::debug!(handle = ?handle, message_id = %e.message_id, outcome = ?outcome, "cultnet write settled");
         e.outcome = Some(outcome.clone());
         self.unsettled -= 1;
         self.unsettled_bytes -= e.bytes;
@@ -736,6 +742,7 @@ impl WriteTracker {
             if let Some(old) = self.settled_order.pop_front() {
                 self.remove(old);
                 self.counters.settled_forgotten += 1;
+                tracing::debug!(handle = ?old, "cultnet settled write forgotten to stay within the bound");
             }
         }
     }
@@ -750,12 +757,14 @@ impl WriteTracker {
     fn on_admitted(&mut self, a: &WriteAdmitted) {
         let Some(h) = self.lookup(&a.message_id) else {
             self.counters.unmatched_answers += 1;
+            tracing::debug!(message_id = %a.message_id, "cultnet admission names no write in flight: ignored");
             return;
         };
         let e = &self.entries[&h];
         if e.operation != a.operation || e.schema_id != a.schema_id || e.record_key != a.record_key
         {
             self.counters.mismatched_receipts += 1;
+            tracing::debug!(message_id = %a.message_id, "cultnet admission does not echo its write: ignored");
             return;
         }
         self.answer(h, Outcome::Admitted, LateAnswer::AdmittedLate);
@@ -764,6 +773,7 @@ impl WriteTracker {
     fn on_named_refusal(&mut self, id: &str, refusal: Refusal) {
         let Some(h) = self.lookup(id) else {
             self.counters.unmatched_answers += 1;
+            tracing::debug!(message_id = %id, "cultnet refusal names no write in flight: ignored");
             return;
         };
         self.answer(
@@ -807,7 +817,12 @@ impl WriteTracker {
                 refusal.attributed_by_count = true;
                 self.settle(only, Outcome::Refused(refusal));
             }
-            _ => self.counters.unattributed_errors += 1,
+            _ => {
+                self.counters.unattributed_errors += 1;
+                tracing::debug!(
+                    "cultnet error without an id and not one write unanswered: settles nothing"
+                );
+            }
         }
     }
 }
