@@ -99,7 +99,7 @@ fn sf_1_both_modes_behave_the_same_on_the_wire() {
     let b = script(&mut disk);
     assert_eq!(a, b);
     // The script acknowledged through FSN 7 (one catch-up frame, then wire seq 4 stands for
-    // FSN 3 + 4 - 1); of three segments of three frames only the last is left.
+    // FSN 4 + 4 - 1); of three segments of three frames only the last is left.
     assert_eq!(a.last().unwrap(), "acked 7 replayed 3 resident 128");
 }
 

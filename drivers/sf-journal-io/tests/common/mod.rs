@@ -77,10 +77,7 @@ pub fn child_main() {
     println!("ready {}", std::process::id());
     std::thread::spawn(|| {
         let mut line = String::new();
-        while std::io::stdin()
-            .read_line(&mut line)
-            .map_or(false, |n| n > 0)
-        {}
+        while std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {}
         std::process::exit(0);
     });
     std::thread::sleep(Duration::from_secs(30));
