@@ -70,6 +70,10 @@ pub enum JournalError {
     /// The server acknowledged what was never sent.
     #[error(transparent)]
     Ack(#[from] AckError),
+    /// A frame handed to [`Journal::append`] is not a QWP message (it does not begin `QWP1`,
+    /// SF-W9); nothing was stored.
+    #[error("a frame must begin with QWP1")]
+    NotQwp,
     /// The journal was closed.
     #[error("the journal is closed")]
     Closed,
@@ -274,11 +278,14 @@ impl Journal {
     }
 
     /// Publishes a frame: it is stored and gets its FSN; the call never waits for the wire
-    /// (SF-2). A full ring is refused with [`AppendError::Full`] (retry after trim) and, once
+    /// (SF-2). A frame must be a QWP message (begin with `QWP1`). A full ring is refused with [`AppendError::Full`] (retry after trim) and, once
     /// the append deadline has passed, [`AppendError::DeadlineExceeded`].
     pub fn append(&mut self, payload: &[u8], now_millis: u64) -> Result<i64, JournalError> {
         if self.store.is_none() {
             return Err(JournalError::Closed);
+        }
+        if !sf_journal::status::is_qwp_frame(payload) {
+            return Err(JournalError::NotQwp);
         }
         let a = self.ring.append(payload, now_millis)?;
         self.apply(&a.ops)?;
