@@ -28,8 +28,10 @@ pub enum Conn {
         /// Extra response headers (`X-QuestDB-Role`, ...).
         headers: Vec<(String, String)>,
     },
-    /// Accept, take this many frames (acknowledging on schedule), then drop the connection
-    /// without a close frame.
+    /// Accept, take this many frames (acknowledging on schedule), then end the connection
+    /// without a WebSocket close: the server shuts its sending side (the client reads every
+    /// status sent before it, then the end of the stream) and records what still arrives
+    /// until the client goes (at most 2 seconds).
     DropAfter(usize),
     /// Accept, and answer the frame of this wire sequence with an error status instead of an
     /// acknowledgement; acknowledge nothing after it.
@@ -419,10 +421,15 @@ fn serve(
         at(record, &mut |c| c.sent.push(bytes.clone()));
         Ok(())
     };
+    let mut half_closed: Option<Instant> = None;
     while !stop.load(Ordering::Relaxed) && born.elapsed() < config.max_connection_life {
+        if half_closed.is_some_and(|t| t.elapsed() >= Duration::from_secs(2)) {
+            break;
+        }
         let Some(f) = read_frame(&mut r, 64 << 20)? else {
             // Idle: acknowledge everything received so far.
             if !failed
+                && half_closed.is_none()
                 && received > 0
                 && acked != Some(received - 1)
                 && last_frame.elapsed() >= config.idle_ack
@@ -439,6 +446,12 @@ fn serve(
         let opcode = f.opcode;
         let payload = f.payload.clone();
         at(record, &mut |c| c.frames.push(f.clone()));
+        if half_closed.is_some() {
+            if opcode == 8 {
+                return Ok(());
+            }
+            continue;
+        }
         match opcode {
             8 => {
                 let _ = w.write_all(&frame(8, &payload));
@@ -466,7 +479,7 @@ fn serve(
                     }
                     _ if failed => {}
                     _ => {
-                        if lcg(&mut seed) % 2 == 0 {
+                        if lcg(&mut seed).is_multiple_of(2) {
                             acked = Some(seq);
                             send(&mut w, ok(seq))?;
                             if durable {
@@ -476,8 +489,8 @@ fn serve(
                     }
                 }
                 if matches!(script, Conn::DropAfter(n) if received as usize >= *n) {
-                    let _ = w.shutdown(Shutdown::Both);
-                    return Ok(());
+                    let _ = w.shutdown(Shutdown::Write);
+                    half_closed = Some(Instant::now());
                 }
             }
             _ => {}
