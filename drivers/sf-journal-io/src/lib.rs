@@ -9,6 +9,7 @@
 //! * [`drain`]: the blocking drain over QWP WebSocket, with reconnects and replay in FSN
 //!   order.
 //! * [`loopback`]: a QWP WebSocket server on 127.0.0.1 for tests, recording every frame.
+//! * [`orphans`]: draining the slots dead senders left, each over its own connection.
 //! * [`journal`]: a journal in memory mode or in SF mode over the same ring: append, the
 //!   frames to send in FSN order, acknowledgements, checkpoints and close.
 //!
@@ -22,6 +23,7 @@ pub mod fsdir;
 pub mod journal;
 pub mod lock;
 pub mod loopback;
+pub mod orphans;
 
 pub use fsdir::FileDir;
 pub use journal::{Journal, JournalConfig, JournalError};

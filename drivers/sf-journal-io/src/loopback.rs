@@ -98,6 +98,10 @@ pub struct RecordedConn {
     pub frames: Vec<RecordedFrame>,
     /// The status frames sent back.
     pub sent: Vec<Vec<u8>>,
+    /// When the connection was accepted.
+    pub accepted: Option<Instant>,
+    /// When the last status frame was sent.
+    pub last_sent: Option<Instant>,
 }
 
 impl RecordedConn {
@@ -154,6 +158,28 @@ impl LoopbackServer {
         self.addr
     }
 
+    /// The most connections that were busy at the same time, a connection being busy from
+    /// its accept to the last status the server sent on it. (A client that waits for its
+    /// acknowledgements before closing cannot be busy on two connections at once.)
+    #[must_use]
+    pub fn max_concurrent(&self) -> usize {
+        let conns = self.connections();
+        let spans: Vec<(Instant, Instant)> = conns
+            .iter()
+            .filter_map(|c| Some((c.accepted?, c.last_sent.or(c.accepted)?)))
+            .collect();
+        spans
+            .iter()
+            .map(|(start, _)| {
+                spans
+                    .iter()
+                    .filter(|(s, e)| s <= start && start <= e)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
     /// What every connection so far recorded (a connection still open is included as far
     /// as it got).
     #[must_use]
@@ -185,7 +211,10 @@ fn accept_loop(
                 let script = config.script.get(n).cloned().unwrap_or(Conn::Serve);
                 let index = {
                     let mut r = record.lock().expect("not poisoned");
-                    r.push(RecordedConn::default());
+                    r.push(RecordedConn {
+                        accepted: Some(Instant::now()),
+                        ..RecordedConn::default()
+                    });
                     r.len() - 1
                 };
                 let (cfg, rec, st) = (config.clone(), Arc::clone(record), Arc::clone(stop));
@@ -418,7 +447,10 @@ fn serve(
     let mut last_frame = Instant::now();
     let send = |w: &mut TcpStream, bytes: Vec<u8>| -> io::Result<()> {
         w.write_all(&frame(2, &bytes))?;
-        at(record, &mut |c| c.sent.push(bytes.clone()));
+        at(record, &mut |c| {
+            c.sent.push(bytes.clone());
+            c.last_sent = Some(Instant::now());
+        });
         Ok(())
     };
     let mut half_closed: Option<Instant> = None;
