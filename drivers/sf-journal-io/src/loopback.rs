@@ -45,6 +45,11 @@ pub enum Conn {
     NoDurableEcho,
     /// Accept, and answer the first frame with a binary message of this many bytes.
     Oversized(usize),
+    /// Accept with these response headers added (an `X-QWP-Version` among them replaces the
+    /// default `1`; a value of the empty string leaves the header out).
+    Headers(Vec<(String, String)>),
+    /// Accept, and answer each frame with this binary message instead of a status.
+    Garbage(Vec<u8>),
 }
 
 /// How the server behaves.
@@ -59,6 +64,9 @@ pub struct ServerConfig {
     pub idle_ack: Duration,
     /// The longest a connection lives (every wait is bounded).
     pub max_connection_life: Duration,
+    /// In durable-ack mode, send the DURABLE_ACK of what was acknowledged only after this many
+    /// PINGs (0: right after each OK).
+    pub durable_after_pings: usize,
 }
 
 impl Default for ServerConfig {
@@ -68,6 +76,7 @@ impl Default for ServerConfig {
             script: Vec::new(),
             idle_ack: Duration::from_millis(20),
             max_connection_life: Duration::from_secs(30),
+            durable_after_pings: 0,
         }
     }
 }
@@ -410,6 +419,7 @@ fn serve(
     let durable = durable_asked && *script != Conn::NoDurableEcho;
     let (status, extra) = match script {
         Conn::Refuse { status, headers } => (*status, headers.clone()),
+        Conn::Headers(h) => (101, h.clone()),
         _ => (101, Vec::new()),
     };
     at(record, &mut |c| {
@@ -421,16 +431,22 @@ fn serve(
     if status == 101 {
         head.push_str("Upgrade: websocket\r\nConnection: Upgrade\r\n");
         head.push_str(&format!(
-            "Sec-WebSocket-Accept: {}\r\nX-QWP-Version: 1\r\n",
+            "Sec-WebSocket-Accept: {}\r\n",
             tungstenite::handshake::derive_accept_key(key.as_bytes())
         ));
+        if !extra
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("X-QWP-Version"))
+        {
+            head.push_str("X-QWP-Version: 1\r\n");
+        }
         if durable {
             head.push_str("X-QWP-Durable-Ack: enabled\r\n");
         }
     } else {
         head.push_str("Content-Length: 0\r\nConnection: close\r\n");
     }
-    for (n, v) in &extra {
+    for (n, v) in extra.iter().filter(|(_, v)| !v.is_empty()) {
         head.push_str(&format!("{n}: {v}\r\n"));
     }
     head.push_str("\r\n");
@@ -454,6 +470,8 @@ fn serve(
         Ok(())
     };
     let mut half_closed: Option<Instant> = None;
+    let mut durable_pending: Option<u64> = None;
+    let mut pings = 0usize;
     while !stop.load(Ordering::Relaxed) && born.elapsed() < config.max_connection_life {
         if half_closed.is_some_and(|t| t.elapsed() >= Duration::from_secs(2)) {
             break;
@@ -468,8 +486,10 @@ fn serve(
             {
                 acked = Some(received - 1);
                 send(&mut w, ok(received - 1))?;
-                if durable {
+                if durable && config.durable_after_pings == 0 {
                     send(&mut w, durable_ack(received - 1))?;
+                } else if durable {
+                    durable_pending = Some(received - 1);
                 }
             }
             continue;
@@ -490,7 +510,16 @@ fn serve(
                 let _ = w.shutdown(Shutdown::Both);
                 return Ok(());
             }
-            9 => w.write_all(&frame(10, &payload))?,
+            9 => {
+                w.write_all(&frame(10, &payload))?;
+                pings += 1;
+                if pings >= config.durable_after_pings {
+                    if let Some(p) = durable_pending.take() {
+                        pings = 0;
+                        send(&mut w, durable_ack(p))?;
+                    }
+                }
+            }
             2 => {
                 let seq = received;
                 received += 1;
@@ -509,13 +538,16 @@ fn serve(
                     Conn::Oversized(n) => {
                         w.write_all(&frame(2, &vec![0u8; *n]))?;
                     }
+                    Conn::Garbage(bytes) => send(&mut w, bytes.clone())?,
                     _ if failed => {}
                     _ => {
                         if lcg(&mut seed).is_multiple_of(2) {
                             acked = Some(seq);
                             send(&mut w, ok(seq))?;
-                            if durable {
+                            if durable && config.durable_after_pings == 0 {
                                 send(&mut w, durable_ack(seq))?;
+                            } else if durable {
+                                durable_pending = Some(seq);
                             }
                         }
                     }

@@ -224,9 +224,10 @@ fn sf_18_connections_dropped_mid_stream_are_replayed_in_fsn_order_after_back_off
     let j = filled(12);
     let started = Instant::now();
     let r = run(&s, &j, |c| c.backoff_initial = Duration::from_millis(40)).unwrap();
-    // Two breaks: back-offs of 40 then 80 ms.
+    // Two breaks, each after a successful upgrade: the back-off starts again from its first
+    // step, 40 ms each time.
     assert!(
-        started.elapsed() >= Duration::from_millis(120),
+        started.elapsed() >= Duration::from_millis(80),
         "{:?}",
         started.elapsed()
     );
@@ -360,4 +361,138 @@ fn sf_w10_the_drain_sends_no_client_id_unless_configured() {
     let _ = run(&s, &filled(1), |_| {}).unwrap();
     assert_eq!(s.connections()[0].header("X-QWP-Client-Id"), None);
     assert_eq!(JournalConfig::disk().ring.segment_bytes, 4 << 20);
+}
+
+#[test]
+fn sf_17_pings_go_out_while_idle_with_durable_confirmations_pending() {
+    let s = LoopbackServer::start(ServerConfig {
+        durable_after_pings: 3,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    for i in 0..4 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| {
+        c.request.durable_ack = true;
+        c.keepalive = Duration::from_millis(30);
+    })
+    .unwrap();
+    assert_eq!(
+        j.lock().unwrap().acked_fsn(),
+        3,
+        "the durable ack came after the pings"
+    );
+    assert!(r.pings >= 3, "{r:?}");
+    assert!(started.elapsed() >= Duration::from_millis(90));
+    let c = &s.connections()[0];
+    let pings: Vec<_> = c.frames.iter().filter(|f| f.opcode == 9).collect();
+    // The server sent the durable ack on reading the third PING; one more may have crossed it.
+    assert!(
+        pings.len() >= 3 && pings.len() as u32 <= r.pings,
+        "{} of {r:?}",
+        pings.len()
+    );
+    assert!(pings.iter().all(|f| f.masked && f.fin));
+
+    // Without durable ack, an idle connection with acknowledgements pending sends no PING.
+    let s = server(vec![]);
+    let r = run(&s, &filled(4), |c| c.keepalive = Duration::from_millis(1)).unwrap();
+    assert_eq!(r.pings, 0);
+}
+
+#[test]
+fn sf_w2_a_server_version_of_0_or_above_1_is_refused_and_an_absent_one_is_1() {
+    let version = |v: &str| Conn::Headers(vec![("X-QWP-Version".into(), v.into())]);
+    for bad in ["0", "2", "x"] {
+        let s = server(vec![version(bad)]);
+        match run(&s, &filled(1), |_| {}) {
+            Err(DrainError::Upgrade(UpgradeError::Version(v))) => assert_eq!(v, bad),
+            other => panic!("{bad}: {other:?}"),
+        }
+        assert!(s.connections()[0].messages().is_empty());
+    }
+    for good in ["", "1"] {
+        let s = server(vec![Conn::Headers(vec![
+            ("X-QWP-Version".into(), good.into()),
+            ("X-QWP-Max-Batch-Size".into(), "junk".into()),
+        ])]);
+        let j = filled(2);
+        let _ = run(&s, &j, |_| {}).unwrap();
+        assert_eq!(j.lock().unwrap().acked_fsn(), 1, "{good:?}");
+    }
+}
+
+#[test]
+fn sf_w4_a_malformed_status_frame_is_a_protocol_violation_and_trims_nothing() {
+    for garbage in [vec![], vec![0x01], vec![0x00, 1, 2], vec![0x7f, 0, 0]] {
+        let s = server(vec![Conn::Garbage(garbage.clone())]);
+        let j = filled(2);
+        let r = run(&s, &j, |_| {});
+        assert!(
+            matches!(r, Err(DrainError::Violation(_))),
+            "{garbage:?}: {r:?}"
+        );
+        assert_eq!(j.lock().unwrap().acked_fsn(), -1);
+        assert_eq!(s.connections().len(), 1, "a violation is not retried");
+    }
+}
+
+#[test]
+fn sf_44_each_error_status_on_the_wire_ends_the_drain_or_is_retried() {
+    use ErrorStatus::*;
+    for (status, terminal) in [
+        (SchemaMismatch, true),
+        (ParseError, true),
+        (SecurityError, true),
+        (InternalError, false),
+        (WriteError, false),
+        (NotWritable, false),
+    ] {
+        let s = server(vec![Conn::ErrorAt {
+            wire_seq: 1,
+            status,
+        }]);
+        let j = filled(3);
+        let r = run(&s, &j, |_| {});
+        if terminal {
+            assert!(
+                matches!(&r, Err(DrainError::Terminal(t)) if t.status == status && t.fsn == Some(1)),
+                "{status:?}: {r:?}"
+            );
+            assert_eq!(s.connections().len(), 1);
+            assert!(
+                j.lock().unwrap().acked_fsn() < 1,
+                "{status:?}: the rejected frame stays"
+            );
+        } else {
+            let r = r.unwrap();
+            assert_eq!((r.retriable_errors, r.connections), (1, 2), "{status:?}");
+            assert_eq!(j.lock().unwrap().acked_fsn(), 2);
+        }
+    }
+}
+
+#[test]
+fn sf_18_the_back_off_doubles_over_consecutive_failed_attempts() {
+    let refuse = || Conn::Refuse {
+        status: 503,
+        headers: vec![],
+    };
+    let s = server(vec![refuse(), refuse(), refuse()]);
+    let j = filled(2);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| c.backoff_initial = Duration::from_millis(30)).unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(30 + 60 + 120),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!((r.connections, r.breaks), (1, 3));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 1);
 }
