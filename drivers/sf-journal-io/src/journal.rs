@@ -328,6 +328,9 @@ impl Journal {
 
     /// The next frame to send on the open connection, in FSN order, with its bytes.
     pub fn next_frame(&mut self) -> Result<Option<(i64, Vec<u8>)>, JournalError> {
+        if self.store.is_none() {
+            return Err(JournalError::Closed);
+        }
         let Some((fsn, loc)) = self.ring.next_to_send() else {
             return Ok(None);
         };
@@ -428,4 +431,32 @@ impl Journal {
 #[must_use]
 pub fn slot_path(sf_dir: &Path, sender_id: &str) -> PathBuf {
     sf_dir.join(sender_id)
+}
+
+/// Milliseconds since the Unix epoch (the time the journal's operations are told).
+#[must_use]
+pub fn now_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Publishes a frame into a journal shared with its drain, waiting for trim while the ring is
+/// full (SF-23): the append is retried, yielding between attempts with the journal unlocked,
+/// until it is taken or the ring's append deadline passes
+/// ([`AppendError::DeadlineExceeded`], naming the back-pressure case, SF-24).
+pub fn append_waiting(
+    journal: &std::sync::Mutex<Journal>,
+    payload: &[u8],
+) -> Result<i64, JournalError> {
+    loop {
+        let r = journal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .append(payload, now_millis());
+        match r {
+            Err(JournalError::Append(AppendError::Full { .. })) => std::thread::yield_now(),
+            other => return other,
+        }
+    }
 }

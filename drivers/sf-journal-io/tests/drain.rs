@@ -496,3 +496,59 @@ fn sf_18_the_back_off_doubles_over_consecutive_failed_attempts() {
     assert_eq!((r.connections, r.breaks), (1, 3));
     assert_eq!(j.lock().unwrap().acked_fsn(), 1);
 }
+
+#[test]
+fn sf_23_a_full_ring_waits_for_trim_while_the_drain_runs() {
+    use sf_journal_io::journal::append_waiting;
+    // Two segments of three frames: the producer must wait for acknowledgements to go on.
+    let mut jc = small();
+    jc.ring.max_total_bytes = 256;
+    jc.ring.append_deadline_millis = 10_000;
+    let j = Mutex::new(Journal::memory(jc));
+    let s = server(vec![]);
+    std::thread::scope(|scope| {
+        let producer = scope.spawn(|| {
+            for i in 0..40 {
+                assert_eq!(append_waiting(&j, &payload(i)).unwrap(), i as i64);
+            }
+        });
+        let _ = Drain::new(DrainConfig::new(s.addr()))
+            .run(&j, Instant::now() + Duration::from_secs(20), |j| {
+                j.published_fsn() == 39
+            })
+            .unwrap();
+        producer.join().unwrap();
+    });
+    let sent: Vec<Vec<u8>> = s.connections()[0].messages();
+    assert_eq!(
+        sent,
+        frames(0, 40).into_iter().map(|f| f.1).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn sf_23_without_trim_the_wait_ends_at_the_deadline_with_a_typed_error() {
+    use sf_journal::ring::{AppendError, BackPressure};
+    use sf_journal_io::journal::append_waiting;
+    let mut jc = small();
+    jc.ring.max_total_bytes = 128;
+    jc.ring.append_deadline_millis = 60;
+    let j = Mutex::new(Journal::memory(jc));
+    for i in 0..3 {
+        let _ = append_waiting(&j, &payload(i)).unwrap();
+    }
+    let started = Instant::now();
+    match append_waiting(&j, &payload(3)) {
+        Err(JournalError::Append(AppendError::DeadlineExceeded {
+            case,
+            waited_millis,
+        })) => {
+            assert_eq!(case, BackPressure::WhilePublishing);
+            assert!(waited_millis >= 60);
+        }
+        other => panic!("expected the deadline, got {other:?}"),
+    }
+    // Whole milliseconds of the wall clock: at least 59 ms of real time.
+    assert!(started.elapsed() >= Duration::from_millis(59));
+    assert_eq!(j.lock().unwrap().published_fsn(), 2);
+}

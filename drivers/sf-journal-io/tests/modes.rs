@@ -380,3 +380,31 @@ fn sf_w10_segment_files_are_4_mib_and_no_client_id_is_sent_unless_configured() {
         ..UpgradeRequest::default()
     }));
 }
+
+#[test]
+fn sf_27_a_timed_out_close_leaves_the_tail_on_disk_and_memory_loses_it() {
+    let sf = scratch("timed-out-close");
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    let mut m = Journal::memory(small());
+    for i in 0..5 {
+        let _ = j.append(&payload(i), 0).unwrap();
+        let _ = m.append(&payload(i), 0).unwrap();
+    }
+    for x in [&mut j, &mut m] {
+        let _ = x.connect(0);
+        let _ = drain(x);
+        x.ok(1, Vec::new()).unwrap();
+        assert!(matches!(
+            x.close(100, 100, 50).unwrap(),
+            CloseStep::Wait { .. }
+        ));
+        let c = closed(x.close(150, 100, 50).unwrap());
+        assert_eq!((c.unacknowledged, c.skipped), (2..5, false));
+    }
+    // SF mode: the next sender on the slot finds the tail (the whole lowest segment).
+    let mut next = Journal::open(&sf, "s", small()).unwrap();
+    let _ = next.connect(0);
+    assert_eq!(drain(&mut next), frames(0, 5));
+    // Memory mode: the storage is gone with the close.
+    assert!(matches!(m.next_frame(), Err(JournalError::Closed)));
+}
