@@ -253,13 +253,14 @@ fn lcg(seed: &mut u64) -> u64 {
 
 /// Reads the HTTP request head: the target and the headers.
 fn read_request(r: &mut impl BufRead) -> io::Result<(String, Vec<(String, String)>)> {
+    // Each line is read through a bound of 8 KiB, so a client cannot make it grow without end.
     let mut line = String::new();
-    r.read_line(&mut line)?;
+    r.by_ref().take(8192).read_line(&mut line)?;
     let target = line.split_whitespace().nth(1).unwrap_or("").to_owned();
     let mut headers = Vec::new();
     loop {
         line.clear();
-        if r.read_line(&mut line)? == 0 {
+        if r.by_ref().take(8192).read_line(&mut line)? == 0 {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
         let l = line.trim_end();
