@@ -389,23 +389,13 @@ fn serve(
     stop: &AtomicBool,
 ) -> io::Result<()> {
     stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(Duration::from_millis(5)))?;
+    // The request head is read with one bound for the whole of it (a read cut short by a
+    // timeout would lose part of a line); the frames then with a short poll.
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut w = stream.try_clone()?;
     let mut r = BufReader::new(stream);
-    let (path, headers) = {
-        let until = Instant::now() + Duration::from_secs(10);
-        loop {
-            match read_request(&mut r) {
-                Ok(h) => break h,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) && Instant::now() < until => {}
-                Err(e) => return Err(e),
-            }
-        }
-    };
+    let (path, headers) = read_request(&mut r)?;
+    w.set_read_timeout(Some(Duration::from_millis(5)))?;
     let at = |rec: &Mutex<Vec<RecordedConn>>, f: &mut dyn FnMut(&mut RecordedConn)| {
         f(&mut rec.lock().expect("not poisoned")[index]);
     };
