@@ -460,3 +460,55 @@ pub fn append_waiting(
         }
     }
 }
+
+/// Whether a failed open found the slot unreplayable: its dictionary cannot be rebuilt, so the
+/// ids its frames hold are backed by nothing (SF-38, SF-39).
+#[must_use]
+pub fn is_unreplayable(e: &JournalError) -> bool {
+    matches!(e, JournalError::Recovery(RecoveryError::Dict(_)))
+}
+
+/// A journal opened by a foreground sender, and where an unreplayable slot was set aside.
+#[derive(Debug)]
+pub struct Opened {
+    /// The journal, on the sender's slot.
+    pub journal: Journal,
+    /// Where the slot found unreplayable was moved: `<sender_id>.unreplayable-<millis>` beside
+    /// it, kept whole for inspection (and marked `.failed` by the first orphan drainer that
+    /// tries it).
+    pub set_aside: Option<PathBuf>,
+}
+
+impl Journal {
+    /// [`Journal::open`] for a foreground sender: a slot whose dictionary cannot be rebuilt is
+    /// moved aside, never discarded, and the sender starts on a fresh slot of the same name
+    /// (SF-38). Every other failure is returned as it is.
+    pub fn open_or_set_aside(
+        sf_dir: &Path,
+        sender_id: &str,
+        config: JournalConfig,
+    ) -> Result<Opened, JournalError> {
+        match Self::open(sf_dir, sender_id, config) {
+            Err(e) if is_unreplayable(&e) => {
+                let slot_dir = sf_dir.join(sender_id);
+                // Moved while its lock is held, so no other sender is using it meanwhile.
+                let lock = SlotLock::acquire(&slot_dir)?;
+                let aside = sf_dir.join(format!("{sender_id}.unreplayable-{}", now_millis()));
+                std::fs::rename(&slot_dir, &aside).map_err(|source| IoError {
+                    what: "set aside",
+                    file: slot_dir.clone(),
+                    source,
+                })?;
+                drop(lock);
+                Ok(Opened {
+                    journal: Self::open(sf_dir, sender_id, config)?,
+                    set_aside: Some(aside),
+                })
+            }
+            r => r.map(|journal| Opened {
+                journal,
+                set_aside: None,
+            }),
+        }
+    }
+}

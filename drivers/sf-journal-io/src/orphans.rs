@@ -10,8 +10,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use sf_journal::orphan::{orphan_candidates, SlotListing};
 
 use crate::drain::{Drain, DrainConfig, DrainReport};
-use crate::journal::{CloseStep, Journal, JournalConfig, JournalError};
-use crate::lock::LockError;
+use crate::journal::{is_unreplayable, CloseStep, Journal, JournalConfig, JournalError};
+use crate::lock::{LockError, SlotLock};
 
 /// What became of one orphan.
 #[derive(Debug)]
@@ -33,7 +33,8 @@ pub enum OrphanOutcome {
         /// The holder's process id, if `.lock.pid` names it.
         pid: Option<u32>,
     },
-    /// Recovery or the drain failed; the slot is left as it is.
+    /// Recovery or the drain failed; the slot's files are left as they are (an unreplayable
+    /// slot is marked `.failed`, SF-38).
     Failed {
         /// The slot's name.
         slot: String,
@@ -87,6 +88,20 @@ fn drain_one(
                 slot: slot.to_owned(),
                 pid,
             }
+        }
+        Err(e) if is_unreplayable(&e) => {
+            // Marked under its lock so later scans skip it; its files stay for inspection.
+            let dir = sf_dir.join(slot);
+            let marked = SlotLock::acquire(&dir)
+                .map_err(|l| l.to_string())
+                .and_then(|_lock| {
+                    std::fs::write(dir.join(sf_journal::slot::FAILED), b"")
+                        .map_err(|w| w.to_string())
+                });
+            return failed(match marked {
+                Ok(()) => format!("unreplayable, marked failed: {e}"),
+                Err(m) => format!("unreplayable ({e}), not marked: {m}"),
+            });
         }
         Err(e) => return failed(e.to_string()),
     };

@@ -171,3 +171,72 @@ fn sf_40_a_failed_slot_and_the_senders_own_slot_are_not_drained() {
     assert!(names(&sf.join("bad")).contains(&"sf-initial.sfa".to_owned()));
     assert!(names(&sf.join("me")).contains(&"sf-initial.sfa".to_owned()));
 }
+
+/// A slot whose frames use symbols and whose dictionary header is then destroyed.
+fn unreplayable(sf: &std::path::Path, name: &str) -> Vec<u8> {
+    let mut j = Journal::open(sf, name, small()).unwrap();
+    for i in 0..4 {
+        let _ = j
+            .append_with_symbols(&[format!("s{i}")], |_| payload(i), 0)
+            .unwrap();
+    }
+    drop(j);
+    let dict = sf.join(name).join(slot::SYMBOL_DICT);
+    let mut bytes = std::fs::read(&dict).unwrap();
+    bytes[..4].copy_from_slice(b"JUNK");
+    std::fs::write(&dict, bytes).unwrap();
+    std::fs::read(sf.join(name).join(slot::SEGMENT_INITIAL)).unwrap()
+}
+
+#[test]
+fn sf_38_a_foreground_sender_sets_an_unreplayable_slot_aside_and_starts_fresh() {
+    let sf = scratch("unreplayable-foreground");
+    let segment = unreplayable(&sf, "s");
+    assert!(sf_journal_io::journal::is_unreplayable(
+        &Journal::open(&sf, "s", small()).unwrap_err()
+    ));
+    let opened = Journal::open_or_set_aside(&sf, "s", small()).unwrap();
+    let mut j = opened.journal;
+    assert_eq!(
+        (j.published_fsn(), j.recovered()),
+        (-1, 0..0),
+        "a fresh slot"
+    );
+    assert_eq!(j.append(&payload(0), 0).unwrap(), 0);
+    let aside = opened.set_aside.expect("set aside");
+    assert_eq!(aside.parent(), Some(sf.as_path()));
+    assert!(aside
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("s.unreplayable-"));
+    // Nothing is discarded: the segment is there, byte for byte, with the broken dictionary.
+    assert_eq!(
+        std::fs::read(aside.join(slot::SEGMENT_INITIAL)).unwrap(),
+        segment
+    );
+    assert!(aside.join(slot::SYMBOL_DICT).is_file());
+    // A healthy slot is opened as it is.
+    let healthy = Journal::open_or_set_aside(&sf, "t", small()).unwrap();
+    assert_eq!(healthy.set_aside, None);
+}
+
+#[test]
+fn sf_38_a_background_drainer_marks_an_unreplayable_orphan_failed() {
+    let sf = scratch("unreplayable-background");
+    let segment = unreplayable(&sf, "dead");
+    let s = LoopbackServer::start(ServerConfig::default()).unwrap();
+    let out = run(&sf, &s, true, 1);
+    assert!(
+        matches!(&out[..], [OrphanOutcome::Failed { slot, .. }] if slot == "dead"),
+        "{out:?}"
+    );
+    assert!(s.connections().is_empty(), "nothing is sent");
+    assert!(sf.join("dead").join(slot::FAILED).is_file());
+    assert_eq!(
+        std::fs::read(sf.join("dead").join(slot::SEGMENT_INITIAL)).unwrap(),
+        segment
+    );
+    // Later scans skip it.
+    assert!(run(&sf, &s, true, 1).is_empty());
+}
