@@ -305,7 +305,9 @@ impl Drain {
                 last_sent = Instant::now();
             }
             {
-                let j = lock(journal);
+                let mut j = lock(journal);
+                // `sf_durability=periodic`: the checkpoint due now, if any.
+                let _ = j.checkpoint(crate::journal::now_millis())?;
                 if j.acked_fsn() >= j.published_fsn() && until(&j) {
                     return Ok(Broke::Done);
                 }

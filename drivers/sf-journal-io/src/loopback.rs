@@ -64,6 +64,9 @@ pub struct ServerConfig {
     pub idle_ack: Duration,
     /// The longest a connection lives (every wait is bounded).
     pub max_connection_life: Duration,
+    /// Each frame is acknowledged on arrival with probability 1 in this many, drawn from the
+    /// seed (0: never; frames are then acknowledged only when the connection idles).
+    pub ack_one_in: u64,
     /// In durable-ack mode, send the DURABLE_ACK of what was acknowledged only after this many
     /// PINGs (0: right after each OK).
     pub durable_after_pings: usize,
@@ -77,6 +80,7 @@ impl Default for ServerConfig {
             idle_ack: Duration::from_millis(20),
             max_connection_life: Duration::from_secs(30),
             durable_after_pings: 0,
+            ack_one_in: 2,
         }
     }
 }
@@ -452,13 +456,14 @@ fn serve(
     let mut acked: Option<u64> = None;
     let mut failed = false;
     let mut last_frame = Instant::now();
+    // Recorded before it is written, so the record holds every status a client may have read
+    // by the time it looks.
     let send = |w: &mut TcpStream, bytes: Vec<u8>| -> io::Result<()> {
-        w.write_all(&frame(2, &bytes))?;
         at(record, &mut |c| {
             c.sent.push(bytes.clone());
             c.last_sent = Some(Instant::now());
         });
-        Ok(())
+        w.write_all(&frame(2, &bytes))
     };
     let mut half_closed: Option<Instant> = None;
     let mut durable_pending: Option<u64> = None;
@@ -532,7 +537,8 @@ fn serve(
                     Conn::Garbage(bytes) => send(&mut w, bytes.clone())?,
                     _ if failed => {}
                     _ => {
-                        if lcg(&mut seed).is_multiple_of(2) {
+                        if config.ack_one_in > 0 && lcg(&mut seed).is_multiple_of(config.ack_one_in)
+                        {
                             acked = Some(seq);
                             send(&mut w, ok(seq))?;
                             if durable && config.durable_after_pings == 0 {

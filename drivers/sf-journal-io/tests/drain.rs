@@ -552,3 +552,31 @@ fn sf_23_without_trim_the_wait_ends_at_the_deadline_with_a_typed_error() {
     assert!(started.elapsed() >= Duration::from_millis(59));
     assert_eq!(j.lock().unwrap().published_fsn(), 2);
 }
+
+#[test]
+fn sf_36_a_draining_journal_takes_its_periodic_checkpoints_and_none_by_default() {
+    use sf_journal::ring::Durability;
+    for (durability, synced) in [
+        (Durability::Periodic { interval_millis: 5 }, true),
+        (Durability::None, false),
+    ] {
+        let mut jc = small();
+        jc.durability = durability;
+        let mut journal = Journal::open(&scratch("drain-checkpoints"), "s", jc).unwrap();
+        for i in 0..3 {
+            let _ = journal.append(&payload(i), 0).unwrap();
+        }
+        let j = Mutex::new(journal);
+        let s = LoopbackServer::start(ServerConfig {
+            idle_ack: Duration::from_millis(60),
+            ack_one_in: 0,
+            ..ServerConfig::default()
+        })
+        .unwrap();
+        // Only idle acknowledgements, after 60 ms: the drain runs long enough for checkpoints.
+        let _ = run(&s, &j, |_| {}).unwrap();
+        let stats = j.lock().unwrap().dir_stats().unwrap();
+        assert_eq!(stats.dir_syncs > 0, synced, "{durability:?}: {stats:?}");
+        assert_eq!(stats.file_syncs > 0, synced, "{durability:?}: {stats:?}");
+    }
+}
