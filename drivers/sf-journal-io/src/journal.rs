@@ -147,6 +147,8 @@ pub struct Journal {
     store: Option<Store>,
     terminal: Option<TerminalError>,
     recovered: Range<i64>,
+    /// Segment files recovery found holding no frame; the ring never reuses them.
+    spares: Vec<String>,
 }
 
 /// Whether `id` can name a directory inside `sf_dir` and nothing else.
@@ -172,6 +174,7 @@ impl Journal {
             store: Some(Store::Memory(MemDir::new())),
             terminal: None,
             recovered: 0..0,
+            spares: Vec::new(),
         }
     }
 
@@ -212,6 +215,7 @@ impl Journal {
             store: Some(Store::Disk { dir, _lock: lock }),
             terminal: None,
             recovered: r.unacked(),
+            spares: r.spares.clone(),
         })
     }
 
@@ -410,7 +414,10 @@ impl Journal {
                 CloseVerdict::Wait { deadline_millis } => {
                     return Ok(CloseStep::Wait { deadline_millis })
                 }
-                CloseVerdict::Drained { ops } => {
+                CloseVerdict::Drained { mut ops } => {
+                    // Empty segments a crash left (or a spare) go too: the slot keeps only
+                    // its lock files.
+                    ops.extend(self.spares.drain(..).map(|file| FileOp::Unlink { file }));
                     self.apply(&ops)?;
                     let next = self.published_fsn() + 1;
                     (next..next, false)

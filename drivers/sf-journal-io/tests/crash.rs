@@ -175,3 +175,37 @@ fn sf_36_periodic_checkpoints_sync_every_journal_file_then_the_directory() {
     assert_eq!(m.checkpoint(0).unwrap(), 0);
     assert_eq!(m.checkpoint(10_000).unwrap(), 0);
 }
+
+#[test]
+fn sf_d8_a_spare_segment_left_by_a_crash_is_removed_by_a_drained_close() {
+    // The operations of four frames in segments of three: the fourth opens a second segment.
+    let (ops, done) = appends(4);
+    let sf = scratch("spare-close");
+    let mut files = FileDir::create(sf.join("s")).unwrap();
+    // Stop after the second segment's creation and header, before its frame.
+    let second = ops
+        .iter()
+        .position(|op| {
+            matches!(op, FileOp::SetLen { file, .. }
+                if slot::parse_segment_name(file).is_some() && file != slot::SEGMENT_INITIAL)
+        })
+        .unwrap();
+    files.apply_all(&ops[..second + 2]).unwrap();
+    assert!(second + 2 < done[3]);
+    drop(files);
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    assert_eq!(j.recovered(), 0..3);
+    let _ = j.connect(0);
+    assert_eq!(drain(&mut j).len(), 3);
+    j.ok(2, Vec::new()).unwrap();
+    let CloseStep::Done(c) = j.close(0, 0, 1_000).unwrap() else {
+        panic!("drained")
+    };
+    assert!(c.unacknowledged.is_empty());
+    let mut names: Vec<String> = std::fs::read_dir(sf.join("s"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, [slot::LOCK, slot::LOCK_PID]);
+}
