@@ -209,3 +209,31 @@ fn sf_d8_a_spare_segment_left_by_a_crash_is_removed_by_a_drained_close() {
     names.sort();
     assert_eq!(names, [slot::LOCK, slot::LOCK_PID]);
 }
+
+#[test]
+fn sf_d8_after_a_crash_at_any_boundary_a_drained_close_leaves_only_the_lock_files() {
+    let (ops, _) = appends(8);
+    let sf = scratch("every-boundary-close");
+    for k in 0..=ops.len() {
+        let id = format!("k{k}");
+        FileDir::create(sf.join(&id))
+            .unwrap()
+            .apply_all(&ops[..k])
+            .unwrap();
+        let mut j = Journal::open(&sf, &id, small()).unwrap();
+        let _ = j.append(&payload(99), 0).unwrap();
+        let _ = j.connect(0);
+        let n = drain(&mut j).len();
+        j.ok(n as u64 - 1, Vec::new()).unwrap();
+        let CloseStep::Done(c) = j.close(0, 0, 1_000).unwrap() else {
+            panic!("k={k}: drained")
+        };
+        assert!(c.unacknowledged.is_empty(), "k={k}");
+        let mut names: Vec<String> = std::fs::read_dir(sf.join(&id))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, [slot::LOCK, slot::LOCK_PID], "k={k}");
+    }
+}
