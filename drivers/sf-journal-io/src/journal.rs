@@ -77,6 +77,11 @@ pub enum JournalError {
     /// The journal was closed.
     #[error("the journal is closed")]
     Closed,
+    /// An earlier file operation failed, so the files may no longer hold what the ring
+    /// believes: nothing more is done with them until the slot is opened again (recovery then
+    /// reads what they do hold).
+    #[error("an earlier file operation failed; open the slot again")]
+    Broken,
 }
 
 /// A terminal error the server sent, kept until it is delivered (SF-28, SF-44).
@@ -149,6 +154,8 @@ pub struct Journal {
     recovered: Range<i64>,
     /// Segment files recovery found holding no frame; the ring never reuses them.
     spares: Vec<String>,
+    /// A file operation failed.
+    broken: bool,
 }
 
 /// Whether `id` can name a directory inside `sf_dir` and nothing else.
@@ -175,6 +182,7 @@ impl Journal {
             terminal: None,
             recovered: 0..0,
             spares: Vec::new(),
+            broken: false,
         }
     }
 
@@ -216,6 +224,7 @@ impl Journal {
             terminal: None,
             recovered: r.unacked(),
             spares: r.spares.clone(),
+            broken: false,
         })
     }
 
@@ -223,8 +232,19 @@ impl Journal {
         self.store.as_mut().ok_or(JournalError::Closed)
     }
 
+    fn usable(&self) -> Result<(), JournalError> {
+        match (&self.store, self.broken) {
+            (None, _) => Err(JournalError::Closed),
+            (_, true) => Err(JournalError::Broken),
+            _ => Ok(()),
+        }
+    }
+
     fn apply(&mut self, ops: &[FileOp]) -> Result<(), JournalError> {
-        self.store()?.apply(ops)
+        self.usable()?;
+        let r = self.store()?.apply(ops);
+        self.broken |= r.is_err();
+        r
     }
 
     /// Whether this journal keeps its frames in memory only.
@@ -285,9 +305,7 @@ impl Journal {
     /// (SF-2). A frame must be a QWP message (begin with `QWP1`). A full ring is refused with [`AppendError::Full`] (retry after trim) and, once
     /// the append deadline has passed, [`AppendError::DeadlineExceeded`].
     pub fn append(&mut self, payload: &[u8], now_millis: u64) -> Result<i64, JournalError> {
-        if self.store.is_none() {
-            return Err(JournalError::Closed);
-        }
+        self.usable()?;
         if !sf_journal::status::is_qwp_frame(payload) {
             return Err(JournalError::NotQwp);
         }
@@ -304,9 +322,7 @@ impl Journal {
         encode: impl FnOnce(&[u32]) -> Vec<u8>,
         now_millis: u64,
     ) -> Result<(i64, Vec<u32>), JournalError> {
-        if self.store.is_none() {
-            return Err(JournalError::Closed);
-        }
+        self.usable()?;
         let (ids, a) =
             self.ring
                 .append_with_symbols(&mut self.dict, symbols, encode, now_millis)?;
@@ -332,9 +348,7 @@ impl Journal {
 
     /// The next frame to send on the open connection, in FSN order, with its bytes.
     pub fn next_frame(&mut self) -> Result<Option<(i64, Vec<u8>)>, JournalError> {
-        if self.store.is_none() {
-            return Err(JournalError::Closed);
-        }
+        self.usable()?;
         let Some((fsn, loc)) = self.ring.next_to_send() else {
             return Ok(None);
         };
@@ -344,7 +358,11 @@ impl Journal {
                 .and_then(|b| b.get(loc.offset as usize..)?.get(..loc.len as usize))
                 .map(<[u8]>::to_vec)
                 .unwrap_or_default(),
-            Store::Disk { dir, .. } => dir.read(&loc.file, loc.offset, loc.len as usize)?,
+            Store::Disk { dir, .. } => {
+                let r = dir.read(&loc.file, loc.offset, loc.len as usize);
+                self.broken |= r.is_err();
+                r?
+            }
         };
         Ok(Some((fsn, bytes)))
     }
@@ -408,6 +426,16 @@ impl Journal {
     ) -> Result<CloseStep, JournalError> {
         if self.store.is_none() {
             return Err(JournalError::Closed);
+        }
+        if self.broken {
+            // Nothing is trusted to the files any more: the lock is released, the frames not
+            // acknowledged are whatever recovery finds next time.
+            self.store = None;
+            return Ok(CloseStep::Done(Closed {
+                unacknowledged: self.acked_fsn() + 1..self.published_fsn() + 1,
+                skipped: false,
+                terminal: self.terminal.take(),
+            }));
         }
         let (unacknowledged, skipped) =
             match self.ring.close(now_millis, started_millis, timeout_millis) {

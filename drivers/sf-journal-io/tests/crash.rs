@@ -237,3 +237,33 @@ fn sf_d8_after_a_crash_at_any_boundary_a_drained_close_leaves_only_the_lock_file
         assert_eq!(names, [slot::LOCK, slot::LOCK_PID], "k={k}");
     }
 }
+
+#[test]
+fn file_side_a_failed_file_operation_stops_the_journal_until_the_slot_is_opened_again() {
+    let sf = scratch("broken");
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    for i in 0..3 {
+        let _ = j.append(&payload(i), 0).unwrap();
+    }
+    // The slot directory disappears under the journal: the next segment cannot be created.
+    std::fs::remove_dir_all(sf.join("s")).unwrap();
+    assert!(matches!(j.append(&payload(3), 0), Err(JournalError::Io(_))));
+    assert!(matches!(
+        j.append(&payload(4), 0),
+        Err(JournalError::Broken)
+    ));
+    let _ = j.connect(0);
+    assert!(matches!(j.next_frame(), Err(JournalError::Broken)));
+    assert!(matches!(j.ok(0, Vec::new()), Err(JournalError::Broken)));
+    let CloseStep::Done(c) = j.close(0, 0, 1_000).unwrap() else {
+        panic!("a broken journal closes at once")
+    };
+    assert!(!c.unacknowledged.is_empty());
+    assert!(matches!(
+        j.append(&payload(5), 0),
+        Err(JournalError::Closed)
+    ));
+    // Opened again, the slot is what the disk holds (here: nothing).
+    let j = Journal::open(&sf, "s", small()).unwrap();
+    assert_eq!(j.published_fsn(), -1);
+}
