@@ -124,3 +124,8 @@ replay seed:
 # The simulated cluster served over real gRPC and WebSocket sockets until interrupted.
 serve *args:
     cargo run --quiet -p nervix-loopback --bin nervix-sim -- serve {{args}}
+
+# The loopback QWP WebSocket server of the store-and-forward journal on 127.0.0.1, for `secs`
+# seconds: it acknowledges on a schedule drawn from `seed` and reports every connection at the end.
+sf-serve seed="1" secs="60":
+    cargo run --quiet -p sf-journal-io --bin sf-qwp-serve -- --seed {{seed}} --secs {{secs}}

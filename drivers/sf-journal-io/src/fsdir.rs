@@ -1,0 +1,262 @@
+//! A slot directory on disk that carries out the engine's operations.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use sf_journal::recovery::SlotFiles;
+use sf_journal::slot::{self, parse_segment_name};
+use sf_journal::FileOp;
+
+/// A failed file operation, with the file it concerned.
+#[derive(Debug, thiserror::Error)]
+#[error("{what} {file}: {source}")]
+pub struct IoError {
+    /// What was being done (`write`, `sync`, `rename`, ...).
+    pub what: &'static str,
+    /// The file (or directory) concerned.
+    pub file: PathBuf,
+    /// The operating system's error.
+    #[source]
+    pub source: io::Error,
+}
+
+fn err<'a>(what: &'static str, file: &'a Path) -> impl FnOnce(io::Error) -> IoError + 'a {
+    move |source| IoError {
+        what,
+        file: file.to_path_buf(),
+        source,
+    }
+}
+
+#[cfg(unix)]
+fn write_at(f: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(f, bytes, offset)
+}
+
+#[cfg(unix)]
+fn read_at(f: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
+}
+
+#[cfg(windows)]
+fn write_at(f: &File, mut bytes: &[u8], mut offset: u64) -> io::Result<()> {
+    while !bytes.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_write(f, bytes, offset)?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        bytes = &bytes[n..];
+        offset += n as u64;
+    }
+    Ok(())
+}
+
+#[cfg(windows)]
+fn read_at(f: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_read(f, buf, offset)?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        buf = &mut buf[n..];
+        offset += n as u64;
+    }
+    Ok(())
+}
+
+/// Counts of what a [`FileDir`] did, for tests and statistics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DirStats {
+    /// Positioned writes carried out (zeroing included).
+    pub writes: u64,
+    /// File syncs carried out.
+    pub file_syncs: u64,
+    /// Directory syncs carried out.
+    pub dir_syncs: u64,
+}
+
+/// The slot directory `<sf_dir>/<sender_id>/` on disk. Files are opened on first use and kept
+/// open until renamed or unlinked. Operations have the meaning the engine gives them, the
+/// same as [`MemDir`](sf_journal::MemDir)'s: a write past the end extends the file with zeros,
+/// a rename or unlink of a missing file does nothing.
+#[derive(Debug)]
+pub struct FileDir {
+    path: PathBuf,
+    open: BTreeMap<String, File>,
+    stats: DirStats,
+}
+
+impl FileDir {
+    /// Opens the directory at `path`, creating it (and its parents) if missing.
+    pub fn create(path: impl Into<PathBuf>) -> Result<Self, IoError> {
+        let path = path.into();
+        fs::create_dir_all(&path).map_err(err("create directory", &path))?;
+        Ok(Self {
+            path,
+            open: BTreeMap::new(),
+            stats: DirStats::default(),
+        })
+    }
+
+    /// The directory's path.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What this directory has done so far.
+    #[must_use]
+    pub fn stats(&self) -> DirStats {
+        self.stats
+    }
+
+    fn file(&mut self, name: &str) -> Result<&File, IoError> {
+        if !self.open.contains_key(name) {
+            let p = self.path.join(name);
+            let f = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&p)
+                .map_err(err("open", &p))?;
+            self.open.insert(name.to_owned(), f);
+        }
+        Ok(&self.open[name])
+    }
+
+    /// Carries out one operation.
+    pub fn apply(&mut self, op: &FileOp) -> Result<(), IoError> {
+        match op {
+            FileOp::SetLen { file, len } => {
+                let p = self.path.join(file);
+                self.file(file)?
+                    .set_len(*len)
+                    .map_err(err("set length", &p))
+            }
+            FileOp::Write {
+                file,
+                offset,
+                bytes,
+            } => {
+                let p = self.path.join(file);
+                write_at(self.file(file)?, bytes, *offset).map_err(err("write", &p))?;
+                self.stats.writes += 1;
+                Ok(())
+            }
+            FileOp::Zero { file, offset, len } => {
+                let p = self.path.join(file);
+                let zeros = vec![0u8; 64 << 10];
+                let (mut at, end) = (*offset, offset.saturating_add(*len));
+                while at < end {
+                    let n = (end - at).min(zeros.len() as u64) as usize;
+                    write_at(self.file(file)?, &zeros[..n], at).map_err(err("zero", &p))?;
+                    at += n as u64;
+                }
+                self.stats.writes += 1;
+                Ok(())
+            }
+            FileOp::Sync { file } => {
+                let p = self.path.join(file);
+                if !p.exists() && !self.open.contains_key(file) {
+                    return Ok(());
+                }
+                self.file(file)?.sync_data().map_err(err("sync", &p))?;
+                self.stats.file_syncs += 1;
+                Ok(())
+            }
+            FileOp::SyncDir => {
+                self.sync_dir()?;
+                self.stats.dir_syncs += 1;
+                Ok(())
+            }
+            FileOp::Rename { from, to } => {
+                self.open.remove(from);
+                self.open.remove(to);
+                let (a, b) = (self.path.join(from), self.path.join(to));
+                match fs::rename(&a, &b) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => Err(err("rename", &a)(e)),
+                    _ => Ok(()),
+                }
+            }
+            FileOp::Unlink { file } => {
+                self.open.remove(file);
+                let p = self.path.join(file);
+                match fs::remove_file(&p) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => Err(err("unlink", &p)(e)),
+                    _ => Ok(()),
+                }
+            }
+            other => Err(IoError {
+                what: "carry out",
+                file: self.path.join(other.file().unwrap_or_default()),
+                source: io::Error::new(io::ErrorKind::Unsupported, format!("{other:?}")),
+            }),
+        }
+    }
+
+    /// Carries out every operation in order, stopping at the first failure.
+    pub fn apply_all<'a>(
+        &mut self,
+        ops: impl IntoIterator<Item = &'a FileOp>,
+    ) -> Result<(), IoError> {
+        ops.into_iter().try_for_each(|op| self.apply(op))
+    }
+
+    #[cfg(unix)]
+    fn sync_dir(&self) -> Result<(), IoError> {
+        File::open(&self.path)
+            .and_then(|d| d.sync_all())
+            .map_err(err("sync directory", &self.path))
+    }
+
+    #[cfg(not(unix))]
+    fn sync_dir(&self) -> Result<(), IoError> {
+        // Directories cannot be opened for syncing here; renames and creations are made
+        // durable by the file system itself.
+        Ok(())
+    }
+
+    /// Reads `len` bytes of `file` at `offset`.
+    pub fn read(&mut self, file: &str, offset: u64, len: usize) -> Result<Vec<u8>, IoError> {
+        let p = self.path.join(file);
+        let mut buf = vec![0u8; len];
+        read_at(self.file(file)?, &mut buf, offset).map_err(err("read", &p))?;
+        Ok(buf)
+    }
+
+    /// The names of the directory's files, in byte order.
+    pub fn names(&self) -> Result<Vec<String>, IoError> {
+        let mut out = Vec::new();
+        for e in fs::read_dir(&self.path).map_err(err("list", &self.path))? {
+            let e = e.map_err(err("list", &self.path))?;
+            if e.file_type().map_err(err("list", &self.path))?.is_file() {
+                out.push(e.file_name().to_string_lossy().into_owned());
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Reads the journal's files for recovery: every segment, the manifest, the watermark and
+    /// the dictionary. Lock files, sentinels and set-aside files are left out.
+    pub fn read_slot(&self) -> Result<SlotFiles, IoError> {
+        let mut files = SlotFiles::default();
+        for name in self.names()? {
+            let p = self.path.join(&name);
+            let read = || fs::read(&p).map_err(err("read", &p));
+            if parse_segment_name(&name).is_some() {
+                files.segments.push((name, read()?));
+            } else if name == slot::MANIFEST {
+                files.manifest = Some(read()?);
+            } else if name == slot::ACK_WATERMARK {
+                files.ack_watermark = Some(read()?);
+            } else if name == slot::SYMBOL_DICT {
+                files.symbol_dict = Some(read()?);
+            }
+        }
+        Ok(files)
+    }
+}

@@ -1,0 +1,549 @@
+//! A journal in memory mode or SF mode: the same ring, stored in a [`MemDir`] or in a slot
+//! directory of files (SF-1).
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use sf_journal::dict::SymbolDict;
+use sf_journal::recovery::{recover, RecoveryError};
+use sf_journal::ring::{
+    AckError, AppendError, CloseVerdict, Durability, Link, OkQueueLimits, Ring, RingConfig, Window,
+};
+use sf_journal::status::{Category, ErrorStatus};
+use sf_journal::{FileOp, MemDir};
+
+use crate::fsdir::{FileDir, IoError};
+use crate::lock::{LockError, SlotLock};
+
+/// How a journal is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JournalConfig {
+    /// Segment size, cap and append deadline.
+    pub ring: RingConfig,
+    /// `sf_durability` (SF mode only; memory has nothing to sync).
+    pub durability: Durability,
+    /// `request_durable_ack=on` with the bounds of its OK queue; `None` trims on OK.
+    pub durable_ack: Option<OkQueueLimits>,
+}
+
+impl JournalConfig {
+    /// Memory mode defaults: 4 MiB segments, a 128 MiB cap, OK-driven trim.
+    #[must_use]
+    pub fn memory() -> Self {
+        Self {
+            ring: RingConfig::memory(),
+            durability: Durability::None,
+            durable_ack: None,
+        }
+    }
+
+    /// SF mode defaults: 4 MiB segment files, a 10 GiB cap, no sync, OK-driven trim.
+    #[must_use]
+    pub fn disk() -> Self {
+        Self {
+            ring: RingConfig::disk(),
+            ..Self::memory()
+        }
+    }
+}
+
+/// Why a journal operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalError {
+    /// The sender id cannot name a slot directory (empty, `.`, `..`, or holding a path
+    /// separator or NUL).
+    #[error("sender id {0:?} cannot name a slot directory")]
+    InvalidSenderId(String),
+    /// The slot is held by another sender, or its lock could not be taken.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// A file operation failed.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// Recovery refused the slot (a bad segment header, a gap, an overlap, a bad dictionary).
+    #[error("recovery refused the slot: {0}")]
+    Recovery(#[from] RecoveryError),
+    /// The ring did not take the frame.
+    #[error(transparent)]
+    Append(#[from] AppendError),
+    /// The server acknowledged what was never sent.
+    #[error(transparent)]
+    Ack(#[from] AckError),
+    /// A frame handed to [`Journal::append`] is not a QWP message (it does not begin `QWP1`,
+    /// SF-W9); nothing was stored.
+    #[error("a frame must begin with QWP1")]
+    NotQwp,
+    /// The journal was closed.
+    #[error("the journal is closed")]
+    Closed,
+    /// An earlier file operation failed, so the files may no longer hold what the ring
+    /// believes: nothing more is done with them until the slot is opened again (recovery then
+    /// reads what they do hold).
+    #[error("an earlier file operation failed; open the slot again")]
+    Broken,
+}
+
+/// A terminal error the server sent, kept until it is delivered (SF-28, SF-44).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TerminalError {
+    /// The status.
+    pub status: ErrorStatus,
+    /// The wire sequence it named.
+    pub wire_seq: u64,
+    /// The FSN it concerns (`None` for a catch-up frame).
+    pub fsn: Option<i64>,
+}
+
+/// How a close ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub struct Closed {
+    /// FSNs left unacknowledged: on disk for the next sender on the slot in SF mode, lost in
+    /// memory mode (SF-27). Empty when everything was acknowledged.
+    pub unacknowledged: Range<i64>,
+    /// Whether the wait was skipped (a timeout of 0 or below, SF-28).
+    pub skipped: bool,
+    /// A terminal error not yet delivered by [`Journal::take_terminal`].
+    pub terminal: Option<TerminalError>,
+}
+
+/// One step of closing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+#[must_use]
+pub enum CloseStep {
+    /// Keep draining; call again before this time.
+    Wait {
+        /// When the wait ends.
+        deadline_millis: u64,
+    },
+    /// The journal is closed: the slot lock is released and the storage dropped.
+    Done(Closed),
+}
+
+#[derive(Debug)]
+enum Store {
+    Memory(MemDir),
+    Disk { dir: FileDir, _lock: SlotLock },
+}
+
+impl Store {
+    fn apply(&mut self, ops: &[FileOp]) -> Result<(), JournalError> {
+        match self {
+            Store::Memory(m) => {
+                m.apply_all(ops);
+                Ok(())
+            }
+            Store::Disk { dir, .. } => Ok(dir.apply_all(ops)?),
+        }
+    }
+}
+
+/// A store-and-forward journal: frames appended by the producer, kept until acknowledged, and
+/// handed to the drain in FSN order.
+///
+/// Delivery is at least once (SF-11): a frame sent and not acknowledged before its connection
+/// broke is sent again on the next connection, so the server may see it twice.
+#[derive(Debug)]
+pub struct Journal {
+    ring: Ring,
+    dict: SymbolDict,
+    store: Option<Store>,
+    terminal: Option<TerminalError>,
+    recovered: Range<i64>,
+    /// Segment files recovery found holding no frame; the ring never reuses them.
+    spares: Vec<String>,
+    /// A file operation failed.
+    broken: bool,
+}
+
+/// Whether `id` can name a directory inside `sf_dir` and nothing else.
+fn valid_sender_id(id: &str) -> bool {
+    !id.is_empty()
+        && id != "."
+        && id != ".."
+        && !id.contains(['/', '\\', '\0'])
+        && !Path::new(id).is_absolute()
+}
+
+impl Journal {
+    /// A journal in memory: nothing survives the process (SF-3).
+    #[must_use]
+    pub fn memory(config: JournalConfig) -> Self {
+        let mut ring = Ring::new(config.ring);
+        if let Some(limits) = config.durable_ack {
+            ring = ring.with_durable_ack(limits);
+        }
+        Self {
+            ring,
+            dict: SymbolDict::new(),
+            store: Some(Store::Memory(MemDir::new())),
+            terminal: None,
+            recovered: 0..0,
+            spares: Vec::new(),
+            broken: false,
+        }
+    }
+
+    /// The journal of the slot `<sf_dir>/<sender_id>/`: creates the directory if missing,
+    /// takes the slot lock first (SF-29), then recovers what the slot holds and carries out
+    /// the recovery's repairs before anything is appended.
+    pub fn open(
+        sf_dir: &Path,
+        sender_id: &str,
+        config: JournalConfig,
+    ) -> Result<Self, JournalError> {
+        if !valid_sender_id(sender_id) {
+            return Err(JournalError::InvalidSenderId(sender_id.to_owned()));
+        }
+        Self::open_slot(&sf_dir.join(sender_id), config)
+    }
+
+    /// The journal of the slot directory `slot_dir` (an orphan's, for instance); as
+    /// [`Journal::open`].
+    pub fn open_slot(slot_dir: &Path, config: JournalConfig) -> Result<Self, JournalError> {
+        let mut dir = FileDir::create(slot_dir)?;
+        let lock = SlotLock::acquire(slot_dir)?;
+        let files = dir.read_slot()?;
+        let r = recover(&files, 0)?;
+        dir.apply_all(&r.ops)?;
+        let mut ring = Ring::from_recovery(config.ring, &r).with_durability(config.durability);
+        if let Some(limits) = config.durable_ack {
+            ring = ring.with_durable_ack(limits);
+        }
+        let dict = r
+            .dict
+            .as_ref()
+            .map(SymbolDict::from_scan)
+            .unwrap_or_default();
+        Ok(Self {
+            ring,
+            dict,
+            store: Some(Store::Disk { dir, _lock: lock }),
+            terminal: None,
+            recovered: r.unacked(),
+            spares: r.spares.clone(),
+            broken: false,
+        })
+    }
+
+    fn store(&mut self) -> Result<&mut Store, JournalError> {
+        self.store.as_mut().ok_or(JournalError::Closed)
+    }
+
+    fn usable(&self) -> Result<(), JournalError> {
+        match (&self.store, self.broken) {
+            (None, _) => Err(JournalError::Closed),
+            (_, true) => Err(JournalError::Broken),
+            _ => Ok(()),
+        }
+    }
+
+    fn apply(&mut self, ops: &[FileOp]) -> Result<(), JournalError> {
+        self.usable()?;
+        let r = self.store()?.apply(ops);
+        self.broken |= r.is_err();
+        r
+    }
+
+    /// Whether this journal keeps its frames in memory only.
+    #[must_use]
+    pub fn is_memory(&self) -> bool {
+        matches!(self.store, Some(Store::Memory(_)))
+    }
+
+    /// The slot directory of an SF-mode journal that is still open.
+    #[must_use]
+    pub fn slot_dir(&self) -> Option<&Path> {
+        match &self.store {
+            Some(Store::Disk { dir, .. }) => Some(dir.path()),
+            _ => None,
+        }
+    }
+
+    /// The slot directory's counters of writes and syncs (SF mode).
+    #[must_use]
+    pub fn dir_stats(&self) -> Option<crate::fsdir::DirStats> {
+        match &self.store {
+            Some(Store::Disk { dir, .. }) => Some(dir.stats()),
+            _ => None,
+        }
+    }
+
+    /// The ring's state (cursors, counters).
+    #[must_use]
+    pub fn ring(&self) -> &Ring {
+        &self.ring
+    }
+
+    /// The symbol dictionary (recovered from `.symbol-dict` in SF mode).
+    #[must_use]
+    pub fn dict(&self) -> &SymbolDict {
+        &self.dict
+    }
+
+    /// The FSNs recovery found unacknowledged when the journal was opened (empty in memory).
+    #[must_use]
+    pub fn recovered(&self) -> Range<i64> {
+        self.recovered.clone()
+    }
+
+    /// The FSN of the last published frame (−1 before any).
+    #[must_use]
+    pub fn published_fsn(&self) -> i64 {
+        self.ring.published_fsn()
+    }
+
+    /// The highest acknowledged FSN (−1 before any).
+    #[must_use]
+    pub fn acked_fsn(&self) -> i64 {
+        self.ring.acked_fsn()
+    }
+
+    /// Publishes a frame: it is stored and gets its FSN; the call never waits for the wire
+    /// (SF-2). A frame must be a QWP message (begin with `QWP1`). A full ring is refused with [`AppendError::Full`] (retry after trim) and, once
+    /// the append deadline has passed, [`AppendError::DeadlineExceeded`].
+    pub fn append(&mut self, payload: &[u8], now_millis: u64) -> Result<i64, JournalError> {
+        self.usable()?;
+        if !sf_journal::status::is_qwp_frame(payload) {
+            return Err(JournalError::NotQwp);
+        }
+        let a = self.ring.append(payload, now_millis)?;
+        self.apply(&a.ops)?;
+        Ok(a.fsn)
+    }
+
+    /// Publishes a frame that uses `symbols`: new ones are written to the dictionary before the
+    /// frame (SF-35); `encode` builds the frame from their ids.
+    pub fn append_with_symbols<S: AsRef<str>>(
+        &mut self,
+        symbols: &[S],
+        encode: impl FnOnce(&[u32]) -> Vec<u8>,
+        now_millis: u64,
+    ) -> Result<(i64, Vec<u32>), JournalError> {
+        self.usable()?;
+        let (ids, a) =
+            self.ring
+                .append_with_symbols(&mut self.dict, symbols, encode, now_millis)?;
+        self.apply(&a.ops)?;
+        Ok((a.fsn, ids))
+    }
+
+    /// Tells the ring the state of the wire, for the back-pressure verdicts.
+    pub fn set_link(&mut self, link: Link) {
+        self.ring.set_link(link);
+    }
+
+    /// A successful upgrade: wire sequence 0 is the first unacknowledged frame, after
+    /// `catch_up` catch-up frames.
+    pub fn connect(&mut self, catch_up: u64) -> Window {
+        self.ring.connect(catch_up)
+    }
+
+    /// The connection broke. Appends go on within capacity (SF-18).
+    pub fn disconnect(&mut self) {
+        self.ring.disconnect();
+    }
+
+    /// The next frame to send on the open connection, in FSN order, with its bytes.
+    pub fn next_frame(&mut self) -> Result<Option<(i64, Vec<u8>)>, JournalError> {
+        self.usable()?;
+        let Some((fsn, loc)) = self.ring.next_to_send() else {
+            return Ok(None);
+        };
+        let bytes = match self.store()? {
+            Store::Memory(m) => m
+                .get(&loc.file)
+                .and_then(|b| b.get(loc.offset as usize..)?.get(..loc.len as usize))
+                .map(<[u8]>::to_vec)
+                .unwrap_or_default(),
+            Store::Disk { dir, .. } => {
+                let r = dir.read(&loc.file, loc.offset, loc.len as usize);
+                self.broken |= r.is_err();
+                r?
+            }
+        };
+        Ok(Some((fsn, bytes)))
+    }
+
+    /// A server OK for `wire_seq` with its tables: trims (or queues, in durable-ack mode).
+    pub fn ok(&mut self, wire_seq: u64, tables: Vec<(String, i64)>) -> Result<(), JournalError> {
+        let ops = self.ring.ok_with_tables(wire_seq, tables)?;
+        self.apply(&ops)
+    }
+
+    /// A server DURABLE_ACK with its tables.
+    pub fn durable_ack(&mut self, tables: &[(String, i64)]) -> Result<(), JournalError> {
+        let ops = self.ring.durable_ack(tables)?;
+        self.apply(&ops)
+    }
+
+    /// A server error for `wire_seq`: nothing is trimmed (SF-43), the connection ends. A
+    /// terminal error is kept until [`Journal::take_terminal`] or close delivers it.
+    pub fn reject(
+        &mut self,
+        wire_seq: u64,
+        status: ErrorStatus,
+    ) -> Result<(Option<i64>, Category), JournalError> {
+        let (fsn, category) = self.ring.reject(wire_seq, status)?;
+        if category == Category::Terminal && self.terminal.is_none() {
+            self.terminal = Some(TerminalError {
+                status,
+                wire_seq,
+                fsn,
+            });
+        }
+        Ok((fsn, category))
+    }
+
+    /// Delivers the terminal error the server sent, if one is waiting.
+    pub fn take_terminal(&mut self) -> Option<TerminalError> {
+        self.terminal.take()
+    }
+
+    /// Carries out the checkpoint due at `now_millis` under `sf_durability=periodic` (syncs of
+    /// the journal's files, then of the directory); nothing under the default `none`. Returns
+    /// how many syncs were made.
+    pub fn checkpoint(&mut self, now_millis: u64) -> Result<usize, JournalError> {
+        if !matches!(self.store, Some(Store::Disk { .. })) {
+            return Ok(0);
+        }
+        let ops = self.ring.poll_checkpoint(now_millis);
+        self.apply(&ops)?;
+        Ok(ops.len())
+    }
+
+    /// One step of close: `timeout_millis` is `close_flush_timeout_millis` (0 or below skips
+    /// the wait), `started_millis` when close began. When everything is acknowledged the
+    /// journal's files are removed, leaving only the lock files (SF-D8). On any end the slot
+    /// lock is released and a terminal error not yet delivered is handed back (SF-28).
+    pub fn close(
+        &mut self,
+        now_millis: u64,
+        started_millis: u64,
+        timeout_millis: i64,
+    ) -> Result<CloseStep, JournalError> {
+        if self.store.is_none() {
+            return Err(JournalError::Closed);
+        }
+        if self.broken {
+            // Nothing is trusted to the files any more: the lock is released, the frames not
+            // acknowledged are whatever recovery finds next time.
+            self.store = None;
+            return Ok(CloseStep::Done(Closed {
+                unacknowledged: self.acked_fsn() + 1..self.published_fsn() + 1,
+                skipped: false,
+                terminal: self.terminal.take(),
+            }));
+        }
+        let (unacknowledged, skipped) =
+            match self.ring.close(now_millis, started_millis, timeout_millis) {
+                CloseVerdict::Wait { deadline_millis } => {
+                    return Ok(CloseStep::Wait { deadline_millis })
+                }
+                CloseVerdict::Drained { mut ops } => {
+                    // Empty segments a crash left (or a spare) go too: the slot keeps only
+                    // its lock files.
+                    ops.extend(self.spares.drain(..).map(|file| FileOp::Unlink { file }));
+                    self.apply(&ops)?;
+                    let next = self.published_fsn() + 1;
+                    (next..next, false)
+                }
+                CloseVerdict::Unacknowledged { fsns, skipped } => (fsns, skipped),
+                _ => (self.acked_fsn() + 1..self.published_fsn() + 1, false),
+            };
+        self.store = None;
+        Ok(CloseStep::Done(Closed {
+            unacknowledged,
+            skipped,
+            terminal: self.terminal.take(),
+        }))
+    }
+}
+
+/// The path of a sender's slot directory: `<sf_dir>/<sender_id>`.
+#[must_use]
+pub fn slot_path(sf_dir: &Path, sender_id: &str) -> PathBuf {
+    sf_dir.join(sender_id)
+}
+
+/// Milliseconds since the Unix epoch (the time the journal's operations are told).
+#[must_use]
+pub fn now_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Publishes a frame into a journal shared with its drain, waiting for trim while the ring is
+/// full (SF-23): the append is retried, yielding between attempts with the journal unlocked,
+/// until it is taken or the ring's append deadline passes
+/// ([`AppendError::DeadlineExceeded`], naming the back-pressure case, SF-24).
+pub fn append_waiting(
+    journal: &std::sync::Mutex<Journal>,
+    payload: &[u8],
+) -> Result<i64, JournalError> {
+    loop {
+        let r = journal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .append(payload, now_millis());
+        match r {
+            Err(JournalError::Append(AppendError::Full { .. })) => std::thread::yield_now(),
+            other => return other,
+        }
+    }
+}
+
+/// Whether a failed open found the slot unreplayable: its dictionary cannot be rebuilt, so the
+/// ids its frames hold are backed by nothing (SF-38, SF-39).
+#[must_use]
+pub fn is_unreplayable(e: &JournalError) -> bool {
+    matches!(e, JournalError::Recovery(RecoveryError::Dict(_)))
+}
+
+/// A journal opened by a foreground sender, and where an unreplayable slot was set aside.
+#[derive(Debug)]
+pub struct Opened {
+    /// The journal, on the sender's slot.
+    pub journal: Journal,
+    /// Where the slot found unreplayable was moved: `<sender_id>.unreplayable-<millis>` beside
+    /// it, kept whole for inspection (and marked `.failed` by the first orphan drainer that
+    /// tries it).
+    pub set_aside: Option<PathBuf>,
+}
+
+impl Journal {
+    /// [`Journal::open`] for a foreground sender: a slot whose dictionary cannot be rebuilt is
+    /// moved aside, never discarded, and the sender starts on a fresh slot of the same name
+    /// (SF-38). Every other failure is returned as it is.
+    pub fn open_or_set_aside(
+        sf_dir: &Path,
+        sender_id: &str,
+        config: JournalConfig,
+    ) -> Result<Opened, JournalError> {
+        match Self::open(sf_dir, sender_id, config) {
+            Err(e) if is_unreplayable(&e) => {
+                let slot_dir = sf_dir.join(sender_id);
+                // Moved while its lock is held, so no other sender is using it meanwhile.
+                let lock = SlotLock::acquire(&slot_dir)?;
+                let aside = sf_dir.join(format!("{sender_id}.unreplayable-{}", now_millis()));
+                std::fs::rename(&slot_dir, &aside).map_err(|source| IoError {
+                    what: "set aside",
+                    file: slot_dir.clone(),
+                    source,
+                })?;
+                drop(lock);
+                Ok(Opened {
+                    journal: Self::open(sf_dir, sender_id, config)?,
+                    set_aside: Some(aside),
+                })
+            }
+            r => r.map(|journal| Opened {
+                journal,
+                set_aside: None,
+            }),
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! The file side of the store-and-forward journal: the engine of `sf-journal` driven against
+//! real files, or against memory.
+//!
+//! * [`fsdir`]: a slot directory `<sf_dir>/<sender_id>/` that carries out the engine's
+//!   [`FileOp`](sf_journal::FileOp)s on files (pre-sized segments, positioned writes, syncs of
+//!   files and of the directory, renames, unlinks) and reads the slot back for recovery.
+//! * [`lock`]: the slot lock, an exclusive advisory lock on `.lock` held for the sender's life,
+//!   with the holder's process id in `.lock.pid`.
+//! * [`drain`]: the blocking drain over QWP WebSocket, with reconnects and replay in FSN
+//!   order.
+//! * [`loopback`]: a QWP WebSocket server on 127.0.0.1 for tests, recording every frame.
+//! * [`orphans`]: draining the slots dead senders left, each over its own connection.
+//! * [`journal`]: a journal in memory mode or in SF mode over the same ring: append, the
+//!   frames to send in FSN order, acknowledgements, checkpoints and close.
+//!
+//! Only the standard library does I/O here; there is no async runtime; the WebSocket is blocking. Delivery is at least
+//! once: a frame sent but not acknowledged before a connection broke is sent again on the next
+//! one (SF-11), so the server side deduplicates (for QuestDB, a table's DEDUP UPSERT KEYS).
+//! The slot lock uses the standard library's file locks, which are `flock` on Unix.
+
+pub mod drain;
+pub mod fsdir;
+pub mod journal;
+pub mod lock;
+pub mod loopback;
+pub mod orphans;
+
+pub use fsdir::FileDir;
+pub use journal::{Journal, JournalConfig, JournalError};
+pub use lock::{LockError, SlotLock};

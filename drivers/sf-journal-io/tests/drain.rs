@@ -1,0 +1,582 @@
+//! The blocking drain against the loopback QWP server (SF-W1, SF-W3, SF-W8, SF-W9, SF-16,
+//! SF-18 to SF-21, SF-43, SF-44).
+
+mod common;
+use common::*;
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use sf_journal::ring::OkQueueLimits;
+use sf_journal::status::{decode_status, ErrorStatus, Status};
+use sf_journal::upgrade::{UpgradeError, UpgradeRequest};
+use sf_journal_io::drain::{Drain, DrainConfig, DrainError, DrainReport, MAX_INBOUND_BYTES};
+use sf_journal_io::loopback::{Conn, LoopbackServer, RecordedConn, ServerConfig};
+use sf_journal_io::{Journal, JournalConfig, JournalError};
+
+fn server(script: Vec<Conn>) -> LoopbackServer {
+    LoopbackServer::start(ServerConfig {
+        seed: 7,
+        script,
+        ..ServerConfig::default()
+    })
+    .unwrap()
+}
+
+fn filled(n: usize) -> Mutex<Journal> {
+    let mut j = Journal::memory(small());
+    for i in 0..n {
+        let _ = j.append(&payload(i), 0).unwrap();
+    }
+    Mutex::new(j)
+}
+
+fn run(
+    s: &LoopbackServer,
+    j: &Mutex<Journal>,
+    tweak: impl FnOnce(&mut DrainConfig),
+) -> Result<DrainReport, DrainError> {
+    let mut c = DrainConfig::new(s.addr());
+    tweak(&mut c);
+    Drain::new(c).run(j, Instant::now() + Duration::from_secs(20), |_| true)
+}
+
+/// The highest wire sequence the server acknowledged on a connection.
+fn last_ok(c: &RecordedConn) -> Option<u64> {
+    c.sent
+        .iter()
+        .filter_map(|b| match decode_status(b) {
+            Ok(Status::Ok { wire_seq, .. }) => Some(wire_seq),
+            _ => None,
+        })
+        .max()
+}
+
+#[test]
+fn sf_w1_the_drain_upgrades_on_the_write_path_with_the_qwp_headers() {
+    let s = server(vec![]);
+    let j = filled(2);
+    let _ = run(&s, &j, |_| {}).unwrap();
+    let c = &s.connections()[0];
+    assert_eq!(c.path, "/api/v4/write");
+    assert_eq!(c.header("X-QWP-Max-Version"), Some("1"));
+    assert_eq!(c.header("X-QWP-Client-Id"), None);
+    assert_eq!(c.header("X-QWP-Request-Durable-Ack"), None);
+    assert_eq!(c.header("Authorization"), None);
+    assert_eq!(
+        c.header("Upgrade").map(str::to_ascii_lowercase).as_deref(),
+        Some("websocket")
+    );
+
+    let s = server(vec![]);
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    let _ = journal.append(&payload(0), 0).unwrap();
+    let j = Mutex::new(journal);
+    let _ = run(&s, &j, |c| {
+        c.request = UpgradeRequest {
+            client_id: Some("loader-1".into()),
+            durable_ack: true,
+            authorization: Some("Bearer abc".into()),
+        }
+    })
+    .unwrap();
+    let c = &s.connections()[0];
+    assert_eq!(c.header("X-QWP-Client-Id"), Some("loader-1"));
+    assert_eq!(c.header("X-QWP-Request-Durable-Ack"), Some("true"));
+    assert_eq!(c.header("Authorization"), Some("Bearer abc"));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 0, "the durable ack trimmed");
+}
+
+#[test]
+fn sf_w3_auth_and_role_refusals_end_the_drain_and_other_statuses_are_retried() {
+    let refuse = |status: u16, headers: Vec<(String, String)>| Conn::Refuse { status, headers };
+    let s = server(vec![refuse(401, vec![])]);
+    assert!(matches!(
+        run(&s, &filled(1), |_| {}),
+        Err(DrainError::Upgrade(UpgradeError::Auth(401)))
+    ));
+    let s = server(vec![refuse(
+        421,
+        vec![("X-QuestDB-Role".into(), "replica".into())],
+    )]);
+    match run(&s, &filled(1), |_| {}) {
+        Err(DrainError::Upgrade(UpgradeError::RoleMismatch { role, zone })) => {
+            assert_eq!((role.as_deref(), zone), (Some("replica"), None));
+        }
+        other => panic!("expected a role mismatch, got {other:?}"),
+    }
+    let s = server(vec![refuse(503, vec![]), refuse(404, vec![])]);
+    let j = filled(3);
+    let r = run(&s, &j, |_| {}).unwrap();
+    assert_eq!((r.connections, r.breaks), (1, 2));
+    assert_eq!(s.connections().len(), 3);
+    assert_eq!(
+        s.connections()[2].messages(),
+        frames(0, 3).into_iter().map(|f| f.1).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn sf_16_a_server_that_does_not_echo_durable_ack_is_refused() {
+    let s = server(vec![Conn::NoDurableEcho]);
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    let _ = journal.append(&payload(0), 0).unwrap();
+    let j = Mutex::new(journal);
+    let r = run(&s, &j, |c| c.request.durable_ack = true);
+    assert!(
+        matches!(
+            r,
+            Err(DrainError::Upgrade(UpgradeError::DurableAckUnavailable))
+        ),
+        "{r:?}"
+    );
+    assert_eq!(
+        s.connections()[0].messages().len(),
+        0,
+        "nothing is sent on a refused upgrade"
+    );
+}
+
+#[test]
+fn sf_w8_client_frames_are_whole_masked_binary_and_the_close_payload_is_empty_or_coded() {
+    let s = server(vec![]);
+    let j = filled(6);
+    let _ = run(&s, &j, |_| {}).unwrap();
+    // Wait (bounded) for the server to record the close.
+    let until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < until && !s.connections()[0].frames.iter().any(|f| f.opcode == 8) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let c = &s.connections()[0];
+    let data: Vec<_> = c.frames.iter().filter(|f| f.opcode != 8).collect();
+    assert_eq!(data.len(), 6);
+    for f in &c.frames {
+        assert!(f.fin, "unfragmented");
+        assert!(f.masked, "masked");
+        assert!(
+            matches!(f.opcode, 2 | 8),
+            "binary or close, got {}",
+            f.opcode
+        );
+    }
+    let close: Vec<_> = c.frames.iter().filter(|f| f.opcode == 8).collect();
+    assert_eq!(close.len(), 1);
+    assert!(close[0].payload.is_empty() || close[0].payload.len() >= 2);
+}
+
+#[test]
+fn sf_w8_a_server_message_over_the_inbound_cap_is_a_violation() {
+    assert_eq!(MAX_INBOUND_BYTES, 256 << 20);
+    assert_eq!(
+        DrainConfig::new("127.0.0.1:1".parse().unwrap()).max_inbound_bytes,
+        256 << 20
+    );
+    let s = server(vec![Conn::Oversized(4097)]);
+    let j = filled(1);
+    let r = run(&s, &j, |c| c.max_inbound_bytes = 4096);
+    assert!(matches!(r, Err(DrainError::Violation(_))), "{r:?}");
+    // At the cap exactly, the message is read (and, not being a status, refused as one).
+    let s = server(vec![Conn::Oversized(4096)]);
+    let r = run(&s, &filled(1), |c| c.max_inbound_bytes = 4096);
+    match r {
+        Err(DrainError::Violation(m)) => assert!(!m.contains("server message"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn sf_w9_every_frame_on_the_wire_begins_qwp1_and_others_are_refused_at_append() {
+    let mut journal = Journal::memory(small());
+    for bad in [&b""[..], b"QWP", b"QWP2 x", b"qwp1 x", b"xQWP1"] {
+        assert!(
+            matches!(journal.append(bad, 0), Err(JournalError::NotQwp)),
+            "{bad:?}"
+        );
+    }
+    assert_eq!(journal.published_fsn(), -1, "nothing was stored");
+    // A frame built with symbols is checked before it goes out.
+    let _ = journal
+        .append_with_symbols(&["a"], |_| b"JSON{}".to_vec(), 0)
+        .unwrap();
+    let j = Mutex::new(journal);
+    let s = server(vec![]);
+    assert!(matches!(
+        run(&s, &j, |_| {}),
+        Err(DrainError::NotQwp { fsn: 0 })
+    ));
+    assert!(s.connections()[0].messages().is_empty());
+
+    let s = server(vec![]);
+    let j = filled(5);
+    let _ = run(&s, &j, |_| {}).unwrap();
+    let m = s.connections()[0].messages();
+    assert_eq!(m.len(), 5);
+    assert!(m.iter().all(|f| f.starts_with(b"QWP1")));
+}
+
+#[test]
+fn sf_18_connections_dropped_mid_stream_are_replayed_in_fsn_order_after_back_off() {
+    let s = server(vec![Conn::DropAfter(4), Conn::DropAfter(5), Conn::Serve]);
+    let j = filled(12);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| c.backoff_initial = Duration::from_millis(40)).unwrap();
+    // Two breaks, each after a successful upgrade: the back-off starts again from its first
+    // step, 40 ms each time.
+    assert!(
+        started.elapsed() >= Duration::from_millis(80),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!((r.connections, r.breaks), (3, 2));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 11);
+    let conns = s.connections();
+    // Each connection starts at the first frame the previous ones left unacknowledged (the
+    // client read every OK sent before the drop) and sends in FSN order from there.
+    let mut acked: i64 = -1;
+    for c in &conns {
+        let m = c.messages();
+        let start = (acked + 1) as usize;
+        let want: Vec<Vec<u8>> = frames(start, start + m.len())
+            .into_iter()
+            .map(|f| f.1)
+            .collect();
+        assert_eq!(m, want);
+        if let Some(seq) = last_ok(c) {
+            acked = acked.max(start as i64 + seq as i64);
+        }
+    }
+    assert_eq!(acked, 11);
+}
+
+#[test]
+fn sf_19_a_reconnect_rewinds_to_the_first_unacknowledged_frame_on_the_wire() {
+    let s = server(vec![Conn::DropAfter(6)]);
+    let j = filled(6);
+    let _ = run(&s, &j, |_| {}).unwrap();
+    let conns = s.connections();
+    assert_eq!(conns.len(), 2);
+    let first_unacked = last_ok(&conns[0]).map_or(0, |s| s as usize + 1);
+    assert_eq!(conns[1].messages()[0], payload(first_unacked));
+}
+
+#[test]
+fn sf_20_frames_appended_during_replay_are_sent() {
+    let s = server(vec![Conn::DropAfter(3)]);
+    let j = filled(5);
+    std::thread::scope(|scope| {
+        let producer = scope.spawn(|| {
+            for i in 5..40 {
+                let fsn = j.lock().unwrap().append(&payload(i), 0).unwrap();
+                assert_eq!(fsn, i as i64);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+        let r = Drain::new(DrainConfig::new(s.addr()))
+            .run(&j, Instant::now() + Duration::from_secs(20), |j| {
+                j.published_fsn() == 39
+            })
+            .unwrap();
+        producer.join().unwrap();
+        assert!(r.connections >= 2);
+    });
+    assert_eq!(j.lock().unwrap().acked_fsn(), 39);
+    let last = s.connections().last().unwrap().messages();
+    let all: Vec<Vec<u8>> = frames(0, 40).into_iter().map(|f| f.1).collect();
+    assert!(
+        all.ends_with(&last),
+        "the last connection sends a tail in FSN order"
+    );
+}
+
+#[test]
+fn sf_21_the_replayed_frames_counter_counts_frames_sent_again() {
+    let s = server(vec![Conn::DropAfter(4), Conn::DropAfter(4)]);
+    let j = filled(10);
+    let r = run(&s, &j, |_| {}).unwrap();
+    let sent: usize = s.connections().iter().map(|c| c.messages().len()).sum();
+    assert_eq!(r.frames_sent as usize, sent);
+    assert_eq!(r.replayed_frames as usize, sent - 10);
+    assert!(r.replayed_frames > 0);
+}
+
+#[test]
+fn sf_43_a_retriable_error_replays_the_rejected_frame_and_a_terminal_one_keeps_it() {
+    let s = server(vec![Conn::ErrorAt {
+        wire_seq: 2,
+        status: ErrorStatus::WriteError,
+    }]);
+    let j = filled(5);
+    let r = run(&s, &j, |_| {}).unwrap();
+    assert_eq!(r.retriable_errors, 1);
+    let conns = s.connections();
+    let again = conns[1].messages();
+    assert!(
+        again.contains(&payload(2)),
+        "the rejected frame is sent again"
+    );
+    assert_eq!(j.lock().unwrap().acked_fsn(), 4);
+
+    let s = server(vec![Conn::ErrorAt {
+        wire_seq: 0,
+        status: ErrorStatus::SchemaMismatch,
+    }]);
+    let sf = scratch("terminal");
+    let mut journal = Journal::open(&sf, "s", small()).unwrap();
+    for i in 0..3 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    match run(&s, &j, |_| {}) {
+        Err(DrainError::Terminal(t)) => {
+            assert_eq!(
+                (t.status, t.wire_seq, t.fsn),
+                (ErrorStatus::SchemaMismatch, 0, Some(0))
+            )
+        }
+        other => panic!("expected a terminal error, got {other:?}"),
+    }
+    assert_eq!(
+        s.connections().len(),
+        1,
+        "no reconnect after a terminal error"
+    );
+    drop(j);
+    let mut again = Journal::open(&sf, "s", small()).unwrap();
+    assert_eq!(
+        again.recovered(),
+        0..3,
+        "the rejected frame stays in the journal"
+    );
+    let _ = again.connect(0);
+    assert_eq!(drain(&mut again), frames(0, 3));
+}
+
+#[test]
+fn sf_w10_the_drain_sends_no_client_id_unless_configured() {
+    let s = server(vec![]);
+    let _ = run(&s, &filled(1), |_| {}).unwrap();
+    assert_eq!(s.connections()[0].header("X-QWP-Client-Id"), None);
+    assert_eq!(JournalConfig::disk().ring.segment_bytes, 4 << 20);
+}
+
+#[test]
+fn sf_17_pings_go_out_while_idle_with_durable_confirmations_pending() {
+    let s = LoopbackServer::start(ServerConfig {
+        durable_after_pings: 3,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    for i in 0..4 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| {
+        c.request.durable_ack = true;
+        c.keepalive = Duration::from_millis(30);
+    })
+    .unwrap();
+    assert_eq!(
+        j.lock().unwrap().acked_fsn(),
+        3,
+        "the durable ack came after the pings"
+    );
+    assert!(r.pings >= 3, "{r:?}");
+    assert!(started.elapsed() >= Duration::from_millis(90));
+    let c = &s.connections()[0];
+    let pings: Vec<_> = c.frames.iter().filter(|f| f.opcode == 9).collect();
+    // The server sent the durable ack on reading the third PING; one more may have crossed it.
+    assert!(
+        pings.len() >= 3 && pings.len() as u32 <= r.pings,
+        "{} of {r:?}",
+        pings.len()
+    );
+    assert!(pings.iter().all(|f| f.masked && f.fin));
+
+    // Without durable ack, an idle connection with acknowledgements pending sends no PING.
+    let s = server(vec![]);
+    let r = run(&s, &filled(4), |c| c.keepalive = Duration::from_millis(1)).unwrap();
+    assert_eq!(r.pings, 0);
+}
+
+#[test]
+fn sf_w2_a_server_version_of_0_or_above_1_is_refused_and_an_absent_one_is_1() {
+    let version = |v: &str| Conn::Headers(vec![("X-QWP-Version".into(), v.into())]);
+    for bad in ["0", "2", "x"] {
+        let s = server(vec![version(bad)]);
+        match run(&s, &filled(1), |_| {}) {
+            Err(DrainError::Upgrade(UpgradeError::Version(v))) => assert_eq!(v, bad),
+            other => panic!("{bad}: {other:?}"),
+        }
+        assert!(s.connections()[0].messages().is_empty());
+    }
+    for good in ["", "1"] {
+        let s = server(vec![Conn::Headers(vec![
+            ("X-QWP-Version".into(), good.into()),
+            ("X-QWP-Max-Batch-Size".into(), "junk".into()),
+        ])]);
+        let j = filled(2);
+        let _ = run(&s, &j, |_| {}).unwrap();
+        assert_eq!(j.lock().unwrap().acked_fsn(), 1, "{good:?}");
+    }
+}
+
+#[test]
+fn sf_w4_a_malformed_status_frame_is_a_protocol_violation_and_trims_nothing() {
+    for garbage in [vec![], vec![0x01], vec![0x00, 1, 2], vec![0x7f, 0, 0]] {
+        let s = server(vec![Conn::Garbage(garbage.clone())]);
+        let j = filled(2);
+        let r = run(&s, &j, |_| {});
+        assert!(
+            matches!(r, Err(DrainError::Violation(_))),
+            "{garbage:?}: {r:?}"
+        );
+        assert_eq!(j.lock().unwrap().acked_fsn(), -1);
+        assert_eq!(s.connections().len(), 1, "a violation is not retried");
+    }
+}
+
+#[test]
+fn sf_44_each_error_status_on_the_wire_ends_the_drain_or_is_retried() {
+    use ErrorStatus::*;
+    for (status, terminal) in [
+        (SchemaMismatch, true),
+        (ParseError, true),
+        (SecurityError, true),
+        (InternalError, false),
+        (WriteError, false),
+        (NotWritable, false),
+    ] {
+        let s = server(vec![Conn::ErrorAt {
+            wire_seq: 1,
+            status,
+        }]);
+        let j = filled(3);
+        let r = run(&s, &j, |_| {});
+        if terminal {
+            assert!(
+                matches!(&r, Err(DrainError::Terminal(t)) if t.status == status && t.fsn == Some(1)),
+                "{status:?}: {r:?}"
+            );
+            assert_eq!(s.connections().len(), 1);
+            assert!(
+                j.lock().unwrap().acked_fsn() < 1,
+                "{status:?}: the rejected frame stays"
+            );
+        } else {
+            let r = r.unwrap();
+            assert_eq!((r.retriable_errors, r.connections), (1, 2), "{status:?}");
+            assert_eq!(j.lock().unwrap().acked_fsn(), 2);
+        }
+    }
+}
+
+#[test]
+fn sf_18_the_back_off_doubles_over_consecutive_failed_attempts() {
+    let refuse = || Conn::Refuse {
+        status: 503,
+        headers: vec![],
+    };
+    let s = server(vec![refuse(), refuse(), refuse()]);
+    let j = filled(2);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| c.backoff_initial = Duration::from_millis(30)).unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(30 + 60 + 120),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!((r.connections, r.breaks), (1, 3));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 1);
+}
+
+#[test]
+fn sf_23_a_full_ring_waits_for_trim_while_the_drain_runs() {
+    use sf_journal_io::journal::append_waiting;
+    // Two segments of three frames: the producer must wait for acknowledgements to go on.
+    let mut jc = small();
+    jc.ring.max_total_bytes = 256;
+    jc.ring.append_deadline_millis = 10_000;
+    let j = Mutex::new(Journal::memory(jc));
+    let s = server(vec![]);
+    std::thread::scope(|scope| {
+        let producer = scope.spawn(|| {
+            for i in 0..40 {
+                assert_eq!(append_waiting(&j, &payload(i)).unwrap(), i as i64);
+            }
+        });
+        let _ = Drain::new(DrainConfig::new(s.addr()))
+            .run(&j, Instant::now() + Duration::from_secs(20), |j| {
+                j.published_fsn() == 39
+            })
+            .unwrap();
+        producer.join().unwrap();
+    });
+    let sent: Vec<Vec<u8>> = s.connections()[0].messages();
+    assert_eq!(
+        sent,
+        frames(0, 40).into_iter().map(|f| f.1).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn sf_23_without_trim_the_wait_ends_at_the_deadline_with_a_typed_error() {
+    use sf_journal::ring::{AppendError, BackPressure};
+    use sf_journal_io::journal::append_waiting;
+    let mut jc = small();
+    jc.ring.max_total_bytes = 128;
+    jc.ring.append_deadline_millis = 60;
+    let j = Mutex::new(Journal::memory(jc));
+    for i in 0..3 {
+        let _ = append_waiting(&j, &payload(i)).unwrap();
+    }
+    let started = Instant::now();
+    match append_waiting(&j, &payload(3)) {
+        Err(JournalError::Append(AppendError::DeadlineExceeded {
+            case,
+            waited_millis,
+        })) => {
+            assert_eq!(case, BackPressure::WhilePublishing);
+            assert!(waited_millis >= 60);
+        }
+        other => panic!("expected the deadline, got {other:?}"),
+    }
+    // Whole milliseconds of the wall clock: at least 59 ms of real time.
+    assert!(started.elapsed() >= Duration::from_millis(59));
+    assert_eq!(j.lock().unwrap().published_fsn(), 2);
+}
+
+#[test]
+fn sf_36_a_draining_journal_takes_its_periodic_checkpoints_and_none_by_default() {
+    use sf_journal::ring::Durability;
+    for (durability, synced) in [
+        (Durability::Periodic { interval_millis: 5 }, true),
+        (Durability::None, false),
+    ] {
+        let mut jc = small();
+        jc.durability = durability;
+        let mut journal = Journal::open(&scratch("drain-checkpoints"), "s", jc).unwrap();
+        for i in 0..3 {
+            let _ = journal.append(&payload(i), 0).unwrap();
+        }
+        let j = Mutex::new(journal);
+        let s = LoopbackServer::start(ServerConfig {
+            idle_ack: Duration::from_millis(60),
+            ack_one_in: 0,
+            ..ServerConfig::default()
+        })
+        .unwrap();
+        // Only idle acknowledgements, after 60 ms: the drain runs long enough for checkpoints.
+        let _ = run(&s, &j, |_| {}).unwrap();
+        let stats = j.lock().unwrap().dir_stats().unwrap();
+        assert_eq!(stats.dir_syncs > 0, synced, "{durability:?}: {stats:?}");
+        assert_eq!(stats.file_syncs > 0, synced, "{durability:?}: {stats:?}");
+    }
+}
