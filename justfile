@@ -32,6 +32,12 @@ no-flatc-build:
     env PATH="$path" FLATC=/nonexistent cargo build --quiet -p nervix-protocol --target-dir "$target"
     echo "nervix-protocol built without flatc"
 
+# Instructions (valgrind's callgrind, repeatable under load) of `n` round trips through one Exchange:
+# compare the count before and after a change that must cost nothing (e.g. tracing with no subscriber).
+exchange-instructions n="100000":
+    cargo build --quiet --release -p nervix-protocol --example exchange_round_trips
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "${CARGO_TARGET_DIR:-target}/release/examples/exchange_round_trips" {{n}} 2>&1 | grep Collected
+
 # Package every crate meant for users together (each finds its siblings among the packages, not on a
 # registry), without building them again; the .crate files land in target/package.
 package:
