@@ -193,6 +193,13 @@ pub fn probe(bytes: &[u8]) -> Probe {
             complete = false;
             break;
         };
+        // Every map but a put's document is skipped whole.
+        if let (false, Value::Map(m)) = (key.as_slice() == b"document", &v) {
+            if skip_entries(&mut c, *m).is_none() {
+                complete = false;
+                break;
+            }
+        }
         match (key.as_slice(), v) {
             (b"schemaVersion", Value::Str(s)) => {
                 versions += 1;
@@ -200,17 +207,13 @@ pub fn probe(bytes: &[u8]) -> Probe {
             }
             (b"messageId", v) => {
                 p.message_id_keys += 1;
-                if let Value::Str(s) = v {
-                    id = std::str::from_utf8(s)
+                id = match v {
+                    Value::Str(s) => std::str::from_utf8(s)
                         .ok()
                         .filter(|s| !s.is_empty())
-                        .map(str::to_owned);
-                } else if let Value::Map(m) = v {
-                    if skip_entries(&mut c, m).is_none() {
-                        complete = false;
-                        break;
-                    }
-                }
+                        .map(str::to_owned),
+                    _ => None,
+                };
             }
             (b"document", Value::Nil) => document = Some(false),
             (b"document", Value::Map(m)) => {
@@ -225,21 +228,7 @@ pub fn probe(bytes: &[u8]) -> Probe {
             }
             (b"document", _) => document = Some(true),
             (b"schemaId", Value::Nil) => {}
-            (b"schemaId", v) => {
-                top_schema_id = true;
-                if let Value::Map(m) = v {
-                    if skip_entries(&mut c, m).is_none() {
-                        complete = false;
-                        break;
-                    }
-                }
-            }
-            (_, Value::Map(m)) => {
-                if skip_entries(&mut c, m).is_none() {
-                    complete = false;
-                    break;
-                }
-            }
+            (b"schemaId", _) => top_schema_id = true,
             _ => {}
         }
     }

@@ -396,9 +396,11 @@ pub fn run(seed: u64, steps: usize) -> Result<Report, String> {
             let hash = tracker.content_hash(*h).expect("kept");
             match commits.get(&(w.conn, id.clone())) {
                 None => return fail(format!("write {h:?} ({id}) admitted but never committed")),
-                Some(hs) if !hs.contains(&hash) => return fail(format!(
+                Some(hs) if !hs.contains(&hash) => {
+                    return fail(format!(
                     "write {h:?} ({id}) admitted for content the server never committed under it"
-                )),
+                ))
+                }
                 Some(_) => {}
             }
         }
