@@ -10,9 +10,10 @@
 //! exactly once, every admission (in time or late) must name a write the server committed with
 //! that very content on that connection, and the counts of the outcomes are reported.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use cultnet_receipts::frames::{Document, RawValue};
+use cultnet_receipts::frames::{Document, DocumentPut, RawValue};
+use cultnet_receipts::hash::{delete_hash, put_hash};
 use cultnet_receipts::tracker::{LateAnswer, Outcome, TrackerLimits, WriteMode, WriteState};
 use cultnet_receipts::{decode, encode, Frame, WriteHandle, WriteTracker};
 
@@ -69,6 +70,9 @@ pub struct Report {
     pub resends: u64,
     /// Reconnects.
     pub reconnects: u64,
+    /// Frames of a misbehaving client injected (an id reused for other content, a repeated
+    /// messageId key).
+    pub injected: u64,
     /// Whether the run went through a forwarder.
     pub forwarded: bool,
     /// Whether the server was a legacy one.
@@ -185,6 +189,10 @@ pub fn run(seed: u64, steps: usize) -> Result<Report, String> {
         to_server.push_back((now, Channel::ReliableOrdered, h));
     }
     let mut written: BTreeMap<WriteHandle, Written> = BTreeMap::new();
+    let mut ledger = Ledger::default();
+    // Ids the misbehaving client reused for other content: the tracker cannot tell whose
+    // content an admission under such an id is for, so only the server-side check covers them.
+    let mut reused: BTreeSet<(ConnId, String)> = BTreeSet::new();
     let mut settled_count: BTreeMap<WriteHandle, u32> = BTreeMap::new();
     // (conn, id) -> content hashes the server committed under it.
     let mut commits: BTreeMap<(ConnId, String), Vec<[u8; 32]>> = BTreeMap::new();
@@ -296,6 +304,45 @@ pub fn run(seed: u64, steps: usize) -> Result<Report, String> {
                     }
                 }
             }
+            68..=70 => {
+                // A misbehaving client: an id of this session reused for other content.
+                let mine: Vec<(&WriteHandle, &Written)> = written
+                    .iter()
+                    .filter(|(_, w)| w.conn == conn && w.document.is_some())
+                    .collect();
+                if !mine.is_empty() {
+                    let (h, w) = mine[rng.below(mine.len() as u64) as usize];
+                    let mut d = w.document.clone().expect("filtered above");
+                    d.payload = RawValue::new(vec![0xc3]).expect("one value");
+                    let id = tracker.message_id(*h).expect("kept").to_owned();
+                    reused.insert((conn, id.clone()));
+                    let frame = Frame::DocumentPut(DocumentPut {
+                        message_id: id,
+                        document: d,
+                    });
+                    let at = (now + latency(&mut rng)).max(to_server.back().map_or(0, |x| x.0));
+                    to_server.push_back((
+                        at,
+                        Channel::ReliableOrdered,
+                        encode(&frame).expect("encodes"),
+                    ));
+                    report.injected += 1;
+                }
+            }
+            71 => {
+                // A misbehaving client: a put whose messageId key is repeated.
+                let mut bytes = encode(&Frame::DocumentPut(DocumentPut {
+                    message_id: "dup-a".to_owned(),
+                    document: document(&mut rng),
+                }))
+                .expect("encodes");
+                bytes[0] += 1;
+                bytes.extend(crate::server::str_bytes("messageId"));
+                bytes.extend(crate::server::str_bytes("dup-b"));
+                let at = (now + latency(&mut rng)).max(to_server.back().map_or(0, |x| x.0));
+                to_server.push_back((at, Channel::ReliableOrdered, bytes));
+                report.injected += 1;
+            }
             65..=67 => {
                 // Reconnect: the old connection and everything in flight on it are gone.
                 target.drop_connection(conn);
@@ -314,9 +361,11 @@ pub fn run(seed: u64, steps: usize) -> Result<Report, String> {
         // Deliver what is due, both ways.
         while to_server.front().is_some_and(|x| x.0 <= now) {
             let (_, ch, bytes) = to_server.pop_front().expect("checked above");
+            ledger.delivered(conn, ch, &bytes);
             target.on_frame(conn, ch, &bytes, now);
         }
         while let Some(out) = target.poll_output(now) {
+            ledger.answered(&out);
             if out.conn != conn {
                 continue;
             }
@@ -345,9 +394,11 @@ pub fn run(seed: u64, steps: usize) -> Result<Report, String> {
     now += 60_000;
     while to_server.front().is_some() {
         let (_, ch, bytes) = to_server.pop_front().expect("checked above");
+        ledger.delivered(conn, ch, &bytes);
         target.on_frame(conn, ch, &bytes, now);
     }
     while let Some(out) = target.poll_output(now) {
+        ledger.answered(&out);
         if out.conn == conn {
             if let Ok(frame) = decode(&out.bytes) {
                 tracker.on_frame(&frame, now);
@@ -365,6 +416,21 @@ pub fn run(seed: u64, steps: usize) -> Result<Report, String> {
         *settled_count.entry(s.handle).or_default() += 1;
     }
 
+    // The server never sends more admissions for an id than it took frames carrying content it
+    // committed under that id (each frame gets one answer): an admission for other content under
+    // an old id would break this.
+    for (key, n) in &ledger.admissions {
+        let committed = commits.get(key).cloned().unwrap_or_default();
+        let backed = ledger
+            .frames
+            .get(key)
+            .map_or(0, |v| v.iter().filter(|h| committed.contains(h)).count());
+        if *n > backed {
+            return fail(format!(
+                "{n} admissions for {key:?} but only {backed} frames with committed content"
+            ));
+        }
+    }
     for (h, w) in &written {
         let n = settled_count.get(h).copied().unwrap_or(0);
         if n != 1 {
@@ -393,6 +459,9 @@ pub fn run(seed: u64, steps: usize) -> Result<Report, String> {
                 return fail(format!("write {h:?} admitted by a legacy server"));
             }
             let id = tracker.message_id(*h).expect("kept").to_owned();
+            if reused.contains(&(w.conn, id.clone())) {
+                continue;
+            }
             let hash = tracker.content_hash(*h).expect("kept");
             match commits.get(&(w.conn, id.clone())) {
                 None => return fail(format!("write {h:?} ({id}) admitted but never committed")),
@@ -406,6 +475,34 @@ pub fn run(seed: u64, steps: usize) -> Result<Report, String> {
         }
     }
     Ok(report)
+}
+
+/// What crossed the wire: write frames the server took on the reliable channel (with their
+/// content hashes) and admissions it sent, per connection and id.
+#[derive(Default)]
+struct Ledger {
+    frames: BTreeMap<(ConnId, String), Vec<[u8; 32]>>,
+    admissions: BTreeMap<(ConnId, String), usize>,
+}
+
+impl Ledger {
+    fn delivered(&mut self, conn: ConnId, channel: Channel, bytes: &[u8]) {
+        if channel == Channel::Sequenced {
+            return;
+        }
+        let (id, hash) = match decode(bytes) {
+            Ok(Frame::DocumentPut(p)) => (p.message_id.clone(), put_hash(&p)),
+            Ok(Frame::DocumentDelete(d)) => (d.message_id.clone(), delete_hash(&d)),
+            _ => return,
+        };
+        self.frames.entry((conn, id)).or_default().push(hash);
+    }
+
+    fn answered(&mut self, out: &Outgoing) {
+        if let Ok(Frame::WriteAdmitted(a)) = decode(&out.bytes) {
+            *self.admissions.entry((out.conn, a.message_id)).or_default() += 1;
+        }
+    }
 }
 
 fn document(rng: &mut Rng) -> Document {

@@ -17,6 +17,7 @@ fn w_33_every_write_settles_once_and_no_unanswered_write_is_admitted_over_300_se
                 total.refused_late += r.refused_late;
                 total.resends += r.resends;
                 total.reconnects += r.reconnects;
+                total.injected += r.injected;
             }
             Err(e) => failures.push(e),
         }
@@ -35,6 +36,7 @@ fn w_33_every_write_settles_once_and_no_unanswered_write_is_admitted_over_300_se
     assert!(total.refused_late > 0, "{total:?}");
     assert!(total.resends > 0, "{total:?}");
     assert!(total.reconnects > 0, "{total:?}");
+    assert!(total.injected > 0, "{total:?}");
 }
 
 #[test]
