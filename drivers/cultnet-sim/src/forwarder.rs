@@ -7,7 +7,7 @@
 //! only to echo it back and to find a resend, never trusted by a second parser. A primary answer
 //! that names no forwarded write (nil id, unreadable, or none at all) relays nothing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use cultnet_receipts::frames::{
     DocumentDelete, DocumentPut, ErrorV0, ErrorV1, Hello, WriteAdmitted, ERROR_V1,
@@ -32,6 +32,8 @@ pub struct ForwarderCounters {
     pub not_forwarded: u64,
     /// Writes not forwarded because the peer's map of forwarded ids was full.
     pub map_full: u64,
+    /// Frames for peers dropped because the outbox was full.
+    pub outbox_dropped: u64,
 }
 
 #[derive(Debug)]
@@ -55,7 +57,8 @@ pub struct Forwarder {
     next_id: u64,
     max_ids_per_peer: usize,
     lose_primary_answers: bool,
-    outbox: Vec<Outgoing>,
+    outbox: VecDeque<Outgoing>,
+    max_outbox: usize,
     counters: ForwarderCounters,
 }
 
@@ -72,7 +75,8 @@ impl Forwarder {
             next_id: 0,
             max_ids_per_peer,
             lose_primary_answers: false,
-            outbox: Vec::new(),
+            outbox: VecDeque::new(),
+            max_outbox: 1 << 16,
             counters: ForwarderCounters::default(),
         }
     }
@@ -112,7 +116,7 @@ impl Forwarder {
         // The forwarder's connection to the primary is receipt-capable.
         self.primary
             .on_frame(primary, Channel::ReliableOrdered, &bytes, now);
-        self.outbox.push(Outgoing { conn: peer, bytes });
+        self.push_out(Outgoing { conn: peer, bytes });
         self.peers.insert(
             peer,
             Peer {
@@ -205,11 +209,7 @@ impl Forwarder {
     /// The next frame for a peer.
     pub fn poll_output(&mut self, now: u64) -> Option<Outgoing> {
         self.on_tick(now);
-        if self.outbox.is_empty() {
-            None
-        } else {
-            Some(self.outbox.remove(0))
-        }
+        self.outbox.pop_front()
     }
 
     /// The next commit of the primary, in terms of the peer: its connection and its own id.
@@ -284,7 +284,15 @@ impl Forwarder {
             return;
         };
         self.counters.relayed += 1;
-        self.outbox.push(Outgoing { conn: peer, bytes });
+        self.push_out(Outgoing { conn: peer, bytes });
+    }
+
+    fn push_out(&mut self, out: Outgoing) {
+        if self.outbox.len() >= self.max_outbox {
+            self.counters.outbox_dropped += 1;
+        } else {
+            self.outbox.push_back(out);
+        }
     }
 }
 

@@ -82,6 +82,10 @@ pub struct ServerConfig {
     pub server_budget_bytes: Option<usize>,
     /// How long after its arrival an admitted write is committed (0: at once).
     pub commit_delay_ms: u64,
+    /// Accepted writes waiting for their commit, at most; past it the oldest commits at once
+    /// (earlier than its delay, never later), which keeps the queue bounded without dropping a
+    /// write.
+    pub max_pending_commits: usize,
     /// Frames waiting to be sent, at most; beyond it answers are dropped and counted.
     pub max_outbox: usize,
     /// Commit records kept for [`Server::poll_commit`], at most; beyond it they are dropped and
@@ -97,6 +101,7 @@ impl Default for ServerConfig {
             max_refusals_per_session: MAX_REFUSALS_PER_SESSION,
             server_budget_bytes: Some(DEFAULT_SERVER_BUDGET_BYTES),
             commit_delay_ms: 0,
+            max_pending_commits: 1 << 16,
             max_outbox: 1 << 16,
             max_commit_log: 1 << 16,
         }
@@ -151,6 +156,8 @@ pub struct ServerCounters {
     pub commit_log_dropped: u64,
     /// Limit refusals that could not be remembered (the refusal set was full).
     pub limit_refusals_not_remembered: u64,
+    /// Writes committed before their delay because the commit queue was full.
+    pub early_commits: u64,
     /// Hellos that came after a write (they change nothing).
     pub late_hellos: u64,
     /// Frames from a client that are not requests (errors, receipts): ignored.
@@ -653,6 +660,12 @@ impl Server {
         if self.config.commit_delay_ms == 0 {
             self.commit(p, now);
         } else {
+            if self.pending.len() >= self.config.max_pending_commits {
+                if let Some(old) = self.pending.pop_front() {
+                    self.counters.early_commits += 1;
+                    self.commit(old, now);
+                }
+            }
             self.pending.push_back(p);
         }
     }

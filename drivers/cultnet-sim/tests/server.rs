@@ -951,3 +951,22 @@ fn fault_duplicate_key_receipts_do_not_decode() {
     assert!(decode(last).is_err());
     assert_eq!(cultnet_sim::probe::probe(last).message_id_keys, 2);
 }
+
+#[test]
+fn a_full_commit_queue_commits_its_oldest_write_early_and_drops_none() {
+    let mut s = Server::new(ServerConfig {
+        commit_delay_ms: 1000,
+        max_pending_commits: 2,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    for (i, key) in ["a", "b", "c"].iter().enumerate() {
+        s.on_frame(c, R, &put(&format!("p{i}"), doc(key, 1)), 1);
+    }
+    assert_eq!(s.counters().early_commits, 1);
+    assert_eq!(answers(&mut s, c, 1), vec![admitted("p0", "a")]);
+    assert_eq!(
+        answers(&mut s, c, 1001),
+        vec![admitted("p1", "b"), admitted("p2", "c")]
+    );
+}
