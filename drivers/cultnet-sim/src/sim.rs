@@ -14,7 +14,9 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use cultnet_receipts::frames::{Document, DocumentPut, RawValue};
 use cultnet_receipts::hash::{delete_hash, put_hash};
-use cultnet_receipts::tracker::{LateAnswer, Outcome, TrackerLimits, WriteMode, WriteState};
+use cultnet_receipts::tracker::{
+    BatchOutcome, LateAnswer, Outcome, TrackerLimits, WriteMode, WriteState,
+};
 use cultnet_receipts::{decode, encode, Frame, WriteHandle, WriteTracker};
 
 use crate::forwarder::Forwarder;
@@ -70,6 +72,8 @@ pub struct Report {
     pub resends: u64,
     /// Reconnects.
     pub reconnects: u64,
+    /// Batches (of two to five puts) checked.
+    pub batches: u64,
     /// Frames of a misbehaving client injected (an id reused for other content, a repeated
     /// messageId key).
     pub injected: u64,
@@ -190,6 +194,7 @@ pub fn run(seed: u64, steps: usize) -> Result<Report, String> {
     }
     let mut written: BTreeMap<WriteHandle, Written> = BTreeMap::new();
     let mut ledger = Ledger::default();
+    let mut batches: Vec<Vec<WriteHandle>> = Vec::new();
     // Ids the misbehaving client reused for other content: the tracker cannot tell whose
     // content an admission under such an id is for, so only the server-side check covers them.
     let mut reused: BTreeSet<(ConnId, String)> = BTreeSet::new();
@@ -236,6 +241,7 @@ pub fn run(seed: u64, steps: usize) -> Result<Report, String> {
         match rng.below(100) {
             0..=44 => {
                 let n = if rng.chance(20) { 2 + rng.below(4) } else { 1 };
+                let mut members = Vec::new();
                 for _ in 0..n {
                     let doc = document(&mut rng);
                     let (h, frame) = tracker
@@ -250,6 +256,10 @@ pub fn run(seed: u64, steps: usize) -> Result<Report, String> {
                         },
                     );
                     send(&mut tracker, &mut rng, &mut to_server, h, &frame);
+                    members.push(h);
+                }
+                if members.len() > 1 {
+                    batches.push(members);
                 }
             }
             45..=54 => {
@@ -472,6 +482,49 @@ pub fn run(seed: u64, steps: usize) -> Result<Report, String> {
                 }
                 Some(_) => {}
             }
+        }
+    }
+    // A batch's result is only the set of its members' outcomes.
+    for members in &batches {
+        report.batches += 1;
+        let outcome = tracker.batch_outcome(members);
+        let refused: Vec<WriteHandle> = members
+            .iter()
+            .copied()
+            .filter(|h| {
+                matches!(
+                    tracker.state(*h),
+                    Some(WriteState::Settled {
+                        outcome: Outcome::Refused(_),
+                        ..
+                    })
+                )
+            })
+            .collect();
+        let not_admitted: Vec<WriteHandle> = members
+            .iter()
+            .copied()
+            .filter(|h| {
+                !matches!(
+                    tracker.state(*h),
+                    Some(WriteState::Settled {
+                        outcome: Outcome::Admitted,
+                        ..
+                    })
+                )
+            })
+            .collect();
+        let expect = if !refused.is_empty() {
+            BatchOutcome::Refused(refused)
+        } else if !not_admitted.is_empty() {
+            BatchOutcome::Unconfirmed(not_admitted)
+        } else {
+            BatchOutcome::Admitted
+        };
+        if outcome.as_ref() != Some(&expect) {
+            return fail(format!(
+                "batch {members:?} is {outcome:?}, its members say {expect:?}"
+            ));
         }
     }
     Ok(report)

@@ -18,6 +18,7 @@ fn w_33_every_write_settles_once_and_no_unanswered_write_is_admitted_over_300_se
                 total.resends += r.resends;
                 total.reconnects += r.reconnects;
                 total.injected += r.injected;
+                total.batches += r.batches;
             }
             Err(e) => failures.push(e),
         }
@@ -37,6 +38,7 @@ fn w_33_every_write_settles_once_and_no_unanswered_write_is_admitted_over_300_se
     assert!(total.resends > 0, "{total:?}");
     assert!(total.reconnects > 0, "{total:?}");
     assert!(total.injected > 0, "{total:?}");
+    assert!(total.batches > 100, "{total:?}");
 }
 
 #[test]
