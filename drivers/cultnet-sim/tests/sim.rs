@@ -23,6 +23,7 @@ fn w_33_every_write_settles_once_and_no_unanswered_write_is_admitted_over_300_se
             Err(e) => failures.push(e),
         }
     }
+    println!("{total:?}");
     assert!(
         failures.is_empty(),
         "{} failing seeds, first: {}",
