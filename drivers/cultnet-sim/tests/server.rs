@@ -1,0 +1,972 @@
+//! The receipt server model against the server rules W-15 to W-32, one clause per test.
+
+use cultnet_receipts::frames::{
+    Document, DocumentDelete, DocumentPut, ErrorV1, Hello, Operation, RawValue, WriteAdmitted,
+    DOCUMENT_DELETE_V0, DOCUMENT_PUT_V0, ERROR_V1, WRITE_ADMITTED_V0,
+};
+use cultnet_receipts::hash::put_hash;
+use cultnet_receipts::{decode, encode, Frame};
+use cultnet_sim::forwarder::Forwarder;
+use cultnet_sim::server::{
+    str_bytes, Channel, ConnId, Faults, Refusal, Server, ServerConfig, ENTRY_BYTES,
+};
+use sha2::{Digest, Sha256};
+
+const R: Channel = Channel::ReliableOrdered;
+
+fn doc(key: &str, payload: u8) -> Document {
+    Document {
+        schema_id: "notes".to_owned(),
+        record_key: key.to_owned(),
+        stored_at: "2026-12-04T00:00:00Z".to_owned(),
+        payload: RawValue::new(vec![payload & 0x7f]).unwrap(),
+        source_runtime_id: None,
+        source_agent_id: None,
+        source_role: None,
+        tags: None,
+    }
+}
+
+fn put(id: &str, d: Document) -> Vec<u8> {
+    encode(&Frame::DocumentPut(DocumentPut {
+        message_id: id.to_owned(),
+        document: d,
+    }))
+    .unwrap()
+}
+
+fn delete(id: &str, key: &str) -> Vec<u8> {
+    encode(&Frame::DocumentDelete(DocumentDelete {
+        message_id: id.to_owned(),
+        schema_id: "notes".to_owned(),
+        record_key: key.to_owned(),
+    }))
+    .unwrap()
+}
+
+fn hello(receipts: bool) -> Vec<u8> {
+    let versions = if receipts {
+        vec![WRITE_ADMITTED_V0.to_owned(), ERROR_V1.to_owned()]
+    } else {
+        vec![WRITE_ADMITTED_V0.to_owned()]
+    };
+    encode(&Frame::Hello(Hello {
+        runtime_id: "c".to_owned(),
+        runtime_kind: "client".to_owned(),
+        agent_id: Some("someone-else".to_owned()),
+        supported_message_versions: Some(versions),
+        ..Hello::default()
+    }))
+    .unwrap()
+}
+
+fn receipt_conn(s: &mut Server, actor: &str) -> ConnId {
+    let c = s.connect(actor, 0);
+    s.on_frame(c, R, &hello(true), 0);
+    assert!(s.is_receipt_connection(c));
+    c
+}
+
+/// Every frame due for `conn` at `now`, the server's hello left out.
+fn answers(s: &mut Server, conn: ConnId, now: u64) -> Vec<Frame> {
+    let mut v = Vec::new();
+    while let Some(o) = s.poll_output(now) {
+        if o.conn == conn {
+            let f = decode(&o.bytes).expect("the server's frames decode");
+            if !matches!(f, Frame::Hello(_)) {
+                v.push(f);
+            }
+        }
+    }
+    v
+}
+
+fn admitted(id: &str, key: &str) -> Frame {
+    Frame::WriteAdmitted(WriteAdmitted {
+        message_id: id.to_owned(),
+        operation: Operation::Put,
+        schema_id: "notes".to_owned(),
+        record_key: key.to_owned(),
+    })
+}
+
+fn refusal(frame: &Frame) -> (Option<String>, Option<String>, String, Option<String>) {
+    match frame {
+        Frame::ErrorV1(ErrorV1 {
+            message_id,
+            error,
+            code,
+            details,
+        }) => (
+            message_id.clone(),
+            code.clone(),
+            error.clone(),
+            details.as_ref().and_then(|d| d.field.clone()),
+        ),
+        other => panic!("not an error.v1: {other:?}"),
+    }
+}
+
+fn raw_map(entries: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    let mut v = vec![0x80 | entries.len() as u8];
+    for (k, val) in entries {
+        v.extend(str_bytes(k));
+        v.extend(val);
+    }
+    v
+}
+
+#[test]
+fn w_15_each_write_on_a_receipt_connection_gets_exactly_one_answer_naming_it() {
+    let mut s = Server::new(ServerConfig::default());
+    s.deny("alice", "locked");
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("a1", doc("k", 1)), 1);
+    let mut locked = doc("k", 2);
+    locked.schema_id = "locked".to_owned();
+    s.on_frame(c, R, &put("a2", locked), 1);
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0], admitted("a1", "k"));
+    assert_eq!(refusal(&got[1]).0.as_deref(), Some("a2"));
+    assert_eq!(refusal(&got[1]).1.as_deref(), Some("write_not_authorized"));
+    // Nothing more comes later.
+    assert!(answers(&mut s, c, 100_000).is_empty());
+}
+
+#[test]
+fn w_15_a_connection_without_a_receipt_hello_gets_no_receipt_and_error_v0() {
+    let mut s = Server::new(ServerConfig::default());
+    s.deny("alice", "locked");
+    for h in [None, Some(hello(false))] {
+        let c = s.connect("alice", 0);
+        if let Some(h) = &h {
+            s.on_frame(c, R, h, 0);
+        }
+        s.on_frame(c, R, &put("a1", doc("k", 1)), 1);
+        assert!(
+            answers(&mut s, c, 1).is_empty(),
+            "no receipt on a legacy connection"
+        );
+        assert_eq!(s.read("notes", "k"), Some(&[1u8][..]));
+        let mut locked = doc("k", 2);
+        locked.schema_id = "locked".to_owned();
+        s.on_frame(c, R, &put("a2", locked), 2);
+        let got = answers(&mut s, c, 2);
+        assert!(
+            matches!(&got[..], [Frame::ErrorV0(e)] if e.code.as_deref() == Some("write_not_authorized")),
+            "{got:?}"
+        );
+    }
+    // A hello after the first write changes nothing.
+    let c = s.connect("alice", 0);
+    s.on_frame(c, R, &put("a3", doc("k", 3)), 1);
+    s.on_frame(c, R, &hello(true), 1);
+    assert!(!s.is_receipt_connection(c));
+    // A legacy server never makes a receipt connection.
+    let mut legacy = Server::new(ServerConfig {
+        receipts: false,
+        ..ServerConfig::default()
+    });
+    let c = legacy.connect("alice", 0);
+    legacy.on_frame(c, R, &hello(true), 0);
+    assert!(!legacy.is_receipt_connection(c));
+}
+
+#[test]
+fn w_16_the_receipt_comes_only_after_the_commit_is_visible_to_readers() {
+    let mut s = Server::new(ServerConfig {
+        commit_delay_ms: 100,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("a1", doc("k", 7)), 10);
+    assert!(answers(&mut s, c, 109).is_empty());
+    assert_eq!(s.read("notes", "k"), None, "not visible before the commit");
+    s.on_tick(110);
+    assert_eq!(s.read("notes", "k"), Some(&[7u8][..]));
+    assert_eq!(answers(&mut s, c, 110), vec![admitted("a1", "k")]);
+    // A resend while the commit is pending is answered at the commit, not before.
+    s.on_frame(c, R, &put("a2", doc("j", 1)), 200);
+    s.on_frame(c, R, &put("a2", doc("j", 1)), 250);
+    assert!(answers(&mut s, c, 299).is_empty());
+    assert_eq!(
+        answers(&mut s, c, 300),
+        vec![admitted("a2", "j"), admitted("a2", "j")]
+    );
+    assert_eq!(s.counters().applied, 2);
+}
+
+#[test]
+fn w_17_a_refusal_names_the_write_even_when_the_frame_does_not_read() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    // recordKey is an integer: the codec refuses the frame, the id is still read.
+    let bad = raw_map(&[
+        ("schemaVersion", str_bytes(DOCUMENT_DELETE_V0)),
+        ("messageId", str_bytes("d1")),
+        ("schemaId", str_bytes("notes")),
+        ("recordKey", vec![0x05]),
+    ]);
+    s.on_frame(c, R, &bad, 1);
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        refusal(&got[0]),
+        (
+            Some("d1".into()),
+            Some("message_invalid".into()),
+            Refusal::Unreadable.parts().1.into(),
+            Some("message".into())
+        )
+    );
+}
+
+#[test]
+fn w_17_a_frame_with_no_readable_id_is_refused_with_a_nil_id() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    for bad in [
+        vec![0xc1],
+        raw_map(&[
+            ("schemaVersion", str_bytes(DOCUMENT_PUT_V0)),
+            ("messageId", vec![0x01]),
+        ]),
+        raw_map(&[
+            ("schemaVersion", str_bytes(DOCUMENT_PUT_V0)),
+            ("messageId", str_bytes("")),
+        ]),
+    ] {
+        s.on_frame(c, R, &bad, 1);
+        let got = answers(&mut s, c, 1);
+        assert_eq!(got.len(), 1);
+        assert_eq!(refusal(&got[0]).0, None);
+    }
+}
+
+#[test]
+fn w_17_a_frame_repeating_message_id_is_refused_with_a_nil_id() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    let mut bytes = put("first", doc("k", 1));
+    // Three entries become four; the extra one repeats messageId with another value.
+    bytes[0] += 1;
+    bytes.extend(str_bytes("messageId"));
+    bytes.extend(str_bytes("second"));
+    s.on_frame(c, R, &bytes, 1);
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 1);
+    let (id, code, _, field) = refusal(&got[0]);
+    assert_eq!(
+        (id, code.as_deref(), field.as_deref()),
+        (None, Some("message_invalid"), Some("message"))
+    );
+    assert_eq!(s.read("notes", "k"), None);
+    assert_eq!(s.remembered(c), Some((0, 0)));
+}
+
+#[test]
+fn w_18_a_batch_gets_one_answer_per_member_in_its_own_name() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("b1", doc("k1", 1)), 1);
+    let mut blank = doc("k2", 2);
+    blank.record_key = " ".to_owned();
+    s.on_frame(c, R, &put("b2", blank), 1);
+    s.on_frame(c, R, &put("b3", doc("k3", 3)), 1);
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[0], admitted("b1", "k1"));
+    assert_eq!(refusal(&got[1]).0.as_deref(), Some("b2"));
+    assert_eq!(got[2], admitted("b3", "k3"));
+}
+
+#[test]
+fn w_19_the_dedupe_key_is_the_transport_actor_with_the_id() {
+    let mut s = Server::new(ServerConfig::default());
+    // Both hellos claim the same agentId; the transport says who each is.
+    let a = receipt_conn(&mut s, "alice");
+    let b = receipt_conn(&mut s, "bob");
+    s.on_frame(a, R, &put("same", doc("ka", 1)), 1);
+    s.on_frame(b, R, &put("same", doc("kb", 2)), 1);
+    let mut got = Vec::new();
+    while let Some(o) = s.poll_output(1) {
+        let f = decode(&o.bytes).unwrap();
+        if !matches!(f, Frame::Hello(_)) {
+            got.push((o.conn, f));
+        }
+    }
+    assert_eq!(
+        got,
+        vec![(a, admitted("same", "ka")), (b, admitted("same", "kb"))]
+    );
+    assert_eq!(s.counters().applied, 2);
+    assert_eq!(s.counters().replayed, 0);
+}
+
+#[test]
+fn w_20_the_server_compares_the_content_hash_of_operation_schema_key_and_payload() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("h1", doc("k", 1)), 1);
+    // storedAt and tags are not in the hash: the same content.
+    let mut same = doc("k", 1);
+    same.stored_at = "2030-01-01T00:00:00Z".to_owned();
+    same.tags = Some(vec!["t".to_owned()]);
+    s.on_frame(c, R, &put("h1", same), 2);
+    // Another payload, key or operation is other content.
+    s.on_frame(c, R, &put("h1", doc("k", 2)), 3);
+    s.on_frame(c, R, &put("h1", doc("j", 1)), 3);
+    s.on_frame(c, R, &delete("h1", "k"), 3);
+    let got = answers(&mut s, c, 3);
+    assert_eq!(got[0], admitted("h1", "k"));
+    assert_eq!(got[1], admitted("h1", "k"));
+    for f in &got[2..] {
+        assert_eq!(refusal(f).3.as_deref(), Some("messageId"));
+    }
+    assert_eq!(got.len(), 5);
+}
+
+#[test]
+fn w_21_a_resend_after_admission_is_admitted_again_and_not_reapplied() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("r1", doc("k", 1)), 1);
+    s.on_frame(c, R, &delete("x", "k"), 2);
+    s.on_frame(c, R, &put("r1", doc("k", 1)), 3);
+    let got = answers(&mut s, c, 3);
+    assert_eq!(got[0], admitted("r1", "k"));
+    assert_eq!(got[2], admitted("r1", "k"));
+    assert_eq!(
+        s.read("notes", "k"),
+        None,
+        "the resend was not applied again"
+    );
+    assert_eq!(s.counters().applied, 2);
+}
+
+#[test]
+fn w_21_a_resend_after_refusal_gets_the_same_refusal() {
+    let mut s = Server::new(ServerConfig::default());
+    s.deny("alice", "locked");
+    let c = receipt_conn(&mut s, "alice");
+    let mut locked = doc("k", 1);
+    locked.schema_id = "locked".to_owned();
+    s.on_frame(c, R, &put("r1", locked.clone()), 1);
+    s.on_frame(c, R, &put("r1", locked), 2);
+    let got = answers(&mut s, c, 2);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0], got[1]);
+    assert_eq!(s.counters().replayed, 1);
+}
+
+#[test]
+fn w_21_other_content_under_an_admitted_id_is_refused_and_the_old_receipt_is_not_resent() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("r1", doc("k", 1)), 1);
+    s.on_frame(c, R, &put("r1", doc("k", 9)), 2);
+    let got = answers(&mut s, c, 2);
+    assert_eq!(got.len(), 2);
+    let (id, code, _, field) = refusal(&got[1]);
+    assert_eq!(
+        (id.as_deref(), code.as_deref(), field.as_deref()),
+        (Some("r1"), Some("message_invalid"), Some("messageId"))
+    );
+    assert_eq!(
+        s.read("notes", "k"),
+        Some(&[1u8][..]),
+        "the original write is unchanged"
+    );
+    // The original content is still answered as admitted.
+    s.on_frame(c, R, &put("r1", doc("k", 1)), 3);
+    assert_eq!(answers(&mut s, c, 3), vec![admitted("r1", "k")]);
+}
+
+#[test]
+fn w_22_an_id_over_256_bytes_is_refused_before_anything_is_remembered() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    // 256 bytes of UTF-8 (two-byte characters) is allowed; 257 is not.
+    let ok = "é".repeat(128);
+    let long = format!("{ok}x");
+    s.on_frame(c, R, &put(&ok, doc("k", 1)), 1);
+    assert!(matches!(
+        &answers(&mut s, c, 1)[..],
+        [Frame::WriteAdmitted(_)]
+    ));
+    let used = s.budget_used();
+    for now in [2, 3] {
+        s.on_frame(c, R, &put(&long, doc("j", 1)), now);
+        let got = answers(&mut s, c, now);
+        assert_eq!(
+            refusal(&got[0]),
+            (
+                Some(long.clone()),
+                Some("message_invalid".into()),
+                "message_invalid: messageId exceeds 256 bytes".into(),
+                Some("messageId".into())
+            )
+        );
+    }
+    assert_eq!(s.remembered(c), Some((1, 0)));
+    assert_eq!(s.budget_used(), used);
+    assert_eq!(
+        s.counters().replayed,
+        0,
+        "refused afresh, not from the table"
+    );
+    assert_eq!(s.read("notes", "j"), None);
+}
+
+#[test]
+fn w_23_only_digests_of_the_id_and_content_hash_and_the_answer_are_kept() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    let id = "i".repeat(200);
+    let mut d = doc("k", 1);
+    d.payload = RawValue::new([vec![0xc5, 0x10, 0x00], vec![7; 4096]].concat()).unwrap();
+    let frame = DocumentPut {
+        message_id: id.clone(),
+        document: d.clone(),
+    };
+    s.on_frame(c, R, &put(&id, d), 1);
+    let table = s.table(c);
+    assert_eq!(table.len(), 1);
+    let (key, entry) = table[0];
+    assert_eq!(key, <[u8; 32]>::from(Sha256::digest(id.as_bytes())));
+    assert_eq!(
+        entry.content_digest,
+        <[u8; 32]>::from(Sha256::digest(put_hash(&frame)))
+    );
+    assert_eq!(s.budget_used(), ENTRY_BYTES);
+    // A short id with a one-byte payload costs exactly as much.
+    s.on_frame(c, R, &put("s", doc("j", 1)), 2);
+    assert_eq!(s.budget_used(), 2 * ENTRY_BYTES);
+}
+
+fn fill(s: &mut Server, c: ConnId, n: usize, prefix: &str) {
+    for i in 0..n {
+        s.on_frame(c, R, &put(&format!("{prefix}{i}"), doc("k", 1)), 1);
+    }
+    let _ = answers(s, c, 1);
+}
+
+#[test]
+fn w_24_past_1024_entries_a_new_write_is_refused_limit_reached_and_the_session_continues() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    fill(&mut s, c, 1023, "f");
+    s.on_frame(c, R, &put("last", doc("k", 2)), 2);
+    assert_eq!(answers(&mut s, c, 2), vec![admitted("last", "k")]);
+    s.on_frame(c, R, &put("over", doc("j", 3)), 3);
+    let got = answers(&mut s, c, 3);
+    assert_eq!(
+        refusal(&got[0]),
+        (
+            Some("over".into()),
+            Some("limit_reached".into()),
+            "limit_reached: the session's remembered-write limit is full".into(),
+            None
+        )
+    );
+    assert!(matches!(&got[0], Frame::ErrorV1(e) if e.details.is_none()));
+    assert_eq!(s.read("notes", "j"), None);
+    assert_eq!(s.remembered(c), Some((1024, 1)));
+}
+
+#[test]
+fn w_24_a_remembered_key_is_still_answered_from_the_table_at_the_cap() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    fill(&mut s, c, 1024, "f");
+    s.on_frame(c, R, &put("f0", doc("k", 1)), 2);
+    assert_eq!(answers(&mut s, c, 2), vec![admitted("f0", "k")]);
+}
+
+#[test]
+fn w_24_the_server_wide_budget_refuses_a_new_write_of_any_session() {
+    let mut s = Server::new(ServerConfig {
+        server_budget_bytes: Some(ENTRY_BYTES * 3),
+        ..ServerConfig::default()
+    });
+    let a = receipt_conn(&mut s, "alice");
+    let b = receipt_conn(&mut s, "bob");
+    fill(&mut s, a, 2, "a");
+    s.on_frame(b, R, &put("b0", doc("k", 1)), 2);
+    s.on_frame(b, R, &put("b1", doc("k", 1)), 2);
+    let got = answers(&mut s, b, 2);
+    assert_eq!(got[0], admitted("b0", "k"));
+    assert_eq!(refusal(&got[1]).1.as_deref(), Some("limit_reached"));
+    // The budget frees when a session ends.
+    s.drop_connection(a);
+    s.on_frame(b, R, &put("b2", doc("k", 1)), 3);
+    assert_eq!(answers(&mut s, b, 3), vec![admitted("b2", "k")]);
+}
+
+#[test]
+fn w_25_a_limit_refusal_is_replayed_and_never_becomes_admitted() {
+    let mut s = Server::new(ServerConfig {
+        server_budget_bytes: Some(ENTRY_BYTES),
+        ..ServerConfig::default()
+    });
+    let a = receipt_conn(&mut s, "alice");
+    let b = receipt_conn(&mut s, "bob");
+    fill(&mut s, a, 1, "a");
+    s.on_frame(b, R, &put("x", doc("k", 1)), 2);
+    assert_eq!(
+        refusal(&answers(&mut s, b, 2)[0]).1.as_deref(),
+        Some("limit_reached")
+    );
+    s.drop_connection(a); // the budget is free again
+    s.on_frame(b, R, &put("x", doc("k", 1)), 3);
+    let got = answers(&mut s, b, 3);
+    assert_eq!(
+        refusal(&got[0]).1.as_deref(),
+        Some("limit_reached"),
+        "replayed, not admitted"
+    );
+    // Other content under the refused id is refused as a reused id.
+    s.on_frame(b, R, &put("x", doc("k", 2)), 4);
+    assert_eq!(
+        refusal(&answers(&mut s, b, 4)[0]).3.as_deref(),
+        Some("messageId")
+    );
+    // A new id is admitted now that the budget freed.
+    s.on_frame(b, R, &put("y", doc("k", 1)), 5);
+    assert_eq!(answers(&mut s, b, 5), vec![admitted("y", "k")]);
+}
+
+#[test]
+fn w_25_past_the_refusal_set_every_unseen_id_is_refused_for_the_rest_of_the_session() {
+    let mut s = Server::new(ServerConfig {
+        max_entries_per_session: 1,
+        max_refusals_per_session: 2,
+        server_budget_bytes: Some(ENTRY_BYTES * 2),
+        ..ServerConfig::default()
+    });
+    let a = receipt_conn(&mut s, "alice");
+    let b = receipt_conn(&mut s, "bob");
+    fill(&mut s, a, 1, "a");
+    fill(&mut s, b, 1, "b");
+    for id in ["r0", "r1", "r2"] {
+        s.on_frame(b, R, &put(id, doc("k", 1)), 2);
+    }
+    assert_eq!(s.remembered(b), Some((1, 2)));
+    assert_eq!(s.counters().limit_refusals_not_remembered, 1);
+    s.drop_connection(a);
+    s.on_frame(b, R, &put("r2", doc("k", 1)), 3);
+    s.on_frame(b, R, &put("new", doc("k", 1)), 3);
+    let got = answers(&mut s, b, 3);
+    assert!(
+        got.iter()
+            .all(|f| refusal(f).1.as_deref() == Some("limit_reached")),
+        "{got:?}"
+    );
+    assert_eq!(got.len(), 5);
+    // A remembered admission is still answered.
+    s.on_frame(b, R, &put("b0", doc("k", 1)), 4);
+    assert_eq!(answers(&mut s, b, 4), vec![admitted("b0", "k")]);
+}
+
+#[test]
+fn w_26_keys_live_for_the_whole_session_and_a_new_session_is_a_new_write() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("s1", doc("k", 1)), 1);
+    // An hour later, the same session still knows the id.
+    s.on_frame(c, R, &put("s1", doc("k", 1)), 3_600_000);
+    assert_eq!(answers(&mut s, c, 3_600_000).len(), 2);
+    assert_eq!(s.counters().applied, 1);
+    // The same id on a new session is a new write (this model keeps no longer retention).
+    s.drop_connection(c);
+    let d = receipt_conn(&mut s, "alice");
+    s.on_frame(d, R, &put("s1", doc("k", 2)), 3_600_001);
+    assert_eq!(answers(&mut s, d, 3_600_001), vec![admitted("s1", "k")]);
+    assert_eq!(s.counters().applied, 2);
+}
+
+#[test]
+fn w_27_a_put_without_a_document_names_the_field_document() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    for extra in [vec![], vec![("document", vec![0xc0])]] {
+        let mut entries = vec![
+            ("schemaVersion", str_bytes(DOCUMENT_PUT_V0)),
+            ("messageId", str_bytes("p1")),
+        ];
+        entries.extend(extra);
+        s.on_frame(c, R, &raw_map(&entries), 1);
+        let got = answers(&mut s, c, 1);
+        assert_eq!(
+            refusal(&got[0]),
+            (
+                Some("p1".into()),
+                Some("message_invalid".into()),
+                "message_invalid: document is required".into(),
+                Some("document".into())
+            )
+        );
+    }
+}
+
+#[test]
+fn w_27_a_write_without_a_schema_id_names_the_field_schema_id() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    let document = raw_map(&[
+        ("schemaId", vec![0xc0]),
+        ("recordKey", str_bytes("k")),
+        ("storedAt", str_bytes("t")),
+        ("payload", vec![0x01]),
+    ]);
+    let put = raw_map(&[
+        ("schemaVersion", str_bytes(DOCUMENT_PUT_V0)),
+        ("messageId", str_bytes("p1")),
+        ("document", document),
+    ]);
+    let del = raw_map(&[
+        ("schemaVersion", str_bytes(DOCUMENT_DELETE_V0)),
+        ("messageId", str_bytes("d1")),
+        ("recordKey", str_bytes("k")),
+    ]);
+    for (frame, id) in [(put, "p1"), (del, "d1")] {
+        s.on_frame(c, R, &frame, 1);
+        let got = answers(&mut s, c, 1);
+        assert_eq!(
+            refusal(&got[0]),
+            (
+                Some(id.into()),
+                Some("message_invalid".into()),
+                "message_invalid: schemaId is required".into(),
+                Some("schemaId".into())
+            )
+        );
+    }
+}
+
+#[test]
+fn w_27_a_write_that_names_nothing_is_refused_unreadable_and_never_stored() {
+    let mut cases: Vec<Vec<u8>> = Vec::new();
+    let mut edit = |f: &dyn Fn(&mut Document)| {
+        let mut d = doc("k", 1);
+        f(&mut d);
+        cases.push(put("n", d));
+    };
+    edit(&|d| d.schema_id = String::new());
+    edit(&|d| d.record_key = "\u{3000}".to_owned());
+    edit(&|d| d.stored_at = " \t".to_owned());
+    edit(&|d| d.payload = RawValue::new(vec![0xc4, 0x00]).unwrap());
+    edit(&|d| d.source_runtime_id = Some(String::new()));
+    edit(&|d| d.source_agent_id = Some("\u{a0}".to_owned()));
+    edit(&|d| d.source_role = Some("\u{2028}".to_owned()));
+    edit(&|d| d.tags = Some(vec!["ok".to_owned(), "\u{85}".to_owned()]));
+    cases.push(delete("n", " "));
+    for frame in cases {
+        let mut s = Server::new(ServerConfig::default());
+        let c = receipt_conn(&mut s, "alice");
+        s.on_frame(c, R, &frame, 1);
+        let got = answers(&mut s, c, 1);
+        assert_eq!(
+            refusal(&got[0]),
+            (
+                Some("n".into()),
+                Some("message_invalid".into()),
+                "message_invalid: the message could not be read".into(),
+                Some("message".into())
+            )
+        );
+        assert_eq!(s.counters().applied, 0);
+    }
+    // Absent source ids and tags, and an empty tags list, are valid.
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    let mut d = doc("k", 1);
+    d.tags = Some(vec![]);
+    s.on_frame(c, R, &put("v", d), 1);
+    assert_eq!(answers(&mut s, c, 1), vec![admitted("v", "k")]);
+}
+
+#[test]
+fn w_27_a_legacy_connection_gets_the_same_refusal_as_error_v0() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = s.connect("alice", 0);
+    let mut d = doc("k", 1);
+    d.record_key = " ".to_owned();
+    s.on_frame(c, R, &put("n", d), 1);
+    let missing = raw_map(&[
+        ("schemaVersion", str_bytes(DOCUMENT_PUT_V0)),
+        ("messageId", str_bytes("p1")),
+    ]);
+    s.on_frame(c, R, &missing, 1);
+    let got = answers(&mut s, c, 1);
+    let expect = [
+        ("message_invalid: the message could not be read", "message"),
+        ("message_invalid: document is required", "document"),
+    ];
+    assert_eq!(got.len(), 2);
+    for (f, (text, field)) in got.iter().zip(expect) {
+        let Frame::ErrorV0(e) = f else {
+            panic!("{f:?}")
+        };
+        assert_eq!(e.error, text);
+        assert_eq!(e.code.as_deref(), Some("message_invalid"));
+        assert_eq!(
+            e.details.as_ref().and_then(|d| d.field.as_deref()),
+            Some(field)
+        );
+    }
+    assert_eq!(s.counters().applied, 0);
+}
+
+#[test]
+fn w_28_only_white_space_is_blank_other_invisible_code_points_name_something() {
+    for (key, blank) in [
+        ("\u{200b}", false),
+        ("\u{feff}", false),
+        ("\u{180e}", false),
+        ("\u{1c}", false),
+        ("\u{2060}", false),
+        ("\u{9}\u{d}", true),
+        ("\u{1680}\u{202f}", true),
+        ("\u{205f}\u{2029}", true),
+    ] {
+        let mut s = Server::new(ServerConfig::default());
+        let c = receipt_conn(&mut s, "alice");
+        let mut d = doc("k", 1);
+        d.record_key = key.to_owned();
+        s.on_frame(c, R, &put("w", d), 1);
+        let got = answers(&mut s, c, 1);
+        assert_eq!(matches!(got[0], Frame::ErrorV1(_)), blank, "{key:?}");
+    }
+}
+
+#[test]
+fn w_29_the_refusal_texts_are_fixed() {
+    let expect = [
+        (
+            Refusal::IdTooLong,
+            "message_invalid: messageId exceeds 256 bytes",
+        ),
+        (
+            Refusal::DocumentRequired,
+            "message_invalid: document is required",
+        ),
+        (
+            Refusal::SchemaIdRequired,
+            "message_invalid: schemaId is required",
+        ),
+        (
+            Refusal::Unreadable,
+            "message_invalid: the message could not be read",
+        ),
+        (
+            Refusal::Channel,
+            "message_invalid: receipt sessions require the reliable channel",
+        ),
+        (
+            Refusal::LimitReached,
+            "limit_reached: the session's remembered-write limit is full",
+        ),
+    ];
+    for (r, text) in expect {
+        assert_eq!(r.parts().1, text);
+    }
+}
+
+#[test]
+fn w_30_a_write_on_the_sequenced_channel_is_refused_field_channel() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, Channel::Sequenced, &put("q1", doc("k", 1)), 1);
+    s.on_frame(c, Channel::ReliableUnordered, &put("q2", doc("j", 1)), 1);
+    let got = answers(&mut s, c, 1);
+    assert_eq!(
+        refusal(&got[0]),
+        (
+            Some("q1".into()),
+            Some("message_invalid".into()),
+            "message_invalid: receipt sessions require the reliable channel".into(),
+            Some("channel".into())
+        )
+    );
+    assert_eq!(got[1], admitted("q2", "j"));
+    assert_eq!(s.read("notes", "k"), None);
+}
+
+fn forwarder_conn(f: &mut Forwarder, actor: &str) -> ConnId {
+    let c = f.connect(actor, 0);
+    f.on_frame(c, R, &hello(true), 0);
+    c
+}
+
+fn peer_answers(f: &mut Forwarder, c: ConnId, now: u64) -> Vec<Frame> {
+    let mut v = Vec::new();
+    while let Some(o) = f.poll_output(now) {
+        if o.conn == c {
+            let fr = decode(&o.bytes).unwrap();
+            if !matches!(fr, Frame::Hello(_)) {
+                v.push(fr);
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn w_31_the_forwarder_relays_the_primarys_admission_under_the_original_id() {
+    let mut f = Forwarder::new(
+        Server::new(ServerConfig {
+            commit_delay_ms: 50,
+            ..ServerConfig::default()
+        }),
+        16,
+    );
+    let c = forwarder_conn(&mut f, "alice");
+    f.on_frame(c, R, &put("orig", doc("k", 1)), 1);
+    assert!(peer_answers(&mut f, c, 50).is_empty());
+    assert_eq!(peer_answers(&mut f, c, 51), vec![admitted("orig", "k")]);
+    assert_eq!(f.primary_mut().read("notes", "k"), Some(&[1u8][..]));
+}
+
+#[test]
+fn w_31_the_forwarder_relays_the_primarys_refusal_under_the_original_id() {
+    let mut primary = Server::new(ServerConfig::default());
+    primary.deny("alice", "locked");
+    let mut f = Forwarder::new(primary, 16);
+    let c = forwarder_conn(&mut f, "alice");
+    let mut d = doc("k", 1);
+    d.schema_id = "locked".to_owned();
+    f.on_frame(c, R, &put("orig", d), 1);
+    let got = peer_answers(&mut f, c, 1);
+    assert_eq!(got.len(), 1);
+    let (id, code, _, _) = refusal(&got[0]);
+    assert_eq!(
+        (id.as_deref(), code.as_deref()),
+        (Some("orig"), Some("write_not_authorized"))
+    );
+}
+
+#[test]
+fn w_31_without_a_primary_answer_the_forwarder_relays_nothing() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
+    let c = forwarder_conn(&mut f, "alice");
+    f.primary_mut().set_faults(Faults {
+        silent: true,
+        ..Faults::default()
+    });
+    f.on_frame(c, R, &put("a", doc("k", 1)), 1);
+    f.primary_mut().set_faults(Faults::default());
+    f.set_lose_primary_answers(true);
+    f.on_frame(c, R, &put("b", doc("j", 1)), 2);
+    // A primary answer that does not read names nothing either.
+    f.set_lose_primary_answers(false);
+    f.primary_mut().set_faults(Faults {
+        duplicate_key_receipts: true,
+        ..Faults::default()
+    });
+    f.on_frame(c, R, &put("c", doc("i", 1)), 3);
+    assert!(peer_answers(&mut f, c, 100_000).is_empty());
+    assert_eq!(
+        f.primary_mut().counters().applied,
+        3,
+        "the primary did commit them"
+    );
+    assert_eq!(f.counters().relayed, 0);
+}
+
+#[test]
+fn w_32_an_admission_and_a_refusal_differ_in_schema_version() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("a", doc("k", 1)), 1);
+    s.on_frame(c, R, &put("a", doc("k", 2)), 1);
+    let mut raw = Vec::new();
+    while let Some(o) = s.poll_output(1) {
+        raw.push(o.bytes);
+    }
+    let versions: Vec<String> = raw[1..]
+        .iter()
+        .map(|b| cultnet_sim::probe::probe(b).schema_version.unwrap())
+        .collect();
+    assert_eq!(versions, [WRITE_ADMITTED_V0, ERROR_V1]);
+}
+
+#[test]
+fn fault_late_answers_come_after_the_delay_in_order() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    s.set_faults(Faults {
+        answer_delay_ms: 6000,
+        ..Faults::default()
+    });
+    s.on_frame(c, R, &put("a", doc("k", 1)), 10);
+    s.set_faults(Faults::default());
+    s.on_frame(c, R, &put("b", doc("j", 1)), 20);
+    assert!(
+        answers(&mut s, c, 6009).is_empty(),
+        "a later answer never overtakes"
+    );
+    assert_eq!(
+        answers(&mut s, c, 6010),
+        vec![admitted("a", "k"), admitted("b", "j")]
+    );
+}
+
+#[test]
+fn fault_silence_and_a_dropped_connection_send_nothing_but_the_write_commits() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    s.set_faults(Faults {
+        silent: true,
+        ..Faults::default()
+    });
+    s.on_frame(c, R, &put("a", doc("k", 1)), 1);
+    assert!(answers(&mut s, c, 1).is_empty());
+    s.set_faults(Faults {
+        answer_delay_ms: 100,
+        ..Faults::default()
+    });
+    s.on_frame(c, R, &put("b", doc("j", 1)), 2);
+    s.drop_connection(c);
+    assert!(answers(&mut s, c, 1000).is_empty());
+    assert_eq!(s.counters().applied, 2);
+    assert_eq!(s.budget_used(), 0);
+}
+
+#[test]
+fn fault_duplicate_key_receipts_do_not_decode() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    s.set_faults(Faults {
+        duplicate_key_receipts: true,
+        ..Faults::default()
+    });
+    s.on_frame(c, R, &put("a", doc("k", 1)), 1);
+    let mut outs = Vec::new();
+    while let Some(o) = s.poll_output(1) {
+        outs.push(o.bytes);
+    }
+    let last = outs.last().unwrap();
+    assert!(decode(last).is_err());
+    assert_eq!(cultnet_sim::probe::probe(last).message_id_keys, 2);
+}
+
+#[test]
+fn a_full_commit_queue_commits_its_oldest_write_early_and_drops_none() {
+    let mut s = Server::new(ServerConfig {
+        commit_delay_ms: 1000,
+        max_pending_commits: 2,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    for (i, key) in ["a", "b", "c"].iter().enumerate() {
+        s.on_frame(c, R, &put(&format!("p{i}"), doc(key, 1)), 1);
+    }
+    assert_eq!(s.counters().early_commits, 1);
+    assert_eq!(answers(&mut s, c, 1), vec![admitted("p0", "a")]);
+    assert_eq!(
+        answers(&mut s, c, 1001),
+        vec![admitted("p1", "b"), admitted("p2", "c")]
+    );
+}
