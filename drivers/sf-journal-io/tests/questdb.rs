@@ -4,6 +4,11 @@
 //! recovery then opens the slot it left and must find every frame the server received and every
 //! row the client had flushed, in FSN order, with the dictionary entries those rows use.
 //!
+//! The reverse: our journal writes those frames (with their symbols) into a fresh slot and
+//! stops without closing; the questdb client opens that slot against a server that
+//! acknowledges, sends its catch-up frames (the dictionary) and then our frames in FSN order,
+//! and on close leaves only the lock files.
+//!
 //! These tests fail (they do not skip) when `python3` or the questdb package is missing:
 //! `python3 -m pip install questdb==6.0.0 numpy`. `SF_QUESTDB_PYTHON` names another
 //! interpreter. Every run stays on 127.0.0.1 and is bounded in time.
@@ -366,4 +371,185 @@ fn sf_d7_the_lock_of_a_killed_questdb_client_is_taken_over_and_names_the_new_hol
     let _j = Journal::open_slot(&slot_dir, JournalConfig::disk()).unwrap();
     let pid = std::fs::read_to_string(slot_dir.join(slot::LOCK_PID)).unwrap();
     assert_eq!(pid.trim(), std::process::id().to_string());
+}
+
+/// Runs the script to its end against `server` with the slot `<sf_dir>/<sender_id>`, sending
+/// `rows` new rows; returns its output lines. Panics when it fails or takes longer than
+/// `RUN_LIMIT`.
+fn run_to_end(server: &LoopbackServer, sf_dir: &Path, sender_id: &str, rows: usize) -> Vec<String> {
+    let mut child = Command::new(python())
+        .arg(script())
+        .arg(server.addr().port().to_string())
+        .arg(sf_dir)
+        .arg(sender_id)
+        .arg(rows.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + RUN_LIMIT;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the client did not finish in {RUN_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut out = String::new();
+    let mut err = String::new();
+    let _ = std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out);
+    let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err);
+    assert!(status.success(), "the client failed ({status}): {err}");
+    out.lines().map(str::to_owned).collect()
+}
+
+/// Writes, with our journal, the frames the killed client left (and the symbols each uses) into
+/// the slot `<sf_dir>/<sender_id>`, then drops the journal without closing it, as a crash would.
+/// Returns the frames in FSN order.
+fn write_our_slot(run: &KilledRun, sf_dir: &Path, sender_id: &str) -> Vec<Vec<u8>> {
+    let (_j, captured) = replay(&copy_of_slot(run, &format!("{sender_id}-source")));
+    let mut j = Journal::open(sf_dir, sender_id, JournalConfig::disk()).unwrap();
+    let mut frames = Vec::new();
+    for (fsn, payload) in captured {
+        // Row i of the script uses the symbol k{i / 3}, new every third row.
+        let symbol = format!("k{}", fsn / 3);
+        let (ours, ids) = j
+            .append_with_symbols(&[symbol], |_| payload.clone(), 0)
+            .unwrap();
+        assert_eq!(ours, fsn);
+        assert_eq!(
+            ids,
+            [u32::try_from(fsn / 3).unwrap()],
+            "ids as the client gave them"
+        );
+        frames.push(payload);
+    }
+    drop(j);
+    frames
+}
+
+fn slot_names(slot: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(slot)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+/// What the questdb client sent when it opened a slot our code wrote.
+#[derive(Debug)]
+struct ReverseRun {
+    /// The frames our journal wrote, in FSN order.
+    ours: Vec<Vec<u8>>,
+    /// The symbols of our slot's dictionary, in id order.
+    dict: Vec<String>,
+    /// The binary messages the server received, every connection in order.
+    received: Vec<Vec<u8>>,
+    /// The slot's file names after the client closed.
+    left: Vec<String>,
+}
+
+/// One reverse run shared by the tests of this file: our journal writes the frames the killed
+/// client left into a fresh slot and stops without closing; the questdb client then opens that
+/// slot against a server that acknowledges, sends no new row and closes.
+fn reverse() -> &'static ReverseRun {
+    static RUN: OnceLock<ReverseRun> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let run = killed();
+        let sf_dir = scratch("questdb-reverse");
+        let ours = write_our_slot(run, &sf_dir, "ours");
+        let dict = {
+            let files = FileDir::create(sf_dir.join("ours"))
+                .unwrap()
+                .read_slot()
+                .unwrap();
+            let scan = sf_journal::dict::scan_dict(files.symbol_dict.as_deref().unwrap()).unwrap();
+            sf_journal::dict::SymbolDict::from_scan(&scan)
+                .symbols()
+                .to_vec()
+        };
+        let server = LoopbackServer::start(ServerConfig::default()).unwrap();
+        let lines = run_to_end(&server, &sf_dir, "ours", 0);
+        assert_eq!(lines, ["done"]);
+        let conns = server.connections();
+        drop(server);
+        ReverseRun {
+            ours,
+            dict,
+            received: conns.iter().flat_map(|c| c.messages()).collect(),
+            left: slot_names(&sf_dir.join("ours")),
+        }
+    })
+}
+
+/// How many messages came before our frames (the client's catch-up frames).
+fn catch_up(r: &ReverseRun) -> usize {
+    assert!(
+        r.received.len() >= r.ours.len(),
+        "{} received, {} written",
+        r.received.len(),
+        r.ours.len()
+    );
+    r.received.len() - r.ours.len()
+}
+
+#[test]
+fn sf_19_a_slot_our_code_wrote_is_replayed_by_the_questdb_client_in_fsn_order() {
+    let r = reverse();
+    assert!(r.ours.len() >= KILL_AFTER);
+    let k = catch_up(r);
+    assert_eq!(
+        &r.received[k..],
+        r.ours.as_slice(),
+        "our frames, in FSN order, after {k} catch-up frames"
+    );
+}
+
+#[test]
+fn sf_9_the_questdb_client_sends_its_catch_up_frames_before_replaying_our_slot() {
+    let r = reverse();
+    let k = catch_up(r);
+    assert!(
+        k >= 1,
+        "the frames use dictionary ids, so a catch-up frame comes first"
+    );
+    for m in &r.received[..k] {
+        assert_eq!(m.get(..4), Some(&b"QWP1"[..]));
+        assert!(
+            !r.ours.contains(m),
+            "a catch-up frame is none of the journal's frames"
+        );
+    }
+}
+
+#[test]
+fn sf_39_the_questdb_client_rebuilds_its_symbols_from_the_dictionary_our_code_wrote() {
+    let r = reverse();
+    let k = catch_up(r);
+    assert!(!r.dict.is_empty());
+    // Every entry of our dictionary reaches the wire, length-prefixed, in id order, in the
+    // catch-up frames (the journal's frames carry ids only).
+    let catch: Vec<u8> = r.received[..k].concat();
+    let mut from = 0;
+    for s in &r.dict {
+        let mut needle = vec![u8::try_from(s.len()).unwrap()];
+        needle.extend_from_slice(s.as_bytes());
+        let at = catch[from..]
+            .windows(needle.len())
+            .position(|w| w == needle.as_slice())
+            .unwrap_or_else(|| panic!("{s} is not in the catch-up frames after byte {from}"));
+        from += at + needle.len();
+    }
+}
+
+#[test]
+fn sf_d8_after_replaying_our_slot_the_questdb_client_leaves_only_the_lock_files() {
+    let r = reverse();
+    assert_eq!(r.left, [slot::LOCK, slot::LOCK_PID]);
 }
