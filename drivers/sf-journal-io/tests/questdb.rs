@@ -9,6 +9,10 @@
 //! acknowledges, sends its catch-up frames (the dictionary) and then our frames in FSN order,
 //! and on close leaves only the lock files.
 //!
+//! Orphan adoption both ways: our drainer adopts the slot the killed client left, and the
+//! questdb client (`drain_orphans=on`) adopts a slot our journal wrote, each over its own
+//! connection, leaving the orphan with only its lock files.
+//!
 //! These tests fail (they do not skip) when `python3` or the questdb package is missing:
 //! `python3 -m pip install questdb==6.0.0 numpy`. `SF_QUESTDB_PYTHON` names another
 //! interpreter. Every run stays on 127.0.0.1 and is bounded in time.
@@ -27,7 +31,9 @@ use std::time::{Duration, Instant};
 
 use sf_journal::recovery::{recover, Recovery};
 use sf_journal::slot;
+use sf_journal_io::drain::DrainConfig;
 use sf_journal_io::loopback::{LoopbackServer, ServerConfig};
+use sf_journal_io::orphans::{drain_orphans, OrphanOutcome};
 use sf_journal_io::{FileDir, Journal, JournalConfig};
 
 /// The row count the script is asked for: far more than it gets through before the kill.
@@ -376,13 +382,23 @@ fn sf_d7_the_lock_of_a_killed_questdb_client_is_taken_over_and_names_the_new_hol
 /// Runs the script to its end against `server` with the slot `<sf_dir>/<sender_id>`, sending
 /// `rows` new rows; returns its output lines. Panics when it fails or takes longer than
 /// `RUN_LIMIT`.
-fn run_to_end(server: &LoopbackServer, sf_dir: &Path, sender_id: &str, rows: usize) -> Vec<String> {
+fn run_to_end(
+    server: &LoopbackServer,
+    sf_dir: &Path,
+    sender_id: &str,
+    rows: usize,
+    extra_conf: &str,
+) -> Vec<String> {
     let mut child = Command::new(python())
         .arg(script())
         .arg(server.addr().port().to_string())
         .arg(sf_dir)
         .arg(sender_id)
         .arg(rows.to_string())
+        .arg("0")
+        .arg(extra_conf)
+        // A second for the client's background drainers before it closes.
+        .arg(if extra_conf.is_empty() { "0" } else { "1" })
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -475,7 +491,7 @@ fn reverse() -> &'static ReverseRun {
                 .to_vec()
         };
         let server = LoopbackServer::start(ServerConfig::default()).unwrap();
-        let lines = run_to_end(&server, &sf_dir, "ours", 0);
+        let lines = run_to_end(&server, &sf_dir, "ours", 0, "");
         assert_eq!(lines, ["done"]);
         let conns = server.connections();
         drop(server);
@@ -552,4 +568,75 @@ fn sf_39_the_questdb_client_rebuilds_its_symbols_from_the_dictionary_our_code_wr
 fn sf_d8_after_replaying_our_slot_the_questdb_client_leaves_only_the_lock_files() {
     let r = reverse();
     assert_eq!(r.left, [slot::LOCK, slot::LOCK_PID]);
+}
+
+#[test]
+fn sf_41_our_drainer_adopts_the_orphan_a_killed_questdb_client_left() {
+    let run = killed();
+    let sf_dir = scratch("questdb-orphan-ours");
+    let dead = sf_dir.join("dead");
+    std::fs::create_dir_all(&dead).unwrap();
+    for (f, _) in &run.listing {
+        std::fs::copy(run.slot.join(f), dead.join(f)).unwrap();
+    }
+    let (_j, frames) = replay(&copy_of_slot(run, "questdb-orphan-ours-expected"));
+    let server = LoopbackServer::start(ServerConfig::default()).unwrap();
+    let out = drain_orphans(
+        &sf_dir,
+        "me",
+        true,
+        2,
+        JournalConfig::disk(),
+        &DrainConfig::new(server.addr()),
+        Instant::now() + RUN_LIMIT,
+    )
+    .unwrap();
+    let conns = server.connections();
+    drop(server);
+    assert_eq!(out.len(), 1, "{out:?}");
+    match &out[0] {
+        OrphanOutcome::Drained {
+            slot, frames: f, ..
+        } => {
+            assert_eq!(slot, "dead");
+            assert_eq!(*f, 0..frames.len() as i64);
+        }
+        other => panic!("not drained: {other:?}"),
+    }
+    let got: Vec<Vec<u8>> = conns.iter().flat_map(|c| c.messages()).collect();
+    let want: Vec<Vec<u8>> = frames.into_iter().map(|(_, p)| p).collect();
+    assert_eq!(got, want, "every frame, once, in FSN order");
+    assert_eq!(slot_names(&dead), [slot::LOCK, slot::LOCK_PID]);
+}
+
+#[test]
+fn sf_41_the_questdb_client_adopts_an_orphan_our_code_wrote_over_its_own_connection() {
+    let run = killed();
+    let sf_dir = scratch("questdb-orphan-theirs");
+    let ours = write_our_slot(run, &sf_dir, "dead");
+    let server = LoopbackServer::start(ServerConfig::default()).unwrap();
+    let lines = run_to_end(&server, &sf_dir, "live", 0, "drain_orphans=on;");
+    assert_eq!(lines, ["done"]);
+    let conns = server.connections();
+    drop(server);
+    // The live sender sends nothing of its own; the orphan's frames come on another
+    // connection, after its catch-up frames, in FSN order.
+    let carrying: Vec<Vec<Vec<u8>>> = conns
+        .iter()
+        .map(|c| c.messages())
+        .filter(|m| !m.is_empty())
+        .collect();
+    assert!(conns.len() >= 2, "{} connections", conns.len());
+    assert_eq!(carrying.len(), 1, "one connection carries the orphan");
+    let got = &carrying[0];
+    assert!(got.len() > ours.len());
+    assert_eq!(&got[got.len() - ours.len()..], ours.as_slice());
+    assert_eq!(
+        slot_names(&sf_dir.join("dead")),
+        [slot::LOCK, slot::LOCK_PID]
+    );
+    assert_eq!(
+        slot_names(&sf_dir.join("live")),
+        [slot::LOCK, slot::LOCK_PID]
+    );
 }
