@@ -9,6 +9,8 @@
 //! acknowledges, sends its catch-up frames (the dictionary) and then our frames in FSN order,
 //! and on close leaves only the lock files.
 //!
+//! The killed client's own restart on its slot replays exactly what our recovery found.
+//!
 //! Orphan adoption both ways: our drainer adopts the slot the killed client left, and the
 //! questdb client (`drain_orphans=on`) adopts a slot our journal wrote, each over its own
 //! connection, leaving the orphan with only its lock files.
@@ -515,6 +517,21 @@ fn catch_up(r: &ReverseRun) -> usize {
     r.received.len() - r.ours.len()
 }
 
+/// Every symbol appears in the catch-up frames, length-prefixed, in id order.
+fn symbols_in_order(catch_up: &[Vec<u8>], symbols: &[String]) {
+    let catch: Vec<u8> = catch_up.concat();
+    let mut from = 0;
+    for s in symbols {
+        let mut needle = vec![u8::try_from(s.len()).unwrap()];
+        needle.extend_from_slice(s.as_bytes());
+        let at = catch[from..]
+            .windows(needle.len())
+            .position(|w| w == needle.as_slice())
+            .unwrap_or_else(|| panic!("{s} is not in the catch-up frames after byte {from}"));
+        from += at + needle.len();
+    }
+}
+
 #[test]
 fn sf_19_a_slot_our_code_wrote_is_replayed_by_the_questdb_client_in_fsn_order() {
     let r = reverse();
@@ -551,17 +568,7 @@ fn sf_39_the_questdb_client_rebuilds_its_symbols_from_the_dictionary_our_code_wr
     assert!(!r.dict.is_empty());
     // Every entry of our dictionary reaches the wire, length-prefixed, in id order, in the
     // catch-up frames (the journal's frames carry ids only).
-    let catch: Vec<u8> = r.received[..k].concat();
-    let mut from = 0;
-    for s in &r.dict {
-        let mut needle = vec![u8::try_from(s.len()).unwrap()];
-        needle.extend_from_slice(s.as_bytes());
-        let at = catch[from..]
-            .windows(needle.len())
-            .position(|w| w == needle.as_slice())
-            .unwrap_or_else(|| panic!("{s} is not in the catch-up frames after byte {from}"));
-        from += at + needle.len();
-    }
+    symbols_in_order(&r.received[..k], &r.dict);
 }
 
 #[test]
@@ -639,4 +646,65 @@ fn sf_41_the_questdb_client_adopts_an_orphan_our_code_wrote_over_its_own_connect
         slot_names(&sf_dir.join("live")),
         [slot::LOCK, slot::LOCK_PID]
     );
+}
+
+/// The killed client's slot, restarted by the questdb client against an acknowledging server
+/// with no new row: what it sent, and what our recovery had found in the same bytes.
+struct Restart {
+    /// Our recovery's frames, in FSN order.
+    recovered: Vec<Vec<u8>>,
+    /// Our recovery's dictionary, in id order.
+    dict: Vec<String>,
+    /// The binary messages the server received, every connection in order.
+    received: Vec<Vec<u8>>,
+}
+
+fn restart() -> &'static Restart {
+    static RUN: OnceLock<Restart> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let run = killed();
+        let (j, frames) = replay(&copy_of_slot(run, "questdb-restart-ours"));
+        let dict = j.dict().symbols().to_vec();
+        drop(j);
+        let slot = copy_of_slot(run, "questdb-restart");
+        let sf_dir = slot.parent().unwrap().to_path_buf();
+        let server = LoopbackServer::start(ServerConfig::default()).unwrap();
+        let lines = run_to_end(&server, &sf_dir, "killed", 0, "");
+        assert_eq!(lines, ["done"]);
+        let conns = server.connections();
+        drop(server);
+        assert_eq!(slot_names(&slot), [slot::LOCK, slot::LOCK_PID]);
+        Restart {
+            recovered: frames.into_iter().map(|(_, p)| p).collect(),
+            dict,
+            received: conns.iter().flat_map(|c| c.messages()).collect(),
+        }
+    })
+}
+
+#[test]
+fn sf_6_a_restarted_questdb_client_replays_exactly_the_frames_our_recovery_found() {
+    let r = restart();
+    assert!(r.recovered.len() >= KILL_AFTER);
+    assert!(r.received.len() >= r.recovered.len());
+    let k = r.received.len() - r.recovered.len();
+    assert_eq!(
+        &r.received[k..],
+        r.recovered.as_slice(),
+        "after {k} catch-up frames, the frames our recovery found, in its order"
+    );
+    for m in &r.received[..k] {
+        assert!(
+            !r.recovered.contains(m),
+            "a catch-up frame is not a journal frame"
+        );
+    }
+}
+
+#[test]
+fn sf_39_the_dictionary_our_recovery_read_is_the_one_the_restarted_questdb_client_sends() {
+    let r = restart();
+    let k = r.received.len() - r.recovered.len();
+    assert!(k >= 1 && !r.dict.is_empty());
+    symbols_in_order(&r.received[..k], &r.dict);
 }
