@@ -29,7 +29,10 @@
 //!   frames are left out of the gap check (SF-31);
 //! * the reference sends symbol catch-up frames first on each connection, at wire sequences
 //!   `0..k`, so `fsn = fsnAtZero + wireSeq − k` and acknowledgements of catch-up frames map to
-//!   no FSN ([`ring::Window`], SF-9).
+//!   no FSN ([`ring::Window`], SF-9);
+//! * header byte 5 of a segment is a flags byte, not a reserved zero: the questdb 6.0.0
+//!   client sets its bit 0 (manifest required) on every segment, so the reader accepts that
+//!   bit; this crate writes the byte 0, as the Java fixture has it (SF-D1).
 //!
 //! Segment generations are written as 16 lowercase hexadecimal digits; either case is read.
 

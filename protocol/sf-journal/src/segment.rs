@@ -12,6 +12,11 @@ pub const SEGMENT_VERSION: u8 = 1;
 pub const SEGMENT_HEADER_LEN: usize = 24;
 /// Length of a frame's checksum and length fields.
 pub const FRAME_HEADER_LEN: usize = 8;
+/// Bit 0 of the header's flags byte (offset 5): the segment is one of a ring kept with a
+/// manifest. The questdb 6.0.0 client sets it on every segment it writes (the Java fixture
+/// leaves the byte 0); it does not change how the frames are read, so the reader accepts it.
+/// Any other flag bit is refused as reserved.
+pub const SEGMENT_FLAG_MANIFEST_REQUIRED: u8 = 0x01;
 /// How many bytes after the last good frame decide between a clean and a torn tail.
 pub const TAIL_PROBE_LEN: usize = 8;
 
@@ -46,7 +51,7 @@ pub enum SegmentError {
         /// The version read.
         found: u8,
     },
-    /// A reserved header byte is not zero.
+    /// A reserved header byte, or a flag bit other than the manifest-required one, is set.
     #[error("segment header reserved bytes are not zero")]
     ReservedNotZero,
     /// The base sequence is negative.
@@ -81,7 +86,7 @@ impl SegmentHeader {
         if bytes[4] != SEGMENT_VERSION {
             return Err(SegmentError::BadVersion { found: bytes[4] });
         }
-        if bytes[5..8].iter().any(|&b| b != 0) {
+        if bytes[5] & !SEGMENT_FLAG_MANIFEST_REQUIRED != 0 || bytes[6..8].iter().any(|&b| b != 0) {
             return Err(SegmentError::ReservedNotZero);
         }
         let base_seq = i64_at(bytes, 8);

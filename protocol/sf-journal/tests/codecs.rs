@@ -10,6 +10,7 @@ use sf_journal::record::{
 };
 use sf_journal::segment::{
     encode_frame, frame_crc, scan_segment, ScanEnd, SegmentError, SegmentHeader,
+    SEGMENT_FLAG_MANIFEST_REQUIRED,
 };
 use sf_journal::slot::{self, parse_segment_name, segment_name, SegmentName};
 use sf_journal::{FileOp, MemDir};
@@ -52,6 +53,28 @@ fn sf_d1_header_is_24_bytes_sf01_version_1_base_and_micros() {
 }
 
 #[test]
+fn sf_d1_the_manifest_required_flag_the_questdb_client_sets_is_accepted() {
+    let h = SegmentHeader {
+        base_seq: 9,
+        created_micros: 1_700_000_000_000_000,
+    };
+    let mut b = h.encode();
+    assert_eq!(
+        b[5], 0,
+        "our writer leaves the flags byte 0, as the Java fixture has it"
+    );
+    b[5] = SEGMENT_FLAG_MANIFEST_REQUIRED;
+    assert_eq!(SegmentHeader::decode(&b), Ok(h));
+    // The frames of a flagged segment are read as any other's.
+    let mut file = b.to_vec();
+    file.extend_from_slice(&encode_frame(b"QWP1 x").unwrap());
+    file.resize(128, 0);
+    let scan = scan_segment(&file).unwrap();
+    assert_eq!(scan.header, h);
+    assert_eq!(scan.frames.len(), 1);
+}
+
+#[test]
 fn sf_d1_bad_magic_version_reserved_or_negative_base_are_refused() {
     let good = SegmentHeader {
         base_seq: 1,
@@ -70,12 +93,13 @@ fn sf_d1_bad_magic_version_reserved_or_negative_base_are_refused() {
         SegmentHeader::decode(&b),
         Err(SegmentError::BadVersion { found: 2 })
     );
-    for i in 5..8 {
+    for (i, v) in [(5, 0x02), (5, 0x80), (5, 0x03), (6, 1), (7, 1), (7, 0x80)] {
         let mut b = good;
-        b[i] = 1;
+        b[i] = v;
         assert_eq!(
             SegmentHeader::decode(&b),
-            Err(SegmentError::ReservedNotZero)
+            Err(SegmentError::ReservedNotZero),
+            "byte {i} = {v:#x}"
         );
     }
     let mut b = good;

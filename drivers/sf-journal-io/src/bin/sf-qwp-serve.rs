@@ -1,8 +1,9 @@
 //! Serves the loopback QWP WebSocket server on 127.0.0.1 for a bounded time, printing its
 //! address and, at the end, what each connection sent.
 //!
-//! `sf-qwp-serve [--seed N] [--secs N] [--drop-after N]`: `--drop-after` ends the first
-//! connection after that many frames (the client then reconnects and replays).
+//! `sf-qwp-serve [--seed N] [--secs N] [--drop-after N] [--no-ack 1]`: `--drop-after` ends the
+//! first connection after that many frames (the client then reconnects and replays);
+//! `--no-ack 1` never acknowledges, so every frame a client sends stays unacknowledged.
 
 use std::time::Duration;
 
@@ -20,8 +21,14 @@ fn main() {
             ("--drop-after", Some(v)) => {
                 config.script = vec![Conn::DropAfter(usize::try_from(v).unwrap_or(usize::MAX))];
             }
+            ("--no-ack", Some(1)) => {
+                config.ack_one_in = 0;
+                config.idle_ack = Duration::MAX;
+            }
             _ => {
-                eprintln!("usage: sf-qwp-serve [--seed N] [--secs N] [--drop-after N]");
+                eprintln!(
+                    "usage: sf-qwp-serve [--seed N] [--secs N] [--drop-after N] [--no-ack 1]"
+                );
                 std::process::exit(2);
             }
         }
