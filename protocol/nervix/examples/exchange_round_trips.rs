@@ -9,7 +9,10 @@ use nervix_protocol::time::Timestamp;
 use std::hint::black_box;
 
 fn main() {
-    let n: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    let n: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(100_000);
     let mut enc = Encoder::new();
     let frames: Vec<_> = (1..=n)
         .map(|id| {
