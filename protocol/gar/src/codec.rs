@@ -288,7 +288,45 @@ fn envelope(message_type: &str, value: Option<Map<String, Value>>) -> String {
     if let Some(v) = value {
         m.insert("value".into(), Value::Object(v));
     }
-    Value::Object(m).to_string()
+    to_text(&Value::Object(m))
+}
+
+/// Writes a JSON value as GAR text. Numbers keep their digits; an exponent is written without a
+/// `+` sign, so the infinities read as `1e999` / `-1e999` exactly as the protocol spells them.
+#[must_use]
+pub fn to_text(v: &Value) -> String {
+    let mut out = String::new();
+    write_value(v, &mut out);
+    out
+}
+
+fn write_value(v: &Value, out: &mut String) {
+    match v {
+        Value::Number(n) => out.push_str(&n.to_string().replace("e+", "e").replace("E+", "E")),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(x, out);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_value(x, out);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
 }
 
 fn obj(pairs: Vec<(&str, Value)>) -> Map<String, Value> {
@@ -302,8 +340,9 @@ fn record_id_value(r: RecordId) -> Value {
     ]))
 }
 
-/// A float as GAR JSON writes it: `1e999` / `-1e999` for the infinities, `null` for NaN, and the
-/// shortest round-trip digits otherwise.
+/// A float as a GAR JSON value: the infinities become numbers that [`to_text`] (and so every
+/// outbound message) writes as `1e999` / `-1e999`, NaN becomes `null`, other values keep the
+/// shortest round-trip digits.
 #[must_use]
 pub fn float_value(x: f64) -> Value {
     let text = if x.is_nan() {
@@ -315,7 +354,7 @@ pub fn float_value(x: f64) -> Value {
     } else {
         format!("{x:?}")
     };
-    text.parse::<Number>().map_or(Value::Null, Value::Number)
+    serde_json::from_str::<Number>(&text).map_or(Value::Null, Value::Number)
 }
 
 /// Reads a number as a float, accepting the overflow spelling `1e999` and the words
