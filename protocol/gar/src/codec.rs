@@ -102,6 +102,8 @@ pub enum Status {
     Streaming,
     /// The subscription is over (snapshot done, unsubscribed, or refused).
     Finished,
+    /// The proxy serving the subscription lost its upstream.
+    UpstreamLost,
 }
 
 /// The result of a compare-exchange.
@@ -540,6 +542,56 @@ pub mod write {
         envelope("Subscribe", Some(m))
     }
 
+    /// The ownership action of an `ActiveOwnership` marker.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub enum OwnershipAction {
+        /// No change of owner.
+        #[default]
+        None,
+        /// Take ownership.
+        Acquire,
+        /// Give ownership up.
+        Release,
+    }
+
+    /// The fields of an `ActiveOwnership` marker.
+    #[derive(Debug, Clone, PartialEq, Eq, Default)]
+    pub struct Ownership {
+        /// Where recoverable errors of the following writes go; 0: logged by the server only.
+        pub msg_ref: u64,
+        /// The action.
+        pub ownership_action: OwnershipAction,
+        /// Ignore the current owner.
+        pub skip_ownership_checks: bool,
+        /// Write only to keys that exist.
+        pub require_existing: bool,
+        /// The remote `g::Client` key id of the owner; 0: this connection.
+        pub client_key_id: u64,
+        /// Introduces the `g::Client` key bound to `client_key_id`.
+        pub client_key_name: Option<String>,
+    }
+
+    /// `ActiveOwnership {...}`; `client_key_name` is left out when absent.
+    #[must_use]
+    pub fn active_ownership(o: &Ownership) -> String {
+        let action = match o.ownership_action {
+            OwnershipAction::None => "None",
+            OwnershipAction::Acquire => "Acquire",
+            OwnershipAction::Release => "Release",
+        };
+        let mut m = obj(vec![
+            ("msg_ref", o.msg_ref.into()),
+            ("ownership_action", action.into()),
+            ("skip_ownership_checks", o.skip_ownership_checks.into()),
+            ("require_existing", o.require_existing.into()),
+            ("client_key_id", o.client_key_id.into()),
+        ]);
+        if let Some(n) = &o.client_key_name {
+            m.insert("client_key_name".into(), n.clone().into());
+        }
+        envelope("ActiveOwnership", Some(m))
+    }
+
     /// `SubscribeContinue {name}`.
     #[must_use]
     pub fn subscribe_continue(name: &str) -> String {
@@ -723,6 +775,7 @@ pub fn decode(text: &str, limits: &Limits) -> Result<Inbound, Violation> {
                 "NeedsContinue" => Status::NeedsContinue,
                 "Streaming" => Status::Streaming,
                 "Finished" => Status::Finished,
+                "UpstreamLost" => Status::UpstreamLost,
                 _ => return Err(r.bad("status")),
             };
             Inbound::SubscriptionStatus {

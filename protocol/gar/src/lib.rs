@@ -79,6 +79,8 @@ pub struct Config {
     pub disconnect_on_write_failure: bool,
     /// Any received message refreshes liveness, not only a Heartbeat.
     pub any_message_is_alive: bool,
+    /// The application handles `UpstreamLost` statuses; without this they stop the session.
+    pub handles_upstream_lost: bool,
     /// Size bounds.
     pub limits: Limits,
 }
@@ -94,6 +96,7 @@ impl Default for Config {
             unique_key_and_record_updates: false,
             disconnect_on_write_failure: false,
             any_message_is_alive: false,
+            handles_upstream_lost: false,
             limits: Limits::default(),
         }
     }
@@ -113,8 +116,12 @@ pub enum StopReason {
     HeartbeatTimeout,
     /// A non-recoverable Error, or a protocol violation.
     Error,
-    /// A `UpstreamLost` status with no handler.
+    /// An `UpstreamLost` status while the application does not handle it.
     UpstreamLost,
+    /// The connection could not be made.
+    ConnectFailed,
+    /// The upgrade was refused with 401: do not retry.
+    Unauthorized,
 }
 
 impl StopReason {
@@ -457,6 +464,16 @@ impl Client {
         self.stopped(StopReason::Error, Some(Violation::Binary));
     }
 
+    /// The driver could not connect; `unauthorized` when the upgrade got 401.
+    pub fn handle_connect_failed(&mut self, unauthorized: bool) {
+        let reason = if unauthorized {
+            StopReason::Unauthorized
+        } else {
+            StopReason::ConnectFailed
+        };
+        self.stopped(reason, None);
+    }
+
     /// The connection closed (`code` None when the close frame had none).
     pub fn handle_close(&mut self, _code: Option<u16>) {
         self.stopped(StopReason::Disconnect, None);
@@ -733,6 +750,11 @@ impl Client {
     }
 
     fn status(&mut self, name: String, status: Status) {
+        if status == Status::UpstreamLost && !self.config.handles_upstream_lost {
+            self.emit(Event::Status { name, status });
+            self.stopped(StopReason::UpstreamLost, None);
+            return;
+        }
         let Some(sub) = self.s.subs.get_mut(&name) else {
             self.emit(Event::Status { name, status });
             return;
@@ -743,6 +765,7 @@ impl Client {
                 let _ = self.send(codec::write::subscribe_continue(&name));
             }
             Status::Streaming => sub.state = SubState::Streaming,
+            Status::UpstreamLost => {}
             Status::Finished => {
                 let refused = sub.state == SubState::Sent;
                 self.s.subs.remove(&name);
@@ -906,6 +929,14 @@ impl Client {
         self.send(codec::write::compare_exchange(record_id, r, test, value))?;
         self.next_ref();
         Ok(r)
+    }
+
+    /// Sends an `ActiveOwnership` marker; it governs the writes that follow until the next one.
+    ///
+    /// # Errors
+    /// [`CallError`] when not running or the queue is full.
+    pub fn active_ownership(&mut self, o: &codec::write::Ownership) -> Result<(), CallError> {
+        self.send(codec::write::active_ownership(o))
     }
 
     /// Sends `Logoff` and ends the session with reason `stop`.

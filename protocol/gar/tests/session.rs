@@ -1358,3 +1358,78 @@ fn an_unknown_message_type_is_skipped_and_counted() {
     assert!(c.is_running());
     assert_eq!(c.counters().unknown_messages, 1);
 }
+
+#[test]
+fn g_45_upstream_lost_without_a_handler_stops_the_session() {
+    let mut c = ready();
+    c.subscribe(&sub(true)).unwrap();
+    status(&mut c, "S", "ProcessingSnapshot");
+    status(&mut c, "S", "UpstreamLost");
+    assert_eq!(c.stop_reason(), Some(StopReason::UpstreamLost));
+    assert_eq!(StopReason::UpstreamLost.exit_code(), 1);
+}
+
+#[test]
+fn g_45_upstream_lost_with_a_handler_is_an_event() {
+    let mut c = started(Config {
+        handles_upstream_lost: true,
+        ..config()
+    });
+    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    c.subscribe(&sub(true)).unwrap();
+    status(&mut c, "S", "UpstreamLost");
+    assert!(c.is_running());
+    assert!(events(&mut c).contains(&Event::Status {
+        name: "S".into(),
+        status: Status::UpstreamLost
+    }));
+}
+
+#[test]
+fn g_52_active_ownership_carries_every_field_and_precedes_the_writes() {
+    use gar_client::codec::write::{Ownership, OwnershipAction};
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    sent(&mut c);
+    c.active_ownership(&Ownership {
+        msg_ref: 3,
+        ownership_action: OwnershipAction::Acquire,
+        skip_ownership_checks: true,
+        require_existing: true,
+        client_key_id: 9,
+        client_key_name: Some("app alice u".into()),
+    })
+    .unwrap();
+    c.publish(rid(k, t), &json!(1), 0).unwrap();
+    let all = sent(&mut c);
+    assert_eq!(
+        all[0],
+        json!({"message_type": "ActiveOwnership", "value": {
+            "msg_ref": 3, "ownership_action": "Acquire", "skip_ownership_checks": true,
+            "require_existing": true, "client_key_id": 9, "client_key_name": "app alice u"}})
+    );
+    assert_eq!(all[1]["message_type"], "JSONRecordUpdate");
+}
+
+#[test]
+fn g_52_the_default_marker_omits_the_client_key_name() {
+    let text = codec::write::active_ownership(&Default::default());
+    let m: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        m["value"],
+        json!({"msg_ref": 0, "ownership_action": "None", "skip_ownership_checks": false,
+               "require_existing": false, "client_key_id": 0})
+    );
+}
+
+#[test]
+fn g_62_connect_failures_have_their_own_stop_reasons() {
+    let mut c = started(config());
+    c.handle_connect_failed(false);
+    assert_eq!(c.stop_reason(), Some(StopReason::ConnectFailed));
+    c.start(0, (1, 2));
+    c.handle_connect_failed(true);
+    assert_eq!(c.stop_reason(), Some(StopReason::Unauthorized));
+    assert_eq!(StopReason::Unauthorized.exit_code(), 0);
+}
