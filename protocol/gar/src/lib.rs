@@ -266,7 +266,8 @@ struct Session {
     server_interval: u64,
     next_beat: u64,
     alive_deadline: u64,
-    pending_echo: BTreeSet<u64>,
+    started_at: u64,
+    beat_seen: bool,
 }
 
 /// The GAR client engine.
@@ -321,6 +322,7 @@ impl Client {
         self.stop = None;
         self.server_logoff = false;
         let iv = self.config.heartbeat_timeout_interval;
+        self.s.started_at = now;
         self.s.next_beat = now + iv / 2;
         self.s.alive_deadline = now + iv.saturating_mul(10);
         let c = &self.config;
@@ -527,9 +529,14 @@ impl Client {
                 self.s.record_bytes = 0;
                 self.s.server_interval = heartbeat_timeout_interval;
                 self.s.introduced = true;
+                if !self.s.beat_seen {
+                    // The first-beat grace is ten liveness intervals from the start.
+                    self.s.alive_deadline = self.s.started_at + self.liveness().saturating_mul(10);
+                }
                 self.emit(Event::Introduced { user });
             }
             Inbound::Heartbeat { .. } => {
+                self.s.beat_seen = true;
                 self.s.alive_deadline = now + self.liveness();
             }
             Inbound::Error(e) => {
@@ -609,6 +616,8 @@ impl Client {
                             ..Record::default()
                         },
                     );
+                } else {
+                    self.counters.records_dropped += 1;
                 }
             }
             Inbound::BatchUpdate {
@@ -642,7 +651,6 @@ impl Client {
             Inbound::SubscriptionStatus { name, status } => self.status(name, status),
             Inbound::ActiveSubscription { .. } => {}
             Inbound::EchoResponse { msg_ref } => {
-                self.s.pending_echo.remove(&msg_ref);
                 self.emit(Event::Echo { msg_ref });
             }
             Inbound::EchoRequest { msg_ref } => {
@@ -910,7 +918,6 @@ impl Client {
         let r = self.s.next_msg_ref;
         self.send(codec::write::echo_request(r))?;
         self.next_ref();
-        self.s.pending_echo.insert(r);
         Ok(r)
     }
 

@@ -1433,3 +1433,21 @@ fn g_62_connect_failures_have_their_own_stop_reasons() {
     assert_eq!(c.stop_reason(), Some(StopReason::Unauthorized));
     assert_eq!(StopReason::Unauthorized.exit_code(), 0);
 }
+
+#[test]
+fn g_14_the_grace_uses_the_larger_advertised_interval() {
+    let mut c = started(config());
+    c.handle_text(1, &server_intro(JSON_VERSION, 6000));
+    c.handle_timeout(59_999);
+    assert!(c.is_running());
+    c.handle_timeout(60_000);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
+
+#[test]
+fn g_14_after_the_first_beat_the_grace_is_over() {
+    let mut c = ready();
+    alive(&mut c, 10);
+    c.handle_timeout(IV + 10);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
