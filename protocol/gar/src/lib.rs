@@ -172,6 +172,22 @@ pub enum Event {
     },
     /// A compare-exchange result.
     Compare(CompareResult),
+    /// The following messages belong to this subscription group (unreliable when
+    /// `unique_key_and_record_updates` is on).
+    Group {
+        /// The group.
+        subscription_group: u64,
+    },
+    /// A key lost a class; `remaining` is what the key keeps (empty on a whole-key delete,
+    /// the retained bases on a downgrade). Sent for every key, whatever the group.
+    ClassDeleted {
+        /// Server key id.
+        key_id: u64,
+        /// The class removed.
+        deleted_class: String,
+        /// The classes left.
+        remaining: Vec<String>,
+    },
     /// A client-assigned key id was invalidated by the server.
     KeyInvalidated {
         /// The client's key id.
@@ -649,7 +665,9 @@ impl Client {
                 }
             }
             Inbound::SubscriptionStatus { name, status } => self.status(name, status),
-            Inbound::ActiveSubscription { .. } => {}
+            Inbound::ActiveSubscription { subscription_group } => {
+                self.emit(Event::Group { subscription_group });
+            }
             Inbound::EchoResponse { msg_ref } => {
                 self.emit(Event::Echo { msg_ref });
             }
@@ -685,12 +703,17 @@ impl Client {
         class_list: Vec<String>,
         deleted_class: Option<String>,
     ) {
-        if deleted_class.is_some() {
+        if let Some(deleted_class) = deleted_class {
             // Per-class teardown: the remaining list is the key's class set; a downgrade keeps
             // the listed bases and their records.
             if let Some((_, classes)) = self.s.server_keys.get_mut(&key_id) {
-                *classes = class_list.into_iter().collect();
+                *classes = class_list.iter().cloned().collect();
             }
+            self.emit(Event::ClassDeleted {
+                key_id,
+                deleted_class,
+                remaining: class_list,
+            });
             return;
         }
         match self.s.server_keys.get_mut(&key_id) {
@@ -944,6 +967,28 @@ impl Client {
     /// [`CallError`] when not running or the queue is full.
     pub fn active_ownership(&mut self, o: &codec::write::Ownership) -> Result<(), CallError> {
         self.send(codec::write::active_ownership(o))
+    }
+
+    /// A compare-exchange under an ownership marker: the marker goes first only when it conveys
+    /// ownership (an action, skipped checks or an owner key); otherwise the compare goes alone.
+    ///
+    /// # Errors
+    /// [`CallError::UnknownId`] for an id this client has not introduced.
+    pub fn compare_exchange_owned(
+        &mut self,
+        ownership: &codec::write::Ownership,
+        record_id: RecordId,
+        test: &Value,
+        value: &Value,
+    ) -> Result<u64, CallError> {
+        self.check_client_ids(record_id)?;
+        let conveys = ownership.ownership_action != codec::write::OwnershipAction::None
+            || ownership.skip_ownership_checks
+            || ownership.client_key_id != 0;
+        if conveys {
+            self.send(codec::write::active_ownership(ownership))?;
+        }
+        self.compare_exchange(record_id, test, value)
     }
 
     /// Sends `Logoff` and ends the session with reason `stop`.

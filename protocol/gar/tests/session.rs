@@ -1451,3 +1451,92 @@ fn g_14_after_the_first_beat_the_grace_is_over() {
     c.handle_timeout(IV + 10);
     assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
 }
+
+#[test]
+fn g_44_active_subscription_tags_the_messages_that_follow() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    c.handle_text(
+        2,
+        &msg("ActiveSubscription", json!({"subscription_group": 7})),
+    );
+    update(&mut c, 5, 3, json!(1));
+    let ev = events(&mut c);
+    assert_eq!(
+        ev[0],
+        Event::Group {
+            subscription_group: 7
+        }
+    );
+    assert!(matches!(ev[1], Event::Record { .. }));
+}
+
+#[test]
+fn g_44_key_lifecycle_reaches_the_global_observer() {
+    let mut c = ready();
+    key(&mut c, 5, "k", &["Base", "Derived"]);
+    c.handle_text(
+        2,
+        &msg("ActiveSubscription", json!({"subscription_group": 7})),
+    );
+    c.handle_text(
+        2,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 5, "deleted_class": "Derived", "class_list": ["Base"]}),
+        ),
+    );
+    assert!(events(&mut c).contains(&Event::ClassDeleted {
+        key_id: 5,
+        deleted_class: "Derived".into(),
+        remaining: vec!["Base".into()],
+    }));
+}
+
+#[test]
+fn g_51_a_plain_compare_sends_no_ownership_marker() {
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    sent(&mut c);
+    c.compare_exchange(rid(k, t), &Value::Null, &json!(1))
+        .unwrap();
+    c.compare_exchange_owned(&Default::default(), rid(k, t), &Value::Null, &json!(1))
+        .unwrap();
+    let all = sent(&mut c);
+    assert_eq!(all.len(), 2);
+    assert!(all
+        .iter()
+        .all(|m| m["message_type"] == "JSONCompareExchange"));
+}
+
+#[test]
+fn g_51_a_marker_that_conveys_ownership_precedes_the_compare() {
+    use gar_client::codec::write::{Ownership, OwnershipAction};
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    sent(&mut c);
+    for o in [
+        Ownership {
+            ownership_action: OwnershipAction::Acquire,
+            ..Ownership::default()
+        },
+        Ownership {
+            skip_ownership_checks: true,
+            ..Ownership::default()
+        },
+        Ownership {
+            client_key_id: 4,
+            ..Ownership::default()
+        },
+    ] {
+        c.compare_exchange_owned(&o, rid(k, t), &Value::Null, &json!(1))
+            .unwrap();
+        let all = sent(&mut c);
+        assert_eq!(all.len(), 2, "{o:?}");
+        assert_eq!(all[0]["message_type"], "ActiveOwnership");
+        assert_eq!(all[1]["message_type"], "JSONCompareExchange");
+    }
+}
