@@ -1540,3 +1540,21 @@ fn g_51_a_marker_that_conveys_ownership_precedes_the_compare() {
         assert_eq!(all[1]["message_type"], "JSONCompareExchange");
     }
 }
+
+#[test]
+fn g_6_calls_before_start_are_refused() {
+    let mut c = Client::new(config());
+    assert_eq!(c.introduce_topic("t"), Err(CallError::NotRunning));
+    assert_eq!(c.echo(), Err(CallError::NotRunning));
+    assert!(c.poll_transmit().is_none());
+}
+
+#[test]
+fn g_10_a_received_introduction_keeps_the_client_id_space() {
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    c.handle_text(2, &server_intro(JSON_VERSION, IV));
+    c.publish(rid(k, t), &json!(1), 0).unwrap();
+    assert_eq!(c.introduce_topic("t").unwrap(), t);
+}
