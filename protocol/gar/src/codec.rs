@@ -660,7 +660,9 @@ pub fn decode(text: &str, limits: &Limits) -> Result<Inbound, Violation> {
             limit: limits.max_message_bytes,
         });
     }
-    let v: Value = serde_json::from_str(text).map_err(|e| Violation::NotJson(e.to_string()))?;
+    let spelled = infinity_words_as_numbers(text);
+    let v: Value = serde_json::from_str(spelled.as_deref().unwrap_or(text))
+        .map_err(|e| Violation::NotJson(e.to_string()))?;
     let Value::Object(mut top) = v else {
         return Err(Violation::NotJson("not an object".into()));
     };
@@ -858,6 +860,53 @@ fn decode_batch(r: Reader<'_>, limits: &Limits) -> Result<Inbound, Violation> {
     Ok(Inbound::BatchUpdate {
         default_class,
         keys: out,
+    })
+}
+
+/// The bare words `infinity` / `-infinity` (any case) outside strings, rewritten to the overflow
+/// spelling `1e999` / `-1e999`; None when the text has none.
+fn infinity_words_as_numbers(text: &str) -> Option<String> {
+    const WORD: &[u8] = b"infinity";
+    let b = text.as_bytes();
+    let mut out: Option<String> = None;
+    let (mut i, mut copied, mut in_str, mut esc) = (0, 0, false, false);
+    while i < b.len() {
+        let c = b[i];
+        if in_str {
+            if esc {
+                esc = false;
+            } else if c == b'\\' {
+                esc = true;
+            } else if c == b'"' {
+                in_str = false;
+            }
+            i += 1;
+            continue;
+        }
+        if c == b'"' {
+            in_str = true;
+            i += 1;
+            continue;
+        }
+        let word_end = i + WORD.len();
+        let starts_word = i == 0 || !b[i - 1].is_ascii_alphanumeric();
+        if starts_word
+            && word_end <= b.len()
+            && b[i..word_end].eq_ignore_ascii_case(WORD)
+            && (word_end == b.len() || !b[word_end].is_ascii_alphanumeric())
+        {
+            let o = out.get_or_insert_with(String::new);
+            o.push_str(&text[copied..i]);
+            o.push_str("1e999");
+            i = word_end;
+            copied = i;
+            continue;
+        }
+        i += 1;
+    }
+    out.map(|mut o| {
+        o.push_str(&text[copied..]);
+        o
     })
 }
 

@@ -1558,3 +1558,18 @@ fn g_10_a_received_introduction_keeps_the_client_id_space() {
     c.publish(rid(k, t), &json!(1), 0).unwrap();
     assert_eq!(c.introduce_topic("t").unwrap(), t);
 }
+
+#[test]
+fn g_28_readers_accept_the_bare_infinity_words() {
+    let limits = Limits::default();
+    let text = r#"{"message_type":"JSONRecordUpdate","value":{"record_id":{"key_id":5,"topic_id":3},"value":[Infinity,-INFINITY,"infinity \" -Infinity"]}}"#;
+    match codec::decode(text, &limits).unwrap() {
+        Inbound::RecordUpdate { value, .. } => {
+            assert_eq!(value_as_f64(&value[0]), Some(f64::INFINITY));
+            assert_eq!(value_as_f64(&value[1]), Some(f64::NEG_INFINITY));
+            assert_eq!(value[2], json!("infinity \" -Infinity"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(codec::decode(r#"{"message_type":"X","value":{"a":infinityx}}"#, &limits).is_err());
+}
