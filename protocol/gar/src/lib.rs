@@ -1,0 +1,999 @@
+//! A sans-IO GAR client engine: text messages and clock ticks in, text messages and events out.
+//!
+//! The driver opens the WebSocket with [`UPGRADE_SUBPROTOCOL`], hands every text message to
+//! [`Client::handle_text`], every binary one to [`Client::handle_binary`], the close to
+//! [`Client::handle_close`], and calls [`Client::handle_timeout`] at [`Client::poll_timeout`].
+//! It sends what [`Client::poll_transmit`] yields, in order, each as one text message.
+
+pub mod codec;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+pub use codec::{
+    BatchKey, CompareResult, Diagnostic, Inbound, RecordId, ServerError, Status, Subscribe,
+    Violation,
+};
+use serde_json::Value;
+
+/// The WebSocket subprotocol the upgrade must request.
+pub const UPGRADE_SUBPROTOCOL: &str = "gar-protocol";
+
+/// The JSON protocol version this client speaks.
+pub const JSON_VERSION: u64 = 650_712;
+
+/// Size bounds on what a peer can make this client hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest text message accepted.
+    pub max_message_bytes: usize,
+    /// Most keys in one batch.
+    pub max_batch_keys: usize,
+    /// Most classes named for one key.
+    pub max_classes_per_key: usize,
+    /// Most outbound messages waiting.
+    pub max_transmit_count: usize,
+    /// Most outbound bytes waiting.
+    pub max_transmit_bytes: usize,
+    /// Most events waiting.
+    pub max_event_count: usize,
+    /// Most server topic ids plus key ids mapped.
+    pub max_ids: usize,
+    /// Most cached records.
+    pub max_records: usize,
+    /// Most bytes of cached record values.
+    pub max_record_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_message_bytes: 16 << 20,
+            max_batch_keys: 100_000,
+            max_classes_per_key: 256,
+            max_transmit_count: 10_000,
+            max_transmit_bytes: 64 << 20,
+            max_event_count: 100_000,
+            max_ids: 1_000_000,
+            max_records: 1_000_000,
+            max_record_bytes: 256 << 20,
+        }
+    }
+}
+
+/// What the client says about itself, and its options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Own heartbeat timeout (ms); beats go out every half of it.
+    pub heartbeat_timeout_interval: u64,
+    /// User name.
+    pub user: String,
+    /// Application name.
+    pub application: String,
+    /// Process id.
+    pub pid: u64,
+    /// Working namespace.
+    pub working_namespace: String,
+    /// One update per record across subscriptions.
+    pub unique_key_and_record_updates: bool,
+    /// Ask the server to close on the first failed write.
+    pub disconnect_on_write_failure: bool,
+    /// Any received message refreshes liveness, not only a Heartbeat.
+    pub any_message_is_alive: bool,
+    /// The application handles `UpstreamLost` statuses; without this they stop the session.
+    pub handles_upstream_lost: bool,
+    /// Size bounds.
+    pub limits: Limits,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            heartbeat_timeout_interval: 4000,
+            user: String::new(),
+            application: String::new(),
+            pid: 0,
+            working_namespace: String::new(),
+            unique_key_and_record_updates: false,
+            disconnect_on_write_failure: false,
+            any_message_is_alive: false,
+            handles_upstream_lost: false,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Why a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The application's own logoff.
+    Stop,
+    /// The server's `Logoff`.
+    ServerLogoff,
+    /// The connection closed or broke.
+    Disconnect,
+    /// No server heartbeat within the liveness interval.
+    HeartbeatTimeout,
+    /// A non-recoverable Error, or a protocol violation.
+    Error,
+    /// An `UpstreamLost` status while the application does not handle it.
+    UpstreamLost,
+    /// The connection could not be made.
+    ConnectFailed,
+    /// The upgrade was refused with 401: do not retry.
+    Unauthorized,
+}
+
+impl StopReason {
+    /// The exit code the reference client reports for this reason.
+    #[must_use]
+    pub fn exit_code(self) -> i32 {
+        match self {
+            StopReason::HeartbeatTimeout | StopReason::Error | StopReason::UpstreamLost => 1,
+            _ => 0,
+        }
+    }
+}
+
+/// What the application learns.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// The server's introduction was accepted.
+    Introduced {
+        /// The server's user name.
+        user: String,
+    },
+    /// The server's Error, whole (recoverable flag and failed writes included).
+    Error(ServerError),
+    /// A subscription changed status.
+    Status {
+        /// The subscription.
+        name: String,
+        /// The new status.
+        status: Status,
+    },
+    /// A subscription was refused (`Finished` without `ProcessingSnapshot`).
+    Refused {
+        /// The subscription.
+        name: String,
+    },
+    /// A record value changed (None: deleted).
+    Record {
+        /// Server-id address.
+        record_id: RecordId,
+        /// The value, None when deleted.
+        value: Option<Value>,
+    },
+    /// An echo came back.
+    Echo {
+        /// The correlation id.
+        msg_ref: u64,
+    },
+    /// A compare-exchange result.
+    Compare(CompareResult),
+    /// The following messages belong to this subscription group (unreliable when
+    /// `unique_key_and_record_updates` is on).
+    Group {
+        /// The group.
+        subscription_group: u64,
+    },
+    /// A key lost a class; `remaining` is what the key keeps (empty on a whole-key delete,
+    /// the retained bases on a downgrade). Sent for every key, whatever the group.
+    ClassDeleted {
+        /// Server key id.
+        key_id: u64,
+        /// The class removed.
+        deleted_class: String,
+        /// The classes left.
+        remaining: Vec<String>,
+    },
+    /// A client-assigned key id was invalidated by the server.
+    KeyInvalidated {
+        /// The client's key id.
+        key_id: u64,
+    },
+    /// The session ended; sent exactly once.
+    Stopped {
+        /// Why.
+        reason: StopReason,
+        /// The violation, when one caused it.
+        violation: Option<Violation>,
+    },
+}
+
+/// A mistake in an application call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// The session is not running.
+    #[error("the session is not running")]
+    NotRunning,
+    /// The outbound queue is full in count or bytes.
+    #[error("the outbound queue is full")]
+    QueueFull,
+    /// The id was never introduced by this client, or was invalidated.
+    #[error("unknown client id {0}")]
+    UnknownId(u64),
+    /// A subscription of that name is already active.
+    #[error("subscription {0} already active")]
+    DuplicateSubscription(String),
+    /// The subscription must reach `Finished` before it may be unsubscribed.
+    #[error("subscription {0} is a snapshot still running")]
+    NotFinished(String),
+    /// No subscription of that name.
+    #[error("unknown subscription {0}")]
+    UnknownSubscription(String),
+}
+
+/// Counts of what the bounds dropped and what was skipped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Events dropped because the event queue was full.
+    pub events_dropped: u64,
+    /// Records not cached because the cache was full.
+    pub records_dropped: u64,
+    /// Id introductions not mapped because the id maps were full.
+    pub ids_dropped: u64,
+    /// Messages of unknown type skipped.
+    pub unknown_messages: u64,
+}
+
+/// A cached record.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Record {
+    /// The value (None while a diagnostic stands in for it, or after a tick only).
+    pub value: Option<Value>,
+    /// The last stamp (ns), 0 when never sent.
+    pub tick_time: u64,
+    /// The diagnostic that replaced the value.
+    pub diagnostic: Option<Diagnostic>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SubState {
+    Sent,
+    Processing,
+    Streaming,
+}
+
+#[derive(Debug, Clone)]
+struct Sub {
+    streaming: bool,
+    state: SubState,
+}
+
+/// The state that one `start()` creates and the next one throws away.
+#[derive(Debug, Default)]
+struct Session {
+    server_topics: BTreeMap<u64, String>,
+    server_keys: BTreeMap<u64, (String, BTreeSet<String>)>,
+    client_topics: BTreeMap<String, u64>,
+    client_topic_names: BTreeMap<u64, String>,
+    client_keys: BTreeMap<String, (u64, BTreeSet<String>)>,
+    client_key_names: BTreeMap<u64, String>,
+    next_topic_id: u64,
+    next_key_id: u64,
+    next_msg_ref: u64,
+    records: BTreeMap<RecordId, Record>,
+    record_bytes: usize,
+    subs: BTreeMap<String, Sub>,
+    introduced: bool,
+    server_interval: u64,
+    next_beat: u64,
+    alive_deadline: u64,
+    started_at: u64,
+    beat_seen: bool,
+}
+
+/// The GAR client engine.
+#[derive(Debug)]
+pub struct Client {
+    config: Config,
+    s: Session,
+    running: bool,
+    stop: Option<StopReason>,
+    server_logoff: bool,
+    transmit: VecDeque<String>,
+    transmit_bytes: usize,
+    events: VecDeque<Event>,
+    counters: Counters,
+}
+
+fn value_bytes(v: &Value) -> usize {
+    v.to_string().len()
+}
+
+impl Client {
+    /// A stopped client; [`Client::start`] begins a session.
+    #[must_use]
+    pub fn new(config: Config) -> Self {
+        Client {
+            config,
+            s: Session::default(),
+            running: false,
+            stop: None,
+            server_logoff: false,
+            transmit: VecDeque::new(),
+            transmit_bytes: 0,
+            events: VecDeque::new(),
+            counters: Counters::default(),
+        }
+    }
+
+    /// Begins a session on a fresh connection: all state of any earlier session is dropped, and
+    /// the Introduction is queued as the first message. `uuid` is this connection's identity
+    /// (fresh per start); `now` is milliseconds.
+    pub fn start(&mut self, now: u64, uuid: (u64, u64)) {
+        self.s = Session {
+            next_topic_id: 1,
+            next_key_id: 1,
+            next_msg_ref: 1,
+            ..Session::default()
+        };
+        self.transmit.clear();
+        self.transmit_bytes = 0;
+        self.events.clear();
+        self.running = true;
+        self.stop = None;
+        self.server_logoff = false;
+        let iv = self.config.heartbeat_timeout_interval;
+        self.s.started_at = now;
+        self.s.next_beat = now + iv / 2;
+        self.s.alive_deadline = now + iv.saturating_mul(10);
+        let c = &self.config;
+        let text = codec::write::introduction(&codec::write::Introduction {
+            version: JSON_VERSION,
+            heartbeat_timeout_interval: iv,
+            user: c.user.clone(),
+            application: c.application.clone(),
+            pid: c.pid,
+            uuid_low: uuid.0,
+            uuid_high: uuid.1,
+            working_namespace: c.working_namespace.clone(),
+            unique_key_and_record_updates: c.unique_key_and_record_updates,
+            disconnect_on_write_failure: c.disconnect_on_write_failure,
+        });
+        self.transmit_bytes += text.len();
+        self.transmit.push_back(text);
+    }
+
+    /// The next text message to send.
+    #[must_use]
+    pub fn poll_transmit(&mut self) -> Option<String> {
+        let t = self.transmit.pop_front()?;
+        self.transmit_bytes -= t.len();
+        Some(t)
+    }
+
+    /// The next event.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// When [`Client::handle_timeout`] must next be called (ms), None when stopped.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<u64> {
+        self.running
+            .then(|| self.s.next_beat.min(self.s.alive_deadline))
+    }
+
+    /// Drop counters.
+    #[must_use]
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// Why the last session stopped, if it did.
+    #[must_use]
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        self.stop
+    }
+
+    /// Whether the last session ended by the server's `Logoff`.
+    #[must_use]
+    pub fn server_logoff(&self) -> bool {
+        self.server_logoff
+    }
+
+    /// Whether a session is running.
+    #[must_use]
+    pub fn is_running(&self) -> bool {
+        self.running
+    }
+
+    /// The cached record at a server-id address.
+    #[must_use]
+    pub fn record(&self, record_id: RecordId) -> Option<&Record> {
+        self.s.records.get(&record_id)
+    }
+
+    /// The name of a server topic id.
+    #[must_use]
+    pub fn server_topic(&self, topic_id: u64) -> Option<&str> {
+        self.s.server_topics.get(&topic_id).map(String::as_str)
+    }
+
+    /// The name and classes of a server key id.
+    #[must_use]
+    pub fn server_key(&self, key_id: u64) -> Option<(&str, &BTreeSet<String>)> {
+        self.s
+            .server_keys
+            .get(&key_id)
+            .map(|(n, c)| (n.as_str(), c))
+    }
+
+    fn emit(&mut self, e: Event) {
+        if self.events.len() >= self.config.limits.max_event_count {
+            self.counters.events_dropped += 1;
+        } else {
+            self.events.push_back(e);
+        }
+    }
+
+    fn stopped(&mut self, reason: StopReason, violation: Option<Violation>) {
+        if !self.running {
+            return;
+        }
+        self.running = false;
+        self.stop = Some(reason);
+        // The stop event is never dropped: it is the one event every session ends with.
+        self.events.push_back(Event::Stopped { reason, violation });
+    }
+
+    fn send(&mut self, text: String) -> Result<(), CallError> {
+        if !self.running {
+            return Err(CallError::NotRunning);
+        }
+        let l = &self.config.limits;
+        if self.transmit.len() >= l.max_transmit_count
+            || self.transmit_bytes + text.len() > l.max_transmit_bytes
+        {
+            return Err(CallError::QueueFull);
+        }
+        self.transmit_bytes += text.len();
+        self.transmit.push_back(text);
+        Ok(())
+    }
+
+    /// Clock tick: sends due heartbeats, and stops on a missed server heartbeat.
+    pub fn handle_timeout(&mut self, now: u64) {
+        if !self.running {
+            return;
+        }
+        if now >= self.s.alive_deadline {
+            self.stopped(StopReason::HeartbeatTimeout, None);
+            return;
+        }
+        if now >= self.s.next_beat {
+            let period = (self.config.heartbeat_timeout_interval / 2).max(1);
+            // A heartbeat that does not fit is simply not sent this time; the next tick retries.
+            let _ = self.send(codec::write::heartbeat(now));
+            self.s.next_beat += period;
+            if self.s.next_beat <= now {
+                self.s.next_beat = now + period;
+            }
+        }
+    }
+
+    /// A binary message: refused, the binary layouts are not guessed.
+    pub fn handle_binary(&mut self, _now: u64, _bytes: &[u8]) {
+        self.stopped(StopReason::Error, Some(Violation::Binary));
+    }
+
+    /// The driver could not connect; `unauthorized` when the upgrade got 401.
+    pub fn handle_connect_failed(&mut self, unauthorized: bool) {
+        let reason = if unauthorized {
+            StopReason::Unauthorized
+        } else {
+            StopReason::ConnectFailed
+        };
+        self.stopped(reason, None);
+    }
+
+    /// The connection closed (`code` None when the close frame had none).
+    pub fn handle_close(&mut self, _code: Option<u16>) {
+        self.stopped(StopReason::Disconnect, None);
+    }
+
+    fn liveness(&self) -> u64 {
+        self.config
+            .heartbeat_timeout_interval
+            .max(self.s.server_interval)
+    }
+
+    /// One text message from the server.
+    pub fn handle_text(&mut self, now: u64, text: &str) {
+        if !self.running {
+            return;
+        }
+        let msg = match codec::decode(text, &self.config.limits) {
+            Ok(m) => m,
+            Err(v) => return self.stopped(StopReason::Error, Some(v)),
+        };
+        if self.config.any_message_is_alive && self.s.introduced {
+            self.s.alive_deadline = now + self.liveness();
+        }
+        if let Err(v) = self.apply(now, msg) {
+            self.stopped(StopReason::Error, Some(v));
+        }
+    }
+
+    fn apply(&mut self, now: u64, msg: Inbound) -> Result<(), Violation> {
+        match msg {
+            Inbound::Introduction {
+                version,
+                heartbeat_timeout_interval,
+                user,
+            } => {
+                if version != JSON_VERSION {
+                    let e = ServerError {
+                        message: format!("Unsupported version from {user}: {version}"),
+                        recoverable: false,
+                        failed_writes: Vec::new(),
+                        msg_ref: 0,
+                    };
+                    self.emit(Event::Error(e));
+                    self.stopped(StopReason::Error, None);
+                    return Ok(());
+                }
+                // A new introduction starts the server's id space over.
+                self.s.server_topics.clear();
+                self.s.server_keys.clear();
+                self.s.records.clear();
+                self.s.record_bytes = 0;
+                self.s.server_interval = heartbeat_timeout_interval;
+                self.s.introduced = true;
+                if !self.s.beat_seen {
+                    // The first-beat grace is ten liveness intervals from the start.
+                    self.s.alive_deadline = self.s.started_at + self.liveness().saturating_mul(10);
+                }
+                self.emit(Event::Introduced { user });
+            }
+            Inbound::Heartbeat { .. } => {
+                self.s.beat_seen = true;
+                self.s.alive_deadline = now + self.liveness();
+            }
+            Inbound::Error(e) => {
+                let fatal = !e.recoverable;
+                self.emit(Event::Error(e));
+                if fatal {
+                    self.stopped(StopReason::Error, None);
+                }
+            }
+            Inbound::Logoff => {
+                self.server_logoff = true;
+                self.stopped(StopReason::ServerLogoff, None);
+            }
+            Inbound::TopicIntroduction { topic_id, name } => {
+                if self.s.server_topics.len() + self.s.server_keys.len()
+                    >= self.config.limits.max_ids
+                    && !self.s.server_topics.contains_key(&topic_id)
+                {
+                    self.counters.ids_dropped += 1;
+                } else {
+                    self.s.server_topics.insert(topic_id, name);
+                }
+            }
+            Inbound::KeyUpdate {
+                key_id,
+                name,
+                class_list,
+                deleted_class,
+            } => self.key_update(key_id, name, class_list, deleted_class),
+            Inbound::KeyIdRetired { key_id } => {
+                self.s.server_keys.remove(&key_id);
+            }
+            Inbound::ClientIntroducedKeyInvalidated {
+                client_introduced_key_id: id,
+            } => {
+                if let Some(name) = self.s.client_key_names.remove(&id) {
+                    self.s.client_keys.remove(&name);
+                }
+                self.emit(Event::KeyInvalidated { key_id: id });
+            }
+            Inbound::RecordUpdate {
+                record_id,
+                value,
+                tick_time,
+            } => {
+                self.check_ids(record_id)?;
+                self.set_record(record_id, value, tick_time);
+            }
+            Inbound::DeleteRecord { record_id, .. } => {
+                self.check_ids(record_id)?;
+                self.remove_record(record_id);
+                self.emit(Event::Record {
+                    record_id,
+                    value: None,
+                });
+            }
+            Inbound::RecordTick {
+                record_id,
+                tick_time,
+            } => {
+                self.check_ids(record_id)?;
+                if let Some(r) = self.s.records.get_mut(&record_id) {
+                    r.tick_time = tick_time;
+                }
+            }
+            Inbound::RecordDiagnostic {
+                record_id,
+                diagnostic,
+            } => {
+                self.check_ids(record_id)?;
+                self.remove_record(record_id);
+                if self.room_for(0) {
+                    self.s.records.insert(
+                        record_id,
+                        Record {
+                            diagnostic: Some(diagnostic),
+                            ..Record::default()
+                        },
+                    );
+                } else {
+                    self.counters.records_dropped += 1;
+                }
+            }
+            Inbound::BatchUpdate {
+                default_class,
+                keys,
+            } => {
+                for k in keys {
+                    if let Some(name) = k.name.clone() {
+                        let classes = if k.classes.is_empty() {
+                            default_class.iter().cloned().collect()
+                        } else {
+                            k.classes.clone()
+                        };
+                        self.key_update(k.key_id, Some(name), classes, None);
+                    }
+                    for (topic_id, value) in k.topics {
+                        let record_id = RecordId {
+                            key_id: k.key_id,
+                            topic_id,
+                        };
+                        self.check_ids(record_id)?;
+                        let tick = k
+                            .tick_times
+                            .iter()
+                            .find(|(t, _)| *t == topic_id)
+                            .map(|(_, s)| *s);
+                        self.set_record(record_id, value, tick);
+                    }
+                }
+            }
+            Inbound::SubscriptionStatus { name, status } => self.status(name, status),
+            Inbound::ActiveSubscription { subscription_group } => {
+                self.emit(Event::Group { subscription_group });
+            }
+            Inbound::EchoResponse { msg_ref } => {
+                self.emit(Event::Echo { msg_ref });
+            }
+            Inbound::EchoRequest { msg_ref } => {
+                let _ = self.send(codec::write::echo_response(msg_ref));
+            }
+            Inbound::CompareExchangeResult(r) => self.emit(Event::Compare(r)),
+            Inbound::Other { .. } => self.counters.unknown_messages += 1,
+        }
+        Ok(())
+    }
+
+    fn check_ids(&self, r: RecordId) -> Result<(), Violation> {
+        if !self.s.server_keys.contains_key(&r.key_id) {
+            return Err(Violation::UnknownId {
+                kind: "key",
+                id: r.key_id,
+            });
+        }
+        if !self.s.server_topics.contains_key(&r.topic_id) {
+            return Err(Violation::UnknownId {
+                kind: "topic",
+                id: r.topic_id,
+            });
+        }
+        Ok(())
+    }
+
+    fn key_update(
+        &mut self,
+        key_id: u64,
+        name: Option<String>,
+        class_list: Vec<String>,
+        deleted_class: Option<String>,
+    ) {
+        if let Some(deleted_class) = deleted_class {
+            // Per-class teardown: the remaining list is the key's class set; a downgrade keeps
+            // the listed bases and their records.
+            if let Some((_, classes)) = self.s.server_keys.get_mut(&key_id) {
+                *classes = class_list.iter().cloned().collect();
+            }
+            self.emit(Event::ClassDeleted {
+                key_id,
+                deleted_class,
+                remaining: class_list,
+            });
+            return;
+        }
+        match self.s.server_keys.get_mut(&key_id) {
+            Some((n, classes)) => {
+                if let Some(name) = name {
+                    *n = name;
+                }
+                classes.extend(class_list);
+            }
+            None => {
+                if self.s.server_topics.len() + self.s.server_keys.len()
+                    >= self.config.limits.max_ids
+                {
+                    self.counters.ids_dropped += 1;
+                    return;
+                }
+                self.s.server_keys.insert(
+                    key_id,
+                    (name.unwrap_or_default(), class_list.into_iter().collect()),
+                );
+            }
+        }
+    }
+
+    fn room_for(&self, bytes: usize) -> bool {
+        let l = &self.config.limits;
+        self.s.records.len() < l.max_records && self.s.record_bytes + bytes <= l.max_record_bytes
+    }
+
+    fn remove_record(&mut self, id: RecordId) {
+        if let Some(r) = self.s.records.remove(&id) {
+            self.s.record_bytes -= r.value.as_ref().map_or(0, value_bytes);
+        }
+    }
+
+    fn set_record(&mut self, record_id: RecordId, value: Value, tick: Option<u64>) {
+        let old_tick = self.s.records.get(&record_id).map_or(0, |r| r.tick_time);
+        self.remove_record(record_id);
+        if value.is_null() {
+            // A null value deletes the record.
+            self.emit(Event::Record {
+                record_id,
+                value: None,
+            });
+            return;
+        }
+        let bytes = value_bytes(&value);
+        if self.room_for(bytes) {
+            self.s.record_bytes += bytes;
+            self.s.records.insert(
+                record_id,
+                Record {
+                    value: Some(value.clone()),
+                    tick_time: tick.unwrap_or(old_tick),
+                    diagnostic: None,
+                },
+            );
+        } else {
+            self.counters.records_dropped += 1;
+        }
+        self.emit(Event::Record {
+            record_id,
+            value: Some(value),
+        });
+    }
+
+    fn status(&mut self, name: String, status: Status) {
+        if status == Status::UpstreamLost && !self.config.handles_upstream_lost {
+            self.emit(Event::Status { name, status });
+            self.stopped(StopReason::UpstreamLost, None);
+            return;
+        }
+        let Some(sub) = self.s.subs.get_mut(&name) else {
+            self.emit(Event::Status { name, status });
+            return;
+        };
+        match status {
+            Status::ProcessingSnapshot => sub.state = SubState::Processing,
+            Status::NeedsContinue => {
+                let _ = self.send(codec::write::subscribe_continue(&name));
+            }
+            Status::Streaming => sub.state = SubState::Streaming,
+            Status::UpstreamLost => {}
+            Status::Finished => {
+                let refused = sub.state == SubState::Sent;
+                self.s.subs.remove(&name);
+                if refused {
+                    self.emit(Event::Refused { name });
+                    return;
+                }
+            }
+        }
+        self.emit(Event::Status { name, status });
+    }
+
+    /// Introduces a topic name under a new client id (or returns the id it already has).
+    ///
+    /// # Errors
+    /// [`CallError`] when not running or the queue is full.
+    pub fn introduce_topic(&mut self, name: &str) -> Result<u64, CallError> {
+        if let Some(id) = self.s.client_topics.get(name) {
+            return Ok(*id);
+        }
+        let id = self.s.next_topic_id;
+        self.send(codec::write::topic_introduction(id, name))?;
+        self.s.next_topic_id += 1;
+        self.s.client_topics.insert(name.to_string(), id);
+        self.s.client_topic_names.insert(id, name.to_string());
+        Ok(id)
+    }
+
+    /// Introduces a key in a class under a client id; a known key in a new class sends an
+    /// additive `KeyUpdate` under the same id.
+    ///
+    /// # Errors
+    /// [`CallError`] when not running or the queue is full.
+    pub fn introduce_key(&mut self, name: &str, class: &str) -> Result<u64, CallError> {
+        if let Some((id, classes)) = self.s.client_keys.get(name) {
+            if classes.contains(class) {
+                return Ok(*id);
+            }
+            let id = *id;
+            self.send(codec::write::key_update(id, name, &[class.to_string()]))?;
+            if let Some((_, classes)) = self.s.client_keys.get_mut(name) {
+                classes.insert(class.to_string());
+            }
+            return Ok(id);
+        }
+        let id = self.s.next_key_id;
+        self.send(codec::write::key_update(id, name, &[class.to_string()]))?;
+        self.s.next_key_id += 1;
+        self.s
+            .client_keys
+            .insert(name.to_string(), (id, BTreeSet::from([class.to_string()])));
+        self.s.client_key_names.insert(id, name.to_string());
+        Ok(id)
+    }
+
+    fn check_client_ids(&self, r: RecordId) -> Result<(), CallError> {
+        if !self.s.client_key_names.contains_key(&r.key_id) {
+            return Err(CallError::UnknownId(r.key_id));
+        }
+        if !self.s.client_topic_names.contains_key(&r.topic_id) {
+            return Err(CallError::UnknownId(r.topic_id));
+        }
+        Ok(())
+    }
+
+    /// Writes a record under client ids (a null value deletes it). `tick_time` 0 lets the
+    /// server stamp it.
+    ///
+    /// # Errors
+    /// [`CallError::UnknownId`] for an id this client has not introduced.
+    pub fn publish(
+        &mut self,
+        record_id: RecordId,
+        value: &Value,
+        tick_time: u64,
+    ) -> Result<(), CallError> {
+        self.check_client_ids(record_id)?;
+        self.send(codec::write::record_update(record_id, value, tick_time))
+    }
+
+    /// Deletes a record under client ids.
+    ///
+    /// # Errors
+    /// [`CallError::UnknownId`] for an id this client has not introduced.
+    pub fn delete_record(&mut self, record_id: RecordId, tick_time: u64) -> Result<(), CallError> {
+        self.check_client_ids(record_id)?;
+        self.send(codec::write::delete_record(record_id, tick_time))
+    }
+
+    /// Subscribes.
+    ///
+    /// # Errors
+    /// [`CallError::DuplicateSubscription`] when the name is active.
+    pub fn subscribe(&mut self, s: &Subscribe) -> Result<(), CallError> {
+        if self.s.subs.contains_key(&s.name) {
+            return Err(CallError::DuplicateSubscription(s.name.clone()));
+        }
+        self.send(codec::write::subscribe(s))?;
+        self.s.subs.insert(
+            s.name.clone(),
+            Sub {
+                streaming: s.streaming,
+                state: SubState::Sent,
+            },
+        );
+        Ok(())
+    }
+
+    /// Unsubscribes; a snapshot subscription must reach `Finished` first.
+    ///
+    /// # Errors
+    /// [`CallError::NotFinished`] for a running snapshot subscription.
+    pub fn unsubscribe(&mut self, name: &str) -> Result<(), CallError> {
+        let Some(sub) = self.s.subs.get(name) else {
+            return Err(CallError::UnknownSubscription(name.to_string()));
+        };
+        if !sub.streaming {
+            return Err(CallError::NotFinished(name.to_string()));
+        }
+        self.send(codec::write::unsubscribe(name))
+    }
+
+    /// Changes a subscription's nagle interval.
+    ///
+    /// # Errors
+    /// [`CallError`] when not running or the queue is full.
+    pub fn set_nagle_interval(&mut self, name: &str, nagle_interval: u64) -> Result<(), CallError> {
+        self.send(codec::write::set_nagle_interval(name, nagle_interval))
+    }
+
+    fn next_ref(&mut self) -> u64 {
+        let r = self.s.next_msg_ref;
+        self.s.next_msg_ref += 1;
+        r
+    }
+
+    /// Sends an echo barrier; returns its msg_ref.
+    ///
+    /// # Errors
+    /// [`CallError`] when not running or the queue is full.
+    pub fn echo(&mut self) -> Result<u64, CallError> {
+        let r = self.s.next_msg_ref;
+        self.send(codec::write::echo_request(r))?;
+        self.next_ref();
+        Ok(r)
+    }
+
+    /// Sends a compare-exchange under client ids; returns its msg_ref.
+    ///
+    /// # Errors
+    /// [`CallError::UnknownId`] for an id this client has not introduced.
+    pub fn compare_exchange(
+        &mut self,
+        record_id: RecordId,
+        test: &Value,
+        value: &Value,
+    ) -> Result<u64, CallError> {
+        self.check_client_ids(record_id)?;
+        let r = self.s.next_msg_ref;
+        self.send(codec::write::compare_exchange(record_id, r, test, value))?;
+        self.next_ref();
+        Ok(r)
+    }
+
+    /// Sends an `ActiveOwnership` marker; it governs the writes that follow until the next one.
+    ///
+    /// # Errors
+    /// [`CallError`] when not running or the queue is full.
+    pub fn active_ownership(&mut self, o: &codec::write::Ownership) -> Result<(), CallError> {
+        self.send(codec::write::active_ownership(o))
+    }
+
+    /// A compare-exchange under an ownership marker: the marker goes first only when it conveys
+    /// ownership (an action, skipped checks or an owner key); otherwise the compare goes alone.
+    ///
+    /// # Errors
+    /// [`CallError::UnknownId`] for an id this client has not introduced.
+    pub fn compare_exchange_owned(
+        &mut self,
+        ownership: &codec::write::Ownership,
+        record_id: RecordId,
+        test: &Value,
+        value: &Value,
+    ) -> Result<u64, CallError> {
+        self.check_client_ids(record_id)?;
+        let conveys = ownership.ownership_action != codec::write::OwnershipAction::None
+            || ownership.skip_ownership_checks
+            || ownership.client_key_id != 0;
+        if conveys {
+            self.send(codec::write::active_ownership(ownership))?;
+        }
+        self.compare_exchange(record_id, test, value)
+    }
+
+    /// Sends `Logoff` and ends the session with reason `stop`.
+    pub fn logoff(&mut self) {
+        let _ = self.send(codec::write::logoff());
+        self.stopped(StopReason::Stop, None);
+    }
+}

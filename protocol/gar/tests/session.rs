@@ -1,0 +1,1575 @@
+//! Behaviour of the GAR client engine, one test per rule clause (named after the rule key).
+
+use gar_client::codec::{self, float_value, value_as_f64};
+use gar_client::{
+    CallError, Client, Config, Event, Inbound, Limits, RecordId, Status, StopReason, Subscribe,
+    Violation, JSON_VERSION, UPGRADE_SUBPROTOCOL,
+};
+use serde_json::{json, Value};
+
+const IV: u64 = 4000;
+
+fn config() -> Config {
+    Config {
+        heartbeat_timeout_interval: IV,
+        user: "alice".into(),
+        application: "app".into(),
+        pid: 42,
+        working_namespace: "ns".into(),
+        ..Config::default()
+    }
+}
+
+fn started(c: Config) -> Client {
+    let mut cl = Client::new(c);
+    cl.start(0, (7, 9));
+    cl
+}
+
+fn sent(c: &mut Client) -> Vec<Value> {
+    std::iter::from_fn(|| c.poll_transmit())
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .collect()
+}
+
+fn events(c: &mut Client) -> Vec<Event> {
+    std::iter::from_fn(|| c.poll_event()).collect()
+}
+
+fn msg(mt: &str, v: Value) -> String {
+    json!({"message_type": mt, "value": v}).to_string()
+}
+
+fn server_intro(version: u64, interval: u64) -> String {
+    msg(
+        "Introduction",
+        json!({"version": version, "heartbeat_timeout_interval": interval, "user": "srv"}),
+    )
+}
+
+/// A client past both introductions with its queues drained.
+fn ready() -> Client {
+    let mut c = started(config());
+    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    sent(&mut c);
+    events(&mut c);
+    c
+}
+
+fn topic(c: &mut Client, id: u64, name: &str) {
+    c.handle_text(
+        1,
+        &msg("TopicIntroduction", json!({"topic_id": id, "name": name})),
+    );
+}
+
+fn key(c: &mut Client, id: u64, name: &str, classes: &[&str]) {
+    c.handle_text(
+        1,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": id, "name": name, "class_list": classes}),
+        ),
+    );
+}
+
+fn rid(key_id: u64, topic_id: u64) -> RecordId {
+    RecordId { key_id, topic_id }
+}
+
+fn update(c: &mut Client, k: u64, t: u64, value: Value) {
+    c.handle_text(
+        1,
+        &msg(
+            "JSONRecordUpdate",
+            json!({"record_id": {"key_id": k, "topic_id": t}, "value": value}),
+        ),
+    );
+}
+
+fn with_record() -> Client {
+    let mut c = ready();
+    topic(&mut c, 3, "price");
+    key(&mut c, 5, "k1", &["A"]);
+    update(&mut c, 5, 3, json!(10));
+    events(&mut c);
+    c
+}
+
+fn stopped_with(c: &mut Client) -> Vec<(StopReason, Option<Violation>)> {
+    events(c)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Stopped { reason, violation } => Some((reason, violation)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn g_1_the_upgrade_requests_subprotocol_gar_protocol() {
+    assert_eq!(UPGRADE_SUBPROTOCOL, "gar-protocol");
+}
+
+#[test]
+fn g_2_every_outbound_message_is_exactly_one_json_object() {
+    let mut c = ready();
+    c.introduce_topic("t").unwrap();
+    c.echo().unwrap();
+    let texts: Vec<String> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    assert_eq!(texts.len(), 2);
+    for t in texts {
+        assert!(serde_json::from_str::<Value>(&t).unwrap().is_object());
+    }
+}
+
+#[test]
+fn g_2_two_objects_in_one_message_are_a_violation() {
+    let mut c = ready();
+    let one = msg("Heartbeat", json!({"u_milliseconds": 1}));
+    c.handle_text(2, &format!("{one}{one}"));
+    let stops = stopped_with(&mut c);
+    assert!(matches!(
+        stops.as_slice(),
+        [(StopReason::Error, Some(Violation::NotJson(_)))]
+    ));
+}
+
+#[test]
+fn g_3_messages_are_message_type_and_value() {
+    let mut c = ready();
+    c.echo().unwrap();
+    let m = &sent(&mut c)[0];
+    assert_eq!(m["message_type"], "EchoRequest");
+    assert_eq!(m["value"], json!({"msg_ref": 1}));
+    assert_eq!(m.as_object().unwrap().len(), 2);
+}
+
+#[test]
+fn g_3_logoff_may_omit_value() {
+    let got = codec::decode(r#"{"message_type":"Logoff"}"#, &Limits::default()).unwrap();
+    assert_eq!(got, Inbound::Logoff);
+    let written: Value = serde_json::from_str(&codec::write::logoff()).unwrap();
+    assert_eq!(written, json!({"message_type": "Logoff"}));
+}
+
+#[test]
+fn g_4_the_first_byte_sent_is_an_open_brace() {
+    let mut c = started(config());
+    let first = c.poll_transmit().unwrap();
+    assert_eq!(first.as_bytes()[0], b'{');
+}
+
+#[test]
+fn g_5_a_binary_message_is_refused_not_guessed() {
+    let mut c = ready();
+    c.handle_binary(2, &[1, 0, 0, 0]);
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(StopReason::Error, Some(Violation::Binary))]
+    );
+}
+
+#[test]
+fn g_6_the_introduction_is_the_first_message() {
+    let mut c = started(config());
+    c.introduce_topic("t").unwrap();
+    c.echo().unwrap();
+    let all = sent(&mut c);
+    assert_eq!(all[0]["message_type"], "Introduction");
+    assert!(all[1..].iter().all(|m| m["message_type"] != "Introduction"));
+}
+
+#[test]
+fn g_7_the_introduction_carries_every_field() {
+    let mut c = Client::new(Config {
+        unique_key_and_record_updates: true,
+        disconnect_on_write_failure: true,
+        ..config()
+    });
+    c.start(0, (11, 22));
+    let m = &sent(&mut c)[0];
+    assert_eq!(
+        m["value"],
+        json!({
+            "version": 650712, "heartbeat_timeout_interval": 4000, "user": "alice",
+            "application": "app", "pid": 42, "uuid": {"low": 11, "high": 22},
+            "working_namespace": "ns", "unique_key_and_record_updates": true,
+            "disconnect_on_write_failure": true
+        })
+    );
+}
+
+#[test]
+fn g_8_a_different_version_is_a_non_recoverable_error() {
+    let mut c = started(config());
+    c.handle_text(1, &server_intro(JSON_VERSION + 1, IV));
+    let ev = events(&mut c);
+    match &ev[0] {
+        Event::Error(e) => {
+            assert_eq!(
+                e.message,
+                format!("Unsupported version from srv: {}", JSON_VERSION + 1)
+            );
+            assert!(!e.recoverable);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        ev[1],
+        Event::Stopped {
+            reason: StopReason::Error,
+            ..
+        }
+    ));
+    assert_eq!(c.stop_reason().unwrap().exit_code(), 1);
+}
+
+#[test]
+fn g_9_each_start_introduces_the_uuid_it_was_given() {
+    let mut c = Client::new(config());
+    c.start(0, (1, 2));
+    let a = sent(&mut c)[0]["value"]["uuid"].clone();
+    c.logoff();
+    c.start(0, (3, 4));
+    let b = sent(&mut c)[0]["value"]["uuid"].clone();
+    assert_eq!(a, json!({"low": 1, "high": 2}));
+    assert_eq!(b, json!({"low": 3, "high": 4}));
+}
+
+#[test]
+fn g_10_a_received_introduction_drops_server_maps_and_records() {
+    let mut c = with_record();
+    c.handle_text(2, &server_intro(JSON_VERSION, IV));
+    assert!(c.server_topic(3).is_none());
+    assert!(c.server_key(5).is_none());
+    assert!(c.record(rid(5, 3)).is_none());
+    assert!(c.is_running());
+}
+
+fn beats(c: &mut Client) -> Vec<u64> {
+    sent(c)
+        .iter()
+        .filter(|m| m["message_type"] == "Heartbeat")
+        .map(|m| m["value"]["u_milliseconds"].as_u64().unwrap())
+        .collect()
+}
+
+/// Keeps the server side alive so that only the send cadence is under test.
+fn alive(c: &mut Client, now: u64) {
+    c.handle_text(now, &msg("Heartbeat", json!({"u_milliseconds": now})));
+}
+
+#[test]
+fn g_12_heartbeats_go_out_every_half_timeout() {
+    let mut c = ready();
+    assert_eq!(c.poll_timeout(), Some(IV / 2));
+    c.handle_timeout(IV / 2 - 1);
+    assert!(beats(&mut c).is_empty());
+    c.handle_timeout(IV / 2);
+    alive(&mut c, IV / 2);
+    c.handle_timeout(IV);
+    assert_eq!(beats(&mut c), vec![IV / 2, IV]);
+}
+
+#[test]
+fn g_13_the_cadence_is_anchored_to_the_previous_schedule() {
+    let mut c = ready();
+    c.handle_timeout(2500);
+    assert_eq!(beats(&mut c), vec![2500]);
+    assert_eq!(c.poll_timeout(), Some(4000));
+}
+
+#[test]
+fn g_13_a_backlog_does_not_replay() {
+    let mut c = ready();
+    c.handle_timeout(2000);
+    alive(&mut c, 9000);
+    c.handle_timeout(9000);
+    assert_eq!(beats(&mut c), vec![2000, 9000]);
+    assert_eq!(c.poll_timeout(), Some(11000));
+    c.handle_timeout(10999);
+    assert!(beats(&mut c).is_empty());
+}
+
+#[test]
+fn g_14_the_first_server_heartbeat_gets_ten_intervals() {
+    let mut c = ready();
+    let mut t = 0;
+    while t < 10 * IV - 1 {
+        t = c.poll_timeout().unwrap().min(10 * IV - 1);
+        c.handle_timeout(t);
+    }
+    assert!(c.is_running());
+    c.handle_timeout(10 * IV);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
+
+#[test]
+fn g_15_liveness_is_the_larger_of_both_intervals() {
+    let mut c = started(config());
+    c.handle_text(1, &server_intro(JSON_VERSION, 6000));
+    alive(&mut c, 100);
+    c.handle_timeout(6099);
+    assert!(c.is_running());
+    c.handle_timeout(6100);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+    assert_eq!(StopReason::HeartbeatTimeout.exit_code(), 1);
+}
+
+#[test]
+fn g_15_own_interval_wins_when_larger() {
+    let mut c = started(config());
+    c.handle_text(1, &server_intro(JSON_VERSION, 1000));
+    alive(&mut c, 100);
+    c.handle_timeout(4099);
+    assert!(c.is_running());
+    c.handle_timeout(4100);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
+
+#[test]
+fn g_16_any_message_refreshes_liveness_when_asked() {
+    let mut c = started(Config {
+        any_message_is_alive: true,
+        ..config()
+    });
+    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    alive(&mut c, 100);
+    topic(&mut c, 3, "x");
+    c.handle_text(
+        3000,
+        &msg("TopicIntroduction", json!({"topic_id": 4, "name": "y"})),
+    );
+    c.handle_timeout(6999);
+    assert!(c.is_running());
+    c.handle_timeout(7000);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
+
+#[test]
+fn g_16_without_the_option_only_heartbeats_count() {
+    let mut c = ready();
+    alive(&mut c, 100);
+    c.handle_text(
+        3000,
+        &msg("TopicIntroduction", json!({"topic_id": 4, "name": "y"})),
+    );
+    c.handle_timeout(4100);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
+
+#[test]
+fn g_17_the_servers_heartbeat_timeout_error_is_reported_not_a_bare_disconnect() {
+    let mut c = ready();
+    c.handle_text(
+        2,
+        &msg(
+            "Error",
+            json!({"message": "Heartbeat timeout", "recoverable": false}),
+        ),
+    );
+    c.handle_close(Some(1000));
+    let ev = events(&mut c);
+    assert!(matches!(&ev[0], Event::Error(e) if e.message == "Heartbeat timeout"));
+    assert!(matches!(
+        ev[1],
+        Event::Stopped {
+            reason: StopReason::Error,
+            ..
+        }
+    ));
+    assert_eq!(ev.len(), 2);
+}
+
+#[test]
+fn g_18_a_write_needs_introduced_ids() {
+    let mut c = ready();
+    assert_eq!(
+        c.publish(rid(1, 1), &json!(1), 0),
+        Err(CallError::UnknownId(1))
+    );
+    assert!(sent(&mut c).is_empty());
+}
+
+#[test]
+fn g_18_introductions_precede_the_record() {
+    let mut c = ready();
+    let t = c.introduce_topic("price").unwrap();
+    let k = c.introduce_key("k1", "A").unwrap();
+    c.publish(rid(k, t), &json!(1), 0).unwrap();
+    let all = sent(&mut c);
+    assert_eq!(
+        all[0],
+        json!({"message_type": "TopicIntroduction", "value": {"topic_id": 1, "name": "price"}})
+    );
+    assert_eq!(
+        all[1],
+        json!({"message_type": "KeyUpdate", "value": {"key_id": 1, "name": "k1", "class_list": ["A"]}})
+    );
+    assert_eq!(all[2]["message_type"], "JSONRecordUpdate");
+}
+
+#[test]
+fn g_19_client_counters_start_at_one() {
+    let mut c = ready();
+    assert_eq!(c.introduce_topic("a").unwrap(), 1);
+    assert_eq!(c.introduce_topic("b").unwrap(), 2);
+    assert_eq!(c.introduce_key("k", "A").unwrap(), 1);
+    assert_eq!(c.echo().unwrap(), 1);
+}
+
+#[test]
+fn g_19_id_zero_from_the_server_is_a_violation() {
+    for text in [
+        msg("TopicIntroduction", json!({"topic_id": 0, "name": "x"})),
+        msg(
+            "KeyUpdate",
+            json!({"key_id": 0, "name": "x", "class_list": []}),
+        ),
+        msg(
+            "JSONRecordUpdate",
+            json!({"record_id": {"key_id": 0, "topic_id": 3}, "value": 1}),
+        ),
+    ] {
+        let mut c = ready();
+        c.handle_text(2, &text);
+        let stops = stopped_with(&mut c);
+        assert!(
+            matches!(
+                stops.as_slice(),
+                [(StopReason::Error, Some(Violation::ZeroId { .. }))]
+            ),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn g_20_server_and_client_id_spaces_are_kept_apart() {
+    let mut c = ready();
+    topic(&mut c, 1, "server_name");
+    key(&mut c, 1, "server_key", &["A"]);
+    assert_eq!(c.introduce_topic("client_name").unwrap(), 1);
+    assert_eq!(c.server_topic(1), Some("server_name"));
+    // Server id 1 is not a client id: the client has no key introduced yet.
+    assert_eq!(
+        c.publish(rid(1, 1), &json!(1), 0),
+        Err(CallError::UnknownId(1))
+    );
+}
+
+#[test]
+fn g_21_a_known_key_in_a_new_class_sends_an_additive_key_update() {
+    let mut c = ready();
+    let k = c.introduce_key("k", "A").unwrap();
+    assert_eq!(c.introduce_key("k", "B").unwrap(), k);
+    assert_eq!(c.introduce_key("k", "A").unwrap(), k);
+    let all = sent(&mut c);
+    assert_eq!(all.len(), 2);
+    assert_eq!(
+        all[1]["value"],
+        json!({"key_id": k, "name": "k", "class_list": ["B"]})
+    );
+}
+
+#[test]
+fn g_21_a_server_key_update_adds_classes() {
+    let mut c = ready();
+    key(&mut c, 5, "k", &["A"]);
+    key(&mut c, 5, "k", &["B"]);
+    let classes: Vec<&String> = c.server_key(5).unwrap().1.iter().collect();
+    assert_eq!(classes, ["A", "B"]);
+}
+
+#[test]
+fn g_22_one_topic_under_several_ids_is_addressable_by_each() {
+    let mut c = ready();
+    topic(&mut c, 3, "A::x");
+    topic(&mut c, 4, "ns::A::x");
+    key(&mut c, 5, "k", &["A"]);
+    update(&mut c, 5, 3, json!(1));
+    update(&mut c, 5, 4, json!(2));
+    assert!(c.is_running());
+    assert_eq!(c.record(rid(5, 4)).unwrap().value, Some(json!(2)));
+    let mut d = ready();
+    assert_ne!(
+        d.introduce_topic("x").unwrap(),
+        d.introduce_topic("ns::x").unwrap()
+    );
+}
+
+#[test]
+fn g_23_key_id_retired_drops_only_the_mapping() {
+    let mut c = with_record();
+    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    assert!(c.server_key(5).is_none());
+    assert!(c.record(rid(5, 3)).is_some());
+    assert!(events(&mut c).is_empty());
+    assert!(c.is_running());
+}
+
+#[test]
+fn g_24_an_invalidated_client_key_must_be_introduced_again() {
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    sent(&mut c);
+    c.handle_text(
+        2,
+        &msg(
+            "ClientIntroducedKeyInvalidated",
+            json!({"client_introduced_key_id": k}),
+        ),
+    );
+    assert_eq!(events(&mut c), vec![Event::KeyInvalidated { key_id: k }]);
+    assert_eq!(
+        c.publish(rid(k, t), &json!(1), 0),
+        Err(CallError::UnknownId(k))
+    );
+    let k2 = c.introduce_key("k", "A").unwrap();
+    assert_ne!(k2, k);
+    assert_eq!(sent(&mut c)[0]["message_type"], "KeyUpdate");
+    c.publish(rid(k2, t), &json!(1), 0).unwrap();
+}
+
+#[test]
+fn g_25_a_record_under_an_unmapped_key_is_fatal() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    update(&mut c, 9, 3, json!(1));
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::UnknownId { kind: "key", id: 9 })
+        )]
+    );
+}
+
+#[test]
+fn g_25_a_record_under_an_unmapped_topic_is_fatal() {
+    let mut c = ready();
+    key(&mut c, 5, "k", &["A"]);
+    update(&mut c, 5, 8, json!(1));
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::UnknownId {
+                kind: "topic",
+                id: 8
+            })
+        )]
+    );
+}
+
+#[test]
+fn g_25_a_record_under_a_retired_key_is_fatal() {
+    let mut c = with_record();
+    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    update(&mut c, 5, 3, json!(1));
+    assert_eq!(c.stop_reason(), Some(StopReason::Error));
+}
+
+#[test]
+fn g_25_a_framing_error_is_fatal() {
+    for text in [
+        "not json",
+        "[1,2]",
+        r#"{"value":{}}"#,
+        r#"{"message_type":"Heartbeat","value":{"u_milliseconds":"x"}}"#,
+    ] {
+        let mut c = ready();
+        c.handle_text(2, text);
+        assert_eq!(c.stop_reason(), Some(StopReason::Error), "{text}");
+    }
+}
+
+#[test]
+fn g_26_a_record_update_is_cached_with_its_tick_time() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    c.handle_text(
+        2,
+        &msg(
+            "JSONRecordUpdate",
+            json!({"record_id": {"key_id": 5, "topic_id": 3}, "value": "v", "tick_time": 77}),
+        ),
+    );
+    let r = c.record(rid(5, 3)).unwrap();
+    assert_eq!((r.value.clone(), r.tick_time), (Some(json!("v")), 77));
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Record {
+            record_id: rid(5, 3),
+            value: Some(json!("v"))
+        }]
+    );
+}
+
+#[test]
+fn g_26_publish_writes_a_json_record_update() {
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    sent(&mut c);
+    c.publish(rid(k, t), &json!(0.3), 0).unwrap();
+    assert_eq!(
+        sent(&mut c)[0],
+        json!({"message_type": "JSONRecordUpdate", "value": {"record_id": {"key_id": 1, "topic_id": 1}, "value": 0.3}})
+    );
+}
+
+#[test]
+fn g_27_a_null_value_deletes_the_record() {
+    let mut c = with_record();
+    update(&mut c, 5, 3, Value::Null);
+    assert!(c.record(rid(5, 3)).is_none());
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Record {
+            record_id: rid(5, 3),
+            value: None
+        }]
+    );
+}
+
+#[test]
+fn g_27_zero_is_a_value_not_a_delete() {
+    let mut c = with_record();
+    update(&mut c, 5, 3, json!(0));
+    assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(0)));
+    let text = codec::write::record_update(rid(1, 1), &json!(0), 0);
+    assert!(text.contains(r#""value":0"#));
+}
+
+#[test]
+fn g_28_infinities_are_written_as_1e999() {
+    assert_eq!(codec::to_text(&float_value(f64::INFINITY)), "1e999");
+    assert_eq!(codec::to_text(&float_value(f64::NEG_INFINITY)), "-1e999");
+    assert_eq!(codec::to_text(&float_value(1.5)), "1.5");
+    assert_eq!(codec::to_text(&float_value(2.5e-300)), "2.5e-300");
+    let text = codec::write::record_update(rid(1, 1), &float_value(f64::INFINITY), 0);
+    assert!(text.contains(r#""value":1e999"#), "{text}");
+}
+
+#[test]
+fn g_28_nan_is_written_as_null() {
+    assert_eq!(float_value(f64::NAN), Value::Null);
+}
+
+#[test]
+fn g_28_readers_accept_1e999() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    c.handle_text(2, r#"{"message_type":"JSONRecordUpdate","value":{"record_id":{"key_id":5,"topic_id":3},"value":-1e999}}"#);
+    let v = c.record(rid(5, 3)).unwrap().value.clone().unwrap();
+    assert_eq!(value_as_f64(&v), Some(f64::NEG_INFINITY));
+    let pos: Value = serde_json::from_str("1e999").unwrap();
+    assert_eq!(value_as_f64(&pos), Some(f64::INFINITY));
+}
+
+#[test]
+fn g_28_readers_accept_the_infinity_words_in_any_case() {
+    assert_eq!(value_as_f64(&json!("infinity")), Some(f64::INFINITY));
+    assert_eq!(value_as_f64(&json!("INFINITY")), Some(f64::INFINITY));
+    assert_eq!(value_as_f64(&json!("-Infinity")), Some(f64::NEG_INFINITY));
+    assert_eq!(value_as_f64(&json!("nope")), None);
+}
+
+#[test]
+fn g_29_numbers_keep_their_digits() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    c.handle_text(2, r#"{"message_type":"JSONRecordUpdate","value":{"record_id":{"key_id":5,"topic_id":3},"value":0.100000000000000000000000001}}"#);
+    let v = c.record(rid(5, 3)).unwrap().value.clone().unwrap();
+    assert_eq!(v.to_string(), "0.100000000000000000000000001");
+    let big: Value = serde_json::from_str("123456789012345678901234567890").unwrap();
+    assert!(
+        codec::write::record_update(rid(1, 1), &big, 0).contains("123456789012345678901234567890")
+    );
+}
+
+#[test]
+fn g_30_a_zero_tick_time_is_left_for_the_server_to_stamp() {
+    let m: Value =
+        serde_json::from_str(&codec::write::record_update(rid(1, 1), &json!(1), 0)).unwrap();
+    assert!(m["value"].get("tick_time").is_none());
+}
+
+#[test]
+fn g_30_an_origin_stamp_is_sent() {
+    let m: Value =
+        serde_json::from_str(&codec::write::record_update(rid(1, 1), &json!(1), 99)).unwrap();
+    assert_eq!(m["value"]["tick_time"], 99);
+}
+
+#[test]
+fn g_31_a_record_tick_updates_only_the_stamp() {
+    let mut c = with_record();
+    c.handle_text(
+        2,
+        &msg(
+            "RecordTick",
+            json!({"record_id": {"key_id": 5, "topic_id": 3}, "tick_time": 123}),
+        ),
+    );
+    let r = c.record(rid(5, 3)).unwrap();
+    assert_eq!((r.value.clone(), r.tick_time), (Some(json!(10)), 123));
+    assert!(events(&mut c).is_empty());
+}
+
+fn diag(c: &mut Client) {
+    c.handle_text(
+        2,
+        &msg(
+            "RecordDiagnostic",
+            json!({"record_id": {"key_id": 5, "topic_id": 3},
+                   "diagnostic": {"reason": "InputMissing", "missing_inputs": [], "text": ""}}),
+        ),
+    );
+}
+
+#[test]
+fn g_32_a_diagnostic_replaces_the_value() {
+    let mut c = with_record();
+    c.handle_text(
+        2,
+        &msg(
+            "DeleteRecord",
+            json!({"key_id": 5, "topic_id": 3, "tick_time": 0}),
+        ),
+    );
+    diag(&mut c);
+    let r = c.record(rid(5, 3)).unwrap();
+    assert_eq!(r.value, None);
+    assert_eq!(r.diagnostic.as_ref().unwrap().reason, "InputMissing");
+}
+
+#[test]
+fn g_32_a_later_value_supersedes_the_diagnostic() {
+    let mut c = with_record();
+    diag(&mut c);
+    update(&mut c, 5, 3, json!(4));
+    let r = c.record(rid(5, 3)).unwrap();
+    assert_eq!(
+        (r.value.clone(), r.diagnostic.clone()),
+        (Some(json!(4)), None)
+    );
+}
+
+#[test]
+fn g_33_delete_record_removes_value_and_diagnostic() {
+    let mut c = with_record();
+    c.handle_text(
+        2,
+        &msg(
+            "DeleteRecord",
+            json!({"key_id": 5, "topic_id": 3, "tick_time": 1}),
+        ),
+    );
+    assert!(c.record(rid(5, 3)).is_none());
+    diag(&mut c);
+    c.handle_text(
+        2,
+        &msg(
+            "DeleteRecord",
+            json!({"key_id": 5, "topic_id": 3, "tick_time": 1}),
+        ),
+    );
+    assert!(c.record(rid(5, 3)).is_none());
+}
+
+#[test]
+fn g_34_a_batch_introduces_named_keys_with_their_classes() {
+    let mut c = ready();
+    for t in [20, 21, 22] {
+        topic(&mut c, t, &format!("t{t}"));
+    }
+    c.handle_text(
+        2,
+        &msg(
+            "BatchUpdate",
+            json!({"default_class": "A", "keys": [
+                {"key_id": 1, "name": "key1", "topics": {"20": 10}},
+                {"key_id": 2, "name": "key2", "class": "B", "topics": {"21": 20}},
+                {"key_id": 3, "name": "key3", "classes": ["A", "B", "C"], "topics": {"20": 30, "21": 31, "22": 32}}
+            ]}),
+        ),
+    );
+    assert!(c.is_running());
+    let classes = |c: &Client, k| {
+        c.server_key(k)
+            .unwrap()
+            .1
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(c.server_key(1).unwrap().0, "key1");
+    assert_eq!(classes(&c, 1), ["A"]);
+    assert_eq!(classes(&c, 2), ["B"]);
+    assert_eq!(classes(&c, 3), ["A", "B", "C"]);
+    assert_eq!(c.record(rid(3, 22)).unwrap().value, Some(json!(32)));
+    assert_eq!(c.record(rid(2, 21)).unwrap().value, Some(json!(20)));
+}
+
+#[test]
+fn g_34_a_batch_for_known_keys_omits_names_and_carries_tick_times() {
+    let mut c = with_record();
+    c.handle_text(
+        2,
+        &msg(
+            "BatchUpdate",
+            json!({"keys": [{"key_id": 5, "topics": {"3": 11}, "tick_times": {"3": 500}}]}),
+        ),
+    );
+    let r = c.record(rid(5, 3)).unwrap();
+    assert_eq!((r.value.clone(), r.tick_time), (Some(json!(11)), 500));
+    assert_eq!(c.server_key(5).unwrap().0, "k1");
+}
+
+#[test]
+fn g_34_a_batch_record_under_an_unknown_key_is_fatal() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    c.handle_text(
+        2,
+        &msg(
+            "BatchUpdate",
+            json!({"keys": [{"key_id": 8, "topics": {"3": 1}}]}),
+        ),
+    );
+    assert_eq!(c.stop_reason(), Some(StopReason::Error));
+}
+
+#[test]
+fn g_36_teardown_is_per_class_then_key_id_retired() {
+    let mut c = ready();
+    key(&mut c, 5, "k", &["A", "B"]);
+    c.handle_text(
+        2,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 5, "deleted_class": "A", "class_list": ["B"]}),
+        ),
+    );
+    assert_eq!(c.server_key(5).unwrap().1.iter().collect::<Vec<_>>(), ["B"]);
+    c.handle_text(
+        2,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 5, "deleted_class": "B", "class_list": []}),
+        ),
+    );
+    assert!(c.server_key(5).unwrap().1.is_empty());
+    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    assert!(c.server_key(5).is_none());
+}
+
+#[test]
+fn g_37_a_downgrade_keeps_the_bases_and_their_records() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["Base", "Derived"]);
+    update(&mut c, 5, 3, json!(1));
+    c.handle_text(
+        2,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 5, "deleted_class": "Derived", "class_list": ["Base"]}),
+        ),
+    );
+    assert_eq!(
+        c.server_key(5).unwrap().1.iter().collect::<Vec<_>>(),
+        ["Base"]
+    );
+    assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(1)));
+}
+
+#[test]
+fn g_39_subscribe_leaves_null_members_out() {
+    let s = Subscribe {
+        name: "S1".into(),
+        class_list: vec!["Underlier".into()],
+        ..Subscribe::default()
+    };
+    let m: Value = serde_json::from_str(&codec::write::subscribe(&s)).unwrap();
+    assert_eq!(
+        m,
+        json!({"message_type": "Subscribe", "value": {
+            "subscription_mode": "Snapshot", "nagle_interval": 0, "name": "S1",
+            "key_id": 0, "topic_id": 0, "class_list": ["Underlier"]}})
+    );
+}
+
+#[test]
+fn g_39_subscribe_carries_mode_and_filters() {
+    let s = Subscribe {
+        name: "S2".into(),
+        streaming: true,
+        key_filter: Some("^a".into()),
+        exclude_topic_filter: Some("x".into()),
+        ..Subscribe::default()
+    };
+    let m: Value = serde_json::from_str(&codec::write::subscribe(&s)).unwrap();
+    assert_eq!(m["value"]["subscription_mode"], "Streaming");
+    assert_eq!(m["value"]["key_filter"], "^a");
+    assert_eq!(m["value"]["exclude_topic_filter"], "x");
+    assert!(m["value"].get("topic_filter").is_none());
+}
+
+fn status(c: &mut Client, name: &str, s: &str) {
+    c.handle_text(
+        2,
+        &msg("SubscriptionStatus", json!({"name": name, "status": s})),
+    );
+}
+
+fn sub(streaming: bool) -> Subscribe {
+    Subscribe {
+        name: "S".into(),
+        streaming,
+        class_list: vec!["A".into()],
+        ..Subscribe::default()
+    }
+}
+
+#[test]
+fn g_40_status_runs_processing_then_streaming() {
+    let mut c = ready();
+    c.subscribe(&sub(true)).unwrap();
+    status(&mut c, "S", "ProcessingSnapshot");
+    status(&mut c, "S", "Streaming");
+    let st: Vec<Status> = events(&mut c)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Status { status, .. } => Some(status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(st, [Status::ProcessingSnapshot, Status::Streaming]);
+}
+
+#[test]
+fn g_40_needs_continue_is_answered_with_subscribe_continue() {
+    let mut c = ready();
+    c.subscribe(&sub(false)).unwrap();
+    sent(&mut c);
+    status(&mut c, "S", "ProcessingSnapshot");
+    status(&mut c, "S", "NeedsContinue");
+    assert_eq!(
+        sent(&mut c),
+        vec![json!({"message_type": "SubscribeContinue", "value": {"name": "S"}})]
+    );
+    status(&mut c, "S", "Finished");
+    assert!(events(&mut c).contains(&Event::Status {
+        name: "S".into(),
+        status: Status::Finished
+    }));
+}
+
+#[test]
+fn g_41_finished_without_processing_snapshot_is_a_refusal() {
+    let mut c = ready();
+    c.subscribe(&sub(true)).unwrap();
+    c.handle_text(
+        2,
+        &msg(
+            "Error",
+            json!({"message": "bad subscription S", "recoverable": true}),
+        ),
+    );
+    status(&mut c, "S", "Finished");
+    let ev = events(&mut c);
+    assert!(matches!(&ev[0], Event::Error(e) if e.recoverable));
+    assert_eq!(ev[1], Event::Refused { name: "S".into() });
+    assert!(c.is_running());
+    // The name is free again.
+    c.subscribe(&sub(true)).unwrap();
+}
+
+#[test]
+fn g_42_a_snapshot_subscription_is_not_unsubscribed_before_finished() {
+    let mut c = ready();
+    c.subscribe(&sub(false)).unwrap();
+    sent(&mut c);
+    status(&mut c, "S", "ProcessingSnapshot");
+    assert_eq!(c.unsubscribe("S"), Err(CallError::NotFinished("S".into())));
+    assert!(sent(&mut c).is_empty());
+}
+
+#[test]
+fn g_43_streaming_is_signalled_to_the_application() {
+    let mut c = ready();
+    c.subscribe(&sub(true)).unwrap();
+    status(&mut c, "S", "ProcessingSnapshot");
+    events(&mut c);
+    status(&mut c, "S", "Streaming");
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Status {
+            name: "S".into(),
+            status: Status::Streaming
+        }]
+    );
+}
+
+#[test]
+fn g_46_flags_pass_through_unchanged() {
+    let s = Subscribe {
+        include_tick_time: Some(true),
+        include_diagnostics: Some(false),
+        assume_cached_subscriptions_cover: Some(true),
+        ..sub(true)
+    };
+    let m: Value = serde_json::from_str(&codec::write::subscribe(&s)).unwrap();
+    assert_eq!(m["value"]["include_tick_time"], true);
+    assert_eq!(m["value"]["include_diagnostics"], false);
+    assert_eq!(m["value"]["assume_cached_subscriptions_cover"], true);
+}
+
+#[test]
+fn g_47_unsubscribe_and_set_nagle_interval() {
+    let mut c = ready();
+    c.subscribe(&sub(true)).unwrap();
+    sent(&mut c);
+    c.unsubscribe("S").unwrap();
+    c.set_nagle_interval("S", 50).unwrap();
+    assert_eq!(
+        sent(&mut c),
+        vec![
+            json!({"message_type": "Unsubscribe", "value": {"name": "S"}}),
+            json!({"message_type": "SetNagleInterval", "value": {"name": "S", "nagle_interval": 50}}),
+        ]
+    );
+}
+
+#[test]
+fn g_48_an_echo_response_carries_the_request_msg_ref() {
+    let mut c = ready();
+    let a = c.echo().unwrap();
+    let b = c.echo().unwrap();
+    assert!(b > a);
+    c.handle_text(2, &msg("EchoResponse", json!({"msg_ref": b})));
+    assert_eq!(events(&mut c), vec![Event::Echo { msg_ref: b }]);
+}
+
+#[test]
+fn g_48_a_server_echo_request_is_answered() {
+    let mut c = ready();
+    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 9})));
+    assert_eq!(
+        sent(&mut c),
+        vec![json!({"message_type": "EchoResponse", "value": {"msg_ref": 9}})]
+    );
+}
+
+#[test]
+fn g_49_compare_exchange_carries_an_inline_monotonic_msg_ref() {
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    sent(&mut c);
+    let a = c.compare_exchange(rid(k, t), &json!(1), &json!(2)).unwrap();
+    let e = c.echo().unwrap();
+    let b = c.compare_exchange(rid(k, t), &json!(2), &json!(3)).unwrap();
+    assert!(a < e && e < b);
+    let all = sent(&mut c);
+    assert_eq!(
+        all[0],
+        json!({"message_type": "JSONCompareExchange", "value": {
+            "record_id": {"key_id": k, "topic_id": t}, "msg_ref": a, "test": 1, "value": 2}})
+    );
+}
+
+#[test]
+fn g_49_the_result_is_correlated_and_complete() {
+    let mut c = ready();
+    c.handle_text(
+        2,
+        &msg(
+            "JSONCompareExchangeResult",
+            json!({"msg_ref": 4, "success": false, "value": 7, "reason": "CompareMismatch"}),
+        ),
+    );
+    match &events(&mut c)[0] {
+        Event::Compare(r) => {
+            assert_eq!((r.msg_ref, r.success), (4, false));
+            assert_eq!(r.value, Some(json!(7)));
+            assert_eq!(r.reason.as_deref(), Some("CompareMismatch"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn g_50_null_test_and_null_value_are_sent_as_null() {
+    let text = codec::write::compare_exchange(rid(1, 1), 1, &Value::Null, &Value::Null);
+    let m: Value = serde_json::from_str(&text).unwrap();
+    assert!(m["value"]["test"].is_null() && m["value"].get("test").is_some());
+    assert!(m["value"]["value"].is_null() && m["value"].get("value").is_some());
+}
+
+#[test]
+fn g_55_a_recoverable_error_continues() {
+    let mut c = ready();
+    c.handle_text(
+        2,
+        &msg("Error", json!({"message": "x", "recoverable": true})),
+    );
+    assert!(c.is_running());
+}
+
+#[test]
+fn g_55_a_non_recoverable_error_stops_with_exit_code_1() {
+    let mut c = ready();
+    c.handle_text(
+        2,
+        &msg("Error", json!({"message": "x", "recoverable": false})),
+    );
+    assert_eq!(c.stop_reason(), Some(StopReason::Error));
+    assert_eq!(StopReason::Error.exit_code(), 1);
+}
+
+#[test]
+fn g_57_the_whole_error_reaches_the_application() {
+    let mut c = ready();
+    let fw = json!([{"reason": {"record_write": "UnknownTopic"}, "malformed": true}]);
+    c.handle_text(
+        2,
+        &msg(
+            "Error",
+            json!({"message": "m", "recoverable": true, "failed_writes": fw, "msg_ref": 3}),
+        ),
+    );
+    match &events(&mut c)[0] {
+        Event::Error(e) => {
+            assert_eq!(
+                (e.message.as_str(), e.recoverable, e.msg_ref),
+                ("m", true, 3)
+            );
+            assert_eq!(Value::Array(e.failed_writes.clone()), fw);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn g_58_logoff_is_sent_and_the_session_stops() {
+    let mut c = ready();
+    c.logoff();
+    assert_eq!(sent(&mut c), vec![json!({"message_type": "Logoff"})]);
+    assert_eq!(c.stop_reason(), Some(StopReason::Stop));
+    assert!(!c.server_logoff());
+}
+
+#[test]
+fn g_61_a_server_logoff_stops_and_sets_the_flag() {
+    let mut c = ready();
+    c.handle_text(2, r#"{"message_type":"Logoff"}"#);
+    assert_eq!(c.stop_reason(), Some(StopReason::ServerLogoff));
+    assert!(c.server_logoff());
+}
+
+#[test]
+fn g_62_a_close_stops_with_disconnect_and_nothing_reconnects() {
+    let mut c = ready();
+    c.handle_close(None);
+    assert_eq!(c.stop_reason(), Some(StopReason::Disconnect));
+    assert_eq!(c.poll_timeout(), None);
+    c.handle_timeout(1_000_000);
+    assert!(c.poll_transmit().is_none());
+    assert_eq!(c.echo(), Err(CallError::NotRunning));
+}
+
+#[test]
+fn g_62_exit_codes_follow_the_stop_reason() {
+    let codes: Vec<i32> = [
+        StopReason::Stop,
+        StopReason::ServerLogoff,
+        StopReason::Disconnect,
+        StopReason::HeartbeatTimeout,
+        StopReason::Error,
+        StopReason::UpstreamLost,
+    ]
+    .iter()
+    .map(|r| r.exit_code())
+    .collect();
+    assert_eq!(codes, [0, 0, 0, 1, 1, 1]);
+}
+
+#[test]
+fn g_63_stopped_fires_exactly_once() {
+    let mut c = ready();
+    c.handle_text(
+        2,
+        &msg("Error", json!({"message": "x", "recoverable": false})),
+    );
+    c.handle_text(3, r#"{"message_type":"Logoff"}"#);
+    c.handle_close(Some(1006));
+    c.handle_timeout(1_000_000);
+    c.logoff();
+    assert_eq!(stopped_with(&mut c), vec![(StopReason::Error, None)]);
+}
+
+#[test]
+fn g_64_start_again_begins_from_a_fresh_state() {
+    let mut c = with_record();
+    c.introduce_topic("t").unwrap();
+    c.subscribe(&sub(true)).unwrap();
+    c.echo().unwrap();
+    c.handle_close(None);
+    c.start(50, (1, 1));
+    let first = sent(&mut c);
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0]["message_type"], "Introduction");
+    assert!(events(&mut c).is_empty());
+    assert!(c.record(rid(5, 3)).is_none());
+    assert!(c.server_key(5).is_none() && c.server_topic(3).is_none());
+    assert_eq!(c.introduce_topic("other").unwrap(), 1);
+    assert_eq!(c.echo().unwrap(), 1);
+    c.subscribe(&sub(true)).unwrap();
+    assert_eq!(c.stop_reason(), None);
+    assert_eq!(c.poll_timeout(), Some(50 + IV / 2));
+}
+
+#[test]
+fn bounds_an_oversized_message_is_a_violation() {
+    let mut c = started(Config {
+        limits: Limits {
+            max_message_bytes: 64,
+            ..Limits::default()
+        },
+        ..config()
+    });
+    c.handle_text(
+        1,
+        &msg(
+            "Error",
+            json!({"message": "x".repeat(100), "recoverable": true}),
+        ),
+    );
+    assert!(matches!(
+        stopped_with(&mut c).as_slice(),
+        [(StopReason::Error, Some(Violation::TooLarge { .. }))]
+    ));
+}
+
+#[test]
+fn bounds_a_full_event_queue_counts_its_drops_but_keeps_the_stop() {
+    let mut c = started(Config {
+        limits: Limits {
+            max_event_count: 2,
+            ..Limits::default()
+        },
+        ..config()
+    });
+    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    for r in 1..=4 {
+        c.handle_text(2, &msg("EchoResponse", json!({"msg_ref": r})));
+    }
+    assert_eq!(c.counters().events_dropped, 3);
+    c.handle_close(None);
+    let ev = events(&mut c);
+    assert_eq!(ev.len(), 3);
+    assert!(matches!(ev[2], Event::Stopped { .. }));
+}
+
+#[test]
+fn bounds_a_full_transmit_queue_is_a_typed_error() {
+    let mut c = started(Config {
+        limits: Limits {
+            max_transmit_count: 2,
+            ..Limits::default()
+        },
+        ..config()
+    });
+    c.echo().unwrap();
+    assert_eq!(c.echo(), Err(CallError::QueueFull));
+    let _ = c.poll_transmit();
+    c.echo().unwrap();
+}
+
+#[test]
+fn bounds_the_transmit_byte_bound_is_a_typed_error() {
+    let mut c = started(Config {
+        limits: Limits {
+            max_transmit_bytes: 400,
+            ..Limits::default()
+        },
+        ..config()
+    });
+    let intro = c.poll_transmit().unwrap();
+    assert!(intro.len() < 400);
+    let mut n = 0;
+    while c.echo().is_ok() {
+        n += 1;
+    }
+    assert!(n > 0 && n < 400 / 40 + 1);
+    assert_eq!(c.echo(), Err(CallError::QueueFull));
+}
+
+#[test]
+fn bounds_the_record_cache_counts_what_it_drops() {
+    let mut c = started(Config {
+        limits: Limits {
+            max_records: 1,
+            ..Limits::default()
+        },
+        ..config()
+    });
+    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    key(&mut c, 6, "j", &["A"]);
+    update(&mut c, 5, 3, json!(1));
+    update(&mut c, 6, 3, json!(2));
+    update(&mut c, 5, 3, json!(3));
+    assert_eq!(c.counters().records_dropped, 1);
+    assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(3)));
+    assert!(c.record(rid(6, 3)).is_none());
+}
+
+#[test]
+fn bounds_the_batch_key_count() {
+    let limits = Limits {
+        max_batch_keys: 1,
+        ..Limits::default()
+    };
+    let text = msg(
+        "BatchUpdate",
+        json!({"keys": [{"key_id": 1}, {"key_id": 2}]}),
+    );
+    assert_eq!(
+        codec::decode(&text, &limits),
+        Err(Violation::BatchTooLarge(2))
+    );
+}
+
+#[test]
+fn an_unknown_message_type_is_skipped_and_counted() {
+    let mut c = ready();
+    c.handle_text(2, &msg("SomethingNew", json!({"a": 1})));
+    assert!(c.is_running());
+    assert_eq!(c.counters().unknown_messages, 1);
+}
+
+#[test]
+fn g_45_upstream_lost_without_a_handler_stops_the_session() {
+    let mut c = ready();
+    c.subscribe(&sub(true)).unwrap();
+    status(&mut c, "S", "ProcessingSnapshot");
+    status(&mut c, "S", "UpstreamLost");
+    assert_eq!(c.stop_reason(), Some(StopReason::UpstreamLost));
+    assert_eq!(StopReason::UpstreamLost.exit_code(), 1);
+}
+
+#[test]
+fn g_45_upstream_lost_with_a_handler_is_an_event() {
+    let mut c = started(Config {
+        handles_upstream_lost: true,
+        ..config()
+    });
+    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    c.subscribe(&sub(true)).unwrap();
+    status(&mut c, "S", "UpstreamLost");
+    assert!(c.is_running());
+    assert!(events(&mut c).contains(&Event::Status {
+        name: "S".into(),
+        status: Status::UpstreamLost
+    }));
+}
+
+#[test]
+fn g_52_active_ownership_carries_every_field_and_precedes_the_writes() {
+    use gar_client::codec::write::{Ownership, OwnershipAction};
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    sent(&mut c);
+    c.active_ownership(&Ownership {
+        msg_ref: 3,
+        ownership_action: OwnershipAction::Acquire,
+        skip_ownership_checks: true,
+        require_existing: true,
+        client_key_id: 9,
+        client_key_name: Some("app alice u".into()),
+    })
+    .unwrap();
+    c.publish(rid(k, t), &json!(1), 0).unwrap();
+    let all = sent(&mut c);
+    assert_eq!(
+        all[0],
+        json!({"message_type": "ActiveOwnership", "value": {
+            "msg_ref": 3, "ownership_action": "Acquire", "skip_ownership_checks": true,
+            "require_existing": true, "client_key_id": 9, "client_key_name": "app alice u"}})
+    );
+    assert_eq!(all[1]["message_type"], "JSONRecordUpdate");
+}
+
+#[test]
+fn g_52_the_default_marker_omits_the_client_key_name() {
+    let text = codec::write::active_ownership(&Default::default());
+    let m: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        m["value"],
+        json!({"msg_ref": 0, "ownership_action": "None", "skip_ownership_checks": false,
+               "require_existing": false, "client_key_id": 0})
+    );
+}
+
+#[test]
+fn g_62_connect_failures_have_their_own_stop_reasons() {
+    let mut c = started(config());
+    c.handle_connect_failed(false);
+    assert_eq!(c.stop_reason(), Some(StopReason::ConnectFailed));
+    c.start(0, (1, 2));
+    c.handle_connect_failed(true);
+    assert_eq!(c.stop_reason(), Some(StopReason::Unauthorized));
+    assert_eq!(StopReason::Unauthorized.exit_code(), 0);
+}
+
+#[test]
+fn g_14_the_grace_uses_the_larger_advertised_interval() {
+    let mut c = started(config());
+    c.handle_text(1, &server_intro(JSON_VERSION, 6000));
+    c.handle_timeout(59_999);
+    assert!(c.is_running());
+    c.handle_timeout(60_000);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
+
+#[test]
+fn g_14_after_the_first_beat_the_grace_is_over() {
+    let mut c = ready();
+    alive(&mut c, 10);
+    c.handle_timeout(IV + 10);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
+
+#[test]
+fn g_44_active_subscription_tags_the_messages_that_follow() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    c.handle_text(
+        2,
+        &msg("ActiveSubscription", json!({"subscription_group": 7})),
+    );
+    update(&mut c, 5, 3, json!(1));
+    let ev = events(&mut c);
+    assert_eq!(
+        ev[0],
+        Event::Group {
+            subscription_group: 7
+        }
+    );
+    assert!(matches!(ev[1], Event::Record { .. }));
+}
+
+#[test]
+fn g_44_key_lifecycle_reaches_the_global_observer() {
+    let mut c = ready();
+    key(&mut c, 5, "k", &["Base", "Derived"]);
+    c.handle_text(
+        2,
+        &msg("ActiveSubscription", json!({"subscription_group": 7})),
+    );
+    c.handle_text(
+        2,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 5, "deleted_class": "Derived", "class_list": ["Base"]}),
+        ),
+    );
+    assert!(events(&mut c).contains(&Event::ClassDeleted {
+        key_id: 5,
+        deleted_class: "Derived".into(),
+        remaining: vec!["Base".into()],
+    }));
+}
+
+#[test]
+fn g_51_a_plain_compare_sends_no_ownership_marker() {
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    sent(&mut c);
+    c.compare_exchange(rid(k, t), &Value::Null, &json!(1))
+        .unwrap();
+    c.compare_exchange_owned(&Default::default(), rid(k, t), &Value::Null, &json!(1))
+        .unwrap();
+    let all = sent(&mut c);
+    assert_eq!(all.len(), 2);
+    assert!(all
+        .iter()
+        .all(|m| m["message_type"] == "JSONCompareExchange"));
+}
+
+#[test]
+fn g_51_a_marker_that_conveys_ownership_precedes_the_compare() {
+    use gar_client::codec::write::{Ownership, OwnershipAction};
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    sent(&mut c);
+    for o in [
+        Ownership {
+            ownership_action: OwnershipAction::Acquire,
+            ..Ownership::default()
+        },
+        Ownership {
+            skip_ownership_checks: true,
+            ..Ownership::default()
+        },
+        Ownership {
+            client_key_id: 4,
+            ..Ownership::default()
+        },
+    ] {
+        c.compare_exchange_owned(&o, rid(k, t), &Value::Null, &json!(1))
+            .unwrap();
+        let all = sent(&mut c);
+        assert_eq!(all.len(), 2, "{o:?}");
+        assert_eq!(all[0]["message_type"], "ActiveOwnership");
+        assert_eq!(all[1]["message_type"], "JSONCompareExchange");
+    }
+}
+
+#[test]
+fn g_6_calls_before_start_are_refused() {
+    let mut c = Client::new(config());
+    assert_eq!(c.introduce_topic("t"), Err(CallError::NotRunning));
+    assert_eq!(c.echo(), Err(CallError::NotRunning));
+    assert!(c.poll_transmit().is_none());
+}
+
+#[test]
+fn g_10_a_received_introduction_keeps_the_client_id_space() {
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    c.handle_text(2, &server_intro(JSON_VERSION, IV));
+    c.publish(rid(k, t), &json!(1), 0).unwrap();
+    assert_eq!(c.introduce_topic("t").unwrap(), t);
+}
+
+#[test]
+fn g_28_readers_accept_the_bare_infinity_words() {
+    let limits = Limits::default();
+    let text = r#"{"message_type":"JSONRecordUpdate","value":{"record_id":{"key_id":5,"topic_id":3},"value":[Infinity,-INFINITY,"infinity \" -Infinity"]}}"#;
+    match codec::decode(text, &limits).unwrap() {
+        Inbound::RecordUpdate { value, .. } => {
+            assert_eq!(value_as_f64(&value[0]), Some(f64::INFINITY));
+            assert_eq!(value_as_f64(&value[1]), Some(f64::NEG_INFINITY));
+            assert_eq!(value[2], json!("infinity \" -Infinity"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(codec::decode(r#"{"message_type":"X","value":{"a":infinityx}}"#, &limits).is_err());
+}
