@@ -16,7 +16,9 @@ use cultnet_receipts::frames::{
     WRITE_ADMITTED_V0,
 };
 use cultnet_receipts::framing::{encode_frame, FrameDecoder};
-use cultnet_receipts::tracker::{TrackerCounters, WriteHandle, WriteMode, WriteState, WriteTracker};
+use cultnet_receipts::tracker::{
+    TrackerCounters, WriteHandle, WriteMode, WriteState, WriteTracker,
+};
 use cultnet_receipts::{decode, encode};
 use sansio_kit::blocking::{open, Io};
 
@@ -318,9 +320,12 @@ impl Client {
     }
 
     fn all_settled(&self, handles: &[WriteHandle]) -> bool {
-        handles
-            .iter()
-            .all(|h| matches!(self.tracker.state(*h), Some(WriteState::Settled { .. }) | None))
+        handles.iter().all(|h| {
+            matches!(
+                self.tracker.state(*h),
+                Some(WriteState::Settled { .. }) | None
+            )
+        })
     }
 
     /// Reads until every write in `handles` has settled. Each read waits at most until the

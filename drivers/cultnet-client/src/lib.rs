@@ -16,11 +16,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cultnet_receipts::tracker::TrackerLimits;
 pub use cultnet_receipts::tracker::{
     BatchOutcome, Confirmation, LateAnswer, Outcome, Refusal, UnconfirmedReason, WriteError,
     WriteHandle, WriteMode, WriteState,
 };
-use cultnet_receipts::tracker::TrackerLimits;
 use cultnet_receipts::{DecodeError, EncodeError, FramingError, TrackerError};
 pub use sansio_kit::dial::Target;
 pub use sansio_kit::resolve::{ConnectError, Resolver};
@@ -266,7 +266,9 @@ impl Written {
         match self.outcome {
             Outcome::Admitted => Ok(handle),
             Outcome::Refused(refusal) => Err(WriteFailure::Refused { handle, refusal }),
-            Outcome::Unconfirmed { reason, .. } => Err(WriteFailure::Unconfirmed { handle, reason }),
+            Outcome::Unconfirmed { reason, .. } => {
+                Err(WriteFailure::Unconfirmed { handle, reason })
+            }
             _ => Err(WriteFailure::OnlySent { handle }),
         }
     }

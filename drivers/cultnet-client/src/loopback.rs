@@ -265,8 +265,7 @@ fn pump_loop(shared: &Arc<Shared>) {
             let now = shared.now();
             let mut st = shared.lock();
             while let Some(out) = st.server.poll_output(now) {
-                if !shared.options.send_hello && matches!(decode(&out.bytes), Ok(Frame::Hello(_)))
-                {
+                if !shared.options.send_hello && matches!(decode(&out.bytes), Ok(Frame::Hello(_))) {
                     continue;
                 }
                 let Ok(framed) = encode_frame(&out.bytes, DEFAULT_MAX_FRAME_BYTES) else {
