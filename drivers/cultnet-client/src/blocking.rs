@@ -11,17 +11,12 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
 use std::time::{Duration, Instant};
 
-use cultnet_receipts::frames::{
-    Document, Frame, Hello, DOCUMENT_DELETE_V0, DOCUMENT_PUT_V0, ERROR_V0, ERROR_V1,
-    WRITE_ADMITTED_V0,
-};
-use cultnet_receipts::framing::{encode_frame, FrameDecoder};
-use cultnet_receipts::tracker::{
-    TrackerCounters, WriteHandle, WriteMode, WriteState, WriteTracker,
-};
-use cultnet_receipts::{decode, encode};
-use sansio_kit::blocking::{open, Io};
+use cultnet_receipts::frames::{Document, Frame};
+use cultnet_receipts::tracker::{TrackerCounters, WriteHandle, WriteState};
+use sansio_kit::blocking::{left, open, Io};
+use sansio_kit::resolve::ConnectError;
 
+use crate::session::{client_hello_bytes, Session};
 use crate::{
     BatchFailure, BatchWrite, BatchWritten, ClientConfig, ClientError, Target, TransportCounters,
     Violation, WriteFailure, Written,
@@ -32,32 +27,8 @@ use crate::{
 pub struct Client {
     io: Io,
     config: ClientConfig,
-    tracker: WriteTracker,
-    decoder: FrameDecoder,
-    ended: bool,
-    violation: Option<Violation>,
-    counters: TransportCounters,
+    session: Session,
     read_buf: Vec<u8>,
-}
-
-/// The hello a receipt-capable client sends before its first write.
-fn client_hello(runtime_id: &str) -> Hello {
-    Hello {
-        runtime_id: runtime_id.to_owned(),
-        runtime_kind: "client".to_owned(),
-        supported_message_versions: Some(
-            [
-                DOCUMENT_PUT_V0,
-                DOCUMENT_DELETE_V0,
-                ERROR_V0,
-                ERROR_V1,
-                WRITE_ADMITTED_V0,
-            ]
-            .map(str::to_owned)
-            .to_vec(),
-        ),
-        ..Hello::default()
-    }
 }
 
 fn timed_out(kind: ErrorKind) -> bool {
@@ -70,33 +41,26 @@ impl Client {
     pub fn connect(target: &Target, config: ClientConfig) -> Result<Client, ClientError> {
         let deadline = Instant::now() + config.connect_timeout;
         let mut io = open(target, &config.resolver, config.tls.clone(), deadline)?;
-        let tracker = WriteTracker::new(config.limits, config.nonce);
         if config.send_hello {
-            let body = encode(&Frame::Hello(client_hello(&config.runtime_id)))?;
-            let bytes = encode_frame(&body, config.max_frame_bytes)?;
-            let left = sansio_kit::blocking::left(deadline)?;
+            let bytes = client_hello_bytes(&config)?;
             io.tcp()
-                .set_write_timeout(Some(left))
-                .map_err(sansio_kit::resolve::ConnectError::Connect)?;
+                .set_write_timeout(Some(left(deadline)?))
+                .map_err(ConnectError::Connect)?;
             io.write_all(&bytes)
                 .and_then(|()| io.flush())
                 .map_err(|e| {
                     if timed_out(e.kind()) {
-                        sansio_kit::resolve::ConnectError::TimedOut
+                        ConnectError::TimedOut
                     } else {
-                        sansio_kit::resolve::ConnectError::Connect(e)
+                        ConnectError::Connect(e)
                     }
                 })?;
         }
-        let decoder = FrameDecoder::new(config.max_frame_bytes);
+        let session = Session::new(&config);
         Ok(Client {
             io,
             config,
-            tracker,
-            decoder,
-            ended: false,
-            violation: None,
-            counters: TransportCounters::default(),
+            session,
             read_buf: vec![0; 16 * 1024],
         })
     }
@@ -108,93 +72,63 @@ impl Client {
     /// The result window the tracker applies now, in milliseconds.
     #[must_use]
     pub fn result_window_ms(&self) -> u64 {
-        self.tracker.result_window_ms()
+        self.session.tracker.result_window_ms()
     }
 
     /// Where a write stands; a late answer to an unconfirmed write is recorded here, and a
     /// caller MUST consult it before resending.
     #[must_use]
     pub fn state(&self, handle: WriteHandle) -> Option<WriteState> {
-        self.tracker.state(handle)
+        self.session.tracker.state(handle)
     }
 
     /// The tracker's counters.
     #[must_use]
     pub fn tracker_counters(&self) -> TrackerCounters {
-        self.tracker.counters()
+        self.session.tracker.counters()
     }
 
     /// The transport's counters.
     #[must_use]
     pub fn counters(&self) -> TransportCounters {
-        self.counters
+        self.session.counters
     }
 
     /// Whether the session has ended (the peer closed, a read or write failed, or the peer broke
     /// the framing).
     #[must_use]
     pub fn session_ended(&self) -> bool {
-        self.ended
+        self.session.ended
     }
 
     /// The first protocol violation of the peer: a broken length prefix (which ended the
     /// session) or a frame that did not decode (which settled nothing).
     #[must_use]
     pub fn violation(&self) -> Option<&Violation> {
-        self.violation.as_ref()
+        self.session.violation.as_ref()
     }
 
     /// Puts `document`; returns once it settled as admitted, refused or unconfirmed.
     pub fn put(&mut self, document: Document) -> Result<Written, ClientError> {
-        let (h, frame) = self.tracker.put(document, WriteMode::Receipt)?;
-        self.send(&[(h, frame)])?;
-        self.wait(&[h]);
-        Ok(self.written(h))
+        let h = self.write(vec![BatchWrite::Put(document)])?;
+        Ok(self.session.written(h[0]))
     }
 
     /// Deletes a record; returns once the delete settled.
     pub fn delete(&mut self, schema_id: &str, record_key: &str) -> Result<Written, ClientError> {
-        let (h, frame) = self
-            .tracker
-            .delete(schema_id, record_key, WriteMode::Receipt)?;
-        self.send(&[(h, frame)])?;
-        self.wait(&[h]);
-        Ok(self.written(h))
+        let h = self.write(vec![BatchWrite::Delete {
+            schema_id: schema_id.to_owned(),
+            record_key: record_key.to_owned(),
+        }])?;
+        Ok(self.session.written(h[0]))
     }
 
     /// Writes the members as independent writes, each with its own messageId, and returns once
     /// every member settled. Nothing is atomic: some members may be admitted while others are
     /// not.
     pub fn batch(&mut self, members: Vec<BatchWrite>) -> Result<BatchWritten, ClientError> {
-        let mut frames = Vec::with_capacity(members.len());
-        for m in members {
-            let registered = match m {
-                BatchWrite::Put(d) => self.tracker.put(d, WriteMode::Receipt),
-                BatchWrite::Delete {
-                    schema_id,
-                    record_key,
-                } => self
-                    .tracker
-                    .delete(&schema_id, &record_key, WriteMode::Receipt),
-            };
-            match registered {
-                Ok(hf) => frames.push(hf),
-                Err(e) => {
-                    // The members already registered are given up as never sent.
-                    self.abandon(frames.iter().map(|(h, _)| *h));
-                    return Err(e.into());
-                }
-            }
-        }
-        let handles: Vec<WriteHandle> = frames.iter().map(|(h, _)| *h).collect();
-        self.send(&frames)?;
-        self.wait(&handles);
-        let members: Vec<Written> = handles.iter().map(|h| self.written(*h)).collect();
-        let outcome = self
-            .tracker
-            .batch_outcome(&handles)
-            .expect("every member has settled");
-        Ok(BatchWritten { outcome, members })
+        let handles = self.write(members)?;
+        Ok(self.session.batch_written(&handles))
     }
 
     /// [`Client::put`] in the throwing style: `Ok` only for admitted.
@@ -227,9 +161,9 @@ impl Client {
             .saturating_add(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX));
         loop {
             let now = self.now();
-            self.tracker.on_tick(now);
-            self.drain_settled();
-            if self.ended || now >= until {
+            self.session.tracker.on_tick(now);
+            self.session.drain_settled();
+            if self.session.ended || now >= until {
                 return;
             }
             self.read_once(until - now);
@@ -242,56 +176,24 @@ impl Client {
         self.end(now);
     }
 
-    fn written(&self, h: WriteHandle) -> Written {
-        let outcome = match self.tracker.state(h) {
-            Some(WriteState::Settled { outcome, .. }) => outcome,
-            other => unreachable!("a waited-for write is settled, found {other:?}"),
-        };
-        Written {
-            handle: h,
-            message_id: self
-                .tracker
-                .message_id(h)
-                .expect("a settled write is kept")
-                .to_owned(),
-            outcome,
-        }
+    /// Registers, sends and waits for the writes of one call.
+    fn write(&mut self, members: Vec<BatchWrite>) -> Result<Vec<WriteHandle>, ClientError> {
+        let now = self.now();
+        let frames = self.session.register(members, now)?;
+        let handles: Vec<WriteHandle> = frames.iter().map(|(h, _)| *h).collect();
+        let sent = self.send(&frames)?;
+        self.wait(&handles, sent);
+        Ok(handles)
     }
 
-    /// Registered writes that will never be sent settle as a failed local send and are forgotten.
-    fn abandon(&mut self, handles: impl IntoIterator<Item = WriteHandle>) {
+    /// Writes the frames by the write deadline; returns the clock reading their windows run from.
+    fn send(&mut self, frames: &[(WriteHandle, Frame)]) -> Result<u64, ClientError> {
         let now = self.now();
-        for h in handles {
-            self.tracker.on_send_failed(h, now);
-            self.tracker.forget(h);
-        }
-        self.drain_settled();
-    }
-
-    /// Writes the frames of registered writes by the write deadline and starts their windows. A
-    /// frame that does not encode or exceeds the cap is an application error: nothing is sent.
-    fn send(&mut self, frames: &[(WriteHandle, Frame)]) -> Result<(), ClientError> {
-        let mut bytes = Vec::new();
-        for (_, f) in frames {
-            let framed = encode(f)
-                .map_err(ClientError::from)
-                .and_then(|b| Ok(encode_frame(&b, self.config.max_frame_bytes)?));
-            match framed {
-                Ok(b) => bytes.extend_from_slice(&b),
-                Err(e) => {
-                    self.abandon(frames.iter().map(|(h, _)| *h));
-                    return Err(e);
-                }
-            }
-        }
-        let now = self.now();
-        if self.ended {
+        let bytes = self.session.wire_bytes(frames, now)?;
+        if self.session.ended {
             // Sent after the session ended: the tracker settles each session_ended.
-            for (h, _) in frames {
-                self.tracker.on_sent(*h, now)?;
-            }
-            self.drain_settled();
-            return Ok(());
+            self.session.sent(frames, now)?;
+            return Ok(now);
         }
         let wrote = self
             .io
@@ -300,58 +202,31 @@ impl Client {
             .and_then(|()| self.io.write_all(&bytes))
             .and_then(|()| self.io.flush());
         match wrote {
-            Ok(()) => {
-                for (h, _) in frames {
-                    self.tracker.on_sent(*h, now)?;
-                }
-            }
+            Ok(()) => self.session.sent(frames, now)?,
             Err(_) => {
-                // The write may or may not have left the machine: unconfirmed, never refused.
-                // A partly written frame breaks the stream, so the session ends too.
                 let now = self.now();
-                for (h, _) in frames {
-                    self.tracker.on_send_failed(*h, now);
-                }
-                self.end(now);
+                self.session.send_failed(frames, now);
+                self.shutdown();
             }
         }
-        self.drain_settled();
-        Ok(())
+        Ok(now)
     }
 
-    fn all_settled(&self, handles: &[WriteHandle]) -> bool {
-        handles.iter().all(|h| {
-            matches!(
-                self.tracker.state(*h),
-                Some(WriteState::Settled { .. }) | None
-            )
-        })
-    }
-
-    /// Reads until every write in `handles` has settled. Each read waits at most until the
-    /// window the tracker applies now has run from the call's send.
-    fn wait(&mut self, handles: &[WriteHandle]) {
-        let sent = self.now();
+    /// Reads until every write in `handles` has settled; no read waits past the window.
+    fn wait(&mut self, handles: &[WriteHandle], sent: u64) {
         loop {
             let now = self.now();
-            self.tracker.on_tick(now);
-            self.drain_settled();
-            if self.all_settled(handles) {
+            let Some(wait_ms) = self.session.next_wait(handles, sent, now) else {
                 return;
-            }
-            if self.ended {
-                // Cannot happen: the tracker settles every sent write when the session ends.
-                return;
-            }
-            let until = sent.saturating_add(self.tracker.result_window_ms());
-            self.read_once(until.saturating_sub(now).max(1));
+            };
+            self.read_once(wait_ms);
         }
     }
 
-    /// One read of at most `wait_ms`; whatever arrives is fed to the tracker.
+    /// One read of at most `wait_ms`; whatever arrives is fed to the session.
     fn read_once(&mut self, wait_ms: u64) {
         let timeout = Duration::from_millis(wait_ms.max(1));
-        if let Err(_e) = self.io.tcp().set_read_timeout(Some(timeout)) {
+        if self.io.tcp().set_read_timeout(Some(timeout)).is_err() {
             let now = self.now();
             self.end(now);
             return;
@@ -361,66 +236,24 @@ impl Client {
         let now = self.now();
         match read {
             Ok(0) => self.end(now),
-            Ok(n) => self.feed(&buf[..n], now),
+            Ok(n) => {
+                self.session.feed(&buf[..n], now);
+                if self.session.ended {
+                    self.shutdown();
+                }
+            }
             Err(e) if timed_out(e.kind()) || e.kind() == ErrorKind::Interrupted => {}
             Err(_) => self.end(now),
         }
         self.read_buf = buf;
     }
 
-    fn feed(&mut self, mut input: &[u8], now: u64) {
-        while !input.is_empty() && !self.ended {
-            match self.decoder.push(input) {
-                Ok((took, body)) => {
-                    input = &input[took..];
-                    if let Some(body) = body {
-                        self.on_body(&body, now);
-                    } else if took == 0 {
-                        return;
-                    }
-                }
-                Err(e) => {
-                    self.violation = Some(Violation::Framing(e));
-                    self.end(now);
-                }
-            }
-        }
-    }
-
-    fn on_body(&mut self, body: &[u8], now: u64) {
-        match decode(body) {
-            Ok(Frame::Hello(h)) => {
-                self.counters.hellos += 1;
-                self.tracker.on_hello(&h);
-            }
-            Ok(f @ (Frame::DocumentPut(_) | Frame::DocumentDelete(_))) => {
-                self.counters.ignored_frames += 1;
-                self.tracker.on_frame(&f, now);
-            }
-            Ok(f) => self.tracker.on_frame(&f, now),
-            Err(e) => {
-                // A malformed frame settles nothing; the window covers the write it may name.
-                self.counters.undecodable_frames += 1;
-                if self.violation.is_none() {
-                    self.violation = Some(Violation::Decode(e));
-                }
-            }
-        }
-        self.drain_settled();
+    fn shutdown(&mut self) {
+        let _ = self.io.tcp().shutdown(Shutdown::Both);
     }
 
     fn end(&mut self, now: u64) {
-        if !self.ended {
-            self.ended = true;
-            let _ = self.io.tcp().shutdown(Shutdown::Both);
-        }
-        self.tracker.on_session_ended(now);
-        self.drain_settled();
-    }
-
-    /// The tracker's queue of settled writes is drained (the client reads states instead), so
-    /// it stays empty.
-    fn drain_settled(&mut self) {
-        while self.tracker.poll_settled().is_some() {}
+        self.shutdown();
+        self.session.end(now);
     }
 }

@@ -27,6 +27,9 @@ pub use sansio_kit::resolve::{ConnectError, Resolver};
 
 pub mod blocking;
 pub mod loopback;
+mod session;
+#[cfg(feature = "tokio")]
+pub mod tokio;
 
 /// A monotonic clock in milliseconds: the only source of time the client has.
 pub trait Clock: Send + Sync {
