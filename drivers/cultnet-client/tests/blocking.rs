@@ -407,3 +407,48 @@ fn a_closed_port_is_a_connect_error_within_the_deadline() {
     assert!(matches!(r, Err(cultnet_client::ClientError::Connect(_))));
     assert!(t0.elapsed() < Duration::from_secs(3));
 }
+
+#[test]
+fn w_36_a_write_past_its_deadline_over_tcp_is_unconfirmed_local_send_failed() {
+    // A peer that accepts and never reads: the socket buffers fill and the write deadline passes.
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let holder = std::thread::spawn(move || {
+        let (s, _) = listener.accept().expect("accept");
+        std::thread::sleep(Duration::from_secs(4));
+        drop(s);
+    });
+    let mut config = ClientConfig::new("loopback-test", 17);
+    config.connect_timeout = Duration::from_secs(2);
+    config.write_timeout = Duration::from_millis(300);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .expect("connects");
+    let mut big = vec![0xc6];
+    big.extend_from_slice(&(900_000u32).to_be_bytes());
+    big.resize(5 + 900_000, 0x5a);
+    let members = (0..16)
+        .map(|i| {
+            let mut d = doc("s.big", &format!("k{i}"));
+            d.payload = RawValue::new(big.clone()).expect("one value");
+            BatchWrite::Put(d)
+        })
+        .collect();
+    let t0 = Instant::now();
+    let b = client.batch(members).expect("batch");
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    for m in &b.members {
+        assert_eq!(
+            m.outcome,
+            Outcome::Unconfirmed {
+                reason: UnconfirmedReason::LocalSendFailed,
+                server_missed_window: false,
+            }
+        );
+    }
+    assert!(matches!(b.outcome, BatchOutcome::Unconfirmed(ref u) if u.len() == 16));
+    assert!(client.session_ended());
+    holder.join().expect("holder");
+}
