@@ -131,6 +131,35 @@ impl Client {
         Ok(self.session.batch_written(&handles))
     }
 
+    /// Resends an unconfirmed put under its original messageId on this session, with the same
+    /// document (the tracker refuses other content, a write answered in time or late, and a
+    /// write of an earlier session). A receipt server answers it from its table and does not
+    /// apply it twice.
+    pub fn resend_put(
+        &mut self,
+        handle: WriteHandle,
+        document: Document,
+    ) -> Result<Written, ClientError> {
+        let frame = self.session.tracker.resend_put(handle, document)?;
+        let h = self.resend(frame)?;
+        Ok(self.session.written(h))
+    }
+
+    /// Resends an unconfirmed delete under its original messageId, on the terms of
+    /// [`Client::resend_put`].
+    pub fn resend_delete(&mut self, handle: WriteHandle) -> Result<Written, ClientError> {
+        let frame = self.session.tracker.resend_delete(handle)?;
+        let h = self.resend(frame)?;
+        Ok(self.session.written(h))
+    }
+
+    fn resend(&mut self, (h, frame): (WriteHandle, Frame)) -> Result<WriteHandle, ClientError> {
+        let frames = [(h, frame)];
+        let sent = self.send(&frames)?;
+        self.wait(&[h], sent);
+        Ok(h)
+    }
+
     /// [`Client::put`] in the throwing style: `Ok` only for admitted.
     pub fn put_admitted(&mut self, document: Document) -> Result<WriteHandle, WriteFailure> {
         self.put(document)?.into_admitted()

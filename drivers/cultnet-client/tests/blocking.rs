@@ -452,3 +452,97 @@ fn w_36_a_write_past_its_deadline_over_tcp_is_unconfirmed_local_send_failed() {
     assert!(client.session_ended());
     holder.join().expect("holder");
 }
+
+#[test]
+fn w_42_an_unconfirmed_put_resent_over_tcp_under_its_id_is_admitted_once() {
+    let server = receipt_server();
+    let mut client = connect(&server, 18);
+    admitted_first(&server, &mut client);
+    server.with_model(|s, _| {
+        s.set_faults(Faults {
+            silent: true,
+            ..Faults::default()
+        });
+    });
+    let w = client.put(doc("s.one", "k1")).expect("put");
+    assert!(matches!(w.outcome, Outcome::Unconfirmed { .. }));
+    let applied = server.with_model(|s, _| {
+        s.set_faults(Faults::default());
+        s.counters().applied
+    });
+    // Other content under the same id is refused by the client itself.
+    assert!(client.resend_put(w.handle, doc("s.one", "other")).is_err());
+    let r = client
+        .resend_put(w.handle, doc("s.one", "k1"))
+        .expect("resend");
+    assert_eq!(r.outcome, Outcome::Admitted);
+    assert_eq!(r.message_id, w.message_id);
+    assert_eq!(server.with_model(|s, _| s.counters().applied), applied);
+    assert_eq!(server.with_model(|s, _| s.counters().replayed), 1);
+    // An admitted write is not resent.
+    assert!(client.resend_put(r.handle, doc("s.one", "k1")).is_err());
+}
+
+#[test]
+fn w_34_a_duplicate_key_receipt_over_tcp_admits_nothing() {
+    let server = receipt_server();
+    let mut client = connect(&server, 19);
+    admitted_first(&server, &mut client);
+    server.with_model(|s, _| {
+        s.set_faults(Faults {
+            duplicate_key_receipts: true,
+            ..Faults::default()
+        });
+    });
+    let w = client.put(doc("s.one", "k1")).expect("put");
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::WindowElapsed,
+            server_missed_window: true,
+        }
+    );
+    assert_eq!(client.counters().undecodable_frames, 1);
+    assert!(matches!(
+        client.violation(),
+        Some(cultnet_client::Violation::Decode(_))
+    ));
+    assert!(
+        !client.session_ended(),
+        "a malformed frame settles nothing and ends nothing"
+    );
+}
+
+#[test]
+fn a_length_prefix_above_the_cap_from_the_server_ends_the_session() {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let peer = std::thread::spawn(move || {
+        use std::io::Write;
+        let (mut s, _) = listener.accept().expect("accept");
+        s.write_all(&[0xff, 0xff, 0xff, 0xff]).expect("write");
+        std::thread::sleep(Duration::from_secs(2));
+    });
+    let mut config = ClientConfig::new("loopback-test", 20);
+    config.connect_timeout = Duration::from_secs(2);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .expect("connects");
+    let t0 = Instant::now();
+    let w = client.put(doc("s.one", "k1")).expect("put");
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::SessionEnded,
+            server_missed_window: false,
+        }
+    );
+    assert!(t0.elapsed() < Duration::from_millis(400));
+    assert!(matches!(
+        client.violation(),
+        Some(cultnet_client::Violation::Framing(_))
+    ));
+    peer.join().expect("peer");
+}
