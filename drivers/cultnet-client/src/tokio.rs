@@ -124,6 +124,35 @@ impl Client {
         Ok(self.session.batch_written(&handles))
     }
 
+    /// Resends an unconfirmed put under its original messageId on this session, with the same
+    /// document; the tracker refuses anything else (see the blocking client's `resend_put`).
+    pub async fn resend_put(
+        &mut self,
+        handle: WriteHandle,
+        document: Document,
+    ) -> Result<Written, ClientError> {
+        let frame = self.session.tracker.resend_put(handle, document)?;
+        let h = self.resend(frame).await?;
+        Ok(self.session.written(h))
+    }
+
+    /// Resends an unconfirmed delete under its original messageId on this session.
+    pub async fn resend_delete(&mut self, handle: WriteHandle) -> Result<Written, ClientError> {
+        let frame = self.session.tracker.resend_delete(handle)?;
+        let h = self.resend(frame).await?;
+        Ok(self.session.written(h))
+    }
+
+    async fn resend(
+        &mut self,
+        (h, frame): (WriteHandle, Frame),
+    ) -> Result<WriteHandle, ClientError> {
+        let frames = [(h, frame)];
+        let sent = self.send(&frames).await?;
+        self.wait(&[h], sent).await;
+        Ok(h)
+    }
+
     /// [`Client::put`] in the throwing style: `Ok` only for admitted.
     pub async fn put_admitted(&mut self, document: Document) -> Result<WriteHandle, WriteFailure> {
         self.put(document).await?.into_admitted()
@@ -175,14 +204,19 @@ impl Client {
         let frames = self.session.register(members, now)?;
         let handles: Vec<WriteHandle> = frames.iter().map(|(h, _)| *h).collect();
         let sent = self.send(&frames).await?;
+        self.wait(&handles, sent).await;
+        Ok(handles)
+    }
+
+    /// Reads until every write in `handles` has settled; no read waits past the window.
+    async fn wait(&mut self, handles: &[WriteHandle], sent: u64) {
         loop {
             let now = self.now();
-            let Some(wait_ms) = self.session.next_wait(&handles, sent, now) else {
-                break;
+            let Some(wait_ms) = self.session.next_wait(handles, sent, now) else {
+                return;
             };
             self.read_once(wait_ms).await;
         }
-        Ok(handles)
     }
 
     async fn send(&mut self, frames: &[(WriteHandle, Frame)]) -> Result<u64, ClientError> {

@@ -182,3 +182,26 @@ async fn w_45_an_async_batch_over_tcp_settles_member_by_member() {
     assert_eq!(b.members[1].outcome, Outcome::Admitted);
     assert_eq!(b.outcome, BatchOutcome::Refused(vec![b.members[0].handle]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_async_resend_of_an_unconfirmed_delete_is_admitted_under_its_id() {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    let mut client = connect(&server, 7).await;
+    client
+        .put_admitted(doc("s.one", "k1"))
+        .await
+        .expect("admitted");
+    server.with_model(|s, _| {
+        s.set_faults(Faults {
+            silent: true,
+            ..Faults::default()
+        });
+    });
+    let w = client.delete("s.one", "k1").await.expect("delete");
+    assert!(matches!(w.outcome, Outcome::Unconfirmed { .. }));
+    server.with_model(|s, _| s.set_faults(Faults::default()));
+    let r = client.resend_delete(w.handle).await.expect("resend");
+    assert_eq!(r.outcome, Outcome::Admitted);
+    assert_eq!(r.message_id, w.message_id);
+    assert_eq!(server.with_model(|s, _| s.counters().replayed), 1);
+}
