@@ -2,7 +2,7 @@
 //!
 //! The carrier is the direct-pipe framing of `cultnet-receipts` (a 4-byte big-endian length, then a
 //! MessagePack frame) over TCP, or TLS through `sansio-kit`. Every put and delete goes through the
-//! engine's [`WriteTracker`], which settles it exactly once as admitted, refused or unconfirmed.
+//! engine's [`WriteTracker`](cultnet_receipts::tracker::WriteTracker), which settles it exactly once as admitted, refused or unconfirmed.
 //! The driver owns time: it reads a [`Clock`] and hands the reading to the tracker as `now`.
 //!
 //! * [`blocking`]: the blocking client. Every wait has a deadline: the connect deadline, the write
