@@ -546,3 +546,40 @@ fn a_length_prefix_above_the_cap_from_the_server_ends_the_session() {
     ));
     peer.join().expect("peer");
 }
+
+#[test]
+fn w_40_a_silent_receipt_server_over_tcp_is_unconfirmed_and_counted_but_a_legacy_one_is_not() {
+    let server = receipt_server();
+    let mut client = connect(&server, 23);
+    admitted_first(&server, &mut client);
+    server.with_model(|s, _| {
+        s.set_faults(Faults {
+            silent: true,
+            ..Faults::default()
+        });
+    });
+    let w = client.delete("s.one", "k1").expect("delete");
+    assert!(matches!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            server_missed_window: true,
+            ..
+        }
+    ));
+    assert_eq!(
+        client.tracker_counters().windows_missed_by_receipt_server,
+        1
+    );
+    // A legacy server's silence is its normal answer to an admitted write: not counted.
+    let legacy = legacy_without_hello();
+    let mut old = connect(&legacy, 24);
+    let w = old.put(doc("s.one", "k1")).expect("put");
+    assert!(matches!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            server_missed_window: false,
+            ..
+        }
+    ));
+    assert_eq!(old.tracker_counters().windows_missed_by_receipt_server, 0);
+}
