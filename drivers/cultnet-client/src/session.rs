@@ -1,0 +1,251 @@
+//! What the blocking and the async client share: the tracker, the frame decoder and the
+//! session's state, fed bytes and clock readings, with no socket of its own.
+
+use cultnet_receipts::frames::{
+    Frame, Hello, DOCUMENT_DELETE_V0, DOCUMENT_PUT_V0, ERROR_V0, ERROR_V1, WRITE_ADMITTED_V0,
+};
+use cultnet_receipts::framing::{encode_frame, FrameDecoder};
+use cultnet_receipts::tracker::{WriteHandle, WriteMode, WriteState, WriteTracker};
+use cultnet_receipts::{decode, encode};
+
+use crate::{
+    BatchWrite, BatchWritten, ClientConfig, ClientError, TransportCounters, Violation, Written,
+};
+
+/// The hello a receipt-capable client sends before its first write.
+pub(crate) fn client_hello_bytes(config: &ClientConfig) -> Result<Vec<u8>, ClientError> {
+    let hello = Hello {
+        runtime_id: config.runtime_id.clone(),
+        runtime_kind: "client".to_owned(),
+        supported_message_versions: Some(
+            [
+                DOCUMENT_PUT_V0,
+                DOCUMENT_DELETE_V0,
+                ERROR_V0,
+                ERROR_V1,
+                WRITE_ADMITTED_V0,
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+        ),
+        ..Hello::default()
+    };
+    let body = encode(&Frame::Hello(hello))?;
+    Ok(encode_frame(&body, config.max_frame_bytes)?)
+}
+
+#[derive(Debug)]
+pub(crate) struct Session {
+    pub(crate) tracker: WriteTracker,
+    decoder: FrameDecoder,
+    max_frame_bytes: usize,
+    pub(crate) ended: bool,
+    pub(crate) violation: Option<Violation>,
+    pub(crate) counters: TransportCounters,
+}
+
+impl Session {
+    pub(crate) fn new(config: &ClientConfig) -> Self {
+        Session {
+            tracker: WriteTracker::new(config.limits, config.nonce),
+            decoder: FrameDecoder::new(config.max_frame_bytes),
+            max_frame_bytes: config.max_frame_bytes,
+            ended: false,
+            violation: None,
+            counters: TransportCounters::default(),
+        }
+    }
+
+    /// Registers one write per member and returns their handles and frames. When one cannot
+    /// be registered, those before it are given up as never sent.
+    pub(crate) fn register(
+        &mut self,
+        members: Vec<BatchWrite>,
+        now: u64,
+    ) -> Result<Vec<(WriteHandle, Frame)>, ClientError> {
+        let mut frames = Vec::with_capacity(members.len());
+        for m in members {
+            let registered = match m {
+                BatchWrite::Put(d) => self.tracker.put(d, WriteMode::Receipt),
+                BatchWrite::Delete {
+                    schema_id,
+                    record_key,
+                } => self
+                    .tracker
+                    .delete(&schema_id, &record_key, WriteMode::Receipt),
+            };
+            match registered {
+                Ok(hf) => frames.push(hf),
+                Err(e) => {
+                    self.abandon(frames.iter().map(|(h, _)| *h), now);
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(frames)
+    }
+
+    /// The bytes of the frames, length-prefixed. A frame that does not encode or exceeds the
+    /// cap is an application error: every write of the call is given up, nothing is sent.
+    pub(crate) fn wire_bytes(
+        &mut self,
+        frames: &[(WriteHandle, Frame)],
+        now: u64,
+    ) -> Result<Vec<u8>, ClientError> {
+        let mut bytes = Vec::new();
+        for (_, f) in frames {
+            let framed = encode(f)
+                .map_err(ClientError::from)
+                .and_then(|b| Ok(encode_frame(&b, self.max_frame_bytes)?));
+            match framed {
+                Ok(b) => bytes.extend_from_slice(&b),
+                Err(e) => {
+                    self.abandon(frames.iter().map(|(h, _)| *h), now);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(bytes)
+    }
+
+    /// Registered writes that will never be sent settle as a failed local send and are forgotten.
+    fn abandon(&mut self, handles: impl IntoIterator<Item = WriteHandle>, now: u64) {
+        for h in handles {
+            self.tracker.on_send_failed(h, now);
+            self.tracker.forget(h);
+        }
+        self.drain_settled();
+    }
+
+    /// The frames were written (or, after the session ended, would have been): their windows
+    /// start at `now`.
+    pub(crate) fn sent(
+        &mut self,
+        frames: &[(WriteHandle, Frame)],
+        now: u64,
+    ) -> Result<(), ClientError> {
+        for (h, _) in frames {
+            self.tracker.on_sent(*h, now)?;
+        }
+        self.drain_settled();
+        Ok(())
+    }
+
+    /// Writing the frames failed: each write is unconfirmed (local_send_failed, never refused),
+    /// and since a partly written frame breaks the stream, the session ends.
+    pub(crate) fn send_failed(&mut self, frames: &[(WriteHandle, Frame)], now: u64) {
+        for (h, _) in frames {
+            self.tracker.on_send_failed(*h, now);
+        }
+        self.end(now);
+    }
+
+    pub(crate) fn all_settled(&self, handles: &[WriteHandle]) -> bool {
+        handles.iter().all(|h| {
+            matches!(
+                self.tracker.state(*h),
+                Some(WriteState::Settled { .. }) | None
+            )
+        })
+    }
+
+    /// Ticks the tracker at `now`; `None` when the writes are settled (or the session ended),
+    /// else how long the next read may wait: until the window the tracker applies now has run
+    /// from `sent`.
+    pub(crate) fn next_wait(
+        &mut self,
+        handles: &[WriteHandle],
+        sent: u64,
+        now: u64,
+    ) -> Option<u64> {
+        self.tracker.on_tick(now);
+        self.drain_settled();
+        if self.all_settled(handles) || self.ended {
+            return None;
+        }
+        let until = sent.saturating_add(self.tracker.result_window_ms());
+        Some(until.saturating_sub(now).max(1))
+    }
+
+    pub(crate) fn written(&self, h: WriteHandle) -> Written {
+        let outcome = match self.tracker.state(h) {
+            Some(WriteState::Settled { outcome, .. }) => outcome,
+            other => unreachable!("a waited-for write is settled, found {other:?}"),
+        };
+        Written {
+            handle: h,
+            message_id: self
+                .tracker
+                .message_id(h)
+                .expect("a settled write is kept")
+                .to_owned(),
+            outcome,
+        }
+    }
+
+    pub(crate) fn batch_written(&self, handles: &[WriteHandle]) -> BatchWritten {
+        BatchWritten {
+            outcome: self
+                .tracker
+                .batch_outcome(handles)
+                .expect("every member has settled"),
+            members: handles.iter().map(|h| self.written(*h)).collect(),
+        }
+    }
+
+    /// Bytes read from the connection at `now`.
+    pub(crate) fn feed(&mut self, mut input: &[u8], now: u64) {
+        while !input.is_empty() && !self.ended {
+            match self.decoder.push(input) {
+                Ok((took, body)) => {
+                    input = &input[took..];
+                    if let Some(body) = body {
+                        self.on_body(&body, now);
+                    } else if took == 0 {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    self.violation = Some(Violation::Framing(e));
+                    self.end(now);
+                }
+            }
+        }
+    }
+
+    fn on_body(&mut self, body: &[u8], now: u64) {
+        match decode(body) {
+            Ok(Frame::Hello(h)) => {
+                self.counters.hellos += 1;
+                self.tracker.on_hello(&h);
+            }
+            Ok(f @ (Frame::DocumentPut(_) | Frame::DocumentDelete(_))) => {
+                // An echoed write is never an answer.
+                self.counters.ignored_frames += 1;
+                self.tracker.on_frame(&f, now);
+            }
+            Ok(f) => self.tracker.on_frame(&f, now),
+            Err(e) => {
+                // A malformed frame settles nothing; the window covers the write it may name.
+                self.counters.undecodable_frames += 1;
+                if self.violation.is_none() {
+                    self.violation = Some(Violation::Decode(e));
+                }
+            }
+        }
+        self.drain_settled();
+    }
+
+    /// The session ended at `now`: everything unanswered is unconfirmed (session_ended).
+    pub(crate) fn end(&mut self, now: u64) {
+        self.ended = true;
+        self.tracker.on_session_ended(now);
+        self.drain_settled();
+    }
+
+    /// The tracker's queue of settled writes is drained (the clients read states instead), so
+    /// it stays empty.
+    pub(crate) fn drain_settled(&mut self) {
+        while self.tracker.poll_settled().is_some() {}
+    }
+}

@@ -1,0 +1,260 @@
+//! The async client on tokio, of the same shape as the blocking one: one connection, one
+//! session, calls that complete once their writes have settled. Every wait is bounded the same
+//! way: the connect deadline, the write deadline, and the result window of the writes waited
+//! for, judged by the tracker from the [`Clock`](crate::Clock) reading the driver hands it.
+
+use std::time::Duration;
+
+use cultnet_receipts::frames::{Document, Frame};
+use cultnet_receipts::tracker::{TrackerCounters, WriteHandle, WriteState};
+use sansio_kit::resolve::ConnectError;
+use sansio_kit::tokio::{open_by, Io, TlsConnector};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::{timeout, timeout_at, Instant};
+
+use crate::session::{client_hello_bytes, Session};
+use crate::{
+    BatchFailure, BatchWrite, BatchWritten, ClientConfig, ClientError, Target, TransportCounters,
+    Violation, WriteFailure, Written,
+};
+
+/// An async CultNet client on one connection.
+#[derive(Debug)]
+pub struct Client {
+    io: Io,
+    config: ClientConfig,
+    session: Session,
+    read_buf: Vec<u8>,
+}
+
+impl Client {
+    /// Opens a connection to `target` within the configuration's connect deadline (lookup, TCP,
+    /// TLS through `sansio-kit`), and sends the client's receipt hello by the same deadline.
+    pub async fn connect(target: &Target, config: ClientConfig) -> Result<Client, ClientError> {
+        let deadline = Instant::now() + config.connect_timeout;
+        let connector = config.tls.clone().map(TlsConnector::from);
+        let mut io = open_by(deadline, target, &config.resolver, connector.as_ref()).await?;
+        if config.send_hello {
+            let bytes = client_hello_bytes(&config)?;
+            let wrote = timeout_at(deadline, async {
+                io.write_all(&bytes).await?;
+                io.flush().await
+            })
+            .await;
+            match wrote {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(ConnectError::Connect(e).into()),
+                Err(_) => return Err(ConnectError::TimedOut.into()),
+            }
+        }
+        let session = Session::new(&config);
+        Ok(Client {
+            io,
+            config,
+            session,
+            read_buf: vec![0; 16 * 1024],
+        })
+    }
+
+    fn now(&self) -> u64 {
+        self.config.clock.now_ms()
+    }
+
+    /// The result window the tracker applies now, in milliseconds.
+    #[must_use]
+    pub fn result_window_ms(&self) -> u64 {
+        self.session.tracker.result_window_ms()
+    }
+
+    /// Where a write stands; a late answer to an unconfirmed write is recorded here, and a
+    /// caller MUST consult it before resending.
+    #[must_use]
+    pub fn state(&self, handle: WriteHandle) -> Option<WriteState> {
+        self.session.tracker.state(handle)
+    }
+
+    /// The tracker's counters.
+    #[must_use]
+    pub fn tracker_counters(&self) -> TrackerCounters {
+        self.session.tracker.counters()
+    }
+
+    /// The transport's counters.
+    #[must_use]
+    pub fn counters(&self) -> TransportCounters {
+        self.session.counters
+    }
+
+    /// Whether the session has ended.
+    #[must_use]
+    pub fn session_ended(&self) -> bool {
+        self.session.ended
+    }
+
+    /// The first protocol violation of the peer.
+    #[must_use]
+    pub fn violation(&self) -> Option<&Violation> {
+        self.session.violation.as_ref()
+    }
+
+    /// Puts `document`; completes once it settled as admitted, refused or unconfirmed.
+    pub async fn put(&mut self, document: Document) -> Result<Written, ClientError> {
+        let h = self.write(vec![BatchWrite::Put(document)]).await?;
+        Ok(self.session.written(h[0]))
+    }
+
+    /// Deletes a record; completes once the delete settled.
+    pub async fn delete(
+        &mut self,
+        schema_id: &str,
+        record_key: &str,
+    ) -> Result<Written, ClientError> {
+        let h = self
+            .write(vec![BatchWrite::Delete {
+                schema_id: schema_id.to_owned(),
+                record_key: record_key.to_owned(),
+            }])
+            .await?;
+        Ok(self.session.written(h[0]))
+    }
+
+    /// Writes the members as independent writes and completes once every member settled.
+    pub async fn batch(&mut self, members: Vec<BatchWrite>) -> Result<BatchWritten, ClientError> {
+        let handles = self.write(members).await?;
+        Ok(self.session.batch_written(&handles))
+    }
+
+    /// Resends an unconfirmed put under its original messageId on this session, with the same
+    /// document; the tracker refuses anything else (see the blocking client's `resend_put`).
+    pub async fn resend_put(
+        &mut self,
+        handle: WriteHandle,
+        document: Document,
+    ) -> Result<Written, ClientError> {
+        let frame = self.session.tracker.resend_put(handle, document)?;
+        let h = self.resend(frame).await?;
+        Ok(self.session.written(h))
+    }
+
+    /// Resends an unconfirmed delete under its original messageId on this session.
+    pub async fn resend_delete(&mut self, handle: WriteHandle) -> Result<Written, ClientError> {
+        let frame = self.session.tracker.resend_delete(handle)?;
+        let h = self.resend(frame).await?;
+        Ok(self.session.written(h))
+    }
+
+    async fn resend(
+        &mut self,
+        (h, frame): (WriteHandle, Frame),
+    ) -> Result<WriteHandle, ClientError> {
+        let frames = [(h, frame)];
+        let sent = self.send(&frames).await?;
+        self.wait(&[h], sent).await;
+        Ok(h)
+    }
+
+    /// [`Client::put`] in the throwing style: `Ok` only for admitted.
+    pub async fn put_admitted(&mut self, document: Document) -> Result<WriteHandle, WriteFailure> {
+        self.put(document).await?.into_admitted()
+    }
+
+    /// [`Client::delete`] in the throwing style: `Ok` only for admitted.
+    pub async fn delete_admitted(
+        &mut self,
+        schema_id: &str,
+        record_key: &str,
+    ) -> Result<WriteHandle, WriteFailure> {
+        self.delete(schema_id, record_key).await?.into_admitted()
+    }
+
+    /// [`Client::batch`] in the throwing style: `Ok` only when every member was admitted.
+    pub async fn batch_admitted(
+        &mut self,
+        members: Vec<BatchWrite>,
+    ) -> Result<Vec<WriteHandle>, BatchFailure> {
+        self.batch(members).await?.into_admitted()
+    }
+
+    /// Reads the connection for `duration` (or until the session ends), so late answers are
+    /// recorded on their writes' states.
+    pub async fn pump_for(&mut self, duration: Duration) {
+        let until = self
+            .now()
+            .saturating_add(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX));
+        loop {
+            let now = self.now();
+            self.session.tracker.on_tick(now);
+            self.session.drain_settled();
+            if self.session.ended || now >= until {
+                return;
+            }
+            self.read_once(until - now).await;
+        }
+    }
+
+    /// Closes the connection; the session ends and anything unanswered is unconfirmed.
+    pub async fn close(&mut self) {
+        let _ = timeout(self.config.write_timeout, self.io.shutdown()).await;
+        let now = self.now();
+        self.session.end(now);
+    }
+
+    async fn write(&mut self, members: Vec<BatchWrite>) -> Result<Vec<WriteHandle>, ClientError> {
+        let now = self.now();
+        let frames = self.session.register(members, now)?;
+        let handles: Vec<WriteHandle> = frames.iter().map(|(h, _)| *h).collect();
+        let sent = self.send(&frames).await?;
+        self.wait(&handles, sent).await;
+        Ok(handles)
+    }
+
+    /// Reads until every write in `handles` has settled; no read waits past the window.
+    async fn wait(&mut self, handles: &[WriteHandle], sent: u64) {
+        loop {
+            let now = self.now();
+            let Some(wait_ms) = self.session.next_wait(handles, sent, now) else {
+                return;
+            };
+            self.read_once(wait_ms).await;
+        }
+    }
+
+    async fn send(&mut self, frames: &[(WriteHandle, Frame)]) -> Result<u64, ClientError> {
+        let now = self.now();
+        let bytes = self.session.wire_bytes(frames, now)?;
+        if self.session.ended {
+            self.session.sent(frames, now)?;
+            return Ok(now);
+        }
+        let io = &mut self.io;
+        let wrote = timeout(self.config.write_timeout, async {
+            io.write_all(&bytes).await?;
+            io.flush().await
+        })
+        .await;
+        if let Ok(Ok(())) = wrote {
+            self.session.sent(frames, now)?;
+        } else {
+            // Failed or past the write deadline: unconfirmed (local_send_failed), session over.
+            let now = self.now();
+            self.session.send_failed(frames, now);
+        }
+        Ok(now)
+    }
+
+    async fn read_once(&mut self, wait_ms: u64) {
+        let mut buf = std::mem::take(&mut self.read_buf);
+        let read = timeout(
+            Duration::from_millis(wait_ms.max(1)),
+            self.io.read(&mut buf),
+        )
+        .await;
+        let now = self.now();
+        match read {
+            Err(_) => {}
+            Ok(Ok(0)) | Ok(Err(_)) => self.session.end(now),
+            Ok(Ok(n)) => self.session.feed(&buf[..n], now),
+        }
+        self.read_buf = buf;
+    }
+}

@@ -1,0 +1,585 @@
+//! The blocking client against the loopback receipt server over real sockets on 127.0.0.1.
+
+use std::time::{Duration, Instant};
+
+use cultnet_client::blocking::Client;
+use cultnet_client::loopback::{LoopbackOptions, LoopbackServer};
+use cultnet_client::{
+    BatchFailure, BatchOutcome, BatchWrite, ClientConfig, LateAnswer, Outcome, UnconfirmedReason,
+    WriteFailure, WriteState,
+};
+use cultnet_receipts::frames::{Document, RawValue};
+use cultnet_sim::server::{Faults, ServerConfig, CODE_WRITE_NOT_AUTHORIZED};
+
+const PAYLOAD: &[u8] = &[0x81, 0xa1, b'n', 0x07];
+
+fn doc(schema: &str, key: &str) -> Document {
+    Document {
+        schema_id: schema.to_owned(),
+        record_key: key.to_owned(),
+        stored_at: "2026-12-04T00:00:00Z".to_owned(),
+        payload: RawValue::new(PAYLOAD.to_vec()).expect("one value"),
+        source_runtime_id: None,
+        source_agent_id: None,
+        source_role: None,
+        tags: None,
+    }
+}
+
+fn connect(server: &LoopbackServer, nonce: u64) -> Client {
+    let mut config = ClientConfig::new("loopback-test", nonce);
+    config.connect_timeout = Duration::from_secs(5);
+    config.write_timeout = Duration::from_secs(5);
+    Client::connect(&server.target(), config).expect("connects")
+}
+
+fn legacy_without_hello() -> LoopbackServer {
+    LoopbackServer::start(LoopbackOptions {
+        config: ServerConfig {
+            receipts: false,
+            ..ServerConfig::default()
+        },
+        send_hello: false,
+        ..LoopbackOptions::default()
+    })
+    .expect("server starts")
+}
+
+fn receipt_server() -> LoopbackServer {
+    LoopbackServer::start(LoopbackOptions::default()).expect("server starts")
+}
+
+fn deny(server: &LoopbackServer, schema: &str) {
+    let actor = server.actor().to_owned();
+    server.with_model(|s, _| s.deny(&actor, schema));
+}
+
+fn stored(server: &LoopbackServer, schema: &str, key: &str) -> Option<Vec<u8>> {
+    server.with_model(|s, _| s.read(schema, key).map(<[u8]>::to_vec))
+}
+
+/// A first admitted write, so the client has read the server's hello before a fault is set.
+fn admitted_first(server: &LoopbackServer, client: &mut Client) {
+    let w = client.put(doc("s.warm", "k0")).expect("put");
+    assert_eq!(w.outcome, Outcome::Admitted);
+    assert_eq!(client.result_window_ms(), 5000);
+    let _ = server;
+}
+
+#[test]
+fn w_34_a_put_admitted_over_tcp_is_admitted_and_stored() {
+    let server = receipt_server();
+    let mut client = connect(&server, 1);
+    let w = client.put(doc("s.one", "k1")).expect("put");
+    assert_eq!(w.outcome, Outcome::Admitted);
+    assert!(w.message_id.starts_with('w'));
+    assert_eq!(stored(&server, "s.one", "k1").as_deref(), Some(PAYLOAD));
+    assert_eq!(client.result_window_ms(), 5000);
+    assert_eq!(client.counters().hellos, 1);
+}
+
+#[test]
+fn w_34_a_delete_admitted_over_tcp_is_admitted_and_removes_the_record() {
+    let server = receipt_server();
+    let mut client = connect(&server, 2);
+    assert_eq!(
+        client.put(doc("s.one", "k1")).expect("put").outcome,
+        Outcome::Admitted
+    );
+    let w = client.delete("s.one", "k1").expect("delete");
+    assert_eq!(w.outcome, Outcome::Admitted);
+    assert_eq!(stored(&server, "s.one", "k1"), None);
+}
+
+#[test]
+fn w_35_a_refusal_over_tcp_names_the_write_and_carries_its_code() {
+    let server = receipt_server();
+    deny(&server, "s.locked");
+    let mut client = connect(&server, 3);
+    let w = client.put(doc("s.locked", "k1")).expect("put");
+    let Outcome::Refused(r) = w.outcome else {
+        panic!("refused expected, got {:?}", w.outcome);
+    };
+    assert_eq!(r.code.as_deref(), Some(CODE_WRITE_NOT_AUTHORIZED));
+    assert!(!r.attributed_by_count, "error.v1 names the write by its id");
+    assert_eq!(stored(&server, "s.locked", "k1"), None);
+    // The next write on the same connection is unaffected.
+    assert_eq!(
+        client.put(doc("s.open", "k1")).expect("put").outcome,
+        Outcome::Admitted
+    );
+}
+
+#[test]
+fn w_36_silence_over_tcp_is_unconfirmed_at_the_receipt_window() {
+    let server = receipt_server();
+    let mut client = connect(&server, 4);
+    admitted_first(&server, &mut client);
+    server.with_model(|s, _| {
+        s.set_faults(Faults {
+            silent: true,
+            ..Faults::default()
+        });
+    });
+    let t0 = Instant::now();
+    let w = client.put(doc("s.one", "k1")).expect("put");
+    let took = t0.elapsed();
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::WindowElapsed,
+            server_missed_window: true,
+        }
+    );
+    assert!(
+        took >= Duration::from_millis(5000),
+        "settled early: {took:?}"
+    );
+    assert!(took < Duration::from_millis(6500), "settled late: {took:?}");
+    // Unconfirmed is not lost: the silent server did apply it.
+    assert_eq!(stored(&server, "s.one", "k1").as_deref(), Some(PAYLOAD));
+    assert_eq!(
+        client.tracker_counters().windows_missed_by_receipt_server,
+        1
+    );
+}
+
+#[test]
+fn w_36_a_dropped_connection_over_tcp_is_unconfirmed_session_ended() {
+    let server = LoopbackServer::start(LoopbackOptions {
+        drop_on_write: true,
+        ..LoopbackOptions::default()
+    })
+    .expect("server starts");
+    let mut client = connect(&server, 5);
+    let t0 = Instant::now();
+    let w = client.put(doc("s.one", "k1")).expect("put");
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::SessionEnded,
+            server_missed_window: false,
+        }
+    );
+    assert!(t0.elapsed() < Duration::from_millis(4000));
+    assert!(client.session_ended());
+    // A write made after the session ended settles session_ended when sent, without waiting.
+    let t1 = Instant::now();
+    let w2 = client.delete("s.one", "k1").expect("delete");
+    assert_eq!(
+        w2.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::SessionEnded,
+            server_missed_window: false,
+        }
+    );
+    assert!(t1.elapsed() < Duration::from_millis(100));
+    assert_ne!(w.message_id, w2.message_id);
+}
+
+#[test]
+fn w_37_the_throwing_api_over_tcp_returns_only_for_admitted() {
+    let server = receipt_server();
+    deny(&server, "s.locked");
+    let mut client = connect(&server, 6);
+    let h = client.put_admitted(doc("s.open", "k1")).expect("admitted");
+    assert!(matches!(
+        client.state(h),
+        Some(WriteState::Settled {
+            outcome: Outcome::Admitted,
+            late: None
+        })
+    ));
+    match client.delete_admitted("s.locked", "k1") {
+        Err(WriteFailure::Refused { refusal, .. }) => {
+            assert_eq!(refusal.code.as_deref(), Some(CODE_WRITE_NOT_AUTHORIZED));
+        }
+        other => panic!("refused expected, got {other:?}"),
+    }
+}
+
+#[test]
+fn w_37_the_throwing_api_over_tcp_has_a_distinct_unconfirmed_error() {
+    let server = legacy_without_hello();
+    let mut client = connect(&server, 7);
+    match client.put_admitted(doc("s.one", "k1")) {
+        Err(WriteFailure::Unconfirmed { reason, .. }) => {
+            assert_eq!(reason, UnconfirmedReason::WindowElapsed);
+        }
+        other => panic!("unconfirmed expected, got {other:?}"),
+    }
+}
+
+#[test]
+fn w_39_a_legacy_server_without_a_hello_over_tcp_gets_the_500_ms_window() {
+    let server = legacy_without_hello();
+    let mut client = connect(&server, 8);
+    let t0 = Instant::now();
+    let w = client.put(doc("s.one", "k1")).expect("put");
+    let took = t0.elapsed();
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::WindowElapsed,
+            server_missed_window: false,
+        }
+    );
+    assert!(
+        took >= Duration::from_millis(500),
+        "settled early: {took:?}"
+    );
+    assert!(took < Duration::from_millis(2000), "settled late: {took:?}");
+    assert_eq!(client.result_window_ms(), 500);
+    assert_eq!(client.counters().hellos, 0);
+    // The legacy server applied it silently: unconfirmed is not refused.
+    assert_eq!(stored(&server, "s.one", "k1").as_deref(), Some(PAYLOAD));
+}
+
+#[test]
+fn w_39_a_legacy_hello_over_tcp_keeps_the_500_ms_window() {
+    let server = LoopbackServer::start(LoopbackOptions {
+        config: ServerConfig {
+            receipts: false,
+            ..ServerConfig::default()
+        },
+        ..LoopbackOptions::default()
+    })
+    .expect("server starts");
+    let mut client = connect(&server, 9);
+    let t0 = Instant::now();
+    let w = client.put(doc("s.one", "k1")).expect("put");
+    assert!(matches!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::WindowElapsed,
+            ..
+        }
+    ));
+    assert!(t0.elapsed() < Duration::from_millis(2000));
+    assert_eq!(client.counters().hellos, 1);
+    assert_eq!(client.result_window_ms(), 500);
+}
+
+#[test]
+fn w_41_a_late_admission_over_tcp_is_recorded_on_the_handle() {
+    let server = receipt_server();
+    let mut client = connect(&server, 10);
+    admitted_first(&server, &mut client);
+    server.with_model(|s, _| {
+        s.set_faults(Faults {
+            answer_delay_ms: 5400,
+            ..Faults::default()
+        });
+    });
+    let w = client.put(doc("s.one", "k1")).expect("put");
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::WindowElapsed,
+            server_missed_window: true,
+        }
+    );
+    assert!(matches!(
+        client.state(w.handle),
+        Some(WriteState::Settled { late: None, .. })
+    ));
+    client.pump_for(Duration::from_millis(1500));
+    match client.state(w.handle) {
+        Some(WriteState::Settled { outcome, late }) => {
+            // What the caller was told does not change; the late answer is recorded.
+            assert_eq!(outcome, w.outcome);
+            assert_eq!(late, Some(LateAnswer::AdmittedLate));
+        }
+        other => panic!("settled expected, got {other:?}"),
+    }
+}
+
+#[test]
+fn w_43_a_legacy_refusal_over_tcp_refuses_the_only_unanswered_write() {
+    let server = legacy_without_hello();
+    deny(&server, "s.locked");
+    let mut client = connect(&server, 11);
+    let w = client.put(doc("s.locked", "k1")).expect("put");
+    let Outcome::Refused(r) = w.outcome else {
+        panic!("refused expected, got {:?}", w.outcome);
+    };
+    assert!(r.attributed_by_count, "error.v0 names no write");
+    assert_eq!(r.code.as_deref(), Some(CODE_WRITE_NOT_AUTHORIZED));
+}
+
+#[test]
+fn w_43_a_legacy_refusal_over_tcp_settles_nothing_with_two_unanswered() {
+    let server = legacy_without_hello();
+    deny(&server, "s.locked");
+    let mut client = connect(&server, 12);
+    let b = client
+        .batch(vec![
+            BatchWrite::Put(doc("s.locked", "k1")),
+            BatchWrite::Put(doc("s.open", "k2")),
+        ])
+        .expect("batch");
+    for m in &b.members {
+        assert!(
+            matches!(
+                m.outcome,
+                Outcome::Unconfirmed {
+                    reason: UnconfirmedReason::WindowElapsed,
+                    ..
+                }
+            ),
+            "{m:?}"
+        );
+    }
+    assert_eq!(client.tracker_counters().unattributed_errors, 1);
+}
+
+#[test]
+fn w_45_a_batch_over_tcp_settles_member_by_member() {
+    let server = receipt_server();
+    deny(&server, "s.locked");
+    let mut client = connect(&server, 13);
+    let b = client
+        .batch(vec![
+            BatchWrite::Put(doc("s.open", "k1")),
+            BatchWrite::Put(doc("s.locked", "k2")),
+            BatchWrite::Delete {
+                schema_id: "s.open".to_owned(),
+                record_key: "k9".to_owned(),
+            },
+        ])
+        .expect("batch");
+    assert_eq!(b.members.len(), 3);
+    assert_eq!(b.members[0].outcome, Outcome::Admitted);
+    assert!(matches!(b.members[1].outcome, Outcome::Refused(_)));
+    assert_eq!(b.members[2].outcome, Outcome::Admitted);
+    assert_eq!(b.outcome, BatchOutcome::Refused(vec![b.members[1].handle]));
+    let mut ids: Vec<&str> = b.members.iter().map(|m| m.message_id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "each member has its own messageId");
+    // Nothing is rolled back: the admitted member is stored.
+    assert_eq!(stored(&server, "s.open", "k1").as_deref(), Some(PAYLOAD));
+}
+
+#[test]
+fn w_45_an_all_admitted_batch_over_tcp_is_admitted() {
+    let server = receipt_server();
+    let mut client = connect(&server, 14);
+    let handles = client
+        .batch_admitted(vec![
+            BatchWrite::Put(doc("s.open", "k1")),
+            BatchWrite::Put(doc("s.open", "k2")),
+        ])
+        .expect("admitted");
+    assert_eq!(handles.len(), 2);
+}
+
+#[test]
+fn w_45_a_batch_over_tcp_with_a_refused_member_throws_naming_it() {
+    let server = receipt_server();
+    deny(&server, "s.locked");
+    let mut client = connect(&server, 15);
+    match client.batch_admitted(vec![
+        BatchWrite::Put(doc("s.open", "k1")),
+        BatchWrite::Put(doc("s.locked", "k2")),
+    ]) {
+        Err(BatchFailure::Refused { refused, members }) => {
+            assert_eq!(refused, vec![members[1].handle]);
+            assert_eq!(members[0].outcome, Outcome::Admitted);
+        }
+        other => panic!("refused expected, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_closed_port_is_a_connect_error_within_the_deadline() {
+    let port = {
+        let l = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let mut config = ClientConfig::new("loopback-test", 16);
+    config.connect_timeout = Duration::from_secs(2);
+    let t0 = Instant::now();
+    let r = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    );
+    assert!(matches!(r, Err(cultnet_client::ClientError::Connect(_))));
+    assert!(t0.elapsed() < Duration::from_secs(3));
+}
+
+#[test]
+fn w_36_a_write_past_its_deadline_over_tcp_is_unconfirmed_local_send_failed() {
+    // A peer that accepts and never reads: the socket buffers fill and the write deadline passes.
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let holder = std::thread::spawn(move || {
+        let (s, _) = listener.accept().expect("accept");
+        std::thread::sleep(Duration::from_secs(4));
+        drop(s);
+    });
+    let mut config = ClientConfig::new("loopback-test", 17);
+    config.connect_timeout = Duration::from_secs(2);
+    config.write_timeout = Duration::from_millis(300);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .expect("connects");
+    let mut big = vec![0xc6];
+    big.extend_from_slice(&(900_000u32).to_be_bytes());
+    big.resize(5 + 900_000, 0x5a);
+    let members = (0..16)
+        .map(|i| {
+            let mut d = doc("s.big", &format!("k{i}"));
+            d.payload = RawValue::new(big.clone()).expect("one value");
+            BatchWrite::Put(d)
+        })
+        .collect();
+    let t0 = Instant::now();
+    let b = client.batch(members).expect("batch");
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    for m in &b.members {
+        assert_eq!(
+            m.outcome,
+            Outcome::Unconfirmed {
+                reason: UnconfirmedReason::LocalSendFailed,
+                server_missed_window: false,
+            }
+        );
+    }
+    assert!(matches!(b.outcome, BatchOutcome::Unconfirmed(ref u) if u.len() == 16));
+    assert!(client.session_ended());
+    holder.join().expect("holder");
+}
+
+#[test]
+fn w_42_an_unconfirmed_put_resent_over_tcp_under_its_id_is_admitted_once() {
+    let server = receipt_server();
+    let mut client = connect(&server, 18);
+    admitted_first(&server, &mut client);
+    server.with_model(|s, _| {
+        s.set_faults(Faults {
+            silent: true,
+            ..Faults::default()
+        });
+    });
+    let w = client.put(doc("s.one", "k1")).expect("put");
+    assert!(matches!(w.outcome, Outcome::Unconfirmed { .. }));
+    let applied = server.with_model(|s, _| {
+        s.set_faults(Faults::default());
+        s.counters().applied
+    });
+    // Other content under the same id is refused by the client itself.
+    assert!(client.resend_put(w.handle, doc("s.one", "other")).is_err());
+    let r = client
+        .resend_put(w.handle, doc("s.one", "k1"))
+        .expect("resend");
+    assert_eq!(r.outcome, Outcome::Admitted);
+    assert_eq!(r.message_id, w.message_id);
+    assert_eq!(server.with_model(|s, _| s.counters().applied), applied);
+    assert_eq!(server.with_model(|s, _| s.counters().replayed), 1);
+    // An admitted write is not resent.
+    assert!(client.resend_put(r.handle, doc("s.one", "k1")).is_err());
+}
+
+#[test]
+fn w_34_a_duplicate_key_receipt_over_tcp_admits_nothing() {
+    let server = receipt_server();
+    let mut client = connect(&server, 19);
+    admitted_first(&server, &mut client);
+    server.with_model(|s, _| {
+        s.set_faults(Faults {
+            duplicate_key_receipts: true,
+            ..Faults::default()
+        });
+    });
+    let w = client.put(doc("s.one", "k1")).expect("put");
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::WindowElapsed,
+            server_missed_window: true,
+        }
+    );
+    assert_eq!(client.counters().undecodable_frames, 1);
+    assert!(matches!(
+        client.violation(),
+        Some(cultnet_client::Violation::Decode(_))
+    ));
+    assert!(
+        !client.session_ended(),
+        "a malformed frame settles nothing and ends nothing"
+    );
+}
+
+#[test]
+fn a_length_prefix_above_the_cap_from_the_server_ends_the_session() {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let peer = std::thread::spawn(move || {
+        use std::io::Write;
+        let (mut s, _) = listener.accept().expect("accept");
+        s.write_all(&[0xff, 0xff, 0xff, 0xff]).expect("write");
+        std::thread::sleep(Duration::from_secs(2));
+    });
+    let mut config = ClientConfig::new("loopback-test", 20);
+    config.connect_timeout = Duration::from_secs(2);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .expect("connects");
+    let t0 = Instant::now();
+    let w = client.put(doc("s.one", "k1")).expect("put");
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::SessionEnded,
+            server_missed_window: false,
+        }
+    );
+    assert!(t0.elapsed() < Duration::from_millis(400));
+    assert!(matches!(
+        client.violation(),
+        Some(cultnet_client::Violation::Framing(_))
+    ));
+    peer.join().expect("peer");
+}
+
+#[test]
+fn w_40_a_silent_receipt_server_over_tcp_is_unconfirmed_and_counted_but_a_legacy_one_is_not() {
+    let server = receipt_server();
+    let mut client = connect(&server, 23);
+    admitted_first(&server, &mut client);
+    server.with_model(|s, _| {
+        s.set_faults(Faults {
+            silent: true,
+            ..Faults::default()
+        });
+    });
+    let w = client.delete("s.one", "k1").expect("delete");
+    assert!(matches!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            server_missed_window: true,
+            ..
+        }
+    ));
+    assert_eq!(
+        client.tracker_counters().windows_missed_by_receipt_server,
+        1
+    );
+    // A legacy server's silence is its normal answer to an admitted write: not counted.
+    let legacy = legacy_without_hello();
+    let mut old = connect(&legacy, 24);
+    let w = old.put(doc("s.one", "k1")).expect("put");
+    assert!(matches!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            server_missed_window: false,
+            ..
+        }
+    ));
+    assert_eq!(old.tracker_counters().windows_missed_by_receipt_server, 0);
+}

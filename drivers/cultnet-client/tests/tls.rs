@@ -1,0 +1,120 @@
+//! The blocking client over TLS (through sansio-kit's dialling) to the loopback receipt server,
+//! behind a relay on 127.0.0.1 that ends TLS and passes the plain bytes on.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use cultnet_client::blocking::Client;
+use cultnet_client::loopback::{LoopbackOptions, LoopbackServer};
+use cultnet_client::{ClientConfig, ClientError, ConnectError, Outcome, Target};
+use cultnet_receipts::frames::{Document, RawValue};
+
+fn tls_for(
+    name: &str,
+) -> (
+    rustls_pki_types::CertificateDer<'static>,
+    Arc<rustls::ServerConfig>,
+) {
+    let ck = rcgen::generate_simple_self_signed(vec![name.to_string()]).expect("certificate");
+    let der = ck.cert.der().clone();
+    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(ck.signing_key.serialize_der().into());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(vec![der.clone()], key)
+        .expect("server config");
+    (der, Arc::new(config))
+}
+
+fn quiet(e: &std::io::Error) -> bool {
+    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)
+}
+
+/// Ends TLS for one connection and relays its bytes to `backend` both ways, for at most 10 s.
+fn relay(listener: TcpListener, config: Arc<rustls::ServerConfig>, backend: u16) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let Ok((sock, _)) = listener.accept() else {
+            return;
+        };
+        let tick = Some(Duration::from_millis(5));
+        sock.set_read_timeout(tick).expect("timeout");
+        let conn = rustls::ServerConnection::new(config).expect("server connection");
+        let mut tls = rustls::StreamOwned::new(conn, sock);
+        let mut plain = TcpStream::connect(("127.0.0.1", backend)).expect("backend");
+        plain.set_read_timeout(tick).expect("timeout");
+        let mut buf = vec![0u8; 16 * 1024];
+        let end = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < end {
+            match tls.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => plain.write_all(&buf[..n]).expect("to backend"),
+                Err(e) if quiet(&e) => {}
+                Err(_) => return,
+            }
+            match plain.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => {
+                    if tls.write_all(&buf[..n]).and_then(|()| tls.flush()).is_err() {
+                        return;
+                    }
+                }
+                Err(e) if quiet(&e) => {}
+                Err(_) => return,
+            }
+        }
+    })
+}
+
+fn doc() -> Document {
+    Document {
+        schema_id: "s.tls".to_owned(),
+        record_key: "k1".to_owned(),
+        stored_at: "2026-12-04T00:00:00Z".to_owned(),
+        payload: RawValue::new(vec![0xc2]).expect("one value"),
+        source_runtime_id: None,
+        source_agent_id: None,
+        source_role: None,
+        tags: None,
+    }
+}
+
+#[test]
+fn w_34_a_put_over_tls_is_admitted() {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    let (root, server_tls) = tls_for("localhost");
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let relay = relay(listener, server_tls, server.addr().port());
+    let mut config = ClientConfig::new("tls-test", 21);
+    config.connect_timeout = Duration::from_secs(5);
+    config.resolver = cultnet_client::Resolver::new(
+        sansio_kit::resolve::HostsResolver::new()
+            .with("localhost", [std::net::IpAddr::from([127, 0, 0, 1])]),
+    );
+    config.tls = Some(sansio_kit::dial::tls_config(&[root], b"cultnet").expect("client tls"));
+    let mut client =
+        Client::connect(&Target::new("localhost", port, true), config).expect("connects");
+    let w = client.put(doc()).expect("put");
+    assert_eq!(w.outcome, Outcome::Admitted);
+    assert_eq!(client.result_window_ms(), 5000);
+    client.close();
+    relay.join().expect("relay");
+}
+
+#[test]
+fn a_tls_target_without_tls_configuration_is_refused() {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let mut config = ClientConfig::new("tls-test", 22);
+    config.connect_timeout = Duration::from_secs(2);
+    let r = Client::connect(&Target::new("127.0.0.1", port, true), config);
+    assert!(
+        matches!(r, Err(ClientError::Connect(ConnectError::NoTls))),
+        "{r:?}"
+    );
+}

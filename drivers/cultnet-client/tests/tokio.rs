@@ -1,0 +1,207 @@
+//! The async client against the loopback receipt server over real sockets on 127.0.0.1.
+#![cfg(feature = "tokio")]
+
+use std::time::{Duration, Instant};
+
+use cultnet_client::loopback::{LoopbackOptions, LoopbackServer};
+use cultnet_client::tokio::Client;
+use cultnet_client::{
+    BatchOutcome, BatchWrite, ClientConfig, LateAnswer, Outcome, UnconfirmedReason, WriteFailure,
+    WriteState,
+};
+use cultnet_receipts::frames::{Document, RawValue};
+use cultnet_sim::server::{Faults, ServerConfig, CODE_WRITE_NOT_AUTHORIZED};
+
+const PAYLOAD: &[u8] = &[0x92, 0x01, 0x02];
+
+fn doc(schema: &str, key: &str) -> Document {
+    Document {
+        schema_id: schema.to_owned(),
+        record_key: key.to_owned(),
+        stored_at: "2026-12-04T00:00:00Z".to_owned(),
+        payload: RawValue::new(PAYLOAD.to_vec()).expect("one value"),
+        source_runtime_id: None,
+        source_agent_id: None,
+        source_role: None,
+        tags: None,
+    }
+}
+
+async fn connect(server: &LoopbackServer, nonce: u64) -> Client {
+    let mut config = ClientConfig::new("loopback-async-test", nonce);
+    config.connect_timeout = Duration::from_secs(5);
+    config.write_timeout = Duration::from_secs(5);
+    Client::connect(&server.target(), config)
+        .await
+        .expect("connects")
+}
+
+fn deny(server: &LoopbackServer, schema: &str) {
+    let actor = server.actor().to_owned();
+    server.with_model(|s, _| s.deny(&actor, schema));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_34_an_async_put_and_delete_over_tcp_are_admitted() {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    let mut client = connect(&server, 1).await;
+    let w = client.put(doc("s.one", "k1")).await.expect("put");
+    assert_eq!(w.outcome, Outcome::Admitted);
+    assert_eq!(
+        server.with_model(|s, _| s.read("s.one", "k1").map(<[u8]>::to_vec)),
+        Some(PAYLOAD.to_vec())
+    );
+    let d = client.delete("s.one", "k1").await.expect("delete");
+    assert_eq!(d.outcome, Outcome::Admitted);
+    assert_eq!(client.result_window_ms(), 5000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_37_the_async_throwing_api_over_tcp_has_distinct_refused_and_unconfirmed_errors() {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    deny(&server, "s.locked");
+    let mut client = connect(&server, 2).await;
+    client
+        .put_admitted(doc("s.open", "k1"))
+        .await
+        .expect("admitted");
+    match client.put_admitted(doc("s.locked", "k1")).await {
+        Err(WriteFailure::Refused { refusal, .. }) => {
+            assert_eq!(refusal.code.as_deref(), Some(CODE_WRITE_NOT_AUTHORIZED));
+            assert!(!refusal.attributed_by_count);
+        }
+        other => panic!("refused expected, got {other:?}"),
+    }
+    server.with_model(|s, _| {
+        s.set_faults(Faults {
+            silent: true,
+            ..Faults::default()
+        });
+    });
+    let t0 = Instant::now();
+    match client.delete_admitted("s.open", "k1").await {
+        Err(WriteFailure::Unconfirmed { reason, .. }) => {
+            assert_eq!(reason, UnconfirmedReason::WindowElapsed);
+        }
+        other => panic!("unconfirmed expected, got {other:?}"),
+    }
+    let took = t0.elapsed();
+    assert!(
+        took >= Duration::from_millis(5000),
+        "settled early: {took:?}"
+    );
+    assert!(took < Duration::from_millis(6500), "settled late: {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_36_an_async_dropped_connection_over_tcp_is_unconfirmed_session_ended() {
+    let server = LoopbackServer::start(LoopbackOptions {
+        drop_on_write: true,
+        ..LoopbackOptions::default()
+    })
+    .expect("server");
+    let mut client = connect(&server, 3).await;
+    let w = client.put(doc("s.one", "k1")).await.expect("put");
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::SessionEnded,
+            server_missed_window: false,
+        }
+    );
+    assert!(client.session_ended());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_39_an_async_client_of_a_legacy_server_without_a_hello_waits_500_ms() {
+    let server = LoopbackServer::start(LoopbackOptions {
+        config: ServerConfig {
+            receipts: false,
+            ..ServerConfig::default()
+        },
+        send_hello: false,
+        ..LoopbackOptions::default()
+    })
+    .expect("server");
+    deny(&server, "s.locked");
+    let mut client = connect(&server, 4).await;
+    let t0 = Instant::now();
+    let w = client.put(doc("s.one", "k1")).await.expect("put");
+    let took = t0.elapsed();
+    assert!(matches!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::WindowElapsed,
+            server_missed_window: false,
+        }
+    ));
+    assert!(took >= Duration::from_millis(500) && took < Duration::from_millis(2000));
+    let r = client.put(doc("s.locked", "k2")).await.expect("put");
+    assert!(matches!(r.outcome, Outcome::Refused(ref x) if x.attributed_by_count));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_41_an_async_late_admission_over_tcp_is_recorded_on_the_handle() {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    let mut client = connect(&server, 5).await;
+    client
+        .put_admitted(doc("s.warm", "k0"))
+        .await
+        .expect("admitted");
+    server.with_model(|s, _| {
+        s.set_faults(Faults {
+            answer_delay_ms: 5400,
+            ..Faults::default()
+        });
+    });
+    let w = client.put(doc("s.one", "k1")).await.expect("put");
+    assert!(matches!(w.outcome, Outcome::Unconfirmed { .. }));
+    client.pump_for(Duration::from_millis(1500)).await;
+    assert!(matches!(
+        client.state(w.handle),
+        Some(WriteState::Settled {
+            late: Some(LateAnswer::AdmittedLate),
+            ..
+        })
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_45_an_async_batch_over_tcp_settles_member_by_member() {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    deny(&server, "s.locked");
+    let mut client = connect(&server, 6).await;
+    let b = client
+        .batch(vec![
+            BatchWrite::Put(doc("s.locked", "k1")),
+            BatchWrite::Put(doc("s.open", "k2")),
+        ])
+        .await
+        .expect("batch");
+    assert!(matches!(b.members[0].outcome, Outcome::Refused(_)));
+    assert_eq!(b.members[1].outcome, Outcome::Admitted);
+    assert_eq!(b.outcome, BatchOutcome::Refused(vec![b.members[0].handle]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_async_resend_of_an_unconfirmed_delete_is_admitted_under_its_id() {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    let mut client = connect(&server, 7).await;
+    client
+        .put_admitted(doc("s.one", "k1"))
+        .await
+        .expect("admitted");
+    server.with_model(|s, _| {
+        s.set_faults(Faults {
+            silent: true,
+            ..Faults::default()
+        });
+    });
+    let w = client.delete("s.one", "k1").await.expect("delete");
+    assert!(matches!(w.outcome, Outcome::Unconfirmed { .. }));
+    server.with_model(|s, _| s.set_faults(Faults::default()));
+    let r = client.resend_delete(w.handle).await.expect("resend");
+    assert_eq!(r.outcome, Outcome::Admitted);
+    assert_eq!(r.message_id, w.message_id);
+    assert_eq!(server.with_model(|s, _| s.counters().replayed), 1);
+}
