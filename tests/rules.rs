@@ -136,6 +136,7 @@ fn skip_trivia(mut s: &str) -> &str {
 fn fn_name(s: &str) -> Option<String> {
     let s = skip_trivia(s);
     let s = s.strip_prefix("pub ").unwrap_or(s).trim_start();
+    let s = s.strip_prefix("async ").unwrap_or(s).trim_start();
     let name = ident_at(s.strip_prefix("fn ")?.trim_start());
     (!name.is_empty()).then_some(name)
 }
@@ -262,6 +263,13 @@ fn test_fns(src: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     for (i, _) in src.match_indices("#[test]") {
         if let Some(name) = fn_name(&src[i + "#[test]".len()..]) {
+            names.insert(name);
+        }
+    }
+    // An async test under `#[tokio::test]` or `#[tokio::test(...)]`: its attribute is skipped
+    // as trivia from its `#`.
+    for (i, _) in src.match_indices("#[tokio::test") {
+        if let Some(name) = fn_name(&src[i..]) {
             names.insert(name);
         }
     }
@@ -423,15 +431,25 @@ fn rules_check_notices_a_missing_test_and_a_fn_that_is_not_a_test() {
          {attr}\n/// doc\n#[should_panic]\npub fn f_1_real_too() {{}}\n\
          fn f_1_helper() {{}}\n\
          // {attr} in a comment names no function\n\
-         {p}! {{\n    #![proptest_config(x)]\n    {attr}\n    fn f_1_property(x in 0..1u8) {{ let _ = x; }}\n}}\n",
-        p = "proptest"
+         {p}! {{\n    #![proptest_config(x)]\n    {attr}\n    fn f_1_property(x in 0..1u8) {{ let _ = x; }}\n}}\n\
+         #[{t}(flavor = \"multi_thread\")]\nasync fn f_1_async() {{}}\n\
+         #[{t}]\npub async fn f_1_async_too() {{}}\n\
+         async fn f_1_async_helper() {{}}\n",
+        p = "proptest",
+        t = "tokio::test"
     );
     let tests = test_fns(&src);
     assert_eq!(
         tests,
-        ["f_1_property", "f_1_real", "f_1_real_too"]
-            .map(String::from)
-            .into()
+        [
+            "f_1_async",
+            "f_1_async_too",
+            "f_1_property",
+            "f_1_real",
+            "f_1_real_too"
+        ]
+        .map(String::from)
+        .into()
     );
 
     // An attribute or a proptest block in a comment or a string literal declares nothing;
