@@ -322,6 +322,9 @@ fn spec_copy(engine: &Engine) -> BTreeMap<String, String> {
     key_sections(&text, engine.section_column)
 }
 
+/// How a key that no test of this workspace can reach is listed: this, then why.
+const UNTESTABLE: &str = "untestable:";
+
 /// Key to the tests `rules.tsv` lists for it.
 fn ledger(tsv: &str) -> BTreeMap<String, Vec<String>> {
     let mut out = BTreeMap::new();
@@ -331,10 +334,18 @@ fn ledger(tsv: &str) -> BTreeMap<String, Vec<String>> {
     {
         let mut cols = line.split('\t');
         let key = cols.next().unwrap_or_default().trim().to_string();
-        let tests: Vec<String> = cols
-            .flat_map(|c| c.split(','))
-            .map(|t| t.trim().to_string())
-            .collect();
+        let rest: Vec<&str> = cols.collect();
+        // A key no test here can reach is listed with its reason instead of tests.
+        let tests: Vec<String> = match rest.first() {
+            Some(first) if first.trim_start().starts_with(UNTESTABLE) => {
+                vec![rest.join("\t").trim().to_string()]
+            }
+            _ => rest
+                .iter()
+                .flat_map(|c| c.split(','))
+                .map(|t| t.trim().to_string())
+                .collect(),
+        };
         assert!(
             out.insert(key.clone(), tests).is_none(),
             "rules.tsv lists {key} twice"
@@ -371,6 +382,15 @@ fn ledger_problems(
     for (key, listed) in ledger {
         if !keys.contains_key(key) {
             problems.push(format!("{key} is not a rule key of any engine"));
+        }
+        if let [only] = listed.as_slice() {
+            if let Some(why) = only.strip_prefix(UNTESTABLE) {
+                // The reason must say something.
+                if why.split_whitespace().count() < 4 {
+                    problems.push(format!("{key} is untestable without a reason"));
+                }
+                continue;
+            }
         }
         if listed.is_empty() || listed.iter().any(|t| t.is_empty()) {
             problems.push(format!("{key} has an empty test name"));
@@ -504,6 +524,15 @@ fn rules_check_notices_a_missing_test_and_a_fn_that_is_not_a_test() {
 
     // A helper that is no test, a name nobody wrote, an implemented key left out, a key the
     // manual does not have: each is a problem.
+    // A key listed as untestable needs a reason of a few words, and needs no test.
+    let why = ledger("F-1\tf_1_real\nF-2\tf_1_real\nW-1\tuntestable: the rule binds another client, not this one\n");
+    assert!(ledger_problems(&why, &engines, &tests).is_empty());
+    let no_why = ledger("F-1\tf_1_real\nF-2\tf_1_real\nW-1\tuntestable: no\n");
+    assert_eq!(
+        ledger_problems(&no_why, &engines, &tests),
+        ["W-1 is untestable without a reason"]
+    );
+
     let bad = ledger("F-1\tf_1_helper,f_0_nobody_wrote\nZ-9\tf_1_real\nW-1\tf_0_nobody\n");
     let problems = ledger_problems(&bad, &engines, &tests);
     assert_eq!(
