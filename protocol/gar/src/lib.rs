@@ -426,6 +426,12 @@ impl Client {
 
     fn emit(&mut self, e: Event) {
         if self.events.len() >= self.config.limits.max_event_count {
+            if self.counters.events_dropped == 0 {
+                tracing::warn!(
+                    held = self.events.len(),
+                    "gar event queue full: events dropped (counted)"
+                );
+            }
             self.counters.events_dropped += 1;
         } else {
             self.events.push_back(e);
@@ -438,6 +444,12 @@ impl Client {
         }
         self.running = false;
         self.stop = Some(reason);
+        match &violation {
+            Some(v) => {
+                tracing::warn!(?reason, violation = %v, "gar session stopped by a protocol violation")
+            }
+            None => tracing::info!(?reason, "gar session stopped"),
+        }
         // The stop event is never dropped: it is the one event every session ends with.
         self.events.push_back(Event::Stopped { reason, violation });
     }
@@ -572,6 +584,7 @@ impl Client {
                     && !self.s.server_topics.contains_key(&topic_id)
                 {
                     self.counters.ids_dropped += 1;
+                    tracing::debug!("gar id map full: an introduction was dropped (counted)");
                 } else {
                     self.s.server_topics.insert(topic_id, name);
                 }
@@ -634,6 +647,7 @@ impl Client {
                     );
                 } else {
                     self.counters.records_dropped += 1;
+                    tracing::debug!("gar record cache full: a record was not cached (counted)");
                 }
             }
             Inbound::BatchUpdate {
@@ -728,6 +742,7 @@ impl Client {
                     >= self.config.limits.max_ids
                 {
                     self.counters.ids_dropped += 1;
+                    tracing::debug!("gar id map full: an introduction was dropped (counted)");
                     return;
                 }
                 self.s.server_keys.insert(
@@ -773,6 +788,7 @@ impl Client {
             );
         } else {
             self.counters.records_dropped += 1;
+            tracing::debug!("gar record cache full: a record was not cached (counted)");
         }
         self.emit(Event::Record {
             record_id,
