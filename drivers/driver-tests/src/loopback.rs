@@ -239,56 +239,45 @@ pub fn t_2_roots_and_strict_addresses<D: Driver>() {
 /// to the application, whatever the runtime does with the session's task afterwards. Eight
 /// rounds, each a client of its own with a command answered before the close.
 pub fn x_7_reverting_close_reaches_the_server<D: Driver>(vias: &[Via]) {
-    let d = D::new();
-    let lb = server(1, false);
-    let mut rounds = 0;
-    for via in vias {
-        for i in 0..8 {
-            let c = connected(&d, &lb, *via);
-            assert!(completed(
-                &d.execute(&c, &format!("CREATE RELAY x{rounds}_{i};"))
-                    .unwrap()
-            ));
-            d.close(c, true).unwrap();
-            rounds += 1;
-            // Seen by the time the close returned, give or take the server's own read.
-            assert!(
-                until(Duration::from_millis(500), || lb.stats().clean_closes
-                    == rounds),
-                "round {rounds} over {via:?}: {:?} clean closes seen",
-                lb.stats().clean_closes
-            );
-        }
-    }
-    assert_eq!(lb.stats().unclean_closes, 0);
+    closes_cleanly::<D>(vias, 8, "x", |_| {});
 }
 
 /// X-7 under a flood: a reverting close still reaches the server when the session is being
-/// sent more unsolicited frames than its event channel holds as the close begins, over each of
-/// `vias`. A driver that stopped reading its sessions while it waits for them to write their
-/// close would leave such a session blocked on its full channel until the wait ran out, and
-/// the close unsent.
+/// sent many times more unsolicited frames than its event channel holds as the close begins,
+/// over each of `vias`: three rounds.
 pub fn x_7_a_flooded_session_still_closes_cleanly<D: Driver>(vias: &[Via]) {
+    closes_cleanly::<D>(vias, 3, "f", |lb| {
+        assert_eq!(lb.flood_notices(0, 40_000, 200), 1);
+        std::thread::sleep(Duration::from_millis(20));
+    });
+}
+
+/// `rounds` clients over each of `vias`, each running one command (relays named after
+/// `prefix`), then `before_close`, then a reverting close that the server must have seen as
+/// clean by the time the close returned (give or take its own read); no close is unclean.
+fn closes_cleanly<D: Driver>(
+    vias: &[Via],
+    rounds: usize,
+    prefix: &str,
+    before_close: impl Fn(&Loopback),
+) {
     let d = D::new();
     let lb = server(1, false);
-    let mut rounds = 0;
+    let mut closed = 0;
     for via in vias {
-        for i in 0..3 {
+        for i in 0..rounds {
             let c = connected(&d, &lb, *via);
             assert!(completed(
-                &d.execute(&c, &format!("CREATE RELAY f{rounds}_{i};"))
+                &d.execute(&c, &format!("CREATE RELAY {prefix}{closed}_{i};"))
                     .unwrap()
             ));
-            // Many times what any event channel of a session holds, still arriving as the
-            // close begins.
-            assert_eq!(lb.flood_notices(0, 40_000, 200), 1);
-            std::thread::sleep(Duration::from_millis(20));
+            before_close(&lb);
             d.close(c, true).unwrap();
-            rounds += 1;
+            closed += 1;
             assert!(
                 until(Duration::from_millis(500), || lb.stats().clean_closes
-                    == rounds),
-                "round {rounds} over {via:?}: {:?} clean closes seen",
+                    == closed),
+                "round {closed} over {via:?}: {:?} clean closes seen",
                 lb.stats().clean_closes
             );
         }
