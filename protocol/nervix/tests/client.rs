@@ -2584,3 +2584,21 @@ fn stats_count_a_session_the_server_ended_with_a_redirect_once() {
     assert_eq!((s.sessions_lost_ending, s.redirects), (1, 1));
     assert_eq!(s.sessions_closed + s.sessions_lost_transport, 0);
 }
+
+#[test]
+fn stats_count_a_read_a_transport_loss_and_an_uncertain_command() {
+    let mut r = Rig::new();
+    r.exec("CREATE RELAY a;");
+    let sid = r.open();
+    r.c.read(r.now, list_domains(), None).unwrap();
+    r.pump();
+    let id = r.last().1.request_id;
+    r.feed(sid, domains(id));
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    r.advance(Duration::from_secs(3600));
+    let s = r.c.stats();
+    assert_eq!(s.reads_ended, 1);
+    assert_eq!(s.sessions_lost_transport, 1);
+    assert_eq!(s.commands_uncertain, 1);
+}

@@ -156,6 +156,7 @@ fn s_3_frames_are_routed_by_name_and_generation_and_unknown_handles_ignored() {
     r.feed(sid, delivery_lost("other", 1, 5));
     r.feed(sid, ended("live", 7, SubscriptionEndReason::RelayRemoved));
     assert_eq!(r.c.ignored_subscription_frames(), 4);
+    assert_eq!(r.c.stats().subscription_frames_ignored, 4);
     assert!(drain(&mut r, id).is_empty());
     r.feed(sid, rows("live", 1, 1, 2));
     assert_eq!(shape(&drain(&mut r, id)), "rows2");
