@@ -2602,3 +2602,42 @@ fn stats_count_a_read_a_transport_loss_and_an_uncertain_command() {
     assert_eq!(s.sessions_lost_transport, 1);
     assert_eq!(s.commands_uncertain, 1);
 }
+
+#[test]
+fn stats_count_a_failed_command_apart_from_completed_and_uncertain_ones() {
+    let (r, _, res) = first_attempt(CommandDispositionT::RequestFailed(Box::default()));
+    assert!(matches!(res, Some(CommandResult::Failed(_))), "{res:?}");
+    let s = r.c.stats();
+    assert_eq!(
+        (
+            s.commands_failed,
+            s.commands_completed,
+            s.commands_uncertain
+        ),
+        (1, 0, 0)
+    );
+    // Two failures count two: the counter adds, it does not multiply or overwrite.
+    let mut r = Rig::new();
+    for _ in 0..2 {
+        let h = r.exec("CREATE RELAY a;");
+        let sid = if r.c.stats().sessions_opened == 0 {
+            r.open()
+        } else {
+            r.connects.last().unwrap().0
+        };
+        r.pump();
+        let (id, cmd) = r.last_command();
+        r.feed(
+            sid,
+            outcome_frame(
+                id,
+                answer(
+                    &cmd.execution_reference,
+                    CommandDispositionT::RequestFailed(Box::default()),
+                ),
+            ),
+        );
+        assert!(matches!(r.result(h), Some(CommandResult::Failed(_))));
+    }
+    assert_eq!(r.c.stats().commands_failed, 2);
+}
