@@ -56,6 +56,9 @@ pub enum Violation {
     /// The server closed with a code other than 1000, 1001 or none (1005): an error close.
     #[error("the server closed the connection with code {0}")]
     CloseCode(u16),
+    /// A message above the size limit, refused by the transport before it was read whole.
+    #[error("a message above the size limit, refused unread")]
+    Oversized,
     /// A close frame whose body is one byte: a close code takes two.
     #[error("a malformed close frame (1-byte body)")]
     MalformedClose,

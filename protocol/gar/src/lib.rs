@@ -620,6 +620,12 @@ impl Client {
         }
     }
 
+    /// The transport refused a message above its size limit without reading it whole: `error`,
+    /// with [`Violation::Oversized`].
+    pub fn handle_oversized(&mut self) {
+        self.stopped(StopReason::Error, Some(Violation::Oversized));
+    }
+
     /// The server sent a close frame with a 1-byte body, which no close code fits: `error`, with
     /// [`Violation::MalformedClose`].
     pub fn handle_malformed_close(&mut self) {
