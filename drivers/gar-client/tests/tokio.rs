@@ -138,7 +138,7 @@ async fn g_26_a_subscriptions_records_arrive_as_events() {
         matches!(&got[1], Event::Status { name, status: Status::ProcessingSnapshot } if name == "S1")
     );
     assert!(
-        matches!(&got[2], Event::Record { record_id, value: Some(v) } if *record_id == id && v.to_string() == "101.25")
+        matches!(&got[2], Event::Record { record_id, value: Some(v) } if *record_id == id && v.as_f64() == Some(101.25))
     );
     assert_eq!(got.len(), 4);
     let rec = c.record(id).unwrap();
