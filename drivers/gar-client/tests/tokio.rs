@@ -292,7 +292,7 @@ async fn g_59_another_close_code_ends_as_an_error() {
 }
 
 #[tokio::test]
-async fn g_59_a_one_byte_close_body_is_malformed() {
+async fn g_59_a_one_byte_close_body_from_the_server_is_malformed() {
     let server = serve(Answer::Accept, NO_LOOK, |p| {
         p.handshake();
         p.raw(&[0x88, 0x01, 0x03]);
