@@ -303,3 +303,32 @@ fn stats_of_a_blocking_session_are_read_through_the_driver() {
     assert!(s.messages_out >= 3 && s.bytes_out > 0);
     server.report();
 }
+
+#[test]
+fn g_62_blocking_upgrade_that_never_answers_is_connect_failed_by_the_deadline() {
+    let (_listener, url) = common::silent_listener();
+    let mut cfg = config(&url);
+    cfg.connect_timeout = Duration::from_millis(300);
+    let t0 = Instant::now();
+    let e = Client::connect(cfg).unwrap_err();
+    assert_eq!(e.reason, StopReason::ConnectFailed);
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn blocking_write_past_its_deadline_ends_the_session() {
+    let server = common::stalled_reader(Duration::from_secs(4));
+    let mut cfg = config(&server.url);
+    cfg.write_timeout = Duration::from_millis(300);
+    cfg.call_timeout = Duration::from_secs(3);
+    let c = Client::connect(cfg).unwrap();
+    let big = json!("x".repeat(256 * 1024));
+    let t0 = Instant::now();
+    let outcome = (0..400)
+        .map(|_| c.publish_by_name("k", "C", "t", &big))
+        .find(Result::is_err)
+        .unwrap();
+    assert_eq!(outcome, Err(Error::Stopped(Some(StopReason::Disconnect))));
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    server.report();
+}

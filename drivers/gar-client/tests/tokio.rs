@@ -420,3 +420,54 @@ async fn stats_of_a_session_are_read_through_the_driver() {
     assert_eq!(s.transmit_held, 0);
     server.report();
 }
+
+#[tokio::test]
+async fn g_62_an_upgrade_that_never_answers_is_connect_failed_by_the_deadline() {
+    let (_listener, url) = common::silent_listener();
+    let mut cfg = config(&url);
+    cfg.connect_timeout = Duration::from_millis(300);
+    let t0 = Instant::now();
+    let e = Client::connect(cfg).await.unwrap_err();
+    assert_eq!(e.reason, StopReason::ConnectFailed);
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+}
+
+#[tokio::test]
+async fn a_write_past_its_deadline_ends_the_session() {
+    let server = common::stalled_reader(Duration::from_secs(4));
+    let mut cfg = config(&server.url);
+    cfg.write_timeout = Duration::from_millis(300);
+    cfg.call_timeout = Duration::from_secs(3);
+    let c = Client::connect(cfg).await.unwrap();
+    let big = json!("x".repeat(256 * 1024));
+    let t0 = Instant::now();
+    let mut outcome = Ok(RecordId {
+        key_id: 0,
+        topic_id: 0,
+    });
+    for _ in 0..400 {
+        outcome = c.publish_by_name("k", "C", "t", &big).await;
+        if outcome.is_err() {
+            break;
+        }
+    }
+    assert_eq!(outcome, Err(Error::Stopped(Some(StopReason::Disconnect))));
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    assert!(c.is_closed());
+    server.report();
+}
+
+#[tokio::test]
+async fn an_unanswered_echo_barrier_times_out_at_the_call_deadline() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("EchoRequest");
+        p.recv_type("Logoff");
+    });
+    let mut cfg = config(&server.url);
+    cfg.call_timeout = Duration::from_millis(300);
+    let c = Client::connect(cfg).await.unwrap();
+    assert_eq!(c.echo_barrier().await, Err(Error::TimedOut));
+    c.logoff().await;
+    server.report();
+}

@@ -346,3 +346,20 @@ pub fn s1() -> gar_driver::Subscribe {
         ..Default::default()
     }
 }
+
+/// A listener that completes TCP connections (the kernel's backlog) but never answers the
+/// upgrade; kept open while the returned value lives.
+pub fn silent_listener() -> (TcpListener, String) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("ws://{}/gar", l.local_addr().unwrap());
+    (l, url)
+}
+
+/// A server that answers the introduction, then reads nothing for `d`: the client's socket
+/// buffers fill and its writes stall.
+pub fn stalled_reader(d: Duration) -> Server {
+    serve(Answer::Accept, Duration::ZERO, move |p| {
+        p.handshake();
+        std::thread::sleep(d);
+    })
+}
