@@ -97,9 +97,10 @@ impl Client {
         });
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (s, st, wt) = (shared.clone(), stop.clone(), config.write_timeout);
+        let span = tracing::info_span!("gar_session", url = %config.redacted_url());
         let thread = std::thread::Builder::new()
             .name("gar-connection".into())
-            .spawn(move || run(ws, &s, &st, wt))
+            .spawn(move || span.in_scope(|| run(ws, &s, &st, wt)))
             .map_err(|e| ConnectError {
                 reason: StopReason::ConnectFailed,
                 detail: format!("no thread for the connection: {e}"),

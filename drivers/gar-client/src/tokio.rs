@@ -98,7 +98,11 @@ impl Client {
             changed: Notify::new(),
             wake: Notify::new(),
         });
-        let task = tokio::spawn(run(ws, shared.clone(), config.write_timeout));
+        let span = tracing::info_span!("gar_session", url = %config.redacted_url());
+        let task = tokio::spawn(tracing::Instrument::instrument(
+            run(ws, shared.clone(), config.write_timeout),
+            span,
+        ));
         Ok(Client {
             shared,
             call_timeout: config.call_timeout,

@@ -13,11 +13,10 @@ const NO_LOOK: Duration = Duration::ZERO;
 
 /// Every event until the stream ends (bounded).
 async fn all_events(c: &Client) -> Vec<Event> {
-    let mut out = Vec::new();
-    while let Ok(Some(e)) = c.next_event_within(Duration::from_secs(5)).await {
-        out.push(e);
-    }
-    out
+    use futures_util::StreamExt;
+    tokio::time::timeout(Duration::from_secs(10), c.events().collect())
+        .await
+        .expect("the session ends")
 }
 
 fn stops(ev: &[Event]) -> Vec<(StopReason, Option<Violation>)> {
