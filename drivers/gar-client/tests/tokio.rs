@@ -470,3 +470,32 @@ async fn an_unanswered_echo_barrier_times_out_at_the_call_deadline() {
     c.logoff().await;
     server.report();
 }
+
+#[tokio::test]
+async fn g_9_each_connection_introduces_a_fresh_uuid() {
+    let mut uuids = Vec::new();
+    for _ in 0..2 {
+        let server = serve(Answer::Accept, NO_LOOK, |p| {
+            p.handshake();
+            p.close(Some(1000));
+        });
+        let c = Client::connect(config(&server.url)).await.unwrap();
+        let _ = all_events(&c).await;
+        let uuid = server.report().seen[0]["value"]["uuid"].clone();
+        assert!(uuid["low"].is_u64() && uuid["high"].is_u64(), "{uuid}");
+        uuids.push(uuid);
+    }
+    assert_ne!(uuids[0], uuids[1]);
+}
+
+#[tokio::test]
+async fn g_4_the_first_byte_on_the_socket_is_an_open_brace() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let _ = all_events(&c).await;
+    let first = server.report().first_text.unwrap();
+    assert_eq!(first.as_bytes()[0], b'{');
+}
