@@ -375,6 +375,28 @@ impl Drop for Client {
 /// How long the thread waits for the server's answer to its close frame.
 const CLOSE_WAIT: Duration = Duration::from_millis(500);
 
+/// Writes and flushes `batch` by `deadline`. A write or flush that waited the socket's
+/// timeout leaves its bytes with tungstenite, and flushing again goes on with them; the
+/// messages after it are written once it went through.
+fn write_batch(
+    ws: &mut WebSocket<Io>,
+    batch: Vec<String>,
+    deadline: Instant,
+) -> Result<(), WsError> {
+    let retry = |mut r: Result<(), WsError>, ws: &mut WebSocket<Io>| loop {
+        match r {
+            Err(WsError::Io(e)) if timed_out(&e) && Instant::now() < deadline => r = ws.flush(),
+            r => return r,
+        }
+    };
+    for t in batch {
+        let r = ws.write(Message::text(t));
+        retry(r, ws)?;
+    }
+    let r = ws.flush();
+    retry(r, ws)
+}
+
 fn set_read_timeout(ws: &WebSocket<Io>, d: Duration) -> bool {
     ws.get_ref()
         .tcp()
@@ -390,7 +412,10 @@ fn run(
     stop: &std::sync::atomic::AtomicBool,
     write_timeout: Duration,
 ) {
-    let _ = ws.get_ref().tcp().set_write_timeout(Some(write_timeout));
+    // Each socket write waits a short while; write_batch keeps going until the write
+    // deadline, so the deadline holds within that while.
+    let step = write_timeout.min(POLL * 10).max(Duration::from_millis(1));
+    let _ = ws.get_ref().tcp().set_write_timeout(Some(step));
     loop {
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             shared.lock().engine.logoff();
@@ -405,27 +430,7 @@ fn run(
         let batch = shared.lock().take_transmits();
         if !batch.is_empty() {
             let n = batch.len() as u64;
-            let started = Instant::now();
-            let mut wrote = Ok(());
-            for t in batch {
-                wrote = ws.write(Message::text(t));
-                if wrote.is_err() {
-                    break;
-                }
-            }
-            // A write that timed out leaves its bytes with tungstenite; flushing again goes on
-            // with them, until the write deadline.
-            loop {
-                if wrote.is_ok() {
-                    wrote = ws.flush();
-                }
-                match &wrote {
-                    Err(WsError::Io(e)) if timed_out(e) && started.elapsed() < write_timeout => {
-                        wrote = Ok(());
-                    }
-                    _ => break,
-                }
-            }
+            let wrote = write_batch(&mut ws, batch, Instant::now() + write_timeout);
             let mut i = shared.lock();
             match wrote {
                 Ok(()) => i.written += n,

@@ -332,3 +332,18 @@ fn blocking_write_past_its_deadline_ends_the_session() {
     assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
     server.report();
 }
+
+#[test]
+fn blocking_writes_that_wait_for_the_socket_all_arrive_in_order() {
+    let server = common::slow_reader(Duration::from_millis(600));
+    let mut cfg = config(&server.url);
+    cfg.write_timeout = Duration::from_secs(4);
+    let c = Client::connect(cfg).unwrap();
+    for n in 0..40 {
+        c.publish_by_name("k", "C", "t", &common::big(n)).unwrap();
+    }
+    c.echo_barrier().unwrap();
+    c.logoff();
+    let got = common::published(&server.report());
+    assert_eq!(got, (0..40).collect::<Vec<_>>());
+}

@@ -499,3 +499,20 @@ async fn g_4_the_first_byte_on_the_socket_is_an_open_brace() {
     let first = server.report().first_text.unwrap();
     assert_eq!(first.as_bytes()[0], b'{');
 }
+
+#[tokio::test]
+async fn writes_that_wait_for_the_socket_all_arrive_in_order() {
+    let server = common::slow_reader(Duration::from_millis(600));
+    let mut cfg = config(&server.url);
+    cfg.write_timeout = Duration::from_secs(4);
+    let c = Client::connect(cfg).await.unwrap();
+    for n in 0..40 {
+        c.publish_by_name("k", "C", "t", &common::big(n))
+            .await
+            .unwrap();
+    }
+    c.echo_barrier().await.unwrap();
+    c.logoff().await;
+    let got = common::published(&server.report());
+    assert_eq!(got, (0..40).collect::<Vec<_>>());
+}

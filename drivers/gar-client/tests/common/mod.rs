@@ -363,3 +363,36 @@ pub fn stalled_reader(d: Duration) -> Server {
         std::thread::sleep(d);
     })
 }
+
+/// A server that answers the introduction, stops reading for `pause`, then reads every
+/// record update until the client's echo, answers it, and waits for the Logoff. Reports the
+/// values of the updates in the order they came.
+pub fn slow_reader(pause: Duration) -> Server {
+    serve(Answer::Accept, Duration::ZERO, move |p| {
+        p.handshake();
+        std::thread::sleep(pause);
+        let e = p.recv_type("EchoRequest");
+        p.send("EchoResponse", json!({"msg_ref": e["msg_ref"]}));
+        p.recv_type("Logoff");
+    })
+}
+
+/// The numbers of the [`big`] values the client sent, in order (each checked whole).
+pub fn published(r: &Report) -> Vec<usize> {
+    r.seen
+        .iter()
+        .filter(|v| v["message_type"] == "JSONRecordUpdate")
+        .map(|v| {
+            let text = v["value"]["value"].as_str().expect("a big value");
+            let (n, _) = text.split_once(':').expect("numbered");
+            let n: usize = n.parse().expect("a number");
+            assert_eq!(v["value"]["value"], big(n), "value {n} arrived whole");
+            n
+        })
+        .collect()
+}
+
+/// A value of about 256 KiB, numbered.
+pub fn big(n: usize) -> Value {
+    json!(format!("{n}:{}", "x".repeat(256 * 1024)))
+}
