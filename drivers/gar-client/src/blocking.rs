@@ -39,6 +39,10 @@ impl Shared {
 }
 
 /// A blocking GAR client on one connection (one session).
+///
+/// Its methods take `&self`, so one client may be shared between threads (in an `Arc`).
+/// Dropping it ends the session as [`Client::logoff`] does (a `Logoff`, then the close) and
+/// joins the connection's thread.
 #[derive(Debug)]
 pub struct Client {
     shared: Arc<Shared>,

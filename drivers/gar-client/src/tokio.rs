@@ -35,6 +35,10 @@ impl Shared {
 }
 
 /// An async GAR client on one connection (one session).
+///
+/// Its methods take `&self`, so one client may be shared between tasks (in an `Arc`).
+/// Dropping it stops the connection's task and closes the socket without a `Logoff`; call
+/// [`Client::logoff`] first for a graceful end.
 #[derive(Debug)]
 pub struct Client {
     shared: Arc<Shared>,

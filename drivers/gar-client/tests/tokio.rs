@@ -516,3 +516,11 @@ async fn writes_that_wait_for_the_socket_all_arrive_in_order() {
     let got = common::published(&server.report());
     assert_eq!(got, (0..40).collect::<Vec<_>>());
 }
+
+#[test]
+fn both_clients_can_be_shared_between_tasks_and_threads() {
+    fn shared<T: Send + Sync + 'static>() {}
+    shared::<Client>();
+    shared::<gar_driver::blocking::Client>();
+    shared::<gar_driver::Config>();
+}
