@@ -53,6 +53,15 @@ pub enum Violation {
     /// A binary WebSocket message: the binary layouts are not public, so they are never guessed.
     #[error("binary messages are not supported")]
     Binary,
+    /// The server closed with a code other than 1000, 1001 or none (1005): an error close.
+    #[error("the server closed the connection with code {0}")]
+    CloseCode(u16),
+    /// A message above the size limit, refused by the transport before it was read whole.
+    #[error("a message above the size limit, refused unread")]
+    Oversized,
+    /// A close frame whose body is one byte: a close code takes two.
+    #[error("a malformed close frame (1-byte body)")]
+    MalformedClose,
 }
 
 /// A record's address: the key and topic ids of the sender's id space.

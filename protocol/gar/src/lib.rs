@@ -239,6 +239,64 @@ pub struct Counters {
     pub unknown_messages: u64,
 }
 
+/// What a client has done since it was made (every session counted), and what its bounded
+/// queues hold now: the engine's statistics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Sessions begun with [`Client::start`].
+    pub sessions_started: u64,
+    /// Sessions ended, whatever the reason.
+    pub sessions_stopped: u64,
+    /// Text messages handed to [`Client::handle_text`] while a session ran.
+    pub messages_in: u64,
+    /// Bytes of those messages.
+    pub bytes_in: u64,
+    /// Messages taken with [`Client::poll_transmit`].
+    pub messages_out: u64,
+    /// Bytes of those messages.
+    pub bytes_out: u64,
+    /// Heartbeats queued for the server.
+    pub heartbeats_sent: u64,
+    /// Heartbeats received from the server.
+    pub heartbeats_received: u64,
+    /// Sessions ended by a protocol violation of the peer.
+    pub violations: u64,
+    /// Errors the server sent (recoverable or not).
+    pub server_errors: u64,
+    /// Events dropped because the event queue was full.
+    pub events_dropped: u64,
+    /// Records not cached because the cache was full.
+    pub records_dropped: u64,
+    /// Id introductions not mapped because the id maps were full.
+    pub ids_dropped: u64,
+    /// Messages of unknown type skipped.
+    pub unknown_messages: u64,
+    /// Messages waiting to be sent now.
+    pub transmit_held: u64,
+    /// Bytes of those messages.
+    pub transmit_bytes_held: u64,
+    /// Events waiting to be polled now.
+    pub events_held: u64,
+    /// Records cached now.
+    pub records_held: u64,
+    /// Bytes of the cached record values now.
+    pub record_bytes_held: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Traffic {
+    sessions_started: u64,
+    sessions_stopped: u64,
+    messages_in: u64,
+    bytes_in: u64,
+    messages_out: u64,
+    bytes_out: u64,
+    heartbeats_sent: u64,
+    heartbeats_received: u64,
+    violations: u64,
+    server_errors: u64,
+}
+
 /// A cached record.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Record {
@@ -284,6 +342,7 @@ struct Session {
     alive_deadline: u64,
     started_at: u64,
     beat_seen: bool,
+    echo_answered: u64,
 }
 
 /// The GAR client engine.
@@ -298,6 +357,7 @@ pub struct Client {
     transmit_bytes: usize,
     events: VecDeque<Event>,
     counters: Counters,
+    traffic: Traffic,
 }
 
 fn value_bytes(v: &Value) -> usize {
@@ -318,6 +378,7 @@ impl Client {
             transmit_bytes: 0,
             events: VecDeque::new(),
             counters: Counters::default(),
+            traffic: Traffic::default(),
         }
     }
 
@@ -335,6 +396,7 @@ impl Client {
         self.transmit_bytes = 0;
         self.events.clear();
         self.running = true;
+        self.traffic.sessions_started += 1;
         self.stop = None;
         self.server_logoff = false;
         let iv = self.config.heartbeat_timeout_interval;
@@ -363,6 +425,8 @@ impl Client {
     pub fn poll_transmit(&mut self) -> Option<String> {
         let t = self.transmit.pop_front()?;
         self.transmit_bytes -= t.len();
+        self.traffic.messages_out += 1;
+        self.traffic.bytes_out += t.len() as u64;
         Some(t)
     }
 
@@ -383,6 +447,42 @@ impl Client {
     #[must_use]
     pub fn counters(&self) -> Counters {
         self.counters
+    }
+
+    /// The statistics: traffic and sessions since this client was made, what the bounds
+    /// dropped, and what the bounded queues hold now.
+    #[must_use]
+    pub fn stats(&self) -> Stats {
+        let t = self.traffic;
+        let c = self.counters;
+        Stats {
+            sessions_started: t.sessions_started,
+            sessions_stopped: t.sessions_stopped,
+            messages_in: t.messages_in,
+            bytes_in: t.bytes_in,
+            messages_out: t.messages_out,
+            bytes_out: t.bytes_out,
+            heartbeats_sent: t.heartbeats_sent,
+            heartbeats_received: t.heartbeats_received,
+            violations: t.violations,
+            server_errors: t.server_errors,
+            events_dropped: c.events_dropped,
+            records_dropped: c.records_dropped,
+            ids_dropped: c.ids_dropped,
+            unknown_messages: c.unknown_messages,
+            transmit_held: self.transmit.len() as u64,
+            transmit_bytes_held: self.transmit_bytes as u64,
+            events_held: self.events.len() as u64,
+            records_held: self.s.records.len() as u64,
+            record_bytes_held: self.s.record_bytes as u64,
+        }
+    }
+
+    /// Whether the echo `msg_ref` of this session has been answered: echoes are answered in
+    /// order, so every echo up to the highest answered one is.
+    #[must_use]
+    pub fn echo_answered(&self, msg_ref: u64) -> bool {
+        msg_ref != 0 && msg_ref <= self.s.echo_answered
     }
 
     /// Why the last session stopped, if it did.
@@ -444,6 +544,10 @@ impl Client {
         }
         self.running = false;
         self.stop = Some(reason);
+        self.traffic.sessions_stopped += 1;
+        if violation.is_some() {
+            self.traffic.violations += 1;
+        }
         match &violation {
             Some(v) => {
                 tracing::warn!(?reason, violation = %v, "gar session stopped by a protocol violation")
@@ -481,7 +585,9 @@ impl Client {
         if now >= self.s.next_beat {
             let period = (self.config.heartbeat_timeout_interval / 2).max(1);
             // A heartbeat that does not fit is simply not sent this time; the next tick retries.
-            let _ = self.send(codec::write::heartbeat(now));
+            if self.send(codec::write::heartbeat(now)).is_ok() {
+                self.traffic.heartbeats_sent += 1;
+            }
             self.s.next_beat += period;
             if self.s.next_beat <= now {
                 self.s.next_beat = now + period;
@@ -504,9 +610,26 @@ impl Client {
         self.stopped(reason, None);
     }
 
-    /// The connection closed (`code` None when the close frame had none).
-    pub fn handle_close(&mut self, _code: Option<u16>) {
-        self.stopped(StopReason::Disconnect, None);
+    /// The connection closed (`code` None when the close frame had none, or there was no close
+    /// frame). 1000, 1001 and no code (1005 included) are an orderly close: `disconnect`. Any
+    /// other code is an error close: `error`, with [`Violation::CloseCode`].
+    pub fn handle_close(&mut self, code: Option<u16>) {
+        match code {
+            None | Some(1000 | 1001 | 1005) => self.stopped(StopReason::Disconnect, None),
+            Some(c) => self.stopped(StopReason::Error, Some(Violation::CloseCode(c))),
+        }
+    }
+
+    /// The transport refused a message above its size limit without reading it whole: `error`,
+    /// with [`Violation::Oversized`].
+    pub fn handle_oversized(&mut self) {
+        self.stopped(StopReason::Error, Some(Violation::Oversized));
+    }
+
+    /// The server sent a close frame with a 1-byte body, which no close code fits: `error`, with
+    /// [`Violation::MalformedClose`].
+    pub fn handle_malformed_close(&mut self) {
+        self.stopped(StopReason::Error, Some(Violation::MalformedClose));
     }
 
     fn liveness(&self) -> u64 {
@@ -520,6 +643,8 @@ impl Client {
         if !self.running {
             return;
         }
+        self.traffic.messages_in += 1;
+        self.traffic.bytes_in += text.len() as u64;
         let msg = match codec::decode(text, &self.config.limits) {
             Ok(m) => m,
             Err(v) => return self.stopped(StopReason::Error, Some(v)),
@@ -564,10 +689,12 @@ impl Client {
                 self.emit(Event::Introduced { user });
             }
             Inbound::Heartbeat { .. } => {
+                self.traffic.heartbeats_received += 1;
                 self.s.beat_seen = true;
                 self.s.alive_deadline = now + self.liveness();
             }
             Inbound::Error(e) => {
+                self.traffic.server_errors += 1;
                 let fatal = !e.recoverable;
                 self.emit(Event::Error(e));
                 if fatal {
@@ -683,6 +810,7 @@ impl Client {
                 self.emit(Event::Group { subscription_group });
             }
             Inbound::EchoResponse { msg_ref } => {
+                self.s.echo_answered = self.s.echo_answered.max(msg_ref);
                 self.emit(Event::Echo { msg_ref });
             }
             Inbound::EchoRequest { msg_ref } => {

@@ -1,0 +1,349 @@
+//! The blocking client over real sockets against a scripted GAR server.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{config, play_subscription, refused_port_url, s1, serve, Answer, IV};
+use gar_driver::blocking::Client;
+use gar_driver::{Error, Event, RecordId, Status, StopReason, Violation};
+use serde_json::json;
+
+const NO_LOOK: Duration = Duration::ZERO;
+const WAIT: Duration = Duration::from_secs(5);
+
+fn all_events(c: &Client) -> Vec<Event> {
+    c.events(WAIT).collect()
+}
+
+fn stops(ev: &[Event]) -> Vec<(StopReason, Option<Violation>)> {
+    ev.iter()
+        .filter_map(|e| match e {
+            Event::Stopped { reason, violation } => Some((*reason, violation.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn g_1_blocking_upgrade_offers_gar_protocol_at_the_path_with_the_token() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.close(Some(1000));
+    });
+    let mut cfg = config(&server.url);
+    cfg.token = Some("a b&c".into());
+    let c = Client::connect(cfg).unwrap();
+    let _ = all_events(&c);
+    let r = server.report();
+    assert_eq!(r.upgrade.path_and_query, "/gar?token=a%20b%26c");
+    assert_eq!(r.upgrade.protocols.as_deref(), Some("gar-protocol"));
+    assert!(r
+        .first_text
+        .unwrap()
+        .starts_with(r#"{"message_type":"Introduction""#));
+}
+
+#[test]
+fn g_12_blocking_heartbeats_go_out_on_the_clock() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.listen_for(Duration::from_millis(IV * 2 + IV / 4));
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let _ = all_events(&c);
+    let r = server.report();
+    let beats = r
+        .seen
+        .iter()
+        .filter(|v| v["message_type"] == "Heartbeat")
+        .count();
+    assert!((3..=5).contains(&beats), "{beats} heartbeats");
+}
+
+#[test]
+fn g_15_blocking_silence_stops_with_heartbeat_timeout() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.recv_type("Introduction");
+        p.introduce(100);
+        p.beat();
+        p.listen_for(Duration::from_secs(2));
+    });
+    let mut cfg = config(&server.url);
+    cfg.engine.heartbeat_timeout_interval = 100;
+    let started = Instant::now();
+    let c = Client::connect(cfg).unwrap();
+    let ev = all_events(&c);
+    let took = started.elapsed();
+    assert_eq!(stops(&ev), vec![(StopReason::HeartbeatTimeout, None)]);
+    assert!(took < Duration::from_millis(900), "{took:?}");
+    assert!(took >= Duration::from_millis(100), "{took:?}");
+    drop(server);
+}
+
+#[test]
+fn g_26_blocking_subscription_records_arrive_as_events() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        play_subscription(p);
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    c.subscribe(&s1()).unwrap();
+    let got: Vec<Event> = c
+        .events(WAIT)
+        .take_while(|e| {
+            !matches!(
+                e,
+                Event::Status {
+                    status: Status::Streaming,
+                    ..
+                }
+            )
+        })
+        .collect();
+    let id = RecordId {
+        key_id: 7,
+        topic_id: 18,
+    };
+    assert!(matches!(
+        &got[1],
+        Event::Status {
+            status: Status::ProcessingSnapshot,
+            ..
+        }
+    ));
+    assert!(matches!(&got[2], Event::Record { record_id, value: Some(_) } if *record_id == id));
+    assert_eq!(got.len(), 3);
+    assert_eq!(c.record(id).unwrap().value.unwrap().to_string(), "101.25");
+    c.logoff();
+    assert!(c.is_closed());
+    server.report();
+}
+
+#[test]
+fn g_48_blocking_echo_barrier_resolves_when_its_answer_arrives() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("JSONRecordUpdate");
+        let e = p.recv_type("EchoRequest");
+        std::thread::sleep(Duration::from_millis(200));
+        p.send("EchoResponse", json!({"msg_ref": e["msg_ref"]}));
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    c.publish_by_name("k", "C", "t", &json!(3)).unwrap();
+    let t0 = Instant::now();
+    c.echo_barrier().unwrap();
+    assert!(t0.elapsed() >= Duration::from_millis(200));
+    c.logoff();
+    let r = server.report();
+    assert_eq!(
+        r.seen
+            .iter()
+            .map(|v| v["message_type"].as_str().unwrap())
+            .filter(|t| *t != "Heartbeat")
+            .collect::<Vec<_>>(),
+        [
+            "Introduction",
+            "KeyUpdate",
+            "TopicIntroduction",
+            "JSONRecordUpdate",
+            "EchoRequest",
+            "Logoff"
+        ]
+    );
+}
+
+#[test]
+fn g_49_blocking_compare_exchange_answer_arrives_as_an_event() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        let cx = p.recv_type("JSONCompareExchange");
+        p.send(
+            "JSONCompareExchangeResult",
+            json!({"msg_ref": cx["msg_ref"], "success": true}),
+        );
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let id = c.publish_by_name("k", "C", "t", &json!(5)).unwrap();
+    let msg_ref = c.compare_exchange(id, &json!(5), &json!(6)).unwrap();
+    let r = c
+        .events(WAIT)
+        .find_map(|e| match e {
+            Event::Compare(r) => Some(r),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!((r.msg_ref, r.success), (msg_ref, true));
+    c.logoff();
+    server.report();
+}
+
+#[test]
+fn g_61_blocking_server_logoff_is_one_stop_event_with_its_reason() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.send_text(r#"{"message_type": "Logoff"}"#);
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    assert_eq!(stops(&ev), vec![(StopReason::ServerLogoff, None)]);
+    assert!(c.server_logoff());
+    assert_eq!(c.next_event(WAIT), Ok(None));
+    assert_eq!(
+        c.echo(),
+        Err(Error::Stopped(Some(StopReason::ServerLogoff)))
+    );
+    server.report();
+}
+
+fn closed_with(code: Option<u16>) -> Vec<Event> {
+    let server = serve(Answer::Accept, NO_LOOK, move |p| {
+        p.handshake();
+        p.close(code);
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    server.report();
+    ev
+}
+
+#[test]
+fn g_59_blocking_close_codes_judged() {
+    for code in [Some(1000), Some(1001), None] {
+        assert_eq!(
+            stops(&closed_with(code)),
+            vec![(StopReason::Disconnect, None)],
+            "{code:?}"
+        );
+    }
+    assert_eq!(
+        stops(&closed_with(Some(1011))),
+        vec![(StopReason::Error, Some(Violation::CloseCode(1011)))]
+    );
+}
+
+#[test]
+fn g_59_blocking_one_byte_close_body_is_malformed() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.raw(&[0x88, 0x01, 0x03]);
+        p.drain(Duration::from_secs(2));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    assert_eq!(
+        stops(&ev),
+        vec![(StopReason::Error, Some(Violation::MalformedClose))]
+    );
+    server.report();
+}
+
+#[test]
+fn g_60_blocking_error_before_the_close_is_reported_as_that_error() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.send(
+            "Error",
+            json!({"message": "Heartbeat timeout", "recoverable": false}),
+        );
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    let n = ev.len();
+    assert!(matches!(&ev[n - 2], Event::Error(e) if e.message == "Heartbeat timeout"));
+    assert_eq!(stops(&ev), vec![(StopReason::Error, None)]);
+    server.report();
+}
+
+#[test]
+fn g_11_blocking_401_at_the_upgrade_is_unauthorized() {
+    let server = serve(Answer::Unauthorized, NO_LOOK, |_| {});
+    let mut cfg = config(&server.url);
+    cfg.token = Some("bad-token".into());
+    let e = Client::connect(cfg).unwrap_err();
+    assert_eq!(e.reason, StopReason::Unauthorized);
+    server.report();
+}
+
+#[test]
+fn g_62_blocking_refused_port_is_connect_failed_and_nothing_reconnects() {
+    let e = Client::connect(config(&refused_port_url())).unwrap_err();
+    assert_eq!(e.reason, StopReason::ConnectFailed);
+    let server = serve(Answer::Accept, Duration::from_millis(600), |p| {
+        p.handshake();
+        p.close(None);
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    assert_eq!(stops(&all_events(&c)).len(), 1);
+    assert_eq!(server.report().later_connections, 0);
+}
+
+#[test]
+fn stats_of_a_blocking_session_are_read_through_the_driver() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.beat();
+        let e = p.recv_type("EchoRequest");
+        p.send("EchoResponse", json!({"msg_ref": e["msg_ref"]}));
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    c.echo_barrier().unwrap();
+    c.logoff();
+    let s = c.stats();
+    assert_eq!((s.sessions_started, s.sessions_stopped), (1, 1));
+    assert_eq!(s.messages_in, 3);
+    assert_eq!(s.heartbeats_received, 1);
+    assert!(s.messages_out >= 3 && s.bytes_out > 0);
+    server.report();
+}
+
+#[test]
+fn g_62_blocking_upgrade_that_never_answers_is_connect_failed_by_the_deadline() {
+    let (_listener, url) = common::silent_listener();
+    let mut cfg = config(&url);
+    cfg.connect_timeout = Duration::from_millis(300);
+    let t0 = Instant::now();
+    let e = Client::connect(cfg).unwrap_err();
+    assert_eq!(e.reason, StopReason::ConnectFailed);
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn blocking_write_past_its_deadline_ends_the_session() {
+    let server = common::stalled_reader(Duration::from_secs(4));
+    let mut cfg = config(&server.url);
+    cfg.write_timeout = Duration::from_millis(300);
+    cfg.call_timeout = Duration::from_secs(3);
+    let c = Client::connect(cfg).unwrap();
+    let big = json!("x".repeat(256 * 1024));
+    let t0 = Instant::now();
+    let outcome = (0..400)
+        .map(|_| c.publish_by_name("k", "C", "t", &big))
+        .find(Result::is_err)
+        .unwrap();
+    assert_eq!(outcome, Err(Error::Stopped(Some(StopReason::Disconnect))));
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    server.report();
+}
+
+#[test]
+fn blocking_writes_that_wait_for_the_socket_all_arrive_in_order() {
+    let server = common::slow_reader(Duration::from_millis(600));
+    let mut cfg = config(&server.url);
+    cfg.write_timeout = Duration::from_secs(4);
+    let c = Client::connect(cfg).unwrap();
+    for n in 0..40 {
+        c.publish_by_name("k", "C", "t", &common::big(n)).unwrap();
+    }
+    c.echo_barrier().unwrap();
+    c.logoff();
+    let got = common::published(&server.report());
+    assert_eq!(got, (0..40).collect::<Vec<_>>());
+}

@@ -1,0 +1,168 @@
+//! `wss://`: both drivers through a TLS terminator on 127.0.0.1 (a certificate for
+//! `localhost`, made for the test) in front of the scripted server.
+
+mod common;
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{IpAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use common::{config, serve, Answer};
+use gar_driver::{Config, Event, StopReason};
+use sansio_kit::resolve::{HostsResolver, Resolver};
+use serde_json::json;
+
+/// A self-signed certificate for `localhost` and the server side of TLS with it.
+fn certificate() -> (
+    rustls_pki_types::CertificateDer<'static>,
+    Arc<rustls::ServerConfig>,
+) {
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    let cert = made.cert.der().clone();
+    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(made.signing_key.serialize_der().into());
+    let server = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![cert.clone()], key)
+    .unwrap();
+    (cert, Arc::new(server))
+}
+
+fn waited(e: &std::io::Error) -> bool {
+    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)
+}
+
+/// Takes one TLS connection on `front` and passes its plain bytes to and from `back`,
+/// turn by turn with short read timeouts, until either side ends (10 s at most).
+fn terminator(front: TcpListener, tls: Arc<rustls::ServerConfig>, back: String) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let Ok((sock, _)) = front.accept() else {
+            return;
+        };
+        let turn = Some(Duration::from_millis(5));
+        sock.set_read_timeout(turn).unwrap();
+        let mut outer = rustls::StreamOwned::new(rustls::ServerConnection::new(tls).unwrap(), sock);
+        let mut inner = TcpStream::connect(back).unwrap();
+        inner.set_read_timeout(turn).unwrap();
+        let mut buf = vec![0; 32 * 1024];
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until {
+            match outer.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if inner.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                Err(e) if waited(&e) => {}
+                Err(_) => break,
+            }
+            match inner.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if outer
+                        .write_all(&buf[..n])
+                        .and_then(|()| outer.flush())
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+                Err(e) if waited(&e) => {}
+                Err(_) => break,
+            }
+        }
+    })
+}
+
+/// A `wss://localhost:<port>/gar` configuration through a terminator in front of `backend`.
+fn over_tls(backend_url: &str) -> (Config, JoinHandle<()>) {
+    let (cert, server_tls) = certificate();
+    let front = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = front.local_addr().unwrap().port();
+    let back = backend_url
+        .trim_start_matches("ws://")
+        .trim_end_matches("/gar")
+        .to_string();
+    let relay = terminator(front, server_tls, back);
+    let mut cfg = config(&format!("wss://localhost:{port}/gar"));
+    cfg.token = Some("tls-token".into());
+    cfg.resolver =
+        Resolver::new(HostsResolver::new().with("localhost", [IpAddr::from([127, 0, 0, 1])]));
+    cfg.tls = Some(sansio_kit::dial::tls_config(&[cert], b"http/1.1").unwrap());
+    (cfg, relay)
+}
+
+fn script(p: &mut common::Peer) {
+    p.handshake();
+    let e = p.recv_type("EchoRequest");
+    p.send("EchoResponse", json!({"msg_ref": e["msg_ref"]}));
+    p.send_text(r#"{"message_type": "Logoff"}"#);
+    p.close(Some(1000));
+}
+
+#[test]
+fn a_session_over_tls_runs_on_both_drivers() {
+    let server = serve(Answer::Accept, Duration::ZERO, script);
+    let (cfg, relay) = over_tls(&server.url);
+    let c = gar_driver::blocking::Client::connect(cfg).unwrap();
+    c.echo_barrier().unwrap();
+    let ev: Vec<Event> = c.events(Duration::from_secs(5)).collect();
+    assert!(matches!(
+        ev.last(),
+        Some(Event::Stopped {
+            reason: StopReason::ServerLogoff,
+            ..
+        })
+    ));
+    let r = server.report();
+    assert!(r.upgrade.path_and_query.ends_with("token=tls-token"));
+    drop(c);
+    relay.join().unwrap();
+
+    let server = serve(Answer::Accept, Duration::ZERO, script);
+    let (cfg, relay) = over_tls(&server.url);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let c = gar_driver::tokio::Client::connect(cfg).await.unwrap();
+        c.echo_barrier().await.unwrap();
+        let mut last = None;
+        while let Some(e) = c.next_event().await {
+            last = Some(e);
+        }
+        assert!(matches!(
+            last,
+            Some(Event::Stopped {
+                reason: StopReason::ServerLogoff,
+                ..
+            })
+        ));
+    });
+    server.report();
+    relay.join().unwrap();
+}
+
+#[test]
+fn a_wss_url_without_tls_configuration_is_connect_failed() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("wss://{}/gar", listener.local_addr().unwrap());
+    let e = gar_driver::blocking::Client::connect(config(&url)).unwrap_err();
+    assert_eq!(e.reason, StopReason::ConnectFailed);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let e = rt
+        .block_on(gar_driver::tokio::Client::connect(config(&url)))
+        .unwrap_err();
+    assert_eq!(e.reason, StopReason::ConnectFailed);
+}

@@ -1,0 +1,526 @@
+//! The tokio client over real sockets against a scripted GAR server.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{config, play_subscription, refused_port_url, s1, serve, Answer, IV};
+use gar_driver::tokio::Client;
+use gar_driver::{Error, Event, RecordId, Status, StopReason, Violation};
+use serde_json::json;
+
+const NO_LOOK: Duration = Duration::ZERO;
+
+/// Every event until the stream ends (bounded).
+async fn all_events(c: &Client) -> Vec<Event> {
+    use futures_util::StreamExt;
+    tokio::time::timeout(Duration::from_secs(10), c.events().collect())
+        .await
+        .expect("the session ends")
+}
+
+fn stops(ev: &[Event]) -> Vec<(StopReason, Option<Violation>)> {
+    ev.iter()
+        .filter_map(|e| match e {
+            Event::Stopped { reason, violation } => Some((*reason, violation.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn g_1_the_upgrade_offers_gar_protocol_at_the_path_with_the_token() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.close(Some(1000));
+    });
+    let mut cfg = config(&format!("{}?x=1", server.url));
+    cfg.token = Some("s3cr+t/1".into());
+    let c = Client::connect(cfg).await.unwrap();
+    let _ = all_events(&c).await;
+    let r = server.report();
+    assert_eq!(r.upgrade.path_and_query, "/gar?x=1&token=s3cr%2Bt%2F1");
+    assert_eq!(r.upgrade.protocols.as_deref(), Some("gar-protocol"));
+}
+
+#[tokio::test]
+async fn g_6_the_introduction_is_the_first_message_on_the_socket() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.close(Some(1000));
+    });
+    let mut cfg = config(&server.url);
+    cfg.uuid = Some((11, 22));
+    let c = Client::connect(cfg).await.unwrap();
+    let _ = all_events(&c).await;
+    let r = server.report();
+    assert!(r.first_text.unwrap().starts_with('{'));
+    let intro = &r.seen[0];
+    assert_eq!(intro["message_type"], "Introduction");
+    assert_eq!(intro["value"]["heartbeat_timeout_interval"], IV);
+    assert_eq!(intro["value"]["user"], "jonh");
+    assert_eq!(intro["value"]["uuid"], json!({"low": 11, "high": 22}));
+}
+
+#[tokio::test]
+async fn g_12_heartbeats_go_out_on_the_clock() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.listen_for(Duration::from_millis(IV * 2 + IV / 4));
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let _ = all_events(&c).await;
+    let r = server.report();
+    let beats = r
+        .seen
+        .iter()
+        .filter(|v| v["message_type"] == "Heartbeat")
+        .count();
+    // One beat every IV/2 over 2.25 IV: four, give or take the scheduler.
+    assert!((3..=5).contains(&beats), "{beats} heartbeats");
+    assert!(c.stats().heartbeats_sent >= 3);
+}
+
+#[tokio::test]
+async fn g_15_silence_stops_with_heartbeat_timeout() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.recv_type("Introduction");
+        p.introduce(100);
+        p.beat();
+        // Silence from here on: no heartbeat reaches the client.
+        p.listen_for(Duration::from_secs(2));
+    });
+    let mut cfg = config(&server.url);
+    cfg.engine.heartbeat_timeout_interval = 100;
+    let started = Instant::now();
+    let c = Client::connect(cfg).await.unwrap();
+    let ev = all_events(&c).await;
+    let took = started.elapsed();
+    assert_eq!(stops(&ev), vec![(StopReason::HeartbeatTimeout, None)]);
+    assert_eq!(c.stop_reason().map(StopReason::exit_code), Some(1));
+    // The liveness interval, not the first-beat grace of ten intervals.
+    assert!(took < Duration::from_millis(900), "{took:?}");
+    assert!(took >= Duration::from_millis(100), "{took:?}");
+    drop(server);
+}
+
+#[tokio::test]
+async fn g_26_a_subscriptions_records_arrive_as_events() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        play_subscription(p);
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    c.subscribe(&s1()).await.unwrap();
+    let mut got = Vec::new();
+    while let Some(e) = c.next_event().await {
+        let streaming = matches!(
+            &e,
+            Event::Status {
+                status: Status::Streaming,
+                ..
+            }
+        );
+        got.push(e);
+        if streaming {
+            break;
+        }
+    }
+    let id = RecordId {
+        key_id: 7,
+        topic_id: 18,
+    };
+    assert!(matches!(&got[0], Event::Introduced { user } if user == "jserver"));
+    assert!(
+        matches!(&got[1], Event::Status { name, status: Status::ProcessingSnapshot } if name == "S1")
+    );
+    assert!(
+        matches!(&got[2], Event::Record { record_id, value: Some(v) } if *record_id == id && v.as_f64() == Some(101.25))
+    );
+    assert_eq!(got.len(), 4);
+    let rec = c.record(id).unwrap();
+    assert_eq!(rec.tick_time, 5);
+    assert_eq!(c.server_topic(18).as_deref(), Some("top_bid_price"));
+    assert_eq!(c.server_key(7).as_deref(), Some("AAPL"));
+    c.logoff().await;
+    assert!(c.is_closed());
+    assert_eq!(c.stop_reason(), Some(StopReason::Stop));
+    server.report();
+}
+
+#[tokio::test]
+async fn g_48_the_echo_barrier_resolves_when_its_answer_arrives() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        let w = p.recv_type("JSONRecordUpdate");
+        assert_eq!(w["value"], 3);
+        let e = p.recv_type("EchoRequest");
+        // An answer to an older echo does not release the barrier.
+        p.send("EchoResponse", json!({"msg_ref": 0}));
+        std::thread::sleep(Duration::from_millis(200));
+        p.send("EchoResponse", json!({"msg_ref": e["msg_ref"]}));
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    c.publish_by_name("k", "C", "t", &json!(3)).await.unwrap();
+    let t0 = Instant::now();
+    c.echo_barrier().await.unwrap();
+    assert!(
+        t0.elapsed() >= Duration::from_millis(200),
+        "{:?}",
+        t0.elapsed()
+    );
+    let ev = all_events_until_echo(&c).await;
+    assert!(ev.iter().any(|e| matches!(e, Event::Echo { msg_ref: 1 })));
+    c.logoff().await;
+    server.report();
+}
+
+async fn all_events_until_echo(c: &Client) -> Vec<Event> {
+    let mut out = Vec::new();
+    while let Ok(Some(e)) = c.next_event_within(Duration::from_secs(2)).await {
+        let echo = matches!(e, Event::Echo { msg_ref } if msg_ref != 0);
+        out.push(e);
+        if echo {
+            break;
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn g_48_the_echo_barrier_fails_when_the_session_ends_first() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("EchoRequest");
+        p.close(Some(1001));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    assert_eq!(
+        c.echo_barrier().await,
+        Err(Error::Stopped(Some(StopReason::Disconnect)))
+    );
+    server.report();
+}
+
+#[tokio::test]
+async fn g_49_a_compare_exchange_answer_arrives_as_an_event() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        let cx = p.recv_type("JSONCompareExchange");
+        assert_eq!(cx["test"], json!(null));
+        assert_eq!(cx["value"], json!(7));
+        p.send(
+            "JSONCompareExchangeResult",
+            json!({"msg_ref": cx["msg_ref"], "success": false, "value": 5, "reason": "CompareMismatch"}),
+        );
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let id = c.publish_by_name("k", "C", "t", &json!(5)).await.unwrap();
+    let msg_ref = c
+        .compare_exchange(id, &json!(null), &json!(7))
+        .await
+        .unwrap();
+    let mut result = None;
+    while let Some(e) = c.next_event().await {
+        if let Event::Compare(r) = e {
+            result = Some(r);
+            break;
+        }
+    }
+    let r = result.unwrap();
+    assert_eq!(r.msg_ref, msg_ref);
+    assert!(!r.success);
+    assert_eq!(r.value, Some(json!(5)));
+    assert_eq!(r.reason.as_deref(), Some("CompareMismatch"));
+    c.logoff().await;
+    server.report();
+}
+
+#[tokio::test]
+async fn g_61_a_server_logoff_is_one_stop_event_with_its_reason() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.send_text(r#"{"message_type": "Logoff"}"#);
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    assert_eq!(stops(&ev), vec![(StopReason::ServerLogoff, None)]);
+    assert!(matches!(ev.last(), Some(Event::Stopped { .. })));
+    assert!(c.server_logoff());
+    assert_eq!(c.next_event().await, None);
+    assert!(matches!(
+        c.echo().await,
+        Err(Error::Stopped(Some(StopReason::ServerLogoff)))
+    ));
+    server.report();
+}
+
+async fn closed_with(code: Option<u16>) -> (Vec<Event>, Option<StopReason>) {
+    let server = serve(Answer::Accept, NO_LOOK, move |p| {
+        p.handshake();
+        p.close(code);
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    server.report();
+    (ev, c.stop_reason())
+}
+
+#[tokio::test]
+async fn g_59_close_1000_1001_and_no_code_end_as_a_disconnect() {
+    for code in [Some(1000), Some(1001), None] {
+        let (ev, reason) = closed_with(code).await;
+        assert_eq!(stops(&ev), vec![(StopReason::Disconnect, None)], "{code:?}");
+        assert_eq!(reason.map(StopReason::exit_code), Some(0));
+    }
+}
+
+#[tokio::test]
+async fn g_59_another_close_code_ends_as_an_error() {
+    let (ev, reason) = closed_with(Some(4001)).await;
+    assert_eq!(
+        stops(&ev),
+        vec![(StopReason::Error, Some(Violation::CloseCode(4001)))]
+    );
+    assert_eq!(reason.map(StopReason::exit_code), Some(1));
+}
+
+#[tokio::test]
+async fn g_59_a_one_byte_close_body_from_the_server_is_malformed() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.raw(&[0x88, 0x01, 0x03]);
+        p.drain(Duration::from_secs(2));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    assert_eq!(
+        stops(&ev),
+        vec![(StopReason::Error, Some(Violation::MalformedClose))]
+    );
+    server.report();
+}
+
+#[tokio::test]
+async fn g_60_an_error_before_the_close_is_reported_as_that_error() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.send(
+            "Error",
+            json!({"message": "Heartbeat timeout", "recoverable": false}),
+        );
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    let n = ev.len();
+    assert!(
+        matches!(&ev[n - 2], Event::Error(e) if e.message == "Heartbeat timeout" && !e.recoverable)
+    );
+    assert_eq!(stops(&ev), vec![(StopReason::Error, None)]);
+    server.report();
+}
+
+#[tokio::test]
+async fn g_60_an_error_before_a_dropped_connection_is_reported_as_that_error() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.send(
+            "Error",
+            json!({"message": "Unsupported version from jserver: 1", "recoverable": false}),
+        );
+        // The script ends: the socket closes with no close frame.
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    server.report();
+    assert!(ev
+        .iter()
+        .any(|e| matches!(e, Event::Error(e) if e.message.starts_with("Unsupported"))));
+    assert_eq!(stops(&ev), vec![(StopReason::Error, None)]);
+}
+
+#[tokio::test]
+async fn g_11_a_401_at_the_upgrade_is_unauthorized() {
+    let server = serve(Answer::Unauthorized, NO_LOOK, |_| {});
+    let mut cfg = config(&server.url);
+    cfg.token = Some("wrong-token".into());
+    let e = Client::connect(cfg).await.unwrap_err();
+    assert_eq!(e.reason, StopReason::Unauthorized);
+    assert!(!e.to_string().contains("wrong-token"));
+    assert!(server
+        .report()
+        .upgrade
+        .path_and_query
+        .ends_with("token=wrong-token"));
+}
+
+#[tokio::test]
+async fn g_62_a_refused_port_is_connect_failed() {
+    let mut cfg = config(&refused_port_url());
+    cfg.token = Some("tok-refused".into());
+    let e = Client::connect(cfg).await.unwrap_err();
+    assert_eq!(e.reason, StopReason::ConnectFailed);
+    assert!(!e.detail.contains("tok-refused"));
+}
+
+#[tokio::test]
+async fn g_62_the_client_does_not_reconnect_after_a_close() {
+    let server = serve(Answer::Accept, Duration::from_millis(600), |p| {
+        p.handshake();
+        p.close(Some(1001));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    assert_eq!(stops(&ev).len(), 1);
+    assert_eq!(server.report().later_connections, 0);
+}
+
+#[tokio::test]
+async fn g_5_a_binary_message_from_the_server_is_refused() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.send_binary(&[1, 2, 3]);
+        p.drain(Duration::from_secs(2));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    assert_eq!(
+        stops(&ev),
+        vec![(StopReason::Error, Some(Violation::Binary))]
+    );
+    server.report();
+}
+
+#[tokio::test]
+async fn stats_of_a_session_are_read_through_the_driver() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.beat();
+        let e = p.recv_type("EchoRequest");
+        p.send("EchoResponse", json!({"msg_ref": e["msg_ref"]}));
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    c.echo_barrier().await.unwrap();
+    c.logoff().await;
+    let s = c.stats();
+    assert_eq!((s.sessions_started, s.sessions_stopped), (1, 1));
+    assert_eq!(s.messages_in, 3);
+    assert!(s.bytes_in > 0 && s.bytes_out > 0);
+    assert_eq!(s.heartbeats_received, 1);
+    // Introduction, echo, logoff at least.
+    assert!(s.messages_out >= 3);
+    assert_eq!(s.transmit_held, 0);
+    server.report();
+}
+
+#[tokio::test]
+async fn g_62_an_upgrade_that_never_answers_is_connect_failed_by_the_deadline() {
+    let (_listener, url) = common::silent_listener();
+    let mut cfg = config(&url);
+    cfg.connect_timeout = Duration::from_millis(300);
+    let t0 = Instant::now();
+    let e = Client::connect(cfg).await.unwrap_err();
+    assert_eq!(e.reason, StopReason::ConnectFailed);
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+}
+
+#[tokio::test]
+async fn a_write_past_its_deadline_ends_the_session() {
+    let server = common::stalled_reader(Duration::from_secs(4));
+    let mut cfg = config(&server.url);
+    cfg.write_timeout = Duration::from_millis(300);
+    cfg.call_timeout = Duration::from_secs(3);
+    let c = Client::connect(cfg).await.unwrap();
+    let big = json!("x".repeat(256 * 1024));
+    let t0 = Instant::now();
+    let mut outcome = Ok(RecordId {
+        key_id: 0,
+        topic_id: 0,
+    });
+    for _ in 0..400 {
+        outcome = c.publish_by_name("k", "C", "t", &big).await;
+        if outcome.is_err() {
+            break;
+        }
+    }
+    assert_eq!(outcome, Err(Error::Stopped(Some(StopReason::Disconnect))));
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    assert!(c.is_closed());
+    server.report();
+}
+
+#[tokio::test]
+async fn an_unanswered_echo_barrier_times_out_at_the_call_deadline() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("EchoRequest");
+        p.recv_type("Logoff");
+    });
+    let mut cfg = config(&server.url);
+    cfg.call_timeout = Duration::from_millis(300);
+    let c = Client::connect(cfg).await.unwrap();
+    assert_eq!(c.echo_barrier().await, Err(Error::TimedOut));
+    c.logoff().await;
+    server.report();
+}
+
+#[tokio::test]
+async fn g_9_each_connection_introduces_a_fresh_uuid() {
+    let mut uuids = Vec::new();
+    for _ in 0..2 {
+        let server = serve(Answer::Accept, NO_LOOK, |p| {
+            p.handshake();
+            p.close(Some(1000));
+        });
+        let c = Client::connect(config(&server.url)).await.unwrap();
+        let _ = all_events(&c).await;
+        let uuid = server.report().seen[0]["value"]["uuid"].clone();
+        assert!(uuid["low"].is_u64() && uuid["high"].is_u64(), "{uuid}");
+        uuids.push(uuid);
+    }
+    assert_ne!(uuids[0], uuids[1]);
+}
+
+#[tokio::test]
+async fn g_4_the_first_byte_on_the_socket_is_an_open_brace() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let _ = all_events(&c).await;
+    let first = server.report().first_text.unwrap();
+    assert_eq!(first.as_bytes()[0], b'{');
+}
+
+#[tokio::test]
+async fn writes_that_wait_for_the_socket_all_arrive_in_order() {
+    let server = common::slow_reader(Duration::from_millis(600));
+    let mut cfg = config(&server.url);
+    cfg.write_timeout = Duration::from_secs(4);
+    let c = Client::connect(cfg).await.unwrap();
+    for n in 0..40 {
+        c.publish_by_name("k", "C", "t", &common::big(n))
+            .await
+            .unwrap();
+    }
+    c.echo_barrier().await.unwrap();
+    c.logoff().await;
+    let got = common::published(&server.report());
+    assert_eq!(got, (0..40).collect::<Vec<_>>());
+}
+
+#[test]
+fn both_clients_can_be_shared_between_tasks_and_threads() {
+    fn shared<T: Send + Sync + 'static>() {}
+    shared::<Client>();
+    shared::<gar_driver::blocking::Client>();
+    shared::<gar_driver::Config>();
+}
