@@ -78,21 +78,23 @@ async fn g_12_heartbeats_go_out_on_the_clock() {
         .filter(|v| v["message_type"] == "Heartbeat")
         .count();
     // One beat every IV/2 over 2.25 IV: four, give or take the scheduler.
-    assert!((3..=5).contains(&beats), "{beats} heartbeats");
-    assert!(c.stats().heartbeats_sent >= 3);
+    // A loaded machine may stall the clock past a beat (the engine then snaps forward), so the
+    // floor is two; the ceiling catches a driver that beats more often than its clock says.
+    assert!((2..=5).contains(&beats), "{beats} heartbeats");
+    assert!(c.stats().heartbeats_sent >= 2);
 }
 
 #[tokio::test]
 async fn g_15_silence_stops_with_heartbeat_timeout() {
     let server = serve(Answer::Accept, NO_LOOK, |p| {
         p.recv_type("Introduction");
-        p.introduce(100);
+        p.introduce(200);
         p.beat();
         // Silence from here on: no heartbeat reaches the client.
-        p.listen_for(Duration::from_secs(2));
+        p.listen_for(Duration::from_secs(4));
     });
     let mut cfg = config(&server.url);
-    cfg.engine.heartbeat_timeout_interval = 100;
+    cfg.engine.heartbeat_timeout_interval = 200;
     let started = Instant::now();
     let c = Client::connect(cfg).await.unwrap();
     let ev = all_events(&c).await;
@@ -100,8 +102,9 @@ async fn g_15_silence_stops_with_heartbeat_timeout() {
     assert_eq!(stops(&ev), vec![(StopReason::HeartbeatTimeout, None)]);
     assert_eq!(c.stop_reason().map(StopReason::exit_code), Some(1));
     // The liveness interval, not the first-beat grace of ten intervals.
-    assert!(took < Duration::from_millis(900), "{took:?}");
-    assert!(took >= Duration::from_millis(100), "{took:?}");
+    // The first-beat grace would be 2 s; a margin for a loaded machine below it.
+    assert!(took < Duration::from_millis(1800), "{took:?}");
+    assert!(took >= Duration::from_millis(200), "{took:?}");
     drop(server);
 }
 
