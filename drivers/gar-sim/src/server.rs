@@ -733,6 +733,10 @@ impl Server {
             return failures.push(fail("KeyLimit", "the store is full".into()));
         }
         let key = self.keys.entry(name.to_owned()).or_default();
+        if key.classes.contains(class) && !matches!(marker.action.as_str(), "Acquire" | "Release") {
+            // Introducing a key in a class it already has changes nothing: not a write.
+            return;
+        }
         if let Some(owner) = key.owner {
             if owner != conn && !marker.skip_checks {
                 return failures.push(fail("WriteDenied", format!("{name} is owned")));
