@@ -30,6 +30,9 @@ pub struct LoopbackOptions {
     pub token: Option<String>,
     /// The port to bind on 127.0.0.1 (0: any free port).
     pub port: u16,
+    /// Ended connections (with their recorded frames) kept for inspection; older ones are
+    /// forgotten, so a long-running server stays bounded.
+    pub keep_ended: usize,
 }
 
 impl Default for LoopbackOptions {
@@ -39,6 +42,7 @@ impl Default for LoopbackOptions {
             path: "/gar".to_owned(),
             token: None,
             port: 0,
+            keep_ended: 256,
         }
     }
 }
@@ -192,19 +196,25 @@ fn upgrade(stream: TcpStream, shared: &Shared) -> Option<WebSocket<TcpStream>> {
     let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
     let _ = stream.set_write_timeout(Some(HANDSHAKE_TIMEOUT));
     let opts = &shared.options;
-    let mut status = 0u16;
+    // A refusal is noted before its response is written, so a client that saw it can count on it.
+    let refuse = |status: u16| {
+        shared
+            .refused
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(status);
+        refusal(status)
+    };
     // The callback's signature is tungstenite's: its error is the HTTP response it refuses with.
     #[allow(clippy::result_large_err)]
     let check = |req: &Request, mut resp: Response| -> Result<Response, ErrorResponse> {
         let uri = req.uri();
         if uri.path() != opts.path {
-            status = 404;
-            return Err(refusal(404));
+            return Err(refuse(404));
         }
         if let Some(want) = &opts.token {
             if query_token(uri.query().unwrap_or("")) != Some(want.as_str()) {
-                status = 401;
-                return Err(refusal(401));
+                return Err(refuse(401));
             }
         }
         let offered = req
@@ -215,8 +225,7 @@ fn upgrade(stream: TcpStream, shared: &Shared) -> Option<WebSocket<TcpStream>> {
             .flat_map(|v| v.split(','))
             .any(|p| p.trim() == "gar-protocol");
         if !offered {
-            status = 400;
-            return Err(refusal(400));
+            return Err(refuse(400));
         }
         resp.headers_mut().insert(
             "sec-websocket-protocol",
@@ -224,25 +233,24 @@ fn upgrade(stream: TcpStream, shared: &Shared) -> Option<WebSocket<TcpStream>> {
         );
         Ok(resp)
     };
-    let ws = tungstenite::accept_hdr(stream, check).ok();
-    if ws.is_none() && status != 0 {
-        shared
-            .refused
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(status);
-    }
-    ws
+    tungstenite::accept_hdr(stream, check).ok()
 }
 
 fn serve(stream: TcpStream, shared: &Arc<Shared>) {
     let _ = stream.set_nodelay(true);
-    let Some(mut ws) = upgrade(stream, shared) else {
+    let Some(ws) = upgrade(stream, shared) else {
         return;
     };
+    let conn = shared.lock().connect(shared.now());
+    run(ws, conn, shared);
+    let mut s = shared.lock();
+    s.handle_close(conn, PeerClose::Dropped);
+    s.prune_ended(shared.options.keep_ended);
+}
+
+fn run(mut ws: WebSocket<TcpStream>, conn: ConnId, shared: &Arc<Shared>) {
     let _ = ws.get_mut().set_read_timeout(Some(POLL));
     let _ = ws.get_mut().set_write_timeout(Some(HANDSHAKE_TIMEOUT));
-    let conn = shared.lock().connect(shared.now());
     loop {
         if shared.stop.load(Ordering::SeqCst) {
             let _ = ws.close(None);

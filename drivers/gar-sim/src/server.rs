@@ -1724,10 +1724,23 @@ impl Server {
         self.conns.keys().copied().collect()
     }
 
-    /// Forgets an ended connection once its socket is gone (its record of frames goes too).
+    /// Forgets an ended connection (its record of frames goes too).
     pub fn forget(&mut self, conn: ConnId) {
         if self.conns.get(&conn).is_some_and(|c| c.closing) {
             self.conns.remove(&conn);
+        }
+    }
+
+    /// Forgets the oldest ended connections until at most `keep` ended ones remain.
+    pub fn prune_ended(&mut self, keep: usize) {
+        let ended: Vec<ConnId> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.closing)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ended.iter().take(ended.len().saturating_sub(keep)) {
+            self.conns.remove(id);
         }
     }
 }
