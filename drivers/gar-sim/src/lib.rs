@@ -12,6 +12,7 @@
 pub mod filter;
 pub mod loopback;
 pub mod server;
+pub mod sim;
 
 pub use loopback::{Loopback, LoopbackOptions};
 pub use server::{

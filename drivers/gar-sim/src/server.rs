@@ -1171,26 +1171,46 @@ impl Server {
             let Some(c) = self.conns.get_mut(&id) else {
                 continue;
             };
-            let Some((kid, shown)) = c.srv_keys.get(key).cloned() else {
-                continue;
-            };
-            for class in deleted.iter().filter(|d| shown.contains(*d)) {
-                let mut m = obj([
-                    ("key_id", kid.into()),
-                    ("name", key.into()),
-                    ("class_list", list.clone().into()),
-                ]);
-                m.insert("deleted_class".into(), class.clone().into());
-                self.send(id, envelope("KeyUpdate", m));
-            }
-            let Some(c) = self.conns.get_mut(&id) else {
-                continue;
-            };
-            if remaining.is_empty() {
-                c.srv_keys.remove(key);
-                self.send(id, envelope("KeyIdRetired", obj([("key_id", kid.into())])));
+            let shown = c.srv_keys.get(key).cloned();
+            // When the key is gone, a client's own ids for it are dead: it must introduce the key
+            // again. The mapping stays, so a write already in flight under it fails as a write
+            // (the key is gone) instead of breaking the id map.
+            let dead: Vec<u64> = if remaining.is_empty() {
+                c.client_keys
+                    .iter()
+                    .filter(|(_, n)| n.as_str() == key)
+                    .map(|(i, _)| *i)
+                    .collect()
             } else {
-                c.srv_keys.insert(key.to_owned(), (kid, remaining.clone()));
+                Vec::new()
+            };
+            if let Some((kid, classes)) = shown {
+                for class in deleted.iter().filter(|d| classes.contains(*d)) {
+                    let mut m = obj([
+                        ("key_id", kid.into()),
+                        ("name", key.into()),
+                        ("class_list", list.clone().into()),
+                    ]);
+                    m.insert("deleted_class".into(), class.clone().into());
+                    self.send(id, envelope("KeyUpdate", m));
+                }
+                if remaining.is_empty() {
+                    if let Some(c) = self.conns.get_mut(&id) {
+                        c.srv_keys.remove(key);
+                    }
+                    self.send(id, envelope("KeyIdRetired", obj([("key_id", kid.into())])));
+                } else if let Some(c) = self.conns.get_mut(&id) {
+                    c.srv_keys.insert(key.to_owned(), (kid, remaining.clone()));
+                }
+            }
+            for cid in dead {
+                self.send(
+                    id,
+                    envelope(
+                        "ClientIntroducedKeyInvalidated",
+                        obj([("client_introduced_key_id", cid.into())]),
+                    ),
+                );
             }
         }
     }

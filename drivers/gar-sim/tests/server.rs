@@ -617,8 +617,31 @@ fn a_whole_key_delete_is_per_class_then_retired() {
     );
     s.remove_key("K");
     let v = texts(&mut s, c);
-    assert_eq!(types(&v), ["KeyUpdate", "KeyUpdate", "KeyIdRetired"]);
+    assert_eq!(
+        types(&v),
+        [
+            "KeyUpdate",
+            "KeyUpdate",
+            "KeyIdRetired",
+            "ClientIntroducedKeyInvalidated"
+        ]
+    );
     assert!(v[..2].iter().all(|m| m["value"]["class_list"] == json!([])));
+    assert_eq!(
+        v[3]["value"]["client_introduced_key_id"], 1,
+        "the writer's own id is dead"
+    );
+    // A write still under the dead id fails as a write; the connection stays.
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "JSONRecordUpdate",
+            json!({"record_id": {"key_id": 1, "topic_id": 1}, "value": 2}),
+        ),
+    );
+    assert!(s.is_open(c));
+    assert!(s.record("K", "bid").is_none());
     assert!(s.record("K", "bid").is_none());
 }
 
