@@ -195,6 +195,13 @@ fn pygar_scripted_session_against_the_loopback_server() {
     assert_eq!(live["statuses"], json!(["ProcessingSnapshot", "Streaming"]));
     assert_eq!(live["records"], json!([["AAPL", "ask", "2.5"]]));
 
+    let teardown = step(&lines, "teardown");
+    assert_eq!(
+        teardown["deleted"],
+        json!([["ABC", "Option", ["Underlier"]], ["ABC", "Underlier", []]]),
+        "a class removed leaves the rest; a whole-key delete removes each class shown"
+    );
+
     let cx = |n: &str| step(&lines, n)["result"].clone();
     assert_eq!(cx("cx_create_if_absent")["success"], true);
     let r = cx("cx_null_test_on_present");
@@ -311,6 +318,15 @@ fn pygar_scripted_session_against_the_loopback_server() {
     let f3 = frames(&srv, conns[2]);
     assert_eq!(f3[0]["value"]["disconnect_on_write_failure"], true);
 
+    // pygar asks for the whole-key delete with DeleteKeyCommand under its own id of ABC.
+    let abc = f
+        .iter()
+        .find(|x| x["message_type"] == "KeyUpdate" && x["value"]["name"] == "ABC")
+        .expect("ABC introduced")["value"]["key_id"]
+        .clone();
+    let deletes = of_type(&f, "DeleteKeyCommand");
+    assert_eq!(deletes.len(), 1);
+    assert_eq!(deletes[0]["value"]["key_id"], abc);
     differential(&f);
 
     srv.with_server(|s| {
@@ -377,6 +393,55 @@ fn pygar_stop_reason_disconnect() {
 }
 
 #[test]
+fn pygar_stop_reason_for_each_server_close_code() {
+    for code in [None, Some(1001), Some(1011), Some(4000)] {
+        let srv = server(fast_beats(), None);
+        let v = ending(&srv, "disconnect", |s, c| s.close_with(c, code));
+        assert_eq!(
+            reason_and_code(&v),
+            ("disconnect".into(), 0),
+            "close code {code:?}"
+        );
+        assert_eq!(v["callbacks"], 1);
+    }
+}
+
+#[test]
+fn pygar_stop_reason_for_a_refused_version() {
+    let srv = server(
+        ServerConfig {
+            version: 1,
+            ..fast_beats()
+        },
+        None,
+    );
+    let lines = run(&srv.url(), "version_refused", || {});
+    let v = stopped(&lines, "version_refused");
+    assert_eq!(reason_and_code(v), ("error".into(), 1));
+    assert_eq!(
+        v["errors"][0]["message"],
+        "Unsupported version from 650712".replace("from ", &format!("from {}: ", user_of(&srv)))
+    );
+}
+
+/// The user name the first connection introduced itself with.
+fn user_of(srv: &Loopback) -> String {
+    let c = srv.connections()[0];
+    frames(srv, c)[0]["value"]["user"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+#[test]
+fn pygar_stop_reason_upstream_lost() {
+    let srv = server(fast_beats(), None);
+    let v = ending(&srv, "upstream_lost", |s, c| s.upstream_lost(c, "live"));
+    assert_eq!(reason_and_code(&v), ("upstream_lost".into(), 1));
+    assert_eq!(v["callbacks"], 1);
+}
+
+#[test]
 fn pygar_stop_reason_heartbeat_timeout() {
     let srv = server(fast_beats(), None);
     let v = ending(&srv, "heartbeat_timeout", |s, c| s.silence(c));
@@ -435,8 +500,9 @@ fn pygar_stop_reason_unauthorized() {
 // ---- The same session through the Rust engine: the frames the server gets, compared ----
 
 /// The session of `session.py`, step by step, through `gar_client::Client` against the model
-/// in-process; returns what the server received. The snapshot in parts is left out: the
-/// engine's `Subscribe` has no `snapshot_size_limit`.
+/// in-process; returns what the server received. The snapshot in parts and the key teardown are
+/// left out: the engine's `Subscribe` has no `snapshot_size_limit`, and the engine has no call
+/// that deletes a class or a key.
 fn engine_session() -> Vec<Value> {
     let mut server = Server::new(sample_config());
     let conn = server.connect(0);
@@ -494,6 +560,15 @@ fn engine_session() -> Vec<Value> {
         .expect("sub");
     pump(&mut c, &mut server);
     publish(&mut c, "AAPL", "ask", float_value(2.5));
+    c.echo().expect("echo");
+    pump(&mut c, &mut server);
+    let key_id = c.introduce_key("ABC", "Option").expect("key");
+    let topic_id = c.introduce_topic("strike").expect("topic");
+    c.publish(RecordId { key_id, topic_id }, &json!(1), 0)
+        .expect("publish");
+    c.echo().expect("echo");
+    pump(&mut c, &mut server);
+    // The engine has no key teardown calls: pygar's two teardown frames are left out below.
     c.echo().expect("echo");
     pump(&mut c, &mut server);
     let cx = |c: &mut Client, key: &str, topic: &str, test: Value, value: Value| {
@@ -571,7 +646,10 @@ fn comparable(f: &Value) -> Value {
 
 fn differential(pygar: &[Value]) {
     let part = |f: &&Value| {
-        !(f["message_type"] == "Heartbeat"
+        let teardown = f["message_type"] == "DeleteKeyCommand"
+            || f["message_type"] == "KeyUpdate" && f["value"].get("deleted_class").is_some();
+        !(teardown
+            || f["message_type"] == "Heartbeat"
             || f["value"]["name"] == "parts"
                 && (f["message_type"] == "Subscribe" || f["message_type"] == "SubscribeContinue"))
     };

@@ -4,7 +4,7 @@ Usage: session.py URL MODE
 
 MODE `session` runs the whole scripted session; every other mode is one way for a session to
 end (stop, server_logoff, disconnect, heartbeat_timeout, error, undecodable, connect_failed,
-unauthorized). The script prints one JSON object per line: `{"step": ..., ...}`. Lines
+unauthorized, version_refused, upstream_lost). The script prints one JSON object per line: `{"step": ..., ...}`. Lines
 `READY` tell the driving test that the client is connected, introduced and has seen a server
 heartbeat, so a fault may be injected now. Every wait is bounded.
 """
@@ -48,6 +48,7 @@ class Watch:
         self.batches = []
         self.topics = {}
         self.keys = {}
+        self.deleted = []
         self.intro = None
         self.beats = 0
         self.stopped = threading.Event()
@@ -118,6 +119,8 @@ class Watch:
     def on_key(self, key_id, name, *rest):
         if name:
             self.keys[key_id] = name
+        if len(rest) >= 2 and rest[1]:
+            self.deleted.append((self.keys.get(key_id, name), rest[1], rest[0]))
 
     def on_stopped(self):
         self.stop_reasons.append(self.c.stop_reason)
@@ -205,6 +208,15 @@ def session(url):
     wait_for(lambda: len(w.records) > seen, "live record")
     emit("streaming", statuses=w.statuses_of("live"), records=w.records[seen:])
 
+    # Key teardown: one class of a key, then a whole key; the streaming subscription sees both.
+    c.publish_record("ABC", "strike", 1, class_name="Option")
+    w.echo(5)
+    c.delete_class("ABC", "Option")
+    c.delete_key("ABC")
+    w.echo(6)
+    wait_for(lambda: len(w.deleted) >= 2, "teardown seen")
+    emit("teardown", deleted=w.deleted)
+
     # Compare-exchange and its null rules.
     def cx(key, topic, test, value):
         n = len(w.compares)
@@ -266,11 +278,14 @@ def ending(url, mode):
     if mode == "unauthorized":
         url = url + "?token=wrong"
     c, w, t = started(url, **kw)
-    if mode in ("connect_failed", "unauthorized"):
+    if mode in ("connect_failed", "unauthorized", "version_refused"):
         return finish(c, w, t, mode)
     if not wait_for(lambda: w.intro is not None and w.beats > 0, "introduction and a beat"):
         c.halt()
         return finish(c, w, t, mode)
+    if mode == "upstream_lost":
+        c.subscribe_options(name="live", subscription_mode="Streaming", class_name="Underlier")
+        wait_for(lambda: "Streaming" in w.statuses_of("live"), "live streaming")
     print("READY", flush=True)
     if mode == "stop":
         c.stop()
