@@ -259,6 +259,7 @@ struct Conn {
     outbox: VecDeque<Output>,
     outbox_bytes: usize,
     recorded: Vec<String>,
+    recorded_at: Vec<u64>,
 }
 
 /// The GAR server model.
@@ -479,6 +480,7 @@ impl Server {
         }
         if c.recorded.len() < max_recorded {
             c.recorded.push(text.to_owned());
+            c.recorded_at.push(now);
         } else {
             self.counters.recorded_dropped += 1;
         }
@@ -512,7 +514,8 @@ impl Server {
             return Err(Fatal("A second Introduction".into()));
         }
         if let Some(c) = self.conns.get_mut(&conn) {
-            if c.client_interval > 0 && mt != "Introduction" && mt == "Heartbeat" {
+            // Only a Heartbeat proves the client alive.
+            if c.client_interval > 0 && mt == "Heartbeat" {
                 c.client_deadline = now + c.client_interval;
             }
         }
@@ -1713,6 +1716,14 @@ impl Server {
     #[must_use]
     pub fn received(&self, conn: ConnId) -> &[String] {
         self.conns.get(&conn).map_or(&[], |c| c.recorded.as_slice())
+    }
+
+    /// When each message of [`Server::received`] arrived (ms), in the same order.
+    #[must_use]
+    pub fn received_at(&self, conn: ConnId) -> &[u64] {
+        self.conns
+            .get(&conn)
+            .map_or(&[], |c| c.recorded_at.as_slice())
     }
 
     /// How the model ended `conn`, once it did.

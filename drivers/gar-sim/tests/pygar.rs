@@ -447,6 +447,23 @@ fn pygar_stop_reason_heartbeat_timeout() {
     let v = ending(&srv, "heartbeat_timeout", |s, c| s.silence(c));
     assert_eq!(reason_and_code(&v), ("heartbeat_timeout".into(), 1));
     assert_eq!(v["callbacks"], 1);
+    // pygar beat at about half its 400 ms interval while it ran (bounds loose for a busy host).
+    let conn = srv.connections()[0];
+    let times: Vec<u64> = srv.with_server(|s| {
+        s.received(conn)
+            .iter()
+            .zip(s.received_at(conn))
+            .filter(|(t, _)| t.contains("\"Heartbeat\""))
+            .map(|(_, at)| *at)
+            .collect()
+    });
+    assert!(times.len() >= 2, "pygar sent {} heartbeats", times.len());
+    for gap in times.windows(2).map(|w| w[1] - w[0]) {
+        assert!(
+            (100..400).contains(&gap),
+            "a heartbeat gap of {gap} ms: {times:?}"
+        );
+    }
 }
 
 #[test]
