@@ -9,6 +9,7 @@
 //! - no message the server sends names a key id it retired (or never introduced) on that
 //!   connection, so no record is read under a retired id;
 //! - every session reports exactly one stop;
+//! - a recoverable Error (a refused subscription, failed writes) never ends a session;
 //! - of two compare-exchanges racing with the same test on one record, at most one succeeds,
 //!   and exactly one when the test was the record's value at the time.
 
@@ -103,6 +104,10 @@ pub struct Report {
     pub beats_lost: u64,
     /// Heartbeats delivered late.
     pub beats_late: u64,
+    /// Writes sent that the server must refuse (a read-only topic).
+    pub bad_writes: u64,
+    /// Failed writes reported back in recoverable Errors.
+    pub failed_writes_reported: u64,
     /// Invariant breaches (empty on a good run).
     pub violations: Vec<String>,
 }
@@ -337,6 +342,27 @@ fn act(
                 report.subscriptions += 1;
             }
         }
+        59..=61 => {
+            // A write the server refuses, reported because the marker's msg_ref is not 0.
+            let key = KEYS[rng.below(3) as usize];
+            let marker = codec::write::Ownership {
+                msg_ref: 100 + rng.below(100),
+                ..codec::write::Ownership::default()
+            };
+            if let (Ok(()), Ok(k), Ok(t)) = (
+                p.client.active_ownership(&marker),
+                p.client.introduce_key(key, "Underlier"),
+                p.client.introduce_topic("status"),
+            ) {
+                let rid = RecordId {
+                    key_id: k,
+                    topic_id: t,
+                };
+                if p.client.publish(rid, &Value::from(1), 0).is_ok() {
+                    report.bad_writes += 1;
+                }
+            }
+        }
         50..=54 => {
             let _ = p.client.echo();
         }
@@ -481,6 +507,7 @@ fn drain_events(
     rng: &mut Rng,
     now: u64,
 ) {
+    let mut last_error: Option<gar_client::codec::ServerError> = None;
     while let Some(e) = p.client.poll_event() {
         match e {
             Event::Status { name, status } => {
@@ -497,12 +524,27 @@ fn drain_events(
                     *d = true;
                 }
             }
+            Event::Error(e) => {
+                if e.recoverable {
+                    report.failed_writes_reported += e.failed_writes.len() as u64;
+                }
+                last_error = Some(e);
+            }
             Event::Compare(r) => {
                 if let Some(slot) = p.cx.get_mut(&r.msg_ref) {
                     *slot = Some(r.success);
                 }
             }
-            Event::Stopped { reason, .. } => {
+            Event::Stopped { reason, violation } => {
+                // A stop for an Error must follow a non-recoverable one (or a violation).
+                if reason == StopReason::Error && violation.is_none() {
+                    if let Some(e) = last_error.as_ref().filter(|e| e.recoverable) {
+                        report.violations.push(format!(
+                            "a recoverable Error ended a session: {}",
+                            e.message
+                        ));
+                    }
+                }
                 sessions[p.session].stops += 1;
                 *report.stops.entry(format!("{reason:?}")).or_default() += 1;
                 p.restart_at = Some(now + 50 + rng.below(500));

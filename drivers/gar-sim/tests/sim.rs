@@ -28,6 +28,11 @@ fn seeded_sessions_hold_every_invariant() {
     assert!(total(&|r| r.races) > 0, "races happen");
     assert!(total(&|r| r.races_contended) > 0, "contended races happen");
     assert!(total(&|r| r.beats_lost) > 0 && total(&|r| r.beats_late) > 0);
+    assert!(
+        total(&|r| r.failed_writes_reported) > 0,
+        "failed writes come back"
+    );
+    assert!(total(&|r| r.failed_writes_reported) <= total(&|r| r.bad_writes));
     let stops = |k: &str| total(&|r| r.stops.get(k).copied().unwrap_or(0));
     assert!(stops("ServerLogoff") > 0, "server logoffs happen");
     assert!(stops("Stop") > 0, "client logoffs happen");
