@@ -101,6 +101,8 @@ pub struct ServerConfig {
     pub max_client_ids: usize,
     /// Inbound messages recorded per connection at most; the rest are counted.
     pub max_recorded: usize,
+    /// Whether the server sends heartbeats (false: a fault, the client never hears one).
+    pub send_heartbeats: bool,
 }
 
 impl Default for ServerConfig {
@@ -120,6 +122,7 @@ impl Default for ServerConfig {
             max_subscriptions: 64,
             max_client_ids: 20_000,
             max_recorded: 10_000,
+            send_heartbeats: true,
         }
     }
 }
@@ -241,6 +244,7 @@ struct Marker {
 struct Conn {
     introduced: bool,
     silent: bool,
+    deaf: bool,
     closing: bool,
     ended: Option<EndCause>,
     name: String,
@@ -405,7 +409,7 @@ impl Server {
             .values()
             .filter(|c| c.introduced && !c.closing)
             .flat_map(|c| {
-                let beat = (!c.silent).then_some(c.next_beat);
+                let beat = (!c.silent && self.config.send_heartbeats).then_some(c.next_beat);
                 let watch = (c.client_interval > 0).then_some(c.client_deadline);
                 beat.into_iter().chain(watch)
             })
@@ -427,7 +431,7 @@ impl Server {
                 self.fatal_error(id, "Heartbeat timeout", EndCause::HeartbeatTimeout);
                 continue;
             }
-            if !c.silent && now >= c.next_beat {
+            if !c.silent && self.config.send_heartbeats && now >= c.next_beat {
                 let interval = (self.config.heartbeat_timeout_interval / 2).max(1);
                 // Fixed rate from the previous instant; a backlog collapses into one beat.
                 c.next_beat += interval;
@@ -515,7 +519,7 @@ impl Server {
         }
         if let Some(c) = self.conns.get_mut(&conn) {
             // Only a Heartbeat proves the client alive.
-            if c.client_interval > 0 && mt == "Heartbeat" {
+            if c.client_interval > 0 && mt == "Heartbeat" && !c.deaf {
                 c.client_deadline = now + c.client_interval;
             }
         }
@@ -1606,6 +1610,14 @@ impl Server {
     pub fn silence(&mut self, conn: ConnId) {
         if let Some(c) = self.conns.get_mut(&conn) {
             c.silent = true;
+        }
+    }
+
+    /// Fault: the client's heartbeats on `conn` are read but no longer count, so the server's
+    /// own timeout ends the connection with `Error "Heartbeat timeout"`.
+    pub fn ignore_heartbeats(&mut self, conn: ConnId) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.deaf = true;
         }
     }
 

@@ -685,3 +685,37 @@ fn differential(pygar: &[Value]) {
         "engine {ours:#?}\npygar {theirs:#?}"
     );
 }
+
+#[test]
+fn pygar_gives_the_first_server_heartbeat_ten_intervals() {
+    let srv = server(
+        ServerConfig {
+            heartbeat_timeout_interval: 400,
+            send_heartbeats: false,
+            ..sample_config()
+        },
+        None,
+    );
+    let lines = run(&srv.url(), "first_beat_grace", || {});
+    let grace = step(&lines, "grace");
+    let ms = grace["ms"].as_u64().expect("a duration");
+    // Ten intervals of 400 ms; one interval would have ended it near 400 ms.
+    assert!(
+        (3_600..9_000).contains(&ms),
+        "pygar waited {ms} ms for the first beat"
+    );
+    let v = stopped(&lines, "first_beat_grace");
+    assert_eq!(reason_and_code(v), ("heartbeat_timeout".into(), 1));
+}
+
+#[test]
+fn pygar_reports_the_servers_heartbeat_timeout_error() {
+    let srv = server(fast_beats(), None);
+    let v = ending(&srv, "server_heartbeat_timeout", |s, c| {
+        s.ignore_heartbeats(c)
+    });
+    assert_eq!(reason_and_code(&v), ("error".into(), 1));
+    assert_eq!(v["errors"][0]["message"], "Heartbeat timeout");
+    let conn = srv.connections()[0];
+    assert_eq!(ended(&srv, conn), Some(EndCause::HeartbeatTimeout));
+}

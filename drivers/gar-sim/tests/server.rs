@@ -792,3 +792,35 @@ fn pruning_forgets_the_oldest_ended_connections_only() {
     s.prune_ended(2);
     assert_eq!(s.connections(), vec![b, live, d]);
 }
+
+#[test]
+fn a_server_without_heartbeats_sends_none() {
+    let mut s = Server::new(ServerConfig {
+        send_heartbeats: false,
+        ..sample_config()
+    });
+    let c = s.connect(0);
+    s.handle_text(c, 0, &intro(1_000_000));
+    out(&mut s, c);
+    s.handle_timeout(100_000);
+    assert!(out(&mut s, c).is_empty());
+    assert_eq!(
+        s.poll_timeout(),
+        Some(10_000_000),
+        "only the watch on the client is due"
+    );
+}
+
+#[test]
+fn ignored_heartbeats_end_the_connection_by_the_server_timeout() {
+    let mut s = Server::new(ServerConfig {
+        heartbeat_timeout_interval: 1_000_000,
+        ..sample_config()
+    });
+    let c = s.connect(0);
+    s.handle_text(c, 0, &intro(100));
+    s.ignore_heartbeats(c);
+    s.handle_text(c, 900, &msg("Heartbeat", json!({"u_milliseconds": 1})));
+    s.handle_timeout(1000);
+    assert_eq!(s.ended(c), Some(&EndCause::HeartbeatTimeout));
+}

@@ -4,7 +4,7 @@ Usage: session.py URL MODE
 
 MODE `session` runs the whole scripted session; every other mode is one way for a session to
 end (stop, server_logoff, disconnect, heartbeat_timeout, error, undecodable, connect_failed,
-unauthorized, version_refused, upstream_lost). The script prints one JSON object per line: `{"step": ..., ...}`. Lines
+unauthorized, version_refused, upstream_lost, first_beat_grace, server_heartbeat_timeout). The script prints one JSON object per line: `{"step": ..., ...}`. Lines
 `READY` tell the driving test that the client is connected, introduced and has seen a server
 heartbeat, so a fault may be injected now. Every wait is bounded.
 """
@@ -152,7 +152,7 @@ def started(url, **kw):
 
 
 def finish(c, w, t, label):
-    t.join(WAIT)
+    t.join(3 * WAIT)
     emit(
         "stopped",
         label=label,
@@ -273,12 +273,19 @@ def session(url):
 
 def ending(url, mode):
     kw = {"application": "pygar-" + mode}
-    if mode == "heartbeat_timeout":
+    if mode in ("heartbeat_timeout", "first_beat_grace", "server_heartbeat_timeout"):
         kw["interval"] = 400
     if mode == "unauthorized":
         url = url + "?token=wrong"
     c, w, t = started(url, **kw)
     if mode in ("connect_failed", "unauthorized", "version_refused"):
+        return finish(c, w, t, mode)
+    if mode == "first_beat_grace":
+        # The server never beats: the time from its introduction to the stop is the grace.
+        wait_for(lambda: w.intro is not None, "introduction")
+        since = time.monotonic()
+        t.join(3 * WAIT)
+        emit("grace", ms=int((time.monotonic() - since) * 1000), beats=w.beats)
         return finish(c, w, t, mode)
     if not wait_for(lambda: w.intro is not None and w.beats > 0, "introduction and a beat"):
         c.halt()
