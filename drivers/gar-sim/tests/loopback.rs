@@ -1,0 +1,134 @@
+//! The loopback server's upgrade and serving, with a plain WebSocket client.
+
+use std::net::TcpStream;
+use std::time::Duration;
+
+use gar_sim::{sample_config, EndCause, Loopback, LoopbackOptions};
+use serde_json::{json, Value};
+use tungstenite::client::IntoClientRequest;
+use tungstenite::{Message, WebSocket};
+
+fn server(token: Option<&str>) -> Loopback {
+    Loopback::start(LoopbackOptions {
+        config: sample_config(),
+        token: token.map(str::to_owned),
+        ..LoopbackOptions::default()
+    })
+    .expect("binds")
+}
+
+fn dial(url: &str, subprotocol: bool) -> Result<WebSocket<TcpStream>, u16> {
+    let mut req = url.into_client_request().expect("a request");
+    if subprotocol {
+        req.headers_mut().insert(
+            "sec-websocket-protocol",
+            "gar-protocol".parse().expect("a header"),
+        );
+    }
+    let addr = url
+        .trim_start_matches("ws://")
+        .split('/')
+        .next()
+        .expect("an authority")
+        .to_owned();
+    let stream = TcpStream::connect(addr).expect("connects");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    match tungstenite::client(req, stream) {
+        Ok((ws, resp)) => {
+            assert_eq!(
+                resp.headers()
+                    .get("sec-websocket-protocol")
+                    .and_then(|v| v.to_str().ok()),
+                Some("gar-protocol")
+            );
+            Ok(ws)
+        }
+        Err(tungstenite::HandshakeError::Failure(tungstenite::Error::Http(r))) => {
+            Err(r.status().as_u16())
+        }
+        Err(e) => panic!("handshake: {e}"),
+    }
+}
+
+fn read_json(ws: &mut WebSocket<TcpStream>) -> Value {
+    loop {
+        match ws.read().expect("a message") {
+            Message::Text(t) => return serde_json::from_str(t.as_str()).expect("JSON"),
+            Message::Close(_) => panic!("closed"),
+            _ => {}
+        }
+    }
+}
+
+fn intro() -> Message {
+    Message::text(
+        json!({"message_type": "Introduction", "value": {"version": gar_sim::JSON_VERSION,
+            "heartbeat_timeout_interval": 60000, "user": "t"}})
+        .to_string(),
+    )
+}
+
+#[test]
+fn a_good_upgrade_picks_gar_protocol_and_serves_the_model() {
+    let srv = server(Some("s3cret"));
+    let mut ws = dial(&format!("{}?token=s3cret", srv.url()), true).expect("upgrades");
+    ws.send(intro()).expect("sends");
+    let v = read_json(&mut ws);
+    assert_eq!(v["message_type"], "Introduction");
+    ws.send(Message::text(
+        json!({"message_type": "EchoRequest", "value": {"msg_ref": 4}}).to_string(),
+    ))
+    .expect("sends");
+    loop {
+        let v = read_json(&mut ws);
+        if v["message_type"] == "EchoResponse" {
+            assert_eq!(v["value"]["msg_ref"], 4);
+            break;
+        }
+    }
+    assert!(srv.refused().is_empty());
+}
+
+#[test]
+fn a_wrong_or_missing_token_is_401() {
+    let srv = server(Some("s3cret"));
+    assert_eq!(
+        dial(&format!("{}?token=nope", srv.url()), true).err(),
+        Some(401)
+    );
+    assert_eq!(dial(&srv.url(), true).err(), Some(401));
+    assert_eq!(srv.refused(), vec![401, 401]);
+}
+
+#[test]
+fn another_path_is_404_and_no_subprotocol_is_400() {
+    let srv = server(None);
+    let other = format!("ws://{}/elsewhere", srv.addr());
+    assert_eq!(dial(&other, true).err(), Some(404));
+    assert_eq!(dial(&srv.url(), false).err(), Some(400));
+}
+
+#[test]
+fn a_logoff_is_answered_with_a_close() {
+    let srv = server(None);
+    let mut ws = dial(&srv.url(), true).expect("upgrades");
+    ws.send(intro()).expect("sends");
+    let _ = read_json(&mut ws);
+    ws.send(Message::text(json!({"message_type": "Logoff"}).to_string()))
+        .expect("sends");
+    let closed = loop {
+        match ws.read() {
+            Ok(Message::Close(f)) => break f.map(|f| u16::from(f.code)),
+            Ok(_) => {}
+            Err(e) => panic!("no close: {e}"),
+        }
+    };
+    assert_eq!(closed, Some(1000));
+    let conn = srv.connections()[0];
+    assert_eq!(
+        srv.with_server(|s| s.ended(conn).cloned()),
+        Some(EndCause::Logoff)
+    );
+}

@@ -1,0 +1,826 @@
+//! The server model on its own: raw client messages in, what it sends checked as JSON.
+
+use gar_sim::{sample_config, ConnId, Counters, EndCause, Output, Server, ServerConfig};
+use serde_json::{json, Value};
+
+fn msg(mt: &str, v: Value) -> String {
+    json!({"message_type": mt, "value": v}).to_string()
+}
+
+fn intro(interval: u64) -> String {
+    msg(
+        "Introduction",
+        json!({"version": gar_sim::JSON_VERSION, "heartbeat_timeout_interval": interval,
+               "user": "u", "application": "a", "uuid": {"low": 1, "high": 2}}),
+    )
+}
+
+fn out(s: &mut Server, c: ConnId) -> Vec<Output> {
+    std::iter::from_fn(|| s.poll_transmit(c)).collect()
+}
+
+fn texts(s: &mut Server, c: ConnId) -> Vec<Value> {
+    out(s, c)
+        .into_iter()
+        .filter_map(|o| match o {
+            Output::Text(t) => Some(serde_json::from_str(&t).expect("JSON")),
+            _ => None,
+        })
+        .collect()
+}
+
+fn types(v: &[Value]) -> Vec<String> {
+    v.iter()
+        .map(|m| m["message_type"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+fn open(s: &mut Server) -> ConnId {
+    let c = s.connect(0);
+    s.handle_text(c, 0, &intro(1000));
+    out(s, c);
+    c
+}
+
+/// Introduces key `key` (class Underlier) as id `kid` and topic `topic` as id `tid`, then writes.
+fn write(s: &mut Server, c: ConnId, (kid, key): (u64, &str), (tid, topic): (u64, &str), v: Value) {
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": kid, "name": key, "class_list": ["Underlier"]}),
+        ),
+    );
+    s.handle_text(
+        c,
+        0,
+        &msg("TopicIntroduction", json!({"topic_id": tid, "name": topic})),
+    );
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "JSONRecordUpdate",
+            json!({"record_id": {"key_id": kid, "topic_id": tid}, "value": v}),
+        ),
+    );
+}
+
+fn subscribe(s: &mut Server, c: ConnId, v: Value) -> Vec<Value> {
+    s.handle_text(c, 0, &msg("Subscribe", v));
+    texts(s, c)
+}
+
+fn statuses(v: &[Value]) -> Vec<String> {
+    v.iter()
+        .filter(|m| m["message_type"] == "SubscriptionStatus")
+        .map(|m| m["value"]["status"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+#[test]
+fn the_server_introduces_itself_after_the_client() {
+    let mut s = Server::new(sample_config());
+    let c = s.connect(0);
+    s.handle_text(c, 0, &intro(1000));
+    let v = texts(&mut s, c);
+    assert_eq!(types(&v), ["Introduction"]);
+    assert_eq!(v[0]["value"]["version"], gar_sim::JSON_VERSION);
+    assert_eq!(v[0]["value"]["heartbeat_timeout_interval"], 4000);
+    assert_eq!(
+        s.client_name(c),
+        Some("a u 00000000000000020000000000000001")
+    );
+}
+
+#[test]
+fn a_message_before_the_introduction_is_fatal() {
+    let mut s = Server::new(sample_config());
+    let c = s.connect(0);
+    s.handle_text(c, 0, &msg("Heartbeat", json!({"u_milliseconds": 1})));
+    let o = out(&mut s, c);
+    assert!(matches!(&o[0], Output::Text(t) if t.contains("\"recoverable\":false")));
+    assert_eq!(o[1], Output::Close(Some(1000)));
+    assert!(matches!(s.ended(c), Some(EndCause::Violation(_))));
+}
+
+#[test]
+fn another_version_is_refused_with_its_text() {
+    let mut s = Server::new(sample_config());
+    let c = s.connect(0);
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "Introduction",
+            json!({"version": 5, "heartbeat_timeout_interval": 1000, "user": "bob"}),
+        ),
+    );
+    let v = texts(&mut s, c);
+    assert_eq!(v[0]["value"]["message"], "Unsupported version from bob: 5");
+    assert_eq!(s.ended(c), Some(&EndCause::VersionRefused(5)));
+}
+
+#[test]
+fn heartbeats_go_out_every_half_interval_without_replaying_a_backlog() {
+    let mut s = Server::new(sample_config());
+    let c = s.connect(0);
+    s.handle_text(c, 0, &intro(1_000_000));
+    out(&mut s, c);
+    assert_eq!(s.poll_timeout(), Some(2000));
+    s.handle_timeout(1999);
+    assert!(out(&mut s, c).is_empty());
+    s.handle_timeout(2000);
+    assert_eq!(types(&texts(&mut s, c)), ["Heartbeat"]);
+    // Anchored to the schedule, not to when the timer ran.
+    s.handle_timeout(4100);
+    assert_eq!(types(&texts(&mut s, c)), ["Heartbeat"]);
+    assert_eq!(s.poll_timeout(), Some(6000));
+    // Far behind: one beat, the next one interval past now.
+    s.handle_timeout(20_000);
+    assert_eq!(texts(&mut s, c).len(), 1);
+    assert_eq!(s.poll_timeout(), Some(22_000));
+}
+
+#[test]
+fn the_first_client_heartbeat_gets_ten_intervals() {
+    let mut s = Server::new(ServerConfig {
+        heartbeat_timeout_interval: 1_000_000,
+        ..sample_config()
+    });
+    let c = s.connect(0);
+    s.handle_text(c, 0, &intro(100));
+    out(&mut s, c);
+    s.handle_timeout(999);
+    assert!(s.is_open(c));
+    s.handle_timeout(1000);
+    assert_eq!(s.ended(c), Some(&EndCause::HeartbeatTimeout));
+}
+
+#[test]
+fn after_a_heartbeat_the_client_has_one_interval() {
+    let mut s = Server::new(ServerConfig {
+        heartbeat_timeout_interval: 1_000_000,
+        ..sample_config()
+    });
+    let c = s.connect(0);
+    s.handle_text(c, 0, &intro(100));
+    s.handle_text(c, 500, &msg("Heartbeat", json!({"u_milliseconds": 1})));
+    s.handle_timeout(599);
+    assert!(s.is_open(c));
+    // Other messages do not count as heartbeats.
+    s.handle_text(c, 550, &msg("EchoRequest", json!({"msg_ref": 1})));
+    s.handle_timeout(600);
+    assert_eq!(s.ended(c), Some(&EndCause::HeartbeatTimeout));
+    let v = texts(&mut s, c);
+    assert_eq!(
+        v.last().expect("an error")["value"]["message"],
+        "Heartbeat timeout"
+    );
+}
+
+#[test]
+fn a_silent_server_sends_no_heartbeat() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    s.silence(c);
+    s.handle_timeout(5_000);
+    assert!(out(&mut s, c).is_empty());
+}
+
+#[test]
+fn a_snapshot_introduces_topics_and_keys_then_finishes() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    write(&mut s, c, (1, "AAPL"), (1, "bid"), json!(1.5));
+    out(&mut s, c);
+    let v = subscribe(
+        &mut s,
+        c,
+        json!({"name": "s", "subscription_mode": "Snapshot", "class_list": ["Underlier"]}),
+    );
+    assert_eq!(statuses(&v), ["ProcessingSnapshot", "Finished"]);
+    let topics: Vec<&Value> = v
+        .iter()
+        .filter(|m| m["message_type"] == "TopicIntroduction")
+        .collect();
+    let bid = topics
+        .iter()
+        .find(|t| t["value"]["name"] == "bid")
+        .expect("bid introduced")["value"]["topic_id"]
+        .clone();
+    let batch = v
+        .iter()
+        .find(|m| m["message_type"] == "BatchUpdate")
+        .expect("a batch");
+    let k = &batch["value"]["keys"][0];
+    assert_eq!(k["name"], "AAPL");
+    assert_eq!(k["classes"], json!(["Underlier"]));
+    assert_eq!(k["topics"][bid.to_string()].to_string(), "1.5");
+    assert!(k.get("tick_times").is_none(), "no stamps unless asked");
+}
+
+#[test]
+fn a_known_key_is_not_named_again_in_a_later_batch() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    write(&mut s, c, (1, "AAPL"), (1, "bid"), json!(1));
+    let _ = subscribe(
+        &mut s,
+        c,
+        json!({"name": "a", "subscription_mode": "Snapshot"}),
+    );
+    let v = subscribe(
+        &mut s,
+        c,
+        json!({"name": "b", "subscription_mode": "Snapshot", "include_tick_time": true}),
+    );
+    let batch = v
+        .iter()
+        .find(|m| m["message_type"] == "BatchUpdate")
+        .expect("a batch");
+    let k = &batch["value"]["keys"][0];
+    assert!(k.get("name").is_none());
+    assert!(k["tick_times"].as_object().is_some_and(|m| m.len() == 1));
+}
+
+#[test]
+fn key_and_topic_filters_and_exclusions_apply() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    write(&mut s, c, (1, "AAPL"), (1, "bid"), json!(1));
+    write(&mut s, c, (2, "ABC"), (2, "ask"), json!(2));
+    write(&mut s, c, (3, "MSFT"), (1, "bid"), json!(3));
+    let v = subscribe(
+        &mut s,
+        c,
+        json!({"name": "s", "subscription_mode": "Snapshot", "key_filter": "^A",
+               "exclude_key_filter": "C$", "topic_filter": "bid"}),
+    );
+    let batch = v
+        .iter()
+        .find(|m| m["message_type"] == "BatchUpdate")
+        .expect("a batch");
+    let keys = batch["value"]["keys"].as_array().expect("keys");
+    assert_eq!(keys.len(), 1);
+    assert_eq!(keys[0]["name"], "AAPL");
+}
+
+#[test]
+fn a_snapshot_size_limit_pauses_until_subscribe_continue() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    for (i, k) in ["A", "B", "C"].iter().enumerate() {
+        write(&mut s, c, (i as u64 + 1, k), (1, "bid"), json!(i));
+    }
+    let v = subscribe(
+        &mut s,
+        c,
+        json!({"name": "s", "subscription_mode": "Streaming", "snapshot_size_limit": 2}),
+    );
+    assert_eq!(statuses(&v), ["ProcessingSnapshot", "NeedsContinue"]);
+    let first = v
+        .iter()
+        .find(|m| m["message_type"] == "BatchUpdate")
+        .expect("a batch");
+    assert_eq!(first["value"]["keys"].as_array().map(Vec::len), Some(2));
+    // A write during the pause is not streamed yet.
+    write(&mut s, c, (1, "A"), (1, "bid"), json!(9));
+    assert!(!types(&texts(&mut s, c)).contains(&"JSONRecordUpdate".to_owned()));
+    s.handle_text(c, 0, &msg("SubscribeContinue", json!({"name": "s"})));
+    let v = texts(&mut s, c);
+    assert_eq!(statuses(&v), ["Streaming"]);
+    assert_eq!(v[0]["value"]["keys"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn a_streaming_subscription_gets_live_writes_with_introductions_first() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    let w = open(&mut s);
+    let _ = subscribe(
+        &mut s,
+        c,
+        json!({"name": "s", "subscription_mode": "Streaming", "class_list": ["Underlier"], "include_tick_time": true}),
+    );
+    s.handle_timeout(3);
+    out(&mut s, c);
+    write(&mut s, w, (7, "NEW"), (7, "ask"), json!(4));
+    let v = texts(&mut s, c);
+    assert_eq!(types(&v), ["KeyUpdate", "JSONRecordUpdate"]);
+    let k = v[0]["value"]["key_id"].clone();
+    assert_eq!(v[1]["value"]["record_id"]["key_id"], k);
+    assert!(v[1]["value"]["tick_time"].as_u64().is_some_and(|t| t > 0));
+    // Deleting streams a DeleteRecord; deleting what is missing streams nothing.
+    s.handle_text(
+        w,
+        0,
+        &msg("DeleteRecord", json!({"key_id": 7, "topic_id": 7})),
+    );
+    assert_eq!(types(&texts(&mut s, c)), ["DeleteRecord"]);
+    s.handle_text(
+        w,
+        0,
+        &msg("DeleteRecord", json!({"key_id": 7, "topic_id": 7})),
+    );
+    assert!(texts(&mut s, c).is_empty());
+}
+
+#[test]
+fn a_refused_subscription_is_an_error_then_finished_only() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    let v = subscribe(
+        &mut s,
+        c,
+        json!({"name": "s", "subscription_mode": "Snapshot", "class_list": ["Nope"]}),
+    );
+    assert_eq!(types(&v), ["Error", "SubscriptionStatus"]);
+    assert_eq!(v[0]["value"]["recoverable"], true);
+    assert_eq!(statuses(&v), ["Finished"]);
+    assert!(s.is_open(c));
+    let _ = subscribe(
+        &mut s,
+        c,
+        json!({"name": "t", "subscription_mode": "Streaming"}),
+    );
+    let v = subscribe(
+        &mut s,
+        c,
+        json!({"name": "t", "subscription_mode": "Streaming"}),
+    );
+    assert_eq!(statuses(&v), ["Finished"], "a duplicate name is refused");
+}
+
+#[test]
+fn unsubscribe_finishes_a_streaming_subscription() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    let _ = subscribe(
+        &mut s,
+        c,
+        json!({"name": "s", "subscription_mode": "Streaming"}),
+    );
+    s.handle_text(c, 0, &msg("Unsubscribe", json!({"name": "s"})));
+    assert_eq!(statuses(&texts(&mut s, c)), ["Finished"]);
+    let w = open(&mut s);
+    write(&mut s, w, (1, "A"), (1, "bid"), json!(1));
+    assert!(texts(&mut s, c).is_empty());
+}
+
+fn cx(s: &mut Server, c: ConnId, r: u64, test: Value, value: Value) -> Value {
+    s.handle_text(
+        c,
+        0,
+        &msg("JSONCompareExchange", json!({"record_id": {"key_id": 1, "topic_id": 2}, "msg_ref": r, "test": test, "value": value})),
+    );
+    texts(s, c).pop().expect("a result")["value"].clone()
+}
+
+#[test]
+fn compare_exchange_null_rules() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    write(&mut s, c, (1, "A"), (1, "bid"), json!(1));
+    s.handle_text(
+        c,
+        0,
+        &msg("TopicIntroduction", json!({"topic_id": 2, "name": "ask"})),
+    );
+    out(&mut s, c);
+    // A missing record on a plain topic is not 0.
+    let r = cx(&mut s, c, 1, json!(0), json!(5));
+    assert_eq!(
+        (
+            r["success"].clone(),
+            r["reason"].clone(),
+            r["value"].clone()
+        ),
+        (json!(false), json!("CompareMismatch"), Value::Null)
+    );
+    // Null matches missing: create if absent.
+    let r = cx(&mut s, c, 2, Value::Null, json!(5));
+    assert_eq!(
+        (r["msg_ref"].clone(), r["success"].clone()),
+        (json!(2), json!(true))
+    );
+    assert!(r.get("reason").is_none());
+    // Numbers compare by value.
+    let r = cx(&mut s, c, 3, json!(5.0), json!(6));
+    assert_eq!(r["success"], true);
+    // A null value deletes.
+    let r = cx(&mut s, c, 4, json!(6), Value::Null);
+    assert_eq!(r["success"], true);
+    assert_eq!(s.record("A", "ask"), None);
+}
+
+#[test]
+fn a_default_annotated_topic_reads_missing_as_its_default() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    write(&mut s, c, (1, "A"), (1, "bid"), json!(1));
+    s.handle_text(
+        c,
+        0,
+        &msg("TopicIntroduction", json!({"topic_id": 2, "name": "lock"})),
+    );
+    out(&mut s, c);
+    let r = cx(&mut s, c, 1, Value::Null, json!(true));
+    assert_eq!(
+        r["success"], false,
+        "missing reads as the default false, not null"
+    );
+    let r = cx(&mut s, c, 2, json!(false), json!(true));
+    assert_eq!(r["success"], true);
+    assert_eq!(s.record("A", "lock"), Some(&json!(true)));
+}
+
+#[test]
+fn ownership_is_acquired_denies_others_and_is_released() {
+    let mut s = Server::new(sample_config());
+    let a = open(&mut s);
+    let b = open(&mut s);
+    s.handle_text(
+        a,
+        0,
+        &msg(
+            "ActiveOwnership",
+            json!({"msg_ref": 0, "ownership_action": "Acquire"}),
+        ),
+    );
+    write(&mut s, a, (1, "K"), (1, "bid"), json!(1));
+    assert_eq!(s.owner("K"), Some(a));
+    s.handle_text(b, 0, &msg("ActiveOwnership", json!({"msg_ref": 5})));
+    write(&mut s, b, (1, "K"), (1, "bid"), json!(2));
+    assert_eq!(s.record("K", "bid"), Some(&json!(1)));
+    let v = texts(&mut s, b);
+    assert_eq!(
+        v[0]["value"]["failed_writes"][0]["reason"]["record_write"],
+        "WriteDenied"
+    );
+    // Skipping the checks writes anyway.
+    s.handle_text(
+        b,
+        0,
+        &msg(
+            "ActiveOwnership",
+            json!({"msg_ref": 5, "skip_ownership_checks": true}),
+        ),
+    );
+    s.handle_text(
+        b,
+        0,
+        &msg(
+            "JSONRecordUpdate",
+            json!({"record_id": {"key_id": 1, "topic_id": 1}, "value": 3}),
+        ),
+    );
+    assert_eq!(s.record("K", "bid"), Some(&json!(3)));
+    // Release by the owner.
+    s.handle_text(
+        a,
+        0,
+        &msg(
+            "ActiveOwnership",
+            json!({"msg_ref": 0, "ownership_action": "Release"}),
+        ),
+    );
+    s.handle_text(
+        a,
+        0,
+        &msg(
+            "JSONRecordUpdate",
+            json!({"record_id": {"key_id": 1, "topic_id": 1}, "value": 4}),
+        ),
+    );
+    assert_eq!(s.owner("K"), None);
+}
+
+#[test]
+fn require_existing_refuses_to_create_a_key() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "ActiveOwnership",
+            json!({"msg_ref": 1, "require_existing": true}),
+        ),
+    );
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 1, "name": "K", "class_list": ["Underlier"]}),
+        ),
+    );
+    assert!(s.classes("K").is_empty());
+    let v = texts(&mut s, c);
+    assert_eq!(
+        v[0]["value"]["failed_writes"][0]["reason"]["key_write"],
+        "KeyNotFound"
+    );
+}
+
+#[test]
+fn an_unmapped_id_is_fatal() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "JSONRecordUpdate",
+            json!({"record_id": {"key_id": 9, "topic_id": 9}, "value": 1}),
+        ),
+    );
+    assert!(matches!(s.ended(c), Some(EndCause::Violation(_))));
+}
+
+#[test]
+fn a_name_that_contradicts_a_key_id_is_fatal() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    write(&mut s, c, (1, "A"), (1, "bid"), json!(1));
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 1, "name": "B", "class_list": ["Underlier"]}),
+        ),
+    );
+    assert!(matches!(s.ended(c), Some(EndCause::Violation(_))));
+}
+
+#[test]
+fn a_downgrade_keeps_the_bases_and_their_records() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    write(&mut s, c, (1, "K"), (1, "bid"), json!(1));
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 1, "name": "K", "class_list": ["Option"]}),
+        ),
+    );
+    s.handle_text(
+        c,
+        0,
+        &msg("TopicIntroduction", json!({"topic_id": 2, "name": "name"})),
+    );
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "JSONRecordUpdate",
+            json!({"record_id": {"key_id": 1, "topic_id": 2}, "value": "n"}),
+        ),
+    );
+    let _ = subscribe(
+        &mut s,
+        c,
+        json!({"name": "s", "subscription_mode": "Streaming"}),
+    );
+    s.handle_text(c, 0, &msg("KeyUpdate", json!({"key_id": 1, "name": "K", "deleted_class": "Underlier", "class_list": ["Option"]})));
+    assert_eq!(s.classes("K"), ["Option"]);
+    assert_eq!(s.record("K", "bid"), Some(&json!(1)), "Option covers bid");
+    assert_eq!(s.record("K", "name"), None, "only Underlier covered name");
+    let v = texts(&mut s, c);
+    assert_eq!(types(&v), ["KeyUpdate"]);
+    assert_eq!(v[0]["value"]["deleted_class"], "Underlier");
+    assert_eq!(v[0]["value"]["class_list"], json!(["Option"]));
+}
+
+#[test]
+fn a_whole_key_delete_is_per_class_then_retired() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    write(&mut s, c, (1, "K"), (1, "bid"), json!(1));
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 1, "name": "K", "class_list": ["Option"]}),
+        ),
+    );
+    let _ = subscribe(
+        &mut s,
+        c,
+        json!({"name": "s", "subscription_mode": "Streaming"}),
+    );
+    s.remove_key("K");
+    let v = texts(&mut s, c);
+    assert_eq!(
+        types(&v),
+        [
+            "KeyUpdate",
+            "KeyUpdate",
+            "KeyIdRetired",
+            "ClientIntroducedKeyInvalidated"
+        ]
+    );
+    assert!(v[..2].iter().all(|m| m["value"]["class_list"] == json!([])));
+    assert_eq!(
+        v[3]["value"]["client_introduced_key_id"], 1,
+        "the writer's own id is dead"
+    );
+    // A write still under the dead id fails as a write; the connection stays.
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "JSONRecordUpdate",
+            json!({"record_id": {"key_id": 1, "topic_id": 1}, "value": 2}),
+        ),
+    );
+    assert!(s.is_open(c));
+    assert!(s.record("K", "bid").is_none());
+    assert!(s.record("K", "bid").is_none());
+}
+
+#[test]
+fn echo_is_answered_with_its_msg_ref() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    s.handle_text(c, 0, &msg("EchoRequest", json!({"msg_ref": 77})));
+    let v = texts(&mut s, c);
+    assert_eq!(
+        v[0],
+        json!({"message_type": "EchoResponse", "value": {"msg_ref": 77}})
+    );
+}
+
+#[test]
+fn logoff_is_answered_with_a_close_and_releases_ownership() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    s.handle_text(
+        c,
+        0,
+        &msg("ActiveOwnership", json!({"ownership_action": "Acquire"})),
+    );
+    write(&mut s, c, (1, "K"), (1, "bid"), json!(1));
+    out(&mut s, c);
+    s.handle_text(c, 0, &json!({"message_type": "Logoff"}).to_string());
+    assert_eq!(out(&mut s, c), [Output::Close(Some(1000))]);
+    assert_eq!(s.ended(c), Some(&EndCause::Logoff));
+    assert_eq!(s.owner("K"), None);
+}
+
+#[test]
+fn server_logoff_sends_logoff_then_closes() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    s.logoff(c);
+    let o = out(&mut s, c);
+    assert!(matches!(&o[0], Output::Text(t) if t.contains("Logoff")));
+    assert_eq!(o[1], Output::Close(Some(1000)));
+}
+
+#[test]
+fn undecodable_text_from_the_client_is_fatal_and_the_fault_sends_some() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    s.send_undecodable(c);
+    assert!(
+        matches!(&out(&mut s, c)[0], Output::Text(t) if serde_json::from_str::<Value>(t).is_err())
+    );
+    s.handle_text(c, 0, "{not json");
+    assert!(matches!(s.ended(c), Some(EndCause::Violation(_))));
+}
+
+#[test]
+fn a_full_outbox_drops_the_connection_and_counts_it() {
+    let mut s = Server::new(ServerConfig {
+        max_outbox_count: 3,
+        ..sample_config()
+    });
+    let c = open(&mut s);
+    for r in 0..5 {
+        s.handle_text(c, 0, &msg("EchoRequest", json!({"msg_ref": r})));
+    }
+    assert_eq!(s.counters().outbox_overflows, 1);
+    assert_eq!(s.ended(c), Some(&EndCause::Overflow));
+    assert_eq!(out(&mut s, c), [Output::Close(Some(1008))]);
+}
+
+#[test]
+fn the_outbox_bound_counts_bytes_too() {
+    // The introduction (about 105 bytes) fits; each echo answer is 52 bytes.
+    let mut s = Server::new(ServerConfig {
+        max_outbox_bytes: 150,
+        ..sample_config()
+    });
+    let c = open(&mut s);
+    s.handle_text(c, 0, &msg("EchoRequest", json!({"msg_ref": 1})));
+    s.handle_text(c, 0, &msg("EchoRequest", json!({"msg_ref": 2})));
+    assert!(s.is_open(c), "{:?}", s.ended(c));
+    s.handle_text(c, 0, &msg("EchoRequest", json!({"msg_ref": 3})));
+    assert_eq!(s.ended(c), Some(&EndCause::Overflow));
+}
+
+#[test]
+fn the_record_of_received_frames_is_bounded_and_counted() {
+    let mut s = Server::new(ServerConfig {
+        max_recorded: 2,
+        ..sample_config()
+    });
+    let c = open(&mut s);
+    s.handle_text(c, 0, &msg("Heartbeat", json!({"u_milliseconds": 1})));
+    s.handle_text(c, 0, &msg("Heartbeat", json!({"u_milliseconds": 2})));
+    assert_eq!(s.received(c).len(), 2);
+    assert_eq!(
+        s.counters(),
+        Counters {
+            recorded_dropped: 1,
+            ..Counters::default()
+        }
+    );
+}
+
+#[test]
+fn a_store_at_its_key_limit_fails_the_write_instead_of_growing() {
+    let mut s = Server::new(ServerConfig {
+        max_keys: 1,
+        ..sample_config()
+    });
+    let c = open(&mut s);
+    s.handle_text(c, 0, &msg("ActiveOwnership", json!({"msg_ref": 1})));
+    write(&mut s, c, (1, "A"), (1, "bid"), json!(1));
+    out(&mut s, c);
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 2, "name": "B", "class_list": ["Underlier"]}),
+        ),
+    );
+    assert!(s.classes("B").is_empty());
+    let v = texts(&mut s, c);
+    assert_eq!(
+        v[0]["value"]["failed_writes"][0]["reason"]["key_write"],
+        "KeyLimit"
+    );
+}
+
+#[test]
+fn a_binary_message_is_fatal() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    s.handle_binary(c, 0);
+    assert!(matches!(s.ended(c), Some(EndCause::Violation(_))));
+}
+
+#[test]
+fn pruning_forgets_the_oldest_ended_connections_only() {
+    let mut s = Server::new(sample_config());
+    let a = open(&mut s);
+    let b = open(&mut s);
+    let live = open(&mut s);
+    let d = open(&mut s);
+    for c in [a, b, d] {
+        s.handle_text(c, 0, &json!({"message_type": "Logoff"}).to_string());
+    }
+    s.prune_ended(2);
+    assert_eq!(s.connections(), vec![b, live, d]);
+}
+
+#[test]
+fn a_server_without_heartbeats_sends_none() {
+    let mut s = Server::new(ServerConfig {
+        send_heartbeats: false,
+        ..sample_config()
+    });
+    let c = s.connect(0);
+    s.handle_text(c, 0, &intro(1_000_000));
+    out(&mut s, c);
+    s.handle_timeout(100_000);
+    assert!(out(&mut s, c).is_empty());
+    assert_eq!(
+        s.poll_timeout(),
+        Some(10_000_000),
+        "only the watch on the client is due"
+    );
+}
+
+#[test]
+fn ignored_heartbeats_end_the_connection_by_the_server_timeout() {
+    let mut s = Server::new(ServerConfig {
+        heartbeat_timeout_interval: 1_000_000,
+        ..sample_config()
+    });
+    let c = s.connect(0);
+    s.handle_text(c, 0, &intro(100));
+    s.ignore_heartbeats(c);
+    s.handle_text(c, 900, &msg("Heartbeat", json!({"u_milliseconds": 1})));
+    s.handle_timeout(1000);
+    assert_eq!(s.ended(c), Some(&EndCause::HeartbeatTimeout));
+}
