@@ -21,6 +21,11 @@ use tungstenite::{Message, WebSocket};
 /// The client's heartbeat timeout in the tests (ms): a beat every 200 ms.
 pub const IV: u64 = 400;
 
+/// The interval announced by the peers of the write tests, which never beat: long enough that
+/// the client's first-beat grace (ten intervals) outlasts moving megabytes on a loaded machine,
+/// so those tests see write behaviour, never a heartbeat timeout.
+pub const QUIET_IV: u64 = 30_000;
+
 /// What the server saw of the upgrade.
 #[derive(Debug, Clone, Default)]
 pub struct Upgrade {
@@ -359,7 +364,8 @@ pub fn silent_listener() -> (TcpListener, String) {
 /// buffers fill and its writes stall.
 pub fn stalled_reader(d: Duration) -> Server {
     serve(Answer::Accept, Duration::ZERO, move |p| {
-        p.handshake();
+        p.recv_type("Introduction");
+        p.introduce(QUIET_IV);
         std::thread::sleep(d);
     })
 }
@@ -369,7 +375,8 @@ pub fn stalled_reader(d: Duration) -> Server {
 /// values of the updates in the order they came.
 pub fn slow_reader(pause: Duration) -> Server {
     serve(Answer::Accept, Duration::ZERO, move |p| {
-        p.handshake();
+        p.recv_type("Introduction");
+        p.introduce(QUIET_IV);
         std::thread::sleep(pause);
         let e = p.recv_type("EchoRequest");
         p.send("EchoResponse", json!({"msg_ref": e["msg_ref"]}));
