@@ -267,6 +267,23 @@ impl Client {
         self.call(|e| e.delete_record(record_id, tick_time)).await
     }
 
+    /// Tears one class down from a key this client introduced; the remaining classes keep their
+    /// records (a downgrade, G-36, G-37).
+    ///
+    /// # Errors
+    /// As [`Client::subscribe`]; the engine's `UnknownKey` for a key or class not introduced.
+    pub async fn delete_class(&self, key: &str, class: &str) -> Result<(), Error> {
+        self.call(|e| e.delete_class(key, class)).await
+    }
+
+    /// Asks the server to delete a whole key this client introduced (`DeleteKeyCommand`, G-38).
+    ///
+    /// # Errors
+    /// As [`Client::subscribe`]; the engine's `UnknownKey` for a key not introduced.
+    pub async fn delete_key(&self, key: &str) -> Result<(), Error> {
+        self.call(|e| e.delete_key(key)).await
+    }
+
     /// Sends a compare-exchange; returns its msg_ref, which the [`Event::Compare`] answer
     /// carries.
     ///

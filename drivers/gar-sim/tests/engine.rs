@@ -3,7 +3,7 @@
 
 use gar_client::codec::write::Ownership;
 use gar_client::codec::{RecordId, ServerError};
-use gar_client::{Client, Config, Event, StopReason, Subscribe};
+use gar_client::{Client, Config, Event, Status, StopReason, Subscribe};
 use gar_sim::{sample_config, ConnId, EndCause, Output, PeerClose, Server, ServerConfig};
 use serde_json::{json, Value};
 
@@ -505,4 +505,100 @@ fn g_60_the_heartbeat_timeout_error_precedes_the_close() {
         "{ev:?}"
     );
     assert_eq!(p.server.ended(p.conn), Some(&EndCause::HeartbeatTimeout));
+}
+
+// ---- client-side teardown and snapshot parts through the engine's own calls ----
+
+#[test]
+fn g_37_a_class_the_client_tears_down_leaves_the_other_class_and_its_records() {
+    let mut p = Pair::ready();
+    let strike = p.ids("ABC", "Option", "strike");
+    p.client.publish(strike, &json!(7), 0).expect("publish");
+    let bid = p.ids("ABC", "Underlier", "note");
+    p.client.publish(bid, &json!("kept"), 0).expect("publish");
+    p.pump();
+    assert_eq!(p.server.classes("ABC"), ["Option", "Underlier"]);
+    p.client
+        .delete_class("ABC", "Option")
+        .expect("delete class");
+    p.pump();
+    assert_eq!(p.server.classes("ABC"), ["Underlier"]);
+    assert!(
+        p.server.record("ABC", "strike").is_none(),
+        "the deleted class's topic"
+    );
+    assert_eq!(p.server.record("ABC", "note"), Some(&json!("kept")));
+    assert!(p.errors().is_empty());
+}
+
+#[test]
+fn g_38_delete_key_through_the_engine_retires_the_key_at_a_subscriber() {
+    let mut p = Pair::ready();
+    p.publish("AAPL", "bid", json!(1));
+    // A second client subscribes and is shown AAPL.
+    let watcher = p.server.connect(0);
+    let mut w = Client::new(Config::default());
+    w.start(0, (3, 4));
+    let to_watcher = |p: &mut Pair, w: &mut Client| {
+        while let Some(t) = w.poll_transmit() {
+            p.server.handle_text(watcher, 0, &t);
+        }
+        while let Some(Output::Text(t)) = p.server.poll_transmit(watcher) {
+            w.handle_text(0, &t);
+        }
+    };
+    to_watcher(&mut p, &mut w);
+    w.subscribe(&Subscribe {
+        name: "s".into(),
+        streaming: true,
+        class_list: vec!["Underlier".into()],
+        ..Subscribe::default()
+    })
+    .expect("subscribe");
+    to_watcher(&mut p, &mut w);
+    let shown = (1..10)
+        .find(|id| w.server_key(*id).is_some_and(|(n, _)| n == "AAPL"))
+        .expect("the watcher was shown AAPL");
+    p.client.delete_key("AAPL").expect("delete key");
+    p.pump();
+    to_watcher(&mut p, &mut w);
+    assert!(w.server_key(shown).is_none(), "retired at the watcher");
+    assert!(p.server.classes("AAPL").is_empty());
+    assert!(p.server.record("AAPL", "bid").is_none());
+}
+
+#[test]
+fn g_39_a_snapshot_size_limit_is_continued_by_the_engine_until_finished() {
+    let mut p = Pair::ready();
+    for k in ["A1", "A2", "A3"] {
+        p.publish(k, "bid", json!(1));
+    }
+    p.events();
+    p.client
+        .subscribe(&Subscribe {
+            name: "parts".into(),
+            class_list: vec!["Underlier".into()],
+            snapshot_size_limit: Some(1),
+            ..Subscribe::default()
+        })
+        .expect("subscribe");
+    p.pump();
+    let statuses: Vec<Status> = p
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Status { name, status } if name == "parts" => Some(status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(statuses.first(), Some(&Status::ProcessingSnapshot));
+    assert_eq!(statuses.last(), Some(&Status::Finished));
+    assert!(
+        statuses
+            .iter()
+            .filter(|s| **s == Status::NeedsContinue)
+            .count()
+            >= 2,
+        "{statuses:?}"
+    );
 }

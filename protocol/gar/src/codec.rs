@@ -289,8 +289,12 @@ pub struct Subscribe {
     pub include_diagnostics: Option<bool>,
     /// Assert the proxy's cache covers this subscription.
     pub assume_cached_subscriptions_cover: Option<bool>,
-    /// Output density (`KeyMajor`, `TopicMajor`, `RecordMajor`).
+    /// Output density; the engine reads `KeyMajor` (the default when left out) and refuses to
+    /// ask for `TopicMajor` or `RecordMajor`.
     pub density: Option<String>,
+    /// Records per part of the snapshot: at this many the server pauses with `NeedsContinue`
+    /// (the engine answers `SubscribeContinue`). `None` leaves it out: no limit.
+    pub snapshot_size_limit: Option<u64>,
 }
 
 fn envelope(message_type: &str, value: Option<Map<String, Value>>) -> String {
@@ -548,6 +552,9 @@ pub mod write {
                 m.insert(k.into(), v.into());
             }
         }
+        if let Some(limit) = s.snapshot_size_limit {
+            m.insert("snapshot_size_limit".into(), limit.into());
+        }
         envelope("Subscribe", Some(m))
     }
 
@@ -599,6 +606,31 @@ pub mod write {
             m.insert("client_key_name".into(), n.clone().into());
         }
         envelope("ActiveOwnership", Some(m))
+    }
+
+    /// `KeyUpdate {key_id, name, deleted_class}`: the client tears one class down from a key it
+    /// introduced. The request names the key and the class only (as the reference client writes
+    /// it); the remaining classes are the server's to say in its teardown message.
+    #[must_use]
+    pub fn delete_class(key_id: u64, name: &str, deleted_class: &str) -> String {
+        envelope(
+            "KeyUpdate",
+            Some(obj(vec![
+                ("key_id", key_id.into()),
+                ("name", name.into()),
+                ("deleted_class", deleted_class.into()),
+            ])),
+        )
+    }
+
+    /// `DeleteKeyCommand {key_id}`: asks the server to delete the whole key (client to server
+    /// only; the server answers subscribers with per-class teardown, G-36, G-38).
+    #[must_use]
+    pub fn delete_key_command(key_id: u64) -> String {
+        envelope(
+            "DeleteKeyCommand",
+            Some(obj(vec![("key_id", key_id.into())])),
+        )
     }
 
     /// `SubscribeContinue {name}`.

@@ -215,6 +215,13 @@ pub enum CallError {
     /// The id was never introduced by this client, or was invalidated.
     #[error("unknown client id {0}")]
     UnknownId(u64),
+    /// This client never introduced that key name (or not in that class).
+    #[error("key {0} was not introduced by this client in that class")]
+    UnknownKey(String),
+    /// A subscription asked for a density this reader does not read: it reads `KeyMajor`
+    /// (the default) only.
+    #[error("density {0} is not read by this client (KeyMajor only)")]
+    UnsupportedDensity(String),
     /// A subscription of that name is already active.
     #[error("subscription {0} already active")]
     DuplicateSubscription(String),
@@ -996,6 +1003,42 @@ impl Client {
         Ok(id)
     }
 
+    /// Tears one class down from a key this client introduced (`KeyUpdate` naming the key and
+    /// its `deleted_class`). The key keeps its id; its remaining
+    /// classes (a downgrade) keep their records (G-36, G-37).
+    ///
+    /// # Errors
+    /// [`CallError::UnknownKey`] when this client never introduced `key` in `class`;
+    /// [`CallError::NotRunning`] or [`CallError::QueueFull`] as for every call.
+    pub fn delete_class(&mut self, key: &str, class: &str) -> Result<(), CallError> {
+        let Some((id, classes)) = self.s.client_keys.get(key) else {
+            return Err(CallError::UnknownKey(key.to_string()));
+        };
+        if !classes.contains(class) {
+            return Err(CallError::UnknownKey(key.to_string()));
+        }
+        let id = *id;
+        self.send(codec::write::delete_class(id, key, class))?;
+        if let Some((_, classes)) = self.s.client_keys.get_mut(key) {
+            classes.remove(class);
+        }
+        Ok(())
+    }
+
+    /// Asks the server to delete a whole key this client introduced (`DeleteKeyCommand`,
+    /// G-38). The id stays introduced until the server retires it.
+    ///
+    /// # Errors
+    /// [`CallError::UnknownKey`] when this client never introduced `key`;
+    /// [`CallError::NotRunning`] or [`CallError::QueueFull`] as for every call.
+    pub fn delete_key(&mut self, key: &str) -> Result<(), CallError> {
+        let Some((id, _)) = self.s.client_keys.get(key) else {
+            return Err(CallError::UnknownKey(key.to_string()));
+        };
+        let id = *id;
+        self.send(codec::write::delete_key_command(id))
+    }
+
     fn check_client_ids(&self, r: RecordId) -> Result<(), CallError> {
         if !self.s.client_key_names.contains_key(&r.key_id) {
             return Err(CallError::UnknownId(r.key_id));
@@ -1037,6 +1080,10 @@ impl Client {
     pub fn subscribe(&mut self, s: &Subscribe) -> Result<(), CallError> {
         if self.s.subs.contains_key(&s.name) {
             return Err(CallError::DuplicateSubscription(s.name.clone()));
+        }
+        // This reader reads key-major batches only, so it asks for no other shape (G-35).
+        if let Some(d) = s.density.as_deref().filter(|d| *d != "KeyMajor") {
+            return Err(CallError::UnsupportedDensity(d.to_string()));
         }
         self.send(codec::write::subscribe(s))?;
         self.s.subs.insert(

@@ -1573,3 +1573,170 @@ fn g_28_readers_accept_the_bare_infinity_words() {
     }
     assert!(codec::decode(r#"{"message_type":"X","value":{"a":infinityx}}"#, &limits).is_err());
 }
+
+// ---- client-side key teardown: delete a class, delete a key (G-36, G-37, G-38) ----
+
+#[test]
+fn g_36_the_client_tears_down_one_class_naming_the_key_and_the_class() {
+    let mut c = ready();
+    let id = c.introduce_key("AAPL", "Underlier").unwrap();
+    assert_eq!(c.introduce_key("AAPL", "Option").unwrap(), id);
+    sent(&mut c);
+    c.delete_class("AAPL", "Option").unwrap();
+    let out = sent(&mut c);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0]["message_type"], "KeyUpdate");
+    assert_eq!(
+        out[0]["value"],
+        json!({"key_id": id, "name": "AAPL", "deleted_class": "Option"})
+    );
+    // The last class: the key keeps its id.
+    c.delete_class("AAPL", "Underlier").unwrap();
+    let out = sent(&mut c);
+    assert_eq!(
+        out[0]["value"],
+        json!({"key_id": id, "name": "AAPL", "deleted_class": "Underlier"})
+    );
+}
+
+#[test]
+fn g_36_a_class_not_introduced_is_refused_before_sending() {
+    let mut c = ready();
+    c.introduce_key("AAPL", "Underlier").unwrap();
+    sent(&mut c);
+    assert_eq!(
+        c.delete_class("AAPL", "Option"),
+        Err(CallError::UnknownKey("AAPL".into()))
+    );
+    assert_eq!(
+        c.delete_class("MSFT", "Underlier"),
+        Err(CallError::UnknownKey("MSFT".into()))
+    );
+    // A class already torn down is not torn down twice.
+    c.delete_class("AAPL", "Underlier").unwrap();
+    sent(&mut c);
+    assert_eq!(
+        c.delete_class("AAPL", "Underlier"),
+        Err(CallError::UnknownKey("AAPL".into()))
+    );
+    assert!(sent(&mut c).is_empty());
+}
+
+#[test]
+fn g_38_delete_key_sends_delete_key_command_under_the_client_id() {
+    let mut c = ready();
+    c.introduce_key("ZZ", "Underlier").unwrap();
+    let id = c.introduce_key("AAPL", "Underlier").unwrap();
+    sent(&mut c);
+    c.delete_key("AAPL").unwrap();
+    assert_eq!(
+        sent(&mut c),
+        vec![json!({"message_type": "DeleteKeyCommand", "value": {"key_id": id}})]
+    );
+    assert_eq!(
+        c.delete_key("MSFT"),
+        Err(CallError::UnknownKey("MSFT".into()))
+    );
+    assert!(sent(&mut c).is_empty());
+}
+
+#[test]
+fn g_38_a_delete_key_command_from_the_server_is_not_acted_on() {
+    let mut c = ready();
+    key(&mut c, 3, "AAPL", &["Underlier"]);
+    events(&mut c);
+    c.handle_text(5, &msg("DeleteKeyCommand", json!({"key_id": 3})));
+    assert!(c.is_running());
+    assert!(
+        c.server_key(3).is_some(),
+        "only teardown messages drop a key"
+    );
+}
+
+#[test]
+fn g_39_subscribe_carries_the_snapshot_size_limit_only_when_set() {
+    let mut c = ready();
+    c.subscribe(&Subscribe {
+        name: "a".into(),
+        class_list: vec!["U".into()],
+        snapshot_size_limit: Some(25),
+        ..Subscribe::default()
+    })
+    .unwrap();
+    c.subscribe(&Subscribe {
+        name: "b".into(),
+        class_list: vec!["U".into()],
+        ..Subscribe::default()
+    })
+    .unwrap();
+    let out = sent(&mut c);
+    assert_eq!(out[0]["value"]["snapshot_size_limit"], 25);
+    assert!(out[1]["value"].get("snapshot_size_limit").is_none());
+}
+
+#[test]
+fn g_35_the_client_asks_only_for_the_key_major_density_it_reads() {
+    let mut c = ready();
+    for d in ["TopicMajor", "RecordMajor", "keymajor"] {
+        assert_eq!(
+            c.subscribe(&Subscribe {
+                name: d.into(),
+                density: Some(d.into()),
+                ..Subscribe::default()
+            }),
+            Err(CallError::UnsupportedDensity(d.into()))
+        );
+    }
+    assert!(
+        sent(&mut c).is_empty(),
+        "a refused shape is never asked for"
+    );
+    c.subscribe(&Subscribe {
+        name: "km".into(),
+        density: Some("KeyMajor".into()),
+        ..Subscribe::default()
+    })
+    .unwrap();
+    c.subscribe(&Subscribe {
+        name: "default".into(),
+        ..Subscribe::default()
+    })
+    .unwrap();
+    let out = sent(&mut c);
+    assert_eq!(out[0]["value"]["density"], "KeyMajor");
+    assert!(
+        out[1]["value"].get("density").is_none(),
+        "left out: KeyMajor"
+    );
+}
+
+#[test]
+fn g_35_a_key_major_batch_is_read_into_records() {
+    let mut c = ready();
+    c.subscribe(&Subscribe {
+        name: "s".into(),
+        class_list: vec!["U".into()],
+        ..Subscribe::default()
+    })
+    .unwrap();
+    topic(&mut c, 4, "bid");
+    c.handle_text(
+        2,
+        &msg(
+            "BatchUpdate",
+            json!({"default_class": "U", "keys": [
+                {"key_id": 9, "name": "AAPL", "topics": {"4": 1.5}},
+                {"key_id": 10, "name": "MSFT", "topics": {"4": 2}}
+            ]}),
+        ),
+    );
+    assert!(c.is_running());
+    assert_eq!(
+        c.record(rid(9, 4)).and_then(|r| r.value.clone()),
+        Some(json!(1.5))
+    );
+    assert_eq!(
+        c.record(rid(10, 4)).and_then(|r| r.value.clone()),
+        Some(json!(2))
+    );
+}
