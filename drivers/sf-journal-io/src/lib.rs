@@ -8,17 +8,21 @@
 //!   with the holder's process id in `.lock.pid`.
 //! * [`drain`]: the blocking drain over QWP WebSocket, with reconnects and replay in FSN
 //!   order.
+//! * `drain_async` (feature `tokio`): the same drain on tokio.
 //! * [`loopback`]: a QWP WebSocket server on 127.0.0.1 for tests, recording every frame.
 //! * [`orphans`]: draining the slots dead senders left, each over its own connection.
 //! * [`journal`]: a journal in memory mode or in SF mode over the same ring: append, the
 //!   frames to send in FSN order, acknowledgements, checkpoints and close.
 //!
-//! Only the standard library does I/O here; there is no async runtime; the WebSocket is blocking. Delivery is at least
+//! Without features only the standard library does I/O here and the WebSocket is blocking; the
+//! `tokio` feature adds the async drain, dialled with `sansio-kit`. Delivery is at least
 //! once: a frame sent but not acknowledged before a connection broke is sent again on the next
 //! one (SF-11), so the server side deduplicates (for QuestDB, a table's DEDUP UPSERT KEYS).
 //! The slot lock uses the standard library's file locks, which are `flock` on Unix.
 
 pub mod drain;
+#[cfg(feature = "tokio")]
+pub mod drain_async;
 pub mod fsdir;
 pub mod journal;
 pub mod lock;
