@@ -135,3 +135,10 @@ serve *args:
 # seconds: it acknowledges on a schedule drawn from `seed` and reports every connection at the end.
 sf-serve seed="1" secs="60":
     cargo run --quiet -p sf-journal-io --bin sf-qwp-serve -- --seed {{seed}} --secs {{secs}}
+
+# The seeded journal simulation (engine, in-memory slot, server model; reconnects, crashes at any
+# write boundary, restarts) for `seeds` seeds from `base` (CI runs 200), and the journal's property
+# tests with `cases` cases. A failure names its seed: `SF_SIM_SEED=n SF_SIM_TRACE=1 cargo test -p sf-journal --test seeded -- --nocapture`.
+sf-soak seeds="20000" cases="5000" base="0":
+    SF_SIM_SEEDS={{seeds}} SF_SIM_SEED_BASE={{base}} cargo test --release -p sf-journal --test seeded -- --nocapture
+    PROPTEST_CASES={{cases}} cargo test --release -p sf-journal --test simulation --test crash
