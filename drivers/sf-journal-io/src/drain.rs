@@ -401,7 +401,7 @@ impl Drain {
                     let _ = ws.flush();
                     match r {
                         Ok(Broke::Done) => return Ok(report),
-                        Ok(Broke::Retry) => {}
+                        Ok(Broke::Retry) => tracing::info!("sf connection lost"),
                         Err(e) => return Err(e),
                     }
                 }

@@ -81,7 +81,7 @@ impl AsyncDrain {
                     let _ = tokio::time::timeout_at(on_tokio(deadline), ws.close(None)).await;
                     match r {
                         Ok(Broke::Done) => return Ok(report),
-                        Ok(Broke::Retry) => {}
+                        Ok(Broke::Retry) => tracing::info!("sf connection lost"),
                         Err(e) => return Err(e),
                     }
                 }

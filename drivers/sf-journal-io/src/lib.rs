@@ -30,5 +30,5 @@ pub mod loopback;
 pub mod orphans;
 
 pub use fsdir::FileDir;
-pub use journal::{Journal, JournalConfig, JournalError};
+pub use journal::{Journal, JournalConfig, JournalError, JournalStats};
 pub use lock::{LockError, SlotLock};

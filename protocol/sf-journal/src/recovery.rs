@@ -143,6 +143,12 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
             }
         };
         if scan.dirty_end > scan.append_offset {
+            tracing::warn!(
+                file = %file,
+                offset = scan.append_offset,
+                len = scan.dirty_end - scan.append_offset,
+                "sf recovery cuts a torn tail"
+            );
             ops.push(FileOp::Zero {
                 file: file.clone(),
                 offset: scan.append_offset,
@@ -166,6 +172,7 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
         let found = next.scan.header.base_seq;
         if found != expected {
             let (prev, next) = (prev.file.clone(), next.file.clone());
+            tracing::warn!(%prev, %next, expected, found, "sf recovery refuses the slot: segments not contiguous");
             return Err(if found > expected {
                 RecoveryError::Gap {
                     prev,
@@ -188,7 +195,8 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
         None => None,
         Some(bytes) => match decode_record_file(RecordKind::Manifest, bytes) {
             Ok(r) => Some(r),
-            Err(_) => {
+            Err(e) => {
+                tracing::warn!(error = %e, "sf recovery sets a corrupt manifest aside");
                 ops.push(FileOp::Rename {
                     from: slot::MANIFEST.to_owned(),
                     to: slot::corrupt_name(slot::MANIFEST),
@@ -216,6 +224,10 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
         Some(bytes) => {
             let scan = scan_dict(bytes).map_err(RecoveryError::Dict)?;
             if scan.dropped_bytes > 0 {
+                tracing::warn!(
+                    dropped_bytes = scan.dropped_bytes,
+                    "sf recovery drops a torn dictionary chunk"
+                );
                 ops.push(FileOp::SetLen {
                     file: slot::SYMBOL_DICT.to_owned(),
                     len: scan.valid_len,
@@ -248,6 +260,15 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
         ops.push(FileOp::Unlink { file: s.file });
     }
 
+    tracing::info!(
+        segments = segments.len(),
+        spares = spares.len(),
+        acked_fsn,
+        next_fsn,
+        repairs = ops.len(),
+        generation = connection_generation + 1,
+        "sf recovery done"
+    );
     Ok(Recovery {
         segments,
         spares,
