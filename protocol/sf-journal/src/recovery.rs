@@ -2,7 +2,7 @@
 //! of the slot's files. The driver takes the slot lock first (SF-29), reads the files, calls
 //! [`recover`], and carries out the returned operations before appending.
 
-use crate::dict::{scan_dict, DictError, DictScan};
+use crate::dict::{dict_header, scan_dict, DictError, DictScan, DICT_HEADER_LEN};
 use crate::ops::FileOp;
 use crate::record::{
     create_record_file, decode_record_file, decode_watermark, Record, RecordKind, Watermark,
@@ -221,6 +221,20 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
 
     let dict = match &files.symbol_dict {
         None => None,
+        // Cut inside its header: the process died between creating the file and writing the
+        // header. The header goes before any chunk and a chunk before any frame using it, so
+        // the file holds no entry a frame could need: it is removed, and the next new symbol
+        // starts it again.
+        Some(bytes) if bytes.len() < DICT_HEADER_LEN && dict_header().starts_with(bytes) => {
+            tracing::warn!(
+                len = bytes.len(),
+                "sf recovery removes a dictionary cut inside its header"
+            );
+            ops.push(FileOp::Unlink {
+                file: slot::SYMBOL_DICT.to_owned(),
+            });
+            None
+        }
         Some(bytes) => {
             let scan = scan_dict(bytes).map_err(RecoveryError::Dict)?;
             if scan.dropped_bytes > 0 {
