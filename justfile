@@ -60,10 +60,14 @@ fuzz seconds="60":
 # submitted through a producer (against StreamWriter) and decoded and checked (against StreamReader),
 # and upload chunking and download verification of a 64 MiB archive against BLAKE3 alone; then
 # over real sockets on 127.0.0.1, round trips through the tokio driver against bare
-# tokio-tungstenite and h2 echoes of the same frames, and rows per second through a subscription.
+# tokio-tungstenite and h2 echoes of the same frames, and rows per second through a subscription;
+# the store-and-forward journal's append and drain of 4 KiB frames in memory and SF mode against
+# plain positioned writes of the same bytes, and the recovery of a 1 GiB slot
+# (SF_BENCH_RECOVERY_MIB sets another size).
 bench:
     cargo bench -p nervix-protocol --bench decode --bench exchange --bench rows --bench batches --bench transfers
     cargo bench -p nervix-tokio --bench loopback
+    cargo bench -p sf-journal-io --bench journal
 
 # Rewrite vectors/corpus from its builders (review the diff before committing it).
 corpus:
