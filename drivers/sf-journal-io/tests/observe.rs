@@ -18,6 +18,9 @@ use sf_journal_io::loopback::{Conn, LoopbackServer, ServerConfig};
 use sf_journal_io::orphans::drain_orphans;
 use sf_journal_io::{Journal, JournalConfig, JournalError};
 
+/// A credential the drains send and no event may carry.
+const SECRET: &str = "sekrit-token-4b1d";
+
 /// Everything every test of this binary logged, at `trace`.
 fn captured() -> &'static Arc<Mutex<Vec<u8>>> {
     static LOG: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
@@ -182,11 +185,9 @@ fn the_journal_logs_recovery_torn_tails_back_pressure_reconnects_terminal_errors
     })
     .unwrap();
     let j = Mutex::new(j);
-    let r = Drain::new(DrainConfig::new(s.addr())).run(
-        &j,
-        Instant::now() + Duration::from_secs(20),
-        |_| true,
-    );
+    let mut dc = DrainConfig::new(s.addr());
+    dc.request.authorization = Some(format!("Bearer {SECRET}"));
+    let r = Drain::new(dc).run(&j, Instant::now() + Duration::from_secs(20), |_| true);
     assert!(matches!(r, Err(DrainError::Terminal(_))), "{r:?}");
     // A close that leaves frames unacknowledged.
     let mut j = j.into_inner().unwrap();
@@ -211,6 +212,7 @@ fn the_journal_logs_recovery_torn_tails_back_pressure_reconnects_terminal_errors
     assert_eq!(out.len(), 1);
 
     let log = log_text();
+    assert!(!log.contains(SECRET), "a credential was logged:\n{log}");
     for (level, what) in [
         ("WARN", "sf recovery cuts a torn tail"),
         ("INFO", "sf recovery done"),
