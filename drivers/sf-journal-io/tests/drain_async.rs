@@ -356,12 +356,19 @@ async fn sf_20_frames_appended_during_replay_are_sent_tokio() {
             }
         })
     };
-    let r = AsyncDrain::new(DrainConfig::new(s.addr()))
-        .run(&j, Instant::now() + Duration::from_secs(20), |j| {
-            j.published_fsn() == 39
-        })
-        .await
-        .unwrap();
+    // The drain runs as a task of its own (its future is Send).
+    let drain = AsyncDrain::new(DrainConfig::new(s.addr()));
+    let shared = Arc::clone(&j);
+    let r = tokio::spawn(async move {
+        drain
+            .run(&shared, Instant::now() + Duration::from_secs(20), |j| {
+                j.published_fsn() == 39
+            })
+            .await
+    })
+    .await
+    .unwrap()
+    .unwrap();
     producer.join().unwrap();
     assert!(r.connections >= 2);
     assert_eq!(j.lock().unwrap().acked_fsn(), 39);
