@@ -60,10 +60,14 @@ fuzz seconds="60":
 # submitted through a producer (against StreamWriter) and decoded and checked (against StreamReader),
 # and upload chunking and download verification of a 64 MiB archive against BLAKE3 alone; then
 # over real sockets on 127.0.0.1, round trips through the tokio driver against bare
-# tokio-tungstenite and h2 echoes of the same frames, and rows per second through a subscription.
+# tokio-tungstenite and h2 echoes of the same frames, and rows per second through a subscription;
+# the store-and-forward journal's append and drain of 4 KiB frames in memory and SF mode against
+# plain positioned writes of the same bytes, and the recovery of a 1 GiB slot
+# (SF_BENCH_RECOVERY_MIB sets another size).
 bench:
     cargo bench -p nervix-protocol --bench decode --bench exchange --bench rows --bench batches --bench transfers
     cargo bench -p nervix-tokio --bench loopback
+    cargo bench -p sf-journal-io --bench journal
 
 # Rewrite vectors/corpus from its builders (review the diff before committing it).
 corpus:
@@ -135,3 +139,10 @@ serve *args:
 # seconds: it acknowledges on a schedule drawn from `seed` and reports every connection at the end.
 sf-serve seed="1" secs="60":
     cargo run --quiet -p sf-journal-io --bin sf-qwp-serve -- --seed {{seed}} --secs {{secs}}
+
+# The seeded journal simulation (engine, in-memory slot, server model; reconnects, crashes at any
+# write boundary, restarts) for `seeds` seeds from `base` (CI runs 200), and the journal's property
+# tests with `cases` cases. A failure names its seed: `SF_SIM_SEED=n SF_SIM_TRACE=1 cargo test -p sf-journal --test seeded -- --nocapture`.
+sf-soak seeds="20000" cases="5000" base="0":
+    SF_SIM_SEEDS={{seeds}} SF_SIM_SEED_BASE={{base}} cargo test --release -p sf-journal --test seeded -- --nocapture
+    PROPTEST_CASES={{cases}} cargo test --release -p sf-journal --test simulation --test crash

@@ -5,7 +5,7 @@
 
 use std::io;
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sf_journal::ring::Link;
@@ -42,6 +42,9 @@ pub struct DrainConfig {
     /// `durable_ack_keepalive_interval_millis`: the PING interval while idle with durable
     /// confirmations pending.
     pub keepalive: Duration,
+    /// The catch-up frames sent first on every connection when the journal has a dictionary
+    /// (SF-9); none when `None`.
+    pub catch_up: Option<CatchUp>,
 }
 
 impl DrainConfig {
@@ -57,6 +60,7 @@ impl DrainConfig {
             poll: Duration::from_millis(5),
             max_inbound_bytes: MAX_INBOUND_BYTES,
             keepalive: Duration::from_millis(200),
+            catch_up: None,
         }
     }
 }
@@ -68,8 +72,10 @@ pub struct DrainReport {
     pub connections: u32,
     /// Failed connection attempts and broken connections.
     pub breaks: u32,
-    /// Frames sent, replays included.
+    /// Frames of the journal sent, replays included.
     pub frames_sent: u64,
+    /// Catch-up frames sent (SF-9).
+    pub catch_up_frames: u64,
     /// Frames sent again after a reconnect (the ring's counter, SF-21).
     pub replayed_frames: u64,
     /// Retriable error statuses received.
@@ -102,6 +108,9 @@ pub enum DrainError {
         /// Its FSN.
         fsn: i64,
     },
+    /// A catch-up frame is not a QWP message; nothing is sent.
+    #[error("a catch-up frame is not a QWP message")]
+    CatchUpNotQwp,
     /// The journal failed.
     #[error(transparent)]
     Journal(#[from] JournalError),
@@ -115,26 +124,239 @@ pub enum DrainError {
     },
 }
 
-enum Broke {
+/// How a connection ended that did not end the drain.
+pub(crate) enum Broke {
     /// The connection ended; reconnect.
     Retry,
     /// Drained.
     Done,
 }
 
-fn epoch_millis() -> u64 {
+pub(crate) fn epoch_millis() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-fn lock(j: &Mutex<Journal>) -> std::sync::MutexGuard<'_, Journal> {
+pub(crate) fn lock(j: &Mutex<Journal>) -> std::sync::MutexGuard<'_, Journal> {
     j.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn timed_out(e: &tungstenite::Error) -> bool {
     matches!(e, tungstenite::Error::Io(io) if matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
 }
+
+/// The deadline passed: where the journal stands.
+pub(crate) fn deadline_passed(journal: &Mutex<Journal>) -> DrainError {
+    let j = lock(journal);
+    tracing::warn!(
+        acked_fsn = j.acked_fsn(),
+        published_fsn = j.published_fsn(),
+        "sf drain deadline passed with frames unacknowledged"
+    );
+    DrainError::TimedOut {
+        acked: j.acked_fsn(),
+        published: j.published_fsn(),
+    }
+}
+
+/// The upgrade request: `GET /api/v4/write` with the QWP headers (SF-W1).
+pub(crate) fn upgrade_request(
+    c: &DrainConfig,
+) -> Result<tungstenite::handshake::client::Request, DrainError> {
+    let mut req = format!("ws://{}{WRITE_PATH}", c.addr)
+        .into_client_request()
+        .map_err(|e| DrainError::BadHeader(e.to_string()))?;
+    for (n, v) in c.request.headers() {
+        let name =
+            HeaderName::from_bytes(n.as_bytes()).map_err(|_| DrainError::BadHeader(n.clone()))?;
+        let value = HeaderValue::from_str(&v).map_err(|_| DrainError::BadHeader(n.clone()))?;
+        req.headers_mut().insert(name, value);
+    }
+    Ok(req)
+}
+
+/// The WebSocket limits: server messages of at most the inbound cap (SF-W8).
+pub(crate) fn ws_config(c: &DrainConfig) -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(c.max_inbound_bytes))
+        .max_frame_size(Some(c.max_inbound_bytes))
+}
+
+pub(crate) fn headers_of(h: &tungstenite::http::HeaderMap) -> Vec<(String, String)> {
+    h.iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// What the upgrade's answer means: `Err(None)` is retriable, `Err(Some(_))` ends the drain.
+pub(crate) fn judge_upgrade(
+    status: u16,
+    headers: &[(String, String)],
+    request: &UpgradeRequest,
+) -> Result<(), Option<DrainError>> {
+    match check_response(status, headers, request) {
+        Ok(_) => Ok(()),
+        Err(UpgradeError::Refused(code)) => {
+            tracing::debug!(status = code, "sf upgrade refused, will retry");
+            Err(None)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "sf upgrade refused for good");
+            Err(Some(DrainError::Upgrade(e)))
+        }
+    }
+}
+
+/// A connection is up: the catch-up frames it must send first (SF-9, from the journal's
+/// dictionary when a [`CatchUp`] is configured and the dictionary is not empty), and the
+/// journal's wire window opened after them.
+pub(crate) fn on_connected(
+    journal: &Mutex<Journal>,
+    c: &DrainConfig,
+) -> Result<Vec<Vec<u8>>, DrainError> {
+    let mut j = lock(journal);
+    let frames = match &c.catch_up {
+        Some(cu) if !j.dict().symbols().is_empty() => cu.frames(j.dict().symbols()),
+        _ => Vec::new(),
+    };
+    if frames.iter().any(|f| !is_qwp_frame(f)) {
+        return Err(DrainError::CatchUpNotQwp);
+    }
+    let w = j.connect(frames.len() as u64);
+    tracing::info!(
+        catch_up = w.catch_up,
+        first_fsn = j.acked_fsn() + 1,
+        published_fsn = j.published_fsn(),
+        generation = j.ring().connection_generation(),
+        "sf connection up"
+    );
+    Ok(frames)
+}
+
+/// The connection ended: the journal learns it and the report takes the replay counter.
+pub(crate) fn on_disconnected(journal: &Mutex<Journal>, report: &mut DrainReport) {
+    let mut j = lock(journal);
+    j.disconnect();
+    report.replayed_frames = j.ring().replayed_frames();
+}
+
+/// After a send burst: the checkpoint due, whether the drain is done, whether a PING is due.
+pub(crate) fn between_sends(
+    journal: &Mutex<Journal>,
+    until: &impl Fn(&Journal) -> bool,
+    keepalive: Duration,
+    since_start: u64,
+    last_sent: u64,
+) -> Result<(bool, bool), DrainError> {
+    let mut j = lock(journal);
+    // `sf_durability=periodic`: the checkpoint due now, if any.
+    let _ = j.checkpoint(crate::journal::now_millis())?;
+    if j.acked_fsn() >= j.published_fsn() && until(&j) {
+        return Ok((true, false));
+    }
+    let ping = j
+        .ring()
+        .keepalive_due(since_start, last_sent, keepalive.as_millis() as u64);
+    Ok((false, ping))
+}
+
+/// One binary message from the server, applied to the journal: `Ok(None)` goes on,
+/// `Ok(Some(Retry))` ends the connection, an error ends the drain.
+pub(crate) fn apply_status(
+    journal: &Mutex<Journal>,
+    bytes: &[u8],
+    report: &mut DrainReport,
+) -> Result<Option<Broke>, DrainError> {
+    let status = decode_status(bytes).map_err(|e| violation(e.to_string()))?;
+    let mut j = lock(journal);
+    let refused = |e: JournalError| match e {
+        JournalError::Ack(a) => violation(a.to_string()),
+        e => DrainError::Journal(e),
+    };
+    match status {
+        Status::Ok { wire_seq, tables } => j.ok(wire_seq, tables).map_err(refused)?,
+        Status::DurableAck { tables } => j.durable_ack(&tables).map_err(refused)?,
+        Status::Error {
+            status, wire_seq, ..
+        } => {
+            let (fsn, category) = j.reject(wire_seq, status).map_err(refused)?;
+            if category == Category::Retriable {
+                report.retriable_errors += 1;
+                tracing::debug!(
+                    ?status,
+                    wire_seq,
+                    ?fsn,
+                    "sf retriable error status, reconnecting"
+                );
+                return Ok(Some(Broke::Retry));
+            }
+            let t = j.take_terminal().unwrap_or(TerminalError {
+                status,
+                wire_seq,
+                fsn: None,
+            });
+            tracing::warn!(
+                ?status,
+                wire_seq,
+                ?fsn,
+                "sf terminal error status, the frame stays in the journal"
+            );
+            return Err(DrainError::Terminal(t));
+        }
+        _ => return Err(violation("an unknown status".into())),
+    }
+    Ok(None)
+}
+
+pub(crate) fn violation(what: String) -> DrainError {
+    tracing::warn!(violation = %what, "sf server broke the protocol");
+    DrainError::Violation(what)
+}
+
+/// Frames a connection sends before the journal's own after every upgrade (SF-9): the
+/// reference client sends its symbol dictionary this way, so the delta-encoded frames that
+/// follow can be read on a fresh connection. The QWP body stays opaque to the journal: the
+/// caller's function builds the frames from the dictionary's symbols, in id order; each must
+/// be a QWP message. Their wire sequences come first, and the server's acknowledgements of
+/// them stand for no FSN.
+#[derive(Clone)]
+pub struct CatchUp(Arc<CatchUpFn>);
+
+/// What builds catch-up frames from the dictionary's symbols.
+type CatchUpFn = dyn Fn(&[String]) -> Vec<Vec<u8>> + Send + Sync;
+
+impl CatchUp {
+    /// Catch-up frames built by `f` from the symbols, in id order.
+    pub fn new(f: impl Fn(&[String]) -> Vec<Vec<u8>> + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// The catch-up frames for these symbols.
+    #[must_use]
+    pub fn frames(&self, symbols: &[String]) -> Vec<Vec<u8>> {
+        (self.0)(symbols)
+    }
+}
+
+impl std::fmt::Debug for CatchUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CatchUp(..)")
+    }
+}
+
+impl PartialEq for CatchUp {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for CatchUp {}
 
 /// A blocking drain of one journal to one server.
 #[derive(Debug, Clone)]
@@ -164,119 +386,74 @@ impl Drain {
         let mut attempts = 0u32;
         let mut outage_start = None;
         loop {
-            let timeout = || {
-                let j = lock(journal);
-                DrainError::TimedOut {
-                    acked: j.acked_fsn(),
-                    published: j.published_fsn(),
-                }
-            };
             if Instant::now() >= deadline {
-                return Err(timeout());
+                return Err(deadline_passed(journal));
             }
-            let broke = match self.connect(journal, deadline) {
+            match self.connect(deadline) {
                 Ok(mut ws) => {
                     attempts = 0;
                     outage_start = None;
                     backoff = self.config.backoff_initial;
                     report.connections += 1;
                     let r = self.pump(&mut ws, journal, deadline, &until, &mut report);
-                    let mut j = lock(journal);
-                    j.disconnect();
-                    report.replayed_frames = j.ring().replayed_frames();
-                    drop(j);
+                    on_disconnected(journal, &mut report);
+                    let _ = ws.close(None);
+                    let _ = ws.flush();
                     match r {
-                        Ok(Broke::Done) => {
-                            let _ = ws.close(None);
-                            let _ = ws.flush();
-                            return Ok(report);
-                        }
-                        Ok(Broke::Retry) => {
-                            let _ = ws.close(None);
-                            let _ = ws.flush();
-                            true
-                        }
-                        Err(e) => {
-                            let _ = ws.close(None);
-                            let _ = ws.flush();
-                            return Err(e);
-                        }
+                        Ok(Broke::Done) => return Ok(report),
+                        Ok(Broke::Retry) => tracing::info!("sf connection lost"),
+                        Err(e) => return Err(e),
                     }
                 }
                 Err(Some(e)) => return Err(e),
-                Err(None) => true,
-            };
-            if broke {
-                report.breaks += 1;
-                attempts += 1;
-                let start = *outage_start.get_or_insert_with(epoch_millis);
-                lock(journal).set_link(Link::Reconnecting {
-                    attempts,
-                    outage_start_millis: start,
-                });
-                let left = deadline.saturating_duration_since(Instant::now());
-                std::thread::sleep(backoff.min(left));
-                backoff = (backoff * 2).min(self.config.backoff_max);
+                Err(None) => {}
             }
+            report.breaks += 1;
+            attempts += 1;
+            let start = *outage_start.get_or_insert_with(epoch_millis);
+            lock(journal).set_link(Link::Reconnecting {
+                attempts,
+                outage_start_millis: start,
+            });
+            let wait = backoff.min(deadline.saturating_duration_since(Instant::now()));
+            tracing::debug!(
+                attempts,
+                backoff_millis = wait.as_millis() as u64,
+                "sf connection lost, backing off"
+            );
+            std::thread::sleep(wait);
+            backoff = (backoff * 2).min(self.config.backoff_max);
         }
     }
 
     /// One connection attempt: `Err(None)` is retriable, `Err(Some(_))` terminal.
-    fn connect(
-        &self,
-        journal: &Mutex<Journal>,
-        deadline: Instant,
-    ) -> Result<WebSocket<TcpStream>, Option<DrainError>> {
+    fn connect(&self, deadline: Instant) -> Result<WebSocket<TcpStream>, Option<DrainError>> {
         let c = &self.config;
         let bound = c
             .connect_timeout
             .min(deadline.saturating_duration_since(Instant::now()))
             .max(Duration::from_millis(1));
-        let stream = TcpStream::connect_timeout(&c.addr, bound).map_err(|_| None)?;
+        let stream = TcpStream::connect_timeout(&c.addr, bound).map_err(|e| {
+            tracing::debug!(error = %e, "sf connect failed");
+        });
+        let stream = stream.map_err(|()| None)?;
         let _ = stream.set_nodelay(true);
         stream.set_read_timeout(Some(bound)).map_err(|_| None)?;
         stream.set_write_timeout(Some(bound)).map_err(|_| None)?;
-        let mut req = format!("ws://{}{WRITE_PATH}", c.addr)
-            .into_client_request()
-            .map_err(|e| Some(DrainError::BadHeader(e.to_string())))?;
-        for (n, v) in c.request.headers() {
-            let name = HeaderName::from_bytes(n.as_bytes())
-                .map_err(|_| Some(DrainError::BadHeader(n.clone())))?;
-            let value =
-                HeaderValue::from_str(&v).map_err(|_| Some(DrainError::BadHeader(n.clone())))?;
-            req.headers_mut().insert(name, value);
-        }
-        let config = WebSocketConfig::default()
-            .max_message_size(Some(c.max_inbound_bytes))
-            .max_frame_size(Some(c.max_inbound_bytes));
-        let headers_of = |h: &tungstenite::http::HeaderMap| -> Vec<(String, String)> {
-            h.iter()
-                .map(|(n, v)| {
-                    (
-                        n.as_str().to_owned(),
-                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                    )
-                })
-                .collect()
-        };
+        let req = upgrade_request(c).map_err(Some)?;
         let (ws, status, headers) =
-            match tungstenite::client::client_with_config(req, stream, Some(config)) {
+            match tungstenite::client::client_with_config(req, stream, Some(ws_config(c))) {
                 Ok((ws, resp)) => (Some(ws), resp.status().as_u16(), headers_of(resp.headers())),
                 Err(HandshakeError::Failure(tungstenite::Error::Http(resp))) => {
                     (None, resp.status().as_u16(), headers_of(resp.headers()))
                 }
                 Err(_) => return Err(None),
             };
-        match check_response(status, &headers, &c.request) {
-            Ok(_) => {}
-            Err(UpgradeError::Refused(_)) => return Err(None),
-            Err(e) => return Err(Some(DrainError::Upgrade(e))),
-        }
+        judge_upgrade(status, &headers, &c.request)?;
         let ws = ws.ok_or(None)?;
         ws.get_ref()
             .set_read_timeout(Some(c.poll))
             .map_err(|_| None)?;
-        let _ = lock(journal).connect(0);
         Ok(ws)
     }
 
@@ -291,6 +468,12 @@ impl Drain {
         let started = Instant::now();
         let millis = |t: Instant| t.duration_since(started).as_millis() as u64;
         let mut last_sent = Instant::now();
+        for f in on_connected(journal, &self.config)? {
+            if ws.send(Message::Binary(f.into())).is_err() {
+                return Ok(Broke::Retry);
+            }
+            report.catch_up_frames += 1;
+        }
         loop {
             loop {
                 let next = lock(journal).next_frame()?;
@@ -304,79 +487,43 @@ impl Drain {
                 report.frames_sent += 1;
                 last_sent = Instant::now();
             }
-            {
-                let mut j = lock(journal);
-                // `sf_durability=periodic`: the checkpoint due now, if any.
-                let _ = j.checkpoint(crate::journal::now_millis())?;
-                if j.acked_fsn() >= j.published_fsn() && until(&j) {
-                    return Ok(Broke::Done);
+            let now = Instant::now();
+            let (done, ping) = between_sends(
+                journal,
+                until,
+                self.config.keepalive,
+                millis(now),
+                millis(last_sent),
+            )?;
+            if done {
+                return Ok(Broke::Done);
+            }
+            if ping {
+                if ws.send(Message::Ping(Vec::new().into())).is_err() {
+                    return Ok(Broke::Retry);
                 }
-                let now = Instant::now();
-                let ping = j.ring().keepalive_due(
-                    millis(now),
-                    millis(last_sent),
-                    self.config.keepalive.as_millis() as u64,
-                );
-                drop(j);
-                if ping {
-                    if ws.send(Message::Ping(Vec::new().into())).is_err() {
-                        return Ok(Broke::Retry);
-                    }
-                    report.pings += 1;
-                    last_sent = now;
-                }
+                report.pings += 1;
+                last_sent = now;
             }
             if Instant::now() >= deadline {
-                return Err({
-                    let j = lock(journal);
-                    DrainError::TimedOut {
-                        acked: j.acked_fsn(),
-                        published: j.published_fsn(),
-                    }
-                });
+                return Err(deadline_passed(journal));
             }
             let msg = match ws.read() {
                 Ok(m) => m,
                 Err(e) if timed_out(&e) => continue,
                 Err(tungstenite::Error::Capacity(e)) => {
-                    return Err(DrainError::Violation(format!("server message: {e}")))
+                    return Err(violation(format!("server message: {e}")))
                 }
                 Err(_) => return Ok(Broke::Retry),
             };
             let bytes = match msg {
                 Message::Binary(b) => b,
-                Message::Text(_) => {
-                    return Err(DrainError::Violation("a text message".into()));
-                }
+                Message::Text(_) => return Err(violation("a text message".into())),
                 Message::Close(_) => return Ok(Broke::Retry),
                 _ => continue,
             };
-            let status = decode_status(&bytes).map_err(|e| DrainError::Violation(e.to_string()))?;
-            let mut j = lock(journal);
-            let violation = |e: JournalError| match e {
-                JournalError::Ack(a) => DrainError::Violation(a.to_string()),
-                e => DrainError::Journal(e),
-            };
-            match status {
-                Status::Ok { wire_seq, tables } => j.ok(wire_seq, tables).map_err(violation)?,
-                Status::DurableAck { tables } => j.durable_ack(&tables).map_err(violation)?,
-                Status::Error {
-                    status, wire_seq, ..
-                } => match j.reject(wire_seq, status).map_err(violation)?.1 {
-                    Category::Retriable => {
-                        report.retriable_errors += 1;
-                        return Ok(Broke::Retry);
-                    }
-                    _ => {
-                        let t = j.take_terminal().unwrap_or(TerminalError {
-                            status,
-                            wire_seq,
-                            fsn: None,
-                        });
-                        return Err(DrainError::Terminal(t));
-                    }
-                },
-                _ => return Err(DrainError::Violation("an unknown status".into())),
+            if let Some(b) = apply_status(journal, &bytes, report)? {
+                return Ok(b);
             }
         }
     }

@@ -122,6 +122,53 @@ pub enum CloseStep {
     Done(Closed),
 }
 
+/// Counters of a journal since it was opened, and what its bounded queues hold now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JournalStats {
+    /// Frames taken by append.
+    pub frames_appended: u64,
+    /// Payload bytes taken by append.
+    pub bytes_appended: u64,
+    /// Appends refused because the ring was full, to be retried after trim (SF-23).
+    pub appends_full: u64,
+    /// Appends refused for good: the ring stayed full past the append deadline (SF-23, SF-24).
+    pub appends_timed_out: u64,
+    /// Frames handed to the drain, replays included.
+    pub frames_sent: u64,
+    /// Payload bytes handed to the drain, replays included.
+    pub bytes_sent: u64,
+    /// Frames handed out again after a reconnect or restart (SF-21).
+    pub replayed_frames: u64,
+    /// Connections opened (successful upgrades).
+    pub connections: u64,
+    /// Connections lost or ended.
+    pub disconnects: u64,
+    /// OK statuses taken.
+    pub oks: u64,
+    /// DURABLE_ACK statuses taken.
+    pub durable_acks: u64,
+    /// Retriable error statuses (the connection ends and replays).
+    pub errors_retriable: u64,
+    /// Terminal error statuses.
+    pub errors_terminal: u64,
+    /// Acknowledgements refused as protocol violations (of what was never sent, out of order,
+    /// without a connection).
+    pub violations: u64,
+    /// OKs the durable-ack queue refused at its bound.
+    pub oks_dropped: u64,
+    /// OKs waiting in the durable-ack queue now.
+    pub pending_oks: u64,
+    /// Bytes the ring holds now (its segments).
+    pub resident_bytes: u64,
+    /// Frames recovery found unacknowledged when the slot was opened.
+    pub recovered_frames: u64,
+    /// Torn tails recovery cut when the slot was opened.
+    pub torn_tails_cut: u64,
+    /// Syncs of files and of the directory (`sf_durability=periodic`).
+    pub syncs: u64,
+}
+
 #[derive(Debug)]
 enum Store {
     Memory(MemDir),
@@ -156,6 +203,7 @@ pub struct Journal {
     spares: Vec<String>,
     /// A file operation failed.
     broken: bool,
+    stats: JournalStats,
 }
 
 /// Whether `id` can name a directory inside `sf_dir` and nothing else.
@@ -183,6 +231,7 @@ impl Journal {
             recovered: 0..0,
             spares: Vec::new(),
             broken: false,
+            stats: JournalStats::default(),
         }
     }
 
@@ -206,7 +255,15 @@ impl Journal {
         let mut dir = FileDir::create(slot_dir)?;
         let lock = SlotLock::acquire(slot_dir)?;
         let files = dir.read_slot()?;
-        let r = recover(&files, 0)?;
+        let r = recover(&files, 0).inspect_err(|e| {
+            tracing::warn!(slot = %slot_dir.display(), error = %e, "sf slot refused by recovery");
+        })?;
+        tracing::info!(
+            slot = %slot_dir.display(),
+            unacknowledged = r.unacked().end - r.unacked().start,
+            acked_fsn = r.acked_fsn,
+            "sf slot recovered"
+        );
         dir.apply_all(&r.ops)?;
         let mut ring = Ring::from_recovery(config.ring, &r).with_durability(config.durability);
         if let Some(limits) = config.durable_ack {
@@ -225,6 +282,15 @@ impl Journal {
             recovered: r.unacked(),
             spares: r.spares.clone(),
             broken: false,
+            stats: JournalStats {
+                recovered_frames: u64::try_from(r.unacked().end - r.unacked().start).unwrap_or(0),
+                torn_tails_cut: r
+                    .ops
+                    .iter()
+                    .filter(|o| matches!(o, FileOp::Zero { .. }))
+                    .count() as u64,
+                ..JournalStats::default()
+            },
         })
     }
 
@@ -309,9 +375,35 @@ impl Journal {
         if !sf_journal::status::is_qwp_frame(payload) {
             return Err(JournalError::NotQwp);
         }
-        let a = self.ring.append(payload, now_millis)?;
+        let a = self.ring.append(payload, now_millis);
+        let a = self.count_append(a, payload.len())?;
         self.apply(&a.ops)?;
         Ok(a.fsn)
+    }
+
+    fn count_append<T>(&mut self, r: Result<T, AppendError>, len: usize) -> Result<T, AppendError> {
+        match &r {
+            Ok(_) => {
+                self.stats.frames_appended += 1;
+                self.stats.bytes_appended += len as u64;
+            }
+            Err(AppendError::Full { .. }) => self.stats.appends_full += 1,
+            Err(AppendError::DeadlineExceeded { .. }) => self.stats.appends_timed_out += 1,
+            Err(_) => {}
+        }
+        r
+    }
+
+    /// The journal's counters, and what its bounded queues hold now.
+    #[must_use]
+    pub fn stats(&self) -> JournalStats {
+        JournalStats {
+            replayed_frames: self.ring.replayed_frames(),
+            oks_dropped: self.ring.refused_oks(),
+            pending_oks: self.ring.pending_oks().count() as u64,
+            resident_bytes: self.ring.resident_bytes(),
+            ..self.stats
+        }
     }
 
     /// Publishes a frame that uses `symbols`: new ones are written to the dictionary before the
@@ -323,9 +415,15 @@ impl Journal {
         now_millis: u64,
     ) -> Result<(i64, Vec<u32>), JournalError> {
         self.usable()?;
-        let (ids, a) =
-            self.ring
-                .append_with_symbols(&mut self.dict, symbols, encode, now_millis)?;
+        let r = self
+            .ring
+            .append_with_symbols(&mut self.dict, symbols, encode, now_millis);
+        let len = r
+            .as_ref()
+            .ok()
+            .and_then(|(_, a)| self.ring.locate(a.fsn))
+            .map_or(0, |l| l.len as usize);
+        let (ids, a) = self.count_append(r, len)?;
         self.apply(&a.ops)?;
         Ok((a.fsn, ids))
     }
@@ -338,11 +436,13 @@ impl Journal {
     /// A successful upgrade: wire sequence 0 is the first unacknowledged frame, after
     /// `catch_up` catch-up frames.
     pub fn connect(&mut self, catch_up: u64) -> Window {
+        self.stats.connections += 1;
         self.ring.connect(catch_up)
     }
 
     /// The connection broke. Appends go on within capacity (SF-18).
     pub fn disconnect(&mut self) {
+        self.stats.disconnects += 1;
         self.ring.disconnect();
     }
 
@@ -364,18 +464,33 @@ impl Journal {
                 r?
             }
         };
+        self.stats.frames_sent += 1;
+        self.stats.bytes_sent += bytes.len() as u64;
         Ok(Some((fsn, bytes)))
+    }
+
+    fn count_ack<T>(&mut self, r: Result<T, AckError>) -> Result<T, AckError> {
+        if let Err(e) = &r {
+            if !matches!(e, AckError::OkQueueFull { .. }) {
+                self.stats.violations += 1;
+            }
+        }
+        r
     }
 
     /// A server OK for `wire_seq` with its tables: trims (or queues, in durable-ack mode).
     pub fn ok(&mut self, wire_seq: u64, tables: Vec<(String, i64)>) -> Result<(), JournalError> {
-        let ops = self.ring.ok_with_tables(wire_seq, tables)?;
+        self.stats.oks += 1;
+        let r = self.ring.ok_with_tables(wire_seq, tables);
+        let ops = self.count_ack(r)?;
         self.apply(&ops)
     }
 
     /// A server DURABLE_ACK with its tables.
     pub fn durable_ack(&mut self, tables: &[(String, i64)]) -> Result<(), JournalError> {
-        let ops = self.ring.durable_ack(tables)?;
+        self.stats.durable_acks += 1;
+        let r = self.ring.durable_ack(tables);
+        let ops = self.count_ack(r)?;
         self.apply(&ops)
     }
 
@@ -386,7 +501,13 @@ impl Journal {
         wire_seq: u64,
         status: ErrorStatus,
     ) -> Result<(Option<i64>, Category), JournalError> {
-        let (fsn, category) = self.ring.reject(wire_seq, status)?;
+        let r = self.ring.reject(wire_seq, status);
+        let (fsn, category) = self.count_ack(r)?;
+        if category == Category::Terminal {
+            self.stats.errors_terminal += 1;
+        } else {
+            self.stats.errors_retriable += 1;
+        }
         if category == Category::Terminal && self.terminal.is_none() {
             self.terminal = Some(TerminalError {
                 status,
@@ -411,6 +532,7 @@ impl Journal {
         }
         let ops = self.ring.poll_checkpoint(now_millis);
         self.apply(&ops)?;
+        self.stats.syncs += ops.len() as u64;
         Ok(ops.len())
     }
 
@@ -437,22 +559,34 @@ impl Journal {
                 terminal: self.terminal.take(),
             }));
         }
-        let (unacknowledged, skipped) =
-            match self.ring.close(now_millis, started_millis, timeout_millis) {
-                CloseVerdict::Wait { deadline_millis } => {
-                    return Ok(CloseStep::Wait { deadline_millis })
-                }
-                CloseVerdict::Drained { mut ops } => {
-                    // Empty segments a crash left (or a spare) go too: the slot keeps only
-                    // its lock files.
-                    ops.extend(self.spares.drain(..).map(|file| FileOp::Unlink { file }));
-                    self.apply(&ops)?;
-                    let next = self.published_fsn() + 1;
-                    (next..next, false)
-                }
-                CloseVerdict::Unacknowledged { fsns, skipped } => (fsns, skipped),
-                _ => (self.acked_fsn() + 1..self.published_fsn() + 1, false),
-            };
+        let (unacknowledged, skipped) = match self.ring.close(
+            now_millis,
+            started_millis,
+            timeout_millis,
+        ) {
+            CloseVerdict::Wait { deadline_millis } => {
+                return Ok(CloseStep::Wait { deadline_millis })
+            }
+            CloseVerdict::Drained { mut ops } => {
+                // Empty segments a crash left (or a spare) go too: the slot keeps only
+                // its lock files.
+                ops.extend(self.spares.drain(..).map(|file| FileOp::Unlink { file }));
+                self.apply(&ops)?;
+                let next = self.published_fsn() + 1;
+                (next..next, false)
+            }
+            CloseVerdict::Unacknowledged { fsns, skipped } => {
+                tracing::warn!(
+                        unacknowledged = fsns.end - fsns.start,
+                        first_fsn = fsns.start,
+                        skipped,
+                        memory = self.is_memory(),
+                        "sf close ended with frames unacknowledged (left on disk in SF mode, lost in memory mode)"
+                    );
+                (fsns, skipped)
+            }
+            _ => (self.acked_fsn() + 1..self.published_fsn() + 1, false),
+        };
         self.store = None;
         Ok(CloseStep::Done(Closed {
             unacknowledged,

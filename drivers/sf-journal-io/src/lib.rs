@@ -8,17 +8,32 @@
 //!   with the holder's process id in `.lock.pid`.
 //! * [`drain`]: the blocking drain over QWP WebSocket, with reconnects and replay in FSN
 //!   order.
+//! * `drain_async` (feature `tokio`): the same drain on tokio.
 //! * [`loopback`]: a QWP WebSocket server on 127.0.0.1 for tests, recording every frame.
 //! * [`orphans`]: draining the slots dead senders left, each over its own connection.
 //! * [`journal`]: a journal in memory mode or in SF mode over the same ring: append, the
-//!   frames to send in FSN order, acknowledgements, checkpoints and close.
+//!   frames to send in FSN order, acknowledgements, checkpoints and close;
+//!   [`Journal::stats`] counts what it did and says what its bounded queues hold now.
 //!
-//! Only the standard library does I/O here; there is no async runtime; the WebSocket is blocking. Delivery is at least
+//! Both drains send catch-up frames first on every connection when a
+//! [`drain::CatchUp`] is configured and the journal has a dictionary, as the reference client
+//! does (the seed describes self-sufficient frames instead; this crate follows the reference).
+//!
+//! The journal and its drains emit `tracing` events (the application installs a subscriber):
+//! the recovery result, torn tails cut, back-pressure verdicts, connections up and lost with
+//! each back-off, terminal errors, orphans adopted, and a close that left frames. Levels:
+//! `warn` for what loses data or gives up, `info` for session changes, `debug` for retries and
+//! waits.
+//!
+//! Without features only the standard library does I/O here and the WebSocket is blocking; the
+//! `tokio` feature adds the async drain, dialled with `sansio-kit`. Delivery is at least
 //! once: a frame sent but not acknowledged before a connection broke is sent again on the next
 //! one (SF-11), so the server side deduplicates (for QuestDB, a table's DEDUP UPSERT KEYS).
 //! The slot lock uses the standard library's file locks, which are `flock` on Unix.
 
 pub mod drain;
+#[cfg(feature = "tokio")]
+pub mod drain_async;
 pub mod fsdir;
 pub mod journal;
 pub mod lock;
@@ -26,5 +41,5 @@ pub mod loopback;
 pub mod orphans;
 
 pub use fsdir::FileDir;
-pub use journal::{Journal, JournalConfig, JournalError};
+pub use journal::{Journal, JournalConfig, JournalError, JournalStats};
 pub use lock::{LockError, SlotLock};

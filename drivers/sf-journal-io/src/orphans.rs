@@ -84,10 +84,11 @@ fn drain_one(
     let journal = match Journal::open_slot(&sf_dir.join(slot), config) {
         Ok(j) => j,
         Err(JournalError::Lock(LockError::Held { pid, .. })) => {
+            tracing::debug!(slot, ?pid, "sf orphan skipped: its lock is held");
             return OrphanOutcome::Skipped {
                 slot: slot.to_owned(),
                 pid,
-            }
+            };
         }
         Err(e) if is_unreplayable(&e) => {
             // Marked under its lock so later scans skip it; its files stay for inspection.
@@ -98,6 +99,7 @@ fn drain_one(
                     std::fs::write(dir.join(sf_journal::slot::FAILED), b"")
                         .map_err(|w| w.to_string())
                 });
+            tracing::warn!(slot, error = %e, "sf orphan unreplayable, marked failed");
             return failed(match marked {
                 Ok(()) => format!("unreplayable, marked failed: {e}"),
                 Err(m) => format!("unreplayable ({e}), not marked: {m}"),
@@ -106,6 +108,12 @@ fn drain_one(
         Err(e) => return failed(e.to_string()),
     };
     let frames = journal.recovered();
+    tracing::info!(
+        slot,
+        first_fsn = frames.start,
+        frames = frames.end - frames.start,
+        "sf orphan adopted"
+    );
     let journal = Mutex::new(journal);
     let report = match Drain::new(drain.clone()).run(&journal, deadline, |_| true) {
         Ok(r) => r,
@@ -116,11 +124,14 @@ fn drain_one(
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let now = now_millis();
     match j.close(now, now, 0) {
-        Ok(CloseStep::Done(c)) if c.unacknowledged.is_empty() => OrphanOutcome::Drained {
-            slot: slot.to_owned(),
-            frames,
-            report,
-        },
+        Ok(CloseStep::Done(c)) if c.unacknowledged.is_empty() => {
+            tracing::info!(slot, "sf orphan drained");
+            OrphanOutcome::Drained {
+                slot: slot.to_owned(),
+                frames,
+                report,
+            }
+        }
         Ok(other) => failed(format!("not drained at close: {other:?}")),
         Err(e) => failed(e.to_string()),
     }

@@ -580,3 +580,22 @@ fn sf_36_a_draining_journal_takes_its_periodic_checkpoints_and_none_by_default()
         assert_eq!(stats.file_syncs > 0, synced, "{durability:?}: {stats:?}");
     }
 }
+
+#[test]
+fn sf_9_our_blocking_drain_sends_the_catch_up_frames_before_replaying_a_slot_with_a_dictionary() {
+    let s = server(vec![]);
+    let j = slot_with_symbols("catch-up-blocking", 5);
+    let mut c = DrainConfig::new(s.addr());
+    with_catch_up(&mut c);
+    let r = Drain::new(c)
+        .run(&j, Instant::now() + Duration::from_secs(20), |_| true)
+        .unwrap();
+    assert_eq!(r.catch_up_frames, 1);
+    let m = s.connections()[0].messages();
+    assert_eq!(m[0], dict_frame());
+    assert_eq!(&m[1..], bytes(0, 5).as_slice());
+    // The server acknowledged wire sequences 0..=5: the catch-up frame and five frames, so
+    // the last FSN is acknowledged and nothing beyond it was claimed.
+    assert_eq!(last_ok(&s.connections()[0]), Some(5));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 4);
+}

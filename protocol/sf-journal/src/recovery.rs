@@ -2,7 +2,7 @@
 //! of the slot's files. The driver takes the slot lock first (SF-29), reads the files, calls
 //! [`recover`], and carries out the returned operations before appending.
 
-use crate::dict::{scan_dict, DictError, DictScan};
+use crate::dict::{dict_header, scan_dict, DictError, DictScan, DICT_HEADER_LEN};
 use crate::ops::FileOp;
 use crate::record::{
     create_record_file, decode_record_file, decode_watermark, Record, RecordKind, Watermark,
@@ -143,6 +143,12 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
             }
         };
         if scan.dirty_end > scan.append_offset {
+            tracing::warn!(
+                file = %file,
+                offset = scan.append_offset,
+                len = scan.dirty_end - scan.append_offset,
+                "sf recovery cuts a torn tail"
+            );
             ops.push(FileOp::Zero {
                 file: file.clone(),
                 offset: scan.append_offset,
@@ -166,6 +172,7 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
         let found = next.scan.header.base_seq;
         if found != expected {
             let (prev, next) = (prev.file.clone(), next.file.clone());
+            tracing::warn!(%prev, %next, expected, found, "sf recovery refuses the slot: segments not contiguous");
             return Err(if found > expected {
                 RecoveryError::Gap {
                     prev,
@@ -188,7 +195,8 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
         None => None,
         Some(bytes) => match decode_record_file(RecordKind::Manifest, bytes) {
             Ok(r) => Some(r),
-            Err(_) => {
+            Err(e) => {
+                tracing::warn!(error = %e, "sf recovery sets a corrupt manifest aside");
                 ops.push(FileOp::Rename {
                     from: slot::MANIFEST.to_owned(),
                     to: slot::corrupt_name(slot::MANIFEST),
@@ -213,9 +221,27 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
 
     let dict = match &files.symbol_dict {
         None => None,
+        // Cut inside its header: the process died between creating the file and writing the
+        // header. The header goes before any chunk and a chunk before any frame using it, so
+        // the file holds no entry a frame could need: it is removed, and the next new symbol
+        // starts it again.
+        Some(bytes) if bytes.len() < DICT_HEADER_LEN && dict_header().starts_with(bytes) => {
+            tracing::warn!(
+                len = bytes.len(),
+                "sf recovery removes a dictionary cut inside its header"
+            );
+            ops.push(FileOp::Unlink {
+                file: slot::SYMBOL_DICT.to_owned(),
+            });
+            None
+        }
         Some(bytes) => {
             let scan = scan_dict(bytes).map_err(RecoveryError::Dict)?;
             if scan.dropped_bytes > 0 {
+                tracing::warn!(
+                    dropped_bytes = scan.dropped_bytes,
+                    "sf recovery drops a torn dictionary chunk"
+                );
                 ops.push(FileOp::SetLen {
                     file: slot::SYMBOL_DICT.to_owned(),
                     len: scan.valid_len,
@@ -248,6 +274,15 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
         ops.push(FileOp::Unlink { file: s.file });
     }
 
+    tracing::info!(
+        segments = segments.len(),
+        spares = spares.len(),
+        acked_fsn,
+        next_fsn,
+        repairs = ops.len(),
+        generation = connection_generation + 1,
+        "sf recovery done"
+    );
     Ok(Recovery {
         segments,
         spares,

@@ -468,10 +468,22 @@ impl Ring {
         let mut ops = Vec::new();
         if !fits {
             if self.resident_bytes() + self.config.segment_bytes > self.config.max_total_bytes {
+                if self.wait_since.is_none() {
+                    tracing::debug!(
+                        case = ?self.case(),
+                        resident_bytes = self.resident_bytes(),
+                        "sf ring full: append waits for acknowledgements"
+                    );
+                }
                 let since = *self.wait_since.get_or_insert(now_millis);
                 let waited = now_millis.saturating_sub(since);
                 if waited >= self.config.append_deadline_millis {
                     self.wait_since = None;
+                    tracing::warn!(
+                        case = ?self.case(),
+                        waited_millis = waited,
+                        "sf append refused: the ring stayed full past the append deadline"
+                    );
                     return Err(AppendError::DeadlineExceeded {
                         case: self.case(),
                         waited_millis: waited,
@@ -673,6 +685,12 @@ impl Ring {
         let bytes = entry.bytes();
         if d.queue.len() >= d.limits.max_entries || d.bytes + bytes > d.limits.max_bytes {
             d.refused += 1;
+            tracing::warn!(
+                entries = d.queue.len(),
+                bytes = d.bytes,
+                refused = d.refused,
+                "sf OK queue full: OK refused"
+            );
             return Err(AckError::OkQueueFull {
                 entries: d.queue.len(),
                 bytes: d.bytes,

@@ -448,3 +448,37 @@ fn sf_30_extreme_base_sequences_and_watermarks_do_not_overflow() {
         Err(sf_journal::ring::AppendError::FsnExhausted)
     );
 }
+
+#[test]
+fn sf_37_a_dictionary_cut_inside_its_header_holds_no_entry_and_is_removed() {
+    use sf_journal::dict::{dict_header, SymbolDict, DICT_HEADER_LEN};
+    for cut in 0..DICT_HEADER_LEN {
+        let (_, mut dir) = written(2);
+        // The process died after creating the file and before its header was whole.
+        dir.put(slot::SYMBOL_DICT, dict_header()[..cut].to_vec());
+        let r = recover(&slot_files(&dir), 0).unwrap();
+        assert_eq!(r.dict, None, "cut at {cut}");
+        assert!(r.ops.contains(&FileOp::Unlink {
+            file: slot::SYMBOL_DICT.to_owned()
+        }));
+        assert_eq!(r.unacked(), 0..2, "the frames are all there");
+        dir.apply_all(&r.ops);
+        // The next new symbol writes the header again, then its chunk.
+        let mut ring = Ring::from_recovery(small(), &r);
+        let mut dict = SymbolDict::new();
+        let (ids, a) = ring
+            .append_with_symbols(&mut dict, &["eu"], |_| payload(2), 1_000)
+            .unwrap();
+        assert_eq!(ids, [0]);
+        dir.apply_all(&a.ops);
+        let again = recover(&slot_files(&dir), 0).unwrap();
+        assert_eq!(again.dict.unwrap().symbols, ["eu"]);
+    }
+    // A short file that is not a prefix of the header is still refused.
+    let (_, mut dir) = written(1);
+    dir.put(slot::SYMBOL_DICT, b"SYDX".to_vec());
+    assert!(matches!(
+        recover(&slot_files(&dir), 0),
+        Err(RecoveryError::Dict(_))
+    ));
+}

@@ -117,3 +117,45 @@ pub fn spawn_holder(entry: &str, slot: &Path, frames: usize) -> Child {
     }
     child
 }
+
+/// A catch-up frame as a test builds it: `QWP1 dict` and each symbol, length-prefixed.
+pub fn catch_up_frame(symbols: &[String]) -> Vec<Vec<u8>> {
+    let mut f = b"QWP1 dict".to_vec();
+    for s in symbols {
+        f.push(s.len() as u8);
+        f.extend_from_slice(s.as_bytes());
+    }
+    vec![f]
+}
+
+/// A slot holding frames 0..n that use symbols, left without close, opened again (so its
+/// dictionary is the recovered one).
+pub fn slot_with_symbols(name: &str, n: usize) -> std::sync::Mutex<Journal> {
+    let sf = scratch(name);
+    {
+        let mut j = Journal::open(&sf, "s", small()).unwrap();
+        for i in 0..n {
+            let sym = format!("sym{}", i % 3);
+            let _ = j.append_with_symbols(&[sym], |_| payload(i), 0).unwrap();
+        }
+    }
+    let j = Journal::open(&sf, "s", small()).unwrap();
+    let want: Vec<String> = (0..n.min(3)).map(|i| format!("sym{i}")).collect();
+    assert_eq!(j.dict().symbols(), want.as_slice());
+    std::sync::Mutex::new(j)
+}
+
+/// A drain configuration's catch-up encoder: [`catch_up_frame`].
+pub fn with_catch_up(c: &mut sf_journal_io::drain::DrainConfig) {
+    c.catch_up = Some(sf_journal_io::drain::CatchUp::new(catch_up_frame));
+}
+
+/// The catch-up frame of the dictionary `sym0`, `sym1`, `sym2`.
+pub fn dict_frame() -> Vec<u8> {
+    catch_up_frame(&["sym0".into(), "sym1".into(), "sym2".into()]).remove(0)
+}
+
+/// The payloads of frames `from..to`.
+pub fn bytes(from: usize, to: usize) -> Vec<Vec<u8>> {
+    frames(from, to).into_iter().map(|f| f.1).collect()
+}

@@ -1,0 +1,508 @@
+//! The tokio drain against the loopback QWP server: the key cases of the blocking drain's
+//! tests (SF-W1 to SF-W4, SF-W8, SF-16 to SF-21, SF-43, SF-44), each named after its key with
+//! `_tokio`, and the catch-up frames both drains send before replaying a slot with a
+//! dictionary (SF-9).
+#![cfg(feature = "tokio")]
+
+mod common;
+use common::*;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use sf_journal::ring::OkQueueLimits;
+use sf_journal::status::{decode_status, ErrorStatus, Status};
+use sf_journal::upgrade::{UpgradeError, UpgradeRequest};
+use sf_journal_io::drain::{CatchUp, DrainConfig, DrainError, DrainReport};
+use sf_journal_io::drain_async::AsyncDrain;
+use sf_journal_io::loopback::{Conn, LoopbackServer, RecordedConn, ServerConfig};
+use sf_journal_io::Journal;
+
+fn server(script: Vec<Conn>) -> LoopbackServer {
+    LoopbackServer::start(ServerConfig {
+        seed: 7,
+        script,
+        ..ServerConfig::default()
+    })
+    .unwrap()
+}
+
+fn filled(n: usize) -> Mutex<Journal> {
+    let mut j = Journal::memory(small());
+    for i in 0..n {
+        let _ = j.append(&payload(i), 0).unwrap();
+    }
+    Mutex::new(j)
+}
+
+async fn run(
+    s: &LoopbackServer,
+    j: &Mutex<Journal>,
+    tweak: impl FnOnce(&mut DrainConfig),
+) -> Result<DrainReport, DrainError> {
+    let mut c = DrainConfig::new(s.addr());
+    tweak(&mut c);
+    AsyncDrain::new(c)
+        .run(j, Instant::now() + Duration::from_secs(20), |_| true)
+        .await
+}
+
+fn last_ok(c: &RecordedConn) -> Option<u64> {
+    c.sent
+        .iter()
+        .filter_map(|b| match decode_status(b) {
+            Ok(Status::Ok { wire_seq, .. }) => Some(wire_seq),
+            _ => None,
+        })
+        .max()
+}
+
+#[tokio::test]
+async fn sf_w1_the_drain_upgrades_on_the_write_path_with_the_qwp_headers_tokio() {
+    let s = server(vec![]);
+    let _ = run(&s, &filled(2), |_| {}).await.unwrap();
+    let c = &s.connections()[0];
+    assert_eq!(c.path, "/api/v4/write");
+    assert_eq!(c.header("X-QWP-Max-Version"), Some("1"));
+    assert_eq!(c.header("X-QWP-Client-Id"), None);
+    assert_eq!(c.header("X-QWP-Request-Durable-Ack"), None);
+    assert_eq!(c.header("Authorization"), None);
+
+    let s = server(vec![]);
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    let _ = journal.append(&payload(0), 0).unwrap();
+    let j = Mutex::new(journal);
+    let _ = run(&s, &j, |c| {
+        c.request = UpgradeRequest {
+            client_id: Some("loader-1".into()),
+            durable_ack: true,
+            authorization: Some("Bearer abc".into()),
+        }
+    })
+    .await
+    .unwrap();
+    let c = &s.connections()[0];
+    assert_eq!(c.header("X-QWP-Client-Id"), Some("loader-1"));
+    assert_eq!(c.header("X-QWP-Request-Durable-Ack"), Some("true"));
+    assert_eq!(c.header("Authorization"), Some("Bearer abc"));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 0, "the durable ack trimmed");
+}
+
+#[tokio::test]
+async fn sf_w2_a_server_version_of_0_or_above_1_is_refused_and_an_absent_one_is_1_tokio() {
+    for bad in ["0", "2", "x"] {
+        let s = server(vec![Conn::Headers(vec![(
+            "X-QWP-Version".into(),
+            bad.into(),
+        )])]);
+        match run(&s, &filled(1), |_| {}).await {
+            Err(DrainError::Upgrade(UpgradeError::Version(v))) => assert_eq!(v, bad),
+            other => panic!("{bad}: {other:?}"),
+        }
+        assert!(s.connections()[0].messages().is_empty());
+    }
+    for good in ["", "1"] {
+        let s = server(vec![Conn::Headers(vec![(
+            "X-QWP-Version".into(),
+            good.into(),
+        )])]);
+        let j = filled(2);
+        let _ = run(&s, &j, |_| {}).await.unwrap();
+        assert_eq!(j.lock().unwrap().acked_fsn(), 1, "{good:?}");
+    }
+}
+
+#[tokio::test]
+async fn sf_w3_auth_and_role_refusals_end_the_drain_and_other_statuses_are_retried_tokio() {
+    let refuse = |status: u16, headers: Vec<(String, String)>| Conn::Refuse { status, headers };
+    for code in [401, 403] {
+        let s = server(vec![refuse(code, vec![])]);
+        assert!(matches!(
+            run(&s, &filled(1), |_| {}).await,
+            Err(DrainError::Upgrade(UpgradeError::Auth(c))) if c == code
+        ));
+        assert_eq!(s.connections().len(), 1, "no retry after {code}");
+    }
+    let s = server(vec![refuse(
+        421,
+        vec![("X-QuestDB-Zone".into(), "eu".into())],
+    )]);
+    match run(&s, &filled(1), |_| {}).await {
+        Err(DrainError::Upgrade(UpgradeError::RoleMismatch { role, zone })) => {
+            assert_eq!((role, zone.as_deref()), (None, Some("eu")));
+        }
+        other => panic!("expected a role mismatch, got {other:?}"),
+    }
+    let s = server(vec![refuse(503, vec![]), refuse(404, vec![])]);
+    let j = filled(3);
+    let r = run(&s, &j, |_| {}).await.unwrap();
+    assert_eq!((r.connections, r.breaks), (1, 2));
+    assert_eq!(s.connections().len(), 3);
+    assert_eq!(s.connections()[2].messages(), bytes(0, 3));
+}
+
+#[tokio::test]
+async fn sf_w4_a_malformed_status_frame_is_a_protocol_violation_and_trims_nothing_tokio() {
+    for garbage in [vec![], vec![0x01], vec![0x00, 1, 2], vec![0x7f, 0, 0]] {
+        let s = server(vec![Conn::Garbage(garbage.clone())]);
+        let j = filled(2);
+        let r = run(&s, &j, |_| {}).await;
+        assert!(
+            matches!(r, Err(DrainError::Violation(_))),
+            "{garbage:?}: {r:?}"
+        );
+        assert_eq!(j.lock().unwrap().acked_fsn(), -1);
+        assert_eq!(s.connections().len(), 1, "a violation is not retried");
+    }
+}
+
+#[tokio::test]
+async fn sf_w8_a_server_message_over_the_inbound_cap_is_a_violation_tokio() {
+    let s = server(vec![Conn::Oversized(4097)]);
+    let r = run(&s, &filled(1), |c| c.max_inbound_bytes = 4096).await;
+    assert!(
+        matches!(&r, Err(DrainError::Violation(m)) if m.contains("server message")),
+        "{r:?}"
+    );
+    let s = server(vec![Conn::Oversized(4096)]);
+    match run(&s, &filled(1), |c| c.max_inbound_bytes = 4096).await {
+        Err(DrainError::Violation(m)) => assert!(!m.contains("server message"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn sf_w8_client_frames_are_whole_masked_binary_and_the_close_payload_is_empty_or_coded_tokio()
+{
+    let s = server(vec![]);
+    let _ = run(&s, &filled(6), |_| {}).await.unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < until && !s.connections()[0].frames.iter().any(|f| f.opcode == 8) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let c = &s.connections()[0];
+    assert_eq!(c.frames.iter().filter(|f| f.opcode == 2).count(), 6);
+    for f in &c.frames {
+        assert!(f.fin && f.masked, "whole and masked");
+        assert!(matches!(f.opcode, 2 | 8), "binary or close: {}", f.opcode);
+    }
+    let close: Vec<_> = c.frames.iter().filter(|f| f.opcode == 8).collect();
+    assert_eq!(close.len(), 1);
+    assert!(close[0].payload.is_empty() || close[0].payload.len() >= 2);
+}
+
+#[tokio::test]
+async fn sf_16_a_server_that_does_not_echo_durable_ack_is_refused_tokio() {
+    let s = server(vec![Conn::NoDurableEcho]);
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    let _ = journal.append(&payload(0), 0).unwrap();
+    let j = Mutex::new(journal);
+    let r = run(&s, &j, |c| c.request.durable_ack = true).await;
+    assert!(
+        matches!(
+            r,
+            Err(DrainError::Upgrade(UpgradeError::DurableAckUnavailable))
+        ),
+        "{r:?}"
+    );
+    assert!(s.connections()[0].messages().is_empty());
+    assert_eq!(s.connections().len(), 1, "refused for good");
+}
+
+#[tokio::test]
+async fn sf_17_pings_go_out_while_idle_with_durable_confirmations_pending_tokio() {
+    let s = LoopbackServer::start(ServerConfig {
+        durable_after_pings: 3,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    for i in 0..4 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| {
+        c.request.durable_ack = true;
+        c.keepalive = Duration::from_millis(30);
+    })
+    .await
+    .unwrap();
+    assert_eq!(j.lock().unwrap().acked_fsn(), 3);
+    assert!(r.pings >= 3, "{r:?}");
+    assert!(started.elapsed() >= Duration::from_millis(90));
+    let pings = s.connections()[0]
+        .frames
+        .iter()
+        .filter(|f| f.opcode == 9)
+        .count();
+    assert!(pings >= 3 && pings as u32 <= r.pings, "{pings} of {r:?}");
+
+    let s = server(vec![]);
+    let r = run(&s, &filled(4), |c| c.keepalive = Duration::from_millis(1))
+        .await
+        .unwrap();
+    assert_eq!(r.pings, 0, "no PING without durable ack");
+}
+
+#[tokio::test]
+async fn sf_18_connections_dropped_mid_stream_are_replayed_in_fsn_order_after_back_off_tokio() {
+    let s = server(vec![Conn::DropAfter(4), Conn::DropAfter(5), Conn::Serve]);
+    let j = filled(12);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| c.backoff_initial = Duration::from_millis(40))
+        .await
+        .unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(80));
+    assert_eq!((r.connections, r.breaks), (3, 2));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 11);
+    let mut acked: i64 = -1;
+    for c in &s.connections() {
+        let m = c.messages();
+        let start = (acked + 1) as usize;
+        assert_eq!(m, bytes(start, start + m.len()));
+        if let Some(seq) = last_ok(c) {
+            acked = acked.max(start as i64 + seq as i64);
+        }
+    }
+    assert_eq!(acked, 11);
+}
+
+#[tokio::test]
+async fn sf_18_the_back_off_doubles_over_consecutive_failed_attempts_tokio() {
+    let refuse = || Conn::Refuse {
+        status: 503,
+        headers: vec![],
+    };
+    let s = server(vec![refuse(), refuse(), refuse()]);
+    let j = filled(2);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| c.backoff_initial = Duration::from_millis(30))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(30 + 60 + 120),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!((r.connections, r.breaks), (1, 3));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 1);
+}
+
+#[tokio::test]
+async fn sf_18_every_wait_ends_by_the_deadline_tokio() {
+    // Nothing listens: every attempt fails, and the drain gives up at its deadline.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let j = filled(1);
+    let started = Instant::now();
+    let r = AsyncDrain::new(DrainConfig::new(addr))
+        .run(&j, Instant::now() + Duration::from_millis(300), |_| true)
+        .await;
+    assert!(
+        matches!(
+            r,
+            Err(DrainError::TimedOut {
+                acked: -1,
+                published: 0
+            })
+        ),
+        "{r:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
+    // A server that never acknowledges: the drain ends at its deadline too.
+    let s = LoopbackServer::start(ServerConfig {
+        ack_one_in: 0,
+        idle_ack: Duration::from_secs(60),
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let started = Instant::now();
+    let r = AsyncDrain::new(DrainConfig::new(s.addr()))
+        .run(&j, Instant::now() + Duration::from_millis(300), |_| true)
+        .await;
+    assert!(matches!(r, Err(DrainError::TimedOut { .. })), "{r:?}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+#[tokio::test]
+async fn sf_19_a_reconnect_rewinds_to_the_first_unacknowledged_frame_on_the_wire_tokio() {
+    let s = server(vec![Conn::DropAfter(6)]);
+    let _ = run(&s, &filled(6), |_| {}).await.unwrap();
+    let conns = s.connections();
+    assert_eq!(conns.len(), 2);
+    let first_unacked = last_ok(&conns[0]).map_or(0, |s| s as usize + 1);
+    assert_eq!(conns[1].messages()[0], payload(first_unacked));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sf_20_frames_appended_during_replay_are_sent_tokio() {
+    let s = server(vec![Conn::DropAfter(3)]);
+    let j = Arc::new(filled(5));
+    let producer = {
+        let j = Arc::clone(&j);
+        std::thread::spawn(move || {
+            for i in 5..40 {
+                assert_eq!(j.lock().unwrap().append(&payload(i), 0).unwrap(), i as i64);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+    };
+    // The drain runs as a task of its own (its future is Send).
+    let drain = AsyncDrain::new(DrainConfig::new(s.addr()));
+    let shared = Arc::clone(&j);
+    let r = tokio::spawn(async move {
+        drain
+            .run(&shared, Instant::now() + Duration::from_secs(20), |j| {
+                j.published_fsn() == 39
+            })
+            .await
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    producer.join().unwrap();
+    assert!(r.connections >= 2);
+    assert_eq!(j.lock().unwrap().acked_fsn(), 39);
+    let last = s.connections().last().unwrap().messages();
+    assert!(bytes(0, 40).ends_with(&last));
+}
+
+#[tokio::test]
+async fn sf_21_the_replayed_frames_counter_counts_frames_sent_again_tokio() {
+    let s = server(vec![Conn::DropAfter(4), Conn::DropAfter(4)]);
+    let r = run(&s, &filled(10), |_| {}).await.unwrap();
+    let sent: usize = s.connections().iter().map(|c| c.messages().len()).sum();
+    assert_eq!(r.frames_sent as usize, sent);
+    assert_eq!(r.replayed_frames as usize, sent - 10);
+    assert!(r.replayed_frames > 0);
+}
+
+#[tokio::test]
+async fn sf_43_a_retriable_error_replays_the_rejected_frame_and_a_terminal_one_keeps_it_tokio() {
+    let s = server(vec![Conn::ErrorAt {
+        wire_seq: 2,
+        status: ErrorStatus::WriteError,
+    }]);
+    let j = filled(5);
+    let r = run(&s, &j, |_| {}).await.unwrap();
+    assert_eq!(r.retriable_errors, 1);
+    assert!(s.connections()[1].messages().contains(&payload(2)));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 4);
+
+    let s = server(vec![Conn::ErrorAt {
+        wire_seq: 0,
+        status: ErrorStatus::SchemaMismatch,
+    }]);
+    let sf = scratch("terminal-tokio");
+    let mut journal = Journal::open(&sf, "s", small()).unwrap();
+    for i in 0..3 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    match run(&s, &j, |_| {}).await {
+        Err(DrainError::Terminal(t)) => assert_eq!(
+            (t.status, t.wire_seq, t.fsn),
+            (ErrorStatus::SchemaMismatch, 0, Some(0))
+        ),
+        other => panic!("expected a terminal error, got {other:?}"),
+    }
+    assert_eq!(s.connections().len(), 1);
+    drop(j);
+    let again = Journal::open(&sf, "s", small()).unwrap();
+    assert_eq!(again.recovered(), 0..3, "the rejected frame stays");
+}
+
+#[tokio::test]
+async fn sf_44_each_error_status_on_the_wire_ends_the_drain_or_is_retried_tokio() {
+    use ErrorStatus::*;
+    for (status, terminal) in [
+        (SchemaMismatch, true),
+        (ParseError, true),
+        (SecurityError, true),
+        (InternalError, false),
+        (WriteError, false),
+        (NotWritable, false),
+    ] {
+        let s = server(vec![Conn::ErrorAt {
+            wire_seq: 1,
+            status,
+        }]);
+        let j = filled(3);
+        let r = run(&s, &j, |_| {}).await;
+        if terminal {
+            assert!(
+                matches!(&r, Err(DrainError::Terminal(t)) if t.status == status && t.fsn == Some(1)),
+                "{status:?}: {r:?}"
+            );
+            assert_eq!(s.connections().len(), 1);
+            assert!(j.lock().unwrap().acked_fsn() < 1);
+        } else {
+            let r = r.unwrap();
+            assert_eq!((r.retriable_errors, r.connections), (1, 2), "{status:?}");
+            assert_eq!(j.lock().unwrap().acked_fsn(), 2);
+        }
+    }
+}
+
+// SF-9: catch-up frames before replay.
+
+fn s_addr() -> std::net::SocketAddr {
+    "127.0.0.1:1".parse().unwrap()
+}
+
+#[tokio::test]
+async fn sf_9_our_drain_sends_the_catch_up_frames_before_replaying_a_slot_with_a_dictionary_tokio()
+{
+    let s = server(vec![Conn::DropAfter(4)]);
+    let j = slot_with_symbols("catch-up-tokio", 8);
+    let r = run(&s, &j, with_catch_up).await.unwrap();
+    assert_eq!(j.lock().unwrap().acked_fsn(), 7);
+    let conns = s.connections();
+    assert_eq!(conns.len(), 2);
+    assert_eq!(r.catch_up_frames, 2, "one per connection");
+    // Each connection: the catch-up frame first, then the journal's frames from the first
+    // unacknowledged one, in FSN order; the acknowledgement of the catch-up frame's wire
+    // sequence stands for no frame.
+    let first = conns[0].messages();
+    assert_eq!(first[0], dict_frame());
+    assert_eq!(&first[1..], bytes(0, first.len() - 1).as_slice());
+    let acked_first = last_ok(&conns[0]).map_or(-1, |w| w as i64 - 1);
+    let second = conns[1].messages();
+    assert_eq!(second[0], dict_frame());
+    let from = (acked_first + 1) as usize;
+    assert_eq!(&second[1..], bytes(from, 8).as_slice());
+}
+
+#[tokio::test]
+async fn sf_9_without_a_dictionary_or_an_encoder_no_catch_up_frame_is_sent_tokio() {
+    // No encoder (the default): nothing is sent first, dictionary or not.
+    assert!(DrainConfig::new(s_addr()).catch_up.is_none());
+    let s = server(vec![]);
+    let j = slot_with_symbols("catch-up-none", 2);
+    let r = run(&s, &j, |_| {}).await.unwrap();
+    assert_eq!(r.catch_up_frames, 0);
+    assert_eq!(s.connections()[0].messages(), bytes(0, 2));
+    // No dictionary: nothing to catch up on.
+    let s = server(vec![]);
+    let r = run(&s, &filled(3), with_catch_up).await.unwrap();
+    assert_eq!(r.catch_up_frames, 0);
+    assert_eq!(s.connections()[0].messages(), bytes(0, 3));
+    // A catch-up frame that is not a QWP message is never sent.
+    let s = server(vec![]);
+    let j = slot_with_symbols("catch-up-not-qwp", 2);
+    let r = run(&s, &j, |c| {
+        c.catch_up = Some(CatchUp::new(|_| vec![b"dict".to_vec()]))
+    })
+    .await;
+    assert!(matches!(r, Err(DrainError::CatchUpNotQwp)), "{r:?}");
+    assert!(s.connections()[0].messages().is_empty());
+}
