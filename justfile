@@ -135,6 +135,23 @@ replay seed:
 serve *args:
     cargo run --quiet -p nervix-loopback --bin nervix-sim -- serve {{args}}
 
+# A short GAR session: the loopback GAR server (the server model over WebSocket on 127.0.0.1,
+# with a token) and the tokio GAR client against it: subscribe, publish by name, echo barrier,
+# compare-exchange, events, Logoff. `RUST_LOG=debug just gar` shows the driver's log lines.
+gar:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cargo build --quiet -p gar-sim --bin gar-serve -p gar-driver --example gar-demo
+    target="${CARGO_TARGET_DIR:-target}/debug"
+    out=$(mktemp)
+    "$target/gar-serve" 0 demo-token >"$out" &
+    server=$!
+    trap 'kill $server 2>/dev/null || true; rm -f "$out"' EXIT
+    for _ in $(seq 100); do [ -s "$out" ] && break; sleep 0.05; done
+    url=$(head -1 "$out"); url="${url%%\?*}"
+    echo "GAR server at $url"
+    GAR_TOKEN=demo-token timeout 30 "$target/examples/gar-demo" "$url" Underlier note
+
 # The loopback QWP WebSocket server of the store-and-forward journal on 127.0.0.1, for `secs`
 # seconds: it acknowledges on a schedule drawn from `seed` and reports every connection at the end.
 sf-serve seed="1" secs="60":

@@ -1,12 +1,12 @@
 //! A short GAR session against a server given on the command line:
 //!
 //! ```text
-//! cargo run -p gar-driver --example gar-demo -- ws://127.0.0.1:1234/gar [class]
+//! cargo run -p gar-driver --example gar-demo -- ws://127.0.0.1:1234/gar [class] [topic]
 //! ```
 //!
 //! It connects (a token, if the server wants one, comes from the `GAR_TOKEN` environment
 //! variable and is never printed), subscribes to the records of `class` (default `Stock`),
-//! publishes one record by name, waits on an echo barrier, tries a compare-exchange on it,
+//! publishes one record by name on `topic` (default `demo-topic`), waits on an echo barrier, tries a compare-exchange on it,
 //! prints the events of about two seconds and logs off. `RUST_LOG=debug` shows the driver's
 //! own log lines.
 
@@ -22,10 +22,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .init();
     let mut args = std::env::args().skip(1);
     let Some(url) = args.next() else {
-        eprintln!("usage: gar-demo ws://host:port/path [class]");
+        eprintln!("usage: gar-demo ws://host:port/path [class] [topic]");
         std::process::exit(2);
     };
     let class = args.next().unwrap_or_else(|| "Stock".into());
+    let topic = args.next().unwrap_or_else(|| "demo-topic".into());
     let mut config = Config::new(url);
     config.token = std::env::var("GAR_TOKEN").ok();
     config.engine.user = "demo".into();
@@ -34,10 +35,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
-        .block_on(session(config, class))
+        .block_on(session(config, class, topic))
 }
 
-async fn session(config: Config, class: String) -> Result<(), Box<dyn std::error::Error>> {
+async fn session(
+    config: Config,
+    class: String,
+    topic: String,
+) -> Result<(), Box<dyn std::error::Error>> {
     let client = Client::connect(config).await?;
     client
         .subscribe(&Subscribe {
@@ -48,10 +53,10 @@ async fn session(config: Config, class: String) -> Result<(), Box<dyn std::error
         })
         .await?;
     let id = client
-        .publish_by_name("demo-key", &class, "demo-topic", &json!(1))
+        .publish_by_name("demo-key", &class, &topic, &json!(1))
         .await?;
     client.echo_barrier().await?;
-    println!("published demo-key/demo-topic = 1 in class {class}; the server has it");
+    println!("published demo-key/{topic} = 1 in class {class}; the server has it");
     let msg_ref = client.compare_exchange(id, &json!(1), &json!(2)).await?;
     println!("compare-exchange 1 -> 2 sent (msg_ref {msg_ref})");
     let until = Instant::now() + Duration::from_secs(2);
