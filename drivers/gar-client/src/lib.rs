@@ -27,6 +27,7 @@ pub use serde_json::Value;
 
 pub mod blocking;
 mod core;
+pub mod log;
 pub mod tokio;
 
 /// How a client connects, and what it tells the server about itself.
