@@ -583,3 +583,25 @@ fn w_40_a_silent_receipt_server_over_tcp_is_unconfirmed_and_counted_but_a_legacy
     ));
     assert_eq!(old.tracker_counters().windows_missed_by_receipt_server, 0);
 }
+
+#[test]
+fn w_13_a_client_that_sends_no_hello_over_tcp_gets_the_legacy_answers() {
+    let server = receipt_server();
+    deny(&server, "s.locked");
+    let mut config = ClientConfig::new("loopback-test", 31);
+    config.connect_timeout = Duration::from_secs(5);
+    config.send_hello = false;
+    let mut client = Client::connect(&server.target(), config).expect("connects");
+    // The server's refusal comes as error.v0, which names no write: it is attributed only
+    // because this is the one unanswered write.
+    let w = client.put(doc("s.locked", "k1")).expect("put");
+    let Outcome::Refused(r) = w.outcome else {
+        panic!("refused expected, got {:?}", w.outcome);
+    };
+    assert!(r.attributed_by_count, "a legacy refusal carries no id");
+    assert_eq!(r.code.as_deref(), Some(CODE_WRITE_NOT_AUTHORIZED));
+    assert!(server.with_model(|s, _| {
+        s.remembered(cultnet_sim::server::ConnId(0)) == Some((0, 0))
+            && !s.is_receipt_connection(cultnet_sim::server::ConnId(0))
+    }));
+}

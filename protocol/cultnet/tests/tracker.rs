@@ -992,3 +992,37 @@ fn w_42_across_a_reconnect_a_resend_is_a_new_write() {
     assert_ne!(id(&t, n), id(&t, h));
     assert_eq!(t.content_hash(n), t.content_hash(h));
 }
+
+#[test]
+fn w_8_a_received_id_is_matched_only_against_ids_sent_on_this_session() {
+    let mut t = tracker(Some(true));
+    let old = put_k(&mut t, 0);
+    let old_receipt = admit(&t, old);
+    t.start_session(10);
+    t.on_frame(&Frame::Hello(server_hello(true)), 10);
+    let new = put_k(&mut t, 11);
+    // A receipt carrying the earlier session's id is not replayed onto anything: the old write
+    // keeps its session_ended outcome with nothing late recorded, the new one stays in flight.
+    t.on_frame(&old_receipt, 12);
+    assert_eq!(
+        t.state(old),
+        Some(WriteState::Settled {
+            outcome: Outcome::Unconfirmed {
+                reason: UnconfirmedReason::SessionEnded,
+                server_missed_window: false,
+            },
+            late: None,
+        })
+    );
+    assert_eq!(t.state(new), Some(WriteState::InFlight));
+    assert_eq!(t.counters().unmatched_answers, 1);
+    // Only the id this session sent settles the new write.
+    t.on_frame(&admit(&t, new), 13);
+    assert!(matches!(
+        t.state(new),
+        Some(WriteState::Settled {
+            outcome: Outcome::Admitted,
+            ..
+        })
+    ));
+}
