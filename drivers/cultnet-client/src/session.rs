@@ -12,6 +12,55 @@ use crate::{
     BatchWrite, BatchWritten, ClientConfig, ClientError, TransportCounters, Violation, Written,
 };
 
+/// The getters both clients have over their [`Session`] (a field named `session`): written once
+/// here and expanded inside each client's `impl`.
+macro_rules! session_getters {
+    () => {
+        /// The result window the tracker applies now, in milliseconds.
+        #[must_use]
+        pub fn result_window_ms(&self) -> u64 {
+            self.session.tracker.result_window_ms()
+        }
+
+        /// Where a write stands; a late answer to an unconfirmed write is recorded here, and a
+        /// caller MUST consult it before resending.
+        #[must_use]
+        pub fn state(
+            &self,
+            handle: cultnet_receipts::tracker::WriteHandle,
+        ) -> Option<cultnet_receipts::tracker::WriteState> {
+            self.session.tracker.state(handle)
+        }
+
+        /// The tracker's counters.
+        #[must_use]
+        pub fn tracker_counters(&self) -> cultnet_receipts::tracker::TrackerCounters {
+            self.session.tracker.counters()
+        }
+
+        /// The transport's counters.
+        #[must_use]
+        pub fn counters(&self) -> crate::TransportCounters {
+            self.session.counters
+        }
+
+        /// Whether the session has ended (the peer closed, a read or write failed, or the peer
+        /// broke the framing).
+        #[must_use]
+        pub fn session_ended(&self) -> bool {
+            self.session.ended
+        }
+
+        /// The first protocol violation of the peer: a broken length prefix (which ended the
+        /// session) or a frame that did not decode (which settled nothing).
+        #[must_use]
+        pub fn violation(&self) -> Option<&crate::Violation> {
+            self.session.violation.as_ref()
+        }
+    };
+}
+pub(crate) use session_getters;
+
 /// The hello a receipt-capable client sends before its first write.
 pub(crate) fn client_hello_bytes(config: &ClientConfig) -> Result<Vec<u8>, ClientError> {
     let hello = Hello {

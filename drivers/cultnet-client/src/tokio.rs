@@ -6,16 +6,16 @@
 use std::time::Duration;
 
 use cultnet_receipts::frames::{Document, Frame};
-use cultnet_receipts::tracker::{TrackerCounters, WriteHandle, WriteState};
+use cultnet_receipts::tracker::WriteHandle;
 use sansio_kit::resolve::ConnectError;
 use sansio_kit::tokio::{open_by, Io, TlsConnector};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::{timeout, timeout_at, Instant};
 
-use crate::session::{client_hello_bytes, Session};
+use crate::session::{client_hello_bytes, session_getters, Session};
 use crate::{
-    BatchFailure, BatchWrite, BatchWritten, ClientConfig, ClientError, Target, TransportCounters,
-    Violation, WriteFailure, Written,
+    BatchFailure, BatchWrite, BatchWritten, ClientConfig, ClientError, Target, WriteFailure,
+    Written,
 };
 
 /// An async CultNet client on one connection.
@@ -60,42 +60,7 @@ impl Client {
         self.config.clock.now_ms()
     }
 
-    /// The result window the tracker applies now, in milliseconds.
-    #[must_use]
-    pub fn result_window_ms(&self) -> u64 {
-        self.session.tracker.result_window_ms()
-    }
-
-    /// Where a write stands; a late answer to an unconfirmed write is recorded here, and a
-    /// caller MUST consult it before resending.
-    #[must_use]
-    pub fn state(&self, handle: WriteHandle) -> Option<WriteState> {
-        self.session.tracker.state(handle)
-    }
-
-    /// The tracker's counters.
-    #[must_use]
-    pub fn tracker_counters(&self) -> TrackerCounters {
-        self.session.tracker.counters()
-    }
-
-    /// The transport's counters.
-    #[must_use]
-    pub fn counters(&self) -> TransportCounters {
-        self.session.counters
-    }
-
-    /// Whether the session has ended.
-    #[must_use]
-    pub fn session_ended(&self) -> bool {
-        self.session.ended
-    }
-
-    /// The first protocol violation of the peer.
-    #[must_use]
-    pub fn violation(&self) -> Option<&Violation> {
-        self.session.violation.as_ref()
-    }
+    session_getters!();
 
     /// Puts `document`; completes once it settled as admitted, refused or unconfirmed.
     pub async fn put(&mut self, document: Document) -> Result<Written, ClientError> {
