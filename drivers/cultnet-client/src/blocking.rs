@@ -12,7 +12,7 @@ use std::net::Shutdown;
 use std::time::{Duration, Instant};
 
 use cultnet_receipts::frames::{Document, Frame};
-use cultnet_receipts::tracker::WriteHandle;
+use cultnet_receipts::tracker::{WriteHandle, WriteMode};
 use sansio_kit::blocking::{left, open, Io};
 use sansio_kit::resolve::ConnectError;
 
@@ -73,16 +73,48 @@ impl Client {
 
     /// Puts `document`; returns once it settled as admitted, refused or unconfirmed.
     pub fn put(&mut self, document: Document) -> Result<Written, ClientError> {
-        let h = self.write(vec![BatchWrite::Put(document)])?;
+        self.put_with(document, WriteMode::Receipt)
+    }
+
+    /// Puts `document` in `mode`. [`WriteMode::SendOnly`] is the explicit per-call opt-in: the
+    /// put settles `sent` once the stream took its frame (see [`Client::put_send_only`]).
+    pub fn put_with(
+        &mut self,
+        document: Document,
+        mode: WriteMode,
+    ) -> Result<Written, ClientError> {
+        let h = self.write(vec![BatchWrite::Put(document)], mode)?;
         Ok(self.session.written(h[0]))
+    }
+
+    /// Puts `document` send-only, for a server that cannot answer writes yet: the put settles
+    /// [`Outcome::Sent`](crate::Outcome::Sent) as soon as its frame was written and flushed to the
+    /// connection, without waiting for an answer, and is never reported admitted (a refusal
+    /// that arrives first still refuses it). Over TCP the acknowledgement is the local write
+    /// completing: the bytes left the client, not that the server read them.
+    pub fn put_send_only(&mut self, document: Document) -> Result<Written, ClientError> {
+        self.put_with(document, WriteMode::SendOnly)
     }
 
     /// Deletes a record; returns once the delete settled.
     pub fn delete(&mut self, schema_id: &str, record_key: &str) -> Result<Written, ClientError> {
-        let h = self.write(vec![BatchWrite::Delete {
-            schema_id: schema_id.to_owned(),
-            record_key: record_key.to_owned(),
-        }])?;
+        self.delete_with(schema_id, record_key, WriteMode::Receipt)
+    }
+
+    /// Deletes a record in `mode` (send-only as for [`Client::put_send_only`]).
+    pub fn delete_with(
+        &mut self,
+        schema_id: &str,
+        record_key: &str,
+        mode: WriteMode,
+    ) -> Result<Written, ClientError> {
+        let h = self.write(
+            vec![BatchWrite::Delete {
+                schema_id: schema_id.to_owned(),
+                record_key: record_key.to_owned(),
+            }],
+            mode,
+        )?;
         Ok(self.session.written(h[0]))
     }
 
@@ -90,7 +122,17 @@ impl Client {
     /// every member settled. Nothing is atomic: some members may be admitted while others are
     /// not.
     pub fn batch(&mut self, members: Vec<BatchWrite>) -> Result<BatchWritten, ClientError> {
-        let handles = self.write(members)?;
+        self.batch_with(members, WriteMode::Receipt)
+    }
+
+    /// Writes the members in `mode`. Send-only as for [`Client::put_send_only`]: each member
+    /// settles `sent`, and since none is admitted the batch's outcome is unconfirmed, naming them.
+    pub fn batch_with(
+        &mut self,
+        members: Vec<BatchWrite>,
+        mode: WriteMode,
+    ) -> Result<BatchWritten, ClientError> {
+        let handles = self.write(members, mode)?;
         Ok(self.session.batch_written(&handles))
     }
 
@@ -169,9 +211,13 @@ impl Client {
     }
 
     /// Registers, sends and waits for the writes of one call.
-    fn write(&mut self, members: Vec<BatchWrite>) -> Result<Vec<WriteHandle>, ClientError> {
+    fn write(
+        &mut self,
+        members: Vec<BatchWrite>,
+        mode: WriteMode,
+    ) -> Result<Vec<WriteHandle>, ClientError> {
         let now = self.now();
-        let frames = self.session.register(members, now)?;
+        let frames = self.session.register(members, mode, now)?;
         let handles: Vec<WriteHandle> = frames.iter().map(|(h, _)| *h).collect();
         let sent = self.send(&frames)?;
         self.wait(&handles, sent);
@@ -194,7 +240,10 @@ impl Client {
             .and_then(|()| self.io.write_all(&bytes))
             .and_then(|()| self.io.flush());
         match wrote {
-            Ok(()) => self.session.sent(frames, now)?,
+            Ok(()) => {
+                self.session.sent(frames, now)?;
+                self.session.acknowledged(frames, now);
+            }
             Err(_) => {
                 let now = self.now();
                 self.session.send_failed(frames, now);

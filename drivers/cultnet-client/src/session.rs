@@ -105,23 +105,22 @@ impl Session {
         }
     }
 
-    /// Registers one write per member and returns their handles and frames. When one cannot
-    /// be registered, those before it are given up as never sent.
+    /// Registers one write per member, each in `mode`, and returns their handles and frames.
+    /// When one cannot be registered, those before it are given up as never sent.
     pub(crate) fn register(
         &mut self,
         members: Vec<BatchWrite>,
+        mode: WriteMode,
         now: u64,
     ) -> Result<Vec<(WriteHandle, Frame)>, ClientError> {
         let mut frames = Vec::with_capacity(members.len());
         for m in members {
             let registered = match m {
-                BatchWrite::Put(d) => self.tracker.put(d, WriteMode::Receipt),
+                BatchWrite::Put(d) => self.tracker.put(d, mode),
                 BatchWrite::Delete {
                     schema_id,
                     record_key,
-                } => self
-                    .tracker
-                    .delete(&schema_id, &record_key, WriteMode::Receipt),
+                } => self.tracker.delete(&schema_id, &record_key, mode),
             };
             match registered {
                 Ok(hf) => frames.push(hf),
@@ -178,6 +177,17 @@ impl Session {
         }
         self.drain_settled();
         Ok(())
+    }
+
+    /// The stream carrier took every byte of the frames (the write and its flush completed): this
+    /// is the transport's acknowledgement a stream gives, and it settles a send-only write
+    /// `sent`. It says nothing about the peer having read the frames, and a receipt write ignores
+    /// it (an acknowledgement is never admission).
+    pub(crate) fn acknowledged(&mut self, frames: &[(WriteHandle, Frame)], now: u64) {
+        for (h, _) in frames {
+            self.tracker.on_transport_ack(*h, now);
+        }
+        self.drain_settled();
     }
 
     /// Writing the frames failed: each write is unconfirmed (local_send_failed, never refused),
