@@ -578,7 +578,7 @@ fn w_26_keys_live_for_the_whole_session_and_a_new_session_is_a_new_write() {
     s.on_frame(c, R, &put("s1", doc("k", 1)), 3_600_000);
     assert_eq!(answers(&mut s, c, 3_600_000).len(), 2);
     assert_eq!(s.counters().applied, 1);
-    // The same id on a new session is a new write (this model keeps no longer retention).
+    // The same id on a new session is a new write (retention past the session is off by default).
     s.drop_connection(c);
     let d = receipt_conn(&mut s, "alice");
     s.on_frame(d, R, &put("s1", doc("k", 2)), 3_600_001);
@@ -1278,4 +1278,139 @@ fn w_8_the_forwarder_does_not_forward_a_write_repeating_message_id() {
     assert_eq!(f.counters().forwarded, 0);
     assert_eq!(f.counters().not_forwarded, 1);
     assert_eq!(f.primary_mut().read("notes", "k"), None);
+}
+
+fn retaining(retention_ms: u64) -> Server {
+    let mut s = Server::new(ServerConfig {
+        retention_ms,
+        ..ServerConfig::default()
+    });
+    s.deny("alice", "locked");
+    s
+}
+
+fn locked(key: &str) -> Document {
+    let mut d = doc(key, 5);
+    d.schema_id = "locked".to_owned();
+    d
+}
+
+/// A session of alice that admits `s1`, is refused `r1`, and ends at `end`.
+fn first_session(s: &mut Server, end: u64) {
+    let c = receipt_conn(s, "alice");
+    s.on_frame(c, R, &put("s1", doc("k", 1)), 1);
+    s.on_frame(c, R, &put("r1", locked("x")), 1);
+    assert_eq!(answers(s, c, 1).len(), 2);
+    s.on_tick(end);
+    s.drop_connection(c);
+}
+
+#[test]
+fn w_26_a_server_may_keep_an_actors_writes_past_the_session_up_to_its_retention() {
+    let retention = cultnet_receipts::tracker::DEDUPE_RETENTION_MS;
+    let mut s = retaining(retention);
+    first_session(&mut s, 1000);
+    assert_eq!(s.retained(), 2);
+    let last = 1000 + retention - 1;
+    let d = receipt_conn(&mut s, "alice");
+    s.on_frame(d, R, &put("s1", doc("k", 1)), last);
+    s.on_frame(d, R, &put("r1", locked("x")), last);
+    s.on_frame(d, R, &put("s1", doc("k", 2)), last);
+    let got = answers(&mut s, d, last);
+    assert_eq!(got[0], admitted("s1", "k"), "replayed, not applied again");
+    assert_eq!(refusal(&got[1]).1.as_deref(), Some("write_not_authorized"));
+    let (id, code, _, field) = refusal(&got[2]);
+    assert_eq!(
+        (id.as_deref(), code.as_deref(), field.as_deref()),
+        (Some("s1"), Some("message_invalid"), Some("messageId")),
+        "other content under a retained id is refused, the old receipt not resent"
+    );
+    assert_eq!(s.counters().applied, 1);
+    assert_eq!(s.read("notes", "k"), Some(&[1u8][..]));
+    // Retention is per actor: bob's s1 is a write of its own.
+    let b = receipt_conn(&mut s, "bob");
+    s.on_frame(b, R, &put("s1", doc("j", 3)), last);
+    assert_eq!(answers(&mut s, b, last), vec![admitted("s1", "j")]);
+    assert_eq!(s.counters().applied, 2);
+}
+
+#[test]
+fn w_26_retained_writes_expire_at_the_retention_and_a_resend_then_is_a_new_write() {
+    // A longer configured retention is cut to DEDUPE_RETENTION_MS.
+    let retention = cultnet_receipts::tracker::DEDUPE_RETENTION_MS;
+    let mut s = retaining(10 * retention);
+    first_session(&mut s, 1000);
+    let charged = s.budget_used();
+    assert_eq!(charged, 2 * ENTRY_BYTES, "retained writes stay charged");
+    s.on_tick(1000 + retention);
+    assert_eq!(s.retained(), 0);
+    assert_eq!(s.budget_used(), 0, "and are uncharged when they expire");
+    let d = receipt_conn(&mut s, "alice");
+    s.on_frame(d, R, &put("s1", doc("k", 2)), 1000 + retention);
+    assert_eq!(
+        answers(&mut s, d, 1000 + retention),
+        vec![admitted("s1", "k")]
+    );
+    assert_eq!(s.counters().applied, 2);
+    assert_eq!(s.counters().retained_replays, 0);
+}
+
+#[test]
+fn w_26_a_retained_write_answered_in_a_new_session_stays_for_that_session() {
+    let retention = cultnet_receipts::tracker::DEDUPE_RETENTION_MS;
+    let mut s = retaining(retention);
+    first_session(&mut s, 1000);
+    let d = receipt_conn(&mut s, "alice");
+    s.on_frame(d, R, &put("s1", doc("k", 1)), 2000);
+    // Long after the retention, the same session still knows the id.
+    s.on_frame(d, R, &put("s1", doc("k", 1)), 10 * retention);
+    assert_eq!(
+        answers(&mut s, d, 10 * retention),
+        vec![admitted("s1", "k"), admitted("s1", "k")]
+    );
+    assert_eq!(s.counters().applied, 1);
+    assert_eq!(s.remembered(d), Some((1, 0)));
+}
+
+#[test]
+fn w_26_a_write_committed_after_its_session_ended_is_retained_as_admitted() {
+    let mut s = Server::new(ServerConfig {
+        retention_ms: 60_000,
+        commit_delay_ms: 100,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("p1", doc("k", 1)), 10);
+    s.drop_connection(c);
+    assert_eq!(s.retained(), 0, "not answered yet, so not retained yet");
+    s.on_tick(110);
+    assert_eq!(s.counters().applied, 1);
+    assert_eq!(s.retained(), 1);
+    let d = receipt_conn(&mut s, "alice");
+    s.on_frame(d, R, &put("p1", doc("k", 1)), 200);
+    assert_eq!(answers(&mut s, d, 200), vec![admitted("p1", "k")]);
+    assert_eq!(s.counters().applied, 1);
+}
+
+#[test]
+fn retained_writes_are_bounded_and_what_the_bound_drops_is_counted() {
+    let mut s = Server::new(ServerConfig {
+        retention_ms: 60_000,
+        max_retained: 2,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    for (i, key) in ["a", "b", "c"].iter().enumerate() {
+        s.on_frame(c, R, &put(&format!("w{i}"), doc(key, 1)), 1);
+    }
+    s.drop_connection(c);
+    assert_eq!(s.retained(), 2);
+    assert_eq!(s.counters().retained_dropped, 1);
+    assert_eq!(s.budget_used(), 2 * ENTRY_BYTES);
+    // Without retention nothing outlives the session.
+    let mut plain = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut plain, "alice");
+    plain.on_frame(c, R, &put("w", doc("a", 1)), 1);
+    plain.drop_connection(c);
+    assert_eq!((plain.retained(), plain.budget_used()), (0, 0));
 }
