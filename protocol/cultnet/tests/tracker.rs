@@ -1026,3 +1026,55 @@ fn w_8_a_received_id_is_matched_only_against_ids_sent_on_this_session() {
         })
     ));
 }
+
+#[test]
+fn the_in_flight_byte_cap_takes_a_write_that_reaches_it_exactly_and_counts_a_deletes_bytes() {
+    // A delete costs its minted id (21 bytes here: "w", 16 hex digits, "-0-N"), its schemaId
+    // and its recordKey: 23 bytes for ("s", "k").
+    let with_cap = |max_in_flight_bytes| {
+        WriteTracker::new(
+            TrackerLimits {
+                max_in_flight: 100,
+                max_in_flight_bytes,
+                max_settled_kept: 16,
+            },
+            1,
+        )
+    };
+    let mut t = with_cap(46);
+    let (h, Frame::DocumentDelete(d)) = t.delete("s", "k", WriteMode::Receipt).unwrap() else {
+        panic!("a delete frame");
+    };
+    assert_eq!(d.message_id.len(), 21);
+    assert!(
+        t.delete("s", "k", WriteMode::Receipt).is_ok(),
+        "reaching the cap exactly is allowed"
+    );
+    assert_eq!(
+        t.delete("s", "k", WriteMode::Receipt).unwrap_err(),
+        TrackerError::TooManyBytesInFlight
+    );
+    // Settling one frees its bytes.
+    t.on_send_failed(h, 0);
+    assert!(t.delete("s", "k", WriteMode::Receipt).is_ok());
+    let mut t = with_cap(45);
+    assert!(t.delete("s", "k", WriteMode::Receipt).is_ok());
+    assert_eq!(
+        t.delete("s", "k", WriteMode::Receipt).unwrap_err(),
+        TrackerError::TooManyBytesInFlight,
+        "one byte short of two deletes"
+    );
+}
+
+#[test]
+fn unsettled_counts_registered_writes_until_they_settle() {
+    let mut t = tracker(Some(true));
+    assert_eq!(t.unsettled(), 0);
+    let a = put_k(&mut t, 0);
+    let (b, _) = t.put(document("kb"), WriteMode::Receipt).unwrap();
+    assert_eq!(t.unsettled(), 2, "sent or only registered, both count");
+    t.on_frame(&admit(&t, a), 1);
+    assert_eq!(t.unsettled(), 1);
+    t.on_send_failed(b, 2);
+    assert_eq!(t.unsettled(), 0);
+}
