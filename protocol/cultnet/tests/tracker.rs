@@ -1078,3 +1078,46 @@ fn unsettled_counts_registered_writes_until_they_settle() {
     t.on_send_failed(b, 2);
     assert_eq!(t.unsettled(), 0);
 }
+
+#[test]
+fn w_36_a_write_registered_before_the_session_ended_but_unsent_settles_when_sent() {
+    let mut t = tracker(Some(true));
+    let (h, _) = t.put(document("k"), WriteMode::Receipt).unwrap();
+    t.on_session_ended(5);
+    assert_eq!(
+        t.state(h),
+        Some(WriteState::Registered),
+        "not sent yet, so not settled yet"
+    );
+    assert!(t.poll_settled().is_none());
+    t.on_sent(h, 6).unwrap();
+    assert_eq!(
+        outcome(&t, h),
+        Some(Outcome::Unconfirmed {
+            reason: UnconfirmedReason::SessionEnded,
+            server_missed_window: false,
+        })
+    );
+}
+
+#[test]
+fn the_content_hash_of_a_write_is_its_frames_hash() {
+    use cultnet_receipts::hash::{content_hash, delete_hash, put_hash};
+    let mut t = tracker(Some(true));
+    let (p, Frame::DocumentPut(put_frame)) = t.put(document("k"), WriteMode::Receipt).unwrap()
+    else {
+        panic!("a put frame");
+    };
+    let (d, Frame::DocumentDelete(delete_frame)) =
+        t.delete("notes.v1", "k", WriteMode::Receipt).unwrap()
+    else {
+        panic!("a delete frame");
+    };
+    assert_eq!(t.content_hash(p), Some(put_hash(&put_frame)));
+    assert_eq!(t.content_hash(d), Some(delete_hash(&delete_frame)));
+    assert_eq!(
+        t.content_hash(d),
+        Some(content_hash(Operation::Delete, "notes.v1", "k", None))
+    );
+    assert_ne!(t.content_hash(p), t.content_hash(d));
+}
