@@ -1121,3 +1121,72 @@ fn the_content_hash_of_a_write_is_its_frames_hash() {
     );
     assert_ne!(t.content_hash(p), t.content_hash(d));
 }
+
+#[test]
+fn settling_a_write_frees_exactly_its_bytes() {
+    let mut t = WriteTracker::new(
+        TrackerLimits {
+            max_in_flight: 100,
+            max_in_flight_bytes: 100,
+            max_settled_kept: 16,
+        },
+        1,
+    );
+    // Minted ids are 21 bytes here; a delete costs its id, schemaId and recordKey.
+    let (a, _) = t.delete("s", "k", WriteMode::Receipt).unwrap(); // 23 bytes
+    let _b = t.delete("s", &"b".repeat(18), WriteMode::Receipt).unwrap(); // 40 bytes
+    t.on_send_failed(a, 0);
+    // 40 bytes remain in flight: 60 more fit, 61 do not.
+    assert_eq!(
+        t.delete("s", &"c".repeat(39), WriteMode::Receipt)
+            .unwrap_err(),
+        TrackerError::TooManyBytesInFlight
+    );
+    assert!(t.delete("s", &"c".repeat(38), WriteMode::Receipt).is_ok());
+}
+
+#[test]
+fn forget_drops_a_settled_write_only_and_keeps_the_bound_on_the_others() {
+    let mut t = WriteTracker::new(
+        TrackerLimits {
+            max_in_flight: 100,
+            max_in_flight_bytes: 1 << 20,
+            max_settled_kept: 2,
+        },
+        1,
+    );
+    t.on_frame(&Frame::Hello(server_hello(true)), 0);
+    let a = put(&mut t, "a", 0);
+    t.forget(a);
+    assert_eq!(
+        t.state(a),
+        Some(WriteState::InFlight),
+        "an open write is not forgotten"
+    );
+    let b = put(&mut t, "b", 0);
+    t.on_send_failed(a, 1);
+    t.on_send_failed(b, 1);
+    t.forget(a);
+    assert_eq!(t.state(a), None);
+    assert!(t.state(b).is_some());
+    // b is now the oldest kept write: two more settled writes push it out, and only it.
+    let c = put(&mut t, "c", 2);
+    let d = put(&mut t, "d", 2);
+    t.on_send_failed(c, 3);
+    t.on_send_failed(d, 3);
+    assert_eq!(t.state(b), None);
+    assert!(t.state(c).is_some() && t.state(d).is_some());
+    assert_eq!(t.counters().settled_forgotten, 1);
+}
+
+#[test]
+fn w_42_forgetting_the_first_attempt_keeps_its_resend_answerable() {
+    let mut t = tracker(Some(true));
+    let a = put_k(&mut t, 0);
+    t.on_tick(RECEIPT_RESULT_WINDOW_MS);
+    let (a2, _) = t.resend_put(a, document("k")).unwrap();
+    t.on_sent(a2, RECEIPT_RESULT_WINDOW_MS + 1).unwrap();
+    t.forget(a);
+    t.on_frame(&admit(&t, a2), RECEIPT_RESULT_WINDOW_MS + 2);
+    assert_eq!(outcome(&t, a2), Some(Outcome::Admitted));
+}
