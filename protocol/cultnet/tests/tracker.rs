@@ -1190,3 +1190,38 @@ fn w_42_forgetting_the_first_attempt_keeps_its_resend_answerable() {
     t.on_frame(&admit(&t, a2), RECEIPT_RESULT_WINDOW_MS + 2);
     assert_eq!(outcome(&t, a2), Some(Outcome::Admitted));
 }
+
+#[test]
+fn a_puts_cost_against_the_byte_cap_is_every_field_it_carries() {
+    let mut d = document("key-of-ten");
+    d.source_runtime_id = Some("runtime".into());
+    d.source_agent_id = Some("agent-id".into());
+    d.source_role = Some("writer".into());
+    d.tags = Some(vec!["alpha".into(), "beta-tag".into()]);
+    // The minted id (21 bytes here) and each field's bytes, counted here without the crate.
+    let cost = 21
+        + "notes.v1".len()
+        + "key-of-ten".len()
+        + d.stored_at.len()
+        + d.payload.as_bytes().len()
+        + "runtime".len()
+        + "agent-id".len()
+        + "writer".len()
+        + "alpha".len()
+        + "beta-tag".len();
+    let with_cap = |max_in_flight_bytes| {
+        WriteTracker::new(
+            TrackerLimits {
+                max_in_flight: 10,
+                max_in_flight_bytes,
+                max_settled_kept: 16,
+            },
+            1,
+        )
+    };
+    assert!(with_cap(cost).put(d.clone(), WriteMode::Receipt).is_ok());
+    assert_eq!(
+        with_cap(cost - 1).put(d, WriteMode::Receipt).unwrap_err(),
+        TrackerError::TooManyBytesInFlight
+    );
+}
