@@ -12,14 +12,14 @@ use std::net::Shutdown;
 use std::time::{Duration, Instant};
 
 use cultnet_receipts::frames::{Document, Frame};
-use cultnet_receipts::tracker::{TrackerCounters, WriteHandle, WriteState};
+use cultnet_receipts::tracker::{WriteHandle, WriteMode};
 use sansio_kit::blocking::{left, open, Io};
 use sansio_kit::resolve::ConnectError;
 
-use crate::session::{client_hello_bytes, Session};
+use crate::session::{client_hello_bytes, session_getters, Session};
 use crate::{
-    BatchFailure, BatchWrite, BatchWritten, ClientConfig, ClientError, Target, TransportCounters,
-    Violation, WriteFailure, Written,
+    BatchFailure, BatchWrite, BatchWritten, ClientConfig, ClientError, Target, WriteFailure,
+    Written,
 };
 
 /// A blocking CultNet client on one connection.
@@ -69,57 +69,52 @@ impl Client {
         self.config.clock.now_ms()
     }
 
-    /// The result window the tracker applies now, in milliseconds.
-    #[must_use]
-    pub fn result_window_ms(&self) -> u64 {
-        self.session.tracker.result_window_ms()
-    }
-
-    /// Where a write stands; a late answer to an unconfirmed write is recorded here, and a
-    /// caller MUST consult it before resending.
-    #[must_use]
-    pub fn state(&self, handle: WriteHandle) -> Option<WriteState> {
-        self.session.tracker.state(handle)
-    }
-
-    /// The tracker's counters.
-    #[must_use]
-    pub fn tracker_counters(&self) -> TrackerCounters {
-        self.session.tracker.counters()
-    }
-
-    /// The transport's counters.
-    #[must_use]
-    pub fn counters(&self) -> TransportCounters {
-        self.session.counters
-    }
-
-    /// Whether the session has ended (the peer closed, a read or write failed, or the peer broke
-    /// the framing).
-    #[must_use]
-    pub fn session_ended(&self) -> bool {
-        self.session.ended
-    }
-
-    /// The first protocol violation of the peer: a broken length prefix (which ended the
-    /// session) or a frame that did not decode (which settled nothing).
-    #[must_use]
-    pub fn violation(&self) -> Option<&Violation> {
-        self.session.violation.as_ref()
-    }
+    session_getters!();
 
     /// Puts `document`; returns once it settled as admitted, refused or unconfirmed.
     pub fn put(&mut self, document: Document) -> Result<Written, ClientError> {
-        let h = self.write(vec![BatchWrite::Put(document)])?;
+        self.put_with(document, WriteMode::Receipt)
+    }
+
+    /// Puts `document` in `mode`. [`WriteMode::SendOnly`] is the explicit per-call opt-in: the
+    /// put settles `sent` once the stream took its frame (see [`Client::put_send_only`]).
+    pub fn put_with(
+        &mut self,
+        document: Document,
+        mode: WriteMode,
+    ) -> Result<Written, ClientError> {
+        let h = self.write(vec![BatchWrite::Put(document)], mode)?;
         Ok(self.session.written(h[0]))
+    }
+
+    /// Puts `document` send-only, for a server that cannot answer writes yet: the put settles
+    /// [`Outcome::Sent`](crate::Outcome::Sent) as soon as its frame was written and flushed to the
+    /// connection, without waiting for an answer, and is never reported admitted (a refusal
+    /// that arrives first still refuses it). Over TCP the acknowledgement is the local write
+    /// completing: the bytes left the client, not that the server read them.
+    pub fn put_send_only(&mut self, document: Document) -> Result<Written, ClientError> {
+        self.put_with(document, WriteMode::SendOnly)
     }
 
     /// Deletes a record; returns once the delete settled.
     pub fn delete(&mut self, schema_id: &str, record_key: &str) -> Result<Written, ClientError> {
-        let h = self.write(vec![BatchWrite::Delete {
-            schema_id: schema_id.to_owned(),
-            record_key: record_key.to_owned(),
-        }])?;
+        self.delete_with(schema_id, record_key, WriteMode::Receipt)
+    }
+
+    /// Deletes a record in `mode` (send-only as for [`Client::put_send_only`]).
+    pub fn delete_with(
+        &mut self,
+        schema_id: &str,
+        record_key: &str,
+        mode: WriteMode,
+    ) -> Result<Written, ClientError> {
+        let h = self.write(
+            vec![BatchWrite::Delete {
+                schema_id: schema_id.to_owned(),
+                record_key: record_key.to_owned(),
+            }],
+            mode,
+        )?;
         Ok(self.session.written(h[0]))
     }
 
@@ -127,7 +122,17 @@ impl Client {
     /// every member settled. Nothing is atomic: some members may be admitted while others are
     /// not.
     pub fn batch(&mut self, members: Vec<BatchWrite>) -> Result<BatchWritten, ClientError> {
-        let handles = self.write(members)?;
+        self.batch_with(members, WriteMode::Receipt)
+    }
+
+    /// Writes the members in `mode`. Send-only as for [`Client::put_send_only`]: each member
+    /// settles `sent`, and since none is admitted the batch's outcome is unconfirmed, naming them.
+    pub fn batch_with(
+        &mut self,
+        members: Vec<BatchWrite>,
+        mode: WriteMode,
+    ) -> Result<BatchWritten, ClientError> {
+        let handles = self.write(members, mode)?;
         Ok(self.session.batch_written(&handles))
     }
 
@@ -206,9 +211,13 @@ impl Client {
     }
 
     /// Registers, sends and waits for the writes of one call.
-    fn write(&mut self, members: Vec<BatchWrite>) -> Result<Vec<WriteHandle>, ClientError> {
+    fn write(
+        &mut self,
+        members: Vec<BatchWrite>,
+        mode: WriteMode,
+    ) -> Result<Vec<WriteHandle>, ClientError> {
         let now = self.now();
-        let frames = self.session.register(members, now)?;
+        let frames = self.session.register(members, mode, now)?;
         let handles: Vec<WriteHandle> = frames.iter().map(|(h, _)| *h).collect();
         let sent = self.send(&frames)?;
         self.wait(&handles, sent);
@@ -231,7 +240,10 @@ impl Client {
             .and_then(|()| self.io.write_all(&bytes))
             .and_then(|()| self.io.flush());
         match wrote {
-            Ok(()) => self.session.sent(frames, now)?,
+            Ok(()) => {
+                self.session.sent(frames, now)?;
+                self.session.acknowledged(frames, now);
+            }
             Err(_) => {
                 let now = self.now();
                 self.session.send_failed(frames, now);

@@ -7,8 +7,15 @@
 //!
 //! * [`blocking`]: the blocking client. Every wait has a deadline: the connect deadline, the write
 //!   deadline, and the result window of the write being waited for.
+//! * `tokio` (feature `tokio`): the async client, of the same shape.
 //! * [`loopback`]: a receipt server on 127.0.0.1 running the `cultnet-sim` server model on threads,
 //!   with faults (silence, late answers, a legacy server with no hello, a dropped connection).
+//!
+//! Receipts are the default of every call. Send-only is an explicit per-call opt-in
+//! (`put_send_only`, or `put_with` / `delete_with` / `batch_with` with
+//! [`WriteMode::SendOnly`]): such a write settles [`Outcome::Sent`] once the stream took its
+//! frame (the write and flush completed, which is all the acknowledgement a TCP or TLS stream
+//! gives the application; it does not prove the server read the frame), and is never admitted.
 //!
 //! The seed's RUDP channels are not modelled here: a stream carrier is reliable and ordered, and
 //! the loopback server hands every frame to the model as such.

@@ -12,6 +12,55 @@ use crate::{
     BatchWrite, BatchWritten, ClientConfig, ClientError, TransportCounters, Violation, Written,
 };
 
+/// The getters both clients have over their [`Session`] (a field named `session`): written once
+/// here and expanded inside each client's `impl`.
+macro_rules! session_getters {
+    () => {
+        /// The result window the tracker applies now, in milliseconds.
+        #[must_use]
+        pub fn result_window_ms(&self) -> u64 {
+            self.session.tracker.result_window_ms()
+        }
+
+        /// Where a write stands; a late answer to an unconfirmed write is recorded here, and a
+        /// caller MUST consult it before resending.
+        #[must_use]
+        pub fn state(
+            &self,
+            handle: cultnet_receipts::tracker::WriteHandle,
+        ) -> Option<cultnet_receipts::tracker::WriteState> {
+            self.session.tracker.state(handle)
+        }
+
+        /// The tracker's counters.
+        #[must_use]
+        pub fn tracker_counters(&self) -> cultnet_receipts::tracker::TrackerCounters {
+            self.session.tracker.counters()
+        }
+
+        /// The transport's counters.
+        #[must_use]
+        pub fn counters(&self) -> crate::TransportCounters {
+            self.session.counters
+        }
+
+        /// Whether the session has ended (the peer closed, a read or write failed, or the peer
+        /// broke the framing).
+        #[must_use]
+        pub fn session_ended(&self) -> bool {
+            self.session.ended
+        }
+
+        /// The first protocol violation of the peer: a broken length prefix (which ended the
+        /// session) or a frame that did not decode (which settled nothing).
+        #[must_use]
+        pub fn violation(&self) -> Option<&crate::Violation> {
+            self.session.violation.as_ref()
+        }
+    };
+}
+pub(crate) use session_getters;
+
 /// The hello a receipt-capable client sends before its first write.
 pub(crate) fn client_hello_bytes(config: &ClientConfig) -> Result<Vec<u8>, ClientError> {
     let hello = Hello {
@@ -56,23 +105,22 @@ impl Session {
         }
     }
 
-    /// Registers one write per member and returns their handles and frames. When one cannot
-    /// be registered, those before it are given up as never sent.
+    /// Registers one write per member, each in `mode`, and returns their handles and frames.
+    /// When one cannot be registered, those before it are given up as never sent.
     pub(crate) fn register(
         &mut self,
         members: Vec<BatchWrite>,
+        mode: WriteMode,
         now: u64,
     ) -> Result<Vec<(WriteHandle, Frame)>, ClientError> {
         let mut frames = Vec::with_capacity(members.len());
         for m in members {
             let registered = match m {
-                BatchWrite::Put(d) => self.tracker.put(d, WriteMode::Receipt),
+                BatchWrite::Put(d) => self.tracker.put(d, mode),
                 BatchWrite::Delete {
                     schema_id,
                     record_key,
-                } => self
-                    .tracker
-                    .delete(&schema_id, &record_key, WriteMode::Receipt),
+                } => self.tracker.delete(&schema_id, &record_key, mode),
             };
             match registered {
                 Ok(hf) => frames.push(hf),
@@ -129,6 +177,17 @@ impl Session {
         }
         self.drain_settled();
         Ok(())
+    }
+
+    /// The stream carrier took every byte of the frames (the write and its flush completed): this
+    /// is the transport's acknowledgement a stream gives, and it settles a send-only write
+    /// `sent`. It says nothing about the peer having read the frames, and a receipt write ignores
+    /// it (an acknowledgement is never admission).
+    pub(crate) fn acknowledged(&mut self, frames: &[(WriteHandle, Frame)], now: u64) {
+        for (h, _) in frames {
+            self.tracker.on_transport_ack(*h, now);
+        }
+        self.drain_settled();
     }
 
     /// Writing the frames failed: each write is unconfirmed (local_send_failed, never refused),

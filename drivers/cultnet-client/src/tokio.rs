@@ -6,16 +6,16 @@
 use std::time::Duration;
 
 use cultnet_receipts::frames::{Document, Frame};
-use cultnet_receipts::tracker::{TrackerCounters, WriteHandle, WriteState};
+use cultnet_receipts::tracker::{WriteHandle, WriteMode};
 use sansio_kit::resolve::ConnectError;
 use sansio_kit::tokio::{open_by, Io, TlsConnector};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::{timeout, timeout_at, Instant};
 
-use crate::session::{client_hello_bytes, Session};
+use crate::session::{client_hello_bytes, session_getters, Session};
 use crate::{
-    BatchFailure, BatchWrite, BatchWritten, ClientConfig, ClientError, Target, TransportCounters,
-    Violation, WriteFailure, Written,
+    BatchFailure, BatchWrite, BatchWritten, ClientConfig, ClientError, Target, WriteFailure,
+    Written,
 };
 
 /// An async CultNet client on one connection.
@@ -60,47 +60,29 @@ impl Client {
         self.config.clock.now_ms()
     }
 
-    /// The result window the tracker applies now, in milliseconds.
-    #[must_use]
-    pub fn result_window_ms(&self) -> u64 {
-        self.session.tracker.result_window_ms()
-    }
-
-    /// Where a write stands; a late answer to an unconfirmed write is recorded here, and a
-    /// caller MUST consult it before resending.
-    #[must_use]
-    pub fn state(&self, handle: WriteHandle) -> Option<WriteState> {
-        self.session.tracker.state(handle)
-    }
-
-    /// The tracker's counters.
-    #[must_use]
-    pub fn tracker_counters(&self) -> TrackerCounters {
-        self.session.tracker.counters()
-    }
-
-    /// The transport's counters.
-    #[must_use]
-    pub fn counters(&self) -> TransportCounters {
-        self.session.counters
-    }
-
-    /// Whether the session has ended.
-    #[must_use]
-    pub fn session_ended(&self) -> bool {
-        self.session.ended
-    }
-
-    /// The first protocol violation of the peer.
-    #[must_use]
-    pub fn violation(&self) -> Option<&Violation> {
-        self.session.violation.as_ref()
-    }
+    session_getters!();
 
     /// Puts `document`; completes once it settled as admitted, refused or unconfirmed.
     pub async fn put(&mut self, document: Document) -> Result<Written, ClientError> {
-        let h = self.write(vec![BatchWrite::Put(document)]).await?;
+        self.put_with(document, WriteMode::Receipt).await
+    }
+
+    /// Puts `document` in `mode`; [`WriteMode::SendOnly`] is the explicit per-call opt-in (see
+    /// [`Client::put_send_only`]).
+    pub async fn put_with(
+        &mut self,
+        document: Document,
+        mode: WriteMode,
+    ) -> Result<Written, ClientError> {
+        let h = self.write(vec![BatchWrite::Put(document)], mode).await?;
         Ok(self.session.written(h[0]))
+    }
+
+    /// Puts `document` send-only: it settles [`Outcome::Sent`](crate::Outcome::Sent) once its
+    /// frame was written and flushed, never admitted; the blocking client's `put_send_only`
+    /// says what that acknowledgement does and does not prove.
+    pub async fn put_send_only(&mut self, document: Document) -> Result<Written, ClientError> {
+        self.put_with(document, WriteMode::SendOnly).await
     }
 
     /// Deletes a record; completes once the delete settled.
@@ -109,18 +91,41 @@ impl Client {
         schema_id: &str,
         record_key: &str,
     ) -> Result<Written, ClientError> {
+        self.delete_with(schema_id, record_key, WriteMode::Receipt)
+            .await
+    }
+
+    /// Deletes a record in `mode` (send-only as for [`Client::put_send_only`]).
+    pub async fn delete_with(
+        &mut self,
+        schema_id: &str,
+        record_key: &str,
+        mode: WriteMode,
+    ) -> Result<Written, ClientError> {
         let h = self
-            .write(vec![BatchWrite::Delete {
-                schema_id: schema_id.to_owned(),
-                record_key: record_key.to_owned(),
-            }])
+            .write(
+                vec![BatchWrite::Delete {
+                    schema_id: schema_id.to_owned(),
+                    record_key: record_key.to_owned(),
+                }],
+                mode,
+            )
             .await?;
         Ok(self.session.written(h[0]))
     }
 
     /// Writes the members as independent writes and completes once every member settled.
     pub async fn batch(&mut self, members: Vec<BatchWrite>) -> Result<BatchWritten, ClientError> {
-        let handles = self.write(members).await?;
+        self.batch_with(members, WriteMode::Receipt).await
+    }
+
+    /// Writes the members in `mode` (send-only as for [`Client::put_send_only`]).
+    pub async fn batch_with(
+        &mut self,
+        members: Vec<BatchWrite>,
+        mode: WriteMode,
+    ) -> Result<BatchWritten, ClientError> {
+        let handles = self.write(members, mode).await?;
         Ok(self.session.batch_written(&handles))
     }
 
@@ -199,9 +204,13 @@ impl Client {
         self.session.end(now);
     }
 
-    async fn write(&mut self, members: Vec<BatchWrite>) -> Result<Vec<WriteHandle>, ClientError> {
+    async fn write(
+        &mut self,
+        members: Vec<BatchWrite>,
+        mode: WriteMode,
+    ) -> Result<Vec<WriteHandle>, ClientError> {
         let now = self.now();
-        let frames = self.session.register(members, now)?;
+        let frames = self.session.register(members, mode, now)?;
         let handles: Vec<WriteHandle> = frames.iter().map(|(h, _)| *h).collect();
         let sent = self.send(&frames).await?;
         self.wait(&handles, sent).await;
@@ -234,6 +243,7 @@ impl Client {
         .await;
         if let Ok(Ok(())) = wrote {
             self.session.sent(frames, now)?;
+            self.session.acknowledged(frames, now);
         } else {
             // Failed or past the write deadline: unconfirmed (local_send_failed), session over.
             let now = self.now();

@@ -583,3 +583,179 @@ fn w_40_a_silent_receipt_server_over_tcp_is_unconfirmed_and_counted_but_a_legacy
     ));
     assert_eq!(old.tracker_counters().windows_missed_by_receipt_server, 0);
 }
+
+#[test]
+fn w_13_a_client_that_sends_no_hello_over_tcp_gets_the_legacy_answers() {
+    let server = receipt_server();
+    deny(&server, "s.locked");
+    let mut config = ClientConfig::new("loopback-test", 31);
+    config.connect_timeout = Duration::from_secs(5);
+    config.send_hello = false;
+    let mut client = Client::connect(&server.target(), config).expect("connects");
+    // The server's refusal comes as error.v0, which names no write: it is attributed only
+    // because this is the one unanswered write.
+    let w = client.put(doc("s.locked", "k1")).expect("put");
+    let Outcome::Refused(r) = w.outcome else {
+        panic!("refused expected, got {:?}", w.outcome);
+    };
+    assert!(r.attributed_by_count, "a legacy refusal carries no id");
+    assert_eq!(r.code.as_deref(), Some(CODE_WRITE_NOT_AUTHORIZED));
+    assert!(server.with_model(|s, _| {
+        s.remembered(cultnet_sim::server::ConnId(0)) == Some((0, 0))
+            && !s.is_receipt_connection(cultnet_sim::server::ConnId(0))
+    }));
+}
+
+#[test]
+fn w_46_a_send_only_put_over_tcp_is_sent_at_once_and_never_admitted() {
+    let server = receipt_server();
+    let mut client = connect(&server, 41);
+    admitted_first(&server, &mut client);
+    // Silence: a receipt write would wait its whole window; a send-only one does not wait.
+    server.with_model(|s, _| {
+        s.set_faults(Faults {
+            answer_delay_ms: 300,
+            ..Faults::default()
+        });
+    });
+    let t0 = Instant::now();
+    let w = client.put_send_only(doc("s.one", "k1")).expect("put");
+    assert_eq!(w.outcome, Outcome::Sent);
+    assert!(
+        t0.elapsed() < Duration::from_millis(250),
+        "{:?}",
+        t0.elapsed()
+    );
+    // The server's receipt comes later and changes nothing: sent is never admitted.
+    client.pump_for(Duration::from_millis(600));
+    assert_eq!(
+        client.state(w.handle),
+        Some(WriteState::Settled {
+            outcome: Outcome::Sent,
+            late: None,
+        })
+    );
+    assert_eq!(stored(&server, "s.one", "k1"), Some(PAYLOAD.to_vec()));
+    // The throwing style returns only for admitted.
+    assert!(matches!(
+        w.into_admitted(),
+        Err(WriteFailure::OnlySent { .. })
+    ));
+    // Receipts stay the default of the next call.
+    assert_eq!(
+        client.put(doc("s.one", "k2")).expect("put").outcome,
+        Outcome::Admitted
+    );
+}
+
+#[test]
+fn w_46_a_send_only_delete_and_batch_over_tcp_are_sent_and_the_batch_is_not_admitted() {
+    let server = legacy_without_hello();
+    let mut client = connect(&server, 42);
+    let t0 = Instant::now();
+    let w = client
+        .delete_with("s.one", "k1", cultnet_client::WriteMode::SendOnly)
+        .expect("delete");
+    assert_eq!(w.outcome, Outcome::Sent);
+    let b = client
+        .batch_with(
+            vec![
+                BatchWrite::Put(doc("s.one", "a")),
+                BatchWrite::Put(doc("s.one", "b")),
+            ],
+            cultnet_client::WriteMode::SendOnly,
+        )
+        .expect("batch");
+    // No 500 ms legacy window was waited for.
+    assert!(
+        t0.elapsed() < Duration::from_millis(400),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert!(b.members.iter().all(|m| m.outcome == Outcome::Sent));
+    let handles: Vec<_> = b.members.iter().map(|m| m.handle).collect();
+    assert_eq!(b.outcome, BatchOutcome::Unconfirmed(handles));
+    // The legacy server applied them all the same.
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(stored(&server, "s.one", "a"), Some(PAYLOAD.to_vec()));
+    assert_eq!(stored(&server, "s.one", "b"), Some(PAYLOAD.to_vec()));
+}
+
+/// Reads one length-prefixed frame from a raw socket.
+fn read_frame(s: &mut std::net::TcpStream) -> cultnet_receipts::Frame {
+    use std::io::Read;
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).expect("length");
+    let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
+    s.read_exact(&mut body).expect("body");
+    cultnet_receipts::decode(&body).expect("the client's frames decode")
+}
+
+fn write_frame(s: &mut std::net::TcpStream, f: &cultnet_receipts::Frame) {
+    use std::io::Write;
+    let body = cultnet_receipts::encode(f).expect("encodes");
+    s.write_all(&(body.len() as u32).to_be_bytes())
+        .expect("write");
+    s.write_all(&body).expect("write");
+}
+
+#[test]
+fn w_44_answers_over_tcp_naming_ids_not_in_flight_settle_nothing() {
+    use cultnet_receipts::frames::{ErrorV1, Hello, WriteAdmitted, ERROR_V1, WRITE_ADMITTED_V0};
+    use cultnet_receipts::Frame;
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let peer = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        assert!(matches!(read_frame(&mut s), Frame::Hello(_)));
+        let Frame::DocumentPut(p) = read_frame(&mut s) else {
+            panic!("a put expected");
+        };
+        write_frame(
+            &mut s,
+            &Frame::Hello(Hello {
+                runtime_id: "scripted".to_owned(),
+                runtime_kind: "server".to_owned(),
+                supported_message_versions: Some(vec![
+                    WRITE_ADMITTED_V0.to_owned(),
+                    ERROR_V1.to_owned(),
+                ]),
+                ..Hello::default()
+            }),
+        );
+        let admit = |id: String| {
+            Frame::WriteAdmitted(WriteAdmitted {
+                message_id: id,
+                operation: cultnet_receipts::frames::Operation::Put,
+                schema_id: p.document.schema_id.clone(),
+                record_key: p.document.record_key.clone(),
+            })
+        };
+        // An admission and a refusal naming ids this client never sent, one differing from the
+        // put's id only by a trailing byte, then the put's own admission.
+        write_frame(&mut s, &admit(format!("{}x", p.message_id)));
+        write_frame(
+            &mut s,
+            &Frame::ErrorV1(ErrorV1 {
+                message_id: Some("someone-elses-write".to_owned()),
+                error: "write_not_authorized: no".to_owned(),
+                code: Some("write_not_authorized".to_owned()),
+                details: None,
+            }),
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        write_frame(&mut s, &admit(p.message_id.clone()));
+        std::thread::sleep(Duration::from_millis(500));
+    });
+    let mut config = ClientConfig::new("loopback-test", 43);
+    config.connect_timeout = Duration::from_secs(2);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .expect("connects");
+    let w = client.put(doc("s.one", "k1")).expect("put");
+    assert_eq!(w.outcome, Outcome::Admitted, "only its own id admitted it");
+    assert_eq!(client.tracker_counters().unmatched_answers, 2);
+    peer.join().expect("peer");
+}

@@ -205,3 +205,58 @@ async fn an_async_resend_of_an_unconfirmed_delete_is_admitted_under_its_id() {
     assert_eq!(r.message_id, w.message_id);
     assert_eq!(server.with_model(|s, _| s.counters().replayed), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_46_an_async_send_only_put_delete_and_batch_over_tcp_are_sent_never_admitted() {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    let mut client = connect(&server, 51).await;
+    // Receipts are the default: the first put waits for its admission.
+    let w = client.put(doc("s.one", "k0")).await.expect("put");
+    assert_eq!(w.outcome, Outcome::Admitted);
+    server.with_model(|s, _| {
+        s.set_faults(Faults {
+            answer_delay_ms: 300,
+            ..Faults::default()
+        });
+    });
+    let t0 = Instant::now();
+    let p = client.put_send_only(doc("s.one", "k1")).await.expect("put");
+    let d = client
+        .delete_with("s.one", "k0", cultnet_client::WriteMode::SendOnly)
+        .await
+        .expect("delete");
+    let b = client
+        .batch_with(
+            vec![BatchWrite::Put(doc("s.one", "k2"))],
+            cultnet_client::WriteMode::SendOnly,
+        )
+        .await
+        .expect("batch");
+    assert!(
+        t0.elapsed() < Duration::from_millis(250),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(p.outcome, Outcome::Sent);
+    assert_eq!(d.outcome, Outcome::Sent);
+    assert_eq!(b.members[0].outcome, Outcome::Sent);
+    assert_eq!(
+        b.outcome,
+        BatchOutcome::Unconfirmed(vec![b.members[0].handle])
+    );
+    // The receipts arrive later and change nothing.
+    client.pump_for(Duration::from_millis(600)).await;
+    for h in [p.handle, d.handle, b.members[0].handle] {
+        assert_eq!(
+            client.state(h),
+            Some(WriteState::Settled {
+                outcome: Outcome::Sent,
+                late: None,
+            })
+        );
+    }
+    assert_eq!(
+        server.with_model(|s, _| s.read("s.one", "k2").map(<[u8]>::to_vec)),
+        Some(PAYLOAD.to_vec())
+    );
+}

@@ -2,7 +2,8 @@
 //!
 //! It keeps the server rules of the write-receipt spec (W-15 to W-32): one answer per write on a
 //! receipt connection, sent only after the write is committed; the write's id on every refusal;
-//! dedupe by (actor, messageId) keeping only digests; the per-session table and refusal-set
+//! dedupe by (actor, messageId) keeping only digests, for the session and, when configured, for
+//! the actor up to the retention W-26 allows after it; the per-session table and refusal-set
 //! limits and a server-wide budget; the required and blank-field rules with their fixed texts;
 //! the reliable-channel rule; and a legacy mode for connections without a receipt hello (no
 //! receipts, `cultnet.error.v0`). Faults (silence, late answers, dropped connections,
@@ -17,6 +18,7 @@ use cultnet_receipts::frames::{
 };
 use cultnet_receipts::hash::{delete_hash, put_hash};
 use cultnet_receipts::message_id::is_blank;
+use cultnet_receipts::tracker::DEDUPE_RETENTION_MS;
 use cultnet_receipts::{decode, encode, DecodeError, Frame};
 use sha2::{Digest, Sha256};
 
@@ -91,6 +93,13 @@ pub struct ServerConfig {
     /// Commit records kept for [`Server::poll_commit`], at most; beyond it they are dropped and
     /// counted.
     pub max_commit_log: usize,
+    /// How long an actor's remembered writes outlive the session they were made in, in
+    /// milliseconds (W-26 allows up to [`DEDUPE_RETENTION_MS`]; a longer value is cut to it).
+    /// 0, the default: they are forgotten when the session ends. A client never relies on it.
+    pub retention_ms: u64,
+    /// Retained writes across all actors, at most; past it the oldest is forgotten first and
+    /// counted. Retained writes also stay charged to the server-wide budget until forgotten.
+    pub max_retained: usize,
 }
 
 impl Default for ServerConfig {
@@ -104,6 +113,8 @@ impl Default for ServerConfig {
             max_pending_commits: 1 << 16,
             max_outbox: 1 << 16,
             max_commit_log: 1 << 16,
+            retention_ms: 0,
+            max_retained: 1 << 16,
         }
     }
 }
@@ -162,6 +173,10 @@ pub struct ServerCounters {
     pub late_hellos: u64,
     /// Frames from a client that are not requests (errors, receipts): ignored.
     pub ignored_frames: u64,
+    /// Writes of an ended session answered from the actor's retained writes.
+    pub retained_replays: u64,
+    /// Retained writes forgotten before their retention ran out, to stay within `max_retained`.
+    pub retained_dropped: u64,
 }
 
 /// A refusal, as one of a fixed set (so a remembered answer has a fixed size).
@@ -283,6 +298,7 @@ impl Write {
 struct PendingCommit {
     due: u64,
     conn: ConnId,
+    actor: String,
     id_digest: [u8; 32],
     write: Write,
 }
@@ -297,6 +313,13 @@ pub struct Server {
     store: BTreeMap<(String, String), Vec<u8>>,
     denied: BTreeSet<(String, String)>,
     budget_used: usize,
+    /// The latest time the server was given.
+    clock: u64,
+    /// Remembered writes of ended sessions: (actor, id digest) -> the entry and when it expires.
+    retained: BTreeMap<(String, [u8; 32]), (Remembered, u64)>,
+    /// The retained keys in the order they expire (a key retained again has a later record; an
+    /// older record of it is skipped).
+    retained_order: VecDeque<(u64, String, [u8; 32])>,
     pending: VecDeque<PendingCommit>,
     outbox: VecDeque<(u64, Outgoing)>,
     commits: VecDeque<Commit>,
@@ -319,6 +342,9 @@ impl Server {
             store: BTreeMap::new(),
             denied: BTreeSet::new(),
             budget_used: 0,
+            clock: 0,
+            retained: BTreeMap::new(),
+            retained_order: VecDeque::new(),
             pending: VecDeque::new(),
             outbox: VecDeque::new(),
             commits: VecDeque::new(),
@@ -382,6 +408,7 @@ impl Server {
     /// A connection from `actor`, the identity its transport authenticated (never a name a
     /// hello or a frame claims). The server's hello is queued for it at `now`.
     pub fn connect(&mut self, actor: &str, now: u64) -> ConnId {
+        self.on_tick(now);
         let id = ConnId(self.next_conn);
         self.next_conn += 1;
         self.conns.insert(
@@ -427,17 +454,93 @@ impl Server {
         self.conns.get(&conn).is_some_and(|c| c.receipts)
     }
 
-    /// The connection dropped: its session ends, its remembered writes are forgotten (and their
-    /// budget freed), and answers not yet sent are lost. Writes already accepted still commit.
+    /// The connection dropped: its session ends, and answers not yet sent are lost. Its
+    /// remembered writes are forgotten (and their budget freed), unless the server retains them
+    /// for the actor (`retention_ms`): then its answered writes and limit refusals stay for that
+    /// long, counted from the latest time the server was given. Writes already accepted still
+    /// commit (and, retained, are remembered as admitted when they do).
     pub fn drop_connection(&mut self, conn: ConnId) {
-        if let Some(c) = self.conns.remove(&conn) {
-            self.budget_used -= c.table.len() * ENTRY_BYTES;
-        }
+        let Some(c) = self.conns.remove(&conn) else {
+            return;
+        };
+        self.budget_used -= c.table.len() * ENTRY_BYTES;
         self.outbox.retain(|(_, o)| o.conn != conn);
+        if self.retention() == 0 {
+            return;
+        }
+        for (digest, r) in c.table {
+            if !matches!(r.answer, Answer::Pending { .. }) {
+                self.retain(&c.actor, digest, r);
+            }
+        }
+        for (digest, content_digest) in c.refusals {
+            self.retain(
+                &c.actor,
+                digest,
+                Remembered {
+                    content_digest,
+                    answer: Answer::Refused(Refusal::LimitReached),
+                },
+            );
+        }
+    }
+
+    fn retention(&self) -> u64 {
+        self.config.retention_ms.min(DEDUPE_RETENTION_MS)
+    }
+
+    /// Keeps an ended session's entry for its actor until the retention runs out.
+    fn retain(&mut self, actor: &str, digest: [u8; 32], entry: Remembered) {
+        if self.config.max_retained == 0 {
+            self.counters.retained_dropped += 1;
+            return;
+        }
+        while self.retained.len() >= self.config.max_retained {
+            let Some((expires, a, d)) = self.retained_order.pop_front() else {
+                break;
+            };
+            if self.forget_retained(&a, d, expires) {
+                self.counters.retained_dropped += 1;
+            }
+        }
+        let expires = self.clock.saturating_add(self.retention());
+        let key = (actor.to_owned(), digest);
+        if self.retained.insert(key, (entry, expires)).is_none() {
+            self.budget_used += ENTRY_BYTES;
+        }
+        self.retained_order
+            .push_back((expires, actor.to_owned(), digest));
+    }
+
+    /// Forgets a retained entry if its record is the current one; whether it did.
+    fn forget_retained(&mut self, actor: &str, digest: [u8; 32], expires: u64) -> bool {
+        let key = (actor.to_owned(), digest);
+        if self.retained.get(&key).is_some_and(|(_, e)| *e == expires) {
+            self.retained.remove(&key);
+            self.budget_used -= ENTRY_BYTES;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Writes retained for actors of ended sessions.
+    #[must_use]
+    pub fn retained(&self) -> usize {
+        self.retained.len()
     }
 
     /// Advances time: commits writes whose commit is due (then answers them).
     pub fn on_tick(&mut self, now: u64) {
+        self.clock = self.clock.max(now);
+        while self
+            .retained_order
+            .front()
+            .is_some_and(|(expires, _, _)| *expires <= now)
+        {
+            let (expires, actor, digest) = self.retained_order.pop_front().expect("checked above");
+            self.forget_retained(&actor, digest, expires);
+        }
         while self.pending.front().is_some_and(|p| p.due <= now) {
             let p = self.pending.pop_front().expect("checked above");
             self.commit(p, now);
@@ -611,6 +714,31 @@ impl Server {
             self.answer(conn, Some(&id), Err(r), None, now);
             return;
         }
+        if let Some(hit) = self.retained.get(&(c.actor.clone(), id_digest)).copied() {
+            // A write the actor made on an ended session, still retained: answered as its own
+            // session would have answered it, and remembered by this session from now on (when
+            // the table has room), so it cannot expire mid-session.
+            self.counters.retained_replays += 1;
+            let (entry, expires) = hit;
+            if entry.content_digest != content_digest {
+                self.answer(conn, Some(&id), Err(Refusal::IdReused), None, now);
+                return;
+            }
+            if c.table.len() < self.config.max_entries_per_session {
+                c.table.insert(id_digest, entry);
+                let actor = c.actor.clone();
+                // The charge moves from the retained entry to the session's.
+                self.budget_used += ENTRY_BYTES;
+                self.forget_retained(&actor, id_digest, expires);
+            }
+            // Only answered writes are retained (a pending one is retained at its commit).
+            match entry.answer {
+                Answer::Refused(r) => self.answer(conn, Some(&id), Err(r), None, now),
+                Answer::Admitted => self.answer(conn, Some(&id), Ok(()), Some(&target), now),
+                Answer::Pending { .. } => {}
+            }
+            return;
+        }
         let over_budget = self
             .config
             .server_budget_bytes
@@ -651,9 +779,14 @@ impl Server {
     }
 
     fn accept(&mut self, conn: ConnId, id_digest: [u8; 32], write: Write, now: u64) {
+        let actor = self
+            .conns
+            .get(&conn)
+            .map_or_else(String::new, |c| c.actor.clone());
         let p = PendingCommit {
             due: now + self.config.commit_delay_ms,
             conn,
+            actor,
             id_digest,
             write,
         };
@@ -697,6 +830,17 @@ impl Server {
         });
         let Some(c) = self.conns.get_mut(&p.conn) else {
             self.counters.answers_for_gone_connections += 1;
+            if self.retention() > 0 && p.id_digest != [0; 32] {
+                let content_digest = sha(&p.write.hash());
+                self.retain(
+                    &p.actor,
+                    p.id_digest,
+                    Remembered {
+                        content_digest,
+                        answer: Answer::Admitted,
+                    },
+                );
+            }
             return;
         };
         let mut times = 1;

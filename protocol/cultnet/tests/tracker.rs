@@ -992,3 +992,236 @@ fn w_42_across_a_reconnect_a_resend_is_a_new_write() {
     assert_ne!(id(&t, n), id(&t, h));
     assert_eq!(t.content_hash(n), t.content_hash(h));
 }
+
+#[test]
+fn w_8_a_received_id_is_matched_only_against_ids_sent_on_this_session() {
+    let mut t = tracker(Some(true));
+    let old = put_k(&mut t, 0);
+    let old_receipt = admit(&t, old);
+    t.start_session(10);
+    t.on_frame(&Frame::Hello(server_hello(true)), 10);
+    let new = put_k(&mut t, 11);
+    // A receipt carrying the earlier session's id is not replayed onto anything: the old write
+    // keeps its session_ended outcome with nothing late recorded, the new one stays in flight.
+    t.on_frame(&old_receipt, 12);
+    assert_eq!(
+        t.state(old),
+        Some(WriteState::Settled {
+            outcome: Outcome::Unconfirmed {
+                reason: UnconfirmedReason::SessionEnded,
+                server_missed_window: false,
+            },
+            late: None,
+        })
+    );
+    assert_eq!(t.state(new), Some(WriteState::InFlight));
+    assert_eq!(t.counters().unmatched_answers, 1);
+    // Only the id this session sent settles the new write.
+    t.on_frame(&admit(&t, new), 13);
+    assert!(matches!(
+        t.state(new),
+        Some(WriteState::Settled {
+            outcome: Outcome::Admitted,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn the_in_flight_byte_cap_takes_a_write_that_reaches_it_exactly_and_counts_a_deletes_bytes() {
+    // A delete costs its minted id (21 bytes here: "w", 16 hex digits, "-0-N"), its schemaId
+    // and its recordKey: 23 bytes for ("s", "k").
+    let with_cap = |max_in_flight_bytes| {
+        WriteTracker::new(
+            TrackerLimits {
+                max_in_flight: 100,
+                max_in_flight_bytes,
+                max_settled_kept: 16,
+            },
+            1,
+        )
+    };
+    let mut t = with_cap(46);
+    let (h, Frame::DocumentDelete(d)) = t.delete("s", "k", WriteMode::Receipt).unwrap() else {
+        panic!("a delete frame");
+    };
+    assert_eq!(d.message_id.len(), 21);
+    assert!(
+        t.delete("s", "k", WriteMode::Receipt).is_ok(),
+        "reaching the cap exactly is allowed"
+    );
+    assert_eq!(
+        t.delete("s", "k", WriteMode::Receipt).unwrap_err(),
+        TrackerError::TooManyBytesInFlight
+    );
+    // Settling one frees its bytes.
+    t.on_send_failed(h, 0);
+    assert!(t.delete("s", "k", WriteMode::Receipt).is_ok());
+    let mut t = with_cap(45);
+    assert!(t.delete("s", "k", WriteMode::Receipt).is_ok());
+    assert_eq!(
+        t.delete("s", "k", WriteMode::Receipt).unwrap_err(),
+        TrackerError::TooManyBytesInFlight,
+        "one byte short of two deletes"
+    );
+}
+
+#[test]
+fn unsettled_counts_registered_writes_until_they_settle() {
+    let mut t = tracker(Some(true));
+    assert_eq!(t.unsettled(), 0);
+    let a = put_k(&mut t, 0);
+    let (b, _) = t.put(document("kb"), WriteMode::Receipt).unwrap();
+    assert_eq!(t.unsettled(), 2, "sent or only registered, both count");
+    t.on_frame(&admit(&t, a), 1);
+    assert_eq!(t.unsettled(), 1);
+    t.on_send_failed(b, 2);
+    assert_eq!(t.unsettled(), 0);
+}
+
+#[test]
+fn w_36_a_write_registered_before_the_session_ended_but_unsent_settles_when_sent() {
+    let mut t = tracker(Some(true));
+    let (h, _) = t.put(document("k"), WriteMode::Receipt).unwrap();
+    t.on_session_ended(5);
+    assert_eq!(
+        t.state(h),
+        Some(WriteState::Registered),
+        "not sent yet, so not settled yet"
+    );
+    assert!(t.poll_settled().is_none());
+    t.on_sent(h, 6).unwrap();
+    assert_eq!(
+        outcome(&t, h),
+        Some(Outcome::Unconfirmed {
+            reason: UnconfirmedReason::SessionEnded,
+            server_missed_window: false,
+        })
+    );
+}
+
+#[test]
+fn the_content_hash_of_a_write_is_its_frames_hash() {
+    use cultnet_receipts::hash::{content_hash, delete_hash, put_hash};
+    let mut t = tracker(Some(true));
+    let (p, Frame::DocumentPut(put_frame)) = t.put(document("k"), WriteMode::Receipt).unwrap()
+    else {
+        panic!("a put frame");
+    };
+    let (d, Frame::DocumentDelete(delete_frame)) =
+        t.delete("notes.v1", "k", WriteMode::Receipt).unwrap()
+    else {
+        panic!("a delete frame");
+    };
+    assert_eq!(t.content_hash(p), Some(put_hash(&put_frame)));
+    assert_eq!(t.content_hash(d), Some(delete_hash(&delete_frame)));
+    assert_eq!(
+        t.content_hash(d),
+        Some(content_hash(Operation::Delete, "notes.v1", "k", None))
+    );
+    assert_ne!(t.content_hash(p), t.content_hash(d));
+}
+
+#[test]
+fn settling_a_write_frees_exactly_its_bytes() {
+    let mut t = WriteTracker::new(
+        TrackerLimits {
+            max_in_flight: 100,
+            max_in_flight_bytes: 100,
+            max_settled_kept: 16,
+        },
+        1,
+    );
+    // Minted ids are 21 bytes here; a delete costs its id, schemaId and recordKey.
+    let (a, _) = t.delete("s", "k", WriteMode::Receipt).unwrap(); // 23 bytes
+    let _b = t.delete("s", &"b".repeat(18), WriteMode::Receipt).unwrap(); // 40 bytes
+    t.on_send_failed(a, 0);
+    // 40 bytes remain in flight: 60 more fit, 61 do not.
+    assert_eq!(
+        t.delete("s", &"c".repeat(39), WriteMode::Receipt)
+            .unwrap_err(),
+        TrackerError::TooManyBytesInFlight
+    );
+    assert!(t.delete("s", &"c".repeat(38), WriteMode::Receipt).is_ok());
+}
+
+#[test]
+fn forget_drops_a_settled_write_only_and_keeps_the_bound_on_the_others() {
+    let mut t = WriteTracker::new(
+        TrackerLimits {
+            max_in_flight: 100,
+            max_in_flight_bytes: 1 << 20,
+            max_settled_kept: 2,
+        },
+        1,
+    );
+    t.on_frame(&Frame::Hello(server_hello(true)), 0);
+    let a = put(&mut t, "a", 0);
+    t.forget(a);
+    assert_eq!(
+        t.state(a),
+        Some(WriteState::InFlight),
+        "an open write is not forgotten"
+    );
+    let b = put(&mut t, "b", 0);
+    t.on_send_failed(a, 1);
+    t.on_send_failed(b, 1);
+    t.forget(a);
+    assert_eq!(t.state(a), None);
+    assert!(t.state(b).is_some());
+    // b is now the oldest kept write: two more settled writes push it out, and only it.
+    let c = put(&mut t, "c", 2);
+    let d = put(&mut t, "d", 2);
+    t.on_send_failed(c, 3);
+    t.on_send_failed(d, 3);
+    assert_eq!(t.state(b), None);
+    assert!(t.state(c).is_some() && t.state(d).is_some());
+    assert_eq!(t.counters().settled_forgotten, 1);
+}
+
+#[test]
+fn w_42_forgetting_the_first_attempt_keeps_its_resend_answerable() {
+    let mut t = tracker(Some(true));
+    let a = put_k(&mut t, 0);
+    t.on_tick(RECEIPT_RESULT_WINDOW_MS);
+    let (a2, _) = t.resend_put(a, document("k")).unwrap();
+    t.on_sent(a2, RECEIPT_RESULT_WINDOW_MS + 1).unwrap();
+    t.forget(a);
+    t.on_frame(&admit(&t, a2), RECEIPT_RESULT_WINDOW_MS + 2);
+    assert_eq!(outcome(&t, a2), Some(Outcome::Admitted));
+}
+
+#[test]
+fn a_puts_cost_against_the_byte_cap_is_every_field_it_carries() {
+    let mut d = document("key-of-ten");
+    d.source_runtime_id = Some("runtime".into());
+    d.source_agent_id = Some("agent-id".into());
+    d.source_role = Some("writer".into());
+    d.tags = Some(vec!["alpha".into(), "beta-tag".into()]);
+    // The minted id (21 bytes here) and each field's bytes, counted here without the crate.
+    let cost = 21
+        + "notes.v1".len()
+        + "key-of-ten".len()
+        + d.stored_at.len()
+        + d.payload.as_bytes().len()
+        + "runtime".len()
+        + "agent-id".len()
+        + "writer".len()
+        + "alpha".len()
+        + "beta-tag".len();
+    let with_cap = |max_in_flight_bytes| {
+        WriteTracker::new(
+            TrackerLimits {
+                max_in_flight: 10,
+                max_in_flight_bytes,
+                max_settled_kept: 16,
+            },
+            1,
+        )
+    };
+    assert!(with_cap(cost).put(d.clone(), WriteMode::Receipt).is_ok());
+    assert_eq!(
+        with_cap(cost - 1).put(d, WriteMode::Receipt).unwrap_err(),
+        TrackerError::TooManyBytesInFlight
+    );
+}
