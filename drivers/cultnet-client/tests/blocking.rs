@@ -413,9 +413,12 @@ fn w_36_a_write_past_its_deadline_over_tcp_is_unconfirmed_local_send_failed() {
     // A peer that accepts and never reads: the socket buffers fill and the write deadline passes.
     let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
     let port = listener.local_addr().expect("addr").port();
+    // It holds the connection until the test is done (at most 20 s), so only the write deadline
+    // can end the batch within the bound below, however loaded the machine.
+    let (done, hold) = std::sync::mpsc::channel::<()>();
     let holder = std::thread::spawn(move || {
         let (s, _) = listener.accept().expect("accept");
-        std::thread::sleep(Duration::from_secs(4));
+        let _ = hold.recv_timeout(Duration::from_secs(20));
         drop(s);
     });
     let mut config = ClientConfig::new("loopback-test", 17);
@@ -438,7 +441,9 @@ fn w_36_a_write_past_its_deadline_over_tcp_is_unconfirmed_local_send_failed() {
         .collect();
     let t0 = Instant::now();
     let b = client.batch(members).expect("batch");
-    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    // Encoding 14 MB takes a while on a loaded machine; the holder would keep a batch without
+    // a write deadline waiting 20 s.
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
     for m in &b.members {
         assert_eq!(
             m.outcome,
@@ -450,6 +455,7 @@ fn w_36_a_write_past_its_deadline_over_tcp_is_unconfirmed_local_send_failed() {
     }
     assert!(matches!(b.outcome, BatchOutcome::Unconfirmed(ref u) if u.len() == 16));
     assert!(client.session_ended());
+    let _ = done.send(());
     holder.join().expect("holder");
 }
 
