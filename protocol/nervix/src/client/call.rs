@@ -1,10 +1,10 @@
 //! The life of one call the client repeats across sessions until it ends: waiting for a
 //! session, out on one, or backing off, and whether any attempt may have reached the server.
 
+use super::tracked::{EntryMut, Track, Tracked};
 use super::SessionId;
 use crate::exchange::RequestHandle;
 use crate::time::Timestamp;
-use super::tracked::{EntryMut, Track, Tracked};
 
 /// Where a call's current attempt is.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -16,13 +16,13 @@
 //! detach is then refused, the clock stands as the attach left it, and what the application
 //! did not hear meanwhile is reported after [`ClockEvent::DetachRefused`].
 
+use super::tracked::{Track, Tracked};
 use super::{Client, ClientError, Purpose, SessionId};
 use crate::domain_clock::{ClockState, DomainClock, Tick};
 use crate::frame::ServerFrame;
 use crate::schema::*;
 use crate::time::Timestamp;
 use crate::violation::ProtocolViolation;
-use super::tracked::{Track, Tracked};
 use std::collections::VecDeque;
 
 /// Something the application learns about a followed clock.

@@ -23,6 +23,7 @@
 //! delivers the same identity and bytes again under a new reference (EC-5): effects must be
 //! keyed by [`Delivery::identity`]. There is no durable cursor.
 
+use super::tracked::{Track, Tracked};
 use super::{Client, ClientError, Purpose, SessionId};
 use crate::arrow;
 use crate::exchange::Interruption;
@@ -32,7 +33,6 @@ use crate::schema::*;
 use crate::time::Timestamp;
 use crate::violation::ProtocolViolation;
 use arrow_array::{Array, BinaryArray, RecordBatch, StringArray};
-use super::tracked::{Track, Tracked};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;

@@ -38,6 +38,7 @@
 //! may have had effects. A producer does not survive its session: a new attachment is opened,
 //! and batches that were out are reported unknown, never replayed.
 
+use super::tracked::{Track, Tracked};
 use super::{Client, Purpose, SessionId};
 use crate::arrow::{self, BatchBuilder, BatchError, ColumnProblem};
 use crate::encode::SubmitFrame;
@@ -50,7 +51,6 @@ use crate::time::Timestamp;
 use crate::violation::ProtocolViolation;
 use arrow_array::RecordBatch;
 use bytes::{BufMut, Bytes, BytesMut};
-use super::tracked::{Track, Tracked};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;

@@ -56,6 +56,7 @@
 //! [`ClientConfig::subscription_bytes`]: super::ClientConfig::subscription_bytes
 //! [`ClientConfig::subscriptions_total_bytes`]: super::ClientConfig::subscriptions_total_bytes
 
+use super::tracked::{Track, Tracked};
 use super::{Client, ClientError, Purpose, SessionId};
 use crate::frame::ServerFrame;
 use crate::rows::{CheckedBatch, RowSchema};
@@ -63,7 +64,6 @@ use crate::schema::*;
 use crate::statements::{route, Route, StatementError};
 use crate::time::Timestamp;
 use crate::violation::ProtocolViolation;
-use super::tracked::{Track, Tracked};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 

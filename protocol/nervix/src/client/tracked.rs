@@ -206,7 +206,9 @@ impl<K: Ord + Clone, V: Track> Tracked<K, V> {
 
     /// The keys [`Tracked::pending`] hands out, in order (counted).
     pub(crate) fn pending_keys(&self) -> Vec<K> {
-        counted(self.pending.union(&self.touched)).cloned().collect()
+        counted(self.pending.union(&self.touched))
+            .cloned()
+            .collect()
     }
 
     /// The first marked key from `from` on.
