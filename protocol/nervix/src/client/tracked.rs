@@ -271,13 +271,10 @@ fn refile<K: Ord + Clone>(
     old: Option<Filing>,
     new: Option<Filing>,
 ) {
-    let was = old.map(|f| (f.pending, f.marked, f.deadline));
-    let now = new.map(|f| (f.pending, f.marked, f.deadline));
-    let (op, om, od) = was.unwrap_or((false, false, None));
-    let (np, nm, nd) = now.unwrap_or((false, false, None));
-    // Set from the state now, not from a difference: an entry changed in place since it was
-    // last filed may be filed wrongly.
-    let _ = (op, om);
+    // Pending and marked are set from the state now, not from a difference: an entry changed
+    // in place since it was last filed may be filed wrongly. Deadlines never change in place.
+    let od = old.and_then(|f| f.deadline);
+    let (np, nm, nd) = new.map_or((false, false, None), |f| (f.pending, f.marked, f.deadline));
     if np {
         if !pending.contains(k) {
             pending.insert(k.clone());
