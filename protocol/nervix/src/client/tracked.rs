@@ -343,3 +343,92 @@ impl<K: std::fmt::Debug + Ord + Clone, V: std::fmt::Debug + Track> std::fmt::Deb
         self.entry.fmt(f)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[derive(Debug)]
+    struct E {
+        waiting: bool,
+        mark: bool,
+        deadline: Option<Timestamp>,
+    }
+
+    impl Track for E {
+        fn pending(&self) -> bool {
+            self.waiting
+        }
+        fn marked(&self) -> bool {
+            self.mark
+        }
+        fn deadline(&self) -> Option<Timestamp> {
+            self.deadline
+        }
+    }
+
+    fn at(ms: u64) -> Timestamp {
+        Timestamp::ZERO + Duration::from_millis(ms)
+    }
+
+    fn e(waiting: bool, deadline: u64) -> E {
+        E {
+            waiting,
+            mark: false,
+            deadline: Some(at(deadline)),
+        }
+    }
+
+    fn pending(t: &Tracked<u32, E>) -> Vec<u32> {
+        t.pending().map(|(k, _)| *k).collect()
+    }
+
+    #[test]
+    fn a_guard_files_the_entry_again_as_it_is_when_dropped() {
+        let mut t = Tracked::default();
+        t.insert(1, e(false, 10));
+        t.insert(2, e(true, 10));
+        assert_eq!(pending(&t), [2]);
+        t.get_mut(&1).unwrap().waiting = true;
+        t.get_mut(&2).unwrap().waiting = false;
+        assert_eq!(pending(&t), [1]);
+        t.get_mut(&1).unwrap().mark = true;
+        assert!(t.any_marked());
+        t.get_mut(&1).unwrap().mark = false;
+        assert!(!t.any_marked());
+    }
+
+    #[test]
+    fn expired_entries_come_in_key_order_not_deadline_order() {
+        let mut t = Tracked::default();
+        t.insert(1, e(false, 30));
+        t.insert(2, e(false, 20));
+        t.insert(3, e(false, 10));
+        t.insert(4, e(false, 40));
+        assert_eq!(t.expired(at(29)), [2, 3]);
+        assert_eq!(t.expired(at(30)), [1, 2, 3]);
+        assert_eq!(t.first_deadline(), Some(at(10)));
+        t.get_mut(&3).unwrap().deadline = Some(at(50));
+        assert_eq!(t.first_deadline(), Some(at(20)));
+        t.remove(&2);
+        assert_eq!(t.expired(at(30)), [1]);
+        assert_eq!(t.first_deadline(), Some(at(30)));
+    }
+
+    #[test]
+    fn an_entry_changed_in_place_counts_as_pending_until_filed_again() {
+        let mut t = Tracked::default();
+        t.insert(1, e(false, 10));
+        t.insert(2, e(true, 10));
+        t.touch(&1).unwrap().waiting = true;
+        t.touch(&2).unwrap().waiting = false;
+        // Both are looked at: one became pending, one is not known to have stopped.
+        assert_eq!(pending(&t), [1, 2]);
+        t.for_each_pending_mut(|_, _| {});
+        assert_eq!(pending(&t), [1]);
+        t.remove(&1);
+        assert_eq!(pending(&t), Vec::<u32>::new());
+        assert_eq!(t.len(), 1);
+    }
+}
