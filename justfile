@@ -58,14 +58,16 @@ fuzz seconds="60":
 # same bytes, request/reply round trips through one exchange, typed rows of 1, 16 and 64
 # columns checked and read against a bare verify, Arrow IPC batches of 8 typed columns built and
 # submitted through a producer (against StreamWriter) and decoded and checked (against StreamReader),
-# and upload chunking and download verification of a 64 MiB archive against BLAKE3 alone; then
+# upload chunking and download verification of a 64 MiB archive against BLAKE3 alone, and the
+# client's cost of one round trip (1 to 10,000 other calls open) and one batch of rows (1 to
+# 1,000 other subscriptions open); then
 # over real sockets on 127.0.0.1, round trips through the tokio driver against bare
 # tokio-tungstenite and h2 echoes of the same frames, and rows per second through a subscription;
 # the store-and-forward journal's append and drain of 4 KiB frames in memory and SF mode against
 # plain positioned writes of the same bytes, and the recovery of a 1 GiB slot
 # (SF_BENCH_RECOVERY_MIB sets another size).
 bench:
-    cargo bench -p nervix-protocol --bench decode --bench exchange --bench rows --bench batches --bench transfers
+    cargo bench -p nervix-protocol --bench decode --bench exchange --bench rows --bench batches --bench transfers --bench scaling
     cargo bench -p nervix-tokio --bench loopback
     cargo bench -p sf-journal-io --bench journal
 

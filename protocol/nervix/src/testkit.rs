@@ -154,3 +154,11 @@ mod generated {
     extern crate alloc;
     include!("generated/generators.rs");
 }
+
+/// Entries of the client's capability maps (commands, reads, subscriptions, clocks,
+/// producers, consumers) that iterations on this thread have handed out so far. A drain that
+/// looks only at what an input changed leaves it nearly still however much is open; a scan
+/// of every open entry moves it by their number.
+pub fn visited() -> u64 {
+    crate::client::visited()
+}

@@ -1,10 +1,10 @@
 //! The life of one call the client repeats across sessions until it ends: waiting for a
 //! session, out on one, or backing off, and whether any attempt may have reached the server.
 
+use super::tracked::{EntryMut, Track, Tracked};
 use super::SessionId;
 use crate::exchange::RequestHandle;
 use crate::time::Timestamp;
-use std::collections::BTreeMap;
 
 /// Where a call's current attempt is.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -107,23 +107,30 @@ pub(crate) trait HasCall {
 }
 
 /// The calls of one capability not yet ended, by handle, with what every kind of call needs:
-/// back-offs, timers, deadlines and the loss of a session.
+/// back-offs, timers, deadlines and the loss of a session. Only calls that wait to be sent
+/// (or back off) are looked at when the client drains; deadlines sit in time order.
 #[derive(Debug)]
 pub(crate) struct Calls<H, E> {
-    entries: BTreeMap<H, E>,
+    entries: Tracked<H, E>,
     next: u64,
 }
 
 impl<H, E> Default for Calls<H, E> {
     fn default() -> Self {
         Self {
-            entries: BTreeMap::new(),
+            entries: Tracked::default(),
             next: 0,
         }
     }
 }
 
-impl<H: Ord + Copy, E: HasCall> Calls<H, E> {
+/// Whether a call waits to be sent or backs off: only such calls can be due or hold a timer
+/// besides their deadline.
+pub(crate) fn call_pending(call: &Call) -> bool {
+    matches!(call.state, CallState::Waiting | CallState::Backoff(_))
+}
+
+impl<H: Ord + Copy, E: HasCall + Track> Calls<H, E> {
     /// Adds an entry under a new handle made from the next number.
     pub(crate) fn insert(&mut self, handle: impl FnOnce(u64) -> H, entry: E) -> H {
         self.next += 1;
@@ -136,7 +143,7 @@ impl<H: Ord + Copy, E: HasCall> Calls<H, E> {
         self.entries.get(&h)
     }
 
-    pub(crate) fn get_mut(&mut self, h: H) -> Option<&mut E> {
+    pub(crate) fn get_mut(&mut self, h: H) -> Option<EntryMut<'_, H, E>> {
         self.entries.get_mut(&h)
     }
 
@@ -152,37 +159,42 @@ impl<H: Ord + Copy, E: HasCall> Calls<H, E> {
         self.entries.is_empty()
     }
 
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&H, &E)> {
-        self.entries.iter()
+    /// The calls waiting to be sent or backing off, in handle order.
+    pub(crate) fn pending(&self) -> impl Iterator<Item = (&H, &E)> {
+        self.entries.pending()
+    }
+
+    /// Whether any call carries its capability's mark.
+    pub(crate) fn any_marked(&self) -> bool {
+        self.entries.any_marked()
     }
 
     /// Back-offs that ended while their calls could not go wait for a session instead.
     pub(crate) fn settle_backoffs(&mut self, now: Timestamp) {
         self.entries
-            .values_mut()
-            .for_each(|e| e.call_mut().settle_backoff(now));
+            .for_each_pending_mut(|_, e| e.call_mut().settle_backoff(now));
     }
 
-    /// When each call next has something for `handle_timeout` to do.
+    /// When calls next have something for `handle_timeout` to do: the earliest deadline and
+    /// every back-off.
     pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
-        self.entries.values().map(|e| e.call().timer())
+        self.entries
+            .first_deadline()
+            .into_iter()
+            .chain(self.entries.pending().map(|(_, e)| e.call().timer()))
     }
 
-    /// Calls whose deadline is not after `now`.
+    /// Calls whose deadline is not after `now`, in handle order.
     pub(crate) fn expired(&self, now: Timestamp) -> Vec<H> {
-        self.entries
-            .iter()
-            .filter(|(_, e)| e.call().deadline <= now)
-            .map(|(h, _)| *h)
-            .collect()
+        self.entries.expired(now)
     }
 
     /// Every attempt out on `session` ends: the session is gone.
     pub(crate) fn lost(&mut self, session: SessionId) {
-        for e in self.entries.values_mut() {
+        self.entries.for_each_mut(|_, e| {
             if e.call().on(session).is_some() {
                 e.call_mut().interrupted(true);
             }
-        }
+        });
     }
 }

@@ -16,13 +16,14 @@
 //! detach is then refused, the clock stands as the attach left it, and what the application
 //! did not hear meanwhile is reported after [`ClockEvent::DetachRefused`].
 
+use super::tracked::{Track, Tracked};
 use super::{Client, ClientError, Purpose, SessionId};
 use crate::domain_clock::{ClockState, DomainClock, Tick};
 use crate::frame::ServerFrame;
 use crate::schema::*;
 use crate::time::Timestamp;
 use crate::violation::ProtocolViolation;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Something the application learns about a followed clock.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,6 +158,16 @@ enum Phase {
     Attached(SessionId),
 }
 
+impl Track for Entry {
+    /// Waiting to be attached, backing off, or attached with its detach not yet out.
+    fn pending(&self) -> bool {
+        match self.phase {
+            Phase::Waiting | Phase::Backoff(_) => true,
+            Phase::Attaching(_) | Phase::Attached(_) => self.detach && self.detaching.is_none(),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Entry {
     seq: u64,
@@ -193,7 +204,7 @@ impl Entry {
 /// The clocks the client follows.
 #[derive(Debug, Default)]
 pub(crate) struct Clocks {
-    entries: BTreeMap<String, Entry>,
+    entries: Tracked<String, Entry>,
     events: VecDeque<ClockEvent>,
     ignored: u64,
 }
@@ -335,7 +346,7 @@ impl Clocks {
     /// Queues an event about the clock's attachment, unless the application is detaching it:
     /// then the state changes silently, and is reported if the detach is refused.
     fn tell(&mut self, event: ClockEvent) {
-        match self.entries.get_mut(event.domain()) {
+        match self.entries.touch(event.domain()) {
             Some(e) if e.detach => e.unreported = true,
             _ => self.push(event),
         }
@@ -367,7 +378,7 @@ impl Clocks {
         fresh_ok: bool,
         out: &mut Vec<(u64, Purpose)>,
     ) {
-        for (d, e) in &self.entries {
+        for (d, e) in self.entries.pending() {
             let may = fresh_ok || e.ever_attached;
             if e.detach {
                 // K-1: no attach is decided while a detach is asked for; the detach goes once,
@@ -391,34 +402,34 @@ impl Clocks {
 
     pub(crate) fn wants_session(&self) -> bool {
         self.entries
-            .values()
-            .any(|e| !e.detach && matches!(e.phase, Phase::Waiting | Phase::Backoff(_)))
+            .pending()
+            .any(|(_, e)| !e.detach && matches!(e.phase, Phase::Waiting | Phase::Backoff(_)))
     }
 
     pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
-        self.entries.values().filter_map(|e| match e.phase {
+        self.entries.pending().filter_map(|(_, e)| match e.phase {
             Phase::Backoff(t) if !e.detach => Some(t),
             _ => None,
         })
     }
 
     pub(crate) fn settle_backoffs(&mut self, now: Timestamp) {
-        for e in self.entries.values_mut() {
+        self.entries.for_each_pending_mut(|_, e| {
             if matches!(e.phase, Phase::Backoff(t) if t <= now) {
                 e.phase = Phase::Waiting;
             }
-        }
+        });
     }
 
     fn sent(&mut self, p: &Purpose, session: SessionId) {
         match p {
             Purpose::ClockAttach(d) => {
-                if let Some(e) = self.entries.get_mut(d) {
+                if let Some(e) = self.entries.touch(d) {
                     e.phase = Phase::Attaching(session);
                 }
             }
             Purpose::ClockDetach(d) => {
-                if let Some(e) = self.entries.get_mut(d) {
+                if let Some(e) = self.entries.touch(d) {
                     e.detaching = Some(session);
                 }
             }
@@ -434,14 +445,14 @@ impl Clocks {
         session: SessionId,
         frame: &ServerFrame,
     ) -> Result<Option<u32>, ProtocolViolation> {
-        let Some(e) = self.entries.get_mut(domain) else {
+        let Some(e) = self.entries.touch(domain) else {
             return Ok(None);
         };
         if e.phase != Phase::Attaching(session) {
             return Ok(None);
         }
         let reply = read_attach(domain, frame)?;
-        let e = self.entries.get_mut(domain).expect("looked up above");
+        let e = self.entries.touch(domain).expect("looked up above");
         Ok(match reply {
             AttachReply::Attached(clock) => {
                 e.phase = Phase::Attached(session);
@@ -519,7 +530,7 @@ impl Clocks {
         session: SessionId,
         frame: &ServerFrame,
     ) -> Result<(), ProtocolViolation> {
-        let Some(e) = self.entries.get_mut(domain) else {
+        let Some(e) = self.entries.touch(domain) else {
             return Ok(());
         };
         if e.detaching != Some(session) {
@@ -582,7 +593,7 @@ impl Clocks {
                 let domain = o.domain();
                 let Some(e) = self
                     .entries
-                    .get_mut(domain)
+                    .touch(domain)
                     .filter(|e| e.phase == Phase::Attached(session))
                 else {
                     self.ignored += 1;
@@ -609,7 +620,7 @@ impl Clocks {
                     return true;
                 };
                 let domain = t.domain();
-                let accepted = match (self.entries.get_mut(domain), Tick::from_view(t)) {
+                let accepted = match (self.entries.touch(domain), Tick::from_view(t)) {
                     (Some(e), Ok(tick))
                         if e.phase == Phase::Attached(session)
                             // K-2: only against the state of the tick's own generation.
@@ -666,7 +677,7 @@ impl Clocks {
     pub(crate) fn lost(&mut self, session: SessionId, moved: bool) {
         let domains: Vec<String> = self.entries.keys().cloned().collect();
         for d in domains {
-            let Some(e) = self.entries.get_mut(&d) else {
+            let Some(e) = self.entries.touch(&d) else {
                 continue;
             };
             if e.detach {
@@ -736,7 +747,7 @@ impl Client {
     pub fn detach_clock(&mut self, now: Timestamp, domain: &str) -> Result<(), ClientError> {
         self.check_name("domain", domain)?;
         self.outside_transaction()?;
-        let Some(e) = self.clocks.entries.get_mut(domain) else {
+        let Some(e) = self.clocks.entries.touch(domain) else {
             return Err(ClientError::NotFollowing);
         };
         if e.detach {
@@ -800,7 +811,7 @@ impl Client {
             Purpose::ClockAttach(d) => {
                 if let Some(attempt) = self.clocks.on_attach(&d, session, frame)? {
                     let at = now + self.backoff(attempt);
-                    if let Some(e) = self.clocks.entries.get_mut(&d) {
+                    if let Some(e) = self.clocks.entries.touch(&d) {
                         e.phase = Phase::Backoff(at);
                     }
                 }

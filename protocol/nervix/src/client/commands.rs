@@ -3,7 +3,8 @@
 //! acted on. This module owns the commands and the one rule that decides whether a command
 //! that ended without its outcome failed or is uncertain.
 
-use super::call::{Call, CallState, Calls, HasCall};
+use super::call::{call_pending, Call, CallState, Calls, HasCall};
+use super::tracked::Track;
 use super::transaction::attach_on;
 use super::{ClientError, ClientEvent, Session};
 use super::{Purpose, SessionId};
@@ -245,6 +246,20 @@ pub(crate) enum Step {
     Nothing,
 }
 
+impl Track for CommandEntry {
+    fn pending(&self) -> bool {
+        call_pending(&self.call)
+    }
+    /// A BEGIN out: until it is answered, the session may hold a transaction.
+    fn marked(&self) -> bool {
+        self.shape.first() == StatementKind::Begin
+            && matches!(self.call.state, CallState::InFlight(..))
+    }
+    fn deadline(&self) -> Option<Timestamp> {
+        Some(self.call.deadline)
+    }
+}
+
 impl HasCall for CommandEntry {
     fn call(&self) -> &Call {
         &self.call
@@ -280,16 +295,13 @@ impl Commands {
 
     /// Whether a BEGIN is out: until it is answered, the session may hold a transaction.
     pub(crate) fn begin_outstanding(&self) -> bool {
-        self.iter().any(|(_, e)| {
-            e.shape.first() == StatementKind::Begin
-                && matches!(e.call.state, CallState::InFlight(..))
-        })
+        self.any_marked()
     }
 
     /// The commands due now, in the order they were made. A command of the held transaction
     /// waits while the transaction is being attached again.
     pub(crate) fn due(&self, now: Timestamp, attach_pending: bool, out: &mut Vec<(u64, Purpose)>) {
-        for (h, e) in self.iter() {
+        for (h, e) in self.pending() {
             if e.call.due(now) && !e.cancelling && !(attach_pending && e.retained.needs_binding()) {
                 out.push((e.call.seq, Purpose::Command(*h)));
             }
@@ -556,14 +568,14 @@ impl super::Client {
                     // Out: a CancelRequest of its own identity (C-9).
                     Ok(Some(c)) => {
                         s.pending.insert(c, Purpose::Cancel(handle));
-                        if let Some(e) = self.commands.get_mut(handle) {
+                        if let Some(mut e) = self.commands.get_mut(handle) {
                             e.cancelling = true;
                         }
                     }
                     // Never written: the exchange ended it; nothing is sent.
                     Ok(None) => {}
                     Err(_) => {
-                        if let Some(e) = self.commands.get_mut(handle) {
+                        if let Some(mut e) = self.commands.get_mut(handle) {
                             e.cancelling = true;
                         }
                     }
@@ -601,7 +613,7 @@ impl super::Client {
         let (request, deadline) = (e.retained.request(), e.call.deadline);
         match self.send(now, Purpose::Command(h), &request, deadline) {
             Ok((sid, r)) => {
-                if let Some(e) = self.commands.get_mut(h) {
+                if let Some(mut e) = self.commands.get_mut(h) {
                     e.call.registered(sid, r);
                 }
             }
@@ -647,25 +659,25 @@ impl super::Client {
             Step::Backoff { ran } => {
                 let attempts = entry_attempts(&self.commands, h);
                 let at = now + self.backoff(attempts);
-                if let Some(e) = self.commands.get_mut(h) {
+                if let Some(mut e) = self.commands.get_mut(h) {
                     e.call.again(Some(at), ran);
                 }
             }
             Step::Redirect(uri) => {
-                if let Some(e) = self.commands.get_mut(h) {
+                if let Some(mut e) = self.commands.get_mut(h) {
                     e.call.again(None, false);
                 }
                 if !self.redirect(s, uri) {
                     // D-2: no address to go to: back off and ask again.
                     let attempts = entry_attempts(&self.commands, h);
                     let at = now + self.backoff(attempts);
-                    if let Some(e) = self.commands.get_mut(h) {
+                    if let Some(mut e) = self.commands.get_mut(h) {
                         e.call.again(Some(at), false);
                     }
                 }
             }
             Step::Detached => {
-                if let Some(e) = self.commands.get_mut(h) {
+                if let Some(mut e) = self.commands.get_mut(h) {
                     e.call.again(None, false);
                 }
                 if !attach_on(s, &self.tx, now, self.config.call_timeout) {
@@ -673,7 +685,7 @@ impl super::Client {
                 }
             }
             Step::Nothing => {
-                if let Some(e) = self.commands.get_mut(h) {
+                if let Some(mut e) = self.commands.get_mut(h) {
                     e.call.again(None, true);
                 }
             }

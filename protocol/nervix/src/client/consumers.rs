@@ -23,6 +23,7 @@
 //! delivers the same identity and bytes again under a new reference (EC-5): effects must be
 //! keyed by [`Delivery::identity`]. There is no durable cursor.
 
+use super::tracked::{Track, Tracked};
 use super::{Client, ClientError, Purpose, SessionId};
 use crate::arrow;
 use crate::exchange::Interruption;
@@ -406,6 +407,17 @@ struct Settle {
     seq: u64,
 }
 
+impl Track for Entry {
+    /// Waiting to be opened or backing off, a refusal's wait running, or open with a
+    /// settlement to send, a close asked for, or a read wanted and none out.
+    fn pending(&self) -> bool {
+        matches!(self.phase, Phase::Waiting | Phase::Backoff(_))
+            || self.read_at.is_some()
+            || matches!(self.phase, Phase::Open(_))
+                && (!self.settles.is_empty() || self.close || self.want && self.reading.is_none())
+    }
+}
+
 #[derive(Debug)]
 struct Entry {
     seq: u64,
@@ -454,7 +466,7 @@ impl Entry {
 /// The consumers of the client.
 #[derive(Debug, Default)]
 pub(crate) struct Consumers {
-    entries: BTreeMap<ConsumerId, Entry>,
+    entries: Tracked<ConsumerId, Entry>,
     events: VecDeque<(ConsumerId, ConsumerEvent)>,
     next_id: u64,
     next_settle: u64,
@@ -631,7 +643,7 @@ impl Consumers {
     /// Revokes every unsettled reference of `id` (EC-6): settlements out are uncertain, those
     /// not yet sent are never sent.
     fn revoke(&mut self, id: ConsumerId) {
-        let Some(e) = self.entries.get_mut(&id) else {
+        let Some(e) = self.entries.touch(&id) else {
             return;
         };
         e.unsettled.clear();
@@ -658,7 +670,7 @@ impl Consumers {
 
     fn finish(&mut self, id: ConsumerId, state: ConsumerState, event: ConsumerEvent) {
         self.revoke(id);
-        if let Some(e) = self.entries.get_mut(&id) {
+        if let Some(e) = self.entries.touch(&id) {
             e.phase = Phase::Done(state);
             e.wire = None;
             e.want = false;
@@ -678,7 +690,7 @@ impl Consumers {
                 out.push((0, Purpose::ConsumerRelease(*wire)));
             }
         }
-        for (id, e) in &self.entries {
+        for (id, e) in self.entries.pending() {
             match e.phase {
                 Phase::Waiting if fresh_ok || e.desc.is_some() => {
                     out.push((e.seq, Purpose::ConsumerOpen(*id)))
@@ -720,12 +732,12 @@ impl Consumers {
 
     pub(crate) fn wants_session(&self) -> bool {
         self.entries
-            .values()
-            .any(|e| matches!(e.phase, Phase::Waiting | Phase::Backoff(_)) && !e.close)
+            .pending()
+            .any(|(_, e)| matches!(e.phase, Phase::Waiting | Phase::Backoff(_)) && !e.close)
     }
 
     pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
-        self.entries.values().filter_map(|e| match e.phase {
+        self.entries.pending().filter_map(|(_, e)| match e.phase {
             Phase::Backoff(t) => Some(t),
             // Set only by a ServerBusy refusal, while the read is wanted and none is out,
             // and cleared once its time has passed.
@@ -735,14 +747,14 @@ impl Consumers {
     }
 
     pub(crate) fn settle_backoffs(&mut self, now: Timestamp) {
-        for e in self.entries.values_mut() {
+        self.entries.for_each_pending_mut(|_, e| {
             if matches!(e.phase, Phase::Backoff(t) if t <= now) {
                 e.phase = Phase::Waiting;
             }
             if e.read_at.is_some_and(|t| t <= now) {
                 e.read_at = None;
             }
-        }
+        });
     }
 
     /// `session` ended: its attachments end, their references are revoked, and each consumer
@@ -751,7 +763,7 @@ impl Consumers {
         self.releases.retain(|(s, _)| *s != session);
         let ids: Vec<ConsumerId> = self.entries.keys().copied().collect();
         for id in ids {
-            let Some(e) = self.entries.get_mut(&id) else {
+            let Some(e) = self.entries.touch(&id) else {
                 continue;
             };
             if e.session() != Some(session) {
@@ -850,7 +862,7 @@ impl Client {
         let e = self
             .consumers
             .entries
-            .get_mut(&consumer)
+            .touch(&consumer)
             .ok_or(ClientError::UnknownHandle)?;
         if e.state().is_final() || e.close {
             return Err(ClientError::UnknownHandle);
@@ -875,7 +887,7 @@ impl Client {
         let e = self
             .consumers
             .entries
-            .get_mut(&reference.consumer)
+            .touch(&reference.consumer)
             .ok_or(SettleError::UnknownConsumer)?;
         if reference.attachment != e.attachment || !matches!(e.phase, Phase::Open(_)) || e.close {
             return Err(SettleError::Revoked);
@@ -902,7 +914,7 @@ impl Client {
         u.settling = Some(handle);
         self.next_seq += 1;
         let seq = self.next_seq;
-        if let Some(e) = self.consumers.entries.get_mut(&reference.consumer) {
+        if let Some(e) = self.consumers.entries.touch(&reference.consumer) {
             e.settles.insert(
                 handle,
                 Settle {
@@ -928,7 +940,7 @@ impl Client {
         let e = self
             .consumers
             .entries
-            .get_mut(&consumer)
+            .touch(&consumer)
             .ok_or(ClientError::UnknownHandle)?;
         if e.close || e.state().is_final() {
             return Ok(());
@@ -974,7 +986,7 @@ impl Client {
                 }
                 let request = open_request(&e.spec);
                 if let Ok((session, _)) = self.send(now, p, &request, deadline) {
-                    if let Some(e) = self.consumers.entries.get_mut(&id) {
+                    if let Some(e) = self.consumers.entries.touch(&id) {
                         e.phase = Phase::Opening(session);
                     }
                 }
@@ -988,7 +1000,7 @@ impl Client {
                     return;
                 };
                 if let Ok((session, _)) = self.send_undated(now, p, &read_request(wire)) {
-                    if let Some(e) = self.consumers.entries.get_mut(&id) {
+                    if let Some(e) = self.consumers.entries.touch(&id) {
                         e.reading = Some(session);
                     }
                 }
@@ -1008,7 +1020,7 @@ impl Client {
                     if let Some(st) = self
                         .consumers
                         .entries
-                        .get_mut(&id)
+                        .touch(&id)
                         .and_then(|e| e.settles.get_mut(&h))
                     {
                         st.session = Some(session);
@@ -1023,7 +1035,7 @@ impl Client {
                     return;
                 };
                 if let Ok((session, _)) = self.send(now, p, &close_request(wire), deadline) {
-                    if let Some(e) = self.consumers.entries.get_mut(&id) {
+                    if let Some(e) = self.consumers.entries.touch(&id) {
                         e.phase = Phase::Closing(session);
                     }
                 }
@@ -1049,7 +1061,7 @@ impl Client {
             Purpose::ConsumerRead(id) => self.on_read(now, session, id, frame),
             Purpose::ConsumerSettle(id, h) => {
                 let result = read_settle(frame);
-                let Some(e) = self.consumers.entries.get_mut(&id) else {
+                let Some(e) = self.consumers.entries.touch(&id) else {
                     return Ok(());
                 };
                 let Some(st) = e.settles.remove(&h) else {
@@ -1091,7 +1103,7 @@ impl Client {
     ) -> Result<(), ProtocolViolation> {
         let reply = read_open(frame)?;
         let wire = frame.view().body_as_reply().map_or(0, |r| r.request_id());
-        let Some(e) = self.consumers.entries.get_mut(&id) else {
+        let Some(e) = self.consumers.entries.touch(&id) else {
             return Ok(());
         };
         if e.phase != Phase::Opening(session) {
@@ -1173,7 +1185,7 @@ impl Client {
                     self.consumers
                         .push(id, ConsumerEvent::RestoreRefused { refusal, message });
                     let at = now + self.backoff(attempt);
-                    if let Some(e) = self.consumers.entries.get_mut(&id) {
+                    if let Some(e) = self.consumers.entries.touch(&id) {
                         e.phase = Phase::Backoff(at);
                     }
                 } else {
@@ -1198,7 +1210,7 @@ impl Client {
         id: ConsumerId,
         frame: &ServerFrame,
     ) -> Result<(), ProtocolViolation> {
-        let Some(e) = self.consumers.entries.get_mut(&id) else {
+        let Some(e) = self.consumers.entries.touch(&id) else {
             return Ok(());
         };
         if e.reading != Some(session) {
@@ -1217,7 +1229,7 @@ impl Client {
                 let attempt = e.busy;
                 e.busy = e.busy.saturating_add(1);
                 let at = now + self.backoff(attempt);
-                if let Some(e) = self.consumers.entries.get_mut(&id) {
+                if let Some(e) = self.consumers.entries.touch(&id) {
                     e.read_at = Some(at);
                 }
                 return Ok(());
@@ -1331,7 +1343,7 @@ impl Client {
             );
         match *p {
             Purpose::ConsumerOpen(id) => {
-                if let Some(e) = self.consumers.entries.get_mut(&id) {
+                if let Some(e) = self.consumers.entries.touch(&id) {
                     if matches!(e.phase, Phase::Opening(_)) && not_admitted {
                         e.phase = Phase::Waiting;
                         if e.close {
@@ -1350,12 +1362,12 @@ impl Client {
                 }
             }
             Purpose::ConsumerRead(id) => {
-                if let Some(e) = self.consumers.entries.get_mut(&id) {
+                if let Some(e) = self.consumers.entries.touch(&id) {
                     e.reading = None;
                 }
             }
             Purpose::ConsumerSettle(id, h) => {
-                let Some(e) = self.consumers.entries.get_mut(&id) else {
+                let Some(e) = self.consumers.entries.touch(&id) else {
                     return;
                 };
                 if not_admitted {
@@ -1378,7 +1390,7 @@ impl Client {
                 }
             }
             Purpose::ConsumerClose(id) => {
-                if let Some(e) = self.consumers.entries.get_mut(&id) {
+                if let Some(e) = self.consumers.entries.touch(&id) {
                     if matches!(e.phase, Phase::Closing(_)) && not_admitted {
                         if let Some(s) = e.session() {
                             e.phase = Phase::Open(s);

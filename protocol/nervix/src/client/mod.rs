@@ -26,7 +26,11 @@ mod consumers;
 mod producers;
 mod reads;
 mod subscriptions;
+mod tracked;
 mod transaction;
+
+#[cfg(feature = "testkit")]
+pub(crate) use tracked::visited;
 
 pub use clocks::{ClockEnd, ClockEvent, ClockInfo, ClockStatus};
 pub use commands::{
@@ -924,11 +928,19 @@ impl Client {
         let Some(mut s) = self.session.take() else {
             return;
         };
-        let found = s
-            .pending
-            .iter()
-            .find(|(_, p)| **p == purpose)
-            .map(|(r, _)| *r);
+        // The call knows its attempt; the scan stays only for a call that does not say.
+        let attempt = match &purpose {
+            Purpose::Command(h) => self.commands.get(*h).and_then(|e| e.call.on(s.id)),
+            Purpose::Read(h) => self.reads.get(*h).and_then(|e| e.call.on(s.id)),
+            _ => None,
+        };
+        let found = attempt
+            .filter(|r| s.pending.get(r) == Some(&purpose))
+            .or_else(|| {
+                tracked::counted(s.pending.iter())
+                    .find(|(_, p)| **p == purpose)
+                    .map(|(r, _)| *r)
+            });
         if let Some(r) = found {
             s.pending.remove(&r);
             let _ = s.exchange.abandon(r);
@@ -1470,11 +1482,14 @@ impl Client {
         }
         match p {
             Purpose::Command(h) => {
-                let Some(e) = self.commands.get_mut(h) else {
-                    return;
+                let cancelling = {
+                    let Some(mut e) = self.commands.get_mut(h) else {
+                        return;
+                    };
+                    e.call.interrupted(sent);
+                    e.cancelling
                 };
-                e.call.interrupted(sent);
-                if cause == Interruption::CancelledUnsent || e.cancelling {
+                if cause == Interruption::CancelledUnsent || cancelling {
                     // The application cancelled it: it is never sent again (C-9).
                     if let Some(e) = self.commands.remove(h) {
                         let result = e.unanswered(UncertainCause::Cancelled);
@@ -1486,7 +1501,7 @@ impl Client {
                 // session (E-3) until its deadline.
             }
             Purpose::Read(h) => {
-                if let Some(e) = self.reads.get_mut(h) {
+                if let Some(mut e) = self.reads.get_mut(h) {
                     e.call.interrupted(sent);
                 }
             }

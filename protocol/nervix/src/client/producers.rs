@@ -38,6 +38,7 @@
 //! may have had effects. A producer does not survive its session: a new attachment is opened,
 //! and batches that were out are reported unknown, never replayed.
 
+use super::tracked::{Track, Tracked};
 use super::{Client, Purpose, SessionId};
 use crate::arrow::{self, BatchBuilder, BatchError, ColumnProblem};
 use crate::encode::SubmitFrame;
@@ -521,6 +522,17 @@ struct Pending {
     last: Option<BatchOutcome>,
 }
 
+impl Track for Entry {
+    /// Waiting to be opened or backing off, closing while open, or holding batches.
+    fn pending(&self) -> bool {
+        match self.phase {
+            Phase::Waiting | Phase::Backoff(_) => true,
+            Phase::Open(_) if self.close => true,
+            _ => !self.batches.is_empty(),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Entry {
     seq: u64,
@@ -574,7 +586,7 @@ impl Entry {
 /// The producers of the client.
 #[derive(Debug, Default)]
 pub(crate) struct Producers {
-    entries: BTreeMap<ProducerId, Entry>,
+    entries: Tracked<ProducerId, Entry>,
     /// Attachments followed, by session and wire identity (P-2).
     wires: BTreeMap<(SessionId, u64), ProducerId>,
     events: VecDeque<(ProducerId, ProducerEvent)>,
@@ -768,7 +780,7 @@ impl Producers {
         let Some(len) = self.held.remove(&(id, batch)) else {
             return false;
         };
-        let Some(e) = self.entries.get_mut(&id) else {
+        let Some(e) = self.entries.touch(&id) else {
             return true;
         };
         e.return_credit(len);
@@ -781,7 +793,7 @@ impl Producers {
     /// Ends every unresolved batch of `id` that is not out: never sent (`NotSent`), or not
     /// admitted and waiting to go again (its last outcome).
     fn drop_unsent(&mut self, id: ProducerId) {
-        let Some(e) = self.entries.get_mut(&id) else {
+        let Some(e) = self.entries.touch(&id) else {
             return;
         };
         let unsent: Vec<BatchId> = e
@@ -804,7 +816,7 @@ impl Producers {
     /// Ends every batch of `id` out on a lost session as of unknown outcome (P-8); its credit
     /// is held until that outcome is read (P-4).
     fn unknown_sent(&mut self, id: ProducerId) {
-        let Some(e) = self.entries.get_mut(&id) else {
+        let Some(e) = self.entries.touch(&id) else {
             return;
         };
         let sent: Vec<BatchId> = e
@@ -832,7 +844,7 @@ impl Producers {
     fn finish(&mut self, id: ProducerId, state: ProducerState, event: ProducerEvent) {
         self.unknown_sent(id);
         self.drop_unsent(id);
-        if let Some(e) = self.entries.get_mut(&id) {
+        if let Some(e) = self.entries.touch(&id) {
             e.phase = Phase::Done(state);
             e.wire = None;
         }
@@ -854,7 +866,7 @@ impl Producers {
                 out.push((0, Purpose::ProducerRelease(*wire)));
             }
         }
-        for (id, e) in &self.entries {
+        for (id, e) in self.entries.pending() {
             match e.phase {
                 Phase::Waiting if fresh_ok || e.desc.is_some() => {
                     out.push((e.seq, Purpose::ProducerOpen(*id)))
@@ -910,7 +922,7 @@ impl Producers {
     }
 
     pub(crate) fn wants_session(&self) -> bool {
-        self.entries.values().any(|e| {
+        self.entries.pending().any(|(_, e)| {
             matches!(e.phase, Phase::Waiting | Phase::Backoff(_)) && !e.close
                 || matches!(e.phase, Phase::Open(_) | Phase::Closing(_))
                     && e.batches.values().any(|b| matches!(b.slot, Slot::Sent(_)))
@@ -920,7 +932,7 @@ impl Producers {
     pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
         self.kick
             .into_iter()
-            .chain(self.entries.values().flat_map(|e| {
+            .chain(self.entries.pending().flat_map(|(_, e)| {
                 let open = matches!(e.phase, Phase::Open(_)) && e.admission == Admission::Open;
                 let backoff = match e.phase {
                     Phase::Backoff(t) => Some(t),
@@ -941,7 +953,7 @@ impl Producers {
     pub(crate) fn settle_backoffs(&mut self, now: Timestamp) {
         self.last_now = Some(now);
         self.kick = None;
-        for e in self.entries.values_mut() {
+        self.entries.for_each_pending_mut(|_, e| {
             if matches!(e.phase, Phase::Backoff(t) if t <= now) {
                 e.phase = Phase::Waiting;
             }
@@ -950,7 +962,7 @@ impl Producers {
                     b.slot = Slot::Waiting;
                 }
             }
-        }
+        });
     }
 
     /// Unsolicited producer frames (P-2, P-6). Returns `Ok(false)` for frames of other kinds.
@@ -967,7 +979,7 @@ impl Producers {
                 return Ok(true);
             };
             let admission = admission(a.admission());
-            if let Some(e) = self.entries.get_mut(&id) {
+            if let Some(e) = self.entries.touch(&id) {
                 e.admission = admission;
             }
             // P-6: changes are coalesced. An unread change of this producer is superseded by
@@ -1001,7 +1013,7 @@ impl Producers {
             let reason = end.reason().unwrap_or_default();
             let message = end.message().to_string();
             self.wires.remove(&(session, end.producer()));
-            if let Some(e) = self.entries.get_mut(&id) {
+            if let Some(e) = self.entries.touch(&id) {
                 e.wire = None;
             }
             let closing = self.entries.get(&id).is_some_and(|e| e.close);
@@ -1026,7 +1038,7 @@ impl Producers {
         self.releases.retain(|(s, _)| *s != session);
         let ids: Vec<ProducerId> = self.entries.keys().copied().collect();
         for id in ids {
-            let Some(e) = self.entries.get_mut(&id) else {
+            let Some(e) = self.entries.touch(&id) else {
                 continue;
             };
             if e.session() != Some(session) {
@@ -1210,7 +1222,7 @@ impl Client {
             return Err(BatchError::TooLarge { bytes: len, max }.into());
         }
         let seq = self.seq();
-        let Some(e) = self.producers.entries.get_mut(&producer) else {
+        let Some(e) = self.producers.entries.touch(&producer) else {
             self.producers.spare.clear();
             return Err(SubmitError::UnknownProducer);
         };
@@ -1255,7 +1267,7 @@ impl Client {
         let e = self
             .producers
             .entries
-            .get_mut(&producer)
+            .touch(&producer)
             .ok_or(super::ClientError::UnknownHandle)?;
         if e.close || e.state().is_final() {
             return Ok(());
@@ -1331,7 +1343,7 @@ impl Client {
                 let request = open_request(&e.spec);
                 let deadline = now + self.config.call_timeout;
                 if let Ok((session, _)) = self.send(now, p, &request, deadline) {
-                    if let Some(e) = self.producers.entries.get_mut(&id) {
+                    if let Some(e) = self.producers.entries.touch(&id) {
                         e.phase = Phase::Opening(session);
                     }
                 }
@@ -1345,7 +1357,7 @@ impl Client {
                 };
                 let deadline = now + self.config.call_timeout;
                 if let Ok((session, _)) = self.send(now, p, &close_request(wire), deadline) {
-                    if let Some(e) = self.producers.entries.get_mut(&id) {
+                    if let Some(e) = self.producers.entries.touch(&id) {
                         e.phase = Phase::Closing(session);
                     }
                 }
@@ -1373,7 +1385,7 @@ impl Client {
                 let mut stream = match self
                     .producers
                     .entries
-                    .get_mut(&id)
+                    .touch(&id)
                     .and_then(|e| e.batches.get_mut(&b))
                 {
                     Some(pending) => {
@@ -1390,7 +1402,7 @@ impl Client {
                 if let Some(pending) = self
                     .producers
                     .entries
-                    .get_mut(&id)
+                    .touch(&id)
                     .and_then(|e| e.batches.get_mut(&b))
                 {
                     pending.ipc = stream;
@@ -1399,7 +1411,7 @@ impl Client {
                 // end, and no CancelRequest is ever sent for it (P-7).
                 match sent {
                     Ok((session, _)) => {
-                        if let Some(e) = self.producers.entries.get_mut(&id) {
+                        if let Some(e) = self.producers.entries.touch(&id) {
                             e.take_credit(len);
                             if let Some(pending) = e.batches.get_mut(&b) {
                                 pending.slot = Slot::Sent(session);
@@ -1408,7 +1420,7 @@ impl Client {
                     }
                     Err(Some(error)) => {
                         // It can never travel; nothing of it was sent.
-                        if let Some(e) = self.producers.entries.get_mut(&id) {
+                        if let Some(e) = self.producers.entries.touch(&id) {
                             e.batches.remove(&b);
                         }
                         self.producers.push(
@@ -1483,7 +1495,7 @@ impl Client {
     ) -> Result<(), ProtocolViolation> {
         let reply = read_open(frame)?;
         let wire = frame.view().body_as_reply().map_or(0, |r| r.request_id());
-        let Some(e) = self.producers.entries.get_mut(&id) else {
+        let Some(e) = self.producers.entries.touch(&id) else {
             return Ok(());
         };
         if e.phase != Phase::Opening(session) {
@@ -1555,7 +1567,7 @@ impl Client {
                     self.producers
                         .push(id, ProducerEvent::RestoreRefused { refusal, message });
                     let at = now + self.backoff(attempt);
-                    if let Some(e) = self.producers.entries.get_mut(&id) {
+                    if let Some(e) = self.producers.entries.touch(&id) {
                         e.phase = Phase::Backoff(at);
                     }
                 } else {
@@ -1579,7 +1591,7 @@ impl Client {
         frame: &ServerFrame,
     ) {
         let outcome = read_outcome(frame);
-        let Some(e) = self.producers.entries.get_mut(&id) else {
+        let Some(e) = self.producers.entries.touch(&id) else {
             return;
         };
         let Some(pending) = e.batches.get_mut(&b) else {
@@ -1623,7 +1635,7 @@ impl Client {
             );
         match *p {
             Purpose::ProducerOpen(id) => {
-                if let Some(e) = self.producers.entries.get_mut(&id) {
+                if let Some(e) = self.producers.entries.touch(&id) {
                     if matches!(e.phase, Phase::Opening(_)) && not_admitted {
                         e.phase = Phase::Waiting;
                         if e.close {
@@ -1643,7 +1655,7 @@ impl Client {
                 }
             }
             Purpose::ProducerSubmit(id, b) => {
-                let Some(e) = self.producers.entries.get_mut(&id) else {
+                let Some(e) = self.producers.entries.touch(&id) else {
                     return;
                 };
                 let Some(pending) = e.batches.get_mut(&b) else {
@@ -1661,7 +1673,7 @@ impl Client {
                 // Otherwise the session's loss reports it unknown (P-8).
             }
             Purpose::ProducerClose(id) => {
-                if let Some(e) = self.producers.entries.get_mut(&id) {
+                if let Some(e) = self.producers.entries.touch(&id) {
                     if matches!(e.phase, Phase::Closing(_)) && not_admitted {
                         if let Some(s) = e.session() {
                             e.phase = Phase::Open(s);

@@ -3,7 +3,8 @@
 //! on a new session when its session is lost, until its deadline, and ends exactly once with
 //! its reply or as timed out.
 
-use super::call::{Call, Calls, HasCall};
+use super::call::{call_pending, Call, Calls, HasCall};
+use super::tracked::Track;
 use super::Purpose;
 use super::{ClientError, ClientEvent, Session};
 use crate::frame::ServerFrame;
@@ -41,6 +42,19 @@ impl ReadEntry {
     }
 }
 
+impl Track for ReadEntry {
+    fn pending(&self) -> bool {
+        call_pending(&self.call)
+    }
+    /// An attach of a transaction by its identity.
+    fn marked(&self) -> bool {
+        matches!(self.request, ClientRequestT::AttachTransactionRequest(_))
+    }
+    fn deadline(&self) -> Option<Timestamp> {
+        Some(self.call.deadline)
+    }
+}
+
 impl HasCall for ReadEntry {
     fn call(&self) -> &Call {
         &self.call
@@ -67,7 +81,7 @@ impl Reads {
     /// The reads due now, in the order they were made; `restricted_ok` says whether L-3
     /// allows the restricted ones now.
     pub(crate) fn due(&self, now: Timestamp, restricted_ok: bool, out: &mut Vec<(u64, Purpose)>) {
-        for (h, e) in self.iter() {
+        for (h, e) in self.pending() {
             if e.call.due(now) && (restricted_ok || !e.restricted()) {
                 out.push((e.call.seq, Purpose::Read(*h)));
             }
@@ -123,7 +137,7 @@ impl super::Client {
         let (request, deadline) = (e.request.clone(), e.call.deadline);
         match self.send(now, Purpose::Read(h), &request, deadline) {
             Ok((sid, r)) => {
-                if let Some(e) = self.reads.get_mut(h) {
+                if let Some(mut e) = self.reads.get_mut(h) {
                     e.call.registered(sid, r);
                 }
             }
@@ -149,7 +163,7 @@ impl super::Client {
             // C-8: a read refused as busy may be repeated later.
             let attempts = self.reads.get(h).map_or(0, |e| e.call.attempts);
             let at = now + self.backoff(attempts);
-            if let Some(e) = self.reads.get_mut(h) {
+            if let Some(mut e) = self.reads.get_mut(h) {
                 e.call.again(Some(at), false);
             }
             return;

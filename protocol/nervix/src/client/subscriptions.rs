@@ -56,6 +56,7 @@
 //! [`ClientConfig::subscription_bytes`]: super::ClientConfig::subscription_bytes
 //! [`ClientConfig::subscriptions_total_bytes`]: super::ClientConfig::subscriptions_total_bytes
 
+use super::tracked::{Track, Tracked};
 use super::{Client, ClientError, Purpose, SessionId};
 use crate::frame::ServerFrame;
 use crate::rows::{CheckedBatch, RowSchema};
@@ -239,6 +240,21 @@ struct Entry {
     overflow: Option<(u64, u64, u64)>,
 }
 
+impl Track for Entry {
+    /// Waiting to be opened, backing off, or open with its deletion asked for.
+    fn pending(&self) -> bool {
+        match self.phase {
+            Phase::Waiting | Phase::Backoff(_) => true,
+            Phase::Open { .. } => self.delete,
+            _ => false,
+        }
+    }
+    /// Holding events for the application.
+    fn marked(&self) -> bool {
+        !self.queue.is_empty() || self.overflow.is_some()
+    }
+}
+
 impl Entry {
     fn state(&self) -> SubscriptionState {
         match &self.phase {
@@ -274,7 +290,7 @@ pub(crate) enum Routed {
 /// The subscriptions of the application.
 #[derive(Debug)]
 pub(crate) struct Subscriptions {
-    entries: BTreeMap<SubscriptionId, Entry>,
+    entries: Tracked<SubscriptionId, Entry>,
     /// Open generations on the current session by name: the generation and the subscription.
     routes: BTreeMap<String, (u64, SubscriptionId)>,
     next: u64,
@@ -428,7 +444,7 @@ fn read_opening(frame: &ServerFrame) -> Result<Opening, ProtocolViolation> {
 impl Subscriptions {
     pub(crate) fn new(per_subscription: usize, total_budget: usize) -> Self {
         Self {
-            entries: BTreeMap::new(),
+            entries: Tracked::default(),
             routes: BTreeMap::new(),
             next: 0,
             // One frame of the frame limit always fits, with the overflow gap that may stand
@@ -499,7 +515,7 @@ impl Subscriptions {
         rows: u64,
         forced: bool,
     ) {
-        let Some(e) = self.entries.get_mut(&id) else {
+        let Some(mut e) = self.entries.get_mut(&id) else {
             return;
         };
         let cost = cost.max(EVENT_COST);
@@ -563,7 +579,7 @@ impl Subscriptions {
     }
 
     fn end(&mut self, id: SubscriptionId, why: SubscriptionEnd) {
-        if let Some(e) = self.entries.get_mut(&id) {
+        if let Some(mut e) = self.entries.get_mut(&id) {
             if !e.live() {
                 return;
             }
@@ -587,7 +603,7 @@ impl Subscriptions {
     }
 
     pub(crate) fn poll(&mut self, id: SubscriptionId) -> Option<SubscriptionEvent> {
-        let e = self.entries.get_mut(&id)?;
+        let mut e = self.entries.get_mut(&id)?;
         let event = match e.queue.pop_front() {
             Some((event, cost)) => {
                 e.bytes -= cost;
@@ -602,18 +618,17 @@ impl Subscriptions {
                 })
             }),
         };
+        drop(e);
         self.reap(id);
         event
     }
 
     pub(crate) fn poll_any(&mut self) -> Option<(SubscriptionId, SubscriptionEvent)> {
-        let ready = |e: &Entry| !e.queue.is_empty() || e.overflow.is_some();
+        // The next subscription holding events after the cursor, round the ring.
         let id = self
             .entries
-            .range(SubscriptionId(self.cursor + 1)..)
-            .chain(self.entries.range(..=SubscriptionId(self.cursor)))
-            .find(|(_, e)| ready(e))
-            .map(|(id, _)| *id)?;
+            .marked_from(SubscriptionId(self.cursor + 1))
+            .or_else(|| self.entries.marked_to(SubscriptionId(self.cursor)))?;
         self.cursor = id.0;
         self.poll(id).map(|ev| (id, ev))
     }
@@ -629,7 +644,7 @@ impl Subscriptions {
         fresh_ok: bool,
         out: &mut Vec<(u64, Purpose)>,
     ) {
-        for (id, e) in &self.entries {
+        for (id, e) in self.entries.pending() {
             let may = !e.delete && (fresh_ok || e.ever_open);
             match e.phase {
                 Phase::Waiting if may => out.push((e.seq, Purpose::Subscribe(*id))),
@@ -645,13 +660,13 @@ impl Subscriptions {
     /// Whether a subscription waits for a session to be opened on (S-7).
     pub(crate) fn wants_session(&self) -> bool {
         self.entries
-            .values()
-            .any(|e| !e.delete && matches!(e.phase, Phase::Waiting | Phase::Backoff(_)))
+            .pending()
+            .any(|(_, e)| !e.delete && matches!(e.phase, Phase::Waiting | Phase::Backoff(_)))
     }
 
     /// When a refusal's wait ends.
     pub(crate) fn timers(&self) -> impl Iterator<Item = Timestamp> + '_ {
-        self.entries.values().filter_map(|e| match e.phase {
+        self.entries.pending().filter_map(|(_, e)| match e.phase {
             Phase::Backoff(t) if !e.delete => Some(t),
             _ => None,
         })
@@ -659,11 +674,11 @@ impl Subscriptions {
 
     /// A wait that ended while nothing could carry the opening waits for a session instead.
     pub(crate) fn settle_backoffs(&mut self, now: Timestamp) {
-        for e in self.entries.values_mut() {
+        self.entries.for_each_pending_mut(|_, e| {
             if matches!(e.phase, Phase::Backoff(t) if t <= now) {
                 e.phase = Phase::Waiting;
             }
-        }
+        });
     }
 
     fn request_for(&self, p: &Purpose) -> Option<ClientRequestT> {
@@ -683,12 +698,12 @@ impl Subscriptions {
     fn sent(&mut self, p: &Purpose, session: SessionId) {
         match p {
             Purpose::Subscribe(id) => {
-                if let Some(e) = self.entries.get_mut(id) {
+                if let Some(mut e) = self.entries.get_mut(id) {
                     e.phase = Phase::Opening(session);
                 }
             }
             Purpose::Unsubscribe(id) => {
-                if let Some(e) = self.entries.get_mut(id) {
+                if let Some(mut e) = self.entries.get_mut(id) {
                     e.phase = Phase::Unsubscribing(session);
                 }
             }
@@ -707,7 +722,7 @@ impl Subscriptions {
         frame: &ServerFrame,
     ) -> Result<Option<u32>, ProtocolViolation> {
         let opening = read_opening(frame)?;
-        let Some(e) = self.entries.get_mut(&id) else {
+        let Some(mut e) = self.entries.get_mut(&id) else {
             return Ok(None);
         };
         if !matches!(e.phase, Phase::Opening(s) if s == session) {
@@ -736,6 +751,7 @@ impl Subscriptions {
                     return Ok(None);
                 }
                 e.ever_open = true;
+                drop(e);
                 self.report(
                     id,
                     SubscriptionEvent::Opened {
@@ -749,6 +765,7 @@ impl Subscriptions {
                 Ok(None)
             }
             _ if e.delete => {
+                drop(e);
                 self.end(id, SubscriptionEnd::Deleted);
                 Ok(None)
             }
@@ -758,10 +775,12 @@ impl Subscriptions {
                 e.refusals = e.refusals.saturating_add(1);
                 let attempt = e.refusals - 1;
                 let cost = EVENT_COST + message.len();
+                drop(e);
                 self.report(id, SubscriptionEvent::Refused { message }, cost);
                 Ok(Some(attempt))
             }
             Opening::Refused(message) if !e.ever_open => {
+                drop(e);
                 self.end(id, SubscriptionEnd::Refused { message });
                 Ok(None)
             }
@@ -769,6 +788,7 @@ impl Subscriptions {
                 e.refusals = e.refusals.saturating_add(1);
                 let attempt = e.refusals - 1;
                 let cost = EVENT_COST + message.len();
+                drop(e);
                 self.report(id, SubscriptionEvent::Refused { message }, cost);
                 Ok(Some(attempt))
             }
@@ -839,7 +859,7 @@ impl Subscriptions {
                 let batch = CheckedBatch::check(frame.clone(), schema)?;
                 let rows = batch.len() as u64;
                 // The generation delivers: the next relay change reopens at once.
-                if let Some(e) = self.entries.get_mut(&id) {
+                if let Some(mut e) = self.entries.get_mut(&id) {
                     e.churn = 0;
                 }
                 self.deliver(id, SubscriptionEvent::Rows(batch), frame.len(), rows);
@@ -876,7 +896,7 @@ impl Subscriptions {
                     self.end(id, SubscriptionEnd::Deleted);
                 } else if reason == Some(SubscriptionEndReason::RelayChanged) {
                     // S-4: never read against the ended schema; subscribe again.
-                    if let Some(e) = self.entries.get_mut(&id) {
+                    if let Some(mut e) = self.entries.get_mut(&id) {
                         e.phase = Phase::Waiting;
                         e.refusals = 0;
                         e.churn = e.churn.saturating_add(1);
@@ -900,7 +920,7 @@ impl Subscriptions {
         self.routes.clear();
         let ids: Vec<SubscriptionId> = self.entries.keys().copied().collect();
         for id in ids {
-            let Some(e) = self.entries.get_mut(&id) else {
+            let Some(mut e) = self.entries.get_mut(&id) else {
                 continue;
             };
             let on_it = match e.phase {
@@ -914,12 +934,14 @@ impl Subscriptions {
                 continue;
             }
             if e.delete {
+                drop(e);
                 self.end(id, SubscriptionEnd::Deleted);
                 continue;
             }
             let was_open = matches!(e.phase, Phase::Open { .. });
             e.phase = Phase::Waiting;
             e.refusals = 0;
+            drop(e);
             if was_open {
                 self.report(id, SubscriptionEvent::Gap(Gap::SessionLost), EVENT_COST);
             }
@@ -1004,7 +1026,7 @@ impl Client {
         id: SubscriptionId,
     ) -> Result<(), ClientError> {
         self.outside_transaction()?;
-        let Some(e) = self.subscriptions.entries.get_mut(&id) else {
+        let Some(mut e) = self.subscriptions.entries.get_mut(&id) else {
             return Err(ClientError::UnknownHandle);
         };
         if !e.live() {
@@ -1015,7 +1037,9 @@ impl Client {
             return Err(ClientError::DeletionInProgress);
         }
         e.delete = true;
-        if matches!(e.phase, Phase::Waiting | Phase::Backoff(_)) {
+        let unheld = matches!(e.phase, Phase::Waiting | Phase::Backoff(_));
+        drop(e);
+        if unheld {
             // S-7: no session holds it.
             self.subscriptions.end(id, SubscriptionEnd::Deleted);
         }
@@ -1072,7 +1096,7 @@ impl Client {
         if let Some((id, churn)) = self.subscriptions.relapsed.take() {
             if churn > 1 {
                 let at = now + self.backoff(churn - 2);
-                if let Some(e) = self.subscriptions.entries.get_mut(&id) {
+                if let Some(mut e) = self.subscriptions.entries.get_mut(&id) {
                     if matches!(e.phase, Phase::Waiting) {
                         e.phase = Phase::Backoff(at);
                     }
@@ -1105,7 +1129,7 @@ impl Client {
             Purpose::Subscribe(id) => {
                 if let Some(attempt) = self.subscriptions.on_opening(id, session, frame)? {
                     let at = now + self.backoff(attempt);
-                    if let Some(e) = self.subscriptions.entries.get_mut(&id) {
+                    if let Some(mut e) = self.subscriptions.entries.get_mut(&id) {
                         e.phase = Phase::Backoff(at);
                     }
                 }

@@ -120,9 +120,7 @@ impl super::Client {
     }
 
     pub(super) fn attach_by_id_outstanding(&self) -> bool {
-        self.reads
-            .iter()
-            .any(|(_, e)| matches!(e.request, ClientRequestT::AttachTransactionRequest(_)))
+        self.reads.any_marked()
     }
 
     pub(super) fn outside_transaction(&self) -> Result<(), ClientError> {
@@ -174,14 +172,14 @@ impl super::Client {
                 false
             }
             AttachStep::Redirect(uri) => {
-                if let Some(e) = read.and_then(|h| self.reads.get_mut(h)) {
+                if let Some(mut e) = read.and_then(|h| self.reads.get_mut(h)) {
                     e.call.again(None, false);
                 }
                 if !self.redirect(s, uri) {
                     let wait = self.backoff(self.tx.refusals);
                     self.tx.refusals = self.tx.refusals.saturating_add(1);
                     match read.and_then(|h| self.reads.get_mut(h)) {
-                        Some(e) => e.call.again(Some(now + wait), false),
+                        Some(mut e) => e.call.again(Some(now + wait), false),
                         None => self.tx.retry_at = Some(now + wait),
                     }
                 }

@@ -1,0 +1,150 @@
+//! The client's cost per input does not grow with what is open (issue 17, item 1). Not a
+//! timing test: the `testkit` feature counts every entry of the client's capability maps
+//! that an iteration hands out, and one round trip (or one batch of rows) must visit exactly
+//! as many with thousands of other calls (or subscriptions) open as with one. A scan of every
+//! open entry reintroduced anywhere in the drains moves the count by their number.
+
+mod support;
+
+use bytes::Bytes;
+use nervix_protocol::client::*;
+use nervix_protocol::exchange::ExchangeConfig;
+use nervix_protocol::schema::*;
+use nervix_protocol::testkit::visited;
+use nervix_protocol::time::Timestamp;
+use support::rig::{ep, WALL};
+use support::streams::{opened, rows, two_fields};
+use support::{completed, outcome, sent};
+
+/// A client whose session carries `room` requests at once, opened and ready.
+fn ready_client(room: usize) -> (Client, SessionId) {
+    let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    config.exchange = ExchangeConfig::default().with_max_in_flight(room);
+    let mut c = Client::new(config);
+    c.select_domain(Some("d1")).unwrap();
+    // A read makes the client want a session.
+    c.read(
+        Timestamp::ZERO,
+        ClientRequestT::ListDomainsRequest(Box::default()),
+        None,
+    )
+    .unwrap();
+    let sid = loop {
+        match c.poll_action() {
+            Some(Action::Connect { session, .. }) => break session,
+            Some(_) => {}
+            None => panic!("no connect asked for"),
+        }
+    };
+    c.handle_connected(Timestamp::ZERO, sid);
+    let frames = drain(&mut c);
+    let read = sent(frames.last().expect("the read went out"));
+    c.handle_frame(Timestamp::ZERO, sid, support::domains(read.request_id));
+    drain(&mut c);
+    assert!(c.is_ready());
+    (c, sid)
+}
+
+/// Takes every action and event; returns the frames sent.
+fn drain(c: &mut Client) -> Vec<Bytes> {
+    let mut frames = vec![];
+    while let Some(a) = c.poll_action() {
+        if let Action::Send { frame, .. } = a {
+            frames.push(frame);
+        }
+    }
+    while c.poll_event().is_some() {}
+    frames
+}
+
+/// Entries visited by one command's round trip (execute, its frame out, its outcome in,
+/// every poll drained) on a client with `others` commands out and unanswered.
+fn round_trip_visits(others: usize) -> u64 {
+    let (mut c, sid) = ready_client(others + 16);
+    let now = Timestamp::ZERO;
+    for i in 0..others {
+        c.execute(now, WALL, &format!("INSERT INTO t VALUES ({i})"))
+            .unwrap();
+        drain(&mut c);
+    }
+    assert_eq!(c.outstanding_commands(), others);
+    let before = visited();
+    let h = c.execute(now, WALL, "INSERT INTO t VALUES (-1)").unwrap();
+    let frames = drain(&mut c);
+    let _ = c.poll_timeout();
+    let m = sent(&frames[0]);
+    let ClientRequestT::CommandRequest(req) = &m.request else {
+        panic!("not a command: {m:?}");
+    };
+    let reply = outcome(m.request_id, &req.execution_reference, completed());
+    c.handle_frame(now, sid, reply);
+    let mut done = false;
+    while let Some(a) = c.poll_action() {
+        assert!(!matches!(a, Action::Close { .. }));
+    }
+    while let Some(e) = c.poll_event() {
+        done |= matches!(e, ClientEvent::Command { handle, result: CommandResult::Completed(_) } if handle == h);
+    }
+    let _ = c.poll_timeout();
+    c.handle_timeout(now);
+    let _ = c.poll_timeout();
+    let cost = visited() - before;
+    assert!(done, "the command completed");
+    assert_eq!(c.outstanding_commands(), others);
+    cost
+}
+
+#[test]
+fn one_round_trip_costs_the_same_with_one_or_ten_thousand_other_calls_open() {
+    let one = round_trip_visits(1);
+    let many = round_trip_visits(10_000);
+    println!("entries visited by one round trip: {one} with 1 other call open, {many} with 10,000");
+    assert_eq!(one, many, "a drain scans the open calls");
+}
+
+/// Entries visited by one batch of rows to one subscription (the frame in, its event read,
+/// every poll drained) on a client with `others` other subscriptions open.
+fn row_batch_visits(others: usize) -> u64 {
+    let (mut c, sid) = ready_client(64);
+    let now = Timestamp::ZERO;
+    let mut target = None;
+    for i in 0..=others {
+        let name = format!("s{i}");
+        let id = c
+            .subscribe(
+                now,
+                "d1",
+                &format!("CREATE SUBSCRIPTION {name} AS SELECT * FROM orders"),
+            )
+            .unwrap();
+        let frames = drain(&mut c);
+        let m = sent(frames.last().expect("the subscribe went out"));
+        c.handle_frame(now, sid, opened(m.request_id, &name, 1, two_fields()));
+        drain(&mut c);
+        while c.poll_subscription(id).is_some() {}
+        target = Some((id, name));
+    }
+    let (id, name) = target.unwrap();
+    assert_eq!(c.live_subscriptions(), others + 1);
+    let frame = rows(&name, 1, 0, 4);
+    let before = visited();
+    c.handle_frame(now, sid, frame);
+    drain(&mut c);
+    let mut batches = 0;
+    while let Some((from, ev)) = c.poll_subscriptions() {
+        assert_eq!(from, id);
+        batches += usize::from(matches!(ev, SubscriptionEvent::Rows(_)));
+    }
+    let _ = c.poll_timeout();
+    let cost = visited() - before;
+    assert_eq!(batches, 1);
+    cost
+}
+
+#[test]
+fn one_row_batch_costs_the_same_with_one_or_a_thousand_other_subscriptions_open() {
+    let one = row_batch_visits(1);
+    let many = row_batch_visits(1_000);
+    println!("entries visited by one batch of rows: {one} with 1 other subscription open, {many} with 1,000");
+    assert_eq!(one, many, "a drain scans the open subscriptions");
+}
