@@ -6,6 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use sf_journal::recovery::SlotFiles;
+use sf_journal::ring::FramePlace;
 use sf_journal::slot::{self, parse_segment_name};
 use sf_journal::FileOp;
 
@@ -86,6 +87,8 @@ pub struct FileDir {
     path: PathBuf,
     open: BTreeMap<String, File>,
     stats: DirStats,
+    /// A frame's length field and payload, put together for its one body write.
+    body: Vec<u8>,
 }
 
 impl FileDir {
@@ -97,6 +100,7 @@ impl FileDir {
             path,
             open: BTreeMap::new(),
             stats: DirStats::default(),
+            body: Vec::new(),
         })
     }
 
@@ -195,6 +199,33 @@ impl FileDir {
                 source: io::Error::new(io::ErrorKind::Unsupported, format!("{other:?}")),
             }),
         }
+    }
+
+    /// Stores a frame the engine placed ([`Ring::append_placed`](sf_journal::ring::Ring::append_placed))
+    /// from the caller's `payload`: the same two writes as
+    /// [`FramePlace::writes`] gives, in the same order (the length and payload, then the
+    /// checksum), without building them as operations.
+    pub fn write_frame(&mut self, place: &FramePlace<'_>, payload: &[u8]) -> Result<(), IoError> {
+        let mut body = std::mem::take(&mut self.body);
+        body.clear();
+        body.extend_from_slice(&place.payload_len.to_le_bytes());
+        body.extend_from_slice(payload);
+        let r = self.write_bytes(place.file, &body, place.offset + 4);
+        self.body = body;
+        r?;
+        self.write_bytes(place.file, &place.crc.to_le_bytes(), place.offset)
+    }
+
+    /// One positioned write, counted; the path is only built for an error.
+    fn write_bytes(&mut self, file: &str, bytes: &[u8], offset: u64) -> Result<(), IoError> {
+        let r = write_at(self.file(file)?, bytes, offset);
+        r.map_err(|source| IoError {
+            what: "write",
+            file: self.path.join(file),
+            source,
+        })?;
+        self.stats.writes += 1;
+        Ok(())
     }
 
     /// Carries out every operation in order, stopping at the first failure.

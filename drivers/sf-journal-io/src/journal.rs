@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use sf_journal::dict::SymbolDict;
 use sf_journal::recovery::{recover, RecoveryError};
 use sf_journal::ring::{
-    AckError, AppendError, CloseVerdict, Durability, Link, OkQueueLimits, Ring, RingConfig, Window,
+    AckError, AppendError, CloseVerdict, Durability, FramePlace, Link, OkQueueLimits, Ring,
+    RingConfig, Window,
 };
 use sf_journal::status::{Category, ErrorStatus};
 use sf_journal::{FileOp, MemDir};
@@ -185,6 +186,24 @@ impl Store {
             Store::Disk { dir, .. } => Ok(dir.apply_all(ops)?),
         }
     }
+
+    /// Stores a placed frame from the caller's bytes: the length and payload, then the
+    /// checksum (SF-5).
+    fn write_frame(&mut self, place: &FramePlace<'_>, payload: &[u8]) -> Result<(), JournalError> {
+        match self {
+            Store::Memory(m) => {
+                m.write(
+                    place.file,
+                    place.offset + 4,
+                    &place.payload_len.to_le_bytes(),
+                );
+                m.write(place.file, place.offset + 8, payload);
+                m.write(place.file, place.offset, &place.crc.to_le_bytes());
+                Ok(())
+            }
+            Store::Disk { dir, .. } => Ok(dir.write_frame(place, payload)?),
+        }
+    }
 }
 
 /// A store-and-forward journal: frames appended by the producer, kept until acknowledged, and
@@ -204,6 +223,24 @@ pub struct Journal {
     /// A file operation failed.
     broken: bool,
     stats: JournalStats,
+}
+
+/// Counts an append's outcome.
+fn count_append<T>(
+    stats: &mut JournalStats,
+    r: Result<T, AppendError>,
+    len: usize,
+) -> Result<T, AppendError> {
+    match &r {
+        Ok(_) => {
+            stats.frames_appended += 1;
+            stats.bytes_appended += len as u64;
+        }
+        Err(AppendError::Full { .. }) => stats.appends_full += 1,
+        Err(AppendError::DeadlineExceeded { .. }) => stats.appends_timed_out += 1,
+        Err(_) => {}
+    }
+    r
 }
 
 /// Whether `id` can name a directory inside `sf_dir` and nothing else.
@@ -375,23 +412,16 @@ impl Journal {
         if !sf_journal::status::is_qwp_frame(payload) {
             return Err(JournalError::NotQwp);
         }
-        let a = self.ring.append(payload, now_millis);
-        let a = self.count_append(a, payload.len())?;
-        self.apply(&a.ops)?;
-        Ok(a.fsn)
-    }
-
-    fn count_append<T>(&mut self, r: Result<T, AppendError>, len: usize) -> Result<T, AppendError> {
-        match &r {
-            Ok(_) => {
-                self.stats.frames_appended += 1;
-                self.stats.bytes_appended += len as u64;
-            }
-            Err(AppendError::Full { .. }) => self.stats.appends_full += 1,
-            Err(AppendError::DeadlineExceeded { .. }) => self.stats.appends_timed_out += 1,
-            Err(_) => {}
-        }
-        r
+        // The frame is written from the caller's bytes: the engine only says where.
+        let r = self.ring.append_placed(payload, now_millis);
+        let placed = count_append(&mut self.stats, r, payload.len())?;
+        let store = self.store.as_mut().ok_or(JournalError::Closed)?;
+        let r = store
+            .apply(&placed.ops)
+            .and_then(|()| store.write_frame(&placed.place, payload));
+        self.broken |= r.is_err();
+        r?;
+        Ok(placed.fsn)
     }
 
     /// The journal's counters, and what its bounded queues hold now.
@@ -423,7 +453,7 @@ impl Journal {
             .ok()
             .and_then(|(_, a)| self.ring.locate(a.fsn))
             .map_or(0, |l| l.len as usize);
-        let (ids, a) = self.count_append(r, len)?;
+        let (ids, a) = count_append(&mut self.stats, r, len)?;
         self.apply(&a.ops)?;
         Ok((a.fsn, ids))
     }

@@ -96,15 +96,7 @@ impl MemDir {
                 file,
                 offset,
                 bytes,
-            } => {
-                let f = self.files.entry(file.clone()).or_default();
-                let start = usize::try_from(*offset).unwrap_or(usize::MAX);
-                let end = start.saturating_add(bytes.len());
-                if f.len() < end {
-                    f.resize(end, 0);
-                }
-                f[start..end].copy_from_slice(bytes);
-            }
+            } => self.write(file, *offset, bytes),
             FileOp::Zero { file, offset, len } => {
                 let f = self.files.entry(file.clone()).or_default();
                 let start = usize::try_from(*offset).unwrap_or(usize::MAX);
@@ -124,6 +116,23 @@ impl MemDir {
                 self.files.remove(file);
             }
         }
+    }
+
+    /// A positioned write of `bytes` at `offset`, as [`FileOp::Write`] (a missing file is
+    /// created, a write past the end extends it with zeros) from borrowed bytes.
+    pub fn write(&mut self, file: &str, offset: u64, bytes: &[u8]) {
+        if !self.files.contains_key(file) {
+            self.files.insert(file.to_owned(), Vec::new());
+        }
+        let Some(f) = self.files.get_mut(file) else {
+            return;
+        };
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let end = start.saturating_add(bytes.len());
+        if f.len() < end {
+            f.resize(end, 0);
+        }
+        f[start..end].copy_from_slice(bytes);
     }
 
     /// Carries out every operation in order.

@@ -8,7 +8,7 @@ use crate::dict::SymbolDict;
 use crate::ops::FileOp;
 use crate::record::{create_record_file, Record, RecordKind};
 use crate::recovery::Recovery;
-use crate::segment::{FrameWrites, SegmentHeader, FRAME_HEADER_LEN, SEGMENT_HEADER_LEN};
+use crate::segment::{frame_crc, FrameWrites, SegmentHeader, FRAME_HEADER_LEN, SEGMENT_HEADER_LEN};
 use crate::slot::{self, parse_segment_name, SegmentName};
 
 /// Default segment file size (`sf_max_segment_bytes`).
@@ -241,6 +241,42 @@ pub struct Appended {
     pub ops: Vec<FileOp>,
 }
 
+/// A frame taken into the ring by [`Ring::append_placed`], its bytes still to be written by
+/// the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub struct Placed<'a> {
+    /// Its FSN.
+    pub fsn: i64,
+    /// Operations to carry out before the frame's writes (a new segment and the manifest
+    /// naming it); empty while the frame fits the open segment.
+    pub ops: Vec<FileOp>,
+    /// Where the frame goes and what its header holds.
+    pub place: FramePlace<'a>,
+}
+
+/// Where an appended frame goes in its segment, and its header fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FramePlace<'a> {
+    /// The segment file.
+    pub file: &'a str,
+    /// Offset of the frame's checksum field; the length field follows it, then the payload.
+    pub offset: u64,
+    /// The payload length, as the frame's length field holds it.
+    pub payload_len: i32,
+    /// The frame's CRC32C (over the length field and the payload).
+    pub crc: u32,
+}
+
+impl FramePlace<'_> {
+    /// The two writes storing `payload` (the payload this place was made for) here, as owned
+    /// operations: the length and payload first, the checksum last.
+    #[must_use]
+    pub fn writes(&self, payload: &[u8]) -> FrameWrites {
+        FrameWrites::with_crc(self.file, self.offset, self.payload_len, self.crc, payload)
+    }
+}
+
 /// Where a frame lies: the file and the range of its payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrameLocation {
@@ -447,6 +483,24 @@ impl Ring {
     /// is needed and the cap is reached, the append is refused with [`AppendError::Full`] until
     /// `append_deadline_millis` after the first refusal, then [`AppendError::DeadlineExceeded`].
     pub fn append(&mut self, payload: &[u8], now_millis: u64) -> Result<Appended, AppendError> {
+        let Placed {
+            fsn,
+            mut ops,
+            place,
+        } = self.append_placed(payload, now_millis)?;
+        ops.extend(place.writes(payload).into_ops());
+        Ok(Appended { fsn, ops })
+    }
+
+    /// [`Ring::append`] without copying the payload into the returned writes: the caller
+    /// carries out [`Placed::ops`] (a segment being opened, usually none), then stores the
+    /// frame itself at [`Placed::place`] from its own bytes, in the order
+    /// [`FramePlace::writes`] gives (the length and payload, then the checksum: SF-5).
+    pub fn append_placed(
+        &mut self,
+        payload: &[u8],
+        now_millis: u64,
+    ) -> Result<Placed<'_>, AppendError> {
         if self.next_fsn == i64::MAX {
             return Err(AppendError::FsnExhausted);
         }
@@ -499,13 +553,22 @@ impl Ring {
         self.wait_since = None;
         let fsn = self.next_fsn;
         let seg = self.segs.back_mut().expect("a segment is open");
-        let writes = FrameWrites::new(&seg.file, seg.used, payload).expect("length checked");
-        ops.extend(writes.into_ops());
-        seg.offsets.push(seg.used);
+        let offset = seg.used;
+        seg.offsets.push(offset);
         seg.lens.push(payload.len() as u32);
         seg.used += need;
         self.next_fsn += 1;
-        Ok(Appended { fsn, ops })
+        let payload_len = i32::try_from(payload.len()).expect("length checked");
+        Ok(Placed {
+            fsn,
+            ops,
+            place: FramePlace {
+                file: &seg.file,
+                offset,
+                payload_len,
+                crc: frame_crc(payload_len, payload),
+            },
+        })
     }
 
     fn open_segment(&mut self, now_millis: u64) -> Vec<FileOp> {

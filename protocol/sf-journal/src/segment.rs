@@ -150,10 +150,21 @@ impl FrameWrites {
     #[must_use]
     pub fn new(file: &str, offset: u64, payload: &[u8]) -> Option<Self> {
         let len = i32::try_from(payload.len()).ok()?;
+        Some(Self::with_crc(
+            file,
+            offset,
+            len,
+            frame_crc(len, payload),
+            payload,
+        ))
+    }
+
+    /// The writes when the length and checksum of `payload` are already known.
+    pub(crate) fn with_crc(file: &str, offset: u64, len: i32, crc: u32, payload: &[u8]) -> Self {
         let mut body = Vec::with_capacity(4 + payload.len());
         body.extend_from_slice(&len.to_le_bytes());
         body.extend_from_slice(payload);
-        Some(Self {
+        Self {
             body: FileOp::Write {
                 file: file.to_owned(),
                 offset: offset + 4,
@@ -162,9 +173,9 @@ impl FrameWrites {
             checksum: FileOp::Write {
                 file: file.to_owned(),
                 offset,
-                bytes: frame_crc(len, payload).to_le_bytes().to_vec(),
+                bytes: crc.to_le_bytes().to_vec(),
             },
-        })
+        }
     }
 
     /// Both writes, body first.
