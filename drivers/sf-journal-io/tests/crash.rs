@@ -53,6 +53,31 @@ fn sf_5_a_crash_at_every_write_boundary_on_real_files_keeps_the_completed_frames
     }
 }
 
+#[test]
+fn sf_5_a_frame_written_from_the_callers_bytes_matches_the_engines_writes() {
+    // Twelve frames over four segments: every file, byte for byte, and the number of
+    // positioned writes are those of the engine's own operations.
+    let (ops, _) = appends(12);
+    let sf = scratch("callers-bytes");
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    for i in 0..12 {
+        assert_eq!(j.append(&payload(i), 1_000).unwrap(), i as i64);
+    }
+    let writes = j.dir_stats().unwrap().writes;
+    let mut mem = MemDir::new();
+    mem.apply_all(&ops);
+    assert_eq!(mem.names().filter(|n| n.ends_with(".sfa")).count(), 4);
+    for name in mem.names() {
+        let on_disk = std::fs::read(sf.join("s").join(name)).unwrap();
+        assert_eq!(on_disk, mem.get(name).unwrap(), "{name}");
+    }
+    let engine_writes = ops
+        .iter()
+        .filter(|o| matches!(o, FileOp::Write { .. }))
+        .count() as u64;
+    assert_eq!(writes, engine_writes);
+}
+
 /// A small deterministic generator (the seed is the test's input).
 fn lcg(seed: &mut u64) -> u64 {
     *seed = seed
