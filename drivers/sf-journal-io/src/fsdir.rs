@@ -131,43 +131,45 @@ impl FileDir {
         Ok(&self.open[name])
     }
 
+    /// The error of `what` failing on `file`: the path is only built when something failed.
+    fn error(&self, what: &'static str, file: &str, source: io::Error) -> IoError {
+        IoError {
+            what,
+            file: self.path.join(file),
+            source,
+        }
+    }
+
     /// Carries out one operation.
     pub fn apply(&mut self, op: &FileOp) -> Result<(), IoError> {
         match op {
             FileOp::SetLen { file, len } => {
-                let p = self.path.join(file);
-                self.file(file)?
-                    .set_len(*len)
-                    .map_err(err("set length", &p))
+                let r = self.file(file)?.set_len(*len);
+                r.map_err(|e| self.error("set length", file, e))
             }
             FileOp::Write {
                 file,
                 offset,
                 bytes,
-            } => {
-                let p = self.path.join(file);
-                write_at(self.file(file)?, bytes, *offset).map_err(err("write", &p))?;
-                self.stats.writes += 1;
-                Ok(())
-            }
+            } => self.write_bytes(file, bytes, *offset),
             FileOp::Zero { file, offset, len } => {
-                let p = self.path.join(file);
                 let zeros = vec![0u8; 64 << 10];
                 let (mut at, end) = (*offset, offset.saturating_add(*len));
                 while at < end {
                     let n = (end - at).min(zeros.len() as u64) as usize;
-                    write_at(self.file(file)?, &zeros[..n], at).map_err(err("zero", &p))?;
+                    let r = write_at(self.file(file)?, &zeros[..n], at);
+                    r.map_err(|e| self.error("zero", file, e))?;
                     at += n as u64;
                 }
                 self.stats.writes += 1;
                 Ok(())
             }
             FileOp::Sync { file } => {
-                let p = self.path.join(file);
-                if !p.exists() && !self.open.contains_key(file) {
+                if !self.open.contains_key(file) && !self.path.join(file).exists() {
                     return Ok(());
                 }
-                self.file(file)?.sync_data().map_err(err("sync", &p))?;
+                let r = self.file(file)?.sync_data();
+                r.map_err(|e| self.error("sync", file, e))?;
                 self.stats.file_syncs += 1;
                 Ok(())
             }
@@ -219,11 +221,7 @@ impl FileDir {
     /// One positioned write, counted; the path is only built for an error.
     fn write_bytes(&mut self, file: &str, bytes: &[u8], offset: u64) -> Result<(), IoError> {
         let r = write_at(self.file(file)?, bytes, offset);
-        r.map_err(|source| IoError {
-            what: "write",
-            file: self.path.join(file),
-            source,
-        })?;
+        r.map_err(|e| self.error("write", file, e))?;
         self.stats.writes += 1;
         Ok(())
     }
@@ -252,9 +250,9 @@ impl FileDir {
 
     /// Reads `len` bytes of `file` at `offset`.
     pub fn read(&mut self, file: &str, offset: u64, len: usize) -> Result<Vec<u8>, IoError> {
-        let p = self.path.join(file);
         let mut buf = vec![0u8; len];
-        read_at(self.file(file)?, &mut buf, offset).map_err(err("read", &p))?;
+        let r = read_at(self.file(file)?, &mut buf, offset);
+        r.map_err(|e| self.error("read", file, e))?;
         Ok(buf)
     }
 

@@ -479,17 +479,17 @@ impl Journal {
     /// The next frame to send on the open connection, in FSN order, with its bytes.
     pub fn next_frame(&mut self) -> Result<Option<(i64, Vec<u8>)>, JournalError> {
         self.usable()?;
-        let Some((fsn, loc)) = self.ring.next_to_send() else {
+        let Some((fsn, at)) = self.ring.next_to_send_at() else {
             return Ok(None);
         };
-        let bytes = match self.store()? {
+        let bytes = match self.store.as_mut().ok_or(JournalError::Closed)? {
             Store::Memory(m) => m
-                .get(&loc.file)
-                .and_then(|b| b.get(loc.offset as usize..)?.get(..loc.len as usize))
+                .get(at.file)
+                .and_then(|b| b.get(at.offset as usize..)?.get(..at.len as usize))
                 .map(<[u8]>::to_vec)
                 .unwrap_or_default(),
             Store::Disk { dir, .. } => {
-                let r = dir.read(&loc.file, loc.offset, loc.len as usize);
+                let r = dir.read(at.file, at.offset, at.len as usize);
                 self.broken |= r.is_err();
                 r?
             }

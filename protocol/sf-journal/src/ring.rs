@@ -288,6 +288,29 @@ pub struct FrameLocation {
     pub len: u32,
 }
 
+/// Where a frame lies, the file named by a borrow of the ring's own name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameAt<'a> {
+    /// The segment file.
+    pub file: &'a str,
+    /// Offset of the payload.
+    pub offset: u64,
+    /// Length of the payload.
+    pub len: u32,
+}
+
+impl FrameAt<'_> {
+    /// The same location owning its file name.
+    #[must_use]
+    pub fn to_location(&self) -> FrameLocation {
+        FrameLocation {
+            file: self.file.to_owned(),
+            offset: self.offset,
+            len: self.len,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Seg {
     file: String,
@@ -623,13 +646,19 @@ impl Ring {
     /// Where the frame of `fsn` lies, if it is still in the ring.
     #[must_use]
     pub fn locate(&self, fsn: i64) -> Option<FrameLocation> {
+        self.locate_at(fsn).map(|at| at.to_location())
+    }
+
+    /// [`Ring::locate`] naming the file by a borrow of the ring's own name.
+    #[must_use]
+    pub fn locate_at(&self, fsn: i64) -> Option<FrameAt<'_>> {
         let seg = self
             .segs
             .iter()
             .find(|s| fsn >= s.base && fsn < s.base.saturating_add(s.offsets.len() as i64))?;
         let i = (fsn - seg.base) as usize;
-        Some(FrameLocation {
-            file: seg.file.clone(),
+        Some(FrameAt {
+            file: &seg.file,
             offset: seg.offsets[i] + FRAME_HEADER_LEN as u64,
             len: seg.lens[i],
         })
@@ -658,6 +687,12 @@ impl Ring {
     /// The next frame to send on the open connection, in FSN order, including frames appended
     /// since the connection was made; `None` when everything published was sent.
     pub fn next_to_send(&mut self) -> Option<(i64, FrameLocation)> {
+        self.next_to_send_at()
+            .map(|(fsn, at)| (fsn, at.to_location()))
+    }
+
+    /// [`Ring::next_to_send`] naming the file by a borrow of the ring's own name.
+    pub fn next_to_send_at(&mut self) -> Option<(i64, FrameAt<'_>)> {
         let w = self.window.as_mut()?;
         let fsn = w.next_send;
         if fsn >= self.next_fsn {
@@ -669,8 +704,8 @@ impl Ring {
         } else {
             self.sent_high = fsn;
         }
-        let loc = self.locate(fsn)?;
-        Some((fsn, loc))
+        let at = self.locate_at(fsn)?;
+        Some((fsn, at))
     }
 
     /// A server error for `wire_seq` (SF-43): the frame is never acknowledged or trimmed by
