@@ -90,7 +90,14 @@ impl MemDir {
         match op {
             FileOp::SetLen { file, len } => {
                 let len = usize::try_from(*len).unwrap_or(usize::MAX);
-                self.files.entry(file.clone()).or_default().resize(len, 0);
+                let f = self.files.entry(file.clone()).or_default();
+                if f.is_empty() {
+                    // Zeroed memory from the allocator: a fresh segment is not written twice
+                    // (zeros, then frames).
+                    *f = vec![0; len];
+                } else {
+                    f.resize(len, 0);
+                }
             }
             FileOp::Write {
                 file,
