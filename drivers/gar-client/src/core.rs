@@ -138,6 +138,17 @@ impl Inner {
         }
     }
 
+    /// The connection's task or thread is over without having ended the session (it died):
+    /// the engine stops with `error` unless it stopped already, and the session is ended.
+    pub(crate) fn end_after_failure(&mut self) {
+        if self.ended {
+            return;
+        }
+        tracing::error!("gar connection task ended abnormally: the session is stopped");
+        self.engine.handle_driver_failure();
+        self.ended = true;
+    }
+
     /// The connection is gone: the engine stops (`disconnect` unless it stopped already).
     pub(crate) fn end(&mut self) {
         if self.ended {
@@ -148,5 +159,16 @@ impl Inner {
         if let Some(reason) = self.engine.stop_reason() {
             tracing::info!(?reason, "gar connection closed");
         }
+    }
+}
+
+/// Runs its closure when dropped: at the end of a connection's task or thread, however it ends
+/// (a return, a panic, the task dropped), so the session is always marked ended and every waiter
+/// is woken.
+pub(crate) struct OnExit<F: FnMut()>(pub(crate) F);
+
+impl<F: FnMut()> Drop for OnExit<F> {
+    fn drop(&mut self) {
+        (self.0)();
     }
 }

@@ -32,6 +32,15 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// A guard for the connection's task: when the task ends without having ended the session
+    /// (a panic), the session stops with `error` and the waiters wake.
+    fn end_on_exit(&self) -> crate::core::OnExit<impl FnMut() + '_> {
+        crate::core::OnExit(move || {
+            self.lock().end_after_failure();
+            self.changed.notify_waiters();
+        })
+    }
 }
 
 /// An async GAR client on one connection (one session).
@@ -410,6 +419,7 @@ const CLOSE_WAIT: Duration = Duration::from_millis(500);
 /// The connection's task: writes what the engine queued (each batch by the write deadline),
 /// hands every read to the engine, runs the engine's timers, and closes once it stopped.
 async fn run(mut ws: WebSocketStream<Io>, shared: Arc<Shared>, write_timeout: Duration) {
+    let _exit = shared.end_on_exit();
     loop {
         let batch = shared.lock().take_transmits();
         if !batch.is_empty() {
@@ -482,4 +492,45 @@ async fn run(mut ws: WebSocketStream<Io>, shared: Arc<Shared>, write_timeout: Du
     }
     shared.lock().end();
     shared.changed.notify_waiters();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Event, Violation};
+
+    #[tokio::test]
+    async fn g_63_a_dead_connection_task_stops_the_session() {
+        let mut engine = Engine::new(gar_client::Config::default());
+        engine.start(0, (1, 2));
+        let shared = Arc::new(Shared {
+            inner: Mutex::new(Inner::new(engine, crate::Clock(Instant::now()))),
+            changed: Notify::new(),
+            wake: Notify::new(),
+        });
+        let s = shared.clone();
+        let task = tokio::spawn(async move {
+            let _exit = s.end_on_exit();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            panic!("a bug in the connection task");
+        });
+        let c = Client {
+            shared,
+            call_timeout: Duration::from_secs(1),
+            _task: AbortOnDrop(task),
+        };
+        let first = c.next_event_within(Duration::from_secs(5)).await.unwrap();
+        assert_eq!(
+            first,
+            Some(Event::Stopped {
+                reason: StopReason::Error,
+                violation: None::<Violation>,
+            })
+        );
+        assert_eq!(
+            c.next_event_within(Duration::from_secs(5)).await.unwrap(),
+            None
+        );
+        assert!(c.is_closed());
+    }
 }

@@ -352,3 +352,24 @@ fn blocking_writes_that_wait_for_the_socket_all_arrive_in_order() {
     let got = common::published(&server.report());
     assert_eq!(got, (0..40).collect::<Vec<_>>());
 }
+
+#[test]
+fn g_15_blocking_absurd_server_interval_stops_the_session() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.recv_type("Introduction");
+        p.introduce(u64::MAX);
+        p.beat();
+        p.drain(Duration::from_secs(2));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    assert_eq!(
+        stops(&ev),
+        vec![(
+            StopReason::Error,
+            Some(Violation::HeartbeatInterval(u64::MAX))
+        )]
+    );
+    assert!(c.is_closed());
+    server.report();
+}

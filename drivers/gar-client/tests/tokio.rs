@@ -529,3 +529,24 @@ fn both_clients_can_be_shared_between_tasks_and_threads() {
     shared::<gar_driver::blocking::Client>();
     shared::<gar_driver::Config>();
 }
+
+#[tokio::test]
+async fn g_15_an_absurd_server_interval_stops_the_session() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.recv_type("Introduction");
+        p.introduce(u64::MAX);
+        p.beat();
+        p.drain(Duration::from_secs(2));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    assert_eq!(
+        stops(&ev),
+        vec![(
+            StopReason::Error,
+            Some(Violation::HeartbeatInterval(u64::MAX))
+        )]
+    );
+    assert!(c.is_closed());
+    server.report();
+}

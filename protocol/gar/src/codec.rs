@@ -62,6 +62,10 @@ pub enum Violation {
     /// A close frame whose body is one byte: a close code takes two.
     #[error("a malformed close frame (1-byte body)")]
     MalformedClose,
+    /// The server advertised a heartbeat timeout interval (ms) above
+    /// [`Limits::max_server_heartbeat_interval`].
+    #[error("the server's heartbeat interval of {0} ms exceeds the limit")]
+    HeartbeatInterval(u64),
 }
 
 /// A record's address: the key and topic ids of the sender's id space.

@@ -42,6 +42,9 @@ pub struct Limits {
     pub max_records: usize,
     /// Most bytes of cached record values.
     pub max_record_bytes: usize,
+    /// Longest heartbeat timeout interval (ms) a server may advertise; a larger one is
+    /// refused with [`Violation::HeartbeatInterval`], since it would switch liveness off.
+    pub max_server_heartbeat_interval: u64,
 }
 
 impl Default for Limits {
@@ -56,6 +59,7 @@ impl Default for Limits {
             max_ids: 1_000_000,
             max_records: 1_000_000,
             max_record_bytes: 256 << 20,
+            max_server_heartbeat_interval: 24 * 60 * 60 * 1000,
         }
     }
 }
@@ -408,8 +412,9 @@ impl Client {
         self.server_logoff = false;
         let iv = self.config.heartbeat_timeout_interval;
         self.s.started_at = now;
-        self.s.next_beat = now + iv / 2;
-        self.s.alive_deadline = now + iv.saturating_mul(10);
+        // Timer arithmetic saturates: an absurd interval or clock never wraps nor panics.
+        self.s.next_beat = now.saturating_add(iv / 2);
+        self.s.alive_deadline = now.saturating_add(iv.saturating_mul(10));
         let c = &self.config;
         let text = codec::write::introduction(&codec::write::Introduction {
             version: JSON_VERSION,
@@ -595,9 +600,9 @@ impl Client {
             if self.send(codec::write::heartbeat(now)).is_ok() {
                 self.traffic.heartbeats_sent += 1;
             }
-            self.s.next_beat += period;
+            self.s.next_beat = self.s.next_beat.saturating_add(period);
             if self.s.next_beat <= now {
-                self.s.next_beat = now + period;
+                self.s.next_beat = now.saturating_add(period);
             }
         }
     }
@@ -625,6 +630,12 @@ impl Client {
             None | Some(1000 | 1001 | 1005) => self.stopped(StopReason::Disconnect, None),
             Some(c) => self.stopped(StopReason::Error, Some(Violation::CloseCode(c))),
         }
+    }
+
+    /// The driver's own connection task or thread died (a bug of the driver, not of the peer):
+    /// the session ends with `error` and no violation, so no caller waits for it forever.
+    pub fn handle_driver_failure(&mut self) {
+        self.stopped(StopReason::Error, None);
     }
 
     /// The transport refused a message above its size limit without reading it whole: `error`,
@@ -657,7 +668,7 @@ impl Client {
             Err(v) => return self.stopped(StopReason::Error, Some(v)),
         };
         if self.config.any_message_is_alive && self.s.introduced {
-            self.s.alive_deadline = now + self.liveness();
+            self.s.alive_deadline = now.saturating_add(self.liveness());
         }
         if let Err(v) = self.apply(now, msg) {
             self.stopped(StopReason::Error, Some(v));
@@ -682,6 +693,9 @@ impl Client {
                     self.stopped(StopReason::Error, None);
                     return Ok(());
                 }
+                if heartbeat_timeout_interval > self.config.limits.max_server_heartbeat_interval {
+                    return Err(Violation::HeartbeatInterval(heartbeat_timeout_interval));
+                }
                 // A new introduction starts the server's id space over.
                 self.s.server_topics.clear();
                 self.s.server_keys.clear();
@@ -691,14 +705,17 @@ impl Client {
                 self.s.introduced = true;
                 if !self.s.beat_seen {
                     // The first-beat grace is ten liveness intervals from the start.
-                    self.s.alive_deadline = self.s.started_at + self.liveness().saturating_mul(10);
+                    self.s.alive_deadline = self
+                        .s
+                        .started_at
+                        .saturating_add(self.liveness().saturating_mul(10));
                 }
                 self.emit(Event::Introduced { user });
             }
             Inbound::Heartbeat { .. } => {
                 self.traffic.heartbeats_received += 1;
                 self.s.beat_seen = true;
-                self.s.alive_deadline = now + self.liveness();
+                self.s.alive_deadline = now.saturating_add(self.liveness());
             }
             Inbound::Error(e) => {
                 self.traffic.server_errors += 1;

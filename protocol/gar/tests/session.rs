@@ -1740,3 +1740,46 @@ fn g_35_a_key_major_batch_is_read_into_records() {
         Some(json!(2))
     );
 }
+
+#[test]
+fn g_15_an_absurd_server_interval_stops_with_a_violation() {
+    let mut c = started(config());
+    c.handle_text(6, &server_intro(JSON_VERSION, u64::MAX));
+    c.handle_text(7, &msg("Heartbeat", json!({"u_milliseconds": 1})));
+    assert_eq!(c.stop_reason(), Some(StopReason::Error));
+    assert_eq!(
+        events(&mut c).last(),
+        Some(&Event::Stopped {
+            reason: StopReason::Error,
+            violation: Some(Violation::HeartbeatInterval(u64::MAX)),
+        })
+    );
+    // The bound itself is allowed; one above it is not.
+    let max = Limits::default().max_server_heartbeat_interval;
+    let mut c = started(config());
+    c.handle_text(1, &server_intro(JSON_VERSION, max));
+    assert!(c.is_running());
+    let mut c = started(config());
+    c.handle_text(1, &server_intro(JSON_VERSION, max + 1));
+    assert_eq!(c.stop_reason(), Some(StopReason::Error));
+}
+
+#[test]
+fn g_15_timers_saturate_at_the_end_of_the_clock() {
+    let mut c = Client::new(Config {
+        heartbeat_timeout_interval: u64::MAX,
+        any_message_is_alive: true,
+        ..config()
+    });
+    c.start(u64::MAX - 10, (1, 2));
+    assert_eq!(c.poll_timeout(), Some(u64::MAX));
+    c.handle_text(u64::MAX - 5, &server_intro(JSON_VERSION, IV));
+    c.handle_text(
+        u64::MAX - 4,
+        &msg("Heartbeat", json!({"u_milliseconds": 1})),
+    );
+    c.handle_timeout(u64::MAX - 1);
+    assert!(c.is_running());
+    c.handle_timeout(u64::MAX);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
