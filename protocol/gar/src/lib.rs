@@ -668,7 +668,14 @@ impl Client {
             Err(v) => return self.stopped(StopReason::Error, Some(v)),
         };
         if self.config.any_message_is_alive && self.s.introduced {
-            self.s.alive_deadline = now.saturating_add(self.liveness());
+            let refreshed = now.saturating_add(self.liveness());
+            // Before the first heartbeat the ten-interval grace stands: a message may only
+            // push the deadline later, never pull it in.
+            self.s.alive_deadline = if self.s.beat_seen {
+                refreshed
+            } else {
+                self.s.alive_deadline.max(refreshed)
+            };
         }
         if let Err(v) = self.apply(now, msg) {
             self.stopped(StopReason::Error, Some(v));

@@ -1783,3 +1783,40 @@ fn g_15_timers_saturate_at_the_end_of_the_clock() {
     c.handle_timeout(u64::MAX);
     assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
 }
+
+#[test]
+fn g_14_any_message_does_not_cut_the_first_beat_grace_short() {
+    let mut c = started(Config {
+        heartbeat_timeout_interval: 400,
+        any_message_is_alive: true,
+        ..config()
+    });
+    c.handle_text(1, &server_intro(JSON_VERSION, 400));
+    topic(&mut c, 3, "t");
+    c.handle_text(
+        100,
+        &msg("TopicIntroduction", json!({"topic_id": 4, "name": "u"})),
+    );
+    c.handle_timeout(3999);
+    assert!(c.is_running());
+    c.handle_timeout(4000);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
+
+#[test]
+fn g_16_a_late_message_in_the_grace_extends_it() {
+    let mut c = started(Config {
+        heartbeat_timeout_interval: 400,
+        any_message_is_alive: true,
+        ..config()
+    });
+    c.handle_text(1, &server_intro(JSON_VERSION, 400));
+    c.handle_text(
+        3900,
+        &msg("TopicIntroduction", json!({"topic_id": 4, "name": "u"})),
+    );
+    c.handle_timeout(4299);
+    assert!(c.is_running());
+    c.handle_timeout(4300);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
