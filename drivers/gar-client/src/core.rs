@@ -107,6 +107,11 @@ impl Inner {
                 self.engine.handle_malformed_close();
                 return true;
             }
+            Some(Err(e)) if is_framing_violation(&e) => {
+                tracing::warn!(error = %e, "gar server broke the websocket framing");
+                self.engine.handle_framing_error(e.to_string());
+                return true;
+            }
             Some(r) => r,
         };
         match incoming(read) {
@@ -159,6 +164,28 @@ impl Inner {
         if let Some(reason) = self.engine.stop_reason() {
             tracing::info!(?reason, "gar connection closed");
         }
+    }
+}
+
+/// Whether a read error is the server breaking the WebSocket rules (a typed violation), as
+/// against the connection merely ending or failing (a disconnect).
+fn is_framing_violation(e: &WsError) -> bool {
+    match e {
+        WsError::Utf8(_) | WsError::AttackAttempt => true,
+        WsError::Protocol(p) => matches!(
+            p,
+            ProtocolError::ReceivedAfterClosing
+                | ProtocolError::NonZeroReservedBits
+                | ProtocolError::MaskedFrameFromServer
+                | ProtocolError::FragmentedControlFrame
+                | ProtocolError::ControlFrameTooBig
+                | ProtocolError::UnknownControlFrameType(_)
+                | ProtocolError::UnknownDataFrameType(_)
+                | ProtocolError::UnexpectedContinueFrame
+                | ProtocolError::ExpectedFragment(_)
+                | ProtocolError::InvalidOpcode(_)
+        ),
+        _ => false,
     }
 }
 

@@ -373,3 +373,35 @@ fn g_15_blocking_absurd_server_interval_stops_the_session() {
     assert!(c.is_closed());
     server.report();
 }
+
+#[test]
+fn g_25_blocking_a_text_message_that_is_not_utf8_is_a_framing_violation() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.raw(&[0x81, 0x02, 0xff, 0xfe]);
+        p.drain(Duration::from_secs(2));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    let s = stops(&ev);
+    assert_eq!(s.len(), 1, "{ev:?}");
+    assert_eq!(s[0].0, StopReason::Error);
+    assert!(matches!(s[0].1, Some(Violation::Framing(_))), "{s:?}");
+    server.report();
+}
+
+#[test]
+fn g_25_blocking_a_reserved_opcode_is_a_framing_violation() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.raw(&[0x83, 0x00]);
+        p.drain(Duration::from_secs(2));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    let s = stops(&ev);
+    assert_eq!(s.len(), 1, "{ev:?}");
+    assert_eq!(s[0].0, StopReason::Error);
+    assert!(matches!(s[0].1, Some(Violation::Framing(_))), "{s:?}");
+    server.report();
+}

@@ -66,6 +66,10 @@ pub enum Violation {
     /// [`Limits::max_server_heartbeat_interval`].
     #[error("the server's heartbeat interval of {0} ms exceeds the limit")]
     HeartbeatInterval(u64),
+    /// The WebSocket layer broke its own rules (a text message that is not UTF-8, a reserved
+    /// opcode, a masked or fragmented control frame, ...); the text says which.
+    #[error("a WebSocket protocol error from the server: {0}")]
+    Framing(String),
 }
 
 /// A record's address: the key and topic ids of the sender's id space.

@@ -632,6 +632,12 @@ impl Client {
         }
     }
 
+    /// The server broke the WebSocket framing (the driver's transport says how, in `detail`):
+    /// `error`, with [`Violation::Framing`].
+    pub fn handle_framing_error(&mut self, detail: String) {
+        self.stopped(StopReason::Error, Some(Violation::Framing(detail)));
+    }
+
     /// The driver's own connection task or thread died (a bug of the driver, not of the peer):
     /// the session ends with `error` and no violation, so no caller waits for it forever.
     pub fn handle_driver_failure(&mut self) {
