@@ -183,7 +183,8 @@ pub enum Event {
         subscription_group: u64,
     },
     /// A key lost a class; `remaining` is what the key keeps (empty on a whole-key delete,
-    /// the retained bases on a downgrade). Sent for every key, whatever the group.
+    /// the retained bases on a downgrade). Sent for every key, whatever the group. On a whole-key
+    /// delete the key's cached records are dropped with no [`Event::Record`] of their own.
     ClassDeleted {
         /// Server key id.
         key_id: u64,
@@ -760,7 +761,11 @@ impl Client {
                 deleted_class,
             } => self.key_update(key_id, name, class_list, deleted_class),
             Inbound::KeyIdRetired { key_id } => {
+                // The mapping goes, and with it what was cached under the id: no event (this is
+                // bookkeeping, not a data teardown), but a later key under a reused id must not
+                // show the old key's records.
                 self.s.server_keys.remove(&key_id);
+                self.drop_key_records(key_id);
             }
             Inbound::ClientIntroducedKeyInvalidated {
                 client_introduced_key_id: id,
@@ -888,6 +893,10 @@ impl Client {
             if let Some((_, classes)) = self.s.server_keys.get_mut(&key_id) {
                 *classes = class_list.iter().cloned().collect();
             }
+            if class_list.is_empty() {
+                // The key's last class went: a whole-key delete, its records go with it.
+                self.drop_key_records(key_id);
+            }
             self.emit(Event::ClassDeleted {
                 key_id,
                 deleted_class,
@@ -926,6 +935,27 @@ impl Client {
     fn remove_record(&mut self, id: RecordId) {
         if let Some(r) = self.s.records.remove(&id) {
             self.s.record_bytes -= r.value.as_ref().map_or(0, value_bytes);
+        }
+    }
+
+    /// Drops every cached record of one server key id (and the bytes they held).
+    fn drop_key_records(&mut self, key_id: u64) {
+        let ids: Vec<RecordId> = self
+            .s
+            .records
+            .range(
+                RecordId {
+                    key_id,
+                    topic_id: 0,
+                }..=RecordId {
+                    key_id,
+                    topic_id: u64::MAX,
+                },
+            )
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            self.remove_record(id);
         }
     }
 

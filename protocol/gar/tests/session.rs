@@ -500,13 +500,62 @@ fn g_22_one_topic_under_several_ids_is_addressable_by_each() {
 }
 
 #[test]
-fn g_23_key_id_retired_drops_only_the_mapping() {
+fn g_23_key_id_retired_drops_the_mapping_and_its_records_silently() {
     let mut c = with_record();
+    topic(&mut c, 4, "size");
+    key(&mut c, 6, "k2", &["A"]);
+    update(&mut c, 5, 4, json!(11));
+    update(&mut c, 6, 3, json!(12));
+    events(&mut c);
     c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
     assert!(c.server_key(5).is_none());
-    assert!(c.record(rid(5, 3)).is_some());
+    assert!(c.record(rid(5, 3)).is_none());
+    assert!(c.record(rid(5, 4)).is_none());
+    // Another key's records stay, and the held counts are only theirs.
+    assert_eq!(c.record(rid(6, 3)).unwrap().value, Some(json!(12)));
+    assert_eq!(c.stats().records_held, 1);
+    assert_eq!(c.stats().record_bytes_held, 2);
+    // Bookkeeping, not a data teardown: no event.
     assert!(events(&mut c).is_empty());
     assert!(c.is_running());
+}
+
+#[test]
+fn g_23_a_reused_key_id_shows_no_old_records() {
+    let mut c = with_record();
+    c.handle_text(
+        2,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 5, "deleted_class": "A", "class_list": []}),
+        ),
+    );
+    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    key(&mut c, 5, "other", &["A"]);
+    assert!(c.record(rid(5, 3)).is_none());
+    assert_eq!(c.stats().records_held, 0);
+    assert_eq!(c.stats().record_bytes_held, 0);
+}
+
+#[test]
+fn g_36_a_whole_key_delete_drops_the_keys_records() {
+    let mut c = with_record();
+    key(&mut c, 6, "k2", &["A"]);
+    update(&mut c, 6, 3, json!(7));
+    events(&mut c);
+    c.handle_text(
+        2,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 5, "deleted_class": "A", "class_list": []}),
+        ),
+    );
+    assert!(c.record(rid(5, 3)).is_none());
+    assert_eq!(c.record(rid(6, 3)).unwrap().value, Some(json!(7)));
+    assert_eq!(c.stats().records_held, 1);
+    assert_eq!(c.stats().record_bytes_held, 1);
+    // The key id itself stays mapped until it is retired.
+    assert!(c.server_key(5).is_some());
 }
 
 #[test]
