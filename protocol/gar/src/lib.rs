@@ -249,6 +249,9 @@ pub struct Counters {
     pub ids_dropped: u64,
     /// Messages of unknown type skipped.
     pub unknown_messages: u64,
+    /// Replies ignored because this session never asked for them (an `EchoResponse` or a
+    /// compare-exchange result for a msg_ref it did not issue, or already saw answered).
+    pub unsolicited_replies: u64,
 }
 
 /// What a client has done since it was made (every session counted), and what its bounded
@@ -283,6 +286,8 @@ pub struct Stats {
     pub ids_dropped: u64,
     /// Messages of unknown type skipped.
     pub unknown_messages: u64,
+    /// Replies ignored because this session never asked for them.
+    pub unsolicited_replies: u64,
     /// Messages waiting to be sent now.
     pub transmit_held: u64,
     /// Bytes of those messages.
@@ -355,6 +360,8 @@ struct Session {
     started_at: u64,
     beat_seen: bool,
     echo_answered: u64,
+    /// Echo requests sent and not answered yet (the application's own calls fill it).
+    echoes_pending: BTreeSet<u64>,
 }
 
 /// The GAR client engine.
@@ -483,6 +490,7 @@ impl Client {
             records_dropped: c.records_dropped,
             ids_dropped: c.ids_dropped,
             unknown_messages: c.unknown_messages,
+            unsolicited_replies: c.unsolicited_replies,
             transmit_held: self.transmit.len() as u64,
             transmit_bytes_held: self.transmit_bytes as u64,
             events_held: self.events.len() as u64,
@@ -852,8 +860,17 @@ impl Client {
                 self.emit(Event::Group { subscription_group });
             }
             Inbound::EchoResponse { msg_ref } => {
-                self.s.echo_answered = self.s.echo_answered.max(msg_ref);
-                self.emit(Event::Echo { msg_ref });
+                if self.s.echoes_pending.contains(&msg_ref) {
+                    // Echoes are answered in order: this one answers every earlier one too.
+                    self.s.echoes_pending = self.s.echoes_pending.split_off(&(msg_ref + 1));
+                    self.s.echo_answered = self.s.echo_answered.max(msg_ref);
+                    self.emit(Event::Echo { msg_ref });
+                } else {
+                    // Not a reply to anything this session asked: it must not mark later echoes
+                    // answered. Ignored and counted.
+                    self.counters.unsolicited_replies += 1;
+                    tracing::debug!(msg_ref, "gar echo response for no pending echo: ignored");
+                }
             }
             Inbound::EchoRequest { msg_ref } => {
                 let _ = self.send(codec::write::echo_response(msg_ref));
@@ -1192,6 +1209,7 @@ impl Client {
         let r = self.s.next_msg_ref;
         self.send(codec::write::echo_request(r))?;
         self.next_ref();
+        self.s.echoes_pending.insert(r);
         Ok(r)
     }
 
