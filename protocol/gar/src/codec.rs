@@ -70,6 +70,11 @@ pub enum Violation {
     /// opcode, a masked or fragmented control frame, ...); the text says which.
     #[error("a WebSocket protocol error from the server: {0}")]
     Framing(String),
+    /// A reply the protocol requires (a heartbeat, `SubscribeContinue`, the answer to an
+    /// `EchoRequest`) found no room in the outbound queue even within its reserve
+    /// ([`Limits::reserved_reply_count`]): the server asks faster than the connection sends.
+    #[error("the outbound queue is full even for the protocol's own replies")]
+    RepliesBlocked,
 }
 
 /// A record's address: the key and topic ids of the sender's id space.

@@ -42,6 +42,12 @@ pub struct Limits {
     pub max_records: usize,
     /// Most bytes of cached record values.
     pub max_record_bytes: usize,
+    /// Messages the protocol's own replies (heartbeats, `SubscribeContinue`, the answer to a
+    /// server `EchoRequest`, `Logoff`) may queue beyond [`Limits::max_transmit_count`]: the
+    /// application's calls cannot use this reserve, so they cannot crowd the replies out.
+    pub reserved_reply_count: usize,
+    /// Bytes the protocol's own replies may queue beyond [`Limits::max_transmit_bytes`].
+    pub reserved_reply_bytes: usize,
     /// Longest heartbeat timeout interval (ms) a server may advertise; a larger one is
     /// refused with [`Violation::HeartbeatInterval`], since it would switch liveness off.
     pub max_server_heartbeat_interval: u64,
@@ -59,6 +65,8 @@ impl Default for Limits {
             max_ids: 1_000_000,
             max_records: 1_000_000,
             max_record_bytes: 256 << 20,
+            reserved_reply_count: 64,
+            reserved_reply_bytes: 64 << 10,
             max_server_heartbeat_interval: 24 * 60 * 60 * 1000,
         }
     }
@@ -252,6 +260,9 @@ pub struct Counters {
     /// Replies ignored because this session never asked for them (an `EchoResponse` or a
     /// compare-exchange result for a msg_ref it did not issue, or already saw answered).
     pub unsolicited_replies: u64,
+    /// Protocol replies that found no room even in their reserve (the session stops on the
+    /// first, with [`Violation::RepliesBlocked`]; a `Logoff` is only counted).
+    pub replies_dropped: u64,
 }
 
 /// What a client has done since it was made (every session counted), and what its bounded
@@ -288,6 +299,8 @@ pub struct Stats {
     pub unknown_messages: u64,
     /// Replies ignored because this session never asked for them.
     pub unsolicited_replies: u64,
+    /// Protocol replies that found no room even in their reserve.
+    pub replies_dropped: u64,
     /// Messages waiting to be sent now.
     pub transmit_held: u64,
     /// Bytes of those messages.
@@ -491,6 +504,7 @@ impl Client {
             ids_dropped: c.ids_dropped,
             unknown_messages: c.unknown_messages,
             unsolicited_replies: c.unsolicited_replies,
+            replies_dropped: c.replies_dropped,
             transmit_held: self.transmit.len() as u64,
             transmit_bytes_held: self.transmit_bytes as u64,
             events_held: self.events.len() as u64,
@@ -579,6 +593,34 @@ impl Client {
         self.events.push_back(Event::Stopped { reason, violation });
     }
 
+    /// Queues one of the protocol's own replies, which may use the reserve beyond the
+    /// application's share of the queue. Returns false (counted) when even the reserve is full.
+    fn queue_reply(&mut self, text: String) -> bool {
+        if !self.running {
+            return false;
+        }
+        let l = &self.config.limits;
+        if self.transmit.len() >= l.max_transmit_count.saturating_add(l.reserved_reply_count)
+            || self.transmit_bytes + text.len()
+                > l.max_transmit_bytes.saturating_add(l.reserved_reply_bytes)
+        {
+            self.counters.replies_dropped += 1;
+            return false;
+        }
+        self.transmit_bytes += text.len();
+        self.transmit.push_back(text);
+        true
+    }
+
+    /// Queues a reply the protocol requires; when it cannot be queued the session cannot keep
+    /// to the protocol any more, so it stops with [`Violation::RepliesBlocked`] (counted).
+    fn reply(&mut self, text: String) {
+        if !self.queue_reply(text) && self.running {
+            tracing::warn!("gar outbound queue full even for protocol replies: session stopped");
+            self.stopped(StopReason::Error, Some(Violation::RepliesBlocked));
+        }
+    }
+
     fn send(&mut self, text: String) -> Result<(), CallError> {
         if !self.running {
             return Err(CallError::NotRunning);
@@ -605,10 +647,13 @@ impl Client {
         }
         if now >= self.s.next_beat {
             let period = (self.config.heartbeat_timeout_interval / 2).max(1);
-            // A heartbeat that does not fit is simply not sent this time; the next tick retries.
-            if self.send(codec::write::heartbeat(now)).is_ok() {
-                self.traffic.heartbeats_sent += 1;
+            // A heartbeat uses the reply reserve; when even that is full the session stops
+            // (counted) rather than skip a beat unseen.
+            self.reply(codec::write::heartbeat(now));
+            if !self.running {
+                return;
             }
+            self.traffic.heartbeats_sent += 1;
             self.s.next_beat = self.s.next_beat.saturating_add(period);
             if self.s.next_beat <= now {
                 self.s.next_beat = now.saturating_add(period);
@@ -873,7 +918,7 @@ impl Client {
                 }
             }
             Inbound::EchoRequest { msg_ref } => {
-                let _ = self.send(codec::write::echo_response(msg_ref));
+                self.reply(codec::write::echo_response(msg_ref));
             }
             Inbound::CompareExchangeResult(r) => self.emit(Event::Compare(r)),
             Inbound::Other { .. } => self.counters.unknown_messages += 1,
@@ -1021,7 +1066,10 @@ impl Client {
         match status {
             Status::ProcessingSnapshot => sub.state = SubState::Processing,
             Status::NeedsContinue => {
-                let _ = self.send(codec::write::subscribe_continue(&name));
+                self.reply(codec::write::subscribe_continue(&name));
+                if !self.running {
+                    return;
+                }
             }
             Status::Streaming => sub.state = SubState::Streaming,
             Status::UpstreamLost => {}
@@ -1262,7 +1310,9 @@ impl Client {
 
     /// Sends `Logoff` and ends the session with reason `stop`.
     pub fn logoff(&mut self) {
-        let _ = self.send(codec::write::logoff());
+        // The Logoff uses the reply reserve; the session stops whether it fits or not (a
+        // Logoff that did not fit is counted in `replies_dropped`).
+        let _ = self.queue_reply(codec::write::logoff());
         self.stopped(StopReason::Stop, None);
     }
 }

@@ -1319,8 +1319,11 @@ fn bounds_a_full_event_queue_counts_its_drops_but_keeps_the_stop() {
         ..config()
     });
     c.handle_text(1, &server_intro(JSON_VERSION, IV));
-    for r in 1..=4 {
-        c.handle_text(2, &msg("EchoResponse", json!({"msg_ref": r})));
+    for _ in 1..=4 {
+        c.handle_text(
+            2,
+            &msg("Error", json!({"message": "m", "recoverable": true})),
+        );
     }
     assert_eq!(c.counters().events_dropped, 3);
     c.handle_close(None);
@@ -1868,4 +1871,97 @@ fn g_16_a_late_message_in_the_grace_extends_it() {
     assert!(c.is_running());
     c.handle_timeout(4300);
     assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
+
+/// A ready client whose application share of the outbound queue (two messages) is full.
+fn crowded(reserve: usize) -> Client {
+    let mut c = started(Config {
+        limits: Limits {
+            max_transmit_count: 2,
+            reserved_reply_count: reserve,
+            ..Limits::default()
+        },
+        ..config()
+    });
+    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    sent(&mut c);
+    events(&mut c);
+    c.subscribe(&sub(false)).unwrap();
+    c.echo().unwrap();
+    assert_eq!(c.echo(), Err(CallError::QueueFull));
+    c
+}
+
+fn types(v: &[Value]) -> Vec<&str> {
+    v.iter()
+        .map(|m| m["message_type"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn g_40_needs_continue_is_answered_when_the_application_filled_the_queue() {
+    let mut c = crowded(4);
+    status(&mut c, "S", "ProcessingSnapshot");
+    status(&mut c, "S", "NeedsContinue");
+    let out = sent(&mut c);
+    assert_eq!(
+        types(&out),
+        ["Subscribe", "EchoRequest", "SubscribeContinue"]
+    );
+    assert!(c.is_running());
+    assert_eq!(c.stats().replies_dropped, 0);
+}
+
+#[test]
+fn g_48_a_server_echo_request_is_answered_when_the_application_filled_the_queue() {
+    let mut c = crowded(4);
+    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 9})));
+    let out = sent(&mut c);
+    assert_eq!(
+        out[2],
+        json!({"message_type": "EchoResponse", "value": {"msg_ref": 9}})
+    );
+    assert!(c.is_running());
+}
+
+#[test]
+fn g_12_a_heartbeat_goes_out_when_the_application_filled_the_queue() {
+    let mut c = crowded(4);
+    c.handle_timeout(IV / 2);
+    let out = sent(&mut c);
+    assert_eq!(types(&out), ["Subscribe", "EchoRequest", "Heartbeat"]);
+    assert_eq!(c.stats().heartbeats_sent, 1);
+}
+
+#[test]
+fn g_12_the_application_cannot_use_the_reply_reserve() {
+    let mut c = crowded(4);
+    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 9})));
+    // Replies in the reserve leave the application's share as full as it was.
+    assert_eq!(c.echo(), Err(CallError::QueueFull));
+    assert_eq!(
+        c.introduce_topic("t"),
+        Err(CallError::QueueFull),
+        "the application's share is two messages"
+    );
+}
+
+#[test]
+fn g_48_a_reply_that_finds_no_room_stops_the_session_counted() {
+    let mut c = crowded(2);
+    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 7})));
+    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 8})));
+    assert!(c.is_running());
+    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 9})));
+    assert_eq!(c.stats().replies_dropped, 1);
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(StopReason::Error, Some(Violation::RepliesBlocked))]
+    );
+    // What was queued before stays in order; the reply that did not fit is not there.
+    let out = sent(&mut c);
+    assert_eq!(
+        types(&out),
+        ["Subscribe", "EchoRequest", "EchoResponse", "EchoResponse"]
+    );
 }
