@@ -28,7 +28,7 @@ pub struct Limits {
     pub max_message_bytes: usize,
     /// Most keys in one batch.
     pub max_batch_keys: usize,
-    /// Most classes named for one key.
+    /// Most classes named for one key, in one message and in total.
     pub max_classes_per_key: usize,
     /// Most outbound messages waiting.
     pub max_transmit_count: usize,
@@ -36,8 +36,12 @@ pub struct Limits {
     pub max_transmit_bytes: usize,
     /// Most events waiting.
     pub max_event_count: usize,
+    /// Most bytes of events waiting (each event's size plus the values and text it carries).
+    pub max_event_bytes: usize,
     /// Most server topic ids plus key ids mapped.
     pub max_ids: usize,
+    /// Most bytes of names in the server id maps (topic names, key names, class names).
+    pub max_id_name_bytes: usize,
     /// Most cached records.
     pub max_records: usize,
     /// Most bytes of cached record values.
@@ -62,7 +66,9 @@ impl Default for Limits {
             max_transmit_count: 10_000,
             max_transmit_bytes: 64 << 20,
             max_event_count: 100_000,
+            max_event_bytes: 256 << 20,
             max_ids: 1_000_000,
+            max_id_name_bytes: 64 << 20,
             max_records: 1_000_000,
             max_record_bytes: 256 << 20,
             reserved_reply_count: 64,
@@ -263,6 +269,9 @@ pub struct Counters {
     /// Protocol replies that found no room even in their reserve (the session stops on the
     /// first, with [`Violation::RepliesBlocked`]; a `Logoff` is only counted).
     pub replies_dropped: u64,
+    /// Classes not added to a server key because it already held
+    /// [`Limits::max_classes_per_key`].
+    pub classes_dropped: u64,
 }
 
 /// What a client has done since it was made (every session counted), and what its bounded
@@ -301,12 +310,18 @@ pub struct Stats {
     pub unsolicited_replies: u64,
     /// Protocol replies that found no room even in their reserve.
     pub replies_dropped: u64,
+    /// Classes not added to a server key because it held the most allowed.
+    pub classes_dropped: u64,
     /// Messages waiting to be sent now.
     pub transmit_held: u64,
     /// Bytes of those messages.
     pub transmit_bytes_held: u64,
     /// Events waiting to be polled now.
     pub events_held: u64,
+    /// Bytes of those events (as [`Limits::max_event_bytes`] counts them).
+    pub event_bytes_held: u64,
+    /// Bytes of names in the server id maps now.
+    pub id_name_bytes_held: u64,
     /// Records cached now.
     pub records_held: u64,
     /// Bytes of the cached record values now.
@@ -356,6 +371,8 @@ struct Sub {
 struct Session {
     server_topics: BTreeMap<u64, String>,
     server_keys: BTreeMap<u64, (String, BTreeSet<String>)>,
+    /// Bytes of the names in `server_topics` and `server_keys`.
+    id_name_bytes: usize,
     client_topics: BTreeMap<String, u64>,
     client_topic_names: BTreeMap<u64, String>,
     client_keys: BTreeMap<String, (u64, BTreeSet<String>)>,
@@ -387,13 +404,52 @@ pub struct Client {
     server_logoff: bool,
     transmit: VecDeque<String>,
     transmit_bytes: usize,
-    events: VecDeque<Event>,
+    events: VecDeque<(Event, usize)>,
+    event_bytes: usize,
     counters: Counters,
     traffic: Traffic,
 }
 
 fn value_bytes(v: &Value) -> usize {
     v.to_string().len()
+}
+
+fn diagnostic_bytes(d: &Diagnostic) -> usize {
+    d.reason.len() + d.text.len() + d.missing_inputs.iter().map(value_bytes).sum::<usize>()
+}
+
+/// What a cached record counts against [`Limits::max_record_bytes`]: its value and diagnostic.
+fn record_bytes(r: &Record) -> usize {
+    r.value.as_ref().map_or(0, value_bytes) + r.diagnostic.as_ref().map_or(0, diagnostic_bytes)
+}
+
+/// What a key's entry in the id map counts against [`Limits::max_id_name_bytes`].
+fn key_entry_bytes(name: &str, classes: &BTreeSet<String>) -> usize {
+    name.len() + classes.iter().map(String::len).sum::<usize>()
+}
+
+/// What a waiting event counts against [`Limits::max_event_bytes`]: its own size plus the
+/// values and text it carries.
+fn event_bytes(e: &Event) -> usize {
+    let carried = match e {
+        Event::Introduced { user } => user.len(),
+        Event::Error(x) => x.message.len() + x.failed_writes.iter().map(value_bytes).sum::<usize>(),
+        Event::Status { name, .. } | Event::Refused { name } => name.len(),
+        Event::Record { value, .. } => value.as_ref().map_or(0, value_bytes),
+        Event::Compare(r) => {
+            r.value.as_ref().map_or(0, value_bytes) + r.reason.as_ref().map_or(0, String::len)
+        }
+        Event::ClassDeleted {
+            deleted_class,
+            remaining,
+            ..
+        } => deleted_class.len() + remaining.iter().map(String::len).sum::<usize>(),
+        Event::Echo { .. }
+        | Event::Group { .. }
+        | Event::KeyInvalidated { .. }
+        | Event::Stopped { .. } => 0,
+    };
+    std::mem::size_of::<Event>() + carried
 }
 
 impl Client {
@@ -409,6 +465,7 @@ impl Client {
             transmit: VecDeque::new(),
             transmit_bytes: 0,
             events: VecDeque::new(),
+            event_bytes: 0,
             counters: Counters::default(),
             traffic: Traffic::default(),
         }
@@ -427,6 +484,7 @@ impl Client {
         self.transmit.clear();
         self.transmit_bytes = 0;
         self.events.clear();
+        self.event_bytes = 0;
         self.running = true;
         self.traffic.sessions_started += 1;
         self.stop = None;
@@ -466,7 +524,9 @@ impl Client {
     /// The next event.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+        let (e, bytes) = self.events.pop_front()?;
+        self.event_bytes -= bytes;
+        Some(e)
     }
 
     /// When [`Client::handle_timeout`] must next be called (ms), None when stopped.
@@ -505,9 +565,12 @@ impl Client {
             unknown_messages: c.unknown_messages,
             unsolicited_replies: c.unsolicited_replies,
             replies_dropped: c.replies_dropped,
+            classes_dropped: c.classes_dropped,
             transmit_held: self.transmit.len() as u64,
             transmit_bytes_held: self.transmit_bytes as u64,
             events_held: self.events.len() as u64,
+            event_bytes_held: self.event_bytes as u64,
+            id_name_bytes_held: self.s.id_name_bytes as u64,
             records_held: self.s.records.len() as u64,
             record_bytes_held: self.s.record_bytes as u64,
         }
@@ -560,7 +623,9 @@ impl Client {
     }
 
     fn emit(&mut self, e: Event) {
-        if self.events.len() >= self.config.limits.max_event_count {
+        let bytes = event_bytes(&e);
+        let l = &self.config.limits;
+        if self.events.len() >= l.max_event_count || self.event_bytes + bytes > l.max_event_bytes {
             if self.counters.events_dropped == 0 {
                 tracing::warn!(
                     held = self.events.len(),
@@ -569,7 +634,8 @@ impl Client {
             }
             self.counters.events_dropped += 1;
         } else {
-            self.events.push_back(e);
+            self.event_bytes += bytes;
+            self.events.push_back((e, bytes));
         }
     }
 
@@ -590,7 +656,10 @@ impl Client {
             None => tracing::info!(?reason, "gar session stopped"),
         }
         // The stop event is never dropped: it is the one event every session ends with.
-        self.events.push_back(Event::Stopped { reason, violation });
+        let e = Event::Stopped { reason, violation };
+        let bytes = event_bytes(&e);
+        self.event_bytes += bytes;
+        self.events.push_back((e, bytes));
     }
 
     /// Queues one of the protocol's own replies, which may use the reserve beyond the
@@ -766,6 +835,7 @@ impl Client {
                 // A new introduction starts the server's id space over.
                 self.s.server_topics.clear();
                 self.s.server_keys.clear();
+                self.s.id_name_bytes = 0;
                 self.s.records.clear();
                 self.s.record_bytes = 0;
                 self.s.server_interval = heartbeat_timeout_interval;
@@ -797,13 +867,17 @@ impl Client {
                 self.stopped(StopReason::ServerLogoff, None);
             }
             Inbound::TopicIntroduction { topic_id, name } => {
-                if self.s.server_topics.len() + self.s.server_keys.len()
+                let old = self.s.server_topics.get(&topic_id).map(String::len);
+                let bytes = self.s.id_name_bytes - old.unwrap_or(0) + name.len();
+                if (self.s.server_topics.len() + self.s.server_keys.len()
                     >= self.config.limits.max_ids
-                    && !self.s.server_topics.contains_key(&topic_id)
+                    && old.is_none())
+                    || bytes > self.config.limits.max_id_name_bytes
                 {
                     self.counters.ids_dropped += 1;
                     tracing::debug!("gar id map full: an introduction was dropped (counted)");
                 } else {
+                    self.s.id_name_bytes = bytes;
                     self.s.server_topics.insert(topic_id, name);
                 }
             }
@@ -817,7 +891,9 @@ impl Client {
                 // The mapping goes, and with it what was cached under the id: no event (this is
                 // bookkeeping, not a data teardown), but a later key under a reused id must not
                 // show the old key's records.
-                self.s.server_keys.remove(&key_id);
+                if let Some((n, classes)) = self.s.server_keys.remove(&key_id) {
+                    self.s.id_name_bytes -= key_entry_bytes(&n, &classes);
+                }
                 self.drop_key_records(key_id);
             }
             Inbound::ClientIntroducedKeyInvalidated {
@@ -859,7 +935,9 @@ impl Client {
             } => {
                 self.check_ids(record_id)?;
                 self.remove_record(record_id);
-                if self.room_for(0) {
+                let bytes = diagnostic_bytes(&diagnostic);
+                if self.room_for(bytes) {
+                    self.s.record_bytes += bytes;
                     self.s.records.insert(
                         record_id,
                         Record {
@@ -952,8 +1030,10 @@ impl Client {
         if let Some(deleted_class) = deleted_class {
             // Per-class teardown: the remaining list is the key's class set; a downgrade keeps
             // the listed bases and their records.
-            if let Some((_, classes)) = self.s.server_keys.get_mut(&key_id) {
+            if let Some((n, classes)) = self.s.server_keys.get_mut(&key_id) {
+                let before = key_entry_bytes(n, classes);
                 *classes = class_list.iter().cloned().collect();
+                self.s.id_name_bytes = self.s.id_name_bytes - before + key_entry_bytes(n, classes);
             }
             if class_list.is_empty() {
                 // The key's last class went: a whole-key delete, its records go with it.
@@ -966,27 +1046,36 @@ impl Client {
             });
             return;
         }
-        match self.s.server_keys.get_mut(&key_id) {
-            Some((n, classes)) => {
-                if let Some(name) = name {
-                    *n = name;
-                }
-                classes.extend(class_list);
-            }
-            None => {
-                if self.s.server_topics.len() + self.s.server_keys.len()
-                    >= self.config.limits.max_ids
-                {
-                    self.counters.ids_dropped += 1;
-                    tracing::debug!("gar id map full: an introduction was dropped (counted)");
-                    return;
-                }
-                self.s.server_keys.insert(
-                    key_id,
-                    (name.unwrap_or_default(), class_list.into_iter().collect()),
-                );
-            }
+        let existing = self.s.server_keys.get(&key_id);
+        if existing.is_none()
+            && self.s.server_topics.len() + self.s.server_keys.len() >= self.config.limits.max_ids
+        {
+            self.counters.ids_dropped += 1;
+            tracing::debug!("gar id map full: an introduction was dropped (counted)");
+            return;
         }
+        let (old_name, mut classes) = existing.cloned().unwrap_or_default();
+        let before = existing.map_or(0, |(n, c)| key_entry_bytes(n, c));
+        let name = name.unwrap_or(old_name);
+        for class in class_list {
+            if classes.contains(&class) {
+                continue;
+            }
+            if classes.len() >= self.config.limits.max_classes_per_key {
+                self.counters.classes_dropped += 1;
+                tracing::debug!("gar key holds the most classes: a class was dropped (counted)");
+                continue;
+            }
+            classes.insert(class);
+        }
+        let bytes = self.s.id_name_bytes - before + key_entry_bytes(&name, &classes);
+        if bytes > self.config.limits.max_id_name_bytes {
+            self.counters.ids_dropped += 1;
+            tracing::debug!("gar id map names full: a key update was dropped (counted)");
+            return;
+        }
+        self.s.id_name_bytes = bytes;
+        self.s.server_keys.insert(key_id, (name, classes));
     }
 
     fn room_for(&self, bytes: usize) -> bool {
@@ -996,7 +1085,7 @@ impl Client {
 
     fn remove_record(&mut self, id: RecordId) {
         if let Some(r) = self.s.records.remove(&id) {
-            self.s.record_bytes -= r.value.as_ref().map_or(0, value_bytes);
+            self.s.record_bytes -= record_bytes(&r);
         }
     }
 

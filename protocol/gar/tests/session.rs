@@ -1965,3 +1965,108 @@ fn g_48_a_reply_that_finds_no_room_stops_the_session_counted() {
         ["Subscribe", "EchoRequest", "EchoResponse", "EchoResponse"]
     );
 }
+
+fn limited(limits: Limits) -> Client {
+    let mut c = started(Config { limits, ..config() });
+    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    sent(&mut c);
+    events(&mut c);
+    c
+}
+
+#[test]
+fn bounds_the_event_queue_is_bounded_in_bytes() {
+    let mut c = limited(Limits {
+        max_event_bytes: 300_000,
+        ..Limits::default()
+    });
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    let big = "x".repeat(100_000);
+    for _ in 0..5 {
+        update(&mut c, 5, 3, json!(big));
+    }
+    let s = c.stats();
+    assert_eq!(s.events_held, 2);
+    assert_eq!(s.events_dropped, 3);
+    assert!(s.event_bytes_held > 200_000 && s.event_bytes_held <= 300_000);
+    // The stop event is kept even past the bound; taking the events frees their bytes.
+    c.handle_close(None);
+    let ev = events(&mut c);
+    assert_eq!(ev.len(), 3);
+    assert!(matches!(ev[2], Event::Stopped { .. }));
+    assert_eq!(c.stats().event_bytes_held, 0);
+}
+
+#[test]
+fn g_32_a_diagnostic_counts_in_the_record_bytes() {
+    let mut c = limited(Limits {
+        max_record_bytes: 150_000,
+        ..Limits::default()
+    });
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    key(&mut c, 6, "k2", &["A"]);
+    let diag = |k: u64| {
+        msg(
+            "RecordDiagnostic",
+            json!({"record_id": {"key_id": k, "topic_id": 3},
+                   "diagnostic": {"reason": "ComputeError", "missing_inputs": [], "text": "x".repeat(100_000)}}),
+        )
+    };
+    c.handle_text(2, &diag(5));
+    let held = c.stats().record_bytes_held;
+    assert!(held >= 100_000, "{held}");
+    // A second one does not fit the byte bound: counted, not cached.
+    c.handle_text(2, &diag(6));
+    assert!(c.record(rid(6, 3)).is_none());
+    assert_eq!(c.stats().records_dropped, 1);
+    // A value replacing the diagnostic gives its bytes back.
+    update(&mut c, 5, 3, json!(1));
+    assert_eq!(c.stats().record_bytes_held, 1);
+}
+
+#[test]
+fn g_21_a_keys_classes_are_bounded_in_total() {
+    let mut c = limited(Limits {
+        max_classes_per_key: 4,
+        ..Limits::default()
+    });
+    key(&mut c, 5, "k", &["A", "B", "C"]);
+    key(&mut c, 5, "k", &["C", "D", "E", "F"]);
+    assert_eq!(
+        c.server_key(5).unwrap().1.iter().collect::<Vec<_>>(),
+        ["A", "B", "C", "D"]
+    );
+    assert_eq!(c.stats().classes_dropped, 2);
+    assert_eq!(c.counters().classes_dropped, 2);
+    assert!(c.is_running());
+}
+
+#[test]
+fn bounds_id_map_names_are_bounded_in_bytes() {
+    let mut c = limited(Limits {
+        max_id_name_bytes: 10,
+        ..Limits::default()
+    });
+    topic(&mut c, 3, "abcd");
+    key(&mut c, 5, "kk", &["AB"]);
+    assert_eq!(c.stats().id_name_bytes_held, 8);
+    // A topic of three bytes more does not fit: counted, not mapped.
+    topic(&mut c, 4, "xyz");
+    assert!(c.server_topic(4).is_none());
+    // Nor does a class that would take the key past the bound.
+    key(&mut c, 5, "kk", &["CDE"]);
+    assert_eq!(c.server_key(5).unwrap().1.len(), 1);
+    assert_eq!(c.stats().ids_dropped, 2);
+    // Renaming a topic counts the new name in place of the old one.
+    topic(&mut c, 3, "abcdef");
+    assert_eq!(c.server_topic(3), Some("abcdef"));
+    assert_eq!(c.stats().id_name_bytes_held, 10);
+    // Retiring the key gives its bytes back.
+    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    assert_eq!(c.stats().id_name_bytes_held, 6);
+    topic(&mut c, 4, "xyz");
+    assert_eq!(c.server_topic(4), Some("xyz"));
+    assert_eq!(c.stats().id_name_bytes_held, 9);
+}
