@@ -474,7 +474,16 @@ impl Client {
     /// Begins a session on a fresh connection: all state of any earlier session is dropped, and
     /// the Introduction is queued as the first message. `uuid` is this connection's identity
     /// (fresh per start); `now` is milliseconds.
+    ///
+    /// A session still running is ended first with reason `stop`: its [`Event::Stopped`] is
+    /// the one event of it kept, and comes before anything of the new session.
     pub fn start(&mut self, now: u64, uuid: (u64, u64)) {
+        let old_stop = if self.running {
+            self.stopped(StopReason::Stop, None);
+            self.events.pop_back()
+        } else {
+            None
+        };
         self.s = Session {
             next_topic_id: 1,
             next_key_id: 1,
@@ -485,6 +494,10 @@ impl Client {
         self.transmit_bytes = 0;
         self.events.clear();
         self.event_bytes = 0;
+        if let Some((e, bytes)) = old_stop {
+            self.event_bytes = bytes;
+            self.events.push_back((e, bytes));
+        }
         self.running = true;
         self.traffic.sessions_started += 1;
         self.stop = None;

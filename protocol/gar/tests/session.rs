@@ -2070,3 +2070,30 @@ fn bounds_id_map_names_are_bounded_in_bytes() {
     assert_eq!(c.server_topic(4), Some("xyz"));
     assert_eq!(c.stats().id_name_bytes_held, 9);
 }
+
+#[test]
+fn g_63_start_on_a_running_session_stops_it_first() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    c.handle_text(
+        2,
+        &msg("Error", json!({"message": "m", "recoverable": true})),
+    );
+    c.start(10, (3, 4));
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Stopped {
+            reason: StopReason::Stop,
+            violation: None
+        }]
+    );
+    let s = c.stats();
+    assert_eq!((s.sessions_started, s.sessions_stopped), (2, 1));
+    assert!(c.is_running());
+    assert_eq!(c.stop_reason(), None);
+    // The new session is fresh and ends with exactly one stop of its own.
+    assert!(c.server_topic(3).is_none());
+    c.handle_close(None);
+    assert_eq!(stopped_with(&mut c), vec![(StopReason::Disconnect, None)]);
+    assert_eq!(c.stats().sessions_stopped, 2);
+}
