@@ -75,6 +75,16 @@ pub enum Violation {
     /// ([`Limits::reserved_reply_count`]): the server asks faster than the connection sends.
     #[error("the outbound queue is full even for the protocol's own replies")]
     RepliesBlocked,
+    /// A known server key id came with another name than the one it was introduced with.
+    #[error("key id {id} is `{known}` but came as `{got}`")]
+    NameMismatch {
+        /// The key id.
+        id: u64,
+        /// The name it was introduced with.
+        known: String,
+        /// The name it came with now.
+        got: String,
+    },
 }
 
 /// A record's address: the key and topic ids of the sender's id space.

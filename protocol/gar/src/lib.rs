@@ -899,7 +899,7 @@ impl Client {
                 name,
                 class_list,
                 deleted_class,
-            } => self.key_update(key_id, name, class_list, deleted_class),
+            } => self.key_update(key_id, name, class_list, deleted_class)?,
             Inbound::KeyIdRetired { key_id } => {
                 // The mapping goes, and with it what was cached under the id: no event (this is
                 // bookkeeping, not a data teardown), but a later key under a reused id must not
@@ -974,7 +974,7 @@ impl Client {
                         } else {
                             k.classes.clone()
                         };
-                        self.key_update(k.key_id, Some(name), classes, None);
+                        self.key_update(k.key_id, Some(name), classes, None)?;
                     }
                     for (topic_id, value) in k.topics {
                         let record_id = RecordId {
@@ -1039,7 +1039,17 @@ impl Client {
         name: Option<String>,
         class_list: Vec<String>,
         deleted_class: Option<String>,
-    ) {
+    ) -> Result<(), Violation> {
+        // A known id under another name: the id maps are out of step (G-25).
+        if let (Some((known, _)), Some(n)) = (self.s.server_keys.get(&key_id), name.as_ref()) {
+            if !known.is_empty() && known != n {
+                return Err(Violation::NameMismatch {
+                    id: key_id,
+                    known: known.clone(),
+                    got: n.clone(),
+                });
+            }
+        }
         if let Some(deleted_class) = deleted_class {
             // Per-class teardown: the remaining list is the key's class set; a downgrade keeps
             // the listed bases and their records.
@@ -1057,7 +1067,7 @@ impl Client {
                 deleted_class,
                 remaining: class_list,
             });
-            return;
+            return Ok(());
         }
         let existing = self.s.server_keys.get(&key_id);
         if existing.is_none()
@@ -1065,7 +1075,7 @@ impl Client {
         {
             self.counters.ids_dropped += 1;
             tracing::debug!("gar id map full: an introduction was dropped (counted)");
-            return;
+            return Ok(());
         }
         let (old_name, mut classes) = existing.cloned().unwrap_or_default();
         let before = existing.map_or(0, |(n, c)| key_entry_bytes(n, c));
@@ -1085,10 +1095,11 @@ impl Client {
         if bytes > self.config.limits.max_id_name_bytes {
             self.counters.ids_dropped += 1;
             tracing::debug!("gar id map names full: a key update was dropped (counted)");
-            return;
+            return Ok(());
         }
         self.s.id_name_bytes = bytes;
         self.s.server_keys.insert(key_id, (name, classes));
+        Ok(())
     }
 
     fn room_for(&self, bytes: usize) -> bool {

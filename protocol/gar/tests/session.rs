@@ -2097,3 +2097,57 @@ fn g_63_start_on_a_running_session_stops_it_first() {
     assert_eq!(stopped_with(&mut c), vec![(StopReason::Disconnect, None)]);
     assert_eq!(c.stats().sessions_stopped, 2);
 }
+
+#[test]
+fn g_25_a_known_key_id_under_another_name_is_fatal() {
+    let mut c = ready();
+    key(&mut c, 5, "a", &["A"]);
+    // The same name again (a new class) is fine.
+    key(&mut c, 5, "a", &["B"]);
+    assert!(c.is_running());
+    key(&mut c, 5, "zzz", &["A"]);
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::NameMismatch {
+                id: 5,
+                known: "a".into(),
+                got: "zzz".into()
+            })
+        )]
+    );
+    assert_eq!(c.server_key(5).unwrap().0, "a");
+}
+
+#[test]
+fn g_25_a_named_batch_key_under_another_name_is_fatal() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "a", &["A"]);
+    c.handle_text(
+        2,
+        &msg(
+            "BatchUpdate",
+            json!({"default_class": "A", "keys": [{"key_id": 5, "name": "b", "topics": {"3": 1}}]}),
+        ),
+    );
+    assert!(matches!(
+        stopped_with(&mut c)[..],
+        [(
+            StopReason::Error,
+            Some(Violation::NameMismatch { id: 5, .. })
+        )]
+    ));
+    assert!(c.record(rid(5, 3)).is_none());
+}
+
+#[test]
+fn g_25_a_retired_key_id_may_come_back_under_another_name() {
+    let mut c = ready();
+    key(&mut c, 5, "a", &["A"]);
+    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    key(&mut c, 5, "b", &["A"]);
+    assert!(c.is_running());
+    assert_eq!(c.server_key(5).unwrap().0, "b");
+}
