@@ -455,7 +455,7 @@ fn run(
             let mut i = shared.lock();
             let now = i.now();
             if i.engine.poll_timeout().is_some_and(|d| d <= now) {
-                i.engine.handle_timeout(now);
+                i.engine.handle_timeout_at(now, crate::Clock::epoch_ms());
             }
         }
         let batch = shared.lock().take_transmits();

@@ -484,7 +484,7 @@ async fn run(mut ws: WebSocketStream<Io>, shared: Arc<Shared>, write_timeout: Du
             () = sleep_until(at) => {
                 let mut i = shared.lock();
                 let now = i.now();
-                i.engine.handle_timeout(now);
+                i.engine.handle_timeout_at(now, crate::Clock::epoch_ms());
             }
             () = shared.wake.notified() => {}
         }

@@ -405,3 +405,26 @@ fn g_25_blocking_a_reserved_opcode_is_a_framing_violation() {
     assert!(matches!(s[0].1, Some(Violation::Framing(_))), "{s:?}");
     server.report();
 }
+
+#[test]
+fn g_12_blocking_heartbeats_carry_epoch_milliseconds() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("Heartbeat");
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let _ = all_events(&c);
+    let r = server.report();
+    let beat = r
+        .seen
+        .iter()
+        .find(|v| v["message_type"] == "Heartbeat")
+        .expect("a heartbeat");
+    let sent = beat["value"]["u_milliseconds"].as_u64().unwrap();
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    assert!(sent <= wall && wall - sent < 60_000, "{sent} vs {wall}");
+}

@@ -718,8 +718,17 @@ impl Client {
         Ok(())
     }
 
-    /// Clock tick: sends due heartbeats, and stops on a missed server heartbeat.
+    /// Clock tick without a wall clock: as [`Client::handle_timeout_at`] with `now` standing in
+    /// for the wall clock (for simulations; a driver on a real clock uses
+    /// [`Client::handle_timeout_at`], since the server reads `u_milliseconds` as epoch time).
     pub fn handle_timeout(&mut self, now: u64) {
+        self.handle_timeout_at(now, now);
+    }
+
+    /// Clock tick: sends due heartbeats, and stops on a missed server heartbeat. `now` is the
+    /// monotonic clock every timer runs on; `epoch_ms` is the wall clock (milliseconds since
+    /// 1970, UTC) that a heartbeat carries as its `u_milliseconds` (G-12).
+    pub fn handle_timeout_at(&mut self, now: u64, epoch_ms: u64) {
         if !self.running {
             return;
         }
@@ -731,7 +740,7 @@ impl Client {
             let period = (self.config.heartbeat_timeout_interval / 2).max(1);
             // A heartbeat uses the reply reserve; when even that is full the session stops
             // (counted) rather than skip a beat unseen.
-            self.reply(codec::write::heartbeat(now));
+            self.reply(codec::write::heartbeat(epoch_ms));
             if !self.running {
                 return;
             }

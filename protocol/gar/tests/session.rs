@@ -2151,3 +2151,17 @@ fn g_25_a_retired_key_id_may_come_back_under_another_name() {
     assert!(c.is_running());
     assert_eq!(c.server_key(5).unwrap().0, "b");
 }
+
+#[test]
+fn g_12_a_heartbeat_carries_the_wall_clock_it_was_given() {
+    let mut c = ready();
+    c.handle_timeout_at(IV / 2, 1_745_425_692_890);
+    assert_eq!(
+        sent(&mut c),
+        vec![
+            json!({"message_type": "Heartbeat", "value": {"u_milliseconds": 1_745_425_692_890_u64}})
+        ]
+    );
+    // The timers keep to the monotonic clock: the next beat is due half an interval later.
+    assert_eq!(c.poll_timeout(), Some(IV));
+}
