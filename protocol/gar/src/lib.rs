@@ -1424,10 +1424,27 @@ impl Client {
         let conveys = ownership.ownership_action != codec::write::OwnershipAction::None
             || ownership.skip_ownership_checks
             || ownership.client_key_id != 0;
-        if conveys {
-            self.send(codec::write::active_ownership(ownership))?;
+        if !conveys {
+            return self.compare_exchange(record_id, test, value);
         }
-        self.compare_exchange(record_id, test, value)
+        // Both go or neither: a marker queued alone would govern whatever the application
+        // writes next.
+        let marker = codec::write::active_ownership(ownership);
+        let r = self.s.next_msg_ref;
+        let compare = codec::write::compare_exchange(record_id, r, test, value);
+        if !self.running {
+            return Err(CallError::NotRunning);
+        }
+        let l = &self.config.limits;
+        if self.transmit.len() + 2 > l.max_transmit_count
+            || self.transmit_bytes + marker.len() + compare.len() > l.max_transmit_bytes
+        {
+            return Err(CallError::QueueFull);
+        }
+        self.send(marker)?;
+        self.send(compare)?;
+        self.next_ref();
+        Ok(r)
     }
 
     /// Sends `Logoff` and ends the session with reason `stop`.

@@ -2165,3 +2165,56 @@ fn g_12_a_heartbeat_carries_the_wall_clock_it_was_given() {
     // The timers keep to the monotonic clock: the next beat is due half an interval later.
     assert_eq!(c.poll_timeout(), Some(IV));
 }
+
+#[test]
+fn g_51_a_refused_owned_compare_queues_no_lone_marker() {
+    use gar_client::codec::write::{Ownership, OwnershipAction};
+    let o = Ownership {
+        ownership_action: OwnershipAction::Acquire,
+        ..Ownership::default()
+    };
+    // Room for one message but not two: nothing goes.
+    let mut c = limited(Limits {
+        max_transmit_count: 3,
+        ..Limits::default()
+    });
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    assert_eq!(
+        c.compare_exchange_owned(&o, rid(k, t), &Value::Null, &json!(1)),
+        Err(CallError::QueueFull)
+    );
+    assert_eq!(c.stats().transmit_held, 2);
+    // Once there is room, the msg_ref the refused call would have had is used.
+    sent(&mut c);
+    let r = c
+        .compare_exchange_owned(&o, rid(k, t), &Value::Null, &json!(1))
+        .unwrap();
+    assert_eq!(r, 1);
+    assert_eq!(
+        types(&sent(&mut c)),
+        ["ActiveOwnership", "JSONCompareExchange"]
+    );
+}
+
+#[test]
+fn g_52_a_refused_owned_compare_queues_no_lone_marker_at_the_byte_bound() {
+    use gar_client::codec::write::{Ownership, OwnershipAction};
+    let o = Ownership {
+        ownership_action: OwnershipAction::Acquire,
+        ..Ownership::default()
+    };
+    let mut c = limited(Limits {
+        max_transmit_bytes: 400,
+        ..Limits::default()
+    });
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    sent(&mut c);
+    // The marker alone fits; the marker and a big compare do not.
+    assert_eq!(
+        c.compare_exchange_owned(&o, rid(k, t), &Value::Null, &json!("x".repeat(300))),
+        Err(CallError::QueueFull)
+    );
+    assert_eq!(c.stats().transmit_held, 0);
+}
