@@ -183,6 +183,14 @@ pub enum Event {
         /// The value, None when deleted.
         value: Option<Value>,
     },
+    /// A diagnostic replaced a record's value (the value is gone; the record keeps its
+    /// last stamp).
+    Diagnostic {
+        /// Server-id address.
+        record_id: RecordId,
+        /// Why the value is missing.
+        diagnostic: Diagnostic,
+    },
     /// An echo came back.
     Echo {
         /// The correlation id.
@@ -436,6 +444,7 @@ fn event_bytes(e: &Event) -> usize {
         Event::Error(x) => x.message.len() + x.failed_writes.iter().map(value_bytes).sum::<usize>(),
         Event::Status { name, .. } | Event::Refused { name } => name.len(),
         Event::Record { value, .. } => value.as_ref().map_or(0, value_bytes),
+        Event::Diagnostic { diagnostic, .. } => diagnostic_bytes(diagnostic),
         Event::Compare(r) => {
             r.value.as_ref().map_or(0, value_bytes) + r.reason.as_ref().map_or(0, String::len)
         }
@@ -956,6 +965,7 @@ impl Client {
                 diagnostic,
             } => {
                 self.check_ids(record_id)?;
+                let tick_time = self.s.records.get(&record_id).map_or(0, |r| r.tick_time);
                 self.remove_record(record_id);
                 let bytes = diagnostic_bytes(&diagnostic);
                 if self.room_for(bytes) {
@@ -963,14 +973,19 @@ impl Client {
                     self.s.records.insert(
                         record_id,
                         Record {
-                            diagnostic: Some(diagnostic),
-                            ..Record::default()
+                            value: None,
+                            tick_time,
+                            diagnostic: Some(diagnostic.clone()),
                         },
                     );
                 } else {
                     self.counters.records_dropped += 1;
                     tracing::debug!("gar record cache full: a record was not cached (counted)");
                 }
+                self.emit(Event::Diagnostic {
+                    record_id,
+                    diagnostic,
+                });
             }
             Inbound::BatchUpdate {
                 default_class,

@@ -2218,3 +2218,33 @@ fn g_52_a_refused_owned_compare_queues_no_lone_marker_at_the_byte_bound() {
     );
     assert_eq!(c.stats().transmit_held, 0);
 }
+
+#[test]
+fn g_32_a_diagnostic_is_an_event_and_keeps_the_stamp() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    c.handle_text(
+        2,
+        &msg(
+            "JSONRecordUpdate",
+            json!({"record_id": {"key_id": 5, "topic_id": 3}, "value": 10, "tick_time": 777}),
+        ),
+    );
+    events(&mut c);
+    diag(&mut c);
+    let ev = events(&mut c);
+    assert_eq!(ev.len(), 1);
+    match &ev[0] {
+        Event::Diagnostic {
+            record_id,
+            diagnostic,
+        } => {
+            assert_eq!(*record_id, rid(5, 3));
+            assert_eq!(diagnostic.reason, "InputMissing");
+        }
+        e => panic!("{e:?}"),
+    }
+    let r = c.record(rid(5, 3)).unwrap();
+    assert_eq!((r.value.clone(), r.tick_time), (None, 777));
+}
