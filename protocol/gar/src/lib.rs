@@ -280,6 +280,9 @@ pub struct Counters {
     /// Classes not added to a server key because it already held
     /// [`Limits::max_classes_per_key`].
     pub classes_dropped: u64,
+    /// Subscription statuses ignored because they do not fit the subscription (`Streaming`
+    /// for a snapshot subscription).
+    pub out_of_phase: u64,
 }
 
 /// What a client has done since it was made (every session counted), and what its bounded
@@ -320,6 +323,8 @@ pub struct Stats {
     pub replies_dropped: u64,
     /// Classes not added to a server key because it held the most allowed.
     pub classes_dropped: u64,
+    /// Subscription statuses ignored because they do not fit the subscription.
+    pub out_of_phase: u64,
     /// Messages waiting to be sent now.
     pub transmit_held: u64,
     /// Bytes of those messages.
@@ -400,6 +405,8 @@ struct Session {
     echo_answered: u64,
     /// Echo requests sent and not answered yet (the application's own calls fill it).
     echoes_pending: BTreeSet<u64>,
+    /// Compare-exchanges sent and not answered yet (the application's own calls fill it).
+    compares_pending: BTreeSet<u64>,
 }
 
 /// The GAR client engine.
@@ -588,6 +595,7 @@ impl Client {
             unsolicited_replies: c.unsolicited_replies,
             replies_dropped: c.replies_dropped,
             classes_dropped: c.classes_dropped,
+            out_of_phase: c.out_of_phase,
             transmit_held: self.transmit.len() as u64,
             transmit_bytes_held: self.transmit_bytes as u64,
             events_held: self.events.len() as u64,
@@ -1035,7 +1043,19 @@ impl Client {
             Inbound::EchoRequest { msg_ref } => {
                 self.reply(codec::write::echo_response(msg_ref));
             }
-            Inbound::CompareExchangeResult(r) => self.emit(Event::Compare(r)),
+            Inbound::CompareExchangeResult(r) => {
+                if self.s.compares_pending.remove(&r.msg_ref) {
+                    self.emit(Event::Compare(r));
+                } else {
+                    // A result for no compare of this session (or one already answered): it is
+                    // not applied nor passed on; ignored and counted.
+                    self.counters.unsolicited_replies += 1;
+                    tracing::debug!(
+                        msg_ref = r.msg_ref,
+                        "gar compare result for no pending compare: ignored"
+                    );
+                }
+            }
             Inbound::Other { .. } => self.counters.unknown_messages += 1,
         }
         Ok(())
@@ -1207,6 +1227,16 @@ impl Client {
                 if !self.running {
                     return;
                 }
+            }
+            Status::Streaming if !sub.streaming => {
+                // A snapshot subscription never streams: the status is out of phase. Not
+                // applied nor passed on; ignored and counted.
+                self.counters.out_of_phase += 1;
+                tracing::debug!(
+                    name,
+                    "gar Streaming status for a snapshot subscription: ignored"
+                );
+                return;
             }
             Status::Streaming => sub.state = SubState::Streaming,
             Status::UpstreamLost => {}
@@ -1412,6 +1442,7 @@ impl Client {
         let r = self.s.next_msg_ref;
         self.send(codec::write::compare_exchange(record_id, r, test, value))?;
         self.next_ref();
+        self.s.compares_pending.insert(r);
         Ok(r)
     }
 
@@ -1459,6 +1490,7 @@ impl Client {
         self.send(marker)?;
         self.send(compare)?;
         self.next_ref();
+        self.s.compares_pending.insert(r);
         Ok(r)
     }
 

@@ -1139,18 +1139,21 @@ fn g_49_compare_exchange_carries_an_inline_monotonic_msg_ref() {
 #[test]
 fn g_49_the_result_is_correlated_and_complete() {
     let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    let r = c.compare_exchange(rid(k, t), &json!(1), &json!(2)).unwrap();
     c.handle_text(
         2,
         &msg(
             "JSONCompareExchangeResult",
-            json!({"msg_ref": 4, "success": false, "value": 7, "reason": "CompareMismatch"}),
+            json!({"msg_ref": r, "success": false, "value": 7, "reason": "CompareMismatch"}),
         ),
     );
     match &events(&mut c)[0] {
-        Event::Compare(r) => {
-            assert_eq!((r.msg_ref, r.success), (4, false));
-            assert_eq!(r.value, Some(json!(7)));
-            assert_eq!(r.reason.as_deref(), Some("CompareMismatch"));
+        Event::Compare(res) => {
+            assert_eq!((res.msg_ref, res.success), (r, false));
+            assert_eq!(res.value, Some(json!(7)));
+            assert_eq!(res.reason.as_deref(), Some("CompareMismatch"));
         }
         other => panic!("{other:?}"),
     }
@@ -2247,4 +2250,64 @@ fn g_32_a_diagnostic_is_an_event_and_keeps_the_stamp() {
     }
     let r = c.record(rid(5, 3)).unwrap();
     assert_eq!((r.value.clone(), r.tick_time), (None, 777));
+}
+
+#[test]
+fn g_49_a_result_for_no_pending_compare_is_ignored_and_counted() {
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    let result = |r: u64| {
+        msg(
+            "JSONCompareExchangeResult",
+            json!({"msg_ref": r, "success": true}),
+        )
+    };
+    c.handle_text(2, &result(999));
+    let r = c.compare_exchange(rid(k, t), &json!(1), &json!(2)).unwrap();
+    c.handle_text(2, &result(r));
+    // The same answer twice: the second is not a reply to anything.
+    c.handle_text(2, &result(r));
+    let compares: Vec<u64> = events(&mut c)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Compare(x) => Some(x.msg_ref),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(compares, vec![r]);
+    assert_eq!(c.stats().unsolicited_replies, 2);
+    assert!(c.is_running());
+}
+
+#[test]
+fn g_43_streaming_for_a_snapshot_subscription_is_ignored_and_counted() {
+    let mut c = ready();
+    c.subscribe(&sub(false)).unwrap();
+    status(&mut c, "S", "ProcessingSnapshot");
+    events(&mut c);
+    status(&mut c, "S", "Streaming");
+    assert!(events(&mut c).is_empty());
+    assert_eq!(c.stats().out_of_phase, 1);
+    // Still a snapshot: it cannot be unsubscribed before Finished.
+    assert_eq!(c.unsubscribe("S"), Err(CallError::NotFinished("S".into())));
+    status(&mut c, "S", "Finished");
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Status {
+            name: "S".into(),
+            status: Status::Finished
+        }]
+    );
+    // A streaming subscription still streams.
+    c.subscribe(&Subscribe {
+        name: "L".into(),
+        streaming: true,
+        ..Subscribe::default()
+    })
+    .unwrap();
+    status(&mut c, "L", "ProcessingSnapshot");
+    status(&mut c, "L", "Streaming");
+    assert_eq!(events(&mut c).len(), 2);
+    assert_eq!(c.stats().out_of_phase, 1);
 }
