@@ -1008,17 +1008,19 @@ impl Client {
                         };
                         self.key_update(k.key_id, Some(name), classes, None)?;
                     }
+                    // One lookup table per key, so matching stamps to topics is not a scan
+                    // of the stamps per topic (the first stamp of a topic wins, as before).
+                    let mut ticks: BTreeMap<u64, u64> = BTreeMap::new();
+                    for (t, stamp) in &k.tick_times {
+                        ticks.entry(*t).or_insert(*stamp);
+                    }
                     for (topic_id, value) in k.topics {
                         let record_id = RecordId {
                             key_id: k.key_id,
                             topic_id,
                         };
                         self.check_ids(record_id)?;
-                        let tick = k
-                            .tick_times
-                            .iter()
-                            .find(|(t, _)| *t == topic_id)
-                            .map(|(_, s)| *s);
+                        let tick = ticks.get(&topic_id).copied();
                         self.set_record(record_id, value, tick);
                     }
                 }

@@ -2311,3 +2311,41 @@ fn g_43_streaming_for_a_snapshot_subscription_is_ignored_and_counted() {
     assert_eq!(events(&mut c).len(), 2);
     assert_eq!(c.stats().out_of_phase, 1);
 }
+
+/// How long one batch of `n` topics, each with its stamp, takes to read.
+fn batch_time(n: u64) -> std::time::Duration {
+    let mut c = limited(Limits::default());
+    for t in 1..=n {
+        c.handle_text(
+            1,
+            &msg("TopicIntroduction", json!({"topic_id": t, "name": "t"})),
+        );
+    }
+    key(&mut c, 5, "k", &["A"]);
+    let topics: serde_json::Map<String, Value> =
+        (1..=n).map(|t| (t.to_string(), json!(t))).collect();
+    let ticks: serde_json::Map<String, Value> =
+        (1..=n).map(|t| (t.to_string(), json!(t + 1000))).collect();
+    let batch = msg(
+        "BatchUpdate",
+        json!({"keys": [{"key_id": 5, "topics": topics, "tick_times": ticks}]}),
+    );
+    let began = std::time::Instant::now();
+    c.handle_text(2, &batch);
+    let took = began.elapsed();
+    assert!(c.is_running());
+    for t in [1, 9, 10, 777, n] {
+        assert_eq!(c.record(rid(5, t)).unwrap().tick_time, t + 1000);
+    }
+    took
+}
+
+#[test]
+fn g_34_batch_tick_times_are_matched_without_a_scan_per_topic() {
+    let small = batch_time(15_000);
+    let large = batch_time(60_000);
+    // Four times the topics: about four times the work when each stamp is looked up, about
+    // sixteen times when the stamps are scanned per topic.
+    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
+    assert!(ratio < 8.0, "{small:?} then {large:?}: ratio {ratio:.1}");
+}
