@@ -2313,6 +2313,10 @@ fn g_43_streaming_for_a_snapshot_subscription_is_ignored_and_counted() {
 }
 
 /// How long one batch of `n` topics, each with its stamp, takes to read.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the test measures the engine's cost; the engine itself takes no clock"
+)]
 fn batch_time(n: u64) -> std::time::Duration {
     let mut c = limited(Limits::default());
     for t in 1..=n {
