@@ -32,15 +32,19 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
 
-    /// A guard for the connection's task: when the task ends without having ended the session
-    /// (a panic), the session stops with `error` and the waiters wake.
-    fn end_on_exit(&self) -> crate::core::OnExit<impl FnMut() + '_> {
-        crate::core::OnExit(move || {
-            self.lock().end_after_failure();
-            self.changed.notify_waiters();
-        })
-    }
+/// A guard for the connection's task: when the task ends without having ended the session (a
+/// panic), the session stops with `error` and the waiters wake. A task aborted because its
+/// client was dropped has no one left to tell, and is passed over.
+fn end_on_exit(shared: &Arc<Shared>) -> crate::core::OnExit<impl FnMut() + '_> {
+    crate::core::OnExit(move || {
+        if Arc::strong_count(shared) == 1 {
+            return;
+        }
+        shared.lock().end_after_failure();
+        shared.changed.notify_waiters();
+    })
 }
 
 /// An async GAR client on one connection (one session).
@@ -419,7 +423,7 @@ const CLOSE_WAIT: Duration = Duration::from_millis(500);
 /// The connection's task: writes what the engine queued (each batch by the write deadline),
 /// hands every read to the engine, runs the engine's timers, and closes once it stopped.
 async fn run(mut ws: WebSocketStream<Io>, shared: Arc<Shared>, write_timeout: Duration) {
-    let _exit = shared.end_on_exit();
+    let _exit = end_on_exit(&shared);
     loop {
         let batch = shared.lock().take_transmits();
         if !batch.is_empty() {
@@ -510,7 +514,7 @@ mod tests {
         });
         let s = shared.clone();
         let task = tokio::spawn(async move {
-            let _exit = s.end_on_exit();
+            let _exit = end_on_exit(&s);
             tokio::time::sleep(Duration::from_millis(50)).await;
             panic!("a bug in the connection task");
         });
