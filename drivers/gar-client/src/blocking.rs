@@ -36,6 +36,15 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// A guard for the connection's thread: when the thread ends without having ended the
+    /// session (a panic), the session stops with `error` and the waiters wake.
+    fn end_on_exit(&self) -> crate::core::OnExit<impl FnMut() + '_> {
+        crate::core::OnExit(move || {
+            self.lock().end_after_failure();
+            self.changed.notify_all();
+        })
+    }
 }
 
 /// A blocking GAR client on one connection (one session).
@@ -433,6 +442,7 @@ fn run(
     stop: &std::sync::atomic::AtomicBool,
     write_timeout: Duration,
 ) {
+    let _exit = shared.end_on_exit();
     // Each socket write waits a short while; write_batch keeps going until the write
     // deadline, so the deadline holds within that while.
     let step = write_timeout.min(POLL * 10).max(Duration::from_millis(1));
@@ -445,7 +455,7 @@ fn run(
             let mut i = shared.lock();
             let now = i.now();
             if i.engine.poll_timeout().is_some_and(|d| d <= now) {
-                i.engine.handle_timeout(now);
+                i.engine.handle_timeout_at(now, crate::Clock::epoch_ms());
             }
         }
         let batch = shared.lock().take_transmits();
@@ -526,4 +536,51 @@ fn run(
     let _ = ws.get_ref().tcp().shutdown(Shutdown::Both);
     shared.lock().end();
     shared.changed.notify_all();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Event, Violation};
+
+    /// A client whose connection thread panics at once, with the guard `run` installs.
+    fn client_with_dying_thread() -> Client {
+        let mut engine = Engine::new(gar_client::Config::default());
+        engine.start(0, (1, 2));
+        let shared = Arc::new(Shared {
+            inner: Mutex::new(Inner::new(engine, crate::Clock(Instant::now()))),
+            changed: Condvar::new(),
+        });
+        let s = shared.clone();
+        let thread = std::thread::spawn(move || {
+            let _exit = s.end_on_exit();
+            std::thread::sleep(Duration::from_millis(50));
+            panic!("a bug in the connection thread");
+        });
+        Client {
+            shared,
+            call_timeout: Duration::from_secs(1),
+            thread: Some(thread),
+            stop: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        }
+    }
+
+    #[test]
+    fn g_63_blocking_a_dead_connection_thread_stops_the_session() {
+        let c = client_with_dying_thread();
+        let first = c.next_event(Duration::from_secs(5)).unwrap();
+        assert_eq!(
+            first,
+            Some(Event::Stopped {
+                reason: StopReason::Error,
+                violation: None::<Violation>,
+            })
+        );
+        assert_eq!(c.next_event(Duration::from_secs(5)).unwrap(), None);
+        assert!(c.is_closed());
+        assert!(matches!(
+            c.echo(),
+            Err(Error::Stopped(Some(StopReason::Error)))
+        ));
+    }
 }

@@ -107,6 +107,11 @@ impl Inner {
                 self.engine.handle_malformed_close();
                 return true;
             }
+            Some(Err(e)) if is_framing_violation(&e) => {
+                tracing::warn!(error = %e, "gar server broke the websocket framing");
+                self.engine.handle_framing_error(e.to_string());
+                return true;
+            }
             Some(r) => r,
         };
         match incoming(read) {
@@ -138,6 +143,17 @@ impl Inner {
         }
     }
 
+    /// The connection's task or thread is over without having ended the session (it died):
+    /// the engine stops with `error` unless it stopped already, and the session is ended.
+    pub(crate) fn end_after_failure(&mut self) {
+        if self.ended {
+            return;
+        }
+        tracing::error!("gar connection task ended abnormally: the session is stopped");
+        self.engine.handle_driver_failure();
+        self.ended = true;
+    }
+
     /// The connection is gone: the engine stops (`disconnect` unless it stopped already).
     pub(crate) fn end(&mut self) {
         if self.ended {
@@ -148,5 +164,38 @@ impl Inner {
         if let Some(reason) = self.engine.stop_reason() {
             tracing::info!(?reason, "gar connection closed");
         }
+    }
+}
+
+/// Whether a read error is the server breaking the WebSocket rules (a typed violation), as
+/// against the connection merely ending or failing (a disconnect).
+fn is_framing_violation(e: &WsError) -> bool {
+    match e {
+        WsError::Utf8(_) | WsError::AttackAttempt => true,
+        WsError::Protocol(p) => matches!(
+            p,
+            ProtocolError::ReceivedAfterClosing
+                | ProtocolError::NonZeroReservedBits
+                | ProtocolError::MaskedFrameFromServer
+                | ProtocolError::FragmentedControlFrame
+                | ProtocolError::ControlFrameTooBig
+                | ProtocolError::UnknownControlFrameType(_)
+                | ProtocolError::UnknownDataFrameType(_)
+                | ProtocolError::UnexpectedContinueFrame
+                | ProtocolError::ExpectedFragment(_)
+                | ProtocolError::InvalidOpcode(_)
+        ),
+        _ => false,
+    }
+}
+
+/// Runs its closure when dropped: at the end of a connection's task or thread, however it ends
+/// (a return, a panic, the task dropped), so the session is always marked ended and every waiter
+/// is woken.
+pub(crate) struct OnExit<F: FnMut()>(pub(crate) F);
+
+impl<F: FnMut()> Drop for OnExit<F> {
+    fn drop(&mut self) {
+        (self.0)();
     }
 }

@@ -186,6 +186,14 @@ impl Clock {
     fn now(self) -> u64 {
         u64::try_from(self.0.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
+
+    /// The wall clock in milliseconds since 1970 (UTC), which heartbeats carry; 0 when the
+    /// system clock is before 1970.
+    fn epoch_ms() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
 }
 
 /// The message and frame limit of the WebSocket: the engine's own, so a message the engine

@@ -34,6 +34,19 @@ impl Shared {
     }
 }
 
+/// A guard for the connection's task: when the task ends without having ended the session (a
+/// panic), the session stops with `error` and the waiters wake. A task aborted because its
+/// client was dropped has no one left to tell, and is passed over.
+fn end_on_exit(shared: &Arc<Shared>) -> crate::core::OnExit<impl FnMut() + '_> {
+    crate::core::OnExit(move || {
+        if Arc::strong_count(shared) == 1 {
+            return;
+        }
+        shared.lock().end_after_failure();
+        shared.changed.notify_waiters();
+    })
+}
+
 /// An async GAR client on one connection (one session).
 ///
 /// Its methods take `&self`, so one client may be shared between tasks (in an `Arc`).
@@ -410,6 +423,7 @@ const CLOSE_WAIT: Duration = Duration::from_millis(500);
 /// The connection's task: writes what the engine queued (each batch by the write deadline),
 /// hands every read to the engine, runs the engine's timers, and closes once it stopped.
 async fn run(mut ws: WebSocketStream<Io>, shared: Arc<Shared>, write_timeout: Duration) {
+    let _exit = end_on_exit(&shared);
     loop {
         let batch = shared.lock().take_transmits();
         if !batch.is_empty() {
@@ -474,7 +488,7 @@ async fn run(mut ws: WebSocketStream<Io>, shared: Arc<Shared>, write_timeout: Du
             () = sleep_until(at) => {
                 let mut i = shared.lock();
                 let now = i.now();
-                i.engine.handle_timeout(now);
+                i.engine.handle_timeout_at(now, crate::Clock::epoch_ms());
             }
             () = shared.wake.notified() => {}
         }
@@ -482,4 +496,45 @@ async fn run(mut ws: WebSocketStream<Io>, shared: Arc<Shared>, write_timeout: Du
     }
     shared.lock().end();
     shared.changed.notify_waiters();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Event, Violation};
+
+    #[tokio::test]
+    async fn g_63_a_dead_connection_task_stops_the_session() {
+        let mut engine = Engine::new(gar_client::Config::default());
+        engine.start(0, (1, 2));
+        let shared = Arc::new(Shared {
+            inner: Mutex::new(Inner::new(engine, crate::Clock(Instant::now()))),
+            changed: Notify::new(),
+            wake: Notify::new(),
+        });
+        let s = shared.clone();
+        let task = tokio::spawn(async move {
+            let _exit = end_on_exit(&s);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            panic!("a bug in the connection task");
+        });
+        let c = Client {
+            shared,
+            call_timeout: Duration::from_secs(1),
+            _task: AbortOnDrop(task),
+        };
+        let first = c.next_event_within(Duration::from_secs(5)).await.unwrap();
+        assert_eq!(
+            first,
+            Some(Event::Stopped {
+                reason: StopReason::Error,
+                violation: None::<Violation>,
+            })
+        );
+        assert_eq!(
+            c.next_event_within(Duration::from_secs(5)).await.unwrap(),
+            None
+        );
+        assert!(c.is_closed());
+    }
 }

@@ -352,3 +352,79 @@ fn blocking_writes_that_wait_for_the_socket_all_arrive_in_order() {
     let got = common::published(&server.report());
     assert_eq!(got, (0..40).collect::<Vec<_>>());
 }
+
+#[test]
+fn g_15_blocking_absurd_server_interval_stops_the_session() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.recv_type("Introduction");
+        p.introduce(u64::MAX);
+        p.beat();
+        p.drain(Duration::from_secs(2));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    assert_eq!(
+        stops(&ev),
+        vec![(
+            StopReason::Error,
+            Some(Violation::HeartbeatInterval(u64::MAX))
+        )]
+    );
+    assert!(c.is_closed());
+    server.report();
+}
+
+#[test]
+fn g_25_blocking_a_text_message_that_is_not_utf8_is_a_framing_violation() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.raw(&[0x81, 0x02, 0xff, 0xfe]);
+        p.drain(Duration::from_secs(2));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    let s = stops(&ev);
+    assert_eq!(s.len(), 1, "{ev:?}");
+    assert_eq!(s[0].0, StopReason::Error);
+    assert!(matches!(s[0].1, Some(Violation::Framing(_))), "{s:?}");
+    server.report();
+}
+
+#[test]
+fn g_25_blocking_a_reserved_opcode_is_a_framing_violation() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.raw(&[0x83, 0x00]);
+        p.drain(Duration::from_secs(2));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    let s = stops(&ev);
+    assert_eq!(s.len(), 1, "{ev:?}");
+    assert_eq!(s[0].0, StopReason::Error);
+    assert!(matches!(s[0].1, Some(Violation::Framing(_))), "{s:?}");
+    server.report();
+}
+
+#[test]
+fn g_12_blocking_heartbeats_carry_epoch_milliseconds() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("Heartbeat");
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let _ = all_events(&c);
+    let r = server.report();
+    let beat = r
+        .seen
+        .iter()
+        .find(|v| v["message_type"] == "Heartbeat")
+        .expect("a heartbeat");
+    let sent = beat["value"]["u_milliseconds"].as_u64().unwrap();
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    assert!(sent <= wall && wall - sent < 60_000, "{sent} vs {wall}");
+}

@@ -529,3 +529,79 @@ fn both_clients_can_be_shared_between_tasks_and_threads() {
     shared::<gar_driver::blocking::Client>();
     shared::<gar_driver::Config>();
 }
+
+#[tokio::test]
+async fn g_15_an_absurd_server_interval_stops_the_session() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.recv_type("Introduction");
+        p.introduce(u64::MAX);
+        p.beat();
+        p.drain(Duration::from_secs(2));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    assert_eq!(
+        stops(&ev),
+        vec![(
+            StopReason::Error,
+            Some(Violation::HeartbeatInterval(u64::MAX))
+        )]
+    );
+    assert!(c.is_closed());
+    server.report();
+}
+
+#[tokio::test]
+async fn g_25_a_text_message_that_is_not_utf8_is_a_framing_violation() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.raw(&[0x81, 0x02, 0xff, 0xfe]);
+        p.drain(Duration::from_secs(2));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    let s = stops(&ev);
+    assert_eq!(s.len(), 1, "{ev:?}");
+    assert_eq!(s[0].0, StopReason::Error);
+    assert!(matches!(s[0].1, Some(Violation::Framing(_))), "{s:?}");
+    server.report();
+}
+
+#[tokio::test]
+async fn g_25_a_reserved_opcode_is_a_framing_violation() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.raw(&[0x83, 0x00]);
+        p.drain(Duration::from_secs(2));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    let s = stops(&ev);
+    assert_eq!(s.len(), 1, "{ev:?}");
+    assert_eq!(s[0].0, StopReason::Error);
+    assert!(matches!(s[0].1, Some(Violation::Framing(_))), "{s:?}");
+    server.report();
+}
+
+#[tokio::test]
+async fn g_12_heartbeats_carry_epoch_milliseconds() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("Heartbeat");
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let _ = all_events(&c).await;
+    let r = server.report();
+    let beat = r
+        .seen
+        .iter()
+        .find(|v| v["message_type"] == "Heartbeat")
+        .expect("a heartbeat");
+    let sent = beat["value"]["u_milliseconds"].as_u64().unwrap();
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    assert!(sent <= wall && wall - sent < 60_000, "{sent} vs {wall}");
+}

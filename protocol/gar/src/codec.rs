@@ -62,6 +62,29 @@ pub enum Violation {
     /// A close frame whose body is one byte: a close code takes two.
     #[error("a malformed close frame (1-byte body)")]
     MalformedClose,
+    /// The server advertised a heartbeat timeout interval (ms) above
+    /// [`Limits::max_server_heartbeat_interval`].
+    #[error("the server's heartbeat interval of {0} ms exceeds the limit")]
+    HeartbeatInterval(u64),
+    /// The WebSocket layer broke its own rules (a text message that is not UTF-8, a reserved
+    /// opcode, a masked or fragmented control frame, ...); the text says which.
+    #[error("a WebSocket protocol error from the server: {0}")]
+    Framing(String),
+    /// A reply the protocol requires (a heartbeat, `SubscribeContinue`, the answer to an
+    /// `EchoRequest`) found no room in the outbound queue even within its reserve
+    /// ([`Limits::reserved_reply_count`]): the server asks faster than the connection sends.
+    #[error("the outbound queue is full even for the protocol's own replies")]
+    RepliesBlocked,
+    /// A known server key id came with another name than the one it was introduced with.
+    #[error("key id {id} is `{known}` but came as `{got}`")]
+    NameMismatch {
+        /// The key id.
+        id: u64,
+        /// The name it was introduced with.
+        known: String,
+        /// The name it came with now.
+        got: String,
+    },
 }
 
 /// A record's address: the key and topic ids of the sender's id space.

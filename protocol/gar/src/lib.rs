@@ -28,7 +28,7 @@ pub struct Limits {
     pub max_message_bytes: usize,
     /// Most keys in one batch.
     pub max_batch_keys: usize,
-    /// Most classes named for one key.
+    /// Most classes named for one key, in one message and in total.
     pub max_classes_per_key: usize,
     /// Most outbound messages waiting.
     pub max_transmit_count: usize,
@@ -36,12 +36,25 @@ pub struct Limits {
     pub max_transmit_bytes: usize,
     /// Most events waiting.
     pub max_event_count: usize,
+    /// Most bytes of events waiting (each event's size plus the values and text it carries).
+    pub max_event_bytes: usize,
     /// Most server topic ids plus key ids mapped.
     pub max_ids: usize,
+    /// Most bytes of names in the server id maps (topic names, key names, class names).
+    pub max_id_name_bytes: usize,
     /// Most cached records.
     pub max_records: usize,
     /// Most bytes of cached record values.
     pub max_record_bytes: usize,
+    /// Messages the protocol's own replies (heartbeats, `SubscribeContinue`, the answer to a
+    /// server `EchoRequest`, `Logoff`) may queue beyond [`Limits::max_transmit_count`]: the
+    /// application's calls cannot use this reserve, so they cannot crowd the replies out.
+    pub reserved_reply_count: usize,
+    /// Bytes the protocol's own replies may queue beyond [`Limits::max_transmit_bytes`].
+    pub reserved_reply_bytes: usize,
+    /// Longest heartbeat timeout interval (ms) a server may advertise; a larger one is
+    /// refused with [`Violation::HeartbeatInterval`], since it would switch liveness off.
+    pub max_server_heartbeat_interval: u64,
 }
 
 impl Default for Limits {
@@ -53,9 +66,14 @@ impl Default for Limits {
             max_transmit_count: 10_000,
             max_transmit_bytes: 64 << 20,
             max_event_count: 100_000,
+            max_event_bytes: 256 << 20,
             max_ids: 1_000_000,
+            max_id_name_bytes: 64 << 20,
             max_records: 1_000_000,
             max_record_bytes: 256 << 20,
+            reserved_reply_count: 64,
+            reserved_reply_bytes: 64 << 10,
+            max_server_heartbeat_interval: 24 * 60 * 60 * 1000,
         }
     }
 }
@@ -165,6 +183,14 @@ pub enum Event {
         /// The value, None when deleted.
         value: Option<Value>,
     },
+    /// A diagnostic replaced a record's value (the value is gone; the record keeps its
+    /// last stamp).
+    Diagnostic {
+        /// Server-id address.
+        record_id: RecordId,
+        /// Why the value is missing.
+        diagnostic: Diagnostic,
+    },
     /// An echo came back.
     Echo {
         /// The correlation id.
@@ -179,7 +205,8 @@ pub enum Event {
         subscription_group: u64,
     },
     /// A key lost a class; `remaining` is what the key keeps (empty on a whole-key delete,
-    /// the retained bases on a downgrade). Sent for every key, whatever the group.
+    /// the retained bases on a downgrade). Sent for every key, whatever the group. On a whole-key
+    /// delete the key's cached records are dropped with no [`Event::Record`] of their own.
     ClassDeleted {
         /// Server key id.
         key_id: u64,
@@ -244,6 +271,18 @@ pub struct Counters {
     pub ids_dropped: u64,
     /// Messages of unknown type skipped.
     pub unknown_messages: u64,
+    /// Replies ignored because this session never asked for them (an `EchoResponse` or a
+    /// compare-exchange result for a msg_ref it did not issue, or already saw answered).
+    pub unsolicited_replies: u64,
+    /// Protocol replies that found no room even in their reserve (the session stops on the
+    /// first, with [`Violation::RepliesBlocked`]; a `Logoff` is only counted).
+    pub replies_dropped: u64,
+    /// Classes not added to a server key because it already held
+    /// [`Limits::max_classes_per_key`].
+    pub classes_dropped: u64,
+    /// Subscription statuses ignored because they do not fit the subscription (`Streaming`
+    /// for a snapshot subscription).
+    pub out_of_phase: u64,
 }
 
 /// What a client has done since it was made (every session counted), and what its bounded
@@ -278,12 +317,24 @@ pub struct Stats {
     pub ids_dropped: u64,
     /// Messages of unknown type skipped.
     pub unknown_messages: u64,
+    /// Replies ignored because this session never asked for them.
+    pub unsolicited_replies: u64,
+    /// Protocol replies that found no room even in their reserve.
+    pub replies_dropped: u64,
+    /// Classes not added to a server key because it held the most allowed.
+    pub classes_dropped: u64,
+    /// Subscription statuses ignored because they do not fit the subscription.
+    pub out_of_phase: u64,
     /// Messages waiting to be sent now.
     pub transmit_held: u64,
     /// Bytes of those messages.
     pub transmit_bytes_held: u64,
     /// Events waiting to be polled now.
     pub events_held: u64,
+    /// Bytes of those events (as [`Limits::max_event_bytes`] counts them).
+    pub event_bytes_held: u64,
+    /// Bytes of names in the server id maps now.
+    pub id_name_bytes_held: u64,
     /// Records cached now.
     pub records_held: u64,
     /// Bytes of the cached record values now.
@@ -333,6 +384,8 @@ struct Sub {
 struct Session {
     server_topics: BTreeMap<u64, String>,
     server_keys: BTreeMap<u64, (String, BTreeSet<String>)>,
+    /// Bytes of the names in `server_topics` and `server_keys`.
+    id_name_bytes: usize,
     client_topics: BTreeMap<String, u64>,
     client_topic_names: BTreeMap<u64, String>,
     client_keys: BTreeMap<String, (u64, BTreeSet<String>)>,
@@ -350,6 +403,10 @@ struct Session {
     started_at: u64,
     beat_seen: bool,
     echo_answered: u64,
+    /// Echo requests sent and not answered yet (the application's own calls fill it).
+    echoes_pending: BTreeSet<u64>,
+    /// Compare-exchanges sent and not answered yet (the application's own calls fill it).
+    compares_pending: BTreeSet<u64>,
 }
 
 /// The GAR client engine.
@@ -362,13 +419,53 @@ pub struct Client {
     server_logoff: bool,
     transmit: VecDeque<String>,
     transmit_bytes: usize,
-    events: VecDeque<Event>,
+    events: VecDeque<(Event, usize)>,
+    event_bytes: usize,
     counters: Counters,
     traffic: Traffic,
 }
 
 fn value_bytes(v: &Value) -> usize {
     v.to_string().len()
+}
+
+fn diagnostic_bytes(d: &Diagnostic) -> usize {
+    d.reason.len() + d.text.len() + d.missing_inputs.iter().map(value_bytes).sum::<usize>()
+}
+
+/// What a cached record counts against [`Limits::max_record_bytes`]: its value and diagnostic.
+fn record_bytes(r: &Record) -> usize {
+    r.value.as_ref().map_or(0, value_bytes) + r.diagnostic.as_ref().map_or(0, diagnostic_bytes)
+}
+
+/// What a key's entry in the id map counts against [`Limits::max_id_name_bytes`].
+fn key_entry_bytes(name: &str, classes: &BTreeSet<String>) -> usize {
+    name.len() + classes.iter().map(String::len).sum::<usize>()
+}
+
+/// What a waiting event counts against [`Limits::max_event_bytes`]: its own size plus the
+/// values and text it carries.
+fn event_bytes(e: &Event) -> usize {
+    let carried = match e {
+        Event::Introduced { user } => user.len(),
+        Event::Error(x) => x.message.len() + x.failed_writes.iter().map(value_bytes).sum::<usize>(),
+        Event::Status { name, .. } | Event::Refused { name } => name.len(),
+        Event::Record { value, .. } => value.as_ref().map_or(0, value_bytes),
+        Event::Diagnostic { diagnostic, .. } => diagnostic_bytes(diagnostic),
+        Event::Compare(r) => {
+            r.value.as_ref().map_or(0, value_bytes) + r.reason.as_ref().map_or(0, String::len)
+        }
+        Event::ClassDeleted {
+            deleted_class,
+            remaining,
+            ..
+        } => deleted_class.len() + remaining.iter().map(String::len).sum::<usize>(),
+        Event::Echo { .. }
+        | Event::Group { .. }
+        | Event::KeyInvalidated { .. }
+        | Event::Stopped { .. } => 0,
+    };
+    std::mem::size_of::<Event>() + carried
 }
 
 impl Client {
@@ -384,6 +481,7 @@ impl Client {
             transmit: VecDeque::new(),
             transmit_bytes: 0,
             events: VecDeque::new(),
+            event_bytes: 0,
             counters: Counters::default(),
             traffic: Traffic::default(),
         }
@@ -392,7 +490,16 @@ impl Client {
     /// Begins a session on a fresh connection: all state of any earlier session is dropped, and
     /// the Introduction is queued as the first message. `uuid` is this connection's identity
     /// (fresh per start); `now` is milliseconds.
+    ///
+    /// A session still running is ended first with reason `stop`: its [`Event::Stopped`] is
+    /// the one event of it kept, and comes before anything of the new session.
     pub fn start(&mut self, now: u64, uuid: (u64, u64)) {
+        let old_stop = if self.running {
+            self.stopped(StopReason::Stop, None);
+            self.events.pop_back()
+        } else {
+            None
+        };
         self.s = Session {
             next_topic_id: 1,
             next_key_id: 1,
@@ -402,14 +509,20 @@ impl Client {
         self.transmit.clear();
         self.transmit_bytes = 0;
         self.events.clear();
+        self.event_bytes = 0;
+        if let Some((e, bytes)) = old_stop {
+            self.event_bytes = bytes;
+            self.events.push_back((e, bytes));
+        }
         self.running = true;
         self.traffic.sessions_started += 1;
         self.stop = None;
         self.server_logoff = false;
         let iv = self.config.heartbeat_timeout_interval;
         self.s.started_at = now;
-        self.s.next_beat = now + iv / 2;
-        self.s.alive_deadline = now + iv.saturating_mul(10);
+        // Timer arithmetic saturates: an absurd interval or clock never wraps nor panics.
+        self.s.next_beat = now.saturating_add(iv / 2);
+        self.s.alive_deadline = now.saturating_add(iv.saturating_mul(10));
         let c = &self.config;
         let text = codec::write::introduction(&codec::write::Introduction {
             version: JSON_VERSION,
@@ -440,7 +553,9 @@ impl Client {
     /// The next event.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+        let (e, bytes) = self.events.pop_front()?;
+        self.event_bytes -= bytes;
+        Some(e)
     }
 
     /// When [`Client::handle_timeout`] must next be called (ms), None when stopped.
@@ -477,9 +592,15 @@ impl Client {
             records_dropped: c.records_dropped,
             ids_dropped: c.ids_dropped,
             unknown_messages: c.unknown_messages,
+            unsolicited_replies: c.unsolicited_replies,
+            replies_dropped: c.replies_dropped,
+            classes_dropped: c.classes_dropped,
+            out_of_phase: c.out_of_phase,
             transmit_held: self.transmit.len() as u64,
             transmit_bytes_held: self.transmit_bytes as u64,
             events_held: self.events.len() as u64,
+            event_bytes_held: self.event_bytes as u64,
+            id_name_bytes_held: self.s.id_name_bytes as u64,
             records_held: self.s.records.len() as u64,
             record_bytes_held: self.s.record_bytes as u64,
         }
@@ -532,7 +653,9 @@ impl Client {
     }
 
     fn emit(&mut self, e: Event) {
-        if self.events.len() >= self.config.limits.max_event_count {
+        let bytes = event_bytes(&e);
+        let l = &self.config.limits;
+        if self.events.len() >= l.max_event_count || self.event_bytes + bytes > l.max_event_bytes {
             if self.counters.events_dropped == 0 {
                 tracing::warn!(
                     held = self.events.len(),
@@ -541,7 +664,8 @@ impl Client {
             }
             self.counters.events_dropped += 1;
         } else {
-            self.events.push_back(e);
+            self.event_bytes += bytes;
+            self.events.push_back((e, bytes));
         }
     }
 
@@ -562,7 +686,38 @@ impl Client {
             None => tracing::info!(?reason, "gar session stopped"),
         }
         // The stop event is never dropped: it is the one event every session ends with.
-        self.events.push_back(Event::Stopped { reason, violation });
+        let e = Event::Stopped { reason, violation };
+        let bytes = event_bytes(&e);
+        self.event_bytes += bytes;
+        self.events.push_back((e, bytes));
+    }
+
+    /// Queues one of the protocol's own replies, which may use the reserve beyond the
+    /// application's share of the queue. Returns false (counted) when even the reserve is full.
+    fn queue_reply(&mut self, text: String) -> bool {
+        if !self.running {
+            return false;
+        }
+        let l = &self.config.limits;
+        if self.transmit.len() >= l.max_transmit_count.saturating_add(l.reserved_reply_count)
+            || self.transmit_bytes + text.len()
+                > l.max_transmit_bytes.saturating_add(l.reserved_reply_bytes)
+        {
+            self.counters.replies_dropped += 1;
+            return false;
+        }
+        self.transmit_bytes += text.len();
+        self.transmit.push_back(text);
+        true
+    }
+
+    /// Queues a reply the protocol requires; when it cannot be queued the session cannot keep
+    /// to the protocol any more, so it stops with [`Violation::RepliesBlocked`] (counted).
+    fn reply(&mut self, text: String) {
+        if !self.queue_reply(text) && self.running {
+            tracing::warn!("gar outbound queue full even for protocol replies: session stopped");
+            self.stopped(StopReason::Error, Some(Violation::RepliesBlocked));
+        }
     }
 
     fn send(&mut self, text: String) -> Result<(), CallError> {
@@ -580,8 +735,17 @@ impl Client {
         Ok(())
     }
 
-    /// Clock tick: sends due heartbeats, and stops on a missed server heartbeat.
+    /// Clock tick without a wall clock: as [`Client::handle_timeout_at`] with `now` standing in
+    /// for the wall clock (for simulations; a driver on a real clock uses
+    /// [`Client::handle_timeout_at`], since the server reads `u_milliseconds` as epoch time).
     pub fn handle_timeout(&mut self, now: u64) {
+        self.handle_timeout_at(now, now);
+    }
+
+    /// Clock tick: sends due heartbeats, and stops on a missed server heartbeat. `now` is the
+    /// monotonic clock every timer runs on; `epoch_ms` is the wall clock (milliseconds since
+    /// 1970, UTC) that a heartbeat carries as its `u_milliseconds` (G-12).
+    pub fn handle_timeout_at(&mut self, now: u64, epoch_ms: u64) {
         if !self.running {
             return;
         }
@@ -591,13 +755,16 @@ impl Client {
         }
         if now >= self.s.next_beat {
             let period = (self.config.heartbeat_timeout_interval / 2).max(1);
-            // A heartbeat that does not fit is simply not sent this time; the next tick retries.
-            if self.send(codec::write::heartbeat(now)).is_ok() {
-                self.traffic.heartbeats_sent += 1;
+            // A heartbeat uses the reply reserve; when even that is full the session stops
+            // (counted) rather than skip a beat unseen.
+            self.reply(codec::write::heartbeat(epoch_ms));
+            if !self.running {
+                return;
             }
-            self.s.next_beat += period;
+            self.traffic.heartbeats_sent += 1;
+            self.s.next_beat = self.s.next_beat.saturating_add(period);
             if self.s.next_beat <= now {
-                self.s.next_beat = now + period;
+                self.s.next_beat = now.saturating_add(period);
             }
         }
     }
@@ -625,6 +792,18 @@ impl Client {
             None | Some(1000 | 1001 | 1005) => self.stopped(StopReason::Disconnect, None),
             Some(c) => self.stopped(StopReason::Error, Some(Violation::CloseCode(c))),
         }
+    }
+
+    /// The server broke the WebSocket framing (the driver's transport says how, in `detail`):
+    /// `error`, with [`Violation::Framing`].
+    pub fn handle_framing_error(&mut self, detail: String) {
+        self.stopped(StopReason::Error, Some(Violation::Framing(detail)));
+    }
+
+    /// The driver's own connection task or thread died (a bug of the driver, not of the peer):
+    /// the session ends with `error` and no violation, so no caller waits for it forever.
+    pub fn handle_driver_failure(&mut self) {
+        self.stopped(StopReason::Error, None);
     }
 
     /// The transport refused a message above its size limit without reading it whole: `error`,
@@ -657,7 +836,14 @@ impl Client {
             Err(v) => return self.stopped(StopReason::Error, Some(v)),
         };
         if self.config.any_message_is_alive && self.s.introduced {
-            self.s.alive_deadline = now + self.liveness();
+            let refreshed = now.saturating_add(self.liveness());
+            // Before the first heartbeat the ten-interval grace stands: a message may only
+            // push the deadline later, never pull it in.
+            self.s.alive_deadline = if self.s.beat_seen {
+                refreshed
+            } else {
+                self.s.alive_deadline.max(refreshed)
+            };
         }
         if let Err(v) = self.apply(now, msg) {
             self.stopped(StopReason::Error, Some(v));
@@ -682,23 +868,30 @@ impl Client {
                     self.stopped(StopReason::Error, None);
                     return Ok(());
                 }
+                if heartbeat_timeout_interval > self.config.limits.max_server_heartbeat_interval {
+                    return Err(Violation::HeartbeatInterval(heartbeat_timeout_interval));
+                }
                 // A new introduction starts the server's id space over.
                 self.s.server_topics.clear();
                 self.s.server_keys.clear();
+                self.s.id_name_bytes = 0;
                 self.s.records.clear();
                 self.s.record_bytes = 0;
                 self.s.server_interval = heartbeat_timeout_interval;
                 self.s.introduced = true;
                 if !self.s.beat_seen {
                     // The first-beat grace is ten liveness intervals from the start.
-                    self.s.alive_deadline = self.s.started_at + self.liveness().saturating_mul(10);
+                    self.s.alive_deadline = self
+                        .s
+                        .started_at
+                        .saturating_add(self.liveness().saturating_mul(10));
                 }
                 self.emit(Event::Introduced { user });
             }
             Inbound::Heartbeat { .. } => {
                 self.traffic.heartbeats_received += 1;
                 self.s.beat_seen = true;
-                self.s.alive_deadline = now + self.liveness();
+                self.s.alive_deadline = now.saturating_add(self.liveness());
             }
             Inbound::Error(e) => {
                 self.traffic.server_errors += 1;
@@ -713,13 +906,17 @@ impl Client {
                 self.stopped(StopReason::ServerLogoff, None);
             }
             Inbound::TopicIntroduction { topic_id, name } => {
-                if self.s.server_topics.len() + self.s.server_keys.len()
+                let old = self.s.server_topics.get(&topic_id).map(String::len);
+                let bytes = self.s.id_name_bytes - old.unwrap_or(0) + name.len();
+                if (self.s.server_topics.len() + self.s.server_keys.len()
                     >= self.config.limits.max_ids
-                    && !self.s.server_topics.contains_key(&topic_id)
+                    && old.is_none())
+                    || bytes > self.config.limits.max_id_name_bytes
                 {
                     self.counters.ids_dropped += 1;
                     tracing::debug!("gar id map full: an introduction was dropped (counted)");
                 } else {
+                    self.s.id_name_bytes = bytes;
                     self.s.server_topics.insert(topic_id, name);
                 }
             }
@@ -728,9 +925,15 @@ impl Client {
                 name,
                 class_list,
                 deleted_class,
-            } => self.key_update(key_id, name, class_list, deleted_class),
+            } => self.key_update(key_id, name, class_list, deleted_class)?,
             Inbound::KeyIdRetired { key_id } => {
-                self.s.server_keys.remove(&key_id);
+                // The mapping goes, and with it what was cached under the id: no event (this is
+                // bookkeeping, not a data teardown), but a later key under a reused id must not
+                // show the old key's records.
+                if let Some((n, classes)) = self.s.server_keys.remove(&key_id) {
+                    self.s.id_name_bytes -= key_entry_bytes(&n, &classes);
+                }
+                self.drop_key_records(key_id);
             }
             Inbound::ClientIntroducedKeyInvalidated {
                 client_introduced_key_id: id,
@@ -770,19 +973,27 @@ impl Client {
                 diagnostic,
             } => {
                 self.check_ids(record_id)?;
+                let tick_time = self.s.records.get(&record_id).map_or(0, |r| r.tick_time);
                 self.remove_record(record_id);
-                if self.room_for(0) {
+                let bytes = diagnostic_bytes(&diagnostic);
+                if self.room_for(bytes) {
+                    self.s.record_bytes += bytes;
                     self.s.records.insert(
                         record_id,
                         Record {
-                            diagnostic: Some(diagnostic),
-                            ..Record::default()
+                            value: None,
+                            tick_time,
+                            diagnostic: Some(diagnostic.clone()),
                         },
                     );
                 } else {
                     self.counters.records_dropped += 1;
                     tracing::debug!("gar record cache full: a record was not cached (counted)");
                 }
+                self.emit(Event::Diagnostic {
+                    record_id,
+                    diagnostic,
+                });
             }
             Inbound::BatchUpdate {
                 default_class,
@@ -795,7 +1006,13 @@ impl Client {
                         } else {
                             k.classes.clone()
                         };
-                        self.key_update(k.key_id, Some(name), classes, None);
+                        self.key_update(k.key_id, Some(name), classes, None)?;
+                    }
+                    // One lookup table per key, so matching stamps to topics is not a scan
+                    // of the stamps per topic (the first stamp of a topic wins, as before).
+                    let mut ticks: BTreeMap<u64, u64> = BTreeMap::new();
+                    for (t, stamp) in &k.tick_times {
+                        ticks.entry(*t).or_insert(*stamp);
                     }
                     for (topic_id, value) in k.topics {
                         let record_id = RecordId {
@@ -803,11 +1020,7 @@ impl Client {
                             topic_id,
                         };
                         self.check_ids(record_id)?;
-                        let tick = k
-                            .tick_times
-                            .iter()
-                            .find(|(t, _)| *t == topic_id)
-                            .map(|(_, s)| *s);
+                        let tick = ticks.get(&topic_id).copied();
                         self.set_record(record_id, value, tick);
                     }
                 }
@@ -817,13 +1030,34 @@ impl Client {
                 self.emit(Event::Group { subscription_group });
             }
             Inbound::EchoResponse { msg_ref } => {
-                self.s.echo_answered = self.s.echo_answered.max(msg_ref);
-                self.emit(Event::Echo { msg_ref });
+                if self.s.echoes_pending.contains(&msg_ref) {
+                    // Echoes are answered in order: this one answers every earlier one too.
+                    self.s.echoes_pending = self.s.echoes_pending.split_off(&(msg_ref + 1));
+                    self.s.echo_answered = self.s.echo_answered.max(msg_ref);
+                    self.emit(Event::Echo { msg_ref });
+                } else {
+                    // Not a reply to anything this session asked: it must not mark later echoes
+                    // answered. Ignored and counted.
+                    self.counters.unsolicited_replies += 1;
+                    tracing::debug!(msg_ref, "gar echo response for no pending echo: ignored");
+                }
             }
             Inbound::EchoRequest { msg_ref } => {
-                let _ = self.send(codec::write::echo_response(msg_ref));
+                self.reply(codec::write::echo_response(msg_ref));
             }
-            Inbound::CompareExchangeResult(r) => self.emit(Event::Compare(r)),
+            Inbound::CompareExchangeResult(r) => {
+                if self.s.compares_pending.remove(&r.msg_ref) {
+                    self.emit(Event::Compare(r));
+                } else {
+                    // A result for no compare of this session (or one already answered): it is
+                    // not applied nor passed on; ignored and counted.
+                    self.counters.unsolicited_replies += 1;
+                    tracing::debug!(
+                        msg_ref = r.msg_ref,
+                        "gar compare result for no pending compare: ignored"
+                    );
+                }
+            }
             Inbound::Other { .. } => self.counters.unknown_messages += 1,
         }
         Ok(())
@@ -851,41 +1085,67 @@ impl Client {
         name: Option<String>,
         class_list: Vec<String>,
         deleted_class: Option<String>,
-    ) {
+    ) -> Result<(), Violation> {
+        // A known id under another name: the id maps are out of step (G-25).
+        if let (Some((known, _)), Some(n)) = (self.s.server_keys.get(&key_id), name.as_ref()) {
+            if !known.is_empty() && known != n {
+                return Err(Violation::NameMismatch {
+                    id: key_id,
+                    known: known.clone(),
+                    got: n.clone(),
+                });
+            }
+        }
         if let Some(deleted_class) = deleted_class {
             // Per-class teardown: the remaining list is the key's class set; a downgrade keeps
             // the listed bases and their records.
-            if let Some((_, classes)) = self.s.server_keys.get_mut(&key_id) {
+            if let Some((n, classes)) = self.s.server_keys.get_mut(&key_id) {
+                let before = key_entry_bytes(n, classes);
                 *classes = class_list.iter().cloned().collect();
+                self.s.id_name_bytes = self.s.id_name_bytes - before + key_entry_bytes(n, classes);
+            }
+            if class_list.is_empty() {
+                // The key's last class went: a whole-key delete, its records go with it.
+                self.drop_key_records(key_id);
             }
             self.emit(Event::ClassDeleted {
                 key_id,
                 deleted_class,
                 remaining: class_list,
             });
-            return;
+            return Ok(());
         }
-        match self.s.server_keys.get_mut(&key_id) {
-            Some((n, classes)) => {
-                if let Some(name) = name {
-                    *n = name;
-                }
-                classes.extend(class_list);
-            }
-            None => {
-                if self.s.server_topics.len() + self.s.server_keys.len()
-                    >= self.config.limits.max_ids
-                {
-                    self.counters.ids_dropped += 1;
-                    tracing::debug!("gar id map full: an introduction was dropped (counted)");
-                    return;
-                }
-                self.s.server_keys.insert(
-                    key_id,
-                    (name.unwrap_or_default(), class_list.into_iter().collect()),
-                );
-            }
+        let existing = self.s.server_keys.get(&key_id);
+        if existing.is_none()
+            && self.s.server_topics.len() + self.s.server_keys.len() >= self.config.limits.max_ids
+        {
+            self.counters.ids_dropped += 1;
+            tracing::debug!("gar id map full: an introduction was dropped (counted)");
+            return Ok(());
         }
+        let (old_name, mut classes) = existing.cloned().unwrap_or_default();
+        let before = existing.map_or(0, |(n, c)| key_entry_bytes(n, c));
+        let name = name.unwrap_or(old_name);
+        for class in class_list {
+            if classes.contains(&class) {
+                continue;
+            }
+            if classes.len() >= self.config.limits.max_classes_per_key {
+                self.counters.classes_dropped += 1;
+                tracing::debug!("gar key holds the most classes: a class was dropped (counted)");
+                continue;
+            }
+            classes.insert(class);
+        }
+        let bytes = self.s.id_name_bytes - before + key_entry_bytes(&name, &classes);
+        if bytes > self.config.limits.max_id_name_bytes {
+            self.counters.ids_dropped += 1;
+            tracing::debug!("gar id map names full: a key update was dropped (counted)");
+            return Ok(());
+        }
+        self.s.id_name_bytes = bytes;
+        self.s.server_keys.insert(key_id, (name, classes));
+        Ok(())
     }
 
     fn room_for(&self, bytes: usize) -> bool {
@@ -895,7 +1155,28 @@ impl Client {
 
     fn remove_record(&mut self, id: RecordId) {
         if let Some(r) = self.s.records.remove(&id) {
-            self.s.record_bytes -= r.value.as_ref().map_or(0, value_bytes);
+            self.s.record_bytes -= record_bytes(&r);
+        }
+    }
+
+    /// Drops every cached record of one server key id (and the bytes they held).
+    fn drop_key_records(&mut self, key_id: u64) {
+        let ids: Vec<RecordId> = self
+            .s
+            .records
+            .range(
+                RecordId {
+                    key_id,
+                    topic_id: 0,
+                }..=RecordId {
+                    key_id,
+                    topic_id: u64::MAX,
+                },
+            )
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            self.remove_record(id);
         }
     }
 
@@ -944,7 +1225,20 @@ impl Client {
         match status {
             Status::ProcessingSnapshot => sub.state = SubState::Processing,
             Status::NeedsContinue => {
-                let _ = self.send(codec::write::subscribe_continue(&name));
+                self.reply(codec::write::subscribe_continue(&name));
+                if !self.running {
+                    return;
+                }
+            }
+            Status::Streaming if !sub.streaming => {
+                // A snapshot subscription never streams: the status is out of phase. Not
+                // applied nor passed on; ignored and counted.
+                self.counters.out_of_phase += 1;
+                tracing::debug!(
+                    name,
+                    "gar Streaming status for a snapshot subscription: ignored"
+                );
+                return;
             }
             Status::Streaming => sub.state = SubState::Streaming,
             Status::UpstreamLost => {}
@@ -1132,6 +1426,7 @@ impl Client {
         let r = self.s.next_msg_ref;
         self.send(codec::write::echo_request(r))?;
         self.next_ref();
+        self.s.echoes_pending.insert(r);
         Ok(r)
     }
 
@@ -1149,6 +1444,7 @@ impl Client {
         let r = self.s.next_msg_ref;
         self.send(codec::write::compare_exchange(record_id, r, test, value))?;
         self.next_ref();
+        self.s.compares_pending.insert(r);
         Ok(r)
     }
 
@@ -1176,15 +1472,35 @@ impl Client {
         let conveys = ownership.ownership_action != codec::write::OwnershipAction::None
             || ownership.skip_ownership_checks
             || ownership.client_key_id != 0;
-        if conveys {
-            self.send(codec::write::active_ownership(ownership))?;
+        if !conveys {
+            return self.compare_exchange(record_id, test, value);
         }
-        self.compare_exchange(record_id, test, value)
+        // Both go or neither: a marker queued alone would govern whatever the application
+        // writes next.
+        let marker = codec::write::active_ownership(ownership);
+        let r = self.s.next_msg_ref;
+        let compare = codec::write::compare_exchange(record_id, r, test, value);
+        if !self.running {
+            return Err(CallError::NotRunning);
+        }
+        let l = &self.config.limits;
+        if self.transmit.len() + 2 > l.max_transmit_count
+            || self.transmit_bytes + marker.len() + compare.len() > l.max_transmit_bytes
+        {
+            return Err(CallError::QueueFull);
+        }
+        self.send(marker)?;
+        self.send(compare)?;
+        self.next_ref();
+        self.s.compares_pending.insert(r);
+        Ok(r)
     }
 
     /// Sends `Logoff` and ends the session with reason `stop`.
     pub fn logoff(&mut self) {
-        let _ = self.send(codec::write::logoff());
+        // The Logoff uses the reply reserve; the session stops whether it fits or not (a
+        // Logoff that did not fit is counted in `replies_dropped`).
+        let _ = self.queue_reply(codec::write::logoff());
         self.stopped(StopReason::Stop, None);
     }
 }

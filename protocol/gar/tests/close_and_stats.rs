@@ -106,6 +106,7 @@ fn stats_read_every_counter_nonzero() {
         &msg("Error", json!({"message": "m", "recoverable": true})),
     );
     c.handle_text(3, &msg("NoSuchThing", json!({})));
+    c.handle_text(3, &msg("EchoResponse", json!({"msg_ref": 77})));
     for (id, name) in [(1, "a"), (2, "b")] {
         c.handle_text(
             3,
@@ -158,6 +159,7 @@ fn stats_read_every_counter_nonzero() {
         ("records_dropped", s.records_dropped),
         ("ids_dropped", s.ids_dropped),
         ("unknown_messages", s.unknown_messages),
+        ("unsolicited_replies", s.unsolicited_replies),
         ("events_held", s.events_held),
         ("records_held", s.records_held),
         ("record_bytes_held", s.record_bytes_held),
@@ -166,7 +168,7 @@ fn stats_read_every_counter_nonzero() {
         assert!(v > 0, "{name} is zero: {s:?}");
     }
     assert_eq!((s.transmit_held, s.transmit_bytes_held), (0, 0));
-    assert_eq!(s.messages_in, 11);
+    assert_eq!(s.messages_in, 12);
     assert_eq!(
         (s.sessions_started, s.sessions_stopped, s.violations),
         (1, 1, 1)
@@ -183,13 +185,38 @@ fn stats_read_every_counter_nonzero() {
             k.events_dropped,
             k.records_dropped,
             k.ids_dropped,
-            k.unknown_messages
+            k.unknown_messages,
+            k.unsolicited_replies
         ),
         (
             s.events_dropped,
             s.records_dropped,
             s.ids_dropped,
-            s.unknown_messages
+            s.unknown_messages,
+            s.unsolicited_replies
         )
     );
+}
+
+#[test]
+fn g_48_an_unsolicited_echo_response_answers_nothing() {
+    let mut c = ready(Limits::default());
+    c.handle_text(2, &msg("EchoResponse", json!({"msg_ref": u64::MAX})));
+    let a = c.echo().unwrap();
+    assert!(!c.echo_answered(a));
+    // A response for a msg_ref issued to a compare-exchange is not an echo's either.
+    assert_eq!(c.stats().unsolicited_replies, 1);
+    c.handle_text(3, &msg("EchoResponse", json!({"msg_ref": a + 1})));
+    assert!(!c.echo_answered(a));
+    c.handle_text(4, &msg("EchoResponse", json!({"msg_ref": a})));
+    assert!(c.echo_answered(a));
+    // The same answer twice is unsolicited the second time.
+    c.handle_text(5, &msg("EchoResponse", json!({"msg_ref": a})));
+    assert_eq!(c.stats().unsolicited_replies, 3);
+    assert_eq!(c.counters().unsolicited_replies, 3);
+    let echoes: Vec<Event> = std::iter::from_fn(|| c.poll_event())
+        .filter(|e| matches!(e, Event::Echo { .. }))
+        .collect();
+    assert_eq!(echoes, vec![Event::Echo { msg_ref: a }]);
+    assert!(c.is_running());
 }

@@ -500,13 +500,62 @@ fn g_22_one_topic_under_several_ids_is_addressable_by_each() {
 }
 
 #[test]
-fn g_23_key_id_retired_drops_only_the_mapping() {
+fn g_23_key_id_retired_drops_the_mapping_and_its_records_silently() {
     let mut c = with_record();
+    topic(&mut c, 4, "size");
+    key(&mut c, 6, "k2", &["A"]);
+    update(&mut c, 5, 4, json!(11));
+    update(&mut c, 6, 3, json!(12));
+    events(&mut c);
     c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
     assert!(c.server_key(5).is_none());
-    assert!(c.record(rid(5, 3)).is_some());
+    assert!(c.record(rid(5, 3)).is_none());
+    assert!(c.record(rid(5, 4)).is_none());
+    // Another key's records stay, and the held counts are only theirs.
+    assert_eq!(c.record(rid(6, 3)).unwrap().value, Some(json!(12)));
+    assert_eq!(c.stats().records_held, 1);
+    assert_eq!(c.stats().record_bytes_held, 2);
+    // Bookkeeping, not a data teardown: no event.
     assert!(events(&mut c).is_empty());
     assert!(c.is_running());
+}
+
+#[test]
+fn g_23_a_reused_key_id_shows_no_old_records() {
+    let mut c = with_record();
+    c.handle_text(
+        2,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 5, "deleted_class": "A", "class_list": []}),
+        ),
+    );
+    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    key(&mut c, 5, "other", &["A"]);
+    assert!(c.record(rid(5, 3)).is_none());
+    assert_eq!(c.stats().records_held, 0);
+    assert_eq!(c.stats().record_bytes_held, 0);
+}
+
+#[test]
+fn g_36_a_whole_key_delete_drops_the_keys_records() {
+    let mut c = with_record();
+    key(&mut c, 6, "k2", &["A"]);
+    update(&mut c, 6, 3, json!(7));
+    events(&mut c);
+    c.handle_text(
+        2,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 5, "deleted_class": "A", "class_list": []}),
+        ),
+    );
+    assert!(c.record(rid(5, 3)).is_none());
+    assert_eq!(c.record(rid(6, 3)).unwrap().value, Some(json!(7)));
+    assert_eq!(c.stats().records_held, 1);
+    assert_eq!(c.stats().record_bytes_held, 1);
+    // The key id itself stays mapped until it is retired.
+    assert!(c.server_key(5).is_some());
 }
 
 #[test]
@@ -1090,18 +1139,21 @@ fn g_49_compare_exchange_carries_an_inline_monotonic_msg_ref() {
 #[test]
 fn g_49_the_result_is_correlated_and_complete() {
     let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    let r = c.compare_exchange(rid(k, t), &json!(1), &json!(2)).unwrap();
     c.handle_text(
         2,
         &msg(
             "JSONCompareExchangeResult",
-            json!({"msg_ref": 4, "success": false, "value": 7, "reason": "CompareMismatch"}),
+            json!({"msg_ref": r, "success": false, "value": 7, "reason": "CompareMismatch"}),
         ),
     );
     match &events(&mut c)[0] {
-        Event::Compare(r) => {
-            assert_eq!((r.msg_ref, r.success), (4, false));
-            assert_eq!(r.value, Some(json!(7)));
-            assert_eq!(r.reason.as_deref(), Some("CompareMismatch"));
+        Event::Compare(res) => {
+            assert_eq!((res.msg_ref, res.success), (r, false));
+            assert_eq!(res.value, Some(json!(7)));
+            assert_eq!(res.reason.as_deref(), Some("CompareMismatch"));
         }
         other => panic!("{other:?}"),
     }
@@ -1270,8 +1322,11 @@ fn bounds_a_full_event_queue_counts_its_drops_but_keeps_the_stop() {
         ..config()
     });
     c.handle_text(1, &server_intro(JSON_VERSION, IV));
-    for r in 1..=4 {
-        c.handle_text(2, &msg("EchoResponse", json!({"msg_ref": r})));
+    for _ in 1..=4 {
+        c.handle_text(
+            2,
+            &msg("Error", json!({"message": "m", "recoverable": true})),
+        );
     }
     assert_eq!(c.counters().events_dropped, 3);
     c.handle_close(None);
@@ -1739,4 +1794,562 @@ fn g_35_a_key_major_batch_is_read_into_records() {
         c.record(rid(10, 4)).and_then(|r| r.value.clone()),
         Some(json!(2))
     );
+}
+
+#[test]
+fn g_15_an_absurd_server_interval_stops_with_a_violation() {
+    let mut c = started(config());
+    c.handle_text(6, &server_intro(JSON_VERSION, u64::MAX));
+    c.handle_text(7, &msg("Heartbeat", json!({"u_milliseconds": 1})));
+    assert_eq!(c.stop_reason(), Some(StopReason::Error));
+    assert_eq!(
+        events(&mut c).last(),
+        Some(&Event::Stopped {
+            reason: StopReason::Error,
+            violation: Some(Violation::HeartbeatInterval(u64::MAX)),
+        })
+    );
+    // The bound itself is allowed; one above it is not.
+    let max = Limits::default().max_server_heartbeat_interval;
+    let mut c = started(config());
+    c.handle_text(1, &server_intro(JSON_VERSION, max));
+    assert!(c.is_running());
+    let mut c = started(config());
+    c.handle_text(1, &server_intro(JSON_VERSION, max + 1));
+    assert_eq!(c.stop_reason(), Some(StopReason::Error));
+}
+
+#[test]
+fn g_15_timers_saturate_at_the_end_of_the_clock() {
+    let mut c = Client::new(Config {
+        heartbeat_timeout_interval: u64::MAX,
+        any_message_is_alive: true,
+        ..config()
+    });
+    c.start(u64::MAX - 10, (1, 2));
+    assert_eq!(c.poll_timeout(), Some(u64::MAX));
+    c.handle_text(u64::MAX - 5, &server_intro(JSON_VERSION, IV));
+    c.handle_text(
+        u64::MAX - 4,
+        &msg("Heartbeat", json!({"u_milliseconds": 1})),
+    );
+    c.handle_timeout(u64::MAX - 1);
+    assert!(c.is_running());
+    c.handle_timeout(u64::MAX);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
+
+#[test]
+fn g_14_any_message_does_not_cut_the_first_beat_grace_short() {
+    let mut c = started(Config {
+        heartbeat_timeout_interval: 400,
+        any_message_is_alive: true,
+        ..config()
+    });
+    c.handle_text(1, &server_intro(JSON_VERSION, 400));
+    topic(&mut c, 3, "t");
+    c.handle_text(
+        100,
+        &msg("TopicIntroduction", json!({"topic_id": 4, "name": "u"})),
+    );
+    c.handle_timeout(3999);
+    assert!(c.is_running());
+    c.handle_timeout(4000);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
+
+#[test]
+fn g_16_a_late_message_in_the_grace_extends_it() {
+    let mut c = started(Config {
+        heartbeat_timeout_interval: 400,
+        any_message_is_alive: true,
+        ..config()
+    });
+    c.handle_text(1, &server_intro(JSON_VERSION, 400));
+    c.handle_text(
+        3900,
+        &msg("TopicIntroduction", json!({"topic_id": 4, "name": "u"})),
+    );
+    c.handle_timeout(4299);
+    assert!(c.is_running());
+    c.handle_timeout(4300);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
+
+/// A ready client whose application share of the outbound queue (two messages) is full.
+fn crowded(reserve: usize) -> Client {
+    let mut c = started(Config {
+        limits: Limits {
+            max_transmit_count: 2,
+            reserved_reply_count: reserve,
+            ..Limits::default()
+        },
+        ..config()
+    });
+    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    sent(&mut c);
+    events(&mut c);
+    c.subscribe(&sub(false)).unwrap();
+    c.echo().unwrap();
+    assert_eq!(c.echo(), Err(CallError::QueueFull));
+    c
+}
+
+fn types(v: &[Value]) -> Vec<&str> {
+    v.iter()
+        .map(|m| m["message_type"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn g_40_needs_continue_is_answered_when_the_application_filled_the_queue() {
+    let mut c = crowded(4);
+    status(&mut c, "S", "ProcessingSnapshot");
+    status(&mut c, "S", "NeedsContinue");
+    let out = sent(&mut c);
+    assert_eq!(
+        types(&out),
+        ["Subscribe", "EchoRequest", "SubscribeContinue"]
+    );
+    assert!(c.is_running());
+    assert_eq!(c.stats().replies_dropped, 0);
+}
+
+#[test]
+fn g_48_a_server_echo_request_is_answered_when_the_application_filled_the_queue() {
+    let mut c = crowded(4);
+    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 9})));
+    let out = sent(&mut c);
+    assert_eq!(
+        out[2],
+        json!({"message_type": "EchoResponse", "value": {"msg_ref": 9}})
+    );
+    assert!(c.is_running());
+}
+
+#[test]
+fn g_12_a_heartbeat_goes_out_when_the_application_filled_the_queue() {
+    let mut c = crowded(4);
+    c.handle_timeout(IV / 2);
+    let out = sent(&mut c);
+    assert_eq!(types(&out), ["Subscribe", "EchoRequest", "Heartbeat"]);
+    assert_eq!(c.stats().heartbeats_sent, 1);
+}
+
+#[test]
+fn g_12_the_application_cannot_use_the_reply_reserve() {
+    let mut c = crowded(4);
+    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 9})));
+    // Replies in the reserve leave the application's share as full as it was.
+    assert_eq!(c.echo(), Err(CallError::QueueFull));
+    assert_eq!(
+        c.introduce_topic("t"),
+        Err(CallError::QueueFull),
+        "the application's share is two messages"
+    );
+}
+
+#[test]
+fn g_48_a_reply_that_finds_no_room_stops_the_session_counted() {
+    let mut c = crowded(2);
+    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 7})));
+    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 8})));
+    assert!(c.is_running());
+    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 9})));
+    assert_eq!(c.stats().replies_dropped, 1);
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(StopReason::Error, Some(Violation::RepliesBlocked))]
+    );
+    // What was queued before stays in order; the reply that did not fit is not there.
+    let out = sent(&mut c);
+    assert_eq!(
+        types(&out),
+        ["Subscribe", "EchoRequest", "EchoResponse", "EchoResponse"]
+    );
+}
+
+fn limited(limits: Limits) -> Client {
+    let mut c = started(Config { limits, ..config() });
+    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    sent(&mut c);
+    events(&mut c);
+    c
+}
+
+#[test]
+fn bounds_the_event_queue_is_bounded_in_bytes() {
+    let mut c = limited(Limits {
+        max_event_bytes: 300_000,
+        ..Limits::default()
+    });
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    let big = "x".repeat(100_000);
+    for _ in 0..5 {
+        update(&mut c, 5, 3, json!(big));
+    }
+    let s = c.stats();
+    assert_eq!(s.events_held, 2);
+    assert_eq!(s.events_dropped, 3);
+    assert!(s.event_bytes_held > 200_000 && s.event_bytes_held <= 300_000);
+    // The stop event is kept even past the bound; taking the events frees their bytes.
+    c.handle_close(None);
+    let ev = events(&mut c);
+    assert_eq!(ev.len(), 3);
+    assert!(matches!(ev[2], Event::Stopped { .. }));
+    assert_eq!(c.stats().event_bytes_held, 0);
+}
+
+#[test]
+fn g_32_a_diagnostic_counts_in_the_record_bytes() {
+    let mut c = limited(Limits {
+        max_record_bytes: 150_000,
+        ..Limits::default()
+    });
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    key(&mut c, 6, "k2", &["A"]);
+    let diag = |k: u64| {
+        msg(
+            "RecordDiagnostic",
+            json!({"record_id": {"key_id": k, "topic_id": 3},
+                   "diagnostic": {"reason": "ComputeError", "missing_inputs": [], "text": "x".repeat(100_000)}}),
+        )
+    };
+    c.handle_text(2, &diag(5));
+    let held = c.stats().record_bytes_held;
+    assert!(held >= 100_000, "{held}");
+    // A second one does not fit the byte bound: counted, not cached.
+    c.handle_text(2, &diag(6));
+    assert!(c.record(rid(6, 3)).is_none());
+    assert_eq!(c.stats().records_dropped, 1);
+    // A value replacing the diagnostic gives its bytes back.
+    update(&mut c, 5, 3, json!(1));
+    assert_eq!(c.stats().record_bytes_held, 1);
+}
+
+#[test]
+fn g_21_a_keys_classes_are_bounded_in_total() {
+    let mut c = limited(Limits {
+        max_classes_per_key: 4,
+        ..Limits::default()
+    });
+    key(&mut c, 5, "k", &["A", "B", "C"]);
+    key(&mut c, 5, "k", &["C", "D", "E", "F"]);
+    assert_eq!(
+        c.server_key(5).unwrap().1.iter().collect::<Vec<_>>(),
+        ["A", "B", "C", "D"]
+    );
+    assert_eq!(c.stats().classes_dropped, 2);
+    assert_eq!(c.counters().classes_dropped, 2);
+    assert!(c.is_running());
+}
+
+#[test]
+fn bounds_id_map_names_are_bounded_in_bytes() {
+    let mut c = limited(Limits {
+        max_id_name_bytes: 10,
+        ..Limits::default()
+    });
+    topic(&mut c, 3, "abcd");
+    key(&mut c, 5, "kk", &["AB"]);
+    assert_eq!(c.stats().id_name_bytes_held, 8);
+    // A topic of three bytes more does not fit: counted, not mapped.
+    topic(&mut c, 4, "xyz");
+    assert!(c.server_topic(4).is_none());
+    // Nor does a class that would take the key past the bound.
+    key(&mut c, 5, "kk", &["CDE"]);
+    assert_eq!(c.server_key(5).unwrap().1.len(), 1);
+    assert_eq!(c.stats().ids_dropped, 2);
+    // Renaming a topic counts the new name in place of the old one.
+    topic(&mut c, 3, "abcdef");
+    assert_eq!(c.server_topic(3), Some("abcdef"));
+    assert_eq!(c.stats().id_name_bytes_held, 10);
+    // Retiring the key gives its bytes back.
+    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    assert_eq!(c.stats().id_name_bytes_held, 6);
+    topic(&mut c, 4, "xyz");
+    assert_eq!(c.server_topic(4), Some("xyz"));
+    assert_eq!(c.stats().id_name_bytes_held, 9);
+}
+
+#[test]
+fn g_63_start_on_a_running_session_stops_it_first() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    c.handle_text(
+        2,
+        &msg("Error", json!({"message": "m", "recoverable": true})),
+    );
+    c.start(10, (3, 4));
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Stopped {
+            reason: StopReason::Stop,
+            violation: None
+        }]
+    );
+    let s = c.stats();
+    assert_eq!((s.sessions_started, s.sessions_stopped), (2, 1));
+    assert!(c.is_running());
+    assert_eq!(c.stop_reason(), None);
+    // The new session is fresh and ends with exactly one stop of its own.
+    assert!(c.server_topic(3).is_none());
+    c.handle_close(None);
+    assert_eq!(stopped_with(&mut c), vec![(StopReason::Disconnect, None)]);
+    assert_eq!(c.stats().sessions_stopped, 2);
+}
+
+#[test]
+fn g_25_a_known_key_id_under_another_name_is_fatal() {
+    let mut c = ready();
+    key(&mut c, 5, "a", &["A"]);
+    // The same name again (a new class) is fine.
+    key(&mut c, 5, "a", &["B"]);
+    assert!(c.is_running());
+    key(&mut c, 5, "zzz", &["A"]);
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::NameMismatch {
+                id: 5,
+                known: "a".into(),
+                got: "zzz".into()
+            })
+        )]
+    );
+    assert_eq!(c.server_key(5).unwrap().0, "a");
+}
+
+#[test]
+fn g_25_a_named_batch_key_under_another_name_is_fatal() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "a", &["A"]);
+    c.handle_text(
+        2,
+        &msg(
+            "BatchUpdate",
+            json!({"default_class": "A", "keys": [{"key_id": 5, "name": "b", "topics": {"3": 1}}]}),
+        ),
+    );
+    assert!(matches!(
+        stopped_with(&mut c)[..],
+        [(
+            StopReason::Error,
+            Some(Violation::NameMismatch { id: 5, .. })
+        )]
+    ));
+    assert!(c.record(rid(5, 3)).is_none());
+}
+
+#[test]
+fn g_25_a_retired_key_id_may_come_back_under_another_name() {
+    let mut c = ready();
+    key(&mut c, 5, "a", &["A"]);
+    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    key(&mut c, 5, "b", &["A"]);
+    assert!(c.is_running());
+    assert_eq!(c.server_key(5).unwrap().0, "b");
+}
+
+#[test]
+fn g_12_a_heartbeat_carries_the_wall_clock_it_was_given() {
+    let mut c = ready();
+    c.handle_timeout_at(IV / 2, 1_745_425_692_890);
+    assert_eq!(
+        sent(&mut c),
+        vec![
+            json!({"message_type": "Heartbeat", "value": {"u_milliseconds": 1_745_425_692_890_u64}})
+        ]
+    );
+    // The timers keep to the monotonic clock: the next beat is due half an interval later.
+    assert_eq!(c.poll_timeout(), Some(IV));
+}
+
+#[test]
+fn g_51_a_refused_owned_compare_queues_no_lone_marker() {
+    use gar_client::codec::write::{Ownership, OwnershipAction};
+    let o = Ownership {
+        ownership_action: OwnershipAction::Acquire,
+        ..Ownership::default()
+    };
+    // Room for one message but not two: nothing goes.
+    let mut c = limited(Limits {
+        max_transmit_count: 3,
+        ..Limits::default()
+    });
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    assert_eq!(
+        c.compare_exchange_owned(&o, rid(k, t), &Value::Null, &json!(1)),
+        Err(CallError::QueueFull)
+    );
+    assert_eq!(c.stats().transmit_held, 2);
+    // Once there is room, the msg_ref the refused call would have had is used.
+    sent(&mut c);
+    let r = c
+        .compare_exchange_owned(&o, rid(k, t), &Value::Null, &json!(1))
+        .unwrap();
+    assert_eq!(r, 1);
+    assert_eq!(
+        types(&sent(&mut c)),
+        ["ActiveOwnership", "JSONCompareExchange"]
+    );
+}
+
+#[test]
+fn g_52_a_refused_owned_compare_queues_no_lone_marker_at_the_byte_bound() {
+    use gar_client::codec::write::{Ownership, OwnershipAction};
+    let o = Ownership {
+        ownership_action: OwnershipAction::Acquire,
+        ..Ownership::default()
+    };
+    let mut c = limited(Limits {
+        max_transmit_bytes: 400,
+        ..Limits::default()
+    });
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    sent(&mut c);
+    // The marker alone fits; the marker and a big compare do not.
+    assert_eq!(
+        c.compare_exchange_owned(&o, rid(k, t), &Value::Null, &json!("x".repeat(300))),
+        Err(CallError::QueueFull)
+    );
+    assert_eq!(c.stats().transmit_held, 0);
+}
+
+#[test]
+fn g_32_a_diagnostic_is_an_event_and_keeps_the_stamp() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    c.handle_text(
+        2,
+        &msg(
+            "JSONRecordUpdate",
+            json!({"record_id": {"key_id": 5, "topic_id": 3}, "value": 10, "tick_time": 777}),
+        ),
+    );
+    events(&mut c);
+    diag(&mut c);
+    let ev = events(&mut c);
+    assert_eq!(ev.len(), 1);
+    match &ev[0] {
+        Event::Diagnostic {
+            record_id,
+            diagnostic,
+        } => {
+            assert_eq!(*record_id, rid(5, 3));
+            assert_eq!(diagnostic.reason, "InputMissing");
+        }
+        e => panic!("{e:?}"),
+    }
+    let r = c.record(rid(5, 3)).unwrap();
+    assert_eq!((r.value.clone(), r.tick_time), (None, 777));
+}
+
+#[test]
+fn g_49_a_result_for_no_pending_compare_is_ignored_and_counted() {
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    let result = |r: u64| {
+        msg(
+            "JSONCompareExchangeResult",
+            json!({"msg_ref": r, "success": true}),
+        )
+    };
+    c.handle_text(2, &result(999));
+    let r = c.compare_exchange(rid(k, t), &json!(1), &json!(2)).unwrap();
+    c.handle_text(2, &result(r));
+    // The same answer twice: the second is not a reply to anything.
+    c.handle_text(2, &result(r));
+    let compares: Vec<u64> = events(&mut c)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Compare(x) => Some(x.msg_ref),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(compares, vec![r]);
+    assert_eq!(c.stats().unsolicited_replies, 2);
+    assert!(c.is_running());
+}
+
+#[test]
+fn g_43_streaming_for_a_snapshot_subscription_is_ignored_and_counted() {
+    let mut c = ready();
+    c.subscribe(&sub(false)).unwrap();
+    status(&mut c, "S", "ProcessingSnapshot");
+    events(&mut c);
+    status(&mut c, "S", "Streaming");
+    assert!(events(&mut c).is_empty());
+    assert_eq!(c.stats().out_of_phase, 1);
+    // Still a snapshot: it cannot be unsubscribed before Finished.
+    assert_eq!(c.unsubscribe("S"), Err(CallError::NotFinished("S".into())));
+    status(&mut c, "S", "Finished");
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Status {
+            name: "S".into(),
+            status: Status::Finished
+        }]
+    );
+    // A streaming subscription still streams.
+    c.subscribe(&Subscribe {
+        name: "L".into(),
+        streaming: true,
+        ..Subscribe::default()
+    })
+    .unwrap();
+    status(&mut c, "L", "ProcessingSnapshot");
+    status(&mut c, "L", "Streaming");
+    assert_eq!(events(&mut c).len(), 2);
+    assert_eq!(c.stats().out_of_phase, 1);
+}
+
+/// How long one batch of `n` topics, each with its stamp, takes to read.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the test measures the engine's cost; the engine itself takes no clock"
+)]
+fn batch_time(n: u64) -> std::time::Duration {
+    let mut c = limited(Limits::default());
+    for t in 1..=n {
+        c.handle_text(
+            1,
+            &msg("TopicIntroduction", json!({"topic_id": t, "name": "t"})),
+        );
+    }
+    key(&mut c, 5, "k", &["A"]);
+    let topics: serde_json::Map<String, Value> =
+        (1..=n).map(|t| (t.to_string(), json!(t))).collect();
+    let ticks: serde_json::Map<String, Value> =
+        (1..=n).map(|t| (t.to_string(), json!(t + 1000))).collect();
+    let batch = msg(
+        "BatchUpdate",
+        json!({"keys": [{"key_id": 5, "topics": topics, "tick_times": ticks}]}),
+    );
+    let began = std::time::Instant::now();
+    c.handle_text(2, &batch);
+    let took = began.elapsed();
+    assert!(c.is_running());
+    for t in [1, 9, 10, 777, n] {
+        assert_eq!(c.record(rid(5, t)).unwrap().tick_time, t + 1000);
+    }
+    took
+}
+
+#[test]
+fn g_34_batch_tick_times_are_matched_without_a_scan_per_topic() {
+    let small = batch_time(15_000);
+    let large = batch_time(60_000);
+    // Four times the topics: about four times the work when each stamp is looked up, about
+    // sixteen times when the stamps are scanned per topic.
+    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
+    assert!(ratio < 8.0, "{small:?} then {large:?}: ratio {ratio:.1}");
 }
