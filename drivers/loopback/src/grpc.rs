@@ -161,36 +161,10 @@ async fn stream(
         return;
     };
     let mut buf = BytesMut::new();
-    // With unpaced rows: whether the stream may hold open subscriptions. The next batches
-    // are taken once flow control granted room for everything sent so far (one request for a
-    // byte beyond what is buffered), so at most one round of batches waits in the send buffer.
-    let unpaced = lock(&shared).unpaced_rows;
-    let mut pulling = false;
     loop {
         tokio::select! {
-            room = futures_util::future::poll_fn(|cx| {
-                if send.capacity() > 0 {
-                    std::task::Poll::Ready(Some(Ok(send.capacity())))
-                } else {
-                    send.poll_capacity(cx)
-                }
-            }), if pulling => match room {
-                Some(Ok(_)) => {
-                    let frames = lock(&shared).cluster.pull_rows(conn);
-                    pulling = !frames.is_empty();
-                    for f in frames {
-                        let _ = send.send_data(prefixed(&f), false);
-                    }
-                    send.reserve_capacity(usize::from(pulling));
-                }
-                Some(Err(_)) | None => pulling = false,
-            },
             d = body.data() => match d {
                 Some(Ok(chunk)) => {
-                    if unpaced && !pulling {
-                        pulling = true;
-                        send.reserve_capacity(1);
-                    }
                     let delay = lock(&shared).read_delay(l.node);
                     if let Some(delay) = delay {
                         tokio::time::sleep(delay).await;
