@@ -51,7 +51,8 @@
 //! (the `tls` module of `nervix-driver-tests`); its `hostile` module
 //! holds the hostile-peer cases (floods, a silent node, cut gRPC bodies, defect close codes). `plain_nodes` serves
 //! chosen nodes over http inside a TLS cluster, so a redirect can lead from https to http (which the
-//! clients refuse, T-2), and `rows` sets the pace and size of subscription batches. `just serve --tls` (or `nervix-sim serve`) runs
+//! clients refuse, T-2), and `rows` sets the pace and size of subscription batches; `unpaced_rows`
+//! drops the pace, sending batches as fast as each console stream's socket takes them. `just serve --tls` (or `nervix-sim serve`) runs
 //! it for any client; credentials `nervix` / `nervix`. It prints each node's endpoints on a line
 //! of its own, and with `--endpoints FILE` writes the same lines to FILE once every port is bound
 //! (renamed into place whole), so a script waits for the file instead of sleeping.
@@ -126,6 +127,13 @@ pub struct LoopbackConfig {
     /// The bytes each domain adds to a backup's archive. Default 3 KiB (the simulated
     /// cluster's own); tens of MiB make a transfer long enough to watch.
     pub archive_domain_bytes: u64,
+    /// Rows as fast as the socket takes them, on the console (WebSocket) only: an open
+    /// subscription gets its next batch of exactly `rows.1` rows whenever the previous batches
+    /// were written to the socket, with no pacing; `rows.0` is ignored. A gRPC stream gets
+    /// only the batch sent with the opening in this mode. Batches of a `wide<N>` relay are written once and
+    /// copied with their row numbers filled in, so the server's share stays small. The cluster
+    /// records nothing per batch in this mode, so memory stays flat. Default false.
+    pub unpaced_rows: bool,
 }
 
 impl Default for LoopbackConfig {
@@ -143,6 +151,7 @@ impl Default for LoopbackConfig {
             node_hosts: Vec::new(),
             node_certificate_names: Vec::new(),
             archive_domain_bytes: 3 * 1024,
+            unpaced_rows: false,
         }
     }
 }
@@ -265,6 +274,8 @@ pub(crate) struct State {
     pub slow_reader: Vec<Option<Duration>>,
     pub users: Vec<(String, String)>,
     pub grpc_endpoints: Vec<String>,
+    /// [`LoopbackConfig::unpaced_rows`].
+    pub unpaced_rows: bool,
 }
 
 impl State {
@@ -534,6 +545,7 @@ impl Loopback {
             row_period: config.rows.0,
             batch_rows: config.rows.1,
             archive_domain_bytes: config.archive_domain_bytes,
+            unpaced_rows: config.unpaced_rows,
             ..ClusterConfig::default()
         });
         let shared = Arc::new(Mutex::new(State {
@@ -549,6 +561,7 @@ impl Loopback {
             slow_reader: vec![None; nodes],
             users: config.users.clone(),
             grpc_endpoints: grpc.clone(),
+            unpaced_rows: config.unpaced_rows,
         }));
         let (shutdown, watch_rx) = watch::channel(false);
         let plain_nodes = config.plain_nodes.clone();

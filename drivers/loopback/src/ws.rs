@@ -146,10 +146,29 @@ where
         let _ = sink.send(close(1001)).await;
         return;
     };
+    // With unpaced rows: whether the stream may hold open subscriptions, so the next batches
+    // are taken whenever the socket took the previous ones.
+    let unpaced = lock(&shared).unpaced_rows;
+    let mut pulling = false;
     loop {
         tokio::select! {
+            () = std::future::ready(()), if pulling => {
+                let frames = lock(&shared).cluster.pull_rows(conn);
+                pulling = !frames.is_empty();
+                for f in frames {
+                    if sink.feed(Message::Binary(f)).await.is_err() {
+                        lock(&shared).closed(conn, false);
+                        return;
+                    }
+                }
+                if sink.flush().await.is_err() {
+                    lock(&shared).closed(conn, false);
+                    return;
+                }
+            }
             m = source.next() => match m {
                 Some(Ok(Message::Binary(b))) => {
+                    pulling = unpaced;
                     let delay = lock(&shared).read_delay(node);
                     if let Some(delay) = delay {
                         tokio::time::sleep(delay).await;

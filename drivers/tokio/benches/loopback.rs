@@ -18,6 +18,15 @@
 //! * `subscription/rows`: rows per second through a subscription stream, each batch checked
 //!   against its schema and every row's first cell read; the loopback cluster emits a batch of
 //!   up to 512 rows every millisecond.
+//! * `rows_end_to_end/{1,16,64}/websocket/driver`: rows per second through a
+//!   subscription stream on a `wide<N>` relay of 1, 16 or 64 columns, with the loopback cluster
+//!   unpaced (a batch of 512 rows whenever the stream has room): each batch checked against its
+//!   schema by the driver, every row's number read and compared with the one expected.
+//!   `.../bare`: a bare tokio-tungstenite client that sends the same subscribe request to
+//!   the same server and only receives the frames and runs `Frame::check` on each. (The
+//!   unpaced mode serves the console only, so gRPC is not measured here yet.) Rows the
+//!   driver dropped for want of room (an `Overflow` gap) are not counted, and how many there
+//!   were is printed.
 //!
 //! Both ends run on this machine; each server has a runtime (two workers) of its own, as the
 //! loopback cluster does, and every client, bare or not, runs on one current-thread runtime.
@@ -28,10 +37,10 @@ use futures_util::{SinkExt, StreamExt};
 use nervix_harness::cluster::{ClusterConfig, Output, SimCluster};
 use nervix_loopback::{Loopback, LoopbackConfig};
 use nervix_protocol::encode::Encoder;
-use nervix_protocol::frame::{check_slice, ClientMessageRoot};
+use nervix_protocol::frame::{check_slice, ClientMessageRoot, ServerFrame};
 use nervix_protocol::limits::FRAME_LIMIT;
 use nervix_protocol::rows::Value;
-use nervix_protocol::schema::ClientRequestT;
+use nervix_protocol::schema::{ClientRequestT, SubscribeRequestT, SubscriptionType};
 use nervix_protocol::time::Timestamp;
 use nervix_tokio::{
     grpc_message, Client, Config, Credentials, MessageReader, ReadResult, SubscriptionEvent,
@@ -245,6 +254,7 @@ fn bare_ws_client(
 fn bare_h2_call(
     rt: &Runtime,
     addr: std::net::SocketAddr,
+    auth: Option<&Credentials>,
 ) -> (
     h2::SendStream<Bytes>,
     h2::RecvStream,
@@ -264,11 +274,15 @@ fn bare_h2_call(
             let _ = conn.await;
         });
         let mut h2 = h2.ready().await.expect("ready");
-        let req = http::Request::post(format!("http://{addr}/nervix.session.Session/Exchange"))
+        let mut req = http::Request::post(format!("http://{addr}/nervix.session.Session/Exchange"))
             .header("content-type", "application/grpc")
             .header("te", "trailers")
             .body(())
             .expect("a request");
+        if let Some(c) = auth {
+            let v = http::HeaderValue::from_str(&c.basic()).expect("a header");
+            req.headers_mut().insert("authorization", v);
+        }
         let (response, send) = h2.send_request(req, false).expect("a call");
         let recv = response.await.expect("a response").into_body();
         (send, recv, conn)
@@ -417,7 +431,7 @@ fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
 
     // Bare gRPC: one call, each request one message, each reply read whole.
     let addr = h2_addr;
-    let (mut send, mut recv, _conn) = bare_h2_call(&client_rt, addr);
+    let (mut send, mut recv, _conn) = bare_h2_call(&client_rt, addr, None);
     let message = grpc_message(&request);
     let mut reader = MessageReader::default();
     g.bench_function("grpc/bare", |b| {
@@ -513,10 +527,137 @@ fn subscription_rows(c: &mut Criterion) {
     g.finish();
 }
 
+/// Rows of one unpaced batch in `rows_end_to_end`.
+const E2E_BATCH: u64 = 512;
+
+/// The subscribe request frame of a bare client: subscription `name` on `relay`.
+fn subscribe_frame(name: &str, relay: &str) -> Bytes {
+    let request = ClientRequestT::SubscribeRequest(Box::new(SubscribeRequestT {
+        domain: "tenant".into(),
+        statement: format!("CREATE SUBSCRIPTION {name} FROM {relay}"),
+        subscription_type: Some(SubscriptionType::Row),
+    }));
+    Encoder::new()
+        .encode_request(1, &request)
+        .expect("a request frame")
+}
+
+/// The rows a checked server frame carries (none unless it is a `SubscriptionRows`).
+fn checked_rows(frame: Bytes) -> u64 {
+    let f = ServerFrame::check(frame).expect("a valid frame");
+    f.view()
+        .body_as_subscription_rows()
+        .map_or(0, |r| r.batch().rows().len() as u64)
+}
+
+fn rows_end_to_end(c: &mut Criterion) {
+    let rt = client_runtime();
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        rows: (Duration::from_secs(3600), E2E_BATCH),
+        unpaced_rows: true,
+        ..LoopbackConfig::default()
+    })
+    .expect("the loopback cluster");
+    let creds = Credentials::new("nervix", "nervix");
+    let mut g = c.benchmark_group("rows_end_to_end");
+    // Four batches per iteration.
+    let per_iter = 4 * E2E_BATCH;
+    g.throughput(Throughput::Elements(per_iter));
+    g.sample_size(10);
+    g.warm_up_time(Duration::from_secs(1));
+    g.measurement_time(Duration::from_secs(3));
+    for columns in [1usize, 16, 64] {
+        let relay = format!("wide{columns}");
+        {
+            let (name, transport) = ("websocket", Transport::WebSocket(WsAuth::Header));
+            let client = rt
+                .block_on(Client::connect(driver_config(&lb, transport)))
+                .expect("a session");
+            rt.block_on(client.select_domain(Some("tenant")))
+                .expect("a domain");
+            let mut s = rt
+                .block_on(client.subscribe(&format!(
+                    "CREATE SUBSCRIPTION e2e_{name}_{columns} FROM {relay}"
+                )))
+                .expect("a subscription");
+            let mut next = 1u64;
+            let mut lost = 0u64;
+            g.bench_function(format!("{columns}/{name}/driver"), |b| {
+                b.iter_custom(|iters| {
+                    rt.block_on(async {
+                        let want = iters * per_iter;
+                        let mut got = 0;
+                        let start = Instant::now();
+                        while got < want {
+                            match s.next().await {
+                                Some(SubscriptionEvent::Rows(batch)) => {
+                                    for row in batch.rows() {
+                                        match row.cell(0) {
+                                            Some(Value::U64(n)) => {
+                                                assert!(n >= next, "row {n} after {next}");
+                                                lost += n - next;
+                                                next = n + 1;
+                                            }
+                                            other => panic!("{other:?}"),
+                                        }
+                                    }
+                                    got += batch.len() as u64;
+                                }
+                                Some(_) => {}
+                                None => panic!("the subscription ended"),
+                            }
+                        }
+                        start.elapsed()
+                    })
+                })
+            });
+            println!(
+                "rows_end_to_end/{columns}/{name}/driver: {} rows read, {lost} lost to overflow",
+                next - 1 - lost
+            );
+            drop(s);
+            let _ = rt.block_on(client.close(false));
+        }
+
+        // Bare WebSocket: subscribe, then read and check every frame.
+        let url = format!(
+            "{}console/ws",
+            lb.console_endpoints()[0].replace("http://", "ws://")
+        );
+        let mut ws = bare_ws_client(&rt, &url, Some(&creds));
+        rt.block_on(ws.send(Message::Binary(subscribe_frame(
+            &format!("bare_ws_{columns}"),
+            &relay,
+        ))))
+        .expect("sent");
+        g.bench_function(format!("{columns}/websocket/bare"), |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let want = iters * per_iter;
+                    let mut got = 0;
+                    let start = Instant::now();
+                    while got < want {
+                        match ws.next().await {
+                            Some(Ok(Message::Binary(f))) => got += checked_rows(f),
+                            Some(Ok(_)) => {}
+                            other => panic!("{other:?}"),
+                        }
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+        drop(ws);
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     round_trips,
     pipelined_round_trips,
-    subscription_rows
+    subscription_rows,
+    rows_end_to_end
 );
 criterion_main!(benches);

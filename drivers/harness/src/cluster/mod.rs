@@ -131,7 +131,8 @@ pub use ingestors::{
     MAX_BATCH_ROWS, PRODUCER_PERIOD,
 };
 pub use subscriptions::{
-    branch_key_values, is_branched, relay_schema, row_values, Emitted, ROW_PERIOD,
+    branch_key_values, is_branched, relay_schema, row_values, wide_columns, wide_row_values,
+    Emitted, ROW_PERIOD,
 };
 pub use transactions::TRANSACTION_EXPIRY;
 
@@ -170,6 +171,12 @@ pub struct ClusterConfig {
     /// archive is these and a 512-byte head. Default 3 KiB, so archives stay small unless a
     /// test or an example wants one large enough to watch.
     pub archive_domain_bytes: u64,
+    /// Subscriptions are not paced: no batch is due on the clock, and a server takes the next
+    /// batch of each open subscription with [`SimCluster::pull_rows`] whenever its socket has
+    /// room, each of exactly [`ClusterConfig::batch_rows`] rows. Nothing is recorded per batch
+    /// in this mode ([`SimCluster::emitted`] stays empty and the trace gains no line per batch),
+    /// so memory stays flat however many rows flow. Default false.
+    pub unpaced_rows: bool,
 }
 
 impl Default for ClusterConfig {
@@ -185,6 +192,7 @@ impl Default for ClusterConfig {
             row_period: ROW_PERIOD,
             batch_rows: 3,
             archive_domain_bytes: 3 * 1024,
+            unpaced_rows: false,
         }
     }
 }
@@ -824,7 +832,10 @@ impl SimCluster {
     /// batch or a tick of a clock some session is attached to.
     pub fn next_due(&self) -> Option<Timestamp> {
         let open = || self.sessions.values().filter(|s| s.open);
-        let rows = open().flat_map(|s| s.subscriptions.values().map(|o| o.next_emit));
+        let paced = !self.config.unpaced_rows;
+        let rows = open()
+            .filter(move |_| paced)
+            .flat_map(|s| s.subscriptions.values().map(|o| o.next_emit));
         let ticks = self
             .domain_clocks
             .iter()

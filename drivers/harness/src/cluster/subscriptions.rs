@@ -4,6 +4,10 @@
 //! follow the opening reply and then one batch per [`ROW_PERIOD`], and `UnsubscribeRequest`;
 //! both requests refused while the session holds a transaction (L-3).
 //!
+//! A relay named `wide<N>` (`wide1`, `wide16`, `wide64`; N from 1 to 256) has N `U64` columns:
+//! the first holds the row's number, column `j` holds `j` ([`wide_row_values`]); it serves
+//! throughput measurements, where a row's width is what varies.
+//!
 //! A relay's schema depends on its version, which a `relay_changed` fault raises: the
 //! generations open on it end with `RelayChanged`, and the next subscribe reads the new
 //! schema (a version of even number carries one more field). A `relay_removed` fault ends them
@@ -78,6 +82,75 @@ pub(super) struct OpenSubscription {
     pub delivery: Delivery,
     pub next_emit: Timestamp,
     pub next_row: u64,
+    /// With [`ClusterConfig::unpaced_rows`] on a `wide<N>` relay: the batch frame written
+    /// once, whose row numbers each pull writes in place.
+    pub template: Option<RowTemplate>,
+}
+
+/// A batch frame of a `wide<N>` relay written once with marker row numbers, and where each
+/// row's number sits in it: a batch starting at any row is a copy with the numbers written in.
+#[derive(Debug, Clone)]
+pub(super) struct RowTemplate {
+    frame: Bytes,
+    /// The offset of row `i`'s number, in row order.
+    at: Vec<usize>,
+}
+
+/// The high half of the marker row numbers of a [`RowTemplate`]; the low half is the row's
+/// index in the batch.
+const MARK_HIGH: u64 = 0x7a3c_91e5 << 32;
+
+impl RowTemplate {
+    fn new(
+        encoder: &mut Encoder,
+        name: &str,
+        generation: u64,
+        columns: usize,
+        rows: u64,
+    ) -> Option<Self> {
+        let batch_rows = (0..rows)
+            .map(|i| RowT {
+                cells: cells(&wide_row_values(columns, MARK_HIGH | i)),
+            })
+            .collect();
+        let message = ServerMessageT {
+            body: ServerBodyT::SubscriptionRows(Box::new(SubscriptionRowsT {
+                subscription: Box::new(SubscriptionHandleT {
+                    name: name.to_string(),
+                    generation,
+                }),
+                batch: Box::new(RowBatchT {
+                    branch_key: None,
+                    rows: batch_rows,
+                }),
+            })),
+        };
+        let frame = encoder.encode::<ServerMessageRoot>(&message).ok()?;
+        let mut at = vec![usize::MAX; rows as usize];
+        for (offset, w) in frame.windows(8).enumerate() {
+            let v = u64::from_le_bytes(w.try_into().ok()?);
+            if v & !0xffff_ffff == MARK_HIGH && v & 0xffff_ffff < rows {
+                let slot = &mut at[(v & 0xffff_ffff) as usize];
+                if *slot != usize::MAX {
+                    return None;
+                }
+                *slot = offset;
+            }
+        }
+        if at.contains(&usize::MAX) {
+            return None;
+        }
+        Some(Self { frame, at })
+    }
+
+    /// The batch whose first row is number `first`.
+    fn fill(&self, first: u64) -> Bytes {
+        let mut out = self.frame.to_vec();
+        for (i, &at) in self.at.iter().enumerate() {
+            out[at..at + 8].copy_from_slice(&(first + i as u64).to_le_bytes());
+        }
+        Bytes::from(out)
+    }
 }
 
 /// The relays the cluster knows: version by name, and those removed.
@@ -115,8 +188,32 @@ pub fn is_branched(relay: &str) -> bool {
     relay.starts_with("branched")
 }
 
+/// The number of columns of a `wide<N>` relay (N from 1 to 256), `None` for any other name.
+pub fn wide_columns(relay: &str) -> Option<usize> {
+    let n = relay.strip_prefix("wide")?;
+    if n.starts_with('0') {
+        return None;
+    }
+    n.parse::<usize>().ok().filter(|n| (1..=256).contains(n))
+}
+
+/// What row `n` of a `wide<N>` relay of `columns` columns holds: `n`, then `1`, `2`, ...
+pub fn wide_row_values(columns: usize, n: u64) -> Vec<OwnedValue> {
+    (0..columns)
+        .map(|j| OwnedValue::U64(if j == 0 { n } else { j as u64 }))
+        .collect()
+}
+
 /// The schema of `relay` at `version`.
 pub fn relay_schema(relay: &str, version: u64) -> RowSchemaT {
+    if let Some(columns) = wide_columns(relay) {
+        return RowSchemaT {
+            fields: (0..columns)
+                .map(|j| scalar(&format!("c{j}"), ScalarType::U64, false, false))
+                .collect(),
+            branch: None,
+        };
+    }
     let mut fields = vec![
         scalar("id", ScalarType::U64, false, false),
         scalar("generation", ScalarType::U64, false, false),
@@ -328,7 +425,19 @@ impl SimCluster {
             delivery,
             next_emit: self.now + self.config.row_period,
             next_row: 1,
+            template: None,
         };
+        if self.config.unpaced_rows {
+            if let Some(columns) = wide_columns(&relay) {
+                open.template = RowTemplate::new(
+                    &mut self.encoder,
+                    &name,
+                    generation,
+                    columns,
+                    self.config.batch_rows.max(1),
+                );
+            }
+        }
         let schema = relay_schema(&relay, version);
         let first = self.batch(&name, &mut open);
         if let Some(session) = self.sessions.get_mut(&conn) {
@@ -356,16 +465,26 @@ impl SimCluster {
 
     /// The next batch of an open subscription: a few rows from its row counter.
     fn batch(&mut self, name: &str, open: &mut OpenSubscription) -> (ServerMessageT, u64) {
-        let count = 1 + self.rng.next() % self.config.batch_rows.max(1);
+        let count = if self.config.unpaced_rows {
+            self.config.batch_rows.max(1)
+        } else {
+            1 + self.rng.next() % self.config.batch_rows.max(1)
+        };
         let first = open.next_row;
         open.next_row += count;
-        self.emitted
-            .entry((name.to_string(), open.generation))
-            .or_default()
-            .push(Emitted::Rows { first, count });
+        if !self.config.unpaced_rows {
+            self.emitted
+                .entry((name.to_string(), open.generation))
+                .or_default()
+                .push(Emitted::Rows { first, count });
+        }
+        let wide = wide_columns(&open.relay);
         let rows = (first..first + count)
             .map(|n| RowT {
-                cells: cells(&row_values(open.version, open.generation, n)),
+                cells: cells(&match wide {
+                    Some(columns) => wide_row_values(columns, n),
+                    None => row_values(open.version, open.generation, n),
+                }),
             })
             .collect();
         let branch_key = is_branched(&open.relay).then(|| {
@@ -389,6 +508,9 @@ impl SimCluster {
     /// fault, delivery loss (DROPPING only) or skipped rows; and a relay change or removal
     /// that ends every generation open on the relay.
     pub(super) fn emit_rows(&mut self) {
+        if self.config.unpaced_rows {
+            return;
+        }
         let now = self.now;
         for (conn, name, _) in self.open_subscriptions(|o| o.next_emit <= now) {
             let Some(mut open) = self
@@ -449,6 +571,50 @@ impl SimCluster {
             }
             self.push_unsolicited(conn, message);
         }
+    }
+
+    /// With [`ClusterConfig::unpaced_rows`]: the next batch of every subscription open on
+    /// `conn`, as frames ready to send, in the order of the subscriptions' names; none when
+    /// the mode is off, the session is closed or holds no subscription. A server calls it
+    /// whenever the stream's socket has room, so rows flow as fast as the socket takes them.
+    pub fn pull_rows(&mut self, conn: ConnId) -> Vec<Bytes> {
+        if !self.config.unpaced_rows {
+            return Vec::new();
+        }
+        let rows = self.config.batch_rows.max(1);
+        let mut frames = Vec::new();
+        let mut others = Vec::new();
+        match self.sessions.get_mut(&conn) {
+            Some(s) if s.open => {
+                for (name, open) in s.subscriptions.iter_mut() {
+                    match &open.template {
+                        Some(t) => {
+                            frames.push(t.fill(open.next_row));
+                            open.next_row += rows;
+                        }
+                        None => others.push(name.clone()),
+                    }
+                }
+            }
+            _ => return frames,
+        }
+        for name in others {
+            let Some(mut open) = self
+                .sessions
+                .get(&conn)
+                .and_then(|s| s.subscriptions.get(&name).cloned())
+            else {
+                continue;
+            };
+            let (message, _) = self.batch(&name, &mut open);
+            if let Some(s) = self.sessions.get_mut(&conn) {
+                s.subscriptions.insert(name, open);
+            }
+            if let Ok(frame) = self.encoder.encode::<ServerMessageRoot>(&message) {
+                frames.push(frame);
+            }
+        }
+        frames
     }
 
     /// Records `item` in place of the batch just drawn for `key`.
