@@ -765,3 +765,42 @@ fn w_44_answers_over_tcp_naming_ids_not_in_flight_settle_nothing() {
     assert_eq!(client.tracker_counters().unmatched_answers, 2);
     peer.join().expect("peer");
 }
+
+#[test]
+fn w_7_a_put_whose_id_fails_the_rule_over_tcp_is_refused_and_not_stored() {
+    use cultnet_receipts::frames::{DocumentPut, ErrorV1, Hello, ERROR_V1, WRITE_ADMITTED_V0};
+    use cultnet_receipts::Frame;
+    let server = receipt_server();
+    let mut s = std::net::TcpStream::connect(server.addr()).expect("connects");
+    s.set_read_timeout(Some(Duration::from_secs(3)))
+        .expect("timeout");
+    assert!(matches!(read_frame(&mut s), Frame::Hello(_)));
+    write_frame(
+        &mut s,
+        &Frame::Hello(Hello {
+            runtime_id: "raw".to_owned(),
+            runtime_kind: "client".to_owned(),
+            supported_message_versions: Some(vec![
+                WRITE_ADMITTED_V0.to_owned(),
+                ERROR_V1.to_owned(),
+            ]),
+            ..Hello::default()
+        }),
+    );
+    for (id, key) in [("-", "a"), (" ", "b"), ("a\u{200B}", "c")] {
+        write_frame(
+            &mut s,
+            &Frame::DocumentPut(DocumentPut {
+                message_id: id.to_owned(),
+                document: doc("s.one", key),
+            }),
+        );
+        let got = read_frame(&mut s);
+        assert!(
+            matches!(&got, Frame::ErrorV1(ErrorV1 { message_id: Some(m), code: Some(c), .. })
+                if m == id && c == "message_invalid"),
+            "{got:?}"
+        );
+        assert_eq!(stored(&server, "s.one", key), None);
+    }
+}

@@ -9,13 +9,15 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use cultnet_receipts::frames::ErrorDetails;
 use cultnet_receipts::frames::{
     DocumentDelete, DocumentPut, ErrorV0, ErrorV1, Hello, WriteAdmitted, ERROR_V1,
     WRITE_ADMITTED_V0,
 };
+use cultnet_receipts::message_id::is_valid_admitted_message_id;
 use cultnet_receipts::{decode, encode, Frame};
 
-use crate::server::{Channel, Commit, ConnId, Outgoing, Server};
+use crate::server::{Channel, Commit, ConnId, Outgoing, Refusal, Server};
 
 /// Counters of a forwarder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -34,6 +36,8 @@ pub struct ForwarderCounters {
     pub map_full: u64,
     /// Frames for peers dropped because the outbox was full.
     pub outbox_dropped: u64,
+    /// Writes the forwarder refused itself, without forwarding them.
+    pub refused: u64,
 }
 
 #[derive(Debug)]
@@ -148,6 +152,10 @@ impl Forwarder {
         match decode(bytes) {
             Ok(Frame::Hello(h)) => p.receipts = h.is_receipt_capable(),
             Ok(Frame::DocumentPut(w)) => {
+                if p.receipts && !is_valid_admitted_message_id(&w.message_id) {
+                    self.refuse(peer, &w.message_id, Refusal::Unreadable);
+                    return;
+                }
                 let Some(fid) =
                     Self::forwarded_id(p, &w.message_id, &mut self.next_id, self.max_ids_per_peer)
                 else {
@@ -161,6 +169,10 @@ impl Forwarder {
                 self.forward(peer, channel, &fwd, now);
             }
             Ok(Frame::DocumentDelete(w)) => {
+                if p.receipts && !is_valid_admitted_message_id(&w.message_id) {
+                    self.refuse(peer, &w.message_id, Refusal::Unreadable);
+                    return;
+                }
                 let Some(fid) =
                     Self::forwarded_id(p, &w.message_id, &mut self.next_id, self.max_ids_per_peer)
                 else {
@@ -175,6 +187,37 @@ impl Forwarder {
                 self.forward(peer, channel, &fwd, now);
             }
             _ => self.counters.not_forwarded += 1,
+        }
+    }
+
+    /// Answers a peer's write with a refusal of the forwarder's own, before anything is
+    /// forwarded: error.v1 with the write's id to a receipt peer, error.v0 to a legacy one.
+    fn refuse(&mut self, peer: ConnId, id: &str, refusal: Refusal) {
+        let receipts = self.peers.get(&peer).is_some_and(|p| p.receipts);
+        let (code, text, field) = refusal.parts();
+        let details = field.map(|f| ErrorDetails {
+            field: Some(f.to_owned()),
+        });
+        let frame = if receipts {
+            Frame::ErrorV1(ErrorV1 {
+                message_id: Some(id.to_owned()).filter(|i| !i.is_empty()),
+                error: text.to_owned(),
+                code: Some(code.to_owned()),
+                details,
+            })
+        } else {
+            Frame::ErrorV0(ErrorV0 {
+                error: text.to_owned(),
+                code: Some(code.to_owned()),
+                details,
+            })
+        };
+        match encode(&frame) {
+            Ok(bytes) => {
+                self.counters.refused += 1;
+                self.push_out(Outgoing { conn: peer, bytes });
+            }
+            Err(_) => self.counters.unrelayable += 1,
         }
     }
 

@@ -8,7 +8,7 @@ use cultnet_receipts::hash::put_hash;
 use cultnet_receipts::{decode, encode, Frame};
 use cultnet_sim::forwarder::Forwarder;
 use cultnet_sim::server::{
-    str_bytes, Channel, ConnId, Faults, Refusal, Server, ServerConfig, ENTRY_BYTES,
+    str_bytes, Channel, ConnId, Faults, Refusal, Server, ServerConfig, ENTRY_BYTES, TEXT_UNREADABLE,
 };
 use sha2::{Digest, Sha256};
 
@@ -1413,4 +1413,67 @@ fn retained_writes_are_bounded_and_what_the_bound_drops_is_counted() {
     plain.on_frame(c, R, &put("w", doc("a", 1)), 1);
     plain.drop_connection(c);
     assert_eq!((plain.retained(), plain.budget_used()), (0, 0));
+}
+
+#[test]
+fn w_7_a_write_whose_id_fails_the_rule_is_refused_before_it_is_applied() {
+    for id in ["-", " ", "a\u{200B}", "\u{2800}"] {
+        let mut s = Server::new(ServerConfig::default());
+        let c = receipt_conn(&mut s, "alice");
+        s.on_frame(c, R, &put(id, doc("k", 1)), 1);
+        s.on_frame(c, R, &delete(id, "j"), 1);
+        let got = answers(&mut s, c, 1);
+        assert_eq!(got.len(), 2, "{id:?}: {got:?}");
+        for g in &got {
+            let (got_id, code, text, field) = refusal(g);
+            assert_eq!(got_id.as_deref(), Some(id), "the refusal keeps the id");
+            assert_eq!(code.as_deref(), Some("message_invalid"));
+            assert_eq!(text, TEXT_UNREADABLE);
+            assert_eq!(field.as_deref(), Some("message"));
+        }
+        assert_eq!(s.read("notes", "k"), None, "{id:?} was applied");
+        assert_eq!(s.counters().applied, 0);
+        assert_eq!(s.remembered(c), Some((0, 0)), "nothing is remembered");
+        // The session goes on.
+        s.on_frame(c, R, &put("ok", doc("k", 2)), 2);
+        assert_eq!(answers(&mut s, c, 2), vec![admitted("ok", "k")]);
+    }
+}
+
+#[test]
+fn w_7_a_legacy_connection_may_use_any_id() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = s.connect("alice", 0);
+    s.on_frame(c, R, &put("-", doc("k", 1)), 1);
+    assert_eq!(s.read("notes", "k"), Some(&[1u8][..]));
+    assert!(answers(&mut s, c, 1).is_empty());
+}
+
+#[test]
+fn w_7_the_duplicate_key_fault_never_panics_on_an_id_that_does_not_encode() {
+    let mut s = Server::new(ServerConfig::default());
+    s.set_faults(Faults {
+        duplicate_key_receipts: true,
+        ..Faults::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("-", doc("k", 1)), 1);
+    assert_eq!(answers(&mut s, c, 1).len(), 1);
+    assert_eq!(s.read("notes", "k"), None);
+}
+
+#[test]
+fn w_7_the_forwarder_refuses_an_id_that_fails_the_rule_without_forwarding_it() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
+    let c = forwarder_conn(&mut f, "alice");
+    f.on_frame(c, R, &put("a\u{200B}", doc("k", 1)), 1);
+    let got = peer_answers(&mut f, c, 1);
+    assert_eq!(got.len(), 1, "{got:?}");
+    let (id, code, _, _) = refusal(&got[0]);
+    assert_eq!(
+        (id.as_deref(), code.as_deref()),
+        (Some("a\u{200B}"), Some("message_invalid"))
+    );
+    assert_eq!(f.primary_mut().read("notes", "k"), None);
+    assert_eq!(f.counters().forwarded, 0);
 }
