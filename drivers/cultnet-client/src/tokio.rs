@@ -241,12 +241,13 @@ impl Client {
             io.flush().await
         })
         .await;
+        // The result window runs from here, once the frames were written.
+        let now = self.now();
         if let Ok(Ok(())) = wrote {
             self.session.sent(frames, now)?;
             self.session.acknowledged(frames, now);
         } else {
             // Failed or past the write deadline: unconfirmed (local_send_failed), session over.
-            let now = self.now();
             self.session.send_failed(frames, now);
         }
         Ok(now)

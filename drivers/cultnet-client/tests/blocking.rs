@@ -804,3 +804,62 @@ fn w_7_a_put_whose_id_fails_the_rule_over_tcp_is_refused_and_not_stored() {
         assert_eq!(stored(&server, "s.one", key), None);
     }
 }
+
+mod peers;
+
+#[test]
+fn w_36_the_write_deadline_bounds_the_whole_write_against_a_trickle_reader() {
+    let (port, peer) = peers::trickle_peer();
+    let mut config = ClientConfig::new("loopback-test", 71);
+    config.connect_timeout = Duration::from_secs(2);
+    config.write_timeout = Duration::from_millis(1000);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .expect("connects");
+    let members = peers::big_documents()
+        .into_iter()
+        .map(BatchWrite::Put)
+        .collect();
+    let t0 = Instant::now();
+    let b = client.batch(members).expect("batch");
+    // Writing 14 MB at 640 kB/s would take over 15 s; the deadline ends it after 1 s (plus
+    // the encoding, slow on a loaded machine).
+    assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
+    for m in &b.members {
+        assert_eq!(
+            m.outcome,
+            Outcome::Unconfirmed {
+                reason: UnconfirmedReason::LocalSendFailed,
+                server_missed_window: false,
+            }
+        );
+    }
+    assert!(client.session_ended());
+    drop(client);
+    peer.join().expect("peer");
+}
+
+#[test]
+fn w_39_the_window_runs_from_the_end_of_the_write() {
+    // The peer reads nothing for 5.5 s, longer than the receipt window, so the write of the
+    // batch blocks that long; it then admits every member at once. Timed from before the
+    // write, every window would have run out by the time the write returned.
+    let (port, peer) = peers::stalling_peer(Duration::from_millis(5500), 16);
+    let mut config = ClientConfig::new("loopback-test", 72);
+    config.connect_timeout = Duration::from_secs(2);
+    config.write_timeout = Duration::from_secs(30);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .expect("connects");
+    let members = peers::big_documents()
+        .into_iter()
+        .map(BatchWrite::Put)
+        .collect();
+    let b = client.batch(members).expect("batch");
+    assert_eq!(b.outcome, BatchOutcome::Admitted, "{:?}", b.members);
+    peer.join().expect("peer");
+}
