@@ -7,6 +7,7 @@ use cultnet_receipts::frames::{
 use cultnet_receipts::framing::{encode_frame, FrameDecoder};
 use cultnet_receipts::tracker::{WriteHandle, WriteMode, WriteState, WriteTracker};
 use cultnet_receipts::{decode, encode};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::{
     BatchWrite, BatchWritten, ClientConfig, ClientError, TransportCounters, Violation, Written,
@@ -93,10 +94,29 @@ pub(crate) struct Session {
     pub(crate) counters: TransportCounters,
 }
 
+/// Connections this process has opened, counted so every one mints its own messageIds.
+static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
+
+/// A bijective mix of a counter (the SplitMix64 finalizer), so consecutive counts spread over
+/// all 64 bits.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The tracker nonce of the next connection made with `nonce`: the caller's nonce folded with
+/// this process's connection count. For one caller nonce the result differs on every
+/// connection (the mix is a bijection), so a configuration reused to reconnect never mints an
+/// id an earlier connection minted (W-38).
+pub(crate) fn connection_nonce(nonce: u64) -> u64 {
+    nonce ^ mix(CONNECTIONS.fetch_add(1, Ordering::Relaxed))
+}
+
 impl Session {
     pub(crate) fn new(config: &ClientConfig) -> Self {
         Session {
-            tracker: WriteTracker::new(config.limits, config.nonce),
+            tracker: WriteTracker::new(config.limits, connection_nonce(config.nonce)),
             decoder: FrameDecoder::new(config.max_frame_bytes),
             max_frame_bytes: config.max_frame_bytes,
             ended: false,

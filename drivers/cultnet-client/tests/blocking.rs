@@ -863,3 +863,25 @@ fn w_39_the_window_runs_from_the_end_of_the_write() {
     assert_eq!(b.outcome, BatchOutcome::Admitted, "{:?}", b.members);
     peer.join().expect("peer");
 }
+
+#[test]
+fn w_38_two_connects_with_one_config_mint_disjoint_ids() {
+    let server = receipt_server();
+    let mut config = ClientConfig::new("loopback-test", 38);
+    config.connect_timeout = Duration::from_secs(5);
+    let mut ids = std::collections::BTreeSet::new();
+    for _ in 0..2 {
+        let mut client = Client::connect(&server.target(), config.clone()).expect("connects");
+        for i in 0..3 {
+            let w = client.put(doc("s.one", &format!("k{i}"))).expect("put");
+            assert_eq!(w.outcome, Outcome::Admitted);
+            assert!(
+                ids.insert(w.message_id.clone()),
+                "{} minted again",
+                w.message_id
+            );
+        }
+        client.close();
+    }
+    assert_eq!(ids.len(), 6);
+}
