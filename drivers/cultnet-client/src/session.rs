@@ -33,6 +33,12 @@ macro_rules! session_getters {
             self.session.tracker.state(handle)
         }
 
+        /// Writes registered and not yet settled.
+        #[must_use]
+        pub fn unsettled(&self) -> usize {
+            self.session.tracker.unsettled()
+        }
+
         /// The tracker's counters.
         #[must_use]
         pub fn tracker_counters(&self) -> cultnet_receipts::tracker::TrackerCounters {
