@@ -354,6 +354,12 @@ impl Server {
         }
     }
 
+    /// Whether the server keeps the receipt rules (and lists both receipt frames in its hello).
+    #[must_use]
+    pub fn implements_receipts(&self) -> bool {
+        self.config.receipts
+    }
+
     /// Switches faults on or off.
     pub fn set_faults(&mut self, faults: Faults) {
         self.faults = faults;

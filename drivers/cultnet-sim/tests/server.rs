@@ -1477,3 +1477,140 @@ fn w_7_the_forwarder_refuses_an_id_that_fails_the_rule_without_forwarding_it() {
     assert_eq!(f.primary_mut().read("notes", "k"), None);
     assert_eq!(f.counters().forwarded, 0);
 }
+
+#[test]
+fn w_31_past_the_peers_id_map_the_forwarder_refuses_limit_reached_never_silently() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 2);
+    let c = forwarder_conn(&mut f, "alice");
+    for i in 0..3 {
+        f.on_frame(c, R, &put(&format!("id{i}"), doc(&format!("k{i}"), 1)), 1);
+    }
+    let got = peer_answers(&mut f, c, 1);
+    assert_eq!(got.len(), 3, "every write is answered: {got:?}");
+    assert_eq!(got[0], admitted("id0", "k0"));
+    assert_eq!(got[1], admitted("id1", "k1"));
+    let (id, code, _, field) = refusal(&got[2]);
+    assert_eq!(
+        (id.as_deref(), code.as_deref(), field),
+        (Some("id2"), Some("limit_reached"), None)
+    );
+    assert_eq!(f.primary_mut().read("notes", "k2"), None);
+    assert_eq!(f.counters().map_full, 1);
+    // A resend of a mapped id is still forwarded and answered.
+    f.on_frame(c, R, &put("id0", doc("k0", 1)), 2);
+    assert_eq!(peer_answers(&mut f, c, 2), vec![admitted("id0", "k0")]);
+}
+
+#[test]
+fn w_31_the_peers_id_map_is_bounded_in_bytes() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 1000);
+    f.set_max_id_bytes_per_peer(2 * (200 + 6 + cultnet_sim::forwarder::ID_PAIR_OVERHEAD_BYTES));
+    let c = forwarder_conn(&mut f, "alice");
+    for i in 0..3 {
+        let id = format!("{i}{}", "x".repeat(199));
+        f.on_frame(c, R, &put(&id, doc(&format!("k{i}"), 1)), 1);
+    }
+    let got = peer_answers(&mut f, c, 1);
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert!(matches!(got[0], Frame::WriteAdmitted(_)));
+    assert!(matches!(got[1], Frame::WriteAdmitted(_)));
+    assert_eq!(refusal(&got[2]).1.as_deref(), Some("limit_reached"));
+}
+
+#[test]
+fn w_11_a_legacy_peer_of_the_forwarder_gets_the_legacy_behaviour() {
+    let mut primary = Server::new(ServerConfig::default());
+    primary.deny("bob", "locked");
+    // A bound of 4 ids per peer applies to receipt peers only.
+    let mut f = Forwarder::new(primary, 4);
+    let c = f.connect("bob", 0);
+    f.on_frame(c, R, &hello(false), 0);
+    for i in 0..1030 {
+        f.on_frame(c, R, &put(&format!("id{i}"), doc(&format!("k{i}"), 1)), 1);
+    }
+    let applied = (0..1030)
+        .filter(|i| f.primary_mut().read("notes", &format!("k{i}")).is_some())
+        .count();
+    assert_eq!(applied, 1030, "no remembered-write limit on a legacy peer");
+    assert!(
+        peer_answers(&mut f, c, 1).is_empty(),
+        "no receipt for a legacy peer"
+    );
+    let mut locked = doc("k", 2);
+    locked.schema_id = "locked".to_owned();
+    f.on_frame(c, R, &put("x", locked), 2);
+    let got = peer_answers(&mut f, c, 2);
+    assert!(
+        matches!(&got[..], [Frame::ErrorV0(e)] if e.code.as_deref() == Some("write_not_authorized")),
+        "the primary's error.v0 is relayed: {got:?}"
+    );
+    // A peer that sent no hello at all is legacy too.
+    let d = f.connect("bob", 3);
+    f.on_frame(d, R, &put("y", doc("kk", 1)), 3);
+    assert!(peer_answers(&mut f, d, 3).is_empty());
+    assert_eq!(f.primary_mut().read("notes", "kk"), Some(&[1u8][..]));
+}
+
+#[test]
+fn w_22_the_forwarder_judges_the_peers_own_id_length() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
+    let c = forwarder_conn(&mut f, "alice");
+    let long = "x".repeat(300);
+    f.on_frame(c, R, &put(&long, doc("kk", 1)), 1);
+    let got = peer_answers(&mut f, c, 1);
+    assert_eq!(got.len(), 1, "{got:?}");
+    let (id, code, text, field) = refusal(&got[0]);
+    assert_eq!(id.as_deref(), Some(long.as_str()));
+    assert_eq!(code.as_deref(), Some("message_invalid"));
+    assert_eq!(text, "message_invalid: messageId exceeds 256 bytes");
+    assert_eq!(field.as_deref(), Some("messageId"));
+    assert_eq!(f.primary_mut().read("notes", "kk"), None);
+    // Exactly 256 bytes is not over the limit.
+    let edge = "y".repeat(256);
+    f.on_frame(c, R, &put(&edge, doc("kk", 1)), 2);
+    assert_eq!(peer_answers(&mut f, c, 2), vec![admitted(&edge, "kk")]);
+}
+
+#[test]
+fn w_12_a_forwarder_in_front_of_a_legacy_primary_lists_neither_new_frame() {
+    let mut f = Forwarder::new(
+        Server::new(ServerConfig {
+            receipts: false,
+            ..ServerConfig::default()
+        }),
+        4,
+    );
+    let p = f.connect("alice", 0);
+    let o = f.poll_output(0).expect("the forwarder's hello");
+    assert_eq!(o.conn, p);
+    let Ok(Frame::Hello(h)) = decode(&o.bytes) else {
+        panic!("a hello expected");
+    };
+    assert!(!h.is_receipt_capable());
+    let listed = h.supported_message_versions.unwrap_or_default();
+    assert!(
+        !listed
+            .iter()
+            .any(|v| v == WRITE_ADMITTED_V0 || v == ERROR_V1),
+        "{listed:?}"
+    );
+    // A receipt hello from the peer changes nothing: it is answered the old way.
+    f.on_frame(p, R, &hello(true), 0);
+    f.primary_mut().deny("alice", "locked");
+    let mut locked = doc("k", 2);
+    locked.schema_id = "locked".to_owned();
+    f.on_frame(p, R, &put("x", locked), 1);
+    let got = peer_answers(&mut f, p, 1);
+    assert!(matches!(&got[..], [Frame::ErrorV0(_)]), "{got:?}");
+}
+
+#[test]
+fn w_10_a_hello_after_the_first_write_does_not_change_a_forwarder_peer() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
+    let c = f.connect("alice", 0);
+    f.on_frame(c, R, &put("a1", doc("k", 1)), 1);
+    f.on_frame(c, R, &hello(true), 1);
+    f.on_frame(c, R, &put("a2", doc("j", 1)), 2);
+    assert!(peer_answers(&mut f, c, 2).is_empty(), "still legacy");
+    assert_eq!(f.counters().late_hellos, 1);
+}
