@@ -229,6 +229,8 @@ struct Entry {
     sent_at: Option<u64>,
     outcome: Option<Outcome>,
     late: Option<LateAnswer>,
+    /// The server answered it (a frame named it, or an id-less refusal was pinned on it).
+    answered: bool,
 }
 
 /// Tracks a client's writes on one connection at a time.
@@ -341,6 +343,7 @@ impl WriteTracker {
             sent_at: None,
             outcome: None,
             late: None,
+            answered: false,
         }
     }
 
@@ -778,7 +781,8 @@ impl WriteTracker {
     }
 
     fn answer(&mut self, h: WriteHandle, outcome: Outcome, late: LateAnswer) {
-        let e = &self.entries[&h];
+        let e = self.entries.get_mut(&h).expect("looked up by the caller");
+        e.answered = true;
         if e.mode == WriteMode::SendOnly {
             // A send-only write is settled by the transport's ack; an admission never counts.
             if matches!(outcome, Outcome::Refused(_)) && e.outcome.is_none() {
@@ -801,20 +805,40 @@ impl WriteTracker {
 
     fn on_anonymous_refusal(&mut self, mut refusal: Refusal) {
         let session = self.session;
-        let mut open = self
+        // Unanswered: sent on this session and named by no answer yet, whether still open,
+        // settled `sent` by the transport's ack (send-only), or settled at its window. Only an
+        // open write can be refused, and only when it is the one unanswered write.
+        let mut unanswered = self
             .entries
             .iter()
-            .filter(|(_, e)| e.outcome.is_none() && e.sent_at.is_some() && e.session == session)
-            .map(|(h, _)| *h);
-        match (open.next(), open.next()) {
-            (Some(only), None) => {
+            .filter(|(_, e)| {
+                e.session == session
+                    && e.sent_at.is_some()
+                    && !e.answered
+                    && matches!(
+                        e.outcome,
+                        None | Some(
+                            Outcome::Sent
+                                | Outcome::Unconfirmed {
+                                    reason: UnconfirmedReason::WindowElapsed,
+                                    ..
+                                }
+                        )
+                    )
+            })
+            .map(|(h, e)| (*h, e.outcome.is_none()));
+        match (unanswered.next(), unanswered.next()) {
+            (Some((only, true)), None) => {
                 refusal.attributed_by_count = true;
+                if let Some(e) = self.entries.get_mut(&only) {
+                    e.answered = true;
+                }
                 self.settle(only, Outcome::Refused(refusal));
             }
             _ => {
                 self.counters.unattributed_errors += 1;
                 tracing::debug!(
-                    "cultnet error without an id and not one write unanswered: settles nothing"
+                    "cultnet error without an id and not one open write unanswered: settles nothing"
                 );
             }
         }

@@ -722,6 +722,50 @@ fn w_43_an_id_less_error_with_nothing_unanswered_settles_nothing() {
     assert_eq!(t.counters().unattributed_errors, 1);
 }
 
+#[test]
+fn w_43_a_send_only_write_acked_but_unanswered_counts_as_unanswered() {
+    for frame in [anonymous_v0(), anonymous_v1()] {
+        let mut t = tracker(Some(true));
+        let (a, _) = t.put(document("ka"), WriteMode::SendOnly).unwrap();
+        t.on_sent(a, 0).unwrap();
+        t.on_transport_ack(a, 0);
+        assert_eq!(outcome(&t, a), Some(Outcome::Sent));
+        let b = put(&mut t, "kb", 1);
+        // The refusal may be the send-only write's: it is not pinned on the receipt write.
+        t.on_frame(&frame, 2);
+        assert_eq!(t.state(b), Some(WriteState::InFlight));
+        assert_eq!(outcome(&t, a), Some(Outcome::Sent));
+        assert_eq!(t.counters().unattributed_errors, 1);
+    }
+}
+
+#[test]
+fn w_43_an_answered_send_only_write_no_longer_counts() {
+    let mut t = tracker(Some(true));
+    let (a, _) = t.put(document("ka"), WriteMode::SendOnly).unwrap();
+    t.on_sent(a, 0).unwrap();
+    t.on_transport_ack(a, 0);
+    let f = admit(&t, a);
+    t.on_frame(&f, 1);
+    let b = put(&mut t, "kb", 1);
+    t.on_frame(&anonymous_v0(), 2);
+    assert!(matches!(outcome(&t, b), Some(Outcome::Refused(r)) if r.attributed_by_count));
+}
+
+#[test]
+fn w_43_a_write_past_its_window_still_counts_as_unanswered() {
+    let mut t = tracker(Some(false));
+    let a = put(&mut t, "ka", 0);
+    let b = put(&mut t, "kb", 400);
+    t.on_tick(500);
+    assert_eq!(outcome(&t, a), Some(window_elapsed(false)));
+    // A's late refusal may be what arrives: B is not refused for it.
+    t.on_frame(&anonymous_v0(), 520);
+    assert_eq!(t.state(b), Some(WriteState::InFlight));
+    assert_eq!(late(&t, a), None);
+    assert_eq!(t.counters().unattributed_errors, 1);
+}
+
 // ---- W-45 --------------------------------------------------------------------------------------
 
 #[test]
