@@ -613,12 +613,14 @@ impl Server {
                 .saw_write = true;
         }
         // A frame whose messageId key is repeated is malformed, and the id it carries is not
-        // trusted for anything, naming the refusal included: it is answered with a nil id.
-        let id = if p.message_id_keys == 1 && !matches!(error, DecodeError::DuplicateKey(_)) {
-            p.message_id.clone()
-        } else {
-            None
-        };
+        // trusted for anything, naming the refusal included: it is answered with a nil id. A
+        // repeat of any other key leaves the one messageId readable, and the refusal names it.
+        let id =
+            if p.message_id_keys == 1 && !matches!(error, DecodeError::DuplicateKey("messageId")) {
+                p.message_id.clone()
+            } else {
+                None
+            };
         let receipts = self.conns[&conn].receipts;
         if receipts && channel == Channel::Sequenced && is_write {
             self.answer(conn, id.as_deref(), Err(Refusal::Channel), None, now);

@@ -266,6 +266,69 @@ fn w_17_a_frame_repeating_message_id_is_refused_with_a_nil_id() {
 }
 
 #[test]
+fn w_17_a_frame_repeating_another_key_is_refused_naming_its_id() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    // A put whose document repeats storedAt, and one whose top level repeats schemaVersion.
+    let mut nested = vec![0x83];
+    nested.extend(str_bytes("schemaVersion"));
+    nested.extend(str_bytes(DOCUMENT_PUT_V0));
+    nested.extend(str_bytes("messageId"));
+    nested.extend(str_bytes("w1"));
+    nested.extend(str_bytes("document"));
+    nested.push(0x85);
+    for (k, v) in [("schemaId", "notes"), ("recordKey", "k"), ("storedAt", "t")] {
+        nested.extend(str_bytes(k));
+        nested.extend(str_bytes(v));
+    }
+    nested.extend(str_bytes("payload"));
+    nested.push(0x01);
+    nested.extend(str_bytes("storedAt"));
+    nested.extend(str_bytes("t2"));
+    let mut top = put("w2", doc("j", 1));
+    top[0] += 1;
+    top.extend(str_bytes("schemaVersion"));
+    top.extend(str_bytes(DOCUMENT_PUT_V0));
+    for (bytes, id) in [(nested, "w1"), (top, "w2")] {
+        s.on_frame(c, R, &bytes, 1);
+        let got = answers(&mut s, c, 1);
+        assert_eq!(got.len(), 1, "{got:?}");
+        let (got_id, code, _, _) = refusal(&got[0]);
+        assert_eq!(
+            (got_id.as_deref(), code.as_deref()),
+            (Some(id), Some("message_invalid"))
+        );
+    }
+    assert_eq!(s.read("notes", "k"), None);
+    assert_eq!(s.read("notes", "j"), None);
+}
+
+#[test]
+fn w_17_a_put_with_an_empty_id_is_refused_with_a_nil_id() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    let mut bytes = vec![0x83];
+    bytes.extend(str_bytes("schemaVersion"));
+    bytes.extend(str_bytes(DOCUMENT_PUT_V0));
+    bytes.extend(str_bytes("messageId"));
+    bytes.extend(str_bytes(""));
+    bytes.extend(str_bytes("document"));
+    bytes.push(0x84);
+    for (k, v) in [("schemaId", "notes"), ("recordKey", "k"), ("storedAt", "t")] {
+        bytes.extend(str_bytes(k));
+        bytes.extend(str_bytes(v));
+    }
+    bytes.extend(str_bytes("payload"));
+    bytes.push(0x01);
+    s.on_frame(c, R, &bytes, 1);
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 1, "{got:?}");
+    let (id, code, _, _) = refusal(&got[0]);
+    assert_eq!((id, code.as_deref()), (None, Some("message_invalid")));
+    assert_eq!(s.read("notes", "k"), None);
+}
+
+#[test]
 fn w_18_a_batch_gets_one_answer_per_member_in_its_own_name() {
     let mut s = Server::new(ServerConfig::default());
     let c = receipt_conn(&mut s, "alice");
