@@ -584,15 +584,18 @@ impl WriteTracker {
                 };
                 match &e.message_id {
                     Some(id) => self.on_named_refusal(id, refusal),
-                    None => self.on_anonymous_refusal(refusal),
+                    None => self.on_anonymous_refusal(refusal, now),
                 }
             }
-            Frame::ErrorV0(e) => self.on_anonymous_refusal(Refusal {
-                code: e.code.clone(),
-                error: e.error.clone(),
-                details: e.details.clone(),
-                attributed_by_count: false,
-            }),
+            Frame::ErrorV0(e) => self.on_anonymous_refusal(
+                Refusal {
+                    code: e.code.clone(),
+                    error: e.error.clone(),
+                    details: e.details.clone(),
+                    attributed_by_count: false,
+                },
+                now,
+            ),
             // A put or delete echoed back (or any other frame) is never an answer.
             Frame::DocumentPut(_) | Frame::DocumentDelete(_) => {}
         }
@@ -803,28 +806,21 @@ impl WriteTracker {
         }
     }
 
-    fn on_anonymous_refusal(&mut self, mut refusal: Refusal) {
+    fn on_anonymous_refusal(&mut self, mut refusal: Refusal, now: u64) {
         let session = self.session;
-        // Unanswered: sent on this session and named by no answer yet, whether still open,
-        // settled `sent` by the transport's ack (send-only), or settled at its window. Only an
-        // open write can be refused, and only when it is the one unanswered write.
+        let window = self.result_window_ms();
+        // Unanswered: sent on this session, named by no answer yet and within its window:
+        // still open, or settled `sent` by the transport's ack (a send-only write, which a
+        // refusal may still be about). Only an open write can be refused, and only when it is
+        // the one unanswered write.
         let mut unanswered = self
             .entries
             .iter()
             .filter(|(_, e)| {
                 e.session == session
-                    && e.sent_at.is_some()
                     && !e.answered
-                    && matches!(
-                        e.outcome,
-                        None | Some(
-                            Outcome::Sent
-                                | Outcome::Unconfirmed {
-                                    reason: UnconfirmedReason::WindowElapsed,
-                                    ..
-                                }
-                        )
-                    )
+                    && e.sent_at.is_some_and(|t| now.saturating_sub(t) < window)
+                    && matches!(e.outcome, None | Some(Outcome::Sent))
             })
             .map(|(h, e)| (*h, e.outcome.is_none()));
         match (unanswered.next(), unanswered.next()) {

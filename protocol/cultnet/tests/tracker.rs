@@ -753,17 +753,18 @@ fn w_43_an_answered_send_only_write_no_longer_counts() {
 }
 
 #[test]
-fn w_43_a_write_past_its_window_still_counts_as_unanswered() {
+fn w_43_a_send_only_write_counts_only_within_its_window() {
     let mut t = tracker(Some(false));
-    let a = put(&mut t, "ka", 0);
+    let (a, _) = t.put(document("ka"), WriteMode::SendOnly).unwrap();
+    t.on_sent(a, 0).unwrap();
+    t.on_transport_ack(a, 0);
     let b = put(&mut t, "kb", 400);
-    t.on_tick(500);
-    assert_eq!(outcome(&t, a), Some(window_elapsed(false)));
-    // A's late refusal may be what arrives: B is not refused for it.
-    t.on_frame(&anonymous_v0(), 520);
+    // At 499 the send-only write may still be what is refused: B is not.
+    t.on_frame(&anonymous_v0(), 499);
     assert_eq!(t.state(b), Some(WriteState::InFlight));
-    assert_eq!(late(&t, a), None);
-    assert_eq!(t.counters().unattributed_errors, 1);
+    // From 500 (its window from 0) it no longer counts, and B is the one unanswered write.
+    t.on_frame(&anonymous_v0(), 500);
+    assert!(matches!(outcome(&t, b), Some(Outcome::Refused(r)) if r.attributed_by_count));
 }
 
 // ---- W-45 --------------------------------------------------------------------------------------
