@@ -183,6 +183,7 @@ impl Client {
     }
 
     fn resend(&mut self, (h, frame): (WriteHandle, Frame)) -> Result<WriteHandle, ClientError> {
+        self.session.pin(h);
         let frames = [(h, frame)];
         let sent = self.send(&frames)?;
         self.wait(&[h], sent);

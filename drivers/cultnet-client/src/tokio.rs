@@ -173,6 +173,7 @@ impl Client {
         &mut self,
         (h, frame): (WriteHandle, Frame),
     ) -> Result<WriteHandle, ClientError> {
+        self.session.pin(h);
         let frames = [(h, frame)];
         let sent = self.send(&frames).await?;
         self.wait(&[h], sent).await;

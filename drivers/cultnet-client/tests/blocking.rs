@@ -885,3 +885,24 @@ fn w_38_two_connects_with_one_config_mint_disjoint_ids() {
     }
     assert_eq!(ids.len(), 6);
 }
+
+#[test]
+fn w_45_a_batch_larger_than_the_settled_bound_still_reports_every_member() {
+    let server = receipt_server();
+    for kept in [0, 2] {
+        let mut config = ClientConfig::new("loopback-test", 45);
+        config.connect_timeout = Duration::from_secs(5);
+        config.limits.max_settled_kept = kept;
+        let mut client = Client::connect(&server.target(), config).expect("connects");
+        let members = (0..5)
+            .map(|i| BatchWrite::Put(doc("s.one", &format!("m{i}"))))
+            .collect();
+        let b = client.batch(members).expect("batch");
+        assert_eq!(b.outcome, BatchOutcome::Admitted);
+        assert_eq!(b.members.len(), 5);
+        assert!(b.members.iter().all(|m| m.outcome == Outcome::Admitted));
+        let w = client.put(doc("s.one", "single")).expect("put");
+        assert_eq!(w.outcome, Outcome::Admitted);
+        assert!(w.message_id.starts_with('w'));
+    }
+}
