@@ -339,6 +339,10 @@ impl Session {
     fn on_body(&mut self, body: &[u8], now: u64) {
         match decode(body) {
             Ok(Frame::Hello(h)) => {
+                if self.counters.hellos > 0 {
+                    // The tracker ignores a repeated hello (it counts it too).
+                    self.counters.ignored_frames += 1;
+                }
                 self.counters.hellos += 1;
                 self.tracker.on_hello(&h);
             }

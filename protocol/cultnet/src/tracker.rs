@@ -207,6 +207,8 @@ pub struct TrackerCounters {
     pub settled_forgotten: u64,
     /// Late answers that found their write already forgotten.
     pub late_answers_dropped: u64,
+    /// Hellos after the session's first: ignored (the first one selects the window).
+    pub repeated_hellos: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -559,8 +561,14 @@ impl WriteTracker {
         }
     }
 
-    /// The peer's hello: it selects the result window.
+    /// The peer's hello: the session's first selects the result window; a later one is
+    /// ignored and counted, so a peer cannot shrink or stretch the window of writes in flight.
     pub fn on_hello(&mut self, hello: &Hello) {
+        if self.server != ServerKind::Unknown {
+            self.counters.repeated_hellos += 1;
+            tracing::debug!("cultnet repeated hello from the server: ignored");
+            return;
+        }
         self.server = if hello.is_receipt_capable() {
             ServerKind::Receipts
         } else {

@@ -160,6 +160,30 @@ fn w_10_the_window_follows_the_servers_hello() {
 }
 
 #[test]
+fn w_10_a_repeated_server_hello_does_not_reselect_the_window() {
+    // A legacy hello after a receipt one does not shrink the window of a write in flight.
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    t.on_frame(&Frame::Hello(server_hello(false)), 100);
+    t.on_tick(600);
+    assert_eq!(t.state(h), Some(WriteState::InFlight));
+    assert_eq!(t.result_window_ms(), RECEIPT_RESULT_WINDOW_MS);
+    assert_eq!(t.counters().repeated_hellos, 1);
+    // Nor does a receipt hello after a legacy one stretch it.
+    let mut t = tracker(Some(false));
+    let h = put_k(&mut t, 0);
+    t.on_frame(&Frame::Hello(server_hello(true)), 100);
+    t.on_tick(500);
+    assert_eq!(outcome(&t, h), Some(window_elapsed(false)));
+    assert_eq!(t.counters().repeated_hellos, 1);
+    // A new session awaits a hello again.
+    t.start_session(600);
+    t.on_hello(&server_hello(true));
+    assert_eq!(t.result_window_ms(), RECEIPT_RESULT_WINDOW_MS);
+    assert_eq!(t.counters().repeated_hellos, 1);
+}
+
+#[test]
 fn w_39_no_hello_from_the_server_means_the_legacy_window() {
     let mut t = tracker(None);
     let h = put_k(&mut t, 1000);
