@@ -762,9 +762,36 @@ impl WriteTracker {
         (e.session == self.session && e.message_id == id && e.sent_at.is_some()).then_some(h)
     }
 
+    /// Whether `id` is one this tracker minted on the current session for a write it no longer
+    /// keeps (forgotten to stay within `max_settled_kept`, or by the caller). Used only to
+    /// count an answer that comes too late to be recorded; it settles nothing either way.
+    fn minted_and_forgotten(&self, id: &str) -> bool {
+        if self.by_id.contains_key(id) {
+            return false;
+        }
+        let prefix = format!("w{:016x}-{:x}-", self.nonce, self.session);
+        id.strip_prefix(&prefix)
+            .and_then(|seq| {
+                u64::from_str_radix(seq, 16)
+                    .ok()
+                    .filter(|n| format!("{n:x}") == seq)
+            })
+            .is_some_and(|n| n < self.next_seq)
+    }
+
+    /// Counts an answer that named no write in flight.
+    fn unmatched(&mut self, id: &str) {
+        if self.minted_and_forgotten(id) {
+            self.counters.late_answers_dropped += 1;
+            tracing::debug!(message_id = %id, "cultnet answer to a forgotten write: dropped");
+        } else {
+            self.counters.unmatched_answers += 1;
+        }
+    }
+
     fn on_admitted(&mut self, a: &WriteAdmitted) {
         let Some(h) = self.lookup(&a.message_id) else {
-            self.counters.unmatched_answers += 1;
+            self.unmatched(&a.message_id);
             tracing::debug!(message_id = %a.message_id, "cultnet admission names no write in flight: ignored");
             return;
         };
@@ -780,7 +807,7 @@ impl WriteTracker {
 
     fn on_named_refusal(&mut self, id: &str, refusal: Refusal) {
         let Some(h) = self.lookup(id) else {
-            self.counters.unmatched_answers += 1;
+            self.unmatched(id);
             tracing::debug!(message_id = %id, "cultnet refusal names no write in flight: ignored");
             return;
         };

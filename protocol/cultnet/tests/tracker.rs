@@ -686,7 +686,50 @@ fn w_41_late_records_are_bounded_and_what_is_dropped_is_counted() {
     }
     assert_eq!(late(&t, hs[1]), Some(LateAnswer::AdmittedLate));
     assert_eq!(late(&t, hs[2]), Some(LateAnswer::AdmittedLate));
-    assert_eq!(t.counters().unmatched_answers, 1);
+    // The answer to the forgotten write is counted as a dropped late answer.
+    assert_eq!(t.counters().late_answers_dropped, 1);
+    assert_eq!(t.counters().unmatched_answers, 0);
+}
+
+#[test]
+fn w_41_a_late_answer_to_a_forgotten_write_is_counted_dropped_and_a_stranger_is_not() {
+    let limits = TrackerLimits {
+        max_settled_kept: 0,
+        ..TrackerLimits::default()
+    };
+    let mut t = WriteTracker::new(limits, 7);
+    t.on_hello(&server_hello(true));
+    let a = put(&mut t, "ka", 0);
+    let id_a = id(&t, a);
+    t.on_tick(5000);
+    assert_eq!(t.state(a), None, "forgotten at once");
+    t.on_frame(
+        &Frame::ErrorV1(ErrorV1 {
+            message_id: Some(id_a.clone()),
+            error: "write_not_authorized: no".into(),
+            code: Some("write_not_authorized".into()),
+            details: None,
+        }),
+        5001,
+    );
+    assert_eq!(t.counters().late_answers_dropped, 1);
+    // Ids this tracker never minted (another nonce, a later sequence number, a padded one)
+    // are unmatched, not late.
+    let next = format!("{}1", &id_a[..id_a.len() - 1]);
+    let padded = format!("{}00", &id_a[..id_a.len() - 1]);
+    for other in [format!("x{id_a}"), next, padded, "w0-0-0".to_owned()] {
+        t.on_frame(
+            &Frame::WriteAdmitted(WriteAdmitted {
+                message_id: other,
+                operation: Operation::Put,
+                schema_id: "notes.v1".into(),
+                record_key: "ka".into(),
+            }),
+            5002,
+        );
+    }
+    assert_eq!(t.counters().late_answers_dropped, 1);
+    assert_eq!(t.counters().unmatched_answers, 4);
 }
 
 // ---- W-43 --------------------------------------------------------------------------------------
