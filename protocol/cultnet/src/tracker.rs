@@ -464,6 +464,9 @@ impl WriteTracker {
         if e.session != self.session || self.session_ended {
             return Err(TrackerError::OtherSession);
         }
+        if self.server != ServerKind::Receipts {
+            return Err(TrackerError::NotReceiptServer);
+        }
         if !matches!(e.outcome, Some(Outcome::Unconfirmed { .. })) || e.late.is_some() {
             return Err(TrackerError::NotResendable);
         }

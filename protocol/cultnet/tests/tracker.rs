@@ -732,6 +732,24 @@ fn w_41_a_late_answer_to_a_forgotten_write_is_counted_dropped_and_a_stranger_is_
     assert_eq!(t.counters().unmatched_answers, 4);
 }
 
+#[test]
+fn w_42_a_resend_is_refused_unless_the_server_keeps_the_receipt_rules() {
+    for server in [None, Some(false)] {
+        let mut t = tracker(server);
+        let h = put_k(&mut t, 0);
+        t.on_tick(500);
+        assert!(matches!(outcome(&t, h), Some(Outcome::Unconfirmed { .. })));
+        assert_eq!(
+            t.resend_put(h, document("k")),
+            Err(TrackerError::NotReceiptServer)
+        );
+    }
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    t.on_tick(5000);
+    assert!(t.resend_put(h, document("k")).is_ok());
+}
+
 // ---- W-43 --------------------------------------------------------------------------------------
 
 #[test]
