@@ -906,3 +906,65 @@ fn w_45_a_batch_larger_than_the_settled_bound_still_reports_every_member() {
         assert!(w.message_id.starts_with('w'));
     }
 }
+
+#[test]
+fn loopback_reader_threads_of_closed_connections_are_reaped() {
+    let server = receipt_server();
+    for i in 0..5 {
+        let mut c = connect(&server, 900 + i);
+        c.close();
+        drop(c);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _live = connect(&server, 999);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        server.reader_threads() <= 2,
+        "{} reader threads kept",
+        server.reader_threads()
+    );
+}
+
+#[test]
+fn loopback_a_peer_that_does_not_read_never_stalls_the_model() {
+    use cultnet_receipts::frames::DocumentPut;
+    use cultnet_receipts::Frame;
+    let server = receipt_server();
+    let mut s = std::net::TcpStream::connect(server.addr()).expect("connects");
+    write_frame(&mut s, &peers::receipt_hello());
+    // Forty puts whose 400 kB record keys come back in their receipts: 16 MB of answers the
+    // peer never reads, more than the socket buffers hold, so the server's writes block.
+    let key = "k".repeat(400_000);
+    let writer = std::thread::spawn(move || {
+        for i in 0..40 {
+            let mut d = doc("s.big", &format!("{i}{key}"));
+            d.payload = RawValue::new(vec![0x01]).expect("one value");
+            let f = Frame::DocumentPut(DocumentPut {
+                message_id: format!("w{i}"),
+                document: d,
+            });
+            let body = cultnet_receipts::encode(&f).expect("encodes");
+            use std::io::Write;
+            if s.write_all(&(body.len() as u32).to_be_bytes()).is_err()
+                || s.write_all(&body).is_err()
+            {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_secs(4));
+        drop(s);
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut worst = Duration::ZERO;
+    for _ in 0..20 {
+        let t0 = Instant::now();
+        server.with_model(|m, _| m.budget_used());
+        worst = worst.max(t0.elapsed());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        worst < Duration::from_millis(300),
+        "the model was held {worst:?}"
+    );
+    writer.join().expect("writer");
+}
