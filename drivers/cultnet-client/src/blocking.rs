@@ -35,6 +35,30 @@ fn timed_out(kind: ErrorKind) -> bool {
     matches!(kind, ErrorKind::WouldBlock | ErrorKind::TimedOut)
 }
 
+/// The time left before `deadline`, or a timed-out error once it has passed.
+fn remaining(deadline: Instant) -> std::io::Result<Duration> {
+    match deadline.checked_duration_since(Instant::now()) {
+        Some(d) if !d.is_zero() => Ok(d),
+        _ => Err(ErrorKind::TimedOut.into()),
+    }
+}
+
+/// Writes and flushes all of `bytes` by `deadline`: each system call may wait only for the time
+/// left, so the deadline bounds the whole write.
+fn write_by(io: &mut Io, mut bytes: &[u8], deadline: Instant) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        io.tcp().set_write_timeout(Some(remaining(deadline)?))?;
+        match io.write(bytes) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    io.tcp().set_write_timeout(Some(remaining(deadline)?))?;
+    io.flush()
+}
+
 impl Client {
     /// Opens a connection to `target` within the configuration's connect deadline (lookup, TCP,
     /// TLS through `sansio-kit`), and sends the client's receipt hello by the same deadline.
@@ -159,6 +183,7 @@ impl Client {
     }
 
     fn resend(&mut self, (h, frame): (WriteHandle, Frame)) -> Result<WriteHandle, ClientError> {
+        self.session.pin(h);
         let frames = [(h, frame)];
         let sent = self.send(&frames)?;
         self.wait(&[h], sent);
@@ -224,7 +249,9 @@ impl Client {
         Ok(handles)
     }
 
-    /// Writes the frames by the write deadline; returns the clock reading their windows run from.
+    /// Writes the frames by the write deadline, which bounds the whole write (not each system
+    /// call: a peer that reads a trickle cannot stretch it); returns the clock reading their
+    /// windows run from, taken once the frames were written.
     fn send(&mut self, frames: &[(WriteHandle, Frame)]) -> Result<u64, ClientError> {
         let now = self.now();
         let bytes = self.session.wire_bytes(frames, now)?;
@@ -233,19 +260,15 @@ impl Client {
             self.session.sent(frames, now)?;
             return Ok(now);
         }
-        let wrote = self
-            .io
-            .tcp()
-            .set_write_timeout(Some(self.config.write_timeout))
-            .and_then(|()| self.io.write_all(&bytes))
-            .and_then(|()| self.io.flush());
+        let deadline = Instant::now() + self.config.write_timeout;
+        let wrote = write_by(&mut self.io, &bytes, deadline);
+        let now = self.now();
         match wrote {
             Ok(()) => {
                 self.session.sent(frames, now)?;
                 self.session.acknowledged(frames, now);
             }
             Err(_) => {
-                let now = self.now();
                 self.session.send_failed(frames, now);
                 self.shutdown();
             }

@@ -86,7 +86,8 @@ pub struct ClientConfig {
     /// The runtime id the client's hello carries.
     pub runtime_id: String,
     /// A random value keeping this client's messageIds apart from other clients' (the tracker
-    /// draws no randomness of its own).
+    /// draws no randomness of its own). Each connection folds the process's connection count
+    /// into it, so connecting again with the same configuration mints new ids.
     pub nonce: u64,
     /// Whether the client sends a receipt hello. Without it the server treats the connection as
     /// legacy (no receipts), which a client only wants for tests.

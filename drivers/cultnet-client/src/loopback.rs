@@ -50,7 +50,8 @@ impl Default for LoopbackOptions {
 
 struct State {
     server: Server,
-    conns: BTreeMap<ConnId, TcpStream>,
+    /// Each connection's writing half, shared so the pump writes without holding the state.
+    conns: BTreeMap<ConnId, Arc<TcpStream>>,
 }
 
 struct Shared {
@@ -203,16 +204,22 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
                     let now = shared.now();
                     let mut st = shared.lock();
                     let conn = st.server.connect(&shared.options.actor, now);
-                    st.conns.insert(conn, writer);
+                    st.conns.insert(conn, Arc::new(writer));
                     conn
                 };
                 let s = Arc::clone(shared);
                 let reader = thread::spawn(move || read_loop(stream, conn, &s));
-                shared
-                    .readers
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(reader);
+                let mut readers = shared.readers.lock().unwrap_or_else(|p| p.into_inner());
+                // Reader threads of closed connections are joined here, so the list holds
+                // only the live ones.
+                let (done, live): (Vec<_>, Vec<_>) =
+                    readers.drain(..).partition(JoinHandle::is_finished);
+                *readers = live;
+                readers.push(reader);
+                drop(readers);
+                for t in done {
+                    let _ = t.join();
+                }
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock => thread::sleep(IDLE),
             Err(_) => thread::sleep(IDLE),
@@ -261,9 +268,12 @@ fn read_loop(mut stream: TcpStream, conn: ConnId, shared: &Arc<Shared>) {
 
 fn pump_loop(shared: &Arc<Shared>) {
     while !shared.stop.load(Ordering::SeqCst) {
-        {
+        // What is due is taken under the lock; the socket writes happen after it is released,
+        // so a peer that does not read never stalls the model or the other connections.
+        let due: Vec<(ConnId, Option<Arc<TcpStream>>, Vec<u8>)> = {
             let now = shared.now();
             let mut st = shared.lock();
+            let mut due = Vec::new();
             while let Some(out) = st.server.poll_output(now) {
                 if !shared.options.send_hello && matches!(decode(&out.bytes), Ok(Frame::Hello(_))) {
                     continue;
@@ -271,18 +281,37 @@ fn pump_loop(shared: &Arc<Shared>) {
                 let Ok(framed) = encode_frame(&out.bytes, DEFAULT_MAX_FRAME_BYTES) else {
                     continue;
                 };
-                let failed = match st.conns.get_mut(&out.conn) {
-                    Some(s) => s.write_all(&framed).is_err(),
-                    None => false,
-                };
-                if failed {
-                    st.server.drop_connection(out.conn);
-                    if let Some(s) = st.conns.remove(&out.conn) {
-                        let _ = s.shutdown(Shutdown::Both);
-                    }
+                due.push((out.conn, st.conns.get(&out.conn).cloned(), framed));
+            }
+            due
+        };
+        let mut failed = Vec::new();
+        for (conn, stream, framed) in due {
+            if failed.contains(&conn) {
+                continue;
+            }
+            if let Some(s) = stream {
+                if (&*s).write_all(&framed).is_err() {
+                    failed.push(conn);
                 }
             }
         }
+        for conn in failed {
+            shared.close(conn);
+        }
         thread::sleep(IDLE);
+    }
+}
+
+impl LoopbackServer {
+    /// Reader threads not yet joined: one per open connection, plus those of connections that
+    /// closed since the last accept.
+    #[must_use]
+    pub fn reader_threads(&self) -> usize {
+        self.shared
+            .readers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len()
     }
 }

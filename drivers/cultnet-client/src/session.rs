@@ -5,8 +5,12 @@ use cultnet_receipts::frames::{
     Frame, Hello, DOCUMENT_DELETE_V0, DOCUMENT_PUT_V0, ERROR_V0, ERROR_V1, WRITE_ADMITTED_V0,
 };
 use cultnet_receipts::framing::{encode_frame, FrameDecoder};
-use cultnet_receipts::tracker::{WriteHandle, WriteMode, WriteState, WriteTracker};
+use cultnet_receipts::tracker::{
+    BatchOutcome, Outcome, WriteHandle, WriteMode, WriteState, WriteTracker,
+};
 use cultnet_receipts::{decode, encode};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::{
     BatchWrite, BatchWritten, ClientConfig, ClientError, TransportCounters, Violation, Written,
@@ -30,6 +34,12 @@ macro_rules! session_getters {
             handle: cultnet_receipts::tracker::WriteHandle,
         ) -> Option<cultnet_receipts::tracker::WriteState> {
             self.session.tracker.state(handle)
+        }
+
+        /// Writes registered and not yet settled.
+        #[must_use]
+        pub fn unsettled(&self) -> usize {
+            self.session.tracker.unsettled()
         }
 
         /// The tracker's counters.
@@ -91,17 +101,41 @@ pub(crate) struct Session {
     pub(crate) ended: bool,
     pub(crate) violation: Option<Violation>,
     pub(crate) counters: TransportCounters,
+    /// The writes of the call in progress, with their ids and, once settled, their outcomes:
+    /// the tracker may forget a settled write to stay within `max_settled_kept` (a batch larger
+    /// than that bound, say) before the call has read it, and the call's result is read here.
+    pinned: BTreeMap<WriteHandle, (String, Option<Outcome>)>,
+}
+
+/// Connections this process has opened, counted so every one mints its own messageIds.
+static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
+
+/// A bijective mix of a counter (the SplitMix64 finalizer), so consecutive counts spread over
+/// all 64 bits.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The tracker nonce of the next connection made with `nonce`: the caller's nonce folded with
+/// this process's connection count. For one caller nonce the result differs on every
+/// connection (the mix is a bijection), so a configuration reused to reconnect never mints an
+/// id an earlier connection minted (W-38).
+pub(crate) fn connection_nonce(nonce: u64) -> u64 {
+    nonce ^ mix(CONNECTIONS.fetch_add(1, Ordering::Relaxed))
 }
 
 impl Session {
     pub(crate) fn new(config: &ClientConfig) -> Self {
         Session {
-            tracker: WriteTracker::new(config.limits, config.nonce),
+            tracker: WriteTracker::new(config.limits, connection_nonce(config.nonce)),
             decoder: FrameDecoder::new(config.max_frame_bytes),
             max_frame_bytes: config.max_frame_bytes,
             ended: false,
             violation: None,
             counters: TransportCounters::default(),
+            pinned: BTreeMap::new(),
         }
     }
 
@@ -113,6 +147,7 @@ impl Session {
         mode: WriteMode,
         now: u64,
     ) -> Result<Vec<(WriteHandle, Frame)>, ClientError> {
+        self.pinned.clear();
         let mut frames = Vec::with_capacity(members.len());
         for m in members {
             let registered = match m {
@@ -123,7 +158,11 @@ impl Session {
                 } => self.tracker.delete(&schema_id, &record_key, mode),
             };
             match registered {
-                Ok(hf) => frames.push(hf),
+                Ok(hf) => {
+                    let id = self.tracker.message_id(hf.0).unwrap_or_default().to_owned();
+                    self.pinned.insert(hf.0, (id, None));
+                    frames.push(hf);
+                }
                 Err(e) => {
                     self.abandon(frames.iter().map(|(h, _)| *h), now);
                     return Err(e.into());
@@ -154,6 +193,13 @@ impl Session {
             }
         }
         Ok(bytes)
+    }
+
+    /// Pins the one write of a resend call (see [`Session::register`]).
+    pub(crate) fn pin(&mut self, h: WriteHandle) {
+        self.pinned.clear();
+        let id = self.tracker.message_id(h).unwrap_or_default().to_owned();
+        self.pinned.insert(h, (id, None));
     }
 
     /// Registered writes that will never be sent settle as a failed local send and are forgotten.
@@ -204,7 +250,7 @@ impl Session {
             matches!(
                 self.tracker.state(*h),
                 Some(WriteState::Settled { .. }) | None
-            )
+            ) || matches!(self.pinned.get(h), Some((_, Some(_))))
         })
     }
 
@@ -226,30 +272,48 @@ impl Session {
         Some(until.saturating_sub(now).max(1))
     }
 
+    /// What a write of the call settled as: from the tracker while it keeps the write, else
+    /// from the call's pinned record.
     pub(crate) fn written(&self, h: WriteHandle) -> Written {
-        let outcome = match self.tracker.state(h) {
-            Some(WriteState::Settled { outcome, .. }) => outcome,
-            other => unreachable!("a waited-for write is settled, found {other:?}"),
+        if let Some(WriteState::Settled { outcome, .. }) = self.tracker.state(h) {
+            if let Some(id) = self.tracker.message_id(h) {
+                return Written {
+                    handle: h,
+                    message_id: id.to_owned(),
+                    outcome,
+                };
+            }
+        }
+        let (message_id, outcome) = match self.pinned.get(&h) {
+            Some((id, Some(outcome))) => (id.clone(), outcome.clone()),
+            other => unreachable!("a waited-for write is settled and pinned, found {other:?}"),
         };
         Written {
             handle: h,
-            message_id: self
-                .tracker
-                .message_id(h)
-                .expect("a settled write is kept")
-                .to_owned(),
+            message_id,
             outcome,
         }
     }
 
     pub(crate) fn batch_written(&self, handles: &[WriteHandle]) -> BatchWritten {
-        BatchWritten {
-            outcome: self
-                .tracker
-                .batch_outcome(handles)
-                .expect("every member has settled"),
-            members: handles.iter().map(|h| self.written(*h)).collect(),
+        let members: Vec<Written> = handles.iter().map(|h| self.written(*h)).collect();
+        let mut refused = Vec::new();
+        let mut not_admitted = Vec::new();
+        for m in &members {
+            match m.outcome {
+                Outcome::Admitted => {}
+                Outcome::Refused(_) => refused.push(m.handle),
+                _ => not_admitted.push(m.handle),
+            }
         }
+        let outcome = if !refused.is_empty() {
+            BatchOutcome::Refused(refused)
+        } else if !not_admitted.is_empty() {
+            BatchOutcome::Unconfirmed(not_admitted)
+        } else {
+            BatchOutcome::Admitted
+        };
+        BatchWritten { outcome, members }
     }
 
     /// Bytes read from the connection at `now`.
@@ -275,6 +339,10 @@ impl Session {
     fn on_body(&mut self, body: &[u8], now: u64) {
         match decode(body) {
             Ok(Frame::Hello(h)) => {
+                if self.counters.hellos > 0 {
+                    // The tracker ignores a repeated hello (it counts it too).
+                    self.counters.ignored_frames += 1;
+                }
                 self.counters.hellos += 1;
                 self.tracker.on_hello(&h);
             }
@@ -305,6 +373,10 @@ impl Session {
     /// The tracker's queue of settled writes is drained (the clients read states instead), so
     /// it stays empty.
     pub(crate) fn drain_settled(&mut self) {
-        while self.tracker.poll_settled().is_some() {}
+        while let Some(settled) = self.tracker.poll_settled() {
+            if let Some(p) = self.pinned.get_mut(&settled.handle) {
+                p.1 = Some(settled.outcome);
+            }
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! way: the connect deadline, the write deadline, and the result window of the writes waited
 //! for, judged by the tracker from the [`Clock`](crate::Clock) reading the driver hands it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use cultnet_receipts::frames::{Document, Frame};
@@ -14,11 +15,31 @@ use tokio::time::{timeout, timeout_at, Instant};
 
 use crate::session::{client_hello_bytes, session_getters, Session};
 use crate::{
-    BatchFailure, BatchWrite, BatchWritten, ClientConfig, ClientError, Target, WriteFailure,
+    BatchFailure, BatchWrite, BatchWritten, ClientConfig, ClientError, Clock, Target, WriteFailure,
     Written,
 };
 
-/// An async CultNet client on one connection.
+/// Settles a call's writes if its future is dropped while their frames are being written.
+struct CancelGuard<'a> {
+    session: &'a mut Session,
+    frames: &'a [(WriteHandle, Frame)],
+    clock: &'a Arc<dyn Clock>,
+    armed: bool,
+}
+
+impl Drop for CancelGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let now = self.clock.now_ms();
+            self.session.send_failed(self.frames, now);
+        }
+    }
+}
+
+/// An async CultNet client on one connection. Its calls may be cancelled (their futures
+/// dropped): a call dropped while writing settles its writes unconfirmed (`local_send_failed`)
+/// and ends the session; one dropped while waiting for answers leaves its writes to settle by
+/// their window on a later call.
 #[derive(Debug)]
 pub struct Client {
     io: Io,
@@ -152,6 +173,7 @@ impl Client {
         &mut self,
         (h, frame): (WriteHandle, Frame),
     ) -> Result<WriteHandle, ClientError> {
+        self.session.pin(h);
         let frames = [(h, frame)];
         let sent = self.send(&frames).await?;
         self.wait(&[h], sent).await;
@@ -235,18 +257,30 @@ impl Client {
             self.session.sent(frames, now)?;
             return Ok(now);
         }
+        // Should this future be dropped while the frames are being written, the guard settles
+        // them local_send_failed and ends the session (a partly written frame breaks the
+        // stream), so no write stays registered and nothing more is written after it.
+        let mut guard = CancelGuard {
+            session: &mut self.session,
+            frames,
+            clock: &self.config.clock,
+            armed: true,
+        };
         let io = &mut self.io;
         let wrote = timeout(self.config.write_timeout, async {
             io.write_all(&bytes).await?;
             io.flush().await
         })
         .await;
+        guard.armed = false;
+        drop(guard);
+        // The result window runs from here, once the frames were written.
+        let now = self.now();
         if let Ok(Ok(())) = wrote {
             self.session.sent(frames, now)?;
             self.session.acknowledged(frames, now);
         } else {
             // Failed or past the write deadline: unconfirmed (local_send_failed), session over.
-            let now = self.now();
             self.session.send_failed(frames, now);
         }
         Ok(now)

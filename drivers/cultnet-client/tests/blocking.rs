@@ -765,3 +765,206 @@ fn w_44_answers_over_tcp_naming_ids_not_in_flight_settle_nothing() {
     assert_eq!(client.tracker_counters().unmatched_answers, 2);
     peer.join().expect("peer");
 }
+
+#[test]
+fn w_7_a_put_whose_id_fails_the_rule_over_tcp_is_refused_and_not_stored() {
+    use cultnet_receipts::frames::{DocumentPut, ErrorV1, Hello, ERROR_V1, WRITE_ADMITTED_V0};
+    use cultnet_receipts::Frame;
+    let server = receipt_server();
+    let mut s = std::net::TcpStream::connect(server.addr()).expect("connects");
+    s.set_read_timeout(Some(Duration::from_secs(3)))
+        .expect("timeout");
+    assert!(matches!(read_frame(&mut s), Frame::Hello(_)));
+    write_frame(
+        &mut s,
+        &Frame::Hello(Hello {
+            runtime_id: "raw".to_owned(),
+            runtime_kind: "client".to_owned(),
+            supported_message_versions: Some(vec![
+                WRITE_ADMITTED_V0.to_owned(),
+                ERROR_V1.to_owned(),
+            ]),
+            ..Hello::default()
+        }),
+    );
+    for (id, key) in [("-", "a"), (" ", "b"), ("a\u{200B}", "c")] {
+        write_frame(
+            &mut s,
+            &Frame::DocumentPut(DocumentPut {
+                message_id: id.to_owned(),
+                document: doc("s.one", key),
+            }),
+        );
+        let got = read_frame(&mut s);
+        assert!(
+            matches!(&got, Frame::ErrorV1(ErrorV1 { message_id: Some(m), code: Some(c), .. })
+                if m == id && c == "message_invalid"),
+            "{got:?}"
+        );
+        assert_eq!(stored(&server, "s.one", key), None);
+    }
+}
+
+mod peers;
+
+#[test]
+fn w_36_the_write_deadline_bounds_the_whole_write_against_a_trickle_reader() {
+    let (port, peer) = peers::trickle_peer();
+    let mut config = ClientConfig::new("loopback-test", 71);
+    config.connect_timeout = Duration::from_secs(2);
+    config.write_timeout = Duration::from_millis(1000);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .expect("connects");
+    let members = peers::big_documents()
+        .into_iter()
+        .map(BatchWrite::Put)
+        .collect();
+    let t0 = Instant::now();
+    let b = client.batch(members).expect("batch");
+    // Writing 14 MB at 640 kB/s would take over 15 s; the deadline ends it after 1 s (plus
+    // the encoding, slow on a loaded machine).
+    assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
+    for m in &b.members {
+        assert_eq!(
+            m.outcome,
+            Outcome::Unconfirmed {
+                reason: UnconfirmedReason::LocalSendFailed,
+                server_missed_window: false,
+            }
+        );
+    }
+    assert!(client.session_ended());
+    drop(client);
+    peer.join().expect("peer");
+}
+
+#[test]
+fn w_39_the_window_runs_from_the_end_of_the_write() {
+    // The peer reads nothing for 5.5 s, longer than the receipt window, so the write of the
+    // batch blocks that long; it then admits every member at once. Timed from before the
+    // write, every window would have run out by the time the write returned.
+    let (port, peer) = peers::stalling_peer(Duration::from_millis(5500), 16);
+    let mut config = ClientConfig::new("loopback-test", 72);
+    config.connect_timeout = Duration::from_secs(2);
+    config.write_timeout = Duration::from_secs(30);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .expect("connects");
+    let members = peers::big_documents()
+        .into_iter()
+        .map(BatchWrite::Put)
+        .collect();
+    let b = client.batch(members).expect("batch");
+    assert_eq!(b.outcome, BatchOutcome::Admitted, "{:?}", b.members);
+    peer.join().expect("peer");
+}
+
+#[test]
+fn w_38_two_connects_with_one_config_mint_disjoint_ids() {
+    let server = receipt_server();
+    let mut config = ClientConfig::new("loopback-test", 38);
+    config.connect_timeout = Duration::from_secs(5);
+    let mut ids = std::collections::BTreeSet::new();
+    for _ in 0..2 {
+        let mut client = Client::connect(&server.target(), config.clone()).expect("connects");
+        for i in 0..3 {
+            let w = client.put(doc("s.one", &format!("k{i}"))).expect("put");
+            assert_eq!(w.outcome, Outcome::Admitted);
+            assert!(
+                ids.insert(w.message_id.clone()),
+                "{} minted again",
+                w.message_id
+            );
+        }
+        client.close();
+    }
+    assert_eq!(ids.len(), 6);
+}
+
+#[test]
+fn w_45_a_batch_larger_than_the_settled_bound_still_reports_every_member() {
+    let server = receipt_server();
+    for kept in [0, 2] {
+        let mut config = ClientConfig::new("loopback-test", 45);
+        config.connect_timeout = Duration::from_secs(5);
+        config.limits.max_settled_kept = kept;
+        let mut client = Client::connect(&server.target(), config).expect("connects");
+        let members = (0..5)
+            .map(|i| BatchWrite::Put(doc("s.one", &format!("m{i}"))))
+            .collect();
+        let b = client.batch(members).expect("batch");
+        assert_eq!(b.outcome, BatchOutcome::Admitted);
+        assert_eq!(b.members.len(), 5);
+        assert!(b.members.iter().all(|m| m.outcome == Outcome::Admitted));
+        let w = client.put(doc("s.one", "single")).expect("put");
+        assert_eq!(w.outcome, Outcome::Admitted);
+        assert!(w.message_id.starts_with('w'));
+    }
+}
+
+#[test]
+fn loopback_reader_threads_of_closed_connections_are_reaped() {
+    let server = receipt_server();
+    for i in 0..5 {
+        let mut c = connect(&server, 900 + i);
+        c.close();
+        drop(c);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _live = connect(&server, 999);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        server.reader_threads() <= 2,
+        "{} reader threads kept",
+        server.reader_threads()
+    );
+}
+
+#[test]
+fn loopback_a_peer_that_does_not_read_never_stalls_the_model() {
+    use cultnet_receipts::frames::DocumentPut;
+    use cultnet_receipts::Frame;
+    let server = receipt_server();
+    let mut s = std::net::TcpStream::connect(server.addr()).expect("connects");
+    write_frame(&mut s, &peers::receipt_hello());
+    // Forty puts whose 400 kB record keys come back in their receipts: 16 MB of answers the
+    // peer never reads, more than the socket buffers hold, so the server's writes block.
+    let key = "k".repeat(400_000);
+    let writer = std::thread::spawn(move || {
+        for i in 0..40 {
+            let mut d = doc("s.big", &format!("{i}{key}"));
+            d.payload = RawValue::new(vec![0x01]).expect("one value");
+            let f = Frame::DocumentPut(DocumentPut {
+                message_id: format!("w{i}"),
+                document: d,
+            });
+            let body = cultnet_receipts::encode(&f).expect("encodes");
+            use std::io::Write;
+            if s.write_all(&(body.len() as u32).to_be_bytes()).is_err()
+                || s.write_all(&body).is_err()
+            {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_secs(4));
+        drop(s);
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut worst = Duration::ZERO;
+    for _ in 0..20 {
+        let t0 = Instant::now();
+        server.with_model(|m, _| m.budget_used());
+        worst = worst.max(t0.elapsed());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        worst < Duration::from_millis(300),
+        "the model was held {worst:?}"
+    );
+    writer.join().expect("writer");
+}

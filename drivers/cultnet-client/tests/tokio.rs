@@ -260,3 +260,101 @@ async fn w_46_an_async_send_only_put_delete_and_batch_over_tcp_are_sent_never_ad
         Some(PAYLOAD.to_vec())
     );
 }
+
+mod peers;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_39_an_async_window_runs_from_the_end_of_the_write() {
+    let (port, peer) = peers::stalling_peer(Duration::from_millis(5500), 16);
+    let mut config = ClientConfig::new("loopback-async-test", 72);
+    config.connect_timeout = Duration::from_secs(2);
+    config.write_timeout = Duration::from_secs(30);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .await
+    .expect("connects");
+    let members = peers::big_documents()
+        .into_iter()
+        .map(BatchWrite::Put)
+        .collect();
+    let b = client.batch(members).await.expect("batch");
+    assert_eq!(b.outcome, BatchOutcome::Admitted, "{:?}", b.members);
+    tokio::task::spawn_blocking(move || peer.join().expect("peer"))
+        .await
+        .expect("joins");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_36_an_async_write_deadline_bounds_the_whole_write_against_a_trickle_reader() {
+    let (port, peer) = peers::trickle_peer();
+    let mut config = ClientConfig::new("loopback-async-test", 71);
+    config.connect_timeout = Duration::from_secs(2);
+    config.write_timeout = Duration::from_millis(1000);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .await
+    .expect("connects");
+    let members = peers::big_documents()
+        .into_iter()
+        .map(BatchWrite::Put)
+        .collect();
+    let t0 = Instant::now();
+    let b = client.batch(members).await.expect("batch");
+    assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
+    for m in &b.members {
+        assert_eq!(
+            m.outcome,
+            Outcome::Unconfirmed {
+                reason: UnconfirmedReason::LocalSendFailed,
+                server_missed_window: false,
+            }
+        );
+    }
+    drop(client);
+    tokio::task::spawn_blocking(move || peer.join().expect("peer"))
+        .await
+        .expect("joins");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_33_a_call_cancelled_mid_write_settles_its_writes_and_ends_the_session() {
+    // The peer reads nothing for 3 s, so the batch is still being written when it is dropped.
+    let (port, peer) = peers::stalling_peer(Duration::from_secs(3), 0);
+    let mut config = ClientConfig::new("loopback-async-test", 33);
+    config.connect_timeout = Duration::from_secs(2);
+    config.write_timeout = Duration::from_secs(30);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .await
+    .expect("connects");
+    let members: Vec<BatchWrite> = peers::big_documents()
+        .into_iter()
+        .map(BatchWrite::Put)
+        .collect();
+    let cancelled = tokio::time::timeout(Duration::from_millis(300), client.batch(members)).await;
+    assert!(cancelled.is_err(), "the batch was still writing");
+    assert_eq!(client.unsettled(), 0, "no write stays registered");
+    assert!(
+        client.session_ended(),
+        "the half-written stream is not used again"
+    );
+    // A later call writes nothing on the broken stream: it settles session_ended.
+    let w = client.put(doc("s.one", "after")).await.expect("put");
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::SessionEnded,
+            server_missed_window: false,
+        }
+    );
+    assert_eq!(client.unsettled(), 0);
+    tokio::task::spawn_blocking(move || peer.join().expect("peer"))
+        .await
+        .expect("joins");
+}

@@ -6,16 +6,31 @@
 //! its own id for each forwarded write and keeps the peer's id beside it: the peer's id is used
 //! only to echo it back and to find a resend, never trusted by a second parser. A primary answer
 //! that names no forwarded write (nil id, unreadable, or none at all) relays nothing.
+//!
+//! A peer is a receipt peer when its hello, before its first write, lists both receipt frames
+//! and the primary keeps the receipt rules; only then does the forwarder's connection to the
+//! primary send a receipt hello. A legacy peer gets the old behaviour end to end: its writes go
+//! to the primary under its own ids on a legacy connection (no remembered-write limit), and the
+//! primary's error.v0 refusals are relayed to it as they are.
+//!
+//! For a receipt peer the forwarder answers some writes itself, without forwarding them, always
+//! with a refusal (never an admission): an id over 256 bytes or one no write_admitted could
+//! carry (`message_invalid`), and a new id past the peer's id map bounds (`limit_reached`).
 
 use std::collections::{BTreeMap, VecDeque};
 
+use cultnet_receipts::frames::ErrorDetails;
 use cultnet_receipts::frames::{
-    DocumentDelete, DocumentPut, ErrorV0, ErrorV1, Hello, WriteAdmitted, ERROR_V1,
+    DocumentDelete, DocumentPut, ErrorV0, ErrorV1, Hello, WriteAdmitted, ERROR_V0, ERROR_V1,
     WRITE_ADMITTED_V0,
 };
+use cultnet_receipts::message_id::is_valid_admitted_message_id;
 use cultnet_receipts::{decode, encode, Frame};
 
-use crate::server::{Channel, Commit, ConnId, Outgoing, Server};
+use crate::server::{Channel, Commit, ConnId, Outgoing, Refusal, Server, MAX_MESSAGE_ID_BYTES};
+
+/// What one id pair costs against a peer's id-map byte bound besides the two ids' bytes.
+pub const ID_PAIR_OVERHEAD_BYTES: usize = 64;
 
 /// Counters of a forwarder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -30,16 +45,24 @@ pub struct ForwarderCounters {
     pub lost: u64,
     /// Peer frames that did not read or were not writes: not forwarded, not answered.
     pub not_forwarded: u64,
-    /// Writes not forwarded because the peer's map of forwarded ids was full.
+    /// Writes not forwarded because the peer's map of forwarded ids was full (in count or in
+    /// bytes): each is refused `limit_reached`.
     pub map_full: u64,
+    /// Hellos from a peer after its first write: ignored.
+    pub late_hellos: u64,
     /// Frames for peers dropped because the outbox was full.
     pub outbox_dropped: u64,
+    /// Writes the forwarder refused itself, without forwarding them.
+    pub refused: u64,
 }
 
 #[derive(Debug)]
 struct Peer {
     primary: ConnId,
     receipts: bool,
+    saw_write: bool,
+    /// Bytes the id map holds (both ids of each pair and the pair's overhead).
+    id_bytes: usize,
     /// Forwarded id -> the peer's id.
     by_forwarded: BTreeMap<String, String>,
     /// The peer's id -> forwarded id.
@@ -56,6 +79,7 @@ pub struct Forwarder {
     next_peer: u64,
     next_id: u64,
     max_ids_per_peer: usize,
+    max_id_bytes_per_peer: usize,
     lose_primary_answers: bool,
     outbox: VecDeque<Outgoing>,
     max_outbox: usize,
@@ -64,7 +88,8 @@ pub struct Forwarder {
 
 impl Forwarder {
     /// A forwarder in front of `primary`, remembering at most `max_ids_per_peer` forwarded ids
-    /// per peer connection.
+    /// per peer connection, and at most that many times the longest id pair in bytes (see
+    /// [`Forwarder::set_max_id_bytes_per_peer`]).
     #[must_use]
     pub fn new(primary: Server, max_ids_per_peer: usize) -> Self {
         Forwarder {
@@ -74,11 +99,19 @@ impl Forwarder {
             next_peer: 0,
             next_id: 0,
             max_ids_per_peer,
+            max_id_bytes_per_peer: max_ids_per_peer
+                .saturating_mul(2 * MAX_MESSAGE_ID_BYTES + ID_PAIR_OVERHEAD_BYTES),
             lose_primary_answers: false,
             outbox: VecDeque::new(),
             max_outbox: 1 << 16,
             counters: ForwarderCounters::default(),
         }
+    }
+
+    /// Bounds the bytes of each peer's id map: the two ids of each pair plus
+    /// [`ID_PAIR_OVERHEAD_BYTES`].
+    pub fn set_max_id_bytes_per_peer(&mut self, bytes: usize) {
+        self.max_id_bytes_per_peer = bytes;
     }
 
     /// The primary.
@@ -97,31 +130,21 @@ impl Forwarder {
         self.lose_primary_answers = lose;
     }
 
-    /// A peer connection from `actor`; the forwarder's own hello (listing both receipt frames)
-    /// is queued for it.
+    /// A peer connection from `actor`; the forwarder's own hello is queued for it, listing
+    /// both receipt frames only when the primary keeps the receipt rules.
     pub fn connect(&mut self, actor: &str, now: u64) -> ConnId {
         let peer = ConnId(self.next_peer);
         self.next_peer += 1;
         let primary = self.primary.connect(actor, now);
-        let hello = Hello {
-            runtime_id: "forwarder".to_owned(),
-            runtime_kind: "server".to_owned(),
-            supported_message_versions: Some(vec![
-                WRITE_ADMITTED_V0.to_owned(),
-                ERROR_V1.to_owned(),
-            ]),
-            ..Hello::default()
-        };
-        let bytes = encode(&Frame::Hello(hello.clone())).expect("the hello encodes");
-        // The forwarder's connection to the primary is receipt-capable.
-        self.primary
-            .on_frame(primary, Channel::ReliableOrdered, &bytes, now);
+        let bytes = forwarder_hello(self.primary.implements_receipts());
         self.push_out(Outgoing { conn: peer, bytes });
         self.peers.insert(
             peer,
             Peer {
                 primary,
                 receipts: false,
+                saw_write: false,
+                id_bytes: 0,
                 by_forwarded: BTreeMap::new(),
                 by_peer: BTreeMap::new(),
             },
@@ -146,46 +169,122 @@ impl Forwarder {
             return;
         };
         match decode(bytes) {
-            Ok(Frame::Hello(h)) => p.receipts = h.is_receipt_capable(),
-            Ok(Frame::DocumentPut(w)) => {
-                let Some(fid) =
-                    Self::forwarded_id(p, &w.message_id, &mut self.next_id, self.max_ids_per_peer)
-                else {
-                    self.counters.map_full += 1;
+            Ok(Frame::Hello(h)) => {
+                if p.saw_write {
+                    self.counters.late_hellos += 1;
                     return;
-                };
-                let fwd = Frame::DocumentPut(DocumentPut {
-                    message_id: fid,
-                    document: w.document.clone(),
+                }
+                p.receipts = self.primary.implements_receipts() && h.is_receipt_capable();
+                // The connection to the primary says what the peer said.
+                let hello = forwarder_hello(p.receipts);
+                let primary = p.primary;
+                self.primary
+                    .on_frame(primary, Channel::ReliableOrdered, &hello, now);
+                id_drain(self, now);
+            }
+            Ok(Frame::DocumentPut(w)) => {
+                p.saw_write = true;
+                self.on_write(peer, channel, &w.message_id.clone(), now, |id| {
+                    Frame::DocumentPut(DocumentPut {
+                        message_id: id,
+                        document: w.document,
+                    })
                 });
-                self.forward(peer, channel, &fwd, now);
             }
             Ok(Frame::DocumentDelete(w)) => {
-                let Some(fid) =
-                    Self::forwarded_id(p, &w.message_id, &mut self.next_id, self.max_ids_per_peer)
-                else {
-                    self.counters.map_full += 1;
-                    return;
-                };
-                let fwd = Frame::DocumentDelete(DocumentDelete {
-                    message_id: fid,
-                    schema_id: w.schema_id.clone(),
-                    record_key: w.record_key.clone(),
+                p.saw_write = true;
+                self.on_write(peer, channel, &w.message_id.clone(), now, |id| {
+                    Frame::DocumentDelete(DocumentDelete {
+                        message_id: id,
+                        schema_id: w.schema_id,
+                        record_key: w.record_key,
+                    })
                 });
-                self.forward(peer, channel, &fwd, now);
             }
             _ => self.counters.not_forwarded += 1,
         }
     }
 
-    fn forwarded_id(p: &mut Peer, peer_id: &str, next_id: &mut u64, max: usize) -> Option<String> {
+    /// Forwards a peer's write, made by `make` from the id it travels under: a legacy peer's
+    /// under its own id; a receipt peer's under a forwarded id, unless the forwarder refuses it.
+    fn on_write(
+        &mut self,
+        peer: ConnId,
+        channel: Channel,
+        id: &str,
+        now: u64,
+        make: impl FnOnce(String) -> Frame,
+    ) {
+        let (max, max_bytes) = (self.max_ids_per_peer, self.max_id_bytes_per_peer);
+        let p = self.peers.get_mut(&peer).expect("checked by the caller");
+        if !p.receipts {
+            self.forward(peer, channel, &make(id.to_owned()), now);
+            return;
+        }
+        // The peer's own id is judged, as the primary would judge it (W-22, W-7).
+        if id.len() > MAX_MESSAGE_ID_BYTES {
+            self.refuse(peer, id, Refusal::IdTooLong);
+            return;
+        }
+        if channel != Channel::Sequenced && !is_valid_admitted_message_id(id) {
+            self.refuse(peer, id, Refusal::Unreadable);
+            return;
+        }
+        let Some(fid) = Self::forwarded_id(p, id, &mut self.next_id, max, max_bytes) else {
+            self.counters.map_full += 1;
+            self.refuse(peer, id, Refusal::LimitReached);
+            return;
+        };
+        self.forward(peer, channel, &make(fid), now);
+    }
+
+    /// Answers a peer's write with a refusal of the forwarder's own, before anything is
+    /// forwarded: error.v1 with the write's id to a receipt peer, error.v0 to a legacy one.
+    fn refuse(&mut self, peer: ConnId, id: &str, refusal: Refusal) {
+        let receipts = self.peers.get(&peer).is_some_and(|p| p.receipts);
+        let (code, text, field) = refusal.parts();
+        let details = field.map(|f| ErrorDetails {
+            field: Some(f.to_owned()),
+        });
+        let frame = if receipts {
+            Frame::ErrorV1(ErrorV1 {
+                message_id: Some(id.to_owned()).filter(|i| !i.is_empty()),
+                error: text.to_owned(),
+                code: Some(code.to_owned()),
+                details,
+            })
+        } else {
+            Frame::ErrorV0(ErrorV0 {
+                error: text.to_owned(),
+                code: Some(code.to_owned()),
+                details,
+            })
+        };
+        match encode(&frame) {
+            Ok(bytes) => {
+                self.counters.refused += 1;
+                self.push_out(Outgoing { conn: peer, bytes });
+            }
+            Err(_) => self.counters.unrelayable += 1,
+        }
+    }
+
+    fn forwarded_id(
+        p: &mut Peer,
+        peer_id: &str,
+        next_id: &mut u64,
+        max: usize,
+        max_bytes: usize,
+    ) -> Option<String> {
         if let Some(f) = p.by_peer.get(peer_id) {
             return Some(f.clone());
         }
-        if p.by_peer.len() >= max {
+        let f = format!("fwd-{:x}", *next_id);
+        let cost = peer_id.len() + f.len() + ID_PAIR_OVERHEAD_BYTES;
+        if p.by_peer.len() >= max || p.id_bytes + cost > max_bytes {
             return None;
         }
-        let f = format!("fwd-{:x}", *next_id);
+        p.id_bytes += cost;
         *next_id += 1;
         p.by_peer.insert(peer_id.to_owned(), f.clone());
         p.by_forwarded.insert(f.clone(), peer_id.to_owned());
@@ -219,12 +318,19 @@ impl Forwarder {
             let Some(peer) = self.by_primary.get(&c.conn) else {
                 continue;
             };
-            let Some(id) = self.peers[peer].by_forwarded.get(&c.message_id) else {
-                continue;
+            let p = &self.peers[peer];
+            // A legacy peer's writes travel under its own ids.
+            let id = if p.receipts {
+                let Some(id) = p.by_forwarded.get(&c.message_id) else {
+                    continue;
+                };
+                id.clone()
+            } else {
+                c.message_id
             };
             return Some(Commit {
                 conn: *peer,
-                message_id: id.clone(),
+                message_id: id,
                 content_hash: c.content_hash,
             });
         }
@@ -272,6 +378,16 @@ impl Forwarder {
                     return;
                 }
             },
+            // A legacy peer's connection to the primary is legacy too: its refusals come as
+            // error.v0 and go to the peer as they are.
+            Ok(Frame::ErrorV0(_)) if !p.receipts => {
+                self.counters.relayed += 1;
+                self.push_out(Outgoing {
+                    conn: peer,
+                    bytes: out.bytes.clone(),
+                });
+                return;
+            }
             // Nil ids, error.v0 and frames that do not read name no write: nothing is relayed.
             _ => {
                 self.counters.unrelayable += 1;
@@ -304,4 +420,21 @@ fn id_drain(f: &mut Forwarder, now: u64) {
         }
         f.relay(&out);
     }
+}
+
+/// The forwarder's hello, to a peer or to the primary: it lists both receipt frames only when
+/// `receipts`.
+fn forwarder_hello(receipts: bool) -> Vec<u8> {
+    let versions = if receipts {
+        vec![WRITE_ADMITTED_V0.to_owned(), ERROR_V1.to_owned()]
+    } else {
+        vec![ERROR_V0.to_owned()]
+    };
+    let hello = Hello {
+        runtime_id: "forwarder".to_owned(),
+        runtime_kind: "server".to_owned(),
+        supported_message_versions: Some(versions),
+        ..Hello::default()
+    };
+    encode(&Frame::Hello(hello)).expect("the forwarder's hello has its names")
 }

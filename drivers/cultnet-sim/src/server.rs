@@ -17,7 +17,7 @@ use cultnet_receipts::frames::{
     ERROR_V1, WRITE_ADMITTED_V0,
 };
 use cultnet_receipts::hash::{delete_hash, put_hash};
-use cultnet_receipts::message_id::is_blank;
+use cultnet_receipts::message_id::{is_blank, is_valid_admitted_message_id};
 use cultnet_receipts::tracker::DEDUPE_RETENTION_MS;
 use cultnet_receipts::{decode, encode, DecodeError, Frame};
 use sha2::{Digest, Sha256};
@@ -177,6 +177,8 @@ pub struct ServerCounters {
     pub retained_replays: u64,
     /// Retained writes forgotten before their retention ran out, to stay within `max_retained`.
     pub retained_dropped: u64,
+    /// Answers that would not encode: dropped and counted, never a panic.
+    pub unencodable_answers: u64,
 }
 
 /// A refusal, as one of a fixed set (so a remembered answer has a fixed size).
@@ -350,6 +352,12 @@ impl Server {
             commits: VecDeque::new(),
             counters: ServerCounters::default(),
         }
+    }
+
+    /// Whether the server keeps the receipt rules (and lists both receipt frames in its hello).
+    #[must_use]
+    pub fn implements_receipts(&self) -> bool {
+        self.config.receipts
     }
 
     /// Switches faults on or off.
@@ -605,12 +613,14 @@ impl Server {
                 .saw_write = true;
         }
         // A frame whose messageId key is repeated is malformed, and the id it carries is not
-        // trusted for anything, naming the refusal included: it is answered with a nil id.
-        let id = if p.message_id_keys == 1 && !matches!(error, DecodeError::DuplicateKey(_)) {
-            p.message_id.clone()
-        } else {
-            None
-        };
+        // trusted for anything, naming the refusal included: it is answered with a nil id. A
+        // repeat of any other key leaves the one messageId readable, and the refusal names it.
+        let id =
+            if p.message_id_keys == 1 && !matches!(error, DecodeError::DuplicateKey("messageId")) {
+                p.message_id.clone()
+            } else {
+                None
+            };
         let receipts = self.conns[&conn].receipts;
         if receipts && channel == Channel::Sequenced && is_write {
             self.answer(conn, id.as_deref(), Err(Refusal::Channel), None, now);
@@ -680,6 +690,13 @@ impl Server {
         }
         if channel == Channel::Sequenced {
             self.answer(conn, Some(&id), Err(Refusal::Channel), None, now);
+            return;
+        }
+        if !is_valid_admitted_message_id(&id) {
+            // No write_admitted could ever name this id, so the write is refused like one whose
+            // id is empty or ill-typed, before it is remembered or applied (W-7); the refusal
+            // still carries the id, which error.v1 allows.
+            self.answer(conn, Some(&id), Err(Refusal::Unreadable), None, now);
             return;
         }
         let id_digest = sha(id.as_bytes());
@@ -875,8 +892,10 @@ impl Server {
                 let (op, schema, key) = target.expect("an admission names its target");
                 let id = id.expect("an admission names its write");
                 if self.faults.duplicate_key_receipts {
-                    let bytes = duplicate_id_receipt(id, *op, schema, key);
-                    self.push_out(now, Outgoing { conn, bytes });
+                    match duplicate_id_receipt(id, *op, schema, key) {
+                        Some(bytes) => self.push_out(now, Outgoing { conn, bytes }),
+                        None => self.counters.unencodable_answers += 1,
+                    }
                     return;
                 }
                 Frame::WriteAdmitted(WriteAdmitted {
@@ -893,7 +912,8 @@ impl Server {
                 });
                 if receipts {
                     Frame::ErrorV1(ErrorV1 {
-                        message_id: id.map(str::to_owned),
+                        // An empty id names nothing: nil.
+                        message_id: id.filter(|i| !i.is_empty()).map(str::to_owned),
                         error: text.to_owned(),
                         code: Some(code.to_owned()),
                         details,
@@ -907,8 +927,10 @@ impl Server {
                 }
             }
         };
-        let bytes = encode(&frame).expect("the server's answers encode");
-        self.push_out(now, Outgoing { conn, bytes });
+        match encode(&frame) {
+            Ok(bytes) => self.push_out(now, Outgoing { conn, bytes }),
+            Err(_) => self.counters.unencodable_answers += 1,
+        }
     }
 
     fn push_out(&mut self, now: u64, out: Outgoing) {
@@ -927,20 +949,21 @@ impl Server {
     }
 }
 
-/// A write_admitted whose messageId key appears twice (the duplicate-key fault).
-fn duplicate_id_receipt(id: &str, op: Operation, schema: &str, key: &str) -> Vec<u8> {
+/// A write_admitted whose messageId key appears twice (the duplicate-key fault); `None` when
+/// the receipt would not encode.
+fn duplicate_id_receipt(id: &str, op: Operation, schema: &str, key: &str) -> Option<Vec<u8>> {
     let mut bytes = encode(&Frame::WriteAdmitted(WriteAdmitted {
         message_id: id.to_owned(),
         operation: op,
         schema_id: schema.to_owned(),
         record_key: key.to_owned(),
     }))
-    .expect("a valid id encodes");
+    .ok()?;
     // A fixmap of five entries becomes one of six; the extra entry repeats the id.
     bytes[0] = 0x86;
     bytes.extend(str_bytes("messageId"));
     bytes.extend(str_bytes(id));
-    bytes
+    Some(bytes)
 }
 
 /// A MessagePack string.

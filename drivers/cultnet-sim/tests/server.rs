@@ -8,7 +8,7 @@ use cultnet_receipts::hash::put_hash;
 use cultnet_receipts::{decode, encode, Frame};
 use cultnet_sim::forwarder::Forwarder;
 use cultnet_sim::server::{
-    str_bytes, Channel, ConnId, Faults, Refusal, Server, ServerConfig, ENTRY_BYTES,
+    str_bytes, Channel, ConnId, Faults, Refusal, Server, ServerConfig, ENTRY_BYTES, TEXT_UNREADABLE,
 };
 use sha2::{Digest, Sha256};
 
@@ -263,6 +263,69 @@ fn w_17_a_frame_repeating_message_id_is_refused_with_a_nil_id() {
     );
     assert_eq!(s.read("notes", "k"), None);
     assert_eq!(s.remembered(c), Some((0, 0)));
+}
+
+#[test]
+fn w_17_a_frame_repeating_another_key_is_refused_naming_its_id() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    // A put whose document repeats storedAt, and one whose top level repeats schemaVersion.
+    let mut nested = vec![0x83];
+    nested.extend(str_bytes("schemaVersion"));
+    nested.extend(str_bytes(DOCUMENT_PUT_V0));
+    nested.extend(str_bytes("messageId"));
+    nested.extend(str_bytes("w1"));
+    nested.extend(str_bytes("document"));
+    nested.push(0x85);
+    for (k, v) in [("schemaId", "notes"), ("recordKey", "k"), ("storedAt", "t")] {
+        nested.extend(str_bytes(k));
+        nested.extend(str_bytes(v));
+    }
+    nested.extend(str_bytes("payload"));
+    nested.push(0x01);
+    nested.extend(str_bytes("storedAt"));
+    nested.extend(str_bytes("t2"));
+    let mut top = put("w2", doc("j", 1));
+    top[0] += 1;
+    top.extend(str_bytes("schemaVersion"));
+    top.extend(str_bytes(DOCUMENT_PUT_V0));
+    for (bytes, id) in [(nested, "w1"), (top, "w2")] {
+        s.on_frame(c, R, &bytes, 1);
+        let got = answers(&mut s, c, 1);
+        assert_eq!(got.len(), 1, "{got:?}");
+        let (got_id, code, _, _) = refusal(&got[0]);
+        assert_eq!(
+            (got_id.as_deref(), code.as_deref()),
+            (Some(id), Some("message_invalid"))
+        );
+    }
+    assert_eq!(s.read("notes", "k"), None);
+    assert_eq!(s.read("notes", "j"), None);
+}
+
+#[test]
+fn w_17_a_put_with_an_empty_id_is_refused_with_a_nil_id() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    let mut bytes = vec![0x83];
+    bytes.extend(str_bytes("schemaVersion"));
+    bytes.extend(str_bytes(DOCUMENT_PUT_V0));
+    bytes.extend(str_bytes("messageId"));
+    bytes.extend(str_bytes(""));
+    bytes.extend(str_bytes("document"));
+    bytes.push(0x84);
+    for (k, v) in [("schemaId", "notes"), ("recordKey", "k"), ("storedAt", "t")] {
+        bytes.extend(str_bytes(k));
+        bytes.extend(str_bytes(v));
+    }
+    bytes.extend(str_bytes("payload"));
+    bytes.push(0x01);
+    s.on_frame(c, R, &bytes, 1);
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 1, "{got:?}");
+    let (id, code, _, _) = refusal(&got[0]);
+    assert_eq!((id, code.as_deref()), (None, Some("message_invalid")));
+    assert_eq!(s.read("notes", "k"), None);
 }
 
 #[test]
@@ -1413,4 +1476,204 @@ fn retained_writes_are_bounded_and_what_the_bound_drops_is_counted() {
     plain.on_frame(c, R, &put("w", doc("a", 1)), 1);
     plain.drop_connection(c);
     assert_eq!((plain.retained(), plain.budget_used()), (0, 0));
+}
+
+#[test]
+fn w_7_a_write_whose_id_fails_the_rule_is_refused_before_it_is_applied() {
+    for id in ["-", " ", "a\u{200B}", "\u{2800}"] {
+        let mut s = Server::new(ServerConfig::default());
+        let c = receipt_conn(&mut s, "alice");
+        s.on_frame(c, R, &put(id, doc("k", 1)), 1);
+        s.on_frame(c, R, &delete(id, "j"), 1);
+        let got = answers(&mut s, c, 1);
+        assert_eq!(got.len(), 2, "{id:?}: {got:?}");
+        for g in &got {
+            let (got_id, code, text, field) = refusal(g);
+            assert_eq!(got_id.as_deref(), Some(id), "the refusal keeps the id");
+            assert_eq!(code.as_deref(), Some("message_invalid"));
+            assert_eq!(text, TEXT_UNREADABLE);
+            assert_eq!(field.as_deref(), Some("message"));
+        }
+        assert_eq!(s.read("notes", "k"), None, "{id:?} was applied");
+        assert_eq!(s.counters().applied, 0);
+        assert_eq!(s.remembered(c), Some((0, 0)), "nothing is remembered");
+        // The session goes on.
+        s.on_frame(c, R, &put("ok", doc("k", 2)), 2);
+        assert_eq!(answers(&mut s, c, 2), vec![admitted("ok", "k")]);
+    }
+}
+
+#[test]
+fn w_7_a_legacy_connection_may_use_any_id() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = s.connect("alice", 0);
+    s.on_frame(c, R, &put("-", doc("k", 1)), 1);
+    assert_eq!(s.read("notes", "k"), Some(&[1u8][..]));
+    assert!(answers(&mut s, c, 1).is_empty());
+}
+
+#[test]
+fn w_7_the_duplicate_key_fault_never_panics_on_an_id_that_does_not_encode() {
+    let mut s = Server::new(ServerConfig::default());
+    s.set_faults(Faults {
+        duplicate_key_receipts: true,
+        ..Faults::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("-", doc("k", 1)), 1);
+    assert_eq!(answers(&mut s, c, 1).len(), 1);
+    assert_eq!(s.read("notes", "k"), None);
+}
+
+#[test]
+fn w_7_the_forwarder_refuses_an_id_that_fails_the_rule_without_forwarding_it() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
+    let c = forwarder_conn(&mut f, "alice");
+    f.on_frame(c, R, &put("a\u{200B}", doc("k", 1)), 1);
+    let got = peer_answers(&mut f, c, 1);
+    assert_eq!(got.len(), 1, "{got:?}");
+    let (id, code, _, _) = refusal(&got[0]);
+    assert_eq!(
+        (id.as_deref(), code.as_deref()),
+        (Some("a\u{200B}"), Some("message_invalid"))
+    );
+    assert_eq!(f.primary_mut().read("notes", "k"), None);
+    assert_eq!(f.counters().forwarded, 0);
+}
+
+#[test]
+fn w_31_past_the_peers_id_map_the_forwarder_refuses_limit_reached_never_silently() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 2);
+    let c = forwarder_conn(&mut f, "alice");
+    for i in 0..3 {
+        f.on_frame(c, R, &put(&format!("id{i}"), doc(&format!("k{i}"), 1)), 1);
+    }
+    let got = peer_answers(&mut f, c, 1);
+    assert_eq!(got.len(), 3, "every write is answered: {got:?}");
+    assert_eq!(got[0], admitted("id0", "k0"));
+    assert_eq!(got[1], admitted("id1", "k1"));
+    let (id, code, _, field) = refusal(&got[2]);
+    assert_eq!(
+        (id.as_deref(), code.as_deref(), field),
+        (Some("id2"), Some("limit_reached"), None)
+    );
+    assert_eq!(f.primary_mut().read("notes", "k2"), None);
+    assert_eq!(f.counters().map_full, 1);
+    // A resend of a mapped id is still forwarded and answered.
+    f.on_frame(c, R, &put("id0", doc("k0", 1)), 2);
+    assert_eq!(peer_answers(&mut f, c, 2), vec![admitted("id0", "k0")]);
+}
+
+#[test]
+fn w_31_the_peers_id_map_is_bounded_in_bytes() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 1000);
+    f.set_max_id_bytes_per_peer(2 * (200 + 6 + cultnet_sim::forwarder::ID_PAIR_OVERHEAD_BYTES));
+    let c = forwarder_conn(&mut f, "alice");
+    for i in 0..3 {
+        let id = format!("{i}{}", "x".repeat(199));
+        f.on_frame(c, R, &put(&id, doc(&format!("k{i}"), 1)), 1);
+    }
+    let got = peer_answers(&mut f, c, 1);
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert!(matches!(got[0], Frame::WriteAdmitted(_)));
+    assert!(matches!(got[1], Frame::WriteAdmitted(_)));
+    assert_eq!(refusal(&got[2]).1.as_deref(), Some("limit_reached"));
+}
+
+#[test]
+fn w_11_a_legacy_peer_of_the_forwarder_gets_the_legacy_behaviour() {
+    let mut primary = Server::new(ServerConfig::default());
+    primary.deny("bob", "locked");
+    // A bound of 4 ids per peer applies to receipt peers only.
+    let mut f = Forwarder::new(primary, 4);
+    let c = f.connect("bob", 0);
+    f.on_frame(c, R, &hello(false), 0);
+    for i in 0..1030 {
+        f.on_frame(c, R, &put(&format!("id{i}"), doc(&format!("k{i}"), 1)), 1);
+    }
+    let applied = (0..1030)
+        .filter(|i| f.primary_mut().read("notes", &format!("k{i}")).is_some())
+        .count();
+    assert_eq!(applied, 1030, "no remembered-write limit on a legacy peer");
+    assert!(
+        peer_answers(&mut f, c, 1).is_empty(),
+        "no receipt for a legacy peer"
+    );
+    let mut locked = doc("k", 2);
+    locked.schema_id = "locked".to_owned();
+    f.on_frame(c, R, &put("x", locked), 2);
+    let got = peer_answers(&mut f, c, 2);
+    assert!(
+        matches!(&got[..], [Frame::ErrorV0(e)] if e.code.as_deref() == Some("write_not_authorized")),
+        "the primary's error.v0 is relayed: {got:?}"
+    );
+    // A peer that sent no hello at all is legacy too.
+    let d = f.connect("bob", 3);
+    f.on_frame(d, R, &put("y", doc("kk", 1)), 3);
+    assert!(peer_answers(&mut f, d, 3).is_empty());
+    assert_eq!(f.primary_mut().read("notes", "kk"), Some(&[1u8][..]));
+}
+
+#[test]
+fn w_22_the_forwarder_judges_the_peers_own_id_length() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
+    let c = forwarder_conn(&mut f, "alice");
+    let long = "x".repeat(300);
+    f.on_frame(c, R, &put(&long, doc("kk", 1)), 1);
+    let got = peer_answers(&mut f, c, 1);
+    assert_eq!(got.len(), 1, "{got:?}");
+    let (id, code, text, field) = refusal(&got[0]);
+    assert_eq!(id.as_deref(), Some(long.as_str()));
+    assert_eq!(code.as_deref(), Some("message_invalid"));
+    assert_eq!(text, "message_invalid: messageId exceeds 256 bytes");
+    assert_eq!(field.as_deref(), Some("messageId"));
+    assert_eq!(f.primary_mut().read("notes", "kk"), None);
+    // Exactly 256 bytes is not over the limit.
+    let edge = "y".repeat(256);
+    f.on_frame(c, R, &put(&edge, doc("kk", 1)), 2);
+    assert_eq!(peer_answers(&mut f, c, 2), vec![admitted(&edge, "kk")]);
+}
+
+#[test]
+fn w_12_a_forwarder_in_front_of_a_legacy_primary_lists_neither_new_frame() {
+    let mut f = Forwarder::new(
+        Server::new(ServerConfig {
+            receipts: false,
+            ..ServerConfig::default()
+        }),
+        4,
+    );
+    let p = f.connect("alice", 0);
+    let o = f.poll_output(0).expect("the forwarder's hello");
+    assert_eq!(o.conn, p);
+    let Ok(Frame::Hello(h)) = decode(&o.bytes) else {
+        panic!("a hello expected");
+    };
+    assert!(!h.is_receipt_capable());
+    let listed = h.supported_message_versions.unwrap_or_default();
+    assert!(
+        !listed
+            .iter()
+            .any(|v| v == WRITE_ADMITTED_V0 || v == ERROR_V1),
+        "{listed:?}"
+    );
+    // A receipt hello from the peer changes nothing: it is answered the old way.
+    f.on_frame(p, R, &hello(true), 0);
+    f.primary_mut().deny("alice", "locked");
+    let mut locked = doc("k", 2);
+    locked.schema_id = "locked".to_owned();
+    f.on_frame(p, R, &put("x", locked), 1);
+    let got = peer_answers(&mut f, p, 1);
+    assert!(matches!(&got[..], [Frame::ErrorV0(_)]), "{got:?}");
+}
+
+#[test]
+fn w_10_a_hello_after_the_first_write_does_not_change_a_forwarder_peer() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
+    let c = f.connect("alice", 0);
+    f.on_frame(c, R, &put("a1", doc("k", 1)), 1);
+    f.on_frame(c, R, &hello(true), 1);
+    f.on_frame(c, R, &put("a2", doc("j", 1)), 2);
+    assert!(peer_answers(&mut f, c, 2).is_empty(), "still legacy");
+    assert_eq!(f.counters().late_hellos, 1);
 }

@@ -529,7 +529,15 @@ fn error_v1(r: &mut Reader<'_>, n: usize) -> Result<ErrorV1, DecodeError> {
             r,
             &["schemaVersion", "messageId", "error", "code", "details"],
         )? {
-            "messageId" => id = Some(opt_string(r, "messageId")?),
+            "messageId" => {
+                // A string or nil; an empty string names no request and is refused, as the
+                // encoder refuses to write one.
+                let m = opt_string(r, "messageId")?;
+                if m.as_deref() == Some("") {
+                    return Err(DecodeError::Empty("messageId"));
+                }
+                id = Some(m);
+            }
             "error" => error = Some(string(r, "error")?),
             "code" => code_v = code(r)?,
             "details" => details_v = details(r)?,

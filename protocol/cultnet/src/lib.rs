@@ -143,4 +143,8 @@ pub enum TrackerError {
     /// A resend of a write that is not unconfirmed, or that got a late answer.
     #[error("only an unconfirmed write with no late answer may be resent")]
     NotResendable,
+    /// A resend on a session whose server did not say it keeps the receipt rules: only a
+    /// receipt server answers a resend from its table instead of applying it again.
+    #[error("a resend is safe only against a receipt server")]
+    NotReceiptServer,
 }

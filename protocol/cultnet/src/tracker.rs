@@ -207,6 +207,8 @@ pub struct TrackerCounters {
     pub settled_forgotten: u64,
     /// Late answers that found their write already forgotten.
     pub late_answers_dropped: u64,
+    /// Hellos after the session's first: ignored (the first one selects the window).
+    pub repeated_hellos: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,6 +231,8 @@ struct Entry {
     sent_at: Option<u64>,
     outcome: Option<Outcome>,
     late: Option<LateAnswer>,
+    /// The server answered it (a frame named it, or an id-less refusal was pinned on it).
+    answered: bool,
 }
 
 /// Tracks a client's writes on one connection at a time.
@@ -341,6 +345,7 @@ impl WriteTracker {
             sent_at: None,
             outcome: None,
             late: None,
+            answered: false,
         }
     }
 
@@ -459,6 +464,9 @@ impl WriteTracker {
         if e.session != self.session || self.session_ended {
             return Err(TrackerError::OtherSession);
         }
+        if self.server != ServerKind::Receipts {
+            return Err(TrackerError::NotReceiptServer);
+        }
         if !matches!(e.outcome, Some(Outcome::Unconfirmed { .. })) || e.late.is_some() {
             return Err(TrackerError::NotResendable);
         }
@@ -556,8 +564,14 @@ impl WriteTracker {
         }
     }
 
-    /// The peer's hello: it selects the result window.
+    /// The peer's hello: the session's first selects the result window; a later one is
+    /// ignored and counted, so a peer cannot shrink or stretch the window of writes in flight.
     pub fn on_hello(&mut self, hello: &Hello) {
+        if self.server != ServerKind::Unknown {
+            self.counters.repeated_hellos += 1;
+            tracing::debug!("cultnet repeated hello from the server: ignored");
+            return;
+        }
         self.server = if hello.is_receipt_capable() {
             ServerKind::Receipts
         } else {
@@ -581,15 +595,18 @@ impl WriteTracker {
                 };
                 match &e.message_id {
                     Some(id) => self.on_named_refusal(id, refusal),
-                    None => self.on_anonymous_refusal(refusal),
+                    None => self.on_anonymous_refusal(refusal, now),
                 }
             }
-            Frame::ErrorV0(e) => self.on_anonymous_refusal(Refusal {
-                code: e.code.clone(),
-                error: e.error.clone(),
-                details: e.details.clone(),
-                attributed_by_count: false,
-            }),
+            Frame::ErrorV0(e) => self.on_anonymous_refusal(
+                Refusal {
+                    code: e.code.clone(),
+                    error: e.error.clone(),
+                    details: e.details.clone(),
+                    attributed_by_count: false,
+                },
+                now,
+            ),
             // A put or delete echoed back (or any other frame) is never an answer.
             Frame::DocumentPut(_) | Frame::DocumentDelete(_) => {}
         }
@@ -748,9 +765,36 @@ impl WriteTracker {
         (e.session == self.session && e.message_id == id && e.sent_at.is_some()).then_some(h)
     }
 
+    /// Whether `id` is one this tracker minted on the current session for a write it no longer
+    /// keeps (forgotten to stay within `max_settled_kept`, or by the caller). Used only to
+    /// count an answer that comes too late to be recorded; it settles nothing either way.
+    fn minted_and_forgotten(&self, id: &str) -> bool {
+        if self.by_id.contains_key(id) {
+            return false;
+        }
+        let prefix = format!("w{:016x}-{:x}-", self.nonce, self.session);
+        id.strip_prefix(&prefix)
+            .and_then(|seq| {
+                u64::from_str_radix(seq, 16)
+                    .ok()
+                    .filter(|n| format!("{n:x}") == seq)
+            })
+            .is_some_and(|n| n < self.next_seq)
+    }
+
+    /// Counts an answer that named no write in flight.
+    fn unmatched(&mut self, id: &str) {
+        if self.minted_and_forgotten(id) {
+            self.counters.late_answers_dropped += 1;
+            tracing::debug!(message_id = %id, "cultnet answer to a forgotten write: dropped");
+        } else {
+            self.counters.unmatched_answers += 1;
+        }
+    }
+
     fn on_admitted(&mut self, a: &WriteAdmitted) {
         let Some(h) = self.lookup(&a.message_id) else {
-            self.counters.unmatched_answers += 1;
+            self.unmatched(&a.message_id);
             tracing::debug!(message_id = %a.message_id, "cultnet admission names no write in flight: ignored");
             return;
         };
@@ -766,7 +810,7 @@ impl WriteTracker {
 
     fn on_named_refusal(&mut self, id: &str, refusal: Refusal) {
         let Some(h) = self.lookup(id) else {
-            self.counters.unmatched_answers += 1;
+            self.unmatched(id);
             tracing::debug!(message_id = %id, "cultnet refusal names no write in flight: ignored");
             return;
         };
@@ -778,7 +822,8 @@ impl WriteTracker {
     }
 
     fn answer(&mut self, h: WriteHandle, outcome: Outcome, late: LateAnswer) {
-        let e = &self.entries[&h];
+        let e = self.entries.get_mut(&h).expect("looked up by the caller");
+        e.answered = true;
         if e.mode == WriteMode::SendOnly {
             // A send-only write is settled by the transport's ack; an admission never counts.
             if matches!(outcome, Outcome::Refused(_)) && e.outcome.is_none() {
@@ -799,22 +844,35 @@ impl WriteTracker {
         }
     }
 
-    fn on_anonymous_refusal(&mut self, mut refusal: Refusal) {
+    fn on_anonymous_refusal(&mut self, mut refusal: Refusal, now: u64) {
         let session = self.session;
-        let mut open = self
+        let window = self.result_window_ms();
+        // Unanswered: sent on this session, named by no answer yet and within its window:
+        // still open, or settled `sent` by the transport's ack (a send-only write, which a
+        // refusal may still be about). Only an open write can be refused, and only when it is
+        // the one unanswered write.
+        let mut unanswered = self
             .entries
             .iter()
-            .filter(|(_, e)| e.outcome.is_none() && e.sent_at.is_some() && e.session == session)
-            .map(|(h, _)| *h);
-        match (open.next(), open.next()) {
-            (Some(only), None) => {
+            .filter(|(_, e)| {
+                e.session == session
+                    && !e.answered
+                    && e.sent_at.is_some_and(|t| now.saturating_sub(t) < window)
+                    && matches!(e.outcome, None | Some(Outcome::Sent))
+            })
+            .map(|(h, e)| (*h, e.outcome.is_none()));
+        match (unanswered.next(), unanswered.next()) {
+            (Some((only, true)), None) => {
                 refusal.attributed_by_count = true;
+                if let Some(e) = self.entries.get_mut(&only) {
+                    e.answered = true;
+                }
                 self.settle(only, Outcome::Refused(refusal));
             }
             _ => {
                 self.counters.unattributed_errors += 1;
                 tracing::debug!(
-                    "cultnet error without an id and not one write unanswered: settles nothing"
+                    "cultnet error without an id and not one open write unanswered: settles nothing"
                 );
             }
         }

@@ -339,6 +339,16 @@ fn w_9_error_v1_requires_a_message_id_string_or_nil() {
 }
 
 #[test]
+fn w_9_an_error_v1_message_id_of_the_empty_string_is_refused() {
+    assert_eq!(
+        decode(&map(&error_v1_pairs(s("")))),
+        Err(DecodeError::Empty("messageId"))
+    );
+    // One character is enough, whatever it is (the write_admitted id rule is not applied).
+    assert!(decode(&map(&error_v1_pairs(s("-")))).is_ok());
+}
+
+#[test]
 fn w_9_limit_reached_is_a_code_of_error_v1_only() {
     let mut v1 = error_v1_pairs(s("m-1"));
     v1[3].1 = s("limit_reached");

@@ -160,6 +160,30 @@ fn w_10_the_window_follows_the_servers_hello() {
 }
 
 #[test]
+fn w_10_a_repeated_server_hello_does_not_reselect_the_window() {
+    // A legacy hello after a receipt one does not shrink the window of a write in flight.
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    t.on_frame(&Frame::Hello(server_hello(false)), 100);
+    t.on_tick(600);
+    assert_eq!(t.state(h), Some(WriteState::InFlight));
+    assert_eq!(t.result_window_ms(), RECEIPT_RESULT_WINDOW_MS);
+    assert_eq!(t.counters().repeated_hellos, 1);
+    // Nor does a receipt hello after a legacy one stretch it.
+    let mut t = tracker(Some(false));
+    let h = put_k(&mut t, 0);
+    t.on_frame(&Frame::Hello(server_hello(true)), 100);
+    t.on_tick(500);
+    assert_eq!(outcome(&t, h), Some(window_elapsed(false)));
+    assert_eq!(t.counters().repeated_hellos, 1);
+    // A new session awaits a hello again.
+    t.start_session(600);
+    t.on_hello(&server_hello(true));
+    assert_eq!(t.result_window_ms(), RECEIPT_RESULT_WINDOW_MS);
+    assert_eq!(t.counters().repeated_hellos, 1);
+}
+
+#[test]
 fn w_39_no_hello_from_the_server_means_the_legacy_window() {
     let mut t = tracker(None);
     let h = put_k(&mut t, 1000);
@@ -662,7 +686,68 @@ fn w_41_late_records_are_bounded_and_what_is_dropped_is_counted() {
     }
     assert_eq!(late(&t, hs[1]), Some(LateAnswer::AdmittedLate));
     assert_eq!(late(&t, hs[2]), Some(LateAnswer::AdmittedLate));
-    assert_eq!(t.counters().unmatched_answers, 1);
+    // The answer to the forgotten write is counted as a dropped late answer.
+    assert_eq!(t.counters().late_answers_dropped, 1);
+    assert_eq!(t.counters().unmatched_answers, 0);
+}
+
+#[test]
+fn w_41_a_late_answer_to_a_forgotten_write_is_counted_dropped_and_a_stranger_is_not() {
+    let limits = TrackerLimits {
+        max_settled_kept: 0,
+        ..TrackerLimits::default()
+    };
+    let mut t = WriteTracker::new(limits, 7);
+    t.on_hello(&server_hello(true));
+    let a = put(&mut t, "ka", 0);
+    let id_a = id(&t, a);
+    t.on_tick(5000);
+    assert_eq!(t.state(a), None, "forgotten at once");
+    t.on_frame(
+        &Frame::ErrorV1(ErrorV1 {
+            message_id: Some(id_a.clone()),
+            error: "write_not_authorized: no".into(),
+            code: Some("write_not_authorized".into()),
+            details: None,
+        }),
+        5001,
+    );
+    assert_eq!(t.counters().late_answers_dropped, 1);
+    // Ids this tracker never minted (another nonce, a later sequence number, a padded one)
+    // are unmatched, not late.
+    let next = format!("{}1", &id_a[..id_a.len() - 1]);
+    let padded = format!("{}00", &id_a[..id_a.len() - 1]);
+    for other in [format!("x{id_a}"), next, padded, "w0-0-0".to_owned()] {
+        t.on_frame(
+            &Frame::WriteAdmitted(WriteAdmitted {
+                message_id: other,
+                operation: Operation::Put,
+                schema_id: "notes.v1".into(),
+                record_key: "ka".into(),
+            }),
+            5002,
+        );
+    }
+    assert_eq!(t.counters().late_answers_dropped, 1);
+    assert_eq!(t.counters().unmatched_answers, 4);
+}
+
+#[test]
+fn w_42_a_resend_is_refused_unless_the_server_keeps_the_receipt_rules() {
+    for server in [None, Some(false)] {
+        let mut t = tracker(server);
+        let h = put_k(&mut t, 0);
+        t.on_tick(500);
+        assert!(matches!(outcome(&t, h), Some(Outcome::Unconfirmed { .. })));
+        assert_eq!(
+            t.resend_put(h, document("k")),
+            Err(TrackerError::NotReceiptServer)
+        );
+    }
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    t.on_tick(5000);
+    assert!(t.resend_put(h, document("k")).is_ok());
 }
 
 // ---- W-43 --------------------------------------------------------------------------------------
@@ -720,6 +805,51 @@ fn w_43_an_id_less_error_with_nothing_unanswered_settles_nothing() {
     assert_eq!(outcome(&t, a), Some(window_elapsed(true)));
     assert_eq!(late(&t, a), None);
     assert_eq!(t.counters().unattributed_errors, 1);
+}
+
+#[test]
+fn w_43_a_send_only_write_acked_but_unanswered_counts_as_unanswered() {
+    for frame in [anonymous_v0(), anonymous_v1()] {
+        let mut t = tracker(Some(true));
+        let (a, _) = t.put(document("ka"), WriteMode::SendOnly).unwrap();
+        t.on_sent(a, 0).unwrap();
+        t.on_transport_ack(a, 0);
+        assert_eq!(outcome(&t, a), Some(Outcome::Sent));
+        let b = put(&mut t, "kb", 1);
+        // The refusal may be the send-only write's: it is not pinned on the receipt write.
+        t.on_frame(&frame, 2);
+        assert_eq!(t.state(b), Some(WriteState::InFlight));
+        assert_eq!(outcome(&t, a), Some(Outcome::Sent));
+        assert_eq!(t.counters().unattributed_errors, 1);
+    }
+}
+
+#[test]
+fn w_43_an_answered_send_only_write_no_longer_counts() {
+    let mut t = tracker(Some(true));
+    let (a, _) = t.put(document("ka"), WriteMode::SendOnly).unwrap();
+    t.on_sent(a, 0).unwrap();
+    t.on_transport_ack(a, 0);
+    let f = admit(&t, a);
+    t.on_frame(&f, 1);
+    let b = put(&mut t, "kb", 1);
+    t.on_frame(&anonymous_v0(), 2);
+    assert!(matches!(outcome(&t, b), Some(Outcome::Refused(r)) if r.attributed_by_count));
+}
+
+#[test]
+fn w_43_a_send_only_write_counts_only_within_its_window() {
+    let mut t = tracker(Some(false));
+    let (a, _) = t.put(document("ka"), WriteMode::SendOnly).unwrap();
+    t.on_sent(a, 0).unwrap();
+    t.on_transport_ack(a, 0);
+    let b = put(&mut t, "kb", 400);
+    // At 499 the send-only write may still be what is refused: B is not.
+    t.on_frame(&anonymous_v0(), 499);
+    assert_eq!(t.state(b), Some(WriteState::InFlight));
+    // From 500 (its window from 0) it no longer counts, and B is the one unanswered write.
+    t.on_frame(&anonymous_v0(), 500);
+    assert!(matches!(outcome(&t, b), Some(Outcome::Refused(r)) if r.attributed_by_count));
 }
 
 // ---- W-45 --------------------------------------------------------------------------------------

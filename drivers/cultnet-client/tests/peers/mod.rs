@@ -1,0 +1,105 @@
+//! Scripted peers on raw sockets, shared by the blocking and the async client tests.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use cultnet_receipts::frames::{
+    Document, Hello, Operation, RawValue, WriteAdmitted, ERROR_V1, WRITE_ADMITTED_V0,
+};
+use cultnet_receipts::{decode, encode, Frame};
+
+/// Reads one length-prefixed frame.
+pub fn read_frame(s: &mut TcpStream) -> Frame {
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).expect("length");
+    let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
+    s.read_exact(&mut body).expect("body");
+    decode(&body).expect("the client's frames decode")
+}
+
+/// Writes one length-prefixed frame.
+pub fn write_frame(s: &mut TcpStream, f: &Frame) {
+    let body = encode(f).expect("encodes");
+    s.write_all(&(body.len() as u32).to_be_bytes())
+        .expect("write");
+    s.write_all(&body).expect("write");
+}
+
+/// A receipt server's hello.
+pub fn receipt_hello() -> Frame {
+    Frame::Hello(Hello {
+        runtime_id: "scripted".to_owned(),
+        runtime_kind: "server".to_owned(),
+        supported_message_versions: Some(vec![WRITE_ADMITTED_V0.to_owned(), ERROR_V1.to_owned()]),
+        ..Hello::default()
+    })
+}
+
+/// A peer that reads 64 KiB every 100 ms (for at most 30 s, or until the client goes).
+pub fn trickle_peer() -> (u16, JoinHandle<()>) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        let t0 = Instant::now();
+        let mut buf = vec![0u8; 64 * 1024];
+        while t0.elapsed() < Duration::from_secs(30) {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
+    });
+    (port, t)
+}
+
+/// A receipt peer that sends its hello, reads nothing for `stall`, then admits each of `n`
+/// writes as soon as it has read it, and holds the connection a little longer.
+pub fn stalling_peer(stall: Duration, n: usize) -> (u16, JoinHandle<()>) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        write_frame(&mut s, &receipt_hello());
+        std::thread::sleep(stall);
+        let mut admitted = 0;
+        while admitted < n {
+            if let Frame::DocumentPut(p) = read_frame(&mut s) {
+                write_frame(
+                    &mut s,
+                    &Frame::WriteAdmitted(WriteAdmitted {
+                        message_id: p.message_id,
+                        operation: Operation::Put,
+                        schema_id: p.document.schema_id,
+                        record_key: p.document.record_key,
+                    }),
+                );
+                admitted += 1;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    });
+    (port, t)
+}
+
+/// Sixteen puts of 900 kB each (more than the socket buffers hold).
+pub fn big_documents() -> Vec<Document> {
+    let mut big = vec![0xc6];
+    big.extend_from_slice(&(900_000u32).to_be_bytes());
+    big.resize(5 + 900_000, 0x5a);
+    (0..16)
+        .map(|i| Document {
+            schema_id: "s.big".to_owned(),
+            record_key: format!("k{i}"),
+            stored_at: "2026-12-04T00:00:00Z".to_owned(),
+            payload: RawValue::new(big.clone()).expect("one value"),
+            source_runtime_id: None,
+            source_agent_id: None,
+            source_role: None,
+            tags: None,
+        })
+        .collect()
+}
