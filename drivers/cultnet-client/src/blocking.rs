@@ -65,8 +65,10 @@ impl Client {
     pub fn connect(target: &Target, config: ClientConfig) -> Result<Client, ClientError> {
         let deadline = Instant::now() + config.connect_timeout;
         let mut io = open(target, &config.resolver, config.tls.clone(), deadline)?;
+        let mut hello_bytes = 0;
         if config.send_hello {
             let bytes = client_hello_bytes(&config)?;
+            hello_bytes = bytes.len();
             io.tcp()
                 .set_write_timeout(Some(left(deadline)?))
                 .map_err(ConnectError::Connect)?;
@@ -80,7 +82,11 @@ impl Client {
                     }
                 })?;
         }
-        let session = Session::new(&config);
+        let mut session = Session::new(&config);
+        if hello_bytes > 0 {
+            session.counters.frames_out = 1;
+            session.counters.bytes_out = hello_bytes as u64;
+        }
         Ok(Client {
             io,
             config,
@@ -266,7 +272,7 @@ impl Client {
         match wrote {
             Ok(()) => {
                 self.session.sent(frames, now)?;
-                self.session.acknowledged(frames, now);
+                self.session.acknowledged(frames, bytes.len(), now);
             }
             Err(_) => {
                 self.session.send_failed(frames, now);

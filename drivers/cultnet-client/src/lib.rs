@@ -175,6 +175,25 @@ pub struct TransportCounters {
     pub ignored_frames: u64,
     /// Hellos received from the server.
     pub hellos: u64,
+    /// Frames received whole (each counted once, whatever it was).
+    pub frames_in: u64,
+    /// Their bytes, length prefixes included.
+    pub bytes_in: u64,
+    /// Frames the stream took whole (written and flushed).
+    pub frames_out: u64,
+    /// Their bytes, length prefixes included.
+    pub bytes_out: u64,
+}
+
+/// What a client has done and holds now: its transport's counters and its tracker's statistics
+/// (writes by outcome, late answers, what is in flight and kept, what was ignored or dropped).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Frames and bytes each way, and what the transport ignored.
+    pub transport: TransportCounters,
+    /// The write tracker's statistics.
+    pub tracker: cultnet_receipts::tracker::TrackerStats,
 }
 
 /// A write that settled, as the caller sees it.

@@ -54,6 +54,15 @@ macro_rules! session_getters {
             self.session.counters
         }
 
+        /// Everything counted and held: the transport's counters and the tracker's statistics.
+        #[must_use]
+        pub fn stats(&self) -> crate::Stats {
+            crate::Stats {
+                transport: self.session.counters,
+                tracker: self.session.tracker.stats(),
+            }
+        }
+
         /// Whether the session has ended (the peer closed, a read or write failed, or the peer
         /// broke the framing).
         #[must_use]
@@ -229,7 +238,9 @@ impl Session {
     /// is the transport's acknowledgement a stream gives, and it settles a send-only write
     /// `sent`. It says nothing about the peer having read the frames, and a receipt write ignores
     /// it (an acknowledgement is never admission).
-    pub(crate) fn acknowledged(&mut self, frames: &[(WriteHandle, Frame)], now: u64) {
+    pub(crate) fn acknowledged(&mut self, frames: &[(WriteHandle, Frame)], bytes: usize, now: u64) {
+        self.counters.frames_out += frames.len() as u64;
+        self.counters.bytes_out += bytes as u64;
         for (h, _) in frames {
             self.tracker.on_transport_ack(*h, now);
         }
@@ -337,6 +348,8 @@ impl Session {
     }
 
     fn on_body(&mut self, body: &[u8], now: u64) {
+        self.counters.frames_in += 1;
+        self.counters.bytes_in += 4 + body.len() as u64;
         match decode(body) {
             Ok(Frame::Hello(h)) => {
                 if self.counters.hellos > 0 {

@@ -55,8 +55,10 @@ impl Client {
         let deadline = Instant::now() + config.connect_timeout;
         let connector = config.tls.clone().map(TlsConnector::from);
         let mut io = open_by(deadline, target, &config.resolver, connector.as_ref()).await?;
+        let mut hello_bytes = 0;
         if config.send_hello {
             let bytes = client_hello_bytes(&config)?;
+            hello_bytes = bytes.len();
             let wrote = timeout_at(deadline, async {
                 io.write_all(&bytes).await?;
                 io.flush().await
@@ -68,7 +70,11 @@ impl Client {
                 Err(_) => return Err(ConnectError::TimedOut.into()),
             }
         }
-        let session = Session::new(&config);
+        let mut session = Session::new(&config);
+        if hello_bytes > 0 {
+            session.counters.frames_out = 1;
+            session.counters.bytes_out = hello_bytes as u64;
+        }
         Ok(Client {
             io,
             config,
@@ -278,7 +284,7 @@ impl Client {
         let now = self.now();
         if let Ok(Ok(())) = wrote {
             self.session.sent(frames, now)?;
-            self.session.acknowledged(frames, now);
+            self.session.acknowledged(frames, bytes.len(), now);
         } else {
             // Failed or past the write deadline: unconfirmed (local_send_failed), session over.
             self.session.send_failed(frames, now);

@@ -968,3 +968,33 @@ fn loopback_a_peer_that_does_not_read_never_stalls_the_model() {
     );
     writer.join().expect("writer");
 }
+
+#[test]
+fn stats_count_frames_and_bytes_each_way_and_writes_by_outcome() {
+    let server = receipt_server();
+    let mut client = connect(&server, 61);
+    let hello = client.stats().transport;
+    // The client's hello went out at connect.
+    assert_eq!(hello.frames_out, 1);
+    assert!(hello.bytes_out > 4);
+    assert_eq!(
+        client.put(doc("s.st", "k1")).expect("put").outcome,
+        Outcome::Admitted
+    );
+    deny(&server, "s.no");
+    assert!(matches!(
+        client.put(doc("s.no", "k2")).expect("put").outcome,
+        Outcome::Refused(_)
+    ));
+    let s = client.stats();
+    assert_eq!(s.transport.frames_out, 3);
+    assert!(s.transport.bytes_out > hello.bytes_out + 2 * 4);
+    // The server's hello, an admission and a refusal.
+    assert_eq!(s.transport.frames_in, 3);
+    assert_eq!(s.transport.hellos, 1);
+    assert!(s.transport.bytes_in > 3 * 4);
+    assert_eq!((s.tracker.admitted, s.tracker.refused), (1, 1));
+    assert_eq!(s.tracker.writes_registered, 2);
+    assert_eq!((s.tracker.in_flight, s.tracker.in_flight_bytes), (0, 0));
+    assert_eq!(s.transport, client.counters());
+}

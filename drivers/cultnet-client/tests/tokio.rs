@@ -358,3 +358,20 @@ async fn w_33_a_call_cancelled_mid_write_settles_its_writes_and_ends_the_session
         .await
         .expect("joins");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_count_async_frames_and_bytes_each_way_and_writes_by_outcome() {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    let mut client = connect(&server, 62).await;
+    assert_eq!(client.stats().transport.frames_out, 1);
+    let w = client.put(doc("s.st", "k1")).await.expect("put");
+    assert_eq!(w.outcome, Outcome::Admitted);
+    deny(&server, "s.no");
+    let r = client.put(doc("s.no", "k2")).await.expect("put");
+    assert!(matches!(r.outcome, Outcome::Refused(_)));
+    let s = client.stats();
+    assert_eq!((s.transport.frames_out, s.transport.frames_in), (3, 3));
+    assert!(s.transport.bytes_out > 3 * 4 && s.transport.bytes_in > 3 * 4);
+    assert_eq!((s.tracker.admitted, s.tracker.refused), (1, 1));
+    assert_eq!(s.tracker.in_flight, 0);
+}

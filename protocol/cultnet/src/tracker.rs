@@ -211,6 +211,40 @@ pub struct TrackerCounters {
     pub repeated_hellos: u64,
 }
 
+/// What the tracker has done and holds now (`WriteTracker::stats`): writes by outcome, late
+/// answers recorded, what it holds in flight and kept, and its counters of what it ignored or
+/// dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct TrackerStats {
+    /// Writes registered since the tracker was made.
+    pub writes_registered: u64,
+    /// Writes settled admitted.
+    pub admitted: u64,
+    /// Writes settled refused.
+    pub refused: u64,
+    /// Writes settled unconfirmed.
+    pub unconfirmed: u64,
+    /// Send-only writes settled sent (never admission).
+    pub sent: u64,
+    /// Late admissions recorded on writes already settled unconfirmed.
+    pub admitted_late: u64,
+    /// Late refusals recorded on writes already settled unconfirmed.
+    pub refused_late: u64,
+    /// Sessions started after the first.
+    pub sessions_started: u64,
+    /// Writes registered and not yet settled, now.
+    pub in_flight: u64,
+    /// Their bytes (what counts against `max_in_flight_bytes`), now.
+    pub in_flight_bytes: u64,
+    /// Settled writes kept for `state` and late answers, now (bounded by `max_settled_kept`).
+    pub settled_kept: u64,
+    /// Settled writes waiting in `poll_settled`, now.
+    pub settled_unread: u64,
+    /// What the tracker ignored or dropped.
+    pub counters: TrackerCounters,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ServerKind {
     Unknown,
@@ -253,6 +287,7 @@ pub struct WriteTracker {
     unsettled_bytes: usize,
     settled: VecDeque<Settled>,
     counters: TrackerCounters,
+    stats: TrackerStats,
 }
 
 impl WriteTracker {
@@ -275,6 +310,7 @@ impl WriteTracker {
             unsettled_bytes: 0,
             settled: VecDeque::new(),
             counters: TrackerCounters::default(),
+            stats: TrackerStats::default(),
         }
     }
 
@@ -293,6 +329,20 @@ impl WriteTracker {
     #[must_use]
     pub fn counters(&self) -> TrackerCounters {
         self.counters
+    }
+
+    /// What the tracker has done and holds now.
+    #[must_use]
+    pub fn stats(&self) -> TrackerStats {
+        let n = |v: usize| u64::try_from(v).unwrap_or(u64::MAX);
+        TrackerStats {
+            in_flight: n(self.unsettled),
+            in_flight_bytes: n(self.unsettled_bytes),
+            settled_kept: n(self.settled_order.len()),
+            settled_unread: n(self.settled.len()),
+            counters: self.counters,
+            ..self.stats
+        }
     }
 
     /// Writes registered and not yet settled.
@@ -321,6 +371,7 @@ impl WriteTracker {
         self.next_handle += 1;
         self.unsettled += 1;
         self.unsettled_bytes += entry.bytes;
+        self.stats.writes_registered += 1;
         self.by_id.insert(entry.message_id.clone(), handle);
         self.entries.insert(handle, entry);
         Ok(handle)
@@ -647,6 +698,7 @@ impl WriteTracker {
             self.on_session_ended(now);
         }
         self.session += 1;
+        self.stats.sessions_started += 1;
         self.session_ended = false;
         self.server = ServerKind::Unknown;
         self.by_id.clear();
@@ -740,6 +792,12 @@ impl WriteTracker {
             return;
         }
         tracing::debug!(handle = ?handle, message_id = %e.message_id, outcome = ?outcome, "cultnet write settled");
+        match &outcome {
+            Outcome::Admitted => self.stats.admitted += 1,
+            Outcome::Refused(_) => self.stats.refused += 1,
+            Outcome::Unconfirmed { .. } => self.stats.unconfirmed += 1,
+            Outcome::Sent => self.stats.sent += 1,
+        }
         e.outcome = Some(outcome.clone());
         self.unsettled -= 1;
         self.unsettled_bytes -= e.bytes;
@@ -836,6 +894,10 @@ impl WriteTracker {
             Some(Outcome::Unconfirmed { .. }) => {
                 let e = self.entries.get_mut(&h).expect("looked up above");
                 if e.late.is_none() {
+                    match late {
+                        LateAnswer::AdmittedLate => self.stats.admitted_late += 1,
+                        LateAnswer::RefusedLate(_) => self.stats.refused_late += 1,
+                    }
                     e.late = Some(late);
                 }
             }

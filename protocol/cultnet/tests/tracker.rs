@@ -1355,3 +1355,57 @@ fn a_puts_cost_against_the_byte_cap_is_every_field_it_carries() {
         TrackerError::TooManyBytesInFlight
     );
 }
+
+#[test]
+fn stats_count_writes_by_outcome_late_answers_sessions_and_what_is_held() {
+    use cultnet_receipts::tracker::TrackerStats;
+    let mut t = tracker(Some(true));
+    assert_eq!(t.stats(), TrackerStats::default());
+    // One of each outcome, and one write left in flight.
+    let admitted = put(&mut t, "a", 0);
+    let refused = put(&mut t, "r", 0);
+    let (sent, _) = t.put(document("s"), WriteMode::SendOnly).unwrap();
+    t.on_sent(sent, 0).unwrap();
+    t.on_transport_ack(sent, 0);
+    let f = admit(&t, admitted);
+    t.on_frame(&f, 10);
+    let f = refuse(&t, refused, "write_not_authorized");
+    t.on_frame(&f, 10);
+    let late_a = put(&mut t, "la", 20);
+    let late_r = put(&mut t, "lr", 20);
+    let f_a = admit(&t, late_a);
+    let f_r = refuse(&t, late_r, "write_not_authorized");
+    t.on_tick(20 + RECEIPT_RESULT_WINDOW_MS);
+    t.on_frame(&f_a, 30 + RECEIPT_RESULT_WINDOW_MS);
+    t.on_frame(&f_r, 30 + RECEIPT_RESULT_WINDOW_MS);
+    let held = put(&mut t, "h", 40 + RECEIPT_RESULT_WINDOW_MS);
+    let s = t.stats();
+    assert_eq!(s.writes_registered, 6);
+    assert_eq!((s.admitted, s.refused, s.unconfirmed, s.sent), (1, 1, 2, 1));
+    assert_eq!((s.admitted_late, s.refused_late), (1, 1));
+    assert_eq!(s.in_flight, 1);
+    assert!(s.in_flight_bytes > 0);
+    assert_eq!(s.settled_kept, 5);
+    assert_eq!(s.settled_unread, 5);
+    // Reading settled writes empties the unread count, not the kept one.
+    drain(&mut t);
+    let s = t.stats();
+    assert_eq!((s.settled_unread, s.settled_kept), (0, 5));
+    // A second late answer to the same write is not counted again.
+    t.on_frame(&f_a, 50 + RECEIPT_RESULT_WINDOW_MS);
+    assert_eq!(t.stats().admitted_late, 1);
+    // A new session: counted; the write still in flight settles and frees its bytes.
+    t.start_session(60 + RECEIPT_RESULT_WINDOW_MS);
+    let s = t.stats();
+    assert_eq!(s.sessions_started, 1);
+    assert_eq!((s.in_flight, s.in_flight_bytes), (0, 0));
+    assert_eq!(s.unconfirmed, 3);
+    assert_eq!(
+        outcome(&t, held).map(|o| matches!(o, Outcome::Unconfirmed { .. })),
+        Some(true)
+    );
+    // The counters ride along.
+    t.on_frame(&anonymous_v0(), 70 + RECEIPT_RESULT_WINDOW_MS);
+    assert_eq!(t.stats().counters, t.counters());
+    assert_eq!(t.stats().counters.unattributed_errors, 1);
+}
