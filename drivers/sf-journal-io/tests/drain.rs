@@ -599,3 +599,41 @@ fn sf_9_our_blocking_drain_sends_the_catch_up_frames_before_replaying_a_slot_wit
     assert_eq!(last_ok(&s.connections()[0]), Some(5));
     assert_eq!(j.lock().unwrap().acked_fsn(), 4);
 }
+
+#[test]
+fn sf_14_a_connection_dropped_with_oks_awaiting_durability_is_replayed_and_drains() {
+    let s = LoopbackServer::start(ServerConfig {
+        seed: 7,
+        script: vec![Conn::DropAfter(3), Conn::Serve],
+        ack_one_in: 1,
+        durable_after_pings: 2,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    for i in 0..5 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let r = run(&s, &j, |c| {
+        c.request.durable_ack = true;
+        c.keepalive = Duration::from_millis(20);
+    })
+    .unwrap();
+    assert_eq!(r.connections, 2, "{r:?}");
+    let j = j.lock().unwrap();
+    assert_eq!(j.acked_fsn(), j.published_fsn());
+    assert_eq!(j.acked_fsn(), 4);
+    // The first connection's OKs were all queued, none durable: every frame went out again.
+    assert!(last_ok(&s.connections()[0]).is_some());
+    assert_eq!(
+        s.connections()[1]
+            .frames
+            .iter()
+            .filter(|f| f.opcode == 2)
+            .count(),
+        5
+    );
+}

@@ -506,3 +506,41 @@ async fn sf_9_without_a_dictionary_or_an_encoder_no_catch_up_frame_is_sent_tokio
     assert!(matches!(r, Err(DrainError::CatchUpNotQwp)), "{r:?}");
     assert!(s.connections()[0].messages().is_empty());
 }
+
+#[tokio::test]
+async fn sf_14_a_connection_dropped_with_oks_awaiting_durability_is_replayed_and_drains_tokio() {
+    let s = LoopbackServer::start(ServerConfig {
+        seed: 7,
+        script: vec![Conn::DropAfter(3), Conn::Serve],
+        ack_one_in: 1,
+        durable_after_pings: 2,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    for i in 0..5 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let r = run(&s, &j, |c| {
+        c.request.durable_ack = true;
+        c.keepalive = Duration::from_millis(20);
+    })
+    .await
+    .unwrap();
+    assert_eq!(r.connections, 2, "{r:?}");
+    let j = j.lock().unwrap();
+    assert_eq!(j.acked_fsn(), j.published_fsn());
+    assert_eq!(j.acked_fsn(), 4);
+    assert!(last_ok(&s.connections()[0]).is_some());
+    assert_eq!(
+        s.connections()[1]
+            .frames
+            .iter()
+            .filter(|f| f.opcode == 2)
+            .count(),
+        5
+    );
+}

@@ -132,18 +132,22 @@ fn every_journal_counter_reads_nonzero_after_a_session_that_exercises_it() {
     let _ = j.connect(0);
     assert!(j.next_frame().unwrap().is_some());
     let _ = j.reject(0, ErrorStatus::SchemaMismatch).unwrap();
+    // A third connection replays FSN 1 again, and its OK waits for durability.
+    let _ = j.connect(0);
+    assert!(j.next_frame().unwrap().is_some());
+    j.ok(0, t(5)).unwrap();
     let _ = j.checkpoint(1).unwrap();
     let _ = j.checkpoint(100).unwrap();
 
     let s = j.stats();
-    assert_eq!((s.frames_sent, s.bytes_sent), (7, 140));
-    assert_eq!((s.connections, s.disconnects), (2, 1));
+    assert_eq!((s.frames_sent, s.bytes_sent), (8, 160));
+    assert_eq!((s.connections, s.disconnects), (3, 1));
     assert_eq!(
         (s.oks, s.durable_acks, s.violations, s.oks_dropped),
-        (4, 1, 1, 1)
+        (5, 1, 1, 1)
     );
     assert_eq!((s.errors_retriable, s.errors_terminal), (1, 1));
-    assert_eq!(s.replayed_frames, 1);
+    assert_eq!(s.replayed_frames, 2);
     assert_eq!(s.pending_oks, 1);
     assert_eq!(s.resident_bytes, 256);
     assert!(s.syncs >= 3, "{s:?}");

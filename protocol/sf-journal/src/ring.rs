@@ -676,12 +676,24 @@ impl Ring {
         };
         self.window = Some(w);
         self.link = Link::Publishing;
+        self.reset_pending_oks();
         w
     }
 
-    /// The connection broke: the window closes.
+    /// The connection broke: the window closes. In durable-ack mode the OKs still waiting
+    /// for durability are dropped: their frames are not acknowledged, so the next connection
+    /// replays them and the server acknowledges them again.
     pub fn disconnect(&mut self) {
         self.window = None;
+        self.reset_pending_oks();
+    }
+
+    fn reset_pending_oks(&mut self) {
+        if let Some(d) = self.durable.as_mut() {
+            d.queue.clear();
+            d.bytes = 0;
+            d.durable.clear();
+        }
     }
 
     /// The next frame to send on the open connection, in FSN order, including frames appended
@@ -726,6 +738,7 @@ impl Ring {
             });
         }
         self.window = None;
+        self.reset_pending_oks();
         Ok((fsn, status.category()))
     }
 
