@@ -511,6 +511,9 @@ impl Journal {
     /// A server OK for `wire_seq` with its tables: trims (or queues, in durable-ack mode).
     pub fn ok(&mut self, wire_seq: u64, tables: Vec<(String, i64)>) -> Result<(), JournalError> {
         self.stats.oks += 1;
+        if self.broken {
+            return Err(JournalError::Broken);
+        }
         let r = self.ring.ok_with_tables(wire_seq, tables);
         let ops = self.count_ack(r)?;
         self.apply(&ops)

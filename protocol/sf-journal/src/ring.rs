@@ -151,6 +151,15 @@ pub enum AckError {
         /// The last queued one.
         last: u64,
     },
+    /// An OK or error for a wire sequence not yet sent on this connection: nothing is
+    /// acknowledged or trimmed by it.
+    #[error("status for wire sequence {wire_seq}, not sent yet (next is {next_wire_seq})")]
+    NotSent {
+        /// The wire sequence the server named.
+        wire_seq: u64,
+        /// The wire sequence the next frame sent on this connection will carry.
+        next_wire_seq: u64,
+    },
     /// Durable-ack mode: the OK queue is at its count or byte bound; the OK is refused.
     #[error("OK queue full ({entries} entries, {bytes} bytes)")]
     OkQueueFull {
@@ -351,6 +360,24 @@ impl Window {
             self.fsn_at_zero
                 .saturating_add(i64::try_from(n).unwrap_or(i64::MAX)),
         )
+    }
+
+    /// The wire sequence the next journal frame sent on this connection carries.
+    #[must_use]
+    pub fn next_wire_seq(&self) -> u64 {
+        let sent = u64::try_from(self.next_send.saturating_sub(self.fsn_at_zero)).unwrap_or(0);
+        self.catch_up.saturating_add(sent)
+    }
+
+    /// Refuses a status naming a journal frame this connection has not sent yet.
+    fn check_sent(&self, wire_seq: u64, fsn: Option<i64>) -> Result<(), AckError> {
+        match fsn {
+            Some(f) if f >= self.next_send => Err(AckError::NotSent {
+                wire_seq,
+                next_wire_seq: self.next_wire_seq(),
+            }),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -737,6 +764,7 @@ impl Ring {
                 published: self.published_fsn(),
             });
         }
+        w.check_sent(wire_seq, fsn)?;
         self.window = None;
         self.reset_pending_oks();
         Ok((fsn, status.category()))
@@ -776,6 +804,7 @@ impl Ring {
                 published: self.published_fsn(),
             });
         }
+        w.check_sent(wire_seq, Some(fsn))?;
         let Some(d) = self.durable.as_mut() else {
             return self.ack(fsn);
         };

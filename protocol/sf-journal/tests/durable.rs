@@ -478,3 +478,23 @@ fn sf_14_after_a_reconnect_the_replayed_frames_are_acknowledged_again() {
     assert_eq!(ring.acked_fsn(), 3);
     assert_eq!(ring.pending_oks().count(), 0);
 }
+
+#[test]
+fn sf_14_an_ok_for_a_frame_not_yet_sent_is_refused_and_queues_nothing() {
+    let mut dir = MemDir::new();
+    let mut ring = Ring::new(cfg()).with_durable_ack(OkQueueLimits::default());
+    for _ in 0..3 {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+    let _ = ring.connect(0);
+    let _ = ring.next_to_send();
+    assert_eq!(
+        ring.ok_with_tables(1, vec![]),
+        Err(AckError::NotSent {
+            wire_seq: 1,
+            next_wire_seq: 1
+        })
+    );
+    assert_eq!(ring.pending_oks().count(), 0);
+    assert!(ring.ok_with_tables(0, vec![]).is_ok());
+}
