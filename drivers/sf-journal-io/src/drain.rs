@@ -146,6 +146,11 @@ fn timed_out(e: &tungstenite::Error) -> bool {
     matches!(e, tungstenite::Error::Io(io) if matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
 }
 
+/// The most frames sent in a row before the statuses that arrived meanwhile are read and
+/// the deadline is checked again: a producer appending as fast as the drain sends cannot
+/// keep it from reading acknowledgements or from ending at its deadline.
+pub(crate) const SEND_BURST: usize = 64;
+
 /// The deadline passed: where the journal stands.
 pub(crate) fn deadline_passed(journal: &Mutex<Journal>) -> DrainError {
     let j = lock(journal);
@@ -475,7 +480,15 @@ impl Drain {
             report.catch_up_frames += 1;
         }
         loop {
-            loop {
+            let mut more = false;
+            for sent in 0..=SEND_BURST {
+                if Instant::now() >= deadline {
+                    return Err(deadline_passed(journal));
+                }
+                if sent == SEND_BURST {
+                    more = true;
+                    break;
+                }
                 let next = lock(journal).next_frame()?;
                 let Some((fsn, bytes)) = next else { break };
                 if !is_qwp_frame(&bytes) {
@@ -508,7 +521,15 @@ impl Drain {
             if Instant::now() >= deadline {
                 return Err(deadline_passed(journal));
             }
-            let msg = match ws.read() {
+            // With frames still to send, only the statuses already arrived are read.
+            if more && ws.get_mut().set_nonblocking(true).is_err() {
+                return Ok(Broke::Retry);
+            }
+            let read = ws.read();
+            if more && ws.get_mut().set_nonblocking(false).is_err() {
+                return Ok(Broke::Retry);
+            }
+            let msg = match read {
                 Ok(m) => m,
                 Err(e) if timed_out(&e) => continue,
                 Err(tungstenite::Error::Capacity(e)) => {

@@ -27,7 +27,7 @@ use tokio_tungstenite::WebSocketStream;
 use crate::drain::{
     apply_status, between_sends, deadline_passed, epoch_millis, headers_of, judge_upgrade, lock,
     on_connected, on_disconnected, upgrade_request, violation, ws_config, Broke, DrainConfig,
-    DrainError, DrainReport,
+    DrainError, DrainReport, SEND_BURST,
 };
 use crate::journal::Journal;
 
@@ -163,7 +163,15 @@ impl AsyncDrain {
             report.catch_up_frames += 1;
         }
         loop {
-            loop {
+            let mut more = false;
+            for sent in 0..=SEND_BURST {
+                if Instant::now() >= deadline {
+                    return Err(deadline_passed(journal));
+                }
+                if sent == SEND_BURST {
+                    more = true;
+                    break;
+                }
                 let next = lock(journal).next_frame()?;
                 let Some((fsn, bytes)) = next else { break };
                 if !is_qwp_frame(&bytes) {
@@ -199,7 +207,13 @@ impl AsyncDrain {
             if Instant::now() >= deadline {
                 return Err(deadline_passed(journal));
             }
-            let read = match tokio::time::timeout(self.config.poll, ws.next()).await {
+            // With frames still to send, only the statuses already arrived are read.
+            let wait = if more {
+                Duration::ZERO
+            } else {
+                self.config.poll
+            };
+            let read = match tokio::time::timeout(wait, ws.next()).await {
                 Err(_) => continue,
                 Ok(None) => return Ok(Broke::Retry),
                 Ok(Some(r)) => r,

@@ -637,3 +637,50 @@ fn sf_14_a_connection_dropped_with_oks_awaiting_durability_is_replayed_and_drain
         5
     );
 }
+
+/// A journal with room for a long flood of appends.
+fn roomy() -> Mutex<Journal> {
+    let mut jc = JournalConfig::memory();
+    jc.ring.max_total_bytes = 1 << 30;
+    Mutex::new(Journal::memory(jc))
+}
+
+#[test]
+fn sf_18_a_steady_producer_cannot_hold_the_drain_past_its_deadline() {
+    let s = LoopbackServer::start(ServerConfig {
+        ack_one_in: 1,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let j = roomy();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            let t = Instant::now();
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                && t.elapsed() < Duration::from_secs(10)
+            {
+                let mut g = j.lock().unwrap();
+                for _ in 0..50 {
+                    let _ = g.append(&payload(i), 0);
+                    i += 1;
+                }
+            }
+        });
+        let started = Instant::now();
+        let r = Drain::new(DrainConfig::new(s.addr())).run(
+            &j,
+            started + Duration::from_millis(300),
+            |_| false,
+        );
+        let took = started.elapsed();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(matches!(r, Err(DrainError::TimedOut { .. })), "{r:?}");
+        assert!(took < Duration::from_millis(1_000), "{took:?}");
+    });
+    // The statuses were read while the producer kept the drain busy.
+    let j = j.lock().unwrap();
+    assert!(j.acked_fsn() >= 0, "acked {}", j.acked_fsn());
+    assert!(j.published_fsn() > j.acked_fsn());
+}

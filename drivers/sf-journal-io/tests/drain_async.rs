@@ -544,3 +544,44 @@ async fn sf_14_a_connection_dropped_with_oks_awaiting_durability_is_replayed_and
         5
     );
 }
+
+#[tokio::test]
+async fn sf_18_a_steady_producer_cannot_hold_the_drain_past_its_deadline_tokio() {
+    let s = LoopbackServer::start(ServerConfig {
+        ack_one_in: 1,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut jc = sf_journal_io::JournalConfig::memory();
+    jc.ring.max_total_bytes = 1 << 30;
+    let j = Arc::new(Mutex::new(Journal::memory(jc)));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let producer = {
+        let (j, stop) = (Arc::clone(&j), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                && t.elapsed() < Duration::from_secs(10)
+            {
+                let mut g = j.lock().unwrap();
+                for _ in 0..50 {
+                    let _ = g.append(&payload(i), 0);
+                    i += 1;
+                }
+            }
+        })
+    };
+    let started = Instant::now();
+    let r = AsyncDrain::new(DrainConfig::new(s.addr()))
+        .run(&j, started + Duration::from_millis(300), |_| false)
+        .await;
+    let took = started.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    producer.join().unwrap();
+    assert!(matches!(r, Err(DrainError::TimedOut { .. })), "{r:?}");
+    assert!(took < Duration::from_millis(1_000), "{took:?}");
+    let j = j.lock().unwrap();
+    assert!(j.acked_fsn() >= 0, "acked {}", j.acked_fsn());
+    assert!(j.published_fsn() > j.acked_fsn());
+}
