@@ -114,6 +114,16 @@ pub enum DrainError {
     /// The journal failed.
     #[error(transparent)]
     Journal(#[from] JournalError),
+    /// The drain's request and the journal disagree on durable-ack mode: the request asks
+    /// for it (`request.durable_ack`) and the journal does not queue OKs for it
+    /// (`JournalConfig::durable_ack`), or the other way round. Nothing is sent.
+    #[error("durable ack requested: {requested}, journal in durable-ack mode: {journal}")]
+    DurableAckMismatch {
+        /// What the drain's upgrade request asks for.
+        requested: bool,
+        /// Whether the journal is in durable-ack mode.
+        journal: bool,
+    },
     /// The deadline passed with frames unacknowledged.
     #[error("deadline passed: acknowledged {acked} of {published}")]
     TimedOut {
@@ -150,6 +160,26 @@ fn timed_out(e: &tungstenite::Error) -> bool {
 /// the deadline is checked again: a producer appending as fast as the drain sends cannot
 /// keep it from reading acknowledgements or from ending at its deadline.
 pub(crate) const SEND_BURST: usize = 64;
+
+/// Refuses a drain whose request and journal disagree on durable-ack mode.
+pub(crate) fn check_durable_ack(
+    journal: &Mutex<Journal>,
+    c: &DrainConfig,
+) -> Result<(), DrainError> {
+    let in_journal = lock(journal).ring().durable_ack_mode();
+    if in_journal == c.request.durable_ack {
+        return Ok(());
+    }
+    tracing::warn!(
+        requested = c.request.durable_ack,
+        journal = in_journal,
+        "sf drain refused: durable-ack mode configured differently for the request and the journal"
+    );
+    Err(DrainError::DurableAckMismatch {
+        requested: c.request.durable_ack,
+        journal: in_journal,
+    })
+}
 
 /// The deadline passed: where the journal stands.
 pub(crate) fn deadline_passed(journal: &Mutex<Journal>) -> DrainError {
@@ -386,6 +416,7 @@ impl Drain {
         deadline: Instant,
         until: impl Fn(&Journal) -> bool,
     ) -> Result<DrainReport, DrainError> {
+        check_durable_ack(journal, &self.config)?;
         let mut report = DrainReport::default();
         let mut backoff = self.config.backoff_initial;
         let mut attempts = 0u32;

@@ -25,9 +25,9 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::drain::{
-    apply_status, between_sends, deadline_passed, epoch_millis, headers_of, judge_upgrade, lock,
-    on_connected, on_disconnected, upgrade_request, violation, ws_config, Broke, DrainConfig,
-    DrainError, DrainReport, SEND_BURST,
+    apply_status, between_sends, check_durable_ack, deadline_passed, epoch_millis, headers_of,
+    judge_upgrade, lock, on_connected, on_disconnected, upgrade_request, violation, ws_config,
+    Broke, DrainConfig, DrainError, DrainReport, SEND_BURST,
 };
 use crate::journal::Journal;
 
@@ -61,6 +61,7 @@ impl AsyncDrain {
         until: impl Fn(&Journal) -> bool,
     ) -> Result<DrainReport, DrainError> {
         let c = &self.config;
+        check_durable_ack(journal, c)?;
         let backoff = Backoff::new(c.backoff_initial, c.backoff_max);
         let mut report = DrainReport::default();
         let mut attempts = 0u32;

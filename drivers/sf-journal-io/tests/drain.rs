@@ -684,3 +684,37 @@ fn sf_18_a_steady_producer_cannot_hold_the_drain_past_its_deadline() {
     assert!(j.acked_fsn() >= 0, "acked {}", j.acked_fsn());
     assert!(j.published_fsn() > j.acked_fsn());
 }
+
+#[test]
+fn sf_16_a_drain_whose_request_and_journal_disagree_on_durable_ack_is_refused() {
+    let s = server(vec![]);
+    // The request asks for durable acks, the journal trims on OK.
+    let r = run(&s, &filled(2), |c| c.request.durable_ack = true);
+    assert!(
+        matches!(
+            r,
+            Err(DrainError::DurableAckMismatch {
+                requested: true,
+                journal: false
+            })
+        ),
+        "{r:?}"
+    );
+    // The journal queues OKs for durable acks the request does not ask for.
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    let _ = journal.append(&payload(0), 0).unwrap();
+    let r = run(&s, &Mutex::new(journal), |_| {});
+    assert!(
+        matches!(
+            r,
+            Err(DrainError::DurableAckMismatch {
+                requested: false,
+                journal: true
+            })
+        ),
+        "{r:?}"
+    );
+    assert!(s.connections().is_empty(), "nothing was sent");
+}

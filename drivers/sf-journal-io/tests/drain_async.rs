@@ -585,3 +585,35 @@ async fn sf_18_a_steady_producer_cannot_hold_the_drain_past_its_deadline_tokio()
     assert!(j.acked_fsn() >= 0, "acked {}", j.acked_fsn());
     assert!(j.published_fsn() > j.acked_fsn());
 }
+
+#[tokio::test]
+async fn sf_16_a_drain_whose_request_and_journal_disagree_on_durable_ack_is_refused_tokio() {
+    let s = server(vec![]);
+    let r = run(&s, &filled(2), |c| c.request.durable_ack = true).await;
+    assert!(
+        matches!(
+            r,
+            Err(DrainError::DurableAckMismatch {
+                requested: true,
+                journal: false
+            })
+        ),
+        "{r:?}"
+    );
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    let _ = journal.append(&payload(0), 0).unwrap();
+    let r = run(&s, &Mutex::new(journal), |_| {}).await;
+    assert!(
+        matches!(
+            r,
+            Err(DrainError::DurableAckMismatch {
+                requested: false,
+                journal: true
+            })
+        ),
+        "{r:?}"
+    );
+    assert!(s.connections().is_empty(), "nothing was sent");
+}

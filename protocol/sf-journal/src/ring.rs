@@ -160,6 +160,10 @@ pub enum AckError {
         /// The wire sequence the next frame sent on this connection will carry.
         next_wire_seq: u64,
     },
+    /// A durable acknowledgement while durable-ack mode is off: the server sent what was not
+    /// asked for.
+    #[error("durable acknowledgement without durable-ack mode")]
+    DurableAckNotRequested,
     /// Durable-ack mode: the OK queue is at its count or byte bound; the OK is refused.
     #[error("OK queue full ({entries} entries, {bytes} bytes)")]
     OkQueueFull {
@@ -844,9 +848,10 @@ impl Ring {
     /// A `STATUS_DURABLE_ACK` naming tables and their durable seqTxn (SF-15): every head entry
     /// of the OK queue whose tables are all covered pops, and the acknowledged FSN advances to
     /// the last popped. Watermarks of tables no queued entry names are not kept.
+    /// Outside durable-ack mode it is refused with [`AckError::DurableAckNotRequested`].
     pub fn durable_ack(&mut self, tables: &[(String, i64)]) -> Result<Vec<FileOp>, AckError> {
         let Some(d) = self.durable.as_mut() else {
-            return Ok(Vec::new());
+            return Err(AckError::DurableAckNotRequested);
         };
         for (t, txn) in tables {
             let e = d.durable.entry(t.clone()).or_insert(*txn);
@@ -888,6 +893,12 @@ impl Ring {
         pending
             && self.window.is_some()
             && now_millis.saturating_sub(last_sent_millis) >= interval_millis
+    }
+
+    /// Whether the ring is in durable-ack mode ([`Ring::with_durable_ack`]).
+    #[must_use]
+    pub fn durable_ack_mode(&self) -> bool {
+        self.durable.is_some()
     }
 
     /// The OKs waiting in durable-ack mode, oldest first.

@@ -498,3 +498,21 @@ fn sf_14_an_ok_for_a_frame_not_yet_sent_is_refused_and_queues_nothing() {
     assert_eq!(ring.pending_oks().count(), 0);
     assert!(ring.ok_with_tables(0, vec![]).is_ok());
 }
+
+#[test]
+fn sf_15_a_durable_ack_outside_durable_ack_mode_is_a_violation() {
+    let mut dir = MemDir::new();
+    let mut ring = Ring::new(cfg());
+    for _ in 0..2 {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+    let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
+    assert!(!ring.durable_ack_mode());
+    assert_eq!(
+        ring.durable_ack(&[t("a", 1)]),
+        Err(AckError::DurableAckNotRequested)
+    );
+    assert_eq!(ring.acked_fsn(), -1);
+    assert!(durable_ring(1, &mut MemDir::new()).durable_ack_mode());
+}
