@@ -664,10 +664,14 @@ pub fn append_waiting(
 }
 
 /// Whether a failed open found the slot unreplayable: its dictionary cannot be rebuilt, so the
-/// ids its frames hold are backed by nothing (SF-38, SF-39).
+/// ids its frames hold are backed by nothing (SF-38, SF-39), or a segment carries the last
+/// generation, so no segment can follow it.
 #[must_use]
 pub fn is_unreplayable(e: &JournalError) -> bool {
-    matches!(e, JournalError::Recovery(RecoveryError::Dict(_)))
+    matches!(
+        e,
+        JournalError::Recovery(RecoveryError::Dict(_) | RecoveryError::GenerationExhausted { .. })
+    )
 }
 
 /// A journal opened by a foreground sender, and where an unreplayable slot was set aside.

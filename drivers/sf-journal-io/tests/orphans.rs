@@ -240,3 +240,21 @@ fn sf_38_a_background_drainer_marks_an_unreplayable_orphan_failed() {
     // Later scans skip it.
     assert!(run(&sf, &s, true, 1).is_empty());
 }
+
+#[test]
+fn sf_38_a_slot_holding_a_last_generation_segment_is_set_aside() {
+    let sf = scratch("last-generation");
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    let _ = j.append(&payload(0), 0).unwrap();
+    drop(j);
+    let hostile = sf.join("s").join(slot::segment_name(u64::MAX));
+    std::fs::write(&hostile, vec![0u8; 128]).unwrap();
+    assert!(sf_journal_io::journal::is_unreplayable(
+        &Journal::open(&sf, "s", small()).unwrap_err()
+    ));
+    let opened = Journal::open_or_set_aside(&sf, "s", small()).unwrap();
+    assert_eq!(opened.journal.published_fsn(), -1, "a fresh slot");
+    let aside = opened.set_aside.expect("set aside");
+    assert!(aside.join(slot::segment_name(u64::MAX)).is_file());
+    assert!(aside.join(slot::SEGMENT_INITIAL).is_file());
+}

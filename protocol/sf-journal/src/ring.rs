@@ -118,6 +118,9 @@ pub enum AppendError {
     /// Every FSN is used (only a slot whose files claim FSNs near `i64::MAX` gets here).
     #[error("no FSN left to assign")]
     FsnExhausted,
+    /// Every segment generation is used: no name is left for a new segment.
+    #[error("no segment generation left to name a new segment")]
+    GenerationsExhausted,
     /// The frame cannot fit in an empty segment.
     #[error("frame of {len} bytes does not fit a segment of {segment_bytes} bytes")]
     FrameTooLarge {
@@ -454,7 +457,7 @@ impl Ring {
             .chain(r.spares.iter().map(String::as_str));
         for name in names {
             ring.next_generation = ring.next_generation.max(match parse_segment_name(name) {
-                Some(SegmentName::Generation(g)) => g + 1,
+                Some(SegmentName::Generation(g)) => g.saturating_add(1),
                 _ => 1,
             });
         }
@@ -601,6 +604,9 @@ impl Ring {
                     case: self.case(),
                     deadline_millis: since + self.config.append_deadline_millis,
                 });
+            }
+            if self.next_generation == u64::MAX {
+                return Err(AppendError::GenerationsExhausted);
             }
             ops.extend(self.open_segment(now_millis));
         }
