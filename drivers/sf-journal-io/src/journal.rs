@@ -437,7 +437,9 @@ impl Journal {
     }
 
     /// Publishes a frame that uses `symbols`: new ones are written to the dictionary before the
-    /// frame (SF-35); `encode` builds the frame from their ids.
+    /// frame (SF-35); `encode` builds the frame from their ids. As with [`Journal::append`],
+    /// a frame that is not a QWP message is refused with [`JournalError::NotQwp`] and the
+    /// dictionary is left as it was.
     pub fn append_with_symbols<S: AsRef<str>>(
         &mut self,
         symbols: &[S],
@@ -445,9 +447,16 @@ impl Journal {
         now_millis: u64,
     ) -> Result<(i64, Vec<u32>), JournalError> {
         self.usable()?;
+        // The frame is built from the ids the symbols would get and checked like any other
+        // (SF-W9) before the dictionary takes them: a refused frame assigns no ids.
+        let (ids, _) = self.dict.clone().intern(symbols);
+        let payload = encode(&ids);
+        if !sf_journal::status::is_qwp_frame(&payload) {
+            return Err(JournalError::NotQwp);
+        }
         let r = self
             .ring
-            .append_with_symbols(&mut self.dict, symbols, encode, now_millis);
+            .append_with_symbols(&mut self.dict, symbols, |_| payload, now_millis);
         let len = r
             .as_ref()
             .ok()

@@ -198,17 +198,6 @@ fn sf_w9_every_frame_on_the_wire_begins_qwp1_and_others_are_refused_at_append() 
         );
     }
     assert_eq!(journal.published_fsn(), -1, "nothing was stored");
-    // A frame built with symbols is checked before it goes out.
-    let _ = journal
-        .append_with_symbols(&["a"], |_| b"JSON{}".to_vec(), 0)
-        .unwrap();
-    let j = Mutex::new(journal);
-    let s = server(vec![]);
-    assert!(matches!(
-        run(&s, &j, |_| {}),
-        Err(DrainError::NotQwp { fsn: 0 })
-    ));
-    assert!(s.connections()[0].messages().is_empty());
 
     let s = server(vec![]);
     let j = filled(5);
@@ -717,4 +706,21 @@ fn sf_16_a_drain_whose_request_and_journal_disagree_on_durable_ack_is_refused() 
         "{r:?}"
     );
     assert!(s.connections().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn sf_w9_a_frame_built_with_symbols_is_refused_at_append_unless_it_begins_qwp1() {
+    let mut journal = Journal::memory(small());
+    // A frame built with symbols is checked at append too, and its symbols get no ids.
+    assert!(matches!(
+        journal.append_with_symbols(&["a"], |_| b"JSON{}".to_vec(), 0),
+        Err(JournalError::NotQwp)
+    ));
+    assert_eq!(journal.published_fsn(), -1, "nothing was stored");
+    assert!(journal.dict().symbols().is_empty(), "no id was assigned");
+    let (fsn, ids) = journal
+        .append_with_symbols(&["b"], |_| payload(0), 0)
+        .unwrap();
+    assert_eq!((fsn, ids), (0, vec![0]));
+    assert_eq!(journal.dict().symbols(), ["b"]);
 }
