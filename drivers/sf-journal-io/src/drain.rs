@@ -291,7 +291,7 @@ pub(crate) fn between_sends(
 ) -> Result<(bool, bool), DrainError> {
     let mut j = lock(journal);
     // `sf_durability=periodic`: the checkpoint due now, if any.
-    let _ = j.checkpoint(crate::journal::now_millis())?;
+    let _ = j.checkpoint(crate::journal::monotonic_millis())?;
     if j.acked_fsn() >= j.published_fsn() && until(&j) {
         return Ok((true, false));
     }

@@ -652,6 +652,17 @@ pub fn now_millis() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// Milliseconds since the Unix epoch as read once per process, advanced by a monotonic clock
+/// since: never goes back when the wall clock is stepped, so it suits the append deadline
+/// (SF-23), and still reads as a time for the segment headers.
+#[must_use]
+pub fn monotonic_millis() -> u64 {
+    static ANCHOR: std::sync::OnceLock<(std::time::Instant, u64)> = std::sync::OnceLock::new();
+    let (at, epoch) = *ANCHOR.get_or_init(|| (std::time::Instant::now(), now_millis()));
+    let since = u64::try_from(at.elapsed().as_millis()).unwrap_or(u64::MAX);
+    epoch.saturating_add(since)
+}
+
 /// Publishes a frame into a journal shared with its drain, waiting for trim while the ring is
 /// full (SF-23): the append is retried, yielding between attempts with the journal unlocked,
 /// until it is taken or the ring's append deadline passes
@@ -664,7 +675,7 @@ pub fn append_waiting(
         let r = journal
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .append(payload, now_millis());
+            .append(payload, monotonic_millis());
         match r {
             Err(JournalError::Append(AppendError::Full { .. })) => std::thread::yield_now(),
             other => return other,

@@ -724,3 +724,18 @@ fn sf_w9_a_frame_built_with_symbols_is_refused_at_append_unless_it_begins_qwp1()
     assert_eq!((fsn, ids), (0, vec![0]));
     assert_eq!(journal.dict().symbols(), ["b"]);
 }
+
+#[test]
+fn sf_23_the_file_side_clock_of_the_append_deadline_never_goes_back() {
+    let first = sf_journal_io::journal::monotonic_millis();
+    let wall = sf_journal_io::journal::now_millis();
+    assert!(first.abs_diff(wall) < 5_000, "{first} vs {wall}");
+    let mut last = first;
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_millis(30) {
+        let now = sf_journal_io::journal::monotonic_millis();
+        assert!(now >= last);
+        last = now;
+    }
+    assert!(last >= first + 30);
+}

@@ -111,7 +111,7 @@ fn every_journal_counter_reads_nonzero_after_a_session_that_exercises_it() {
         Err(JournalError::Append(_))
     ));
     assert!(matches!(
-        j.append(&payload(6), 100),
+        j.append(&payload(6), 10),
         Err(JournalError::Append(_))
     ));
     let s = j.stats();
@@ -175,7 +175,7 @@ fn the_journal_logs_recovery_torn_tails_back_pressure_reconnects_terminal_errors
         let _ = j.append(&payload(i), 0).unwrap();
     }
     let _ = j.append(&payload(6), 0).unwrap_err();
-    let _ = j.append(&payload(6), 100).unwrap_err();
+    let _ = j.append(&payload(6), 10).unwrap_err();
     // A lost connection and its back-off, then a terminal error.
     let s = LoopbackServer::start(ServerConfig {
         script: vec![

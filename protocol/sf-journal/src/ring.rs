@@ -399,6 +399,7 @@ pub struct Ring {
     manifest_generation: i64,
     link: Link,
     wait_since: Option<u64>,
+    last_refusal: Option<u64>,
     connection_generation: u64,
     window: Option<Window>,
     replayed_frames: u64,
@@ -423,6 +424,7 @@ impl Ring {
             manifest_generation: 0,
             link: Link::Publishing,
             wait_since: None,
+            last_refusal: None,
             connection_generation: 0,
             window: None,
             replayed_frames: 0,
@@ -539,6 +541,9 @@ impl Ring {
     /// Takes a frame: assigns the next FSN and returns the writes storing it. When a new segment
     /// is needed and the cap is reached, the append is refused with [`AppendError::Full`] until
     /// `append_deadline_millis` after the first refusal, then [`AppendError::DeadlineExceeded`].
+    /// A wait ends when an append is taken, when it times out, when no retry comes within the
+    /// deadline of the last refusal, or when `now_millis` goes back; then the next refusal
+    /// starts a new wait. `now_millis` should come from a clock that does not go back.
     pub fn append(&mut self, payload: &[u8], now_millis: u64) -> Result<Appended, AppendError> {
         let Placed {
             fsn,
@@ -579,6 +584,16 @@ impl Ring {
         let mut ops = Vec::new();
         if !fits {
             if self.resident_bytes() + self.config.segment_bytes > self.config.max_total_bytes {
+                // A refusal not retried within the deadline, or a clock that went back, ends
+                // the wait it belonged to: this append starts a new one.
+                let deadline = self.config.append_deadline_millis;
+                if self
+                    .last_refusal
+                    .is_some_and(|last| now_millis < last || now_millis - last > deadline)
+                {
+                    self.wait_since = None;
+                }
+                self.last_refusal = Some(now_millis);
                 if self.wait_since.is_none() {
                     tracing::debug!(
                         case = ?self.case(),
@@ -590,6 +605,7 @@ impl Ring {
                 let waited = now_millis.saturating_sub(since);
                 if waited >= self.config.append_deadline_millis {
                     self.wait_since = None;
+                    self.last_refusal = None;
                     tracing::warn!(
                         case = ?self.case(),
                         waited_millis = waited,
@@ -611,6 +627,7 @@ impl Ring {
             ops.extend(self.open_segment(now_millis));
         }
         self.wait_since = None;
+        self.last_refusal = None;
         let fsn = self.next_fsn;
         let seg = self.segs.back_mut().expect("a segment is open");
         let offset = seg.used;

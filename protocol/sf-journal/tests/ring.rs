@@ -465,3 +465,80 @@ fn sf_43_an_error_for_a_frame_not_yet_sent_is_refused_and_keeps_the_connection()
     let _ = ring.ok(0).unwrap();
     assert_eq!(ring.acked_fsn(), 0);
 }
+
+#[test]
+fn sf_23_a_refusal_not_retried_within_the_deadline_starts_a_new_wait() {
+    let mut ring = Ring::new(tiny(2));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 4);
+    // Refused at 5 000; the producer gives up and comes back an hour later.
+    assert!(matches!(
+        ring.append(P, 5_000),
+        Err(AppendError::Full { .. })
+    ));
+    assert_eq!(
+        ring.append(P, 3_605_000),
+        Err(AppendError::Full {
+            case: BackPressure::WhilePublishing,
+            deadline_millis: 3_606_000
+        })
+    );
+    // Retried within the deadline of the last refusal: still the same wait.
+    assert!(matches!(
+        ring.append(P, 3_605_900),
+        Err(AppendError::Full { .. })
+    ));
+    assert_eq!(
+        ring.append(P, 3_606_000),
+        Err(AppendError::DeadlineExceeded {
+            case: BackPressure::WhilePublishing,
+            waited_millis: 1_000
+        })
+    );
+    // A gap under the deadline keeps the wait; a gap over it ends the wait.
+    let mut ring = Ring::new(tiny(2));
+    fill(&mut ring, &mut dir, 4);
+    assert!(ring.append(P, 0).is_err());
+    assert!(matches!(
+        ring.append(P, 999),
+        Err(AppendError::Full {
+            deadline_millis: 1_000,
+            ..
+        })
+    ));
+    assert!(matches!(
+        ring.append(P, 2_000),
+        Err(AppendError::Full {
+            deadline_millis: 3_000,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn sf_23_a_clock_that_goes_back_restarts_the_wait_instead_of_stalling_it() {
+    let mut ring = Ring::new(tiny(2));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 4);
+    assert!(ring.append(P, 10_000).is_err());
+    // The clock steps back 5 s: a new wait starts at the new reading.
+    assert_eq!(
+        ring.append(P, 5_000),
+        Err(AppendError::Full {
+            case: BackPressure::WhilePublishing,
+            deadline_millis: 6_000
+        })
+    );
+    // And it ends after the deadline on the new clock, not 5 s later.
+    assert!(matches!(
+        ring.append(P, 5_600),
+        Err(AppendError::Full { .. })
+    ));
+    assert!(matches!(
+        ring.append(P, 6_000),
+        Err(AppendError::DeadlineExceeded {
+            waited_millis: 1_000,
+            ..
+        })
+    ));
+}
