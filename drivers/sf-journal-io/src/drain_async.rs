@@ -92,10 +92,15 @@ impl AsyncDrain {
             report.breaks += 1;
             attempts += 1;
             let start = *outage_start.get_or_insert_with(epoch_millis);
-            lock(journal).set_link(Link::Reconnecting {
-                attempts,
-                outage_start_millis: start,
-            });
+            {
+                let mut j = lock(journal);
+                j.set_link(Link::Reconnecting {
+                    attempts,
+                    outage_start_millis: start,
+                });
+                // `sf_durability=periodic` goes on while the wire is down (SF-36).
+                let _ = j.checkpoint(crate::journal::monotonic_millis())?;
+            }
             let wait = backoff
                 .pause(attempts)
                 .min(deadline.saturating_duration_since(Instant::now()));

@@ -421,7 +421,18 @@ impl Journal {
             .and_then(|()| store.write_frame(&placed.place, payload));
         self.broken |= r.is_err();
         r?;
-        Ok(placed.fsn)
+        let fsn = placed.fsn;
+        self.checkpoint_after_append(now_millis);
+        Ok(fsn)
+    }
+
+    /// The periodic checkpoint is polled on every append too, so it goes on while the wire is
+    /// down (SF-36). The frame is already taken: a failed sync leaves the journal broken, and
+    /// the next call reports it.
+    fn checkpoint_after_append(&mut self, now_millis: u64) {
+        if let Err(e) = self.checkpoint(now_millis) {
+            tracing::warn!(error = %e, "sf checkpoint after append failed");
+        }
     }
 
     /// The journal's counters, and what its bounded queues hold now.
@@ -464,6 +475,7 @@ impl Journal {
             .map_or(0, |l| l.len as usize);
         let (ids, a) = count_append(&mut self.stats, r, len)?;
         self.apply(&a.ops)?;
+        self.checkpoint_after_append(now_millis);
         Ok((a.fsn, ids))
     }
 

@@ -617,3 +617,30 @@ async fn sf_16_a_drain_whose_request_and_journal_disagree_on_durable_ack_is_refu
     );
     assert!(s.connections().is_empty(), "nothing was sent");
 }
+
+#[tokio::test]
+async fn sf_36_periodic_checkpoints_go_on_while_the_wire_is_down_tokio() {
+    let mut jc = small();
+    jc.durability = sf_journal::ring::Durability::Periodic {
+        interval_millis: 10,
+    };
+    let mut journal = Journal::open(&scratch("checkpoints-outage-tokio"), "s", jc).unwrap();
+    for i in 0..5 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let before = j.lock().unwrap().dir_stats().unwrap();
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut c = DrainConfig::new(addr);
+    c.backoff_max = Duration::from_millis(20);
+    let r = AsyncDrain::new(c)
+        .run(&j, Instant::now() + Duration::from_millis(300), |_| true)
+        .await;
+    assert!(matches!(r, Err(DrainError::TimedOut { .. })), "{r:?}");
+    let after = j.lock().unwrap().dir_stats().unwrap();
+    assert!(after.dir_syncs > before.dir_syncs, "{before:?} {after:?}");
+    assert!(after.file_syncs > before.file_syncs, "{before:?} {after:?}");
+}
