@@ -535,3 +535,39 @@ fn sf_31_a_ring_whose_next_generation_is_the_last_opens_no_segment() {
         Some(sf_journal::ring::AppendError::GenerationsExhausted)
     );
 }
+
+#[test]
+fn sf_38_a_corrupt_dictionary_chunk_followed_by_a_valid_one_refuses_without_a_cut() {
+    use sf_journal::dict::{dict_header, encode_chunk, DictError};
+    let mut d = dict_header().to_vec();
+    d.extend(encode_chunk(&["one"]));
+    let second = d.len();
+    d.extend(encode_chunk(&["two"]));
+    d.extend(encode_chunk(&["three"]));
+    // One bit of the second chunk's entries flips.
+    d[second + 3] ^= 0x01;
+    let files = SlotFiles {
+        segments: vec![("sf-initial.sfa".into(), segment(0, &[b"QWP1a"], 128))],
+        symbol_dict: Some(d.clone()),
+        ..SlotFiles::default()
+    };
+    assert_eq!(
+        recover(&files, 0).map(|r| r.ops),
+        Err(RecoveryError::Dict(DictError::CorruptChunk {
+            offset: second as u64
+        }))
+    );
+    // The same damage in the last chunk is a torn tail: cut, as before.
+    let mut d = dict_header().to_vec();
+    d.extend(encode_chunk(&["one"]));
+    let last = d.len();
+    d.extend(encode_chunk(&["two"]));
+    d[last + 3] ^= 0x01;
+    let files = SlotFiles {
+        segments: vec![("sf-initial.sfa".into(), segment(0, &[b"QWP1a"], 128))],
+        symbol_dict: Some(d),
+        ..SlotFiles::default()
+    };
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.dict.unwrap().symbols, ["one"]);
+}
