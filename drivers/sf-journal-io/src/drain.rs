@@ -114,6 +114,16 @@ pub enum DrainError {
     /// The journal failed.
     #[error(transparent)]
     Journal(#[from] JournalError),
+    /// The drain's request and the journal disagree on durable-ack mode: the request asks
+    /// for it (`request.durable_ack`) and the journal does not queue OKs for it
+    /// (`JournalConfig::durable_ack`), or the other way round. Nothing is sent.
+    #[error("durable ack requested: {requested}, journal in durable-ack mode: {journal}")]
+    DurableAckMismatch {
+        /// What the drain's upgrade request asks for.
+        requested: bool,
+        /// Whether the journal is in durable-ack mode.
+        journal: bool,
+    },
     /// The deadline passed with frames unacknowledged.
     #[error("deadline passed: acknowledged {acked} of {published}")]
     TimedOut {
@@ -144,6 +154,31 @@ pub(crate) fn lock(j: &Mutex<Journal>) -> std::sync::MutexGuard<'_, Journal> {
 
 fn timed_out(e: &tungstenite::Error) -> bool {
     matches!(e, tungstenite::Error::Io(io) if matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
+}
+
+/// The most frames sent in a row before the statuses that arrived meanwhile are read and
+/// the deadline is checked again: a producer appending as fast as the drain sends cannot
+/// keep it from reading acknowledgements or from ending at its deadline.
+pub(crate) const SEND_BURST: usize = 64;
+
+/// Refuses a drain whose request and journal disagree on durable-ack mode.
+pub(crate) fn check_durable_ack(
+    journal: &Mutex<Journal>,
+    c: &DrainConfig,
+) -> Result<(), DrainError> {
+    let in_journal = lock(journal).ring().durable_ack_mode();
+    if in_journal == c.request.durable_ack {
+        return Ok(());
+    }
+    tracing::warn!(
+        requested = c.request.durable_ack,
+        journal = in_journal,
+        "sf drain refused: durable-ack mode configured differently for the request and the journal"
+    );
+    Err(DrainError::DurableAckMismatch {
+        requested: c.request.durable_ack,
+        journal: in_journal,
+    })
 }
 
 /// The deadline passed: where the journal stands.
@@ -256,7 +291,7 @@ pub(crate) fn between_sends(
 ) -> Result<(bool, bool), DrainError> {
     let mut j = lock(journal);
     // `sf_durability=periodic`: the checkpoint due now, if any.
-    let _ = j.checkpoint(crate::journal::now_millis())?;
+    let _ = j.checkpoint(crate::journal::monotonic_millis())?;
     if j.acked_fsn() >= j.published_fsn() && until(&j) {
         return Ok((true, false));
     }
@@ -381,6 +416,7 @@ impl Drain {
         deadline: Instant,
         until: impl Fn(&Journal) -> bool,
     ) -> Result<DrainReport, DrainError> {
+        check_durable_ack(journal, &self.config)?;
         let mut report = DrainReport::default();
         let mut backoff = self.config.backoff_initial;
         let mut attempts = 0u32;
@@ -411,10 +447,15 @@ impl Drain {
             report.breaks += 1;
             attempts += 1;
             let start = *outage_start.get_or_insert_with(epoch_millis);
-            lock(journal).set_link(Link::Reconnecting {
-                attempts,
-                outage_start_millis: start,
-            });
+            {
+                let mut j = lock(journal);
+                j.set_link(Link::Reconnecting {
+                    attempts,
+                    outage_start_millis: start,
+                });
+                // `sf_durability=periodic` goes on while the wire is down (SF-36).
+                let _ = j.checkpoint(crate::journal::monotonic_millis())?;
+            }
             let wait = backoff.min(deadline.saturating_duration_since(Instant::now()));
             tracing::debug!(
                 attempts,
@@ -475,7 +516,15 @@ impl Drain {
             report.catch_up_frames += 1;
         }
         loop {
-            loop {
+            let mut more = false;
+            for sent in 0..=SEND_BURST {
+                if Instant::now() >= deadline {
+                    return Err(deadline_passed(journal));
+                }
+                if sent == SEND_BURST {
+                    more = true;
+                    break;
+                }
                 let next = lock(journal).next_frame()?;
                 let Some((fsn, bytes)) = next else { break };
                 if !is_qwp_frame(&bytes) {
@@ -508,7 +557,15 @@ impl Drain {
             if Instant::now() >= deadline {
                 return Err(deadline_passed(journal));
             }
-            let msg = match ws.read() {
+            // With frames still to send, only the statuses already arrived are read.
+            if more && ws.get_mut().set_nonblocking(true).is_err() {
+                return Ok(Broke::Retry);
+            }
+            let read = ws.read();
+            if more && ws.get_mut().set_nonblocking(false).is_err() {
+                return Ok(Broke::Retry);
+            }
+            let msg = match read {
                 Ok(m) => m,
                 Err(e) if timed_out(&e) => continue,
                 Err(tungstenite::Error::Capacity(e)) => {

@@ -25,9 +25,9 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::drain::{
-    apply_status, between_sends, deadline_passed, epoch_millis, headers_of, judge_upgrade, lock,
-    on_connected, on_disconnected, upgrade_request, violation, ws_config, Broke, DrainConfig,
-    DrainError, DrainReport,
+    apply_status, between_sends, check_durable_ack, deadline_passed, epoch_millis, headers_of,
+    judge_upgrade, lock, on_connected, on_disconnected, upgrade_request, violation, ws_config,
+    Broke, DrainConfig, DrainError, DrainReport, SEND_BURST,
 };
 use crate::journal::Journal;
 
@@ -61,6 +61,7 @@ impl AsyncDrain {
         until: impl Fn(&Journal) -> bool,
     ) -> Result<DrainReport, DrainError> {
         let c = &self.config;
+        check_durable_ack(journal, c)?;
         let backoff = Backoff::new(c.backoff_initial, c.backoff_max);
         let mut report = DrainReport::default();
         let mut attempts = 0u32;
@@ -91,10 +92,15 @@ impl AsyncDrain {
             report.breaks += 1;
             attempts += 1;
             let start = *outage_start.get_or_insert_with(epoch_millis);
-            lock(journal).set_link(Link::Reconnecting {
-                attempts,
-                outage_start_millis: start,
-            });
+            {
+                let mut j = lock(journal);
+                j.set_link(Link::Reconnecting {
+                    attempts,
+                    outage_start_millis: start,
+                });
+                // `sf_durability=periodic` goes on while the wire is down (SF-36).
+                let _ = j.checkpoint(crate::journal::monotonic_millis())?;
+            }
             let wait = backoff
                 .pause(attempts)
                 .min(deadline.saturating_duration_since(Instant::now()));
@@ -163,7 +169,15 @@ impl AsyncDrain {
             report.catch_up_frames += 1;
         }
         loop {
-            loop {
+            let mut more = false;
+            for sent in 0..=SEND_BURST {
+                if Instant::now() >= deadline {
+                    return Err(deadline_passed(journal));
+                }
+                if sent == SEND_BURST {
+                    more = true;
+                    break;
+                }
                 let next = lock(journal).next_frame()?;
                 let Some((fsn, bytes)) = next else { break };
                 if !is_qwp_frame(&bytes) {
@@ -199,7 +213,13 @@ impl AsyncDrain {
             if Instant::now() >= deadline {
                 return Err(deadline_passed(journal));
             }
-            let read = match tokio::time::timeout(self.config.poll, ws.next()).await {
+            // With frames still to send, only the statuses already arrived are read.
+            let wait = if more {
+                Duration::ZERO
+            } else {
+                self.config.poll
+            };
+            let read = match tokio::time::timeout(wait, ws.next()).await {
                 Err(_) => continue,
                 Ok(None) => return Ok(Broke::Retry),
                 Ok(Some(r)) => r,

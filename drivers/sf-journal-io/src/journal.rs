@@ -421,7 +421,18 @@ impl Journal {
             .and_then(|()| store.write_frame(&placed.place, payload));
         self.broken |= r.is_err();
         r?;
-        Ok(placed.fsn)
+        let fsn = placed.fsn;
+        self.checkpoint_after_append(now_millis);
+        Ok(fsn)
+    }
+
+    /// The periodic checkpoint is polled on every append too, so it goes on while the wire is
+    /// down (SF-36). The frame is already taken: a failed sync leaves the journal broken, and
+    /// the next call reports it.
+    fn checkpoint_after_append(&mut self, now_millis: u64) {
+        if let Err(e) = self.checkpoint(now_millis) {
+            tracing::warn!(error = %e, "sf checkpoint after append failed");
+        }
     }
 
     /// The journal's counters, and what its bounded queues hold now.
@@ -437,7 +448,9 @@ impl Journal {
     }
 
     /// Publishes a frame that uses `symbols`: new ones are written to the dictionary before the
-    /// frame (SF-35); `encode` builds the frame from their ids.
+    /// frame (SF-35); `encode` builds the frame from their ids. As with [`Journal::append`],
+    /// a frame that is not a QWP message is refused with [`JournalError::NotQwp`] and the
+    /// dictionary is left as it was.
     pub fn append_with_symbols<S: AsRef<str>>(
         &mut self,
         symbols: &[S],
@@ -445,9 +458,16 @@ impl Journal {
         now_millis: u64,
     ) -> Result<(i64, Vec<u32>), JournalError> {
         self.usable()?;
+        // The frame is built from the ids the symbols would get and checked like any other
+        // (SF-W9) before the dictionary takes them: a refused frame assigns no ids.
+        let (ids, _) = self.dict.clone().intern(symbols);
+        let payload = encode(&ids);
+        if !sf_journal::status::is_qwp_frame(&payload) {
+            return Err(JournalError::NotQwp);
+        }
         let r = self
             .ring
-            .append_with_symbols(&mut self.dict, symbols, encode, now_millis);
+            .append_with_symbols(&mut self.dict, symbols, |_| payload, now_millis);
         let len = r
             .as_ref()
             .ok()
@@ -455,6 +475,7 @@ impl Journal {
             .map_or(0, |l| l.len as usize);
         let (ids, a) = count_append(&mut self.stats, r, len)?;
         self.apply(&a.ops)?;
+        self.checkpoint_after_append(now_millis);
         Ok((a.fsn, ids))
     }
 
@@ -511,6 +532,9 @@ impl Journal {
     /// A server OK for `wire_seq` with its tables: trims (or queues, in durable-ack mode).
     pub fn ok(&mut self, wire_seq: u64, tables: Vec<(String, i64)>) -> Result<(), JournalError> {
         self.stats.oks += 1;
+        if self.broken {
+            return Err(JournalError::Broken);
+        }
         let r = self.ring.ok_with_tables(wire_seq, tables);
         let ops = self.count_ack(r)?;
         self.apply(&ops)
@@ -640,6 +664,17 @@ pub fn now_millis() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// Milliseconds since the Unix epoch as read once per process, advanced by a monotonic clock
+/// since: never goes back when the wall clock is stepped, so it suits the append deadline
+/// (SF-23), and still reads as a time for the segment headers.
+#[must_use]
+pub fn monotonic_millis() -> u64 {
+    static ANCHOR: std::sync::OnceLock<(std::time::Instant, u64)> = std::sync::OnceLock::new();
+    let (at, epoch) = *ANCHOR.get_or_init(|| (std::time::Instant::now(), now_millis()));
+    let since = u64::try_from(at.elapsed().as_millis()).unwrap_or(u64::MAX);
+    epoch.saturating_add(since)
+}
+
 /// Publishes a frame into a journal shared with its drain, waiting for trim while the ring is
 /// full (SF-23): the append is retried, yielding between attempts with the journal unlocked,
 /// until it is taken or the ring's append deadline passes
@@ -652,7 +687,7 @@ pub fn append_waiting(
         let r = journal
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .append(payload, now_millis());
+            .append(payload, monotonic_millis());
         match r {
             Err(JournalError::Append(AppendError::Full { .. })) => std::thread::yield_now(),
             other => return other,
@@ -661,10 +696,14 @@ pub fn append_waiting(
 }
 
 /// Whether a failed open found the slot unreplayable: its dictionary cannot be rebuilt, so the
-/// ids its frames hold are backed by nothing (SF-38, SF-39).
+/// ids its frames hold are backed by nothing (SF-38, SF-39), or a segment carries the last
+/// generation, so no segment can follow it.
 #[must_use]
 pub fn is_unreplayable(e: &JournalError) -> bool {
-    matches!(e, JournalError::Recovery(RecoveryError::Dict(_)))
+    matches!(
+        e,
+        JournalError::Recovery(RecoveryError::Dict(_) | RecoveryError::GenerationExhausted { .. })
+    )
 }
 
 /// A journal opened by a foreground sender, and where an unreplayable slot was set aside.

@@ -181,9 +181,11 @@ fn sf_36_periodic_checkpoints_sync_every_journal_file_then_the_directory() {
     };
     let mut j = Journal::open(&sf, "s", config).unwrap();
     for i in 0..5 {
-        let _ = j.append_with_symbols(&["a"], |_| payload(i), 0).unwrap();
+        let _ = j
+            .append_with_symbols(&["a"], |_| payload(i), 1_000)
+            .unwrap();
     }
-    // The first call starts the clock; nothing is due before the interval has passed.
+    // The first append starts the clock; nothing is due before the interval has passed.
     assert_eq!(j.checkpoint(1_000).unwrap(), 0);
     assert_eq!(j.checkpoint(1_099).unwrap(), 0);
     assert_eq!(j.dir_stats().unwrap().file_syncs, 0);

@@ -198,17 +198,6 @@ fn sf_w9_every_frame_on_the_wire_begins_qwp1_and_others_are_refused_at_append() 
         );
     }
     assert_eq!(journal.published_fsn(), -1, "nothing was stored");
-    // A frame built with symbols is checked before it goes out.
-    let _ = journal
-        .append_with_symbols(&["a"], |_| b"JSON{}".to_vec(), 0)
-        .unwrap();
-    let j = Mutex::new(journal);
-    let s = server(vec![]);
-    assert!(matches!(
-        run(&s, &j, |_| {}),
-        Err(DrainError::NotQwp { fsn: 0 })
-    ));
-    assert!(s.connections()[0].messages().is_empty());
 
     let s = server(vec![]);
     let j = filled(5);
@@ -598,4 +587,205 @@ fn sf_9_our_blocking_drain_sends_the_catch_up_frames_before_replaying_a_slot_wit
     // the last FSN is acknowledged and nothing beyond it was claimed.
     assert_eq!(last_ok(&s.connections()[0]), Some(5));
     assert_eq!(j.lock().unwrap().acked_fsn(), 4);
+}
+
+#[test]
+fn sf_14_a_connection_dropped_with_oks_awaiting_durability_is_replayed_and_drains() {
+    let s = LoopbackServer::start(ServerConfig {
+        seed: 7,
+        script: vec![Conn::DropAfter(3), Conn::Serve],
+        ack_one_in: 1,
+        durable_after_pings: 2,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    for i in 0..5 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let r = run(&s, &j, |c| {
+        c.request.durable_ack = true;
+        c.keepalive = Duration::from_millis(20);
+    })
+    .unwrap();
+    assert_eq!(r.connections, 2, "{r:?}");
+    let j = j.lock().unwrap();
+    assert_eq!(j.acked_fsn(), j.published_fsn());
+    assert_eq!(j.acked_fsn(), 4);
+    // The first connection's OKs were all queued, none durable: every frame went out again.
+    assert!(last_ok(&s.connections()[0]).is_some());
+    assert_eq!(
+        s.connections()[1]
+            .frames
+            .iter()
+            .filter(|f| f.opcode == 2)
+            .count(),
+        5
+    );
+}
+
+/// A journal with room for a long flood of appends.
+fn roomy() -> Mutex<Journal> {
+    let mut jc = JournalConfig::memory();
+    jc.ring.max_total_bytes = 1 << 30;
+    Mutex::new(Journal::memory(jc))
+}
+
+#[test]
+fn sf_18_a_steady_producer_cannot_hold_the_drain_past_its_deadline() {
+    let s = LoopbackServer::start(ServerConfig {
+        ack_one_in: 1,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let j = roomy();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            let t = Instant::now();
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                && t.elapsed() < Duration::from_secs(10)
+            {
+                let mut g = j.lock().unwrap();
+                for _ in 0..50 {
+                    let _ = g.append(&payload(i), 0);
+                    i += 1;
+                }
+            }
+        });
+        let started = Instant::now();
+        let r = Drain::new(DrainConfig::new(s.addr())).run(
+            &j,
+            started + Duration::from_millis(300),
+            |_| false,
+        );
+        let took = started.elapsed();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(matches!(r, Err(DrainError::TimedOut { .. })), "{r:?}");
+        assert!(took < Duration::from_millis(1_000), "{took:?}");
+    });
+    // The statuses were read while the producer kept the drain busy.
+    let j = j.lock().unwrap();
+    assert!(j.acked_fsn() >= 0, "acked {}", j.acked_fsn());
+    assert!(j.published_fsn() > j.acked_fsn());
+}
+
+#[test]
+fn sf_16_a_drain_whose_request_and_journal_disagree_on_durable_ack_is_refused() {
+    let s = server(vec![]);
+    // The request asks for durable acks, the journal trims on OK.
+    let r = run(&s, &filled(2), |c| c.request.durable_ack = true);
+    assert!(
+        matches!(
+            r,
+            Err(DrainError::DurableAckMismatch {
+                requested: true,
+                journal: false
+            })
+        ),
+        "{r:?}"
+    );
+    // The journal queues OKs for durable acks the request does not ask for.
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    let _ = journal.append(&payload(0), 0).unwrap();
+    let r = run(&s, &Mutex::new(journal), |_| {});
+    assert!(
+        matches!(
+            r,
+            Err(DrainError::DurableAckMismatch {
+                requested: false,
+                journal: true
+            })
+        ),
+        "{r:?}"
+    );
+    assert!(s.connections().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn sf_w9_a_frame_built_with_symbols_is_refused_at_append_unless_it_begins_qwp1() {
+    let mut journal = Journal::memory(small());
+    // A frame built with symbols is checked at append too, and its symbols get no ids.
+    assert!(matches!(
+        journal.append_with_symbols(&["a"], |_| b"JSON{}".to_vec(), 0),
+        Err(JournalError::NotQwp)
+    ));
+    assert_eq!(journal.published_fsn(), -1, "nothing was stored");
+    assert!(journal.dict().symbols().is_empty(), "no id was assigned");
+    let (fsn, ids) = journal
+        .append_with_symbols(&["b"], |_| payload(0), 0)
+        .unwrap();
+    assert_eq!((fsn, ids), (0, vec![0]));
+    assert_eq!(journal.dict().symbols(), ["b"]);
+}
+
+#[test]
+fn sf_23_the_file_side_clock_of_the_append_deadline_never_goes_back() {
+    let first = sf_journal_io::journal::monotonic_millis();
+    let wall = sf_journal_io::journal::now_millis();
+    assert!(first.abs_diff(wall) < 5_000, "{first} vs {wall}");
+    let mut last = first;
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_millis(40) {
+        let now = sf_journal_io::journal::monotonic_millis();
+        assert!(now >= last);
+        last = now;
+    }
+    assert!(last >= first + 30);
+}
+
+/// A disk journal under `sf_durability=periodic` (10 ms) holding five frames.
+fn periodic_journal(name: &str) -> Mutex<Journal> {
+    let mut jc = small();
+    jc.durability = sf_journal::ring::Durability::Periodic {
+        interval_millis: 10,
+    };
+    let mut journal = Journal::open(&scratch(name), "s", jc).unwrap();
+    for i in 0..5 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    Mutex::new(journal)
+}
+
+/// An address nobody listens on.
+fn nobody() -> std::net::SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+#[test]
+fn sf_36_periodic_checkpoints_go_on_while_the_wire_is_down() {
+    let j = periodic_journal("checkpoints-outage");
+    let before = j.lock().unwrap().dir_stats().unwrap();
+    let mut c = DrainConfig::new(nobody());
+    c.backoff_max = Duration::from_millis(20);
+    let r = Drain::new(c).run(&j, Instant::now() + Duration::from_millis(300), |_| true);
+    assert!(matches!(r, Err(DrainError::TimedOut { .. })), "{r:?}");
+    let after = j.lock().unwrap().dir_stats().unwrap();
+    assert!(after.dir_syncs > before.dir_syncs, "{before:?} {after:?}");
+    assert!(after.file_syncs > before.file_syncs, "{before:?} {after:?}");
+}
+
+#[test]
+fn sf_36_periodic_checkpoints_are_polled_on_append_without_a_drain() {
+    let j = periodic_journal("checkpoints-append");
+    let mut j = j.into_inner().unwrap();
+    let before = j.dir_stats().unwrap();
+    // The first append started the clock at 0; one 10 ms later is due.
+    let _ = j.append(&payload(5), 9).unwrap();
+    assert_eq!(j.dir_stats().unwrap().dir_syncs, before.dir_syncs);
+    let _ = j.append(&payload(6), 10).unwrap();
+    let after = j.dir_stats().unwrap();
+    assert_eq!(after.dir_syncs, before.dir_syncs + 1, "{after:?}");
+    assert!(after.file_syncs > before.file_syncs);
+    let _ = j.append_with_symbols(&["a"], |_| payload(7), 20).unwrap();
+    assert_eq!(j.dir_stats().unwrap().dir_syncs, before.dir_syncs + 2);
 }

@@ -506,3 +506,141 @@ async fn sf_9_without_a_dictionary_or_an_encoder_no_catch_up_frame_is_sent_tokio
     assert!(matches!(r, Err(DrainError::CatchUpNotQwp)), "{r:?}");
     assert!(s.connections()[0].messages().is_empty());
 }
+
+#[tokio::test]
+async fn sf_14_a_connection_dropped_with_oks_awaiting_durability_is_replayed_and_drains_tokio() {
+    let s = LoopbackServer::start(ServerConfig {
+        seed: 7,
+        script: vec![Conn::DropAfter(3), Conn::Serve],
+        ack_one_in: 1,
+        durable_after_pings: 2,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    for i in 0..5 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let r = run(&s, &j, |c| {
+        c.request.durable_ack = true;
+        c.keepalive = Duration::from_millis(20);
+    })
+    .await
+    .unwrap();
+    assert_eq!(r.connections, 2, "{r:?}");
+    let j = j.lock().unwrap();
+    assert_eq!(j.acked_fsn(), j.published_fsn());
+    assert_eq!(j.acked_fsn(), 4);
+    assert!(last_ok(&s.connections()[0]).is_some());
+    assert_eq!(
+        s.connections()[1]
+            .frames
+            .iter()
+            .filter(|f| f.opcode == 2)
+            .count(),
+        5
+    );
+}
+
+#[tokio::test]
+async fn sf_18_a_steady_producer_cannot_hold_the_drain_past_its_deadline_tokio() {
+    let s = LoopbackServer::start(ServerConfig {
+        ack_one_in: 1,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut jc = sf_journal_io::JournalConfig::memory();
+    jc.ring.max_total_bytes = 1 << 30;
+    let j = Arc::new(Mutex::new(Journal::memory(jc)));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let producer = {
+        let (j, stop) = (Arc::clone(&j), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                && t.elapsed() < Duration::from_secs(10)
+            {
+                let mut g = j.lock().unwrap();
+                for _ in 0..50 {
+                    let _ = g.append(&payload(i), 0);
+                    i += 1;
+                }
+            }
+        })
+    };
+    let started = Instant::now();
+    let r = AsyncDrain::new(DrainConfig::new(s.addr()))
+        .run(&j, started + Duration::from_millis(300), |_| false)
+        .await;
+    let took = started.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    producer.join().unwrap();
+    assert!(matches!(r, Err(DrainError::TimedOut { .. })), "{r:?}");
+    assert!(took < Duration::from_millis(1_000), "{took:?}");
+    let j = j.lock().unwrap();
+    assert!(j.acked_fsn() >= 0, "acked {}", j.acked_fsn());
+    assert!(j.published_fsn() > j.acked_fsn());
+}
+
+#[tokio::test]
+async fn sf_16_a_drain_whose_request_and_journal_disagree_on_durable_ack_is_refused_tokio() {
+    let s = server(vec![]);
+    let r = run(&s, &filled(2), |c| c.request.durable_ack = true).await;
+    assert!(
+        matches!(
+            r,
+            Err(DrainError::DurableAckMismatch {
+                requested: true,
+                journal: false
+            })
+        ),
+        "{r:?}"
+    );
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits::default());
+    let mut journal = Journal::memory(jc);
+    let _ = journal.append(&payload(0), 0).unwrap();
+    let r = run(&s, &Mutex::new(journal), |_| {}).await;
+    assert!(
+        matches!(
+            r,
+            Err(DrainError::DurableAckMismatch {
+                requested: false,
+                journal: true
+            })
+        ),
+        "{r:?}"
+    );
+    assert!(s.connections().is_empty(), "nothing was sent");
+}
+
+#[tokio::test]
+async fn sf_36_periodic_checkpoints_go_on_while_the_wire_is_down_tokio() {
+    let mut jc = small();
+    jc.durability = sf_journal::ring::Durability::Periodic {
+        interval_millis: 10,
+    };
+    let mut journal = Journal::open(&scratch("checkpoints-outage-tokio"), "s", jc).unwrap();
+    for i in 0..5 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let before = j.lock().unwrap().dir_stats().unwrap();
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut c = DrainConfig::new(addr);
+    c.backoff_max = Duration::from_millis(20);
+    let r = AsyncDrain::new(c)
+        .run(&j, Instant::now() + Duration::from_millis(300), |_| true)
+        .await;
+    assert!(matches!(r, Err(DrainError::TimedOut { .. })), "{r:?}");
+    let after = j.lock().unwrap().dir_stats().unwrap();
+    assert!(after.dir_syncs > before.dir_syncs, "{before:?} {after:?}");
+    assert!(after.file_syncs > before.file_syncs, "{before:?} {after:?}");
+}

@@ -111,7 +111,7 @@ fn every_journal_counter_reads_nonzero_after_a_session_that_exercises_it() {
         Err(JournalError::Append(_))
     ));
     assert!(matches!(
-        j.append(&payload(6), 100),
+        j.append(&payload(6), 10),
         Err(JournalError::Append(_))
     ));
     let s = j.stats();
@@ -132,18 +132,22 @@ fn every_journal_counter_reads_nonzero_after_a_session_that_exercises_it() {
     let _ = j.connect(0);
     assert!(j.next_frame().unwrap().is_some());
     let _ = j.reject(0, ErrorStatus::SchemaMismatch).unwrap();
+    // A third connection replays FSN 1 again, and its OK waits for durability.
+    let _ = j.connect(0);
+    assert!(j.next_frame().unwrap().is_some());
+    j.ok(0, t(5)).unwrap();
     let _ = j.checkpoint(1).unwrap();
     let _ = j.checkpoint(100).unwrap();
 
     let s = j.stats();
-    assert_eq!((s.frames_sent, s.bytes_sent), (7, 140));
-    assert_eq!((s.connections, s.disconnects), (2, 1));
+    assert_eq!((s.frames_sent, s.bytes_sent), (8, 160));
+    assert_eq!((s.connections, s.disconnects), (3, 1));
     assert_eq!(
         (s.oks, s.durable_acks, s.violations, s.oks_dropped),
-        (4, 1, 1, 1)
+        (5, 1, 1, 1)
     );
     assert_eq!((s.errors_retriable, s.errors_terminal), (1, 1));
-    assert_eq!(s.replayed_frames, 1);
+    assert_eq!(s.replayed_frames, 2);
     assert_eq!(s.pending_oks, 1);
     assert_eq!(s.resident_bytes, 256);
     assert!(s.syncs >= 3, "{s:?}");
@@ -171,7 +175,7 @@ fn the_journal_logs_recovery_torn_tails_back_pressure_reconnects_terminal_errors
         let _ = j.append(&payload(i), 0).unwrap();
     }
     let _ = j.append(&payload(6), 0).unwrap_err();
-    let _ = j.append(&payload(6), 100).unwrap_err();
+    let _ = j.append(&payload(6), 10).unwrap_err();
     // A lost connection and its back-off, then a terminal error.
     let s = LoopbackServer::start(ServerConfig {
         script: vec![

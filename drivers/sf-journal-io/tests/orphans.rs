@@ -240,3 +240,45 @@ fn sf_38_a_background_drainer_marks_an_unreplayable_orphan_failed() {
     // Later scans skip it.
     assert!(run(&sf, &s, true, 1).is_empty());
 }
+
+#[test]
+fn sf_38_a_slot_holding_a_last_generation_segment_is_set_aside() {
+    let sf = scratch("last-generation");
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    let _ = j.append(&payload(0), 0).unwrap();
+    drop(j);
+    let hostile = sf.join("s").join(slot::segment_name(u64::MAX));
+    std::fs::write(&hostile, vec![0u8; 128]).unwrap();
+    assert!(sf_journal_io::journal::is_unreplayable(
+        &Journal::open(&sf, "s", small()).unwrap_err()
+    ));
+    let opened = Journal::open_or_set_aside(&sf, "s", small()).unwrap();
+    assert_eq!(opened.journal.published_fsn(), -1, "a fresh slot");
+    let aside = opened.set_aside.expect("set aside");
+    assert!(aside.join(slot::segment_name(u64::MAX)).is_file());
+    assert!(aside.join(slot::SEGMENT_INITIAL).is_file());
+}
+
+#[test]
+fn sf_38_a_dictionary_corrupt_before_a_valid_chunk_sets_the_slot_aside_uncut() {
+    let sf = scratch("dict-mid-corrupt");
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    for i in 0..3 {
+        let _ = j
+            .append_with_symbols(&[format!("s{i}")], |_| payload(i), 0)
+            .unwrap();
+    }
+    drop(j);
+    let dict = sf.join("s").join(slot::SYMBOL_DICT);
+    let mut bytes = std::fs::read(&dict).unwrap();
+    // The first chunk (after the 8-byte header) loses a bit of its entries.
+    bytes[8 + 3] ^= 0x01;
+    std::fs::write(&dict, &bytes).unwrap();
+    assert!(sf_journal_io::journal::is_unreplayable(
+        &Journal::open(&sf, "s", small()).unwrap_err()
+    ));
+    let opened = Journal::open_or_set_aside(&sf, "s", small()).unwrap();
+    assert_eq!(opened.journal.published_fsn(), -1, "a fresh slot");
+    let aside = opened.set_aside.expect("set aside");
+    assert_eq!(std::fs::read(aside.join(slot::SYMBOL_DICT)).unwrap(), bytes);
+}

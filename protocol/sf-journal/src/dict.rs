@@ -41,6 +41,13 @@ pub enum DictError {
     /// Wrong magic, version or non-zero reserved bytes.
     #[error("dictionary header is not SYD1 version 1")]
     BadHeader,
+    /// A chunk inside the file is corrupt and a valid chunk follows it: not a torn tail, so
+    /// cutting there would lose the symbols after it (SF-38).
+    #[error("dictionary chunk at offset {offset} is corrupt and a valid chunk follows it")]
+    CorruptChunk {
+        /// Offset of the corrupt chunk.
+        offset: u64,
+    },
 }
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
@@ -112,6 +119,16 @@ pub struct DictScan {
     pub dropped_bytes: u64,
 }
 
+/// Where the chunk at `start` ends by its own length varints, if they read and the chunk
+/// lies wholly inside `b` (its checksum is not checked).
+fn declared_end(b: &[u8], start: usize) -> Option<usize> {
+    let mut pos = start;
+    let _count = get_varint(b, &mut pos)?;
+    let nbytes = usize::try_from(get_varint(b, &mut pos)?).ok()?;
+    let end = pos.checked_add(nbytes)?.checked_add(4)?;
+    (end <= b.len()).then_some(end)
+}
+
 /// Parses one chunk at `pos`; `None` if it is torn or corrupt.
 fn parse_chunk(b: &[u8], start: usize) -> Option<(Vec<String>, usize)> {
     let mut pos = start;
@@ -139,7 +156,9 @@ fn parse_chunk(b: &[u8], start: usize) -> Option<(Vec<String>, usize)> {
 }
 
 /// Checks the header, then reads chunks forward; the first chunk whose checksum, varints,
-/// lengths or UTF-8 are wrong ends the valid prefix, and the rest is dropped (SF-37).
+/// lengths or UTF-8 are wrong ends the valid prefix, and the rest is dropped (SF-37). When a
+/// valid chunk follows the bad one where its lengths say it ends, the damage is inside the
+/// file, not a torn tail: [`DictError::CorruptChunk`], and nothing is cut (SF-38).
 pub fn scan_dict(bytes: &[u8]) -> Result<DictScan, DictError> {
     if bytes.len() < DICT_HEADER_LEN {
         return Err(DictError::Short { len: bytes.len() });
@@ -152,6 +171,11 @@ pub fn scan_dict(bytes: &[u8]) -> Result<DictScan, DictError> {
     let mut pos = DICT_HEADER_LEN;
     while pos < bytes.len() {
         let Some((new, end)) = parse_chunk(bytes, pos) else {
+            if let Some(next) = declared_end(bytes, pos).filter(|&n| n < bytes.len()) {
+                if parse_chunk(bytes, next).is_some() {
+                    return Err(DictError::CorruptChunk { offset: pos as u64 });
+                }
+            }
             break;
         };
         chunks.push(ChunkSpan {

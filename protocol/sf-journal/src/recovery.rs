@@ -8,7 +8,7 @@ use crate::record::{
     create_record_file, decode_record_file, decode_watermark, Record, RecordKind, Watermark,
 };
 use crate::segment::{scan_segment, SegmentError, SegmentScan, SEGMENT_HEADER_LEN};
-use crate::slot;
+use crate::slot::{self, parse_segment_name, SegmentName};
 
 /// The files of a slot directory as read by the driver.
 #[derive(Debug, Clone, Default)]
@@ -72,6 +72,14 @@ pub enum RecoveryError {
         /// The FSN it starts at.
         found: i64,
     },
+    /// A segment file is named with the last generation (`sf-ffffffffffffffff.sfa`): no
+    /// later generation exists to name the next segment, and this code never creates that
+    /// name, so the slot is unreplayable.
+    #[error("segment {file} carries the last generation; no segment can follow it")]
+    GenerationExhausted {
+        /// The file.
+        file: String,
+    },
     /// The dictionary's header is invalid, so no prefix of it can be trusted.
     #[error("symbol dictionary: {0}")]
     Dict(DictError),
@@ -125,6 +133,10 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
     let mut segments = Vec::new();
     let mut spares = Vec::new();
     for (file, bytes) in &files.segments {
+        if parse_segment_name(file) == Some(SegmentName::Generation(u64::MAX)) {
+            tracing::warn!(file = %file, "sf recovery refuses a segment of the last generation");
+            return Err(RecoveryError::GenerationExhausted { file: file.clone() });
+        }
         let scan = match scan_segment(bytes) {
             Ok(scan) => scan,
             Err(_)

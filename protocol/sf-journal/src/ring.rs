@@ -118,6 +118,9 @@ pub enum AppendError {
     /// Every FSN is used (only a slot whose files claim FSNs near `i64::MAX` gets here).
     #[error("no FSN left to assign")]
     FsnExhausted,
+    /// Every segment generation is used: no name is left for a new segment.
+    #[error("no segment generation left to name a new segment")]
+    GenerationsExhausted,
     /// The frame cannot fit in an empty segment.
     #[error("frame of {len} bytes does not fit a segment of {segment_bytes} bytes")]
     FrameTooLarge {
@@ -151,6 +154,19 @@ pub enum AckError {
         /// The last queued one.
         last: u64,
     },
+    /// An OK or error for a wire sequence not yet sent on this connection: nothing is
+    /// acknowledged or trimmed by it.
+    #[error("status for wire sequence {wire_seq}, not sent yet (next is {next_wire_seq})")]
+    NotSent {
+        /// The wire sequence the server named.
+        wire_seq: u64,
+        /// The wire sequence the next frame sent on this connection will carry.
+        next_wire_seq: u64,
+    },
+    /// A durable acknowledgement while durable-ack mode is off: the server sent what was not
+    /// asked for.
+    #[error("durable acknowledgement without durable-ack mode")]
+    DurableAckNotRequested,
     /// Durable-ack mode: the OK queue is at its count or byte bound; the OK is refused.
     #[error("OK queue full ({entries} entries, {bytes} bytes)")]
     OkQueueFull {
@@ -352,6 +368,24 @@ impl Window {
                 .saturating_add(i64::try_from(n).unwrap_or(i64::MAX)),
         )
     }
+
+    /// The wire sequence the next journal frame sent on this connection carries.
+    #[must_use]
+    pub fn next_wire_seq(&self) -> u64 {
+        let sent = u64::try_from(self.next_send.saturating_sub(self.fsn_at_zero)).unwrap_or(0);
+        self.catch_up.saturating_add(sent)
+    }
+
+    /// Refuses a status naming a journal frame this connection has not sent yet.
+    fn check_sent(&self, wire_seq: u64, fsn: Option<i64>) -> Result<(), AckError> {
+        match fsn {
+            Some(f) if f >= self.next_send => Err(AckError::NotSent {
+                wire_seq,
+                next_wire_seq: self.next_wire_seq(),
+            }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The ring: segments, cursors, wire window, back-pressure.
@@ -365,6 +399,7 @@ pub struct Ring {
     manifest_generation: i64,
     link: Link,
     wait_since: Option<u64>,
+    last_refusal: Option<u64>,
     connection_generation: u64,
     window: Option<Window>,
     replayed_frames: u64,
@@ -389,6 +424,7 @@ impl Ring {
             manifest_generation: 0,
             link: Link::Publishing,
             wait_since: None,
+            last_refusal: None,
             connection_generation: 0,
             window: None,
             replayed_frames: 0,
@@ -423,7 +459,7 @@ impl Ring {
             .chain(r.spares.iter().map(String::as_str));
         for name in names {
             ring.next_generation = ring.next_generation.max(match parse_segment_name(name) {
-                Some(SegmentName::Generation(g)) => g + 1,
+                Some(SegmentName::Generation(g)) => g.saturating_add(1),
                 _ => 1,
             });
         }
@@ -505,6 +541,9 @@ impl Ring {
     /// Takes a frame: assigns the next FSN and returns the writes storing it. When a new segment
     /// is needed and the cap is reached, the append is refused with [`AppendError::Full`] until
     /// `append_deadline_millis` after the first refusal, then [`AppendError::DeadlineExceeded`].
+    /// A wait ends when an append is taken, when it times out, when no retry comes within the
+    /// deadline of the last refusal, or when `now_millis` goes back; then the next refusal
+    /// starts a new wait. `now_millis` should come from a clock that does not go back.
     pub fn append(&mut self, payload: &[u8], now_millis: u64) -> Result<Appended, AppendError> {
         let Placed {
             fsn,
@@ -545,6 +584,16 @@ impl Ring {
         let mut ops = Vec::new();
         if !fits {
             if self.resident_bytes() + self.config.segment_bytes > self.config.max_total_bytes {
+                // A refusal not retried within the deadline, or a clock that went back, ends
+                // the wait it belonged to: this append starts a new one.
+                let deadline = self.config.append_deadline_millis;
+                if self
+                    .last_refusal
+                    .is_some_and(|last| now_millis < last || now_millis - last > deadline)
+                {
+                    self.wait_since = None;
+                }
+                self.last_refusal = Some(now_millis);
                 if self.wait_since.is_none() {
                     tracing::debug!(
                         case = ?self.case(),
@@ -556,6 +605,7 @@ impl Ring {
                 let waited = now_millis.saturating_sub(since);
                 if waited >= self.config.append_deadline_millis {
                     self.wait_since = None;
+                    self.last_refusal = None;
                     tracing::warn!(
                         case = ?self.case(),
                         waited_millis = waited,
@@ -571,9 +621,13 @@ impl Ring {
                     deadline_millis: since + self.config.append_deadline_millis,
                 });
             }
+            if self.next_generation == u64::MAX {
+                return Err(AppendError::GenerationsExhausted);
+            }
             ops.extend(self.open_segment(now_millis));
         }
         self.wait_since = None;
+        self.last_refusal = None;
         let fsn = self.next_fsn;
         let seg = self.segs.back_mut().expect("a segment is open");
         let offset = seg.used;
@@ -676,12 +730,24 @@ impl Ring {
         };
         self.window = Some(w);
         self.link = Link::Publishing;
+        self.reset_pending_oks();
         w
     }
 
-    /// The connection broke: the window closes.
+    /// The connection broke: the window closes. In durable-ack mode the OKs still waiting
+    /// for durability are dropped: their frames are not acknowledged, so the next connection
+    /// replays them and the server acknowledges them again.
     pub fn disconnect(&mut self) {
         self.window = None;
+        self.reset_pending_oks();
+    }
+
+    fn reset_pending_oks(&mut self) {
+        if let Some(d) = self.durable.as_mut() {
+            d.queue.clear();
+            d.bytes = 0;
+            d.durable.clear();
+        }
     }
 
     /// The next frame to send on the open connection, in FSN order, including frames appended
@@ -725,7 +791,9 @@ impl Ring {
                 published: self.published_fsn(),
             });
         }
+        w.check_sent(wire_seq, fsn)?;
         self.window = None;
+        self.reset_pending_oks();
         Ok((fsn, status.category()))
     }
 
@@ -763,6 +831,7 @@ impl Ring {
                 published: self.published_fsn(),
             });
         }
+        w.check_sent(wire_seq, Some(fsn))?;
         let Some(d) = self.durable.as_mut() else {
             return self.ack(fsn);
         };
@@ -802,9 +871,10 @@ impl Ring {
     /// A `STATUS_DURABLE_ACK` naming tables and their durable seqTxn (SF-15): every head entry
     /// of the OK queue whose tables are all covered pops, and the acknowledged FSN advances to
     /// the last popped. Watermarks of tables no queued entry names are not kept.
+    /// Outside durable-ack mode it is refused with [`AckError::DurableAckNotRequested`].
     pub fn durable_ack(&mut self, tables: &[(String, i64)]) -> Result<Vec<FileOp>, AckError> {
         let Some(d) = self.durable.as_mut() else {
-            return Ok(Vec::new());
+            return Err(AckError::DurableAckNotRequested);
         };
         for (t, txn) in tables {
             let e = d.durable.entry(t.clone()).or_insert(*txn);
@@ -846,6 +916,12 @@ impl Ring {
         pending
             && self.window.is_some()
             && now_millis.saturating_sub(last_sent_millis) >= interval_millis
+    }
+
+    /// Whether the ring is in durable-ack mode ([`Ring::with_durable_ack`]).
+    #[must_use]
+    pub fn durable_ack_mode(&self) -> bool {
+        self.durable.is_some()
     }
 
     /// The OKs waiting in durable-ack mode, oldest first.

@@ -33,6 +33,7 @@ fn durable_ring_with(config: RingConfig, n: usize, dir: &mut MemDir) -> Ring {
         dir.apply_all(&ring.append(P, 0).unwrap().ops);
     }
     let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     ring
 }
 
@@ -89,6 +90,7 @@ fn sf_14_the_ok_queue_is_bounded_in_count_and_bytes_and_refusals_are_counted() {
         dir.apply_all(&ring.append(P, 0).unwrap().ops);
     }
     let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     let _ = ring.ok_with_tables(0, vec![]).unwrap();
     let _ = ring.ok_with_tables(1, vec![]).unwrap();
     assert!(matches!(
@@ -105,6 +107,7 @@ fn sf_14_the_ok_queue_is_bounded_in_count_and_bytes_and_refusals_are_counted() {
         dir.apply_all(&ring.append(P, 0).unwrap().ops);
     }
     let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     // Exactly at the byte bound: taken.
     let _ = ring.ok_with_tables(0, vec![t("abcde", 1)]).unwrap();
     assert!(matches!(
@@ -171,6 +174,7 @@ fn sf_34_durable_acks_persist_the_watermark_and_recovery_resends_only_the_rest()
     // The recovered ring goes on writing the watermark with newer generations.
     let mut ring = Ring::from_recovery(big, &r).with_durable_ack(OkQueueLimits::default());
     let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     let _ = ring.ok_with_tables(0, vec![]).unwrap();
     dir.apply_all(&ring.durable_ack(&[]).unwrap());
     assert_eq!(recover(&slot_files(&dir), 0).unwrap().acked_fsn, 2);
@@ -261,6 +265,7 @@ fn sf_26_close_waits_until_everything_published_is_acknowledged_or_the_deadline(
         dir.apply_all(&ring.append(P, 0).unwrap().ops);
     }
     let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     assert_eq!(
         ring.close(1_000, 1_000, 5_000),
         CloseVerdict::Wait {
@@ -296,6 +301,7 @@ fn sf_27_a_timed_out_close_leaves_the_unacknowledged_tail_on_disk_for_the_next_s
         dir.apply_all(&ring.append(P, 0).unwrap().ops);
     }
     let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     dir.apply_all(&ring.ok(1).unwrap());
     let v = ring.close(10_000, 0, 5_000);
     assert_eq!(
@@ -338,6 +344,7 @@ fn sf_d8_a_fully_acknowledged_close_leaves_only_the_lock_files() {
         dir.apply_all(&a.ops);
     }
     let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     let _ = ring.ok_with_tables(4, vec![t("a", 1)]).unwrap();
     dir.apply_all(&ring.durable_ack(&[t("a", 1)]).unwrap());
     let CloseVerdict::Drained { ops } = ring.close(0, 0, 5_000) else {
@@ -366,6 +373,7 @@ fn sf_36_no_sync_is_asked_for_by_default() {
         all.extend(a.ops);
     }
     let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     let _ = ring.ok_with_tables(7, vec![]).unwrap();
     all.extend(ring.durable_ack(&[]).unwrap());
     assert!(all.iter().any(|op| matches!(op, FileOp::Unlink { .. })));
@@ -395,6 +403,7 @@ fn sf_36_periodic_durability_checkpoints_every_journal_file_then_the_directory()
             .unwrap();
     }
     let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     let _ = ring.ok_with_tables(0, vec![]).unwrap();
     let _ = ring.durable_ack(&[]).unwrap();
     assert!(
@@ -436,10 +445,74 @@ fn sf_17_a_ping_is_due_when_idle_for_the_interval_with_confirmations_pending() {
     let mut plain = Ring::new(cfg());
     let _ = plain.append(P, 0).unwrap();
     let _ = plain.connect(0);
+    while plain.next_to_send().is_some() {}
     let _ = plain.ok(0).unwrap();
     assert!(!plain.keepalive_due(5_000, 0, 200));
     // Disconnected: no ping to send.
     let _ = ring.ok_with_tables(1, vec![t("a", 2)]).unwrap();
     ring.disconnect();
     assert!(!ring.keepalive_due(5_000, 1_000, 200));
+}
+
+#[test]
+fn sf_14_after_a_reconnect_the_replayed_frames_are_acknowledged_again() {
+    let mut dir = MemDir::new();
+    let mut ring = durable_ring(4, &mut dir);
+    let _ = ring.ok_with_tables(0, vec![t("a", 1)]).unwrap();
+    let _ = ring.ok_with_tables(2, vec![t("a", 3)]).unwrap();
+    // The wire drops before any durable acknowledgement: the waiting OKs go with it.
+    ring.disconnect();
+    assert_eq!(ring.pending_oks().count(), 0);
+    let w = ring.connect(0);
+    assert_eq!(w.fsn_at_zero, 0);
+    let replayed: Vec<i64> = std::iter::from_fn(|| ring.next_to_send().map(|(f, _)| f)).collect();
+    assert_eq!(replayed, [0, 1, 2, 3]);
+    // The server acknowledges the replay from wire sequence 0 again.
+    let _ = ring.ok_with_tables(1, vec![t("a", 2)]).unwrap();
+    let _ = ring.ok_with_tables(3, vec![t("a", 4)]).unwrap();
+    let q: Vec<_> = ring.pending_oks().map(|e| (e.fsn, e.wire_seq)).collect();
+    assert_eq!(q, [(1, 1), (3, 3)]);
+    let _ = ring.durable_ack(&[t("a", 2)]).unwrap();
+    assert_eq!(ring.acked_fsn(), 1);
+    let _ = ring.durable_ack(&[t("a", 4)]).unwrap();
+    assert_eq!(ring.acked_fsn(), 3);
+    assert_eq!(ring.pending_oks().count(), 0);
+}
+
+#[test]
+fn sf_14_an_ok_for_a_frame_not_yet_sent_is_refused_and_queues_nothing() {
+    let mut dir = MemDir::new();
+    let mut ring = Ring::new(cfg()).with_durable_ack(OkQueueLimits::default());
+    for _ in 0..3 {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+    let _ = ring.connect(0);
+    let _ = ring.next_to_send();
+    assert_eq!(
+        ring.ok_with_tables(1, vec![]),
+        Err(AckError::NotSent {
+            wire_seq: 1,
+            next_wire_seq: 1
+        })
+    );
+    assert_eq!(ring.pending_oks().count(), 0);
+    assert!(ring.ok_with_tables(0, vec![]).is_ok());
+}
+
+#[test]
+fn sf_15_a_durable_ack_outside_durable_ack_mode_is_a_violation() {
+    let mut dir = MemDir::new();
+    let mut ring = Ring::new(cfg());
+    for _ in 0..2 {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+    let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
+    assert!(!ring.durable_ack_mode());
+    assert_eq!(
+        ring.durable_ack(&[t("a", 1)]),
+        Err(AckError::DurableAckNotRequested)
+    );
+    assert_eq!(ring.acked_fsn(), -1);
+    assert!(durable_ring(1, &mut MemDir::new()).durable_ack_mode());
 }

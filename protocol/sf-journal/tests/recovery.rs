@@ -482,3 +482,92 @@ fn sf_37_a_dictionary_cut_inside_its_header_holds_no_entry_and_is_removed() {
         Err(RecoveryError::Dict(_))
     ));
 }
+
+#[test]
+fn sf_31_a_segment_named_with_the_last_generation_is_refused() {
+    let last = slot::segment_name(u64::MAX);
+    assert_eq!(last, "sf-ffffffffffffffff.sfa");
+    // As a spare (all zero) and as a segment holding frames: both refused, nothing wraps.
+    for bytes in [vec![0; 128], segment(1, &[b"QWP1b"], 128)] {
+        let files = SlotFiles {
+            segments: vec![
+                ("sf-initial.sfa".into(), segment(0, &[b"QWP1a"], 128)),
+                (last.clone(), bytes),
+            ],
+            ..SlotFiles::default()
+        };
+        assert_eq!(
+            recover(&files, 0).map(|_| ()),
+            Err(RecoveryError::GenerationExhausted { file: last.clone() })
+        );
+    }
+}
+
+#[test]
+fn sf_31_a_ring_whose_next_generation_is_the_last_opens_no_segment() {
+    let files = SlotFiles {
+        segments: vec![
+            ("sf-initial.sfa".into(), segment(0, &[b"QWP1a"], 128)),
+            (slot::segment_name(u64::MAX - 1), vec![0; 128]),
+        ],
+        ..SlotFiles::default()
+    };
+    let r = recover(&files, 0).unwrap();
+    let mut ring = Ring::from_recovery(small(), &r);
+    let mut dir = MemDir::new();
+    dir.apply_all(&r.ops);
+    let mut refused = None;
+    for i in 0..20 {
+        match ring.append(&payload(i), 0) {
+            Ok(a) => {
+                assert!(a.ops.iter().all(|op| !matches!(op,
+                    FileOp::SetLen { file, .. } if file == &slot::segment_name(u64::MAX))));
+                dir.apply_all(&a.ops);
+            }
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
+        }
+    }
+    assert_eq!(
+        refused,
+        Some(sf_journal::ring::AppendError::GenerationsExhausted)
+    );
+}
+
+#[test]
+fn sf_38_a_corrupt_dictionary_chunk_followed_by_a_valid_one_refuses_without_a_cut() {
+    use sf_journal::dict::{dict_header, encode_chunk, DictError};
+    let mut d = dict_header().to_vec();
+    d.extend(encode_chunk(&["one"]));
+    let second = d.len();
+    d.extend(encode_chunk(&["two"]));
+    d.extend(encode_chunk(&["three"]));
+    // One bit of the second chunk's entries flips.
+    d[second + 3] ^= 0x01;
+    let files = SlotFiles {
+        segments: vec![("sf-initial.sfa".into(), segment(0, &[b"QWP1a"], 128))],
+        symbol_dict: Some(d.clone()),
+        ..SlotFiles::default()
+    };
+    assert_eq!(
+        recover(&files, 0).map(|r| r.ops),
+        Err(RecoveryError::Dict(DictError::CorruptChunk {
+            offset: second as u64
+        }))
+    );
+    // The same damage in the last chunk is a torn tail: cut, as before.
+    let mut d = dict_header().to_vec();
+    d.extend(encode_chunk(&["one"]));
+    let last = d.len();
+    d.extend(encode_chunk(&["two"]));
+    d[last + 3] ^= 0x01;
+    let files = SlotFiles {
+        segments: vec![("sf-initial.sfa".into(), segment(0, &[b"QWP1a"], 128))],
+        symbol_dict: Some(d),
+        ..SlotFiles::default()
+    };
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.dict.unwrap().symbols, ["one"]);
+}

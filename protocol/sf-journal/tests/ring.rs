@@ -60,10 +60,12 @@ fn sf_8_the_wire_sequence_restarts_at_0_on_every_connection() {
         let _ = ring.append(P, 0).unwrap();
     }
     let w1 = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     assert_eq!(w1.fsn_of(0), Some(0));
     let _ = ring.ok(1).unwrap();
     ring.disconnect();
     let w2 = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     assert_ne!(w1.generation, w2.generation);
     // Wire sequence 0 of the new connection is the first unacknowledged frame.
     assert_eq!(w2.fsn_of(0), Some(2));
@@ -76,6 +78,7 @@ fn sf_9_fsn_is_fsn_at_zero_plus_wire_seq_less_the_catch_up_frames() {
     fill(&mut ring, &mut dir, 6);
     let _ = ring.ack(1).unwrap();
     let w = ring.connect(3);
+    while ring.next_to_send().is_some() {}
     assert_eq!(w.fsn_at_zero, 2);
     assert_eq!(w.fsn_of(0), None);
     assert_eq!(w.fsn_of(2), None);
@@ -129,6 +132,7 @@ fn sf_13_an_ok_trims_sealed_segments_whose_last_fsn_is_at_or_below_the_ack() {
     fill(&mut ring, &mut dir, 6); // segments [0,1] [2,3] [4,5]
     let files: Vec<String> = ring.segment_files().map(str::to_owned).collect();
     let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     // Up to FSN 0: the first segment still holds FSN 1.
     assert!(unlinked(&ring.ok(0).unwrap()).is_empty());
     // Up to FSN 1 exactly: the first segment goes.
@@ -153,6 +157,7 @@ fn sf_13_an_older_ok_does_not_move_the_ack_back() {
     let mut dir = MemDir::new();
     fill(&mut ring, &mut dir, 4);
     let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     let _ = ring.ok(2).unwrap();
     assert!(ring.ok(1).unwrap().is_empty());
     assert_eq!(ring.acked_fsn(), 2);
@@ -165,6 +170,7 @@ fn sf_13_an_ok_beyond_the_published_fsn_is_refused() {
     fill(&mut ring, &mut dir, 2);
     assert_eq!(ring.ok(0), Err(AckError::NotConnected));
     let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     assert!(ring.ok(1).is_ok());
     assert_eq!(
         ring.ok(2),
@@ -268,6 +274,7 @@ fn sf_23_trim_frees_room_and_the_wait_ends() {
     fill(&mut ring, &mut dir, 4);
     assert!(ring.append(P, 5_000).is_err());
     let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     dir.apply_all(&ring.ok(1).unwrap());
     let a = ring.append(P, 5_500).unwrap();
     assert_eq!(a.fsn, 4);
@@ -394,12 +401,14 @@ fn sf_43_a_terminal_error_leaves_the_frame_in_the_journal() {
     let mut dir = MemDir::new();
     fill(&mut ring, &mut dir, 3);
     let _ = ring.connect(1);
+    while ring.next_to_send().is_some() {}
     // A rejected catch-up frame concerns no FSN.
     assert_eq!(
         ring.reject(0, ErrorStatus::ParseError).unwrap(),
         (None, Category::Terminal)
     );
     let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
     let (fsn, category) = ring.reject(1, ErrorStatus::SchemaMismatch).unwrap();
     assert_eq!((fsn, category), (Some(1), Category::Terminal));
     assert_eq!(ring.acked_fsn(), -1);
@@ -407,5 +416,129 @@ fn sf_43_a_terminal_error_leaves_the_frame_in_the_journal() {
     assert!(matches!(
         ring.reject(0, ErrorStatus::WriteError),
         Err(AckError::NotConnected)
+    ));
+}
+
+#[test]
+fn sf_13_an_ok_for_a_frame_not_yet_sent_on_this_connection_is_refused_and_trims_nothing() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 6);
+    let _ = ring.connect(2);
+    let _ = ring.next_to_send();
+    let _ = ring.next_to_send();
+    // Catch-up 0 and 1, then FSN 0 and 1 sent as wire sequences 2 and 3.
+    assert_eq!(
+        ring.ok(4),
+        Err(AckError::NotSent {
+            wire_seq: 4,
+            next_wire_seq: 4
+        })
+    );
+    assert_eq!(ring.acked_fsn(), -1);
+    assert_eq!(ring.segment_files().count(), 3);
+    let _ = ring.ok(3).unwrap();
+    assert_eq!(ring.acked_fsn(), 1);
+    // Frames sent later can be acknowledged once they are out.
+    let _ = ring.next_to_send();
+    assert!(matches!(ring.ok(5), Err(AckError::NotSent { .. })));
+    let _ = ring.ok(4).unwrap();
+    assert_eq!(ring.acked_fsn(), 2);
+}
+
+#[test]
+fn sf_43_an_error_for_a_frame_not_yet_sent_is_refused_and_keeps_the_connection() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 3);
+    let _ = ring.connect(0);
+    let _ = ring.next_to_send();
+    assert!(matches!(
+        ring.reject(1, sf_journal::status::ErrorStatus::WriteError),
+        Err(AckError::NotSent {
+            wire_seq: 1,
+            next_wire_seq: 1
+        })
+    ));
+    assert_eq!(ring.acked_fsn(), -1);
+    // The window is still open: the frame actually sent can be acknowledged.
+    let _ = ring.ok(0).unwrap();
+    assert_eq!(ring.acked_fsn(), 0);
+}
+
+#[test]
+fn sf_23_a_refusal_not_retried_within_the_deadline_starts_a_new_wait() {
+    let mut ring = Ring::new(tiny(2));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 4);
+    // Refused at 5 000; the producer gives up and comes back an hour later.
+    assert!(matches!(
+        ring.append(P, 5_000),
+        Err(AppendError::Full { .. })
+    ));
+    assert_eq!(
+        ring.append(P, 3_605_000),
+        Err(AppendError::Full {
+            case: BackPressure::WhilePublishing,
+            deadline_millis: 3_606_000
+        })
+    );
+    // Retried within the deadline of the last refusal: still the same wait.
+    assert!(matches!(
+        ring.append(P, 3_605_900),
+        Err(AppendError::Full { .. })
+    ));
+    assert_eq!(
+        ring.append(P, 3_606_000),
+        Err(AppendError::DeadlineExceeded {
+            case: BackPressure::WhilePublishing,
+            waited_millis: 1_000
+        })
+    );
+    // A gap under the deadline keeps the wait; a gap over it ends the wait.
+    let mut ring = Ring::new(tiny(2));
+    fill(&mut ring, &mut dir, 4);
+    assert!(ring.append(P, 0).is_err());
+    assert!(matches!(
+        ring.append(P, 999),
+        Err(AppendError::Full {
+            deadline_millis: 1_000,
+            ..
+        })
+    ));
+    assert!(matches!(
+        ring.append(P, 2_000),
+        Err(AppendError::Full {
+            deadline_millis: 3_000,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn sf_23_a_clock_that_goes_back_restarts_the_wait_instead_of_stalling_it() {
+    let mut ring = Ring::new(tiny(2));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 4);
+    assert!(ring.append(P, 10_000).is_err());
+    // The clock steps back 5 s: a new wait starts at the new reading.
+    assert_eq!(
+        ring.append(P, 5_000),
+        Err(AppendError::Full {
+            case: BackPressure::WhilePublishing,
+            deadline_millis: 6_000
+        })
+    );
+    // And it ends after the deadline on the new clock, not 5 s later.
+    assert!(matches!(
+        ring.append(P, 5_600),
+        Err(AppendError::Full { .. })
+    ));
+    assert!(matches!(
+        ring.append(P, 6_000),
+        Err(AppendError::DeadlineExceeded {
+            waited_millis: 1_000,
+            ..
+        })
     ));
 }
