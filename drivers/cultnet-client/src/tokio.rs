@@ -1,7 +1,7 @@
 //! The async client on tokio, of the same shape as the blocking one: one connection, one
 //! session, calls that complete once their writes have settled. Every wait is bounded the same
 //! way: the connect deadline, the write deadline, and the result window of the writes waited
-//! for, judged by the tracker from the [`Clock`](crate::Clock) reading the driver hands it.
+//! for, judged by the tracker from the [`Clock`] reading the driver hands it.
 
 use std::sync::Arc;
 use std::time::Duration;
