@@ -199,3 +199,60 @@ impl<F: FnMut()> Drop for OnExit<F> {
         (self.0)();
     }
 }
+
+/// The getters both clients have over their shared engine state (`self.shared.lock()` gives the
+/// [`Inner`] of either): written once, expanded in each client's `impl`.
+macro_rules! inner_getters {
+    () => {
+        /// The engine's statistics.
+        #[must_use]
+        pub fn stats(&self) -> crate::Stats {
+            self.shared.lock().engine.stats()
+        }
+
+        /// Why the session stopped, once it did.
+        #[must_use]
+        pub fn stop_reason(&self) -> Option<crate::StopReason> {
+            self.shared.lock().engine.stop_reason()
+        }
+
+        /// Whether the session ended by the server's `Logoff`.
+        #[must_use]
+        pub fn server_logoff(&self) -> bool {
+            self.shared.lock().engine.server_logoff()
+        }
+
+        /// Whether the connection is gone.
+        #[must_use]
+        pub fn is_closed(&self) -> bool {
+            self.shared.lock().ended
+        }
+
+        /// The cached record at a server-id address.
+        #[must_use]
+        pub fn record(&self, record_id: crate::RecordId) -> Option<crate::Record> {
+            self.shared.lock().engine.record(record_id).cloned()
+        }
+
+        /// The name of a server topic id.
+        #[must_use]
+        pub fn server_topic(&self, topic_id: u64) -> Option<String> {
+            self.shared
+                .lock()
+                .engine
+                .server_topic(topic_id)
+                .map(str::to_string)
+        }
+
+        /// The name of a server key id.
+        #[must_use]
+        pub fn server_key(&self, key_id: u64) -> Option<String> {
+            self.shared
+                .lock()
+                .engine
+                .server_key(key_id)
+                .map(|(n, _)| n.to_string())
+        }
+    };
+}
+pub(crate) use inner_getters;

@@ -15,8 +15,8 @@ use tokio::time::{sleep_until, timeout, timeout_at};
 
 use crate::core::Inner;
 use crate::{
-    ws_limit, Clock, Config, ConnectError, Error, Event, Ownership, Record, RecordId, Stats,
-    StopReason, Subscribe, Value,
+    ws_limit, Clock, Config, ConnectError, Error, Event, Ownership, RecordId, StopReason,
+    Subscribe, Value,
 };
 
 #[derive(Debug)]
@@ -366,55 +366,7 @@ impl Client {
         let _ = self.wait_for(self.call_timeout, |i| Ok(i.ended)).await;
     }
 
-    /// The engine's statistics.
-    #[must_use]
-    pub fn stats(&self) -> Stats {
-        self.shared.lock().engine.stats()
-    }
-
-    /// Why the session stopped, once it did.
-    #[must_use]
-    pub fn stop_reason(&self) -> Option<StopReason> {
-        self.shared.lock().engine.stop_reason()
-    }
-
-    /// Whether the session ended by the server's `Logoff`.
-    #[must_use]
-    pub fn server_logoff(&self) -> bool {
-        self.shared.lock().engine.server_logoff()
-    }
-
-    /// Whether the connection is gone.
-    #[must_use]
-    pub fn is_closed(&self) -> bool {
-        self.shared.lock().ended
-    }
-
-    /// The cached record at a server-id address.
-    #[must_use]
-    pub fn record(&self, record_id: RecordId) -> Option<Record> {
-        self.shared.lock().engine.record(record_id).cloned()
-    }
-
-    /// The name of a server topic id.
-    #[must_use]
-    pub fn server_topic(&self, topic_id: u64) -> Option<String> {
-        self.shared
-            .lock()
-            .engine
-            .server_topic(topic_id)
-            .map(str::to_string)
-    }
-
-    /// The name of a server key id.
-    #[must_use]
-    pub fn server_key(&self, key_id: u64) -> Option<String> {
-        self.shared
-            .lock()
-            .engine
-            .server_key(key_id)
-            .map(|(n, _)| n.to_string())
-    }
+    crate::core::inner_getters!();
 }
 
 /// How long the task waits for the server's answer to its close frame.
