@@ -20,6 +20,7 @@
 //! the session (no request identities, no restoration order, no in-flight limit), and each runs
 //! for as long as its archive takes, so the client's session machinery has nothing to add.
 
+mod attempt;
 mod backup;
 mod restore;
 mod sender;

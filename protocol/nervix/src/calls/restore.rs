@@ -6,6 +6,7 @@
 //! the restored domains' required status and start version (RS-4) cannot be decoded: a
 //! [`RestoredDomainInfo`] holds what the schema carries and nothing guessed.
 
+use super::attempt::{AttemptState, Phase};
 use super::sender::{ChunkFrame, ChunkRoot, Sender};
 use super::{
     ArchiveInfo, CallError, CallViolation, Digest, Interruption, Leader, Need, TransferConfig,
@@ -196,14 +197,6 @@ pub enum RestoreStep {
     },
 }
 
-#[derive(Debug, Clone, PartialEq)]
-enum Phase {
-    Ready,
-    Streaming { deadline: Timestamp },
-    Awaiting { deadline: Timestamp },
-    Ended,
-}
-
 /// One logical restore (RS-1 to RS-5).
 #[derive(Debug)]
 pub struct RestoreCall {
@@ -212,9 +205,8 @@ pub struct RestoreCall {
     archive: ArchiveInfo,
     config: TransferConfig,
     sender: Sender,
-    phase: Phase,
+    state: AttemptState,
     request_id: u64,
-    ran: bool,
     attempts: u32,
     encoder: Encoder,
 }
@@ -237,9 +229,8 @@ impl RestoreCall {
             archive,
             config,
             sender,
-            phase: Phase::Ready,
+            state: AttemptState::new(),
             request_id: 0,
-            ran: false,
             attempts: 0,
             encoder: Encoder::new(),
         };
@@ -285,12 +276,7 @@ impl RestoreCall {
     /// What the call needs next.
     #[must_use]
     pub fn need(&self) -> Need {
-        match self.phase {
-            Phase::Ready => Need::Start,
-            Phase::Streaming { .. } => self.sender.need(),
-            Phase::Awaiting { .. } => Need::Reply,
-            Phase::Ended => Need::Nothing,
-        }
+        self.state.need(&self.sender)
     }
 
     fn start_frame(&mut self, request_id: u64) -> Result<Bytes, CallError> {
@@ -311,7 +297,7 @@ impl RestoreCall {
     /// Starts an attempt, the first or a repeat: the RestoreStart frame of a new RestoreBackup
     /// stream (or console connection, T-3a). The archive follows from its first byte (RS-5).
     pub fn start(&mut self, now: Timestamp) -> Result<Bytes, CallError> {
-        match self.phase {
+        match self.state.phase {
             Phase::Ready => {}
             Phase::Ended => return Err(CallError::Ended),
             _ => return Err(CallError::OutOfTurn { needs: self.need() }),
@@ -320,7 +306,7 @@ impl RestoreCall {
         self.request_id = u64::from(self.attempts);
         let frame = self.start_frame(self.request_id)?;
         self.sender.restart();
-        self.phase = Phase::Streaming {
+        self.state.phase = Phase::Streaming {
             deadline: now + self.config.frame_timeout,
         };
         Ok(frame)
@@ -344,8 +330,8 @@ impl RestoreCall {
         now: Timestamp,
         make: impl FnOnce(&mut Sender, Option<&Digest>) -> Result<(T, Option<Digest>), CallError>,
     ) -> Result<T, CallError> {
-        if !matches!(self.phase, Phase::Streaming { .. }) {
-            return Err(match self.phase {
+        if !matches!(self.state.phase, Phase::Streaming { .. }) {
+            return Err(match self.state.phase {
                 Phase::Ended => CallError::Ended,
                 _ => CallError::OutOfTurn { needs: self.need() },
             });
@@ -353,12 +339,12 @@ impl RestoreCall {
         let (frame, digest) = match make(&mut self.sender, Some(&self.archive.digest)) {
             Ok(x) => x,
             Err(CallError::ArchiveChanged) => {
-                self.phase = Phase::Ready;
+                self.state.phase = Phase::Ready;
                 return Err(CallError::ArchiveChanged);
             }
             Err(e) => return Err(e),
         };
-        self.phase = if digest.is_some() {
+        self.state.phase = if digest.is_some() {
             Phase::Awaiting {
                 deadline: now + self.config.reply_timeout,
             }
@@ -374,12 +360,15 @@ impl RestoreCall {
     /// chunk (a stream failure): the attempt is over and nothing more is sent.
     pub fn on_reply(&mut self, now: Timestamp, frame: Bytes) -> RestoreStep {
         let _ = now;
-        if !matches!(self.phase, Phase::Streaming { .. } | Phase::Awaiting { .. }) {
+        if !matches!(
+            self.state.phase,
+            Phase::Streaming { .. } | Phase::Awaiting { .. }
+        ) {
             return RestoreStep::Continue;
         }
         match self.read_reply(frame) {
             Ok(step) => step,
-            Err(v) => self.interrupt(Interruption::Violation(v)),
+            Err(v) => Self::interrupted(Interruption::Violation(v), self.state.interrupt()),
         }
     }
 
@@ -430,7 +419,7 @@ impl RestoreCall {
                 self.end(RestoreOutcome::Failed { summary, message })
             }
             CommandDisposition::LeaderRedirect => {
-                self.phase = Phase::Ready;
+                self.state.phase = Phase::Ready;
                 RestoreStep::Redirect(
                     outcome
                         .disposition_as_leader_redirect()
@@ -439,12 +428,12 @@ impl RestoreCall {
             }
             CommandDisposition::OutcomeUnknown => {
                 // The attempt may have run: it was admitted and its outcome is not known.
-                self.ran = true;
-                self.phase = Phase::Ready;
+                self.state.ran = true;
+                self.state.phase = Phase::Ready;
                 RestoreStep::OutcomeUnknown
             }
             CommandDisposition::ExecutionReferenceConflict => {
-                let uncertain = self.ran;
+                let uncertain = self.state.ran;
                 self.end(RestoreOutcome::ReferenceConflict { uncertain, message })
             }
             CommandDisposition::ExecutionReferenceExpired => {
@@ -459,30 +448,21 @@ impl RestoreCall {
     }
 
     fn end(&mut self, outcome: RestoreOutcome) -> RestoreStep {
-        self.phase = Phase::Ended;
+        self.state.end();
         RestoreStep::Ended(outcome)
     }
 
-    fn interrupt(&mut self, cause: Interruption) -> RestoreStep {
-        if matches!(self.phase, Phase::Awaiting { .. }) {
-            self.ran = true;
-        }
-        self.phase = Phase::Ready;
-        RestoreStep::Interrupted {
-            cause,
-            uncertain: self.ran,
-        }
+    fn interrupted(cause: Interruption, uncertain: bool) -> RestoreStep {
+        RestoreStep::Interrupted { cause, uncertain }
     }
 
     /// The stream failed or ended before the reply, a WebSocket close 1001 included (RS-5,
     /// T-3a).
     pub fn on_closed(&mut self, now: Timestamp) -> RestoreStep {
         let _ = now;
-        match self.phase {
-            Phase::Streaming { .. } | Phase::Awaiting { .. } => {
-                self.interrupt(Interruption::Transport)
-            }
-            _ => RestoreStep::Continue,
+        match self.state.closed() {
+            Some(uncertain) => Self::interrupted(Interruption::Transport, uncertain),
+            None => RestoreStep::Continue,
         }
     }
 
@@ -490,34 +470,28 @@ impl RestoreCall {
     /// piece or the reply, never a command's deadline (RS-5).
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Timestamp> {
-        match self.phase {
-            Phase::Streaming { deadline } | Phase::Awaiting { deadline } => Some(deadline),
-            _ => None,
-        }
+        self.state.deadline()
     }
 
     /// Time passed: an overdue frame or reply ends the attempt as uncertain (RS-5).
     pub fn handle_timeout(&mut self, now: Timestamp) -> RestoreStep {
-        match self.poll_timeout() {
-            Some(d) if d <= now => self.interrupt(Interruption::Stalled),
-            _ => RestoreStep::Continue,
+        match self.state.overdue(now) {
+            Some(uncertain) => Self::interrupted(Interruption::Stalled, uncertain),
+            None => RestoreStep::Continue,
         }
     }
 
     /// Whether some attempt may have run without its outcome being known.
     pub fn is_uncertain(&self) -> bool {
-        self.ran && self.phase != Phase::Ended
+        self.state.is_uncertain()
     }
 
     /// Gives the restore up without its outcome; the reference is kept in the outcome.
     pub fn abandon(&mut self) -> RestoreOutcome {
-        if matches!(self.phase, Phase::Awaiting { .. }) {
-            self.ran = true;
-        }
-        self.phase = Phase::Ended;
+        let uncertain = self.state.abandon();
         RestoreOutcome::Abandoned {
             reference: self.reference.clone(),
-            uncertain: self.ran,
+            uncertain,
         }
     }
 }

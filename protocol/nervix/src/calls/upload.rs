@@ -1,6 +1,7 @@
 //! A resource upload (U-1 to U-5): one archive per UploadResource call, under one upload
 //! identity kept with the archive's exact bytes until the outcome is known.
 
+use super::attempt::{AttemptState, Phase};
 use super::sender::{ChunkFrame, ChunkRoot, Sender};
 use super::{CallError, CallViolation, Digest, Interruption, Leader, Need, TransferConfig};
 use crate::command::ExecutionReference;
@@ -97,19 +98,6 @@ pub enum UploadStep {
     },
 }
 
-#[derive(Debug, Clone, PartialEq)]
-enum Phase {
-    /// No attempt open: the next is started with [`UploadCall::start`].
-    Ready,
-    Streaming {
-        deadline: Timestamp,
-    },
-    Awaiting {
-        deadline: Timestamp,
-    },
-    Ended,
-}
-
 /// One logical resource upload (U-1 to U-5).
 #[derive(Debug)]
 pub struct UploadCall {
@@ -117,14 +105,12 @@ pub struct UploadCall {
     total: u64,
     config: TransferConfig,
     sender: Sender,
-    phase: Phase,
+    state: AttemptState,
     request_id: u64,
     /// The attempt's overall deadline (U-5).
     attempt_deadline: Timestamp,
     /// The digest the first complete attempt streamed; every later attempt must match (U-2).
     digest: Option<Digest>,
-    /// Some attempt sent every byte and then ended without its reply.
-    ran: bool,
     attempts: u32,
     encoder: Encoder,
 }
@@ -149,11 +135,10 @@ impl UploadCall {
             total: total_bytes,
             config,
             sender,
-            phase: Phase::Ready,
+            state: AttemptState::new(),
             request_id: 0,
             attempt_deadline: Timestamp::ZERO,
             digest: None,
-            ran: false,
             attempts: 0,
             encoder: Encoder::new(),
         };
@@ -200,12 +185,7 @@ impl UploadCall {
     /// What the call needs next.
     #[must_use]
     pub fn need(&self) -> Need {
-        match self.phase {
-            Phase::Ready => Need::Start,
-            Phase::Streaming { .. } => self.sender.need(),
-            Phase::Awaiting { .. } => Need::Reply,
-            Phase::Ended => Need::Nothing,
-        }
+        self.state.need(&self.sender)
     }
 
     fn start_frame(&mut self, request_id: u64) -> Result<Bytes, CallError> {
@@ -225,7 +205,7 @@ impl UploadCall {
     /// the first message of a new UploadResource stream. The archive follows from its first
     /// byte (U-5). `deadline` bounds the whole attempt.
     pub fn start(&mut self, now: Timestamp, deadline: Timestamp) -> Result<Bytes, CallError> {
-        match self.phase {
+        match self.state.phase {
             Phase::Ready => {}
             Phase::Ended => return Err(CallError::Ended),
             _ => return Err(CallError::OutOfTurn { needs: self.need() }),
@@ -236,7 +216,7 @@ impl UploadCall {
         let frame = self.start_frame(self.request_id)?;
         self.sender.restart();
         self.attempt_deadline = deadline;
-        self.phase = Phase::Streaming {
+        self.state.phase = Phase::Streaming {
             deadline: self.frame_deadline(now),
         };
         Ok(frame)
@@ -265,8 +245,8 @@ impl UploadCall {
         now: Timestamp,
         make: impl FnOnce(&mut Sender, Option<&Digest>) -> Result<(T, Option<Digest>), CallError>,
     ) -> Result<T, CallError> {
-        if !matches!(self.phase, Phase::Streaming { .. }) {
-            return Err(match self.phase {
+        if !matches!(self.state.phase, Phase::Streaming { .. }) {
+            return Err(match self.state.phase {
                 Phase::Ended => CallError::Ended,
                 _ => CallError::OutOfTurn { needs: self.need() },
             });
@@ -274,18 +254,18 @@ impl UploadCall {
         let (frame, digest) = match make(&mut self.sender, self.digest.as_ref()) {
             Ok(x) => x,
             Err(CallError::ArchiveChanged) => {
-                self.phase = Phase::Ready;
+                self.state.phase = Phase::Ready;
                 return Err(CallError::ArchiveChanged);
             }
             Err(e) => return Err(e),
         };
         if let Some(d) = digest {
             self.digest.get_or_insert(d);
-            self.phase = Phase::Awaiting {
+            self.state.phase = Phase::Awaiting {
                 deadline: (now + self.config.reply_timeout).min(self.attempt_deadline),
             };
         } else {
-            self.phase = Phase::Streaming {
+            self.state.phase = Phase::Streaming {
                 deadline: self.frame_deadline(now),
             };
         }
@@ -296,12 +276,15 @@ impl UploadCall {
     /// come before the last chunk: then the attempt is over and nothing more is sent.
     pub fn on_reply(&mut self, now: Timestamp, frame: Bytes) -> UploadStep {
         let _ = now;
-        if !matches!(self.phase, Phase::Streaming { .. } | Phase::Awaiting { .. }) {
+        if !matches!(
+            self.state.phase,
+            Phase::Streaming { .. } | Phase::Awaiting { .. }
+        ) {
             return UploadStep::Continue;
         }
         match self.read_reply(frame) {
             Ok(step) => step,
-            Err(v) => self.interrupt(Interruption::Violation(v)),
+            Err(v) => Self::interrupted(Interruption::Violation(v), self.state.interrupt()),
         }
     }
 
@@ -353,70 +336,55 @@ impl UploadCall {
             .disposition_as_leader_redirect()
             .and_then(|r| Leader::of(&r));
         // A redirect answered the attempt; the next starts from the first byte again.
-        self.phase = Phase::Ready;
+        self.state.phase = Phase::Ready;
         Ok(UploadStep::Redirect(leader))
     }
 
     fn end(&mut self, outcome: UploadOutcome) -> UploadStep {
-        self.phase = Phase::Ended;
+        self.state.end();
         UploadStep::Ended(outcome)
     }
 
-    fn interrupt(&mut self, cause: Interruption) -> UploadStep {
-        if matches!(self.phase, Phase::Awaiting { .. }) {
-            self.ran = true;
-        }
-        self.phase = Phase::Ready;
-        UploadStep::Interrupted {
-            cause,
-            uncertain: self.ran,
-        }
+    fn interrupted(cause: Interruption, uncertain: bool) -> UploadStep {
+        UploadStep::Interrupted { cause, uncertain }
     }
 
     /// The stream failed or ended before the reply (U-5).
     pub fn on_closed(&mut self, now: Timestamp) -> UploadStep {
         let _ = now;
-        match self.phase {
-            Phase::Streaming { .. } | Phase::Awaiting { .. } => {
-                self.interrupt(Interruption::Transport)
-            }
-            _ => UploadStep::Continue,
+        match self.state.closed() {
+            Some(uncertain) => Self::interrupted(Interruption::Transport, uncertain),
+            None => UploadStep::Continue,
         }
     }
 
     /// When [`UploadCall::handle_timeout`] next has something to do.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Timestamp> {
-        match self.phase {
-            Phase::Streaming { deadline } | Phase::Awaiting { deadline } => Some(deadline),
-            _ => None,
-        }
+        self.state.deadline()
     }
 
     /// Time passed: an attempt whose next piece or reply is overdue, or whose deadline passed,
     /// is over (U-5). The driver ends its stream without a half-close.
     pub fn handle_timeout(&mut self, now: Timestamp) -> UploadStep {
-        match self.poll_timeout() {
-            Some(d) if d <= now => self.interrupt(Interruption::Stalled),
-            _ => UploadStep::Continue,
+        match self.state.overdue(now) {
+            Some(uncertain) => Self::interrupted(Interruption::Stalled, uncertain),
+            None => UploadStep::Continue,
         }
     }
 
     /// Whether some attempt carried the whole archive without learning its outcome.
     pub fn is_uncertain(&self) -> bool {
-        self.ran && self.phase != Phase::Ended
+        self.state.is_uncertain()
     }
 
     /// Gives the upload up without its outcome. An open attempt ends (the driver drops its
     /// stream); the identity is kept in the outcome for a later repeat.
     pub fn abandon(&mut self) -> UploadOutcome {
-        if matches!(self.phase, Phase::Awaiting { .. }) {
-            self.ran = true;
-        }
-        self.phase = Phase::Ended;
+        let uncertain = self.state.abandon();
         UploadOutcome::Abandoned {
             identity: self.spec.identity.clone(),
-            uncertain: self.ran,
+            uncertain,
         }
     }
 }
