@@ -3,13 +3,14 @@
 //! binary message each), applies the server's status frames, and on any break reconnects with
 //! back-off and replays from the first unacknowledged frame. Every wait is bounded.
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sf_journal::ring::Link;
-use sf_journal::status::{decode_status, is_qwp_frame, Category, Status};
+use sf_journal::status::{decode_status, is_qwp_frame, Category, Status, StatusError};
 use sf_journal::upgrade::{check_response, UpgradeError, UpgradeRequest, WRITE_PATH};
 use tungstenite::client::IntoClientRequest;
 use tungstenite::handshake::HandshakeError;
@@ -17,7 +18,7 @@ use tungstenite::http::{HeaderName, HeaderValue};
 use tungstenite::protocol::WebSocketConfig;
 use tungstenite::{Message, WebSocket};
 
-use crate::journal::{Journal, JournalError, TerminalError};
+use crate::journal::{Journal, JournalError, ServerError, TerminalError};
 
 /// The largest server message taken (SF-W8).
 pub const MAX_INBOUND_BYTES: usize = 256 << 20;
@@ -45,6 +46,9 @@ pub struct DrainConfig {
     /// The catch-up frames sent first on every connection when the journal has a dictionary
     /// (SF-9); none when `None`.
     pub catch_up: Option<CatchUp>,
+    /// Where every error status the server sends goes, retriable ones included (SF-44): a
+    /// handler, or by default a bounded inbox the application reads.
+    pub errors: ErrorSink,
 }
 
 impl DrainConfig {
@@ -61,12 +65,13 @@ impl DrainConfig {
             max_inbound_bytes: MAX_INBOUND_BYTES,
             keepalive: Duration::from_millis(200),
             catch_up: None,
+            errors: ErrorSink::Inbox(ErrorInbox::new(InboxLimits::default())),
         }
     }
 }
 
 /// What a drain did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DrainReport {
     /// Successful upgrades.
     pub connections: u32,
@@ -80,6 +85,11 @@ pub struct DrainReport {
     pub replayed_frames: u64,
     /// Retriable error statuses received.
     pub retriable_errors: u32,
+    /// The last retriable error status received, with its wire sequence, FSN and message.
+    pub last_retriable: Option<ServerError>,
+    /// Error statuses the inbox dropped during this run to stay within its bounds (the
+    /// oldest go first); always 0 with a handler.
+    pub errors_dropped: u64,
     /// PINGs sent.
     pub pings: u32,
 }
@@ -96,8 +106,17 @@ pub enum DrainError {
     #[error("header {0} has a value that cannot be sent")]
     BadHeader(String),
     /// The server sent a terminal error status; the frame stays in the journal.
-    #[error("terminal error from the server: {0:?}")]
+    #[error(
+        "terminal error from the server: {:?} at wire sequence {}: {:?}",
+        .0.status,
+        .0.wire_seq,
+        .0.message
+    )]
     Terminal(TerminalError),
+    /// A server frame is not a well-formed status (SF-W4 to SF-W7): a bad length, an unknown
+    /// status, an error message over 1024 bytes or not UTF-8. Nothing is trimmed.
+    #[error("malformed status frame: {0}")]
+    Status(StatusError),
     /// The server broke the protocol (a malformed or oversized status frame, a text message,
     /// an acknowledgement of what was never sent).
     #[error("protocol violation: {0}")]
@@ -302,52 +321,263 @@ pub(crate) fn between_sends(
 }
 
 /// One binary message from the server, applied to the journal: `Ok(None)` goes on,
-/// `Ok(Some(Retry))` ends the connection, an error ends the drain.
+/// `Ok(Some(Retry))` ends the connection, an error ends the drain. An error status goes to
+/// the configured [`ErrorSink`] once the journal is unlocked.
 pub(crate) fn apply_status(
     journal: &Mutex<Journal>,
+    c: &DrainConfig,
     bytes: &[u8],
     report: &mut DrainReport,
 ) -> Result<Option<Broke>, DrainError> {
-    let status = decode_status(bytes).map_err(|e| violation(e.to_string()))?;
-    let mut j = lock(journal);
+    let status = decode_status(bytes).map_err(|e| {
+        tracing::warn!(violation = %e, "sf server sent a malformed status frame");
+        DrainError::Status(e)
+    })?;
     let refused = |e: JournalError| match e {
         JournalError::Ack(a) => violation(a.to_string()),
         e => DrainError::Journal(e),
     };
-    match status {
-        Status::Ok { wire_seq, tables } => j.ok(wire_seq, tables).map_err(refused)?,
-        Status::DurableAck { tables } => j.durable_ack(&tables).map_err(refused)?,
-        Status::Error {
-            status, wire_seq, ..
-        } => {
-            let (fsn, category) = j.reject(wire_seq, status).map_err(refused)?;
-            if category == Category::Retriable {
-                report.retriable_errors += 1;
-                tracing::debug!(
-                    ?status,
-                    wire_seq,
-                    ?fsn,
-                    "sf retriable error status, reconnecting"
-                );
-                return Ok(Some(Broke::Retry));
+    let (e, terminal) = {
+        let mut j = lock(journal);
+        match status {
+            Status::Ok { wire_seq, tables } => {
+                j.ok(wire_seq, tables).map_err(refused)?;
+                return Ok(None);
             }
-            let t = j.take_terminal().unwrap_or(TerminalError {
+            Status::DurableAck { tables } => {
+                j.durable_ack(&tables).map_err(refused)?;
+                return Ok(None);
+            }
+            Status::Error {
                 status,
                 wire_seq,
-                fsn: None,
-            });
+                message,
+            } => {
+                let e = j.reject_error(wire_seq, status, message).map_err(refused)?;
+                let terminal = if e.category == Category::Retriable {
+                    None
+                } else {
+                    Some(j.take_terminal().unwrap_or_else(|| e.clone()))
+                };
+                (e, terminal)
+            }
+            _ => return Err(violation("an unknown status".into())),
+        }
+    };
+    report.errors_dropped += c.errors.deliver(&e);
+    match terminal {
+        None => {
+            report.retriable_errors += 1;
+            tracing::debug!(
+                status = ?e.status,
+                wire_seq = e.wire_seq,
+                fsn = ?e.fsn,
+                message = %e.message,
+                "sf retriable error status, reconnecting"
+            );
+            report.last_retriable = Some(e);
+            Ok(Some(Broke::Retry))
+        }
+        Some(t) => {
             tracing::warn!(
-                ?status,
-                wire_seq,
-                ?fsn,
+                status = ?e.status,
+                wire_seq = e.wire_seq,
+                fsn = ?e.fsn,
+                message = %e.message,
                 "sf terminal error status, the frame stays in the journal"
             );
-            return Err(DrainError::Terminal(t));
+            Err(DrainError::Terminal(t))
         }
-        _ => return Err(violation("an unknown status".into())),
     }
-    Ok(None)
 }
+
+/// Bounds of an [`ErrorInbox`]: it holds at most `max_errors` errors and `max_bytes` bytes
+/// (each error counts its message's bytes plus [`ERROR_OVERHEAD`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InboxLimits {
+    /// The most errors held.
+    pub max_errors: usize,
+    /// The most bytes held.
+    pub max_bytes: usize,
+}
+
+impl Default for InboxLimits {
+    /// 64 errors and 64 KiB.
+    fn default() -> Self {
+        Self {
+            max_errors: 64,
+            max_bytes: 64 << 10,
+        }
+    }
+}
+
+/// The bytes an error counts in an inbox besides its message.
+pub const ERROR_OVERHEAD: usize = 32;
+
+fn inbox_cost(e: &ServerError) -> usize {
+    e.message.len() + ERROR_OVERHEAD
+}
+
+#[derive(Debug)]
+struct InboxState {
+    limits: InboxLimits,
+    queue: VecDeque<ServerError>,
+    bytes: usize,
+    dropped: u64,
+}
+
+/// A bounded inbox of the server's error statuses (SF-44), shared between the drain that
+/// fills it and the application that reads it (clones share one inbox). Past either bound
+/// the oldest errors are dropped, and counted.
+#[derive(Debug, Clone)]
+pub struct ErrorInbox(Arc<Mutex<InboxState>>);
+
+impl ErrorInbox {
+    /// An empty inbox with these bounds.
+    #[must_use]
+    pub fn new(limits: InboxLimits) -> Self {
+        Self(Arc::new(Mutex::new(InboxState {
+            limits,
+            queue: VecDeque::new(),
+            bytes: 0,
+            dropped: 0,
+        })))
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, InboxState> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Adds an error, dropping the oldest while a bound is passed; returns how many were
+    /// dropped.
+    pub fn push(&self, e: ServerError) -> u64 {
+        let mut s = self.state();
+        s.bytes += inbox_cost(&e);
+        s.queue.push_back(e);
+        let mut dropped = 0;
+        while s.queue.len() > s.limits.max_errors || s.bytes > s.limits.max_bytes {
+            let Some(old) = s.queue.pop_front() else {
+                break;
+            };
+            s.bytes -= inbox_cost(&old);
+            dropped += 1;
+        }
+        s.dropped += dropped;
+        if dropped > 0 {
+            tracing::debug!(dropped, "sf error inbox full, the oldest errors dropped");
+        }
+        dropped
+    }
+
+    /// The oldest error held, taken out.
+    #[must_use]
+    pub fn pop(&self) -> Option<ServerError> {
+        let mut s = self.state();
+        let e = s.queue.pop_front()?;
+        s.bytes -= inbox_cost(&e);
+        Some(e)
+    }
+
+    /// Every error held, oldest first, taken out.
+    #[must_use]
+    pub fn take_all(&self) -> Vec<ServerError> {
+        let mut s = self.state();
+        s.bytes = 0;
+        s.queue.drain(..).collect()
+    }
+
+    /// How many errors it holds.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.state().queue.len()
+    }
+
+    /// Whether it holds no error.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.state().queue.is_empty()
+    }
+
+    /// The bytes its errors count now.
+    #[must_use]
+    pub fn bytes(&self) -> usize {
+        self.state().bytes
+    }
+
+    /// How many errors it dropped since it was made.
+    #[must_use]
+    pub fn dropped(&self) -> u64 {
+        self.state().dropped
+    }
+}
+
+/// What handles the server's error statuses: called once for each, from the drain's thread
+/// or task, with the journal unlocked.
+#[derive(Clone)]
+pub struct ErrorHandler(Arc<HandlerFn>);
+
+type HandlerFn = dyn Fn(&ServerError) + Send + Sync;
+
+impl ErrorHandler {
+    /// A handler calling `f`.
+    pub fn new(f: impl Fn(&ServerError) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for ErrorHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ErrorHandler(..)")
+    }
+}
+
+/// Where a drain's error statuses go (SF-44): every one, retriable and terminal, as it
+/// arrives.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ErrorSink {
+    /// Each error is handed to the handler.
+    Handler(ErrorHandler),
+    /// Each error is kept in the bounded inbox, which drops the oldest.
+    Inbox(ErrorInbox),
+}
+
+impl ErrorSink {
+    /// The inbox, when errors go to one.
+    #[must_use]
+    pub fn inbox(&self) -> Option<&ErrorInbox> {
+        match self {
+            ErrorSink::Inbox(i) => Some(i),
+            ErrorSink::Handler(_) => None,
+        }
+    }
+
+    /// Hands `e` on; returns how many errors the inbox dropped for it.
+    fn deliver(&self, e: &ServerError) -> u64 {
+        match self {
+            ErrorSink::Handler(h) => {
+                (h.0)(e);
+                0
+            }
+            ErrorSink::Inbox(i) => i.push(e.clone()),
+        }
+    }
+}
+
+impl PartialEq for ErrorSink {
+    /// The same handler or the same inbox.
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ErrorSink::Handler(a), ErrorSink::Handler(b)) => Arc::ptr_eq(&a.0, &b.0),
+            (ErrorSink::Inbox(a), ErrorSink::Inbox(b)) => Arc::ptr_eq(&a.0, &b.0),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for ErrorSink {}
 
 pub(crate) fn violation(what: String) -> DrainError {
     tracing::warn!(violation = %what, "sf server broke the protocol");
@@ -579,7 +809,7 @@ impl Drain {
                 Message::Close(_) => return Ok(Broke::Retry),
                 _ => continue,
             };
-            if let Some(b) = apply_status(journal, &bytes, report)? {
+            if let Some(b) = apply_status(journal, &self.config, &bytes, report)? {
                 return Ok(b);
             }
         }

@@ -237,7 +237,7 @@ impl AsyncDrain {
                 Message::Close(_) => return Ok(Broke::Retry),
                 _ => continue,
             };
-            if let Some(b) = apply_status(journal, &bytes, report)? {
+            if let Some(b) = apply_status(journal, &self.config, &bytes, report)? {
                 return Ok(b);
             }
         }

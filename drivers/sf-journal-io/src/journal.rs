@@ -85,16 +85,25 @@ pub enum JournalError {
     Broken,
 }
 
-/// A terminal error the server sent, kept until it is delivered (SF-28, SF-44).
+/// An error status the server sent (SF-W7, SF-44): which error, its category, the wire
+/// sequence it named, the FSN that sequence stands for and the server's message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TerminalError {
+pub struct ServerError {
     /// The status.
     pub status: ErrorStatus,
+    /// What the sender does about it: reconnect and replay, or stop.
+    pub category: Category,
     /// The wire sequence it named.
     pub wire_seq: u64,
     /// The FSN it concerns (`None` for a catch-up frame).
     pub fsn: Option<i64>,
+    /// The server's message: UTF-8 of at most 1024 bytes, as the status frame carried it.
+    pub message: String,
 }
+
+/// A terminal error the server sent, kept until it is delivered (SF-28, SF-44): a
+/// [`ServerError`] of [`Category::Terminal`].
+pub type TerminalError = ServerError;
 
 /// How a close ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -549,27 +558,44 @@ impl Journal {
     }
 
     /// A server error for `wire_seq`: nothing is trimmed (SF-43), the connection ends. A
-    /// terminal error is kept until [`Journal::take_terminal`] or close delivers it.
+    /// terminal error is kept until [`Journal::take_terminal`] or close delivers it. As
+    /// [`Journal::reject_error`] without a message.
     pub fn reject(
         &mut self,
         wire_seq: u64,
         status: ErrorStatus,
     ) -> Result<(Option<i64>, Category), JournalError> {
+        self.reject_error(wire_seq, status, String::new())
+            .map(|e| (e.fsn, e.category))
+    }
+
+    /// A server error for `wire_seq` with the server's message: nothing is trimmed (SF-43),
+    /// the connection ends. Returns the error with its FSN and category; a terminal one is
+    /// also kept, message included, until [`Journal::take_terminal`] or close delivers it.
+    pub fn reject_error(
+        &mut self,
+        wire_seq: u64,
+        status: ErrorStatus,
+        message: String,
+    ) -> Result<ServerError, JournalError> {
         let r = self.ring.reject(wire_seq, status);
         let (fsn, category) = self.count_ack(r)?;
+        let e = ServerError {
+            status,
+            category,
+            wire_seq,
+            fsn,
+            message,
+        };
         if category == Category::Terminal {
             self.stats.errors_terminal += 1;
+            if self.terminal.is_none() {
+                self.terminal = Some(e.clone());
+            }
         } else {
             self.stats.errors_retriable += 1;
         }
-        if category == Category::Terminal && self.terminal.is_none() {
-            self.terminal = Some(TerminalError {
-                status,
-                wire_seq,
-                fsn,
-            });
-        }
-        Ok((fsn, category))
+        Ok(e)
     }
 
     /// Delivers the terminal error the server sent, if one is waiting.

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sf_journal::ring::OkQueueLimits;
-use sf_journal::status::{decode_status, ErrorStatus, Status};
+use sf_journal::status::{decode_status, encode_status, ErrorStatus, Status, StatusError};
 use sf_journal::upgrade::{UpgradeError, UpgradeRequest};
 use sf_journal_io::drain::{CatchUp, DrainConfig, DrainError, DrainReport};
 use sf_journal_io::drain_async::AsyncDrain;
@@ -150,7 +150,7 @@ async fn sf_w4_a_malformed_status_frame_is_a_protocol_violation_and_trims_nothin
         let j = filled(2);
         let r = run(&s, &j, |_| {}).await;
         assert!(
-            matches!(r, Err(DrainError::Violation(_))),
+            matches!(r, Err(DrainError::Status(_))),
             "{garbage:?}: {r:?}"
         );
         assert_eq!(j.lock().unwrap().acked_fsn(), -1);
@@ -168,7 +168,7 @@ async fn sf_w8_a_server_message_over_the_inbound_cap_is_a_violation_tokio() {
     );
     let s = server(vec![Conn::Oversized(4096)]);
     match run(&s, &filled(1), |c| c.max_inbound_bytes = 4096).await {
-        Err(DrainError::Violation(m)) => assert!(!m.contains("server message"), "{m}"),
+        Err(DrainError::Status(e)) => assert_eq!(e, StatusError::TrailingBytes(4096 - 11)),
         other => panic!("{other:?}"),
     }
 }
@@ -650,4 +650,171 @@ async fn sf_36_periodic_checkpoints_go_on_while_the_wire_is_down_tokio() {
     let after = j.lock().unwrap().dir_stats().unwrap();
     assert!(after.dir_syncs > before.dir_syncs, "{before:?} {after:?}");
     assert!(after.file_syncs > before.file_syncs, "{before:?} {after:?}");
+}
+
+#[tokio::test]
+async fn sf_44_an_error_status_keeps_its_message_wire_seq_and_category_tokio() {
+    use sf_journal::status::Category;
+    // Terminal: the drain's error carries the server's message.
+    let s = server(vec![Conn::ErrorAt {
+        wire_seq: 1,
+        status: ErrorStatus::ParseError,
+    }]);
+    let j = filled(3);
+    match run(&s, &j, |_| {}).await {
+        Err(DrainError::Terminal(t)) => assert_eq!(
+            (t.status, t.category, t.wire_seq, t.fsn, t.message.as_str()),
+            (
+                ErrorStatus::ParseError,
+                Category::Terminal,
+                1,
+                Some(1),
+                "refused frame 1"
+            )
+        ),
+        other => panic!("expected a terminal error, got {other:?}"),
+    }
+    // Retriable: the report keeps the last one, message included.
+    let s = server(vec![Conn::ErrorAt {
+        wire_seq: 2,
+        status: ErrorStatus::WriteError,
+    }]);
+    let j = filled(4);
+    let r = run(&s, &j, |_| {}).await.unwrap();
+    let e = r.last_retriable.expect("the retriable error is reported");
+    assert_eq!(
+        (e.status, e.category, e.wire_seq, e.fsn, e.message.as_str()),
+        (
+            ErrorStatus::WriteError,
+            Category::Retriable,
+            2,
+            Some(2),
+            "refused frame 2"
+        )
+    );
+}
+
+#[tokio::test]
+async fn sf_44_the_error_handler_is_called_for_each_error_status_tokio() {
+    use sf_journal_io::drain::{ErrorHandler, ErrorSink};
+    let s = server(vec![
+        Conn::ErrorAt {
+            wire_seq: 0,
+            status: ErrorStatus::InternalError,
+        },
+        Conn::ErrorAt {
+            wire_seq: 1,
+            status: ErrorStatus::WriteError,
+        },
+        Conn::ErrorAt {
+            wire_seq: 0,
+            status: ErrorStatus::SecurityError,
+        },
+    ]);
+    let j = filled(3);
+    let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let into = seen.clone();
+    let handler = ErrorHandler::new(move |e| into.lock().unwrap().push(e.clone()));
+    let r = run(&s, &j, |c| c.errors = ErrorSink::Handler(handler)).await;
+    assert!(
+        matches!(&r, Err(DrainError::Terminal(t)) if t.status == ErrorStatus::SecurityError),
+        "{r:?}"
+    );
+    let seen: Vec<_> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|e| (e.status, e.wire_seq, e.message.clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (ErrorStatus::InternalError, 0, "refused frame 0".to_owned()),
+            (ErrorStatus::WriteError, 1, "refused frame 1".to_owned()),
+            (ErrorStatus::SecurityError, 0, "refused frame 0".to_owned()),
+        ],
+        "each error once, in arrival order, retriable ones included"
+    );
+}
+
+#[tokio::test]
+async fn sf_44_the_error_inbox_is_bounded_drops_the_oldest_and_counts_the_drops_tokio() {
+    use sf_journal_io::drain::{ErrorInbox, ErrorSink, InboxLimits};
+    let err = |status| Conn::ErrorAt {
+        wire_seq: 0,
+        status,
+    };
+    let s = server(vec![
+        err(ErrorStatus::InternalError),
+        err(ErrorStatus::WriteError),
+        err(ErrorStatus::NotWritable),
+    ]);
+    let j = filled(2);
+    let inbox = ErrorInbox::new(InboxLimits {
+        max_errors: 2,
+        max_bytes: 1 << 20,
+    });
+    let shared = inbox.clone();
+    let r = run(&s, &j, |c| c.errors = ErrorSink::Inbox(shared))
+        .await
+        .unwrap();
+    assert_eq!(r.retriable_errors, 3);
+    assert_eq!(r.errors_dropped, 1, "one dropped at the count bound");
+    assert_eq!(inbox.dropped(), 1);
+    let kept: Vec<_> = inbox.take_all().iter().map(|e| e.status).collect();
+    assert_eq!(
+        kept,
+        vec![ErrorStatus::WriteError, ErrorStatus::NotWritable],
+        "the oldest went first"
+    );
+    assert!(inbox.is_empty());
+    assert_eq!(inbox.bytes(), 0);
+
+    // The default sink is an inbox the application can read.
+    let s = server(vec![err(ErrorStatus::InternalError)]);
+    let j = filled(1);
+    let c = DrainConfig::new(s.addr());
+    let inbox = c.errors.inbox().expect("an inbox by default").clone();
+    let _ = run(&s, &j, |x| *x = c).await.unwrap();
+    assert_eq!(inbox.len(), 1);
+    assert_eq!(inbox.pop().unwrap().message, "refused frame 0");
+}
+
+#[tokio::test]
+async fn sf_w7_an_error_message_over_1024_bytes_or_not_utf8_is_a_typed_violation_tokio() {
+    let error_frame = |msg: &[u8]| {
+        let mut f = vec![ErrorStatus::WriteError.byte()];
+        f.extend_from_slice(&0u64.to_le_bytes());
+        f.extend_from_slice(&(msg.len() as u16).to_le_bytes());
+        f.extend_from_slice(msg);
+        f
+    };
+    for (frame, want) in [
+        (
+            error_frame(&[b'x'; 1025]),
+            StatusError::MessageTooLong(1025),
+        ),
+        (error_frame(&[0xff, 0xfe]), StatusError::NotUtf8),
+    ] {
+        let s = server(vec![Conn::Garbage(frame)]);
+        let j = filled(2);
+        match run(&s, &j, |_| {}).await {
+            Err(DrainError::Status(e)) => assert_eq!(e, want),
+            other => panic!("expected a typed violation, got {other:?}"),
+        }
+        assert_eq!(j.lock().unwrap().acked_fsn(), -1, "nothing trimmed");
+        assert_eq!(s.connections().len(), 1, "not retried");
+    }
+    // At 1024 bytes exactly the message is kept whole.
+    let long = "y".repeat(1024);
+    let frame = encode_status(&Status::Error {
+        status: ErrorStatus::SchemaMismatch,
+        wire_seq: 0,
+        message: long.clone(),
+    });
+    let s = server(vec![Conn::Garbage(frame)]);
+    match run(&s, &filled(1), |_| {}).await {
+        Err(DrainError::Terminal(t)) => assert_eq!(t.message, long),
+        other => panic!("{other:?}"),
+    }
 }
