@@ -18,7 +18,9 @@ use tungstenite::http::{HeaderName, HeaderValue};
 use tungstenite::protocol::WebSocketConfig;
 use tungstenite::{Message, WebSocket};
 
-use crate::journal::{Journal, JournalError, ServerError, TerminalError};
+use crate::journal::{
+    monotonic_millis, CloseStep, Closed, Journal, JournalError, ServerError, TerminalError,
+};
 
 /// The largest server message taken (SF-W8).
 pub const MAX_INBOUND_BYTES: usize = 256 << 20;
@@ -151,6 +153,57 @@ pub enum DrainError {
         /// The published FSN.
         published: i64,
     },
+}
+
+/// How often a close waiting for acknowledgements looks again, with the journal unlocked.
+pub(crate) const CLOSE_POLL: Duration = Duration::from_millis(2);
+
+/// One look of a close shared by both drains (SF-26 to SF-28): `Ok(Ok(closed))` when the
+/// journal is closed, `Ok(Err(pause))` to look again after `pause` with the journal unlocked.
+/// `started_millis` is when the close began, on [`monotonic_millis`].
+pub(crate) fn close_step(
+    journal: &Mutex<Journal>,
+    started_millis: u64,
+    timeout_millis: i64,
+) -> Result<Result<Closed, Duration>, JournalError> {
+    let now = monotonic_millis();
+    match lock(journal).close(now, started_millis, timeout_millis)? {
+        CloseStep::Done(c) => Ok(Ok(c)),
+        CloseStep::Wait { deadline_millis } => Ok(Err(CLOSE_POLL
+            .min(Duration::from_millis(deadline_millis.saturating_sub(now)))
+            .max(Duration::from_millis(1)))),
+    }
+}
+
+/// Closes a journal shared with a running drain (SF-26 to SF-28): waits up to
+/// `timeout_millis` (`close_flush_timeout_millis`, see
+/// [`DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS`](crate::journal::DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS))
+/// for everything published to be acknowledged, looking every 2 ms with the journal unlocked
+/// so the drain goes on, and returns as soon as it is. On timeout a WARN is logged and the
+/// unacknowledged FSNs are reported: in SF mode they stay on disk for the next sender on the
+/// slot, in memory mode they are lost. 0 or below skips the wait. Either way the slot lock is
+/// released and a terminal error not yet delivered is handed back. The drain ends at its next
+/// look at the journal (with `Ok`). [`AsyncDrain`'s close](crate::drain_async::close) keeps
+/// the same bound.
+pub fn close(journal: &Mutex<Journal>, timeout_millis: i64) -> Result<Closed, JournalError> {
+    let started = monotonic_millis();
+    loop {
+        match close_step(journal, started, timeout_millis)? {
+            Ok(closed) => return Ok(closed),
+            Err(pause) => std::thread::sleep(pause),
+        }
+    }
+}
+
+/// The next frame to send, or `Err(None)` when the journal was closed (the drain is done).
+pub(crate) fn next_frame(
+    journal: &Mutex<Journal>,
+) -> Result<Option<(i64, Vec<u8>)>, Option<DrainError>> {
+    match lock(journal).next_frame() {
+        Ok(f) => Ok(f),
+        Err(JournalError::Closed) => Err(None),
+        Err(e) => Err(Some(e.into())),
+    }
 }
 
 /// How a connection ended that did not end the drain.
@@ -309,6 +362,9 @@ pub(crate) fn between_sends(
     last_sent: u64,
 ) -> Result<(bool, bool), DrainError> {
     let mut j = lock(journal);
+    if j.is_closed() {
+        return Ok((true, false));
+    }
     // `sf_durability=periodic`: the checkpoint due now, if any.
     let _ = j.checkpoint(crate::journal::monotonic_millis())?;
     if j.acked_fsn() >= j.published_fsn() && until(&j) {
@@ -639,7 +695,8 @@ impl Drain {
     /// Drains until everything published is acknowledged and `until` holds for the journal
     /// (for instance: the producer published its last frame), or `deadline`. The journal is
     /// shared: a producer may append meanwhile (frames appended during a replay are sent
-    /// too). Retriable failures reconnect after a back-off; terminal ones end the drain.
+    /// too). Retriable failures reconnect after a back-off; terminal ones end the drain. A
+    /// journal closed meanwhile (by [`close`]) ends it with `Ok`.
     pub fn run(
         &self,
         journal: &Mutex<Journal>,
@@ -652,6 +709,9 @@ impl Drain {
         let mut attempts = 0u32;
         let mut outage_start = None;
         loop {
+            if lock(journal).is_closed() {
+                return Ok(report);
+            }
             if Instant::now() >= deadline {
                 return Err(deadline_passed(journal));
             }
@@ -755,7 +815,11 @@ impl Drain {
                     more = true;
                     break;
                 }
-                let next = lock(journal).next_frame()?;
+                let next = match next_frame(journal) {
+                    Ok(n) => n,
+                    Err(None) => return Ok(Broke::Done),
+                    Err(Some(e)) => return Err(e),
+                };
                 let Some((fsn, bytes)) = next else { break };
                 if !is_qwp_frame(&bytes) {
                     return Err(DrainError::NotQwp { fsn });

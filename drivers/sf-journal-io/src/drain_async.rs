@@ -25,13 +25,29 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::drain::{
-    apply_status, between_sends, check_durable_ack, deadline_passed, epoch_millis, headers_of,
-    judge_upgrade, lock, on_connected, on_disconnected, upgrade_request, violation, ws_config,
-    Broke, DrainConfig, DrainError, DrainReport, SEND_BURST,
+    apply_status, between_sends, check_durable_ack, close_step, deadline_passed, epoch_millis,
+    headers_of, judge_upgrade, lock, next_frame, on_connected, on_disconnected, upgrade_request,
+    violation, ws_config, Broke, DrainConfig, DrainError, DrainReport, SEND_BURST,
 };
-use crate::journal::Journal;
+use crate::journal::{Closed, Journal, JournalError};
 
 type Ws = WebSocketStream<Io>;
+
+/// Closes a journal shared with a running [`AsyncDrain`] (SF-26 to SF-28), as the blocking
+/// [`close`](crate::drain::close) does and with the same bound: waits up to `timeout_millis`
+/// for everything published to be acknowledged, looking every 2 ms without holding the
+/// journal, and returns as soon as it is; on timeout the unacknowledged FSNs are reported (on
+/// disk in SF mode, lost in memory mode); 0 or below skips the wait. The slot lock is released
+/// and a terminal error not yet delivered is handed back.
+pub async fn close(journal: &Mutex<Journal>, timeout_millis: i64) -> Result<Closed, JournalError> {
+    let started = crate::journal::monotonic_millis();
+    loop {
+        match close_step(journal, started, timeout_millis)? {
+            Ok(closed) => return Ok(closed),
+            Err(pause) => tokio::time::sleep(pause).await,
+        }
+    }
+}
 
 /// An async drain of one journal to one server.
 #[derive(Debug, Clone)]
@@ -67,6 +83,9 @@ impl AsyncDrain {
         let mut attempts = 0u32;
         let mut outage_start = None;
         loop {
+            if lock(journal).is_closed() {
+                return Ok(report);
+            }
             if Instant::now() >= deadline {
                 return Err(deadline_passed(journal));
             }
@@ -178,7 +197,11 @@ impl AsyncDrain {
                     more = true;
                     break;
                 }
-                let next = lock(journal).next_frame()?;
+                let next = match next_frame(journal) {
+                    Ok(n) => n,
+                    Err(None) => return Ok(Broke::Done),
+                    Err(Some(e)) => return Err(e),
+                };
                 let Some((fsn, bytes)) = next else { break };
                 if !is_qwp_frame(&bytes) {
                     return Err(DrainError::NotQwp { fsn });

@@ -105,6 +105,10 @@ pub struct ServerError {
 /// [`ServerError`] of [`Category::Terminal`].
 pub type TerminalError = ServerError;
 
+/// The default `close_flush_timeout_millis`: how long a close waits for every published frame
+/// to be acknowledged (SF-26).
+pub const DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS: i64 = 5_000;
+
 /// How a close ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use]
@@ -357,6 +361,12 @@ impl Journal {
         let r = self.store()?.apply(ops);
         self.broken |= r.is_err();
         r
+    }
+
+    /// Whether the journal was closed.
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        self.store.is_none()
     }
 
     /// Whether this journal keeps its frames in memory only.

@@ -1001,3 +1001,167 @@ fn sf_44_the_error_inbox_drops_the_oldest_at_its_byte_bound() {
     assert!(tiny.is_empty());
     assert_eq!((tiny.dropped(), tiny.bytes()), (1, 0));
 }
+
+/// A server that acknowledges only once a connection idles (`idle` after the last frame).
+fn acking_when_idle(idle: Duration) -> LoopbackServer {
+    LoopbackServer::start(ServerConfig {
+        seed: 7,
+        ack_one_in: 0,
+        idle_ack: idle,
+        ..ServerConfig::default()
+    })
+    .unwrap()
+}
+
+/// The names in a slot directory, sorted.
+fn slot_names(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn disk_filled(sf: &std::path::Path, n: usize) -> Mutex<Journal> {
+    let mut j = Journal::open(sf, "s", small()).unwrap();
+    for i in 0..n {
+        let _ = j.append(&payload(i), 0).unwrap();
+    }
+    Mutex::new(j)
+}
+
+/// Runs `close` while a blocking drain of `j` to `s` runs, which ends only when the journal is
+/// closed; returns the close's result, how long it took and the drain's result.
+fn close_while_draining(
+    s: &LoopbackServer,
+    j: &Mutex<Journal>,
+    timeout_millis: i64,
+) -> (
+    sf_journal_io::journal::Closed,
+    Duration,
+    Result<DrainReport, DrainError>,
+) {
+    std::thread::scope(|scope| {
+        let d = scope.spawn(|| {
+            Drain::new(DrainConfig::new(s.addr())).run(
+                j,
+                Instant::now() + Duration::from_secs(20),
+                |_| false,
+            )
+        });
+        let started = Instant::now();
+        let c = sf_journal_io::drain::close(j, timeout_millis).unwrap();
+        let took = started.elapsed();
+        (c, took, d.join().unwrap())
+    })
+}
+
+#[test]
+fn sf_26_a_close_waits_for_the_running_drain_and_returns_once_all_is_acknowledged() {
+    use sf_journal_io::journal::DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS;
+    assert_eq!(DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS, 5_000);
+    let s = acking_when_idle(Duration::from_millis(50));
+    let sf = scratch("close-waits");
+    let j = disk_filled(&sf, 5);
+    let (c, took, drained) = close_while_draining(&s, &j, DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS);
+    assert_eq!(
+        c.unacknowledged,
+        5..5,
+        "the close waited for every acknowledgement"
+    );
+    assert!(!c.skipped);
+    assert!(
+        took < Duration::from_millis(2_500),
+        "returned early: {took:?}"
+    );
+    assert!(
+        took >= Duration::from_millis(50),
+        "the server acks after 50 ms: {took:?}"
+    );
+    assert!(
+        drained.is_ok(),
+        "the drain ends with the journal: {drained:?}"
+    );
+    assert_eq!(last_ok(&s.connections()[0]), Some(4));
+    assert_eq!(slot_names(&sf.join("s")), vec![".lock", ".lock.pid"]);
+}
+
+#[test]
+fn sf_27_a_close_times_out_at_its_bound_and_leaves_the_tail_for_the_next_sender() {
+    let s = acking_when_idle(Duration::from_secs(60));
+    let sf = scratch("close-times-out");
+    let j = disk_filled(&sf, 3);
+    let (c, took, drained) = close_while_draining(&s, &j, 300);
+    assert_eq!((c.unacknowledged, c.skipped), (0..3, false));
+    // Whole milliseconds of a monotonic clock: the bound holds to within one.
+    assert!(took >= Duration::from_millis(299), "{took:?}");
+    assert!(took < Duration::from_millis(2_000), "{took:?}");
+    assert!(drained.is_ok(), "{drained:?}");
+    assert_eq!(
+        s.connections()[0].messages().len(),
+        3,
+        "all sent, none acked"
+    );
+    let next = Journal::open(&sf, "s", small()).unwrap();
+    assert_eq!(
+        next.recovered(),
+        0..3,
+        "the tail is on disk for the next sender"
+    );
+
+    // Memory mode loses the tail, and says how much.
+    let s = acking_when_idle(Duration::from_secs(60));
+    let j = filled(3);
+    let (c, took, _) = close_while_draining(&s, &j, 300);
+    assert_eq!((c.unacknowledged, c.skipped), (0..3, false));
+    // Whole milliseconds of a monotonic clock: the bound holds to within one.
+    assert!(took >= Duration::from_millis(299), "{took:?}");
+}
+
+#[test]
+fn sf_28_a_close_of_0_or_minus_1_skips_the_wait_and_releases_the_lock() {
+    for timeout in [0, -1] {
+        let s = acking_when_idle(Duration::from_secs(60));
+        let sf = scratch("close-skips");
+        let j = disk_filled(&sf, 3);
+        let (c, took, drained) = close_while_draining(&s, &j, timeout);
+        assert_eq!((c.unacknowledged, c.skipped), (0..3, true), "{timeout}");
+        assert!(took < Duration::from_millis(200), "{timeout}: {took:?}");
+        assert!(drained.is_ok(), "{drained:?}");
+        // The lock is released while the closed journal still exists.
+        let next = Journal::open(&sf, "s", small()).unwrap();
+        assert_eq!(next.recovered(), 0..3);
+        drop(j);
+    }
+}
+
+#[test]
+fn sf_28_a_close_reports_a_latched_terminal_error_not_yet_delivered() {
+    // Latched and not delivered: the close hands it back, message included.
+    let j = filled(2);
+    {
+        let mut x = j.lock().unwrap();
+        let _ = x.connect(0);
+        let _ = drain(&mut x);
+        let e = x
+            .reject_error(1, ErrorStatus::SchemaMismatch, "column type".into())
+            .unwrap();
+        assert_eq!(e.fsn, Some(1));
+    }
+    let c = sf_journal_io::drain::close(&j, 0).unwrap();
+    let t = c.terminal.expect("the latched error comes back");
+    assert_eq!(
+        (t.status, t.wire_seq, t.fsn, t.message.as_str()),
+        (ErrorStatus::SchemaMismatch, 1, Some(1), "column type")
+    );
+    // Delivered by the drain: the close does not hand it back again.
+    let s = server(vec![Conn::ErrorAt {
+        wire_seq: 0,
+        status: ErrorStatus::ParseError,
+    }]);
+    let j = filled(2);
+    assert!(matches!(run(&s, &j, |_| {}), Err(DrainError::Terminal(_))));
+    let c = sf_journal_io::drain::close(&j, 0).unwrap();
+    assert_eq!(c.terminal, None);
+}

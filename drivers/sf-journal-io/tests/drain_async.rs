@@ -818,3 +818,161 @@ async fn sf_w7_an_error_message_over_1024_bytes_or_not_utf8_is_a_typed_violation
         other => panic!("{other:?}"),
     }
 }
+
+/// A server that acknowledges only once a connection idles (`idle` after the last frame).
+fn acking_when_idle(idle: Duration) -> LoopbackServer {
+    LoopbackServer::start(ServerConfig {
+        seed: 7,
+        ack_one_in: 0,
+        idle_ack: idle,
+        ..ServerConfig::default()
+    })
+    .unwrap()
+}
+
+fn slot_names(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn disk_filled(sf: &std::path::Path, n: usize) -> Mutex<Journal> {
+    let mut j = Journal::open(sf, "s", small()).unwrap();
+    for i in 0..n {
+        let _ = j.append(&payload(i), 0).unwrap();
+    }
+    Mutex::new(j)
+}
+
+/// Runs the async close while an async drain of `j` to `s` runs (ending only with the
+/// journal); returns the close's result, how long it took and the drain's result.
+async fn close_while_draining(
+    s: &LoopbackServer,
+    j: &Mutex<Journal>,
+    timeout_millis: i64,
+) -> (
+    sf_journal_io::journal::Closed,
+    Duration,
+    Result<DrainReport, DrainError>,
+) {
+    let drain = AsyncDrain::new(DrainConfig::new(s.addr()));
+    let started = Instant::now();
+    let (drained, (c, took)) = tokio::join!(
+        drain.run(j, Instant::now() + Duration::from_secs(20), |_| false),
+        async {
+            let c = sf_journal_io::drain_async::close(j, timeout_millis)
+                .await
+                .unwrap();
+            (c, started.elapsed())
+        }
+    );
+    (c, took, drained)
+}
+
+#[tokio::test]
+async fn sf_26_a_close_waits_for_the_running_drain_and_returns_once_all_is_acknowledged_tokio() {
+    use sf_journal_io::journal::DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS;
+    let s = acking_when_idle(Duration::from_millis(50));
+    let sf = scratch("close-waits-tokio");
+    let j = disk_filled(&sf, 5);
+    let (c, took, drained) = close_while_draining(&s, &j, DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS).await;
+    assert_eq!(
+        c.unacknowledged,
+        5..5,
+        "the close waited for every acknowledgement"
+    );
+    assert!(!c.skipped);
+    assert!(
+        took < Duration::from_millis(2_500),
+        "returned early: {took:?}"
+    );
+    assert!(
+        took >= Duration::from_millis(50),
+        "the server acks after 50 ms: {took:?}"
+    );
+    assert!(
+        drained.is_ok(),
+        "the drain ends with the journal: {drained:?}"
+    );
+    assert_eq!(last_ok(&s.connections()[0]), Some(4));
+    assert_eq!(slot_names(&sf.join("s")), vec![".lock", ".lock.pid"]);
+}
+
+#[tokio::test]
+async fn sf_27_a_close_times_out_at_its_bound_and_leaves_the_tail_for_the_next_sender_tokio() {
+    let s = acking_when_idle(Duration::from_secs(60));
+    let sf = scratch("close-times-out-tokio");
+    let j = disk_filled(&sf, 3);
+    let (c, took, drained) = close_while_draining(&s, &j, 300).await;
+    assert_eq!((c.unacknowledged, c.skipped), (0..3, false));
+    // Whole milliseconds of a monotonic clock: the bound holds to within one.
+    assert!(took >= Duration::from_millis(299), "{took:?}");
+    assert!(took < Duration::from_millis(2_000), "{took:?}");
+    assert!(drained.is_ok(), "{drained:?}");
+    let next = Journal::open(&sf, "s", small()).unwrap();
+    assert_eq!(
+        next.recovered(),
+        0..3,
+        "the tail is on disk for the next sender"
+    );
+
+    let s = acking_when_idle(Duration::from_secs(60));
+    let j = filled(3);
+    let (c, took, _) = close_while_draining(&s, &j, 300).await;
+    assert_eq!(
+        (c.unacknowledged, c.skipped),
+        (0..3, false),
+        "memory loses it"
+    );
+    // Whole milliseconds of a monotonic clock: the bound holds to within one.
+    assert!(took >= Duration::from_millis(299), "{took:?}");
+}
+
+#[tokio::test]
+async fn sf_28_a_close_of_0_or_minus_1_skips_the_wait_and_releases_the_lock_tokio() {
+    for timeout in [0, -1] {
+        let s = acking_when_idle(Duration::from_secs(60));
+        let sf = scratch("close-skips-tokio");
+        let j = disk_filled(&sf, 3);
+        let (c, took, drained) = close_while_draining(&s, &j, timeout).await;
+        assert_eq!((c.unacknowledged, c.skipped), (0..3, true), "{timeout}");
+        assert!(took < Duration::from_millis(200), "{timeout}: {took:?}");
+        assert!(drained.is_ok(), "{drained:?}");
+        let next = Journal::open(&sf, "s", small()).unwrap();
+        assert_eq!(next.recovered(), 0..3);
+        drop(j);
+    }
+}
+
+#[tokio::test]
+async fn sf_28_a_close_reports_a_latched_terminal_error_not_yet_delivered_tokio() {
+    let j = filled(2);
+    {
+        let mut x = j.lock().unwrap();
+        let _ = x.connect(0);
+        while x.next_frame().unwrap().is_some() {}
+        let _ = x
+            .reject_error(1, ErrorStatus::SchemaMismatch, "column type".into())
+            .unwrap();
+    }
+    let c = sf_journal_io::drain_async::close(&j, -1).await.unwrap();
+    let t = c.terminal.expect("the latched error comes back");
+    assert_eq!(
+        (t.status, t.wire_seq, t.fsn, t.message.as_str()),
+        (ErrorStatus::SchemaMismatch, 1, Some(1), "column type")
+    );
+    let s = server(vec![Conn::ErrorAt {
+        wire_seq: 0,
+        status: ErrorStatus::ParseError,
+    }]);
+    let j = filled(2);
+    assert!(matches!(
+        run(&s, &j, |_| {}).await,
+        Err(DrainError::Terminal(_))
+    ));
+    let c = sf_journal_io::drain_async::close(&j, 0).await.unwrap();
+    assert_eq!(c.terminal, None);
+}
