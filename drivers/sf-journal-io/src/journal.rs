@@ -628,8 +628,12 @@ impl Journal {
 
     /// One step of close: `timeout_millis` is `close_flush_timeout_millis` (0 or below skips
     /// the wait), `started_millis` when close began. When everything is acknowledged the
-    /// journal's files are removed, leaving only the lock files (SF-D8). On any end the slot
-    /// lock is released and a terminal error not yet delivered is handed back (SF-28).
+    /// journal's files are removed, leaving only the lock files (SF-D8): segments (spares
+    /// included), manifest, watermark and dictionary, and also a manifest recovery set aside
+    /// as `.corrupt` and the `.tmp` of an interrupted record rewrite. Those are not kept for
+    /// inspection: the reference client's drained slot holds the lock files alone, and a
+    /// set-aside manifest names segments that are gone once all is acknowledged. On any end
+    /// the slot lock is released and a terminal error not yet delivered is handed back (SF-28).
     pub fn close(
         &mut self,
         now_millis: u64,
@@ -661,6 +665,19 @@ impl Journal {
                 // Empty segments a crash left (or a spare) go too: the slot keeps only
                 // its lock files.
                 ops.extend(self.spares.drain(..).map(|file| FileOp::Unlink { file }));
+                // So do what recovery set aside (`<name>.corrupt`) and what an interrupted
+                // record rewrite left (`<name>.tmp`): once every frame is acknowledged they
+                // describe nothing still owed to the server.
+                if let Some(Store::Disk { dir, .. }) = &self.store {
+                    let names = dir.names();
+                    self.broken |= names.is_err();
+                    ops.extend(
+                        names?
+                            .into_iter()
+                            .filter(|n| is_leftover(n))
+                            .map(|file| FileOp::Unlink { file }),
+                    );
+                }
                 self.apply(&ops)?;
                 let next = self.published_fsn() + 1;
                 (next..next, false)
@@ -684,6 +701,24 @@ impl Journal {
             terminal: self.terminal.take(),
         }))
     }
+}
+
+/// Whether `name` is a file of the journal set aside by recovery (`<name>.corrupt`) or left
+/// by an interrupted write-then-rename (`<name>.tmp`): removed by a drained close (SF-D8).
+fn is_leftover(name: &str) -> bool {
+    let Some(stem) = name
+        .strip_suffix(sf_journal::slot::CORRUPT_SUFFIX)
+        .or_else(|| name.strip_suffix(".tmp"))
+    else {
+        return false;
+    };
+    [
+        sf_journal::slot::MANIFEST,
+        sf_journal::slot::ACK_WATERMARK,
+        sf_journal::slot::SYMBOL_DICT,
+    ]
+    .contains(&stem)
+        || sf_journal::slot::parse_segment_name(stem).is_some()
 }
 
 /// The path of a sender's slot directory: `<sf_dir>/<sender_id>`.
