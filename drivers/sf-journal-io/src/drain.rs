@@ -2,6 +2,12 @@
 //! QWP headers, checks the response, sends the journal's frames in FSN order (one unfragmented
 //! binary message each), applies the server's status frames, and on any break reconnects with
 //! back-off and replays from the first unacknowledged frame. Every wait is bounded.
+//!
+//! A server that answers the upgrade with `X-QWP-Max-Batch-Size` above 0 gets no message
+//! longer than that: a journal frame over it ends the drain with
+//! [`DrainError::FrameTooLarge`] naming its FSN, unsent and kept in the journal (frames are
+//! opaque here, so they cannot be split). Absent, unreadable or 0 means no limit but the
+//! journal's own.
 
 use std::collections::VecDeque;
 use std::io;
@@ -11,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sf_journal::ring::Link;
 use sf_journal::status::{decode_status, is_qwp_frame, Category, Status, StatusError};
-use sf_journal::upgrade::{check_response, UpgradeError, UpgradeRequest, WRITE_PATH};
+use sf_journal::upgrade::{check_response, Negotiated, UpgradeError, UpgradeRequest, WRITE_PATH};
 use tungstenite::client::IntoClientRequest;
 use tungstenite::handshake::HandshakeError;
 use tungstenite::http::{HeaderName, HeaderValue};
@@ -129,6 +135,25 @@ pub enum DrainError {
         /// Its FSN.
         fsn: i64,
     },
+    /// A journal frame is larger than the server's `X-QWP-Max-Batch-Size` (SF-W2); it is not
+    /// sent and stays in the journal. Retrying cannot help, so the drain ends.
+    #[error("frame {fsn} of {len} bytes exceeds the server's batch size of {max}")]
+    FrameTooLarge {
+        /// Its FSN.
+        fsn: i64,
+        /// Its length in bytes.
+        len: usize,
+        /// The server's `X-QWP-Max-Batch-Size`.
+        max: u64,
+    },
+    /// A catch-up frame is larger than the server's `X-QWP-Max-Batch-Size`; nothing is sent.
+    #[error("a catch-up frame of {len} bytes exceeds the server's batch size of {max}")]
+    CatchUpTooLarge {
+        /// Its length in bytes.
+        len: usize,
+        /// The server's `X-QWP-Max-Batch-Size`.
+        max: u64,
+    },
     /// A catch-up frame is not a QWP message; nothing is sent.
     #[error("a catch-up frame is not a QWP message")]
     CatchUpNotQwp,
@@ -193,6 +218,34 @@ pub fn close(journal: &Mutex<Journal>, timeout_millis: i64) -> Result<Closed, Jo
             Err(pause) => std::thread::sleep(pause),
         }
     }
+}
+
+/// Whether a frame of `len` bytes is over the server's batch size (0: no limit but the
+/// local budget, SF-W2).
+fn over_batch(len: usize, max_batch: u64) -> bool {
+    max_batch > 0 && len as u64 > max_batch
+}
+
+/// Whether a journal frame may go on the wire: a QWP message (SF-W9) within the server's
+/// batch size (SF-W2).
+pub(crate) fn check_frame(fsn: i64, bytes: &[u8], max_batch: u64) -> Result<(), DrainError> {
+    if !is_qwp_frame(bytes) {
+        return Err(DrainError::NotQwp { fsn });
+    }
+    if over_batch(bytes.len(), max_batch) {
+        tracing::warn!(
+            fsn,
+            len = bytes.len(),
+            max_batch,
+            "sf frame over the server's batch size, not sent"
+        );
+        return Err(DrainError::FrameTooLarge {
+            fsn,
+            len: bytes.len(),
+            max: max_batch,
+        });
+    }
+    Ok(())
 }
 
 /// The next frame to send, or `Err(None)` when the journal was closed (the drain is done).
@@ -306,9 +359,9 @@ pub(crate) fn judge_upgrade(
     status: u16,
     headers: &[(String, String)],
     request: &UpgradeRequest,
-) -> Result<(), Option<DrainError>> {
+) -> Result<Negotiated, Option<DrainError>> {
     match check_response(status, headers, request) {
-        Ok(_) => Ok(()),
+        Ok(n) => Ok(n),
         Err(UpgradeError::Refused(code)) => {
             tracing::debug!(status = code, "sf upgrade refused, will retry");
             Err(None)
@@ -326,6 +379,7 @@ pub(crate) fn judge_upgrade(
 pub(crate) fn on_connected(
     journal: &Mutex<Journal>,
     c: &DrainConfig,
+    max_batch: u64,
 ) -> Result<Vec<Vec<u8>>, DrainError> {
     let mut j = lock(journal);
     let frames = match &c.catch_up {
@@ -334,6 +388,17 @@ pub(crate) fn on_connected(
     };
     if frames.iter().any(|f| !is_qwp_frame(f)) {
         return Err(DrainError::CatchUpNotQwp);
+    }
+    if let Some(f) = frames.iter().find(|f| over_batch(f.len(), max_batch)) {
+        tracing::warn!(
+            len = f.len(),
+            max_batch,
+            "sf catch-up frame over the server's batch size"
+        );
+        return Err(DrainError::CatchUpTooLarge {
+            len: f.len(),
+            max: max_batch,
+        });
     }
     let w = j.connect(frames.len() as u64);
     tracing::info!(
@@ -716,12 +781,12 @@ impl Drain {
                 return Err(deadline_passed(journal));
             }
             match self.connect(deadline) {
-                Ok(mut ws) => {
+                Ok((mut ws, max_batch)) => {
                     attempts = 0;
                     outage_start = None;
                     backoff = self.config.backoff_initial;
                     report.connections += 1;
-                    let r = self.pump(&mut ws, journal, deadline, &until, &mut report);
+                    let r = self.pump(&mut ws, max_batch, journal, deadline, &until, &mut report);
                     on_disconnected(journal, &mut report);
                     let _ = ws.close(None);
                     let _ = ws.flush();
@@ -758,7 +823,10 @@ impl Drain {
     }
 
     /// One connection attempt: `Err(None)` is retriable, `Err(Some(_))` terminal.
-    fn connect(&self, deadline: Instant) -> Result<WebSocket<TcpStream>, Option<DrainError>> {
+    fn connect(
+        &self,
+        deadline: Instant,
+    ) -> Result<(WebSocket<TcpStream>, u64), Option<DrainError>> {
         let c = &self.config;
         let bound = c
             .connect_timeout
@@ -780,17 +848,18 @@ impl Drain {
                 }
                 Err(_) => return Err(None),
             };
-        judge_upgrade(status, &headers, &c.request)?;
+        let negotiated = judge_upgrade(status, &headers, &c.request)?;
         let ws = ws.ok_or(None)?;
         ws.get_ref()
             .set_read_timeout(Some(c.poll))
             .map_err(|_| None)?;
-        Ok(ws)
+        Ok((ws, negotiated.max_batch_size))
     }
 
     fn pump(
         &self,
         ws: &mut WebSocket<TcpStream>,
+        max_batch: u64,
         journal: &Mutex<Journal>,
         deadline: Instant,
         until: &impl Fn(&Journal) -> bool,
@@ -799,7 +868,7 @@ impl Drain {
         let started = Instant::now();
         let millis = |t: Instant| t.duration_since(started).as_millis() as u64;
         let mut last_sent = Instant::now();
-        for f in on_connected(journal, &self.config)? {
+        for f in on_connected(journal, &self.config, max_batch)? {
             if ws.send(Message::Binary(f.into())).is_err() {
                 return Ok(Broke::Retry);
             }
@@ -821,9 +890,7 @@ impl Drain {
                     Err(Some(e)) => return Err(e),
                 };
                 let Some((fsn, bytes)) = next else { break };
-                if !is_qwp_frame(&bytes) {
-                    return Err(DrainError::NotQwp { fsn });
-                }
+                check_frame(fsn, &bytes, max_batch)?;
                 if ws.send(Message::Binary(bytes.into())).is_err() {
                     return Ok(Broke::Retry);
                 }

@@ -20,14 +20,13 @@ use sansio_kit::dial::Target;
 use sansio_kit::resolve::Resolver;
 use sansio_kit::tokio::{open_by, Io};
 use sf_journal::ring::Link;
-use sf_journal::status::is_qwp_frame;
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::drain::{
-    apply_status, between_sends, check_durable_ack, close_step, deadline_passed, epoch_millis,
-    headers_of, judge_upgrade, lock, next_frame, on_connected, on_disconnected, upgrade_request,
-    violation, ws_config, Broke, DrainConfig, DrainError, DrainReport, SEND_BURST,
+    apply_status, between_sends, check_durable_ack, check_frame, close_step, deadline_passed,
+    epoch_millis, headers_of, judge_upgrade, lock, next_frame, on_connected, on_disconnected,
+    upgrade_request, violation, ws_config, Broke, DrainConfig, DrainError, DrainReport, SEND_BURST,
 };
 use crate::journal::{Closed, Journal, JournalError};
 
@@ -90,12 +89,12 @@ impl AsyncDrain {
                 return Err(deadline_passed(journal));
             }
             match self.connect(deadline).await {
-                Ok(mut ws) => {
+                Ok((mut ws, max_batch)) => {
                     attempts = 0;
                     outage_start = None;
                     report.connections += 1;
                     let r = self
-                        .pump(&mut ws, journal, deadline, &until, &mut report)
+                        .pump(&mut ws, max_batch, journal, deadline, &until, &mut report)
                         .await;
                     on_disconnected(journal, &mut report);
                     let _ = tokio::time::timeout_at(on_tokio(deadline), ws.close(None)).await;
@@ -133,7 +132,7 @@ impl AsyncDrain {
     }
 
     /// One connection attempt: `Err(None)` is retriable, `Err(Some(_))` terminal.
-    async fn connect(&self, deadline: Instant) -> Result<Ws, Option<DrainError>> {
+    async fn connect(&self, deadline: Instant) -> Result<(Ws, u64), Option<DrainError>> {
         let c = &self.config;
         let bound = c
             .connect_timeout
@@ -156,8 +155,8 @@ impl AsyncDrain {
             }
             Ok(Err(_)) | Err(_) => return Err(None),
         };
-        judge_upgrade(status, &headers, &c.request)?;
-        ws.ok_or(None)
+        let negotiated = judge_upgrade(status, &headers, &c.request)?;
+        Ok((ws.ok_or(None)?, negotiated.max_batch_size))
     }
 
     /// Sends one message, bounded by the connect timeout and the deadline; `false` when the
@@ -173,6 +172,7 @@ impl AsyncDrain {
     async fn pump(
         &self,
         ws: &mut Ws,
+        max_batch: u64,
         journal: &Mutex<Journal>,
         deadline: Instant,
         until: &impl Fn(&Journal) -> bool,
@@ -181,7 +181,7 @@ impl AsyncDrain {
         let started = Instant::now();
         let millis = |t: Instant| t.duration_since(started).as_millis() as u64;
         let mut last_sent = Instant::now();
-        for f in on_connected(journal, &self.config)? {
+        for f in on_connected(journal, &self.config, max_batch)? {
             if !self.send(ws, Message::Binary(f.into()), deadline).await {
                 return Ok(Broke::Retry);
             }
@@ -203,9 +203,7 @@ impl AsyncDrain {
                     Err(Some(e)) => return Err(e),
                 };
                 let Some((fsn, bytes)) = next else { break };
-                if !is_qwp_frame(&bytes) {
-                    return Err(DrainError::NotQwp { fsn });
-                }
+                check_frame(fsn, &bytes, max_batch)?;
                 if !self.send(ws, Message::Binary(bytes.into()), deadline).await {
                     return Ok(Broke::Retry);
                 }

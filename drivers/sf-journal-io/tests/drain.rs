@@ -1165,3 +1165,60 @@ fn sf_28_a_close_reports_a_latched_terminal_error_not_yet_delivered() {
     let c = sf_journal_io::drain::close(&j, 0).unwrap();
     assert_eq!(c.terminal, None);
 }
+
+#[test]
+fn sf_w2_a_frame_over_the_servers_max_batch_size_is_refused_naming_its_fsn() {
+    let max = |v: &str| Conn::Headers(vec![("X-QWP-Max-Batch-Size".into(), v.into())]);
+    // Frames 0 and 2 are 20 bytes, frame 1 is 30.
+    let mixed = || {
+        let mut j = Journal::memory(small());
+        let _ = j.append(&payload(0), 0).unwrap();
+        let _ = j.append(b"QWP1 a frame of thirty bytes..", 0).unwrap();
+        let _ = j.append(&payload(2), 0).unwrap();
+        Mutex::new(j)
+    };
+    let s = server(vec![max("25")]);
+    let j = mixed();
+    match run(&s, &j, |_| {}) {
+        Err(DrainError::FrameTooLarge { fsn, len, max }) => {
+            assert_eq!((fsn, len, max), (1, 30, 25))
+        }
+        other => panic!("expected the frame refused, got {other:?}"),
+    }
+    let c = &s.connections()[0];
+    assert!(
+        !c.messages().iter().any(|m| m.len() == 30),
+        "the oversized frame is not sent"
+    );
+    assert_eq!(s.connections().len(), 1, "not retried");
+    assert!(j.lock().unwrap().acked_fsn() < 1, "it stays in the journal");
+
+    // At the server's size exactly, and with no size (or a bad one), everything goes.
+    for v in ["30", "", "junk", "0"] {
+        let s = server(vec![max(v)]);
+        let j = mixed();
+        let r = run(&s, &j, |_| {});
+        assert!(r.is_ok(), "{v:?}: {r:?}");
+        assert_eq!(j.lock().unwrap().acked_fsn(), 2, "{v:?}");
+    }
+}
+
+#[test]
+fn sf_w2_a_catch_up_frame_over_the_servers_max_batch_size_is_refused() {
+    use sf_journal_io::drain::CatchUp;
+    let max = |v: &str| Conn::Headers(vec![("X-QWP-Max-Batch-Size".into(), v.into())]);
+    let catch_up = |c: &mut DrainConfig| {
+        c.catch_up = Some(CatchUp::new(|_| vec![b"QWP1 a dictionary frame".to_vec()]))
+    };
+    let s = server(vec![max("22")]);
+    let j = slot_with_symbols("catch-up-too-large", 2);
+    match run(&s, &j, catch_up) {
+        Err(DrainError::CatchUpTooLarge { len, max }) => assert_eq!((len, max), (23, 22)),
+        other => panic!("expected the catch-up frame refused, got {other:?}"),
+    }
+    assert!(s.connections()[0].messages().is_empty(), "nothing is sent");
+    let s = server(vec![max("23")]);
+    let j = slot_with_symbols("catch-up-fits", 2);
+    let r = run(&s, &j, catch_up).unwrap();
+    assert_eq!(r.catch_up_frames, 1);
+}
