@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use sf_journal::dict::SymbolDict;
-use sf_journal::recovery::{recover, RecoveryError};
+use sf_journal::recovery::RecoveryError;
 use sf_journal::ring::{
     AckError, AppendError, CloseVerdict, Durability, FramePlace, Link, OkQueueLimits, Ring,
     RingConfig, Window,
@@ -304,8 +304,7 @@ impl Journal {
     pub fn open_slot(slot_dir: &Path, config: JournalConfig) -> Result<Self, JournalError> {
         let mut dir = FileDir::create(slot_dir)?;
         let lock = SlotLock::acquire(slot_dir)?;
-        let files = dir.read_slot()?;
-        let r = recover(&files, 0).inspect_err(|e| {
+        let r = dir.recover_slot(0)?.inspect_err(|e| {
             tracing::warn!(slot = %slot_dir.display(), error = %e, "sf slot refused by recovery");
         })?;
         tracing::info!(

@@ -351,3 +351,36 @@ fn sf_d8_a_close_with_frames_unacknowledged_keeps_the_set_aside_files() {
         "only a drained close removes it"
     );
 }
+
+#[test]
+fn sf_30_recovery_on_open_holds_one_segment_at_a_time() {
+    let sf = scratch("one-segment-at-a-time");
+    {
+        let mut j = Journal::open(&sf, "s", small()).unwrap();
+        for i in 0..30 {
+            let _ = j.append(&payload(i), 0).unwrap();
+        }
+        // Dropped without close: every frame stays for recovery.
+    }
+    let segments: Vec<u64> = std::fs::read_dir(sf.join("s"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".sfa"))
+        .map(|e| e.metadata().unwrap().len())
+        .collect();
+    assert!(segments.len() >= 10, "{} segments", segments.len());
+    let j = Journal::open(&sf, "s", small()).unwrap();
+    assert_eq!(j.recovered(), 0..30);
+    let st = j.dir_stats().unwrap();
+    assert_eq!(
+        st.recovery_segment_bytes,
+        segments.iter().sum::<u64>(),
+        "every segment read once"
+    );
+    assert_eq!(
+        st.recovery_peak_bytes,
+        *segments.iter().max().unwrap(),
+        "never more than one segment held"
+    );
+    assert_eq!(st.recovery_peak_bytes, 128);
+}
