@@ -208,8 +208,8 @@ pub(crate) fn close_step(
 /// unacknowledged FSNs are reported: in SF mode they stay on disk for the next sender on the
 /// slot, in memory mode they are lost. 0 or below skips the wait. Either way the slot lock is
 /// released and a terminal error not yet delivered is handed back. The drain ends at its next
-/// look at the journal (with `Ok`). [`AsyncDrain`'s close](crate::drain_async::close) keeps
-/// the same bound.
+/// look at the journal (with `Ok`). The async drain's `drain_async::close` (feature
+/// `tokio`) keeps the same bound.
 pub fn close(journal: &Mutex<Journal>, timeout_millis: i64) -> Result<Closed, JournalError> {
     let started = monotonic_millis();
     loop {
