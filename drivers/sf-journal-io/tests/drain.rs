@@ -1127,7 +1127,7 @@ fn sf_28_a_close_of_0_or_minus_1_skips_the_wait_and_releases_the_lock() {
         let j = disk_filled(&sf, 3);
         let (c, took, drained) = close_while_draining(&s, &j, timeout);
         assert_eq!((c.unacknowledged, c.skipped), (0..3, true), "{timeout}");
-        assert!(took < Duration::from_millis(200), "{timeout}: {took:?}");
+        assert!(took < Duration::from_millis(1_000), "{timeout}: {took:?}");
         assert!(drained.is_ok(), "{drained:?}");
         // The lock is released while the closed journal still exists.
         let next = Journal::open(&sf, "s", small()).unwrap();

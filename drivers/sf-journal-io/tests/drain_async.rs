@@ -939,7 +939,7 @@ async fn sf_28_a_close_of_0_or_minus_1_skips_the_wait_and_releases_the_lock_toki
         let j = disk_filled(&sf, 3);
         let (c, took, drained) = close_while_draining(&s, &j, timeout).await;
         assert_eq!((c.unacknowledged, c.skipped), (0..3, true), "{timeout}");
-        assert!(took < Duration::from_millis(200), "{timeout}: {took:?}");
+        assert!(took < Duration::from_millis(1_000), "{timeout}: {took:?}");
         assert!(drained.is_ok(), "{drained:?}");
         let next = Journal::open(&sf, "s", small()).unwrap();
         assert_eq!(next.recovered(), 0..3);
