@@ -2,22 +2,31 @@
 //! QWP headers, checks the response, sends the journal's frames in FSN order (one unfragmented
 //! binary message each), applies the server's status frames, and on any break reconnects with
 //! back-off and replays from the first unacknowledged frame. Every wait is bounded.
+//!
+//! A server that answers the upgrade with `X-QWP-Max-Batch-Size` above 0 gets no message
+//! longer than that: a journal frame over it ends the drain with
+//! [`DrainError::FrameTooLarge`] naming its FSN, unsent and kept in the journal (frames are
+//! opaque here, so they cannot be split). Absent, unreadable or 0 means no limit but the
+//! journal's own.
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sf_journal::ring::Link;
-use sf_journal::status::{decode_status, is_qwp_frame, Category, Status};
-use sf_journal::upgrade::{check_response, UpgradeError, UpgradeRequest, WRITE_PATH};
+use sf_journal::status::{decode_status, is_qwp_frame, Category, Status, StatusError};
+use sf_journal::upgrade::{check_response, Negotiated, UpgradeError, UpgradeRequest, WRITE_PATH};
 use tungstenite::client::IntoClientRequest;
 use tungstenite::handshake::HandshakeError;
 use tungstenite::http::{HeaderName, HeaderValue};
 use tungstenite::protocol::WebSocketConfig;
 use tungstenite::{Message, WebSocket};
 
-use crate::journal::{Journal, JournalError, TerminalError};
+use crate::journal::{
+    monotonic_millis, CloseStep, Closed, Journal, JournalError, ServerError, TerminalError,
+};
 
 /// The largest server message taken (SF-W8).
 pub const MAX_INBOUND_BYTES: usize = 256 << 20;
@@ -45,6 +54,9 @@ pub struct DrainConfig {
     /// The catch-up frames sent first on every connection when the journal has a dictionary
     /// (SF-9); none when `None`.
     pub catch_up: Option<CatchUp>,
+    /// Where every error status the server sends goes, retriable ones included (SF-44): a
+    /// handler, or by default a bounded inbox the application reads.
+    pub errors: ErrorSink,
 }
 
 impl DrainConfig {
@@ -61,12 +73,13 @@ impl DrainConfig {
             max_inbound_bytes: MAX_INBOUND_BYTES,
             keepalive: Duration::from_millis(200),
             catch_up: None,
+            errors: ErrorSink::Inbox(ErrorInbox::new(InboxLimits::default())),
         }
     }
 }
 
 /// What a drain did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DrainReport {
     /// Successful upgrades.
     pub connections: u32,
@@ -80,6 +93,11 @@ pub struct DrainReport {
     pub replayed_frames: u64,
     /// Retriable error statuses received.
     pub retriable_errors: u32,
+    /// The last retriable error status received, with its wire sequence, FSN and message.
+    pub last_retriable: Option<ServerError>,
+    /// Error statuses the inbox dropped during this run to stay within its bounds (the
+    /// oldest go first); always 0 with a handler.
+    pub errors_dropped: u64,
     /// PINGs sent.
     pub pings: u32,
 }
@@ -96,8 +114,17 @@ pub enum DrainError {
     #[error("header {0} has a value that cannot be sent")]
     BadHeader(String),
     /// The server sent a terminal error status; the frame stays in the journal.
-    #[error("terminal error from the server: {0:?}")]
+    #[error(
+        "terminal error from the server: {:?} at wire sequence {}: {:?}",
+        .0.status,
+        .0.wire_seq,
+        .0.message
+    )]
     Terminal(TerminalError),
+    /// A server frame is not a well-formed status (SF-W4 to SF-W7): a bad length, an unknown
+    /// status, an error message over 1024 bytes or not UTF-8. Nothing is trimmed.
+    #[error("malformed status frame: {0}")]
+    Status(StatusError),
     /// The server broke the protocol (a malformed or oversized status frame, a text message,
     /// an acknowledgement of what was never sent).
     #[error("protocol violation: {0}")]
@@ -107,6 +134,25 @@ pub enum DrainError {
     NotQwp {
         /// Its FSN.
         fsn: i64,
+    },
+    /// A journal frame is larger than the server's `X-QWP-Max-Batch-Size` (SF-W2); it is not
+    /// sent and stays in the journal. Retrying cannot help, so the drain ends.
+    #[error("frame {fsn} of {len} bytes exceeds the server's batch size of {max}")]
+    FrameTooLarge {
+        /// Its FSN.
+        fsn: i64,
+        /// Its length in bytes.
+        len: usize,
+        /// The server's `X-QWP-Max-Batch-Size`.
+        max: u64,
+    },
+    /// A catch-up frame is larger than the server's `X-QWP-Max-Batch-Size`; nothing is sent.
+    #[error("a catch-up frame of {len} bytes exceeds the server's batch size of {max}")]
+    CatchUpTooLarge {
+        /// Its length in bytes.
+        len: usize,
+        /// The server's `X-QWP-Max-Batch-Size`.
+        max: u64,
     },
     /// A catch-up frame is not a QWP message; nothing is sent.
     #[error("a catch-up frame is not a QWP message")]
@@ -132,6 +178,85 @@ pub enum DrainError {
         /// The published FSN.
         published: i64,
     },
+}
+
+/// How often a close waiting for acknowledgements looks again, with the journal unlocked.
+pub(crate) const CLOSE_POLL: Duration = Duration::from_millis(2);
+
+/// One look of a close shared by both drains (SF-26 to SF-28): `Ok(Ok(closed))` when the
+/// journal is closed, `Ok(Err(pause))` to look again after `pause` with the journal unlocked.
+/// `started_millis` is when the close began, on [`monotonic_millis`].
+pub(crate) fn close_step(
+    journal: &Mutex<Journal>,
+    started_millis: u64,
+    timeout_millis: i64,
+) -> Result<Result<Closed, Duration>, JournalError> {
+    let now = monotonic_millis();
+    match lock(journal).close(now, started_millis, timeout_millis)? {
+        CloseStep::Done(c) => Ok(Ok(c)),
+        CloseStep::Wait { deadline_millis } => Ok(Err(CLOSE_POLL
+            .min(Duration::from_millis(deadline_millis.saturating_sub(now)))
+            .max(Duration::from_millis(1)))),
+    }
+}
+
+/// Closes a journal shared with a running drain (SF-26 to SF-28): waits up to
+/// `timeout_millis` (`close_flush_timeout_millis`, see
+/// [`DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS`](crate::journal::DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS))
+/// for everything published to be acknowledged, looking every 2 ms with the journal unlocked
+/// so the drain goes on, and returns as soon as it is. On timeout a WARN is logged and the
+/// unacknowledged FSNs are reported: in SF mode they stay on disk for the next sender on the
+/// slot, in memory mode they are lost. 0 or below skips the wait. Either way the slot lock is
+/// released and a terminal error not yet delivered is handed back. The drain ends at its next
+/// look at the journal (with `Ok`). The async drain's `drain_async::close` (feature
+/// `tokio`) keeps the same bound.
+pub fn close(journal: &Mutex<Journal>, timeout_millis: i64) -> Result<Closed, JournalError> {
+    let started = monotonic_millis();
+    loop {
+        match close_step(journal, started, timeout_millis)? {
+            Ok(closed) => return Ok(closed),
+            Err(pause) => std::thread::sleep(pause),
+        }
+    }
+}
+
+/// Whether a frame of `len` bytes is over the server's batch size (0: no limit but the
+/// local budget, SF-W2).
+fn over_batch(len: usize, max_batch: u64) -> bool {
+    max_batch > 0 && len as u64 > max_batch
+}
+
+/// Whether a journal frame may go on the wire: a QWP message (SF-W9) within the server's
+/// batch size (SF-W2).
+pub(crate) fn check_frame(fsn: i64, bytes: &[u8], max_batch: u64) -> Result<(), DrainError> {
+    if !is_qwp_frame(bytes) {
+        return Err(DrainError::NotQwp { fsn });
+    }
+    if over_batch(bytes.len(), max_batch) {
+        tracing::warn!(
+            fsn,
+            len = bytes.len(),
+            max_batch,
+            "sf frame over the server's batch size, not sent"
+        );
+        return Err(DrainError::FrameTooLarge {
+            fsn,
+            len: bytes.len(),
+            max: max_batch,
+        });
+    }
+    Ok(())
+}
+
+/// The next frame to send, or `Err(None)` when the journal was closed (the drain is done).
+pub(crate) fn next_frame(
+    journal: &Mutex<Journal>,
+) -> Result<Option<(i64, Vec<u8>)>, Option<DrainError>> {
+    match lock(journal).next_frame() {
+        Ok(f) => Ok(f),
+        Err(JournalError::Closed) => Err(None),
+        Err(e) => Err(Some(e.into())),
+    }
 }
 
 /// How a connection ended that did not end the drain.
@@ -234,9 +359,9 @@ pub(crate) fn judge_upgrade(
     status: u16,
     headers: &[(String, String)],
     request: &UpgradeRequest,
-) -> Result<(), Option<DrainError>> {
+) -> Result<Negotiated, Option<DrainError>> {
     match check_response(status, headers, request) {
-        Ok(_) => Ok(()),
+        Ok(n) => Ok(n),
         Err(UpgradeError::Refused(code)) => {
             tracing::debug!(status = code, "sf upgrade refused, will retry");
             Err(None)
@@ -254,6 +379,7 @@ pub(crate) fn judge_upgrade(
 pub(crate) fn on_connected(
     journal: &Mutex<Journal>,
     c: &DrainConfig,
+    max_batch: u64,
 ) -> Result<Vec<Vec<u8>>, DrainError> {
     let mut j = lock(journal);
     let frames = match &c.catch_up {
@@ -262,6 +388,17 @@ pub(crate) fn on_connected(
     };
     if frames.iter().any(|f| !is_qwp_frame(f)) {
         return Err(DrainError::CatchUpNotQwp);
+    }
+    if let Some(f) = frames.iter().find(|f| over_batch(f.len(), max_batch)) {
+        tracing::warn!(
+            len = f.len(),
+            max_batch,
+            "sf catch-up frame over the server's batch size"
+        );
+        return Err(DrainError::CatchUpTooLarge {
+            len: f.len(),
+            max: max_batch,
+        });
     }
     let w = j.connect(frames.len() as u64);
     tracing::info!(
@@ -290,6 +427,9 @@ pub(crate) fn between_sends(
     last_sent: u64,
 ) -> Result<(bool, bool), DrainError> {
     let mut j = lock(journal);
+    if j.is_closed() {
+        return Ok((true, false));
+    }
     // `sf_durability=periodic`: the checkpoint due now, if any.
     let _ = j.checkpoint(crate::journal::monotonic_millis())?;
     if j.acked_fsn() >= j.published_fsn() && until(&j) {
@@ -302,52 +442,263 @@ pub(crate) fn between_sends(
 }
 
 /// One binary message from the server, applied to the journal: `Ok(None)` goes on,
-/// `Ok(Some(Retry))` ends the connection, an error ends the drain.
+/// `Ok(Some(Retry))` ends the connection, an error ends the drain. An error status goes to
+/// the configured [`ErrorSink`] once the journal is unlocked.
 pub(crate) fn apply_status(
     journal: &Mutex<Journal>,
+    c: &DrainConfig,
     bytes: &[u8],
     report: &mut DrainReport,
 ) -> Result<Option<Broke>, DrainError> {
-    let status = decode_status(bytes).map_err(|e| violation(e.to_string()))?;
-    let mut j = lock(journal);
+    let status = decode_status(bytes).map_err(|e| {
+        tracing::warn!(violation = %e, "sf server sent a malformed status frame");
+        DrainError::Status(e)
+    })?;
     let refused = |e: JournalError| match e {
         JournalError::Ack(a) => violation(a.to_string()),
         e => DrainError::Journal(e),
     };
-    match status {
-        Status::Ok { wire_seq, tables } => j.ok(wire_seq, tables).map_err(refused)?,
-        Status::DurableAck { tables } => j.durable_ack(&tables).map_err(refused)?,
-        Status::Error {
-            status, wire_seq, ..
-        } => {
-            let (fsn, category) = j.reject(wire_seq, status).map_err(refused)?;
-            if category == Category::Retriable {
-                report.retriable_errors += 1;
-                tracing::debug!(
-                    ?status,
-                    wire_seq,
-                    ?fsn,
-                    "sf retriable error status, reconnecting"
-                );
-                return Ok(Some(Broke::Retry));
+    let (e, terminal) = {
+        let mut j = lock(journal);
+        match status {
+            Status::Ok { wire_seq, tables } => {
+                j.ok(wire_seq, tables).map_err(refused)?;
+                return Ok(None);
             }
-            let t = j.take_terminal().unwrap_or(TerminalError {
+            Status::DurableAck { tables } => {
+                j.durable_ack(&tables).map_err(refused)?;
+                return Ok(None);
+            }
+            Status::Error {
                 status,
                 wire_seq,
-                fsn: None,
-            });
+                message,
+            } => {
+                let e = j.reject_error(wire_seq, status, message).map_err(refused)?;
+                let terminal = if e.category == Category::Retriable {
+                    None
+                } else {
+                    Some(j.take_terminal().unwrap_or_else(|| e.clone()))
+                };
+                (e, terminal)
+            }
+            _ => return Err(violation("an unknown status".into())),
+        }
+    };
+    report.errors_dropped += c.errors.deliver(&e);
+    match terminal {
+        None => {
+            report.retriable_errors += 1;
+            tracing::debug!(
+                status = ?e.status,
+                wire_seq = e.wire_seq,
+                fsn = ?e.fsn,
+                message = %e.message,
+                "sf retriable error status, reconnecting"
+            );
+            report.last_retriable = Some(e);
+            Ok(Some(Broke::Retry))
+        }
+        Some(t) => {
             tracing::warn!(
-                ?status,
-                wire_seq,
-                ?fsn,
+                status = ?e.status,
+                wire_seq = e.wire_seq,
+                fsn = ?e.fsn,
+                message = %e.message,
                 "sf terminal error status, the frame stays in the journal"
             );
-            return Err(DrainError::Terminal(t));
+            Err(DrainError::Terminal(t))
         }
-        _ => return Err(violation("an unknown status".into())),
     }
-    Ok(None)
 }
+
+/// Bounds of an [`ErrorInbox`]: it holds at most `max_errors` errors and `max_bytes` bytes
+/// (each error counts its message's bytes plus [`ERROR_OVERHEAD`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InboxLimits {
+    /// The most errors held.
+    pub max_errors: usize,
+    /// The most bytes held.
+    pub max_bytes: usize,
+}
+
+impl Default for InboxLimits {
+    /// 64 errors and 64 KiB.
+    fn default() -> Self {
+        Self {
+            max_errors: 64,
+            max_bytes: 64 << 10,
+        }
+    }
+}
+
+/// The bytes an error counts in an inbox besides its message.
+pub const ERROR_OVERHEAD: usize = 32;
+
+fn inbox_cost(e: &ServerError) -> usize {
+    e.message.len() + ERROR_OVERHEAD
+}
+
+#[derive(Debug)]
+struct InboxState {
+    limits: InboxLimits,
+    queue: VecDeque<ServerError>,
+    bytes: usize,
+    dropped: u64,
+}
+
+/// A bounded inbox of the server's error statuses (SF-44), shared between the drain that
+/// fills it and the application that reads it (clones share one inbox). Past either bound
+/// the oldest errors are dropped, and counted.
+#[derive(Debug, Clone)]
+pub struct ErrorInbox(Arc<Mutex<InboxState>>);
+
+impl ErrorInbox {
+    /// An empty inbox with these bounds.
+    #[must_use]
+    pub fn new(limits: InboxLimits) -> Self {
+        Self(Arc::new(Mutex::new(InboxState {
+            limits,
+            queue: VecDeque::new(),
+            bytes: 0,
+            dropped: 0,
+        })))
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, InboxState> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Adds an error, dropping the oldest while a bound is passed; returns how many were
+    /// dropped.
+    pub fn push(&self, e: ServerError) -> u64 {
+        let mut s = self.state();
+        s.bytes += inbox_cost(&e);
+        s.queue.push_back(e);
+        let mut dropped = 0;
+        while s.queue.len() > s.limits.max_errors || s.bytes > s.limits.max_bytes {
+            let Some(old) = s.queue.pop_front() else {
+                break;
+            };
+            s.bytes -= inbox_cost(&old);
+            dropped += 1;
+        }
+        s.dropped += dropped;
+        if dropped > 0 {
+            tracing::debug!(dropped, "sf error inbox full, the oldest errors dropped");
+        }
+        dropped
+    }
+
+    /// The oldest error held, taken out.
+    #[must_use]
+    pub fn pop(&self) -> Option<ServerError> {
+        let mut s = self.state();
+        let e = s.queue.pop_front()?;
+        s.bytes -= inbox_cost(&e);
+        Some(e)
+    }
+
+    /// Every error held, oldest first, taken out.
+    #[must_use]
+    pub fn take_all(&self) -> Vec<ServerError> {
+        let mut s = self.state();
+        s.bytes = 0;
+        s.queue.drain(..).collect()
+    }
+
+    /// How many errors it holds.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.state().queue.len()
+    }
+
+    /// Whether it holds no error.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.state().queue.is_empty()
+    }
+
+    /// The bytes its errors count now.
+    #[must_use]
+    pub fn bytes(&self) -> usize {
+        self.state().bytes
+    }
+
+    /// How many errors it dropped since it was made.
+    #[must_use]
+    pub fn dropped(&self) -> u64 {
+        self.state().dropped
+    }
+}
+
+/// What handles the server's error statuses: called once for each, from the drain's thread
+/// or task, with the journal unlocked.
+#[derive(Clone)]
+pub struct ErrorHandler(Arc<HandlerFn>);
+
+type HandlerFn = dyn Fn(&ServerError) + Send + Sync;
+
+impl ErrorHandler {
+    /// A handler calling `f`.
+    pub fn new(f: impl Fn(&ServerError) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for ErrorHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ErrorHandler(..)")
+    }
+}
+
+/// Where a drain's error statuses go (SF-44): every one, retriable and terminal, as it
+/// arrives.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ErrorSink {
+    /// Each error is handed to the handler.
+    Handler(ErrorHandler),
+    /// Each error is kept in the bounded inbox, which drops the oldest.
+    Inbox(ErrorInbox),
+}
+
+impl ErrorSink {
+    /// The inbox, when errors go to one.
+    #[must_use]
+    pub fn inbox(&self) -> Option<&ErrorInbox> {
+        match self {
+            ErrorSink::Inbox(i) => Some(i),
+            ErrorSink::Handler(_) => None,
+        }
+    }
+
+    /// Hands `e` on; returns how many errors the inbox dropped for it.
+    fn deliver(&self, e: &ServerError) -> u64 {
+        match self {
+            ErrorSink::Handler(h) => {
+                (h.0)(e);
+                0
+            }
+            ErrorSink::Inbox(i) => i.push(e.clone()),
+        }
+    }
+}
+
+impl PartialEq for ErrorSink {
+    /// The same handler or the same inbox.
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ErrorSink::Handler(a), ErrorSink::Handler(b)) => Arc::ptr_eq(&a.0, &b.0),
+            (ErrorSink::Inbox(a), ErrorSink::Inbox(b)) => Arc::ptr_eq(&a.0, &b.0),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for ErrorSink {}
 
 pub(crate) fn violation(what: String) -> DrainError {
     tracing::warn!(violation = %what, "sf server broke the protocol");
@@ -409,7 +760,8 @@ impl Drain {
     /// Drains until everything published is acknowledged and `until` holds for the journal
     /// (for instance: the producer published its last frame), or `deadline`. The journal is
     /// shared: a producer may append meanwhile (frames appended during a replay are sent
-    /// too). Retriable failures reconnect after a back-off; terminal ones end the drain.
+    /// too). Retriable failures reconnect after a back-off; terminal ones end the drain. A
+    /// journal closed meanwhile (by [`close`]) ends it with `Ok`.
     pub fn run(
         &self,
         journal: &Mutex<Journal>,
@@ -422,16 +774,19 @@ impl Drain {
         let mut attempts = 0u32;
         let mut outage_start = None;
         loop {
+            if lock(journal).is_closed() {
+                return Ok(report);
+            }
             if Instant::now() >= deadline {
                 return Err(deadline_passed(journal));
             }
             match self.connect(deadline) {
-                Ok(mut ws) => {
+                Ok((mut ws, max_batch)) => {
                     attempts = 0;
                     outage_start = None;
                     backoff = self.config.backoff_initial;
                     report.connections += 1;
-                    let r = self.pump(&mut ws, journal, deadline, &until, &mut report);
+                    let r = self.pump(&mut ws, max_batch, journal, deadline, &until, &mut report);
                     on_disconnected(journal, &mut report);
                     let _ = ws.close(None);
                     let _ = ws.flush();
@@ -468,7 +823,10 @@ impl Drain {
     }
 
     /// One connection attempt: `Err(None)` is retriable, `Err(Some(_))` terminal.
-    fn connect(&self, deadline: Instant) -> Result<WebSocket<TcpStream>, Option<DrainError>> {
+    fn connect(
+        &self,
+        deadline: Instant,
+    ) -> Result<(WebSocket<TcpStream>, u64), Option<DrainError>> {
         let c = &self.config;
         let bound = c
             .connect_timeout
@@ -490,17 +848,18 @@ impl Drain {
                 }
                 Err(_) => return Err(None),
             };
-        judge_upgrade(status, &headers, &c.request)?;
+        let negotiated = judge_upgrade(status, &headers, &c.request)?;
         let ws = ws.ok_or(None)?;
         ws.get_ref()
             .set_read_timeout(Some(c.poll))
             .map_err(|_| None)?;
-        Ok(ws)
+        Ok((ws, negotiated.max_batch_size))
     }
 
     fn pump(
         &self,
         ws: &mut WebSocket<TcpStream>,
+        max_batch: u64,
         journal: &Mutex<Journal>,
         deadline: Instant,
         until: &impl Fn(&Journal) -> bool,
@@ -509,7 +868,7 @@ impl Drain {
         let started = Instant::now();
         let millis = |t: Instant| t.duration_since(started).as_millis() as u64;
         let mut last_sent = Instant::now();
-        for f in on_connected(journal, &self.config)? {
+        for f in on_connected(journal, &self.config, max_batch)? {
             if ws.send(Message::Binary(f.into())).is_err() {
                 return Ok(Broke::Retry);
             }
@@ -525,11 +884,13 @@ impl Drain {
                     more = true;
                     break;
                 }
-                let next = lock(journal).next_frame()?;
+                let next = match next_frame(journal) {
+                    Ok(n) => n,
+                    Err(None) => return Ok(Broke::Done),
+                    Err(Some(e)) => return Err(e),
+                };
                 let Some((fsn, bytes)) = next else { break };
-                if !is_qwp_frame(&bytes) {
-                    return Err(DrainError::NotQwp { fsn });
-                }
+                check_frame(fsn, &bytes, max_batch)?;
                 if ws.send(Message::Binary(bytes.into())).is_err() {
                     return Ok(Broke::Retry);
                 }
@@ -579,7 +940,7 @@ impl Drain {
                 Message::Close(_) => return Ok(Broke::Retry),
                 _ => continue,
             };
-            if let Some(b) = apply_status(journal, &bytes, report)? {
+            if let Some(b) = apply_status(journal, &self.config, &bytes, report)? {
                 return Ok(b);
             }
         }

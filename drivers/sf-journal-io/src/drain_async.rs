@@ -20,18 +20,33 @@ use sansio_kit::dial::Target;
 use sansio_kit::resolve::Resolver;
 use sansio_kit::tokio::{open_by, Io};
 use sf_journal::ring::Link;
-use sf_journal::status::is_qwp_frame;
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::drain::{
-    apply_status, between_sends, check_durable_ack, deadline_passed, epoch_millis, headers_of,
-    judge_upgrade, lock, on_connected, on_disconnected, upgrade_request, violation, ws_config,
-    Broke, DrainConfig, DrainError, DrainReport, SEND_BURST,
+    apply_status, between_sends, check_durable_ack, check_frame, close_step, deadline_passed,
+    epoch_millis, headers_of, judge_upgrade, lock, next_frame, on_connected, on_disconnected,
+    upgrade_request, violation, ws_config, Broke, DrainConfig, DrainError, DrainReport, SEND_BURST,
 };
-use crate::journal::Journal;
+use crate::journal::{Closed, Journal, JournalError};
 
 type Ws = WebSocketStream<Io>;
+
+/// Closes a journal shared with a running [`AsyncDrain`] (SF-26 to SF-28), as the blocking
+/// [`close`](crate::drain::close) does and with the same bound: waits up to `timeout_millis`
+/// for everything published to be acknowledged, looking every 2 ms without holding the
+/// journal, and returns as soon as it is; on timeout the unacknowledged FSNs are reported (on
+/// disk in SF mode, lost in memory mode); 0 or below skips the wait. The slot lock is released
+/// and a terminal error not yet delivered is handed back.
+pub async fn close(journal: &Mutex<Journal>, timeout_millis: i64) -> Result<Closed, JournalError> {
+    let started = crate::journal::monotonic_millis();
+    loop {
+        match close_step(journal, started, timeout_millis)? {
+            Ok(closed) => return Ok(closed),
+            Err(pause) => tokio::time::sleep(pause).await,
+        }
+    }
+}
 
 /// An async drain of one journal to one server.
 #[derive(Debug, Clone)]
@@ -67,16 +82,19 @@ impl AsyncDrain {
         let mut attempts = 0u32;
         let mut outage_start = None;
         loop {
+            if lock(journal).is_closed() {
+                return Ok(report);
+            }
             if Instant::now() >= deadline {
                 return Err(deadline_passed(journal));
             }
             match self.connect(deadline).await {
-                Ok(mut ws) => {
+                Ok((mut ws, max_batch)) => {
                     attempts = 0;
                     outage_start = None;
                     report.connections += 1;
                     let r = self
-                        .pump(&mut ws, journal, deadline, &until, &mut report)
+                        .pump(&mut ws, max_batch, journal, deadline, &until, &mut report)
                         .await;
                     on_disconnected(journal, &mut report);
                     let _ = tokio::time::timeout_at(on_tokio(deadline), ws.close(None)).await;
@@ -114,7 +132,7 @@ impl AsyncDrain {
     }
 
     /// One connection attempt: `Err(None)` is retriable, `Err(Some(_))` terminal.
-    async fn connect(&self, deadline: Instant) -> Result<Ws, Option<DrainError>> {
+    async fn connect(&self, deadline: Instant) -> Result<(Ws, u64), Option<DrainError>> {
         let c = &self.config;
         let bound = c
             .connect_timeout
@@ -137,8 +155,8 @@ impl AsyncDrain {
             }
             Ok(Err(_)) | Err(_) => return Err(None),
         };
-        judge_upgrade(status, &headers, &c.request)?;
-        ws.ok_or(None)
+        let negotiated = judge_upgrade(status, &headers, &c.request)?;
+        Ok((ws.ok_or(None)?, negotiated.max_batch_size))
     }
 
     /// Sends one message, bounded by the connect timeout and the deadline; `false` when the
@@ -154,6 +172,7 @@ impl AsyncDrain {
     async fn pump(
         &self,
         ws: &mut Ws,
+        max_batch: u64,
         journal: &Mutex<Journal>,
         deadline: Instant,
         until: &impl Fn(&Journal) -> bool,
@@ -162,7 +181,7 @@ impl AsyncDrain {
         let started = Instant::now();
         let millis = |t: Instant| t.duration_since(started).as_millis() as u64;
         let mut last_sent = Instant::now();
-        for f in on_connected(journal, &self.config)? {
+        for f in on_connected(journal, &self.config, max_batch)? {
             if !self.send(ws, Message::Binary(f.into()), deadline).await {
                 return Ok(Broke::Retry);
             }
@@ -178,11 +197,13 @@ impl AsyncDrain {
                     more = true;
                     break;
                 }
-                let next = lock(journal).next_frame()?;
+                let next = match next_frame(journal) {
+                    Ok(n) => n,
+                    Err(None) => return Ok(Broke::Done),
+                    Err(Some(e)) => return Err(e),
+                };
                 let Some((fsn, bytes)) = next else { break };
-                if !is_qwp_frame(&bytes) {
-                    return Err(DrainError::NotQwp { fsn });
-                }
+                check_frame(fsn, &bytes, max_batch)?;
                 if !self.send(ws, Message::Binary(bytes.into()), deadline).await {
                     return Ok(Broke::Retry);
                 }
@@ -237,7 +258,7 @@ impl AsyncDrain {
                 Message::Close(_) => return Ok(Broke::Retry),
                 _ => continue,
             };
-            if let Some(b) = apply_status(journal, &bytes, report)? {
+            if let Some(b) = apply_status(journal, &self.config, &bytes, report)? {
                 return Ok(b);
             }
         }

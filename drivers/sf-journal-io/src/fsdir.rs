@@ -5,7 +5,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use sf_journal::recovery::SlotFiles;
+use sf_journal::recovery::{Recoverer, Recovery, RecoveryError, SlotFiles};
 use sf_journal::ring::FramePlace;
 use sf_journal::slot::{self, parse_segment_name};
 use sf_journal::FileOp;
@@ -76,6 +76,11 @@ pub struct DirStats {
     pub file_syncs: u64,
     /// Directory syncs carried out.
     pub dir_syncs: u64,
+    /// Bytes of segment files read by [`FileDir::recover_slot`].
+    pub recovery_segment_bytes: u64,
+    /// The most segment bytes [`FileDir::recover_slot`] held at once (the capacity of the one
+    /// buffer it reads every segment into): the largest segment file.
+    pub recovery_peak_bytes: u64,
 }
 
 /// The slot directory `<sf_dir>/<sender_id>/` on disk. Files are opened on first use and kept
@@ -267,6 +272,48 @@ impl FileDir {
         }
         out.sort();
         Ok(out)
+    }
+
+    /// Recovers the slot reading one segment file at a time into one buffer, so the memory
+    /// it takes is bounded by the largest segment (and the small files), not by the slot:
+    /// each segment is scanned by a [`Recoverer`] and only its frames' places are kept. The
+    /// outer error is a failed read, the inner one recovery refusing the slot.
+    pub fn recover_slot(
+        &mut self,
+        connection_generation: u64,
+    ) -> Result<Result<Recovery, RecoveryError>, IoError> {
+        let mut r = Recoverer::new();
+        let (mut manifest, mut watermark, mut dict) = (None, None, None);
+        let mut buf = Vec::new();
+        for name in self.names()? {
+            let p = self.path.join(&name);
+            if parse_segment_name(&name).is_some() {
+                let mut f = File::open(&p).map_err(err("read", &p))?;
+                let len = f.metadata().map_err(err("read", &p))?.len();
+                buf.clear();
+                buf.resize(usize::try_from(len).unwrap_or(usize::MAX), 0);
+                io::Read::read_exact(&mut f, &mut buf).map_err(err("read", &p))?;
+                self.stats.recovery_segment_bytes += len;
+                // What the one buffer holds at most: its capacity, not only this file's length.
+                self.stats.recovery_peak_bytes =
+                    self.stats.recovery_peak_bytes.max(buf.capacity() as u64);
+                if let Err(e) = r.segment(&name, &buf) {
+                    return Ok(Err(e));
+                }
+            } else if name == slot::MANIFEST {
+                manifest = Some(fs::read(&p).map_err(err("read", &p))?);
+            } else if name == slot::ACK_WATERMARK {
+                watermark = Some(fs::read(&p).map_err(err("read", &p))?);
+            } else if name == slot::SYMBOL_DICT {
+                dict = Some(fs::read(&p).map_err(err("read", &p))?);
+            }
+        }
+        Ok(r.finish(
+            manifest.as_deref(),
+            watermark.as_deref(),
+            dict.as_deref(),
+            connection_generation,
+        ))
     }
 
     /// Reads the journal's files for recovery: every segment, the manifest, the watermark and

@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use sf_journal::dict::SymbolDict;
-use sf_journal::recovery::{recover, RecoveryError};
+use sf_journal::recovery::RecoveryError;
 use sf_journal::ring::{
     AckError, AppendError, CloseVerdict, Durability, FramePlace, Link, OkQueueLimits, Ring,
     RingConfig, Window,
@@ -85,16 +85,29 @@ pub enum JournalError {
     Broken,
 }
 
-/// A terminal error the server sent, kept until it is delivered (SF-28, SF-44).
+/// An error status the server sent (SF-W7, SF-44): which error, its category, the wire
+/// sequence it named, the FSN that sequence stands for and the server's message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TerminalError {
+pub struct ServerError {
     /// The status.
     pub status: ErrorStatus,
+    /// What the sender does about it: reconnect and replay, or stop.
+    pub category: Category,
     /// The wire sequence it named.
     pub wire_seq: u64,
     /// The FSN it concerns (`None` for a catch-up frame).
     pub fsn: Option<i64>,
+    /// The server's message: UTF-8 of at most 1024 bytes, as the status frame carried it.
+    pub message: String,
 }
+
+/// A terminal error the server sent, kept until it is delivered (SF-28, SF-44): a
+/// [`ServerError`] of [`Category::Terminal`].
+pub type TerminalError = ServerError;
+
+/// The default `close_flush_timeout_millis`: how long a close waits for every published frame
+/// to be acknowledged (SF-26).
+pub const DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS: i64 = 5_000;
 
 /// How a close ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -291,8 +304,7 @@ impl Journal {
     pub fn open_slot(slot_dir: &Path, config: JournalConfig) -> Result<Self, JournalError> {
         let mut dir = FileDir::create(slot_dir)?;
         let lock = SlotLock::acquire(slot_dir)?;
-        let files = dir.read_slot()?;
-        let r = recover(&files, 0).inspect_err(|e| {
+        let r = dir.recover_slot(0)?.inspect_err(|e| {
             tracing::warn!(slot = %slot_dir.display(), error = %e, "sf slot refused by recovery");
         })?;
         tracing::info!(
@@ -348,6 +360,12 @@ impl Journal {
         let r = self.store()?.apply(ops);
         self.broken |= r.is_err();
         r
+    }
+
+    /// Whether the journal was closed.
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        self.store.is_none()
     }
 
     /// Whether this journal keeps its frames in memory only.
@@ -549,27 +567,44 @@ impl Journal {
     }
 
     /// A server error for `wire_seq`: nothing is trimmed (SF-43), the connection ends. A
-    /// terminal error is kept until [`Journal::take_terminal`] or close delivers it.
+    /// terminal error is kept until [`Journal::take_terminal`] or close delivers it. As
+    /// [`Journal::reject_error`] without a message.
     pub fn reject(
         &mut self,
         wire_seq: u64,
         status: ErrorStatus,
     ) -> Result<(Option<i64>, Category), JournalError> {
+        self.reject_error(wire_seq, status, String::new())
+            .map(|e| (e.fsn, e.category))
+    }
+
+    /// A server error for `wire_seq` with the server's message: nothing is trimmed (SF-43),
+    /// the connection ends. Returns the error with its FSN and category; a terminal one is
+    /// also kept, message included, until [`Journal::take_terminal`] or close delivers it.
+    pub fn reject_error(
+        &mut self,
+        wire_seq: u64,
+        status: ErrorStatus,
+        message: String,
+    ) -> Result<ServerError, JournalError> {
         let r = self.ring.reject(wire_seq, status);
         let (fsn, category) = self.count_ack(r)?;
+        let e = ServerError {
+            status,
+            category,
+            wire_seq,
+            fsn,
+            message,
+        };
         if category == Category::Terminal {
             self.stats.errors_terminal += 1;
+            if self.terminal.is_none() {
+                self.terminal = Some(e.clone());
+            }
         } else {
             self.stats.errors_retriable += 1;
         }
-        if category == Category::Terminal && self.terminal.is_none() {
-            self.terminal = Some(TerminalError {
-                status,
-                wire_seq,
-                fsn,
-            });
-        }
-        Ok((fsn, category))
+        Ok(e)
     }
 
     /// Delivers the terminal error the server sent, if one is waiting.
@@ -592,8 +627,12 @@ impl Journal {
 
     /// One step of close: `timeout_millis` is `close_flush_timeout_millis` (0 or below skips
     /// the wait), `started_millis` when close began. When everything is acknowledged the
-    /// journal's files are removed, leaving only the lock files (SF-D8). On any end the slot
-    /// lock is released and a terminal error not yet delivered is handed back (SF-28).
+    /// journal's files are removed, leaving only the lock files (SF-D8): segments (spares
+    /// included), manifest, watermark and dictionary, and also a manifest recovery set aside
+    /// as `.corrupt` and the `.tmp` of an interrupted record rewrite. Those are not kept for
+    /// inspection: the reference client's drained slot holds the lock files alone, and a
+    /// set-aside manifest names segments that are gone once all is acknowledged. On any end
+    /// the slot lock is released and a terminal error not yet delivered is handed back (SF-28).
     pub fn close(
         &mut self,
         now_millis: u64,
@@ -625,6 +664,19 @@ impl Journal {
                 // Empty segments a crash left (or a spare) go too: the slot keeps only
                 // its lock files.
                 ops.extend(self.spares.drain(..).map(|file| FileOp::Unlink { file }));
+                // So do what recovery set aside (`<name>.corrupt`) and what an interrupted
+                // record rewrite left (`<name>.tmp`): once every frame is acknowledged they
+                // describe nothing still owed to the server.
+                if let Some(Store::Disk { dir, .. }) = &self.store {
+                    let names = dir.names();
+                    self.broken |= names.is_err();
+                    ops.extend(
+                        names?
+                            .into_iter()
+                            .filter(|n| is_leftover(n))
+                            .map(|file| FileOp::Unlink { file }),
+                    );
+                }
                 self.apply(&ops)?;
                 let next = self.published_fsn() + 1;
                 (next..next, false)
@@ -648,6 +700,24 @@ impl Journal {
             terminal: self.terminal.take(),
         }))
     }
+}
+
+/// Whether `name` is a file of the journal set aside by recovery (`<name>.corrupt`) or left
+/// by an interrupted write-then-rename (`<name>.tmp`): removed by a drained close (SF-D8).
+fn is_leftover(name: &str) -> bool {
+    let Some(stem) = name
+        .strip_suffix(sf_journal::slot::CORRUPT_SUFFIX)
+        .or_else(|| name.strip_suffix(".tmp"))
+    else {
+        return false;
+    };
+    [
+        sf_journal::slot::MANIFEST,
+        sf_journal::slot::ACK_WATERMARK,
+        sf_journal::slot::SYMBOL_DICT,
+    ]
+    .contains(&stem)
+        || sf_journal::slot::parse_segment_name(stem).is_some()
 }
 
 /// The path of a sender's slot directory: `<sf_dir>/<sender_id>`.

@@ -3,7 +3,8 @@
 //!
 //! * [`fsdir`]: a slot directory `<sf_dir>/<sender_id>/` that carries out the engine's
 //!   [`FileOp`](sf_journal::FileOp)s on files (pre-sized segments, positioned writes, syncs of
-//!   files and of the directory, renames, unlinks) and reads the slot back for recovery.
+//!   files and of the directory, renames, unlinks) and reads the slot back for recovery, one
+//!   segment file at a time.
 //! * [`lock`]: the slot lock, an exclusive advisory lock on `.lock` held for the sender's life,
 //!   with the holder's process id in `.lock.pid`.
 //! * [`drain`]: the blocking drain over QWP WebSocket, with reconnects and replay in FSN

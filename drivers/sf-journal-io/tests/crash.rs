@@ -294,3 +294,93 @@ fn file_side_a_failed_file_operation_stops_the_journal_until_the_slot_is_opened_
     let j = Journal::open(&sf, "s", small()).unwrap();
     assert_eq!(j.published_fsn(), -1);
 }
+
+#[test]
+fn sf_d8_a_drained_close_removes_set_aside_and_interrupted_rename_leftovers() {
+    let sf = scratch("leftovers-close");
+    let dir = sf.join("s");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A manifest of the wrong size: recovery sets it aside as `.corrupt` (SF-D4).
+    std::fs::write(dir.join(slot::MANIFEST), b"not a manifest").unwrap();
+    // Leftovers of write-then-rename cut short by a crash, and an older set-aside file.
+    for name in [
+        "sf-manifest.bin.tmp",
+        ".ack-watermark.tmp",
+        ".ack-watermark.corrupt",
+        "sf-0000000000000003.sfa.tmp",
+    ] {
+        std::fs::write(dir.join(name), b"left over").unwrap();
+    }
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    assert!(
+        dir.join("sf-manifest.bin.corrupt").exists(),
+        "set aside on open"
+    );
+    for i in 0..5 {
+        let _ = j.append(&payload(i), 0).unwrap();
+    }
+    let _ = j.connect(0);
+    let _ = drain(&mut j);
+    j.ok(4, Vec::new()).unwrap();
+    let CloseStep::Done(c) = j.close(0, 0, 5_000).unwrap() else {
+        panic!("drained")
+    };
+    assert!(c.unacknowledged.is_empty());
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, [slot::LOCK, slot::LOCK_PID]);
+}
+
+#[test]
+fn sf_d8_a_close_with_frames_unacknowledged_keeps_the_set_aside_files() {
+    let sf = scratch("leftovers-kept");
+    let dir = sf.join("s");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(slot::MANIFEST), b"not a manifest").unwrap();
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    let _ = j.append(&payload(0), 0).unwrap();
+    let CloseStep::Done(c) = j.close(0, 0, 0).unwrap() else {
+        panic!("skipped")
+    };
+    assert_eq!(c.unacknowledged, 0..1);
+    assert!(
+        dir.join("sf-manifest.bin.corrupt").exists(),
+        "only a drained close removes it"
+    );
+}
+
+#[test]
+fn sf_30_recovery_on_open_holds_one_segment_at_a_time() {
+    let sf = scratch("one-segment-at-a-time");
+    {
+        let mut j = Journal::open(&sf, "s", small()).unwrap();
+        for i in 0..30 {
+            let _ = j.append(&payload(i), 0).unwrap();
+        }
+        // Dropped without close: every frame stays for recovery.
+    }
+    let segments: Vec<u64> = std::fs::read_dir(sf.join("s"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".sfa"))
+        .map(|e| e.metadata().unwrap().len())
+        .collect();
+    assert!(segments.len() >= 10, "{} segments", segments.len());
+    let j = Journal::open(&sf, "s", small()).unwrap();
+    assert_eq!(j.recovered(), 0..30);
+    let st = j.dir_stats().unwrap();
+    assert_eq!(
+        st.recovery_segment_bytes,
+        segments.iter().sum::<u64>(),
+        "every segment read once"
+    );
+    assert_eq!(
+        st.recovery_peak_bytes,
+        *segments.iter().max().unwrap(),
+        "never more than one segment held"
+    );
+    assert_eq!(st.recovery_peak_bytes, 128);
+}

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use sf_journal::ring::OkQueueLimits;
-use sf_journal::status::{decode_status, ErrorStatus, Status};
+use sf_journal::status::{decode_status, encode_status, ErrorStatus, Status, StatusError};
 use sf_journal::upgrade::{UpgradeError, UpgradeRequest};
 use sf_journal_io::drain::{Drain, DrainConfig, DrainError, DrainReport, MAX_INBOUND_BYTES};
 use sf_journal_io::loopback::{Conn, LoopbackServer, RecordedConn, ServerConfig};
@@ -183,7 +183,7 @@ fn sf_w8_a_server_message_over_the_inbound_cap_is_a_violation() {
     let s = server(vec![Conn::Oversized(4096)]);
     let r = run(&s, &filled(1), |c| c.max_inbound_bytes = 4096);
     match r {
-        Err(DrainError::Violation(m)) => assert!(!m.contains("server message"), "{m}"),
+        Err(DrainError::Status(e)) => assert_eq!(e, StatusError::TrailingBytes(4096 - 11)),
         other => panic!("{other:?}"),
     }
 }
@@ -424,7 +424,7 @@ fn sf_w4_a_malformed_status_frame_is_a_protocol_violation_and_trims_nothing() {
         let j = filled(2);
         let r = run(&s, &j, |_| {});
         assert!(
-            matches!(r, Err(DrainError::Violation(_))),
+            matches!(r, Err(DrainError::Status(_))),
             "{garbage:?}: {r:?}"
         );
         assert_eq!(j.lock().unwrap().acked_fsn(), -1);
@@ -795,4 +795,430 @@ fn sf_36_periodic_checkpoints_are_polled_on_append_without_a_drain() {
     assert!(after.file_syncs > before.file_syncs);
     let _ = j.append_with_symbols(&["a"], |_| payload(7), 20).unwrap();
     assert_eq!(j.dir_stats().unwrap().dir_syncs, before.dir_syncs + 2);
+}
+
+#[test]
+fn sf_44_an_error_status_keeps_its_message_wire_seq_and_category() {
+    use sf_journal::status::Category;
+    // Terminal: the drain's error carries the server's message.
+    let s = server(vec![Conn::ErrorAt {
+        wire_seq: 1,
+        status: ErrorStatus::ParseError,
+    }]);
+    let j = filled(3);
+    match run(&s, &j, |_| {}) {
+        Err(DrainError::Terminal(t)) => assert_eq!(
+            (t.status, t.category, t.wire_seq, t.fsn, t.message.as_str()),
+            (
+                ErrorStatus::ParseError,
+                Category::Terminal,
+                1,
+                Some(1),
+                "refused frame 1"
+            )
+        ),
+        other => panic!("expected a terminal error, got {other:?}"),
+    }
+    // Retriable: the report keeps the last one, message included.
+    let s = server(vec![Conn::ErrorAt {
+        wire_seq: 2,
+        status: ErrorStatus::WriteError,
+    }]);
+    let j = filled(4);
+    let r = run(&s, &j, |_| {}).unwrap();
+    let e = r.last_retriable.expect("the retriable error is reported");
+    assert_eq!(
+        (e.status, e.category, e.wire_seq, e.fsn, e.message.as_str()),
+        (
+            ErrorStatus::WriteError,
+            Category::Retriable,
+            2,
+            Some(2),
+            "refused frame 2"
+        )
+    );
+}
+
+#[test]
+fn sf_44_the_error_handler_is_called_for_each_error_status() {
+    use sf_journal_io::drain::{ErrorHandler, ErrorSink};
+    let s = server(vec![
+        Conn::ErrorAt {
+            wire_seq: 0,
+            status: ErrorStatus::InternalError,
+        },
+        Conn::ErrorAt {
+            wire_seq: 1,
+            status: ErrorStatus::WriteError,
+        },
+        Conn::ErrorAt {
+            wire_seq: 0,
+            status: ErrorStatus::SecurityError,
+        },
+    ]);
+    let j = filled(3);
+    let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let into = seen.clone();
+    let handler = ErrorHandler::new(move |e| into.lock().unwrap().push(e.clone()));
+    let r = run(&s, &j, |c| c.errors = ErrorSink::Handler(handler));
+    assert!(
+        matches!(&r, Err(DrainError::Terminal(t)) if t.status == ErrorStatus::SecurityError),
+        "{r:?}"
+    );
+    let seen: Vec<_> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|e| (e.status, e.wire_seq, e.message.clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (ErrorStatus::InternalError, 0, "refused frame 0".to_owned()),
+            (ErrorStatus::WriteError, 1, "refused frame 1".to_owned()),
+            (ErrorStatus::SecurityError, 0, "refused frame 0".to_owned()),
+        ],
+        "each error once, in arrival order, retriable ones included"
+    );
+}
+
+#[test]
+fn sf_44_the_error_inbox_is_bounded_drops_the_oldest_and_counts_the_drops() {
+    use sf_journal_io::drain::{ErrorInbox, ErrorSink, InboxLimits};
+    let err = |status| Conn::ErrorAt {
+        wire_seq: 0,
+        status,
+    };
+    let s = server(vec![
+        err(ErrorStatus::InternalError),
+        err(ErrorStatus::WriteError),
+        err(ErrorStatus::NotWritable),
+    ]);
+    let j = filled(2);
+    let inbox = ErrorInbox::new(InboxLimits {
+        max_errors: 2,
+        max_bytes: 1 << 20,
+    });
+    let shared = inbox.clone();
+    let r = run(&s, &j, |c| c.errors = ErrorSink::Inbox(shared)).unwrap();
+    assert_eq!(r.retriable_errors, 3);
+    assert_eq!(r.errors_dropped, 1, "one dropped at the count bound");
+    assert_eq!(inbox.dropped(), 1);
+    let kept: Vec<_> = inbox.take_all().iter().map(|e| e.status).collect();
+    assert_eq!(
+        kept,
+        vec![ErrorStatus::WriteError, ErrorStatus::NotWritable],
+        "the oldest went first"
+    );
+    assert!(inbox.is_empty());
+    assert_eq!(inbox.bytes(), 0);
+
+    // The default sink is an inbox the application can read.
+    let s = server(vec![err(ErrorStatus::InternalError)]);
+    let j = filled(1);
+    let c = DrainConfig::new(s.addr());
+    let inbox = c.errors.inbox().expect("an inbox by default").clone();
+    let _ = run(&s, &j, |x| *x = c).unwrap();
+    assert_eq!(inbox.len(), 1);
+    assert_eq!(inbox.pop().unwrap().message, "refused frame 0");
+}
+
+#[test]
+fn sf_w7_an_error_message_over_1024_bytes_or_not_utf8_is_a_typed_violation() {
+    let error_frame = |msg: &[u8]| {
+        let mut f = vec![ErrorStatus::WriteError.byte()];
+        f.extend_from_slice(&0u64.to_le_bytes());
+        f.extend_from_slice(&(msg.len() as u16).to_le_bytes());
+        f.extend_from_slice(msg);
+        f
+    };
+    for (frame, want) in [
+        (
+            error_frame(&[b'x'; 1025]),
+            StatusError::MessageTooLong(1025),
+        ),
+        (error_frame(&[0xff, 0xfe]), StatusError::NotUtf8),
+    ] {
+        let s = server(vec![Conn::Garbage(frame)]);
+        let j = filled(2);
+        match run(&s, &j, |_| {}) {
+            Err(DrainError::Status(e)) => assert_eq!(e, want),
+            other => panic!("expected a typed violation, got {other:?}"),
+        }
+        assert_eq!(j.lock().unwrap().acked_fsn(), -1, "nothing trimmed");
+        assert_eq!(s.connections().len(), 1, "not retried");
+    }
+    // At 1024 bytes exactly the message is kept whole.
+    let long = "y".repeat(1024);
+    let frame = encode_status(&Status::Error {
+        status: ErrorStatus::SchemaMismatch,
+        wire_seq: 0,
+        message: long.clone(),
+    });
+    let s = server(vec![Conn::Garbage(frame)]);
+    match run(&s, &filled(1), |_| {}) {
+        Err(DrainError::Terminal(t)) => assert_eq!(t.message, long),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn sf_44_the_error_inbox_drops_the_oldest_at_its_byte_bound() {
+    use sf_journal::status::Category;
+    use sf_journal_io::drain::{ErrorInbox, InboxLimits, ERROR_OVERHEAD};
+    use sf_journal_io::journal::ServerError;
+    let e = |wire_seq: u64, len: usize| ServerError {
+        status: ErrorStatus::WriteError,
+        category: Category::Retriable,
+        wire_seq,
+        fsn: Some(wire_seq as i64),
+        message: "m".repeat(len),
+    };
+    // Room for exactly two errors of 100-byte messages.
+    let inbox = ErrorInbox::new(InboxLimits {
+        max_errors: 100,
+        max_bytes: 2 * (100 + ERROR_OVERHEAD),
+    });
+    assert_eq!(inbox.push(e(0, 100)), 0);
+    assert_eq!(
+        inbox.push(e(1, 100)),
+        0,
+        "at the bound exactly, both are kept"
+    );
+    assert_eq!(inbox.bytes(), 2 * (100 + ERROR_OVERHEAD));
+    assert_eq!(inbox.push(e(2, 1)), 1, "one byte over: the oldest goes");
+    assert_eq!(inbox.push(e(3, 150)), 1);
+    assert_eq!(inbox.dropped(), 2);
+    assert_eq!(inbox.bytes(), 1 + 150 + 2 * ERROR_OVERHEAD);
+    let kept: Vec<_> = inbox.take_all().iter().map(|e| e.wire_seq).collect();
+    assert_eq!(kept, vec![2, 3]);
+    // An error bigger than the whole bound is not kept either, and is counted.
+    let tiny = ErrorInbox::new(InboxLimits {
+        max_errors: 4,
+        max_bytes: ERROR_OVERHEAD,
+    });
+    assert_eq!(tiny.push(e(0, 1)), 1);
+    assert!(tiny.is_empty());
+    assert_eq!((tiny.dropped(), tiny.bytes()), (1, 0));
+}
+
+/// A server that acknowledges only once a connection idles (`idle` after the last frame).
+fn acking_when_idle(idle: Duration) -> LoopbackServer {
+    LoopbackServer::start(ServerConfig {
+        seed: 7,
+        ack_one_in: 0,
+        idle_ack: idle,
+        ..ServerConfig::default()
+    })
+    .unwrap()
+}
+
+/// The names in a slot directory, sorted.
+fn slot_names(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn disk_filled(sf: &std::path::Path, n: usize) -> Mutex<Journal> {
+    let mut j = Journal::open(sf, "s", small()).unwrap();
+    for i in 0..n {
+        let _ = j.append(&payload(i), 0).unwrap();
+    }
+    Mutex::new(j)
+}
+
+/// Runs `close` while a blocking drain of `j` to `s` runs, which ends only when the journal is
+/// closed; returns the close's result, how long it took and the drain's result.
+fn close_while_draining(
+    s: &LoopbackServer,
+    j: &Mutex<Journal>,
+    timeout_millis: i64,
+) -> (
+    sf_journal_io::journal::Closed,
+    Duration,
+    Result<DrainReport, DrainError>,
+) {
+    std::thread::scope(|scope| {
+        let d = scope.spawn(|| {
+            Drain::new(DrainConfig::new(s.addr())).run(
+                j,
+                Instant::now() + Duration::from_secs(20),
+                |_| false,
+            )
+        });
+        let started = Instant::now();
+        let c = sf_journal_io::drain::close(j, timeout_millis).unwrap();
+        let took = started.elapsed();
+        (c, took, d.join().unwrap())
+    })
+}
+
+#[test]
+fn sf_26_a_close_waits_for_the_running_drain_and_returns_once_all_is_acknowledged() {
+    use sf_journal_io::journal::DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS;
+    assert_eq!(DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS, 5_000);
+    let s = acking_when_idle(Duration::from_millis(50));
+    let sf = scratch("close-waits");
+    let j = disk_filled(&sf, 5);
+    let (c, took, drained) = close_while_draining(&s, &j, DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS);
+    assert_eq!(
+        c.unacknowledged,
+        5..5,
+        "the close waited for every acknowledgement"
+    );
+    assert!(!c.skipped);
+    assert!(
+        took < Duration::from_millis(2_500),
+        "returned early: {took:?}"
+    );
+    assert!(
+        took >= Duration::from_millis(50),
+        "the server acks after 50 ms: {took:?}"
+    );
+    assert!(
+        drained.is_ok(),
+        "the drain ends with the journal: {drained:?}"
+    );
+    assert_eq!(last_ok(&s.connections()[0]), Some(4));
+    assert_eq!(slot_names(&sf.join("s")), vec![".lock", ".lock.pid"]);
+}
+
+#[test]
+fn sf_27_a_close_times_out_at_its_bound_and_leaves_the_tail_for_the_next_sender() {
+    let s = acking_when_idle(Duration::from_secs(60));
+    let sf = scratch("close-times-out");
+    let j = disk_filled(&sf, 3);
+    let (c, took, drained) = close_while_draining(&s, &j, 300);
+    assert_eq!((c.unacknowledged, c.skipped), (0..3, false));
+    // Whole milliseconds of a monotonic clock: the bound holds to within one.
+    assert!(took >= Duration::from_millis(299), "{took:?}");
+    assert!(took < Duration::from_millis(2_000), "{took:?}");
+    assert!(drained.is_ok(), "{drained:?}");
+    assert_eq!(
+        s.connections()[0].messages().len(),
+        3,
+        "all sent, none acked"
+    );
+    let next = Journal::open(&sf, "s", small()).unwrap();
+    assert_eq!(
+        next.recovered(),
+        0..3,
+        "the tail is on disk for the next sender"
+    );
+
+    // Memory mode loses the tail, and says how much.
+    let s = acking_when_idle(Duration::from_secs(60));
+    let j = filled(3);
+    let (c, took, _) = close_while_draining(&s, &j, 300);
+    assert_eq!((c.unacknowledged, c.skipped), (0..3, false));
+    // Whole milliseconds of a monotonic clock: the bound holds to within one.
+    assert!(took >= Duration::from_millis(299), "{took:?}");
+}
+
+#[test]
+fn sf_28_a_close_of_0_or_minus_1_skips_the_wait_and_releases_the_lock() {
+    for timeout in [0, -1] {
+        let s = acking_when_idle(Duration::from_secs(60));
+        let sf = scratch("close-skips");
+        let j = disk_filled(&sf, 3);
+        let (c, took, drained) = close_while_draining(&s, &j, timeout);
+        assert_eq!((c.unacknowledged, c.skipped), (0..3, true), "{timeout}");
+        assert!(took < Duration::from_millis(1_000), "{timeout}: {took:?}");
+        assert!(drained.is_ok(), "{drained:?}");
+        // The lock is released while the closed journal still exists.
+        let next = Journal::open(&sf, "s", small()).unwrap();
+        assert_eq!(next.recovered(), 0..3);
+        drop(j);
+    }
+}
+
+#[test]
+fn sf_28_a_close_reports_a_latched_terminal_error_not_yet_delivered() {
+    // Latched and not delivered: the close hands it back, message included.
+    let j = filled(2);
+    {
+        let mut x = j.lock().unwrap();
+        let _ = x.connect(0);
+        let _ = drain(&mut x);
+        let e = x
+            .reject_error(1, ErrorStatus::SchemaMismatch, "column type".into())
+            .unwrap();
+        assert_eq!(e.fsn, Some(1));
+    }
+    let c = sf_journal_io::drain::close(&j, 0).unwrap();
+    let t = c.terminal.expect("the latched error comes back");
+    assert_eq!(
+        (t.status, t.wire_seq, t.fsn, t.message.as_str()),
+        (ErrorStatus::SchemaMismatch, 1, Some(1), "column type")
+    );
+    // Delivered by the drain: the close does not hand it back again.
+    let s = server(vec![Conn::ErrorAt {
+        wire_seq: 0,
+        status: ErrorStatus::ParseError,
+    }]);
+    let j = filled(2);
+    assert!(matches!(run(&s, &j, |_| {}), Err(DrainError::Terminal(_))));
+    let c = sf_journal_io::drain::close(&j, 0).unwrap();
+    assert_eq!(c.terminal, None);
+}
+
+#[test]
+fn sf_w2_a_frame_over_the_servers_max_batch_size_is_refused_naming_its_fsn() {
+    let max = |v: &str| Conn::Headers(vec![("X-QWP-Max-Batch-Size".into(), v.into())]);
+    // Frames 0 and 2 are 20 bytes, frame 1 is 30.
+    let mixed = || {
+        let mut j = Journal::memory(small());
+        let _ = j.append(&payload(0), 0).unwrap();
+        let _ = j.append(b"QWP1 a frame of thirty bytes..", 0).unwrap();
+        let _ = j.append(&payload(2), 0).unwrap();
+        Mutex::new(j)
+    };
+    let s = server(vec![max("25")]);
+    let j = mixed();
+    match run(&s, &j, |_| {}) {
+        Err(DrainError::FrameTooLarge { fsn, len, max }) => {
+            assert_eq!((fsn, len, max), (1, 30, 25))
+        }
+        other => panic!("expected the frame refused, got {other:?}"),
+    }
+    let c = &s.connections()[0];
+    assert!(
+        !c.messages().iter().any(|m| m.len() == 30),
+        "the oversized frame is not sent"
+    );
+    assert_eq!(s.connections().len(), 1, "not retried");
+    assert!(j.lock().unwrap().acked_fsn() < 1, "it stays in the journal");
+
+    // At the server's size exactly, and with no size (or a bad one), everything goes.
+    for v in ["30", "", "junk", "0"] {
+        let s = server(vec![max(v)]);
+        let j = mixed();
+        let r = run(&s, &j, |_| {});
+        assert!(r.is_ok(), "{v:?}: {r:?}");
+        assert_eq!(j.lock().unwrap().acked_fsn(), 2, "{v:?}");
+    }
+}
+
+#[test]
+fn sf_w2_a_catch_up_frame_over_the_servers_max_batch_size_is_refused() {
+    use sf_journal_io::drain::CatchUp;
+    let max = |v: &str| Conn::Headers(vec![("X-QWP-Max-Batch-Size".into(), v.into())]);
+    let catch_up = |c: &mut DrainConfig| {
+        c.catch_up = Some(CatchUp::new(|_| vec![b"QWP1 a dictionary frame".to_vec()]))
+    };
+    let s = server(vec![max("22")]);
+    let j = slot_with_symbols("catch-up-too-large", 2);
+    match run(&s, &j, catch_up) {
+        Err(DrainError::CatchUpTooLarge { len, max }) => assert_eq!((len, max), (23, 22)),
+        other => panic!("expected the catch-up frame refused, got {other:?}"),
+    }
+    assert!(s.connections()[0].messages().is_empty(), "nothing is sent");
+    let s = server(vec![max("23")]);
+    let j = slot_with_symbols("catch-up-fits", 2);
+    let r = run(&s, &j, catch_up).unwrap();
+    assert_eq!(r.catch_up_frames, 1);
 }

@@ -127,15 +127,47 @@ impl Recovery {
 }
 
 /// Recovers a slot from the bytes of its files. `connection_generation` is the generation the
-/// previous owner of this state had (0 for a fresh process).
+/// previous owner of this state had (0 for a fresh process). The same as feeding a
+/// [`Recoverer`] each segment in turn.
 pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery, RecoveryError> {
-    let mut ops = Vec::new();
-    let mut segments = Vec::new();
-    let mut spares = Vec::new();
+    let mut r = Recoverer::new();
     for (file, bytes) in &files.segments {
+        r.segment(file, bytes)?;
+    }
+    r.finish(
+        files.manifest.as_deref(),
+        files.ack_watermark.as_deref(),
+        files.symbol_dict.as_deref(),
+        connection_generation,
+    )
+}
+
+/// Recovery fed one segment file at a time, so a driver needs to hold only one segment's
+/// bytes at once: each is scanned (torn tail found, frames located) and only what the scan
+/// found is kept. [`Recoverer::finish`] then checks the segments' order and reads the small
+/// files. Gives what [`recover`] gives for the same files.
+#[derive(Debug, Default)]
+pub struct Recoverer {
+    ops: Vec<FileOp>,
+    segments: Vec<RecoveredSegment>,
+    spares: Vec<String>,
+}
+
+impl Recoverer {
+    /// A recovery that has seen no segment yet.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes the bytes of one segment file (`sf-initial.sfa` or `sf-<16 hex>.sfa`).
+    pub fn segment(&mut self, file: &str, bytes: &[u8]) -> Result<(), RecoveryError> {
+        let (ops, segments, spares) = (&mut self.ops, &mut self.segments, &mut self.spares);
         if parse_segment_name(file) == Some(SegmentName::Generation(u64::MAX)) {
             tracing::warn!(file = %file, "sf recovery refuses a segment of the last generation");
-            return Err(RecoveryError::GenerationExhausted { file: file.clone() });
+            return Err(RecoveryError::GenerationExhausted {
+                file: file.to_owned(),
+            });
         }
         let scan = match scan_segment(bytes) {
             Ok(scan) => scan,
@@ -144,12 +176,12 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
                     && bytes[..SEGMENT_HEADER_LEN].iter().all(|&b| b == 0) =>
             {
                 // Sized but never given a header: a crash between creation and header write.
-                spares.push(file.clone());
-                continue;
+                spares.push(file.to_owned());
+                return Ok(());
             }
             Err(error) => {
                 return Err(RecoveryError::Segment {
-                    file: file.clone(),
+                    file: file.to_owned(),
                     error,
                 })
             }
@@ -162,21 +194,57 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
                 "sf recovery cuts a torn tail"
             );
             ops.push(FileOp::Zero {
-                file: file.clone(),
+                file: file.to_owned(),
                 offset: scan.append_offset,
                 len: scan.dirty_end - scan.append_offset,
             });
         }
         if scan.frames.is_empty() {
-            spares.push(file.clone());
+            spares.push(file.to_owned());
         } else {
             segments.push(RecoveredSegment {
-                file: file.clone(),
+                file: file.to_owned(),
                 file_len: bytes.len() as u64,
                 scan,
             });
         }
+        Ok(())
     }
+
+    /// Ends recovery with the manifest, watermark and dictionary files, if present.
+    pub fn finish(
+        self,
+        manifest: Option<&[u8]>,
+        ack_watermark: Option<&[u8]>,
+        symbol_dict: Option<&[u8]>,
+        connection_generation: u64,
+    ) -> Result<Recovery, RecoveryError> {
+        let Self {
+            mut ops,
+            mut segments,
+            spares,
+        } = self;
+        finish(
+            &mut ops,
+            &mut segments,
+            spares,
+            manifest,
+            ack_watermark,
+            symbol_dict,
+            connection_generation,
+        )
+    }
+}
+
+fn finish(
+    ops: &mut Vec<FileOp>,
+    segments: &mut Vec<RecoveredSegment>,
+    spares: Vec<String>,
+    manifest: Option<&[u8]>,
+    ack_watermark: Option<&[u8]>,
+    symbol_dict: Option<&[u8]>,
+    connection_generation: u64,
+) -> Result<Recovery, RecoveryError> {
     segments.sort_by_key(|s| s.scan.header.base_seq);
     for pair in segments.windows(2) {
         let (prev, next) = (&pair[0], &pair[1]);
@@ -203,7 +271,7 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
         }
     }
 
-    let manifest = match &files.manifest {
+    let manifest = match manifest {
         None => None,
         Some(bytes) => match decode_record_file(RecordKind::Manifest, bytes) {
             Ok(r) => Some(r),
@@ -217,10 +285,7 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
             }
         },
     };
-    let watermark = files
-        .ack_watermark
-        .as_deref()
-        .and_then(|b| decode_watermark(b).ok());
+    let watermark = ack_watermark.and_then(|b| decode_watermark(b).ok());
     if let Some(Watermark::Legacy { fsn }) = watermark {
         let record = Record {
             kind: RecordKind::AckWatermark,
@@ -231,7 +296,7 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
         ops.extend(create_record_file(slot::ACK_WATERMARK, &record));
     }
 
-    let dict = match &files.symbol_dict {
+    let dict = match symbol_dict {
         None => None,
         // Cut inside its header: the process died between creating the file and writing the
         // header. The header goes before any chunk and a chunk before any frame using it, so
@@ -296,7 +361,7 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
         "sf recovery done"
     );
     Ok(Recovery {
-        segments,
+        segments: std::mem::take(segments),
         spares,
         acked_fsn,
         next_fsn,
@@ -304,6 +369,6 @@ pub fn recover(files: &SlotFiles, connection_generation: u64) -> Result<Recovery
         watermark,
         dict,
         connection_generation: connection_generation + 1,
-        ops,
+        ops: std::mem::take(ops),
     })
 }

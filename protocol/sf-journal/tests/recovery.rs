@@ -571,3 +571,40 @@ fn sf_38_a_corrupt_dictionary_chunk_followed_by_a_valid_one_refuses_without_a_cu
     let r = recover(&files, 0).unwrap();
     assert_eq!(r.dict.unwrap().symbols, ["one"]);
 }
+
+#[test]
+fn sf_30_a_recoverer_fed_one_segment_at_a_time_concludes_what_recover_does() {
+    use sf_journal::recovery::Recoverer;
+    let (ring, mut dir) = written(20);
+    // A torn tail on the last segment, and a watermark and manifest to read at the end.
+    let file = ring.segment_files().last().unwrap().to_owned();
+    let end = scan_segment(dir.get(&file).unwrap()).unwrap().append_offset as usize;
+    let body = encode_frame(b"lost").unwrap();
+    dir.get_mut(&file).unwrap()[end + 4..end + body.len()].copy_from_slice(&body[4..]);
+    let mut files = slot_files(&dir);
+    files.ack_watermark = Some(watermark_file(4));
+    files.manifest = Some(vec![1, 2, 3]);
+    let whole = recover(&files, 3).unwrap();
+    let mut r = Recoverer::new();
+    for (name, bytes) in &files.segments {
+        r.segment(name, bytes).unwrap();
+    }
+    let fed = r
+        .finish(
+            files.manifest.as_deref(),
+            files.ack_watermark.as_deref(),
+            files.symbol_dict.as_deref(),
+            3,
+        )
+        .unwrap();
+    assert_eq!(fed, whole);
+    assert!(fed.ops.iter().any(|o| matches!(o, FileOp::Zero { .. })));
+    assert_eq!(fed.acked_fsn, 4);
+
+    // A refused segment is refused as it is fed.
+    let mut r = Recoverer::new();
+    assert!(matches!(
+        r.segment("sf-0000000000000001.sfa", &[9u8; 64]),
+        Err(RecoveryError::Segment { .. })
+    ));
+}
