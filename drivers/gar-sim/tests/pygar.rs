@@ -667,21 +667,159 @@ fn comparable(f: &Value) -> Value {
 }
 
 fn differential(pygar: &[Value]) {
+    compare_frames("engine", &engine_session(), pygar);
+}
+
+/// Compares what the server received from one of our clients (`who`) with what it received from
+/// pygar, frame by frame, heartbeats left out (their number depends on the run's timing).
+fn compare_frames(who: &str, ours: &[Value], pygar: &[Value]) {
     let part = |f: &&Value| f["message_type"] != "Heartbeat";
-    let ours: Vec<Value> = engine_session()
-        .iter()
-        .filter(part)
-        .map(comparable)
-        .collect();
+    let ours: Vec<Value> = ours.iter().filter(part).map(comparable).collect();
     let theirs: Vec<Value> = pygar.iter().filter(part).map(comparable).collect();
     for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
-        assert_eq!(a, b, "frame {i} differs: engine left, pygar right");
+        assert_eq!(a, b, "frame {i} differs: {who} left, pygar right");
     }
     assert_eq!(
         ours.len(),
         theirs.len(),
-        "engine {ours:#?}\npygar {theirs:#?}"
+        "{who} {ours:#?}\npygar {theirs:#?}"
     );
+}
+
+// ---- The same session through the blocking DRIVER over real sockets, compared ----
+
+/// The next event of `c` that `want` accepts (others are passed over), within a bounded wait.
+fn wait_event(
+    c: &gar_driver::blocking::Client,
+    what: &str,
+    mut want: impl FnMut(&gar_driver::Event) -> bool,
+) -> gar_driver::Event {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        match c.next_event(left) {
+            Ok(Some(e)) if want(&e) => return e,
+            Ok(Some(gar_driver::Event::Stopped { reason, violation })) => {
+                panic!("the session stopped ({reason:?}, {violation:?}) waiting for {what}")
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("the session ended waiting for {what}"),
+            Err(e) => panic!("{e} waiting for {what}"),
+        }
+    }
+}
+
+/// The session of `session.py` (the steps of connection 1), run through the blocking driver
+/// against a fresh loopback server over real sockets, waiting where the script waits; returns
+/// what the server received on that connection.
+fn driver_session() -> Vec<Value> {
+    use gar_driver::blocking::Client as Driver;
+    use gar_driver::{Event, Status};
+    let srv = server(sample_config(), None);
+    let mut cfg = gar_driver::Config::new(srv.url());
+    cfg.engine.application = "pygar-session".into();
+    cfg.connect_timeout = Duration::from_secs(5);
+    cfg.call_timeout = Duration::from_secs(10);
+    let c = Driver::connect(cfg).expect("the driver connects to the loopback server");
+    wait_event(&c, "the introduction", |e| {
+        matches!(e, Event::Introduced { .. })
+    });
+    let publish = |key: &str, topic: &str, v: Value| {
+        c.publish_by_name(key, "Underlier", topic, &v)
+            .expect("publish");
+    };
+    publish("AAPL", "bid", float_value(1.5));
+    publish("AAPL", "name", json!("Apple"));
+    publish("ABC", "bid", json!(7));
+    publish("MSFT", "bid", json!(2));
+    c.echo_barrier().expect("echo");
+    let sub = |name: &str, streaming: bool, class: &str, key_filter: Option<&str>| Subscribe {
+        name: name.into(),
+        streaming,
+        class_list: vec![class.into()],
+        key_filter: key_filter.map(str::to_owned),
+        ..Subscribe::default()
+    };
+    let finished = |name: &'static str| move |e: &Event| matches!(e, Event::Status { name: n, status: Status::Finished } if n == name);
+    c.subscribe(&sub("snap", false, "Underlier", Some("^A")))
+        .expect("sub");
+    wait_event(&c, "snap finished", finished("snap"));
+    c.subscribe(&Subscribe {
+        snapshot_size_limit: Some(1),
+        ..sub("parts", false, "Underlier", None)
+    })
+    .expect("sub");
+    wait_event(&c, "parts finished", finished("parts"));
+    c.subscribe(&sub("refused", false, "NoSuchClass", None))
+        .expect("sub");
+    wait_event(
+        &c,
+        "refused",
+        |e| matches!(e, Event::Refused { name } if name == "refused"),
+    );
+    c.subscribe(&sub("live", true, "Underlier", None))
+        .expect("sub");
+    wait_event(
+        &c,
+        "live streaming",
+        |e| matches!(e, Event::Status { name, status: Status::Streaming } if name == "live"),
+    );
+    publish("AAPL", "ask", float_value(2.5));
+    c.echo_barrier().expect("echo");
+    c.publish_by_name("ABC", "Option", "strike", &json!(1))
+        .expect("publish");
+    c.echo_barrier().expect("echo");
+    c.delete_class("ABC", "Option").expect("delete class");
+    c.delete_key("ABC").expect("delete key");
+    c.echo_barrier().expect("echo");
+    let cx = |key: &str, topic: &str, test: Value, value: Value| {
+        let record_id = RecordId {
+            key_id: c.introduce_key(key, "Underlier").expect("key"),
+            topic_id: c.introduce_topic(topic).expect("topic"),
+        };
+        let msg_ref = c.compare_exchange(record_id, &test, &value).expect("cx");
+        wait_event(
+            &c,
+            "a compare result",
+            |e| matches!(e, Event::Compare(r) if r.msg_ref == msg_ref),
+        );
+    };
+    cx("AAPL", "note", Value::Null, json!("x"));
+    cx("AAPL", "note", Value::Null, json!("y"));
+    cx("AAPL", "note", json!("z"), json!("y"));
+    cx("AAPL", "note", json!("x"), Value::Null);
+    cx("AAPL", "note", Value::Null, json!("w"));
+    cx("AAPL", "lock", json!(false), json!(true));
+    cx("MSFT", "ask", json!(0), json!(1));
+    let marker = |msg_ref: u64, action: OwnershipAction| Ownership {
+        msg_ref,
+        ownership_action: action,
+        ..Ownership::default()
+    };
+    c.active_ownership(&marker(11, OwnershipAction::Acquire))
+        .expect("marker");
+    publish("MSFT", "bid", json!(3));
+    c.echo_barrier().expect("echo");
+    c.active_ownership(&marker(21, OwnershipAction::None))
+        .expect("marker");
+    publish("AAPL", "nope", json!(1));
+    publish("AAPL", "bid", json!("not a number"));
+    publish("AAPL", "strike", json!(9));
+    publish("AAPL", "status", json!("up"));
+    c.echo_barrier().expect("echo");
+    c.logoff();
+    let conn = srv.connections()[0];
+    assert_eq!(ended(&srv, conn), Some(EndCause::Logoff));
+    frames(&srv, conn)
+}
+
+#[test]
+fn pygar_and_the_blocking_driver_send_the_same_frames() {
+    let srv = server(sample_config(), None);
+    let lines = run(&srv.url(), "session", || {});
+    assert_eq!(stopped(&lines, "logoff")["reason"], "stop");
+    let pygar = frames(&srv, srv.connections()[0]);
+    compare_frames("blocking driver", &driver_session(), &pygar);
 }
 
 #[test]
