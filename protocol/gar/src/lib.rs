@@ -280,8 +280,9 @@ pub struct Counters {
     /// Classes not added to a server key because it already held
     /// [`Limits::max_classes_per_key`].
     pub classes_dropped: u64,
-    /// Subscription statuses ignored because they do not fit the subscription (`Streaming`
-    /// for a snapshot subscription, any status for a subscription this session does not have).
+    /// Subscription statuses ignored because they do not fit the subscription: out of the
+    /// order `ProcessingSnapshot`, `NeedsContinue`, `Streaming` (streaming subscriptions only),
+    /// or for a subscription this session does not have.
     pub out_of_phase: u64,
     /// Id-lifecycle messages ignored because they name an id this session does not hold (a
     /// `KeyIdRetired` for a server key id not mapped, a `ClientIntroducedKeyInvalidated` for a
@@ -1299,6 +1300,26 @@ impl Client {
             );
             return;
         };
+        // The status order is ProcessingSnapshot, data, NeedsContinue (answered) while the
+        // snapshot runs, then Streaming (a streaming subscription) or Finished (G-40). A status
+        // out of that order is not applied (no state change, no reply) nor passed on: counted.
+        let in_phase = match status {
+            Status::ProcessingSnapshot => sub.state == SubState::Sent,
+            Status::NeedsContinue => sub.state == SubState::Processing,
+            Status::Streaming => sub.streaming && sub.state == SubState::Processing,
+            Status::Finished | Status::UpstreamLost => true,
+        };
+        if !in_phase {
+            self.counters.out_of_phase += 1;
+            tracing::debug!(
+                name,
+                ?status,
+                state = ?sub.state,
+                streaming = sub.streaming,
+                "gar subscription status out of phase: ignored"
+            );
+            return;
+        }
         match status {
             Status::ProcessingSnapshot => sub.state = SubState::Processing,
             Status::NeedsContinue => {
@@ -1306,16 +1327,6 @@ impl Client {
                 if !self.running {
                     return;
                 }
-            }
-            Status::Streaming if !sub.streaming => {
-                // A snapshot subscription never streams: the status is out of phase. Not
-                // applied nor passed on; ignored and counted.
-                self.counters.out_of_phase += 1;
-                tracing::debug!(
-                    name,
-                    "gar Streaming status for a snapshot subscription: ignored"
-                );
-                return;
             }
             Status::Streaming => sub.state = SubState::Streaming,
             Status::UpstreamLost => {}

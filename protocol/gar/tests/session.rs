@@ -2623,3 +2623,66 @@ fn g_47_set_nagle_interval_for_no_active_subscription_is_refused_before_sending(
     );
     assert!(sent(&mut c).is_empty());
 }
+
+#[test]
+fn g_40_needs_continue_out_of_phase_is_not_answered() {
+    let mut c = ready();
+    c.subscribe(&sub(false)).unwrap();
+    sent(&mut c);
+    // Before ProcessingSnapshot: the snapshot has not begun, there is nothing to continue.
+    status(&mut c, "S", "NeedsContinue");
+    assert!(sent(&mut c).is_empty());
+    assert!(events(&mut c).is_empty());
+    assert_eq!(c.counters().out_of_phase, 1);
+    // In phase it is answered.
+    status(&mut c, "S", "ProcessingSnapshot");
+    status(&mut c, "S", "NeedsContinue");
+    assert_eq!(types(&sent(&mut c)), ["SubscribeContinue"]);
+    // A streaming subscription past its snapshot has nothing to continue either.
+    let mut d = ready();
+    d.subscribe(&sub(true)).unwrap();
+    status(&mut d, "S", "ProcessingSnapshot");
+    status(&mut d, "S", "Streaming");
+    sent(&mut d);
+    events(&mut d);
+    status(&mut d, "S", "NeedsContinue");
+    assert!(sent(&mut d).is_empty());
+    assert!(events(&mut d).is_empty());
+    assert_eq!(d.counters().out_of_phase, 1);
+}
+
+#[test]
+fn g_40_streaming_before_processing_snapshot_is_out_of_phase() {
+    let mut c = ready();
+    c.subscribe(&sub(true)).unwrap();
+    status(&mut c, "S", "Streaming");
+    assert!(events(&mut c).is_empty());
+    assert_eq!(c.counters().out_of_phase, 1);
+    // The subscription never began: a Finished now is still the refusal of G-41.
+    status(&mut c, "S", "Finished");
+    assert_eq!(events(&mut c), vec![Event::Refused { name: "S".into() }]);
+}
+
+#[test]
+fn g_40_a_second_processing_snapshot_is_out_of_phase() {
+    let mut c = ready();
+    c.subscribe(&sub(true)).unwrap();
+    status(&mut c, "S", "ProcessingSnapshot");
+    status(&mut c, "S", "Streaming");
+    events(&mut c);
+    status(&mut c, "S", "ProcessingSnapshot");
+    assert!(events(&mut c).is_empty());
+    assert_eq!(c.counters().out_of_phase, 1);
+    // Still streaming: a repeated Streaming is out of phase too, and it may be unsubscribed.
+    status(&mut c, "S", "Streaming");
+    assert_eq!(c.counters().out_of_phase, 2);
+    c.unsubscribe("S").unwrap();
+    status(&mut c, "S", "Finished");
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Status {
+            name: "S".into(),
+            status: Status::Finished
+        }]
+    );
+}
