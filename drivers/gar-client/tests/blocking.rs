@@ -492,3 +492,54 @@ fn g_9_blocking_each_connection_introduces_a_fresh_uuid() {
     }
     assert_ne!(uuids[0], uuids[1]);
 }
+
+#[test]
+fn g_48_blocking_echo_barrier_fails_when_the_session_ends_first() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("EchoRequest");
+        p.close(Some(1001));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    assert_eq!(
+        c.echo_barrier(),
+        Err(Error::Stopped(Some(StopReason::Disconnect)))
+    );
+    server.report();
+}
+
+#[test]
+fn blocking_unanswered_echo_barrier_times_out_at_the_call_deadline() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("EchoRequest");
+        p.recv_type("Logoff");
+    });
+    let mut cfg = config(&server.url);
+    cfg.call_timeout = Duration::from_millis(300);
+    let c = Client::connect(cfg).unwrap();
+    let t0 = Instant::now();
+    assert_eq!(c.echo_barrier(), Err(Error::TimedOut));
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    c.logoff();
+    server.report();
+}
+
+#[test]
+fn g_60_blocking_error_before_a_dropped_connection_is_reported_as_that_error() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.send(
+            "Error",
+            json!({"message": "Unsupported version from jserver: 1", "recoverable": false}),
+        );
+        // The script ends: the socket closes with no close frame.
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    server.report();
+    assert!(ev
+        .iter()
+        .any(|e| matches!(e, Event::Error(e) if e.message.starts_with("Unsupported"))));
+    assert_eq!(stops(&ev), vec![(StopReason::Error, None)]);
+}
