@@ -55,6 +55,10 @@ pub struct Limits {
     /// Longest heartbeat timeout interval (ms) a server may advertise; a larger one is
     /// refused with [`Violation::HeartbeatInterval`], since it would switch liveness off.
     pub max_server_heartbeat_interval: u64,
+    /// Most echoes and compare-exchanges waiting for their answer at once. A server that
+    /// keeps the session alive but never answers would otherwise make this set grow with every
+    /// call; past it the calls are refused with [`CallError::TooManyPending`].
+    pub max_pending_replies: usize,
 }
 
 impl Default for Limits {
@@ -74,6 +78,7 @@ impl Default for Limits {
             reserved_reply_count: 64,
             reserved_reply_bytes: 64 << 10,
             max_server_heartbeat_interval: 24 * 60 * 60 * 1000,
+            max_pending_replies: 100_000,
         }
     }
 }
@@ -239,6 +244,10 @@ pub enum CallError {
     /// The outbound queue is full in count or bytes.
     #[error("the outbound queue is full")]
     QueueFull,
+    /// [`Limits::max_pending_replies`] echoes and compare-exchanges already wait for their
+    /// answer.
+    #[error("too many echoes and compare-exchanges wait for their answer")]
+    TooManyPending,
     /// The id was never introduced by this client, or was invalidated.
     #[error("unknown client id {0}")]
     UnknownId(u64),
@@ -1507,6 +1516,18 @@ impl Client {
         self.send(codec::write::set_nagle_interval(name, nagle_interval))
     }
 
+    /// Whether one more echo or compare-exchange may wait for its answer.
+    fn room_for_pending(&self) -> Result<(), CallError> {
+        if !self.running {
+            return Err(CallError::NotRunning);
+        }
+        let waiting = self.s.echoes_pending.len() + self.s.compares_pending.len();
+        if waiting >= self.config.limits.max_pending_replies {
+            return Err(CallError::TooManyPending);
+        }
+        Ok(())
+    }
+
     fn next_ref(&mut self) -> u64 {
         let r = self.s.next_msg_ref;
         self.s.next_msg_ref += 1;
@@ -1516,8 +1537,10 @@ impl Client {
     /// Sends an echo barrier; returns its msg_ref.
     ///
     /// # Errors
-    /// [`CallError`] when not running or the queue is full.
+    /// [`CallError`] when not running or the queue is full;
+    /// [`CallError::TooManyPending`] when [`Limits::max_pending_replies`] answers are awaited.
     pub fn echo(&mut self) -> Result<u64, CallError> {
+        self.room_for_pending()?;
         let r = self.s.next_msg_ref;
         self.send(codec::write::echo_request(r))?;
         self.next_ref();
@@ -1528,7 +1551,8 @@ impl Client {
     /// Sends a compare-exchange under client ids; returns its msg_ref.
     ///
     /// # Errors
-    /// [`CallError::UnknownId`] for an id this client has not introduced.
+    /// [`CallError::UnknownId`] for an id this client has not introduced;
+    /// [`CallError::TooManyPending`] when [`Limits::max_pending_replies`] answers are awaited.
     pub fn compare_exchange(
         &mut self,
         record_id: RecordId,
@@ -1536,6 +1560,7 @@ impl Client {
         value: &Value,
     ) -> Result<u64, CallError> {
         self.check_client_ids(record_id)?;
+        self.room_for_pending()?;
         let r = self.s.next_msg_ref;
         self.send(codec::write::compare_exchange(record_id, r, test, value))?;
         self.next_ref();
@@ -1570,6 +1595,7 @@ impl Client {
         if !conveys {
             return self.compare_exchange(record_id, test, value);
         }
+        self.room_for_pending()?;
         // Both go or neither: a marker queued alone would govern whatever the application
         // writes next.
         let marker = codec::write::active_ownership(ownership);

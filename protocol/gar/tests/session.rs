@@ -2686,3 +2686,47 @@ fn g_40_a_second_processing_snapshot_is_out_of_phase() {
         }]
     );
 }
+
+#[test]
+fn bounds_answers_awaited_are_bounded_and_refused_past_the_bound() {
+    use gar_client::codec::write::{Ownership, OwnershipAction};
+    let mut c = limited(Limits {
+        max_pending_replies: 2,
+        ..Limits::default()
+    });
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    let e = c.echo().unwrap();
+    let x = c.compare_exchange(rid(k, t), &json!(1), &json!(2)).unwrap();
+    sent(&mut c);
+    // Echoes and compares share the bound, and a refused call queues nothing.
+    assert_eq!(c.echo(), Err(CallError::TooManyPending));
+    assert_eq!(
+        c.compare_exchange(rid(k, t), &json!(1), &json!(2)),
+        Err(CallError::TooManyPending)
+    );
+    let owned = Ownership {
+        msg_ref: 5,
+        ownership_action: OwnershipAction::Acquire,
+        ..Ownership::default()
+    };
+    assert_eq!(
+        c.compare_exchange_owned(&owned, rid(k, t), &json!(1), &json!(2)),
+        Err(CallError::TooManyPending)
+    );
+    assert!(sent(&mut c).is_empty());
+    // An answer makes room again.
+    c.handle_text(2, &msg("EchoResponse", json!({"msg_ref": e})));
+    c.compare_exchange_owned(&owned, rid(k, t), &json!(1), &json!(2))
+        .unwrap();
+    c.handle_text(
+        2,
+        &msg(
+            "JSONCompareExchangeResult",
+            json!({"msg_ref": x, "success": true}),
+        ),
+    );
+    c.echo().unwrap();
+    assert_eq!(c.echo(), Err(CallError::TooManyPending));
+    assert!(c.is_running());
+}
