@@ -686,11 +686,140 @@ fn compare_frames(who: &str, ours: &[Value], pygar: &[Value]) {
     );
 }
 
-// ---- The same session through the blocking DRIVER over real sockets, compared ----
+// ---- The same session through each DRIVER over real sockets, compared ----
+
+use gar_driver::Error as DriverError;
+
+/// What the scripted session asks of a driver, whichever flavour (blocking or tokio).
+trait Drive {
+    fn next_event(&self, limit: Duration) -> Result<Option<gar_driver::Event>, DriverError>;
+    fn subscribe(&self, s: &Subscribe) -> Result<(), DriverError>;
+    fn publish_by_name(
+        &self,
+        key: &str,
+        class: &str,
+        topic: &str,
+        v: &Value,
+    ) -> Result<RecordId, DriverError>;
+    fn introduce_key(&self, key: &str, class: &str) -> Result<u64, DriverError>;
+    fn introduce_topic(&self, topic: &str) -> Result<u64, DriverError>;
+    fn compare_exchange(
+        &self,
+        r: RecordId,
+        test: &Value,
+        value: &Value,
+    ) -> Result<u64, DriverError>;
+    fn delete_class(&self, key: &str, class: &str) -> Result<(), DriverError>;
+    fn delete_key(&self, key: &str) -> Result<(), DriverError>;
+    fn active_ownership(&self, o: &Ownership) -> Result<(), DriverError>;
+    fn echo_barrier(&self) -> Result<(), DriverError>;
+    fn logoff(&self);
+}
+
+impl Drive for gar_driver::blocking::Client {
+    fn next_event(&self, limit: Duration) -> Result<Option<gar_driver::Event>, DriverError> {
+        gar_driver::blocking::Client::next_event(self, limit)
+    }
+    fn subscribe(&self, s: &Subscribe) -> Result<(), DriverError> {
+        gar_driver::blocking::Client::subscribe(self, s)
+    }
+    fn publish_by_name(
+        &self,
+        key: &str,
+        class: &str,
+        topic: &str,
+        v: &Value,
+    ) -> Result<RecordId, DriverError> {
+        gar_driver::blocking::Client::publish_by_name(self, key, class, topic, v)
+    }
+    fn introduce_key(&self, key: &str, class: &str) -> Result<u64, DriverError> {
+        gar_driver::blocking::Client::introduce_key(self, key, class)
+    }
+    fn introduce_topic(&self, topic: &str) -> Result<u64, DriverError> {
+        gar_driver::blocking::Client::introduce_topic(self, topic)
+    }
+    fn compare_exchange(
+        &self,
+        r: RecordId,
+        test: &Value,
+        value: &Value,
+    ) -> Result<u64, DriverError> {
+        gar_driver::blocking::Client::compare_exchange(self, r, test, value)
+    }
+    fn delete_class(&self, key: &str, class: &str) -> Result<(), DriverError> {
+        gar_driver::blocking::Client::delete_class(self, key, class)
+    }
+    fn delete_key(&self, key: &str) -> Result<(), DriverError> {
+        gar_driver::blocking::Client::delete_key(self, key)
+    }
+    fn active_ownership(&self, o: &Ownership) -> Result<(), DriverError> {
+        gar_driver::blocking::Client::active_ownership(self, o)
+    }
+    fn echo_barrier(&self) -> Result<(), DriverError> {
+        gar_driver::blocking::Client::echo_barrier(self)
+    }
+    fn logoff(&self) {
+        gar_driver::blocking::Client::logoff(self);
+    }
+}
+
+/// The tokio client on a runtime of its own, each call run to its end.
+struct OnTokio {
+    c: gar_driver::tokio::Client,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Drive for OnTokio {
+    fn next_event(&self, limit: Duration) -> Result<Option<gar_driver::Event>, DriverError> {
+        self.rt.block_on(self.c.next_event_within(limit))
+    }
+    fn subscribe(&self, s: &Subscribe) -> Result<(), DriverError> {
+        self.rt.block_on(self.c.subscribe(s))
+    }
+    fn publish_by_name(
+        &self,
+        key: &str,
+        class: &str,
+        topic: &str,
+        v: &Value,
+    ) -> Result<RecordId, DriverError> {
+        self.rt
+            .block_on(self.c.publish_by_name(key, class, topic, v))
+    }
+    fn introduce_key(&self, key: &str, class: &str) -> Result<u64, DriverError> {
+        self.rt.block_on(self.c.introduce_key(key, class))
+    }
+    fn introduce_topic(&self, topic: &str) -> Result<u64, DriverError> {
+        self.rt.block_on(self.c.introduce_topic(topic))
+    }
+    fn compare_exchange(
+        &self,
+        r: RecordId,
+        test: &Value,
+        value: &Value,
+    ) -> Result<u64, DriverError> {
+        self.rt.block_on(self.c.compare_exchange(r, test, value))
+    }
+    fn delete_class(&self, key: &str, class: &str) -> Result<(), DriverError> {
+        self.rt.block_on(self.c.delete_class(key, class))
+    }
+    fn delete_key(&self, key: &str) -> Result<(), DriverError> {
+        self.rt.block_on(self.c.delete_key(key))
+    }
+    fn active_ownership(&self, o: &Ownership) -> Result<(), DriverError> {
+        self.rt.block_on(self.c.active_ownership(o))
+    }
+    fn echo_barrier(&self) -> Result<(), DriverError> {
+        self.rt.block_on(self.c.echo_barrier())
+    }
+    fn logoff(&self) {
+        self.rt.block_on(self.c.logoff());
+    }
+}
 
 /// The next event of `c` that `want` accepts (others are passed over), within a bounded wait.
 fn wait_event(
-    c: &gar_driver::blocking::Client,
+    c: &impl Drive,
     what: &str,
     mut want: impl FnMut(&gar_driver::Event) -> bool,
 ) -> gar_driver::Event {
@@ -709,19 +838,21 @@ fn wait_event(
     }
 }
 
-/// The session of `session.py` (the steps of connection 1), run through the blocking driver
-/// against a fresh loopback server over real sockets, waiting where the script waits; returns
-/// what the server received on that connection.
-fn driver_session() -> Vec<Value> {
-    use gar_driver::blocking::Client as Driver;
-    use gar_driver::{Event, Status};
-    let srv = server(sample_config(), None);
+/// The driver configuration of the differential: the application name pygar's session uses.
+fn driver_config(srv: &Loopback) -> gar_driver::Config {
     let mut cfg = gar_driver::Config::new(srv.url());
     cfg.engine.application = "pygar-session".into();
     cfg.connect_timeout = Duration::from_secs(5);
     cfg.call_timeout = Duration::from_secs(10);
-    let c = Driver::connect(cfg).expect("the driver connects to the loopback server");
-    wait_event(&c, "the introduction", |e| {
+    cfg
+}
+
+/// The session of `session.py` (the steps of connection 1) through a connected driver,
+/// waiting where the script waits (echo barriers, Finished, the refusal, Streaming, each
+/// compare result); returns what the server received on that connection.
+fn driver_session(srv: &Loopback, c: &impl Drive) -> Vec<Value> {
+    use gar_driver::{Event, Status};
+    wait_event(c, "the introduction", |e| {
         matches!(e, Event::Introduced { .. })
     });
     let publish = |key: &str, topic: &str, v: Value| {
@@ -743,24 +874,24 @@ fn driver_session() -> Vec<Value> {
     let finished = |name: &'static str| move |e: &Event| matches!(e, Event::Status { name: n, status: Status::Finished } if n == name);
     c.subscribe(&sub("snap", false, "Underlier", Some("^A")))
         .expect("sub");
-    wait_event(&c, "snap finished", finished("snap"));
+    wait_event(c, "snap finished", finished("snap"));
     c.subscribe(&Subscribe {
         snapshot_size_limit: Some(1),
         ..sub("parts", false, "Underlier", None)
     })
     .expect("sub");
-    wait_event(&c, "parts finished", finished("parts"));
+    wait_event(c, "parts finished", finished("parts"));
     c.subscribe(&sub("refused", false, "NoSuchClass", None))
         .expect("sub");
     wait_event(
-        &c,
+        c,
         "refused",
         |e| matches!(e, Event::Refused { name } if name == "refused"),
     );
     c.subscribe(&sub("live", true, "Underlier", None))
         .expect("sub");
     wait_event(
-        &c,
+        c,
         "live streaming",
         |e| matches!(e, Event::Status { name, status: Status::Streaming } if name == "live"),
     );
@@ -779,7 +910,7 @@ fn driver_session() -> Vec<Value> {
         };
         let msg_ref = c.compare_exchange(record_id, &test, &value).expect("cx");
         wait_event(
-            &c,
+            c,
             "a compare result",
             |e| matches!(e, Event::Compare(r) if r.msg_ref == msg_ref),
         );
@@ -809,17 +940,38 @@ fn driver_session() -> Vec<Value> {
     c.echo_barrier().expect("echo");
     c.logoff();
     let conn = srv.connections()[0];
-    assert_eq!(ended(&srv, conn), Some(EndCause::Logoff));
-    frames(&srv, conn)
+    assert_eq!(ended(srv, conn), Some(EndCause::Logoff));
+    frames(srv, conn)
 }
 
-#[test]
-fn pygar_and_the_blocking_driver_send_the_same_frames() {
+/// pygar's frames of the scripted session, from a loopback server of its own.
+fn pygar_session_frames() -> Vec<Value> {
     let srv = server(sample_config(), None);
     let lines = run(&srv.url(), "session", || {});
     assert_eq!(stopped(&lines, "logoff")["reason"], "stop");
-    let pygar = frames(&srv, srv.connections()[0]);
-    compare_frames("blocking driver", &driver_session(), &pygar);
+    frames(&srv, srv.connections()[0])
+}
+
+#[test]
+fn pygar_and_both_drivers_send_the_same_frames() {
+    let pygar = pygar_session_frames();
+
+    let srv = server(sample_config(), None);
+    let c = gar_driver::blocking::Client::connect(driver_config(&srv))
+        .expect("the blocking driver connects to the loopback server");
+    compare_frames("blocking driver", &driver_session(&srv, &c), &pygar);
+
+    let srv = server(sample_config(), None);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let c = rt
+        .block_on(gar_driver::tokio::Client::connect(driver_config(&srv)))
+        .expect("the tokio driver connects to the loopback server");
+    let tokio_client = OnTokio { c, rt };
+    compare_frames("tokio driver", &driver_session(&srv, &tokio_client), &pygar);
 }
 
 #[test]
