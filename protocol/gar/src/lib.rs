@@ -1078,6 +1078,10 @@ impl Client {
                             k.classes.clone()
                         };
                         self.key_update(k.key_id, Some(name), classes, None)?;
+                    } else if !k.classes.is_empty() {
+                        // A known key may come without its name; classes it names are added
+                        // (an unknown one without its name is refused by key_update).
+                        self.key_update(k.key_id, None, k.classes.clone(), None)?;
                     }
                     // One lookup table per key, so matching stamps to topics is not a scan
                     // of the stamps per topic (the first stamp of a topic wins, as before).

@@ -2730,3 +2730,37 @@ fn bounds_answers_awaited_are_bounded_and_refused_past_the_bound() {
     assert_eq!(c.echo(), Err(CallError::TooManyPending));
     assert!(c.is_running());
 }
+
+#[test]
+fn g_34_a_nameless_batch_key_adds_the_classes_it_names() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    c.handle_text(
+        2,
+        &msg(
+            "BatchUpdate",
+            json!({"keys": [{"key_id": 5, "class": "B", "topics": {"3": 1}}]}),
+        ),
+    );
+    assert!(c.is_running());
+    let (name, classes) = c.server_key(5).unwrap();
+    assert_eq!(name, "k");
+    assert_eq!(classes.iter().collect::<Vec<_>>(), ["A", "B"]);
+    assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(1)));
+    // A nameless key the server never introduced is refused, records or not.
+    c.handle_text(
+        2,
+        &msg(
+            "BatchUpdate",
+            json!({"keys": [{"key_id": 6, "classes": ["A"]}]}),
+        ),
+    );
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::UnknownId { kind: "key", id: 6 })
+        )]
+    );
+}
