@@ -42,8 +42,9 @@ pub enum Violation {
     /// A batch has more keys than [`Limits::max_batch_keys`].
     #[error("batch of {0} keys exceeds the limit")]
     BatchTooLarge(usize),
-    /// A record names an id the server never introduced (or retired): the id maps are out of step.
-    #[error("record names {kind} id {id}, which was not introduced")]
+    /// A record, a key's class teardown, or a key update without the key's name names an id
+    /// the server never introduced (or retired): the id maps are out of step.
+    #[error("a message names {kind} id {id}, which was not introduced")]
     UnknownId {
         /// `key` or `topic`.
         kind: &'static str,
