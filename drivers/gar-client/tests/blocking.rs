@@ -428,3 +428,118 @@ fn g_12_blocking_heartbeats_carry_epoch_milliseconds() {
         .as_millis() as u64;
     assert!(sent <= wall && wall - sent < 60_000, "{sent} vs {wall}");
 }
+
+#[test]
+fn g_4_blocking_the_first_byte_on_the_socket_is_an_open_brace() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let _ = all_events(&c);
+    let first = server.report().first_text.unwrap();
+    assert_eq!(first.as_bytes()[0], b'{');
+}
+
+#[test]
+fn g_5_blocking_a_binary_message_from_the_server_is_refused() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.send_binary(&[1, 2, 3]);
+        p.drain(Duration::from_secs(2));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    assert_eq!(
+        stops(&ev),
+        vec![(StopReason::Error, Some(Violation::Binary))]
+    );
+    server.report();
+}
+
+#[test]
+fn g_6_blocking_the_introduction_is_the_first_message_on_the_socket() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.close(Some(1000));
+    });
+    let mut cfg = config(&server.url);
+    cfg.uuid = Some((11, 22));
+    let c = Client::connect(cfg).unwrap();
+    let _ = all_events(&c);
+    let r = server.report();
+    assert!(r.first_text.unwrap().starts_with('{'));
+    let intro = &r.seen[0];
+    assert_eq!(intro["message_type"], "Introduction");
+    assert_eq!(intro["value"]["heartbeat_timeout_interval"], IV);
+    assert_eq!(intro["value"]["user"], "jonh");
+    assert_eq!(intro["value"]["uuid"], json!({"low": 11, "high": 22}));
+}
+
+#[test]
+fn g_9_blocking_each_connection_introduces_a_fresh_uuid() {
+    let mut uuids = Vec::new();
+    for _ in 0..2 {
+        let server = serve(Answer::Accept, NO_LOOK, |p| {
+            p.handshake();
+            p.close(Some(1000));
+        });
+        let c = Client::connect(config(&server.url)).unwrap();
+        let _ = all_events(&c);
+        let uuid = server.report().seen[0]["value"]["uuid"].clone();
+        assert!(uuid["low"].is_u64() && uuid["high"].is_u64(), "{uuid}");
+        uuids.push(uuid);
+    }
+    assert_ne!(uuids[0], uuids[1]);
+}
+
+#[test]
+fn g_48_blocking_echo_barrier_fails_when_the_session_ends_first() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("EchoRequest");
+        p.close(Some(1001));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    assert_eq!(
+        c.echo_barrier(),
+        Err(Error::Stopped(Some(StopReason::Disconnect)))
+    );
+    server.report();
+}
+
+#[test]
+fn blocking_unanswered_echo_barrier_times_out_at_the_call_deadline() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("EchoRequest");
+        p.recv_type("Logoff");
+    });
+    let mut cfg = config(&server.url);
+    cfg.call_timeout = Duration::from_millis(300);
+    let c = Client::connect(cfg).unwrap();
+    let t0 = Instant::now();
+    assert_eq!(c.echo_barrier(), Err(Error::TimedOut));
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    c.logoff();
+    server.report();
+}
+
+#[test]
+fn g_60_blocking_error_before_a_dropped_connection_is_reported_as_that_error() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.send(
+            "Error",
+            json!({"message": "Unsupported version from jserver: 1", "recoverable": false}),
+        );
+        // The script ends: the socket closes with no close frame.
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    server.report();
+    assert!(ev
+        .iter()
+        .any(|e| matches!(e, Event::Error(e) if e.message.starts_with("Unsupported"))));
+    assert_eq!(stops(&ev), vec![(StopReason::Error, None)]);
+}

@@ -6,9 +6,10 @@
 //! every text message to the model, runs the model's timers, and writes what the model has
 //! queued for that connection. The model's time is the server's monotonic clock in milliseconds.
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -31,8 +32,12 @@ pub struct LoopbackOptions {
     /// The port to bind on 127.0.0.1 (0: any free port).
     pub port: u16,
     /// Ended connections (with their recorded frames) kept for inspection; older ones are
-    /// forgotten, so a long-running server stays bounded.
+    /// forgotten, so a long-running server stays bounded. Also the most refused upgrades whose
+    /// statuses [`Loopback::refused`] keeps (the oldest go first).
     pub keep_ended: usize,
+    /// Connections served at once at most (each has a thread); a TCP connection beyond it is
+    /// closed at once, unanswered, and counted in [`Loopback::turned_away`].
+    pub max_connections: usize,
 }
 
 impl Default for LoopbackOptions {
@@ -43,6 +48,7 @@ impl Default for LoopbackOptions {
             token: None,
             port: 0,
             keep_ended: 256,
+            max_connections: 64,
         }
     }
 }
@@ -52,7 +58,8 @@ struct Shared {
     stop: AtomicBool,
     start: Instant,
     options: LoopbackOptions,
-    refused: Mutex<Vec<u16>>,
+    refused: Mutex<VecDeque<u16>>,
+    turned_away: AtomicU64,
 }
 
 impl Shared {
@@ -97,7 +104,8 @@ impl Loopback {
             stop: AtomicBool::new(false),
             start: Instant::now(),
             options,
-            refused: Mutex::new(Vec::new()),
+            refused: Mutex::new(VecDeque::new()),
+            turned_away: AtomicU64::new(0),
         });
         let s = Arc::clone(&shared);
         let acceptor = thread::Builder::new()
@@ -133,14 +141,24 @@ impl Loopback {
         self.shared.lock().connections()
     }
 
-    /// The HTTP statuses of the upgrades refused so far.
+    /// The HTTP statuses of the upgrades refused so far, oldest first (the latest
+    /// [`LoopbackOptions::keep_ended`] of them).
     #[must_use]
     pub fn refused(&self) -> Vec<u16> {
         self.shared
             .refused
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .iter()
+            .copied()
+            .collect()
+    }
+
+    /// TCP connections closed unanswered because [`LoopbackOptions::max_connections`] were
+    /// being served.
+    #[must_use]
+    pub fn turned_away(&self) -> u64 {
+        self.shared.turned_away.load(Ordering::SeqCst)
     }
 
     /// The server's clock (ms since it started), the time the model sees.
@@ -162,7 +180,12 @@ impl Drop for Loopback {
 fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
     let mut workers: Vec<JoinHandle<()>> = Vec::new();
     while !shared.stop.load(Ordering::SeqCst) {
+        workers.retain(|h| !h.is_finished());
         match listener.accept() {
+            Ok((stream, _)) if workers.len() >= shared.options.max_connections => {
+                shared.turned_away.fetch_add(1, Ordering::SeqCst);
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+            }
             Ok((stream, _)) => {
                 let s = Arc::clone(shared);
                 if let Ok(h) = thread::Builder::new()
@@ -198,11 +221,13 @@ fn upgrade(stream: TcpStream, shared: &Shared) -> Option<WebSocket<TcpStream>> {
     let opts = &shared.options;
     // A refusal is noted before its response is written, so a client that saw it can count on it.
     let refuse = |status: u16| {
-        shared
-            .refused
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(status);
+        let mut kept = shared.refused.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() >= opts.keep_ended {
+            kept.pop_front();
+        }
+        if opts.keep_ended > 0 {
+            kept.push_back(status);
+        }
         refusal(status)
     };
     // The callback's signature is tungstenite's: its error is the HTTP response it refuses with.

@@ -101,6 +101,9 @@ pub struct ServerConfig {
     pub max_client_ids: usize,
     /// Inbound messages recorded per connection at most; the rest are counted.
     pub max_recorded: usize,
+    /// Bytes of inbound messages recorded per connection at most; a message that would pass
+    /// it is not recorded (counted in `recorded_dropped`).
+    pub max_recorded_bytes: usize,
     /// Whether the server sends heartbeats (false: a fault, the client never hears one).
     pub send_heartbeats: bool,
 }
@@ -122,6 +125,7 @@ impl Default for ServerConfig {
             max_subscriptions: 64,
             max_client_ids: 20_000,
             max_recorded: 10_000,
+            max_recorded_bytes: 64 << 20,
             send_heartbeats: true,
         }
     }
@@ -264,6 +268,8 @@ struct Conn {
     outbox_bytes: usize,
     recorded: Vec<String>,
     recorded_at: Vec<u64>,
+    /// Bytes of `recorded`.
+    recorded_bytes: usize,
 }
 
 /// The GAR server model.
@@ -475,14 +481,18 @@ impl Server {
     /// One text message from `conn` at `now`.
     pub fn handle_text(&mut self, conn: ConnId, now: u64, text: &str) {
         self.now = self.now.max(now);
-        let max_recorded = self.config.max_recorded;
+        let (max_recorded, max_recorded_bytes) =
+            (self.config.max_recorded, self.config.max_recorded_bytes);
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
         if c.closing {
             return;
         }
-        if c.recorded.len() < max_recorded {
+        if c.recorded.len() < max_recorded
+            && c.recorded_bytes.saturating_add(text.len()) <= max_recorded_bytes
+        {
+            c.recorded_bytes += text.len();
             c.recorded.push(text.to_owned());
             c.recorded_at.push(now);
         } else {

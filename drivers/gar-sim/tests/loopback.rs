@@ -132,3 +132,70 @@ fn a_logoff_is_answered_with_a_close() {
         Some(EndCause::Logoff)
     );
 }
+
+#[test]
+fn the_record_of_refused_upgrades_keeps_only_the_latest() {
+    let srv = Loopback::start(LoopbackOptions {
+        config: sample_config(),
+        token: Some("s3cret".into()),
+        keep_ended: 2,
+        ..LoopbackOptions::default()
+    })
+    .expect("binds");
+    let other = format!("ws://{}/elsewhere", srv.addr());
+    assert_eq!(dial(&other, true).err(), Some(404));
+    for _ in 0..3 {
+        assert_eq!(dial(&srv.url(), true).err(), Some(401));
+    }
+    // Four refusals, the latest two kept: the 404 went first.
+    assert_eq!(srv.refused(), vec![401, 401]);
+}
+
+#[test]
+fn connections_beyond_the_bound_are_turned_away_and_counted() {
+    let srv = Loopback::start(LoopbackOptions {
+        config: sample_config(),
+        max_connections: 1,
+        ..LoopbackOptions::default()
+    })
+    .expect("binds");
+    let mut first = dial(&srv.url(), true).expect("upgrades");
+    first.send(intro()).expect("sends");
+    let _ = read_json(&mut first);
+    // A second connection while the first is served is closed unanswered.
+    let stream = TcpStream::connect(srv.addr()).expect("connects");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let req = srv.url().into_client_request().expect("a request");
+    assert!(tungstenite::client(req, stream).is_err());
+    assert_eq!(srv.turned_away(), 1);
+    assert_eq!(srv.connections().len(), 1);
+    // Once the first is gone, a new one is served again.
+    first
+        .send(Message::text(json!({"message_type": "Logoff"}).to_string()))
+        .expect("sends");
+    while first.read().is_ok() {}
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    let mut again = loop {
+        let stream = TcpStream::connect(srv.addr()).expect("connects");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        let mut req = srv.url().into_client_request().expect("a request");
+        req.headers_mut().insert(
+            "sec-websocket-protocol",
+            "gar-protocol".parse().expect("a header"),
+        );
+        match tungstenite::client(req, stream) {
+            Ok((ws, _)) => break ws,
+            Err(_) if std::time::Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("not served again: {e}"),
+        }
+    };
+    again.send(intro()).expect("sends");
+    assert_eq!(read_json(&mut again)["message_type"], "Introduction");
+    assert_eq!(srv.connections().len(), 2);
+}

@@ -667,21 +667,311 @@ fn comparable(f: &Value) -> Value {
 }
 
 fn differential(pygar: &[Value]) {
+    compare_frames("engine", &engine_session(), pygar);
+}
+
+/// Compares what the server received from one of our clients (`who`) with what it received from
+/// pygar, frame by frame, heartbeats left out (their number depends on the run's timing).
+fn compare_frames(who: &str, ours: &[Value], pygar: &[Value]) {
     let part = |f: &&Value| f["message_type"] != "Heartbeat";
-    let ours: Vec<Value> = engine_session()
-        .iter()
-        .filter(part)
-        .map(comparable)
-        .collect();
+    let ours: Vec<Value> = ours.iter().filter(part).map(comparable).collect();
     let theirs: Vec<Value> = pygar.iter().filter(part).map(comparable).collect();
     for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
-        assert_eq!(a, b, "frame {i} differs: engine left, pygar right");
+        assert_eq!(a, b, "frame {i} differs: {who} left, pygar right");
     }
     assert_eq!(
         ours.len(),
         theirs.len(),
-        "engine {ours:#?}\npygar {theirs:#?}"
+        "{who} {ours:#?}\npygar {theirs:#?}"
     );
+}
+
+// ---- The same session through each DRIVER over real sockets, compared ----
+
+use gar_driver::Error as DriverError;
+
+/// What the scripted session asks of a driver, whichever flavour (blocking or tokio).
+trait Drive {
+    fn next_event(&self, limit: Duration) -> Result<Option<gar_driver::Event>, DriverError>;
+    fn subscribe(&self, s: &Subscribe) -> Result<(), DriverError>;
+    fn publish_by_name(
+        &self,
+        key: &str,
+        class: &str,
+        topic: &str,
+        v: &Value,
+    ) -> Result<RecordId, DriverError>;
+    fn introduce_key(&self, key: &str, class: &str) -> Result<u64, DriverError>;
+    fn introduce_topic(&self, topic: &str) -> Result<u64, DriverError>;
+    fn compare_exchange(
+        &self,
+        r: RecordId,
+        test: &Value,
+        value: &Value,
+    ) -> Result<u64, DriverError>;
+    fn delete_class(&self, key: &str, class: &str) -> Result<(), DriverError>;
+    fn delete_key(&self, key: &str) -> Result<(), DriverError>;
+    fn active_ownership(&self, o: &Ownership) -> Result<(), DriverError>;
+    fn echo_barrier(&self) -> Result<(), DriverError>;
+    fn logoff(&self);
+}
+
+impl Drive for gar_driver::blocking::Client {
+    fn next_event(&self, limit: Duration) -> Result<Option<gar_driver::Event>, DriverError> {
+        gar_driver::blocking::Client::next_event(self, limit)
+    }
+    fn subscribe(&self, s: &Subscribe) -> Result<(), DriverError> {
+        gar_driver::blocking::Client::subscribe(self, s)
+    }
+    fn publish_by_name(
+        &self,
+        key: &str,
+        class: &str,
+        topic: &str,
+        v: &Value,
+    ) -> Result<RecordId, DriverError> {
+        gar_driver::blocking::Client::publish_by_name(self, key, class, topic, v)
+    }
+    fn introduce_key(&self, key: &str, class: &str) -> Result<u64, DriverError> {
+        gar_driver::blocking::Client::introduce_key(self, key, class)
+    }
+    fn introduce_topic(&self, topic: &str) -> Result<u64, DriverError> {
+        gar_driver::blocking::Client::introduce_topic(self, topic)
+    }
+    fn compare_exchange(
+        &self,
+        r: RecordId,
+        test: &Value,
+        value: &Value,
+    ) -> Result<u64, DriverError> {
+        gar_driver::blocking::Client::compare_exchange(self, r, test, value)
+    }
+    fn delete_class(&self, key: &str, class: &str) -> Result<(), DriverError> {
+        gar_driver::blocking::Client::delete_class(self, key, class)
+    }
+    fn delete_key(&self, key: &str) -> Result<(), DriverError> {
+        gar_driver::blocking::Client::delete_key(self, key)
+    }
+    fn active_ownership(&self, o: &Ownership) -> Result<(), DriverError> {
+        gar_driver::blocking::Client::active_ownership(self, o)
+    }
+    fn echo_barrier(&self) -> Result<(), DriverError> {
+        gar_driver::blocking::Client::echo_barrier(self)
+    }
+    fn logoff(&self) {
+        gar_driver::blocking::Client::logoff(self);
+    }
+}
+
+/// The tokio client on a runtime of its own, each call run to its end.
+struct OnTokio {
+    c: gar_driver::tokio::Client,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Drive for OnTokio {
+    fn next_event(&self, limit: Duration) -> Result<Option<gar_driver::Event>, DriverError> {
+        self.rt.block_on(self.c.next_event_within(limit))
+    }
+    fn subscribe(&self, s: &Subscribe) -> Result<(), DriverError> {
+        self.rt.block_on(self.c.subscribe(s))
+    }
+    fn publish_by_name(
+        &self,
+        key: &str,
+        class: &str,
+        topic: &str,
+        v: &Value,
+    ) -> Result<RecordId, DriverError> {
+        self.rt
+            .block_on(self.c.publish_by_name(key, class, topic, v))
+    }
+    fn introduce_key(&self, key: &str, class: &str) -> Result<u64, DriverError> {
+        self.rt.block_on(self.c.introduce_key(key, class))
+    }
+    fn introduce_topic(&self, topic: &str) -> Result<u64, DriverError> {
+        self.rt.block_on(self.c.introduce_topic(topic))
+    }
+    fn compare_exchange(
+        &self,
+        r: RecordId,
+        test: &Value,
+        value: &Value,
+    ) -> Result<u64, DriverError> {
+        self.rt.block_on(self.c.compare_exchange(r, test, value))
+    }
+    fn delete_class(&self, key: &str, class: &str) -> Result<(), DriverError> {
+        self.rt.block_on(self.c.delete_class(key, class))
+    }
+    fn delete_key(&self, key: &str) -> Result<(), DriverError> {
+        self.rt.block_on(self.c.delete_key(key))
+    }
+    fn active_ownership(&self, o: &Ownership) -> Result<(), DriverError> {
+        self.rt.block_on(self.c.active_ownership(o))
+    }
+    fn echo_barrier(&self) -> Result<(), DriverError> {
+        self.rt.block_on(self.c.echo_barrier())
+    }
+    fn logoff(&self) {
+        self.rt.block_on(self.c.logoff());
+    }
+}
+
+/// The next event of `c` that `want` accepts (others are passed over), within a bounded wait.
+fn wait_event(
+    c: &impl Drive,
+    what: &str,
+    mut want: impl FnMut(&gar_driver::Event) -> bool,
+) -> gar_driver::Event {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        match c.next_event(left) {
+            Ok(Some(e)) if want(&e) => return e,
+            Ok(Some(gar_driver::Event::Stopped { reason, violation })) => {
+                panic!("the session stopped ({reason:?}, {violation:?}) waiting for {what}")
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("the session ended waiting for {what}"),
+            Err(e) => panic!("{e} waiting for {what}"),
+        }
+    }
+}
+
+/// The driver configuration of the differential: the application name pygar's session uses.
+fn driver_config(srv: &Loopback) -> gar_driver::Config {
+    let mut cfg = gar_driver::Config::new(srv.url());
+    cfg.engine.application = "pygar-session".into();
+    cfg.connect_timeout = Duration::from_secs(5);
+    cfg.call_timeout = Duration::from_secs(10);
+    cfg
+}
+
+/// The session of `session.py` (the steps of connection 1) through a connected driver,
+/// waiting where the script waits (echo barriers, Finished, the refusal, Streaming, each
+/// compare result); returns what the server received on that connection.
+fn driver_session(srv: &Loopback, c: &impl Drive) -> Vec<Value> {
+    use gar_driver::{Event, Status};
+    wait_event(c, "the introduction", |e| {
+        matches!(e, Event::Introduced { .. })
+    });
+    let publish = |key: &str, topic: &str, v: Value| {
+        c.publish_by_name(key, "Underlier", topic, &v)
+            .expect("publish");
+    };
+    publish("AAPL", "bid", float_value(1.5));
+    publish("AAPL", "name", json!("Apple"));
+    publish("ABC", "bid", json!(7));
+    publish("MSFT", "bid", json!(2));
+    c.echo_barrier().expect("echo");
+    let sub = |name: &str, streaming: bool, class: &str, key_filter: Option<&str>| Subscribe {
+        name: name.into(),
+        streaming,
+        class_list: vec![class.into()],
+        key_filter: key_filter.map(str::to_owned),
+        ..Subscribe::default()
+    };
+    let finished = |name: &'static str| move |e: &Event| matches!(e, Event::Status { name: n, status: Status::Finished } if n == name);
+    c.subscribe(&sub("snap", false, "Underlier", Some("^A")))
+        .expect("sub");
+    wait_event(c, "snap finished", finished("snap"));
+    c.subscribe(&Subscribe {
+        snapshot_size_limit: Some(1),
+        ..sub("parts", false, "Underlier", None)
+    })
+    .expect("sub");
+    wait_event(c, "parts finished", finished("parts"));
+    c.subscribe(&sub("refused", false, "NoSuchClass", None))
+        .expect("sub");
+    wait_event(
+        c,
+        "refused",
+        |e| matches!(e, Event::Refused { name } if name == "refused"),
+    );
+    c.subscribe(&sub("live", true, "Underlier", None))
+        .expect("sub");
+    wait_event(
+        c,
+        "live streaming",
+        |e| matches!(e, Event::Status { name, status: Status::Streaming } if name == "live"),
+    );
+    publish("AAPL", "ask", float_value(2.5));
+    c.echo_barrier().expect("echo");
+    c.publish_by_name("ABC", "Option", "strike", &json!(1))
+        .expect("publish");
+    c.echo_barrier().expect("echo");
+    c.delete_class("ABC", "Option").expect("delete class");
+    c.delete_key("ABC").expect("delete key");
+    c.echo_barrier().expect("echo");
+    let cx = |key: &str, topic: &str, test: Value, value: Value| {
+        let record_id = RecordId {
+            key_id: c.introduce_key(key, "Underlier").expect("key"),
+            topic_id: c.introduce_topic(topic).expect("topic"),
+        };
+        let msg_ref = c.compare_exchange(record_id, &test, &value).expect("cx");
+        wait_event(
+            c,
+            "a compare result",
+            |e| matches!(e, Event::Compare(r) if r.msg_ref == msg_ref),
+        );
+    };
+    cx("AAPL", "note", Value::Null, json!("x"));
+    cx("AAPL", "note", Value::Null, json!("y"));
+    cx("AAPL", "note", json!("z"), json!("y"));
+    cx("AAPL", "note", json!("x"), Value::Null);
+    cx("AAPL", "note", Value::Null, json!("w"));
+    cx("AAPL", "lock", json!(false), json!(true));
+    cx("MSFT", "ask", json!(0), json!(1));
+    let marker = |msg_ref: u64, action: OwnershipAction| Ownership {
+        msg_ref,
+        ownership_action: action,
+        ..Ownership::default()
+    };
+    c.active_ownership(&marker(11, OwnershipAction::Acquire))
+        .expect("marker");
+    publish("MSFT", "bid", json!(3));
+    c.echo_barrier().expect("echo");
+    c.active_ownership(&marker(21, OwnershipAction::None))
+        .expect("marker");
+    publish("AAPL", "nope", json!(1));
+    publish("AAPL", "bid", json!("not a number"));
+    publish("AAPL", "strike", json!(9));
+    publish("AAPL", "status", json!("up"));
+    c.echo_barrier().expect("echo");
+    c.logoff();
+    let conn = srv.connections()[0];
+    assert_eq!(ended(srv, conn), Some(EndCause::Logoff));
+    frames(srv, conn)
+}
+
+/// pygar's frames of the scripted session, from a loopback server of its own.
+fn pygar_session_frames() -> Vec<Value> {
+    let srv = server(sample_config(), None);
+    let lines = run(&srv.url(), "session", || {});
+    assert_eq!(stopped(&lines, "logoff")["reason"], "stop");
+    frames(&srv, srv.connections()[0])
+}
+
+#[test]
+fn pygar_and_both_drivers_send_the_same_frames() {
+    let pygar = pygar_session_frames();
+
+    let srv = server(sample_config(), None);
+    let c = gar_driver::blocking::Client::connect(driver_config(&srv))
+        .expect("the blocking driver connects to the loopback server");
+    compare_frames("blocking driver", &driver_session(&srv, &c), &pygar);
+
+    let srv = server(sample_config(), None);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let c = rt
+        .block_on(gar_driver::tokio::Client::connect(driver_config(&srv)))
+        .expect("the tokio driver connects to the loopback server");
+    let tokio_client = OnTokio { c, rt };
+    compare_frames("tokio driver", &driver_session(&srv, &tokio_client), &pygar);
 }
 
 #[test]

@@ -746,6 +746,38 @@ fn the_record_of_received_frames_is_bounded_and_counted() {
 }
 
 #[test]
+fn the_record_of_received_frames_is_bounded_in_bytes_and_counted() {
+    let beat = msg("Heartbeat", json!({"u_milliseconds": 1}));
+    let mut s = Server::new(ServerConfig {
+        max_recorded_bytes: intro(1000).len() + 2 * beat.len() + 1,
+        ..sample_config()
+    });
+    let c = open(&mut s);
+    for _ in 0..3 {
+        s.handle_text(c, 0, &beat);
+    }
+    // The introduction and two beats fit in the byte bound, the third beat does not, though
+    // the count bound is far.
+    assert_eq!(s.received(c).len(), 3);
+    assert_eq!(s.received_at(c).len(), 3);
+    assert_eq!(s.counters().recorded_dropped, 1);
+    // A message over what is left is not recorded even when a smaller one would be.
+    let mut s = Server::new(ServerConfig {
+        max_recorded_bytes: 1_000,
+        ..sample_config()
+    });
+    let c = open(&mut s);
+    let big = msg(
+        "Heartbeat",
+        json!({"u_milliseconds": 1, "pad": "x".repeat(2_000)}),
+    );
+    s.handle_text(c, 0, &big);
+    assert_eq!(s.received(c).len(), 1, "only the introduction");
+    s.handle_text(c, 0, &beat);
+    assert_eq!(s.received(c).len(), 2);
+}
+
+#[test]
 fn a_store_at_its_key_limit_fails_the_write_instead_of_growing() {
     let mut s = Server::new(ServerConfig {
         max_keys: 1,

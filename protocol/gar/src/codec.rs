@@ -42,8 +42,9 @@ pub enum Violation {
     /// A batch has more keys than [`Limits::max_batch_keys`].
     #[error("batch of {0} keys exceeds the limit")]
     BatchTooLarge(usize),
-    /// A record names an id the server never introduced (or retired): the id maps are out of step.
-    #[error("record names {kind} id {id}, which was not introduced")]
+    /// A record, a key's class teardown, or a key update without the key's name names an id
+    /// the server never introduced (or retired): the id maps are out of step.
+    #[error("a message names {kind} id {id}, which was not introduced")]
     UnknownId {
         /// `key` or `topic`.
         kind: &'static str,
@@ -85,6 +86,22 @@ pub enum Violation {
         /// The name it came with now.
         got: String,
     },
+    /// A known server topic id was introduced again under another name. One topic may have
+    /// several ids (one per spelling), but one id never names two topics.
+    #[error("topic id {id} is `{known}` but was introduced again as `{got}`")]
+    TopicNameMismatch {
+        /// The topic id.
+        id: u64,
+        /// The name it was introduced with.
+        known: String,
+        /// The name it came with now.
+        got: String,
+    },
+    /// A message other than `Introduction`, `Heartbeat`, `Error` or `Logoff` came before the
+    /// server's `Introduction`: the server's session has not begun, so nothing in it can be
+    /// read (and the `Introduction` would wipe it).
+    #[error("{0} before the server's Introduction")]
+    BeforeIntroduction(&'static str),
 }
 
 /// A record's address: the key and topic ids of the sender's id space.

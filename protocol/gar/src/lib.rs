@@ -55,6 +55,10 @@ pub struct Limits {
     /// Longest heartbeat timeout interval (ms) a server may advertise; a larger one is
     /// refused with [`Violation::HeartbeatInterval`], since it would switch liveness off.
     pub max_server_heartbeat_interval: u64,
+    /// Most echoes and compare-exchanges waiting for their answer at once. A server that
+    /// keeps the session alive but never answers would otherwise make this set grow with every
+    /// call; past it the calls are refused with [`CallError::TooManyPending`].
+    pub max_pending_replies: usize,
 }
 
 impl Default for Limits {
@@ -74,6 +78,7 @@ impl Default for Limits {
             reserved_reply_count: 64,
             reserved_reply_bytes: 64 << 10,
             max_server_heartbeat_interval: 24 * 60 * 60 * 1000,
+            max_pending_replies: 100_000,
         }
     }
 }
@@ -239,6 +244,10 @@ pub enum CallError {
     /// The outbound queue is full in count or bytes.
     #[error("the outbound queue is full")]
     QueueFull,
+    /// [`Limits::max_pending_replies`] echoes and compare-exchanges already wait for their
+    /// answer.
+    #[error("too many echoes and compare-exchanges wait for their answer")]
+    TooManyPending,
     /// The id was never introduced by this client, or was invalidated.
     #[error("unknown client id {0}")]
     UnknownId(u64),
@@ -280,9 +289,14 @@ pub struct Counters {
     /// Classes not added to a server key because it already held
     /// [`Limits::max_classes_per_key`].
     pub classes_dropped: u64,
-    /// Subscription statuses ignored because they do not fit the subscription (`Streaming`
-    /// for a snapshot subscription).
+    /// Subscription statuses ignored because they do not fit the subscription: out of the
+    /// order `ProcessingSnapshot`, `NeedsContinue`, `Streaming` (streaming subscriptions only),
+    /// or for a subscription this session does not have.
     pub out_of_phase: u64,
+    /// Id-lifecycle messages ignored because they name an id this session does not hold (a
+    /// `KeyIdRetired` for a server key id not mapped, a `ClientIntroducedKeyInvalidated` for a
+    /// client key id not introduced or already invalidated): there is nothing to drop.
+    pub unknown_ids_ignored: u64,
 }
 
 /// What a client has done since it was made (every session counted), and what its bounded
@@ -325,6 +339,8 @@ pub struct Stats {
     pub classes_dropped: u64,
     /// Subscription statuses ignored because they do not fit the subscription.
     pub out_of_phase: u64,
+    /// Id-lifecycle messages ignored because they name an id this session does not hold.
+    pub unknown_ids_ignored: u64,
     /// Messages waiting to be sent now.
     pub transmit_held: u64,
     /// Bytes of those messages.
@@ -468,6 +484,33 @@ fn event_bytes(e: &Event) -> usize {
     std::mem::size_of::<Event>() + carried
 }
 
+/// The message type of a message that belongs to the server's session, which may only come
+/// after its `Introduction`; None for those that may come first (`Introduction`, `Heartbeat`,
+/// an `Error` such as a version refusal, `Logoff`, and types this client does not know).
+fn session_message(m: &Inbound) -> Option<&'static str> {
+    Some(match m {
+        Inbound::Introduction { .. }
+        | Inbound::Heartbeat { .. }
+        | Inbound::Error(_)
+        | Inbound::Logoff
+        | Inbound::Other { .. } => return None,
+        Inbound::TopicIntroduction { .. } => "TopicIntroduction",
+        Inbound::KeyUpdate { .. } => "KeyUpdate",
+        Inbound::KeyIdRetired { .. } => "KeyIdRetired",
+        Inbound::ClientIntroducedKeyInvalidated { .. } => "ClientIntroducedKeyInvalidated",
+        Inbound::RecordUpdate { .. } => "JSONRecordUpdate",
+        Inbound::DeleteRecord { .. } => "DeleteRecord",
+        Inbound::RecordTick { .. } => "RecordTick",
+        Inbound::RecordDiagnostic { .. } => "RecordDiagnostic",
+        Inbound::BatchUpdate { .. } => "BatchUpdate",
+        Inbound::SubscriptionStatus { .. } => "SubscriptionStatus",
+        Inbound::ActiveSubscription { .. } => "ActiveSubscription",
+        Inbound::EchoResponse { .. } => "EchoResponse",
+        Inbound::EchoRequest { .. } => "EchoRequest",
+        Inbound::CompareExchangeResult(_) => "JSONCompareExchangeResult",
+    })
+}
+
 impl Client {
     /// A stopped client; [`Client::start`] begins a session.
     #[must_use]
@@ -596,6 +639,7 @@ impl Client {
             replies_dropped: c.replies_dropped,
             classes_dropped: c.classes_dropped,
             out_of_phase: c.out_of_phase,
+            unknown_ids_ignored: c.unknown_ids_ignored,
             transmit_held: self.transmit.len() as u64,
             transmit_bytes_held: self.transmit_bytes as u64,
             events_held: self.events.len() as u64,
@@ -851,6 +895,11 @@ impl Client {
     }
 
     fn apply(&mut self, now: u64, msg: Inbound) -> Result<(), Violation> {
+        if !self.s.introduced {
+            if let Some(mt) = session_message(&msg) {
+                return Err(Violation::BeforeIntroduction(mt));
+            }
+        }
         match msg {
             Inbound::Introduction {
                 version,
@@ -906,11 +955,21 @@ impl Client {
                 self.stopped(StopReason::ServerLogoff, None);
             }
             Inbound::TopicIntroduction { topic_id, name } => {
-                let old = self.s.server_topics.get(&topic_id).map(String::len);
-                let bytes = self.s.id_name_bytes - old.unwrap_or(0) + name.len();
-                if (self.s.server_topics.len() + self.s.server_keys.len()
+                // One id never names two topics: a known id under another name means the id
+                // maps are out of step (G-25). The same name again changes nothing.
+                if let Some(known) = self.s.server_topics.get(&topic_id) {
+                    if *known != name {
+                        return Err(Violation::TopicNameMismatch {
+                            id: topic_id,
+                            known: known.clone(),
+                            got: name,
+                        });
+                    }
+                    return Ok(());
+                }
+                let bytes = self.s.id_name_bytes + name.len();
+                if self.s.server_topics.len() + self.s.server_keys.len()
                     >= self.config.limits.max_ids
-                    && old.is_none())
                     || bytes > self.config.limits.max_id_name_bytes
                 {
                     self.counters.ids_dropped += 1;
@@ -932,6 +991,10 @@ impl Client {
                 // show the old key's records.
                 if let Some((n, classes)) = self.s.server_keys.remove(&key_id) {
                     self.s.id_name_bytes -= key_entry_bytes(&n, &classes);
+                } else {
+                    // Nothing mapped under it: nothing to drop. Counted, not passed on.
+                    self.counters.unknown_ids_ignored += 1;
+                    tracing::debug!(key_id, "gar KeyIdRetired for a key id not mapped: ignored");
                 }
                 self.drop_key_records(key_id);
             }
@@ -940,8 +1003,16 @@ impl Client {
             } => {
                 if let Some(name) = self.s.client_key_names.remove(&id) {
                     self.s.client_keys.remove(&name);
+                    self.emit(Event::KeyInvalidated { key_id: id });
+                } else {
+                    // An id this client never gave, or one already invalidated: no key of this
+                    // session is affected, so no event names it. Counted.
+                    self.counters.unknown_ids_ignored += 1;
+                    tracing::debug!(
+                        key_id = id,
+                        "gar invalidation of a client key id not held: ignored"
+                    );
                 }
-                self.emit(Event::KeyInvalidated { key_id: id });
             }
             Inbound::RecordUpdate {
                 record_id,
@@ -1007,6 +1078,10 @@ impl Client {
                             k.classes.clone()
                         };
                         self.key_update(k.key_id, Some(name), classes, None)?;
+                    } else if !k.classes.is_empty() {
+                        // A known key may come without its name; classes it names are added
+                        // (an unknown one without its name is refused by key_update).
+                        self.key_update(k.key_id, None, k.classes.clone(), None)?;
                     }
                     // One lookup table per key, so matching stamps to topics is not a scan
                     // of the stamps per topic (the first stamp of a topic wins, as before).
@@ -1088,13 +1163,22 @@ impl Client {
     ) -> Result<(), Violation> {
         // A known id under another name: the id maps are out of step (G-25).
         if let (Some((known, _)), Some(n)) = (self.s.server_keys.get(&key_id), name.as_ref()) {
-            if !known.is_empty() && known != n {
+            if known != n {
                 return Err(Violation::NameMismatch {
                     id: key_id,
                     known: known.clone(),
                     got: n.clone(),
                 });
             }
+        }
+        // An id not mapped may only come with its name, as an introduction: a teardown or a
+        // nameless class update for it names a key this session does not know (G-18, G-25).
+        if !self.s.server_keys.contains_key(&key_id) && (deleted_class.is_some() || name.is_none())
+        {
+            return Err(Violation::UnknownId {
+                kind: "key",
+                id: key_id,
+            });
         }
         if let Some(deleted_class) = deleted_class {
             // Per-class teardown: the remaining list is the key's class set; a downgrade keeps
@@ -1219,9 +1303,36 @@ impl Client {
             return;
         }
         let Some(sub) = self.s.subs.get_mut(&name) else {
-            self.emit(Event::Status { name, status });
+            // A status for no subscription of this session (never made, or already Finished):
+            // nothing to apply it to. Counted, not passed on.
+            self.counters.out_of_phase += 1;
+            tracing::debug!(
+                name,
+                ?status,
+                "gar status for an unknown subscription: ignored"
+            );
             return;
         };
+        // The status order is ProcessingSnapshot, data, NeedsContinue (answered) while the
+        // snapshot runs, then Streaming (a streaming subscription) or Finished (G-40). A status
+        // out of that order is not applied (no state change, no reply) nor passed on: counted.
+        let in_phase = match status {
+            Status::ProcessingSnapshot => sub.state == SubState::Sent,
+            Status::NeedsContinue => sub.state == SubState::Processing,
+            Status::Streaming => sub.streaming && sub.state == SubState::Processing,
+            Status::Finished | Status::UpstreamLost => true,
+        };
+        if !in_phase {
+            self.counters.out_of_phase += 1;
+            tracing::debug!(
+                name,
+                ?status,
+                state = ?sub.state,
+                streaming = sub.streaming,
+                "gar subscription status out of phase: ignored"
+            );
+            return;
+        }
         match status {
             Status::ProcessingSnapshot => sub.state = SubState::Processing,
             Status::NeedsContinue => {
@@ -1229,16 +1340,6 @@ impl Client {
                 if !self.running {
                     return;
                 }
-            }
-            Status::Streaming if !sub.streaming => {
-                // A snapshot subscription never streams: the status is out of phase. Not
-                // applied nor passed on; ignored and counted.
-                self.counters.out_of_phase += 1;
-                tracing::debug!(
-                    name,
-                    "gar Streaming status for a snapshot subscription: ignored"
-                );
-                return;
             }
             Status::Streaming => sub.state = SubState::Streaming,
             Status::UpstreamLost => {}
@@ -1407,9 +1508,28 @@ impl Client {
     /// Changes a subscription's nagle interval.
     ///
     /// # Errors
-    /// [`CallError`] when not running or the queue is full.
+    /// [`CallError::UnknownSubscription`] when no subscription of that name is active;
+    /// [`CallError::NotRunning`] or [`CallError::QueueFull`] as for every call.
     pub fn set_nagle_interval(&mut self, name: &str, nagle_interval: u64) -> Result<(), CallError> {
+        if !self.running {
+            return Err(CallError::NotRunning);
+        }
+        if !self.s.subs.contains_key(name) {
+            return Err(CallError::UnknownSubscription(name.to_string()));
+        }
         self.send(codec::write::set_nagle_interval(name, nagle_interval))
+    }
+
+    /// Whether one more echo or compare-exchange may wait for its answer.
+    fn room_for_pending(&self) -> Result<(), CallError> {
+        if !self.running {
+            return Err(CallError::NotRunning);
+        }
+        let waiting = self.s.echoes_pending.len() + self.s.compares_pending.len();
+        if waiting >= self.config.limits.max_pending_replies {
+            return Err(CallError::TooManyPending);
+        }
+        Ok(())
     }
 
     fn next_ref(&mut self) -> u64 {
@@ -1421,8 +1541,10 @@ impl Client {
     /// Sends an echo barrier; returns its msg_ref.
     ///
     /// # Errors
-    /// [`CallError`] when not running or the queue is full.
+    /// [`CallError`] when not running or the queue is full;
+    /// [`CallError::TooManyPending`] when [`Limits::max_pending_replies`] answers are awaited.
     pub fn echo(&mut self) -> Result<u64, CallError> {
+        self.room_for_pending()?;
         let r = self.s.next_msg_ref;
         self.send(codec::write::echo_request(r))?;
         self.next_ref();
@@ -1433,7 +1555,8 @@ impl Client {
     /// Sends a compare-exchange under client ids; returns its msg_ref.
     ///
     /// # Errors
-    /// [`CallError::UnknownId`] for an id this client has not introduced.
+    /// [`CallError::UnknownId`] for an id this client has not introduced;
+    /// [`CallError::TooManyPending`] when [`Limits::max_pending_replies`] answers are awaited.
     pub fn compare_exchange(
         &mut self,
         record_id: RecordId,
@@ -1441,6 +1564,7 @@ impl Client {
         value: &Value,
     ) -> Result<u64, CallError> {
         self.check_client_ids(record_id)?;
+        self.room_for_pending()?;
         let r = self.s.next_msg_ref;
         self.send(codec::write::compare_exchange(record_id, r, test, value))?;
         self.next_ref();
@@ -1475,6 +1599,7 @@ impl Client {
         if !conveys {
             return self.compare_exchange(record_id, test, value);
         }
+        self.room_for_pending()?;
         // Both go or neither: a marker queued alone would govern whatever the application
         // writes next.
         let marker = codec::write::active_ownership(ownership);

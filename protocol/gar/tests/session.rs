@@ -2062,9 +2062,11 @@ fn bounds_id_map_names_are_bounded_in_bytes() {
     key(&mut c, 5, "kk", &["CDE"]);
     assert_eq!(c.server_key(5).unwrap().1.len(), 1);
     assert_eq!(c.stats().ids_dropped, 2);
-    // Renaming a topic counts the new name in place of the old one.
-    topic(&mut c, 3, "abcdef");
-    assert_eq!(c.server_topic(3), Some("abcdef"));
+    // The same topic introduced again takes no more bytes; two bytes more fit exactly.
+    topic(&mut c, 3, "abcd");
+    assert_eq!(c.stats().id_name_bytes_held, 8);
+    topic(&mut c, 6, "ab");
+    assert_eq!(c.server_topic(6), Some("ab"));
     assert_eq!(c.stats().id_name_bytes_held, 10);
     // Retiring the key gives its bytes back.
     c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
@@ -2072,6 +2074,7 @@ fn bounds_id_map_names_are_bounded_in_bytes() {
     topic(&mut c, 4, "xyz");
     assert_eq!(c.server_topic(4), Some("xyz"));
     assert_eq!(c.stats().id_name_bytes_held, 9);
+    assert!(c.is_running());
 }
 
 #[test]
@@ -2346,4 +2349,418 @@ fn g_34_batch_tick_times_are_matched_per_topic_in_a_large_batch() {
     // Each stamp is matched to its own topic whatever the batch's size. (How the cost grows with
     // the topics of one key is a matter for a benchmark, not a timed test.)
     batch_of(60_000);
+}
+
+#[test]
+fn g_25_a_known_topic_id_under_another_name_is_fatal() {
+    let mut c = ready();
+    topic(&mut c, 3, "A::x");
+    events(&mut c);
+    topic(&mut c, 3, "A::y");
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::TopicNameMismatch {
+                id: 3,
+                known: "A::x".into(),
+                got: "A::y".into()
+            })
+        )]
+    );
+    // The mapping was not renamed on the way out.
+    assert_eq!(c.server_topic(3), Some("A::x"));
+}
+
+#[test]
+fn g_25_a_known_topic_id_under_its_own_name_again_changes_nothing() {
+    let mut c = ready();
+    topic(&mut c, 3, "price");
+    topic(&mut c, 3, "price");
+    assert!(c.is_running());
+    assert_eq!(c.server_topic(3), Some("price"));
+    // The name is held once, not counted twice against the name bound.
+    assert_eq!(c.stats().id_name_bytes_held, 5);
+}
+
+#[test]
+fn g_25_a_topic_id_may_name_another_topic_after_a_new_server_introduction() {
+    let mut c = ready();
+    topic(&mut c, 3, "a");
+    c.handle_text(2, &server_intro(JSON_VERSION, IV));
+    topic(&mut c, 3, "b");
+    assert!(c.is_running());
+    assert_eq!(c.server_topic(3), Some("b"));
+}
+
+#[test]
+fn g_25_a_teardown_for_an_unknown_key_id_is_fatal_and_no_event() {
+    let mut c = ready();
+    c.handle_text(
+        2,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 9, "name": "k", "deleted_class": "A", "class_list": []}),
+        ),
+    );
+    let ev = events(&mut c);
+    assert!(
+        !ev.iter().any(|e| matches!(e, Event::ClassDeleted { .. })),
+        "{ev:?}"
+    );
+    assert_eq!(
+        ev,
+        vec![Event::Stopped {
+            reason: StopReason::Error,
+            violation: Some(Violation::UnknownId { kind: "key", id: 9 })
+        }]
+    );
+    assert!(c.server_key(9).is_none());
+}
+
+#[test]
+fn g_25_a_teardown_after_key_id_retired_is_fatal() {
+    let mut c = ready();
+    key(&mut c, 5, "k", &["A"]);
+    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    events(&mut c);
+    c.handle_text(
+        2,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 5, "deleted_class": "A", "class_list": []}),
+        ),
+    );
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::UnknownId { kind: "key", id: 5 })
+        )]
+    );
+}
+
+#[test]
+fn g_25_a_nameless_key_update_for_an_unknown_key_id_is_fatal() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    c.handle_text(
+        2,
+        &msg("KeyUpdate", json!({"key_id": 5, "class_list": ["A"]})),
+    );
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::UnknownId { kind: "key", id: 5 })
+        )]
+    );
+    // No nameless key was mapped, so nothing could be read under it.
+    assert!(c.server_key(5).is_none());
+}
+
+#[test]
+fn g_21_a_nameless_key_update_for_a_known_key_adds_classes() {
+    let mut c = ready();
+    key(&mut c, 5, "k", &["A"]);
+    c.handle_text(
+        2,
+        &msg("KeyUpdate", json!({"key_id": 5, "class_list": ["B"]})),
+    );
+    assert!(c.is_running());
+    let (name, classes) = c.server_key(5).unwrap();
+    assert_eq!(name, "k");
+    assert_eq!(classes.iter().collect::<Vec<_>>(), ["A", "B"]);
+}
+
+#[test]
+fn g_25_a_key_introduced_with_an_empty_name_cannot_be_renamed() {
+    let mut c = ready();
+    key(&mut c, 5, "", &["A"]);
+    key(&mut c, 5, "k", &["A"]);
+    assert!(matches!(
+        stopped_with(&mut c)[..],
+        [(
+            StopReason::Error,
+            Some(Violation::NameMismatch { id: 5, .. })
+        )]
+    ));
+}
+
+#[test]
+fn g_24_an_invalidation_of_a_client_key_id_not_held_is_ignored_and_counted() {
+    let mut c = ready();
+    let k = c.introduce_key("k", "A").unwrap();
+    sent(&mut c);
+    let invalidate = |c: &mut Client, id: u64| {
+        c.handle_text(
+            2,
+            &msg(
+                "ClientIntroducedKeyInvalidated",
+                json!({"client_introduced_key_id": id}),
+            ),
+        );
+    };
+    // Never given by this client.
+    invalidate(&mut c, 77);
+    assert!(events(&mut c).is_empty());
+    assert_eq!(c.counters().unknown_ids_ignored, 1);
+    // Given, invalidated once (an event), then again (nothing more).
+    invalidate(&mut c, k);
+    assert_eq!(events(&mut c), vec![Event::KeyInvalidated { key_id: k }]);
+    invalidate(&mut c, k);
+    assert!(events(&mut c).is_empty());
+    assert_eq!(c.stats().unknown_ids_ignored, 2);
+    assert!(c.is_running());
+}
+
+#[test]
+fn g_23_key_id_retired_for_an_id_not_mapped_is_ignored_and_counted() {
+    let mut c = with_record();
+    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 6})));
+    assert!(events(&mut c).is_empty());
+    assert!(c.is_running());
+    assert_eq!(c.counters().unknown_ids_ignored, 1);
+    // The mapped key and its record are untouched.
+    assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(10)));
+    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    assert_eq!(c.counters().unknown_ids_ignored, 1);
+}
+
+#[test]
+fn g_6_session_messages_before_the_servers_introduction_are_a_violation() {
+    for (text, mt) in [
+        (
+            msg("TopicIntroduction", json!({"topic_id": 3, "name": "t"})),
+            "TopicIntroduction",
+        ),
+        (
+            msg(
+                "KeyUpdate",
+                json!({"key_id": 5, "name": "k", "class_list": ["A"]}),
+            ),
+            "KeyUpdate",
+        ),
+        (
+            msg(
+                "SubscriptionStatus",
+                json!({"name": "S1", "status": "Streaming"}),
+            ),
+            "SubscriptionStatus",
+        ),
+        (msg("EchoResponse", json!({"msg_ref": 1})), "EchoResponse"),
+        (msg("EchoRequest", json!({"msg_ref": 1})), "EchoRequest"),
+    ] {
+        let mut c = started(config());
+        sent(&mut c);
+        c.handle_text(1, &text);
+        assert_eq!(
+            stopped_with(&mut c),
+            vec![(StopReason::Error, Some(Violation::BeforeIntroduction(mt)))],
+            "{text}"
+        );
+        // Nothing was answered on the way out.
+        assert!(sent(&mut c).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn g_6_a_heartbeat_or_an_error_may_come_before_the_servers_introduction() {
+    let mut c = started(config());
+    c.handle_text(1, &msg("Heartbeat", json!({"u_milliseconds": 5})));
+    assert!(c.is_running());
+    c.handle_text(
+        1,
+        &msg(
+            "Error",
+            json!({"message": "Unsupported version from alice: 650712", "recoverable": false}),
+        ),
+    );
+    let ev = events(&mut c);
+    assert!(matches!(&ev[0], Event::Error(e) if e.message.starts_with("Unsupported version")));
+    assert_eq!(c.stop_reason(), Some(StopReason::Error));
+    let mut d = started(config());
+    d.handle_text(1, &msg("Logoff", json!({})));
+    assert_eq!(d.stop_reason(), Some(StopReason::ServerLogoff));
+}
+
+#[test]
+fn g_40_a_status_for_an_unknown_subscription_is_ignored_and_counted() {
+    let mut c = ready();
+    status(&mut c, "ghost", "ProcessingSnapshot");
+    status(&mut c, "ghost", "Finished");
+    assert!(events(&mut c).is_empty());
+    assert_eq!(c.counters().out_of_phase, 2);
+    // A subscription that finished is forgotten: a late status for it is out of phase too.
+    c.subscribe(&sub(false)).unwrap();
+    let name = sub(false).name;
+    status(&mut c, &name, "ProcessingSnapshot");
+    status(&mut c, &name, "Finished");
+    assert_eq!(events(&mut c).len(), 2);
+    status(&mut c, &name, "Finished");
+    assert!(events(&mut c).is_empty());
+    assert_eq!(c.stats().out_of_phase, 3);
+    assert!(c.is_running());
+}
+
+#[test]
+fn g_47_set_nagle_interval_for_no_active_subscription_is_refused_before_sending() {
+    let mut c = ready();
+    assert_eq!(
+        c.set_nagle_interval("S", 50),
+        Err(CallError::UnknownSubscription("S".into()))
+    );
+    assert!(sent(&mut c).is_empty());
+    // Once the subscription finished, it is gone: the call is refused again.
+    c.subscribe(&sub(false)).unwrap();
+    c.set_nagle_interval("S", 50).unwrap();
+    status(&mut c, "S", "ProcessingSnapshot");
+    status(&mut c, "S", "Finished");
+    sent(&mut c);
+    assert_eq!(
+        c.set_nagle_interval("S", 60),
+        Err(CallError::UnknownSubscription("S".into()))
+    );
+    assert!(sent(&mut c).is_empty());
+}
+
+#[test]
+fn g_40_needs_continue_out_of_phase_is_not_answered() {
+    let mut c = ready();
+    c.subscribe(&sub(false)).unwrap();
+    sent(&mut c);
+    // Before ProcessingSnapshot: the snapshot has not begun, there is nothing to continue.
+    status(&mut c, "S", "NeedsContinue");
+    assert!(sent(&mut c).is_empty());
+    assert!(events(&mut c).is_empty());
+    assert_eq!(c.counters().out_of_phase, 1);
+    // In phase it is answered.
+    status(&mut c, "S", "ProcessingSnapshot");
+    status(&mut c, "S", "NeedsContinue");
+    assert_eq!(types(&sent(&mut c)), ["SubscribeContinue"]);
+    // A streaming subscription past its snapshot has nothing to continue either.
+    let mut d = ready();
+    d.subscribe(&sub(true)).unwrap();
+    status(&mut d, "S", "ProcessingSnapshot");
+    status(&mut d, "S", "Streaming");
+    sent(&mut d);
+    events(&mut d);
+    status(&mut d, "S", "NeedsContinue");
+    assert!(sent(&mut d).is_empty());
+    assert!(events(&mut d).is_empty());
+    assert_eq!(d.counters().out_of_phase, 1);
+}
+
+#[test]
+fn g_40_streaming_before_processing_snapshot_is_out_of_phase() {
+    let mut c = ready();
+    c.subscribe(&sub(true)).unwrap();
+    status(&mut c, "S", "Streaming");
+    assert!(events(&mut c).is_empty());
+    assert_eq!(c.counters().out_of_phase, 1);
+    // The subscription never began: a Finished now is still the refusal of G-41.
+    status(&mut c, "S", "Finished");
+    assert_eq!(events(&mut c), vec![Event::Refused { name: "S".into() }]);
+}
+
+#[test]
+fn g_40_a_second_processing_snapshot_is_out_of_phase() {
+    let mut c = ready();
+    c.subscribe(&sub(true)).unwrap();
+    status(&mut c, "S", "ProcessingSnapshot");
+    status(&mut c, "S", "Streaming");
+    events(&mut c);
+    status(&mut c, "S", "ProcessingSnapshot");
+    assert!(events(&mut c).is_empty());
+    assert_eq!(c.counters().out_of_phase, 1);
+    // Still streaming: a repeated Streaming is out of phase too, and it may be unsubscribed.
+    status(&mut c, "S", "Streaming");
+    assert_eq!(c.counters().out_of_phase, 2);
+    c.unsubscribe("S").unwrap();
+    status(&mut c, "S", "Finished");
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Status {
+            name: "S".into(),
+            status: Status::Finished
+        }]
+    );
+}
+
+#[test]
+fn bounds_answers_awaited_are_bounded_and_refused_past_the_bound() {
+    use gar_client::codec::write::{Ownership, OwnershipAction};
+    let mut c = limited(Limits {
+        max_pending_replies: 2,
+        ..Limits::default()
+    });
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    let e = c.echo().unwrap();
+    let x = c.compare_exchange(rid(k, t), &json!(1), &json!(2)).unwrap();
+    sent(&mut c);
+    // Echoes and compares share the bound, and a refused call queues nothing.
+    assert_eq!(c.echo(), Err(CallError::TooManyPending));
+    assert_eq!(
+        c.compare_exchange(rid(k, t), &json!(1), &json!(2)),
+        Err(CallError::TooManyPending)
+    );
+    let owned = Ownership {
+        msg_ref: 5,
+        ownership_action: OwnershipAction::Acquire,
+        ..Ownership::default()
+    };
+    assert_eq!(
+        c.compare_exchange_owned(&owned, rid(k, t), &json!(1), &json!(2)),
+        Err(CallError::TooManyPending)
+    );
+    assert!(sent(&mut c).is_empty());
+    // An answer makes room again.
+    c.handle_text(2, &msg("EchoResponse", json!({"msg_ref": e})));
+    c.compare_exchange_owned(&owned, rid(k, t), &json!(1), &json!(2))
+        .unwrap();
+    c.handle_text(
+        2,
+        &msg(
+            "JSONCompareExchangeResult",
+            json!({"msg_ref": x, "success": true}),
+        ),
+    );
+    c.echo().unwrap();
+    assert_eq!(c.echo(), Err(CallError::TooManyPending));
+    assert!(c.is_running());
+}
+
+#[test]
+fn g_34_a_nameless_batch_key_adds_the_classes_it_names() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    c.handle_text(
+        2,
+        &msg(
+            "BatchUpdate",
+            json!({"keys": [{"key_id": 5, "class": "B", "topics": {"3": 1}}]}),
+        ),
+    );
+    assert!(c.is_running());
+    let (name, classes) = c.server_key(5).unwrap();
+    assert_eq!(name, "k");
+    assert_eq!(classes.iter().collect::<Vec<_>>(), ["A", "B"]);
+    assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(1)));
+    // A nameless key the server never introduced is refused, records or not.
+    c.handle_text(
+        2,
+        &msg(
+            "BatchUpdate",
+            json!({"keys": [{"key_id": 6, "classes": ["A"]}]}),
+        ),
+    );
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::UnknownId { kind: "key", id: 6 })
+        )]
+    );
 }
