@@ -250,13 +250,13 @@ impl Forwarder {
             Frame::ErrorV1(ErrorV1 {
                 message_id: Some(id.to_owned()).filter(|i| !i.is_empty()),
                 error: text.to_owned(),
-                code: Some(code.to_owned()),
+                code: Some(code.into()),
                 details,
             })
         } else {
             Frame::ErrorV0(ErrorV0 {
                 error: text.to_owned(),
-                code: Some(code.to_owned()),
+                code: Some(code.into()),
                 details,
             })
         };

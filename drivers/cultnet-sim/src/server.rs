@@ -915,13 +915,13 @@ impl Server {
                         // An empty id names nothing: nil.
                         message_id: id.filter(|i| !i.is_empty()).map(str::to_owned),
                         error: text.to_owned(),
-                        code: Some(code.to_owned()),
+                        code: Some(code.into()),
                         details,
                     })
                 } else {
                     Frame::ErrorV0(ErrorV0 {
                         error: text.to_owned(),
-                        code: Some(code.to_owned()),
+                        code: Some(code.into()),
                         details,
                     })
                 }

@@ -99,7 +99,7 @@ fn refusal(frame: &Frame) -> (Option<String>, Option<String>, String, Option<Str
             details,
         }) => (
             message_id.clone(),
-            code.clone(),
+            code.as_deref().map(str::to_owned),
             error.clone(),
             details.as_ref().and_then(|d| d.field.clone()),
         ),
@@ -1228,7 +1228,7 @@ fn w_13_a_client_that_sends_no_hello_gets_the_legacy_behaviour() {
 /// someone else, and the (code, text, field) of every refusal.
 type Run = (
     Vec<Option<Vec<u8>>>,
-    Vec<(Option<String>, String, Option<String>)>,
+    Vec<(Option<cultnet_receipts::ErrorCode>, String, Option<String>)>,
 );
 
 fn run_writes(receipt_hello: bool) -> Run {

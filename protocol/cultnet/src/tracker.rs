@@ -10,7 +10,8 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::frames::{
-    Document, DocumentDelete, DocumentPut, ErrorDetails, Frame, Hello, Operation, WriteAdmitted,
+    Document, DocumentDelete, DocumentPut, ErrorCode, ErrorDetails, Frame, Hello, Operation,
+    WriteAdmitted,
 };
 use crate::hash::{delete_hash, put_hash};
 use crate::TrackerError;
@@ -27,11 +28,15 @@ pub const DEDUPE_RETENTION_MS: u64 = 600_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct WriteHandle(u64);
 
-/// How a write wants to be answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How a write wants to be answered. Neither mode is the default (W-46): the type has no
+/// `Default`, and every call that registers a write takes one.
+///
+/// ```compile_fail
+/// let _ = cultnet_receipts::tracker::WriteMode::default();
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteMode {
-    /// Settled by the server's answer (the default).
-    #[default]
+    /// Settled by the server's answer: admitted, refused or unconfirmed.
     Receipt,
     /// The explicit per-call opt-in: settled `sent` by the transport's acknowledgement, never
     /// admitted.
@@ -53,8 +58,9 @@ pub enum UnconfirmedReason {
 /// The refusal a server sent for a write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
-    /// The error's code.
-    pub code: Option<String>,
+    /// The error's code: a named code as its variant, any other kept verbatim (see
+    /// [`ErrorCode`]).
+    pub code: Option<ErrorCode>,
     /// The error's text.
     pub error: String,
     /// The error's details.

@@ -3,7 +3,8 @@
 mod support;
 
 use cultnet_receipts::frames::{
-    DocumentPut, ErrorDetails, ErrorV0, ErrorV1, Hello, Operation, WriteAdmitted,
+    Document, DocumentPut, ErrorCode, ErrorDetails, ErrorV0, ErrorV1, Hello, Operation,
+    WriteAdmitted,
 };
 use cultnet_receipts::message_id::{is_blank, is_white_space};
 use cultnet_receipts::tracker::{
@@ -446,6 +447,38 @@ fn w_35_a_refusal_naming_the_write_carries_its_code_and_details() {
     assert_eq!(r.error, "unowned_schema: refused");
     assert_eq!(r.details.unwrap().field.as_deref(), Some("schemaId"));
     assert!(!r.attributed_by_count);
+}
+
+#[test]
+fn w_9_a_code_the_seed_does_not_name_still_refuses_the_write() {
+    // By its id, over the bytes: the code is kept verbatim and the write is refused.
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    let f = refuse(&t, h, "shard_not_primary");
+    let f = cultnet_receipts::decode(&cultnet_receipts::encode(&f).unwrap()).unwrap();
+    t.on_frame(&f, 1);
+    let Some(Outcome::Refused(r)) = outcome(&t, h) else {
+        panic!("refused expected, got {:?}", t.state(h))
+    };
+    assert!(matches!(r.code, Some(ErrorCode::Other(_))));
+    assert_eq!(r.code.as_deref(), Some("shard_not_primary"));
+    assert!(!r.attributed_by_count);
+    // Without an id, as the only unanswered write (W-43): refused too, the code kept.
+    let mut t = tracker(Some(false));
+    let h = put_k(&mut t, 0);
+    t.on_frame(
+        &Frame::ErrorV0(ErrorV0 {
+            error: "shard moved".into(),
+            code: Some("shard_moved".into()),
+            details: None,
+        }),
+        1,
+    );
+    let Some(Outcome::Refused(r)) = outcome(&t, h) else {
+        panic!("refused expected, got {:?}", t.state(h))
+    };
+    assert_eq!(r.code.as_deref(), Some("shard_moved"));
+    assert!(r.attributed_by_count);
 }
 
 #[test]
@@ -924,9 +957,49 @@ fn w_46_send_only_is_settled_sent_by_the_transport_ack_never_admitted() {
     );
 }
 
+/// Whether a type implements `Default`, found at compile time without requiring it (a method on
+/// the probe through the `Default` bound wins over the one through one more reference).
+struct DefaultProbe<T>(std::marker::PhantomData<T>);
+trait HasDefault {
+    fn has_default(&self) -> bool {
+        true
+    }
+}
+impl<T: Default> HasDefault for DefaultProbe<T> {}
+trait LacksDefault {
+    fn has_default(&self) -> bool {
+        false
+    }
+}
+impl<T> LacksDefault for &DefaultProbe<T> {}
+
 #[test]
-fn w_46_receipts_are_the_default_and_an_ack_is_not_admission() {
-    assert_eq!(WriteMode::default(), WriteMode::Receipt);
+fn w_46_neither_receipts_nor_send_only_is_the_default() {
+    // The probe itself tells a type with a default from one without.
+    let limits = &DefaultProbe::<TrackerLimits>(std::marker::PhantomData);
+    assert!(limits.has_default());
+    let mode = &DefaultProbe::<WriteMode>(std::marker::PhantomData);
+    assert!(!mode.has_default());
+    // Every call registering a write takes its mode: these coercions compile only so.
+    type Registered = Result<(WriteHandle, Frame), TrackerError>;
+    let _put: fn(&mut WriteTracker, Document, WriteMode) -> Registered = WriteTracker::put;
+    let _delete: fn(&mut WriteTracker, &str, &str, WriteMode) -> Registered = WriteTracker::delete;
+    // And each mode does what it names: the same put settles differently under each.
+    for (mode, want) in [
+        (WriteMode::Receipt, Some(window_elapsed(true))),
+        (WriteMode::SendOnly, Some(Outcome::Sent)),
+    ] {
+        let mut t = tracker(Some(true));
+        let (h, _) = t.put(document("k0"), mode).unwrap();
+        t.on_sent(h, 0).unwrap();
+        t.on_transport_ack(h, 1);
+        t.on_tick(5000);
+        assert_eq!(outcome(&t, h), want, "{mode:?}");
+    }
+}
+
+#[test]
+fn w_46_an_ack_is_not_admission_of_a_receipt_write() {
     let mut t = tracker(Some(true));
     let h = put_k(&mut t, 0);
     t.on_transport_ack(h, 1);
