@@ -101,38 +101,20 @@ impl Client {
 
     session_getters!();
 
-    /// Puts `document`; returns once it settled as admitted, refused or unconfirmed.
-    pub fn put(&mut self, document: Document) -> Result<Written, ClientError> {
-        self.put_with(document, WriteMode::Receipt)
-    }
-
-    /// Puts `document` in `mode`. [`WriteMode::SendOnly`] is the explicit per-call opt-in: the
-    /// put settles `sent` once the stream took its frame (see [`Client::put_send_only`]).
-    pub fn put_with(
-        &mut self,
-        document: Document,
-        mode: WriteMode,
-    ) -> Result<Written, ClientError> {
+    /// Puts `document` in `mode`; returns once it settled. There is no default mode (W-46):
+    /// [`WriteMode::Receipt`] waits for the server's answer and settles admitted, refused or
+    /// unconfirmed; [`WriteMode::SendOnly`] is the explicit opt-in of this one call and settles
+    /// [`Outcome::Sent`](crate::Outcome::Sent) once the stream took the frame (written and
+    /// flushed: the bytes left the client, which does not prove the server read them), never
+    /// admitted (a refusal that arrives first still refuses it).
+    pub fn put(&mut self, document: Document, mode: WriteMode) -> Result<Written, ClientError> {
         let h = self.write(vec![BatchWrite::Put(document)], mode)?;
         Ok(self.session.written(h[0]))
     }
 
-    /// Puts `document` send-only, for a server that cannot answer writes yet: the put settles
-    /// [`Outcome::Sent`](crate::Outcome::Sent) as soon as its frame was written and flushed to the
-    /// connection, without waiting for an answer, and is never reported admitted (a refusal
-    /// that arrives first still refuses it). Over TCP the acknowledgement is the local write
-    /// completing: the bytes left the client, not that the server read them.
-    pub fn put_send_only(&mut self, document: Document) -> Result<Written, ClientError> {
-        self.put_with(document, WriteMode::SendOnly)
-    }
-
-    /// Deletes a record; returns once the delete settled.
-    pub fn delete(&mut self, schema_id: &str, record_key: &str) -> Result<Written, ClientError> {
-        self.delete_with(schema_id, record_key, WriteMode::Receipt)
-    }
-
-    /// Deletes a record in `mode` (send-only as for [`Client::put_send_only`]).
-    pub fn delete_with(
+    /// Deletes a record in `mode` (no default: see [`Client::put`]); returns once the delete
+    /// settled.
+    pub fn delete(
         &mut self,
         schema_id: &str,
         record_key: &str,
@@ -148,16 +130,11 @@ impl Client {
         Ok(self.session.written(h[0]))
     }
 
-    /// Writes the members as independent writes, each with its own messageId, and returns once
-    /// every member settled. Nothing is atomic: some members may be admitted while others are
-    /// not.
-    pub fn batch(&mut self, members: Vec<BatchWrite>) -> Result<BatchWritten, ClientError> {
-        self.batch_with(members, WriteMode::Receipt)
-    }
-
-    /// Writes the members in `mode`. Send-only as for [`Client::put_send_only`]: each member
-    /// settles `sent`, and since none is admitted the batch's outcome is unconfirmed, naming them.
-    pub fn batch_with(
+    /// Writes the members in `mode` (no default: see [`Client::put`]) as independent writes,
+    /// each with its own messageId, and returns once every member settled. Nothing is atomic:
+    /// some members may be admitted while others are not. Send-only members settle `sent`, and
+    /// since none is admitted the batch's outcome is then unconfirmed, naming them.
+    pub fn batch(
         &mut self,
         members: Vec<BatchWrite>,
         mode: WriteMode,
@@ -196,26 +173,27 @@ impl Client {
         Ok(h)
     }
 
-    /// [`Client::put`] in the throwing style: `Ok` only for admitted.
+    /// [`Client::put`] with receipts, in the throwing style: `Ok` only for admitted.
     pub fn put_admitted(&mut self, document: Document) -> Result<WriteHandle, WriteFailure> {
-        self.put(document)?.into_admitted()
+        self.put(document, WriteMode::Receipt)?.into_admitted()
     }
 
-    /// [`Client::delete`] in the throwing style: `Ok` only for admitted.
+    /// [`Client::delete`] with receipts, in the throwing style: `Ok` only for admitted.
     pub fn delete_admitted(
         &mut self,
         schema_id: &str,
         record_key: &str,
     ) -> Result<WriteHandle, WriteFailure> {
-        self.delete(schema_id, record_key)?.into_admitted()
+        self.delete(schema_id, record_key, WriteMode::Receipt)?
+            .into_admitted()
     }
 
-    /// [`Client::batch`] in the throwing style: `Ok` only when every member was admitted.
+    /// [`Client::batch`] with receipts, in the throwing style: `Ok` only when every member was admitted.
     pub fn batch_admitted(
         &mut self,
         members: Vec<BatchWrite>,
     ) -> Result<Vec<WriteHandle>, BatchFailure> {
-        self.batch(members)?.into_admitted()
+        self.batch(members, WriteMode::Receipt)?.into_admitted()
     }
 
     /// Reads the connection for `duration` (or until the session ends), so answers arriving

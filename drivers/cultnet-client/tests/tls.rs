@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use cultnet_client::blocking::Client;
 use cultnet_client::loopback::{LoopbackOptions, LoopbackServer};
-use cultnet_client::{ClientConfig, ClientError, ConnectError, Outcome, Target};
+use cultnet_client::{ClientConfig, ClientError, ConnectError, Outcome, Target, WriteMode};
 use cultnet_receipts::frames::{Document, RawValue};
 
 fn tls_for(
@@ -99,7 +99,7 @@ fn w_34_a_put_over_tls_is_admitted() {
     config.tls = Some(sansio_kit::dial::tls_config(&[root], b"cultnet").expect("client tls"));
     let mut client =
         Client::connect(&Target::new("localhost", port, true), config).expect("connects");
-    let w = client.put(doc()).expect("put");
+    let w = client.put(doc(), WriteMode::Receipt).expect("put");
     assert_eq!(w.outcome, Outcome::Admitted);
     assert_eq!(client.result_window_ms(), 5000);
     client.close();

@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cultnet_receipts::frames::{
-    Document, Hello, Operation, RawValue, WriteAdmitted, ERROR_V1, WRITE_ADMITTED_V0,
+    Document, ErrorV1, Hello, Operation, RawValue, WriteAdmitted, ERROR_V1, WRITE_ADMITTED_V0,
 };
 use cultnet_receipts::{decode, encode, Frame};
 
@@ -80,6 +80,57 @@ pub fn stalling_peer(stall: Duration, n: usize) -> (u16, JoinHandle<()>) {
                 admitted += 1;
             }
         }
+        std::thread::sleep(Duration::from_millis(500));
+    });
+    (port, t)
+}
+
+/// The code of the refusal [`strangers_peer`] sends under the put's own id.
+pub const OWN_REFUSAL_CODE: &str = "unowned_schema";
+
+/// A receipt peer for W-44: it reads the client's hello and one put, sends its receipt hello,
+/// then answers that name ids the client never sent (an admission under the put's id with one
+/// byte more, a refusal of another write), and only then refuses the put under its own id with
+/// [`OWN_REFUSAL_CODE`]. A client that let either stranger settle its put would report it
+/// admitted or refused with the stranger's code.
+pub fn strangers_peer() -> (u16, JoinHandle<()>) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        assert!(matches!(read_frame(&mut s), Frame::Hello(_)));
+        let Frame::DocumentPut(p) = read_frame(&mut s) else {
+            panic!("a put expected");
+        };
+        write_frame(&mut s, &receipt_hello());
+        write_frame(
+            &mut s,
+            &Frame::WriteAdmitted(WriteAdmitted {
+                message_id: format!("{}x", p.message_id),
+                operation: Operation::Put,
+                schema_id: p.document.schema_id.clone(),
+                record_key: p.document.record_key.clone(),
+            }),
+        );
+        write_frame(
+            &mut s,
+            &Frame::ErrorV1(ErrorV1 {
+                message_id: Some("someone-elses-write".to_owned()),
+                error: "write_not_authorized: no".to_owned(),
+                code: Some("write_not_authorized".into()),
+                details: None,
+            }),
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        write_frame(
+            &mut s,
+            &Frame::ErrorV1(ErrorV1 {
+                message_id: Some(p.message_id),
+                error: format!("{OWN_REFUSAL_CODE}: no owner"),
+                code: Some(OWN_REFUSAL_CODE.into()),
+                details: None,
+            }),
+        );
         std::thread::sleep(Duration::from_millis(500));
     });
     (port, t)
