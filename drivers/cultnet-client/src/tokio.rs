@@ -70,11 +70,7 @@ impl Client {
                 Err(_) => return Err(ConnectError::TimedOut.into()),
             }
         }
-        let mut session = Session::new(&config);
-        if hello_bytes > 0 {
-            session.counters.frames_out = 1;
-            session.counters.bytes_out = hello_bytes as u64;
-        }
+        let session = Session::new(&config, hello_bytes);
         Ok(Client {
             io,
             config,

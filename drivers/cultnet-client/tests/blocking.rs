@@ -15,16 +15,7 @@ use cultnet_sim::server::{Faults, ServerConfig, CODE_WRITE_NOT_AUTHORIZED};
 const PAYLOAD: &[u8] = &[0x81, 0xa1, b'n', 0x07];
 
 fn doc(schema: &str, key: &str) -> Document {
-    Document {
-        schema_id: schema.to_owned(),
-        record_key: key.to_owned(),
-        stored_at: "2026-12-04T00:00:00Z".to_owned(),
-        payload: RawValue::new(PAYLOAD.to_vec()).expect("one value"),
-        source_runtime_id: None,
-        source_agent_id: None,
-        source_role: None,
-        tags: None,
-    }
+    peers::document(schema, key, PAYLOAD)
 }
 
 fn connect(server: &LoopbackServer, nonce: u64) -> Client {
@@ -787,14 +778,7 @@ fn w_44_answers_over_tcp_naming_ids_not_in_flight_settle_nothing() {
     let w = client
         .put(doc("s.one", "k1"), WriteMode::Receipt)
         .expect("put");
-    let Outcome::Refused(r) = w.outcome else {
-        panic!(
-            "only the answer under its own id settles it, got {:?}",
-            w.outcome
-        );
-    };
-    assert_eq!(r.code.as_deref(), Some(peers::OWN_REFUSAL_CODE));
-    assert_eq!(client.tracker_counters().unmatched_answers, 2);
+    peers::assert_only_its_own_id_settled(&w.outcome, client.tracker_counters().unmatched_answers);
     peer.join().expect("peer");
 }
 

@@ -10,22 +10,13 @@ use cultnet_client::{
     BatchOutcome, BatchWrite, ClientConfig, LateAnswer, Outcome, UnconfirmedReason, WriteFailure,
     WriteState,
 };
-use cultnet_receipts::frames::{Document, RawValue};
+use cultnet_receipts::frames::Document;
 use cultnet_sim::server::{Faults, ServerConfig, CODE_WRITE_NOT_AUTHORIZED};
 
 const PAYLOAD: &[u8] = &[0x92, 0x01, 0x02];
 
 fn doc(schema: &str, key: &str) -> Document {
-    Document {
-        schema_id: schema.to_owned(),
-        record_key: key.to_owned(),
-        stored_at: "2026-12-04T00:00:00Z".to_owned(),
-        payload: RawValue::new(PAYLOAD.to_vec()).expect("one value"),
-        source_runtime_id: None,
-        source_agent_id: None,
-        source_role: None,
-        tags: None,
-    }
+    peers::document(schema, key, PAYLOAD)
 }
 
 async fn connect(server: &LoopbackServer, nonce: u64) -> Client {
@@ -309,14 +300,7 @@ async fn w_44_async_answers_over_tcp_naming_ids_not_in_flight_settle_nothing() {
         .put(doc("s.one", "k1"), WriteMode::Receipt)
         .await
         .expect("put");
-    let Outcome::Refused(r) = w.outcome else {
-        panic!(
-            "only the answer under its own id settles it, got {:?}",
-            w.outcome
-        );
-    };
-    assert_eq!(r.code.as_deref(), Some(peers::OWN_REFUSAL_CODE));
-    assert_eq!(client.tracker_counters().unmatched_answers, 2);
+    peers::assert_only_its_own_id_settled(&w.outcome, client.tracker_counters().unmatched_answers);
     tokio::task::spawn_blocking(move || peer.join().expect("peer"))
         .await
         .expect("joined");

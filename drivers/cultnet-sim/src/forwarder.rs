@@ -19,7 +19,6 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use cultnet_receipts::frames::ErrorDetails;
 use cultnet_receipts::frames::{
     DocumentDelete, DocumentPut, ErrorV0, ErrorV1, Hello, WriteAdmitted, ERROR_V0, ERROR_V1,
     WRITE_ADMITTED_V0,
@@ -242,25 +241,7 @@ impl Forwarder {
     /// forwarded: error.v1 with the write's id to a receipt peer, error.v0 to a legacy one.
     fn refuse(&mut self, peer: ConnId, id: &str, refusal: Refusal) {
         let receipts = self.peers.get(&peer).is_some_and(|p| p.receipts);
-        let (code, text, field) = refusal.parts();
-        let details = field.map(|f| ErrorDetails {
-            field: Some(f.to_owned()),
-        });
-        let frame = if receipts {
-            Frame::ErrorV1(ErrorV1 {
-                message_id: Some(id.to_owned()).filter(|i| !i.is_empty()),
-                error: text.to_owned(),
-                code: Some(code.into()),
-                details,
-            })
-        } else {
-            Frame::ErrorV0(ErrorV0 {
-                error: text.to_owned(),
-                code: Some(code.into()),
-                details,
-            })
-        };
-        match encode(&frame) {
+        match encode(&refusal.frame(receipts, Some(id))) {
             Ok(bytes) => {
                 self.counters.refused += 1;
                 self.push_out(Outgoing { conn: peer, bytes });

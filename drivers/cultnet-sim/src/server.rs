@@ -203,6 +203,31 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    /// The frame carrying this refusal: to a receipt connection an error.v1 naming `id` (nil
+    /// when there is none or it is empty: an empty id names nothing), to a legacy one an
+    /// error.v0 with the same code, text and details.
+    #[must_use]
+    pub fn frame(self, receipts: bool, id: Option<&str>) -> Frame {
+        let (code, text, field) = self.parts();
+        let details = field.map(|f| ErrorDetails {
+            field: Some(f.to_owned()),
+        });
+        if receipts {
+            Frame::ErrorV1(ErrorV1 {
+                message_id: id.filter(|i| !i.is_empty()).map(str::to_owned),
+                error: text.to_owned(),
+                code: Some(code.into()),
+                details,
+            })
+        } else {
+            Frame::ErrorV0(ErrorV0 {
+                error: text.to_owned(),
+                code: Some(code.into()),
+                details,
+            })
+        }
+    }
+
     /// The code, the fixed text and the details' field.
     #[must_use]
     pub fn parts(self) -> (&'static str, &'static str, Option<&'static str>) {
@@ -905,27 +930,7 @@ impl Server {
                     record_key: key.clone(),
                 })
             }
-            (Err(r), receipts) => {
-                let (code, text, field) = r.parts();
-                let details = field.map(|f| ErrorDetails {
-                    field: Some(f.to_owned()),
-                });
-                if receipts {
-                    Frame::ErrorV1(ErrorV1 {
-                        // An empty id names nothing: nil.
-                        message_id: id.filter(|i| !i.is_empty()).map(str::to_owned),
-                        error: text.to_owned(),
-                        code: Some(code.into()),
-                        details,
-                    })
-                } else {
-                    Frame::ErrorV0(ErrorV0 {
-                        error: text.to_owned(),
-                        code: Some(code.into()),
-                        details,
-                    })
-                }
-            }
+            (Err(r), receipts) => r.frame(receipts, id),
         };
         match encode(&frame) {
             Ok(bytes) => self.push_out(now, Outgoing { conn, bytes }),

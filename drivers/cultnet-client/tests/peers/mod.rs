@@ -136,21 +136,36 @@ pub fn strangers_peer() -> (u16, JoinHandle<()>) {
     (port, t)
 }
 
+/// What a client must report after a put to [`strangers_peer`]: refused under its own id with
+/// [`OWN_REFUSAL_CODE`], the two strangers counted as unmatched and settling nothing.
+pub fn assert_only_its_own_id_settled(outcome: &cultnet_client::Outcome, unmatched: u64) {
+    let cultnet_client::Outcome::Refused(r) = outcome else {
+        panic!("only the answer under its own id settles it, got {outcome:?}");
+    };
+    assert_eq!(r.code.as_deref(), Some(OWN_REFUSAL_CODE));
+    assert_eq!(unmatched, 2, "both strangers counted unmatched");
+}
+
 /// Sixteen puts of 900 kB each (more than the socket buffers hold).
 pub fn big_documents() -> Vec<Document> {
     let mut big = vec![0xc6];
     big.extend_from_slice(&(900_000u32).to_be_bytes());
     big.resize(5 + 900_000, 0x5a);
     (0..16)
-        .map(|i| Document {
-            schema_id: "s.big".to_owned(),
-            record_key: format!("k{i}"),
-            stored_at: "2026-12-04T00:00:00Z".to_owned(),
-            payload: RawValue::new(big.clone()).expect("one value"),
-            source_runtime_id: None,
-            source_agent_id: None,
-            source_role: None,
-            tags: None,
-        })
+        .map(|i| document("s.big", &format!("k{i}"), &big))
         .collect()
+}
+
+/// A put's document with `payload` (one MessagePack value) and no optional fields.
+pub fn document(schema: &str, key: &str, payload: &[u8]) -> Document {
+    Document {
+        schema_id: schema.to_owned(),
+        record_key: key.to_owned(),
+        stored_at: "2026-12-04T00:00:00Z".to_owned(),
+        payload: RawValue::new(payload.to_vec()).expect("one value"),
+        source_runtime_id: None,
+        source_agent_id: None,
+        source_role: None,
+        tags: None,
+    }
 }
