@@ -69,18 +69,16 @@ impl Client {
         if config.send_hello {
             let bytes = client_hello_bytes(&config)?;
             hello_bytes = bytes.len();
-            io.tcp()
-                .set_write_timeout(Some(left(deadline)?))
-                .map_err(ConnectError::Connect)?;
-            io.write_all(&bytes)
-                .and_then(|()| io.flush())
-                .map_err(|e| {
-                    if timed_out(e.kind()) {
-                        ConnectError::TimedOut
-                    } else {
-                        ConnectError::Connect(e)
-                    }
-                })?;
+            left(deadline)?;
+            // The connect deadline bounds the whole hello, not each system call: a peer that
+            // reads a trickle cannot stretch the connect (the async client's bound, the same).
+            write_by(&mut io, &bytes, deadline).map_err(|e| {
+                if timed_out(e.kind()) {
+                    ConnectError::TimedOut
+                } else {
+                    ConnectError::Connect(e)
+                }
+            })?;
         }
         let session = Session::new(&config, hello_bytes);
         Ok(Client {

@@ -824,6 +824,31 @@ fn w_7_a_put_whose_id_fails_the_rule_over_tcp_is_refused_and_not_stored() {
 mod peers;
 
 #[test]
+fn the_connect_deadline_bounds_the_whole_hello_write_against_a_trickle_reader() {
+    let (port, peer) = peers::trickle_peer();
+    let mut config = ClientConfig::new("x".repeat(16 << 20), 73);
+    config.max_frame_bytes = 32 << 20;
+    config.connect_timeout = Duration::from_millis(1000);
+    let t0 = Instant::now();
+    let got = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    );
+    // A 16 MB hello at 640 kB/s would take over 20 s; the connect deadline ends it after 1 s.
+    assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
+    assert!(
+        matches!(
+            got,
+            Err(cultnet_client::ClientError::Connect(
+                cultnet_client::ConnectError::TimedOut
+            ))
+        ),
+        "{got:?}"
+    );
+    peer.join().expect("peer");
+}
+
+#[test]
 fn w_36_the_write_deadline_bounds_the_whole_write_against_a_trickle_reader() {
     let (port, peer) = peers::trickle_peer();
     let mut config = ClientConfig::new("loopback-test", 71);

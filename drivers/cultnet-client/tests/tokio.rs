@@ -307,6 +307,33 @@ async fn w_44_async_answers_over_tcp_naming_ids_not_in_flight_settle_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_async_connect_deadline_bounds_the_whole_hello_write_against_a_trickle_reader() {
+    let (port, peer) = peers::trickle_peer();
+    let mut config = ClientConfig::new("x".repeat(16 << 20), 74);
+    config.max_frame_bytes = 32 << 20;
+    config.connect_timeout = Duration::from_millis(1000);
+    let t0 = Instant::now();
+    let got = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .await;
+    assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
+    assert!(
+        matches!(
+            got,
+            Err(cultnet_client::ClientError::Connect(
+                cultnet_client::ConnectError::TimedOut
+            ))
+        ),
+        "{got:?}"
+    );
+    tokio::task::spawn_blocking(move || peer.join().expect("peer"))
+        .await
+        .expect("joined");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn w_39_an_async_window_runs_from_the_end_of_the_write() {
     let (port, peer) = peers::stalling_peer(Duration::from_millis(5500), 16);
     let mut config = ClientConfig::new("loopback-async-test", 72);
