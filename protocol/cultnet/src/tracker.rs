@@ -185,6 +185,10 @@ pub struct TrackerLimits {
     /// Settled writes whose state is kept (for `state`, batches and late answers), at most; the
     /// oldest is forgotten first and counted.
     pub max_settled_kept: usize,
+    /// Bytes of those kept states, at most: their ids, schema ids and record keys, and the text,
+    /// code and details' field of the refusals recorded on them (which the server writes, up to
+    /// a frame each). Past it the oldest is forgotten first and counted, as for the count.
+    pub max_settled_kept_bytes: usize,
 }
 
 impl Default for TrackerLimits {
@@ -193,6 +197,7 @@ impl Default for TrackerLimits {
             max_in_flight: 1024,
             max_in_flight_bytes: 16 << 20,
             max_settled_kept: 4096,
+            max_settled_kept_bytes: 8 << 20,
         }
     }
 }
@@ -245,6 +250,8 @@ pub struct TrackerStats {
     pub in_flight_bytes: u64,
     /// Settled writes kept for `state` and late answers, now (bounded by `max_settled_kept`).
     pub settled_kept: u64,
+    /// Their bytes (what counts against `max_settled_kept_bytes`), now.
+    pub settled_kept_bytes: u64,
     /// Settled writes waiting in `poll_settled`, now.
     pub settled_unread: u64,
     /// What the tracker ignored or dropped.
@@ -273,6 +280,8 @@ struct Entry {
     late: Option<LateAnswer>,
     /// The server answered it (a frame named it, or an id-less refusal was pinned on it).
     answered: bool,
+    /// Once settled, what keeping its state costs against `max_settled_kept_bytes`.
+    kept_bytes: usize,
 }
 
 /// Tracks a client's writes on one connection at a time.
@@ -289,6 +298,8 @@ pub struct WriteTracker {
     /// messageId -> handle, for every write of the current session still kept.
     by_id: BTreeMap<String, WriteHandle>,
     settled_order: VecDeque<WriteHandle>,
+    /// Bytes of the kept settled writes (`Entry::kept_bytes` summed).
+    settled_kept_bytes: usize,
     unsettled: usize,
     unsettled_bytes: usize,
     settled: VecDeque<Settled>,
@@ -312,6 +323,7 @@ impl WriteTracker {
             entries: BTreeMap::new(),
             by_id: BTreeMap::new(),
             settled_order: VecDeque::new(),
+            settled_kept_bytes: 0,
             unsettled: 0,
             unsettled_bytes: 0,
             settled: VecDeque::new(),
@@ -345,6 +357,7 @@ impl WriteTracker {
             in_flight: n(self.unsettled),
             in_flight_bytes: n(self.unsettled_bytes),
             settled_kept: n(self.settled_order.len()),
+            settled_kept_bytes: n(self.settled_kept_bytes),
             settled_unread: n(self.settled.len()),
             counters: self.counters,
             ..self.stats
@@ -403,6 +416,7 @@ impl WriteTracker {
             outcome: None,
             late: None,
             answered: false,
+            kept_bytes: 0,
         }
     }
 
@@ -754,6 +768,7 @@ impl WriteTracker {
 
     fn remove(&mut self, handle: WriteHandle) {
         if let Some(e) = self.entries.remove(&handle) {
+            self.settled_kept_bytes -= e.kept_bytes;
             if self.by_id.get(&e.message_id) == Some(&handle) {
                 self.by_id.remove(&e.message_id);
             }
@@ -804,6 +819,14 @@ impl WriteTracker {
             Outcome::Unconfirmed { .. } => self.stats.unconfirmed += 1,
             Outcome::Sent => self.stats.sent += 1,
         }
+        e.kept_bytes = e.message_id.len()
+            + e.schema_id.len()
+            + e.record_key.len()
+            + match &outcome {
+                Outcome::Refused(r) => refusal_bytes(r),
+                _ => 0,
+            };
+        self.settled_kept_bytes += e.kept_bytes;
         e.outcome = Some(outcome.clone());
         self.unsettled -= 1;
         self.unsettled_bytes -= e.bytes;
@@ -813,12 +836,20 @@ impl WriteTracker {
             outcome,
         });
         self.settled_order.push_back(handle);
-        while self.settled_order.len() > self.limits.max_settled_kept {
-            if let Some(old) = self.settled_order.pop_front() {
-                self.remove(old);
-                self.counters.settled_forgotten += 1;
-                tracing::debug!(handle = ?old, "cultnet settled write forgotten to stay within the bound");
-            }
+        self.trim_settled();
+    }
+
+    /// Forgets the oldest settled writes until the kept ones are within both bounds.
+    fn trim_settled(&mut self) {
+        while self.settled_order.len() > self.limits.max_settled_kept
+            || self.settled_kept_bytes > self.limits.max_settled_kept_bytes
+        {
+            let Some(old) = self.settled_order.pop_front() else {
+                break;
+            };
+            self.remove(old);
+            self.counters.settled_forgotten += 1;
+            tracing::debug!(handle = ?old, "cultnet settled write forgotten to stay within the bounds");
         }
     }
 
@@ -900,11 +931,20 @@ impl WriteTracker {
             Some(Outcome::Unconfirmed { .. }) => {
                 let e = self.entries.get_mut(&h).expect("looked up above");
                 if e.late.is_none() {
-                    match late {
-                        LateAnswer::AdmittedLate => self.stats.admitted_late += 1,
-                        LateAnswer::RefusedLate(_) => self.stats.refused_late += 1,
-                    }
+                    let cost = match &late {
+                        LateAnswer::AdmittedLate => {
+                            self.stats.admitted_late += 1;
+                            0
+                        }
+                        LateAnswer::RefusedLate(r) => {
+                            self.stats.refused_late += 1;
+                            refusal_bytes(r)
+                        }
+                    };
                     e.late = Some(late);
+                    e.kept_bytes += cost;
+                    self.settled_kept_bytes += cost;
+                    self.trim_settled();
                 }
             }
             // Settled once: a second answer changes nothing.
@@ -945,6 +985,16 @@ impl WriteTracker {
             }
         }
     }
+}
+
+/// The bytes of a refusal's parts the server chose: its text, code and details' field.
+fn refusal_bytes(r: &Refusal) -> usize {
+    r.error.len()
+        + r.code.as_ref().map_or(0, |c| c.as_str().len())
+        + r.details
+            .as_ref()
+            .and_then(|d| d.field.as_ref())
+            .map_or(0, String::len)
 }
 
 fn frame_bytes(message_id: &str, d: &Document) -> usize {

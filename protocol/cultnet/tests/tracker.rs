@@ -725,6 +725,57 @@ fn w_41_late_records_are_bounded_and_what_is_dropped_is_counted() {
 }
 
 #[test]
+fn w_41_kept_states_are_bounded_in_bytes_too_and_what_is_dropped_is_counted() {
+    // The server writes a refusal's text (up to a frame): a count bound alone would let 4096
+    // kept states hold 4096 frames of it.
+    let limits = TrackerLimits {
+        max_settled_kept_bytes: 2500,
+        ..TrackerLimits::default()
+    };
+    let big_refusal = |t: &WriteTracker, h: WriteHandle| {
+        Frame::ErrorV1(ErrorV1 {
+            message_id: Some(id(t, h)),
+            error: "x".repeat(1000),
+            code: Some("write_not_authorized".into()),
+            details: None,
+        })
+    };
+    let mut t = WriteTracker::new(limits, 1);
+    t.on_hello(&server_hello(true));
+    let hs: Vec<_> = (0..3).map(|i| put(&mut t, &format!("k{i}"), 0)).collect();
+    for h in &hs[..2] {
+        let f = big_refusal(&t, *h);
+        t.on_frame(&f, 1);
+    }
+    assert_eq!(t.counters().settled_forgotten, 0, "two refusals fit");
+    let f = big_refusal(&t, hs[2]);
+    t.on_frame(&f, 1);
+    assert_eq!(t.counters().settled_forgotten, 1);
+    assert_eq!(t.state(hs[0]), None, "the oldest is forgotten first");
+    assert!(matches!(outcome(&t, hs[2]), Some(Outcome::Refused(_))));
+    let kept = t.stats().settled_kept_bytes;
+    assert!(kept <= 2500 && kept > 2000, "{kept}");
+    // A late refusal recorded on a kept state counts too.
+    let mut t = WriteTracker::new(limits, 2);
+    t.on_hello(&server_hello(true));
+    let hs: Vec<_> = (0..3).map(|i| put(&mut t, &format!("k{i}"), 0)).collect();
+    t.on_tick(5000);
+    assert_eq!(t.counters().settled_forgotten, 0);
+    for h in &hs {
+        let f = big_refusal(&t, *h);
+        t.on_frame(&f, 5001);
+    }
+    assert_eq!(t.counters().settled_forgotten, 1);
+    assert_eq!(t.state(hs[0]), None);
+    assert!(matches!(late(&t, hs[2]), Some(LateAnswer::RefusedLate(_))));
+    assert!(t.stats().settled_kept_bytes <= 2500);
+    // Forgetting a write gives its bytes back.
+    t.forget(hs[1]);
+    t.forget(hs[2]);
+    assert_eq!(t.stats().settled_kept_bytes, 0);
+}
+
+#[test]
 fn w_41_a_late_answer_to_a_forgotten_write_is_counted_dropped_and_a_stranger_is_not() {
     let limits = TrackerLimits {
         max_settled_kept: 0,
@@ -1067,6 +1118,7 @@ fn writes_in_flight_are_capped_by_count_and_bytes() {
         max_in_flight: 2,
         max_in_flight_bytes: 1 << 20,
         max_settled_kept: 16,
+        max_settled_kept_bytes: 8 << 20,
     };
     let mut t = WriteTracker::new(limits, 1);
     let a = put(&mut t, "k0", 0);
@@ -1083,6 +1135,7 @@ fn writes_in_flight_are_capped_by_count_and_bytes() {
         max_in_flight: 100,
         max_in_flight_bytes: 120,
         max_settled_kept: 16,
+        max_settled_kept_bytes: 8 << 20,
     };
     let mut t = WriteTracker::new(limits, 1);
     assert!(t.put(document("k0"), WriteMode::Receipt).is_ok());
@@ -1240,6 +1293,7 @@ fn the_in_flight_byte_cap_takes_a_write_that_reaches_it_exactly_and_counts_a_del
                 max_in_flight: 100,
                 max_in_flight_bytes,
                 max_settled_kept: 16,
+                max_settled_kept_bytes: 8 << 20,
             },
             1,
         )
@@ -1332,6 +1386,7 @@ fn settling_a_write_frees_exactly_its_bytes() {
             max_in_flight: 100,
             max_in_flight_bytes: 100,
             max_settled_kept: 16,
+            max_settled_kept_bytes: 8 << 20,
         },
         1,
     );
@@ -1355,6 +1410,7 @@ fn forget_drops_a_settled_write_only_and_keeps_the_bound_on_the_others() {
             max_in_flight: 100,
             max_in_flight_bytes: 1 << 20,
             max_settled_kept: 2,
+            max_settled_kept_bytes: 8 << 20,
         },
         1,
     );
@@ -1418,6 +1474,7 @@ fn a_puts_cost_against_the_byte_cap_is_every_field_it_carries() {
                 max_in_flight: 10,
                 max_in_flight_bytes,
                 max_settled_kept: 16,
+                max_settled_kept_bytes: 8 << 20,
             },
             1,
         )
