@@ -271,8 +271,17 @@ impl Client {
         } else {
             // Failed or past the write deadline: unconfirmed (local_send_failed), session over.
             self.session.send_failed(frames, now);
+            self.close_io().await;
         }
         Ok(now)
+    }
+
+    /// The session is over: the connection is shut at once, as the blocking client shuts its
+    /// socket, so the peer sees it closed even while this client lives on. One attempt, no
+    /// wait: a plain socket shuts at once, and a TLS close_notify that cannot be written now
+    /// is not waited for.
+    async fn close_io(&mut self) {
+        let _ = timeout(Duration::ZERO, self.io.shutdown()).await;
     }
 
     async fn read_once(&mut self, wait_ms: u64) {
@@ -289,5 +298,8 @@ impl Client {
             Ok(Ok(n)) => self.session.feed(&buf[..n], now),
         }
         self.read_buf = buf;
+        if self.session.ended {
+            self.close_io().await;
+        }
     }
 }

@@ -586,6 +586,26 @@ fn a_length_prefix_above_the_cap_from_the_server_ends_the_session() {
 }
 
 #[test]
+fn a_length_prefix_above_the_cap_ends_the_session_and_closes_the_connection() {
+    let (port, peer) = peers::oversized_prefix_peer();
+    let mut config = ClientConfig::new("loopback-test", 21);
+    config.connect_timeout = Duration::from_secs(2);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .expect("connects");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
+    assert!(matches!(w.outcome, Outcome::Unconfirmed { .. }));
+    assert!(client.session_ended());
+    // The client is still alive: the peer sees the connection closed all the same.
+    assert!(peer.join().expect("peer"), "the connection was closed");
+    drop(client);
+}
+
+#[test]
 fn w_40_a_silent_receipt_server_over_tcp_is_unconfirmed_and_counted_but_a_legacy_one_is_not() {
     let server = receipt_server();
     let mut client = connect(&server, 23);

@@ -334,6 +334,35 @@ async fn the_async_connect_deadline_bounds_the_whole_hello_write_against_a_trick
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_async_length_prefix_above_the_cap_ends_the_session_and_closes_the_connection() {
+    let (port, peer) = peers::oversized_prefix_peer();
+    let mut config = ClientConfig::new("loopback-async-test", 22);
+    config.connect_timeout = Duration::from_secs(2);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .await
+    .expect("connects");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
+    assert!(matches!(w.outcome, Outcome::Unconfirmed { .. }));
+    assert!(client.session_ended());
+    assert!(matches!(
+        client.violation(),
+        Some(cultnet_client::Violation::Framing(_))
+    ));
+    // The client is still alive: the peer sees the connection closed all the same.
+    let closed = tokio::task::spawn_blocking(move || peer.join().expect("peer"))
+        .await
+        .expect("joined");
+    assert!(closed, "the connection was closed");
+    drop(client);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn w_39_an_async_window_runs_from_the_end_of_the_write() {
     let (port, peer) = peers::stalling_peer(Duration::from_millis(5500), 16);
     let mut config = ClientConfig::new("loopback-async-test", 72);

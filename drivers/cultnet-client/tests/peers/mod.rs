@@ -146,6 +146,31 @@ pub fn assert_only_its_own_id_settled(outcome: &cultnet_client::Outcome, unmatch
     assert_eq!(unmatched, 2, "both strangers counted unmatched");
 }
 
+/// A peer whose first bytes declare a frame of 4 GiB, above any cap; its thread returns whether
+/// the client then closed the connection (the peer read to the end) within two seconds.
+pub fn oversized_prefix_peer() -> (u16, JoinHandle<bool>) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        s.write_all(&[0xff, 0xff, 0xff, 0xff]).expect("write");
+        let until = Instant::now() + Duration::from_secs(2);
+        let mut buf = [0u8; 4096];
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            s.set_read_timeout(Some(left.max(Duration::from_millis(1))))
+                .expect("timeout");
+            match s.read(&mut buf) {
+                Ok(0) => return true,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+                Err(_) => return false,
+            }
+        }
+        false
+    });
+    (port, t)
+}
+
 /// Sixteen puts of 900 kB each (more than the socket buffers hold).
 pub fn big_documents() -> Vec<Document> {
     let mut big = vec![0xc6];
