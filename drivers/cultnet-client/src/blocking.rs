@@ -59,6 +59,31 @@ fn write_by(io: &mut Io, mut bytes: &[u8], deadline: Instant) -> std::io::Result
     io.flush()
 }
 
+/// One read of the connection that waits at most as long as one read of the socket (its read
+/// timeout). Over TLS, rustls's own reader reads the socket again and again until a whole
+/// record has come, so a peer trickling a record's bytes would hold that read past any
+/// deadline; here what one socket read brings is handed to TLS, and no plaintext yet reads as
+/// a timeout, after which the caller judges the clock again. The async client bounds its
+/// whole read with a timer instead.
+fn read_some(io: &mut Io, buf: &mut [u8]) -> std::io::Result<usize> {
+    let t = match io {
+        Io::Tls(t) => t,
+        other => return other.read(buf),
+    };
+    // Plaintext already decrypted first (0 here is the peer's close_notify).
+    match t.conn.reader().read(buf) {
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+        other => return other,
+    }
+    if t.conn.read_tls(&mut t.sock)? == 0 {
+        return Ok(0);
+    }
+    t.conn
+        .process_new_packets()
+        .map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))?;
+    t.conn.reader().read(buf)
+}
+
 impl Client {
     /// Opens a connection to `target` within the configuration's connect deadline (lookup, TCP,
     /// TLS through `sansio-kit`), and sends the client's receipt hello by the same deadline.
@@ -274,7 +299,7 @@ impl Client {
             return;
         }
         let mut buf = std::mem::take(&mut self.read_buf);
-        let read = self.io.read(&mut buf);
+        let read = read_some(&mut self.io, &mut buf);
         let now = self.now();
         match read {
             Ok(0) => self.end(now),
