@@ -189,6 +189,14 @@ pub struct TrackerLimits {
     /// code and details' field of the refusals recorded on them (which the server writes, up to
     /// a frame each). Past it the oldest is forgotten first and counted, as for the count.
     pub max_settled_kept_bytes: usize,
+    /// Settled writes waiting in [`WriteTracker::poll_settled`], at most; past it the oldest
+    /// is dropped and counted (its state stays readable while it is kept). Never fewer than
+    /// `max_in_flight + 1` are held, so what one event settles is never dropped before it can be
+    /// read.
+    pub max_settled_unread: usize,
+    /// Bytes of the refusals (text, code, details' field) in those waiting writes, at most; past
+    /// it the oldest is dropped and counted, the newest always kept.
+    pub max_settled_unread_bytes: usize,
 }
 
 impl Default for TrackerLimits {
@@ -198,6 +206,8 @@ impl Default for TrackerLimits {
             max_in_flight_bytes: 16 << 20,
             max_settled_kept: 4096,
             max_settled_kept_bytes: 8 << 20,
+            max_settled_unread: 4096,
+            max_settled_unread_bytes: 8 << 20,
         }
     }
 }
@@ -216,6 +226,8 @@ pub struct TrackerCounters {
     pub windows_missed_by_receipt_server: u64,
     /// Settled writes forgotten to keep within `max_settled_kept`.
     pub settled_forgotten: u64,
+    /// Settled writes dropped unread from `poll_settled`'s queue to keep within its bounds.
+    pub settled_unread_dropped: u64,
     /// Late answers that found their write already forgotten.
     pub late_answers_dropped: u64,
     /// Hellos after the session's first: ignored (the first one selects the window).
@@ -254,6 +266,8 @@ pub struct TrackerStats {
     pub settled_kept_bytes: u64,
     /// Settled writes waiting in `poll_settled`, now.
     pub settled_unread: u64,
+    /// The bytes of the refusals in them (what counts against `max_settled_unread_bytes`), now.
+    pub settled_unread_bytes: u64,
     /// What the tracker ignored or dropped.
     pub counters: TrackerCounters,
 }
@@ -300,6 +314,8 @@ pub struct WriteTracker {
     settled_order: VecDeque<WriteHandle>,
     /// Bytes of the kept settled writes (`Entry::kept_bytes` summed).
     settled_kept_bytes: usize,
+    /// Bytes of the refusals in `settled` (the poll queue).
+    unread_bytes: usize,
     unsettled: usize,
     unsettled_bytes: usize,
     settled: VecDeque<Settled>,
@@ -324,6 +340,7 @@ impl WriteTracker {
             by_id: BTreeMap::new(),
             settled_order: VecDeque::new(),
             settled_kept_bytes: 0,
+            unread_bytes: 0,
             unsettled: 0,
             unsettled_bytes: 0,
             settled: VecDeque::new(),
@@ -359,6 +376,7 @@ impl WriteTracker {
             settled_kept: n(self.settled_order.len()),
             settled_kept_bytes: n(self.settled_kept_bytes),
             settled_unread: n(self.settled.len()),
+            settled_unread_bytes: n(self.unread_bytes),
             counters: self.counters,
             ..self.stats
         }
@@ -727,7 +745,9 @@ impl WriteTracker {
     /// The next settled write, oldest first.
     #[must_use]
     pub fn poll_settled(&mut self) -> Option<Settled> {
-        self.settled.pop_front()
+        let s = self.settled.pop_front()?;
+        self.unread_bytes -= outcome_bytes(&s.outcome);
+        Some(s)
     }
 
     /// The outcome of a batch of writes, once every member has settled (`None` before, or when a
@@ -819,22 +839,31 @@ impl WriteTracker {
             Outcome::Unconfirmed { .. } => self.stats.unconfirmed += 1,
             Outcome::Sent => self.stats.sent += 1,
         }
-        e.kept_bytes = e.message_id.len()
-            + e.schema_id.len()
-            + e.record_key.len()
-            + match &outcome {
-                Outcome::Refused(r) => refusal_bytes(r),
-                _ => 0,
-            };
+        e.kept_bytes =
+            e.message_id.len() + e.schema_id.len() + e.record_key.len() + outcome_bytes(&outcome);
         self.settled_kept_bytes += e.kept_bytes;
         e.outcome = Some(outcome.clone());
         self.unsettled -= 1;
         self.unsettled_bytes -= e.bytes;
+        self.unread_bytes += outcome_bytes(&outcome);
         self.settled.push_back(Settled {
             handle,
             message_id: e.message_id.clone(),
             outcome,
         });
+        let max_unread = self
+            .limits
+            .max_settled_unread
+            .max(self.limits.max_in_flight.saturating_add(1));
+        while self.settled.len() > 1
+            && (self.settled.len() > max_unread
+                || self.unread_bytes > self.limits.max_settled_unread_bytes)
+        {
+            if let Some(old) = self.settled.pop_front() {
+                self.unread_bytes -= outcome_bytes(&old.outcome);
+                self.counters.settled_unread_dropped += 1;
+            }
+        }
         self.settled_order.push_back(handle);
         self.trim_settled();
     }
@@ -984,6 +1013,14 @@ impl WriteTracker {
                 );
             }
         }
+    }
+}
+
+/// The bytes of an outcome's refusal, if it is one.
+fn outcome_bytes(o: &Outcome) -> usize {
+    match o {
+        Outcome::Refused(r) => refusal_bytes(r),
+        _ => 0,
     }
 }
 

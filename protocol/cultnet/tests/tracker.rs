@@ -776,6 +776,71 @@ fn w_41_kept_states_are_bounded_in_bytes_too_and_what_is_dropped_is_counted() {
 }
 
 #[test]
+fn the_unread_settled_queue_is_bounded_in_count_and_bytes_and_drops_are_counted() {
+    let refusal = |t: &WriteTracker, h: WriteHandle, len: usize| {
+        Frame::ErrorV1(ErrorV1 {
+            message_id: Some(id(t, h)),
+            error: "x".repeat(len),
+            code: Some("write_not_authorized".into()),
+            details: None,
+        })
+    };
+    // Bytes: the server writes a refusal's text; unread, three of 1000 bytes do not fit in 2500.
+    let limits = TrackerLimits {
+        max_settled_unread_bytes: 2500,
+        ..TrackerLimits::default()
+    };
+    let mut t = WriteTracker::new(limits, 1);
+    t.on_hello(&server_hello(true));
+    let hs: Vec<_> = (0..3).map(|i| put(&mut t, &format!("k{i}"), 0)).collect();
+    for h in &hs {
+        let f = refusal(&t, *h, 1000);
+        t.on_frame(&f, 1);
+    }
+    assert_eq!(t.counters().settled_unread_dropped, 1);
+    assert!(t.stats().settled_unread_bytes <= 2500);
+    let read: Vec<_> = std::iter::from_fn(|| t.poll_settled())
+        .map(|s| s.handle)
+        .collect();
+    assert_eq!(read, hs[1..].to_vec(), "the oldest is dropped first");
+    assert!(
+        matches!(outcome(&t, hs[0]), Some(Outcome::Refused(_))),
+        "its state stays readable"
+    );
+    assert_eq!(t.stats().settled_unread_bytes, 0);
+    // The newest is always kept, however large.
+    let limits = TrackerLimits {
+        max_settled_unread_bytes: 10,
+        ..TrackerLimits::default()
+    };
+    let mut t = WriteTracker::new(limits, 2);
+    t.on_hello(&server_hello(true));
+    let h = put(&mut t, "k", 0);
+    let f = refusal(&t, h, 1000);
+    t.on_frame(&f, 1);
+    assert_eq!(t.poll_settled().map(|s| s.handle), Some(h));
+    // Count: never fewer than max_in_flight + 1 (here 3) are held.
+    let limits = TrackerLimits {
+        max_in_flight: 2,
+        max_settled_unread: 1,
+        ..TrackerLimits::default()
+    };
+    let mut t = WriteTracker::new(limits, 3);
+    t.on_hello(&server_hello(true));
+    for round in 0..2 {
+        let hs: Vec<_> = (0..2)
+            .map(|i| put(&mut t, &format!("k{round}{i}"), 0))
+            .collect();
+        for h in hs {
+            let f = admit(&t, h);
+            t.on_frame(&f, 1);
+        }
+    }
+    assert_eq!(t.counters().settled_unread_dropped, 1);
+    assert_eq!(std::iter::from_fn(|| t.poll_settled()).count(), 3);
+}
+
+#[test]
 fn w_41_a_late_answer_to_a_forgotten_write_is_counted_dropped_and_a_stranger_is_not() {
     let limits = TrackerLimits {
         max_settled_kept: 0,
@@ -1119,6 +1184,8 @@ fn writes_in_flight_are_capped_by_count_and_bytes() {
         max_in_flight_bytes: 1 << 20,
         max_settled_kept: 16,
         max_settled_kept_bytes: 8 << 20,
+        max_settled_unread: 4096,
+        max_settled_unread_bytes: 8 << 20,
     };
     let mut t = WriteTracker::new(limits, 1);
     let a = put(&mut t, "k0", 0);
@@ -1136,6 +1203,8 @@ fn writes_in_flight_are_capped_by_count_and_bytes() {
         max_in_flight_bytes: 120,
         max_settled_kept: 16,
         max_settled_kept_bytes: 8 << 20,
+        max_settled_unread: 4096,
+        max_settled_unread_bytes: 8 << 20,
     };
     let mut t = WriteTracker::new(limits, 1);
     assert!(t.put(document("k0"), WriteMode::Receipt).is_ok());
@@ -1294,6 +1363,8 @@ fn the_in_flight_byte_cap_takes_a_write_that_reaches_it_exactly_and_counts_a_del
                 max_in_flight_bytes,
                 max_settled_kept: 16,
                 max_settled_kept_bytes: 8 << 20,
+                max_settled_unread: 4096,
+                max_settled_unread_bytes: 8 << 20,
             },
             1,
         )
@@ -1387,6 +1458,8 @@ fn settling_a_write_frees_exactly_its_bytes() {
             max_in_flight_bytes: 100,
             max_settled_kept: 16,
             max_settled_kept_bytes: 8 << 20,
+            max_settled_unread: 4096,
+            max_settled_unread_bytes: 8 << 20,
         },
         1,
     );
@@ -1411,6 +1484,8 @@ fn forget_drops_a_settled_write_only_and_keeps_the_bound_on_the_others() {
             max_in_flight_bytes: 1 << 20,
             max_settled_kept: 2,
             max_settled_kept_bytes: 8 << 20,
+            max_settled_unread: 4096,
+            max_settled_unread_bytes: 8 << 20,
         },
         1,
     );
@@ -1475,6 +1550,8 @@ fn a_puts_cost_against_the_byte_cap_is_every_field_it_carries() {
                 max_in_flight_bytes,
                 max_settled_kept: 16,
                 max_settled_kept_bytes: 8 << 20,
+                max_settled_unread: 4096,
+                max_settled_unread_bytes: 8 << 20,
             },
             1,
         )
