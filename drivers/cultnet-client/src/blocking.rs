@@ -59,6 +59,31 @@ fn write_by(io: &mut Io, mut bytes: &[u8], deadline: Instant) -> std::io::Result
     io.flush()
 }
 
+/// One read of the connection that waits at most as long as one read of the socket (its read
+/// timeout). Over TLS, rustls's own reader reads the socket again and again until a whole
+/// record has come, so a peer trickling a record's bytes would hold that read past any
+/// deadline; here what one socket read brings is handed to TLS, and no plaintext yet reads as
+/// a timeout, after which the caller judges the clock again. The async client bounds its
+/// whole read with a timer instead.
+fn read_some(io: &mut Io, buf: &mut [u8]) -> std::io::Result<usize> {
+    let t = match io {
+        Io::Tls(t) => t,
+        other => return other.read(buf),
+    };
+    // Plaintext already decrypted first (0 here is the peer's close_notify).
+    match t.conn.reader().read(buf) {
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+        other => return other,
+    }
+    if t.conn.read_tls(&mut t.sock)? == 0 {
+        return Ok(0);
+    }
+    t.conn
+        .process_new_packets()
+        .map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))?;
+    t.conn.reader().read(buf)
+}
+
 impl Client {
     /// Opens a connection to `target` within the configuration's connect deadline (lookup, TCP,
     /// TLS through `sansio-kit`), and sends the client's receipt hello by the same deadline.
@@ -69,24 +94,18 @@ impl Client {
         if config.send_hello {
             let bytes = client_hello_bytes(&config)?;
             hello_bytes = bytes.len();
-            io.tcp()
-                .set_write_timeout(Some(left(deadline)?))
-                .map_err(ConnectError::Connect)?;
-            io.write_all(&bytes)
-                .and_then(|()| io.flush())
-                .map_err(|e| {
-                    if timed_out(e.kind()) {
-                        ConnectError::TimedOut
-                    } else {
-                        ConnectError::Connect(e)
-                    }
-                })?;
+            left(deadline)?;
+            // The connect deadline bounds the whole hello, not each system call: a peer that
+            // reads a trickle cannot stretch the connect (the async client's bound, the same).
+            write_by(&mut io, &bytes, deadline).map_err(|e| {
+                if timed_out(e.kind()) {
+                    ConnectError::TimedOut
+                } else {
+                    ConnectError::Connect(e)
+                }
+            })?;
         }
-        let mut session = Session::new(&config);
-        if hello_bytes > 0 {
-            session.counters.frames_out = 1;
-            session.counters.bytes_out = hello_bytes as u64;
-        }
+        let session = Session::new(&config, hello_bytes);
         Ok(Client {
             io,
             config,
@@ -101,38 +120,20 @@ impl Client {
 
     session_getters!();
 
-    /// Puts `document`; returns once it settled as admitted, refused or unconfirmed.
-    pub fn put(&mut self, document: Document) -> Result<Written, ClientError> {
-        self.put_with(document, WriteMode::Receipt)
-    }
-
-    /// Puts `document` in `mode`. [`WriteMode::SendOnly`] is the explicit per-call opt-in: the
-    /// put settles `sent` once the stream took its frame (see [`Client::put_send_only`]).
-    pub fn put_with(
-        &mut self,
-        document: Document,
-        mode: WriteMode,
-    ) -> Result<Written, ClientError> {
+    /// Puts `document` in `mode`; returns once it settled. There is no default mode (W-46):
+    /// [`WriteMode::Receipt`] waits for the server's answer and settles admitted, refused or
+    /// unconfirmed; [`WriteMode::SendOnly`] is the explicit opt-in of this one call and settles
+    /// [`Outcome::Sent`](crate::Outcome::Sent) once the stream took the frame (written and
+    /// flushed: the bytes left the client, which does not prove the server read them), never
+    /// admitted (a refusal that arrives first still refuses it).
+    pub fn put(&mut self, document: Document, mode: WriteMode) -> Result<Written, ClientError> {
         let h = self.write(vec![BatchWrite::Put(document)], mode)?;
         Ok(self.session.written(h[0]))
     }
 
-    /// Puts `document` send-only, for a server that cannot answer writes yet: the put settles
-    /// [`Outcome::Sent`](crate::Outcome::Sent) as soon as its frame was written and flushed to the
-    /// connection, without waiting for an answer, and is never reported admitted (a refusal
-    /// that arrives first still refuses it). Over TCP the acknowledgement is the local write
-    /// completing: the bytes left the client, not that the server read them.
-    pub fn put_send_only(&mut self, document: Document) -> Result<Written, ClientError> {
-        self.put_with(document, WriteMode::SendOnly)
-    }
-
-    /// Deletes a record; returns once the delete settled.
-    pub fn delete(&mut self, schema_id: &str, record_key: &str) -> Result<Written, ClientError> {
-        self.delete_with(schema_id, record_key, WriteMode::Receipt)
-    }
-
-    /// Deletes a record in `mode` (send-only as for [`Client::put_send_only`]).
-    pub fn delete_with(
+    /// Deletes a record in `mode` (no default: see [`Client::put`]); returns once the delete
+    /// settled.
+    pub fn delete(
         &mut self,
         schema_id: &str,
         record_key: &str,
@@ -148,16 +149,11 @@ impl Client {
         Ok(self.session.written(h[0]))
     }
 
-    /// Writes the members as independent writes, each with its own messageId, and returns once
-    /// every member settled. Nothing is atomic: some members may be admitted while others are
-    /// not.
-    pub fn batch(&mut self, members: Vec<BatchWrite>) -> Result<BatchWritten, ClientError> {
-        self.batch_with(members, WriteMode::Receipt)
-    }
-
-    /// Writes the members in `mode`. Send-only as for [`Client::put_send_only`]: each member
-    /// settles `sent`, and since none is admitted the batch's outcome is unconfirmed, naming them.
-    pub fn batch_with(
+    /// Writes the members in `mode` (no default: see [`Client::put`]) as independent writes,
+    /// each with its own messageId, and returns once every member settled. Nothing is atomic:
+    /// some members may be admitted while others are not. Send-only members settle `sent`, and
+    /// since none is admitted the batch's outcome is then unconfirmed, naming them.
+    pub fn batch(
         &mut self,
         members: Vec<BatchWrite>,
         mode: WriteMode,
@@ -196,26 +192,27 @@ impl Client {
         Ok(h)
     }
 
-    /// [`Client::put`] in the throwing style: `Ok` only for admitted.
+    /// [`Client::put`] with receipts, in the throwing style: `Ok` only for admitted.
     pub fn put_admitted(&mut self, document: Document) -> Result<WriteHandle, WriteFailure> {
-        self.put(document)?.into_admitted()
+        self.put(document, WriteMode::Receipt)?.into_admitted()
     }
 
-    /// [`Client::delete`] in the throwing style: `Ok` only for admitted.
+    /// [`Client::delete`] with receipts, in the throwing style: `Ok` only for admitted.
     pub fn delete_admitted(
         &mut self,
         schema_id: &str,
         record_key: &str,
     ) -> Result<WriteHandle, WriteFailure> {
-        self.delete(schema_id, record_key)?.into_admitted()
+        self.delete(schema_id, record_key, WriteMode::Receipt)?
+            .into_admitted()
     }
 
-    /// [`Client::batch`] in the throwing style: `Ok` only when every member was admitted.
+    /// [`Client::batch`] with receipts, in the throwing style: `Ok` only when every member was admitted.
     pub fn batch_admitted(
         &mut self,
         members: Vec<BatchWrite>,
     ) -> Result<Vec<WriteHandle>, BatchFailure> {
-        self.batch(members)?.into_admitted()
+        self.batch(members, WriteMode::Receipt)?.into_admitted()
     }
 
     /// Reads the connection for `duration` (or until the session ends), so answers arriving
@@ -302,7 +299,7 @@ impl Client {
             return;
         }
         let mut buf = std::mem::take(&mut self.read_buf);
-        let read = self.io.read(&mut buf);
+        let read = read_some(&mut self.io, &mut buf);
         let now = self.now();
         match read {
             Ok(0) => self.end(now),

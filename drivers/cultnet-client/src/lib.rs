@@ -11,11 +11,14 @@
 //! * [`loopback`]: a receipt server on 127.0.0.1 running the `cultnet-sim` server model on threads,
 //!   with faults (silence, late answers, a legacy server with no hello, a dropped connection).
 //!
-//! Receipts are the default of every call. Send-only is an explicit per-call opt-in
-//! (`put_send_only`, or `put_with` / `delete_with` / `batch_with` with
-//! [`WriteMode::SendOnly`]): such a write settles [`Outcome::Sent`] once the stream took its
+//! Neither receipts nor send-only is the default (W-46): `put`, `delete` and `batch` take a
+//! [`WriteMode`] at every call, and [`WriteMode`] has no `Default`, so the type system makes the
+//! caller choose. [`WriteMode::Receipt`] waits for the server's answer; [`WriteMode::SendOnly`] is
+//! the explicit opt-in of one call: such a write settles [`Outcome::Sent`] once the stream took its
 //! frame (the write and flush completed, which is all the acknowledgement a TCP or TLS stream
 //! gives the application; it does not prove the server read the frame), and is never admitted.
+//! The throwing-style calls (`put_admitted`, `delete_admitted`, `batch_admitted`) ask for
+//! admission by their name, so they are receipt writes.
 //!
 //! The seed's RUDP channels are not modelled here: a stream carrier is reliable and ordered, and
 //! the loopback server hands every frame to the model as such.

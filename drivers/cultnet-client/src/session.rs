@@ -136,14 +136,21 @@ pub(crate) fn connection_nonce(nonce: u64) -> u64 {
 }
 
 impl Session {
-    pub(crate) fn new(config: &ClientConfig) -> Self {
+    /// The session of a connection just opened, on which the client's hello took
+    /// `hello_bytes` (0 when it sent none).
+    pub(crate) fn new(config: &ClientConfig, hello_bytes: usize) -> Self {
+        let mut counters = TransportCounters::default();
+        if hello_bytes > 0 {
+            counters.frames_out = 1;
+            counters.bytes_out = hello_bytes as u64;
+        }
         Session {
             tracker: WriteTracker::new(config.limits, connection_nonce(config.nonce)),
             decoder: FrameDecoder::new(config.max_frame_bytes),
             max_frame_bytes: config.max_frame_bytes,
             ended: false,
             violation: None,
-            counters: TransportCounters::default(),
+            counters,
             pinned: BTreeMap::new(),
         }
     }

@@ -70,11 +70,7 @@ impl Client {
                 Err(_) => return Err(ConnectError::TimedOut.into()),
             }
         }
-        let mut session = Session::new(&config);
-        if hello_bytes > 0 {
-            session.counters.frames_out = 1;
-            session.counters.bytes_out = hello_bytes as u64;
-        }
+        let session = Session::new(&config, hello_bytes);
         Ok(Client {
             io,
             config,
@@ -89,14 +85,13 @@ impl Client {
 
     session_getters!();
 
-    /// Puts `document`; completes once it settled as admitted, refused or unconfirmed.
-    pub async fn put(&mut self, document: Document) -> Result<Written, ClientError> {
-        self.put_with(document, WriteMode::Receipt).await
-    }
-
-    /// Puts `document` in `mode`; [`WriteMode::SendOnly`] is the explicit per-call opt-in (see
-    /// [`Client::put_send_only`]).
-    pub async fn put_with(
+    /// Puts `document` in `mode`; completes once it settled. There is no default mode (W-46):
+    /// [`WriteMode::Receipt`] waits for the server's answer and settles admitted, refused or
+    /// unconfirmed; [`WriteMode::SendOnly`] is the explicit opt-in of this one call and settles
+    /// [`Outcome::Sent`](crate::Outcome::Sent) once the stream took the frame (written and
+    /// flushed: the bytes left the client, which does not prove the server read them), never
+    /// admitted (a refusal that arrives first still refuses it).
+    pub async fn put(
         &mut self,
         document: Document,
         mode: WriteMode,
@@ -105,25 +100,9 @@ impl Client {
         Ok(self.session.written(h[0]))
     }
 
-    /// Puts `document` send-only: it settles [`Outcome::Sent`](crate::Outcome::Sent) once its
-    /// frame was written and flushed, never admitted; the blocking client's `put_send_only`
-    /// says what that acknowledgement does and does not prove.
-    pub async fn put_send_only(&mut self, document: Document) -> Result<Written, ClientError> {
-        self.put_with(document, WriteMode::SendOnly).await
-    }
-
-    /// Deletes a record; completes once the delete settled.
+    /// Deletes a record in `mode` (no default: see [`Client::put`]); completes once the delete
+    /// settled.
     pub async fn delete(
-        &mut self,
-        schema_id: &str,
-        record_key: &str,
-    ) -> Result<Written, ClientError> {
-        self.delete_with(schema_id, record_key, WriteMode::Receipt)
-            .await
-    }
-
-    /// Deletes a record in `mode` (send-only as for [`Client::put_send_only`]).
-    pub async fn delete_with(
         &mut self,
         schema_id: &str,
         record_key: &str,
@@ -141,13 +120,11 @@ impl Client {
         Ok(self.session.written(h[0]))
     }
 
-    /// Writes the members as independent writes and completes once every member settled.
-    pub async fn batch(&mut self, members: Vec<BatchWrite>) -> Result<BatchWritten, ClientError> {
-        self.batch_with(members, WriteMode::Receipt).await
-    }
-
-    /// Writes the members in `mode` (send-only as for [`Client::put_send_only`]).
-    pub async fn batch_with(
+    /// Writes the members in `mode` (no default: see [`Client::put`]) as independent writes,
+    /// each with its own messageId, and completes once every member settled. Nothing is atomic:
+    /// some members may be admitted while others are not. Send-only members settle `sent`, and
+    /// since none is admitted the batch's outcome is then unconfirmed, naming them.
+    pub async fn batch(
         &mut self,
         members: Vec<BatchWrite>,
         mode: WriteMode,
@@ -186,26 +163,32 @@ impl Client {
         Ok(h)
     }
 
-    /// [`Client::put`] in the throwing style: `Ok` only for admitted.
+    /// [`Client::put`] with receipts, in the throwing style: `Ok` only for admitted.
     pub async fn put_admitted(&mut self, document: Document) -> Result<WriteHandle, WriteFailure> {
-        self.put(document).await?.into_admitted()
+        self.put(document, WriteMode::Receipt)
+            .await?
+            .into_admitted()
     }
 
-    /// [`Client::delete`] in the throwing style: `Ok` only for admitted.
+    /// [`Client::delete`] with receipts, in the throwing style: `Ok` only for admitted.
     pub async fn delete_admitted(
         &mut self,
         schema_id: &str,
         record_key: &str,
     ) -> Result<WriteHandle, WriteFailure> {
-        self.delete(schema_id, record_key).await?.into_admitted()
+        self.delete(schema_id, record_key, WriteMode::Receipt)
+            .await?
+            .into_admitted()
     }
 
-    /// [`Client::batch`] in the throwing style: `Ok` only when every member was admitted.
+    /// [`Client::batch`] with receipts, in the throwing style: `Ok` only when every member was admitted.
     pub async fn batch_admitted(
         &mut self,
         members: Vec<BatchWrite>,
     ) -> Result<Vec<WriteHandle>, BatchFailure> {
-        self.batch(members).await?.into_admitted()
+        self.batch(members, WriteMode::Receipt)
+            .await?
+            .into_admitted()
     }
 
     /// Reads the connection for `duration` (or until the session ends), so late answers are
@@ -288,8 +271,17 @@ impl Client {
         } else {
             // Failed or past the write deadline: unconfirmed (local_send_failed), session over.
             self.session.send_failed(frames, now);
+            self.close_io().await;
         }
         Ok(now)
+    }
+
+    /// The session is over: the connection is shut at once, as the blocking client shuts its
+    /// socket, so the peer sees it closed even while this client lives on. One attempt, no
+    /// wait: a plain socket shuts at once, and a TLS close_notify that cannot be written now
+    /// is not waited for.
+    async fn close_io(&mut self) {
+        let _ = timeout(Duration::ZERO, self.io.shutdown()).await;
     }
 
     async fn read_once(&mut self, wait_ms: u64) {
@@ -306,5 +298,8 @@ impl Client {
             Ok(Ok(n)) => self.session.feed(&buf[..n], now),
         }
         self.read_buf = buf;
+        if self.session.ended {
+            self.close_io().await;
+        }
     }
 }

@@ -4,6 +4,7 @@ use std::time::{Duration, Instant};
 
 use cultnet_client::blocking::Client;
 use cultnet_client::loopback::{LoopbackOptions, LoopbackServer};
+use cultnet_client::WriteMode;
 use cultnet_client::{
     BatchFailure, BatchOutcome, BatchWrite, ClientConfig, LateAnswer, Outcome, UnconfirmedReason,
     WriteFailure, WriteState,
@@ -14,16 +15,7 @@ use cultnet_sim::server::{Faults, ServerConfig, CODE_WRITE_NOT_AUTHORIZED};
 const PAYLOAD: &[u8] = &[0x81, 0xa1, b'n', 0x07];
 
 fn doc(schema: &str, key: &str) -> Document {
-    Document {
-        schema_id: schema.to_owned(),
-        record_key: key.to_owned(),
-        stored_at: "2026-12-04T00:00:00Z".to_owned(),
-        payload: RawValue::new(PAYLOAD.to_vec()).expect("one value"),
-        source_runtime_id: None,
-        source_agent_id: None,
-        source_role: None,
-        tags: None,
-    }
+    peers::document(schema, key, PAYLOAD)
 }
 
 fn connect(server: &LoopbackServer, nonce: u64) -> Client {
@@ -60,7 +52,9 @@ fn stored(server: &LoopbackServer, schema: &str, key: &str) -> Option<Vec<u8>> {
 
 /// A first admitted write, so the client has read the server's hello before a fault is set.
 fn admitted_first(server: &LoopbackServer, client: &mut Client) {
-    let w = client.put(doc("s.warm", "k0")).expect("put");
+    let w = client
+        .put(doc("s.warm", "k0"), WriteMode::Receipt)
+        .expect("put");
     assert_eq!(w.outcome, Outcome::Admitted);
     assert_eq!(client.result_window_ms(), 5000);
     let _ = server;
@@ -70,7 +64,9 @@ fn admitted_first(server: &LoopbackServer, client: &mut Client) {
 fn w_34_a_put_admitted_over_tcp_is_admitted_and_stored() {
     let server = receipt_server();
     let mut client = connect(&server, 1);
-    let w = client.put(doc("s.one", "k1")).expect("put");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
     assert_eq!(w.outcome, Outcome::Admitted);
     assert!(w.message_id.starts_with('w'));
     assert_eq!(stored(&server, "s.one", "k1").as_deref(), Some(PAYLOAD));
@@ -83,10 +79,15 @@ fn w_34_a_delete_admitted_over_tcp_is_admitted_and_removes_the_record() {
     let server = receipt_server();
     let mut client = connect(&server, 2);
     assert_eq!(
-        client.put(doc("s.one", "k1")).expect("put").outcome,
+        client
+            .put(doc("s.one", "k1"), WriteMode::Receipt)
+            .expect("put")
+            .outcome,
         Outcome::Admitted
     );
-    let w = client.delete("s.one", "k1").expect("delete");
+    let w = client
+        .delete("s.one", "k1", WriteMode::Receipt)
+        .expect("delete");
     assert_eq!(w.outcome, Outcome::Admitted);
     assert_eq!(stored(&server, "s.one", "k1"), None);
 }
@@ -96,7 +97,9 @@ fn w_35_a_refusal_over_tcp_names_the_write_and_carries_its_code() {
     let server = receipt_server();
     deny(&server, "s.locked");
     let mut client = connect(&server, 3);
-    let w = client.put(doc("s.locked", "k1")).expect("put");
+    let w = client
+        .put(doc("s.locked", "k1"), WriteMode::Receipt)
+        .expect("put");
     let Outcome::Refused(r) = w.outcome else {
         panic!("refused expected, got {:?}", w.outcome);
     };
@@ -105,7 +108,10 @@ fn w_35_a_refusal_over_tcp_names_the_write_and_carries_its_code() {
     assert_eq!(stored(&server, "s.locked", "k1"), None);
     // The next write on the same connection is unaffected.
     assert_eq!(
-        client.put(doc("s.open", "k1")).expect("put").outcome,
+        client
+            .put(doc("s.open", "k1"), WriteMode::Receipt)
+            .expect("put")
+            .outcome,
         Outcome::Admitted
     );
 }
@@ -122,7 +128,9 @@ fn w_36_silence_over_tcp_is_unconfirmed_at_the_receipt_window() {
         });
     });
     let t0 = Instant::now();
-    let w = client.put(doc("s.one", "k1")).expect("put");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
     let took = t0.elapsed();
     assert_eq!(
         w.outcome,
@@ -153,7 +161,9 @@ fn w_36_a_dropped_connection_over_tcp_is_unconfirmed_session_ended() {
     .expect("server starts");
     let mut client = connect(&server, 5);
     let t0 = Instant::now();
-    let w = client.put(doc("s.one", "k1")).expect("put");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
     assert_eq!(
         w.outcome,
         Outcome::Unconfirmed {
@@ -165,7 +175,9 @@ fn w_36_a_dropped_connection_over_tcp_is_unconfirmed_session_ended() {
     assert!(client.session_ended());
     // A write made after the session ended settles session_ended when sent, without waiting.
     let t1 = Instant::now();
-    let w2 = client.delete("s.one", "k1").expect("delete");
+    let w2 = client
+        .delete("s.one", "k1", WriteMode::Receipt)
+        .expect("delete");
     assert_eq!(
         w2.outcome,
         Outcome::Unconfirmed {
@@ -215,7 +227,9 @@ fn w_39_a_legacy_server_without_a_hello_over_tcp_gets_the_500_ms_window() {
     let server = legacy_without_hello();
     let mut client = connect(&server, 8);
     let t0 = Instant::now();
-    let w = client.put(doc("s.one", "k1")).expect("put");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
     let took = t0.elapsed();
     assert_eq!(
         w.outcome,
@@ -247,7 +261,9 @@ fn w_39_a_legacy_hello_over_tcp_keeps_the_500_ms_window() {
     .expect("server starts");
     let mut client = connect(&server, 9);
     let t0 = Instant::now();
-    let w = client.put(doc("s.one", "k1")).expect("put");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
     assert!(matches!(
         w.outcome,
         Outcome::Unconfirmed {
@@ -271,7 +287,9 @@ fn w_41_a_late_admission_over_tcp_is_recorded_on_the_handle() {
             ..Faults::default()
         });
     });
-    let w = client.put(doc("s.one", "k1")).expect("put");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
     assert_eq!(
         w.outcome,
         Outcome::Unconfirmed {
@@ -299,7 +317,9 @@ fn w_43_a_legacy_refusal_over_tcp_refuses_the_only_unanswered_write() {
     let server = legacy_without_hello();
     deny(&server, "s.locked");
     let mut client = connect(&server, 11);
-    let w = client.put(doc("s.locked", "k1")).expect("put");
+    let w = client
+        .put(doc("s.locked", "k1"), WriteMode::Receipt)
+        .expect("put");
     let Outcome::Refused(r) = w.outcome else {
         panic!("refused expected, got {:?}", w.outcome);
     };
@@ -313,10 +333,13 @@ fn w_43_a_legacy_refusal_over_tcp_settles_nothing_with_two_unanswered() {
     deny(&server, "s.locked");
     let mut client = connect(&server, 12);
     let b = client
-        .batch(vec![
-            BatchWrite::Put(doc("s.locked", "k1")),
-            BatchWrite::Put(doc("s.open", "k2")),
-        ])
+        .batch(
+            vec![
+                BatchWrite::Put(doc("s.locked", "k1")),
+                BatchWrite::Put(doc("s.open", "k2")),
+            ],
+            WriteMode::Receipt,
+        )
         .expect("batch");
     for m in &b.members {
         assert!(
@@ -339,14 +362,17 @@ fn w_45_a_batch_over_tcp_settles_member_by_member() {
     deny(&server, "s.locked");
     let mut client = connect(&server, 13);
     let b = client
-        .batch(vec![
-            BatchWrite::Put(doc("s.open", "k1")),
-            BatchWrite::Put(doc("s.locked", "k2")),
-            BatchWrite::Delete {
-                schema_id: "s.open".to_owned(),
-                record_key: "k9".to_owned(),
-            },
-        ])
+        .batch(
+            vec![
+                BatchWrite::Put(doc("s.open", "k1")),
+                BatchWrite::Put(doc("s.locked", "k2")),
+                BatchWrite::Delete {
+                    schema_id: "s.open".to_owned(),
+                    record_key: "k9".to_owned(),
+                },
+            ],
+            WriteMode::Receipt,
+        )
         .expect("batch");
     assert_eq!(b.members.len(), 3);
     assert_eq!(b.members[0].outcome, Outcome::Admitted);
@@ -440,7 +466,7 @@ fn w_36_a_write_past_its_deadline_over_tcp_is_unconfirmed_local_send_failed() {
         })
         .collect();
     let t0 = Instant::now();
-    let b = client.batch(members).expect("batch");
+    let b = client.batch(members, WriteMode::Receipt).expect("batch");
     // Encoding 14 MB takes a while on a loaded machine; the holder would keep a batch without
     // a write deadline waiting 20 s.
     assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
@@ -470,7 +496,9 @@ fn w_42_an_unconfirmed_put_resent_over_tcp_under_its_id_is_admitted_once() {
             ..Faults::default()
         });
     });
-    let w = client.put(doc("s.one", "k1")).expect("put");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
     assert!(matches!(w.outcome, Outcome::Unconfirmed { .. }));
     let applied = server.with_model(|s, _| {
         s.set_faults(Faults::default());
@@ -500,7 +528,9 @@ fn w_34_a_duplicate_key_receipt_over_tcp_admits_nothing() {
             ..Faults::default()
         });
     });
-    let w = client.put(doc("s.one", "k1")).expect("put");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
     assert_eq!(
         w.outcome,
         Outcome::Unconfirmed {
@@ -537,7 +567,9 @@ fn a_length_prefix_above_the_cap_from_the_server_ends_the_session() {
     )
     .expect("connects");
     let t0 = Instant::now();
-    let w = client.put(doc("s.one", "k1")).expect("put");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
     assert_eq!(
         w.outcome,
         Outcome::Unconfirmed {
@@ -554,6 +586,26 @@ fn a_length_prefix_above_the_cap_from_the_server_ends_the_session() {
 }
 
 #[test]
+fn a_length_prefix_above_the_cap_ends_the_session_and_closes_the_connection() {
+    let (port, peer) = peers::oversized_prefix_peer();
+    let mut config = ClientConfig::new("loopback-test", 21);
+    config.connect_timeout = Duration::from_secs(2);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .expect("connects");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
+    assert!(matches!(w.outcome, Outcome::Unconfirmed { .. }));
+    assert!(client.session_ended());
+    // The client is still alive: the peer sees the connection closed all the same.
+    assert!(peer.join().expect("peer"), "the connection was closed");
+    drop(client);
+}
+
+#[test]
 fn w_40_a_silent_receipt_server_over_tcp_is_unconfirmed_and_counted_but_a_legacy_one_is_not() {
     let server = receipt_server();
     let mut client = connect(&server, 23);
@@ -564,7 +616,9 @@ fn w_40_a_silent_receipt_server_over_tcp_is_unconfirmed_and_counted_but_a_legacy
             ..Faults::default()
         });
     });
-    let w = client.delete("s.one", "k1").expect("delete");
+    let w = client
+        .delete("s.one", "k1", WriteMode::Receipt)
+        .expect("delete");
     assert!(matches!(
         w.outcome,
         Outcome::Unconfirmed {
@@ -579,7 +633,9 @@ fn w_40_a_silent_receipt_server_over_tcp_is_unconfirmed_and_counted_but_a_legacy
     // A legacy server's silence is its normal answer to an admitted write: not counted.
     let legacy = legacy_without_hello();
     let mut old = connect(&legacy, 24);
-    let w = old.put(doc("s.one", "k1")).expect("put");
+    let w = old
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
     assert!(matches!(
         w.outcome,
         Outcome::Unconfirmed {
@@ -600,7 +656,9 @@ fn w_13_a_client_that_sends_no_hello_over_tcp_gets_the_legacy_answers() {
     let mut client = Client::connect(&server.target(), config).expect("connects");
     // The server's refusal comes as error.v0, which names no write: it is attributed only
     // because this is the one unanswered write.
-    let w = client.put(doc("s.locked", "k1")).expect("put");
+    let w = client
+        .put(doc("s.locked", "k1"), WriteMode::Receipt)
+        .expect("put");
     let Outcome::Refused(r) = w.outcome else {
         panic!("refused expected, got {:?}", w.outcome);
     };
@@ -610,6 +668,39 @@ fn w_13_a_client_that_sends_no_hello_over_tcp_gets_the_legacy_answers() {
         s.remembered(cultnet_sim::server::ConnId(0)) == Some((0, 0))
             && !s.is_receipt_connection(cultnet_sim::server::ConnId(0))
     }));
+}
+
+#[test]
+fn w_46_every_client_write_call_takes_its_mode() {
+    // Neither receipts nor send-only is the default: put, delete and batch take the mode at
+    // every call (these coercions compile only so), and the mode has no `Default`.
+    let _put: fn(
+        &mut Client,
+        Document,
+        WriteMode,
+    ) -> Result<cultnet_client::Written, cultnet_client::ClientError> = Client::put;
+    let _delete: fn(
+        &mut Client,
+        &str,
+        &str,
+        WriteMode,
+    ) -> Result<cultnet_client::Written, cultnet_client::ClientError> = Client::delete;
+    let _batch: fn(
+        &mut Client,
+        Vec<BatchWrite>,
+        WriteMode,
+    ) -> Result<cultnet_client::BatchWritten, cultnet_client::ClientError> = Client::batch;
+    // The same put to the same server settles by what its call chose.
+    let server = receipt_server();
+    let mut client = connect(&server, 4646);
+    let r = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
+    assert_eq!(r.outcome, Outcome::Admitted);
+    let s = client
+        .put(doc("s.one", "k2"), WriteMode::SendOnly)
+        .expect("put");
+    assert_eq!(s.outcome, Outcome::Sent);
 }
 
 #[test]
@@ -625,7 +716,9 @@ fn w_46_a_send_only_put_over_tcp_is_sent_at_once_and_never_admitted() {
         });
     });
     let t0 = Instant::now();
-    let w = client.put_send_only(doc("s.one", "k1")).expect("put");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::SendOnly)
+        .expect("put");
     assert_eq!(w.outcome, Outcome::Sent);
     assert!(
         t0.elapsed() < Duration::from_millis(250),
@@ -649,7 +742,10 @@ fn w_46_a_send_only_put_over_tcp_is_sent_at_once_and_never_admitted() {
     ));
     // Receipts stay the default of the next call.
     assert_eq!(
-        client.put(doc("s.one", "k2")).expect("put").outcome,
+        client
+            .put(doc("s.one", "k2"), WriteMode::Receipt)
+            .expect("put")
+            .outcome,
         Outcome::Admitted
     );
 }
@@ -660,16 +756,16 @@ fn w_46_a_send_only_delete_and_batch_over_tcp_are_sent_and_the_batch_is_not_admi
     let mut client = connect(&server, 42);
     let t0 = Instant::now();
     let w = client
-        .delete_with("s.one", "k1", cultnet_client::WriteMode::SendOnly)
+        .delete("s.one", "k1", WriteMode::SendOnly)
         .expect("delete");
     assert_eq!(w.outcome, Outcome::Sent);
     let b = client
-        .batch_with(
+        .batch(
             vec![
                 BatchWrite::Put(doc("s.one", "a")),
                 BatchWrite::Put(doc("s.one", "b")),
             ],
-            cultnet_client::WriteMode::SendOnly,
+            WriteMode::SendOnly,
         )
         .expect("batch");
     // No 500 ms legacy window was waited for.
@@ -687,72 +783,11 @@ fn w_46_a_send_only_delete_and_batch_over_tcp_are_sent_and_the_batch_is_not_admi
     assert_eq!(stored(&server, "s.one", "b"), Some(PAYLOAD.to_vec()));
 }
 
-/// Reads one length-prefixed frame from a raw socket.
-fn read_frame(s: &mut std::net::TcpStream) -> cultnet_receipts::Frame {
-    use std::io::Read;
-    let mut len = [0u8; 4];
-    s.read_exact(&mut len).expect("length");
-    let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
-    s.read_exact(&mut body).expect("body");
-    cultnet_receipts::decode(&body).expect("the client's frames decode")
-}
-
-fn write_frame(s: &mut std::net::TcpStream, f: &cultnet_receipts::Frame) {
-    use std::io::Write;
-    let body = cultnet_receipts::encode(f).expect("encodes");
-    s.write_all(&(body.len() as u32).to_be_bytes())
-        .expect("write");
-    s.write_all(&body).expect("write");
-}
+use peers::{read_frame, write_frame};
 
 #[test]
 fn w_44_answers_over_tcp_naming_ids_not_in_flight_settle_nothing() {
-    use cultnet_receipts::frames::{ErrorV1, Hello, WriteAdmitted, ERROR_V1, WRITE_ADMITTED_V0};
-    use cultnet_receipts::Frame;
-    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    let peer = std::thread::spawn(move || {
-        let (mut s, _) = listener.accept().expect("accept");
-        assert!(matches!(read_frame(&mut s), Frame::Hello(_)));
-        let Frame::DocumentPut(p) = read_frame(&mut s) else {
-            panic!("a put expected");
-        };
-        write_frame(
-            &mut s,
-            &Frame::Hello(Hello {
-                runtime_id: "scripted".to_owned(),
-                runtime_kind: "server".to_owned(),
-                supported_message_versions: Some(vec![
-                    WRITE_ADMITTED_V0.to_owned(),
-                    ERROR_V1.to_owned(),
-                ]),
-                ..Hello::default()
-            }),
-        );
-        let admit = |id: String| {
-            Frame::WriteAdmitted(WriteAdmitted {
-                message_id: id,
-                operation: cultnet_receipts::frames::Operation::Put,
-                schema_id: p.document.schema_id.clone(),
-                record_key: p.document.record_key.clone(),
-            })
-        };
-        // An admission and a refusal naming ids this client never sent, one differing from the
-        // put's id only by a trailing byte, then the put's own admission.
-        write_frame(&mut s, &admit(format!("{}x", p.message_id)));
-        write_frame(
-            &mut s,
-            &Frame::ErrorV1(ErrorV1 {
-                message_id: Some("someone-elses-write".to_owned()),
-                error: "write_not_authorized: no".to_owned(),
-                code: Some("write_not_authorized".to_owned()),
-                details: None,
-            }),
-        );
-        std::thread::sleep(Duration::from_millis(50));
-        write_frame(&mut s, &admit(p.message_id.clone()));
-        std::thread::sleep(Duration::from_millis(500));
-    });
+    let (port, peer) = peers::strangers_peer();
     let mut config = ClientConfig::new("loopback-test", 43);
     config.connect_timeout = Duration::from_secs(2);
     let mut client = Client::connect(
@@ -760,9 +795,10 @@ fn w_44_answers_over_tcp_naming_ids_not_in_flight_settle_nothing() {
         config,
     )
     .expect("connects");
-    let w = client.put(doc("s.one", "k1")).expect("put");
-    assert_eq!(w.outcome, Outcome::Admitted, "only its own id admitted it");
-    assert_eq!(client.tracker_counters().unmatched_answers, 2);
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
+    peers::assert_only_its_own_id_settled(&w.outcome, client.tracker_counters().unmatched_answers);
     peer.join().expect("peer");
 }
 
@@ -798,7 +834,7 @@ fn w_7_a_put_whose_id_fails_the_rule_over_tcp_is_refused_and_not_stored() {
         let got = read_frame(&mut s);
         assert!(
             matches!(&got, Frame::ErrorV1(ErrorV1 { message_id: Some(m), code: Some(c), .. })
-                if m == id && c == "message_invalid"),
+                if m == id && c.as_str() == "message_invalid"),
             "{got:?}"
         );
         assert_eq!(stored(&server, "s.one", key), None);
@@ -806,6 +842,31 @@ fn w_7_a_put_whose_id_fails_the_rule_over_tcp_is_refused_and_not_stored() {
 }
 
 mod peers;
+
+#[test]
+fn the_connect_deadline_bounds_the_whole_hello_write_against_a_trickle_reader() {
+    let (port, peer) = peers::trickle_peer();
+    let mut config = ClientConfig::new("x".repeat(16 << 20), 73);
+    config.max_frame_bytes = 32 << 20;
+    config.connect_timeout = Duration::from_millis(1000);
+    let t0 = Instant::now();
+    let got = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    );
+    // A 16 MB hello at 640 kB/s would take over 20 s; the connect deadline ends it after 1 s.
+    assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
+    assert!(
+        matches!(
+            got,
+            Err(cultnet_client::ClientError::Connect(
+                cultnet_client::ConnectError::TimedOut
+            ))
+        ),
+        "{got:?}"
+    );
+    peer.join().expect("peer");
+}
 
 #[test]
 fn w_36_the_write_deadline_bounds_the_whole_write_against_a_trickle_reader() {
@@ -823,7 +884,7 @@ fn w_36_the_write_deadline_bounds_the_whole_write_against_a_trickle_reader() {
         .map(BatchWrite::Put)
         .collect();
     let t0 = Instant::now();
-    let b = client.batch(members).expect("batch");
+    let b = client.batch(members, WriteMode::Receipt).expect("batch");
     // Writing 14 MB at 640 kB/s would take over 15 s; the deadline ends it after 1 s (plus
     // the encoding, slow on a loaded machine).
     assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
@@ -859,7 +920,7 @@ fn w_39_the_window_runs_from_the_end_of_the_write() {
         .into_iter()
         .map(BatchWrite::Put)
         .collect();
-    let b = client.batch(members).expect("batch");
+    let b = client.batch(members, WriteMode::Receipt).expect("batch");
     assert_eq!(b.outcome, BatchOutcome::Admitted, "{:?}", b.members);
     peer.join().expect("peer");
 }
@@ -873,7 +934,9 @@ fn w_38_two_connects_with_one_config_mint_disjoint_ids() {
     for _ in 0..2 {
         let mut client = Client::connect(&server.target(), config.clone()).expect("connects");
         for i in 0..3 {
-            let w = client.put(doc("s.one", &format!("k{i}"))).expect("put");
+            let w = client
+                .put(doc("s.one", &format!("k{i}")), WriteMode::Receipt)
+                .expect("put");
             assert_eq!(w.outcome, Outcome::Admitted);
             assert!(
                 ids.insert(w.message_id.clone()),
@@ -897,11 +960,13 @@ fn w_45_a_batch_larger_than_the_settled_bound_still_reports_every_member() {
         let members = (0..5)
             .map(|i| BatchWrite::Put(doc("s.one", &format!("m{i}"))))
             .collect();
-        let b = client.batch(members).expect("batch");
+        let b = client.batch(members, WriteMode::Receipt).expect("batch");
         assert_eq!(b.outcome, BatchOutcome::Admitted);
         assert_eq!(b.members.len(), 5);
         assert!(b.members.iter().all(|m| m.outcome == Outcome::Admitted));
-        let w = client.put(doc("s.one", "single")).expect("put");
+        let w = client
+            .put(doc("s.one", "single"), WriteMode::Receipt)
+            .expect("put");
         assert_eq!(w.outcome, Outcome::Admitted);
         assert!(w.message_id.starts_with('w'));
     }
@@ -978,12 +1043,18 @@ fn stats_count_frames_and_bytes_each_way_and_writes_by_outcome() {
     assert_eq!(hello.frames_out, 1);
     assert!(hello.bytes_out > 4);
     assert_eq!(
-        client.put(doc("s.st", "k1")).expect("put").outcome,
+        client
+            .put(doc("s.st", "k1"), WriteMode::Receipt)
+            .expect("put")
+            .outcome,
         Outcome::Admitted
     );
     deny(&server, "s.no");
     assert!(matches!(
-        client.put(doc("s.no", "k2")).expect("put").outcome,
+        client
+            .put(doc("s.no", "k2"), WriteMode::Receipt)
+            .expect("put")
+            .outcome,
         Outcome::Refused(_)
     ));
     let s = client.stats();

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use cultnet_client::blocking::Client;
 use cultnet_client::loopback::{LoopbackOptions, LoopbackServer};
-use cultnet_client::{ClientConfig, ClientError, ConnectError, Outcome, Target};
+use cultnet_client::{ClientConfig, ClientError, ConnectError, Outcome, Target, WriteMode};
 use cultnet_receipts::frames::{Document, RawValue};
 
 fn tls_for(
@@ -99,7 +99,7 @@ fn w_34_a_put_over_tls_is_admitted() {
     config.tls = Some(sansio_kit::dial::tls_config(&[root], b"cultnet").expect("client tls"));
     let mut client =
         Client::connect(&Target::new("localhost", port, true), config).expect("connects");
-    let w = client.put(doc()).expect("put");
+    let w = client.put(doc(), WriteMode::Receipt).expect("put");
     assert_eq!(w.outcome, Outcome::Admitted);
     assert_eq!(client.result_window_ms(), 5000);
     client.close();
@@ -117,4 +117,68 @@ fn a_tls_target_without_tls_configuration_is_refused() {
         matches!(r, Err(ClientError::Connect(ConnectError::NoTls))),
         "{r:?}"
     );
+}
+
+/// A TLS peer that completes the handshake, sends no hello (so the client applies the 500 ms
+/// legacy window), then sends one TLS record of 1000 bytes a byte every 100 ms, for at most
+/// 8 s or until the client goes.
+fn trickling_tls_peer(listener: TcpListener, config: Arc<rustls::ServerConfig>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let Ok((sock, _)) = listener.accept() else {
+            return;
+        };
+        let conn = rustls::ServerConnection::new(config).expect("server connection");
+        let mut tls = rustls::StreamOwned::new(conn, sock);
+        while tls.conn.is_handshaking() {
+            if tls.conn.complete_io(&mut tls.sock).is_err() {
+                return;
+            }
+        }
+        tls.conn
+            .writer()
+            .write_all(&[0u8; 1000])
+            .expect("plaintext");
+        let mut record = Vec::new();
+        while tls.conn.wants_write() {
+            tls.conn.write_tls(&mut record).expect("record");
+        }
+        let end = Instant::now() + Duration::from_secs(8);
+        for b in record {
+            if Instant::now() > end || tls.sock.write_all(&[b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    })
+}
+
+#[test]
+fn a_tls_record_trickled_byte_by_byte_cannot_stretch_the_result_window() {
+    let (root, server_tls) = tls_for("localhost");
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let peer = trickling_tls_peer(listener, server_tls);
+    let mut config = ClientConfig::new("tls-test", 23);
+    config.connect_timeout = Duration::from_secs(5);
+    config.resolver = cultnet_client::Resolver::new(
+        sansio_kit::resolve::HostsResolver::new()
+            .with("localhost", [std::net::IpAddr::from([127, 0, 0, 1])]),
+    );
+    config.tls = Some(sansio_kit::dial::tls_config(&[root], b"cultnet").expect("client tls"));
+    let mut client =
+        Client::connect(&Target::new("localhost", port, true), config).expect("connects");
+    let t0 = Instant::now();
+    let w = client.put(doc(), WriteMode::Receipt).expect("put");
+    // The record would take 100 s to arrive; the 500 ms window ends the wait.
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: cultnet_client::UnconfirmedReason::WindowElapsed,
+            server_missed_window: false,
+        }
+    );
+    client.close();
+    drop(client);
+    peer.join().expect("peer");
 }

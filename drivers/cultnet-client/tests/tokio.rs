@@ -5,26 +5,18 @@ use std::time::{Duration, Instant};
 
 use cultnet_client::loopback::{LoopbackOptions, LoopbackServer};
 use cultnet_client::tokio::Client;
+use cultnet_client::WriteMode;
 use cultnet_client::{
     BatchOutcome, BatchWrite, ClientConfig, LateAnswer, Outcome, UnconfirmedReason, WriteFailure,
     WriteState,
 };
-use cultnet_receipts::frames::{Document, RawValue};
+use cultnet_receipts::frames::Document;
 use cultnet_sim::server::{Faults, ServerConfig, CODE_WRITE_NOT_AUTHORIZED};
 
 const PAYLOAD: &[u8] = &[0x92, 0x01, 0x02];
 
 fn doc(schema: &str, key: &str) -> Document {
-    Document {
-        schema_id: schema.to_owned(),
-        record_key: key.to_owned(),
-        stored_at: "2026-12-04T00:00:00Z".to_owned(),
-        payload: RawValue::new(PAYLOAD.to_vec()).expect("one value"),
-        source_runtime_id: None,
-        source_agent_id: None,
-        source_role: None,
-        tags: None,
-    }
+    peers::document(schema, key, PAYLOAD)
 }
 
 async fn connect(server: &LoopbackServer, nonce: u64) -> Client {
@@ -45,13 +37,19 @@ fn deny(server: &LoopbackServer, schema: &str) {
 async fn w_34_an_async_put_and_delete_over_tcp_are_admitted() {
     let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
     let mut client = connect(&server, 1).await;
-    let w = client.put(doc("s.one", "k1")).await.expect("put");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
     assert_eq!(w.outcome, Outcome::Admitted);
     assert_eq!(
         server.with_model(|s, _| s.read("s.one", "k1").map(<[u8]>::to_vec)),
         Some(PAYLOAD.to_vec())
     );
-    let d = client.delete("s.one", "k1").await.expect("delete");
+    let d = client
+        .delete("s.one", "k1", WriteMode::Receipt)
+        .await
+        .expect("delete");
     assert_eq!(d.outcome, Outcome::Admitted);
     assert_eq!(client.result_window_ms(), 5000);
 }
@@ -101,7 +99,10 @@ async fn w_36_an_async_dropped_connection_over_tcp_is_unconfirmed_session_ended(
     })
     .expect("server");
     let mut client = connect(&server, 3).await;
-    let w = client.put(doc("s.one", "k1")).await.expect("put");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
     assert_eq!(
         w.outcome,
         Outcome::Unconfirmed {
@@ -126,7 +127,10 @@ async fn w_39_an_async_client_of_a_legacy_server_without_a_hello_waits_500_ms() 
     deny(&server, "s.locked");
     let mut client = connect(&server, 4).await;
     let t0 = Instant::now();
-    let w = client.put(doc("s.one", "k1")).await.expect("put");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
     let took = t0.elapsed();
     assert!(matches!(
         w.outcome,
@@ -136,7 +140,10 @@ async fn w_39_an_async_client_of_a_legacy_server_without_a_hello_waits_500_ms() 
         }
     ));
     assert!(took >= Duration::from_millis(500) && took < Duration::from_millis(2000));
-    let r = client.put(doc("s.locked", "k2")).await.expect("put");
+    let r = client
+        .put(doc("s.locked", "k2"), WriteMode::Receipt)
+        .await
+        .expect("put");
     assert!(matches!(r.outcome, Outcome::Refused(ref x) if x.attributed_by_count));
 }
 
@@ -154,7 +161,10 @@ async fn w_41_an_async_late_admission_over_tcp_is_recorded_on_the_handle() {
             ..Faults::default()
         });
     });
-    let w = client.put(doc("s.one", "k1")).await.expect("put");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
     assert!(matches!(w.outcome, Outcome::Unconfirmed { .. }));
     client.pump_for(Duration::from_millis(1500)).await;
     assert!(matches!(
@@ -172,10 +182,13 @@ async fn w_45_an_async_batch_over_tcp_settles_member_by_member() {
     deny(&server, "s.locked");
     let mut client = connect(&server, 6).await;
     let b = client
-        .batch(vec![
-            BatchWrite::Put(doc("s.locked", "k1")),
-            BatchWrite::Put(doc("s.open", "k2")),
-        ])
+        .batch(
+            vec![
+                BatchWrite::Put(doc("s.locked", "k1")),
+                BatchWrite::Put(doc("s.open", "k2")),
+            ],
+            WriteMode::Receipt,
+        )
         .await
         .expect("batch");
     assert!(matches!(b.members[0].outcome, Outcome::Refused(_)));
@@ -197,7 +210,10 @@ async fn an_async_resend_of_an_unconfirmed_delete_is_admitted_under_its_id() {
             ..Faults::default()
         });
     });
-    let w = client.delete("s.one", "k1").await.expect("delete");
+    let w = client
+        .delete("s.one", "k1", WriteMode::Receipt)
+        .await
+        .expect("delete");
     assert!(matches!(w.outcome, Outcome::Unconfirmed { .. }));
     server.with_model(|s, _| s.set_faults(Faults::default()));
     let r = client.resend_delete(w.handle).await.expect("resend");
@@ -211,7 +227,10 @@ async fn w_46_an_async_send_only_put_delete_and_batch_over_tcp_are_sent_never_ad
     let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
     let mut client = connect(&server, 51).await;
     // Receipts are the default: the first put waits for its admission.
-    let w = client.put(doc("s.one", "k0")).await.expect("put");
+    let w = client
+        .put(doc("s.one", "k0"), WriteMode::Receipt)
+        .await
+        .expect("put");
     assert_eq!(w.outcome, Outcome::Admitted);
     server.with_model(|s, _| {
         s.set_faults(Faults {
@@ -220,15 +239,18 @@ async fn w_46_an_async_send_only_put_delete_and_batch_over_tcp_are_sent_never_ad
         });
     });
     let t0 = Instant::now();
-    let p = client.put_send_only(doc("s.one", "k1")).await.expect("put");
+    let p = client
+        .put(doc("s.one", "k1"), WriteMode::SendOnly)
+        .await
+        .expect("put");
     let d = client
-        .delete_with("s.one", "k0", cultnet_client::WriteMode::SendOnly)
+        .delete("s.one", "k0", WriteMode::SendOnly)
         .await
         .expect("delete");
     let b = client
-        .batch_with(
+        .batch(
             vec![BatchWrite::Put(doc("s.one", "k2"))],
-            cultnet_client::WriteMode::SendOnly,
+            WriteMode::SendOnly,
         )
         .await
         .expect("batch");
@@ -264,6 +286,83 @@ async fn w_46_an_async_send_only_put_delete_and_batch_over_tcp_are_sent_never_ad
 mod peers;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_44_async_answers_over_tcp_naming_ids_not_in_flight_settle_nothing() {
+    let (port, peer) = peers::strangers_peer();
+    let mut config = ClientConfig::new("loopback-async-test", 44);
+    config.connect_timeout = Duration::from_secs(2);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .await
+    .expect("connects");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
+    peers::assert_only_its_own_id_settled(&w.outcome, client.tracker_counters().unmatched_answers);
+    tokio::task::spawn_blocking(move || peer.join().expect("peer"))
+        .await
+        .expect("joined");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_async_connect_deadline_bounds_the_whole_hello_write_against_a_trickle_reader() {
+    let (port, peer) = peers::trickle_peer();
+    let mut config = ClientConfig::new("x".repeat(16 << 20), 74);
+    config.max_frame_bytes = 32 << 20;
+    config.connect_timeout = Duration::from_millis(1000);
+    let t0 = Instant::now();
+    let got = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .await;
+    assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
+    assert!(
+        matches!(
+            got,
+            Err(cultnet_client::ClientError::Connect(
+                cultnet_client::ConnectError::TimedOut
+            ))
+        ),
+        "{got:?}"
+    );
+    tokio::task::spawn_blocking(move || peer.join().expect("peer"))
+        .await
+        .expect("joined");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_async_length_prefix_above_the_cap_ends_the_session_and_closes_the_connection() {
+    let (port, peer) = peers::oversized_prefix_peer();
+    let mut config = ClientConfig::new("loopback-async-test", 22);
+    config.connect_timeout = Duration::from_secs(2);
+    let mut client = Client::connect(
+        &cultnet_client::Target::new("127.0.0.1", port, false),
+        config,
+    )
+    .await
+    .expect("connects");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
+    assert!(matches!(w.outcome, Outcome::Unconfirmed { .. }));
+    assert!(client.session_ended());
+    assert!(matches!(
+        client.violation(),
+        Some(cultnet_client::Violation::Framing(_))
+    ));
+    // The client is still alive: the peer sees the connection closed all the same.
+    let closed = tokio::task::spawn_blocking(move || peer.join().expect("peer"))
+        .await
+        .expect("joined");
+    assert!(closed, "the connection was closed");
+    drop(client);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn w_39_an_async_window_runs_from_the_end_of_the_write() {
     let (port, peer) = peers::stalling_peer(Duration::from_millis(5500), 16);
     let mut config = ClientConfig::new("loopback-async-test", 72);
@@ -279,7 +378,10 @@ async fn w_39_an_async_window_runs_from_the_end_of_the_write() {
         .into_iter()
         .map(BatchWrite::Put)
         .collect();
-    let b = client.batch(members).await.expect("batch");
+    let b = client
+        .batch(members, WriteMode::Receipt)
+        .await
+        .expect("batch");
     assert_eq!(b.outcome, BatchOutcome::Admitted, "{:?}", b.members);
     tokio::task::spawn_blocking(move || peer.join().expect("peer"))
         .await
@@ -303,7 +405,10 @@ async fn w_36_an_async_write_deadline_bounds_the_whole_write_against_a_trickle_r
         .map(BatchWrite::Put)
         .collect();
     let t0 = Instant::now();
-    let b = client.batch(members).await.expect("batch");
+    let b = client
+        .batch(members, WriteMode::Receipt)
+        .await
+        .expect("batch");
     assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
     for m in &b.members {
         assert_eq!(
@@ -337,7 +442,11 @@ async fn w_33_a_call_cancelled_mid_write_settles_its_writes_and_ends_the_session
         .into_iter()
         .map(BatchWrite::Put)
         .collect();
-    let cancelled = tokio::time::timeout(Duration::from_millis(300), client.batch(members)).await;
+    let cancelled = tokio::time::timeout(
+        Duration::from_millis(300),
+        client.batch(members, WriteMode::Receipt),
+    )
+    .await;
     assert!(cancelled.is_err(), "the batch was still writing");
     assert_eq!(client.unsettled(), 0, "no write stays registered");
     assert!(
@@ -345,7 +454,10 @@ async fn w_33_a_call_cancelled_mid_write_settles_its_writes_and_ends_the_session
         "the half-written stream is not used again"
     );
     // A later call writes nothing on the broken stream: it settles session_ended.
-    let w = client.put(doc("s.one", "after")).await.expect("put");
+    let w = client
+        .put(doc("s.one", "after"), WriteMode::Receipt)
+        .await
+        .expect("put");
     assert_eq!(
         w.outcome,
         Outcome::Unconfirmed {
@@ -364,10 +476,16 @@ async fn stats_count_async_frames_and_bytes_each_way_and_writes_by_outcome() {
     let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
     let mut client = connect(&server, 62).await;
     assert_eq!(client.stats().transport.frames_out, 1);
-    let w = client.put(doc("s.st", "k1")).await.expect("put");
+    let w = client
+        .put(doc("s.st", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
     assert_eq!(w.outcome, Outcome::Admitted);
     deny(&server, "s.no");
-    let r = client.put(doc("s.no", "k2")).await.expect("put");
+    let r = client
+        .put(doc("s.no", "k2"), WriteMode::Receipt)
+        .await
+        .expect("put");
     assert!(matches!(r.outcome, Outcome::Refused(_)));
     let s = client.stats();
     assert_eq!((s.transport.frames_out, s.transport.frames_in), (3, 3));

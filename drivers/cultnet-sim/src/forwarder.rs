@@ -19,7 +19,6 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use cultnet_receipts::frames::ErrorDetails;
 use cultnet_receipts::frames::{
     DocumentDelete, DocumentPut, ErrorV0, ErrorV1, Hello, WriteAdmitted, ERROR_V0, ERROR_V1,
     WRITE_ADMITTED_V0,
@@ -83,6 +82,9 @@ pub struct Forwarder {
     lose_primary_answers: bool,
     outbox: VecDeque<Outgoing>,
     max_outbox: usize,
+    /// Bytes of the frames in `outbox`, and their bound.
+    outbox_bytes: usize,
+    max_outbox_bytes: usize,
     counters: ForwarderCounters,
 }
 
@@ -104,8 +106,16 @@ impl Forwarder {
             lose_primary_answers: false,
             outbox: VecDeque::new(),
             max_outbox: 1 << 16,
+            outbox_bytes: 0,
+            max_outbox_bytes: 64 << 20,
             counters: ForwarderCounters::default(),
         }
+    }
+
+    /// Bounds the bytes of the frames waiting for peers (64 MiB by default); past it a frame is
+    /// dropped and counted in [`ForwarderCounters::outbox_dropped`].
+    pub fn set_max_outbox_bytes(&mut self, bytes: usize) {
+        self.max_outbox_bytes = bytes;
     }
 
     /// Bounds the bytes of each peer's id map: the two ids of each pair plus
@@ -161,6 +171,7 @@ impl Forwarder {
             self.primary.drop_connection(p.primary);
         }
         self.outbox.retain(|o| o.conn != peer);
+        self.outbox_bytes = self.outbox.iter().map(|o| o.bytes.len()).sum();
     }
 
     /// A frame from a peer.
@@ -242,25 +253,7 @@ impl Forwarder {
     /// forwarded: error.v1 with the write's id to a receipt peer, error.v0 to a legacy one.
     fn refuse(&mut self, peer: ConnId, id: &str, refusal: Refusal) {
         let receipts = self.peers.get(&peer).is_some_and(|p| p.receipts);
-        let (code, text, field) = refusal.parts();
-        let details = field.map(|f| ErrorDetails {
-            field: Some(f.to_owned()),
-        });
-        let frame = if receipts {
-            Frame::ErrorV1(ErrorV1 {
-                message_id: Some(id.to_owned()).filter(|i| !i.is_empty()),
-                error: text.to_owned(),
-                code: Some(code.to_owned()),
-                details,
-            })
-        } else {
-            Frame::ErrorV0(ErrorV0 {
-                error: text.to_owned(),
-                code: Some(code.to_owned()),
-                details,
-            })
-        };
-        match encode(&frame) {
+        match encode(&refusal.frame(receipts, Some(id))) {
             Ok(bytes) => {
                 self.counters.refused += 1;
                 self.push_out(Outgoing { conn: peer, bytes });
@@ -308,7 +301,9 @@ impl Forwarder {
     /// The next frame for a peer.
     pub fn poll_output(&mut self, now: u64) -> Option<Outgoing> {
         self.on_tick(now);
-        self.outbox.pop_front()
+        let o = self.outbox.pop_front()?;
+        self.outbox_bytes -= o.bytes.len();
+        Some(o)
     }
 
     /// The next commit of the primary, in terms of the peer: its connection and its own id.
@@ -404,9 +399,12 @@ impl Forwarder {
     }
 
     fn push_out(&mut self, out: Outgoing) {
-        if self.outbox.len() >= self.max_outbox {
+        if self.outbox.len() >= self.max_outbox
+            || self.outbox_bytes + out.bytes.len() > self.max_outbox_bytes
+        {
             self.counters.outbox_dropped += 1;
         } else {
+            self.outbox_bytes += out.bytes.len();
             self.outbox.push_back(out);
         }
     }

@@ -88,8 +88,15 @@ pub struct ServerConfig {
     /// (earlier than its delay, never later), which keeps the queue bounded without dropping a
     /// write.
     pub max_pending_commits: usize,
+    /// Bytes of the accepted writes waiting for their commit (their frames' payloads, ids,
+    /// schema ids and record keys), at most; past it the oldest commit at once, as for the
+    /// count.
+    pub max_pending_commit_bytes: usize,
     /// Frames waiting to be sent, at most; beyond it answers are dropped and counted.
     pub max_outbox: usize,
+    /// Bytes of the frames waiting to be sent, at most (an admission echoes the write's schema
+    /// id and record key, which the client chose); beyond it answers are dropped and counted.
+    pub max_outbox_bytes: usize,
     /// Commit records kept for [`Server::poll_commit`], at most; beyond it they are dropped and
     /// counted.
     pub max_commit_log: usize,
@@ -111,7 +118,9 @@ impl Default for ServerConfig {
             server_budget_bytes: Some(DEFAULT_SERVER_BUDGET_BYTES),
             commit_delay_ms: 0,
             max_pending_commits: 1 << 16,
+            max_pending_commit_bytes: 64 << 20,
             max_outbox: 1 << 16,
+            max_outbox_bytes: 64 << 20,
             max_commit_log: 1 << 16,
             retention_ms: 0,
             max_retained: 1 << 16,
@@ -203,6 +212,31 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    /// The frame carrying this refusal: to a receipt connection an error.v1 naming `id` (nil
+    /// when there is none or it is empty: an empty id names nothing), to a legacy one an
+    /// error.v0 with the same code, text and details.
+    #[must_use]
+    pub fn frame(self, receipts: bool, id: Option<&str>) -> Frame {
+        let (code, text, field) = self.parts();
+        let details = field.map(|f| ErrorDetails {
+            field: Some(f.to_owned()),
+        });
+        if receipts {
+            Frame::ErrorV1(ErrorV1 {
+                message_id: id.filter(|i| !i.is_empty()).map(str::to_owned),
+                error: text.to_owned(),
+                code: Some(code.into()),
+                details,
+            })
+        } else {
+            Frame::ErrorV0(ErrorV0 {
+                error: text.to_owned(),
+                code: Some(code.into()),
+                details,
+            })
+        }
+    }
+
     /// The code, the fixed text and the details' field.
     #[must_use]
     pub fn parts(self) -> (&'static str, &'static str, Option<&'static str>) {
@@ -270,6 +304,27 @@ enum Write {
 }
 
 impl Write {
+    /// What the write costs while it waits for its commit.
+    fn bytes(&self) -> usize {
+        match self {
+            Write::Put(p) => {
+                p.message_id.len()
+                    + p.document.schema_id.len()
+                    + p.document.record_key.len()
+                    + p.document.stored_at.len()
+                    + p.document.payload.as_bytes().len()
+                    + p.document.source_runtime_id.as_ref().map_or(0, String::len)
+                    + p.document.source_agent_id.as_ref().map_or(0, String::len)
+                    + p.document.source_role.as_ref().map_or(0, String::len)
+                    + p.document
+                        .tags
+                        .as_ref()
+                        .map_or(0, |t| t.iter().map(String::len).sum())
+            }
+            Write::Delete(d) => d.message_id.len() + d.schema_id.len() + d.record_key.len(),
+        }
+    }
+
     fn id(&self) -> &str {
         match self {
             Write::Put(p) => &p.message_id,
@@ -323,7 +378,11 @@ pub struct Server {
     /// older record of it is skipped).
     retained_order: VecDeque<(u64, String, [u8; 32])>,
     pending: VecDeque<PendingCommit>,
+    /// Bytes of `pending` (`Write::bytes` summed).
+    pending_bytes: usize,
     outbox: VecDeque<(u64, Outgoing)>,
+    /// Bytes of the frames in `outbox`.
+    outbox_bytes: usize,
     commits: VecDeque<Commit>,
     counters: ServerCounters,
 }
@@ -348,7 +407,9 @@ impl Server {
             retained: BTreeMap::new(),
             retained_order: VecDeque::new(),
             pending: VecDeque::new(),
+            pending_bytes: 0,
             outbox: VecDeque::new(),
+            outbox_bytes: 0,
             commits: VecDeque::new(),
             counters: ServerCounters::default(),
         }
@@ -473,6 +534,7 @@ impl Server {
         };
         self.budget_used -= c.table.len() * ENTRY_BYTES;
         self.outbox.retain(|(_, o)| o.conn != conn);
+        self.outbox_bytes = self.outbox.iter().map(|(_, o)| o.bytes.len()).sum();
         if self.retention() == 0 {
             return;
         }
@@ -551,6 +613,7 @@ impl Server {
         }
         while self.pending.front().is_some_and(|p| p.due <= now) {
             let p = self.pending.pop_front().expect("checked above");
+            self.pending_bytes -= p.write.bytes();
             self.commit(p, now);
         }
     }
@@ -559,7 +622,9 @@ impl Server {
     pub fn poll_output(&mut self, now: u64) -> Option<Outgoing> {
         self.on_tick(now);
         if self.outbox.front().is_some_and(|(due, _)| *due <= now) {
-            self.outbox.pop_front().map(|(_, o)| o)
+            let (_, o) = self.outbox.pop_front()?;
+            self.outbox_bytes -= o.bytes.len();
+            Some(o)
         } else {
             None
         }
@@ -810,12 +875,19 @@ impl Server {
         if self.config.commit_delay_ms == 0 {
             self.commit(p, now);
         } else {
-            if self.pending.len() >= self.config.max_pending_commits {
-                if let Some(old) = self.pending.pop_front() {
-                    self.counters.early_commits += 1;
-                    self.commit(old, now);
-                }
+            let cost = p.write.bytes();
+            while self.pending.len() >= self.config.max_pending_commits
+                || (!self.pending.is_empty()
+                    && self.pending_bytes + cost > self.config.max_pending_commit_bytes)
+            {
+                let Some(old) = self.pending.pop_front() else {
+                    break;
+                };
+                self.pending_bytes -= old.write.bytes();
+                self.counters.early_commits += 1;
+                self.commit(old, now);
             }
+            self.pending_bytes += cost;
             self.pending.push_back(p);
         }
     }
@@ -905,27 +977,7 @@ impl Server {
                     record_key: key.clone(),
                 })
             }
-            (Err(r), receipts) => {
-                let (code, text, field) = r.parts();
-                let details = field.map(|f| ErrorDetails {
-                    field: Some(f.to_owned()),
-                });
-                if receipts {
-                    Frame::ErrorV1(ErrorV1 {
-                        // An empty id names nothing: nil.
-                        message_id: id.filter(|i| !i.is_empty()).map(str::to_owned),
-                        error: text.to_owned(),
-                        code: Some(code.to_owned()),
-                        details,
-                    })
-                } else {
-                    Frame::ErrorV0(ErrorV0 {
-                        error: text.to_owned(),
-                        code: Some(code.to_owned()),
-                        details,
-                    })
-                }
-            }
+            (Err(r), receipts) => r.frame(receipts, id),
         };
         match encode(&frame) {
             Ok(bytes) => self.push_out(now, Outgoing { conn, bytes }),
@@ -938,10 +990,13 @@ impl Server {
             self.counters.silenced += 1;
             return;
         }
-        if self.outbox.len() >= self.config.max_outbox {
+        if self.outbox.len() >= self.config.max_outbox
+            || self.outbox_bytes + out.bytes.len() > self.config.max_outbox_bytes
+        {
             self.counters.outbox_dropped += 1;
             return;
         }
+        self.outbox_bytes += out.bytes.len();
         // Due times never go backwards, so the outbox stays in send order.
         let due =
             (now + self.faults.answer_delay_ms).max(self.outbox.back().map_or(0, |(d, _)| *d));

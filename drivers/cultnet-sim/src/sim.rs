@@ -84,8 +84,8 @@ pub struct Report {
 }
 
 enum Target {
-    Direct(Server),
-    Forwarded(Forwarder),
+    Direct(Box<Server>),
+    Forwarded(Box<Forwarder>),
 }
 
 impl Target {
@@ -160,9 +160,9 @@ pub fn run(seed: u64, steps: usize) -> Result<Report, String> {
     let mut server = Server::new(config);
     server.deny("client", "locked");
     let mut target = if forwarded {
-        Target::Forwarded(Forwarder::new(server, 4096))
+        Target::Forwarded(Box::new(Forwarder::new(server, 4096)))
     } else {
-        Target::Direct(server)
+        Target::Direct(Box::new(server))
     };
     let mut tracker = WriteTracker::new(TrackerLimits::default(), rng.next_u64());
     let mut report = Report {

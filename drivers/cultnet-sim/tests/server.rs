@@ -99,7 +99,7 @@ fn refusal(frame: &Frame) -> (Option<String>, Option<String>, String, Option<Str
             details,
         }) => (
             message_id.clone(),
-            code.clone(),
+            code.as_deref().map(str::to_owned),
             error.clone(),
             details.as_ref().and_then(|d| d.field.clone()),
         ),
@@ -877,6 +877,34 @@ fn peer_answers(f: &mut Forwarder, c: ConnId, now: u64) -> Vec<Frame> {
 }
 
 #[test]
+fn the_forwarders_outbox_is_bounded_in_bytes_and_what_it_drops_is_counted() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
+    f.set_max_outbox_bytes(1500);
+    let c = forwarder_conn(&mut f, "alice");
+    let _ = peer_answers(&mut f, c, 0);
+    // Each relayed admission echoes a 400-byte record key: three fit in 1500 bytes, not five.
+    for i in 0..5 {
+        let key = "k".repeat(399) + &i.to_string();
+        f.on_frame(c, R, &put(&format!("p{i}"), doc(&key, 1)), 1);
+    }
+    assert_eq!(f.counters().outbox_dropped, 2);
+    let mut bytes = 0;
+    let mut n = 0;
+    while let Some(o) = f.poll_output(1) {
+        bytes += o.bytes.len();
+        n += 1;
+    }
+    assert_eq!(n, 3);
+    assert!(bytes <= 1500, "{bytes}");
+    f.on_frame(c, R, &put("p5", doc(&"k".repeat(400), 1)), 2);
+    assert_eq!(
+        peer_answers(&mut f, c, 2).len(),
+        1,
+        "sent frames gave their bytes back"
+    );
+}
+
+#[test]
 fn w_31_the_forwarder_relays_the_primarys_admission_under_the_original_id() {
     let mut f = Forwarder::new(
         Server::new(ServerConfig {
@@ -1032,6 +1060,58 @@ fn a_full_commit_queue_commits_its_oldest_write_early_and_drops_none() {
         answers(&mut s, c, 1001),
         vec![admitted("p1", "b"), admitted("p2", "c")]
     );
+}
+
+#[test]
+fn a_commit_queue_full_in_bytes_commits_its_oldest_write_early_and_drops_none() {
+    let mut s = Server::new(ServerConfig {
+        commit_delay_ms: 1000,
+        max_pending_commit_bytes: 1000,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    let keys: Vec<String> = ["a", "b", "c"].iter().map(|k| k.repeat(400)).collect();
+    for (i, key) in keys.iter().enumerate() {
+        s.on_frame(c, R, &put(&format!("p{i}"), doc(key, 1)), 1);
+    }
+    assert_eq!(
+        s.counters().early_commits,
+        1,
+        "two writes of 400-byte keys fit, not three"
+    );
+    assert_eq!(answers(&mut s, c, 1), vec![admitted("p0", &keys[0])]);
+    assert_eq!(
+        answers(&mut s, c, 1001),
+        vec![admitted("p1", &keys[1]), admitted("p2", &keys[2])]
+    );
+}
+
+#[test]
+fn the_outbox_is_bounded_in_bytes_and_what_it_drops_is_counted() {
+    let mut s = Server::new(ServerConfig {
+        max_outbox_bytes: 1500,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    let _ = answers(&mut s, c, 0);
+    // Each admission echoes a 400-byte record key: three fit in 1500 bytes, not five.
+    for i in 0..5 {
+        let key = "k".repeat(399) + &i.to_string();
+        s.on_frame(c, R, &put(&format!("p{i}"), doc(&key, 1)), 1);
+    }
+    assert_eq!(s.counters().outbox_dropped, 2);
+    let mut bytes = 0;
+    let mut n = 0;
+    while let Some(o) = s.poll_output(1) {
+        bytes += o.bytes.len();
+        n += 1;
+    }
+    assert_eq!(n, 3);
+    assert!(bytes <= 1500, "{bytes}");
+    // Sent frames give their bytes back: the next answer fits again.
+    s.on_frame(c, R, &put("p5", doc(&"k".repeat(400), 1)), 2);
+    assert_eq!(answers(&mut s, c, 2).len(), 1);
+    assert_eq!(s.counters().outbox_dropped, 2);
 }
 
 fn hello_listing(versions: &[&str]) -> Vec<u8> {
@@ -1228,7 +1308,7 @@ fn w_13_a_client_that_sends_no_hello_gets_the_legacy_behaviour() {
 /// someone else, and the (code, text, field) of every refusal.
 type Run = (
     Vec<Option<Vec<u8>>>,
-    Vec<(Option<String>, String, Option<String>)>,
+    Vec<(Option<cultnet_receipts::ErrorCode>, String, Option<String>)>,
 );
 
 fn run_writes(receipt_hello: bool) -> Run {

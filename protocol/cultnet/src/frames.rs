@@ -26,6 +26,114 @@ pub const WRITE_ADMITTED_V0: &str = "cultnet.write_admitted.v0";
 pub const CODE_LIMIT_REACHED: &str = "limit_reached";
 /// The error code of a write that does not read or names nothing.
 pub const CODE_MESSAGE_INVALID: &str = "message_invalid";
+/// The error code of a write the actor may not make.
+pub const CODE_WRITE_NOT_AUTHORIZED: &str = "write_not_authorized";
+/// The error code of a write to a schema no server owns.
+pub const CODE_UNOWNED_SCHEMA: &str = "unowned_schema";
+/// The error code of a write in a schema version the server does not take.
+pub const CODE_UNSUPPORTED_SCHEMA_VERSION: &str = "unsupported_schema_version";
+
+/// The `code` of an error frame (W-9).
+///
+/// The rule makes the code set of `cultnet.error.v1` that of `cultnet.error.v0` plus
+/// `limit_reached`, a closed set whose authority is the error.v1 schema. The seed names only part
+/// of v0's set (`write_not_authorized`, `message_invalid`, `unowned_schema`,
+/// `unsupported_schema_version`, then "shard authority errors, ..."), and those named codes are the
+/// variants here. This crate reads the rule so:
+///
+/// * a named code decodes to its variant, and encodes back to the same text;
+/// * any other non-empty code is a member of the closed set that the seed does not name (the
+///   ellipsis says such members exist): it is kept verbatim as [`ErrorCode::Other`], never
+///   refused, because refusing it would drop a real refusal and leave the write unconfirmed where
+///   the client rules (W-35, W-43) make it refused. An `Other` never holds a named code;
+/// * what the rule itself excludes stays a typed violation: an empty code
+///   ([`DecodeError::Empty`]) and `limit_reached` in an error.v0
+///   ([`DecodeError::CodeNotInVersion`]).
+///
+/// The closed schema of W-9 (no extra keys) is kept by the frame decoders, not here.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// `write_not_authorized`.
+    WriteNotAuthorized,
+    /// `message_invalid`.
+    MessageInvalid,
+    /// `unowned_schema`.
+    UnownedSchema,
+    /// `unsupported_schema_version`.
+    UnsupportedSchemaVersion,
+    /// `limit_reached` (error.v1 only).
+    LimitReached,
+    /// A code of the closed set that the seed does not name, kept verbatim.
+    Other(OtherCode),
+}
+
+/// The text of an [`ErrorCode::Other`]: never one of the named codes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OtherCode(String);
+
+impl OtherCode {
+    /// The code's text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl ErrorCode {
+    /// The code for `text`: its variant when it is a named code, else [`ErrorCode::Other`]. An
+    /// empty text gives an `Other` that the encoder refuses and the decoder never yields.
+    #[must_use]
+    pub fn from_text(text: &str) -> ErrorCode {
+        match text {
+            CODE_WRITE_NOT_AUTHORIZED => ErrorCode::WriteNotAuthorized,
+            CODE_MESSAGE_INVALID => ErrorCode::MessageInvalid,
+            CODE_UNOWNED_SCHEMA => ErrorCode::UnownedSchema,
+            CODE_UNSUPPORTED_SCHEMA_VERSION => ErrorCode::UnsupportedSchemaVersion,
+            CODE_LIMIT_REACHED => ErrorCode::LimitReached,
+            other => ErrorCode::Other(OtherCode(other.to_owned())),
+        }
+    }
+
+    /// The wire text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        match self {
+            ErrorCode::WriteNotAuthorized => CODE_WRITE_NOT_AUTHORIZED,
+            ErrorCode::MessageInvalid => CODE_MESSAGE_INVALID,
+            ErrorCode::UnownedSchema => CODE_UNOWNED_SCHEMA,
+            ErrorCode::UnsupportedSchemaVersion => CODE_UNSUPPORTED_SCHEMA_VERSION,
+            ErrorCode::LimitReached => CODE_LIMIT_REACHED,
+            ErrorCode::Other(o) => o.as_str(),
+        }
+    }
+
+    /// Whether the code is one the seed names (not [`ErrorCode::Other`]).
+    #[must_use]
+    pub fn is_named(&self) -> bool {
+        !matches!(self, ErrorCode::Other(_))
+    }
+}
+
+impl From<&str> for ErrorCode {
+    fn from(text: &str) -> Self {
+        ErrorCode::from_text(text)
+    }
+}
+
+impl std::ops::Deref for ErrorCode {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// A decoded or to-be-encoded CultNet frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,7 +284,7 @@ pub struct ErrorV0 {
     /// `error`: the error's text.
     pub error: String,
     /// `code`; never `limit_reached` in v0.
-    pub code: Option<String>,
+    pub code: Option<ErrorCode>,
     /// `details`.
     pub details: Option<ErrorDetails>,
 }
@@ -189,7 +297,7 @@ pub struct ErrorV1 {
     /// `error`: the error's text.
     pub error: String,
     /// `code`.
-    pub code: Option<String>,
+    pub code: Option<ErrorCode>,
     /// `details`.
     pub details: Option<ErrorDetails>,
 }
@@ -307,12 +415,11 @@ fn opt_raw_array(
     }
 }
 
-fn code(r: &mut Reader<'_>) -> Result<Option<String>, DecodeError> {
-    let c = opt_string(r, "code")?;
-    if c.as_deref() == Some("") {
-        return Err(DecodeError::Empty("code"));
+fn code(r: &mut Reader<'_>) -> Result<Option<ErrorCode>, DecodeError> {
+    match opt_string(r, "code")? {
+        Some(c) if c.is_empty() => Err(DecodeError::Empty("code")),
+        c => Ok(c.as_deref().map(ErrorCode::from_text)),
     }
-    Ok(c)
 }
 
 fn details(r: &mut Reader<'_>) -> Result<Option<ErrorDetails>, DecodeError> {
@@ -511,7 +618,7 @@ fn error_v0(r: &mut Reader<'_>, n: usize) -> Result<ErrorV0, DecodeError> {
             _ => r.skip_value(1)?,
         }
     }
-    if code_v.as_deref() == Some(CODE_LIMIT_REACHED) {
+    if code_v == Some(ErrorCode::LimitReached) {
         return Err(DecodeError::CodeNotInVersion(CODE_LIMIT_REACHED));
     }
     Ok(ErrorV0 {
@@ -745,7 +852,7 @@ pub fn encode(frame: &Frame) -> Result<Vec<u8>, EncodeError> {
             w.str(&e.error);
             if let Some(c) = &e.code {
                 w.str("code");
-                w.str(c);
+                w.str(c.as_str());
             }
             if e.details.is_some() {
                 w.str("details");
@@ -764,7 +871,7 @@ pub fn encode(frame: &Frame) -> Result<Vec<u8>, EncodeError> {
             w.str("error");
             w.str(&e.error);
             w.str("code");
-            w.opt_str(e.code.as_deref());
+            w.opt_str(e.code.as_ref().map(ErrorCode::as_str));
             w.str("details");
             write_details(&mut w, &e.details);
         }

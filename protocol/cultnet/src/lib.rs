@@ -4,6 +4,12 @@
 //!   `cultnet.document_delete.v0`, `cultnet.error.v0`, `cultnet.error.v1` and
 //!   `cultnet.write_admitted.v0`: MessagePack maps with camelCase keys, closed schemas, repeated
 //!   keys refused, canonical (shortest-form) encoding.
+//!   An error's `code` is an [`ErrorCode`]: the codes the seed names (`write_not_authorized`,
+//!   `message_invalid`, `unowned_schema`, `unsupported_schema_version`, `limit_reached`) decode
+//!   to their variants; any other non-empty code is kept verbatim as [`ErrorCode::Other`] and
+//!   still refuses the write it names, because the seed's list of codes ends in an ellipsis
+//!   (the closed set has members it does not name). An empty code, and `limit_reached` in an
+//!   error.v0, are typed violations.
 //! * [`framing`]: the direct-pipe framing, a 4-byte big-endian length before each frame, with a
 //!   maximum frame size.
 //! * [`message_id`]: the write_admitted messageId rule and the blank test, on Unicode 16.0
@@ -23,7 +29,7 @@ mod msgpack;
 pub mod tracker;
 mod unicode_tables;
 
-pub use frames::{decode, encode, Frame};
+pub use frames::{decode, encode, ErrorCode, Frame};
 pub use tracker::{Outcome, WriteHandle, WriteTracker};
 
 /// A frame that cannot be read: a protocol violation of the peer.

@@ -10,7 +10,8 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::frames::{
-    Document, DocumentDelete, DocumentPut, ErrorDetails, Frame, Hello, Operation, WriteAdmitted,
+    Document, DocumentDelete, DocumentPut, ErrorCode, ErrorDetails, Frame, Hello, Operation,
+    WriteAdmitted,
 };
 use crate::hash::{delete_hash, put_hash};
 use crate::TrackerError;
@@ -27,11 +28,15 @@ pub const DEDUPE_RETENTION_MS: u64 = 600_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct WriteHandle(u64);
 
-/// How a write wants to be answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How a write wants to be answered. Neither mode is the default (W-46): the type has no
+/// `Default`, and every call that registers a write takes one.
+///
+/// ```compile_fail
+/// let _ = cultnet_receipts::tracker::WriteMode::default();
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteMode {
-    /// Settled by the server's answer (the default).
-    #[default]
+    /// Settled by the server's answer: admitted, refused or unconfirmed.
     Receipt,
     /// The explicit per-call opt-in: settled `sent` by the transport's acknowledgement, never
     /// admitted.
@@ -53,8 +58,9 @@ pub enum UnconfirmedReason {
 /// The refusal a server sent for a write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
-    /// The error's code.
-    pub code: Option<String>,
+    /// The error's code: a named code as its variant, any other kept verbatim (see
+    /// [`ErrorCode`]).
+    pub code: Option<ErrorCode>,
     /// The error's text.
     pub error: String,
     /// The error's details.
@@ -179,6 +185,18 @@ pub struct TrackerLimits {
     /// Settled writes whose state is kept (for `state`, batches and late answers), at most; the
     /// oldest is forgotten first and counted.
     pub max_settled_kept: usize,
+    /// Bytes of those kept states, at most: their ids, schema ids and record keys, and the text,
+    /// code and details' field of the refusals recorded on them (which the server writes, up to
+    /// a frame each). Past it the oldest is forgotten first and counted, as for the count.
+    pub max_settled_kept_bytes: usize,
+    /// Settled writes waiting in [`WriteTracker::poll_settled`], at most; past it the oldest
+    /// is dropped and counted (its state stays readable while it is kept). Never fewer than
+    /// `max_in_flight + 1` are held, so what one event settles is never dropped before it can be
+    /// read.
+    pub max_settled_unread: usize,
+    /// Bytes of the refusals (text, code, details' field) in those waiting writes, at most; past
+    /// it the oldest is dropped and counted, the newest always kept.
+    pub max_settled_unread_bytes: usize,
 }
 
 impl Default for TrackerLimits {
@@ -187,6 +205,9 @@ impl Default for TrackerLimits {
             max_in_flight: 1024,
             max_in_flight_bytes: 16 << 20,
             max_settled_kept: 4096,
+            max_settled_kept_bytes: 8 << 20,
+            max_settled_unread: 4096,
+            max_settled_unread_bytes: 8 << 20,
         }
     }
 }
@@ -205,6 +226,8 @@ pub struct TrackerCounters {
     pub windows_missed_by_receipt_server: u64,
     /// Settled writes forgotten to keep within `max_settled_kept`.
     pub settled_forgotten: u64,
+    /// Settled writes dropped unread from `poll_settled`'s queue to keep within its bounds.
+    pub settled_unread_dropped: u64,
     /// Late answers that found their write already forgotten.
     pub late_answers_dropped: u64,
     /// Hellos after the session's first: ignored (the first one selects the window).
@@ -239,8 +262,12 @@ pub struct TrackerStats {
     pub in_flight_bytes: u64,
     /// Settled writes kept for `state` and late answers, now (bounded by `max_settled_kept`).
     pub settled_kept: u64,
+    /// Their bytes (what counts against `max_settled_kept_bytes`), now.
+    pub settled_kept_bytes: u64,
     /// Settled writes waiting in `poll_settled`, now.
     pub settled_unread: u64,
+    /// The bytes of the refusals in them (what counts against `max_settled_unread_bytes`), now.
+    pub settled_unread_bytes: u64,
     /// What the tracker ignored or dropped.
     pub counters: TrackerCounters,
 }
@@ -267,6 +294,8 @@ struct Entry {
     late: Option<LateAnswer>,
     /// The server answered it (a frame named it, or an id-less refusal was pinned on it).
     answered: bool,
+    /// Once settled, what keeping its state costs against `max_settled_kept_bytes`.
+    kept_bytes: usize,
 }
 
 /// Tracks a client's writes on one connection at a time.
@@ -283,6 +312,10 @@ pub struct WriteTracker {
     /// messageId -> handle, for every write of the current session still kept.
     by_id: BTreeMap<String, WriteHandle>,
     settled_order: VecDeque<WriteHandle>,
+    /// Bytes of the kept settled writes (`Entry::kept_bytes` summed).
+    settled_kept_bytes: usize,
+    /// Bytes of the refusals in `settled` (the poll queue).
+    unread_bytes: usize,
     unsettled: usize,
     unsettled_bytes: usize,
     settled: VecDeque<Settled>,
@@ -306,6 +339,8 @@ impl WriteTracker {
             entries: BTreeMap::new(),
             by_id: BTreeMap::new(),
             settled_order: VecDeque::new(),
+            settled_kept_bytes: 0,
+            unread_bytes: 0,
             unsettled: 0,
             unsettled_bytes: 0,
             settled: VecDeque::new(),
@@ -339,7 +374,9 @@ impl WriteTracker {
             in_flight: n(self.unsettled),
             in_flight_bytes: n(self.unsettled_bytes),
             settled_kept: n(self.settled_order.len()),
+            settled_kept_bytes: n(self.settled_kept_bytes),
             settled_unread: n(self.settled.len()),
+            settled_unread_bytes: n(self.unread_bytes),
             counters: self.counters,
             ..self.stats
         }
@@ -397,6 +434,7 @@ impl WriteTracker {
             outcome: None,
             late: None,
             answered: false,
+            kept_bytes: 0,
         }
     }
 
@@ -707,7 +745,9 @@ impl WriteTracker {
     /// The next settled write, oldest first.
     #[must_use]
     pub fn poll_settled(&mut self) -> Option<Settled> {
-        self.settled.pop_front()
+        let s = self.settled.pop_front()?;
+        self.unread_bytes -= outcome_bytes(&s.outcome);
+        Some(s)
     }
 
     /// The outcome of a batch of writes, once every member has settled (`None` before, or when a
@@ -748,6 +788,7 @@ impl WriteTracker {
 
     fn remove(&mut self, handle: WriteHandle) {
         if let Some(e) = self.entries.remove(&handle) {
+            self.settled_kept_bytes -= e.kept_bytes;
             if self.by_id.get(&e.message_id) == Some(&handle) {
                 self.by_id.remove(&e.message_id);
             }
@@ -798,21 +839,46 @@ impl WriteTracker {
             Outcome::Unconfirmed { .. } => self.stats.unconfirmed += 1,
             Outcome::Sent => self.stats.sent += 1,
         }
+        e.kept_bytes =
+            e.message_id.len() + e.schema_id.len() + e.record_key.len() + outcome_bytes(&outcome);
+        self.settled_kept_bytes += e.kept_bytes;
         e.outcome = Some(outcome.clone());
         self.unsettled -= 1;
         self.unsettled_bytes -= e.bytes;
+        self.unread_bytes += outcome_bytes(&outcome);
         self.settled.push_back(Settled {
             handle,
             message_id: e.message_id.clone(),
             outcome,
         });
-        self.settled_order.push_back(handle);
-        while self.settled_order.len() > self.limits.max_settled_kept {
-            if let Some(old) = self.settled_order.pop_front() {
-                self.remove(old);
-                self.counters.settled_forgotten += 1;
-                tracing::debug!(handle = ?old, "cultnet settled write forgotten to stay within the bound");
+        let max_unread = self
+            .limits
+            .max_settled_unread
+            .max(self.limits.max_in_flight.saturating_add(1));
+        while self.settled.len() > 1
+            && (self.settled.len() > max_unread
+                || self.unread_bytes > self.limits.max_settled_unread_bytes)
+        {
+            if let Some(old) = self.settled.pop_front() {
+                self.unread_bytes -= outcome_bytes(&old.outcome);
+                self.counters.settled_unread_dropped += 1;
             }
+        }
+        self.settled_order.push_back(handle);
+        self.trim_settled();
+    }
+
+    /// Forgets the oldest settled writes until the kept ones are within both bounds.
+    fn trim_settled(&mut self) {
+        while self.settled_order.len() > self.limits.max_settled_kept
+            || self.settled_kept_bytes > self.limits.max_settled_kept_bytes
+        {
+            let Some(old) = self.settled_order.pop_front() else {
+                break;
+            };
+            self.remove(old);
+            self.counters.settled_forgotten += 1;
+            tracing::debug!(handle = ?old, "cultnet settled write forgotten to stay within the bounds");
         }
     }
 
@@ -894,11 +960,20 @@ impl WriteTracker {
             Some(Outcome::Unconfirmed { .. }) => {
                 let e = self.entries.get_mut(&h).expect("looked up above");
                 if e.late.is_none() {
-                    match late {
-                        LateAnswer::AdmittedLate => self.stats.admitted_late += 1,
-                        LateAnswer::RefusedLate(_) => self.stats.refused_late += 1,
-                    }
+                    let cost = match &late {
+                        LateAnswer::AdmittedLate => {
+                            self.stats.admitted_late += 1;
+                            0
+                        }
+                        LateAnswer::RefusedLate(r) => {
+                            self.stats.refused_late += 1;
+                            refusal_bytes(r)
+                        }
+                    };
                     e.late = Some(late);
+                    e.kept_bytes += cost;
+                    self.settled_kept_bytes += cost;
+                    self.trim_settled();
                 }
             }
             // Settled once: a second answer changes nothing.
@@ -939,6 +1014,24 @@ impl WriteTracker {
             }
         }
     }
+}
+
+/// The bytes of an outcome's refusal, if it is one.
+fn outcome_bytes(o: &Outcome) -> usize {
+    match o {
+        Outcome::Refused(r) => refusal_bytes(r),
+        _ => 0,
+    }
+}
+
+/// The bytes of a refusal's parts the server chose: its text, code and details' field.
+fn refusal_bytes(r: &Refusal) -> usize {
+    r.error.len()
+        + r.code.as_ref().map_or(0, |c| c.as_str().len())
+        + r.details
+            .as_ref()
+            .and_then(|d| d.field.as_ref())
+            .map_or(0, String::len)
 }
 
 fn frame_bytes(message_id: &str, d: &Document) -> usize {

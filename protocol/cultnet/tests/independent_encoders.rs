@@ -166,7 +166,7 @@ fn independent_value(f: &Frame) -> Val {
             v.push(("schemaVersion", st("cultnet.error.v0")));
             v.push(("error", st(&e.error)));
             if e.code.is_some() {
-                v.push(("code", opt(&e.code)));
+                v.push(("code", opt(&e.code.as_deref().map(str::to_owned))));
             }
             if e.details.is_some() {
                 v.push(("details", details(&e.details)));
@@ -176,7 +176,7 @@ fn independent_value(f: &Frame) -> Val {
             v.push(("schemaVersion", st("cultnet.error.v1")));
             v.push(("messageId", opt(&e.message_id)));
             v.push(("error", st(&e.error)));
-            v.push(("code", opt(&e.code)));
+            v.push(("code", opt(&e.code.as_deref().map(str::to_owned))));
             v.push(("details", details(&e.details)));
         }
         Frame::WriteAdmitted(a) => {

@@ -3,7 +3,8 @@
 mod support;
 
 use cultnet_receipts::frames::{
-    DocumentPut, ErrorDetails, ErrorV0, ErrorV1, Hello, Operation, WriteAdmitted,
+    Document, DocumentPut, ErrorCode, ErrorDetails, ErrorV0, ErrorV1, Hello, Operation,
+    WriteAdmitted,
 };
 use cultnet_receipts::message_id::{is_blank, is_white_space};
 use cultnet_receipts::tracker::{
@@ -449,6 +450,38 @@ fn w_35_a_refusal_naming_the_write_carries_its_code_and_details() {
 }
 
 #[test]
+fn w_9_a_code_the_seed_does_not_name_still_refuses_the_write() {
+    // By its id, over the bytes: the code is kept verbatim and the write is refused.
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    let f = refuse(&t, h, "shard_not_primary");
+    let f = cultnet_receipts::decode(&cultnet_receipts::encode(&f).unwrap()).unwrap();
+    t.on_frame(&f, 1);
+    let Some(Outcome::Refused(r)) = outcome(&t, h) else {
+        panic!("refused expected, got {:?}", t.state(h))
+    };
+    assert!(matches!(r.code, Some(ErrorCode::Other(_))));
+    assert_eq!(r.code.as_deref(), Some("shard_not_primary"));
+    assert!(!r.attributed_by_count);
+    // Without an id, as the only unanswered write (W-43): refused too, the code kept.
+    let mut t = tracker(Some(false));
+    let h = put_k(&mut t, 0);
+    t.on_frame(
+        &Frame::ErrorV0(ErrorV0 {
+            error: "shard moved".into(),
+            code: Some("shard_moved".into()),
+            details: None,
+        }),
+        1,
+    );
+    let Some(Outcome::Refused(r)) = outcome(&t, h) else {
+        panic!("refused expected, got {:?}", t.state(h))
+    };
+    assert_eq!(r.code.as_deref(), Some("shard_moved"));
+    assert!(r.attributed_by_count);
+}
+
+#[test]
 fn w_37_the_error_form_has_distinct_refused_and_unconfirmed_errors() {
     let mut t = tracker(Some(true));
     let a = put_k(&mut t, 0);
@@ -692,6 +725,122 @@ fn w_41_late_records_are_bounded_and_what_is_dropped_is_counted() {
 }
 
 #[test]
+fn w_41_kept_states_are_bounded_in_bytes_too_and_what_is_dropped_is_counted() {
+    // The server writes a refusal's text (up to a frame): a count bound alone would let 4096
+    // kept states hold 4096 frames of it.
+    let limits = TrackerLimits {
+        max_settled_kept_bytes: 2500,
+        ..TrackerLimits::default()
+    };
+    let big_refusal = |t: &WriteTracker, h: WriteHandle| {
+        Frame::ErrorV1(ErrorV1 {
+            message_id: Some(id(t, h)),
+            error: "x".repeat(1000),
+            code: Some("write_not_authorized".into()),
+            details: None,
+        })
+    };
+    let mut t = WriteTracker::new(limits, 1);
+    t.on_hello(&server_hello(true));
+    let hs: Vec<_> = (0..3).map(|i| put(&mut t, &format!("k{i}"), 0)).collect();
+    for h in &hs[..2] {
+        let f = big_refusal(&t, *h);
+        t.on_frame(&f, 1);
+    }
+    assert_eq!(t.counters().settled_forgotten, 0, "two refusals fit");
+    let f = big_refusal(&t, hs[2]);
+    t.on_frame(&f, 1);
+    assert_eq!(t.counters().settled_forgotten, 1);
+    assert_eq!(t.state(hs[0]), None, "the oldest is forgotten first");
+    assert!(matches!(outcome(&t, hs[2]), Some(Outcome::Refused(_))));
+    let kept = t.stats().settled_kept_bytes;
+    assert!(kept <= 2500 && kept > 2000, "{kept}");
+    // A late refusal recorded on a kept state counts too.
+    let mut t = WriteTracker::new(limits, 2);
+    t.on_hello(&server_hello(true));
+    let hs: Vec<_> = (0..3).map(|i| put(&mut t, &format!("k{i}"), 0)).collect();
+    t.on_tick(5000);
+    assert_eq!(t.counters().settled_forgotten, 0);
+    for h in &hs {
+        let f = big_refusal(&t, *h);
+        t.on_frame(&f, 5001);
+    }
+    assert_eq!(t.counters().settled_forgotten, 1);
+    assert_eq!(t.state(hs[0]), None);
+    assert!(matches!(late(&t, hs[2]), Some(LateAnswer::RefusedLate(_))));
+    assert!(t.stats().settled_kept_bytes <= 2500);
+    // Forgetting a write gives its bytes back.
+    t.forget(hs[1]);
+    t.forget(hs[2]);
+    assert_eq!(t.stats().settled_kept_bytes, 0);
+}
+
+#[test]
+fn the_unread_settled_queue_is_bounded_in_count_and_bytes_and_drops_are_counted() {
+    let refusal = |t: &WriteTracker, h: WriteHandle, len: usize| {
+        Frame::ErrorV1(ErrorV1 {
+            message_id: Some(id(t, h)),
+            error: "x".repeat(len),
+            code: Some("write_not_authorized".into()),
+            details: None,
+        })
+    };
+    // Bytes: the server writes a refusal's text; unread, three of 1000 bytes do not fit in 2500.
+    let limits = TrackerLimits {
+        max_settled_unread_bytes: 2500,
+        ..TrackerLimits::default()
+    };
+    let mut t = WriteTracker::new(limits, 1);
+    t.on_hello(&server_hello(true));
+    let hs: Vec<_> = (0..3).map(|i| put(&mut t, &format!("k{i}"), 0)).collect();
+    for h in &hs {
+        let f = refusal(&t, *h, 1000);
+        t.on_frame(&f, 1);
+    }
+    assert_eq!(t.counters().settled_unread_dropped, 1);
+    assert!(t.stats().settled_unread_bytes <= 2500);
+    let read: Vec<_> = std::iter::from_fn(|| t.poll_settled())
+        .map(|s| s.handle)
+        .collect();
+    assert_eq!(read, hs[1..].to_vec(), "the oldest is dropped first");
+    assert!(
+        matches!(outcome(&t, hs[0]), Some(Outcome::Refused(_))),
+        "its state stays readable"
+    );
+    assert_eq!(t.stats().settled_unread_bytes, 0);
+    // The newest is always kept, however large.
+    let limits = TrackerLimits {
+        max_settled_unread_bytes: 10,
+        ..TrackerLimits::default()
+    };
+    let mut t = WriteTracker::new(limits, 2);
+    t.on_hello(&server_hello(true));
+    let h = put(&mut t, "k", 0);
+    let f = refusal(&t, h, 1000);
+    t.on_frame(&f, 1);
+    assert_eq!(t.poll_settled().map(|s| s.handle), Some(h));
+    // Count: never fewer than max_in_flight + 1 (here 3) are held.
+    let limits = TrackerLimits {
+        max_in_flight: 2,
+        max_settled_unread: 1,
+        ..TrackerLimits::default()
+    };
+    let mut t = WriteTracker::new(limits, 3);
+    t.on_hello(&server_hello(true));
+    for round in 0..2 {
+        let hs: Vec<_> = (0..2)
+            .map(|i| put(&mut t, &format!("k{round}{i}"), 0))
+            .collect();
+        for h in hs {
+            let f = admit(&t, h);
+            t.on_frame(&f, 1);
+        }
+    }
+    assert_eq!(t.counters().settled_unread_dropped, 1);
+    assert_eq!(std::iter::from_fn(|| t.poll_settled()).count(), 3);
+}
+
+#[test]
 fn w_41_a_late_answer_to_a_forgotten_write_is_counted_dropped_and_a_stranger_is_not() {
     let limits = TrackerLimits {
         max_settled_kept: 0,
@@ -924,9 +1073,49 @@ fn w_46_send_only_is_settled_sent_by_the_transport_ack_never_admitted() {
     );
 }
 
+/// Whether a type implements `Default`, found at compile time without requiring it (a method on
+/// the probe through the `Default` bound wins over the one through one more reference).
+struct DefaultProbe<T>(std::marker::PhantomData<T>);
+trait HasDefault {
+    fn has_default(&self) -> bool {
+        true
+    }
+}
+impl<T: Default> HasDefault for DefaultProbe<T> {}
+trait LacksDefault {
+    fn has_default(&self) -> bool {
+        false
+    }
+}
+impl<T> LacksDefault for &DefaultProbe<T> {}
+
 #[test]
-fn w_46_receipts_are_the_default_and_an_ack_is_not_admission() {
-    assert_eq!(WriteMode::default(), WriteMode::Receipt);
+fn w_46_neither_receipts_nor_send_only_is_the_default() {
+    // The probe itself tells a type with a default from one without.
+    let limits = &DefaultProbe::<TrackerLimits>(std::marker::PhantomData);
+    assert!(limits.has_default());
+    let mode = &DefaultProbe::<WriteMode>(std::marker::PhantomData);
+    assert!(!mode.has_default());
+    // Every call registering a write takes its mode: these coercions compile only so.
+    type Registered = Result<(WriteHandle, Frame), TrackerError>;
+    let _put: fn(&mut WriteTracker, Document, WriteMode) -> Registered = WriteTracker::put;
+    let _delete: fn(&mut WriteTracker, &str, &str, WriteMode) -> Registered = WriteTracker::delete;
+    // And each mode does what it names: the same put settles differently under each.
+    for (mode, want) in [
+        (WriteMode::Receipt, Some(window_elapsed(true))),
+        (WriteMode::SendOnly, Some(Outcome::Sent)),
+    ] {
+        let mut t = tracker(Some(true));
+        let (h, _) = t.put(document("k0"), mode).unwrap();
+        t.on_sent(h, 0).unwrap();
+        t.on_transport_ack(h, 1);
+        t.on_tick(5000);
+        assert_eq!(outcome(&t, h), want, "{mode:?}");
+    }
+}
+
+#[test]
+fn w_46_an_ack_is_not_admission_of_a_receipt_write() {
     let mut t = tracker(Some(true));
     let h = put_k(&mut t, 0);
     t.on_transport_ack(h, 1);
@@ -994,6 +1183,9 @@ fn writes_in_flight_are_capped_by_count_and_bytes() {
         max_in_flight: 2,
         max_in_flight_bytes: 1 << 20,
         max_settled_kept: 16,
+        max_settled_kept_bytes: 8 << 20,
+        max_settled_unread: 4096,
+        max_settled_unread_bytes: 8 << 20,
     };
     let mut t = WriteTracker::new(limits, 1);
     let a = put(&mut t, "k0", 0);
@@ -1010,6 +1202,9 @@ fn writes_in_flight_are_capped_by_count_and_bytes() {
         max_in_flight: 100,
         max_in_flight_bytes: 120,
         max_settled_kept: 16,
+        max_settled_kept_bytes: 8 << 20,
+        max_settled_unread: 4096,
+        max_settled_unread_bytes: 8 << 20,
     };
     let mut t = WriteTracker::new(limits, 1);
     assert!(t.put(document("k0"), WriteMode::Receipt).is_ok());
@@ -1167,6 +1362,9 @@ fn the_in_flight_byte_cap_takes_a_write_that_reaches_it_exactly_and_counts_a_del
                 max_in_flight: 100,
                 max_in_flight_bytes,
                 max_settled_kept: 16,
+                max_settled_kept_bytes: 8 << 20,
+                max_settled_unread: 4096,
+                max_settled_unread_bytes: 8 << 20,
             },
             1,
         )
@@ -1259,6 +1457,9 @@ fn settling_a_write_frees_exactly_its_bytes() {
             max_in_flight: 100,
             max_in_flight_bytes: 100,
             max_settled_kept: 16,
+            max_settled_kept_bytes: 8 << 20,
+            max_settled_unread: 4096,
+            max_settled_unread_bytes: 8 << 20,
         },
         1,
     );
@@ -1282,6 +1483,9 @@ fn forget_drops_a_settled_write_only_and_keeps_the_bound_on_the_others() {
             max_in_flight: 100,
             max_in_flight_bytes: 1 << 20,
             max_settled_kept: 2,
+            max_settled_kept_bytes: 8 << 20,
+            max_settled_unread: 4096,
+            max_settled_unread_bytes: 8 << 20,
         },
         1,
     );
@@ -1345,6 +1549,9 @@ fn a_puts_cost_against_the_byte_cap_is_every_field_it_carries() {
                 max_in_flight: 10,
                 max_in_flight_bytes,
                 max_settled_kept: 16,
+                max_settled_kept_bytes: 8 << 20,
+                max_settled_unread: 4096,
+                max_settled_unread_bytes: 8 << 20,
             },
             1,
         )

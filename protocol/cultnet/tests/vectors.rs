@@ -112,14 +112,14 @@ fn frame_json(f: &Frame) -> Value {
             put("schemaVersion", json!("cultnet.error.v1"));
             put("messageId", json!(e.message_id));
             put("error", json!(e.error));
-            put("code", json!(e.code));
+            put("code", json!(e.code.as_deref()));
             put("details", details_json(&e.details));
         }
         Frame::ErrorV0(e) => {
             put("schemaVersion", json!("cultnet.error.v0"));
             put("error", json!(e.error));
             if let Some(c) = &e.code {
-                put("code", json!(c));
+                put("code", json!(c.as_str()));
             }
             if e.details.is_some() {
                 put("details", details_json(&e.details));
@@ -400,7 +400,9 @@ fn state_json(s: Option<WriteState>) -> Value {
     match outcome {
         Outcome::Admitted => json!({ "outcome": "admitted", "late": late }),
         Outcome::Sent => json!({ "outcome": "sent", "late": late }),
-        Outcome::Refused(r) => json!({ "outcome": "refused", "code": r.code, "late": late }),
+        Outcome::Refused(r) => {
+            json!({ "outcome": "refused", "code": r.code.as_deref(), "late": late })
+        }
         Outcome::Unconfirmed { reason, .. } => {
             json!({ "outcome": "unconfirmed", "reason": reason_word(reason), "late": late })
         }

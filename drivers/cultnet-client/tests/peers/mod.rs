@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cultnet_receipts::frames::{
-    Document, Hello, Operation, RawValue, WriteAdmitted, ERROR_V1, WRITE_ADMITTED_V0,
+    Document, ErrorV1, Hello, Operation, RawValue, WriteAdmitted, ERROR_V1, WRITE_ADMITTED_V0,
 };
 use cultnet_receipts::{decode, encode, Frame};
 
@@ -85,21 +85,112 @@ pub fn stalling_peer(stall: Duration, n: usize) -> (u16, JoinHandle<()>) {
     (port, t)
 }
 
+/// The code of the refusal [`strangers_peer`] sends under the put's own id.
+pub const OWN_REFUSAL_CODE: &str = "unowned_schema";
+
+/// A receipt peer for W-44: it reads the client's hello and one put, sends its receipt hello,
+/// then answers that name ids the client never sent (an admission under the put's id with one
+/// byte more, a refusal of another write), and only then refuses the put under its own id with
+/// [`OWN_REFUSAL_CODE`]. A client that let either stranger settle its put would report it
+/// admitted or refused with the stranger's code.
+pub fn strangers_peer() -> (u16, JoinHandle<()>) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        assert!(matches!(read_frame(&mut s), Frame::Hello(_)));
+        let Frame::DocumentPut(p) = read_frame(&mut s) else {
+            panic!("a put expected");
+        };
+        write_frame(&mut s, &receipt_hello());
+        write_frame(
+            &mut s,
+            &Frame::WriteAdmitted(WriteAdmitted {
+                message_id: format!("{}x", p.message_id),
+                operation: Operation::Put,
+                schema_id: p.document.schema_id.clone(),
+                record_key: p.document.record_key.clone(),
+            }),
+        );
+        write_frame(
+            &mut s,
+            &Frame::ErrorV1(ErrorV1 {
+                message_id: Some("someone-elses-write".to_owned()),
+                error: "write_not_authorized: no".to_owned(),
+                code: Some("write_not_authorized".into()),
+                details: None,
+            }),
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        write_frame(
+            &mut s,
+            &Frame::ErrorV1(ErrorV1 {
+                message_id: Some(p.message_id),
+                error: format!("{OWN_REFUSAL_CODE}: no owner"),
+                code: Some(OWN_REFUSAL_CODE.into()),
+                details: None,
+            }),
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    });
+    (port, t)
+}
+
+/// What a client must report after a put to [`strangers_peer`]: refused under its own id with
+/// [`OWN_REFUSAL_CODE`], the two strangers counted as unmatched and settling nothing.
+pub fn assert_only_its_own_id_settled(outcome: &cultnet_client::Outcome, unmatched: u64) {
+    let cultnet_client::Outcome::Refused(r) = outcome else {
+        panic!("only the answer under its own id settles it, got {outcome:?}");
+    };
+    assert_eq!(r.code.as_deref(), Some(OWN_REFUSAL_CODE));
+    assert_eq!(unmatched, 2, "both strangers counted unmatched");
+}
+
+/// A peer whose first bytes declare a frame of 4 GiB, above any cap; its thread returns whether
+/// the client then closed the connection (the peer read to the end) within two seconds.
+pub fn oversized_prefix_peer() -> (u16, JoinHandle<bool>) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        s.write_all(&[0xff, 0xff, 0xff, 0xff]).expect("write");
+        let until = Instant::now() + Duration::from_secs(2);
+        let mut buf = [0u8; 4096];
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            s.set_read_timeout(Some(left.max(Duration::from_millis(1))))
+                .expect("timeout");
+            match s.read(&mut buf) {
+                Ok(0) => return true,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+                Err(_) => return false,
+            }
+        }
+        false
+    });
+    (port, t)
+}
+
 /// Sixteen puts of 900 kB each (more than the socket buffers hold).
 pub fn big_documents() -> Vec<Document> {
     let mut big = vec![0xc6];
     big.extend_from_slice(&(900_000u32).to_be_bytes());
     big.resize(5 + 900_000, 0x5a);
     (0..16)
-        .map(|i| Document {
-            schema_id: "s.big".to_owned(),
-            record_key: format!("k{i}"),
-            stored_at: "2026-12-04T00:00:00Z".to_owned(),
-            payload: RawValue::new(big.clone()).expect("one value"),
-            source_runtime_id: None,
-            source_agent_id: None,
-            source_role: None,
-            tags: None,
-        })
+        .map(|i| document("s.big", &format!("k{i}"), &big))
         .collect()
+}
+
+/// A put's document with `payload` (one MessagePack value) and no optional fields.
+pub fn document(schema: &str, key: &str, payload: &[u8]) -> Document {
+    Document {
+        schema_id: schema.to_owned(),
+        record_key: key.to_owned(),
+        stored_at: "2026-12-04T00:00:00Z".to_owned(),
+        payload: RawValue::new(payload.to_vec()).expect("one value"),
+        source_runtime_id: None,
+        source_agent_id: None,
+        source_role: None,
+        tags: None,
+    }
 }
