@@ -180,7 +180,9 @@ pub enum AckError {
 /// Bounds of the durable-ack OK queue, which the server fills.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OkQueueLimits {
-    /// Most entries queued.
+    /// Most entries queued. It also bounds the frames a connection has out unacknowledged:
+    /// [`Ring::next_to_send`] holds the next frame while this many are, so OKs alone never
+    /// overflow the queue.
     pub max_entries: usize,
     /// Most bytes queued: per entry 16, plus per table its name's length and 8.
     pub max_bytes: usize,
@@ -763,6 +765,15 @@ impl Ring {
         let fsn = w.next_send;
         if fsn >= self.next_fsn {
             return None;
+        }
+        // Durable-ack mode: each frame sent and not yet acknowledged may queue one OK, so no
+        // more go out than the OK queue holds; the rest wait for a durable acknowledgement
+        // (an OK refused for want of room would end the connection for nothing).
+        if let Some(d) = &self.durable {
+            let outstanding = fsn.saturating_sub(self.acked_fsn).saturating_sub(1);
+            if outstanding >= i64::try_from(d.limits.max_entries).unwrap_or(i64::MAX) {
+                return None;
+            }
         }
         w.next_send += 1;
         if fsn <= self.sent_high {

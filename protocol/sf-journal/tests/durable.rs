@@ -90,14 +90,20 @@ fn sf_14_the_ok_queue_is_bounded_in_count_and_bytes_and_refusals_are_counted() {
         dir.apply_all(&ring.append(P, 0).unwrap().ops);
     }
     let _ = ring.connect(0);
-    while ring.next_to_send().is_some() {}
+    // No more frames go out than the queue holds OKs for, so the count bound is never hit.
+    let mut sent = 0;
+    while ring.next_to_send().is_some() {
+        sent += 1;
+    }
+    assert_eq!(sent, 2);
     let _ = ring.ok_with_tables(0, vec![]).unwrap();
     let _ = ring.ok_with_tables(1, vec![]).unwrap();
+    assert_eq!(ring.pending_oks().count(), 2);
     assert!(matches!(
         ring.ok_with_tables(2, vec![]),
-        Err(AckError::OkQueueFull { entries: 2, .. })
+        Err(AckError::NotSent { .. })
     ));
-    assert_eq!(ring.refused_oks(), 1);
+    assert_eq!(ring.refused_oks(), 0);
 
     let mut ring = Ring::new(cfg()).with_durable_ack(OkQueueLimits {
         max_entries: 100,
@@ -515,4 +521,50 @@ fn sf_15_a_durable_ack_outside_durable_ack_mode_is_a_violation() {
     );
     assert_eq!(ring.acked_fsn(), -1);
     assert!(durable_ring(1, &mut MemDir::new()).durable_ack_mode());
+}
+
+#[test]
+fn sf_14_no_more_frames_go_out_than_the_ok_queue_can_hold() {
+    let mut dir = MemDir::new();
+    let mut ring = Ring::new(cfg()).with_durable_ack(OkQueueLimits {
+        max_entries: 3,
+        max_bytes: 1 << 20,
+    });
+    for _ in 0..8 {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+    let _ = ring.connect(0);
+    let sent = |ring: &mut Ring| {
+        let mut v = Vec::new();
+        while let Some((fsn, _)) = ring.next_to_send() {
+            v.push(fsn);
+        }
+        v
+    };
+    assert_eq!(
+        sent(&mut ring),
+        [0, 1, 2],
+        "exactly the bound, not one more"
+    );
+    for seq in 0..3 {
+        let _ = ring
+            .ok_with_tables(seq, vec![t("a", seq as i64 + 1)])
+            .unwrap();
+    }
+    assert!(sent(&mut ring).is_empty(), "OKs alone free no room");
+    // A durable ack of the first two frees two places.
+    let _ = ring.durable_ack(&[t("a", 2)]).unwrap();
+    assert_eq!(ring.acked_fsn(), 1);
+    assert_eq!(sent(&mut ring), [3, 4]);
+    let _ = ring.durable_ack(&[t("a", 3)]).unwrap();
+    assert_eq!(sent(&mut ring), [5]);
+    assert_eq!(ring.refused_oks(), 0);
+
+    // Outside durable-ack mode nothing is held.
+    let mut ring = Ring::new(cfg());
+    for _ in 0..8 {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+    let _ = ring.connect(0);
+    assert_eq!(sent(&mut ring).len(), 8);
 }
