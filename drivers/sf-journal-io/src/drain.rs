@@ -277,14 +277,192 @@ pub(crate) fn lock(j: &Mutex<Journal>) -> std::sync::MutexGuard<'_, Journal> {
     j.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn timed_out(e: &tungstenite::Error) -> bool {
-    matches!(e, tungstenite::Error::Io(io) if matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
-}
-
 /// The most frames sent in a row before the statuses that arrived meanwhile are read and
 /// the deadline is checked again: a producer appending as fast as the drain sends cannot
 /// keep it from reading acknowledgements or from ending at its deadline.
 pub(crate) const SEND_BURST: usize = 64;
+
+fn timed_out(e: &tungstenite::Error) -> bool {
+    matches!(e, tungstenite::Error::Io(io) if matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
+}
+
+/// What a failed read of an open connection means (both drains): `None` when the connection
+/// broke (reconnect, SF-18), a violation when the server broke the WebSocket protocol
+/// (terminal, as PROTOCOL_VIOLATION is in SF-44): a message over the inbound cap (SF-W8),
+/// reserved bits, a masked or unknown frame, a bad fragment or control frame, a close
+/// payload of one byte, a text message that is not UTF-8.
+pub(crate) fn read_failed(e: tungstenite::Error) -> Option<DrainError> {
+    use tungstenite::error::ProtocolError as P;
+    use tungstenite::Error as E;
+    match e {
+        E::Capacity(e) => Some(violation(format!("server message: {e}"))),
+        E::Utf8(e) => Some(violation(format!("a text message that is not UTF-8: {e}"))),
+        E::AttackAttempt => Some(violation("an attack attempt".into())),
+        E::Protocol(
+            p @ (P::NonZeroReservedBits
+            | P::MaskedFrameFromServer
+            | P::FragmentedControlFrame
+            | P::ControlFrameTooBig
+            | P::UnknownControlFrameType(_)
+            | P::UnknownDataFrameType(_)
+            | P::UnexpectedContinueFrame
+            | P::ExpectedFragment(_)
+            | P::InvalidOpcode(_)
+            | P::InvalidCloseSequence),
+        ) => Some(violation(format!("websocket: {p}"))),
+        e => {
+            tracing::debug!(error = %e, "sf connection broke");
+            None
+        }
+    }
+}
+
+/// One message read from the server, judged and applied (both drains): a status frame goes to
+/// the journal, a close is a break, a text message a violation, a PING or PONG nothing.
+pub(crate) fn on_message(
+    journal: &Mutex<Journal>,
+    c: &DrainConfig,
+    msg: Message,
+    report: &mut DrainReport,
+) -> Result<Option<Broke>, DrainError> {
+    match msg {
+        Message::Binary(b) => apply_status(journal, c, &b, report),
+        Message::Text(_) => Err(violation("a text message".into())),
+        Message::Close(_) => Ok(Some(Broke::Retry)),
+        _ => Ok(None),
+    }
+}
+
+/// How long a read waits for a server message: not at all after a full burst (only what
+/// already arrived is read, frames are waiting), else the poll interval but at least 1 ms:
+/// a socket refuses a read timeout of 0, and an async read of 0 would spin.
+pub(crate) fn read_wait(c: &DrainConfig, more: bool) -> Duration {
+    if more {
+        Duration::ZERO
+    } else {
+        c.poll.max(Duration::from_millis(1))
+    }
+}
+
+/// The bound of one wait on a connection (the connect with its upgrade, a send, the close):
+/// the connect timeout, cut at the deadline, at least 1 ms.
+pub(crate) fn wait_bound(c: &DrainConfig, deadline: Instant) -> Duration {
+    c.connect_timeout
+        .min(deadline.saturating_duration_since(Instant::now()))
+        .max(Duration::from_millis(1))
+}
+
+/// The reconnect bookkeeping both drains share (SF-18, SF-24): failed attempts since the
+/// outage began, when it began, and the back-off. An outage ends only with a connection that
+/// made progress (an acknowledgement moved the acked FSN, or nothing was left to acknowledge
+/// when it ended): a server that upgrades and then fails every connection at once is backed
+/// off from as long as one that refuses the upgrade.
+#[derive(Debug, Default)]
+pub(crate) struct Outage {
+    attempts: u32,
+    start_millis: Option<u64>,
+    acked_at_connect: Option<i64>,
+}
+
+impl Outage {
+    /// Whether to try (again): `Ok(false)` when the journal was closed (the drain is done),
+    /// an error when the deadline passed.
+    pub(crate) fn may_try(journal: &Mutex<Journal>, deadline: Instant) -> Result<bool, DrainError> {
+        if lock(journal).is_closed() {
+            return Ok(false);
+        }
+        if Instant::now() >= deadline {
+            return Err(deadline_passed(journal));
+        }
+        Ok(true)
+    }
+
+    /// A connection is up.
+    pub(crate) fn connected(&mut self, journal: &Mutex<Journal>, report: &mut DrainReport) {
+        self.acked_at_connect = Some(lock(journal).acked_fsn());
+        report.connections += 1;
+    }
+
+    /// An attempt failed or a connection broke: counted, the journal told it is reconnecting
+    /// (with the attempts and the outage's start), a periodic checkpoint taken if due
+    /// (SF-36); returns the back-off, doubling from the first one up to the longest, cut at
+    /// the deadline.
+    pub(crate) fn broke(
+        &mut self,
+        journal: &Mutex<Journal>,
+        c: &DrainConfig,
+        deadline: Instant,
+        report: &mut DrainReport,
+    ) -> Result<Duration, DrainError> {
+        if let Some(before) = self.acked_at_connect.take() {
+            let j = lock(journal);
+            if j.acked_fsn() > before || j.acked_fsn() >= j.published_fsn() {
+                self.attempts = 0;
+                self.start_millis = None;
+            }
+        }
+        report.breaks += 1;
+        self.attempts += 1;
+        let start = *self.start_millis.get_or_insert_with(epoch_millis);
+        {
+            let mut j = lock(journal);
+            j.set_link(Link::Reconnecting {
+                attempts: self.attempts,
+                outage_start_millis: start,
+            });
+            let _ = j.checkpoint(crate::journal::monotonic_millis())?;
+        }
+        let doublings = self.attempts.saturating_sub(1).min(16);
+        let pause = c
+            .backoff_initial
+            .saturating_mul(1 << doublings)
+            .min(c.backoff_max.max(c.backoff_initial))
+            .min(deadline.saturating_duration_since(Instant::now()));
+        tracing::debug!(
+            attempts = self.attempts,
+            backoff_millis = pause.as_millis() as u64,
+            "sf connection lost, backing off"
+        );
+        Ok(pause)
+    }
+}
+
+/// What a burst does next (both drains).
+pub(crate) enum Next {
+    /// Send this frame.
+    Send(Vec<u8>),
+    /// The burst is full: read what arrived, then send on.
+    Full,
+    /// Nothing to send now.
+    Idle,
+    /// The journal was closed: the drain is done.
+    Done,
+}
+
+/// The next step of a send burst after `sent` frames: the deadline is checked before each
+/// frame, and the frame is checked before it may go (SF-W2, SF-W9).
+pub(crate) fn next_in_burst(
+    journal: &Mutex<Journal>,
+    deadline: Instant,
+    sent: usize,
+    max_batch: u64,
+) -> Result<Next, DrainError> {
+    if Instant::now() >= deadline {
+        return Err(deadline_passed(journal));
+    }
+    if sent == SEND_BURST {
+        return Ok(Next::Full);
+    }
+    match next_frame(journal) {
+        Ok(Some((fsn, bytes))) => {
+            check_frame(fsn, &bytes, max_batch)?;
+            Ok(Next::Send(bytes))
+        }
+        Ok(None) => Ok(Next::Idle),
+        Err(None) => Ok(Next::Done),
+        Err(Some(e)) => Err(e),
+    }
+}
 
 /// Refuses a drain whose request and journal disagree on durable-ack mode.
 pub(crate) fn check_durable_ack(
@@ -768,26 +946,17 @@ impl Drain {
         deadline: Instant,
         until: impl Fn(&Journal) -> bool,
     ) -> Result<DrainReport, DrainError> {
-        check_durable_ack(journal, &self.config)?;
+        let c = &self.config;
+        check_durable_ack(journal, c)?;
         let mut report = DrainReport::default();
-        let mut backoff = self.config.backoff_initial;
-        let mut attempts = 0u32;
-        let mut outage_start = None;
-        loop {
-            if lock(journal).is_closed() {
-                return Ok(report);
-            }
-            if Instant::now() >= deadline {
-                return Err(deadline_passed(journal));
-            }
+        let mut outage = Outage::default();
+        while Outage::may_try(journal, deadline)? {
             match self.connect(deadline) {
                 Ok((mut ws, max_batch)) => {
-                    attempts = 0;
-                    outage_start = None;
-                    backoff = self.config.backoff_initial;
-                    report.connections += 1;
+                    outage.connected(journal, &mut report);
                     let r = self.pump(&mut ws, max_batch, journal, deadline, &until, &mut report);
                     on_disconnected(journal, &mut report);
+                    // Bounded by the socket's write timeout.
                     let _ = ws.close(None);
                     let _ = ws.flush();
                     match r {
@@ -799,27 +968,9 @@ impl Drain {
                 Err(Some(e)) => return Err(e),
                 Err(None) => {}
             }
-            report.breaks += 1;
-            attempts += 1;
-            let start = *outage_start.get_or_insert_with(epoch_millis);
-            {
-                let mut j = lock(journal);
-                j.set_link(Link::Reconnecting {
-                    attempts,
-                    outage_start_millis: start,
-                });
-                // `sf_durability=periodic` goes on while the wire is down (SF-36).
-                let _ = j.checkpoint(crate::journal::monotonic_millis())?;
-            }
-            let wait = backoff.min(deadline.saturating_duration_since(Instant::now()));
-            tracing::debug!(
-                attempts,
-                backoff_millis = wait.as_millis() as u64,
-                "sf connection lost, backing off"
-            );
-            std::thread::sleep(wait);
-            backoff = (backoff * 2).min(self.config.backoff_max);
+            std::thread::sleep(outage.broke(journal, c, deadline, &mut report)?);
         }
+        Ok(report)
     }
 
     /// One connection attempt: `Err(None)` is retriable, `Err(Some(_))` terminal.
@@ -828,10 +979,7 @@ impl Drain {
         deadline: Instant,
     ) -> Result<(WebSocket<TcpStream>, u64), Option<DrainError>> {
         let c = &self.config;
-        let bound = c
-            .connect_timeout
-            .min(deadline.saturating_duration_since(Instant::now()))
-            .max(Duration::from_millis(1));
+        let bound = wait_bound(c, deadline);
         let stream = TcpStream::connect_timeout(&c.addr, bound).map_err(|e| {
             tracing::debug!(error = %e, "sf connect failed");
         });
@@ -851,7 +999,7 @@ impl Drain {
         let negotiated = judge_upgrade(status, &headers, &c.request)?;
         let ws = ws.ok_or(None)?;
         ws.get_ref()
-            .set_read_timeout(Some(c.poll))
+            .set_read_timeout(Some(read_wait(c, false)))
             .map_err(|_| None)?;
         Ok((ws, negotiated.max_batch_size))
     }
@@ -865,46 +1013,48 @@ impl Drain {
         until: &impl Fn(&Journal) -> bool,
         report: &mut DrainReport,
     ) -> Result<Broke, DrainError> {
+        let c = &self.config;
         let started = Instant::now();
         let millis = |t: Instant| t.duration_since(started).as_millis() as u64;
         let mut last_sent = Instant::now();
-        for f in on_connected(journal, &self.config, max_batch)? {
+        for f in on_connected(journal, c, max_batch)? {
             if ws.send(Message::Binary(f.into())).is_err() {
                 return Ok(Broke::Retry);
             }
             report.catch_up_frames += 1;
         }
         loop {
+            // Each write of this burst waits at most the connect timeout, cut at the deadline.
+            if ws
+                .get_ref()
+                .set_write_timeout(Some(wait_bound(c, deadline)))
+                .is_err()
+            {
+                return Ok(Broke::Retry);
+            }
             let mut more = false;
-            for sent in 0..=SEND_BURST {
-                if Instant::now() >= deadline {
-                    return Err(deadline_passed(journal));
+            let mut sent = 0;
+            loop {
+                match next_in_burst(journal, deadline, sent, max_batch)? {
+                    Next::Send(bytes) => {
+                        if ws.send(Message::Binary(bytes.into())).is_err() {
+                            return Ok(Broke::Retry);
+                        }
+                        sent += 1;
+                        report.frames_sent += 1;
+                        last_sent = Instant::now();
+                    }
+                    Next::Full => {
+                        more = true;
+                        break;
+                    }
+                    Next::Idle => break,
+                    Next::Done => return Ok(Broke::Done),
                 }
-                if sent == SEND_BURST {
-                    more = true;
-                    break;
-                }
-                let next = match next_frame(journal) {
-                    Ok(n) => n,
-                    Err(None) => return Ok(Broke::Done),
-                    Err(Some(e)) => return Err(e),
-                };
-                let Some((fsn, bytes)) = next else { break };
-                check_frame(fsn, &bytes, max_batch)?;
-                if ws.send(Message::Binary(bytes.into())).is_err() {
-                    return Ok(Broke::Retry);
-                }
-                report.frames_sent += 1;
-                last_sent = Instant::now();
             }
             let now = Instant::now();
-            let (done, ping) = between_sends(
-                journal,
-                until,
-                self.config.keepalive,
-                millis(now),
-                millis(last_sent),
-            )?;
+            let (done, ping) =
+                between_sends(journal, until, c.keepalive, millis(now), millis(last_sent))?;
             if done {
                 return Ok(Broke::Done);
             }
@@ -929,20 +1079,62 @@ impl Drain {
             let msg = match read {
                 Ok(m) => m,
                 Err(e) if timed_out(&e) => continue,
-                Err(tungstenite::Error::Capacity(e)) => {
-                    return Err(violation(format!("server message: {e}")))
-                }
-                Err(_) => return Ok(Broke::Retry),
+                Err(e) => return read_failed(e).map_or(Ok(Broke::Retry), Err),
             };
-            let bytes = match msg {
-                Message::Binary(b) => b,
-                Message::Text(_) => return Err(violation("a text message".into())),
-                Message::Close(_) => return Ok(Broke::Retry),
-                _ => continue,
-            };
-            if let Some(b) = apply_status(journal, &self.config, &bytes, report)? {
+            if let Some(b) = on_message(journal, c, msg, report)? {
                 return Ok(b);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sf_18_a_poll_interval_of_0_reads_with_a_1_ms_wait() {
+        let mut c = DrainConfig::new("127.0.0.1:9".parse().expect("an address"));
+        c.poll = Duration::ZERO;
+        assert_eq!(read_wait(&c, false), Duration::from_millis(1));
+        assert_eq!(read_wait(&c, true), Duration::ZERO);
+        c.poll = Duration::from_millis(7);
+        assert_eq!(read_wait(&c, false), Duration::from_millis(7));
+        assert_eq!(read_wait(&c, true), Duration::ZERO);
+    }
+
+    #[test]
+    fn sf_18_the_back_off_doubles_from_the_first_up_to_the_longest_and_ends_at_the_deadline() {
+        let mut c = DrainConfig::new("127.0.0.1:9".parse().expect("an address"));
+        c.backoff_initial = Duration::from_millis(10);
+        c.backoff_max = Duration::from_millis(50);
+        let mut pending = Journal::memory(crate::JournalConfig::memory());
+        let _ = pending.append(b"QWP1 one", 0).expect("appended");
+        let j = Mutex::new(pending);
+        let mut report = DrainReport::default();
+        let mut o = Outage::default();
+        let far = Instant::now() + Duration::from_secs(60);
+        let pauses: Vec<u128> = (0..5)
+            .map(|_| {
+                o.broke(&j, &c, far, &mut report)
+                    .expect("no error")
+                    .as_millis()
+            })
+            .collect();
+        assert_eq!(pauses, [10, 20, 40, 50, 50]);
+        assert_eq!(report.breaks, 5);
+        // A connection that broke with its frame unacknowledged does not end the outage.
+        o.connected(&j, &mut report);
+        let p = o.broke(&j, &c, far, &mut report).expect("no error");
+        assert_eq!(p, Duration::from_millis(50));
+        // One with nothing left to acknowledge does.
+        let idle = Mutex::new(Journal::memory(crate::JournalConfig::memory()));
+        o.connected(&idle, &mut report);
+        let p = o.broke(&idle, &c, far, &mut report).expect("no error");
+        assert_eq!(p, Duration::from_millis(10));
+        // A deadline close by cuts it.
+        let near = Instant::now() + Duration::from_millis(3);
+        let p = o.broke(&idle, &c, near, &mut report).expect("no error");
+        assert!(p <= Duration::from_millis(3), "{p:?}");
     }
 }

@@ -50,6 +50,13 @@ pub enum Conn {
     Headers(Vec<(String, String)>),
     /// Accept, and answer each frame with this binary message instead of a status.
     Garbage(Vec<u8>),
+    /// Accept, and answer the first frame by writing these bytes to the socket as they are
+    /// (a WebSocket frame the client must judge: a bad one, a text frame, a close), then
+    /// acknowledge nothing.
+    Raw(Vec<u8>),
+    /// Accept, then read nothing (the client's sends fill the socket's buffers and stall)
+    /// until the connection's life ends.
+    Stall,
 }
 
 /// How the server behaves.
@@ -452,6 +459,13 @@ fn serve(
     }
 
     let born = Instant::now();
+    if *script == Conn::Stall {
+        while !stop.load(Ordering::Relaxed) && born.elapsed() < config.max_connection_life {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = w.shutdown(Shutdown::Both);
+        return Ok(());
+    }
     let mut received: u64 = 0;
     let mut acked: Option<u64> = None;
     let mut failed = false;
@@ -535,6 +549,10 @@ fn serve(
                         w.write_all(&frame(2, &vec![0u8; *n]))?;
                     }
                     Conn::Garbage(bytes) => send(&mut w, bytes.clone())?,
+                    Conn::Raw(bytes) if seq == 0 => {
+                        failed = true;
+                        w.write_all(bytes)?;
+                    }
                     _ if failed => {}
                     _ => {
                         if config.ack_one_in > 0 && lcg(&mut seed).is_multiple_of(config.ack_one_in)

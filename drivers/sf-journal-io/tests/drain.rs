@@ -1222,3 +1222,143 @@ fn sf_w2_a_catch_up_frame_over_the_servers_max_batch_size_is_refused() {
     let r = run(&s, &j, catch_up).unwrap();
     assert_eq!(r.catch_up_frames, 1);
 }
+
+/// Frames a server may not send (RFC 6455): reserved bits set, a masked frame, an unknown
+/// opcode, a text frame that is not UTF-8, a close of one byte, a fragmented PING, a
+/// continuation with nothing to continue.
+const BAD_WS_FRAMES: [&[u8]; 7] = [
+    &[0xC2, 0x01, 0x00],
+    &[0x82, 0x81, 0, 0, 0, 0, 0x00],
+    &[0x83, 0x00],
+    &[0x81, 0x02, 0xff, 0xfe],
+    &[0x88, 0x01, 0x03],
+    &[0x09, 0x00],
+    &[0x80, 0x01, 0x00],
+];
+
+#[test]
+fn sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violation() {
+    for raw in BAD_WS_FRAMES {
+        let s = server(vec![Conn::Raw(raw.to_vec())]);
+        let j = filled(2);
+        let r = run(&s, &j, |_| {});
+        assert!(matches!(r, Err(DrainError::Violation(_))), "{raw:?}: {r:?}");
+        assert_eq!(
+            s.connections().len(),
+            1,
+            "{raw:?}: a violation is not retried"
+        );
+        assert_eq!(j.lock().unwrap().acked_fsn(), -1, "{raw:?}");
+    }
+}
+
+#[test]
+fn sf_18_a_close_from_the_server_is_a_break_that_is_retried() {
+    // Close 1001 (going away) and a close without a code.
+    for raw in [&[0x88, 0x02, 0x03, 0xe9][..], &[0x88, 0x00]] {
+        let s = server(vec![Conn::Raw(raw.to_vec())]);
+        let j = filled(2);
+        let r = run(&s, &j, |_| {}).unwrap();
+        assert_eq!((r.connections, r.breaks), (2, 1), "{raw:?}");
+        assert_eq!(j.lock().unwrap().acked_fsn(), 1, "{raw:?}");
+    }
+}
+
+#[test]
+fn sf_18_a_poll_interval_of_0_neither_spins_nor_stalls_the_drain() {
+    let s = server(vec![]);
+    let j = filled(4);
+    let mut c = DrainConfig::new(s.addr());
+    c.poll = Duration::ZERO;
+    let started = Instant::now();
+    let r = Drain::new(c)
+        .run(&j, Instant::now() + Duration::from_secs(10), |_| true)
+        .unwrap();
+    assert_eq!((r.connections, r.breaks), (1, 0));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 3);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn sf_18_a_connection_that_breaks_before_any_progress_keeps_the_back_off_growing() {
+    let fail = || Conn::ErrorAt {
+        wire_seq: 0,
+        status: ErrorStatus::InternalError,
+    };
+    let s = server(vec![fail(), fail(), fail()]);
+    let j = filled(2);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| c.backoff_initial = Duration::from_millis(40)).unwrap();
+    assert_eq!((r.connections, r.breaks), (4, 3));
+    assert!(
+        started.elapsed() >= Duration::from_millis(40 + 80 + 160),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(j.lock().unwrap().acked_fsn(), 1);
+}
+
+/// A journal of `n` QWP frames of 256 KiB each.
+fn heavy(n: usize) -> Mutex<Journal> {
+    let mut j = Journal::memory(JournalConfig::memory());
+    for i in 0..n {
+        let mut f = payload(i);
+        f.resize(256 << 10, b'.');
+        let _ = j.append(&f, 0).unwrap();
+    }
+    Mutex::new(j)
+}
+
+#[test]
+fn sf_18_a_stalled_send_and_its_close_end_by_the_connect_timeout_and_reconnect() {
+    let s = LoopbackServer::start(ServerConfig {
+        seed: 7,
+        script: vec![Conn::Stall],
+        max_connection_life: Duration::from_secs(15),
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let j = heavy(96);
+    let mut c = DrainConfig::new(s.addr());
+    c.connect_timeout = Duration::from_millis(300);
+    let started = Instant::now();
+    let r = Drain::new(c)
+        .run(&j, Instant::now() + Duration::from_secs(20), |_| true)
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!((r.connections, r.breaks), (2, 1));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 95);
+}
+
+#[test]
+fn sf_14_a_durable_drain_sends_no_more_than_its_ok_queue_holds_and_drains() {
+    let s = LoopbackServer::start(ServerConfig {
+        durable_after_pings: 2,
+        ack_one_in: 1,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits {
+        max_entries: 2,
+        max_bytes: 1 << 20,
+    });
+    let mut journal = Journal::memory(jc);
+    for i in 0..10 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let r = run(&s, &j, |c| {
+        c.request.durable_ack = true;
+        c.keepalive = Duration::from_millis(5);
+    })
+    .unwrap();
+    assert_eq!(j.lock().unwrap().acked_fsn(), 9);
+    assert_eq!((r.connections, r.breaks), (1, 0));
+    assert_eq!(j.lock().unwrap().stats().oks_dropped, 0);
+    assert_eq!(s.connections()[0].messages().len(), 10);
+}
