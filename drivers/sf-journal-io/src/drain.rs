@@ -431,36 +431,112 @@ impl Outage {
 pub(crate) enum Next {
     /// Send this frame.
     Send(Vec<u8>),
-    /// The burst is full: read what arrived, then send on.
-    Full,
-    /// Nothing to send now.
-    Idle,
+    /// The burst is over (full, or nothing to send now): see [`Pump::after_burst`].
+    Pause,
     /// The journal was closed: the drain is done.
     Done,
 }
 
-/// The next step of a send burst after `sent` frames: the deadline is checked before each
-/// frame, and the frame is checked before it may go (SF-W2, SF-W9).
-pub(crate) fn next_in_burst(
-    journal: &Mutex<Journal>,
-    deadline: Instant,
+/// What follows a burst (both drains).
+pub(crate) enum After {
+    /// The drain is done.
+    Done,
+    /// Send a PING first if `ping` (SF-17), then read what the server sent, waiting at most
+    /// `wait` (0: only what already arrived).
+    Read {
+        /// A PING is due.
+        ping: bool,
+        /// How long the read may wait.
+        wait: Duration,
+    },
+}
+
+/// The sending side of one connection, shared by both drains: bursts of at most
+/// [`SEND_BURST`] frames, each checked before it goes (SF-W2, SF-W9) and the deadline before
+/// each, then the checks between bursts.
+pub(crate) struct Pump {
+    started: Instant,
+    last_sent: Instant,
     sent: usize,
-    max_batch: u64,
-) -> Result<Next, DrainError> {
-    if Instant::now() >= deadline {
-        return Err(deadline_passed(journal));
-    }
-    if sent == SEND_BURST {
-        return Ok(Next::Full);
-    }
-    match next_frame(journal) {
-        Ok(Some((fsn, bytes))) => {
-            check_frame(fsn, &bytes, max_batch)?;
-            Ok(Next::Send(bytes))
+    full: bool,
+}
+
+impl Pump {
+    pub(crate) fn new() -> Self {
+        let now = Instant::now();
+        Self {
+            started: now,
+            last_sent: now,
+            sent: 0,
+            full: false,
         }
-        Ok(None) => Ok(Next::Idle),
-        Err(None) => Ok(Next::Done),
-        Err(Some(e)) => Err(e),
+    }
+
+    /// The next step of the current burst.
+    pub(crate) fn next(
+        &mut self,
+        journal: &Mutex<Journal>,
+        deadline: Instant,
+        max_batch: u64,
+    ) -> Result<Next, DrainError> {
+        if Instant::now() >= deadline {
+            return Err(deadline_passed(journal));
+        }
+        if self.sent == SEND_BURST {
+            self.full = true;
+            return Ok(Next::Pause);
+        }
+        match next_frame(journal) {
+            Ok(Some((fsn, bytes))) => {
+                check_frame(fsn, &bytes, max_batch)?;
+                Ok(Next::Send(bytes))
+            }
+            Ok(None) => Ok(Next::Pause),
+            Err(None) => Ok(Next::Done),
+            Err(Some(e)) => Err(e),
+        }
+    }
+
+    /// A frame of the burst went out.
+    pub(crate) fn sent(&mut self, report: &mut DrainReport) {
+        self.sent += 1;
+        self.last_sent = Instant::now();
+        report.frames_sent += 1;
+    }
+
+    /// A PING went out.
+    pub(crate) fn pinged(&mut self, report: &mut DrainReport) {
+        self.last_sent = Instant::now();
+        report.pings += 1;
+    }
+
+    /// Between bursts: the checkpoint due, whether the drain is done, the deadline, whether
+    /// a PING is due, and how long the read may wait (not at all after a full burst).
+    pub(crate) fn after_burst(
+        &mut self,
+        journal: &Mutex<Journal>,
+        c: &DrainConfig,
+        until: &impl Fn(&Journal) -> bool,
+        deadline: Instant,
+    ) -> Result<After, DrainError> {
+        let millis = |t: Instant| t.duration_since(self.started).as_millis() as u64;
+        let (done, ping) = between_sends(
+            journal,
+            until,
+            c.keepalive,
+            millis(Instant::now()),
+            millis(self.last_sent),
+        )?;
+        if done {
+            return Ok(After::Done);
+        }
+        if Instant::now() >= deadline {
+            return Err(deadline_passed(journal));
+        }
+        let wait = read_wait(c, self.full);
+        self.sent = 0;
+        self.full = false;
+        Ok(After::Read { ping, wait })
     }
 }
 
@@ -1014,9 +1090,7 @@ impl Drain {
         report: &mut DrainReport,
     ) -> Result<Broke, DrainError> {
         let c = &self.config;
-        let started = Instant::now();
-        let millis = |t: Instant| t.duration_since(started).as_millis() as u64;
-        let mut last_sent = Instant::now();
+        let mut p = Pump::new();
         for f in on_connected(journal, c, max_batch)? {
             if ws.send(Message::Binary(f.into())).is_err() {
                 return Ok(Broke::Retry);
@@ -1032,48 +1106,34 @@ impl Drain {
             {
                 return Ok(Broke::Retry);
             }
-            let mut more = false;
-            let mut sent = 0;
             loop {
-                match next_in_burst(journal, deadline, sent, max_batch)? {
+                match p.next(journal, deadline, max_batch)? {
                     Next::Send(bytes) => {
                         if ws.send(Message::Binary(bytes.into())).is_err() {
                             return Ok(Broke::Retry);
                         }
-                        sent += 1;
-                        report.frames_sent += 1;
-                        last_sent = Instant::now();
+                        p.sent(report);
                     }
-                    Next::Full => {
-                        more = true;
-                        break;
-                    }
-                    Next::Idle => break,
+                    Next::Pause => break,
                     Next::Done => return Ok(Broke::Done),
                 }
             }
-            let now = Instant::now();
-            let (done, ping) =
-                between_sends(journal, until, c.keepalive, millis(now), millis(last_sent))?;
-            if done {
+            let After::Read { ping, wait } = p.after_burst(journal, c, until, deadline)? else {
                 return Ok(Broke::Done);
-            }
+            };
             if ping {
                 if ws.send(Message::Ping(Vec::new().into())).is_err() {
                     return Ok(Broke::Retry);
                 }
-                report.pings += 1;
-                last_sent = now;
+                p.pinged(report);
             }
-            if Instant::now() >= deadline {
-                return Err(deadline_passed(journal));
-            }
-            // With frames still to send, only the statuses already arrived are read.
-            if more && ws.get_mut().set_nonblocking(true).is_err() {
+            // After a full burst only the statuses already arrived are read.
+            let now_only = wait.is_zero();
+            if now_only && ws.get_mut().set_nonblocking(true).is_err() {
                 return Ok(Broke::Retry);
             }
             let read = ws.read();
-            if more && ws.get_mut().set_nonblocking(false).is_err() {
+            if now_only && ws.get_mut().set_nonblocking(false).is_err() {
                 return Ok(Broke::Retry);
             }
             let msg = match read {

@@ -22,10 +22,9 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::drain::{
-    between_sends, check_durable_ack, close_step, deadline_passed, headers_of, judge_upgrade,
-    next_in_burst, on_connected, on_disconnected, on_message, read_failed, read_wait,
-    upgrade_request, wait_bound, ws_config, Broke, DrainConfig, DrainError, DrainReport, Next,
-    Outage,
+    check_durable_ack, close_step, headers_of, judge_upgrade, on_connected, on_disconnected,
+    on_message, read_failed, upgrade_request, wait_bound, ws_config, After, Broke, DrainConfig,
+    DrainError, DrainReport, Next, Outage, Pump,
 };
 use crate::journal::{Closed, Journal, JournalError};
 
@@ -137,9 +136,7 @@ impl AsyncDrain {
         report: &mut DrainReport,
     ) -> Result<Broke, DrainError> {
         let c = &self.config;
-        let started = Instant::now();
-        let millis = |t: Instant| t.duration_since(started).as_millis() as u64;
-        let mut last_sent = Instant::now();
+        let mut p = Pump::new();
         for f in on_connected(journal, c, max_batch)? {
             if !self.send(ws, Message::Binary(f.into()), deadline).await {
                 return Ok(Broke::Retry);
@@ -147,32 +144,21 @@ impl AsyncDrain {
             report.catch_up_frames += 1;
         }
         loop {
-            let mut more = false;
-            let mut sent = 0;
             loop {
-                match next_in_burst(journal, deadline, sent, max_batch)? {
+                match p.next(journal, deadline, max_batch)? {
                     Next::Send(bytes) => {
                         if !self.send(ws, Message::Binary(bytes.into()), deadline).await {
                             return Ok(Broke::Retry);
                         }
-                        sent += 1;
-                        report.frames_sent += 1;
-                        last_sent = Instant::now();
+                        p.sent(report);
                     }
-                    Next::Full => {
-                        more = true;
-                        break;
-                    }
-                    Next::Idle => break,
+                    Next::Pause => break,
                     Next::Done => return Ok(Broke::Done),
                 }
             }
-            let now = Instant::now();
-            let (done, ping) =
-                between_sends(journal, until, c.keepalive, millis(now), millis(last_sent))?;
-            if done {
+            let After::Read { ping, wait } = p.after_burst(journal, c, until, deadline)? else {
                 return Ok(Broke::Done);
-            }
+            };
             if ping {
                 if !self
                     .send(ws, Message::Ping(Vec::new().into()), deadline)
@@ -180,14 +166,9 @@ impl AsyncDrain {
                 {
                     return Ok(Broke::Retry);
                 }
-                report.pings += 1;
-                last_sent = now;
+                p.pinged(report);
             }
-            if Instant::now() >= deadline {
-                return Err(deadline_passed(journal));
-            }
-            // With frames still to send, only the statuses already arrived are read.
-            let msg = match tokio::time::timeout(read_wait(c, more), ws.next()).await {
+            let msg = match tokio::time::timeout(wait, ws.next()).await {
                 Err(_) => continue,
                 Ok(None) => return Ok(Broke::Retry),
                 Ok(Some(Ok(m))) => m,
