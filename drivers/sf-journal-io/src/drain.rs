@@ -10,7 +10,7 @@
 //! journal's own.
 
 use std::collections::VecDeque;
-use std::io;
+use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -998,6 +998,51 @@ impl PartialEq for CatchUp {
 
 impl Eq for CatchUp {}
 
+/// The blocking drain's TCP stream. Until the upgrade is done every read and write ends by
+/// one bound for the whole upgrade, so a server trickling its answer a byte at a time cannot
+/// hold the drain past its connect timeout (a socket timeout alone bounds each read).
+#[derive(Debug)]
+struct Stream {
+    tcp: TcpStream,
+    upgrade_until: Option<Instant>,
+}
+
+impl Stream {
+    /// The time left for the upgrade, or `TimedOut` when it is spent.
+    fn left(&self) -> io::Result<Option<Duration>> {
+        let Some(until) = self.upgrade_until else {
+            return Ok(None);
+        };
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        Ok(Some(left))
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(left) = self.left()? {
+            self.tcp.set_read_timeout(Some(left))?;
+        }
+        self.tcp.read(buf)
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(left) = self.left()? {
+            self.tcp.set_write_timeout(Some(left))?;
+        }
+        self.tcp.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
 /// A blocking drain of one journal to one server.
 #[derive(Debug, Clone)]
 pub struct Drain {
@@ -1049,20 +1094,21 @@ impl Drain {
         Ok(report)
     }
 
-    /// One connection attempt: `Err(None)` is retriable, `Err(Some(_))` terminal.
-    fn connect(
-        &self,
-        deadline: Instant,
-    ) -> Result<(WebSocket<TcpStream>, u64), Option<DrainError>> {
+    /// One connection attempt: `Err(None)` is retriable, `Err(Some(_))` terminal. The TCP
+    /// connect and the upgrade together end by one bound.
+    fn connect(&self, deadline: Instant) -> Result<(WebSocket<Stream>, u64), Option<DrainError>> {
         let c = &self.config;
         let bound = wait_bound(c, deadline);
-        let stream = TcpStream::connect_timeout(&c.addr, bound).map_err(|e| {
+        let until = Instant::now() + bound;
+        let tcp = TcpStream::connect_timeout(&c.addr, bound).map_err(|e| {
             tracing::debug!(error = %e, "sf connect failed");
         });
-        let stream = stream.map_err(|()| None)?;
-        let _ = stream.set_nodelay(true);
-        stream.set_read_timeout(Some(bound)).map_err(|_| None)?;
-        stream.set_write_timeout(Some(bound)).map_err(|_| None)?;
+        let tcp = tcp.map_err(|()| None)?;
+        let _ = tcp.set_nodelay(true);
+        let stream = Stream {
+            tcp,
+            upgrade_until: Some(until),
+        };
         let req = upgrade_request(c).map_err(Some)?;
         let (ws, status, headers) =
             match tungstenite::client::client_with_config(req, stream, Some(ws_config(c))) {
@@ -1073,8 +1119,10 @@ impl Drain {
                 Err(_) => return Err(None),
             };
         let negotiated = judge_upgrade(status, &headers, &c.request)?;
-        let ws = ws.ok_or(None)?;
+        let mut ws = ws.ok_or(None)?;
+        ws.get_mut().upgrade_until = None;
         ws.get_ref()
+            .tcp
             .set_read_timeout(Some(read_wait(c, false)))
             .map_err(|_| None)?;
         Ok((ws, negotiated.max_batch_size))
@@ -1082,7 +1130,7 @@ impl Drain {
 
     fn pump(
         &self,
-        ws: &mut WebSocket<TcpStream>,
+        ws: &mut WebSocket<Stream>,
         max_batch: u64,
         journal: &Mutex<Journal>,
         deadline: Instant,
@@ -1101,6 +1149,7 @@ impl Drain {
             // Each write of this burst waits at most the connect timeout, cut at the deadline.
             if ws
                 .get_ref()
+                .tcp
                 .set_write_timeout(Some(wait_bound(c, deadline)))
                 .is_err()
             {
@@ -1129,11 +1178,11 @@ impl Drain {
             }
             // After a full burst only the statuses already arrived are read.
             let now_only = wait.is_zero();
-            if now_only && ws.get_mut().set_nonblocking(true).is_err() {
+            if now_only && ws.get_mut().tcp.set_nonblocking(true).is_err() {
                 return Ok(Broke::Retry);
             }
             let read = ws.read();
-            if now_only && ws.get_mut().set_nonblocking(false).is_err() {
+            if now_only && ws.get_mut().tcp.set_nonblocking(false).is_err() {
                 return Ok(Broke::Retry);
             }
             let msg = match read {

@@ -57,6 +57,9 @@ pub enum Conn {
     /// Accept, then read nothing (the client's sends fill the socket's buffers and stall)
     /// until the connection's life ends.
     Stall,
+    /// Answer the upgrade one byte every 50 ms (a server holding the client in its
+    /// upgrade), then serve.
+    Trickle,
 }
 
 /// How the server behaves.
@@ -452,7 +455,17 @@ fn serve(
         head.push_str(&format!("{n}: {v}\r\n"));
     }
     head.push_str("\r\n");
-    w.write_all(head.as_bytes())?;
+    if *script == Conn::Trickle {
+        for b in head.as_bytes() {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            w.write_all(std::slice::from_ref(b))?;
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    } else {
+        w.write_all(head.as_bytes())?;
+    }
     if status != 101 {
         let _ = w.shutdown(Shutdown::Both);
         return Ok(());

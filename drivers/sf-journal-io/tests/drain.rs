@@ -1362,3 +1362,19 @@ fn sf_14_a_durable_drain_sends_no_more_than_its_ok_queue_holds_and_drains() {
     assert_eq!(j.lock().unwrap().stats().oks_dropped, 0);
     assert_eq!(s.connections()[0].messages().len(), 10);
 }
+
+#[test]
+fn sf_18_an_upgrade_answered_a_byte_at_a_time_ends_by_the_connect_timeout() {
+    // The answer takes some 7 s at a byte every 50 ms; each read alone would be quick.
+    let s = server(vec![Conn::Trickle]);
+    let j = filled(2);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| c.connect_timeout = Duration::from_millis(300)).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?} {r:?}",
+        started.elapsed()
+    );
+    assert_eq!((r.connections, r.breaks), (1, 1));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 1);
+}

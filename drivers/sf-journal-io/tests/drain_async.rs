@@ -1165,3 +1165,20 @@ async fn sf_14_a_durable_drain_sends_no_more_than_its_ok_queue_holds_and_drains_
     assert_eq!(j.lock().unwrap().stats().oks_dropped, 0);
     assert_eq!(s.connections()[0].messages().len(), 10);
 }
+
+#[tokio::test]
+async fn sf_18_an_upgrade_answered_a_byte_at_a_time_ends_by_the_connect_timeout_tokio() {
+    let s = server(vec![Conn::Trickle]);
+    let j = filled(2);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| c.connect_timeout = Duration::from_millis(300))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?} {r:?}",
+        started.elapsed()
+    );
+    assert_eq!((r.connections, r.breaks), (1, 1));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 1);
+}
