@@ -1378,3 +1378,61 @@ fn sf_18_an_upgrade_answered_a_byte_at_a_time_ends_by_the_connect_timeout() {
     assert_eq!((r.connections, r.breaks), (1, 1));
     assert_eq!(j.lock().unwrap().acked_fsn(), 1);
 }
+
+/// A QWP frame naming the ids it was built from.
+fn with_ids(ids: &[u32]) -> Vec<u8> {
+    format!("QWP1 a frame using ids {ids:?}").into_bytes()
+}
+
+#[test]
+fn sf_23_a_frame_with_symbols_waits_for_trim_like_any_other() {
+    use sf_journal_io::journal::append_with_symbols_waiting;
+    // Two segments of three frames: the producer must wait for acknowledgements to go on.
+    let mut jc = small();
+    jc.ring.max_total_bytes = 256;
+    jc.ring.append_deadline_millis = 10_000;
+    let j = Mutex::new(Journal::memory(jc));
+    let s = server(vec![]);
+    std::thread::scope(|scope| {
+        let producer = scope.spawn(|| {
+            for i in 0..30 {
+                let sym = [format!("s{}", i % 4)];
+                let (fsn, ids) = append_with_symbols_waiting(&j, &sym, with_ids).unwrap();
+                assert_eq!((fsn, ids), (i as i64, vec![(i % 4) as u32]));
+            }
+        });
+        let _ = Drain::new(DrainConfig::new(s.addr()))
+            .run(&j, Instant::now() + Duration::from_secs(20), |j| {
+                j.published_fsn() == 29
+            })
+            .unwrap();
+        producer.join().unwrap();
+    });
+    assert_eq!(j.lock().unwrap().dict().symbols(), ["s0", "s1", "s2", "s3"]);
+    let sent = s.connections()[0].messages();
+    assert_eq!(sent.len(), 30);
+    assert_eq!(sent[5], with_ids(&[1]));
+}
+
+#[test]
+fn sf_23_a_frame_with_symbols_waits_until_the_deadline_then_fails_leaving_the_dictionary() {
+    use sf_journal::ring::{AppendError, BackPressure};
+    use sf_journal_io::journal::append_with_symbols_waiting;
+    let mut jc = small();
+    jc.ring.max_total_bytes = 128;
+    jc.ring.append_deadline_millis = 60;
+    let j = Mutex::new(Journal::memory(jc));
+    for i in 0..3 {
+        let _ = sf_journal_io::journal::append_waiting(&j, &payload(i)).unwrap();
+    }
+    let started = Instant::now();
+    match append_with_symbols_waiting(&j, &["b"], with_ids) {
+        Err(JournalError::Append(AppendError::DeadlineExceeded { case, .. })) => {
+            assert_eq!(case, BackPressure::WhilePublishing);
+        }
+        other => panic!("expected the deadline, got {other:?}"),
+    }
+    assert!(started.elapsed() >= Duration::from_millis(59));
+    assert_eq!(j.lock().unwrap().published_fsn(), 2);
+    assert!(j.lock().unwrap().dict().symbols().is_empty());
+}
