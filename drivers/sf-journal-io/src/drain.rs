@@ -21,7 +21,7 @@ use sf_journal::upgrade::{check_response, Negotiated, UpgradeError, UpgradeReque
 use tungstenite::client::IntoClientRequest;
 use tungstenite::handshake::HandshakeError;
 use tungstenite::http::{HeaderName, HeaderValue};
-use tungstenite::protocol::WebSocketConfig;
+use tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
 
 use crate::journal::{
@@ -328,8 +328,36 @@ pub(crate) fn on_message(
     match msg {
         Message::Binary(b) => apply_status(journal, c, &b, report),
         Message::Text(_) => Err(violation("a text message".into())),
-        Message::Close(_) => Ok(Some(Broke::Retry)),
+        Message::Close(frame) => closed_by_server(frame.as_ref()),
         _ => Ok(None),
+    }
+}
+
+/// A close from the server: a break to retry, unless its code says the server refuses what
+/// this client sends (protocol error 1002, unsupported data 1003, invalid payload 1007,
+/// policy 1008, too big 1009, missing extension 1010) or the server sent a code no endpoint
+/// may send (taken as 1002): sending the same frames again cannot help, so it is terminal,
+/// as PROTOCOL_VIOLATION is (SF-44). Going away, a server error, a restart, try again later,
+/// an application code or no code at all reconnect (SF-18).
+fn closed_by_server(frame: Option<&CloseFrame>) -> Result<Option<Broke>, DrainError> {
+    use tungstenite::protocol::frame::coding::CloseCode as C;
+    match frame {
+        Some(f)
+            if matches!(
+                f.code,
+                C::Protocol | C::Unsupported | C::Invalid | C::Policy | C::Size | C::Extension
+            ) =>
+        {
+            Err(violation(format!(
+                "the server closed with code {}: {:?}",
+                u16::from(f.code),
+                f.reason.as_str()
+            )))
+        }
+        f => {
+            tracing::debug!(code = ?f.map(|f| u16::from(f.code)), "sf server closed the connection");
+            Ok(Some(Broke::Retry))
+        }
     }
 }
 

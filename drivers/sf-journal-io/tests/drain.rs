@@ -1236,6 +1236,18 @@ const BAD_WS_FRAMES: [&[u8]; 7] = [
     &[0x80, 0x01, 0x00],
 ];
 
+/// Closes whose code says the server refuses what the client sends: 1002, 1003, 1007, 1008,
+/// 1009, 1010, and 1005, which no endpoint may send (taken as 1002).
+const REFUSING_CLOSES: [[u8; 4]; 7] = [
+    [0x88, 0x02, 0x03, 0xea],
+    [0x88, 0x02, 0x03, 0xeb],
+    [0x88, 0x02, 0x03, 0xef],
+    [0x88, 0x02, 0x03, 0xf0],
+    [0x88, 0x02, 0x03, 0xf1],
+    [0x88, 0x02, 0x03, 0xf2],
+    [0x88, 0x02, 0x03, 0xed],
+];
+
 #[test]
 fn sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violation() {
     for raw in BAD_WS_FRAMES {
@@ -1254,8 +1266,16 @@ fn sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violation() {
 
 #[test]
 fn sf_18_a_close_from_the_server_is_a_break_that_is_retried() {
-    // Close 1001 (going away) and a close without a code.
-    for raw in [&[0x88, 0x02, 0x03, 0xe9][..], &[0x88, 0x00]] {
+    // 1000, 1001, 1011, 1012, 1013, an application code (4000), no code.
+    for raw in [
+        &[0x88, 0x02, 0x03, 0xe8][..],
+        &[0x88, 0x02, 0x03, 0xe9],
+        &[0x88, 0x02, 0x03, 0xf3],
+        &[0x88, 0x02, 0x03, 0xf4],
+        &[0x88, 0x02, 0x03, 0xf5],
+        &[0x88, 0x02, 0x0f, 0xa0],
+        &[0x88, 0x00],
+    ] {
         let s = server(vec![Conn::Raw(raw.to_vec())]);
         let j = filled(2);
         let r = run(&s, &j, |_| {}).unwrap();
@@ -1435,4 +1455,19 @@ fn sf_23_a_frame_with_symbols_waits_until_the_deadline_then_fails_leaving_the_di
     assert!(started.elapsed() >= Duration::from_millis(59));
     assert_eq!(j.lock().unwrap().published_fsn(), 2);
     assert!(j.lock().unwrap().dict().symbols().is_empty());
+}
+
+#[test]
+fn sf_44_a_close_refusing_what_the_client_sends_is_a_terminal_violation() {
+    for raw in REFUSING_CLOSES {
+        let s = server(vec![Conn::Raw(raw.to_vec())]);
+        let j = filled(2);
+        let r = run(&s, &j, |_| {});
+        assert!(
+            matches!(&r, Err(DrainError::Violation(m)) if m.contains("closed with code")),
+            "{raw:?}: {r:?}"
+        );
+        assert_eq!(s.connections().len(), 1, "{raw:?}: not retried");
+        assert_eq!(j.lock().unwrap().acked_fsn(), -1, "{raw:?}");
+    }
 }

@@ -1047,6 +1047,18 @@ const BAD_WS_FRAMES: [&[u8]; 7] = [
     &[0x80, 0x01, 0x00],
 ];
 
+/// Closes whose code says the server refuses what the client sends: 1002, 1003, 1007, 1008,
+/// 1009, 1010, and 1005, which no endpoint may send (taken as 1002).
+const REFUSING_CLOSES: [[u8; 4]; 7] = [
+    [0x88, 0x02, 0x03, 0xea],
+    [0x88, 0x02, 0x03, 0xeb],
+    [0x88, 0x02, 0x03, 0xef],
+    [0x88, 0x02, 0x03, 0xf0],
+    [0x88, 0x02, 0x03, 0xf1],
+    [0x88, 0x02, 0x03, 0xf2],
+    [0x88, 0x02, 0x03, 0xed],
+];
+
 #[tokio::test]
 async fn sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violation_tokio() {
     for raw in BAD_WS_FRAMES {
@@ -1065,7 +1077,16 @@ async fn sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violatio
 
 #[tokio::test]
 async fn sf_18_a_close_from_the_server_is_a_break_that_is_retried_tokio() {
-    for raw in [&[0x88, 0x02, 0x03, 0xe9][..], &[0x88, 0x00]] {
+    // 1000, 1001, 1011, 1012, 1013, an application code (4000), no code.
+    for raw in [
+        &[0x88, 0x02, 0x03, 0xe8][..],
+        &[0x88, 0x02, 0x03, 0xe9],
+        &[0x88, 0x02, 0x03, 0xf3],
+        &[0x88, 0x02, 0x03, 0xf4],
+        &[0x88, 0x02, 0x03, 0xf5],
+        &[0x88, 0x02, 0x0f, 0xa0],
+        &[0x88, 0x00],
+    ] {
         let s = server(vec![Conn::Raw(raw.to_vec())]);
         let j = filled(2);
         let r = run(&s, &j, |_| {}).await.unwrap();
@@ -1181,4 +1202,19 @@ async fn sf_18_an_upgrade_answered_a_byte_at_a_time_ends_by_the_connect_timeout_
     );
     assert_eq!((r.connections, r.breaks), (1, 1));
     assert_eq!(j.lock().unwrap().acked_fsn(), 1);
+}
+
+#[tokio::test]
+async fn sf_44_a_close_refusing_what_the_client_sends_is_a_terminal_violation_tokio() {
+    for raw in REFUSING_CLOSES {
+        let s = server(vec![Conn::Raw(raw.to_vec())]);
+        let j = filled(2);
+        let r = run(&s, &j, |_| {}).await;
+        assert!(
+            matches!(&r, Err(DrainError::Violation(m)) if m.contains("closed with code")),
+            "{raw:?}: {r:?}"
+        );
+        assert_eq!(s.connections().len(), 1, "{raw:?}: not retried");
+        assert_eq!(j.lock().unwrap().acked_fsn(), -1, "{raw:?}");
+    }
 }
