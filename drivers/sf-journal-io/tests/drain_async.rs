@@ -1218,3 +1218,33 @@ async fn sf_44_a_close_refusing_what_the_client_sends_is_a_terminal_violation_to
         assert_eq!(j.lock().unwrap().acked_fsn(), -1, "{raw:?}");
     }
 }
+
+#[tokio::test]
+async fn sf_14_a_durable_drain_past_the_ok_queue_byte_bound_merges_and_drains_tokio() {
+    let s = LoopbackServer::start(ServerConfig {
+        durable_after_pings: 2,
+        ack_one_in: 1,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    // Each OK names the table "trades": 30 bytes, two fit.
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits {
+        max_entries: 64,
+        max_bytes: 60,
+    });
+    let mut journal = Journal::memory(jc);
+    for i in 0..10 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let r = run(&s, &j, |c| {
+        c.request.durable_ack = true;
+        c.keepalive = Duration::from_millis(5);
+    })
+    .await
+    .unwrap();
+    assert_eq!(j.lock().unwrap().acked_fsn(), 9);
+    assert_eq!((r.connections, r.breaks), (1, 0));
+    assert_eq!(j.lock().unwrap().stats().oks_dropped, 0);
+}

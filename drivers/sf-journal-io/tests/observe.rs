@@ -124,7 +124,11 @@ fn every_journal_counter_reads_nonzero_after_a_session_that_exercises_it() {
     assert_eq!(drain(&mut j).len(), 6);
     let t = |n: i64| vec![("t".to_owned(), n)];
     j.ok(0, t(1)).unwrap();
-    assert!(j.ok(1, t(2)).is_err(), "the OK queue holds one");
+    // Another table fits neither beside the first OK nor merged into it.
+    assert!(
+        j.ok(1, vec![("u".to_owned(), 2)]).is_err(),
+        "the OK queue holds one"
+    );
     assert!(j.ok(99, t(2)).is_err(), "an OK beyond what was published");
     j.durable_ack(&t(1)).unwrap();
     assert_eq!(j.acked_fsn(), 0);
