@@ -487,7 +487,13 @@ pub(crate) struct Pump {
     last_sent: Instant,
     sent: usize,
     full: bool,
+    read: usize,
 }
+
+/// The most server messages read in a row between two bursts. After the first, only those
+/// already arrived are read; reading all of them (not one per burst) keeps the statuses from
+/// piling up unread until the server, unable to write them, stops reading the frames.
+pub(crate) const READ_BURST: usize = 4 * SEND_BURST;
 
 impl Pump {
     pub(crate) fn new() -> Self {
@@ -497,7 +503,14 @@ impl Pump {
             last_sent: now,
             sent: 0,
             full: false,
+            read: 0,
         }
+    }
+
+    /// A message was read: whether to read again, taking only what already arrived.
+    pub(crate) fn read_again(&mut self) -> bool {
+        self.read += 1;
+        self.read < READ_BURST
     }
 
     /// The next step of the current burst.
@@ -564,6 +577,7 @@ impl Pump {
         let wait = read_wait(c, self.full);
         self.sent = 0;
         self.full = false;
+        self.read = 0;
         Ok(After::Read { ping, wait })
     }
 }
@@ -1204,22 +1218,33 @@ impl Drain {
                 }
                 p.pinged(report);
             }
-            // After a full burst only the statuses already arrived are read.
-            let now_only = wait.is_zero();
-            if now_only && ws.get_mut().tcp.set_nonblocking(true).is_err() {
+            // After a full burst only the statuses already arrived are read; after a first
+            // message, only those already arrived too.
+            let mut nonblocking = wait.is_zero();
+            if nonblocking && ws.get_mut().tcp.set_nonblocking(true).is_err() {
                 return Ok(Broke::Retry);
             }
-            let read = ws.read();
-            if now_only && ws.get_mut().tcp.set_nonblocking(false).is_err() {
-                return Ok(Broke::Retry);
+            loop {
+                let msg = match ws.read() {
+                    Ok(m) => m,
+                    Err(e) if timed_out(&e) => break,
+                    Err(e) => return read_failed(e).map_or(Ok(Broke::Retry), Err),
+                };
+                if let Some(b) = on_message(journal, c, msg, report)? {
+                    return Ok(b);
+                }
+                if !p.read_again() {
+                    break;
+                }
+                if !nonblocking {
+                    if ws.get_mut().tcp.set_nonblocking(true).is_err() {
+                        return Ok(Broke::Retry);
+                    }
+                    nonblocking = true;
+                }
             }
-            let msg = match read {
-                Ok(m) => m,
-                Err(e) if timed_out(&e) => continue,
-                Err(e) => return read_failed(e).map_or(Ok(Broke::Retry), Err),
-            };
-            if let Some(b) = on_message(journal, c, msg, report)? {
-                return Ok(b);
+            if nonblocking && ws.get_mut().tcp.set_nonblocking(false).is_err() {
+                return Ok(Broke::Retry);
             }
         }
     }

@@ -168,14 +168,22 @@ impl AsyncDrain {
                 }
                 p.pinged(report);
             }
-            let msg = match tokio::time::timeout(wait, ws.next()).await {
-                Err(_) => continue,
-                Ok(None) => return Ok(Broke::Retry),
-                Ok(Some(Ok(m))) => m,
-                Ok(Some(Err(e))) => return read_failed(e).map_or(Ok(Broke::Retry), Err),
-            };
-            if let Some(b) = on_message(journal, c, msg, report)? {
-                return Ok(b);
+            // After a first message, only those already arrived are read.
+            let mut wait = wait;
+            loop {
+                let msg = match tokio::time::timeout(wait, ws.next()).await {
+                    Err(_) => break,
+                    Ok(None) => return Ok(Broke::Retry),
+                    Ok(Some(Ok(m))) => m,
+                    Ok(Some(Err(e))) => return read_failed(e).map_or(Ok(Broke::Retry), Err),
+                };
+                if let Some(b) = on_message(journal, c, msg, report)? {
+                    return Ok(b);
+                }
+                if !p.read_again() {
+                    break;
+                }
+                wait = std::time::Duration::ZERO;
             }
         }
     }

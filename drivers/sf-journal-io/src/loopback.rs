@@ -80,6 +80,9 @@ pub struct ServerConfig {
     /// In durable-ack mode, send the DURABLE_ACK of what was acknowledged only after this many
     /// PINGs (0: right after each OK).
     pub durable_after_pings: usize,
+    /// Extra tables each OK names after `trades`, at seqTxn 1, each with a name of 1 KiB, to
+    /// make OKs large.
+    pub ok_padding_tables: usize,
 }
 
 impl Default for ServerConfig {
@@ -91,6 +94,7 @@ impl Default for ServerConfig {
             max_connection_life: Duration::from_secs(30),
             durable_after_pings: 0,
             ack_one_in: 2,
+            ok_padding_tables: 0,
         }
     }
 }
@@ -508,7 +512,7 @@ fn serve(
                 && last_frame.elapsed() >= config.idle_ack
             {
                 acked = Some(received - 1);
-                send(&mut w, ok(received - 1))?;
+                send(&mut w, ok(received - 1, config.ok_padding_tables))?;
                 if durable && config.durable_after_pings == 0 {
                     send(&mut w, durable_ack(received - 1))?;
                 } else if durable {
@@ -571,7 +575,7 @@ fn serve(
                         if config.ack_one_in > 0 && lcg(&mut seed).is_multiple_of(config.ack_one_in)
                         {
                             acked = Some(seq);
-                            send(&mut w, ok(seq))?;
+                            send(&mut w, ok(seq, config.ok_padding_tables))?;
                             if durable && config.durable_after_pings == 0 {
                                 send(&mut w, durable_ack(seq))?;
                             } else if durable {
@@ -592,11 +596,10 @@ fn serve(
     Ok(())
 }
 
-fn ok(wire_seq: u64) -> Vec<u8> {
-    encode_status(&Status::Ok {
-        wire_seq,
-        tables: vec![("trades".to_owned(), wire_seq as i64 + 1)],
-    })
+fn ok(wire_seq: u64, padding: usize) -> Vec<u8> {
+    let mut tables = vec![("trades".to_owned(), wire_seq as i64 + 1)];
+    tables.extend((0..padding).map(|k| (format!("pad{k:04}{}", "x".repeat(1017)), 1)));
+    encode_status(&Status::Ok { wire_seq, tables })
 }
 
 /// The durable acknowledgement of everything up to `wire_seq` (one table, seqTxn = seq + 1).

@@ -1500,3 +1500,30 @@ fn sf_14_a_durable_drain_past_the_ok_queue_byte_bound_merges_and_drains() {
     assert_eq!((r.connections, r.breaks), (1, 0));
     assert_eq!(j.lock().unwrap().stats().oks_dropped, 0);
 }
+
+#[test]
+fn sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stalls() {
+    // Frames of 4 KiB, each acknowledged at once by an OK of some 8 KiB: read one per burst,
+    // the OKs fill the socket buffers (which grow to tens of MiB), the server stops reading,
+    // and once the frames fill theirs too the sends stall.
+    let s = LoopbackServer::start(ServerConfig {
+        ack_one_in: 1,
+        ok_padding_tables: 8,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut j = Journal::memory(sf_journal_io::JournalConfig::memory());
+    for i in 0..12_000 {
+        let mut f = payload(i);
+        f.resize(4096, b'.');
+        let _ = j.append(&f, 0).unwrap();
+    }
+    let j = Mutex::new(j);
+    let mut c = DrainConfig::new(s.addr());
+    c.connect_timeout = Duration::from_secs(2);
+    let r = Drain::new(c)
+        .run(&j, Instant::now() + Duration::from_secs(30), |_| true)
+        .unwrap();
+    assert_eq!((r.connections, r.breaks), (1, 0), "{r:?}");
+    assert_eq!(j.lock().unwrap().acked_fsn(), 11_999);
+}
