@@ -488,6 +488,8 @@ pub(crate) struct Pump {
     sent: usize,
     full: bool,
     read: usize,
+    catch_up: VecDeque<Vec<u8>>,
+    catching_up: bool,
 }
 
 /// The most server messages read in a row between two bursts. After the first, only those
@@ -496,7 +498,9 @@ pub(crate) struct Pump {
 pub(crate) const READ_BURST: usize = 4 * SEND_BURST;
 
 impl Pump {
-    pub(crate) fn new() -> Self {
+    /// A new connection's pump, which sends `catch_up` (SF-9) before the journal's frames,
+    /// in the same bursts, so statuses are read while they go out too.
+    pub(crate) fn new(catch_up: Vec<Vec<u8>>) -> Self {
         let now = Instant::now();
         Self {
             started: now,
@@ -504,6 +508,8 @@ impl Pump {
             sent: 0,
             full: false,
             read: 0,
+            catch_up: catch_up.into(),
+            catching_up: false,
         }
     }
 
@@ -527,6 +533,10 @@ impl Pump {
             self.full = true;
             return Ok(Next::Pause);
         }
+        self.catching_up = !self.catch_up.is_empty();
+        if let Some(f) = self.catch_up.pop_front() {
+            return Ok(Next::Send(f));
+        }
         match next_frame(journal) {
             Ok(Some((fsn, bytes))) => {
                 check_frame(fsn, &bytes, max_batch)?;
@@ -542,7 +552,11 @@ impl Pump {
     pub(crate) fn sent(&mut self, report: &mut DrainReport) {
         self.sent += 1;
         self.last_sent = Instant::now();
-        report.frames_sent += 1;
+        if self.catching_up {
+            report.catch_up_frames += 1;
+        } else {
+            report.frames_sent += 1;
+        }
     }
 
     /// A PING went out.
@@ -1180,13 +1194,7 @@ impl Drain {
         report: &mut DrainReport,
     ) -> Result<Broke, DrainError> {
         let c = &self.config;
-        let mut p = Pump::new();
-        for f in on_connected(journal, c, max_batch)? {
-            if ws.send(Message::Binary(f.into())).is_err() {
-                return Ok(Broke::Retry);
-            }
-            report.catch_up_frames += 1;
-        }
+        let mut p = Pump::new(on_connected(journal, c, max_batch)?);
         loop {
             // Each write of this burst waits at most the connect timeout, cut at the deadline.
             if ws

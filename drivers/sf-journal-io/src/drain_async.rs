@@ -136,13 +136,7 @@ impl AsyncDrain {
         report: &mut DrainReport,
     ) -> Result<Broke, DrainError> {
         let c = &self.config;
-        let mut p = Pump::new();
-        for f in on_connected(journal, c, max_batch)? {
-            if !self.send(ws, Message::Binary(f.into()), deadline).await {
-                return Ok(Broke::Retry);
-            }
-            report.catch_up_frames += 1;
-        }
+        let mut p = Pump::new(on_connected(journal, c, max_batch)?);
         loop {
             loop {
                 match p.next(journal, deadline, max_batch)? {

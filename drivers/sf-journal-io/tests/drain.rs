@@ -1527,3 +1527,35 @@ fn sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stalls() {
     assert_eq!((r.connections, r.breaks), (1, 0), "{r:?}");
     assert_eq!(j.lock().unwrap().acked_fsn(), 11_999);
 }
+
+#[test]
+fn sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between() {
+    // A catch-up of 12 000 frames of 4 KiB, each acknowledged by an OK of some 8 KiB: sent
+    // in one go without reading, they stall the connection as a long backlog would.
+    let s = LoopbackServer::start(ServerConfig {
+        ack_one_in: 1,
+        ok_padding_tables: 8,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut j = Journal::memory(sf_journal_io::JournalConfig::memory());
+    let _ = j.append_with_symbols(&["s"], |_| payload(0), 0).unwrap();
+    let j = Mutex::new(j);
+    let mut c = DrainConfig::new(s.addr());
+    c.connect_timeout = Duration::from_secs(2);
+    c.catch_up = Some(sf_journal_io::drain::CatchUp::new(|_| {
+        (0..12_000)
+            .map(|i| {
+                let mut f = payload(i);
+                f.resize(4096, b'.');
+                f
+            })
+            .collect()
+    }));
+    let r = Drain::new(c)
+        .run(&j, Instant::now() + Duration::from_secs(30), |_| true)
+        .unwrap();
+    assert_eq!((r.connections, r.breaks), (1, 0), "{r:?}");
+    assert_eq!((r.catch_up_frames, r.frames_sent), (12_000, 1));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 0);
+}
