@@ -3,6 +3,13 @@
 //! binary message each), applies the server's status frames, and on any break reconnects with
 //! back-off and replays from the first unacknowledged frame. Every wait is bounded.
 //!
+//! The decisions both drains share are written once here (the reconnect bookkeeping, the send
+//! bursts with the reads between them, the judging of what was read); this blocking drain and
+//! the tokio one keep only their socket calls. The back-off doubles
+//! with each attempt and starts again from its first pause only after a connection made
+//! progress. Between two bursts every status already arrived is read, so acknowledgements
+//! never pile up unread.
+//!
 //! A server that answers the upgrade with `X-QWP-Max-Batch-Size` above 0 gets no message
 //! longer than that: a journal frame over it ends the drain with
 //! [`DrainError::FrameTooLarge`] naming its FSN, unsent and kept in the journal (frames are
@@ -42,9 +49,11 @@ pub struct DrainConfig {
     pub backoff_initial: Duration,
     /// The longest back-off.
     pub backoff_max: Duration,
-    /// Bound of the TCP connect and of the upgrade.
+    /// Bound of the TCP connect with the upgrade (one bound for both), of each send and of
+    /// the close of a connection; always cut at the drain's deadline.
     pub connect_timeout: Duration,
-    /// How long one read waits before the drain looks for new frames.
+    /// How long one read waits before the drain looks for new frames (at least 1 ms is
+    /// waited, so 0 neither spins nor is refused by the socket).
     pub poll: Duration,
     /// The largest server message taken.
     pub max_inbound_bytes: usize,
@@ -126,7 +135,9 @@ pub enum DrainError {
     #[error("malformed status frame: {0}")]
     Status(StatusError),
     /// The server broke the protocol (a malformed or oversized status frame, a text message,
-    /// an acknowledgement of what was never sent).
+    /// an acknowledgement of what was never sent, a frame breaking the WebSocket protocol), or
+    /// closed with a code refusing what this client sends (1002, 1003, 1007 to 1010). Not
+    /// retried.
     #[error("protocol violation: {0}")]
     Violation(String),
     /// A journal frame is not a QWP message (it does not begin `QWP1`); it is not sent.
