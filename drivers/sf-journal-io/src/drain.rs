@@ -3,6 +3,13 @@
 //! binary message each), applies the server's status frames, and on any break reconnects with
 //! back-off and replays from the first unacknowledged frame. Every wait is bounded.
 //!
+//! The decisions both drains share are written once here (the reconnect bookkeeping, the send
+//! bursts with the reads between them, the judging of what was read); this blocking drain and
+//! the tokio one keep only their socket calls. The back-off doubles
+//! with each attempt and starts again from its first pause only after a connection made
+//! progress. Between two bursts every status already arrived is read, so acknowledgements
+//! never pile up unread.
+//!
 //! A server that answers the upgrade with `X-QWP-Max-Batch-Size` above 0 gets no message
 //! longer than that: a journal frame over it ends the drain with
 //! [`DrainError::FrameTooLarge`] naming its FSN, unsent and kept in the journal (frames are
@@ -10,7 +17,7 @@
 //! journal's own.
 
 use std::collections::VecDeque;
-use std::io;
+use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -21,7 +28,7 @@ use sf_journal::upgrade::{check_response, Negotiated, UpgradeError, UpgradeReque
 use tungstenite::client::IntoClientRequest;
 use tungstenite::handshake::HandshakeError;
 use tungstenite::http::{HeaderName, HeaderValue};
-use tungstenite::protocol::WebSocketConfig;
+use tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
 
 use crate::journal::{
@@ -42,9 +49,11 @@ pub struct DrainConfig {
     pub backoff_initial: Duration,
     /// The longest back-off.
     pub backoff_max: Duration,
-    /// Bound of the TCP connect and of the upgrade.
+    /// Bound of the TCP connect with the upgrade (one bound for both), of each send and of
+    /// the close of a connection; always cut at the drain's deadline.
     pub connect_timeout: Duration,
-    /// How long one read waits before the drain looks for new frames.
+    /// How long one read waits before the drain looks for new frames (at least 1 ms is
+    /// waited, so 0 neither spins nor is refused by the socket).
     pub poll: Duration,
     /// The largest server message taken.
     pub max_inbound_bytes: usize,
@@ -126,7 +135,9 @@ pub enum DrainError {
     #[error("malformed status frame: {0}")]
     Status(StatusError),
     /// The server broke the protocol (a malformed or oversized status frame, a text message,
-    /// an acknowledgement of what was never sent).
+    /// an acknowledgement of what was never sent, a frame breaking the WebSocket protocol), or
+    /// closed with a code refusing what this client sends (1002, 1003, 1007 to 1010). Not
+    /// retried.
     #[error("protocol violation: {0}")]
     Violation(String),
     /// A journal frame is not a QWP message (it does not begin `QWP1`); it is not sent.
@@ -277,14 +288,324 @@ pub(crate) fn lock(j: &Mutex<Journal>) -> std::sync::MutexGuard<'_, Journal> {
     j.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn timed_out(e: &tungstenite::Error) -> bool {
-    matches!(e, tungstenite::Error::Io(io) if matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
-}
-
 /// The most frames sent in a row before the statuses that arrived meanwhile are read and
 /// the deadline is checked again: a producer appending as fast as the drain sends cannot
 /// keep it from reading acknowledgements or from ending at its deadline.
 pub(crate) const SEND_BURST: usize = 64;
+
+fn timed_out(e: &tungstenite::Error) -> bool {
+    matches!(e, tungstenite::Error::Io(io) if matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
+}
+
+/// What a failed read of an open connection means (both drains): `None` when the connection
+/// broke (reconnect, SF-18), a violation when the server broke the WebSocket protocol
+/// (terminal, as PROTOCOL_VIOLATION is in SF-44): a message over the inbound cap (SF-W8),
+/// reserved bits, a masked or unknown frame, a bad fragment or control frame, a close
+/// payload of one byte, a text message that is not UTF-8.
+pub(crate) fn read_failed(e: tungstenite::Error) -> Option<DrainError> {
+    use tungstenite::error::ProtocolError as P;
+    use tungstenite::Error as E;
+    match e {
+        E::Capacity(e) => Some(violation(format!("server message: {e}"))),
+        E::Utf8(e) => Some(violation(format!("a text message that is not UTF-8: {e}"))),
+        E::AttackAttempt => Some(violation("an attack attempt".into())),
+        E::Protocol(
+            p @ (P::NonZeroReservedBits
+            | P::MaskedFrameFromServer
+            | P::FragmentedControlFrame
+            | P::ControlFrameTooBig
+            | P::UnknownControlFrameType(_)
+            | P::UnknownDataFrameType(_)
+            | P::UnexpectedContinueFrame
+            | P::ExpectedFragment(_)
+            | P::InvalidOpcode(_)
+            | P::InvalidCloseSequence),
+        ) => Some(violation(format!("websocket: {p}"))),
+        e => {
+            tracing::debug!(error = %e, "sf connection broke");
+            None
+        }
+    }
+}
+
+/// One message read from the server, judged and applied (both drains): a status frame goes to
+/// the journal, a close is a break, a text message a violation, a PING or PONG nothing.
+pub(crate) fn on_message(
+    journal: &Mutex<Journal>,
+    c: &DrainConfig,
+    msg: Message,
+    report: &mut DrainReport,
+) -> Result<Option<Broke>, DrainError> {
+    match msg {
+        Message::Binary(b) => apply_status(journal, c, &b, report),
+        Message::Text(_) => Err(violation("a text message".into())),
+        Message::Close(frame) => closed_by_server(frame.as_ref()),
+        _ => Ok(None),
+    }
+}
+
+/// A close from the server: a break to retry, unless its code says the server refuses what
+/// this client sends (protocol error 1002, unsupported data 1003, invalid payload 1007,
+/// policy 1008, too big 1009, missing extension 1010) or the server sent a code no endpoint
+/// may send (taken as 1002): sending the same frames again cannot help, so it is terminal,
+/// as PROTOCOL_VIOLATION is (SF-44). Going away, a server error, a restart, try again later,
+/// an application code or no code at all reconnect (SF-18).
+fn closed_by_server(frame: Option<&CloseFrame>) -> Result<Option<Broke>, DrainError> {
+    use tungstenite::protocol::frame::coding::CloseCode as C;
+    match frame {
+        Some(f)
+            if matches!(
+                f.code,
+                C::Protocol | C::Unsupported | C::Invalid | C::Policy | C::Size | C::Extension
+            ) =>
+        {
+            Err(violation(format!(
+                "the server closed with code {}: {:?}",
+                u16::from(f.code),
+                f.reason.as_str()
+            )))
+        }
+        f => {
+            tracing::debug!(code = ?f.map(|f| u16::from(f.code)), "sf server closed the connection");
+            Ok(Some(Broke::Retry))
+        }
+    }
+}
+
+/// How long a read waits for a server message: not at all after a full burst (only what
+/// already arrived is read, frames are waiting), else the poll interval but at least 1 ms:
+/// a socket refuses a read timeout of 0, and an async read of 0 would spin.
+pub(crate) fn read_wait(c: &DrainConfig, more: bool) -> Duration {
+    if more {
+        Duration::ZERO
+    } else {
+        c.poll.max(Duration::from_millis(1))
+    }
+}
+
+/// The bound of one wait on a connection (the connect with its upgrade, a send, the close):
+/// the connect timeout, cut at the deadline, at least 1 ms.
+pub(crate) fn wait_bound(c: &DrainConfig, deadline: Instant) -> Duration {
+    c.connect_timeout
+        .min(deadline.saturating_duration_since(Instant::now()))
+        .max(Duration::from_millis(1))
+}
+
+/// The reconnect bookkeeping both drains share (SF-18, SF-24): failed attempts since the
+/// outage began, when it began, and the back-off. An outage ends only with a connection that
+/// made progress (an acknowledgement moved the acked FSN, or nothing was left to acknowledge
+/// when it ended): a server that upgrades and then fails every connection at once is backed
+/// off from as long as one that refuses the upgrade.
+#[derive(Debug, Default)]
+pub(crate) struct Outage {
+    attempts: u32,
+    start_millis: Option<u64>,
+    acked_at_connect: Option<i64>,
+}
+
+impl Outage {
+    /// Whether to try (again): `Ok(false)` when the journal was closed (the drain is done),
+    /// an error when the deadline passed.
+    pub(crate) fn may_try(journal: &Mutex<Journal>, deadline: Instant) -> Result<bool, DrainError> {
+        if lock(journal).is_closed() {
+            return Ok(false);
+        }
+        if Instant::now() >= deadline {
+            return Err(deadline_passed(journal));
+        }
+        Ok(true)
+    }
+
+    /// A connection is up.
+    pub(crate) fn connected(&mut self, journal: &Mutex<Journal>, report: &mut DrainReport) {
+        self.acked_at_connect = Some(lock(journal).acked_fsn());
+        report.connections += 1;
+    }
+
+    /// An attempt failed or a connection broke: counted, the journal told it is reconnecting
+    /// (with the attempts and the outage's start), a periodic checkpoint taken if due
+    /// (SF-36); returns the back-off, doubling from the first one up to the longest, cut at
+    /// the deadline.
+    pub(crate) fn broke(
+        &mut self,
+        journal: &Mutex<Journal>,
+        c: &DrainConfig,
+        deadline: Instant,
+        report: &mut DrainReport,
+    ) -> Result<Duration, DrainError> {
+        if let Some(before) = self.acked_at_connect.take() {
+            let j = lock(journal);
+            if j.acked_fsn() > before || j.acked_fsn() >= j.published_fsn() {
+                self.attempts = 0;
+                self.start_millis = None;
+            }
+        }
+        report.breaks += 1;
+        self.attempts += 1;
+        let start = *self.start_millis.get_or_insert_with(epoch_millis);
+        {
+            let mut j = lock(journal);
+            j.set_link(Link::Reconnecting {
+                attempts: self.attempts,
+                outage_start_millis: start,
+            });
+            let _ = j.checkpoint(crate::journal::monotonic_millis())?;
+        }
+        let doublings = self.attempts.saturating_sub(1).min(16);
+        let pause = c
+            .backoff_initial
+            .saturating_mul(1 << doublings)
+            .min(c.backoff_max.max(c.backoff_initial))
+            .min(deadline.saturating_duration_since(Instant::now()));
+        tracing::debug!(
+            attempts = self.attempts,
+            backoff_millis = pause.as_millis() as u64,
+            "sf connection lost, backing off"
+        );
+        Ok(pause)
+    }
+}
+
+/// What a burst does next (both drains).
+pub(crate) enum Next {
+    /// Send this frame.
+    Send(Vec<u8>),
+    /// The burst is over (full, or nothing to send now): see [`Pump::after_burst`].
+    Pause,
+    /// The journal was closed: the drain is done.
+    Done,
+}
+
+/// What follows a burst (both drains).
+pub(crate) enum After {
+    /// The drain is done.
+    Done,
+    /// Send a PING first if `ping` (SF-17), then read what the server sent, waiting at most
+    /// `wait` (0: only what already arrived).
+    Read {
+        /// A PING is due.
+        ping: bool,
+        /// How long the read may wait.
+        wait: Duration,
+    },
+}
+
+/// The sending side of one connection, shared by both drains: bursts of at most
+/// [`SEND_BURST`] frames, each checked before it goes (SF-W2, SF-W9) and the deadline before
+/// each, then the checks between bursts.
+pub(crate) struct Pump {
+    started: Instant,
+    last_sent: Instant,
+    sent: usize,
+    full: bool,
+    read: usize,
+    catch_up: VecDeque<Vec<u8>>,
+    catching_up: bool,
+}
+
+/// The most server messages read in a row between two bursts. After the first, only those
+/// already arrived are read; reading all of them (not one per burst) keeps the statuses from
+/// piling up unread until the server, unable to write them, stops reading the frames.
+pub(crate) const READ_BURST: usize = 4 * SEND_BURST;
+
+impl Pump {
+    /// A new connection's pump, which sends `catch_up` (SF-9) before the journal's frames,
+    /// in the same bursts, so statuses are read while they go out too.
+    pub(crate) fn new(catch_up: Vec<Vec<u8>>) -> Self {
+        let now = Instant::now();
+        Self {
+            started: now,
+            last_sent: now,
+            sent: 0,
+            full: false,
+            read: 0,
+            catch_up: catch_up.into(),
+            catching_up: false,
+        }
+    }
+
+    /// A message was read: whether to read again, taking only what already arrived.
+    pub(crate) fn read_again(&mut self) -> bool {
+        self.read += 1;
+        self.read < READ_BURST
+    }
+
+    /// The next step of the current burst.
+    pub(crate) fn next(
+        &mut self,
+        journal: &Mutex<Journal>,
+        deadline: Instant,
+        max_batch: u64,
+    ) -> Result<Next, DrainError> {
+        if Instant::now() >= deadline {
+            return Err(deadline_passed(journal));
+        }
+        if self.sent == SEND_BURST {
+            self.full = true;
+            return Ok(Next::Pause);
+        }
+        self.catching_up = !self.catch_up.is_empty();
+        if let Some(f) = self.catch_up.pop_front() {
+            return Ok(Next::Send(f));
+        }
+        match next_frame(journal) {
+            Ok(Some((fsn, bytes))) => {
+                check_frame(fsn, &bytes, max_batch)?;
+                Ok(Next::Send(bytes))
+            }
+            Ok(None) => Ok(Next::Pause),
+            Err(None) => Ok(Next::Done),
+            Err(Some(e)) => Err(e),
+        }
+    }
+
+    /// A frame of the burst went out.
+    pub(crate) fn sent(&mut self, report: &mut DrainReport) {
+        self.sent += 1;
+        self.last_sent = Instant::now();
+        if self.catching_up {
+            report.catch_up_frames += 1;
+        } else {
+            report.frames_sent += 1;
+        }
+    }
+
+    /// A PING went out.
+    pub(crate) fn pinged(&mut self, report: &mut DrainReport) {
+        self.last_sent = Instant::now();
+        report.pings += 1;
+    }
+
+    /// Between bursts: the checkpoint due, whether the drain is done, the deadline, whether
+    /// a PING is due, and how long the read may wait (not at all after a full burst).
+    pub(crate) fn after_burst(
+        &mut self,
+        journal: &Mutex<Journal>,
+        c: &DrainConfig,
+        until: &impl Fn(&Journal) -> bool,
+        deadline: Instant,
+    ) -> Result<After, DrainError> {
+        let millis = |t: Instant| t.duration_since(self.started).as_millis() as u64;
+        let (done, ping) = between_sends(
+            journal,
+            until,
+            c.keepalive,
+            millis(Instant::now()),
+            millis(self.last_sent),
+        )?;
+        if done {
+            return Ok(After::Done);
+        }
+        if Instant::now() >= deadline {
+            return Err(deadline_passed(journal));
+        }
+        let wait = read_wait(c, self.full);
+        self.sent = 0;
+        self.full = false;
+        self.read = 0;
+        Ok(After::Read { ping, wait })
+    }
+}
 
 /// Refuses a drain whose request and journal disagree on durable-ack mode.
 pub(crate) fn check_durable_ack(
@@ -744,6 +1065,51 @@ impl PartialEq for CatchUp {
 
 impl Eq for CatchUp {}
 
+/// The blocking drain's TCP stream. Until the upgrade is done every read and write ends by
+/// one bound for the whole upgrade, so a server trickling its answer a byte at a time cannot
+/// hold the drain past its connect timeout (a socket timeout alone bounds each read).
+#[derive(Debug)]
+struct Stream {
+    tcp: TcpStream,
+    upgrade_until: Option<Instant>,
+}
+
+impl Stream {
+    /// The time left for the upgrade, or `TimedOut` when it is spent.
+    fn left(&self) -> io::Result<Option<Duration>> {
+        let Some(until) = self.upgrade_until else {
+            return Ok(None);
+        };
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        Ok(Some(left))
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(left) = self.left()? {
+            self.tcp.set_read_timeout(Some(left))?;
+        }
+        self.tcp.read(buf)
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(left) = self.left()? {
+            self.tcp.set_write_timeout(Some(left))?;
+        }
+        self.tcp.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
 /// A blocking drain of one journal to one server.
 #[derive(Debug, Clone)]
 pub struct Drain {
@@ -768,26 +1134,17 @@ impl Drain {
         deadline: Instant,
         until: impl Fn(&Journal) -> bool,
     ) -> Result<DrainReport, DrainError> {
-        check_durable_ack(journal, &self.config)?;
+        let c = &self.config;
+        check_durable_ack(journal, c)?;
         let mut report = DrainReport::default();
-        let mut backoff = self.config.backoff_initial;
-        let mut attempts = 0u32;
-        let mut outage_start = None;
-        loop {
-            if lock(journal).is_closed() {
-                return Ok(report);
-            }
-            if Instant::now() >= deadline {
-                return Err(deadline_passed(journal));
-            }
+        let mut outage = Outage::default();
+        while Outage::may_try(journal, deadline)? {
             match self.connect(deadline) {
                 Ok((mut ws, max_batch)) => {
-                    attempts = 0;
-                    outage_start = None;
-                    backoff = self.config.backoff_initial;
-                    report.connections += 1;
+                    outage.connected(journal, &mut report);
                     let r = self.pump(&mut ws, max_batch, journal, deadline, &until, &mut report);
                     on_disconnected(journal, &mut report);
+                    // Bounded by the socket's write timeout.
                     let _ = ws.close(None);
                     let _ = ws.flush();
                     match r {
@@ -799,46 +1156,26 @@ impl Drain {
                 Err(Some(e)) => return Err(e),
                 Err(None) => {}
             }
-            report.breaks += 1;
-            attempts += 1;
-            let start = *outage_start.get_or_insert_with(epoch_millis);
-            {
-                let mut j = lock(journal);
-                j.set_link(Link::Reconnecting {
-                    attempts,
-                    outage_start_millis: start,
-                });
-                // `sf_durability=periodic` goes on while the wire is down (SF-36).
-                let _ = j.checkpoint(crate::journal::monotonic_millis())?;
-            }
-            let wait = backoff.min(deadline.saturating_duration_since(Instant::now()));
-            tracing::debug!(
-                attempts,
-                backoff_millis = wait.as_millis() as u64,
-                "sf connection lost, backing off"
-            );
-            std::thread::sleep(wait);
-            backoff = (backoff * 2).min(self.config.backoff_max);
+            std::thread::sleep(outage.broke(journal, c, deadline, &mut report)?);
         }
+        Ok(report)
     }
 
-    /// One connection attempt: `Err(None)` is retriable, `Err(Some(_))` terminal.
-    fn connect(
-        &self,
-        deadline: Instant,
-    ) -> Result<(WebSocket<TcpStream>, u64), Option<DrainError>> {
+    /// One connection attempt: `Err(None)` is retriable, `Err(Some(_))` terminal. The TCP
+    /// connect and the upgrade together end by one bound.
+    fn connect(&self, deadline: Instant) -> Result<(WebSocket<Stream>, u64), Option<DrainError>> {
         let c = &self.config;
-        let bound = c
-            .connect_timeout
-            .min(deadline.saturating_duration_since(Instant::now()))
-            .max(Duration::from_millis(1));
-        let stream = TcpStream::connect_timeout(&c.addr, bound).map_err(|e| {
+        let bound = wait_bound(c, deadline);
+        let until = Instant::now() + bound;
+        let tcp = TcpStream::connect_timeout(&c.addr, bound).map_err(|e| {
             tracing::debug!(error = %e, "sf connect failed");
         });
-        let stream = stream.map_err(|()| None)?;
-        let _ = stream.set_nodelay(true);
-        stream.set_read_timeout(Some(bound)).map_err(|_| None)?;
-        stream.set_write_timeout(Some(bound)).map_err(|_| None)?;
+        let tcp = tcp.map_err(|()| None)?;
+        let _ = tcp.set_nodelay(true);
+        let stream = Stream {
+            tcp,
+            upgrade_until: Some(until),
+        };
         let req = upgrade_request(c).map_err(Some)?;
         let (ws, status, headers) =
             match tungstenite::client::client_with_config(req, stream, Some(ws_config(c))) {
@@ -849,100 +1186,136 @@ impl Drain {
                 Err(_) => return Err(None),
             };
         let negotiated = judge_upgrade(status, &headers, &c.request)?;
-        let ws = ws.ok_or(None)?;
+        let mut ws = ws.ok_or(None)?;
+        ws.get_mut().upgrade_until = None;
         ws.get_ref()
-            .set_read_timeout(Some(c.poll))
+            .tcp
+            .set_read_timeout(Some(read_wait(c, false)))
             .map_err(|_| None)?;
         Ok((ws, negotiated.max_batch_size))
     }
 
     fn pump(
         &self,
-        ws: &mut WebSocket<TcpStream>,
+        ws: &mut WebSocket<Stream>,
         max_batch: u64,
         journal: &Mutex<Journal>,
         deadline: Instant,
         until: &impl Fn(&Journal) -> bool,
         report: &mut DrainReport,
     ) -> Result<Broke, DrainError> {
-        let started = Instant::now();
-        let millis = |t: Instant| t.duration_since(started).as_millis() as u64;
-        let mut last_sent = Instant::now();
-        for f in on_connected(journal, &self.config, max_batch)? {
-            if ws.send(Message::Binary(f.into())).is_err() {
+        let c = &self.config;
+        let mut p = Pump::new(on_connected(journal, c, max_batch)?);
+        loop {
+            // Each write of this burst waits at most the connect timeout, cut at the deadline.
+            if ws
+                .get_ref()
+                .tcp
+                .set_write_timeout(Some(wait_bound(c, deadline)))
+                .is_err()
+            {
                 return Ok(Broke::Retry);
             }
-            report.catch_up_frames += 1;
-        }
-        loop {
-            let mut more = false;
-            for sent in 0..=SEND_BURST {
-                if Instant::now() >= deadline {
-                    return Err(deadline_passed(journal));
+            loop {
+                match p.next(journal, deadline, max_batch)? {
+                    Next::Send(bytes) => {
+                        if ws.send(Message::Binary(bytes.into())).is_err() {
+                            return Ok(Broke::Retry);
+                        }
+                        p.sent(report);
+                    }
+                    Next::Pause => break,
+                    Next::Done => return Ok(Broke::Done),
                 }
-                if sent == SEND_BURST {
-                    more = true;
-                    break;
-                }
-                let next = match next_frame(journal) {
-                    Ok(n) => n,
-                    Err(None) => return Ok(Broke::Done),
-                    Err(Some(e)) => return Err(e),
-                };
-                let Some((fsn, bytes)) = next else { break };
-                check_frame(fsn, &bytes, max_batch)?;
-                if ws.send(Message::Binary(bytes.into())).is_err() {
-                    return Ok(Broke::Retry);
-                }
-                report.frames_sent += 1;
-                last_sent = Instant::now();
             }
-            let now = Instant::now();
-            let (done, ping) = between_sends(
-                journal,
-                until,
-                self.config.keepalive,
-                millis(now),
-                millis(last_sent),
-            )?;
-            if done {
+            let After::Read { ping, wait } = p.after_burst(journal, c, until, deadline)? else {
                 return Ok(Broke::Done);
-            }
+            };
             if ping {
                 if ws.send(Message::Ping(Vec::new().into())).is_err() {
                     return Ok(Broke::Retry);
                 }
-                report.pings += 1;
-                last_sent = now;
+                p.pinged(report);
             }
-            if Instant::now() >= deadline {
-                return Err(deadline_passed(journal));
-            }
-            // With frames still to send, only the statuses already arrived are read.
-            if more && ws.get_mut().set_nonblocking(true).is_err() {
+            // After a full burst only the statuses already arrived are read; after a first
+            // message, only those already arrived too.
+            let mut nonblocking = wait.is_zero();
+            if nonblocking && ws.get_mut().tcp.set_nonblocking(true).is_err() {
                 return Ok(Broke::Retry);
             }
-            let read = ws.read();
-            if more && ws.get_mut().set_nonblocking(false).is_err() {
-                return Ok(Broke::Retry);
-            }
-            let msg = match read {
-                Ok(m) => m,
-                Err(e) if timed_out(&e) => continue,
-                Err(tungstenite::Error::Capacity(e)) => {
-                    return Err(violation(format!("server message: {e}")))
+            loop {
+                let msg = match ws.read() {
+                    Ok(m) => m,
+                    Err(e) if timed_out(&e) => break,
+                    Err(e) => return read_failed(e).map_or(Ok(Broke::Retry), Err),
+                };
+                if let Some(b) = on_message(journal, c, msg, report)? {
+                    return Ok(b);
                 }
-                Err(_) => return Ok(Broke::Retry),
-            };
-            let bytes = match msg {
-                Message::Binary(b) => b,
-                Message::Text(_) => return Err(violation("a text message".into())),
-                Message::Close(_) => return Ok(Broke::Retry),
-                _ => continue,
-            };
-            if let Some(b) = apply_status(journal, &self.config, &bytes, report)? {
-                return Ok(b);
+                if !p.read_again() {
+                    break;
+                }
+                if !nonblocking {
+                    if ws.get_mut().tcp.set_nonblocking(true).is_err() {
+                        return Ok(Broke::Retry);
+                    }
+                    nonblocking = true;
+                }
+            }
+            if nonblocking && ws.get_mut().tcp.set_nonblocking(false).is_err() {
+                return Ok(Broke::Retry);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sf_18_a_poll_interval_of_0_reads_with_a_1_ms_wait() {
+        let mut c = DrainConfig::new("127.0.0.1:9".parse().expect("an address"));
+        c.poll = Duration::ZERO;
+        assert_eq!(read_wait(&c, false), Duration::from_millis(1));
+        assert_eq!(read_wait(&c, true), Duration::ZERO);
+        c.poll = Duration::from_millis(7);
+        assert_eq!(read_wait(&c, false), Duration::from_millis(7));
+        assert_eq!(read_wait(&c, true), Duration::ZERO);
+    }
+
+    #[test]
+    fn sf_18_the_back_off_doubles_from_the_first_up_to_the_longest_and_ends_at_the_deadline() {
+        let mut c = DrainConfig::new("127.0.0.1:9".parse().expect("an address"));
+        c.backoff_initial = Duration::from_millis(10);
+        c.backoff_max = Duration::from_millis(50);
+        let mut pending = Journal::memory(crate::JournalConfig::memory());
+        let _ = pending.append(b"QWP1 one", 0).expect("appended");
+        let j = Mutex::new(pending);
+        let mut report = DrainReport::default();
+        let mut o = Outage::default();
+        let far = Instant::now() + Duration::from_secs(60);
+        let pauses: Vec<u128> = (0..5)
+            .map(|_| {
+                o.broke(&j, &c, far, &mut report)
+                    .expect("no error")
+                    .as_millis()
+            })
+            .collect();
+        assert_eq!(pauses, [10, 20, 40, 50, 50]);
+        assert_eq!(report.breaks, 5);
+        // A connection that broke with its frame unacknowledged does not end the outage.
+        o.connected(&j, &mut report);
+        let p = o.broke(&j, &c, far, &mut report).expect("no error");
+        assert_eq!(p, Duration::from_millis(50));
+        // One with nothing left to acknowledge does.
+        let idle = Mutex::new(Journal::memory(crate::JournalConfig::memory()));
+        o.connected(&idle, &mut report);
+        let p = o.broke(&idle, &c, far, &mut report).expect("no error");
+        assert_eq!(p, Duration::from_millis(10));
+        // A deadline close by cuts it.
+        let near = Instant::now() + Duration::from_millis(3);
+        let p = o.broke(&idle, &c, near, &mut report).expect("no error");
+        assert!(p <= Duration::from_millis(3), "{p:?}");
     }
 }

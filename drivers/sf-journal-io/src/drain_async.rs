@@ -12,21 +12,19 @@
 //! standard mutex that is never held across an await.
 
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures_util::{SinkExt, StreamExt};
-use sansio_kit::backoff::Backoff;
 use sansio_kit::dial::Target;
 use sansio_kit::resolve::Resolver;
 use sansio_kit::tokio::{open_by, Io};
-use sf_journal::ring::Link;
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::drain::{
-    apply_status, between_sends, check_durable_ack, check_frame, close_step, deadline_passed,
-    epoch_millis, headers_of, judge_upgrade, lock, next_frame, on_connected, on_disconnected,
-    upgrade_request, violation, ws_config, Broke, DrainConfig, DrainError, DrainReport, SEND_BURST,
+    check_durable_ack, close_step, headers_of, judge_upgrade, on_connected, on_disconnected,
+    on_message, read_failed, upgrade_request, wait_bound, ws_config, After, Broke, DrainConfig,
+    DrainError, DrainReport, Next, Outage, Pump,
 };
 use crate::journal::{Closed, Journal, JournalError};
 
@@ -54,11 +52,6 @@ pub struct AsyncDrain {
     config: DrainConfig,
 }
 
-/// `deadline` on tokio's clock.
-fn on_tokio(deadline: Instant) -> tokio::time::Instant {
-    tokio::time::Instant::from_std(deadline)
-}
-
 impl AsyncDrain {
     /// A drain with this configuration.
     #[must_use]
@@ -77,27 +70,17 @@ impl AsyncDrain {
     ) -> Result<DrainReport, DrainError> {
         let c = &self.config;
         check_durable_ack(journal, c)?;
-        let backoff = Backoff::new(c.backoff_initial, c.backoff_max);
         let mut report = DrainReport::default();
-        let mut attempts = 0u32;
-        let mut outage_start = None;
-        loop {
-            if lock(journal).is_closed() {
-                return Ok(report);
-            }
-            if Instant::now() >= deadline {
-                return Err(deadline_passed(journal));
-            }
+        let mut outage = Outage::default();
+        while Outage::may_try(journal, deadline)? {
             match self.connect(deadline).await {
                 Ok((mut ws, max_batch)) => {
-                    attempts = 0;
-                    outage_start = None;
-                    report.connections += 1;
+                    outage.connected(journal, &mut report);
                     let r = self
                         .pump(&mut ws, max_batch, journal, deadline, &until, &mut report)
                         .await;
                     on_disconnected(journal, &mut report);
-                    let _ = tokio::time::timeout_at(on_tokio(deadline), ws.close(None)).await;
+                    let _ = tokio::time::timeout(wait_bound(c, deadline), ws.close(None)).await;
                     match r {
                         Ok(Broke::Done) => return Ok(report),
                         Ok(Broke::Retry) => tracing::info!("sf connection lost"),
@@ -107,38 +90,15 @@ impl AsyncDrain {
                 Err(Some(e)) => return Err(e),
                 Err(None) => {}
             }
-            report.breaks += 1;
-            attempts += 1;
-            let start = *outage_start.get_or_insert_with(epoch_millis);
-            {
-                let mut j = lock(journal);
-                j.set_link(Link::Reconnecting {
-                    attempts,
-                    outage_start_millis: start,
-                });
-                // `sf_durability=periodic` goes on while the wire is down (SF-36).
-                let _ = j.checkpoint(crate::journal::monotonic_millis())?;
-            }
-            let wait = backoff
-                .pause(attempts)
-                .min(deadline.saturating_duration_since(Instant::now()));
-            tracing::debug!(
-                attempts,
-                backoff_millis = wait.as_millis() as u64,
-                "sf connection lost, backing off"
-            );
-            tokio::time::sleep(wait).await;
+            tokio::time::sleep(outage.broke(journal, c, deadline, &mut report)?).await;
         }
+        Ok(report)
     }
 
     /// One connection attempt: `Err(None)` is retriable, `Err(Some(_))` terminal.
     async fn connect(&self, deadline: Instant) -> Result<(Ws, u64), Option<DrainError>> {
         let c = &self.config;
-        let bound = c
-            .connect_timeout
-            .min(deadline.saturating_duration_since(Instant::now()))
-            .max(Duration::from_millis(1));
-        let until = tokio::time::Instant::now() + bound;
+        let until = tokio::time::Instant::now() + wait_bound(c, deadline);
         let target = Target::new(c.addr.ip().to_string(), c.addr.port(), false);
         let io = open_by(until, &target, &Resolver::default(), None)
             .await
@@ -162,10 +122,7 @@ impl AsyncDrain {
     /// Sends one message, bounded by the connect timeout and the deadline; `false` when the
     /// connection broke or the bound passed.
     async fn send(&self, ws: &mut Ws, m: Message, deadline: Instant) -> bool {
-        let bound = self
-            .config
-            .connect_timeout
-            .min(deadline.saturating_duration_since(Instant::now()));
+        let bound = wait_bound(&self.config, deadline);
         matches!(tokio::time::timeout(bound, ws.send(m)).await, Ok(Ok(())))
     }
 
@@ -178,49 +135,24 @@ impl AsyncDrain {
         until: &impl Fn(&Journal) -> bool,
         report: &mut DrainReport,
     ) -> Result<Broke, DrainError> {
-        let started = Instant::now();
-        let millis = |t: Instant| t.duration_since(started).as_millis() as u64;
-        let mut last_sent = Instant::now();
-        for f in on_connected(journal, &self.config, max_batch)? {
-            if !self.send(ws, Message::Binary(f.into()), deadline).await {
-                return Ok(Broke::Retry);
-            }
-            report.catch_up_frames += 1;
-        }
+        let c = &self.config;
+        let mut p = Pump::new(on_connected(journal, c, max_batch)?);
         loop {
-            let mut more = false;
-            for sent in 0..=SEND_BURST {
-                if Instant::now() >= deadline {
-                    return Err(deadline_passed(journal));
+            loop {
+                match p.next(journal, deadline, max_batch)? {
+                    Next::Send(bytes) => {
+                        if !self.send(ws, Message::Binary(bytes.into()), deadline).await {
+                            return Ok(Broke::Retry);
+                        }
+                        p.sent(report);
+                    }
+                    Next::Pause => break,
+                    Next::Done => return Ok(Broke::Done),
                 }
-                if sent == SEND_BURST {
-                    more = true;
-                    break;
-                }
-                let next = match next_frame(journal) {
-                    Ok(n) => n,
-                    Err(None) => return Ok(Broke::Done),
-                    Err(Some(e)) => return Err(e),
-                };
-                let Some((fsn, bytes)) = next else { break };
-                check_frame(fsn, &bytes, max_batch)?;
-                if !self.send(ws, Message::Binary(bytes.into()), deadline).await {
-                    return Ok(Broke::Retry);
-                }
-                report.frames_sent += 1;
-                last_sent = Instant::now();
             }
-            let now = Instant::now();
-            let (done, ping) = between_sends(
-                journal,
-                until,
-                self.config.keepalive,
-                millis(now),
-                millis(last_sent),
-            )?;
-            if done {
+            let After::Read { ping, wait } = p.after_burst(journal, c, until, deadline)? else {
                 return Ok(Broke::Done);
-            }
+            };
             if ping {
                 if !self
                     .send(ws, Message::Ping(Vec::new().into()), deadline)
@@ -228,38 +160,24 @@ impl AsyncDrain {
                 {
                     return Ok(Broke::Retry);
                 }
-                report.pings += 1;
-                last_sent = now;
+                p.pinged(report);
             }
-            if Instant::now() >= deadline {
-                return Err(deadline_passed(journal));
-            }
-            // With frames still to send, only the statuses already arrived are read.
-            let wait = if more {
-                Duration::ZERO
-            } else {
-                self.config.poll
-            };
-            let read = match tokio::time::timeout(wait, ws.next()).await {
-                Err(_) => continue,
-                Ok(None) => return Ok(Broke::Retry),
-                Ok(Some(r)) => r,
-            };
-            let msg = match read {
-                Ok(m) => m,
-                Err(tungstenite::Error::Capacity(e)) => {
-                    return Err(violation(format!("server message: {e}")))
+            // After a first message, only those already arrived are read.
+            let mut wait = wait;
+            loop {
+                let msg = match tokio::time::timeout(wait, ws.next()).await {
+                    Err(_) => break,
+                    Ok(None) => return Ok(Broke::Retry),
+                    Ok(Some(Ok(m))) => m,
+                    Ok(Some(Err(e))) => return read_failed(e).map_or(Ok(Broke::Retry), Err),
+                };
+                if let Some(b) = on_message(journal, c, msg, report)? {
+                    return Ok(b);
                 }
-                Err(_) => return Ok(Broke::Retry),
-            };
-            let bytes = match msg {
-                Message::Binary(b) => b,
-                Message::Text(_) => return Err(violation("a text message".into())),
-                Message::Close(_) => return Ok(Broke::Retry),
-                _ => continue,
-            };
-            if let Some(b) = apply_status(journal, &self.config, &bytes, report)? {
-                return Ok(b);
+                if !p.read_again() {
+                    break;
+                }
+                wait = std::time::Duration::ZERO;
             }
         }
     }

@@ -765,6 +765,27 @@ pub fn append_waiting(
     }
 }
 
+/// [`append_waiting`] for a frame that uses symbols ([`Journal::append_with_symbols`]): while
+/// the ring is full the append is retried, with the journal unlocked between attempts, until
+/// it is taken or the append deadline passes. `encode` may be called once per attempt; a
+/// refused attempt leaves the dictionary as it was.
+pub fn append_with_symbols_waiting<S: AsRef<str>>(
+    journal: &std::sync::Mutex<Journal>,
+    symbols: &[S],
+    mut encode: impl FnMut(&[u32]) -> Vec<u8>,
+) -> Result<(i64, Vec<u32>), JournalError> {
+    loop {
+        let r = journal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .append_with_symbols(symbols, &mut encode, monotonic_millis());
+        match r {
+            Err(JournalError::Append(AppendError::Full { .. })) => std::thread::yield_now(),
+            other => return other,
+        }
+    }
+}
+
 /// Whether a failed open found the slot unreplayable: its dictionary cannot be rebuilt, so the
 /// ids its frames hold are backed by nothing (SF-38, SF-39), or a segment carries the last
 /// generation, so no segment can follow it.

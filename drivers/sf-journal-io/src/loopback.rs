@@ -50,6 +50,16 @@ pub enum Conn {
     Headers(Vec<(String, String)>),
     /// Accept, and answer each frame with this binary message instead of a status.
     Garbage(Vec<u8>),
+    /// Accept, and answer the first frame by writing these bytes to the socket as they are
+    /// (a WebSocket frame the client must judge: a bad one, a text frame, a close), then
+    /// acknowledge nothing.
+    Raw(Vec<u8>),
+    /// Accept, then read nothing (the client's sends fill the socket's buffers and stall)
+    /// until the connection's life ends.
+    Stall,
+    /// Answer the upgrade one byte every 50 ms (a server holding the client in its
+    /// upgrade), then serve.
+    Trickle,
 }
 
 /// How the server behaves.
@@ -70,6 +80,9 @@ pub struct ServerConfig {
     /// In durable-ack mode, send the DURABLE_ACK of what was acknowledged only after this many
     /// PINGs (0: right after each OK).
     pub durable_after_pings: usize,
+    /// Extra tables each OK names after `trades`, at seqTxn 1, each with a name of 1 KiB, to
+    /// make OKs large.
+    pub ok_padding_tables: usize,
 }
 
 impl Default for ServerConfig {
@@ -81,6 +94,7 @@ impl Default for ServerConfig {
             max_connection_life: Duration::from_secs(30),
             durable_after_pings: 0,
             ack_one_in: 2,
+            ok_padding_tables: 0,
         }
     }
 }
@@ -445,13 +459,30 @@ fn serve(
         head.push_str(&format!("{n}: {v}\r\n"));
     }
     head.push_str("\r\n");
-    w.write_all(head.as_bytes())?;
+    if *script == Conn::Trickle {
+        for b in head.as_bytes() {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            w.write_all(std::slice::from_ref(b))?;
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    } else {
+        w.write_all(head.as_bytes())?;
+    }
     if status != 101 {
         let _ = w.shutdown(Shutdown::Both);
         return Ok(());
     }
 
     let born = Instant::now();
+    if *script == Conn::Stall {
+        while !stop.load(Ordering::Relaxed) && born.elapsed() < config.max_connection_life {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = w.shutdown(Shutdown::Both);
+        return Ok(());
+    }
     let mut received: u64 = 0;
     let mut acked: Option<u64> = None;
     let mut failed = false;
@@ -481,7 +512,7 @@ fn serve(
                 && last_frame.elapsed() >= config.idle_ack
             {
                 acked = Some(received - 1);
-                send(&mut w, ok(received - 1))?;
+                send(&mut w, ok(received - 1, config.ok_padding_tables))?;
                 if durable && config.durable_after_pings == 0 {
                     send(&mut w, durable_ack(received - 1))?;
                 } else if durable {
@@ -535,12 +566,16 @@ fn serve(
                         w.write_all(&frame(2, &vec![0u8; *n]))?;
                     }
                     Conn::Garbage(bytes) => send(&mut w, bytes.clone())?,
+                    Conn::Raw(bytes) if seq == 0 => {
+                        failed = true;
+                        w.write_all(bytes)?;
+                    }
                     _ if failed => {}
                     _ => {
                         if config.ack_one_in > 0 && lcg(&mut seed).is_multiple_of(config.ack_one_in)
                         {
                             acked = Some(seq);
-                            send(&mut w, ok(seq))?;
+                            send(&mut w, ok(seq, config.ok_padding_tables))?;
                             if durable && config.durable_after_pings == 0 {
                                 send(&mut w, durable_ack(seq))?;
                             } else if durable {
@@ -561,11 +596,10 @@ fn serve(
     Ok(())
 }
 
-fn ok(wire_seq: u64) -> Vec<u8> {
-    encode_status(&Status::Ok {
-        wire_seq,
-        tables: vec![("trades".to_owned(), wire_seq as i64 + 1)],
-    })
+fn ok(wire_seq: u64, padding: usize) -> Vec<u8> {
+    let mut tables = vec![("trades".to_owned(), wire_seq as i64 + 1)];
+    tables.extend((0..padding).map(|k| (format!("pad{k:04}{}", "x".repeat(1017)), 1)));
+    encode_status(&Status::Ok { wire_seq, tables })
 }
 
 /// The durable acknowledgement of everything up to `wire_seq` (one table, seqTxn = seq + 1).

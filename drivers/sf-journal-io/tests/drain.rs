@@ -1222,3 +1222,340 @@ fn sf_w2_a_catch_up_frame_over_the_servers_max_batch_size_is_refused() {
     let r = run(&s, &j, catch_up).unwrap();
     assert_eq!(r.catch_up_frames, 1);
 }
+
+/// Frames a server may not send (RFC 6455): reserved bits set, a masked frame, an unknown
+/// opcode, a text frame that is not UTF-8, a close of one byte, a fragmented PING, a
+/// continuation with nothing to continue.
+const BAD_WS_FRAMES: [&[u8]; 7] = [
+    &[0xC2, 0x01, 0x00],
+    &[0x82, 0x81, 0, 0, 0, 0, 0x00],
+    &[0x83, 0x00],
+    &[0x81, 0x02, 0xff, 0xfe],
+    &[0x88, 0x01, 0x03],
+    &[0x09, 0x00],
+    &[0x80, 0x01, 0x00],
+];
+
+/// Closes whose code says the server refuses what the client sends: 1002, 1003, 1007, 1008,
+/// 1009, 1010, and 1005, which no endpoint may send (taken as 1002).
+const REFUSING_CLOSES: [[u8; 4]; 7] = [
+    [0x88, 0x02, 0x03, 0xea],
+    [0x88, 0x02, 0x03, 0xeb],
+    [0x88, 0x02, 0x03, 0xef],
+    [0x88, 0x02, 0x03, 0xf0],
+    [0x88, 0x02, 0x03, 0xf1],
+    [0x88, 0x02, 0x03, 0xf2],
+    [0x88, 0x02, 0x03, 0xed],
+];
+
+#[test]
+fn sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violation() {
+    for raw in BAD_WS_FRAMES {
+        let s = server(vec![Conn::Raw(raw.to_vec())]);
+        let j = filled(2);
+        let r = run(&s, &j, |_| {});
+        assert!(matches!(r, Err(DrainError::Violation(_))), "{raw:?}: {r:?}");
+        assert_eq!(
+            s.connections().len(),
+            1,
+            "{raw:?}: a violation is not retried"
+        );
+        assert_eq!(j.lock().unwrap().acked_fsn(), -1, "{raw:?}");
+    }
+}
+
+#[test]
+fn sf_18_a_close_from_the_server_is_a_break_that_is_retried() {
+    // 1000, 1001, 1011, 1012, 1013, an application code (4000), no code.
+    for raw in [
+        &[0x88, 0x02, 0x03, 0xe8][..],
+        &[0x88, 0x02, 0x03, 0xe9],
+        &[0x88, 0x02, 0x03, 0xf3],
+        &[0x88, 0x02, 0x03, 0xf4],
+        &[0x88, 0x02, 0x03, 0xf5],
+        &[0x88, 0x02, 0x0f, 0xa0],
+        &[0x88, 0x00],
+    ] {
+        let s = server(vec![Conn::Raw(raw.to_vec())]);
+        let j = filled(2);
+        let r = run(&s, &j, |_| {}).unwrap();
+        assert_eq!((r.connections, r.breaks), (2, 1), "{raw:?}");
+        assert_eq!(j.lock().unwrap().acked_fsn(), 1, "{raw:?}");
+    }
+}
+
+#[test]
+fn sf_18_a_poll_interval_of_0_neither_spins_nor_stalls_the_drain() {
+    let s = server(vec![]);
+    let j = filled(4);
+    let mut c = DrainConfig::new(s.addr());
+    c.poll = Duration::ZERO;
+    let started = Instant::now();
+    let r = Drain::new(c)
+        .run(&j, Instant::now() + Duration::from_secs(10), |_| true)
+        .unwrap();
+    assert_eq!((r.connections, r.breaks), (1, 0));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 3);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn sf_18_a_connection_that_breaks_before_any_progress_keeps_the_back_off_growing() {
+    let fail = || Conn::ErrorAt {
+        wire_seq: 0,
+        status: ErrorStatus::InternalError,
+    };
+    let s = server(vec![fail(), fail(), fail()]);
+    let j = filled(2);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| c.backoff_initial = Duration::from_millis(40)).unwrap();
+    assert_eq!((r.connections, r.breaks), (4, 3));
+    assert!(
+        started.elapsed() >= Duration::from_millis(40 + 80 + 160),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(j.lock().unwrap().acked_fsn(), 1);
+}
+
+/// A journal of `n` QWP frames of 256 KiB each.
+fn heavy(n: usize) -> Mutex<Journal> {
+    let mut j = Journal::memory(JournalConfig::memory());
+    for i in 0..n {
+        let mut f = payload(i);
+        f.resize(256 << 10, b'.');
+        let _ = j.append(&f, 0).unwrap();
+    }
+    Mutex::new(j)
+}
+
+#[test]
+fn sf_18_a_stalled_send_and_its_close_end_by_the_connect_timeout_and_reconnect() {
+    let s = LoopbackServer::start(ServerConfig {
+        seed: 7,
+        script: vec![Conn::Stall],
+        max_connection_life: Duration::from_secs(15),
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let j = heavy(96);
+    let mut c = DrainConfig::new(s.addr());
+    c.connect_timeout = Duration::from_millis(300);
+    let started = Instant::now();
+    let r = Drain::new(c)
+        .run(&j, Instant::now() + Duration::from_secs(20), |_| true)
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!((r.connections, r.breaks), (2, 1));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 95);
+}
+
+#[test]
+fn sf_14_a_durable_drain_sends_no_more_than_its_ok_queue_holds_and_drains() {
+    let s = LoopbackServer::start(ServerConfig {
+        durable_after_pings: 2,
+        ack_one_in: 1,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits {
+        max_entries: 2,
+        max_bytes: 1 << 20,
+    });
+    let mut journal = Journal::memory(jc);
+    for i in 0..10 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let r = run(&s, &j, |c| {
+        c.request.durable_ack = true;
+        c.keepalive = Duration::from_millis(5);
+    })
+    .unwrap();
+    assert_eq!(j.lock().unwrap().acked_fsn(), 9);
+    assert_eq!((r.connections, r.breaks), (1, 0));
+    assert_eq!(j.lock().unwrap().stats().oks_dropped, 0);
+    assert_eq!(s.connections()[0].messages().len(), 10);
+}
+
+#[test]
+fn sf_18_an_upgrade_answered_a_byte_at_a_time_ends_by_the_connect_timeout() {
+    // The answer takes some 7 s at a byte every 50 ms; each read alone would be quick.
+    let s = server(vec![Conn::Trickle]);
+    let j = filled(2);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| c.connect_timeout = Duration::from_millis(300)).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?} {r:?}",
+        started.elapsed()
+    );
+    assert_eq!((r.connections, r.breaks), (1, 1));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 1);
+}
+
+/// A QWP frame naming the ids it was built from.
+fn with_ids(ids: &[u32]) -> Vec<u8> {
+    format!("QWP1 a frame using ids {ids:?}").into_bytes()
+}
+
+#[test]
+fn sf_23_a_frame_with_symbols_waits_for_trim_like_any_other() {
+    use sf_journal_io::journal::append_with_symbols_waiting;
+    // Two segments of three frames: the producer must wait for acknowledgements to go on.
+    let mut jc = small();
+    jc.ring.max_total_bytes = 256;
+    jc.ring.append_deadline_millis = 10_000;
+    let j = Mutex::new(Journal::memory(jc));
+    let s = server(vec![]);
+    std::thread::scope(|scope| {
+        let producer = scope.spawn(|| {
+            for i in 0..30 {
+                let sym = [format!("s{}", i % 4)];
+                let (fsn, ids) = append_with_symbols_waiting(&j, &sym, with_ids).unwrap();
+                assert_eq!((fsn, ids), (i as i64, vec![(i % 4) as u32]));
+            }
+        });
+        let _ = Drain::new(DrainConfig::new(s.addr()))
+            .run(&j, Instant::now() + Duration::from_secs(20), |j| {
+                j.published_fsn() == 29
+            })
+            .unwrap();
+        producer.join().unwrap();
+    });
+    assert_eq!(j.lock().unwrap().dict().symbols(), ["s0", "s1", "s2", "s3"]);
+    let sent = s.connections()[0].messages();
+    assert_eq!(sent.len(), 30);
+    assert_eq!(sent[5], with_ids(&[1]));
+}
+
+#[test]
+fn sf_23_a_frame_with_symbols_waits_until_the_deadline_then_fails_leaving_the_dictionary() {
+    use sf_journal::ring::{AppendError, BackPressure};
+    use sf_journal_io::journal::append_with_symbols_waiting;
+    let mut jc = small();
+    jc.ring.max_total_bytes = 128;
+    jc.ring.append_deadline_millis = 60;
+    let j = Mutex::new(Journal::memory(jc));
+    for i in 0..3 {
+        let _ = sf_journal_io::journal::append_waiting(&j, &payload(i)).unwrap();
+    }
+    let started = Instant::now();
+    match append_with_symbols_waiting(&j, &["b"], with_ids) {
+        Err(JournalError::Append(AppendError::DeadlineExceeded { case, .. })) => {
+            assert_eq!(case, BackPressure::WhilePublishing);
+        }
+        other => panic!("expected the deadline, got {other:?}"),
+    }
+    assert!(started.elapsed() >= Duration::from_millis(59));
+    assert_eq!(j.lock().unwrap().published_fsn(), 2);
+    assert!(j.lock().unwrap().dict().symbols().is_empty());
+}
+
+#[test]
+fn sf_44_a_close_refusing_what_the_client_sends_is_a_terminal_violation() {
+    for raw in REFUSING_CLOSES {
+        let s = server(vec![Conn::Raw(raw.to_vec())]);
+        let j = filled(2);
+        let r = run(&s, &j, |_| {});
+        assert!(
+            matches!(&r, Err(DrainError::Violation(m)) if m.contains("closed with code")),
+            "{raw:?}: {r:?}"
+        );
+        assert_eq!(s.connections().len(), 1, "{raw:?}: not retried");
+        assert_eq!(j.lock().unwrap().acked_fsn(), -1, "{raw:?}");
+    }
+}
+
+#[test]
+fn sf_14_a_durable_drain_past_the_ok_queue_byte_bound_merges_and_drains() {
+    let s = LoopbackServer::start(ServerConfig {
+        durable_after_pings: 2,
+        ack_one_in: 1,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    // Each OK names the table "trades": 30 bytes, two fit.
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits {
+        max_entries: 64,
+        max_bytes: 60,
+    });
+    let mut journal = Journal::memory(jc);
+    for i in 0..10 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let r = run(&s, &j, |c| {
+        c.request.durable_ack = true;
+        c.keepalive = Duration::from_millis(5);
+    })
+    .unwrap();
+    assert_eq!(j.lock().unwrap().acked_fsn(), 9);
+    assert_eq!((r.connections, r.breaks), (1, 0));
+    assert_eq!(j.lock().unwrap().stats().oks_dropped, 0);
+}
+
+#[test]
+fn sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stalls() {
+    // Frames of 4 KiB, each acknowledged at once by an OK of some 8 KiB: read one per burst,
+    // the OKs fill the socket buffers (which grow to tens of MiB), the server stops reading,
+    // and once the frames fill theirs too the sends stall.
+    let s = LoopbackServer::start(ServerConfig {
+        ack_one_in: 1,
+        ok_padding_tables: 8,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut j = Journal::memory(sf_journal_io::JournalConfig::memory());
+    for i in 0..12_000 {
+        let mut f = payload(i);
+        f.resize(4096, b'.');
+        let _ = j.append(&f, 0).unwrap();
+    }
+    let j = Mutex::new(j);
+    let mut c = DrainConfig::new(s.addr());
+    c.connect_timeout = Duration::from_secs(2);
+    let r = Drain::new(c)
+        .run(&j, Instant::now() + Duration::from_secs(30), |_| true)
+        .unwrap();
+    assert_eq!((r.connections, r.breaks), (1, 0), "{r:?}");
+    assert_eq!(j.lock().unwrap().acked_fsn(), 11_999);
+}
+
+#[test]
+fn sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between() {
+    // A catch-up of 12 000 frames of 4 KiB, each acknowledged by an OK of some 8 KiB: sent
+    // in one go without reading, they stall the connection as a long backlog would.
+    let s = LoopbackServer::start(ServerConfig {
+        ack_one_in: 1,
+        ok_padding_tables: 8,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut j = Journal::memory(sf_journal_io::JournalConfig::memory());
+    let _ = j.append_with_symbols(&["s"], |_| payload(0), 0).unwrap();
+    let j = Mutex::new(j);
+    let mut c = DrainConfig::new(s.addr());
+    c.connect_timeout = Duration::from_secs(2);
+    c.catch_up = Some(sf_journal_io::drain::CatchUp::new(|_| {
+        (0..12_000)
+            .map(|i| {
+                let mut f = payload(i);
+                f.resize(4096, b'.');
+                f
+            })
+            .collect()
+    }));
+    let r = Drain::new(c)
+        .run(&j, Instant::now() + Duration::from_secs(30), |_| true)
+        .unwrap();
+    assert_eq!((r.connections, r.breaks), (1, 0), "{r:?}");
+    assert_eq!((r.catch_up_frames, r.frames_sent), (12_000, 1));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 0);
+}

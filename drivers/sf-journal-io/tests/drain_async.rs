@@ -1033,3 +1033,279 @@ async fn sf_w2_a_catch_up_frame_over_the_servers_max_batch_size_is_refused_tokio
     let r = run(&s, &j, catch_up).await.unwrap();
     assert_eq!(r.catch_up_frames, 1);
 }
+
+/// Frames a server may not send (RFC 6455): reserved bits set, a masked frame, an unknown
+/// opcode, a text frame that is not UTF-8, a close of one byte, a fragmented PING, a
+/// continuation with nothing to continue.
+const BAD_WS_FRAMES: [&[u8]; 7] = [
+    &[0xC2, 0x01, 0x00],
+    &[0x82, 0x81, 0, 0, 0, 0, 0x00],
+    &[0x83, 0x00],
+    &[0x81, 0x02, 0xff, 0xfe],
+    &[0x88, 0x01, 0x03],
+    &[0x09, 0x00],
+    &[0x80, 0x01, 0x00],
+];
+
+/// Closes whose code says the server refuses what the client sends: 1002, 1003, 1007, 1008,
+/// 1009, 1010, and 1005, which no endpoint may send (taken as 1002).
+const REFUSING_CLOSES: [[u8; 4]; 7] = [
+    [0x88, 0x02, 0x03, 0xea],
+    [0x88, 0x02, 0x03, 0xeb],
+    [0x88, 0x02, 0x03, 0xef],
+    [0x88, 0x02, 0x03, 0xf0],
+    [0x88, 0x02, 0x03, 0xf1],
+    [0x88, 0x02, 0x03, 0xf2],
+    [0x88, 0x02, 0x03, 0xed],
+];
+
+#[tokio::test]
+async fn sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violation_tokio() {
+    for raw in BAD_WS_FRAMES {
+        let s = server(vec![Conn::Raw(raw.to_vec())]);
+        let j = filled(2);
+        let r = run(&s, &j, |_| {}).await;
+        assert!(matches!(r, Err(DrainError::Violation(_))), "{raw:?}: {r:?}");
+        assert_eq!(
+            s.connections().len(),
+            1,
+            "{raw:?}: a violation is not retried"
+        );
+        assert_eq!(j.lock().unwrap().acked_fsn(), -1, "{raw:?}");
+    }
+}
+
+#[tokio::test]
+async fn sf_18_a_close_from_the_server_is_a_break_that_is_retried_tokio() {
+    // 1000, 1001, 1011, 1012, 1013, an application code (4000), no code.
+    for raw in [
+        &[0x88, 0x02, 0x03, 0xe8][..],
+        &[0x88, 0x02, 0x03, 0xe9],
+        &[0x88, 0x02, 0x03, 0xf3],
+        &[0x88, 0x02, 0x03, 0xf4],
+        &[0x88, 0x02, 0x03, 0xf5],
+        &[0x88, 0x02, 0x0f, 0xa0],
+        &[0x88, 0x00],
+    ] {
+        let s = server(vec![Conn::Raw(raw.to_vec())]);
+        let j = filled(2);
+        let r = run(&s, &j, |_| {}).await.unwrap();
+        assert_eq!((r.connections, r.breaks), (2, 1), "{raw:?}");
+        assert_eq!(j.lock().unwrap().acked_fsn(), 1, "{raw:?}");
+    }
+}
+
+#[tokio::test]
+async fn sf_18_a_poll_interval_of_0_neither_spins_nor_stalls_the_drain_tokio() {
+    let s = server(vec![]);
+    let j = filled(4);
+    let r = run(&s, &j, |c| c.poll = Duration::ZERO).await.unwrap();
+    assert_eq!((r.connections, r.breaks), (1, 0));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 3);
+}
+
+#[tokio::test]
+async fn sf_18_a_connection_that_breaks_before_any_progress_keeps_the_back_off_growing_tokio() {
+    let fail = || Conn::ErrorAt {
+        wire_seq: 0,
+        status: ErrorStatus::InternalError,
+    };
+    let s = server(vec![fail(), fail(), fail()]);
+    let j = filled(2);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| c.backoff_initial = Duration::from_millis(40))
+        .await
+        .unwrap();
+    assert_eq!((r.connections, r.breaks), (4, 3));
+    assert!(
+        started.elapsed() >= Duration::from_millis(40 + 80 + 160),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(j.lock().unwrap().acked_fsn(), 1);
+}
+
+#[tokio::test]
+async fn sf_18_a_stalled_send_and_its_close_end_by_the_connect_timeout_and_reconnect_tokio() {
+    let s = LoopbackServer::start(ServerConfig {
+        seed: 7,
+        script: vec![Conn::Stall],
+        max_connection_life: Duration::from_secs(15),
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut j = Journal::memory(sf_journal_io::JournalConfig::memory());
+    for i in 0..96 {
+        let mut f = payload(i);
+        f.resize(256 << 10, b'.');
+        let _ = j.append(&f, 0).unwrap();
+    }
+    let j = Mutex::new(j);
+    let mut c = DrainConfig::new(s.addr());
+    c.connect_timeout = Duration::from_millis(300);
+    let started = Instant::now();
+    let r = AsyncDrain::new(c)
+        .run(&j, Instant::now() + Duration::from_secs(20), |_| true)
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!((r.connections, r.breaks), (2, 1));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 95);
+}
+
+#[tokio::test]
+async fn sf_14_a_durable_drain_sends_no_more_than_its_ok_queue_holds_and_drains_tokio() {
+    let s = LoopbackServer::start(ServerConfig {
+        durable_after_pings: 2,
+        ack_one_in: 1,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits {
+        max_entries: 2,
+        max_bytes: 1 << 20,
+    });
+    let mut journal = Journal::memory(jc);
+    for i in 0..10 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let r = run(&s, &j, |c| {
+        c.request.durable_ack = true;
+        c.keepalive = Duration::from_millis(5);
+    })
+    .await
+    .unwrap();
+    assert_eq!(j.lock().unwrap().acked_fsn(), 9);
+    assert_eq!((r.connections, r.breaks), (1, 0));
+    assert_eq!(j.lock().unwrap().stats().oks_dropped, 0);
+    assert_eq!(s.connections()[0].messages().len(), 10);
+}
+
+#[tokio::test]
+async fn sf_18_an_upgrade_answered_a_byte_at_a_time_ends_by_the_connect_timeout_tokio() {
+    let s = server(vec![Conn::Trickle]);
+    let j = filled(2);
+    let started = Instant::now();
+    let r = run(&s, &j, |c| c.connect_timeout = Duration::from_millis(300))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?} {r:?}",
+        started.elapsed()
+    );
+    assert_eq!((r.connections, r.breaks), (1, 1));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 1);
+}
+
+#[tokio::test]
+async fn sf_44_a_close_refusing_what_the_client_sends_is_a_terminal_violation_tokio() {
+    for raw in REFUSING_CLOSES {
+        let s = server(vec![Conn::Raw(raw.to_vec())]);
+        let j = filled(2);
+        let r = run(&s, &j, |_| {}).await;
+        assert!(
+            matches!(&r, Err(DrainError::Violation(m)) if m.contains("closed with code")),
+            "{raw:?}: {r:?}"
+        );
+        assert_eq!(s.connections().len(), 1, "{raw:?}: not retried");
+        assert_eq!(j.lock().unwrap().acked_fsn(), -1, "{raw:?}");
+    }
+}
+
+#[tokio::test]
+async fn sf_14_a_durable_drain_past_the_ok_queue_byte_bound_merges_and_drains_tokio() {
+    let s = LoopbackServer::start(ServerConfig {
+        durable_after_pings: 2,
+        ack_one_in: 1,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    // Each OK names the table "trades": 30 bytes, two fit.
+    let mut jc = small();
+    jc.durable_ack = Some(OkQueueLimits {
+        max_entries: 64,
+        max_bytes: 60,
+    });
+    let mut journal = Journal::memory(jc);
+    for i in 0..10 {
+        let _ = journal.append(&payload(i), 0).unwrap();
+    }
+    let j = Mutex::new(journal);
+    let r = run(&s, &j, |c| {
+        c.request.durable_ack = true;
+        c.keepalive = Duration::from_millis(5);
+    })
+    .await
+    .unwrap();
+    assert_eq!(j.lock().unwrap().acked_fsn(), 9);
+    assert_eq!((r.connections, r.breaks), (1, 0));
+    assert_eq!(j.lock().unwrap().stats().oks_dropped, 0);
+}
+
+#[tokio::test]
+async fn sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stalls_tokio() {
+    // Frames of 4 KiB, each acknowledged at once by an OK of some 8 KiB: read one per burst,
+    // the OKs fill the socket buffers (which grow to tens of MiB), the server stops reading,
+    // and once the frames fill theirs too the sends stall.
+    let s = LoopbackServer::start(ServerConfig {
+        ack_one_in: 1,
+        ok_padding_tables: 8,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut j = Journal::memory(sf_journal_io::JournalConfig::memory());
+    for i in 0..12_000 {
+        let mut f = payload(i);
+        f.resize(4096, b'.');
+        let _ = j.append(&f, 0).unwrap();
+    }
+    let j = Mutex::new(j);
+    let mut c = DrainConfig::new(s.addr());
+    c.connect_timeout = Duration::from_secs(2);
+    let r = AsyncDrain::new(c)
+        .run(&j, Instant::now() + Duration::from_secs(30), |_| true)
+        .await
+        .unwrap();
+    assert_eq!((r.connections, r.breaks), (1, 0), "{r:?}");
+    assert_eq!(j.lock().unwrap().acked_fsn(), 11_999);
+}
+
+#[tokio::test]
+async fn sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between_tokio() {
+    // A catch-up of 12 000 frames of 4 KiB, each acknowledged by an OK of some 8 KiB: sent
+    // in one go without reading, they stall the connection as a long backlog would.
+    let s = LoopbackServer::start(ServerConfig {
+        ack_one_in: 1,
+        ok_padding_tables: 8,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let mut j = Journal::memory(sf_journal_io::JournalConfig::memory());
+    let _ = j.append_with_symbols(&["s"], |_| payload(0), 0).unwrap();
+    let j = Mutex::new(j);
+    let mut c = DrainConfig::new(s.addr());
+    c.connect_timeout = Duration::from_secs(2);
+    c.catch_up = Some(sf_journal_io::drain::CatchUp::new(|_| {
+        (0..12_000)
+            .map(|i| {
+                let mut f = payload(i);
+                f.resize(4096, b'.');
+                f
+            })
+            .collect()
+    }));
+    let r = AsyncDrain::new(c)
+        .run(&j, Instant::now() + Duration::from_secs(30), |_| true)
+        .await
+        .unwrap();
+    assert_eq!((r.connections, r.breaks), (1, 0), "{r:?}");
+    assert_eq!((r.catch_up_frames, r.frames_sent), (12_000, 1));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 0);
+}

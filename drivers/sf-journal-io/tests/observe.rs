@@ -95,9 +95,11 @@ fn every_journal_counter_reads_nonzero_after_a_session_that_exercises_it() {
     jc.ring.max_total_bytes = 256;
     jc.ring.append_deadline_millis = 10;
     jc.durability = Durability::Periodic { interval_millis: 1 };
+    // Room for one OK of one table named "t" (16 + 1 + 8 bytes): the byte bound refuses the
+    // second (the count bound also holds frames back, so it would not let six go out).
     jc.durable_ack = Some(OkQueueLimits {
-        max_entries: 1,
-        max_bytes: 1 << 10,
+        max_entries: 16,
+        max_bytes: 25,
     });
     let mut j = Journal::open(&sf, "s", jc).unwrap();
     let s = j.stats();
@@ -122,7 +124,11 @@ fn every_journal_counter_reads_nonzero_after_a_session_that_exercises_it() {
     assert_eq!(drain(&mut j).len(), 6);
     let t = |n: i64| vec![("t".to_owned(), n)];
     j.ok(0, t(1)).unwrap();
-    assert!(j.ok(1, t(2)).is_err(), "the OK queue holds one");
+    // Another table fits neither beside the first OK nor merged into it.
+    assert!(
+        j.ok(1, vec![("u".to_owned(), 2)]).is_err(),
+        "the OK queue holds one"
+    );
     assert!(j.ok(99, t(2)).is_err(), "an OK beyond what was published");
     j.durable_ack(&t(1)).unwrap();
     assert_eq!(j.acked_fsn(), 0);

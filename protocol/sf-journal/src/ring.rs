@@ -167,7 +167,8 @@ pub enum AckError {
     /// asked for.
     #[error("durable acknowledgement without durable-ack mode")]
     DurableAckNotRequested,
-    /// Durable-ack mode: the OK queue is at its count or byte bound; the OK is refused.
+    /// Durable-ack mode: the OK queue is at its count or byte bound and the OK does not fit
+    /// merged into the newest entry either; the OK is refused.
     #[error("OK queue full ({entries} entries, {bytes} bytes)")]
     OkQueueFull {
         /// Entries queued.
@@ -180,7 +181,9 @@ pub enum AckError {
 /// Bounds of the durable-ack OK queue, which the server fills.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OkQueueLimits {
-    /// Most entries queued.
+    /// Most entries queued. It also bounds the frames a connection has out unacknowledged:
+    /// [`Ring::next_to_send`] holds the next frame while this many are, so OKs alone never
+    /// overflow the queue.
     pub max_entries: usize,
     /// Most bytes queued: per entry 16, plus per table its name's length and 8.
     pub max_bytes: usize,
@@ -764,6 +767,15 @@ impl Ring {
         if fsn >= self.next_fsn {
             return None;
         }
+        // Durable-ack mode: each frame sent and not yet acknowledged may queue one OK, so no
+        // more go out than the OK queue holds; the rest wait for a durable acknowledgement
+        // (an OK refused for want of room would end the connection for nothing).
+        if let Some(d) = &self.durable {
+            let outstanding = fsn.saturating_sub(self.acked_fsn).saturating_sub(1);
+            if outstanding >= i64::try_from(d.limits.max_entries).unwrap_or(i64::MAX) {
+                return None;
+            }
+        }
         w.next_send += 1;
         if fsn <= self.sent_high {
             self.replayed_frames += 1;
@@ -851,6 +863,30 @@ impl Ring {
         };
         let bytes = entry.bytes();
         if d.queue.len() >= d.limits.max_entries || d.bytes + bytes > d.limits.max_bytes {
+            // Past a bound the OK joins the newest entry when the two fit together: the
+            // entry then stands for both and pops only once every table of both is durable
+            // at the higher seqTxn, so nothing is acknowledged early and nothing is lost.
+            if let Some(last) = d.queue.back_mut() {
+                let mut merged = last.clone();
+                for (t, txn) in entry.tables {
+                    match merged.tables.iter_mut().find(|(n, _)| *n == t) {
+                        Some((_, v)) => *v = (*v).max(txn),
+                        None => merged.tables.push((t, txn)),
+                    }
+                }
+                merged.fsn = fsn;
+                merged.wire_seq = wire_seq;
+                let grown = d.bytes - last.bytes() + merged.bytes();
+                if grown <= d.limits.max_bytes {
+                    *last = merged;
+                    d.bytes = grown;
+                    tracing::debug!(
+                        wire_seq,
+                        "sf OK queue at its bound: OK merged into the newest"
+                    );
+                    return Ok(Vec::new());
+                }
+            }
             d.refused += 1;
             tracing::warn!(
                 entries = d.queue.len(),

@@ -90,14 +90,20 @@ fn sf_14_the_ok_queue_is_bounded_in_count_and_bytes_and_refusals_are_counted() {
         dir.apply_all(&ring.append(P, 0).unwrap().ops);
     }
     let _ = ring.connect(0);
-    while ring.next_to_send().is_some() {}
+    // No more frames go out than the queue holds OKs for, so the count bound is never hit.
+    let mut sent = 0;
+    while ring.next_to_send().is_some() {
+        sent += 1;
+    }
+    assert_eq!(sent, 2);
     let _ = ring.ok_with_tables(0, vec![]).unwrap();
     let _ = ring.ok_with_tables(1, vec![]).unwrap();
+    assert_eq!(ring.pending_oks().count(), 2);
     assert!(matches!(
         ring.ok_with_tables(2, vec![]),
-        Err(AckError::OkQueueFull { entries: 2, .. })
+        Err(AckError::NotSent { .. })
     ));
-    assert_eq!(ring.refused_oks(), 1);
+    assert_eq!(ring.refused_oks(), 0);
 
     let mut ring = Ring::new(cfg()).with_durable_ack(OkQueueLimits {
         max_entries: 100,
@@ -110,8 +116,9 @@ fn sf_14_the_ok_queue_is_bounded_in_count_and_bytes_and_refusals_are_counted() {
     while ring.next_to_send().is_some() {}
     // Exactly at the byte bound: taken.
     let _ = ring.ok_with_tables(0, vec![t("abcde", 1)]).unwrap();
+    // Neither beside it nor merged into it (16 + 13 + 11 bytes) does another table fit.
     assert!(matches!(
-        ring.ok_with_tables(1, vec![]),
+        ring.ok_with_tables(1, vec![t("fgh", 1)]),
         Err(AckError::OkQueueFull { bytes: 29, .. })
     ));
     assert_eq!(ring.refused_oks(), 1);
@@ -515,4 +522,104 @@ fn sf_15_a_durable_ack_outside_durable_ack_mode_is_a_violation() {
     );
     assert_eq!(ring.acked_fsn(), -1);
     assert!(durable_ring(1, &mut MemDir::new()).durable_ack_mode());
+}
+
+#[test]
+fn sf_14_no_more_frames_go_out_than_the_ok_queue_can_hold() {
+    let mut dir = MemDir::new();
+    let mut ring = Ring::new(cfg()).with_durable_ack(OkQueueLimits {
+        max_entries: 3,
+        max_bytes: 1 << 20,
+    });
+    for _ in 0..8 {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+    let _ = ring.connect(0);
+    let sent = |ring: &mut Ring| {
+        let mut v = Vec::new();
+        while let Some((fsn, _)) = ring.next_to_send() {
+            v.push(fsn);
+        }
+        v
+    };
+    assert_eq!(
+        sent(&mut ring),
+        [0, 1, 2],
+        "exactly the bound, not one more"
+    );
+    for seq in 0..3 {
+        let _ = ring
+            .ok_with_tables(seq, vec![t("a", seq as i64 + 1)])
+            .unwrap();
+    }
+    assert!(sent(&mut ring).is_empty(), "OKs alone free no room");
+    // A durable ack of the first two frees two places.
+    let _ = ring.durable_ack(&[t("a", 2)]).unwrap();
+    assert_eq!(ring.acked_fsn(), 1);
+    assert_eq!(sent(&mut ring), [3, 4]);
+    let _ = ring.durable_ack(&[t("a", 3)]).unwrap();
+    assert_eq!(sent(&mut ring), [5]);
+    assert_eq!(ring.refused_oks(), 0);
+
+    // Outside durable-ack mode nothing is held.
+    let mut ring = Ring::new(cfg());
+    for _ in 0..8 {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+    let _ = ring.connect(0);
+    assert_eq!(sent(&mut ring).len(), 8);
+}
+
+#[test]
+fn sf_14_an_ok_past_the_byte_bound_merges_into_the_newest_entry() {
+    let mut dir = MemDir::new();
+    // Room for two entries of one table "a" (25 bytes each), not three.
+    let mut ring = Ring::new(cfg()).with_durable_ack(OkQueueLimits {
+        max_entries: 100,
+        max_bytes: 50,
+    });
+    for _ in 0..5 {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+    let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
+    for seq in 0..5 {
+        let _ = ring
+            .ok_with_tables(seq, vec![t("a", seq as i64 + 1)])
+            .unwrap();
+    }
+    let q: Vec<(i64, Vec<(String, i64)>)> = ring
+        .pending_oks()
+        .map(|e| (e.fsn, e.tables.clone()))
+        .collect();
+    assert_eq!(q, [(0, vec![t("a", 1)]), (4, vec![t("a", 5)])]);
+    assert_eq!(ring.refused_oks(), 0);
+    // The merged entry pops only at the higher seqTxn: nothing is acknowledged early.
+    let _ = ring.durable_ack(&[t("a", 4)]).unwrap();
+    assert_eq!(ring.acked_fsn(), 0);
+    let _ = ring.durable_ack(&[t("a", 5)]).unwrap();
+    assert_eq!(ring.acked_fsn(), 4);
+
+    // A merged entry keeps every table of both, each at its higher seqTxn.
+    let mut ring = Ring::new(cfg()).with_durable_ack(OkQueueLimits {
+        max_entries: 100,
+        max_bytes: 60,
+    });
+    for _ in 0..3 {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+    let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
+    let _ = ring.ok_with_tables(0, vec![t("a", 1)]).unwrap();
+    let _ = ring.ok_with_tables(1, vec![t("b", 2)]).unwrap();
+    let _ = ring.ok_with_tables(2, vec![t("a", 3)]).unwrap();
+    let q: Vec<(i64, Vec<(String, i64)>)> = ring
+        .pending_oks()
+        .map(|e| (e.fsn, e.tables.clone()))
+        .collect();
+    assert_eq!(q, [(0, vec![t("a", 1)]), (2, vec![t("b", 2), t("a", 3)])]);
+    let _ = ring.durable_ack(&[t("a", 3)]).unwrap();
+    assert_eq!(ring.acked_fsn(), 0, "b is not durable yet");
+    let _ = ring.durable_ack(&[t("b", 2)]).unwrap();
+    assert_eq!(ring.acked_fsn(), 2);
 }
