@@ -99,7 +99,32 @@ fn one_round_trip_costs_the_same_with_one_or_ten_thousand_other_calls_open() {
     let one = round_trip_visits(1);
     let many = round_trip_visits(10_000);
     println!("entries visited by one round trip: {one} with 1 other call open, {many} with 10,000");
+    assert!(one > 0, "the round trip's own command is visited");
     assert_eq!(one, many, "a drain scans the open calls");
+}
+
+/// The counter the two tests above compare counts a real scan: losing the session must look
+/// at every command out on it (each becomes uncertain or is sent again), so the count grows
+/// by at least their number. Without this, a counter that counts nothing would make the
+/// equalities above hold trivially.
+#[test]
+fn the_visit_counter_sees_a_scan_of_every_open_call() {
+    let others = 500;
+    let (mut c, sid) = ready_client(others + 16);
+    let now = Timestamp::ZERO;
+    for i in 0..others {
+        c.execute(now, WALL, &format!("INSERT INTO t VALUES ({i})"))
+            .unwrap();
+        drain(&mut c);
+    }
+    let before = visited();
+    c.handle_closed(now, sid);
+    drain(&mut c);
+    let cost = visited() - before;
+    assert!(
+        cost >= others as u64,
+        "losing the session visited {cost} entries with {others} commands out"
+    );
 }
 
 /// Entries visited by one batch of rows to one subscription (the frame in, its event read,
@@ -146,5 +171,6 @@ fn one_row_batch_costs_the_same_with_one_or_a_thousand_other_subscriptions_open(
     let one = row_batch_visits(1);
     let many = row_batch_visits(1_000);
     println!("entries visited by one batch of rows: {one} with 1 other subscription open, {many} with 1,000");
+    assert!(one > 0, "the batch's own subscription is visited");
     assert_eq!(one, many, "a drain scans the open subscriptions");
 }
