@@ -856,3 +856,88 @@ fn ignored_heartbeats_end_the_connection_by_the_server_timeout() {
     s.handle_timeout(1000);
     assert_eq!(s.ended(c), Some(&EndCause::HeartbeatTimeout));
 }
+
+#[test]
+fn deletes_of_an_owned_key_are_denied_to_others_naming_the_class() {
+    let mut s = Server::new(sample_config());
+    let a = open(&mut s);
+    let b = open(&mut s);
+    s.handle_text(
+        a,
+        0,
+        &msg(
+            "ActiveOwnership",
+            json!({"msg_ref": 0, "ownership_action": "Acquire"}),
+        ),
+    );
+    write(&mut s, a, (1, "K"), (1, "bid"), json!(1));
+    write(&mut s, a, (2, "L"), (1, "bid"), json!(2));
+    out(&mut s, a);
+    s.handle_text(b, 0, &msg("ActiveOwnership", json!({"msg_ref": 5})));
+    let denied = |s: &mut Server, text: &str| {
+        s.handle_text(b, 0, text);
+        let v = texts(s, b);
+        assert_eq!(types(&v), ["Error"], "{v:?}");
+        v[0]["value"]["failed_writes"][0].clone()
+    };
+    // One class of another's key: denied, the class named.
+    let f = denied(
+        &mut s,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 1, "name": "K", "deleted_class": "Underlier", "class_list": []}),
+        ),
+    );
+    assert_eq!(f["reason"]["key_write"], "DeleteDenied");
+    assert_eq!(
+        (f["key_name"].as_str(), f["class_name"].as_str()),
+        (Some("K"), Some("Underlier"))
+    );
+    // The whole key: denied, no class named.
+    s.handle_text(
+        b,
+        0,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 2, "name": "K", "class_list": []}),
+        ),
+    );
+    let f = denied(&mut s, &msg("DeleteKeyCommand", json!({"key_id": 2})));
+    assert_eq!(f["reason"]["key_write"], "DeleteDenied");
+    assert_eq!(
+        (f["key_id"].as_u64(), f["class_name"].as_str()),
+        (Some(2), Some(""))
+    );
+    assert_eq!(s.classes("K"), ["Underlier"]);
+    // Skipping the checks deletes another's key.
+    s.handle_text(
+        b,
+        0,
+        &msg(
+            "ActiveOwnership",
+            json!({"msg_ref": 6, "skip_ownership_checks": true}),
+        ),
+    );
+    s.handle_text(
+        b,
+        0,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 3, "name": "L", "class_list": []}),
+        ),
+    );
+    s.handle_text(b, 0, &msg("DeleteKeyCommand", json!({"key_id": 3})));
+    assert!(s.classes("L").is_empty());
+    assert_eq!(s.record("L", "bid"), None);
+    // The owner deletes its own key's class.
+    s.handle_text(
+        a,
+        0,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 1, "name": "K", "deleted_class": "Underlier", "class_list": []}),
+        ),
+    );
+    assert!(s.classes("K").is_empty());
+    assert_eq!(s.record("K", "bid"), None);
+}
