@@ -4,7 +4,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{config, play_subscription, refused_port_url, s1, serve, Answer, IV};
+use common::{
+    config, play_subscription, refused_port_url, rename_topic, renamed_topic, s1, serve,
+    teardown_unknown_key, unknown_key, Answer, IV,
+};
 use gar_driver::blocking::Client;
 use gar_driver::{Error, Event, RecordId, Status, StopReason, Violation};
 use serde_json::json;
@@ -542,4 +545,36 @@ fn g_60_blocking_error_before_a_dropped_connection_is_reported_as_that_error() {
         .iter()
         .any(|e| matches!(e, Event::Error(e) if e.message.starts_with("Unsupported"))));
     assert_eq!(stops(&ev), vec![(StopReason::Error, None)]);
+}
+
+#[test]
+fn g_25_a_topic_id_introduced_again_under_another_name_stops_the_session_blocking() {
+    let server = serve(Answer::Accept, NO_LOOK, rename_topic);
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    assert_eq!(
+        stops(&ev),
+        vec![(StopReason::Error, Some(renamed_topic()))],
+        "{ev:?}"
+    );
+    assert_eq!(c.stats().violations, 1);
+    server.report();
+}
+
+#[test]
+fn g_25_a_teardown_for_an_unknown_key_id_stops_the_session_blocking() {
+    let server = serve(Answer::Accept, NO_LOOK, teardown_unknown_key);
+    let c = Client::connect(config(&server.url)).unwrap();
+    let ev = all_events(&c);
+    assert!(
+        !ev.iter().any(|e| matches!(e, Event::ClassDeleted { .. })),
+        "{ev:?}"
+    );
+    assert_eq!(
+        stops(&ev),
+        vec![(StopReason::Error, Some(unknown_key()))],
+        "{ev:?}"
+    );
+    assert_eq!(c.stats().violations, 1);
+    server.report();
 }

@@ -4,7 +4,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{config, play_subscription, refused_port_url, s1, serve, Answer, IV};
+use common::{
+    config, play_subscription, refused_port_url, rename_topic, renamed_topic, s1, serve,
+    teardown_unknown_key, unknown_key, Answer, IV,
+};
 use gar_driver::tokio::Client;
 use gar_driver::{Error, Event, RecordId, Status, StopReason, Violation};
 use serde_json::json;
@@ -604,4 +607,36 @@ async fn g_12_heartbeats_carry_epoch_milliseconds() {
         .unwrap()
         .as_millis() as u64;
     assert!(sent <= wall && wall - sent < 60_000, "{sent} vs {wall}");
+}
+
+#[tokio::test]
+async fn g_25_a_topic_id_introduced_again_under_another_name_stops_the_session_tokio() {
+    let server = serve(Answer::Accept, NO_LOOK, rename_topic);
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    assert_eq!(
+        stops(&ev),
+        vec![(StopReason::Error, Some(renamed_topic()))],
+        "{ev:?}"
+    );
+    assert_eq!(c.stats().violations, 1);
+    server.report();
+}
+
+#[tokio::test]
+async fn g_25_a_teardown_for_an_unknown_key_id_stops_the_session_tokio() {
+    let server = serve(Answer::Accept, NO_LOOK, teardown_unknown_key);
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    assert!(
+        !ev.iter().any(|e| matches!(e, Event::ClassDeleted { .. })),
+        "{ev:?}"
+    );
+    assert_eq!(
+        stops(&ev),
+        vec![(StopReason::Error, Some(unknown_key()))],
+        "{ev:?}"
+    );
+    assert_eq!(c.stats().violations, 1);
+    server.report();
 }

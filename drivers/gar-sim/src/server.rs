@@ -1104,24 +1104,11 @@ impl Server {
         keep: &[String],
         failures: &mut Vec<Failure>,
     ) {
-        let marker = self.marker(conn);
         let Some(k) = self.keys.get(key) else {
             return;
         };
-        if let Some(owner) = k.owner {
-            if owner != conn && !marker.skip_checks {
-                let (key_id, _) = self.client_ids(conn, key, "");
-                return failures.push(Failure {
-                    record: false,
-                    reason: "DeleteDenied",
-                    key_id,
-                    topic_id: 0,
-                    key_name: key.to_owned(),
-                    topic_name: String::new(),
-                    class_name: class.to_owned(),
-                    detail: format!("{key} is owned by another client"),
-                });
-            }
+        if let Some(denied) = self.delete_denied(conn, key, class) {
+            return failures.push(denied);
         }
         let mut remaining = k.classes.clone();
         remaining.remove(class);
@@ -1134,27 +1121,35 @@ impl Server {
     }
 
     fn delete_key(&mut self, conn: ConnId, key: &str, failures: &mut Vec<Failure>) {
-        let marker = self.marker(conn);
         let Some(k) = self.keys.get(key) else {
             return;
         };
-        if let Some(owner) = k.owner {
-            if owner != conn && !marker.skip_checks {
-                let (key_id, _) = self.client_ids(conn, key, "");
-                return failures.push(Failure {
-                    record: false,
-                    reason: "DeleteDenied",
-                    key_id,
-                    topic_id: 0,
-                    key_name: key.to_owned(),
-                    topic_name: String::new(),
-                    class_name: String::new(),
-                    detail: format!("{key} is owned by another client"),
-                });
-            }
+        if let Some(denied) = self.delete_denied(conn, key, "") {
+            return failures.push(denied);
         }
         let classes: Vec<String> = k.classes.iter().cloned().collect();
         self.teardown(key, &classes, &BTreeSet::new());
+    }
+
+    /// The failure that refuses `conn` a delete of `key` (one class, or the whole key when
+    /// `class` is empty): the key is owned by another connection and the marker does not skip
+    /// the ownership checks. None when the delete may go on (or there is no such key).
+    fn delete_denied(&self, conn: ConnId, key: &str, class: &str) -> Option<Failure> {
+        let owner = self.keys.get(key)?.owner?;
+        if owner == conn || self.marker(conn).skip_checks {
+            return None;
+        }
+        let (key_id, _) = self.client_ids(conn, key, "");
+        Some(Failure {
+            record: false,
+            reason: "DeleteDenied",
+            key_id,
+            topic_id: 0,
+            key_name: key.to_owned(),
+            topic_name: String::new(),
+            class_name: class.to_owned(),
+            detail: format!("{key} is owned by another client"),
+        })
     }
 
     /// Removes `deleted` classes from `key` leaving `remaining`: records on topics no remaining

@@ -7,6 +7,11 @@ fn msg(mt: &str, v: Value) -> String {
     json!({"message_type": mt, "value": v}).to_string()
 }
 
+/// Hands the server one message from connection `c` at time 0.
+fn send(s: &mut Server, c: ConnId, mt: &str, v: Value) {
+    s.handle_text(c, 0, &msg(mt, v));
+}
+
 fn intro(interval: u64) -> String {
     msg(
         "Introduction",
@@ -29,6 +34,13 @@ fn texts(s: &mut Server, c: ConnId) -> Vec<Value> {
         .collect()
 }
 
+/// The first failed write of the one message the server sent `c`, an `Error`.
+fn first_failure(s: &mut Server, c: ConnId) -> Value {
+    let v = texts(s, c);
+    assert_eq!(types(&v), ["Error"], "{v:?}");
+    v[0]["value"]["failed_writes"][0].clone()
+}
+
 fn types(v: &[Value]) -> Vec<String> {
     v.iter()
         .map(|m| m["message_type"].as_str().unwrap_or("").to_owned())
@@ -44,31 +56,28 @@ fn open(s: &mut Server) -> ConnId {
 
 /// Introduces key `key` (class Underlier) as id `kid` and topic `topic` as id `tid`, then writes.
 fn write(s: &mut Server, c: ConnId, (kid, key): (u64, &str), (tid, topic): (u64, &str), v: Value) {
-    s.handle_text(
+    send(
+        s,
         c,
-        0,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": kid, "name": key, "class_list": ["Underlier"]}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": kid, "name": key, "class_list": ["Underlier"]}),
     );
-    s.handle_text(
+    send(
+        s,
         c,
-        0,
-        &msg("TopicIntroduction", json!({"topic_id": tid, "name": topic})),
+        "TopicIntroduction",
+        json!({"topic_id": tid, "name": topic}),
     );
-    s.handle_text(
+    send(
+        s,
         c,
-        0,
-        &msg(
-            "JSONRecordUpdate",
-            json!({"record_id": {"key_id": kid, "topic_id": tid}, "value": v}),
-        ),
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": kid, "topic_id": tid}, "value": v}),
     );
 }
 
 fn subscribe(s: &mut Server, c: ConnId, v: Value) -> Vec<Value> {
-    s.handle_text(c, 0, &msg("Subscribe", v));
+    send(s, c, "Subscribe", v);
     texts(s, c)
 }
 
@@ -98,7 +107,7 @@ fn the_server_introduces_itself_after_the_client() {
 fn a_message_before_the_introduction_is_fatal() {
     let mut s = Server::new(sample_config());
     let c = s.connect(0);
-    s.handle_text(c, 0, &msg("Heartbeat", json!({"u_milliseconds": 1})));
+    send(&mut s, c, "Heartbeat", json!({"u_milliseconds": 1}));
     let o = out(&mut s, c);
     assert!(matches!(&o[0], Output::Text(t) if t.contains("\"recoverable\":false")));
     assert_eq!(o[1], Output::Close(Some(1000)));
@@ -109,13 +118,11 @@ fn a_message_before_the_introduction_is_fatal() {
 fn another_version_is_refused_with_its_text() {
     let mut s = Server::new(sample_config());
     let c = s.connect(0);
-    s.handle_text(
+    send(
+        &mut s,
         c,
-        0,
-        &msg(
-            "Introduction",
-            json!({"version": 5, "heartbeat_timeout_interval": 1000, "user": "bob"}),
-        ),
+        "Introduction",
+        json!({"version": 5, "heartbeat_timeout_interval": 1000, "user": "bob"}),
     );
     let v = texts(&mut s, c);
     assert_eq!(v[0]["value"]["message"], "Unsupported version from bob: 5");
@@ -288,7 +295,7 @@ fn a_snapshot_size_limit_pauses_until_subscribe_continue() {
     // A write during the pause is not streamed yet.
     write(&mut s, c, (1, "A"), (1, "bid"), json!(9));
     assert!(!types(&texts(&mut s, c)).contains(&"JSONRecordUpdate".to_owned()));
-    s.handle_text(c, 0, &msg("SubscribeContinue", json!({"name": "s"})));
+    send(&mut s, c, "SubscribeContinue", json!({"name": "s"}));
     let v = texts(&mut s, c);
     assert_eq!(statuses(&v), ["Streaming"]);
     assert_eq!(v[0]["value"]["keys"].as_array().map(Vec::len), Some(1));
@@ -313,16 +320,18 @@ fn a_streaming_subscription_gets_live_writes_with_introductions_first() {
     assert_eq!(v[1]["value"]["record_id"]["key_id"], k);
     assert!(v[1]["value"]["tick_time"].as_u64().is_some_and(|t| t > 0));
     // Deleting streams a DeleteRecord; deleting what is missing streams nothing.
-    s.handle_text(
+    send(
+        &mut s,
         w,
-        0,
-        &msg("DeleteRecord", json!({"key_id": 7, "topic_id": 7})),
+        "DeleteRecord",
+        json!({"key_id": 7, "topic_id": 7}),
     );
     assert_eq!(types(&texts(&mut s, c)), ["DeleteRecord"]);
-    s.handle_text(
+    send(
+        &mut s,
         w,
-        0,
-        &msg("DeleteRecord", json!({"key_id": 7, "topic_id": 7})),
+        "DeleteRecord",
+        json!({"key_id": 7, "topic_id": 7}),
     );
     assert!(texts(&mut s, c).is_empty());
 }
@@ -362,7 +371,7 @@ fn unsubscribe_finishes_a_streaming_subscription() {
         c,
         json!({"name": "s", "subscription_mode": "Streaming"}),
     );
-    s.handle_text(c, 0, &msg("Unsubscribe", json!({"name": "s"})));
+    send(&mut s, c, "Unsubscribe", json!({"name": "s"}));
     assert_eq!(statuses(&texts(&mut s, c)), ["Finished"]);
     let w = open(&mut s);
     write(&mut s, w, (1, "A"), (1, "bid"), json!(1));
@@ -370,10 +379,11 @@ fn unsubscribe_finishes_a_streaming_subscription() {
 }
 
 fn cx(s: &mut Server, c: ConnId, r: u64, test: Value, value: Value) -> Value {
-    s.handle_text(
+    send(
+        s,
         c,
-        0,
-        &msg("JSONCompareExchange", json!({"record_id": {"key_id": 1, "topic_id": 2}, "msg_ref": r, "test": test, "value": value})),
+        "JSONCompareExchange",
+        json!({"record_id": {"key_id": 1, "topic_id": 2}, "msg_ref": r, "test": test, "value": value}),
     );
     texts(s, c).pop().expect("a result")["value"].clone()
 }
@@ -383,10 +393,11 @@ fn compare_exchange_null_rules() {
     let mut s = Server::new(sample_config());
     let c = open(&mut s);
     write(&mut s, c, (1, "A"), (1, "bid"), json!(1));
-    s.handle_text(
+    send(
+        &mut s,
         c,
-        0,
-        &msg("TopicIntroduction", json!({"topic_id": 2, "name": "ask"})),
+        "TopicIntroduction",
+        json!({"topic_id": 2, "name": "ask"}),
     );
     out(&mut s, c);
     // A missing record on a plain topic is not 0.
@@ -420,10 +431,11 @@ fn a_default_annotated_topic_reads_missing_as_its_default() {
     let mut s = Server::new(sample_config());
     let c = open(&mut s);
     write(&mut s, c, (1, "A"), (1, "bid"), json!(1));
-    s.handle_text(
+    send(
+        &mut s,
         c,
-        0,
-        &msg("TopicIntroduction", json!({"topic_id": 2, "name": "lock"})),
+        "TopicIntroduction",
+        json!({"topic_id": 2, "name": "lock"}),
     );
     out(&mut s, c);
     let r = cx(&mut s, c, 1, Value::Null, json!(true));
@@ -441,58 +453,47 @@ fn ownership_is_acquired_denies_others_and_is_released() {
     let mut s = Server::new(sample_config());
     let a = open(&mut s);
     let b = open(&mut s);
-    s.handle_text(
+    send(
+        &mut s,
         a,
-        0,
-        &msg(
-            "ActiveOwnership",
-            json!({"msg_ref": 0, "ownership_action": "Acquire"}),
-        ),
+        "ActiveOwnership",
+        json!({"msg_ref": 0, "ownership_action": "Acquire"}),
     );
     write(&mut s, a, (1, "K"), (1, "bid"), json!(1));
     assert_eq!(s.owner("K"), Some(a));
-    s.handle_text(b, 0, &msg("ActiveOwnership", json!({"msg_ref": 5})));
+    send(&mut s, b, "ActiveOwnership", json!({"msg_ref": 5}));
     write(&mut s, b, (1, "K"), (1, "bid"), json!(2));
     assert_eq!(s.record("K", "bid"), Some(&json!(1)));
-    let v = texts(&mut s, b);
     assert_eq!(
-        v[0]["value"]["failed_writes"][0]["reason"]["record_write"],
+        first_failure(&mut s, b)["reason"]["record_write"],
         "WriteDenied"
     );
     // Skipping the checks writes anyway.
-    s.handle_text(
+    send(
+        &mut s,
         b,
-        0,
-        &msg(
-            "ActiveOwnership",
-            json!({"msg_ref": 5, "skip_ownership_checks": true}),
-        ),
+        "ActiveOwnership",
+        json!({"msg_ref": 5, "skip_ownership_checks": true}),
     );
-    s.handle_text(
+    send(
+        &mut s,
         b,
-        0,
-        &msg(
-            "JSONRecordUpdate",
-            json!({"record_id": {"key_id": 1, "topic_id": 1}, "value": 3}),
-        ),
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 1, "topic_id": 1}, "value": 3}),
     );
     assert_eq!(s.record("K", "bid"), Some(&json!(3)));
     // Release by the owner.
-    s.handle_text(
+    send(
+        &mut s,
         a,
-        0,
-        &msg(
-            "ActiveOwnership",
-            json!({"msg_ref": 0, "ownership_action": "Release"}),
-        ),
+        "ActiveOwnership",
+        json!({"msg_ref": 0, "ownership_action": "Release"}),
     );
-    s.handle_text(
+    send(
+        &mut s,
         a,
-        0,
-        &msg(
-            "JSONRecordUpdate",
-            json!({"record_id": {"key_id": 1, "topic_id": 1}, "value": 4}),
-        ),
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 1, "topic_id": 1}, "value": 4}),
     );
     assert_eq!(s.owner("K"), None);
 }
@@ -501,26 +502,21 @@ fn ownership_is_acquired_denies_others_and_is_released() {
 fn require_existing_refuses_to_create_a_key() {
     let mut s = Server::new(sample_config());
     let c = open(&mut s);
-    s.handle_text(
+    send(
+        &mut s,
         c,
-        0,
-        &msg(
-            "ActiveOwnership",
-            json!({"msg_ref": 1, "require_existing": true}),
-        ),
+        "ActiveOwnership",
+        json!({"msg_ref": 1, "require_existing": true}),
     );
-    s.handle_text(
+    send(
+        &mut s,
         c,
-        0,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": 1, "name": "K", "class_list": ["Underlier"]}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": 1, "name": "K", "class_list": ["Underlier"]}),
     );
     assert!(s.classes("K").is_empty());
-    let v = texts(&mut s, c);
     assert_eq!(
-        v[0]["value"]["failed_writes"][0]["reason"]["key_write"],
+        first_failure(&mut s, c)["reason"]["key_write"],
         "KeyNotFound"
     );
 }
@@ -529,13 +525,11 @@ fn require_existing_refuses_to_create_a_key() {
 fn an_unmapped_id_is_fatal() {
     let mut s = Server::new(sample_config());
     let c = open(&mut s);
-    s.handle_text(
+    send(
+        &mut s,
         c,
-        0,
-        &msg(
-            "JSONRecordUpdate",
-            json!({"record_id": {"key_id": 9, "topic_id": 9}, "value": 1}),
-        ),
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 9, "topic_id": 9}, "value": 1}),
     );
     assert!(matches!(s.ended(c), Some(EndCause::Violation(_))));
 }
@@ -545,13 +539,11 @@ fn a_name_that_contradicts_a_key_id_is_fatal() {
     let mut s = Server::new(sample_config());
     let c = open(&mut s);
     write(&mut s, c, (1, "A"), (1, "bid"), json!(1));
-    s.handle_text(
+    send(
+        &mut s,
         c,
-        0,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": 1, "name": "B", "class_list": ["Underlier"]}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": 1, "name": "B", "class_list": ["Underlier"]}),
     );
     assert!(matches!(s.ended(c), Some(EndCause::Violation(_))));
 }
@@ -561,33 +553,35 @@ fn a_downgrade_keeps_the_bases_and_their_records() {
     let mut s = Server::new(sample_config());
     let c = open(&mut s);
     write(&mut s, c, (1, "K"), (1, "bid"), json!(1));
-    s.handle_text(
+    send(
+        &mut s,
         c,
-        0,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": 1, "name": "K", "class_list": ["Option"]}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": 1, "name": "K", "class_list": ["Option"]}),
     );
-    s.handle_text(
+    send(
+        &mut s,
         c,
-        0,
-        &msg("TopicIntroduction", json!({"topic_id": 2, "name": "name"})),
+        "TopicIntroduction",
+        json!({"topic_id": 2, "name": "name"}),
     );
-    s.handle_text(
+    send(
+        &mut s,
         c,
-        0,
-        &msg(
-            "JSONRecordUpdate",
-            json!({"record_id": {"key_id": 1, "topic_id": 2}, "value": "n"}),
-        ),
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 1, "topic_id": 2}, "value": "n"}),
     );
     let _ = subscribe(
         &mut s,
         c,
         json!({"name": "s", "subscription_mode": "Streaming"}),
     );
-    s.handle_text(c, 0, &msg("KeyUpdate", json!({"key_id": 1, "name": "K", "deleted_class": "Underlier", "class_list": ["Option"]})));
+    send(
+        &mut s,
+        c,
+        "KeyUpdate",
+        json!({"key_id": 1, "name": "K", "deleted_class": "Underlier", "class_list": ["Option"]}),
+    );
     assert_eq!(s.classes("K"), ["Option"]);
     assert_eq!(s.record("K", "bid"), Some(&json!(1)), "Option covers bid");
     assert_eq!(s.record("K", "name"), None, "only Underlier covered name");
@@ -602,13 +596,11 @@ fn a_whole_key_delete_is_per_class_then_retired() {
     let mut s = Server::new(sample_config());
     let c = open(&mut s);
     write(&mut s, c, (1, "K"), (1, "bid"), json!(1));
-    s.handle_text(
+    send(
+        &mut s,
         c,
-        0,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": 1, "name": "K", "class_list": ["Option"]}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": 1, "name": "K", "class_list": ["Option"]}),
     );
     let _ = subscribe(
         &mut s,
@@ -632,13 +624,11 @@ fn a_whole_key_delete_is_per_class_then_retired() {
         "the writer's own id is dead"
     );
     // A write still under the dead id fails as a write; the connection stays.
-    s.handle_text(
+    send(
+        &mut s,
         c,
-        0,
-        &msg(
-            "JSONRecordUpdate",
-            json!({"record_id": {"key_id": 1, "topic_id": 1}, "value": 2}),
-        ),
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 1, "topic_id": 1}, "value": 2}),
     );
     assert!(s.is_open(c));
     assert!(s.record("K", "bid").is_none());
@@ -649,7 +639,7 @@ fn a_whole_key_delete_is_per_class_then_retired() {
 fn echo_is_answered_with_its_msg_ref() {
     let mut s = Server::new(sample_config());
     let c = open(&mut s);
-    s.handle_text(c, 0, &msg("EchoRequest", json!({"msg_ref": 77})));
+    send(&mut s, c, "EchoRequest", json!({"msg_ref": 77}));
     let v = texts(&mut s, c);
     assert_eq!(
         v[0],
@@ -661,10 +651,11 @@ fn echo_is_answered_with_its_msg_ref() {
 fn logoff_is_answered_with_a_close_and_releases_ownership() {
     let mut s = Server::new(sample_config());
     let c = open(&mut s);
-    s.handle_text(
+    send(
+        &mut s,
         c,
-        0,
-        &msg("ActiveOwnership", json!({"ownership_action": "Acquire"})),
+        "ActiveOwnership",
+        json!({"ownership_action": "Acquire"}),
     );
     write(&mut s, c, (1, "K"), (1, "bid"), json!(1));
     out(&mut s, c);
@@ -704,7 +695,7 @@ fn a_full_outbox_drops_the_connection_and_counts_it() {
     });
     let c = open(&mut s);
     for r in 0..5 {
-        s.handle_text(c, 0, &msg("EchoRequest", json!({"msg_ref": r})));
+        send(&mut s, c, "EchoRequest", json!({"msg_ref": r}));
     }
     assert_eq!(s.counters().outbox_overflows, 1);
     assert_eq!(s.ended(c), Some(&EndCause::Overflow));
@@ -719,10 +710,10 @@ fn the_outbox_bound_counts_bytes_too() {
         ..sample_config()
     });
     let c = open(&mut s);
-    s.handle_text(c, 0, &msg("EchoRequest", json!({"msg_ref": 1})));
-    s.handle_text(c, 0, &msg("EchoRequest", json!({"msg_ref": 2})));
+    send(&mut s, c, "EchoRequest", json!({"msg_ref": 1}));
+    send(&mut s, c, "EchoRequest", json!({"msg_ref": 2}));
     assert!(s.is_open(c), "{:?}", s.ended(c));
-    s.handle_text(c, 0, &msg("EchoRequest", json!({"msg_ref": 3})));
+    send(&mut s, c, "EchoRequest", json!({"msg_ref": 3}));
     assert_eq!(s.ended(c), Some(&EndCause::Overflow));
 }
 
@@ -733,8 +724,8 @@ fn the_record_of_received_frames_is_bounded_and_counted() {
         ..sample_config()
     });
     let c = open(&mut s);
-    s.handle_text(c, 0, &msg("Heartbeat", json!({"u_milliseconds": 1})));
-    s.handle_text(c, 0, &msg("Heartbeat", json!({"u_milliseconds": 2})));
+    send(&mut s, c, "Heartbeat", json!({"u_milliseconds": 1}));
+    send(&mut s, c, "Heartbeat", json!({"u_milliseconds": 2}));
     assert_eq!(s.received(c).len(), 2);
     assert_eq!(
         s.counters(),
@@ -784,23 +775,17 @@ fn a_store_at_its_key_limit_fails_the_write_instead_of_growing() {
         ..sample_config()
     });
     let c = open(&mut s);
-    s.handle_text(c, 0, &msg("ActiveOwnership", json!({"msg_ref": 1})));
+    send(&mut s, c, "ActiveOwnership", json!({"msg_ref": 1}));
     write(&mut s, c, (1, "A"), (1, "bid"), json!(1));
     out(&mut s, c);
-    s.handle_text(
+    send(
+        &mut s,
         c,
-        0,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": 2, "name": "B", "class_list": ["Underlier"]}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": 2, "name": "B", "class_list": ["Underlier"]}),
     );
     assert!(s.classes("B").is_empty());
-    let v = texts(&mut s, c);
-    assert_eq!(
-        v[0]["value"]["failed_writes"][0]["reason"]["key_write"],
-        "KeyLimit"
-    );
+    assert_eq!(first_failure(&mut s, c)["reason"]["key_write"], "KeyLimit");
 }
 
 #[test]
@@ -855,4 +840,77 @@ fn ignored_heartbeats_end_the_connection_by_the_server_timeout() {
     s.handle_text(c, 900, &msg("Heartbeat", json!({"u_milliseconds": 1})));
     s.handle_timeout(1000);
     assert_eq!(s.ended(c), Some(&EndCause::HeartbeatTimeout));
+}
+
+#[test]
+fn deletes_of_an_owned_key_are_denied_to_others_naming_the_class() {
+    let mut s = Server::new(sample_config());
+    let a = open(&mut s);
+    let b = open(&mut s);
+    send(
+        &mut s,
+        a,
+        "ActiveOwnership",
+        json!({"msg_ref": 0, "ownership_action": "Acquire"}),
+    );
+    write(&mut s, a, (1, "K"), (1, "bid"), json!(1));
+    write(&mut s, a, (2, "L"), (1, "bid"), json!(2));
+    out(&mut s, a);
+    send(&mut s, b, "ActiveOwnership", json!({"msg_ref": 5}));
+    let denied = |s: &mut Server, text: &str| {
+        s.handle_text(b, 0, text);
+        first_failure(s, b)
+    };
+    // One class of another's key: denied, the class named.
+    let f = denied(
+        &mut s,
+        &msg(
+            "KeyUpdate",
+            json!({"key_id": 1, "name": "K", "deleted_class": "Underlier", "class_list": []}),
+        ),
+    );
+    assert_eq!(f["reason"]["key_write"], "DeleteDenied");
+    assert_eq!(
+        (f["key_name"].as_str(), f["class_name"].as_str()),
+        (Some("K"), Some("Underlier"))
+    );
+    // The whole key: denied, no class named.
+    send(
+        &mut s,
+        b,
+        "KeyUpdate",
+        json!({"key_id": 2, "name": "K", "class_list": []}),
+    );
+    let f = denied(&mut s, &msg("DeleteKeyCommand", json!({"key_id": 2})));
+    assert_eq!(f["reason"]["key_write"], "DeleteDenied");
+    assert_eq!(
+        (f["key_id"].as_u64(), f["class_name"].as_str()),
+        (Some(2), Some(""))
+    );
+    assert_eq!(s.classes("K"), ["Underlier"]);
+    // Skipping the checks deletes another's key.
+    send(
+        &mut s,
+        b,
+        "ActiveOwnership",
+        json!({"msg_ref": 6, "skip_ownership_checks": true}),
+    );
+    send(
+        &mut s,
+        b,
+        "KeyUpdate",
+        json!({"key_id": 3, "name": "L", "class_list": []}),
+    );
+    send(&mut s, b, "DeleteKeyCommand", json!({"key_id": 3}));
+    assert!(s.classes("L").is_empty());
+    assert_eq!(s.record("L", "bid"), None);
+    // The owner deletes its own key's class.
+    send(
+        &mut s,
+        a,
+        "KeyUpdate",
+        json!({"key_id": 1, "name": "K", "deleted_class": "Underlier", "class_list": []}),
+    );
+    assert!(s.classes("K").is_empty());
+    assert_eq!(s.record("K", "bid"), None);
 }

@@ -40,6 +40,7 @@
 //! * [`backoff`]: the pause that doubles with each failed attempt up to a bound.
 //! * [`basic`]: HTTP Basic credentials and percent-encoding.
 //! * [`grpc`]: gRPC message framing and a message reader bounded by its limit.
+//! * [`rng`]: SplitMix64, the seeded generator of the simulations.
 //!
 //! With `tokio`: [`tokio`], dialling with the connection deadline (TCP, then rustls), a
 //! WebSocket client handshake with a chosen path, subprotocol and headers, and the HTTP/2
@@ -53,6 +54,7 @@ pub mod dial;
 pub mod grpc;
 pub mod observe;
 pub mod resolve;
+pub mod rng;
 pub mod unclaimed;
 
 #[cfg(feature = "blocking")]

@@ -102,6 +102,21 @@ pub enum Violation {
     /// read (and the `Introduction` would wipe it).
     #[error("{0} before the server's Introduction")]
     BeforeIntroduction(&'static str),
+    /// The server introduced a topic or key id, or named more classes for a known key, than
+    /// the server id maps may hold ([`Limits::max_ids`] ids, [`Limits::max_id_name_bytes`]
+    /// bytes of names). Dropping it would leave a later message naming that id unreadable,
+    /// so the session ends here instead.
+    #[error("server {kind} id {id} does not fit the id maps: `{bound}` of {limit} reached")]
+    IdMapFull {
+        /// `key` or `topic`.
+        kind: &'static str,
+        /// The id being introduced or updated.
+        id: u64,
+        /// The bound that was reached: `max_ids` or `max_id_name_bytes`.
+        bound: &'static str,
+        /// That bound's configured value.
+        limit: usize,
+    },
 }
 
 /// A record's address: the key and topic ids of the sender's id space.

@@ -38,9 +38,11 @@ pub struct Limits {
     pub max_event_count: usize,
     /// Most bytes of events waiting (each event's size plus the values and text it carries).
     pub max_event_bytes: usize,
-    /// Most server topic ids plus key ids mapped.
+    /// Most server topic ids plus key ids mapped; one more ends the session with
+    /// [`Violation::IdMapFull`].
     pub max_ids: usize,
-    /// Most bytes of names in the server id maps (topic names, key names, class names).
+    /// Most bytes of names in the server id maps (topic names, key names, class names); more
+    /// ends the session with [`Violation::IdMapFull`].
     pub max_id_name_bytes: usize,
     /// Most cached records.
     pub max_records: usize,
@@ -276,7 +278,8 @@ pub struct Counters {
     pub events_dropped: u64,
     /// Records not cached because the cache was full.
     pub records_dropped: u64,
-    /// Id introductions not mapped because the id maps were full.
+    /// Id introductions (or a known key's new classes) the server id maps had no room for;
+    /// each ends its session with [`Violation::IdMapFull`].
     pub ids_dropped: u64,
     /// Messages of unknown type skipped.
     pub unknown_messages: u64,
@@ -327,7 +330,8 @@ pub struct Stats {
     pub events_dropped: u64,
     /// Records not cached because the cache was full.
     pub records_dropped: u64,
-    /// Id introductions not mapped because the id maps were full.
+    /// Id introductions (or a known key's new classes) the server id maps had no room for;
+    /// each ends its session with [`Violation::IdMapFull`].
     pub ids_dropped: u64,
     /// Messages of unknown type skipped.
     pub unknown_messages: u64,
@@ -968,16 +972,9 @@ impl Client {
                     return Ok(());
                 }
                 let bytes = self.s.id_name_bytes + name.len();
-                if self.s.server_topics.len() + self.s.server_keys.len()
-                    >= self.config.limits.max_ids
-                    || bytes > self.config.limits.max_id_name_bytes
-                {
-                    self.counters.ids_dropped += 1;
-                    tracing::debug!("gar id map full: an introduction was dropped (counted)");
-                } else {
-                    self.s.id_name_bytes = bytes;
-                    self.s.server_topics.insert(topic_id, name);
-                }
+                self.room_for_id("topic", topic_id, true, bytes)?;
+                self.s.id_name_bytes = bytes;
+                self.s.server_topics.insert(topic_id, name);
             }
             Inbound::KeyUpdate {
                 key_id,
@@ -1200,13 +1197,9 @@ impl Client {
             return Ok(());
         }
         let existing = self.s.server_keys.get(&key_id);
-        if existing.is_none()
-            && self.s.server_topics.len() + self.s.server_keys.len() >= self.config.limits.max_ids
-        {
-            self.counters.ids_dropped += 1;
-            tracing::debug!("gar id map full: an introduction was dropped (counted)");
-            return Ok(());
-        }
+        let new_id = existing.is_none();
+        self.room_for_id("key", key_id, new_id, 0)?;
+        let existing = self.s.server_keys.get(&key_id);
         let (old_name, mut classes) = existing.cloned().unwrap_or_default();
         let before = existing.map_or(0, |(n, c)| key_entry_bytes(n, c));
         let name = name.unwrap_or(old_name);
@@ -1222,14 +1215,40 @@ impl Client {
             classes.insert(class);
         }
         let bytes = self.s.id_name_bytes - before + key_entry_bytes(&name, &classes);
-        if bytes > self.config.limits.max_id_name_bytes {
-            self.counters.ids_dropped += 1;
-            tracing::debug!("gar id map names full: a key update was dropped (counted)");
-            return Ok(());
-        }
+        self.room_for_id("key", key_id, false, bytes)?;
         self.s.id_name_bytes = bytes;
         self.s.server_keys.insert(key_id, (name, classes));
         Ok(())
+    }
+
+    /// Whether the server id maps can take an id (`new_id`: one more entry) and hold `bytes`
+    /// of names in all. An id the maps cannot take is not dropped: a later message naming it
+    /// could not be read, so the overflow itself is the violation (counted in `ids_dropped`).
+    fn room_for_id(
+        &mut self,
+        kind: &'static str,
+        id: u64,
+        new_id: bool,
+        bytes: usize,
+    ) -> Result<(), Violation> {
+        let l = &self.config.limits;
+        let full = if new_id && self.s.server_topics.len() + self.s.server_keys.len() >= l.max_ids {
+            Some(("max_ids", l.max_ids))
+        } else if bytes > l.max_id_name_bytes {
+            Some(("max_id_name_bytes", l.max_id_name_bytes))
+        } else {
+            None
+        };
+        let Some((bound, limit)) = full else {
+            return Ok(());
+        };
+        self.counters.ids_dropped += 1;
+        Err(Violation::IdMapFull {
+            kind,
+            id,
+            bound,
+            limit,
+        })
     }
 
     fn room_for(&self, bytes: usize) -> bool {

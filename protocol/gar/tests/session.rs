@@ -2046,22 +2046,48 @@ fn g_21_a_keys_classes_are_bounded_in_total() {
     assert!(c.is_running());
 }
 
+/// A client past both introductions whose server id maps hold `n` ids.
+fn ids_bound(n: usize) -> Client {
+    limited(Limits {
+        max_ids: n,
+        ..Limits::default()
+    })
+}
+
+/// A client past both introductions whose server id maps hold `n` bytes of names.
+fn name_bytes_bound(n: usize) -> Client {
+    limited(Limits {
+        max_id_name_bytes: n,
+        ..Limits::default()
+    })
+}
+
+/// The one stop of a session that overflowed its id maps, and what it left mapped.
+fn id_map_full(c: &mut Client, kind: &'static str, id: u64, bound: &'static str, limit: usize) {
+    assert_eq!(
+        stopped_with(c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::IdMapFull {
+                kind,
+                id,
+                bound,
+                limit
+            })
+        )]
+    );
+    assert!(!c.is_running());
+    let s = c.stats();
+    assert_eq!((s.ids_dropped, s.violations), (1, 1));
+    assert_eq!(c.counters().ids_dropped, 1);
+}
+
 #[test]
 fn bounds_id_map_names_are_bounded_in_bytes() {
-    let mut c = limited(Limits {
-        max_id_name_bytes: 10,
-        ..Limits::default()
-    });
+    let mut c = name_bytes_bound(10);
     topic(&mut c, 3, "abcd");
     key(&mut c, 5, "kk", &["AB"]);
     assert_eq!(c.stats().id_name_bytes_held, 8);
-    // A topic of three bytes more does not fit: counted, not mapped.
-    topic(&mut c, 4, "xyz");
-    assert!(c.server_topic(4).is_none());
-    // Nor does a class that would take the key past the bound.
-    key(&mut c, 5, "kk", &["CDE"]);
-    assert_eq!(c.server_key(5).unwrap().1.len(), 1);
-    assert_eq!(c.stats().ids_dropped, 2);
     // The same topic introduced again takes no more bytes; two bytes more fit exactly.
     topic(&mut c, 3, "abcd");
     assert_eq!(c.stats().id_name_bytes_held, 8);
@@ -2071,10 +2097,101 @@ fn bounds_id_map_names_are_bounded_in_bytes() {
     // Retiring the key gives its bytes back.
     c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
     assert_eq!(c.stats().id_name_bytes_held, 6);
-    topic(&mut c, 4, "xyz");
-    assert_eq!(c.server_topic(4), Some("xyz"));
-    assert_eq!(c.stats().id_name_bytes_held, 9);
+    topic(&mut c, 4, "xyzw");
+    assert_eq!(c.server_topic(4), Some("xyzw"));
+    assert_eq!(c.stats().id_name_bytes_held, 10);
     assert!(c.is_running());
+    assert_eq!(c.stats().ids_dropped, 0);
+}
+
+#[test]
+fn g_25_a_topic_past_the_id_count_bound_ends_the_session() {
+    let mut c = ids_bound(2);
+    topic(&mut c, 3, "a");
+    key(&mut c, 5, "k", &["C"]);
+    events(&mut c);
+    // Full: the same topic again and the known key again still read.
+    topic(&mut c, 3, "a");
+    key(&mut c, 5, "k", &["D"]);
+    assert!(c.is_running());
+    assert_eq!(c.stats().ids_dropped, 0);
+    topic(&mut c, 4, "b");
+    id_map_full(&mut c, "topic", 4, "max_ids", 2);
+    assert!(c.server_topic(4).is_none());
+}
+
+#[test]
+fn g_25_a_key_past_the_id_count_bound_ends_the_session() {
+    let mut c = ids_bound(2);
+    topic(&mut c, 3, "a");
+    topic(&mut c, 4, "b");
+    events(&mut c);
+    key(&mut c, 5, "k", &["C"]);
+    id_map_full(&mut c, "key", 5, "max_ids", 2);
+    assert!(c.server_key(5).is_none());
+}
+
+#[test]
+fn g_25_a_batch_key_past_the_id_count_bound_ends_the_session() {
+    let mut c = ids_bound(2);
+    topic(&mut c, 3, "a");
+    key(&mut c, 5, "k", &["C"]);
+    events(&mut c);
+    c.handle_text(
+        2,
+        &msg(
+            "BatchUpdate",
+            json!({"keys": [
+                {"key_id": 5, "topics": {"3": 1}},
+                {"key_id": 6, "name": "k6", "class": "C", "topics": {"3": 2}}
+            ]}),
+        ),
+    );
+    // The known key's record was read; the key past the bound stopped the session before its
+    // record could be read under an id that is not mapped.
+    assert_eq!(
+        c.poll_event(),
+        Some(Event::Record {
+            record_id: rid(5, 3),
+            value: Some(json!(1))
+        })
+    );
+    assert_eq!(c.stats().events_held, 1);
+    id_map_full(&mut c, "key", 6, "max_ids", 2);
+}
+
+#[test]
+fn g_25_a_topic_past_the_id_name_bytes_ends_the_session() {
+    let mut c = name_bytes_bound(6);
+    topic(&mut c, 3, "abcd");
+    events(&mut c);
+    topic(&mut c, 4, "xyz");
+    id_map_full(&mut c, "topic", 4, "max_id_name_bytes", 6);
+    assert!(c.server_topic(4).is_none());
+    assert_eq!(c.stats().id_name_bytes_held, 4);
+}
+
+#[test]
+fn g_25_a_key_past_the_id_name_bytes_ends_the_session() {
+    let mut c = name_bytes_bound(6);
+    topic(&mut c, 3, "abcd");
+    events(&mut c);
+    key(&mut c, 5, "k", &["CD"]);
+    id_map_full(&mut c, "key", 5, "max_id_name_bytes", 6);
+    assert!(c.server_key(5).is_none());
+}
+
+#[test]
+fn g_25_a_known_keys_class_past_the_id_name_bytes_ends_the_session() {
+    let mut c = name_bytes_bound(6);
+    key(&mut c, 5, "kk", &["AB"]);
+    events(&mut c);
+    // Two bytes more fit exactly; the next class does not.
+    key(&mut c, 5, "kk", &["CD"]);
+    assert!(c.is_running());
+    key(&mut c, 5, "kk", &["E"]);
+    id_map_full(&mut c, "key", 5, "max_id_name_bytes", 6);
+    assert_eq!(c.server_key(5).unwrap().1.len(), 2);
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use gar_driver::{Config, Value};
+use gar_driver::{Config, Value, Violation};
 use serde_json::json;
 use tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tungstenite::protocol::CloseFrame;
@@ -402,4 +402,38 @@ pub fn published(r: &Report) -> Vec<usize> {
 /// A value of about 256 KiB, numbered.
 pub fn big(n: usize) -> Value {
     json!(format!("{n}:{}", "x".repeat(256 * 1024)))
+}
+
+/// A server that, past the handshake, introduces topic id 3 as `A::x` and then again as
+/// `A::y` (one id may never name two topics), then reads until the client goes.
+pub fn rename_topic(p: &mut Peer) {
+    p.handshake();
+    p.send("TopicIntroduction", json!({"topic_id": 3, "name": "A::x"}));
+    p.send("TopicIntroduction", json!({"topic_id": 3, "name": "A::y"}));
+    p.drain(Duration::from_secs(2));
+}
+
+/// The violation [`rename_topic`] must end the session with.
+pub fn renamed_topic() -> Violation {
+    Violation::TopicNameMismatch {
+        id: 3,
+        known: "A::x".into(),
+        got: "A::y".into(),
+    }
+}
+
+/// A server that, past the handshake, tears down a class of key id 9, which it never
+/// introduced, then reads until the client goes.
+pub fn teardown_unknown_key(p: &mut Peer) {
+    p.handshake();
+    p.send(
+        "KeyUpdate",
+        json!({"key_id": 9, "name": "k", "deleted_class": "A", "class_list": []}),
+    );
+    p.drain(Duration::from_secs(2));
+}
+
+/// The violation [`teardown_unknown_key`] must end the session with.
+pub fn unknown_key() -> Violation {
+    Violation::UnknownId { kind: "key", id: 9 }
 }

@@ -142,12 +142,12 @@ fn domain_summary(
 /// `len` bytes of archive made from `seed`: a header naming the format, then seeded bytes.
 fn archive_bytes(seed: &[u8], len: usize) -> Vec<u8> {
     let mut out = b"NXBACKUP".to_vec();
-    let mut state = seed
+    let state = seed
         .iter()
         .fold(0u64, |a, b| a.rotate_left(8) ^ u64::from(*b));
+    let mut rng = Rng::new(state);
     while out.len() < len {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        out.extend_from_slice(&mix(state).to_le_bytes());
+        out.extend_from_slice(&rng.next_u64().to_le_bytes());
     }
     out.truncate(len);
     out

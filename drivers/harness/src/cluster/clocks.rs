@@ -216,7 +216,7 @@ impl SimCluster {
                 continue;
             }
             if self.chance(faults.clock_change) {
-                let pick = self.rng.next() % 3;
+                let pick = self.rng.next_u64() % 3;
                 let c = self.clock_of(&domain);
                 match pick {
                     0 => {

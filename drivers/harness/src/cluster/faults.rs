@@ -116,7 +116,7 @@ impl SimCluster {
 
     pub(super) fn malformed(&mut self, whole: &Bytes) -> (Bytes, &'static str) {
         let mut bytes = whole.to_vec();
-        match self.rng.next() % 3 {
+        match self.rng.next_u64() % 3 {
             0 => {
                 bytes[4..8].copy_from_slice(b"NXZZ");
                 (Bytes::from(bytes), "wrong identifier")

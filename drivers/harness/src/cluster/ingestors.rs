@@ -418,7 +418,7 @@ impl SimCluster {
                     break;
                 }
                 let (disposition, what) = if self.chance(faults.batch_failed) {
-                    let failure = if self.rng.next().is_multiple_of(2) {
+                    let failure = if self.rng.next_u64().is_multiple_of(2) {
                         ProcessingFailure::AckTimedOut
                     } else {
                         ProcessingFailure::Rejected
@@ -430,7 +430,7 @@ impl SimCluster {
                         format!("SubmissionFailed({failure:?}) [fault batch_failed]"),
                     )
                 } else if self.chance(faults.batch_unknown) {
-                    let cause = if self.rng.next().is_multiple_of(2) {
+                    let cause = if self.rng.next_u64().is_multiple_of(2) {
                         OutcomeUncertainty::Interrupted
                     } else {
                         OutcomeUncertainty::OwnerLost
@@ -475,7 +475,7 @@ impl SimCluster {
                     ProducerEndReason::Relocated,
                     ProducerEndReason::OwnerLost,
                     ProducerEndReason::ShuttingDown,
-                ][(self.rng.next() % 5) as usize];
+                ][(self.rng.next_u64() % 5) as usize];
                 self.log(format!(
                     "{conn} p{producer} ProducerEnded({reason:?}) [fault producer_ended]"
                 ));

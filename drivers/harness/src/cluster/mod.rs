@@ -101,6 +101,7 @@ use nervix_protocol::encode::Encoder;
 use nervix_protocol::frame::{ClientFrame, ServerMessageRoot};
 use nervix_protocol::schema::*;
 use nervix_protocol::time::Timestamp;
+use sansio_kit::rng::{mix, SplitMix64 as Rng};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 
@@ -236,29 +237,6 @@ impl fmt::Display for ConnectRefused {
 }
 
 impl std::error::Error for ConnectRefused {}
-
-/// SplitMix64: a small, seedable, portable generator.
-#[derive(Debug, Clone)]
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        mix(self.0)
-    }
-
-    /// A uniform draw in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// The SplitMix64 output function.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 #[derive(Debug)]
 struct Node {
@@ -454,7 +432,7 @@ impl SimCluster {
             .collect();
         let mut cluster = Self {
             part_size: config.part_size.clamp(1, MAX_PART),
-            rng: Rng(config.seed),
+            rng: Rng::new(config.seed),
             config,
             nodes,
             leader: 0,

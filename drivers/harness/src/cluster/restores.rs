@@ -228,7 +228,7 @@ impl SimCluster {
             None => archived.to_vec(),
         };
         let fail_at = if !dry && self.chance(self.calls.faults.step_failed) {
-            Some(self.rng.next() as usize % (sources.len() * 3 + usize::from(users)).max(1))
+            Some(self.rng.next_u64() as usize % (sources.len() * 3 + usize::from(users)).max(1))
         } else {
             None
         };

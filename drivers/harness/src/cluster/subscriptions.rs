@@ -468,7 +468,7 @@ impl SimCluster {
         let count = if self.config.unpaced_rows {
             self.config.batch_rows.max(1)
         } else {
-            1 + self.rng.next() % self.config.batch_rows.max(1)
+            1 + self.rng.next_u64() % self.config.batch_rows.max(1)
         };
         let first = open.next_row;
         open.next_row += count;

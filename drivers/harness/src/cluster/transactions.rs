@@ -145,7 +145,7 @@ impl SimCluster {
             return self.failed(conn, reference, format!("no domain named {domain}"));
         }
         let id = loop {
-            let id = format!("tx-{:016x}", self.rng.next());
+            let id = format!("tx-{:016x}", self.rng.next_u64());
             if !self.transactions.contains_key(&id) {
                 break id;
             }

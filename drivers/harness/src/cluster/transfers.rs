@@ -34,7 +34,7 @@ impl SimCluster {
             let forced = self.chance(self.config.faults.transfer_parts);
             if forced || whole.len() > self.part_size {
                 let size = if forced {
-                    let k = 2 + (self.rng.next() % 3) as usize;
+                    let k = 2 + (self.rng.next_u64() % 3) as usize;
                     whole.len().div_ceil(k).min(self.part_size)
                 } else {
                     self.part_size
