@@ -22,36 +22,8 @@ use cultnet_receipts::{decode, encode, Frame, WriteHandle, WriteTracker};
 use crate::forwarder::Forwarder;
 use crate::server::{Channel, Commit, ConnId, Faults, Outgoing, Server, ServerConfig};
 
-/// A small deterministic generator (SplitMix64).
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from a seed.
-    #[must_use]
-    pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n` > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-
-    /// True with probability `percent` / 100.
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
+/// The simulation's deterministic generator: the workspace's one SplitMix64.
+pub use sansio_kit::rng::SplitMix64 as Rng;
 
 /// What one run saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
