@@ -11,6 +11,7 @@ use crate::report::{ReportFields, Reporter};
 use crate::schema::*;
 use crate::violation::ProtocolViolation;
 use bytes::Bytes;
+use std::any::TypeId;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -59,7 +60,20 @@ pub type RestoreReplyFrame = Frame<RestoreReplyRoot>;
 /// Nothing of the frame is read before its size and identifier are checked; then it is verified
 /// with nesting 64, at most `len / 4` tables and an apparent size of at most `8 * len`; then the
 /// schema's semantic rules are checked. Any failure is a typed [`ProtocolViolation`].
+///
+/// A `ServerMessage` carrying `SubscriptionRows` is verified and checked in one walk; a frame
+/// that walk does not accept is checked the two-pass way, which names the fault, so the result
+/// is the same either way.
 pub fn check_slice<R: Root>(buf: &[u8], limit: usize) -> Result<R::View<'_>, ProtocolViolation> {
+    check_slice_noting::<R>(buf, limit).map(|(view, _)| view)
+}
+
+/// [`check_slice`], also telling whether the one pass found the batch's rows alike (see
+/// [`Frame::rows_alike`]).
+fn check_slice_noting<R: Root>(
+    buf: &[u8],
+    limit: usize,
+) -> Result<(R::View<'_>, bool), ProtocolViolation> {
     let len = buf.len();
     if len > limit {
         return Err(ProtocolViolation::FrameTooLarge {
@@ -79,19 +93,32 @@ pub fn check_slice<R: Root>(buf: &[u8], limit: usize) -> Result<R::View<'_>, Pro
             found,
         });
     }
-    let view = flatbuffers::root_with_opts::<R::View<'_>>(&verifier_options(len), buf).map_err(
-        |error| ProtocolViolation::Malformed {
+    let opts = verifier_options(len);
+    if TypeId::of::<R>() != TypeId::of::<ServerMessageRoot>() {
+        // Only a ServerMessage can carry rows.
+    } else if let Some(alike) = crate::one_pass::rows_frame_checks(buf, &opts) {
+        // SAFETY: `R` is `ServerMessageRoot`, so `R::View` is `ServerMessage`, and the one pass
+        // accepted `buf`: it made every call the generated verifier of `ServerMessage` makes
+        // for this frame (see `crate::one_pass`), and all of them succeeded, which is what
+        // `root_with_opts` requires before it reads the root the same way.
+        let view = unsafe { flatbuffers::root_unchecked::<R::View<'_>>(buf) };
+        return Ok((view, alike));
+    }
+    let view = flatbuffers::root_with_opts::<R::View<'_>>(&opts, buf).map_err(|error| {
+        ProtocolViolation::Malformed {
             root: R::NAME,
             error,
-        },
-    )?;
+        }
+    })?;
     view.check()?;
-    Ok(view)
+    Ok((view, false))
 }
 
 /// A received frame of root `R` that passed every check.
 pub struct Frame<R: Root> {
     bytes: Bytes,
+    /// What the check found about a batch of rows: see [`Frame::rows_alike`].
+    rows_alike: bool,
     _root: PhantomData<fn() -> R>,
 }
 
@@ -116,9 +143,10 @@ impl<R: Root> Frame<R> {
 
     /// Checks `bytes` as one frame under `limit` (the transfer limit for a joined reply).
     pub fn check_with_limit(bytes: Bytes, limit: usize) -> Result<Self, ProtocolViolation> {
-        check_slice::<R>(&bytes, limit)?;
+        let (_, rows_alike) = check_slice_noting::<R>(&bytes, limit)?;
         Ok(Self {
             bytes,
+            rows_alike,
             _root: PhantomData,
         })
     }
@@ -150,8 +178,18 @@ impl<R: Root> Frame<R> {
         }
         Self {
             bytes: Bytes::copy_from_slice(&self.bytes),
+            rows_alike: self.rows_alike,
             _root: PhantomData,
         }
+    }
+
+    /// True when the check walked this frame's `SubscriptionRows` batch in one pass and found
+    /// every row alike: as many cells as the first row, each of the same variant as the first
+    /// row's cell at its place, and no list among them. Whether a row conforms to a schema
+    /// depends on nothing else of such a row, so the first row's verdict is every row's.
+    /// False says nothing (another body, a frame checked in two passes, rows that differ).
+    pub(crate) fn rows_alike(&self) -> bool {
+        self.rows_alike
     }
 
     /// The frame's length in bytes.
@@ -181,6 +219,7 @@ impl<R: Root> Clone for Frame<R> {
     fn clone(&self) -> Self {
         Self {
             bytes: self.bytes.clone(),
+            rows_alike: self.rows_alike,
             _root: PhantomData,
         }
     }

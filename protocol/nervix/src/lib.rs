@@ -186,7 +186,9 @@
 //! archive chunk) is bounded by verification and the frame limit alone. Every
 //! failure is a typed `ProtocolViolation` naming the member and the rule; nothing panics. Views
 //! borrow the frame's `Bytes`; `check_compact` copies frames under 64 KiB out of a larger receive
-//! buffer.
+//! buffer. A `ServerMessage` carrying `SubscriptionRows` is verified and checked in one walk that
+//! makes the generated verifier's calls in its order; any frame that walk does not accept is
+//! checked again the two-pass way, which names the fault, so the outcome is the same.
 //!
 //! Writing (`Encoder::encode::<R>`) applies the same rules to the owned value plus the send
 //! limits (frame 4 MiB, string 64 MiB, vector 262,144 entries, nesting 64) and returns a typed
@@ -450,6 +452,7 @@ pub mod endpoint;
 pub mod exchange;
 pub mod frame;
 pub mod limits;
+mod one_pass;
 pub mod report;
 pub mod rng;
 pub mod rows;

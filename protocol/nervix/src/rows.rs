@@ -742,6 +742,17 @@ pub fn check_batch(
     batch: schema::RowBatch<'_>,
     schema: &RowSchema,
 ) -> Result<(), ProtocolViolation> {
+    check_rows(batch, schema, false)
+}
+
+/// [`check_batch`]; with `alike` (the frame check found every row like the first: the same
+/// cell count, the same variant at each place, no list) only the first row is walked, since
+/// a row's verdict depends on nothing else and every row's is therefore the first's.
+fn check_rows(
+    batch: schema::RowBatch<'_>,
+    schema: &RowSchema,
+    alike: bool,
+) -> Result<(), ProtocolViolation> {
     match (batch.branch_key(), schema.branch.is_some()) {
         (Some(key), true) => check_cells(
             key.cells(),
@@ -753,7 +764,9 @@ pub fn check_batch(
         (None, true) => return Err(violation(RowViolation::MissingBranchKey)),
         (Some(_), false) => return Err(violation(RowViolation::UnexpectedBranchKey)),
     }
-    for (i, row) in batch.rows().iter().enumerate() {
+    let rows = batch.rows();
+    let walked = if alike { rows.len().min(1) } else { rows.len() };
+    for (i, row) in rows.iter().take(walked).enumerate() {
         check_cells(
             row.cells(),
             &schema.field_slots,
@@ -796,7 +809,7 @@ impl CheckedBatch {
                 }));
             };
             let batch = rows.batch();
-            check_batch(batch, &schema)?;
+            check_rows(batch, &schema, frame.rows_alike())?;
             batch._tab.loc()
         };
         Ok(Self {

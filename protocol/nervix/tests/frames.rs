@@ -723,3 +723,254 @@ fn f_9_views_borrow_the_frame_and_owned_copies_outlive_it() {
     drop(bytes);
     assert_eq!(owned, command("ref-9", None));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Frames carrying rows are verified and checked in one walk; a frame that breaks a rule there
+// still gets the same typed violation as through verification and then the semantic checks.
+// ---------------------------------------------------------------------------------------------
+
+/// How a cell of [`raw_rows`] is written: a declared variant with its value, or a raw tag
+/// (NONE or undeclared) over a table.
+#[derive(Clone, Copy)]
+enum RawCell {
+    U8,
+    Tag(u8),
+    F32(Option<f32>),
+    F64(Option<f64>),
+    Text(&'static str),
+    List(&'static [RawCell]),
+}
+
+fn raw_cell<'a>(fbb: &mut FlatBufferBuilder<'a>, c: RawCell) -> flatbuffers::WIPOffset<Cell<'a>> {
+    let (tag, value) = match c {
+        RawCell::U8 => (
+            CellValue::U8Cell,
+            U8Cell::create(fbb, &U8CellArgs { value: 3 }).as_union_value(),
+        ),
+        RawCell::Tag(t) => (
+            CellValue(t),
+            U8Cell::create(fbb, &U8CellArgs { value: 3 }).as_union_value(),
+        ),
+        RawCell::F32(value) => {
+            let start = fbb.start_table();
+            if let Some(v) = value {
+                fbb.push_slot_always::<f32>(F32Cell::VT_VALUE, v);
+            }
+            (
+                CellValue::F32Cell,
+                flatbuffers::WIPOffset::<F32Cell>::new(fbb.end_table(start).value())
+                    .as_union_value(),
+            )
+        }
+        RawCell::F64(value) => {
+            let start = fbb.start_table();
+            if let Some(v) = value {
+                fbb.push_slot_always::<f64>(F64Cell::VT_VALUE, v);
+            }
+            (
+                CellValue::F64Cell,
+                flatbuffers::WIPOffset::<F64Cell>::new(fbb.end_table(start).value())
+                    .as_union_value(),
+            )
+        }
+        RawCell::Text(text) => {
+            let s = fbb.create_string(text);
+            (
+                CellValue::StringCell,
+                StringCell::create(fbb, &StringCellArgs { value: Some(s) }).as_union_value(),
+            )
+        }
+        RawCell::List(elements) => {
+            let cells: Vec<_> = elements.iter().map(|e| raw_cell(fbb, *e)).collect();
+            let cells = fbb.create_vector(&cells);
+            (
+                CellValue::ListCell,
+                ListCell::create(
+                    fbb,
+                    &ListCellArgs {
+                        elements: Some(cells),
+                    },
+                )
+                .as_union_value(),
+            )
+        }
+    };
+    let start = fbb.start_table();
+    fbb.push_slot_always(Cell::VT_VALUE, value);
+    fbb.push_slot_always::<u8>(Cell::VT_VALUE_TYPE, tag.0);
+    flatbuffers::WIPOffset::new(fbb.end_table(start).value())
+}
+
+/// A SubscriptionRows frame of `rows` written cell by cell, with an optional branch key.
+fn raw_rows(generation: u64, key: Option<&[RawCell]>, rows: &[&[RawCell]]) -> Bytes {
+    let mut fbb = FlatBufferBuilder::new();
+    let branch_key = key.map(|k| {
+        let cells: Vec<_> = k.iter().map(|c| raw_cell(&mut fbb, *c)).collect();
+        let cells = fbb.create_vector(&cells);
+        BranchKey::create(&mut fbb, &BranchKeyArgs { cells: Some(cells) })
+    });
+    let rows: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            let cells: Vec<_> = r.iter().map(|c| raw_cell(&mut fbb, *c)).collect();
+            let cells = fbb.create_vector(&cells);
+            Row::create(&mut fbb, &RowArgs { cells: Some(cells) })
+        })
+        .collect();
+    let rows = fbb.create_vector(&rows);
+    let batch = RowBatch::create(
+        &mut fbb,
+        &RowBatchArgs {
+            branch_key,
+            rows: Some(rows),
+        },
+    );
+    let name = fbb.create_string("prices");
+    let subscription = SubscriptionHandle::create(
+        &mut fbb,
+        &SubscriptionHandleArgs {
+            name: Some(name),
+            generation,
+        },
+    );
+    let body = SubscriptionRows::create(
+        &mut fbb,
+        &SubscriptionRowsArgs {
+            subscription: Some(subscription),
+            batch: Some(batch),
+        },
+    );
+    let root = ServerMessage::create(
+        &mut fbb,
+        &ServerMessageArgs {
+            body_type: ServerBody::SubscriptionRows,
+            body: Some(body.as_union_value()),
+        },
+    );
+    fbb.finish(root, Some("NXSM"));
+    Bytes::copy_from_slice(fbb.finished_data())
+}
+
+const GOOD_ROW: &[RawCell] = &[
+    RawCell::U8,
+    RawCell::F32(Some(0.5)),
+    RawCell::F64(Some(2.0)),
+    RawCell::Text("ok"),
+    RawCell::List(&[RawCell::U8, RawCell::List(&[RawCell::U8])]),
+];
+
+fn rows_fault(key: Option<&[RawCell]>, rows: &[&[RawCell]]) -> (Site, Fault) {
+    field_fault(&ServerFrame::check(raw_rows(1, key, rows)).unwrap_err())
+}
+
+#[test]
+fn f_4_a_conforming_rows_frame_written_cell_by_cell_is_read() {
+    let frame = ServerFrame::check(raw_rows(1, Some(GOOD_ROW), &[GOOD_ROW, GOOD_ROW])).unwrap();
+    let rows = frame.view().body_as_subscription_rows().unwrap();
+    assert_eq!(rows.batch().rows().len(), 2);
+    assert_eq!(rows.subscription().generation(), 1);
+}
+
+#[test]
+fn f_4_a_none_or_undeclared_cell_variant_in_a_row_is_a_violation() {
+    let none = (Site::new("Cell", "value"), Fault::NoneUnion);
+    let undeclared = (
+        Site::new("Cell", "value"),
+        Fault::UndeclaredUnion { tag: 200 },
+    );
+    assert_eq!(rows_fault(None, &[GOOD_ROW, &[RawCell::Tag(0)]]), none);
+    assert_eq!(
+        rows_fault(None, &[&[RawCell::U8, RawCell::Tag(200)]]),
+        undeclared
+    );
+    // One past the last declared variant.
+    assert_eq!(
+        rows_fault(None, &[&[RawCell::Tag(CellValue::ENUM_MAX + 1)]]),
+        (
+            Site::new("Cell", "value"),
+            Fault::UndeclaredUnion {
+                tag: CellValue::ENUM_MAX + 1
+            }
+        )
+    );
+}
+
+#[test]
+fn f_4_a_none_or_undeclared_cell_variant_in_a_branch_key_or_list_is_a_violation() {
+    let none = (Site::new("Cell", "value"), Fault::NoneUnion);
+    assert_eq!(rows_fault(Some(&[RawCell::Tag(0)]), &[GOOD_ROW]), none);
+    assert_eq!(
+        rows_fault(
+            None,
+            &[GOOD_ROW, &[RawCell::List(&[RawCell::U8, RawCell::Tag(0)])]]
+        ),
+        none
+    );
+    assert_eq!(
+        rows_fault(
+            None,
+            &[&[RawCell::List(&[RawCell::List(&[RawCell::Tag(99)])])]]
+        ),
+        (
+            Site::new("Cell", "value"),
+            Fault::UndeclaredUnion { tag: 99 }
+        )
+    );
+}
+
+#[test]
+fn f_4_an_absent_float_cell_value_in_a_row_is_a_violation() {
+    assert_eq!(
+        rows_fault(None, &[GOOD_ROW, &[RawCell::F32(None)]]),
+        (Site::new("F32Cell", "value"), Fault::Absent)
+    );
+    assert_eq!(
+        rows_fault(None, &[&[RawCell::List(&[RawCell::F64(None)])]]),
+        (Site::new("F64Cell", "value"), Fault::Absent)
+    );
+    assert_eq!(
+        rows_fault(Some(&[RawCell::F64(None)]), &[GOOD_ROW]),
+        (Site::new("F64Cell", "value"), Fault::Absent)
+    );
+}
+
+#[test]
+fn f_4_an_empty_batch_or_a_zero_generation_is_a_violation() {
+    assert_eq!(
+        rows_fault(Some(GOOD_ROW), &[]),
+        (Site::new("RowBatch", "rows"), Fault::Empty)
+    );
+    assert_eq!(
+        field_fault(&ServerFrame::check(raw_rows(0, None, &[GOOD_ROW])).unwrap_err()),
+        (Site::new("SubscriptionHandle", "generation"), Fault::Zero)
+    );
+}
+
+#[test]
+fn f_4_a_rows_frame_that_is_also_malformed_is_refused_as_malformed() {
+    // The broken rule comes first in the frame; verification still decides first.
+    let mut bytes = raw_rows(
+        0,
+        None,
+        &[&[RawCell::Tag(0)], &[RawCell::Text("<not utf-8>")]],
+    )
+    .to_vec();
+    let at = bytes.windows(11).position(|w| w == b"<not utf-8>").unwrap();
+    bytes[at] = 0xff;
+    bytes[at + 1] = 0xfe;
+    let v = ServerFrame::check(Bytes::from(bytes)).unwrap_err();
+    assert!(
+        matches!(
+            &v,
+            ProtocolViolation::Malformed {
+                error: InvalidFlatbuffer::Utf8Error { .. },
+                ..
+            }
+        ),
+        "{v:?}"
+    );
+    // A truncated rows frame.
+    let whole = raw_rows(1, None, &[GOOD_ROW, GOOD_ROW]);
+    let v = ServerFrame::check(whole.slice(..whole.len() - 9)).unwrap_err();
+    assert!(matches!(v, ProtocolViolation::Malformed { .. }), "{v:?}");
+}

@@ -1569,3 +1569,134 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// R-2 with rows found alike: when the frame check notes that every row is like the first, only
+// the first is walked; anything that makes a later row differ must bring the full walk back.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn r_2_a_later_row_unlike_the_first_is_still_checked() {
+    let schema = compile(unbranched(vec![
+        field("a", scalar(ScalarType::U8)),
+        field("b", scalar(ScalarType::U32)),
+    ]));
+    let good = || vec![OwnedValue::U8(1), OwnedValue::U32(2)];
+    let rows = |last: Vec<OwnedValue>| {
+        let mut r = vec![good(); 5];
+        r.push(last);
+        batch(None, &r)
+    };
+    assert!(check(&schema, rows(good())).is_ok());
+    assert_eq!(
+        check(&schema, rows(vec![OwnedValue::U8(1), OwnedValue::Null])).err(),
+        Some(cell_fault(Part::Row(5), 1, &[], CellFault::Null))
+    );
+    assert_eq!(
+        check(&schema, rows(vec![OwnedValue::U32(1), OwnedValue::U32(2)])).err(),
+        Some(cell_fault(
+            Part::Row(5),
+            0,
+            &[],
+            CellFault::WrongType {
+                expected: CellValue::U8Cell,
+                found: CellValue::U32Cell
+            }
+        ))
+    );
+    assert_eq!(
+        check(&schema, rows(vec![OwnedValue::U8(1)])).err(),
+        Some(RowViolation::CellCount {
+            part: Part::Row(5),
+            expected: 2,
+            found: 1
+        })
+    );
+    let mut long = good();
+    long.push(OwnedValue::U8(3));
+    assert_eq!(
+        check(&schema, rows(long)).err(),
+        Some(RowViolation::CellCount {
+            part: Part::Row(5),
+            expected: 2,
+            found: 3
+        })
+    );
+}
+
+#[test]
+fn r_2_rows_alike_that_all_break_the_schema_fail_at_the_first_row() {
+    let schema = compile(branched(
+        vec![field("a", scalar(ScalarType::U8))],
+        vec![field("k", scalar(ScalarType::String))],
+    ));
+    let key = [OwnedValue::String("eu".to_owned())];
+    let same = vec![vec![OwnedValue::I8(1)]; 4];
+    assert_eq!(
+        check(&schema, batch(Some(&key), &same)).err(),
+        Some(cell_fault(
+            Part::Row(0),
+            0,
+            &[],
+            CellFault::WrongType {
+                expected: CellValue::U8Cell,
+                found: CellValue::I8Cell
+            }
+        ))
+    );
+    // The branch key is checked as before, ahead of the rows.
+    let bad_key = [OwnedValue::U8(1)];
+    let good = vec![vec![OwnedValue::U8(1)]; 4];
+    assert!(matches!(
+        check(&schema, batch(Some(&bad_key), &good)).err(),
+        Some(RowViolation::Cell {
+            at: CellAt {
+                part: Part::BranchKey,
+                ..
+            },
+            ..
+        })
+    ));
+    assert!(check(&schema, batch(Some(&key), &good)).is_ok());
+    // The same frame checked again (a clone of the checked frame) gets the same answer.
+    let frame = batch(Some(&key), &same);
+    assert_eq!(
+        check(&schema, frame.clone()).err(),
+        check(&schema, frame).err()
+    );
+}
+
+#[test]
+fn r_2_rows_whose_lists_look_alike_are_each_checked() {
+    let schema = compile(unbranched(vec![field(
+        "fixed",
+        fixed(scalar(ScalarType::U16), 2),
+    )]));
+    let l = |n: u16| OwnedValue::List((0..n).map(OwnedValue::U16).collect());
+    assert!(check(&schema, batch(None, &[vec![l(2)], vec![l(2)], vec![l(2)]])).is_ok());
+    assert_eq!(
+        check(&schema, batch(None, &[vec![l(2)], vec![l(2)], vec![l(3)]])).err(),
+        Some(cell_fault(
+            Part::Row(2),
+            0,
+            &[],
+            CellFault::ListLength {
+                expected: 2,
+                found: 3
+            }
+        ))
+    );
+    let strange = OwnedValue::List(vec![OwnedValue::U16(1), OwnedValue::U8(2)]);
+    assert_eq!(
+        check(&schema, batch(None, &[vec![l(2)], vec![strange]])).err(),
+        Some(cell_fault(
+            Part::Row(1),
+            0,
+            &[1],
+            CellFault::WrongType {
+                expected: CellValue::U16Cell,
+                found: CellValue::U8Cell
+            }
+        ))
+    );
+}
