@@ -195,10 +195,23 @@ impl Driver {
                 },
                 Some((sid, e)) = self.events.recv() => {
                     self.core.event(sid, e);
-                    // Frames that came together are handled before one drain.
+                    // Frames that came together are handled before one drain, up to the
+                    // first that brought subscription events: those go to their streams
+                    // before another frame is checked.
                     for _ in 1..BATCH {
+                        if self.core.backlog() {
+                            break;
+                        }
                         let Ok((sid, e)) = self.events.try_recv() else { break };
                         self.core.event(sid, e);
+                    }
+                    self.core.drain();
+                    if self.core.backlog() {
+                        // A stream is full and the engine holds more for it: the reader runs
+                        // before the next frame is taken, or the driver would go on checking
+                        // frames into the engine's budget while the reader waits, and the
+                        // budget would drop what the reader was about to take (S-8).
+                        tokio::task::yield_now().await;
                     }
                 }
                 // An application read a stream's event or dropped a stream: the drain at the
