@@ -284,3 +284,39 @@ pub(crate) fn deliver(
         Err(mpsc::TrySendError::Full(r) | mpsc::TrySendError::Disconnected(r)) => Some(r),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nervix_protocol::limits::FRAME_LIMIT;
+
+    #[test]
+    fn frames_waiting_for_the_driver_are_bounded_in_bytes() {
+        let inflight = Arc::new(Inflight::default());
+        // A frame larger than the whole bound goes in when none waits.
+        inflight.enter(INBOX_FRAME_BYTES + 1);
+        inflight.leave(INBOX_FRAME_BYTES + 1);
+        // Two frames of the frame limit fill it exactly.
+        inflight.enter(FRAME_LIMIT);
+        inflight.enter(FRAME_LIMIT);
+        let (entered, told) = mpsc::channel();
+        let waiter = {
+            let inflight = inflight.clone();
+            std::thread::spawn(move || {
+                inflight.enter(1);
+                let _ = entered.send(());
+            })
+        };
+        assert!(
+            told.recv_timeout(Duration::from_millis(200)).is_err(),
+            "one byte more waits"
+        );
+        inflight.leave(FRAME_LIMIT);
+        told.recv_timeout(Duration::from_secs(30))
+            .expect("room made lets it in");
+        waiter.join().unwrap();
+        // A stopping driver bounds nothing.
+        inflight.unbound();
+        inflight.enter(INBOX_FRAME_BYTES);
+    }
+}
