@@ -64,7 +64,8 @@ fuzz seconds="60":
 # over real sockets on 127.0.0.1, round trips through the tokio driver against bare
 # tokio-tungstenite and h2 echoes of the same frames, rows per second through a subscription at
 # the loopback cluster's pace, and (`rows_end_to_end`) rows of 1, 16 and 64 columns as fast as the
-# socket takes them, through a subscription stream against a bare client that only checks frames;
+# transport takes them, over WebSocket and gRPC, through a subscription stream against a bare
+# client that only checks frames;
 # the store-and-forward journal's append and drain of 4 KiB frames in memory and SF mode against
 # plain positioned writes of the same bytes, and the recovery of a 1 GiB slot
 # (SF_BENCH_RECOVERY_MIB sets another size).

@@ -15,12 +15,59 @@ pub(crate) use nervix_driver_support::unclaimed::{Gate, Unclaimed};
 use nervix_protocol::client::{
     ClockEvent, CommandResult, SessionId, SubscriptionEvent, SubscriptionId,
 };
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Frames queued for one session's thread before the driver keeps them itself.
 const SESSION_QUEUE: usize = 64;
+
+/// The most bytes of frames the sessions' threads have waiting in the driver's inbox
+/// together: two frames of the frame limit. A frame always goes in when none waits.
+pub(crate) const INBOX_FRAME_BYTES: usize = 2 * nervix_protocol::limits::FRAME_LIMIT;
+
+/// Bytes of frames the sessions' threads handed the driver and it has not taken yet. The
+/// inbox is bounded in count; this bounds it in bytes as well, and keeps a call of the
+/// application from waiting behind more than [`INBOX_FRAME_BYTES`] of frames: a session's
+/// thread reads no further while the driver is that far behind, and the server's frames wait
+/// in the socket.
+#[derive(Debug, Default)]
+pub(crate) struct Inflight {
+    /// Bytes waiting, and whether the driver stopped bounding them (it is finishing).
+    state: Mutex<(usize, bool)>,
+    room: Condvar,
+}
+
+impl Inflight {
+    /// Waits until `n` more bytes fit, then counts them.
+    pub(crate) fn enter(&self, n: usize) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while s.0 > 0 && s.0 + n > INBOX_FRAME_BYTES && !s.1 {
+            s = self.room.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.0 += n;
+    }
+
+    /// The driver took `n` bytes.
+    fn leave(&self, n: usize) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 = s.0.saturating_sub(n);
+        self.room.notify_all();
+    }
+
+    /// The driver took what `m` holds.
+    fn took(&self, m: &Inbox) {
+        if let Inbox::Session(_, Event::Frame(f)) = m {
+            self.leave(f.len());
+        }
+    }
+
+    /// Nothing waits for room any more: a stopping driver reads whatever the sessions say.
+    fn unbound(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.room.notify_all();
+    }
+}
 
 pub(crate) type Reply<T> = mpsc::SyncSender<Result<T, Error>>;
 
@@ -54,6 +101,7 @@ pub(crate) struct Threads {
     config: Config,
     tls: Option<Dialer>,
     inbox: mpsc::SyncSender<Inbox>,
+    inflight: Arc<Inflight>,
 }
 
 impl Seam for Threads {
@@ -93,6 +141,7 @@ impl Seam for Threads {
             write_timeout: self.config.write_timeout,
             poll_interval: self.config.poll_interval,
             events: self.inbox.clone(),
+            inflight: self.inflight.clone(),
         };
         std::thread::Builder::new()
             .name(name)
@@ -121,6 +170,7 @@ impl Seam for Threads {
 pub(crate) struct Driver {
     core: Core<Threads>,
     inbox: mpsc::Receiver<Inbox>,
+    inflight: Arc<Inflight>,
 }
 
 impl Driver {
@@ -135,15 +185,18 @@ impl Driver {
             inbox: inbox_tx.clone(),
         };
         let (client, credentials) = (config.client.clone(), config.credentials.clone());
+        let inflight = Arc::new(Inflight::default());
         let threads = Threads {
             config,
             tls,
             inbox: inbox_tx,
+            inflight: inflight.clone(),
         };
         let hub = Hub::default();
         Self {
             core: Core::new(threads, hand, client, credentials, hub, unclaimed),
             inbox,
+            inflight,
         }
     }
 
@@ -163,7 +216,11 @@ impl Driver {
                 // A session's thread is not taking frames: look again soon.
                 wait = wait.min(Duration::from_millis(1));
             }
-            match self.inbox.recv_timeout(wait) {
+            let m = self.inbox.recv_timeout(wait);
+            if let Ok(m) = &m {
+                self.inflight.took(m);
+            }
+            match m {
                 Ok(Inbox::App(r)) => {
                     if let Some(done) = self.core.request(r) {
                         self.finish();
@@ -187,6 +244,7 @@ impl Driver {
     /// Lets every session write what it was given (a clean close among it), then waits a
     /// bounded time for their threads.
     fn finish(&mut self) {
+        self.inflight.unbound();
         let give_up = Instant::now() + FINISH_WAIT;
         // The engine is closed and every call has ended: what the sessions still say has
         // nobody to go to, but it is read, so a session thread never waits for room in the
@@ -206,6 +264,13 @@ impl Driver {
     }
 }
 
+impl Drop for Driver {
+    /// Session threads never wait for room in a driver that went.
+    fn drop(&mut self) {
+        self.inflight.unbound();
+    }
+}
+
 /// Hands a command's result to its waiter, or gives it back when the waiter left. The
 /// waiter may be leaving right now: the gate orders the two, so the result is either read
 /// by it or comes back here (C-10).
@@ -218,4 +283,40 @@ pub(crate) fn deliver(
         Ok(()) => None,
         Err(mpsc::TrySendError::Full(r) | mpsc::TrySendError::Disconnected(r)) => Some(r),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nervix_protocol::limits::FRAME_LIMIT;
+
+    #[test]
+    fn frames_waiting_for_the_driver_are_bounded_in_bytes() {
+        let inflight = Arc::new(Inflight::default());
+        // A frame larger than the whole bound goes in when none waits.
+        inflight.enter(INBOX_FRAME_BYTES + 1);
+        inflight.leave(INBOX_FRAME_BYTES + 1);
+        // Two frames of the frame limit fill it exactly.
+        inflight.enter(FRAME_LIMIT);
+        inflight.enter(FRAME_LIMIT);
+        let (entered, told) = mpsc::channel();
+        let waiter = {
+            let inflight = inflight.clone();
+            std::thread::spawn(move || {
+                inflight.enter(1);
+                let _ = entered.send(());
+            })
+        };
+        assert!(
+            told.recv_timeout(Duration::from_millis(200)).is_err(),
+            "one byte more waits"
+        );
+        inflight.leave(FRAME_LIMIT);
+        told.recv_timeout(Duration::from_secs(30))
+            .expect("room made lets it in");
+        waiter.join().unwrap();
+        // A stopping driver bounds nothing.
+        inflight.unbound();
+        inflight.enter(INBOX_FRAME_BYTES);
+    }
 }

@@ -4,7 +4,7 @@
 //! the end.
 
 use crate::config::{Credentials, WsAuth};
-use crate::driver::Inbox;
+use crate::driver::{Inbox, Inflight};
 use crate::net::{open, Dialer, Io};
 use bytes::Bytes;
 use nervix_driver_support::driver_core::Connect;
@@ -12,7 +12,7 @@ use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::limits::FRAME_LIMIT;
 use sansio_kit::ws::{incoming, timed_out, Handshake, HandshakeError, Incoming, ReadError};
 use std::io;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use tungstenite::{Error as WsError, Message, WebSocket};
 
@@ -32,10 +32,15 @@ pub(crate) struct Dial {
     pub write_timeout: Duration,
     pub poll_interval: Duration,
     pub events: mpsc::SyncSender<Inbox>,
+    /// Bytes of frames the driver has not taken yet, over all sessions.
+    pub inflight: Arc<Inflight>,
 }
 
 impl Dial {
     fn tell(&self, e: Event) -> bool {
+        if let Event::Frame(f) = &e {
+            self.inflight.enter(f.len());
+        }
         self.events.send(Inbox::Session(self.to.session, e)).is_ok()
     }
 }

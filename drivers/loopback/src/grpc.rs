@@ -161,10 +161,25 @@ async fn stream(
         return;
     };
     let mut buf = BytesMut::new();
+    // With unpaced rows: whether the stream may hold open subscriptions, so the next batches
+    // are taken whenever the connection's flow control took the previous ones.
+    let unpaced = lock(&shared).unpaced_rows;
+    let mut pulling = false;
     loop {
         tokio::select! {
+            () = std::future::ready(()), if pulling => {
+                let frames = lock(&shared).cluster.pull_rows(conn);
+                pulling = !frames.is_empty();
+                for f in frames {
+                    if !send_within_window(&mut send, prefixed(&f)).await {
+                        lock(&shared).closed(conn, false);
+                        return;
+                    }
+                }
+            }
             d = body.data() => match d {
                 Some(Ok(chunk)) => {
+                    pulling = unpaced;
                     let delay = lock(&shared).read_delay(l.node);
                     if let Some(delay) = delay {
                         tokio::time::sleep(delay).await;
@@ -223,6 +238,31 @@ async fn stream(
             },
         }
     }
+}
+
+/// Sends `data` only as the stream is given room for it (the peer's flow-control window and
+/// the send buffer's bound), so what waits to be written stays small however fast batches are
+/// taken; false when the stream went. Anything sent before it is written before it.
+async fn send_within_window(send: &mut SendStream<Bytes>, mut data: Bytes) -> bool {
+    while !data.is_empty() {
+        send.reserve_capacity(data.len());
+        // Room given before (and not used up) is not announced again.
+        let room = match send.capacity() {
+            0 => std::future::poll_fn(|cx| send.poll_capacity(cx)).await,
+            n => Some(Ok(n)),
+        };
+        match room {
+            Some(Ok(n)) if n > 0 => {
+                let chunk = data.split_to(n.min(data.len()));
+                if send.send_data(chunk, false).is_err() {
+                    return false;
+                }
+            }
+            Some(Ok(_)) => {}
+            Some(Err(_)) | None => return false,
+        }
+    }
+    true
 }
 
 /// Sends one thing the cluster gave the stream; false when it ended the call.

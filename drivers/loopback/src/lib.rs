@@ -52,7 +52,7 @@
 //! holds the hostile-peer cases (floods, a silent node, cut gRPC bodies, defect close codes). `plain_nodes` serves
 //! chosen nodes over http inside a TLS cluster, so a redirect can lead from https to http (which the
 //! clients refuse, T-2), and `rows` sets the pace and size of subscription batches; `unpaced_rows`
-//! drops the pace, sending batches as fast as each console stream's socket takes them. `just serve --tls` (or `nervix-sim serve`) runs
+//! drops the pace, sending batches as fast as each session's transport takes them. `just serve --tls` (or `nervix-sim serve`) runs
 //! it for any client; credentials `nervix` / `nervix`. It prints each node's endpoints on a line
 //! of its own, and with `--endpoints FILE` writes the same lines to FILE once every port is bound
 //! (renamed into place whole), so a script waits for the file instead of sleeping.
@@ -127,10 +127,10 @@ pub struct LoopbackConfig {
     /// The bytes each domain adds to a backup's archive. Default 3 KiB (the simulated
     /// cluster's own); tens of MiB make a transfer long enough to watch.
     pub archive_domain_bytes: u64,
-    /// Rows as fast as the socket takes them, on the console (WebSocket) only: an open
-    /// subscription gets its next batch of exactly `rows.1` rows whenever the previous batches
-    /// were written to the socket, with no pacing; `rows.0` is ignored. A gRPC stream gets
-    /// only the batch sent with the opening in this mode. Batches of a `wide<N>` relay are written once and
+    /// Rows as fast as the transport takes them: an open subscription gets its next batch of
+    /// exactly `rows.1` rows whenever the previous batches were written to the socket (on the
+    /// console) or given room by the call's flow control (on gRPC), with no pacing; `rows.0`
+    /// is ignored. Batches of a `wide<N>` relay are written once and
     /// copied with their row numbers filled in, so the server's share stays small. The cluster
     /// records nothing per batch in this mode, so memory stays flat. Default false.
     pub unpaced_rows: bool,

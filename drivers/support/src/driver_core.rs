@@ -390,6 +390,19 @@ impl<S: Seam> Core<S> {
         Some(self.origin + Duration::from_nanos(t.as_nanos()))
     }
 
+    /// Whether some subscription holds events its stream had no room for: the engine still
+    /// keeps them, within its budgets (S-8), until the application reads. Right after a
+    /// [`Core::drain`] this says the application is behind; right after [`Core::event`] it
+    /// also says that frame brought subscription events, which the next drain moves.
+    ///
+    /// A driver that takes the transports' reports in bursts ends a burst here, and lets the
+    /// application read before it takes the next report: otherwise it checks frame after
+    /// frame into the engine while the reader waits, and the budget drops what the reader
+    /// would have taken (a reader that keeps up never sees an `Overflow`).
+    pub fn backlog(&self) -> bool {
+        self.engine.subscription_bytes() > 0
+    }
+
     /// The engine's deadline passed.
     pub fn timeout(&mut self) {
         let now = self.now();

@@ -18,15 +18,15 @@
 //! * `subscription/rows`: rows per second through a subscription stream, each batch checked
 //!   against its schema and every row's first cell read; the loopback cluster emits a batch of
 //!   up to 512 rows every millisecond.
-//! * `rows_end_to_end/{1,16,64}/websocket/driver`: rows per second through a
+//! * `rows_end_to_end/{1,16,64}/{websocket,grpc}/driver`: rows per second through a
 //!   subscription stream on a `wide<N>` relay of 1, 16 or 64 columns, with the loopback cluster
 //!   unpaced (a batch of 512 rows whenever the stream has room): each batch checked against its
 //!   schema by the driver, every row's number read and compared with the one expected.
 //!   `.../bare`: a bare tokio-tungstenite client that sends the same subscribe request to
-//!   the same server and only receives the frames and runs `Frame::check` on each. (The
-//!   unpaced mode serves the console only, so gRPC is not measured here yet.) Rows the
-//!   driver dropped for want of room (an `Overflow` gap) are not counted, and how many there
-//!   were is printed.
+//!   the same server and only receives the frames and runs `Frame::check` on each;
+//!   `.../grpc/driver` and `.../grpc/bare` the same over gRPC (the bare side an h2 call that
+//!   only reads the messages and checks each). Rows the driver dropped for want of room (an
+//!   `Overflow` gap) are not counted, and how many there were is printed.
 //!
 //! Both ends run on this machine; each server has a runtime (two workers) of its own, as the
 //! loopback cluster does, and every client, bare or not, runs on one current-thread runtime.
@@ -569,8 +569,10 @@ fn rows_end_to_end(c: &mut Criterion) {
     g.measurement_time(Duration::from_secs(3));
     for columns in [1usize, 16, 64] {
         let relay = format!("wide{columns}");
-        {
-            let (name, transport) = ("websocket", Transport::WebSocket(WsAuth::Header));
+        for (name, transport) in [
+            ("websocket", Transport::WebSocket(WsAuth::Header)),
+            ("grpc", Transport::Grpc),
+        ] {
             let client = rt
                 .block_on(Client::connect(driver_config(&lb, transport)))
                 .expect("a session");
@@ -649,6 +651,41 @@ fn rows_end_to_end(c: &mut Criterion) {
             })
         });
         drop(ws);
+
+        // Bare gRPC: one call, subscribe, then read and check every message.
+        let addr: std::net::SocketAddr = lb.grpc_endpoints()[0]
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .parse()
+            .expect("an address");
+        let (mut send, mut recv, conn) = bare_h2_call(&rt, addr, Some(&creds));
+        send.send_data(
+            grpc_message(&subscribe_frame(&format!("bare_grpc_{columns}"), &relay)),
+            false,
+        )
+        .expect("sent");
+        let mut reader = MessageReader::default();
+        g.bench_function(format!("{columns}/grpc/bare"), |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let want = iters * per_iter;
+                    let mut got = 0;
+                    let start = Instant::now();
+                    while got < want {
+                        if let Ok(Some(m)) = reader.next_message() {
+                            got += checked_rows(m);
+                            continue;
+                        }
+                        let chunk: Bytes = recv.data().await.expect("data").expect("a chunk");
+                        let _ = recv.flow_control().release_capacity(chunk.len());
+                        reader.push(&chunk);
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+        drop((send, recv));
+        conn.abort();
     }
     g.finish();
 }

@@ -6,16 +6,14 @@ use crate::config::Config;
 use crate::dataplane::Tokio;
 use crate::net::Dialer;
 use crate::streams::{ClockFollow, Subscription, STREAM_QUEUE, SUBSCRIPTION_QUEUE};
-use crate::transport::{self, AbortOnDrop, Dial, Event, Out};
+use crate::transport::{self, AbortOnDrop, Dial, Out, Report};
 use crate::DriverEvent;
 use nervix_driver_support::driver_core::{Connect, Core, Given, Seam, StreamSink, FINISH_WAIT};
 use nervix_driver_support::observe::Hub;
 pub(crate) use nervix_driver_support::unclaimed::Unclaimed;
-use nervix_protocol::client::{
-    ClockEvent, CommandResult, SessionId, SubscriptionEvent, SubscriptionId,
-};
+use nervix_protocol::client::{ClockEvent, CommandResult, SubscriptionEvent, SubscriptionId};
 use std::sync::Arc;
-use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::sync::{mpsc, oneshot, Notify, Semaphore};
 use tokio::time::Instant;
 
 /// A command the engine accepted: its reference, and where its result will come.
@@ -62,7 +60,9 @@ fn given<T>(sent: Result<(), mpsc::error::TrySendError<T>>) -> Given<T> {
 pub(crate) struct Io {
     config: Config,
     tls: Option<Dialer>,
-    events: mpsc::Sender<(SessionId, Event)>,
+    events: mpsc::Sender<Report>,
+    /// Bytes of frames the sessions may still hand the driver before it takes some.
+    inflight: Arc<Semaphore>,
     /// Woken when an application reads an event or drops a stream.
     pull: Arc<Notify>,
 }
@@ -96,6 +96,7 @@ impl Seam for Io {
             tls: self.tls.clone(),
             write_timeout: self.config.write_timeout,
             events: self.events.clone(),
+            inflight: self.inflight.clone(),
         };
         let task = AbortOnDrop(tokio::spawn(tracing::Instrument::instrument(
             transport::run(dial, out_rx),
@@ -124,7 +125,8 @@ impl Seam for Io {
 pub(crate) struct Driver {
     core: Core<Io>,
     requests: mpsc::Receiver<Request>,
-    events: mpsc::Receiver<(SessionId, Event)>,
+    events: mpsc::Receiver<Report>,
+    inflight: Arc<Semaphore>,
     pull: Arc<Notify>,
 }
 
@@ -138,11 +140,13 @@ impl Driver {
     ) -> Self {
         let (events_tx, events) = mpsc::channel(1024);
         let pull = Arc::new(Notify::new());
+        let inflight = Arc::new(Semaphore::new(INBOX_FRAME_BYTES));
         let (client, credentials) = (config.client.clone(), config.credentials.clone());
         let io = Io {
             config,
             tls,
             events: events_tx,
+            inflight: inflight.clone(),
             pull: pull.clone(),
         };
         let hand = Tokio { pull: pull.clone() };
@@ -150,6 +154,7 @@ impl Driver {
             core: Core::new(io, hand, client, credentials, notify, unclaimed),
             requests,
             events,
+            inflight,
             pull,
         }
     }
@@ -193,12 +198,28 @@ impl Driver {
                         return;
                     }
                 },
-                Some((sid, e)) = self.events.recv() => {
+                Some((sid, e, permit)) = self.events.recv() => {
+                    // The frame's bytes may be handed over again.
+                    drop(permit);
                     self.core.event(sid, e);
-                    // Frames that came together are handled before one drain.
+                    // Frames that came together are handled before one drain, up to the
+                    // first that brought subscription events: those go to their streams
+                    // before another frame is checked.
                     for _ in 1..BATCH {
-                        let Ok((sid, e)) = self.events.try_recv() else { break };
+                        if self.core.backlog() {
+                            break;
+                        }
+                        let Ok((sid, e, permit)) = self.events.try_recv() else { break };
+                        drop(permit);
                         self.core.event(sid, e);
+                    }
+                    self.core.drain();
+                    if self.core.backlog() {
+                        // A stream is full and the engine holds more for it: the reader runs
+                        // before the next frame is taken, or the driver would go on checking
+                        // frames into the engine's budget while the reader waits, and the
+                        // budget would drop what the reader was about to take (S-8).
+                        tokio::task::yield_now().await;
                     }
                 }
                 // An application read a stream's event or dropped a stream: the drain at the
@@ -238,6 +259,8 @@ impl Driver {
     /// so one cut before its close frame or half-close is written would end the session
     /// uncleanly and leave the transaction a reverting close meant to end.
     async fn finish(&mut self) {
+        // What the sessions still say is read without bounds: none waits to say it.
+        self.inflight.close();
         let give_up = Instant::now() + FINISH_WAIT;
         while let Some((sid, out)) = self.core.blocked().map(|(id, s)| (id, s.out.clone())) {
             match meanwhile(&mut self.events, give_up, out.reserve()).await {
@@ -266,7 +289,7 @@ impl Driver {
 /// engine is closed and every call has ended, so their late frames and ends have nobody to go
 /// to, but a transport must never wait for room to say them, or it could not write its close.
 async fn meanwhile<F: std::future::Future>(
-    events: &mut mpsc::Receiver<(SessionId, Event)>,
+    events: &mut mpsc::Receiver<Report>,
     give_up: Instant,
     f: F,
 ) -> Option<F::Output> {
@@ -278,6 +301,18 @@ async fn meanwhile<F: std::future::Future>(
             _ = tokio::time::sleep_until(give_up) => return None,
         }
     }
+}
+
+/// The most bytes of frames the sessions have handed the driver and it has not taken yet,
+/// together: two frames of the frame limit. The channel of their reports is bounded in
+/// count; this bounds it in bytes, so a session whose frames come faster than the driver
+/// takes them reads no further, and the server's frames wait in the socket.
+pub(crate) const INBOX_FRAME_BYTES: usize = 2 * nervix_protocol::limits::FRAME_LIMIT;
+
+/// The permits a frame of `len` bytes takes: its bytes, at most all there are, so a frame
+/// always goes in once none waits.
+pub(crate) fn frame_permits(len: usize) -> usize {
+    len.min(INBOX_FRAME_BYTES)
 }
 
 /// The most requests, or transport events, handled in one turn of the driver's loop before

@@ -34,6 +34,10 @@ const _: () = assert!(sansio_kit::grpc::DEFAULT_LIMIT == FRAME_LIMIT);
 /// What a session's task tells the driver, and what the driver tells it.
 pub(crate) use nervix_driver_support::session::{Event, Out};
 
+/// A session's report to the driver, with the bytes a frame holds in the driver's bound
+/// ([`crate::driver::INBOX_FRAME_BYTES`]) until the driver takes it.
+pub(crate) type Report = (SessionId, Event, Option<tokio::sync::OwnedSemaphorePermit>);
+
 /// gRPC status codes the driver acts on.
 pub(crate) mod status {
     pub const OK: u32 = 0;
@@ -50,12 +54,22 @@ pub(crate) struct Dial {
     pub transport: Transport,
     pub tls: Option<Dialer>,
     pub write_timeout: Duration,
-    pub events: mpsc::Sender<(SessionId, Event)>,
+    pub events: mpsc::Sender<Report>,
+    /// Bytes of frames the driver has not taken yet, over all sessions.
+    pub inflight: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 impl Dial {
     async fn tell(&self, e: Event) -> bool {
-        self.events.send((self.to.session, e)).await.is_ok()
+        let mut permit = None;
+        if let Event::Frame(f) = &e {
+            let n = crate::driver::frame_permits(f.len()) as u32;
+            // Closed once the driver stops bounding them: the frame goes at once. The
+            // permit travels with the frame and is given back when the driver takes it (or
+            // when a session that is cut drops it).
+            permit = self.inflight.clone().acquire_many_owned(n).await.ok();
+        }
+        self.events.send((self.to.session, e, permit)).await.is_ok()
     }
 }
 
