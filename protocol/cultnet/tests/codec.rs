@@ -494,6 +494,25 @@ fn w_9_a_code_the_seed_does_not_name_is_kept_verbatim_as_other() {
 }
 
 #[test]
+fn w_9_a_code_is_shown_as_its_wire_text() {
+    // What a log line or a message built from the code shows is the text that came on the wire,
+    // for a named code and for one the seed does not name alike.
+    for text in [
+        "write_not_authorized",
+        "message_invalid",
+        "unowned_schema",
+        "unsupported_schema_version",
+        "limit_reached",
+        "shard_not_primary",
+    ] {
+        let code = ErrorCode::from(text);
+        assert_eq!(code.to_string(), text);
+        assert_eq!(format!("[{code}]"), format!("[{text}]"));
+        assert_eq!(&*code, text);
+    }
+}
+
+#[test]
 fn w_9_what_the_rule_excludes_from_code_is_a_typed_violation() {
     // An empty code names no member of the set; a code of another type is not a code; and
     // limit_reached is not in error.v0's set (see w_9_limit_reached_is_a_code_of_error_v1_only).

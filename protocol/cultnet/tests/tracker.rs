@@ -775,6 +775,149 @@ fn w_41_kept_states_are_bounded_in_bytes_too_and_what_is_dropped_is_counted() {
     assert_eq!(t.stats().settled_kept_bytes, 0);
 }
 
+/// What keeping a settled write's state costs: its id, schema id and record key.
+fn state_bytes(t: &WriteTracker, h: WriteHandle) -> usize {
+    let (_, schema_id, record_key) = t.target(h).expect("a kept write");
+    id(t, h).len() + schema_id.len() + record_key.len()
+}
+
+/// A refusal naming `h` whose text is `len` bytes, with a 20-byte code and an 8-byte field.
+fn refusal_of_len(t: &WriteTracker, h: WriteHandle, len: usize) -> Frame {
+    Frame::ErrorV1(ErrorV1 {
+        message_id: Some(id(t, h)),
+        error: "x".repeat(len),
+        code: Some("write_not_authorized".into()),
+        details: Some(ErrorDetails {
+            field: Some("schemaId".into()),
+        }),
+    })
+}
+
+#[test]
+fn w_41_a_kept_state_costs_its_id_schema_key_and_refusal_and_the_byte_bound_is_inclusive() {
+    // Each part is counted once, added: an admission costs the id, schema id and record key; a
+    // refusal adds its text, its code and its details' field.
+    let mut t = tracker(Some(true));
+    let a = put(&mut t, "k0", 0);
+    let r = put(&mut t, "k1", 0);
+    let (a_bytes, r_bytes) = (state_bytes(&t, a), state_bytes(&t, r));
+    let f = admit(&t, a);
+    t.on_frame(&f, 1);
+    assert_eq!(t.stats().settled_kept_bytes, a_bytes as u64);
+    let f = refusal_of_len(&t, r, 10);
+    t.on_frame(&f, 1);
+    assert_eq!(
+        t.stats().settled_kept_bytes,
+        (a_bytes + r_bytes + 10 + "write_not_authorized".len() + "schemaId".len()) as u64
+    );
+    // A refusal without details or code costs its text alone.
+    let h = put(&mut t, "k2", 0);
+    let before = t.stats().settled_kept_bytes;
+    let h_bytes = state_bytes(&t, h);
+    t.on_frame(
+        &Frame::ErrorV1(ErrorV1 {
+            message_id: Some(id(&t, h)),
+            error: "y".repeat(7),
+            code: None,
+            details: None,
+        }),
+        1,
+    );
+    assert_eq!(t.stats().settled_kept_bytes, before + (h_bytes + 7) as u64);
+
+    // Kept states that reach the byte bound exactly are all kept; one byte more forgets the
+    // oldest.
+    let bound = 600;
+    let mut t = WriteTracker::new(
+        TrackerLimits {
+            max_settled_kept_bytes: bound,
+            ..TrackerLimits::default()
+        },
+        7,
+    );
+    t.on_hello(&server_hello(true));
+    let hs: Vec<_> = (0..3).map(|i| put(&mut t, &format!("k{i}"), 0)).collect();
+    let fixed = 20 + 8;
+    let first = 100;
+    let h0_cost = state_bytes(&t, hs[0]) + fixed + first;
+    let second = bound - state_bytes(&t, hs[0]) - state_bytes(&t, hs[1]) - 2 * fixed - first;
+    let f = refusal_of_len(&t, hs[0], first);
+    t.on_frame(&f, 1);
+    let f = refusal_of_len(&t, hs[1], second);
+    t.on_frame(&f, 1);
+    assert_eq!(t.stats().settled_kept_bytes, bound as u64);
+    assert_eq!(
+        t.counters().settled_forgotten,
+        0,
+        "exactly the bound is kept"
+    );
+    assert!(matches!(outcome(&t, hs[0]), Some(Outcome::Refused(_))));
+    let f = admit(&t, hs[2]);
+    t.on_frame(&f, 1);
+    assert_eq!(t.counters().settled_forgotten, 1);
+    assert_eq!(t.state(hs[0]), None, "the oldest is forgotten first");
+    assert!(matches!(outcome(&t, hs[1]), Some(Outcome::Refused(_))));
+    assert_eq!(
+        t.stats().settled_kept_bytes,
+        (bound - h0_cost + state_bytes(&t, hs[2])) as u64
+    );
+}
+
+#[test]
+fn w_35_unread_refusals_count_their_text_code_and_field_and_the_byte_bound_is_inclusive() {
+    // What waits in poll_settled costs its refusals' text, code and details' field; an
+    // admission costs nothing there.
+    let mut t = tracker(Some(true));
+    let a = put(&mut t, "k0", 0);
+    let r = put(&mut t, "k1", 0);
+    let f = admit(&t, a);
+    t.on_frame(&f, 1);
+    assert_eq!(t.stats().settled_unread_bytes, 0);
+    let f = refusal_of_len(&t, r, 10);
+    t.on_frame(&f, 1);
+    let one = (10 + "write_not_authorized".len() + "schemaId".len()) as u64;
+    assert_eq!(t.stats().settled_unread_bytes, one);
+    assert_eq!(t.poll_settled().map(|s| s.handle), Some(a));
+    assert_eq!(
+        t.stats().settled_unread_bytes,
+        one,
+        "reading an admission frees nothing"
+    );
+    assert_eq!(t.poll_settled().map(|s| s.handle), Some(r));
+    assert_eq!(t.stats().settled_unread_bytes, 0);
+
+    // Unread refusals that reach the byte bound exactly are all kept; one byte more drops the
+    // oldest.
+    let mut t = WriteTracker::new(
+        TrackerLimits {
+            max_settled_unread_bytes: 100,
+            ..TrackerLimits::default()
+        },
+        8,
+    );
+    t.on_hello(&server_hello(true));
+    let hs: Vec<_> = (0..3).map(|i| put(&mut t, &format!("k{i}"), 0)).collect();
+    // 22 + 20 + 8 = 50 bytes each.
+    for h in &hs[..2] {
+        let f = refusal_of_len(&t, *h, 22);
+        t.on_frame(&f, 1);
+    }
+    assert_eq!(t.stats().settled_unread_bytes, 100);
+    assert_eq!(t.stats().settled_unread, 2);
+    assert_eq!(
+        t.counters().settled_unread_dropped,
+        0,
+        "exactly the bound is kept"
+    );
+    let f = refusal_of_len(&t, hs[2], 1);
+    t.on_frame(&f, 1);
+    assert_eq!(t.counters().settled_unread_dropped, 1);
+    assert_eq!(t.stats().settled_unread_bytes, 50 + 29);
+    let read: Vec<_> = drain(&mut t).into_iter().map(|s| s.handle).collect();
+    assert_eq!(read, hs[1..].to_vec(), "the oldest is dropped first");
+    assert_eq!(t.stats().settled_unread_bytes, 0);
+}
+
 #[test]
 fn the_unread_settled_queue_is_bounded_in_count_and_bytes_and_drops_are_counted() {
     let refusal = |t: &WriteTracker, h: WriteHandle, len: usize| {

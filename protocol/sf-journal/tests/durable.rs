@@ -623,3 +623,45 @@ fn sf_14_an_ok_past_the_byte_bound_merges_into_the_newest_entry() {
     let _ = ring.durable_ack(&[t("b", 2)]).unwrap();
     assert_eq!(ring.acked_fsn(), 2);
 }
+
+#[test]
+fn sf_14_a_merged_entry_names_the_newest_ok_and_counts_its_grown_bytes() {
+    let mut dir = MemDir::new();
+    let mut ring = Ring::new(cfg()).with_durable_ack(OkQueueLimits {
+        max_entries: 100,
+        max_bytes: 60,
+    });
+    for _ in 0..4 {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+    let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
+    // 25 + 25 bytes queued; the third OK joins the second: [b, a] costs 16 + 9 + 9 = 34.
+    let _ = ring.ok_with_tables(0, vec![t("a", 1)]).unwrap();
+    let _ = ring.ok_with_tables(1, vec![t("b", 2)]).unwrap();
+    let _ = ring.ok_with_tables(2, vec![t("a", 3)]).unwrap();
+    let q: Vec<(i64, u64)> = ring.pending_oks().map(|e| (e.fsn, e.wire_seq)).collect();
+    assert_eq!(
+        q,
+        [(0, 0), (2, 2)],
+        "the merged entry stands for the newest OK"
+    );
+    // The merged entry is the last OK queued: the same OK again is out of order after it.
+    assert!(matches!(
+        ring.ok_with_tables(2, vec![t("a", 3)]),
+        Err(AckError::OkOutOfOrder {
+            wire_seq: 2,
+            last: 2
+        })
+    ));
+    // The queue now holds 25 + 34 = 59 bytes: a fourth OK fits neither beside (59 + 30) nor
+    // merged (59 - 34 + 48), and the refusal reports the grown size.
+    assert!(matches!(
+        ring.ok_with_tables(3, vec![t("cdefgh", 4)]),
+        Err(AckError::OkQueueFull {
+            entries: 2,
+            bytes: 59
+        })
+    ));
+    assert_eq!(ring.refused_oks(), 1);
+}
