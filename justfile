@@ -97,7 +97,8 @@ soak-transports seeds="200" base="0":
 # `timeout` seconds. `base` defaults to where this branch left origin/main (its merge base), or
 # HEAD~1 where there is no origin. Scope it with `file` (one source file) and `test` (one test
 # binary of the package), or the whole package's tests run for every mutant. Survivors are
-# listed in $CARGO_TARGET_DIR (or target)/mutants.out/missed.txt.
+# listed in $CARGO_TARGET_DIR (or target)/mutants.out/missed.txt; the mutants' builds go to
+# mutants.target beside it.
 # `just mutants main protocol/nervix/src/client/producers.rs producers` mutates what the branch changed
 # in producers.rs and runs `cargo test -p nervix-protocol --test producers` against each mutant;
 # `just mutants main drivers/support/src/call_end.rs "" 60 nervix-driver-support` a driver crate's.
@@ -125,7 +126,10 @@ mutants base="" file="" test="" timeout="120" package="nervix-protocol":
     if [ -n "{{file}}" ]; then args+=(--file "{{file}}"); fi
     if [ -n "{{test}}" ]; then args+=(-- --test "{{test}}"); fi
     echo "cargo mutants ${args[*]}  (diff against $base)"
-    cargo mutants "${args[@]}"
+    # Mutants build into a target directory of their own: sharing the checkout's would leave the
+    # last mutant's build newer than the untouched sources, and the next plain `cargo test`
+    # would run it.
+    CARGO_TARGET_DIR="$out/mutants.target" cargo mutants "${args[@]}"
 
 # The BLAKE3 digest of each seeded simulation's trace and one over them all: a change that
 # claims to keep behaviour must print the same last line before and after.
