@@ -423,13 +423,9 @@ fn a_closed_port_is_a_connect_error_within_the_deadline() {
         let l = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
         l.local_addr().expect("addr").port()
     };
-    let mut config = ClientConfig::new("loopback-test", 16);
-    config.connect_timeout = Duration::from_secs(2);
+    let config = peers::scripted_config("loopback-test", 16);
     let t0 = Instant::now();
-    let r = Client::connect(
-        &cultnet_client::Target::new("127.0.0.1", port, false),
-        config,
-    );
+    let r = Client::connect(&peers::local(port), config);
     assert!(matches!(r, Err(cultnet_client::ClientError::Connect(_))));
     assert!(t0.elapsed() < Duration::from_secs(3));
 }
@@ -447,14 +443,9 @@ fn w_36_a_write_past_its_deadline_over_tcp_is_unconfirmed_local_send_failed() {
         let _ = hold.recv_timeout(Duration::from_secs(20));
         drop(s);
     });
-    let mut config = ClientConfig::new("loopback-test", 17);
-    config.connect_timeout = Duration::from_secs(2);
+    let mut config = peers::scripted_config("loopback-test", 17);
     config.write_timeout = Duration::from_millis(300);
-    let mut client = Client::connect(
-        &cultnet_client::Target::new("127.0.0.1", port, false),
-        config,
-    )
-    .expect("connects");
+    let mut client = Client::connect(&peers::local(port), config).expect("connects");
     let mut big = vec![0xc6];
     big.extend_from_slice(&(900_000u32).to_be_bytes());
     big.resize(5 + 900_000, 0x5a);
@@ -559,13 +550,8 @@ fn a_length_prefix_above_the_cap_from_the_server_ends_the_session() {
         s.write_all(&[0xff, 0xff, 0xff, 0xff]).expect("write");
         std::thread::sleep(Duration::from_secs(2));
     });
-    let mut config = ClientConfig::new("loopback-test", 20);
-    config.connect_timeout = Duration::from_secs(2);
-    let mut client = Client::connect(
-        &cultnet_client::Target::new("127.0.0.1", port, false),
-        config,
-    )
-    .expect("connects");
+    let config = peers::scripted_config("loopback-test", 20);
+    let mut client = Client::connect(&peers::local(port), config).expect("connects");
     let t0 = Instant::now();
     let w = client
         .put(doc("s.one", "k1"), WriteMode::Receipt)
@@ -588,13 +574,8 @@ fn a_length_prefix_above_the_cap_from_the_server_ends_the_session() {
 #[test]
 fn a_length_prefix_above_the_cap_ends_the_session_and_closes_the_connection() {
     let (port, peer) = peers::oversized_prefix_peer();
-    let mut config = ClientConfig::new("loopback-test", 21);
-    config.connect_timeout = Duration::from_secs(2);
-    let mut client = Client::connect(
-        &cultnet_client::Target::new("127.0.0.1", port, false),
-        config,
-    )
-    .expect("connects");
+    let config = peers::scripted_config("loopback-test", 21);
+    let mut client = Client::connect(&peers::local(port), config).expect("connects");
     let w = client
         .put(doc("s.one", "k1"), WriteMode::Receipt)
         .expect("put");
@@ -788,13 +769,8 @@ use peers::{read_frame, write_frame};
 #[test]
 fn w_44_answers_over_tcp_naming_ids_not_in_flight_settle_nothing() {
     let (port, peer) = peers::strangers_peer();
-    let mut config = ClientConfig::new("loopback-test", 43);
-    config.connect_timeout = Duration::from_secs(2);
-    let mut client = Client::connect(
-        &cultnet_client::Target::new("127.0.0.1", port, false),
-        config,
-    )
-    .expect("connects");
+    let config = peers::scripted_config("loopback-test", 43);
+    let mut client = Client::connect(&peers::local(port), config).expect("connects");
     let w = client
         .put(doc("s.one", "k1"), WriteMode::Receipt)
         .expect("put");
@@ -850,10 +826,7 @@ fn the_connect_deadline_bounds_the_whole_hello_write_against_a_trickle_reader() 
     config.max_frame_bytes = 32 << 20;
     config.connect_timeout = Duration::from_millis(1000);
     let t0 = Instant::now();
-    let got = Client::connect(
-        &cultnet_client::Target::new("127.0.0.1", port, false),
-        config,
-    );
+    let got = Client::connect(&peers::local(port), config);
     // A 16 MB hello at 640 kB/s would take over 20 s; the connect deadline ends it after 1 s.
     assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
     assert!(
@@ -871,18 +844,10 @@ fn the_connect_deadline_bounds_the_whole_hello_write_against_a_trickle_reader() 
 #[test]
 fn w_36_the_write_deadline_bounds_the_whole_write_against_a_trickle_reader() {
     let (port, peer) = peers::trickle_peer();
-    let mut config = ClientConfig::new("loopback-test", 71);
-    config.connect_timeout = Duration::from_secs(2);
+    let mut config = peers::scripted_config("loopback-test", 71);
     config.write_timeout = Duration::from_millis(1000);
-    let mut client = Client::connect(
-        &cultnet_client::Target::new("127.0.0.1", port, false),
-        config,
-    )
-    .expect("connects");
-    let members = peers::big_documents()
-        .into_iter()
-        .map(BatchWrite::Put)
-        .collect();
+    let mut client = Client::connect(&peers::local(port), config).expect("connects");
+    let members = peers::big_batch();
     let t0 = Instant::now();
     let b = client.batch(members, WriteMode::Receipt).expect("batch");
     // Writing 14 MB at 640 kB/s would take over 15 s; the deadline ends it after 1 s (plus
@@ -908,18 +873,10 @@ fn w_39_the_window_runs_from_the_end_of_the_write() {
     // batch blocks that long; it then admits every member at once. Timed from before the
     // write, every window would have run out by the time the write returned.
     let (port, peer) = peers::stalling_peer(Duration::from_millis(5500), 16);
-    let mut config = ClientConfig::new("loopback-test", 72);
-    config.connect_timeout = Duration::from_secs(2);
+    let mut config = peers::scripted_config("loopback-test", 72);
     config.write_timeout = Duration::from_secs(30);
-    let mut client = Client::connect(
-        &cultnet_client::Target::new("127.0.0.1", port, false),
-        config,
-    )
-    .expect("connects");
-    let members = peers::big_documents()
-        .into_iter()
-        .map(BatchWrite::Put)
-        .collect();
+    let mut client = Client::connect(&peers::local(port), config).expect("connects");
+    let members = peers::big_batch();
     let b = client.batch(members, WriteMode::Receipt).expect("batch");
     assert_eq!(b.outcome, BatchOutcome::Admitted, "{:?}", b.members);
     peer.join().expect("peer");

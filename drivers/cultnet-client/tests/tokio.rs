@@ -28,6 +28,13 @@ async fn connect(server: &LoopbackServer, nonce: u64) -> Client {
         .expect("connects")
 }
 
+/// Waits, off the runtime's threads, for a scripted peer's thread to end; returns its result.
+async fn joined<T: Send + 'static>(peer: std::thread::JoinHandle<T>) -> T {
+    tokio::task::spawn_blocking(move || peer.join().expect("peer"))
+        .await
+        .expect("joined")
+}
+
 fn deny(server: &LoopbackServer, schema: &str) {
     let actor = server.actor().to_owned();
     server.with_model(|s, _| s.deny(&actor, schema));
@@ -288,22 +295,16 @@ mod peers;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn w_44_async_answers_over_tcp_naming_ids_not_in_flight_settle_nothing() {
     let (port, peer) = peers::strangers_peer();
-    let mut config = ClientConfig::new("loopback-async-test", 44);
-    config.connect_timeout = Duration::from_secs(2);
-    let mut client = Client::connect(
-        &cultnet_client::Target::new("127.0.0.1", port, false),
-        config,
-    )
-    .await
-    .expect("connects");
+    let config = peers::scripted_config("loopback-async-test", 44);
+    let mut client = Client::connect(&peers::local(port), config)
+        .await
+        .expect("connects");
     let w = client
         .put(doc("s.one", "k1"), WriteMode::Receipt)
         .await
         .expect("put");
     peers::assert_only_its_own_id_settled(&w.outcome, client.tracker_counters().unmatched_answers);
-    tokio::task::spawn_blocking(move || peer.join().expect("peer"))
-        .await
-        .expect("joined");
+    joined(peer).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -313,11 +314,7 @@ async fn the_async_connect_deadline_bounds_the_whole_hello_write_against_a_trick
     config.max_frame_bytes = 32 << 20;
     config.connect_timeout = Duration::from_millis(1000);
     let t0 = Instant::now();
-    let got = Client::connect(
-        &cultnet_client::Target::new("127.0.0.1", port, false),
-        config,
-    )
-    .await;
+    let got = Client::connect(&peers::local(port), config).await;
     assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
     assert!(
         matches!(
@@ -328,22 +325,16 @@ async fn the_async_connect_deadline_bounds_the_whole_hello_write_against_a_trick
         ),
         "{got:?}"
     );
-    tokio::task::spawn_blocking(move || peer.join().expect("peer"))
-        .await
-        .expect("joined");
+    joined(peer).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_async_length_prefix_above_the_cap_ends_the_session_and_closes_the_connection() {
     let (port, peer) = peers::oversized_prefix_peer();
-    let mut config = ClientConfig::new("loopback-async-test", 22);
-    config.connect_timeout = Duration::from_secs(2);
-    let mut client = Client::connect(
-        &cultnet_client::Target::new("127.0.0.1", port, false),
-        config,
-    )
-    .await
-    .expect("connects");
+    let config = peers::scripted_config("loopback-async-test", 22);
+    let mut client = Client::connect(&peers::local(port), config)
+        .await
+        .expect("connects");
     let w = client
         .put(doc("s.one", "k1"), WriteMode::Receipt)
         .await
@@ -355,9 +346,7 @@ async fn an_async_length_prefix_above_the_cap_ends_the_session_and_closes_the_co
         Some(cultnet_client::Violation::Framing(_))
     ));
     // The client is still alive: the peer sees the connection closed all the same.
-    let closed = tokio::task::spawn_blocking(move || peer.join().expect("peer"))
-        .await
-        .expect("joined");
+    let closed = joined(peer).await;
     assert!(closed, "the connection was closed");
     drop(client);
 }
@@ -365,45 +354,29 @@ async fn an_async_length_prefix_above_the_cap_ends_the_session_and_closes_the_co
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn w_39_an_async_window_runs_from_the_end_of_the_write() {
     let (port, peer) = peers::stalling_peer(Duration::from_millis(5500), 16);
-    let mut config = ClientConfig::new("loopback-async-test", 72);
-    config.connect_timeout = Duration::from_secs(2);
+    let mut config = peers::scripted_config("loopback-async-test", 72);
     config.write_timeout = Duration::from_secs(30);
-    let mut client = Client::connect(
-        &cultnet_client::Target::new("127.0.0.1", port, false),
-        config,
-    )
-    .await
-    .expect("connects");
-    let members = peers::big_documents()
-        .into_iter()
-        .map(BatchWrite::Put)
-        .collect();
+    let mut client = Client::connect(&peers::local(port), config)
+        .await
+        .expect("connects");
+    let members = peers::big_batch();
     let b = client
         .batch(members, WriteMode::Receipt)
         .await
         .expect("batch");
     assert_eq!(b.outcome, BatchOutcome::Admitted, "{:?}", b.members);
-    tokio::task::spawn_blocking(move || peer.join().expect("peer"))
-        .await
-        .expect("joins");
+    joined(peer).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn w_36_an_async_write_deadline_bounds_the_whole_write_against_a_trickle_reader() {
     let (port, peer) = peers::trickle_peer();
-    let mut config = ClientConfig::new("loopback-async-test", 71);
-    config.connect_timeout = Duration::from_secs(2);
+    let mut config = peers::scripted_config("loopback-async-test", 71);
     config.write_timeout = Duration::from_millis(1000);
-    let mut client = Client::connect(
-        &cultnet_client::Target::new("127.0.0.1", port, false),
-        config,
-    )
-    .await
-    .expect("connects");
-    let members = peers::big_documents()
-        .into_iter()
-        .map(BatchWrite::Put)
-        .collect();
+    let mut client = Client::connect(&peers::local(port), config)
+        .await
+        .expect("connects");
+    let members = peers::big_batch();
     let t0 = Instant::now();
     let b = client
         .batch(members, WriteMode::Receipt)
@@ -420,28 +393,19 @@ async fn w_36_an_async_write_deadline_bounds_the_whole_write_against_a_trickle_r
         );
     }
     drop(client);
-    tokio::task::spawn_blocking(move || peer.join().expect("peer"))
-        .await
-        .expect("joins");
+    joined(peer).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn w_33_a_call_cancelled_mid_write_settles_its_writes_and_ends_the_session() {
     // The peer reads nothing for 3 s, so the batch is still being written when it is dropped.
     let (port, peer) = peers::stalling_peer(Duration::from_secs(3), 0);
-    let mut config = ClientConfig::new("loopback-async-test", 33);
-    config.connect_timeout = Duration::from_secs(2);
+    let mut config = peers::scripted_config("loopback-async-test", 33);
     config.write_timeout = Duration::from_secs(30);
-    let mut client = Client::connect(
-        &cultnet_client::Target::new("127.0.0.1", port, false),
-        config,
-    )
-    .await
-    .expect("connects");
-    let members: Vec<BatchWrite> = peers::big_documents()
-        .into_iter()
-        .map(BatchWrite::Put)
-        .collect();
+    let mut client = Client::connect(&peers::local(port), config)
+        .await
+        .expect("connects");
+    let members: Vec<BatchWrite> = peers::big_batch();
     let cancelled = tokio::time::timeout(
         Duration::from_millis(300),
         client.batch(members, WriteMode::Receipt),
@@ -466,9 +430,7 @@ async fn w_33_a_call_cancelled_mid_write_settles_its_writes_and_ends_the_session
         }
     );
     assert_eq!(client.unsettled(), 0);
-    tokio::task::spawn_blocking(move || peer.join().expect("peer"))
-        .await
-        .expect("joins");
+    joined(peer).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,33 +3,19 @@
 
 mod common;
 use common::*;
+#[path = "common/drain.rs"]
+mod drain_common;
+use drain_common::*;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use sf_journal::ring::OkQueueLimits;
-use sf_journal::status::{decode_status, encode_status, ErrorStatus, Status, StatusError};
+use sf_journal::status::{encode_status, ErrorStatus, Status, StatusError};
 use sf_journal::upgrade::{UpgradeError, UpgradeRequest};
 use sf_journal_io::drain::{Drain, DrainConfig, DrainError, DrainReport, MAX_INBOUND_BYTES};
-use sf_journal_io::loopback::{Conn, LoopbackServer, RecordedConn, ServerConfig};
+use sf_journal_io::loopback::{Conn, LoopbackServer, ServerConfig};
 use sf_journal_io::{Journal, JournalConfig, JournalError};
-
-fn server(script: Vec<Conn>) -> LoopbackServer {
-    LoopbackServer::start(ServerConfig {
-        seed: 7,
-        script,
-        ..ServerConfig::default()
-    })
-    .unwrap()
-}
-
-fn filled(n: usize) -> Mutex<Journal> {
-    let mut j = Journal::memory(small());
-    for i in 0..n {
-        let _ = j.append(&payload(i), 0).unwrap();
-    }
-    Mutex::new(j)
-}
 
 fn run(
     s: &LoopbackServer,
@@ -39,17 +25,6 @@ fn run(
     let mut c = DrainConfig::new(s.addr());
     tweak(&mut c);
     Drain::new(c).run(j, Instant::now() + Duration::from_secs(20), |_| true)
-}
-
-/// The highest wire sequence the server acknowledged on a connection.
-fn last_ok(c: &RecordedConn) -> Option<u64> {
-    c.sent
-        .iter()
-        .filter_map(|b| match decode_status(b) {
-            Ok(Status::Ok { wire_seq, .. }) => Some(wire_seq),
-            _ => None,
-        })
-        .max()
 }
 
 #[test]
@@ -69,11 +44,7 @@ fn sf_w1_the_drain_upgrades_on_the_write_path_with_the_qwp_headers() {
     );
 
     let s = server(vec![]);
-    let mut jc = small();
-    jc.durable_ack = Some(OkQueueLimits::default());
-    let mut journal = Journal::memory(jc);
-    let _ = journal.append(&payload(0), 0).unwrap();
-    let j = Mutex::new(journal);
+    let j = durable_filled(OkQueueLimits::default(), 1);
     let _ = run(&s, &j, |c| {
         c.request = UpgradeRequest {
             client_id: Some("loader-1".into()),
@@ -121,11 +92,7 @@ fn sf_w3_auth_and_role_refusals_end_the_drain_and_other_statuses_are_retried() {
 #[test]
 fn sf_16_a_server_that_does_not_echo_durable_ack_is_refused() {
     let s = server(vec![Conn::NoDurableEcho]);
-    let mut jc = small();
-    jc.durable_ack = Some(OkQueueLimits::default());
-    let mut journal = Journal::memory(jc);
-    let _ = journal.append(&payload(0), 0).unwrap();
-    let j = Mutex::new(journal);
+    let j = durable_filled(OkQueueLimits::default(), 1);
     let r = run(&s, &j, |c| c.request.durable_ack = true);
     assert!(
         matches!(
@@ -359,13 +326,7 @@ fn sf_17_pings_go_out_while_idle_with_durable_confirmations_pending() {
         ..ServerConfig::default()
     })
     .unwrap();
-    let mut jc = small();
-    jc.durable_ack = Some(OkQueueLimits::default());
-    let mut journal = Journal::memory(jc);
-    for i in 0..4 {
-        let _ = journal.append(&payload(i), 0).unwrap();
-    }
-    let j = Mutex::new(journal);
+    let j = durable_filled(OkQueueLimits::default(), 4);
     let started = Instant::now();
     let r = run(&s, &j, |c| {
         c.request.durable_ack = true;
@@ -599,13 +560,7 @@ fn sf_14_a_connection_dropped_with_oks_awaiting_durability_is_replayed_and_drain
         ..ServerConfig::default()
     })
     .unwrap();
-    let mut jc = small();
-    jc.durable_ack = Some(OkQueueLimits::default());
-    let mut journal = Journal::memory(jc);
-    for i in 0..5 {
-        let _ = journal.append(&payload(i), 0).unwrap();
-    }
-    let j = Mutex::new(journal);
+    let j = durable_filled(OkQueueLimits::default(), 5);
     let r = run(&s, &j, |c| {
         c.request.durable_ack = true;
         c.keepalive = Duration::from_millis(20);
@@ -625,13 +580,6 @@ fn sf_14_a_connection_dropped_with_oks_awaiting_durability_is_replayed_and_drain
             .count(),
         5
     );
-}
-
-/// A journal with room for a long flood of appends.
-fn roomy() -> Mutex<Journal> {
-    let mut jc = JournalConfig::memory();
-    jc.ring.max_total_bytes = 1 << 30;
-    Mutex::new(Journal::memory(jc))
 }
 
 #[test]
@@ -697,11 +645,7 @@ fn sf_16_a_drain_whose_request_and_journal_disagree_on_durable_ack_is_refused() 
         "{r:?}"
     );
     // The journal queues OKs for durable acks the request does not ask for.
-    let mut jc = small();
-    jc.durable_ack = Some(OkQueueLimits::default());
-    let mut journal = Journal::memory(jc);
-    let _ = journal.append(&payload(0), 0).unwrap();
-    let r = run(&s, &Mutex::new(journal), |_| {});
+    let r = run(&s, &durable_filled(OkQueueLimits::default(), 1), |_| {});
     assert!(
         matches!(
             r,
@@ -745,27 +689,6 @@ fn sf_23_the_file_side_clock_of_the_append_deadline_never_goes_back() {
         last = now;
     }
     assert!(last >= first + 30);
-}
-
-/// A disk journal under `sf_durability=periodic` (10 ms) holding five frames.
-fn periodic_journal(name: &str) -> Mutex<Journal> {
-    let mut jc = small();
-    jc.durability = sf_journal::ring::Durability::Periodic {
-        interval_millis: 10,
-    };
-    let mut journal = Journal::open(&scratch(name), "s", jc).unwrap();
-    for i in 0..5 {
-        let _ = journal.append(&payload(i), 0).unwrap();
-    }
-    Mutex::new(journal)
-}
-
-/// An address nobody listens on.
-fn nobody() -> std::net::SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
 }
 
 #[test]
@@ -1002,35 +925,6 @@ fn sf_44_the_error_inbox_drops_the_oldest_at_its_byte_bound() {
     assert_eq!((tiny.dropped(), tiny.bytes()), (1, 0));
 }
 
-/// A server that acknowledges only once a connection idles (`idle` after the last frame).
-fn acking_when_idle(idle: Duration) -> LoopbackServer {
-    LoopbackServer::start(ServerConfig {
-        seed: 7,
-        ack_one_in: 0,
-        idle_ack: idle,
-        ..ServerConfig::default()
-    })
-    .unwrap()
-}
-
-/// The names in a slot directory, sorted.
-fn slot_names(dir: &std::path::Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
-fn disk_filled(sf: &std::path::Path, n: usize) -> Mutex<Journal> {
-    let mut j = Journal::open(sf, "s", small()).unwrap();
-    for i in 0..n {
-        let _ = j.append(&payload(i), 0).unwrap();
-    }
-    Mutex::new(j)
-}
-
 /// Runs `close` while a blocking drain of `j` to `s` runs, which ends only when the journal is
 /// closed; returns the close's result, how long it took and the drain's result.
 fn close_while_draining(
@@ -1223,31 +1117,6 @@ fn sf_w2_a_catch_up_frame_over_the_servers_max_batch_size_is_refused() {
     assert_eq!(r.catch_up_frames, 1);
 }
 
-/// Frames a server may not send (RFC 6455): reserved bits set, a masked frame, an unknown
-/// opcode, a text frame that is not UTF-8, a close of one byte, a fragmented PING, a
-/// continuation with nothing to continue.
-const BAD_WS_FRAMES: [&[u8]; 7] = [
-    &[0xC2, 0x01, 0x00],
-    &[0x82, 0x81, 0, 0, 0, 0, 0x00],
-    &[0x83, 0x00],
-    &[0x81, 0x02, 0xff, 0xfe],
-    &[0x88, 0x01, 0x03],
-    &[0x09, 0x00],
-    &[0x80, 0x01, 0x00],
-];
-
-/// Closes whose code says the server refuses what the client sends: 1002, 1003, 1007, 1008,
-/// 1009, 1010, and 1005, which no endpoint may send (taken as 1002).
-const REFUSING_CLOSES: [[u8; 4]; 7] = [
-    [0x88, 0x02, 0x03, 0xea],
-    [0x88, 0x02, 0x03, 0xeb],
-    [0x88, 0x02, 0x03, 0xef],
-    [0x88, 0x02, 0x03, 0xf0],
-    [0x88, 0x02, 0x03, 0xf1],
-    [0x88, 0x02, 0x03, 0xf2],
-    [0x88, 0x02, 0x03, 0xed],
-];
-
 #[test]
 fn sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violation() {
     for raw in BAD_WS_FRAMES {
@@ -1318,17 +1187,6 @@ fn sf_18_a_connection_that_breaks_before_any_progress_keeps_the_back_off_growing
     assert_eq!(j.lock().unwrap().acked_fsn(), 1);
 }
 
-/// A journal of `n` QWP frames of 256 KiB each.
-fn heavy(n: usize) -> Mutex<Journal> {
-    let mut j = Journal::memory(JournalConfig::memory());
-    for i in 0..n {
-        let mut f = payload(i);
-        f.resize(256 << 10, b'.');
-        let _ = j.append(&f, 0).unwrap();
-    }
-    Mutex::new(j)
-}
-
 #[test]
 fn sf_18_a_stalled_send_and_its_close_end_by_the_connect_timeout_and_reconnect() {
     let s = LoopbackServer::start(ServerConfig {
@@ -1356,22 +1214,14 @@ fn sf_18_a_stalled_send_and_its_close_end_by_the_connect_timeout_and_reconnect()
 
 #[test]
 fn sf_14_a_durable_drain_sends_no_more_than_its_ok_queue_holds_and_drains() {
-    let s = LoopbackServer::start(ServerConfig {
-        durable_after_pings: 2,
-        ack_one_in: 1,
-        ..ServerConfig::default()
-    })
-    .unwrap();
-    let mut jc = small();
-    jc.durable_ack = Some(OkQueueLimits {
-        max_entries: 2,
-        max_bytes: 1 << 20,
-    });
-    let mut journal = Journal::memory(jc);
-    for i in 0..10 {
-        let _ = journal.append(&payload(i), 0).unwrap();
-    }
-    let j = Mutex::new(journal);
+    let s = durable_server();
+    let j = durable_filled(
+        OkQueueLimits {
+            max_entries: 2,
+            max_bytes: 1 << 20,
+        },
+        10,
+    );
     let r = run(&s, &j, |c| {
         c.request.durable_ack = true;
         c.keepalive = Duration::from_millis(5);
@@ -1474,23 +1324,15 @@ fn sf_44_a_close_refusing_what_the_client_sends_is_a_terminal_violation() {
 
 #[test]
 fn sf_14_a_durable_drain_past_the_ok_queue_byte_bound_merges_and_drains() {
-    let s = LoopbackServer::start(ServerConfig {
-        durable_after_pings: 2,
-        ack_one_in: 1,
-        ..ServerConfig::default()
-    })
-    .unwrap();
+    let s = durable_server();
     // Each OK names the table "trades": 30 bytes, two fit.
-    let mut jc = small();
-    jc.durable_ack = Some(OkQueueLimits {
-        max_entries: 64,
-        max_bytes: 60,
-    });
-    let mut journal = Journal::memory(jc);
-    for i in 0..10 {
-        let _ = journal.append(&payload(i), 0).unwrap();
-    }
-    let j = Mutex::new(journal);
+    let j = durable_filled(
+        OkQueueLimits {
+            max_entries: 64,
+            max_bytes: 60,
+        },
+        10,
+    );
     let r = run(&s, &j, |c| {
         c.request.durable_ack = true;
         c.keepalive = Duration::from_millis(5);
@@ -1506,19 +1348,8 @@ fn sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stalls() {
     // Frames of 4 KiB, each acknowledged at once by an OK of some 8 KiB: read one per burst,
     // the OKs fill the socket buffers (which grow to tens of MiB), the server stops reading,
     // and once the frames fill theirs too the sends stall.
-    let s = LoopbackServer::start(ServerConfig {
-        ack_one_in: 1,
-        ok_padding_tables: 8,
-        ..ServerConfig::default()
-    })
-    .unwrap();
-    let mut j = Journal::memory(sf_journal_io::JournalConfig::memory());
-    for i in 0..12_000 {
-        let mut f = payload(i);
-        f.resize(4096, b'.');
-        let _ = j.append(&f, 0).unwrap();
-    }
-    let j = Mutex::new(j);
+    let s = backlog_server();
+    let j = padded(12_000, 4096);
     let mut c = DrainConfig::new(s.addr());
     c.connect_timeout = Duration::from_secs(2);
     let r = Drain::new(c)
@@ -1532,12 +1363,7 @@ fn sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stalls() {
 fn sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between() {
     // A catch-up of 12 000 frames of 4 KiB, each acknowledged by an OK of some 8 KiB: sent
     // in one go without reading, they stall the connection as a long backlog would.
-    let s = LoopbackServer::start(ServerConfig {
-        ack_one_in: 1,
-        ok_padding_tables: 8,
-        ..ServerConfig::default()
-    })
-    .unwrap();
+    let s = backlog_server();
     let mut j = Journal::memory(sf_journal_io::JournalConfig::memory());
     let _ = j.append_with_symbols(&["s"], |_| payload(0), 0).unwrap();
     let j = Mutex::new(j);

@@ -6,34 +6,20 @@
 
 mod common;
 use common::*;
+#[path = "common/drain.rs"]
+mod drain_common;
+use drain_common::*;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sf_journal::ring::OkQueueLimits;
-use sf_journal::status::{decode_status, encode_status, ErrorStatus, Status, StatusError};
+use sf_journal::status::{encode_status, ErrorStatus, Status, StatusError};
 use sf_journal::upgrade::{UpgradeError, UpgradeRequest};
 use sf_journal_io::drain::{CatchUp, DrainConfig, DrainError, DrainReport};
 use sf_journal_io::drain_async::AsyncDrain;
-use sf_journal_io::loopback::{Conn, LoopbackServer, RecordedConn, ServerConfig};
+use sf_journal_io::loopback::{Conn, LoopbackServer, ServerConfig};
 use sf_journal_io::Journal;
-
-fn server(script: Vec<Conn>) -> LoopbackServer {
-    LoopbackServer::start(ServerConfig {
-        seed: 7,
-        script,
-        ..ServerConfig::default()
-    })
-    .unwrap()
-}
-
-fn filled(n: usize) -> Mutex<Journal> {
-    let mut j = Journal::memory(small());
-    for i in 0..n {
-        let _ = j.append(&payload(i), 0).unwrap();
-    }
-    Mutex::new(j)
-}
 
 async fn run(
     s: &LoopbackServer,
@@ -45,16 +31,6 @@ async fn run(
     AsyncDrain::new(c)
         .run(j, Instant::now() + Duration::from_secs(20), |_| true)
         .await
-}
-
-fn last_ok(c: &RecordedConn) -> Option<u64> {
-    c.sent
-        .iter()
-        .filter_map(|b| match decode_status(b) {
-            Ok(Status::Ok { wire_seq, .. }) => Some(wire_seq),
-            _ => None,
-        })
-        .max()
 }
 
 #[tokio::test]
@@ -69,11 +45,7 @@ async fn sf_w1_the_drain_upgrades_on_the_write_path_with_the_qwp_headers_tokio()
     assert_eq!(c.header("Authorization"), None);
 
     let s = server(vec![]);
-    let mut jc = small();
-    jc.durable_ack = Some(OkQueueLimits::default());
-    let mut journal = Journal::memory(jc);
-    let _ = journal.append(&payload(0), 0).unwrap();
-    let j = Mutex::new(journal);
+    let j = durable_filled(OkQueueLimits::default(), 1);
     let _ = run(&s, &j, |c| {
         c.request = UpgradeRequest {
             client_id: Some("loader-1".into()),
@@ -196,11 +168,7 @@ async fn sf_w8_client_frames_are_whole_masked_binary_and_the_close_payload_is_em
 #[tokio::test]
 async fn sf_16_a_server_that_does_not_echo_durable_ack_is_refused_tokio() {
     let s = server(vec![Conn::NoDurableEcho]);
-    let mut jc = small();
-    jc.durable_ack = Some(OkQueueLimits::default());
-    let mut journal = Journal::memory(jc);
-    let _ = journal.append(&payload(0), 0).unwrap();
-    let j = Mutex::new(journal);
+    let j = durable_filled(OkQueueLimits::default(), 1);
     let r = run(&s, &j, |c| c.request.durable_ack = true).await;
     assert!(
         matches!(
@@ -220,13 +188,7 @@ async fn sf_17_pings_go_out_while_idle_with_durable_confirmations_pending_tokio(
         ..ServerConfig::default()
     })
     .unwrap();
-    let mut jc = small();
-    jc.durable_ack = Some(OkQueueLimits::default());
-    let mut journal = Journal::memory(jc);
-    for i in 0..4 {
-        let _ = journal.append(&payload(i), 0).unwrap();
-    }
-    let j = Mutex::new(journal);
+    let j = durable_filled(OkQueueLimits::default(), 4);
     let started = Instant::now();
     let r = run(&s, &j, |c| {
         c.request.durable_ack = true;
@@ -298,10 +260,7 @@ async fn sf_18_the_back_off_doubles_over_consecutive_failed_attempts_tokio() {
 #[tokio::test]
 async fn sf_18_every_wait_ends_by_the_deadline_tokio() {
     // Nothing listens: every attempt fails, and the drain gives up at its deadline.
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let addr = nobody();
     let j = filled(1);
     let started = Instant::now();
     let r = AsyncDrain::new(DrainConfig::new(addr))
@@ -517,13 +476,7 @@ async fn sf_14_a_connection_dropped_with_oks_awaiting_durability_is_replayed_and
         ..ServerConfig::default()
     })
     .unwrap();
-    let mut jc = small();
-    jc.durable_ack = Some(OkQueueLimits::default());
-    let mut journal = Journal::memory(jc);
-    for i in 0..5 {
-        let _ = journal.append(&payload(i), 0).unwrap();
-    }
-    let j = Mutex::new(journal);
+    let j = durable_filled(OkQueueLimits::default(), 5);
     let r = run(&s, &j, |c| {
         c.request.durable_ack = true;
         c.keepalive = Duration::from_millis(20);
@@ -552,9 +505,7 @@ async fn sf_18_a_steady_producer_cannot_hold_the_drain_past_its_deadline_tokio()
         ..ServerConfig::default()
     })
     .unwrap();
-    let mut jc = sf_journal_io::JournalConfig::memory();
-    jc.ring.max_total_bytes = 1 << 30;
-    let j = Arc::new(Mutex::new(Journal::memory(jc)));
+    let j = Arc::new(roomy());
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let producer = {
         let (j, stop) = (Arc::clone(&j), Arc::clone(&stop));
@@ -607,11 +558,7 @@ async fn sf_16_a_drain_whose_request_and_journal_disagree_on_durable_ack_is_refu
         ),
         "{r:?}"
     );
-    let mut jc = small();
-    jc.durable_ack = Some(OkQueueLimits::default());
-    let mut journal = Journal::memory(jc);
-    let _ = journal.append(&payload(0), 0).unwrap();
-    let r = run(&s, &Mutex::new(journal), |_| {}).await;
+    let r = run(&s, &durable_filled(OkQueueLimits::default(), 1), |_| {}).await;
     assert!(
         matches!(
             r,
@@ -627,20 +574,9 @@ async fn sf_16_a_drain_whose_request_and_journal_disagree_on_durable_ack_is_refu
 
 #[tokio::test]
 async fn sf_36_periodic_checkpoints_go_on_while_the_wire_is_down_tokio() {
-    let mut jc = small();
-    jc.durability = sf_journal::ring::Durability::Periodic {
-        interval_millis: 10,
-    };
-    let mut journal = Journal::open(&scratch("checkpoints-outage-tokio"), "s", jc).unwrap();
-    for i in 0..5 {
-        let _ = journal.append(&payload(i), 0).unwrap();
-    }
-    let j = Mutex::new(journal);
+    let j = periodic_journal("checkpoints-outage-tokio");
     let before = j.lock().unwrap().dir_stats().unwrap();
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let addr = nobody();
     let mut c = DrainConfig::new(addr);
     c.backoff_max = Duration::from_millis(20);
     let r = AsyncDrain::new(c)
@@ -817,34 +753,6 @@ async fn sf_w7_an_error_message_over_1024_bytes_or_not_utf8_is_a_typed_violation
         Err(DrainError::Terminal(t)) => assert_eq!(t.message, long),
         other => panic!("{other:?}"),
     }
-}
-
-/// A server that acknowledges only once a connection idles (`idle` after the last frame).
-fn acking_when_idle(idle: Duration) -> LoopbackServer {
-    LoopbackServer::start(ServerConfig {
-        seed: 7,
-        ack_one_in: 0,
-        idle_ack: idle,
-        ..ServerConfig::default()
-    })
-    .unwrap()
-}
-
-fn slot_names(dir: &std::path::Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
-fn disk_filled(sf: &std::path::Path, n: usize) -> Mutex<Journal> {
-    let mut j = Journal::open(sf, "s", small()).unwrap();
-    for i in 0..n {
-        let _ = j.append(&payload(i), 0).unwrap();
-    }
-    Mutex::new(j)
 }
 
 /// Runs the async close while an async drain of `j` to `s` runs (ending only with the
@@ -1034,31 +942,6 @@ async fn sf_w2_a_catch_up_frame_over_the_servers_max_batch_size_is_refused_tokio
     assert_eq!(r.catch_up_frames, 1);
 }
 
-/// Frames a server may not send (RFC 6455): reserved bits set, a masked frame, an unknown
-/// opcode, a text frame that is not UTF-8, a close of one byte, a fragmented PING, a
-/// continuation with nothing to continue.
-const BAD_WS_FRAMES: [&[u8]; 7] = [
-    &[0xC2, 0x01, 0x00],
-    &[0x82, 0x81, 0, 0, 0, 0, 0x00],
-    &[0x83, 0x00],
-    &[0x81, 0x02, 0xff, 0xfe],
-    &[0x88, 0x01, 0x03],
-    &[0x09, 0x00],
-    &[0x80, 0x01, 0x00],
-];
-
-/// Closes whose code says the server refuses what the client sends: 1002, 1003, 1007, 1008,
-/// 1009, 1010, and 1005, which no endpoint may send (taken as 1002).
-const REFUSING_CLOSES: [[u8; 4]; 7] = [
-    [0x88, 0x02, 0x03, 0xea],
-    [0x88, 0x02, 0x03, 0xeb],
-    [0x88, 0x02, 0x03, 0xef],
-    [0x88, 0x02, 0x03, 0xf0],
-    [0x88, 0x02, 0x03, 0xf1],
-    [0x88, 0x02, 0x03, 0xf2],
-    [0x88, 0x02, 0x03, 0xed],
-];
-
 #[tokio::test]
 async fn sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violation_tokio() {
     for raw in BAD_WS_FRAMES {
@@ -1134,13 +1017,7 @@ async fn sf_18_a_stalled_send_and_its_close_end_by_the_connect_timeout_and_recon
         ..ServerConfig::default()
     })
     .unwrap();
-    let mut j = Journal::memory(sf_journal_io::JournalConfig::memory());
-    for i in 0..96 {
-        let mut f = payload(i);
-        f.resize(256 << 10, b'.');
-        let _ = j.append(&f, 0).unwrap();
-    }
-    let j = Mutex::new(j);
+    let j = heavy(96);
     let mut c = DrainConfig::new(s.addr());
     c.connect_timeout = Duration::from_millis(300);
     let started = Instant::now();
@@ -1159,22 +1036,14 @@ async fn sf_18_a_stalled_send_and_its_close_end_by_the_connect_timeout_and_recon
 
 #[tokio::test]
 async fn sf_14_a_durable_drain_sends_no_more_than_its_ok_queue_holds_and_drains_tokio() {
-    let s = LoopbackServer::start(ServerConfig {
-        durable_after_pings: 2,
-        ack_one_in: 1,
-        ..ServerConfig::default()
-    })
-    .unwrap();
-    let mut jc = small();
-    jc.durable_ack = Some(OkQueueLimits {
-        max_entries: 2,
-        max_bytes: 1 << 20,
-    });
-    let mut journal = Journal::memory(jc);
-    for i in 0..10 {
-        let _ = journal.append(&payload(i), 0).unwrap();
-    }
-    let j = Mutex::new(journal);
+    let s = durable_server();
+    let j = durable_filled(
+        OkQueueLimits {
+            max_entries: 2,
+            max_bytes: 1 << 20,
+        },
+        10,
+    );
     let r = run(&s, &j, |c| {
         c.request.durable_ack = true;
         c.keepalive = Duration::from_millis(5);
@@ -1221,23 +1090,15 @@ async fn sf_44_a_close_refusing_what_the_client_sends_is_a_terminal_violation_to
 
 #[tokio::test]
 async fn sf_14_a_durable_drain_past_the_ok_queue_byte_bound_merges_and_drains_tokio() {
-    let s = LoopbackServer::start(ServerConfig {
-        durable_after_pings: 2,
-        ack_one_in: 1,
-        ..ServerConfig::default()
-    })
-    .unwrap();
+    let s = durable_server();
     // Each OK names the table "trades": 30 bytes, two fit.
-    let mut jc = small();
-    jc.durable_ack = Some(OkQueueLimits {
-        max_entries: 64,
-        max_bytes: 60,
-    });
-    let mut journal = Journal::memory(jc);
-    for i in 0..10 {
-        let _ = journal.append(&payload(i), 0).unwrap();
-    }
-    let j = Mutex::new(journal);
+    let j = durable_filled(
+        OkQueueLimits {
+            max_entries: 64,
+            max_bytes: 60,
+        },
+        10,
+    );
     let r = run(&s, &j, |c| {
         c.request.durable_ack = true;
         c.keepalive = Duration::from_millis(5);
@@ -1254,19 +1115,8 @@ async fn sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stal
     // Frames of 4 KiB, each acknowledged at once by an OK of some 8 KiB: read one per burst,
     // the OKs fill the socket buffers (which grow to tens of MiB), the server stops reading,
     // and once the frames fill theirs too the sends stall.
-    let s = LoopbackServer::start(ServerConfig {
-        ack_one_in: 1,
-        ok_padding_tables: 8,
-        ..ServerConfig::default()
-    })
-    .unwrap();
-    let mut j = Journal::memory(sf_journal_io::JournalConfig::memory());
-    for i in 0..12_000 {
-        let mut f = payload(i);
-        f.resize(4096, b'.');
-        let _ = j.append(&f, 0).unwrap();
-    }
-    let j = Mutex::new(j);
+    let s = backlog_server();
+    let j = padded(12_000, 4096);
     let mut c = DrainConfig::new(s.addr());
     c.connect_timeout = Duration::from_secs(2);
     let r = AsyncDrain::new(c)
@@ -1281,12 +1131,7 @@ async fn sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stal
 async fn sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between_tokio() {
     // A catch-up of 12 000 frames of 4 KiB, each acknowledged by an OK of some 8 KiB: sent
     // in one go without reading, they stall the connection as a long backlog would.
-    let s = LoopbackServer::start(ServerConfig {
-        ack_one_in: 1,
-        ok_padding_tables: 8,
-        ..ServerConfig::default()
-    })
-    .unwrap();
+    let s = backlog_server();
     let mut j = Journal::memory(sf_journal_io::JournalConfig::memory());
     let _ = j.append_with_symbols(&["s"], |_| payload(0), 0).unwrap();
     let j = Mutex::new(j);

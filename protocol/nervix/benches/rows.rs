@@ -15,113 +15,18 @@
 
 #![allow(missing_docs)]
 
+#[path = "shared/frames.rs"]
+mod frames;
+
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
-use nervix_protocol::encode::Encoder;
-use nervix_protocol::frame::{ServerFrame, ServerMessageRoot};
+use frames::{compiled, typed_frame};
+use nervix_protocol::frame::ServerFrame;
 use nervix_protocol::limits::verifier_options;
-use nervix_protocol::rows::{self, CheckedBatch, OwnedValue, Value};
-use nervix_protocol::schema::*;
+use nervix_protocol::rows::{self, CheckedBatch, Value};
+use nervix_protocol::schema::ServerMessage;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
-
-const TARGET_BYTES: usize = 1024 * 1024;
-
-/// The column types, cycled: integers of every width, floats, text, bytes, time, booleans.
-const TYPES: [ScalarType; 12] = [
-    ScalarType::U64,
-    ScalarType::I64,
-    ScalarType::F64,
-    ScalarType::Bool,
-    ScalarType::String,
-    ScalarType::Datetime,
-    ScalarType::U32,
-    ScalarType::I16,
-    ScalarType::F32,
-    ScalarType::Bytes,
-    ScalarType::U8,
-    ScalarType::I32,
-];
-
-fn schema(columns: usize) -> RowSchemaT {
-    RowSchemaT {
-        fields: (0..columns)
-            .map(|c| RowFieldT {
-                name: format!("c{c}"),
-                field_type: Box::new(FieldTypeT {
-                    shape: FieldTypeShapeT::ScalarFieldType(Box::new(ScalarFieldTypeT {
-                        scalar: Some(TYPES[c % TYPES.len()]),
-                    })),
-                }),
-                nullable: false,
-                sensitive: false,
-            })
-            .collect(),
-        branch: None,
-    }
-}
-
-fn value(t: ScalarType, i: u64) -> OwnedValue {
-    let n = i as i64;
-    match t {
-        ScalarType::U64 => OwnedValue::U64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-        ScalarType::I64 => OwnedValue::I64(-n * 7919),
-        ScalarType::F64 => OwnedValue::F64(n as f64 * 0.25),
-        ScalarType::Bool => OwnedValue::Bool(i.is_multiple_of(3)),
-        ScalarType::String => OwnedValue::String(format!("r{i:06}")),
-        ScalarType::Datetime => OwnedValue::Datetime(1_700_000_000_000_000_000 + n),
-        ScalarType::U32 => OwnedValue::U32(i as u32),
-        ScalarType::I16 => OwnedValue::I16(-(i as i16)),
-        ScalarType::F32 => OwnedValue::F32(i as f32 * 0.5),
-        ScalarType::Bytes => OwnedValue::Bytes(vec![i as u8; 4]),
-        ScalarType::U8 => OwnedValue::U8(i as u8),
-        _ => OwnedValue::I32(-(i as i32)),
-    }
-}
-
-fn message(columns: usize, rows: u64) -> ServerMessageT {
-    ServerMessageT {
-        body: ServerBodyT::SubscriptionRows(Box::new(SubscriptionRowsT {
-            subscription: Box::new(SubscriptionHandleT {
-                name: "bench".to_owned(),
-                generation: 1,
-            }),
-            batch: Box::new(RowBatchT {
-                branch_key: None,
-                rows: (0..rows)
-                    .map(|i| RowT {
-                        cells: (0..columns)
-                            .map(|c| value(TYPES[c % TYPES.len()], i).to_cell())
-                            .collect(),
-                    })
-                    .collect(),
-            }),
-        })),
-    }
-}
-
-/// A frame of about [`TARGET_BYTES`], and its row count.
-fn frame(columns: usize) -> (bytes::Bytes, u64) {
-    let mut enc = Encoder::new();
-    let probe_rows = 64;
-    let probe = enc
-        .encode::<ServerMessageRoot>(&message(columns, probe_rows))
-        .expect("probe frame encodes");
-    let rows = (TARGET_BYTES as f64 / (probe.len() as f64 / probe_rows as f64)).floor() as u64;
-    let bytes = enc
-        .encode::<ServerMessageRoot>(&message(columns, rows))
-        .expect("bench frame encodes");
-    (bytes, rows)
-}
-
-/// The compiled schema, taken from a bare `RowSchema` buffer.
-fn compiled(columns: usize) -> Arc<rows::RowSchema> {
-    let mut fbb = flatbuffers::FlatBufferBuilder::new();
-    let root = schema(columns).pack(&mut fbb);
-    fbb.finish(root, None);
-    let view = flatbuffers::root::<RowSchema>(fbb.finished_data()).expect("schema verifies");
-    Arc::new(rows::RowSchema::from_view(view).expect("schema compiles"))
-}
 
 fn read_all(batch: &CheckedBatch) -> u64 {
     let mut sum = 0u64;
@@ -148,7 +53,7 @@ fn read_all(batch: &CheckedBatch) -> u64 {
 
 fn bench_rows(c: &mut Criterion) {
     for columns in [1usize, 16, 64] {
-        let (bytes, rows) = frame(columns);
+        let (bytes, rows) = typed_frame(columns);
         let schema = compiled(columns);
         let cells = rows * columns as u64;
         {

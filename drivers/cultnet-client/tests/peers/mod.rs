@@ -181,6 +181,27 @@ pub fn big_documents() -> Vec<Document> {
         .collect()
 }
 
+/// A batch putting each of [`big_documents`].
+pub fn big_batch() -> Vec<cultnet_client::BatchWrite> {
+    big_documents()
+        .into_iter()
+        .map(cultnet_client::BatchWrite::Put)
+        .collect()
+}
+
+/// Where a scripted peer listens: `port` on 127.0.0.1, without TLS.
+pub fn local(port: u16) -> cultnet_client::Target {
+    cultnet_client::Target::new("127.0.0.1", port, false)
+}
+
+/// A client configuration for a scripted peer: `runtime_id`, `nonce`, and a connect timeout
+/// of 2 s.
+pub fn scripted_config(runtime_id: &str, nonce: u64) -> cultnet_client::ClientConfig {
+    let mut config = cultnet_client::ClientConfig::new(runtime_id, nonce);
+    config.connect_timeout = Duration::from_secs(2);
+    config
+}
+
 /// A put's document with `payload` (one MessagePack value) and no optional fields.
 pub fn document(schema: &str, key: &str, payload: &[u8]) -> Document {
     Document {
