@@ -174,3 +174,47 @@ fn one_row_batch_costs_the_same_with_one_or_a_thousand_other_subscriptions_open(
     assert!(one > 0, "the batch's own subscription is visited");
     assert_eq!(one, many, "a drain scans the open subscriptions");
 }
+
+/// `poll_subscriptions` takes the subscriptions holding events round a ring from where it last
+/// took one, through the index of marked entries: once it has served a later subscription, an
+/// earlier one that gets rows afterwards is found by wrapping round, not missed.
+#[test]
+fn poll_subscriptions_wraps_round_to_an_earlier_subscription() {
+    let (mut c, sid) = ready_client(64);
+    let now = Timestamp::ZERO;
+    let mut subs = vec![];
+    for name in ["early", "late"] {
+        let id = c
+            .subscribe(
+                now,
+                "d1",
+                &format!("CREATE SUBSCRIPTION {name} AS SELECT * FROM orders"),
+            )
+            .unwrap();
+        let frames = drain(&mut c);
+        let m = sent(frames.last().expect("the subscribe went out"));
+        c.handle_frame(now, sid, opened(m.request_id, name, 1, two_fields()));
+        drain(&mut c);
+        while c.poll_subscription(id).is_some() {}
+        subs.push(id);
+    }
+    let rows_of = |c: &mut Client| {
+        let mut got = vec![];
+        while let Some((from, ev)) = c.poll_subscriptions() {
+            if matches!(ev, SubscriptionEvent::Rows(_)) {
+                got.push(from);
+            }
+        }
+        got
+    };
+    c.handle_frame(now, sid, rows("late", 1, 0, 4));
+    drain(&mut c);
+    assert_eq!(rows_of(&mut c), vec![subs[1]]);
+    c.handle_frame(now, sid, rows("early", 1, 0, 4));
+    drain(&mut c);
+    assert_eq!(
+        rows_of(&mut c),
+        vec![subs[0]],
+        "the earlier subscription's rows are found"
+    );
+}
