@@ -451,11 +451,8 @@ impl Outage {
             });
             let _ = j.checkpoint(crate::journal::monotonic_millis())?;
         }
-        let doublings = self.attempts.saturating_sub(1).min(16);
-        let pause = c
-            .backoff_initial
-            .saturating_mul(1 << doublings)
-            .min(c.backoff_max.max(c.backoff_initial))
+        let pause = sansio_kit::backoff::Backoff::new(c.backoff_initial, c.backoff_max)
+            .pause(self.attempts)
             .min(deadline.saturating_duration_since(Instant::now()));
         tracing::debug!(
             attempts = self.attempts,
