@@ -8,11 +8,11 @@ use super::tracked::Track;
 use super::transaction::attach_on;
 use super::{ClientError, ClientEvent, Session};
 use super::{Purpose, SessionId};
-use crate::command::ExecutionReference;
+use crate::command::{ExecutionReference, ReferenceError};
 use crate::exchange::RequestHandle;
 use crate::frame::ServerFrame;
 use crate::schema::*;
-use crate::statements::check_command;
+use crate::statements::{check_command, StatementError};
 use crate::statements::{CommandShape, StatementKind};
 use crate::time::Timestamp;
 use crate::time::UnixMillis;
@@ -187,6 +187,50 @@ pub enum CommandResult {
         /// Why it is unknown.
         cause: UncertainCause,
     },
+}
+
+/// Why a gated call ([`super::Client::execute_gated`]) was refused: by the engine's own
+/// checks, or by the caller's gate. Either way nothing was taken, sent or queued.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Gated<E> {
+    /// The engine refused it.
+    Client(ClientError),
+    /// The gate refused it.
+    Gate(E),
+}
+
+impl<E> From<ClientError> for Gated<E> {
+    fn from(e: ClientError) -> Self {
+        Gated::Client(e)
+    }
+}
+
+impl<E> From<StatementError> for Gated<E> {
+    fn from(e: StatementError) -> Self {
+        Gated::Client(e.into())
+    }
+}
+
+impl<E> From<ReferenceError> for Gated<E> {
+    fn from(e: ReferenceError) -> Self {
+        Gated::Client(e.into())
+    }
+}
+
+impl Gated<std::convert::Infallible> {
+    /// The engine's refusal of a call whose gate refuses nothing.
+    pub(crate) fn into_client(self) -> ClientError {
+        match self {
+            Gated::Client(e) => e,
+            Gated::Gate(never) => match never {},
+        }
+    }
+}
+
+/// The gate of a call that has none.
+pub(crate) fn ungated(_: &RetainedCommand) -> Result<(), std::convert::Infallible> {
+    Ok(())
 }
 
 #[derive(Debug, Clone)]
@@ -459,14 +503,32 @@ impl super::Client {
         reference: Option<ExecutionReference>,
         deadline: Option<Duration>,
     ) -> Result<CommandHandle, ClientError> {
+        self.execute_gated(now, wall, query, reference, deadline, ungated)
+            .map_err(Gated::into_client)
+    }
+
+    /// Like [`super::Client::execute_with`], with a `gate` the command must pass after every
+    /// check of the engine and before the engine takes it: the gate sees the command exactly
+    /// as every attempt will send it (E-2) and may refuse it, and then nothing was taken,
+    /// sent or queued. A driver that journals commands writes the record here, so no frame
+    /// of the command can reach a transport before its record is written.
+    pub fn execute_gated<E>(
+        &mut self,
+        now: Timestamp,
+        wall: UnixMillis,
+        query: &str,
+        reference: Option<ExecutionReference>,
+        deadline: Option<Duration>,
+        gate: impl FnOnce(&RetainedCommand) -> Result<(), E>,
+    ) -> Result<CommandHandle, Gated<E>> {
         let binding = &self.tx.binding;
         let shape = check_command(query, binding.is_holding())?;
         if self.attach_by_id_outstanding() {
-            return Err(ClientError::AttachInProgress);
+            return Err(ClientError::AttachInProgress.into());
         }
         let first = shape.first();
         if first == StatementKind::Begin && self.selected_domain.is_none() {
-            return Err(ClientError::NoDomainSelected);
+            return Err(ClientError::NoDomainSelected.into());
         }
         let reference = match reference {
             Some(r) => {
@@ -505,6 +567,7 @@ impl super::Client {
             Some(d) => d,
             None => self.default_wait(&shape)?,
         };
+        gate(&retained).map_err(Gated::Gate)?;
         let seq = self.seq();
         let deadline = now + wait;
         let h = self.commands.add(seq, retained, shape, deadline, false);
@@ -536,12 +599,27 @@ impl super::Client {
         command: &RetainedCommand,
         deadline: Option<Duration>,
     ) -> Result<CommandHandle, ClientError> {
+        self.recover_gated(now, command, deadline, ungated)
+            .map_err(Gated::into_client)
+    }
+
+    /// Like [`super::Client::recover`], with a `gate` the repetition must pass after every
+    /// check of the engine and before the engine takes it (see
+    /// [`super::Client::execute_gated`]).
+    pub fn recover_gated<E>(
+        &mut self,
+        now: Timestamp,
+        command: &RetainedCommand,
+        deadline: Option<Duration>,
+        gate: impl FnOnce(&RetainedCommand) -> Result<(), E>,
+    ) -> Result<CommandHandle, Gated<E>> {
         let shape = check_command(&command.query, true)?;
         self.check_sendable(&command.request())?;
         let wait = match deadline {
             Some(d) => d,
             None => self.default_wait(&shape)?,
         };
+        gate(command).map_err(Gated::Gate)?;
         let seq = self.seq();
         let deadline = now + wait;
         let h = self

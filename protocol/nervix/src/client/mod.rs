@@ -34,7 +34,7 @@ pub(crate) use tracked::visited;
 
 pub use clocks::{ClockEnd, ClockEvent, ClockInfo, ClockStatus};
 pub use commands::{
-    CommandHandle, CommandReport, CommandResult, Failure, RetainedCommand, UncertainCause,
+    CommandHandle, CommandReport, CommandResult, Failure, Gated, RetainedCommand, UncertainCause,
 };
 pub use consumers::{
     ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerInfo, ConsumerReopenReason,
@@ -672,9 +672,53 @@ impl Client {
         wall: UnixMillis,
         query: &str,
     ) -> Result<Routed, ClientError> {
+        self.run_gated(now, wall, query, commands::ungated)
+            .map_err(Gated::into_client)
+    }
+
+    /// Like [`Client::run`], with a `gate` a query that travels as a command must pass before
+    /// the engine takes it (see [`Client::execute_gated`]); other queries do not meet it.
+    pub fn run_gated<E>(
+        &mut self,
+        now: Timestamp,
+        wall: UnixMillis,
+        query: &str,
+        gate: impl FnOnce(&RetainedCommand) -> Result<(), E>,
+    ) -> Result<Routed, Gated<E>> {
         let holding = self.tx.binding.is_holding();
-        match route(query, holding)? {
+        let route = route(query, holding).map_err(ClientError::from)?;
+        self.route_run(now, wall, query, route, gate)
+    }
+
+    fn route_run<E>(
+        &mut self,
+        now: Timestamp,
+        wall: UnixMillis,
+        query: &str,
+        route: Route<'_>,
+        gate: impl FnOnce(&RetainedCommand) -> Result<(), E>,
+    ) -> Result<Routed, Gated<E>> {
+        let holding = self.tx.binding.is_holding();
+        if let Route::Command(_) = route {
             // BACKUP waits for its own bounded wait, not the call deadline.
+            return self
+                .execute_gated(now, wall, query, None, None, gate)
+                .map(Routed::Command);
+        }
+        self.route_other(now, wall, query, route, holding)
+            .map_err(Gated::Client)
+    }
+
+    /// Where a query goes; a command without a gate.
+    fn route_other(
+        &mut self,
+        now: Timestamp,
+        wall: UnixMillis,
+        query: &str,
+        route: Route<'_>,
+        holding: bool,
+    ) -> Result<Routed, ClientError> {
+        match route {
             Route::Command(_) => self.execute(now, wall, query).map(Routed::Command),
             Route::UseDomain(d) => {
                 self.select_domain(Some(&d))?;
