@@ -38,6 +38,10 @@ pub struct Config {
     /// What a call of the application waits beyond the engine's own deadlines before it gives
     /// up with [`crate::Error::TimedOut`] (T-8). Default 5 s.
     pub grace: Duration,
+    /// The client's journal (feature `journal`): off by default, when nothing outlives the
+    /// process. See [`Config::with_journal`].
+    #[cfg(feature = "journal")]
+    pub journal: Option<nervix_driver_support::journal::JournalConfig>,
 }
 
 impl Config {
@@ -55,7 +59,19 @@ impl Config {
             write_timeout: Duration::from_secs(10),
             poll_interval: Duration::from_millis(2),
             grace: Duration::from_secs(5),
+            #[cfg(feature = "journal")]
+            journal: None,
         })
+    }
+
+    /// Journals every command in the slot `journal` names (feature `journal`) before any
+    /// frame of it is sent, so its outcome can be recovered after the process crashed: the
+    /// next client started on the slot hands what it found to `Client::recovery`. One
+    /// client holds a slot at a time; a second is refused naming the holder.
+    #[cfg(feature = "journal")]
+    pub fn with_journal(mut self, journal: nervix_driver_support::journal::JournalConfig) -> Self {
+        self.journal = Some(journal);
+        self
     }
 
     /// Presents the credentials this way.

@@ -174,6 +174,13 @@ pub(crate) struct Driver {
 }
 
 impl Driver {
+    /// The driver journals its commands (feature `journal`).
+    #[cfg(feature = "journal")]
+    pub(crate) fn with_journal(mut self, opened: nervix_driver_support::journaled::Opened) -> Self {
+        self.core = self.core.with_opened_journal(opened);
+        self
+    }
+
     pub(crate) fn new(
         config: Config,
         tls: Option<Dialer>,

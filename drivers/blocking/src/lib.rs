@@ -120,6 +120,12 @@ pub use config::{
     Resolver, WsAuth,
 };
 pub use nervix_driver_support::api::{ClientStats, DriverEvent, Error, RunResult, Stats};
+#[cfg(feature = "journal")]
+pub use nervix_driver_support::journal::{JournalConfig, JournalDurability};
+#[cfg(feature = "journal")]
+pub use nervix_driver_support::journaled::{
+    JournalRefusal, JournaledCommand, JournaledStats, Recovery,
+};
 pub use nervix_driver_support::progress_line::ProgressLine;
 pub use nervix_driver_support::resolve::ConnectError;
 pub use nervix_driver_support::transfer::Progress;
@@ -293,7 +299,14 @@ impl Client {
         let tls = Some(net::dialer(&config).map_err(|e| Error::Tls(e.to_string()))?);
         let (tx, rx) = mpsc::sync_channel(1024);
         let unclaimed = driver::Unclaimed::default();
+        #[cfg(feature = "journal")]
+        let journal = nervix_driver_support::journaled::open_for_client(config.journal.as_ref())?;
         let driver = Driver::new(config.clone(), tls, rx, tx.clone(), unclaimed.clone());
+        #[cfg(feature = "journal")]
+        let driver = match journal {
+            Some(opened) => driver.with_journal(opened),
+            None => driver,
+        };
         std::thread::Builder::new()
             .name("nervix-driver".into())
             .spawn(move || driver.run())
@@ -413,6 +426,17 @@ impl Client {
             })),
             other => Ok(Err(other)),
         }
+    }
+
+    /// What the journal held when this client started (feature `journal`), once: the
+    /// commands a crashed client left, in the order they were written. A
+    /// [`JournaledCommand::Repeatable`] goes to [`Client::recover`], which repeats it exactly
+    /// under its reference and gives its recorded outcome; a [`JournaledCommand::Unknown`] is
+    /// past its retry validity (E-4) and is never repeated. A later call gets an empty list,
+    /// and so does a client without a journal.
+    #[cfg(feature = "journal")]
+    pub fn recovery(&self) -> Result<Recovery, Error> {
+        self.call(Request::Recovery)
     }
 
     /// Outcomes of commands whose callers stopped waiting, oldest first; each is handed out

@@ -76,6 +76,13 @@ impl Driver for Blocking {
         client.recover(command)
     }
 
+    fn recovery(
+        &self,
+        client: &Client,
+    ) -> Result<nervix_driver_support::journaled::Recovery, Error> {
+        client.recovery()
+    }
+
     fn run(&self, client: &Client, statement: &str) -> Result<RunResult, Error> {
         client.run(statement)
     }

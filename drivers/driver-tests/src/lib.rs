@@ -56,6 +56,13 @@ macro_rules! same_in_both {
                 config.with_resolver(resolver)
             }
 
+            fn with_journal(
+                config: Config,
+                journal: nervix_driver_support::journal::JournalConfig,
+            ) -> Config {
+                config.with_journal(journal)
+            }
+
             fn client_config(config: &mut Config) -> &mut ClientConfig {
                 &mut config.client
             }
@@ -116,6 +123,7 @@ use same_in_both;
 
 pub mod dataplane;
 pub mod hostile;
+pub mod journal;
 pub mod loopback;
 pub mod observability;
 pub mod scenarios;
@@ -244,6 +252,11 @@ pub trait Driver: Sized + 'static {
     fn with_root(config: Self::Config, der: Vec<u8>) -> Self::Config;
     /// The configuration resolving host names with `resolver`.
     fn with_resolver(config: Self::Config, resolver: impl Resolve) -> Self::Config;
+    /// The configuration journaling commands in `journal`'s slot.
+    fn with_journal(
+        config: Self::Config,
+        journal: nervix_driver_support::journal::JournalConfig,
+    ) -> Self::Config;
     /// The engine's part of the configuration.
     fn client_config(config: &mut Self::Config) -> &mut ClientConfig;
     /// The credentials of the configuration.
@@ -279,6 +292,11 @@ pub trait Driver: Sized + 'static {
     /// A statement run.
     fn run(&self, client: &Self::Client, statement: &str) -> Result<RunResult, Error>;
     /// The outcomes nobody waited for.
+    /// What the journal held when the client started, once.
+    fn recovery(
+        &self,
+        client: &Self::Client,
+    ) -> Result<nervix_driver_support::journaled::Recovery, Error>;
     fn unclaimed(&self, client: &Self::Client) -> Result<Vec<CommandResult>, Error>;
     /// New credentials for the client.
     fn set_credentials(&self, client: &Self::Client, credentials: Credentials)

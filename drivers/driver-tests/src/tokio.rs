@@ -122,6 +122,13 @@ impl Driver for Tokio {
         self.block(client.recover(command))
     }
 
+    fn recovery(
+        &self,
+        client: &Client,
+    ) -> Result<nervix_driver_support::journaled::Recovery, Error> {
+        self.block(client.recovery())
+    }
+
     fn run(&self, client: &Client, statement: &str) -> Result<RunResult, Error> {
         self.block(client.run(statement))
     }

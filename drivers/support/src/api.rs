@@ -62,6 +62,10 @@ pub enum Error {
     /// The driver's thread or task has stopped.
     #[error("the client has stopped")]
     Stopped,
+    /// The client's journal refused the call (feature `journal`); nothing was taken or sent.
+    #[cfg(feature = "journal")]
+    #[error(transparent)]
+    Journal(#[from] crate::journaled::JournalRefusal),
 }
 
 /// What the driver tells observers (see the client's `events`). Bounded in count and bytes
@@ -201,4 +205,7 @@ pub struct Stats {
     pub unclaimed_held_bytes: usize,
     /// Outcomes the store evicted to stay within its bounds (C-10).
     pub unclaimed_lost: u64,
+    /// What the client's journal did, when it keeps one (feature `journal`).
+    #[cfg(feature = "journal")]
+    pub journal: Option<crate::journaled::JournaledStats>,
 }

@@ -220,6 +220,9 @@ pub enum Request<S: Seam> {
     },
     /// Producers and consumers: open, submit, read a delivery, settle, close.
     Dataplane(Call<S::Hand>),
+    /// What the journal held when the client started (feature `journal`), once.
+    #[cfg(feature = "journal")]
+    Recovery(Reply<S, crate::journaled::Recovery>),
     /// Ends the session and stops the driver.
     Close {
         /// Whether the session ends cleanly, reverting a held transaction.
@@ -328,6 +331,9 @@ pub struct Core<S: Seam> {
     unclaimed_reported: u64,
     streams: Streams<S>,
     dataplane: Dataplane<S::Hand>,
+    /// The client's journal, when it keeps one (feature `journal`).
+    #[cfg(feature = "journal")]
+    journal: Option<crate::journaled::Journaled>,
 }
 
 /// The wall clock's time now, which a command's reference is made from.
@@ -372,7 +378,19 @@ impl<S: Seam> Core<S> {
                 detach: BTreeSet::new(),
             },
             dataplane: Dataplane::new(hand),
+            #[cfg(feature = "journal")]
+            journal: None,
         }
+    }
+
+    /// The core journals every command in `opened` from now on (feature `journal`), and
+    /// hands out what it found when the application asks.
+    #[cfg(feature = "journal")]
+    #[must_use]
+    pub fn with_opened_journal(mut self, opened: crate::journaled::Opened) -> Self {
+        let now = self.now();
+        self.journal = Some(crate::journaled::Journaled::new(opened, now));
+        self
     }
 
     /// The driver's seam.
@@ -445,22 +463,24 @@ impl<S: Seam> Core<S> {
         match r {
             Request::Recover { command, reply } => {
                 let r = self.unless_parked(|c| {
-                    let h = c
-                        .engine
-                        .recover(now, &command, None)
-                        .map_err(Error::Refused)?;
+                    let h = c.recover(now, &command)?;
                     Ok(c.track_command(h))
                 });
                 S::Hand::give(reply, r);
             }
             Request::Execute { query, reply } => {
                 let r = self.unless_parked(|c| {
-                    let h = c
-                        .engine
-                        .execute(now, wall(), &query)
-                        .map_err(Error::Refused)?;
+                    let h = c.execute(now, &query)?;
                     Ok(c.track_command(h))
                 });
+                S::Hand::give(reply, r);
+            }
+            #[cfg(feature = "journal")]
+            Request::Recovery(reply) => {
+                let r = match self.journal.as_mut() {
+                    Some(j) => Ok(j.take_recovery(now)),
+                    None => Ok(crate::journaled::Recovery::default()),
+                };
                 S::Hand::give(reply, r);
             }
             Request::Run { query, reply } => {
@@ -500,6 +520,8 @@ impl<S: Seam> Core<S> {
                     unclaimed_held: self.unclaimed.len(),
                     unclaimed_held_bytes: self.unclaimed.bytes(),
                     unclaimed_lost: self.unclaimed.lost(),
+                    #[cfg(feature = "journal")]
+                    journal: self.journal.as_ref().map(|j| j.stats()),
                 };
                 S::Hand::give(reply, Ok(stats));
             }
@@ -540,8 +562,43 @@ impl<S: Seam> Core<S> {
         None
     }
 
+    /// Hands a command to the engine, its record journaled first when the client keeps a
+    /// journal.
+    fn execute(&mut self, now: Timestamp, query: &str) -> Result<CommandHandle, Error> {
+        #[cfg(feature = "journal")]
+        if let Some(j) = self.journal.as_mut() {
+            return j.execute(&mut self.engine, now, wall(), query);
+        }
+        self.engine
+            .execute(now, wall(), query)
+            .map_err(Error::Refused)
+    }
+
+    /// Repeats a command, under its journaled record (or a new one) when the client keeps a
+    /// journal.
+    fn recover(&mut self, now: Timestamp, command: &RetainedCommand) -> Result<CommandHandle, Error> {
+        #[cfg(feature = "journal")]
+        if let Some(j) = self.journal.as_mut() {
+            return j.recover(&mut self.engine, now, wall(), command);
+        }
+        self.engine
+            .recover(now, command, None)
+            .map_err(Error::Refused)
+    }
+
+    /// Routes a query; a command's record is journaled first when the client keeps a journal.
+    fn route(&mut self, now: Timestamp, query: &str) -> Result<Routed, Error> {
+        #[cfg(feature = "journal")]
+        if let Some(j) = self.journal.as_mut() {
+            return j.run(&mut self.engine, now, wall(), query);
+        }
+        self.engine
+            .run(now, wall(), query)
+            .map_err(Error::Refused)
+    }
+
     fn run(&mut self, now: Timestamp, query: &str) -> Result<RunSubmitted<S>, Error> {
-        match self.engine.run(now, wall(), query) {
+        match self.route(now, query) {
             Ok(Routed::Command(h)) => Ok(RunSubmitted::Command(self.track_command(h))),
             Ok(Routed::Request(h)) => Ok(RunSubmitted::Read(self.track_read(h))),
             Ok(Routed::DomainSelected(d)) => Ok(RunSubmitted::Selected(d)),
@@ -560,7 +617,7 @@ impl<S: Seam> Core<S> {
                 ))
             }
             Ok(other) => Err(Error::Unsupported(format!("{other:?}"))),
-            Err(e) => Err(Error::Refused(e)),
+            Err(e) => Err(e),
         }
     }
 
@@ -797,6 +854,12 @@ impl<S: Seam> Core<S> {
     fn client_event(&mut self, e: ClientEvent) {
         match e {
             ClientEvent::Command { handle, result } => {
+                // The record ends as the outcome is handed over, to its waiter or the store.
+                #[cfg(feature = "journal")]
+                if let Some(j) = self.journal.as_mut() {
+                    let now = self.now();
+                    j.ended(handle, &result, now);
+                }
                 let unclaimed = match self.commands.remove(&handle) {
                     Some(waiting) => S::hand_over(waiting, result),
                     None => Some(result),
@@ -812,10 +875,18 @@ impl<S: Seam> Core<S> {
                 }
             }
             ClientEvent::SessionOpened { session, endpoint } => {
+                #[cfg(feature = "journal")]
+                if let Some(j) = self.journal.as_mut() {
+                    j.set_publishing(true);
+                }
                 self.hub
                     .send(DriverEvent::SessionOpened { session, endpoint });
             }
             ClientEvent::SessionLost { session, loss } => {
+                #[cfg(feature = "journal")]
+                if let Some(j) = self.journal.as_mut() {
+                    j.set_publishing(false);
+                }
                 self.hub.send(DriverEvent::SessionLost { session, loss });
             }
             ClientEvent::Transaction(b) => self.hub.send(DriverEvent::Transaction(b)),

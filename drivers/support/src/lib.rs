@@ -69,6 +69,8 @@ pub mod credentials;
 pub mod dataplane;
 pub mod dial;
 pub mod driver_core;
+#[cfg(feature = "journal")]
+pub mod journaled;
 pub mod progress_line;
 pub mod released;
 pub use sansio_kit::resolve;

@@ -40,6 +40,10 @@ pub struct Config {
     pub resolver: Resolver,
     /// The longest a write may wait for the transport to take a frame (T-8). Default 10 s.
     pub write_timeout: Duration,
+    /// The client's journal (feature `journal`): off by default, when nothing outlives the
+    /// process. See [`Config::with_journal`].
+    #[cfg(feature = "journal")]
+    pub journal: Option<nervix_driver_support::journal::JournalConfig>,
 }
 
 impl Config {
@@ -61,7 +65,19 @@ impl Config {
             roots: Vec::new(),
             resolver: Resolver::system(),
             write_timeout: Duration::from_secs(10),
+            #[cfg(feature = "journal")]
+            journal: None,
         })
+    }
+
+    /// Journals every command in the slot `journal` names (feature `journal`) before any
+    /// frame of it is sent, so its outcome can be recovered after the process crashed: the
+    /// next client started on the slot hands what it found to `Client::recovery`. One
+    /// client holds a slot at a time; a second is refused naming the holder.
+    #[cfg(feature = "journal")]
+    pub fn with_journal(mut self, journal: nervix_driver_support::journal::JournalConfig) -> Self {
+        self.journal = Some(journal);
+        self
     }
 }
 

@@ -1,0 +1,470 @@
+//! The client's journal over real sockets (issue 19): a client process journals its commands,
+//! is killed with SIGKILL while the server has applied them and their replies are lost, and
+//! its successor on the same slot recovers each outcome from the server's record, never
+//! applying a command twice.
+//!
+//! The client process is this test binary run again: the parent runs the `journal_child`
+//! test of the same binary (ignored otherwise) with [`CHILD`] set, and reads what it
+//! submitted from its standard output.
+
+use crate::{config_of, scratch, seeds_of, Driver, Error, Via};
+use nervix_driver_support::credentials::Credentials;
+use nervix_driver_support::journal::JournalConfig;
+use nervix_driver_support::journaled::{JournalRefusal, JournaledCommand};
+use nervix_loopback::{Loopback, LoopbackConfig};
+use nervix_protocol::client::CommandResult;
+use nervix_protocol::schema::OutcomeOrigin;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The variable that makes the `journal_child` test the client process.
+pub const CHILD: &str = "NERVIX_JOURNAL_CHILD";
+
+const USER: &str = "journal-user";
+const PASSWORD: &str = "journal-password";
+
+/// The sender name of every slot here.
+const SENDER: &str = "client-a";
+
+fn creds() -> Credentials {
+    Credentials::new(USER, PASSWORD)
+}
+
+fn cluster() -> Loopback {
+    Loopback::start(LoopbackConfig {
+        nodes: 1,
+        users: vec![(USER.into(), PASSWORD.into())],
+        ..LoopbackConfig::default()
+    })
+    .unwrap()
+}
+
+/// What the child is told, one value a line: the transport, the journal directory, the
+/// trusted certificate's file (or `-`), the number of commands, and the seeds.
+struct Spec {
+    via: Via,
+    dir: PathBuf,
+    cert: Option<PathBuf>,
+    commands: usize,
+    seeds: Vec<String>,
+}
+
+impl Spec {
+    fn encode(&self) -> String {
+        let via = match self.via {
+            Via::Grpc => "grpc",
+            Via::Console(_) => "console",
+        };
+        let cert = self
+            .cert
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |c| c.display().to_string());
+        format!(
+            "{via}\n{}\n{cert}\n{}\n{}",
+            self.dir.display(),
+            self.commands,
+            self.seeds.join(" ")
+        )
+    }
+
+    fn decode(s: &str) -> Spec {
+        let mut l = s.lines();
+        let via = match l.next().unwrap() {
+            "grpc" => Via::Grpc,
+            _ => Via::Console(nervix_driver_support::credentials::WsAuth::Header),
+        };
+        let dir = PathBuf::from(l.next().unwrap());
+        let cert = match l.next().unwrap() {
+            "-" => None,
+            c => Some(PathBuf::from(c)),
+        };
+        let commands = l.next().unwrap().parse().unwrap();
+        let seeds = l.next().unwrap().split(' ').map(str::to_string).collect();
+        Spec {
+            via,
+            dir,
+            cert,
+            commands,
+            seeds,
+        }
+    }
+}
+
+/// The configuration of a client of `seeds` over `via`, trusting `cert`, journaling in `dir`.
+fn journaled<D: Driver>(
+    seeds: &[String],
+    via: Via,
+    cert: Option<&Path>,
+    journal: JournalConfig,
+) -> D::Config {
+    let mut c = config_of::<D>(
+        seeds,
+        creds(),
+        via,
+        Duration::from_secs(10),
+        Duration::from_secs(3),
+    );
+    D::client_config(&mut c).backoff_initial = Duration::from_millis(20);
+    D::client_config(&mut c).backoff_max = Duration::from_millis(200);
+    if let Some(cert) = cert {
+        c = D::with_root(c, std::fs::read(cert).unwrap());
+    }
+    D::with_journal(c, journal)
+}
+
+/// The client process: submits the commands the spec asks for, prints each reference as it
+/// is accepted, and waits to be killed (at most a minute).
+pub fn child<D: Driver>() {
+    let Ok(spec) = std::env::var(CHILD) else {
+        panic!("{CHILD} is not set: this test is the journal tests' client process");
+    };
+    let spec = Spec::decode(&spec);
+    let d = D::new();
+    let config = journaled::<D>(
+        &spec.seeds,
+        spec.via,
+        spec.cert.as_deref(),
+        JournalConfig::new(spec.dir.clone(), SENDER.to_string()),
+    );
+    let client = d.start(config).unwrap();
+    d.select_domain(&client, Some("tenant")).unwrap();
+    let mut pending = Vec::new();
+    for i in 0..spec.commands {
+        let p = d
+            .submit(&client, &format!("CREATE RELAY journaled_{i};"))
+            .unwrap();
+        println!("SUBMITTED {}", D::reference(&p));
+        pending.push(p);
+    }
+    println!("ALL SUBMITTED");
+    std::thread::sleep(Duration::from_secs(60));
+    panic!("the journal tests' client process was not killed");
+}
+
+/// The child process running `spec`, and the references it prints, in order.
+fn spawn<D: Driver>(spec: &Spec) -> (Child, mpsc::Receiver<String>) {
+    let test = format!("journal_child{}", suffix::<D>());
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", &test, "--ignored", "--nocapture", "--test-threads=1"])
+        .env(CHILD, spec.encode())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// The names of the blocking driver's tests end in `_blocking`.
+fn suffix<D: Driver>() -> &'static str {
+    if D::NAME == "blocking" {
+        "_blocking"
+    } else {
+        ""
+    }
+}
+
+/// The `n` references the child printed, within 30 s.
+fn submitted(rx: &mpsc::Receiver<String>, n: usize) -> Vec<String> {
+    let end = Instant::now() + Duration::from_secs(30);
+    let mut refs = Vec::new();
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        let line = rx
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("the client process printed {} of {n}", refs.len()));
+        if line == "ALL SUBMITTED" {
+            assert_eq!(refs.len(), n);
+            return refs;
+        }
+        if let Some(r) = line.strip_prefix("SUBMITTED ") {
+            refs.push(r.to_string());
+        }
+    }
+}
+
+/// Waits (at most 20 s) until the cluster recorded every one of `refs`.
+fn recorded_all(lb: &Loopback, refs: &[String]) {
+    let end = Instant::now() + Duration::from_secs(20);
+    while !refs.iter().all(|r| lb.recorded(r).is_some()) {
+        assert!(Instant::now() < end, "the cluster did not apply them all");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// How many times the cluster applied the command of `reference` (an `Executed` outcome,
+/// not one answered from its record).
+fn applied(lb: &Loopback, reference: &str) -> usize {
+    let needle = format!("ref={reference} ");
+    lb.trace()
+        .iter()
+        .filter(|l| l.contains(&needle) && l.contains("(Executed)"))
+        .count()
+}
+
+/// How many requests the cluster saw for `reference`.
+fn requests(lb: &Loopback, reference: &str) -> usize {
+    let needle = format!("ref={reference} ");
+    lb.trace().iter().filter(|l| l.contains(&needle)).count()
+}
+
+fn spec_for<D: Driver>(lb: &Loopback, via: Via, name: &str, commands: usize) -> Spec {
+    let dir = scratch::<D>(&format!("journal-{name}-{via:?}"));
+    let cert = lb.certificate_der().map(|der| {
+        let path = dir.join("root.der");
+        std::fs::write(&path, der).unwrap();
+        path
+    });
+    Spec {
+        via,
+        dir: dir.join("journal"),
+        cert,
+        commands,
+        seeds: seeds_of(lb, via),
+    }
+}
+
+/// Starts the child, waits for its commands to be applied with their replies lost, and kills
+/// it with SIGKILL. Returns the references it submitted.
+fn crashed<D: Driver>(lb: &Loopback, spec: &Spec, held: impl FnOnce(u32)) -> Vec<String> {
+    lb.drop_replies(0, true);
+    let (mut child, rx) = spawn::<D>(spec);
+    let refs = submitted(&rx, spec.commands);
+    recorded_all(lb, &refs);
+    held(child.id());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    lb.drop_replies(0, false);
+    refs
+}
+
+/// Issue 19, items 1, 2 and 5: commands journaled before they were sent survive a SIGKILL of
+/// the client; the next client on the slot lists them in order and recovers each outcome
+/// from the server's record (`Recovered`), and no command is applied twice. While the killed
+/// client lived, a second client on its slot was refused naming it.
+pub fn recovered_after_sigkill<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = cluster();
+    let spec = spec_for::<D>(&lb, via, "sigkill", 3);
+    let d = D::new();
+    let config = |horizon: Option<Duration>| {
+        let mut j = JournalConfig::new(spec.dir.clone(), SENDER.to_string());
+        if let Some(h) = horizon {
+            j.horizon = h;
+        }
+        journaled::<D>(&spec.seeds, via, spec.cert.as_deref(), j)
+    };
+    let refs = crashed::<D>(&lb, &spec, |pid| {
+        match d.start(config(None)) {
+            Err(Error::Journal(JournalRefusal::Held { pid: holder, slot })) => {
+                assert_eq!(holder, Some(pid), "the refusal names the holder");
+                assert!(slot.ends_with(SENDER));
+            }
+            Err(e) => panic!("a second client on a held slot: {e:?}"),
+            Ok(_) => panic!("a second client on a held slot was started"),
+        }
+    });
+    for r in &refs {
+        assert_eq!(applied(&lb, r), 1, "{r} applied once before the crash");
+    }
+    let successor = d.start(config(None)).unwrap();
+    let list = d.recovery(&successor).unwrap();
+    let listed: Vec<String> = list
+        .commands
+        .iter()
+        .map(|c| match c {
+            JournaledCommand::Repeatable { command, .. } => command.reference.to_string(),
+            other => panic!("inside its retry validity: {other:?}"),
+        })
+        .collect();
+    assert_eq!(listed, refs, "every command, in the order it was written");
+    for c in &list.commands {
+        let JournaledCommand::Repeatable { command, .. } = c else {
+            unreachable!()
+        };
+        assert_eq!(command.domain.as_deref(), Some("tenant"));
+        assert!(command.query.starts_with("CREATE RELAY journaled_"));
+        match d.recover(&successor, command).unwrap() {
+            CommandResult::Completed(report) => {
+                assert_eq!(report.reference(), &command.reference);
+                assert_eq!(
+                    report.origin(),
+                    Some(OutcomeOrigin::Recovered),
+                    "the outcome recorded when it ran"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    for r in &refs {
+        assert_eq!(applied(&lb, r), 1, "{r} never applied twice");
+    }
+    assert!(
+        d.recovery(&successor).unwrap().is_empty(),
+        "the list is handed out once"
+    );
+    let stats = d.stats(&successor).unwrap();
+    let journal = stats.journal.expect("the client keeps a journal");
+    assert_eq!(journal.live, 0, "every recovered outcome ended its record");
+    d.close(successor, false).unwrap();
+    let third = d.start(config(None)).unwrap();
+    assert!(
+        d.recovery(&third).unwrap().is_empty(),
+        "nothing comes back twice"
+    );
+    d.close(third, false).unwrap();
+    lb.stop();
+}
+
+/// Issue 19, item 2 (E-4): a journaled command past its retry validity is reported unknown,
+/// naming its reference, and never repeated; once reported its record ends.
+pub fn past_validity_reported_unknown<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = cluster();
+    let spec = spec_for::<D>(&lb, via, "expired", 2);
+    let d = D::new();
+    let refs = crashed::<D>(&lb, &spec, |_| {});
+    let mut j = JournalConfig::new(spec.dir.clone(), SENDER.to_string());
+    j.horizon = Duration::ZERO;
+    let config = journaled::<D>(&spec.seeds, via, spec.cert.as_deref(), j);
+    let successor = d.start(config.clone()).unwrap();
+    let seen: Vec<usize> = refs.iter().map(|r| requests(&lb, r)).collect();
+    let list = d.recovery(&successor).unwrap();
+    let unknown: Vec<String> = list
+        .commands
+        .iter()
+        .map(|c| match c {
+            JournaledCommand::Unknown { reference, .. } => reference.clone(),
+            other => panic!("past its retry validity: {other:?}"),
+        })
+        .collect();
+    assert_eq!(unknown, refs);
+    // Nothing is repeated: the cluster saw no further request of either.
+    std::thread::sleep(Duration::from_millis(200));
+    let after: Vec<usize> = refs.iter().map(|r| requests(&lb, r)).collect();
+    assert_eq!(seen, after);
+    d.close(successor, false).unwrap();
+    let third = d.start(config).unwrap();
+    assert!(
+        d.recovery(&third).unwrap().is_empty(),
+        "reported once, then ended"
+    );
+    d.close(third, false).unwrap();
+    lb.stop();
+}
+
+/// Issue 19, item 1 (SF-23, SF-24): a journal with no room refuses the command with a typed
+/// error saying the wire is reconnecting, and nothing is sent.
+pub fn full_journal_refuses<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = cluster();
+    let spec = spec_for::<D>(&lb, via, "full", 0);
+    let d = D::new();
+    let mut j = JournalConfig::new(spec.dir.clone(), SENDER.to_string());
+    j.segment_bytes = 4096;
+    j.capacity_bytes = 8192;
+    let config = journaled::<D>(&spec.seeds, via, spec.cert.as_deref(), j);
+    // The only node is down: every command waits for a session, its record kept.
+    lb.kill(0);
+    let client = d.start(config).unwrap();
+    d.select_domain(&client, Some("tenant")).unwrap();
+    let mut refused = None;
+    for i in 0..2000 {
+        match d.submit(&client, &format!("CREATE RELAY filler_{i};")) {
+            Ok(_) => {}
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
+        }
+    }
+    match refused {
+        Some(Error::Journal(JournalRefusal::Full { publishing })) => {
+            assert!(!publishing, "no session was open: the wire is reconnecting")
+        }
+        other => panic!("a full journal: {other:?}"),
+    }
+    assert!(
+        lb.trace().iter().all(|l| !l.contains("COMMAND")),
+        "nothing was sent"
+    );
+    let _ = d.close(client, false);
+    lb.stop();
+}
+
+/// The journal scenarios' tests for one driver.
+#[macro_export]
+macro_rules! journal_tests {
+    (tokio) => {
+        #[test]
+        #[ignore = "the client process of the journal tests, run by them"]
+        fn journal_child() {
+            $crate::journal::child::<$crate::Tokio>()
+        }
+        #[test]
+        fn e_3_commands_journaled_before_a_sigkill_are_recovered_once_over_grpc() {
+            $crate::run!(Tokio, journal::recovered_after_sigkill(Via::Grpc))
+        }
+        #[test]
+        fn e_3_commands_journaled_before_a_sigkill_are_recovered_once_over_the_console() {
+            $crate::run!(
+                Tokio,
+                journal::recovered_after_sigkill(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn e_4_a_journaled_command_past_its_validity_is_reported_unknown_and_never_repeated() {
+            $crate::run!(Tokio, journal::past_validity_reported_unknown(Via::Grpc))
+        }
+        #[test]
+        fn a_full_journal_refuses_a_command_naming_the_wire_state_and_sends_nothing() {
+            $crate::run!(Tokio, journal::full_journal_refuses(Via::Grpc))
+        }
+    };
+    (blocking) => {
+        #[test]
+        #[ignore = "the client process of the journal tests, run by them"]
+        fn journal_child_blocking() {
+            $crate::journal::child::<$crate::Blocking>()
+        }
+        #[test]
+        fn e_3_commands_journaled_before_a_sigkill_are_recovered_once_blocking() {
+            $crate::run!(
+                Blocking,
+                journal::recovered_after_sigkill(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn e_4_a_journaled_command_past_its_validity_is_reported_unknown_and_never_repeated_blocking(
+        ) {
+            $crate::run!(
+                Blocking,
+                journal::past_validity_reported_unknown(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn a_full_journal_refuses_a_command_naming_the_wire_state_and_sends_nothing_blocking() {
+            $crate::run!(
+                Blocking,
+                journal::full_journal_refuses(Via::Console(WsAuth::Header))
+            )
+        }
+    };
+}
