@@ -81,7 +81,8 @@ pub enum RecoveredBatch {
     },
 }
 
-/// Everything live in a recovered journal, each list in journal (FSN) order.
+/// Everything live in a recovered journal, each list in journal order (the order the
+/// entries were first put, which is their first FSNs' order).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RecoveryList {
     /// Commands.
@@ -113,7 +114,7 @@ pub(crate) fn within(created_wall: UnixMillis, wall_now: UnixMillis, horizon: Du
     age < horizon
 }
 
-/// Sorts live entries, given in FSN order with their handed flag.
+/// Sorts live entries, given in journal order with their handed flag.
 pub(crate) fn classify<'a>(
     live: impl IntoIterator<Item = (JournalKey, bool, &'a Entry)>,
     wall_now: UnixMillis,

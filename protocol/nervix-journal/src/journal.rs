@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use nervix_protocol::time::UnixMillis;
 use sf_journal::recovery::{recover, RecoveryError, SlotFiles};
-use sf_journal::ring::{AppendError, Durability, Ring, RingConfig};
+use sf_journal::ring::{AppendError, Durability, FrameLocation, Ring, RingConfig};
 use sf_journal::segment::{FRAME_HEADER_LEN, SEGMENT_HEADER_LEN};
 use sf_journal::FileOp;
 
@@ -130,7 +130,7 @@ pub enum JournalError {
         /// The largest record a segment holds.
         max: usize,
     },
-    /// A key the journal does not hold live.
+    /// A key the journal does not hold live (never put, or already ended).
     #[error("journal key {0:?} is not live")]
     UnknownKey(JournalKey),
     /// A frame passed its checksum but is not a journal record.
@@ -359,7 +359,7 @@ impl ClientJournal {
         self.next_key += 1;
         self.insert(key, fsn, false, entry.clone(), payload.len() as u64);
         self.stats.puts += 1;
-        self.finish(key, fsn, &mut ops, now_millis);
+        self.finish(&mut ops, now_millis);
         Ok(Written { key, fsn, ops })
     }
 
@@ -375,7 +375,7 @@ impl ClientJournal {
             l.handed = true;
         }
         self.stats.handed += 1;
-        self.finish(key, fsn, &mut ops, now_millis);
+        self.finish(&mut ops, now_millis);
         Ok(Written { key, fsn, ops })
     }
 
@@ -389,7 +389,7 @@ impl ClientJournal {
         let (fsn, mut ops) = self.append(&payload, now_millis)?;
         self.remove(key);
         self.stats.ends += 1;
-        self.finish(key, fsn, &mut ops, now_millis);
+        self.finish(&mut ops, now_millis);
         Ok(Written { key, fsn, ops })
     }
 
@@ -438,7 +438,7 @@ impl ClientJournal {
     }
 
     /// After a call's own record: copies forward, trim, and the syncs the policy asks for.
-    fn finish(&mut self, _key: JournalKey, _fsn: i64, ops: &mut Vec<FileOp>, now_millis: u64) {
+    fn finish(&mut self, ops: &mut Vec<FileOp>, now_millis: u64) {
         let more = self.maintain(now_millis);
         ops.extend(more);
         let syncs = self.syncs(ops, now_millis);
@@ -507,13 +507,10 @@ impl ClientJournal {
                 let mut dir = false;
                 for op in ops {
                     match op {
-                        FileOp::SetLen { file, .. } => {
-                            dir = true;
-                            if !files.contains(&file.as_str()) {
-                                files.push(file);
-                            }
-                        }
-                        FileOp::Write { file, .. } | FileOp::Zero { file, .. } => {
+                        FileOp::SetLen { file, .. }
+                        | FileOp::Write { file, .. }
+                        | FileOp::Zero { file, .. } => {
+                            dir |= matches!(op, FileOp::SetLen { .. });
                             if !files.contains(&file.as_str()) {
                                 files.push(file);
                             }
@@ -555,9 +552,21 @@ impl ClientJournal {
         })
     }
 
-    /// The live entries in FSN order of their newest `Put`.
+    /// The live entries in the order they were put (key order: the order of their first
+    /// FSNs, which copies forward do not change).
     pub fn live_entries(&self) -> impl Iterator<Item = LiveEntry<'_>> {
-        self.by_fsn.values().filter_map(|&key| self.get(key))
+        self.live.iter().map(|(&key, l)| LiveEntry {
+            key,
+            fsn: l.fsn,
+            handed: l.handed,
+            entry: &l.entry,
+        })
+    }
+
+    /// Where the frame of `fsn` lies, while the ring holds it.
+    #[must_use]
+    pub fn locate(&self, fsn: i64) -> Option<FrameLocation> {
+        self.ring.locate(fsn)
     }
 
     /// The key the next put gets.
@@ -569,7 +578,7 @@ impl ClientJournal {
     /// Sorts the live entries for the application after a restart: commands and transfers
     /// created less than `horizon` before `wall_now` may be repeated, older ones are expired
     /// (E-4); batches handed to the transport are of unknown outcome, the others unsent (P-8).
-    /// Each list is in FSN order. Nothing is ended here: the caller ends each entry once it
+    /// Each list is in journal order: the order the entries were first put. Nothing is ended here: the caller ends each entry once it
     /// has handed its result on.
     #[must_use]
     pub fn classify(&self, wall_now: UnixMillis, horizon: Duration) -> RecoveryList {
