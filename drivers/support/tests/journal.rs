@@ -260,3 +260,36 @@ fn recovered_entries_stay_live_until_ended_and_batches_keep_their_handed_mark() 
         Err(JournalError::UnknownKey(k)) if k == old
     ));
 }
+
+#[test]
+fn a_torn_tail_on_disk_loses_only_the_last_record_and_the_slot_goes_on() {
+    let tmp = TempDir::new("torn");
+    let config = JournalConfig::new(&tmp.0, "t");
+    let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+    let a = j.put(&Entry::Batch(batch(1, 40)), 0).expect("put");
+    let b = j.put(&Entry::Batch(batch(2, 40)), 0).expect("put");
+    let slot = j.slot_dir().to_path_buf();
+    drop(j);
+    // The last frame's bytes changed after its checksum was written: a write cut short.
+    let segment = std::fs::read_dir(&slot)
+        .expect("the slot")
+        .map(|e| e.expect("an entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "sfa"))
+        .expect("a segment file");
+    let mut bytes = std::fs::read(&segment).expect("readable");
+    let last = bytes.iter().rposition(|&b| b != 0).expect("frames");
+    bytes[last] ^= 0xff;
+    std::fs::write(&segment, &bytes).expect("writable");
+    let (mut j, list) = DurableJournal::open(&config, NOW).expect("reopens");
+    assert!(
+        matches!(&list.batches[..], [RecoveredBatch::Unsent { key, .. }] if *key == a),
+        "{list:?}"
+    );
+    assert!(j.get(b).is_none());
+    // The cut tail is reused: a record put now is found by the next open.
+    let c = j.put(&Entry::Batch(batch(3, 40)), 0).expect("put");
+    drop(j);
+    let (j, list) = DurableJournal::open(&config, NOW).expect("reopens");
+    assert_eq!(list.batches.len(), 2);
+    assert!(j.get(a).is_some() && j.get(c).is_some());
+}
