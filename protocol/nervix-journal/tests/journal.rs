@@ -261,6 +261,39 @@ fn trim_frees_the_segments_of_ended_records() {
 }
 
 #[test]
+fn trim_keeps_the_segment_whose_last_frame_is_still_live() {
+    let mut s = Slot::new(ClientJournalConfig::new(1024, 1 << 20));
+    let x = s.put(&Entry::Batch(batch(1, 10, 0)));
+    // A batch that fills the rest of the first segment, so it is that segment's last frame.
+    let used =
+        s.j.locate(0)
+            .map(|at| at.offset + u64::from(at.len))
+            .expect("x");
+    let overhead = encode_record(&Record::Put {
+        key: JournalKey(1),
+        handed: false,
+        entry: Entry::Batch(batch(2, 0, 0)),
+    })
+    .expect("encodes")
+    .len() as u64;
+    let fill = 1024 - used - FRAME_HEADER_LEN as u64 - overhead;
+    let a_entry = Entry::Batch(batch(2, fill as usize, 0));
+    let w = s.j.put(&a_entry, 0).expect("taken");
+    s.dir.apply_all(&w.ops);
+    let first = s.j.segment_files().next().expect("a segment").to_owned();
+    assert_eq!(s.j.locate(w.fsn).expect("a").file, first);
+    let a = w.key;
+    let b = s.put(&Entry::Batch(batch(3, 10, 0)));
+    assert_ne!(s.j.locate(2).expect("b").file, first, "b opened a segment");
+    // Ending the first frame trims to just below the live one: its segment stays.
+    s.end(x);
+    assert_eq!(s.j.segment_files().next(), Some(first.as_str()));
+    s.restart();
+    assert_eq!(s.j.get(a).expect("live").entry, &a_entry);
+    assert!(s.j.get(b).is_some());
+}
+
+#[test]
 fn an_end_or_handed_whose_put_was_trimmed_is_ignored_on_recovery() {
     let config = small();
     let mut ring = Ring::new(RingConfig {
