@@ -438,16 +438,30 @@ impl ClientJournal {
     }
 
     /// After a call's own record: copies forward, trim, and the syncs the policy asks for.
+    /// With [`SyncPolicy::EveryRecord`] the record and its copies are synced before the trim
+    /// removes the segments the copies replace, and the trim's own changes are synced after.
     fn finish(&mut self, ops: &mut Vec<FileOp>, now_millis: u64) {
-        let more = self.maintain(now_millis);
-        ops.extend(more);
-        let syncs = self.syncs(ops, now_millis);
-        ops.extend(syncs);
+        let copies = self.copy_forward(now_millis);
+        ops.extend(copies);
+        let trim = self.trim();
+        if self.config.sync == SyncPolicy::EveryRecord {
+            let syncs = self.syncs(ops, now_millis);
+            ops.extend(syncs);
+            if !trim.is_empty() {
+                let syncs = self.syncs(&trim, now_millis);
+                ops.extend(trim);
+                ops.extend(syncs);
+            }
+        } else {
+            ops.extend(trim);
+            let syncs = self.syncs(ops, now_millis);
+            ops.extend(syncs);
+        }
     }
 
     /// Copies forward the live records that pin the oldest segment while the ring is past
-    /// half its capacity (at most `copy_forward_per_call`), then trims.
-    fn maintain(&mut self, now_millis: u64) -> Vec<FileOp> {
+    /// half its capacity (at most `copy_forward_per_call`).
+    fn copy_forward(&mut self, now_millis: u64) -> Vec<FileOp> {
         let mut ops = Vec::new();
         let mut copies = 0;
         while copies < self.config.copy_forward_per_call
@@ -481,7 +495,6 @@ impl ClientJournal {
             copies += 1;
             self.stats.copies_forward += 1;
         }
-        ops.extend(self.trim());
         ops
     }
 

@@ -410,6 +410,52 @@ fn every_record_policy_syncs_what_each_call_wrote() {
 }
 
 #[test]
+fn every_record_policy_syncs_copies_forward_before_the_trim_removes_their_originals() {
+    let mut s = Slot::new(small().with_sync(SyncPolicy::EveryRecord));
+    s.put(&Entry::Command(command(1, 0)));
+    let mut checked = 0;
+    for n in 0..400 {
+        let put = s.j.put(&entry(n, 60), 0).expect("taken");
+        s.dir.apply_all(&put.ops);
+        let end = s.j.end(put.key, 0).expect("taken");
+        s.dir.apply_all(&end.ops);
+        for ops in [&put.ops, &end.ops] {
+            let Some(unlink) = ops.iter().position(|o| matches!(o, FileOp::Unlink { .. })) else {
+                continue;
+            };
+            let removed: Vec<&str> = ops
+                .iter()
+                .filter_map(|o| match o {
+                    FileOp::Unlink { file } => Some(file.as_str()),
+                    _ => None,
+                })
+                .collect();
+            for (i, op) in ops[..unlink].iter().enumerate() {
+                if let FileOp::Write { file, .. } = op {
+                    if removed.contains(&file.as_str()) {
+                        continue;
+                    }
+                    assert!(
+                        ops[i..unlink]
+                            .iter()
+                            .any(|o| matches!(o, FileOp::Sync { file: f } if f == file)),
+                        "write to {file} not synced before the unlink: {ops:?}"
+                    );
+                }
+            }
+            assert!(
+                ops[unlink..].contains(&FileOp::SyncDir),
+                "the unlink is synced"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 0 && s.j.stats().copies_forward > 0);
+    s.restart();
+    assert_eq!(s.j.live(), 1);
+}
+
+#[test]
 fn periodic_policy_checkpoints_at_its_interval() {
     let mut j = ClientJournal::new(small().with_sync(SyncPolicy::Periodic {
         interval_millis: 100,
