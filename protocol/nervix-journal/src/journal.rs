@@ -394,6 +394,7 @@ impl ClientJournal {
     }
 
     /// The periodic checkpoint due at `now_millis`, if [`SyncPolicy::Periodic`] is set.
+    #[must_use]
     pub fn poll_checkpoint(&mut self, now_millis: u64) -> Vec<FileOp> {
         self.ring.poll_checkpoint(now_millis)
     }
