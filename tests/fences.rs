@@ -4,7 +4,9 @@
 //!
 //! Each check reads `cargo tree` of one package with every feature on (normal dependencies
 //! only: what a user of the package compiles, not what its tests or benchmarks use) and names
-//! every crate that crossed a fence.
+//! every crate that crossed a fence. One allowance: `nervix-driver-support` with its `journal`
+//! feature (off by default) compiles the client journal, `nervix-journal`, over the
+//! store-and-forward ring and its CRC32C; without that feature it compiles none of them.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -32,23 +34,39 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The names of every package `package` compiles for its users, itself excluded.
+/// Which features of a package a listing turns on.
+#[derive(Clone, Copy)]
+enum Features<'a> {
+    /// Every feature.
+    All,
+    /// The default features and these.
+    With(&'a [&'a str]),
+}
+
+/// The names of every package `package` compiles for its users with every feature on, itself
+/// excluded.
 fn normal_deps(package: &str) -> BTreeSet<String> {
+    deps_with(package, Features::All)
+}
+
+/// The names of every package `package` compiles for its users with `features`, itself
+/// excluded.
+fn deps_with(package: &str, features: Features<'_>) -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .current_dir(root())
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root()).args(["tree", "--offline"]);
+    match features {
+        Features::All => {
+            cmd.arg("--all-features");
+        }
+        Features::With(list) if !list.is_empty() => {
+            cmd.args(["--features", &list.join(",")]);
+        }
+        Features::With(_) => {}
+    }
+    let out = cmd
         .args([
-            "tree",
-            "--offline",
-            "--all-features",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-            "--format",
-            "{p}",
-            "-p",
-            package,
+            "-e", "normal", "--prefix", "none", "--format", "{p}", "-p", package,
         ])
         .output()
         .expect("cargo tree runs");
@@ -105,12 +123,26 @@ fn other_engines() -> Vec<String> {
     v
 }
 
+/// What the client journal (issue 19) brings: the store-and-forward ring and its file side,
+/// with the ring's CRC32C. Only `nervix-driver-support` with its `journal` feature may
+/// compile them, and `nervix-journal` itself.
+const JOURNAL_ALLOWANCE: &[&str] = &["crc32c", "sf-journal", "sf-journal-io", "nervix-journal"];
+
+/// The features of `nervix-driver-support` that are not the journal's (none yet): the
+/// driver support is listed with these, so the journal's allowance is never taken for granted.
+const SUPPORT_FEATURES_BUT_JOURNAL: &[&str] = &[];
+
 #[test]
 fn a_nervix_driver_compiles_no_other_engine_and_none_of_their_crates() {
     let mut banned: Vec<String> = OTHER_ENGINES_ONLY.iter().map(|s| s.to_string()).collect();
     banned.extend(other_engines());
+    banned.push("nervix-journal".into());
     for package in ["nervix-tokio", "nervix-blocking", "nervix-driver-support"] {
-        let deps = normal_deps(package);
+        let deps = if package == "nervix-driver-support" {
+            deps_with(package, Features::With(SUPPORT_FEATURES_BUT_JOURNAL))
+        } else {
+            normal_deps(package)
+        };
         assert!(
             deps.contains("nervix-protocol"),
             "{package}: the listing must hold the engine it drives ({deps:?})"
@@ -118,6 +150,41 @@ fn a_nervix_driver_compiles_no_other_engine_and_none_of_their_crates() {
         let bad = crossed(&deps, &banned);
         assert!(bad.is_empty(), "{package} compiles {bad:?}");
     }
+}
+
+#[test]
+fn only_the_journal_feature_of_the_driver_support_compiles_the_journal_crates() {
+    let mut banned: Vec<String> = OTHER_ENGINES_ONLY.iter().map(|s| s.to_string()).collect();
+    banned.extend(other_engines());
+    banned.retain(|b| !JOURNAL_ALLOWANCE.contains(&b.as_str()));
+    let deps = deps_with("nervix-driver-support", Features::With(&["journal"]));
+    for needed in ["nervix-journal", "sf-journal-io", "crc32c"] {
+        assert!(
+            deps.contains(needed),
+            "the journal feature brings {needed}: {deps:?}"
+        );
+    }
+    let bad = crossed(&deps, &banned);
+    assert!(
+        bad.is_empty(),
+        "nervix-driver-support/journal compiles {bad:?}"
+    );
+    // The engine itself: the ring and its checksum, none of the other engines' crates.
+    let deps = normal_deps("nervix-journal");
+    assert!(
+        deps.contains("sf-journal") && deps.contains("nervix-protocol"),
+        "{deps:?}"
+    );
+    let bad = crossed(&deps, &banned);
+    assert!(bad.is_empty(), "nervix-journal compiles {bad:?}");
+    // Without the feature, none of it.
+    let deps = deps_with("nervix-driver-support", Features::With(&[]));
+    let journal: Vec<String> = JOURNAL_ALLOWANCE.iter().map(|s| s.to_string()).collect();
+    let bad = crossed(&deps, &journal);
+    assert!(
+        bad.is_empty(),
+        "nervix-driver-support by default compiles {bad:?}"
+    );
 }
 
 #[test]

@@ -51,6 +51,9 @@
 //!   the order they were made, withdrawn ones never taken (C-10), dropped handles closed.
 //! * [`released`]: batch outcomes the application read or gave up, on their way back to the
 //!   driver, whose credit is held until then (P-4).
+//! * `journal` (feature `journal`): the client journal on disk, a slot directory
+//!   `<dir>/<sender>/` held by one client at a time, in which commands, uploads, restores and
+//!   producer batches are kept until their outcome is handed on, and recovered after a restart.
 //! * [`observe`]: `sansio-kit`'s observer queues bounded in count and bytes; what an
 //!   observer does not read in time is dropped for it alone, counted, and reported in its
 //!   place.
@@ -69,6 +72,8 @@ pub mod credentials;
 pub mod dataplane;
 pub mod dial;
 pub mod driver_core;
+#[cfg(feature = "journal")]
+pub mod journal;
 #[cfg(feature = "journal")]
 pub mod journaled;
 pub mod progress_line;

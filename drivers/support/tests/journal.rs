@@ -1,0 +1,295 @@
+//! The client journal on disk: a slot of real files in a temporary directory.
+
+#![cfg(feature = "journal")]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use nervix_driver_support::journal::{
+    BatchRecord, CommandRecord, DurableJournal, Entry, JournalConfig, JournalDurability,
+    JournalError, JournalLink, RecoveredBatch, RecoveredCommand, TransferKind, TransferRecord,
+};
+use nervix_protocol::command::ExecutionReference;
+use nervix_protocol::time::UnixMillis;
+
+/// A directory under the system's temporary directory, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let p = std::env::temp_dir().join(format!(
+            "nervix-journal-{name}-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("a temporary directory");
+        Self(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn command(n: u64, created: u64) -> CommandRecord {
+    CommandRecord {
+        reference: ExecutionReference::parse(&format!("0190a1b2-0000-7000-8000-00000000000{n}"))
+            .expect("a reference"),
+        query: format!("INSERT INTO t VALUES ({n})"),
+        domain: Some("d".into()),
+        position: Some(n),
+        preview: None,
+        created_wall: UnixMillis(created),
+    }
+}
+
+fn batch(n: u8, len: usize) -> BatchRecord {
+    BatchRecord {
+        domain: "d".into(),
+        ingestor: format!("ing{n}"),
+        batch: vec![n; len],
+        created_wall: UnixMillis(5),
+    }
+}
+
+const NOW: UnixMillis = UnixMillis(1_000_000);
+
+#[test]
+fn a_record_put_survives_a_drop_without_close_and_a_reopen() {
+    let tmp = TempDir::new("reopen");
+    let config = JournalConfig::new(&tmp.0, "client-a");
+    let (mut j, list) = DurableJournal::open(&config, NOW).expect("opens");
+    assert!(list.is_empty());
+    assert_eq!(j.slot_dir(), tmp.0.join("client-a"));
+    let c = command(1, NOW.0 - 1_000);
+    let key = j.put(&Entry::Command(c.clone()), 0).expect("put");
+    let t = TransferRecord {
+        kind: TransferKind::Upload {
+            domain: "d".into(),
+            resource: "r".into(),
+        },
+        reference: "up-1".into(),
+        archive: "/tmp/a.tar".into(),
+        size: 9,
+        digest: [3; 32],
+        created_wall: UnixMillis(NOW.0 - 2_000),
+    };
+    let tk = j.put(&Entry::Transfer(t.clone()), 0).expect("put");
+    assert_eq!(j.live(), 2);
+    drop(j);
+    let (j, list) = DurableJournal::open(&config, NOW).expect("reopens");
+    assert_eq!(
+        list.commands,
+        vec![RecoveredCommand::Repeatable { key, record: c }]
+    );
+    assert_eq!(
+        list.transfers,
+        vec![nervix_driver_support::journal::RecoveredTransfer::Repeatable { key: tk, record: t }]
+    );
+    assert_eq!(j.live(), 2, "what came back stays live until ended");
+}
+
+#[test]
+fn a_second_open_of_a_held_slot_is_refused_naming_this_process() {
+    let tmp = TempDir::new("held");
+    let config = JournalConfig::new(&tmp.0, "client-b");
+    let (first, _) = DurableJournal::open(&config, NOW).expect("opens");
+    match DurableJournal::open(&config, NOW) {
+        Err(JournalError::Held { slot, pid }) => {
+            assert_eq!(slot, tmp.0.join("client-b"));
+            assert_eq!(pid, Some(std::process::id()));
+        }
+        other => panic!("expected Held, got {other:?}"),
+    }
+    // Another sender's slot in the same directory is its own.
+    let other = JournalConfig::new(&tmp.0, "client-c");
+    assert!(DurableJournal::open(&other, NOW).is_ok());
+    drop(first);
+    assert!(
+        DurableJournal::open(&config, NOW).is_ok(),
+        "released on drop"
+    );
+}
+
+#[test]
+fn a_sender_that_is_not_one_path_component_is_refused() {
+    let tmp = TempDir::new("sender");
+    for bad in ["", ".", "..", "a/b", "/abs", "a\\b", "a\0b"] {
+        let config = JournalConfig::new(&tmp.0, bad);
+        assert!(
+            matches!(DurableJournal::open(&config, NOW), Err(JournalError::InvalidSender(s)) if s == bad),
+            "{bad:?}"
+        );
+    }
+}
+
+#[test]
+fn every_record_durability_syncs_before_each_call_returns() {
+    let tmp = TempDir::new("sync");
+    let mut config = JournalConfig::new(&tmp.0, "s");
+    config.durability = JournalDurability::EveryRecord;
+    let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+    let mut syncs = j.stats().file_syncs;
+    let k = j.put(&Entry::Batch(batch(1, 10)), 0).expect("put");
+    assert!(j.stats().file_syncs > syncs, "{:?}", j.stats());
+    assert!(j.stats().dir_syncs > 0, "a new segment syncs the directory");
+    syncs = j.stats().file_syncs;
+    j.handed(k, 0).expect("handed");
+    assert!(j.stats().file_syncs > syncs);
+    syncs = j.stats().file_syncs;
+    j.end(k, 0).expect("end");
+    assert!(j.stats().file_syncs > syncs);
+    // Without it, nothing is synced.
+    let (mut j, _) = DurableJournal::open(&JournalConfig::new(&tmp.0, "n"), NOW).expect("opens");
+    j.put(&Entry::Batch(batch(1, 10)), 0).expect("put");
+    assert_eq!((j.stats().file_syncs, j.stats().dir_syncs), (0, 0));
+}
+
+#[test]
+fn periodic_durability_syncs_at_its_interval() {
+    let tmp = TempDir::new("periodic");
+    let mut config = JournalConfig::new(&tmp.0, "p");
+    config.durability = JournalDurability::Periodic(Duration::from_millis(100));
+    let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+    j.put(&Entry::Batch(batch(1, 10)), 1_000).expect("put");
+    j.checkpoint(1_050).expect("checkpoint");
+    assert_eq!(j.stats().file_syncs, 0);
+    j.checkpoint(1_100).expect("checkpoint");
+    assert!(j.stats().file_syncs > 0);
+}
+
+#[test]
+fn a_full_journal_names_the_link_state_set_by_the_driver() {
+    let tmp = TempDir::new("full");
+    let mut config = JournalConfig::new(&tmp.0, "f");
+    config.segment_bytes = 4096;
+    config.capacity_bytes = 16384;
+    let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+    let e = Entry::Batch(batch(2, 1000));
+    let mut n = 0;
+    let err = loop {
+        match j.put(&e, 0) {
+            Ok(_) => n += 1,
+            Err(err) => break err,
+        }
+        assert!(n < 1000, "never full");
+    };
+    assert!(
+        matches!(err, JournalError::Full { link: JournalLink::Publishing, needed } if needed > 1000),
+        "{err:?}"
+    );
+    j.set_link(false);
+    assert!(matches!(
+        j.put(&e, 0),
+        Err(JournalError::Full {
+            link: JournalLink::Reconnecting,
+            ..
+        })
+    ));
+    j.set_link(true);
+    assert!(matches!(
+        j.put(&e, 0),
+        Err(JournalError::Full {
+            link: JournalLink::Publishing,
+            ..
+        })
+    ));
+    assert_eq!(j.stats().fulls, 3);
+    assert_eq!(j.live(), n);
+}
+
+#[test]
+fn ending_everything_then_reopening_gives_an_empty_list() {
+    let tmp = TempDir::new("empty");
+    let mut config = JournalConfig::new(&tmp.0, "e");
+    config.segment_bytes = 4096;
+    config.capacity_bytes = 16384;
+    let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+    let mut keys = Vec::new();
+    for n in 0..50u8 {
+        keys.push(j.put(&Entry::Batch(batch(n, 200)), 0).expect("put"));
+        if n % 3 == 0 {
+            let k = keys.remove(0);
+            j.end(k, 0).expect("end");
+        }
+    }
+    for k in keys {
+        j.end(k, 0).expect("end");
+    }
+    assert_eq!(j.live(), 0);
+    assert!(j.stats().resident_bytes <= 4096, "{:?}", j.stats());
+    drop(j);
+    let (j, list) = DurableJournal::open(&config, NOW).expect("reopens");
+    assert!(list.is_empty(), "{list:?}");
+    assert_eq!(j.live(), 0);
+}
+
+#[test]
+fn recovered_entries_stay_live_until_ended_and_batches_keep_their_handed_mark() {
+    let tmp = TempDir::new("classify");
+    let mut config = JournalConfig::new(&tmp.0, "c");
+    config.horizon = Duration::from_secs(60);
+    let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+    let old = j
+        .put(&Entry::Command(command(2, NOW.0 - 60_000)), 0)
+        .expect("put");
+    let sent = j.put(&Entry::Batch(batch(1, 10)), 0).expect("put");
+    let unsent = j.put(&Entry::Batch(batch(2, 10)), 0).expect("put");
+    j.handed(sent, 0).expect("handed");
+    drop(j);
+    let (mut j, list) = DurableJournal::open(&config, NOW).expect("reopens");
+    assert!(matches!(
+        &list.commands[..],
+        [RecoveredCommand::Expired { key, reference, .. }] if *key == old && *reference == command(2, 0).reference
+    ));
+    assert!(matches!(
+        &list.batches[..],
+        [RecoveredBatch::UnknownOutcome { key: a, .. }, RecoveredBatch::Unsent { key: b, .. }] if *a == sent && *b == unsent
+    ));
+    j.end(old, 0).expect("end");
+    j.end(sent, 0).expect("end");
+    drop(j);
+    let (mut j, list) = DurableJournal::open(&config, NOW).expect("reopens");
+    assert_eq!(list.len(), 1);
+    assert!(j.get(unsent).is_some());
+    assert!(matches!(
+        j.end(old, 0),
+        Err(JournalError::UnknownKey(k)) if k == old
+    ));
+}
+
+#[test]
+fn a_torn_tail_on_disk_loses_only_the_last_record_and_the_slot_goes_on() {
+    let tmp = TempDir::new("torn");
+    let config = JournalConfig::new(&tmp.0, "t");
+    let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+    let a = j.put(&Entry::Batch(batch(1, 40)), 0).expect("put");
+    let b = j.put(&Entry::Batch(batch(2, 40)), 0).expect("put");
+    let slot = j.slot_dir().to_path_buf();
+    drop(j);
+    // The last frame's bytes changed after its checksum was written: a write cut short.
+    let segment = std::fs::read_dir(&slot)
+        .expect("the slot")
+        .map(|e| e.expect("an entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "sfa"))
+        .expect("a segment file");
+    let mut bytes = std::fs::read(&segment).expect("readable");
+    let last = bytes.iter().rposition(|&b| b != 0).expect("frames");
+    bytes[last] ^= 0xff;
+    std::fs::write(&segment, &bytes).expect("writable");
+    let (mut j, list) = DurableJournal::open(&config, NOW).expect("reopens");
+    assert!(
+        matches!(&list.batches[..], [RecoveredBatch::Unsent { key, .. }] if *key == a),
+        "{list:?}"
+    );
+    assert!(j.get(b).is_none());
+    // The cut tail is reused: a record put now is found by the next open.
+    let c = j.put(&Entry::Batch(batch(3, 40)), 0).expect("put");
+    drop(j);
+    let (j, list) = DurableJournal::open(&config, NOW).expect("reopens");
+    assert_eq!(list.batches.len(), 2);
+    assert!(j.get(a).is_some() && j.get(c).is_some());
+}
