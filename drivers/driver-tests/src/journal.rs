@@ -148,7 +148,13 @@ pub fn child<D: Driver>() {
 fn spawn<D: Driver>(spec: &Spec) -> (Child, mpsc::Receiver<String>) {
     let test = format!("journal_child{}", suffix::<D>());
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", &test, "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            &test,
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD, spec.encode())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -184,11 +190,12 @@ fn submitted(rx: &mpsc::Receiver<String>, n: usize) -> Vec<String> {
         let line = rx
             .recv_timeout(left)
             .unwrap_or_else(|_| panic!("the client process printed {} of {n}", refs.len()));
-        if line == "ALL SUBMITTED" {
+        // The test harness may have printed the test's name on the same line.
+        if line.ends_with("ALL SUBMITTED") {
             assert_eq!(refs.len(), n);
             return refs;
         }
-        if let Some(r) = line.strip_prefix("SUBMITTED ") {
+        if let Some((_, r)) = line.split_once("SUBMITTED ") {
             refs.push(r.to_string());
         }
     }
@@ -267,15 +274,13 @@ pub fn recovered_after_sigkill<D: Driver>(via: Via) {
         }
         journaled::<D>(&spec.seeds, via, spec.cert.as_deref(), j)
     };
-    let refs = crashed::<D>(&lb, &spec, |pid| {
-        match d.start(config(None)) {
-            Err(Error::Journal(JournalRefusal::Held { pid: holder, slot })) => {
-                assert_eq!(holder, Some(pid), "the refusal names the holder");
-                assert!(slot.ends_with(SENDER));
-            }
-            Err(e) => panic!("a second client on a held slot: {e:?}"),
-            Ok(_) => panic!("a second client on a held slot was started"),
+    let refs = crashed::<D>(&lb, &spec, |pid| match d.start(config(None)) {
+        Err(Error::Journal(JournalRefusal::Held { pid: holder, slot })) => {
+            assert_eq!(holder, Some(pid), "the refusal names the holder");
+            assert!(slot.ends_with(SENDER));
         }
+        Err(e) => panic!("a second client on a held slot: {e:?}"),
+        Ok(_) => panic!("a second client on a held slot was started"),
     });
     for r in &refs {
         assert_eq!(applied(&lb, r), 1, "{r} applied once before the crash");
@@ -409,6 +414,74 @@ pub fn full_journal_refuses<D: Driver>(via: Via) {
     lb.stop();
 }
 
+/// Issue 19, item 1 (E-3): a command whose outcome became uncertain in this process keeps
+/// its record, and repeating it reuses that record; a completed one leaves nothing. After a
+/// clean close and a restart the uncertain command alone comes back, and recovers once.
+pub fn uncertain_kept_completed_ended<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = cluster();
+    let spec = spec_for::<D>(&lb, via, "uncertain", 0);
+    let d = D::new();
+    let mut config = journaled::<D>(
+        &spec.seeds,
+        via,
+        spec.cert.as_deref(),
+        JournalConfig::new(spec.dir.clone(), SENDER.to_string()),
+    );
+    D::client_config(&mut config).call_timeout = Duration::from_millis(400);
+    let client = d.start(config.clone()).unwrap();
+    d.select_domain(&client, Some("tenant")).unwrap();
+    assert!(d.recovery(&client).unwrap().is_empty(), "a new slot");
+    lb.drop_replies(0, true);
+    let uncertain = match d.execute(&client, "CREATE RELAY kept_uncertain;").unwrap() {
+        CommandResult::Uncertain { command, .. } => command,
+        other => panic!("replies are dropped: {other:?}"),
+    };
+    lb.drop_replies(0, false);
+    let completed = d.execute(&client, "CREATE RELAY done_at_once;").unwrap();
+    assert!(
+        matches!(completed, CommandResult::Completed(_)),
+        "{completed:?}"
+    );
+    let stats = d.stats(&client).unwrap().journal.unwrap();
+    assert_eq!(stats.commands_journaled, 2);
+    assert_eq!(stats.live, 1, "the uncertain command's record alone");
+    // Repeated in this process, under the record it already has; a completed repetition
+    // ends it.
+    lb.drop_replies(0, true);
+    assert!(matches!(
+        d.recover(&client, &uncertain).unwrap(),
+        CommandResult::Uncertain { .. }
+    ));
+    lb.drop_replies(0, false);
+    let stats = d.stats(&client).unwrap().journal.unwrap();
+    assert_eq!(stats.commands_journaled, 2, "no second record");
+    assert_eq!(stats.live, 1);
+    d.close(client, false).unwrap();
+    let successor = d.start(config.clone()).unwrap();
+    let list = d.recovery(&successor).unwrap();
+    let [JournaledCommand::Repeatable { command, .. }] = &list.commands[..] else {
+        panic!("the uncertain command alone: {list:?}")
+    };
+    assert_eq!(command.reference, uncertain.reference);
+    assert_eq!(command.query, uncertain.query);
+    assert_eq!(command.domain, uncertain.domain);
+    assert_eq!(command.position, uncertain.position);
+    assert_eq!(command.preview, uncertain.preview);
+    match d.recover(&successor, command).unwrap() {
+        CommandResult::Completed(report) => {
+            assert_eq!(report.origin(), Some(OutcomeOrigin::Recovered))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(applied(&lb, &uncertain.reference.to_string()), 1);
+    assert_eq!(d.stats(&successor).unwrap().journal.unwrap().live, 0);
+    d.close(successor, false).unwrap();
+    lb.stop();
+}
+
 /// The journal scenarios' tests for one driver.
 #[macro_export]
 macro_rules! journal_tests {
@@ -437,6 +510,10 @@ macro_rules! journal_tests {
         fn a_full_journal_refuses_a_command_naming_the_wire_state_and_sends_nothing() {
             $crate::run!(Tokio, journal::full_journal_refuses(Via::Grpc))
         }
+        #[test]
+        fn e_3_an_uncertain_command_keeps_its_record_and_a_completed_one_ends_it() {
+            $crate::run!(Tokio, journal::uncertain_kept_completed_ended(Via::Grpc))
+        }
     };
     (blocking) => {
         #[test]
@@ -464,6 +541,13 @@ macro_rules! journal_tests {
             $crate::run!(
                 Blocking,
                 journal::full_journal_refuses(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn e_3_an_uncertain_command_keeps_its_record_and_a_completed_one_ends_it_blocking() {
+            $crate::run!(
+                Blocking,
+                journal::uncertain_kept_completed_ended(Via::Console(WsAuth::Header))
             )
         }
     };

@@ -291,12 +291,12 @@ pub trait Driver: Sized + 'static {
     ) -> Result<CommandResult, Error>;
     /// A statement run.
     fn run(&self, client: &Self::Client, statement: &str) -> Result<RunResult, Error>;
-    /// The outcomes nobody waited for.
     /// What the journal held when the client started, once.
     fn recovery(
         &self,
         client: &Self::Client,
     ) -> Result<nervix_driver_support::journaled::Recovery, Error>;
+    /// The outcomes nobody waited for.
     fn unclaimed(&self, client: &Self::Client) -> Result<Vec<CommandResult>, Error>;
     /// New credentials for the client.
     fn set_credentials(&self, client: &Self::Client, credentials: Credentials)

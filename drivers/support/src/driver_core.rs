@@ -386,11 +386,9 @@ impl<S: Seam> Core<S> {
     /// The core journals every command in `opened` from now on (feature `journal`), and
     /// hands out what it found when the application asks.
     #[cfg(feature = "journal")]
-    #[must_use]
-    pub fn with_opened_journal(mut self, opened: crate::journaled::Opened) -> Self {
+    pub fn set_journal(&mut self, opened: crate::journaled::Opened) {
         let now = self.now();
         self.journal = Some(crate::journaled::Journaled::new(opened, now));
-        self
     }
 
     /// The driver's seam.
@@ -404,7 +402,13 @@ impl<S: Seam> Core<S> {
 
     /// The instant of the engine's next deadline.
     pub fn deadline(&self) -> Option<Instant> {
-        let t = self.engine.poll_timeout()?;
+        let t = self.engine.poll_timeout();
+        #[cfg(feature = "journal")]
+        let t = match (t, self.journal.as_ref().and_then(|j| j.deadline())) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let t = t?;
         Some(self.origin + Duration::from_nanos(t.as_nanos()))
     }
 
@@ -424,6 +428,10 @@ impl<S: Seam> Core<S> {
     /// The engine's deadline passed.
     pub fn timeout(&mut self) {
         let now = self.now();
+        #[cfg(feature = "journal")]
+        if let Some(j) = self.journal.as_mut() {
+            j.tick(now);
+        }
         self.engine.handle_timeout(now);
         // Batches the engine sent now make room for waiting submissions.
         self.dataplane.timer_fired();
@@ -556,6 +564,12 @@ impl<S: Seam> Core<S> {
             Request::Close { revert, done } => {
                 self.engine.close(now, revert);
                 self.drain();
+                // Every command has ended and its record with it: the slot is free for the
+                // next client as soon as the close is answered.
+                #[cfg(feature = "journal")]
+                {
+                    self.journal = None;
+                }
                 return Some(done);
             }
         }
@@ -576,7 +590,11 @@ impl<S: Seam> Core<S> {
 
     /// Repeats a command, under its journaled record (or a new one) when the client keeps a
     /// journal.
-    fn recover(&mut self, now: Timestamp, command: &RetainedCommand) -> Result<CommandHandle, Error> {
+    fn recover(
+        &mut self,
+        now: Timestamp,
+        command: &RetainedCommand,
+    ) -> Result<CommandHandle, Error> {
         #[cfg(feature = "journal")]
         if let Some(j) = self.journal.as_mut() {
             return j.recover(&mut self.engine, now, wall(), command);
@@ -592,9 +610,7 @@ impl<S: Seam> Core<S> {
         if let Some(j) = self.journal.as_mut() {
             return j.run(&mut self.engine, now, wall(), query);
         }
-        self.engine
-            .run(now, wall(), query)
-            .map_err(Error::Refused)
+        self.engine.run(now, wall(), query).map_err(Error::Refused)
     }
 
     fn run(&mut self, now: Timestamp, query: &str) -> Result<RunSubmitted<S>, Error> {
@@ -856,8 +872,8 @@ impl<S: Seam> Core<S> {
             ClientEvent::Command { handle, result } => {
                 // The record ends as the outcome is handed over, to its waiter or the store.
                 #[cfg(feature = "journal")]
+                let now = self.now();
                 if let Some(j) = self.journal.as_mut() {
-                    let now = self.now();
                     j.ended(handle, &result, now);
                 }
                 let unclaimed = match self.commands.remove(&handle) {

@@ -18,8 +18,7 @@
 use crate::journal::{DurableJournal, JournalConfig, JournalError};
 use nervix_journal::{CommandRecord, Entry, JournalKey, RecoveredCommand, RecoveryList};
 use nervix_protocol::client::{
-    Client as Engine, CommandHandle, CommandResult, Gated, RetainedCommand, Routed,
-    UncertainCause,
+    Client as Engine, CommandHandle, CommandResult, Gated, RetainedCommand, Routed, UncertainCause,
 };
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use std::collections::BTreeMap;
@@ -105,6 +104,8 @@ pub struct Opened {
     journal: DurableJournal,
     list: RecoveryList,
     wall_now: UnixMillis,
+    /// The interval of periodic syncs, when the journal has them.
+    periodic: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for Opened {
@@ -141,10 +142,15 @@ pub fn open_for_client(
         recovered = list.len(),
         "nervix journal opened"
     );
+    let periodic = match config.durability {
+        crate::journal::JournalDurability::Periodic(every) => Some(every),
+        _ => None,
+    };
     Ok(Some(Opened {
         journal,
         list,
         wall_now,
+        periodic,
     }))
 }
 
@@ -174,6 +180,12 @@ pub(crate) struct Journaled {
     /// The recovery list, until the application takes it.
     recovery: Option<(Recovery, Vec<JournalKey>)>,
     stats: JournaledStats,
+    /// The interval of periodic syncs, when the journal has them.
+    periodic: Option<std::time::Duration>,
+    /// When the next periodic sync is due: set by the first write after a sync, so an idle
+    /// journal has no deadline and a written record is synced within one interval even when
+    /// nothing else happens.
+    sync_due: Option<Timestamp>,
 }
 
 /// Milliseconds of the engine's monotonic time, the journal's clock.
@@ -188,7 +200,11 @@ impl Journaled {
             journal,
             list,
             wall_now,
+            periodic,
         } = opened;
+        let mut journal = journal;
+        // No session is open yet: a full journal waits for the wire to come up.
+        journal.set_link(false);
         let mut by_reference = BTreeMap::new();
         let mut recovery = Recovery::default();
         let mut reported = Vec::new();
@@ -199,8 +215,7 @@ impl Journaled {
                     // horizon (E-4) counts from the reference's creation.
                     let age = wall_now.0.saturating_sub(record.created_wall.0);
                     let created = Timestamp::from_nanos(
-                        now.as_nanos()
-                            .saturating_sub(age.saturating_mul(1_000_000)),
+                        now.as_nanos().saturating_sub(age.saturating_mul(1_000_000)),
                     );
                     by_reference.insert(record.reference.to_string(), key);
                     recovery.commands.push(JournaledCommand::Repeatable {
@@ -228,6 +243,30 @@ impl Journaled {
             by_reference,
             recovery: Some((recovery, reported)),
             stats: JournaledStats::default(),
+            periodic,
+            sync_due: None,
+        }
+    }
+
+    /// When the journal next needs the core's attention: its periodic sync.
+    pub(crate) fn deadline(&self) -> Option<Timestamp> {
+        self.sync_due
+    }
+
+    /// Carries out the periodic sync when it is due at `now`.
+    pub(crate) fn tick(&mut self, now: Timestamp) {
+        if self.sync_due.is_some_and(|due| due <= now) {
+            self.sync_due = None;
+            if let Err(e) = self.journal.checkpoint(millis(now)) {
+                tracing::warn!(error = %e, "nervix journal: a periodic sync failed");
+            }
+        }
+    }
+
+    /// Something was written at `now`: a periodic sync is due within one interval.
+    fn wrote(&mut self, now: Timestamp) {
+        if let (Some(every), None) = (self.periodic, self.sync_due) {
+            self.sync_due = Some(now + every);
         }
     }
 
@@ -291,6 +330,7 @@ impl Journaled {
             })
             .map_err(refused)?;
         self.bind(h, key, engine);
+        self.wrote(now);
         Ok(h)
     }
 
@@ -313,6 +353,7 @@ impl Journaled {
             .map_err(refused)?;
         if let Routed::Command(h) = routed {
             self.bind(h, key, engine);
+            self.wrote(now);
         }
         Ok(routed)
     }
@@ -335,6 +376,7 @@ impl Journaled {
             })
             .map_err(refused)?;
         self.bind(h, key, engine);
+        self.wrote(now);
         Ok(h)
     }
 
@@ -369,6 +411,7 @@ impl Journaled {
     }
 
     fn end(&mut self, key: JournalKey, now: Timestamp) {
+        self.wrote(now);
         match self.journal.end(key, millis(now)) {
             Ok(()) => self.stats.commands_ended += 1,
             Err(e) => {

@@ -134,7 +134,7 @@ impl Driver {
     /// The driver journals its commands (feature `journal`).
     #[cfg(feature = "journal")]
     pub(crate) fn with_journal(mut self, opened: nervix_driver_support::journaled::Opened) -> Self {
-        self.core = self.core.with_opened_journal(opened);
+        self.core.set_journal(opened);
         self
     }
 
