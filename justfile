@@ -41,7 +41,7 @@ exchange-instructions n="100000":
 # Package every crate meant for users together (each finds its siblings among the packages, not on a
 # registry), without building them again; the .crate files land in target/package.
 package:
-    cargo package --offline --no-verify --allow-dirty -p nervix-protocol -p sansio-kit -p nervix-driver-support -p nervix-tokio -p nervix-blocking
+    cargo package --offline --no-verify --allow-dirty -p nervix-protocol -p sansio-kit -p sf-journal -p sf-journal-io -p nervix-journal -p nervix-driver-support -p nervix-tokio -p nervix-blocking
 
 # Run after changing the schema or its generator (schema/gen); review the diff before committing.
 # Rewrite protocol/nervix/src/generated from schema/ with flatc 25.12.19 (FLATC or PATH).

@@ -128,8 +128,9 @@ fn other_engines() -> Vec<String> {
 /// compile them, and `nervix-journal` itself.
 const JOURNAL_ALLOWANCE: &[&str] = &["crc32c", "sf-journal", "sf-journal-io", "nervix-journal"];
 
-/// The features of `nervix-driver-support` that are not the journal's (none yet): the
-/// driver support is listed with these, so the journal's allowance is never taken for granted.
+/// The features of `nervix-driver-support`, `nervix-tokio` and `nervix-blocking` that are not
+/// the journal's (none yet): they are listed with these, so the journal's allowance is never
+/// taken for granted.
 const SUPPORT_FEATURES_BUT_JOURNAL: &[&str] = &[];
 
 #[test]
@@ -137,12 +138,9 @@ fn a_nervix_driver_compiles_no_other_engine_and_none_of_their_crates() {
     let mut banned: Vec<String> = OTHER_ENGINES_ONLY.iter().map(|s| s.to_string()).collect();
     banned.extend(other_engines());
     banned.push("nervix-journal".into());
+    // Each with every feature but `journal`, the opt-in the next test fences.
     for package in ["nervix-tokio", "nervix-blocking", "nervix-driver-support"] {
-        let deps = if package == "nervix-driver-support" {
-            deps_with(package, Features::With(SUPPORT_FEATURES_BUT_JOURNAL))
-        } else {
-            normal_deps(package)
-        };
+        let deps = deps_with(package, Features::With(SUPPORT_FEATURES_BUT_JOURNAL));
         assert!(
             deps.contains("nervix-protocol"),
             "{package}: the listing must hold the engine it drives ({deps:?})"
@@ -157,18 +155,18 @@ fn only_the_journal_feature_of_the_driver_support_compiles_the_journal_crates() 
     let mut banned: Vec<String> = OTHER_ENGINES_ONLY.iter().map(|s| s.to_string()).collect();
     banned.extend(other_engines());
     banned.retain(|b| !JOURNAL_ALLOWANCE.contains(&b.as_str()));
-    let deps = deps_with("nervix-driver-support", Features::With(&["journal"]));
-    for needed in ["nervix-journal", "sf-journal-io", "crc32c"] {
-        assert!(
-            deps.contains(needed),
-            "the journal feature brings {needed}: {deps:?}"
-        );
+    // The drivers' own `journal` features turn on the driver support's.
+    for package in ["nervix-driver-support", "nervix-tokio", "nervix-blocking"] {
+        let deps = deps_with(package, Features::With(&["journal"]));
+        for needed in ["nervix-journal", "sf-journal-io", "crc32c"] {
+            assert!(
+                deps.contains(needed),
+                "the journal feature of {package} brings {needed}: {deps:?}"
+            );
+        }
+        let bad = crossed(&deps, &banned);
+        assert!(bad.is_empty(), "{package}/journal compiles {bad:?}");
     }
-    let bad = crossed(&deps, &banned);
-    assert!(
-        bad.is_empty(),
-        "nervix-driver-support/journal compiles {bad:?}"
-    );
     // The engine itself: the ring and its checksum, none of the other engines' crates.
     let deps = normal_deps("nervix-journal");
     assert!(
