@@ -66,12 +66,15 @@ fuzz seconds="60":
 # the loopback cluster's pace, and (`rows_end_to_end`) rows of 1, 16 and 64 columns as fast as the
 # transport takes them, over WebSocket and gRPC, through a subscription stream against a bare
 # client that only checks frames;
+# the client journal's cost per command (one after another through the tokio driver, with and
+# without a journal) and per 64 KiB batch record;
 # the store-and-forward journal's append and drain of 4 KiB frames in memory and SF mode against
 # plain positioned writes of the same bytes, and the recovery of a 1 GiB slot
 # (SF_BENCH_RECOVERY_MIB sets another size).
 bench:
     cargo bench -p nervix-protocol --bench decode --bench exchange --bench rows --bench batches --bench transfers --bench scaling
     cargo bench -p nervix-tokio --bench loopback
+    cargo bench -p nervix-tokio --features journal --bench journal
     cargo bench -p sf-journal-io --bench journal
 
 # Rewrite vectors/corpus from its builders (review the diff before committing it).

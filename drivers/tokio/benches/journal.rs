@@ -1,0 +1,155 @@
+//! What the client's journal costs (issue 19, item 6), as ratios from one run.
+//!
+//! * `journal_commands/{grpc,websocket}/{plain,journaled}`: one command after another through
+//!   the tokio driver against the loopback cluster on 127.0.0.1, without a journal and with one
+//!   (`JournalDurability::None`): the journaled client writes each command's record before its
+//!   frame goes and ends it when the outcome is handed over.
+//! * `journal_records/command` and `journal_records/batch_64k`: the journal's own work, alone,
+//!   for one command record (put, end) and for one 64 KiB batch record (put, handed, end), on
+//!   files in the system's temporary directory.
+//!
+//! Run with `cargo bench -p nervix-tokio --features journal --bench journal`.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use nervix_loopback::{Loopback, LoopbackConfig};
+use nervix_protocol::client::{CommandResult, RetainedCommand};
+use nervix_protocol::command::ExecutionReference;
+use nervix_protocol::time::{Timestamp, UnixMillis};
+use nervix_tokio::{Client, Config, Credentials, JournalConfig, Transport, WsAuth};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A scratch directory of this process for `name`, emptied.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "nervix-bench-journal-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
+}
+
+fn config(lb: &Loopback, transport: Transport) -> Config {
+    let seeds: Vec<&str> = match transport {
+        Transport::Grpc => lb.grpc_endpoints().iter().map(String::as_str).collect(),
+        _ => lb.console_endpoints().iter().map(String::as_str).collect(),
+    };
+    Config::new(&seeds, Credentials::new("nervix", "nervix"), transport).expect("a config")
+}
+
+/// Names for the commands, never the same twice in one run.
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+async fn commands(client: &Client, iters: u64) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let r = client
+            .execute(&format!("CREATE RELAY bench_{n};"))
+            .await
+            .expect("the driver answers");
+        assert!(
+            matches!(r, CommandResult::Completed(_) | CommandResult::Failed(_)),
+            "{r:?}"
+        );
+    }
+    start.elapsed()
+}
+
+fn journal_commands(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        ..LoopbackConfig::default()
+    })
+    .expect("the loopback cluster");
+    let mut g = c.benchmark_group("journal_commands");
+    g.throughput(Throughput::Elements(1));
+    g.sample_size(20);
+    g.warm_up_time(Duration::from_secs(2));
+    g.measurement_time(Duration::from_secs(5));
+    for (name, transport) in [
+        ("grpc", Transport::Grpc),
+        ("websocket", Transport::WebSocket(WsAuth::Header)),
+    ] {
+        let dir = scratch(name);
+        for journaled in [false, true] {
+            let mut config = config(&lb, transport);
+            if journaled {
+                config = config.with_journal(JournalConfig::new(dir.clone(), "bench"));
+            }
+            let client = {
+                let _in = rt.enter();
+                Client::start(config).expect("a client")
+            };
+            rt.block_on(client.select_domain(Some("tenant")))
+                .expect("a domain");
+            let label = if journaled { "journaled" } else { "plain" };
+            g.bench_function(format!("{name}/{label}"), |b| {
+                b.iter_custom(|iters| rt.block_on(commands(&client, iters)))
+            });
+            rt.block_on(client.close(false)).expect("closed");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    g.finish();
+    lb.stop();
+}
+
+fn journal_records(c: &mut Criterion) {
+    use nervix_driver_support::journal::{
+        BatchRecord, CommandRecord, DurableJournal, Entry, JournalConfig,
+    };
+    let dir = scratch("records");
+    let config = JournalConfig::new(dir.clone(), "records");
+    let (mut journal, _) = DurableJournal::open(&config, UnixMillis(0)).expect("a journal");
+    let reference = ExecutionReference::parse("0190a5e0-0000-7000-8000-000000000001")
+        .expect("a reference");
+    let command = Entry::Command(CommandRecord::from_retained(
+        &RetainedCommand {
+            reference,
+            query: "CREATE RELAY bench_relay;".into(),
+            domain: Some("tenant".into()),
+            position: None,
+            preview: None,
+            created: Timestamp::ZERO,
+        },
+        UnixMillis(0),
+    ));
+    let batch = Entry::Batch(BatchRecord {
+        domain: "tenant".into(),
+        ingestor: "orders".into(),
+        batch: vec![0x5a; 64 * 1024],
+        created_wall: UnixMillis(0),
+    });
+    let mut now = 0u64;
+    let mut g = c.benchmark_group("journal_records");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("command", |b| {
+        b.iter(|| {
+            now += 1;
+            let key = journal.put(&command, now).expect("room");
+            journal.end(key, now).expect("ended");
+        })
+    });
+    g.throughput(Throughput::Bytes(64 * 1024));
+    g.bench_function("batch_64k", |b| {
+        b.iter(|| {
+            now += 1;
+            let key = journal.put(&batch, now).expect("room");
+            journal.handed(key, now).expect("handed");
+            journal.end(key, now).expect("ended");
+        })
+    });
+    g.finish();
+    drop(journal);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group!(benches, journal_commands, journal_records);
+criterion_main!(benches);
