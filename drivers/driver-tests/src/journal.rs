@@ -411,6 +411,45 @@ pub fn full_journal_refuses<D: Driver>(via: Via) {
         "nothing was sent"
     );
     let _ = d.close(client, false);
+
+    // With a session open and no outcome coming back, the journal fills while the wire is
+    // publishing; the refused command is not sent.
+    lb.revive(0);
+    let spec = spec_for::<D>(&lb, via, "full-publishing", 0);
+    let mut j = JournalConfig::new(spec.dir.clone(), SENDER.to_string());
+    j.segment_bytes = 4096;
+    j.capacity_bytes = 8192;
+    let config = journaled::<D>(&spec.seeds, via, spec.cert.as_deref(), j);
+    let client = d.connect(config).unwrap();
+    d.select_domain(&client, Some("tenant")).unwrap();
+    lb.drop_replies(0, true);
+    let mut refused = None;
+    let mut sent = Vec::new();
+    for i in 0..2000 {
+        match d.submit(&client, &format!("CREATE RELAY busy_{i};")) {
+            Ok(p) => sent.push(p),
+            Err(e) => {
+                refused = Some((i, e));
+                break;
+            }
+        }
+    }
+    let Some((i, e)) = refused else {
+        panic!("the journal never filled")
+    };
+    assert!(
+        matches!(e, Error::Journal(JournalRefusal::Full { publishing: true })),
+        "{e:?}"
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        lb.trace()
+            .iter()
+            .all(|l| !l.contains(&format!("\"CREATE RELAY busy_{i};\""))),
+        "the refused command was not sent"
+    );
+    drop(sent);
+    let _ = d.close(client, false);
     lb.stop();
 }
 

@@ -108,8 +108,8 @@ fn journal_records(c: &mut Criterion) {
     let dir = scratch("records");
     let config = JournalConfig::new(dir.clone(), "records");
     let (mut journal, _) = DurableJournal::open(&config, UnixMillis(0)).expect("a journal");
-    let reference = ExecutionReference::parse("0190a5e0-0000-7000-8000-000000000001")
-        .expect("a reference");
+    let reference =
+        ExecutionReference::parse("0190a5e0-0000-7000-8000-000000000001").expect("a reference");
     let command = Entry::Command(CommandRecord::from_retained(
         &RetainedCommand {
             reference,
