@@ -17,9 +17,7 @@
 
 use crate::journal::{DurableJournal, JournalConfig, JournalError};
 use nervix_journal::{CommandJournal, Entry, JournalKey, RecordEnd, RecordStore, RecoveryList};
-use nervix_protocol::client::{
-    Client as Engine, CommandHandle, CommandResult, Gated, RetainedCommand, Routed,
-};
+use nervix_protocol::client::{Client as Engine, CommandHandle, Gated, RetainedCommand, Routed};
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use std::path::PathBuf;
 
@@ -276,11 +274,11 @@ impl Journaled {
         Ok(h)
     }
 
-    /// Command `h` ended with `result`, which is now handed to the application or kept
-    /// among the unclaimed outcomes. Its record ends unless the outcome is still unknown and
-    /// the command can still be recovered.
-    pub(crate) fn ended(&mut self, h: CommandHandle, result: &CommandResult, now: Timestamp) {
-        let end = self.core.ended(h, result, now);
+    /// Command `h` ended, and its result was handed to the application or kept among the
+    /// unclaimed outcomes. Its record ends unless `keep` ([`nervix_journal::keeps`] of the
+    /// result: the outcome is still unknown and the command can still be recovered).
+    pub(crate) fn ended(&mut self, h: CommandHandle, keep: bool, now: Timestamp) {
+        let end = self.core.ended_as(h, keep, now);
         if end.wrote() {
             self.wrote(now);
         }

@@ -299,10 +299,22 @@ impl<S: RecordStore> CommandJournal<S> {
         result: &CommandResult,
         now: Timestamp,
     ) -> RecordEnd<S::Error> {
+        self.ended_as(h, keeps(result), now)
+    }
+
+    /// Command `h` ended, its result now handed on; `keep` says whether its record stays
+    /// ([`keeps`] of the result). For a caller that hands the result over before ending its
+    /// record, and so no longer holds it.
+    pub fn ended_as(
+        &mut self,
+        h: CommandHandle,
+        keep: bool,
+        now: Timestamp,
+    ) -> RecordEnd<S::Error> {
         let Some(key) = self.by_handle.remove(&h) else {
             return RecordEnd::NotJournaled;
         };
-        if keeps(result) {
+        if keep {
             return RecordEnd::Kept;
         }
         self.by_reference.retain(|_, k| *k != key);
