@@ -251,7 +251,7 @@ struct World {
     pending_recovery: Vec<RetainedCommand>,
     /// Commands whose outcome the application was told just before the process died, while
     /// their record was ending.
-    told_then_died: BTreeSet<String>,
+    told_then_died: BTreeMap<String, usize>,
     stats: Stats,
 }
 
@@ -338,7 +338,7 @@ impl World {
             live_at_crash: BTreeSet::new(),
             scripted,
             pending_recovery: Vec::new(),
-            told_then_died: BTreeSet::new(),
+            told_then_died: BTreeMap::new(),
             stats: Stats::default(),
         };
         w.start();
@@ -672,7 +672,7 @@ impl World {
         let _ = p.core.ended_as(handle, keep, now);
         if p.core.store().slot.dead && !keep {
             // Told, and the process died before the record's end was all written.
-            self.told_then_died.insert(query);
+            *self.told_then_died.entry(query).or_default() += 1;
         }
         if !p.core.store().slot.dead {
             for command in std::mem::take(&mut self.pending_recovery) {
@@ -853,15 +853,19 @@ impl World {
                 }
             }
             self.stats.applied += recorded.len() as u64;
-            let again = app.reports.len() == 2
-                && self.told_then_died.contains(query)
-                && (app.reports[1].starts_with("Completed Some(Recovered)")
-                    || app.reports[1].starts_with("Unknown"))
-                && app.reports[0].starts_with("Completed");
+            // Told, then the process died before the record's end was sealed: told again
+            // after the restart (once per such crash), as recovered or unknown.
+            let told = self.told_then_died.get(query).copied().unwrap_or(0);
+            let again = app.reports.len() >= 2
+                && app.reports.len() <= 1 + told
+                && app.reports[0].starts_with("Completed")
+                && app.reports[1..].iter().all(|r| {
+                    r.starts_with("Completed Some(Recovered)") || r.starts_with("Unknown")
+                });
             match app.reports.len() {
                 1 => self.stats.reported += 1,
                 0 if references.is_empty() && cut.contains(query) => self.stats.never_sent += 1,
-                2 if again => self.stats.told_again += 1,
+                _ if again => self.stats.told_again += 1,
                 n => problems.push(format!(
                     "{query:?} reported {n} times: {:?} (sent under {references:?}, recorded {})",
                     app.reports,
