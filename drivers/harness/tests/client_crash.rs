@@ -10,9 +10,13 @@
 //! repeat. The cluster's records then decide:
 //!
 //! * every command the application submitted was applied at most once;
-//! * its outcome reached the application exactly once, before or after a crash. A command whose
-//!   record was being written when the process died was never sent: it may instead be absent
-//!   from the list and never applied, and is counted as never sent;
+//! * its outcome reached the application exactly once, before or after a crash, with one
+//!   exception: the outcome is handed over before its record's end is written (as the driver
+//!   core does), so a crash between the two tells it again after the restart, as `Recovered`
+//!   under the same reference (or unknown past the retry horizon), once per such crash; the
+//!   other order would lose it. A command whose record was being written when the process died
+//!   was never sent: it may instead be absent from the list and never applied, and is counted
+//!   as never sent;
 //! * every record live at the crash comes back in the list, except the one being appended when
 //!   the process died (the torn tail).
 //!
