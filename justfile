@@ -81,10 +81,12 @@ bench:
 corpus:
     cargo run --quiet -p nervix-conformance --bin write-corpus
 
-# Long runs: 10,000 simulation seeds (CI runs 300) from seed `base`, and many more property cases.
+# Long runs: 10,000 simulation seeds (CI runs 300) from seed `base`, as many client crash
+# schedules (CI runs 200), and many more property cases.
 # `just soak 100000 20000 1000000` runs seeds 1,000,000 to 1,099,999, never run before.
 soak seeds="10000" cases="20000" base="0":
     NERVIX_SEEDS={{seeds}} NERVIX_SEED_BASE={{base}} PROPTEST_CASES={{cases}} cargo test --release -p nervix-harness --test simulation
+    NERVIX_CRASH_SEEDS={{seeds}} NERVIX_SEED_BASE={{base}} cargo test --release -p nervix-harness --test client_crash -- --nocapture
     PROPTEST_CASES={{cases}} cargo test --release -p nervix-protocol --all-features --test round_trip --test transfer
 
 # The simulation's seeded scenarios again over real sockets on 127.0.0.1: the tokio driver over

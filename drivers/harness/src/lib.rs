@@ -76,6 +76,19 @@
 //! the seeded session runs leave them to [`transfers`], which drives the upload, download and
 //! restore machines against the cluster with its call faults.
 //!
+//! ## The client crash
+//!
+//! The test `client_crash` (issue 19) runs a client process model against `SimCluster`: an
+//! engine, the journal's command policy (`nervix_journal::CommandJournal`, the code the drivers
+//! run) over an in-memory slot, and an application. Seeded schedules kill the process at any
+//! file operation of the journal (with part of a write on disk, or just after a record's last
+//! write and before its frame is sent) or at any step, and restart it on the same slot: what
+//! was journaled comes back and is recovered under its reference. Against the cluster's records,
+//! every command is applied at most once; its outcome reaches the application once, or again
+//! (`Recovered`) for each crash that fell after it was told and before its record's end was
+//! sealed; a command whose record was cut by the crash was never sent. CI runs 200 schedules,
+//! `just soak` as many as simulation seeds.
+//!
 //! `SimCluster` lives in [`cluster`], one module per server capability (the table above), with
 //! sessions, nodes and the routing of requests in `cluster` itself.
 

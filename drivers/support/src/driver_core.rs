@@ -870,12 +870,12 @@ impl<S: Seam> Core<S> {
     fn client_event(&mut self, e: ClientEvent) {
         match e {
             ClientEvent::Command { handle, result } => {
-                // The record ends as the outcome is handed over, to its waiter or the store.
+                // The outcome is handed over first, to its waiter or the store, and only then
+                // does its record end: a process that dies between the two finds the record
+                // again and recovers the outcome under the same reference (`Recovered`), where
+                // the other order would lose an outcome the application was never given.
                 #[cfg(feature = "journal")]
-                let now = self.now();
-                if let Some(j) = self.journal.as_mut() {
-                    j.ended(handle, &result, now);
-                }
+                let keep = nervix_journal::keeps(&result);
                 let unclaimed = match self.commands.remove(&handle) {
                     Some(waiting) => S::hand_over(waiting, result),
                     None => Some(result),
@@ -883,6 +883,13 @@ impl<S: Seam> Core<S> {
                 // An outcome whose caller stopped waiting is kept, never lost (C-10).
                 if let Some(result) = unclaimed {
                     self.unclaimed.keep(result);
+                }
+                #[cfg(feature = "journal")]
+                {
+                    let now = self.now();
+                    if let Some(j) = self.journal.as_mut() {
+                        j.ended(handle, keep, now);
+                    }
                 }
             }
             ClientEvent::Read { handle, result } => {

@@ -16,12 +16,9 @@
 //! reference, and its record ends once reported.
 
 use crate::journal::{DurableJournal, JournalConfig, JournalError};
-use nervix_journal::{CommandRecord, Entry, JournalKey, RecoveredCommand, RecoveryList};
-use nervix_protocol::client::{
-    Client as Engine, CommandHandle, CommandResult, Gated, RetainedCommand, Routed, UncertainCause,
-};
+use nervix_journal::{CommandJournal, Entry, JournalKey, RecordEnd, RecordStore, RecoveryList};
+use nervix_protocol::client::{Client as Engine, CommandHandle, Gated, RetainedCommand, Routed};
 use nervix_protocol::time::{Timestamp, UnixMillis};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Why the journal refused a call: nothing of it was taken or sent.
@@ -61,43 +58,7 @@ impl From<JournalError> for JournalRefusal {
     }
 }
 
-/// A command found in the journal when the client started.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum JournaledCommand {
-    /// Still inside its retry validity (E-4): hand it to the client's `recover` to learn its
-    /// outcome. It is repeated exactly (E-2) under its reference and ends with its recorded
-    /// outcome (a `Recovered` origin) or a definitive failure.
-    Repeatable {
-        /// The command as it was sent; its `created` is now minus its age.
-        command: RetainedCommand,
-        /// When its reference was created (wall clock).
-        created_wall: UnixMillis,
-    },
-    /// Too old to repeat (E-4): its outcome is unknown, and it is not repeated.
-    Unknown {
-        /// The reference to ask about out of band.
-        reference: String,
-        /// When its reference was created (wall clock).
-        created_wall: UnixMillis,
-    },
-}
-
-/// What the journal held when the client started, in the order it was written.
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-pub struct Recovery {
-    /// The commands.
-    pub commands: Vec<JournaledCommand>,
-}
-
-impl Recovery {
-    /// Whether nothing came back.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.commands.is_empty()
-    }
-}
+pub use nervix_journal::{CommandRecovery as Recovery, JournaledCommand};
 
 /// A client's journal, opened and read, before its driver starts.
 pub struct Opened {
@@ -171,15 +132,30 @@ pub struct JournaledStats {
     pub live: u64,
 }
 
-/// The journal and which record each command of the engine has.
+/// Records go to the durable journal.
+impl RecordStore for DurableJournal {
+    type Error = JournalError;
+
+    fn put(&mut self, entry: &Entry, now_millis: u64) -> Result<JournalKey, JournalError> {
+        DurableJournal::put(self, entry, now_millis)
+    }
+
+    fn end(&mut self, key: JournalKey, now_millis: u64) -> Result<(), JournalError> {
+        DurableJournal::end(self, key, now_millis)
+    }
+
+    fn set_link(&mut self, publishing: bool) {
+        DurableJournal::set_link(self, publishing);
+    }
+
+    fn live(&self) -> usize {
+        DurableJournal::live(self)
+    }
+}
+
+/// The journal's policy over the durable journal, and its periodic syncs.
 pub(crate) struct Journaled {
-    journal: DurableJournal,
-    by_handle: BTreeMap<CommandHandle, JournalKey>,
-    /// Live command records by reference: uncertain commands, and the ones recovery found.
-    by_reference: BTreeMap<String, JournalKey>,
-    /// The recovery list, until the application takes it.
-    recovery: Option<(Recovery, Vec<JournalKey>)>,
-    stats: JournaledStats,
+    core: CommandJournal<DurableJournal>,
     /// The interval of periodic syncs, when the journal has them.
     periodic: Option<std::time::Duration>,
     /// When the next periodic sync is due: set by the first write after a sync, so an idle
@@ -202,47 +178,8 @@ impl Journaled {
             wall_now,
             periodic,
         } = opened;
-        let mut journal = journal;
-        // No session is open yet: a full journal waits for the wire to come up.
-        journal.set_link(false);
-        let mut by_reference = BTreeMap::new();
-        let mut recovery = Recovery::default();
-        let mut reported = Vec::new();
-        for c in list.commands {
-            match c {
-                RecoveredCommand::Repeatable { key, record } => {
-                    // Its monotonic creation is now minus its age, so the engine's own retry
-                    // horizon (E-4) counts from the reference's creation.
-                    let age = wall_now.0.saturating_sub(record.created_wall.0);
-                    let created = Timestamp::from_nanos(
-                        now.as_nanos().saturating_sub(age.saturating_mul(1_000_000)),
-                    );
-                    by_reference.insert(record.reference.to_string(), key);
-                    recovery.commands.push(JournaledCommand::Repeatable {
-                        command: record.to_retained(created),
-                        created_wall: record.created_wall,
-                    });
-                }
-                RecoveredCommand::Expired {
-                    key,
-                    reference,
-                    created_wall,
-                } => {
-                    reported.push(key);
-                    recovery.commands.push(JournaledCommand::Unknown {
-                        reference: reference.to_string(),
-                        created_wall,
-                    });
-                }
-                _ => {}
-            }
-        }
         Self {
-            journal,
-            by_handle: BTreeMap::new(),
-            by_reference,
-            recovery: Some((recovery, reported)),
-            stats: JournaledStats::default(),
+            core: CommandJournal::new(journal, list, wall_now, now),
             periodic,
             sync_due: None,
         }
@@ -257,7 +194,7 @@ impl Journaled {
     pub(crate) fn tick(&mut self, now: Timestamp) {
         if self.sync_due.is_some_and(|due| due <= now) {
             self.sync_due = None;
-            if let Err(e) = self.journal.checkpoint(millis(now)) {
+            if let Err(e) = self.core.store_mut().checkpoint(millis(now)) {
                 tracing::warn!(error = %e, "nervix journal: a periodic sync failed");
             }
         }
@@ -273,43 +210,21 @@ impl Journaled {
     /// The recovery list, once: records of commands too old to repeat end now that they are
     /// reported. Later calls get an empty list.
     pub(crate) fn take_recovery(&mut self, now: Timestamp) -> Recovery {
-        let Some((list, reported)) = self.recovery.take() else {
-            return Recovery::default();
-        };
-        for key in reported {
-            self.end(key, now);
+        let before = self.core.stats();
+        let (list, failures) = self.core.take_recovery(now);
+        let after = self.core.stats();
+        if (after.ended, after.end_failures) != (before.ended, before.end_failures) {
+            self.wrote(now);
+        }
+        for e in failures {
+            end_failed(&e);
         }
         list
     }
 
     /// Whether a session is open, for the wire state a full journal reports.
     pub(crate) fn set_publishing(&mut self, publishing: bool) {
-        self.journal.set_link(publishing);
-    }
-
-    /// The record of `c`: the live one of its reference, or a new one.
-    fn record(
-        journal: &mut DurableJournal,
-        by_reference: &BTreeMap<String, JournalKey>,
-        stats: &mut JournaledStats,
-        c: &RetainedCommand,
-        wall: UnixMillis,
-        now: Timestamp,
-    ) -> Result<JournalKey, JournalRefusal> {
-        if let Some(key) = by_reference.get(&c.reference.to_string()) {
-            return Ok(*key);
-        }
-        let entry = Entry::Command(CommandRecord::from_retained(c, wall));
-        match journal.put(&entry, millis(now)) {
-            Ok(key) => {
-                stats.commands_journaled += 1;
-                Ok(key)
-            }
-            Err(e) => {
-                stats.refused += 1;
-                Err(e.into())
-            }
-        }
+        self.core.set_publishing(publishing);
     }
 
     /// Executes `query` with its record written first.
@@ -320,16 +235,10 @@ impl Journaled {
         wall: UnixMillis,
         query: &str,
     ) -> Result<CommandHandle, crate::api::Error> {
-        let mut key = None;
-        let (journal, by_reference, stats) =
-            (&mut self.journal, &self.by_reference, &mut self.stats);
-        let h = engine
-            .execute_gated(now, wall, query, None, None, |c| {
-                key = Some(Self::record(journal, by_reference, stats, c, wall, now)?);
-                Ok(())
-            })
+        let h = self
+            .core
+            .execute(engine, now, wall, query)
             .map_err(refused)?;
-        self.bind(h, key, engine);
         self.wrote(now);
         Ok(h)
     }
@@ -342,17 +251,8 @@ impl Journaled {
         wall: UnixMillis,
         query: &str,
     ) -> Result<Routed, crate::api::Error> {
-        let mut key = None;
-        let (journal, by_reference, stats) =
-            (&mut self.journal, &self.by_reference, &mut self.stats);
-        let routed = engine
-            .run_gated(now, wall, query, |c| {
-                key = Some(Self::record(journal, by_reference, stats, c, wall, now)?);
-                Ok(())
-            })
-            .map_err(refused)?;
-        if let Routed::Command(h) = routed {
-            self.bind(h, key, engine);
+        let routed = self.core.run(engine, now, wall, query).map_err(refused)?;
+        if let Routed::Command(_) = routed {
             self.wrote(now);
         }
         Ok(routed)
@@ -366,75 +266,49 @@ impl Journaled {
         wall: UnixMillis,
         command: &RetainedCommand,
     ) -> Result<CommandHandle, crate::api::Error> {
-        let mut key = None;
-        let (journal, by_reference, stats) =
-            (&mut self.journal, &self.by_reference, &mut self.stats);
-        let h = engine
-            .recover_gated(now, command, None, |c| {
-                key = Some(Self::record(journal, by_reference, stats, c, wall, now)?);
-                Ok(())
-            })
+        let h = self
+            .core
+            .recover(engine, now, wall, command)
             .map_err(refused)?;
-        self.bind(h, key, engine);
         self.wrote(now);
         Ok(h)
     }
 
-    fn bind(&mut self, h: CommandHandle, key: Option<JournalKey>, engine: &Engine) {
-        if let Some(key) = key {
-            self.by_handle.insert(h, key);
-            if let Some(r) = engine.reference_of(h) {
-                self.by_reference.insert(r.to_string(), key);
-            }
+    /// Command `h` ended, and its result was handed to the application or kept among the
+    /// unclaimed outcomes. Its record ends unless `keep` ([`nervix_journal::keeps`] of the
+    /// result: the outcome is still unknown and the command can still be recovered).
+    pub(crate) fn ended(&mut self, h: CommandHandle, keep: bool, now: Timestamp) {
+        let end = self.core.ended_as(h, keep, now);
+        if end.wrote() {
+            self.wrote(now);
         }
-    }
-
-    /// Command `h` ended with `result`, which is now handed to the application or kept
-    /// among the unclaimed outcomes. Its record ends unless the outcome is still unknown and
-    /// the command can still be recovered.
-    pub(crate) fn ended(&mut self, h: CommandHandle, result: &CommandResult, now: Timestamp) {
-        let Some(key) = self.by_handle.remove(&h) else {
-            return;
-        };
-        let keep = match result {
-            CommandResult::Uncertain { cause, .. } => !matches!(
-                cause,
-                UncertainCause::ReferenceExpired | UncertainCause::RetryHorizon
-            ),
-            _ => false,
-        };
-        if keep {
-            return;
-        }
-        self.by_reference.retain(|_, k| *k != key);
-        self.end(key, now);
-    }
-
-    fn end(&mut self, key: JournalKey, now: Timestamp) {
-        self.wrote(now);
-        match self.journal.end(key, millis(now)) {
-            Ok(()) => self.stats.commands_ended += 1,
-            Err(e) => {
-                self.stats.end_failures += 1;
-                tracing::warn!(error = %e, "nervix journal: a record's end was not written; it is recovered again after a restart");
-            }
+        if let RecordEnd::Failed(e) = end {
+            end_failed(&e);
         }
     }
 
     /// What the journal did.
     pub(crate) fn stats(&self) -> JournaledStats {
+        let s = self.core.stats();
         JournaledStats {
-            live: self.journal.live() as u64,
-            ..self.stats
+            commands_journaled: s.journaled,
+            commands_ended: s.ended,
+            refused: s.refused,
+            end_failures: s.end_failures,
+            live: self.core.store().live() as u64,
         }
     }
 }
 
+fn end_failed(e: &JournalError) {
+    tracing::warn!(error = %e, "nervix journal: a record's end was not written; it is recovered again after a restart");
+}
+
 /// A gated call's refusal as the application's error.
-fn refused(e: Gated<JournalRefusal>) -> crate::api::Error {
+fn refused(e: Gated<JournalError>) -> crate::api::Error {
     match e {
         Gated::Client(e) => crate::api::Error::Refused(e),
-        Gated::Gate(j) => crate::api::Error::Journal(j),
+        Gated::Gate(j) => crate::api::Error::Journal(j.into()),
         // `Gated` may grow; nothing else refuses a call today.
         _ => crate::api::Error::Journal(JournalRefusal::Failed("refused".into())),
     }

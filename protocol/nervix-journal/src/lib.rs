@@ -27,6 +27,7 @@
 
 mod classify;
 mod codec;
+mod commands;
 mod journal;
 mod record;
 
@@ -34,6 +35,10 @@ pub use classify::{
     RecoveredBatch, RecoveredCommand, RecoveredTransfer, RecoveryList, DEFAULT_HORIZON,
 };
 pub use codec::{decode_record, encode_record, DecodeError, Record};
+pub use commands::{
+    keeps, CommandJournal, CommandJournalStats, CommandRecovery, JournaledCommand, RecordEnd,
+    RecordStore,
+};
 pub use journal::{
     ClientJournal, ClientJournalConfig, JournalError, JournalLink, JournalStats, LiveEntry,
     SyncPolicy, Written,

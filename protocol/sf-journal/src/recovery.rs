@@ -7,7 +7,9 @@ use crate::ops::FileOp;
 use crate::record::{
     create_record_file, decode_record_file, decode_watermark, Record, RecordKind, Watermark,
 };
-use crate::segment::{scan_segment, SegmentError, SegmentScan, SEGMENT_HEADER_LEN};
+use crate::segment::{
+    scan_segment, SegmentError, SegmentScan, SEGMENT_HEADER_LEN, SEGMENT_MAGIC, SEGMENT_VERSION,
+};
 use crate::slot::{self, parse_segment_name, SegmentName};
 
 /// The files of a slot directory as read by the driver.
@@ -176,6 +178,13 @@ impl Recoverer {
                     && bytes[..SEGMENT_HEADER_LEN].iter().all(|&b| b == 0) =>
             {
                 // Sized but never given a header: a crash between creation and header write.
+                spares.push(file.to_owned());
+                return Ok(());
+            }
+            Err(_) if torn_header_only(bytes) => {
+                // The header's write was cut before its magic and version were whole, and
+                // nothing follows it: a crash during the header write. Nothing was appended.
+                tracing::warn!(file = %file, "sf recovery sets aside a segment whose header write was cut");
                 spares.push(file.to_owned());
                 return Ok(());
             }
@@ -371,4 +380,17 @@ fn finish(
         connection_generation: connection_generation + 1,
         ops: std::mem::take(ops),
     })
+}
+
+/// Whether a segment file holds only the start of a header whose write was cut inside its
+/// magic or version: a prefix of those five bytes, then zeros to the end of the file.
+fn torn_header_only(bytes: &[u8]) -> bool {
+    let mut head = [0u8; 5];
+    head[..4].copy_from_slice(&SEGMENT_MAGIC.to_le_bytes());
+    head[4] = SEGMENT_VERSION;
+    let written = bytes.iter().take(5).take_while(|&&b| b != 0).count();
+    written < head.len()
+        && bytes.len() >= SEGMENT_HEADER_LEN
+        && bytes[..written] == head[..written]
+        && bytes[written..].iter().all(|&b| b == 0)
 }

@@ -144,6 +144,46 @@ fn sf_30_a_sized_segment_never_given_its_header_is_a_spare() {
     assert_eq!(r.next_fsn, 1);
 }
 
+#[test]
+fn sf_30_a_segment_whose_header_write_was_cut_is_a_spare() {
+    let header = SegmentHeader {
+        base_seq: 1,
+        created_micros: 7,
+    }
+    .encode();
+    // Cut inside the magic or the version: the file holds that prefix, then zeros.
+    for cut in 1..5 {
+        let mut torn = vec![0u8; 64];
+        torn[..cut].copy_from_slice(&header[..cut]);
+        let files = SlotFiles {
+            segments: vec![
+                ("sf-initial.sfa".into(), segment(0, &[b"a"], 64)),
+                (slot::segment_name(1), torn),
+            ],
+            ..SlotFiles::default()
+        };
+        let r = recover(&files, 0).unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+        assert_eq!(r.spares, [slot::segment_name(1)], "cut at {cut}");
+        assert_eq!(r.next_fsn, 1);
+    }
+    // A wrong magic, or bytes after a cut one, still refuse recovery.
+    let mut bad = vec![0u8; 64];
+    bad[..3].copy_from_slice(b"SFX");
+    let mut later = vec![0u8; 64];
+    later[..2].copy_from_slice(&header[..2]);
+    later[40] = 1;
+    for file in [bad, later] {
+        let files = SlotFiles {
+            segments: vec![(slot::segment_name(1), file)],
+            ..SlotFiles::default()
+        };
+        assert!(matches!(
+            recover(&files, 0),
+            Err(RecoveryError::Segment { .. })
+        ));
+    }
+}
+
 fn two(a: (i64, usize), b: (i64, usize)) -> SlotFiles {
     let frames = |n: usize| vec![&b"f"[..]; n];
     SlotFiles {

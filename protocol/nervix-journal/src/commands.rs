@@ -1,0 +1,369 @@
+//! The policy that keeps a client's commands in its journal, over any record store.
+//!
+//! A command's record is put in the engine's gate (the engine has checked the command and
+//! built it exactly as every attempt sends it, E-2, and has not taken it yet), so a refused
+//! record means nothing was taken or sent. The record ends once the command's result is
+//! known and handed on; an uncertain result keeps it, unless the reference is past its retry
+//! validity (E-4), so the command can still be recovered after a crash. A repeat of a command
+//! whose reference has a live record reuses that record.
+//!
+//! The same code serves the drivers (a store on files) and the simulation (a store in
+//! memory): the store only puts, ends and counts records.
+
+use std::collections::BTreeMap;
+
+use nervix_protocol::client::{
+    Client, CommandHandle, CommandResult, Gated, RetainedCommand, Routed, UncertainCause,
+};
+use nervix_protocol::time::{Timestamp, UnixMillis};
+
+use crate::classify::{RecoveredCommand, RecoveryList};
+use crate::record::{CommandRecord, Entry, JournalKey};
+
+/// Where a [`CommandJournal`] keeps its records.
+pub trait RecordStore {
+    /// Why the store refused a put or an end.
+    type Error;
+
+    /// Writes `entry` under a new key, at `now_millis` of the journal's clock.
+    fn put(&mut self, entry: &Entry, now_millis: u64) -> Result<JournalKey, Self::Error>;
+
+    /// Ends the record of `key`.
+    fn end(&mut self, key: JournalKey, now_millis: u64) -> Result<(), Self::Error>;
+
+    /// Tells the store whether a session is open (a full store's error names it).
+    fn set_link(&mut self, publishing: bool);
+
+    /// Records live now.
+    fn live(&self) -> usize;
+}
+
+/// A command found in the journal when the client started.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum JournaledCommand {
+    /// Still inside its retry validity (E-4): hand it to the client's `recover` to learn its
+    /// outcome. It is repeated exactly (E-2) under its reference and ends with its recorded
+    /// outcome (a `Recovered` origin) or a definitive failure.
+    Repeatable {
+        /// The command as it was sent; its `created` is now minus its age.
+        command: RetainedCommand,
+        /// When its reference was created (wall clock).
+        created_wall: UnixMillis,
+    },
+    /// Too old to repeat (E-4): its outcome is unknown, and it is not repeated.
+    Unknown {
+        /// The reference to ask about out of band.
+        reference: String,
+        /// When its reference was created (wall clock).
+        created_wall: UnixMillis,
+    },
+}
+
+/// The commands the journal held when the client started, in the order they were written.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct CommandRecovery {
+    /// The commands.
+    pub commands: Vec<JournaledCommand>,
+}
+
+impl CommandRecovery {
+    /// Whether nothing came back.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.commands.is_empty()
+    }
+}
+
+/// Counts of what a [`CommandJournal`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CommandJournalStats {
+    /// Command records written.
+    pub journaled: u64,
+    /// Command records ended.
+    pub ended: u64,
+    /// Calls refused because a record could not be written.
+    pub refused: u64,
+    /// Ends the store refused: those records come back after a restart.
+    pub end_failures: u64,
+}
+
+/// What became of a command's record when its result arrived.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+#[non_exhaustive]
+pub enum RecordEnd<E> {
+    /// The command had no record.
+    NotJournaled,
+    /// The outcome is still unknown and the command can be recovered: the record stays.
+    Kept,
+    /// The record ended.
+    Ended,
+    /// The end could not be written (the record comes back after a restart).
+    Failed(E),
+}
+
+impl<E> RecordEnd<E> {
+    /// Whether something was written to the store (or tried).
+    #[must_use]
+    pub fn wrote(&self) -> bool {
+        matches!(self, RecordEnd::Ended | RecordEnd::Failed(_))
+    }
+}
+
+/// A store and which record each command of the engine has.
+#[derive(Debug)]
+pub struct CommandJournal<S: RecordStore> {
+    store: S,
+    by_handle: BTreeMap<CommandHandle, JournalKey>,
+    /// Live records by reference: uncertain commands, and the ones recovery found.
+    by_reference: BTreeMap<String, JournalKey>,
+    /// The recovery list and the keys to end once it is reported, until it is taken.
+    recovery: Option<(CommandRecovery, Vec<JournalKey>)>,
+    stats: CommandJournalStats,
+}
+
+impl<S: RecordStore> CommandJournal<S> {
+    /// The policy over `store`, which held `list` when it was read at wall time `wall_now`;
+    /// `now` is the engine's monotonic time. A repeatable command's monotonic creation is
+    /// `now` minus its age, so the engine's own retry horizon counts from its reference's
+    /// creation. No session is open yet.
+    pub fn new(mut store: S, list: RecoveryList, wall_now: UnixMillis, now: Timestamp) -> Self {
+        store.set_link(false);
+        let mut by_reference = BTreeMap::new();
+        let mut recovery = CommandRecovery::default();
+        let mut reported = Vec::new();
+        for c in list.commands {
+            match c {
+                RecoveredCommand::Repeatable { key, record } => {
+                    let age = wall_now.0.saturating_sub(record.created_wall.0);
+                    let created = Timestamp::from_nanos(
+                        now.as_nanos().saturating_sub(age.saturating_mul(1_000_000)),
+                    );
+                    by_reference.insert(record.reference.to_string(), key);
+                    recovery.commands.push(JournaledCommand::Repeatable {
+                        command: record.to_retained(created),
+                        created_wall: record.created_wall,
+                    });
+                }
+                RecoveredCommand::Expired {
+                    key,
+                    reference,
+                    created_wall,
+                } => {
+                    reported.push(key);
+                    recovery.commands.push(JournaledCommand::Unknown {
+                        reference: reference.to_string(),
+                        created_wall,
+                    });
+                }
+            }
+        }
+        Self {
+            store,
+            by_handle: BTreeMap::new(),
+            by_reference,
+            recovery: Some((recovery, reported)),
+            stats: CommandJournalStats::default(),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The store, mutably (for what the policy does not do: syncs, checkpoints).
+    pub fn store_mut(&mut self) -> &mut S {
+        &mut self.store
+    }
+
+    /// The recovery list, once: records of commands too old to repeat end now that they are
+    /// reported (an end the store refuses is counted). Later calls get an empty list.
+    pub fn take_recovery(&mut self, now: Timestamp) -> (CommandRecovery, Vec<S::Error>) {
+        let Some((list, reported)) = self.recovery.take() else {
+            return (CommandRecovery::default(), Vec::new());
+        };
+        let mut failures = Vec::new();
+        for key in reported {
+            if let Err(e) = self.end(key, now) {
+                failures.push(e);
+            }
+        }
+        (list, failures)
+    }
+
+    /// Whether a session is open, for the wire state a full store reports.
+    pub fn set_publishing(&mut self, publishing: bool) {
+        self.store.set_link(publishing);
+    }
+
+    /// The record of `c`: the live one of its reference, or a new one.
+    fn record(
+        store: &mut S,
+        by_reference: &BTreeMap<String, JournalKey>,
+        stats: &mut CommandJournalStats,
+        c: &RetainedCommand,
+        wall: UnixMillis,
+        now: Timestamp,
+    ) -> Result<JournalKey, S::Error> {
+        if let Some(key) = by_reference.get(&c.reference.to_string()) {
+            return Ok(*key);
+        }
+        let entry = Entry::Command(CommandRecord::from_retained(c, wall));
+        match store.put(&entry, millis(now)) {
+            Ok(key) => {
+                stats.journaled += 1;
+                Ok(key)
+            }
+            Err(e) => {
+                stats.refused += 1;
+                Err(e)
+            }
+        }
+    }
+
+    /// Executes `query` on `engine` with its record written first.
+    pub fn execute(
+        &mut self,
+        engine: &mut Client,
+        now: Timestamp,
+        wall: UnixMillis,
+        query: &str,
+    ) -> Result<CommandHandle, Gated<S::Error>> {
+        let mut key = None;
+        let (store, by_reference, stats) = (&mut self.store, &self.by_reference, &mut self.stats);
+        let h = engine.execute_gated(now, wall, query, None, None, |c| {
+            key = Some(Self::record(store, by_reference, stats, c, wall, now)?);
+            Ok(())
+        })?;
+        self.bind(h, key, engine);
+        Ok(h)
+    }
+
+    /// Runs `query` on `engine` the way it travels; a command has its record written first.
+    pub fn run(
+        &mut self,
+        engine: &mut Client,
+        now: Timestamp,
+        wall: UnixMillis,
+        query: &str,
+    ) -> Result<Routed, Gated<S::Error>> {
+        let mut key = None;
+        let (store, by_reference, stats) = (&mut self.store, &self.by_reference, &mut self.stats);
+        let routed = engine.run_gated(now, wall, query, |c| {
+            key = Some(Self::record(store, by_reference, stats, c, wall, now)?);
+            Ok(())
+        })?;
+        if let Routed::Command(h) = routed {
+            self.bind(h, key, engine);
+        }
+        Ok(routed)
+    }
+
+    /// Repeats `command` on `engine` under its live record, or a new one when it has none.
+    pub fn recover(
+        &mut self,
+        engine: &mut Client,
+        now: Timestamp,
+        wall: UnixMillis,
+        command: &RetainedCommand,
+    ) -> Result<CommandHandle, Gated<S::Error>> {
+        let mut key = None;
+        let (store, by_reference, stats) = (&mut self.store, &self.by_reference, &mut self.stats);
+        let h = engine.recover_gated(now, command, None, |c| {
+            key = Some(Self::record(store, by_reference, stats, c, wall, now)?);
+            Ok(())
+        })?;
+        self.bind(h, key, engine);
+        Ok(h)
+    }
+
+    fn bind(&mut self, h: CommandHandle, key: Option<JournalKey>, engine: &Client) {
+        if let Some(key) = key {
+            self.by_handle.insert(h, key);
+            if let Some(r) = engine.reference_of(h) {
+                self.by_reference.insert(r.to_string(), key);
+            }
+        }
+    }
+
+    /// Command `h` ended with `result`, which is now handed to the application or kept
+    /// among the unclaimed outcomes. Its record ends unless the outcome is still unknown and
+    /// the command can still be recovered.
+    pub fn ended(
+        &mut self,
+        h: CommandHandle,
+        result: &CommandResult,
+        now: Timestamp,
+    ) -> RecordEnd<S::Error> {
+        self.ended_as(h, keeps(result), now)
+    }
+
+    /// Command `h` ended, its result now handed on; `keep` says whether its record stays
+    /// ([`keeps`] of the result). For a caller that hands the result over before ending its
+    /// record, and so no longer holds it.
+    pub fn ended_as(
+        &mut self,
+        h: CommandHandle,
+        keep: bool,
+        now: Timestamp,
+    ) -> RecordEnd<S::Error> {
+        let Some(key) = self.by_handle.remove(&h) else {
+            return RecordEnd::NotJournaled;
+        };
+        if keep {
+            return RecordEnd::Kept;
+        }
+        self.by_reference.retain(|_, k| *k != key);
+        match self.end(key, now) {
+            Ok(()) => RecordEnd::Ended,
+            Err(e) => RecordEnd::Failed(e),
+        }
+    }
+
+    fn end(&mut self, key: JournalKey, now: Timestamp) -> Result<(), S::Error> {
+        match self.store.end(key, millis(now)) {
+            Ok(()) => {
+                self.stats.ended += 1;
+                Ok(())
+            }
+            Err(e) => {
+                self.stats.end_failures += 1;
+                Err(e)
+            }
+        }
+    }
+
+    /// The record live for `reference`, if any.
+    #[must_use]
+    pub fn key_of(&self, reference: &str) -> Option<JournalKey> {
+        self.by_reference.get(reference).copied()
+    }
+
+    /// What the policy did.
+    #[must_use]
+    pub fn stats(&self) -> CommandJournalStats {
+        self.stats
+    }
+}
+
+/// Whether a command that ended with `result` keeps its record: its outcome is unknown and
+/// its reference can still be recovered.
+#[must_use]
+pub fn keeps(result: &CommandResult) -> bool {
+    match result {
+        CommandResult::Uncertain { cause, .. } => !matches!(
+            cause,
+            UncertainCause::ReferenceExpired | UncertainCause::RetryHorizon
+        ),
+        _ => false,
+    }
+}
+
+/// Milliseconds of the engine's monotonic time, the journal's clock.
+fn millis(now: Timestamp) -> u64 {
+    now.as_nanos() / 1_000_000
+}
