@@ -1402,8 +1402,6 @@ impl Client {
             self.events
                 .push_back(ClientEvent::Transaction(self.tx.binding.clone()));
         }
-        self.commands.lost(id);
-        self.reads.lost(id);
         let leader = redirect
             .as_ref()
             .and_then(|r| r.as_deref())
