@@ -10,7 +10,7 @@ use nervix_protocol::command::ExecutionReference;
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::schema::*;
 use nervix_protocol::statements::{RoutedRequest, StatementError};
-use nervix_protocol::time::UnixMillis;
+use nervix_protocol::time::{Timestamp, UnixMillis};
 use nervix_protocol::transaction::{Binding, Ending};
 use std::time::Duration;
 use support::rig::*;
@@ -571,6 +571,61 @@ fn c_8_rejections_are_acted_on_by_reason() {
     assert_ne!(id, again, "sent again later");
     r.feed(sid, domains(again));
     assert!(r.events.iter().any(|e| matches!(e, ClientEvent::Read { handle, result: ReadResult::Replied(_) } if *handle == h)));
+}
+
+/// Drives the client the way a driver does, by its own `poll_timeout` alone, for at most
+/// `steps` wake-ups or until `done`; checks that no timer it asks for is already past.
+fn drive_by_timers(r: &mut Rig, steps: usize, done: impl Fn(&Rig) -> bool) {
+    for _ in 0..steps {
+        if done(r) {
+            return;
+        }
+        let Some(at) = r.c.poll_timeout() else {
+            return;
+        };
+        assert!(at > r.now, "a timer at {at:?}, not after now {:?}", r.now);
+        r.now = at;
+        r.c.handle_timeout(at);
+        r.pump();
+    }
+}
+
+#[test]
+fn c_8_a_busy_read_goes_again_when_its_back_off_ends_not_at_its_deadline() {
+    // The back-off is a timer of its own: a driver that only wakes when the client asks
+    // repeats the read within the longest back-off, long before its 30 s deadline.
+    let mut r = Rig::new();
+    let h = r.c.read(r.now, list_domains(), None).unwrap();
+    let sid = r.open();
+    let id = r.last().1.request_id;
+    r.feed(sid, rejected(id, RequestRejection::ServerBusy));
+    let before = r.sent.len();
+    drive_by_timers(&mut r, 20, |r| r.sent.len() > before);
+    assert!(r.sent.len() > before, "the read went again");
+    assert!(
+        r.now.saturating_since(Timestamp::ZERO) <= Duration::from_secs(5),
+        "at {:?}",
+        r.now
+    );
+    assert!(read_result(&r, h).is_none(), "not timed out");
+}
+
+#[test]
+fn c_8_a_back_off_that_ends_with_no_session_ready_leaves_no_timer_in_the_past() {
+    // The read backs off, then its session is lost; the next one is never opened. When the
+    // back-off ends, the read waits for a session instead of keeping a timer that has passed.
+    let mut r = Rig::new();
+    let _ = r.c.read(r.now, list_domains(), None).unwrap();
+    let sid = r.open();
+    let id = r.last().1.request_id;
+    r.feed(sid, rejected(id, RequestRejection::ServerBusy));
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    let sent = r.sent.len();
+    drive_by_timers(&mut r, 20, |r| {
+        r.now.saturating_since(Timestamp::ZERO) > Duration::from_secs(6)
+    });
+    assert_eq!(r.sent.len(), sent, "no session was opened: nothing went");
 }
 
 #[test]
