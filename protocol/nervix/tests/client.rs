@@ -555,11 +555,7 @@ fn c_8_rejections_are_acted_on_by_reason() {
         }
     }
     // A busy read is repeated later.
-    let mut r = Rig::new();
-    let h = r.c.read(r.now, list_domains(), None).unwrap();
-    let sid = r.open();
-    let id = r.last().1.request_id;
-    r.feed(sid, rejected(id, RequestRejection::ServerBusy));
+    let (mut r, h, sid, id) = busy_read();
     assert!(
         r.events
             .iter()
@@ -571,6 +567,17 @@ fn c_8_rejections_are_acted_on_by_reason() {
     assert_ne!(id, again, "sent again later");
     r.feed(sid, domains(again));
     assert!(r.events.iter().any(|e| matches!(e, ClientEvent::Read { handle, result: ReadResult::Replied(_) } if *handle == h)));
+}
+
+/// A read sent on a fresh session and refused as busy: the rig, the read, the session and the
+/// refused attempt's request id.
+fn busy_read() -> (Rig, ReadHandle, SessionId, u64) {
+    let mut r = Rig::new();
+    let h = r.c.read(r.now, list_domains(), None).unwrap();
+    let sid = r.open();
+    let id = r.last().1.request_id;
+    r.feed(sid, rejected(id, RequestRejection::ServerBusy));
+    (r, h, sid, id)
 }
 
 /// Drives the client the way a driver does, by its own `poll_timeout` alone, for at most
@@ -594,11 +601,7 @@ fn drive_by_timers(r: &mut Rig, steps: usize, done: impl Fn(&Rig) -> bool) {
 fn c_8_a_busy_read_goes_again_when_its_back_off_ends_not_at_its_deadline() {
     // The back-off is a timer of its own: a driver that only wakes when the client asks
     // repeats the read within the longest back-off, long before its 30 s deadline.
-    let mut r = Rig::new();
-    let h = r.c.read(r.now, list_domains(), None).unwrap();
-    let sid = r.open();
-    let id = r.last().1.request_id;
-    r.feed(sid, rejected(id, RequestRejection::ServerBusy));
+    let (mut r, h, _, _) = busy_read();
     let before = r.sent.len();
     drive_by_timers(&mut r, 20, |r| r.sent.len() > before);
     assert!(r.sent.len() > before, "the read went again");
@@ -614,11 +617,7 @@ fn c_8_a_busy_read_goes_again_when_its_back_off_ends_not_at_its_deadline() {
 fn c_8_a_back_off_that_ends_with_no_session_ready_leaves_no_timer_in_the_past() {
     // The read backs off, then its session is lost; the next one is never opened. When the
     // back-off ends, the read waits for a session instead of keeping a timer that has passed.
-    let mut r = Rig::new();
-    let _ = r.c.read(r.now, list_domains(), None).unwrap();
-    let sid = r.open();
-    let id = r.last().1.request_id;
-    r.feed(sid, rejected(id, RequestRejection::ServerBusy));
+    let (mut r, _, sid, _) = busy_read();
     r.c.handle_closed(r.now, sid);
     r.pump();
     let sent = r.sent.len();
