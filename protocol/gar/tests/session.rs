@@ -20,6 +20,11 @@ fn config() -> Config {
     }
 }
 
+/// The test configuration with `limits`.
+fn config_with(limits: Limits) -> Config {
+    Config { limits, ..config() }
+}
+
 fn started(c: Config) -> Client {
     let mut cl = Client::new(c);
     cl.start(0, (7, 9));
@@ -1266,13 +1271,10 @@ fn g_64_start_again_begins_from_a_fresh_state() {
 
 #[test]
 fn bounds_an_oversized_message_is_a_violation() {
-    let mut c = started(Config {
-        limits: Limits {
-            max_message_bytes: 64,
-            ..Limits::default()
-        },
-        ..config()
-    });
+    let mut c = started(config_with(Limits {
+        max_message_bytes: 64,
+        ..Limits::default()
+    }));
     c.receive(
         1,
         "Error",
@@ -1287,13 +1289,10 @@ fn bounds_an_oversized_message_is_a_violation() {
 #[test]
 fn bounds_a_full_event_queue_counts_its_drops_but_keeps_the_stop() {
     let mut c = introduced(
-        Config {
-            limits: Limits {
-                max_event_count: 2,
-                ..Limits::default()
-            },
-            ..config()
-        },
+        config_with(Limits {
+            max_event_count: 2,
+            ..Limits::default()
+        }),
         IV,
     );
     for _ in 1..=4 {
@@ -1308,13 +1307,10 @@ fn bounds_a_full_event_queue_counts_its_drops_but_keeps_the_stop() {
 
 #[test]
 fn bounds_a_full_transmit_queue_is_a_typed_error() {
-    let mut c = started(Config {
-        limits: Limits {
-            max_transmit_count: 2,
-            ..Limits::default()
-        },
-        ..config()
-    });
+    let mut c = started(config_with(Limits {
+        max_transmit_count: 2,
+        ..Limits::default()
+    }));
     c.echo().unwrap();
     assert_eq!(c.echo(), Err(CallError::QueueFull));
     let _ = c.poll_transmit();
@@ -1323,13 +1319,10 @@ fn bounds_a_full_transmit_queue_is_a_typed_error() {
 
 #[test]
 fn bounds_the_transmit_byte_bound_is_a_typed_error() {
-    let mut c = started(Config {
-        limits: Limits {
-            max_transmit_bytes: 400,
-            ..Limits::default()
-        },
-        ..config()
-    });
+    let mut c = started(config_with(Limits {
+        max_transmit_bytes: 400,
+        ..Limits::default()
+    }));
     let intro = c.poll_transmit().unwrap();
     assert!(intro.len() < 400);
     let mut n = 0;
@@ -1343,13 +1336,10 @@ fn bounds_the_transmit_byte_bound_is_a_typed_error() {
 #[test]
 fn bounds_the_record_cache_counts_what_it_drops() {
     let mut c = introduced(
-        Config {
-            limits: Limits {
-                max_records: 1,
-                ..Limits::default()
-            },
-            ..config()
-        },
+        config_with(Limits {
+            max_records: 1,
+            ..Limits::default()
+        }),
         IV,
     );
     topic(&mut c, 3, "t");
@@ -1814,14 +1804,11 @@ fn g_16_a_late_message_in_the_grace_extends_it() {
 /// A ready client whose application share of the outbound queue (two messages) is full.
 fn crowded(reserve: usize) -> Client {
     let mut c = introduced(
-        Config {
-            limits: Limits {
-                max_transmit_count: 2,
-                reserved_reply_count: reserve,
-                ..Limits::default()
-            },
-            ..config()
-        },
+        config_with(Limits {
+            max_transmit_count: 2,
+            reserved_reply_count: reserve,
+            ..Limits::default()
+        }),
         IV,
     );
     sent(&mut c);
@@ -1907,7 +1894,7 @@ fn g_48_a_reply_that_finds_no_room_stops_the_session_counted() {
 }
 
 fn limited(limits: Limits) -> Client {
-    let mut c = introduced(Config { limits, ..config() }, IV);
+    let mut c = introduced(config_with(limits), IV);
     sent(&mut c);
     events(&mut c);
     c
