@@ -1,7 +1,8 @@
 //! The tokio drain against the loopback QWP server: the key cases of the blocking drain's
 //! tests (SF-W1 to SF-W4, SF-W8, SF-16 to SF-21, SF-43, SF-44), each named after its key with
 //! `_tokio`, and the catch-up frames both drains send before replaying a slot with a
-//! dictionary (SF-9).
+//! dictionary (SF-9). A case both drains share is a scenario of `common/scenarios.rs`, run here
+//! on a tokio runtime of its own; the cases left here are the tokio drain's alone.
 #![cfg(feature = "tokio")]
 
 mod common;
@@ -9,17 +10,58 @@ use common::*;
 #[path = "common/drain.rs"]
 mod drain_common;
 use drain_common::*;
+#[path = "common/scenarios.rs"]
+mod scenarios;
+use scenarios::{ClosedBeside, Drained, Drains, Until};
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use sf_journal::ring::OkQueueLimits;
-use sf_journal::status::{encode_status, ErrorStatus, Status, StatusError};
-use sf_journal::upgrade::{UpgradeError, UpgradeRequest};
 use sf_journal_io::drain::{CatchUp, DrainConfig, DrainError, DrainReport};
 use sf_journal_io::drain_async::AsyncDrain;
+use sf_journal_io::journal::Closed;
 use sf_journal_io::loopback::{Conn, LoopbackServer, ServerConfig};
-use sf_journal_io::Journal;
+use sf_journal_io::{Journal, JournalError};
+
+/// The tokio drain, for the shared scenarios: each call runs to its end on this runtime.
+struct Tokio(tokio::runtime::Runtime);
+
+impl Tokio {
+    fn new() -> Self {
+        Tokio(
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap(),
+        )
+    }
+}
+
+impl Drains for Tokio {
+    fn drain(&self, c: DrainConfig, j: &Mutex<Journal>, by: Instant, until: &Until) -> Drained {
+        self.0.block_on(AsyncDrain::new(c).run(j, by, until))
+    }
+
+    fn close(&self, j: &Mutex<Journal>, timeout_millis: i64) -> Result<Closed, JournalError> {
+        let close = sf_journal_io::drain_async::close(j, timeout_millis);
+        self.0.block_on(close)
+    }
+
+    fn close_beside(&self, s: &LoopbackServer, j: &Mutex<Journal>, ms: i64) -> ClosedBeside {
+        let drain = AsyncDrain::new(DrainConfig::new(s.addr()));
+        let started = Instant::now();
+        let (drained, (c, took)) = self.0.block_on(async {
+            tokio::join!(
+                drain.run(j, started + Duration::from_secs(20), |_| false),
+                async {
+                    let c = sf_journal_io::drain_async::close(j, ms).await.unwrap();
+                    (c, started.elapsed())
+                }
+            )
+        });
+        (c, took, drained)
+    }
+}
 
 async fn run(
     s: &LoopbackServer,
@@ -33,228 +75,64 @@ async fn run(
         .await
 }
 
-#[tokio::test]
-async fn sf_w1_the_drain_upgrades_on_the_write_path_with_the_qwp_headers_tokio() {
-    let s = server(vec![]);
-    let _ = run(&s, &filled(2), |_| {}).await.unwrap();
-    let c = &s.connections()[0];
-    assert_eq!(c.path, "/api/v4/write");
-    assert_eq!(c.header("X-QWP-Max-Version"), Some("1"));
-    assert_eq!(c.header("X-QWP-Client-Id"), None);
-    assert_eq!(c.header("X-QWP-Request-Durable-Ack"), None);
-    assert_eq!(c.header("Authorization"), None);
-
-    let s = server(vec![]);
-    let j = durable_filled(OkQueueLimits::default(), 1);
-    let _ = run(&s, &j, |c| {
-        c.request = UpgradeRequest {
-            client_id: Some("loader-1".into()),
-            durable_ack: true,
-            authorization: Some("Bearer abc".into()),
-        }
-    })
-    .await
-    .unwrap();
-    let c = &s.connections()[0];
-    assert_eq!(c.header("X-QWP-Client-Id"), Some("loader-1"));
-    assert_eq!(c.header("X-QWP-Request-Durable-Ack"), Some("true"));
-    assert_eq!(c.header("Authorization"), Some("Bearer abc"));
-    assert_eq!(j.lock().unwrap().acked_fsn(), 0, "the durable ack trimmed");
+#[test]
+fn sf_w1_the_drain_upgrades_on_the_write_path_with_the_qwp_headers_tokio() {
+    scenarios::sf_w1_the_drain_upgrades_on_the_write_path_with_the_qwp_headers(&Tokio::new());
 }
 
-#[tokio::test]
-async fn sf_w2_a_server_version_of_0_or_above_1_is_refused_and_an_absent_one_is_1_tokio() {
-    for bad in ["0", "2", "x"] {
-        let s = server(vec![Conn::Headers(vec![(
-            "X-QWP-Version".into(),
-            bad.into(),
-        )])]);
-        match run(&s, &filled(1), |_| {}).await {
-            Err(DrainError::Upgrade(UpgradeError::Version(v))) => assert_eq!(v, bad),
-            other => panic!("{bad}: {other:?}"),
-        }
-        assert!(s.connections()[0].messages().is_empty());
-    }
-    for good in ["", "1"] {
-        let s = server(vec![Conn::Headers(vec![(
-            "X-QWP-Version".into(),
-            good.into(),
-        )])]);
-        let j = filled(2);
-        let _ = run(&s, &j, |_| {}).await.unwrap();
-        assert_eq!(j.lock().unwrap().acked_fsn(), 1, "{good:?}");
-    }
-}
-
-#[tokio::test]
-async fn sf_w3_auth_and_role_refusals_end_the_drain_and_other_statuses_are_retried_tokio() {
-    let refuse = |status: u16, headers: Vec<(String, String)>| Conn::Refuse { status, headers };
-    for code in [401, 403] {
-        let s = server(vec![refuse(code, vec![])]);
-        assert!(matches!(
-            run(&s, &filled(1), |_| {}).await,
-            Err(DrainError::Upgrade(UpgradeError::Auth(c))) if c == code
-        ));
-        assert_eq!(s.connections().len(), 1, "no retry after {code}");
-    }
-    let s = server(vec![refuse(
-        421,
-        vec![("X-QuestDB-Zone".into(), "eu".into())],
-    )]);
-    match run(&s, &filled(1), |_| {}).await {
-        Err(DrainError::Upgrade(UpgradeError::RoleMismatch { role, zone })) => {
-            assert_eq!((role, zone.as_deref()), (None, Some("eu")));
-        }
-        other => panic!("expected a role mismatch, got {other:?}"),
-    }
-    let s = server(vec![refuse(503, vec![]), refuse(404, vec![])]);
-    let j = filled(3);
-    let r = run(&s, &j, |_| {}).await.unwrap();
-    assert_eq!((r.connections, r.breaks), (1, 2));
-    assert_eq!(s.connections().len(), 3);
-    assert_eq!(s.connections()[2].messages(), bytes(0, 3));
-}
-
-#[tokio::test]
-async fn sf_w4_a_malformed_status_frame_is_a_protocol_violation_and_trims_nothing_tokio() {
-    for garbage in [vec![], vec![0x01], vec![0x00, 1, 2], vec![0x7f, 0, 0]] {
-        let s = server(vec![Conn::Garbage(garbage.clone())]);
-        let j = filled(2);
-        let r = run(&s, &j, |_| {}).await;
-        assert!(
-            matches!(r, Err(DrainError::Status(_))),
-            "{garbage:?}: {r:?}"
-        );
-        assert_eq!(j.lock().unwrap().acked_fsn(), -1);
-        assert_eq!(s.connections().len(), 1, "a violation is not retried");
-    }
-}
-
-#[tokio::test]
-async fn sf_w8_a_server_message_over_the_inbound_cap_is_a_violation_tokio() {
-    let s = server(vec![Conn::Oversized(4097)]);
-    let r = run(&s, &filled(1), |c| c.max_inbound_bytes = 4096).await;
-    assert!(
-        matches!(&r, Err(DrainError::Violation(m)) if m.contains("server message")),
-        "{r:?}"
+#[test]
+fn sf_w2_a_server_version_of_0_or_above_1_is_refused_and_an_absent_one_is_1_tokio() {
+    scenarios::sf_w2_a_server_version_of_0_or_above_1_is_refused_and_an_absent_one_is_1(
+        &Tokio::new(),
     );
-    let s = server(vec![Conn::Oversized(4096)]);
-    match run(&s, &filled(1), |c| c.max_inbound_bytes = 4096).await {
-        Err(DrainError::Status(e)) => assert_eq!(e, StatusError::TrailingBytes(4096 - 11)),
-        other => panic!("{other:?}"),
-    }
 }
 
-#[tokio::test]
-async fn sf_w8_client_frames_are_whole_masked_binary_and_the_close_payload_is_empty_or_coded_tokio()
-{
-    let s = server(vec![]);
-    let _ = run(&s, &filled(6), |_| {}).await.unwrap();
-    let until = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < until && !s.connections()[0].frames.iter().any(|f| f.opcode == 8) {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let c = &s.connections()[0];
-    assert_eq!(c.frames.iter().filter(|f| f.opcode == 2).count(), 6);
-    for f in &c.frames {
-        assert!(f.fin && f.masked, "whole and masked");
-        assert!(matches!(f.opcode, 2 | 8), "binary or close: {}", f.opcode);
-    }
-    let close: Vec<_> = c.frames.iter().filter(|f| f.opcode == 8).collect();
-    assert_eq!(close.len(), 1);
-    assert!(close[0].payload.is_empty() || close[0].payload.len() >= 2);
-}
-
-#[tokio::test]
-async fn sf_16_a_server_that_does_not_echo_durable_ack_is_refused_tokio() {
-    let s = server(vec![Conn::NoDurableEcho]);
-    let j = durable_filled(OkQueueLimits::default(), 1);
-    let r = run(&s, &j, |c| c.request.durable_ack = true).await;
-    assert!(
-        matches!(
-            r,
-            Err(DrainError::Upgrade(UpgradeError::DurableAckUnavailable))
-        ),
-        "{r:?}"
+#[test]
+fn sf_w3_auth_and_role_refusals_end_the_drain_and_other_statuses_are_retried_tokio() {
+    scenarios::sf_w3_auth_and_role_refusals_end_the_drain_and_other_statuses_are_retried(
+        &Tokio::new(),
     );
-    assert!(s.connections()[0].messages().is_empty());
-    assert_eq!(s.connections().len(), 1, "refused for good");
 }
 
-#[tokio::test]
-async fn sf_17_pings_go_out_while_idle_with_durable_confirmations_pending_tokio() {
-    let s = LoopbackServer::start(ServerConfig {
-        durable_after_pings: 3,
-        ..ServerConfig::default()
-    })
-    .unwrap();
-    let j = durable_filled(OkQueueLimits::default(), 4);
-    let started = Instant::now();
-    let r = run(&s, &j, |c| {
-        c.request.durable_ack = true;
-        c.keepalive = Duration::from_millis(30);
-    })
-    .await
-    .unwrap();
-    assert_eq!(j.lock().unwrap().acked_fsn(), 3);
-    assert!(r.pings >= 3, "{r:?}");
-    assert!(started.elapsed() >= Duration::from_millis(90));
-    let pings = s.connections()[0]
-        .frames
-        .iter()
-        .filter(|f| f.opcode == 9)
-        .count();
-    assert!(pings >= 3 && pings as u32 <= r.pings, "{pings} of {r:?}");
-
-    let s = server(vec![]);
-    let r = run(&s, &filled(4), |c| c.keepalive = Duration::from_millis(1))
-        .await
-        .unwrap();
-    assert_eq!(r.pings, 0, "no PING without durable ack");
-}
-
-#[tokio::test]
-async fn sf_18_connections_dropped_mid_stream_are_replayed_in_fsn_order_after_back_off_tokio() {
-    let s = server(vec![Conn::DropAfter(4), Conn::DropAfter(5), Conn::Serve]);
-    let j = filled(12);
-    let started = Instant::now();
-    let r = run(&s, &j, |c| c.backoff_initial = Duration::from_millis(40))
-        .await
-        .unwrap();
-    assert!(started.elapsed() >= Duration::from_millis(80));
-    assert_eq!((r.connections, r.breaks), (3, 2));
-    assert_eq!(j.lock().unwrap().acked_fsn(), 11);
-    let mut acked: i64 = -1;
-    for c in &s.connections() {
-        let m = c.messages();
-        let start = (acked + 1) as usize;
-        assert_eq!(m, bytes(start, start + m.len()));
-        if let Some(seq) = last_ok(c) {
-            acked = acked.max(start as i64 + seq as i64);
-        }
-    }
-    assert_eq!(acked, 11);
-}
-
-#[tokio::test]
-async fn sf_18_the_back_off_doubles_over_consecutive_failed_attempts_tokio() {
-    let refuse = || Conn::Refuse {
-        status: 503,
-        headers: vec![],
-    };
-    let s = server(vec![refuse(), refuse(), refuse()]);
-    let j = filled(2);
-    let started = Instant::now();
-    let r = run(&s, &j, |c| c.backoff_initial = Duration::from_millis(30))
-        .await
-        .unwrap();
-    assert!(
-        started.elapsed() >= Duration::from_millis(30 + 60 + 120),
-        "{:?}",
-        started.elapsed()
+#[test]
+fn sf_w4_a_malformed_status_frame_is_a_protocol_violation_and_trims_nothing_tokio() {
+    scenarios::sf_w4_a_malformed_status_frame_is_a_protocol_violation_and_trims_nothing(
+        &Tokio::new(),
     );
-    assert_eq!((r.connections, r.breaks), (1, 3));
-    assert_eq!(j.lock().unwrap().acked_fsn(), 1);
+}
+
+#[test]
+fn sf_w8_a_server_message_over_the_inbound_cap_is_a_violation_tokio() {
+    scenarios::sf_w8_a_server_message_over_the_inbound_cap_is_a_violation(&Tokio::new());
+}
+
+#[test]
+fn sf_w8_client_frames_are_whole_masked_binary_and_the_close_payload_is_empty_or_coded_tokio() {
+    scenarios::sf_w8_client_frames_are_whole_masked_binary_and_the_close_payload_is_empty_or_coded(
+        &Tokio::new(),
+    );
+}
+
+#[test]
+fn sf_16_a_server_that_does_not_echo_durable_ack_is_refused_tokio() {
+    scenarios::sf_16_a_server_that_does_not_echo_durable_ack_is_refused(&Tokio::new());
+}
+
+#[test]
+fn sf_17_pings_go_out_while_idle_with_durable_confirmations_pending_tokio() {
+    scenarios::sf_17_pings_go_out_while_idle_with_durable_confirmations_pending(&Tokio::new());
+}
+
+#[test]
+fn sf_18_connections_dropped_mid_stream_are_replayed_in_fsn_order_after_back_off_tokio() {
+    scenarios::sf_18_connections_dropped_mid_stream_are_replayed_in_fsn_order_after_back_off(
+        &Tokio::new(),
+    );
+}
+
+#[test]
+fn sf_18_the_back_off_doubles_over_consecutive_failed_attempts_tokio() {
+    scenarios::sf_18_the_back_off_doubles_over_consecutive_failed_attempts(&Tokio::new());
 }
 
 #[tokio::test]
@@ -292,14 +170,11 @@ async fn sf_18_every_wait_ends_by_the_deadline_tokio() {
     assert!(started.elapsed() < Duration::from_secs(3));
 }
 
-#[tokio::test]
-async fn sf_19_a_reconnect_rewinds_to_the_first_unacknowledged_frame_on_the_wire_tokio() {
-    let s = server(vec![Conn::DropAfter(6)]);
-    let _ = run(&s, &filled(6), |_| {}).await.unwrap();
-    let conns = s.connections();
-    assert_eq!(conns.len(), 2);
-    let first_unacked = last_ok(&conns[0]).map_or(0, |s| s as usize + 1);
-    assert_eq!(conns[1].messages()[0], payload(first_unacked));
+#[test]
+fn sf_19_a_reconnect_rewinds_to_the_first_unacknowledged_frame_on_the_wire_tokio() {
+    scenarios::sf_19_a_reconnect_rewinds_to_the_first_unacknowledged_frame_on_the_wire(
+        &Tokio::new(),
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -335,81 +210,21 @@ async fn sf_20_frames_appended_during_replay_are_sent_tokio() {
     assert!(bytes(0, 40).ends_with(&last));
 }
 
-#[tokio::test]
-async fn sf_21_the_replayed_frames_counter_counts_frames_sent_again_tokio() {
-    let s = server(vec![Conn::DropAfter(4), Conn::DropAfter(4)]);
-    let r = run(&s, &filled(10), |_| {}).await.unwrap();
-    let sent: usize = s.connections().iter().map(|c| c.messages().len()).sum();
-    assert_eq!(r.frames_sent as usize, sent);
-    assert_eq!(r.replayed_frames as usize, sent - 10);
-    assert!(r.replayed_frames > 0);
+#[test]
+fn sf_21_the_replayed_frames_counter_counts_frames_sent_again_tokio() {
+    scenarios::sf_21_the_replayed_frames_counter_counts_frames_sent_again(&Tokio::new());
 }
 
-#[tokio::test]
-async fn sf_43_a_retriable_error_replays_the_rejected_frame_and_a_terminal_one_keeps_it_tokio() {
-    let s = server(vec![Conn::ErrorAt {
-        wire_seq: 2,
-        status: ErrorStatus::WriteError,
-    }]);
-    let j = filled(5);
-    let r = run(&s, &j, |_| {}).await.unwrap();
-    assert_eq!(r.retriable_errors, 1);
-    assert!(s.connections()[1].messages().contains(&payload(2)));
-    assert_eq!(j.lock().unwrap().acked_fsn(), 4);
-
-    let s = server(vec![Conn::ErrorAt {
-        wire_seq: 0,
-        status: ErrorStatus::SchemaMismatch,
-    }]);
-    let sf = scratch("terminal-tokio");
-    let mut journal = Journal::open(&sf, "s", small()).unwrap();
-    for i in 0..3 {
-        let _ = journal.append(&payload(i), 0).unwrap();
-    }
-    let j = Mutex::new(journal);
-    match run(&s, &j, |_| {}).await {
-        Err(DrainError::Terminal(t)) => assert_eq!(
-            (t.status, t.wire_seq, t.fsn),
-            (ErrorStatus::SchemaMismatch, 0, Some(0))
-        ),
-        other => panic!("expected a terminal error, got {other:?}"),
-    }
-    assert_eq!(s.connections().len(), 1);
-    drop(j);
-    let again = Journal::open(&sf, "s", small()).unwrap();
-    assert_eq!(again.recovered(), 0..3, "the rejected frame stays");
+#[test]
+fn sf_43_a_retriable_error_replays_the_rejected_frame_and_a_terminal_one_keeps_it_tokio() {
+    scenarios::sf_43_a_retriable_error_replays_the_rejected_frame_and_a_terminal_one_keeps_it(
+        &Tokio::new(),
+    );
 }
 
-#[tokio::test]
-async fn sf_44_each_error_status_on_the_wire_ends_the_drain_or_is_retried_tokio() {
-    use ErrorStatus::*;
-    for (status, terminal) in [
-        (SchemaMismatch, true),
-        (ParseError, true),
-        (SecurityError, true),
-        (InternalError, false),
-        (WriteError, false),
-        (NotWritable, false),
-    ] {
-        let s = server(vec![Conn::ErrorAt {
-            wire_seq: 1,
-            status,
-        }]);
-        let j = filled(3);
-        let r = run(&s, &j, |_| {}).await;
-        if terminal {
-            assert!(
-                matches!(&r, Err(DrainError::Terminal(t)) if t.status == status && t.fsn == Some(1)),
-                "{status:?}: {r:?}"
-            );
-            assert_eq!(s.connections().len(), 1);
-            assert!(j.lock().unwrap().acked_fsn() < 1);
-        } else {
-            let r = r.unwrap();
-            assert_eq!((r.retriable_errors, r.connections), (1, 2), "{status:?}");
-            assert_eq!(j.lock().unwrap().acked_fsn(), 2);
-        }
-    }
+#[test]
+fn sf_44_each_error_status_on_the_wire_ends_the_drain_or_is_retried_tokio() {
+    scenarios::sf_44_each_error_status_on_the_wire_ends_the_drain_or_is_retried(&Tokio::new());
 }
 
 // SF-9: catch-up frames before replay.
@@ -466,691 +281,147 @@ async fn sf_9_without_a_dictionary_or_an_encoder_no_catch_up_frame_is_sent_tokio
     assert!(s.connections()[0].messages().is_empty());
 }
 
-#[tokio::test]
-async fn sf_14_a_connection_dropped_with_oks_awaiting_durability_is_replayed_and_drains_tokio() {
-    let s = LoopbackServer::start(ServerConfig {
-        seed: 7,
-        script: vec![Conn::DropAfter(3), Conn::Serve],
-        ack_one_in: 1,
-        durable_after_pings: 2,
-        ..ServerConfig::default()
-    })
-    .unwrap();
-    let j = durable_filled(OkQueueLimits::default(), 5);
-    let r = run(&s, &j, |c| {
-        c.request.durable_ack = true;
-        c.keepalive = Duration::from_millis(20);
-    })
-    .await
-    .unwrap();
-    assert_eq!(r.connections, 2, "{r:?}");
-    let j = j.lock().unwrap();
-    assert_eq!(j.acked_fsn(), j.published_fsn());
-    assert_eq!(j.acked_fsn(), 4);
-    assert!(last_ok(&s.connections()[0]).is_some());
-    assert_eq!(
-        s.connections()[1]
-            .frames
-            .iter()
-            .filter(|f| f.opcode == 2)
-            .count(),
-        5
+#[test]
+fn sf_14_a_connection_dropped_with_oks_awaiting_durability_is_replayed_and_drains_tokio() {
+    scenarios::sf_14_a_connection_dropped_with_oks_awaiting_durability_is_replayed_and_drains(
+        &Tokio::new(),
     );
 }
 
-#[tokio::test]
-async fn sf_18_a_steady_producer_cannot_hold_the_drain_past_its_deadline_tokio() {
-    let s = LoopbackServer::start(ServerConfig {
-        ack_one_in: 1,
-        ..ServerConfig::default()
-    })
-    .unwrap();
-    let j = Arc::new(roomy());
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let producer = {
-        let (j, stop) = (Arc::clone(&j), Arc::clone(&stop));
-        std::thread::spawn(move || {
-            let t = Instant::now();
-            let mut i = 0;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed)
-                && t.elapsed() < Duration::from_secs(10)
-            {
-                {
-                    let mut g = j.lock().unwrap();
-                    for _ in 0..50 {
-                        let _ = g.append(&payload(i), 0);
-                        i += 1;
-                    }
-                }
-                // The lock is not fair: a producer that takes it again at once starves the drain
-                // of it. This one leaves a moment between its bursts, as a real one does.
-                std::thread::sleep(Duration::from_micros(200));
-            }
-        })
-    };
-    let started = Instant::now();
-    let r = AsyncDrain::new(DrainConfig::new(s.addr()))
-        .run(&j, started + Duration::from_millis(1_000), |_| false)
-        .await;
-    let took = started.elapsed();
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    producer.join().unwrap();
-    assert!(matches!(r, Err(DrainError::TimedOut { .. })), "{r:?}");
-    assert!(took < Duration::from_millis(2_500), "{took:?}");
-    let j = j.lock().unwrap();
-    // A second of draining reads acknowledgements between the bursts, even on a loaded machine
-    // (the old loop read none until the producer stopped, 10 s later).
-    assert!(j.acked_fsn() >= 0, "acked {}", j.acked_fsn());
-    assert!(j.published_fsn() > j.acked_fsn());
+#[test]
+fn sf_18_a_steady_producer_cannot_hold_the_drain_past_its_deadline_tokio() {
+    scenarios::sf_18_a_steady_producer_cannot_hold_the_drain_past_its_deadline(&Tokio::new());
 }
 
-#[tokio::test]
-async fn sf_16_a_drain_whose_request_and_journal_disagree_on_durable_ack_is_refused_tokio() {
-    let s = server(vec![]);
-    let r = run(&s, &filled(2), |c| c.request.durable_ack = true).await;
-    assert!(
-        matches!(
-            r,
-            Err(DrainError::DurableAckMismatch {
-                requested: true,
-                journal: false
-            })
-        ),
-        "{r:?}"
-    );
-    let r = run(&s, &durable_filled(OkQueueLimits::default(), 1), |_| {}).await;
-    assert!(
-        matches!(
-            r,
-            Err(DrainError::DurableAckMismatch {
-                requested: false,
-                journal: true
-            })
-        ),
-        "{r:?}"
-    );
-    assert!(s.connections().is_empty(), "nothing was sent");
-}
-
-#[tokio::test]
-async fn sf_36_periodic_checkpoints_go_on_while_the_wire_is_down_tokio() {
-    let j = periodic_journal("checkpoints-outage-tokio");
-    let before = j.lock().unwrap().dir_stats().unwrap();
-    let addr = nobody();
-    let mut c = DrainConfig::new(addr);
-    c.backoff_max = Duration::from_millis(20);
-    let r = AsyncDrain::new(c)
-        .run(&j, Instant::now() + Duration::from_millis(300), |_| true)
-        .await;
-    assert!(matches!(r, Err(DrainError::TimedOut { .. })), "{r:?}");
-    let after = j.lock().unwrap().dir_stats().unwrap();
-    assert!(after.dir_syncs > before.dir_syncs, "{before:?} {after:?}");
-    assert!(after.file_syncs > before.file_syncs, "{before:?} {after:?}");
-}
-
-#[tokio::test]
-async fn sf_44_an_error_status_keeps_its_message_wire_seq_and_category_tokio() {
-    use sf_journal::status::Category;
-    // Terminal: the drain's error carries the server's message.
-    let s = server(vec![Conn::ErrorAt {
-        wire_seq: 1,
-        status: ErrorStatus::ParseError,
-    }]);
-    let j = filled(3);
-    match run(&s, &j, |_| {}).await {
-        Err(DrainError::Terminal(t)) => assert_eq!(
-            (t.status, t.category, t.wire_seq, t.fsn, t.message.as_str()),
-            (
-                ErrorStatus::ParseError,
-                Category::Terminal,
-                1,
-                Some(1),
-                "refused frame 1"
-            )
-        ),
-        other => panic!("expected a terminal error, got {other:?}"),
-    }
-    // Retriable: the report keeps the last one, message included.
-    let s = server(vec![Conn::ErrorAt {
-        wire_seq: 2,
-        status: ErrorStatus::WriteError,
-    }]);
-    let j = filled(4);
-    let r = run(&s, &j, |_| {}).await.unwrap();
-    let e = r.last_retriable.expect("the retriable error is reported");
-    assert_eq!(
-        (e.status, e.category, e.wire_seq, e.fsn, e.message.as_str()),
-        (
-            ErrorStatus::WriteError,
-            Category::Retriable,
-            2,
-            Some(2),
-            "refused frame 2"
-        )
+#[test]
+fn sf_16_a_drain_whose_request_and_journal_disagree_on_durable_ack_is_refused_tokio() {
+    scenarios::sf_16_a_drain_whose_request_and_journal_disagree_on_durable_ack_is_refused(
+        &Tokio::new(),
     );
 }
 
-#[tokio::test]
-async fn sf_44_the_error_handler_is_called_for_each_error_status_tokio() {
-    use sf_journal_io::drain::{ErrorHandler, ErrorSink};
-    let s = server(vec![
-        Conn::ErrorAt {
-            wire_seq: 0,
-            status: ErrorStatus::InternalError,
-        },
-        Conn::ErrorAt {
-            wire_seq: 1,
-            status: ErrorStatus::WriteError,
-        },
-        Conn::ErrorAt {
-            wire_seq: 0,
-            status: ErrorStatus::SecurityError,
-        },
-    ]);
-    let j = filled(3);
-    let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
-    let into = seen.clone();
-    let handler = ErrorHandler::new(move |e| into.lock().unwrap().push(e.clone()));
-    let r = run(&s, &j, |c| c.errors = ErrorSink::Handler(handler)).await;
-    assert!(
-        matches!(&r, Err(DrainError::Terminal(t)) if t.status == ErrorStatus::SecurityError),
-        "{r:?}"
-    );
-    let seen: Vec<_> = seen
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|e| (e.status, e.wire_seq, e.message.clone()))
-        .collect();
-    assert_eq!(
-        seen,
-        vec![
-            (ErrorStatus::InternalError, 0, "refused frame 0".to_owned()),
-            (ErrorStatus::WriteError, 1, "refused frame 1".to_owned()),
-            (ErrorStatus::SecurityError, 0, "refused frame 0".to_owned()),
-        ],
-        "each error once, in arrival order, retriable ones included"
+#[test]
+fn sf_36_periodic_checkpoints_go_on_while_the_wire_is_down_tokio() {
+    scenarios::sf_36_periodic_checkpoints_go_on_while_the_wire_is_down(&Tokio::new());
+}
+
+#[test]
+fn sf_44_an_error_status_keeps_its_message_wire_seq_and_category_tokio() {
+    scenarios::sf_44_an_error_status_keeps_its_message_wire_seq_and_category(&Tokio::new());
+}
+
+#[test]
+fn sf_44_the_error_handler_is_called_for_each_error_status_tokio() {
+    scenarios::sf_44_the_error_handler_is_called_for_each_error_status(&Tokio::new());
+}
+
+#[test]
+fn sf_44_the_error_inbox_is_bounded_drops_the_oldest_and_counts_the_drops_tokio() {
+    scenarios::sf_44_the_error_inbox_is_bounded_drops_the_oldest_and_counts_the_drops(&Tokio::new());
+}
+
+#[test]
+fn sf_w7_an_error_message_over_1024_bytes_or_not_utf8_is_a_typed_violation_tokio() {
+    scenarios::sf_w7_an_error_message_over_1024_bytes_or_not_utf8_is_a_typed_violation(
+        &Tokio::new(),
     );
 }
 
-#[tokio::test]
-async fn sf_44_the_error_inbox_is_bounded_drops_the_oldest_and_counts_the_drops_tokio() {
-    use sf_journal_io::drain::{ErrorInbox, ErrorSink, InboxLimits};
-    let err = |status| Conn::ErrorAt {
-        wire_seq: 0,
-        status,
-    };
-    let s = server(vec![
-        err(ErrorStatus::InternalError),
-        err(ErrorStatus::WriteError),
-        err(ErrorStatus::NotWritable),
-    ]);
-    let j = filled(2);
-    let inbox = ErrorInbox::new(InboxLimits {
-        max_errors: 2,
-        max_bytes: 1 << 20,
-    });
-    let shared = inbox.clone();
-    let r = run(&s, &j, |c| c.errors = ErrorSink::Inbox(shared))
-        .await
-        .unwrap();
-    assert_eq!(r.retriable_errors, 3);
-    assert_eq!(r.errors_dropped, 1, "one dropped at the count bound");
-    assert_eq!(inbox.dropped(), 1);
-    let kept: Vec<_> = inbox.take_all().iter().map(|e| e.status).collect();
-    assert_eq!(
-        kept,
-        vec![ErrorStatus::WriteError, ErrorStatus::NotWritable],
-        "the oldest went first"
+#[test]
+fn sf_26_a_close_waits_for_the_running_drain_and_returns_once_all_is_acknowledged_tokio() {
+    scenarios::sf_26_a_close_waits_for_the_running_drain_and_returns_once_all_is_acknowledged(
+        &Tokio::new(),
     );
-    assert!(inbox.is_empty());
-    assert_eq!(inbox.bytes(), 0);
-
-    // The default sink is an inbox the application can read.
-    let s = server(vec![err(ErrorStatus::InternalError)]);
-    let j = filled(1);
-    let c = DrainConfig::new(s.addr());
-    let inbox = c.errors.inbox().expect("an inbox by default").clone();
-    let _ = run(&s, &j, |x| *x = c).await.unwrap();
-    assert_eq!(inbox.len(), 1);
-    assert_eq!(inbox.pop().unwrap().message, "refused frame 0");
 }
 
-#[tokio::test]
-async fn sf_w7_an_error_message_over_1024_bytes_or_not_utf8_is_a_typed_violation_tokio() {
-    let error_frame = |msg: &[u8]| {
-        let mut f = vec![ErrorStatus::WriteError.byte()];
-        f.extend_from_slice(&0u64.to_le_bytes());
-        f.extend_from_slice(&(msg.len() as u16).to_le_bytes());
-        f.extend_from_slice(msg);
-        f
-    };
-    for (frame, want) in [
-        (
-            error_frame(&[b'x'; 1025]),
-            StatusError::MessageTooLong(1025),
-        ),
-        (error_frame(&[0xff, 0xfe]), StatusError::NotUtf8),
-    ] {
-        let s = server(vec![Conn::Garbage(frame)]);
-        let j = filled(2);
-        match run(&s, &j, |_| {}).await {
-            Err(DrainError::Status(e)) => assert_eq!(e, want),
-            other => panic!("expected a typed violation, got {other:?}"),
-        }
-        assert_eq!(j.lock().unwrap().acked_fsn(), -1, "nothing trimmed");
-        assert_eq!(s.connections().len(), 1, "not retried");
-    }
-    // At 1024 bytes exactly the message is kept whole.
-    let long = "y".repeat(1024);
-    let frame = encode_status(&Status::Error {
-        status: ErrorStatus::SchemaMismatch,
-        wire_seq: 0,
-        message: long.clone(),
-    });
-    let s = server(vec![Conn::Garbage(frame)]);
-    match run(&s, &filled(1), |_| {}).await {
-        Err(DrainError::Terminal(t)) => assert_eq!(t.message, long),
-        other => panic!("{other:?}"),
-    }
-}
-
-/// Runs the async close while an async drain of `j` to `s` runs (ending only with the
-/// journal); returns the close's result, how long it took and the drain's result.
-async fn close_while_draining(
-    s: &LoopbackServer,
-    j: &Mutex<Journal>,
-    timeout_millis: i64,
-) -> (
-    sf_journal_io::journal::Closed,
-    Duration,
-    Result<DrainReport, DrainError>,
-) {
-    let drain = AsyncDrain::new(DrainConfig::new(s.addr()));
-    let started = Instant::now();
-    let (drained, (c, took)) = tokio::join!(
-        drain.run(j, Instant::now() + Duration::from_secs(20), |_| false),
-        async {
-            let c = sf_journal_io::drain_async::close(j, timeout_millis)
-                .await
-                .unwrap();
-            (c, started.elapsed())
-        }
+#[test]
+fn sf_27_a_close_times_out_at_its_bound_and_leaves_the_tail_for_the_next_sender_tokio() {
+    scenarios::sf_27_a_close_times_out_at_its_bound_and_leaves_the_tail_for_the_next_sender(
+        &Tokio::new(),
     );
-    (c, took, drained)
 }
 
-#[tokio::test]
-async fn sf_26_a_close_waits_for_the_running_drain_and_returns_once_all_is_acknowledged_tokio() {
-    use sf_journal_io::journal::DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS;
-    let s = acking_when_idle(Duration::from_millis(50));
-    let sf = scratch("close-waits-tokio");
-    let j = disk_filled(&sf, 5);
-    let (c, took, drained) = close_while_draining(&s, &j, DEFAULT_CLOSE_FLUSH_TIMEOUT_MILLIS).await;
-    assert_eq!(
-        c.unacknowledged,
-        5..5,
-        "the close waited for every acknowledgement"
+#[test]
+fn sf_28_a_close_of_0_or_minus_1_skips_the_wait_and_releases_the_lock_tokio() {
+    scenarios::sf_28_a_close_of_0_or_minus_1_skips_the_wait_and_releases_the_lock(&Tokio::new());
+}
+
+#[test]
+fn sf_28_a_close_reports_a_latched_terminal_error_not_yet_delivered_tokio() {
+    scenarios::sf_28_a_close_reports_a_latched_terminal_error_not_yet_delivered(&Tokio::new());
+}
+
+#[test]
+fn sf_w2_a_frame_over_the_servers_max_batch_size_is_refused_naming_its_fsn_tokio() {
+    scenarios::sf_w2_a_frame_over_the_servers_max_batch_size_is_refused_naming_its_fsn(
+        &Tokio::new(),
     );
-    assert!(!c.skipped);
-    assert!(
-        took < Duration::from_millis(2_500),
-        "returned early: {took:?}"
+}
+
+#[test]
+fn sf_w2_a_catch_up_frame_over_the_servers_max_batch_size_is_refused_tokio() {
+    scenarios::sf_w2_a_catch_up_frame_over_the_servers_max_batch_size_is_refused(&Tokio::new());
+}
+
+#[test]
+fn sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violation_tokio() {
+    scenarios::sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violation(
+        &Tokio::new(),
     );
-    assert!(
-        took >= Duration::from_millis(50),
-        "the server acks after 50 ms: {took:?}"
+}
+
+#[test]
+fn sf_18_a_close_from_the_server_is_a_break_that_is_retried_tokio() {
+    scenarios::sf_18_a_close_from_the_server_is_a_break_that_is_retried(&Tokio::new());
+}
+
+#[test]
+fn sf_18_a_poll_interval_of_0_neither_spins_nor_stalls_the_drain_tokio() {
+    scenarios::sf_18_a_poll_interval_of_0_neither_spins_nor_stalls_the_drain(&Tokio::new());
+}
+
+#[test]
+fn sf_18_a_connection_that_breaks_before_any_progress_keeps_the_back_off_growing_tokio() {
+    scenarios::sf_18_a_connection_that_breaks_before_any_progress_keeps_the_back_off_growing(
+        &Tokio::new(),
     );
-    assert!(
-        drained.is_ok(),
-        "the drain ends with the journal: {drained:?}"
+}
+
+#[test]
+fn sf_18_a_stalled_send_and_its_close_end_by_the_connect_timeout_and_reconnect_tokio() {
+    scenarios::sf_18_a_stalled_send_and_its_close_end_by_the_connect_timeout_and_reconnect(
+        &Tokio::new(),
     );
-    assert_eq!(last_ok(&s.connections()[0]), Some(4));
-    assert_eq!(slot_names(&sf.join("s")), vec![".lock", ".lock.pid"]);
 }
 
-#[tokio::test]
-async fn sf_27_a_close_times_out_at_its_bound_and_leaves_the_tail_for_the_next_sender_tokio() {
-    let s = acking_when_idle(Duration::from_secs(60));
-    let sf = scratch("close-times-out-tokio");
-    let j = disk_filled(&sf, 3);
-    let (c, took, drained) = close_while_draining(&s, &j, 300).await;
-    assert_eq!((c.unacknowledged, c.skipped), (0..3, false));
-    // Whole milliseconds of a monotonic clock: the bound holds to within one.
-    assert!(took >= Duration::from_millis(299), "{took:?}");
-    assert!(took < Duration::from_millis(2_000), "{took:?}");
-    assert!(drained.is_ok(), "{drained:?}");
-    let next = Journal::open(&sf, "s", small()).unwrap();
-    assert_eq!(
-        next.recovered(),
-        0..3,
-        "the tail is on disk for the next sender"
+#[test]
+fn sf_14_a_durable_drain_sends_no_more_than_its_ok_queue_holds_and_drains_tokio() {
+    scenarios::sf_14_a_durable_drain_sends_no_more_than_its_ok_queue_holds_and_drains(&Tokio::new());
+}
+
+#[test]
+fn sf_18_an_upgrade_answered_a_byte_at_a_time_ends_by_the_connect_timeout_tokio() {
+    scenarios::sf_18_an_upgrade_answered_a_byte_at_a_time_ends_by_the_connect_timeout(&Tokio::new());
+}
+
+#[test]
+fn sf_44_a_close_refusing_what_the_client_sends_is_a_terminal_violation_tokio() {
+    scenarios::sf_44_a_close_refusing_what_the_client_sends_is_a_terminal_violation(&Tokio::new());
+}
+
+#[test]
+fn sf_14_a_durable_drain_past_the_ok_queue_byte_bound_merges_and_drains_tokio() {
+    scenarios::sf_14_a_durable_drain_past_the_ok_queue_byte_bound_merges_and_drains(&Tokio::new());
+}
+
+#[test]
+fn sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stalls_tokio() {
+    scenarios::sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stalls(
+        &Tokio::new(),
     );
-
-    let s = acking_when_idle(Duration::from_secs(60));
-    let j = filled(3);
-    let (c, took, _) = close_while_draining(&s, &j, 300).await;
-    assert_eq!(
-        (c.unacknowledged, c.skipped),
-        (0..3, false),
-        "memory loses it"
-    );
-    // Whole milliseconds of a monotonic clock: the bound holds to within one.
-    assert!(took >= Duration::from_millis(299), "{took:?}");
 }
 
-#[tokio::test]
-async fn sf_28_a_close_of_0_or_minus_1_skips_the_wait_and_releases_the_lock_tokio() {
-    for timeout in [0, -1] {
-        let s = acking_when_idle(Duration::from_secs(60));
-        let sf = scratch("close-skips-tokio");
-        let j = disk_filled(&sf, 3);
-        let (c, took, drained) = close_while_draining(&s, &j, timeout).await;
-        assert_eq!((c.unacknowledged, c.skipped), (0..3, true), "{timeout}");
-        assert!(took < Duration::from_millis(1_000), "{timeout}: {took:?}");
-        assert!(drained.is_ok(), "{drained:?}");
-        let next = Journal::open(&sf, "s", small()).unwrap();
-        assert_eq!(next.recovered(), 0..3);
-        drop(j);
-    }
-}
-
-#[tokio::test]
-async fn sf_28_a_close_reports_a_latched_terminal_error_not_yet_delivered_tokio() {
-    let j = filled(2);
-    {
-        let mut x = j.lock().unwrap();
-        let _ = x.connect(0);
-        while x.next_frame().unwrap().is_some() {}
-        let _ = x
-            .reject_error(1, ErrorStatus::SchemaMismatch, "column type".into())
-            .unwrap();
-    }
-    let c = sf_journal_io::drain_async::close(&j, -1).await.unwrap();
-    let t = c.terminal.expect("the latched error comes back");
-    assert_eq!(
-        (t.status, t.wire_seq, t.fsn, t.message.as_str()),
-        (ErrorStatus::SchemaMismatch, 1, Some(1), "column type")
-    );
-    let s = server(vec![Conn::ErrorAt {
-        wire_seq: 0,
-        status: ErrorStatus::ParseError,
-    }]);
-    let j = filled(2);
-    assert!(matches!(
-        run(&s, &j, |_| {}).await,
-        Err(DrainError::Terminal(_))
-    ));
-    let c = sf_journal_io::drain_async::close(&j, 0).await.unwrap();
-    assert_eq!(c.terminal, None);
-}
-
-#[tokio::test]
-async fn sf_w2_a_frame_over_the_servers_max_batch_size_is_refused_naming_its_fsn_tokio() {
-    let max = |v: &str| Conn::Headers(vec![("X-QWP-Max-Batch-Size".into(), v.into())]);
-    // Frames 0 and 2 are 20 bytes, frame 1 is 30.
-    let mixed = || {
-        let mut j = Journal::memory(small());
-        let _ = j.append(&payload(0), 0).unwrap();
-        let _ = j.append(b"QWP1 a frame of thirty bytes..", 0).unwrap();
-        let _ = j.append(&payload(2), 0).unwrap();
-        Mutex::new(j)
-    };
-    let s = server(vec![max("25")]);
-    let j = mixed();
-    match run(&s, &j, |_| {}).await {
-        Err(DrainError::FrameTooLarge { fsn, len, max }) => {
-            assert_eq!((fsn, len, max), (1, 30, 25))
-        }
-        other => panic!("expected the frame refused, got {other:?}"),
-    }
-    let c = &s.connections()[0];
-    assert!(
-        !c.messages().iter().any(|m| m.len() == 30),
-        "the oversized frame is not sent"
-    );
-    assert_eq!(s.connections().len(), 1, "not retried");
-    assert!(j.lock().unwrap().acked_fsn() < 1, "it stays in the journal");
-
-    // At the server's size exactly, and with no size (or a bad one), everything goes.
-    for v in ["30", "", "junk", "0"] {
-        let s = server(vec![max(v)]);
-        let j = mixed();
-        let r = run(&s, &j, |_| {}).await;
-        assert!(r.is_ok(), "{v:?}: {r:?}");
-        assert_eq!(j.lock().unwrap().acked_fsn(), 2, "{v:?}");
-    }
-}
-
-#[tokio::test]
-async fn sf_w2_a_catch_up_frame_over_the_servers_max_batch_size_is_refused_tokio() {
-    use sf_journal_io::drain::CatchUp;
-    let max = |v: &str| Conn::Headers(vec![("X-QWP-Max-Batch-Size".into(), v.into())]);
-    let catch_up = |c: &mut DrainConfig| {
-        c.catch_up = Some(CatchUp::new(|_| vec![b"QWP1 a dictionary frame".to_vec()]))
-    };
-    let s = server(vec![max("22")]);
-    let j = slot_with_symbols("catch-up-too-large_tokio", 2);
-    match run(&s, &j, catch_up).await {
-        Err(DrainError::CatchUpTooLarge { len, max }) => assert_eq!((len, max), (23, 22)),
-        other => panic!("expected the catch-up frame refused, got {other:?}"),
-    }
-    assert!(s.connections()[0].messages().is_empty(), "nothing is sent");
-    let s = server(vec![max("23")]);
-    let j = slot_with_symbols("catch-up-fits_tokio", 2);
-    let r = run(&s, &j, catch_up).await.unwrap();
-    assert_eq!(r.catch_up_frames, 1);
-}
-
-#[tokio::test]
-async fn sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violation_tokio() {
-    for raw in BAD_WS_FRAMES {
-        let s = server(vec![Conn::Raw(raw.to_vec())]);
-        let j = filled(2);
-        let r = run(&s, &j, |_| {}).await;
-        assert!(matches!(r, Err(DrainError::Violation(_))), "{raw:?}: {r:?}");
-        assert_eq!(
-            s.connections().len(),
-            1,
-            "{raw:?}: a violation is not retried"
-        );
-        assert_eq!(j.lock().unwrap().acked_fsn(), -1, "{raw:?}");
-    }
-}
-
-#[tokio::test]
-async fn sf_18_a_close_from_the_server_is_a_break_that_is_retried_tokio() {
-    // 1000, 1001, 1011, 1012, 1013, an application code (4000), no code.
-    for raw in [
-        &[0x88, 0x02, 0x03, 0xe8][..],
-        &[0x88, 0x02, 0x03, 0xe9],
-        &[0x88, 0x02, 0x03, 0xf3],
-        &[0x88, 0x02, 0x03, 0xf4],
-        &[0x88, 0x02, 0x03, 0xf5],
-        &[0x88, 0x02, 0x0f, 0xa0],
-        &[0x88, 0x00],
-    ] {
-        let s = server(vec![Conn::Raw(raw.to_vec())]);
-        let j = filled(2);
-        let r = run(&s, &j, |_| {}).await.unwrap();
-        assert_eq!((r.connections, r.breaks), (2, 1), "{raw:?}");
-        assert_eq!(j.lock().unwrap().acked_fsn(), 1, "{raw:?}");
-    }
-}
-
-#[tokio::test]
-async fn sf_18_a_poll_interval_of_0_neither_spins_nor_stalls_the_drain_tokio() {
-    let s = server(vec![]);
-    let j = filled(4);
-    let r = run(&s, &j, |c| c.poll = Duration::ZERO).await.unwrap();
-    assert_eq!((r.connections, r.breaks), (1, 0));
-    assert_eq!(j.lock().unwrap().acked_fsn(), 3);
-}
-
-#[tokio::test]
-async fn sf_18_a_connection_that_breaks_before_any_progress_keeps_the_back_off_growing_tokio() {
-    let fail = || Conn::ErrorAt {
-        wire_seq: 0,
-        status: ErrorStatus::InternalError,
-    };
-    let s = server(vec![fail(), fail(), fail()]);
-    let j = filled(2);
-    let started = Instant::now();
-    let r = run(&s, &j, |c| c.backoff_initial = Duration::from_millis(40))
-        .await
-        .unwrap();
-    assert_eq!((r.connections, r.breaks), (4, 3));
-    assert!(
-        started.elapsed() >= Duration::from_millis(40 + 80 + 160),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_eq!(j.lock().unwrap().acked_fsn(), 1);
-}
-
-#[tokio::test]
-async fn sf_18_a_stalled_send_and_its_close_end_by_the_connect_timeout_and_reconnect_tokio() {
-    let s = LoopbackServer::start(ServerConfig {
-        seed: 7,
-        script: vec![Conn::Stall],
-        max_connection_life: Duration::from_secs(15),
-        ..ServerConfig::default()
-    })
-    .unwrap();
-    let j = heavy(96);
-    let mut c = DrainConfig::new(s.addr());
-    c.connect_timeout = Duration::from_millis(300);
-    let started = Instant::now();
-    let r = AsyncDrain::new(c)
-        .run(&j, Instant::now() + Duration::from_secs(20), |_| true)
-        .await
-        .unwrap();
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_eq!((r.connections, r.breaks), (2, 1));
-    assert_eq!(j.lock().unwrap().acked_fsn(), 95);
-}
-
-#[tokio::test]
-async fn sf_14_a_durable_drain_sends_no_more_than_its_ok_queue_holds_and_drains_tokio() {
-    let s = durable_server();
-    let j = durable_filled(
-        OkQueueLimits {
-            max_entries: 2,
-            max_bytes: 1 << 20,
-        },
-        10,
-    );
-    let r = run(&s, &j, |c| {
-        c.request.durable_ack = true;
-        c.keepalive = Duration::from_millis(5);
-    })
-    .await
-    .unwrap();
-    assert_eq!(j.lock().unwrap().acked_fsn(), 9);
-    assert_eq!((r.connections, r.breaks), (1, 0));
-    assert_eq!(j.lock().unwrap().stats().oks_dropped, 0);
-    assert_eq!(s.connections()[0].messages().len(), 10);
-}
-
-#[tokio::test]
-async fn sf_18_an_upgrade_answered_a_byte_at_a_time_ends_by_the_connect_timeout_tokio() {
-    let s = server(vec![Conn::Trickle]);
-    let j = filled(2);
-    let started = Instant::now();
-    let r = run(&s, &j, |c| c.connect_timeout = Duration::from_millis(300))
-        .await
-        .unwrap();
-    assert!(
-        started.elapsed() < Duration::from_millis(1500),
-        "{:?} {r:?}",
-        started.elapsed()
-    );
-    assert_eq!((r.connections, r.breaks), (1, 1));
-    assert_eq!(j.lock().unwrap().acked_fsn(), 1);
-}
-
-#[tokio::test]
-async fn sf_44_a_close_refusing_what_the_client_sends_is_a_terminal_violation_tokio() {
-    for raw in REFUSING_CLOSES {
-        let s = server(vec![Conn::Raw(raw.to_vec())]);
-        let j = filled(2);
-        let r = run(&s, &j, |_| {}).await;
-        assert!(
-            matches!(&r, Err(DrainError::Violation(m)) if m.contains("closed with code")),
-            "{raw:?}: {r:?}"
-        );
-        assert_eq!(s.connections().len(), 1, "{raw:?}: not retried");
-        assert_eq!(j.lock().unwrap().acked_fsn(), -1, "{raw:?}");
-    }
-}
-
-#[tokio::test]
-async fn sf_14_a_durable_drain_past_the_ok_queue_byte_bound_merges_and_drains_tokio() {
-    let s = durable_server();
-    // Each OK names the table "trades": 30 bytes, two fit.
-    let j = durable_filled(
-        OkQueueLimits {
-            max_entries: 64,
-            max_bytes: 60,
-        },
-        10,
-    );
-    let r = run(&s, &j, |c| {
-        c.request.durable_ack = true;
-        c.keepalive = Duration::from_millis(5);
-    })
-    .await
-    .unwrap();
-    assert_eq!(j.lock().unwrap().acked_fsn(), 9);
-    assert_eq!((r.connections, r.breaks), (1, 0));
-    assert_eq!(j.lock().unwrap().stats().oks_dropped, 0);
-}
-
-#[tokio::test]
-async fn sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stalls_tokio() {
-    // Frames of 4 KiB, each acknowledged at once by an OK of some 8 KiB: read one per burst,
-    // the OKs fill the socket buffers (which grow to tens of MiB), the server stops reading,
-    // and once the frames fill theirs too the sends stall.
-    let s = backlog_server();
-    let j = padded(12_000, 4096);
-    let mut c = DrainConfig::new(s.addr());
-    c.connect_timeout = Duration::from_secs(2);
-    let r = AsyncDrain::new(c)
-        .run(&j, Instant::now() + Duration::from_secs(30), |_| true)
-        .await
-        .unwrap();
-    assert_eq!((r.connections, r.breaks), (1, 0), "{r:?}");
-    assert_eq!(j.lock().unwrap().acked_fsn(), 11_999);
-}
-
-#[tokio::test]
-async fn sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between_tokio() {
-    // A catch-up of 12 000 frames of 4 KiB, each acknowledged by an OK of some 8 KiB: sent
-    // in one go without reading, they stall the connection as a long backlog would.
-    let s = backlog_server();
-    let mut j = Journal::memory(sf_journal_io::JournalConfig::memory());
-    let _ = j.append_with_symbols(&["s"], |_| payload(0), 0).unwrap();
-    let j = Mutex::new(j);
-    let mut c = DrainConfig::new(s.addr());
-    c.connect_timeout = Duration::from_secs(2);
-    c.catch_up = Some(sf_journal_io::drain::CatchUp::new(|_| {
-        (0..12_000)
-            .map(|i| {
-                let mut f = payload(i);
-                f.resize(4096, b'.');
-                f
-            })
-            .collect()
-    }));
-    let r = AsyncDrain::new(c)
-        .run(&j, Instant::now() + Duration::from_secs(30), |_| true)
-        .await
-        .unwrap();
-    assert_eq!((r.connections, r.breaks), (1, 0), "{r:?}");
-    assert_eq!((r.catch_up_frames, r.frames_sent), (12_000, 1));
-    assert_eq!(j.lock().unwrap().acked_fsn(), 0);
+#[test]
+fn sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between_tokio() {
+    scenarios::sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between(&Tokio::new());
 }

@@ -271,108 +271,127 @@ pub enum CallError {
     UnknownSubscription(String),
 }
 
-/// Counts of what the bounds dropped and what was skipped.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counters {
-    /// Events dropped because the event queue was full.
-    pub events_dropped: u64,
-    /// Records not cached because the cache was full.
-    pub records_dropped: u64,
-    /// Id introductions (or a known key's new classes) the server id maps had no room for;
-    /// each ends its session with [`Violation::IdMapFull`].
-    pub ids_dropped: u64,
-    /// Messages of unknown type skipped.
-    pub unknown_messages: u64,
-    /// Replies ignored because this session never asked for them (an `EchoResponse` or a
-    /// compare-exchange result for a msg_ref it did not issue, or already saw answered).
-    pub unsolicited_replies: u64,
-    /// Protocol replies that found no room even in their reserve (the session stops on the
-    /// first, with [`Violation::RepliesBlocked`]; a `Logoff` is only counted).
-    pub replies_dropped: u64,
-    /// Classes not added to a server key because it already held
-    /// [`Limits::max_classes_per_key`].
-    pub classes_dropped: u64,
-    /// Subscription statuses ignored because they do not fit the subscription: out of the
-    /// order `ProcessingSnapshot`, `NeedsContinue`, `Streaming` (streaming subscriptions only),
-    /// or for a subscription this session does not have.
-    pub out_of_phase: u64,
-    /// Id-lifecycle messages ignored because they name an id this session does not hold (a
-    /// `KeyIdRetired` for a server key id not mapped, a `ClientIntroducedKeyInvalidated` for a
-    /// client key id not introduced or already invalidated): there is nothing to drop.
-    pub unknown_ids_ignored: u64,
+/// Declares [`Counters`], [`Stats`] and the private `Traffic` from one list of fields, so each
+/// count is named and documented once. In `Stats`, `traffic { .. }` stands for the counts of
+/// sessions and messages (kept in `Traffic` while the client runs) and `..Counters` for every
+/// field of [`Counters`], at that place.
+macro_rules! counts {
+    (
+        $(#[$counters_attr:meta])*
+        pub struct Counters {
+            $( $(#[$drop_doc:meta])* pub $drop:ident: u64, )*
+        }
+        $(#[$stats_attr:meta])*
+        pub struct Stats {
+            traffic { $( $(#[$traffic_doc:meta])* $traffic:ident, )* }
+            ..Counters,
+            $( $(#[$held_doc:meta])* pub $held:ident: u64, )*
+        }
+    ) => {
+        $(#[$counters_attr])*
+        pub struct Counters {
+            $( $(#[$drop_doc])* pub $drop: u64, )*
+        }
+
+        $(#[$stats_attr])*
+        pub struct Stats {
+            $( $(#[$traffic_doc])* pub $traffic: u64, )*
+            $( $(#[$drop_doc])* pub $drop: u64, )*
+            $( $(#[$held_doc])* pub $held: u64, )*
+        }
+
+        #[derive(Debug, Clone, Copy, Default)]
+        struct Traffic {
+            $( $traffic: u64, )*
+        }
+
+        impl Stats {
+            /// Statistics of `traffic` and `drops`, with nothing held.
+            fn of(traffic: Traffic, drops: Counters) -> Self {
+                Self {
+                    $( $traffic: traffic.$traffic, )*
+                    $( $drop: drops.$drop, )*
+                    ..Self::default()
+                }
+            }
+        }
+    };
 }
 
-/// What a client has done since it was made (every session counted), and what its bounded
-/// queues hold now: the engine's statistics.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stats {
-    /// Sessions begun with [`Client::start`].
-    pub sessions_started: u64,
-    /// Sessions ended, whatever the reason.
-    pub sessions_stopped: u64,
-    /// Text messages handed to [`Client::handle_text`] while a session ran.
-    pub messages_in: u64,
-    /// Bytes of those messages.
-    pub bytes_in: u64,
-    /// Messages taken with [`Client::poll_transmit`].
-    pub messages_out: u64,
-    /// Bytes of those messages.
-    pub bytes_out: u64,
-    /// Heartbeats queued for the server.
-    pub heartbeats_sent: u64,
-    /// Heartbeats received from the server.
-    pub heartbeats_received: u64,
-    /// Sessions ended by a protocol violation of the peer.
-    pub violations: u64,
-    /// Errors the server sent (recoverable or not).
-    pub server_errors: u64,
-    /// Events dropped because the event queue was full.
-    pub events_dropped: u64,
-    /// Records not cached because the cache was full.
-    pub records_dropped: u64,
-    /// Id introductions (or a known key's new classes) the server id maps had no room for;
-    /// each ends its session with [`Violation::IdMapFull`].
-    pub ids_dropped: u64,
-    /// Messages of unknown type skipped.
-    pub unknown_messages: u64,
-    /// Replies ignored because this session never asked for them.
-    pub unsolicited_replies: u64,
-    /// Protocol replies that found no room even in their reserve.
-    pub replies_dropped: u64,
-    /// Classes not added to a server key because it held the most allowed.
-    pub classes_dropped: u64,
-    /// Subscription statuses ignored because they do not fit the subscription.
-    pub out_of_phase: u64,
-    /// Id-lifecycle messages ignored because they name an id this session does not hold.
-    pub unknown_ids_ignored: u64,
-    /// Messages waiting to be sent now.
-    pub transmit_held: u64,
-    /// Bytes of those messages.
-    pub transmit_bytes_held: u64,
-    /// Events waiting to be polled now.
-    pub events_held: u64,
-    /// Bytes of those events (as [`Limits::max_event_bytes`] counts them).
-    pub event_bytes_held: u64,
-    /// Bytes of names in the server id maps now.
-    pub id_name_bytes_held: u64,
-    /// Records cached now.
-    pub records_held: u64,
-    /// Bytes of the cached record values now.
-    pub record_bytes_held: u64,
-}
+counts! {
+    /// Counts of what the bounds dropped and what was skipped.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct Counters {
+        /// Events dropped because the event queue was full.
+        pub events_dropped: u64,
+        /// Records not cached because the cache was full.
+        pub records_dropped: u64,
+        /// Id introductions (or a known key's new classes) the server id maps had no room for;
+        /// each ends its session with [`Violation::IdMapFull`].
+        pub ids_dropped: u64,
+        /// Messages of unknown type skipped.
+        pub unknown_messages: u64,
+        /// Replies ignored because this session never asked for them (an `EchoResponse` or a
+        /// compare-exchange result for a msg_ref it did not issue, or already saw answered).
+        pub unsolicited_replies: u64,
+        /// Protocol replies that found no room even in their reserve (the session stops on the
+        /// first, with [`Violation::RepliesBlocked`]; a `Logoff` is only counted).
+        pub replies_dropped: u64,
+        /// Classes not added to a server key because it already held
+        /// [`Limits::max_classes_per_key`].
+        pub classes_dropped: u64,
+        /// Subscription statuses ignored because they do not fit the subscription: out of the
+        /// order `ProcessingSnapshot`, `NeedsContinue`, `Streaming` (streaming subscriptions only),
+        /// or for a subscription this session does not have.
+        pub out_of_phase: u64,
+        /// Id-lifecycle messages ignored because they name an id this session does not hold (a
+        /// `KeyIdRetired` for a server key id not mapped, a `ClientIntroducedKeyInvalidated` for a
+        /// client key id not introduced or already invalidated): there is nothing to drop.
+        pub unknown_ids_ignored: u64,
+    }
 
-#[derive(Debug, Clone, Copy, Default)]
-struct Traffic {
-    sessions_started: u64,
-    sessions_stopped: u64,
-    messages_in: u64,
-    bytes_in: u64,
-    messages_out: u64,
-    bytes_out: u64,
-    heartbeats_sent: u64,
-    heartbeats_received: u64,
-    violations: u64,
-    server_errors: u64,
+    /// What a client has done since it was made (every session counted), and what its bounded
+    /// queues hold now: the engine's statistics.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct Stats {
+        traffic {
+            /// Sessions begun with [`Client::start`].
+            sessions_started,
+            /// Sessions ended, whatever the reason.
+            sessions_stopped,
+            /// Text messages handed to [`Client::handle_text`] while a session ran.
+            messages_in,
+            /// Bytes of those messages.
+            bytes_in,
+            /// Messages taken with [`Client::poll_transmit`].
+            messages_out,
+            /// Bytes of those messages.
+            bytes_out,
+            /// Heartbeats queued for the server.
+            heartbeats_sent,
+            /// Heartbeats received from the server.
+            heartbeats_received,
+            /// Sessions ended by a protocol violation of the peer.
+            violations,
+            /// Errors the server sent (recoverable or not).
+            server_errors,
+        }
+        ..Counters,
+        /// Messages waiting to be sent now.
+        pub transmit_held: u64,
+        /// Bytes of those messages.
+        pub transmit_bytes_held: u64,
+        /// Events waiting to be polled now.
+        pub events_held: u64,
+        /// Bytes of those events (as [`Limits::max_event_bytes`] counts them).
+        pub event_bytes_held: u64,
+        /// Bytes of names in the server id maps now.
+        pub id_name_bytes_held: u64,
+        /// Records cached now.
+        pub records_held: u64,
+        /// Bytes of the cached record values now.
+        pub record_bytes_held: u64,
+    }
 }
 
 /// A cached record.
@@ -622,28 +641,7 @@ impl Client {
     /// dropped, and what the bounded queues hold now.
     #[must_use]
     pub fn stats(&self) -> Stats {
-        let t = self.traffic;
-        let c = self.counters;
         Stats {
-            sessions_started: t.sessions_started,
-            sessions_stopped: t.sessions_stopped,
-            messages_in: t.messages_in,
-            bytes_in: t.bytes_in,
-            messages_out: t.messages_out,
-            bytes_out: t.bytes_out,
-            heartbeats_sent: t.heartbeats_sent,
-            heartbeats_received: t.heartbeats_received,
-            violations: t.violations,
-            server_errors: t.server_errors,
-            events_dropped: c.events_dropped,
-            records_dropped: c.records_dropped,
-            ids_dropped: c.ids_dropped,
-            unknown_messages: c.unknown_messages,
-            unsolicited_replies: c.unsolicited_replies,
-            replies_dropped: c.replies_dropped,
-            classes_dropped: c.classes_dropped,
-            out_of_phase: c.out_of_phase,
-            unknown_ids_ignored: c.unknown_ids_ignored,
             transmit_held: self.transmit.len() as u64,
             transmit_bytes_held: self.transmit_bytes as u64,
             events_held: self.events.len() as u64,
@@ -651,6 +649,7 @@ impl Client {
             id_name_bytes_held: self.s.id_name_bytes as u64,
             records_held: self.s.records.len() as u64,
             record_bytes_held: self.s.record_bytes as u64,
+            ..Stats::of(self.traffic, self.counters)
         }
     }
 

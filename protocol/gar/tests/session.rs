@@ -20,6 +20,11 @@ fn config() -> Config {
     }
 }
 
+/// The test configuration with `limits`.
+fn config_with(limits: Limits) -> Config {
+    Config { limits, ..config() }
+}
+
 fn started(c: Config) -> Client {
     let mut cl = Client::new(c);
     cl.start(0, (7, 9));
@@ -40,6 +45,17 @@ fn msg(mt: &str, v: Value) -> String {
     json!({"message_type": mt, "value": v}).to_string()
 }
 
+/// Hands the client a server message of type `mt` with value `v` at `now`.
+trait Receive {
+    fn receive(&mut self, now: u64, mt: &str, v: Value);
+}
+
+impl Receive for Client {
+    fn receive(&mut self, now: u64, mt: &str, v: Value) {
+        self.handle_text(now, &msg(mt, v));
+    }
+}
+
 fn server_intro(version: u64, interval: u64) -> String {
     msg(
         "Introduction",
@@ -47,29 +63,38 @@ fn server_intro(version: u64, interval: u64) -> String {
     )
 }
 
+/// A client started with `c` that has had the server's introduction (advertising `interval`).
+fn introduced(c: Config, interval: u64) -> Client {
+    let mut cl = started(c);
+    cl.handle_text(1, &server_intro(JSON_VERSION, interval));
+    cl
+}
+
 /// A client past both introductions with its queues drained.
 fn ready() -> Client {
-    let mut c = started(config());
-    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    let mut c = introduced(config(), IV);
     sent(&mut c);
     events(&mut c);
     c
 }
 
 fn topic(c: &mut Client, id: u64, name: &str) {
-    c.handle_text(
-        1,
-        &msg("TopicIntroduction", json!({"topic_id": id, "name": name})),
+    topic_at(c, 1, id, name);
+}
+
+fn topic_at(c: &mut Client, now: u64, id: u64, name: &str) {
+    c.receive(
+        now,
+        "TopicIntroduction",
+        json!({"topic_id": id, "name": name}),
     );
 }
 
 fn key(c: &mut Client, id: u64, name: &str, classes: &[&str]) {
-    c.handle_text(
+    c.receive(
         1,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": id, "name": name, "class_list": classes}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": id, "name": name, "class_list": classes}),
     );
 }
 
@@ -77,14 +102,27 @@ fn rid(key_id: u64, topic_id: u64) -> RecordId {
     RecordId { key_id, topic_id }
 }
 
+/// Introduces this client's topic `t` and key `k` (class `A`): the record both name.
+fn own_record(c: &mut Client) -> RecordId {
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    rid(k, t)
+}
+
 fn update(c: &mut Client, k: u64, t: u64, value: Value) {
-    c.handle_text(
+    c.receive(
         1,
-        &msg(
-            "JSONRecordUpdate",
-            json!({"record_id": {"key_id": k, "topic_id": t}, "value": value}),
-        ),
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": k, "topic_id": t}, "value": value}),
     );
+}
+
+/// A ready client that has had the server's topic 3 (`t`) and key 5 (`name`, class `A`).
+fn with_key(name: &str) -> Client {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, name, &["A"]);
+    c
 }
 
 fn with_record() -> Client {
@@ -94,6 +132,24 @@ fn with_record() -> Client {
     update(&mut c, 5, 3, json!(10));
     events(&mut c);
     c
+}
+
+/// Checks that the client is still running just before `t` and stops for heartbeat timeout at
+/// `t`.
+fn times_out_at(c: &mut Client, t: u64) {
+    c.handle_timeout(t - 1);
+    assert!(c.is_running(), "still alive at {}", t - 1);
+    c.handle_timeout(t);
+    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+}
+
+/// An ownership marker that acquires, all else default.
+fn acquiring() -> gar_client::codec::write::Ownership {
+    use gar_client::codec::write::{Ownership, OwnershipAction};
+    Ownership {
+        ownership_action: OwnershipAction::Acquire,
+        ..Ownership::default()
+    }
 }
 
 fn stopped_with(c: &mut Client) -> Vec<(StopReason, Option<Violation>)> {
@@ -257,7 +313,7 @@ fn beats(c: &mut Client) -> Vec<u64> {
 
 /// Keeps the server side alive so that only the send cadence is under test.
 fn alive(c: &mut Client, now: u64) {
-    c.handle_text(now, &msg("Heartbeat", json!({"u_milliseconds": now})));
+    c.receive(now, "Heartbeat", json!({"u_milliseconds": now}));
 }
 
 #[test]
@@ -307,54 +363,39 @@ fn g_14_the_first_server_heartbeat_gets_ten_intervals() {
 
 #[test]
 fn g_15_liveness_is_the_larger_of_both_intervals() {
-    let mut c = started(config());
-    c.handle_text(1, &server_intro(JSON_VERSION, 6000));
+    let mut c = introduced(config(), 6000);
     alive(&mut c, 100);
-    c.handle_timeout(6099);
-    assert!(c.is_running());
-    c.handle_timeout(6100);
-    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+    times_out_at(&mut c, 6100);
     assert_eq!(StopReason::HeartbeatTimeout.exit_code(), 1);
 }
 
 #[test]
 fn g_15_own_interval_wins_when_larger() {
-    let mut c = started(config());
-    c.handle_text(1, &server_intro(JSON_VERSION, 1000));
+    let mut c = introduced(config(), 1000);
     alive(&mut c, 100);
-    c.handle_timeout(4099);
-    assert!(c.is_running());
-    c.handle_timeout(4100);
-    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+    times_out_at(&mut c, 4100);
 }
 
 #[test]
 fn g_16_any_message_refreshes_liveness_when_asked() {
-    let mut c = started(Config {
-        any_message_is_alive: true,
-        ..config()
-    });
-    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    let mut c = introduced(
+        Config {
+            any_message_is_alive: true,
+            ..config()
+        },
+        IV,
+    );
     alive(&mut c, 100);
     topic(&mut c, 3, "x");
-    c.handle_text(
-        3000,
-        &msg("TopicIntroduction", json!({"topic_id": 4, "name": "y"})),
-    );
-    c.handle_timeout(6999);
-    assert!(c.is_running());
-    c.handle_timeout(7000);
-    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+    topic_at(&mut c, 3000, 4, "y");
+    times_out_at(&mut c, 7000);
 }
 
 #[test]
 fn g_16_without_the_option_only_heartbeats_count() {
     let mut c = ready();
     alive(&mut c, 100);
-    c.handle_text(
-        3000,
-        &msg("TopicIntroduction", json!({"topic_id": 4, "name": "y"})),
-    );
+    topic_at(&mut c, 3000, 4, "y");
     c.handle_timeout(4100);
     assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
 }
@@ -362,12 +403,10 @@ fn g_16_without_the_option_only_heartbeats_count() {
 #[test]
 fn g_17_the_servers_heartbeat_timeout_error_is_reported_not_a_bare_disconnect() {
     let mut c = ready();
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "Error",
-            json!({"message": "Heartbeat timeout", "recoverable": false}),
-        ),
+        "Error",
+        json!({"message": "Heartbeat timeout", "recoverable": false}),
     );
     c.handle_close(Some(1000));
     let ev = events(&mut c);
@@ -507,7 +546,7 @@ fn g_23_key_id_retired_drops_the_mapping_and_its_records_silently() {
     update(&mut c, 5, 4, json!(11));
     update(&mut c, 6, 3, json!(12));
     events(&mut c);
-    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    c.receive(2, "KeyIdRetired", json!({"key_id": 5}));
     assert!(c.server_key(5).is_none());
     assert!(c.record(rid(5, 3)).is_none());
     assert!(c.record(rid(5, 4)).is_none());
@@ -523,14 +562,12 @@ fn g_23_key_id_retired_drops_the_mapping_and_its_records_silently() {
 #[test]
 fn g_23_a_reused_key_id_shows_no_old_records() {
     let mut c = with_record();
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": 5, "deleted_class": "A", "class_list": []}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "A", "class_list": []}),
     );
-    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    c.receive(2, "KeyIdRetired", json!({"key_id": 5}));
     key(&mut c, 5, "other", &["A"]);
     assert!(c.record(rid(5, 3)).is_none());
     assert_eq!(c.stats().records_held, 0);
@@ -543,12 +580,10 @@ fn g_36_a_whole_key_delete_drops_the_keys_records() {
     key(&mut c, 6, "k2", &["A"]);
     update(&mut c, 6, 3, json!(7));
     events(&mut c);
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": 5, "deleted_class": "A", "class_list": []}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "A", "class_list": []}),
     );
     assert!(c.record(rid(5, 3)).is_none());
     assert_eq!(c.record(rid(6, 3)).unwrap().value, Some(json!(7)));
@@ -564,12 +599,10 @@ fn g_24_an_invalidated_client_key_must_be_introduced_again() {
     let t = c.introduce_topic("t").unwrap();
     let k = c.introduce_key("k", "A").unwrap();
     sent(&mut c);
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "ClientIntroducedKeyInvalidated",
-            json!({"client_introduced_key_id": k}),
-        ),
+        "ClientIntroducedKeyInvalidated",
+        json!({"client_introduced_key_id": k}),
     );
     assert_eq!(events(&mut c), vec![Event::KeyInvalidated { key_id: k }]);
     assert_eq!(
@@ -616,7 +649,7 @@ fn g_25_a_record_under_an_unmapped_topic_is_fatal() {
 #[test]
 fn g_25_a_record_under_a_retired_key_is_fatal() {
     let mut c = with_record();
-    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    c.receive(2, "KeyIdRetired", json!({"key_id": 5}));
     update(&mut c, 5, 3, json!(1));
     assert_eq!(c.stop_reason(), Some(StopReason::Error));
 }
@@ -637,15 +670,11 @@ fn g_25_a_framing_error_is_fatal() {
 
 #[test]
 fn g_26_a_record_update_is_cached_with_its_tick_time() {
-    let mut c = ready();
-    topic(&mut c, 3, "t");
-    key(&mut c, 5, "k", &["A"]);
-    c.handle_text(
+    let mut c = with_key("k");
+    c.receive(
         2,
-        &msg(
-            "JSONRecordUpdate",
-            json!({"record_id": {"key_id": 5, "topic_id": 3}, "value": "v", "tick_time": 77}),
-        ),
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 5, "topic_id": 3}, "value": "v", "tick_time": 77}),
     );
     let r = c.record(rid(5, 3)).unwrap();
     assert_eq!((r.value.clone(), r.tick_time), (Some(json!("v")), 77));
@@ -661,10 +690,9 @@ fn g_26_a_record_update_is_cached_with_its_tick_time() {
 #[test]
 fn g_26_publish_writes_a_json_record_update() {
     let mut c = ready();
-    let t = c.introduce_topic("t").unwrap();
-    let k = c.introduce_key("k", "A").unwrap();
+    let id = own_record(&mut c);
     sent(&mut c);
-    c.publish(rid(k, t), &json!(0.3), 0).unwrap();
+    c.publish(id, &json!(0.3), 0).unwrap();
     assert_eq!(
         sent(&mut c)[0],
         json!({"message_type": "JSONRecordUpdate", "value": {"record_id": {"key_id": 1, "topic_id": 1}, "value": 0.3}})
@@ -711,9 +739,7 @@ fn g_28_nan_is_written_as_null() {
 
 #[test]
 fn g_28_readers_accept_1e999() {
-    let mut c = ready();
-    topic(&mut c, 3, "t");
-    key(&mut c, 5, "k", &["A"]);
+    let mut c = with_key("k");
     c.handle_text(2, r#"{"message_type":"JSONRecordUpdate","value":{"record_id":{"key_id":5,"topic_id":3},"value":-1e999}}"#);
     let v = c.record(rid(5, 3)).unwrap().value.clone().unwrap();
     assert_eq!(value_as_f64(&v), Some(f64::NEG_INFINITY));
@@ -731,9 +757,7 @@ fn g_28_readers_accept_the_infinity_words_in_any_case() {
 
 #[test]
 fn g_29_numbers_keep_their_digits() {
-    let mut c = ready();
-    topic(&mut c, 3, "t");
-    key(&mut c, 5, "k", &["A"]);
+    let mut c = with_key("k");
     c.handle_text(2, r#"{"message_type":"JSONRecordUpdate","value":{"record_id":{"key_id":5,"topic_id":3},"value":0.100000000000000000000000001}}"#);
     let v = c.record(rid(5, 3)).unwrap().value.clone().unwrap();
     assert_eq!(v.to_string(), "0.100000000000000000000000001");
@@ -760,12 +784,10 @@ fn g_30_an_origin_stamp_is_sent() {
 #[test]
 fn g_31_a_record_tick_updates_only_the_stamp() {
     let mut c = with_record();
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "RecordTick",
-            json!({"record_id": {"key_id": 5, "topic_id": 3}, "tick_time": 123}),
-        ),
+        "RecordTick",
+        json!({"record_id": {"key_id": 5, "topic_id": 3}, "tick_time": 123}),
     );
     let r = c.record(rid(5, 3)).unwrap();
     assert_eq!((r.value.clone(), r.tick_time), (Some(json!(10)), 123));
@@ -773,25 +795,21 @@ fn g_31_a_record_tick_updates_only_the_stamp() {
 }
 
 fn diag(c: &mut Client) {
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "RecordDiagnostic",
-            json!({"record_id": {"key_id": 5, "topic_id": 3},
+        "RecordDiagnostic",
+        json!({"record_id": {"key_id": 5, "topic_id": 3},
                    "diagnostic": {"reason": "InputMissing", "missing_inputs": [], "text": ""}}),
-        ),
     );
 }
 
 #[test]
 fn g_32_a_diagnostic_replaces_the_value() {
     let mut c = with_record();
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "DeleteRecord",
-            json!({"key_id": 5, "topic_id": 3, "tick_time": 0}),
-        ),
+        "DeleteRecord",
+        json!({"key_id": 5, "topic_id": 3, "tick_time": 0}),
     );
     diag(&mut c);
     let r = c.record(rid(5, 3)).unwrap();
@@ -814,21 +832,17 @@ fn g_32_a_later_value_supersedes_the_diagnostic() {
 #[test]
 fn g_33_delete_record_removes_value_and_diagnostic() {
     let mut c = with_record();
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "DeleteRecord",
-            json!({"key_id": 5, "topic_id": 3, "tick_time": 1}),
-        ),
+        "DeleteRecord",
+        json!({"key_id": 5, "topic_id": 3, "tick_time": 1}),
     );
     assert!(c.record(rid(5, 3)).is_none());
     diag(&mut c);
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "DeleteRecord",
-            json!({"key_id": 5, "topic_id": 3, "tick_time": 1}),
-        ),
+        "DeleteRecord",
+        json!({"key_id": 5, "topic_id": 3, "tick_time": 1}),
     );
     assert!(c.record(rid(5, 3)).is_none());
 }
@@ -839,17 +853,11 @@ fn g_34_a_batch_introduces_named_keys_with_their_classes() {
     for t in [20, 21, 22] {
         topic(&mut c, t, &format!("t{t}"));
     }
-    c.handle_text(
-        2,
-        &msg(
-            "BatchUpdate",
-            json!({"default_class": "A", "keys": [
+    c.receive(2, "BatchUpdate", json!({"default_class": "A", "keys": [
                 {"key_id": 1, "name": "key1", "topics": {"20": 10}},
                 {"key_id": 2, "name": "key2", "class": "B", "topics": {"21": 20}},
                 {"key_id": 3, "name": "key3", "classes": ["A", "B", "C"], "topics": {"20": 30, "21": 31, "22": 32}}
-            ]}),
-        ),
-    );
+            ]}));
     assert!(c.is_running());
     let classes = |c: &Client, k| {
         c.server_key(k)
@@ -870,12 +878,10 @@ fn g_34_a_batch_introduces_named_keys_with_their_classes() {
 #[test]
 fn g_34_a_batch_for_known_keys_omits_names_and_carries_tick_times() {
     let mut c = with_record();
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "BatchUpdate",
-            json!({"keys": [{"key_id": 5, "topics": {"3": 11}, "tick_times": {"3": 500}}]}),
-        ),
+        "BatchUpdate",
+        json!({"keys": [{"key_id": 5, "topics": {"3": 11}, "tick_times": {"3": 500}}]}),
     );
     let r = c.record(rid(5, 3)).unwrap();
     assert_eq!((r.value.clone(), r.tick_time), (Some(json!(11)), 500));
@@ -886,12 +892,10 @@ fn g_34_a_batch_for_known_keys_omits_names_and_carries_tick_times() {
 fn g_34_a_batch_record_under_an_unknown_key_is_fatal() {
     let mut c = ready();
     topic(&mut c, 3, "t");
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "BatchUpdate",
-            json!({"keys": [{"key_id": 8, "topics": {"3": 1}}]}),
-        ),
+        "BatchUpdate",
+        json!({"keys": [{"key_id": 8, "topics": {"3": 1}}]}),
     );
     assert_eq!(c.stop_reason(), Some(StopReason::Error));
 }
@@ -900,23 +904,19 @@ fn g_34_a_batch_record_under_an_unknown_key_is_fatal() {
 fn g_36_teardown_is_per_class_then_key_id_retired() {
     let mut c = ready();
     key(&mut c, 5, "k", &["A", "B"]);
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": 5, "deleted_class": "A", "class_list": ["B"]}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "A", "class_list": ["B"]}),
     );
     assert_eq!(c.server_key(5).unwrap().1.iter().collect::<Vec<_>>(), ["B"]);
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": 5, "deleted_class": "B", "class_list": []}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "B", "class_list": []}),
     );
     assert!(c.server_key(5).unwrap().1.is_empty());
-    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    c.receive(2, "KeyIdRetired", json!({"key_id": 5}));
     assert!(c.server_key(5).is_none());
 }
 
@@ -926,12 +926,10 @@ fn g_37_a_downgrade_keeps_the_bases_and_their_records() {
     topic(&mut c, 3, "t");
     key(&mut c, 5, "k", &["Base", "Derived"]);
     update(&mut c, 5, 3, json!(1));
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": 5, "deleted_class": "Derived", "class_list": ["Base"]}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "Derived", "class_list": ["Base"]}),
     );
     assert_eq!(
         c.server_key(5).unwrap().1.iter().collect::<Vec<_>>(),
@@ -973,10 +971,7 @@ fn g_39_subscribe_carries_mode_and_filters() {
 }
 
 fn status(c: &mut Client, name: &str, s: &str) {
-    c.handle_text(
-        2,
-        &msg("SubscriptionStatus", json!({"name": name, "status": s})),
-    );
+    c.receive(2, "SubscriptionStatus", json!({"name": name, "status": s}));
 }
 
 fn sub(streaming: bool) -> Subscribe {
@@ -1026,12 +1021,10 @@ fn g_40_needs_continue_is_answered_with_subscribe_continue() {
 fn g_41_finished_without_processing_snapshot_is_a_refusal() {
     let mut c = ready();
     c.subscribe(&sub(true)).unwrap();
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "Error",
-            json!({"message": "bad subscription S", "recoverable": true}),
-        ),
+        "Error",
+        json!({"message": "bad subscription S", "recoverable": true}),
     );
     status(&mut c, "S", "Finished");
     let ev = events(&mut c);
@@ -1104,14 +1097,14 @@ fn g_48_an_echo_response_carries_the_request_msg_ref() {
     let a = c.echo().unwrap();
     let b = c.echo().unwrap();
     assert!(b > a);
-    c.handle_text(2, &msg("EchoResponse", json!({"msg_ref": b})));
+    c.receive(2, "EchoResponse", json!({"msg_ref": b}));
     assert_eq!(events(&mut c), vec![Event::Echo { msg_ref: b }]);
 }
 
 #[test]
 fn g_48_a_server_echo_request_is_answered() {
     let mut c = ready();
-    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 9})));
+    c.receive(2, "EchoRequest", json!({"msg_ref": 9}));
     assert_eq!(
         sent(&mut c),
         vec![json!({"message_type": "EchoResponse", "value": {"msg_ref": 9}})]
@@ -1139,15 +1132,12 @@ fn g_49_compare_exchange_carries_an_inline_monotonic_msg_ref() {
 #[test]
 fn g_49_the_result_is_correlated_and_complete() {
     let mut c = ready();
-    let t = c.introduce_topic("t").unwrap();
-    let k = c.introduce_key("k", "A").unwrap();
-    let r = c.compare_exchange(rid(k, t), &json!(1), &json!(2)).unwrap();
-    c.handle_text(
+    let id = own_record(&mut c);
+    let r = c.compare_exchange(id, &json!(1), &json!(2)).unwrap();
+    c.receive(
         2,
-        &msg(
-            "JSONCompareExchangeResult",
-            json!({"msg_ref": r, "success": false, "value": 7, "reason": "CompareMismatch"}),
-        ),
+        "JSONCompareExchangeResult",
+        json!({"msg_ref": r, "success": false, "value": 7, "reason": "CompareMismatch"}),
     );
     match &events(&mut c)[0] {
         Event::Compare(res) => {
@@ -1170,20 +1160,14 @@ fn g_50_null_test_and_null_value_are_sent_as_null() {
 #[test]
 fn g_55_a_recoverable_error_continues() {
     let mut c = ready();
-    c.handle_text(
-        2,
-        &msg("Error", json!({"message": "x", "recoverable": true})),
-    );
+    c.receive(2, "Error", json!({"message": "x", "recoverable": true}));
     assert!(c.is_running());
 }
 
 #[test]
 fn g_55_a_non_recoverable_error_stops_with_exit_code_1() {
     let mut c = ready();
-    c.handle_text(
-        2,
-        &msg("Error", json!({"message": "x", "recoverable": false})),
-    );
+    c.receive(2, "Error", json!({"message": "x", "recoverable": false}));
     assert_eq!(c.stop_reason(), Some(StopReason::Error));
     assert_eq!(StopReason::Error.exit_code(), 1);
 }
@@ -1192,12 +1176,10 @@ fn g_55_a_non_recoverable_error_stops_with_exit_code_1() {
 fn g_57_the_whole_error_reaches_the_application() {
     let mut c = ready();
     let fw = json!([{"reason": {"record_write": "UnknownTopic"}, "malformed": true}]);
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "Error",
-            json!({"message": "m", "recoverable": true, "failed_writes": fw, "msg_ref": 3}),
-        ),
+        "Error",
+        json!({"message": "m", "recoverable": true, "failed_writes": fw, "msg_ref": 3}),
     );
     match &events(&mut c)[0] {
         Event::Error(e) => {
@@ -1258,10 +1240,7 @@ fn g_62_exit_codes_follow_the_stop_reason() {
 #[test]
 fn g_63_stopped_fires_exactly_once() {
     let mut c = ready();
-    c.handle_text(
-        2,
-        &msg("Error", json!({"message": "x", "recoverable": false})),
-    );
+    c.receive(2, "Error", json!({"message": "x", "recoverable": false}));
     c.handle_text(3, r#"{"message_type":"Logoff"}"#);
     c.handle_close(Some(1006));
     c.handle_timeout(1_000_000);
@@ -1292,19 +1271,14 @@ fn g_64_start_again_begins_from_a_fresh_state() {
 
 #[test]
 fn bounds_an_oversized_message_is_a_violation() {
-    let mut c = started(Config {
-        limits: Limits {
-            max_message_bytes: 64,
-            ..Limits::default()
-        },
-        ..config()
-    });
-    c.handle_text(
+    let mut c = started(config_with(Limits {
+        max_message_bytes: 64,
+        ..Limits::default()
+    }));
+    c.receive(
         1,
-        &msg(
-            "Error",
-            json!({"message": "x".repeat(100), "recoverable": true}),
-        ),
+        "Error",
+        json!({"message": "x".repeat(100), "recoverable": true}),
     );
     assert!(matches!(
         stopped_with(&mut c).as_slice(),
@@ -1314,19 +1288,15 @@ fn bounds_an_oversized_message_is_a_violation() {
 
 #[test]
 fn bounds_a_full_event_queue_counts_its_drops_but_keeps_the_stop() {
-    let mut c = started(Config {
-        limits: Limits {
+    let mut c = introduced(
+        config_with(Limits {
             max_event_count: 2,
             ..Limits::default()
-        },
-        ..config()
-    });
-    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+        }),
+        IV,
+    );
     for _ in 1..=4 {
-        c.handle_text(
-            2,
-            &msg("Error", json!({"message": "m", "recoverable": true})),
-        );
+        c.receive(2, "Error", json!({"message": "m", "recoverable": true}));
     }
     assert_eq!(c.counters().events_dropped, 3);
     c.handle_close(None);
@@ -1337,13 +1307,10 @@ fn bounds_a_full_event_queue_counts_its_drops_but_keeps_the_stop() {
 
 #[test]
 fn bounds_a_full_transmit_queue_is_a_typed_error() {
-    let mut c = started(Config {
-        limits: Limits {
-            max_transmit_count: 2,
-            ..Limits::default()
-        },
-        ..config()
-    });
+    let mut c = started(config_with(Limits {
+        max_transmit_count: 2,
+        ..Limits::default()
+    }));
     c.echo().unwrap();
     assert_eq!(c.echo(), Err(CallError::QueueFull));
     let _ = c.poll_transmit();
@@ -1352,13 +1319,10 @@ fn bounds_a_full_transmit_queue_is_a_typed_error() {
 
 #[test]
 fn bounds_the_transmit_byte_bound_is_a_typed_error() {
-    let mut c = started(Config {
-        limits: Limits {
-            max_transmit_bytes: 400,
-            ..Limits::default()
-        },
-        ..config()
-    });
+    let mut c = started(config_with(Limits {
+        max_transmit_bytes: 400,
+        ..Limits::default()
+    }));
     let intro = c.poll_transmit().unwrap();
     assert!(intro.len() < 400);
     let mut n = 0;
@@ -1371,14 +1335,13 @@ fn bounds_the_transmit_byte_bound_is_a_typed_error() {
 
 #[test]
 fn bounds_the_record_cache_counts_what_it_drops() {
-    let mut c = started(Config {
-        limits: Limits {
+    let mut c = introduced(
+        config_with(Limits {
             max_records: 1,
             ..Limits::default()
-        },
-        ..config()
-    });
-    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+        }),
+        IV,
+    );
     topic(&mut c, 3, "t");
     key(&mut c, 5, "k", &["A"]);
     key(&mut c, 6, "j", &["A"]);
@@ -1409,7 +1372,7 @@ fn bounds_the_batch_key_count() {
 #[test]
 fn an_unknown_message_type_is_skipped_and_counted() {
     let mut c = ready();
-    c.handle_text(2, &msg("SomethingNew", json!({"a": 1})));
+    c.receive(2, "SomethingNew", json!({"a": 1}));
     assert!(c.is_running());
     assert_eq!(c.counters().unknown_messages, 1);
 }
@@ -1426,11 +1389,13 @@ fn g_45_upstream_lost_without_a_handler_stops_the_session() {
 
 #[test]
 fn g_45_upstream_lost_with_a_handler_is_an_event() {
-    let mut c = started(Config {
-        handles_upstream_lost: true,
-        ..config()
-    });
-    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    let mut c = introduced(
+        Config {
+            handles_upstream_lost: true,
+            ..config()
+        },
+        IV,
+    );
     c.subscribe(&sub(true)).unwrap();
     status(&mut c, "S", "UpstreamLost");
     assert!(c.is_running());
@@ -1444,8 +1409,7 @@ fn g_45_upstream_lost_with_a_handler_is_an_event() {
 fn g_52_active_ownership_carries_every_field_and_precedes_the_writes() {
     use gar_client::codec::write::{Ownership, OwnershipAction};
     let mut c = ready();
-    let t = c.introduce_topic("t").unwrap();
-    let k = c.introduce_key("k", "A").unwrap();
+    let id = own_record(&mut c);
     sent(&mut c);
     c.active_ownership(&Ownership {
         msg_ref: 3,
@@ -1456,7 +1420,7 @@ fn g_52_active_ownership_carries_every_field_and_precedes_the_writes() {
         client_key_name: Some("app alice u".into()),
     })
     .unwrap();
-    c.publish(rid(k, t), &json!(1), 0).unwrap();
+    c.publish(id, &json!(1), 0).unwrap();
     let all = sent(&mut c);
     assert_eq!(
         all[0],
@@ -1491,12 +1455,8 @@ fn g_62_connect_failures_have_their_own_stop_reasons() {
 
 #[test]
 fn g_14_the_grace_uses_the_larger_advertised_interval() {
-    let mut c = started(config());
-    c.handle_text(1, &server_intro(JSON_VERSION, 6000));
-    c.handle_timeout(59_999);
-    assert!(c.is_running());
-    c.handle_timeout(60_000);
-    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+    let mut c = introduced(config(), 6000);
+    times_out_at(&mut c, 60_000);
 }
 
 #[test]
@@ -1509,13 +1469,8 @@ fn g_14_after_the_first_beat_the_grace_is_over() {
 
 #[test]
 fn g_44_active_subscription_tags_the_messages_that_follow() {
-    let mut c = ready();
-    topic(&mut c, 3, "t");
-    key(&mut c, 5, "k", &["A"]);
-    c.handle_text(
-        2,
-        &msg("ActiveSubscription", json!({"subscription_group": 7})),
-    );
+    let mut c = with_key("k");
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 7}));
     update(&mut c, 5, 3, json!(1));
     let ev = events(&mut c);
     assert_eq!(
@@ -1531,16 +1486,11 @@ fn g_44_active_subscription_tags_the_messages_that_follow() {
 fn g_44_key_lifecycle_reaches_the_global_observer() {
     let mut c = ready();
     key(&mut c, 5, "k", &["Base", "Derived"]);
-    c.handle_text(
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 7}));
+    c.receive(
         2,
-        &msg("ActiveSubscription", json!({"subscription_group": 7})),
-    );
-    c.handle_text(
-        2,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": 5, "deleted_class": "Derived", "class_list": ["Base"]}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "Derived", "class_list": ["Base"]}),
     );
     assert!(events(&mut c).contains(&Event::ClassDeleted {
         key_id: 5,
@@ -1552,12 +1502,10 @@ fn g_44_key_lifecycle_reaches_the_global_observer() {
 #[test]
 fn g_51_a_plain_compare_sends_no_ownership_marker() {
     let mut c = ready();
-    let t = c.introduce_topic("t").unwrap();
-    let k = c.introduce_key("k", "A").unwrap();
+    let id = own_record(&mut c);
     sent(&mut c);
-    c.compare_exchange(rid(k, t), &Value::Null, &json!(1))
-        .unwrap();
-    c.compare_exchange_owned(&Default::default(), rid(k, t), &Value::Null, &json!(1))
+    c.compare_exchange(id, &Value::Null, &json!(1)).unwrap();
+    c.compare_exchange_owned(&Default::default(), id, &Value::Null, &json!(1))
         .unwrap();
     let all = sent(&mut c);
     assert_eq!(all.len(), 2);
@@ -1568,16 +1516,12 @@ fn g_51_a_plain_compare_sends_no_ownership_marker() {
 
 #[test]
 fn g_51_a_marker_that_conveys_ownership_precedes_the_compare() {
-    use gar_client::codec::write::{Ownership, OwnershipAction};
+    use gar_client::codec::write::Ownership;
     let mut c = ready();
-    let t = c.introduce_topic("t").unwrap();
-    let k = c.introduce_key("k", "A").unwrap();
+    let id = own_record(&mut c);
     sent(&mut c);
     for o in [
-        Ownership {
-            ownership_action: OwnershipAction::Acquire,
-            ..Ownership::default()
-        },
+        acquiring(),
         Ownership {
             skip_ownership_checks: true,
             ..Ownership::default()
@@ -1587,7 +1531,7 @@ fn g_51_a_marker_that_conveys_ownership_precedes_the_compare() {
             ..Ownership::default()
         },
     ] {
-        c.compare_exchange_owned(&o, rid(k, t), &Value::Null, &json!(1))
+        c.compare_exchange_owned(&o, id, &Value::Null, &json!(1))
             .unwrap();
         let all = sent(&mut c);
         assert_eq!(all.len(), 2, "{o:?}");
@@ -1700,7 +1644,7 @@ fn g_38_a_delete_key_command_from_the_server_is_not_acted_on() {
     let mut c = ready();
     key(&mut c, 3, "AAPL", &["Underlier"]);
     events(&mut c);
-    c.handle_text(5, &msg("DeleteKeyCommand", json!({"key_id": 3})));
+    c.receive(5, "DeleteKeyCommand", json!({"key_id": 3}));
     assert!(c.is_running());
     assert!(
         c.server_key(3).is_some(),
@@ -1775,15 +1719,13 @@ fn g_35_a_key_major_batch_is_read_into_records() {
     })
     .unwrap();
     topic(&mut c, 4, "bid");
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "BatchUpdate",
-            json!({"default_class": "U", "keys": [
-                {"key_id": 9, "name": "AAPL", "topics": {"4": 1.5}},
-                {"key_id": 10, "name": "MSFT", "topics": {"4": 2}}
-            ]}),
-        ),
+        "BatchUpdate",
+        json!({"default_class": "U", "keys": [
+            {"key_id": 9, "name": "AAPL", "topics": {"4": 1.5}},
+            {"key_id": 10, "name": "MSFT", "topics": {"4": 2}}
+        ]}),
     );
     assert!(c.is_running());
     assert_eq!(
@@ -1800,7 +1742,7 @@ fn g_35_a_key_major_batch_is_read_into_records() {
 fn g_15_an_absurd_server_interval_stops_with_a_violation() {
     let mut c = started(config());
     c.handle_text(6, &server_intro(JSON_VERSION, u64::MAX));
-    c.handle_text(7, &msg("Heartbeat", json!({"u_milliseconds": 1})));
+    c.receive(7, "Heartbeat", json!({"u_milliseconds": 1}));
     assert_eq!(c.stop_reason(), Some(StopReason::Error));
     assert_eq!(
         events(&mut c).last(),
@@ -1811,11 +1753,8 @@ fn g_15_an_absurd_server_interval_stops_with_a_violation() {
     );
     // The bound itself is allowed; one above it is not.
     let max = Limits::default().max_server_heartbeat_interval;
-    let mut c = started(config());
-    c.handle_text(1, &server_intro(JSON_VERSION, max));
-    assert!(c.is_running());
-    let mut c = started(config());
-    c.handle_text(1, &server_intro(JSON_VERSION, max + 1));
+    assert!(introduced(config(), max).is_running());
+    let c = introduced(config(), max + 1);
     assert_eq!(c.stop_reason(), Some(StopReason::Error));
 }
 
@@ -1829,64 +1768,49 @@ fn g_15_timers_saturate_at_the_end_of_the_clock() {
     c.start(u64::MAX - 10, (1, 2));
     assert_eq!(c.poll_timeout(), Some(u64::MAX));
     c.handle_text(u64::MAX - 5, &server_intro(JSON_VERSION, IV));
-    c.handle_text(
-        u64::MAX - 4,
-        &msg("Heartbeat", json!({"u_milliseconds": 1})),
-    );
-    c.handle_timeout(u64::MAX - 1);
-    assert!(c.is_running());
-    c.handle_timeout(u64::MAX);
-    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+    c.receive(u64::MAX - 4, "Heartbeat", json!({"u_milliseconds": 1}));
+    times_out_at(&mut c, u64::MAX);
 }
 
 #[test]
 fn g_14_any_message_does_not_cut_the_first_beat_grace_short() {
-    let mut c = started(Config {
-        heartbeat_timeout_interval: 400,
-        any_message_is_alive: true,
-        ..config()
-    });
-    c.handle_text(1, &server_intro(JSON_VERSION, 400));
-    topic(&mut c, 3, "t");
-    c.handle_text(
-        100,
-        &msg("TopicIntroduction", json!({"topic_id": 4, "name": "u"})),
+    let mut c = introduced(
+        Config {
+            heartbeat_timeout_interval: 400,
+            any_message_is_alive: true,
+            ..config()
+        },
+        400,
     );
-    c.handle_timeout(3999);
-    assert!(c.is_running());
-    c.handle_timeout(4000);
-    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+    topic(&mut c, 3, "t");
+    topic_at(&mut c, 100, 4, "u");
+    times_out_at(&mut c, 4000);
 }
 
 #[test]
 fn g_16_a_late_message_in_the_grace_extends_it() {
-    let mut c = started(Config {
-        heartbeat_timeout_interval: 400,
-        any_message_is_alive: true,
-        ..config()
-    });
-    c.handle_text(1, &server_intro(JSON_VERSION, 400));
-    c.handle_text(
-        3900,
-        &msg("TopicIntroduction", json!({"topic_id": 4, "name": "u"})),
+    let mut c = introduced(
+        Config {
+            heartbeat_timeout_interval: 400,
+            any_message_is_alive: true,
+            ..config()
+        },
+        400,
     );
-    c.handle_timeout(4299);
-    assert!(c.is_running());
-    c.handle_timeout(4300);
-    assert_eq!(c.stop_reason(), Some(StopReason::HeartbeatTimeout));
+    topic_at(&mut c, 3900, 4, "u");
+    times_out_at(&mut c, 4300);
 }
 
 /// A ready client whose application share of the outbound queue (two messages) is full.
 fn crowded(reserve: usize) -> Client {
-    let mut c = started(Config {
-        limits: Limits {
+    let mut c = introduced(
+        config_with(Limits {
             max_transmit_count: 2,
             reserved_reply_count: reserve,
             ..Limits::default()
-        },
-        ..config()
-    });
-    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+        }),
+        IV,
+    );
     sent(&mut c);
     events(&mut c);
     c.subscribe(&sub(false)).unwrap();
@@ -1918,7 +1842,7 @@ fn g_40_needs_continue_is_answered_when_the_application_filled_the_queue() {
 #[test]
 fn g_48_a_server_echo_request_is_answered_when_the_application_filled_the_queue() {
     let mut c = crowded(4);
-    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 9})));
+    c.receive(2, "EchoRequest", json!({"msg_ref": 9}));
     let out = sent(&mut c);
     assert_eq!(
         out[2],
@@ -1939,7 +1863,7 @@ fn g_12_a_heartbeat_goes_out_when_the_application_filled_the_queue() {
 #[test]
 fn g_12_the_application_cannot_use_the_reply_reserve() {
     let mut c = crowded(4);
-    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 9})));
+    c.receive(2, "EchoRequest", json!({"msg_ref": 9}));
     // Replies in the reserve leave the application's share as full as it was.
     assert_eq!(c.echo(), Err(CallError::QueueFull));
     assert_eq!(
@@ -1952,10 +1876,10 @@ fn g_12_the_application_cannot_use_the_reply_reserve() {
 #[test]
 fn g_48_a_reply_that_finds_no_room_stops_the_session_counted() {
     let mut c = crowded(2);
-    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 7})));
-    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 8})));
+    c.receive(2, "EchoRequest", json!({"msg_ref": 7}));
+    c.receive(2, "EchoRequest", json!({"msg_ref": 8}));
     assert!(c.is_running());
-    c.handle_text(2, &msg("EchoRequest", json!({"msg_ref": 9})));
+    c.receive(2, "EchoRequest", json!({"msg_ref": 9}));
     assert_eq!(c.stats().replies_dropped, 1);
     assert_eq!(
         stopped_with(&mut c),
@@ -1970,8 +1894,7 @@ fn g_48_a_reply_that_finds_no_room_stops_the_session_counted() {
 }
 
 fn limited(limits: Limits) -> Client {
-    let mut c = started(Config { limits, ..config() });
-    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    let mut c = introduced(config_with(limits), IV);
     sent(&mut c);
     events(&mut c);
     c
@@ -2095,7 +2018,7 @@ fn bounds_id_map_names_are_bounded_in_bytes() {
     assert_eq!(c.server_topic(6), Some("ab"));
     assert_eq!(c.stats().id_name_bytes_held, 10);
     // Retiring the key gives its bytes back.
-    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    c.receive(2, "KeyIdRetired", json!({"key_id": 5}));
     assert_eq!(c.stats().id_name_bytes_held, 6);
     topic(&mut c, 4, "xyzw");
     assert_eq!(c.server_topic(4), Some("xyzw"));
@@ -2137,15 +2060,13 @@ fn g_25_a_batch_key_past_the_id_count_bound_ends_the_session() {
     topic(&mut c, 3, "a");
     key(&mut c, 5, "k", &["C"]);
     events(&mut c);
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "BatchUpdate",
-            json!({"keys": [
-                {"key_id": 5, "topics": {"3": 1}},
-                {"key_id": 6, "name": "k6", "class": "C", "topics": {"3": 2}}
-            ]}),
-        ),
+        "BatchUpdate",
+        json!({"keys": [
+            {"key_id": 5, "topics": {"3": 1}},
+            {"key_id": 6, "name": "k6", "class": "C", "topics": {"3": 2}}
+        ]}),
     );
     // The known key's record was read; the key past the bound stopped the session before its
     // record could be read under an id that is not mapped.
@@ -2198,10 +2119,7 @@ fn g_25_a_known_keys_class_past_the_id_name_bytes_ends_the_session() {
 fn g_63_start_on_a_running_session_stops_it_first() {
     let mut c = ready();
     topic(&mut c, 3, "t");
-    c.handle_text(
-        2,
-        &msg("Error", json!({"message": "m", "recoverable": true})),
-    );
+    c.receive(2, "Error", json!({"message": "m", "recoverable": true}));
     c.start(10, (3, 4));
     assert_eq!(
         events(&mut c),
@@ -2245,15 +2163,11 @@ fn g_25_a_known_key_id_under_another_name_is_fatal() {
 
 #[test]
 fn g_25_a_named_batch_key_under_another_name_is_fatal() {
-    let mut c = ready();
-    topic(&mut c, 3, "t");
-    key(&mut c, 5, "a", &["A"]);
-    c.handle_text(
+    let mut c = with_key("a");
+    c.receive(
         2,
-        &msg(
-            "BatchUpdate",
-            json!({"default_class": "A", "keys": [{"key_id": 5, "name": "b", "topics": {"3": 1}}]}),
-        ),
+        "BatchUpdate",
+        json!({"default_class": "A", "keys": [{"key_id": 5, "name": "b", "topics": {"3": 1}}]}),
     );
     assert!(matches!(
         stopped_with(&mut c)[..],
@@ -2269,7 +2183,7 @@ fn g_25_a_named_batch_key_under_another_name_is_fatal() {
 fn g_25_a_retired_key_id_may_come_back_under_another_name() {
     let mut c = ready();
     key(&mut c, 5, "a", &["A"]);
-    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    c.receive(2, "KeyIdRetired", json!({"key_id": 5}));
     key(&mut c, 5, "b", &["A"]);
     assert!(c.is_running());
     assert_eq!(c.server_key(5).unwrap().0, "b");
@@ -2291,27 +2205,22 @@ fn g_12_a_heartbeat_carries_the_wall_clock_it_was_given() {
 
 #[test]
 fn g_51_a_refused_owned_compare_queues_no_lone_marker() {
-    use gar_client::codec::write::{Ownership, OwnershipAction};
-    let o = Ownership {
-        ownership_action: OwnershipAction::Acquire,
-        ..Ownership::default()
-    };
+    let o = acquiring();
     // Room for one message but not two: nothing goes.
     let mut c = limited(Limits {
         max_transmit_count: 3,
         ..Limits::default()
     });
-    let t = c.introduce_topic("t").unwrap();
-    let k = c.introduce_key("k", "A").unwrap();
+    let id = own_record(&mut c);
     assert_eq!(
-        c.compare_exchange_owned(&o, rid(k, t), &Value::Null, &json!(1)),
+        c.compare_exchange_owned(&o, id, &Value::Null, &json!(1)),
         Err(CallError::QueueFull)
     );
     assert_eq!(c.stats().transmit_held, 2);
     // Once there is room, the msg_ref the refused call would have had is used.
     sent(&mut c);
     let r = c
-        .compare_exchange_owned(&o, rid(k, t), &Value::Null, &json!(1))
+        .compare_exchange_owned(&o, id, &Value::Null, &json!(1))
         .unwrap();
     assert_eq!(r, 1);
     assert_eq!(
@@ -2322,21 +2231,16 @@ fn g_51_a_refused_owned_compare_queues_no_lone_marker() {
 
 #[test]
 fn g_52_a_refused_owned_compare_queues_no_lone_marker_at_the_byte_bound() {
-    use gar_client::codec::write::{Ownership, OwnershipAction};
-    let o = Ownership {
-        ownership_action: OwnershipAction::Acquire,
-        ..Ownership::default()
-    };
+    let o = acquiring();
     let mut c = limited(Limits {
         max_transmit_bytes: 400,
         ..Limits::default()
     });
-    let t = c.introduce_topic("t").unwrap();
-    let k = c.introduce_key("k", "A").unwrap();
+    let id = own_record(&mut c);
     sent(&mut c);
     // The marker alone fits; the marker and a big compare do not.
     assert_eq!(
-        c.compare_exchange_owned(&o, rid(k, t), &Value::Null, &json!("x".repeat(300))),
+        c.compare_exchange_owned(&o, id, &Value::Null, &json!("x".repeat(300))),
         Err(CallError::QueueFull)
     );
     assert_eq!(c.stats().transmit_held, 0);
@@ -2344,15 +2248,11 @@ fn g_52_a_refused_owned_compare_queues_no_lone_marker_at_the_byte_bound() {
 
 #[test]
 fn g_32_a_diagnostic_is_an_event_and_keeps_the_stamp() {
-    let mut c = ready();
-    topic(&mut c, 3, "t");
-    key(&mut c, 5, "k", &["A"]);
-    c.handle_text(
+    let mut c = with_key("k");
+    c.receive(
         2,
-        &msg(
-            "JSONRecordUpdate",
-            json!({"record_id": {"key_id": 5, "topic_id": 3}, "value": 10, "tick_time": 777}),
-        ),
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 5, "topic_id": 3}, "value": 10, "tick_time": 777}),
     );
     events(&mut c);
     diag(&mut c);
@@ -2375,8 +2275,7 @@ fn g_32_a_diagnostic_is_an_event_and_keeps_the_stamp() {
 #[test]
 fn g_49_a_result_for_no_pending_compare_is_ignored_and_counted() {
     let mut c = ready();
-    let t = c.introduce_topic("t").unwrap();
-    let k = c.introduce_key("k", "A").unwrap();
+    let id = own_record(&mut c);
     let result = |r: u64| {
         msg(
             "JSONCompareExchangeResult",
@@ -2384,7 +2283,7 @@ fn g_49_a_result_for_no_pending_compare_is_ignored_and_counted() {
         )
     };
     c.handle_text(2, &result(999));
-    let r = c.compare_exchange(rid(k, t), &json!(1), &json!(2)).unwrap();
+    let r = c.compare_exchange(id, &json!(1), &json!(2)).unwrap();
     c.handle_text(2, &result(r));
     // The same answer twice: the second is not a reply to anything.
     c.handle_text(2, &result(r));
@@ -2440,10 +2339,7 @@ fn g_43_streaming_for_a_snapshot_subscription_is_ignored_and_counted() {
 fn batch_of(n: u64) {
     let mut c = limited(Limits::default());
     for t in 1..=n {
-        c.handle_text(
-            1,
-            &msg("TopicIntroduction", json!({"topic_id": t, "name": "t"})),
-        );
+        topic(&mut c, t, "t");
     }
     key(&mut c, 5, "k", &["A"]);
     let topics: serde_json::Map<String, Value> =
@@ -2513,12 +2409,10 @@ fn g_25_a_topic_id_may_name_another_topic_after_a_new_server_introduction() {
 #[test]
 fn g_25_a_teardown_for_an_unknown_key_id_is_fatal_and_no_event() {
     let mut c = ready();
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": 9, "name": "k", "deleted_class": "A", "class_list": []}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": 9, "name": "k", "deleted_class": "A", "class_list": []}),
     );
     let ev = events(&mut c);
     assert!(
@@ -2539,14 +2433,12 @@ fn g_25_a_teardown_for_an_unknown_key_id_is_fatal_and_no_event() {
 fn g_25_a_teardown_after_key_id_retired_is_fatal() {
     let mut c = ready();
     key(&mut c, 5, "k", &["A"]);
-    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    c.receive(2, "KeyIdRetired", json!({"key_id": 5}));
     events(&mut c);
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "KeyUpdate",
-            json!({"key_id": 5, "deleted_class": "A", "class_list": []}),
-        ),
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "A", "class_list": []}),
     );
     assert_eq!(
         stopped_with(&mut c),
@@ -2561,10 +2453,7 @@ fn g_25_a_teardown_after_key_id_retired_is_fatal() {
 fn g_25_a_nameless_key_update_for_an_unknown_key_id_is_fatal() {
     let mut c = ready();
     topic(&mut c, 3, "t");
-    c.handle_text(
-        2,
-        &msg("KeyUpdate", json!({"key_id": 5, "class_list": ["A"]})),
-    );
+    c.receive(2, "KeyUpdate", json!({"key_id": 5, "class_list": ["A"]}));
     assert_eq!(
         stopped_with(&mut c),
         vec![(
@@ -2580,10 +2469,7 @@ fn g_25_a_nameless_key_update_for_an_unknown_key_id_is_fatal() {
 fn g_21_a_nameless_key_update_for_a_known_key_adds_classes() {
     let mut c = ready();
     key(&mut c, 5, "k", &["A"]);
-    c.handle_text(
-        2,
-        &msg("KeyUpdate", json!({"key_id": 5, "class_list": ["B"]})),
-    );
+    c.receive(2, "KeyUpdate", json!({"key_id": 5, "class_list": ["B"]}));
     assert!(c.is_running());
     let (name, classes) = c.server_key(5).unwrap();
     assert_eq!(name, "k");
@@ -2610,12 +2496,10 @@ fn g_24_an_invalidation_of_a_client_key_id_not_held_is_ignored_and_counted() {
     let k = c.introduce_key("k", "A").unwrap();
     sent(&mut c);
     let invalidate = |c: &mut Client, id: u64| {
-        c.handle_text(
+        c.receive(
             2,
-            &msg(
-                "ClientIntroducedKeyInvalidated",
-                json!({"client_introduced_key_id": id}),
-            ),
+            "ClientIntroducedKeyInvalidated",
+            json!({"client_introduced_key_id": id}),
         );
     };
     // Never given by this client.
@@ -2634,13 +2518,13 @@ fn g_24_an_invalidation_of_a_client_key_id_not_held_is_ignored_and_counted() {
 #[test]
 fn g_23_key_id_retired_for_an_id_not_mapped_is_ignored_and_counted() {
     let mut c = with_record();
-    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 6})));
+    c.receive(2, "KeyIdRetired", json!({"key_id": 6}));
     assert!(events(&mut c).is_empty());
     assert!(c.is_running());
     assert_eq!(c.counters().unknown_ids_ignored, 1);
     // The mapped key and its record are untouched.
     assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(10)));
-    c.handle_text(2, &msg("KeyIdRetired", json!({"key_id": 5})));
+    c.receive(2, "KeyIdRetired", json!({"key_id": 5}));
     assert_eq!(c.counters().unknown_ids_ignored, 1);
 }
 
@@ -2684,20 +2568,18 @@ fn g_6_session_messages_before_the_servers_introduction_are_a_violation() {
 #[test]
 fn g_6_a_heartbeat_or_an_error_may_come_before_the_servers_introduction() {
     let mut c = started(config());
-    c.handle_text(1, &msg("Heartbeat", json!({"u_milliseconds": 5})));
+    c.receive(1, "Heartbeat", json!({"u_milliseconds": 5}));
     assert!(c.is_running());
-    c.handle_text(
+    c.receive(
         1,
-        &msg(
-            "Error",
-            json!({"message": "Unsupported version from alice: 650712", "recoverable": false}),
-        ),
+        "Error",
+        json!({"message": "Unsupported version from alice: 650712", "recoverable": false}),
     );
     let ev = events(&mut c);
     assert!(matches!(&ev[0], Event::Error(e) if e.message.starts_with("Unsupported version")));
     assert_eq!(c.stop_reason(), Some(StopReason::Error));
     let mut d = started(config());
-    d.handle_text(1, &msg("Logoff", json!({})));
+    d.receive(1, "Logoff", json!({}));
     assert_eq!(d.stop_reason(), Some(StopReason::ServerLogoff));
 }
 
@@ -2811,15 +2693,14 @@ fn bounds_answers_awaited_are_bounded_and_refused_past_the_bound() {
         max_pending_replies: 2,
         ..Limits::default()
     });
-    let t = c.introduce_topic("t").unwrap();
-    let k = c.introduce_key("k", "A").unwrap();
+    let id = own_record(&mut c);
     let e = c.echo().unwrap();
-    let x = c.compare_exchange(rid(k, t), &json!(1), &json!(2)).unwrap();
+    let x = c.compare_exchange(id, &json!(1), &json!(2)).unwrap();
     sent(&mut c);
     // Echoes and compares share the bound, and a refused call queues nothing.
     assert_eq!(c.echo(), Err(CallError::TooManyPending));
     assert_eq!(
-        c.compare_exchange(rid(k, t), &json!(1), &json!(2)),
+        c.compare_exchange(id, &json!(1), &json!(2)),
         Err(CallError::TooManyPending)
     );
     let owned = Ownership {
@@ -2828,20 +2709,18 @@ fn bounds_answers_awaited_are_bounded_and_refused_past_the_bound() {
         ..Ownership::default()
     };
     assert_eq!(
-        c.compare_exchange_owned(&owned, rid(k, t), &json!(1), &json!(2)),
+        c.compare_exchange_owned(&owned, id, &json!(1), &json!(2)),
         Err(CallError::TooManyPending)
     );
     assert!(sent(&mut c).is_empty());
     // An answer makes room again.
-    c.handle_text(2, &msg("EchoResponse", json!({"msg_ref": e})));
-    c.compare_exchange_owned(&owned, rid(k, t), &json!(1), &json!(2))
+    c.receive(2, "EchoResponse", json!({"msg_ref": e}));
+    c.compare_exchange_owned(&owned, id, &json!(1), &json!(2))
         .unwrap();
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "JSONCompareExchangeResult",
-            json!({"msg_ref": x, "success": true}),
-        ),
+        "JSONCompareExchangeResult",
+        json!({"msg_ref": x, "success": true}),
     );
     c.echo().unwrap();
     assert_eq!(c.echo(), Err(CallError::TooManyPending));
@@ -2850,15 +2729,11 @@ fn bounds_answers_awaited_are_bounded_and_refused_past_the_bound() {
 
 #[test]
 fn g_34_a_nameless_batch_key_adds_the_classes_it_names() {
-    let mut c = ready();
-    topic(&mut c, 3, "t");
-    key(&mut c, 5, "k", &["A"]);
-    c.handle_text(
+    let mut c = with_key("k");
+    c.receive(
         2,
-        &msg(
-            "BatchUpdate",
-            json!({"keys": [{"key_id": 5, "class": "B", "topics": {"3": 1}}]}),
-        ),
+        "BatchUpdate",
+        json!({"keys": [{"key_id": 5, "class": "B", "topics": {"3": 1}}]}),
     );
     assert!(c.is_running());
     let (name, classes) = c.server_key(5).unwrap();
@@ -2866,12 +2741,10 @@ fn g_34_a_nameless_batch_key_adds_the_classes_it_names() {
     assert_eq!(classes.iter().collect::<Vec<_>>(), ["A", "B"]);
     assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(1)));
     // A nameless key the server never introduced is refused, records or not.
-    c.handle_text(
+    c.receive(
         2,
-        &msg(
-            "BatchUpdate",
-            json!({"keys": [{"key_id": 6, "classes": ["A"]}]}),
-        ),
+        "BatchUpdate",
+        json!({"keys": [{"key_id": 6, "classes": ["A"]}]}),
     );
     assert_eq!(
         stopped_with(&mut c),

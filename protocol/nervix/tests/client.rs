@@ -10,7 +10,7 @@ use nervix_protocol::command::ExecutionReference;
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::schema::*;
 use nervix_protocol::statements::{RoutedRequest, StatementError};
-use nervix_protocol::time::UnixMillis;
+use nervix_protocol::time::{Timestamp, UnixMillis};
 use nervix_protocol::transaction::{Binding, Ending};
 use std::time::Duration;
 use support::rig::*;
@@ -555,11 +555,7 @@ fn c_8_rejections_are_acted_on_by_reason() {
         }
     }
     // A busy read is repeated later.
-    let mut r = Rig::new();
-    let h = r.c.read(r.now, list_domains(), None).unwrap();
-    let sid = r.open();
-    let id = r.last().1.request_id;
-    r.feed(sid, rejected(id, RequestRejection::ServerBusy));
+    let (mut r, h, sid, id) = busy_read();
     assert!(
         r.events
             .iter()
@@ -571,6 +567,64 @@ fn c_8_rejections_are_acted_on_by_reason() {
     assert_ne!(id, again, "sent again later");
     r.feed(sid, domains(again));
     assert!(r.events.iter().any(|e| matches!(e, ClientEvent::Read { handle, result: ReadResult::Replied(_) } if *handle == h)));
+}
+
+/// A read sent on a fresh session and refused as busy: the rig, the read, the session and the
+/// refused attempt's request id.
+fn busy_read() -> (Rig, ReadHandle, SessionId, u64) {
+    let mut r = Rig::new();
+    let h = r.c.read(r.now, list_domains(), None).unwrap();
+    let sid = r.open();
+    let id = r.last().1.request_id;
+    r.feed(sid, rejected(id, RequestRejection::ServerBusy));
+    (r, h, sid, id)
+}
+
+/// Drives the client the way a driver does, by its own `poll_timeout` alone, for at most
+/// `steps` wake-ups or until `done`; checks that no timer it asks for is already past.
+fn drive_by_timers(r: &mut Rig, steps: usize, done: impl Fn(&Rig) -> bool) {
+    for _ in 0..steps {
+        if done(r) {
+            return;
+        }
+        let Some(at) = r.c.poll_timeout() else {
+            return;
+        };
+        assert!(at > r.now, "a timer at {at:?}, not after now {:?}", r.now);
+        r.now = at;
+        r.c.handle_timeout(at);
+        r.pump();
+    }
+}
+
+#[test]
+fn c_8_a_busy_read_goes_again_when_its_back_off_ends_not_at_its_deadline() {
+    // The back-off is a timer of its own: a driver that only wakes when the client asks
+    // repeats the read within the longest back-off, long before its 30 s deadline.
+    let (mut r, h, _, _) = busy_read();
+    let before = r.sent.len();
+    drive_by_timers(&mut r, 20, |r| r.sent.len() > before);
+    assert!(r.sent.len() > before, "the read went again");
+    assert!(
+        r.now.saturating_since(Timestamp::ZERO) <= Duration::from_secs(5),
+        "at {:?}",
+        r.now
+    );
+    assert!(read_result(&r, h).is_none(), "not timed out");
+}
+
+#[test]
+fn c_8_a_back_off_that_ends_with_no_session_ready_leaves_no_timer_in_the_past() {
+    // The read backs off, then its session is lost; the next one is never opened. When the
+    // back-off ends, the read waits for a session instead of keeping a timer that has passed.
+    let (mut r, _, sid, _) = busy_read();
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    let sent = r.sent.len();
+    drive_by_timers(&mut r, 20, |r| {
+        r.now.saturating_since(Timestamp::ZERO) > Duration::from_secs(6)
+    });
+    assert_eq!(r.sent.len(), sent, "no session was opened: nothing went");
 }
 
 #[test]
@@ -982,6 +1036,109 @@ fn d_6_a_session_ending_repeats_commands_instead_of_failing_them() {
         outcome_frame(id, answer(&cmd.execution_reference, completed())),
     );
     assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+}
+
+/// The messages sent on `sid` that are commands (by reference) or reads (by request kind).
+fn sent_on(r: &Rig, sid: SessionId) -> Vec<String> {
+    r.sent
+        .iter()
+        .filter(|(s, _)| *s == sid)
+        .map(|(_, m)| match &m.request {
+            ClientRequestT::CommandRequest(c) => c.execution_reference.clone(),
+            other => format!("{:?}", other.client_request_type()),
+        })
+        .collect()
+}
+
+#[test]
+fn d_6_a_call_out_on_a_lost_session_ends_that_attempt_once_and_goes_once_on_the_next() {
+    // Nothing sweeps the calls when a session is lost: each call out on it hears of the loss
+    // through its own request. Each must go again exactly once and end exactly once.
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let q = r.c.read(r.now, list_domains(), None).unwrap();
+    let s1 = r.open();
+    let (_, cmd) = last_of(&r, ClientRequest::CommandRequest);
+    let ClientRequestT::CommandRequest(cmd) = cmd else {
+        unreachable!()
+    };
+    let reference = cmd.execution_reference.clone();
+    let read_kind = format!("{:?}", list_domains().client_request_type());
+    assert_eq!(sent_on(&r, s1), vec![reference.clone(), read_kind.clone()]);
+    r.c.handle_closed(r.now, s1);
+    r.pump();
+    assert!(
+        r.result(h).is_none() && read_result(&r, q).is_none(),
+        "a lost session ends neither call: both go again"
+    );
+    r.advance(Duration::from_secs(6));
+    let s2 = r.open();
+    assert_eq!(
+        sent_on(&r, s2),
+        vec![reference.clone(), read_kind],
+        "each call goes once on the next session, in the order they were made"
+    );
+    let mut ids = r
+        .sent
+        .iter()
+        .filter(|(s, _)| *s == s2)
+        .map(|(_, m)| m.request_id);
+    let (cid, rid) = (ids.next().unwrap(), ids.next().unwrap());
+    r.feed(s2, outcome_frame(cid, answer(&reference, completed())));
+    r.feed(s2, domains(rid));
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    assert!(matches!(read_result(&r, q), Some(ReadResult::Replied(_))));
+    // Past both deadlines: nothing is repeated or reported twice.
+    let sent = r.sent.len();
+    r.advance(Duration::from_secs(600));
+    assert_eq!(r.sent.len(), sent);
+    assert_eq!(r.results(h), 1);
+    let reads = r
+        .events
+        .iter()
+        .filter(|e| matches!(e, ClientEvent::Read { handle, .. } if *handle == q))
+        .count();
+    assert_eq!(reads, 1);
+}
+
+#[test]
+fn d_6_an_attempt_still_queued_when_its_session_is_lost_had_no_effect() {
+    // The loss reaches each call with whether its own attempt was handed to the transport: one
+    // queued behind the in-flight limit was not, so it can still fail as never sent, while the
+    // one that was sent may have run and goes again under its reference.
+    let mut r = Rig::with(small_in_flight(1));
+    let a = r.exec("CREATE RELAY a;");
+    let b =
+        r.c.execute_with(
+            r.now,
+            WALL,
+            "CREATE RELAY b;",
+            None,
+            Some(Duration::from_secs(1)),
+        )
+        .unwrap();
+    let s1 = r.open();
+    assert_eq!(r.sent.len(), 1, "b waits behind a");
+    let (_, first) = r.last_command();
+    r.c.handle_closed(r.now, s1);
+    r.pump();
+    r.advance(Duration::from_secs(1));
+    assert_eq!(
+        r.result(b),
+        Some(CommandResult::Failed(Failure::NotSent)),
+        "its attempt was on the lost session but never sent: certainly no effect"
+    );
+    assert!(r.result(a).is_none(), "a may have run: it goes again");
+    r.advance(Duration::from_secs(6));
+    let s2 = r.open();
+    assert_eq!(sent_on(&r, s2), vec![first.execution_reference.clone()]);
+    let (id, _) = r.last_command();
+    r.feed(
+        s2,
+        outcome_frame(id, answer(&first.execution_reference, completed())),
+    );
+    assert!(matches!(r.result(a), Some(CommandResult::Completed(_))));
+    assert_eq!(r.results(b), 1);
 }
 
 // ----- X: transactions ----------------------------------------------------------------------

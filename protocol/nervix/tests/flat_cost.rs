@@ -57,16 +57,26 @@ fn drain(c: &mut Client) -> Vec<Bytes> {
     frames
 }
 
+/// A ready client with `others` commands out and unanswered, and room for a few more.
+fn with_commands_out(others: usize) -> (Client, SessionId) {
+    let (mut c, sid) = ready_client(others + 16);
+    for i in 0..others {
+        c.execute(
+            Timestamp::ZERO,
+            WALL,
+            &format!("INSERT INTO t VALUES ({i})"),
+        )
+        .unwrap();
+        drain(&mut c);
+    }
+    (c, sid)
+}
+
 /// Entries visited by one command's round trip (execute, its frame out, its outcome in,
 /// every poll drained) on a client with `others` commands out and unanswered.
 fn round_trip_visits(others: usize) -> u64 {
-    let (mut c, sid) = ready_client(others + 16);
+    let (mut c, sid) = with_commands_out(others);
     let now = Timestamp::ZERO;
-    for i in 0..others {
-        c.execute(now, WALL, &format!("INSERT INTO t VALUES ({i})"))
-            .unwrap();
-        drain(&mut c);
-    }
     assert_eq!(c.outstanding_commands(), others);
     let before = visited();
     let h = c.execute(now, WALL, "INSERT INTO t VALUES (-1)").unwrap();
@@ -103,6 +113,49 @@ fn one_round_trip_costs_the_same_with_one_or_ten_thousand_other_calls_open() {
     assert_eq!(one, many, "a drain scans the open calls");
 }
 
+/// Entries visited when one command's deadline passes while its attempt is out (the client
+/// stops waiting for it, C-10) on a client with `others` other commands out and unanswered.
+fn abandon_visits(others: usize) -> u64 {
+    let (mut c, sid) = with_commands_out(others);
+    let now = Timestamp::ZERO;
+    let wait = std::time::Duration::from_secs(1);
+    let h = c
+        .execute_with(now, WALL, "INSERT INTO t VALUES (-1)", None, Some(wait))
+        .unwrap();
+    assert_eq!(drain(&mut c).len(), 1, "its attempt is out");
+    // The session is heard from after the command went out, so it is not taken for a silent
+    // one (T-8) and replaced, which would visit every call out on it.
+    c.read(
+        now,
+        ClientRequestT::ListDomainsRequest(Box::default()),
+        None,
+    )
+    .unwrap();
+    let read = sent(drain(&mut c).last().expect("the read went out"));
+    c.handle_frame(now, sid, support::domains(read.request_id));
+    drain(&mut c);
+    let before = visited();
+    c.handle_timeout(now + wait);
+    let mut ended = false;
+    while c.poll_action().is_some() {}
+    while let Some(e) = c.poll_event() {
+        ended |= matches!(e, ClientEvent::Command { handle, .. } if handle == h);
+    }
+    let cost = visited() - before;
+    assert!(ended, "the command ended at its deadline");
+    assert_eq!(c.outstanding_commands(), others);
+    cost
+}
+
+#[test]
+fn one_abandoned_call_costs_the_same_with_one_or_ten_thousand_other_calls_open() {
+    // Nothing searches the session's requests for the one to stop waiting for: the call knows
+    // its attempt (here already ended by the request's own deadline, the same as the call's).
+    let one = abandon_visits(1);
+    let many = abandon_visits(10_000);
+    assert_eq!(one, many, "abandoning a call scans the calls out");
+}
+
 /// The counter the two tests above compare counts a real scan: losing the session must look
 /// at every command out on it (each becomes uncertain or is sent again), so the count grows
 /// by at least their number. Without this, a counter that counts nothing would make the
@@ -110,13 +163,8 @@ fn one_round_trip_costs_the_same_with_one_or_ten_thousand_other_calls_open() {
 #[test]
 fn the_visit_counter_sees_a_scan_of_every_open_call() {
     let others = 500;
-    let (mut c, sid) = ready_client(others + 16);
+    let (mut c, sid) = with_commands_out(others);
     let now = Timestamp::ZERO;
-    for i in 0..others {
-        c.execute(now, WALL, &format!("INSERT INTO t VALUES ({i})"))
-            .unwrap();
-        drain(&mut c);
-    }
     let before = visited();
     c.handle_closed(now, sid);
     drain(&mut c);

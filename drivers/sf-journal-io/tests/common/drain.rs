@@ -1,7 +1,6 @@
 //! Set-up shared by the blocking drain's tests and their tokio twins (included by both with
 //! `#[path = "common/drain.rs"] mod drain_common;`): the loopback servers, the journals and
-//! the checks on what a server recorded. Each file keeps its own `run`, the only part that
-//! differs between the two drains.
+//! the checks on what a server recorded. The scenarios both drains run are in `scenarios.rs`.
 #![allow(dead_code)]
 
 use std::sync::Mutex;

@@ -107,8 +107,12 @@ pub(crate) trait HasCall {
 }
 
 /// The calls of one capability not yet ended, by handle, with what every kind of call needs:
-/// back-offs, timers, deadlines and the loss of a session. Only calls that wait to be sent
-/// (or back off) are looked at when the client drains; deadlines sit in time order.
+/// back-offs, timers and deadlines. Only calls that wait to be sent (or back off) are looked at
+/// when the client drains; deadlines sit in time order.
+///
+/// The loss of a session needs no sweep here: its exchange ends every request it still waits
+/// for, one interruption each and before it reports its own end, so each call out on it learns
+/// of the loss through its own request, with whether that attempt was handed to the transport.
 #[derive(Debug)]
 pub(crate) struct Calls<H, E> {
     entries: Tracked<H, E>,
@@ -187,14 +191,5 @@ impl<H: Ord + Copy, E: HasCall + Track> Calls<H, E> {
     /// Calls whose deadline is not after `now`, in handle order.
     pub(crate) fn expired(&self, now: Timestamp) -> Vec<H> {
         self.entries.expired(now)
-    }
-
-    /// Every attempt out on `session` ends: the session is gone.
-    pub(crate) fn lost(&mut self, session: SessionId) {
-        self.entries.for_each_mut(|_, e| {
-            if e.call().on(session).is_some() {
-                e.call_mut().interrupted(true);
-            }
-        });
     }
 }

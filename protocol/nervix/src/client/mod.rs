@@ -966,26 +966,21 @@ impl Client {
         self.drive(now);
     }
 
-    /// Stops waiting for a call's attempt still registered on the session; its late reply is
-    /// discarded (C-10). The exchange reports the end, which is read here like any other.
+    /// Stops waiting for a command's or a read's attempt still registered on the session; its
+    /// late reply is discarded (C-10). The exchange reports the end, which is read here like
+    /// any other. The call knows its attempt, so nothing is searched for: a call with no
+    /// attempt on the session (its request already ended, as when the request's own deadline,
+    /// the same as the call's, passed first) has nothing to stop.
     fn abandon(&mut self, purpose: Purpose) {
         let Some(mut s) = self.session.take() else {
             return;
         };
-        // The call knows its attempt; the scan stays only for a call that does not say.
         let attempt = match &purpose {
             Purpose::Command(h) => self.commands.get(*h).and_then(|e| e.call.on(s.id)),
             Purpose::Read(h) => self.reads.get(*h).and_then(|e| e.call.on(s.id)),
             _ => None,
         };
-        let found = attempt
-            .filter(|r| s.pending.get(r) == Some(&purpose))
-            .or_else(|| {
-                tracked::counted(s.pending.iter())
-                    .find(|(_, p)| **p == purpose)
-                    .map(|(r, _)| *r)
-            });
-        if let Some(r) = found {
+        if let Some(r) = attempt.filter(|r| s.pending.get(r) == Some(&purpose)) {
             s.pending.remove(&r);
             let _ = s.exchange.abandon(r);
         }
@@ -1446,8 +1441,6 @@ impl Client {
             self.events
                 .push_back(ClientEvent::Transaction(self.tx.binding.clone()));
         }
-        self.commands.lost(id);
-        self.reads.lost(id);
         let leader = redirect
             .as_ref()
             .and_then(|r| r.as_deref())

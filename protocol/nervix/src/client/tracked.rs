@@ -241,16 +241,6 @@ impl<K: Ord + Clone, V: Track> Tracked<K, V> {
         out
     }
 
-    /// Changes every entry (a scan: counted), filing each again.
-    pub(crate) fn for_each_mut(&mut self, mut f: impl FnMut(&K, &mut V)) {
-        let keys: Vec<K> = self.keys().cloned().collect();
-        for k in keys {
-            if let Some(mut e) = self.get_mut(&k) {
-                f(&k, &mut e);
-            }
-        }
-    }
-
     /// Changes every pending entry, filing each again.
     pub(crate) fn for_each_pending_mut(&mut self, mut f: impl FnMut(&K, &mut V)) {
         let keys = self.pending_keys();
