@@ -521,6 +521,60 @@ pub fn uncertain_kept_completed_ended<D: Driver>(via: Via) {
     lb.stop();
 }
 
+/// Issue 19, item 3: a client killed mid-command leaves its slot an orphan. A client of
+/// another name that does not adopt orphans sees nothing of it; one that does lists the dead
+/// client's commands and recovers each once from the server's record. The orphan's slot is
+/// then emptied and released: its own name opens again, with nothing to recover.
+pub fn orphan_adopted_after_sigkill<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = cluster();
+    let spec = spec_for::<D>(&lb, via, "orphan", 2);
+    let d = D::new();
+    let config = |sender: &str, adopt: bool| {
+        let mut j = JournalConfig::new(spec.dir.clone(), sender.to_string());
+        if adopt {
+            j = j.adopting_orphans();
+        }
+        journaled::<D>(&spec.seeds, via, spec.cert.as_deref(), j)
+    };
+    let refs = crashed::<D>(&lb, &spec, |_| {});
+    let stranger = d.start(config("stranger", false)).unwrap();
+    assert!(
+        d.recovery(&stranger).unwrap().is_empty(),
+        "orphans are adopted only when asked"
+    );
+    d.close(stranger, false).unwrap();
+    let heir = d.start(config("heir", true)).unwrap();
+    let list = d.recovery(&heir).unwrap();
+    let mut listed = Vec::new();
+    for c in &list.commands {
+        let JournaledCommand::Repeatable { command, .. } = c else {
+            panic!("inside its retry validity: {c:?}")
+        };
+        listed.push(command.reference.to_string());
+        match d.recover(&heir, command).unwrap() {
+            CommandResult::Completed(report) => {
+                assert_eq!(report.origin(), Some(OutcomeOrigin::Recovered));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(listed, refs, "the dead client's commands, in order");
+    for r in &refs {
+        assert_eq!(applied(&lb, r), 1, "{r} applied once");
+    }
+    let journal = d.stats(&heir).unwrap().journal.expect("a journal");
+    assert_eq!(journal.live, 0, "every adopted record ended");
+    // The dead client's slot is free again and empty.
+    let reborn = d.start(config(SENDER, false)).unwrap();
+    assert!(d.recovery(&reborn).unwrap().is_empty());
+    d.close(reborn, false).unwrap();
+    d.close(heir, false).unwrap();
+    lb.stop();
+}
+
 /// The journal scenarios' tests for one driver.
 #[macro_export]
 macro_rules! journal_tests {
@@ -552,6 +606,10 @@ macro_rules! journal_tests {
         #[test]
         fn e_3_an_uncertain_command_keeps_its_record_and_a_completed_one_ends_it() {
             $crate::run!(Tokio, journal::uncertain_kept_completed_ended(Via::Grpc))
+        }
+        #[test]
+        fn e_3_an_orphan_slot_of_a_killed_client_is_adopted_and_its_commands_recovered_once() {
+            $crate::run!(Tokio, journal::orphan_adopted_after_sigkill(Via::Grpc))
         }
     };
     (blocking) => {
@@ -587,6 +645,14 @@ macro_rules! journal_tests {
             $crate::run!(
                 Blocking,
                 journal::uncertain_kept_completed_ended(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn e_3_an_orphan_slot_of_a_killed_client_is_adopted_and_its_commands_recovered_once_blocking(
+        ) {
+            $crate::run!(
+                Blocking,
+                journal::orphan_adopted_after_sigkill(Via::Console(WsAuth::Header))
             )
         }
     };

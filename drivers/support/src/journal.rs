@@ -13,14 +13,28 @@
 //! After a failed file operation the journal's memory and its files may disagree, so every
 //! later call is refused with [`JournalError::Broken`]; reopening the slot recovers from the
 //! files.
+//!
+//! ## Orphans
+//!
+//! With [`JournalConfig::adopt_orphans`] on (it is off by default), opening also adopts the
+//! slots that dead clients left beside this one: every sibling slot under `<dir>` that still
+//! holds segment files and whose lock can be taken (a slot whose client is alive is skipped).
+//! Their live records join the recovery list under keys of their own, so the application
+//! finishes their recoveries as it finishes its own; ends are written to the orphan's slot.
+//! The orphan's lock is held until its last record ends; then its files are removed (the lock
+//! files stay) and the lock is released. A client that dies while holding an orphan
+//! leaves it an orphan again, for the next adopter.
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use nervix_journal::{ClientJournal, ClientJournalConfig, SyncPolicy, Written};
 use nervix_protocol::time::UnixMillis;
+use sf_journal::orphan::orphan_candidates;
 use sf_journal::recovery::RecoveryError;
+use sf_journal::slot::{parse_segment_name, LOCK, LOCK_PID};
 use sf_journal_io::fsdir::IoError;
+use sf_journal_io::orphans::list_slots;
 use sf_journal_io::{FileDir, LockError, SlotLock};
 
 pub use nervix_journal::{
@@ -59,6 +73,9 @@ pub struct JournalConfig {
     pub segment_bytes: u64,
     /// How old a recovered command or transfer may be and still be repeated (E-4).
     pub horizon: Duration,
+    /// Whether opening adopts the slots dead clients left under `dir` (off by default): their
+    /// records join the recovery list, and each slot is emptied once its last record ends.
+    pub adopt_orphans: bool,
 }
 
 impl JournalConfig {
@@ -74,7 +91,16 @@ impl JournalConfig {
             capacity_bytes: defaults.capacity_bytes,
             segment_bytes: defaults.segment_bytes,
             horizon: DEFAULT_HORIZON,
+            adopt_orphans: false,
         }
+    }
+
+    /// The same configuration, adopting the slots dead clients left under `dir` when opened
+    /// (see the module's docs).
+    #[must_use]
+    pub fn adopting_orphans(mut self) -> Self {
+        self.adopt_orphans = true;
+        self
     }
 
     fn engine(&self) -> ClientJournalConfig {
@@ -192,7 +218,7 @@ pub struct JournalStats {
     pub copies_forward: u64,
     /// Calls refused because the journal was full.
     pub fulls: u64,
-    /// Entries live now.
+    /// Entries live now, the adopted orphans' included.
     pub live: u64,
     /// Bytes of the live entries' records.
     pub live_bytes: u64,
@@ -202,18 +228,152 @@ pub struct JournalStats {
     pub file_syncs: u64,
     /// Directory syncs carried out.
     pub dir_syncs: u64,
+    /// Orphan slots adopted when the journal was opened.
+    pub orphans_adopted: u64,
+    /// Records those orphans held when adopted.
+    pub orphan_records: u64,
+    /// Adopted orphans whose last record ended (their files but the lock files removed, their lock released).
+    pub orphans_finished: u64,
+    /// Orphan slots left alone: held by a live client, or not readable as a journal.
+    pub orphans_skipped: u64,
 }
 
 /// The journal of one client on disk. Dropping it releases the slot (the files stay for the
-/// next client on the slot).
+/// next client on the slot), and every orphan it still holds.
 #[derive(Debug)]
 pub struct DurableJournal {
     journal: ClientJournal,
     dir: FileDir,
     horizon: Duration,
     broken: bool,
+    /// Adopted orphans by index (a finished one leaves `None`, so indexes stay put).
+    adopted: Vec<Option<Orphan>>,
+    orphans: OrphanCounts,
     // Dropped last: the lock outlives every write.
     _lock: SlotLock,
+}
+
+/// An adopted orphan slot: its journal, its files and its lock.
+#[derive(Debug)]
+struct Orphan {
+    journal: ClientJournal,
+    dir: FileDir,
+    // Dropped last: the lock outlives every write.
+    _lock: SlotLock,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct OrphanCounts {
+    adopted: u64,
+    records: u64,
+    finished: u64,
+    skipped: u64,
+}
+
+/// The bit that marks a key as an orphan's: bits 40 to 62 name the orphan, bits 0 to 39 its
+/// key in the orphan's own journal. The client's own keys never reach it.
+const ORPHAN_BIT: u64 = 1 << 63;
+const ORPHAN_KEY_BITS: u32 = 40;
+const ORPHAN_KEY_MASK: u64 = (1 << ORPHAN_KEY_BITS) - 1;
+const MAX_ORPHANS: usize = 1 << (63 - ORPHAN_KEY_BITS);
+
+/// The key the client uses for `key` of orphan `index`, if it can be told apart.
+fn orphan_key(index: usize, key: JournalKey) -> Option<JournalKey> {
+    (index < MAX_ORPHANS && key.0 <= ORPHAN_KEY_MASK).then_some(JournalKey(
+        ORPHAN_BIT | ((index as u64) << ORPHAN_KEY_BITS) | key.0,
+    ))
+}
+
+/// The orphan index and the orphan's own key of a client key, or `None` for the client's own.
+fn split_key(key: JournalKey) -> Option<(usize, JournalKey)> {
+    (key.0 & ORPHAN_BIT != 0).then_some((
+        ((key.0 & !ORPHAN_BIT) >> ORPHAN_KEY_BITS) as usize,
+        JournalKey(key.0 & ORPHAN_KEY_MASK),
+    ))
+}
+
+/// Renames every key of `list` with `rename`; `None` when some key cannot be renamed.
+fn rename_keys(
+    list: RecoveryList,
+    rename: impl Fn(JournalKey) -> Option<JournalKey>,
+) -> Option<RecoveryList> {
+    let mut out = RecoveryList::default();
+    for c in list.commands {
+        out.commands.push(match c {
+            RecoveredCommand::Repeatable { key, record } => RecoveredCommand::Repeatable {
+                key: rename(key)?,
+                record,
+            },
+            RecoveredCommand::Expired {
+                key,
+                reference,
+                created_wall,
+            } => RecoveredCommand::Expired {
+                key: rename(key)?,
+                reference,
+                created_wall,
+            },
+            _ => return None,
+        });
+    }
+    for t in list.transfers {
+        out.transfers.push(match t {
+            RecoveredTransfer::Repeatable { key, record } => RecoveredTransfer::Repeatable {
+                key: rename(key)?,
+                record,
+            },
+            RecoveredTransfer::Expired {
+                key,
+                reference,
+                created_wall,
+            } => RecoveredTransfer::Expired {
+                key: rename(key)?,
+                reference,
+                created_wall,
+            },
+            _ => return None,
+        });
+    }
+    for b in list.batches {
+        out.batches.push(match b {
+            RecoveredBatch::Unsent { key, record } => RecoveredBatch::Unsent {
+                key: rename(key)?,
+                record,
+            },
+            RecoveredBatch::UnknownOutcome {
+                key,
+                domain,
+                ingestor,
+                created_wall,
+            } => RecoveredBatch::UnknownOutcome {
+                key: rename(key)?,
+                domain,
+                ingestor,
+                created_wall,
+            },
+            _ => return None,
+        });
+    }
+    Some(out)
+}
+
+/// Removes the files of a finished orphan's slot but its lock files: the segments first, then
+/// the rest (a slot without segments is no orphan, whatever else a cut removal left).
+fn empty_slot(dir: &FileDir) -> Result<(), IoError> {
+    let names = dir.names()?;
+    let (segments, rest): (Vec<_>, Vec<_>) = names
+        .into_iter()
+        .filter(|n| n != LOCK && n != LOCK_PID)
+        .partition(|n| parse_segment_name(n).is_some());
+    for name in segments.iter().chain(&rest) {
+        let file = dir.path().join(name);
+        std::fs::remove_file(&file).map_err(|source| IoError {
+            what: "remove",
+            file,
+            source,
+        })?;
+    }
+    Ok(())
 }
 
 /// Whether `sender` names exactly one ordinary path component.
@@ -242,30 +402,130 @@ impl DurableJournal {
         let files = dir.read_slot()?;
         let (journal, ops) = ClientJournal::recover(config.engine(), &files)?;
         dir.apply_all(&ops)?;
-        let list = journal.classify(wall_now, config.horizon);
+        let mut list = journal.classify(wall_now, config.horizon);
+        let mut this = Self {
+            journal,
+            dir,
+            horizon: config.horizon,
+            broken: false,
+            adopted: Vec::new(),
+            orphans: OrphanCounts::default(),
+            _lock: lock,
+        };
+        if config.adopt_orphans {
+            this.adopt(config, wall_now, &mut list);
+        }
+        Ok((this, list))
+    }
+
+    /// Adopts every orphan beside the slot that can be locked and read, adding its records
+    /// to `list`. An orphan that cannot be is left as it is, and counted.
+    fn adopt(&mut self, config: &JournalConfig, wall_now: UnixMillis, list: &mut RecoveryList) {
+        let slots = match list_slots(&config.dir) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "nervix journal: the slots beside this one could not be listed; no orphan adopted");
+                return;
+            }
+        };
+        for name in orphan_candidates(&config.sender, &slots, true) {
+            let index = self.adopted.len();
+            match Self::open_orphan(config, &name, wall_now, index) {
+                Ok((orphan, found)) => {
+                    let records = found.len() as u64;
+                    tracing::info!(slot = %name, records, "nervix journal: orphan adopted");
+                    self.orphans.adopted += 1;
+                    self.orphans.records += records;
+                    list.commands.extend(found.commands);
+                    list.transfers.extend(found.transfers);
+                    list.batches.extend(found.batches);
+                    self.adopted.push(Some(orphan));
+                    if records == 0 {
+                        // Nothing left to finish: empty it now.
+                        self.finish_if_done(index);
+                    }
+                }
+                Err(e) => {
+                    tracing::info!(slot = %name, error = %e, "nervix journal: orphan left alone");
+                    self.orphans.skipped += 1;
+                }
+            }
+        }
+    }
+
+    fn open_orphan(
+        config: &JournalConfig,
+        name: &str,
+        wall_now: UnixMillis,
+        index: usize,
+    ) -> Result<(Orphan, RecoveryList), JournalError> {
+        let slot = config.dir.join(name);
+        let mut dir = FileDir::create(&slot)?;
+        let lock = SlotLock::acquire(&slot)?;
+        let files = dir.read_slot()?;
+        let (journal, ops) = ClientJournal::recover(config.engine(), &files)?;
+        let found = rename_keys(journal.classify(wall_now, config.horizon), |k| {
+            orphan_key(index, k)
+        })
+        .ok_or(JournalError::Exhausted)?;
+        dir.apply_all(&ops)?;
         Ok((
-            Self {
+            Orphan {
                 journal,
                 dir,
-                horizon: config.horizon,
-                broken: false,
                 _lock: lock,
             },
-            list,
+            found,
         ))
     }
 
+    /// Empties and releases orphan `index` once none of its records is live.
+    fn finish_if_done(&mut self, index: usize) {
+        let Some(Some(orphan)) = self.adopted.get(index) else {
+            return;
+        };
+        if orphan.journal.live() > 0 {
+            return;
+        }
+        let slot = orphan.dir.path().display().to_string();
+        if let Err(e) = empty_slot(&orphan.dir) {
+            // Its records all ended: a later adopter finds nothing live in what is left.
+            tracing::warn!(slot = %slot, error = %e, "nervix journal: a finished orphan's segments were not all removed");
+        }
+        tracing::info!(slot = %slot, "nervix journal: orphan finished");
+        self.adopted[index] = None;
+        self.orphans.finished += 1;
+    }
+
+    /// Carries out `step` on the journal `key` belongs to (the client's own or an orphan's),
+    /// with the key that journal knows.
     fn carry_out(
         &mut self,
-        step: impl FnOnce(&mut ClientJournal) -> Result<Written, nervix_journal::JournalError>,
+        key: Option<JournalKey>,
+        step: impl FnOnce(
+            &mut ClientJournal,
+            JournalKey,
+        ) -> Result<Written, nervix_journal::JournalError>,
     ) -> Result<JournalKey, JournalError> {
         if self.broken {
             return Err(JournalError::Broken);
         }
-        let w = step(&mut self.journal)?;
-        if let Err(e) = self.dir.apply_all(&w.ops) {
+        let key = key.unwrap_or(JournalKey(0));
+        let (journal, dir, inner, orphan) = match split_key(key) {
+            None => (&mut self.journal, &mut self.dir, key, None),
+            Some((index, inner)) => match self.adopted.get_mut(index) {
+                Some(Some(o)) => (&mut o.journal, &mut o.dir, inner, Some(index)),
+                _ => return Err(JournalError::UnknownKey(key)),
+            },
+        };
+        let w = step(journal, inner)?;
+        if let Err(e) = dir.apply_all(&w.ops) {
             self.broken = true;
             return Err(e.into());
+        }
+        if let Some(index) = orphan {
+            self.finish_if_done(index);
+            return Ok(key);
         }
         Ok(w.key)
     }
@@ -273,17 +533,20 @@ impl DurableJournal {
     /// Journals `entry` under a new key; with [`JournalDurability::EveryRecord`] it is synced
     /// before this returns. `now_millis` is the driver's monotonic time in milliseconds.
     pub fn put(&mut self, entry: &Entry, now_millis: u64) -> Result<JournalKey, JournalError> {
-        self.carry_out(|j| j.put(entry, now_millis))
+        self.carry_out(None, |j, _| j.put(entry, now_millis))
     }
 
     /// Marks the entry of `key` as handed to the transport; call it before the send.
     pub fn handed(&mut self, key: JournalKey, now_millis: u64) -> Result<(), JournalError> {
-        self.carry_out(|j| j.handed(key, now_millis)).map(drop)
+        self.carry_out(Some(key), |j, k| j.handed(k, now_millis))
+            .map(drop)
     }
 
-    /// Ends the entry of `key`: its outcome is known and was handed on.
+    /// Ends the entry of `key`: its outcome is known and was handed on. The end of an
+    /// adopted orphan's last record empties the orphan's slot and releases it.
     pub fn end(&mut self, key: JournalKey, now_millis: u64) -> Result<(), JournalError> {
-        self.carry_out(|j| j.end(key, now_millis)).map(drop)
+        self.carry_out(Some(key), |j, k| j.end(k, now_millis))
+            .map(drop)
     }
 
     /// Carries out the periodic checkpoint if one is due at `now_millis`.
@@ -295,6 +558,13 @@ impl DurableJournal {
         if let Err(e) = self.dir.apply_all(&ops) {
             self.broken = true;
             return Err(e.into());
+        }
+        for o in self.adopted.iter_mut().flatten() {
+            let ops = o.journal.poll_checkpoint(now_millis);
+            if let Err(e) = o.dir.apply_all(&ops) {
+                self.broken = true;
+                return Err(e.into());
+            }
         }
         Ok(())
     }
@@ -309,24 +579,39 @@ impl DurableJournal {
         });
     }
 
-    /// How many entries are live.
+    /// How many entries are live, the adopted orphans' included.
     #[must_use]
     pub fn live(&self) -> usize {
         self.journal.live()
+            + self
+                .adopted
+                .iter()
+                .flatten()
+                .map(|o| o.journal.live())
+                .sum::<usize>()
     }
 
-    /// The live entry of `key`.
+    /// The live entry of `key` (the client's own or an adopted orphan's).
     #[must_use]
     pub fn get(&self, key: JournalKey) -> Option<LiveEntry<'_>> {
-        self.journal.get(key)
+        match split_key(key) {
+            None => self.journal.get(key),
+            Some((index, inner)) => self.adopted.get(index)?.as_ref()?.journal.get(inner),
+        }
     }
 
-    /// The live entries in the order they were put.
+    /// The client's own live entries in the order they were put (not the orphans').
     pub fn live_entries(&self) -> impl Iterator<Item = LiveEntry<'_>> {
         self.journal.live_entries()
     }
 
-    /// The live entries sorted as [`DurableJournal::open`] sorts them, at `wall_now`.
+    /// The slot directories of the orphans adopted and not yet finished.
+    pub fn orphan_slots(&self) -> impl Iterator<Item = &Path> {
+        self.adopted.iter().flatten().map(|o| o.dir.path())
+    }
+
+    /// The client's own live entries sorted as [`DurableJournal::open`] sorts them, at
+    /// `wall_now` (not the orphans').
     #[must_use]
     pub fn classify(&self, wall_now: UnixMillis) -> RecoveryList {
         self.journal.classify(wall_now, self.horizon)
@@ -349,11 +634,15 @@ impl DurableJournal {
             ends: j.ends,
             copies_forward: j.copies_forward,
             fulls: j.fulls,
-            live: j.live,
+            live: self.live() as u64,
             live_bytes: j.live_bytes,
             resident_bytes: j.resident_bytes,
             file_syncs: d.file_syncs,
             dir_syncs: d.dir_syncs,
+            orphans_adopted: self.orphans.adopted,
+            orphan_records: self.orphans.records,
+            orphans_finished: self.orphans.finished,
+            orphans_skipped: self.orphans.skipped,
         }
     }
 
@@ -361,5 +650,28 @@ impl DurableJournal {
     #[must_use]
     pub fn slot_dir(&self) -> &Path {
         self.dir.path()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_orphan_key_names_its_orphan_and_its_own_key_up_to_the_bounds() {
+        for (index, key) in [
+            (0, 0),
+            (1, 7),
+            (MAX_ORPHANS - 1, ORPHAN_KEY_MASK),
+            (5, ORPHAN_KEY_MASK),
+        ] {
+            let k = orphan_key(index, JournalKey(key)).expect("within the bounds");
+            assert_eq!(split_key(k), Some((index, JournalKey(key))));
+        }
+        assert_eq!(orphan_key(MAX_ORPHANS, JournalKey(0)), None);
+        assert_eq!(orphan_key(0, JournalKey(ORPHAN_KEY_MASK + 1)), None);
+        // The client's own keys are its own, up to the orphan bit.
+        assert_eq!(split_key(JournalKey(0)), None);
+        assert_eq!(split_key(JournalKey(ORPHAN_BIT - 1)), None);
     }
 }

@@ -293,3 +293,186 @@ fn a_torn_tail_on_disk_loses_only_the_last_record_and_the_slot_goes_on() {
     assert_eq!(list.batches.len(), 2);
     assert!(j.get(a).is_some() && j.get(c).is_some());
 }
+
+/// The files in `slot` but its lock files.
+fn segments_in(slot: &std::path::Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(slot)
+        .expect("the slot")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    out.sort();
+    out
+}
+
+/// A dead client's slot `name` under `dir` holding a repeatable command, an expired one and
+/// an unsent batch (the client dropped its journal without ending them, as a killed process).
+fn dead_client(dir: &std::path::Path, name: &str) -> (CommandRecord, CommandRecord, BatchRecord) {
+    let config = JournalConfig::new(dir, name);
+    let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+    let (fresh, old, b) = (command(1, NOW.0 - 1_000), command(2, 1), batch(7, 10));
+    let ended = j.put(&Entry::Command(command(3, NOW.0)), 0).expect("put");
+    j.put(&Entry::Command(fresh.clone()), 0).expect("put");
+    j.put(&Entry::Command(old.clone()), 0).expect("put");
+    j.put(&Entry::Batch(b.clone()), 0).expect("put");
+    j.end(ended, 0).expect("end");
+    (fresh, old, b)
+}
+
+#[test]
+fn orphans_are_not_adopted_unless_asked() {
+    let tmp = TempDir::new("orphan-off");
+    dead_client(&tmp.0, "dead");
+    let (j, list) = DurableJournal::open(&JournalConfig::new(&tmp.0, "heir"), NOW).expect("opens");
+    assert!(list.is_empty(), "{list:?}");
+    assert_eq!(j.stats().orphans_adopted, 0);
+    // The orphan's slot is untouched and still its own client's to open.
+    let (_, again) = DurableJournal::open(&JournalConfig::new(&tmp.0, "dead"), NOW).expect("opens");
+    assert_eq!(again.len(), 3);
+}
+
+#[test]
+fn an_adopted_orphan_joins_the_recovery_list_and_is_emptied_once_its_last_record_ends() {
+    let tmp = TempDir::new("orphan-adopt");
+    let (fresh, old, b) = dead_client(&tmp.0, "dead");
+    let config = JournalConfig::new(&tmp.0, "heir").adopting_orphans();
+    let (mut j, list) = DurableJournal::open(&config, NOW).expect("opens");
+    let [RecoveredCommand::Repeatable { key: k1, record }, RecoveredCommand::Expired {
+        key: k2, reference, ..
+    }] = &list.commands[..]
+    else {
+        panic!("{list:?}")
+    };
+    assert_eq!(*record, fresh);
+    assert_eq!(*reference, old.reference);
+    let [RecoveredBatch::Unsent {
+        key: k3,
+        record: rb,
+    }] = &list.batches[..]
+    else {
+        panic!("{list:?}")
+    };
+    assert_eq!(*rb, b);
+    let stats = j.stats();
+    assert_eq!(
+        (
+            stats.orphans_adopted,
+            stats.orphan_records,
+            stats.orphans_skipped
+        ),
+        (1, 3, 0)
+    );
+    assert_eq!(j.live(), 3);
+    assert!(j.get(*k1).is_some());
+    let orphan = tmp.0.join("dead");
+    assert_eq!(j.orphan_slots().collect::<Vec<_>>(), vec![orphan.as_path()]);
+
+    // The heir's own records go to its own slot, under keys that are not the orphan's.
+    let own = j.put(&Entry::Command(command(4, NOW.0)), 0).expect("put");
+    assert!(![*k1, *k2, *k3].contains(&own));
+    assert_eq!(j.live(), 4);
+
+    // While the orphan is held its own client cannot take it back.
+    assert!(matches!(
+        DurableJournal::open(&JournalConfig::new(&tmp.0, "dead"), NOW),
+        Err(JournalError::Held { .. })
+    ));
+    j.handed(*k3, 0).expect("handed in the orphan's slot");
+    j.end(*k2, 0).expect("end");
+    j.end(*k1, 0).expect("end");
+    assert!(!segments_in(&orphan).is_empty(), "one record is still live");
+    assert_eq!(j.stats().orphans_finished, 0);
+    j.end(*k3, 0).expect("end");
+    assert_eq!(j.stats().orphans_finished, 1);
+    assert_eq!(j.orphan_slots().count(), 0);
+    assert!(
+        segments_in(&orphan).is_empty(),
+        "{:?}",
+        segments_in(&orphan)
+    );
+    assert!(matches!(j.end(*k3, 0), Err(JournalError::UnknownKey(k)) if k == *k3));
+    assert_eq!(j.live(), 1, "the heir's own record");
+
+    // Released: the dead client's name opens again, with nothing in it.
+    let (_, again) = DurableJournal::open(&JournalConfig::new(&tmp.0, "dead"), NOW).expect("opens");
+    assert!(again.is_empty(), "{again:?}");
+}
+
+#[test]
+fn an_orphan_whose_client_is_alive_is_left_alone() {
+    let tmp = TempDir::new("orphan-held");
+    dead_client(&tmp.0, "dead");
+    let (mut alive, _) =
+        DurableJournal::open(&JournalConfig::new(&tmp.0, "alive"), NOW).expect("opens");
+    alive
+        .put(&Entry::Command(command(5, NOW.0)), 0)
+        .expect("put");
+    let config = JournalConfig::new(&tmp.0, "heir").adopting_orphans();
+    let (j, list) = DurableJournal::open(&config, NOW).expect("opens");
+    assert_eq!(list.len(), 3, "only the dead client's records: {list:?}");
+    let stats = j.stats();
+    assert_eq!((stats.orphans_adopted, stats.orphans_skipped), (1, 1));
+    assert_eq!(alive.live(), 1);
+}
+
+#[test]
+fn an_heir_that_dies_leaves_its_orphan_to_the_next_heir_with_what_it_had_not_ended() {
+    let tmp = TempDir::new("orphan-chain");
+    let (fresh, _, _) = dead_client(&tmp.0, "dead");
+    let config = JournalConfig::new(&tmp.0, "heir").adopting_orphans();
+    let (mut j, list) = DurableJournal::open(&config, NOW).expect("opens");
+    let k1 = match &list.commands[0] {
+        RecoveredCommand::Repeatable { key, .. } => *key,
+        other => panic!("{other:?}"),
+    };
+    let k2 = match &list.commands[1] {
+        RecoveredCommand::Expired { key, .. } => *key,
+        other => panic!("{other:?}"),
+    };
+    j.end(k2, 0).expect("end");
+    j.put(&Entry::Command(command(6, NOW.0)), 0)
+        .expect("the heir's own");
+    drop(j); // the heir dies
+    let config = JournalConfig::new(&tmp.0, "second").adopting_orphans();
+    let (j, list) = DurableJournal::open(&config, NOW).expect("opens");
+    let records: Vec<_> = list
+        .commands
+        .iter()
+        .map(|c| match c {
+            RecoveredCommand::Repeatable { record, .. } => record.reference.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        records,
+        vec![fresh.reference.clone(), command(6, 0).reference],
+        "the dead client's fresh command and the heir's own, not the ended one"
+    );
+    assert_eq!(list.batches.len(), 1);
+    assert_eq!(j.stats().orphans_adopted, 2);
+    let _ = k1;
+}
+
+#[test]
+fn an_orphan_with_nothing_live_is_emptied_at_once() {
+    let tmp = TempDir::new("orphan-empty");
+    {
+        let config = JournalConfig::new(&tmp.0, "done");
+        let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+        let k = j.put(&Entry::Command(command(1, NOW.0)), 0).expect("put");
+        j.end(k, 0).expect("end");
+    }
+    assert!(!segments_in(&tmp.0.join("done")).is_empty());
+    let config = JournalConfig::new(&tmp.0, "heir").adopting_orphans();
+    let (j, list) = DurableJournal::open(&config, NOW).expect("opens");
+    assert!(list.is_empty());
+    let stats = j.stats();
+    assert_eq!((stats.orphans_adopted, stats.orphans_finished), (1, 1));
+    assert!(segments_in(&tmp.0.join("done")).is_empty());
+    assert!(DurableJournal::open(&JournalConfig::new(&tmp.0, "done"), NOW).is_ok());
+}
