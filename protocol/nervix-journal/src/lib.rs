@@ -30,6 +30,7 @@ mod codec;
 mod commands;
 mod journal;
 mod record;
+mod transfers;
 
 pub use classify::{
     RecoveredBatch, RecoveredCommand, RecoveredTransfer, RecoveryList, DEFAULT_HORIZON,
@@ -42,5 +43,9 @@ pub use commands::{
 pub use journal::{
     ClientJournal, ClientJournalConfig, JournalError, JournalLink, JournalStats, LiveEntry,
     SyncPolicy, Written,
+};
+pub use transfers::{
+    created_wall, JournaledTransfer, TransferEnd, TransferJournal, TransferJournalStats,
+    TransferRefused, TransferTicket,
 };
 pub use record::{BatchRecord, CommandRecord, Entry, JournalKey, TransferKind, TransferRecord};
