@@ -124,8 +124,12 @@ pub use nervix_driver_support::api::{ClientStats, DriverEvent, Error, RunResult,
 pub use nervix_driver_support::journal::{JournalConfig, JournalDurability};
 #[cfg(feature = "journal")]
 pub use nervix_driver_support::journaled::{
-    JournalRefusal, JournaledCommand, JournaledStats, Recovery,
+    JournalRefusal, JournaledCommand, JournaledStats, JournaledTransfer, Recovery,
 };
+#[cfg(feature = "journal")]
+pub use nervix_driver_support::journal::{TransferKind, TransferRecord};
+#[cfg(feature = "journal")]
+pub use nervix_driver_support::transfer_journal::TransferJournalError;
 pub use nervix_driver_support::progress_line::ProgressLine;
 pub use nervix_driver_support::resolve::ConnectError;
 pub use nervix_driver_support::transfer::Progress;
@@ -274,6 +278,10 @@ pub struct Client {
     handle: Arc<Handle>,
     config: Arc<Config>,
     unclaimed: driver::Unclaimed,
+    /// Where the separate calls made with this client keep their records (feature `journal`).
+    #[cfg(feature = "journal")]
+    pub(crate) transfer_journal:
+        Option<nervix_driver_support::transfer_journal::TransferJournalHandle>,
 }
 
 impl Client {
@@ -301,6 +309,8 @@ impl Client {
         let unclaimed = driver::Unclaimed::default();
         #[cfg(feature = "journal")]
         let journal = nervix_driver_support::journaled::open_for_client(config.journal.as_ref())?;
+        #[cfg(feature = "journal")]
+        let transfer_journal = journal.as_ref().map(|j| j.transfers());
         let driver = Driver::new(config.clone(), tls, rx, tx.clone(), unclaimed.clone());
         #[cfg(feature = "journal")]
         let driver = match journal {
@@ -315,6 +325,8 @@ impl Client {
             handle: Arc::new(Handle { inbox: tx }),
             config: Arc::new(config),
             unclaimed,
+            #[cfg(feature = "journal")]
+            transfer_journal,
         })
     }
 

@@ -136,8 +136,12 @@ pub use nervix_driver_support::api::{ClientStats, DriverEvent, Error, RunResult,
 pub use nervix_driver_support::journal::{JournalConfig, JournalDurability};
 #[cfg(feature = "journal")]
 pub use nervix_driver_support::journaled::{
-    JournalRefusal, JournaledCommand, JournaledStats, Recovery,
+    JournalRefusal, JournaledCommand, JournaledStats, JournaledTransfer, Recovery,
 };
+#[cfg(feature = "journal")]
+pub use nervix_driver_support::journal::{TransferKind, TransferRecord};
+#[cfg(feature = "journal")]
+pub use nervix_driver_support::transfer_journal::TransferJournalError;
 pub use nervix_driver_support::progress_line::ProgressLine;
 pub use nervix_driver_support::resolve::ConnectError;
 pub use nervix_driver_support::transfer::Progress;
@@ -231,6 +235,10 @@ pub struct Client {
     requests: mpsc::Sender<Request>,
     notify: Hub<DriverEvent>,
     unclaimed: driver::Unclaimed,
+    /// Where the separate calls made with this client keep their records (feature `journal`).
+    #[cfg(feature = "journal")]
+    pub(crate) transfer_journal:
+        Option<nervix_driver_support::transfer_journal::TransferJournalHandle>,
 }
 
 impl Client {
@@ -260,6 +268,8 @@ impl Client {
         let unclaimed = driver::Unclaimed::default();
         #[cfg(feature = "journal")]
         let journal = nervix_driver_support::journaled::open_for_client(config.journal.as_ref())?;
+        #[cfg(feature = "journal")]
+        let transfer_journal = journal.as_ref().map(|j| j.transfers());
         let driver = Driver::new(config, tls, rx, notify.clone(), unclaimed.clone());
         #[cfg(feature = "journal")]
         let driver = match journal {
@@ -271,6 +281,8 @@ impl Client {
             requests,
             notify,
             unclaimed,
+            #[cfg(feature = "journal")]
+            transfer_journal,
         })
     }
 
