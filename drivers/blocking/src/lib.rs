@@ -123,16 +123,16 @@ pub use nervix_driver_support::api::{ClientStats, DriverEvent, Error, RunResult,
 #[cfg(feature = "journal")]
 pub use nervix_driver_support::journal::{JournalConfig, JournalDurability};
 #[cfg(feature = "journal")]
+pub use nervix_driver_support::journal::{TransferKind, TransferRecord};
+#[cfg(feature = "journal")]
 pub use nervix_driver_support::journaled::{
     JournalRefusal, JournaledCommand, JournaledStats, JournaledTransfer, Recovery,
 };
-#[cfg(feature = "journal")]
-pub use nervix_driver_support::journal::{TransferKind, TransferRecord};
-#[cfg(feature = "journal")]
-pub use nervix_driver_support::transfer_journal::TransferJournalError;
 pub use nervix_driver_support::progress_line::ProgressLine;
 pub use nervix_driver_support::resolve::ConnectError;
 pub use nervix_driver_support::transfer::Progress;
+#[cfg(feature = "journal")]
+pub use nervix_driver_support::transfer_journal::TransferJournalError;
 #[doc(hidden)]
 pub use session::read_console;
 pub use session::{console_url, End, CONSOLE_PATH};

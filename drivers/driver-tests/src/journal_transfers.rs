@@ -175,7 +175,11 @@ pub fn journaled_and_ended_at_outcome<D: Driver>(via: Via) {
         ),
         "{err:?}"
     );
-    assert_eq!(s.lb.calls_to(restore_path(via)).len(), calls, "nothing sent");
+    assert_eq!(
+        s.lb.calls_to(restore_path(via)).len(),
+        calls,
+        "nothing sent"
+    );
     s.lb.stop();
 }
 
@@ -293,10 +297,13 @@ pub fn outstanding_at_sigkill_recovered_once<D: Driver>(via: Via) {
     }
     while restores_applied(&s.lb, reference) == 0 {
         assert!(Instant::now() < end, "the restore never arrived whole");
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(2));
     }
+    // The node goes down at once, so no repeat can learn the outcome before the kill.
+    s.lb.kill(0);
     child.kill().unwrap();
     child.wait().unwrap();
+    s.lb.revive(0);
     s.lose_replies(false);
     let uploaded = upload.as_deref().map(|u| restores_applied(&s.lb, u));
     let upload = upload.filter(|_| uploaded.unwrap_or(0) > 0);
@@ -315,7 +322,10 @@ pub fn outstanding_at_sigkill_recovered_once<D: Driver>(via: Via) {
     let refs: Vec<&str> = records.iter().map(|r| r.reference.as_str()).collect();
     let mut expected: Vec<&str> = upload.iter().map(String::as_str).collect();
     expected.push(reference);
-    assert_eq!(refs, expected, "every outstanding transfer, in the order written");
+    assert_eq!(
+        refs, expected,
+        "every outstanding transfer, in the order written"
+    );
     let t = d.journaled_transfers(&config, &successor).unwrap();
     for r in &records {
         match &r.kind {
@@ -332,14 +342,22 @@ pub fn outstanding_at_sigkill_recovered_once<D: Driver>(via: Via) {
                 );
                 match d.recover_restore(&t, r).unwrap() {
                     RestoreOutcome::Completed { origin, .. } => {
-                        assert_eq!(origin, OutcomeOrigin::Recovered, "from the cluster's record")
+                        assert_eq!(
+                            origin,
+                            OutcomeOrigin::Recovered,
+                            "from the cluster's record"
+                        )
                     }
                     other => panic!("{other:?}"),
                 }
             }
             TransferKind::Upload { domain, resource } => {
                 assert_eq!((domain.as_str(), resource.as_str()), ("tenant", "model"));
-                match d.recover_upload(&t, r).expect("a driver that uploads").unwrap() {
+                match d
+                    .recover_upload(&t, r)
+                    .expect("a driver that uploads")
+                    .unwrap()
+                {
                     UploadOutcome::Installed {
                         version, origin, ..
                     } => {
@@ -364,7 +382,10 @@ pub fn outstanding_at_sigkill_recovered_once<D: Driver>(via: Via) {
     assert_eq!(j.live, 0);
     d.close(successor, false).unwrap();
     let third = d.start(config).unwrap();
-    assert!(d.recovery(&third).unwrap().is_empty(), "nothing comes back twice");
+    assert!(
+        d.recovery(&third).unwrap().is_empty(),
+        "nothing comes back twice"
+    );
     d.close(third, false).unwrap();
     s.lb.stop();
 }
@@ -451,7 +472,10 @@ pub fn changed_archive_refused<D: Driver>(via: Via) {
         RestoreOutcome::Completed { origin, .. } => assert_eq!(origin, OutcomeOrigin::Recovered),
         other => panic!("{other:?}"),
     }
-    assert_eq!(d.stats(&successor).unwrap().journal.unwrap().transfers_live, 0);
+    assert_eq!(
+        d.stats(&successor).unwrap().journal.unwrap().transfers_live,
+        0
+    );
     d.close(successor, false).unwrap();
     s.lb.stop();
 }
@@ -500,7 +524,11 @@ pub fn past_validity_reported_unknown<D: Driver>(via: Via) {
         "{err:?}"
     );
     std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(s.lb.calls_to(restore_path(via)).len(), sent, "never repeated");
+    assert_eq!(
+        s.lb.calls_to(restore_path(via)).len(),
+        sent,
+        "never repeated"
+    );
     d.close(successor, false).unwrap();
     let third = d.start(config).unwrap();
     assert!(d.recovery(&third).unwrap().is_empty(), "its record ended");
@@ -538,7 +566,9 @@ pub fn full_journal_refuses_transfers<D: Driver>(via: Via) {
     assert!(
         matches!(
             D::journal_error(&err),
-            Some(TransferRefused::Store(JournalRefusal::Full { publishing: true }))
+            Some(TransferRefused::Store(JournalRefusal::Full {
+                publishing: true
+            }))
         ),
         "{err:?}"
     );
@@ -550,7 +580,9 @@ pub fn full_journal_refuses_transfers<D: Driver>(via: Via) {
         assert!(
             matches!(
                 D::journal_error(&err),
-                Some(TransferRefused::Store(JournalRefusal::Full { publishing: true }))
+                Some(TransferRefused::Store(JournalRefusal::Full {
+                    publishing: true
+                }))
             ),
             "{err:?}"
         );

@@ -79,10 +79,10 @@ pub mod driver_core;
 pub mod journal;
 #[cfg(feature = "journal")]
 pub mod journaled;
-#[cfg(feature = "journal")]
-pub mod transfer_journal;
 pub mod progress_line;
 pub mod released;
+#[cfg(feature = "journal")]
+pub mod transfer_journal;
 pub use sansio_kit::resolve;
 pub mod session;
 pub mod transfer;

@@ -21,9 +21,9 @@
 use crate::journal::{DurableJournal, JournalError};
 use crate::journaled::JournalRefusal;
 use nervix_journal::{
-    created_wall, Entry, JournalKey, JournaledTransfer, RecordEnd, RecordStore,
-    RecoveredTransfer, TransferEnd, TransferJournal, TransferJournalStats, TransferKind,
-    TransferRecord, TransferTicket,
+    created_wall, Entry, JournalKey, JournaledTransfer, RecordEnd, RecordStore, RecoveredTransfer,
+    TransferEnd, TransferJournal, TransferJournalStats, TransferKind, TransferRecord,
+    TransferTicket,
 };
 use nervix_protocol::calls::{ArchiveInfo, RestoreCall, UploadCall};
 use nervix_protocol::time::UnixMillis;
@@ -83,7 +83,9 @@ impl SharedJournal {
     fn lock(&self) -> MutexGuard<'_, Shared> {
         // A panic while the lock was held left the journal as its last call left it: every
         // call carries out its file operations before it returns, or marks the journal broken.
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The handle a driver's separate calls keep their records through.
@@ -208,14 +210,20 @@ fn wall_now() -> UnixMillis {
 impl TransferJournalHandle {
     fn with<T>(
         &self,
-        f: impl FnOnce(&mut TransferJournal, &mut Store<'_>, u64) -> Result<T, TransferRefused<JournalError>>,
+        f: impl FnOnce(
+            &mut TransferJournal,
+            &mut Store<'_>,
+            u64,
+        ) -> Result<T, TransferRefused<JournalError>>,
     ) -> Result<T, TransferJournalError> {
         let Some(shared) = self.0.upgrade() else {
             return Err(TransferRefused::Store(JournalRefusal::Failed(
                 "the client that kept the journal has closed".into(),
             )));
         };
-        let mut s = shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut s = shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = s.now_millis();
         let Shared {
             journal, transfers, ..
@@ -330,7 +338,9 @@ impl TransferJournalHandle {
             );
             return;
         };
-        let mut s = shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut s = shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = s.now_millis();
         let Shared {
             journal, transfers, ..

@@ -729,7 +729,9 @@ impl Transfers {
         };
         let mut progress = no_progress;
         let mut report: Report<'_> = ProgressReport::new(&mut progress);
-        let r = self.upload_attempts(&mut call, &mut source, &mut report).await;
+        let r = self
+            .upload_attempts(&mut call, &mut source, &mut report)
+            .await;
         journal.end(journaled, r.is_err() && call.is_uncertain());
         r
     }
@@ -768,7 +770,9 @@ impl Transfers {
         };
         let mut progress = no_progress;
         let mut report: Report<'_> = ProgressReport::new(&mut progress);
-        let r = self.restore_attempts(&mut call, &mut source, &mut report).await;
+        let r = self
+            .restore_attempts(&mut call, &mut source, &mut report)
+            .await;
         journal.end(journaled, r.is_err() && call.is_uncertain());
         r
     }

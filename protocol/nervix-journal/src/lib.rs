@@ -44,8 +44,8 @@ pub use journal::{
     ClientJournal, ClientJournalConfig, JournalError, JournalLink, JournalStats, LiveEntry,
     SyncPolicy, Written,
 };
+pub use record::{BatchRecord, CommandRecord, Entry, JournalKey, TransferKind, TransferRecord};
 pub use transfers::{
     created_wall, JournaledTransfer, TransferEnd, TransferJournal, TransferJournalStats,
     TransferRefused, TransferTicket,
 };
-pub use record::{BatchRecord, CommandRecord, Entry, JournalKey, TransferKind, TransferRecord};

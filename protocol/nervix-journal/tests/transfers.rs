@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use common::{reopen, transfer};
 use nervix_journal::{
-    created_wall, ClientJournal, ClientJournalConfig, Entry, JournalError, JournalKey,
-    JournalLink, JournaledTransfer, RecordEnd, RecordStore, TransferEnd, TransferJournal,
-    TransferKind, TransferRecord, TransferRefused,
+    created_wall, ClientJournal, ClientJournalConfig, Entry, JournalError, JournalKey, JournalLink,
+    JournaledTransfer, RecordEnd, RecordStore, TransferEnd, TransferJournal, TransferKind,
+    TransferRecord, TransferRefused,
 };
 use nervix_protocol::command::ExecutionReference;
 use nervix_protocol::rng::Rng;
@@ -107,7 +107,11 @@ fn u_2_an_upload_is_journaled_before_it_is_sent_with_everything_a_repeat_needs()
     assert!(matches!(r.kind, TransferKind::Upload { .. }));
     let ticket = t.begin(&mut s, r.clone(), 0).unwrap();
     assert_eq!(ticket.reference(), "up-2");
-    assert_eq!(s.transfers_live(), vec![r.clone()], "the record is written at begin");
+    assert_eq!(
+        s.transfers_live(),
+        vec![r.clone()],
+        "the record is written at begin"
+    );
     // It survives a crash whole: kind, domain, resource, reference, path, size, digest, time.
     let mut t = s.restart(1_000, HORIZON);
     let (list, _) = t.take_recovery(&mut s, 0);
@@ -286,7 +290,10 @@ fn u_5_a_recovered_upload_repeats_under_its_live_record_and_ends_at_its_outcome(
         )
         .unwrap();
     assert_eq!(again, r, "the same identity, archive and target");
-    assert_eq!(s.puts, 1, "the live record is reused after the restart: no second put");
+    assert_eq!(
+        s.puts, 1,
+        "the live record is reused after the restart: no second put"
+    );
     assert_eq!(
         t.ended(&mut s, ticket, TransferEnd::Known, UnixMillis(2_000), 0),
         RecordEnd::Ended
@@ -310,12 +317,26 @@ fn rs_5_a_recovered_restore_whose_archive_changed_is_refused_and_stays_recoverab
         Err(TransferRefused::ArchiveChanged { .. })
     ));
     assert!(matches!(
-        t.recover(&mut s, &r.reference, r.size - 1, &r.digest, UnixMillis(2_000), 0),
+        t.recover(
+            &mut s,
+            &r.reference,
+            r.size - 1,
+            &r.digest,
+            UnixMillis(2_000),
+            0
+        ),
         Err(TransferRefused::ArchiveChanged { .. })
     ));
     // The archive put back: the repeat goes ahead under the same record.
     let (ticket, _) = t
-        .recover(&mut s, &r.reference, r.size, &r.digest, UnixMillis(2_000), 0)
+        .recover(
+            &mut s,
+            &r.reference,
+            r.size,
+            &r.digest,
+            UnixMillis(2_000),
+            0,
+        )
         .unwrap();
     assert_eq!(ticket.reference(), r.reference);
     assert_eq!(s.transfers_live(), vec![r]);
@@ -339,7 +360,14 @@ fn e_4_a_journaled_transfer_past_its_validity_is_reported_unknown_once_and_its_r
     );
     assert!(t.take_recovery(&mut s, 0).0.is_empty(), "reported once");
     assert!(matches!(
-        t.recover(&mut s, &r.reference, r.size, &r.digest, UnixMillis(1_000), 0),
+        t.recover(
+            &mut s,
+            &r.reference,
+            r.size,
+            &r.digest,
+            UnixMillis(1_000),
+            0
+        ),
         Err(TransferRefused::NotLive(_))
     ));
     assert_eq!(s.live(), 0, "its record ended once reported");
@@ -356,12 +384,26 @@ fn e_4_a_repeatable_transfer_that_expires_before_its_repeat_is_refused_and_ends(
     let mut t = s.restart(1_000, HORIZON);
     let _ = t.take_recovery(&mut s, 0);
     assert!(matches!(
-        t.recover(&mut s, &r.reference, r.size, &r.digest, UnixMillis(1_000 + H), 0),
+        t.recover(
+            &mut s,
+            &r.reference,
+            r.size,
+            &r.digest,
+            UnixMillis(1_000 + H),
+            0
+        ),
         Err(TransferRefused::Expired(_))
     ));
     assert_eq!(s.live(), 0);
     assert!(matches!(
-        t.recover(&mut s, &r.reference, r.size, &r.digest, UnixMillis(1_000), 0),
+        t.recover(
+            &mut s,
+            &r.reference,
+            r.size,
+            &r.digest,
+            UnixMillis(1_000),
+            0
+        ),
         Err(TransferRefused::NotLive(_))
     ));
 }
