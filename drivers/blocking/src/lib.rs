@@ -444,7 +444,11 @@ impl Client {
     /// commands a crashed client left, in the order they were written. A
     /// [`JournaledCommand::Repeatable`] goes to [`Client::recover`], which repeats it exactly
     /// under its reference and gives its recorded outcome; a [`JournaledCommand::Unknown`] is
-    /// past its retry validity (E-4) and is never repeated. A later call gets an empty list,
+    /// past its retry validity (E-4) and is never repeated. Beside them, the uploads and
+    /// restores left outstanding (`transfers`): a [`JournaledTransfer::Repeatable`] goes to
+    /// [`Transfers::recover_restore`] of calls made [`Transfers::journaled`] with this client, which
+    /// send the whole archive again under the same identity; a [`JournaledTransfer::Unknown`]
+    /// is never repeated, and its record ends once listed. A later call gets an empty list,
     /// and so does a client without a journal.
     #[cfg(feature = "journal")]
     pub fn recovery(&self) -> Result<Recovery, Error> {

@@ -2,7 +2,7 @@
 //!
 //! The separate calls run outside the driver core, so the client's journal is shared: the core's
 //! command policy and the calls' transfer policy ([`TransferJournal`]) keep their records in the
-//! same [`DurableJournal`], behind one lock ([`SharedJournal`]). The core owns the journal; a
+//! same [`DurableJournal`], behind one lock. The core owns the journal; a
 //! driver's `Transfers` reach it through a [`TransferJournalHandle`] that does not keep it open,
 //! so the slot is released when the client closes, whatever handles are left.
 //!
