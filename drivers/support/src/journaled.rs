@@ -14,6 +14,10 @@
 //! same slot hands out. A command whose reference is past its retry validity (E-4) is never
 //! repeated: after a restart it is reported as [`JournaledCommand::Unknown`] naming its
 //! reference, and its record ends once reported.
+//!
+//! The journal is shared with the client's separate calls ([`crate::transfer_journal`]): the
+//! uploads and restores it held at start are listed in the same [`Recovery`], beside the
+//! commands.
 
 use crate::journal::{DurableJournal, JournalConfig, JournalError};
 
