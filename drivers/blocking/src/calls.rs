@@ -61,7 +61,15 @@ const TICK: Duration = Duration::from_millis(1);
 
 nervix_driver_support::transfer_error! {
     /// Why a separate call gave no result.
-    pub enum TransferError {}
+    pub enum TransferError {
+        /// The client's journal refused the call (feature `journal`): its record could not be
+        /// written (the journal is full, broken, or its client closed), or a repeat's archive
+        /// changed since it was journaled, or the reference has no live record. Nothing was
+        /// sent.
+        #[cfg(feature = "journal")]
+        #[error("journal: {0}")]
+        Journal(nervix_driver_support::transfer_journal::TransferJournalError),
+    }
     frame_refused = "the server refused a frame of the call (close code {code})";
     gave_up(attempts, last, _unreached: String) => {
         Self::GaveUp { attempts, last }
@@ -76,6 +84,16 @@ pub struct Transfers {
     setup: CallSetup,
     auth: WsAuth,
     dialer: Dialer,
+    /// The journal restores keep their records in (feature `journal`).
+    #[cfg(feature = "journal")]
+    journal: Option<nervix_driver_support::transfer_journal::TransferJournalHandle>,
+}
+
+#[cfg(feature = "journal")]
+impl From<nervix_driver_support::transfer_journal::TransferJournalError> for TransferError {
+    fn from(e: nervix_driver_support::transfer_journal::TransferJournalError) -> Self {
+        Self::Journal(e)
+    }
 }
 
 /// What one read from the connection gave.
@@ -95,7 +113,67 @@ impl Transfers {
             setup,
             auth: config.auth,
             dialer: net::dialer(config)?,
+            #[cfg(feature = "journal")]
+            journal: None,
         })
+    }
+
+    /// These calls keep their restores in `client`'s journal (feature `journal`), when it
+    /// keeps one: each is journaled before its first byte is sent (a journal that refuses the
+    /// record refuses the call, [`TransferError::Journal`], and nothing is sent), and its
+    /// record ends at its outcome. One that ends uncertain keeps its record while its
+    /// reference is inside the retry validity (E-4): the next client on the slot lists it in
+    /// its recovery, and [`Transfers::recover_restore`] sends the whole archive again under
+    /// the same reference.
+    #[cfg(feature = "journal")]
+    #[must_use]
+    pub fn journaled(mut self, client: &crate::Client) -> Self {
+        self.journal = client.transfer_journal.clone();
+        self
+    }
+
+    /// Repeats the journaled restore `record` (a [`crate::JournaledTransfer::Repeatable`] of
+    /// the client's recovery, or a restore of this process that ended uncertain) under its
+    /// journal record: the whole archive at its path again, under the same reference and
+    /// statement (RS-5); its record ends at the outcome. Refused with nothing sent
+    /// ([`TransferError::Journal`]) when the archive's size or digest changed since it was
+    /// journaled (RS-2), when the record is no restore, not live (never journaled by this
+    /// client's slot, or ended) or past its retry validity (E-4, its record then ends), or
+    /// when these calls keep no journal.
+    #[cfg(feature = "journal")]
+    pub fn recover_restore(
+        &self,
+        record: &crate::TransferRecord,
+    ) -> Result<RestoreOutcome, TransferError> {
+        use nervix_driver_support::journal::TransferKind;
+        use nervix_driver_support::transfer_journal::TransferRefused;
+        let Some(journal) = &self.journal else {
+            return Err(TransferRefused::NotLive(record.reference.clone()).into());
+        };
+        let TransferKind::Restore { statement } = &record.kind else {
+            return Err(TransferRefused::Conflict {
+                reference: record.reference.clone(),
+            }
+            .into());
+        };
+        let mut source = ArchiveSource::open(Path::new(&record.archive))?;
+        let info = source.info()?;
+        let journaled = journal.recover(record, info)?;
+        let call = nervix_protocol::command::ExecutionReference::parse(&record.reference)
+            .map_err(nervix_protocol::calls::CallError::from)
+            .and_then(|r| RestoreCall::new(r, statement, info, TransferConfig::restore()));
+        let mut call = match call {
+            Ok(c) => c,
+            Err(e) => {
+                journal.end(journaled, false);
+                return Err(e.into());
+            }
+        };
+        let mut progress = no_progress;
+        let mut report = ProgressReport::new(&mut progress as &mut dyn FnMut(Progress));
+        let r = self.restore_attempts(&mut call, &mut source, &mut report);
+        journal.end(journaled, r.is_err() && call.is_uncertain());
+        r
     }
 
     /// Opens the attempt's connection; `Err` when the call must end at once (a 401, T-5),
@@ -303,7 +381,26 @@ impl Transfers {
         mut progress: impl FnMut(Progress),
     ) -> Result<RestoreOutcome, TransferError> {
         let mut report = ProgressReport::new(&mut progress as &mut dyn FnMut(Progress));
+        let path = source;
         let mut source = ArchiveSource::open(source)?;
+        #[cfg(feature = "journal")]
+        if let Some(journal) = &self.journal {
+            let journaled = journal.begin_restore(call, path)?;
+            let r = self.restore_attempts(call, &mut source, &mut report);
+            journal.end(journaled, r.is_err() && call.is_uncertain());
+            return r;
+        }
+        let _ = path;
+        self.restore_attempts(call, &mut source, &mut report)
+    }
+
+    /// Every attempt of a restore, to its end.
+    fn restore_attempts(
+        &self,
+        call: &mut RestoreCall,
+        source: &mut ArchiveSource<File>,
+        report: &mut Report<'_>,
+    ) -> Result<RestoreOutcome, TransferError> {
         // A redirect leads to the leader's console (T-3a).
         let mut plan: CallPlan<TransferError> = self.setup.plan(LeaderUri::WebConsole, "restore");
         loop {
@@ -311,7 +408,7 @@ impl Transfers {
                 Turn::Pause(pause) => std::thread::sleep(pause),
                 Turn::Attempt(to) => {
                     let step = match self.open(&to, RESTORE_WS_PATH, plan.unreached())? {
-                        Some(ws) => self.restore_over(ws, call, &mut source, &mut report)?,
+                        Some(ws) => self.restore_over(ws, call, source, report)?,
                         None => RestoreStep::Interrupted {
                             cause: Interruption::Transport,
                             uncertain: call.is_uncertain(),

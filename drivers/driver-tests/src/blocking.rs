@@ -279,6 +279,22 @@ impl Driver for Blocking {
         None
     }
 
+    fn recover_restore(
+        &self,
+        t: &Transfers,
+        record: &nervix_driver_support::journal::TransferRecord,
+    ) -> Result<RestoreOutcome, TransferError> {
+        t.recover_restore(record)
+    }
+
+    fn recover_upload(
+        &self,
+        _: &Transfers,
+        _: &nervix_driver_support::journal::TransferRecord,
+    ) -> Option<Result<UploadOutcome, TransferError>> {
+        None
+    }
+
     fn connect_error(e: &TransferError) -> Option<&ConnectError> {
         let _ = e;
         None

@@ -27,13 +27,13 @@ const USER: &str = "journal-user";
 const PASSWORD: &str = "journal-password";
 
 /// The sender name of every slot here.
-const SENDER: &str = "client-a";
+pub(crate) const SENDER: &str = "client-a";
 
-fn creds() -> Credentials {
+pub(crate) fn creds() -> Credentials {
     Credentials::new(USER, PASSWORD)
 }
 
-fn cluster() -> Loopback {
+pub(crate) fn cluster() -> Loopback {
     Loopback::start(LoopbackConfig {
         nodes: 1,
         users: vec![(USER.into(), PASSWORD.into())],
@@ -94,7 +94,7 @@ impl Spec {
 }
 
 /// The configuration of a client of `seeds` over `via`, trusting `cert`, journaling in `dir`.
-fn journaled<D: Driver>(
+pub(crate) fn journaled<D: Driver>(
     seeds: &[String],
     via: Via,
     cert: Option<&Path>,
@@ -173,7 +173,7 @@ fn spawn<D: Driver>(spec: &Spec) -> (Child, mpsc::Receiver<String>) {
 }
 
 /// The names of the blocking driver's tests end in `_blocking`.
-fn suffix<D: Driver>() -> &'static str {
+pub(crate) fn suffix<D: Driver>() -> &'static str {
     if D::NAME == "blocking" {
         "_blocking"
     } else {
@@ -611,6 +611,43 @@ macro_rules! journal_tests {
         fn e_3_an_orphan_slot_of_a_killed_client_is_adopted_and_its_commands_recovered_once() {
             $crate::run!(Tokio, journal::orphan_adopted_after_sigkill(Via::Grpc))
         }
+        #[test]
+        #[ignore = "the client process of the journal transfer tests, run by them"]
+        fn journal_transfer_child() {
+            $crate::journal_transfers::child::<$crate::Tokio>()
+        }
+        #[test]
+        fn u_2_an_upload_and_a_restore_are_journaled_before_sending_and_ended_at_their_outcome() {
+            $crate::run!(
+                Tokio,
+                journal_transfers::journaled_and_ended_at_outcome(Via::Grpc)
+            )
+        }
+        #[test]
+        fn u_5_an_upload_and_a_restore_outstanding_at_a_sigkill_are_recovered_once() {
+            $crate::run!(
+                Tokio,
+                journal_transfers::outstanding_at_sigkill_recovered_once(Via::Grpc)
+            )
+        }
+        #[test]
+        fn rs_2_a_journaled_restore_whose_archive_changed_is_refused_and_nothing_sent() {
+            $crate::run!(Tokio, journal_transfers::changed_archive_refused(Via::Grpc))
+        }
+        #[test]
+        fn e_4_a_journaled_restore_past_its_validity_is_reported_unknown_and_never_repeated() {
+            $crate::run!(
+                Tokio,
+                journal_transfers::past_validity_reported_unknown(Via::Grpc)
+            )
+        }
+        #[test]
+        fn sf_23_a_full_journal_refuses_an_upload_and_a_restore_and_sends_nothing() {
+            $crate::run!(
+                Tokio,
+                journal_transfers::full_journal_refuses_transfers(Via::Grpc)
+            )
+        }
     };
     (blocking) => {
         #[test]
@@ -653,6 +690,49 @@ macro_rules! journal_tests {
             $crate::run!(
                 Blocking,
                 journal::orphan_adopted_after_sigkill(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        #[ignore = "the client process of the journal transfer tests, run by them"]
+        fn journal_transfer_child_blocking() {
+            $crate::journal_transfers::child::<$crate::Blocking>()
+        }
+        #[test]
+        fn rs_2_a_restore_is_journaled_before_sending_and_ended_at_its_outcome_blocking() {
+            $crate::run!(
+                Blocking,
+                journal_transfers::journaled_and_ended_at_outcome(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn rs_5_a_restore_outstanding_at_a_sigkill_is_recovered_once_blocking() {
+            $crate::run!(
+                Blocking,
+                journal_transfers::outstanding_at_sigkill_recovered_once(Via::Console(
+                    WsAuth::Header
+                ))
+            )
+        }
+        #[test]
+        fn rs_2_a_journaled_restore_whose_archive_changed_is_refused_and_nothing_sent_blocking() {
+            $crate::run!(
+                Blocking,
+                journal_transfers::changed_archive_refused(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn e_4_a_journaled_restore_past_its_validity_is_reported_unknown_and_never_repeated_blocking(
+        ) {
+            $crate::run!(
+                Blocking,
+                journal_transfers::past_validity_reported_unknown(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn sf_23_a_full_journal_refuses_a_restore_and_sends_nothing_blocking() {
+            $crate::run!(
+                Blocking,
+                journal_transfers::full_journal_refuses_transfers(Via::Console(WsAuth::Header))
             )
         }
     };

@@ -103,6 +103,23 @@ macro_rules! same_in_both {
                 Transfers::new(config)
             }
 
+            fn journaled_transfers(
+                &self,
+                config: &Config,
+                client: &Client,
+            ) -> Result<Transfers, TransferError> {
+                Ok(Transfers::new(config)?.journaled(client))
+            }
+
+            fn journal_error(
+                e: &TransferError,
+            ) -> Option<&nervix_driver_support::transfer_journal::TransferJournalError> {
+                match e {
+                    TransferError::Journal(j) => Some(j),
+                    _ => None,
+                }
+            }
+
             fn failure(e: &TransferError) -> Failure {
                 match e {
                     TransferError::Config(c) => Failure::Config(c.clone()),
@@ -124,6 +141,7 @@ use same_in_both;
 pub mod dataplane;
 pub mod hostile;
 pub mod journal;
+pub mod journal_transfers;
 pub mod loopback;
 pub mod observability;
 pub mod scenarios;
@@ -440,6 +458,29 @@ pub trait Driver: Sized + 'static {
         file: &Path,
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Option<Result<UploadOutcome, Self::TransferError>>;
+    /// The separate calls of `config`, keeping their uploads and restores in `client`'s
+    /// journal.
+    fn journaled_transfers(
+        &self,
+        config: &Self::Config,
+        client: &Self::Client,
+    ) -> Result<Self::Transfers, Self::TransferError>;
+    /// A journaled restore repeated under its record.
+    fn recover_restore(
+        &self,
+        t: &Self::Transfers,
+        record: &nervix_driver_support::journal::TransferRecord,
+    ) -> Result<RestoreOutcome, Self::TransferError>;
+    /// A journaled upload repeated under its record, or `None` when the driver has no uploads.
+    fn recover_upload(
+        &self,
+        t: &Self::Transfers,
+        record: &nervix_driver_support::journal::TransferRecord,
+    ) -> Option<Result<UploadOutcome, Self::TransferError>>;
+    /// The journal's refusal an error stands for, if it is one.
+    fn journal_error(
+        e: &Self::TransferError,
+    ) -> Option<&nervix_driver_support::transfer_journal::TransferJournalError>;
     /// Why the last attempt that could not connect did not, when the driver tells it.
     fn connect_error(e: &Self::TransferError) -> Option<&ConnectError>;
     /// The failure an error stands for.

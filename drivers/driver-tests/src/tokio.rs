@@ -331,6 +331,22 @@ impl Driver for Tokio {
         Some(self.block(t.upload_with_progress(call, file, progress)))
     }
 
+    fn recover_restore(
+        &self,
+        t: &Transfers,
+        record: &nervix_driver_support::journal::TransferRecord,
+    ) -> Result<RestoreOutcome, TransferError> {
+        self.block(t.recover_restore(record))
+    }
+
+    fn recover_upload(
+        &self,
+        t: &Transfers,
+        record: &nervix_driver_support::journal::TransferRecord,
+    ) -> Option<Result<UploadOutcome, TransferError>> {
+        Some(self.block(t.recover_upload(record)))
+    }
+
     fn connect_error(e: &TransferError) -> Option<&ConnectError> {
         match e {
             TransferError::GaveUp { connect, .. } => connect.as_ref(),

@@ -14,8 +14,13 @@
 //! same slot hands out. A command whose reference is past its retry validity (E-4) is never
 //! repeated: after a restart it is reported as [`JournaledCommand::Unknown`] naming its
 //! reference, and its record ends once reported.
+//!
+//! The journal is shared with the client's separate calls ([`crate::transfer_journal`]): the
+//! uploads and restores it held at start are listed in the same [`Recovery`], beside the
+//! commands.
 
 use crate::journal::{DurableJournal, JournalConfig, JournalError};
+
 use nervix_journal::{CommandJournal, Entry, JournalKey, RecordEnd, RecordStore, RecoveryList};
 use nervix_protocol::client::{Client as Engine, CommandHandle, Gated, RetainedCommand, Routed};
 use nervix_protocol::time::{Timestamp, UnixMillis};
@@ -58,11 +63,11 @@ impl From<JournalError> for JournalRefusal {
     }
 }
 
-pub use nervix_journal::{CommandRecovery as Recovery, JournaledCommand};
+pub use nervix_journal::{CommandRecovery as Recovery, JournaledCommand, JournaledTransfer};
 
 /// A client's journal, opened and read, before its driver starts.
 pub struct Opened {
-    journal: DurableJournal,
+    journal: crate::transfer_journal::SharedJournal,
     list: RecoveryList,
     wall_now: UnixMillis,
     /// The interval of periodic syncs, when the journal has them.
@@ -72,9 +77,17 @@ pub struct Opened {
 impl std::fmt::Debug for Opened {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Opened")
-            .field("slot", &self.journal.slot_dir())
             .field("recovered", &self.list.len())
             .finish()
+    }
+}
+
+impl Opened {
+    /// Where the client's separate calls keep their records (uploads and restores): this
+    /// journal, for as long as the client that opened it keeps it.
+    #[must_use]
+    pub fn transfers(&self) -> crate::transfer_journal::TransferJournalHandle {
+        self.journal.handle()
     }
 }
 
@@ -96,13 +109,15 @@ pub fn open_for_client(
         return Ok(None);
     };
     let wall_now = wall_now();
-    let (journal, list) =
+    let (journal, mut list) =
         DurableJournal::open(config, wall_now).map_err(|e| crate::api::Error::Journal(e.into()))?;
     tracing::info!(
         slot = %journal.slot_dir().display(),
         recovered = list.len(),
         "nervix journal opened"
     );
+    let transfers = std::mem::take(&mut list.transfers);
+    let journal = crate::transfer_journal::SharedJournal::new(journal, transfers, config.horizon);
     let periodic = match config.durability {
         crate::journal::JournalDurability::Periodic(every) => Some(every),
         _ => None,
@@ -130,6 +145,17 @@ pub struct JournaledStats {
     pub end_failures: u64,
     /// Records live now.
     pub live: u64,
+    /// Upload and restore records written.
+    pub transfers_journaled: u64,
+    /// Upload and restore records ended.
+    pub transfers_ended: u64,
+    /// Repeats of uploads and restores that reused a live record.
+    pub transfers_reused: u64,
+    /// Uploads and restores refused because their record could not be written, or because
+    /// their archive changed since it was journaled.
+    pub transfers_refused: u64,
+    /// Upload and restore records live now.
+    pub transfers_live: u64,
 }
 
 /// Records go to the durable journal.
@@ -155,7 +181,7 @@ impl RecordStore for DurableJournal {
 
 /// The journal's policy over the durable journal, and its periodic syncs.
 pub(crate) struct Journaled {
-    core: CommandJournal<DurableJournal>,
+    core: CommandJournal<crate::transfer_journal::SharedJournal>,
     /// The interval of periodic syncs, when the journal has them.
     periodic: Option<std::time::Duration>,
     /// When the next periodic sync is due: set by the first write after a sync, so an idle
@@ -194,7 +220,7 @@ impl Journaled {
     pub(crate) fn tick(&mut self, now: Timestamp) {
         if self.sync_due.is_some_and(|due| due <= now) {
             self.sync_due = None;
-            if let Err(e) = self.core.store_mut().checkpoint(millis(now)) {
+            if let Err(e) = self.core.store().checkpoint(millis(now)) {
                 tracing::warn!(error = %e, "nervix journal: a periodic sync failed");
             }
         }
@@ -211,13 +237,18 @@ impl Journaled {
     /// reported. Later calls get an empty list.
     pub(crate) fn take_recovery(&mut self, now: Timestamp) -> Recovery {
         let before = self.core.stats();
-        let (list, failures) = self.core.take_recovery(now);
+        let (mut list, failures) = self.core.take_recovery(now);
         let after = self.core.stats();
-        if (after.ended, after.end_failures) != (before.ended, before.end_failures) {
+        let (transfers, transfer_failures) = self.core.store().take_transfers(millis(now));
+        let ended = transfers
+            .iter()
+            .any(|t| matches!(t, nervix_journal::JournaledTransfer::Unknown { .. }));
+        list.transfers = transfers;
+        if ended || (after.ended, after.end_failures) != (before.ended, before.end_failures) {
             self.wrote(now);
         }
-        for e in failures {
-            end_failed(&e);
+        for e in failures.iter().chain(&transfer_failures) {
+            end_failed(e);
         }
         list
     }
@@ -290,12 +321,18 @@ impl Journaled {
     /// What the journal did.
     pub(crate) fn stats(&self) -> JournaledStats {
         let s = self.core.stats();
+        let (t, transfers_live) = self.core.store().transfer_stats();
         JournaledStats {
             commands_journaled: s.journaled,
             commands_ended: s.ended,
             refused: s.refused,
-            end_failures: s.end_failures,
+            end_failures: s.end_failures + t.end_failures,
             live: self.core.store().live() as u64,
+            transfers_journaled: t.journaled,
+            transfers_ended: t.ended,
+            transfers_reused: t.reused,
+            transfers_refused: t.refused + t.changed,
+            transfers_live: transfers_live as u64,
         }
     }
 }

@@ -54,6 +54,9 @@
 //! * `journal` (feature `journal`): the client journal on disk, a slot directory
 //!   `<dir>/<sender>/` held by one client at a time, in which commands, uploads, restores and
 //!   producer batches are kept until their outcome is handed on, and recovered after a restart.
+//! * `transfer_journal` (feature `journal`): the client's journal shared with its separate
+//!   calls, so an upload or a restore is journaled before its first byte is sent, ended at its
+//!   outcome, and repeated after a restart under the same identity.
 //! * [`observe`]: `sansio-kit`'s observer queues bounded in count and bytes; what an
 //!   observer does not read in time is dropped for it alone, counted, and reported in its
 //!   place.
@@ -78,6 +81,8 @@ pub mod journal;
 pub mod journaled;
 pub mod progress_line;
 pub mod released;
+#[cfg(feature = "journal")]
+pub mod transfer_journal;
 pub use sansio_kit::resolve;
 pub mod session;
 pub mod transfer;

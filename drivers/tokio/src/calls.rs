@@ -70,6 +70,13 @@ nervix_driver_support::transfer_error! {
         /// An upload with a WebSocket configuration: uploads are gRPC calls only (T-1).
         #[error("uploads need a gRPC configuration")]
         UploadNeedsGrpc,
+        /// The client's journal refused the call (feature `journal`): its record could not be
+        /// written (the journal is full, broken, or its client closed), or a repeat's archive
+        /// changed since it was journaled, or the reference has no live record. Nothing was
+        /// sent.
+        #[cfg(feature = "journal")]
+        #[error("journal: {0}")]
+        Journal(nervix_driver_support::transfer_journal::TransferJournalError),
     }
     frame_refused = "the server refused a frame of the call (code {code})";
     gave_up(attempts, last, connect: ConnectError) => {
@@ -82,12 +89,22 @@ nervix_driver_support::transfer_error! {
     }
 }
 
+#[cfg(feature = "journal")]
+impl From<nervix_driver_support::transfer_journal::TransferJournalError> for TransferError {
+    fn from(e: nervix_driver_support::transfer_journal::TransferJournalError) -> Self {
+        Self::Journal(e)
+    }
+}
+
 /// Where and how the separate calls are made: the configuration's seeds (https ones only when
 /// any is https, T-2), its credentials and TLS roots, and its connection and write deadlines.
 pub struct Transfers {
     setup: CallSetup,
     dialer: Dialer,
     transport: Transport,
+    /// The journal uploads and restores keep their records in (feature `journal`).
+    #[cfg(feature = "journal")]
+    journal: Option<nervix_driver_support::transfer_journal::TransferJournalHandle>,
 }
 
 type Ws = tokio_tungstenite::WebSocketStream<net::Io>;
@@ -107,7 +124,23 @@ impl Transfers {
             setup,
             dialer: net::dialer(config)?,
             transport: config.transport,
+            #[cfg(feature = "journal")]
+            journal: None,
         })
+    }
+
+    /// These calls keep their uploads and restores in `client`'s journal (feature `journal`),
+    /// when it keeps one: each is journaled before its first byte is sent (a journal that
+    /// refuses the record refuses the call, [`TransferError::Journal`], and nothing is sent),
+    /// and its record ends at its outcome. One that ends uncertain keeps its record while its
+    /// reference is inside the retry validity (E-4): the next client on the slot lists it in
+    /// its recovery, and [`Transfers::recover_upload`] or [`Transfers::recover_restore`] sends
+    /// the whole archive again under the same identity.
+    #[cfg(feature = "journal")]
+    #[must_use]
+    pub fn journaled(mut self, client: &crate::Client) -> Self {
+        self.journal = client.transfer_journal.clone();
+        self
     }
 
     /// The instant of a machine's wait; none waits beyond a day.
@@ -559,13 +592,33 @@ impl Transfers {
         if self.transport != Transport::Grpc {
             return Err(TransferError::UploadNeedsGrpc);
         }
+        let path = source;
         let mut source = ArchiveSource::open(source)?;
+        #[cfg(feature = "journal")]
+        if let Some(journal) = &self.journal {
+            let info = source.info()?;
+            let journaled = journal.begin_upload(call, path, info)?;
+            let r = self.upload_attempts(call, &mut source, &mut report).await;
+            journal.end(journaled, r.is_err() && call.is_uncertain());
+            return r;
+        }
+        let _ = path;
+        self.upload_attempts(call, &mut source, &mut report).await
+    }
+
+    /// Every attempt of an upload, to its end.
+    async fn upload_attempts(
+        &self,
+        call: &mut UploadCall,
+        source: &mut ArchiveSource<File>,
+        report: &mut Report<'_>,
+    ) -> Result<UploadOutcome, TransferError> {
         let mut plan = self.plan("upload");
         loop {
             let to = next_attempt(&mut plan, call.attempts()).await?;
             let unreached = plan.unreached();
             let step = self
-                .send_once(call, &to, &mut source, UPLOAD_PATH, unreached, &mut report)
+                .send_once(call, &to, source, UPLOAD_PATH, unreached, report)
                 .await?;
             if let Some(outcome) = plan.ended(step) {
                 return Ok(outcome);
@@ -592,18 +645,37 @@ impl Transfers {
         mut progress: impl FnMut(Progress) + Send,
     ) -> Result<RestoreOutcome, TransferError> {
         let mut report: Report<'_> = ProgressReport::new(&mut progress);
+        let path = source;
         let mut source = ArchiveSource::open(source)?;
+        #[cfg(feature = "journal")]
+        if let Some(journal) = &self.journal {
+            let journaled = journal.begin_restore(call, path)?;
+            let r = self.restore_attempts(call, &mut source, &mut report).await;
+            journal.end(journaled, r.is_err() && call.is_uncertain());
+            return r;
+        }
+        let _ = path;
+        self.restore_attempts(call, &mut source, &mut report).await
+    }
+
+    /// Every attempt of a restore, to its end.
+    async fn restore_attempts(
+        &self,
+        call: &mut RestoreCall,
+        source: &mut ArchiveSource<File>,
+        report: &mut Report<'_>,
+    ) -> Result<RestoreOutcome, TransferError> {
         let mut plan = self.plan("restore");
         loop {
             let to = next_attempt(&mut plan, call.attempts()).await?;
             let unreached = plan.unreached();
             let step = match self.transport {
                 Transport::WebSocket(auth) => {
-                    self.restore_once_ws(call, &to, auth, &mut source, unreached, &mut report)
+                    self.restore_once_ws(call, &to, auth, source, unreached, report)
                         .await?
                 }
                 _ => {
-                    self.send_once(call, &to, &mut source, RESTORE_PATH, unreached, &mut report)
+                    self.send_once(call, &to, source, RESTORE_PATH, unreached, report)
                         .await?
                 }
             };
@@ -611,6 +683,98 @@ impl Transfers {
                 return Ok(outcome);
             }
         }
+    }
+
+    /// Repeats the journaled upload `record` (a [`crate::JournaledTransfer::Repeatable`] of the
+    /// client's recovery, or an upload of this process that ended uncertain) under its journal
+    /// record: the whole archive at its path again, under the same identity, to the same
+    /// domain and resource (U-5); its record ends at the outcome. Refused with nothing sent
+    /// ([`TransferError::Journal`]) when the archive's size or digest changed since it was
+    /// journaled (U-2), when the record is no upload, not live (never journaled by this
+    /// client's slot, or ended) or past its retry validity (E-4, its record then ends), or
+    /// when these calls keep no journal.
+    #[cfg(feature = "journal")]
+    pub async fn recover_upload(
+        &self,
+        record: &crate::TransferRecord,
+    ) -> Result<UploadOutcome, TransferError> {
+        use nervix_driver_support::journal::TransferKind;
+        use nervix_driver_support::transfer_journal::TransferRefused;
+        let Some(journal) = &self.journal else {
+            return Err(TransferRefused::NotLive(record.reference.clone()).into());
+        };
+        let TransferKind::Upload { domain, resource } = &record.kind else {
+            return Err(TransferRefused::Conflict {
+                reference: record.reference.clone(),
+            }
+            .into());
+        };
+        if self.transport != Transport::Grpc {
+            return Err(TransferError::UploadNeedsGrpc);
+        }
+        let mut source = ArchiveSource::open(Path::new(&record.archive))?;
+        let info = source.info()?;
+        let journaled = journal.recover(record, info)?;
+        let spec = UploadSpec {
+            domain: domain.clone(),
+            resource: resource.clone(),
+            identity: record.reference.clone(),
+        };
+        let mut call = match UploadCall::new(spec, info.total_bytes, TransferConfig::upload()) {
+            Ok(c) => c,
+            Err(e) => {
+                journal.end(journaled, false);
+                return Err(e.into());
+            }
+        };
+        let mut progress = no_progress;
+        let mut report: Report<'_> = ProgressReport::new(&mut progress);
+        let r = self
+            .upload_attempts(&mut call, &mut source, &mut report)
+            .await;
+        journal.end(journaled, r.is_err() && call.is_uncertain());
+        r
+    }
+
+    /// Repeats the journaled restore `record` under its journal record: the whole archive at
+    /// its path again, under the same reference and statement (RS-5); its record ends at the
+    /// outcome. Refused with nothing sent as [`Transfers::recover_upload`] is.
+    #[cfg(feature = "journal")]
+    pub async fn recover_restore(
+        &self,
+        record: &crate::TransferRecord,
+    ) -> Result<RestoreOutcome, TransferError> {
+        use nervix_driver_support::journal::TransferKind;
+        use nervix_driver_support::transfer_journal::TransferRefused;
+        let Some(journal) = &self.journal else {
+            return Err(TransferRefused::NotLive(record.reference.clone()).into());
+        };
+        let TransferKind::Restore { statement } = &record.kind else {
+            return Err(TransferRefused::Conflict {
+                reference: record.reference.clone(),
+            }
+            .into());
+        };
+        let mut source = ArchiveSource::open(Path::new(&record.archive))?;
+        let info = source.info()?;
+        let journaled = journal.recover(record, info)?;
+        let call = nervix_protocol::command::ExecutionReference::parse(&record.reference)
+            .map_err(CallError::from)
+            .and_then(|r| RestoreCall::new(r, statement, info, TransferConfig::restore()));
+        let mut call = match call {
+            Ok(c) => c,
+            Err(e) => {
+                journal.end(journaled, false);
+                return Err(e.into());
+            }
+        };
+        let mut progress = no_progress;
+        let mut report: Report<'_> = ProgressReport::new(&mut progress);
+        let r = self
+            .restore_attempts(&mut call, &mut source, &mut report)
+            .await;
+        journal.end(journaled, r.is_err() && call.is_uncertain());
+        r
     }
 
     /// One attempt of a sending call: the start, every piece, the half-close, the reply.

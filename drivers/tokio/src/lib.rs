@@ -135,12 +135,16 @@ pub use nervix_driver_support::api::{ClientStats, DriverEvent, Error, RunResult,
 #[cfg(feature = "journal")]
 pub use nervix_driver_support::journal::{JournalConfig, JournalDurability};
 #[cfg(feature = "journal")]
+pub use nervix_driver_support::journal::{TransferKind, TransferRecord};
+#[cfg(feature = "journal")]
 pub use nervix_driver_support::journaled::{
-    JournalRefusal, JournaledCommand, JournaledStats, Recovery,
+    JournalRefusal, JournaledCommand, JournaledStats, JournaledTransfer, Recovery,
 };
 pub use nervix_driver_support::progress_line::ProgressLine;
 pub use nervix_driver_support::resolve::ConnectError;
 pub use nervix_driver_support::transfer::Progress;
+#[cfg(feature = "journal")]
+pub use nervix_driver_support::transfer_journal::TransferJournalError;
 #[doc(hidden)]
 pub use transport::read_grpc_body;
 pub use transport::{
@@ -231,6 +235,10 @@ pub struct Client {
     requests: mpsc::Sender<Request>,
     notify: Hub<DriverEvent>,
     unclaimed: driver::Unclaimed,
+    /// Where the separate calls made with this client keep their records (feature `journal`).
+    #[cfg(feature = "journal")]
+    pub(crate) transfer_journal:
+        Option<nervix_driver_support::transfer_journal::TransferJournalHandle>,
 }
 
 impl Client {
@@ -260,6 +268,8 @@ impl Client {
         let unclaimed = driver::Unclaimed::default();
         #[cfg(feature = "journal")]
         let journal = nervix_driver_support::journaled::open_for_client(config.journal.as_ref())?;
+        #[cfg(feature = "journal")]
+        let transfer_journal = journal.as_ref().map(|j| j.transfers());
         let driver = Driver::new(config, tls, rx, notify.clone(), unclaimed.clone());
         #[cfg(feature = "journal")]
         let driver = match journal {
@@ -271,6 +281,8 @@ impl Client {
             requests,
             notify,
             unclaimed,
+            #[cfg(feature = "journal")]
+            transfer_journal,
         })
     }
 
@@ -375,7 +387,11 @@ impl Client {
     /// commands a crashed client left, in the order they were written. A
     /// [`JournaledCommand::Repeatable`] goes to [`Client::recover`], which repeats it exactly
     /// under its reference and gives its recorded outcome; a [`JournaledCommand::Unknown`] is
-    /// past its retry validity (E-4) and is never repeated. A later call gets an empty list,
+    /// past its retry validity (E-4) and is never repeated. Beside them, the uploads and
+    /// restores left outstanding (`transfers`): a [`JournaledTransfer::Repeatable`] goes to
+    /// [`Transfers::recover_upload`] or [`Transfers::recover_restore`] of calls made [`Transfers::journaled`] with this client, which
+    /// send the whole archive again under the same identity; a [`JournaledTransfer::Unknown`]
+    /// is never repeated, and its record ends once listed. A later call gets an empty list,
     /// and so does a client without a journal.
     #[cfg(feature = "journal")]
     pub async fn recovery(&self) -> Result<Recovery, Error> {

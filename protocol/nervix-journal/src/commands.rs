@@ -19,6 +19,7 @@ use nervix_protocol::time::{Timestamp, UnixMillis};
 
 use crate::classify::{RecoveredCommand, RecoveryList};
 use crate::record::{CommandRecord, Entry, JournalKey};
+use crate::transfers::JournaledTransfer;
 
 /// Where a [`CommandJournal`] keeps its records.
 pub trait RecordStore {
@@ -60,19 +61,23 @@ pub enum JournaledCommand {
     },
 }
 
-/// The commands the journal held when the client started, in the order they were written.
+/// What the journal held when the client started, each list in the order it was written:
+/// the commands, and the uploads and restores (filled by the
+/// [`TransferJournal`](crate::TransferJournal) beside this policy).
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct CommandRecovery {
     /// The commands.
     pub commands: Vec<JournaledCommand>,
+    /// The uploads and restores.
+    pub transfers: Vec<JournaledTransfer>,
 }
 
 impl CommandRecovery {
     /// Whether nothing came back.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.commands.is_empty()
+        self.commands.is_empty() && self.transfers.is_empty()
     }
 }
 

@@ -30,6 +30,7 @@ mod codec;
 mod commands;
 mod journal;
 mod record;
+mod transfers;
 
 pub use classify::{
     RecoveredBatch, RecoveredCommand, RecoveredTransfer, RecoveryList, DEFAULT_HORIZON,
@@ -44,3 +45,7 @@ pub use journal::{
     SyncPolicy, Written,
 };
 pub use record::{BatchRecord, CommandRecord, Entry, JournalKey, TransferKind, TransferRecord};
+pub use transfers::{
+    created_wall, JournaledTransfer, TransferEnd, TransferJournal, TransferJournalStats,
+    TransferRefused, TransferTicket,
+};

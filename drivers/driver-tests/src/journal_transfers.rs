@@ -1,0 +1,597 @@
+//! Uploads and restores in the client's journal over real sockets (issue 19): each is journaled
+//! before its first byte is sent and ended at its outcome; one outstanding when its client
+//! process is killed with SIGKILL comes back in the successor's recovery list and is repeated
+//! under the same identity, which the cluster answers from its record (applied once); an
+//! archive changed since is refused and nothing sent; one past its retry validity is reported
+//! unknown once and never repeated; a full journal refuses the call and nothing is sent.
+//!
+//! The client process is this test binary run again: the parent runs the
+//! `journal_transfer_child` test of the same binary (ignored otherwise) with [`CHILD`] set.
+
+use crate::journal::{cluster, creds, journaled, suffix, SENDER};
+use crate::{config_of, scratch, seeds_of, Driver, Via};
+use nervix_driver_support::journal::{JournalConfig, TransferKind, TransferRecord};
+use nervix_driver_support::journaled::{JournalRefusal, JournaledTransfer};
+use nervix_driver_support::transfer_journal::TransferRefused;
+use nervix_loopback::{CallFaults, Loopback, RESTORE_PATH, RESTORE_WS_PATH, UPLOAD_PATH};
+use nervix_protocol::calls::*;
+use nervix_protocol::command::ExecutionReference;
+use nervix_protocol::schema::OutcomeOrigin;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The variable that makes the `journal_transfer_child` test the client process.
+pub const CHILD: &str = "NERVIX_JOURNAL_TRANSFER_CHILD";
+
+/// The restore statement of every restore here.
+const STATEMENT: &str = "RESTORE DOMAIN tenant AS tenant_copy";
+
+fn restore_path(via: Via) -> &'static str {
+    match via {
+        Via::Grpc => RESTORE_PATH,
+        Via::Console(_) => RESTORE_WS_PATH,
+    }
+}
+
+/// A cluster, its backup archive downloaded to a file, and a scratch directory with the
+/// trusted certificate in it.
+struct Setup {
+    lb: Loopback,
+    dir: PathBuf,
+    cert: Option<PathBuf>,
+    seeds: Vec<String>,
+    archive: PathBuf,
+}
+
+impl Setup {
+    fn new<D: Driver>(via: Via, name: &str) -> Self {
+        let lb = cluster();
+        let dir = scratch::<D>(&format!("journal-transfer-{name}-{via:?}"));
+        let cert = lb.certificate_der().map(|der| {
+            let path = dir.join("root.der");
+            std::fs::write(&path, der).unwrap();
+            path
+        });
+        let seeds = seeds_of(&lb, via);
+        let d = D::new();
+        let mut plain = config_of::<D>(
+            &seeds,
+            creds(),
+            via,
+            Duration::from_secs(10),
+            Duration::from_secs(3),
+        );
+        if let Some(cert) = &cert {
+            plain = D::with_root(plain, std::fs::read(cert).unwrap());
+        }
+        let report = crate::backed_up(&d, &plain);
+        let t = d.transfers(&plain).unwrap();
+        let archive = d.backup(&t, &report, &dir.join("tenant.nxb")).unwrap();
+        Self {
+            lb,
+            dir,
+            cert,
+            seeds,
+            archive,
+        }
+    }
+
+    fn journal(&self) -> JournalConfig {
+        JournalConfig::new(self.dir.join("journal"), SENDER.to_string())
+    }
+
+    fn config<D: Driver>(&self, via: Via, journal: JournalConfig) -> D::Config {
+        journaled::<D>(&self.seeds, via, self.cert.as_deref(), journal)
+    }
+
+    /// Every reply of an upload or a restore is lost after it took effect.
+    fn lose_replies(&self, on: bool) {
+        let mut faults = CallFaults::default();
+        if on {
+            faults.lost_reply = 1.0;
+        }
+        self.lb.set_call_faults(faults);
+    }
+}
+
+/// A restore of `archive` under `reference`.
+fn restore_of(reference: &str, archive: &Path) -> RestoreCall {
+    RestoreCall::new(
+        ExecutionReference::parse(reference).unwrap(),
+        STATEMENT,
+        crate::info_of(archive),
+        TransferConfig::restore(),
+    )
+    .unwrap()
+}
+
+/// An upload of a 40,000-byte file in `dir` as `model` of `tenant` under `identity`.
+fn upload_of(dir: &Path, identity: &str) -> (UploadCall, PathBuf) {
+    let bytes: Vec<u8> = (0..40_000u32).map(|i| (i * 7 % 253) as u8).collect();
+    let file = dir.join(format!("{identity}.bin"));
+    std::fs::write(&file, &bytes).unwrap();
+    let spec = UploadSpec {
+        domain: "tenant".into(),
+        resource: "model".into(),
+        identity: identity.into(),
+    };
+    let call = UploadCall::new(spec, bytes.len() as u64, TransferConfig::upload()).unwrap();
+    (call, file)
+}
+
+/// The restores the cluster applied (not answered from its record) under `reference`.
+fn restores_applied(lb: &Loopback, reference: &str) -> usize {
+    lb.with_cluster(|c| c.received_whole(reference).len())
+}
+
+/// Issue 19, item 1 (U-2, RS-2): a journaled client's upload (gRPC) and restore are each
+/// journaled before they are sent and their records end at their outcome: nothing stays live.
+pub fn journaled_and_ended_at_outcome<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let s = Setup::new::<D>(via, "ended");
+    let d = D::new();
+    let config = s.config::<D>(via, s.journal());
+    let client = d.start(config.clone()).unwrap();
+    let t = d.journaled_transfers(&config, &client).unwrap();
+    let mut call = restore_of("restore-journaled-1", &s.archive);
+    match d.restore(&t, &mut call, &s.archive).unwrap() {
+        RestoreOutcome::Completed { origin, .. } => assert_eq!(origin, OutcomeOrigin::Executed),
+        other => panic!("{other:?}"),
+    }
+    let mut expected = 1;
+    let (mut up, file) = upload_of(&s.dir, "upload-journaled-1");
+    if let Some(r) = d.upload(&t, &mut up, &file) {
+        assert!(
+            matches!(r.unwrap(), UploadOutcome::Installed { version: 1, .. }),
+            "installed"
+        );
+        expected += 1;
+    }
+    let j = d.stats(&client).unwrap().journal.unwrap();
+    assert_eq!(j.transfers_journaled, expected, "each was journaled");
+    assert_eq!(j.transfers_ended, expected, "each ended at its outcome");
+    assert_eq!(j.transfers_live, 0);
+    assert_eq!(j.live, 0);
+    d.close(client, false).unwrap();
+    // Nothing comes back.
+    let successor = d.start(config).unwrap();
+    assert!(d.recovery(&successor).unwrap().is_empty());
+    // A client that closed keeps no journal for the calls made with it: refused, not sent.
+    let calls = s.lb.calls_to(restore_path(via)).len();
+    let kept = d.recovery(&successor).unwrap();
+    assert!(kept.is_empty());
+    d.close(successor, false).unwrap();
+    let mut late = restore_of("restore-journaled-2", &s.archive);
+    let err = d.restore(&t, &mut late, &s.archive).unwrap_err();
+    assert!(
+        matches!(
+            D::journal_error(&err),
+            Some(TransferRefused::Store(JournalRefusal::Failed(_)))
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        s.lb.calls_to(restore_path(via)).len(),
+        calls,
+        "nothing sent"
+    );
+    s.lb.stop();
+}
+
+/// What the transfer child is told, one value a line: the transport, the journal directory,
+/// the certificate (or `-`), the archive, the restore's reference, and the seeds.
+fn encode(via: Via, s: &Setup, reference: &str) -> String {
+    let via = match via {
+        Via::Grpc => "grpc",
+        Via::Console(_) => "console",
+    };
+    let cert = s
+        .cert
+        .as_ref()
+        .map_or_else(|| "-".to_string(), |c| c.display().to_string());
+    format!(
+        "{via}\n{}\n{cert}\n{}\n{reference}\n{}",
+        s.dir.display(),
+        s.archive.display(),
+        s.seeds.join(" ")
+    )
+}
+
+/// The client process: an upload (when the driver has them) and a restore, journaled, their
+/// replies lost; it prints each reference before its call and waits to be killed.
+pub fn child<D: Driver>() {
+    let Ok(spec) = std::env::var(CHILD) else {
+        panic!("{CHILD} is not set: this test is the journal transfer tests' client process");
+    };
+    let mut l = spec.lines();
+    let via = match l.next().unwrap() {
+        "grpc" => Via::Grpc,
+        _ => Via::Console(nervix_driver_support::credentials::WsAuth::Header),
+    };
+    let dir = PathBuf::from(l.next().unwrap());
+    let cert = match l.next().unwrap() {
+        "-" => None,
+        c => Some(PathBuf::from(c)),
+    };
+    let archive = PathBuf::from(l.next().unwrap());
+    let reference = l.next().unwrap().to_string();
+    let seeds: Vec<String> = l.next().unwrap().split(' ').map(str::to_string).collect();
+    let d = D::new();
+    let config = journaled::<D>(
+        &seeds,
+        via,
+        cert.as_deref(),
+        JournalConfig::new(dir.join("journal"), SENDER.to_string()),
+    );
+    let client = d.start(config.clone()).unwrap();
+    let t = d.journaled_transfers(&config, &client).unwrap();
+    let (mut up, file) = upload_of(&dir, &format!("{reference}-upload"));
+    println!("UPLOAD {}", up.identity());
+    let _ = d.upload(&t, &mut up, &file);
+    println!("RESTORE {reference}");
+    let mut call = restore_of(&reference, &archive);
+    let _ = d.restore(&t, &mut call, &archive);
+    println!("GAVE UP");
+    std::thread::sleep(Duration::from_secs(60));
+    panic!("the journal transfer tests' client process was not killed");
+}
+
+fn spawn<D: Driver>(spec: String) -> (Child, mpsc::Receiver<String>) {
+    let test = format!("journal_transfer_child{}", suffix::<D>());
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            &test,
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, spec)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// Issue 19, items 1, 2 and 5 (U-5, RS-5, E-3): a client process killed with an upload and a
+/// restore outstanding (their archives received whole by the cluster, their replies lost);
+/// its successor lists both, repeats each whole under the same identity and its live record,
+/// and the cluster answers from its record: each applied once.
+pub fn outstanding_at_sigkill_recovered_once<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let s = Setup::new::<D>(via, "sigkill");
+    let d = D::new();
+    let reference = "restore-crash-1";
+    s.lose_replies(true);
+    let (mut child, rx) = spawn::<D>(encode(via, &s, reference));
+    // Until the restore was received whole at least once (and the upload, when the driver
+    // makes one), then the kill.
+    let end = Instant::now() + Duration::from_secs(30);
+    let mut upload = None;
+    let mut restore_started = false;
+    while !restore_started {
+        let line = rx
+            .recv_timeout(end.saturating_duration_since(Instant::now()))
+            .expect("the child reports its calls");
+        if let Some((_, r)) = line.split_once("UPLOAD ") {
+            upload = Some(r.to_string());
+        }
+        restore_started |= line.ends_with(&format!("RESTORE {reference}"));
+    }
+    while restores_applied(&s.lb, reference) == 0 {
+        assert!(Instant::now() < end, "the restore never arrived whole");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // The node goes down at once, so no repeat can learn the outcome before the kill.
+    s.lb.kill(0);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    s.lb.revive(0);
+    s.lose_replies(false);
+    let uploaded = upload.as_deref().map(|u| restores_applied(&s.lb, u));
+    let upload = upload.filter(|_| uploaded.unwrap_or(0) > 0);
+    let config = s.config::<D>(via, s.journal());
+    let successor = d.start(config.clone()).unwrap();
+    let list = d.recovery(&successor).unwrap();
+    assert!(list.commands.is_empty());
+    let records: Vec<TransferRecord> = list
+        .transfers
+        .iter()
+        .map(|t| match t {
+            JournaledTransfer::Repeatable { record } => record.clone(),
+            other => panic!("inside its retry validity: {other:?}"),
+        })
+        .collect();
+    let refs: Vec<&str> = records.iter().map(|r| r.reference.as_str()).collect();
+    let mut expected: Vec<&str> = upload.iter().map(String::as_str).collect();
+    expected.push(reference);
+    assert_eq!(
+        refs, expected,
+        "every outstanding transfer, in the order written"
+    );
+    let t = d.journaled_transfers(&config, &successor).unwrap();
+    for r in &records {
+        match &r.kind {
+            TransferKind::Restore { statement } => {
+                assert_eq!(statement, STATEMENT);
+                assert_eq!(r.archive, s.archive.display().to_string());
+                assert_eq!(
+                    (r.size, r.digest),
+                    {
+                        let i = crate::info_of(&s.archive);
+                        (i.total_bytes, i.digest)
+                    },
+                    "the archive's size and digest"
+                );
+                match d.recover_restore(&t, r).unwrap() {
+                    RestoreOutcome::Completed { origin, .. } => {
+                        assert_eq!(
+                            origin,
+                            OutcomeOrigin::Recovered,
+                            "from the cluster's record"
+                        )
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+            TransferKind::Upload { domain, resource } => {
+                assert_eq!((domain.as_str(), resource.as_str()), ("tenant", "model"));
+                match d
+                    .recover_upload(&t, r)
+                    .expect("a driver that uploads")
+                    .unwrap()
+                {
+                    UploadOutcome::Installed {
+                        version, origin, ..
+                    } => {
+                        assert_eq!(version, 1);
+                        assert_eq!(origin, OutcomeOrigin::Recovered);
+                    }
+                    other => panic!("{other:?}"),
+                }
+                assert_eq!(
+                    s.lb.with_cluster(|c| c.resource_versions("tenant", "model")),
+                    1,
+                    "installed once"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let j = d.stats(&successor).unwrap().journal.unwrap();
+    assert_eq!(j.transfers_journaled, 0, "no second record");
+    assert_eq!(j.transfers_reused, records.len() as u64);
+    assert_eq!(j.transfers_live, 0, "each ended at its outcome");
+    assert_eq!(j.live, 0);
+    d.close(successor, false).unwrap();
+    let third = d.start(config).unwrap();
+    assert!(
+        d.recovery(&third).unwrap().is_empty(),
+        "nothing comes back twice"
+    );
+    d.close(third, false).unwrap();
+    s.lb.stop();
+}
+
+/// Runs a restore under `reference` whose replies are all lost: it gives up uncertain, and
+/// its record stays. Returns the client, still open.
+fn uncertain_restore<D: Driver>(
+    d: &D,
+    s: &Setup,
+    config: &D::Config,
+    reference: &str,
+) -> D::Client {
+    let client = d.start(config.clone()).unwrap();
+    let t = d.journaled_transfers(config, &client).unwrap();
+    // The first attempt takes effect and its reply is lost; then the node goes down, so
+    // every repeat fails to connect and the call gives up uncertain.
+    s.lose_replies(true);
+    let mut call = restore_of(reference, &s.archive);
+    let err = std::thread::scope(|scope| {
+        let watch = scope.spawn(|| {
+            let end = Instant::now() + Duration::from_secs(20);
+            while restores_applied(&s.lb, reference) == 0 && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            s.lb.kill(0);
+        });
+        let err = d.restore(&t, &mut call, &s.archive).unwrap_err();
+        watch.join().unwrap();
+        err
+    });
+    assert!(call.is_uncertain(), "{err:?}");
+    s.lose_replies(false);
+    s.lb.revive(0);
+    let j = d.stats(&client).unwrap().journal.unwrap();
+    assert_eq!(j.transfers_live, 1, "an uncertain restore keeps its record");
+    client
+}
+
+/// Issue 19, item 2 (RS-2, U-2): a journaled restore whose archive changed since (its size, or
+/// its bytes at the same size) is refused with a typed error and nothing is sent; its record
+/// stays, and with the archive put back it recovers under the same reference.
+pub fn changed_archive_refused<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let s = Setup::new::<D>(via, "changed");
+    let d = D::new();
+    let config = s.config::<D>(via, s.journal());
+    let reference = "restore-changed-1";
+    let client = uncertain_restore(&d, &s, &config, reference);
+    d.close(client, false).unwrap();
+    let original = std::fs::read(&s.archive).unwrap();
+    let successor = d.start(config.clone()).unwrap();
+    let list = d.recovery(&successor).unwrap();
+    let [JournaledTransfer::Repeatable { record }] = &list.transfers[..] else {
+        panic!("{list:?}")
+    };
+    let t = d.journaled_transfers(&config, &successor).unwrap();
+    let sent = s.lb.calls_to(restore_path(via)).len();
+    let mut grown = original.clone();
+    grown.push(0);
+    let mut flipped = original.clone();
+    flipped[0] ^= 0xff;
+    for (bytes, same_size) in [(grown, false), (flipped, true)] {
+        std::fs::write(&s.archive, &bytes).unwrap();
+        let err = d.recover_restore(&t, record).unwrap_err();
+        match D::journal_error(&err) {
+            Some(TransferRefused::ArchiveChanged {
+                reference: r,
+                journaled_size,
+                found_size,
+                same_digest,
+            }) => {
+                assert_eq!(r, reference);
+                assert_eq!(journaled_size == found_size, same_size);
+                assert!(!same_digest);
+            }
+            other => panic!("{other:?} ({err:?})"),
+        }
+        assert_eq!(s.lb.calls_to(restore_path(via)).len(), sent, "nothing sent");
+    }
+    std::fs::write(&s.archive, &original).unwrap();
+    match d.recover_restore(&t, record).unwrap() {
+        RestoreOutcome::Completed { origin, .. } => assert_eq!(origin, OutcomeOrigin::Recovered),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        d.stats(&successor).unwrap().journal.unwrap().transfers_live,
+        0
+    );
+    d.close(successor, false).unwrap();
+    s.lb.stop();
+}
+
+/// Issue 19, item 2 (E-4): a journaled restore past its retry validity is reported unknown,
+/// naming its reference, once; it is never repeated, and its record ends once reported.
+pub fn past_validity_reported_unknown<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let s = Setup::new::<D>(via, "expired");
+    let d = D::new();
+    let config = s.config::<D>(via, s.journal());
+    let reference = "restore-expired-1";
+    let client = uncertain_restore(&d, &s, &config, reference);
+    d.close(client, false).unwrap();
+    let sent = s.lb.calls_to(restore_path(via)).len();
+    let mut j = s.journal();
+    j.horizon = Duration::ZERO;
+    let expired = s.config::<D>(via, j);
+    let successor = d.start(expired.clone()).unwrap();
+    let list = d.recovery(&successor).unwrap();
+    let [JournaledTransfer::Unknown {
+        reference: unknown, ..
+    }] = &list.transfers[..]
+    else {
+        panic!("{list:?}")
+    };
+    assert_eq!(unknown, reference);
+    assert!(d.recovery(&successor).unwrap().is_empty(), "reported once");
+    // Never repeated: the record is gone, so a repeat is refused and nothing is sent.
+    let t = d.journaled_transfers(&expired, &successor).unwrap();
+    let record = TransferRecord {
+        kind: TransferKind::Restore {
+            statement: STATEMENT.into(),
+        },
+        reference: reference.into(),
+        archive: s.archive.display().to_string(),
+        size: 0,
+        digest: [0; 32],
+        created_wall: nervix_protocol::time::UnixMillis(0),
+    };
+    let err = d.recover_restore(&t, &record).unwrap_err();
+    assert!(
+        matches!(D::journal_error(&err), Some(TransferRefused::NotLive(_))),
+        "{err:?}"
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(
+        s.lb.calls_to(restore_path(via)).len(),
+        sent,
+        "never repeated"
+    );
+    d.close(successor, false).unwrap();
+    let third = d.start(config).unwrap();
+    assert!(d.recovery(&third).unwrap().is_empty(), "its record ended");
+    d.close(third, false).unwrap();
+    s.lb.stop();
+}
+
+/// Issue 19, item 1 (SF-23): a journal with no room refuses an upload (gRPC) and a restore
+/// with the typed error naming the wire state, and nothing of either is sent.
+pub fn full_journal_refuses_transfers<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let s = Setup::new::<D>(via, "full");
+    let d = D::new();
+    let mut j = s.journal();
+    j.segment_bytes = 4096;
+    j.capacity_bytes = 8192;
+    let config = s.config::<D>(via, j);
+    // A session is open and no command's outcome comes back: the journal fills while the wire
+    // is publishing.
+    let client = d.connect(config.clone()).unwrap();
+    d.select_domain(&client, Some("tenant")).unwrap();
+    s.lb.drop_replies(0, true);
+    let mut pending = Vec::new();
+    for i in 0..2000 {
+        match d.submit(&client, &format!("CREATE RELAY filler_{i};")) {
+            Ok(p) => pending.push(p),
+            Err(_) => break,
+        }
+    }
+    let t = d.journaled_transfers(&config, &client).unwrap();
+    let mut call = restore_of("restore-full-1", &s.archive);
+    let err = d.restore(&t, &mut call, &s.archive).unwrap_err();
+    assert!(
+        matches!(
+            D::journal_error(&err),
+            Some(TransferRefused::Store(JournalRefusal::Full {
+                publishing: true
+            }))
+        ),
+        "{err:?}"
+    );
+    assert_eq!(call.attempts(), 0);
+    assert!(s.lb.calls_to(restore_path(via)).is_empty(), "nothing sent");
+    let (mut up, file) = upload_of(&s.dir, "upload-full-1");
+    if let Some(r) = d.upload(&t, &mut up, &file) {
+        let err = r.unwrap_err();
+        assert!(
+            matches!(
+                D::journal_error(&err),
+                Some(TransferRefused::Store(JournalRefusal::Full {
+                    publishing: true
+                }))
+            ),
+            "{err:?}"
+        );
+        assert!(s.lb.calls_to(UPLOAD_PATH).is_empty(), "nothing sent");
+    }
+    let stats = d.stats(&client).unwrap().journal.unwrap();
+    assert_eq!(stats.transfers_journaled, 0);
+    assert!(stats.transfers_refused >= 1);
+    drop(pending);
+    let _ = d.close(client, false);
+    s.lb.stop();
+}

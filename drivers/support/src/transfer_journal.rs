@@ -1,0 +1,383 @@
+//! Uploads and restores that survive the client's own crash (feature `journal`).
+//!
+//! The separate calls run outside the driver core, so the client's journal is shared: the core's
+//! command policy and the calls' transfer policy ([`TransferJournal`]) keep their records in the
+//! same [`DurableJournal`], behind one lock. The core owns the journal; a
+//! driver's `Transfers` reach it through a [`TransferJournalHandle`] that does not keep it open,
+//! so the slot is released when the client closes, whatever handles are left.
+//!
+//! A call's record (its reference, statement or domain and resource, the archive's path, size
+//! and BLAKE3 digest, and when its reference was created) is written before the first byte of
+//! its first attempt is sent: a journal that refuses it (full: the error says whether the wire
+//! is publishing or reconnecting; broken; or closed with its client) refuses the call and
+//! nothing is sent. The record ends once the call's outcome is known and handed to the
+//! application. A call that ends uncertain (some attempt carried the whole archive and no
+//! outcome came) keeps it while its reference is inside the retry validity (E-4): it comes back
+//! in the next client's recovery list, and the application repeats it through the driver's
+//! `Transfers::recover_*`, the whole archive again under the same identity and under the same
+//! record (U-5, RS-5). An archive whose size or digest changed since is refused and nothing is
+//! sent (U-2, RS-2).
+
+use crate::journal::{DurableJournal, JournalError};
+use crate::journaled::JournalRefusal;
+use nervix_journal::{
+    created_wall, Entry, JournalKey, JournaledTransfer, RecordEnd, RecordStore, RecoveredTransfer,
+    TransferEnd, TransferJournal, TransferJournalStats, TransferKind, TransferRecord,
+    TransferTicket,
+};
+use nervix_protocol::calls::{ArchiveInfo, RestoreCall, UploadCall};
+use nervix_protocol::time::UnixMillis;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+pub use nervix_journal::TransferRefused;
+
+/// Why a transfer was not journaled or repeated: nothing of it was sent.
+pub type TransferJournalError = TransferRefused<JournalRefusal>;
+
+/// The journal and the transfer policy, behind the lock.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    journal: DurableJournal,
+    transfers: TransferJournal,
+    /// The journal's monotonic clock counts from here for the calls.
+    origin: Instant,
+    /// The latest time handed to the journal: its clock never goes back, whoever writes.
+    last_millis: u64,
+}
+
+impl Shared {
+    /// `given` as the journal's clock, never before an earlier call's time.
+    fn millis(&mut self, given: u64) -> u64 {
+        self.last_millis = self.last_millis.max(given);
+        self.last_millis
+    }
+
+    /// The journal's clock now, for a call.
+    fn now_millis(&mut self) -> u64 {
+        let given = u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.millis(given)
+    }
+}
+
+/// The client's journal, shared by the core's command policy and the separate calls.
+#[derive(Debug, Clone)]
+pub(crate) struct SharedJournal(Arc<Mutex<Shared>>);
+
+impl SharedJournal {
+    /// `journal`, which held `transfers` when it was opened (sorted with `horizon`).
+    pub(crate) fn new(
+        journal: DurableJournal,
+        transfers: Vec<RecoveredTransfer>,
+        horizon: Duration,
+    ) -> Self {
+        Self(Arc::new(Mutex::new(Shared {
+            journal,
+            transfers: TransferJournal::new(transfers, horizon),
+            origin: Instant::now(),
+            last_millis: 0,
+        })))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Shared> {
+        // A panic while the lock was held left the journal as its last call left it: every
+        // call carries out its file operations before it returns, or marks the journal broken.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The handle a driver's separate calls keep their records through.
+    pub(crate) fn handle(&self) -> TransferJournalHandle {
+        TransferJournalHandle(Arc::downgrade(&self.0))
+    }
+
+    /// Carries out the periodic checkpoint if one is due at `now_millis`.
+    pub(crate) fn checkpoint(&self, now_millis: u64) -> Result<(), JournalError> {
+        let mut s = self.lock();
+        let now = s.millis(now_millis);
+        s.journal.checkpoint(now)
+    }
+
+    /// The transfers the journal held at start, once: the expired ones end now that they are
+    /// reported; the ends the journal refused are returned.
+    pub(crate) fn take_transfers(
+        &self,
+        now_millis: u64,
+    ) -> (Vec<JournaledTransfer>, Vec<JournalError>) {
+        let mut s = self.lock();
+        let now = s.millis(now_millis);
+        let Shared {
+            journal, transfers, ..
+        } = &mut *s;
+        transfers.take_recovery(&mut Store(journal), now)
+    }
+
+    /// What the transfer policy did, and how many transfer records are live.
+    pub(crate) fn transfer_stats(&self) -> (TransferJournalStats, usize) {
+        let s = self.lock();
+        (s.transfers.stats(), s.transfers.live_count())
+    }
+}
+
+/// The durable journal as the transfer policy's store.
+struct Store<'a>(&'a mut DurableJournal);
+
+impl RecordStore for Store<'_> {
+    type Error = JournalError;
+
+    fn put(&mut self, entry: &Entry, now_millis: u64) -> Result<JournalKey, JournalError> {
+        self.0.put(entry, now_millis)
+    }
+
+    fn end(&mut self, key: JournalKey, now_millis: u64) -> Result<(), JournalError> {
+        self.0.end(key, now_millis)
+    }
+
+    fn set_link(&mut self, publishing: bool) {
+        self.0.set_link(publishing);
+    }
+
+    fn live(&self) -> usize {
+        self.0.live()
+    }
+}
+
+/// The command policy's store: the shared journal, on the same never-receding clock.
+impl RecordStore for SharedJournal {
+    type Error = JournalError;
+
+    fn put(&mut self, entry: &Entry, now_millis: u64) -> Result<JournalKey, JournalError> {
+        let mut s = self.lock();
+        let now = s.millis(now_millis);
+        s.journal.put(entry, now)
+    }
+
+    fn end(&mut self, key: JournalKey, now_millis: u64) -> Result<(), JournalError> {
+        let mut s = self.lock();
+        let now = s.millis(now_millis);
+        s.journal.end(key, now)
+    }
+
+    fn set_link(&mut self, publishing: bool) {
+        self.lock().journal.set_link(publishing);
+    }
+
+    fn live(&self) -> usize {
+        self.lock().journal.live()
+    }
+}
+
+/// A separate call under way with a live journal record: hand it back to
+/// [`TransferJournalHandle::end`] when the call ends.
+#[derive(Debug)]
+#[must_use = "a journaled call's record ends only through `end`"]
+pub struct JournaledCall {
+    ticket: TransferTicket,
+    created_wall: UnixMillis,
+}
+
+impl JournaledCall {
+    /// The call's reference (upload identity or restore reference).
+    #[must_use]
+    pub fn reference(&self) -> &str {
+        self.ticket.reference()
+    }
+
+    /// When the reference was created, on the wall clock.
+    #[must_use]
+    pub fn created_wall(&self) -> UnixMillis {
+        self.created_wall
+    }
+}
+
+/// Where a driver's separate calls keep their records: the journal of the client they were
+/// made with. It does not keep the journal open: once that client closed, a call is refused
+/// ([`JournalRefusal::Failed`]) and an end is left for the next client's recovery.
+#[derive(Debug, Clone)]
+pub struct TransferJournalHandle(Weak<Mutex<Shared>>);
+
+/// The wall clock's time now.
+fn wall_now() -> UnixMillis {
+    UnixMillis(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64),
+    )
+}
+
+impl TransferJournalHandle {
+    fn with<T>(
+        &self,
+        f: impl FnOnce(
+            &mut TransferJournal,
+            &mut Store<'_>,
+            u64,
+        ) -> Result<T, TransferRefused<JournalError>>,
+    ) -> Result<T, TransferJournalError> {
+        let Some(shared) = self.0.upgrade() else {
+            return Err(TransferRefused::Store(JournalRefusal::Failed(
+                "the client that kept the journal has closed".into(),
+            )));
+        };
+        let mut s = shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = s.now_millis();
+        let Shared {
+            journal, transfers, ..
+        } = &mut *s;
+        f(transfers, &mut Store(journal), now).map_err(refusal)
+    }
+
+    fn begin(
+        &self,
+        kind: TransferKind,
+        reference: &str,
+        archive: &Path,
+        info: ArchiveInfo,
+    ) -> Result<JournaledCall, TransferJournalError> {
+        let created = created_wall(reference, wall_now());
+        let record = TransferRecord {
+            kind,
+            reference: reference.to_string(),
+            archive: archive.to_string_lossy().into_owned(),
+            size: info.total_bytes,
+            digest: info.digest,
+            created_wall: created,
+        };
+        let ticket = self.with(|t, store, now| t.begin(store, record, now))?;
+        tracing::debug!(reference, "nervix journal: transfer journaled");
+        Ok(JournaledCall {
+            ticket,
+            created_wall: created,
+        })
+    }
+
+    /// Journals `call`, an upload of the archive at `archive` whose exact size and digest are
+    /// `info`, before its first byte is sent. A repeat of an identity with a live record reuses
+    /// it (its archive must be the same).
+    pub fn begin_upload(
+        &self,
+        call: &UploadCall,
+        archive: &Path,
+        info: ArchiveInfo,
+    ) -> Result<JournaledCall, TransferJournalError> {
+        let spec = call.spec();
+        let kind = TransferKind::Upload {
+            domain: spec.domain.clone(),
+            resource: spec.resource.clone(),
+        };
+        self.begin(kind, call.identity(), archive, info)
+    }
+
+    /// Journals `call`, a restore of the archive at `archive`, before its first byte is sent.
+    /// A repeat of a reference with a live record reuses it (its archive must be the same).
+    pub fn begin_restore(
+        &self,
+        call: &RestoreCall,
+        archive: &Path,
+    ) -> Result<JournaledCall, TransferJournalError> {
+        let kind = TransferKind::Restore {
+            statement: call.statement().to_string(),
+        };
+        let reference = call.reference().to_string();
+        self.begin(kind, &reference, archive, call.archive())
+    }
+
+    /// Repeats the journaled transfer `record` (from the recovery list), whose archive now has
+    /// the size and digest `found`, under its live record. Refused with nothing sent when its
+    /// record is not live, its reference is past its retry validity (the record then ends), or
+    /// its archive changed.
+    pub fn recover(
+        &self,
+        record: &TransferRecord,
+        found: ArchiveInfo,
+    ) -> Result<JournaledCall, TransferJournalError> {
+        let wall = wall_now();
+        let (ticket, live) = self.with(|t, store, now| {
+            t.recover(
+                store,
+                &record.reference,
+                found.total_bytes,
+                &found.digest,
+                wall,
+                now,
+            )
+        })?;
+        if live.kind != record.kind {
+            // The application named a reference whose live record is another call: nothing
+            // is sent, and the live record stays for its own repeat.
+            return Err(TransferRefused::Conflict {
+                reference: record.reference.clone(),
+            });
+        }
+        Ok(JournaledCall {
+            ticket,
+            created_wall: live.created_wall,
+        })
+    }
+
+    /// The call ended, its outcome (if any) handed to the application: its record ends,
+    /// unless `uncertain` (some attempt carried the whole archive without learning the outcome)
+    /// and its reference is still inside the retry validity. An end that cannot be written is
+    /// logged; the record then comes back after a restart and is repeated under the same
+    /// identity, which never applies it twice.
+    pub fn end(&self, call: JournaledCall, uncertain: bool) {
+        let end = if uncertain {
+            TransferEnd::Uncertain
+        } else {
+            TransferEnd::Known
+        };
+        let reference = call.reference().to_string();
+        let Some(shared) = self.0.upgrade() else {
+            tracing::warn!(
+                reference,
+                "nervix journal: the client closed before the transfer ended; it is recovered after a restart"
+            );
+            return;
+        };
+        let mut s = shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = s.now_millis();
+        let Shared {
+            journal, transfers, ..
+        } = &mut *s;
+        match transfers.ended(&mut Store(journal), call.ticket, end, wall_now(), now) {
+            RecordEnd::Failed(e) => tracing::warn!(
+                reference,
+                error = %e,
+                "nervix journal: a transfer record's end was not written; it is recovered again after a restart"
+            ),
+            RecordEnd::Kept => {
+                tracing::debug!(reference, "nervix journal: uncertain transfer kept")
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The policy's refusal, the store's error as the application's.
+fn refusal(e: TransferRefused<JournalError>) -> TransferJournalError {
+    match e {
+        TransferRefused::Store(e) => TransferRefused::Store(e.into()),
+        TransferRefused::ArchiveChanged {
+            reference,
+            journaled_size,
+            found_size,
+            same_digest,
+        } => TransferRefused::ArchiveChanged {
+            reference,
+            journaled_size,
+            found_size,
+            same_digest,
+        },
+        TransferRefused::Conflict { reference } => TransferRefused::Conflict { reference },
+        TransferRefused::NotLive(r) => TransferRefused::NotLive(r),
+        TransferRefused::Expired(r) => TransferRefused::Expired(r),
+        // `TransferRefused` may grow; nothing else refuses a transfer today.
+        _ => TransferRefused::Store(JournalRefusal::Failed("refused".into())),
+    }
+}
