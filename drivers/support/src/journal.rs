@@ -32,7 +32,8 @@ use nervix_journal::{ClientJournal, ClientJournalConfig, SyncPolicy, Written};
 use nervix_protocol::time::UnixMillis;
 use sf_journal::orphan::orphan_candidates;
 use sf_journal::recovery::RecoveryError;
-use sf_journal::slot::{parse_segment_name, LOCK, LOCK_PID};
+use sf_journal::slot::{parse_segment_name, LOCK, LOCK_PID, MANIFEST};
+use sf_journal::FileOp;
 use sf_journal_io::fsdir::IoError;
 use sf_journal_io::orphans::list_slots;
 use sf_journal_io::{FileDir, LockError, SlotLock};
@@ -245,6 +246,7 @@ pub struct DurableJournal {
     journal: ClientJournal,
     dir: FileDir,
     horizon: Duration,
+    durability: JournalDurability,
     broken: bool,
     /// Adopted orphans by index (a finished one leaves `None`, so indexes stay put).
     adopted: Vec<Option<Orphan>>,
@@ -407,6 +409,7 @@ impl DurableJournal {
             journal,
             dir,
             horizon: config.horizon,
+            durability: config.durability,
             broken: false,
             adopted: Vec::new(),
             orphans: OrphanCounts::default(),
@@ -565,6 +568,37 @@ impl DurableJournal {
                 self.broken = true;
                 return Err(e.into());
             }
+        }
+        Ok(())
+    }
+
+    /// With [`JournalDurability::Periodic`], flushes the client's own slot to stable storage
+    /// now, for a record that no later write or periodic sync of the core may follow soon (a
+    /// separate call's, written outside the core). The other durabilities need nothing:
+    /// `None` never syncs and `EveryRecord` already did.
+    pub fn sync_if_periodic(&mut self) -> Result<(), JournalError> {
+        if !matches!(self.durability, JournalDurability::Periodic(_)) {
+            return Ok(());
+        }
+        if self.broken {
+            return Err(JournalError::Broken);
+        }
+        let mut ops: Vec<FileOp> = self
+            .journal
+            .segment_files()
+            .map(|file| FileOp::Sync {
+                file: file.to_owned(),
+            })
+            .collect();
+        if self.dir.path().join(MANIFEST).exists() {
+            ops.push(FileOp::Sync {
+                file: MANIFEST.to_owned(),
+            });
+        }
+        ops.push(FileOp::SyncDir);
+        if let Err(e) = self.dir.apply_all(&ops) {
+            self.broken = true;
+            return Err(e.into());
         }
         Ok(())
     }

@@ -247,7 +247,16 @@ impl TransferJournalHandle {
             digest: info.digest,
             created_wall: created,
         };
-        let ticket = self.with(|t, store, now| t.begin(store, record, now))?;
+        let ticket = self.with(|t, store, now| {
+            let ticket = t.begin(store, record, now)?;
+            // Nothing of the core may follow this record soon: with periodic durability it
+            // is synced now, not at the core's next write. A failed sync breaks the journal
+            // (every later call is refused); the record itself is written.
+            if let Err(e) = store.0.sync_if_periodic() {
+                tracing::warn!(error = %e, "nervix journal: a transfer record was not synced");
+            }
+            Ok(ticket)
+        })?;
         tracing::debug!(reference, "nervix journal: transfer journaled");
         Ok(JournaledCall {
             ticket,
@@ -379,5 +388,41 @@ fn refusal(e: TransferRefused<JournalError>) -> TransferJournalError {
         TransferRefused::Expired(r) => TransferRefused::Expired(r),
         // `TransferRefused` may grow; nothing else refuses a transfer today.
         _ => TransferRefused::Store(JournalRefusal::Failed("refused".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::{JournalConfig, JournalDurability};
+
+    #[test]
+    fn a_transfer_record_is_synced_at_once_with_periodic_durability() {
+        let dir = std::env::temp_dir().join(format!("nervix-transfer-sync-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut config = JournalConfig::new(&dir, "t");
+        config.durability = JournalDurability::Periodic(Duration::from_secs(3600));
+        let (journal, _) = DurableJournal::open(&config, wall_now()).expect("opens");
+        let shared = SharedJournal::new(journal, Vec::new(), config.horizon);
+        let syncs = |s: &SharedJournal| s.lock().journal.stats().file_syncs;
+        let before = syncs(&shared);
+        let call = shared
+            .handle()
+            .begin(
+                TransferKind::Restore {
+                    statement: "RESTORE".into(),
+                },
+                "0190a1b2-0000-7000-8000-000000000001",
+                Path::new("archive.tar"),
+                ArchiveInfo {
+                    total_bytes: 3,
+                    digest: [1; 32].into(),
+                },
+            )
+            .expect("journaled");
+        assert!(syncs(&shared) > before, "synced before the call goes on");
+        shared.handle().end(call, false);
+        drop(shared);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

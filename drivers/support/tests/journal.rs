@@ -476,3 +476,26 @@ fn an_orphan_with_nothing_live_is_emptied_at_once() {
     assert!(segments_in(&tmp.0.join("done")).is_empty());
     assert!(DurableJournal::open(&JournalConfig::new(&tmp.0, "done"), NOW).is_ok());
 }
+
+#[test]
+fn an_unscheduled_sync_flushes_the_slot_with_periodic_durability_alone() {
+    let tmp = TempDir::new("sync-now");
+    for (durability, synced) in [
+        (JournalDurability::None, false),
+        (JournalDurability::Periodic(Duration::from_secs(3600)), true),
+    ] {
+        let mut config = JournalConfig::new(&tmp.0, format!("s{synced}"));
+        config.durability = durability;
+        let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+        j.put(&Entry::Command(command(1, NOW.0)), 0).expect("put");
+        let before = j.stats();
+        j.sync_if_periodic().expect("syncs");
+        let after = j.stats();
+        assert_eq!(
+            after.file_syncs > before.file_syncs,
+            synced,
+            "{durability:?}"
+        );
+        assert_eq!(after.dir_syncs > before.dir_syncs, synced, "{durability:?}");
+    }
+}
