@@ -416,7 +416,7 @@ mod tests {
                 Path::new("archive.tar"),
                 ArchiveInfo {
                     total_bytes: 3,
-                    digest: [1; 32].into(),
+                    digest: [1; 32],
                 },
             )
             .expect("journaled");
