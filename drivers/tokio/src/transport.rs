@@ -36,7 +36,18 @@ pub(crate) use nervix_driver_support::session::{Event, Out};
 
 /// A session's report to the driver, with the bytes a frame holds in the driver's bound
 /// ([`crate::driver::INBOX_FRAME_BYTES`]) until the driver takes it.
-pub(crate) type Report = (SessionId, Event, Option<tokio::sync::OwnedSemaphorePermit>);
+pub(crate) type Report = (SessionId, Said, Option<tokio::sync::OwnedSemaphorePermit>);
+
+/// What one report of a session carries: one event, or every whole message one read of a
+/// gRPC body completed, in order (handed over together: one hand-over and one wake-up of
+/// the driver for them all).
+#[derive(Debug)]
+pub(crate) enum Said {
+    /// One event.
+    One(Event),
+    /// Frames from the server, in order; never empty.
+    Frames(std::collections::VecDeque<Bytes>),
+}
 
 /// gRPC status codes the driver acts on.
 pub(crate) mod status {
@@ -63,13 +74,36 @@ impl Dial {
     async fn tell(&self, e: Event) -> bool {
         let mut permit = None;
         if let Event::Frame(f) = &e {
-            let n = crate::driver::frame_permits(f.len()) as u32;
-            // Closed once the driver stops bounding them: the frame goes at once. The
-            // permit travels with the frame and is given back when the driver takes it (or
-            // when a session that is cut drops it).
-            permit = self.inflight.clone().acquire_many_owned(n).await.ok();
+            permit = self.permit(f.len()).await;
         }
-        self.events.send((self.to.session, e, permit)).await.is_ok()
+        self.events
+            .send((self.to.session, Said::One(e), permit))
+            .await
+            .is_ok()
+    }
+
+    /// Hands the driver `frames` in one report; their bytes count in the driver's bound
+    /// together.
+    async fn tell_frames(&self, mut frames: std::collections::VecDeque<Bytes>) -> bool {
+        if frames.len() < 2 {
+            return match frames.pop_front() {
+                Some(f) => self.tell(Event::Frame(f)).await,
+                None => true,
+            };
+        }
+        let permit = self.permit(frames.iter().map(Bytes::len).sum()).await;
+        self.events
+            .send((self.to.session, Said::Frames(frames), permit))
+            .await
+            .is_ok()
+    }
+
+    /// The permits for `len` bytes of frames. `None` once the driver stops bounding them
+    /// (closed): the frames go at once. The permit travels with the frames and is given back
+    /// when the driver has taken the last of them (or when a session that is cut drops it).
+    async fn permit(&self, len: usize) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let n = crate::driver::frame_permits(len) as u32;
+        self.inflight.clone().acquire_many_owned(n).await.ok()
     }
 }
 
@@ -234,10 +268,8 @@ async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
                 reader.push(&chunk);
                 let mut messages = Vec::new();
                 let bad = take_messages(&mut reader, &mut messages);
-                for m in messages {
-                    if !d.tell(Event::Frame(m)).await {
-                        return End::Finished;
-                    }
+                if !d.tell_frames(messages.into()).await {
+                    return End::Finished;
                 }
                 if let Err(end) = bad {
                     return end;
