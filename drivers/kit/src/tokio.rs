@@ -52,6 +52,24 @@ impl AsyncWrite for Io {
             Io::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
+    // Vectored writes go through: h2 writes a large DATA frame's header and payload in one
+    // system call only over a stream that says it takes them, and in two otherwise.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Io::Plain(s) => s.is_write_vectored(),
+            Io::Tls(s) => s.is_write_vectored(),
+        }
+    }
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Io::Plain(s) => Pin::new(s).poll_flush(cx),

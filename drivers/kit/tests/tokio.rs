@@ -191,3 +191,35 @@ fn a_grpc_call_over_the_kits_http2_client_carries_its_headers_and_reads_messages
         assert_eq!(got, grpc_message(b"ping"));
     });
 }
+
+#[test]
+fn a_plain_stream_takes_vectored_writes_whole_and_in_order() {
+    use std::io::Read;
+    use tokio::io::{AsyncWrite, AsyncWriteExt};
+    let (l, port) = listener();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        got
+    });
+    run(async {
+        let mut io = open(&Target::new("kit.test", port, false), &hosts(), None)
+            .await
+            .unwrap();
+        // h2 puts a DATA frame's header and payload in one system call only when the
+        // stream says it takes vectored writes.
+        assert!(io.is_write_vectored());
+        let parts = [
+            std::io::IoSlice::new(b"head"),
+            std::io::IoSlice::new(b"-"),
+            std::io::IoSlice::new(b"payload"),
+        ];
+        let n = io.write_vectored(&parts).await.unwrap();
+        assert!(n > 0);
+        // Whatever a short write left is written plainly, from where it stopped.
+        io.write_all(&b"head-payload"[n..]).await.unwrap();
+        io.shutdown().await.unwrap();
+    });
+    assert_eq!(server.join().unwrap(), b"head-payload");
+}

@@ -6,12 +6,14 @@ use crate::config::Config;
 use crate::dataplane::Tokio;
 use crate::net::Dialer;
 use crate::streams::{ClockFollow, Subscription, STREAM_QUEUE, SUBSCRIPTION_QUEUE};
-use crate::transport::{self, AbortOnDrop, Dial, Out, Report};
+use crate::transport::{self, AbortOnDrop, Dial, Out, Report, Said};
 use crate::DriverEvent;
 use nervix_driver_support::driver_core::{Connect, Core, Given, Seam, StreamSink, FINISH_WAIT};
 use nervix_driver_support::observe::Hub;
+use nervix_driver_support::session::Event;
 pub(crate) use nervix_driver_support::unclaimed::Unclaimed;
 use nervix_protocol::client::{ClockEvent, CommandResult, SubscriptionEvent, SubscriptionId};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot, Notify, Semaphore};
 use tokio::time::Instant;
@@ -128,6 +130,17 @@ pub(crate) struct Driver {
     events: mpsc::Receiver<Report>,
     inflight: Arc<Semaphore>,
     pull: Arc<Notify>,
+    /// Frames of a report taken in part: a frame before them brought subscription events
+    /// while a stream was full. They go in before any other report, each as if it came
+    /// alone; their bytes stay in the driver's bound (the permit) until the last is taken.
+    held: Option<Held>,
+}
+
+/// The rest of a report of frames, and its share of the driver's bound in bytes.
+struct Held {
+    session: nervix_protocol::client::SessionId,
+    frames: VecDeque<bytes::Bytes>,
+    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl Driver {
@@ -163,6 +176,41 @@ impl Driver {
             events,
             inflight,
             pull,
+            held: None,
+        }
+    }
+
+    /// Hands the core what a session said: one event, or frames up to the first that leaves
+    /// a subscription backlog (the rest held, to go in before the next report).
+    fn take(
+        &mut self,
+        sid: nervix_protocol::client::SessionId,
+        said: Said,
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) {
+        match said {
+            Said::One(e) => {
+                // The frame's bytes may be handed over again.
+                drop(permit);
+                self.core.event(sid, e);
+            }
+            Said::Frames(frames) => self.take_frames(Held {
+                session: sid,
+                frames,
+                _permit: permit,
+            }),
+        }
+    }
+
+    fn take_frames(&mut self, mut held: Held) {
+        while let Some(f) = held.frames.pop_front() {
+            self.core.event(held.session, Event::Frame(f));
+            if self.core.backlog() {
+                break;
+            }
+        }
+        if !held.frames.is_empty() {
+            self.held = Some(held);
         }
     }
 
@@ -173,6 +221,16 @@ impl Driver {
         tokio::pin!(timer);
         let mut armed: Option<Instant> = None;
         loop {
+            if let Some(held) = self.held.take() {
+                // What is left of a report goes in first, a frame at a time, as the reports
+                // would: the reader ran meanwhile.
+                self.take_frames(held);
+                self.core.drain();
+                if self.core.backlog() {
+                    tokio::task::yield_now().await;
+                }
+                continue;
+            }
             self.core.drain();
             let wake = self.core.deadline().map(Instant::from_std);
             if wake != armed {
@@ -205,20 +263,17 @@ impl Driver {
                         return;
                     }
                 },
-                Some((sid, e, permit)) = self.events.recv() => {
-                    // The frame's bytes may be handed over again.
-                    drop(permit);
-                    self.core.event(sid, e);
+                Some((sid, said, permit)) = self.events.recv() => {
+                    self.take(sid, said, permit);
                     // Frames that came together are handled before one drain, up to the
                     // first that brought subscription events: those go to their streams
                     // before another frame is checked.
                     for _ in 1..BATCH {
-                        if self.core.backlog() {
+                        if self.core.backlog() || self.held.is_some() {
                             break;
                         }
-                        let Ok((sid, e, permit)) = self.events.try_recv() else { break };
-                        drop(permit);
-                        self.core.event(sid, e);
+                        let Ok((sid, said, permit)) = self.events.try_recv() else { break };
+                        self.take(sid, said, permit);
                     }
                     self.core.drain();
                     if self.core.backlog() {

@@ -3,7 +3,7 @@
 
 use crate::config::{Transport, WsAuth};
 use crate::net::{open, Dialer};
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
 use futures_util::{SinkExt, StreamExt};
 use nervix_driver_support::driver_core::Connect;
 use nervix_protocol::client::SessionId;
@@ -36,7 +36,18 @@ pub(crate) use nervix_driver_support::session::{Event, Out};
 
 /// A session's report to the driver, with the bytes a frame holds in the driver's bound
 /// ([`crate::driver::INBOX_FRAME_BYTES`]) until the driver takes it.
-pub(crate) type Report = (SessionId, Event, Option<tokio::sync::OwnedSemaphorePermit>);
+pub(crate) type Report = (SessionId, Said, Option<tokio::sync::OwnedSemaphorePermit>);
+
+/// What one report of a session carries: one event, or every whole message one read of a
+/// gRPC body completed, in order (handed over together: one hand-over and one wake-up of
+/// the driver for them all).
+#[derive(Debug)]
+pub(crate) enum Said {
+    /// One event.
+    One(Event),
+    /// Frames from the server, in order; never empty.
+    Frames(std::collections::VecDeque<Bytes>),
+}
 
 /// gRPC status codes the driver acts on.
 pub(crate) mod status {
@@ -63,13 +74,36 @@ impl Dial {
     async fn tell(&self, e: Event) -> bool {
         let mut permit = None;
         if let Event::Frame(f) = &e {
-            let n = crate::driver::frame_permits(f.len()) as u32;
-            // Closed once the driver stops bounding them: the frame goes at once. The
-            // permit travels with the frame and is given back when the driver takes it (or
-            // when a session that is cut drops it).
-            permit = self.inflight.clone().acquire_many_owned(n).await.ok();
+            permit = self.permit(f.len()).await;
         }
-        self.events.send((self.to.session, e, permit)).await.is_ok()
+        self.events
+            .send((self.to.session, Said::One(e), permit))
+            .await
+            .is_ok()
+    }
+
+    /// Hands the driver `frames` in one report; their bytes count in the driver's bound
+    /// together.
+    async fn tell_frames(&self, mut frames: std::collections::VecDeque<Bytes>) -> bool {
+        if frames.len() < 2 {
+            return match frames.pop_front() {
+                Some(f) => self.tell(Event::Frame(f)).await,
+                None => true,
+            };
+        }
+        let permit = self.permit(frames.iter().map(Bytes::len).sum()).await;
+        self.events
+            .send((self.to.session, Said::Frames(frames), permit))
+            .await
+            .is_ok()
+    }
+
+    /// The permits for `len` bytes of frames. `None` once the driver stops bounding them
+    /// (closed): the frames go at once. The permit travels with the frames and is given back
+    /// when the driver has taken the last of them (or when a session that is cut drops it).
+    async fn permit(&self, len: usize) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let n = crate::driver::frame_permits(len) as u32;
+        self.inflight.clone().acquire_many_owned(n).await.ok()
     }
 }
 
@@ -192,37 +226,37 @@ async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
     }
     let write_timeout = d.write_timeout;
     let writer = AbortOnDrop(tokio::spawn(async move {
+        let mut data = BytesMut::new();
         while let Some(o) = out.recv().await {
-            match o {
-                Out::Frame(f) => {
-                    let mut data = grpc_message(&f);
-                    while !data.is_empty() {
-                        send.reserve_capacity(data.len());
-                        let cap = timeout(
-                            write_timeout,
-                            std::future::poll_fn(|cx| send.poll_capacity(cx)),
-                        )
-                        .await;
-                        match cap {
-                            Ok(Some(Ok(n))) if n > 0 => {
-                                let chunk = data.split_to(n.min(data.len()));
-                                if send.send_data(chunk, false).is_err() {
-                                    return;
-                                }
-                            }
-                            Ok(Some(Ok(_))) => {}
-                            _ => {
-                                send.send_reset(h2::Reason::CANCEL);
-                                return;
-                            }
+            // The frames the driver queued meanwhile go with this one as one run of gRPC
+            // messages: one call for capacity and one write for the lot, not one each.
+            let close = gather_grpc(o, &mut out, &mut data);
+            let mut data = data.split().freeze();
+            while !data.is_empty() {
+                send.reserve_capacity(data.len());
+                let cap = timeout(
+                    write_timeout,
+                    std::future::poll_fn(|cx| send.poll_capacity(cx)),
+                )
+                .await;
+                match cap {
+                    Ok(Some(Ok(n))) if n > 0 => {
+                        let chunk = data.split_to(n.min(data.len()));
+                        if send.send_data(chunk, false).is_err() {
+                            return;
                         }
                     }
+                    Ok(Some(Ok(_))) => {}
+                    _ => {
+                        send.send_reset(h2::Reason::CANCEL);
+                        return;
+                    }
                 }
-                Out::Close => {
-                    let _ = send.send_data(Bytes::new(), true);
-                    // Keep the stream until the reader sees the end.
-                    std::future::pending::<()>().await;
-                }
+            }
+            if close {
+                let _ = send.send_data(Bytes::new(), true);
+                // Keep the stream until the reader sees the end.
+                std::future::pending::<()>().await;
             }
         }
     }));
@@ -234,10 +268,8 @@ async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
                 reader.push(&chunk);
                 let mut messages = Vec::new();
                 let bad = take_messages(&mut reader, &mut messages);
-                for m in messages {
-                    if !d.tell(Event::Frame(m)).await {
-                        return End::Finished;
-                    }
+                if !d.tell_frames(messages.into()).await {
+                    return End::Finished;
                 }
                 if let Err(end) = bad {
                     return end;
@@ -295,8 +327,35 @@ where
     (frames, end)
 }
 
-/// The most frames written to a WebSocket before one flush.
+/// The most frames gathered into one write to a session's transport.
 const WRITE_BURST: usize = 64;
+
+/// The most bytes of frames gathered into one write: a frame that would pass it waits
+/// for the next write (a single frame larger than this goes alone).
+const WRITE_BURST_BYTES: usize = 256 * 1024;
+
+/// Appends `first` and whatever `out` holds already, as gRPC messages in order, to `data`,
+/// up to [`WRITE_BURST`] frames and [`WRITE_BURST_BYTES`] bytes; true when a close came
+/// among them (nothing after it is taken).
+fn gather_grpc(first: Out, out: &mut mpsc::Receiver<Out>, data: &mut BytesMut) -> bool {
+    let mut next = Some(first);
+    let mut n = 0;
+    while let Some(o) = next.take() {
+        let f = match o {
+            Out::Frame(f) => f,
+            Out::Close => return true,
+        };
+        data.reserve(f.len() + 5);
+        data.put_u8(0);
+        data.put_u32(f.len() as u32);
+        data.extend_from_slice(&f);
+        n += 1;
+        if n < WRITE_BURST && data.len() < WRITE_BURST_BYTES {
+            next = out.try_recv().ok();
+        }
+    }
+    false
+}
 
 async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End {
     let opened = timeout_at(d.to.deadline.into(), async {
@@ -477,6 +536,84 @@ mod tests {
         let (frames, end) = run(close_code_after(&mut s, failed()));
         assert_eq!(end, failed());
         assert_eq!(frames.len(), CLOSE_WAIT_FRAMES);
+    }
+
+    /// The messages `data` holds, read back.
+    fn messages(data: &BytesMut) -> Vec<Bytes> {
+        let mut got = Vec::new();
+        let end = read_grpc_body([&data[..]], Some(0), |m| {
+            got.push(m);
+            true
+        });
+        assert_eq!(end, End::Finished);
+        got
+    }
+
+    #[test]
+    fn a_grpc_write_gathers_the_queued_frames_in_order_within_its_bounds() {
+        let frame = |i: u8, len: usize| Bytes::from(vec![i; len]);
+        let (tx, mut rx) = mpsc::channel(WRITE_BURST * 2);
+        for i in 1..WRITE_BURST as u8 + 3 {
+            tx.try_send(Out::Frame(frame(i, 3))).unwrap();
+        }
+        let mut data = BytesMut::new();
+        assert!(!gather_grpc(Out::Frame(frame(0, 3)), &mut rx, &mut data));
+        let got = messages(&data);
+        // At most WRITE_BURST frames, the first one given first, the rest in queue order.
+        assert_eq!(got.len(), WRITE_BURST);
+        for (i, m) in got.iter().enumerate() {
+            assert_eq!(m, &frame(i as u8, 3));
+        }
+        // What was left waits for the next write, in order.
+        data.clear();
+        let next = rx.try_recv().unwrap();
+        assert!(!gather_grpc(next, &mut rx, &mut data));
+        let left: Vec<u8> = messages(&data).iter().map(|m| m[0]).collect();
+        assert_eq!(
+            left,
+            vec![
+                WRITE_BURST as u8,
+                WRITE_BURST as u8 + 1,
+                WRITE_BURST as u8 + 2
+            ]
+        );
+
+        // Bounded in bytes: frames stop being taken once the write holds the bound.
+        let big = WRITE_BURST_BYTES / 3;
+        for i in 1..4 {
+            tx.try_send(Out::Frame(frame(i, big))).unwrap();
+        }
+        data.clear();
+        assert!(!gather_grpc(Out::Frame(frame(0, big)), &mut rx, &mut data));
+        assert_eq!(
+            messages(&data).len(),
+            3,
+            "two thirds stay under the bound, three pass it"
+        );
+        assert_eq!(rx.try_recv().unwrap().frame_byte(), Some(3));
+
+        // A close ends the run: the frames before it go, nothing after it is taken.
+        tx.try_send(Out::Frame(frame(1, 3))).unwrap();
+        tx.try_send(Out::Close).unwrap();
+        tx.try_send(Out::Frame(frame(2, 3))).unwrap();
+        data.clear();
+        assert!(gather_grpc(Out::Frame(frame(0, 3)), &mut rx, &mut data));
+        let got: Vec<u8> = messages(&data).iter().map(|m| m[0]).collect();
+        assert_eq!(got, vec![0, 1]);
+        assert_eq!(rx.try_recv().unwrap().frame_byte(), Some(2));
+    }
+
+    trait FrameByte {
+        fn frame_byte(&self) -> Option<u8>;
+    }
+
+    impl FrameByte for Out {
+        fn frame_byte(&self) -> Option<u8> {
+            match self {
+                Out::Frame(f) => f.first().copied(),
+                _ => None,
+            }
+        }
     }
 
     #[test]
