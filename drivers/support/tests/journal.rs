@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use nervix_driver_support::journal::{
     BatchRecord, CommandRecord, DurableJournal, Entry, JournalConfig, JournalDurability,
-    JournalError, JournalLink, RecoveredBatch, RecoveredCommand, TransferKind, TransferRecord,
+    JournalError, JournalLink, RecoveredBatch, RecoveredCommand, RecoveredTransfer, TransferKind,
+    TransferRecord,
 };
 use nervix_protocol::command::ExecutionReference;
 use nervix_protocol::time::UnixMillis;
@@ -395,6 +396,10 @@ fn an_adopted_orphan_joins_the_recovery_list_and_is_emptied_once_its_last_record
         "{:?}",
         segments_in(&orphan)
     );
+    assert!(
+        orphan.join(".lock").exists(),
+        "the lock files stay, as a drained slot keeps them"
+    );
     assert!(matches!(j.end(*k3, 0), Err(JournalError::UnknownKey(k)) if k == *k3));
     assert_eq!(j.live(), 1, "the heir's own record");
 
@@ -498,4 +503,59 @@ fn an_unscheduled_sync_flushes_the_slot_with_periodic_durability_alone() {
         );
         assert_eq!(after.dir_syncs > before.dir_syncs, synced, "{durability:?}");
     }
+}
+
+#[test]
+fn an_adopted_orphans_transfers_and_batches_come_back_sorted_as_its_own_client_would_find_them() {
+    let tmp = TempDir::new("orphan-kinds");
+    let mut config = JournalConfig::new(&tmp.0, "dead");
+    config.horizon = Duration::from_secs(60);
+    let transfer = |reference: &str, created: u64| TransferRecord {
+        kind: TransferKind::Restore {
+            statement: "RESTORE".into(),
+        },
+        reference: reference.into(),
+        archive: "/a.tar".into(),
+        size: 3,
+        digest: [9; 32],
+        created_wall: UnixMillis(created),
+    };
+    let (fresh, old) = (transfer("fresh", NOW.0 - 1_000), transfer("old", 1));
+    let (sent, unsent) = (batch(1, 10), batch(2, 10));
+    {
+        let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+        j.put(&Entry::Transfer(fresh.clone()), 0).expect("put");
+        j.put(&Entry::Transfer(old.clone()), 0).expect("put");
+        let k = j.put(&Entry::Batch(sent.clone()), 0).expect("put");
+        j.handed(k, 0).expect("handed");
+        j.put(&Entry::Batch(unsent.clone()), 0).expect("put");
+    }
+    let mut heir = JournalConfig::new(&tmp.0, "heir").adopting_orphans();
+    heir.horizon = config.horizon;
+    let (mut j, list) = DurableJournal::open(&heir, NOW).expect("opens");
+    let keys: Vec<_> = match &list.transfers[..] {
+        [RecoveredTransfer::Repeatable { key: a, record }, RecoveredTransfer::Expired {
+            key: b, reference, ..
+        }] => {
+            assert_eq!(*record, fresh);
+            assert_eq!(*reference, old.reference);
+            vec![*a, *b]
+        }
+        other => panic!("{other:?}"),
+    };
+    let keys: Vec<_> = match &list.batches[..] {
+        [RecoveredBatch::UnknownOutcome {
+            key: a, ingestor, ..
+        }, RecoveredBatch::Unsent { key: b, record }] => {
+            assert_eq!(*ingestor, sent.ingestor);
+            assert_eq!(*record, unsent);
+            keys.into_iter().chain([*a, *b]).collect()
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(j.stats().orphan_records, 4);
+    for k in keys {
+        j.end(k, 0).expect("each ends in the orphan's slot");
+    }
+    assert_eq!(j.stats().orphans_finished, 1);
 }
