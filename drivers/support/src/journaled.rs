@@ -21,6 +21,10 @@ use nervix_protocol::client::{Client as Engine, CommandHandle, Gated, RetainedCo
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use std::path::PathBuf;
 
+mod batches;
+
+pub use batches::{JournaledBatch, UnsentBatch};
+
 /// Why the journal refused a call: nothing of it was taken or sent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -44,6 +48,11 @@ pub enum JournalRefusal {
     /// The journal could not be opened, read or written.
     #[error("the journal failed: {0}")]
     Failed(String),
+    /// A batch the journal returned after a restart cannot be submitted again here: another
+    /// producer's domain or ingestor, submitted again already, or its bytes do not read as a
+    /// batch of the producer's fields. Nothing was queued.
+    #[error("the journaled batch cannot be submitted again: {0}")]
+    Resubmit(String),
 }
 
 impl From<JournalError> for JournalRefusal {
@@ -130,6 +139,15 @@ pub struct JournaledStats {
     pub end_failures: u64,
     /// Records live now.
     pub live: u64,
+    /// Producer batch records written (outbox mode).
+    pub batches_journaled: u64,
+    /// Producer batches marked handed to the transport before their send.
+    pub batches_handed: u64,
+    /// Producer batch records ended (at the batch's outcome, or once reported unknown after
+    /// a restart).
+    pub batches_ended: u64,
+    /// Submissions refused because the batch's record could not be written.
+    pub batches_refused: u64,
 }
 
 /// Records go to the durable journal.
@@ -156,6 +174,8 @@ impl RecordStore for DurableJournal {
 /// The journal's policy over the durable journal, and its periodic syncs.
 pub(crate) struct Journaled {
     core: CommandJournal<DurableJournal>,
+    /// The producer batches of the outbox.
+    outbox: nervix_journal::BatchOutbox,
     /// The interval of periodic syncs, when the journal has them.
     periodic: Option<std::time::Duration>,
     /// When the next periodic sync is due: set by the first write after a sync, so an idle
@@ -174,12 +194,14 @@ impl Journaled {
     pub(crate) fn new(opened: Opened, now: Timestamp) -> Self {
         let Opened {
             journal,
-            list,
+            mut list,
             wall_now,
             periodic,
         } = opened;
+        let batches = std::mem::take(&mut list.batches);
         Self {
             core: CommandJournal::new(journal, list, wall_now, now),
+            outbox: nervix_journal::BatchOutbox::new(batches),
             periodic,
             sync_due: None,
         }
@@ -211,8 +233,18 @@ impl Journaled {
     /// reported. Later calls get an empty list.
     pub(crate) fn take_recovery(&mut self, now: Timestamp) -> Recovery {
         let before = self.core.stats();
-        let (list, failures) = self.core.take_recovery(now);
+        let (mut list, failures) = self.core.take_recovery(now);
+        let (batches, batch_failures) = self
+            .outbox
+            .take_recovery(self.core.store_mut(), millis(now));
+        list.batches = batches;
         let after = self.core.stats();
+        if self.outbox.stats().ended > 0 || !batch_failures.is_empty() {
+            self.wrote(now);
+        }
+        for e in batch_failures {
+            end_failed(&e);
+        }
         if (after.ended, after.end_failures) != (before.ended, before.end_failures) {
             self.wrote(now);
         }
@@ -290,12 +322,17 @@ impl Journaled {
     /// What the journal did.
     pub(crate) fn stats(&self) -> JournaledStats {
         let s = self.core.stats();
+        let b = self.outbox.stats();
         JournaledStats {
             commands_journaled: s.journaled,
             commands_ended: s.ended,
             refused: s.refused,
             end_failures: s.end_failures,
             live: self.core.store().live() as u64,
+            batches_journaled: b.journaled,
+            batches_handed: b.handed,
+            batches_ended: b.ended,
+            batches_refused: b.refused,
         }
     }
 }

@@ -94,6 +94,11 @@ pub enum Submission {
     Batch(RecordBatch),
     /// A batch built for the producer's fields.
     Built(BatchBuilder),
+    /// A batch the client's journal returned after a restart, never handed to the transport
+    /// (feature `journal`): it is submitted again under its own record, through a producer of
+    /// its domain and ingestor, at most once.
+    #[cfg(feature = "journal")]
+    Journaled(crate::journaled::UnsentBatch),
 }
 
 impl Submission {
@@ -104,6 +109,11 @@ impl Submission {
         match self {
             Self::Batch(b) => Ok(b),
             Self::Built(b) => b.finish(),
+            // Read back with its producer's fields, which the data plane knows.
+            #[cfg(feature = "journal")]
+            Self::Journaled(_) => Err(BatchError::Ipc(
+                "a journaled batch is read with its producer's fields".into(),
+            )),
         }
     }
 }
@@ -111,6 +121,13 @@ impl Submission {
 impl From<RecordBatch> for Submission {
     fn from(b: RecordBatch) -> Self {
         Self::Batch(b)
+    }
+}
+
+#[cfg(feature = "journal")]
+impl From<crate::journaled::UnsentBatch> for Submission {
+    fn from(b: crate::journaled::UnsentBatch) -> Self {
+        Self::Journaled(b)
     }
 }
 

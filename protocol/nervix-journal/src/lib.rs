@@ -29,6 +29,7 @@ mod classify;
 mod codec;
 mod commands;
 mod journal;
+mod outbox;
 mod record;
 
 pub use classify::{
@@ -43,4 +44,5 @@ pub use journal::{
     ClientJournal, ClientJournalConfig, JournalError, JournalLink, JournalStats, LiveEntry,
     SyncPolicy, Written,
 };
+pub use outbox::{BatchOutbox, HandedStore, JournaledBatch, OutboxStats, UnsentBatch};
 pub use record::{BatchRecord, CommandRecord, Entry, JournalKey, TransferKind, TransferRecord};
