@@ -124,7 +124,7 @@ pub use nervix_driver_support::api::{ClientStats, DriverEvent, Error, RunResult,
 pub use nervix_driver_support::journal::{JournalConfig, JournalDurability};
 #[cfg(feature = "journal")]
 pub use nervix_driver_support::journaled::{
-    JournalRefusal, JournaledCommand, JournaledStats, Recovery,
+    JournalRefusal, JournaledBatch, JournaledCommand, JournaledStats, Recovery, UnsentBatch,
 };
 pub use nervix_driver_support::progress_line::ProgressLine;
 pub use nervix_driver_support::resolve::ConnectError;
@@ -432,8 +432,12 @@ impl Client {
     /// commands a crashed client left, in the order they were written. A
     /// [`JournaledCommand::Repeatable`] goes to [`Client::recover`], which repeats it exactly
     /// under its reference and gives its recorded outcome; a [`JournaledCommand::Unknown`] is
-    /// past its retry validity (E-4) and is never repeated. A later call gets an empty list,
-    /// and so does a client without a journal.
+    /// past its retry validity (E-4) and is never repeated. Producer batches come back too
+    /// (outbox mode, P-8): a [`JournaledBatch::UnknownOutcome`] was handed to the transport
+    /// before the crash and is never sent again (its record ends once reported here); a
+    /// [`JournaledBatch::Unsent`] never was, and is submitted again through a producer of its
+    /// domain and ingestor (`producer.submit(unsent)`), which reuses its record, at most once.
+    /// A later call gets an empty list, and so does a client without a journal.
     #[cfg(feature = "journal")]
     pub fn recovery(&self) -> Result<Recovery, Error> {
         self.call(Request::Recovery)

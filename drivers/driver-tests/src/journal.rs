@@ -553,6 +553,7 @@ macro_rules! journal_tests {
         fn e_3_an_uncertain_command_keeps_its_record_and_a_completed_one_ends_it() {
             $crate::run!(Tokio, journal::uncertain_kept_completed_ended(Via::Grpc))
         }
+        $crate::outbox_tests!(tokio);
     };
     (blocking) => {
         #[test]
@@ -589,5 +590,6 @@ macro_rules! journal_tests {
                 journal::uncertain_kept_completed_ended(Via::Console(WsAuth::Header))
             )
         }
+        $crate::outbox_tests!(blocking);
     };
 }

@@ -126,6 +126,7 @@ pub mod hostile;
 pub mod journal;
 pub mod loopback;
 pub mod observability;
+pub mod outbox;
 pub mod scenarios;
 pub mod streams;
 pub mod tls;

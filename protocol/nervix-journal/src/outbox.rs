@@ -38,7 +38,7 @@ pub trait HandedStore: RecordStore {
 /// A batch found in the journal when the client started, never handed to the transport:
 /// submit it again through a producer of the same domain and ingestor, which reuses its
 /// record (at most once).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct UnsentBatch {
     key: JournalKey,
     /// The producer's domain.
@@ -49,6 +49,19 @@ pub struct UnsentBatch {
     pub batch: Vec<u8>,
     /// When it was submitted, on the wall clock.
     pub created_wall: UnixMillis,
+}
+
+impl std::fmt::Debug for UnsentBatch {
+    /// Its key, producer, time and the length of its bytes (not the bytes).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UnsentBatch")
+            .field("key", &self.key)
+            .field("domain", &self.domain)
+            .field("ingestor", &self.ingestor)
+            .field("bytes", &self.batch.len())
+            .field("created_wall", &self.created_wall)
+            .finish()
+    }
 }
 
 impl UnsentBatch {
