@@ -9,6 +9,7 @@
 
 use crate::dataplane::{batch_of, ingested, WAIT};
 use crate::{config_of, scratch, seeds_of, Driver, Error, Via};
+use nervix_driver_support::api::DriverEvent;
 use nervix_driver_support::credentials::Credentials;
 use nervix_driver_support::journal::JournalConfig;
 use nervix_driver_support::journaled::{JournalRefusal, JournaledBatch};
@@ -419,19 +420,28 @@ pub fn full_journal_refuses<D: Driver>(via: Via) {
     lb.drop_replies(0, false);
 
     let p = place::<D>(&lb, via, "full-reconnecting");
-    let client = d
-        .connect(journaled::<D>(
-            &p.seeds,
-            via,
-            p.cert.as_deref(),
-            &p.dir,
-            true,
-        ))
-        .unwrap();
+    let mut config = journaled::<D>(&p.seeds, via, p.cert.as_deref(), &p.dir, true);
+    // Reconnects wait long enough for the journal to fill in between.
+    D::client_config(&mut config).backoff_initial = Duration::from_secs(3);
+    D::client_config(&mut config).backoff_max = Duration::from_secs(3);
+    let client = d.connect(config).unwrap();
+    let mut events = d.events(&client);
     let producer = d.producer(&client, spec()).unwrap();
-    // The only node is down: nothing drains the journal until a session is back.
+    // The only node is down: nothing drains the journal until a session is back. Once the
+    // session is lost and no new one opened for a while, the client is reconnecting.
     lb.kill(0);
-    std::thread::sleep(Duration::from_millis(300));
+    let end = Instant::now() + WAIT;
+    let mut lost = false;
+    loop {
+        assert!(Instant::now() < end, "{via:?}: the session was not lost");
+        match d.next_driver_event(&mut events, Duration::from_millis(300)) {
+            Some(DriverEvent::SessionLost { .. }) => lost = true,
+            Some(DriverEvent::SessionOpened { .. }) => lost = false,
+            Some(_) => {}
+            None if lost => break,
+            None => {}
+        }
+    }
     let (e, refused, kept) = fill(&d, &producer, 50_000);
     assert!(
         matches!(
