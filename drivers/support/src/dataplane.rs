@@ -549,6 +549,9 @@ impl<H: Hand> Dataplane<H> {
                         .is_some_and(|tx| H::give(tx, outcome));
                     if !handed {
                         engine.release_outcome(id, batch);
+                        // Outbox mode: nobody holds the batch's name any more.
+                        #[cfg(feature = "journal")]
+                        self.outbox.forget(id, batch);
                     }
                     room = true;
                 }

@@ -97,6 +97,15 @@ impl Outbox {
         }
     }
 
+    /// The outcome of the engine's `batch` found nobody: the name it was given, if any, is
+    /// let go (its handle, if it ever had one, is gone).
+    pub(super) fn forget(&mut self, producer: ProducerId, batch: BatchId) {
+        if !self.aliases.is_empty() {
+            self.aliases
+                .retain(|(p, _), b| !(*p == producer && *b == batch));
+        }
+    }
+
     /// A batch of the engine has its outcome.
     pub(super) fn outcome(&mut self, producer: ProducerId, batch: BatchId) {
         if self.on {
@@ -270,5 +279,72 @@ impl<H: Hand> Dataplane<H> {
             }
         }
         asked
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: ProducerId = ProducerId(1);
+
+    #[test]
+    fn p_4_an_engine_name_passes_through_the_outbox_unchanged() {
+        let mut o = Outbox::default();
+        assert_eq!(o.released(P, BatchId(7)), Some(BatchId(7)));
+    }
+
+    #[test]
+    fn p_4_an_outbox_name_gives_back_the_engines_batch_once() {
+        let mut o = Outbox::default();
+        let name = o.name(P);
+        assert_ne!(name.0 & OUTBOX_NAME, 0);
+        o.took(P, name, BatchId(3));
+        assert_eq!(o.released(P, name), Some(BatchId(3)));
+        assert_eq!(o.released(P, name), None, "released once");
+        assert!(o.aliases.is_empty() && o.waiting.is_empty());
+    }
+
+    #[test]
+    fn p_4_a_name_let_go_before_the_engine_took_its_batch_keeps_nothing() {
+        let mut o = Outbox::default();
+        let name = o.name(P);
+        assert_eq!(o.released(P, name), None);
+        o.took(P, name, BatchId(3));
+        // The batch's outcome finds nobody and its credit comes back then.
+        assert!(o.aliases.is_empty() && o.let_go.is_empty() && o.waiting.is_empty());
+    }
+
+    #[test]
+    fn p_4_an_outcome_nobody_takes_forgets_its_name() {
+        let mut o = Outbox::default();
+        let a = o.name(P);
+        let b = o.name(P);
+        o.took(P, a, BatchId(3));
+        o.took(P, b, BatchId(4));
+        o.forget(P, BatchId(3));
+        o.forget(ProducerId(2), BatchId(4));
+        assert_eq!(o.released(P, a), None);
+        assert_eq!(
+            o.released(P, b),
+            Some(BatchId(4)),
+            "another batch's name stays"
+        );
+    }
+
+    #[test]
+    fn p_8_outcomes_are_noted_only_in_outbox_mode() {
+        let mut o = Outbox::default();
+        o.outcome(P, BatchId(1));
+        assert!(o.notes.is_empty());
+        o.on = true;
+        o.outcome(P, BatchId(1));
+        assert_eq!(
+            o.notes,
+            vec![Note::Outcome {
+                producer: P,
+                batch: BatchId(1)
+            }]
+        );
     }
 }
