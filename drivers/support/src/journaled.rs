@@ -234,12 +234,13 @@ impl Journaled {
     pub(crate) fn take_recovery(&mut self, now: Timestamp) -> Recovery {
         let before = self.core.stats();
         let (mut list, failures) = self.core.take_recovery(now);
+        let ended_before = self.outbox.stats().ended;
         let (batches, batch_failures) = self
             .outbox
             .take_recovery(self.core.store_mut(), millis(now));
         list.batches = batches;
         let after = self.core.stats();
-        if self.outbox.stats().ended > 0 || !batch_failures.is_empty() {
+        if self.outbox.stats().ended != ended_before || !batch_failures.is_empty() {
             self.wrote(now);
         }
         for e in batch_failures {
