@@ -14,6 +14,11 @@
 //! same slot hands out. A command whose reference is past its retry validity (E-4) is never
 //! repeated: after a restart it is reported as [`JournaledCommand::Unknown`] naming its
 //! reference, and its record ends once reported.
+//!
+//! Producer batches are journaled too, in outbox mode: see the `batches` module (a
+//! submission returns once its batch's record is written, the record is marked handed before
+//! the batch's frame reaches a transport, and ends at its outcome; after a restart
+//! `Recovery::batches` lists the batches a crash left, P-8).
 
 use crate::journal::{DurableJournal, JournalConfig, JournalError};
 use nervix_journal::{CommandJournal, Entry, JournalKey, RecordEnd, RecordStore, RecoveryList};
