@@ -109,10 +109,12 @@ impl Submission {
         match self {
             Self::Batch(b) => Ok(b),
             Self::Built(b) => b.finish(),
-            // Read back with its producer's fields, which the data plane knows.
+            // A client with a journal reads it back with its producer's fields; one without
+            // cannot take it.
             #[cfg(feature = "journal")]
             Self::Journaled(_) => Err(BatchError::Ipc(
-                "a journaled batch is read with its producer's fields".into(),
+                "a batch a journal returned is submitted again only by a client that keeps a journal"
+                    .into(),
             )),
         }
     }
