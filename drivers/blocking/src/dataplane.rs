@@ -218,6 +218,12 @@ impl Producer {
     /// taken (use [`Producer::submit_timeout`] to bound it). A batch refused locally is an
     /// [`Error::Submit`] and nothing was queued; otherwise wait on the [`PendingBatch`] for
     /// its one outcome (P-5).
+    ///
+    /// In outbox mode (the client keeps a journal, feature `journal`) it never waits for
+    /// credit: it returns once the batch is journaled, and a journal with no room refuses it
+    /// (`Error::Journal`, naming whether the wire is publishing or reconnecting). A batch
+    /// the journal returned after a restart (an `UnsentBatch`) is submitted again here, under
+    /// its own record.
     pub fn submit(&self, batch: impl Into<Submission>) -> Result<PendingBatch, Error> {
         self.submit_within(batch.into(), None)
     }

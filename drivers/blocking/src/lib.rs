@@ -126,7 +126,8 @@ pub use nervix_driver_support::journal::{JournalConfig, JournalDurability};
 pub use nervix_driver_support::journal::{TransferKind, TransferRecord};
 #[cfg(feature = "journal")]
 pub use nervix_driver_support::journaled::{
-    JournalRefusal, JournaledCommand, JournaledStats, JournaledTransfer, Recovery,
+    JournalRefusal, JournaledBatch, JournaledCommand, JournaledStats, JournaledTransfer, Recovery,
+    UnsentBatch,
 };
 pub use nervix_driver_support::progress_line::ProgressLine;
 pub use nervix_driver_support::resolve::ConnectError;
@@ -448,8 +449,13 @@ impl Client {
     /// restores left outstanding (`transfers`): a [`JournaledTransfer::Repeatable`] goes to
     /// [`Transfers::recover_restore`] of calls made [`Transfers::journaled`] with this client, which
     /// send the whole archive again under the same identity; a [`JournaledTransfer::Unknown`]
-    /// is never repeated, and its record ends once listed. A later call gets an empty list,
-    /// and so does a client without a journal.
+    /// is never repeated, and its record ends once listed.
+    /// Producer batches come back too
+    /// (outbox mode, P-8): a [`JournaledBatch::UnknownOutcome`] was handed to the transport
+    /// before the crash and is never sent again (its record ends once reported here); a
+    /// [`JournaledBatch::Unsent`] never was, and is submitted again through a producer of its
+    /// domain and ingestor (`producer.submit(unsent)`), which reuses its record, at most once.
+    /// A later call gets an empty list, and so does a client without a journal.
     #[cfg(feature = "journal")]
     pub fn recovery(&self) -> Result<Recovery, Error> {
         self.call(Request::Recovery)

@@ -648,6 +648,7 @@ macro_rules! journal_tests {
                 journal_transfers::full_journal_refuses_transfers(Via::Grpc)
             )
         }
+        $crate::outbox_tests!(tokio);
     };
     (blocking) => {
         #[test]
@@ -735,5 +736,6 @@ macro_rules! journal_tests {
                 journal_transfers::full_journal_refuses_transfers(Via::Console(WsAuth::Header))
             )
         }
+        $crate::outbox_tests!(blocking);
     };
 }

@@ -144,6 +144,7 @@ pub mod journal;
 pub mod journal_transfers;
 pub mod loopback;
 pub mod observability;
+pub mod outbox;
 pub mod scenarios;
 pub mod streams;
 pub mod tls;

@@ -27,6 +27,11 @@ use nervix_protocol::time::Timestamp;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
+#[cfg(feature = "journal")]
+mod outbox;
+#[cfg(feature = "journal")]
+pub(crate) use outbox::Note;
+
 /// What differs between drivers in the data plane: their channels, and how they see that the
 /// application dropped a handle.
 pub trait Hand {
@@ -211,6 +216,9 @@ type Opening<H, T> = <H as Hand>::Once<Result<Arc<T>, <H as Hand>::Error>>;
 pub type Opened<H, T> = <H as Hand>::Awaited<Result<Arc<T>, <H as Hand>::Error>>;
 
 struct ProducerSink<H: Hand> {
+    /// The producer's domain and ingestor, which its journaled batches name.
+    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
+    names: (String, String),
     opened: Option<Opening<H, ProducerDescription>>,
     ended: H::Ended,
     outcomes: BTreeMap<BatchId, H::Once<BatchOutcome>>,
@@ -218,6 +226,10 @@ struct ProducerSink<H: Hand> {
     /// `Full`), in the order they were made. Each is handed to the engine once an outcome
     /// makes room; one whose caller left is dropped, never taken.
     blocked: VecDeque<(RecordBatch, H::Waiter)>,
+    /// Outbox mode: batches journaled and answered, waiting for the engine to take them, in
+    /// the order they were submitted.
+    #[cfg(feature = "journal")]
+    outboxed: VecDeque<outbox::Outboxed<H>>,
     closing: bool,
 }
 
@@ -240,6 +252,9 @@ pub struct Dataplane<H: Hand> {
     /// The engine may have sent waiting batches: submissions waiting for room are offered
     /// again.
     retry: bool,
+    /// Outbox mode (feature `journal`): its names, and what the journal is to learn.
+    #[cfg(feature = "journal")]
+    outbox: outbox::Outbox,
 }
 
 impl<H: Hand> Dataplane<H> {
@@ -252,6 +267,8 @@ impl<H: Hand> Dataplane<H> {
             settles: BTreeMap::new(),
             released: Arc::default(),
             retry: false,
+            #[cfg(feature = "journal")]
+            outbox: outbox::Outbox::default(),
         }
     }
 
@@ -272,16 +289,20 @@ impl<H: Hand> Dataplane<H> {
         now: Timestamp,
         spec: ProducerSpec,
     ) -> Result<NewProducer<H>, H::Error> {
+        let names = (spec.domain.clone(), spec.ingestor.clone());
         let id = engine.open_producer(now, spec)?;
         let (tx, opened) = H::once();
         let (ended, side) = self.hand.producer();
         self.producers.insert(
             id,
             ProducerSink {
+                names,
                 opened: Some(tx),
                 ended,
                 outcomes: BTreeMap::new(),
                 blocked: VecDeque::new(),
+                #[cfg(feature = "journal")]
+                outboxed: VecDeque::new(),
                 closing: false,
             },
         );
@@ -441,6 +462,10 @@ impl<H: Hand> Dataplane<H> {
         let (mut asked, room) = self.release(engine, now);
         if self.route_producers(engine, room, &mut producer_told) {
             asked |= self.retry_blocked(engine, now);
+            #[cfg(feature = "journal")]
+            {
+                asked |= self.retry_outboxed(engine, now);
+            }
         }
         for (id, sink) in &mut self.producers {
             if !sink.closing && H::producer_dropped(&sink.ended) {
@@ -474,6 +499,11 @@ impl<H: Hand> Dataplane<H> {
         let room = std::mem::take(&mut self.retry);
         let mut freed = false;
         for (id, batch) in self.released.take() {
+            // Outbox mode: a batch answered before the engine took it is named by the outbox.
+            #[cfg(feature = "journal")]
+            let Some(batch) = self.outbox.released(id, batch) else {
+                continue;
+            };
             freed |= engine.release_outcome(id, batch);
         }
         if freed {
@@ -492,6 +522,11 @@ impl<H: Hand> Dataplane<H> {
         tell: &mut impl FnMut(ProducerId, ProducerEvent),
     ) -> bool {
         while let Some((id, e)) = engine.poll_producer_events_held() {
+            // Outbox mode: the batch's record ends at its outcome.
+            #[cfg(feature = "journal")]
+            if let ProducerEvent::Outcome { batch, .. } = &e {
+                self.outbox.outcome(id, *batch);
+            }
             let Some(sink) = self.producers.get_mut(&id) else {
                 // Nobody can read it: its credit comes back at once.
                 if let ProducerEvent::Outcome { batch, .. } = e {
@@ -514,6 +549,9 @@ impl<H: Hand> Dataplane<H> {
                         .is_some_and(|tx| H::give(tx, outcome));
                     if !handed {
                         engine.release_outcome(id, batch);
+                        // Outbox mode: nobody holds the batch's name any more.
+                        #[cfg(feature = "journal")]
+                        self.outbox.forget(id, batch);
                     }
                     room = true;
                 }
@@ -535,6 +573,11 @@ impl<H: Hand> Dataplane<H> {
                                 };
                                 Some(Err(e.into()))
                             });
+                        }
+                        // Journaled batches the engine never took were never sent.
+                        #[cfg(feature = "journal")]
+                        for o in sink.outboxed {
+                            self.outbox.never_sent(id, o);
                         }
                         tell(id, e.clone());
                         H::end(sink.ended, e);

@@ -389,6 +389,8 @@ impl<S: Seam> Core<S> {
     pub fn set_journal(&mut self, opened: crate::journaled::Opened) {
         let now = self.now();
         self.journal = Some(crate::journaled::Journaled::new(opened, now));
+        // Outbox mode: producer batches are journaled too (SF-2, P-8).
+        self.dataplane.outbox_on();
     }
 
     /// The driver's seam.
@@ -558,6 +560,30 @@ impl<S: Seam> Core<S> {
                 S::Hand::give(reply, r);
             }
             Request::Dataplane(call) => {
+                // Outbox mode: a batch is journaled before its submission is answered.
+                #[cfg(feature = "journal")]
+                let call = match (self.journal.as_mut(), call) {
+                    (
+                        Some(j),
+                        Call::Submit {
+                            producer,
+                            batch,
+                            waiter,
+                        },
+                    ) => {
+                        self.dataplane.submit_outboxed(
+                            &mut self.engine,
+                            now,
+                            wall(),
+                            producer,
+                            batch,
+                            waiter,
+                            j,
+                        );
+                        return None;
+                    }
+                    (_, call) => call,
+                };
                 let stopped = self.parked_error();
                 self.dataplane.call(&mut self.engine, now, call, stopped);
             }
@@ -729,6 +755,9 @@ impl<S: Seam> Core<S> {
     pub fn drain(&mut self) {
         loop {
             let mut any = false;
+            // Outbox mode: batches on the wire are marked handed before any frame goes.
+            #[cfg(feature = "journal")]
+            self.journal_batches();
             while let Some(a) = self.engine.poll_action() {
                 any = true;
                 self.action(a);
@@ -763,7 +792,43 @@ impl<S: Seam> Core<S> {
                 self.engine.handle_closed(now, sid);
             }
             if !any {
+                // Outcomes routed last end their records now.
+                #[cfg(feature = "journal")]
+                self.journal_batches();
                 return;
+            }
+        }
+    }
+
+    /// Outbox mode: tells the journal which batch each record became and which ended, in
+    /// order, then has every batch the engine put on the wire marked handed. A mark that
+    /// cannot be written keeps every frame the engine holds from its transport: the sessions
+    /// are dropped uncleanly (their batches end of unknown outcome, P-8, and are never sent
+    /// again), so a batch whose record says it was never sent never was.
+    #[cfg(feature = "journal")]
+    fn journal_batches(&mut self) {
+        let now = self.now();
+        let Some(j) = self.journal.as_mut() else {
+            return;
+        };
+        for note in self.dataplane.take_notes() {
+            match note {
+                crate::dataplane::Note::Taken {
+                    key,
+                    producer,
+                    batch,
+                } => j.batch_taken(key, producer, batch),
+                crate::dataplane::Note::Dropped { key } => j.batch_dropped(key, now),
+                crate::dataplane::Note::Outcome { producer, batch } => {
+                    j.batch_outcome(producer, batch, now)
+                }
+            }
+        }
+        if !j.before_send(&self.engine, now) {
+            let sessions: Vec<SessionId> = self.sessions.keys().copied().collect();
+            for sid in sessions {
+                self.sessions.remove(&sid);
+                self.refused.push_back(sid);
             }
         }
     }

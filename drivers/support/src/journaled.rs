@@ -18,6 +18,11 @@
 //! The journal is shared with the client's separate calls ([`crate::transfer_journal`]): the
 //! uploads and restores it held at start are listed in the same [`Recovery`], beside the
 //! commands.
+//!
+//! Producer batches are journaled too, in outbox mode: see the `batches` module (a
+//! submission returns once its batch's record is written, the record is marked handed before
+//! the batch's frame reaches a transport, and ends at its outcome; after a restart
+//! `Recovery::batches` lists the batches a crash left, P-8).
 
 use crate::journal::{DurableJournal, JournalConfig, JournalError};
 
@@ -25,6 +30,10 @@ use nervix_journal::{CommandJournal, Entry, JournalKey, RecordEnd, RecordStore, 
 use nervix_protocol::client::{Client as Engine, CommandHandle, Gated, RetainedCommand, Routed};
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use std::path::PathBuf;
+
+mod batches;
+
+pub use batches::{JournaledBatch, UnsentBatch};
 
 /// Why the journal refused a call: nothing of it was taken or sent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -49,6 +58,11 @@ pub enum JournalRefusal {
     /// The journal could not be opened, read or written.
     #[error("the journal failed: {0}")]
     Failed(String),
+    /// A batch the journal returned after a restart cannot be submitted again here: another
+    /// producer's domain or ingestor, submitted again already, or its bytes do not read as a
+    /// batch of the producer's fields. Nothing was queued.
+    #[error("the journaled batch cannot be submitted again: {0}")]
+    Resubmit(String),
 }
 
 impl From<JournalError> for JournalRefusal {
@@ -156,6 +170,15 @@ pub struct JournaledStats {
     pub transfers_refused: u64,
     /// Upload and restore records live now.
     pub transfers_live: u64,
+    /// Producer batch records written (outbox mode).
+    pub batches_journaled: u64,
+    /// Producer batches marked handed to the transport before their send.
+    pub batches_handed: u64,
+    /// Producer batch records ended (at the batch's outcome, or once reported unknown after
+    /// a restart).
+    pub batches_ended: u64,
+    /// Submissions refused because the batch's record could not be written.
+    pub batches_refused: u64,
 }
 
 /// Records go to the durable journal.
@@ -182,6 +205,8 @@ impl RecordStore for DurableJournal {
 /// The journal's policy over the durable journal, and its periodic syncs.
 pub(crate) struct Journaled {
     core: CommandJournal<crate::transfer_journal::SharedJournal>,
+    /// The producer batches of the outbox.
+    outbox: nervix_journal::BatchOutbox,
     /// The interval of periodic syncs, when the journal has them.
     periodic: Option<std::time::Duration>,
     /// When the next periodic sync is due: set by the first write after a sync, so an idle
@@ -200,12 +225,14 @@ impl Journaled {
     pub(crate) fn new(opened: Opened, now: Timestamp) -> Self {
         let Opened {
             journal,
-            list,
+            mut list,
             wall_now,
             periodic,
         } = opened;
+        let batches = std::mem::take(&mut list.batches);
         Self {
             core: CommandJournal::new(journal, list, wall_now, now),
+            outbox: nervix_journal::BatchOutbox::new(batches),
             periodic,
             sync_due: None,
         }
@@ -238,6 +265,17 @@ impl Journaled {
     pub(crate) fn take_recovery(&mut self, now: Timestamp) -> Recovery {
         let before = self.core.stats();
         let (mut list, failures) = self.core.take_recovery(now);
+        let ended_before = self.outbox.stats().ended;
+        let (batches, batch_failures) = self
+            .outbox
+            .take_recovery(self.core.store_mut(), millis(now));
+        list.batches = batches;
+        if self.outbox.stats().ended != ended_before || !batch_failures.is_empty() {
+            self.wrote(now);
+        }
+        for e in batch_failures {
+            end_failed(&e);
+        }
         let after = self.core.stats();
         let (transfers, transfer_failures) = self.core.store().take_transfers(millis(now));
         let ended = transfers
@@ -322,6 +360,7 @@ impl Journaled {
     pub(crate) fn stats(&self) -> JournaledStats {
         let s = self.core.stats();
         let (t, transfers_live) = self.core.store().transfer_stats();
+        let b = self.outbox.stats();
         JournaledStats {
             commands_journaled: s.journaled,
             commands_ended: s.ended,
@@ -333,6 +372,10 @@ impl Journaled {
             transfers_reused: t.reused,
             transfers_refused: t.refused + t.changed,
             transfers_live: transfers_live as u64,
+            batches_journaled: b.journaled,
+            batches_handed: b.handed,
+            batches_ended: b.ended,
+            batches_refused: b.refused,
         }
     }
 }

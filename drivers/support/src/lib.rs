@@ -99,6 +99,11 @@ pub enum Submission {
     Batch(RecordBatch),
     /// A batch built for the producer's fields.
     Built(BatchBuilder),
+    /// A batch the client's journal returned after a restart, never handed to the transport
+    /// (feature `journal`): it is submitted again under its own record, through a producer of
+    /// its domain and ingestor, at most once.
+    #[cfg(feature = "journal")]
+    Journaled(crate::journaled::UnsentBatch),
 }
 
 impl Submission {
@@ -109,6 +114,13 @@ impl Submission {
         match self {
             Self::Batch(b) => Ok(b),
             Self::Built(b) => b.finish(),
+            // A client with a journal reads it back with its producer's fields; one without
+            // cannot take it.
+            #[cfg(feature = "journal")]
+            Self::Journaled(_) => Err(BatchError::Ipc(
+                "a batch a journal returned is submitted again only by a client that keeps a journal"
+                    .into(),
+            )),
         }
     }
 }
@@ -116,6 +128,13 @@ impl Submission {
 impl From<RecordBatch> for Submission {
     fn from(b: RecordBatch) -> Self {
         Self::Batch(b)
+    }
+}
+
+#[cfg(feature = "journal")]
+impl From<crate::journaled::UnsentBatch> for Submission {
+    fn from(b: crate::journaled::UnsentBatch) -> Self {
+        Self::Journaled(b)
     }
 }
 

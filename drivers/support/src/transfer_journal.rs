@@ -88,6 +88,17 @@ impl SharedJournal {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Calls `f` with the journal and `now_millis` on the shared clock (which never recedes).
+    pub(crate) fn with_journal<T>(
+        &self,
+        now_millis: u64,
+        f: impl FnOnce(&mut DurableJournal, u64) -> T,
+    ) -> T {
+        let mut s = self.lock();
+        let now = s.millis(now_millis);
+        f(&mut s.journal, now)
+    }
+
     /// The handle a driver's separate calls keep their records through.
     pub(crate) fn handle(&self) -> TransferJournalHandle {
         TransferJournalHandle(Arc::downgrade(&self.0))
@@ -149,15 +160,11 @@ impl RecordStore for SharedJournal {
     type Error = JournalError;
 
     fn put(&mut self, entry: &Entry, now_millis: u64) -> Result<JournalKey, JournalError> {
-        let mut s = self.lock();
-        let now = s.millis(now_millis);
-        s.journal.put(entry, now)
+        self.with_journal(now_millis, |j, now| j.put(entry, now))
     }
 
     fn end(&mut self, key: JournalKey, now_millis: u64) -> Result<(), JournalError> {
-        let mut s = self.lock();
-        let now = s.millis(now_millis);
-        s.journal.end(key, now)
+        self.with_journal(now_millis, |j, now| j.end(key, now))
     }
 
     fn set_link(&mut self, publishing: bool) {

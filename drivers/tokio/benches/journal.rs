@@ -8,6 +8,10 @@
 //!   for one command record (put, end) and for one 64 KiB batch record (put, handed, end), on
 //!   files in the system's temporary directory.
 //!
+//! * `journal_batches/grpc/{plain,journaled}`: one producer batch of about 60 KiB after another,
+//!   awaited to its outcome, through the tokio driver without a journal and with one (outbox
+//!   mode).
+//!
 //! Run with `cargo bench -p nervix-tokio --features journal --bench journal`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -151,5 +155,80 @@ fn journal_records(c: &mut Criterion) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-criterion_group!(benches, journal_commands, journal_records);
+/// One batch after another, each awaited to its outcome.
+async fn batches(
+    producer: &nervix_tokio::Producer,
+    batch: &arrow_array::RecordBatch,
+    iters: u64,
+) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        let pending = producer
+            .submit(batch.clone())
+            .await
+            .expect("the batch is taken");
+        let outcome = pending.await.expect("an outcome");
+        assert_eq!(outcome, nervix_protocol::client::BatchOutcome::Completed);
+    }
+    start.elapsed()
+}
+
+/// `journal_batches/grpc/{plain,journaled}`: one batch of about 60 KiB (64 rows, the
+/// ingestor's most) after another through a producer of the tokio driver, awaited to its
+/// outcome, without a journal and with one in outbox mode (`JournalDurability::None`: each
+/// batch's record is written before the submission returns, marked handed before its frame
+/// goes and ended at its outcome).
+fn journal_batches(c: &mut Criterion) {
+    use nervix_harness::cluster::{ingestor_fields, INGESTOR};
+    use nervix_protocol::client::ProducerSpec;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        ..LoopbackConfig::default()
+    })
+    .expect("the loopback cluster");
+    let mut g = c.benchmark_group("journal_batches");
+    g.sample_size(20);
+    g.warm_up_time(Duration::from_secs(2));
+    g.measurement_time(Duration::from_secs(5));
+    let dir = scratch("batches");
+    for journaled in [false, true] {
+        let mut config = config(&lb, Transport::Grpc);
+        if journaled {
+            config = config.with_journal(JournalConfig::new(dir.clone(), "bench"));
+        }
+        let client = {
+            let _in = rt.enter();
+            Client::start(config).expect("a client")
+        };
+        let producer = rt
+            .block_on(client.producer(ProducerSpec::new("tenant", INGESTOR, ingestor_fields())))
+            .expect("a producer");
+        let mut b = producer.batch_builder();
+        let ids: Vec<u64> = (0..64).collect();
+        let name = "n".repeat(900);
+        let names: Vec<Option<&str>> = ids.iter().map(|_| Some(name.as_str())).collect();
+        b.column("id", &ids).expect("ids");
+        b.nullable_column("name", &names).expect("names");
+        let batch = b.finish().expect("a batch");
+        let bytes = nervix_protocol::arrow::encode(&batch)
+            .expect("encoded")
+            .len() as u64;
+        g.throughput(Throughput::Bytes(bytes));
+        let label = if journaled { "journaled" } else { "plain" };
+        g.bench_function(format!("grpc/{label}"), |bench| {
+            bench.iter_custom(|iters| rt.block_on(batches(&producer, &batch, iters)))
+        });
+        drop(producer);
+        rt.block_on(client.close(false)).expect("closed");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    g.finish();
+    lb.stop();
+}
+
+criterion_group!(benches, journal_commands, journal_records, journal_batches);
 criterion_main!(benches);

@@ -183,6 +183,12 @@ impl Producer {
     /// batch was never taken (C-10). Await the returned [`PendingBatch`] for the batch's
     /// one outcome (P-5); admission changes, interruptions and restorations arrive as
     /// [`crate::DriverEvent::Producer`].
+    ///
+    /// In outbox mode (the client keeps a journal, feature `journal`) it never waits for
+    /// credit: it returns once the batch is journaled, and a journal with no room refuses it
+    /// (`Error::Journal`, naming whether the wire is publishing or reconnecting). A batch
+    /// the journal returned after a restart (an `UnsentBatch`) is submitted again here, under
+    /// its own record.
     pub async fn submit(&self, batch: impl Into<Submission>) -> Result<PendingBatch, Error> {
         let (reply, rx) = oneshot::channel();
         self.requests

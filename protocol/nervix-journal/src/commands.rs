@@ -71,13 +71,16 @@ pub struct CommandRecovery {
     pub commands: Vec<JournaledCommand>,
     /// The uploads and restores.
     pub transfers: Vec<JournaledTransfer>,
+    /// The producer batches (outbox mode), in the order they were written: those never
+    /// handed to the transport, to be submitted again, and those of unknown outcome (P-8).
+    pub batches: Vec<crate::outbox::JournaledBatch>,
 }
 
 impl CommandRecovery {
     /// Whether nothing came back.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.commands.is_empty() && self.transfers.is_empty()
+        self.commands.is_empty() && self.transfers.is_empty() && self.batches.is_empty()
     }
 }
 

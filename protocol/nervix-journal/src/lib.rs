@@ -29,6 +29,7 @@ mod classify;
 mod codec;
 mod commands;
 mod journal;
+mod outbox;
 mod record;
 mod transfers;
 
@@ -44,6 +45,7 @@ pub use journal::{
     ClientJournal, ClientJournalConfig, JournalError, JournalLink, JournalStats, LiveEntry,
     SyncPolicy, Written,
 };
+pub use outbox::{BatchOutbox, HandedStore, JournaledBatch, OutboxStats, UnsentBatch};
 pub use record::{BatchRecord, CommandRecord, Entry, JournalKey, TransferKind, TransferRecord};
 pub use transfers::{
     created_wall, JournaledTransfer, TransferEnd, TransferJournal, TransferJournalStats,

@@ -362,6 +362,20 @@ pub fn decode(
     fields: &[FieldSpec],
     members: u32,
 ) -> Result<RecordBatch, DeliveryFault> {
+    let batch = decode_stream(bytes, fields)?;
+    if batch.num_rows() != members as usize {
+        return Err(DeliveryFault::Members {
+            rows: batch.num_rows(),
+            members,
+        });
+    }
+    Ok(batch)
+}
+
+/// Reads one Arrow IPC stream of `fields` with any number of rows, with every check of
+/// [`decode`] but the row count: a producer batch kept as bytes (a client journal's outbox)
+/// is read back this way before it is submitted again.
+pub fn decode_stream(bytes: &[u8], fields: &[FieldSpec]) -> Result<RecordBatch, DeliveryFault> {
     let fault = |e: arrow_schema::ArrowError| DeliveryFault::Ipc(e.to_string());
     if !bytes.ends_with(&END_OF_STREAM) {
         return Err(DeliveryFault::NoEnd);
@@ -392,12 +406,6 @@ pub fn decode(
     for (spec, column) in fields.iter().zip(batch.columns()) {
         check_nulls(spec.name(), spec.nullable(), column.as_ref())
             .map_err(DeliveryFault::Schema)?;
-    }
-    if batch.num_rows() != members as usize {
-        return Err(DeliveryFault::Members {
-            rows: batch.num_rows(),
-            members,
-        });
     }
     Ok(batch)
 }

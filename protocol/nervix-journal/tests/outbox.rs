@@ -1,0 +1,387 @@
+//! The outbox's policy over a journal held in memory: a batch's record from its put to its
+//! end, its handed mark before the send, and what a restart finds (SF-2, SF-23, SF-24, P-8).
+
+mod common;
+
+use std::time::Duration;
+
+use common::{batch, reopen};
+use nervix_journal::{
+    BatchOutbox, BatchRecord, ClientJournal, ClientJournalConfig, Entry, HandedStore, JournalError,
+    JournalKey, JournalLink, JournaledBatch, RecordEnd, RecordStore,
+};
+use nervix_protocol::client::{BatchId, ProducerId};
+use nervix_protocol::time::UnixMillis;
+use sf_journal::MemDir;
+
+/// A journal whose every operation is carried out on a memory slot, as a record store; its
+/// handed marks can be made to fail.
+struct Slot {
+    j: ClientJournal,
+    dir: MemDir,
+    config: ClientJournalConfig,
+    refuse_marks: bool,
+}
+
+impl Slot {
+    fn new(config: ClientJournalConfig) -> Self {
+        Self {
+            j: ClientJournal::new(config),
+            dir: MemDir::new(),
+            config,
+            refuse_marks: false,
+        }
+    }
+
+    /// A crash and a restart: the journal is recovered from the files, and its batches
+    /// sorted into a new outbox.
+    fn restart(&mut self) -> BatchOutbox {
+        self.j = reopen(&mut self.dir, self.config);
+        let list = self.j.classify(UnixMillis(0), Duration::from_secs(600));
+        BatchOutbox::new(list.batches)
+    }
+
+    fn live(&self) -> Vec<(JournalKey, bool)> {
+        self.j.live_entries().map(|e| (e.key, e.handed)).collect()
+    }
+}
+
+impl RecordStore for Slot {
+    type Error = JournalError;
+
+    fn put(&mut self, entry: &Entry, now_millis: u64) -> Result<JournalKey, JournalError> {
+        let w = self.j.put(entry, now_millis)?;
+        self.dir.apply_all(&w.ops);
+        Ok(w.key)
+    }
+
+    fn end(&mut self, key: JournalKey, now_millis: u64) -> Result<(), JournalError> {
+        let w = self.j.end(key, now_millis)?;
+        self.dir.apply_all(&w.ops);
+        Ok(())
+    }
+
+    fn set_link(&mut self, publishing: bool) {
+        self.j.set_link(if publishing {
+            JournalLink::Publishing
+        } else {
+            JournalLink::Reconnecting
+        });
+    }
+
+    fn live(&self) -> usize {
+        self.j.live()
+    }
+}
+
+impl HandedStore for Slot {
+    fn handed(&mut self, key: JournalKey, now_millis: u64) -> Result<(), JournalError> {
+        if self.refuse_marks {
+            return Err(JournalError::Exhausted);
+        }
+        let w = self.j.handed(key, now_millis)?;
+        self.dir.apply_all(&w.ops);
+        Ok(())
+    }
+}
+
+fn roomy() -> ClientJournalConfig {
+    ClientJournalConfig::new(64 << 10, 1 << 20)
+}
+
+const P: ProducerId = ProducerId(1);
+const Q: ProducerId = ProducerId(2);
+
+fn b(n: u64) -> BatchId {
+    BatchId(n)
+}
+
+#[test]
+fn sf_2_a_batch_is_journaled_unhanded_and_stays_so_while_the_engine_holds_it() {
+    let mut s = Slot::new(roomy());
+    let mut o = BatchOutbox::default();
+    let key = o.put(&mut s, batch(1, 100, 5), 0).unwrap();
+    o.taken(key, P, b(1));
+    assert_eq!(s.live(), vec![(key, false)]);
+    // Nothing on the wire yet: nothing is marked.
+    assert_eq!(o.before_send(&mut s, 0, |_, _| false).unwrap(), 0);
+    assert_eq!(s.live(), vec![(key, false)]);
+    assert!(o.unhanded());
+    assert_eq!(o.stats().journaled, 1);
+}
+
+#[test]
+fn p_8_a_batch_on_the_wire_is_marked_handed_before_its_send() {
+    let mut s = Slot::new(roomy());
+    let mut o = BatchOutbox::default();
+    let k1 = o.put(&mut s, batch(1, 100, 5), 0).unwrap();
+    let k2 = o.put(&mut s, batch(2, 100, 5), 0).unwrap();
+    o.taken(k1, P, b(1));
+    o.taken(k2, P, b(2));
+    // Only the batch the engine put on the wire is marked, not every batch it holds.
+    assert_eq!(
+        o.before_send(&mut s, 0, |p, x| p == P && x == b(2))
+            .unwrap(),
+        1
+    );
+    assert_eq!(s.live(), vec![(k1, false), (k2, true)]);
+    // Marked once: a later call does not mark it again.
+    assert_eq!(o.before_send(&mut s, 0, |_, _| true).unwrap(), 1);
+    assert_eq!(s.live(), vec![(k1, true), (k2, true)]);
+    assert_eq!(o.stats().handed, 2);
+    assert!(!o.unhanded());
+}
+
+#[test]
+fn p_8_a_batch_handed_before_a_crash_is_reported_unknown_and_never_sent_again() {
+    let mut s = Slot::new(roomy());
+    let mut o = BatchOutbox::default();
+    let key = o.put(&mut s, batch(1, 100, 77), 0).unwrap();
+    o.taken(key, P, b(1));
+    o.before_send(&mut s, 0, |_, _| true).unwrap();
+    // The crash comes between the mark and the send: the batch counts as sent.
+    let mut o = s.restart();
+    let (list, failures) = o.take_recovery(&mut s, 0);
+    assert!(failures.is_empty());
+    assert_eq!(
+        list,
+        vec![JournaledBatch::UnknownOutcome {
+            domain: "dom1".into(),
+            ingestor: "ing1".into(),
+            created_wall: UnixMillis(77),
+        }]
+    );
+    // Its record ended once reported: nothing is left to send, now or after the next restart.
+    assert!(s.live().is_empty());
+    assert_eq!(o.stats().unknown_reported, 1);
+    let mut o = s.restart();
+    assert!(o.take_recovery(&mut s, 0).0.is_empty());
+}
+
+#[test]
+fn p_8_unknown_outcomes_are_reported_once() {
+    let mut s = Slot::new(roomy());
+    let mut o = BatchOutbox::default();
+    let key = o.put(&mut s, batch(1, 10, 1), 0).unwrap();
+    o.taken(key, P, b(1));
+    o.before_send(&mut s, 0, |_, _| true).unwrap();
+    let mut o = s.restart();
+    assert_eq!(o.take_recovery(&mut s, 0).0.len(), 1);
+    let ends = s.j.stats().ends;
+    assert!(o.take_recovery(&mut s, 0).0.is_empty());
+    assert_eq!(s.j.stats().ends, ends, "nothing is ended twice");
+    assert_eq!(o.stats().unknown_reported, 1);
+}
+
+#[test]
+fn p_8_a_batch_never_handed_comes_back_unsent_with_its_bytes() {
+    let mut s = Slot::new(roomy());
+    let mut o = BatchOutbox::default();
+    let record = batch(3, 300, 42);
+    let key = o.put(&mut s, record.clone(), 0).unwrap();
+    o.taken(key, P, b(1));
+    let mut o = s.restart();
+    let (list, _) = o.take_recovery(&mut s, 0);
+    let [JournaledBatch::Unsent(u)] = list.as_slice() else {
+        panic!("one unsent batch, got {list:?}");
+    };
+    assert_eq!(u.key(), key);
+    assert_eq!(
+        (&u.domain, &u.ingestor, &u.batch, u.created_wall),
+        (
+            &record.domain,
+            &record.ingestor,
+            &record.batch,
+            record.created_wall
+        )
+    );
+    // It stays live until it is submitted again and has an outcome.
+    assert_eq!(s.live(), vec![(key, false)]);
+}
+
+#[test]
+fn p_8_handed_and_unsent_batches_are_sorted_apart_in_journal_order() {
+    let mut s = Slot::new(roomy());
+    let mut o = BatchOutbox::default();
+    let keys: Vec<JournalKey> = (0..4)
+        .map(|n| o.put(&mut s, batch(n, 20, n), 0).unwrap())
+        .collect();
+    for (i, k) in keys.iter().enumerate() {
+        o.taken(*k, P, b(i as u64));
+    }
+    o.before_send(&mut s, 0, |_, x| x.0 % 2 == 1).unwrap();
+    let mut o = s.restart();
+    let (list, _) = o.take_recovery(&mut s, 0);
+    let kinds: Vec<&str> = list
+        .iter()
+        .map(|x| match x {
+            JournaledBatch::Unsent(_) => "unsent",
+            JournaledBatch::UnknownOutcome { .. } => "unknown",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["unsent", "unknown", "unsent", "unknown"]);
+    assert_eq!(s.live(), vec![(keys[0], false), (keys[2], false)]);
+}
+
+#[test]
+fn p_8_an_outcome_ends_the_record_handed_or_not() {
+    let mut s = Slot::new(roomy());
+    let mut o = BatchOutbox::default();
+    let k1 = o.put(&mut s, batch(1, 10, 1), 0).unwrap();
+    let k2 = o.put(&mut s, batch(2, 10, 1), 0).unwrap();
+    o.taken(k1, P, b(1));
+    o.taken(k2, P, b(2));
+    o.before_send(&mut s, 0, |_, x| x == b(1)).unwrap();
+    // A completed (handed) batch and one that ended unsent (its producer closed).
+    assert_eq!(o.outcome(&mut s, P, b(1), 0), RecordEnd::Ended);
+    assert_eq!(o.outcome(&mut s, P, b(2), 0), RecordEnd::Ended);
+    assert!(s.live().is_empty());
+    // An outcome told twice, or of a batch without a record, ends nothing.
+    assert_eq!(o.outcome(&mut s, P, b(1), 0), RecordEnd::NotJournaled);
+    assert_eq!(o.in_flight(), 0);
+    let mut o = s.restart();
+    assert!(o.take_recovery(&mut s, 0).0.is_empty());
+}
+
+#[test]
+fn p_8_an_outcome_ends_only_its_own_producers_batch() {
+    let mut s = Slot::new(roomy());
+    let mut o = BatchOutbox::default();
+    let kp = o.put(&mut s, batch(1, 10, 1), 0).unwrap();
+    let kq = o.put(&mut s, batch(2, 10, 1), 0).unwrap();
+    // Two producers' batches with the same engine number.
+    o.taken(kp, P, b(7));
+    o.taken(kq, Q, b(7));
+    o.before_send(&mut s, 0, |_, _| true).unwrap();
+    assert_eq!(o.outcome(&mut s, Q, b(7), 0), RecordEnd::Ended);
+    assert_eq!(s.live(), vec![(kp, true)]);
+}
+
+#[test]
+fn p_8_a_recovered_unsent_batch_reuses_its_record_once() {
+    let mut s = Slot::new(roomy());
+    let mut o = BatchOutbox::default();
+    let key = o.put(&mut s, batch(1, 10, 1), 0).unwrap();
+    o.taken(key, P, b(1));
+    let mut o = s.restart();
+    let _ = o.take_recovery(&mut s, 0);
+    let puts = s.j.stats().puts;
+    assert!(o.reuse(key), "the recovered record is reused");
+    assert!(!o.reuse(key), "a second submission of it is refused");
+    // A submission refused before the engine took it gives the record back.
+    o.give_back(key);
+    assert!(o.reuse(key));
+    assert!(!o.reuse(JournalKey(key.0 + 100)), "a key never recovered");
+    assert_eq!(s.j.stats().puts, puts, "no second record is written");
+    // Submitted again: the engine takes it, sends it, and its outcome ends its record.
+    o.taken(key, ProducerId(9), b(1));
+    o.before_send(&mut s, 0, |_, _| true).unwrap();
+    assert_eq!(o.outcome(&mut s, ProducerId(9), b(1), 0), RecordEnd::Ended);
+    assert!(s.live().is_empty());
+    assert_eq!(o.stats().reused, 2);
+}
+
+#[test]
+fn p_8_a_batch_dropped_before_the_engine_took_it_ends_its_record() {
+    let mut s = Slot::new(roomy());
+    let mut o = BatchOutbox::default();
+    let key = o.put(&mut s, batch(1, 10, 1), 0).unwrap();
+    o.dropped(&mut s, key, 0).unwrap();
+    assert!(s.live().is_empty());
+    assert_eq!(o.stats().ended, 1);
+}
+
+#[test]
+fn p_8_a_refused_handed_mark_leaves_the_batch_unsent() {
+    let mut s = Slot::new(roomy());
+    let mut o = BatchOutbox::default();
+    let key = o.put(&mut s, batch(1, 10, 1), 0).unwrap();
+    o.taken(key, P, b(1));
+    s.refuse_marks = true;
+    assert!(o.before_send(&mut s, 0, |_, _| true).is_err());
+    // Still unhanded: the caller keeps its frame from the transport, and a restart finds
+    // it unsent.
+    assert!(o.unhanded());
+    assert_eq!(s.live(), vec![(key, false)]);
+    assert_eq!(o.stats().write_failures, 1);
+    assert_eq!(o.stats().handed, 0);
+}
+
+fn fill(s: &mut Slot, o: &mut BatchOutbox) -> JournalError {
+    for n in 0..10_000 {
+        match o.put(s, batch(n, 900, n), 0) {
+            Ok(_) => {}
+            Err(e) => return e,
+        }
+    }
+    panic!("the journal never filled");
+}
+
+#[test]
+fn sf_23_a_full_journal_refuses_a_batch_and_keeps_nothing_of_it() {
+    let mut s = Slot::new(ClientJournalConfig::new(1024, 4096));
+    let mut o = BatchOutbox::default();
+    let e = fill(&mut s, &mut o);
+    assert!(matches!(e, JournalError::Full { .. }), "{e:?}");
+    let live = s.live();
+    let puts = s.j.stats().puts;
+    assert!(o.put(&mut s, batch(1, 900, 1), 0).is_err());
+    assert_eq!(s.live(), live, "a refused batch is not live");
+    assert_eq!(s.j.stats().puts, puts);
+    assert_eq!(o.stats().refused, 2);
+    // An outcome makes room again.
+    o.dropped(&mut s, live[0].0, 0).unwrap();
+    o.dropped(&mut s, live[1].0, 0).unwrap();
+    assert!(o.put(&mut s, batch(1, 900, 1), 0).is_ok());
+}
+
+#[test]
+fn sf_24_a_full_journal_names_publishing_while_a_session_is_open() {
+    let mut s = Slot::new(ClientJournalConfig::new(1024, 4096));
+    let mut o = BatchOutbox::default();
+    s.set_link(true);
+    assert!(matches!(
+        fill(&mut s, &mut o),
+        JournalError::Full {
+            link: JournalLink::Publishing,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn sf_24_a_full_journal_names_reconnecting_while_no_session_is_open() {
+    let mut s = Slot::new(ClientJournalConfig::new(1024, 4096));
+    let mut o = BatchOutbox::default();
+    s.set_link(false);
+    assert!(matches!(
+        fill(&mut s, &mut o),
+        JournalError::Full {
+            link: JournalLink::Reconnecting,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn p_8_a_batch_record_keeps_domain_ingestor_bytes_and_time() {
+    let mut s = Slot::new(roomy());
+    let mut o = BatchOutbox::default();
+    let record = BatchRecord {
+        domain: "tenant".into(),
+        ingestor: "orders".into(),
+        batch: vec![1, 2, 3, 255, 0],
+        created_wall: UnixMillis(1_700_000_000_123),
+    };
+    o.put(&mut s, record.clone(), 0).unwrap();
+    let mut o = s.restart();
+    let (list, _) = o.take_recovery(&mut s, 0);
+    let [JournaledBatch::Unsent(u)] = list.as_slice() else {
+        panic!("{list:?}");
+    };
+    assert_eq!(u.domain, record.domain);
+    assert_eq!(u.ingestor, record.ingestor);
+    assert_eq!(u.batch, record.batch);
+    assert_eq!(u.created_wall, record.created_wall);
+}
