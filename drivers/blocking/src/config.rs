@@ -5,13 +5,9 @@ use nervix_protocol::client::{ClientConfig, LeaderUri};
 use rustls_pki_types::CertificateDer;
 use std::time::Duration;
 
-use nervix_driver_support::config;
-pub use nervix_driver_support::config::ConfigError;
-pub use nervix_driver_support::resolve::{HostsResolver, Resolve, Resolver};
-
-pub use nervix_driver_support::credentials::{
-    percent_encode, Credentials, CredentialsError, WsAuth,
-};
+use nervix_driver_support::config::{self, ConfigError};
+use nervix_driver_support::credentials::{Credentials, WsAuth};
+use nervix_driver_support::resolve::Resolver;
 
 /// How a [`crate::Client`] connects.
 #[derive(Debug, Clone)]
@@ -62,16 +58,6 @@ impl Config {
             #[cfg(feature = "journal")]
             journal: None,
         })
-    }
-
-    /// Journals every command in the slot `journal` names (feature `journal`) before any
-    /// frame of it is sent, so its outcome can be recovered after the process crashed: the
-    /// next client started on the slot hands what it found to `Client::recovery`. One
-    /// client holds a slot at a time; a second is refused naming the holder.
-    #[cfg(feature = "journal")]
-    pub fn with_journal(mut self, journal: nervix_driver_support::journal::JournalConfig) -> Self {
-        self.journal = Some(journal);
-        self
     }
 
     /// Presents the credentials this way.

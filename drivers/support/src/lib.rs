@@ -54,6 +54,7 @@
 //! * `journal` (feature `journal`): the client journal on disk, a slot directory
 //!   `<dir>/<sender>/` held by one client at a time, in which commands, uploads, restores and
 //!   producer batches are kept until their outcome is handed on, and recovered after a restart.
+//! * [`exports`]: the names both drivers' crate roots re-export alike, listed once.
 //! * [`observe`]: `sansio-kit`'s observer queues bounded in count and bytes; what an
 //!   observer does not read in time is dropped for it alone, counted, and reported in its
 //!   place.
@@ -72,6 +73,7 @@ pub mod credentials;
 pub mod dataplane;
 pub mod dial;
 pub mod driver_core;
+pub mod exports;
 #[cfg(feature = "journal")]
 pub mod journal;
 #[cfg(feature = "journal")]
