@@ -130,6 +130,7 @@ pub mod scenarios;
 pub mod streams;
 pub mod tls;
 pub mod transfers;
+pub mod unpaced;
 
 mod blocking;
 mod tokio;
