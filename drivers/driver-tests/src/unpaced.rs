@@ -62,13 +62,7 @@ pub fn rows_in_order<D: Driver>(via: Via, shape: Shape) {
         columns,
         budget,
     } = shape;
-    let lb = Loopback::start(LoopbackConfig {
-        nodes: 1,
-        rows: (Duration::from_secs(3600), size),
-        unpaced_rows: true,
-        ..LoopbackConfig::default()
-    })
-    .expect("the loopback cluster");
+    let lb = Loopback::start(LoopbackConfig::unpaced(size)).expect("the loopback cluster");
     let seeds = seeds_of(&lb, via);
     let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
     let mut config =
