@@ -2,7 +2,9 @@
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
-# The loopback cluster (three nodes, TLS, 127.0.0.1) and an example session over the tokio driver.
+# The loopback cluster (three nodes, TLS, 127.0.0.1) and an example session over the tokio driver,
+# then a client process with a journal killed with SIGKILL mid-command and its successor on the
+# same slot recovering each outcome from the server's record.
 run:
     cargo run --quiet -p nervix-tokio --example session
 

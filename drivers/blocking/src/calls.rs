@@ -28,13 +28,15 @@
 //! the archive: counters, never the data. A restart shows as the next attempt, from nothing.
 //! [`crate::ProgressLine`] shows it to a person.
 
-use crate::config::{Config, ConfigError, WsAuth};
+use crate::config::Config;
 use crate::net::{self, Dialer, Io};
 use crate::session::{handshake, End};
+use crate::{ConfigError, WsAuth};
 use nervix_driver_support::call_end::CallEnd;
 use nervix_driver_support::session::CLOSE_WAIT;
 use nervix_driver_support::transfer::{
-    download_end, no_progress, CallPlan, CallSetup, Progress, ProgressReport, TransferFailure, Turn,
+    download_end, no_progress, take_download_step, CallPlan, CallSetup, Progress, ProgressReport,
+    TransferFailure, Turn,
 };
 use nervix_driver_support::{ArchiveSource, ArchiveWriter};
 use nervix_protocol::calls::{
@@ -348,16 +350,9 @@ impl Transfers {
                 }
                 Read::Late => call.handle_timeout(self.setup.now()),
             };
-            match step {
-                DownloadStep::Bytes(b) => {
-                    writer.write(&b)?;
-                    report.see(call.progress());
-                }
-                DownloadStep::Started | DownloadStep::Continue => {}
-                step => {
-                    close(&mut ws);
-                    return Ok(step);
-                }
+            if let Some(step) = take_download_step(call, step, writer, report)? {
+                close(&mut ws);
+                return Ok(step);
             }
         }
     }

@@ -5,13 +5,9 @@ use nervix_protocol::client::{ClientConfig, LeaderUri};
 use rustls_pki_types::CertificateDer;
 use std::time::Duration;
 
-use nervix_driver_support::config;
-pub use nervix_driver_support::config::ConfigError;
-pub use nervix_driver_support::resolve::{HostsResolver, Resolve, Resolver};
-
-pub use nervix_driver_support::credentials::{
-    percent_encode, Credentials, CredentialsError, WsAuth,
-};
+use nervix_driver_support::config::{self, ConfigError};
+use nervix_driver_support::credentials::{Credentials, WsAuth};
+use nervix_driver_support::resolve::Resolver;
 
 /// How a [`crate::Client`] connects.
 #[derive(Debug, Clone)]
@@ -62,25 +58,6 @@ impl Config {
             #[cfg(feature = "journal")]
             journal: None,
         })
-    }
-
-    /// Journals every command in the slot `journal` names (feature `journal`) before any
-    /// frame of it is sent, so its outcome can be recovered after the process crashed: the
-    /// next client started on the slot hands what it found to `Client::recovery`. One
-    /// client holds a slot at a time; a second is refused naming the holder.
-    ///
-    /// Producers run in outbox mode then: a submission returns once its batch is journaled
-    /// (the producer never waits for the wire, SF-2) and the batch goes when credit allows,
-    /// its outcome still coming to its handle. Its record is marked handed just before its
-    /// frame reaches the transport and ends at its outcome; after a crash a batch handed
-    /// without an outcome is reported of unknown outcome and never sent again (P-8), and one
-    /// never handed is returned to be submitted again. A full journal refuses the submission
-    /// naming whether the wire is publishing or reconnecting (SF-23, SF-24); nothing is queued
-    /// then.
-    #[cfg(feature = "journal")]
-    pub fn with_journal(mut self, journal: nervix_driver_support::journal::JournalConfig) -> Self {
-        self.journal = Some(journal);
-        self
     }
 
     /// Presents the credentials this way.

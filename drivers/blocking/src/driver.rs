@@ -130,10 +130,9 @@ impl Seam for Threads {
 
     fn connect(&self, to: Connect) -> Option<SessionIo> {
         let (out, out_rx) = mpsc::sync_channel(SESSION_QUEUE);
-        let name = format!("nervix-session-{}", to.session.0);
         // Everything the session's thread logs is inside the session's span.
-        let span =
-            tracing::info_span!("nervix.session", session = to.session.0, endpoint = %to.endpoint);
+        let span = to.span();
+        let name = format!("nervix-session-{}", to.session.0);
         let dial = Dial {
             to,
             auth: self.config.auth,
@@ -168,19 +167,13 @@ impl Seam for Threads {
 }
 
 pub(crate) struct Driver {
-    core: Core<Threads>,
+    /// The driver core; the client's start gives it the journal (feature `journal`).
+    pub(crate) core: Core<Threads>,
     inbox: mpsc::Receiver<Inbox>,
     inflight: Arc<Inflight>,
 }
 
 impl Driver {
-    /// The driver journals its commands (feature `journal`).
-    #[cfg(feature = "journal")]
-    pub(crate) fn with_journal(mut self, opened: nervix_driver_support::journaled::Opened) -> Self {
-        self.core.set_journal(opened);
-        self
-    }
-
     pub(crate) fn new(
         config: Config,
         tls: Option<Dialer>,

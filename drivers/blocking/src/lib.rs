@@ -115,38 +115,15 @@ mod session;
 mod streams;
 
 pub use calls::{TransferError, Transfers, ATTEMPTS, DOWNLOAD_WS_PATH, RESTORE_WS_PATH};
-pub use config::{
-    percent_encode, Config, ConfigError, Credentials, CredentialsError, HostsResolver, Resolve,
-    Resolver, WsAuth,
-};
-pub use nervix_driver_support::api::{ClientStats, DriverEvent, Error, RunResult, Stats};
-#[cfg(feature = "journal")]
-pub use nervix_driver_support::journal::{JournalConfig, JournalDurability};
-#[cfg(feature = "journal")]
-pub use nervix_driver_support::journal::{TransferKind, TransferRecord};
-#[cfg(feature = "journal")]
-pub use nervix_driver_support::journaled::{
-    JournalRefusal, JournaledBatch, JournaledCommand, JournaledStats, JournaledTransfer, Recovery,
-    UnsentBatch,
-};
-pub use nervix_driver_support::progress_line::ProgressLine;
-pub use nervix_driver_support::resolve::ConnectError;
-pub use nervix_driver_support::transfer::Progress;
-#[cfg(feature = "journal")]
-pub use nervix_driver_support::transfer_journal::TransferJournalError;
+pub use config::Config;
+// The names both drivers give alike: errors and events, the configuration's parts, the
+// engine's outcome and event types, the journal's (feature `journal`) and the bounds.
+pub use nervix_driver_support::exports::*;
 #[doc(hidden)]
 pub use session::read_console;
 pub use session::{console_url, End, CONSOLE_PATH};
 
 pub use dataplane::{Consumer, PendingBatch, Producer, Submission};
-pub use nervix_driver_support::dataplane::Attached;
-pub use nervix_driver_support::observe::{OBSERVER_BYTES, OBSERVER_QUEUE};
-pub use nervix_driver_support::unclaimed::{UNCLAIMED, UNCLAIMED_BYTES};
-pub use nervix_protocol::client::{
-    BatchOutcome, ClockEvent, CommandResult, ConsumerEvent, ConsumerId, ConsumerSpec, Decision,
-    Delivery, DeliveryRef, Gap, ProducerEvent, ProducerId, ProducerSpec, ReadResult,
-    RetainedCommand, SessionLoss, SettleResult, SubscriptionEnd, SubscriptionEvent,
-};
 pub use streams::{ClockFollow, Subscription};
 
 use driver::{Driver, Inbox, Reply, Request, RunSubmitted, Submitted};
@@ -312,12 +289,10 @@ impl Client {
         let journal = nervix_driver_support::journaled::open_for_client(config.journal.as_ref())?;
         #[cfg(feature = "journal")]
         let transfer_journal = journal.as_ref().map(|j| j.transfers());
-        let driver = Driver::new(config.clone(), tls, rx, tx.clone(), unclaimed.clone());
+        #[cfg_attr(not(feature = "journal"), allow(unused_mut))]
+        let mut driver = Driver::new(config.clone(), tls, rx, tx.clone(), unclaimed.clone());
         #[cfg(feature = "journal")]
-        let driver = match journal {
-            Some(opened) => driver.with_journal(opened),
-            None => driver,
-        };
+        driver.core.set_journal(journal);
         std::thread::Builder::new()
             .name("nervix-driver".into())
             .spawn(move || driver.run())

@@ -3,9 +3,9 @@
 //! the driver queued and reading with a short timeout, and tells the driver every frame and
 //! the end.
 
-use crate::config::{Credentials, WsAuth};
 use crate::driver::{Inbox, Inflight};
 use crate::net::{open, Dialer, Io};
+use crate::{Credentials, WsAuth};
 use bytes::Bytes;
 use nervix_driver_support::driver_core::Connect;
 use nervix_protocol::endpoint::Endpoint;

@@ -3,14 +3,17 @@
 //! its successor on the same slot recovers each outcome from the server's record, never
 //! applying a command twice.
 //!
-//! The client process is this test binary run again: the parent runs the `journal_child`
-//! test of the same binary (ignored otherwise) with [`CHILD`] set, and reads what it
-//! submitted from its standard output.
+//! The client process is a program run again with [`CHILD`] set ([`ChildProgram`]): in the
+//! tests, this test binary running only its `journal_child` test (ignored otherwise); in the
+//! tokio driver's example session (`just run`), the example itself, whose `main` runs
+//! [`child`] first when [`CHILD`] is set. The parent reads what the child submitted from its
+//! standard output. [`sigkill_story`] tells what happens as it goes ([`Told`]), so the
+//! example prints the same crash and recovery the tests check.
 
 use crate::{config_of, scratch, seeds_of, Driver, Error, Via};
 use nervix_driver_support::credentials::Credentials;
 use nervix_driver_support::journal::JournalConfig;
-use nervix_driver_support::journaled::{JournalRefusal, JournaledCommand};
+use nervix_driver_support::journaled::{JournalRefusal, JournaledCommand, Recovery};
 use nervix_loopback::{Loopback, LoopbackConfig};
 use nervix_protocol::client::CommandResult;
 use nervix_protocol::schema::OutcomeOrigin;
@@ -144,17 +147,57 @@ pub fn child<D: Driver>() {
     panic!("the journal tests' client process was not killed");
 }
 
-/// The child process running `spec`, and the references it prints, in order.
-fn spawn<D: Driver>(spec: &Spec) -> (Child, mpsc::Receiver<String>) {
-    let test = format!("journal_child{}", suffix::<D>());
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
+/// How the client process is started: a program run with these arguments and [`CHILD`] set,
+/// which runs [`child`] for the same driver.
+#[derive(Debug, Clone)]
+pub struct ChildProgram {
+    /// The program.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+}
+
+impl ChildProgram {
+    /// This program again, without arguments: its `main` runs [`child`] first when [`CHILD`]
+    /// is set.
+    pub fn this_program() -> Self {
+        Self {
+            program: std::env::current_exe().expect("the running program's path"),
+            args: Vec::new(),
+        }
+    }
+
+    /// This test binary again, running only the `journal_child` test of driver `D`.
+    fn test_of<D: Driver>() -> Self {
+        let test = format!("journal_child{}", suffix::<D>());
+        let args = [
             "--exact",
             &test,
             "--ignored",
             "--nocapture",
             "--test-threads=1",
-        ])
+        ];
+        Self {
+            program: std::env::current_exe().expect("the test binary's path"),
+            args: args.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+}
+
+/// The client process; killed when dropped, so a parent that fails midway leaves none behind.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The child process running `spec`, and the references it prints, in order.
+fn spawn(program: &ChildProgram, spec: &Spec) -> (Running, mpsc::Receiver<String>) {
+    let mut child = Command::new(&program.program)
+        .args(&program.args)
         .env(CHILD, spec.encode())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -169,7 +212,7 @@ fn spawn<D: Driver>(spec: &Spec) -> (Child, mpsc::Receiver<String>) {
             }
         }
     });
-    (child, rx)
+    (Running(child), rx)
 }
 
 /// The names of the blocking driver's tests end in `_blocking`.
@@ -242,18 +285,78 @@ fn spec_for<D: Driver>(lb: &Loopback, via: Via, name: &str, commands: usize) -> 
     }
 }
 
-/// Starts the child, waits for its commands to be applied with their replies lost, and kills
-/// it with SIGKILL. Returns the references it submitted.
-fn crashed<D: Driver>(lb: &Loopback, spec: &Spec, held: impl FnOnce(u32)) -> Vec<String> {
+/// Starts the child of `program`, waits for its commands to be applied with their replies
+/// lost, and kills it with SIGKILL. Returns the references it submitted.
+fn crashed(
+    program: &ChildProgram,
+    lb: &Loopback,
+    spec: &Spec,
+    tell: &mut dyn FnMut(Told<'_>),
+    held: impl FnOnce(u32, &mut dyn FnMut(Told<'_>)),
+) -> Vec<String> {
     lb.drop_replies(0, true);
-    let (mut child, rx) = spawn::<D>(spec);
+    let (mut child, rx) = spawn(program, spec);
+    let pid = child.0.id();
+    tell(Told::Started {
+        pid,
+        slot: &spec.dir.join(SENDER),
+    });
     let refs = submitted(&rx, spec.commands);
     recorded_all(lb, &refs);
-    held(child.id());
-    child.kill().unwrap();
-    child.wait().unwrap();
+    for r in &refs {
+        tell(Told::Journaled { reference: r });
+    }
+    held(pid, tell);
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    tell(Told::Killed { pid });
     lb.drop_replies(0, false);
     refs
+}
+
+/// What [`sigkill_story`] tells as it goes, in this order.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Told<'a> {
+    /// The client process started on its slot, journaling every command before it sends it.
+    Started {
+        /// The process.
+        pid: u32,
+        /// Its slot directory.
+        slot: &'a Path,
+    },
+    /// A command the client process journaled and sent; the cluster applied it and holds its
+    /// reply back, so the process never learns the outcome.
+    Journaled {
+        /// The command's execution reference.
+        reference: &'a str,
+    },
+    /// A second client started on the held slot was refused, naming the holder.
+    Refused {
+        /// The process the refusal named.
+        holder: Option<u32>,
+    },
+    /// The client process was killed with SIGKILL, its commands' outcomes unknown to it.
+    Killed {
+        /// The process.
+        pid: u32,
+    },
+    /// What the successor on the same slot found in the journal.
+    Listed(&'a Recovery),
+    /// A listed command repeated under its reference, and the result it ended with.
+    Recovered {
+        /// The command's execution reference.
+        reference: &'a str,
+        /// Its result.
+        result: &'a CommandResult,
+    },
+    /// How many times the cluster applied a command in all.
+    Applied {
+        /// The command's execution reference.
+        reference: &'a str,
+        /// Times applied (an `Executed` outcome, not one answered from the record).
+        times: usize,
+    },
 }
 
 /// Issue 19, items 1, 2 and 5: commands journaled before they were sent survive a SIGKILL of
@@ -264,8 +367,38 @@ pub fn recovered_after_sigkill<D: Driver>(via: Via) {
     if !D::speaks(via) {
         return;
     }
+    let mut told = Vec::new();
+    sigkill_story::<D>(via, &ChildProgram::test_of::<D>(), 3, &mut |t| {
+        told.push(match t {
+            Told::Started { .. } => "started",
+            Told::Journaled { .. } => "journaled",
+            Told::Refused { .. } => "refused",
+            Told::Killed { .. } => "killed",
+            Told::Listed(_) => "listed",
+            Told::Recovered { .. } => "recovered",
+            Told::Applied { .. } => "applied",
+        })
+    });
+    // The story is told as it happens: the example session prints it in this order.
+    let mut expected = vec!["started"];
+    expected.extend(["journaled"; 3]);
+    expected.extend(["refused", "killed", "listed"]);
+    expected.extend(["recovered"; 3]);
+    expected.extend(["applied"; 3]);
+    assert_eq!(told, expected);
+}
+
+/// The story of [`recovered_after_sigkill`] with `commands` commands, the client process
+/// started as `program` says, each step told to `tell` as it happens; panics where a check
+/// fails. Its cluster (one node, on 127.0.0.1) and its scratch directory are its own.
+pub fn sigkill_story<D: Driver>(
+    via: Via,
+    program: &ChildProgram,
+    commands: usize,
+    tell: &mut dyn FnMut(Told<'_>),
+) {
     let lb = cluster();
-    let spec = spec_for::<D>(&lb, via, "sigkill", 3);
+    let spec = spec_for::<D>(&lb, via, "sigkill", commands);
     let d = D::new();
     let config = |horizon: Option<Duration>| {
         let mut j = JournalConfig::new(spec.dir.clone(), SENDER.to_string());
@@ -274,19 +407,23 @@ pub fn recovered_after_sigkill<D: Driver>(via: Via) {
         }
         journaled::<D>(&spec.seeds, via, spec.cert.as_deref(), j)
     };
-    let refs = crashed::<D>(&lb, &spec, |pid| match d.start(config(None)) {
-        Err(Error::Journal(JournalRefusal::Held { pid: holder, slot })) => {
-            assert_eq!(holder, Some(pid), "the refusal names the holder");
-            assert!(slot.ends_with(SENDER));
+    let refs = crashed(program, &lb, &spec, tell, |pid, tell| {
+        match d.start(config(None)) {
+            Err(Error::Journal(JournalRefusal::Held { pid: holder, slot })) => {
+                assert_eq!(holder, Some(pid), "the refusal names the holder");
+                assert!(slot.ends_with(SENDER));
+                tell(Told::Refused { holder });
+            }
+            Err(e) => panic!("a second client on a held slot: {e:?}"),
+            Ok(_) => panic!("a second client on a held slot was started"),
         }
-        Err(e) => panic!("a second client on a held slot: {e:?}"),
-        Ok(_) => panic!("a second client on a held slot was started"),
     });
     for r in &refs {
         assert_eq!(applied(&lb, r), 1, "{r} applied once before the crash");
     }
     let successor = d.start(config(None)).unwrap();
     let list = d.recovery(&successor).unwrap();
+    tell(Told::Listed(&list));
     let listed: Vec<String> = list
         .commands
         .iter()
@@ -302,7 +439,12 @@ pub fn recovered_after_sigkill<D: Driver>(via: Via) {
         };
         assert_eq!(command.domain.as_deref(), Some("tenant"));
         assert!(command.query.starts_with("CREATE RELAY journaled_"));
-        match d.recover(&successor, command).unwrap() {
+        let result = d.recover(&successor, command).unwrap();
+        tell(Told::Recovered {
+            reference: &command.reference.to_string(),
+            result: &result,
+        });
+        match result {
             CommandResult::Completed(report) => {
                 assert_eq!(report.reference(), &command.reference);
                 assert_eq!(
@@ -315,7 +457,12 @@ pub fn recovered_after_sigkill<D: Driver>(via: Via) {
         }
     }
     for r in &refs {
-        assert_eq!(applied(&lb, r), 1, "{r} never applied twice");
+        let times = applied(&lb, r);
+        tell(Told::Applied {
+            reference: r,
+            times,
+        });
+        assert_eq!(times, 1, "{r} never applied twice");
     }
     assert!(
         d.recovery(&successor).unwrap().is_empty(),
@@ -332,6 +479,9 @@ pub fn recovered_after_sigkill<D: Driver>(via: Via) {
     );
     d.close(third, false).unwrap();
     lb.stop();
+    if let Some(scratch) = spec.dir.parent() {
+        let _ = std::fs::remove_dir_all(scratch);
+    }
 }
 
 /// Issue 19, item 2 (E-4): a journaled command past its retry validity is reported unknown,
@@ -343,7 +493,13 @@ pub fn past_validity_reported_unknown<D: Driver>(via: Via) {
     let lb = cluster();
     let spec = spec_for::<D>(&lb, via, "expired", 2);
     let d = D::new();
-    let refs = crashed::<D>(&lb, &spec, |_| {});
+    let refs = crashed(
+        &ChildProgram::test_of::<D>(),
+        &lb,
+        &spec,
+        &mut |_| {},
+        |_, _| {},
+    );
     let mut j = JournalConfig::new(spec.dir.clone(), SENDER.to_string());
     j.horizon = Duration::ZERO;
     let config = journaled::<D>(&spec.seeds, via, spec.cert.as_deref(), j);
@@ -539,7 +695,13 @@ pub fn orphan_adopted_after_sigkill<D: Driver>(via: Via) {
         }
         journaled::<D>(&spec.seeds, via, spec.cert.as_deref(), j)
     };
-    let refs = crashed::<D>(&lb, &spec, |_| {});
+    let refs = crashed(
+        &ChildProgram::test_of::<D>(),
+        &lb,
+        &spec,
+        &mut |_| {},
+        |_, _| {},
+    );
     let stranger = d.start(config("stranger", false)).unwrap();
     assert!(
         d.recovery(&stranger).unwrap().is_empty(),

@@ -149,6 +149,7 @@ pub mod scenarios;
 pub mod streams;
 pub mod tls;
 pub mod transfers;
+pub mod unpaced;
 
 mod blocking;
 mod tokio;
@@ -257,6 +258,12 @@ pub trait Driver: Sized + 'static {
 
     /// A driver ready for operations (the tokio one starts its runtime).
     fn new() -> Self;
+    /// A driver whose work runs on the calling thread alone, and only while an operation
+    /// waits: the tokio one on a current-thread runtime, so its driver task and the reader
+    /// take turns as in an application on one thread. The blocking one is [`Driver::new`]'s.
+    fn on_one_thread() -> Self {
+        Self::new()
+    }
     /// Whether the driver speaks `via`.
     fn speaks(via: Via) -> bool;
     /// A configuration of `seeds`, presenting `credentials` as `via` says.

@@ -26,8 +26,9 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The tokio driver: a multi-threaded runtime of two workers that every operation blocks on,
-/// and that ends (with every task it still runs) when this is dropped.
+/// The tokio driver: a multi-threaded runtime of two workers (or, made by
+/// [`Driver::on_one_thread`], a current-thread runtime) that every operation blocks on, and
+/// that ends (with every task it still runs) when this is dropped.
 pub struct Tokio {
     rt: tokio::runtime::Runtime,
 }
@@ -79,6 +80,14 @@ impl Driver for Tokio {
     fn new() -> Self {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        Tokio { rt }
+    }
+
+    fn on_one_thread() -> Self {
+        let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();

@@ -156,6 +156,20 @@ impl Default for LoopbackConfig {
     }
 }
 
+impl LoopbackConfig {
+    /// One node serving unpaced rows ([`LoopbackConfig::unpaced_rows`]) in batches of
+    /// exactly `batch` rows, defaults elsewhere: the cluster the unpaced-rows tests and
+    /// benchmarks read from as fast as the transport takes.
+    pub fn unpaced(batch: u64) -> Self {
+        Self {
+            nodes: 1,
+            rows: (Duration::from_secs(3600), batch),
+            unpaced_rows: true,
+            ..Self::default()
+        }
+    }
+}
+
 /// Which transport a stream used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Transport {

@@ -88,7 +88,9 @@ pub use rustls_pki_types::CertificateDer;
 /// The builder methods and the check every driver's `Config` has alike, written once for a
 /// configuration type with the fields `client` (the engine's [`ClientConfig`]),
 /// `credentials`, `roots` (of [`CertificateDer`]), `resolver`
-/// ([`Resolver`](crate::resolve::Resolver)) and `write_timeout`.
+/// ([`Resolver`](crate::resolve::Resolver)) and `write_timeout`, and with the driver's own
+/// feature `journal` on, `journal` (an `Option` of
+/// [`JournalConfig`](crate::journal::JournalConfig)).
 #[macro_export]
 macro_rules! config_builders {
     ($config:ty) => {
@@ -114,6 +116,26 @@ macro_rules! config_builders {
             ) -> Self {
                 self.client.call_timeout = call;
                 self.client.connect_timeout = connect;
+                self
+            }
+
+            /// Journals every command in the slot `journal` names (feature `journal`) before
+            /// any frame of it is sent, so its outcome can be recovered after the process
+            /// crashed: the next client started on the slot hands what it found to
+            /// `Client::recovery`. One client holds a slot at a time; a second is refused
+            /// naming the holder.
+            ///
+            /// Producers run in outbox mode then: a submission returns once its batch is
+            /// journaled (the producer never waits for the wire, SF-2) and the batch goes when
+            /// credit allows, its outcome still coming to its handle. Its record is marked
+            /// handed just before its frame reaches the transport and ends at its outcome;
+            /// after a crash a batch handed without an outcome is reported of unknown outcome
+            /// and never sent again (P-8), and one never handed is returned to be submitted
+            /// again. A full journal refuses the submission naming whether the wire is
+            /// publishing or reconnecting (SF-23, SF-24); nothing is queued then.
+            #[cfg(feature = "journal")]
+            pub fn with_journal(mut self, journal: $crate::journal::JournalConfig) -> Self {
+                self.journal = Some(journal);
                 self
             }
 

@@ -118,6 +118,15 @@ pub struct Connect {
     pub deadline: Instant,
 }
 
+impl Connect {
+    /// The span everything a session's transport logs goes in, named after the session and
+    /// its endpoint; made where the driver starts the session, so it hangs under whatever
+    /// span the driver runs in.
+    pub fn span(&self) -> tracing::Span {
+        tracing::info_span!("nervix.session", session = self.session.0, endpoint = %self.endpoint)
+    }
+}
+
 /// A command the engine accepted: its reference, where its result comes, and where an
 /// outcome goes that its caller stops waiting for (C-10).
 pub struct Accepted<S: Seam> {
@@ -384,13 +393,16 @@ impl<S: Seam> Core<S> {
     }
 
     /// The core journals every command in `opened` from now on (feature `journal`), and
-    /// hands out what it found when the application asks.
+    /// hands out what it found when the application asks; `None` (no journal configured)
+    /// leaves it keeping everything in memory only.
     #[cfg(feature = "journal")]
-    pub fn set_journal(&mut self, opened: crate::journaled::Opened) {
-        let now = self.now();
-        self.journal = Some(crate::journaled::Journaled::new(opened, now));
-        // Outbox mode: producer batches are journaled too (SF-2, P-8).
-        self.dataplane.outbox_on();
+    pub fn set_journal(&mut self, opened: Option<crate::journaled::Opened>) {
+        if let Some(opened) = opened {
+            let now = self.now();
+            self.journal = Some(crate::journaled::Journaled::new(opened, now));
+            // Outbox mode: producer batches are journaled too (SF-2, P-8).
+            self.dataplane.outbox_on();
+        }
     }
 
     /// The driver's seam.

@@ -57,6 +57,7 @@
 //! * `transfer_journal` (feature `journal`): the client's journal shared with its separate
 //!   calls, so an upload or a restore is journaled before its first byte is sent, ended at its
 //!   outcome, and repeated after a restart under the same identity.
+//! * [`exports`]: the names both drivers' crate roots re-export alike, listed once.
 //! * [`observe`]: `sansio-kit`'s observer queues bounded in count and bytes; what an
 //!   observer does not read in time is dropped for it alone, counted, and reported in its
 //!   place.
@@ -75,6 +76,7 @@ pub mod credentials;
 pub mod dataplane;
 pub mod dial;
 pub mod driver_core;
+pub mod exports;
 #[cfg(feature = "journal")]
 pub mod journal;
 #[cfg(feature = "journal")]

@@ -9,7 +9,7 @@ use crate::attempts::{AttemptStep, Attempts, CallClock, Next};
 use crate::call_end::{CallEnd, CallRoute};
 use crate::credentials::Credentials;
 use crate::{ArchiveWriter, CommitError};
-use nervix_protocol::calls::DownloadEnd;
+use nervix_protocol::calls::{BackupDownload, DownloadEnd, DownloadStep};
 use nervix_protocol::client::{ClientConfig, LeaderUri};
 use nervix_protocol::endpoint::Endpoint;
 use std::fmt::Display;
@@ -285,6 +285,27 @@ pub fn download_end<E: TransferFailure>(
         DownloadEnd::Unavailable { failure, message } => Err(E::unavailable(failure, message)),
         // Verified: the only other answer a download is given.
         end => Ok(writer.commit(&end)?),
+    }
+}
+
+/// What a download attempt does with the step its machine gave, in every driver and over
+/// every transport: the bytes of [`DownloadStep::Bytes`] are appended to `writer` and the
+/// progress they make reported, a start or nothing new reads on (`Ok(None)`), and any other
+/// step ends the attempt with it (`Ok(Some(step))`). A write that fails ends the call.
+pub fn take_download_step<F: FnMut(Progress)>(
+    call: &BackupDownload,
+    step: DownloadStep,
+    writer: &mut ArchiveWriter,
+    report: &mut ProgressReport<F>,
+) -> std::io::Result<Option<DownloadStep>> {
+    match step {
+        DownloadStep::Bytes(b) => {
+            writer.write(&b)?;
+            report.see(call.progress());
+            Ok(None)
+        }
+        DownloadStep::Started | DownloadStep::Continue => Ok(None),
+        step => Ok(Some(step)),
     }
 }
 

@@ -10,12 +10,19 @@ use nervix_driver_support::call_end::{retry_pause, CallEnd};
 use nervix_driver_support::config::ConfigError;
 use nervix_driver_support::credentials::Credentials;
 use nervix_driver_support::driver_core::{Given, Outlet, StreamSink};
-use nervix_driver_support::transfer::{download_end, CallSetup, TransferFailure, Turn, ATTEMPTS};
+use nervix_driver_support::transfer::{
+    download_end, take_download_step, CallSetup, ProgressReport, TransferFailure, Turn, ATTEMPTS,
+};
 use nervix_driver_support::ArchiveWriter;
-use nervix_protocol::calls::{ArchiveDigest, DownloadEnd, Interruption, Leader, UploadStep};
+use nervix_protocol::calls::{
+    ArchiveDigest, BackupDownload, DownloadEnd, DownloadStep, Interruption, Leader, Progress,
+    TransferConfig, UploadStep,
+};
 use nervix_protocol::client::{ClientConfig, LeaderUri};
+use nervix_protocol::command::ExecutionReference;
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::schema::BackupDownloadFailure;
+use nervix_protocol::time::Timestamp;
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -250,6 +257,60 @@ fn a_4_a_download_end_puts_a_verified_archive_in_place_and_an_unavailable_one_fa
         "{err:?}"
     );
     assert!(!other.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What a download attempt does with each step, the same in every driver: bytes are written
+/// and their progress told, a start or nothing new reads on, and every other step ends the
+/// attempt unchanged.
+#[test]
+fn a_4_a_download_attempt_writes_its_bytes_reads_on_after_a_start_and_ends_on_any_other_step() {
+    let dir = std::env::temp_dir().join(format!("nervix-step-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut digest = ArchiveDigest::new();
+    digest.update(b"archive");
+    let info = digest.finish();
+    let mut call = BackupDownload::new(
+        ExecutionReference::parse("ref-step").unwrap(),
+        info,
+        TransferConfig::download(),
+    )
+    .unwrap();
+    call.start(Timestamp::from_nanos(1)).unwrap();
+    let mut writer = ArchiveWriter::create(&dir.join("tenant.nxb")).unwrap();
+    let mut told = Vec::new();
+    let mut report = ProgressReport::new(|p: Progress| told.push((p.attempt, p.done)));
+    for step in [DownloadStep::Started, DownloadStep::Continue] {
+        let next = take_download_step(&call, step, &mut writer, &mut report).unwrap();
+        assert_eq!(next, None);
+    }
+    assert_eq!(writer.written(), 0);
+    let bytes = DownloadStep::Bytes(bytes::Bytes::from_static(b"arch"));
+    assert_eq!(
+        take_download_step(&call, bytes, &mut writer, &mut report).unwrap(),
+        None
+    );
+    assert_eq!(writer.written(), 4, "the bytes are written");
+    let ends = [
+        DownloadStep::Ended(DownloadEnd::Verified(info)),
+        DownloadStep::Redirect(None),
+        DownloadStep::Interrupted {
+            cause: Interruption::Transport,
+            retained: false,
+        },
+    ];
+    for end in ends {
+        let next = take_download_step(&call, end.clone(), &mut writer, &mut report).unwrap();
+        assert_eq!(next, Some(end), "the attempt ends with the step itself");
+    }
+    assert_eq!(writer.written(), 4, "an end writes nothing");
+    assert_eq!(
+        told,
+        [(1, 0)],
+        "the attempt's progress is told once it moved"
+    );
+    drop(writer);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -552,13 +552,7 @@ fn checked_rows(frame: Bytes) -> u64 {
 
 fn rows_end_to_end(c: &mut Criterion) {
     let rt = client_runtime();
-    let lb = Loopback::start(LoopbackConfig {
-        nodes: 1,
-        rows: (Duration::from_secs(3600), E2E_BATCH),
-        unpaced_rows: true,
-        ..LoopbackConfig::default()
-    })
-    .expect("the loopback cluster");
+    let lb = Loopback::start(LoopbackConfig::unpaced(E2E_BATCH)).expect("the loopback cluster");
     let creds = Credentials::new("nervix", "nervix");
     let mut g = c.benchmark_group("rows_end_to_end");
     // Four batches per iteration.

@@ -5,10 +5,20 @@
 //! cluster generates it) with a progress line for each, and a producer submits a batch to the
 //! tenant's ingestor and a consumer reads and acknowledges one delivery of its emitter.
 //!
+//! Last, a client that survives its own crash (issue 19): this program is started again as a
+//! client process with a journal, on a one-node cluster of its own whose replies are held
+//! back; the process journals and sends its commands, the cluster applies them, and the
+//! process is killed with SIGKILL before any outcome reaches it. Its successor on the same
+//! slot lists what the journal held, recovers each outcome from the server's record (a
+//! `Recovered` origin), and the cluster's trace shows each command applied once. The story
+//! and its checks are `nervix-driver-tests`' SIGKILL scenario, told as it goes.
+//!
 //! The progress lines redraw in place on a terminal; piped or logged, they are plain lines
 //! at each quarter and at each restart.
 
 use futures_util::StreamExt;
+use nervix_driver_tests::journal::{self, ChildProgram, Told};
+use nervix_driver_tests::{bounded, Tokio, Via};
 use nervix_harness::cluster::{emitter_fields, ingestor_fields, EMITTER, INGESTOR};
 use nervix_loopback::{Loopback, LoopbackConfig};
 use nervix_protocol::calls::{ArchiveDigest, RestoreCall, RestoreOutcome, TransferConfig};
@@ -18,8 +28,8 @@ use nervix_protocol::domain_clock::ClockState;
 use nervix_protocol::rows::CheckedBatch;
 use nervix_tokio::{
     Client, ClockEvent, ClockFollow, CommandResult, Config, ConsumerSpec, Credentials, Decision,
-    DriverEvent, ProducerSpec, ProgressLine, RunResult, SessionLoss, Subscription,
-    SubscriptionEvent, Transfers, Transport,
+    DriverEvent, JournaledCommand, ProducerSpec, ProgressLine, RunResult, SessionLoss,
+    Subscription, SubscriptionEvent, Transfers, Transport,
 };
 use std::process::ExitCode;
 use std::time::Duration;
@@ -319,10 +329,89 @@ async fn session(lb: &Loopback, transport: Transport) -> Result<usize, nervix_to
     Ok(completed)
 }
 
+/// Prints one step of the crash story.
+fn tell(step: Told<'_>) {
+    match step {
+        Told::Started { pid, slot } => println!(
+            "  client process {pid} started with a journal, slot {}",
+            slot.display()
+        ),
+        Told::Journaled { reference } => println!(
+            "  command {reference} journaled, then sent; the cluster applied it, its reply held back"
+        ),
+        Told::Refused { holder } => println!(
+            "  a second client on the same slot is refused: the slot is held by process {}",
+            holder.map_or_else(|| "?".to_string(), |p| p.to_string())
+        ),
+        Told::Killed { pid } => println!(
+            "  -- client process {pid} killed with SIGKILL mid-command: no outcome reached it --"
+        ),
+        Told::Listed(list) => {
+            println!(
+                "  its successor on the same slot recovers {} command(s) from the journal:",
+                list.commands.len()
+            );
+            for c in &list.commands {
+                match c {
+                    JournaledCommand::Repeatable { command, .. } => println!(
+                        "    {} `{}` in {}: inside its retry validity, to repeat",
+                        command.reference,
+                        command.query,
+                        command.domain.as_deref().unwrap_or("-")
+                    ),
+                    JournaledCommand::Unknown { reference, .. } => {
+                        println!("    {reference}: too old to repeat, outcome unknown")
+                    }
+                    other => println!("    {other:?}"),
+                }
+            }
+        }
+        Told::Recovered { reference, result } => match result {
+            CommandResult::Completed(report) => println!(
+                "  recover {reference} -> completed, origin {}: the outcome the server recorded",
+                report
+                    .origin()
+                    .map_or_else(|| "none".to_string(), |o| format!("{o:?}"))
+            ),
+            other => println!("  recover {reference} -> {}", describe(other)),
+        },
+        Told::Applied { reference, times } => {
+            println!("  the cluster applied {reference} {times} time(s) in all")
+        }
+        other => println!("  {other:?}"),
+    }
+}
+
+/// The crash story over gRPC with two commands, within 90 seconds; `false` when a check
+/// failed or it did not end in time.
+fn crash_story() -> bool {
+    let story = std::panic::catch_unwind(|| {
+        bounded(Duration::from_secs(90), || {
+            journal::sigkill_story::<Tokio>(Via::Grpc, &ChildProgram::this_program(), 2, &mut tell)
+        })
+    });
+    match story {
+        Ok(()) => {
+            println!("  => every outcome recovered once, no command applied twice");
+            true
+        }
+        Err(_) => {
+            println!("  => the crash story failed");
+            false
+        }
+    }
+}
+
 /// What a domain adds to a backup's archive on the example's cluster.
 const ARCHIVE_DOMAIN_BYTES: u64 = 24 << 20;
 
 fn main() -> ExitCode {
+    // The client process of the crash story: this program, started again by it with the
+    // variable set, journals its commands and waits to be killed.
+    if std::env::var_os(journal::CHILD).is_some() {
+        journal::child::<Tokio>();
+        return ExitCode::FAILURE;
+    }
     // RUST_LOG=debug (or nervix_protocol=trace, ...) shows what the engine and the driver do,
     // on standard error; unset, only errors.
     tracing_subscriber::fmt()
@@ -385,6 +474,11 @@ fn main() -> ExitCode {
         stats.frames,
         stats.references.len()
     );
+    drop(runtime);
+    println!(
+        "\na client process with a journal, killed with SIGKILL mid-command, and its successor:"
+    );
+    ok &= crash_story();
     if ok {
         ExitCode::SUCCESS
     } else {

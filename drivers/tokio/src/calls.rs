@@ -30,16 +30,18 @@
 //! data. A restart shows as the next attempt, from nothing. [`crate::ProgressLine`] shows it to
 //! a person.
 
-use crate::config::{Config, Transport, WsAuth};
+use crate::config::{Config, Transport};
 use crate::net::{self, Dialer};
 use crate::transport::{grpc_message, status_of, AbortOnDrop, MessageReader};
+use crate::WsAuth;
 use bytes::{BufMut, Bytes, BytesMut};
 use h2::{RecvStream, SendStream};
 use nervix_driver_support::call_end::CallEnd;
 use nervix_driver_support::resolve::ConnectError;
 use nervix_driver_support::session::CLOSE_WAIT;
 use nervix_driver_support::transfer::{
-    download_end, no_progress, CallPlan, CallSetup, Progress, ProgressReport, TransferFailure, Turn,
+    download_end, no_progress, take_download_step, CallPlan, CallSetup, Progress, ProgressReport,
+    TransferFailure, Turn,
 };
 use nervix_driver_support::{ArchiveSource, ArchiveWriter};
 use nervix_protocol::calls::*;
@@ -336,16 +338,9 @@ impl Transfers {
                 }
                 Err(()) => call.handle_timeout(self.setup.now()),
             };
-            match step {
-                DownloadStep::Bytes(b) => {
-                    writer.write(&b)?;
-                    report.see(call.progress());
-                }
-                DownloadStep::Started | DownloadStep::Continue => {}
-                step => {
-                    Self::close_ws(&mut ws).await;
-                    return Ok(step);
-                }
+            if let Some(step) = take_download_step(call, step, writer, report)? {
+                Self::close_ws(&mut ws).await;
+                return Ok(step);
             }
         }
     }
@@ -516,13 +511,8 @@ impl Transfers {
                 }
                 Err(_) => call.handle_timeout(self.setup.now()),
             };
-            match step {
-                DownloadStep::Bytes(b) => {
-                    writer.write(&b)?;
-                    report.see(call.progress());
-                }
-                DownloadStep::Started | DownloadStep::Continue => {}
-                step => return Ok(step),
+            if let Some(step) = take_download_step(call, step, writer, report)? {
+                return Ok(step);
             }
         }
     }

@@ -89,9 +89,6 @@ impl Seam for Io {
 
     fn connect(&self, to: Connect) -> Option<SessionIo> {
         let (out, out_rx) = mpsc::channel(64);
-        // Everything the session's task logs is inside the session's span.
-        let span =
-            tracing::info_span!("nervix.session", session = to.session.0, endpoint = %to.endpoint);
         let dial = Dial {
             to,
             transport: self.config.transport,
@@ -100,10 +97,7 @@ impl Seam for Io {
             events: self.events.clone(),
             inflight: self.inflight.clone(),
         };
-        let task = AbortOnDrop(tokio::spawn(tracing::Instrument::instrument(
-            transport::run(dial, out_rx),
-            span,
-        )));
+        let task = AbortOnDrop(tokio::spawn(transport::run(dial, out_rx)));
         Some(SessionIo { out, task })
     }
 
@@ -125,7 +119,8 @@ impl Seam for Io {
 }
 
 pub(crate) struct Driver {
-    core: Core<Io>,
+    /// The driver core; the client's start gives it the journal (feature `journal`).
+    pub(crate) core: Core<Io>,
     requests: mpsc::Receiver<Request>,
     events: mpsc::Receiver<Report>,
     inflight: Arc<Semaphore>,
@@ -144,13 +139,6 @@ struct Held {
 }
 
 impl Driver {
-    /// The driver journals its commands (feature `journal`).
-    #[cfg(feature = "journal")]
-    pub(crate) fn with_journal(mut self, opened: nervix_driver_support::journaled::Opened) -> Self {
-        self.core.set_journal(opened);
-        self
-    }
-
     pub(crate) fn new(
         config: Config,
         tls: Option<Dialer>,

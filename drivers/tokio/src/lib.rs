@@ -127,25 +127,10 @@ pub use calls::{
     TransferError, Transfers, DOWNLOAD_PATH, DOWNLOAD_WS_PATH, RESTORE_PATH, RESTORE_WS_PATH,
     UPLOAD_PATH,
 };
-pub use config::{
-    percent_encode, Config, ConfigError, Credentials, CredentialsError, HostsResolver, Resolve,
-    Resolver, Transport, WsAuth,
-};
-pub use nervix_driver_support::api::{ClientStats, DriverEvent, Error, RunResult, Stats};
-#[cfg(feature = "journal")]
-pub use nervix_driver_support::journal::{JournalConfig, JournalDurability};
-#[cfg(feature = "journal")]
-pub use nervix_driver_support::journal::{TransferKind, TransferRecord};
-#[cfg(feature = "journal")]
-pub use nervix_driver_support::journaled::{
-    JournalRefusal, JournaledBatch, JournaledCommand, JournaledStats, JournaledTransfer, Recovery,
-    UnsentBatch,
-};
-pub use nervix_driver_support::progress_line::ProgressLine;
-pub use nervix_driver_support::resolve::ConnectError;
-pub use nervix_driver_support::transfer::Progress;
-#[cfg(feature = "journal")]
-pub use nervix_driver_support::transfer_journal::TransferJournalError;
+pub use config::{Config, Transport};
+// The names both drivers give alike: errors and events, the configuration's parts, the
+// engine's outcome and event types, the journal's (feature `journal`) and the bounds.
+pub use nervix_driver_support::exports::*;
 #[doc(hidden)]
 pub use transport::read_grpc_body;
 pub use transport::{
@@ -153,14 +138,7 @@ pub use transport::{
 };
 
 pub use dataplane::{Consumer, PendingBatch, Producer, Submission};
-pub use nervix_driver_support::dataplane::Attached;
-pub use nervix_driver_support::observe::{WatchError, OBSERVER_BYTES, OBSERVER_QUEUE};
-pub use nervix_driver_support::unclaimed::{UNCLAIMED, UNCLAIMED_BYTES};
-pub use nervix_protocol::client::{
-    BatchOutcome, ClockEvent, CommandResult, ConsumerEvent, ConsumerId, ConsumerSpec, Decision,
-    Delivery, DeliveryRef, Gap, ProducerEvent, ProducerId, ProducerSpec, ReadResult,
-    RetainedCommand, SessionLoss, SettleResult, SubscriptionEnd, SubscriptionEvent,
-};
+pub use nervix_driver_support::observe::WatchError;
 pub use streams::{ClockFollow, Subscription};
 
 use driver::{Driver, Request, RunSubmitted, Submitted};
@@ -271,12 +249,10 @@ impl Client {
         let journal = nervix_driver_support::journaled::open_for_client(config.journal.as_ref())?;
         #[cfg(feature = "journal")]
         let transfer_journal = journal.as_ref().map(|j| j.transfers());
-        let driver = Driver::new(config, tls, rx, notify.clone(), unclaimed.clone());
+        #[cfg_attr(not(feature = "journal"), allow(unused_mut))]
+        let mut driver = Driver::new(config, tls, rx, notify.clone(), unclaimed.clone());
         #[cfg(feature = "journal")]
-        let driver = match journal {
-            Some(opened) => driver.with_journal(opened),
-            None => driver,
-        };
+        driver.core.set_journal(journal);
         tokio::spawn(driver.run());
         Ok(Self {
             requests,

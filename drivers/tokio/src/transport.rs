@@ -1,8 +1,9 @@
 //! One session's transport: a gRPC `Exchange` call or a console WebSocket, run as a task that
 //! reports what happens to the driver and writes what the driver gives it.
 
-use crate::config::{Transport, WsAuth};
+use crate::config::Transport;
 use crate::net::{open, Dialer};
+use crate::WsAuth;
 use bytes::{BufMut, Bytes, BytesMut};
 use futures_util::{SinkExt, StreamExt};
 use nervix_driver_support::driver_core::Connect;
@@ -108,7 +109,14 @@ impl Dial {
 }
 
 /// Runs one session: connects within the deadline, then reads and writes until it ends.
-pub(crate) async fn run(d: Dial, out: mpsc::Receiver<Out>) {
+/// Everything the session's task logs is inside the session's span, made here, where the
+/// driver starts the session.
+pub(crate) fn run(d: Dial, out: mpsc::Receiver<Out>) -> impl std::future::Future<Output = ()> {
+    let span = d.to.span();
+    tracing::Instrument::instrument(session(d, out), span)
+}
+
+async fn session(d: Dial, out: mpsc::Receiver<Out>) {
     let end = match d.transport {
         Transport::Grpc => grpc(&d, out).await,
         Transport::WebSocket(auth) => websocket(&d, auth, out).await,
