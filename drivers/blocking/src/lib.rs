@@ -286,9 +286,8 @@ impl Client {
         let (tx, rx) = mpsc::sync_channel(1024);
         let unclaimed = driver::Unclaimed::default();
         #[cfg(feature = "journal")]
-        let journal = nervix_driver_support::journaled::open_for_client(config.journal.as_ref())?;
-        #[cfg(feature = "journal")]
-        let transfer_journal = journal.as_ref().map(|j| j.transfers());
+        let (journal, transfer_journal) =
+            nervix_driver_support::journaled::open_with_transfers(config.journal.as_ref())?;
         #[cfg_attr(not(feature = "journal"), allow(unused_mut))]
         let mut driver = Driver::new(config.clone(), tls, rx, tx.clone(), unclaimed.clone());
         #[cfg(feature = "journal")]

@@ -114,6 +114,23 @@ fn wall_now() -> UnixMillis {
     )
 }
 
+/// [`open_for_client`], and the handle the client's separate calls keep their records
+/// through (`None` without a journal).
+#[allow(clippy::type_complexity)]
+pub fn open_with_transfers(
+    config: Option<&JournalConfig>,
+) -> Result<
+    (
+        Option<Opened>,
+        Option<crate::transfer_journal::TransferJournalHandle>,
+    ),
+    crate::api::Error,
+> {
+    let opened = open_for_client(config)?;
+    let transfers = opened.as_ref().map(Opened::transfers);
+    Ok((opened, transfers))
+}
+
 /// Opens the journal `config` names, if any: takes its slot's lock (a second client on the
 /// slot is refused naming the holder), recovers what the slot holds and classifies it.
 pub fn open_for_client(

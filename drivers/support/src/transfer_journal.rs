@@ -375,6 +375,95 @@ impl TransferJournalHandle {
     }
 }
 
+/// The `journaled` builder of a driver's `Transfers` (feature `journal`), written once for
+/// both drivers: `$client` is the driver's client type and `$doc` the builder's
+/// documentation. The type needs a field `journal` of `Option<TransferJournalHandle>`, and the
+/// client a field `transfer_journal` of the same type.
+#[macro_export]
+macro_rules! transfers_journaled {
+    ($client:ty, $doc:literal) => {
+        #[doc = $doc]
+        #[must_use]
+        pub fn journaled(mut self, client: &$client) -> Self {
+            self.journal = client.transfer_journal.clone();
+            self
+        }
+    };
+}
+
+/// A journaled restore made ready to be repeated: the call under the recorded reference and
+/// statement, the archive opened again, and the live record it goes under.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct RestoreRepeat {
+    /// The journal the record ends in.
+    pub journal: TransferJournalHandle,
+    /// The live record, for [`TransferJournalHandle::end`] at the outcome.
+    pub journaled: JournaledCall,
+    /// The restore under its recorded reference and statement.
+    pub call: RestoreCall,
+    /// The archive, from its first byte.
+    pub source: crate::ArchiveSource<std::fs::File>,
+}
+
+impl RestoreRepeat {
+    /// The repeat ended with `r`: its record ends, unless it gave up uncertain (an attempt
+    /// carried the whole archive without learning the outcome) inside its retry validity.
+    pub fn end<T, E>(self, r: Result<T, E>) -> Result<T, E> {
+        self.journal
+            .end(self.journaled, r.is_err() && self.call.is_uncertain());
+        r
+    }
+}
+
+/// Makes the journaled restore `record` (from the recovery list) ready to be repeated under
+/// its live record, for either driver. Refused with nothing sent when these calls keep no
+/// journal or the record has none live, when it is no restore, when its archive's size or
+/// digest changed since it was journaled, or when it is past its retry validity (its record
+/// then ends).
+pub fn restore_repeat<E>(
+    journal: Option<&TransferJournalHandle>,
+    record: &TransferRecord,
+) -> Result<RestoreRepeat, E>
+where
+    E: From<TransferJournalError> + From<std::io::Error> + From<crate::transfer::CallError>,
+{
+    let Some(journal) = journal else {
+        return Err(TransferRefused::NotLive(record.reference.clone()).into());
+    };
+    let TransferKind::Restore { statement } = &record.kind else {
+        return Err(TransferRefused::Conflict {
+            reference: record.reference.clone(),
+        }
+        .into());
+    };
+    let mut source = crate::ArchiveSource::open(Path::new(&record.archive))?;
+    let info = source.info()?;
+    let journaled = journal.recover(record, info)?;
+    let call = nervix_protocol::command::ExecutionReference::parse(&record.reference)
+        .map_err(crate::transfer::CallError::from)
+        .and_then(|r| {
+            RestoreCall::new(
+                r,
+                statement,
+                info,
+                nervix_protocol::calls::TransferConfig::restore(),
+            )
+        });
+    match call {
+        Ok(call) => Ok(RestoreRepeat {
+            journal: journal.clone(),
+            journaled,
+            call,
+            source,
+        }),
+        Err(e) => {
+            journal.end(journaled, false);
+            Err(e.into())
+        }
+    }
+}
+
 /// The policy's refusal, the store's error as the application's.
 fn refusal(e: TransferRefused<JournalError>) -> TransferJournalError {
     match e {

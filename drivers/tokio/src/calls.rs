@@ -131,19 +131,17 @@ impl Transfers {
         })
     }
 
-    /// These calls keep their uploads and restores in `client`'s journal (feature `journal`),
-    /// when it keeps one: each is journaled before its first byte is sent (a journal that
-    /// refuses the record refuses the call, [`TransferError::Journal`], and nothing is sent),
-    /// and its record ends at its outcome. One that ends uncertain keeps its record while its
-    /// reference is inside the retry validity (E-4): the next client on the slot lists it in
-    /// its recovery, and [`Transfers::recover_upload`] or [`Transfers::recover_restore`] sends
-    /// the whole archive again under the same identity.
     #[cfg(feature = "journal")]
-    #[must_use]
-    pub fn journaled(mut self, client: &crate::Client) -> Self {
-        self.journal = client.transfer_journal.clone();
-        self
-    }
+    nervix_driver_support::transfers_journaled!(
+        crate::Client,
+        "These calls keep their uploads and restores in `client`'s journal (feature `journal`), \
+         when it keeps one: each is journaled before its first byte is sent (a journal that \
+         refuses the record refuses the call, [`TransferError::Journal`], and nothing is sent), \
+         and its record ends at its outcome. One that ends uncertain keeps its record while its \
+         reference is inside the retry validity (E-4): the next client on the slot lists it in \
+         its recovery, and [`Transfers::recover_upload`] or [`Transfers::recover_restore`] sends \
+         the whole archive again under the same identity."
+    );
 
     /// The instant of a machine's wait; none waits beyond a day.
     fn instant(&self, wait: Option<Timestamp>) -> tokio::time::Instant {
@@ -734,37 +732,16 @@ impl Transfers {
         &self,
         record: &crate::TransferRecord,
     ) -> Result<RestoreOutcome, TransferError> {
-        use nervix_driver_support::journal::TransferKind;
-        use nervix_driver_support::transfer_journal::TransferRefused;
-        let Some(journal) = &self.journal else {
-            return Err(TransferRefused::NotLive(record.reference.clone()).into());
-        };
-        let TransferKind::Restore { statement } = &record.kind else {
-            return Err(TransferRefused::Conflict {
-                reference: record.reference.clone(),
-            }
-            .into());
-        };
-        let mut source = ArchiveSource::open(Path::new(&record.archive))?;
-        let info = source.info()?;
-        let journaled = journal.recover(record, info)?;
-        let call = nervix_protocol::command::ExecutionReference::parse(&record.reference)
-            .map_err(CallError::from)
-            .and_then(|r| RestoreCall::new(r, statement, info, TransferConfig::restore()));
-        let mut call = match call {
-            Ok(c) => c,
-            Err(e) => {
-                journal.end(journaled, false);
-                return Err(e.into());
-            }
-        };
         let mut progress = no_progress;
         let mut report: Report<'_> = ProgressReport::new(&mut progress);
+        let mut repeat = nervix_driver_support::transfer_journal::restore_repeat::<TransferError>(
+            self.journal.as_ref(),
+            record,
+        )?;
         let r = self
-            .restore_attempts(&mut call, &mut source, &mut report)
+            .restore_attempts(&mut repeat.call, &mut repeat.source, &mut report)
             .await;
-        journal.end(journaled, r.is_err() && call.is_uncertain());
-        r
+        repeat.end(r)
     }
 
     /// One attempt of a sending call: the start, every piece, the half-close, the reply.
