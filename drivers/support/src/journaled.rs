@@ -234,16 +234,24 @@ impl Journaled {
         }
     }
 
-    /// The recovery list, once: records of commands too old to repeat end now that they are
-    /// reported. Later calls get an empty list.
-    pub(crate) fn take_recovery(&mut self, now: Timestamp) -> Recovery {
+    /// The recovery list, once; later calls get an empty list. What it reports unknown
+    /// (commands too old to repeat, batches handed without an outcome) stays journaled until
+    /// [`Journaled::recovery_reported`]: a crash before the list reaches the application
+    /// leaves it for the next start.
+    pub(crate) fn take_recovery(&mut self) -> Recovery {
+        let mut list = self.core.take_recovery();
+        list.batches = self.outbox.take_recovery();
+        list
+    }
+
+    /// The list taken reached the application: the records of what it reports unknown end.
+    pub(crate) fn recovery_reported(&mut self, now: Timestamp) {
         let before = self.core.stats();
-        let (mut list, failures) = self.core.take_recovery(now);
+        let failures = self.core.recovery_reported(now);
         let ended_before = self.outbox.stats().ended;
-        let (batches, batch_failures) = self
+        let batch_failures = self
             .outbox
-            .take_recovery(self.core.store_mut(), millis(now));
-        list.batches = batches;
+            .recovery_reported(self.core.store_mut(), millis(now));
         let after = self.core.stats();
         if self.outbox.stats().ended != ended_before || !batch_failures.is_empty() {
             self.wrote(now);
@@ -257,7 +265,6 @@ impl Journaled {
         for e in failures {
             end_failed(&e);
         }
-        list
     }
 
     /// Whether a session is open, for the wire state a full journal reports.
