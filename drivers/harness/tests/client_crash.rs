@@ -81,6 +81,8 @@ enum CrashAt {
     },
     /// At this step of the application's schedule.
     Step(usize),
+    /// In a call of this kind, after `skip` such calls went whole.
+    In { call: Call, cut: Cut, skip: u64 },
 }
 
 /// What survives the process: the slot's bytes, and the test's own bookkeeping.
@@ -108,8 +110,9 @@ struct Slot {
     cut_batches: BTreeSet<Vec<u8>>,
     /// The call the process died in, and whether it died after the call's last write.
     died_in: Option<(Call, bool)>,
-    /// A scripted crash in the next call of this kind.
+    /// A crash in the next call of this kind (after `crash_in_skip` of them went whole).
     crash_in: Option<(Call, Cut)>,
+    crash_in_skip: u64,
 }
 
 /// Where a scripted crash cuts a call.
@@ -191,7 +194,9 @@ impl MemStore {
     /// were all done. The call the process died in is noted.
     fn call(&mut self, call: Call, ops: &[FileOp]) -> bool {
         if let Some((c, cut)) = self.slot.crash_in {
-            if c == call && !ops.is_empty() {
+            if c == call && !ops.is_empty() && self.slot.crash_in_skip > 0 {
+                self.slot.crash_in_skip -= 1;
+            } else if c == call && !ops.is_empty() {
                 self.slot.crash_in = None;
                 let at = self.slot.applied;
                 self.slot.crash = Some(match cut {
@@ -298,9 +303,10 @@ fn op_is_last(op: &FileOp, ops: &[FileOp]) -> bool {
     ops.last().is_some_and(|l| std::ptr::eq(l, op))
 }
 
-fn journal_config() -> ClientJournalConfig {
-    // Small segments, so appends open segments, copy records forward and trim.
-    ClientJournalConfig::new(2048, 32 * 1024)
+/// Small segments, so appends open segments, copy records forward and trim; a `tight`
+/// journal fills under a backlog of batches, so submissions and marks are refused.
+fn journal_config(tight: bool) -> ClientJournalConfig {
+    ClientJournalConfig::new(2048, if tight { 6 * 1024 } else { 32 * 1024 })
 }
 
 fn slot_files(dir: &MemDir) -> SlotFiles {
@@ -435,6 +441,8 @@ struct World {
     batch_told_then_died: BTreeMap<u64, usize>,
     /// A scripted crash for the next process, in its first call of this kind.
     next_crash_in: Option<(Call, Cut)>,
+    /// The slot's journal is small enough to fill.
+    tight: bool,
     stats: Stats,
 }
 
@@ -478,6 +486,8 @@ struct Stats {
     batches_told_again: u64,
     /// Handed marks the journal refused (the sessions were dropped, nothing sent).
     marks_refused: u64,
+    /// Submissions the journal refused (full: nothing queued).
+    batches_refused: u64,
 }
 
 impl World {
@@ -508,6 +518,7 @@ impl World {
         };
         // Producer batches too, in most runs, with the producers' own faults.
         let producing = !scripted && rng.chance(0.8);
+        let tight = producing && rng.chance(0.2);
         let faults = if producing {
             Faults {
                 batch_unknown: p(&mut rng, 0.1),
@@ -531,7 +542,20 @@ impl World {
         });
         let mut crashes = Vec::new();
         for _ in 0..if scripted { 0 } else { rng.below(3) + 1 } {
-            crashes.push(if rng.chance(0.6) {
+            crashes.push(if producing && rng.chance(0.3) {
+                // Aimed at the batches' calls: a record's put, a handed mark, an end.
+                let call = [Call::PutBatch, Call::Handed, Call::End][rng.below(3) as usize];
+                let cut = if rng.chance(0.5) {
+                    Cut::After
+                } else {
+                    Cut::Torn(rng.below(1 << 20))
+                };
+                CrashAt::In {
+                    call,
+                    cut,
+                    skip: rng.below(12),
+                }
+            } else if rng.chance(0.6) {
                 {
                     let after = rng.chance(0.3);
                     CrashAt::FileOp {
@@ -571,6 +595,7 @@ impl World {
             handed_at_crash: BTreeMap::new(),
             batch_told_then_died: BTreeMap::new(),
             next_crash_in: None,
+            tight,
             stats: Stats::default(),
         };
         w.start();
@@ -599,18 +624,25 @@ impl World {
         slot.dead = false;
         slot.crash = None;
         slot.crash_in = self.next_crash_in.take();
+        slot.crash_in_skip = 0;
         if let Some(next) = self.crashes.first().copied() {
-            slot.crash = Some(match next {
-                CrashAt::FileOp { op, torn, after } => CrashAt::FileOp {
+            slot.crash = match next {
+                CrashAt::FileOp { op, torn, after } => Some(CrashAt::FileOp {
                     op: slot.applied + op,
                     torn,
                     after,
-                },
-                step => step,
-            });
+                }),
+                CrashAt::In { call, cut, skip } => {
+                    slot.crash_in = Some((call, cut));
+                    slot.crash_in_skip = skip;
+                    None
+                }
+                step => Some(step),
+            };
         }
-        let (journal, ops) = ClientJournal::recover(journal_config(), &slot_files(&slot.dir))
-            .unwrap_or_else(|e| panic!("seed {}: the slot does not recover: {e}", self.seed));
+        let (journal, ops) =
+            ClientJournal::recover(journal_config(self.tight), &slot_files(&slot.dir))
+                .unwrap_or_else(|e| panic!("seed {}: the slot does not recover: {e}", self.seed));
         slot.dir.apply_all(&ops);
         let wall_now = self.wall();
         let list = journal.classify(wall_now, DEFAULT_HORIZON);
@@ -902,7 +934,10 @@ impl World {
                 self.log(format!("app submit batch {n} under {key:?}"));
                 self.offer(pid, key, n, batch, None);
             }
-            Err(e) => self.report_batch(n, format!("refused by the journal {e}")),
+            Err(e) => {
+                self.stats.batches_refused += 1;
+                self.report_batch(n, format!("refused by the journal {e}"));
+            }
         }
     }
 
@@ -1136,6 +1171,13 @@ impl World {
             }
             if after {
                 self.stats.after_a_write += 1;
+            }
+        }
+        if let CrashAt::In { cut, .. } = at {
+            self.stats.file_op_crashes += 1;
+            match cut {
+                Cut::Torn(_) => self.stats.mid_append += 1,
+                Cut::After => self.stats.after_a_write += 1,
             }
         }
         self.live_at_crash = p
@@ -1734,6 +1776,7 @@ fn client_crash_every_command_applied_at_most_once_and_every_batch_ingested_at_m
         total.unhanded_at_crash += s.unhanded_at_crash;
         total.batches_told_again += s.batches_told_again;
         total.marks_refused += s.marks_refused;
+        total.batches_refused += s.batches_refused;
     }
     eprintln!("{count} seeds in {:?}: {total:?}", started.elapsed());
     assert!(
