@@ -84,7 +84,8 @@ corpus:
     cargo run --quiet -p nervix-conformance --bin write-corpus
 
 # Long runs: 10,000 simulation seeds (CI runs 300) from seed `base`, as many client crash
-# schedules (CI runs 200), and many more property cases.
+# schedules (commands and producer batches in outbox mode; CI runs 200), and many more
+# property cases.
 # `just soak 100000 20000 1000000` runs seeds 1,000,000 to 1,099,999, never run before.
 soak seeds="10000" cases="20000" base="0":
     NERVIX_SEEDS={{seeds}} NERVIX_SEED_BASE={{base}} PROPTEST_CASES={{cases}} cargo test --release -p nervix-harness --test simulation

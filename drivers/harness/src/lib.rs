@@ -86,8 +86,13 @@
 //! was journaled comes back and is recovered under its reference. Against the cluster's records,
 //! every command is applied at most once; its outcome reaches the application once, or again
 //! (`Recovered`) for each crash that fell after it was told and before its record's end was
-//! sealed; a command whose record was cut by the crash was never sent. CI runs 200 schedules,
-//! `just soak` as many as simulation seeds.
+//! sealed; a command whose record was cut by the crash was never sent. The process also has a
+//! producer in outbox mode (`nervix_journal::BatchOutbox` over the same slot): a batch's handed
+//! mark is written before its frame goes, a batch handed before a crash is reported of unknown
+//! outcome and never sent again, an unsent one is submitted again under its record; against the
+//! cluster's ingestion record, no batch is ingested twice, a completed one exactly once, and
+//! every answered submission is told an outcome. CI runs 200 schedules, `just soak` as many as
+//! simulation seeds.
 //!
 //! `SimCluster` lives in [`cluster`], one module per server capability (the table above), with
 //! sessions, nodes and the routing of requests in `cluster` itself.

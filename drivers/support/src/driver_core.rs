@@ -500,10 +500,17 @@ impl<S: Seam> Core<S> {
             #[cfg(feature = "journal")]
             Request::Recovery(reply) => {
                 let r = match self.journal.as_mut() {
-                    Some(j) => Ok(j.take_recovery(now)),
-                    None => Ok(crate::journaled::Recovery::default()),
+                    Some(j) => j.take_recovery(),
+                    None => crate::journaled::Recovery::default(),
                 };
-                S::Hand::give(reply, r);
+                // Told first, ended after: a crash between the two tells it again after
+                // the next start; the other order would lose it. A list nobody read leaves
+                // its records for the next start.
+                if S::Hand::give(reply, Ok(r)) {
+                    if let Some(j) = self.journal.as_mut() {
+                        j.recovery_reported(now);
+                    }
+                }
             }
             Request::Run { query, reply } => {
                 let r = self.unless_parked(|c| c.run(now, &query));

@@ -277,35 +277,46 @@ impl Journaled {
         }
     }
 
-    /// The recovery list, once: records of commands too old to repeat end now that they are
-    /// reported. Later calls get an empty list.
-    pub(crate) fn take_recovery(&mut self, now: Timestamp) -> Recovery {
+    /// The recovery list, once; later calls get an empty list. What it reports unknown
+    /// (commands and transfers too old to repeat, batches handed without an outcome) stays
+    /// journaled until
+    /// [`Journaled::recovery_reported`]: a crash before the list reaches the application
+    /// leaves it for the next start.
+    pub(crate) fn take_recovery(&mut self) -> Recovery {
+        let mut list = self.core.take_recovery();
+        list.batches = self.outbox.take_recovery();
+        list.transfers = self.core.store().take_transfers();
+        list
+    }
+
+    /// The list taken reached the application: the records of what it reports unknown end.
+    pub(crate) fn recovery_reported(&mut self, now: Timestamp) {
         let before = self.core.stats();
-        let (mut list, failures) = self.core.take_recovery(now);
+        let failures = self.core.recovery_reported(now);
         let ended_before = self.outbox.stats().ended;
-        let (batches, batch_failures) = self
+        let transfers_ended_before = self.core.store().transfer_stats().0.ended;
+        let batch_failures = self
             .outbox
-            .take_recovery(self.core.store_mut(), millis(now));
-        list.batches = batches;
-        if self.outbox.stats().ended != ended_before || !batch_failures.is_empty() {
-            self.wrote(now);
-        }
-        for e in batch_failures {
-            end_failed(&e);
-        }
+            .recovery_reported(self.core.store_mut(), millis(now));
+        let transfer_failures = self.core.store().transfers_reported(millis(now));
         let after = self.core.stats();
-        let (transfers, transfer_failures) = self.core.store().take_transfers(millis(now));
-        let ended = transfers
-            .iter()
-            .any(|t| matches!(t, nervix_journal::JournaledTransfer::Unknown { .. }));
-        list.transfers = transfers;
-        if ended || (after.ended, after.end_failures) != (before.ended, before.end_failures) {
+        if self.outbox.stats().ended != ended_before
+            || !batch_failures.is_empty()
+            || (after.ended, after.end_failures) != (before.ended, before.end_failures)
+        {
             self.wrote(now);
         }
-        for e in failures.iter().chain(&transfer_failures) {
+        let ended_transfers = self.core.store().transfer_stats().0.ended;
+        if ended_transfers != transfers_ended_before || !transfer_failures.is_empty() {
+            self.wrote(now);
+        }
+        for e in batch_failures
+            .iter()
+            .chain(&failures)
+            .chain(&transfer_failures)
+        {
             end_failed(e);
         }
-        list
     }
 
     /// Whether a session is open, for the wire state a full journal reports.

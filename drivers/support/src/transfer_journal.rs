@@ -111,18 +111,21 @@ impl SharedJournal {
         s.journal.checkpoint(now)
     }
 
-    /// The transfers the journal held at start, once: the expired ones end now that they are
-    /// reported; the ends the journal refused are returned.
-    pub(crate) fn take_transfers(
-        &self,
-        now_millis: u64,
-    ) -> (Vec<JournaledTransfer>, Vec<JournalError>) {
+    /// The transfers the journal held at start, once; the records of the expired ones stay
+    /// until [`SharedJournal::transfers_reported`].
+    pub(crate) fn take_transfers(&self) -> Vec<JournaledTransfer> {
+        self.lock().transfers.take_recovery()
+    }
+
+    /// The transfers taken reached the application: the expired ones' records end; the ends
+    /// the journal refused are returned.
+    pub(crate) fn transfers_reported(&self, now_millis: u64) -> Vec<JournalError> {
         let mut s = self.lock();
         let now = s.millis(now_millis);
         let Shared {
             journal, transfers, ..
         } = &mut *s;
-        transfers.take_recovery(&mut Store(journal), now)
+        transfers.recovery_reported(&mut Store(journal), now)
     }
 
     /// What the transfer policy did, and how many transfer records are live.

@@ -370,9 +370,11 @@ impl Client {
     /// is never repeated, and its record ends once listed.
     /// Producer batches come back too
     /// (outbox mode, P-8): a [`JournaledBatch::UnknownOutcome`] was handed to the transport
-    /// before the crash and is never sent again (its record ends once reported here); a
-    /// [`JournaledBatch::Unsent`] never was, and is submitted again through a producer of its
-    /// domain and ingestor (`producer.submit(unsent)`), which reuses its record, at most once.
+    /// before the crash and is never sent again; a [`JournaledBatch::Unsent`] never was, and
+    /// is submitted again through a producer of its domain and ingestor
+    /// (`producer.submit(unsent)`), which reuses its record, at most once. The records of what
+    /// the list reports unknown end once the list was handed over: a crash before that (or a
+    /// call abandoned before its answer) leaves them, and the next start reports them again.
     /// A later call gets an empty list, and so does a client without a journal.
     #[cfg(feature = "journal")]
     pub async fn recovery(&self) -> Result<Recovery, Error> {

@@ -130,6 +130,9 @@ pub struct CommandJournal<S: RecordStore> {
     by_reference: BTreeMap<String, JournalKey>,
     /// The recovery list and the keys to end once it is reported, until it is taken.
     recovery: Option<(CommandRecovery, Vec<JournalKey>)>,
+    /// The keys of the commands the list taken reports unknown: they end once the list was
+    /// handed on ([`CommandJournal::recovery_reported`]).
+    reported: Vec<JournalKey>,
     stats: CommandJournalStats,
 }
 
@@ -174,6 +177,7 @@ impl<S: RecordStore> CommandJournal<S> {
             by_handle: BTreeMap::new(),
             by_reference,
             recovery: Some((recovery, reported)),
+            reported: Vec::new(),
             stats: CommandJournalStats::default(),
         }
     }
@@ -188,19 +192,28 @@ impl<S: RecordStore> CommandJournal<S> {
         &mut self.store
     }
 
-    /// The recovery list, once: records of commands too old to repeat end now that they are
-    /// reported (an end the store refuses is counted). Later calls get an empty list.
-    pub fn take_recovery(&mut self, now: Timestamp) -> (CommandRecovery, Vec<S::Error>) {
+    /// The recovery list, once; later calls get an empty list. The records of commands too
+    /// old to repeat stay until [`CommandJournal::recovery_reported`] says the list was
+    /// handed on: a crash before that leaves them, to be reported after the next start
+    /// (ended first, an unknown outcome the application was never told would be lost).
+    pub fn take_recovery(&mut self) -> CommandRecovery {
         let Some((list, reported)) = self.recovery.take() else {
-            return (CommandRecovery::default(), Vec::new());
+            return CommandRecovery::default();
         };
+        self.reported = reported;
+        list
+    }
+
+    /// The list taken was handed on: the records of the commands it reports unknown end (an
+    /// end the store refuses is counted and given back). Later calls end nothing.
+    pub fn recovery_reported(&mut self, now: Timestamp) -> Vec<S::Error> {
         let mut failures = Vec::new();
-        for key in reported {
+        for key in std::mem::take(&mut self.reported) {
             if let Err(e) = self.end(key, now) {
                 failures.push(e);
             }
         }
-        (list, failures)
+        failures
     }
 
     /// Whether a session is open, for the wire state a full store reports.

@@ -15,8 +15,10 @@
 //!   among them: it is reported, and never sent again).
 //!
 //! After a restart, [`BatchOutbox::new`] sorts the batches the journal held: a batch handed
-//! without an outcome is reported of unknown outcome ([`JournaledBatch::UnknownOutcome`]) and
-//! its record ends once reported ([`BatchOutbox::take_recovery`]); a batch never handed is
+//! without an outcome is reported of unknown outcome ([`JournaledBatch::UnknownOutcome`],
+//! [`BatchOutbox::take_recovery`]) and its record ends once the report was handed on
+//! ([`BatchOutbox::recovery_reported`]: a crash before that leaves it, to be reported after
+//! the next start, never lost); a batch never handed is
 //! returned with its bytes ([`JournaledBatch::Unsent`]) for the application to submit again,
 //! and that submission reuses its record ([`BatchOutbox::reuse`]), once.
 
@@ -121,6 +123,9 @@ pub struct BatchOutbox {
     reusable: BTreeSet<JournalKey>,
     /// The recovery list and the keys to end once it is reported, until it is taken.
     recovery: Option<(Vec<JournaledBatch>, Vec<JournalKey>)>,
+    /// The keys of the batches the list taken reports unknown: they end once the list was
+    /// handed on.
+    reported: Vec<JournalKey>,
     stats: OutboxStats,
 }
 
@@ -165,25 +170,34 @@ impl BatchOutbox {
         }
     }
 
-    /// The recovery list, once: the records of batches of unknown outcome end now that they
-    /// are reported (an end the store refuses is counted and given back). Later calls get an
-    /// empty list.
-    pub fn take_recovery<S: RecordStore>(
+    /// The recovery list, once; later calls get an empty list. The records of batches of
+    /// unknown outcome stay until [`BatchOutbox::recovery_reported`] says the list was
+    /// handed on: a crash before that leaves them, to be reported after the next start
+    /// (ended first, an unknown outcome the application was never told would be lost).
+    pub fn take_recovery(&mut self) -> Vec<JournaledBatch> {
+        let Some((list, reported)) = self.recovery.take() else {
+            return Vec::new();
+        };
+        self.stats.unknown_reported += reported.len() as u64;
+        self.reported = reported;
+        list
+    }
+
+    /// The list taken was handed on: the records of the batches it reports of unknown
+    /// outcome end (an end the store refuses is counted and given back). Later calls end
+    /// nothing.
+    pub fn recovery_reported<S: RecordStore>(
         &mut self,
         store: &mut S,
         now_millis: u64,
-    ) -> (Vec<JournaledBatch>, Vec<S::Error>) {
-        let Some((list, reported)) = self.recovery.take() else {
-            return (Vec::new(), Vec::new());
-        };
+    ) -> Vec<S::Error> {
         let mut failures = Vec::new();
-        for key in reported {
-            self.stats.unknown_reported += 1;
+        for key in std::mem::take(&mut self.reported) {
             if let Err(e) = self.end(store, key, now_millis) {
                 failures.push(e);
             }
         }
-        (list, failures)
+        failures
     }
 
     /// Writes the record of a new batch: refused (and counted) when the store refuses it,

@@ -149,6 +149,8 @@ pub struct TransferJournal {
     live: BTreeMap<String, (JournalKey, TransferRecord)>,
     /// The recovery list and the keys to end once it is reported, until it is taken.
     recovery: Option<(Vec<JournaledTransfer>, Vec<JournalKey>)>,
+    /// The keys of the list taken, to end once it reached the application.
+    reported: Vec<JournalKey>,
     stats: TransferJournalStats,
 }
 
@@ -184,27 +186,37 @@ impl TransferJournal {
             horizon,
             live,
             recovery: Some((list, reported)),
+            reported: Vec::new(),
             stats: TransferJournalStats::default(),
         }
     }
 
-    /// The recovery list, once: records too old to repeat end now that they are reported (an
-    /// end the store refuses is counted and returned). Later calls get an empty list.
-    pub fn take_recovery<S: RecordStore>(
+    /// The recovery list, once; later calls get an empty list. The records of the transfers
+    /// it reports unknown (too old to repeat) stay until [`TransferJournal::recovery_reported`]:
+    /// a crash before the list reaches the application leaves them for the next start.
+    pub fn take_recovery(&mut self) -> Vec<JournaledTransfer> {
+        let Some((list, reported)) = self.recovery.take() else {
+            return Vec::new();
+        };
+        self.reported = reported;
+        list
+    }
+
+    /// The list taken reached the application: the records of the transfers it reports
+    /// unknown end (an end the store refuses is counted and given back). Later calls end
+    /// nothing.
+    pub fn recovery_reported<S: RecordStore>(
         &mut self,
         store: &mut S,
         now_millis: u64,
-    ) -> (Vec<JournaledTransfer>, Vec<S::Error>) {
-        let Some((list, reported)) = self.recovery.take() else {
-            return (Vec::new(), Vec::new());
-        };
+    ) -> Vec<S::Error> {
         let mut failures = Vec::new();
-        for key in reported {
+        for key in std::mem::take(&mut self.reported) {
             if let Err(e) = self.end_key(store, key, now_millis) {
                 failures.push(e);
             }
         }
-        (list, failures)
+        failures
     }
 
     /// Starts `record`'s transfer: its record is put now, before any byte is sent. A reference

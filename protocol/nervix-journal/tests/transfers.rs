@@ -86,6 +86,17 @@ impl RecordStore for Store {
     }
 }
 
+/// The recovery list, taken and reported at once (as a driver does once the list reached the
+/// application): the expired transfers' records end then.
+fn taken<S: RecordStore>(
+    t: &mut TransferJournal,
+    s: &mut S,
+) -> (Vec<JournaledTransfer>, Vec<S::Error>) {
+    let list = t.take_recovery();
+    let failures = t.recovery_reported(s, 0);
+    (list, failures)
+}
+
 fn store() -> Store {
     Store::new(ClientJournalConfig::new(4096, 16384))
 }
@@ -114,7 +125,7 @@ fn u_2_an_upload_is_journaled_before_it_is_sent_with_everything_a_repeat_needs()
     );
     // It survives a crash whole: kind, domain, resource, reference, path, size, digest, time.
     let mut t = s.restart(1_000, HORIZON);
-    let (list, _) = t.take_recovery(&mut s, 0);
+    let (list, _) = taken(&mut t, &mut s);
     assert_eq!(list, vec![JournaledTransfer::Repeatable { record: r }]);
 }
 
@@ -126,7 +137,7 @@ fn rs_2_a_restore_is_journaled_with_its_reference_statement_and_archive() {
     assert!(matches!(r.kind, TransferKind::Restore { .. }));
     let _ = t.begin(&mut s, r.clone(), 0).unwrap();
     let mut t = s.restart(1_000, HORIZON);
-    let (list, _) = t.take_recovery(&mut s, 0);
+    let (list, _) = taken(&mut t, &mut s);
     assert_eq!(list, vec![JournaledTransfer::Repeatable { record: r }]);
 }
 
@@ -140,7 +151,7 @@ fn a_transfer_whose_outcome_is_known_ends_its_record() {
     assert_eq!(s.live(), 0);
     assert_eq!(t.live_count(), 0);
     let mut t = s.restart(1_000, HORIZON);
-    assert!(t.take_recovery(&mut s, 0).0.is_empty());
+    assert!(taken(&mut t, &mut s).0.is_empty());
 }
 
 #[test]
@@ -161,7 +172,7 @@ fn u_5_an_uncertain_transfer_keeps_its_record_inside_the_retry_validity() {
     assert_eq!(s.transfers_live(), vec![r.clone()]);
     let mut t = s.restart(1_000, HORIZON);
     assert_eq!(
-        t.take_recovery(&mut s, 0).0,
+        taken(&mut t, &mut s).0,
         vec![JournaledTransfer::Repeatable { record: r }]
     );
 }
@@ -275,7 +286,7 @@ fn u_5_a_recovered_upload_repeats_under_its_live_record_and_ends_at_its_outcome(
     let _ = t.begin(&mut s, r.clone(), 0).unwrap();
     // A crash: the transfer never ended.
     let mut t = s.restart(2_000, HORIZON);
-    let (list, _) = t.take_recovery(&mut s, 0);
+    let (list, _) = taken(&mut t, &mut s);
     let [JournaledTransfer::Repeatable { record: found }] = &list[..] else {
         panic!("{list:?}")
     };
@@ -299,7 +310,7 @@ fn u_5_a_recovered_upload_repeats_under_its_live_record_and_ends_at_its_outcome(
         RecordEnd::Ended
     );
     let mut t = s.restart(2_000, HORIZON);
-    assert!(t.take_recovery(&mut s, 0).0.is_empty(), "ended for good");
+    assert!(taken(&mut t, &mut s).0.is_empty(), "ended for good");
 }
 
 #[test]
@@ -309,7 +320,7 @@ fn rs_5_a_recovered_restore_whose_archive_changed_is_refused_and_stays_recoverab
     let r = record(3, 1_000);
     let _ = t.begin(&mut s, r.clone(), 0).unwrap();
     let mut t = s.restart(2_000, HORIZON);
-    let _ = t.take_recovery(&mut s, 0);
+    let _ = taken(&mut t, &mut s);
     let mut digest = r.digest;
     digest[0] ^= 0xff;
     assert!(matches!(
@@ -349,7 +360,7 @@ fn e_4_a_journaled_transfer_past_its_validity_is_reported_unknown_once_and_its_r
     let r = record(2, 1_000);
     let _ = t.begin(&mut s, r.clone(), 0).unwrap();
     let mut t = s.restart(1_000 + H, HORIZON);
-    let (list, failures) = t.take_recovery(&mut s, 0);
+    let (list, failures) = taken(&mut t, &mut s);
     assert!(failures.is_empty());
     assert_eq!(
         list,
@@ -358,7 +369,7 @@ fn e_4_a_journaled_transfer_past_its_validity_is_reported_unknown_once_and_its_r
             created_wall: UnixMillis(1_000),
         }]
     );
-    assert!(t.take_recovery(&mut s, 0).0.is_empty(), "reported once");
+    assert!(taken(&mut t, &mut s).0.is_empty(), "reported once");
     assert!(matches!(
         t.recover(
             &mut s,
@@ -372,7 +383,7 @@ fn e_4_a_journaled_transfer_past_its_validity_is_reported_unknown_once_and_its_r
     ));
     assert_eq!(s.live(), 0, "its record ended once reported");
     let mut t = s.restart(1_000, HORIZON);
-    assert!(t.take_recovery(&mut s, 0).0.is_empty());
+    assert!(taken(&mut t, &mut s).0.is_empty());
 }
 
 #[test]
@@ -382,7 +393,7 @@ fn e_4_a_repeatable_transfer_that_expires_before_its_repeat_is_refused_and_ends(
     let r = record(3, 1_000);
     let _ = t.begin(&mut s, r.clone(), 0).unwrap();
     let mut t = s.restart(1_000, HORIZON);
-    let _ = t.take_recovery(&mut s, 0);
+    let _ = taken(&mut t, &mut s);
     assert!(matches!(
         t.recover(
             &mut s,
@@ -476,4 +487,22 @@ fn e_4_a_transfers_validity_counts_from_its_uuid_v7_reference() {
         UnixMillis(9_999_999),
         "a reference without a time counts from now"
     );
+}
+
+#[test]
+fn e_4_an_expired_transfer_stays_journaled_until_its_report_was_handed_on() {
+    let mut s = store();
+    let mut t = fresh();
+    let r = record(3, 1_000);
+    let _ = t.begin(&mut s, r.clone(), 0).unwrap();
+    let mut t = s.restart(1_000 + H, HORIZON);
+    let list = t.take_recovery();
+    assert_eq!(list.len(), 1);
+    assert_eq!(s.live(), 1, "not ended before the application was told");
+    // A crash now (the list never reached the application) finds it again.
+    let mut again = s.restart(1_000 + H, HORIZON);
+    assert_eq!(again.take_recovery(), list);
+    assert!(t.recovery_reported(&mut s, 0).is_empty());
+    assert_eq!(s.live(), 0, "ended once reported");
+    assert!(t.recovery_reported(&mut s, 0).is_empty(), "nothing twice");
 }
