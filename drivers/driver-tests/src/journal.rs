@@ -46,14 +46,21 @@ pub(crate) fn cluster() -> Loopback {
 }
 
 /// What the child is told, one value a line: the transport, the journal directory, the
-/// trusted certificate's file (or `-`), the number of commands, and the seeds.
+/// trusted certificate's file (or `-`), the number of commands, the seeds, and whether the
+/// commands end a transaction (`tx`) or stand alone (`-`).
 struct Spec {
     via: Via,
     dir: PathBuf,
     cert: Option<PathBuf>,
     commands: usize,
     seeds: Vec<String>,
+    /// The child begins a transaction, runs one statement in it, waits for the file
+    /// [`GO`] in `dir`, and then submits `COMMIT;` as its one command.
+    transaction: bool,
 }
+
+/// The file the parent creates in the journal directory when a transaction child may commit.
+const GO: &str = "go";
 
 impl Spec {
     fn encode(&self) -> String {
@@ -66,10 +73,11 @@ impl Spec {
             .as_ref()
             .map_or_else(|| "-".to_string(), |c| c.display().to_string());
         format!(
-            "{via}\n{}\n{cert}\n{}\n{}",
+            "{via}\n{}\n{cert}\n{}\n{}\n{}",
             self.dir.display(),
             self.commands,
-            self.seeds.join(" ")
+            self.seeds.join(" "),
+            if self.transaction { "tx" } else { "-" }
         )
     }
 
@@ -86,12 +94,14 @@ impl Spec {
         };
         let commands = l.next().unwrap().parse().unwrap();
         let seeds = l.next().unwrap().split(' ').map(str::to_string).collect();
+        let transaction = l.next() == Some("tx");
         Spec {
             via,
             dir,
             cert,
             commands,
             seeds,
+            transaction,
         }
     }
 }
@@ -135,6 +145,23 @@ pub fn child<D: Driver>() {
     let client = d.start(config).unwrap();
     d.select_domain(&client, Some("tenant")).unwrap();
     let mut pending = Vec::new();
+    if spec.transaction {
+        let tx = d.transaction(&client).unwrap().expect("BEGIN completed");
+        let r = d.tx_execute(&tx, "CREATE RELAY in_transaction;").unwrap();
+        assert!(matches!(r, CommandResult::Completed(_)), "{r:?}");
+        println!("IN TRANSACTION");
+        let go = spec.dir.join(GO);
+        let end = Instant::now() + Duration::from_secs(30);
+        while !go.exists() {
+            assert!(Instant::now() < end, "the parent never let the commit go");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let p = d.submit(&client, "COMMIT;").unwrap();
+        println!("SUBMITTED {}", D::reference(&p));
+        println!("ALL SUBMITTED");
+        std::thread::sleep(Duration::from_secs(60));
+        panic!("the journal tests' client process was not killed");
+    }
     for i in 0..spec.commands {
         let p = d
             .submit(&client, &format!("CREATE RELAY journaled_{i};"))
@@ -282,6 +309,7 @@ fn spec_for<D: Driver>(lb: &Loopback, via: Via, name: &str, commands: usize) -> 
         cert,
         commands,
         seeds: seeds_of(lb, via),
+        transaction: false,
     }
 }
 
@@ -482,6 +510,88 @@ pub fn sigkill_story<D: Driver>(
     if let Some(scratch) = spec.dir.parent() {
         let _ = std::fs::remove_dir_all(scratch);
     }
+}
+
+/// The value of `key=` in the cluster's trace line of the command of `reference`.
+fn traced(lb: &Loopback, reference: &str, key: &str) -> Option<String> {
+    let needle = format!("ref={reference} ");
+    let line = lb
+        .trace()
+        .into_iter()
+        .find(|l| l.contains(&needle) && l.contains("COMMAND"))?;
+    let at = line.find(&format!(" {key}="))? + key.len() + 2;
+    Some(line[at..].split(' ').next()?.to_string())
+}
+
+/// Issue 19, item 5, a transaction (E-2, E-3, X-4): a client killed after its `COMMIT` reached
+/// the cluster, whose reply never came back, leaves the commit journaled with the position and
+/// preview it carried. The successor lists it alone (the `BEGIN` and the statement ended at
+/// their outcomes), repeats it exactly, and gets the commit's recorded outcome: the
+/// transaction is committed once.
+pub fn transaction_commit_recovered_after_sigkill<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = cluster();
+    let mut spec = spec_for::<D>(&lb, via, "transaction", 1);
+    spec.transaction = true;
+    let (child, rx) = spawn(&ChildProgram::test_of::<D>(), &spec);
+    let end = Instant::now() + Duration::from_secs(30);
+    loop {
+        let line = rx
+            .recv_timeout(end.saturating_duration_since(Instant::now()))
+            .expect("the child began its transaction");
+        if line.ends_with("IN TRANSACTION") {
+            break;
+        }
+    }
+    lb.drop_replies(0, true);
+    std::fs::write(spec.dir.join(GO), b"").unwrap();
+    let refs = submitted(&rx, 1);
+    recorded_all(&lb, &refs);
+    drop(child); // SIGKILL, and waited for
+    lb.drop_replies(0, false);
+    let commit = &refs[0];
+    assert_eq!(applied(&lb, commit), 1, "committed before the crash");
+    let position = traced(&lb, commit, "pos");
+    let preview = traced(&lb, commit, "preview");
+    assert!(
+        position.is_some() || preview.is_some(),
+        "a commit carries its transaction's position or preview"
+    );
+    let d = D::new();
+    let config = journaled::<D>(
+        &spec.seeds,
+        via,
+        spec.cert.as_deref(),
+        JournalConfig::new(spec.dir.clone(), SENDER.to_string()),
+    );
+    let successor = d.start(config).unwrap();
+    let list = d.recovery(&successor).unwrap();
+    let [JournaledCommand::Repeatable { command, .. }] = &list.commands[..] else {
+        panic!("the commit alone: {list:?}")
+    };
+    assert_eq!(command.reference.to_string(), *commit);
+    assert_eq!(command.query, "COMMIT;");
+    assert_eq!(command.domain.as_deref(), Some("tenant"));
+    assert_eq!(command.position.map(|p| p.to_string()), position);
+    assert_eq!(
+        command
+            .preview
+            .as_ref()
+            .map(|p| format!("{}@{}", p.transaction_id, p.position)),
+        preview
+    );
+    match d.recover(&successor, command).unwrap() {
+        CommandResult::Completed(report) => {
+            assert_eq!(report.origin(), Some(OutcomeOrigin::Recovered));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(applied(&lb, commit), 1, "the commit never ran twice");
+    assert_eq!(d.stats(&successor).unwrap().journal.unwrap().live, 0);
+    d.close(successor, false).unwrap();
+    lb.stop();
 }
 
 /// Issue 19, item 2 (E-4): a journaled command past its retry validity is reported unknown,
@@ -770,6 +880,14 @@ macro_rules! journal_tests {
             $crate::run!(Tokio, journal::uncertain_kept_completed_ended(Via::Grpc))
         }
         #[test]
+        fn e_3_a_commit_journaled_before_a_sigkill_is_recovered_once_with_its_position_and_preview(
+        ) {
+            $crate::run!(
+                Tokio,
+                journal::transaction_commit_recovered_after_sigkill(Via::Grpc)
+            )
+        }
+        #[test]
         fn e_3_an_orphan_slot_of_a_killed_client_is_adopted_and_its_commands_recovered_once() {
             $crate::run!(Tokio, journal::orphan_adopted_after_sigkill(Via::Grpc))
         }
@@ -845,6 +963,14 @@ macro_rules! journal_tests {
             $crate::run!(
                 Blocking,
                 journal::uncertain_kept_completed_ended(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn e_3_a_commit_journaled_before_a_sigkill_is_recovered_once_with_its_position_and_preview_blocking(
+        ) {
+            $crate::run!(
+                Blocking,
+                journal::transaction_commit_recovered_after_sigkill(Via::Console(WsAuth::Header))
             )
         }
         #[test]
