@@ -180,7 +180,7 @@ pub fn submit_returns_without_credit<D: Driver>(via: Via) {
 }
 
 /// The client process: opens a producer with one batch of credit on a node whose replies
-/// are lost, submits [`CHILD_BATCHES`] batches (the first goes out, the others wait for its
+/// are lost, submits `CHILD_BATCHES` batches (the first goes out, the others wait for its
 /// credit), prints `SUBMITTED` after each and waits to be killed.
 pub fn child<D: Driver>() {
     let Ok(spec_text) = std::env::var(CHILD) else {
