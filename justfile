@@ -69,7 +69,8 @@ fuzz seconds="60":
 # transport takes them, over WebSocket and gRPC, through a subscription stream against a bare
 # client that only checks frames;
 # the client journal's cost per command (one after another through the tokio driver, with and
-# without a journal) and per 64 KiB batch record;
+# without a journal), per 64 KiB batch record, and per 64 KiB producer batch through the driver
+# in outbox mode against none (wall time and the client thread's CPU time);
 # the store-and-forward journal's append and drain of 4 KiB frames in memory and SF mode against
 # plain positioned writes of the same bytes, and the recovery of a 1 GiB slot
 # (SF_BENCH_RECOVERY_MIB sets another size).
