@@ -1728,3 +1728,39 @@ fn p_8_a_restoration_refused_in_transaction_requires_a_reopen_and_ends_waiting_b
         opens
     );
 }
+
+#[test]
+fn p_3_a_batch_submitted_encoded_goes_as_the_same_bytes_under_the_same_bounds() {
+    let g = Grant {
+        max_batch_rows: 4,
+        max_batch_bytes: 2000,
+        ..Grant::default()
+    };
+    let (mut r, sid, p, _) = opened(&g);
+    let batch = builder_batch(&r, p, 3).finish().unwrap();
+    let ipc = nervix_protocol::arrow::encode(&batch).unwrap();
+    r.c.submit(r.now, p, &batch).unwrap();
+    r.pump();
+    r.c.submit_encoded(r.now, p, 3, &ipc).unwrap();
+    r.pump();
+    let sent = submits(&r, sid);
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[0].1, ipc, "submit encodes exactly what encode gives");
+    assert_eq!(sent[1].1, ipc, "submit_encoded sends the bytes as they are");
+    // The row bound holds, inclusive.
+    let four = nervix_protocol::arrow::encode(&builder_batch(&r, p, 4).finish().unwrap()).unwrap();
+    assert!(r.c.submit_encoded(r.now, p, 4, &four).is_ok());
+    let five = nervix_protocol::arrow::encode(&builder_batch(&r, p, 5).finish().unwrap()).unwrap();
+    assert_eq!(
+        r.c.submit_encoded(r.now, p, 5, &five),
+        Err(SubmitError::Batch(BatchError::TooManyRows {
+            rows: 5,
+            max: 4
+        }))
+    );
+    // And the byte bound.
+    assert!(matches!(
+        r.c.submit_encoded(r.now, p, 1, &[0u8; 2001]),
+        Err(SubmitError::Batch(BatchError::TooLarge { max: 2000, .. }))
+    ));
+}

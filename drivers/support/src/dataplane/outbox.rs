@@ -16,7 +16,6 @@
 use super::{Dataplane, Hand, Taken};
 use crate::journaled::{JournalRefusal, Journaled};
 use crate::Submission;
-use arrow_array::RecordBatch;
 use nervix_journal::JournalKey;
 use nervix_protocol::client::{
     BatchId, BatchOutcome, Client as Engine, ProducerId, ProducerState, SubmitError,
@@ -30,9 +29,29 @@ const OUTBOX_NAME: u64 = 1 << 63;
 /// A journaled batch waiting for the engine to take it.
 pub(crate) struct Outboxed<H: Hand> {
     key: JournalKey,
-    batch: RecordBatch,
+    /// The batch as journaled: its canonical IPC stream and its rows.
+    batch: Encoded,
     outcome: H::Once<BatchOutcome>,
     name: BatchId,
+}
+
+/// A batch's canonical IPC stream (what its journal record keeps) and its row count: the
+/// engine takes it as it is (`submit_encoded`), so it is encoded once.
+#[derive(Debug)]
+pub(crate) struct Encoded {
+    rows: usize,
+    ipc: Vec<u8>,
+}
+
+impl Encoded {
+    fn submit(
+        &self,
+        engine: &mut Engine,
+        now: Timestamp,
+        producer: ProducerId,
+    ) -> Result<BatchId, SubmitError> {
+        engine.submit_encoded(now, producer, self.rows, &self.ipc)
+    }
 }
 
 /// What the journal is to learn from the data plane.
@@ -192,8 +211,17 @@ impl<H: Hand<Error = crate::api::Error>> Dataplane<H> {
                         JournalRefusal::Resubmit("it was submitted again already".into()).into(),
                     );
                 }
+                // Read back with the producer's fields: a batch of other fields is refused
+                // here, not by the server.
                 match nervix_protocol::arrow::decode_stream(&u.batch, &desc.fields) {
-                    Ok(b) => (b, key, true),
+                    Ok(b) => (
+                        Encoded {
+                            rows: b.num_rows(),
+                            ipc: u.batch,
+                        },
+                        key,
+                        true,
+                    ),
                     Err(e) => {
                         journal.give_back_batch(key);
                         return Err(JournalRefusal::Resubmit(e.to_string()).into());
@@ -206,13 +234,21 @@ impl<H: Hand<Error = crate::api::Error>> Dataplane<H> {
                 nervix_protocol::arrow::check_record_batch(&desc.fields, &b)
                     .map_err(SubmitError::from)?;
                 let ipc = nervix_protocol::arrow::encode(&b).map_err(SubmitError::from)?;
-                let key = journal.put_batch(&sink.names.0, &sink.names.1, ipc, now, wall)?;
-                (b, key, false)
+                let key =
+                    journal.put_batch(&sink.names.0, &sink.names.1, ipc.clone(), now, wall)?;
+                (
+                    Encoded {
+                        rows: b.num_rows(),
+                        ipc,
+                    },
+                    key,
+                    false,
+                )
             }
         };
         let (tx, rx) = H::once();
         if sink.outboxed.is_empty() {
-            match engine.submit(now, producer, &batch) {
+            match batch.submit(engine, now, producer) {
                 Ok(id) => {
                     journal.batch_taken(key, producer, id);
                     sink.outcomes.insert(id, tx);
@@ -259,7 +295,7 @@ impl<H: Hand> Dataplane<H> {
                 let Some(o) = sink.outboxed.pop_front() else {
                     break;
                 };
-                match engine.submit(now, id, &o.batch) {
+                match o.batch.submit(engine, now, id) {
                     Ok(b) => {
                         self.outbox.notes.push(Note::Taken {
                             key: o.key,

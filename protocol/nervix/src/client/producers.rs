@@ -1176,6 +1176,25 @@ impl Client {
         self.submit_checked(now, producer, &desc, &batch)
     }
 
+    /// Submits a batch of `rows` rows already encoded by [`arrow::encode`] from a batch that
+    /// was checked against the producer's fields (a client's journal keeps exactly those
+    /// bytes): they go into the frame as they are, so the batch is not encoded a second time.
+    /// The row and byte bounds and everything after are as for [`Client::submit`]. Bytes that
+    /// are not such a stream are the caller's error: the server refuses the batch.
+    pub fn submit_encoded(
+        &mut self,
+        now: Timestamp,
+        producer: ProducerId,
+        rows: usize,
+        ipc: &[u8],
+    ) -> Result<BatchId, SubmitError> {
+        let desc = self.submittable(producer)?;
+        self.submit_laid(now, producer, &desc, rows, |out| {
+            out.extend_from_slice(ipc);
+            Ok(ipc.len())
+        })
+    }
+
     fn submittable(&self, producer: ProducerId) -> Result<Arc<ProducerDescription>, SubmitError> {
         let e = self
             .producers
@@ -1196,7 +1215,22 @@ impl Client {
         desc: &ProducerDescription,
         batch: &RecordBatch,
     ) -> Result<BatchId, SubmitError> {
-        let rows = batch.num_rows();
+        self.submit_laid(now, producer, desc, batch.num_rows(), |out| {
+            arrow::encode_into(batch, out)
+        })
+    }
+
+    /// Submits a batch of `rows` rows whose IPC stream `lay` writes at the end of the buffer
+    /// it is given (returning the stream's length, or leaving the buffer as it was on an
+    /// error).
+    fn submit_laid(
+        &mut self,
+        now: Timestamp,
+        producer: ProducerId,
+        desc: &ProducerDescription,
+        rows: usize,
+        lay: impl FnOnce(&mut bytes::BytesMut) -> Result<usize, BatchError>,
+    ) -> Result<BatchId, SubmitError> {
         if rows as u64 > u64::from(desc.max_batch_rows) {
             return Err(BatchError::TooManyRows {
                 rows,
@@ -1208,7 +1242,7 @@ impl Client {
         let spare = &mut self.producers.spare;
         spare.clear();
         spare.put_bytes(0, room);
-        let len = match arrow::encode_into(batch, spare) {
+        let len = match lay(spare) {
             Ok(len) => len,
             Err(e) => {
                 spare.clear();
