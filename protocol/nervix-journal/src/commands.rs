@@ -128,11 +128,8 @@ pub struct CommandJournal<S: RecordStore> {
     by_handle: BTreeMap<CommandHandle, JournalKey>,
     /// Live records by reference: uncertain commands, and the ones recovery found.
     by_reference: BTreeMap<String, JournalKey>,
-    /// The recovery list and the keys to end once it is reported, until it is taken.
-    recovery: Option<(CommandRecovery, Vec<JournalKey>)>,
-    /// The keys of the commands the list taken reports unknown: they end once the list was
-    /// handed on ([`CommandJournal::recovery_reported`]).
-    reported: Vec<JournalKey>,
+    /// The recovery list, and the keys to end once it was handed on.
+    recovery: crate::report::ToReport<CommandRecovery>,
     stats: CommandJournalStats,
 }
 
@@ -176,8 +173,7 @@ impl<S: RecordStore> CommandJournal<S> {
             store,
             by_handle: BTreeMap::new(),
             by_reference,
-            recovery: Some((recovery, reported)),
-            reported: Vec::new(),
+            recovery: crate::report::ToReport::new(recovery, reported),
             stats: CommandJournalStats::default(),
         }
     }
@@ -197,23 +193,22 @@ impl<S: RecordStore> CommandJournal<S> {
     /// handed on: a crash before that leaves them, to be reported after the next start
     /// (ended first, an unknown outcome the application was never told would be lost).
     pub fn take_recovery(&mut self) -> CommandRecovery {
-        let Some((list, reported)) = self.recovery.take() else {
-            return CommandRecovery::default();
-        };
-        self.reported = reported;
-        list
+        self.recovery.take()
     }
 
     /// The list taken was handed on: the records of the commands it reports unknown end (an
     /// end the store refuses is counted and given back). Later calls end nothing.
     pub fn recovery_reported(&mut self, now: Timestamp) -> Vec<S::Error> {
-        let mut failures = Vec::new();
-        for key in std::mem::take(&mut self.reported) {
-            if let Err(e) = self.end(key, now) {
-                failures.push(e);
-            }
-        }
-        failures
+        let (store, stats) = (&mut self.store, &mut self.stats);
+        self.recovery.ends(|key| {
+            crate::report::end_counted(
+                store,
+                key,
+                millis(now),
+                &mut stats.ended,
+                &mut stats.end_failures,
+            )
+        })
     }
 
     /// Whether a session is open, for the wire state a full store reports.
@@ -346,16 +341,13 @@ impl<S: RecordStore> CommandJournal<S> {
     }
 
     fn end(&mut self, key: JournalKey, now: Timestamp) -> Result<(), S::Error> {
-        match self.store.end(key, millis(now)) {
-            Ok(()) => {
-                self.stats.ended += 1;
-                Ok(())
-            }
-            Err(e) => {
-                self.stats.end_failures += 1;
-                Err(e)
-            }
-        }
+        crate::report::end_counted(
+            &mut self.store,
+            key,
+            millis(now),
+            &mut self.stats.ended,
+            &mut self.stats.end_failures,
+        )
     }
 
     /// The record live for `reference`, if any.

@@ -31,6 +31,7 @@ mod commands;
 mod journal;
 mod outbox;
 mod record;
+mod report;
 mod transfers;
 
 pub use classify::{

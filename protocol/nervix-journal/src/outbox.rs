@@ -121,11 +121,8 @@ pub struct BatchOutbox {
     handed: BTreeMap<(ProducerId, BatchId), JournalKey>,
     /// Recovered batches never handed, not submitted again yet.
     reusable: BTreeSet<JournalKey>,
-    /// The recovery list and the keys to end once it is reported, until it is taken.
-    recovery: Option<(Vec<JournaledBatch>, Vec<JournalKey>)>,
-    /// The keys of the batches the list taken reports unknown: they end once the list was
-    /// handed on.
-    reported: Vec<JournalKey>,
+    /// The recovery list, and the keys to end once it was handed on.
+    recovery: crate::report::ToReport<Vec<JournaledBatch>>,
     stats: OutboxStats,
 }
 
@@ -165,7 +162,7 @@ impl BatchOutbox {
         }
         Self {
             reusable,
-            recovery: Some((list, reported)),
+            recovery: crate::report::ToReport::new(list, reported),
             ..Self::default()
         }
     }
@@ -175,11 +172,8 @@ impl BatchOutbox {
     /// handed on: a crash before that leaves them, to be reported after the next start
     /// (ended first, an unknown outcome the application was never told would be lost).
     pub fn take_recovery(&mut self) -> Vec<JournaledBatch> {
-        let Some((list, reported)) = self.recovery.take() else {
-            return Vec::new();
-        };
-        self.stats.unknown_reported += reported.len() as u64;
-        self.reported = reported;
+        let list = self.recovery.take();
+        self.stats.unknown_reported += self.recovery.waiting() as u64;
         list
     }
 
@@ -191,13 +185,16 @@ impl BatchOutbox {
         store: &mut S,
         now_millis: u64,
     ) -> Vec<S::Error> {
-        let mut failures = Vec::new();
-        for key in std::mem::take(&mut self.reported) {
-            if let Err(e) = self.end(store, key, now_millis) {
-                failures.push(e);
-            }
-        }
-        failures
+        let stats = &mut self.stats;
+        self.recovery.ends(|key| {
+            crate::report::end_counted(
+                store,
+                key,
+                now_millis,
+                &mut stats.ended,
+                &mut stats.write_failures,
+            )
+        })
     }
 
     /// Writes the record of a new batch: refused (and counted) when the store refuses it,
@@ -325,16 +322,13 @@ impl BatchOutbox {
         key: JournalKey,
         now_millis: u64,
     ) -> Result<(), S::Error> {
-        match store.end(key, now_millis) {
-            Ok(()) => {
-                self.stats.ended += 1;
-                Ok(())
-            }
-            Err(e) => {
-                self.stats.write_failures += 1;
-                Err(e)
-            }
-        }
+        crate::report::end_counted(
+            store,
+            key,
+            now_millis,
+            &mut self.stats.ended,
+            &mut self.stats.write_failures,
+        )
     }
 
     /// What the outbox did.

@@ -147,10 +147,8 @@ pub fn created_wall(reference: &str, wall_now: UnixMillis) -> UnixMillis {
 pub struct TransferJournal {
     horizon: Duration,
     live: BTreeMap<String, (JournalKey, TransferRecord)>,
-    /// The recovery list and the keys to end once it is reported, until it is taken.
-    recovery: Option<(Vec<JournaledTransfer>, Vec<JournalKey>)>,
-    /// The keys of the list taken, to end once it reached the application.
-    reported: Vec<JournalKey>,
+    /// The recovery list, and the keys to end once it reached the application.
+    recovery: crate::report::ToReport<Vec<JournaledTransfer>>,
     stats: TransferJournalStats,
 }
 
@@ -185,8 +183,7 @@ impl TransferJournal {
         Self {
             horizon,
             live,
-            recovery: Some((list, reported)),
-            reported: Vec::new(),
+            recovery: crate::report::ToReport::new(list, reported),
             stats: TransferJournalStats::default(),
         }
     }
@@ -195,11 +192,7 @@ impl TransferJournal {
     /// it reports unknown (too old to repeat) stay until [`TransferJournal::recovery_reported`]:
     /// a crash before the list reaches the application leaves them for the next start.
     pub fn take_recovery(&mut self) -> Vec<JournaledTransfer> {
-        let Some((list, reported)) = self.recovery.take() else {
-            return Vec::new();
-        };
-        self.reported = reported;
-        list
+        self.recovery.take()
     }
 
     /// The list taken reached the application: the records of the transfers it reports
@@ -210,13 +203,16 @@ impl TransferJournal {
         store: &mut S,
         now_millis: u64,
     ) -> Vec<S::Error> {
-        let mut failures = Vec::new();
-        for key in std::mem::take(&mut self.reported) {
-            if let Err(e) = self.end_key(store, key, now_millis) {
-                failures.push(e);
-            }
-        }
-        failures
+        let stats = &mut self.stats;
+        self.recovery.ends(|key| {
+            crate::report::end_counted(
+                store,
+                key,
+                now_millis,
+                &mut stats.ended,
+                &mut stats.end_failures,
+            )
+        })
     }
 
     /// Starts `record`'s transfer: its record is put now, before any byte is sent. A reference
@@ -326,16 +322,13 @@ impl TransferJournal {
         key: JournalKey,
         now_millis: u64,
     ) -> Result<(), S::Error> {
-        match store.end(key, now_millis) {
-            Ok(()) => {
-                self.stats.ended += 1;
-                Ok(())
-            }
-            Err(e) => {
-                self.stats.end_failures += 1;
-                Err(e)
-            }
-        }
+        crate::report::end_counted(
+            store,
+            key,
+            now_millis,
+            &mut self.stats.ended,
+            &mut self.stats.end_failures,
+        )
     }
 
     /// The live record of `reference`, if any.
