@@ -10,6 +10,7 @@
 //! standard output. [`sigkill_story`] tells what happens as it goes ([`Told`]), so the
 //! example prints the same crash and recovery the tests check.
 
+use crate::child::{self, Head, Running};
 use crate::{config_of, scratch, seeds_of, Driver, Error, Via};
 use nervix_driver_support::credentials::Credentials;
 use nervix_driver_support::journal::JournalConfig;
@@ -17,9 +18,7 @@ use nervix_driver_support::journaled::{JournalRefusal, JournaledCommand, Recover
 use nervix_loopback::{Loopback, LoopbackConfig};
 use nervix_protocol::client::CommandResult;
 use nervix_protocol::schema::OutcomeOrigin;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -45,17 +44,13 @@ pub(crate) fn cluster() -> Loopback {
     .unwrap()
 }
 
-/// What the child is told, one value a line: the transport, the journal directory, the
-/// trusted certificate's file (or `-`), the number of commands, the seeds, and whether the
-/// commands end a transaction (`tx`) or stand alone (`-`).
+/// What the child is told: the common head (its `dir` is the journal's directory), then the
+/// number of commands, and whether the commands end a transaction (`tx`) or stand alone (`-`).
 struct Spec {
-    via: Via,
-    dir: PathBuf,
-    cert: Option<PathBuf>,
+    head: Head,
     commands: usize,
-    seeds: Vec<String>,
     /// The child begins a transaction, runs one statement in it, waits for the file
-    /// [`GO`] in `dir`, and then submits `COMMIT;` as its one command.
+    /// [`GO`] in the journal's directory, and then submits `COMMIT;` as its one command.
     transaction: bool,
 }
 
@@ -64,44 +59,17 @@ const GO: &str = "go";
 
 impl Spec {
     fn encode(&self) -> String {
-        let via = match self.via {
-            Via::Grpc => "grpc",
-            Via::Console(_) => "console",
-        };
-        let cert = self
-            .cert
-            .as_ref()
-            .map_or_else(|| "-".to_string(), |c| c.display().to_string());
-        format!(
-            "{via}\n{}\n{cert}\n{}\n{}\n{}",
-            self.dir.display(),
-            self.commands,
-            self.seeds.join(" "),
-            if self.transaction { "tx" } else { "-" }
-        )
+        let tx = if self.transaction { "tx" } else { "-" };
+        self.head
+            .encode(&[self.commands.to_string(), tx.to_string()])
     }
 
-    fn decode(s: &str) -> Spec {
-        let mut l = s.lines();
-        let via = match l.next().unwrap() {
-            "grpc" => Via::Grpc,
-            _ => Via::Console(nervix_driver_support::credentials::WsAuth::Header),
-        };
-        let dir = PathBuf::from(l.next().unwrap());
-        let cert = match l.next().unwrap() {
-            "-" => None,
-            c => Some(PathBuf::from(c)),
-        };
-        let commands = l.next().unwrap().parse().unwrap();
-        let seeds = l.next().unwrap().split(' ').map(str::to_string).collect();
-        let transaction = l.next() == Some("tx");
+    fn from_env() -> Spec {
+        let (head, rest) = Head::from_env(CHILD, "the journal tests' client process");
         Spec {
-            via,
-            dir,
-            cert,
-            commands,
-            seeds,
-            transaction,
+            head,
+            commands: rest[0].parse().unwrap(),
+            transaction: rest[1] == "tx",
         }
     }
 }
@@ -131,16 +99,13 @@ pub(crate) fn journaled<D: Driver>(
 /// The client process: submits the commands the spec asks for, prints each reference as it
 /// is accepted, and waits to be killed (at most a minute).
 pub fn child<D: Driver>() {
-    let Ok(spec) = std::env::var(CHILD) else {
-        panic!("{CHILD} is not set: this test is the journal tests' client process");
-    };
-    let spec = Spec::decode(&spec);
+    let spec = Spec::from_env();
     let d = D::new();
     let config = journaled::<D>(
-        &spec.seeds,
-        spec.via,
-        spec.cert.as_deref(),
-        JournalConfig::new(spec.dir.clone(), SENDER.to_string()),
+        &spec.head.seeds,
+        spec.head.via,
+        spec.head.cert.as_deref(),
+        JournalConfig::new(spec.head.dir.clone(), SENDER.to_string()),
     );
     let client = d.start(config).unwrap();
     d.select_domain(&client, Some("tenant")).unwrap();
@@ -150,7 +115,7 @@ pub fn child<D: Driver>() {
         let r = d.tx_execute(&tx, "CREATE RELAY in_transaction;").unwrap();
         assert!(matches!(r, CommandResult::Completed(_)), "{r:?}");
         println!("IN TRANSACTION");
-        let go = spec.dir.join(GO);
+        let go = spec.head.dir.join(GO);
         let end = Instant::now() + Duration::from_secs(30);
         while !go.exists() {
             assert!(Instant::now() < end, "the parent never let the commit go");
@@ -196,50 +161,18 @@ impl ChildProgram {
 
     /// This test binary again, running only the `journal_child` test of driver `D`.
     fn test_of<D: Driver>() -> Self {
-        let test = format!("journal_child{}", suffix::<D>());
-        let args = [
-            "--exact",
-            &test,
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ];
         Self {
-            program: std::env::current_exe().expect("the test binary's path"),
-            args: args.iter().map(|a| a.to_string()).collect(),
+            program: child::this_binary(),
+            args: child::test_args(&format!("journal_child{}", suffix::<D>())),
         }
     }
 }
 
-/// The client process; killed when dropped, so a parent that fails midway leaves none behind.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The child process running `spec`, and the references it prints, in order.
+/// The child process running `spec`, and the lines it prints, in order.
 fn spawn(program: &ChildProgram, spec: &Spec) -> (Running, mpsc::Receiver<String>) {
-    let mut child = Command::new(&program.program)
-        .args(&program.args)
-        .env(CHILD, spec.encode())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    (Running(child), rx)
+    let mut running = child::spawn(&program.program, &program.args, CHILD, spec.encode(), false);
+    let lines = std::mem::replace(&mut running.lines, mpsc::channel().1);
+    (running, lines)
 }
 
 /// The names of the blocking driver's tests end in `_blocking`.
@@ -304,11 +237,13 @@ fn spec_for<D: Driver>(lb: &Loopback, via: Via, name: &str, commands: usize) -> 
         path
     });
     Spec {
-        via,
-        dir: dir.join("journal"),
-        cert,
+        head: Head {
+            via,
+            dir: dir.join("journal"),
+            cert,
+            seeds: seeds_of(lb, via),
+        },
         commands,
-        seeds: seeds_of(lb, via),
         transaction: false,
     }
 }
@@ -324,10 +259,10 @@ fn crashed(
 ) -> Vec<String> {
     lb.drop_replies(0, true);
     let (mut child, rx) = spawn(program, spec);
-    let pid = child.0.id();
+    let pid = child.child.id();
     tell(Told::Started {
         pid,
-        slot: &spec.dir.join(SENDER),
+        slot: &spec.head.dir.join(SENDER),
     });
     let refs = submitted(&rx, spec.commands);
     recorded_all(lb, &refs);
@@ -335,8 +270,7 @@ fn crashed(
         tell(Told::Journaled { reference: r });
     }
     held(pid, tell);
-    child.0.kill().unwrap();
-    child.0.wait().unwrap();
+    child.kill();
     tell(Told::Killed { pid });
     lb.drop_replies(0, false);
     refs
@@ -429,11 +363,11 @@ pub fn sigkill_story<D: Driver>(
     let spec = spec_for::<D>(&lb, via, "sigkill", commands);
     let d = D::new();
     let config = |horizon: Option<Duration>| {
-        let mut j = JournalConfig::new(spec.dir.clone(), SENDER.to_string());
+        let mut j = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
         if let Some(h) = horizon {
             j.horizon = h;
         }
-        journaled::<D>(&spec.seeds, via, spec.cert.as_deref(), j)
+        journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), j)
     };
     let refs = crashed(program, &lb, &spec, tell, |pid, tell| {
         match d.start(config(None)) {
@@ -507,7 +441,7 @@ pub fn sigkill_story<D: Driver>(
     );
     d.close(third, false).unwrap();
     lb.stop();
-    if let Some(scratch) = spec.dir.parent() {
+    if let Some(scratch) = spec.head.dir.parent() {
         let _ = std::fs::remove_dir_all(scratch);
     }
 }
@@ -546,7 +480,7 @@ pub fn transaction_commit_recovered_after_sigkill<D: Driver>(via: Via) {
         }
     }
     lb.drop_replies(0, true);
-    std::fs::write(spec.dir.join(GO), b"").unwrap();
+    std::fs::write(spec.head.dir.join(GO), b"").unwrap();
     let refs = submitted(&rx, 1);
     recorded_all(&lb, &refs);
     drop(child); // SIGKILL, and waited for
@@ -561,10 +495,10 @@ pub fn transaction_commit_recovered_after_sigkill<D: Driver>(via: Via) {
     );
     let d = D::new();
     let config = journaled::<D>(
-        &spec.seeds,
+        &spec.head.seeds,
         via,
-        spec.cert.as_deref(),
-        JournalConfig::new(spec.dir.clone(), SENDER.to_string()),
+        spec.head.cert.as_deref(),
+        JournalConfig::new(spec.head.dir.clone(), SENDER.to_string()),
     );
     let successor = d.start(config).unwrap();
     let list = d.recovery(&successor).unwrap();
@@ -610,9 +544,9 @@ pub fn past_validity_reported_unknown<D: Driver>(via: Via) {
         &mut |_| {},
         |_, _| {},
     );
-    let mut j = JournalConfig::new(spec.dir.clone(), SENDER.to_string());
+    let mut j = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
     j.horizon = Duration::ZERO;
-    let config = journaled::<D>(&spec.seeds, via, spec.cert.as_deref(), j);
+    let config = journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), j);
     let successor = d.start(config.clone()).unwrap();
     let seen: Vec<usize> = refs.iter().map(|r| requests(&lb, r)).collect();
     let list = d.recovery(&successor).unwrap();
@@ -648,10 +582,10 @@ pub fn full_journal_refuses<D: Driver>(via: Via) {
     let lb = cluster();
     let spec = spec_for::<D>(&lb, via, "full", 0);
     let d = D::new();
-    let mut j = JournalConfig::new(spec.dir.clone(), SENDER.to_string());
+    let mut j = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
     j.segment_bytes = 4096;
     j.capacity_bytes = 8192;
-    let config = journaled::<D>(&spec.seeds, via, spec.cert.as_deref(), j);
+    let config = journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), j);
     // The only node is down: every command waits for a session, its record kept.
     lb.kill(0);
     let client = d.start(config).unwrap();
@@ -682,10 +616,10 @@ pub fn full_journal_refuses<D: Driver>(via: Via) {
     // publishing; the refused command is not sent.
     lb.revive(0);
     let spec = spec_for::<D>(&lb, via, "full-publishing", 0);
-    let mut j = JournalConfig::new(spec.dir.clone(), SENDER.to_string());
+    let mut j = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
     j.segment_bytes = 4096;
     j.capacity_bytes = 8192;
-    let config = journaled::<D>(&spec.seeds, via, spec.cert.as_deref(), j);
+    let config = journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), j);
     let client = d.connect(config).unwrap();
     d.select_domain(&client, Some("tenant")).unwrap();
     lb.drop_replies(0, true);
@@ -730,10 +664,10 @@ pub fn uncertain_kept_completed_ended<D: Driver>(via: Via) {
     let spec = spec_for::<D>(&lb, via, "uncertain", 0);
     let d = D::new();
     let mut config = journaled::<D>(
-        &spec.seeds,
+        &spec.head.seeds,
         via,
-        spec.cert.as_deref(),
-        JournalConfig::new(spec.dir.clone(), SENDER.to_string()),
+        spec.head.cert.as_deref(),
+        JournalConfig::new(spec.head.dir.clone(), SENDER.to_string()),
     );
     D::client_config(&mut config).call_timeout = Duration::from_millis(400);
     let client = d.start(config.clone()).unwrap();
@@ -799,11 +733,11 @@ pub fn orphan_adopted_after_sigkill<D: Driver>(via: Via) {
     let spec = spec_for::<D>(&lb, via, "orphan", 2);
     let d = D::new();
     let config = |sender: &str, adopt: bool| {
-        let mut j = JournalConfig::new(spec.dir.clone(), sender.to_string());
+        let mut j = JournalConfig::new(spec.head.dir.clone(), sender.to_string());
         if adopt {
             j = j.adopting_orphans();
         }
-        journaled::<D>(&spec.seeds, via, spec.cert.as_deref(), j)
+        journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), j)
     };
     let refs = crashed(
         &ChildProgram::test_of::<D>(),

@@ -8,6 +8,7 @@
 //! The client process is this test binary run again: the parent runs the
 //! `journal_transfer_child` test of the same binary (ignored otherwise) with [`CHILD`] set.
 
+use crate::child::{self, Head, Running};
 use crate::journal::{cluster, creds, journaled, suffix, SENDER};
 use crate::{config_of, scratch, seeds_of, Driver, Via};
 use nervix_driver_support::journal::{JournalConfig, TransferKind, TransferRecord};
@@ -17,10 +18,7 @@ use nervix_loopback::{CallFaults, Loopback, RESTORE_PATH, RESTORE_WS_PATH, UPLOA
 use nervix_protocol::calls::*;
 use nervix_protocol::command::ExecutionReference;
 use nervix_protocol::schema::OutcomeOrigin;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// The variable that makes the `journal_transfer_child` test the client process.
@@ -183,44 +181,30 @@ pub fn journaled_and_ended_at_outcome<D: Driver>(via: Via) {
     s.lb.stop();
 }
 
-/// What the transfer child is told, one value a line: the transport, the journal directory,
-/// the certificate (or `-`), the archive, the restore's reference, and the seeds.
+/// What the transfer child is told: the common head (its `dir` holds the journal), then the
+/// archive and the restore's reference.
 fn encode(via: Via, s: &Setup, reference: &str) -> String {
-    let via = match via {
-        Via::Grpc => "grpc",
-        Via::Console(_) => "console",
+    let head = Head {
+        via,
+        dir: s.dir.clone(),
+        cert: s.cert.clone(),
+        seeds: s.seeds.clone(),
     };
-    let cert = s
-        .cert
-        .as_ref()
-        .map_or_else(|| "-".to_string(), |c| c.display().to_string());
-    format!(
-        "{via}\n{}\n{cert}\n{}\n{reference}\n{}",
-        s.dir.display(),
-        s.archive.display(),
-        s.seeds.join(" ")
-    )
+    head.encode(&[s.archive.display().to_string(), reference.to_string()])
 }
 
 /// The client process: an upload (when the driver has them) and a restore, journaled, their
 /// replies lost; it prints each reference before its call and waits to be killed.
 pub fn child<D: Driver>() {
-    let Ok(spec) = std::env::var(CHILD) else {
-        panic!("{CHILD} is not set: this test is the journal transfer tests' client process");
-    };
-    let mut l = spec.lines();
-    let via = match l.next().unwrap() {
-        "grpc" => Via::Grpc,
-        _ => Via::Console(nervix_driver_support::credentials::WsAuth::Header),
-    };
-    let dir = PathBuf::from(l.next().unwrap());
-    let cert = match l.next().unwrap() {
-        "-" => None,
-        c => Some(PathBuf::from(c)),
-    };
-    let archive = PathBuf::from(l.next().unwrap());
-    let reference = l.next().unwrap().to_string();
-    let seeds: Vec<String> = l.next().unwrap().split(' ').map(str::to_string).collect();
+    let (head, rest) = Head::from_env(CHILD, "the journal transfer tests' client process");
+    let Head {
+        via,
+        dir,
+        cert,
+        seeds,
+    } = head;
+    let archive = PathBuf::from(&rest[0]);
+    let reference = rest[1].clone();
     let d = D::new();
     let config = journaled::<D>(
         &seeds,
@@ -241,31 +225,15 @@ pub fn child<D: Driver>() {
     panic!("the journal transfer tests' client process was not killed");
 }
 
-fn spawn<D: Driver>(spec: String) -> (Child, mpsc::Receiver<String>) {
+fn spawn<D: Driver>(spec: String) -> Running {
     let test = format!("journal_transfer_child{}", suffix::<D>());
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            &test,
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, spec)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    (child, rx)
+    child::spawn(
+        &child::this_binary(),
+        &child::test_args(&test),
+        CHILD,
+        spec,
+        false,
+    )
 }
 
 /// Issue 19, items 1, 2 and 5 (U-5, RS-5, E-3): a client process killed with an upload and a
@@ -280,7 +248,8 @@ pub fn outstanding_at_sigkill_recovered_once<D: Driver>(via: Via) {
     let d = D::new();
     let reference = "restore-crash-1";
     s.lose_replies(true);
-    let (mut child, rx) = spawn::<D>(encode(via, &s, reference));
+    let mut child = spawn::<D>(encode(via, &s, reference));
+    let rx = &child.lines;
     // Until the restore was received whole at least once (and the upload, when the driver
     // makes one), then the kill.
     let end = Instant::now() + Duration::from_secs(30);
@@ -301,8 +270,7 @@ pub fn outstanding_at_sigkill_recovered_once<D: Driver>(via: Via) {
     }
     // The node goes down at once, so no repeat can learn the outcome before the kill.
     s.lb.kill(0);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill();
     s.lb.revive(0);
     s.lose_replies(false);
     let uploaded = upload.as_deref().map(|u| restores_applied(&s.lb, u));

@@ -138,6 +138,7 @@ macro_rules! same_in_both {
 }
 use same_in_both;
 
+mod child;
 pub mod dataplane;
 pub mod hostile;
 pub mod journal;

@@ -7,6 +7,7 @@
 //! The client process is this test binary run again: the parent runs the `outbox_child`
 //! test of the same binary (ignored otherwise) with [`CHILD`] set.
 
+use crate::child::{self, Head};
 use crate::dataplane::{batch_of, ingested, WAIT};
 use crate::{config_of, scratch, seeds_of, Driver, Error, Via};
 use nervix_driver_support::api::DriverEvent;
@@ -17,9 +18,8 @@ use nervix_driver_support::Submission;
 use nervix_harness::cluster::{ingestor_fields, INGESTOR};
 use nervix_loopback::{Loopback, LoopbackConfig};
 use nervix_protocol::client::{BatchOutcome, ProducerSpec};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The variable that makes the `outbox_child` test the client process.
@@ -183,20 +183,13 @@ pub fn submit_returns_without_credit<D: Driver>(via: Via) {
 /// are lost, submits `CHILD_BATCHES` batches (the first goes out, the others wait for its
 /// credit), prints `SUBMITTED` after each and waits to be killed.
 pub fn child<D: Driver>() {
-    let Ok(spec_text) = std::env::var(CHILD) else {
-        panic!("{CHILD} is not set: this test is the outbox tests' client process");
-    };
-    let mut l = spec_text.lines();
-    let via = match l.next().unwrap() {
-        "grpc" => Via::Grpc,
-        _ => Via::Console(nervix_driver_support::credentials::WsAuth::Header),
-    };
-    let dir = PathBuf::from(l.next().unwrap());
-    let cert = match l.next().unwrap() {
-        "-" => None,
-        c => Some(PathBuf::from(c)),
-    };
-    let seeds: Vec<String> = l.next().unwrap().split(' ').map(str::to_string).collect();
+    let (head, _) = Head::from_env(CHILD, "the outbox tests' client process");
+    let Head {
+        via,
+        dir,
+        cert,
+        seeds,
+    } = head;
     let d = D::new();
     let client = d
         .start(journaled::<D>(&seeds, via, cert.as_deref(), &dir, false))
@@ -235,39 +228,22 @@ pub fn recovered_after_sigkill<D: Driver>(via: Via) {
     } else {
         "outbox_child"
     };
-    let via_name = match via {
-        Via::Grpc => "grpc",
-        Via::Console(_) => "console",
+    let head = Head {
+        via,
+        dir: p.dir.clone(),
+        cert: p.cert.clone(),
+        seeds: p.seeds.clone(),
     };
-    let cert = p
-        .cert
-        .as_ref()
-        .map_or_else(|| "-".to_string(), |c| c.display().to_string());
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            test,
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(
-            CHILD,
-            format!(
-                "{via_name}\n{}\n{cert}\n{}",
-                p.dir.display(),
-                p.seeds.join(" ")
-            ),
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = child::spawn(
+        &child::this_binary(),
+        &child::test_args(test),
+        CHILD,
+        head.encode(&[]),
+        true,
+    );
     let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .map_while(Result::ok);
+    let lines = std::mem::replace(&mut child.lines, std::sync::mpsc::channel().1);
+    let mut lines = lines.iter();
     // Once its producer is open, the node's replies are lost: the first batch goes out and
     // its outcome never comes.
     assert!(
@@ -289,8 +265,7 @@ pub fn recovered_after_sigkill<D: Driver>(via: Via) {
     // The first batch is out (ingested, its outcome lost); the others wait for its credit.
     ingested_once(&lb, FIRST_ID);
     std::thread::sleep(Duration::from_millis(200));
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill();
     lb.drop_replies(0, false);
     let all: Vec<u64> = (FIRST_ID..FIRST_ID + CHILD_BATCHES).collect();
     for id in &all[1..] {
