@@ -237,11 +237,16 @@ fn p_8_an_outcome_ends_the_record_handed_or_not() {
     let mut o = BatchOutbox::default();
     let k1 = o.put(&mut s, batch(1, 10, 1), 0).unwrap();
     let k2 = o.put(&mut s, batch(2, 10, 1), 0).unwrap();
+    assert_eq!(o.in_flight(), 0, "journaled, not yet taken");
     o.taken(k1, P, b(1));
+    assert_eq!(o.in_flight(), 1);
     o.taken(k2, P, b(2));
+    assert_eq!(o.in_flight(), 2);
     o.before_send(&mut s, 0, |_, x| x == b(1)).unwrap();
+    assert_eq!(o.in_flight(), 2, "one handed, one not: both in flight");
     // A completed (handed) batch and one that ended unsent (its producer closed).
     assert_eq!(o.outcome(&mut s, P, b(1), 0), RecordEnd::Ended);
+    assert_eq!(o.in_flight(), 1);
     assert_eq!(o.outcome(&mut s, P, b(2), 0), RecordEnd::Ended);
     assert!(s.live().is_empty());
     // An outcome told twice, or of a batch without a record, ends nothing.
@@ -451,4 +456,41 @@ fn e_4_a_command_too_old_to_repeat_stays_journaled_until_its_report_was_handed_o
     assert_eq!(core.stats().ended, 1);
     assert!(core.recovery_reported(Timestamp::ZERO).is_empty());
     assert_eq!(core.stats().ended, 1, "ended once");
+}
+
+#[test]
+fn p_8_an_end_the_store_refuses_is_counted_and_given_back() {
+    let mut s = Slot::new(roomy());
+    let mut o = BatchOutbox::default();
+    let key = o.put(&mut s, batch(1, 10, 1), 0).unwrap();
+    o.taken(key, P, b(1));
+    o.before_send(&mut s, 0, |_, _| true).unwrap();
+    // The record is gone under the outbox's feet: its end is refused.
+    s.end(key, 0).unwrap();
+    assert!(matches!(
+        o.outcome(&mut s, P, b(1), 0),
+        RecordEnd::Failed(JournalError::UnknownKey(k)) if k == key
+    ));
+    assert_eq!(o.stats().write_failures, 1);
+    assert_eq!(o.stats().ended, 0);
+}
+
+#[test]
+fn an_unsent_batch_shows_the_length_of_its_bytes_not_the_bytes() {
+    let mut s = Slot::new(roomy());
+    let mut o = BatchOutbox::default();
+    o.put(&mut s, batch(7, 300, 1), 0).unwrap();
+    let mut o = s.restart();
+    let list = o.take_recovery();
+    let [JournaledBatch::Unsent(u)] = &list[..] else {
+        panic!("{list:?}")
+    };
+    let shown = format!("{u:?}");
+    assert!(shown.starts_with("UnsentBatch"), "{shown}");
+    assert!(shown.contains("bytes: 300"), "{shown}");
+    assert!(shown.contains("ingestor: \"ing7\""), "{shown}");
+    assert!(
+        shown.len() < 200,
+        "the bytes themselves are not shown: {shown}"
+    );
 }

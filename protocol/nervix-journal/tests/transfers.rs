@@ -301,6 +301,8 @@ fn u_5_a_recovered_upload_repeats_under_its_live_record_and_ends_at_its_outcome(
         )
         .unwrap();
     assert_eq!(again, r, "the same identity, archive and target");
+    assert_eq!(t.stats().reused, 1, "one repeat under the live record");
+    assert_eq!(t.stats().changed, 0);
     assert_eq!(
         s.puts, 1,
         "the live record is reused after the restart: no second put"
@@ -338,6 +340,13 @@ fn rs_5_a_recovered_restore_whose_archive_changed_is_refused_and_stays_recoverab
         ),
         Err(TransferRefused::ArchiveChanged { .. })
     ));
+    assert_eq!(t.stats().changed, 2, "each refused repeat is counted");
+    assert_eq!(t.stats().reused, 0);
+    assert_eq!(
+        t.live(&r.reference).map(|(_, live)| live.clone()),
+        Some(r.clone()),
+        "still live, as it was journaled"
+    );
     // The archive put back: the repeat goes ahead under the same record.
     let (ticket, _) = t
         .recover(
