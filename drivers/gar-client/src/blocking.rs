@@ -410,7 +410,12 @@ fn run(
                 i.engine.handle_timeout_at(now, crate::Clock::epoch_ms());
             }
         }
-        let batch = shared.lock().take_transmits();
+        // Taken with the engine's state under one lock: a stop (a Logoff queued by another
+        // thread) seen here has its last messages in this batch, written before the close.
+        let (batch, running) = {
+            let mut i = shared.lock();
+            (i.take_transmits(), i.engine.is_running())
+        };
         if !batch.is_empty() {
             let n = batch.len() as u64;
             let wrote = write_batch(&mut ws, batch, Instant::now() + write_timeout);
@@ -429,13 +434,13 @@ fn run(
             drop(i);
             shared.changed.notify_all();
         }
-        let (running, ended, wait) = {
+        let (ended, wait) = {
             let i = shared.lock();
             let now = i.now();
             let wait = i.engine.poll_timeout().map_or(POLL, |d| {
                 Duration::from_millis(d.saturating_sub(now)).min(POLL)
             });
-            (i.engine.is_running(), i.ended, wait)
+            (i.ended, wait)
         };
         if ended {
             break;

@@ -377,7 +377,12 @@ const CLOSE_WAIT: Duration = Duration::from_millis(500);
 async fn run(mut ws: WebSocketStream<Io>, shared: Arc<Shared>, write_timeout: Duration) {
     let _exit = end_on_exit(&shared);
     loop {
-        let batch = shared.lock().take_transmits();
+        // Taken with the engine's state under one lock: a stop (a Logoff queued by another
+        // task) seen here has its last messages in this batch, written before the close.
+        let (batch, running) = {
+            let mut i = shared.lock();
+            (i.take_transmits(), i.engine.is_running())
+        };
         if !batch.is_empty() {
             let n = batch.len() as u64;
             let wrote = timeout(write_timeout, async {
@@ -402,14 +407,9 @@ async fn run(mut ws: WebSocketStream<Io>, shared: Arc<Shared>, write_timeout: Du
             drop(i);
             shared.changed.notify_waiters();
         }
-        let (running, ended, deadline, clock) = {
+        let (ended, deadline, clock) = {
             let i = shared.lock();
-            (
-                i.engine.is_running(),
-                i.ended,
-                i.engine.poll_timeout(),
-                i.clock,
-            )
+            (i.ended, i.engine.poll_timeout(), i.clock)
         };
         if ended {
             break;
