@@ -398,12 +398,7 @@ impl DurableJournal {
         if !valid_sender(&config.sender) {
             return Err(JournalError::InvalidSender(config.sender.clone()));
         }
-        let slot = config.dir.join(&config.sender);
-        let mut dir = FileDir::create(&slot)?;
-        let lock = SlotLock::acquire(&slot)?;
-        let files = dir.read_slot()?;
-        let (journal, ops) = ClientJournal::recover(config.engine(), &files)?;
-        dir.apply_all(&ops)?;
+        let (journal, dir, lock) = Self::open_slot(config, &config.sender)?;
         let mut list = journal.classify(wall_now, config.horizon);
         let mut this = Self {
             journal,
@@ -456,22 +451,33 @@ impl DurableJournal {
         }
     }
 
+    /// The slot `<dir>/<name>/`, created if missing, its lock taken before anything is read
+    /// (a slot held by a live client is [`JournalError::Held`]), recovered, and its repairs
+    /// carried out.
+    fn open_slot(
+        config: &JournalConfig,
+        name: &str,
+    ) -> Result<(ClientJournal, FileDir, SlotLock), JournalError> {
+        let slot = config.dir.join(name);
+        let mut dir = FileDir::create(&slot)?;
+        let lock = SlotLock::acquire(&slot)?;
+        let files = dir.read_slot()?;
+        let (journal, ops) = ClientJournal::recover(config.engine(), &files)?;
+        dir.apply_all(&ops)?;
+        Ok((journal, dir, lock))
+    }
+
     fn open_orphan(
         config: &JournalConfig,
         name: &str,
         wall_now: UnixMillis,
         index: usize,
     ) -> Result<(Orphan, RecoveryList), JournalError> {
-        let slot = config.dir.join(name);
-        let mut dir = FileDir::create(&slot)?;
-        let lock = SlotLock::acquire(&slot)?;
-        let files = dir.read_slot()?;
-        let (journal, ops) = ClientJournal::recover(config.engine(), &files)?;
+        let (journal, dir, lock) = Self::open_slot(config, name)?;
         let found = rename_keys(journal.classify(wall_now, config.horizon), |k| {
             orphan_key(index, k)
         })
         .ok_or(JournalError::Exhausted)?;
-        dir.apply_all(&ops)?;
         Ok((
             Orphan {
                 journal,

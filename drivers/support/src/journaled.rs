@@ -300,14 +300,13 @@ impl Journaled {
             .recovery_reported(self.core.store_mut(), millis(now));
         let transfer_failures = self.core.store().transfers_reported(millis(now));
         let after = self.core.stats();
+        // Anything ended, or tried: a periodic sync is due.
         if self.outbox.stats().ended != ended_before
-            || !batch_failures.is_empty()
+            || self.core.store().transfer_stats().0.ended != transfers_ended_before
             || (after.ended, after.end_failures) != (before.ended, before.end_failures)
+            || !batch_failures.is_empty()
+            || !transfer_failures.is_empty()
         {
-            self.wrote(now);
-        }
-        let ended_transfers = self.core.store().transfer_stats().0.ended;
-        if ended_transfers != transfers_ended_before || !transfer_failures.is_empty() {
             self.wrote(now);
         }
         for e in batch_failures

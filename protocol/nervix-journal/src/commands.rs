@@ -113,6 +113,16 @@ pub enum RecordEnd<E> {
     Failed(E),
 }
 
+/// An end the store carried out, or the error it refused it with.
+impl<E> From<Result<(), E>> for RecordEnd<E> {
+    fn from(r: Result<(), E>) -> Self {
+        match r {
+            Ok(()) => RecordEnd::Ended,
+            Err(e) => RecordEnd::Failed(e),
+        }
+    }
+}
+
 impl<E> RecordEnd<E> {
     /// Whether something was written to the store (or tried).
     #[must_use]
@@ -334,10 +344,7 @@ impl<S: RecordStore> CommandJournal<S> {
             return RecordEnd::Kept;
         }
         self.by_reference.retain(|_, k| *k != key);
-        match self.end(key, now) {
-            Ok(()) => RecordEnd::Ended,
-            Err(e) => RecordEnd::Failed(e),
-        }
+        self.end(key, now).into()
     }
 
     fn end(&mut self, key: JournalKey, now: Timestamp) -> Result<(), S::Error> {

@@ -298,10 +298,7 @@ impl BatchOutbox {
                 None => return RecordEnd::NotJournaled,
             },
         };
-        match self.end(store, key, now_millis) {
-            Ok(()) => RecordEnd::Ended,
-            Err(e) => RecordEnd::Failed(e),
-        }
+        self.end(store, key, now_millis).into()
     }
 
     /// A batch whose record `key` was written, never taken by the engine, ended (its

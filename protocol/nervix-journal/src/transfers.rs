@@ -310,10 +310,7 @@ impl TransferJournal {
             return RecordEnd::Kept;
         }
         self.live.remove(&ticket.reference);
-        match self.end_key(store, ticket.key, now_millis) {
-            Ok(()) => RecordEnd::Ended,
-            Err(e) => RecordEnd::Failed(e),
-        }
+        self.end_key(store, ticket.key, now_millis).into()
     }
 
     fn end_key<S: RecordStore>(
