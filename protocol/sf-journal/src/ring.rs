@@ -294,6 +294,14 @@ impl FramePlace<'_> {
     pub fn writes(&self, payload: &[u8]) -> FrameWrites {
         FrameWrites::with_crc(self.file, self.offset, self.payload_len, self.crc, payload)
     }
+
+    /// [`FramePlace::writes`] from a buffer holding four free bytes and then the payload this
+    /// place was made for: the length field goes into the free bytes and the buffer becomes
+    /// the first write without a copy.
+    #[must_use]
+    pub fn writes_framed(&self, framed: Vec<u8>) -> FrameWrites {
+        FrameWrites::with_crc_framed(self.file, self.offset, self.payload_len, self.crc, framed)
+    }
 }
 
 /// Where a frame lies: the file and the range of its payload.
@@ -412,6 +420,10 @@ pub struct Ring {
     durability: Durability,
     last_checkpoint_millis: Option<u64>,
     dict_in_use: bool,
+    /// Whether trimmed segments are kept for reuse ([`Ring::with_recycling`]).
+    recycle: bool,
+    /// A trimmed segment, zeroed, that the next segment reuses.
+    spare: Option<String>,
 }
 
 impl Ring {
@@ -437,6 +449,8 @@ impl Ring {
             durability: Durability::None,
             last_checkpoint_millis: None,
             dict_in_use: false,
+            recycle: false,
+            spare: None,
         }
     }
 
@@ -662,17 +676,23 @@ impl Ring {
             base_seq: self.next_fsn,
             created_micros: now_millis.saturating_mul(1000),
         };
-        let mut ops = vec![
-            FileOp::SetLen {
-                file: file.clone(),
-                len: self.config.segment_bytes,
-            },
-            FileOp::Write {
-                file: file.clone(),
-                offset: 0,
-                bytes: header.encode().to_vec(),
-            },
-        ];
+        let mut ops = Vec::with_capacity(4);
+        if let Some(spare) = self.spare.take() {
+            ops.push(FileOp::Rename {
+                from: spare,
+                to: file.clone(),
+            });
+        }
+        // After a rename, the size it already has: a spare removed meanwhile is made anew.
+        ops.push(FileOp::SetLen {
+            file: file.clone(),
+            len: self.config.segment_bytes,
+        });
+        ops.push(FileOp::Write {
+            file: file.clone(),
+            offset: 0,
+            bytes: header.encode().to_vec(),
+        });
         self.segs.push_back(Seg {
             file,
             base: self.next_fsn,
@@ -1005,6 +1025,31 @@ impl Ring {
         self
     }
 
+    /// Keeps one trimmed segment for the next one instead of unlinking it: the trim zeroes it
+    /// whole under its old name, and the next segment is that file renamed, so its pages are
+    /// written over in place instead of allocated anew (and the trimmed ones freed). At every
+    /// step the file is what a fresh segment would be at the same point, or a spare recovery
+    /// leaves out: its header is zeroed first, in a write of its own, so a trim cut short
+    /// leaves a spare, and a rename not yet followed by its header leaves an all-zero file. A
+    /// slot holds one such file beside its segments.
+    ///
+    /// For a ring whose files are never synced (a crash of the process, not of the host):
+    /// with syncs, the zeroes would have to reach stable storage before the rename does.
+    /// The store-and-forward client unlinks trimmed segments (SF-13) and does not use this.
+    /// The rename is followed by the sizing a new segment gets, which changes nothing on the
+    /// file renamed, and makes the segment anew if the spare was removed meanwhile.
+    #[must_use]
+    pub fn with_recycling(mut self) -> Self {
+        self.recycle = true;
+        self
+    }
+
+    /// The zeroed segment file kept for the next segment, if any.
+    #[must_use]
+    pub fn spare(&self) -> Option<&str> {
+        self.spare.as_deref()
+    }
+
     /// The checkpoint due at `now_millis`, if any: with [`Durability::Periodic`], once the
     /// interval has passed since the last checkpoint (the first call starts the clock), a sync
     /// of every journal file the ring keeps, then of the directory. With [`Durability::None`],
@@ -1048,7 +1093,9 @@ impl Ring {
             let mut ops: Vec<FileOp> = self
                 .segs
                 .drain(..)
-                .map(|s| FileOp::Unlink { file: s.file })
+                .map(|s| s.file)
+                .chain(self.spare.take())
+                .map(|file| FileOp::Unlink { file })
                 .collect();
             for file in [slot::MANIFEST, slot::ACK_WATERMARK, slot::SYMBOL_DICT] {
                 ops.push(FileOp::Unlink {
@@ -1110,13 +1157,33 @@ impl Ring {
                 ops.push(record.write(slot::ACK_WATERMARK));
             }
         }
+        let mut recycled = false;
         while self.segs.len() > 1 && self.segs[0].last_fsn() <= fsn {
             let s = self.segs.pop_front().expect("two segments");
-            ops.push(FileOp::Unlink { file: s.file });
+            if self.recycle && self.spare.is_none() && s.capacity == self.config.segment_bytes {
+                // The header first, in a write of its own: a crash in the second leaves a
+                // spare, never a header over stale frames.
+                let header = SEGMENT_HEADER_LEN as u64;
+                ops.push(FileOp::Zero {
+                    file: s.file.clone(),
+                    offset: 0,
+                    len: header,
+                });
+                ops.push(FileOp::Zero {
+                    file: s.file.clone(),
+                    offset: header,
+                    len: s.capacity - header,
+                });
+                self.spare = Some(s.file);
+                recycled = true;
+            } else {
+                ops.push(FileOp::Unlink { file: s.file });
+            }
         }
-        if ops
-            .iter()
-            .any(|op| matches!(op, FileOp::Unlink { file } if file.ends_with(".sfa")))
+        if recycled
+            || ops
+                .iter()
+                .any(|op| matches!(op, FileOp::Unlink { file } if file.ends_with(".sfa")))
         {
             ops.extend(self.manifest_ops());
         }

@@ -162,8 +162,29 @@ impl FrameWrites {
     /// The writes when the length and checksum of `payload` are already known.
     pub(crate) fn with_crc(file: &str, offset: u64, len: i32, crc: u32, payload: &[u8]) -> Self {
         let mut body = Vec::with_capacity(4 + payload.len());
-        body.extend_from_slice(&len.to_le_bytes());
+        body.extend_from_slice(&[0; 4]);
         body.extend_from_slice(payload);
+        Self::with_crc_framed(file, offset, len, crc, body)
+    }
+
+    /// The writes when the length and checksum are known and `body` already holds the payload
+    /// behind four free bytes: the length goes into those, and `body` becomes the first write
+    /// as it is.
+    pub(crate) fn with_crc_framed(
+        file: &str,
+        offset: u64,
+        len: i32,
+        crc: u32,
+        mut body: Vec<u8>,
+    ) -> Self {
+        debug_assert_eq!(
+            body.len(),
+            4 + len as usize,
+            "four free bytes, then the payload"
+        );
+        if let Some(room) = body.get_mut(..4) {
+            room.copy_from_slice(&len.to_le_bytes());
+        }
         Self {
             body: FileOp::Write {
                 file: file.to_owned(),

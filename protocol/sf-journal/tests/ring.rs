@@ -542,3 +542,138 @@ fn sf_23_a_clock_that_goes_back_restarts_the_wait_instead_of_stalling_it() {
         })
     ));
 }
+
+/// The ring trimmed by an ack of everything up to `fsn`, its last frame, on a new connection
+/// that sent them all.
+fn ack_all(ring: &mut Ring, fsn: i64) -> Vec<FileOp> {
+    assert_eq!(ring.published_fsn(), fsn);
+    let _ = ring.connect(0);
+    let mut sent = 0;
+    while ring.next_to_send().is_some() {
+        sent += 1;
+    }
+    ring.ok(sent - 1).unwrap()
+}
+
+#[test]
+fn a_recycling_ring_zeroes_its_first_trimmed_segment_whole_and_unlinks_the_next_ones() {
+    let mut ring = Ring::new(tiny(100)).with_recycling();
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 6); // segments [0,1] [2,3] [4,5]
+    let files: Vec<String> = ring.segment_files().map(str::to_owned).collect();
+    let ops = ack_all(&mut ring, 5);
+    // The first goes back to zeros, its header first in a write of its own, the second is
+    // unlinked: one spare at most.
+    assert!(
+        matches!(&ops[..2], [
+            FileOp::Zero { file: a, offset: 0, len: 24 },
+            FileOp::Zero { file: b, offset: 24, len: 40 },
+        ] if *a == files[0] && *b == files[0]),
+        "{ops:?}"
+    );
+    assert_eq!(unlinked(&ops), [files[1].clone()]);
+    assert_eq!(ring.spare(), Some(files[0].as_str()));
+    // The manifest names the new first segment (written after the zeroes).
+    assert!(
+        ops.iter()
+            .skip(1)
+            .any(|op| op.file() == Some(sf_journal::slot::MANIFEST)),
+        "{ops:?}"
+    );
+    dir.apply_all(&ops);
+    assert_eq!(dir.get(&files[0]), Some(&[0u8; 64][..]));
+    assert!(dir.get(&files[1]).is_none());
+    assert_eq!(
+        ring.segment_files().collect::<Vec<_>>(),
+        [files[2].as_str()]
+    );
+}
+
+#[test]
+fn a_recycling_ring_opens_its_next_segment_by_renaming_the_spare() {
+    let mut ring = Ring::new(tiny(100)).with_recycling();
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 4); // segments [0,1] [2,3]
+    let files: Vec<String> = ring.segment_files().map(str::to_owned).collect();
+    dir.apply_all(&ack_all(&mut ring, 3));
+    let spare = ring.spare().expect("a spare").to_owned();
+    assert_eq!(spare, files[0]);
+    // [2,3] is full: the next frame opens a segment, the spare renamed.
+    let a = ring.append(P, 0).unwrap();
+    let new = ring.segment_files().last().unwrap().to_owned();
+    assert!(
+        matches!(&a.ops[0], FileOp::Rename { from, to } if *from == spare && *to == new),
+        "{:?}",
+        a.ops
+    );
+    assert!(
+        matches!(&a.ops[1], FileOp::SetLen { file, len: 64 } if *file == new),
+        "the size it has: {:?}",
+        a.ops
+    );
+    assert_eq!(ring.spare(), None);
+    dir.apply_all(&a.ops);
+    assert!(dir.get(&spare).is_none());
+    assert_eq!(dir.get(&new).map(<[u8]>::len), Some(64));
+    // A spare removed meanwhile: the segment is made anew at its size.
+    let mut gone = MemDir::new();
+    let mut ring2 = Ring::new(tiny(100)).with_recycling();
+    fill(&mut ring2, &mut gone, 4);
+    gone.apply_all(&ack_all(&mut ring2, 3));
+    let removed = ring2.spare().expect("a spare").to_owned();
+    gone.apply_all(&[FileOp::Unlink { file: removed }]);
+    let b = ring2.append(P, 0).unwrap();
+    gone.apply_all(&b.ops);
+    let made = ring2.segment_files().last().unwrap();
+    assert_eq!(gone.get(made).map(<[u8]>::len), Some(64));
+    // The next trim makes a spare again.
+    let _ = ring.append(P, 0).unwrap();
+    let _ = ring.append(P, 0).unwrap(); // segments [2,3] [4,5] [6]
+    let ops = ack_all(&mut ring, 6);
+    assert!(
+        ops.iter()
+            .any(|op| matches!(op, FileOp::Zero { file, .. } if *file == files[1])),
+        "{ops:?}"
+    );
+    assert_eq!(ring.spare(), Some(files[1].as_str()));
+}
+
+#[test]
+fn a_ring_that_does_not_recycle_unlinks_every_trimmed_segment_and_sizes_each_new_one() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 4);
+    let ops = ack_all(&mut ring, 3);
+    assert!(
+        !ops.iter().any(|op| matches!(op, FileOp::Zero { .. })),
+        "{ops:?}"
+    );
+    assert_eq!(unlinked(&ops).len(), 1);
+    assert_eq!(ring.spare(), None);
+    let a = ring.append(P, 0).unwrap();
+    assert!(
+        matches!(&a.ops[0], FileOp::SetLen { len: 64, .. }),
+        "{:?}",
+        a.ops
+    );
+}
+
+#[test]
+fn closing_a_drained_recycling_ring_unlinks_its_spare_too() {
+    let mut ring = Ring::new(tiny(100)).with_recycling();
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 4);
+    dir.apply_all(&ack_all(&mut ring, 3));
+    let spare = ring.spare().expect("a spare").to_owned();
+    let sf_journal::ring::CloseVerdict::Drained { ops } = ring.close(0, 0, 0) else {
+        panic!("everything was acknowledged");
+    };
+    assert!(unlinked(&ops).contains(&spare), "{ops:?}");
+    dir.apply_all(&ops);
+    assert_eq!(
+        dir.names().count(),
+        0,
+        "{:?}",
+        dir.names().collect::<Vec<_>>()
+    );
+}
