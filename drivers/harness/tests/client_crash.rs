@@ -245,7 +245,7 @@ impl RecordStore for MemStore {
                 Call::PutCommand
             }
             Entry::Batch(b) => {
-                self.slot.batch_records.insert(w.key, b.batch.clone());
+                self.slot.batch_records.insert(w.key, b.batch.to_vec());
                 Call::PutBatch
             }
             _ => Call::PutCommand,
@@ -257,7 +257,7 @@ impl RecordStore for MemStore {
                     self.slot.cut_queries.insert(c.query.clone());
                 }
                 Entry::Batch(b) => {
-                    self.slot.cut_batches.insert(b.batch.clone());
+                    self.slot.cut_batches.insert(b.batch.to_vec());
                 }
                 _ => {}
             }
@@ -862,7 +862,7 @@ impl World {
                 ));
                 continue;
             }
-            let Some(&n) = self.batch_by_bytes.get(&u.batch) else {
+            let Some(&n) = self.batch_by_bytes.get(u.batch.as_ref()) else {
                 self.problems
                     .push("an unsent batch the test never submitted".into());
                 continue;
@@ -916,7 +916,7 @@ impl World {
         let record = BatchRecord {
             domain: "tenant".into(),
             ingestor: INGESTOR.into(),
-            batch: bytes,
+            batch: bytes.into(),
             created_wall: wall,
         };
         let r = p.outbox.put(p.core.store_mut(), record, millis(now));

@@ -10,6 +10,9 @@ use sf_journal::ring::FramePlace;
 use sf_journal::slot::{self, parse_segment_name};
 use sf_journal::FileOp;
 
+/// The zeros a [`FileOp::Zero`] writes, 64 KiB at a time: one buffer for every call.
+static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+
 /// A failed file operation, with the file it concerned.
 #[derive(Debug, thiserror::Error)]
 #[error("{what} {file}: {source}")]
@@ -158,11 +161,10 @@ impl FileDir {
                 bytes,
             } => self.write_bytes(file, bytes, *offset),
             FileOp::Zero { file, offset, len } => {
-                let zeros = vec![0u8; 64 << 10];
                 let (mut at, end) = (*offset, offset.saturating_add(*len));
                 while at < end {
-                    let n = (end - at).min(zeros.len() as u64) as usize;
-                    let r = write_at(self.file(file)?, &zeros[..n], at);
+                    let n = (end - at).min(ZEROS.len() as u64) as usize;
+                    let r = write_at(self.file(file)?, &ZEROS[..n], at);
                     r.map_err(|e| self.error("zero", file, e))?;
                     at += n as u64;
                 }

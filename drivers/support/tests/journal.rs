@@ -51,7 +51,7 @@ fn batch(n: u8, len: usize) -> BatchRecord {
     BatchRecord {
         domain: "d".into(),
         ingestor: format!("ing{n}"),
-        batch: vec![n; len],
+        batch: vec![n; len].into(),
         created_wall: UnixMillis(5),
     }
 }

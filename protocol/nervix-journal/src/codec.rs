@@ -6,6 +6,7 @@
 //! byte 0 (absent) or 1 followed by the value; numbers are 8 bytes little endian. A record must
 //! be consumed exactly: bytes left over are an error, as is a length running past the end.
 
+use bytes::Bytes;
 use nervix_protocol::command::{ExecutionReference, ReferenceError};
 use nervix_protocol::schema::{FingerprintT, TransactionPreviewIdentityT};
 use nervix_protocol::time::UnixMillis;
@@ -112,31 +113,94 @@ pub enum DecodeError {
 /// (4 GiB).
 #[must_use]
 pub fn encode_record(record: &Record) -> Option<Vec<u8>> {
-    let mut w = Writer(Vec::new());
-    w.u8(VERSION);
+    let mut w = Writer(Vec::with_capacity(record_len_hint(record)));
+    record_into(&mut w, record)?;
+    Some(w.0)
+}
+
+/// Bytes left free at the front of a [`framed`] record: the frame's length field goes there,
+/// so the buffer becomes the frame's body write as it is.
+pub(crate) const FRAME_ROOM: usize = 4;
+
+/// [`encode_record`] behind [`FRAME_ROOM`] free bytes, in one allocation of about the
+/// record's size.
+pub(crate) fn framed(record: &Record) -> Option<Vec<u8>> {
+    let mut w = Writer(Vec::with_capacity(FRAME_ROOM + record_len_hint(record)));
+    w.0.resize(FRAME_ROOM, 0);
+    record_into(&mut w, record)?;
+    Some(w.0)
+}
+
+/// [`framed`] of a `Put` record, from a borrowed entry.
+pub(crate) fn framed_put(key: JournalKey, handed: bool, entry: &Entry) -> Option<Vec<u8>> {
+    let mut w = Writer(Vec::with_capacity(FRAME_ROOM + put_len_hint(entry)));
+    w.0.resize(FRAME_ROOM, 0);
+    put_into(&mut w, key, handed, entry)?;
+    Some(w.0)
+}
+
+fn record_into(w: &mut Writer, record: &Record) -> Option<()> {
     match record {
-        Record::Put { key, handed, entry } => return encode_put(*key, *handed, entry),
+        Record::Put { key, handed, entry } => return put_into(w, *key, *handed, entry),
         Record::Handed { key } => {
+            w.u8(VERSION);
             w.u8(KIND_HANDED);
             w.u64(key.0);
         }
         Record::End { key } => {
+            w.u8(VERSION);
             w.u8(KIND_END);
             w.u64(key.0);
         }
     }
-    Some(w.0)
+    Some(())
 }
 
-/// The bytes of a `Put` record, from a borrowed entry.
-pub(crate) fn encode_put(key: JournalKey, handed: bool, entry: &Entry) -> Option<Vec<u8>> {
-    let mut w = Writer(Vec::new());
+fn put_into(w: &mut Writer, key: JournalKey, handed: bool, entry: &Entry) -> Option<()> {
     w.u8(VERSION);
     w.u8(KIND_PUT);
     w.u64(key.0);
     w.u8(u8::from(handed));
-    entry_into(&mut w, entry)?;
-    Some(w.0)
+    entry_into(w, entry)
+}
+
+/// At least the bytes of a record's fixed fields and tags.
+const FIXED_HINT: usize = 160;
+
+fn record_len_hint(record: &Record) -> usize {
+    match record {
+        Record::Put { entry, .. } => put_len_hint(entry),
+        Record::Handed { .. } | Record::End { .. } => FIXED_HINT,
+    }
+}
+
+/// About the length of a `Put` record of `entry` and never less, so the buffer it is encoded
+/// into is allocated once: its fixed fields, and each variable field with its length prefix.
+fn put_len_hint(entry: &Entry) -> usize {
+    let var = |b: &[u8]| 4 + b.len();
+    FIXED_HINT
+        + match entry {
+            Entry::Command(c) => {
+                var(c.reference.as_str().as_bytes())
+                    + var(c.query.as_bytes())
+                    + c.domain.as_deref().map_or(0, |d| var(d.as_bytes()))
+                    + c.preview.as_ref().map_or(0, |p| {
+                        var(p.transaction_id.as_bytes()) + var(&p.planning_basis.bytes)
+                    })
+            }
+            Entry::Transfer(t) => {
+                let kind = match &t.kind {
+                    TransferKind::Upload { domain, resource } => {
+                        var(domain.as_bytes()) + var(resource.as_bytes())
+                    }
+                    TransferKind::Restore { statement } => var(statement.as_bytes()),
+                };
+                kind + var(t.reference.as_bytes()) + var(t.archive.as_bytes()) + t.digest.len()
+            }
+            Entry::Batch(b) => {
+                var(b.domain.as_bytes()) + var(b.ingestor.as_bytes()) + var(&b.batch)
+            }
+        }
 }
 
 fn entry_into(w: &mut Writer, entry: &Entry) -> Option<()> {
@@ -371,7 +435,7 @@ impl<'a> Reader<'a> {
             ENTRY_BATCH => Ok(Entry::Batch(BatchRecord {
                 domain: self.string()?,
                 ingestor: self.string()?,
-                batch: self.bytes()?.to_vec(),
+                batch: Bytes::copy_from_slice(self.bytes()?),
                 created_wall: UnixMillis(self.u64()?),
             })),
             other => Err(DecodeError::EntryTag(other)),

@@ -11,7 +11,7 @@ use sf_journal::segment::{FRAME_HEADER_LEN, SEGMENT_HEADER_LEN};
 use sf_journal::FileOp;
 
 use crate::classify::{classify, RecoveryList};
-use crate::codec::{decode_record, encode_put, encode_record, DecodeError, Record};
+use crate::codec::{decode_record, framed, framed_put, DecodeError, Record, FRAME_ROOM};
 use crate::record::{Entry, JournalKey};
 
 /// When the journal's files are flushed to stable storage.
@@ -92,6 +92,16 @@ impl ClientJournalConfig {
                 .limit()
                 .saturating_add(self.segment_bytes.saturating_mul(2)),
             append_deadline_millis: 0,
+        }
+    }
+
+    /// Without syncs, the ring reuses a trimmed segment's file for the next segment
+    /// ([`Ring::with_recycling`]): its pages are written over instead of allocated anew.
+    fn recycling(&self, ring: Ring) -> Ring {
+        if self.sync == SyncPolicy::None {
+            ring.with_recycling()
+        } else {
+            ring
         }
     }
 
@@ -224,7 +234,7 @@ impl ClientJournal {
     pub fn new(config: ClientJournalConfig) -> Self {
         Self::with_ring(
             config,
-            Ring::new(config.ring()).with_durability(config.durability()),
+            config.recycling(Ring::new(config.ring()).with_durability(config.durability())),
         )
     }
 
@@ -252,7 +262,9 @@ impl ClientJournal {
         let r = recover(files, 0).map_err(JournalError::Recovery)?;
         let mut j = Self::with_ring(
             config,
-            Ring::from_recovery(config.ring(), &r).with_durability(config.durability()),
+            config.recycling(
+                Ring::from_recovery(config.ring(), &r).with_durability(config.durability()),
+            ),
         );
         let mut max_key = None;
         for seg in &r.segments {
@@ -336,28 +348,26 @@ impl ClientJournal {
         }
         let key = JournalKey(self.next_key);
         let max = self.max_record_bytes();
-        let payload = encode_put(key, false, entry).ok_or(JournalError::TooLarge {
+        let payload = framed_put(key, false, entry).ok_or(JournalError::TooLarge {
             len: usize::MAX,
             max,
         })?;
-        if payload.len() > max {
-            return Err(JournalError::TooLarge {
-                len: payload.len(),
-                max,
-            });
+        let len = payload.len() - FRAME_ROOM;
+        if len > max {
+            return Err(JournalError::TooLarge { len, max });
         }
-        if self.needs_segment(payload.len())
+        if self.needs_segment(len)
             && self
                 .ring
                 .resident_bytes()
                 .saturating_add(self.config.segment_bytes)
                 > self.config.limit()
         {
-            return Err(self.full(payload.len()));
+            return Err(self.full(len));
         }
-        let (fsn, mut ops) = self.append(&payload, now_millis)?;
+        let (fsn, mut ops) = self.append(payload, now_millis)?;
         self.next_key += 1;
-        self.insert(key, fsn, false, entry.clone(), payload.len() as u64);
+        self.insert(key, fsn, false, entry.clone(), len as u64);
         self.stats.puts += 1;
         self.finish(&mut ops, now_millis);
         Ok(Written { key, fsn, ops })
@@ -369,8 +379,8 @@ impl ClientJournal {
         if !self.live.contains_key(&key) {
             return Err(JournalError::UnknownKey(key));
         }
-        let payload = encode_record(&Record::Handed { key }).ok_or(JournalError::Exhausted)?;
-        let (fsn, mut ops) = self.append(&payload, now_millis)?;
+        let payload = framed(&Record::Handed { key }).ok_or(JournalError::Exhausted)?;
+        let (fsn, mut ops) = self.append(payload, now_millis)?;
         if let Some(l) = self.live.get_mut(&key) {
             l.handed = true;
         }
@@ -385,8 +395,8 @@ impl ClientJournal {
         if !self.live.contains_key(&key) {
             return Err(JournalError::UnknownKey(key));
         }
-        let payload = encode_record(&Record::End { key }).ok_or(JournalError::Exhausted)?;
-        let (fsn, mut ops) = self.append(&payload, now_millis)?;
+        let payload = framed(&Record::End { key }).ok_or(JournalError::Exhausted)?;
+        let (fsn, mut ops) = self.append(payload, now_millis)?;
         self.remove(key);
         self.stats.ends += 1;
         self.finish(&mut ops, now_millis);
@@ -407,13 +417,20 @@ impl ClientJournal {
         }
     }
 
+    /// Appends a record encoded behind [`FRAME_ROOM`] free bytes: its buffer becomes the
+    /// frame's body write as it is.
     fn append(
         &mut self,
-        payload: &[u8],
+        framed: Vec<u8>,
         now_millis: u64,
     ) -> Result<(i64, Vec<FileOp>), JournalError> {
-        match self.ring.append(payload, now_millis) {
-            Ok(a) => Ok((a.fsn, a.ops)),
+        let payload = framed.get(FRAME_ROOM..).unwrap_or_default();
+        match self.ring.append_placed(payload, now_millis) {
+            Ok(p) => {
+                let mut ops = p.ops;
+                ops.extend(p.place.writes_framed(framed).into_ops());
+                Ok((p.fsn, ops))
+            }
             Err(AppendError::Full { .. } | AppendError::DeadlineExceeded { .. }) => {
                 Err(self.full(payload.len()))
             }
@@ -481,17 +498,19 @@ impl ClientJournal {
             let Some(live) = self.live.get(&key) else {
                 break;
             };
-            let Some(payload) = encode_put(key, live.handed, &live.entry) else {
+            let Some(payload) = framed_put(key, live.handed, &live.entry) else {
                 break;
             };
-            let Ok(a) = self.ring.append(&payload, now_millis) else {
+            let Ok(a) = self.ring.append_placed(&payload[FRAME_ROOM..], now_millis) else {
                 break;
             };
+            let moved = a.fsn;
             ops.extend(a.ops);
+            ops.extend(a.place.writes_framed(payload).into_ops());
             self.by_fsn.remove(&fsn);
-            self.by_fsn.insert(a.fsn, key);
+            self.by_fsn.insert(moved, key);
             if let Some(l) = self.live.get_mut(&key) {
-                l.fsn = a.fsn;
+                l.fsn = moved;
             }
             copies += 1;
             self.stats.copies_forward += 1;
@@ -612,6 +631,13 @@ impl ClientJournal {
     /// The segment files the ring holds, in FSN order.
     pub fn segment_files(&self) -> impl Iterator<Item = &str> {
         self.ring.segment_files()
+    }
+
+    /// The trimmed segment file kept, zeroed, for the next segment (without syncs only: see
+    /// [`Ring::with_recycling`]); not one of [`ClientJournal::segment_files`].
+    #[must_use]
+    pub fn spare_file(&self) -> Option<&str> {
+        self.ring.spare()
     }
 
     /// What the journal did, and holds now.

@@ -24,6 +24,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use bytes::Bytes;
 use nervix_protocol::client::{BatchId, ProducerId};
 use nervix_protocol::time::UnixMillis;
 
@@ -48,7 +49,7 @@ pub struct UnsentBatch {
     /// The producer's ingestor.
     pub ingestor: String,
     /// The batch as it was submitted: one Arrow IPC stream.
-    pub batch: Vec<u8>,
+    pub batch: Bytes,
     /// When it was submitted, on the wall clock.
     pub created_wall: UnixMillis,
 }

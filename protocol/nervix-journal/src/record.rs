@@ -1,5 +1,6 @@
 //! What the journal keeps: the entries, and the key each is kept under.
 
+use bytes::Bytes;
 use nervix_protocol::client::RetainedCommand;
 use nervix_protocol::command::ExecutionReference;
 use nervix_protocol::schema::TransactionPreviewIdentityT;
@@ -103,8 +104,9 @@ pub struct BatchRecord {
     pub domain: String,
     /// The producer's ingestor.
     pub ingestor: String,
-    /// The batch, as the producer submitted it (its Arrow IPC bytes).
-    pub batch: Vec<u8>,
+    /// The batch, as the producer submitted it (its Arrow IPC bytes). Shared, not copied,
+    /// between the record, the journal's live set and the batch waiting to be sent.
+    pub batch: Bytes,
     /// When it was submitted, on the wall clock.
     pub created_wall: UnixMillis,
 }

@@ -211,7 +211,10 @@ fn a_long_lived_record_outlives_ten_thousand_short_lived_ones_in_a_small_ring() 
         let w = s.j.end(w.key, 0).unwrap_or_else(|e| panic!("end {n}: {e}"));
         s.dir.apply_all(&w.ops);
         peak = peak.max(s.j.resident_bytes());
-        assert_eq!(segment_count(&s.dir), s.j.segment_files().count());
+        assert_eq!(
+            segment_count(&s.dir),
+            s.j.segment_files().count() + usize::from(s.j.spare_file().is_some())
+        );
     }
     assert!(s.j.stats().copies_forward > 0, "{:?}", s.j.stats());
     assert!(peak <= 4096 + 2 * 1024, "peak {peak}");
@@ -257,7 +260,84 @@ fn trim_frees_the_segments_of_ended_records() {
     assert!(segment_count(&s.dir) > 1);
     s.end(old[0]);
     assert_eq!(s.j.resident_bytes(), 1024, "one segment stays open");
-    assert_eq!(segment_count(&s.dir), 1);
+    // Beside it, one trimmed segment kept zeroed for the next.
+    assert_eq!(segment_count(&s.dir), 2);
+    let spare = s.j.spare_file().expect("a spare");
+    assert!(s.dir.get(spare).expect("kept").iter().all(|&b| b == 0));
+}
+
+#[test]
+fn without_syncs_the_next_segment_is_the_trimmed_one_renamed_and_recovery_sees_the_same_records() {
+    let mut s = Slot::new(ClientJournalConfig::new(1024, 1 << 20));
+    let keys: Vec<_> = (0..40).map(|n| s.put(&entry(n, 60))).collect();
+    for k in &keys[..39] {
+        s.end(*k);
+    }
+    let spare = s.j.spare_file().expect("a spare").to_owned();
+    let before: Vec<String> = s.dir.names().map(str::to_owned).collect();
+    // Puts until a segment opens: it is the spare, renamed.
+    let mut opened = None;
+    for n in 40..80 {
+        let w = s.j.put(&entry(n, 60), 0).expect("room");
+        let renamed = w
+            .ops
+            .iter()
+            .any(|op| matches!(op, FileOp::Rename { from, .. } if *from == spare));
+        s.dir.apply_all(&w.ops);
+        if renamed {
+            opened = Some(n);
+            break;
+        }
+    }
+    assert!(opened.is_some(), "a segment opened from the spare");
+    assert!(s.dir.get(&spare).is_none());
+    assert!(
+        s.dir.names().count() <= before.len(),
+        "no file more than before"
+    );
+    let live = live_set(&s.j);
+    s.restart();
+    assert_eq!(live_set(&s.j), live);
+    assert_eq!(s.j.live(), 1 + 40usize.min(opened.unwrap() as usize - 39));
+}
+
+#[test]
+fn with_syncs_trimmed_segments_are_unlinked_not_kept() {
+    for sync in [
+        SyncPolicy::EveryRecord,
+        SyncPolicy::Periodic {
+            interval_millis: 10,
+        },
+    ] {
+        let mut s = Slot::new(ClientJournalConfig::new(1024, 1 << 20).with_sync(sync));
+        let keys: Vec<_> = (0..40).map(|n| s.put(&entry(n, 60))).collect();
+        for k in &keys {
+            s.end(*k);
+        }
+        assert_eq!(s.j.spare_file(), None, "{sync:?}");
+        assert_eq!(
+            segment_count(&s.dir),
+            s.j.segment_files().count(),
+            "{sync:?}"
+        );
+    }
+}
+
+#[test]
+fn a_spare_left_by_a_crash_is_removed_when_the_slot_opens() {
+    let mut s = Slot::new(ClientJournalConfig::new(1024, 1 << 20));
+    let keys: Vec<_> = (0..40).map(|n| s.put(&entry(n, 60))).collect();
+    for k in &keys[..39] {
+        s.end(*k);
+    }
+    let spare = s.j.spare_file().expect("a spare").to_owned();
+    s.restart();
+    assert!(
+        s.dir.get(&spare).is_none(),
+        "the spare is gone after the restart"
+    );
+    assert_eq!(s.j.live(), 1);
+    assert_eq!(segment_count(&s.dir), s.j.segment_files().count());
 }
 
 #[test]
@@ -820,11 +900,19 @@ proptest! {
         let after = model.clone();
         let c = if torn { cut.index(file_ops.len() + 1) } else { file_ops.len() };
         dir.apply_all(&file_ops[..c]);
-        if let Some(FileOp::Write { file, offset, bytes }) = file_ops.get(c) {
-            if *offset != 0 && sf_journal::slot::parse_segment_name(file).is_some() {
+        match file_ops.get(c) {
+            Some(FileOp::Write { file, offset, bytes })
+                if *offset != 0 && sf_journal::slot::parse_segment_name(file).is_some() =>
+            {
                 let k = keep.index(bytes.len());
                 dir.write(file, *offset, &bytes[..k]);
             }
+            // A trimmed segment zeroed for reuse, cut at any byte after its header.
+            Some(FileOp::Zero { file, offset, len }) if *offset != 0 => {
+                let k = keep.index(usize::try_from(*len).expect("small"));
+                dir.write(file, *offset, &vec![0; k]);
+            }
+            _ => {}
         }
         let expected = if sum.is_some_and(|s| s < c) { after } else { before };
         let j2 = reopen(&mut dir, config);

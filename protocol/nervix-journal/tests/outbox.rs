@@ -383,7 +383,7 @@ fn p_8_a_batch_record_keeps_domain_ingestor_bytes_and_time() {
     let record = BatchRecord {
         domain: "tenant".into(),
         ingestor: "orders".into(),
-        batch: vec![1, 2, 3, 255, 0],
+        batch: vec![1, 2, 3, 255, 0].into(),
         created_wall: UnixMillis(1_700_000_000_123),
     };
     o.put(&mut s, record.clone(), 0).unwrap();

@@ -40,7 +40,7 @@ pub(crate) struct Outboxed<H: Hand> {
 #[derive(Debug)]
 pub(crate) struct Encoded {
     rows: usize,
-    ipc: Vec<u8>,
+    ipc: bytes::Bytes,
 }
 
 impl Encoded {
@@ -233,7 +233,9 @@ impl<H: Hand<Error = crate::api::Error>> Dataplane<H> {
                 // Refused before anything is written: the fields (P-3).
                 nervix_protocol::arrow::check_record_batch(&desc.fields, &b)
                     .map_err(SubmitError::from)?;
-                let ipc = nervix_protocol::arrow::encode(&b).map_err(SubmitError::from)?;
+                let ipc = bytes::Bytes::from(
+                    nervix_protocol::arrow::encode(&b).map_err(SubmitError::from)?,
+                );
                 let key =
                     journal.put_batch(&sink.names.0, &sink.names.1, ipc.clone(), now, wall)?;
                 (

@@ -37,7 +37,7 @@ impl Journaled {
         &mut self,
         domain: &str,
         ingestor: &str,
-        batch: Vec<u8>,
+        batch: bytes::Bytes,
         now: Timestamp,
         wall: UnixMillis,
     ) -> Result<JournalKey, crate::api::Error> {
