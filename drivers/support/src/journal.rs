@@ -81,7 +81,9 @@ pub struct JournalConfig {
 
 impl JournalConfig {
     /// The slot `<dir>/<sender>/` with the defaults: no syncs, 64 MiB capacity in 1 MiB
-    /// segments, a ten-minute horizon.
+    /// segments, a ten-minute horizon. Without syncs the slot also keeps one trimmed segment,
+    /// zeroed, for the next segment to reuse (its pages are written over instead of made
+    /// anew), so it holds at most one segment more than the capacity.
     #[must_use]
     pub fn new(dir: impl Into<PathBuf>, sender: impl Into<String>) -> Self {
         let defaults = ClientJournalConfig::default();
