@@ -677,3 +677,30 @@ fn closing_a_drained_recycling_ring_unlinks_its_spare_too() {
         dir.names().collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_recycling_ring_that_trims_one_segment_and_unlinks_none_still_names_the_new_first_in_its_manifest(
+) {
+    let mut ring = Ring::new(tiny(100)).with_recycling();
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 4); // segments [0,1] [2,3]
+    let second = ring.segment_files().nth(1).unwrap().to_owned();
+    let ops = ack_all(&mut ring, 3);
+    assert!(unlinked(&ops).is_empty(), "{ops:?}");
+    assert!(
+        ops.iter()
+            .any(|op| op.file() == Some(sf_journal::slot::MANIFEST)),
+        "{ops:?}"
+    );
+    dir.apply_all(&ops);
+    // A restart finds the second segment first, and the spare left out.
+    let r = sf_journal::recovery::recover(&slot_files(&dir), 0).expect("recovers");
+    assert_eq!(
+        r.segments
+            .iter()
+            .map(|s| s.file.as_str())
+            .collect::<Vec<_>>(),
+        [second.as_str()]
+    );
+    assert_eq!(r.spares.len(), 1);
+}
