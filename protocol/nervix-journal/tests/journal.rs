@@ -266,14 +266,21 @@ fn trim_frees_the_segments_of_ended_records() {
     assert!(s.dir.get(spare).expect("kept").iter().all(|&b| b == 0));
 }
 
-#[test]
-fn without_syncs_the_next_segment_is_the_trimmed_one_renamed_and_recovery_sees_the_same_records() {
+/// A slot without syncs whose 40 puts filled segments, all ended but the last: its first
+/// segments are trimmed and one kept as the spare, named here.
+fn with_a_spare() -> (Slot, String) {
     let mut s = Slot::new(ClientJournalConfig::new(1024, 1 << 20));
     let keys: Vec<_> = (0..40).map(|n| s.put(&entry(n, 60))).collect();
     for k in &keys[..39] {
         s.end(*k);
     }
     let spare = s.j.spare_file().expect("a spare").to_owned();
+    (s, spare)
+}
+
+#[test]
+fn without_syncs_the_next_segment_is_the_trimmed_one_renamed_and_recovery_sees_the_same_records() {
+    let (mut s, spare) = with_a_spare();
     let before: Vec<String> = s.dir.names().map(str::to_owned).collect();
     // Puts until a segment opens: it is the spare, renamed.
     let mut opened = None;
@@ -325,12 +332,7 @@ fn with_syncs_trimmed_segments_are_unlinked_not_kept() {
 
 #[test]
 fn a_spare_left_by_a_crash_is_removed_when_the_slot_opens() {
-    let mut s = Slot::new(ClientJournalConfig::new(1024, 1 << 20));
-    let keys: Vec<_> = (0..40).map(|n| s.put(&entry(n, 60))).collect();
-    for k in &keys[..39] {
-        s.end(*k);
-    }
-    let spare = s.j.spare_file().expect("a spare").to_owned();
+    let (mut s, spare) = with_a_spare();
     s.restart();
     assert!(
         s.dir.get(&spare).is_none(),
