@@ -573,6 +573,64 @@ pub fn past_validity_reported_unknown<D: Driver>(via: Via) {
     lb.stop();
 }
 
+/// Issue 19, item 2: what a recovery list reports unknown ends only once the list was handed
+/// over. A call given up before its answer takes the list from this life of the client (a
+/// later call gets none) but leaves its records, so the next start reports them again; once
+/// read, they end.
+pub fn an_abandoned_recovery_list_leaves_its_records<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = cluster();
+    let spec = spec_for::<D>(&lb, via, "abandoned", 2);
+    let refs = crashed(
+        &ChildProgram::test_of::<D>(),
+        &lb,
+        &spec,
+        &mut |_| {},
+        |_, _| {},
+    );
+    let mut j = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
+    j.horizon = Duration::ZERO;
+    let config = journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), j);
+    let d = D::on_one_thread();
+    let successor = d.start(config.clone()).unwrap();
+    assert!(
+        d.recovery_abandoned(&successor),
+        "this driver cannot give a call up"
+    );
+    assert!(
+        d.recovery(&successor).unwrap().is_empty(),
+        "the list went to the call given up"
+    );
+    assert_eq!(
+        d.stats(&successor).unwrap().journal.unwrap().live,
+        refs.len() as u64,
+        "nobody read the list: its records stay"
+    );
+    d.close(successor, false).unwrap();
+    let third = d.start(config.clone()).unwrap();
+    let unknown: Vec<String> = d
+        .recovery(&third)
+        .unwrap()
+        .commands
+        .iter()
+        .map(|c| match c {
+            JournaledCommand::Unknown { reference, .. } => reference.clone(),
+            other => panic!("past its retry validity: {other:?}"),
+        })
+        .collect();
+    assert_eq!(unknown, refs, "reported again after the restart");
+    d.close(third, false).unwrap();
+    let fourth = d.start(config).unwrap();
+    assert!(
+        d.recovery(&fourth).unwrap().is_empty(),
+        "read once, then ended"
+    );
+    d.close(fourth, false).unwrap();
+    lb.stop();
+}
+
 /// Issue 19, item 1 (SF-23, SF-24): a journal with no room refuses the command with a typed
 /// error saying the wire is reconnecting, and nothing is sent.
 pub fn full_journal_refuses<D: Driver>(via: Via) {
@@ -808,6 +866,13 @@ macro_rules! journal_tests {
         #[test]
         fn a_full_journal_refuses_a_command_naming_the_wire_state_and_sends_nothing() {
             $crate::run!(Tokio, journal::full_journal_refuses(Via::Grpc))
+        }
+        #[test]
+        fn e_4_a_recovery_list_given_up_before_its_answer_leaves_its_records_for_the_next_start() {
+            $crate::run!(
+                Tokio,
+                journal::an_abandoned_recovery_list_leaves_its_records(Via::Grpc)
+            )
         }
         #[test]
         fn e_3_an_uncertain_command_keeps_its_record_and_a_completed_one_ends_it() {

@@ -138,6 +138,16 @@ impl Driver for Tokio {
         self.block(client.recovery())
     }
 
+    fn recovery_abandoned(&self, client: &Client) -> bool {
+        // Polled once outside the runtime's block_on: the request goes out, and on a
+        // current-thread runtime the driver task cannot answer before the call is dropped.
+        let _in = self.rt.enter();
+        let mut call = std::pin::pin!(client.recovery());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        call.as_mut().poll(&mut cx).is_pending()
+            && self.rt.handle().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
+    }
+
     fn run(&self, client: &Client, statement: &str) -> Result<RunResult, Error> {
         self.block(client.run(statement))
     }

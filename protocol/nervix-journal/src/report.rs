@@ -34,8 +34,11 @@ impl<T: Default> ToReport<T> {
     }
 
     /// The list, once (later calls get an empty one); its keys wait for [`ToReport::ends`].
+    /// A later call's empty list puts aside the keys of a list taken before and never handed
+    /// on (its call was given up): those records stay, and the next start reports them again.
     pub(crate) fn take(&mut self) -> T {
         let Some((list, keys)) = self.list.take() else {
+            self.reported.clear();
             return T::default();
         };
         self.reported = keys;
@@ -84,7 +87,6 @@ mod tests {
         assert_eq!(r.waiting(), 0, "nothing waits before the list is taken");
         assert!(r.ends(|_| Err::<(), ()>(())).is_empty());
         assert_eq!(r.take(), vec!["a"]);
-        assert!(r.take().is_empty(), "once");
         assert_eq!(r.waiting(), 2);
         let mut ended = Vec::new();
         let failures = r.ends(|k| {
@@ -98,5 +100,19 @@ mod tests {
         assert_eq!(ended, vec![JournalKey(1), JournalKey(2)], "in order");
         assert_eq!(failures, vec![JournalKey(2)]);
         assert!(r.ends(|_| Err::<(), ()>(())).is_empty(), "nothing twice");
+        assert!(r.take().is_empty(), "once");
+    }
+
+    #[test]
+    fn a_list_never_handed_on_leaves_its_keys_when_a_later_empty_list_is() {
+        let mut r = ToReport::new(vec!["a"], vec![JournalKey(1), JournalKey(2)]);
+        assert_eq!(r.take(), vec!["a"]);
+        // Its call was given up: no ends. A later call gets an empty list, handed on.
+        assert!(r.take().is_empty(), "once");
+        assert_eq!(r.waiting(), 0);
+        assert!(
+            r.ends(Err::<(), _>).is_empty(),
+            "the first list's records are not ended"
+        );
     }
 }

@@ -450,12 +450,32 @@ fn e_4_a_command_too_old_to_repeat_stays_journaled_until_its_report_was_handed_o
         vec![(key, false)],
         "not ended before it is told"
     );
-    assert!(core.take_recovery().is_empty(), "taken once");
     assert!(core.recovery_reported(Timestamp::ZERO).is_empty());
     assert!(core.store().live().is_empty());
     assert_eq!(core.stats().ended, 1);
     assert!(core.recovery_reported(Timestamp::ZERO).is_empty());
     assert_eq!(core.stats().ended, 1, "ended once");
+    assert!(core.take_recovery().is_empty(), "taken once");
+}
+
+#[test]
+fn e_4_a_command_too_old_to_repeat_whose_list_was_never_handed_on_stays_for_the_next_start() {
+    let mut s = Slot::new(roomy());
+    let key = s.put(&Entry::Command(command(1, 5)), 0).unwrap();
+    s.j = reopen(&mut s.dir, s.config);
+    let wall = UnixMillis(5 + 3_600_000);
+    let list = s.j.classify(wall, Duration::from_secs(600));
+    let mut core = CommandJournal::new(s, list, wall, Timestamp::ZERO);
+    assert_eq!(core.take_recovery().commands.len(), 1);
+    // Its call was given up; a later call's empty list is handed on.
+    assert!(core.take_recovery().is_empty(), "taken once");
+    assert!(core.recovery_reported(Timestamp::ZERO).is_empty());
+    assert_eq!(
+        core.store().live(),
+        vec![(key, false)],
+        "left for the next start"
+    );
+    assert_eq!(core.stats().ended, 0);
 }
 
 #[test]
