@@ -493,11 +493,7 @@ fn bare_against_cluster(
         "{}console/ws",
         lb.console_endpoints()[0].replace("http://", "ws://")
     );
-    let mut ws = bare_ws_client(
-        &client_rt,
-        &url,
-        Some(&Credentials::new("nervix", "nervix")),
-    );
+    let mut ws = bare_ws_client(client_rt, &url, Some(&Credentials::new("nervix", "nervix")));
     g.bench_function("websocket/bare_client_loopback_server", |b| {
         b.iter_custom(|iters| {
             client_rt.block_on(async {

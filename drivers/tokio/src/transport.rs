@@ -59,6 +59,141 @@ pub(crate) mod status {
     pub const UNAUTHENTICATED: u32 = 16;
 }
 
+/// A gRPC session's send half, shared by the driver task and the session's writer task.
+///
+/// While nothing waits in the writer's queue and the stream has flow-control capacity for
+/// it, the driver stages a frame here as a gRPC message, and at the end of its turn
+/// ([`Line::flush`]) hands everything staged to h2 in one DATA frame: no hop through the
+/// writer task, which is woken only for what must wait (capacity, a close). A frame that
+/// cannot be staged goes to the writer's queue, after whatever was staged, and nothing is
+/// staged again until the writer has written all it was given, so frames leave in order.
+/// Nothing here waits: the writer holds the lock only between its own waits, so the
+/// driver's loop is never blocked for longer than one such step.
+#[derive(Default)]
+pub(crate) struct Line {
+    state: std::sync::Mutex<LineState>,
+}
+
+#[derive(Default)]
+struct LineState {
+    /// The call's send half, once it is open; `None` before and after the writer ends.
+    send: Option<h2::SendStream<Bytes>>,
+    /// Frames handed to the writer's queue and not yet written by it.
+    queued: usize,
+    /// gRPC messages staged by the driver and not yet handed to h2: at most
+    /// [`WRITE_BURST_BYTES`], and never more than the stream's capacity.
+    staged: BytesMut,
+}
+
+impl LineState {
+    /// Hands what is staged to h2 as one DATA frame, and asks for capacity for the next.
+    fn flush(&mut self) {
+        let Some(send) = self.send.as_mut() else {
+            self.staged.clear();
+            return;
+        };
+        if !self.staged.is_empty() && send.send_data(self.staged.split().freeze(), false).is_err() {
+            // The call is gone: its reader reports how it ended.
+            self.send = None;
+            return;
+        }
+        send.reserve_capacity(WRITE_BURST_BYTES);
+    }
+}
+
+impl Line {
+    fn lock(&self) -> std::sync::MutexGuard<'_, LineState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Stages `frame` to be written by [`Line::flush`]: false when it must go through the
+    /// writer's queue instead (the call not open, frames waiting there, or no capacity).
+    /// True the first time something is staged since the last flush, as `Some(true)`.
+    pub(crate) fn stage(&self, frame: &Bytes) -> Option<bool> {
+        let mut st = self.lock();
+        if st.queued > 0 || st.send.is_none() {
+            return None;
+        }
+        let len = frame.len() + 5;
+        if !st.staged.is_empty() && st.staged.len() + len > WRITE_BURST_BYTES {
+            st.flush();
+        }
+        let capacity = st.send.as_ref().map_or(0, h2::SendStream::capacity);
+        if st.staged.len() + len > capacity {
+            return None;
+        }
+        let first = st.staged.is_empty();
+        put_message(&mut st.staged, frame);
+        Some(first)
+    }
+
+    /// Writes what is staged: what the driver does at the end of each turn of its loop.
+    pub(crate) fn flush(&self) {
+        self.lock().flush();
+    }
+
+    /// Before a frame goes to the writer's queue: what was staged goes first, and nothing
+    /// is staged until the writer has written it. [`Line::unqueued`] undoes it when the
+    /// queue did not take it.
+    pub(crate) fn queue(&self) {
+        let mut st = self.lock();
+        st.flush();
+        st.queued += 1;
+    }
+
+    /// The call is open: frames may be written into `send`, within the capacity asked here.
+    fn open(&self, mut send: h2::SendStream<Bytes>) {
+        send.reserve_capacity(WRITE_BURST_BYTES);
+        self.lock().send = Some(send);
+    }
+
+    /// No more frames are written into the call: its send half, if it was still there.
+    fn close(&self) -> Option<h2::SendStream<Bytes>> {
+        self.lock().send.take()
+    }
+
+    /// The writer hands `chunk` to h2; false when the call is gone.
+    fn send_data(&self, chunk: Bytes) -> bool {
+        let mut st = self.lock();
+        let Some(send) = st.send.as_mut() else {
+            return false;
+        };
+        if send.send_data(chunk, false).is_err() {
+            st.send = None;
+            return false;
+        }
+        true
+    }
+
+    /// The writer wrote `taken` items of its queue: once none is left, the driver may
+    /// stage again, and capacity is asked for what it will stage.
+    fn written(&self, taken: usize) {
+        let mut st = self.lock();
+        st.queued = st.queued.saturating_sub(taken);
+        if st.queued == 0 {
+            if let Some(send) = st.send.as_mut() {
+                send.reserve_capacity(WRITE_BURST_BYTES);
+            }
+        }
+    }
+
+    /// The writer's queue did not take the frame [`Line::queue`] counted.
+    pub(crate) fn unqueued(&self) {
+        let mut st = self.lock();
+        st.queued = st.queued.saturating_sub(1);
+    }
+}
+
+/// Appends `frame` to `data` as one gRPC message.
+fn put_message(data: &mut BytesMut, frame: &[u8]) {
+    data.reserve(frame.len() + 5);
+    data.put_u8(0);
+    data.put_u32(frame.len() as u32);
+    data.extend_from_slice(frame);
+}
+
 /// Everything a session task needs.
 pub(crate) struct Dial {
     /// The session, where it connects, as whom and by when.
@@ -69,6 +204,8 @@ pub(crate) struct Dial {
     pub events: mpsc::Sender<Report>,
     /// Bytes of frames the driver has not taken yet, over all sessions.
     pub inflight: std::sync::Arc<tokio::sync::Semaphore>,
+    /// Where a gRPC session's send half goes once its call is open.
+    pub line: std::sync::Arc<Line>,
 }
 
 impl Dial {
@@ -224,48 +361,72 @@ async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
         Ok((conn, send, response.into_body()))
     })
     .await;
-    let (_conn, mut send, mut recv) = match opened {
+    let (_conn, send, mut recv) = match opened {
         Ok(Ok(v)) => v,
         Ok(Err(end)) => return end,
         Err(_) => return End::Transport("connection deadline passed".into()),
     };
+    // The driver may write into the call from now on.
+    let line = d.line.clone();
+    line.open(send);
     if !d.tell(Event::Connected).await {
         return End::Finished;
     }
     let write_timeout = d.write_timeout;
     let writer = AbortOnDrop(tokio::spawn(async move {
         let mut data = BytesMut::new();
+        // Ends the call's send half when a write failed: nothing is staged after.
+        let gone = |line: &Line| {
+            if let Some(mut send) = line.close() {
+                send.send_reset(h2::Reason::CANCEL);
+            }
+        };
         while let Some(o) = out.recv().await {
             // The frames the driver queued meanwhile go with this one as one run of gRPC
             // messages: one call for capacity and one write for the lot, not one each.
-            let close = gather_grpc(o, &mut out, &mut data);
+            let (close, taken) = gather_grpc(o, &mut out, &mut data);
             let mut data = data.split().freeze();
             while !data.is_empty() {
-                send.reserve_capacity(data.len());
-                let cap = timeout(
-                    write_timeout,
-                    std::future::poll_fn(|cx| send.poll_capacity(cx)),
-                )
-                .await;
-                match cap {
-                    Ok(Some(Ok(n))) if n > 0 => {
-                        let chunk = data.split_to(n.min(data.len()));
-                        if send.send_data(chunk, false).is_err() {
-                            return;
-                        }
+                let now = {
+                    let mut st = line.lock();
+                    let Some(send) = st.send.as_mut() else { return };
+                    send.reserve_capacity(data.len());
+                    send.capacity()
+                };
+                let n = if now > 0 {
+                    now
+                } else {
+                    let cap = timeout(
+                        write_timeout,
+                        std::future::poll_fn(|cx| match line.lock().send.as_mut() {
+                            Some(send) => send.poll_capacity(cx),
+                            None => std::task::Poll::Ready(None),
+                        }),
+                    )
+                    .await;
+                    match cap {
+                        Ok(Some(Ok(n))) => n,
+                        _ => return gone(&line),
                     }
-                    Ok(Some(Ok(_))) => {}
-                    _ => {
-                        send.send_reset(h2::Reason::CANCEL);
-                        return;
-                    }
+                };
+                if n == 0 {
+                    continue;
+                }
+                let chunk = data.split_to(n.min(data.len()));
+                if !line.send_data(chunk) {
+                    return;
                 }
             }
             if close {
-                let _ = send.send_data(Bytes::new(), true);
-                // Keep the stream until the reader sees the end.
+                if let Some(send) = line.lock().send.as_mut() {
+                    let _ = send.send_data(Bytes::new(), true);
+                }
+                // Nothing is staged after a close: the count stays up. Keep the stream
+                // until the reader sees the end.
                 std::future::pending::<()>().await;
             }
+            // Everything queued is written: the driver may stage again.
+            line.written(taken);
         }
     }));
     let mut reader = MessageReader::default();
@@ -301,6 +462,7 @@ async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
         }
     };
     drop(writer);
+    drop(d.line.close());
     end
 }
 
@@ -343,26 +505,23 @@ const WRITE_BURST: usize = 64;
 const WRITE_BURST_BYTES: usize = 256 * 1024;
 
 /// Appends `first` and whatever `out` holds already, as gRPC messages in order, to `data`,
-/// up to [`WRITE_BURST`] frames and [`WRITE_BURST_BYTES`] bytes; true when a close came
-/// among them (nothing after it is taken).
-fn gather_grpc(first: Out, out: &mut mpsc::Receiver<Out>, data: &mut BytesMut) -> bool {
+/// up to [`WRITE_BURST`] frames and [`WRITE_BURST_BYTES`] bytes; whether a close came
+/// among them (nothing after it is taken), and how many items were taken (the close too).
+fn gather_grpc(first: Out, out: &mut mpsc::Receiver<Out>, data: &mut BytesMut) -> (bool, usize) {
     let mut next = Some(first);
     let mut n = 0;
     while let Some(o) = next.take() {
         let f = match o {
             Out::Frame(f) => f,
-            Out::Close => return true,
+            Out::Close => return (true, n + 1),
         };
-        data.reserve(f.len() + 5);
-        data.put_u8(0);
-        data.put_u32(f.len() as u32);
-        data.extend_from_slice(&f);
+        put_message(data, &f);
         n += 1;
         if n < WRITE_BURST && data.len() < WRITE_BURST_BYTES {
             next = out.try_recv().ok();
         }
     }
-    false
+    (false, n)
 }
 
 async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End {
@@ -565,7 +724,10 @@ mod tests {
             tx.try_send(Out::Frame(frame(i, 3))).unwrap();
         }
         let mut data = BytesMut::new();
-        assert!(!gather_grpc(Out::Frame(frame(0, 3)), &mut rx, &mut data));
+        assert_eq!(
+            gather_grpc(Out::Frame(frame(0, 3)), &mut rx, &mut data),
+            (false, WRITE_BURST)
+        );
         let got = messages(&data);
         // At most WRITE_BURST frames, the first one given first, the rest in queue order.
         assert_eq!(got.len(), WRITE_BURST);
@@ -575,7 +737,7 @@ mod tests {
         // What was left waits for the next write, in order.
         data.clear();
         let next = rx.try_recv().unwrap();
-        assert!(!gather_grpc(next, &mut rx, &mut data));
+        assert_eq!(gather_grpc(next, &mut rx, &mut data), (false, 3));
         let left: Vec<u8> = messages(&data).iter().map(|m| m[0]).collect();
         assert_eq!(
             left,
@@ -592,7 +754,10 @@ mod tests {
             tx.try_send(Out::Frame(frame(i, big))).unwrap();
         }
         data.clear();
-        assert!(!gather_grpc(Out::Frame(frame(0, big)), &mut rx, &mut data));
+        assert_eq!(
+            gather_grpc(Out::Frame(frame(0, big)), &mut rx, &mut data),
+            (false, 3)
+        );
         assert_eq!(
             messages(&data).len(),
             3,
@@ -605,7 +770,11 @@ mod tests {
         tx.try_send(Out::Close).unwrap();
         tx.try_send(Out::Frame(frame(2, 3))).unwrap();
         data.clear();
-        assert!(gather_grpc(Out::Frame(frame(0, 3)), &mut rx, &mut data));
+        assert_eq!(
+            gather_grpc(Out::Frame(frame(0, 3)), &mut rx, &mut data),
+            (true, 3),
+            "two frames and the close taken"
+        );
         let got: Vec<u8> = messages(&data).iter().map(|m| m[0]).collect();
         assert_eq!(got, vec![0, 1]);
         assert_eq!(rx.try_recv().unwrap().frame_byte(), Some(2));
