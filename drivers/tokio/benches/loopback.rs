@@ -32,6 +32,9 @@
 //!   only reads the messages and checks each). Rows the driver dropped for want of room (an
 //!   `Overflow` gap) are not counted, and how many there were is printed.
 //!
+//! * `rows_end_to_end_cpu/1/...`: the one-column case of `rows_end_to_end`, timed by the CPU
+//!   time of the client's thread.
+//!
 //! Both ends run on this machine; each server has a runtime (two workers) of its own, as the
 //! loopback cluster does, and every client, bare or not, runs on one current-thread runtime.
 
@@ -613,17 +616,26 @@ fn checked_rows(frame: Bytes) -> u64 {
 }
 
 fn rows_end_to_end(c: &mut Criterion) {
+    rows_at(c, "rows_end_to_end", &[1, 16, 64], Clock::Wall);
+}
+
+/// `rows_end_to_end_cpu/1/...`: one column, timed by the CPU time of the client's thread.
+fn rows_end_to_end_cpu(c: &mut Criterion) {
+    rows_at(c, "rows_end_to_end_cpu", &[1], Clock::Cpu);
+}
+
+fn rows_at(c: &mut Criterion, group: &str, shapes: &[usize], clock: Clock) {
     let rt = client_runtime();
     let lb = Loopback::start(LoopbackConfig::unpaced(E2E_BATCH)).expect("the loopback cluster");
     let creds = Credentials::new("nervix", "nervix");
-    let mut g = c.benchmark_group("rows_end_to_end");
+    let mut g = c.benchmark_group(group);
     // Four batches per iteration.
     let per_iter = 4 * E2E_BATCH;
     g.throughput(Throughput::Elements(per_iter));
     g.sample_size(10);
     g.warm_up_time(Duration::from_secs(1));
     g.measurement_time(Duration::from_secs(3));
-    for columns in [1usize, 16, 64] {
+    for &columns in shapes {
         let relay = format!("wide{columns}");
         for (name, transport) in [
             ("websocket", Transport::WebSocket(WsAuth::Header)),
@@ -646,7 +658,7 @@ fn rows_end_to_end(c: &mut Criterion) {
                     rt.block_on(async {
                         let want = iters * per_iter;
                         let mut got = 0;
-                        let start = Instant::now();
+                        let start = Started::now();
                         while got < want {
                             match s.next().await {
                                 Some(SubscriptionEvent::Rows(batch)) => {
@@ -666,12 +678,12 @@ fn rows_end_to_end(c: &mut Criterion) {
                                 None => panic!("the subscription ended"),
                             }
                         }
-                        start.elapsed()
+                        start.elapsed(clock)
                     })
                 })
             });
             println!(
-                "rows_end_to_end/{columns}/{name}/driver: {} rows read, {lost} lost to overflow",
+                "{group}/{columns}/{name}/driver: {} rows read, {lost} lost to overflow",
                 next - 1 - lost
             );
             drop(s);
@@ -694,7 +706,7 @@ fn rows_end_to_end(c: &mut Criterion) {
                 rt.block_on(async {
                     let want = iters * per_iter;
                     let mut got = 0;
-                    let start = Instant::now();
+                    let start = Started::now();
                     while got < want {
                         match ws.next().await {
                             Some(Ok(Message::Binary(f))) => got += checked_rows(f),
@@ -702,7 +714,7 @@ fn rows_end_to_end(c: &mut Criterion) {
                             other => panic!("{other:?}"),
                         }
                     }
-                    start.elapsed()
+                    start.elapsed(clock)
                 })
             })
         });
@@ -726,7 +738,7 @@ fn rows_end_to_end(c: &mut Criterion) {
                 rt.block_on(async {
                     let want = iters * per_iter;
                     let mut got = 0;
-                    let start = Instant::now();
+                    let start = Started::now();
                     while got < want {
                         if let Ok(Some(m)) = reader.next_message() {
                             got += checked_rows(m);
@@ -736,7 +748,7 @@ fn rows_end_to_end(c: &mut Criterion) {
                         let _ = recv.flow_control().release_capacity(chunk.len());
                         reader.push(&chunk);
                     }
-                    start.elapsed()
+                    start.elapsed(clock)
                 })
             })
         });
@@ -753,6 +765,7 @@ criterion_group!(
     round_trips_cpu,
     pipelined_round_trips_cpu,
     subscription_rows,
-    rows_end_to_end
+    rows_end_to_end,
+    rows_end_to_end_cpu
 );
 criterion_main!(benches);
