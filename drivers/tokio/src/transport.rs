@@ -524,6 +524,36 @@ fn gather_grpc(first: Out, out: &mut mpsc::Receiver<Out>, data: &mut BytesMut) -
     (false, n)
 }
 
+/// The most frames of a WebSocket handed to the driver in one report.
+const READ_BURST: usize = 64;
+
+/// One read of a WebSocket: `None` when the connection ended.
+type WsRead = Option<Result<Incoming, ReadError>>;
+
+/// `first` and the frames read already behind it (`ready` gives a read that has come, or
+/// `None` when none has yet), in order: at most [`READ_BURST`] frames, and no more once
+/// they hold [`FRAME_LIMIT`] bytes. Control messages among them are passed over; the first
+/// read that is not a frame comes back, to be handled after them.
+fn gather_frames(
+    first: Bytes,
+    mut ready: impl FnMut() -> Option<WsRead>,
+) -> (std::collections::VecDeque<Bytes>, Option<WsRead>) {
+    let mut bytes = first.len();
+    let mut frames = std::collections::VecDeque::from([first]);
+    while frames.len() < READ_BURST && bytes < FRAME_LIMIT {
+        match ready() {
+            None => break,
+            Some(Some(Ok(Incoming::Binary(b)))) => {
+                bytes += b.len();
+                frames.push_back(b);
+            }
+            Some(Some(Ok(Incoming::Control))) => {}
+            Some(other) => return (frames, Some(other)),
+        }
+    }
+    (frames, None)
+}
+
 async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End {
     let opened = timeout_at(d.to.deadline.into(), async {
         let io = open(&d.to.endpoint, d.tls.as_ref(), false)
@@ -596,28 +626,39 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
             }
         }
     }));
+    // A read taken while gathering frames that is not one: handled next, in order.
+    let mut ahead = None;
     let end = loop {
-        let next = tokio::select! {
-            m = source.next() => m,
-            w = &mut wrote => match w {
-                // A write failed: the server may have closed with a code that judges what
-                // we sent, and its close frame may be unread yet (T-3).
-                Ok(failed) => {
-                    let (frames, end) = close_code_after(&mut source, failed).await;
-                    for f in frames {
-                        if !d.tell(Event::Frame(f)).await {
-                            break;
+        let next = match ahead.take() {
+            Some(read) => read,
+            None => tokio::select! {
+                m = source.next() => m.map(incoming),
+                w = &mut wrote => match w {
+                    // A write failed: the server may have closed with a code that judges what
+                    // we sent, and its close frame may be unread yet (T-3).
+                    Ok(failed) => {
+                        let (frames, end) = close_code_after(&mut source, failed).await;
+                        for f in frames {
+                            if !d.tell(Event::Frame(f)).await {
+                                break;
+                            }
                         }
+                        break end;
                     }
-                    break end;
-                }
-                // The driver dropped the session.
-                Err(_) => break End::Finished,
+                    // The driver dropped the session.
+                    Err(_) => break End::Finished,
+                },
             },
         };
-        match next.map(incoming) {
+        match next {
             Some(Ok(Incoming::Binary(b))) => {
-                if !d.tell(Event::Frame(b)).await {
+                // The frames already read behind this one go with it in one report: one
+                // hand-over and one wake-up of the driver for them all.
+                let (frames, after) = gather_frames(b, || {
+                    futures_util::FutureExt::now_or_never(source.next()).map(|m| m.map(incoming))
+                });
+                ahead = after;
+                if !d.tell_frames(frames).await {
                     break End::Finished;
                 }
             }
@@ -778,6 +819,71 @@ mod tests {
         let got: Vec<u8> = messages(&data).iter().map(|m| m[0]).collect();
         assert_eq!(got, vec![0, 1]);
         assert_eq!(rx.try_recv().unwrap().frame_byte(), Some(2));
+    }
+
+    #[test]
+    fn a_websocket_read_gathers_the_frames_read_already_in_order_within_its_bounds() {
+        let frame = |i: u8, len: usize| Bytes::from(vec![i; len]);
+        let bin = |i: u8, len: usize| Some(Some(Ok(Incoming::Binary(frame(i, len)))));
+        let firsts =
+            |f: &std::collections::VecDeque<Bytes>| -> Vec<u8> { f.iter().map(|b| b[0]).collect() };
+
+        // Frames in order, control messages passed over, up to the first read not yet come.
+        let mut reads = vec![
+            bin(1, 3),
+            Some(Some(Ok(Incoming::Control))),
+            bin(2, 3),
+            None,
+        ]
+        .into_iter();
+        let (frames, after) = gather_frames(frame(0, 3), || reads.next().flatten());
+        assert_eq!(firsts(&frames), vec![0, 1, 2]);
+        assert!(after.is_none());
+        assert_eq!(
+            reads.next(),
+            None,
+            "nothing read past the first read not yet come"
+        );
+
+        // The first read that is not a frame comes back, after the frames before it.
+        for not_a_frame in [
+            Some(Ok(Incoming::Close(Some(1000)))),
+            Some(Err(ReadError::TooLarge)),
+            None,
+        ] {
+            let mut reads = vec![bin(1, 3), Some(not_a_frame.clone()), bin(2, 3)].into_iter();
+            let (frames, after) = gather_frames(frame(0, 3), || reads.next().flatten());
+            assert_eq!(firsts(&frames), vec![0, 1]);
+            assert_eq!(after, Some(not_a_frame));
+            assert_eq!(reads.len(), 1, "the frame after it is not read");
+        }
+
+        // At most READ_BURST frames.
+        let mut n = 0u8;
+        let (frames, after) = gather_frames(frame(0, 1), || {
+            n += 1;
+            bin(n, 1)
+        });
+        assert_eq!(frames.len(), READ_BURST);
+        assert_eq!(firsts(&frames), (0..READ_BURST as u8).collect::<Vec<_>>());
+        assert!(after.is_none());
+        assert_eq!(n as usize, READ_BURST - 1, "no read taken past the bound");
+
+        // No more once they hold the frame limit in bytes: the frame that reaches it is the
+        // last taken.
+        let half = FRAME_LIMIT / 2;
+        let mut n = 0u8;
+        let (frames, _) = gather_frames(frame(0, half - 1), || {
+            n += 1;
+            bin(n, half)
+        });
+        assert_eq!(
+            frames.len(),
+            3,
+            "under the limit after two, at or over it after three"
+        );
+        let (frames, _) = gather_frames(frame(0, FRAME_LIMIT), || bin(1, 1));
+        assert_eq!(frames.len(), 1, "a frame of the limit goes alone");
     }
 
     trait FrameByte {
