@@ -886,6 +886,97 @@ mod tests {
         assert_eq!(frames.len(), 1, "a frame of the limit goes alone");
     }
 
+    /// An open gRPC call over an in-memory pipe: its send half, and the messages the server
+    /// reads from its body, in order.
+    async fn open_call() -> (h2::SendStream<Bytes>, mpsc::UnboundedReceiver<Bytes>) {
+        let (client_io, server_io) = tokio::io::duplex(1 << 20);
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut conn = h2::server::handshake(server_io).await.expect("a server");
+            while let Some(Ok((req, mut respond))) = conn.accept().await {
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let head = http::Response::builder().status(200).body(()).unwrap();
+                    let _send = respond.send_response(head, false).expect("a response");
+                    let mut body = req.into_body();
+                    let mut reader = MessageReader::default();
+                    while let Some(Ok(chunk)) = body.data().await {
+                        let _ = body.flow_control().release_capacity(chunk.len());
+                        reader.push(&chunk);
+                        while let Ok(Some(m)) = reader.next_message() {
+                            let _ = tx.send(m);
+                        }
+                    }
+                });
+            }
+        });
+        let (client, conn) = h2::client::handshake(client_io).await.expect("a client");
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut client = client.ready().await.expect("ready");
+        let request = http::Request::post("http://nervix/").body(()).unwrap();
+        let (response, send) = client.send_request(request, false).expect("a call");
+        response.await.expect("its response");
+        (send, rx)
+    }
+
+    #[test]
+    fn the_driver_writes_into_a_grpc_call_only_behind_what_its_writer_holds() {
+        run(async {
+            let (send, mut got) = open_call().await;
+            let f = |i: u8| Bytes::from(vec![i; 10]);
+            // The next message the server read; `None` when none came within a second.
+            async fn next(got: &mut mpsc::UnboundedReceiver<Bytes>) -> Option<Bytes> {
+                timeout(Duration::from_secs(1), got.recv())
+                    .await
+                    .ok()
+                    .flatten()
+            }
+            let line = Line::default();
+            assert_eq!(line.stage(&f(0)), None, "a call not open yet takes nothing");
+            line.open(send);
+
+            // Frames staged in one turn leave at its end, in order; the first tells the
+            // driver that the line has something to flush.
+            assert_eq!(line.stage(&f(1)), Some(true));
+            assert_eq!(line.stage(&f(2)), Some(false));
+            line.flush();
+            assert_eq!(next(&mut got).await, Some(f(1)));
+            assert_eq!(next(&mut got).await, Some(f(2)));
+
+            // A frame that goes to the writer's queue: what was staged leaves first...
+            assert_eq!(line.stage(&f(3)), Some(true));
+            line.queue();
+            assert_eq!(
+                next(&mut got).await,
+                Some(f(3)),
+                "written before the writer's frame"
+            );
+            // ...and nothing is staged while the writer has not written it.
+            assert_eq!(line.stage(&f(5)), None);
+            assert!(line.send_data(grpc_message(&f(4))));
+            line.written(1);
+            assert_eq!(
+                line.stage(&f(5)),
+                Some(true),
+                "staged again once it is written"
+            );
+            line.flush();
+            assert_eq!(next(&mut got).await, Some(f(4)));
+            assert_eq!(next(&mut got).await, Some(f(5)));
+
+            // A frame the stream has no capacity for (the peer's window is 65,535 bytes)
+            // goes to the writer, which waits for capacity within its deadline.
+            assert_eq!(line.stage(&Bytes::from(vec![9u8; 70_000])), None);
+            assert_eq!(line.stage(&f(6)), Some(true), "a frame within it is staged");
+
+            // A call the writer gave up takes nothing more.
+            drop(line.close());
+            assert_eq!(line.stage(&f(7)), None);
+        });
+    }
+
     trait FrameByte {
         fn frame_byte(&self) -> Option<u8>;
     }
