@@ -17,8 +17,9 @@
 //!   rate that depends less on how fast an idle core wakes up than one request at a time does.
 //! * `round_trip_cpu/...` and `round_trip_pipelined_32_cpu/...`: `driver_echo` and `bare` as
 //!   above, timed by the CPU time of the client runtime's thread (every client task runs on
-//!   it) instead of the wall clock: what the client's side costs per round, which moves far
-//!   less with the machine's load than the wall-clock medians do.
+//!   it) instead of the wall clock: what the client's side costs per round. It still moves
+//!   with the machine's state (an idle machine gave twice the CPU time per round of a busy
+//!   one), so compare the driver with the bare client within one run.
 //! * `subscription/rows`: rows per second through a subscription stream, each batch checked
 //!   against its schema and every row's first cell read; the loopback cluster emits a batch of
 //!   up to 512 rows every millisecond.
