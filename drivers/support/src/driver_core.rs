@@ -189,6 +189,17 @@ pub enum Request<S: Seam> {
         /// Where its result will come.
         reply: Reply<S, ReadWait<S>>,
     },
+    /// Sends a read whose result, or the reason it was not sent, comes on `result` itself:
+    /// the application is handed one thing, once, where [`Request::Read`] hands it the wait
+    /// first and the result later.
+    ReadTo {
+        /// The request.
+        request: ClientRequestT,
+        /// Its deadline; the call deadline when none.
+        deadline: Option<Duration>,
+        /// Where its result, or the engine's refusal, will come.
+        result: Reply<S, ReadResult>,
+    },
     /// Selects the domain commands name (L-1).
     SelectDomain {
         /// The domain, or none.
@@ -529,6 +540,25 @@ impl<S: Seam> Core<S> {
                     Ok(c.track_read(h))
                 });
                 S::Hand::give(reply, r);
+            }
+            Request::ReadTo {
+                request,
+                deadline,
+                result,
+            } => {
+                let r = self.unless_parked(|c| {
+                    c.engine
+                        .read(now, request, deadline)
+                        .map_err(Error::Refused)
+                });
+                match r {
+                    Ok(h) => {
+                        self.reads.insert(h, result);
+                    }
+                    Err(e) => {
+                        S::Hand::give(result, Err(e));
+                    }
+                }
             }
             Request::SelectDomain { domain, reply } => {
                 let r = self

@@ -463,6 +463,51 @@ fn a_read_past_its_deadline_is_answered_timed_out() {
     assert!(matches!(read.try_recv(), Ok(Ok(ReadResult::TimedOut))));
 }
 
+/// A read sent with `ReadTo` is answered on the channel it came with, once: its result when
+/// it ends (past its deadline here, or cut by refused credentials), and at once the reason
+/// when it is not sent (a parked client, T-5). Nothing comes before it ends.
+#[test]
+fn a_read_with_its_own_channel_is_answered_there_once() {
+    let read_to = |rig: &mut Rig, deadline| {
+        let (tx, rx) = mpsc::sync_channel(2);
+        let request = ClientRequestT::ListDomainsRequest(Box::default());
+        assert!(rig
+            .core
+            .request(Request::ReadTo {
+                request,
+                deadline,
+                result: tx,
+            })
+            .is_none());
+        rig.core.drain();
+        rx
+    };
+
+    let mut rig = Rig::new(64);
+    let read = read_to(&mut rig, Some(std::time::Duration::ZERO));
+    assert!(read.try_recv().is_err(), "nothing before it ends");
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    rig.core.timeout();
+    rig.core.drain();
+    assert!(matches!(read.try_recv(), Ok(Ok(ReadResult::TimedOut))));
+    assert!(read.try_recv().is_err(), "answered once");
+
+    let mut rig = Rig::new(64);
+    let read = read_to(&mut rig, None);
+    let (sid, wire) = rig.connected();
+    assert!(!wire.taken.borrow().is_empty(), "the read went");
+    assert!(read.try_recv().is_err(), "nothing before it ends");
+    rig.core.event(sid, Event::Ended(End::Unauthenticated));
+    rig.core.drain();
+    assert!(matches!(read.try_recv(), Ok(Err(Error::Unauthenticated))));
+    assert!(read.try_recv().is_err(), "answered once");
+    let refused = read_to(&mut rig, None);
+    assert!(matches!(
+        refused.try_recv(),
+        Ok(Err(Error::Unauthenticated))
+    ));
+}
+
 /// A session is opened with the engine's connection deadline from now, and the engine's own
 /// next deadline is an instant ahead; a command's reference carries the wall clock (E-1).
 #[test]

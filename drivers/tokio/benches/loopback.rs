@@ -15,6 +15,11 @@
 //! * `round_trip_pipelined_32/...`: the same with 32 requests in flight at a time (concurrent
 //!   reads through the API; 32 frames written, then 32 replies read, on the bare clients): a
 //!   rate that depends less on how fast an idle core wakes up than one request at a time does.
+//! * `round_trip_cpu/...` and `round_trip_pipelined_32_cpu/...`: `driver_echo` and `bare` as
+//!   above, timed by the CPU time of the client runtime's thread (every client task runs on
+//!   it) instead of the wall clock: what the client's side costs per round. It still moves
+//!   with the machine's state (an idle machine gave twice the CPU time per round of a busy
+//!   one), so compare the driver with the bare client within one run.
 //! * `subscription/rows`: rows per second through a subscription stream, each batch checked
 //!   against its schema and every row's first cell read; the loopback cluster emits a batch of
 //!   up to 512 rows every millisecond.
@@ -27,6 +32,9 @@
 //!   `.../grpc/driver` and `.../grpc/bare` the same over gRPC (the bare side an h2 call that
 //!   only reads the messages and checks each). Rows the driver dropped for want of room (an
 //!   `Overflow` gap) are not counted, and how many there were is printed.
+//!
+//! * `rows_end_to_end_cpu/1/...`: the one-column case of `rows_end_to_end`, timed by the CPU
+//!   time of the client's thread.
 //!
 //! Both ends run on this machine; each server has a runtime (two workers) of its own, as the
 //! loopback cluster does, and every client, bare or not, runs on one current-thread runtime.
@@ -289,9 +297,47 @@ fn bare_h2_call(
     })
 }
 
+/// The CPU time this thread has run.
+fn thread_cpu() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for the call to fill.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(r, 0, "the thread's CPU clock");
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// How a round-trip group is timed.
+#[derive(Clone, Copy, PartialEq)]
+enum Clock {
+    /// Wall time.
+    Wall,
+    /// The CPU time of the thread running the client's runtime (the bench's thread, which
+    /// runs the current-thread runtime in `block_on`).
+    Cpu,
+}
+
+/// A start of a measurement on `clock`.
+struct Started(Instant, Duration);
+
+impl Started {
+    fn now() -> Self {
+        Self(Instant::now(), thread_cpu())
+    }
+
+    fn elapsed(&self, clock: Clock) -> Duration {
+        match clock {
+            Clock::Wall => self.0.elapsed(),
+            Clock::Cpu => thread_cpu().saturating_sub(self.1),
+        }
+    }
+}
+
 /// `iters` rounds of `depth` concurrent reads through the driver's API; the time they took.
-async fn driver_reads(client: &Client, depth: usize, iters: u64) -> Duration {
-    let start = Instant::now();
+async fn driver_reads(client: &Client, depth: usize, iters: u64, clock: Clock) -> Duration {
+    let start = Started::now();
     for _ in 0..iters {
         let reads = (0..depth).map(|_| client.read(list_domains(), None));
         for r in futures_util::future::join_all(reads).await {
@@ -301,12 +347,13 @@ async fn driver_reads(client: &Client, depth: usize, iters: u64) -> Duration {
             };
         }
     }
-    start.elapsed()
+    start.elapsed(clock)
 }
 
 /// Round trips with `depth` requests in flight at a time: 1 measures the latency of one
-/// request after another, more the rate when requests are pipelined.
-fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
+/// request after another, more the rate when requests are pipelined. On the CPU clock only
+/// the driver and the bare client against the echo servers are measured.
+fn round_trips_at(c: &mut Criterion, group: &str, depth: usize, clock: Clock) {
     let (request, _) = frames();
     let client_rt = client_runtime();
     let server_rt = runtime();
@@ -326,11 +373,14 @@ fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
         ("websocket", Transport::WebSocket(WsAuth::Header)),
         ("grpc", Transport::Grpc),
     ] {
+        if clock == Clock::Cpu {
+            break;
+        }
         let client = client_rt
             .block_on(Client::connect(driver_config(&lb, transport)))
             .expect("a session");
         g.bench_function(format!("{name}/driver"), |b| {
-            b.iter_custom(|iters| client_rt.block_on(driver_reads(&client, depth, iters)))
+            b.iter_custom(|iters| client_rt.block_on(driver_reads(&client, depth, iters, clock)))
         });
         let _ = client_rt.block_on(client.close(false));
     }
@@ -357,7 +407,7 @@ fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
             .block_on(Client::connect(config))
             .expect("a session");
         g.bench_function(format!("{name}/driver_echo"), |b| {
-            b.iter_custom(|iters| client_rt.block_on(driver_reads(&client, depth, iters)))
+            b.iter_custom(|iters| client_rt.block_on(driver_reads(&client, depth, iters, clock)))
         });
         let _ = client_rt.block_on(client.close(false));
     }
@@ -368,7 +418,7 @@ fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
     g.bench_function("websocket/bare", |b| {
         b.iter_custom(|iters| {
             client_rt.block_on(async {
-                let start = Instant::now();
+                let start = Started::now();
                 for _ in 0..iters {
                     for _ in 0..depth {
                         ws.feed(Message::Binary(request.clone()))
@@ -383,14 +433,59 @@ fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
                         };
                     }
                 }
-                start.elapsed()
+                start.elapsed(clock)
             })
         })
     });
     drop(ws);
 
-    // The bare client against the loopback cluster, with request identities 1 to `depth`
-    // (each free again once its reply is out): what the server side costs.
+    // The bare client against the loopback cluster: what the server side costs.
+    if clock == Clock::Wall {
+        bare_against_cluster(&mut g, &client_rt, &lb, depth);
+    }
+
+    // Bare gRPC: one call, each request one message, each reply read whole.
+    let addr = h2_addr;
+    let (mut send, mut recv, _conn) = bare_h2_call(&client_rt, addr, None);
+    let message = grpc_message(&request);
+    let mut reader = MessageReader::default();
+    g.bench_function("grpc/bare", |b| {
+        b.iter_custom(|iters| {
+            client_rt.block_on(async {
+                let start = Started::now();
+                for _ in 0..iters {
+                    for _ in 0..depth {
+                        send.send_data(message.clone(), false).expect("sent");
+                    }
+                    let mut got = 0;
+                    while got < depth {
+                        if let Ok(Some(m)) = reader.next_message() {
+                            black_box(m);
+                            got += 1;
+                            continue;
+                        }
+                        let chunk: Bytes = recv.data().await.expect("data").expect("a chunk");
+                        let _ = recv.flow_control().release_capacity(chunk.len());
+                        reader.push(&chunk);
+                    }
+                }
+                start.elapsed(clock)
+            })
+        })
+    });
+    g.finish();
+    drop(server_rt);
+    drop(lb);
+}
+
+/// The bare WebSocket client against the loopback cluster, with request identities 1 to
+/// `depth` (each free again once its reply is out): what the server side costs.
+fn bare_against_cluster(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    client_rt: &Runtime,
+    lb: &Loopback,
+    depth: usize,
+) {
     let own: Vec<Bytes> = (1..=depth as u64)
         .map(|id| {
             Encoder::new()
@@ -402,11 +497,7 @@ fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
         "{}console/ws",
         lb.console_endpoints()[0].replace("http://", "ws://")
     );
-    let mut ws = bare_ws_client(
-        &client_rt,
-        &url,
-        Some(&Credentials::new("nervix", "nervix")),
-    );
+    let mut ws = bare_ws_client(client_rt, &url, Some(&Credentials::new("nervix", "nervix")));
     g.bench_function("websocket/bare_client_loopback_server", |b| {
         b.iter_custom(|iters| {
             client_rt.block_on(async {
@@ -428,47 +519,22 @@ fn round_trips_at(c: &mut Criterion, group: &str, depth: usize) {
         })
     });
     drop(ws);
-
-    // Bare gRPC: one call, each request one message, each reply read whole.
-    let addr = h2_addr;
-    let (mut send, mut recv, _conn) = bare_h2_call(&client_rt, addr, None);
-    let message = grpc_message(&request);
-    let mut reader = MessageReader::default();
-    g.bench_function("grpc/bare", |b| {
-        b.iter_custom(|iters| {
-            client_rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    for _ in 0..depth {
-                        send.send_data(message.clone(), false).expect("sent");
-                    }
-                    let mut got = 0;
-                    while got < depth {
-                        if let Ok(Some(m)) = reader.next_message() {
-                            black_box(m);
-                            got += 1;
-                            continue;
-                        }
-                        let chunk: Bytes = recv.data().await.expect("data").expect("a chunk");
-                        let _ = recv.flow_control().release_capacity(chunk.len());
-                        reader.push(&chunk);
-                    }
-                }
-                start.elapsed()
-            })
-        })
-    });
-    g.finish();
-    drop(server_rt);
-    drop(lb);
 }
 
 fn round_trips(c: &mut Criterion) {
-    round_trips_at(c, "round_trip", 1);
+    round_trips_at(c, "round_trip", 1, Clock::Wall);
 }
 
 fn pipelined_round_trips(c: &mut Criterion) {
-    round_trips_at(c, "round_trip_pipelined_32", 32);
+    round_trips_at(c, "round_trip_pipelined_32", 32, Clock::Wall);
+}
+
+fn round_trips_cpu(c: &mut Criterion) {
+    round_trips_at(c, "round_trip_cpu", 1, Clock::Cpu);
+}
+
+fn pipelined_round_trips_cpu(c: &mut Criterion) {
+    round_trips_at(c, "round_trip_pipelined_32_cpu", 32, Clock::Cpu);
 }
 
 fn subscription_rows(c: &mut Criterion) {
@@ -551,17 +617,26 @@ fn checked_rows(frame: Bytes) -> u64 {
 }
 
 fn rows_end_to_end(c: &mut Criterion) {
+    rows_at(c, "rows_end_to_end", &[1, 16, 64], Clock::Wall);
+}
+
+/// `rows_end_to_end_cpu/1/...`: one column, timed by the CPU time of the client's thread.
+fn rows_end_to_end_cpu(c: &mut Criterion) {
+    rows_at(c, "rows_end_to_end_cpu", &[1], Clock::Cpu);
+}
+
+fn rows_at(c: &mut Criterion, group: &str, shapes: &[usize], clock: Clock) {
     let rt = client_runtime();
     let lb = Loopback::start(LoopbackConfig::unpaced(E2E_BATCH)).expect("the loopback cluster");
     let creds = Credentials::new("nervix", "nervix");
-    let mut g = c.benchmark_group("rows_end_to_end");
+    let mut g = c.benchmark_group(group);
     // Four batches per iteration.
     let per_iter = 4 * E2E_BATCH;
     g.throughput(Throughput::Elements(per_iter));
     g.sample_size(10);
     g.warm_up_time(Duration::from_secs(1));
     g.measurement_time(Duration::from_secs(3));
-    for columns in [1usize, 16, 64] {
+    for &columns in shapes {
         let relay = format!("wide{columns}");
         for (name, transport) in [
             ("websocket", Transport::WebSocket(WsAuth::Header)),
@@ -584,7 +659,7 @@ fn rows_end_to_end(c: &mut Criterion) {
                     rt.block_on(async {
                         let want = iters * per_iter;
                         let mut got = 0;
-                        let start = Instant::now();
+                        let start = Started::now();
                         while got < want {
                             match s.next().await {
                                 Some(SubscriptionEvent::Rows(batch)) => {
@@ -604,12 +679,12 @@ fn rows_end_to_end(c: &mut Criterion) {
                                 None => panic!("the subscription ended"),
                             }
                         }
-                        start.elapsed()
+                        start.elapsed(clock)
                     })
                 })
             });
             println!(
-                "rows_end_to_end/{columns}/{name}/driver: {} rows read, {lost} lost to overflow",
+                "{group}/{columns}/{name}/driver: {} rows read, {lost} lost to overflow",
                 next - 1 - lost
             );
             drop(s);
@@ -632,7 +707,7 @@ fn rows_end_to_end(c: &mut Criterion) {
                 rt.block_on(async {
                     let want = iters * per_iter;
                     let mut got = 0;
-                    let start = Instant::now();
+                    let start = Started::now();
                     while got < want {
                         match ws.next().await {
                             Some(Ok(Message::Binary(f))) => got += checked_rows(f),
@@ -640,7 +715,7 @@ fn rows_end_to_end(c: &mut Criterion) {
                             other => panic!("{other:?}"),
                         }
                     }
-                    start.elapsed()
+                    start.elapsed(clock)
                 })
             })
         });
@@ -664,7 +739,7 @@ fn rows_end_to_end(c: &mut Criterion) {
                 rt.block_on(async {
                     let want = iters * per_iter;
                     let mut got = 0;
-                    let start = Instant::now();
+                    let start = Started::now();
                     while got < want {
                         if let Ok(Some(m)) = reader.next_message() {
                             got += checked_rows(m);
@@ -674,7 +749,7 @@ fn rows_end_to_end(c: &mut Criterion) {
                         let _ = recv.flow_control().release_capacity(chunk.len());
                         reader.push(&chunk);
                     }
-                    start.elapsed()
+                    start.elapsed(clock)
                 })
             })
         });
@@ -688,7 +763,10 @@ criterion_group!(
     benches,
     round_trips,
     pipelined_round_trips,
+    round_trips_cpu,
+    pipelined_round_trips_cpu,
     subscription_rows,
-    rows_end_to_end
+    rows_end_to_end,
+    rows_end_to_end_cpu
 );
 criterion_main!(benches);

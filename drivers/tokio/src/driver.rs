@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::dataplane::Tokio;
 use crate::net::Dialer;
 use crate::streams::{ClockFollow, Subscription, STREAM_QUEUE, SUBSCRIPTION_QUEUE};
-use crate::transport::{self, AbortOnDrop, Dial, Out, Report, Said};
+use crate::transport::{self, AbortOnDrop, Dial, Line, Out, Report, Said};
 use crate::DriverEvent;
 use nervix_driver_support::driver_core::{Connect, Core, Given, Seam, StreamSink, FINISH_WAIT};
 use nervix_driver_support::observe::Hub;
@@ -14,7 +14,7 @@ use nervix_driver_support::session::Event;
 pub(crate) use nervix_driver_support::unclaimed::Unclaimed;
 use nervix_protocol::client::{ClockEvent, CommandResult, SubscriptionEvent, SubscriptionId};
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use tokio::sync::{mpsc, oneshot, Notify, Semaphore};
 use tokio::time::Instant;
 
@@ -29,7 +29,39 @@ pub(crate) type RunSubmitted = nervix_driver_support::driver_core::RunSubmitted<
 /// One session's task, and where its frames go.
 pub(crate) struct SessionIo {
     out: mpsc::Sender<Out>,
+    /// A gRPC session's send half, which the driver writes into directly while it can.
+    line: Option<Arc<Line>>,
+    /// The lines with frames staged in this turn of the driver's loop.
+    staged: Staged,
     task: AbortOnDrop,
+}
+
+/// The lines with frames staged in the current turn of the driver's loop: each is flushed,
+/// all staged frames handed to h2 at once, before the driver waits for anything.
+pub(crate) type Staged = Arc<std::sync::Mutex<Vec<Arc<Line>>>>;
+
+impl SessionIo {
+    /// Hands `out` to the session's writer task (after what was staged); as [`Seam::send`].
+    fn to_writer(&self, out: Out) -> Given<Out> {
+        if let Some(line) = &self.line {
+            line.queue();
+        }
+        let given = given(self.out.try_send(out));
+        if !matches!(given, Given::Taken) {
+            if let Some(line) = &self.line {
+                line.unqueued();
+            }
+        }
+        given
+    }
+}
+
+/// Writes what every line staged in this turn.
+fn flush_staged(staged: &Staged) {
+    let lines = std::mem::take(&mut *staged.lock().unwrap_or_else(PoisonError::into_inner));
+    for line in lines {
+        line.flush();
+    }
 }
 
 /// A stream's channel, seen from the driver.
@@ -67,6 +99,8 @@ pub(crate) struct Io {
     inflight: Arc<Semaphore>,
     /// Woken when an application reads an event or drops a stream.
     pull: Arc<Notify>,
+    /// The lines with frames staged in this turn.
+    staged: Staged,
 }
 
 impl Seam for Io {
@@ -89,6 +123,7 @@ impl Seam for Io {
 
     fn connect(&self, to: Connect) -> Option<SessionIo> {
         let (out, out_rx) = mpsc::channel(64);
+        let line = Arc::new(Line::default());
         let dial = Dial {
             to,
             transport: self.config.transport,
@@ -96,13 +131,34 @@ impl Seam for Io {
             write_timeout: self.config.write_timeout,
             events: self.events.clone(),
             inflight: self.inflight.clone(),
+            line: line.clone(),
         };
         let task = AbortOnDrop(tokio::spawn(transport::run(dial, out_rx)));
-        Some(SessionIo { out, task })
+        let line = matches!(self.config.transport, crate::config::Transport::Grpc).then_some(line);
+        Some(SessionIo {
+            out,
+            line,
+            staged: self.staged.clone(),
+            task,
+        })
     }
 
     fn send(session: &SessionIo, out: Out) -> Given<Out> {
-        given(session.out.try_send(out))
+        if let (Some(line), Out::Frame(f)) = (&session.line, &out) {
+            match line.stage(f) {
+                Some(true) => {
+                    session
+                        .staged
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(line.clone());
+                    return Given::Taken;
+                }
+                Some(false) => return Given::Taken,
+                None => {}
+            }
+        }
+        session.to_writer(out)
     }
 
     fn subscription(&self, id: SubscriptionId) -> (Feed<SubscriptionEvent>, Subscription) {
@@ -125,6 +181,7 @@ pub(crate) struct Driver {
     events: mpsc::Receiver<Report>,
     inflight: Arc<Semaphore>,
     pull: Arc<Notify>,
+    staged: Staged,
     /// Frames of a report taken in part: a frame before them brought subscription events
     /// while a stream was full. They go in before any other report, each as if it came
     /// alone; their bytes stay in the driver's bound (the permit) until the last is taken.
@@ -150,12 +207,14 @@ impl Driver {
         let pull = Arc::new(Notify::new());
         let inflight = Arc::new(Semaphore::new(INBOX_FRAME_BYTES));
         let (client, credentials) = (config.client.clone(), config.credentials.clone());
+        let staged = Staged::default();
         let io = Io {
             config,
             tls,
             events: events_tx,
             inflight: inflight.clone(),
             pull: pull.clone(),
+            staged: staged.clone(),
         };
         let hand = Tokio { pull: pull.clone() };
         Self {
@@ -164,6 +223,7 @@ impl Driver {
             events,
             inflight,
             pull,
+            staged,
             held: None,
         }
     }
@@ -214,6 +274,7 @@ impl Driver {
                 // would: the reader ran meanwhile.
                 self.take_frames(held);
                 self.core.drain();
+                flush_staged(&self.staged);
                 if self.core.backlog() {
                     tokio::task::yield_now().await;
                 }
@@ -228,8 +289,13 @@ impl Driver {
                 armed = wake;
             }
             // The first session whose transport is not taking frames: wait for room.
-            let blocked = self.core.blocked().map(|(id, s)| (id, s.out.clone()));
+            let blocked = self
+                .core
+                .blocked()
+                .map(|(id, s)| (id, s.out.clone(), s.line.clone()));
             let blocked_id = blocked.as_ref().map(|b| b.0);
+            // What the drain staged leaves before the driver waits.
+            flush_staged(&self.staged);
             let pull = self.pull.clone();
             tokio::select! {
                 r = self.requests.recv() => match r {
@@ -264,6 +330,7 @@ impl Driver {
                         self.take(sid, said, permit);
                     }
                     self.core.drain();
+                    flush_staged(&self.staged);
                     if self.core.backlog() {
                         // A stream is full and the engine holds more for it: the reader runs
                         // before the next frame is taken, or the driver would go on checking
@@ -279,11 +346,14 @@ impl Driver {
                     armed = None;
                     self.core.timeout();
                 }
-                permit = reserve(blocked.as_ref().map(|(_, tx)| tx)), if blocked.is_some() => {
+                permit = reserve(blocked.as_ref().map(|(_, tx, _)| tx)), if blocked.is_some() => {
                     let Some(sid) = blocked_id else { continue };
                     match permit {
                         Ok(p) => {
                             if let Some(o) = self.core.next_pending(sid) {
+                                if let Some(line) = blocked.as_ref().and_then(|b| b.2.as_ref()) {
+                                    line.queue();
+                                }
                                 p.send(o);
                             }
                         }
@@ -311,11 +381,19 @@ impl Driver {
     async fn finish(&mut self) {
         // What the sessions still say is read without bounds: none waits to say it.
         self.inflight.close();
+        flush_staged(&self.staged);
         let give_up = Instant::now() + FINISH_WAIT;
-        while let Some((sid, out)) = self.core.blocked().map(|(id, s)| (id, s.out.clone())) {
+        while let Some((sid, out, line)) = self
+            .core
+            .blocked()
+            .map(|(id, s)| (id, s.out.clone(), s.line.clone()))
+        {
             match meanwhile(&mut self.events, give_up, out.reserve()).await {
                 Some(Ok(p)) => {
                     if let Some(o) = self.core.next_pending(sid) {
+                        if let Some(line) = &line {
+                            line.queue();
+                        }
                         p.send(o);
                     }
                 }

@@ -320,14 +320,14 @@ impl Client {
         request: ClientRequestT,
         deadline: Option<Duration>,
     ) -> Result<ReadResult, Error> {
-        let rx = self
-            .call(|reply| Request::Read {
-                request,
-                deadline,
-                reply,
-            })
-            .await?;
-        rx.await.map_err(|_| Error::Stopped)?
+        // The result, or why the read was not sent, comes on one channel: the application's
+        // task is woken once per read, not once when it is sent and again when it is answered.
+        self.call(|result| Request::ReadTo {
+            request,
+            deadline,
+            result,
+        })
+        .await
     }
 
     /// Selects the domain commands name (L-1).

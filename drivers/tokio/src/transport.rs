@@ -59,6 +59,141 @@ pub(crate) mod status {
     pub const UNAUTHENTICATED: u32 = 16;
 }
 
+/// A gRPC session's send half, shared by the driver task and the session's writer task.
+///
+/// While nothing waits in the writer's queue and the stream has flow-control capacity for
+/// it, the driver stages a frame here as a gRPC message, and at the end of its turn
+/// ([`Line::flush`]) hands everything staged to h2 in one DATA frame: no hop through the
+/// writer task, which is woken only for what must wait (capacity, a close). A frame that
+/// cannot be staged goes to the writer's queue, after whatever was staged, and nothing is
+/// staged again until the writer has written all it was given, so frames leave in order.
+/// Nothing here waits: the writer holds the lock only between its own waits, so the
+/// driver's loop is never blocked for longer than one such step.
+#[derive(Default)]
+pub(crate) struct Line {
+    state: std::sync::Mutex<LineState>,
+}
+
+#[derive(Default)]
+struct LineState {
+    /// The call's send half, once it is open; `None` before and after the writer ends.
+    send: Option<h2::SendStream<Bytes>>,
+    /// Frames handed to the writer's queue and not yet written by it.
+    queued: usize,
+    /// gRPC messages staged by the driver and not yet handed to h2: at most
+    /// [`WRITE_BURST_BYTES`], and never more than the stream's capacity.
+    staged: BytesMut,
+}
+
+impl LineState {
+    /// Hands what is staged to h2 as one DATA frame, and asks for capacity for the next.
+    fn flush(&mut self) {
+        let Some(send) = self.send.as_mut() else {
+            self.staged.clear();
+            return;
+        };
+        if !self.staged.is_empty() && send.send_data(self.staged.split().freeze(), false).is_err() {
+            // The call is gone: its reader reports how it ended.
+            self.send = None;
+            return;
+        }
+        send.reserve_capacity(WRITE_BURST_BYTES);
+    }
+}
+
+impl Line {
+    fn lock(&self) -> std::sync::MutexGuard<'_, LineState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Stages `frame` to be written by [`Line::flush`]: false when it must go through the
+    /// writer's queue instead (the call not open, frames waiting there, or no capacity).
+    /// True the first time something is staged since the last flush, as `Some(true)`.
+    pub(crate) fn stage(&self, frame: &Bytes) -> Option<bool> {
+        let mut st = self.lock();
+        if st.queued > 0 || st.send.is_none() {
+            return None;
+        }
+        let len = frame.len() + 5;
+        if !st.staged.is_empty() && st.staged.len() + len > WRITE_BURST_BYTES {
+            st.flush();
+        }
+        let capacity = st.send.as_ref().map_or(0, h2::SendStream::capacity);
+        if st.staged.len() + len > capacity {
+            return None;
+        }
+        let first = st.staged.is_empty();
+        put_message(&mut st.staged, frame);
+        Some(first)
+    }
+
+    /// Writes what is staged: what the driver does at the end of each turn of its loop.
+    pub(crate) fn flush(&self) {
+        self.lock().flush();
+    }
+
+    /// Before a frame goes to the writer's queue: what was staged goes first, and nothing
+    /// is staged until the writer has written it. [`Line::unqueued`] undoes it when the
+    /// queue did not take it.
+    pub(crate) fn queue(&self) {
+        let mut st = self.lock();
+        st.flush();
+        st.queued += 1;
+    }
+
+    /// The call is open: frames may be written into `send`, within the capacity asked here.
+    fn open(&self, mut send: h2::SendStream<Bytes>) {
+        send.reserve_capacity(WRITE_BURST_BYTES);
+        self.lock().send = Some(send);
+    }
+
+    /// No more frames are written into the call: its send half, if it was still there.
+    fn close(&self) -> Option<h2::SendStream<Bytes>> {
+        self.lock().send.take()
+    }
+
+    /// The writer hands `chunk` to h2; false when the call is gone.
+    fn send_data(&self, chunk: Bytes) -> bool {
+        let mut st = self.lock();
+        let Some(send) = st.send.as_mut() else {
+            return false;
+        };
+        if send.send_data(chunk, false).is_err() {
+            st.send = None;
+            return false;
+        }
+        true
+    }
+
+    /// The writer wrote `taken` items of its queue: once none is left, the driver may
+    /// stage again, and capacity is asked for what it will stage.
+    fn written(&self, taken: usize) {
+        let mut st = self.lock();
+        st.queued = st.queued.saturating_sub(taken);
+        if st.queued == 0 {
+            if let Some(send) = st.send.as_mut() {
+                send.reserve_capacity(WRITE_BURST_BYTES);
+            }
+        }
+    }
+
+    /// The writer's queue did not take the frame [`Line::queue`] counted.
+    pub(crate) fn unqueued(&self) {
+        let mut st = self.lock();
+        st.queued = st.queued.saturating_sub(1);
+    }
+}
+
+/// Appends `frame` to `data` as one gRPC message.
+fn put_message(data: &mut BytesMut, frame: &[u8]) {
+    data.reserve(frame.len() + 5);
+    data.put_u8(0);
+    data.put_u32(frame.len() as u32);
+    data.extend_from_slice(frame);
+}
+
 /// Everything a session task needs.
 pub(crate) struct Dial {
     /// The session, where it connects, as whom and by when.
@@ -69,6 +204,8 @@ pub(crate) struct Dial {
     pub events: mpsc::Sender<Report>,
     /// Bytes of frames the driver has not taken yet, over all sessions.
     pub inflight: std::sync::Arc<tokio::sync::Semaphore>,
+    /// Where a gRPC session's send half goes once its call is open.
+    pub line: std::sync::Arc<Line>,
 }
 
 impl Dial {
@@ -224,48 +361,72 @@ async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
         Ok((conn, send, response.into_body()))
     })
     .await;
-    let (_conn, mut send, mut recv) = match opened {
+    let (_conn, send, mut recv) = match opened {
         Ok(Ok(v)) => v,
         Ok(Err(end)) => return end,
         Err(_) => return End::Transport("connection deadline passed".into()),
     };
+    // The driver may write into the call from now on.
+    let line = d.line.clone();
+    line.open(send);
     if !d.tell(Event::Connected).await {
         return End::Finished;
     }
     let write_timeout = d.write_timeout;
     let writer = AbortOnDrop(tokio::spawn(async move {
         let mut data = BytesMut::new();
+        // Ends the call's send half when a write failed: nothing is staged after.
+        let gone = |line: &Line| {
+            if let Some(mut send) = line.close() {
+                send.send_reset(h2::Reason::CANCEL);
+            }
+        };
         while let Some(o) = out.recv().await {
             // The frames the driver queued meanwhile go with this one as one run of gRPC
             // messages: one call for capacity and one write for the lot, not one each.
-            let close = gather_grpc(o, &mut out, &mut data);
+            let (close, taken) = gather_grpc(o, &mut out, &mut data);
             let mut data = data.split().freeze();
             while !data.is_empty() {
-                send.reserve_capacity(data.len());
-                let cap = timeout(
-                    write_timeout,
-                    std::future::poll_fn(|cx| send.poll_capacity(cx)),
-                )
-                .await;
-                match cap {
-                    Ok(Some(Ok(n))) if n > 0 => {
-                        let chunk = data.split_to(n.min(data.len()));
-                        if send.send_data(chunk, false).is_err() {
-                            return;
-                        }
+                let now = {
+                    let mut st = line.lock();
+                    let Some(send) = st.send.as_mut() else { return };
+                    send.reserve_capacity(data.len());
+                    send.capacity()
+                };
+                let n = if now > 0 {
+                    now
+                } else {
+                    let cap = timeout(
+                        write_timeout,
+                        std::future::poll_fn(|cx| match line.lock().send.as_mut() {
+                            Some(send) => send.poll_capacity(cx),
+                            None => std::task::Poll::Ready(None),
+                        }),
+                    )
+                    .await;
+                    match cap {
+                        Ok(Some(Ok(n))) => n,
+                        _ => return gone(&line),
                     }
-                    Ok(Some(Ok(_))) => {}
-                    _ => {
-                        send.send_reset(h2::Reason::CANCEL);
-                        return;
-                    }
+                };
+                if n == 0 {
+                    continue;
+                }
+                let chunk = data.split_to(n.min(data.len()));
+                if !line.send_data(chunk) {
+                    return;
                 }
             }
             if close {
-                let _ = send.send_data(Bytes::new(), true);
-                // Keep the stream until the reader sees the end.
+                if let Some(send) = line.lock().send.as_mut() {
+                    let _ = send.send_data(Bytes::new(), true);
+                }
+                // Nothing is staged after a close: the count stays up. Keep the stream
+                // until the reader sees the end.
                 std::future::pending::<()>().await;
             }
+            // Everything queued is written: the driver may stage again.
+            line.written(taken);
         }
     }));
     let mut reader = MessageReader::default();
@@ -301,6 +462,7 @@ async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
         }
     };
     drop(writer);
+    drop(d.line.close());
     end
 }
 
@@ -343,26 +505,53 @@ const WRITE_BURST: usize = 64;
 const WRITE_BURST_BYTES: usize = 256 * 1024;
 
 /// Appends `first` and whatever `out` holds already, as gRPC messages in order, to `data`,
-/// up to [`WRITE_BURST`] frames and [`WRITE_BURST_BYTES`] bytes; true when a close came
-/// among them (nothing after it is taken).
-fn gather_grpc(first: Out, out: &mut mpsc::Receiver<Out>, data: &mut BytesMut) -> bool {
+/// up to [`WRITE_BURST`] frames and [`WRITE_BURST_BYTES`] bytes; whether a close came
+/// among them (nothing after it is taken), and how many items were taken (the close too).
+fn gather_grpc(first: Out, out: &mut mpsc::Receiver<Out>, data: &mut BytesMut) -> (bool, usize) {
     let mut next = Some(first);
     let mut n = 0;
     while let Some(o) = next.take() {
         let f = match o {
             Out::Frame(f) => f,
-            Out::Close => return true,
+            Out::Close => return (true, n + 1),
         };
-        data.reserve(f.len() + 5);
-        data.put_u8(0);
-        data.put_u32(f.len() as u32);
-        data.extend_from_slice(&f);
+        put_message(data, &f);
         n += 1;
         if n < WRITE_BURST && data.len() < WRITE_BURST_BYTES {
             next = out.try_recv().ok();
         }
     }
-    false
+    (false, n)
+}
+
+/// The most frames of a WebSocket handed to the driver in one report.
+const READ_BURST: usize = 64;
+
+/// One read of a WebSocket: `None` when the connection ended.
+type WsRead = Option<Result<Incoming, ReadError>>;
+
+/// `first` and the frames read already behind it (`ready` gives a read that has come, or
+/// `None` when none has yet), in order: at most [`READ_BURST`] frames, and no more once
+/// they hold [`FRAME_LIMIT`] bytes. Control messages among them are passed over; the first
+/// read that is not a frame comes back, to be handled after them.
+fn gather_frames(
+    first: Bytes,
+    mut ready: impl FnMut() -> Option<WsRead>,
+) -> (std::collections::VecDeque<Bytes>, Option<WsRead>) {
+    let mut bytes = first.len();
+    let mut frames = std::collections::VecDeque::from([first]);
+    while frames.len() < READ_BURST && bytes < FRAME_LIMIT {
+        match ready() {
+            None => break,
+            Some(Some(Ok(Incoming::Binary(b)))) => {
+                bytes += b.len();
+                frames.push_back(b);
+            }
+            Some(Some(Ok(Incoming::Control))) => {}
+            Some(other) => return (frames, Some(other)),
+        }
+    }
+    (frames, None)
 }
 
 async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End {
@@ -437,28 +626,39 @@ async fn websocket(d: &Dial, auth: WsAuth, mut out: mpsc::Receiver<Out>) -> End 
             }
         }
     }));
+    // A read taken while gathering frames that is not one: handled next, in order.
+    let mut ahead = None;
     let end = loop {
-        let next = tokio::select! {
-            m = source.next() => m,
-            w = &mut wrote => match w {
-                // A write failed: the server may have closed with a code that judges what
-                // we sent, and its close frame may be unread yet (T-3).
-                Ok(failed) => {
-                    let (frames, end) = close_code_after(&mut source, failed).await;
-                    for f in frames {
-                        if !d.tell(Event::Frame(f)).await {
-                            break;
+        let next = match ahead.take() {
+            Some(read) => read,
+            None => tokio::select! {
+                m = source.next() => m.map(incoming),
+                w = &mut wrote => match w {
+                    // A write failed: the server may have closed with a code that judges what
+                    // we sent, and its close frame may be unread yet (T-3).
+                    Ok(failed) => {
+                        let (frames, end) = close_code_after(&mut source, failed).await;
+                        for f in frames {
+                            if !d.tell(Event::Frame(f)).await {
+                                break;
+                            }
                         }
+                        break end;
                     }
-                    break end;
-                }
-                // The driver dropped the session.
-                Err(_) => break End::Finished,
+                    // The driver dropped the session.
+                    Err(_) => break End::Finished,
+                },
             },
         };
-        match next.map(incoming) {
+        match next {
             Some(Ok(Incoming::Binary(b))) => {
-                if !d.tell(Event::Frame(b)).await {
+                // The frames already read behind this one go with it in one report: one
+                // hand-over and one wake-up of the driver for them all.
+                let (frames, after) = gather_frames(b, || {
+                    futures_util::FutureExt::now_or_never(source.next()).map(|m| m.map(incoming))
+                });
+                ahead = after;
+                if !d.tell_frames(frames).await {
                     break End::Finished;
                 }
             }
@@ -565,7 +765,10 @@ mod tests {
             tx.try_send(Out::Frame(frame(i, 3))).unwrap();
         }
         let mut data = BytesMut::new();
-        assert!(!gather_grpc(Out::Frame(frame(0, 3)), &mut rx, &mut data));
+        assert_eq!(
+            gather_grpc(Out::Frame(frame(0, 3)), &mut rx, &mut data),
+            (false, WRITE_BURST)
+        );
         let got = messages(&data);
         // At most WRITE_BURST frames, the first one given first, the rest in queue order.
         assert_eq!(got.len(), WRITE_BURST);
@@ -575,7 +778,7 @@ mod tests {
         // What was left waits for the next write, in order.
         data.clear();
         let next = rx.try_recv().unwrap();
-        assert!(!gather_grpc(next, &mut rx, &mut data));
+        assert_eq!(gather_grpc(next, &mut rx, &mut data), (false, 3));
         let left: Vec<u8> = messages(&data).iter().map(|m| m[0]).collect();
         assert_eq!(
             left,
@@ -592,7 +795,10 @@ mod tests {
             tx.try_send(Out::Frame(frame(i, big))).unwrap();
         }
         data.clear();
-        assert!(!gather_grpc(Out::Frame(frame(0, big)), &mut rx, &mut data));
+        assert_eq!(
+            gather_grpc(Out::Frame(frame(0, big)), &mut rx, &mut data),
+            (false, 3)
+        );
         assert_eq!(
             messages(&data).len(),
             3,
@@ -605,10 +811,170 @@ mod tests {
         tx.try_send(Out::Close).unwrap();
         tx.try_send(Out::Frame(frame(2, 3))).unwrap();
         data.clear();
-        assert!(gather_grpc(Out::Frame(frame(0, 3)), &mut rx, &mut data));
+        assert_eq!(
+            gather_grpc(Out::Frame(frame(0, 3)), &mut rx, &mut data),
+            (true, 3),
+            "two frames and the close taken"
+        );
         let got: Vec<u8> = messages(&data).iter().map(|m| m[0]).collect();
         assert_eq!(got, vec![0, 1]);
         assert_eq!(rx.try_recv().unwrap().frame_byte(), Some(2));
+    }
+
+    #[test]
+    fn a_websocket_read_gathers_the_frames_read_already_in_order_within_its_bounds() {
+        let frame = |i: u8, len: usize| Bytes::from(vec![i; len]);
+        let bin = |i: u8, len: usize| Some(Some(Ok(Incoming::Binary(frame(i, len)))));
+        let firsts =
+            |f: &std::collections::VecDeque<Bytes>| -> Vec<u8> { f.iter().map(|b| b[0]).collect() };
+
+        // Frames in order, control messages passed over, up to the first read not yet come.
+        let mut reads = vec![
+            bin(1, 3),
+            Some(Some(Ok(Incoming::Control))),
+            bin(2, 3),
+            None,
+        ]
+        .into_iter();
+        let (frames, after) = gather_frames(frame(0, 3), || reads.next().flatten());
+        assert_eq!(firsts(&frames), vec![0, 1, 2]);
+        assert!(after.is_none());
+        assert_eq!(
+            reads.next(),
+            None,
+            "nothing read past the first read not yet come"
+        );
+
+        // The first read that is not a frame comes back, after the frames before it.
+        for not_a_frame in [
+            Some(Ok(Incoming::Close(Some(1000)))),
+            Some(Err(ReadError::TooLarge)),
+            None,
+        ] {
+            let mut reads = vec![bin(1, 3), Some(not_a_frame.clone()), bin(2, 3)].into_iter();
+            let (frames, after) = gather_frames(frame(0, 3), || reads.next().flatten());
+            assert_eq!(firsts(&frames), vec![0, 1]);
+            assert_eq!(after, Some(not_a_frame));
+            assert_eq!(reads.len(), 1, "the frame after it is not read");
+        }
+
+        // At most READ_BURST frames.
+        let mut n = 0u8;
+        let (frames, after) = gather_frames(frame(0, 1), || {
+            n += 1;
+            bin(n, 1)
+        });
+        assert_eq!(frames.len(), READ_BURST);
+        assert_eq!(firsts(&frames), (0..READ_BURST as u8).collect::<Vec<_>>());
+        assert!(after.is_none());
+        assert_eq!(n as usize, READ_BURST - 1, "no read taken past the bound");
+
+        // No more once they hold the frame limit in bytes: the frame that reaches it is the
+        // last taken.
+        let half = FRAME_LIMIT / 2;
+        let mut n = 0u8;
+        let (frames, _) = gather_frames(frame(0, half - 1), || {
+            n += 1;
+            bin(n, half)
+        });
+        assert_eq!(
+            frames.len(),
+            3,
+            "under the limit after two, at or over it after three"
+        );
+        let (frames, _) = gather_frames(frame(0, FRAME_LIMIT), || bin(1, 1));
+        assert_eq!(frames.len(), 1, "a frame of the limit goes alone");
+    }
+
+    /// An open gRPC call over an in-memory pipe: its send half, and the messages the server
+    /// reads from its body, in order.
+    async fn open_call() -> (h2::SendStream<Bytes>, mpsc::UnboundedReceiver<Bytes>) {
+        let (client_io, server_io) = tokio::io::duplex(1 << 20);
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut conn = h2::server::handshake(server_io).await.expect("a server");
+            while let Some(Ok((req, mut respond))) = conn.accept().await {
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let head = http::Response::builder().status(200).body(()).unwrap();
+                    let _send = respond.send_response(head, false).expect("a response");
+                    let mut body = req.into_body();
+                    let mut reader = MessageReader::default();
+                    while let Some(Ok(chunk)) = body.data().await {
+                        let _ = body.flow_control().release_capacity(chunk.len());
+                        reader.push(&chunk);
+                        while let Ok(Some(m)) = reader.next_message() {
+                            let _ = tx.send(m);
+                        }
+                    }
+                });
+            }
+        });
+        let (client, conn) = h2::client::handshake(client_io).await.expect("a client");
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut client = client.ready().await.expect("ready");
+        let request = http::Request::post("http://nervix/").body(()).unwrap();
+        let (response, send) = client.send_request(request, false).expect("a call");
+        response.await.expect("its response");
+        (send, rx)
+    }
+
+    #[test]
+    fn the_driver_writes_into_a_grpc_call_only_behind_what_its_writer_holds() {
+        run(async {
+            let (send, mut got) = open_call().await;
+            let f = |i: u8| Bytes::from(vec![i; 10]);
+            // The next message the server read; `None` when none came within a second.
+            async fn next(got: &mut mpsc::UnboundedReceiver<Bytes>) -> Option<Bytes> {
+                timeout(Duration::from_secs(1), got.recv())
+                    .await
+                    .ok()
+                    .flatten()
+            }
+            let line = Line::default();
+            assert_eq!(line.stage(&f(0)), None, "a call not open yet takes nothing");
+            line.open(send);
+
+            // Frames staged in one turn leave at its end, in order; the first tells the
+            // driver that the line has something to flush.
+            assert_eq!(line.stage(&f(1)), Some(true));
+            assert_eq!(line.stage(&f(2)), Some(false));
+            line.flush();
+            assert_eq!(next(&mut got).await, Some(f(1)));
+            assert_eq!(next(&mut got).await, Some(f(2)));
+
+            // A frame that goes to the writer's queue: what was staged leaves first...
+            assert_eq!(line.stage(&f(3)), Some(true));
+            line.queue();
+            assert_eq!(
+                next(&mut got).await,
+                Some(f(3)),
+                "written before the writer's frame"
+            );
+            // ...and nothing is staged while the writer has not written it.
+            assert_eq!(line.stage(&f(5)), None);
+            assert!(line.send_data(grpc_message(&f(4))));
+            line.written(1);
+            assert_eq!(
+                line.stage(&f(5)),
+                Some(true),
+                "staged again once it is written"
+            );
+            line.flush();
+            assert_eq!(next(&mut got).await, Some(f(4)));
+            assert_eq!(next(&mut got).await, Some(f(5)));
+
+            // A frame the stream has no capacity for (the peer's window is 65,535 bytes)
+            // goes to the writer, which waits for capacity within its deadline.
+            assert_eq!(line.stage(&Bytes::from(vec![9u8; 70_000])), None);
+            assert_eq!(line.stage(&f(6)), Some(true), "a frame within it is staged");
+
+            // A call the writer gave up takes nothing more.
+            drop(line.close());
+            assert_eq!(line.stage(&f(7)), None);
+        });
     }
 
     trait FrameByte {
