@@ -528,18 +528,13 @@ pub fn transaction_commit_recovered_after_sigkill<D: Driver>(via: Via) {
     lb.stop();
 }
 
-/// Issue 19, item 2 (E-4): a journaled command past its retry validity is reported unknown,
-/// naming its reference, and never repeated; once reported its record ends.
-pub fn past_validity_reported_unknown<D: Driver>(via: Via) {
-    if !D::speaks(via) {
-        return;
-    }
-    let lb = cluster();
-    let spec = spec_for::<D>(&lb, via, "expired", 2);
-    let d = D::new();
+/// A client process killed with two commands out, and the configuration of a successor on its
+/// slot for which both are past their retry validity (a horizon of zero); their references.
+fn expired<D: Driver>(lb: &Loopback, via: Via, name: &str) -> (Vec<String>, D::Config) {
+    let spec = spec_for::<D>(lb, via, name, 2);
     let refs = crashed(
         &ChildProgram::test_of::<D>(),
-        &lb,
+        lb,
         &spec,
         &mut |_| {},
         |_, _| {},
@@ -547,17 +542,32 @@ pub fn past_validity_reported_unknown<D: Driver>(via: Via) {
     let mut j = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
     j.horizon = Duration::ZERO;
     let config = journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), j);
-    let successor = d.start(config.clone()).unwrap();
-    let seen: Vec<usize> = refs.iter().map(|r| requests(&lb, r)).collect();
-    let list = d.recovery(&successor).unwrap();
-    let unknown: Vec<String> = list
-        .commands
+    (refs, config)
+}
+
+/// The references of a recovery list's commands, every one of them reported unknown.
+fn unknown_references(list: &nervix_driver_support::journaled::Recovery) -> Vec<String> {
+    list.commands
         .iter()
         .map(|c| match c {
             JournaledCommand::Unknown { reference, .. } => reference.clone(),
             other => panic!("past its retry validity: {other:?}"),
         })
-        .collect();
+        .collect()
+}
+
+/// Issue 19, item 2 (E-4): a journaled command past its retry validity is reported unknown,
+/// naming its reference, and never repeated; once reported its record ends.
+pub fn past_validity_reported_unknown<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = cluster();
+    let d = D::new();
+    let (refs, config) = expired::<D>(&lb, via, "expired");
+    let successor = d.start(config.clone()).unwrap();
+    let seen: Vec<usize> = refs.iter().map(|r| requests(&lb, r)).collect();
+    let unknown = unknown_references(&d.recovery(&successor).unwrap());
     assert_eq!(unknown, refs);
     // Nothing is repeated: the cluster saw no further request of either.
     std::thread::sleep(Duration::from_millis(200));
@@ -582,17 +592,7 @@ pub fn an_abandoned_recovery_list_leaves_its_records<D: Driver>(via: Via) {
         return;
     }
     let lb = cluster();
-    let spec = spec_for::<D>(&lb, via, "abandoned", 2);
-    let refs = crashed(
-        &ChildProgram::test_of::<D>(),
-        &lb,
-        &spec,
-        &mut |_| {},
-        |_, _| {},
-    );
-    let mut j = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
-    j.horizon = Duration::ZERO;
-    let config = journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), j);
+    let (refs, config) = expired::<D>(&lb, via, "abandoned");
     let d = D::on_one_thread();
     let successor = d.start(config.clone()).unwrap();
     assert!(
@@ -610,16 +610,7 @@ pub fn an_abandoned_recovery_list_leaves_its_records<D: Driver>(via: Via) {
     );
     d.close(successor, false).unwrap();
     let third = d.start(config.clone()).unwrap();
-    let unknown: Vec<String> = d
-        .recovery(&third)
-        .unwrap()
-        .commands
-        .iter()
-        .map(|c| match c {
-            JournaledCommand::Unknown { reference, .. } => reference.clone(),
-            other => panic!("past its retry validity: {other:?}"),
-        })
-        .collect();
+    let unknown = unknown_references(&d.recovery(&third).unwrap());
     assert_eq!(unknown, refs, "reported again after the restart");
     d.close(third, false).unwrap();
     let fourth = d.start(config).unwrap();

@@ -25,6 +25,8 @@
 //!
 //! Run with `cargo bench -p nervix-tokio --features journal --bench journal`.
 
+mod common;
+use common::thread_cpu;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use nervix_loopback::{Loopback, LoopbackConfig};
 use nervix_protocol::client::{CommandResult, RetainedCommand};
@@ -164,18 +166,6 @@ fn journal_records(c: &mut Criterion) {
     g.finish();
     drop(journal);
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// The CPU time this thread has run.
-fn thread_cpu() -> Duration {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec for the call to fill.
-    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    assert_eq!(r, 0, "the thread's CPU clock");
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 /// How a batch group is timed.

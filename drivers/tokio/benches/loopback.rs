@@ -40,6 +40,8 @@
 //! loopback cluster does, and every client, bare or not, runs on one current-thread runtime.
 
 use bytes::Bytes;
+mod common;
+use common::thread_cpu;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use futures_util::{SinkExt, StreamExt};
 use nervix_harness::cluster::{ClusterConfig, Output, SimCluster};
@@ -295,18 +297,6 @@ fn bare_h2_call(
         let recv = response.await.expect("a response").into_body();
         (send, recv, conn)
     })
-}
-
-/// The CPU time this thread has run.
-fn thread_cpu() -> Duration {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec for the call to fill.
-    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    assert_eq!(r, 0, "the thread's CPU clock");
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 /// How a round-trip group is timed.

@@ -431,15 +431,20 @@ fn p_8_an_unknown_batch_stays_journaled_until_its_report_was_handed_on() {
 
 /// The same order for commands too old to repeat (E-4): reported, then ended, so a crash
 /// between the two reports them again instead of losing them.
-#[test]
-fn e_4_a_command_too_old_to_repeat_stays_journaled_until_its_report_was_handed_on() {
+/// A command journaled, the journal reopened and read an hour later: past the horizon, too
+/// old to repeat; its key.
+fn too_old_to_repeat() -> (CommandJournal<Slot>, JournalKey) {
     let mut s = Slot::new(roomy());
     let key = s.put(&Entry::Command(command(1, 5)), 0).unwrap();
     s.j = reopen(&mut s.dir, s.config);
-    // Read an hour later: past the horizon, too old to repeat.
     let wall = UnixMillis(5 + 3_600_000);
     let list = s.j.classify(wall, Duration::from_secs(600));
-    let mut core = CommandJournal::new(s, list, wall, Timestamp::ZERO);
+    (CommandJournal::new(s, list, wall, Timestamp::ZERO), key)
+}
+
+#[test]
+fn e_4_a_command_too_old_to_repeat_stays_journaled_until_its_report_was_handed_on() {
+    let (mut core, key) = too_old_to_repeat();
     let r = core.take_recovery();
     assert!(matches!(
         r.commands.as_slice(),
@@ -460,12 +465,7 @@ fn e_4_a_command_too_old_to_repeat_stays_journaled_until_its_report_was_handed_o
 
 #[test]
 fn e_4_a_command_too_old_to_repeat_whose_list_was_never_handed_on_stays_for_the_next_start() {
-    let mut s = Slot::new(roomy());
-    let key = s.put(&Entry::Command(command(1, 5)), 0).unwrap();
-    s.j = reopen(&mut s.dir, s.config);
-    let wall = UnixMillis(5 + 3_600_000);
-    let list = s.j.classify(wall, Duration::from_secs(600));
-    let mut core = CommandJournal::new(s, list, wall, Timestamp::ZERO);
+    let (mut core, key) = too_old_to_repeat();
     assert_eq!(core.take_recovery().commands.len(), 1);
     // Its call was given up; a later call's empty list is handed on.
     assert!(core.take_recovery().is_empty(), "taken once");
