@@ -889,10 +889,22 @@ mod tests {
     /// An open gRPC call over an in-memory pipe: its send half, and the messages the server
     /// reads from its body, in order.
     async fn open_call() -> (h2::SendStream<Bytes>, mpsc::UnboundedReceiver<Bytes>) {
+        open_call_with_window(65_535).await
+    }
+
+    /// A call to a server whose stream and connection windows are `window` bytes.
+    async fn open_call_with_window(
+        window: u32,
+    ) -> (h2::SendStream<Bytes>, mpsc::UnboundedReceiver<Bytes>) {
         let (client_io, server_io) = tokio::io::duplex(1 << 20);
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(async move {
-            let mut conn = h2::server::handshake(server_io).await.expect("a server");
+            let mut conn = h2::server::Builder::new()
+                .initial_window_size(window)
+                .initial_connection_window_size(window)
+                .handshake::<_, Bytes>(server_io)
+                .await
+                .expect("a server");
             while let Some(Ok((req, mut respond))) = conn.accept().await {
                 let tx = tx.clone();
                 tokio::spawn(async move {
@@ -974,6 +986,105 @@ mod tests {
             // A call the writer gave up takes nothing more.
             drop(line.close());
             assert_eq!(line.stage(&f(7)), None);
+        });
+    }
+
+    /// Waits (a second at most) until the line's call has `want` bytes of capacity.
+    async fn capacity_of(line: &Line, want: usize) -> usize {
+        let capacity = || {
+            line.lock()
+                .send
+                .as_ref()
+                .map_or(0, h2::SendStream::capacity)
+        };
+        let _ = timeout(Duration::from_secs(1), async {
+            while capacity() < want {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .await;
+        capacity()
+    }
+
+    #[test]
+    fn a_frame_is_staged_when_its_message_fits_the_streams_capacity_exactly_and_not_a_byte_more() {
+        run(async {
+            let (send, mut got) = open_call().await;
+            let line = Line::default();
+            line.open(send);
+            let cap = capacity_of(&line, 65_535).await;
+            assert_eq!(cap, 65_535, "the peer's window");
+            // A message is the frame and its 5-byte prefix.
+            let over = Bytes::from(vec![1u8; cap - 4]);
+            assert_eq!(line.stage(&over), None, "one byte over the capacity");
+            let exact = Bytes::from(vec![2u8; cap - 5]);
+            assert_eq!(line.stage(&exact), Some(true), "exactly the capacity");
+            assert_eq!(line.lock().staged.len(), cap);
+            line.flush();
+            let m = timeout(Duration::from_secs(1), got.recv()).await;
+            assert_eq!(m.ok().flatten(), Some(exact));
+        });
+    }
+
+    #[test]
+    fn staged_messages_reaching_the_burst_bound_exactly_stay_staged_and_one_byte_more_is_written_first(
+    ) {
+        run(async {
+            let (send, _got) = open_call_with_window(1 << 22).await;
+            let line = Line::default();
+            line.open(send);
+            assert!(capacity_of(&line, WRITE_BURST_BYTES).await >= WRITE_BURST_BYTES);
+            let staged = || line.lock().staged.len();
+            let half = WRITE_BURST_BYTES / 2;
+            assert_eq!(line.stage(&Bytes::from(vec![1u8; half - 5])), Some(true));
+            assert_eq!(line.stage(&Bytes::from(vec![2u8; half - 5])), Some(false));
+            assert_eq!(
+                staged(),
+                WRITE_BURST_BYTES,
+                "exactly the bound: not written yet"
+            );
+            // One more message: what is staged is written before it.
+            let _ = line.stage(&Bytes::from(vec![3u8; 10]));
+            assert!(
+                staged() <= 15,
+                "written first: {} bytes still staged",
+                staged()
+            );
+        });
+    }
+
+    #[test]
+    fn a_frame_the_writers_queue_did_not_take_lets_the_driver_stage_again() {
+        run(async {
+            let (send, _got) = open_call().await;
+            let line = Line::default();
+            line.open(send);
+            let _ = capacity_of(&line, 1).await;
+            line.queue();
+            assert_eq!(
+                line.stage(&Bytes::from_static(b"a")),
+                None,
+                "behind the writer"
+            );
+            line.unqueued();
+            assert_eq!(line.stage(&Bytes::from_static(b"b")), Some(true));
+        });
+    }
+
+    #[test]
+    fn once_the_writer_has_written_everything_capacity_is_asked_again_for_the_driver() {
+        run(async {
+            let (send, _got) = open_call_with_window(1 << 22).await;
+            let line = Line::default();
+            line.open(send);
+            assert!(capacity_of(&line, WRITE_BURST_BYTES).await >= WRITE_BURST_BYTES);
+            // The writer's frame takes all the capacity asked for.
+            line.queue();
+            assert!(line.send_data(grpc_message(&vec![7u8; WRITE_BURST_BYTES - 5])));
+            assert_eq!(capacity_of(&line, usize::MAX).await, 0, "all of it used");
+            line.written(1);
+            assert!(capacity_of(&line, WRITE_BURST_BYTES).await >= WRITE_BURST_BYTES);
+            assert_eq!(line.stage(&Bytes::from_static(b"c")), Some(true));
         });
     }
 
