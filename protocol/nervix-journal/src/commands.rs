@@ -209,16 +209,12 @@ impl<S: RecordStore> CommandJournal<S> {
     /// The list taken was handed on: the records of the commands it reports unknown end (an
     /// end the store refuses is counted and given back). Later calls end nothing.
     pub fn recovery_reported(&mut self, now: Timestamp) -> Vec<S::Error> {
-        let (store, stats) = (&mut self.store, &mut self.stats);
-        self.recovery.ends(|key| {
-            crate::report::end_counted(
-                store,
-                key,
-                millis(now),
-                &mut stats.ended,
-                &mut stats.end_failures,
-            )
-        })
+        self.recovery.end_counted(
+            &mut self.store,
+            millis(now),
+            &mut self.stats.ended,
+            &mut self.stats.end_failures,
+        )
     }
 
     /// Whether a session is open, for the wire state a full store reports.

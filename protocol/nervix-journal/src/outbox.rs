@@ -186,16 +186,12 @@ impl BatchOutbox {
         store: &mut S,
         now_millis: u64,
     ) -> Vec<S::Error> {
-        let stats = &mut self.stats;
-        self.recovery.ends(|key| {
-            crate::report::end_counted(
-                store,
-                key,
-                now_millis,
-                &mut stats.ended,
-                &mut stats.write_failures,
-            )
-        })
+        self.recovery.end_counted(
+            store,
+            now_millis,
+            &mut self.stats.ended,
+            &mut self.stats.write_failures,
+        )
     }
 
     /// Writes the record of a new batch: refused (and counted) when the store refuses it,

@@ -58,6 +58,18 @@ impl<T: Default> ToReport<T> {
             .filter_map(|key| end(key).err())
             .collect()
     }
+
+    /// [`ToReport::ends`] through [`end_counted`]: each waiting record ends in `store`,
+    /// counted in `ended`, or, refused, in `failures` and given back.
+    pub(crate) fn end_counted<S: RecordStore + ?Sized>(
+        &mut self,
+        store: &mut S,
+        now_millis: u64,
+        ended: &mut u64,
+        failures: &mut u64,
+    ) -> Vec<S::Error> {
+        self.ends(|key| end_counted(store, key, now_millis, ended, failures))
+    }
 }
 
 /// Ends the record of `key` in `store`, counting the end in `ended` or the refusal in

@@ -203,16 +203,12 @@ impl TransferJournal {
         store: &mut S,
         now_millis: u64,
     ) -> Vec<S::Error> {
-        let stats = &mut self.stats;
-        self.recovery.ends(|key| {
-            crate::report::end_counted(
-                store,
-                key,
-                now_millis,
-                &mut stats.ended,
-                &mut stats.end_failures,
-            )
-        })
+        self.recovery.end_counted(
+            store,
+            now_millis,
+            &mut self.stats.ended,
+            &mut self.stats.end_failures,
+        )
     }
 
     /// Starts `record`'s transfer: its record is put now, before any byte is sent. A reference
