@@ -219,6 +219,7 @@ impl FileDir {
         body.clear();
         body.extend_from_slice(&place.payload_len.to_le_bytes());
         body.extend_from_slice(payload);
+        body.resize(body.len() + place.clear_after, 0);
         let r = self.write_bytes(place.file, &body, place.offset + 4);
         self.body = body;
         r?;

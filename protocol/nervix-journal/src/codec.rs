@@ -122,10 +122,18 @@ pub fn encode_record(record: &Record) -> Option<Vec<u8>> {
 /// so the buffer becomes the frame's body write as it is.
 pub(crate) const FRAME_ROOM: usize = 4;
 
+/// Bytes of room left after a [`framed`] record: a segment reused with old frames in it has
+/// its frame's body write carry that many zero bytes after the payload
+/// ([`FramePlace::clear_after`](sf_journal::ring::FramePlace::clear_after)), in the same
+/// allocation.
+pub(crate) const TAIL_ROOM: usize = sf_journal::segment::TAIL_PROBE_LEN;
+
 /// [`encode_record`] behind [`FRAME_ROOM`] free bytes, in one allocation of about the
-/// record's size.
+/// record's size (and [`TAIL_ROOM`]).
 pub(crate) fn framed(record: &Record) -> Option<Vec<u8>> {
-    let mut w = Writer(Vec::with_capacity(FRAME_ROOM + record_len_hint(record)));
+    let mut w = Writer(Vec::with_capacity(
+        FRAME_ROOM + record_len_hint(record) + TAIL_ROOM,
+    ));
     w.0.resize(FRAME_ROOM, 0);
     record_into(&mut w, record)?;
     Some(w.0)
@@ -133,7 +141,9 @@ pub(crate) fn framed(record: &Record) -> Option<Vec<u8>> {
 
 /// [`framed`] of a `Put` record, from a borrowed entry.
 pub(crate) fn framed_put(key: JournalKey, handed: bool, entry: &Entry) -> Option<Vec<u8>> {
-    let mut w = Writer(Vec::with_capacity(FRAME_ROOM + put_len_hint(entry)));
+    let mut w = Writer(Vec::with_capacity(
+        FRAME_ROOM + put_len_hint(entry) + TAIL_ROOM,
+    ));
     w.0.resize(FRAME_ROOM, 0);
     put_into(&mut w, key, handed, entry)?;
     Some(w.0)
@@ -497,13 +507,17 @@ mod tests {
         ]
     }
 
-    /// A record's buffer is allocated once, at the hint's size, and the hint is at most its
-    /// fixed slack above what is written.
+    /// A record's buffer is allocated once, at the hint's size with room for a frame's
+    /// cleared tail, and the hint is at most its fixed slack above what is written.
     fn allocated_once(framed: &[u8], capacity: usize, hint: usize) {
-        assert_eq!(capacity, FRAME_ROOM + hint, "grown past its hint");
-        assert!(framed.len() <= capacity);
+        assert_eq!(
+            capacity,
+            FRAME_ROOM + hint + TAIL_ROOM,
+            "grown past its hint"
+        );
+        assert!(framed.len() + TAIL_ROOM <= capacity);
         assert!(
-            capacity - framed.len() <= FIXED_HINT,
+            capacity - framed.len() - TAIL_ROOM <= FIXED_HINT,
             "{} over",
             capacity - framed.len()
         );

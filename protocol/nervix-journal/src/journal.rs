@@ -292,10 +292,14 @@ impl ClientJournal {
         }
         j.next_key = max_key.map_or(0, |k| k.saturating_add(1));
         let mut ops = r.ops.clone();
+        // Empty segments, and a trimmed segment kept for reuse (missing most times: its
+        // removal is then nothing), go: the ring that opens the slot keeps no spare.
         ops.extend(
             r.spares
                 .iter()
-                .map(|file| FileOp::Unlink { file: file.clone() }),
+                .cloned()
+                .chain([sf_journal::slot::SPARE.to_owned()])
+                .map(|file| FileOp::Unlink { file }),
         );
         ops.extend(j.trim());
         Ok((j, ops))
@@ -633,7 +637,7 @@ impl ClientJournal {
         self.ring.segment_files()
     }
 
-    /// The trimmed segment file kept, zeroed, for the next segment (without syncs only: see
+    /// The trimmed segment file kept for the next segment (without syncs only: see
     /// [`Ring::with_recycling`]); not one of [`ClientJournal::segment_files`].
     #[must_use]
     pub fn spare_file(&self) -> Option<&str> {

@@ -196,12 +196,22 @@ impl Recoverer {
             }
         };
         if scan.dirty_end > scan.append_offset {
-            tracing::warn!(
-                file = %file,
-                offset = scan.append_offset,
-                len = scan.dirty_end - scan.append_offset,
-                "sf recovery cuts a torn tail"
-            );
+            if scan.is_torn() {
+                tracing::warn!(
+                    file = %file,
+                    offset = scan.append_offset,
+                    len = scan.dirty_end - scan.append_offset,
+                    "sf recovery cuts a torn tail"
+                );
+            } else {
+                // Past a clean end: old frames of a reused segment.
+                tracing::debug!(
+                    file = %file,
+                    offset = scan.append_offset,
+                    len = scan.dirty_end - scan.append_offset,
+                    "sf recovery clears old bytes past the last frame"
+                );
+            }
             ops.push(FileOp::Zero {
                 file: file.to_owned(),
                 offset: scan.append_offset,

@@ -8,7 +8,9 @@ use crate::dict::SymbolDict;
 use crate::ops::FileOp;
 use crate::record::{create_record_file, Record, RecordKind};
 use crate::recovery::Recovery;
-use crate::segment::{frame_crc, FrameWrites, SegmentHeader, FRAME_HEADER_LEN, SEGMENT_HEADER_LEN};
+use crate::segment::{
+    frame_crc, FrameWrites, SegmentHeader, FRAME_HEADER_LEN, SEGMENT_HEADER_LEN, TAIL_PROBE_LEN,
+};
 use crate::slot::{self, parse_segment_name, SegmentName};
 
 /// Default segment file size (`sf_max_segment_bytes`).
@@ -285,6 +287,12 @@ pub struct FramePlace<'a> {
     pub payload_len: i32,
     /// The frame's CRC32C (over the length field and the payload).
     pub crc: u32,
+    /// Zero bytes the length-and-payload write carries after the payload: in a segment
+    /// reused with old frames still in it ([`Ring::with_recycling`]), the
+    /// [`TAIL_PROBE_LEN`](crate::segment::TAIL_PROBE_LEN) bytes after the frame (fewer at the
+    /// segment's end), so a walk of the segment stops there and never reads an old frame as
+    /// the next one; 0 in a fresh segment, whose bytes past the frame are zero already.
+    pub clear_after: usize,
 }
 
 impl FramePlace<'_> {
@@ -292,7 +300,14 @@ impl FramePlace<'_> {
     /// operations: the length and payload first, the checksum last.
     #[must_use]
     pub fn writes(&self, payload: &[u8]) -> FrameWrites {
-        FrameWrites::with_crc(self.file, self.offset, self.payload_len, self.crc, payload)
+        FrameWrites::with_crc(
+            self.file,
+            self.offset,
+            self.payload_len,
+            self.crc,
+            payload,
+            self.clear_after,
+        )
     }
 
     /// [`FramePlace::writes`] from a buffer holding four free bytes and then the payload this
@@ -300,7 +315,14 @@ impl FramePlace<'_> {
     /// the first write without a copy.
     #[must_use]
     pub fn writes_framed(&self, framed: Vec<u8>) -> FrameWrites {
-        FrameWrites::with_crc_framed(self.file, self.offset, self.payload_len, self.crc, framed)
+        FrameWrites::with_crc_framed(
+            self.file,
+            self.offset,
+            self.payload_len,
+            self.crc,
+            framed,
+            self.clear_after,
+        )
     }
 }
 
@@ -347,6 +369,8 @@ struct Seg {
     lens: Vec<u32>,
     used: u64,
     capacity: u64,
+    /// Reused from a trimmed segment: old frames may lie past `used`.
+    stale: bool,
 }
 
 impl Seg {
@@ -422,7 +446,7 @@ pub struct Ring {
     dict_in_use: bool,
     /// Whether trimmed segments are kept for reuse ([`Ring::with_recycling`]).
     recycle: bool,
-    /// A trimmed segment, zeroed, that the next segment reuses.
+    /// The trimmed segment that the next segment reuses ([`slot::SPARE`]), if one is kept.
     spare: Option<String>,
 }
 
@@ -467,6 +491,8 @@ impl Ring {
                 lens: s.scan.frames.iter().map(|f| f.payload_len).collect(),
                 used: s.scan.append_offset,
                 capacity: s.file_len,
+                // Recovery zeroes whatever lies past the last frame before this ring writes.
+                stale: false,
             });
         }
         let names = r
@@ -651,6 +677,11 @@ impl Ring {
         seg.offsets.push(offset);
         seg.lens.push(payload.len() as u32);
         seg.used += need;
+        let clear_after = if seg.stale {
+            (seg.capacity - seg.used).min(TAIL_PROBE_LEN as u64) as usize
+        } else {
+            0
+        };
         self.next_fsn += 1;
         let payload_len = i32::try_from(payload.len()).expect("length checked");
         Ok(Placed {
@@ -661,6 +692,7 @@ impl Ring {
                 offset,
                 payload_len,
                 crc: frame_crc(payload_len, payload),
+                clear_after,
             },
         })
     }
@@ -676,23 +708,44 @@ impl Ring {
             base_seq: self.next_fsn,
             created_micros: now_millis.saturating_mul(1000),
         };
-        let mut ops = Vec::with_capacity(4);
-        if let Some(spare) = self.spare.take() {
+        let mut ops = Vec::with_capacity(5);
+        let stale = self.spare.take().is_some();
+        if stale {
+            // Made a segment under the spare's own name, then renamed whole: a segment name
+            // never holds a cut header over old frames. The first frame's checksum and length
+            // are cleared first, as every later frame's are by the append before it
+            // (`FramePlace::clear_after`). The sizing after the rename changes nothing, or
+            // makes the segment anew if the spare was removed meanwhile.
+            ops.push(FileOp::Zero {
+                file: slot::SPARE.to_owned(),
+                offset: SEGMENT_HEADER_LEN as u64,
+                len: (FRAME_HEADER_LEN as u64)
+                    .min(self.config.segment_bytes - SEGMENT_HEADER_LEN as u64),
+            });
+            ops.push(FileOp::Write {
+                file: slot::SPARE.to_owned(),
+                offset: 0,
+                bytes: header.encode().to_vec(),
+            });
             ops.push(FileOp::Rename {
-                from: spare,
+                from: slot::SPARE.to_owned(),
                 to: file.clone(),
             });
+            ops.push(FileOp::SetLen {
+                file: file.clone(),
+                len: self.config.segment_bytes,
+            });
+        } else {
+            ops.push(FileOp::SetLen {
+                file: file.clone(),
+                len: self.config.segment_bytes,
+            });
+            ops.push(FileOp::Write {
+                file: file.clone(),
+                offset: 0,
+                bytes: header.encode().to_vec(),
+            });
         }
-        // After a rename, the size it already has: a spare removed meanwhile is made anew.
-        ops.push(FileOp::SetLen {
-            file: file.clone(),
-            len: self.config.segment_bytes,
-        });
-        ops.push(FileOp::Write {
-            file: file.clone(),
-            offset: 0,
-            bytes: header.encode().to_vec(),
-        });
         self.segs.push_back(Seg {
             file,
             base: self.next_fsn,
@@ -700,6 +753,7 @@ impl Ring {
             lens: Vec::new(),
             used: SEGMENT_HEADER_LEN as u64,
             capacity: self.config.segment_bytes,
+            stale,
         });
         ops.extend(self.manifest_ops());
         ops
@@ -1025,26 +1079,31 @@ impl Ring {
         self
     }
 
-    /// Keeps one trimmed segment for the next one instead of unlinking it: the trim zeroes it
-    /// whole under its old name, and the next segment is that file renamed, so its pages are
-    /// written over in place instead of allocated anew (and the trimmed ones freed). At every
-    /// step the file is what a fresh segment would be at the same point, or a spare recovery
-    /// leaves out: its header is zeroed first, in a write of its own, so a trim cut short
-    /// leaves a spare, and a rename not yet followed by its header leaves an all-zero file. A
-    /// slot holds one such file beside its segments.
+    /// Keeps one trimmed segment for the next one instead of unlinking it: the trim renames
+    /// it to [`slot::SPARE`], which is not a segment name, and the next segment is that file,
+    /// its header written and the checksum and length of its first frame cleared under the
+    /// spare's name, then renamed to the segment's. Its pages are written over in place
+    /// instead of allocated anew (and the trimmed ones freed), and its old frames are not
+    /// erased: each append into the reused file carries [`TAIL_PROBE_LEN`] zero bytes after
+    /// its payload in its first write ([`FramePlace::clear_after`]), so the walk of the
+    /// segment stops after the last frame written, on zeros, as in a fresh segment, and never
+    /// reads an old frame as a new one. A crash inside an append finds the frame's checksum
+    /// zero, as in a fresh segment; recovery clears the old bytes past the last frame. A file
+    /// under a segment name always has a whole header; whoever opens the slot removes a spare
+    /// a crash left. A slot holds one spare at most beside its segments.
     ///
     /// For a ring whose files are never synced (a crash of the process, not of the host):
-    /// with syncs, the zeroes would have to reach stable storage before the rename does.
-    /// The store-and-forward client unlinks trimmed segments (SF-13) and does not use this.
-    /// The rename is followed by the sizing a new segment gets, which changes nothing on the
-    /// file renamed, and makes the segment anew if the spare was removed meanwhile.
+    /// with syncs, the cleared bytes would have to reach stable storage before the rename
+    /// does. The store-and-forward client unlinks trimmed segments (SF-13) and does not use
+    /// this. The rename is followed by the sizing a new segment gets, which changes nothing on
+    /// the file renamed, and makes the segment anew if the spare was removed meanwhile.
     #[must_use]
     pub fn with_recycling(mut self) -> Self {
         self.recycle = true;
         self
     }
 
-    /// The zeroed segment file kept for the next segment, if any.
+    /// The trimmed segment file kept for the next segment, if any.
     #[must_use]
     pub fn spare(&self) -> Option<&str> {
         self.spare.as_deref()
@@ -1161,20 +1220,12 @@ impl Ring {
         while self.segs.len() > 1 && self.segs[0].last_fsn() <= fsn {
             let s = self.segs.pop_front().expect("two segments");
             if self.recycle && self.spare.is_none() && s.capacity == self.config.segment_bytes {
-                // The header first, in a write of its own: a crash in the second leaves a
-                // spare, never a header over stale frames.
-                let header = SEGMENT_HEADER_LEN as u64;
-                ops.push(FileOp::Zero {
-                    file: s.file.clone(),
-                    offset: 0,
-                    len: header,
+                // Out of the segment names in one rename: recovery never reads it again.
+                ops.push(FileOp::Rename {
+                    from: s.file,
+                    to: slot::SPARE.to_owned(),
                 });
-                ops.push(FileOp::Zero {
-                    file: s.file.clone(),
-                    offset: header,
-                    len: s.capacity - header,
-                });
-                self.spare = Some(s.file);
+                self.spare = Some(slot::SPARE.to_owned());
                 recycled = true;
             } else {
                 ops.push(FileOp::Unlink { file: s.file });

@@ -156,26 +156,36 @@ impl FrameWrites {
             len,
             frame_crc(len, payload),
             payload,
+            0,
         ))
     }
 
-    /// The writes when the length and checksum of `payload` are already known.
-    pub(crate) fn with_crc(file: &str, offset: u64, len: i32, crc: u32, payload: &[u8]) -> Self {
-        let mut body = Vec::with_capacity(4 + payload.len());
+    /// The writes when the length and checksum of `payload` are already known; the body
+    /// write carries `clear_after` zero bytes after the payload.
+    pub(crate) fn with_crc(
+        file: &str,
+        offset: u64,
+        len: i32,
+        crc: u32,
+        payload: &[u8],
+        clear_after: usize,
+    ) -> Self {
+        let mut body = Vec::with_capacity(4 + payload.len() + clear_after);
         body.extend_from_slice(&[0; 4]);
         body.extend_from_slice(payload);
-        Self::with_crc_framed(file, offset, len, crc, body)
+        Self::with_crc_framed(file, offset, len, crc, body, clear_after)
     }
 
     /// The writes when the length and checksum are known and `body` already holds the payload
-    /// behind four free bytes: the length goes into those, and `body` becomes the first write
-    /// as it is.
+    /// behind four free bytes: the length goes into those, `clear_after` zero bytes go after
+    /// the payload, and `body` becomes the first write as it is.
     pub(crate) fn with_crc_framed(
         file: &str,
         offset: u64,
         len: i32,
         crc: u32,
         mut body: Vec<u8>,
+        clear_after: usize,
     ) -> Self {
         debug_assert_eq!(
             body.len(),
@@ -185,6 +195,7 @@ impl FrameWrites {
         if let Some(room) = body.get_mut(..4) {
             room.copy_from_slice(&len.to_le_bytes());
         }
+        body.resize(body.len() + clear_after, 0);
         Self {
             body: FileOp::Write {
                 file: file.to_owned(),

@@ -8,6 +8,9 @@ pub const MANIFEST: &str = "sf-manifest.bin";
 pub const ACK_WATERMARK: &str = ".ack-watermark";
 /// The persisted symbol dictionary.
 pub const SYMBOL_DICT: &str = ".symbol-dict";
+/// A trimmed segment kept for reuse ([`Ring::with_recycling`](crate::ring::Ring::with_recycling)):
+/// not a segment name, so recovery never reads it; whoever opens the slot removes it.
+pub const SPARE: &str = ".sf-spare";
 /// The slot lock file, held exclusively for the sender's life.
 pub const LOCK: &str = ".lock";
 /// The process id of the lock's holder, read to name it when a second sender is refused.

@@ -5,6 +5,7 @@ mod common;
 use common::*;
 
 use sf_journal::ring::{AckError, AppendError, BackPressure, Link, Ring, RingConfig};
+use sf_journal::slot::SPARE;
 use sf_journal::{FileOp, MemDir};
 
 /// Segments of 64 bytes: 24 of header, so two frames of 12-byte payloads (20 bytes each) fit.
@@ -556,24 +557,30 @@ fn ack_all(ring: &mut Ring, fsn: i64) -> Vec<FileOp> {
 }
 
 #[test]
-fn a_recycling_ring_zeroes_its_first_trimmed_segment_whole_and_unlinks_the_next_ones() {
+fn a_recycling_ring_renames_its_first_trimmed_segment_out_of_the_segment_names_and_unlinks_the_next_ones(
+) {
     let mut ring = Ring::new(tiny(100)).with_recycling();
     let mut dir = MemDir::new();
     fill(&mut ring, &mut dir, 6); // segments [0,1] [2,3] [4,5]
     let files: Vec<String> = ring.segment_files().map(str::to_owned).collect();
+    let old = dir.get(&files[0]).expect("the first segment").to_vec();
     let ops = ack_all(&mut ring, 5);
-    // The first goes back to zeros, its header first in a write of its own, the second is
-    // unlinked: one spare at most.
+    // The first is renamed to the spare as it is, in one operation, and nothing is written to
+    // it; the second is unlinked: one spare at most.
     assert!(
-        matches!(&ops[..2], [
-            FileOp::Zero { file: a, offset: 0, len: 24 },
-            FileOp::Zero { file: b, offset: 24, len: 40 },
-        ] if *a == files[0] && *b == files[0]),
+        matches!(&ops[0], FileOp::Rename { from, to } if *from == files[0] && to == SPARE),
+        "{ops:?}"
+    );
+    assert!(
+        !ops.iter().any(
+            |op| matches!(op, FileOp::Write { .. } | FileOp::Zero { .. })
+                && op.file() != Some(sf_journal::slot::MANIFEST)
+        ),
         "{ops:?}"
     );
     assert_eq!(unlinked(&ops), [files[1].clone()]);
-    assert_eq!(ring.spare(), Some(files[0].as_str()));
-    // The manifest names the new first segment (written after the zeroes).
+    assert_eq!(ring.spare(), Some(SPARE));
+    // The manifest names the new first segment (written after the rename).
     assert!(
         ops.iter()
             .skip(1)
@@ -581,12 +588,155 @@ fn a_recycling_ring_zeroes_its_first_trimmed_segment_whole_and_unlinks_the_next_
         "{ops:?}"
     );
     dir.apply_all(&ops);
-    assert_eq!(dir.get(&files[0]), Some(&[0u8; 64][..]));
+    assert_eq!(dir.get(SPARE), Some(&old[..]));
+    assert!(dir.get(&files[0]).is_none());
     assert!(dir.get(&files[1]).is_none());
     assert_eq!(
         ring.segment_files().collect::<Vec<_>>(),
         [files[2].as_str()]
     );
+    // Recovery reads no spare.
+    let r = sf_journal::recovery::recover(&slot_files(&dir), 0).expect("recovers");
+    assert_eq!(r.segments.len(), 1);
+    assert_eq!(r.next_fsn, 6);
+}
+
+/// A ring whose first segment is a spare after frames 0 to 3, and the segment frame 4 opens
+/// by renaming it, with the operations of that append: the old frame 1 lies just past the
+/// new frame 4.
+fn reused(dir: &mut MemDir) -> (Ring, Vec<FileOp>) {
+    let mut ring = Ring::new(tiny(100)).with_recycling();
+    fill(&mut ring, dir, 4); // segments [0,1] [2,3]
+    dir.apply_all(&ack_all(&mut ring, 3));
+    let a = ring.append(P, 0).unwrap();
+    (ring, a.ops)
+}
+
+#[test]
+fn an_append_into_a_reused_segment_clears_the_bytes_after_its_frame_in_its_first_write() {
+    let mut dir = MemDir::new();
+    let (ring, ops) = reused(&mut dir);
+    let new = ring.segment_files().last().unwrap().to_owned();
+    // The length and payload, then eight zero bytes over the old frame's checksum and length,
+    // all in the write before the checksum.
+    let body = ops
+        .iter()
+        .position(|op| matches!(op, FileOp::Write { file, offset: 28, .. } if *file == new))
+        .expect("the body write");
+    let sum = ops
+        .iter()
+        .position(|op| matches!(op, FileOp::Write { file, offset: 24, .. } if *file == new))
+        .expect("the checksum write");
+    assert!(body < sum, "{ops:?}");
+    let FileOp::Write { bytes, .. } = &ops[body] else {
+        unreachable!()
+    };
+    assert_eq!(bytes.len(), 4 + P.len() + 8);
+    assert_eq!(bytes[..4], (P.len() as i32).to_le_bytes());
+    assert_eq!(&bytes[4..4 + P.len()], P);
+    assert_eq!(bytes[4 + P.len()..], [0u8; 8]);
+    // A segment never reused clears nothing.
+    let mut fresh = Ring::new(tiny(100)).with_recycling();
+    let a = fresh.append(P, 0).unwrap();
+    assert!(
+        a.ops.iter().any(
+            |op| matches!(op, FileOp::Write { offset: 28, bytes, .. } if bytes.len() == 4 + P.len())
+        ),
+        "{:?}",
+        a.ops
+    );
+}
+
+#[test]
+fn a_reused_segment_recovers_its_new_frames_and_never_the_old_ones_past_them() {
+    let mut dir = MemDir::new();
+    let (ring, ops) = reused(&mut dir);
+    let new = ring.segment_files().last().unwrap().to_owned();
+    dir.apply_all(&ops);
+    // The old frame 1 is still whole at 44, past the new frame 4.
+    let bytes = dir.get(&new).expect("the segment").to_vec();
+    assert_eq!(&bytes[52..64], P);
+    let r = sf_journal::recovery::recover(&slot_files(&dir), 0).expect("recovers");
+    let last = r.segments.last().expect("a segment");
+    assert_eq!(last.file, new);
+    assert_eq!(
+        last.scan.frames.iter().map(|f| f.fsn).collect::<Vec<_>>(),
+        [4]
+    );
+    assert_eq!(r.next_fsn, 5);
+    // The old bytes past the last frame are cleared before the ring writes again.
+    assert!(
+        r.ops
+            .iter()
+            .any(|op| matches!(op, FileOp::Zero { file, offset: 44, len: 20 } if *file == new)),
+        "{:?}",
+        r.ops
+    );
+}
+
+#[test]
+fn a_crash_inside_the_first_append_into_a_reused_segment_recovers_no_frame_of_it() {
+    let mut base = MemDir::new();
+    let (_, ops) = reused(&mut base);
+    let body = ops
+        .iter()
+        .rposition(|op| matches!(op, FileOp::Write { offset: 28, .. }))
+        .expect("the body write");
+    let FileOp::Write {
+        file,
+        offset,
+        bytes,
+    } = &ops[body]
+    else {
+        unreachable!()
+    };
+    // Cut anywhere in the body write, or after it and before the checksum.
+    for keep in 0..=bytes.len() {
+        let mut dir = base.clone();
+        dir.apply_all(&ops[..body]);
+        dir.write(file, *offset, &bytes[..keep]);
+        let r = sf_journal::recovery::recover(&slot_files(&dir), 0).expect("recovers");
+        assert_eq!(r.next_fsn, 4, "cut at {keep}");
+        assert!(r.segments.iter().all(|s| s.file != *file), "cut at {keep}");
+    }
+}
+
+#[test]
+fn the_bytes_cleared_after_a_frame_stop_at_the_segments_end() {
+    let mut dir = MemDir::new();
+    let (mut ring, ops) = reused(&mut dir);
+    dir.apply_all(&ops);
+    let new = ring.segment_files().last().unwrap().to_owned();
+    // Frame 4 ends at 44; a 9-byte payload ends 3 bytes before the end, 12 bytes at it.
+    let a = ring.append(&[7; 9], 0).unwrap();
+    let body = |ops: &[FileOp]| {
+        ops.iter()
+            .find_map(|op| match op {
+                FileOp::Write {
+                    file,
+                    offset,
+                    bytes,
+                } if *file == new && *offset == 48 => Some(bytes.len()),
+                _ => None,
+            })
+            .expect("the body write")
+    };
+    assert_eq!(body(&a.ops), 4 + 9 + 3);
+    dir.apply_all(&a.ops);
+    assert_eq!(dir.get(&new).map(<[u8]>::len), Some(64));
+    let r = sf_journal::recovery::recover(&slot_files(&dir), 0).expect("recovers");
+    assert_eq!(r.next_fsn, 6);
+    assert!(
+        r.ops.iter().all(|op| op.file() != Some(new.as_str())),
+        "{:?}",
+        r.ops
+    );
+
+    let mut dir = MemDir::new();
+    let (mut ring, ops) = reused(&mut dir);
+    dir.apply_all(&ops);
+    let a = ring.append(P, 0).unwrap();
+    assert_eq!(body(&a.ops), 4 + P.len());
 }
 
 #[test]
@@ -594,48 +744,65 @@ fn a_recycling_ring_opens_its_next_segment_by_renaming_the_spare() {
     let mut ring = Ring::new(tiny(100)).with_recycling();
     let mut dir = MemDir::new();
     fill(&mut ring, &mut dir, 4); // segments [0,1] [2,3]
-    let files: Vec<String> = ring.segment_files().map(str::to_owned).collect();
     dir.apply_all(&ack_all(&mut ring, 3));
-    let spare = ring.spare().expect("a spare").to_owned();
-    assert_eq!(spare, files[0]);
-    // [2,3] is full: the next frame opens a segment, the spare renamed.
+    assert_eq!(ring.spare(), Some(SPARE));
+    // [2,3] is full: the next frame opens a segment from the spare: the first frame's
+    // checksum and length cleared and the header written under the spare's name, then the
+    // rename, then the sizing.
     let a = ring.append(P, 0).unwrap();
     let new = ring.segment_files().last().unwrap().to_owned();
     assert!(
-        matches!(&a.ops[0], FileOp::Rename { from, to } if *from == spare && *to == new),
+        matches!(&a.ops[..4], [
+            FileOp::Zero { file: z, offset: 24, len: 8 },
+            FileOp::Write { file: h, offset: 0, bytes },
+            FileOp::Rename { from, to },
+            FileOp::SetLen { file: l, len: 64 },
+        ] if z == SPARE && h == SPARE && bytes.len() == 24 && from == SPARE && *to == new && *l == new),
         "{:?}",
-        a.ops
-    );
-    assert!(
-        matches!(&a.ops[1], FileOp::SetLen { file, len: 64 } if *file == new),
-        "the size it has: {:?}",
         a.ops
     );
     assert_eq!(ring.spare(), None);
     dir.apply_all(&a.ops);
-    assert!(dir.get(&spare).is_none());
+    assert!(dir.get(SPARE).is_none());
     assert_eq!(dir.get(&new).map(<[u8]>::len), Some(64));
+    // A crash at any step before the rename leaves the segments as they were.
+    for cut in 0..3 {
+        let mut before = MemDir::new();
+        let mut ring = Ring::new(tiny(100)).with_recycling();
+        fill(&mut ring, &mut before, 4);
+        before.apply_all(&ack_all(&mut ring, 3));
+        let a = ring.append(P, 0).unwrap();
+        before.apply_all(&a.ops[..cut]);
+        let r = sf_journal::recovery::recover(&slot_files(&before), 0).expect("recovers");
+        assert_eq!(r.next_fsn, 4, "cut at {cut}");
+        assert_eq!(r.segments.len(), 1, "cut at {cut}");
+    }
     // A spare removed meanwhile: the segment is made anew at its size.
     let mut gone = MemDir::new();
     let mut ring2 = Ring::new(tiny(100)).with_recycling();
     fill(&mut ring2, &mut gone, 4);
     gone.apply_all(&ack_all(&mut ring2, 3));
-    let removed = ring2.spare().expect("a spare").to_owned();
-    gone.apply_all(&[FileOp::Unlink { file: removed }]);
+    gone.apply_all(&[FileOp::Unlink {
+        file: SPARE.to_owned(),
+    }]);
     let b = ring2.append(P, 0).unwrap();
     gone.apply_all(&b.ops);
-    let made = ring2.segment_files().last().unwrap();
-    assert_eq!(gone.get(made).map(<[u8]>::len), Some(64));
+    let made = ring2.segment_files().last().unwrap().to_owned();
+    assert_eq!(gone.get(&made).map(<[u8]>::len), Some(64));
+    let r = sf_journal::recovery::recover(&slot_files(&gone), 0).expect("recovers");
+    assert_eq!(r.next_fsn, 5);
     // The next trim makes a spare again.
+    let files: Vec<String> = ring.segment_files().map(str::to_owned).collect();
     let _ = ring.append(P, 0).unwrap();
     let _ = ring.append(P, 0).unwrap(); // segments [2,3] [4,5] [6]
     let ops = ack_all(&mut ring, 6);
     assert!(
-        ops.iter()
-            .any(|op| matches!(op, FileOp::Zero { file, .. } if *file == files[1])),
+        ops.iter().any(
+            |op| matches!(op, FileOp::Rename { from, to } if *from == files[0] && to == SPARE)
+        ),
         "{ops:?}"
     );
-    assert_eq!(ring.spare(), Some(files[1].as_str()));
+    assert_eq!(ring.spare(), Some(SPARE));
 }
 
 #[test]
@@ -702,5 +869,6 @@ fn a_recycling_ring_that_trims_one_segment_and_unlinks_none_still_names_the_new_
             .collect::<Vec<_>>(),
         [second.as_str()]
     );
-    assert_eq!(r.spares.len(), 1);
+    assert!(r.spares.is_empty(), "{:?}", r.spares);
+    assert!(dir.get(SPARE).is_some());
 }
