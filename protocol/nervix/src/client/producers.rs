@@ -1189,7 +1189,7 @@ impl Client {
         ipc: &[u8],
     ) -> Result<BatchId, SubmitError> {
         let desc = self.submittable(producer)?;
-        self.submit_laid(now, producer, &desc, rows, |out| {
+        self.submit_laid(now, producer, &desc, rows, ipc.len(), |out| {
             out.extend_from_slice(ipc);
             Ok(ipc.len())
         })
@@ -1215,20 +1215,22 @@ impl Client {
         desc: &ProducerDescription,
         batch: &RecordBatch,
     ) -> Result<BatchId, SubmitError> {
-        self.submit_laid(now, producer, desc, batch.num_rows(), |out| {
+        self.submit_laid(now, producer, desc, batch.num_rows(), 0, |out| {
             arrow::encode_into(batch, out)
         })
     }
 
     /// Submits a batch of `rows` rows whose IPC stream `lay` writes at the end of the buffer
     /// it is given (returning the stream's length, or leaving the buffer as it was on an
-    /// error).
+    /// error); `len_hint` is the stream's length when it is known, so the buffer is made once
+    /// at its size (0: `lay` reserves for itself).
     fn submit_laid(
         &mut self,
         now: Timestamp,
         producer: ProducerId,
         desc: &ProducerDescription,
         rows: usize,
+        len_hint: usize,
         lay: impl FnOnce(&mut bytes::BytesMut) -> Result<usize, BatchError>,
     ) -> Result<BatchId, SubmitError> {
         if rows as u64 > u64::from(desc.max_batch_rows) {
@@ -1241,6 +1243,9 @@ impl Client {
         let room = self.producers.head_room();
         let spare = &mut self.producers.spare;
         spare.clear();
+        if len_hint > 0 {
+            spare.reserve(room + len_hint + TAIL_ROOM);
+        }
         spare.put_bytes(0, room);
         let len = match lay(spare) {
             Ok(len) => len,
