@@ -329,7 +329,7 @@ pub fn read_grpc_body<'a>(
     }
 }
 
-async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
+async fn grpc(d: &Dial, out: mpsc::Receiver<Out>) -> End {
     let opened = timeout_at(d.to.deadline.into(), async {
         let io = open(&d.to.endpoint, d.tls.as_ref(), true)
             .await
@@ -367,68 +367,15 @@ async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
         Err(_) => return End::Transport("connection deadline passed".into()),
     };
     // The driver may write into the call from now on.
-    let line = d.line.clone();
-    line.open(send);
+    d.line.open(send);
     if !d.tell(Event::Connected).await {
         return End::Finished;
     }
-    let write_timeout = d.write_timeout;
-    let writer = AbortOnDrop(tokio::spawn(async move {
-        let mut data = BytesMut::new();
-        // Ends the call's send half when a write failed: nothing is staged after.
-        let gone = |line: &Line| {
-            if let Some(mut send) = line.close() {
-                send.send_reset(h2::Reason::CANCEL);
-            }
-        };
-        while let Some(o) = out.recv().await {
-            // The frames the driver queued meanwhile go with this one as one run of gRPC
-            // messages: one call for capacity and one write for the lot, not one each.
-            let (close, taken) = gather_grpc(o, &mut out, &mut data);
-            let mut data = data.split().freeze();
-            while !data.is_empty() {
-                let now = {
-                    let mut st = line.lock();
-                    let Some(send) = st.send.as_mut() else { return };
-                    send.reserve_capacity(data.len());
-                    send.capacity()
-                };
-                let n = if now > 0 {
-                    now
-                } else {
-                    let cap = timeout(
-                        write_timeout,
-                        std::future::poll_fn(|cx| match line.lock().send.as_mut() {
-                            Some(send) => send.poll_capacity(cx),
-                            None => std::task::Poll::Ready(None),
-                        }),
-                    )
-                    .await;
-                    match cap {
-                        Ok(Some(Ok(n))) => n,
-                        _ => return gone(&line),
-                    }
-                };
-                if n == 0 {
-                    continue;
-                }
-                let chunk = data.split_to(n.min(data.len()));
-                if !line.send_data(chunk) {
-                    return;
-                }
-            }
-            if close {
-                if let Some(send) = line.lock().send.as_mut() {
-                    let _ = send.send_data(Bytes::new(), true);
-                }
-                // Nothing is staged after a close: the count stays up. Keep the stream
-                // until the reader sees the end.
-                std::future::pending::<()>().await;
-            }
-            // Everything queued is written: the driver may stage again.
-            line.written(taken);
-        }
-    }));
+    let writer = AbortOnDrop(tokio::spawn(write_grpc(
+        d.line.clone(),
+        out,
+        d.write_timeout,
+    )));
     let mut reader = MessageReader::default();
     let end = loop {
         match recv.data().await {
@@ -464,6 +411,71 @@ async fn grpc(d: &Dial, mut out: mpsc::Receiver<Out>) -> End {
     drop(writer);
     drop(d.line.close());
     end
+}
+
+/// A gRPC session's writer: writes what the driver queued for it into the call `line` holds,
+/// in order, each run of frames within the stream's flow-control capacity, waiting at most
+/// `write_timeout` each time for more (T-8); a write that cannot go on resets the call. After
+/// a close, the end of the stream once everything before it is written.
+async fn write_grpc(
+    line: std::sync::Arc<Line>,
+    mut out: mpsc::Receiver<Out>,
+    write_timeout: Duration,
+) {
+    let mut data = BytesMut::new();
+    // Ends the call's send half when a write failed: nothing is staged after.
+    let gone = |line: &Line| {
+        if let Some(mut send) = line.close() {
+            send.send_reset(h2::Reason::CANCEL);
+        }
+    };
+    while let Some(o) = out.recv().await {
+        // The frames the driver queued meanwhile go with this one as one run of gRPC
+        // messages: one call for capacity and one write for the lot, not one each.
+        let (close, taken) = gather_grpc(o, &mut out, &mut data);
+        let mut data = data.split().freeze();
+        while !data.is_empty() {
+            let now = {
+                let mut st = line.lock();
+                let Some(send) = st.send.as_mut() else { return };
+                send.reserve_capacity(data.len());
+                send.capacity()
+            };
+            let n = if now > 0 {
+                now
+            } else {
+                let cap = timeout(
+                    write_timeout,
+                    std::future::poll_fn(|cx| match line.lock().send.as_mut() {
+                        Some(send) => send.poll_capacity(cx),
+                        None => std::task::Poll::Ready(None),
+                    }),
+                )
+                .await;
+                match cap {
+                    Ok(Some(Ok(n))) => n,
+                    _ => return gone(&line),
+                }
+            };
+            if n == 0 {
+                continue;
+            }
+            let chunk = data.split_to(n.min(data.len()));
+            if !line.send_data(chunk) {
+                return;
+            }
+        }
+        if close {
+            if let Some(send) = line.lock().send.as_mut() {
+                let _ = send.send_data(Bytes::new(), true);
+            }
+            // Nothing is staged after a close: the count stays up. Keep the stream
+            // until the reader sees the end.
+            std::future::pending::<()>().await;
+        }
+        // Everything queued is written: the driver may stage again.
+        line.written(taken);
+    }
 }
 
 async fn timeout_at<F: std::future::Future>(
@@ -896,8 +908,42 @@ mod tests {
     async fn open_call_with_window(
         window: u32,
     ) -> (h2::SendStream<Bytes>, mpsc::UnboundedReceiver<Bytes>) {
+        let c = call(window, false).await;
+        (c.send, c.messages)
+    }
+
+    /// What the server of an in-memory call read from its body, in order.
+    #[derive(Debug, PartialEq)]
+    enum Read {
+        /// One DATA frame of this many bytes.
+        Data(usize),
+        /// The end of the stream.
+        End,
+        /// The call was reset, for this reason.
+        Reset(Option<h2::Reason>),
+    }
+
+    /// An open gRPC call over an in-memory pipe.
+    struct Call {
+        send: h2::SendStream<Bytes>,
+        /// The response's body: where the session's reader sees how the call ended.
+        body: h2::RecvStream,
+        /// The messages the server read from the call's body, in order.
+        messages: mpsc::UnboundedReceiver<Bytes>,
+        /// What the server read, DATA frame by DATA frame, and then how the body ended.
+        reads: mpsc::UnboundedReceiver<Read>,
+        /// Makes a server that holds its window give back all it has read so far.
+        release: mpsc::UnboundedSender<()>,
+    }
+
+    /// A call to a server whose stream and connection windows are `window` bytes. The server
+    /// gives back the window of what it reads at once, or, when it `hold`s, only when told
+    /// ([`Call::release`]).
+    async fn call(window: u32, hold: bool) -> Call {
         let (client_io, server_io) = tokio::io::duplex(1 << 20);
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (messages_tx, messages) = mpsc::unbounded_channel();
+        let (reads_tx, reads) = mpsc::unbounded_channel();
+        let (release, mut released) = mpsc::unbounded_channel::<()>();
         tokio::spawn(async move {
             let mut conn = h2::server::Builder::new()
                 .initial_window_size(window)
@@ -905,22 +951,49 @@ mod tests {
                 .handshake::<_, Bytes>(server_io)
                 .await
                 .expect("a server");
-            while let Some(Ok((req, mut respond))) = conn.accept().await {
-                let tx = tx.clone();
-                tokio::spawn(async move {
-                    let head = http::Response::builder().status(200).body(()).unwrap();
-                    let _send = respond.send_response(head, false).expect("a response");
-                    let mut body = req.into_body();
-                    let mut reader = MessageReader::default();
-                    while let Some(Ok(chunk)) = body.data().await {
-                        let _ = body.flow_control().release_capacity(chunk.len());
-                        reader.push(&chunk);
-                        while let Ok(Some(m)) = reader.next_message() {
-                            let _ = tx.send(m);
+            let Some(Ok((req, mut respond))) = conn.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let head = http::Response::builder().status(200).body(()).unwrap();
+                let _send = respond.send_response(head, false).expect("a response");
+                let mut body = req.into_body();
+                let mut reader = MessageReader::default();
+                let mut unreleased = 0;
+                loop {
+                    tokio::select! {
+                        Some(()) = released.recv() => {
+                            let _ = body.flow_control().release_capacity(unreleased);
+                            unreleased = 0;
                         }
+                        chunk = body.data() => match chunk {
+                            Some(Ok(chunk)) => {
+                                let _ = reads_tx.send(Read::Data(chunk.len()));
+                                if hold {
+                                    unreleased += chunk.len();
+                                } else {
+                                    let _ = body.flow_control().release_capacity(chunk.len());
+                                }
+                                reader.push(&chunk);
+                                while let Ok(Some(m)) = reader.next_message() {
+                                    let _ = messages_tx.send(m);
+                                }
+                            }
+                            Some(Err(e)) => {
+                                let _ = reads_tx.send(Read::Reset(e.reason()));
+                                break;
+                            }
+                            None => {
+                                let _ = reads_tx.send(Read::End);
+                                break;
+                            }
+                        },
                     }
-                });
-            }
+                }
+                // The call stays open for the client: it ends when the connection does.
+                std::future::pending::<()>().await;
+            });
+            while let Some(Ok(_)) = conn.accept().await {}
         });
         let (client, conn) = h2::client::handshake(client_io).await.expect("a client");
         tokio::spawn(async move {
@@ -929,8 +1002,14 @@ mod tests {
         let mut client = client.ready().await.expect("ready");
         let request = http::Request::post("http://nervix/").body(()).unwrap();
         let (response, send) = client.send_request(request, false).expect("a call");
-        response.await.expect("its response");
-        (send, rx)
+        let body = response.await.expect("its response").into_body();
+        Call {
+            send,
+            body,
+            messages,
+            reads,
+            release,
+        }
     }
 
     #[test]
@@ -1085,6 +1164,232 @@ mod tests {
             line.written(1);
             assert!(capacity_of(&line, WRITE_BURST_BYTES).await >= WRITE_BURST_BYTES);
             assert_eq!(line.stage(&Bytes::from_static(b"c")), Some(true));
+        });
+    }
+
+    /// Runs `f` on two worker threads, and leaves them without waiting for them: a writer that
+    /// never yields holds one of them, and the test on the other fails within its own
+    /// bounded waits instead of hanging.
+    fn run_beside<F>(f: F) -> F::Output
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let done = rt.block_on(rt.spawn(f));
+        rt.shutdown_background();
+        done.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+    }
+
+    /// `f`, which must be done within ten seconds.
+    async fn within<F: std::future::Future>(f: F) -> F::Output {
+        timeout(Duration::from_secs(10), f)
+            .await
+            .expect("done within ten seconds")
+    }
+
+    /// The window of the server a writer writes to in the tests below.
+    const WINDOW: usize = 4096;
+
+    /// `len` bytes that tell where in a frame each came from, and which frame.
+    fn pattern(len: usize, seed: u8) -> Bytes {
+        (0..len)
+            .map(|i| (i % 251) as u8 ^ seed.wrapping_mul(31))
+            .collect()
+    }
+
+    /// A gRPC session's writer at work, on a call to a server whose window is [`WINDOW`]
+    /// bytes and which gives it back only when told.
+    struct Writer {
+        line: std::sync::Arc<Line>,
+        out: mpsc::Sender<Out>,
+        task: tokio::task::JoinHandle<()>,
+        body: h2::RecvStream,
+        messages: mpsc::UnboundedReceiver<Bytes>,
+        reads: mpsc::UnboundedReceiver<Read>,
+        release: mpsc::UnboundedSender<()>,
+    }
+
+    impl Writer {
+        async fn start(write_timeout: Duration) -> Self {
+            let Call {
+                send,
+                body,
+                messages,
+                reads,
+                release,
+            } = call(WINDOW as u32, true).await;
+            let line = std::sync::Arc::new(Line::default());
+            line.open(send);
+            let (out, queue) = mpsc::channel(16);
+            let task = tokio::spawn(write_grpc(line.clone(), queue, write_timeout));
+            Writer {
+                line,
+                out,
+                task,
+                body,
+                messages,
+                reads,
+                release,
+            }
+        }
+
+        /// Hands `o` to the writer, as the driver does.
+        async fn give(&self, o: Out) {
+            self.line.queue();
+            self.out.send(o).await.expect("the writer takes it");
+        }
+
+        /// What the server reads until it has read `bytes` bytes of DATA, or the call ended.
+        async fn read(&mut self, bytes: usize) -> Vec<Read> {
+            let mut got = Vec::new();
+            let mut read = 0;
+            while read < bytes {
+                let r = within(self.reads.recv()).await.expect("the server reads");
+                match r {
+                    Read::Data(n) => read += n,
+                    _ => {
+                        got.push(r);
+                        break;
+                    }
+                }
+                got.push(r);
+            }
+            got
+        }
+
+        /// Reads `bytes` bytes of DATA window by window, giving the window back after each:
+        /// each time all the window the server gave, in DATA frames no larger than it, and
+        /// nothing else.
+        async fn take(&mut self, bytes: usize) {
+            let mut read = 0;
+            while read < bytes {
+                let want = WINDOW.min(bytes - read);
+                let got = self.read(want).await;
+                assert!(
+                    got.iter()
+                        .all(|r| matches!(r, Read::Data(n) if *n <= WINDOW)),
+                    "{got:?}"
+                );
+                let n: usize = got
+                    .iter()
+                    .map(|r| match r {
+                        Read::Data(n) => *n,
+                        _ => 0,
+                    })
+                    .sum();
+                assert_eq!(n, want, "all the window, no more");
+                read += n;
+                self.release.send(()).expect("the server");
+            }
+        }
+
+        /// The next message the server read.
+        async fn message(&mut self) -> Bytes {
+            within(self.messages.recv()).await.expect("a message")
+        }
+
+        /// Waits until the driver may stage into the call again, and stages `frame`.
+        async fn stage(&self, frame: &Bytes) {
+            within(async {
+                while self.line.stage(frame).is_none() {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            })
+            .await;
+        }
+    }
+
+    #[test]
+    fn a_grpc_frame_larger_than_the_calls_window_is_written_whole_window_by_window() {
+        run_beside(async {
+            let mut w = Writer::start(Duration::from_secs(30)).await;
+            let big = pattern(10 * WINDOW, 1);
+            w.give(Out::Frame(big.clone())).await;
+            w.take(WINDOW).await;
+            // The writer holds the rest until the server gives its window back, and the
+            // driver stages nothing meanwhile.
+            assert_eq!(w.line.lock().queued, 1, "not all written yet");
+            assert_eq!(w.line.stage(&Bytes::from_static(b"a")), None);
+            w.take(big.len() + 5 - WINDOW).await;
+            assert_eq!(w.message().await, big, "whole and in order");
+            // Once it is written, the driver writes into the call again, after it.
+            let after = pattern(10, 2);
+            w.stage(&after).await;
+            w.line.flush();
+            assert_eq!(w.message().await, after);
+        });
+    }
+
+    #[test]
+    fn grpc_frames_that_meet_a_full_window_wait_for_it_and_then_go_on_in_order() {
+        run_beside(async {
+            let mut w = Writer::start(Duration::from_secs(30)).await;
+            let first = pattern(WINDOW - 5, 0);
+            w.give(Out::Frame(first.clone())).await;
+            assert_eq!(w.read(WINDOW).await, vec![Read::Data(WINDOW)]);
+            assert_eq!(w.message().await, first);
+            let behind: Vec<Bytes> = (1..=4).map(|i| pattern(100, i)).collect();
+            for f in &behind {
+                w.give(Out::Frame(f.clone())).await;
+            }
+            assert!(w.reads.try_recv().is_err(), "the window is full");
+            w.release.send(()).unwrap();
+            for f in &behind {
+                assert_eq!(&w.message().await, f);
+            }
+            // What is left of the window given back goes on being used.
+            let last = pattern(100, 5);
+            w.give(Out::Frame(last.clone())).await;
+            assert_eq!(w.message().await, last);
+        });
+    }
+
+    #[test]
+    fn t_8_a_grpc_write_that_gets_no_window_resets_the_call_at_the_write_deadline() {
+        run_beside(async {
+            let wait = Duration::from_millis(200);
+            let mut w = Writer::start(wait).await;
+            let started = Instant::now();
+            w.give(Out::Frame(pattern(2 * WINDOW, 3))).await;
+            assert_eq!(w.read(WINDOW).await, vec![Read::Data(WINDOW)]);
+            // The server never gives its window back: the writer gives up at its deadline.
+            within(&mut w.task).await.expect("the writer ends");
+            assert!(started.elapsed() >= wait, "not before the write deadline");
+            assert_eq!(
+                within(w.reads.recv()).await,
+                Some(Read::Reset(Some(h2::Reason::CANCEL))),
+                "the call is reset"
+            );
+            // The session's reader sees the call end, and the driver writes nothing more.
+            let end = within(w.body.data()).await.expect("the call's end");
+            assert_eq!(end.expect_err("a reset").reason(), Some(h2::Reason::CANCEL));
+            assert_eq!(w.line.stage(&Bytes::from_static(b"a")), None);
+            assert!(w.line.lock().send.is_none());
+        });
+    }
+
+    #[test]
+    fn a_grpc_close_ends_the_stream_once_everything_before_it_is_written() {
+        run_beside(async {
+            let mut w = Writer::start(Duration::from_secs(30)).await;
+            let frame = pattern(3 * WINDOW, 4);
+            w.give(Out::Frame(frame.clone())).await;
+            w.give(Out::Close).await;
+            w.take(frame.len() + 5).await;
+            assert_eq!(w.message().await, frame);
+            // Then the end of the stream: an empty DATA frame that ends it.
+            assert_eq!(within(w.reads.recv()).await, Some(Read::Data(0)));
+            assert_eq!(within(w.reads.recv()).await, Some(Read::End));
+            assert_eq!(
+                w.line.stage(&Bytes::from_static(b"a")),
+                None,
+                "nothing is written after a close"
+            );
         });
     }
 
