@@ -75,6 +75,8 @@ fn read_at(f: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
 pub struct DirStats {
     /// Positioned writes carried out (zeroing included).
     pub writes: u64,
+    /// Of those, the ones copied into a mapped segment ([`FileDir`]'s fast path).
+    pub mapped_writes: u64,
     /// File syncs carried out.
     pub file_syncs: u64,
     /// Directory syncs carried out.
@@ -90,10 +92,19 @@ pub struct DirStats {
 /// open until renamed or unlinked. Operations have the meaning the engine gives them, the
 /// same as [`MemDir`](sf_journal::MemDir)'s: a write past the end extends the file with zeros,
 /// a rename or unlink of a missing file does nothing.
+///
+/// On unix, a segment file sized by [`FileOp::SetLen`] has its blocks allocated and is mapped
+/// into memory: writes inside it are copies into the page cache (the same pages a positioned
+/// write fills, so a crash of the process loses nothing more), syncs write the mapping back
+/// first, and the mapping follows the file through renames (a recycled segment keeps it). A
+/// segment whose allocation or mapping fails, and every other file, is written through the
+/// file.
 #[derive(Debug)]
 pub struct FileDir {
     path: PathBuf,
     open: BTreeMap<String, File>,
+    #[cfg(unix)]
+    maps: BTreeMap<String, crate::map::Mapped>,
     stats: DirStats,
     /// A frame's length field and payload, put together for its one body write.
     body: Vec<u8>,
@@ -107,6 +118,8 @@ impl FileDir {
         Ok(Self {
             path,
             open: BTreeMap::new(),
+            #[cfg(unix)]
+            maps: BTreeMap::new(),
             stats: DirStats::default(),
             body: Vec::new(),
         })
@@ -152,8 +165,20 @@ impl FileDir {
     pub fn apply(&mut self, op: &FileOp) -> Result<(), IoError> {
         match op {
             FileOp::SetLen { file, len } => {
+                #[cfg(unix)]
+                if self.maps.get(file).is_some_and(|m| m.len() == *len) {
+                    // Mapped at this length already: a recycled segment renamed.
+                    return Ok(());
+                }
+                #[cfg(unix)]
+                self.maps.remove(file);
                 let r = self.file(file)?.set_len(*len);
-                r.map_err(|e| self.error("set length", file, e))
+                r.map_err(|e| self.error("set length", file, e))?;
+                #[cfg(unix)]
+                if parse_segment_name(file).is_some() {
+                    self.map(file, *len)?;
+                }
+                Ok(())
             }
             FileOp::Write {
                 file,
@@ -161,6 +186,14 @@ impl FileDir {
                 bytes,
             } => self.write_bytes(file, bytes, *offset),
             FileOp::Zero { file, offset, len } => {
+                #[cfg(unix)]
+                if let Some(m) = self.maps.get_mut(file) {
+                    if m.zero(*offset, *len) {
+                        self.stats.writes += 1;
+                        self.stats.mapped_writes += 1;
+                        return Ok(());
+                    }
+                }
                 let (mut at, end) = (*offset, offset.saturating_add(*len));
                 while at < end {
                     let n = (end - at).min(ZEROS.len() as u64) as usize;
@@ -175,6 +208,11 @@ impl FileDir {
                 if !self.open.contains_key(file) && !self.path.join(file).exists() {
                     return Ok(());
                 }
+                #[cfg(unix)]
+                if let Some(m) = self.maps.get(file) {
+                    let r = m.sync();
+                    r.map_err(|e| self.error("sync", file, e))?;
+                }
                 let r = self.file(file)?.sync_data();
                 r.map_err(|e| self.error("sync", file, e))?;
                 self.stats.file_syncs += 1;
@@ -188,14 +226,33 @@ impl FileDir {
             FileOp::Rename { from, to } => {
                 self.open.remove(from);
                 self.open.remove(to);
+                #[cfg(unix)]
+                let mapped = {
+                    self.maps.remove(to);
+                    self.maps.remove(from)
+                };
                 let (a, b) = (self.path.join(from), self.path.join(to));
                 match fs::rename(&a, &b) {
                     Err(e) if e.kind() != io::ErrorKind::NotFound => Err(err("rename", &a)(e)),
-                    _ => Ok(()),
+                    // A mapped file removed behind the journal's back took the writes made
+                    // through its mapping with it: an error, not a rename of nothing.
+                    #[cfg(unix)]
+                    Err(e) if mapped.is_some() => Err(err("rename", &a)(e)),
+                    Err(_) => Ok(()),
+                    Ok(()) => {
+                        // The same file under its new name: its mapping goes with it.
+                        #[cfg(unix)]
+                        if let Some(m) = mapped {
+                            self.maps.insert(to.clone(), m);
+                        }
+                        Ok(())
+                    }
                 }
             }
             FileOp::Unlink { file } => {
                 self.open.remove(file);
+                #[cfg(unix)]
+                self.maps.remove(file);
                 let p = self.path.join(file);
                 match fs::remove_file(&p) {
                     Err(e) if e.kind() != io::ErrorKind::NotFound => Err(err("unlink", &p)(e)),
@@ -226,8 +283,46 @@ impl FileDir {
         self.write_bytes(place.file, &place.crc.to_le_bytes(), place.offset)
     }
 
+    /// Maps the segment `file`, just sized to `len`; a segment that cannot be allocated or
+    /// mapped is left to positioned writes (an allocation refused for want of room is then
+    /// met by the write's own error).
+    #[cfg(unix)]
+    fn map(&mut self, file: &str, len: u64) -> Result<(), IoError> {
+        match crate::map::Mapped::new(self.file(file)?, len) {
+            Ok(m) => {
+                self.maps.insert(file.to_owned(), m);
+            }
+            Err(e) => {
+                tracing::debug!(file = %file, error = %e, "sf segment not mapped: written through the file");
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether writes to `file` are copies into its mapping.
+    #[must_use]
+    pub fn is_mapped(&self, file: &str) -> bool {
+        #[cfg(unix)]
+        {
+            self.maps.contains_key(file)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = file;
+            false
+        }
+    }
+
     /// One positioned write, counted; the path is only built for an error.
     fn write_bytes(&mut self, file: &str, bytes: &[u8], offset: u64) -> Result<(), IoError> {
+        #[cfg(unix)]
+        if let Some(m) = self.maps.get_mut(file) {
+            if m.write(offset, bytes) {
+                self.stats.writes += 1;
+                self.stats.mapped_writes += 1;
+                return Ok(());
+            }
+        }
         let r = write_at(self.file(file)?, bytes, offset);
         r.map_err(|e| self.error("write", file, e))?;
         self.stats.writes += 1;

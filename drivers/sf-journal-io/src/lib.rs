@@ -39,6 +39,8 @@ pub mod fsdir;
 pub mod journal;
 pub mod lock;
 pub mod loopback;
+#[cfg(unix)]
+mod map;
 pub mod orphans;
 
 pub use fsdir::FileDir;

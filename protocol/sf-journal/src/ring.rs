@@ -719,8 +719,9 @@ impl Ring {
             ops.push(FileOp::Zero {
                 file: slot::SPARE.to_owned(),
                 offset: SEGMENT_HEADER_LEN as u64,
-                len: (FRAME_HEADER_LEN as u64)
-                    .min(self.config.segment_bytes - SEGMENT_HEADER_LEN as u64),
+                // A segment holds a frame header past its own at least: no append fits one
+                // smaller, so none is ever opened.
+                len: FRAME_HEADER_LEN as u64,
             });
             ops.push(FileOp::Write {
                 file: slot::SPARE.to_owned(),

@@ -1,0 +1,136 @@
+//! Segment files written through a memory mapping (unix): the bytes on disk are those of
+//! positioned writes, the mapping follows a recycled segment through its renames, and what
+//! lies outside a mapping is written through the file.
+#![cfg(unix)]
+
+mod common;
+use common::*;
+
+use sf_journal::slot::{self, SPARE};
+use sf_journal::FileOp;
+use sf_journal_io::FileDir;
+
+fn set_len(file: &str, len: u64) -> FileOp {
+    FileOp::SetLen {
+        file: file.to_owned(),
+        len,
+    }
+}
+
+fn write(file: &str, offset: u64, bytes: &[u8]) -> FileOp {
+    FileOp::Write {
+        file: file.to_owned(),
+        offset,
+        bytes: bytes.to_vec(),
+    }
+}
+
+fn rename(from: &str, to: &str) -> FileOp {
+    FileOp::Rename {
+        from: from.to_owned(),
+        to: to.to_owned(),
+    }
+}
+
+#[test]
+fn a_sized_segment_is_mapped_and_its_writes_are_copies_into_the_page_cache() {
+    let dir = scratch("mapped-sized");
+    let mut files = FileDir::create(&dir).unwrap();
+    let seg = slot::segment_name(1);
+    files.apply(&set_len(&seg, 4096)).unwrap();
+    files.apply(&set_len(slot::MANIFEST, 8192)).unwrap();
+    assert!(files.is_mapped(&seg));
+    assert!(!files.is_mapped(slot::MANIFEST), "only segments");
+    files.apply(&write(&seg, 100, b"frame")).unwrap();
+    files
+        .apply(&FileOp::Zero {
+            file: seg.clone(),
+            offset: 102,
+            len: 2,
+        })
+        .unwrap();
+    files.apply(&write(slot::MANIFEST, 0, b"m")).unwrap();
+    let s = files.stats();
+    assert_eq!((s.writes, s.mapped_writes), (3, 2));
+    // Another reader sees the bytes at once, with the file's length unchanged.
+    let on_disk = std::fs::read(dir.join(&seg)).unwrap();
+    assert_eq!(on_disk.len(), 4096);
+    assert_eq!(&on_disk[98..106], b"\0\0fr\0\0e\0");
+    files.apply(&FileOp::Sync { file: seg.clone() }).unwrap();
+    assert_eq!(files.stats().file_syncs, 1);
+}
+
+#[test]
+fn a_mapping_follows_a_recycled_segment_through_its_renames_and_ends_with_its_unlink() {
+    let dir = scratch("mapped-renamed");
+    let mut files = FileDir::create(&dir).unwrap();
+    let (a, b) = (slot::segment_name(1), slot::segment_name(2));
+    files.apply(&set_len(&a, 4096)).unwrap();
+    files.apply(&write(&a, 0, b"old header")).unwrap();
+    files.apply(&rename(&a, SPARE)).unwrap();
+    assert!(!files.is_mapped(&a));
+    assert!(files.is_mapped(SPARE));
+    files.apply(&write(SPARE, 0, b"new")).unwrap();
+    files.apply(&rename(SPARE, &b)).unwrap();
+    // Sized as it is: the same mapping, not a new one.
+    files.apply(&set_len(&b, 4096)).unwrap();
+    assert!(files.is_mapped(&b));
+    files.apply(&write(&b, 10, b"frame")).unwrap();
+    assert_eq!(files.stats().mapped_writes, 3);
+    assert!(!dir.join(&a).exists() && !dir.join(SPARE).exists());
+    let on_disk = std::fs::read(dir.join(&b)).unwrap();
+    assert_eq!(&on_disk[..15], b"new headerframe");
+    files.apply(&FileOp::Unlink { file: b.clone() }).unwrap();
+    assert!(!files.is_mapped(&b));
+    assert!(!dir.join(&b).exists());
+}
+
+#[test]
+fn a_write_outside_the_mapping_goes_through_the_file_and_extends_it() {
+    let dir = scratch("mapped-outside");
+    let mut files = FileDir::create(&dir).unwrap();
+    let seg = slot::segment_name(1);
+    files.apply(&set_len(&seg, 4096)).unwrap();
+    // Ends exactly at the mapping's end: mapped; one byte further: through the file.
+    files.apply(&write(&seg, 4090, b"abcdef")).unwrap();
+    assert_eq!(files.stats().mapped_writes, 1);
+    files.apply(&write(&seg, 4091, b"BCDEFG")).unwrap();
+    assert_eq!(files.stats().mapped_writes, 1);
+    assert_eq!(files.stats().writes, 2);
+    let on_disk = std::fs::read(dir.join(&seg)).unwrap();
+    assert_eq!(on_disk.len(), 4097);
+    assert_eq!(&on_disk[4090..], b"aBCDEFG");
+}
+
+#[test]
+fn a_segment_sized_anew_is_mapped_at_its_new_length() {
+    let dir = scratch("mapped-resized");
+    let mut files = FileDir::create(&dir).unwrap();
+    let seg = slot::segment_name(1);
+    files.apply(&set_len(&seg, 4096)).unwrap();
+    files.apply(&write(&seg, 0, b"kept")).unwrap();
+    files.apply(&set_len(&seg, 8192)).unwrap();
+    files.apply(&write(&seg, 6000, b"far")).unwrap();
+    assert_eq!(files.stats().mapped_writes, 2);
+    let on_disk = std::fs::read(dir.join(&seg)).unwrap();
+    assert_eq!(on_disk.len(), 8192);
+    assert_eq!(&on_disk[..4], b"kept");
+    assert_eq!(&on_disk[6000..6003], b"far");
+}
+
+#[test]
+fn a_mapped_file_removed_behind_the_journals_back_fails_its_rename() {
+    let dir = scratch("mapped-removed");
+    let mut files = FileDir::create(&dir).unwrap();
+    let (a, b) = (slot::segment_name(1), slot::segment_name(2));
+    files.apply(&set_len(&a, 4096)).unwrap();
+    files.apply(&rename(&a, SPARE)).unwrap();
+    std::fs::remove_file(dir.join(SPARE)).unwrap();
+    // The header written through the mapping went with the file: not a silent success.
+    files.apply(&write(SPARE, 0, b"header")).unwrap();
+    let e = files.apply(&rename(SPARE, &b)).unwrap_err();
+    assert_eq!(e.what, "rename");
+    assert!(!files.is_mapped(SPARE) && !files.is_mapped(&b));
+    // A file not mapped: a rename of nothing is nothing, as before.
+    files.apply(&rename(SPARE, &b)).unwrap();
+}
