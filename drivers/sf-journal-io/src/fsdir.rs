@@ -77,6 +77,8 @@ pub struct DirStats {
     pub writes: u64,
     /// Of those, the ones copied into a mapped segment ([`FileDir`]'s fast path).
     pub mapped_writes: u64,
+    /// Segment mappings made (a recycled segment renamed keeps its own).
+    pub maps_made: u64,
     /// File syncs carried out.
     pub file_syncs: u64,
     /// Directory syncs carried out.
@@ -291,6 +293,7 @@ impl FileDir {
         match crate::map::Mapped::new(self.file(file)?, len) {
             Ok(m) => {
                 self.maps.insert(file.to_owned(), m);
+                self.stats.maps_made += 1;
             }
             Err(e) => {
                 tracing::debug!(file = %file, error = %e, "sf segment not mapped: written through the file");

@@ -75,6 +75,7 @@ fn a_mapping_follows_a_recycled_segment_through_its_renames_and_ends_with_its_un
     // Sized as it is: the same mapping, not a new one.
     files.apply(&set_len(&b, 4096)).unwrap();
     assert!(files.is_mapped(&b));
+    assert_eq!(files.stats().maps_made, 1);
     files.apply(&write(&b, 10, b"frame")).unwrap();
     assert_eq!(files.stats().mapped_writes, 3);
     assert!(!dir.join(&a).exists() && !dir.join(SPARE).exists());
@@ -112,6 +113,7 @@ fn a_segment_sized_anew_is_mapped_at_its_new_length() {
     files.apply(&set_len(&seg, 8192)).unwrap();
     files.apply(&write(&seg, 6000, b"far")).unwrap();
     assert_eq!(files.stats().mapped_writes, 2);
+    assert_eq!(files.stats().maps_made, 2);
     let on_disk = std::fs::read(dir.join(&seg)).unwrap();
     assert_eq!(on_disk.len(), 8192);
     assert_eq!(&on_disk[..4], b"kept");
@@ -133,4 +135,44 @@ fn a_mapped_file_removed_behind_the_journals_back_fails_its_rename() {
     assert!(!files.is_mapped(SPARE) && !files.is_mapped(&b));
     // A file not mapped: a rename of nothing is nothing, as before.
     files.apply(&rename(SPARE, &b)).unwrap();
+}
+
+#[test]
+fn a_rename_that_fails_for_another_reason_than_a_missing_file_is_an_error() {
+    let dir = scratch("mapped-rename-error");
+    let mut files = FileDir::create(&dir).unwrap();
+    let seg = slot::segment_name(1);
+    files.apply(&set_len(&seg, 4096)).unwrap();
+    // A directory where the new name goes: the rename is refused.
+    std::fs::create_dir(dir.join(SPARE)).unwrap();
+    std::fs::write(dir.join(SPARE).join("x"), b"x").unwrap();
+    let e = files.apply(&rename(&seg, SPARE)).unwrap_err();
+    assert_eq!(e.what, "rename");
+    // Not mapped either: the same.
+    std::fs::write(dir.join("plain"), b"p").unwrap();
+    assert!(files.apply(&rename("plain", SPARE)).is_err());
+}
+
+/// The mappings of this process that name `path`.
+#[cfg(target_os = "linux")]
+fn mappings_of(path: &std::path::Path) -> usize {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let name = path.to_string_lossy();
+    maps.lines().filter(|l| l.contains(name.as_ref())).count()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_mapping_is_released_when_its_file_is_unlinked_or_the_directory_dropped() {
+    let dir = scratch("mapped-released");
+    let mut files = FileDir::create(&dir).unwrap();
+    let (a, b) = (slot::segment_name(1), slot::segment_name(2));
+    files.apply(&set_len(&a, 4096)).unwrap();
+    files.apply(&set_len(&b, 4096)).unwrap();
+    assert_eq!(mappings_of(&dir.join(&a)), 1);
+    files.apply(&FileOp::Unlink { file: a.clone() }).unwrap();
+    assert_eq!(mappings_of(&dir.join(&a)), 0);
+    assert_eq!(mappings_of(&dir.join(&b)), 1);
+    drop(files);
+    assert_eq!(mappings_of(&dir.join(&b)), 0);
 }
