@@ -77,13 +77,22 @@ pub struct JournalConfig {
     /// Whether opening adopts the slots dead clients left under `dir` (off by default): their
     /// records join the recovery list, and each slot is emptied once its last record ends.
     pub adopt_orphans: bool,
+    /// The most orphan slots one opening adopts (default [`DEFAULT_MAX_ORPHANS`]): each one
+    /// holds its open files, its lock and its journal until its last record ends. The slots
+    /// past it are left as they are for a later opening, and counted
+    /// ([`JournalStats::orphans_deferred`]).
+    pub max_orphans: usize,
 }
+
+/// The most orphan slots one opening adopts unless configured otherwise.
+pub const DEFAULT_MAX_ORPHANS: usize = 16;
 
 impl JournalConfig {
     /// The slot `<dir>/<sender>/` with the defaults: no syncs, 64 MiB capacity in 1 MiB
-    /// segments, a ten-minute horizon. Without syncs the slot also keeps one trimmed segment,
-    /// zeroed, for the next segment to reuse (its pages are written over instead of made
-    /// anew), so it holds at most one segment more than the capacity.
+    /// segments, a ten-minute horizon, at most [`DEFAULT_MAX_ORPHANS`] orphans adopted per
+    /// opening. Without syncs the slot also keeps one trimmed segment for the next segment to
+    /// reuse (its pages are written over instead of made anew), so it holds at most one
+    /// segment more than the capacity.
     #[must_use]
     pub fn new(dir: impl Into<PathBuf>, sender: impl Into<String>) -> Self {
         let defaults = ClientJournalConfig::default();
@@ -95,6 +104,7 @@ impl JournalConfig {
             segment_bytes: defaults.segment_bytes,
             horizon: DEFAULT_HORIZON,
             adopt_orphans: false,
+            max_orphans: DEFAULT_MAX_ORPHANS,
         }
     }
 
@@ -103,6 +113,13 @@ impl JournalConfig {
     #[must_use]
     pub fn adopting_orphans(mut self) -> Self {
         self.adopt_orphans = true;
+        self
+    }
+
+    /// The same configuration, adopting at most `n` orphan slots per opening.
+    #[must_use]
+    pub fn with_max_orphans(mut self, n: usize) -> Self {
+        self.max_orphans = n;
         self
     }
 
@@ -239,6 +256,9 @@ pub struct JournalStats {
     pub orphans_finished: u64,
     /// Orphan slots left alone: held by a live client, or not readable as a journal.
     pub orphans_skipped: u64,
+    /// Orphan slots not tried because the opening had adopted [`JournalConfig::max_orphans`]
+    /// already: left as they are, for a later opening.
+    pub orphans_deferred: u64,
 }
 
 /// The journal of one client on disk. Dropping it releases the slot (the files stay for the
@@ -272,6 +292,7 @@ struct OrphanCounts {
     records: u64,
     finished: u64,
     skipped: u64,
+    deferred: u64,
 }
 
 /// The bit that marks a key as an orphan's: bits 40 to 62 name the orphan, bits 0 to 39 its
@@ -428,7 +449,19 @@ impl DurableJournal {
                 return;
             }
         };
-        for name in orphan_candidates(&config.sender, &slots, true) {
+        let candidates = orphan_candidates(&config.sender, &slots, true);
+        let total = candidates.len();
+        for (tried, name) in candidates.into_iter().enumerate() {
+            if self.adopted.len() >= config.max_orphans {
+                let deferred = (total - tried) as u64;
+                tracing::info!(
+                    adopted = self.adopted.len(),
+                    deferred,
+                    "nervix journal: the most orphans one opening adopts are adopted; the rest wait for a later opening"
+                );
+                self.orphans.deferred += deferred;
+                break;
+            }
             let index = self.adopted.len();
             match Self::open_orphan(config, &name, wall_now, index) {
                 Ok((orphan, found)) => {
@@ -685,6 +718,7 @@ impl DurableJournal {
             orphan_records: self.orphans.records,
             orphans_finished: self.orphans.finished,
             orphans_skipped: self.orphans.skipped,
+            orphans_deferred: self.orphans.deferred,
         }
     }
 

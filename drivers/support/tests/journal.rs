@@ -409,6 +409,69 @@ fn an_adopted_orphan_joins_the_recovery_list_and_is_emptied_once_its_last_record
 }
 
 #[test]
+fn one_opening_adopts_at_most_its_bound_of_orphans_and_leaves_the_rest_for_a_later_one() {
+    let tmp = TempDir::new("orphan-bound");
+    for name in ["dead-a", "dead-b", "dead-c"] {
+        dead_client(&tmp.0, name);
+    }
+    let config = JournalConfig::new(&tmp.0, "heir")
+        .adopting_orphans()
+        .with_max_orphans(2);
+    let (mut j, list) = DurableJournal::open(&config, NOW).expect("opens");
+    // Two slots adopted (in name order), the third counted and not touched.
+    assert_eq!(list.len(), 6, "{list:?}");
+    let stats = j.stats();
+    assert_eq!(
+        (
+            stats.orphans_adopted,
+            stats.orphans_deferred,
+            stats.orphans_skipped
+        ),
+        (2, 1, 0)
+    );
+    let held: Vec<_> = j.orphan_slots().map(std::path::Path::to_path_buf).collect();
+    assert_eq!(held, [tmp.0.join("dead-a"), tmp.0.join("dead-b")]);
+    // The deferred slot is still its own client's: not locked, all its records there.
+    let (dead_c, again) =
+        DurableJournal::open(&JournalConfig::new(&tmp.0, "dead-c"), NOW).expect("not held");
+    assert_eq!(again.len(), 3);
+    drop(dead_c);
+    // Once the adopted ones are finished, the next opening takes the one left.
+    let keys: Vec<_> =
+        list.commands
+            .iter()
+            .map(|c| match c {
+                RecoveredCommand::Repeatable { key, .. }
+                | RecoveredCommand::Expired { key, .. } => *key,
+                other => panic!("{other:?}"),
+            })
+            .chain(list.batches.iter().map(|b| match b {
+                RecoveredBatch::Unsent { key, .. } => *key,
+                other => panic!("{other:?}"),
+            }))
+            .collect();
+    for k in keys {
+        j.end(k, 0).expect("end");
+    }
+    assert_eq!(j.stats().orphans_finished, 2);
+    drop(j);
+    let (j, list) = DurableJournal::open(&config, NOW).expect("opens");
+    assert_eq!(list.len(), 3, "{list:?}");
+    assert_eq!(
+        (j.stats().orphans_adopted, j.stats().orphans_deferred),
+        (1, 0)
+    );
+    // A bound of zero adopts nothing and defers every candidate.
+    drop(j);
+    let (j, list) = DurableJournal::open(&config.clone().with_max_orphans(0), NOW).expect("opens");
+    assert!(list.is_empty(), "{list:?}");
+    assert_eq!(
+        (j.stats().orphans_adopted, j.stats().orphans_deferred),
+        (0, 1)
+    );
+}
+
+#[test]
 fn an_orphan_whose_client_is_alive_is_left_alone() {
     let tmp = TempDir::new("orphan-held");
     dead_client(&tmp.0, "dead");
