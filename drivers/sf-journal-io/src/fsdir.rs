@@ -95,7 +95,7 @@ pub struct DirStats {
 /// same as [`MemDir`](sf_journal::MemDir)'s: a write past the end extends the file with zeros,
 /// a rename or unlink of a missing file does nothing.
 ///
-/// On unix, a segment file sized by [`FileOp::SetLen`] has its blocks allocated and is mapped
+/// On Linux, a segment file sized by [`FileOp::SetLen`] has its blocks allocated and is mapped
 /// into memory: writes inside it are copies into the page cache (the same pages a positioned
 /// write fills, so a crash of the process loses nothing more), syncs write the mapping back
 /// first, and the mapping follows the file through renames (a recycled segment keeps it). A
@@ -105,7 +105,7 @@ pub struct DirStats {
 pub struct FileDir {
     path: PathBuf,
     open: BTreeMap<String, File>,
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     maps: BTreeMap<String, crate::map::Mapped>,
     stats: DirStats,
     /// A frame's length field and payload, put together for its one body write.
@@ -120,7 +120,7 @@ impl FileDir {
         Ok(Self {
             path,
             open: BTreeMap::new(),
-            #[cfg(unix)]
+            #[cfg(target_os = "linux")]
             maps: BTreeMap::new(),
             stats: DirStats::default(),
             body: Vec::new(),
@@ -167,16 +167,16 @@ impl FileDir {
     pub fn apply(&mut self, op: &FileOp) -> Result<(), IoError> {
         match op {
             FileOp::SetLen { file, len } => {
-                #[cfg(unix)]
+                #[cfg(target_os = "linux")]
                 if self.maps.get(file).is_some_and(|m| m.len() == *len) {
                     // Mapped at this length already: a recycled segment renamed.
                     return Ok(());
                 }
-                #[cfg(unix)]
+                #[cfg(target_os = "linux")]
                 self.maps.remove(file);
                 let r = self.file(file)?.set_len(*len);
                 r.map_err(|e| self.error("set length", file, e))?;
-                #[cfg(unix)]
+                #[cfg(target_os = "linux")]
                 if parse_segment_name(file).is_some() {
                     self.map(file, *len)?;
                 }
@@ -188,7 +188,7 @@ impl FileDir {
                 bytes,
             } => self.write_bytes(file, bytes, *offset),
             FileOp::Zero { file, offset, len } => {
-                #[cfg(unix)]
+                #[cfg(target_os = "linux")]
                 if let Some(m) = self.maps.get_mut(file) {
                     if m.zero(*offset, *len) {
                         self.stats.writes += 1;
@@ -210,7 +210,7 @@ impl FileDir {
                 if !self.open.contains_key(file) && !self.path.join(file).exists() {
                     return Ok(());
                 }
-                #[cfg(unix)]
+                #[cfg(target_os = "linux")]
                 if let Some(m) = self.maps.get(file) {
                     let r = m.sync();
                     r.map_err(|e| self.error("sync", file, e))?;
@@ -228,7 +228,7 @@ impl FileDir {
             FileOp::Rename { from, to } => {
                 self.open.remove(from);
                 self.open.remove(to);
-                #[cfg(unix)]
+                #[cfg(target_os = "linux")]
                 let mapped = {
                     self.maps.remove(to);
                     self.maps.remove(from)
@@ -238,12 +238,12 @@ impl FileDir {
                     Err(e) if e.kind() != io::ErrorKind::NotFound => Err(err("rename", &a)(e)),
                     // A mapped file removed behind the journal's back took the writes made
                     // through its mapping with it: an error, not a rename of nothing.
-                    #[cfg(unix)]
+                    #[cfg(target_os = "linux")]
                     Err(e) if mapped.is_some() => Err(err("rename", &a)(e)),
                     Err(_) => Ok(()),
                     Ok(()) => {
                         // The same file under its new name: its mapping goes with it.
-                        #[cfg(unix)]
+                        #[cfg(target_os = "linux")]
                         if let Some(m) = mapped {
                             self.maps.insert(to.clone(), m);
                         }
@@ -253,7 +253,7 @@ impl FileDir {
             }
             FileOp::Unlink { file } => {
                 self.open.remove(file);
-                #[cfg(unix)]
+                #[cfg(target_os = "linux")]
                 self.maps.remove(file);
                 let p = self.path.join(file);
                 match fs::remove_file(&p) {
@@ -288,7 +288,7 @@ impl FileDir {
     /// Maps the segment `file`, just sized to `len`; a segment that cannot be allocated or
     /// mapped is left to positioned writes (an allocation refused for want of room is then
     /// met by the write's own error).
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     fn map(&mut self, file: &str, len: u64) -> Result<(), IoError> {
         match crate::map::Mapped::new(self.file(file)?, len) {
             Ok(m) => {
@@ -305,11 +305,11 @@ impl FileDir {
     /// Whether writes to `file` are copies into its mapping.
     #[must_use]
     pub fn is_mapped(&self, file: &str) -> bool {
-        #[cfg(unix)]
+        #[cfg(target_os = "linux")]
         {
             self.maps.contains_key(file)
         }
-        #[cfg(not(unix))]
+        #[cfg(not(target_os = "linux"))]
         {
             let _ = file;
             false
@@ -318,7 +318,7 @@ impl FileDir {
 
     /// One positioned write, counted; the path is only built for an error.
     fn write_bytes(&mut self, file: &str, bytes: &[u8], offset: u64) -> Result<(), IoError> {
-        #[cfg(unix)]
+        #[cfg(target_os = "linux")]
         if let Some(m) = self.maps.get_mut(file) {
             if m.write(offset, bytes) {
                 self.stats.writes += 1;

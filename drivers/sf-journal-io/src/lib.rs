@@ -39,7 +39,7 @@ pub mod fsdir;
 pub mod journal;
 pub mod lock;
 pub mod loopback;
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 mod map;
 pub mod orphans;
 

@@ -1,4 +1,4 @@
-//! Segment files mapped into memory (unix): a write to a mapped segment is a copy into the
+//! Segment files mapped into memory (Linux): a write to a mapped segment is a copy into the
 //! page cache, with no system call and none of the file system's work per page that a
 //! positioned write does. A segment is mapped only once its blocks are allocated
 //! ([`Mapped::new`]), so a write through the mapping never needs a block: a full disk is
@@ -29,10 +29,12 @@ impl Mapped {
         if n == 0 {
             return Err(io::ErrorKind::InvalidInput.into());
         }
-        // SAFETY: a valid descriptor; the call only reserves blocks.
-        let r = unsafe { libc::posix_fallocate(f.as_raw_fd(), 0, off) };
+        // SAFETY: a valid descriptor; the call only reserves blocks. A file system that cannot
+        // reserve them says so (it is not emulated by writing zeros), and the file stays
+        // unmapped.
+        let r = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, off) };
         if r != 0 {
-            return Err(io::Error::from_raw_os_error(r));
+            return Err(io::Error::last_os_error());
         }
         // SAFETY: a fresh mapping of `n` bytes of a file at least that long (just allocated),
         // owned by the value returned and unmapped when it drops.

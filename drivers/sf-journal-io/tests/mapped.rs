@@ -1,7 +1,7 @@
 //! Segment files written through a memory mapping (unix): the bytes on disk are those of
 //! positioned writes, the mapping follows a recycled segment through its renames, and what
 //! lies outside a mapping is written through the file.
-#![cfg(unix)]
+#![cfg(target_os = "linux")]
 
 mod common;
 use common::*;
