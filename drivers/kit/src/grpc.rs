@@ -18,10 +18,22 @@ pub fn grpc_message(payload: &[u8]) -> Bytes {
 
 /// Splits gRPC messages out of a byte stream, refusing one declared above its limit before
 /// reading it, and any compressed one.
+///
+/// [`MessageReader::push_bytes`] takes a chunk without copying it where it can: the whole
+/// messages that lie in it are handed out as slices of it ([`Bytes::slice`] semantics, no
+/// copy), and only bytes of a message that straddles chunks are copied into the reader's
+/// buffer. Such a slice keeps the chunk's buffer alive while it is kept; a reader that retains
+/// messages copies the small ones out first (F-9).
 #[derive(Debug)]
 pub struct MessageReader {
+    /// Bytes of messages copied out of their chunks: always read before `chunk`.
     buf: BytesMut,
+    /// The unread rest of a chunk given to `push_bytes`; only ever non-empty while `buf` holds
+    /// nothing or whole messages only, so that `buf` then `chunk` is the stream's order.
+    chunk: Bytes,
     limit: usize,
+    /// Messages handed out as slices of a pushed chunk, without a copy.
+    sliced: u64,
 }
 
 impl Default for MessageReader {
@@ -57,7 +69,9 @@ impl MessageReader {
     pub fn with_limit(limit: usize) -> Self {
         Self {
             buf: BytesMut::new(),
+            chunk: Bytes::new(),
             limit,
+            sliced: 0,
         }
     }
 
@@ -66,23 +80,69 @@ impl MessageReader {
         self.limit
     }
 
-    /// Adds bytes read from the stream.
+    /// Adds bytes read from the stream, copying them.
     pub fn push(&mut self, chunk: &[u8]) {
+        self.spill();
         self.buf.extend_from_slice(chunk);
+    }
+
+    /// Adds a chunk read from the stream, copying only what it must: the bytes that complete
+    /// a message begun in an earlier chunk. The rest is kept as it is, and every message that
+    /// lies whole in it is handed out by [`MessageReader::next_message`] as a slice of it.
+    pub fn push_bytes(&mut self, mut chunk: Bytes) {
+        self.spill();
+        while !chunk.is_empty() {
+            let need = self.to_boundary();
+            if need == 0 {
+                break;
+            }
+            let n = need.min(chunk.len());
+            self.buf.extend_from_slice(&chunk[..n]);
+            chunk.advance(n);
+        }
+        self.chunk = chunk;
+    }
+
+    /// The bytes `buf` lacks to end at a message boundary (0: it does); a prefix it cannot
+    /// read (compressed, too large) asks for everything, as `push` would have copied it.
+    fn to_boundary(&self) -> usize {
+        let mut at = 0;
+        while at < self.buf.len() {
+            let rest = &self.buf[at..];
+            match prefix(rest, self.limit) {
+                Ok(Some(len)) if rest.len() >= 5 + len => at += 5 + len,
+                Ok(Some(len)) => return 5 + len - rest.len(),
+                Ok(None) => return 5 - rest.len(),
+                Err(_) => return usize::MAX,
+            }
+        }
+        0
+    }
+
+    /// Moves the unread rest of a pushed chunk into the buffer, after what it holds.
+    fn spill(&mut self) {
+        if !self.chunk.is_empty() {
+            self.buf.extend_from_slice(&self.chunk);
+            self.chunk = Bytes::new();
+        }
     }
 
     /// The next whole message, if one is buffered.
     pub fn next_message(&mut self) -> Result<Option<Bytes>, MessageError> {
-        if self.buf.len() < 5 {
+        if self.buf.is_empty() && !self.chunk.is_empty() {
+            match prefix(&self.chunk, self.limit)? {
+                Some(len) if self.chunk.len() >= 5 + len => {
+                    self.chunk.advance(5);
+                    self.sliced += 1;
+                    return Ok(Some(self.chunk.split_to(len)));
+                }
+                // The chunk ends inside a message: its rest waits in the buffer for the next.
+                _ => self.spill(),
+            }
+        }
+        let Some(len) = prefix(&self.buf, self.limit)? else {
             return Ok(None);
-        }
-        if self.buf[0] != 0 {
-            return Err(MessageError::Compressed);
-        }
-        let len = u32::from_be_bytes([self.buf[1], self.buf[2], self.buf[3], self.buf[4]]) as usize;
-        if len > self.limit {
-            return Err(MessageError::TooLarge(len));
-        }
+        };
         if self.buf.len() < 5 + len {
             return Ok(None);
         }
@@ -93,8 +153,30 @@ impl MessageReader {
     /// How many bytes are buffered that make no whole message yet: a stream that ends with
     /// any ended inside a message.
     pub fn partial(&self) -> usize {
-        self.buf.len()
+        self.buf.len() + self.chunk.len()
     }
+
+    /// How many messages were handed out as slices of a chunk given to
+    /// [`MessageReader::push_bytes`], with no copy.
+    pub fn sliced(&self) -> u64 {
+        self.sliced
+    }
+}
+
+/// The length a message's prefix at the start of `b` declares; `None` while fewer than its 5
+/// bytes are there. A compressed message, or one declared above `limit`, is refused.
+fn prefix(b: &[u8], limit: usize) -> Result<Option<usize>, MessageError> {
+    if b.len() < 5 {
+        return Ok(None);
+    }
+    if b[0] != 0 {
+        return Err(MessageError::Compressed);
+    }
+    let len = u32::from_be_bytes([b[1], b[2], b[3], b[4]]) as usize;
+    if len > limit {
+        return Err(MessageError::TooLarge(len));
+    }
+    Ok(Some(len))
 }
 
 /// The `grpc-status` of a header block, if it carries one.
@@ -137,5 +219,123 @@ mod tests {
         cut.push(&grpc_message(b"abc")[..6]);
         assert_eq!((cut.next_message(), cut.partial()), (Ok(None), 6));
         assert_eq!(MessageError::Compressed.to_string(), "a compressed message");
+    }
+
+    /// Every message, the end state (`partial`) or the error of reading `stream` cut into
+    /// chunks at `cuts`, pushed with `push_bytes` or copied with `push`.
+    fn read_cut(
+        stream: &[u8],
+        cuts: &[usize],
+        by_bytes: bool,
+        limit: usize,
+    ) -> (Vec<Bytes>, Result<usize, MessageError>, u64) {
+        let mut r = MessageReader::with_limit(limit);
+        let mut got = Vec::new();
+        let mut at = 0;
+        for &end in cuts.iter().chain(std::iter::once(&stream.len())) {
+            let chunk = &stream[at..end.max(at)];
+            at = end.max(at);
+            if by_bytes {
+                r.push_bytes(Bytes::copy_from_slice(chunk));
+            } else {
+                r.push(chunk);
+            }
+            loop {
+                match r.next_message() {
+                    Ok(Some(m)) => got.push(m),
+                    Ok(None) => break,
+                    Err(e) => return (got, Err(e), r.sliced()),
+                }
+            }
+        }
+        (got, Ok(r.partial()), r.sliced())
+    }
+
+    #[test]
+    fn a_chunk_taken_whole_gives_the_same_messages_as_its_copy_however_the_stream_is_cut() {
+        let mut stream = Vec::new();
+        for (i, n) in [3usize, 0, 10, 1, 7, 0, 12, 2].iter().enumerate() {
+            stream.extend_from_slice(&grpc_message(&vec![i as u8 + 1; *n]));
+        }
+        // A stream that ends inside a message, and one with a bad prefix after good messages.
+        let mut cut_short = stream.clone();
+        cut_short.extend_from_slice(&grpc_message(b"abcdef")[..8]);
+        let mut compressed = stream.clone();
+        compressed.extend_from_slice(&[1, 0, 0, 0, 1, 9]);
+        let mut too_large = stream.clone();
+        too_large.extend_from_slice(&grpc_message(&[5; 13]));
+        for s in [&stream, &cut_short, &compressed, &too_large] {
+            // Every single cut, every pair of cuts, and chunks of every fixed size.
+            let mut cuttings: Vec<Vec<usize>> = vec![vec![]];
+            for a in 0..=s.len() {
+                cuttings.push(vec![a]);
+                for b in a..=s.len() {
+                    cuttings.push(vec![a, b]);
+                }
+            }
+            for size in 1..=s.len() {
+                cuttings.push((size..s.len()).step_by(size).collect());
+            }
+            for cuts in &cuttings {
+                let copied = read_cut(s, cuts, false, 12);
+                let taken = read_cut(s, cuts, true, 12);
+                assert_eq!(
+                    (&taken.0, &taken.1),
+                    (&copied.0, &copied.1),
+                    "cuts {cuts:?}"
+                );
+                assert_eq!(copied.2, 0, "push copies every message");
+            }
+        }
+        let whole = read_cut(&stream, &[], true, 12);
+        assert_eq!(whole.0.len(), 8);
+        assert_eq!(whole.1, Ok(0));
+    }
+
+    #[test]
+    fn messages_whole_in_a_pushed_chunk_are_slices_of_it_and_a_straddling_one_is_copied() {
+        let mut stream = grpc_message(b"first").to_vec();
+        stream.extend_from_slice(&grpc_message(b"second"));
+        stream.extend_from_slice(&grpc_message(b"straddles"));
+        stream.extend_from_slice(&grpc_message(b"after"));
+        let cut = 10 + 11 + 7;
+        let one = Bytes::copy_from_slice(&stream[..cut]);
+        let two = Bytes::copy_from_slice(&stream[cut..]);
+        let within = |m: &Bytes, c: &Bytes| {
+            let (p, q) = (m.as_ptr() as usize, c.as_ptr() as usize);
+            p >= q && p + m.len() <= q + c.len()
+        };
+        let mut r = MessageReader::default();
+        r.push_bytes(one.clone());
+        let first = r.next_message().unwrap().unwrap();
+        let second = r.next_message().unwrap().unwrap();
+        assert_eq!((&first[..], &second[..]), (&b"first"[..], &b"second"[..]));
+        assert!(within(&first, &one) && within(&second, &one));
+        assert_eq!(r.sliced(), 2);
+        assert_eq!(r.next_message(), Ok(None));
+        assert_eq!(r.partial(), 7);
+        r.push_bytes(two.clone());
+        let straddles = r.next_message().unwrap().unwrap();
+        assert_eq!(&straddles[..], b"straddles");
+        assert!(!within(&straddles, &one) && !within(&straddles, &two));
+        let after = r.next_message().unwrap().unwrap();
+        assert_eq!(&after[..], b"after");
+        assert!(
+            within(&after, &two),
+            "the rest of a chunk after a straddling message"
+        );
+        assert_eq!(r.sliced(), 3);
+        assert_eq!((r.next_message(), r.partial()), (Ok(None), 0));
+        // Bytes copied with `push` before a chunk are read before it.
+        let mut r = MessageReader::default();
+        r.push(&stream[..3]);
+        r.push_bytes(Bytes::copy_from_slice(&stream[3..cut]));
+        let mut all: Vec<Bytes> = std::iter::from_fn(|| r.next_message().unwrap()).collect();
+        assert_eq!(r.sliced(), 1, "only `second` lay whole in the pushed chunk");
+        // The unread rest of a pushed chunk goes before bytes copied after it.
+        r.push(&stream[cut..]);
+        all.extend(std::iter::from_fn(|| r.next_message().unwrap()));
+        assert_eq!(all, [&b"first"[..], b"second", b"straddles", b"after"]);
+        assert_eq!(r.sliced(), 1);
     }
 }

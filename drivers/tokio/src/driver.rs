@@ -443,6 +443,36 @@ pub(crate) fn frame_permits(len: usize) -> usize {
     len.min(INBOX_FRAME_BYTES)
 }
 
+/// Once the driver's bound is full, the room a session waits for beyond its own frames'
+/// before it reads on: a quarter of the bound. A session that went on as soon as one frame's
+/// worth was free would read one message, give the server room for one (a flow-control
+/// update, a write and a wake-up of the server for each message), and wait again; resuming
+/// only once this much more is free lets it read a run of messages and give the room for
+/// them all in one update. What it holds in the bound is its own frames' bytes, as before.
+pub(crate) const RESUME_BYTES: usize = INBOX_FRAME_BYTES / 4;
+
+/// The permits for frames of `len` bytes in the driver's bound `inflight`; `None` once the
+/// driver stops bounding them (closed). Taken at once while the bound has room for them;
+/// otherwise taken when it has room for [`RESUME_BYTES`] more (at most the whole bound), and
+/// that extra room is left at once for others.
+pub(crate) async fn take_permits(
+    inflight: Arc<Semaphore>,
+    len: usize,
+) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    let n = frame_permits(len);
+    match inflight.clone().try_acquire_many_owned(n as u32) {
+        Ok(p) => return Some(p),
+        Err(tokio::sync::TryAcquireError::Closed) => return None,
+        Err(tokio::sync::TryAcquireError::NoPermits) => {}
+    }
+    let want = (n + RESUME_BYTES).min(INBOX_FRAME_BYTES);
+    let mut p = inflight.acquire_many_owned(want as u32).await.ok()?;
+    // `want >= n`, so the split always succeeds; the rest goes back now.
+    let mine = p.split(n);
+    drop(p);
+    mine
+}
+
 /// The most requests, or transport events, handled in one turn of the driver's loop before
 /// the engine is drained: enough to gather a burst, few enough to keep every queue moving.
 const BATCH: usize = 64;
@@ -453,5 +483,90 @@ async fn reserve(
     match tx {
         Some(tx) => tx.reserve().await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::future::Future;
+    use std::task::{Context, Poll};
+
+    /// Polls `f` once.
+    fn poll_once<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
+        let waker = futures_util::task::noop_waker();
+        std::pin::Pin::new(f).poll(&mut Context::from_waker(&waker))
+    }
+
+    #[test]
+    fn a_session_takes_room_in_the_bound_at_once_while_there_is_room_for_its_frames() {
+        let inflight = Arc::new(Semaphore::new(INBOX_FRAME_BYTES));
+        let held = inflight.clone().try_acquire_many_owned(100).unwrap();
+        let room = INBOX_FRAME_BYTES - 100;
+        // Exactly the room left: taken at once, holding the frames' bytes and no more.
+        let mut f = Box::pin(take_permits(inflight.clone(), room));
+        let Poll::Ready(Some(p)) = poll_once(&mut f) else {
+            panic!("room for the frames was there")
+        };
+        assert_eq!(p.num_permits(), room);
+        assert_eq!(inflight.available_permits(), 0);
+        drop((p, held));
+        assert_eq!(inflight.available_permits(), INBOX_FRAME_BYTES);
+    }
+
+    #[test]
+    fn once_the_bound_is_full_a_session_reads_on_only_when_a_quarter_more_is_free() {
+        let inflight = Arc::new(Semaphore::new(INBOX_FRAME_BYTES));
+        let mut held = inflight
+            .clone()
+            .try_acquire_many_owned(INBOX_FRAME_BYTES as u32)
+            .unwrap();
+        let mut f = Box::pin(take_permits(inflight.clone(), 1000));
+        assert!(poll_once(&mut f).is_pending());
+        // Room for the frames, and for all but one byte of the extra: still waiting.
+        drop(held.split(1000 + RESUME_BYTES - 1).unwrap());
+        assert!(poll_once(&mut f).is_pending());
+        drop(held.split(1).unwrap());
+        let Poll::Ready(Some(p)) = poll_once(&mut f) else {
+            panic!("the room it waits for is free")
+        };
+        // It holds its frames' bytes only; the extra is free again.
+        assert_eq!(p.num_permits(), 1000);
+        assert_eq!(inflight.available_permits(), RESUME_BYTES);
+        drop((p, held));
+        assert_eq!(inflight.available_permits(), INBOX_FRAME_BYTES);
+    }
+
+    #[test]
+    fn frames_near_the_whole_bound_wait_for_the_whole_bound_and_no_more() {
+        let inflight = Arc::new(Semaphore::new(INBOX_FRAME_BYTES));
+        let mut held = inflight
+            .clone()
+            .try_acquire_many_owned(INBOX_FRAME_BYTES as u32)
+            .unwrap();
+        // Frames above the bound take the whole bound; the wait is for the whole bound.
+        let mut f = Box::pin(take_permits(inflight.clone(), INBOX_FRAME_BYTES + 7));
+        drop(held.split(INBOX_FRAME_BYTES - 1).unwrap());
+        assert!(poll_once(&mut f).is_pending());
+        drop(held);
+        let Poll::Ready(Some(p)) = poll_once(&mut f) else {
+            panic!("the whole bound is free")
+        };
+        assert_eq!(p.num_permits(), INBOX_FRAME_BYTES);
+    }
+
+    #[test]
+    fn a_closed_bound_lets_frames_go_at_once_without_permits() {
+        let inflight = Arc::new(Semaphore::new(INBOX_FRAME_BYTES));
+        let _held = inflight
+            .clone()
+            .try_acquire_many_owned(INBOX_FRAME_BYTES as u32)
+            .unwrap();
+        let mut waiting = Box::pin(take_permits(inflight.clone(), 10));
+        assert!(poll_once(&mut waiting).is_pending());
+        inflight.close();
+        assert!(matches!(poll_once(&mut waiting), Poll::Ready(None)));
+        let mut after = Box::pin(take_permits(inflight.clone(), 10));
+        assert!(matches!(poll_once(&mut after), Poll::Ready(None)));
     }
 }

@@ -240,8 +240,7 @@ impl Dial {
     /// (closed): the frames go at once. The permit travels with the frames and is given back
     /// when the driver has taken the last of them (or when a session that is cut drops it).
     async fn permit(&self, len: usize) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        let n = crate::driver::frame_permits(len) as u32;
-        self.inflight.clone().acquire_many_owned(n).await.ok()
+        crate::driver::take_permits(self.inflight.clone(), len).await
     }
 }
 
@@ -284,6 +283,16 @@ fn take_messages(reader: &mut MessageReader, out: &mut Vec<Bytes>) -> Result<(),
     }
 }
 
+/// Adds one chunk of a gRPC body to `reader` and takes every whole message it completes into
+/// `out`, in order; as [`take_messages`]. The chunk is taken without a copy: a message that
+/// lies whole in it is a slice of it (a DATA frame of at most [`H2Settings`]' `max_frame`,
+/// below the size under which the engine copies a frame out of its buffer before keeping it,
+/// F-9), and only bytes of a message that straddles chunks are copied.
+fn take_chunk(reader: &mut MessageReader, chunk: Bytes, out: &mut Vec<Bytes>) -> Result<(), End> {
+    reader.push_bytes(chunk);
+    take_messages(reader, out)
+}
+
 /// A body that ended with bytes of no whole message (a partial length prefix, or a prefix
 /// promising more than came) was cut inside a message: a transport failure, whatever its
 /// status says.
@@ -308,9 +317,8 @@ pub fn read_grpc_body<'a>(
 ) -> End {
     let mut reader = MessageReader::default();
     for chunk in chunks {
-        reader.push(chunk);
         let mut messages = Vec::new();
-        let bad = take_messages(&mut reader, &mut messages);
+        let bad = take_chunk(&mut reader, Bytes::copy_from_slice(chunk), &mut messages);
         for m in messages {
             if !frame(m) {
                 return End::Finished;
@@ -381,9 +389,8 @@ async fn grpc(d: &Dial, out: mpsc::Receiver<Out>) -> End {
         match recv.data().await {
             Some(Ok(chunk)) => {
                 let _ = recv.flow_control().release_capacity(chunk.len());
-                reader.push(&chunk);
                 let mut messages = Vec::new();
-                let bad = take_messages(&mut reader, &mut messages);
+                let bad = take_chunk(&mut reader, chunk, &mut messages);
                 if !d.tell_frames(messages.into()).await {
                     return End::Finished;
                 }
@@ -1404,6 +1411,44 @@ mod tests {
                 _ => None,
             }
         }
+    }
+
+    #[test]
+    fn a_grpc_read_hands_out_the_messages_whole_in_a_data_chunk_without_copying_them() {
+        let mut body = grpc_message(b"first").to_vec();
+        body.extend_from_slice(&grpc_message(b"second"));
+        body.extend_from_slice(&grpc_message(b"straddles"));
+        let cut = body.len() - 4;
+        let (one, two) = (
+            Bytes::copy_from_slice(&body[..cut]),
+            Bytes::copy_from_slice(&body[cut..]),
+        );
+        let in_chunk = |m: &Bytes| {
+            let (p, q) = (m.as_ptr() as usize, one.as_ptr() as usize);
+            p >= q && p + m.len() <= q + one.len()
+        };
+        let mut reader = MessageReader::default();
+        let mut got = Vec::new();
+        assert_eq!(take_chunk(&mut reader, one.clone(), &mut got), Ok(()));
+        assert_eq!(got, [&b"first"[..], b"second"]);
+        assert!(got.iter().all(in_chunk), "slices of the chunk, not copies");
+        assert_eq!(reader.sliced(), 2);
+        assert_eq!(take_chunk(&mut reader, two, &mut got), Ok(()));
+        assert_eq!(got, [&b"first"[..], b"second", b"straddles"]);
+        assert!(
+            !in_chunk(&got[2]),
+            "a message across chunks is copied together"
+        );
+        assert_eq!((reader.sliced(), reader.partial()), (2, 0));
+    }
+
+    #[test]
+    fn f_9_a_message_sliced_out_of_a_data_frame_is_small_enough_for_the_engine_to_copy_out() {
+        // The largest message that lies whole in one DATA frame the session lets the server
+        // send is below the size under which the engine copies a frame before keeping it, so
+        // a kept frame never holds a chunk's buffer (F-9).
+        let largest = H2Settings::default().max_frame as usize - 5;
+        assert!(largest < nervix_protocol::limits::COMPACT_BELOW);
     }
 
     #[test]
