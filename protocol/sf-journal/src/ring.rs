@@ -289,7 +289,7 @@ pub struct FramePlace<'a> {
     pub crc: u32,
     /// Zero bytes the length-and-payload write carries after the payload: in a segment
     /// reused with old frames still in it ([`Ring::with_recycling`]), the
-    /// [`TAIL_PROBE_LEN`](crate::segment::TAIL_PROBE_LEN) bytes after the frame (fewer at the
+    /// [`TAIL_PROBE_LEN`] bytes after the frame (fewer at the
     /// segment's end), so a walk of the segment stops there and never reads an old frame as
     /// the next one; 0 in a fresh segment, whose bytes past the frame are zero already.
     pub clear_after: usize,
