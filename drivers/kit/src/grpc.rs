@@ -223,16 +223,22 @@ mod tests {
 
     /// Every message, the end state (`partial`) or the error of reading `stream` cut into
     /// chunks at `cuts`, pushed with `push_bytes` or copied with `push`.
+    /// Reads `stream` cut at `cuts`, pushed by copy or as chunks, reading the messages out
+    /// after every `hold` pushes (and at the end): the messages, how the stream ended (the
+    /// bytes left, or the error), the slices handed out, and `partial()` after each push.
     fn read_cut(
         stream: &[u8],
         cuts: &[usize],
         by_bytes: bool,
         limit: usize,
-    ) -> (Vec<Bytes>, Result<usize, MessageError>, u64) {
+        hold: usize,
+    ) -> (Vec<Bytes>, Result<usize, MessageError>, u64, Vec<usize>) {
         let mut r = MessageReader::with_limit(limit);
         let mut got = Vec::new();
+        let mut partials = Vec::new();
         let mut at = 0;
-        for &end in cuts.iter().chain(std::iter::once(&stream.len())) {
+        let ends: Vec<usize> = cuts.iter().copied().chain([stream.len()]).collect();
+        for (i, &end) in ends.iter().enumerate() {
             let chunk = &stream[at..end.max(at)];
             at = end.max(at);
             if by_bytes {
@@ -240,15 +246,19 @@ mod tests {
             } else {
                 r.push(chunk);
             }
+            partials.push(r.partial());
+            if (i + 1) % hold != 0 && i + 1 < ends.len() {
+                continue;
+            }
             loop {
                 match r.next_message() {
                     Ok(Some(m)) => got.push(m),
                     Ok(None) => break,
-                    Err(e) => return (got, Err(e), r.sliced()),
+                    Err(e) => return (got, Err(e), r.sliced(), partials),
                 }
             }
         }
-        (got, Ok(r.partial()), r.sliced())
+        (got, Ok(r.partial()), r.sliced(), partials)
     }
 
     #[test]
@@ -276,18 +286,22 @@ mod tests {
             for size in 1..=s.len() {
                 cuttings.push((size..s.len()).step_by(size).collect());
             }
-            for cuts in &cuttings {
-                let copied = read_cut(s, cuts, false, 12);
-                let taken = read_cut(s, cuts, true, 12);
-                assert_eq!(
-                    (&taken.0, &taken.1),
-                    (&copied.0, &copied.1),
-                    "cuts {cuts:?}"
-                );
-                assert_eq!(copied.2, 0, "push copies every message");
+            // Read out after every push, or after two or three pushes: a chunk pushed on one
+            // not read yet has that one's messages put before it.
+            for hold in 1..=3 {
+                for cuts in &cuttings {
+                    let copied = read_cut(s, cuts, false, 12, hold);
+                    let taken = read_cut(s, cuts, true, 12, hold);
+                    assert_eq!(
+                        (&taken.0, &taken.1, &taken.3),
+                        (&copied.0, &copied.1, &copied.3),
+                        "cuts {cuts:?}, read every {hold}"
+                    );
+                    assert_eq!(copied.2, 0, "push copies every message");
+                }
             }
         }
-        let whole = read_cut(&stream, &[], true, 12);
+        let whole = read_cut(&stream, &[], true, 12, 1);
         assert_eq!(whole.0.len(), 8);
         assert_eq!(whole.1, Ok(0));
     }

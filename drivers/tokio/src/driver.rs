@@ -516,6 +516,9 @@ mod tests {
 
     #[test]
     fn once_the_bound_is_full_a_session_reads_on_only_when_a_quarter_more_is_free() {
+        // A quarter of the bound, and not nothing: a session that resumed at the first free
+        // frame's worth gives the server room one message at a time.
+        assert_eq!(RESUME_BYTES * 4, INBOX_FRAME_BYTES);
         let inflight = Arc::new(Semaphore::new(INBOX_FRAME_BYTES));
         let mut held = inflight
             .clone()
