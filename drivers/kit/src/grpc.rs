@@ -264,8 +264,11 @@ mod tests {
     #[test]
     fn a_chunk_taken_whole_gives_the_same_messages_as_its_copy_however_the_stream_is_cut() {
         let mut stream = Vec::new();
+        let mut spans = Vec::new();
         for (i, n) in [3usize, 0, 10, 1, 7, 0, 12, 2].iter().enumerate() {
+            let at = stream.len();
             stream.extend_from_slice(&grpc_message(&vec![i as u8 + 1; *n]));
+            spans.push((at, stream.len()));
         }
         // A stream that ends inside a message, and one with a bad prefix after good messages.
         let mut cut_short = stream.clone();
@@ -298,6 +301,15 @@ mod tests {
                         "cuts {cuts:?}, read every {hold}"
                     );
                     assert_eq!(copied.2, 0, "push copies every message");
+                    // Read after every push, a message that no cut splits is a slice, and
+                    // only those: a straddling one is completed exactly, never past its end.
+                    if hold == 1 && std::ptr::eq(s, &stream) {
+                        let whole = spans
+                            .iter()
+                            .filter(|(a, b)| !cuts.iter().any(|c| a < c && c < b))
+                            .count();
+                        assert_eq!(taken.2, whole as u64, "cuts {cuts:?}");
+                    }
                 }
             }
         }
