@@ -100,7 +100,9 @@ pub struct DirStats {
 /// write fills, so a crash of the process loses nothing more), syncs write the mapping back
 /// first, and the mapping follows the file through renames (a recycled segment keeps it). A
 /// segment whose allocation or mapping fails, and every other file, is written through the
-/// file.
+/// file. The pages of a mapped segment the journal wrote count in the process's resident size
+/// (as file pages, which the system may reclaim once written back), where pages written
+/// through the file count only in the page cache.
 #[derive(Debug)]
 pub struct FileDir {
     path: PathBuf,
