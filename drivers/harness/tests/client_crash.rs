@@ -154,14 +154,10 @@ impl MemStore {
             }) = self.slot.crash
             {
                 if at == self.slot.applied {
-                    if let (
-                        Some(n),
-                        FileOp::Write {
-                            file,
-                            offset,
-                            bytes,
-                        },
-                    ) = (torn, op)
+                    // A write, whole or in parts, cut at any byte.
+                    if let (Some(n), Some(bytes), FileOp::Write { file, offset, .. })
+                    | (Some(n), Some(bytes), FileOp::WriteParts { file, offset, .. }) =
+                        (torn, op.written(), op)
                     {
                         let n = (n as usize) % bytes.len().max(1);
                         self.slot.dir.write(file, *offset, &bytes[..n]);

@@ -189,6 +189,11 @@ impl FileDir {
                 offset,
                 bytes,
             } => self.write_bytes(file, bytes, *offset),
+            FileOp::WriteParts {
+                file,
+                offset,
+                parts,
+            } => self.write_parts(file, parts, *offset),
             FileOp::Zero { file, offset, len } => {
                 #[cfg(target_os = "linux")]
                 if let Some(m) = self.maps.get_mut(file) {
@@ -316,6 +321,42 @@ impl FileDir {
             let _ = file;
             false
         }
+    }
+
+    /// One positioned write of `parts` one after another, counted: copied part by part into a
+    /// mapping they lie inside, or joined for one write through the file.
+    fn write_parts(
+        &mut self,
+        file: &str,
+        parts: &[bytes::Bytes],
+        offset: u64,
+    ) -> Result<(), IoError> {
+        #[cfg(target_os = "linux")]
+        if let Some(m) = self.maps.get_mut(file) {
+            let total: usize = parts.iter().map(bytes::Bytes::len).sum();
+            if offset
+                .checked_add(total as u64)
+                .is_some_and(|end| end <= m.len())
+            {
+                let mut at = offset;
+                for p in parts {
+                    let copied = m.write(at, p);
+                    debug_assert!(copied, "inside the mapping");
+                    at += p.len() as u64;
+                }
+                self.stats.writes += 1;
+                self.stats.mapped_writes += 1;
+                return Ok(());
+            }
+        }
+        let mut body = std::mem::take(&mut self.body);
+        body.clear();
+        for p in parts {
+            body.extend_from_slice(p);
+        }
+        let r = self.write_bytes(file, &body, offset);
+        self.body = body;
+        r
     }
 
     /// One positioned write, counted; the path is only built for an error.

@@ -176,3 +176,39 @@ fn a_mapping_is_released_when_its_file_is_unlinked_or_the_directory_dropped() {
     drop(files);
     assert_eq!(mappings_of(&dir.join(&b)), 0);
 }
+
+#[test]
+fn a_write_in_parts_is_copied_part_by_part_into_the_mapping_or_joined_through_the_file() {
+    let dir = scratch("mapped-parts");
+    let mut files = FileDir::create(&dir).unwrap();
+    let seg = slot::segment_name(1);
+    files.apply(&set_len(&seg, 4096)).unwrap();
+    let parts = |a: &'static [u8], b: &'static [u8], c: &'static [u8]| {
+        vec![
+            bytes::Bytes::from_static(a),
+            bytes::Bytes::from_static(b),
+            bytes::Bytes::from_static(c),
+        ]
+    };
+    files
+        .apply(&FileOp::WriteParts {
+            file: seg.clone(),
+            offset: 100,
+            parts: parts(b"ab", b"", b"cde"),
+        })
+        .unwrap();
+    assert_eq!((files.stats().writes, files.stats().mapped_writes), (1, 1));
+    // Ending one byte past the mapping: joined, one write through the file.
+    files
+        .apply(&FileOp::WriteParts {
+            file: seg.clone(),
+            offset: 4090,
+            parts: parts(b"fgh", b"ij", b"kl"),
+        })
+        .unwrap();
+    assert_eq!((files.stats().writes, files.stats().mapped_writes), (2, 1));
+    let on_disk = std::fs::read(dir.join(&seg)).unwrap();
+    assert_eq!(&on_disk[99..106], b"\0abcde\0");
+    assert_eq!(on_disk.len(), 4097);
+    assert_eq!(&on_disk[4090..], b"fghijkl");
+}

@@ -149,6 +149,51 @@ pub(crate) fn framed_put(key: JournalKey, handed: bool, entry: &Entry) -> Option
     Some(w.0)
 }
 
+/// A `Put` record of a batch in three parts, so its batch is written from the bytes it shares
+/// with the batch's owner instead of a copy: the record up to the batch's length prefix
+/// behind [`FRAME_ROOM`] free bytes, the batch, and the record's last field. Their
+/// concatenation after the free bytes is the record [`framed_put`] encodes.
+pub(crate) struct BatchParts {
+    /// [`FRAME_ROOM`] free bytes, then the record up to and with the batch's length prefix.
+    pub head: Vec<u8>,
+    /// The batch.
+    pub batch: Bytes,
+    /// The record after the batch.
+    pub tail: [u8; 8],
+}
+
+impl BatchParts {
+    /// The record's length.
+    pub fn len(&self) -> usize {
+        self.head.len() - FRAME_ROOM + self.batch.len() + self.tail.len()
+    }
+}
+
+/// [`framed_put`] of a batch, in parts; `None` for another entry or a field too long.
+pub(crate) fn put_batch_parts(key: JournalKey, handed: bool, entry: &Entry) -> Option<BatchParts> {
+    let Entry::Batch(b) = entry else {
+        return None;
+    };
+    let mut w = Writer(Vec::with_capacity(
+        FRAME_ROOM + FIXED_HINT + b.domain.len() + b.ingestor.len(),
+    ));
+    w.0.resize(FRAME_ROOM, 0);
+    w.u8(VERSION);
+    w.u8(KIND_PUT);
+    w.u64(key.0);
+    w.u8(u8::from(handed));
+    w.u8(ENTRY_BATCH);
+    w.str(&b.domain)?;
+    w.str(&b.ingestor)?;
+    let len = u32::try_from(b.batch.len()).ok()?;
+    w.0.extend_from_slice(&len.to_le_bytes());
+    Some(BatchParts {
+        head: w.0,
+        batch: b.batch.clone(),
+        tail: b.created_wall.0.to_le_bytes(),
+    })
+}
+
 fn record_into(w: &mut Writer, record: &Record) -> Option<()> {
     match record {
         Record::Put { key, handed, entry } => return put_into(w, *key, *handed, entry),

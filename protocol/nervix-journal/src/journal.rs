@@ -1,6 +1,7 @@
 //! The client journal over a store-and-forward ring: puts, handed marks and ends, trim,
 //! copy-forward, and recovery from the slot's bytes.
 
+use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -11,7 +12,9 @@ use sf_journal::segment::{FRAME_HEADER_LEN, SEGMENT_HEADER_LEN};
 use sf_journal::FileOp;
 
 use crate::classify::{classify, RecoveryList};
-use crate::codec::{decode_record, framed, framed_put, DecodeError, Record, FRAME_ROOM};
+use crate::codec::{
+    decode_record, framed, framed_put, put_batch_parts, BatchParts, DecodeError, Record, FRAME_ROOM,
+};
 use crate::record::{Entry, JournalKey};
 
 /// When the journal's files are flushed to stable storage.
@@ -228,6 +231,23 @@ pub struct ClientJournal {
     stats: JournalStats,
 }
 
+/// A record ready to append: encoded whole behind [`FRAME_ROOM`] free bytes, or a batch's in
+/// parts.
+enum Framed {
+    Whole(Vec<u8>),
+    Parts(BatchParts),
+}
+
+impl Framed {
+    /// The record's length.
+    fn len(&self) -> usize {
+        match self {
+            Framed::Whole(f) => f.len() - FRAME_ROOM,
+            Framed::Parts(p) => p.len(),
+        }
+    }
+}
+
 impl ClientJournal {
     /// An empty journal (a slot without files).
     #[must_use]
@@ -352,11 +372,15 @@ impl ClientJournal {
         }
         let key = JournalKey(self.next_key);
         let max = self.max_record_bytes();
-        let payload = framed_put(key, false, entry).ok_or(JournalError::TooLarge {
-            len: usize::MAX,
-            max,
-        })?;
-        let len = payload.len() - FRAME_ROOM;
+        // A batch is written from its own bytes; anything else is encoded into one buffer.
+        let record = match put_batch_parts(key, false, entry) {
+            Some(parts) => Framed::Parts(parts),
+            None => Framed::Whole(framed_put(key, false, entry).ok_or(JournalError::TooLarge {
+                len: usize::MAX,
+                max,
+            })?),
+        };
+        let len = record.len();
         if len > max {
             return Err(JournalError::TooLarge { len, max });
         }
@@ -369,7 +393,10 @@ impl ClientJournal {
         {
             return Err(self.full(len));
         }
-        let (fsn, mut ops) = self.append(payload, now_millis)?;
+        let (fsn, mut ops) = match record {
+            Framed::Whole(framed) => self.append(framed, now_millis)?,
+            Framed::Parts(parts) => self.append_parts(parts, now_millis)?,
+        };
         self.next_key += 1;
         self.insert(key, fsn, false, entry.clone(), len as u64);
         self.stats.puts += 1;
@@ -435,14 +462,44 @@ impl ClientJournal {
                 ops.extend(p.place.writes_framed(framed).into_ops());
                 Ok((p.fsn, ops))
             }
-            Err(AppendError::Full { .. } | AppendError::DeadlineExceeded { .. }) => {
-                Err(self.full(payload.len()))
+            Err(e) => {
+                let len = payload.len();
+                Err(self.refused(e, len))
             }
-            Err(AppendError::FrameTooLarge { len, .. }) => Err(JournalError::TooLarge {
+        }
+    }
+
+    /// Appends a batch's record written in parts, the batch from its own bytes.
+    fn append_parts(
+        &mut self,
+        parts: BatchParts,
+        now_millis: u64,
+    ) -> Result<(i64, Vec<FileOp>), JournalError> {
+        let BatchParts { head, batch, tail } = parts;
+        let pieces: [&[u8]; 3] = [&head[FRAME_ROOM..], &batch, &tail];
+        match self.ring.append_placed_parts(&pieces, now_millis) {
+            Ok(p) => {
+                let mut ops = p.ops;
+                ops.extend(
+                    p.place
+                        .writes_parts(head, [batch, Bytes::copy_from_slice(&tail)])
+                        .into_ops(),
+                );
+                Ok((p.fsn, ops))
+            }
+            Err(e) => Err(self.refused(e, pieces.iter().map(|p| p.len()).sum())),
+        }
+    }
+
+    /// The journal's error for a ring that refused a record of `len` bytes.
+    fn refused(&mut self, e: AppendError, len: usize) -> JournalError {
+        match e {
+            AppendError::Full { .. } | AppendError::DeadlineExceeded { .. } => self.full(len),
+            AppendError::FrameTooLarge { len, .. } => JournalError::TooLarge {
                 len,
                 max: self.max_record_bytes(),
-            }),
-            Err(_) => Err(JournalError::Exhausted),
+            },
+            _ => JournalError::Exhausted,
         }
     }
 
@@ -546,6 +603,7 @@ impl ClientJournal {
                     match op {
                         FileOp::SetLen { file, .. }
                         | FileOp::Write { file, .. }
+                        | FileOp::WriteParts { file, .. }
                         | FileOp::Zero { file, .. } => {
                             dir |= matches!(op, FileOp::SetLen { .. });
                             if !files.contains(&file.as_str()) {

@@ -246,6 +246,49 @@ fn a_handed_record_copied_forward_stays_handed() {
 }
 
 #[test]
+fn a_batchs_record_is_written_from_the_batchs_own_bytes_and_reads_back_as_its_encoding() {
+    let mut j = ClientJournal::new(small());
+    let record = batch(7, 300, 42);
+    let shared = record.batch.clone();
+    let w = j.put(&Entry::Batch(record.clone()), 0).expect("room");
+    let body = w
+        .ops
+        .iter()
+        .find(|op| matches!(op, FileOp::WriteParts { .. }))
+        .expect("the record's body in parts");
+    let FileOp::WriteParts { parts, .. } = body else {
+        unreachable!()
+    };
+    // The batch part is the batch's own bytes, not a copy.
+    assert!(
+        parts
+            .iter()
+            .any(|p| p.as_ptr() == shared.as_ptr() && p.len() == shared.len()),
+        "{:?}",
+        parts.iter().map(|p| p.len()).collect::<Vec<_>>()
+    );
+    // Its bytes are the length, then the record's one-buffer encoding.
+    let encoded = encode_record(&Record::Put {
+        key: w.key,
+        handed: false,
+        entry: Entry::Batch(record.clone()),
+    })
+    .expect("encodes");
+    let written = body.written().expect("a write");
+    assert_eq!(written[..4], (encoded.len() as i32).to_le_bytes());
+    assert_eq!(written[4..4 + encoded.len()], encoded[..]);
+    assert!(written[4 + encoded.len()..].iter().all(|&b| b == 0));
+    // Carried out and read back after a restart: the same entry.
+    let mut dir = MemDir::new();
+    dir.apply_all(&w.ops);
+    let j2 = reopen(&mut dir, small());
+    assert_eq!(
+        j2.get(w.key).map(|l| l.entry.clone()),
+        Some(Entry::Batch(record))
+    );
+}
+
+#[test]
 fn trim_frees_the_segments_of_ended_records() {
     let mut s = Slot::new(ClientJournalConfig::new(1024, 1 << 20));
     let keys: Vec<_> = (0..200).map(|n| s.put(&entry(n, 60))).collect();
@@ -474,7 +517,7 @@ fn every_record_policy_syncs_what_each_call_wrote() {
     let last_write = w
         .ops
         .iter()
-        .rposition(|op| matches!(op, FileOp::Write { .. }))
+        .rposition(|op| matches!(op, FileOp::Write { .. } | FileOp::WriteParts { .. }))
         .expect("writes");
     let first_sync = w
         .ops
@@ -518,7 +561,7 @@ fn every_record_policy_syncs_copies_forward_before_the_trim_removes_their_origin
                 })
                 .collect();
             for (i, op) in ops[..unlink].iter().enumerate() {
-                if let FileOp::Write { file, .. } = op {
+                if let FileOp::Write { file, .. } | FileOp::WriteParts { file, .. } = op {
                     if removed.contains(&file.as_str()) {
                         continue;
                     }
@@ -911,6 +954,14 @@ proptest! {
             Some(FileOp::Write { file, offset, bytes })
                 if *offset != 0 && sf_journal::slot::parse_segment_name(file).is_some() =>
             {
+                let k = keep.index(bytes.len());
+                dir.write(file, *offset, &bytes[..k]);
+            }
+            // A batch's record written in parts, cut at any byte.
+            Some(op @ FileOp::WriteParts { file, offset, .. })
+                if *offset != 0 && sf_journal::slot::parse_segment_name(file).is_some() =>
+            {
+                let bytes = op.written().expect("a write");
                 let k = keep.index(bytes.len());
                 dir.write(file, *offset, &bytes[..k]);
             }

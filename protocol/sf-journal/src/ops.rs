@@ -24,6 +24,17 @@ pub enum FileOp {
         /// The bytes to write.
         bytes: Vec<u8>,
     },
+    /// A positioned write of `parts`, one after another from `offset`: the same as one
+    /// [`FileOp::Write`] of their concatenation (a record written from bytes it shares with
+    /// its owner instead of a copy of them).
+    WriteParts {
+        /// File name inside the slot directory.
+        file: String,
+        /// Byte offset of the first byte written.
+        offset: u64,
+        /// The bytes to write, in order.
+        parts: Vec<bytes::Bytes>,
+    },
     /// Overwrite `len` bytes at `offset` with zeros (a torn tail being cut).
     Zero {
         /// File name inside the slot directory.
@@ -55,12 +66,25 @@ pub enum FileOp {
 }
 
 impl FileOp {
+    /// The bytes a write puts at its offset, its parts joined (`None` for other operations).
+    #[must_use]
+    pub fn written(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
+        match self {
+            FileOp::Write { bytes, .. } => Some(std::borrow::Cow::Borrowed(bytes)),
+            FileOp::WriteParts { parts, .. } => Some(std::borrow::Cow::Owned(
+                parts.iter().flat_map(|p| p.iter().copied()).collect(),
+            )),
+            _ => None,
+        }
+    }
+
     /// The file the operation changes, if it names one (`SyncDir` does not).
     #[must_use]
     pub fn file(&self) -> Option<&str> {
         match self {
             FileOp::SetLen { file, .. }
             | FileOp::Write { file, .. }
+            | FileOp::WriteParts { file, .. }
             | FileOp::Zero { file, .. }
             | FileOp::Sync { file }
             | FileOp::Unlink { file } => Some(file),
@@ -104,6 +128,17 @@ impl MemDir {
                 offset,
                 bytes,
             } => self.write(file, *offset, bytes),
+            FileOp::WriteParts {
+                file,
+                offset,
+                parts,
+            } => {
+                let mut at = *offset;
+                for p in parts {
+                    self.write(file, at, p);
+                    at += p.len() as u64;
+                }
+            }
             FileOp::Zero { file, offset, len } => {
                 let f = self.files.entry(file.clone()).or_default();
                 let start = usize::try_from(*offset).unwrap_or(usize::MAX);

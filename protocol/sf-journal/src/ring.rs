@@ -9,7 +9,8 @@ use crate::ops::FileOp;
 use crate::record::{create_record_file, Record, RecordKind};
 use crate::recovery::Recovery;
 use crate::segment::{
-    frame_crc, FrameWrites, SegmentHeader, FRAME_HEADER_LEN, SEGMENT_HEADER_LEN, TAIL_PROBE_LEN,
+    frame_crc, frame_crc_parts, FrameWrites, SegmentHeader, FRAME_HEADER_LEN, SEGMENT_HEADER_LEN,
+    TAIL_PROBE_LEN,
 };
 use crate::slot::{self, parse_segment_name, SegmentName};
 
@@ -310,6 +311,26 @@ impl FramePlace<'_> {
         )
     }
 
+    /// [`FramePlace::writes`] from the payload this place was made for in parts
+    /// ([`Ring::append_placed_parts`]): `head`, holding four free bytes and then the payload's
+    /// first part, and the `rest`, written from the bytes they share with their owner.
+    #[must_use]
+    pub fn writes_parts(
+        &self,
+        head: Vec<u8>,
+        rest: impl IntoIterator<Item = bytes::Bytes>,
+    ) -> FrameWrites {
+        FrameWrites::with_crc_parts(
+            self.file,
+            self.offset,
+            self.payload_len,
+            self.crc,
+            head,
+            rest,
+            self.clear_after,
+        )
+    }
+
     /// [`FramePlace::writes`] from a buffer holding four free bytes and then the payload this
     /// place was made for: the length field goes into the free bytes and the buffer becomes
     /// the first write without a copy.
@@ -606,17 +627,39 @@ impl Ring {
         payload: &[u8],
         now_millis: u64,
     ) -> Result<Placed<'_>, AppendError> {
+        self.place(payload.len(), now_millis, |len| frame_crc(len, payload))
+    }
+
+    /// [`Ring::append_placed`] of the payload that is `parts` one after another; the caller
+    /// stores it with [`FramePlace::writes_parts`] (or the same bytes by any other way).
+    pub fn append_placed_parts(
+        &mut self,
+        parts: &[&[u8]],
+        now_millis: u64,
+    ) -> Result<Placed<'_>, AppendError> {
+        let len = parts.iter().map(|p| p.len()).sum();
+        self.place(len, now_millis, |l| frame_crc_parts(l, parts))
+    }
+
+    /// Places a frame of a `payload_len`-byte payload whose checksum `crc` gives (from the
+    /// length field's value), once it is known to fit.
+    fn place(
+        &mut self,
+        payload_len: usize,
+        now_millis: u64,
+        crc: impl FnOnce(i32) -> u32,
+    ) -> Result<Placed<'_>, AppendError> {
         if self.next_fsn == i64::MAX {
             return Err(AppendError::FsnExhausted);
         }
-        let need = (FRAME_HEADER_LEN + payload.len()) as u64;
+        let need = (FRAME_HEADER_LEN + payload_len) as u64;
         let room = self
             .config
             .segment_bytes
             .saturating_sub(SEGMENT_HEADER_LEN as u64);
-        if need > room || i32::try_from(payload.len()).is_err() {
+        if need > room || i32::try_from(payload_len).is_err() {
             return Err(AppendError::FrameTooLarge {
-                len: payload.len(),
+                len: payload_len,
                 segment_bytes: self.config.segment_bytes,
             });
         }
@@ -675,7 +718,7 @@ impl Ring {
         let seg = self.segs.back_mut().expect("a segment is open");
         let offset = seg.used;
         seg.offsets.push(offset);
-        seg.lens.push(payload.len() as u32);
+        seg.lens.push(payload_len as u32);
         seg.used += need;
         let clear_after = if seg.stale {
             (seg.capacity - seg.used).min(TAIL_PROBE_LEN as u64) as usize
@@ -683,15 +726,15 @@ impl Ring {
             0
         };
         self.next_fsn += 1;
-        let payload_len = i32::try_from(payload.len()).expect("length checked");
+        let len_field = i32::try_from(payload_len).expect("length checked");
         Ok(Placed {
             fsn,
             ops,
             place: FramePlace {
                 file: &seg.file,
                 offset,
-                payload_len,
-                crc: frame_crc(payload_len, payload),
+                payload_len: len_field,
+                crc: crc(len_field),
                 clear_after,
             },
         })

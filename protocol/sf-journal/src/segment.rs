@@ -19,6 +19,8 @@ pub const FRAME_HEADER_LEN: usize = 8;
 pub const SEGMENT_FLAG_MANIFEST_REQUIRED: u8 = 0x01;
 /// How many bytes after the last good frame decide between a clean and a torn tail.
 pub const TAIL_PROBE_LEN: usize = 8;
+/// The zero bytes a frame's body write may carry after its payload.
+static ZEROS: [u8; TAIL_PROBE_LEN] = [0; TAIL_PROBE_LEN];
 
 /// The header of a segment file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +124,16 @@ pub fn frame_crc(payload_len: i32, payload: &[u8]) -> u32 {
     crc32c::crc32c_append(crc32c::crc32c(&payload_len.to_le_bytes()), payload)
 }
 
+/// [`frame_crc`] of the payload that is `parts` one after another.
+#[must_use]
+pub fn frame_crc_parts(payload_len: i32, parts: &[&[u8]]) -> u32 {
+    parts
+        .iter()
+        .fold(crc32c::crc32c(&payload_len.to_le_bytes()), |crc, p| {
+            crc32c::crc32c_append(crc, p)
+        })
+}
+
 /// The whole encoded frame (checksum, length, payload), or `None` if the payload is longer
 /// than an `i32` can say.
 #[must_use]
@@ -201,6 +213,47 @@ impl FrameWrites {
                 file: file.to_owned(),
                 offset: offset + 4,
                 bytes: body,
+            },
+            checksum: FileOp::Write {
+                file: file.to_owned(),
+                offset,
+                bytes: crc.to_le_bytes().to_vec(),
+            },
+        }
+    }
+
+    /// The writes when the length and checksum are known and the payload is `parts`, the
+    /// first of which holds four free bytes in front: the length goes into those, and the
+    /// body write takes the parts as they are, then `clear_after` zero bytes.
+    pub(crate) fn with_crc_parts(
+        file: &str,
+        offset: u64,
+        len: i32,
+        crc: u32,
+        mut head: Vec<u8>,
+        rest: impl IntoIterator<Item = bytes::Bytes>,
+        clear_after: usize,
+    ) -> Self {
+        if let Some(room) = head.get_mut(..4) {
+            room.copy_from_slice(&len.to_le_bytes());
+        }
+        let mut parts = vec![bytes::Bytes::from(head)];
+        parts.extend(rest.into_iter().filter(|p| !p.is_empty()));
+        if clear_after > 0 {
+            parts.push(bytes::Bytes::from_static(
+                &ZEROS[..clear_after.min(ZEROS.len())],
+            ));
+        }
+        debug_assert_eq!(
+            parts.iter().map(bytes::Bytes::len).sum::<usize>(),
+            4 + len as usize + clear_after,
+            "four free bytes, then the payload"
+        );
+        Self {
+            body: FileOp::WriteParts {
+                file: file.to_owned(),
+                offset: offset + 4,
+                parts,
             },
             checksum: FileOp::Write {
                 file: file.to_owned(),
