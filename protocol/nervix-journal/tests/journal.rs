@@ -143,6 +143,28 @@ fn a_record_of_exactly_the_largest_size_fits() {
     assert_eq!(s.j.get(k).expect("live").entry, &e);
     let e = Entry::Batch(batch(1, max - overhead + 1, 0));
     assert!(matches!(s.j.put(&e, 0), Err(JournalError::TooLarge { .. })));
+    // A command's record too, encoded in one buffer: exactly the largest fits, one byte more
+    // is refused naming its length.
+    let with_query = |len: usize| {
+        let mut c = command(1, 0);
+        c.query = "q".repeat(len);
+        Entry::Command(c)
+    };
+    let overhead = encode_record(&Record::Put {
+        key: JournalKey(0),
+        handed: false,
+        entry: with_query(0),
+    })
+    .expect("encodes")
+    .len();
+    let e = with_query(max - overhead);
+    let k = s.put(&e);
+    s.restart();
+    assert_eq!(s.j.get(k).expect("live").entry, &e);
+    assert_eq!(
+        s.j.put(&with_query(max - overhead + 1), 0).map(|w| w.key),
+        Err(JournalError::TooLarge { len: max + 1, max })
+    );
 }
 
 #[test]
@@ -175,6 +197,24 @@ fn a_full_journal_names_the_link_and_a_refused_put_changes_nothing() {
             needed: frame as u64,
         }
     );
+    // A command's record of the same size, encoded in one buffer, is refused the same way.
+    let mut c = command(2, 0);
+    let short = encode_record(&Record::Put {
+        key: s.j.next_key(),
+        handed: false,
+        entry: Entry::Command(c.clone()),
+    })
+    .expect("encodes")
+    .len();
+    c.query
+        .push_str(&"q".repeat(frame - FRAME_HEADER_LEN - short));
+    assert_eq!(
+        s.j.put(&Entry::Command(c), 0).map(|w| w.key),
+        Err(JournalError::Full {
+            link: JournalLink::Publishing,
+            needed: frame as u64,
+        })
+    );
     let live = live_set(&s.j);
     let next = s.j.next_key();
     s.j.set_link(JournalLink::Reconnecting);
@@ -187,7 +227,7 @@ fn a_full_journal_names_the_link_and_a_refused_put_changes_nothing() {
     ));
     assert_eq!(live_set(&s.j), live);
     assert_eq!(s.j.next_key(), next);
-    assert_eq!(s.j.stats().fulls, 2);
+    assert_eq!(s.j.stats().fulls, 3);
     assert!(s.j.resident_bytes() <= 4096);
     // A full journal still ends what it holds, and then takes puts again.
     for k in keys {
