@@ -872,3 +872,84 @@ fn a_recycling_ring_that_trims_one_segment_and_unlinks_none_still_names_the_new_
     assert!(r.spares.is_empty(), "{:?}", r.spares);
     assert!(dir.get(SPARE).is_some());
 }
+
+#[test]
+fn a_frame_placed_from_parts_is_written_as_the_same_bytes_as_its_payload_joined() {
+    // Fresh segments and a reused one (its appends clear the bytes after them), with parts
+    // of every shape: an empty one among them, one byte, several.
+    let payloads: [&[&[u8]]; 4] = [
+        &[b"head", b"", b"-the-batch-", b"tail"],
+        &[b"x"],
+        &[b"", b"only"],
+        &[b"QWP1", b"-payl", b"oad"],
+    ];
+    let run = |by_parts: bool| {
+        let mut ring = Ring::new(tiny(100)).with_recycling();
+        let mut dir = MemDir::new();
+        fill(&mut ring, &mut dir, 4);
+        dir.apply_all(&ack_all(&mut ring, 3)); // the next segment reuses the first
+        let mut bodies = Vec::new();
+        for parts in payloads.iter().cycle().take(6) {
+            let joined: Vec<u8> = parts.concat();
+            let ops = if by_parts {
+                let (head, rest) = parts.split_first().expect("a part");
+                let mut first = vec![0; 4];
+                first.extend_from_slice(head);
+                let p = ring.append_placed_parts(parts, 0).unwrap();
+                let mut ops = p.ops;
+                let writes = p
+                    .place
+                    .writes_parts(first, rest.iter().map(|r| bytes::Bytes::copy_from_slice(r)));
+                // No empty part is handed on.
+                let FileOp::WriteParts { parts: written, .. } = &writes.body else {
+                    panic!("the body in parts")
+                };
+                assert!(written.iter().all(|p| !p.is_empty()), "{written:?}");
+                ops.extend(writes.into_ops());
+                ops
+            } else {
+                ring.append(&joined, 0).unwrap().ops
+            };
+            bodies.extend(ops.iter().filter_map(|op| {
+                op.written()
+                    .map(|b| (op.file().map(str::to_owned), b.into_owned()))
+            }));
+            dir.apply_all(&ops);
+        }
+        (dir, bodies)
+    };
+    let (joined_dir, joined_writes) = run(false);
+    let (parts_dir, parts_writes) = run(true);
+    assert_eq!(parts_writes, joined_writes);
+    for name in joined_dir.names() {
+        assert_eq!(parts_dir.get(name), joined_dir.get(name), "{name}");
+    }
+    let r = sf_journal::recovery::recover(&slot_files(&parts_dir), 0).expect("recovers");
+    assert_eq!(r.next_fsn, 10);
+}
+
+#[test]
+fn a_write_in_parts_is_the_write_of_its_parts_joined() {
+    let parts = FileOp::WriteParts {
+        file: "f".into(),
+        offset: 3,
+        parts: vec![
+            bytes::Bytes::from_static(b"ab"),
+            bytes::Bytes::from_static(b""),
+            bytes::Bytes::from_static(b"cde"),
+        ],
+    };
+    let whole = FileOp::Write {
+        file: "f".into(),
+        offset: 3,
+        bytes: b"abcde".to_vec(),
+    };
+    assert_eq!(parts.written().as_deref(), Some(&b"abcde"[..]));
+    assert_eq!(whole.written().as_deref(), Some(&b"abcde"[..]));
+    assert_eq!(FileOp::SyncDir.written(), None);
+    let (mut a, mut b) = (MemDir::new(), MemDir::new());
+    a.apply(&parts);
+    b.apply(&whole);
+    assert_eq!(a.get("f"), Some(&b"\0\0\0abcde"[..]));
+    assert_eq!(a, b);
+}
