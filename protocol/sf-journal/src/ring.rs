@@ -467,8 +467,8 @@ pub struct Ring {
     dict_in_use: bool,
     /// Whether trimmed segments are kept for reuse ([`Ring::with_recycling`]).
     recycle: bool,
-    /// The trimmed segment that the next segment reuses ([`slot::SPARE`]), if one is kept.
-    spare: Option<String>,
+    /// Whether a trimmed segment is kept, as [`slot::SPARE`], for the next segment to reuse.
+    spare: bool,
 }
 
 impl Ring {
@@ -495,7 +495,7 @@ impl Ring {
             last_checkpoint_millis: None,
             dict_in_use: false,
             recycle: false,
-            spare: None,
+            spare: false,
         }
     }
 
@@ -752,7 +752,7 @@ impl Ring {
             created_micros: now_millis.saturating_mul(1000),
         };
         let mut ops = Vec::with_capacity(5);
-        let stale = self.spare.take().is_some();
+        let stale = std::mem::take(&mut self.spare);
         if stale {
             // Made a segment under the spare's own name, then renamed whole: a segment name
             // never holds a cut header over old frames. The first frame's checksum and length
@@ -1150,7 +1150,7 @@ impl Ring {
     /// The trimmed segment file kept for the next segment, if any.
     #[must_use]
     pub fn spare(&self) -> Option<&str> {
-        self.spare.as_deref()
+        self.spare.then_some(slot::SPARE)
     }
 
     /// The checkpoint due at `now_millis`, if any: with [`Durability::Periodic`], once the
@@ -1197,7 +1197,7 @@ impl Ring {
                 .segs
                 .drain(..)
                 .map(|s| s.file)
-                .chain(self.spare.take())
+                .chain(std::mem::take(&mut self.spare).then(|| slot::SPARE.to_owned()))
                 .map(|file| FileOp::Unlink { file })
                 .collect();
             for file in [slot::MANIFEST, slot::ACK_WATERMARK, slot::SYMBOL_DICT] {
@@ -1263,13 +1263,13 @@ impl Ring {
         let mut recycled = false;
         while self.segs.len() > 1 && self.segs[0].last_fsn() <= fsn {
             let s = self.segs.pop_front().expect("two segments");
-            if self.recycle && self.spare.is_none() && s.capacity == self.config.segment_bytes {
+            if self.recycle && !self.spare && s.capacity == self.config.segment_bytes {
                 // Out of the segment names in one rename: recovery never reads it again.
                 ops.push(FileOp::Rename {
                     from: s.file,
                     to: slot::SPARE.to_owned(),
                 });
-                self.spare = Some(slot::SPARE.to_owned());
+                self.spare = true;
                 recycled = true;
             } else {
                 ops.push(FileOp::Unlink { file: s.file });

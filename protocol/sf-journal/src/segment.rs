@@ -121,7 +121,7 @@ pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
 /// The CRC32C of a frame: over its little-endian `i32` length, then its payload.
 #[must_use]
 pub fn frame_crc(payload_len: i32, payload: &[u8]) -> u32 {
-    crc32c::crc32c_append(crc32c::crc32c(&payload_len.to_le_bytes()), payload)
+    frame_crc_parts(payload_len, &[payload])
 }
 
 /// [`frame_crc`] of the payload that is `parts` one after another.
