@@ -196,12 +196,8 @@ impl FileDir {
             } => self.write_parts(file, parts, *offset),
             FileOp::Zero { file, offset, len } => {
                 #[cfg(target_os = "linux")]
-                if let Some(m) = self.maps.get_mut(file) {
-                    if m.zero(*offset, *len) {
-                        self.stats.writes += 1;
-                        self.stats.mapped_writes += 1;
-                        return Ok(());
-                    }
+                if self.mapped(file, |m| m.zero(*offset, *len)) {
+                    return Ok(());
                 }
                 let (mut at, end) = (*offset, offset.saturating_add(*len));
                 while at < end {
@@ -309,6 +305,18 @@ impl FileDir {
         Ok(())
     }
 
+    /// Carries out `write` on `file`'s mapping, counted as a write when it took place (it
+    /// lay inside the mapping); false for a file not mapped or a write outside its mapping.
+    #[cfg(target_os = "linux")]
+    fn mapped(&mut self, file: &str, write: impl FnOnce(&mut crate::map::Mapped) -> bool) -> bool {
+        let done = self.maps.get_mut(file).is_some_and(write);
+        if done {
+            self.stats.writes += 1;
+            self.stats.mapped_writes += 1;
+        }
+        done
+    }
+
     /// Whether writes to `file` are copies into its mapping.
     #[must_use]
     pub fn is_mapped(&self, file: &str) -> bool {
@@ -332,22 +340,8 @@ impl FileDir {
         offset: u64,
     ) -> Result<(), IoError> {
         #[cfg(target_os = "linux")]
-        if let Some(m) = self.maps.get_mut(file) {
-            let total: usize = parts.iter().map(bytes::Bytes::len).sum();
-            if offset
-                .checked_add(total as u64)
-                .is_some_and(|end| end <= m.len())
-            {
-                let mut at = offset;
-                for p in parts {
-                    let copied = m.write(at, p);
-                    debug_assert!(copied, "inside the mapping");
-                    at += p.len() as u64;
-                }
-                self.stats.writes += 1;
-                self.stats.mapped_writes += 1;
-                return Ok(());
-            }
+        if self.mapped(file, |m| m.write_parts(offset, parts)) {
+            return Ok(());
         }
         let mut body = std::mem::take(&mut self.body);
         body.clear();
@@ -362,12 +356,8 @@ impl FileDir {
     /// One positioned write, counted; the path is only built for an error.
     fn write_bytes(&mut self, file: &str, bytes: &[u8], offset: u64) -> Result<(), IoError> {
         #[cfg(target_os = "linux")]
-        if let Some(m) = self.maps.get_mut(file) {
-            if m.write(offset, bytes) {
-                self.stats.writes += 1;
-                self.stats.mapped_writes += 1;
-                return Ok(());
-            }
+        if self.mapped(file, |m| m.write(offset, bytes)) {
+            return Ok(());
         }
         let r = write_at(self.file(file)?, bytes, offset);
         r.map_err(|e| self.error("write", file, e))?;

@@ -79,6 +79,23 @@ impl Mapped {
         true
     }
 
+    /// Copies `parts` one after another from `offset`; false (nothing written) when they do
+    /// not all lie inside the mapping.
+    pub(crate) fn write_parts(&mut self, offset: u64, parts: &[bytes::Bytes]) -> bool {
+        let total = parts.iter().map(bytes::Bytes::len).sum();
+        let Some(mut at) = self.range(offset, total) else {
+            return false;
+        };
+        for p in parts {
+            // SAFETY: the parts together end inside the mapping, which `self` owns exclusively.
+            unsafe {
+                std::ptr::copy_nonoverlapping(p.as_ptr(), self.ptr.as_ptr().add(at), p.len());
+            }
+            at += p.len();
+        }
+        true
+    }
+
     /// Zeroes `len` bytes at `offset`; false (nothing written) when they do not lie inside
     /// the mapping.
     pub(crate) fn zero(&mut self, offset: u64, len: u64) -> bool {
