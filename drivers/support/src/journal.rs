@@ -88,8 +88,9 @@ pub struct JournalConfig {
 pub const DEFAULT_MAX_ORPHANS: usize = 16;
 
 impl JournalConfig {
-    /// The slot `<dir>/<sender>/` with the defaults: no syncs, 64 MiB capacity in 1 MiB
-    /// segments, a ten-minute horizon, at most [`DEFAULT_MAX_ORPHANS`] orphans adopted per
+    /// The slot `<dir>/<sender>/` with the defaults: no syncs, 64 MiB capacity in 8 MiB
+    /// segments (every record the client can journal fits one: a batch or a query of the
+    /// largest size a frame carries, under the longest names), a ten-minute horizon, at most [`DEFAULT_MAX_ORPHANS`] orphans adopted per
     /// opening. Without syncs the slot also keeps one trimmed segment for the next segment to
     /// reuse (its pages are written over instead of made anew), so it holds at most one
     /// segment more than the capacity.

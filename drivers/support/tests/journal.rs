@@ -94,6 +94,25 @@ fn a_record_put_survives_a_drop_without_close_and_a_reopen() {
 }
 
 #[test]
+fn a_default_journal_on_disk_takes_the_largest_batch_a_producer_submits() {
+    use nervix_protocol::client::SUBMIT_OVERHEAD;
+    use nervix_protocol::limits::FRAME_LIMIT;
+    let tmp = TempDir::new("largest");
+    let config = JournalConfig::new(&tmp.0, "client-a");
+    let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+    let b = batch(7, FRAME_LIMIT - SUBMIT_OVERHEAD);
+    let key = j
+        .put(&Entry::Batch(b.clone()), 0)
+        .expect("the largest batch is journaled");
+    drop(j);
+    let (_, list) = DurableJournal::open(&config, NOW).expect("reopens");
+    assert_eq!(
+        list.batches,
+        vec![RecoveredBatch::Unsent { key, record: b }]
+    );
+}
+
+#[test]
 fn a_second_open_of_a_held_slot_is_refused_naming_this_process() {
     let tmp = TempDir::new("held");
     let config = JournalConfig::new(&tmp.0, "client-b");

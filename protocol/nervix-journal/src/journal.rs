@@ -116,10 +116,20 @@ impl ClientJournalConfig {
     }
 }
 
+/// The default size of a segment: two frames of the largest size. A record holds at most
+/// one frame's worth of a request (a command's query, a transfer's statement, a batch) and
+/// names that themselves fit one frame, so every record the client can journal fits one
+/// segment; a segment rolls over once every many batches of a usual size, not every few.
+pub const DEFAULT_SEGMENT_BYTES: u64 = 2 * nervix_protocol::limits::FRAME_LIMIT as u64;
+
+/// The default bytes of segments puts may fill.
+pub const DEFAULT_CAPACITY_BYTES: u64 = 64 << 20;
+
 impl Default for ClientJournalConfig {
-    /// 1 MiB segments, 64 MiB for puts.
+    /// Segments of [`DEFAULT_SEGMENT_BYTES`] (8 MiB), [`DEFAULT_CAPACITY_BYTES`] (64 MiB) for
+    /// puts.
     fn default() -> Self {
-        Self::new(1 << 20, 64 << 20)
+        Self::new(DEFAULT_SEGMENT_BYTES, DEFAULT_CAPACITY_BYTES)
     }
 }
 

@@ -44,7 +44,7 @@ pub use commands::{
 };
 pub use journal::{
     ClientJournal, ClientJournalConfig, JournalError, JournalLink, JournalStats, LiveEntry,
-    SyncPolicy, Written,
+    SyncPolicy, Written, DEFAULT_CAPACITY_BYTES, DEFAULT_SEGMENT_BYTES,
 };
 pub use outbox::{BatchOutbox, HandedStore, JournaledBatch, OutboxStats, UnsentBatch};
 pub use record::{BatchRecord, CommandRecord, Entry, JournalKey, TransferKind, TransferRecord};

@@ -168,6 +168,29 @@ fn a_record_of_exactly_the_largest_size_fits() {
 }
 
 #[test]
+fn the_default_segment_holds_the_largest_record_a_client_ever_journals() {
+    use nervix_protocol::client::SUBMIT_OVERHEAD;
+    use nervix_protocol::limits::FRAME_LIMIT;
+    let mut s = Slot::new(ClientJournalConfig::default());
+    // The largest batch a producer submits, under the longest names an open request carries
+    // (both go in one frame).
+    let names = FRAME_LIMIT - SUBMIT_OVERHEAD;
+    let mut b = batch(1, FRAME_LIMIT - SUBMIT_OVERHEAD, 0);
+    b.domain = "d".repeat(names / 2);
+    b.ingestor = "i".repeat(names - names / 2);
+    let big_batch = Entry::Batch(b);
+    // A command whose query alone is a whole frame.
+    let mut c = command(2, 0);
+    c.query = "q".repeat(FRAME_LIMIT);
+    let big_command = Entry::Command(c);
+    let kb = s.put(&big_batch);
+    let kc = s.put(&big_command);
+    s.restart();
+    assert_eq!(s.j.get(kb).expect("live").entry, &big_batch);
+    assert_eq!(s.j.get(kc).expect("live").entry, &big_command);
+}
+
+#[test]
 fn a_full_journal_names_the_link_and_a_refused_put_changes_nothing() {
     let mut s = Slot::new(small());
     let e = Entry::Batch(batch(1, 300, 0));
