@@ -23,6 +23,13 @@
 //!   what the client's thread does while it waits for one (its timers, its idle turns) is
 //!   spread over 4 batches instead of charged to each.
 //!
+//! * `journal_batches_paired_4/grpc/{plain,journaled}`: CPU time of 4 batches at a time as
+//!   above, with a plain and a journaled client open together and their rounds interleaved:
+//!   each function times its own client's rounds, and a round of the other client, untimed,
+//!   goes between two of them. Both are measured in the same state of the machine (its
+//!   caches, its clock speed, what else runs), which the groups above, measured one after the
+//!   other, are not; their ratio is the steadier one from run to run.
+//!
 //! Run with `cargo bench -p nervix-tokio --features journal --bench journal`.
 
 mod common;
@@ -288,5 +295,92 @@ fn journal_batches(c: &mut Criterion) {
     lb.stop();
 }
 
-criterion_group!(benches, journal_commands, journal_records, journal_batches);
+/// The CPU time of the client's thread for `iters` batches of `timed`, 4 at a time, with a
+/// round of `other`, untimed, before each round.
+async fn paired(
+    timed: &nervix_tokio::Producer,
+    other: &nervix_tokio::Producer,
+    batch: &arrow_array::RecordBatch,
+    iters: u64,
+) -> Duration {
+    let mut spent = Duration::ZERO;
+    let mut left = iters;
+    while left > 0 {
+        let round = left.min(4);
+        left -= round;
+        batches(other, batch, round, Clock::Cpu, 4).await;
+        spent += batches(timed, batch, round, Clock::Cpu, 4).await;
+    }
+    spent
+}
+
+/// `journal_batches_paired_4/grpc/{plain,journaled}` (see the module's docs).
+fn journal_batches_paired(c: &mut Criterion) {
+    use nervix_harness::cluster::{ingestor_fields, INGESTOR};
+    use nervix_protocol::client::ProducerSpec;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        ..LoopbackConfig::default()
+    })
+    .expect("the loopback cluster");
+    let dir = scratch("paired");
+    let open = |journaled: bool| {
+        let mut config = config(&lb, Transport::Grpc);
+        if journaled {
+            config = config.with_journal(JournalConfig::new(dir.clone(), "bench"));
+        }
+        let client = {
+            let _in = rt.enter();
+            Client::start(config).expect("a client")
+        };
+        let producer = rt
+            .block_on(client.producer(ProducerSpec::new("tenant", INGESTOR, ingestor_fields())))
+            .expect("a producer");
+        (client, producer)
+    };
+    let (plain_client, plain) = open(false);
+    let (journaled_client, journaled) = open(true);
+    let mut b = plain.batch_builder();
+    let ids: Vec<u64> = (0..64).collect();
+    let name = "n".repeat(900);
+    let names: Vec<Option<&str>> = ids.iter().map(|_| Some(name.as_str())).collect();
+    b.column("id", &ids).expect("ids");
+    b.nullable_column("name", &names).expect("names");
+    let batch = b.finish().expect("a batch");
+    let bytes = nervix_protocol::arrow::encode(&batch)
+        .expect("encoded")
+        .len() as u64;
+    // Past the fresh slot's first two segments, as in `journal_batches`.
+    let warm = 2 * JournalConfig::new(dir.clone(), "bench").segment_bytes / bytes + 16;
+    rt.block_on(batches(&journaled, &batch, warm, Clock::Wall, 4));
+    let mut g = c.benchmark_group("journal_batches_paired_4");
+    g.sample_size(30);
+    g.warm_up_time(Duration::from_secs(2));
+    g.measurement_time(Duration::from_secs(8));
+    g.throughput(Throughput::Bytes(bytes));
+    g.bench_function("grpc/plain", |bench| {
+        bench.iter_custom(|iters| rt.block_on(paired(&plain, &journaled, &batch, iters)))
+    });
+    g.bench_function("grpc/journaled", |bench| {
+        bench.iter_custom(|iters| rt.block_on(paired(&journaled, &plain, &batch, iters)))
+    });
+    g.finish();
+    drop((plain, journaled));
+    rt.block_on(plain_client.close(false)).expect("closed");
+    rt.block_on(journaled_client.close(false)).expect("closed");
+    let _ = std::fs::remove_dir_all(&dir);
+    lb.stop();
+}
+
+criterion_group!(
+    benches,
+    journal_commands,
+    journal_records,
+    journal_batches,
+    journal_batches_paired
+);
 criterion_main!(benches);
