@@ -583,6 +583,55 @@ pub fn past_validity_reported_unknown<D: Driver>(via: Via) {
     lb.stop();
 }
 
+/// Issue 19, item 2 (E-4): a command recovered after a restart keeps its age. Its reference
+/// was created before the crash; once that is longer ago than the engine's retry validity,
+/// `recover` ends it uncertain (`RetryHorizon`) and never repeats it, however soon after the
+/// restart it is asked, even when the journal's own horizon still lists it as repeatable.
+pub fn recovered_command_keeps_its_age<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = cluster();
+    let spec = spec_for::<D>(&lb, via, "aged", 1);
+    let refs = crashed(
+        &ChildProgram::test_of::<D>(),
+        &lb,
+        &spec,
+        &mut |_| {},
+        |_, _| {},
+    );
+    let validity = Duration::from_millis(800);
+    // The reference is older than the validity before the successor starts.
+    std::thread::sleep(validity + Duration::from_millis(400));
+    let journal = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
+    let mut config = journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), journal);
+    D::client_config(&mut config).retry_horizon = validity;
+    let d = D::new();
+    let successor = d.start(config).unwrap();
+    let list = d.recovery(&successor).unwrap();
+    assert_eq!(list.commands.len(), 1);
+    let JournaledCommand::Repeatable { command, .. } = &list.commands[0] else {
+        panic!(
+            "the journal's horizon lists it as repeatable: {:?}",
+            list.commands[0]
+        );
+    };
+    assert_eq!(command.reference.to_string(), refs[0]);
+    let seen = requests(&lb, &refs[0]);
+    match d.recover(&successor, command).unwrap() {
+        CommandResult::Uncertain { cause, .. } => assert_eq!(
+            cause,
+            nervix_protocol::client::UncertainCause::RetryHorizon,
+            "past its retry validity, counted from its reference's creation"
+        ),
+        other => panic!("repeated past its retry validity: {other:?}"),
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(requests(&lb, &refs[0]), seen, "never sent again");
+    d.close(successor, false).unwrap();
+    lb.stop();
+}
+
 /// Issue 19, item 2: what a recovery list reports unknown ends only once the list was handed
 /// over. A call given up before its answer takes the list from this life of the client (a
 /// later call gets none) but leaves its records, so the next start reports them again; once
@@ -859,6 +908,10 @@ macro_rules! journal_tests {
             $crate::run!(Tokio, journal::full_journal_refuses(Via::Grpc))
         }
         #[test]
+        fn e_4_a_recovered_command_keeps_its_age_and_is_not_repeated_past_its_retry_validity() {
+            $crate::run!(Tokio, journal::recovered_command_keeps_its_age(Via::Grpc))
+        }
+        #[test]
         fn e_4_a_recovery_list_given_up_before_its_answer_leaves_its_records_for_the_next_start() {
             $crate::run!(
                 Tokio,
@@ -939,6 +992,14 @@ macro_rules! journal_tests {
             $crate::run!(
                 Blocking,
                 journal::past_validity_reported_unknown(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn e_4_a_recovered_command_keeps_its_age_and_is_not_repeated_past_its_retry_validity_blocking(
+        ) {
+            $crate::run!(
+                Blocking,
+                journal::recovered_command_keeps_its_age(Via::Console(WsAuth::Header))
             )
         }
         #[test]

@@ -332,11 +332,17 @@ struct Streams<S: Seam> {
     detach: BTreeSet<String>,
 }
 
+/// How long before the driver started its engine's time begins: a command recovered from a
+/// journal keeps its age on the engine's time (its creation is now minus its age), so the
+/// engine's retry validity (E-4) counts from its reference's creation, not from the restart.
+/// Ages up to this are kept; an older command is reported unknown and never repeated.
+pub const ENGINE_TIME_BEFORE_START: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// The engine and everything a driver hands between it and the application.
 pub struct Core<S: Seam> {
     engine: Engine,
     seam: S,
-    /// The engine's timestamps count from here.
+    /// The engine's timestamps count from [`ENGINE_TIME_BEFORE_START`] before here.
     origin: Instant,
     connect_timeout: Duration,
     credentials: Credentials,
@@ -422,7 +428,7 @@ impl<S: Seam> Core<S> {
     }
 
     fn now(&self) -> Timestamp {
-        Timestamp::from_nanos(self.origin.elapsed().as_nanos() as u64)
+        Timestamp::from_nanos((ENGINE_TIME_BEFORE_START + self.origin.elapsed()).as_nanos() as u64)
     }
 
     /// The instant of the engine's next deadline.
@@ -434,7 +440,10 @@ impl<S: Seam> Core<S> {
             (a, b) => a.or(b),
         };
         let t = t?;
-        Some(self.origin + Duration::from_nanos(t.as_nanos()))
+        Some(
+            self.origin
+                + Duration::from_nanos(t.as_nanos()).saturating_sub(ENGINE_TIME_BEFORE_START),
+        )
     }
 
     /// Whether some subscription holds events its stream had no room for: the engine still

@@ -147,7 +147,8 @@ impl<S: RecordStore> CommandJournal<S> {
     /// The policy over `store`, which held `list` when it was read at wall time `wall_now`;
     /// `now` is the engine's monotonic time. A repeatable command's monotonic creation is
     /// `now` minus its age, so the engine's own retry horizon counts from its reference's
-    /// creation. No session is open yet.
+    /// creation; one older than `now` itself (the engine's time does not reach back to its
+    /// creation) is reported unknown like an expired one. No session is open yet.
     pub fn new(mut store: S, list: RecoveryList, wall_now: UnixMillis, now: Timestamp) -> Self {
         store.set_link(false);
         let mut by_reference = BTreeMap::new();
@@ -157,9 +158,20 @@ impl<S: RecordStore> CommandJournal<S> {
             match c {
                 RecoveredCommand::Repeatable { key, record } => {
                     let age = wall_now.0.saturating_sub(record.created_wall.0);
-                    let created = Timestamp::from_nanos(
-                        now.as_nanos().saturating_sub(age.saturating_mul(1_000_000)),
-                    );
+                    let Some(created) = age
+                        .checked_mul(1_000_000)
+                        .and_then(|age| now.as_nanos().checked_sub(age))
+                        .map(Timestamp::from_nanos)
+                    else {
+                        // Older than the engine's time reaches back: its age cannot be kept,
+                        // so it cannot be repeated safely (E-4).
+                        reported.push(key);
+                        recovery.commands.push(JournaledCommand::Unknown {
+                            reference: record.reference.to_string(),
+                            created_wall: record.created_wall,
+                        });
+                        continue;
+                    };
                     by_reference.insert(record.reference.to_string(), key);
                     recovery.commands.push(JournaledCommand::Repeatable {
                         command: record.to_retained(created),

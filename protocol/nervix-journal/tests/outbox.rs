@@ -478,6 +478,55 @@ fn e_4_a_command_too_old_to_repeat_whose_list_was_never_handed_on_stays_for_the_
     assert_eq!(core.stats().ended, 0);
 }
 
+/// A command journaled at wall time 5 and read back `age_ms` later, inside a horizon of a
+/// day, by an engine whose time is `now`.
+fn recovered_at(age_ms: u64, now: Timestamp) -> (CommandJournal<Slot>, JournalKey) {
+    let mut s = Slot::new(roomy());
+    let key = s.put(&Entry::Command(command(1, 5)), 0).unwrap();
+    s.j = reopen(&mut s.dir, s.config);
+    let wall = UnixMillis(5 + age_ms);
+    let list = s.j.classify(wall, Duration::from_secs(24 * 3600));
+    (CommandJournal::new(s, list, wall, now), key)
+}
+
+#[test]
+fn e_4_a_repeatable_command_is_created_its_age_before_the_engines_now() {
+    let now = Timestamp::from_nanos(3_600_000_000_000);
+    let (mut core, _) = recovered_at(90_000, now);
+    let r = core.take_recovery();
+    let [JournaledCommand::Repeatable { command, .. }] = r.commands.as_slice() else {
+        panic!("{:?}", r.commands)
+    };
+    assert_eq!(
+        command.created,
+        Timestamp::from_nanos(3_600_000_000_000 - 90_000_000_000)
+    );
+    // Exactly as old as the engine's time reaches back: created at its start.
+    let (mut core, _) = recovered_at(3_600_000, now);
+    let r = core.take_recovery();
+    let [JournaledCommand::Repeatable { command, .. }] = r.commands.as_slice() else {
+        panic!("{:?}", r.commands)
+    };
+    assert_eq!(command.created, Timestamp::ZERO);
+}
+
+/// The regression of a command whose age the engine's time could not hold: its creation was
+/// put at the engine's start, so its retry validity counted from the restart and it could be
+/// repeated past it.
+#[test]
+fn e_4_a_command_older_than_the_engines_time_is_reported_unknown_and_ended_once_told() {
+    let (mut core, key) = recovered_at(90_000, Timestamp::from_nanos(89_999_999_999));
+    let r = core.take_recovery();
+    assert!(matches!(
+        r.commands.as_slice(),
+        [JournaledCommand::Unknown { reference, created_wall }]
+            if reference == "ref-1" && *created_wall == UnixMillis(5)
+    ));
+    assert_eq!(core.store().live(), vec![(key, false)]);
+    assert!(core.recovery_reported(Timestamp::ZERO).is_empty());
+    assert!(core.store().live().is_empty(), "ended once told");
+}
+
 #[test]
 fn p_8_an_end_the_store_refuses_is_counted_and_given_back() {
     let mut s = Slot::new(roomy());
