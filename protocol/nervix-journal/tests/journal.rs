@@ -11,7 +11,7 @@ use common::{
 use nervix_journal::{
     decode_record, encode_record, ClientJournal, ClientJournalConfig, DecodeError, Entry,
     JournalError, JournalKey, JournalLink, Record, RecoveredBatch, RecoveredCommand,
-    RecoveredTransfer, SyncPolicy, DEFAULT_HORIZON,
+    RecoveredTransfer, SyncPolicy, DEFAULT_CAPACITY_BYTES, DEFAULT_HORIZON, DEFAULT_SEGMENT_BYTES,
 };
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use proptest::prelude::*;
@@ -188,6 +188,27 @@ fn the_default_segment_holds_the_largest_record_a_client_ever_journals() {
     s.restart();
     assert_eq!(s.j.get(kb).expect("live").entry, &big_batch);
     assert_eq!(s.j.get(kc).expect("live").entry, &big_command);
+}
+
+#[test]
+fn the_default_journal_takes_puts_into_sixty_four_mib_of_segments_and_no_more() {
+    let mut s = Slot::new(ClientJournalConfig::default());
+    assert_eq!(DEFAULT_CAPACITY_BYTES, 8 * DEFAULT_SEGMENT_BYTES);
+    // Seven records of a little over 1 MiB fill an 8 MiB segment; eight segments are 64 MiB.
+    let e = Entry::Batch(batch(1, 1 << 20, 0));
+    let mut taken = 0;
+    let err = loop {
+        match s.j.put(&e, 0) {
+            Ok(w) => {
+                s.dir.apply_all(&w.ops);
+                taken += 1;
+            }
+            Err(err) => break err,
+        }
+    };
+    assert!(matches!(err, JournalError::Full { .. }), "{err:?}");
+    assert_eq!(taken, 7 * 8);
+    assert_eq!(s.j.stats().resident_bytes, DEFAULT_CAPACITY_BYTES);
 }
 
 #[test]
