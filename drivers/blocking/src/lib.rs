@@ -429,12 +429,20 @@ impl Client {
     /// before the crash and is never sent again; a [`JournaledBatch::Unsent`] never was, and
     /// is submitted again through a producer of its domain and ingestor
     /// (`producer.submit(unsent)`), which reuses its record, at most once. The records of what
-    /// the list reports unknown end once the list was handed over: a crash before that (or a
-    /// call abandoned before its answer) leaves them, and the next start reports them again.
+    /// the list reports unknown end once the list reached this call: a crash before that (or a
+    /// call that timed out) leaves them, and the next start reports them again.
     /// A later call gets an empty list, and so does a client without a journal.
     #[cfg(feature = "journal")]
     pub fn recovery(&self) -> Result<Recovery, Error> {
-        self.call(Request::Recovery)
+        let list = self.call(Request::Recovery)?;
+        // The list is here: its unknown records may end. A call that timed out never returns
+        // the list, even when the answer reached its channel meanwhile, and leaves them for
+        // the next start; so does a full inbox here (never waited on).
+        let _ = self
+            .handle
+            .inbox
+            .try_send(Inbox::App(Request::RecoveryRead));
+        Ok(list)
     }
 
     /// Outcomes of commands whose callers stopped waiting, oldest first; each is handed out

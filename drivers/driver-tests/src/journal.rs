@@ -632,20 +632,22 @@ pub fn recovered_command_keeps_its_age<D: Driver>(via: Via) {
     lb.stop();
 }
 
-/// Issue 19, item 2: what a recovery list reports unknown ends only once the list was handed
-/// over. A call given up before its answer takes the list from this life of the client (a
-/// later call gets none) but leaves its records, so the next start reports them again; once
-/// read, they end.
-pub fn an_abandoned_recovery_list_leaves_its_records<D: Driver>(via: Via) {
+/// Issue 19, item 2: what a recovery list reports unknown ends only once the list reached
+/// the application. A call given up before it returned takes the list from this life of the
+/// client (a later call gets none) but leaves its records, so the next start reports them
+/// again; once read, they end. `answered`: the driver had put its answer in the call's
+/// channel before the call was given up (the regression: its records ended, though nobody
+/// ever read the list).
+pub fn an_abandoned_recovery_list_leaves_its_records<D: Driver>(via: Via, answered: bool) {
     if !D::speaks(via) {
         return;
     }
     let lb = cluster();
-    let (refs, config) = expired::<D>(&lb, via, "abandoned");
+    let (refs, config) = expired::<D>(&lb, via, if answered { "answered" } else { "abandoned" });
     let d = D::on_one_thread();
     let successor = d.start(config.clone()).unwrap();
     assert!(
-        d.recovery_abandoned(&successor),
+        d.recovery_abandoned(&successor, answered),
         "this driver cannot give a call up"
     );
     assert!(
@@ -915,7 +917,14 @@ macro_rules! journal_tests {
         fn e_4_a_recovery_list_given_up_before_its_answer_leaves_its_records_for_the_next_start() {
             $crate::run!(
                 Tokio,
-                journal::an_abandoned_recovery_list_leaves_its_records(Via::Grpc)
+                journal::an_abandoned_recovery_list_leaves_its_records(Via::Grpc, false)
+            )
+        }
+        #[test]
+        fn e_4_a_recovery_list_answered_but_given_up_before_it_returned_leaves_its_records() {
+            $crate::run!(
+                Tokio,
+                journal::an_abandoned_recovery_list_leaves_its_records(Via::Grpc, true)
             )
         }
         #[test]

@@ -318,11 +318,13 @@ pub trait Driver: Sized + 'static {
     ) -> Result<CommandResult, Error>;
     /// A statement run.
     fn run(&self, client: &Self::Client, statement: &str) -> Result<RunResult, Error>;
-    /// Asks for the recovery list and gives the call up before its answer: true when the
-    /// request went out and its answer can no longer reach anyone. Only a driver whose work
-    /// runs while an operation waits can give a call up at a point it knows (the tokio one
-    /// made by [`Driver::on_one_thread`]); the others answer false and send nothing.
-    fn recovery_abandoned(&self, _client: &Self::Client) -> bool {
+    /// Asks for the recovery list and gives the call up before it returns: true when the
+    /// request went out and the list can no longer reach anyone. With `answered` the driver
+    /// first put its answer in the call's channel; without, it never took the request before
+    /// the call was dropped. Only a driver whose work runs while an operation waits can give
+    /// a call up at a point it knows (the tokio one made by [`Driver::on_one_thread`]); the
+    /// others answer false and send nothing.
+    fn recovery_abandoned(&self, _client: &Self::Client, _answered: bool) -> bool {
         false
     }
     /// What the journal held when the client started, once.

@@ -138,14 +138,20 @@ impl Driver for Tokio {
         self.block(client.recovery())
     }
 
-    fn recovery_abandoned(&self, client: &Client) -> bool {
+    fn recovery_abandoned(&self, client: &Client, answered: bool) -> bool {
         // Polled once outside the runtime's block_on: the request goes out, and on a
-        // current-thread runtime the driver task cannot answer before the call is dropped.
+        // current-thread runtime the driver task cannot answer before the call is dropped,
+        // unless the runtime is run meanwhile (`answered`): then the driver takes the request
+        // and puts its answer in the call's channel, where nobody reads it.
         let _in = self.rt.enter();
         let mut call = std::pin::pin!(client.recovery());
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        call.as_mut().poll(&mut cx).is_pending()
-            && self.rt.handle().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
+        let pending = call.as_mut().poll(&mut cx).is_pending();
+        if answered {
+            self.rt
+                .block_on(tokio::time::sleep(std::time::Duration::from_millis(200)));
+        }
+        pending && self.rt.handle().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
     }
 
     fn run(&self, client: &Client, statement: &str) -> Result<RunResult, Error> {

@@ -243,6 +243,11 @@ pub enum Request<S: Seam> {
     /// What the journal held when the client started (feature `journal`), once.
     #[cfg(feature = "journal")]
     Recovery(Reply<S, crate::journaled::Recovery>),
+    /// The application holds the list a [`Request::Recovery`] answered (the driver's call
+    /// sends this once the list reached its caller): the records of what it reported
+    /// unknown end now.
+    #[cfg(feature = "journal")]
+    RecoveryRead,
     /// Ends the session and stops the driver.
     Close {
         /// Whether the session ends cleanly, reverting a held transaction.
@@ -524,12 +529,16 @@ impl<S: Seam> Core<S> {
                     None => crate::journaled::Recovery::default(),
                 };
                 // Told first, ended after: a crash between the two tells it again after
-                // the next start; the other order would lose it. A list nobody read leaves
-                // its records for the next start.
-                if S::Hand::give(reply, Ok(r)) {
-                    if let Some(j) = self.journal.as_mut() {
-                        j.recovery_reported(now);
-                    }
+                // the next start; the other order would lose it. The records end only when
+                // the caller says it holds the list (`RecoveryRead`): a reply that entered
+                // the channel of a call given up meanwhile was never read, and a list nobody
+                // read leaves its records for the next start.
+                S::Hand::give(reply, Ok(r));
+            }
+            #[cfg(feature = "journal")]
+            Request::RecoveryRead => {
+                if let Some(j) = self.journal.as_mut() {
+                    j.recovery_reported(now);
                 }
             }
             Request::Run { query, reply } => {

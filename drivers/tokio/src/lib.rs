@@ -373,12 +373,16 @@ impl Client {
     /// before the crash and is never sent again; a [`JournaledBatch::Unsent`] never was, and
     /// is submitted again through a producer of its domain and ingestor
     /// (`producer.submit(unsent)`), which reuses its record, at most once. The records of what
-    /// the list reports unknown end once the list was handed over: a crash before that (or a
-    /// call abandoned before its answer) leaves them, and the next start reports them again.
+    /// the list reports unknown end once the list reached this call: a crash before that (or a
+    /// call abandoned before it returned) leaves them, and the next start reports them again.
     /// A later call gets an empty list, and so does a client without a journal.
     #[cfg(feature = "journal")]
     pub async fn recovery(&self) -> Result<Recovery, Error> {
-        self.call(Request::Recovery).await
+        let list = self.call(Request::Recovery).await?;
+        // The list is here: its unknown records may end. A call dropped before this point
+        // never returns the list, and leaves them for the next start.
+        let _ = self.requests.send(Request::RecoveryRead).await;
+        Ok(list)
     }
 
     /// Outcomes of commands whose callers stopped waiting, oldest first; each is handed out
