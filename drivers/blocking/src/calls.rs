@@ -89,6 +89,10 @@ pub struct Transfers {
     /// The journal restores keep their records in (feature `journal`).
     #[cfg(feature = "journal")]
     journal: Option<nervix_driver_support::transfer_journal::TransferJournalHandle>,
+    /// The configuration keeps a journal: a restore without one given
+    /// ([`Transfers::journaled`]) is refused instead of going out unjournaled.
+    #[cfg(feature = "journal")]
+    journal_configured: bool,
 }
 
 #[cfg(feature = "journal")]
@@ -117,6 +121,8 @@ impl Transfers {
             dialer: net::dialer(config)?,
             #[cfg(feature = "journal")]
             journal: None,
+            #[cfg(feature = "journal")]
+            journal_configured: config.journal.is_some(),
         })
     }
 
@@ -354,6 +360,8 @@ impl Transfers {
         let mut report = ProgressReport::new(&mut progress as &mut dyn FnMut(Progress));
         let path = source;
         let mut source = ArchiveSource::open(source)?;
+        #[cfg(feature = "journal")]
+        self.unjournaled_refused()?;
         #[cfg(feature = "journal")]
         if let Some(journal) = &self.journal {
             let journaled = journal.begin_restore(call, path)?;

@@ -967,6 +967,13 @@ macro_rules! journal_tests {
             $crate::run!(Tokio, journal_transfers::changed_archive_refused(Via::Grpc))
         }
         #[test]
+        fn u_2_calls_not_given_the_clients_journal_are_refused_and_send_nothing() {
+            $crate::run!(
+                Tokio,
+                journal_transfers::calls_without_the_clients_journal_are_refused(Via::Grpc)
+            )
+        }
+        #[test]
         fn e_4_a_journaled_restore_past_its_validity_is_reported_unknown_and_never_repeated() {
             $crate::run!(
                 Tokio,
@@ -1067,6 +1074,15 @@ macro_rules! journal_tests {
             $crate::run!(
                 Blocking,
                 journal_transfers::changed_archive_refused(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn rs_2_calls_not_given_the_clients_journal_are_refused_and_send_nothing_blocking() {
+            $crate::run!(
+                Blocking,
+                journal_transfers::calls_without_the_clients_journal_are_refused(Via::Console(
+                    WsAuth::Header
+                ))
             )
         }
         #[test]

@@ -181,6 +181,62 @@ pub fn journaled_and_ended_at_outcome<D: Driver>(via: Via) {
     s.lb.stop();
 }
 
+/// Issue 19, item 1: calls made from a configuration that keeps a journal but never given the
+/// client's journal (`Transfers::journaled`) would send uploads and restores unjournaled: each
+/// is refused with a typed error, and nothing is sent.
+pub fn calls_without_the_clients_journal_are_refused<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let s = Setup::new::<D>(via, "unjournaled");
+    let d = D::new();
+    let config = s.config::<D>(via, s.journal());
+    let client = d.start(config.clone()).unwrap();
+    let t = d.transfers(&config).unwrap();
+    let restores = s.lb.calls_to(restore_path(via)).len();
+    let mut call = restore_of("restore-unjournaled-1", &s.archive);
+    let err = d.restore(&t, &mut call, &s.archive).unwrap_err();
+    assert!(
+        matches!(
+            D::journal_error(&err),
+            Some(TransferRefused::Store(JournalRefusal::NotJournaled))
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        s.lb.calls_to(restore_path(via)).len(),
+        restores,
+        "nothing sent"
+    );
+    let (mut up, file) = upload_of(&s.dir, "upload-unjournaled-1");
+    if let Some(r) = d.upload(&t, &mut up, &file) {
+        let err = r.unwrap_err();
+        assert!(
+            matches!(
+                D::journal_error(&err),
+                Some(TransferRefused::Store(JournalRefusal::NotJournaled))
+            ),
+            "{err:?}"
+        );
+    }
+    let j = d.stats(&client).unwrap().journal.unwrap();
+    assert_eq!(j.transfers_journaled, 0);
+    // Given the client's journal, the same calls go.
+    let t = d.journaled_transfers(&config, &client).unwrap();
+    let mut call = restore_of("restore-unjournaled-2", &s.archive);
+    assert!(d.restore(&t, &mut call, &s.archive).is_ok());
+    assert_eq!(
+        d.stats(&client)
+            .unwrap()
+            .journal
+            .unwrap()
+            .transfers_journaled,
+        1
+    );
+    d.close(client, false).unwrap();
+    s.lb.stop();
+}
+
 /// What the transfer child is told: the common head (its `dir` holds the journal), then the
 /// archive and the restore's reference.
 fn encode(via: Via, s: &Setup, reference: &str) -> String {

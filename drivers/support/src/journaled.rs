@@ -58,6 +58,11 @@ pub enum JournalRefusal {
     /// The journal could not be opened, read or written.
     #[error("the journal failed: {0}")]
     Failed(String),
+    /// These separate calls were made from a configuration that keeps a journal, but were
+    /// never given the journal of a client (`Transfers::journaled`): the upload or restore
+    /// would go out unjournaled, so it is refused and nothing is sent.
+    #[error("these calls were made for a client with a journal but not given its journal (Transfers::journaled)")]
+    NotJournaled,
     /// A batch the journal returned after a restart cannot be submitted again here: another
     /// producer's domain or ingestor, submitted again already, or its bytes do not read as a
     /// batch of the producer's fields. Nothing was queued.

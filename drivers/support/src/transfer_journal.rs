@@ -391,6 +391,18 @@ macro_rules! transfers_journaled {
             self.journal = client.transfer_journal.clone();
             self
         }
+
+        /// Refuses a call that would go out unjournaled although the configuration keeps
+        /// a journal (these calls were never given a client's journal).
+        fn unjournaled_refused(&self) -> Result<(), TransferError> {
+            if self.journal_configured && self.journal.is_none() {
+                return Err($crate::transfer_journal::TransferJournalError::Store(
+                    $crate::journaled::JournalRefusal::NotJournaled,
+                )
+                .into());
+            }
+            Ok(())
+        }
     };
 }
 

@@ -107,6 +107,10 @@ pub struct Transfers {
     /// The journal uploads and restores keep their records in (feature `journal`).
     #[cfg(feature = "journal")]
     journal: Option<nervix_driver_support::transfer_journal::TransferJournalHandle>,
+    /// The configuration keeps a journal: an upload or restore without one given
+    /// ([`Transfers::journaled`]) is refused instead of going out unjournaled.
+    #[cfg(feature = "journal")]
+    journal_configured: bool,
 }
 
 type Ws = tokio_tungstenite::WebSocketStream<net::Io>;
@@ -128,6 +132,8 @@ impl Transfers {
             transport: config.transport,
             #[cfg(feature = "journal")]
             journal: None,
+            #[cfg(feature = "journal")]
+            journal_configured: config.journal.is_some(),
         })
     }
 
@@ -583,6 +589,8 @@ impl Transfers {
         let path = source;
         let mut source = ArchiveSource::open(source)?;
         #[cfg(feature = "journal")]
+        self.unjournaled_refused()?;
+        #[cfg(feature = "journal")]
         if let Some(journal) = &self.journal {
             let info = source.info()?;
             let journaled = journal.begin_upload(call, path, info)?;
@@ -635,6 +643,8 @@ impl Transfers {
         let mut report: Report<'_> = ProgressReport::new(&mut progress);
         let path = source;
         let mut source = ArchiveSource::open(source)?;
+        #[cfg(feature = "journal")]
+        self.unjournaled_refused()?;
         #[cfg(feature = "journal")]
         if let Some(journal) = &self.journal {
             let journaled = journal.begin_restore(call, path)?;
