@@ -753,6 +753,48 @@ pub fn full_journal_refuses<D: Driver>(via: Via) {
     lb.stop();
 }
 
+/// Issue 19, item 1 (E-4): the record kept for an uncertain command ends by itself once the
+/// journal's horizon passed since its reference's creation (the application was told the
+/// outcome is uncertain, naming the reference, and the command can no longer be repeated),
+/// so uncertain outcomes do not pile up in a long-lived client's journal until it is full.
+pub fn uncertain_record_ends_after_the_horizon<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = cluster();
+    let spec = spec_for::<D>(&lb, via, "kept-expires", 0);
+    let d = D::new();
+    let mut journal = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
+    journal.horizon = Duration::from_millis(1_500);
+    let mut config = journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), journal);
+    D::client_config(&mut config).call_timeout = Duration::from_millis(300);
+    let client = d.start(config).unwrap();
+    d.select_domain(&client, Some("tenant")).unwrap();
+    lb.drop_replies(0, true);
+    let started = Instant::now();
+    assert!(matches!(
+        d.execute(&client, "CREATE RELAY kept_then_expired;")
+            .unwrap(),
+        CommandResult::Uncertain { .. }
+    ));
+    lb.drop_replies(0, false);
+    assert_eq!(d.stats(&client).unwrap().journal.unwrap().live, 1, "kept");
+    // Nothing else happens on the client: its own deadline ends the record.
+    let deadline = started + Duration::from_secs(10);
+    while d.stats(&client).unwrap().journal.unwrap().live > 0 {
+        assert!(Instant::now() < deadline, "the kept record never ended");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        started.elapsed() >= Duration::from_millis(1_500),
+        "not before the horizon passed"
+    );
+    let stats = d.stats(&client).unwrap().journal.unwrap();
+    assert_eq!(stats.commands_ended, 1);
+    d.close(client, false).unwrap();
+    lb.stop();
+}
+
 /// Issue 19, item 1 (E-3): a command whose outcome became uncertain in this process keeps
 /// its record, and repeating it reuses that record; a completed one leaves nothing. After a
 /// clean close and a restart the uncertain command alone comes back, and recovers once.
@@ -932,6 +974,13 @@ macro_rules! journal_tests {
             $crate::run!(Tokio, journal::uncertain_kept_completed_ended(Via::Grpc))
         }
         #[test]
+        fn e_4_the_record_kept_for_an_uncertain_command_ends_once_the_horizon_passed() {
+            $crate::run!(
+                Tokio,
+                journal::uncertain_record_ends_after_the_horizon(Via::Grpc)
+            )
+        }
+        #[test]
         fn e_3_a_commit_journaled_before_a_sigkill_is_recovered_once_with_its_position_and_preview(
         ) {
             $crate::run!(
@@ -1030,6 +1079,13 @@ macro_rules! journal_tests {
             $crate::run!(
                 Blocking,
                 journal::uncertain_kept_completed_ended(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn e_4_the_record_kept_for_an_uncertain_command_ends_once_the_horizon_passed_blocking() {
+            $crate::run!(
+                Blocking,
+                journal::uncertain_record_ends_after_the_horizon(Via::Console(WsAuth::Header))
             )
         }
         #[test]

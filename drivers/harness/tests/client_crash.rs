@@ -45,8 +45,8 @@ use nervix_harness::cluster::{
     ingestor_fields, ClusterConfig, ConnId, Faults, Output, SimCluster, INGESTOR,
 };
 use nervix_journal::{
-    keeps, BatchOutbox, BatchRecord, ClientJournal, ClientJournalConfig, CommandJournal, Entry,
-    HandedStore, JournalError, JournalKey, JournaledBatch, JournaledCommand, RecordStore,
+    kept_since, BatchOutbox, BatchRecord, ClientJournal, ClientJournalConfig, CommandJournal,
+    Entry, HandedStore, JournalError, JournalKey, JournaledBatch, JournaledCommand, RecordStore,
     RecoveredBatch, RecoveredCommand, UnsentBatch, DEFAULT_HORIZON,
 };
 use nervix_protocol::arrow::{decode_stream, encode};
@@ -1370,7 +1370,8 @@ impl World {
             return;
         };
         let query = p.handles.remove(&handle).unwrap_or_default();
-        let keep = keeps(&result);
+        let kept = kept_since(&result);
+        let keep = kept.is_some();
         match result {
             CommandResult::Completed(r) => {
                 self.report(&query, format!("Completed {:?}", r.origin()))
@@ -1389,7 +1390,7 @@ impl World {
         let Some(p) = self.process.as_mut() else {
             return;
         };
-        let _ = p.core.ended_as(handle, keep, now);
+        let _ = p.core.ended_as(handle, kept, now);
         if p.core.store().slot.dead && !keep {
             // Told, and the process died before the record's end was all written.
             *self.told_then_died.entry(query).or_default() += 1;

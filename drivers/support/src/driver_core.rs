@@ -1007,7 +1007,7 @@ impl<S: Seam> Core<S> {
                 // again and recovers the outcome under the same reference (`Recovered`), where
                 // the other order would lose an outcome the application was never given.
                 #[cfg(feature = "journal")]
-                let keep = nervix_journal::keeps(&result);
+                let keep = nervix_journal::kept_since(&result);
                 let unclaimed = match self.commands.remove(&handle) {
                     Some(waiting) => S::hand_over(waiting, result),
                     None => Some(result),

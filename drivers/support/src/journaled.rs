@@ -252,21 +252,34 @@ impl Journaled {
             periodic,
         } = opened;
         let batches = std::mem::take(&mut list.batches);
+        let validity = journal.horizon();
         Self {
-            core: CommandJournal::new(journal, list, wall_now, now),
+            core: CommandJournal::new(journal, list, wall_now, now).with_validity(validity),
             outbox: nervix_journal::BatchOutbox::new(batches),
             periodic,
             sync_due: None,
         }
     }
 
-    /// When the journal next needs the core's attention: its periodic sync.
+    /// When the journal next needs the core's attention: its periodic sync, or the end of a
+    /// record kept for an uncertain command.
     pub(crate) fn deadline(&self) -> Option<Timestamp> {
-        self.sync_due
+        match (self.sync_due, self.core.next_expiry()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
-    /// Carries out the periodic sync when it is due at `now`.
+    /// Ends the records kept for uncertain commands whose validity passed, and carries out
+    /// the periodic sync when it is due at `now`.
     pub(crate) fn tick(&mut self, now: Timestamp) {
+        let (ended, failures) = self.core.expire(now);
+        if ended > 0 || !failures.is_empty() {
+            self.wrote(now);
+        }
+        for e in &failures {
+            end_failed(e);
+        }
         if self.sync_due.is_some_and(|due| due <= now) {
             self.sync_due = None;
             if let Err(e) = self.core.store().checkpoint(millis(now)) {
@@ -378,7 +391,7 @@ impl Journaled {
     /// Command `h` ended, and its result was handed to the application or kept among the
     /// unclaimed outcomes. Its record ends unless `keep` ([`nervix_journal::keeps`] of the
     /// result: the outcome is still unknown and the command can still be recovered).
-    pub(crate) fn ended(&mut self, h: CommandHandle, keep: bool, now: Timestamp) {
+    pub(crate) fn ended(&mut self, h: CommandHandle, keep: Option<Timestamp>, now: Timestamp) {
         let end = self.core.ended_as(h, keep, now);
         if end.wrote() {
             self.wrote(now);

@@ -45,6 +45,8 @@ pub(crate) struct Shared {
     origin: Instant,
     /// The latest time handed to the journal: its clock never goes back, whoever writes.
     last_millis: u64,
+    /// How long a record of an uncertain outcome is kept after its reference's creation.
+    horizon: Duration,
 }
 
 impl Shared {
@@ -56,7 +58,9 @@ impl Shared {
 
     /// The journal's clock now, for a call.
     fn now_millis(&mut self) -> u64 {
-        let given = u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX);
+        // On the engine's time, which begins before the driver starts.
+        let since = crate::driver_core::ENGINE_TIME_BEFORE_START + self.origin.elapsed();
+        let given = u64::try_from(since.as_millis()).unwrap_or(u64::MAX);
         self.millis(given)
     }
 }
@@ -77,7 +81,14 @@ impl SharedJournal {
             transfers: TransferJournal::new(transfers, horizon),
             origin: Instant::now(),
             last_millis: 0,
+            horizon,
         })))
+    }
+
+    /// How long a record of an uncertain outcome is kept after its reference's creation
+    /// (the journal's configured horizon).
+    pub(crate) fn horizon(&self) -> Duration {
+        self.lock().horizon
     }
 
     fn lock(&self) -> MutexGuard<'_, Shared> {

@@ -10,7 +10,8 @@
 //! The same code serves the drivers (a store on files) and the simulation (a store in
 //! memory): the store only puts, ends and counts records.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use nervix_protocol::client::{
     Client, CommandHandle, CommandResult, Gated, RetainedCommand, Routed, UncertainCause,
@@ -141,6 +142,12 @@ pub struct CommandJournal<S: RecordStore> {
     /// The recovery list, and the keys to end once it was handed on.
     recovery: crate::report::ToReport<CommandRecovery>,
     stats: CommandJournalStats,
+    /// How long after its reference's creation an uncertain command's record is kept.
+    validity: Duration,
+    /// The records kept for uncertain commands, by when they end (engine time), and the
+    /// same by key.
+    kept: BTreeSet<(Timestamp, JournalKey)>,
+    kept_until: BTreeMap<JournalKey, Timestamp>,
 }
 
 impl<S: RecordStore> CommandJournal<S> {
@@ -197,7 +204,46 @@ impl<S: RecordStore> CommandJournal<S> {
             by_reference,
             recovery: crate::report::ToReport::new(recovery, reported),
             stats: CommandJournalStats::default(),
+            validity: crate::DEFAULT_HORIZON,
+            kept: BTreeSet::new(),
+            kept_until: BTreeMap::new(),
         }
+    }
+
+    /// The same policy, keeping an uncertain command's record until `validity` after its
+    /// reference's creation (default [`crate::DEFAULT_HORIZON`]): the horizon a restart
+    /// classifies by, past which the command is never repeated (E-4).
+    #[must_use]
+    pub fn with_validity(mut self, validity: Duration) -> Self {
+        self.validity = validity;
+        self
+    }
+
+    /// When the next kept record ends, if any ([`CommandJournal::expire`]).
+    #[must_use]
+    pub fn next_expiry(&self) -> Option<Timestamp> {
+        self.kept.first().map(|(t, _)| *t)
+    }
+
+    /// Ends the records kept for uncertain commands whose validity passed by `now`: the
+    /// application was told the outcome was uncertain, naming the reference, and the command
+    /// can no longer be repeated, so nothing is lost. Returns how many ended, and the ends
+    /// the store refused (counted, given back).
+    pub fn expire(&mut self, now: Timestamp) -> (u64, Vec<S::Error>) {
+        let mut failures = Vec::new();
+        let before = self.stats.ended;
+        while let Some(&(until, key)) = self.kept.first() {
+            if until > now {
+                break;
+            }
+            self.kept.pop_first();
+            self.kept_until.remove(&key);
+            self.by_reference.retain(|_, k| *k != key);
+            if let Err(e) = self.end(key, now) {
+                failures.push(e);
+            }
+        }
+        (self.stats.ended - before, failures)
     }
 
     /// The store.
@@ -317,6 +363,10 @@ impl<S: RecordStore> CommandJournal<S> {
 
     fn bind(&mut self, h: CommandHandle, key: Option<JournalKey>, engine: &Client) {
         if let Some(key) = key {
+            // Repeated: kept again, or ended, at its new end.
+            if let Some(until) = self.kept_until.remove(&key) {
+                self.kept.remove(&(until, key));
+            }
             self.by_handle.insert(h, key);
             if let Some(r) = engine.reference_of(h) {
                 self.by_reference.insert(r.to_string(), key);
@@ -326,29 +376,34 @@ impl<S: RecordStore> CommandJournal<S> {
 
     /// Command `h` ended with `result`, which is now handed to the application or kept
     /// among the unclaimed outcomes. Its record ends unless the outcome is still unknown and
-    /// the command can still be recovered.
+    /// the command can still be recovered; then it is kept until its validity passes
+    /// ([`CommandJournal::expire`]).
     pub fn ended(
         &mut self,
         h: CommandHandle,
         result: &CommandResult,
         now: Timestamp,
     ) -> RecordEnd<S::Error> {
-        self.ended_as(h, keeps(result), now)
+        self.ended_as(h, kept_since(result), now)
     }
 
-    /// Command `h` ended, its result now handed on; `keep` says whether its record stays
-    /// ([`keeps`] of the result). For a caller that hands the result over before ending its
-    /// record, and so no longer holds it.
+    /// Command `h` ended, its result now handed on; `kept` is its reference's creation when
+    /// its record stays ([`kept_since`] of the result): until the policy's validity after
+    /// it. For a caller that hands the result over before ending its record, and so no
+    /// longer holds it.
     pub fn ended_as(
         &mut self,
         h: CommandHandle,
-        keep: bool,
+        kept: Option<Timestamp>,
         now: Timestamp,
     ) -> RecordEnd<S::Error> {
         let Some(key) = self.by_handle.remove(&h) else {
             return RecordEnd::NotJournaled;
         };
-        if keep {
+        if let Some(created) = kept {
+            let until = created + self.validity;
+            self.kept.insert((until, key));
+            self.kept_until.insert(key, until);
             return RecordEnd::Kept;
         }
         self.by_reference.retain(|_, k| *k != key);
@@ -388,6 +443,16 @@ pub fn keeps(result: &CommandResult) -> bool {
             UncertainCause::ReferenceExpired | UncertainCause::RetryHorizon
         ),
         _ => false,
+    }
+}
+
+/// The creation of the command that ended with `result` when it keeps its record
+/// ([`keeps`]), on the engine's time.
+#[must_use]
+pub fn kept_since(result: &CommandResult) -> Option<Timestamp> {
+    match result {
+        CommandResult::Uncertain { command, .. } if keeps(result) => Some(command.created),
+        _ => None,
     }
 }
 

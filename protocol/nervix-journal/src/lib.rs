@@ -39,8 +39,8 @@ pub use classify::{
 };
 pub use codec::{decode_record, encode_record, DecodeError, Record};
 pub use commands::{
-    keeps, CommandJournal, CommandJournalStats, CommandRecovery, JournaledCommand, RecordEnd,
-    RecordStore,
+    keeps, kept_since, CommandJournal, CommandJournalStats, CommandRecovery, JournaledCommand,
+    RecordEnd, RecordStore,
 };
 pub use journal::{
     ClientJournal, ClientJournalConfig, JournalError, JournalLink, JournalStats, LiveEntry,

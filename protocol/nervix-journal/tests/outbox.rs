@@ -563,3 +563,124 @@ fn an_unsent_batch_shows_the_length_of_its_bytes_not_the_bytes() {
         "the bytes themselves are not shown: {shown}"
     );
 }
+
+/// A command policy over an empty slot that keeps an uncertain command's record for a
+/// minute, an engine, and a command executed at `t0` through both.
+fn executed_at(
+    t0: Timestamp,
+) -> (
+    CommandJournal<Slot>,
+    nervix_protocol::client::Client,
+    nervix_protocol::client::CommandHandle,
+) {
+    let s = Slot::new(roomy());
+    let mut core = CommandJournal::new(
+        s,
+        nervix_journal::RecoveryList::default(),
+        UnixMillis(0),
+        Timestamp::ZERO,
+    )
+    .with_validity(Duration::from_secs(60));
+    let seed = nervix_protocol::endpoint::Endpoint::parse("https://seed-1:7443/").unwrap();
+    let mut engine = nervix_protocol::client::Client::new(
+        nervix_protocol::client::ClientConfig::new(vec![seed], 7),
+    );
+    let h = core
+        .execute(
+            &mut engine,
+            t0,
+            UnixMillis(1_000),
+            "INSERT INTO t VALUES (1)",
+        )
+        .unwrap();
+    assert_eq!(core.store().live().len(), 1, "journaled before it went");
+    (core, engine, h)
+}
+
+#[test]
+fn e_4_a_record_kept_for_an_uncertain_command_ends_once_its_validity_passed() {
+    let t0 = Timestamp::from_nanos(5_000_000_000);
+    let (mut core, engine, h) = executed_at(t0);
+    let reference = engine.reference_of(h).unwrap().to_string();
+    assert_eq!(core.next_expiry(), None);
+    // Uncertain: kept, until a minute after its reference's creation (not after its end).
+    let created = Timestamp::from_nanos(4_000_000_000);
+    assert!(matches!(
+        core.ended_as(h, Some(created), t0),
+        RecordEnd::Kept
+    ));
+    let until = created + Duration::from_secs(60);
+    assert_eq!(core.next_expiry(), Some(until));
+    assert!(core.key_of(&reference).is_some());
+    let (ended, failures) = core.expire(Timestamp::from_nanos(until.as_nanos() - 1));
+    assert_eq!(
+        (ended, failures.len()),
+        (0, 0),
+        "not before its validity passed"
+    );
+    assert_eq!(core.store().live().len(), 1);
+    let (ended, failures) = core.expire(until);
+    assert_eq!((ended, failures.len()), (1, 0), "at its validity's end");
+    assert!(core.store().live().is_empty());
+    assert_eq!(core.next_expiry(), None);
+    assert_eq!(core.key_of(&reference), None, "no record to repeat under");
+    assert_eq!(core.stats().ended, 1);
+    assert_eq!(core.expire(until + Duration::from_secs(60)).0, 0, "once");
+}
+
+#[test]
+fn e_4_kept_records_end_in_the_order_their_validity_passes_and_a_repeated_one_is_not_ended() {
+    let t0 = Timestamp::from_nanos(5_000_000_000);
+    let (mut core, mut engine, first) = executed_at(t0);
+    let second = core
+        .execute(
+            &mut engine,
+            t0,
+            UnixMillis(1_000),
+            "INSERT INTO t VALUES (2)",
+        )
+        .unwrap();
+    let third = core
+        .execute(
+            &mut engine,
+            t0,
+            UnixMillis(1_000),
+            "INSERT INTO t VALUES (3)",
+        )
+        .unwrap();
+    let retained = nervix_protocol::client::RetainedCommand {
+        reference: engine.reference_of(third).unwrap().clone(),
+        query: "INSERT INTO t VALUES (3)".into(),
+        domain: None,
+        position: None,
+        preview: None,
+        created: t0,
+    };
+    let at = |s: u64| Timestamp::from_nanos(s * 1_000_000_000);
+    assert!(matches!(
+        core.ended_as(second, Some(at(2)), t0),
+        RecordEnd::Kept
+    ));
+    assert!(matches!(
+        core.ended_as(first, Some(at(1)), t0),
+        RecordEnd::Kept
+    ));
+    assert!(matches!(
+        core.ended_as(third, Some(at(3)), t0),
+        RecordEnd::Kept
+    ));
+    assert_eq!(core.next_expiry(), Some(at(61)), "the earliest first");
+    // The third is repeated under its record: no longer kept, it waits for its new end.
+    core.recover(&mut engine, t0, UnixMillis(1_000), &retained)
+        .unwrap();
+    assert_eq!(core.expire(at(61)).0, 1);
+    assert_eq!(core.store().live().len(), 2);
+    assert_eq!(core.next_expiry(), Some(at(62)));
+    assert_eq!(core.expire(at(100)).0, 1);
+    assert_eq!(
+        core.store().live().len(),
+        1,
+        "the repeated one's record stays"
+    );
+    assert_eq!(core.next_expiry(), None);
+}
