@@ -15,7 +15,7 @@
 //! restart a record past the retry validity is reported unknown, naming its reference, and its
 //! record ends once reported; it is never repeated.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use nervix_protocol::command::ExecutionReference;
@@ -147,6 +147,9 @@ pub fn created_wall(reference: &str, wall_now: UnixMillis) -> UnixMillis {
 pub struct TransferJournal {
     horizon: Duration,
     live: BTreeMap<String, (JournalKey, TransferRecord)>,
+    /// The references whose transfer ended uncertain in this process and whose record is
+    /// kept for a repeat, until the horizon passes since their creation.
+    kept: BTreeSet<String>,
     /// The recovery list, and the keys to end once it reached the application.
     recovery: crate::report::ToReport<Vec<JournaledTransfer>>,
     stats: TransferJournalStats,
@@ -183,6 +186,7 @@ impl TransferJournal {
         Self {
             horizon,
             live,
+            kept: BTreeSet::new(),
             recovery: crate::report::ToReport::new(list, reported),
             stats: TransferJournalStats::default(),
         }
@@ -221,11 +225,14 @@ impl TransferJournal {
         record: TransferRecord,
         now_millis: u64,
     ) -> Result<TransferTicket, TransferRefused<S::Error>> {
+        // The new transfer's creation is now: what was kept past the horizon before it ends.
+        self.expire_kept(store, record.created_wall, now_millis);
         if let Some((key, live)) = self.live.get(&record.reference) {
             let key = *key;
             same_transfer(live, &record.kind, record.size, &record.digest).inspect_err(|_| {
                 self.stats.changed += 1;
             })?;
+            self.kept.remove(&record.reference);
             self.stats.reused += 1;
             return Ok(TransferTicket {
                 key,
@@ -275,6 +282,7 @@ impl TransferJournal {
         same_transfer(&record, &record.kind, found_size, found_digest).inspect_err(|_| {
             self.stats.changed += 1;
         })?;
+        self.kept.remove(reference);
         self.stats.reused += 1;
         Ok((
             TransferTicket {
@@ -303,10 +311,37 @@ impl TransferJournal {
             return RecordEnd::NotJournaled;
         }
         if end == TransferEnd::Uncertain && within(record.created_wall, wall_now, self.horizon) {
+            self.kept.insert(ticket.reference);
             return RecordEnd::Kept;
         }
+        self.kept.remove(&ticket.reference);
         self.live.remove(&ticket.reference);
         self.end_key(store, ticket.key, now_millis).into()
+    }
+
+    /// Ends the records kept for uncertain transfers of this process whose horizon passed by
+    /// `wall_now` (the application was told each was uncertain, and none can be repeated any
+    /// more), so they do not pile up in a long-lived client's journal. A refused end is
+    /// counted; its record comes back as unknown after a restart.
+    fn expire_kept<S: RecordStore>(
+        &mut self,
+        store: &mut S,
+        wall_now: UnixMillis,
+        now_millis: u64,
+    ) {
+        let expired: Vec<(String, JournalKey)> = self
+            .kept
+            .iter()
+            .filter_map(|r| {
+                let (key, record) = self.live.get(r)?;
+                (!within(record.created_wall, wall_now, self.horizon)).then(|| (r.clone(), *key))
+            })
+            .collect();
+        for (reference, key) in expired {
+            self.kept.remove(&reference);
+            self.live.remove(&reference);
+            let _ = self.end_key(store, key, now_millis);
+        }
     }
 
     fn end_key<S: RecordStore>(

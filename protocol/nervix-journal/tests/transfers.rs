@@ -195,6 +195,61 @@ fn e_4_an_uncertain_transfer_at_its_retry_validity_ends_its_record() {
 }
 
 #[test]
+fn e_4_a_kept_uncertain_transfer_ends_when_a_transfer_begins_past_its_horizon() {
+    let mut s = store();
+    let mut t = fresh();
+    let kept = t.begin(&mut s, record(2, 1_000), 0).unwrap();
+    assert_eq!(
+        t.ended(&mut s, kept, TransferEnd::Uncertain, UnixMillis(1_000), 0),
+        RecordEnd::Kept
+    );
+    // A transfer created one millisecond inside the first one's horizon leaves it kept.
+    let second = t.begin(&mut s, record(3, 1_000 + H - 1), 0).unwrap();
+    assert_eq!(t.live_count(), 2);
+    // One created at its horizon ends it: nothing of it can be repeated any more.
+    let third = t.begin(&mut s, record(4, 1_000 + H), 0).unwrap();
+    assert_eq!(t.live_count(), 2);
+    assert_eq!(t.stats().ended, 1);
+    assert_eq!(
+        s.transfers_live(),
+        vec![record(3, 1_000 + H - 1), record(4, 1_000 + H)]
+    );
+    // The two in flight are never ended by a later one, however late.
+    let _fourth = t.begin(&mut s, record(5, 1_000 + 10 * H), 0).unwrap();
+    assert_eq!(t.live_count(), 3);
+    assert_eq!(t.stats().ended, 1);
+    drop((second, third));
+}
+
+#[test]
+fn e_4_a_kept_transfer_repeated_is_not_ended_while_its_repeat_runs() {
+    let mut s = store();
+    let mut t = fresh();
+    let r = record(2, 1_000);
+    let first = t.begin(&mut s, r.clone(), 0).unwrap();
+    assert_eq!(
+        t.ended(&mut s, first, TransferEnd::Uncertain, UnixMillis(1_000), 0),
+        RecordEnd::Kept
+    );
+    let again = t.begin(&mut s, r.clone(), 0).unwrap();
+    // Running again: a transfer begun past its horizon leaves it to its own end.
+    let _other = t.begin(&mut s, record(3, 1_000 + 2 * H), 0).unwrap();
+    assert_eq!(t.stats().ended, 0);
+    assert_eq!(t.live_count(), 2);
+    assert_eq!(
+        t.ended(
+            &mut s,
+            again,
+            TransferEnd::Uncertain,
+            UnixMillis(1_000 + 2 * H),
+            0
+        ),
+        RecordEnd::Ended,
+        "past its horizon at its end: not kept"
+    );
+}
+
+#[test]
 fn u_5_a_repeat_in_the_same_process_reuses_the_live_record() {
     let mut s = store();
     let mut t = fresh();
