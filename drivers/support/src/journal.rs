@@ -82,10 +82,19 @@ pub struct JournalConfig {
     /// past it are left as they are for a later opening, and counted
     /// ([`JournalStats::orphans_deferred`]).
     pub max_orphans: usize,
+    /// The most bytes of orphan slots one opening adopts (default
+    /// [`DEFAULT_MAX_ORPHAN_BYTES`]): an adopted slot's files are read whole when it is
+    /// opened. Sizes are read from the file system before anything is read; the slots past
+    /// the bound are deferred as with [`JournalConfig::max_orphans`]. The first orphan is
+    /// adopted even when it alone is larger, so every orphan is adopted in time.
+    pub max_orphan_bytes: u64,
 }
 
 /// The most orphan slots one opening adopts unless configured otherwise.
 pub const DEFAULT_MAX_ORPHANS: usize = 16;
+
+/// The most bytes of orphan slots one opening adopts unless configured otherwise: 256 MiB.
+pub const DEFAULT_MAX_ORPHAN_BYTES: u64 = 256 << 20;
 
 impl JournalConfig {
     /// The slot `<dir>/<sender>/` with the defaults: no syncs, 64 MiB capacity in 8 MiB
@@ -106,6 +115,7 @@ impl JournalConfig {
             horizon: DEFAULT_HORIZON,
             adopt_orphans: false,
             max_orphans: DEFAULT_MAX_ORPHANS,
+            max_orphan_bytes: DEFAULT_MAX_ORPHAN_BYTES,
         }
     }
 
@@ -121,6 +131,14 @@ impl JournalConfig {
     #[must_use]
     pub fn with_max_orphans(mut self, n: usize) -> Self {
         self.max_orphans = n;
+        self
+    }
+
+    /// The same configuration, adopting at most `bytes` of orphan slots per opening (see
+    /// [`JournalConfig::max_orphan_bytes`]).
+    #[must_use]
+    pub fn with_max_orphan_bytes(mut self, bytes: u64) -> Self {
+        self.max_orphan_bytes = bytes;
         self
     }
 
@@ -258,7 +276,8 @@ pub struct JournalStats {
     /// Orphan slots left alone: held by a live client, or not readable as a journal.
     pub orphans_skipped: u64,
     /// Orphan slots not tried because the opening had adopted [`JournalConfig::max_orphans`]
-    /// already: left as they are, for a later opening.
+    /// (or [`JournalConfig::max_orphan_bytes`]) already: left as they are, for a later
+    /// opening.
     pub orphans_deferred: u64,
 }
 
@@ -452,11 +471,16 @@ impl DurableJournal {
         };
         let candidates = orphan_candidates(&config.sender, &slots, true);
         let total = candidates.len();
+        let mut bytes = 0u64;
         for (tried, name) in candidates.into_iter().enumerate() {
-            if self.adopted.len() >= config.max_orphans {
+            let size = slot_bytes(&config.dir.join(&name));
+            let over_bytes =
+                !self.adopted.is_empty() && bytes.saturating_add(size) > config.max_orphan_bytes;
+            if self.adopted.len() >= config.max_orphans || over_bytes {
                 let deferred = (total - tried) as u64;
                 tracing::info!(
                     adopted = self.adopted.len(),
+                    adopted_bytes = bytes,
                     deferred,
                     "nervix journal: the most orphans one opening adopts are adopted; the rest wait for a later opening"
                 );
@@ -470,6 +494,7 @@ impl DurableJournal {
                     tracing::info!(slot = %name, records, "nervix journal: orphan adopted");
                     self.orphans.adopted += 1;
                     self.orphans.records += records;
+                    bytes = bytes.saturating_add(size);
                     list.commands.extend(found.commands);
                     list.transfers.extend(found.transfers);
                     list.batches.extend(found.batches);
@@ -728,6 +753,21 @@ impl DurableJournal {
     pub fn slot_dir(&self) -> &Path {
         self.dir.path()
     }
+}
+
+/// The bytes of the files of the slot at `path`, from the file system's sizes (nothing read);
+/// what cannot be listed counts as nothing.
+fn slot_bytes(path: &std::path::Path) -> u64 {
+    std::fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.metadata().ok())
+                .filter(std::fs::Metadata::is_file)
+                .map(|m| m.len())
+                .fold(0u64, u64::saturating_add)
+        })
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

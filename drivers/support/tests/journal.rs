@@ -428,6 +428,51 @@ fn an_adopted_orphan_joins_the_recovery_list_and_is_emptied_once_its_last_record
 }
 
 #[test]
+fn one_opening_adopts_at_most_its_bound_of_orphan_bytes_and_the_first_orphan_always() {
+    let tmp = TempDir::new("orphan-bytes");
+    for name in ["dead-a", "dead-b", "dead-c"] {
+        dead_client(&tmp.0, name);
+    }
+    let size = |name: &str| -> u64 {
+        std::fs::read_dir(tmp.0.join(name))
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap())
+            .filter(std::fs::Metadata::is_file)
+            .map(|m| m.len())
+            .sum()
+    };
+    let (a, b) = (size("dead-a"), size("dead-b"));
+    assert!(a > 1 << 20, "a segment's size at least: {a}");
+    // Room for two slots exactly: two adopted, the third deferred, untouched.
+    let config = JournalConfig::new(&tmp.0, "heir")
+        .adopting_orphans()
+        .with_max_orphan_bytes(a + b);
+    let (j, list) = DurableJournal::open(&config, NOW).expect("opens");
+    assert_eq!(list.len(), 6, "{list:?}");
+    assert_eq!(
+        (j.stats().orphans_adopted, j.stats().orphans_deferred),
+        (2, 1)
+    );
+    drop(j);
+    // One byte less: the second is deferred too.
+    let (j, list) =
+        DurableJournal::open(&config.clone().with_max_orphan_bytes(a + b - 1), NOW).expect("opens");
+    assert_eq!(list.len(), 3, "{list:?}");
+    assert_eq!(
+        (j.stats().orphans_adopted, j.stats().orphans_deferred),
+        (1, 2)
+    );
+    drop(j);
+    // A bound below one slot still adopts the first, so every orphan is adopted in time.
+    let (j, list) = DurableJournal::open(&config.with_max_orphan_bytes(1), NOW).expect("opens");
+    assert_eq!(list.len(), 3, "{list:?}");
+    assert_eq!(
+        (j.stats().orphans_adopted, j.stats().orphans_deferred),
+        (1, 2)
+    );
+}
+
+#[test]
 fn one_opening_adopts_at_most_its_bound_of_orphans_and_leaves_the_rest_for_a_later_one() {
     let tmp = TempDir::new("orphan-bound");
     for name in ["dead-a", "dead-b", "dead-c"] {
