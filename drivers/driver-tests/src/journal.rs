@@ -753,6 +753,49 @@ pub fn full_journal_refuses<D: Driver>(via: Via) {
     lb.stop();
 }
 
+/// Issue 19, item 1: a command whose caller stopped waiting has its outcome kept among the
+/// unclaimed ones (C-10), and its record ends then, as when the outcome reaches its caller.
+pub fn an_unclaimed_outcome_ends_its_record<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = cluster();
+    let spec = spec_for::<D>(&lb, via, "unclaimed", 0);
+    let d = D::new();
+    let config = journaled::<D>(
+        &spec.head.seeds,
+        via,
+        spec.head.cert.as_deref(),
+        JournalConfig::new(spec.head.dir.clone(), SENDER.to_string()),
+    );
+    let client = d.start(config).unwrap();
+    d.select_domain(&client, Some("tenant")).unwrap();
+    let pending = d.submit(&client, "CREATE RELAY unclaimed_one;").unwrap();
+    drop(pending);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let unclaimed = loop {
+        let u = d.unclaimed(&client).unwrap();
+        if !u.is_empty() {
+            break u;
+        }
+        assert!(Instant::now() < deadline, "the outcome never came");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        matches!(unclaimed.as_slice(), [CommandResult::Completed(_)]),
+        "{unclaimed:?}"
+    );
+    let stats = d.stats(&client).unwrap().journal.unwrap();
+    assert_eq!(stats.commands_journaled, 1);
+    assert_eq!(
+        stats.commands_ended, 1,
+        "kept among the unclaimed: its record ends"
+    );
+    assert_eq!(stats.live, 0);
+    d.close(client, false).unwrap();
+    lb.stop();
+}
+
 /// Issue 19, item 1 (E-4): the record kept for an uncertain command ends by itself once the
 /// journal's horizon passed since its reference's creation (the application was told the
 /// outcome is uncertain, naming the reference, and the command can no longer be repeated),
@@ -974,6 +1017,10 @@ macro_rules! journal_tests {
             $crate::run!(Tokio, journal::uncertain_kept_completed_ended(Via::Grpc))
         }
         #[test]
+        fn c_10_an_unclaimed_outcome_of_a_journaled_command_ends_its_record() {
+            $crate::run!(Tokio, journal::an_unclaimed_outcome_ends_its_record(Via::Grpc))
+        }
+        #[test]
         fn e_4_the_record_kept_for_an_uncertain_command_ends_once_the_horizon_passed() {
             $crate::run!(
                 Tokio,
@@ -1079,6 +1126,13 @@ macro_rules! journal_tests {
             $crate::run!(
                 Blocking,
                 journal::uncertain_kept_completed_ended(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn c_10_an_unclaimed_outcome_of_a_journaled_command_ends_its_record_blocking() {
+            $crate::run!(
+                Blocking,
+                journal::an_unclaimed_outcome_ends_its_record(Via::Console(WsAuth::Header))
             )
         }
         #[test]
