@@ -1083,6 +1083,13 @@ macro_rules! journal_tests {
                 journal_transfers::full_journal_refuses_transfers(Via::Grpc)
             )
         }
+        #[test]
+        fn sf_24_a_full_journal_refuses_an_upload_and_a_restore_naming_the_wire_reconnecting() {
+            $crate::run!(
+                Tokio,
+                journal_transfers::full_journal_refuses_transfers_while_reconnecting(Via::Grpc)
+            )
+        }
         $crate::outbox_tests!(tokio);
     };
     (blocking) => {
@@ -1208,6 +1215,15 @@ macro_rules! journal_tests {
             $crate::run!(
                 Blocking,
                 journal_transfers::full_journal_refuses_transfers(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn sf_24_a_full_journal_refuses_a_restore_naming_the_wire_reconnecting_blocking() {
+            $crate::run!(
+                Blocking,
+                journal_transfers::full_journal_refuses_transfers_while_reconnecting(Via::Console(
+                    WsAuth::Header
+                ))
             )
         }
         $crate::outbox_tests!(blocking);
