@@ -96,17 +96,24 @@ pub(crate) fn journaled<D: Driver>(
     D::with_journal(c, journal)
 }
 
+/// The configuration of a client on `spec`'s slot, reached over `via`, with its journal's
+/// configuration changed by `tune`.
+fn slot_config<D: Driver>(
+    spec: &Spec,
+    via: Via,
+    tune: impl FnOnce(&mut JournalConfig),
+) -> D::Config {
+    let mut j = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
+    tune(&mut j);
+    journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), j)
+}
+
 /// The client process: submits the commands the spec asks for, prints each reference as it
 /// is accepted, and waits to be killed (at most a minute).
 pub fn child<D: Driver>() {
     let spec = Spec::from_env();
     let d = D::new();
-    let config = journaled::<D>(
-        &spec.head.seeds,
-        spec.head.via,
-        spec.head.cert.as_deref(),
-        JournalConfig::new(spec.head.dir.clone(), SENDER.to_string()),
-    );
+    let config = slot_config::<D>(&spec, spec.head.via, |_| {});
     let client = d.start(config).unwrap();
     d.select_domain(&client, Some("tenant")).unwrap();
     let mut pending = Vec::new();
@@ -363,11 +370,11 @@ pub fn sigkill_story<D: Driver>(
     let spec = spec_for::<D>(&lb, via, "sigkill", commands);
     let d = D::new();
     let config = |horizon: Option<Duration>| {
-        let mut j = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
-        if let Some(h) = horizon {
-            j.horizon = h;
-        }
-        journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), j)
+        slot_config::<D>(&spec, via, |j| {
+            if let Some(h) = horizon {
+                j.horizon = h;
+            }
+        })
     };
     let refs = crashed(program, &lb, &spec, tell, |pid, tell| {
         match d.start(config(None)) {
@@ -494,12 +501,7 @@ pub fn transaction_commit_recovered_after_sigkill<D: Driver>(via: Via) {
         "a commit carries its transaction's position or preview"
     );
     let d = D::new();
-    let config = journaled::<D>(
-        &spec.head.seeds,
-        via,
-        spec.head.cert.as_deref(),
-        JournalConfig::new(spec.head.dir.clone(), SENDER.to_string()),
-    );
+    let config = slot_config::<D>(&spec, via, |_| {});
     let successor = d.start(config).unwrap();
     let list = d.recovery(&successor).unwrap();
     let [JournaledCommand::Repeatable { command, .. }] = &list.commands[..] else {
@@ -539,9 +541,9 @@ fn expired<D: Driver>(lb: &Loopback, via: Via, name: &str) -> (Vec<String>, D::C
         &mut |_| {},
         |_, _| {},
     );
-    let mut j = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
-    j.horizon = Duration::ZERO;
-    let config = journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), j);
+    let config = slot_config::<D>(&spec, via, |j| {
+        j.horizon = Duration::ZERO;
+    });
     (refs, config)
 }
 
@@ -603,8 +605,7 @@ pub fn recovered_command_keeps_its_age<D: Driver>(via: Via) {
     let validity = Duration::from_millis(800);
     // The reference is older than the validity before the successor starts.
     std::thread::sleep(validity + Duration::from_millis(400));
-    let journal = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
-    let mut config = journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), journal);
+    let mut config = slot_config::<D>(&spec, via, |_| {});
     D::client_config(&mut config).retry_horizon = validity;
     let d = D::new();
     let successor = d.start(config).unwrap();
@@ -682,10 +683,10 @@ pub fn full_journal_refuses<D: Driver>(via: Via) {
     let lb = cluster();
     let spec = spec_for::<D>(&lb, via, "full", 0);
     let d = D::new();
-    let mut j = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
-    j.segment_bytes = 4096;
-    j.capacity_bytes = 8192;
-    let config = journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), j);
+    let config = slot_config::<D>(&spec, via, |j| {
+        j.segment_bytes = 4096;
+        j.capacity_bytes = 8192;
+    });
     // The only node is down: every command waits for a session, its record kept.
     lb.kill(0);
     let client = d.start(config).unwrap();
@@ -716,10 +717,10 @@ pub fn full_journal_refuses<D: Driver>(via: Via) {
     // publishing; the refused command is not sent.
     lb.revive(0);
     let spec = spec_for::<D>(&lb, via, "full-publishing", 0);
-    let mut j = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
-    j.segment_bytes = 4096;
-    j.capacity_bytes = 8192;
-    let config = journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), j);
+    let config = slot_config::<D>(&spec, via, |j| {
+        j.segment_bytes = 4096;
+        j.capacity_bytes = 8192;
+    });
     let client = d.connect(config).unwrap();
     d.select_domain(&client, Some("tenant")).unwrap();
     lb.drop_replies(0, true);
@@ -762,12 +763,7 @@ pub fn an_unclaimed_outcome_ends_its_record<D: Driver>(via: Via) {
     let lb = cluster();
     let spec = spec_for::<D>(&lb, via, "unclaimed", 0);
     let d = D::new();
-    let config = journaled::<D>(
-        &spec.head.seeds,
-        via,
-        spec.head.cert.as_deref(),
-        JournalConfig::new(spec.head.dir.clone(), SENDER.to_string()),
-    );
+    let config = slot_config::<D>(&spec, via, |_| {});
     let client = d.start(config).unwrap();
     d.select_domain(&client, Some("tenant")).unwrap();
     let pending = d.submit(&client, "CREATE RELAY unclaimed_one;").unwrap();
@@ -807,9 +803,9 @@ pub fn uncertain_record_ends_after_the_horizon<D: Driver>(via: Via) {
     let lb = cluster();
     let spec = spec_for::<D>(&lb, via, "kept-expires", 0);
     let d = D::new();
-    let mut journal = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
-    journal.horizon = Duration::from_millis(1_500);
-    let mut config = journaled::<D>(&spec.head.seeds, via, spec.head.cert.as_deref(), journal);
+    let mut config = slot_config::<D>(&spec, via, |j| {
+        j.horizon = Duration::from_millis(1_500);
+    });
     D::client_config(&mut config).call_timeout = Duration::from_millis(300);
     let client = d.start(config).unwrap();
     d.select_domain(&client, Some("tenant")).unwrap();
@@ -848,12 +844,7 @@ pub fn uncertain_kept_completed_ended<D: Driver>(via: Via) {
     let lb = cluster();
     let spec = spec_for::<D>(&lb, via, "uncertain", 0);
     let d = D::new();
-    let mut config = journaled::<D>(
-        &spec.head.seeds,
-        via,
-        spec.head.cert.as_deref(),
-        JournalConfig::new(spec.head.dir.clone(), SENDER.to_string()),
-    );
+    let mut config = slot_config::<D>(&spec, via, |_| {});
     D::client_config(&mut config).call_timeout = Duration::from_millis(400);
     let client = d.start(config.clone()).unwrap();
     d.select_domain(&client, Some("tenant")).unwrap();

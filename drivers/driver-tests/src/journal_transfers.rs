@@ -237,56 +237,6 @@ pub fn calls_without_the_clients_journal_are_refused<D: Driver>(via: Via) {
     s.lb.stop();
 }
 
-/// Issue 19, item 1 (SF-24): with no session (the only node down) the journal fills with
-/// commands waiting for one, and an upload and a restore are refused naming the wire as
-/// reconnecting, before any attempt.
-pub fn full_journal_refuses_transfers_while_reconnecting<D: Driver>(via: Via) {
-    if !D::speaks(via) {
-        return;
-    }
-    let s = Setup::new::<D>(via, "full-reconnecting");
-    let d = D::new();
-    let mut j = s.journal();
-    j.segment_bytes = 4096;
-    j.capacity_bytes = 8192;
-    let config = s.config::<D>(via, j);
-    s.lb.kill(0);
-    let client = d.start(config.clone()).unwrap();
-    d.select_domain(&client, Some("tenant")).unwrap();
-    let mut pending = Vec::new();
-    for i in 0..2000 {
-        match d.submit(&client, &format!("CREATE RELAY filler_{i};")) {
-            Ok(p) => pending.push(p),
-            Err(_) => break,
-        }
-    }
-    let full = |err: &D::TransferError| {
-        matches!(
-            D::journal_error(err),
-            Some(TransferRefused::Store(JournalRefusal::Full {
-                publishing: false
-            }))
-        )
-    };
-    let t = d.journaled_transfers(&config, &client).unwrap();
-    let mut call = restore_of("restore-full-reconnecting-1", &s.archive);
-    let err = d.restore(&t, &mut call, &s.archive).unwrap_err();
-    assert!(full(&err), "{err:?}");
-    assert_eq!(call.attempts(), 0, "refused before any attempt");
-    let (mut up, file) = upload_of(&s.dir, "upload-full-reconnecting-1");
-    if let Some(r) = d.upload(&t, &mut up, &file) {
-        let err = r.unwrap_err();
-        assert!(full(&err), "{err:?}");
-        assert_eq!(up.attempts(), 0, "refused before any attempt");
-    }
-    let stats = d.stats(&client).unwrap().journal.unwrap();
-    assert_eq!(stats.transfers_journaled, 0);
-    assert!(stats.transfers_refused >= 1);
-    drop(pending);
-    let _ = d.close(client, false);
-    s.lb.stop();
-}
-
 /// What the transfer child is told: the common head (its `dir` holds the journal), then the
 /// archive and the restore's reference.
 fn encode(via: Via, s: &Setup, reference: &str) -> String {
@@ -613,20 +563,48 @@ pub fn past_validity_reported_unknown<D: Driver>(via: Via) {
 /// Issue 19, item 1 (SF-23): a journal with no room refuses an upload (gRPC) and a restore
 /// with the typed error naming the wire state, and nothing of either is sent.
 pub fn full_journal_refuses_transfers<D: Driver>(via: Via) {
+    full_journal_refuses_transfers_as::<D>(via, true);
+}
+
+/// Issue 19, item 1 (SF-24): with no session (the only node down) the journal fills with
+/// commands waiting for one, and an upload and a restore are refused naming the wire as
+/// reconnecting, before any attempt.
+pub fn full_journal_refuses_transfers_while_reconnecting<D: Driver>(via: Via) {
+    full_journal_refuses_transfers_as::<D>(via, false);
+}
+
+/// A journal filled by commands whose outcomes do not come back, over an open session
+/// (`publishing`) or with the only node down: an upload and a restore are refused naming the
+/// wire's state, before any attempt, and nothing is sent.
+fn full_journal_refuses_transfers_as<D: Driver>(via: Via, publishing: bool) {
     if !D::speaks(via) {
         return;
     }
-    let s = Setup::new::<D>(via, "full");
+    let s = Setup::new::<D>(
+        via,
+        if publishing {
+            "full"
+        } else {
+            "full-reconnecting"
+        },
+    );
     let d = D::new();
     let mut j = s.journal();
     j.segment_bytes = 4096;
     j.capacity_bytes = 8192;
     let config = s.config::<D>(via, j);
-    // A session is open and no command's outcome comes back: the journal fills while the wire
-    // is publishing.
-    let client = d.connect(config.clone()).unwrap();
-    d.select_domain(&client, Some("tenant")).unwrap();
-    s.lb.drop_replies(0, true);
+    let client = if publishing {
+        // A session is open and no command's outcome comes back.
+        let client = d.connect(config.clone()).unwrap();
+        d.select_domain(&client, Some("tenant")).unwrap();
+        s.lb.drop_replies(0, true);
+        client
+    } else {
+        s.lb.kill(0);
+        let client = d.start(config.clone()).unwrap();
+        d.select_domain(&client, Some("tenant")).unwrap();
+        client
+    };
     let mut pending = Vec::new();
     for i in 0..2000 {
         match d.submit(&client, &format!("CREATE RELAY filler_{i};")) {
@@ -634,32 +612,23 @@ pub fn full_journal_refuses_transfers<D: Driver>(via: Via) {
             Err(_) => break,
         }
     }
+    let full = |err: &D::TransferError| {
+        matches!(
+            D::journal_error(err),
+            Some(TransferRefused::Store(JournalRefusal::Full { publishing: p })) if *p == publishing
+        )
+    };
     let t = d.journaled_transfers(&config, &client).unwrap();
     let mut call = restore_of("restore-full-1", &s.archive);
     let err = d.restore(&t, &mut call, &s.archive).unwrap_err();
-    assert!(
-        matches!(
-            D::journal_error(&err),
-            Some(TransferRefused::Store(JournalRefusal::Full {
-                publishing: true
-            }))
-        ),
-        "{err:?}"
-    );
-    assert_eq!(call.attempts(), 0);
+    assert!(full(&err), "{err:?}");
+    assert_eq!(call.attempts(), 0, "refused before any attempt");
     assert!(s.lb.calls_to(restore_path(via)).is_empty(), "nothing sent");
     let (mut up, file) = upload_of(&s.dir, "upload-full-1");
     if let Some(r) = d.upload(&t, &mut up, &file) {
         let err = r.unwrap_err();
-        assert!(
-            matches!(
-                D::journal_error(&err),
-                Some(TransferRefused::Store(JournalRefusal::Full {
-                    publishing: true
-                }))
-            ),
-            "{err:?}"
-        );
+        assert!(full(&err), "{err:?}");
+        assert_eq!(up.attempts(), 0, "refused before any attempt");
         assert!(s.lb.calls_to(UPLOAD_PATH).is_empty(), "nothing sent");
     }
     let stats = d.stats(&client).unwrap().journal.unwrap();

@@ -63,6 +63,21 @@ fn config(lb: &Loopback, transport: Transport) -> Config {
     Config::new(&seeds, Credentials::new("nervix", "nervix"), transport).expect("a config")
 }
 
+/// The client's runtime (one thread: its CPU time is the client's) and a one-node loopback
+/// cluster on threads of its own.
+fn rig() -> (tokio::runtime::Runtime, Loopback) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let lb = Loopback::start(LoopbackConfig {
+        nodes: 1,
+        ..LoopbackConfig::default()
+    })
+    .expect("the loopback cluster");
+    (rt, lb)
+}
+
 /// Names for the commands, never the same twice in one run.
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
@@ -83,15 +98,7 @@ async fn commands(client: &Client, iters: u64) -> Duration {
 }
 
 fn journal_commands(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let lb = Loopback::start(LoopbackConfig {
-        nodes: 1,
-        ..LoopbackConfig::default()
-    })
-    .expect("the loopback cluster");
+    let (rt, lb) = rig();
     let mut g = c.benchmark_group("journal_commands");
     g.throughput(Throughput::Elements(1));
     g.sample_size(20);
@@ -219,23 +226,52 @@ async fn batches(
     }
 }
 
+/// A client of the loopback cluster over gRPC, with a journal in `journal`'s slot directory
+/// when given, and its producer of the cluster's ingestor.
+fn open_producer(
+    rt: &tokio::runtime::Runtime,
+    lb: &Loopback,
+    journal: Option<&std::path::Path>,
+) -> (Client, nervix_tokio::Producer) {
+    use nervix_harness::cluster::{ingestor_fields, INGESTOR};
+    use nervix_protocol::client::ProducerSpec;
+    let mut config = config(lb, Transport::Grpc);
+    if let Some(dir) = journal {
+        config = config.with_journal(JournalConfig::new(dir, "bench"));
+    }
+    let client = {
+        let _in = rt.enter();
+        Client::start(config).expect("a client")
+    };
+    let producer = rt
+        .block_on(client.producer(ProducerSpec::new("tenant", INGESTOR, ingestor_fields())))
+        .expect("a producer");
+    (client, producer)
+}
+
+/// The batch every batch group submits: 64 rows (the ingestor's most) of about 60 KiB, and
+/// the length of its IPC stream.
+fn bench_batch(producer: &nervix_tokio::Producer) -> (arrow_array::RecordBatch, u64) {
+    let mut b = producer.batch_builder();
+    let ids: Vec<u64> = (0..64).collect();
+    let name = "n".repeat(900);
+    let names: Vec<Option<&str>> = ids.iter().map(|_| Some(name.as_str())).collect();
+    b.column("id", &ids).expect("ids");
+    b.nullable_column("name", &names).expect("names");
+    let batch = b.finish().expect("a batch");
+    let bytes = nervix_protocol::arrow::encode(&batch)
+        .expect("encoded")
+        .len() as u64;
+    (batch, bytes)
+}
+
 /// `journal_batches/grpc/{plain,journaled}`: one batch of about 60 KiB (64 rows, the
 /// ingestor's most) after another through a producer of the tokio driver, awaited to its
 /// outcome, without a journal and with one in outbox mode (`JournalDurability::None`: each
 /// batch's record is written before the submission returns, marked handed before its frame
 /// goes and ended at its outcome).
 fn journal_batches(c: &mut Criterion) {
-    use nervix_harness::cluster::{ingestor_fields, INGESTOR};
-    use nervix_protocol::client::ProducerSpec;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let lb = Loopback::start(LoopbackConfig {
-        nodes: 1,
-        ..LoopbackConfig::default()
-    })
-    .expect("the loopback cluster");
+    let (rt, lb) = rig();
     let dir = scratch("batches");
     // One at a time, a batch waits for the cluster's acknowledgement tick (50 ms), and the
     // CPU time per batch includes what the client's thread does meanwhile; 4 at a time (the
@@ -250,27 +286,8 @@ fn journal_batches(c: &mut Criterion) {
         g.warm_up_time(Duration::from_secs(2));
         g.measurement_time(Duration::from_secs(5));
         for journaled in [false, true] {
-            let mut config = config(&lb, Transport::Grpc);
-            if journaled {
-                config = config.with_journal(JournalConfig::new(dir.clone(), "bench"));
-            }
-            let client = {
-                let _in = rt.enter();
-                Client::start(config).expect("a client")
-            };
-            let producer = rt
-                .block_on(client.producer(ProducerSpec::new("tenant", INGESTOR, ingestor_fields())))
-                .expect("a producer");
-            let mut b = producer.batch_builder();
-            let ids: Vec<u64> = (0..64).collect();
-            let name = "n".repeat(900);
-            let names: Vec<Option<&str>> = ids.iter().map(|_| Some(name.as_str())).collect();
-            b.column("id", &ids).expect("ids");
-            b.nullable_column("name", &names).expect("names");
-            let batch = b.finish().expect("a batch");
-            let bytes = nervix_protocol::arrow::encode(&batch)
-                .expect("encoded")
-                .len() as u64;
+            let (client, producer) = open_producer(&rt, &lb, journaled.then_some(dir.as_path()));
+            let (batch, bytes) = bench_batch(&producer);
             g.throughput(Throughput::Bytes(bytes));
             // A fresh slot's first segments are written into blocks the file system has not
             // handed out yet (the first write of each page faults); from the third segment on,
@@ -327,44 +344,11 @@ async fn paired(
 
 /// `journal_batches_paired_4/grpc/{plain,journaled}` (see the module's docs).
 fn journal_batches_paired(c: &mut Criterion) {
-    use nervix_harness::cluster::{ingestor_fields, INGESTOR};
-    use nervix_protocol::client::ProducerSpec;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let lb = Loopback::start(LoopbackConfig {
-        nodes: 1,
-        ..LoopbackConfig::default()
-    })
-    .expect("the loopback cluster");
+    let (rt, lb) = rig();
     let dir = scratch("paired");
-    let open = |journaled: bool| {
-        let mut config = config(&lb, Transport::Grpc);
-        if journaled {
-            config = config.with_journal(JournalConfig::new(dir.clone(), "bench"));
-        }
-        let client = {
-            let _in = rt.enter();
-            Client::start(config).expect("a client")
-        };
-        let producer = rt
-            .block_on(client.producer(ProducerSpec::new("tenant", INGESTOR, ingestor_fields())))
-            .expect("a producer");
-        (client, producer)
-    };
-    let (plain_client, plain) = open(false);
-    let (journaled_client, journaled) = open(true);
-    let mut b = plain.batch_builder();
-    let ids: Vec<u64> = (0..64).collect();
-    let name = "n".repeat(900);
-    let names: Vec<Option<&str>> = ids.iter().map(|_| Some(name.as_str())).collect();
-    b.column("id", &ids).expect("ids");
-    b.nullable_column("name", &names).expect("names");
-    let batch = b.finish().expect("a batch");
-    let bytes = nervix_protocol::arrow::encode(&batch)
-        .expect("encoded")
-        .len() as u64;
+    let (plain_client, plain) = open_producer(&rt, &lb, None);
+    let (journaled_client, journaled) = open_producer(&rt, &lb, Some(dir.as_path()));
+    let (batch, bytes) = bench_batch(&plain);
     let mut g = c.benchmark_group("journal_batches_paired_4");
     g.sample_size(30);
     g.warm_up_time(Duration::from_secs(2));
