@@ -684,3 +684,33 @@ fn e_4_kept_records_end_in_the_order_their_validity_passes_and_a_repeated_one_is
     );
     assert_eq!(core.next_expiry(), None);
 }
+
+#[test]
+fn e_4_only_an_uncertain_command_that_may_still_be_repeated_keeps_its_record_from_its_creation() {
+    use nervix_journal::kept_since;
+    use nervix_protocol::client::{CommandResult, RetainedCommand, UncertainCause};
+    let created = Timestamp::from_nanos(42);
+    let uncertain = |cause| CommandResult::Uncertain {
+        command: RetainedCommand {
+            reference: nervix_protocol::command::ExecutionReference::parse(
+                "0190a3d4-5e6f-7a8b-9c0d-1e2f3a4b5c6d",
+            )
+            .unwrap(),
+            query: "INSERT INTO t VALUES (1)".into(),
+            domain: None,
+            position: None,
+            preview: None,
+            created,
+        },
+        cause,
+    };
+    assert_eq!(
+        kept_since(&uncertain(UncertainCause::Deadline)),
+        Some(created)
+    );
+    assert_eq!(kept_since(&uncertain(UncertainCause::RetryHorizon)), None);
+    assert_eq!(
+        kept_since(&uncertain(UncertainCause::ReferenceExpired)),
+        None
+    );
+}
