@@ -72,7 +72,9 @@ pub struct JournalConfig {
     pub capacity_bytes: u64,
     /// The size of each segment file; a record must fit one.
     pub segment_bytes: u64,
-    /// How old a recovered command or transfer may be and still be repeated (E-4).
+    /// How old a recovered command or transfer may be and still be repeated, and how long a
+    /// record of an uncertain outcome is kept (E-4); below [`SERVER_RETRY_VALIDITY`], or the
+    /// journal refuses to open.
     pub horizon: Duration,
     /// Whether opening adopts the slots dead clients left under `dir` (off by default): their
     /// records join the recovery list, and each slot is emptied once its last record ends.
@@ -89,6 +91,10 @@ pub struct JournalConfig {
     /// adopted even when it alone is larger, so every orphan is adopted in time.
     pub max_orphan_bytes: u64,
 }
+
+/// The retry validity of a reference on the server by default (E-4): 15 minutes. A journal's
+/// horizon stays below it.
+pub const SERVER_RETRY_VALIDITY: Duration = Duration::from_secs(15 * 60);
 
 /// The most orphan slots one opening adopts unless configured otherwise.
 pub const DEFAULT_MAX_ORPHANS: usize = 16;
@@ -188,6 +194,17 @@ pub enum JournalError {
     /// The sender name is not one path component.
     #[error("journal sender {0:?} is not one path component")]
     InvalidSender(String),
+    /// The horizon reaches the server's retry validity (E-4): a command that old may have
+    /// had its record reclaimed, so it is no longer repeated safely.
+    #[error(
+        "journal horizon {horizon:?} is not below the server's retry validity of {validity:?}"
+    )]
+    InvalidHorizon {
+        /// The horizon configured.
+        horizon: Duration,
+        /// The server's retry validity by default, which it must stay below.
+        validity: Duration,
+    },
     /// The record does not fit a segment.
     #[error("journal record of {len} bytes; a segment holds at most {max}")]
     TooLarge {
@@ -440,6 +457,12 @@ impl DurableJournal {
     ) -> Result<(Self, RecoveryList), JournalError> {
         if !valid_sender(&config.sender) {
             return Err(JournalError::InvalidSender(config.sender.clone()));
+        }
+        if config.horizon >= SERVER_RETRY_VALIDITY {
+            return Err(JournalError::InvalidHorizon {
+                horizon: config.horizon,
+                validity: SERVER_RETRY_VALIDITY,
+            });
         }
         let (journal, dir, lock) = Self::open_slot(config, &config.sender)?;
         let mut list = journal.classify(wall_now, config.horizon);

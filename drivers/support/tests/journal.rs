@@ -147,6 +147,23 @@ fn a_sender_that_is_not_one_path_component_is_refused() {
 }
 
 #[test]
+fn e_4_a_horizon_that_reaches_the_servers_retry_validity_is_refused_and_nothing_is_opened() {
+    use nervix_driver_support::journal::SERVER_RETRY_VALIDITY;
+    let tmp = TempDir::new("horizon");
+    let mut config = JournalConfig::new(&tmp.0, "client-a");
+    config.horizon = SERVER_RETRY_VALIDITY;
+    assert!(matches!(
+        DurableJournal::open(&config, NOW),
+        Err(JournalError::InvalidHorizon { horizon, validity })
+            if horizon == SERVER_RETRY_VALIDITY && validity == SERVER_RETRY_VALIDITY
+    ));
+    assert!(!tmp.0.join("client-a").exists(), "nothing opened");
+    // Just below it is taken.
+    config.horizon = SERVER_RETRY_VALIDITY - Duration::from_millis(1);
+    assert!(DurableJournal::open(&config, NOW).is_ok());
+}
+
+#[test]
 fn every_record_durability_syncs_before_each_call_returns() {
     let tmp = TempDir::new("sync");
     let mut config = JournalConfig::new(&tmp.0, "s");
