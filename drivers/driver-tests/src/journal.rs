@@ -633,6 +633,60 @@ pub fn recovered_command_keeps_its_age<D: Driver>(via: Via) {
     lb.stop();
 }
 
+/// Issue 19, item 2 (E-4): a command whose record was written a minute before the client
+/// starts (well inside the horizon) keeps that age on the engine's time, which reaches back
+/// far enough for any age a horizon allows: it is listed repeatable, created a minute before
+/// the start, not reported unknown.
+pub fn a_command_a_minute_old_at_the_start_is_repeatable_with_its_age<D: Driver>(via: Via) {
+    use nervix_driver_support::journal::{CommandRecord, DurableJournal, Entry};
+    use nervix_protocol::time::UnixMillis;
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = cluster();
+    let spec = spec_for::<D>(&lb, via, "a-minute-old", 0);
+    let journal = JournalConfig::new(spec.head.dir.clone(), SENDER.to_string());
+    let now_wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let reference =
+        nervix_protocol::command::ExecutionReference::parse("0190a5e0-0000-7000-8000-00000000aa01")
+            .unwrap();
+    let record = CommandRecord {
+        reference: reference.clone(),
+        query: "CREATE RELAY a_minute_old;".into(),
+        domain: Some("tenant".into()),
+        position: None,
+        preview: None,
+        created_wall: UnixMillis(now_wall - 60_000),
+    };
+    {
+        let (mut j, _) = DurableJournal::open(&journal, UnixMillis(now_wall)).unwrap();
+        j.put(&Entry::Command(record), 0).unwrap();
+    }
+    let d = D::new();
+    let started = Instant::now();
+    let client = d.start(slot_config::<D>(&spec, via, |_| {})).unwrap();
+    let list = d.recovery(&client).unwrap();
+    let [JournaledCommand::Repeatable { command, .. }] = &list.commands[..] else {
+        panic!("a minute old, inside the horizon: {list:?}")
+    };
+    assert_eq!(command.reference, reference);
+    // Its creation lies a minute before the engine's time at the start, within the time the
+    // start took.
+    let created = Duration::from_nanos(command.created.as_nanos());
+    let at_start = nervix_driver_support::driver_core::ENGINE_TIME_BEFORE_START;
+    let took = started.elapsed() + Duration::from_secs(1);
+    let a_minute_after = created + Duration::from_secs(60);
+    assert!(
+        a_minute_after + took >= at_start && a_minute_after <= at_start + took,
+        "created at {created:?}, the engine's time began at {at_start:?}"
+    );
+    d.close(client, false).unwrap();
+    lb.stop();
+}
+
 /// Issue 19, item 2: what a recovery list reports unknown ends only once the list reached
 /// the application. A call given up before it returned takes the list from this life of the
 /// client (a later call gets none) but leaves its records, so the next start reports them
@@ -986,6 +1040,15 @@ macro_rules! journal_tests {
             $crate::run!(Tokio, journal::full_journal_refuses(Via::Grpc))
         }
         #[test]
+        fn e_4_a_command_a_minute_old_at_the_start_is_repeatable_with_its_age() {
+            $crate::run!(
+                Tokio,
+                journal::a_command_a_minute_old_at_the_start_is_repeatable_with_its_age(
+                    Via::Grpc
+                )
+            )
+        }
+        #[test]
         fn e_4_a_recovered_command_keeps_its_age_and_is_not_repeated_past_its_retry_validity() {
             $crate::run!(Tokio, journal::recovered_command_keeps_its_age(Via::Grpc))
         }
@@ -1102,6 +1165,15 @@ macro_rules! journal_tests {
             $crate::run!(
                 Blocking,
                 journal::past_validity_reported_unknown(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn e_4_a_command_a_minute_old_at_the_start_is_repeatable_with_its_age_blocking() {
+            $crate::run!(
+                Blocking,
+                journal::a_command_a_minute_old_at_the_start_is_repeatable_with_its_age(
+                    Via::Console(WsAuth::Header)
+                )
             )
         }
         #[test]
