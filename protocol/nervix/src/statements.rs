@@ -116,21 +116,35 @@ pub enum StatementError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandShape {
     /// The kind of each statement, in written order; never empty.
-    kinds: Vec<StatementKind>,
+    kinds: Kinds,
+}
+
+/// The kinds of a command's statements: one (every command outside a transaction) is kept
+/// without a heap allocation; several only as `Many`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kinds {
+    One(StatementKind),
+    Many(Vec<StatementKind>),
 }
 
 impl CommandShape {
     /// The kind of each statement, in written order.
     pub fn kinds(&self) -> &[StatementKind] {
-        &self.kinds
+        match &self.kinds {
+            Kinds::One(k) => std::slice::from_ref(k),
+            Kinds::Many(v) => v,
+        }
     }
     /// The first statement's kind.
     pub fn first(&self) -> StatementKind {
-        self.kinds.first().copied().unwrap_or(StatementKind::Other)
+        self.kinds()
+            .first()
+            .copied()
+            .unwrap_or(StatementKind::Other)
     }
     /// Whether every statement only reads.
     pub fn is_read(&self) -> bool {
-        self.kinds.iter().all(|k| {
+        self.kinds().iter().all(|k| {
             matches!(
                 k,
                 StatementKind::Read
@@ -168,8 +182,15 @@ pub enum Route<'q> {
 /// Splits `query` into statements at `;` outside single-quoted text, double-quoted names,
 /// `--` line comments and `/* */` block comments. Empty statements are dropped.
 pub fn split(query: &str) -> Result<Vec<&str>, StatementError> {
-    let b = query.as_bytes();
     let mut out = Vec::new();
+    split_each(query, |s| out.push(s))?;
+    Ok(out)
+}
+
+/// [`split`], handing each statement to `each` as it is found instead of collecting them. On
+/// an unterminated quote or comment some statements may have been handed out already.
+fn split_each<'q>(query: &'q str, mut each: impl FnMut(&'q str)) -> Result<(), StatementError> {
+    let b = query.as_bytes();
     let (mut i, mut start) = (0, 0);
     while i < b.len() {
         match b[i] {
@@ -193,15 +214,15 @@ pub fn split(query: &str) -> Result<Vec<&str>, StatementError> {
                 i += 2;
             }
             b';' => {
-                push(&mut out, &query[start..i]);
+                push(&mut each, &query[start..i]);
                 i += 1;
                 start = i;
             }
             _ => i += 1,
         }
     }
-    push(&mut out, &query[start..]);
-    Ok(out)
+    push(&mut each, &query[start..]);
+    Ok(())
 }
 
 /// The index just past the quoted text that opens at `i` with quote `q` (a doubled quote
@@ -218,9 +239,9 @@ fn skip_quoted(b: &[u8], mut i: usize, q: u8) -> Result<usize, StatementError> {
     }
 }
 
-fn push<'a>(out: &mut Vec<&'a str>, s: &'a str) {
+fn push<'a>(each: &mut impl FnMut(&'a str), s: &'a str) {
     if !skip_blank(s).is_empty() {
-        out.push(s.trim());
+        each(s.trim());
     }
 }
 
@@ -239,13 +260,14 @@ fn skip_blank(s: &str) -> &str {
     }
 }
 
-/// The next bare word of `s` (after blanks and comments), upper-cased, and what follows it.
-fn next_word(s: &str) -> Option<(String, &str)> {
+/// The next bare word of `s` (after blanks and comments), as written (ASCII letters, digits
+/// and `_` only), and what follows it.
+fn next_word(s: &str) -> Option<(&str, &str)> {
     let rest = skip_blank(s);
     let end = rest
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .unwrap_or(rest.len());
-    (end > 0).then(|| (rest[..end].to_ascii_uppercase(), &rest[end..]))
+    (end > 0).then(|| (&rest[..end], &rest[end..]))
 }
 
 /// The first `n` words of a statement, upper-cased, skipping comments.
@@ -256,10 +278,20 @@ fn leading_words(s: &str, n: usize) -> Vec<String> {
         let Some((w, r)) = next_word(rest) else {
             break;
         };
-        words.push(w);
+        words.push(w.to_ascii_uppercase());
         rest = r;
     }
     words
+}
+
+/// Whether the statement whose first words are `words` starts with the upper-case words of
+/// `pattern`, in any case.
+fn starts(words: &[&str], pattern: &[&str]) -> bool {
+    words.len() >= pattern.len()
+        && words
+            .iter()
+            .zip(pattern)
+            .all(|(w, p)| w.eq_ignore_ascii_case(p))
 }
 
 /// `s` after its first `n` words.
@@ -293,70 +325,130 @@ fn single_name(rest: &str) -> Option<String> {
 /// The routing kind of one statement.
 pub fn classify(statement: &str) -> StatementKind {
     use RoutedRequest as R;
-    let w = leading_words(statement, 3);
-    let w: Vec<&str> = w.iter().map(String::as_str).collect();
-    match w.as_slice() {
-        ["BEGIN", ..] => StatementKind::Begin,
-        ["COMMIT", ..] => StatementKind::Commit,
-        ["REVERT", ..] | ["ROLLBACK", ..] => StatementKind::Revert,
-        ["DESCRIBE", "TRANSACTION", ..] => StatementKind::DescribeTransaction,
-        ["SHOW", "TRANSACTIONS", ..] => StatementKind::ShowTransactions,
-        ["DESCRIBE", "BACKUP", ..] => StatementKind::Routed(R::DescribeBackup),
-        ["BACKUP", ..] => StatementKind::Backup,
-        ["USE", ..] => StatementKind::Routed(R::UseDomain),
-        ["LIST", "DOMAINS", ..] => StatementKind::Routed(R::ListDomains),
-        ["ATTACH", "DOMAIN", "CLOCK"] => StatementKind::Routed(R::AttachDomainClock),
-        ["DETACH", "DOMAIN", "CLOCK"] => StatementKind::Routed(R::DetachDomainClock),
-        ["CREATE", "SUBSCRIPTION", ..] => StatementKind::Routed(R::Subscribe),
-        ["DELETE", "SUBSCRIPTION", ..] => StatementKind::Routed(R::Unsubscribe),
-        ["UPLOAD", "RESOURCE", ..] => StatementKind::Routed(R::UploadResource),
-        ["RESTORE", ..] => StatementKind::Routed(R::Restore),
-        ["SHOW", ..] | ["DESCRIBE", ..] => StatementKind::Read,
-        _ => StatementKind::Other,
+    // The first three words, as written; compared in any case, in the order below.
+    let mut words = [""; 3];
+    let mut n = 0;
+    let mut rest = statement;
+    while n < words.len() {
+        let Some((w, r)) = next_word(rest) else {
+            break;
+        };
+        words[n] = w;
+        n += 1;
+        rest = r;
     }
+    let w = &words[..n];
+    const TABLE: [(&[&str], StatementKind); 17] = [
+        (&["BEGIN"], StatementKind::Begin),
+        (&["COMMIT"], StatementKind::Commit),
+        (&["REVERT"], StatementKind::Revert),
+        (&["ROLLBACK"], StatementKind::Revert),
+        (
+            &["DESCRIBE", "TRANSACTION"],
+            StatementKind::DescribeTransaction,
+        ),
+        (&["SHOW", "TRANSACTIONS"], StatementKind::ShowTransactions),
+        (
+            &["DESCRIBE", "BACKUP"],
+            StatementKind::Routed(R::DescribeBackup),
+        ),
+        (&["BACKUP"], StatementKind::Backup),
+        (&["USE"], StatementKind::Routed(R::UseDomain)),
+        (&["LIST", "DOMAINS"], StatementKind::Routed(R::ListDomains)),
+        (
+            &["ATTACH", "DOMAIN", "CLOCK"],
+            StatementKind::Routed(R::AttachDomainClock),
+        ),
+        (
+            &["DETACH", "DOMAIN", "CLOCK"],
+            StatementKind::Routed(R::DetachDomainClock),
+        ),
+        (
+            &["CREATE", "SUBSCRIPTION"],
+            StatementKind::Routed(R::Subscribe),
+        ),
+        (
+            &["DELETE", "SUBSCRIPTION"],
+            StatementKind::Routed(R::Unsubscribe),
+        ),
+        (
+            &["UPLOAD", "RESOURCE"],
+            StatementKind::Routed(R::UploadResource),
+        ),
+        (&["RESTORE"], StatementKind::Routed(R::Restore)),
+        (&["SHOW"], StatementKind::Read),
+    ];
+    if let Some((_, kind)) = TABLE.iter().find(|(p, _)| starts(w, p)) {
+        return *kind;
+    }
+    if starts(w, &["DESCRIBE"]) {
+        return StatementKind::Read;
+    }
+    StatementKind::Other
 }
 
 /// Decides where `query` goes (L-2), given whether the session holds a transaction. The
 /// transaction rules of L-3 on subscriptions, clocks and the selected domain are the
 /// client's to apply; this checks the statements alone.
 pub fn route(query: &str, holding_transaction: bool) -> Result<Route<'_>, StatementError> {
-    let statements = split(query)?;
-    let Some(&first) = statements.first() else {
+    // One statement (the usual query) is routed without collecting anything.
+    let (mut first, mut count) = (None, 0usize);
+    split_each(query, |s| {
+        first.get_or_insert(s);
+        count += 1;
+    })?;
+    let Some(first) = first else {
         return Err(StatementError::Empty);
     };
-    let kinds: Vec<StatementKind> = statements.iter().map(|s| classify(s)).collect();
-    if statements.len() > 1 {
-        for (s, k) in statements.iter().zip(&kinds) {
-            if let StatementKind::Routed(request) = k {
-                return Err(StatementError::NeedsOwnRequest {
-                    statement: leading_words(s, 3).join(" "),
-                    request: *request,
-                });
-            }
-        }
-        for (s, k) in statements.iter().zip(&kinds) {
-            if matches!(
-                k,
-                StatementKind::DescribeTransaction
-                    | StatementKind::ShowTransactions
-                    | StatementKind::Backup
-            ) {
-                return Err(StatementError::MustTravelAlone {
-                    statement: leading_words(s, 2).join(" "),
-                });
-            }
-        }
-        if !holding_transaction {
-            return Err(StatementError::SeveralOutsideTransaction);
-        }
-        return Ok(Route::Command(CommandShape { kinds }));
+    if count > 1 {
+        return route_several(&split(query)?, holding_transaction);
     }
+    route_one(first)
+}
+
+/// [`route`] of a query of several statements.
+fn route_several<'q>(
+    statements: &[&'q str],
+    holding_transaction: bool,
+) -> Result<Route<'q>, StatementError> {
+    let kinds: Vec<StatementKind> = statements.iter().map(|s| classify(s)).collect();
+    for (s, k) in statements.iter().zip(&kinds) {
+        if let StatementKind::Routed(request) = k {
+            return Err(StatementError::NeedsOwnRequest {
+                statement: leading_words(s, 3).join(" "),
+                request: *request,
+            });
+        }
+    }
+    for (s, k) in statements.iter().zip(&kinds) {
+        if matches!(
+            k,
+            StatementKind::DescribeTransaction
+                | StatementKind::ShowTransactions
+                | StatementKind::Backup
+        ) {
+            return Err(StatementError::MustTravelAlone {
+                statement: leading_words(s, 2).join(" "),
+            });
+        }
+    }
+    if !holding_transaction {
+        return Err(StatementError::SeveralOutsideTransaction);
+    }
+    Ok(Route::Command(CommandShape {
+        kinds: Kinds::Many(kinds),
+    }))
+}
+
+/// [`route`] of a query of one statement, `first`.
+fn route_one(first: &str) -> Result<Route<'_>, StatementError> {
+    let kind = classify(first);
     let malformed = |expected| StatementError::Malformed {
         statement: leading_words(first, 3).join(" "),
         expected,
     };
     let bare = |n| skip_blank(after_words(first, n)).is_empty();
-    Ok(match kinds[0] {
+    Ok(match kind {
         StatementKind::Routed(r) => match r {
             RoutedRequest::UseDomain => Route::UseDomain(
                 single_name(after_words(first, 1)).ok_or_else(|| malformed("USE <domain>"))?,
@@ -380,7 +472,9 @@ pub fn route(query: &str, holding_transaction: bool) -> Result<Route<'_>, Statem
                 })
             }
         },
-        _ => Route::Command(CommandShape { kinds }),
+        k => Route::Command(CommandShape {
+            kinds: Kinds::One(k),
+        }),
     })
 }
 
