@@ -482,6 +482,30 @@ struct Session {
     pending: BTreeMap<RequestHandle, Purpose>,
 }
 
+/// [`Client::send_with`] given the client's session and retirement alone, so that the request
+/// can be written from state the client holds elsewhere (a command's members) without a copy.
+fn send_on(
+    session: &mut Option<Session>,
+    retire: &mut Option<Retire>,
+    purpose: Purpose,
+    send: impl FnOnce(&mut Exchange) -> Result<RequestHandle, RequestError>,
+) -> Result<(SessionId, RequestHandle), Option<EncodeError>> {
+    let Some(s) = session.as_mut() else {
+        return Err(None);
+    };
+    match send(&mut s.exchange) {
+        Ok(r) => {
+            s.pending.insert(r, purpose);
+            Ok((s.id, r))
+        }
+        Err(RequestError::Encode(e)) => Err(Some(e)),
+        Err(_) => {
+            *retire = Some(Retire::Exhausted);
+            Err(None)
+        }
+    }
+}
+
 /// Why the client itself ends a session.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Retire {
@@ -1262,20 +1286,7 @@ impl Client {
         purpose: Purpose,
         send: impl FnOnce(&mut Exchange) -> Result<RequestHandle, RequestError>,
     ) -> Result<(SessionId, RequestHandle), Option<EncodeError>> {
-        let Some(s) = self.session.as_mut() else {
-            return Err(None);
-        };
-        match send(&mut s.exchange) {
-            Ok(r) => {
-                s.pending.insert(r, purpose);
-                Ok((s.id, r))
-            }
-            Err(RequestError::Encode(e)) => Err(Some(e)),
-            Err(_) => {
-                self.retire = Some(Retire::Exhausted);
-                Err(None)
-            }
-        }
+        send_on(&mut self.session, &mut self.retire, purpose, send)
     }
 
     /// Registers `request` on the current session for `purpose`. A session that ran out of
