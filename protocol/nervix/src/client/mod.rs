@@ -546,6 +546,8 @@ pub struct Client {
     events: VecDeque<ClientEvent>,
     unsolicited: UnsolicitedQueue,
     checker: Encoder,
+    /// The calls due in a drain, kept between drains so that it allocates only as it grows.
+    due: Vec<(u64, Purpose)>,
     ignored_frames: u64,
     stats: ClientStats,
 }
@@ -586,6 +588,7 @@ impl Client {
             events: VecDeque::new(),
             unsolicited,
             checker: Encoder::new(),
+            due: Vec::new(),
             ignored_frames: 0,
             stats: ClientStats::default(),
         }
@@ -1232,7 +1235,9 @@ impl Client {
         let Some(session) = self.session() else {
             return;
         };
-        let mut due = Vec::new();
+        // One list reused by every drain: sending costs no allocation of its own.
+        let mut due = std::mem::take(&mut self.due);
+        due.clear();
         self.commands.due(now, self.tx.attach_pending(), &mut due);
         self.reads.due(now, true, &mut due);
         self.clocks.due(now, session, true, &mut due);
@@ -1240,7 +1245,7 @@ impl Client {
         self.producers.due(now, session, true, &mut due);
         self.consumers.due(now, session, true, &mut due);
         due.sort_by_key(|(seq, _)| *seq);
-        for (_, p) in due {
+        for (_, p) in due.drain(..) {
             if !self.is_ready() || self.retire.is_some() {
                 break;
             }
@@ -1261,6 +1266,7 @@ impl Client {
                 _ => {}
             }
         }
+        self.due = due;
     }
 
     fn restricted_allowed(&self) -> bool {
