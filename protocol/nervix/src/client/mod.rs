@@ -1078,21 +1078,23 @@ impl Client {
         let reconnect = self
             .reconnect_at
             .filter(|_| self.session.is_none() && self.has_work());
+        // The earliest of every source, each taken on its own rather than through one long
+        // chain of iterators.
         [
             session.and_then(|s| s.exchange.poll_timeout()),
             connecting,
             reconnect,
             self.tx.expires_at(self.config.transaction_idle_timeout),
             self.tx.retry_at,
+            self.commands.timers().min(),
+            self.reads.timers().min(),
+            self.clocks.timers().min(),
+            self.subscriptions.timers().min(),
+            self.producers.timers().min(),
+            self.consumers.timers().min(),
         ]
         .into_iter()
         .flatten()
-        .chain(self.commands.timers())
-        .chain(self.reads.timers())
-        .chain(self.clocks.timers())
-        .chain(self.subscriptions.timers())
-        .chain(self.producers.timers())
-        .chain(self.consumers.timers())
         .min()
     }
 
