@@ -274,6 +274,12 @@ impl CheckWrite for CommandParts<'_> {
     }
 }
 
+/// More than a `CommandRequest` frame ever holds beyond its payload (its strings' and the
+/// preview's fingerprint's bytes): the root offset and identifier, four tables and their
+/// vtables, string lengths and terminators, and alignment. A test pins the real most below a
+/// quarter of this.
+const COMMAND_OVERHEAD: usize = 1024;
+
 /// A command's frame, with where its execution reference's bytes sit in it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandFrame {
@@ -307,6 +313,14 @@ impl Encoder {
     /// keeping a frame: for a request that is checked when it is made and written when it
     /// goes.
     pub fn check_command(&mut self, parts: &CommandParts<'_>) -> Result<(), EncodeError> {
+        let mut cx = WriteCx::new(FRAME_LIMIT);
+        cx.nested(parts, "ClientMessage", "request")?;
+        // Every member of variable length is in the payload; what the frame adds to it is a
+        // fixed set of tables, offsets and padding. A payload that leaves room for more than
+        // all of it fits without building the frame to measure it.
+        if cx.payload.saturating_add(COMMAND_OVERHEAD) <= FRAME_LIMIT {
+            return Ok(());
+        }
         self.build_command(u64::MAX, parts).map(|_| ())
     }
 
@@ -478,4 +492,47 @@ impl Encoder {
 /// Checks `value` and writes it as one frame of root `R` with a fresh [`Encoder`].
 pub fn encode<R: Root>(value: &R::Owned) -> Result<Bytes, EncodeError> {
     Encoder::new().encode::<R>(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::FingerprintT;
+
+    #[test]
+    fn a_command_frame_adds_less_than_a_quarter_of_the_overhead_bound_to_its_payload() {
+        let mut enc = Encoder::new();
+        let mut most = 0;
+        // Every member present, at every alignment of every string.
+        for q in 0..8 {
+            for d in 0..8 {
+                for r in 1..9 {
+                    for t in 0..8 {
+                        let preview = TransactionPreviewIdentityT {
+                            transaction_id: "t".repeat(t),
+                            position: u64::MAX,
+                            planning_basis: Box::new(FingerprintT { bytes: vec![9; 32] }),
+                        };
+                        let (query, domain, reference) =
+                            ("q".repeat(q), "d".repeat(d), "r".repeat(r));
+                        let parts = CommandParts {
+                            query: &query,
+                            domain: Some(&domain),
+                            execution_reference: &reference,
+                            expected_transaction_position: Some(u64::MAX),
+                            expected_preview: Some(&preview),
+                        };
+                        let mut cx = WriteCx::new(FRAME_LIMIT);
+                        cx.nested(&parts, "ClientMessage", "request").unwrap();
+                        let len = enc.encode_command(u64::MAX, &parts).unwrap().frame.len();
+                        most = most.max(len - cx.payload);
+                    }
+                }
+            }
+        }
+        assert!(
+            most * 4 <= COMMAND_OVERHEAD,
+            "{most} bytes beyond the payload"
+        );
+    }
 }
