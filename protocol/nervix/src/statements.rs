@@ -284,16 +284,6 @@ fn leading_words(s: &str, n: usize) -> Vec<String> {
     words
 }
 
-/// Whether the statement whose first words are `words` starts with the upper-case words of
-/// `pattern`, in any case.
-fn starts(words: &[&str], pattern: &[&str]) -> bool {
-    words.len() >= pattern.len()
-        && words
-            .iter()
-            .zip(pattern)
-            .all(|(w, p)| w.eq_ignore_ascii_case(p))
-}
-
 /// `s` after its first `n` words.
 fn after_words(s: &str, n: usize) -> &str {
     let mut rest = s;
@@ -322,69 +312,70 @@ fn single_name(rest: &str) -> Option<String> {
     (!name.is_empty() && skip_blank(tail).is_empty()).then_some(name)
 }
 
+/// The words of a statement, each upper-cased into a buffer of the caller's as it is read.
+struct Words<'a>(&'a str);
+
+impl Words<'_> {
+    /// The next bare word, upper-cased into `buf`; empty past the last word, and for a word
+    /// longer than every keyword (which no keyword can equal).
+    fn next<'b>(&mut self, buf: &'b mut [u8; 12]) -> &'b [u8] {
+        let Some((w, rest)) = next_word(self.0) else {
+            return &[];
+        };
+        self.0 = rest;
+        let Some(b) = buf.get_mut(..w.len()) else {
+            return &[];
+        };
+        b.copy_from_slice(w.as_bytes());
+        b.make_ascii_uppercase();
+        b
+    }
+}
+
 /// The routing kind of one statement.
 pub fn classify(statement: &str) -> StatementKind {
     use RoutedRequest as R;
-    // The first three words, as written; compared in any case, in the order below.
-    let mut words = [""; 3];
-    let mut n = 0;
-    let mut rest = statement;
-    while n < words.len() {
-        let Some((w, r)) = next_word(rest) else {
-            break;
-        };
-        words[n] = w;
-        n += 1;
-        rest = r;
+    use StatementKind as K;
+    // Only as many words as the first one calls for are read.
+    let mut words = Words(statement);
+    let (mut first, mut second, mut third) = ([0u8; 12], [0u8; 12], [0u8; 12]);
+    let first = words.next(&mut first);
+    match first {
+        b"BEGIN" => K::Begin,
+        b"COMMIT" => K::Commit,
+        b"REVERT" | b"ROLLBACK" => K::Revert,
+        b"BACKUP" => K::Backup,
+        b"USE" => K::Routed(R::UseDomain),
+        b"RESTORE" => K::Routed(R::Restore),
+        b"DESCRIBE" => match words.next(&mut second) {
+            b"TRANSACTION" => K::DescribeTransaction,
+            b"BACKUP" => K::Routed(R::DescribeBackup),
+            _ => K::Read,
+        },
+        b"SHOW" => match words.next(&mut second) {
+            b"TRANSACTIONS" => K::ShowTransactions,
+            _ => K::Read,
+        },
+        b"LIST" => match words.next(&mut second) {
+            b"DOMAINS" => K::Routed(R::ListDomains),
+            _ => K::Other,
+        },
+        b"ATTACH" | b"DETACH" => match (words.next(&mut second), words.next(&mut third)) {
+            (b"DOMAIN", b"CLOCK") if first == b"ATTACH" => K::Routed(R::AttachDomainClock),
+            (b"DOMAIN", b"CLOCK") => K::Routed(R::DetachDomainClock),
+            _ => K::Other,
+        },
+        b"CREATE" | b"DELETE" => match words.next(&mut second) {
+            b"SUBSCRIPTION" if first == b"CREATE" => K::Routed(R::Subscribe),
+            b"SUBSCRIPTION" => K::Routed(R::Unsubscribe),
+            _ => K::Other,
+        },
+        b"UPLOAD" => match words.next(&mut second) {
+            b"RESOURCE" => K::Routed(R::UploadResource),
+            _ => K::Other,
+        },
+        _ => K::Other,
     }
-    let w = &words[..n];
-    const TABLE: [(&[&str], StatementKind); 17] = [
-        (&["BEGIN"], StatementKind::Begin),
-        (&["COMMIT"], StatementKind::Commit),
-        (&["REVERT"], StatementKind::Revert),
-        (&["ROLLBACK"], StatementKind::Revert),
-        (
-            &["DESCRIBE", "TRANSACTION"],
-            StatementKind::DescribeTransaction,
-        ),
-        (&["SHOW", "TRANSACTIONS"], StatementKind::ShowTransactions),
-        (
-            &["DESCRIBE", "BACKUP"],
-            StatementKind::Routed(R::DescribeBackup),
-        ),
-        (&["BACKUP"], StatementKind::Backup),
-        (&["USE"], StatementKind::Routed(R::UseDomain)),
-        (&["LIST", "DOMAINS"], StatementKind::Routed(R::ListDomains)),
-        (
-            &["ATTACH", "DOMAIN", "CLOCK"],
-            StatementKind::Routed(R::AttachDomainClock),
-        ),
-        (
-            &["DETACH", "DOMAIN", "CLOCK"],
-            StatementKind::Routed(R::DetachDomainClock),
-        ),
-        (
-            &["CREATE", "SUBSCRIPTION"],
-            StatementKind::Routed(R::Subscribe),
-        ),
-        (
-            &["DELETE", "SUBSCRIPTION"],
-            StatementKind::Routed(R::Unsubscribe),
-        ),
-        (
-            &["UPLOAD", "RESOURCE"],
-            StatementKind::Routed(R::UploadResource),
-        ),
-        (&["RESTORE"], StatementKind::Routed(R::Restore)),
-        (&["SHOW"], StatementKind::Read),
-    ];
-    if let Some((_, kind)) = TABLE.iter().find(|(p, _)| starts(w, p)) {
-        return *kind;
-    }
-    if starts(w, &["DESCRIBE"]) {
-        return StatementKind::Read;
-    }
-    StatementKind::Other
 }
 
 /// Decides where `query` goes (L-2), given whether the session holds a transaction. The
