@@ -729,7 +729,12 @@ fn l_2_one_statement_routes_alone_and_a_fault_after_it_is_still_found() {
     assert_eq!(one.kinds(), [StatementKind::Read]);
     assert!(one.is_read());
     assert_eq!(one, check_command("show relays", false).unwrap());
-    assert_ne!(one, check_command("CREATE RELAY a", false).unwrap());
+    let write = check_command("CREATE RELAY a", false).unwrap();
+    assert_ne!(one, write);
+    assert!(
+        !write.is_read(),
+        "a statement that can change state is no read"
+    );
     // The same statement twice is two statements.
     let two = check_command("SHOW RELAYS; SHOW RELAYS", true).unwrap();
     assert_eq!(two.kinds(), [StatementKind::Read, StatementKind::Read]);
