@@ -3,14 +3,17 @@
 use crate::rng::Rng;
 use crate::time::UnixMillis;
 use std::fmt;
+use std::sync::Arc;
 
 /// The longest execution reference, in bytes.
 pub const MAX_REFERENCE_LEN: usize = 128;
 
 /// The durable identity of one logical command: 1 to 128 bytes of ASCII letters, digits, `-`,
-/// `_` and `.` (E-1). Every repetition of the command carries the same reference.
+/// `_` and `.` (E-1). Every repetition of the command carries the same reference. The text is
+/// shared: a copy (a report of the command's outcome, a command kept for recovery) costs no
+/// allocation.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ExecutionReference(Box<str>);
+pub struct ExecutionReference(Arc<str>);
 
 /// Why a string is not an acceptable execution reference.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -70,7 +73,8 @@ impl ExecutionReference {
         let mut random = [0u8; 10];
         rng.fill(&mut random);
         let uuid = uuid::Builder::from_unix_timestamp_millis(now.0, &random).into_uuid();
-        Self(uuid.hyphenated().to_string().into())
+        let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+        Self(Arc::from(&*uuid.hyphenated().encode_lower(&mut text)))
     }
 
     /// The UUIDv7 timestamp, when the reference is a UUIDv7.

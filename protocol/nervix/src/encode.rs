@@ -10,8 +10,9 @@ use crate::frame::Root;
 use crate::limits::MAX_VECTOR_ENTRIES;
 use crate::limits::{FRAME_LIMIT, MAX_DEPTH, MAX_STRING_BYTES};
 use crate::schema::{
-    ClientMessage, ClientMessageArgs, ClientRequest, ClientRequestT, SubmitBatchRequest,
-    SubmitBatchRequestArgs,
+    ClientMessage, ClientMessageArgs, ClientRequest, ClientRequestT, CommandRequest,
+    CommandRequestArgs, CommandRequestT, SubmitBatchRequest, SubmitBatchRequestArgs,
+    TransactionPreviewIdentityT,
 };
 use crate::violation::{Fault, Site};
 use bytes::Bytes;
@@ -223,6 +224,158 @@ impl Encoder {
     }
 }
 
+/// A `CommandRequest` as borrowed parts, written by [`Encoder::encode_command`] exactly as
+/// [`Encoder::encode_request`] writes the owned `CommandRequestT` of the same members, without
+/// building one: a client that keeps a command's members for its repetitions (E-2) writes each
+/// attempt from them directly.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CommandParts<'a> {
+    /// The query text.
+    pub query: &'a str,
+    /// The domain it names.
+    pub domain: Option<&'a str>,
+    /// The execution reference.
+    pub execution_reference: &'a str,
+    /// The expected transaction position.
+    pub expected_transaction_position: Option<u64>,
+    /// The expected preview.
+    pub expected_preview: Option<&'a TransactionPreviewIdentityT>,
+}
+
+impl<'a> CommandParts<'a> {
+    /// The parts of an owned request.
+    pub fn of(request: &'a CommandRequestT) -> Self {
+        Self {
+            query: &request.query,
+            domain: request.domain.as_deref(),
+            execution_reference: &request.execution_reference,
+            expected_transaction_position: request.expected_transaction_position,
+            expected_preview: request.expected_preview.as_deref(),
+        }
+    }
+}
+
+/// The same checks as the owned `CommandRequestT`'s, member by member.
+impl CheckWrite for CommandParts<'_> {
+    fn check_write(&self, cx: &mut WriteCx) -> Result<(), EncodeError> {
+        cx.string(self.query, "CommandRequest", "query")?;
+        if let Some(v) = self.domain {
+            cx.string(v, "CommandRequest", "domain")?;
+        }
+        cx.string(
+            self.execution_reference,
+            "CommandRequest",
+            "execution_reference",
+        )?;
+        if let Some(v) = self.expected_preview {
+            cx.nested(v, "CommandRequest", "expected_preview")?;
+        }
+        Ok(())
+    }
+}
+
+/// More than a `CommandRequest` frame ever holds beyond its payload (its strings' and the
+/// preview's fingerprint's bytes): the root offset and identifier, four tables and their
+/// vtables, string lengths and terminators, and alignment. A test pins the real most below a
+/// quarter of this.
+const COMMAND_OVERHEAD: usize = 1024;
+
+/// A command's frame, with where its execution reference's bytes sit in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandFrame {
+    /// The frame.
+    pub frame: Bytes,
+    /// The range of `frame` holding the execution reference's bytes.
+    pub reference: std::ops::Range<usize>,
+}
+
+impl Encoder {
+    /// Checks `parts` and writes them as one `ClientMessage` frame of a `CommandRequest` under
+    /// `request_id`: the bytes [`Encoder::encode_request`] writes for the same request.
+    pub fn encode_command(
+        &mut self,
+        request_id: u64,
+        parts: &CommandParts<'_>,
+    ) -> Result<CommandFrame, EncodeError> {
+        let reference = self.build_command(request_id, parts)?;
+        let len = self.fbb.finished_data().len();
+        // The reference was written as a length then its bytes, `reference` bytes before the
+        // end of the finished frame.
+        let start = len - reference + 4;
+        let reference = start..start + parts.execution_reference.len();
+        Ok(CommandFrame {
+            frame: self.emit(),
+            reference,
+        })
+    }
+
+    /// Checks `parts` as [`Encoder::encode_command`] does, frame limit included, without
+    /// keeping a frame: for a request that is checked when it is made and written when it
+    /// goes.
+    pub fn check_command(&mut self, parts: &CommandParts<'_>) -> Result<(), EncodeError> {
+        let mut cx = WriteCx::new(FRAME_LIMIT);
+        cx.nested(parts, "ClientMessage", "request")?;
+        // Every member of variable length is in the payload; what the frame adds to it is a
+        // fixed set of tables, offsets and padding. A payload that leaves room for more than
+        // all of it fits without building the frame to measure it.
+        if cx.payload.saturating_add(COMMAND_OVERHEAD) <= FRAME_LIMIT {
+            return Ok(());
+        }
+        self.build_command(u64::MAX, parts).map(|_| ())
+    }
+
+    /// Writes the frame of `parts` into the builder; returns how far before the finished
+    /// frame's end the execution reference's string starts.
+    fn build_command(
+        &mut self,
+        request_id: u64,
+        parts: &CommandParts<'_>,
+    ) -> Result<usize, EncodeError> {
+        if request_id == 0 {
+            return Err(EncodeError::field(
+                Site::new("ClientMessage", "request_id"),
+                Fault::Zero,
+            ));
+        }
+        let mut cx = WriteCx::new(FRAME_LIMIT);
+        cx.nested(parts, "ClientMessage", "request")?;
+        let fbb = &mut self.fbb;
+        fbb.reset();
+        // The members in the order the owned request's `pack` writes them.
+        let query = fbb.create_string(parts.query);
+        let domain = parts.domain.map(|d| fbb.create_string(d));
+        let reference = fbb.create_string(parts.execution_reference);
+        let expected_preview = parts.expected_preview.map(|p| p.pack(fbb));
+        let body = CommandRequest::create(
+            fbb,
+            &CommandRequestArgs {
+                query: Some(query),
+                domain,
+                execution_reference: Some(reference),
+                expected_transaction_position: parts.expected_transaction_position,
+                expected_preview,
+            },
+        );
+        let root = ClientMessage::create(
+            fbb,
+            &ClientMessageArgs {
+                request_id,
+                request_type: ClientRequest::CommandRequest,
+                request: Some(body.as_union_value()),
+            },
+        );
+        fbb.finish(root, Some("NXCM"));
+        let len = fbb.finished_data().len();
+        if len > FRAME_LIMIT {
+            return Err(EncodeError::FrameTooLarge {
+                len,
+                limit: FRAME_LIMIT,
+            });
+        }
+        Ok(reference.value() as usize)
+    }
+}
+
 /// The frame of a `SubmitBatchRequest` around a batch of a given length, without the batch:
 /// what [`Encoder::encode_request`] would write before the batch's bytes, and how many bytes of
 /// padding it writes after them. The frame is `head`, the batch, then `tail` zero bytes.
@@ -339,4 +492,47 @@ impl Encoder {
 /// Checks `value` and writes it as one frame of root `R` with a fresh [`Encoder`].
 pub fn encode<R: Root>(value: &R::Owned) -> Result<Bytes, EncodeError> {
     Encoder::new().encode::<R>(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::FingerprintT;
+
+    #[test]
+    fn a_command_frame_adds_less_than_a_quarter_of_the_overhead_bound_to_its_payload() {
+        let mut enc = Encoder::new();
+        let mut most = 0;
+        // Every member present, at every alignment of every string.
+        for q in 0..8 {
+            for d in 0..8 {
+                for r in 1..9 {
+                    for t in 0..8 {
+                        let preview = TransactionPreviewIdentityT {
+                            transaction_id: "t".repeat(t),
+                            position: u64::MAX,
+                            planning_basis: Box::new(FingerprintT { bytes: vec![9; 32] }),
+                        };
+                        let (query, domain, reference) =
+                            ("q".repeat(q), "d".repeat(d), "r".repeat(r));
+                        let parts = CommandParts {
+                            query: &query,
+                            domain: Some(&domain),
+                            execution_reference: &reference,
+                            expected_transaction_position: Some(u64::MAX),
+                            expected_preview: Some(&preview),
+                        };
+                        let mut cx = WriteCx::new(FRAME_LIMIT);
+                        cx.nested(&parts, "ClientMessage", "request").unwrap();
+                        let len = enc.encode_command(u64::MAX, &parts).unwrap().frame.len();
+                        most = most.max(len - cx.payload);
+                    }
+                }
+            }
+        }
+        assert!(
+            most * 4 <= COMMAND_OVERHEAD,
+            "{most} bytes beyond the payload"
+        );
+    }
 }

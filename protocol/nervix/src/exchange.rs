@@ -14,7 +14,7 @@
 //! behind it can change when the server refuses a request as `TooManyRequestsInFlight` and the
 //! exchange sends it again under a fresh identity (C-6).
 
-use crate::encode::{EncodeError, Encoder};
+use crate::encode::{CommandFrame, CommandParts, EncodeError, Encoder};
 use crate::frame::ServerFrame;
 use crate::schema::*;
 use crate::time::Timestamp;
@@ -192,6 +192,9 @@ struct Waiter {
     handle: RequestHandle,
     kind: ClientRequest,
     frame: Bytes,
+    /// Where a command's execution reference sits in `frame`, when the exchange wrote the
+    /// frame itself and so knows without reading it back.
+    reference: Option<std::ops::Range<usize>>,
     deadline: Option<Timestamp>,
     /// The frame is with the transport and no terminal reply has come for it yet. A request
     /// ended while this is false certainly had no effect.
@@ -333,8 +336,25 @@ impl Exchange {
         request: &ClientRequestT,
         deadline: Option<Timestamp>,
     ) -> Result<RequestHandle, RequestError> {
+        if let ClientRequestT::CommandRequest(command) = request {
+            return self.request_command(now, &CommandParts::of(command), deadline);
+        }
         self.request_framed(now, request.client_request_type(), deadline, |enc, id| {
             enc.encode_request(id, request)
+        })
+    }
+
+    /// [`Exchange::request`] of a `CommandRequest` given as borrowed parts: the same frame,
+    /// written without an owned request around it.
+    pub fn request_command(
+        &mut self,
+        now: Timestamp,
+        command: &CommandParts<'_>,
+        deadline: Option<Timestamp>,
+    ) -> Result<RequestHandle, RequestError> {
+        self.register(now, ClientRequest::CommandRequest, deadline, |enc, id| {
+            let CommandFrame { frame, reference } = enc.encode_command(id, command)?;
+            Ok((frame, Some(reference)))
         })
     }
 
@@ -345,10 +365,25 @@ impl Exchange {
     /// (for example from [`Encoder::submit_frame`]); the exchange sends it as given.
     pub fn request_framed(
         &mut self,
-        _now: Timestamp,
+        now: Timestamp,
         kind: ClientRequest,
         deadline: Option<Timestamp>,
         frame: impl FnOnce(&mut Encoder, u64) -> Result<Bytes, EncodeError>,
+    ) -> Result<RequestHandle, RequestError> {
+        self.register(now, kind, deadline, |enc, id| Ok((frame(enc, id)?, None)))
+    }
+
+    /// Registers and sends the request whose frame `frame` writes, with where a command's
+    /// execution reference sits in it when the exchange wrote it itself.
+    fn register(
+        &mut self,
+        _now: Timestamp,
+        kind: ClientRequest,
+        deadline: Option<Timestamp>,
+        frame: impl FnOnce(
+            &mut Encoder,
+            u64,
+        ) -> Result<(Bytes, Option<std::ops::Range<usize>>), EncodeError>,
     ) -> Result<RequestHandle, RequestError> {
         if !self.is_open() {
             return Err(RequestError::SessionEnded);
@@ -357,7 +392,7 @@ impl Exchange {
             return Err(RequestError::IdentitiesExhausted);
         }
         let id = self.next_wire.unwrap_or(0);
-        let frame = frame(&mut self.encoder, id)?;
+        let (frame, reference) = frame(&mut self.encoder, id)?;
         let id = self.take_wire_id()?;
         let handle = RequestHandle(self.next_handle);
         self.next_handle += 1;
@@ -367,6 +402,7 @@ impl Exchange {
                 handle,
                 kind,
                 frame,
+                reference,
                 deadline,
                 sent: false,
                 heard_when_sent: 0,
@@ -560,8 +596,15 @@ impl Exchange {
             return self.violation(v);
         }
         if let Some(outcome) = reply.body_as_command_outcome() {
-            let sent = sent_reference(&w.frame);
-            if sent != Some(outcome.execution_reference()) {
+            // The reference the frame carries: read in place where the exchange wrote it, or
+            // read back from a frame written by the caller.
+            let found = outcome.execution_reference();
+            let same = match &w.reference {
+                Some(r) => w.frame.get(r.clone()) == Some(found.as_bytes()),
+                None => sent_reference(&w.frame) == Some(found),
+            };
+            if !same {
+                let sent = sent_reference(&w.frame);
                 let v = ProtocolViolation::ReferenceMismatch {
                     request_id: id,
                     sent: sent.unwrap_or_default().to_string(),

@@ -116,21 +116,35 @@ pub enum StatementError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandShape {
     /// The kind of each statement, in written order; never empty.
-    kinds: Vec<StatementKind>,
+    kinds: Kinds,
+}
+
+/// The kinds of a command's statements: one (every command outside a transaction) is kept
+/// without a heap allocation; several only as `Many`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kinds {
+    One(StatementKind),
+    Many(Vec<StatementKind>),
 }
 
 impl CommandShape {
     /// The kind of each statement, in written order.
     pub fn kinds(&self) -> &[StatementKind] {
-        &self.kinds
+        match &self.kinds {
+            Kinds::One(k) => std::slice::from_ref(k),
+            Kinds::Many(v) => v,
+        }
     }
     /// The first statement's kind.
     pub fn first(&self) -> StatementKind {
-        self.kinds.first().copied().unwrap_or(StatementKind::Other)
+        self.kinds()
+            .first()
+            .copied()
+            .unwrap_or(StatementKind::Other)
     }
     /// Whether every statement only reads.
     pub fn is_read(&self) -> bool {
-        self.kinds.iter().all(|k| {
+        self.kinds().iter().all(|k| {
             matches!(
                 k,
                 StatementKind::Read
@@ -168,8 +182,15 @@ pub enum Route<'q> {
 /// Splits `query` into statements at `;` outside single-quoted text, double-quoted names,
 /// `--` line comments and `/* */` block comments. Empty statements are dropped.
 pub fn split(query: &str) -> Result<Vec<&str>, StatementError> {
-    let b = query.as_bytes();
     let mut out = Vec::new();
+    split_each(query, |s| out.push(s))?;
+    Ok(out)
+}
+
+/// [`split`], handing each statement to `each` as it is found instead of collecting them. On
+/// an unterminated quote or comment some statements may have been handed out already.
+fn split_each<'q>(query: &'q str, mut each: impl FnMut(&'q str)) -> Result<(), StatementError> {
+    let b = query.as_bytes();
     let (mut i, mut start) = (0, 0);
     while i < b.len() {
         match b[i] {
@@ -193,15 +214,15 @@ pub fn split(query: &str) -> Result<Vec<&str>, StatementError> {
                 i += 2;
             }
             b';' => {
-                push(&mut out, &query[start..i]);
+                push(&mut each, &query[start..i]);
                 i += 1;
                 start = i;
             }
             _ => i += 1,
         }
     }
-    push(&mut out, &query[start..]);
-    Ok(out)
+    push(&mut each, &query[start..]);
+    Ok(())
 }
 
 /// The index just past the quoted text that opens at `i` with quote `q` (a doubled quote
@@ -218,9 +239,9 @@ fn skip_quoted(b: &[u8], mut i: usize, q: u8) -> Result<usize, StatementError> {
     }
 }
 
-fn push<'a>(out: &mut Vec<&'a str>, s: &'a str) {
+fn push<'a>(each: &mut impl FnMut(&'a str), s: &'a str) {
     if !skip_blank(s).is_empty() {
-        out.push(s.trim());
+        each(s.trim());
     }
 }
 
@@ -239,13 +260,14 @@ fn skip_blank(s: &str) -> &str {
     }
 }
 
-/// The next bare word of `s` (after blanks and comments), upper-cased, and what follows it.
-fn next_word(s: &str) -> Option<(String, &str)> {
+/// The next bare word of `s` (after blanks and comments), as written (ASCII letters, digits
+/// and `_` only), and what follows it.
+fn next_word(s: &str) -> Option<(&str, &str)> {
     let rest = skip_blank(s);
     let end = rest
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .unwrap_or(rest.len());
-    (end > 0).then(|| (rest[..end].to_ascii_uppercase(), &rest[end..]))
+    (end > 0).then(|| (&rest[..end], &rest[end..]))
 }
 
 /// The first `n` words of a statement, upper-cased, skipping comments.
@@ -256,7 +278,7 @@ fn leading_words(s: &str, n: usize) -> Vec<String> {
         let Some((w, r)) = next_word(rest) else {
             break;
         };
-        words.push(w);
+        words.push(w.to_ascii_uppercase());
         rest = r;
     }
     words
@@ -290,29 +312,69 @@ fn single_name(rest: &str) -> Option<String> {
     (!name.is_empty() && skip_blank(tail).is_empty()).then_some(name)
 }
 
+/// The words of a statement, each upper-cased into a buffer of the caller's as it is read.
+struct Words<'a>(&'a str);
+
+impl Words<'_> {
+    /// The next bare word, upper-cased into `buf`; empty past the last word, and for a word
+    /// longer than every keyword (which no keyword can equal).
+    fn next<'b>(&mut self, buf: &'b mut [u8; 12]) -> &'b [u8] {
+        let Some((w, rest)) = next_word(self.0) else {
+            return &[];
+        };
+        self.0 = rest;
+        let Some(b) = buf.get_mut(..w.len()) else {
+            return &[];
+        };
+        b.copy_from_slice(w.as_bytes());
+        b.make_ascii_uppercase();
+        b
+    }
+}
+
 /// The routing kind of one statement.
 pub fn classify(statement: &str) -> StatementKind {
     use RoutedRequest as R;
-    let w = leading_words(statement, 3);
-    let w: Vec<&str> = w.iter().map(String::as_str).collect();
-    match w.as_slice() {
-        ["BEGIN", ..] => StatementKind::Begin,
-        ["COMMIT", ..] => StatementKind::Commit,
-        ["REVERT", ..] | ["ROLLBACK", ..] => StatementKind::Revert,
-        ["DESCRIBE", "TRANSACTION", ..] => StatementKind::DescribeTransaction,
-        ["SHOW", "TRANSACTIONS", ..] => StatementKind::ShowTransactions,
-        ["DESCRIBE", "BACKUP", ..] => StatementKind::Routed(R::DescribeBackup),
-        ["BACKUP", ..] => StatementKind::Backup,
-        ["USE", ..] => StatementKind::Routed(R::UseDomain),
-        ["LIST", "DOMAINS", ..] => StatementKind::Routed(R::ListDomains),
-        ["ATTACH", "DOMAIN", "CLOCK"] => StatementKind::Routed(R::AttachDomainClock),
-        ["DETACH", "DOMAIN", "CLOCK"] => StatementKind::Routed(R::DetachDomainClock),
-        ["CREATE", "SUBSCRIPTION", ..] => StatementKind::Routed(R::Subscribe),
-        ["DELETE", "SUBSCRIPTION", ..] => StatementKind::Routed(R::Unsubscribe),
-        ["UPLOAD", "RESOURCE", ..] => StatementKind::Routed(R::UploadResource),
-        ["RESTORE", ..] => StatementKind::Routed(R::Restore),
-        ["SHOW", ..] | ["DESCRIBE", ..] => StatementKind::Read,
-        _ => StatementKind::Other,
+    use StatementKind as K;
+    // Only as many words as the first one calls for are read.
+    let mut words = Words(statement);
+    let (mut first, mut second, mut third) = ([0u8; 12], [0u8; 12], [0u8; 12]);
+    let first = words.next(&mut first);
+    match first {
+        b"BEGIN" => K::Begin,
+        b"COMMIT" => K::Commit,
+        b"REVERT" | b"ROLLBACK" => K::Revert,
+        b"BACKUP" => K::Backup,
+        b"USE" => K::Routed(R::UseDomain),
+        b"RESTORE" => K::Routed(R::Restore),
+        b"DESCRIBE" => match words.next(&mut second) {
+            b"TRANSACTION" => K::DescribeTransaction,
+            b"BACKUP" => K::Routed(R::DescribeBackup),
+            _ => K::Read,
+        },
+        b"SHOW" => match words.next(&mut second) {
+            b"TRANSACTIONS" => K::ShowTransactions,
+            _ => K::Read,
+        },
+        b"LIST" => match words.next(&mut second) {
+            b"DOMAINS" => K::Routed(R::ListDomains),
+            _ => K::Other,
+        },
+        b"ATTACH" | b"DETACH" => match (words.next(&mut second), words.next(&mut third)) {
+            (b"DOMAIN", b"CLOCK") if first == b"ATTACH" => K::Routed(R::AttachDomainClock),
+            (b"DOMAIN", b"CLOCK") => K::Routed(R::DetachDomainClock),
+            _ => K::Other,
+        },
+        b"CREATE" | b"DELETE" => match words.next(&mut second) {
+            b"SUBSCRIPTION" if first == b"CREATE" => K::Routed(R::Subscribe),
+            b"SUBSCRIPTION" => K::Routed(R::Unsubscribe),
+            _ => K::Other,
+        },
+        b"UPLOAD" => match words.next(&mut second) {
+            b"RESOURCE" => K::Routed(R::UploadResource),
+            _ => K::Other,
+        },
+        _ => K::Other,
     }
 }
 
@@ -320,43 +382,64 @@ pub fn classify(statement: &str) -> StatementKind {
 /// transaction rules of L-3 on subscriptions, clocks and the selected domain are the
 /// client's to apply; this checks the statements alone.
 pub fn route(query: &str, holding_transaction: bool) -> Result<Route<'_>, StatementError> {
-    let statements = split(query)?;
-    let Some(&first) = statements.first() else {
+    // One statement (the usual query) is routed without collecting anything.
+    let (mut first, mut count) = (None, 0usize);
+    split_each(query, |s| {
+        first.get_or_insert(s);
+        count += 1;
+    })?;
+    let Some(first) = first else {
         return Err(StatementError::Empty);
     };
-    let kinds: Vec<StatementKind> = statements.iter().map(|s| classify(s)).collect();
-    if statements.len() > 1 {
-        for (s, k) in statements.iter().zip(&kinds) {
-            if let StatementKind::Routed(request) = k {
-                return Err(StatementError::NeedsOwnRequest {
-                    statement: leading_words(s, 3).join(" "),
-                    request: *request,
-                });
-            }
-        }
-        for (s, k) in statements.iter().zip(&kinds) {
-            if matches!(
-                k,
-                StatementKind::DescribeTransaction
-                    | StatementKind::ShowTransactions
-                    | StatementKind::Backup
-            ) {
-                return Err(StatementError::MustTravelAlone {
-                    statement: leading_words(s, 2).join(" "),
-                });
-            }
-        }
-        if !holding_transaction {
-            return Err(StatementError::SeveralOutsideTransaction);
-        }
-        return Ok(Route::Command(CommandShape { kinds }));
+    if count > 1 {
+        return route_several(&split(query)?, holding_transaction);
     }
+    route_one(first)
+}
+
+/// [`route`] of a query of several statements.
+fn route_several<'q>(
+    statements: &[&'q str],
+    holding_transaction: bool,
+) -> Result<Route<'q>, StatementError> {
+    let kinds: Vec<StatementKind> = statements.iter().map(|s| classify(s)).collect();
+    for (s, k) in statements.iter().zip(&kinds) {
+        if let StatementKind::Routed(request) = k {
+            return Err(StatementError::NeedsOwnRequest {
+                statement: leading_words(s, 3).join(" "),
+                request: *request,
+            });
+        }
+    }
+    for (s, k) in statements.iter().zip(&kinds) {
+        if matches!(
+            k,
+            StatementKind::DescribeTransaction
+                | StatementKind::ShowTransactions
+                | StatementKind::Backup
+        ) {
+            return Err(StatementError::MustTravelAlone {
+                statement: leading_words(s, 2).join(" "),
+            });
+        }
+    }
+    if !holding_transaction {
+        return Err(StatementError::SeveralOutsideTransaction);
+    }
+    Ok(Route::Command(CommandShape {
+        kinds: Kinds::Many(kinds),
+    }))
+}
+
+/// [`route`] of a query of one statement, `first`.
+fn route_one(first: &str) -> Result<Route<'_>, StatementError> {
+    let kind = classify(first);
     let malformed = |expected| StatementError::Malformed {
         statement: leading_words(first, 3).join(" "),
         expected,
     };
     let bare = |n| skip_blank(after_words(first, n)).is_empty();
-    Ok(match kinds[0] {
+    Ok(match kind {
         StatementKind::Routed(r) => match r {
             RoutedRequest::UseDomain => Route::UseDomain(
                 single_name(after_words(first, 1)).ok_or_else(|| malformed("USE <domain>"))?,
@@ -380,7 +463,9 @@ pub fn route(query: &str, holding_transaction: bool) -> Result<Route<'_>, Statem
                 })
             }
         },
-        _ => Route::Command(CommandShape { kinds }),
+        k => Route::Command(CommandShape {
+            kinds: Kinds::One(k),
+        }),
     })
 }
 

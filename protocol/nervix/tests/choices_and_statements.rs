@@ -653,3 +653,102 @@ fn q_1_typed_constructors_carry_each_targets_dependencies() {
     // A target that needs more than the domain is refused by the domain-only constructor.
     assert!(ChoiceLookup::in_domain(ChoiceTarget::RelayField, "t", "", 5).is_err());
 }
+
+#[test]
+fn l_2_every_leading_word_pattern_is_recognised_in_any_case_and_only_as_whole_words() {
+    use RoutedRequest as R;
+    let rows: [(&str, StatementKind); 19] = [
+        ("BEGIN", StatementKind::Begin),
+        ("COMMIT", StatementKind::Commit),
+        ("REVERT", StatementKind::Revert),
+        ("ROLLBACK", StatementKind::Revert),
+        ("DESCRIBE TRANSACTION", StatementKind::DescribeTransaction),
+        ("SHOW TRANSACTIONS", StatementKind::ShowTransactions),
+        ("DESCRIBE BACKUP", StatementKind::Routed(R::DescribeBackup)),
+        ("BACKUP", StatementKind::Backup),
+        ("USE", StatementKind::Routed(R::UseDomain)),
+        ("LIST DOMAINS", StatementKind::Routed(R::ListDomains)),
+        (
+            "ATTACH DOMAIN CLOCK",
+            StatementKind::Routed(R::AttachDomainClock),
+        ),
+        (
+            "DETACH DOMAIN CLOCK",
+            StatementKind::Routed(R::DetachDomainClock),
+        ),
+        ("CREATE SUBSCRIPTION", StatementKind::Routed(R::Subscribe)),
+        ("DELETE SUBSCRIPTION", StatementKind::Routed(R::Unsubscribe)),
+        ("UPLOAD RESOURCE", StatementKind::Routed(R::UploadResource)),
+        ("RESTORE", StatementKind::Routed(R::Restore)),
+        ("SHOW", StatementKind::Read),
+        ("DESCRIBE", StatementKind::Read),
+        ("CREATE RELAY", StatementKind::Other),
+    ];
+    for (words, kind) in rows {
+        let lower = words.to_lowercase();
+        let mixed: String = words
+            .chars()
+            .enumerate()
+            .map(|(i, c)| {
+                if i % 2 == 0 {
+                    c
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })
+            .collect();
+        let commented = words.replace(' ', " /* ; */ -- x\n ");
+        for s in [
+            words.to_string(),
+            lower,
+            mixed,
+            commented,
+            format!("{words} x_1 y"),
+        ] {
+            assert_eq!(classify(&s), kind, "{s:?}");
+        }
+        if kind == StatementKind::Other {
+            continue;
+        }
+        // A longer word is another word, and a statement cut short is not the pattern.
+        let longer = format!("{words}S");
+        assert_ne!(classify(&longer), kind, "{longer:?}");
+        if let Some((head, _)) = words.rsplit_once(' ') {
+            assert_ne!(classify(head), kind, "{head:?}");
+        }
+    }
+    assert_eq!(classify(""), StatementKind::Other);
+    assert_eq!(classify("-- nothing"), StatementKind::Other);
+    assert_eq!(classify("(BEGIN)"), StatementKind::Other);
+}
+
+#[test]
+fn l_2_one_statement_routes_alone_and_a_fault_after_it_is_still_found() {
+    // Empty statements around one statement leave it one statement.
+    let one = check_command(" ; SHOW RELAYS ;; -- done\n", false).unwrap();
+    assert_eq!(one.kinds(), [StatementKind::Read]);
+    assert!(one.is_read());
+    assert_eq!(one, check_command("show relays", false).unwrap());
+    let write = check_command("CREATE RELAY a", false).unwrap();
+    assert_ne!(one, write);
+    assert!(
+        !write.is_read(),
+        "a statement that can change state is no read"
+    );
+    // The same statement twice is two statements.
+    let two = check_command("SHOW RELAYS; SHOW RELAYS", true).unwrap();
+    assert_eq!(two.kinds(), [StatementKind::Read, StatementKind::Read]);
+    assert_ne!(one, two);
+    assert_eq!(
+        route("SHOW RELAYS; 'open", false).unwrap_err(),
+        StatementError::Unterminated
+    );
+    assert_eq!(
+        route("SHOW RELAYS /* open", true).unwrap_err(),
+        StatementError::Unterminated
+    );
+    assert_eq!(
+        route("SHOW RELAYS; SHOW RELAYS", false).unwrap_err(),
+        StatementError::SeveralOutsideTransaction
+    );
+}

@@ -791,3 +791,79 @@ fn t_8_a_request_sent_after_the_last_frame_heard_goes_unheard() {
     x.handle_timeout(at(1000));
     assert!(x.is_silent());
 }
+
+/// The outcome of one command sent as `send` writes it, answered naming `answer`: whether it
+/// was replied (true) or ended the session for E-5 (false). With `refused`, the first attempt
+/// is refused as too many in flight and the answer comes to the renumbered one.
+fn answered_with(
+    send: impl FnOnce(&mut Exchange) -> RequestHandle,
+    answer: &str,
+    refused: bool,
+) -> bool {
+    let mut x = Exchange::new(ExchangeConfig::default());
+    let first = x.request(T0, &list_domains(), None).unwrap();
+    let h = send(&mut x);
+    assert_eq!(drain_ids(&mut x), vec![1, 2]);
+    let mut id = 2;
+    if refused {
+        x.handle_frame(T0, rejected(2, RequestRejection::TooManyRequestsInFlight));
+        x.handle_frame(T0, domains(1));
+        assert_eq!(drain_ids(&mut x), vec![3], "sent again renumbered");
+        id = 3;
+    } else {
+        x.handle_frame(T0, domains(1));
+    }
+    assert_eq!(
+        replied(&events(&mut x)),
+        vec![(first, ReplyBody::DomainList)]
+    );
+    x.handle_frame(T0, outcome(id, answer, completed()));
+    let ev = events(&mut x);
+    if replied(&ev) == vec![(h, ReplyBody::CommandOutcome)] {
+        return true;
+    }
+    assert_eq!(interrupted(&ev), vec![(h, Interruption::ProtocolViolation)]);
+    assert!(
+        matches!(ev.last(), Some(ExchangeEvent::Ended { cause: EndCause::Violation(v) })
+        if v.rule() == "E-5"),
+        "{ev:?}"
+    );
+    false
+}
+
+#[test]
+fn e_5_the_reference_is_compared_whole_however_the_command_frame_was_written() {
+    let request = command("CREATE A;", "ref-a1");
+    let ClientRequestT::CommandRequest(owned) = &request else {
+        unreachable!()
+    };
+    let parts = nervix_protocol::encode::CommandParts::of(owned);
+    for refused in [false, true] {
+        for (answer, same) in [
+            ("ref-a1", true),
+            ("ref-a2", false),
+            ("ref-a", false),
+            ("ref-a12", false),
+            ("Ref-a1", false),
+        ] {
+            // The owned request, its borrowed parts, and a frame the caller writes itself.
+            let ways: [&dyn Fn(&mut Exchange) -> RequestHandle; 3] = [
+                &|x| x.request(T0, &request, None).unwrap(),
+                &|x| x.request_command(T0, &parts, None).unwrap(),
+                &|x| {
+                    x.request_framed(T0, ClientRequest::CommandRequest, None, |enc, id| {
+                        enc.encode_request(id, &request)
+                    })
+                    .unwrap()
+                },
+            ];
+            for (way, send) in ways.into_iter().enumerate() {
+                assert_eq!(
+                    answered_with(send, answer, refused),
+                    same,
+                    "way {way}, answer {answer:?}, refused first: {refused}"
+                );
+            }
+        }
+    }
+}

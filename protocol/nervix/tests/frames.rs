@@ -974,3 +974,68 @@ fn f_4_a_rows_frame_that_is_also_malformed_is_refused_as_malformed() {
     let v = ServerFrame::check(whole.slice(..whole.len() - 9)).unwrap_err();
     assert!(matches!(v, ProtocolViolation::Malformed { .. }), "{v:?}");
 }
+
+#[test]
+fn f_2_a_command_written_from_its_parts_is_the_frame_of_the_owned_request() {
+    use nervix_protocol::encode::CommandParts;
+    let preview = |id: &str| TransactionPreviewIdentityT {
+        transaction_id: id.into(),
+        position: 7,
+        planning_basis: Box::new(FingerprintT { bytes: vec![3; 32] }),
+    };
+    let mut enc = Encoder::new();
+    let mut checker = Encoder::new();
+    // Every optional member present and absent, at string lengths that move the alignment.
+    for n in 0..9 {
+        for domain in [None, Some("d".repeat(n + 1))] {
+            for position in [None, Some(0), Some(u64::MAX)] {
+                for preview in [None, Some(preview(&"t".repeat(n + 1)))] {
+                    let owned = CommandRequestT {
+                        query: "q".repeat(n * 3),
+                        domain: domain.clone(),
+                        execution_reference: format!("ref-{}", "x".repeat(n)),
+                        expected_transaction_position: position,
+                        expected_preview: preview.map(Box::new),
+                    };
+                    let request = ClientRequestT::CommandRequest(Box::new(owned.clone()));
+                    let id = 1 + n as u64;
+                    let whole = enc.encode_request(id, &request).unwrap();
+                    let parts = CommandParts::of(&owned);
+                    let written = enc.encode_command(id, &parts).unwrap();
+                    assert_eq!(written.frame, whole, "{owned:?}");
+                    assert_eq!(
+                        &written.frame[written.reference.clone()],
+                        owned.execution_reference.as_bytes()
+                    );
+                    // The range is where the checked frame's reference is read from.
+                    let frame = ClientFrame::check(written.frame.clone()).unwrap();
+                    let read = frame.view().request_as_command_request().unwrap();
+                    let at = read.execution_reference().as_ptr() as usize
+                        - frame.bytes().as_ptr() as usize;
+                    assert_eq!(written.reference.start, at);
+                    assert_eq!(checker.check_command(&parts), Ok(()));
+                }
+            }
+        }
+    }
+    // The same refusals, in the same order: identity zero first, then the members.
+    let long = CommandRequestT {
+        query: "q".repeat(MAX_STRING_BYTES + 1),
+        domain: Some("d".repeat(MAX_STRING_BYTES + 1)),
+        execution_reference: "r".into(),
+        expected_transaction_position: None,
+        expected_preview: None,
+    };
+    let request = ClientRequestT::CommandRequest(Box::new(long.clone()));
+    let parts = CommandParts::of(&long);
+    for id in [0, 1] {
+        assert_eq!(
+            enc.encode_command(id, &parts).unwrap_err(),
+            enc.encode_request(id, &request).unwrap_err()
+        );
+    }
+    assert_eq!(
+        checker.check_command(&parts).unwrap_err(),
+        enc.encode_request(1, &request).unwrap_err()
+    );
+}

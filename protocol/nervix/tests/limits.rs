@@ -557,6 +557,57 @@ fn f_6_a_request_frame_of_exactly_4_mib_is_written_and_a_larger_one_is_not() {
 }
 
 #[test]
+fn f_6_a_command_written_from_its_parts_is_refused_at_exactly_the_owned_requests_length() {
+    use nervix_protocol::encode::CommandParts;
+    let owned = |n: usize| CommandRequestT {
+        query: "q".repeat(n),
+        domain: Some("d".into()),
+        execution_reference: "r".into(),
+        expected_transaction_position: Some(1),
+        expected_preview: None,
+    };
+    let build = |n: usize| {
+        Encoder::new()
+            .encode_with_limit::<ClientMessageRoot>(
+                &ClientMessageT {
+                    request_id: 1,
+                    request: ClientRequestT::CommandRequest(Box::new(owned(n))),
+                },
+                usize::MAX,
+            )
+            .unwrap()
+    };
+    let (n, exact) = of_exact_len(FRAME_LIMIT, build);
+    let at = owned(n);
+    let written = Encoder::new()
+        .encode_command(1, &CommandParts::of(&at))
+        .unwrap();
+    assert_eq!(written.frame, exact);
+    assert_eq!(Encoder::new().check_command(&CommandParts::of(&at)), Ok(()));
+    let mut m = n + 1;
+    while build(m).len() == FRAME_LIMIT {
+        m += 1;
+    }
+    let above = owned(m);
+    let refused = EncodeError::FrameTooLarge {
+        len: build(m).len(),
+        limit: FRAME_LIMIT,
+    };
+    assert_eq!(
+        Encoder::new()
+            .encode_command(1, &CommandParts::of(&above))
+            .unwrap_err(),
+        refused
+    );
+    assert_eq!(
+        Encoder::new()
+            .check_command(&CommandParts::of(&above))
+            .unwrap_err(),
+        refused
+    );
+}
+
+#[test]
 fn f_6_payload_of_exactly_the_frame_limit_is_left_to_the_finished_length() {
     // A string of exactly 4 MiB passes the early payload estimate (it is not above the limit)
     // and is refused by the finished frame's length; one byte more is refused early, by the

@@ -9,6 +9,7 @@ use super::transaction::attach_on;
 use super::{ClientError, ClientEvent, Session};
 use super::{Purpose, SessionId};
 use crate::command::{ExecutionReference, ReferenceError};
+use crate::encode::CommandParts;
 use crate::exchange::RequestHandle;
 use crate::frame::ServerFrame;
 use crate::schema::*;
@@ -155,15 +156,15 @@ pub struct RetainedCommand {
 }
 
 impl RetainedCommand {
-    /// The request every attempt sends, unchanged (E-2).
-    pub(crate) fn request(&self) -> ClientRequestT {
-        ClientRequestT::CommandRequest(Box::new(CommandRequestT {
-            query: self.query.clone(),
-            domain: self.domain.clone(),
-            execution_reference: self.reference.to_string(),
+    /// The request every attempt sends, unchanged (E-2), borrowed from the command.
+    pub(crate) fn parts(&self) -> CommandParts<'_> {
+        CommandParts {
+            query: &self.query,
+            domain: self.domain.as_deref(),
+            execution_reference: self.reference.as_str(),
             expected_transaction_position: self.position,
-            expected_preview: self.preview.clone().map(Box::new),
-        }))
+            expected_preview: self.preview.as_ref(),
+        }
     }
 
     /// Whether it belongs to the held transaction and so needs the transaction bound.
@@ -562,7 +563,9 @@ impl super::Client {
             preview,
             created: now,
         };
-        self.check_sendable(&retained.request())?;
+        self.checker
+            .check_command(&retained.parts())
+            .map_err(ClientError::from)?;
         let wait = match deadline {
             Some(d) => d,
             None => self.default_wait(&shape)?,
@@ -614,7 +617,9 @@ impl super::Client {
         gate: impl FnOnce(&RetainedCommand) -> Result<(), E>,
     ) -> Result<CommandHandle, Gated<E>> {
         let shape = check_command(&command.query, true)?;
-        self.check_sendable(&command.request())?;
+        self.checker
+            .check_command(&command.parts())
+            .map_err(ClientError::from)?;
         let wait = match deadline {
             Some(d) => d,
             None => self.default_wait(&shape)?,
@@ -688,8 +693,14 @@ impl super::Client {
             }
             return;
         }
-        let (request, deadline) = (e.retained.request(), e.call.deadline);
-        match self.send(now, Purpose::Command(h), &request, deadline) {
+        let deadline = Some(e.call.deadline);
+        let sent = super::send_on(
+            &mut self.session,
+            &mut self.retire,
+            Purpose::Command(h),
+            |x| x.request_command(now, &e.retained.parts(), deadline),
+        );
+        match sent {
             Ok((sid, r)) => {
                 if let Some(mut e) = self.commands.get_mut(h) {
                     e.call.registered(sid, r);

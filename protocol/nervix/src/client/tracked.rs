@@ -194,12 +194,19 @@ impl<K: Ord + Clone, V: Track> Tracked<K, V> {
         counted(self.entries.keys())
     }
 
+    /// Whether no entry is pending or changed in place: the drains have nothing to look at.
+    fn idle(&self) -> bool {
+        self.pending.is_empty() && self.touched.is_empty()
+    }
+
     /// The pending entries, and those changed in place since they were last filed, in key
     /// order (counted).
     pub(crate) fn pending(&self) -> impl Iterator<Item = (&K, &V)> {
+        // Nothing is merged when nothing is pending: the usual case of every drain.
+        let keys = (!self.idle()).then(|| self.pending.union(&self.touched));
         counted(
-            self.pending
-                .union(&self.touched)
+            keys.into_iter()
+                .flatten()
                 .filter_map(|k| self.entries.get(k).map(|v| (k, v))),
         )
     }
@@ -243,6 +250,9 @@ impl<K: Ord + Clone, V: Track> Tracked<K, V> {
 
     /// Changes every pending entry, filing each again.
     pub(crate) fn for_each_pending_mut(&mut self, mut f: impl FnMut(&K, &mut V)) {
+        if self.idle() {
+            return;
+        }
         let keys = self.pending_keys();
         self.touched.clear();
         for k in keys {
@@ -404,6 +414,22 @@ mod tests {
         t.remove(&2);
         assert_eq!(t.expired(at(30)), [1]);
         assert_eq!(t.first_deadline(), Some(at(30)));
+    }
+
+    #[test]
+    fn a_map_with_only_an_entry_changed_in_place_is_not_idle() {
+        let mut t = Tracked::default();
+        t.insert(1, e(false, 10));
+        assert_eq!(pending(&t), Vec::<u32>::new());
+        let mut seen = vec![];
+        t.for_each_pending_mut(|k, _| seen.push(*k));
+        assert!(seen.is_empty(), "nothing pending is visited");
+        // Nothing is filed as pending; the change in place alone makes it looked at.
+        t.touch(&1).unwrap().waiting = true;
+        assert_eq!(pending(&t), [1]);
+        t.for_each_pending_mut(|k, _| seen.push(*k));
+        assert_eq!(seen, [1]);
+        assert_eq!(pending(&t), [1], "filed again as pending");
     }
 
     #[test]
