@@ -9,73 +9,29 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use nervix_protocol::client::*;
-use nervix_protocol::exchange::ExchangeConfig;
 use nervix_protocol::schema::*;
 use nervix_protocol::time::Timestamp;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
-use support::rig::{ep, WALL};
+use support::rig::WALL;
 use support::streams::{opened, rows, two_fields};
 use support::{completed, outcome, sent};
 
 const NOW: Timestamp = Timestamp::ZERO;
-
-/// Takes every action and event; returns the frames sent.
-fn drain(c: &mut Client) -> Vec<Bytes> {
-    let mut frames = vec![];
-    while let Some(a) = c.poll_action() {
-        if let Action::Send { frame, .. } = a {
-            frames.push(frame);
-        }
-    }
-    while let Some(e) = c.poll_event() {
-        black_box(e);
-    }
-    frames
-}
-
-/// A client whose session carries `room` requests at once, opened and ready.
-fn ready_client(room: usize) -> (Client, SessionId) {
-    let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
-    config.exchange = ExchangeConfig::default().with_max_in_flight(room);
-    let mut c = Client::new(config);
-    c.select_domain(Some("d1")).unwrap();
-    c.read(
-        NOW,
-        ClientRequestT::ListDomainsRequest(Box::default()),
-        None,
-    )
-    .unwrap();
-    let sid = loop {
-        match c.poll_action() {
-            Some(Action::Connect { session, .. }) => break session,
-            Some(_) => {}
-            None => panic!("no connect asked for"),
-        }
-    };
-    c.handle_connected(NOW, sid);
-    let frames = drain(&mut c);
-    let read = sent(frames.last().expect("the read went out"));
-    c.handle_frame(NOW, sid, support::domains(read.request_id));
-    drain(&mut c);
-    assert!(c.is_ready());
-    (c, sid)
-}
 
 fn round_trip(c: &mut Criterion) {
     let mut g = c.benchmark_group("scaling_round_trip");
     g.throughput(Throughput::Elements(1));
     g.measurement_time(Duration::from_secs(4));
     for others in [1usize, 100, 1_000, 10_000] {
-        let (mut client, sid) = ready_client(others + 16);
+        let (mut client, sid) = support::ready_client(others + 16);
         for i in 0..others {
             client
                 .execute(NOW, WALL, &format!("INSERT INTO t VALUES ({i})"))
                 .unwrap();
-            drain(&mut client);
+            support::drain_sent(&mut client);
         }
         g.bench_with_input(BenchmarkId::from_parameter(others), &others, |b, _| {
             b.iter_custom(|iters| {
@@ -122,7 +78,7 @@ fn row_batch(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     g.measurement_time(Duration::from_secs(4));
     for others in [1usize, 100, 1_000] {
-        let (mut client, sid) = ready_client(64);
+        let (mut client, sid) = support::ready_client(64);
         let mut target = None;
         for i in 0..=others {
             let name = format!("s{i}");
@@ -133,10 +89,10 @@ fn row_batch(c: &mut Criterion) {
                     &format!("CREATE SUBSCRIPTION {name} AS SELECT * FROM orders"),
                 )
                 .unwrap();
-            let frames = drain(&mut client);
+            let frames = support::drain_sent(&mut client);
             let m = sent(frames.last().expect("the subscribe went out"));
             client.handle_frame(NOW, sid, opened(m.request_id, &name, 1, two_fields()));
-            drain(&mut client);
+            support::drain_sent(&mut client);
             while client.poll_subscription(id).is_some() {}
             target = Some(name);
         }

@@ -6,64 +6,14 @@ use nervix_protocol::encode::Encoder;
 use nervix_protocol::frame::{check_slice, ServerMessageRoot};
 use nervix_protocol::limits::FRAME_LIMIT;
 use nervix_protocol::schema::*;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell as StdCell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Counts allocations made by the thread that armed it, and passes everything to the system.
-struct Counting;
+#[path = "support/counting.rs"]
+mod counting;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static ARMED: StdCell<bool> = const { StdCell::new(false) };
-}
-
-fn count() {
-    // `try_with`: the thread-local may be gone while a thread is torn down.
-    if ARMED.try_with(StdCell::get).unwrap_or(false) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; counting touches only an
-// atomic and a const-initialised thread-local, neither of which allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: the caller's contract is passed on as it is.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: as above.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use counting::allocations_during;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Runs `f` and returns how many allocations this thread made meanwhile.
-fn allocations_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
-    ARMED.with(|a| a.set(true));
-    let out = f();
-    ARMED.with(|a| a.set(false));
-    (out, ALLOCATIONS.load(Ordering::SeqCst) - before)
-}
+static GLOBAL: counting::Counting = counting::Counting;
 
 fn cell(value: CellValueT) -> CellT {
     CellT { value }

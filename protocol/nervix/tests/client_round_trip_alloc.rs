@@ -6,109 +6,19 @@
 
 mod support;
 
-use bytes::Bytes;
 use nervix_protocol::client::*;
-use nervix_protocol::exchange::ExchangeConfig;
 use nervix_protocol::schema::*;
 use nervix_protocol::time::Timestamp;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell as StdCell;
-use support::rig::{ep, WALL};
+use support::rig::WALL;
 use support::{completed, outcome, sent};
 
-/// Counts allocations made by the thread that armed it, and passes everything to the system.
-struct Counting;
+#[path = "support/counting.rs"]
+mod counting;
 
-thread_local! {
-    static ARMED: StdCell<bool> = const { StdCell::new(false) };
-    static ALLOCATIONS: StdCell<usize> = const { StdCell::new(0) };
-}
-
-fn count() {
-    // `try_with`: the thread-locals may be gone while a thread is torn down.
-    if ARMED.try_with(StdCell::get).unwrap_or(false) {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-    }
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; counting touches only an
-// atomic and a const-initialised thread-local, neither of which allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: the caller's contract is passed on as it is.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: as above.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use counting::allocations_during;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Runs `f` and returns how many allocations this thread made meanwhile.
-fn allocations_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let before = ALLOCATIONS.with(StdCell::get);
-    ARMED.with(|a| a.set(true));
-    let out = f();
-    ARMED.with(|a| a.set(false));
-    (out, ALLOCATIONS.with(StdCell::get) - before)
-}
-
-/// Takes every action and event; returns the frames sent.
-fn drain(c: &mut Client) -> Vec<Bytes> {
-    let mut frames = vec![];
-    while let Some(a) = c.poll_action() {
-        if let Action::Send { frame, .. } = a {
-            frames.push(frame);
-        }
-    }
-    while c.poll_event().is_some() {}
-    frames
-}
-
-/// A client whose session carries `room` requests at once, opened and ready.
-fn ready_client(room: usize) -> (Client, SessionId) {
-    let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
-    config.exchange = ExchangeConfig::default().with_max_in_flight(room);
-    let mut c = Client::new(config);
-    c.select_domain(Some("d1")).unwrap();
-    c.read(
-        Timestamp::ZERO,
-        ClientRequestT::ListDomainsRequest(Box::default()),
-        None,
-    )
-    .unwrap();
-    let sid = loop {
-        match c.poll_action() {
-            Some(Action::Connect { session, .. }) => break session,
-            Some(_) => {}
-            None => panic!("no connect asked for"),
-        }
-    };
-    c.handle_connected(Timestamp::ZERO, sid);
-    let frames = drain(&mut c);
-    let read = sent(frames.last().expect("the read went out"));
-    c.handle_frame(Timestamp::ZERO, sid, support::domains(read.request_id));
-    drain(&mut c);
-    assert!(c.is_ready());
-    (c, sid)
-}
+static GLOBAL: counting::Counting = counting::Counting;
 
 /// One round trip; returns the allocations the client made for it, counting the outcome
 /// the application is handed (and drops) as part of it.
@@ -150,7 +60,7 @@ fn round_trip(c: &mut Client, sid: SessionId) -> usize {
 
 /// The allocations of each of `trips` round trips after a few that warm the client's queues.
 fn per_trip(others: usize, trips: usize) -> Vec<usize> {
-    let (mut c, sid) = ready_client(others + 16);
+    let (mut c, sid) = support::ready_client(others + 16);
     for i in 0..others {
         c.execute(
             Timestamp::ZERO,
@@ -158,7 +68,7 @@ fn per_trip(others: usize, trips: usize) -> Vec<usize> {
             &format!("INSERT INTO t VALUES ({i})"),
         )
         .unwrap();
-        drain(&mut c);
+        support::drain_sent(&mut c);
     }
     for _ in 0..8 {
         round_trip(&mut c, sid);

@@ -6,60 +6,17 @@
 
 mod support;
 
-use bytes::Bytes;
 use nervix_protocol::client::*;
-use nervix_protocol::exchange::ExchangeConfig;
 use nervix_protocol::schema::*;
 use nervix_protocol::testkit::visited;
 use nervix_protocol::time::Timestamp;
-use support::rig::{ep, WALL};
+use support::rig::WALL;
 use support::streams::{opened, rows, two_fields};
 use support::{completed, outcome, sent};
 
-/// A client whose session carries `room` requests at once, opened and ready.
-fn ready_client(room: usize) -> (Client, SessionId) {
-    let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
-    config.exchange = ExchangeConfig::default().with_max_in_flight(room);
-    let mut c = Client::new(config);
-    c.select_domain(Some("d1")).unwrap();
-    // A read makes the client want a session.
-    c.read(
-        Timestamp::ZERO,
-        ClientRequestT::ListDomainsRequest(Box::default()),
-        None,
-    )
-    .unwrap();
-    let sid = loop {
-        match c.poll_action() {
-            Some(Action::Connect { session, .. }) => break session,
-            Some(_) => {}
-            None => panic!("no connect asked for"),
-        }
-    };
-    c.handle_connected(Timestamp::ZERO, sid);
-    let frames = drain(&mut c);
-    let read = sent(frames.last().expect("the read went out"));
-    c.handle_frame(Timestamp::ZERO, sid, support::domains(read.request_id));
-    drain(&mut c);
-    assert!(c.is_ready());
-    (c, sid)
-}
-
-/// Takes every action and event; returns the frames sent.
-fn drain(c: &mut Client) -> Vec<Bytes> {
-    let mut frames = vec![];
-    while let Some(a) = c.poll_action() {
-        if let Action::Send { frame, .. } = a {
-            frames.push(frame);
-        }
-    }
-    while c.poll_event().is_some() {}
-    frames
-}
-
 /// A ready client with `others` commands out and unanswered, and room for a few more.
 fn with_commands_out(others: usize) -> (Client, SessionId) {
-    let (mut c, sid) = ready_client(others + 16);
+    let (mut c, sid) = support::ready_client(others + 16);
     for i in 0..others {
         c.execute(
             Timestamp::ZERO,
@@ -67,7 +24,7 @@ fn with_commands_out(others: usize) -> (Client, SessionId) {
             &format!("INSERT INTO t VALUES ({i})"),
         )
         .unwrap();
-        drain(&mut c);
+        support::drain_sent(&mut c);
     }
     (c, sid)
 }
@@ -80,7 +37,7 @@ fn round_trip_visits(others: usize) -> u64 {
     assert_eq!(c.outstanding_commands(), others);
     let before = visited();
     let h = c.execute(now, WALL, "INSERT INTO t VALUES (-1)").unwrap();
-    let frames = drain(&mut c);
+    let frames = support::drain_sent(&mut c);
     let _ = c.poll_timeout();
     let m = sent(&frames[0]);
     let ClientRequestT::CommandRequest(req) = &m.request else {
@@ -122,7 +79,7 @@ fn abandon_visits(others: usize) -> u64 {
     let h = c
         .execute_with(now, WALL, "INSERT INTO t VALUES (-1)", None, Some(wait))
         .unwrap();
-    assert_eq!(drain(&mut c).len(), 1, "its attempt is out");
+    assert_eq!(support::drain_sent(&mut c).len(), 1, "its attempt is out");
     // The session is heard from after the command went out, so it is not taken for a silent
     // one (T-8) and replaced, which would visit every call out on it.
     c.read(
@@ -131,9 +88,13 @@ fn abandon_visits(others: usize) -> u64 {
         None,
     )
     .unwrap();
-    let read = sent(drain(&mut c).last().expect("the read went out"));
+    let read = sent(
+        support::drain_sent(&mut c)
+            .last()
+            .expect("the read went out"),
+    );
     c.handle_frame(now, sid, support::domains(read.request_id));
-    drain(&mut c);
+    support::drain_sent(&mut c);
     let before = visited();
     c.handle_timeout(now + wait);
     let mut ended = false;
@@ -167,7 +128,7 @@ fn the_visit_counter_sees_a_scan_of_every_open_call() {
     let now = Timestamp::ZERO;
     let before = visited();
     c.handle_closed(now, sid);
-    drain(&mut c);
+    support::drain_sent(&mut c);
     let cost = visited() - before;
     assert!(
         cost >= others as u64,
@@ -178,7 +139,7 @@ fn the_visit_counter_sees_a_scan_of_every_open_call() {
 /// Entries visited by one batch of rows to one subscription (the frame in, its event read,
 /// every poll drained) on a client with `others` other subscriptions open.
 fn row_batch_visits(others: usize) -> u64 {
-    let (mut c, sid) = ready_client(64);
+    let (mut c, sid) = support::ready_client(64);
     let now = Timestamp::ZERO;
     let mut target = None;
     for i in 0..=others {
@@ -190,10 +151,10 @@ fn row_batch_visits(others: usize) -> u64 {
                 &format!("CREATE SUBSCRIPTION {name} AS SELECT * FROM orders"),
             )
             .unwrap();
-        let frames = drain(&mut c);
+        let frames = support::drain_sent(&mut c);
         let m = sent(frames.last().expect("the subscribe went out"));
         c.handle_frame(now, sid, opened(m.request_id, &name, 1, two_fields()));
-        drain(&mut c);
+        support::drain_sent(&mut c);
         while c.poll_subscription(id).is_some() {}
         target = Some((id, name));
     }
@@ -202,7 +163,7 @@ fn row_batch_visits(others: usize) -> u64 {
     let frame = rows(&name, 1, 0, 4);
     let before = visited();
     c.handle_frame(now, sid, frame);
-    drain(&mut c);
+    support::drain_sent(&mut c);
     let mut batches = 0;
     while let Some((from, ev)) = c.poll_subscriptions() {
         assert_eq!(from, id);
@@ -228,7 +189,7 @@ fn one_row_batch_costs_the_same_with_one_or_a_thousand_other_subscriptions_open(
 /// earlier one that gets rows afterwards is found by wrapping round, not missed.
 #[test]
 fn poll_subscriptions_wraps_round_to_an_earlier_subscription() {
-    let (mut c, sid) = ready_client(64);
+    let (mut c, sid) = support::ready_client(64);
     let now = Timestamp::ZERO;
     let mut subs = vec![];
     for name in ["early", "late"] {
@@ -239,10 +200,10 @@ fn poll_subscriptions_wraps_round_to_an_earlier_subscription() {
                 &format!("CREATE SUBSCRIPTION {name} AS SELECT * FROM orders"),
             )
             .unwrap();
-        let frames = drain(&mut c);
+        let frames = support::drain_sent(&mut c);
         let m = sent(frames.last().expect("the subscribe went out"));
         c.handle_frame(now, sid, opened(m.request_id, name, 1, two_fields()));
-        drain(&mut c);
+        support::drain_sent(&mut c);
         while c.poll_subscription(id).is_some() {}
         subs.push(id);
     }
@@ -256,10 +217,10 @@ fn poll_subscriptions_wraps_round_to_an_earlier_subscription() {
         got
     };
     c.handle_frame(now, sid, rows("late", 1, 0, 4));
-    drain(&mut c);
+    support::drain_sent(&mut c);
     assert_eq!(rows_of(&mut c), vec![subs[1]]);
     c.handle_frame(now, sid, rows("early", 1, 0, 4));
-    drain(&mut c);
+    support::drain_sent(&mut c);
     assert_eq!(
         rows_of(&mut c),
         vec![subs[0]],

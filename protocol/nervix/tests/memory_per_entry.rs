@@ -7,13 +7,12 @@
 mod support;
 
 use nervix_protocol::client::*;
-use nervix_protocol::exchange::ExchangeConfig;
 use nervix_protocol::schema::*;
 use nervix_protocol::time::Timestamp;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use support::dataplane::{emitter_opened, fields, producer_opened, Grant};
-use support::rig::{ep, WALL};
+use support::rig::WALL;
 use support::sent;
 use support::streams::{opened, two_fields};
 
@@ -61,50 +60,10 @@ const NOW: Timestamp = Timestamp::ZERO;
 const MANY: usize = 1_000;
 const LIMIT: i64 = 2 * 1024;
 
-/// A client whose session carries many requests at once, opened and ready.
-fn ready_client() -> (Client, SessionId) {
-    let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
-    config.exchange = ExchangeConfig::default().with_max_in_flight(4 * MANY);
-    let mut c = Client::new(config);
-    c.select_domain(Some("d1")).unwrap();
-    c.read(
-        NOW,
-        ClientRequestT::ListDomainsRequest(Box::default()),
-        None,
-    )
-    .unwrap();
-    let sid = loop {
-        match c.poll_action() {
-            Some(Action::Connect { session, .. }) => break session,
-            Some(_) => {}
-            None => panic!("no connect asked for"),
-        }
-    };
-    c.handle_connected(NOW, sid);
-    let frames = drain(&mut c);
-    let read = sent(frames.last().expect("the read went out"));
-    c.handle_frame(NOW, sid, support::domains(read.request_id));
-    drain(&mut c);
-    assert!(c.is_ready());
-    (c, sid)
-}
-
-/// Takes every action and event; returns the frames sent.
-fn drain(c: &mut Client) -> Vec<bytes::Bytes> {
-    let mut frames = vec![];
-    while let Some(a) = c.poll_action() {
-        if let Action::Send { frame, .. } = a {
-            frames.push(frame);
-        }
-    }
-    while c.poll_event().is_some() {}
-    frames
-}
-
 /// Bytes held per thing once `MANY` are open through `open`, less `own` bytes of the
 /// application's text each carries.
 fn per_entry(own: usize, mut open: impl FnMut(&mut Client, SessionId, usize)) -> i64 {
-    let (mut c, sid) = ready_client();
+    let (mut c, sid) = support::ready_client(4 * MANY);
     // One first, so the one-time state (schemas seen, caches) is not charged to the many.
     open(&mut c, sid, 0);
     let before = live();
@@ -122,35 +81,39 @@ fn bytes_held_per_idle_command_subscription_producer_and_consumer_stay_under_2_k
     let query = "INSERT INTO t VALUES (1)";
     let command = per_entry(2 * query.len(), |c, _, _| {
         c.execute(NOW, WALL, query).unwrap();
-        drain(c);
+        support::drain_sent(c);
     });
     let statement = |i: usize| format!("CREATE SUBSCRIPTION s{i:05} AS SELECT * FROM orders");
     let subscription = per_entry(statement(0).len() + 6, |c, sid, i| {
         let name = format!("s{i:05}");
         let id = c.subscribe(NOW, "d1", &statement(i)).unwrap();
-        let m = sent(drain(c).last().expect("the subscribe went out"));
+        let m = sent(
+            support::drain_sent(c)
+                .last()
+                .expect("the subscribe went out"),
+        );
         c.handle_frame(NOW, sid, opened(m.request_id, &name, 1, two_fields()));
-        drain(c);
+        support::drain_sent(c);
         while c.poll_subscription(id).is_some() {}
     });
     let producer = per_entry(0, |c, sid, _| {
         c.open_producer(NOW, ProducerSpec::new("d1", "orders_in", fields()))
             .unwrap();
-        let m = sent(drain(c).last().expect("the open went out"));
+        let m = sent(support::drain_sent(c).last().expect("the open went out"));
         c.handle_frame(
             NOW,
             sid,
             producer_opened(m.request_id, &Grant::default(), ProducerAdmission::Open),
         );
-        drain(c);
+        support::drain_sent(c);
         while c.poll_producer_events().is_some() {}
     });
     let consumer = per_entry(0, |c, sid, _| {
         c.open_consumer(NOW, ConsumerSpec::new("d1", "alerts", fields()))
             .unwrap();
-        let m = sent(drain(c).last().expect("the open went out"));
+        let m = sent(support::drain_sent(c).last().expect("the open went out"));
         c.handle_frame(NOW, sid, emitter_opened(m.request_id, &Grant::default()));
-        drain(c);
+        support::drain_sent(c);
         while c.poll_consumer_events().is_some() {}
     });
     println!(

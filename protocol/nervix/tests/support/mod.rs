@@ -83,3 +83,53 @@ pub fn completed() -> CommandDispositionT {
         already_existed: false,
     }))
 }
+
+/// Takes every action and event of `c`; returns the frames it sent.
+pub fn drain_sent(c: &mut nervix_protocol::client::Client) -> Vec<Bytes> {
+    use nervix_protocol::client::Action;
+    let mut frames = vec![];
+    while let Some(a) = c.poll_action() {
+        if let Action::Send { frame, .. } = a {
+            frames.push(frame);
+        }
+    }
+    while c.poll_event().is_some() {}
+    frames
+}
+
+/// A client whose session carries `room` requests at once, its domain selected, opened and
+/// ready (a read made it want the session, and its answer came).
+pub fn ready_client(
+    room: usize,
+) -> (
+    nervix_protocol::client::Client,
+    nervix_protocol::client::SessionId,
+) {
+    use nervix_protocol::client::{Action, Client, ClientConfig};
+    use nervix_protocol::exchange::ExchangeConfig;
+    use nervix_protocol::time::Timestamp;
+    let mut config = ClientConfig::new(vec![rig::ep("https://seed-1:7443/")], 7);
+    config.exchange = ExchangeConfig::default().with_max_in_flight(room);
+    let mut c = Client::new(config);
+    c.select_domain(Some("d1")).unwrap();
+    c.read(
+        Timestamp::ZERO,
+        ClientRequestT::ListDomainsRequest(Box::default()),
+        None,
+    )
+    .unwrap();
+    let sid = loop {
+        match c.poll_action() {
+            Some(Action::Connect { session, .. }) => break session,
+            Some(_) => {}
+            None => panic!("no connect asked for"),
+        }
+    };
+    c.handle_connected(Timestamp::ZERO, sid);
+    let frames = drain_sent(&mut c);
+    let read = sent(frames.last().expect("the read went out"));
+    c.handle_frame(Timestamp::ZERO, sid, domains(read.request_id));
+    drain_sent(&mut c);
+    assert!(c.is_ready());
+    (c, sid)
+}
