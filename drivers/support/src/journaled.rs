@@ -389,8 +389,9 @@ impl Journaled {
     }
 
     /// Command `h` ended, and its result was handed to the application or kept among the
-    /// unclaimed outcomes. Its record ends unless `keep` ([`nervix_journal::keeps`] of the
-    /// result: the outcome is still unknown and the command can still be recovered).
+    /// unclaimed outcomes. Its record ends unless `keep` gives its reference's creation
+    /// ([`nervix_journal::kept_since`] of the result: the outcome is still unknown and the
+    /// command can still be recovered); then it is kept until the horizon passes since then.
     pub(crate) fn ended(&mut self, h: CommandHandle, keep: Option<Timestamp>, now: Timestamp) {
         let end = self.core.ended_as(h, keep, now);
         if end.wrote() {
