@@ -26,13 +26,7 @@ fn round_trip(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     g.measurement_time(Duration::from_secs(4));
     for others in [1usize, 100, 1_000, 10_000] {
-        let (mut client, sid) = support::ready_client(others + 16);
-        for i in 0..others {
-            client
-                .execute(NOW, WALL, &format!("INSERT INTO t VALUES ({i})"))
-                .unwrap();
-            support::drain_sent(&mut client);
-        }
+        let (mut client, sid) = support::with_commands_out(others);
         g.bench_with_input(BenchmarkId::from_parameter(others), &others, |b, _| {
             b.iter_custom(|iters| {
                 let mut spent = Duration::ZERO;

@@ -60,16 +60,7 @@ fn round_trip(c: &mut Client, sid: SessionId) -> usize {
 
 /// The allocations of each of `trips` round trips after a few that warm the client's queues.
 fn per_trip(others: usize, trips: usize) -> Vec<usize> {
-    let (mut c, sid) = support::ready_client(others + 16);
-    for i in 0..others {
-        c.execute(
-            Timestamp::ZERO,
-            WALL,
-            &format!("INSERT INTO t VALUES ({i})"),
-        )
-        .unwrap();
-        support::drain_sent(&mut c);
-    }
+    let (mut c, sid) = support::with_commands_out(others);
     for _ in 0..8 {
         round_trip(&mut c, sid);
     }

@@ -14,25 +14,10 @@ use support::rig::WALL;
 use support::streams::{opened, rows, two_fields};
 use support::{completed, outcome, sent};
 
-/// A ready client with `others` commands out and unanswered, and room for a few more.
-fn with_commands_out(others: usize) -> (Client, SessionId) {
-    let (mut c, sid) = support::ready_client(others + 16);
-    for i in 0..others {
-        c.execute(
-            Timestamp::ZERO,
-            WALL,
-            &format!("INSERT INTO t VALUES ({i})"),
-        )
-        .unwrap();
-        support::drain_sent(&mut c);
-    }
-    (c, sid)
-}
-
 /// Entries visited by one command's round trip (execute, its frame out, its outcome in,
 /// every poll drained) on a client with `others` commands out and unanswered.
 fn round_trip_visits(others: usize) -> u64 {
-    let (mut c, sid) = with_commands_out(others);
+    let (mut c, sid) = support::with_commands_out(others);
     let now = Timestamp::ZERO;
     assert_eq!(c.outstanding_commands(), others);
     let before = visited();
@@ -73,7 +58,7 @@ fn one_round_trip_costs_the_same_with_one_or_ten_thousand_other_calls_open() {
 /// Entries visited when one command's deadline passes while its attempt is out (the client
 /// stops waiting for it, C-10) on a client with `others` other commands out and unanswered.
 fn abandon_visits(others: usize) -> u64 {
-    let (mut c, sid) = with_commands_out(others);
+    let (mut c, sid) = support::with_commands_out(others);
     let now = Timestamp::ZERO;
     let wait = std::time::Duration::from_secs(1);
     let h = c
@@ -124,7 +109,7 @@ fn one_abandoned_call_costs_the_same_with_one_or_ten_thousand_other_calls_open()
 #[test]
 fn the_visit_counter_sees_a_scan_of_every_open_call() {
     let others = 500;
-    let (mut c, sid) = with_commands_out(others);
+    let (mut c, sid) = support::with_commands_out(others);
     let now = Timestamp::ZERO;
     let before = visited();
     c.handle_closed(now, sid);

@@ -133,3 +133,24 @@ pub fn ready_client(
     assert!(c.is_ready());
     (c, sid)
 }
+
+/// A ready client ([`ready_client`]) with `others` commands out and unanswered, and room for
+/// a few more.
+pub fn with_commands_out(
+    others: usize,
+) -> (
+    nervix_protocol::client::Client,
+    nervix_protocol::client::SessionId,
+) {
+    let (mut c, sid) = ready_client(others + 16);
+    for i in 0..others {
+        c.execute(
+            nervix_protocol::time::Timestamp::ZERO,
+            rig::WALL,
+            &format!("INSERT INTO t VALUES ({i})"),
+        )
+        .unwrap();
+        drain_sent(&mut c);
+    }
+    (c, sid)
+}
