@@ -321,7 +321,7 @@ pub fn encode_into(batch: &RecordBatch, out: &mut bytes::BytesMut) -> Result<usi
     }
 }
 
-fn ipc_size_hint(batch: &RecordBatch) -> usize {
+pub(crate) fn ipc_size_hint(batch: &RecordBatch) -> usize {
     batch.get_array_memory_size().saturating_add(1024)
 }
 

@@ -1764,3 +1764,118 @@ fn p_3_a_batch_submitted_encoded_goes_as_the_same_bytes_under_the_same_bounds() 
         Err(SubmitError::Batch(BatchError::TooLarge { max: 2000, .. }))
     ));
 }
+
+#[test]
+fn p_3_a_laid_batch_is_checked_like_a_submission_and_becomes_its_frame_without_a_copy() {
+    let g = Grant {
+        max_batch_rows: 4,
+        ..Grant::default()
+    };
+    let (mut r, sid, p, _) = opened(&g);
+    let batch = builder_batch(&r, p, 3).finish().unwrap();
+    let ipc = nervix_protocol::arrow::encode(&batch).unwrap();
+    let laid = r.c.lay_batch(p, &batch).unwrap();
+    assert_eq!(
+        (&laid.stream()[..], laid.rows(), laid.len()),
+        (&ipc[..], 3, ipc.len())
+    );
+    let at = laid.stream().as_ptr();
+    assert_eq!(
+        r.c.framed_stream(p, BatchId(1)),
+        None,
+        "nothing submitted yet"
+    );
+    let a = r.c.submit_laid(r.now, p, laid).unwrap();
+    r.pump();
+    // Nothing else held its bytes: the frame was finished around them where they were laid.
+    let framed = r.c.framed_stream(p, a).expect("framed");
+    assert_eq!(framed.as_ptr(), at, "the laid buffer is the frame");
+    assert_eq!(&framed[..], &ipc[..]);
+    // A laid batch whose stream is held elsewhere is copied: the same bytes, another buffer.
+    let laid = r.c.lay_batch(p, &batch).unwrap();
+    let kept = laid.stream();
+    let b = r.c.submit_laid(r.now, p, laid).unwrap();
+    r.pump();
+    let framed = r.c.framed_stream(p, b).expect("framed");
+    assert_ne!(framed.as_ptr(), kept.as_ptr());
+    assert_eq!((&framed[..], &kept[..]), (&ipc[..], &ipc[..]));
+    let sent = submits(&r, sid);
+    assert_eq!(sent.len(), 2);
+    assert!(
+        sent.iter().all(|(_, s)| s[..] == ipc[..]),
+        "sent as encoded"
+    );
+    // Once its outcome is in, the engine keeps no stream.
+    r.feed(sid, batch_completed(sent[0].0));
+    assert_eq!(r.c.framed_stream(p, a), None);
+    // The row bound, inclusive, when laid.
+    assert!(r
+        .c
+        .lay_batch(p, &builder_batch(&r, p, 4).finish().unwrap())
+        .is_ok());
+    assert_eq!(
+        r.c.lay_batch(p, &builder_batch(&r, p, 5).finish().unwrap())
+            .unwrap_err(),
+        SubmitError::Batch(BatchError::TooManyRows { rows: 5, max: 4 })
+    );
+}
+
+#[test]
+fn p_3_a_laid_batch_is_held_to_the_byte_bound_inclusive() {
+    let (r, _, p, _) = opened(&Grant::default());
+    let batch = builder_batch(&r, p, 3).finish().unwrap();
+    let len = nervix_protocol::arrow::encode(&batch).unwrap().len() as u64;
+    for (max, fits) in [(len, true), (len - 1, false)] {
+        let g = Grant {
+            max_batch_bytes: max,
+            ..Grant::default()
+        };
+        let (mut r, _, p, _) = opened(&g);
+        let got = r.c.lay_batch(p, &batch);
+        assert_eq!(got.is_ok(), fits, "{max}: {got:?}");
+        if !fits {
+            assert!(matches!(
+                got,
+                Err(SubmitError::Batch(BatchError::TooLarge { bytes, max: m })) if bytes as u64 == len && m == max
+            ));
+        }
+    }
+}
+
+#[test]
+fn p_4_a_laid_batch_refused_comes_back_whole_and_goes_later() {
+    let (mut r, sid, p, _) = opened(&Grant::default()); // 2 batches of credit
+    let batch = builder_batch(&r, p, 2).finish().unwrap();
+    let ipc = nervix_protocol::arrow::encode(&batch).unwrap();
+    for _ in 0..4 {
+        let laid = r.c.lay_batch(p, &batch).unwrap();
+        r.c.submit_laid(r.now, p, laid).unwrap();
+        r.pump();
+    }
+    // Two out, two waiting for credit: a fifth does not fit, and comes back.
+    let laid = r.c.lay_batch(p, &batch).unwrap();
+    let at = laid.stream().as_ptr();
+    let refused = r.c.submit_laid(r.now, p, laid).unwrap_err();
+    assert_eq!(refused.error, SubmitError::Full);
+    assert_eq!(refused.batch.stream().as_ptr(), at, "the same batch");
+    assert_eq!(refused.batch.rows(), 2);
+    // A waiting batch has no framed stream yet.
+    assert_eq!(
+        r.c.batch_state(p, BatchId(3)),
+        Some(BatchState::AwaitingCredit)
+    );
+    assert_eq!(r.c.framed_stream(p, BatchId(3)), None);
+    // Room comes with an outcome read; the refused batch then goes, as laid.
+    let sent = submits(&r, sid);
+    r.feed(sid, batch_completed(sent[0].0));
+    drain(&mut r, p);
+    r.advance(Duration::ZERO);
+    let e = r.c.submit_laid(r.now, p, refused.batch).unwrap();
+    r.pump();
+    assert!(r.c.batch_state(p, e).is_some());
+    // An unknown producer refuses it too, and gives it back.
+    let laid = r.c.lay_batch(p, &batch).unwrap();
+    let back = r.c.submit_laid(r.now, ProducerId(999), laid).unwrap_err();
+    assert_eq!(back.error, SubmitError::UnknownProducer);
+    assert_eq!(&back.batch.stream()[..], &ipc[..]);
+}

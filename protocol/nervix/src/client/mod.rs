@@ -42,9 +42,9 @@ pub use consumers::{
     SettleHandle, SettleResult,
 };
 pub use producers::{
-    Admission, BatchId, BatchOutcome, BatchState, ProducerDescription, ProducerEvent, ProducerId,
-    ProducerInfo, ProducerSpec, ProducerState, ProducerWindowKind, ReopenReason, SubmitError,
-    MAX_CREDIT_BATCHES, MAX_CREDIT_BYTES, SUBMIT_OVERHEAD,
+    Admission, BatchId, BatchOutcome, BatchState, LaidBatch, LaidRefusal, ProducerDescription,
+    ProducerEvent, ProducerId, ProducerInfo, ProducerSpec, ProducerState, ProducerWindowKind,
+    ReopenReason, SubmitError, MAX_CREDIT_BATCHES, MAX_CREDIT_BYTES, SUBMIT_OVERHEAD,
 };
 pub use reads::{ReadHandle, ReadResult};
 pub use subscriptions::{

@@ -511,6 +511,86 @@ impl Stream {
     }
 }
 
+/// A batch encoded for one producer by [`Client::lay_batch`] and not yet submitted: its
+/// canonical Arrow IPC stream in the layout the engine finishes a batch's first frame around
+/// (room for the frame's head before the stream, room for its padding after). Handed to
+/// [`Client::submit_laid`] while nothing else shares its bytes, it becomes the frame without
+/// a copy; while [`LaidBatch::stream`]'s slices are held elsewhere, the engine copies it.
+#[derive(Debug)]
+pub struct LaidBatch {
+    buf: Bytes,
+    room: usize,
+    len: usize,
+    rows: usize,
+}
+
+impl LaidBatch {
+    /// The canonical Arrow IPC stream, exactly the bytes [`arrow::encode`] writes for the
+    /// batch: a slice sharing the laid buffer.
+    #[must_use]
+    pub fn stream(&self) -> Bytes {
+        self.buf.slice(self.room..self.room + self.len)
+    }
+
+    /// Its rows.
+    #[must_use]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The stream's length in bytes.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the stream is empty (never, for a batch the engine laid).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The laid buffer to keep as the batch's stream: its own when nothing else shares it,
+    /// else a copy in the same layout.
+    fn into_buf(self) -> BytesMut {
+        match self.buf.try_into_mut() {
+            Ok(buf) => buf,
+            Err(shared) => BytesMut::from(&shared[..]),
+        }
+    }
+}
+
+/// Where the buffer of a batch being admitted is: taken once it is admitted.
+trait Laid {
+    /// The laid buffer, given the engine's spare one.
+    fn take(self, spare: &mut BytesMut) -> BytesMut;
+}
+
+/// The engine's spare buffer holds it.
+struct Spare;
+
+impl Laid for Spare {
+    fn take(self, spare: &mut BytesMut) -> BytesMut {
+        spare.split()
+    }
+}
+
+impl Laid for LaidBatch {
+    fn take(self, _: &mut BytesMut) -> BytesMut {
+        self.into_buf()
+    }
+}
+
+/// A [`LaidBatch`] the engine did not take, given back with the reason.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct LaidRefusal {
+    /// Why it was not taken ([`SubmitError::Full`]: the caller may keep it for later).
+    pub error: SubmitError,
+    /// The batch, as it was handed in.
+    pub batch: LaidBatch,
+}
+
 #[derive(Debug)]
 struct Pending {
     seq: u64,
@@ -1189,7 +1269,7 @@ impl Client {
         ipc: &[u8],
     ) -> Result<BatchId, SubmitError> {
         let desc = self.submittable(producer)?;
-        self.submit_laid(now, producer, &desc, rows, ipc.len(), |out| {
+        self.submit_lay(now, producer, &desc, rows, ipc.len(), |out| {
             out.extend_from_slice(ipc);
             Ok(ipc.len())
         })
@@ -1215,7 +1295,7 @@ impl Client {
         desc: &ProducerDescription,
         batch: &RecordBatch,
     ) -> Result<BatchId, SubmitError> {
-        self.submit_laid(now, producer, desc, batch.num_rows(), 0, |out| {
+        self.submit_lay(now, producer, desc, batch.num_rows(), 0, |out| {
             arrow::encode_into(batch, out)
         })
     }
@@ -1224,7 +1304,7 @@ impl Client {
     /// it is given (returning the stream's length, or leaving the buffer as it was on an
     /// error); `len_hint` is the stream's length when it is known, so the buffer is made once
     /// at its size (0: `lay` reserves for itself).
-    fn submit_laid(
+    fn submit_lay(
         &mut self,
         now: Timestamp,
         producer: ProducerId,
@@ -1255,15 +1335,97 @@ impl Client {
             }
         };
         spare.put_bytes(0, TAIL_ROOM);
+        self.admit(now, producer, desc, room, len, Spare)
+            .map_err(|(e, _)| {
+                self.producers.spare.clear();
+                e
+            })
+    }
+
+    /// Encodes the application's batch for `producer` as [`Client::submit`] would, checked
+    /// the same way (its fields, P-3, then the grant's rows and bytes), without submitting
+    /// it: the caller can keep the stream ([`LaidBatch::stream`], e.g. in a journal) and then
+    /// hand the batch to [`Client::submit_laid`], which takes the same buffer as the frame.
+    pub fn lay_batch(
+        &mut self,
+        producer: ProducerId,
+        batch: &RecordBatch,
+    ) -> Result<LaidBatch, SubmitError> {
+        let desc = self.submittable(producer)?;
+        arrow::check_record_batch(&desc.fields, batch)?;
+        let rows = batch.num_rows();
+        if rows as u64 > u64::from(desc.max_batch_rows) {
+            return Err(BatchError::TooManyRows {
+                rows,
+                max: u64::from(desc.max_batch_rows),
+            }
+            .into());
+        }
+        let room = self.producers.head_room();
+        let mut buf = BytesMut::with_capacity(room + arrow::ipc_size_hint(batch) + TAIL_ROOM);
+        buf.put_bytes(0, room);
+        let len = arrow::encode_into(batch, &mut buf)?;
+        buf.put_bytes(0, TAIL_ROOM);
         let max = desc.batch_byte_limit();
         if len as u64 > max {
-            spare.clear();
             return Err(BatchError::TooLarge { bytes: len, max }.into());
+        }
+        Ok(LaidBatch {
+            buf: buf.freeze(),
+            room,
+            len,
+            rows,
+        })
+    }
+
+    /// Submits a batch laid by [`Client::lay_batch`]: the row and byte bounds are checked
+    /// again (the grant may have changed since), and everything after is as for
+    /// [`Client::submit`]. When nothing else shares its bytes, its buffer becomes the batch's
+    /// first frame as it is, without a copy. A refused batch comes back with the reason.
+    pub fn submit_laid(
+        &mut self,
+        now: Timestamp,
+        producer: ProducerId,
+        batch: LaidBatch,
+    ) -> Result<BatchId, Box<LaidRefusal>> {
+        let refused = |error: SubmitError, batch| Err(Box::new(LaidRefusal { error, batch }));
+        let desc = match self.submittable(producer) {
+            Ok(d) => d,
+            Err(e) => return refused(e, batch),
+        };
+        if batch.rows as u64 > u64::from(desc.max_batch_rows) {
+            let e = BatchError::TooManyRows {
+                rows: batch.rows,
+                max: u64::from(desc.max_batch_rows),
+            };
+            return refused(e.into(), batch);
+        }
+        let (room, len) = (batch.room, batch.len);
+        match self.admit(now, producer, &desc, room, len, batch) {
+            Ok(id) => Ok(id),
+            Err((error, batch)) => Err(Box::new(LaidRefusal { error, batch })),
+        }
+    }
+
+    /// Admits a laid stream of `len` bytes behind `room` bytes, from `laid`: the byte bound,
+    /// then one grant of credit. The buffer is taken only once admitted; a refusal gives
+    /// `laid` back.
+    fn admit<L: Laid>(
+        &mut self,
+        now: Timestamp,
+        producer: ProducerId,
+        desc: &ProducerDescription,
+        room: usize,
+        len: usize,
+        laid: L,
+    ) -> Result<BatchId, (SubmitError, L)> {
+        let max = desc.batch_byte_limit();
+        if len as u64 > max {
+            return Err((BatchError::TooLarge { bytes: len, max }.into(), laid));
         }
         let seq = self.seq();
         let Some(e) = self.producers.entries.touch(&producer) else {
-            self.producers.spare.clear();
-            return Err(SubmitError::UnknownProducer);
+            return Err((SubmitError::UnknownProducer, laid));
         };
         // Batches not yet out are bounded by one grant of credit.
         let (waiting, waiting_bytes) = e
@@ -1274,12 +1436,11 @@ impl Client {
         if waiting >= u64::from(desc.granted_batches)
             || waiting_bytes + len as u64 > desc.granted_bytes
         {
-            self.producers.spare.clear();
-            return Err(SubmitError::Full);
+            return Err((SubmitError::Full, laid));
         }
         self.producers.next_batch += 1;
         let id = BatchId(self.producers.next_batch);
-        let buf = self.producers.spare.split();
+        let buf = laid.take(&mut self.producers.spare);
         e.batches.insert(
             id,
             Pending {
@@ -1330,6 +1491,25 @@ impl Client {
     /// Where a batch stands; `Resolved` once its outcome was queued.
     pub fn batch_state(&self, producer: ProducerId, batch: BatchId) -> Option<BatchState> {
         self.producers.batch_state(producer, batch)
+    }
+
+    /// The stream of a batch framed at least once, as the engine keeps it until its outcome:
+    /// a slice of the frame that carried it last, shared, not copied. `None` for a batch
+    /// never framed yet (its buffer is still to be finished into its first frame) and for
+    /// one that has its outcome.
+    #[must_use]
+    pub fn framed_stream(&self, producer: ProducerId, batch: BatchId) -> Option<Bytes> {
+        match &self
+            .producers
+            .entries
+            .get(&producer)?
+            .batches
+            .get(&batch)?
+            .ipc
+        {
+            Stream::Sent(b) => Some(b.clone()),
+            Stream::Laid { .. } => None,
+        }
     }
 
     /// The next event of one producer. Reading a batch's outcome returns the credit the batch
