@@ -216,8 +216,11 @@ pub struct LiveEntry<'a> {
     pub fsn: i64,
     /// Whether it was handed to the transport.
     pub handed: bool,
-    /// The entry.
+    /// The entry. A batch released by [`ClientJournal::release_batch`] and not attached
+    /// again shows no bytes here (its record on disk has them all).
     pub entry: &'a Entry,
+    /// Whether it is such a released batch.
+    pub released: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -226,6 +229,10 @@ struct Live {
     handed: bool,
     entry: Entry,
     bytes: u64,
+    /// A batch whose bytes the live set let go ([`ClientJournal::release_batch`]): the
+    /// length of the bytes it must be given back ([`ClientJournal::attach_batch`]) before
+    /// its record can be copied forward.
+    released: Option<usize>,
 }
 
 /// The journal of one client: a log of records in a store-and-forward ring, the live set it
@@ -343,6 +350,7 @@ impl ClientJournal {
                 handed,
                 entry,
                 bytes,
+                released: None,
             },
         ) {
             self.by_fsn.remove(&old.fsn);
@@ -428,6 +436,44 @@ impl ClientJournal {
         self.stats.handed += 1;
         self.finish(&mut ops, now_millis);
         Ok(Written { key, fsn, ops })
+    }
+
+    /// Lets go of the bytes of the live batch of `key` (its record keeps them): whoever sends
+    /// the batch can then own them alone, e.g. to frame it without a copy. Until
+    /// [`ClientJournal::attach_batch`] gives them back, the record is not copied forward, so
+    /// its segment stays. False (nothing changed) for a key that is not a live batch with its
+    /// bytes.
+    pub fn release_batch(&mut self, key: JournalKey) -> bool {
+        match self.live.get_mut(&key) {
+            Some(Live {
+                entry: Entry::Batch(b),
+                released: released @ None,
+                ..
+            }) => {
+                *released = Some(b.batch.len());
+                b.batch = Bytes::new();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Gives the live set the bytes of a released batch again (the same bytes: a slice of
+    /// the frame that carries them, say). False (nothing changed) for a key that is not a
+    /// released batch, or bytes of another length than the batch's.
+    pub fn attach_batch(&mut self, key: JournalKey, bytes: Bytes) -> bool {
+        match self.live.get_mut(&key) {
+            Some(Live {
+                entry: Entry::Batch(b),
+                released: released @ Some(_),
+                ..
+            }) if *released == Some(bytes.len()) => {
+                *released = None;
+                b.batch = bytes;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Ends the entry of `key`: it is no longer live, and the ring is trimmed past it when
@@ -566,7 +612,9 @@ impl ClientJournal {
             if self.ring.locate_at(fsn).map(|at| at.file) != first {
                 break;
             }
-            let Some(live) = self.live.get(&key) else {
+            // A released batch's bytes are elsewhere until they are attached again: its
+            // segment stays until then (or until the batch ends).
+            let Some(live) = self.live.get(&key).filter(|l| l.released.is_none()) else {
                 break;
             };
             let Some(payload) = framed_put(key, live.handed, &live.entry) else {
@@ -654,6 +702,7 @@ impl ClientJournal {
             fsn: l.fsn,
             handed: l.handed,
             entry: &l.entry,
+            released: l.released.is_some(),
         })
     }
 
@@ -665,6 +714,7 @@ impl ClientJournal {
             fsn: l.fsn,
             handed: l.handed,
             entry: &l.entry,
+            released: l.released.is_some(),
         })
     }
 
@@ -683,8 +733,10 @@ impl ClientJournal {
     /// Sorts the live entries for the application after a restart: commands and transfers
     /// created less than `horizon` before `wall_now` may be repeated, older ones are expired
     /// (E-4); batches handed to the transport are of unknown outcome, the others unsent (P-8).
-    /// Each list is in journal order: the order the entries were first put. Nothing is ended here: the caller ends each entry once it
-    /// has handed its result on.
+    /// Each list is in journal order: the order the entries were first put. Nothing is ended
+    /// here: the caller ends each entry once it has handed its result on. A journal read from
+    /// its files has no released batch; one released in this process
+    /// ([`ClientJournal::release_batch`]) is listed without its bytes.
     #[must_use]
     pub fn classify(&self, wall_now: UnixMillis, horizon: Duration) -> RecoveryList {
         classify(

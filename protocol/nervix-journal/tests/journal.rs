@@ -1109,3 +1109,140 @@ proptest! {
         }
     }
 }
+
+/// A slot holding a released batch `b` behind `n` short-lived records put and ended after it.
+fn released_behind(n: u64) -> (Slot, JournalKey, Entry) {
+    let mut s = Slot::new(small());
+    let e = Entry::Batch(batch(7, 50, 3));
+    let b = s.put(&e);
+    assert!(s.j.release_batch(b));
+    for i in 0..n {
+        let k = s.put(&entry(i * 3, 60));
+        s.end(k);
+    }
+    (s, b, e)
+}
+
+#[test]
+fn p_8_a_released_batch_keeps_its_record_whole_and_lets_go_of_its_bytes() {
+    let mut s = Slot::new(small());
+    let e = Entry::Batch(batch(7, 50, 3));
+    let Entry::Batch(record) = &e else {
+        unreachable!()
+    };
+    let b = s.put(&e);
+    let c = s.put(&Entry::Command(command(1, 2)));
+    // Only a live batch holding its bytes is released, once.
+    assert!(!s.j.release_batch(c), "a command");
+    assert!(!s.j.release_batch(JournalKey(99)), "no such key");
+    assert!(s.j.release_batch(b));
+    assert!(!s.j.release_batch(b), "released already");
+    let live = s.j.get(b).expect("still live");
+    assert!(live.released);
+    assert!(matches!(live.entry, Entry::Batch(r) if r.batch.is_empty()));
+    assert!(!s.j.get(c).expect("live").released);
+    // The record on disk is whole: a restart finds the batch with its bytes.
+    s.restart();
+    let back = s.j.get(b).expect("recovered");
+    assert!(!back.released);
+    assert_eq!(back.entry, &e);
+    assert!(matches!(
+        &s.j.classify(UnixMillis(0), DEFAULT_HORIZON).batches[..],
+        [RecoveredBatch::Unsent { key, record: r }] if *key == b && r == record
+    ));
+}
+
+#[test]
+fn p_8_a_released_batch_is_attached_only_to_bytes_of_its_length() {
+    let mut s = Slot::new(small());
+    let e = Entry::Batch(batch(7, 50, 3));
+    let Entry::Batch(record) = &e else {
+        unreachable!()
+    };
+    let b = s.put(&e);
+    assert!(
+        !s.j.attach_batch(b, record.batch.clone()),
+        "not released: nothing to attach"
+    );
+    assert!(s.j.release_batch(b));
+    assert!(!s.j.attach_batch(b, record.batch.slice(1..)), "shorter");
+    let mut longer = record.batch.to_vec();
+    longer.push(0);
+    assert!(!s.j.attach_batch(b, longer.into()), "longer");
+    assert!(s.j.get(b).expect("live").released);
+    assert!(!s.j.attach_batch(JournalKey(99), record.batch.clone()));
+    assert!(s.j.attach_batch(b, record.batch.clone()));
+    let live = s.j.get(b).expect("live");
+    assert!(!live.released);
+    assert_eq!(live.entry, &e);
+    assert!(
+        !s.j.attach_batch(b, record.batch.clone()),
+        "attached already"
+    );
+    // An ended batch is neither released nor attached.
+    s.end(b);
+    assert!(!s.j.release_batch(b));
+}
+
+#[test]
+fn p_8_a_released_batch_pins_its_segment_until_attached_then_is_copied_forward_whole() {
+    let (mut s, b, e) = released_behind(20);
+    assert!(
+        s.j.resident_bytes() > 4096 / 2,
+        "past half: copies would be due"
+    );
+    assert_eq!(
+        s.j.stats().copies_forward,
+        0,
+        "a released batch is not copied"
+    );
+    let first = s.j.segment_files().next().map(str::to_owned);
+    assert_eq!(
+        s.j.locate(s.j.get(b).expect("live").fsn).map(|l| l.file),
+        first,
+        "it still pins the oldest segment"
+    );
+    let Entry::Batch(record) = &e else {
+        unreachable!()
+    };
+    assert!(s.j.attach_batch(b, record.batch.clone()));
+    for i in 0..40u64 {
+        let k = s.put(&entry(i * 3, 60));
+        s.end(k);
+    }
+    assert!(s.j.stats().copies_forward > 0, "{:?}", s.j.stats());
+    assert_ne!(
+        s.j.locate(s.j.get(b).expect("live").fsn).map(|l| l.file),
+        first,
+        "moved on"
+    );
+    s.restart();
+    assert_eq!(s.j.get(b).expect("recovered").entry, &e);
+}
+
+#[test]
+fn p_8_a_released_batch_never_copied_forward_fills_the_journal_and_its_end_frees_it() {
+    let (mut s, b, _) = released_behind(0);
+    // Commands come and go behind it; the ring cannot move it, so it fills up and refuses.
+    let mut refused = false;
+    for i in 0..400u64 {
+        match s.j.put(&entry(i * 3, 60), 0) {
+            Ok(w) => {
+                s.dir.apply_all(&w.ops);
+                let w = s.j.end(w.key, 0).expect("end");
+                s.dir.apply_all(&w.ops);
+            }
+            Err(JournalError::Full { .. }) => {
+                refused = true;
+                break;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(refused, "its segment stays, so the ring fills");
+    assert_eq!(s.j.stats().copies_forward, 0);
+    // Its end frees everything behind it.
+    s.end(b);
+    let w = s.j.put(&entry(0, 60), 0).expect("room again");
+    s.dir.apply_all(&w.ops);
+}
