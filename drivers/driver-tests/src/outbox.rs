@@ -156,6 +156,14 @@ pub fn submit_returns_without_credit<D: Driver>(via: Via) {
         "only the batch on the wire is marked handed"
     );
     assert_eq!(stats.live, ids.len() as u64);
+    // The first two were taken by the engine as soon as journaled (the second waits for
+    // credit inside it), their bytes let go so each is framed where it was encoded; the
+    // first got them back from its frame. The others wait in the outbox, bytes kept.
+    assert_eq!(
+        (stats.batches_released, stats.batches_attached),
+        (2, 1),
+        "{via:?}"
+    );
     // The session is cut: the first batch's outcome is unknown (P-8) and it is never sent
     // again; the others go on the restored producer, in order.
     lb.drop_replies(0, false);
@@ -175,6 +183,11 @@ pub fn submit_returns_without_credit<D: Driver>(via: Via) {
     assert_eq!(stats.batches_handed, ids.len() as u64);
     assert_eq!(stats.batches_ended, ids.len() as u64);
     assert_eq!(stats.live, 0, "every record ended at its outcome");
+    assert_eq!(
+        (stats.batches_released, stats.batches_attached),
+        (2, 2),
+        "{via:?}: the second got its bytes back once framed"
+    );
     d.close(client, true).unwrap();
     lb.stop();
 }

@@ -642,6 +642,18 @@ impl DurableJournal {
             .map(drop)
     }
 
+    /// Lets go of the bytes of the client's own live batch of `key`, which its record on
+    /// disk keeps: see [`ClientJournal::release_batch`]. False for any other key (an adopted
+    /// orphan's among them).
+    pub fn release_batch(&mut self, key: JournalKey) -> bool {
+        split_key(key).is_none() && self.journal.release_batch(key)
+    }
+
+    /// Gives a released batch its bytes again: see [`ClientJournal::attach_batch`].
+    pub fn attach_batch(&mut self, key: JournalKey, bytes: bytes::Bytes) -> bool {
+        split_key(key).is_none() && self.journal.attach_batch(key, bytes)
+    }
+
     /// Carries out the periodic checkpoint if one is due at `now_millis`.
     pub fn checkpoint(&mut self, now_millis: u64) -> Result<(), JournalError> {
         if self.broken {

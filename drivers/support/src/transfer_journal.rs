@@ -110,6 +110,16 @@ impl SharedJournal {
         f(&mut s.journal, now)
     }
 
+    /// Lets go of the bytes of a live batch (see [`DurableJournal::release_batch`]).
+    pub(crate) fn release_batch(&self, key: JournalKey) -> bool {
+        self.lock().journal.release_batch(key)
+    }
+
+    /// Gives a released batch its bytes again (see [`DurableJournal::attach_batch`]).
+    pub(crate) fn attach_batch(&self, key: JournalKey, bytes: bytes::Bytes) -> bool {
+        self.lock().journal.attach_batch(key, bytes)
+    }
+
     /// The handle a driver's separate calls keep their records through.
     pub(crate) fn handle(&self) -> TransferJournalHandle {
         TransferJournalHandle(Arc::downgrade(&self.0))

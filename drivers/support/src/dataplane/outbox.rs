@@ -18,7 +18,8 @@ use crate::journaled::{JournalRefusal, Journaled};
 use crate::Submission;
 use nervix_journal::JournalKey;
 use nervix_protocol::client::{
-    BatchId, BatchOutcome, Client as Engine, ProducerId, ProducerState, SubmitError,
+    BatchId, BatchOutcome, Client as Engine, LaidBatch, LaidRefusal, ProducerId, ProducerState,
+    SubmitError,
 };
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use std::collections::{BTreeMap, BTreeSet};
@@ -35,22 +36,45 @@ pub(crate) struct Outboxed<H: Hand> {
     name: BatchId,
 }
 
-/// A batch's canonical IPC stream (what its journal record keeps) and its row count: the
-/// engine takes it as it is (`submit_encoded`), so it is encoded once.
+/// A journaled batch on its way to the engine, encoded once: laid out by the engine as its
+/// first frame will carry it (a new submission), or the stream a journal returned after a
+/// restart.
 #[derive(Debug)]
-pub(crate) struct Encoded {
-    rows: usize,
-    ipc: bytes::Bytes,
+pub(crate) enum Encoded {
+    /// Laid by the engine ([`Engine::lay_batch`]): framed without a copy when nothing else
+    /// holds its bytes.
+    Laid(LaidBatch),
+    /// A recovered batch's canonical IPC stream and its rows, copied into its frame.
+    Stream { rows: usize, ipc: bytes::Bytes },
 }
 
 impl Encoded {
+    /// Hands the batch to the engine; one it refuses comes back with the reason (moved
+    /// straight back into the outbox or dropped: not worth a box).
+    #[allow(clippy::result_large_err)]
     fn submit(
-        &self,
+        self,
         engine: &mut Engine,
         now: Timestamp,
         producer: ProducerId,
-    ) -> Result<BatchId, SubmitError> {
-        engine.submit_encoded(now, producer, self.rows, &self.ipc)
+    ) -> Result<BatchId, (SubmitError, Self)> {
+        match self {
+            Encoded::Laid(b) => engine.submit_laid(now, producer, b).map_err(|r| {
+                let LaidRefusal { error, batch, .. } = *r;
+                (error, Encoded::Laid(batch))
+            }),
+            Encoded::Stream { rows, ipc } => engine
+                .submit_encoded(now, producer, rows, &ipc)
+                .map_err(|e| (e, Encoded::Stream { rows, ipc })),
+        }
+    }
+
+    /// The stream, shared.
+    fn stream(&self) -> bytes::Bytes {
+        match self {
+            Encoded::Laid(b) => b.stream(),
+            Encoded::Stream { ipc, .. } => ipc.clone(),
+        }
     }
 }
 
@@ -215,7 +239,7 @@ impl<H: Hand<Error = crate::api::Error>> Dataplane<H> {
                 // here, not by the server.
                 match nervix_protocol::arrow::decode_stream(&u.batch, &desc.fields) {
                     Ok(b) => (
-                        Encoded {
+                        Encoded::Stream {
                             rows: b.num_rows(),
                             ipc: u.batch,
                         },
@@ -230,34 +254,37 @@ impl<H: Hand<Error = crate::api::Error>> Dataplane<H> {
             }
             other => {
                 let b = other.into_batch().map_err(SubmitError::from)?;
-                // Refused before anything is written: the fields (P-3).
-                nervix_protocol::arrow::check_record_batch(&desc.fields, &b)
-                    .map_err(SubmitError::from)?;
-                let ipc = bytes::Bytes::from(
-                    nervix_protocol::arrow::encode(&b).map_err(SubmitError::from)?,
-                );
+                // Refused before anything is written: the fields (P-3), the grant's rows and
+                // bytes. Laid by the engine, so its buffer can become the frame.
+                let laid = engine.lay_batch(producer, &b)?;
                 let key =
-                    journal.put_batch(&sink.names.0, &sink.names.1, ipc.clone(), now, wall)?;
-                (
-                    Encoded {
-                        rows: b.num_rows(),
-                        ipc,
-                    },
-                    key,
-                    false,
-                )
+                    journal.put_batch(&sink.names.0, &sink.names.1, laid.stream(), now, wall)?;
+                (Encoded::Laid(laid), key, false)
             }
         };
         let (tx, rx) = H::once();
+        let mut batch = batch;
         if sink.outboxed.is_empty() {
+            // The journal lets go of a new batch's bytes while the engine takes it, so the
+            // engine can own its buffer; it gets them back once the batch is framed (or
+            // here, if it waits).
+            let released = !reused && journal.release_batch(key);
             match batch.submit(engine, now, producer) {
                 Ok(id) => {
+                    if released {
+                        journal.released_batch_taken();
+                    }
                     journal.batch_taken(key, producer, id);
                     sink.outcomes.insert(id, tx);
                     return Ok((id, rx));
                 }
-                Err(SubmitError::Full) => {}
-                Err(e) => {
+                Err((SubmitError::Full, back)) => {
+                    if released {
+                        journal.attach_batch(key, back.stream());
+                    }
+                    batch = back;
+                }
+                Err((e, _)) => {
                     if reused {
                         journal.give_back_batch(key);
                     } else {
@@ -297,22 +324,36 @@ impl<H: Hand> Dataplane<H> {
                 let Some(o) = sink.outboxed.pop_front() else {
                     break;
                 };
-                match o.batch.submit(engine, now, id) {
+                let Outboxed {
+                    key,
+                    batch,
+                    outcome,
+                    name,
+                } = o;
+                match batch.submit(engine, now, id) {
                     Ok(b) => {
                         self.outbox.notes.push(Note::Taken {
-                            key: o.key,
+                            key,
                             producer: id,
                             batch: b,
                         });
-                        self.outbox.took(id, o.name, b);
-                        sink.outcomes.insert(b, o.outcome);
+                        self.outbox.took(id, name, b);
+                        sink.outcomes.insert(b, outcome);
                         asked = true;
                     }
-                    Err(SubmitError::Full) => {
-                        sink.outboxed.push_front(o);
-                        break;
+                    Err((e, batch)) => {
+                        let o = Outboxed {
+                            key,
+                            batch,
+                            outcome,
+                            name,
+                        };
+                        if e == SubmitError::Full {
+                            sink.outboxed.push_front(o);
+                            break;
+                        }
+                        self.outbox.never_sent(id, o);
                     }
-                    Err(_) => self.outbox.never_sent(id, o),
                 }
             }
         }
