@@ -352,6 +352,134 @@ pub fn recovered_after_sigkill<D: Driver>(via: Via) {
     lb.stop();
 }
 
+/// Issue 19, item 1 (P-8): the handed mark of a batch the engine put on the wire cannot be
+/// written (the journal's write fails at that moment). No frame of the batch reaches the
+/// cluster: every session is dropped uncleanly before its frame goes, and the batch ends of
+/// unknown outcome, reported once. The journal is broken from then on: a later submission is
+/// refused at once with a typed error (the producer is not left waiting) and nothing of it is
+/// sent. The batch's record still says it was never handed, which is true: a client started
+/// on the slot afterwards gets it back unsent, and submitted again it is ingested once.
+pub fn unwritten_handed_mark_sends_nothing<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = Loopback::start(LoopbackConfig::default()).unwrap();
+    let p = place::<D>(&lb, via, "unmarked");
+    let d = D::new();
+    let config = journaled::<D>(&p.seeds, via, p.cert.as_deref(), &p.dir, false);
+    let client = d.connect(config.clone()).unwrap();
+    let producer = d.producer(&client, spec()).unwrap();
+    // Before the fault the producer works: its batch is marked, sent and completed.
+    let mut first = d
+        .submit_batch(&producer, batch_of::<D>(&producer, &[200]))
+        .unwrap();
+    assert_eq!(
+        d.batch_outcome(&mut first, WAIT).unwrap(),
+        BatchOutcome::Completed
+    );
+    drop(first);
+    let journal = d.stats(&client).unwrap().journal.unwrap();
+    assert_eq!(journal.batches_handed, 1);
+    let events = d.events(&client);
+    // The next handed mark of this slot fails as a failed write would.
+    nervix_driver_support::journal::testkit::fail_next_handed_mark(&p.dir.join(SENDER));
+    let mut lost = d
+        .submit_batch(&producer, batch_of::<D>(&producer, &[201]))
+        .expect("the batch is journaled before its mark is asked for");
+    assert_eq!(
+        d.batch_outcome(&mut lost, WAIT).unwrap(),
+        BatchOutcome::Unknown,
+        "{via:?}: a batch put on the wire whose session was dropped (P-8)"
+    );
+    if D::NAME == "blocking" {
+        // Its outcome came once: nothing more comes for it.
+        assert!(
+            d.batch_outcome(&mut lost, Duration::from_millis(300))
+                .is_err(),
+            "an outcome comes once"
+        );
+    }
+    drop(lost);
+    // The loss is told: the session carrying the batch was dropped.
+    let told = D::drain(&events);
+    assert!(
+        told.iter()
+            .any(|e| matches!(e, DriverEvent::SessionLost { .. })),
+        "{via:?}: the dropped session is reported: {told:?}"
+    );
+    let journal = d.stats(&client).unwrap().journal.unwrap();
+    assert_eq!(journal.batches_handed, 1, "the mark was not written");
+    // A later batch is refused at once, typed, and never sent: the journal is broken.
+    let started = Instant::now();
+    match d.submit_batch_timeout(
+        &producer,
+        batch_of::<D>(&producer, &[202]),
+        Duration::from_secs(5),
+    ) {
+        Err(Error::Journal(JournalRefusal::Failed(_))) => {}
+        other => panic!("{via:?}: a batch after the journal broke: {other:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "refused at once, not left waiting"
+    );
+    assert_eq!(
+        d.stats(&client).unwrap().journal.unwrap().batches_refused,
+        journal.batches_refused + 1
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(times_ingested(&lb, 201), 0, "{via:?}: no frame of it went");
+    assert_eq!(
+        times_ingested(&lb, 202),
+        0,
+        "the refused batch was not sent"
+    );
+    assert_eq!(ingested(&lb), 1, "only the batch before the fault");
+    drop(producer);
+    let _ = d.close(client, false);
+
+    // The record says never handed, and it never was: it comes back unsent, once.
+    let successor = d.start(config.clone()).unwrap();
+    let list = d.recovery(&successor).unwrap();
+    let [JournaledBatch::Unsent(unsent)] = &list.batches[..] else {
+        panic!(
+            "{via:?}: the batch whose mark failed, alone: {:?}",
+            list.batches
+        )
+    };
+    let producer = d.producer(&successor, spec()).unwrap();
+    let mut again = d
+        .submit_batch(&producer, Submission::from(unsent.clone()))
+        .unwrap();
+    assert_eq!(
+        d.batch_outcome(&mut again, WAIT).unwrap(),
+        BatchOutcome::Completed
+    );
+    drop(again);
+    assert_eq!(
+        times_ingested(&lb, 201),
+        1,
+        "ingested once, after the restart"
+    );
+    assert_eq!(times_ingested(&lb, 202), 0);
+    let stats = d.stats(&successor).unwrap().journal.unwrap();
+    assert_eq!(
+        stats.batches_journaled, 0,
+        "the recovered record was reused"
+    );
+    assert_eq!(stats.live, 0, "every record ended");
+    drop(producer);
+    d.close(successor, false).unwrap();
+    let third = d.start(config).unwrap();
+    assert!(
+        d.recovery(&third).unwrap().is_empty(),
+        "nothing comes back twice"
+    );
+    d.close(third, false).unwrap();
+    assert_eq!(ingested(&lb), 2, "nothing else was ingested");
+    lb.stop();
+}
+
 /// Submits batches of ten rows until the journal refuses one; gives the refusal and the
 /// first id of the refused batch.
 fn fill<D: Driver>(d: &D, producer: &D::Producer, from: u64) -> (Error, u64, Vec<D::Batch>) {
@@ -463,6 +591,10 @@ macro_rules! outbox_tests {
             $crate::run!(Tokio, outbox::recovered_after_sigkill(Via::Grpc))
         }
         #[test]
+        fn p_8_a_batch_whose_handed_mark_cannot_be_written_is_never_sent_and_ends_unknown() {
+            $crate::run!(Tokio, outbox::unwritten_handed_mark_sends_nothing(Via::Grpc))
+        }
+        #[test]
         fn sf_24_a_full_journal_refuses_a_batch_naming_the_wire_state() {
             $crate::run!(Tokio, outbox::full_journal_refuses(Via::Grpc))
         }
@@ -487,6 +619,14 @@ macro_rules! outbox_tests {
             $crate::run!(
                 Blocking,
                 outbox::recovered_after_sigkill(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn p_8_a_batch_whose_handed_mark_cannot_be_written_is_never_sent_and_ends_unknown_blocking(
+        ) {
+            $crate::run!(
+                Blocking,
+                outbox::unwritten_handed_mark_sends_nothing(Via::Console(WsAuth::Header))
             )
         }
         #[test]

@@ -631,6 +631,16 @@ impl DurableJournal {
 
     /// Marks the entry of `key` as handed to the transport; call it before the send.
     pub fn handed(&mut self, key: JournalKey, now_millis: u64) -> Result<(), JournalError> {
+        #[cfg(feature = "testkit")]
+        if !self.broken && testkit::handed_mark_fails(self.dir.path()) {
+            // As a failed write would: the journal is broken from now on.
+            self.broken = true;
+            return Err(JournalError::Io(IoError {
+                what: "write",
+                file: self.dir.path().to_path_buf(),
+                source: std::io::Error::other("a handed mark failed by the test kit"),
+            }));
+        }
         self.carry_out(Some(key), |j, k| j.handed(k, now_millis))
             .map(drop)
     }
@@ -787,6 +797,47 @@ impl DurableJournal {
     #[must_use]
     pub fn slot_dir(&self) -> &Path {
         self.dir.path()
+    }
+}
+
+/// Faults a test arms (feature `testkit`): never on in a build without it.
+#[cfg(feature = "testkit")]
+#[doc(hidden)]
+pub mod testkit {
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Mutex;
+
+    /// Whether any fault is armed: the common case reads this alone.
+    static ARMED: AtomicBool = AtomicBool::new(false);
+    /// The slots whose next handed mark fails, one entry a fault.
+    static HANDED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+    /// The next handed mark written to the slot directory `slot` (`<dir>/<sender>`) fails as
+    /// a failed write would: the call gets an I/O error and the journal is broken from then
+    /// on.
+    pub fn fail_next_handed_mark(slot: &Path) {
+        let mut h = HANDED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        h.push(slot.to_path_buf());
+        ARMED.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether a handed mark of the slot `slot` is to fail now (the fault is then used up).
+    pub(crate) fn handed_mark_fails(slot: &Path) -> bool {
+        if !ARMED.load(Ordering::Relaxed) {
+            return false;
+        }
+        let mut h = HANDED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(i) = h.iter().position(|p| p == slot) else {
+            return false;
+        };
+        h.swap_remove(i);
+        ARMED.store(!h.is_empty(), Ordering::SeqCst);
+        true
     }
 }
 
