@@ -192,7 +192,7 @@ pub(crate) fn suffix<D: Driver>() -> &'static str {
 }
 
 /// The `n` references the child printed, within 30 s.
-fn submitted(rx: &mpsc::Receiver<String>, n: usize) -> Vec<String> {
+pub(crate) fn submitted(rx: &mpsc::Receiver<String>, n: usize) -> Vec<String> {
     let end = Instant::now() + Duration::from_secs(30);
     let mut refs = Vec::new();
     loop {
@@ -212,7 +212,7 @@ fn submitted(rx: &mpsc::Receiver<String>, n: usize) -> Vec<String> {
 }
 
 /// Waits (at most 20 s) until the cluster recorded every one of `refs`.
-fn recorded_all(lb: &Loopback, refs: &[String]) {
+pub(crate) fn recorded_all(lb: &Loopback, refs: &[String]) {
     let end = Instant::now() + Duration::from_secs(20);
     while !refs.iter().all(|r| lb.recorded(r).is_some()) {
         assert!(Instant::now() < end, "the cluster did not apply them all");
@@ -222,7 +222,7 @@ fn recorded_all(lb: &Loopback, refs: &[String]) {
 
 /// How many times the cluster applied the command of `reference` (an `Executed` outcome,
 /// not one answered from its record).
-fn applied(lb: &Loopback, reference: &str) -> usize {
+pub(crate) fn applied(lb: &Loopback, reference: &str) -> usize {
     let needle = format!("ref={reference} ");
     lb.trace()
         .iter()
@@ -1145,6 +1145,7 @@ macro_rules! journal_tests {
             )
         }
         $crate::outbox_tests!(tokio);
+        $crate::journal_mixed_tests!(tokio);
     };
     (blocking) => {
         #[test]
@@ -1290,5 +1291,6 @@ macro_rules! journal_tests {
             )
         }
         $crate::outbox_tests!(blocking);
+        $crate::journal_mixed_tests!(blocking);
     };
 }

@@ -25,9 +25,9 @@ use std::time::{Duration, Instant};
 pub const CHILD: &str = "NERVIX_JOURNAL_TRANSFER_CHILD";
 
 /// The restore statement of every restore here.
-const STATEMENT: &str = "RESTORE DOMAIN tenant AS tenant_copy";
+pub(crate) const STATEMENT: &str = "RESTORE DOMAIN tenant AS tenant_copy";
 
-fn restore_path(via: Via) -> &'static str {
+pub(crate) fn restore_path(via: Via) -> &'static str {
     match via {
         Via::Grpc => RESTORE_PATH,
         Via::Console(_) => RESTORE_WS_PATH,
@@ -36,16 +36,16 @@ fn restore_path(via: Via) -> &'static str {
 
 /// A cluster, its backup archive downloaded to a file, and a scratch directory with the
 /// trusted certificate in it.
-struct Setup {
-    lb: Loopback,
-    dir: PathBuf,
-    cert: Option<PathBuf>,
-    seeds: Vec<String>,
-    archive: PathBuf,
+pub(crate) struct Setup {
+    pub(crate) lb: Loopback,
+    pub(crate) dir: PathBuf,
+    pub(crate) cert: Option<PathBuf>,
+    pub(crate) seeds: Vec<String>,
+    pub(crate) archive: PathBuf,
 }
 
 impl Setup {
-    fn new<D: Driver>(via: Via, name: &str) -> Self {
+    pub(crate) fn new<D: Driver>(via: Via, name: &str) -> Self {
         let lb = cluster();
         let dir = scratch::<D>(&format!("journal-transfer-{name}-{via:?}"));
         let cert = lb.certificate_der().map(|der| {
@@ -77,16 +77,16 @@ impl Setup {
         }
     }
 
-    fn journal(&self) -> JournalConfig {
+    pub(crate) fn journal(&self) -> JournalConfig {
         JournalConfig::new(self.dir.join("journal"), SENDER.to_string())
     }
 
-    fn config<D: Driver>(&self, via: Via, journal: JournalConfig) -> D::Config {
+    pub(crate) fn config<D: Driver>(&self, via: Via, journal: JournalConfig) -> D::Config {
         journaled::<D>(&self.seeds, via, self.cert.as_deref(), journal)
     }
 
     /// Every reply of an upload or a restore is lost after it took effect.
-    fn lose_replies(&self, on: bool) {
+    pub(crate) fn lose_replies(&self, on: bool) {
         let mut faults = CallFaults::default();
         if on {
             faults.lost_reply = 1.0;
@@ -96,7 +96,7 @@ impl Setup {
 }
 
 /// A restore of `archive` under `reference`.
-fn restore_of(reference: &str, archive: &Path) -> RestoreCall {
+pub(crate) fn restore_of(reference: &str, archive: &Path) -> RestoreCall {
     RestoreCall::new(
         ExecutionReference::parse(reference).unwrap(),
         STATEMENT,
@@ -107,7 +107,7 @@ fn restore_of(reference: &str, archive: &Path) -> RestoreCall {
 }
 
 /// An upload of a 40,000-byte file in `dir` as `model` of `tenant` under `identity`.
-fn upload_of(dir: &Path, identity: &str) -> (UploadCall, PathBuf) {
+pub(crate) fn upload_of(dir: &Path, identity: &str) -> (UploadCall, PathBuf) {
     let bytes: Vec<u8> = (0..40_000u32).map(|i| (i * 7 % 253) as u8).collect();
     let file = dir.join(format!("{identity}.bin"));
     std::fs::write(&file, &bytes).unwrap();
@@ -121,7 +121,7 @@ fn upload_of(dir: &Path, identity: &str) -> (UploadCall, PathBuf) {
 }
 
 /// The restores the cluster applied (not answered from its record) under `reference`.
-fn restores_applied(lb: &Loopback, reference: &str) -> usize {
+pub(crate) fn restores_applied(lb: &Loopback, reference: &str) -> usize {
     lb.with_cluster(|c| c.received_whole(reference).len())
 }
 

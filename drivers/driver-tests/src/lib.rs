@@ -142,6 +142,7 @@ mod child;
 pub mod dataplane;
 pub mod hostile;
 pub mod journal;
+pub mod journal_mixed;
 pub mod journal_transfers;
 pub mod loopback;
 pub mod observability;
