@@ -1117,6 +1117,13 @@ macro_rules! journal_tests {
             $crate::run!(Tokio, journal_transfers::changed_archive_refused(Via::Grpc))
         }
         #[test]
+        fn u_2_an_upload_whose_archive_changed_after_a_sigkill_is_refused_and_nothing_sent() {
+            $crate::run!(
+                Tokio,
+                journal_transfers::changed_after_sigkill_refused(Via::Grpc)
+            )
+        }
+        #[test]
         fn u_2_calls_not_given_the_clients_journal_are_refused_and_send_nothing() {
             $crate::run!(
                 Tokio,
@@ -1255,6 +1262,14 @@ macro_rules! journal_tests {
             $crate::run!(
                 Blocking,
                 journal_transfers::changed_archive_refused(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn rs_2_a_restore_whose_archive_changed_after_a_sigkill_is_refused_and_nothing_sent_blocking(
+        ) {
+            $crate::run!(
+                Blocking,
+                journal_transfers::changed_after_sigkill_refused(Via::Console(WsAuth::Header))
             )
         }
         #[test]

@@ -414,6 +414,184 @@ pub fn outstanding_at_sigkill_recovered_once<D: Driver>(via: Via) {
     s.lb.stop();
 }
 
+/// Starts the transfer child with `reference` and kills it once the restore was received
+/// whole (and the upload before it, when the driver makes one), their replies lost; gives the
+/// upload's identity when one was received whole.
+fn killed_with_transfers_out<D: Driver>(via: Via, s: &Setup, reference: &str) -> Option<String> {
+    s.lose_replies(true);
+    let mut child = spawn::<D>(encode(via, s, reference));
+    let rx = &child.lines;
+    let end = Instant::now() + Duration::from_secs(30);
+    let mut upload = None;
+    let mut restore_started = false;
+    while !restore_started {
+        let line = rx
+            .recv_timeout(end.saturating_duration_since(Instant::now()))
+            .expect("the child reports its calls");
+        if let Some((_, r)) = line.split_once("UPLOAD ") {
+            upload = Some(r.to_string());
+        }
+        restore_started |= line.ends_with(&format!("RESTORE {reference}"));
+    }
+    while restores_applied(&s.lb, reference) == 0 {
+        assert!(Instant::now() < end, "the restore never arrived whole");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill();
+    s.lose_replies(false);
+    upload.filter(|u| restores_applied(&s.lb, u) > 0)
+}
+
+/// Issue 19, item 2 (U-2, RS-2), over real sockets: a client process killed with an upload
+/// (when the driver makes them) and a restore outstanding, whose archives' bytes then change
+/// at the same size before its successor starts. The successor lists both; repeating either
+/// is refused with a typed error naming its reference and the sizes (the digest differs),
+/// and nothing of it is sent, however often it is asked. Each record stays until the call
+/// ends: with the bytes put back, each is repeated once under its identity and answered from
+/// the cluster's record (installed once, restored once), and then nothing comes back.
+pub fn changed_after_sigkill_refused<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let s = Setup::new::<D>(via, "changed-sigkill");
+    let reference = "restore-changed-crash-1";
+    let upload = killed_with_transfers_out::<D>(via, &s, reference);
+    if D::NAME == "tokio" {
+        assert!(upload.is_some(), "the tokio driver uploads");
+    }
+    // Between the crash and the successor, each archive changes at the same size.
+    let upload_file = upload.as_ref().map(|u| s.dir.join(format!("{u}.bin")));
+    let mut originals = vec![(s.archive.clone(), std::fs::read(&s.archive).unwrap())];
+    if let Some(f) = &upload_file {
+        originals.push((f.clone(), std::fs::read(f).unwrap()));
+    }
+    for (path, bytes) in &originals {
+        let mut changed = bytes.clone();
+        let last = changed.len() - 1;
+        changed[last] ^= 0x5a;
+        std::fs::write(path, &changed).unwrap();
+    }
+    let d = D::new();
+    let config = s.config::<D>(via, s.journal());
+    let successor = d.start(config.clone()).unwrap();
+    let list = d.recovery(&successor).unwrap();
+    let records: Vec<TransferRecord> = list
+        .transfers
+        .iter()
+        .map(|t| match t {
+            JournaledTransfer::Repeatable { record } => record.clone(),
+            other => panic!("inside its retry validity: {other:?}"),
+        })
+        .collect();
+    let refs: Vec<&str> = records.iter().map(|r| r.reference.as_str()).collect();
+    let mut expected: Vec<&str> = upload.iter().map(String::as_str).collect();
+    expected.push(reference);
+    assert_eq!(
+        refs, expected,
+        "both outstanding calls, in the order written"
+    );
+    let t = d.journaled_transfers(&config, &successor).unwrap();
+    let sent = |s: &Setup| {
+        (
+            s.lb.calls_to(restore_path(via)).len(),
+            s.lb.calls_to(UPLOAD_PATH).len(),
+        )
+    };
+    let before = sent(&s);
+    let whole: Vec<usize> = records
+        .iter()
+        .map(|r| restores_applied(&s.lb, &r.reference))
+        .collect();
+    let refused_before = d
+        .stats(&successor)
+        .unwrap()
+        .journal
+        .unwrap()
+        .transfers_refused;
+    for _ in 0..2 {
+        for r in &records {
+            let err = match &r.kind {
+                TransferKind::Upload { .. } => d
+                    .recover_upload(&t, r)
+                    .expect("a driver that uploads")
+                    .unwrap_err(),
+                _ => d.recover_restore(&t, r).unwrap_err(),
+            };
+            match D::journal_error(&err) {
+                Some(TransferRefused::ArchiveChanged {
+                    reference: named,
+                    journaled_size,
+                    found_size,
+                    same_digest,
+                }) => {
+                    assert_eq!(named, &r.reference);
+                    assert_eq!(journaled_size, found_size, "the same size");
+                    assert_eq!(*journaled_size, r.size);
+                    assert!(!same_digest, "the bytes differ");
+                }
+                other => panic!("{}: {other:?} ({err:?})", r.reference),
+            }
+        }
+    }
+    assert_eq!(sent(&s), before, "nothing of either was sent");
+    let j = d.stats(&successor).unwrap().journal.unwrap();
+    assert_eq!(
+        j.transfers_refused,
+        refused_before + 2 * records.len() as u64,
+        "each refusal counted"
+    );
+    assert_eq!(j.transfers_live, records.len() as u64, "the records stay");
+    // The bytes put back, each call ends once, from the cluster's record.
+    for (path, bytes) in &originals {
+        std::fs::write(path, bytes).unwrap();
+    }
+    for r in &records {
+        match &r.kind {
+            TransferKind::Upload { .. } => {
+                match d.recover_upload(&t, r).expect("a driver that uploads") {
+                    Ok(UploadOutcome::Installed {
+                        version, origin, ..
+                    }) => {
+                        assert_eq!(version, 1);
+                        assert_eq!(origin, OutcomeOrigin::Recovered);
+                    }
+                    other => panic!("{other:?}"),
+                }
+                assert_eq!(
+                    s.lb.with_cluster(|c| c.resource_versions("tenant", "model")),
+                    1,
+                    "installed once"
+                );
+            }
+            _ => match d.recover_restore(&t, r) {
+                Ok(RestoreOutcome::Completed { origin, .. }) => {
+                    assert_eq!(origin, OutcomeOrigin::Recovered)
+                }
+                other => panic!("{other:?}"),
+            },
+        }
+    }
+    for (r, w) in records.iter().zip(&whole) {
+        assert_eq!(
+            restores_applied(&s.lb, &r.reference),
+            w + 1,
+            "{}: sent whole once, after the bytes were put back",
+            r.reference
+        );
+    }
+    let j = d.stats(&successor).unwrap().journal.unwrap();
+    assert_eq!(j.transfers_live, 0, "each ended at its outcome");
+    assert_eq!(j.transfers_journaled, 0, "no second record");
+    d.close(successor, false).unwrap();
+    let third = d.start(config).unwrap();
+    assert!(
+        d.recovery(&third).unwrap().is_empty(),
+        "nothing comes back twice"
+    );
+    d.close(third, false).unwrap();
+    s.lb.stop();
+}
+
 /// Runs a restore under `reference` whose replies are all lost: it gives up uncertain, and
 /// its record stays. Returns the client, still open.
 fn uncertain_restore<D: Driver>(
