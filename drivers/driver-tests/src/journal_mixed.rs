@@ -64,12 +64,11 @@ fn told_to_go() {
     std::io::stdin().read_line(&mut line).unwrap();
 }
 
-/// The client process: one client with a journal on [`SENDER`]'s slot. Told to go each time,
-/// it submits the commands and the batches (the parent has made the cluster's replies lost),
-/// then begins a transaction and runs a statement in it (replies flow again), then submits
-/// the `COMMIT` (replies lost again) and makes the upload, or the restore when the driver has
-/// no uploads (the calls' replies lost too). It prints what it submitted as it goes and waits
-/// to be killed.
+/// The client process: one client with a journal on the journal tests' slot. Told to go each time,
+/// it submits the commands and the batches (the parent has made the cluster's replies lost), then
+/// begins a transaction and runs a statement in it (replies flow again), then submits the `COMMIT`
+/// (replies lost again) and makes the upload, or the restore when the driver has no uploads (the
+/// calls' replies lost too). It prints what it submitted as it goes and waits to be killed.
 pub fn child<D: Driver>() {
     let (head, rest) = Head::from_env(CHILD, "the mixed journal test's client process");
     let archive = PathBuf::from(&rest[0]);

@@ -25,7 +25,10 @@
 //! driver's own `transfers` tests).
 //! Not yet: gRPC in the blocking driver (and so uploads from it).
 //!
-//! The seeded scenarios over real sockets are described in [`scenarios`].
+//! The seeded scenarios over real sockets are described in [`scenarios`]. The client journal's
+//! crashes over real sockets are in [`journal`] (commands), [`journal_transfers`] (uploads and
+//! restores), [`outbox`] (producer batches) and [`journal_mixed`] (all of them in one client
+//! process, killed mid-workload).
 
 /// The types and methods of [`Driver`] both drivers' implementations spell alike: their types of the
 /// same names (`Config`, `Transfers`, `TransferError`, ...) differ, their calls do not.

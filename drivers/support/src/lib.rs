@@ -54,6 +54,8 @@
 //! * `journal` (feature `journal`): the client journal on disk, a slot directory
 //!   `<dir>/<sender>/` held by one client at a time, in which commands, uploads, restores and
 //!   producer batches are kept until their outcome is handed on, and recovered after a restart.
+//!   With feature `testkit` (the driver tests' alone), `journal::testkit` lets a test fail a
+//!   journal write at a chosen moment; it does nothing until a test arms it.
 //! * `transfer_journal` (feature `journal`): the client's journal shared with its separate
 //!   calls, so an upload or a restore is journaled before its first byte is sent, ended at its
 //!   outcome, and repeated after a restart under the same identity.
