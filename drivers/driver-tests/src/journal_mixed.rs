@@ -37,6 +37,9 @@ const COMMANDS: usize = 3;
 /// The batches the child submits: one id each, from here on.
 const FIRST_BATCH: u64 = 7_000;
 
+/// The batch the child sees completed before the crash.
+const DONE_BATCH: u64 = 6_999;
+
 /// How many batches the child submits.
 const BATCHES: u64 = 4;
 
@@ -83,6 +86,21 @@ pub fn child<D: Driver>() {
     d.select_domain(&client, Some("tenant")).unwrap();
     let producer = d.producer(&client, spec()).unwrap();
     let t = d.journaled_transfers(&config, &client).unwrap();
+    // A command and a batch whose outcomes come back before the crash: reported now, their
+    // records end, and nothing of them may come back after it.
+    match d.execute(&client, "CREATE RELAY mixed_done;").unwrap() {
+        CommandResult::Completed(report) => println!("DONE COMMAND {}", report.reference()),
+        other => panic!("{other:?}"),
+    }
+    let mut done = d
+        .submit_batch(&producer, batch_of::<D>(&producer, &[DONE_BATCH]))
+        .unwrap();
+    assert_eq!(
+        d.batch_outcome(&mut done, WAIT).unwrap(),
+        BatchOutcome::Completed
+    );
+    drop(done);
+    println!("DONE BATCH {DONE_BATCH}");
     println!("OPENED");
     told_to_go();
     let mut pending = Vec::new();
@@ -160,7 +178,8 @@ fn until(what: &str, mut done: impl FnMut() -> bool) {
 /// them, nothing else and nothing twice; against the cluster's records, every command (the
 /// commit among them) was applied once and its outcome recovered once, the batch handed
 /// before the crash is reported unknown and never sent again, the others are ingested once,
-/// and the upload or restore is applied once.
+/// and the upload or restore is applied once. A command and a batch whose outcomes the
+/// child read before the crash are not listed, and took effect once.
 pub fn mixed_workload_recovered_after_sigkill<D: Driver>(via: Via) {
     mixed::<D>(via, false);
 }
@@ -176,6 +195,8 @@ pub fn mixed_workload_adopted_as_an_orphan<D: Driver>(via: Via) {
 
 /// What the child journaled and left without an outcome when it was killed.
 struct Left {
+    /// The reference of the command whose outcome the child read before the crash.
+    done: String,
     /// The references of its commands, then of its commit.
     commands: Vec<String>,
     /// The upload's identity or the restore's reference.
@@ -202,7 +223,10 @@ fn crashed<D: Driver>(s: &Setup, via: Via) -> Left {
     );
     let mut stdin = child.stdin.take().unwrap();
     let lines = std::mem::replace(&mut child.lines, mpsc::channel().1);
+    let done = after(&line_with(&lines, "DONE COMMAND "), "DONE COMMAND");
+    line_with(&lines, "DONE BATCH ");
     line_with(&lines, "OPENED");
+    assert_eq!(times_ingested(&s.lb, DONE_BATCH), 1);
     // Commands and batches reach the cluster; their replies are lost.
     s.lb.drop_replies(0, true);
     writeln!(stdin, "go").unwrap();
@@ -264,6 +288,7 @@ fn crashed<D: Driver>(s: &Setup, via: Via) -> Left {
         assert_eq!(applied(&s.lb, r), 1, "{r} applied once before the crash");
     }
     Left {
+        done,
         commands,
         transfer,
         upload,
@@ -316,6 +341,10 @@ fn mixed<D: Driver>(via: Via, adopt: bool) {
     assert_eq!(
         listed, left.commands,
         "every command journaled, once, in order"
+    );
+    assert!(
+        !listed.contains(&left.done),
+        "an outcome read before the crash is not reported again"
     );
     assert_eq!(
         list.commands.last().map(command_query),
@@ -404,8 +433,18 @@ fn mixed<D: Driver>(via: Via, adopt: bool) {
         );
     }
     assert_eq!(
+        times_ingested(&s.lb, DONE_BATCH),
+        1,
+        "the batch done before the crash"
+    );
+    assert_eq!(
+        applied(&s.lb, &left.done),
+        1,
+        "the command done before the crash"
+    );
+    assert_eq!(
         ingested(&s.lb),
-        BATCHES as usize,
+        BATCHES as usize + 1,
         "nothing else was ingested"
     );
     let stats = d.stats(&successor).unwrap().journal.unwrap();
