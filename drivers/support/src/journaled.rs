@@ -201,13 +201,12 @@ pub struct JournaledStats {
     pub batches_ended: u64,
     /// Submissions refused because the batch's record could not be written.
     pub batches_refused: u64,
-    /// Batches the engine took as soon as their record was written, the journal letting go
-    /// of their bytes meanwhile so the engine framed each in the buffer it was encoded in,
-    /// with no copy.
-    pub batches_released: u64,
-    /// Of those, the batches whose bytes the journal shares again, from their frame once it
-    /// was out: their records can be copied forward again.
-    pub batches_attached: u64,
+    /// New batches the engine framed at once in the buffer they were encoded in and
+    /// journaled from, with no copy (the journal lets go of their bytes while the engine
+    /// takes them, and shares them again from the frame). A batch the engine holds waiting
+    /// for credit is copied into the journal's live set instead, and one waiting in the
+    /// outbox keeps its bytes shared with it: both are copied into their frame later.
+    pub batches_framed_in_place: u64,
 }
 
 /// Records go to the durable journal.
@@ -242,10 +241,8 @@ pub(crate) struct Journaled {
     /// journal has no deadline and a written record is synced within one interval even when
     /// nothing else happens.
     sync_due: Option<Timestamp>,
-    /// Batches whose bytes the journal let go while the engine took them, and those given
-    /// their bytes back from their frame.
-    released: u64,
-    attached: u64,
+    /// New batches the engine framed in the buffer they were laid and journaled from.
+    framed_in_place: u64,
 }
 
 /// Milliseconds of the engine's monotonic time, the journal's clock.
@@ -269,8 +266,7 @@ impl Journaled {
             outbox: nervix_journal::BatchOutbox::new(batches),
             periodic,
             sync_due: None,
-            released: 0,
-            attached: 0,
+            framed_in_place: 0,
         }
     }
 
@@ -435,8 +431,7 @@ impl Journaled {
             batches_handed: b.handed,
             batches_ended: b.ended,
             batches_refused: b.refused,
-            batches_released: self.released,
-            batches_attached: self.attached,
+            batches_framed_in_place: self.framed_in_place,
         }
     }
 }

@@ -255,19 +255,7 @@ impl BatchOutbox {
         &mut self,
         store: &mut S,
         now_millis: u64,
-        sent: impl FnMut(ProducerId, BatchId) -> bool,
-    ) -> Result<usize, S::Error> {
-        self.before_send_each(store, now_millis, sent, |_, _, _| {})
-    }
-
-    /// [`BatchOutbox::before_send`], telling `marked` the record, producer and batch of each
-    /// mark written, in order.
-    pub fn before_send_each<S: HandedStore>(
-        &mut self,
-        store: &mut S,
-        now_millis: u64,
         mut sent: impl FnMut(ProducerId, BatchId) -> bool,
-        mut marked: impl FnMut(JournalKey, ProducerId, BatchId),
     ) -> Result<usize, S::Error> {
         let out: Vec<(ProducerId, BatchId)> = self
             .unhanded
@@ -275,7 +263,7 @@ impl BatchOutbox {
             .copied()
             .filter(|(p, b)| sent(*p, *b))
             .collect();
-        let mut count = 0;
+        let mut marked = 0;
         for pb in out {
             let Some(&key) = self.unhanded.get(&pb) else {
                 continue;
@@ -287,10 +275,9 @@ impl BatchOutbox {
             self.unhanded.remove(&pb);
             self.handed.insert(pb, key);
             self.stats.handed += 1;
-            marked(key, pb.0, pb.1);
-            count += 1;
+            marked += 1;
         }
-        Ok(count)
+        Ok(marked)
     }
 
     /// `batch` of `producer` has its outcome, now handed on: its record ends.

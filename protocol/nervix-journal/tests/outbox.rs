@@ -714,34 +714,3 @@ fn e_4_only_an_uncertain_command_that_may_still_be_repeated_keeps_its_record_fro
         None
     );
 }
-
-#[test]
-fn p_8_each_mark_written_is_told_with_its_record_and_batch_in_order_and_a_refused_one_is_not() {
-    let mut s = Slot::new(roomy());
-    let mut o = BatchOutbox::default();
-    let k1 = o.put(&mut s, batch(1, 10, 1), 0).unwrap();
-    let k2 = o.put(&mut s, batch(2, 10, 1), 0).unwrap();
-    let k3 = o.put(&mut s, batch(3, 10, 1), 0).unwrap();
-    o.taken(k1, Q, b(1));
-    o.taken(k2, P, b(5));
-    o.taken(k3, P, b(4));
-    let mut told = Vec::new();
-    let n = o
-        .before_send_each(
-            &mut s,
-            0,
-            |p, x| !(p == P && x == b(5)),
-            |k, p, x| told.push((k, p, x)),
-        )
-        .unwrap();
-    // In batch order (producer, then batch), only those on the wire.
-    assert_eq!(n, 2);
-    assert_eq!(told, vec![(k3, P, b(4)), (k1, Q, b(1))]);
-    // A refused mark is not told.
-    s.refuse_marks = true;
-    told.clear();
-    assert!(o
-        .before_send_each(&mut s, 0, |_, _| true, |k, p, x| told.push((k, p, x)))
-        .is_err());
-    assert!(told.is_empty());
-}

@@ -1781,14 +1781,14 @@ fn p_3_a_laid_batch_is_checked_like_a_submission_and_becomes_its_frame_without_a
     );
     let at = laid.stream().as_ptr();
     assert_eq!(
-        r.c.framed_stream(p, BatchId(1)),
+        r.c.batch_stream(p, BatchId(1)),
         None,
         "nothing submitted yet"
     );
     let a = r.c.submit_laid(r.now, p, laid).unwrap();
     r.pump();
     // Nothing else held its bytes: the frame was finished around them where they were laid.
-    let framed = r.c.framed_stream(p, a).expect("framed");
+    let framed = r.c.batch_stream(p, a).expect("framed");
     assert_eq!(framed.as_ptr(), at, "the laid buffer is the frame");
     assert_eq!(&framed[..], &ipc[..]);
     // A laid batch whose stream is held elsewhere is copied: the same bytes, another buffer.
@@ -1796,7 +1796,7 @@ fn p_3_a_laid_batch_is_checked_like_a_submission_and_becomes_its_frame_without_a
     let kept = laid.stream();
     let b = r.c.submit_laid(r.now, p, laid).unwrap();
     r.pump();
-    let framed = r.c.framed_stream(p, b).expect("framed");
+    let framed = r.c.batch_stream(p, b).expect("framed");
     assert_ne!(framed.as_ptr(), kept.as_ptr());
     assert_eq!((&framed[..], &kept[..]), (&ipc[..], &ipc[..]));
     let sent = submits(&r, sid);
@@ -1807,7 +1807,7 @@ fn p_3_a_laid_batch_is_checked_like_a_submission_and_becomes_its_frame_without_a
     );
     // Once its outcome is in, the engine keeps no stream.
     r.feed(sid, batch_completed(sent[0].0));
-    assert_eq!(r.c.framed_stream(p, a), None);
+    assert_eq!(r.c.batch_stream(p, a), None);
     // The row bound, inclusive, when laid.
     assert!(r
         .c
@@ -1859,12 +1859,20 @@ fn p_4_a_laid_batch_refused_comes_back_whole_and_goes_later() {
     assert_eq!(refused.error, SubmitError::Full);
     assert_eq!(refused.batch.stream().as_ptr(), at, "the same batch");
     assert_eq!(refused.batch.rows(), 2);
-    // A waiting batch has no framed stream yet.
+    // A batch waiting for credit gives a copy of its stream: its buffer is its frame's to be.
     assert_eq!(
         r.c.batch_state(p, BatchId(3)),
         Some(BatchState::AwaitingCredit)
     );
-    assert_eq!(r.c.framed_stream(p, BatchId(3)), None);
+    let waiting = r.c.batch_stream(p, BatchId(3)).expect("held");
+    assert_eq!(&waiting[..], &ipc[..]);
+    assert_ne!(
+        r.c.batch_stream(p, BatchId(3)).unwrap().as_ptr(),
+        waiting.as_ptr(),
+        "a copy each time"
+    );
+    assert_eq!(r.c.batch_stream(ProducerId(999), BatchId(3)), None);
+    assert_eq!(r.c.batch_stream(p, BatchId(99)), None);
     // Room comes with an outcome read; the refused batch then goes, as laid.
     let sent = submits(&r, sid);
     r.feed(sid, batch_completed(sent[0].0));
@@ -1878,4 +1886,54 @@ fn p_4_a_laid_batch_refused_comes_back_whole_and_goes_later() {
     let back = r.c.submit_laid(r.now, ProducerId(999), laid).unwrap_err();
     assert_eq!(back.error, SubmitError::UnknownProducer);
     assert_eq!(&back.batch.stream()[..], &ipc[..]);
+}
+
+#[test]
+fn p_3_a_batch_laid_for_other_fields_is_refused_naming_the_column_and_comes_back() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    // A second producer, of other fields.
+    let other = vec![FieldSpec::new(
+        "other",
+        FieldType::Scalar(Scalar::U64),
+        false,
+        false,
+    )];
+    let q =
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "other_in", other.clone()))
+            .unwrap();
+    r.pump();
+    let (wire, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        sid,
+        producer_opened_as(
+            wire,
+            &Grant::default(),
+            ProducerAdmission::Open,
+            "other_in",
+            &other,
+        ),
+    );
+    assert!(r.c.producer(q).unwrap().description.is_some(), "opened");
+    let batch = builder_batch(&r, p, 2).finish().unwrap();
+    let laid = r.c.lay_batch(p, &batch).unwrap();
+    let refused = r.c.submit_laid(r.now, q, laid).unwrap_err();
+    assert!(
+        matches!(&refused.error, SubmitError::Batch(BatchError::Column { column, .. }) if column == "other"),
+        "{:?}",
+        refused.error
+    );
+    assert_eq!(
+        &refused.batch.stream()[..],
+        &nervix_protocol::arrow::encode(&batch).unwrap()[..]
+    );
+    assert!(submits(&r, sid).is_empty(), "nothing sent");
+    // The producer it was laid for takes it.
+    assert!(r.c.submit_laid(r.now, p, refused.batch).is_ok());
+    // Its Debug shows no bytes.
+    let laid = r.c.lay_batch(p, &batch).unwrap();
+    let shown = format!("{laid:?}");
+    assert!(
+        shown.contains("rows: 2") && !shown.contains("s3cr3t"),
+        "{shown}"
+    );
 }

@@ -265,25 +265,34 @@ impl<H: Hand<Error = crate::api::Error>> Dataplane<H> {
         let (tx, rx) = H::once();
         let mut batch = batch;
         if sink.outboxed.is_empty() {
-            // The journal lets go of a new batch's bytes while the engine takes it, so the
-            // engine can own its buffer; it gets them back once the batch is framed (or
-            // here, if it waits).
-            let released = !reused && journal.release_batch(key);
-            match batch.submit(engine, now, producer) {
-                Ok(id) => {
-                    if released {
-                        journal.released_batch_taken();
+            // The engine takes the batch while the journal lets go of its bytes: it owns the
+            // laid buffer alone and frames the batch in it. The journal then shares the
+            // stream again: a slice of the frame, a copy while the batch waits in the engine
+            // for credit, or the batch refused.
+            let laid_at = batch.stream().as_ptr();
+            let r = journal.released_while(key, !reused, || {
+                match batch.submit(engine, now, producer) {
+                    Ok(id) => {
+                        let s = engine.batch_stream(producer, id);
+                        let back = s.map(|s| {
+                            let in_place = s.as_ptr() == laid_at;
+                            (s, in_place)
+                        });
+                        (Ok(id), back)
                     }
+                    Err((e, back)) => {
+                        let s = back.stream();
+                        (Err((e, back)), Some((s, false)))
+                    }
+                }
+            });
+            match r {
+                Ok(id) => {
                     journal.batch_taken(key, producer, id);
                     sink.outcomes.insert(id, tx);
                     return Ok((id, rx));
                 }
-                Err((SubmitError::Full, back)) => {
-                    if released {
-                        journal.attach_batch(key, back.stream());
-                    }
-                    batch = back;
-                }
+                Err((SubmitError::Full, back)) => batch = back,
                 Err((e, _)) => {
                     if reused {
                         journal.give_back_batch(key);

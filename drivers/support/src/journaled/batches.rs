@@ -55,20 +55,28 @@ impl Journaled {
         Ok(key)
     }
 
-    /// Lets go of the bytes of the new batch of record `key` while the engine takes it, so
-    /// the engine can frame it in its own buffer; true when they were let go.
-    pub(crate) fn release_batch(&mut self, key: JournalKey) -> bool {
-        self.core.store_mut().release_batch(key)
-    }
-
-    /// Gives the released batch of record `key` its bytes again: the engine did not take it.
-    pub(crate) fn attach_batch(&mut self, key: JournalKey, bytes: bytes::Bytes) {
-        self.core.store_mut().attach_batch(key, bytes);
-    }
-
-    /// The engine took a batch whose bytes the journal let go (counted).
-    pub(crate) fn released_batch_taken(&mut self) {
-        self.released += 1;
+    /// Runs `take` (the engine taking the new batch of record `key`) with the journal's
+    /// copy of the batch's bytes let go, so that the taker owns the buffer alone and frames
+    /// the batch in it; then the journal shares the bytes `take` gives back (the stream as the
+    /// engine holds it, or the batch it refused), so its record can be copied forward as any
+    /// other. The flag says the engine framed the batch in the buffer it was laid in
+    /// (counted). With `release` false (a recovered batch, whose bytes the journal keeps),
+    /// `take` just runs.
+    pub(crate) fn released_while<T>(
+        &mut self,
+        key: JournalKey,
+        release: bool,
+        take: impl FnOnce() -> (T, Option<(bytes::Bytes, bool)>),
+    ) -> T {
+        let released = release && self.core.store_mut().release_batch(key);
+        let (out, back) = take();
+        if released {
+            if let Some((bytes, in_place)) = back {
+                let attached = self.core.store_mut().attach_batch(key, bytes);
+                self.framed_in_place += u64::from(attached && in_place);
+            }
+        }
+        out
     }
 
     /// A recovered batch is submitted again under its record `key`: true once per recovered
@@ -117,21 +125,11 @@ impl Journaled {
         if !self.outbox.unhanded() {
             return true;
         }
-        let mut marked = Vec::new();
-        let r = self.outbox.before_send_each(
-            self.core.store_mut(),
-            millis(now),
-            |p, b| engine.batch_state(p, b) == Some(BatchState::Sent),
-            |key, p, b| marked.push((key, p, b)),
-        );
-        // A batch whose bytes the journal let go while the engine took it gets them back
-        // from its frame, shared: its record can be copied forward again.
-        let store = self.core.store_mut();
-        for (key, p, b) in marked {
-            if let Some(stream) = engine.framed_stream(p, b) {
-                self.attached += u64::from(store.attach_batch(key, stream));
-            }
-        }
+        let r = self
+            .outbox
+            .before_send(self.core.store_mut(), millis(now), |p, b| {
+                engine.batch_state(p, b) == Some(BatchState::Sent)
+            });
         match r {
             Ok(0) => true,
             Ok(_) => {

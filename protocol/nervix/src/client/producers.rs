@@ -516,12 +516,24 @@ impl Stream {
 /// (room for the frame's head before the stream, room for its padding after). Handed to
 /// [`Client::submit_laid`] while nothing else shares its bytes, it becomes the frame without
 /// a copy; while [`LaidBatch::stream`]'s slices are held elsewhere, the engine copies it.
-#[derive(Debug)]
+/// Its `Debug` shows its rows and length only.
 pub struct LaidBatch {
     buf: Bytes,
     room: usize,
     len: usize,
     rows: usize,
+    /// The description it was laid for: another producer takes it only with the same fields.
+    desc: Arc<ProducerDescription>,
+}
+
+impl std::fmt::Debug for LaidBatch {
+    /// Its rows and length, not its bytes (columns may be sensitive).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LaidBatch")
+            .field("rows", &self.rows)
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
 }
 
 impl LaidBatch {
@@ -1375,12 +1387,14 @@ impl Client {
             room,
             len,
             rows,
+            desc,
         })
     }
 
-    /// Submits a batch laid by [`Client::lay_batch`]: the row and byte bounds are checked
-    /// again (the grant may have changed since), and everything after is as for
-    /// [`Client::submit`]. When nothing else shares its bytes, its buffer becomes the batch's
+    /// Submits a batch laid by [`Client::lay_batch`]: one laid for another description is
+    /// taken only if its fields are the same (else refused naming the column, as
+    /// [`Client::submit_built`] does), the row and byte bounds are checked again (the grant
+    /// may have changed since), and everything after is as for [`Client::submit`]. When nothing else shares its bytes, its buffer becomes the batch's
     /// first frame as it is, without a copy. A refused batch comes back with the reason.
     pub fn submit_laid(
         &mut self,
@@ -1393,6 +1407,11 @@ impl Client {
             Ok(d) => d,
             Err(e) => return refused(e, batch),
         };
+        if !Arc::ptr_eq(&desc, &batch.desc) {
+            if let Err(e) = same_fields(&desc.fields, &batch.desc.fields) {
+                return refused(e.into(), batch);
+            }
+        }
         if batch.rows as u64 > u64::from(desc.max_batch_rows) {
             let e = BatchError::TooManyRows {
                 rows: batch.rows,
@@ -1493,22 +1512,17 @@ impl Client {
         self.producers.batch_state(producer, batch)
     }
 
-    /// The stream of a batch framed at least once, as the engine keeps it until its outcome:
-    /// a slice of the frame that carried it last, shared, not copied. `None` for a batch
-    /// never framed yet (its buffer is still to be finished into its first frame) and for
-    /// one that has its outcome.
+    /// The stream of a batch the engine holds, until its outcome: once framed, a slice of
+    /// the frame that carried it last, shared, not copied; before, a copy (its buffer is to
+    /// become its first frame, finished in place). `None` for a batch not held.
     #[must_use]
-    pub fn framed_stream(&self, producer: ProducerId, batch: BatchId) -> Option<Bytes> {
-        match &self
-            .producers
-            .entries
-            .get(&producer)?
-            .batches
-            .get(&batch)?
-            .ipc
-        {
+    pub fn batch_stream(&self, producer: ProducerId, batch: BatchId) -> Option<Bytes> {
+        let pending = self.producers.entries.get(&producer)?.batches.get(&batch)?;
+        match &pending.ipc {
             Stream::Sent(b) => Some(b.clone()),
-            Stream::Laid { .. } => None,
+            Stream::Laid { buf, room, len } => {
+                Some(Bytes::copy_from_slice(buf.get(*room..*room + *len)?))
+            }
         }
     }
 

@@ -47,13 +47,24 @@ impl Default for Grant {
 }
 
 pub fn producer_opened(request_id: u64, g: &Grant, admission: ProducerAdmission) -> Bytes {
+    producer_opened_as(request_id, g, admission, "orders_in", &fields())
+}
+
+/// [`producer_opened`] for the producer of `ingestor` in `d1` with `fields`.
+pub fn producer_opened_as(
+    request_id: u64,
+    g: &Grant,
+    admission: ProducerAdmission,
+    ingestor: &str,
+    fields: &[FieldSpec],
+) -> Bytes {
     reply(
         request_id,
         ReplyBodyT::OpenIngestorOutcome(Box::new(OpenIngestorOutcomeT {
             disposition: OpenIngestorDispositionT::ProducerOpened(Box::new(ProducerOpenedT {
                 domain: "d1".into(),
-                ingestor: "orders_in".into(),
-                fields: fields().iter().map(FieldSpec::to_wire).collect(),
+                ingestor: ingestor.into(),
+                fields: fields.iter().map(FieldSpec::to_wire).collect(),
                 generation: g.generation,
                 contract: Box::new(FingerprintT {
                     bytes: vec![g.contract; 32],
