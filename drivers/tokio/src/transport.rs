@@ -39,9 +39,10 @@ pub(crate) use nervix_driver_support::session::{Event, Out};
 /// ([`crate::driver::INBOX_FRAME_BYTES`]) until the driver takes it.
 pub(crate) type Report = (SessionId, Said, Option<tokio::sync::OwnedSemaphorePermit>);
 
-/// What one report of a session carries: one event, or every whole message one read of a
-/// gRPC body completed, in order (handed over together: one hand-over and one wake-up of
-/// the driver for them all).
+/// What one report of a session carries: one event, or every whole message the DATA frames
+/// of a gRPC body received so far completed (or the WebSocket frames read so far), in order,
+/// within [`READ_BURST`] and the frame limit in bytes (handed over together: one hand-over
+/// and one wake-up of the driver for them all).
 #[derive(Debug)]
 pub(crate) enum Said {
     /// One event.
