@@ -39,9 +39,10 @@ pub(crate) use nervix_driver_support::session::{Event, Out};
 /// ([`crate::driver::INBOX_FRAME_BYTES`]) until the driver takes it.
 pub(crate) type Report = (SessionId, Said, Option<tokio::sync::OwnedSemaphorePermit>);
 
-/// What one report of a session carries: one event, or every whole message one read of a
-/// gRPC body completed, in order (handed over together: one hand-over and one wake-up of
-/// the driver for them all).
+/// What one report of a session carries: one event, or every whole message the DATA frames
+/// of a gRPC body received so far completed (or the WebSocket frames read so far), in order,
+/// within [`READ_BURST`] and the frame limit in bytes (handed over together: one hand-over
+/// and one wake-up of the driver for them all).
 #[derive(Debug)]
 pub(crate) enum Said {
     /// One event.
@@ -293,6 +294,41 @@ fn take_chunk(reader: &mut MessageReader, chunk: Bytes, out: &mut Vec<Bytes>) ->
     take_messages(reader, out)
 }
 
+/// One read of a gRPC response body: `None` when the body ended.
+type GrpcRead = Option<Result<Bytes, h2::Error>>;
+
+/// The messages of `first`, a chunk of a gRPC body, and of the chunks received already
+/// behind it (`ready` gives a read that has come, or `None` when none has yet), in order: no
+/// more chunks once they hold [`READ_BURST`] messages or [`FRAME_LIMIT`] bytes of them, or a
+/// chunk could not be read (its end comes back, after the messages before it, as
+/// [`take_chunk`]'s). The first read that is not a chunk (the body's end, or a failure)
+/// comes back, to be handled after them.
+fn gather_chunks(
+    reader: &mut MessageReader,
+    first: Bytes,
+    mut ready: impl FnMut() -> Option<GrpcRead>,
+) -> (
+    std::collections::VecDeque<Bytes>,
+    Result<(), End>,
+    Option<GrpcRead>,
+) {
+    let mut messages = Vec::new();
+    let mut bad = take_chunk(reader, first, &mut messages);
+    let mut bytes: usize = messages.iter().map(Bytes::len).sum();
+    while bad.is_ok() && messages.len() < READ_BURST && bytes < FRAME_LIMIT {
+        match ready() {
+            None => break,
+            Some(Some(Ok(chunk))) => {
+                let before = messages.len();
+                bad = take_chunk(reader, chunk, &mut messages);
+                bytes += messages[before..].iter().map(Bytes::len).sum::<usize>();
+            }
+            Some(other) => return (messages.into(), bad, Some(other)),
+        }
+    }
+    (messages.into(), bad, None)
+}
+
 /// A body that ended with bytes of no whole message (a partial length prefix, or a prefix
 /// promising more than came) was cut inside a message: a transport failure, whatever its
 /// status says.
@@ -385,18 +421,42 @@ async fn grpc(d: &Dial, out: mpsc::Receiver<Out>) -> End {
         d.write_timeout,
     )));
     let mut reader = MessageReader::default();
+    // A read that came behind gathered chunks (the body's end, or a failure): handled next.
+    let mut next: Option<GrpcRead> = None;
     let end = loop {
-        match recv.data().await {
+        let read = match next.take() {
+            Some(read) => read,
+            None => recv.data().await,
+        };
+        match read {
             Some(Ok(chunk)) => {
                 let _ = recv.flow_control().release_capacity(chunk.len());
-                let mut messages = Vec::new();
-                let bad = take_chunk(&mut reader, chunk, &mut messages);
-                if !d.tell_frames(messages.into()).await {
+                // The DATA frames h2 has received already behind this one go in the same
+                // report: one hand-over, one permit and one wake-up of the driver for them
+                // all, not one per reply.
+                let mut first = Some(chunk);
+                let (messages, bad, after) = std::future::poll_fn(|cx| {
+                    let first = first.take().unwrap_or_default();
+                    std::task::Poll::Ready(gather_chunks(&mut reader, first, || {
+                        match recv.poll_data(cx) {
+                            std::task::Poll::Ready(read) => {
+                                if let Some(Ok(chunk)) = &read {
+                                    let _ = recv.flow_control().release_capacity(chunk.len());
+                                }
+                                Some(read)
+                            }
+                            std::task::Poll::Pending => None,
+                        }
+                    }))
+                })
+                .await;
+                if !d.tell_frames(messages).await {
                     return End::Finished;
                 }
                 if let Err(end) = bad {
                     return end;
                 }
+                next = after;
             }
             Some(Err(e)) => break End::Transport(format!("http/2: {e}")),
             None => {
@@ -543,7 +603,8 @@ fn gather_grpc(first: Out, out: &mut mpsc::Receiver<Out>, data: &mut BytesMut) -
     (false, n)
 }
 
-/// The most frames of a WebSocket handed to the driver in one report.
+/// The most frames of a WebSocket, or gathered messages of a gRPC body, handed to the driver
+/// in one report.
 const READ_BURST: usize = 64;
 
 /// One read of a WebSocket: `None` when the connection ended.
@@ -838,6 +899,114 @@ mod tests {
         let got: Vec<u8> = messages(&data).iter().map(|m| m[0]).collect();
         assert_eq!(got, vec![0, 1]);
         assert_eq!(rx.try_recv().unwrap().frame_byte(), Some(2));
+    }
+
+    #[test]
+    fn a_grpc_read_gathers_the_chunks_received_already_into_one_report_in_order() {
+        let chunk = |ms: &[&[u8]]| -> Bytes {
+            Bytes::from(
+                ms.iter()
+                    .flat_map(|m| grpc_message(m).to_vec())
+                    .collect::<Vec<u8>>(),
+            )
+        };
+        let data = |b: Bytes| Some(Some(Ok::<Bytes, h2::Error>(b)));
+        let mut reader = MessageReader::default();
+        // 32 replies in 32 DATA frames already received: one report, in order, and the read
+        // not yet come ends it (nothing is read past it).
+        let mut reads = (1..32u8)
+            .map(|i| data(chunk(&[&[i; 3][..]])))
+            .chain([None, data(chunk(&[b"late"]))])
+            .collect::<std::collections::VecDeque<_>>();
+        let (got, bad, after) = gather_chunks(&mut reader, chunk(&[&[0; 3][..]]), || {
+            reads.pop_front().flatten()
+        });
+        assert_eq!(got.len(), 32, "one report for all the chunks that came");
+        assert!(got.iter().enumerate().all(|(i, m)| m[..] == [i as u8; 3]));
+        assert_eq!((bad, after.is_none(), reads.len()), (Ok(()), true, 1));
+
+        // A message across chunks, and several in one chunk.
+        let body = chunk(&[&b"one"[..], b"two", b"three"]);
+        let mut reads = vec![data(body.slice(9..)), None].into_iter();
+        let (got, _, _) = gather_chunks(&mut reader, body.slice(..9), || reads.next().flatten());
+        assert_eq!(got, [&b"one"[..], b"two", b"three"]);
+
+        // The body's end and a failure come back after the messages before them, and the
+        // chunk behind them is not read.
+        for not_a_chunk in [None, Some(Err(h2::Error::from(h2::Reason::CANCEL)))] {
+            let ends = not_a_chunk.is_none();
+            let mut reads = vec![
+                data(chunk(&[b"b"])),
+                Some(not_a_chunk),
+                data(chunk(&[b"c"])),
+            ]
+            .into_iter();
+            let (got, bad, after) =
+                gather_chunks(&mut reader, chunk(&[b"a"]), || reads.next().flatten());
+            assert_eq!(got, [&b"a"[..], b"b"]);
+            assert_eq!(bad, Ok(()));
+            match after {
+                Some(None) => assert!(ends),
+                Some(Some(Err(e))) => assert_eq!(e.reason(), Some(h2::Reason::CANCEL)),
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(reads.len(), 1, "the chunk after it is not read");
+        }
+
+        // A chunk that cannot be read ends the gathering: the messages before the bad one
+        // go, and its end comes back; nothing more is read.
+        let mut compressed = grpc_message(b"z").to_vec();
+        compressed[0] = 1;
+        let mut bad_chunk = chunk(&[b"b"]).to_vec();
+        bad_chunk.extend_from_slice(&compressed);
+        let mut reads = vec![data(Bytes::from(bad_chunk)), data(chunk(&[b"c"]))].into_iter();
+        let mut reader = MessageReader::default();
+        let (got, bad, after) =
+            gather_chunks(&mut reader, chunk(&[b"a"]), || reads.next().flatten());
+        assert_eq!(got, [&b"a"[..], b"b"]);
+        assert!(matches!(bad, Err(End::Transport(_))), "{bad:?}");
+        assert!(after.is_none());
+        assert_eq!(reads.len(), 1);
+    }
+
+    #[test]
+    fn a_grpc_read_gathers_no_chunk_past_its_count_or_byte_bound() {
+        let data = |b: Bytes| Some(Some(Ok::<Bytes, h2::Error>(b)));
+        let mut reader = MessageReader::default();
+        // Exactly READ_BURST messages: no chunk is read past them.
+        let mut n = 0usize;
+        let (got, _, _) = gather_chunks(&mut reader, grpc_message(b"0"), || {
+            n += 1;
+            data(grpc_message(b"m"))
+        });
+        assert_eq!(got.len(), READ_BURST);
+        assert_eq!(n, READ_BURST - 1, "no read taken past the bound");
+
+        // A chunk's messages go together: the bound is looked at between chunks.
+        let many: Vec<u8> = (0..READ_BURST - 1)
+            .flat_map(|_| grpc_message(b"m").to_vec())
+            .collect();
+        let two: Vec<u8> = [grpc_message(b"x"), grpc_message(b"y")].concat();
+        let mut reads = vec![data(Bytes::from(two)), data(grpc_message(b"z"))].into_iter();
+        let (got, _, _) = gather_chunks(&mut reader, Bytes::from(many), || reads.next().flatten());
+        assert_eq!(got.len(), READ_BURST + 1);
+        assert_eq!(
+            reads.len(),
+            1,
+            "no chunk after the one that reached the bound"
+        );
+
+        // Messages holding the frame limit in bytes, exactly: no more is read; one byte
+        // under it, the next chunk is.
+        let half = FRAME_LIMIT / 2;
+        for (first, reads_taken) in [(half, 1), (half - 1, 2)] {
+            let mut n = 0usize;
+            let (got, _, _) = gather_chunks(&mut reader, grpc_message(&vec![0; first]), || {
+                n += 1;
+                data(grpc_message(&vec![1; half]))
+            });
+            assert_eq!((got.len(), n), (reads_taken + 1, reads_taken), "{first}");
+        }
     }
 
     #[test]

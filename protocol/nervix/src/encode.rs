@@ -222,7 +222,37 @@ impl Encoder {
         }
         Ok(self.emit())
     }
+
+    /// Checks `request` as [`Encoder::encode_request`] does, under any request identity, and
+    /// writes no frame. A request of a kind whose frame adds a bounded number of bytes to its
+    /// strings ([`fixed_overhead`]) is not built when its strings leave room for more than all
+    /// of them: only a request that could come near the frame limit is built to measure it.
+    pub fn check_request(&mut self, request: &ClientRequestT) -> Result<(), EncodeError> {
+        let mut cx = WriteCx::new(FRAME_LIMIT);
+        request.check_variant(&mut cx, "ClientMessage", "request")?;
+        if fixed_overhead(request) && cx.payload.saturating_add(REQUEST_OVERHEAD) <= FRAME_LIMIT {
+            return Ok(());
+        }
+        self.encode_request(u64::MAX, request).map(|_| ())
+    }
 }
+
+/// Whether a request's frame adds at most [`REQUEST_OVERHEAD`] bytes to its strings: a kind
+/// made of scalars and strings only (no vector or nested table whose count the application
+/// sets), so its tables, offsets and padding are a fixed set.
+fn fixed_overhead(request: &ClientRequestT) -> bool {
+    matches!(
+        request,
+        ClientRequestT::ListDomainsRequest(_)
+            | ClientRequestT::SelectDomainRequest(_)
+            | ClientRequestT::SuggestRequest(_)
+    )
+}
+
+/// The most bytes the frame of a request of [`fixed_overhead`] kind adds to its strings'
+/// bytes: the root offset and identifier, two tables and their vtables, scalars, string
+/// lengths and terminators, and alignment. A test pins the real most below a quarter of this.
+const REQUEST_OVERHEAD: usize = 1024;
 
 /// A `CommandRequest` as borrowed parts, written by [`Encoder::encode_command`] exactly as
 /// [`Encoder::encode_request`] writes the owned `CommandRequestT` of the same members, without
@@ -534,5 +564,114 @@ mod tests {
             most * 4 <= COMMAND_OVERHEAD,
             "{most} bytes beyond the payload"
         );
+    }
+
+    /// Every request of a kind [`Encoder::check_request`] does not build, with every member
+    /// present or absent, at every alignment of every string.
+    fn fixed_overhead_requests() -> Vec<ClientRequestT> {
+        let mut all = vec![ClientRequestT::ListDomainsRequest(Box::default())];
+        for a in 0..9 {
+            all.push(ClientRequestT::SelectDomainRequest(Box::new(
+                crate::schema::SelectDomainRequestT {
+                    domain: "d".repeat(a),
+                },
+            )));
+            for b in 0..9 {
+                for c in 0..9 {
+                    for present in [false, true] {
+                        all.push(ClientRequestT::SuggestRequest(Box::new(
+                            crate::schema::SuggestRequestT {
+                                input: "i".repeat(a),
+                                cursor: u32::MAX,
+                                domain: present.then(|| "d".repeat(b)),
+                                page_size: 100,
+                                continuation: present.then(|| "c".repeat(c)),
+                            },
+                        )));
+                    }
+                }
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn a_request_of_fixed_overhead_adds_less_than_a_quarter_of_the_bound_to_its_strings() {
+        let mut enc = Encoder::new();
+        let mut most = 0;
+        for request in fixed_overhead_requests() {
+            assert!(fixed_overhead(&request));
+            let mut cx = WriteCx::new(FRAME_LIMIT);
+            request
+                .check_variant(&mut cx, "ClientMessage", "request")
+                .unwrap();
+            let len = enc.encode_request(u64::MAX, &request).unwrap().len();
+            most = most.max(len - cx.payload);
+        }
+        assert!(
+            most * 4 <= REQUEST_OVERHEAD,
+            "{most} bytes beyond the strings"
+        );
+    }
+
+    #[test]
+    fn a_request_checked_without_its_frame_is_refused_exactly_when_its_frame_would_be() {
+        let mut enc = Encoder::new();
+        let suggest = |input: usize, page_size: u16| {
+            ClientRequestT::SuggestRequest(Box::new(crate::schema::SuggestRequestT {
+                input: "i".repeat(input),
+                cursor: 0,
+                domain: Some("d".into()),
+                page_size,
+                continuation: None,
+            }))
+        };
+        // The schema's checks are made whether or not the frame is built.
+        let bad = suggest(3, 0);
+        assert!(enc.encode_request(u64::MAX, &bad).is_err());
+        assert_eq!(
+            enc.check_request(&bad).map_err(|e| e.to_string()),
+            enc.encode_request(u64::MAX, &bad)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        );
+        // Strings near the frame limit: the frame is built, and the answer is the encoder's,
+        // on both sides of the limit (strings are split so none passes the string limit).
+        let near = |total: usize| {
+            let part = total / 3;
+            ClientRequestT::SuggestRequest(Box::new(crate::schema::SuggestRequestT {
+                input: "i".repeat(part),
+                cursor: 0,
+                domain: Some("d".repeat(part)),
+                page_size: 1,
+                continuation: Some("c".repeat(total - 2 * part)),
+            }))
+        };
+        let mut refused = 0;
+        for total in (FRAME_LIMIT - 2 * REQUEST_OVERHEAD..=FRAME_LIMIT).step_by(64) {
+            let r = near(total);
+            let built = enc.encode_request(u64::MAX, &r).map(|_| ());
+            refused += usize::from(built.is_err());
+            assert_eq!(
+                enc.check_request(&r).map_err(|e| e.to_string()),
+                built.map_err(|e| e.to_string()),
+                "{total} bytes of strings"
+            );
+        }
+        assert!(refused > 0, "some near the limit are refused");
+        // Far below the limit: accepted, as the encoder does, and no frame is built for it
+        // (the builder still holds the last frame it finished).
+        let last = enc
+            .encode_request(7, &ClientRequestT::ListDomainsRequest(Box::default()))
+            .unwrap();
+        assert!(enc.check_request(&suggest(10, 10)).is_ok());
+        assert_eq!(
+            enc.fbb.finished_data(),
+            &last[..],
+            "no frame built to check it"
+        );
+        assert!(enc
+            .check_request(&ClientRequestT::ListDomainsRequest(Box::default()))
+            .is_ok());
     }
 }

@@ -1131,7 +1131,7 @@ impl Client {
     /// A request the application asks for is checked against the schema and the send limits
     /// now, so nothing is queued that can never go (F-6).
     fn check_sendable(&mut self, request: &ClientRequestT) -> Result<(), ClientError> {
-        self.checker.encode_request(u64::MAX, request)?;
+        self.checker.check_request(request)?;
         Ok(())
     }
 
