@@ -1776,7 +1776,7 @@ fn p_3_a_laid_batch_is_checked_like_a_submission_and_becomes_its_frame_without_a
     let ipc = nervix_protocol::arrow::encode(&batch).unwrap();
     let laid = r.c.lay_batch(p, &batch).unwrap();
     assert_eq!(
-        (&laid.stream()[..], laid.rows(), laid.len()),
+        (&laid.stream()[..], laid.rows(), laid.stream_len()),
         (&ipc[..], 3, ipc.len())
     );
     let at = laid.stream().as_ptr();
@@ -1936,4 +1936,37 @@ fn p_3_a_batch_laid_for_other_fields_is_refused_naming_the_column_and_comes_back
         shown.contains("rows: 2") && !shown.contains("s3cr3t"),
         "{shown}"
     );
+}
+
+#[test]
+fn p_3_a_laid_batch_is_held_to_the_row_bound_of_the_producer_it_is_submitted_to() {
+    let (mut r, sid, p, _) = opened(&Grant {
+        max_batch_rows: 5,
+        ..Grant::default()
+    });
+    // A second producer of the same fields whose grant takes at most 3 rows.
+    let q =
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "orders_in", fields()))
+            .unwrap();
+    r.pump();
+    let (wire, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    let small = Grant {
+        max_batch_rows: 3,
+        ..Grant::default()
+    };
+    r.feed(sid, producer_opened(wire, &small, ProducerAdmission::Open));
+    let four =
+        r.c.lay_batch(p, &builder_batch(&r, p, 4).finish().unwrap())
+            .unwrap();
+    let refused = r.c.submit_laid(r.now, q, four).unwrap_err();
+    assert_eq!(
+        refused.error,
+        SubmitError::Batch(BatchError::TooManyRows { rows: 4, max: 3 })
+    );
+    assert_eq!(refused.batch.rows(), 4, "given back");
+    // Exactly at the bound it is taken.
+    let three =
+        r.c.lay_batch(p, &builder_batch(&r, p, 3).finish().unwrap())
+            .unwrap();
+    assert!(r.c.submit_laid(r.now, q, three).is_ok());
 }

@@ -552,14 +552,8 @@ impl LaidBatch {
 
     /// The stream's length in bytes.
     #[must_use]
-    pub fn len(&self) -> usize {
+    pub fn stream_len(&self) -> usize {
         self.len
-    }
-
-    /// Whether the stream is empty (never, for a batch the engine laid).
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     /// The laid buffer to keep as the batch's stream: its own when nothing else shares it,
