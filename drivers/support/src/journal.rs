@@ -278,6 +278,9 @@ pub struct JournalStats {
     pub live: u64,
     /// Bytes of the live entries' records.
     pub live_bytes: u64,
+    /// Bytes of live batches the client's own journal and its adopted orphans hold in
+    /// memory (see [`nervix_journal::JournalStats::held_batch_bytes`]).
+    pub held_batch_bytes: u64,
     /// Segment bytes on disk now.
     pub resident_bytes: u64,
     /// File syncs carried out.
@@ -782,6 +785,13 @@ impl DurableJournal {
             fulls: j.fulls,
             live: self.live() as u64,
             live_bytes: j.live_bytes,
+            held_batch_bytes: j.held_batch_bytes
+                + self
+                    .adopted
+                    .iter()
+                    .flatten()
+                    .map(|o| o.journal.stats().held_batch_bytes)
+                    .sum::<u64>(),
             resident_bytes: j.resident_bytes,
             file_syncs: d.file_syncs,
             dir_syncs: d.dir_syncs,

@@ -207,6 +207,10 @@ pub struct JournaledStats {
     /// for credit is copied into the journal's live set instead, and one waiting in the
     /// outbox keeps its bytes shared with it: both are copied into their frame later.
     pub batches_framed_in_place: u64,
+    /// Bytes of live batches the journal holds in memory, shared with their frames or with
+    /// the batches waiting to be sent, not copies (a batch's bytes are let go only while the
+    /// engine takes it).
+    pub batch_bytes_held: u64,
 }
 
 /// Records go to the durable journal.
@@ -432,6 +436,7 @@ impl Journaled {
             batches_ended: b.ended,
             batches_refused: b.refused,
             batches_framed_in_place: self.framed_in_place,
+            batch_bytes_held: self.core.store().held_batch_bytes(),
         }
     }
 }

@@ -120,6 +120,11 @@ impl SharedJournal {
         self.lock().journal.attach_batch(key, bytes)
     }
 
+    /// Bytes of live batches the journal holds in memory.
+    pub(crate) fn held_batch_bytes(&self) -> u64 {
+        self.lock().journal.stats().held_batch_bytes
+    }
+
     /// The handle a driver's separate calls keep their records through.
     pub(crate) fn handle(&self) -> TransferJournalHandle {
         TransferJournalHandle(Arc::downgrade(&self.0))

@@ -703,3 +703,42 @@ fn an_adopted_orphans_transfers_and_batches_come_back_sorted_as_its_own_client_w
     }
     assert_eq!(j.stats().orphans_finished, 1);
 }
+
+#[test]
+fn p_8_the_clients_own_batch_is_released_and_attached_and_an_orphans_never() {
+    let tmp = TempDir::new("release");
+    let (_, _, orphan_batch) = dead_client(&tmp.0, "dead");
+    let config = JournalConfig::new(&tmp.0, "heir").adopting_orphans();
+    let (mut j, list) = DurableJournal::open(&config, NOW).expect("opens");
+    let [RecoveredBatch::Unsent { key: adopted, .. }] = &list.batches[..] else {
+        panic!("{list:?}")
+    };
+    let b = batch(4, 300);
+    let own = j.put(&Entry::Batch(b.clone()), 0).expect("put");
+    let c = j.put(&Entry::Command(command(5, NOW.0)), 0).expect("put");
+    // An orphan's batch and a command are never released.
+    assert!(!j.release_batch(*adopted));
+    assert!(!j.attach_batch(*adopted, orphan_batch.batch.clone()));
+    assert!(!j.release_batch(c));
+    assert!(
+        !j.get(*adopted).expect("live").released,
+        "the orphan keeps its bytes"
+    );
+    // The client's own: released once, then attached to bytes of its length only.
+    assert!(j.release_batch(own));
+    assert!(j.get(own).expect("live").released);
+    assert!(matches!(j.get(own).expect("live").entry, Entry::Batch(r) if r.batch.is_empty()));
+    assert!(!j.attach_batch(own, b.batch.slice(1..)));
+    assert!(j.get(own).expect("live").released);
+    assert!(j.attach_batch(own, b.batch.clone()));
+    let live = j.get(own).expect("live");
+    assert!(!live.released);
+    assert_eq!(live.entry, &Entry::Batch(b.clone()));
+    // Its record on disk was whole all along.
+    drop(j);
+    let (_, list) =
+        DurableJournal::open(&JournalConfig::new(&tmp.0, "heir"), NOW).expect("reopens");
+    assert!(list.batches.iter().any(
+        |r| matches!(r, RecoveredBatch::Unsent { key, record } if *key == own && *record == b)
+    ));
+}

@@ -203,6 +203,10 @@ pub struct JournalStats {
     pub live: u64,
     /// Bytes of the live entries' newest records.
     pub live_bytes: u64,
+    /// Bytes of live batches the live set holds in memory (shared with their frames or the
+    /// batches waiting to be sent, not copies): the batches' whole length, except while one
+    /// is released to the engine ([`ClientJournal::release_batch`]).
+    pub held_batch_bytes: u64,
     /// Segment bytes resident now.
     pub resident_bytes: u64,
 }
@@ -770,6 +774,14 @@ impl ClientJournal {
         JournalStats {
             live: self.live.len() as u64,
             live_bytes: self.live.values().map(|l| l.bytes).sum(),
+            held_batch_bytes: self
+                .live
+                .values()
+                .map(|l| match &l.entry {
+                    Entry::Batch(b) => b.batch.len() as u64,
+                    _ => 0,
+                })
+                .sum(),
             resident_bytes: self.ring.resident_bytes(),
             ..self.stats
         }
