@@ -220,6 +220,17 @@ impl ProducerDescription {
             .min(MAX_VECTOR_ENTRIES as u64)
     }
 
+    /// Whether a batch of `rows` rows is within this attachment's `max_batch_rows` (P-3).
+    fn check_rows(&self, rows: usize) -> Result<(), BatchError> {
+        if rows as u64 > u64::from(self.max_batch_rows) {
+            return Err(BatchError::TooManyRows {
+                rows,
+                max: u64::from(self.max_batch_rows),
+            });
+        }
+        Ok(())
+    }
+
     /// The `retry`-th retry delay (0 for the first): `retry_backoff` doubled per retry, at
     /// most `retry_max_backoff` (P-5).
     pub fn retry_delay(&self, retry: u32) -> Duration {
@@ -1319,13 +1330,7 @@ impl Client {
         len_hint: usize,
         lay: impl FnOnce(&mut bytes::BytesMut) -> Result<usize, BatchError>,
     ) -> Result<BatchId, SubmitError> {
-        if rows as u64 > u64::from(desc.max_batch_rows) {
-            return Err(BatchError::TooManyRows {
-                rows,
-                max: u64::from(desc.max_batch_rows),
-            }
-            .into());
-        }
+        desc.check_rows(rows)?;
         let room = self.producers.head_room();
         let spare = &mut self.producers.spare;
         spare.clear();
@@ -1360,13 +1365,7 @@ impl Client {
         let desc = self.submittable(producer)?;
         arrow::check_record_batch(&desc.fields, batch)?;
         let rows = batch.num_rows();
-        if rows as u64 > u64::from(desc.max_batch_rows) {
-            return Err(BatchError::TooManyRows {
-                rows,
-                max: u64::from(desc.max_batch_rows),
-            }
-            .into());
-        }
+        desc.check_rows(rows)?;
         let room = self.producers.head_room();
         let mut buf = BytesMut::with_capacity(room + arrow::ipc_size_hint(batch) + TAIL_ROOM);
         buf.put_bytes(0, room);
@@ -1406,11 +1405,7 @@ impl Client {
                 return refused(e.into(), batch);
             }
         }
-        if batch.rows as u64 > u64::from(desc.max_batch_rows) {
-            let e = BatchError::TooManyRows {
-                rows: batch.rows,
-                max: u64::from(desc.max_batch_rows),
-            };
+        if let Err(e) = desc.check_rows(batch.rows) {
             return refused(e.into(), batch);
         }
         let (room, len) = (batch.room, batch.len);
