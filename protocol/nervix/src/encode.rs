@@ -225,8 +225,9 @@ impl Encoder {
 
     /// Checks `request` as [`Encoder::encode_request`] does, under any request identity, and
     /// writes no frame. A request of a kind whose frame adds a bounded number of bytes to its
-    /// strings ([`fixed_overhead`]) is not built when its strings leave room for more than all
-    /// of them: only a request that could come near the frame limit is built to measure it.
+    /// strings (`ListDomains`, `SelectDomain`, `Suggest`) is not built when its strings leave
+    /// room for more than all of them: only a request that could come near the frame limit is
+    /// built to measure it.
     pub fn check_request(&mut self, request: &ClientRequestT) -> Result<(), EncodeError> {
         let mut cx = WriteCx::new(FRAME_LIMIT);
         request.check_variant(&mut cx, "ClientMessage", "request")?;
