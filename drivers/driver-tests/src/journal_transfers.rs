@@ -303,34 +303,9 @@ pub fn outstanding_at_sigkill_recovered_once<D: Driver>(via: Via) {
     let s = Setup::new::<D>(via, "sigkill");
     let d = D::new();
     let reference = "restore-crash-1";
-    s.lose_replies(true);
-    let mut child = spawn::<D>(encode(via, &s, reference));
-    let rx = &child.lines;
-    // Until the restore was received whole at least once (and the upload, when the driver
-    // makes one), then the kill.
-    let end = Instant::now() + Duration::from_secs(30);
-    let mut upload = None;
-    let mut restore_started = false;
-    while !restore_started {
-        let line = rx
-            .recv_timeout(end.saturating_duration_since(Instant::now()))
-            .expect("the child reports its calls");
-        if let Some((_, r)) = line.split_once("UPLOAD ") {
-            upload = Some(r.to_string());
-        }
-        restore_started |= line.ends_with(&format!("RESTORE {reference}"));
-    }
-    while restores_applied(&s.lb, reference) == 0 {
-        assert!(Instant::now() < end, "the restore never arrived whole");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    // The node goes down at once, so no repeat can learn the outcome before the kill.
-    s.lb.kill(0);
-    child.kill();
-    s.lb.revive(0);
-    s.lose_replies(false);
-    let uploaded = upload.as_deref().map(|u| restores_applied(&s.lb, u));
-    let upload = upload.filter(|_| uploaded.unwrap_or(0) > 0);
+    // The node goes down at once after the restore arrived, so no repeat can learn the
+    // outcome before the kill.
+    let upload = killed_with_transfers_out::<D>(via, &s, reference, true);
     let config = s.config::<D>(via, s.journal());
     let successor = d.start(config.clone()).unwrap();
     let list = d.recovery(&successor).unwrap();
@@ -415,9 +390,15 @@ pub fn outstanding_at_sigkill_recovered_once<D: Driver>(via: Via) {
 }
 
 /// Starts the transfer child with `reference` and kills it once the restore was received
-/// whole (and the upload before it, when the driver makes one), their replies lost; gives the
-/// upload's identity when one was received whole.
-fn killed_with_transfers_out<D: Driver>(via: Via, s: &Setup, reference: &str) -> Option<String> {
+/// whole (and the upload before it, when the driver makes one), their replies lost; with
+/// `node_down` the node goes down first and comes back after the kill. Gives the upload's
+/// identity when one was received whole.
+fn killed_with_transfers_out<D: Driver>(
+    via: Via,
+    s: &Setup,
+    reference: &str,
+    node_down: bool,
+) -> Option<String> {
     s.lose_replies(true);
     let mut child = spawn::<D>(encode(via, s, reference));
     let rx = &child.lines;
@@ -437,7 +418,13 @@ fn killed_with_transfers_out<D: Driver>(via: Via, s: &Setup, reference: &str) ->
         assert!(Instant::now() < end, "the restore never arrived whole");
         std::thread::sleep(Duration::from_millis(2));
     }
+    if node_down {
+        s.lb.kill(0);
+    }
     child.kill();
+    if node_down {
+        s.lb.revive(0);
+    }
     s.lose_replies(false);
     upload.filter(|u| restores_applied(&s.lb, u) > 0)
 }
@@ -455,7 +442,7 @@ pub fn changed_after_sigkill_refused<D: Driver>(via: Via) {
     }
     let s = Setup::new::<D>(via, "changed-sigkill");
     let reference = "restore-changed-crash-1";
-    let upload = killed_with_transfers_out::<D>(via, &s, reference);
+    let upload = killed_with_transfers_out::<D>(via, &s, reference, false);
     if D::NAME == "tokio" {
         assert!(upload.is_some(), "the tokio driver uploads");
     }
