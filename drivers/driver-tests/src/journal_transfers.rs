@@ -310,21 +310,7 @@ pub fn outstanding_at_sigkill_recovered_once<D: Driver>(via: Via) {
     let successor = d.start(config.clone()).unwrap();
     let list = d.recovery(&successor).unwrap();
     assert!(list.commands.is_empty());
-    let records: Vec<TransferRecord> = list
-        .transfers
-        .iter()
-        .map(|t| match t {
-            JournaledTransfer::Repeatable { record } => record.clone(),
-            other => panic!("inside its retry validity: {other:?}"),
-        })
-        .collect();
-    let refs: Vec<&str> = records.iter().map(|r| r.reference.as_str()).collect();
-    let mut expected: Vec<&str> = upload.iter().map(String::as_str).collect();
-    expected.push(reference);
-    assert_eq!(
-        refs, expected,
-        "every outstanding transfer, in the order written"
-    );
+    let records = repeatable_in_order(&list.transfers, upload.as_deref(), reference);
     let t = d.journaled_transfers(&config, &successor).unwrap();
     for r in &records {
         match &r.kind {
@@ -387,6 +373,30 @@ pub fn outstanding_at_sigkill_recovered_once<D: Driver>(via: Via) {
     );
     d.close(third, false).unwrap();
     s.lb.stop();
+}
+
+/// The records of `listed`, each repeatable (inside its retry validity): the upload's, when
+/// one was received whole, then the restore of `reference`, in the order written.
+fn repeatable_in_order(
+    listed: &[JournaledTransfer],
+    upload: Option<&str>,
+    reference: &str,
+) -> Vec<TransferRecord> {
+    let records: Vec<TransferRecord> = listed
+        .iter()
+        .map(|t| match t {
+            JournaledTransfer::Repeatable { record } => record.clone(),
+            other => panic!("inside its retry validity: {other:?}"),
+        })
+        .collect();
+    let refs: Vec<&str> = records.iter().map(|r| r.reference.as_str()).collect();
+    let mut expected: Vec<&str> = upload.into_iter().collect();
+    expected.push(reference);
+    assert_eq!(
+        refs, expected,
+        "every outstanding transfer, in the order written"
+    );
+    records
 }
 
 /// Starts the transfer child with `reference` and kills it once the restore was received
@@ -462,21 +472,7 @@ pub fn changed_after_sigkill_refused<D: Driver>(via: Via) {
     let config = s.config::<D>(via, s.journal());
     let successor = d.start(config.clone()).unwrap();
     let list = d.recovery(&successor).unwrap();
-    let records: Vec<TransferRecord> = list
-        .transfers
-        .iter()
-        .map(|t| match t {
-            JournaledTransfer::Repeatable { record } => record.clone(),
-            other => panic!("inside its retry validity: {other:?}"),
-        })
-        .collect();
-    let refs: Vec<&str> = records.iter().map(|r| r.reference.as_str()).collect();
-    let mut expected: Vec<&str> = upload.iter().map(String::as_str).collect();
-    expected.push(reference);
-    assert_eq!(
-        refs, expected,
-        "both outstanding calls, in the order written"
-    );
+    let records = repeatable_in_order(&list.transfers, upload.as_deref(), reference);
     let t = d.journaled_transfers(&config, &successor).unwrap();
     let sent = |s: &Setup| {
         (
