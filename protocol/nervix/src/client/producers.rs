@@ -231,6 +231,16 @@ impl ProducerDescription {
         Ok(())
     }
 
+    /// Whether a stream of `len` bytes is within [`ProducerDescription::batch_byte_limit`]
+    /// (P-3).
+    fn check_bytes(&self, len: usize) -> Result<(), BatchError> {
+        let max = self.batch_byte_limit();
+        if len as u64 > max {
+            return Err(BatchError::TooLarge { bytes: len, max });
+        }
+        Ok(())
+    }
+
     /// The `retry`-th retry delay (0 for the first): `retry_backoff` doubled per retry, at
     /// most `retry_max_backoff` (P-5).
     pub fn retry_delay(&self, retry: u32) -> Duration {
@@ -575,6 +585,25 @@ impl LaidBatch {
             Err(shared) => BytesMut::from(&shared[..]),
         }
     }
+}
+
+/// Lays a batch's stream out in `buf` as [`Stream::Laid`] keeps it: `room` zero bytes, the
+/// stream `lay` writes at the end of the buffer (returning its length), then [`TAIL_ROOM`]
+/// zero bytes. `len_hint` is the stream's length when it is known, so the buffer is made
+/// once at its size (0: `lay` reserves for itself). On an error `buf` holds the room only.
+fn lay_out(
+    buf: &mut BytesMut,
+    room: usize,
+    len_hint: usize,
+    lay: impl FnOnce(&mut BytesMut) -> Result<usize, BatchError>,
+) -> Result<usize, BatchError> {
+    if len_hint > 0 {
+        buf.reserve(room + len_hint + TAIL_ROOM);
+    }
+    buf.put_bytes(0, room);
+    let len = lay(buf)?;
+    buf.put_bytes(0, TAIL_ROOM);
+    Ok(len)
 }
 
 /// Where the buffer of a batch being admitted is: taken once it is admitted.
@@ -1334,18 +1363,13 @@ impl Client {
         let room = self.producers.head_room();
         let spare = &mut self.producers.spare;
         spare.clear();
-        if len_hint > 0 {
-            spare.reserve(room + len_hint + TAIL_ROOM);
-        }
-        spare.put_bytes(0, room);
-        let len = match lay(spare) {
+        let len = match lay_out(spare, room, len_hint, lay) {
             Ok(len) => len,
             Err(e) => {
                 spare.clear();
                 return Err(e.into());
             }
         };
-        spare.put_bytes(0, TAIL_ROOM);
         self.admit(now, producer, desc, room, len, Spare)
             .map_err(|(e, _)| {
                 self.producers.spare.clear();
@@ -1367,14 +1391,11 @@ impl Client {
         let rows = batch.num_rows();
         desc.check_rows(rows)?;
         let room = self.producers.head_room();
-        let mut buf = BytesMut::with_capacity(room + arrow::ipc_size_hint(batch) + TAIL_ROOM);
-        buf.put_bytes(0, room);
-        let len = arrow::encode_into(batch, &mut buf)?;
-        buf.put_bytes(0, TAIL_ROOM);
-        let max = desc.batch_byte_limit();
-        if len as u64 > max {
-            return Err(BatchError::TooLarge { bytes: len, max }.into());
-        }
+        let mut buf = BytesMut::new();
+        let len = lay_out(&mut buf, room, arrow::ipc_size_hint(batch), |out| {
+            arrow::encode_into(batch, out)
+        })?;
+        desc.check_bytes(len)?;
         Ok(LaidBatch {
             buf: buf.freeze(),
             room,
@@ -1387,8 +1408,9 @@ impl Client {
     /// Submits a batch laid by [`Client::lay_batch`]: one laid for another description is
     /// taken only if its fields are the same (else refused naming the column, as
     /// [`Client::submit_built`] does), the row and byte bounds are checked again (the grant
-    /// may have changed since), and everything after is as for [`Client::submit`]. When nothing else shares its bytes, its buffer becomes the batch's
-    /// first frame as it is, without a copy. A refused batch comes back with the reason.
+    /// may have changed since), and everything after is as for [`Client::submit`]. When
+    /// nothing else shares its bytes, its buffer becomes the batch's first frame as it is,
+    /// without a copy. A refused batch comes back with the reason.
     pub fn submit_laid(
         &mut self,
         now: Timestamp,
@@ -1427,9 +1449,8 @@ impl Client {
         len: usize,
         laid: L,
     ) -> Result<BatchId, (SubmitError, L)> {
-        let max = desc.batch_byte_limit();
-        if len as u64 > max {
-            return Err((BatchError::TooLarge { bytes: len, max }.into(), laid));
+        if let Err(e) = desc.check_bytes(len) {
+            return Err((e.into(), laid));
         }
         let seq = self.seq();
         let Some(e) = self.producers.entries.touch(&producer) else {
