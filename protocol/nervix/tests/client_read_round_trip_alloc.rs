@@ -9,7 +9,7 @@ mod support;
 use nervix_protocol::client::*;
 use nervix_protocol::schema::*;
 use nervix_protocol::time::Timestamp;
-use support::{domains, sent};
+use support::{answer, domains, sent};
 
 #[path = "support/counting.rs"]
 mod counting;
@@ -37,19 +37,13 @@ fn round_trip(c: &mut Client, sid: SessionId) -> usize {
     drop(frame);
     let reply = domains(m.request_id);
     let (done, back) = allocations_during(|| {
-        c.handle_frame(now, sid, reply);
-        while let Some(a) = c.poll_action() {
-            assert!(!matches!(a, Action::Close { .. }), "the session is kept");
-        }
-        let mut done = false;
-        while let Some(e) = c.poll_event() {
-            done |= matches!(
-                e,
-                ClientEvent::Read { handle, result: ReadResult::Replied(_) } if handle == h
-            );
-        }
-        let _ = c.poll_timeout();
-        done
+        answer(
+            c,
+            now,
+            sid,
+            reply,
+            |e| matches!(e, ClientEvent::Read { handle, result: ReadResult::Replied(_) } if *handle == h),
+        )
     });
     assert!(done, "the read was answered");
     out + back

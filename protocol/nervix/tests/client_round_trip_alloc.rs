@@ -10,7 +10,7 @@ use nervix_protocol::client::*;
 use nervix_protocol::schema::*;
 use nervix_protocol::time::Timestamp;
 use support::rig::WALL;
-use support::{completed, outcome, sent};
+use support::{answer, completed, outcome, sent};
 
 #[path = "support/counting.rs"]
 mod counting;
@@ -40,19 +40,13 @@ fn round_trip(c: &mut Client, sid: SessionId) -> usize {
     };
     let reply = outcome(m.request_id, &req.execution_reference, completed());
     let (done, back) = allocations_during(|| {
-        c.handle_frame(now, sid, reply);
-        while let Some(a) = c.poll_action() {
-            assert!(!matches!(a, Action::Close { .. }), "the session is kept");
-        }
-        let mut done = false;
-        while let Some(e) = c.poll_event() {
-            done |= matches!(
-                e,
-                ClientEvent::Command { handle, result: CommandResult::Completed(_) } if handle == h
-            );
-        }
-        let _ = c.poll_timeout();
-        done
+        answer(
+            c,
+            now,
+            sid,
+            reply,
+            |e| matches!(e, ClientEvent::Command { handle, result: CommandResult::Completed(_) } if *handle == h),
+        )
     });
     assert!(done, "the command completed");
     out + back

@@ -85,6 +85,28 @@ pub fn completed() -> CommandDispositionT {
 }
 
 /// Takes every action and event of `c`; returns the frames it sent.
+/// Hands `reply` to the client on `sid` and drains every poll (no action may close the
+/// session); true when an event `done` accepts came out.
+pub fn answer(
+    c: &mut nervix_protocol::client::Client,
+    now: nervix_protocol::time::Timestamp,
+    sid: nervix_protocol::client::SessionId,
+    reply: Bytes,
+    mut done: impl FnMut(&nervix_protocol::client::ClientEvent) -> bool,
+) -> bool {
+    use nervix_protocol::client::Action;
+    c.handle_frame(now, sid, reply);
+    while let Some(a) = c.poll_action() {
+        assert!(!matches!(a, Action::Close { .. }), "the session is kept");
+    }
+    let mut answered = false;
+    while let Some(e) = c.poll_event() {
+        answered |= done(&e);
+    }
+    let _ = c.poll_timeout();
+    answered
+}
+
 pub fn drain_sent(c: &mut nervix_protocol::client::Client) -> Vec<Bytes> {
     use nervix_protocol::client::Action;
     let mut frames = vec![];
