@@ -43,6 +43,10 @@ const DONE_BATCH: u64 = 6_999;
 /// How many batches the child submits.
 const BATCHES: u64 = 4;
 
+/// The batch the child sees completed while the others are in flight (by a second producer,
+/// with credit of its own).
+const MID_BATCH: u64 = 6_998;
+
 /// The identity of the child's upload.
 const UPLOAD: &str = "mixed-upload";
 
@@ -69,7 +73,8 @@ fn told_to_go() {
 
 /// The client process: one client with a journal on the journal tests' slot. Told to go each time,
 /// it submits the commands and the batches (the parent has made the cluster's replies lost), then
-/// begins a transaction and runs a statement in it (replies flow again), then submits the `COMMIT`
+/// (replies flow again) runs a command and a batch of a second producer to their outcomes while
+/// all of those are still in flight, begins a transaction and runs a statement in it, then submits the `COMMIT`
 /// (replies lost again) and makes the upload, or the restore when the driver has no uploads (the
 /// calls' replies lost too). It prints what it submitted as it goes and waits to be killed.
 pub fn child<D: Driver>() {
@@ -85,6 +90,8 @@ pub fn child<D: Driver>() {
     let client = d.connect(config.clone()).unwrap();
     d.select_domain(&client, Some("tenant")).unwrap();
     let producer = d.producer(&client, spec()).unwrap();
+    // Opened now: a producer cannot be opened inside the transaction.
+    let second = d.producer(&client, spec()).unwrap();
     let t = d.journaled_transfers(&config, &client).unwrap();
     // A command and a batch whose outcomes come back before the crash: reported now, their
     // records end, and nothing of them may come back after it.
@@ -121,6 +128,21 @@ pub fn child<D: Driver>() {
     }
     println!("PHASE ONE");
     told_to_go();
+    // Outcomes read while the commands and batches above are in flight: their records end
+    // now, beside the live ones, and nothing of them may come back after the crash.
+    match d.execute(&client, "CREATE RELAY mixed_mid;").unwrap() {
+        CommandResult::Completed(report) => println!("MID COMMAND {}", report.reference()),
+        other => panic!("{other:?}"),
+    }
+    let mut mid = d
+        .submit_batch(&second, batch_of::<D>(&second, &[MID_BATCH]))
+        .unwrap();
+    assert_eq!(
+        d.batch_outcome(&mut mid, WAIT).unwrap(),
+        BatchOutcome::Completed
+    );
+    drop(mid);
+    println!("MID BATCH {MID_BATCH}");
     let tx = d.transaction(&client).unwrap().expect("BEGIN completed");
     let r = d
         .tx_execute(&tx, "CREATE RELAY mixed_in_transaction;")
@@ -139,7 +161,7 @@ pub fn child<D: Driver>() {
     }
     println!("GAVE UP");
     std::thread::sleep(Duration::from_secs(60));
-    drop((pending, batches, commit, tx));
+    drop((pending, batches, commit, tx, second));
     panic!("the mixed journal test's client process was not killed");
 }
 
@@ -178,8 +200,9 @@ fn until(what: &str, mut done: impl FnMut() -> bool) {
 /// them, nothing else and nothing twice; against the cluster's records, every command (the
 /// commit among them) was applied once and its outcome recovered once, the batch handed
 /// before the crash is reported unknown and never sent again, the others are ingested once,
-/// and the upload or restore is applied once. A command and a batch whose outcomes the
-/// child read before the crash are not listed, and took effect once.
+/// and the upload or restore is applied once. The commands and batches whose outcomes the
+/// child read before the workload and while it was in flight are not listed, and took
+/// effect once.
 pub fn mixed_workload_recovered_after_sigkill<D: Driver>(via: Via) {
     mixed::<D>(via, false);
 }
@@ -197,6 +220,9 @@ pub fn mixed_workload_adopted_as_an_orphan<D: Driver>(via: Via) {
 struct Left {
     /// The reference of the command whose outcome the child read before the crash.
     done: String,
+    /// The reference of the command whose outcome the child read while the others were in
+    /// flight.
+    mid: String,
     /// The references of its commands, then of its commit.
     commands: Vec<String>,
     /// The upload's identity or the restore's reference.
@@ -258,6 +284,9 @@ fn crashed<D: Driver>(s: &Setup, via: Via) -> Left {
     // Replies flow again for the transaction's BEGIN and its statement.
     s.lb.drop_replies(0, false);
     writeln!(stdin, "go").unwrap();
+    let mid = after(&line_with(&lines, "MID COMMAND "), "MID COMMAND");
+    line_with(&lines, "MID BATCH ");
+    assert_eq!(times_ingested(&s.lb, MID_BATCH), 1);
     line_with(&lines, "IN TRANSACTION");
     // The commit and the separate call reach the cluster; their replies are lost.
     s.lb.drop_replies(0, true);
@@ -289,6 +318,7 @@ fn crashed<D: Driver>(s: &Setup, via: Via) -> Left {
     }
     Left {
         done,
+        mid,
         commands,
         transfer,
         upload,
@@ -345,6 +375,10 @@ fn mixed<D: Driver>(via: Via, adopt: bool) {
     assert!(
         !listed.contains(&left.done),
         "an outcome read before the crash is not reported again"
+    );
+    assert!(
+        !listed.contains(&left.mid),
+        "an outcome read while the others were in flight is not reported again"
     );
     assert_eq!(
         list.commands.last().map(command_query),
@@ -443,8 +477,18 @@ fn mixed<D: Driver>(via: Via, adopt: bool) {
         "the command done before the crash"
     );
     assert_eq!(
+        times_ingested(&s.lb, MID_BATCH),
+        1,
+        "the batch done while the others were in flight"
+    );
+    assert_eq!(
+        applied(&s.lb, &left.mid),
+        1,
+        "the command done while the others were in flight"
+    );
+    assert_eq!(
         ingested(&s.lb),
-        BATCHES as usize + 1,
+        BATCHES as usize + 2,
         "nothing else was ingested"
     );
     let stats = d.stats(&successor).unwrap().journal.unwrap();
