@@ -94,8 +94,10 @@ fn check_slice_noting<R: Root>(
         });
     }
     let opts = verifier_options(len);
-    if TypeId::of::<R>() != TypeId::of::<ServerMessageRoot>() {
-        // Only a ServerMessage can carry rows.
+    if TypeId::of::<R>() != TypeId::of::<ServerMessageRoot>() || !crate::one_pass::carries_rows(buf)
+    {
+        // Only a ServerMessage can carry rows; any other body is checked in two passes
+        // without a start of the one pass first.
     } else if let Some(alike) = crate::one_pass::rows_frame_checks(buf, &opts) {
         // SAFETY: `R` is `ServerMessageRoot`, so `R::View` is `ServerMessage`, and the one pass
         // accepted `buf`: it made every call the generated verifier of `ServerMessage` makes

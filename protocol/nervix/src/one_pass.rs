@@ -53,6 +53,39 @@ pub(crate) fn rows_frame_checks(buf: &[u8], opts: &VerifierOptions) -> Option<bo
     Some(alike.alike)
 }
 
+/// Whether `buf`, a frame whose size and identifier were checked, reads as a `ServerMessage`
+/// whose body type is `SubscriptionRows`, looked up without verification (every read is
+/// bounded, nothing is trusted). It only chooses the path: a frame it names goes through
+/// [`rows_frame_checks`] first, any other straight to the two-pass path, which verifies it
+/// whole; so a wrong answer could only make a frame slower to check, never change its verdict.
+/// A frame that verifies always reads here as it reads after verification.
+pub(crate) fn carries_rows(buf: &[u8]) -> bool {
+    peek_body_type(buf) == Some(ServerBody::SubscriptionRows.0)
+}
+
+/// The root table's `body_type` byte as the generated accessor would read it (absent reads
+/// as `NONE`), or `None` when a read falls outside `buf`.
+fn peek_body_type(buf: &[u8]) -> Option<u8> {
+    let le4 = |at: usize| -> Option<[u8; 4]> { buf.get(at..at.checked_add(4)?)?.try_into().ok() };
+    let le2 = |at: usize| -> Option<u16> {
+        Some(u16::from_le_bytes(
+            buf.get(at..at.checked_add(2)?)?.try_into().ok()?,
+        ))
+    };
+    let table = usize::try_from(u32::from_le_bytes(le4(0)?)).ok()?;
+    let back = i64::from(i32::from_le_bytes(le4(table)?));
+    let vtable = usize::try_from(i64::try_from(table).ok()?.checked_sub(back)?).ok()?;
+    let vtable_len = usize::from(le2(vtable)?);
+    let field = usize::from(ServerMessage::VT_BODY_TYPE);
+    if field + 2 > vtable_len {
+        return Some(ServerBody::NONE.0);
+    }
+    match le2(vtable.checked_add(field)?)? {
+        0 => Some(ServerBody::NONE.0),
+        at => buf.get(table.checked_add(usize::from(at))?).copied(),
+    }
+}
+
 /// The most cells a first row may hold for the rows to be found alike; wider batches are
 /// simply not noted as alike.
 const ALIKE_WIDTH: usize = 256;
@@ -488,8 +521,67 @@ mod tests {
         assert!(rows_frame_checks(buf, &opts).is_none());
     }
 
+    /// A frame of any body (drawn by the value generators from `seed`); it verifies.
+    fn drawn_frame(seed: u64) -> Vec<u8> {
+        use crate::testkit::{Gen, Generate};
+        let mut d = Draw(0x0dd5 + seed);
+        let data: Vec<u8> = (0..512).map(|_| d.next() as u8).collect();
+        let msg = ServerMessageT::generate(&mut Gen::new(&data));
+        let mut fbb = flatbuffers::FlatBufferBuilder::new();
+        ServerMessageRoot::finish(&msg, &mut fbb);
+        fbb.finished_data().to_vec()
+    }
+
+    #[test]
+    fn f_4_the_body_type_is_peeked_as_the_verified_frame_reads_it() {
+        let mut d = Draw(0xb0d7);
+        let mut frames: Vec<Vec<u8>> = (0..500).map(|_| rows_frame(&mut d)).collect();
+        frames.extend((0..500).map(drawn_frame));
+        let (mut rows, mut others) = (0, 0);
+        for buf in &frames {
+            let opts = verifier_options(buf.len());
+            let view = flatbuffers::root_with_opts::<ServerMessage<'_>>(&opts, buf).unwrap();
+            let is_rows = view.body_type() == ServerBody::SubscriptionRows;
+            assert_eq!(carries_rows(buf), is_rows, "{:?}", view.body_type());
+            assert_eq!(peek_body_type(buf), Some(view.body_type().0));
+            rows += usize::from(is_rows);
+            others += usize::from(!is_rows);
+        }
+        assert!(rows >= 500 && others > 300, "{rows} rows, {others} others");
+        // Reads past the end are refused, not made: a root offset, a table or a vtable
+        // outside the buffer.
+        assert_eq!(peek_body_type(&[0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0]), None);
+        assert_eq!(peek_body_type(&[4, 0, 0, 0, 0x00, 0x00, 0x00, 0x80]), None);
+        assert_eq!(peek_body_type(&[4, 0, 0, 0, 0xf0, 0xff, 0xff, 0x7f]), None);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(3_000))]
+
+        /// Any bytes at all: the peek answers without a panic, and a frame that verifies
+        /// reads there as it reads after verification.
+        #[test]
+        fn f_4_the_peek_reads_any_bytes_and_agrees_with_verification(
+            seed in 1u64..,
+            other in 0usize..2,
+            overwrites in proptest::collection::vec((any::<u16>(), any::<u8>()), 0..6),
+            noise in proptest::collection::vec(any::<u8>(), 0..64),
+        ) {
+            let mut buf = if other == 0 {
+                rows_frame(&mut Draw(seed))
+            } else {
+                drawn_frame(seed)
+            };
+            for (at, b) in overwrites {
+                let at = usize::from(at) % buf.len();
+                buf[at] = b;
+            }
+            let opts = verifier_options(buf.len());
+            if let Ok(view) = flatbuffers::root_with_opts::<ServerMessage<'_>>(&opts, &buf) {
+                prop_assert_eq!(peek_body_type(&buf), Some(view.body_type().0));
+            }
+            let _ = carries_rows(&noise);
+        }
 
         /// Overwritten bytes (offsets, vtables, tags, lengths, values) and tightened verifier
         /// limits: the one pass accepts exactly what the two passes accept.
@@ -517,6 +609,8 @@ mod tests {
             }
             let found = rows_frame_checks(&buf, &opts);
             prop_assert_eq!(found.is_some(), two_passes(&buf, &opts));
+            // No frame the one pass accepts is kept from it by the peek.
+            prop_assert!(found.is_none() || carries_rows(&buf));
             if let Some(alike) = found {
                 prop_assert_eq!(alike, rows_alike(&buf));
             }
