@@ -95,19 +95,7 @@ pub fn child<D: Driver>() {
     let t = d.journaled_transfers(&config, &client).unwrap();
     // A command and a batch whose outcomes come back before the crash: reported now, their
     // records end, and nothing of them may come back after it.
-    match d.execute(&client, "CREATE RELAY mixed_done;").unwrap() {
-        CommandResult::Completed(report) => println!("DONE COMMAND {}", report.reference()),
-        other => panic!("{other:?}"),
-    }
-    let mut done = d
-        .submit_batch(&producer, batch_of::<D>(&producer, &[DONE_BATCH]))
-        .unwrap();
-    assert_eq!(
-        d.batch_outcome(&mut done, WAIT).unwrap(),
-        BatchOutcome::Completed
-    );
-    drop(done);
-    println!("DONE BATCH {DONE_BATCH}");
+    completed_now(&d, &client, &producer, "DONE", "mixed_done", DONE_BATCH);
     println!("OPENED");
     told_to_go();
     let mut pending = Vec::new();
@@ -130,19 +118,7 @@ pub fn child<D: Driver>() {
     told_to_go();
     // Outcomes read while the commands and batches above are in flight: their records end
     // now, beside the live ones, and nothing of them may come back after the crash.
-    match d.execute(&client, "CREATE RELAY mixed_mid;").unwrap() {
-        CommandResult::Completed(report) => println!("MID COMMAND {}", report.reference()),
-        other => panic!("{other:?}"),
-    }
-    let mut mid = d
-        .submit_batch(&second, batch_of::<D>(&second, &[MID_BATCH]))
-        .unwrap();
-    assert_eq!(
-        d.batch_outcome(&mut mid, WAIT).unwrap(),
-        BatchOutcome::Completed
-    );
-    drop(mid);
-    println!("MID BATCH {MID_BATCH}");
+    completed_now(&d, &client, &second, "MID", "mixed_mid", MID_BATCH);
     let tx = d.transaction(&client).unwrap().expect("BEGIN completed");
     let r = d
         .tx_execute(&tx, "CREATE RELAY mixed_in_transaction;")
@@ -163,6 +139,33 @@ pub fn child<D: Driver>() {
     std::thread::sleep(Duration::from_secs(60));
     drop((pending, batches, commit, tx, second));
     panic!("the mixed journal test's client process was not killed");
+}
+
+/// Runs a command creating `relay` to its outcome and a batch of `id` on `producer` to its
+/// outcome, both completed, and prints `{label} COMMAND <reference>` and `{label} BATCH <id>`.
+fn completed_now<D: Driver>(
+    d: &D,
+    client: &D::Client,
+    producer: &D::Producer,
+    label: &str,
+    relay: &str,
+    id: u64,
+) {
+    match d
+        .execute(client, &format!("CREATE RELAY {relay};"))
+        .unwrap()
+    {
+        CommandResult::Completed(report) => println!("{label} COMMAND {}", report.reference()),
+        other => panic!("{other:?}"),
+    }
+    let mut b = d
+        .submit_batch(producer, batch_of::<D>(producer, &[id]))
+        .unwrap();
+    assert_eq!(
+        d.batch_outcome(&mut b, WAIT).unwrap(),
+        BatchOutcome::Completed
+    );
+    println!("{label} BATCH {id}");
 }
 
 /// The next line the child prints that contains `what`, within [`STEP`].
