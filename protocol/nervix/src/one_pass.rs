@@ -548,11 +548,46 @@ mod tests {
             others += usize::from(!is_rows);
         }
         assert!(rows >= 500 && others > 300, "{rows} rows, {others} others");
+        // A vtable as long as the body type's entry reads it; one shorter lacks it (NONE).
+        let rows_tag = ServerBody::SubscriptionRows.0;
+        let laid = |vtable_len: u8| {
+            let mut b = vec![16, 0, 0, 0, b'N', b'X', b'S', b'M'];
+            b.extend([vtable_len, 0, 8, 0, 4, 0, 0, 0]); // the vtable, at 8
+            b.extend([8, 0, 0, 0, rows_tag, 0, 0, 0]); // the table, at 16
+            b
+        };
+        assert_eq!(peek_body_type(&laid(8)), Some(rows_tag));
+        assert_eq!(peek_body_type(&laid(6)), Some(rows_tag));
+        assert_eq!(peek_body_type(&laid(4)), Some(ServerBody::NONE.0));
+        assert!(carries_rows(&laid(6)) && !carries_rows(&laid(4)));
         // Reads past the end are refused, not made: a root offset, a table or a vtable
         // outside the buffer.
         assert_eq!(peek_body_type(&[0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0]), None);
         assert_eq!(peek_body_type(&[4, 0, 0, 0, 0x00, 0x00, 0x00, 0x80]), None);
         assert_eq!(peek_body_type(&[4, 0, 0, 0, 0xf0, 0xff, 0xff, 0x7f]), None);
+    }
+
+    #[test]
+    fn f_4_a_received_rows_frame_is_checked_in_one_pass() {
+        use crate::frame::Frame;
+        let mut d = Draw(0xa11e);
+        let (mut alike, mut seen) = (0, 0);
+        for _ in 0..300 {
+            let buf = rows_frame(&mut d);
+            let opts = verifier_options(buf.len());
+            if !two_passes(&buf, &opts) {
+                continue;
+            }
+            seen += 1;
+            let expected = rows_alike(&buf);
+            let frame =
+                Frame::<ServerMessageRoot>::check_with_limit(bytes::Bytes::from(buf), usize::MAX)
+                    .unwrap();
+            // Only the one pass notes rows alike: the two-pass path never does.
+            assert_eq!(frame.rows_alike(), expected);
+            alike += usize::from(expected);
+        }
+        assert!(seen > 20 && alike > 5, "{seen} conforming, {alike} alike");
     }
 
     proptest! {
