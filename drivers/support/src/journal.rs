@@ -824,7 +824,6 @@ impl DurableJournal {
 /// What a journal call carrying out file operations is (a fault a test plans for feature
 /// `testkit` is told).
 #[derive(Debug, Clone, Copy)]
-#[cfg_attr(not(feature = "testkit"), allow(dead_code))]
 #[non_exhaustive]
 pub enum JournalCall<'a> {
     /// The slot's repairs, as it is opened.
