@@ -2112,10 +2112,7 @@ fn client_crash_every_command_applied_at_most_once_and_every_batch_ingested_at_m
 impl World {
     /// Arms a crash in the running process, `op` file operations from now.
     fn arm(&mut self, op: u64, torn: Option<u64>, after: bool) {
-        let Some(p) = self.process.as_mut() else {
-            panic!("no process to crash");
-        };
-        let _ = p;
+        assert!(self.process.is_some(), "no process to crash");
         let mut s = self.slot();
         let at = CrashAt::FileOp {
             op: s.applied + op,
@@ -2252,10 +2249,7 @@ fn producing() -> World {
 impl World {
     /// A crash in the running process's next call of kind `call`.
     fn arm_in(&mut self, call: Call, cut: Cut) {
-        let Some(p) = self.process.as_mut() else {
-            panic!("no process to crash");
-        };
-        let _ = p;
+        assert!(self.process.is_some(), "no process to crash");
         let mut s = self.slot();
         s.crash_in = Some((call, cut));
         s.crash_in_skip = 0;
