@@ -1249,17 +1249,19 @@ impl World {
         Some((p.id, p.open_fields()?))
     }
 
-    /// Submits again, reusing its record, every batch the journal gave back unsent.
-    fn resubmit_all(&mut self) {
+    /// Submits again, reusing its record, every batch the journal gave back unsent; true when
+    /// the core took any.
+    fn resubmit_all(&mut self) -> bool {
+        let mut took = false;
         loop {
             if self.dead() {
-                return;
+                return took;
             }
             let Some((pid, _)) = self.open_producer() else {
-                return;
+                return took;
             };
             let Some(u) = self.process.as_mut().and_then(|p| p.resubmit.pop_front()) else {
-                return;
+                return took;
             };
             let Some(n) = number_of(&u.batch) else {
                 self.problems
@@ -1275,6 +1277,7 @@ impl World {
             }));
             match rx.take() {
                 Some(Ok((name, outcome))) => {
+                    took = true;
                     self.stats.batches_resubmitted += 1;
                     self.log(format!("app submit again batch {n} under {key:?}"));
                     if let Some(p) = self.process.as_mut() {
@@ -1291,9 +1294,9 @@ impl World {
                     if let Some(p) = self.process.as_mut() {
                         p.resubmit.push_front(u);
                     }
-                    return;
+                    return took;
                 }
-                None => return,
+                None => return true,
             }
         }
     }
@@ -1477,8 +1480,7 @@ impl World {
                 .as_ref()
                 .is_some_and(|p| !p.resubmit.is_empty());
         if resubmit {
-            asked = true;
-            self.resubmit_all();
+            asked |= self.resubmit_all();
         }
         asked
     }
