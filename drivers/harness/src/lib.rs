@@ -78,21 +78,24 @@
 //!
 //! ## The client crash
 //!
-//! The test `client_crash` (issue 19) runs a client process model against `SimCluster`: an
-//! engine, the journal's command policy (`nervix_journal::CommandJournal`, the code the drivers
-//! run) over an in-memory slot, and an application. Seeded schedules kill the process at any
-//! file operation of the journal (with part of a write on disk, or just after a record's last
-//! write and before its frame is sent) or at any step, and restart it on the same slot: what
-//! was journaled comes back and is recovered under its reference. Against the cluster's records,
-//! every command is applied at most once; its outcome reaches the application once, or again
-//! (`Recovered`) for each crash that fell after it was told and before its record's end was
-//! sealed; a command whose record was cut by the crash was never sent. The process also has a
-//! producer in outbox mode (`nervix_journal::BatchOutbox` over the same slot): a batch's handed
-//! mark is written before its frame goes, a batch handed before a crash is reported of unknown
-//! outcome and never sent again, an unsent one is submitted again under its record; against the
-//! cluster's ingestion record, no batch is ingested twice, a completed one exactly once, and
-//! every answered submission is told an outcome. CI runs 200 schedules, `just soak` as many as
-//! simulation seeds.
+//! The test `client_crash` (issue 19) runs the client process against `SimCluster` as the
+//! drivers run it: the driver core both drivers share (`nervix_driver_support::driver_core`,
+//! with its journal on a slot of real files) on virtual time, behind a seam whose sessions are
+//! the cluster's connections, and an application. Every ordering the checks rely on (a record
+//! written before its command's frame goes, a batch marked handed before its frame goes, an
+//! outcome handed over before its record ends) is the core's own. Seeded schedules kill the
+//! process at any file operation of the journal (the support crate's test kit cuts it: with
+//! part of a write on disk, or just after a call's last write before the call returns) or at
+//! any step, and restart it on the same slot: what was journaled comes back and is recovered
+//! under its reference. A dead process sends nothing and hands nothing over. Against the
+//! cluster's records, every command is applied at most once; its outcome reaches the
+//! application once, or again (`Recovered`) for each crash that fell after it was told and
+//! before its record's end was sealed; a command whose call the process died in was never
+//! answered. The process also has a producer in outbox mode: a batch handed before a crash is
+//! reported of unknown outcome and never sent again, an unsent one is submitted again under its
+//! record; against the cluster's ingestion record, no batch is ingested twice, a completed one
+//! exactly once, and every answered submission is told an outcome. CI runs 200 schedules,
+//! `just soak` as many as simulation seeds.
 //!
 //! `SimCluster` lives in [`cluster`], one module per server capability (the table above), with
 //! sessions, nodes and the routing of requests in `cluster` itself.

@@ -1,26 +1,30 @@
 //! Issue 19 item 4: the simulated client process crashes and restarts on the same journal.
 //!
-//! A client process is an engine, the journal's command policy ([`CommandJournal`], the very
-//! code the drivers run) over an in-memory store, and the application that submits commands;
-//! in most runs it also has a producer in outbox mode ([`BatchOutbox`] over the same store, as
-//! the driver core keeps it: a batch's record is written before its submission is answered,
-//! it waits for the engine's room behind the batches journaled before it, its handed mark is
-//! written before its frame reaches the transport, its record ends after its outcome is told).
-//! Only the store's bytes (a [`MemDir`]) survive the process. Seeded schedules crash it at a
-//! file operation of the journal (before a command's frame is sent, in the middle of an append
-//! with part of the write on "disk", while an outcome's record ends) or at a moment of virtual
-//! time (frames in flight, outcomes unanswered). A new process recovers the store, builds the
-//! list, repeats every repeatable command under its reference and reports the ones too old to
-//! repeat. The cluster's records then decide:
+//! A client process is the driver core both drivers run ([`Core`]: the engine, the journal's
+//! command policy and producer outbox, the ordering of every record, mark, send and hand-over
+//! between them), over the client's journal on a slot of real files, and the application that
+//! submits commands and, in most runs, producer batches in outbox mode. The core reads virtual
+//! time ([`Core::with_clock`]); its sessions are connections to a [`SimCluster`] (the sim
+//! seam), and what it hands over goes to the application model. Only the slot's files survive
+//! the process (a killed process keeps what the page cache holds, so the files are the slot as
+//! the next process finds it).
+//!
+//! Seeded schedules crash the process at a file operation of the journal (the test kit's crash
+//! plan: before a command's frame is sent, in the middle of an append with part of the write
+//! in the file, just after a call's last write before the call returns, while a record ends)
+//! or at a moment of virtual time (frames in flight, outcomes unanswered). A dead process
+//! sends nothing and hands nothing over: the seam checks. A new process opens the slot, hands
+//! the recovery list to the application, repeats every repeatable command under its reference
+//! and reports the ones too old to repeat, and submits again the batches never handed. The
+//! cluster's records then decide:
 //!
 //! * every command the application submitted was applied at most once;
 //! * its outcome reached the application exactly once, before or after a crash, with one
-//!   exception: the outcome is handed over before its record's end is written (as the driver
-//!   core does), so a crash between the two tells it again after the restart, as `Recovered`
-//!   under the same reference (or unknown past the retry horizon), once per such crash; the
-//!   other order would lose it. A command whose record was being written when the process died
-//!   was never sent: it may instead be absent from the list and never applied, and is counted
-//!   as never sent;
+//!   exception: the core hands an outcome over before its record's end is written, so a crash
+//!   between the two tells it again after the restart, as `Recovered` under the same reference
+//!   (or unknown past the retry horizon), once per such crash; the other order would lose it.
+//!   A command whose call the process died in was never answered: it may instead be absent
+//!   from the list and never applied, and is counted as never sent;
 //! * every record live at the crash comes back in the list, except the one being appended when
 //!   the process died (the torn tail); a batch's comes back handed if its mark was written
 //!   (reported of unknown outcome, its record ended once the report was told), unsent
@@ -32,27 +36,46 @@
 //!   with its session) was ingested at most once;
 //! * every batch whose submission was answered was told an outcome exactly once, but once
 //!   more for each crash after it was told and before its record's end was sealed (unknown
-//!   when it was handed); a batch whose record was torn by the crash was never answered, never
-//!   sent and never ingested;
+//!   when it was handed); a batch whose submission the process died in was never answered: it
+//!   is told nothing and never sent unless its record was whole;
 //! * at every send of a batch, its record is marked handed.
 //!
 //! `NERVIX_CRASH_SEEDS=n` runs n seeds (CI runs a modest count), `NERVIX_CRASH_SEED=n` replays
 //! one, `NERVIX_TRACE=1` prints the failing seed's trace.
 
-use arrow_array::RecordBatch;
+use arrow_array::{Array, UInt64Array};
 use bytes::Bytes;
+use nervix_driver_support::api::{DriverEvent, Error};
+use nervix_driver_support::credentials::Credentials;
+use nervix_driver_support::dataplane::{Call as DataCall, Hand, NewProducer, Taken};
+use nervix_driver_support::driver_core::{
+    Connect, Core, Given, Request, Seam, StreamSink, ENGINE_TIME_BEFORE_START,
+};
+use nervix_driver_support::host_time::HostClock;
+use nervix_driver_support::journal::testkit::{
+    forget_crashes, plan_crashes, CrashPlan, Fate, FileOp, JournalCall,
+};
+use nervix_driver_support::journal::JournalConfig;
+use nervix_driver_support::journaled::{
+    JournalRefusal, JournaledBatch, JournaledCommand, UnsentBatch,
+};
+use nervix_driver_support::observe::Hub;
+use nervix_driver_support::released::Released;
+use nervix_driver_support::session::{End, Event, Out};
+use nervix_driver_support::unclaimed::Unclaimed;
+use nervix_driver_support::Submission;
 use nervix_harness::cluster::{
     ingestor_fields, ClusterConfig, ConnId, Faults, Output, SimCluster, INGESTOR,
 };
 use nervix_journal::{
-    kept_since, BatchOutbox, BatchRecord, ClientJournal, ClientJournalConfig, CommandJournal,
-    Entry, HandedStore, JournalError, JournalKey, JournaledBatch, JournaledCommand, RecordStore,
-    RecoveredBatch, RecoveredCommand, UnsentBatch, DEFAULT_HORIZON,
+    kept_since, ClientJournal, ClientJournalConfig, Entry, JournalKey, RecoveredBatch,
+    RecoveredCommand, DEFAULT_HORIZON,
 };
-use nervix_protocol::arrow::{decode_stream, encode};
+use nervix_protocol::arrow::{decode_stream, BatchBuilder};
 use nervix_protocol::client::{
-    Action, BatchId, BatchState, Client, ClientConfig, ClientEvent, CommandHandle, CommandResult,
-    Gated, ProducerEvent, ProducerId, ProducerSpec, RetainedCommand, SessionId, SubmitError,
+    BatchId, BatchOutcome, ClientConfig, CommandResult, Delivery as ConsumerDelivery,
+    ProducerDescription, ProducerEvent, ProducerId, ProducerSpec, RetainedCommand, SessionId,
+    SubscriptionId,
 };
 use nervix_protocol::endpoint::Endpoint;
 use nervix_protocol::frame::ClientFrame;
@@ -61,8 +84,12 @@ use nervix_protocol::schema::ClientRequestT;
 use nervix_protocol::time::{Timestamp, UnixMillis};
 use sf_journal::recovery::SlotFiles;
 use sf_journal::slot::{self, parse_segment_name};
-use sf_journal::{FileOp, MemDir};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 const WALL_BASE: u64 = 1_767_225_600_000;
@@ -85,36 +112,6 @@ enum CrashAt {
     In { call: Call, cut: Cut, skip: u64 },
 }
 
-/// What survives the process: the slot's bytes, and the test's own bookkeeping.
-#[derive(Debug, Default)]
-struct Slot {
-    dir: MemDir,
-    /// File operations carried out so far (over every process).
-    applied: u64,
-    crash: Option<CrashAt>,
-    dead: bool,
-    /// The key whose put was under way when the process died.
-    cut_put: Option<JournalKey>,
-    /// The key whose end was under way when the process died.
-    cut_end: Option<JournalKey>,
-    /// Queries whose record was being put when a process died.
-    cut_queries: BTreeSet<String>,
-    /// Every command record ever put: its reference and query (the test's ledger).
-    journaled: BTreeMap<String, String>,
-    /// The key whose handed mark was under way when the process died.
-    cut_handed: Option<JournalKey>,
-    /// Every batch record ever put: its key and the batch's bytes (the newest put of a key
-    /// wins: a key whose record was torn may be given again).
-    batch_records: BTreeMap<JournalKey, Vec<u8>>,
-    /// Batches (by bytes) whose record was being put when a process died.
-    cut_batches: BTreeSet<Vec<u8>>,
-    /// The call the process died in, and whether it died after the call's last write.
-    died_in: Option<(Call, bool)>,
-    /// A crash in the next call of this kind (after `crash_in_skip` of them went whole).
-    crash_in: Option<(Call, Cut)>,
-    crash_in_skip: u64,
-}
-
 /// Where a scripted crash cuts a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Cut {
@@ -124,7 +121,7 @@ enum Cut {
     After,
 }
 
-/// A call of the journal's store.
+/// A call of the journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Call {
     PutCommand,
@@ -133,237 +130,492 @@ enum Call {
     End,
 }
 
-/// The journal over the in-memory slot; file operations stop where the crash falls.
-#[derive(Debug)]
-struct MemStore {
-    journal: ClientJournal,
-    slot: Slot,
+/// What a record is, in the test's ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Record {
+    Command { reference: String, query: String },
+    Batch(u64),
+    Other,
 }
 
-impl MemStore {
-    /// Carries out `ops` until the crash point, if it falls among them.
-    fn carry(&mut self, ops: &[FileOp]) -> bool {
-        for op in ops {
-            if self.slot.dead {
-                return false;
-            }
-            if let Some(CrashAt::FileOp {
-                op: at,
-                torn,
-                after: false,
-            }) = self.slot.crash
-            {
-                if at == self.slot.applied {
-                    // A write, whole or in parts, cut at any byte.
-                    if let (Some(n), Some(bytes), FileOp::Write { file, offset, .. })
-                    | (Some(n), Some(bytes), FileOp::WriteParts { file, offset, .. }) =
-                        (torn, op.written(), op)
-                    {
-                        let n = (n as usize) % bytes.len().max(1);
-                        self.slot.dir.write(file, *offset, &bytes[..n]);
-                    }
-                    self.slot.dead = true;
-                    return false;
-                }
-            }
-            self.slot.dir.apply(op);
-            self.slot.applied += 1;
-            if let Some(CrashAt::FileOp {
-                op: at,
-                after: true,
-                ..
-            }) = self.slot.crash
-            {
-                if at + 1 == self.slot.applied {
-                    self.slot.dead = true;
-                    // The call's own operations are all carried out; what follows is not.
-                    return op_is_last(op, ops);
-                }
-            }
-        }
-        true
+/// What survives the process: the test's ledger of the slot and the crash plan. The journal's
+/// test kit asks the plan about each file operation (see [`Plan`]), so the ledger follows
+/// every call the core makes of its journal.
+#[derive(Debug, Default)]
+struct Slot {
+    /// File operations of record calls carried out so far (over every process).
+    applied: u64,
+    /// A crash at a file operation (its absolute number).
+    crash: Option<CrashAt>,
+    dead: bool,
+    /// The key whose put was under way when the process died.
+    cut_put: Option<JournalKey>,
+    /// The key whose end was under way when the process died.
+    cut_end: Option<JournalKey>,
+    /// The key whose handed mark was under way when the process died.
+    cut_handed: Option<JournalKey>,
+    /// Queries whose call a process died in (its record torn, or never answered).
+    cut_queries: BTreeSet<String>,
+    /// Batches (by number) whose submission a process died in.
+    cut_batches: BTreeSet<u64>,
+    /// Every command record ever put: its reference and query.
+    journaled: BTreeMap<String, String>,
+    /// What each key records (the newest put of a key wins: a key whose record was torn may
+    /// be given again).
+    records: BTreeMap<JournalKey, Record>,
+    /// Keys the journal holds live: put, not yet ending.
+    live: BTreeSet<JournalKey>,
+    /// Keys whose handed mark was written whole.
+    handed: BTreeSet<JournalKey>,
+    /// The call under way: its kind and key.
+    current: Option<(Call, JournalKey)>,
+    /// The call the process died in, and whether it died after the call's last write.
+    died_in: Option<(Call, bool)>,
+    /// A crash in the next call of this kind (after `crash_in_skip` of them went whole).
+    crash_in: Option<(Call, Cut)>,
+    crash_in_skip: u64,
+}
+
+impl Slot {
+    /// The newest key recording `what`.
+    fn key_of(&self, what: impl Fn(&Record) -> bool) -> Option<JournalKey> {
+        self.records
+            .iter()
+            .rev()
+            .find(|(_, r)| what(r))
+            .map(|(k, _)| *k)
+    }
+
+    /// Whether the record of `key` had not finished ending when the process died.
+    fn not_ended(&self, key: JournalKey) -> bool {
+        self.live.contains(&key) || self.cut_end == Some(key)
     }
 }
 
-impl MemStore {
-    /// Carries out the operations of one call; false when the process died before they
-    /// were all done. The call the process died in is noted.
-    fn call(&mut self, call: Call, ops: &[FileOp]) -> bool {
-        if let Some((c, cut)) = self.slot.crash_in {
-            if c == call && !ops.is_empty() && self.slot.crash_in_skip > 0 {
-                self.slot.crash_in_skip -= 1;
-            } else if c == call && !ops.is_empty() {
-                self.slot.crash_in = None;
-                let at = self.slot.applied;
-                self.slot.crash = Some(match cut {
-                    Cut::Torn(n) => CrashAt::FileOp {
-                        op: at,
-                        torn: Some(n),
-                        after: false,
-                    },
-                    Cut::After => CrashAt::FileOp {
-                        op: at + ops.len() as u64 - 1,
-                        torn: None,
-                        after: true,
-                    },
-                });
-            }
-        }
-        let done = self.carry(ops);
-        if self.slot.dead && self.slot.died_in.is_none() {
-            self.slot.died_in = Some((call, done));
-        }
-        done
-    }
-
-    /// A dead process calls nothing: a call after the crash point (in the same step of the
-    /// model) is refused and leaves the journal as the crash left it.
-    fn alive(&self) -> Result<(), JournalError> {
-        if self.slot.dead {
-            Err(JournalError::Exhausted)
-        } else {
-            Ok(())
-        }
-    }
+/// The number a batch carries as its one `id`.
+fn number_of(ipc: &[u8]) -> Option<u64> {
+    let b = decode_stream(ipc, &ingestor_fields()).ok()?;
+    let ids = b.column(0).as_any().downcast_ref::<UInt64Array>()?;
+    (!ids.is_empty()).then(|| ids.value(0))
 }
 
-impl RecordStore for MemStore {
-    type Error = JournalError;
+/// The slot's crash plan: the test's side of the journal's test kit.
+struct Plan(Arc<Mutex<Slot>>);
 
-    fn put(&mut self, entry: &Entry, now_millis: u64) -> Result<JournalKey, JournalError> {
-        self.alive()?;
-        let w = self.journal.put(entry, now_millis)?;
-        let call = match entry {
-            Entry::Command(c) => {
-                self.slot
-                    .journaled
-                    .insert(c.reference.to_string(), c.query.clone());
-                Call::PutCommand
-            }
-            Entry::Batch(b) => {
-                self.slot.batch_records.insert(w.key, b.batch.to_vec());
-                Call::PutBatch
-            }
-            _ => Call::PutCommand,
+impl CrashPlan for Plan {
+    fn fate(&mut self, call: &JournalCall<'_>, _: &FileOp, index: usize, count: usize) -> Fate {
+        let mut s = lock(&self.0);
+        if s.dead {
+            return Fate::Die { torn: None };
+        }
+        let (kind, key) = match call {
+            JournalCall::Put { key, entry } => match entry {
+                Entry::Batch(_) => (Call::PutBatch, *key),
+                _ => (Call::PutCommand, *key),
+            },
+            JournalCall::Handed(key) => (Call::Handed, *key),
+            JournalCall::End(key) => (Call::End, *key),
+            // The slot's repairs as it opens, and syncs: carried out, not counted.
+            _ => return Fate::Carry,
         };
-        if !self.call(call, &w.ops) {
-            self.slot.cut_put = Some(w.key);
-            match entry {
-                Entry::Command(c) => {
-                    self.slot.cut_queries.insert(c.query.clone());
+        if index == 0 {
+            // A call begins: the ledger follows the journal's memory.
+            match call {
+                JournalCall::Put { key, entry } => {
+                    let record = match entry {
+                        Entry::Command(c) => {
+                            let reference = c.reference.to_string();
+                            s.journaled.insert(reference.clone(), c.query.clone());
+                            Record::Command {
+                                reference,
+                                query: c.query.clone(),
+                            }
+                        }
+                        Entry::Batch(b) => number_of(&b.batch).map_or(Record::Other, Record::Batch),
+                        _ => Record::Other,
+                    };
+                    s.records.insert(*key, record);
+                    s.live.insert(*key);
+                    s.handed.remove(key);
                 }
-                Entry::Batch(b) => {
-                    self.slot.cut_batches.insert(b.batch.to_vec());
+                JournalCall::End(key) => {
+                    s.live.remove(key);
                 }
                 _ => {}
             }
+            s.current = Some((kind, key));
+            if let Some((c, cut)) = s.crash_in {
+                if c == kind && s.crash_in_skip > 0 {
+                    s.crash_in_skip -= 1;
+                } else if c == kind {
+                    s.crash_in = None;
+                    let at = s.applied;
+                    s.crash = Some(match cut {
+                        Cut::Torn(n) => CrashAt::FileOp {
+                            op: at,
+                            torn: Some(n),
+                            after: false,
+                        },
+                        Cut::After => CrashAt::FileOp {
+                            op: at + count as u64 - 1,
+                            torn: None,
+                            after: true,
+                        },
+                    });
+                }
+            }
         }
-        Ok(w.key)
-    }
-
-    fn end(&mut self, key: JournalKey, now_millis: u64) -> Result<(), JournalError> {
-        self.alive()?;
-        let w = self.journal.end(key, now_millis)?;
-        if !self.call(Call::End, &w.ops) {
-            self.slot.cut_end = Some(key);
+        let fate = match s.crash {
+            Some(CrashAt::FileOp { op, torn, after }) if op == s.applied => {
+                if after {
+                    Fate::CarryThenDie
+                } else {
+                    Fate::Die { torn }
+                }
+            }
+            _ => Fate::Carry,
+        };
+        let last = index + 1 == count;
+        match fate {
+            Fate::Carry => {
+                s.applied += 1;
+                if last && kind == Call::Handed {
+                    s.handed.insert(key);
+                }
+            }
+            _ => {
+                let whole = fate == Fate::CarryThenDie && last;
+                if fate == Fate::CarryThenDie {
+                    s.applied += 1;
+                    if whole && kind == Call::Handed {
+                        s.handed.insert(key);
+                    }
+                }
+                s.dead = true;
+                s.died_in = Some((kind, whole));
+                if !whole {
+                    match kind {
+                        Call::PutCommand | Call::PutBatch => {
+                            s.cut_put = Some(key);
+                            match s.records.get(&key).cloned() {
+                                Some(Record::Command { query, .. }) => {
+                                    s.cut_queries.insert(query);
+                                }
+                                Some(Record::Batch(n)) => {
+                                    s.cut_batches.insert(n);
+                                }
+                                _ => {}
+                            }
+                        }
+                        Call::Handed => s.cut_handed = Some(key),
+                        Call::End => s.cut_end = Some(key),
+                    }
+                }
+            }
         }
-        Ok(())
-    }
-
-    fn set_link(&mut self, publishing: bool) {
-        self.journal.set_link(if publishing {
-            nervix_journal::JournalLink::Publishing
-        } else {
-            nervix_journal::JournalLink::Reconnecting
-        });
-    }
-
-    fn live(&self) -> usize {
-        self.journal.live()
+        fate
     }
 }
 
-impl HandedStore for MemStore {
-    fn handed(&mut self, key: JournalKey, now_millis: u64) -> Result<(), JournalError> {
-        self.alive()?;
-        let w = self.journal.handed(key, now_millis)?;
-        if !self.call(Call::Handed, &w.ops) {
-            self.slot.cut_handed = Some(key);
+fn lock(slot: &Arc<Mutex<Slot>>) -> MutexGuard<'_, Slot> {
+    slot.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+thread_local! {
+    /// The slot of the process running on this thread: the seam asks it whether the process
+    /// is alive.
+    static PROCESS: RefCell<Option<Arc<Mutex<Slot>>>> = const { RefCell::new(None) };
+}
+
+/// Whether the process running on this thread is alive: a dead one sends and hands nothing.
+fn alive() -> bool {
+    PROCESS.with(|p| p.borrow().as_ref().is_some_and(|s| !lock(s).dead))
+}
+
+/// What the application holds to read one answer.
+type Answer<T> = Rc<RefCell<Option<T>>>;
+
+/// The sim's channels: an answer is kept for the application to read, unless the process is
+/// dead.
+struct SimHand;
+
+impl Hand for SimHand {
+    type Error = Error;
+    type Once<T> = Answer<T>;
+    type Awaited<T> = Answer<T>;
+    type Waiter = Answer<Result<Taken<SimHand>, Error>>;
+    type Ended = Answer<ProducerEvent>;
+    type Deliveries = ();
+    type ProducerSide = Answer<ProducerEvent>;
+    type ConsumerSide = ();
+
+    fn producer(&self) -> (Answer<ProducerEvent>, Answer<ProducerEvent>) {
+        Self::once()
+    }
+    fn consumer(&self) -> ((), ()) {
+        ((), ())
+    }
+    fn once<T>() -> (Answer<T>, Answer<T>) {
+        let a = Rc::new(RefCell::new(None));
+        (a.clone(), a)
+    }
+    fn give<T>(tx: Answer<T>, value: T) -> bool {
+        if !alive() {
+            return false;
         }
-        Ok(())
+        *tx.borrow_mut() = Some(value);
+        true
+    }
+    fn offer(
+        waiter: Self::Waiter,
+        take: impl FnOnce() -> Option<Result<Taken<Self>, Error>>,
+    ) -> Option<Self::Waiter> {
+        if !alive() {
+            return None;
+        }
+        match take() {
+            None => Some(waiter),
+            Some(r) => {
+                Self::give(waiter, r);
+                None
+            }
+        }
+    }
+    fn end(ended: Answer<ProducerEvent>, event: ProducerEvent) {
+        Self::give(ended, event);
+    }
+    fn producer_dropped(_: &Answer<ProducerEvent>) -> bool {
+        false
+    }
+    fn keep(_: &mut (), _: ConsumerDelivery) {}
+    fn flush(_: &mut ()) -> bool {
+        true
+    }
+    fn consumer_dropped(_: &()) -> bool {
+        true
+    }
+    fn open_refused(message: String) -> Error {
+        Error::OpenRefused(message)
     }
 }
 
-/// Whether `op` is the last of `ops` (so the call it belongs to wrote everything).
-fn op_is_last(op: &FileOp, ops: &[FileOp]) -> bool {
-    ops.last().is_some_and(|l| std::ptr::eq(l, op))
+/// What the core asked of the network, for the world to carry out in order.
+#[derive(Debug)]
+enum WireOut {
+    Connect(SessionId, Endpoint),
+    Frame(SessionId, Bytes),
+    Close(SessionId),
+    /// The core let the session go without a clean close.
+    Dropped(SessionId),
+}
+
+type Wire = Rc<RefCell<VecDeque<WireOut>>>;
+
+/// One session's transport: the world's network.
+struct SimSession {
+    sid: SessionId,
+    wire: Wire,
+}
+
+impl Drop for SimSession {
+    fn drop(&mut self) {
+        if alive() {
+            self.wire.borrow_mut().push_back(WireOut::Dropped(self.sid));
+        }
+    }
+}
+
+/// The sim seam: sessions are connections to the simulated cluster, outcomes go to the
+/// application model; a dead process sends nothing and hands nothing over.
+struct Sim {
+    wire: Wire,
+}
+
+/// No streams in this simulation.
+struct NoStream;
+
+impl<T> StreamSink<T> for NoStream {
+    fn dropped(&self) -> bool {
+        true
+    }
+    fn give(&mut self, _: T) -> Given<T> {
+        Given::Gone
+    }
+}
+
+impl Seam for Sim {
+    type Hand = SimHand;
+    type Result = Answer<CommandResult>;
+    type Waiting = Answer<CommandResult>;
+    type Session = SimSession;
+    type Subscription = ();
+    type ClockFollow = ();
+    type Sink<T> = NoStream;
+    const ENDS_OF_DROPPED_SESSIONS: bool = false;
+
+    fn command() -> (Answer<CommandResult>, Answer<CommandResult>) {
+        SimHand::once()
+    }
+    fn hand_over(waiting: Answer<CommandResult>, result: CommandResult) -> Option<CommandResult> {
+        SimHand::give(waiting, result);
+        None
+    }
+    fn connect(&self, to: Connect) -> Option<SimSession> {
+        if !alive() {
+            return None;
+        }
+        let sid = to.session;
+        self.wire
+            .borrow_mut()
+            .push_back(WireOut::Connect(sid, to.endpoint));
+        Some(SimSession {
+            sid,
+            wire: self.wire.clone(),
+        })
+    }
+    fn send(session: &SimSession, out: Out) -> Given<Out> {
+        if !alive() {
+            return Given::Gone;
+        }
+        let o = match out {
+            Out::Frame(f) => WireOut::Frame(session.sid, f),
+            Out::Close => WireOut::Close(session.sid),
+        };
+        session.wire.borrow_mut().push_back(o);
+        Given::Taken
+    }
+    fn subscription(&self, _: SubscriptionId) -> (NoStream, ()) {
+        (NoStream, ())
+    }
+    fn clock(&self, _: String) -> (NoStream, ()) {
+        (NoStream, ())
+    }
+}
+
+/// Virtual time, read by the core: the world's time since its start, and the wall clock.
+#[derive(Clone, Default)]
+struct SimClock(Arc<AtomicU64>);
+
+impl SimClock {
+    fn set(&self, now: Timestamp) {
+        self.0.store(now.as_nanos(), Ordering::SeqCst);
+    }
+}
+
+impl HostClock for SimClock {
+    fn elapsed(&self) -> Duration {
+        Duration::from_nanos(self.0.load(Ordering::SeqCst))
+    }
+    fn wall(&self) -> UnixMillis {
+        UnixMillis(WALL_BASE + self.0.load(Ordering::SeqCst) / 1_000_000)
+    }
+}
+
+/// The world's time of an instant on the engine's time.
+fn world_time(t: Timestamp) -> Timestamp {
+    Timestamp::from_nanos(
+        t.as_nanos()
+            .saturating_sub(ENGINE_TIME_BEFORE_START.as_nanos() as u64),
+    )
 }
 
 /// Small segments, so appends open segments, copy records forward and trim; a `tight`
 /// journal fills under a backlog of batches, so submissions and marks are refused.
-fn journal_config(tight: bool) -> ClientJournalConfig {
-    ClientJournalConfig::new(2048, if tight { 6 * 1024 } else { 32 * 1024 })
+fn capacity(tight: bool) -> u64 {
+    if tight {
+        6 * 1024
+    } else {
+        32 * 1024
+    }
 }
 
-fn slot_files(dir: &MemDir) -> SlotFiles {
+const SEGMENT: u64 = 2048;
+const SENDER: &str = "client";
+
+/// The slot's files as the next process reads them.
+fn slot_files(dir: &Path) -> SlotFiles {
     let mut files = SlotFiles::default();
-    for name in dir.names() {
-        let bytes = dir.get(name).map(<[u8]>::to_vec).unwrap_or_default();
-        if parse_segment_name(name).is_some() {
-            files.segments.push((name.to_owned(), bytes));
+    let mut names: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    for (name, path) in names {
+        let read = || std::fs::read(&path).unwrap_or_default();
+        if parse_segment_name(&name).is_some() {
+            files.segments.push((name.clone(), read()));
         } else if name == slot::MANIFEST {
-            files.manifest = Some(bytes);
+            files.manifest = Some(read());
         } else if name == slot::ACK_WATERMARK {
-            files.ack_watermark = Some(bytes);
+            files.ack_watermark = Some(read());
         } else if name == slot::SYMBOL_DICT {
-            files.symbol_dict = Some(bytes);
+            files.symbol_dict = Some(read());
         }
     }
     files
 }
 
-/// Milliseconds of virtual time, the journal's clock.
-fn millis(now: Timestamp) -> u64 {
-    now.as_nanos() / 1_000_000
+/// The application's producer in one life.
+struct AppProducer {
+    id: ProducerId,
+    opened: Answer<Result<Arc<ProducerDescription>, Error>>,
+    ended: Answer<ProducerEvent>,
+    released: Arc<Released>,
 }
 
-/// The producer of `p` and its fields, while it is open (described and not finishing).
-fn open_fields(p: &Process) -> Option<(ProducerId, Vec<nervix_protocol::rows::FieldSpec>)> {
-    let id = p.producer?;
-    let info = p.engine.producer(id)?;
-    if info.state.is_final() || info.state == nervix_protocol::client::ProducerState::Closing {
-        return None;
+impl AppProducer {
+    /// Its fields, while it is open (its open answered, its end not).
+    fn open_fields(&self) -> Option<Arc<[nervix_protocol::rows::FieldSpec]>> {
+        if self.ended.borrow().is_some() {
+            return None;
+        }
+        match &*self.opened.borrow() {
+            Some(Ok(d)) => Some(d.fields.clone()),
+            _ => None,
+        }
     }
-    Some((id, info.description?.fields.to_vec()))
 }
 
-/// One life of the client process.
+/// What the application was told in this life whose record ends after the telling.
+#[derive(Debug, Clone)]
+enum Told {
+    Command { query: String, reference: String },
+    Batch(u64),
+}
+
+/// One life of the client process: the driver core, and what the application holds.
 struct Process {
-    engine: Client,
-    core: CommandJournal<MemStore>,
+    core: Core<Sim>,
+    wire: Wire,
     conns: BTreeMap<SessionId, ConnId>,
-    /// Which application command each engine handle carries (by query).
-    handles: BTreeMap<CommandHandle, String>,
-    /// Producer batches in outbox mode over the same store, as the driver core keeps them.
-    outbox: BatchOutbox,
+    /// Commands accepted and not ended yet: query, reference, where the result comes.
+    commands: Vec<(String, String, Answer<CommandResult>)>,
     /// The application's producer, while it is not finished.
-    producer: Option<ProducerId>,
-    /// Journaled batches the engine had no room for yet, in submission order: key, number,
-    /// batch.
-    waiting: VecDeque<(JournalKey, u64, RecordBatch)>,
-    /// Which batch (by number) each batch of the engine is.
-    taken: BTreeMap<(ProducerId, BatchId), u64>,
-    /// The record of each batch (by number) in this life.
-    keys: BTreeMap<u64, JournalKey>,
+    producer: Option<AppProducer>,
+    /// Batches answered and waiting for their outcome: number, producer, name, outcome.
+    outcomes: Vec<(u64, ProducerId, BatchId, Answer<BatchOutcome>)>,
     /// Batches the journal gave back unsent, to submit again once a producer is open.
     resubmit: VecDeque<UnsentBatch>,
+    /// Uncertain commands the application recovers.
+    pending_recovery: Vec<RetainedCommand>,
+    /// What the application was told in this life (its record may still be ending).
+    told: Vec<Told>,
 }
 
 impl Process {
-    /// Whether some batch has not ended yet: journaled and waiting, taken and unanswered, or
-    /// given back and not submitted again.
+    /// Whether some batch has not ended yet: answered without an outcome, or given back and
+    /// not submitted again.
     fn batches_open(&self) -> bool {
-        self.outbox.in_flight() > 0 || !self.waiting.is_empty() || !self.resubmit.is_empty()
+        !self.outcomes.is_empty() || !self.resubmit.is_empty()
+    }
+
+    /// Whether some command has not ended yet.
+    fn commands_open(&self) -> bool {
+        !self.commands.is_empty() || !self.pending_recovery.is_empty()
     }
 }
 
@@ -384,7 +636,10 @@ enum Delivery {
     Refused(SessionId),
     ToServer(SessionId, Bytes),
     ToClient(SessionId, Bytes),
+    /// The server closed the connection.
     Closed(SessionId),
+    /// The connection the client closed cleanly has ended.
+    Finished(SessionId),
 }
 
 /// What the application knows of one of its commands (it survives the process: it is what
@@ -393,6 +648,30 @@ enum Delivery {
 struct AppCommand {
     /// Definitive outcomes reported: completed, failed, refused, or unknown for good.
     reports: Vec<String>,
+}
+
+/// The root of a run's slot, removed when the run ends.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(seed: u64) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "nervix-client-crash-{}-{seed}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("a temporary directory");
+        Self(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        forget_crashes(&self.0.join(SENDER));
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 struct World {
@@ -404,8 +683,12 @@ struct World {
     seq: u64,
     tails: BTreeMap<(SessionId, bool), Timestamp>,
     process: Option<Process>,
-    /// The slot while no process runs.
-    slot: Option<Slot>,
+    /// The slot's ledger and crash plan (it survives the process).
+    slot: Arc<Mutex<Slot>>,
+    /// The slot's files, and the journal's configuration over them.
+    dir: TempDir,
+    config: JournalConfig,
+    clock: SimClock,
     life: u64,
     commands: BTreeMap<String, AppCommand>,
     /// Every (reference, query) a command frame carried.
@@ -417,23 +700,19 @@ struct World {
     live_at_crash: BTreeSet<JournalKey>,
     /// No faults, and a test arms the crashes.
     scripted: bool,
-    /// Uncertain commands the application repeats once their record's fate is settled.
-    pending_recovery: Vec<RetainedCommand>,
-    /// Commands whose outcome the application was told just before the process died, while
+    /// Commands whose outcome the application was told before the process died, while
     /// their record was ending.
     told_then_died: BTreeMap<String, usize>,
     /// The process has a producer in outbox mode.
     producing: bool,
     /// The application's batches by number (each carries its number as its one `id`).
     batches: BTreeMap<u64, AppBatch>,
-    /// Batch numbers by their IPC bytes.
-    batch_by_bytes: BTreeMap<Vec<u8>, u64>,
     next_batch: u64,
     /// Whether each batch record live at the crash was marked handed.
     handed_at_crash: BTreeMap<JournalKey, bool>,
-    /// Batches whose outcome the application was told just before the process died, while
-    /// their record was ending (or whose unknown outcome it was told after a restart, when
-    /// the process died while its record ended).
+    /// Batches whose outcome the application was told before the process died, while their
+    /// record was ending (or whose unknown outcome it was told after a restart, when the
+    /// process died before its record ended).
     batch_told_then_died: BTreeMap<u64, usize>,
     /// A scripted crash for the next process, in its first call of this kind.
     next_crash_in: Option<(Call, Cut)>,
@@ -480,10 +759,41 @@ struct Stats {
     unhanded_at_crash: u64,
     /// Batches whose outcome was told again after a crash while their record ended.
     batches_told_again: u64,
-    /// Handed marks the journal refused (the sessions were dropped, nothing sent).
-    marks_refused: u64,
+    /// Sessions the core let go without a clean close (among them those dropped because a
+    /// handed mark could not be written).
+    sessions_dropped: u64,
     /// Submissions the journal refused (full: nothing queued).
     batches_refused: u64,
+}
+
+impl Stats {
+    fn add(&mut self, s: &Stats) {
+        self.crashes += s.crashes;
+        self.mid_append += s.mid_append;
+        self.file_op_crashes += s.file_op_crashes;
+        self.never_sent += s.never_sent;
+        self.recovered_after_restart += s.recovered_after_restart;
+        self.unknown_after_restart += s.unknown_after_restart;
+        self.applied += s.applied;
+        self.reported += s.reported;
+        self.after_a_write += s.after_a_write;
+        self.told_again += s.told_again;
+        self.batches += s.batches;
+        self.completed += s.completed;
+        self.ingested += s.ingested;
+        self.batches_unknown_after_restart += s.batches_unknown_after_restart;
+        self.batches_resubmitted += s.batches_resubmitted;
+        self.batch_put_torn += s.batch_put_torn;
+        self.batch_put_after += s.batch_put_after;
+        self.handed_torn += s.handed_torn;
+        self.handed_after += s.handed_after;
+        self.end_torn += s.end_torn;
+        self.end_after += s.end_after;
+        self.unhanded_at_crash += s.unhanded_at_crash;
+        self.batches_told_again += s.batches_told_again;
+        self.sessions_dropped += s.sessions_dropped;
+        self.batches_refused += s.batches_refused;
+    }
 }
 
 impl World {
@@ -552,18 +862,22 @@ impl World {
                     skip: rng.below(12),
                 }
             } else if rng.chance(0.6) {
-                {
-                    let after = rng.chance(0.3);
-                    CrashAt::FileOp {
-                        op: rng.below(90),
-                        torn: (!after && rng.chance(0.5)).then(|| rng.below(1 << 20)),
-                        after,
-                    }
+                let after = rng.chance(0.3);
+                CrashAt::FileOp {
+                    op: rng.below(90),
+                    torn: (!after && rng.chance(0.5)).then(|| rng.below(1 << 20)),
+                    after,
                 }
             } else {
                 CrashAt::Step(rng.below(40) as usize)
             });
         }
+        let dir = TempDir::new(seed);
+        let mut config = JournalConfig::new(&dir.0, SENDER);
+        config.segment_bytes = SEGMENT;
+        config.capacity_bytes = capacity(tight);
+        let slot = Arc::new(Mutex::new(Slot::default()));
+        plan_crashes(&dir.0.join(SENDER), Box::new(Plan(slot.clone())));
         let mut w = Self {
             seed,
             now: Timestamp::ZERO,
@@ -573,7 +887,10 @@ impl World {
             seq: 0,
             tails: BTreeMap::new(),
             process: None,
-            slot: Some(Slot::default()),
+            slot,
+            dir,
+            config,
+            clock: SimClock::default(),
             life: 0,
             commands: BTreeMap::new(),
             sent: BTreeSet::new(),
@@ -582,11 +899,9 @@ impl World {
             crashes,
             live_at_crash: BTreeSet::new(),
             scripted,
-            pending_recovery: Vec::new(),
             told_then_died: BTreeMap::new(),
             producing,
             batches: BTreeMap::new(),
-            batch_by_bytes: BTreeMap::new(),
             next_batch: 0,
             handed_at_crash: BTreeMap::new(),
             batch_told_then_died: BTreeMap::new(),
@@ -607,170 +922,187 @@ impl World {
         self.trace.push(format!("{ms:>8}ms {line}"));
     }
 
-    fn dead(&self) -> bool {
-        self.process
-            .as_ref()
-            .is_some_and(|p| p.core.store().slot.dead)
+    fn slot(&self) -> MutexGuard<'_, Slot> {
+        lock(&self.slot)
     }
 
-    /// Starts a process on the slot: recovers it, builds the list, recovers every repeatable
-    /// command and reports the rest.
+    fn dead(&self) -> bool {
+        self.process.is_some() && self.slot().dead
+    }
+
+    /// The core reads the world's time, and the seam this world's process.
+    fn tick(&self) {
+        self.clock.set(self.now);
+        PROCESS.with(|p| *p.borrow_mut() = Some(self.slot.clone()));
+    }
+
+    /// Hands one call of the application to the core (not drained: see [`World::pump`]).
+    fn request(&mut self, r: Request<Sim>) {
+        self.tick();
+        if let Some(p) = self.process.as_mut() {
+            let _ = p.core.request(r);
+        }
+    }
+
+    /// Starts a process on the slot: opens the journal, hands the recovery list to the
+    /// application, which reports what is unknown, recovers every repeatable command and
+    /// submits again every batch never handed.
     fn start(&mut self) {
-        let mut slot = self.slot.take().unwrap_or_default();
-        slot.dead = false;
-        slot.crash = None;
-        slot.crash_in = self.next_crash_in.take();
-        slot.crash_in_skip = 0;
-        if let Some(next) = self.crashes.first().copied() {
-            slot.crash = match next {
-                CrashAt::FileOp { op, torn, after } => Some(CrashAt::FileOp {
-                    op: slot.applied + op,
-                    torn,
-                    after,
-                }),
-                CrashAt::In { call, cut, skip } => {
-                    slot.crash_in = Some((call, cut));
-                    slot.crash_in_skip = skip;
-                    None
+        self.tick();
+        {
+            let next_crash_in = self.next_crash_in.take();
+            let first = self.crashes.first().copied();
+            let mut s = self.slot();
+            s.dead = false;
+            s.crash = None;
+            s.crash_in = next_crash_in;
+            s.crash_in_skip = 0;
+            match first {
+                Some(CrashAt::FileOp { op, torn, after }) => {
+                    s.crash = Some(CrashAt::FileOp {
+                        op: s.applied + op,
+                        torn,
+                        after,
+                    });
                 }
-                step => Some(step),
-            };
+                Some(CrashAt::In { call, cut, skip }) => {
+                    s.crash_in = Some((call, cut));
+                    s.crash_in_skip = skip;
+                }
+                _ => {}
+            }
         }
-        let (journal, ops) =
-            ClientJournal::recover(journal_config(self.tight), &slot_files(&slot.dir))
-                .unwrap_or_else(|e| panic!("seed {}: the slot does not recover: {e}", self.seed));
-        slot.dir.apply_all(&ops);
         let wall_now = self.wall();
-        let list = journal.classify(wall_now, DEFAULT_HORIZON);
-        // Nothing journaled is silently dropped: what was live at the crash comes back, but
-        // the record being appended when the process died; nothing ended comes back, but the
-        // record being ended.
+        // The slot as the new process reads it (the journal's own recovery): what came back,
+        // under which keys.
+        let engine = ClientJournalConfig::new(SEGMENT, capacity(self.tight));
+        let files = slot_files(&self.dir.0.join(SENDER));
+        let list = match ClientJournal::recover(engine, &files) {
+            Ok((journal, _)) => journal.classify(wall_now, DEFAULT_HORIZON),
+            Err(e) => panic!("seed {}: the slot does not recover: {e}", self.seed),
+        };
         if self.life > 0 {
-            let mut back: BTreeSet<JournalKey> = list
-                .commands
-                .iter()
-                .map(|c| match c {
-                    RecoveredCommand::Repeatable { key, .. }
-                    | RecoveredCommand::Expired { key, .. } => *key,
-                    _ => JournalKey(u64::MAX),
-                })
-                .collect();
-            // A batch comes back as it stood: handed if its mark was written (a mark torn
-            // by the crash leaves it unsent), unsent otherwise.
-            let handed_at_crash = std::mem::take(&mut self.handed_at_crash);
-            for b in &list.batches {
-                let (key, handed) = match b {
-                    RecoveredBatch::Unsent { key, .. } => (*key, false),
-                    RecoveredBatch::UnknownOutcome { key, .. } => (*key, true),
-                    _ => continue,
-                };
-                back.insert(key);
-                if let Some(&was) = handed_at_crash.get(&key) {
-                    if was != handed && slot.cut_handed != Some(key) {
-                        self.problems.push(format!(
-                            "batch record {key:?} was {} at the crash and came back {}",
-                            if was { "handed" } else { "unhanded" },
-                            if handed { "handed" } else { "unsent" }
-                        ));
-                    }
-                }
-            }
-            let expected = std::mem::take(&mut self.live_at_crash);
-            for k in &expected {
-                if !back.contains(k) && slot.cut_put != Some(*k) {
-                    self.problems.push(format!(
-                        "record {k:?} was live at the crash and did not come back"
-                    ));
-                }
-            }
-            for k in &back {
-                if !expected.contains(k) && slot.cut_end != Some(*k) {
-                    self.problems
-                        .push(format!("record {k:?} had ended and came back"));
-                }
-            }
+            self.check_came_back(&list);
         }
-        slot.cut_put = None;
-        slot.cut_end = None;
-        slot.cut_handed = None;
-        slot.died_in = None;
-        let ledger = slot.journaled.clone();
-        // Which batch each record of unknown outcome is, in journal order (the test's
-        // ledger: the list names only the producer and the time).
-        let unknown: Vec<Option<u64>> = list
-            .batches
-            .iter()
-            .filter_map(|b| match b {
-                RecoveredBatch::UnknownOutcome { key, .. } => Some(
-                    slot.batch_records
-                        .get(key)
-                        .and_then(|bytes| self.batch_by_bytes.get(bytes))
-                        .copied(),
-                ),
-                _ => None,
-            })
-            .collect();
-        let mut list = list;
-        let batches = std::mem::take(&mut list.batches);
+        // Which batch each record of unknown outcome is, in journal order (the list names
+        // only the producer and the time).
+        let unknown: Vec<Option<u64>> = {
+            let s = self.slot();
+            list.batches
+                .iter()
+                .filter_map(|b| match b {
+                    RecoveredBatch::UnknownOutcome { key, .. } => Some(match s.records.get(key) {
+                        Some(Record::Batch(n)) => Some(*n),
+                        _ => None,
+                    }),
+                    _ => None,
+                })
+                .collect()
+        };
+        {
+            // The journal holds what came back: live, and handed as it came back.
+            let mut s = self.slot();
+            s.live.clear();
+            s.handed.clear();
+            for c in &list.commands {
+                if let RecoveredCommand::Repeatable { key, .. }
+                | RecoveredCommand::Expired { key, .. } = c
+                {
+                    s.live.insert(*key);
+                }
+            }
+            for b in &list.batches {
+                match b {
+                    RecoveredBatch::Unsent { key, .. } => {
+                        s.live.insert(*key);
+                    }
+                    RecoveredBatch::UnknownOutcome { key, .. } => {
+                        s.live.insert(*key);
+                        s.handed.insert(*key);
+                    }
+                    _ => {}
+                }
+            }
+            s.cut_put = None;
+            s.cut_end = None;
+            s.cut_handed = None;
+            s.died_in = None;
+            s.current = None;
+        }
+        let opened = match nervix_driver_support::journaled::open_at(Some(&self.config), wall_now) {
+            Ok(Some(o)) => o,
+            Ok(None) => unreachable!("a journal is configured"),
+            Err(e) => panic!("seed {}: the journal does not open: {e}", self.seed),
+        };
         let seeds: Vec<Endpoint> = self
             .cluster
             .endpoints()
             .iter()
             .filter_map(|e| Endpoint::parse(e).ok())
             .collect();
-        let engine = Client::new(ClientConfig::new(
-            seeds,
-            self.seed ^ 0x00c1_1e47 ^ self.life.wrapping_mul(0x1000_0001),
-        ));
-        let store = MemStore { journal, slot };
-        let core = CommandJournal::new(store, list, wall_now, self.now);
+        let wire: Wire = Rc::default();
+        let mut core = Core::new(
+            Sim { wire: wire.clone() },
+            SimHand,
+            ClientConfig::new(
+                seeds,
+                self.seed ^ 0x00c1_1e47 ^ self.life.wrapping_mul(0x1000_0001),
+            ),
+            Credentials::new("app", "secret"),
+            Hub::<DriverEvent>::default(),
+            Unclaimed::default(),
+        )
+        .with_clock(Box::new(self.clock.clone()));
+        core.set_journal(Some(opened));
         self.process = Some(Process {
-            engine,
             core,
+            wire,
             conns: BTreeMap::new(),
-            handles: BTreeMap::new(),
-            outbox: BatchOutbox::new(batches),
+            commands: Vec::new(),
             producer: None,
-            waiting: VecDeque::new(),
-            taken: BTreeMap::new(),
-            keys: BTreeMap::new(),
+            outcomes: Vec::new(),
             resubmit: VecDeque::new(),
+            pending_recovery: Vec::new(),
+            told: Vec::new(),
         });
         self.life += 1;
         self.log(format!("process {} starts", self.life));
-        let now = self.now;
-        let Some(p) = self.process.as_mut() else {
-            return;
+        // The list is handed to the application, which tells what is unknown; then the
+        // records of what it reported end (the driver's call sends `RecoveryRead` once the
+        // list reached its caller).
+        let (tx, rx) = SimHand::once();
+        self.request(Request::Recovery(tx));
+        let Some(Ok(recovery)) = rx.take() else {
+            return self
+                .problems
+                .push("the recovery list was not handed over".into());
         };
-        // As the driver core does: the list (commands, then batches) is handed to the
-        // application, then the records of what it reports unknown end.
-        let recovery = p.core.take_recovery();
-        let batches = p.outbox.take_recovery();
-        let mut reports = Vec::new();
         let mut repeat = Vec::new();
         for c in recovery.commands {
             match c {
                 JournaledCommand::Repeatable { command, .. } => repeat.push(command),
-                JournaledCommand::Unknown { reference, .. } => reports.push(reference),
+                JournaledCommand::Unknown { reference, .. } => {
+                    let query = self
+                        .slot()
+                        .journaled
+                        .get(&reference)
+                        .cloned()
+                        .unwrap_or_default();
+                    self.stats.unknown_after_restart += 1;
+                    self.report(&query, format!("Unknown ref={reference}"));
+                    self.told(Told::Command { query, reference });
+                }
                 _ => {}
             }
         }
-        let mut told_queries = Vec::new();
-        for reference in reports {
-            let query = ledger.get(&reference).cloned().unwrap_or_default();
-            self.stats.unknown_after_restart += 1;
-            self.report(&query, format!("Unknown ref={reference}"));
-            told_queries.push(query);
-        }
-        let mut told_batches = Vec::new();
         let mut unknown = unknown.into_iter();
-        for b in batches {
+        for b in recovery.batches {
             match b {
                 JournaledBatch::UnknownOutcome { .. } => match unknown.next().flatten() {
                     Some(n) => {
                         self.stats.batches_unknown_after_restart += 1;
                         self.report_batch(n, "Unknown after a restart".into());
-                        told_batches.push(n);
+                        self.told(Told::Batch(n));
                     }
                     None => self
                         .problems
@@ -784,20 +1116,8 @@ impl World {
                 _ => {}
             }
         }
-        // Told: the records of what was reported unknown end now.
-        if let Some(p) = self.process.as_mut() {
-            let _ = p.core.recovery_reported(now);
-            let _ = p.outbox.recovery_reported(p.core.store_mut(), millis(now));
-        }
+        self.request(Request::RecoveryRead);
         if self.dead() {
-            // Told, and the process died before those ends were all written: they are told
-            // again after the next start.
-            for q in told_queries {
-                *self.told_then_died.entry(q).or_default() += 1;
-            }
-            for n in told_batches {
-                *self.batch_told_then_died.entry(n).or_default() += 1;
-            }
             return self.crash();
         }
         for command in repeat {
@@ -810,284 +1130,67 @@ impl World {
         self.tend_producer();
     }
 
+    /// Nothing journaled is silently dropped: what was live at the crash comes back, but
+    /// the record being appended when the process died; nothing ended comes back, but the
+    /// record being ended; a batch comes back as it stood: handed if its mark was written (a
+    /// mark cut by the crash may leave it unsent), unsent otherwise.
+    fn check_came_back(&mut self, list: &nervix_journal::RecoveryList) {
+        let (cut_put, cut_end, cut_handed) = {
+            let s = self.slot();
+            (s.cut_put, s.cut_end, s.cut_handed)
+        };
+        let mut back: BTreeSet<JournalKey> = list
+            .commands
+            .iter()
+            .filter_map(|c| match c {
+                RecoveredCommand::Repeatable { key, .. }
+                | RecoveredCommand::Expired { key, .. } => Some(*key),
+                _ => None,
+            })
+            .collect();
+        let handed_at_crash = std::mem::take(&mut self.handed_at_crash);
+        for b in &list.batches {
+            let (key, handed) = match b {
+                RecoveredBatch::Unsent { key, .. } => (*key, false),
+                RecoveredBatch::UnknownOutcome { key, .. } => (*key, true),
+                _ => continue,
+            };
+            back.insert(key);
+            if let Some(&was) = handed_at_crash.get(&key) {
+                if was != handed && cut_handed != Some(key) {
+                    self.problems.push(format!(
+                        "batch record {key:?} was {} at the crash and came back {}",
+                        if was { "handed" } else { "unhanded" },
+                        if handed { "handed" } else { "unsent" }
+                    ));
+                }
+            }
+        }
+        let expected = std::mem::take(&mut self.live_at_crash);
+        for k in &expected {
+            if !back.contains(k) && cut_put != Some(*k) {
+                self.problems.push(format!(
+                    "record {k:?} was live at the crash and did not come back"
+                ));
+            }
+        }
+        for k in &back {
+            if !expected.contains(k) && cut_end != Some(*k) {
+                self.problems
+                    .push(format!("record {k:?} had ended and came back"));
+            }
+        }
+    }
+
+    fn told(&mut self, t: Told) {
+        if let Some(p) = self.process.as_mut() {
+            p.told.push(t);
+        }
+    }
+
     fn report_batch(&mut self, n: u64, what: String) {
         self.log(format!("app batch {n} {what}"));
         self.batches.entry(n).or_default().reports.push(what);
-    }
-
-    /// Opens the application's producer when it has none, and submits again the batches
-    /// the journal gave back unsent once it is open.
-    fn tend_producer(&mut self) {
-        if !self.producing {
-            return;
-        }
-        let now = self.now;
-        let Some(p) = self.process.as_mut() else {
-            return;
-        };
-        if p.producer.is_none() {
-            let spec =
-                ProducerSpec::new("tenant", INGESTOR, ingestor_fields()).with_credit(2, 64 * 1024);
-            match p.engine.open_producer(now, spec) {
-                Ok(id) => {
-                    p.producer = Some(id);
-                    self.log(format!("app open producer {id:?}"));
-                }
-                Err(e) => self.log(format!("app open producer refused: {e}")),
-            }
-        }
-        self.resubmit_all();
-    }
-
-    /// Submits again, reusing its record, every batch the journal gave back unsent.
-    fn resubmit_all(&mut self) {
-        loop {
-            let Some(p) = self.process.as_mut() else {
-                return;
-            };
-            let Some((pid, fields)) = open_fields(p) else {
-                return;
-            };
-            let Some(u) = p.resubmit.pop_front() else {
-                return;
-            };
-            let key = u.key();
-            if !p.outbox.reuse(key) {
-                self.problems.push(format!(
-                    "the record {key:?} of an unsent batch is not reusable"
-                ));
-                continue;
-            }
-            let Some(&n) = self.batch_by_bytes.get(u.batch.as_ref()) else {
-                self.problems
-                    .push("an unsent batch the test never submitted".into());
-                continue;
-            };
-            let batch = match decode_stream(&u.batch, &fields) {
-                Ok(b) => b,
-                Err(e) => {
-                    p.outbox.give_back(key);
-                    self.problems
-                        .push(format!("batch {n} given back unsent does not read: {e}"));
-                    continue;
-                }
-            };
-            p.keys.insert(n, key);
-            self.stats.batches_resubmitted += 1;
-            self.log(format!("app submit again batch {n} under {key:?}"));
-            if !self.offer(pid, key, n, batch, Some(u)) {
-                return;
-            }
-        }
-    }
-
-    /// A new batch of the application: its record first (the submission is answered once
-    /// it is written), then the engine takes it or it waits for room.
-    fn submit_batch(&mut self) {
-        let (now, wall) = (self.now, self.wall());
-        let Some(p) = self.process.as_mut() else {
-            return;
-        };
-        let Some((pid, _)) = open_fields(p) else {
-            return;
-        };
-        let Ok(mut b) = p.engine.batch_builder(pid) else {
-            return;
-        };
-        self.next_batch += 1;
-        let n = self.next_batch;
-        let batch = b
-            .column("id", &[n])
-            .and_then(|_| b.nullable_column("name", &[Some("b")]))
-            .and_then(|_| b.finish());
-        let Some(bytes) = batch.as_ref().ok().and_then(|b| encode(b).ok()) else {
-            self.problems.push(format!("batch {n} does not build"));
-            return;
-        };
-        let Ok(batch) = batch else {
-            return;
-        };
-        self.batch_by_bytes.insert(bytes.clone(), n);
-        self.batches.entry(n).or_default();
-        let record = BatchRecord {
-            domain: "tenant".into(),
-            ingestor: INGESTOR.into(),
-            batch: bytes.into(),
-            created_wall: wall,
-        };
-        let r = p.outbox.put(p.core.store_mut(), record, millis(now));
-        if p.core.store().slot.dead {
-            // The process died inside the submission: it was never answered.
-            return;
-        }
-        match r {
-            Ok(key) => {
-                p.keys.insert(n, key);
-                self.stats.batches += 1;
-                if let Some(a) = self.batches.get_mut(&n) {
-                    a.accepted = true;
-                }
-                self.log(format!("app submit batch {n} under {key:?}"));
-                self.offer(pid, key, n, batch, None);
-            }
-            Err(e) => {
-                self.stats.batches_refused += 1;
-                self.report_batch(n, format!("refused by the journal {e}"));
-            }
-        }
-    }
-
-    /// A journaled batch goes to the engine, or waits behind those waiting for room (as the
-    /// driver core's outbox does). False when it could not go (a batch given back unsent is
-    /// kept to go again).
-    fn offer(
-        &mut self,
-        pid: ProducerId,
-        key: JournalKey,
-        n: u64,
-        batch: RecordBatch,
-        reused: Option<UnsentBatch>,
-    ) -> bool {
-        let now = self.now;
-        let Some(p) = self.process.as_mut() else {
-            return false;
-        };
-        if p.waiting.is_empty() {
-            match p.engine.submit(now, pid, &batch) {
-                Ok(id) => {
-                    p.outbox.taken(key, pid, id);
-                    p.taken.insert((pid, id), n);
-                    return true;
-                }
-                Err(SubmitError::Full) => {}
-                Err(e) => {
-                    match reused {
-                        Some(u) => {
-                            p.outbox.give_back(key);
-                            p.resubmit.push_front(u);
-                        }
-                        None => {
-                            self.report_batch(n, format!("refused {e}"));
-                            self.drop_record(key, n);
-                        }
-                    }
-                    return false;
-                }
-            }
-        }
-        p.waiting.push_back((key, n, batch));
-        true
-    }
-
-    /// The record of a batch the engine never took ends (after the application was told).
-    fn drop_record(&mut self, key: JournalKey, n: u64) {
-        let now = self.now;
-        let Some(p) = self.process.as_mut() else {
-            return;
-        };
-        let _ = p.outbox.dropped(p.core.store_mut(), key, millis(now));
-        if p.core.store().slot.dead {
-            *self.batch_told_then_died.entry(n).or_default() += 1;
-        }
-    }
-
-    /// Hands the batches waiting for room to the engine in order, while it takes them; one
-    /// it refuses for good ends unsent.
-    fn retry_waiting(&mut self) {
-        loop {
-            let now = self.now;
-            let Some(p) = self.process.as_mut() else {
-                return;
-            };
-            let Some(pid) = p.producer else {
-                return;
-            };
-            let Some((key, n, batch)) = p.waiting.pop_front() else {
-                return;
-            };
-            match p.engine.submit(now, pid, &batch) {
-                Ok(id) => {
-                    p.outbox.taken(key, pid, id);
-                    p.taken.insert((pid, id), n);
-                }
-                Err(SubmitError::Full) => {
-                    p.waiting.push_front((key, n, batch));
-                    return;
-                }
-                Err(_) => {
-                    self.report_batch(n, "NotSent".into());
-                    self.drop_record(key, n);
-                    if self.dead() {
-                        return;
-                    }
-                }
-            }
-        }
-    }
-
-    /// A producer event: an outcome is told to the application, then its record ends (as
-    /// the driver core does); a producer that finished leaves its waiting batches unsent.
-    fn on_producer_event(&mut self, pid: ProducerId, e: ProducerEvent) {
-        let now = self.now;
-        let Some(p) = self.process.as_mut() else {
-            return;
-        };
-        match e {
-            ProducerEvent::Outcome { batch, outcome } => {
-                let Some(n) = p.taken.remove(&(pid, batch)) else {
-                    self.problems
-                        .push(format!("an outcome of {pid:?} {batch:?} never taken"));
-                    return;
-                };
-                let what = format!("{outcome:?}");
-                let kind = what
-                    .split([' ', '{', '('])
-                    .next()
-                    .unwrap_or_default()
-                    .to_owned();
-                self.report_batch(n, kind);
-                let Some(p) = self.process.as_mut() else {
-                    return;
-                };
-                let _ = p
-                    .outbox
-                    .outcome(p.core.store_mut(), pid, batch, millis(now));
-                if p.core.store().slot.dead {
-                    *self.batch_told_then_died.entry(n).or_default() += 1;
-                }
-            }
-            ProducerEvent::Refused { .. }
-            | ProducerEvent::ReopenRequired(_)
-            | ProducerEvent::Closed
-            | ProducerEvent::Ended { .. } => {
-                let ours = p.producer == Some(pid);
-                let waiting = if ours {
-                    p.producer = None;
-                    std::mem::take(&mut p.waiting)
-                } else {
-                    VecDeque::new()
-                };
-                self.log(format!("app producer {pid:?} {e:?}"));
-                {
-                    for (key, n, _) in waiting {
-                        self.report_batch(n, "NotSent".into());
-                        self.drop_record(key, n);
-                        if self.dead() {
-                            return;
-                        }
-                    }
-                }
-            }
-            other => {
-                let open = matches!(other, ProducerEvent::Opened(_) | ProducerEvent::Restored(_));
-                let line: String = format!("{other:?}").chars().take(60).collect();
-                self.log(format!("app producer {pid:?} {line}"));
-                if open {
-                    // Batches given back unsent go again once a producer is open.
-                    self.resubmit_all();
-                }
-            }
-        }
     }
 
     fn report(&mut self, query: &str, what: String) {
@@ -1099,59 +1202,322 @@ impl World {
             .push(what);
     }
 
-    /// Repeats `command` under its record.
-    fn recover(&mut self, command: &RetainedCommand) {
-        let (now, wall) = (self.now, self.wall());
+    /// Opens the application's producer when it has none, and submits again the batches
+    /// the journal gave back unsent once it is open.
+    fn tend_producer(&mut self) {
+        if !self.producing || self.dead() {
+            return;
+        }
         let Some(p) = self.process.as_mut() else {
             return;
         };
-        let r = p.core.recover(&mut p.engine, now, wall, command);
-        if p.core.store().slot.dead {
-            return;
+        if p.producer.is_none() {
+            let spec =
+                ProducerSpec::new("tenant", INGESTOR, ingestor_fields()).with_credit(2, 64 * 1024);
+            let (tx, rx) = SimHand::once();
+            self.request(Request::Dataplane(DataCall::OpenProducer {
+                spec,
+                reply: tx,
+            }));
+            match rx.take() {
+                Some(Ok(NewProducer {
+                    id,
+                    opened,
+                    released,
+                    side,
+                })) => {
+                    if let Some(p) = self.process.as_mut() {
+                        p.producer = Some(AppProducer {
+                            id,
+                            opened,
+                            ended: side,
+                            released,
+                        });
+                    }
+                    self.log(format!("app open producer {id:?}"));
+                }
+                Some(Err(e)) => self.log(format!("app open producer refused: {e}")),
+                None => {}
+            }
         }
-        match r {
-            Ok(h) => {
-                p.handles.insert(h, command.query.clone());
-                self.log(format!(
-                    "app recover {:?} ref={}",
-                    command.query, command.reference
-                ));
+        self.resubmit_all();
+    }
+
+    /// The open producer's name and fields.
+    fn open_producer(&self) -> Option<(ProducerId, Arc<[nervix_protocol::rows::FieldSpec]>)> {
+        let p = self.process.as_ref()?.producer.as_ref()?;
+        Some((p.id, p.open_fields()?))
+    }
+
+    /// Submits again, reusing its record, every batch the journal gave back unsent; true when
+    /// the core took any.
+    fn resubmit_all(&mut self) -> bool {
+        let mut took = false;
+        loop {
+            if self.dead() {
+                return took;
             }
-            Err(e) => {
-                let q = command.query.clone();
-                self.report(&q, format!("recover refused {e:?}"));
+            let Some((pid, _)) = self.open_producer() else {
+                return took;
+            };
+            let Some(u) = self.process.as_mut().and_then(|p| p.resubmit.pop_front()) else {
+                return took;
+            };
+            let Some(n) = number_of(&u.batch) else {
+                self.problems
+                    .push("an unsent batch the test never submitted".into());
+                continue;
+            };
+            let key = u.key();
+            let (tx, rx) = SimHand::once();
+            self.request(Request::Dataplane(DataCall::Submit {
+                producer: pid,
+                batch: Submission::Journaled(u.clone()),
+                waiter: tx,
+            }));
+            match rx.take() {
+                Some(Ok((name, outcome))) => {
+                    took = true;
+                    self.stats.batches_resubmitted += 1;
+                    self.log(format!("app submit again batch {n} under {key:?}"));
+                    if let Some(p) = self.process.as_mut() {
+                        p.outcomes.push((n, pid, name, outcome));
+                    }
+                }
+                Some(Err(Error::Journal(JournalRefusal::Resubmit(why)))) => {
+                    self.problems
+                        .push(format!("batch {n} given back unsent is refused: {why}"));
+                }
+                Some(Err(e)) => {
+                    // Not taken (the producer is not open now): it goes again later.
+                    self.log(format!("app submit again batch {n} refused: {e}"));
+                    if let Some(p) = self.process.as_mut() {
+                        p.resubmit.push_front(u);
+                    }
+                    return took;
+                }
+                None => return true,
             }
+        }
+    }
+
+    /// A new batch of the application: the core writes its record, answers, then the engine
+    /// takes it or it waits for room.
+    fn submit_batch(&mut self) {
+        let Some((pid, fields)) = self.open_producer() else {
+            return;
+        };
+        self.next_batch += 1;
+        let n = self.next_batch;
+        let mut b = BatchBuilder::new(fields);
+        let batch = b
+            .column("id", &[n])
+            .and_then(|_| b.nullable_column("name", &[Some("b")]))
+            .and_then(|_| b.finish());
+        let Ok(batch) = batch else {
+            self.problems.push(format!("batch {n} does not build"));
+            return;
+        };
+        self.batches.entry(n).or_default();
+        let (tx, rx) = SimHand::once();
+        self.request(Request::Dataplane(DataCall::Submit {
+            producer: pid,
+            batch: Submission::Batch(batch),
+            waiter: tx,
+        }));
+        match rx.take() {
+            Some(Ok((name, outcome))) => {
+                self.stats.batches += 1;
+                if let Some(a) = self.batches.get_mut(&n) {
+                    a.accepted = true;
+                }
+                self.log(format!("app submit batch {n} as {name:?}"));
+                if let Some(p) = self.process.as_mut() {
+                    p.outcomes.push((n, pid, name, outcome));
+                }
+            }
+            Some(Err(Error::Journal(e))) => {
+                self.stats.batches_refused += 1;
+                self.report_batch(n, format!("refused by the journal {e}"));
+            }
+            Some(Err(e)) => self.report_batch(n, format!("refused {e}")),
+            // The process died inside the submission: it was never answered.
+            None => {
+                self.slot().cut_batches.insert(n);
+            }
+        }
+    }
+
+    /// Repeats `command` under its record.
+    fn recover(&mut self, command: &RetainedCommand) {
+        let (tx, rx) = SimHand::once();
+        self.request(Request::Recover {
+            command: Box::new(command.clone()),
+            reply: tx,
+        });
+        let query = command.query.clone();
+        match rx.take() {
+            Some(Ok(accepted)) => {
+                self.log(format!("app recover {query:?} ref={}", command.reference));
+                if let Some(p) = self.process.as_mut() {
+                    p.commands
+                        .push((query, accepted.reference.clone(), accepted.result.clone()));
+                }
+            }
+            Some(Err(e)) => self.report(&query, format!("recover refused {e:?}")),
+            None => {}
         }
     }
 
     fn execute(&mut self, query: String) {
-        let (now, wall) = (self.now, self.wall());
         self.commands.entry(query.clone()).or_default();
-        let Some(p) = self.process.as_mut() else {
-            return;
-        };
-        let r = p.core.execute(&mut p.engine, now, wall, &query);
-        if p.core.store().slot.dead {
-            // The process died inside the call: the application never got a handle.
+        if self.process.is_none() {
             return;
         }
-        match r {
-            Ok(h) => {
-                let reference = p.engine.reference_of(h).map(|r| r.to_string());
-                p.handles.insert(h, query.clone());
-                self.log(format!(
-                    "app execute {query:?} ref={}",
-                    reference.as_deref().unwrap_or("?")
-                ));
+        let (tx, rx) = SimHand::once();
+        self.request(Request::Execute {
+            query: query.clone(),
+            reply: tx,
+        });
+        match rx.take() {
+            Some(Ok(accepted)) => {
+                self.log(format!("app execute {query:?} ref={}", accepted.reference));
+                if let Some(p) = self.process.as_mut() {
+                    p.commands
+                        .push((query, accepted.reference.clone(), accepted.result.clone()));
+                }
             }
-            Err(Gated::Gate(e)) => self.report(&query, format!("refused by the journal {e}")),
-            Err(e) => self.report(&query, format!("refused {e:?}")),
+            Some(Err(Error::Journal(e))) => {
+                self.report(&query, format!("refused by the journal {e}"))
+            }
+            Some(Err(e)) => self.report(&query, format!("refused {e:?}")),
+            // The process died inside the call: the application never got an answer.
+            None => {
+                self.slot().cut_queries.insert(query);
+            }
         }
     }
 
-    /// The process dies: its engine, sessions and memory go; the slot's bytes stay.
+    /// The application reads what the core handed over: command results, batch outcomes
+    /// (their credit goes back, P-4), its producer's end. Uncertain commands it can recover
+    /// it recovers, and batches given back unsent go again once a producer is open, unless
+    /// the process is dead (`reading_only`). True when it asked the core for something.
+    fn harvest(&mut self, reading_only: bool) -> bool {
+        let Some(p) = self.process.as_mut() else {
+            return false;
+        };
+        let mut results = Vec::new();
+        p.commands.retain(
+            |(query, reference, answer)| match answer.borrow_mut().take() {
+                Some(r) => {
+                    results.push((query.clone(), reference.clone(), r));
+                    false
+                }
+                None => true,
+            },
+        );
+        let mut outcomes = Vec::new();
+        p.outcomes
+            .retain(|(n, pid, name, answer)| match answer.borrow_mut().take() {
+                Some(o) => {
+                    outcomes.push((*n, *pid, *name, o));
+                    false
+                }
+                None => true,
+            });
+        let mut ended = None;
+        if let Some(prod) = p.producer.as_ref() {
+            if let Some(e) = prod.ended.borrow().clone() {
+                ended = Some(format!("{e:?}"));
+            } else if let Some(Err(e)) = &*prod.opened.borrow() {
+                ended = Some(format!("open refused: {e}"));
+            }
+        }
+        if ended.is_some() {
+            p.producer = None;
+        }
+        let released = p.producer.as_ref().map(|prod| prod.released.clone());
+        for (query, reference, result) in results {
+            self.on_result(query, reference, result);
+        }
+        for (n, pid, name, outcome) in outcomes {
+            let what = format!("{outcome:?}");
+            let kind = what
+                .split([' ', '{', '('])
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            self.report_batch(n, kind);
+            self.told(Told::Batch(n));
+            // Read: its credit goes back at the next drain (P-4).
+            if let Some(r) = &released {
+                r.push(pid, name);
+            }
+        }
+        if let Some(e) = ended {
+            let line: String = e.chars().take(60).collect();
+            self.log(format!("app producer ended {line}"));
+        }
+        if reading_only || self.dead() {
+            return false;
+        }
+        let mut asked = false;
+        let pending = self
+            .process
+            .as_mut()
+            .map(|p| std::mem::take(&mut p.pending_recovery))
+            .unwrap_or_default();
+        for command in pending {
+            asked = true;
+            self.recover(&command);
+            if self.dead() {
+                return true;
+            }
+        }
+        let resubmit = self.open_producer().is_some()
+            && self
+                .process
+                .as_ref()
+                .is_some_and(|p| !p.resubmit.is_empty());
+        if resubmit {
+            asked |= self.resubmit_all();
+        }
+        asked
+    }
+
+    /// A command's result as the application takes it. An uncertain result it can recover,
+    /// it recovers.
+    fn on_result(&mut self, query: String, reference: String, result: CommandResult) {
+        let keep = kept_since(&result).is_some();
+        match result {
+            CommandResult::Completed(r) => {
+                self.report(&query, format!("Completed {:?}", r.origin()))
+            }
+            CommandResult::Failed(f) => self.report(&query, format!("Failed {f:?}")),
+            CommandResult::Uncertain { command, cause } => {
+                if keep {
+                    self.log(format!("app uncertain {query:?} {cause:?}, recovers"));
+                    if let Some(p) = self.process.as_mut() {
+                        p.pending_recovery.push(command);
+                    }
+                    return;
+                }
+                self.report(&query, format!("Uncertain {cause:?}"));
+            }
+            _ => self.report(&query, "?".into()),
+        }
+        self.told(Told::Command { query, reference });
+    }
+
+    /// The process dies: its core, sessions and memory go; the slot's files stay. What the
+    /// core handed over before it died, the application holds.
     fn crash(&mut self) {
-        let Some(mut p) = self.process.take() else {
+        if self.process.is_none() {
+            return;
+        }
+        self.slot().dead = true;
+        self.harvest(true);
+        let Some(p) = self.process.take() else {
             return;
         };
         let at = if self.crashes.is_empty() {
@@ -1176,44 +1542,68 @@ impl World {
                 Cut::After => self.stats.after_a_write += 1,
             }
         }
-        self.live_at_crash = p
-            .core
-            .store()
-            .journal
-            .live_entries()
-            .map(|e| e.key)
-            .collect();
-        self.handed_at_crash = p
-            .core
-            .store()
-            .journal
-            .live_entries()
-            .filter(|e| matches!(e.entry, Entry::Batch(_)))
-            .map(|e| (e.key, e.handed))
-            .collect();
-        if p.outbox.unhanded() || !p.waiting.is_empty() {
-            self.stats.unhanded_at_crash += 1;
+        let (told_commands, told_batches) = {
+            let slot = self.slot.clone();
+            let s = lock(&slot);
+            self.live_at_crash = s.live.clone();
+            self.handed_at_crash = s
+                .live
+                .iter()
+                .filter(|k| matches!(s.records.get(k), Some(Record::Batch(_))))
+                .map(|k| (*k, s.handed.contains(k)))
+                .collect();
+            if self.handed_at_crash.values().any(|h| !h) {
+                self.stats.unhanded_at_crash += 1;
+            }
+            match s.died_in {
+                Some((Call::PutBatch, false)) => self.stats.batch_put_torn += 1,
+                Some((Call::PutBatch, true)) => self.stats.batch_put_after += 1,
+                Some((Call::Handed, false)) => self.stats.handed_torn += 1,
+                Some((Call::Handed, true)) => self.stats.handed_after += 1,
+                Some((Call::End, false)) => self.stats.end_torn += 1,
+                Some((Call::End, true)) => self.stats.end_after += 1,
+                _ => {}
+            }
+            // Told, and the process died before the record's end was written: told again
+            // after the restart.
+            let mut commands = Vec::new();
+            let mut batches = Vec::new();
+            for t in &p.told {
+                match t {
+                    Told::Command { query, reference } => {
+                        let key = s.key_of(
+                            |r| matches!(r, Record::Command { reference: x, .. } if x == reference),
+                        );
+                        if key.is_some_and(|k| s.not_ended(k)) {
+                            commands.push(query.clone());
+                        }
+                    }
+                    Told::Batch(n) => {
+                        let key = s.key_of(|r| *r == Record::Batch(*n));
+                        if key.is_some_and(|k| s.not_ended(k)) {
+                            batches.push(*n);
+                        }
+                    }
+                }
+            }
+            (commands, batches)
+        };
+        for q in told_commands {
+            *self.told_then_died.entry(q).or_default() += 1;
         }
-        match p.core.store().slot.died_in {
-            Some((Call::PutBatch, false)) => self.stats.batch_put_torn += 1,
-            Some((Call::PutBatch, true)) => self.stats.batch_put_after += 1,
-            Some((Call::Handed, false)) => self.stats.handed_torn += 1,
-            Some((Call::Handed, true)) => self.stats.handed_after += 1,
-            Some((Call::End, false)) => self.stats.end_torn += 1,
-            Some((Call::End, true)) => self.stats.end_after += 1,
-            _ => {}
+        for n in told_batches {
+            *self.batch_told_then_died.entry(n).or_default() += 1;
         }
-        self.pending_recovery.clear();
-        let slot = std::mem::take(&mut p.core.store_mut().slot);
         self.log(format!("process {} crashes at {at:?}", self.life));
         let now = self.now;
-        for conn in p.conns.values() {
-            self.cluster.close(now, *conn, false);
+        let conns: Vec<ConnId> = p.conns.values().copied().collect();
+        drop(p);
+        for conn in conns {
+            self.cluster.close(now, conn, false);
         }
         self.queue.clear();
         self.tails.clear();
         self.drain_cluster();
-        self.slot = Some(slot);
     }
 
     fn schedule(&mut self, stream: Option<(SessionId, bool)>, d: Delivery) {
@@ -1245,190 +1635,148 @@ impl World {
         }
     }
 
-    /// Carries out the engine's actions and hands its events to the application. Stops where
-    /// the process dies.
-    fn pump(&mut self) {
+    /// Carries out what the core asked of the network, in order: connections, frames (each
+    /// checked: a command frame's reference, a batch's handed mark), closes.
+    fn flush_wire(&mut self) {
+        let now = self.now;
         loop {
-            if self.dead() {
-                return self.crash();
-            }
-            // Batches waiting for room go when the engine has room; then, before any frame
-            // reaches the transport, every batch the engine put on the wire is marked handed
-            // (as the driver core's drain does).
-            self.retry_waiting();
-            if self.dead() {
-                return self.crash();
-            }
-            let now = self.now;
             let Some(p) = self.process.as_mut() else {
                 return;
             };
-            if p.outbox.unhanded() {
-                let engine = &p.engine;
-                let r = p
-                    .outbox
-                    .before_send(p.core.store_mut(), millis(now), |pid, b| {
-                        engine.batch_state(pid, b) == Some(BatchState::Sent)
-                    });
-                if p.core.store().slot.dead {
-                    return self.crash();
+            let Some(o) = p.wire.borrow_mut().pop_front() else {
+                return;
+            };
+            match o {
+                WireOut::Connect(sid, endpoint) => {
+                    match self.cluster.connect(now, endpoint.as_str()) {
+                        Ok(conn) => {
+                            p.conns.insert(sid, conn);
+                            self.schedule(Some((sid, false)), Delivery::Connected(sid));
+                        }
+                        Err(_) => self.schedule(None, Delivery::Refused(sid)),
+                    }
                 }
-                if let Err(e) = r {
-                    // A mark not written keeps every frame the engine holds from the
-                    // transport: the sessions are dropped uncleanly (their batches end of
-                    // unknown outcome and are never sent again).
-                    self.stats.marks_refused += 1;
-                    let conns = std::mem::take(&mut p.conns);
-                    self.log(format!("a handed mark was refused ({e}): sessions dropped"));
-                    for (sid, conn) in conns {
+                WireOut::Frame(sid, frame) => {
+                    let open = p.conns.contains_key(&sid);
+                    if let Ok(f) = ClientFrame::check(frame.clone()) {
+                        match &f.unpack().request {
+                            ClientRequestT::CommandRequest(c) => {
+                                self.sent
+                                    .insert((c.execution_reference.clone(), c.query.clone()));
+                            }
+                            ClientRequestT::SubmitBatchRequest(r) if open => {
+                                // P-8: its record says handed before its frame goes.
+                                let n = number_of(&r.batch);
+                                let (key, handed) = {
+                                    let s = self.slot();
+                                    let key = n.and_then(|n| s.key_of(|r| *r == Record::Batch(n)));
+                                    let handed =
+                                        key.map(|k| s.live.contains(&k) && s.handed.contains(&k));
+                                    (key, handed)
+                                };
+                                if handed != Some(true) {
+                                    self.problems.push(format!(
+                                        "batch {n:?} ({key:?}) sent without its handed mark ({handed:?})"
+                                    ));
+                                }
+                                if let Some(n) = n {
+                                    let life = self.life;
+                                    self.batches.entry(n).or_default().sent_in.insert(life);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    self.schedule(Some((sid, true)), Delivery::ToServer(sid, frame));
+                }
+                WireOut::Close(sid) => {
+                    if let Some(conn) = p.conns.remove(&sid) {
+                        self.cluster.close(now, conn, true);
+                        self.schedule(Some((sid, true)), Delivery::Finished(sid));
+                        self.drain_cluster();
+                    }
+                }
+                WireOut::Dropped(sid) => {
+                    if let Some(conn) = p.conns.remove(&sid) {
+                        self.stats.sessions_dropped += 1;
                         self.cluster.close(now, conn, false);
-                        self.schedule(None, Delivery::Refused(sid));
+                        self.drain_cluster();
                     }
-                    self.drain_cluster();
-                    continue;
                 }
             }
-            if let Some(a) = p.engine.poll_action() {
-                match a {
-                    Action::Connect { session, endpoint } => {
-                        match self.cluster.connect(now, endpoint.as_str()) {
-                            Ok(conn) => {
-                                p.conns.insert(session, conn);
-                                self.schedule(Some((session, false)), Delivery::Connected(session));
-                            }
-                            Err(_) => self.schedule(None, Delivery::Refused(session)),
-                        }
-                    }
-                    Action::Send { session, frame } => {
-                        if let Ok(f) = ClientFrame::check(frame.clone()) {
-                            match &f.unpack().request {
-                                ClientRequestT::CommandRequest(c) => {
-                                    self.sent
-                                        .insert((c.execution_reference.clone(), c.query.clone()));
-                                }
-                                ClientRequestT::SubmitBatchRequest(r)
-                                    if p.conns.contains_key(&session) =>
-                                {
-                                    // P-8: its record says handed before its frame goes.
-                                    let n = self.batch_by_bytes.get(&r.batch).copied();
-                                    let key = n.and_then(|n| p.keys.get(&n)).copied();
-                                    let handed = key.and_then(|k| {
-                                        p.core
-                                            .store()
-                                            .journal
-                                            .live_entries()
-                                            .find(|e| e.key == k)
-                                            .map(|e| e.handed)
-                                    });
-                                    if handed != Some(true) {
-                                        self.problems.push(format!(
-                                            "batch {n:?} ({key:?}) sent without its handed mark ({handed:?})"
-                                        ));
-                                    }
-                                    if let Some(n) = n {
-                                        self.batches
-                                            .entry(n)
-                                            .or_default()
-                                            .sent_in
-                                            .insert(self.life);
-                                    }
-                                }
-                                _ => {}
-                            }
-                        }
-                        self.schedule(Some((session, true)), Delivery::ToServer(session, frame));
-                    }
-                    Action::Close { session, clean } => {
-                        if let Some(conn) = p.conns.remove(&session) {
-                            self.cluster.close(now, conn, clean);
-                            self.drain_cluster();
-                        }
-                    }
-                    _ => {}
-                }
-                continue;
-            }
-            if let Some(e) = p.engine.poll_event() {
-                if let ClientEvent::Command { handle, result } = e {
-                    self.on_result(handle, result);
-                }
-                continue;
-            }
-            if let Some((pid, e)) = p.engine.poll_producer_events() {
-                self.on_producer_event(pid, e);
-                continue;
-            }
-            return;
         }
     }
 
-    /// A command's result: the application is told, then its record ends (or stays), as the
-    /// driver core does. An uncertain result the application can recover, it recovers.
-    fn on_result(&mut self, handle: CommandHandle, result: CommandResult) {
-        let now = self.now;
-        let Some(p) = self.process.as_mut() else {
-            return;
-        };
-        let query = p.handles.remove(&handle).unwrap_or_default();
-        let kept = kept_since(&result);
-        let keep = kept.is_some();
-        match result {
-            CommandResult::Completed(r) => {
-                self.report(&query, format!("Completed {:?}", r.origin()))
+    /// The core performs the engine's actions and hands out its events (a drain), the
+    /// network takes what it was given, the application reads what it was handed; again
+    /// while the application asks for more. Stops where the process dies.
+    fn pump(&mut self) {
+        for _ in 0..10_000 {
+            if self.dead() {
+                return self.crash();
             }
-            CommandResult::Failed(f) => self.report(&query, format!("Failed {f:?}")),
-            CommandResult::Uncertain { command, cause } => {
-                if keep {
-                    self.log(format!("app uncertain {query:?} {cause:?}, recovers"));
-                    self.pending_recovery.push(command);
-                } else {
-                    self.report(&query, format!("Uncertain {cause:?}"));
-                }
+            if self.process.is_none() {
+                return;
             }
-            _ => self.report(&query, "?".into()),
-        }
-        let Some(p) = self.process.as_mut() else {
-            return;
-        };
-        let _ = p.core.ended_as(handle, kept, now);
-        if p.core.store().slot.dead && !keep {
-            // Told, and the process died before the record's end was all written.
-            *self.told_then_died.entry(query).or_default() += 1;
-        }
-        if !p.core.store().slot.dead {
-            for command in std::mem::take(&mut self.pending_recovery) {
-                self.recover(&command);
-                if self.dead() {
-                    break;
-                }
+            self.tick();
+            if let Some(p) = self.process.as_mut() {
+                p.core.drain();
+            }
+            self.flush_wire();
+            if self.dead() {
+                return self.crash();
+            }
+            if !self.harvest(false) {
+                return;
             }
         }
+        self.problems.push("the application never settles".into());
     }
 
     fn deliver(&mut self, d: Delivery) {
-        let now = self.now;
+        self.tick();
         let Some(p) = self.process.as_mut() else {
             return;
         };
         match d {
-            Delivery::Connected(sid) => p.engine.handle_connected(now, sid),
-            Delivery::Refused(sid) => p.engine.handle_closed(now, sid),
-            Delivery::Closed(sid) => {
-                if p.conns.remove(&sid).is_some() {
-                    p.engine.handle_closed(now, sid);
+            Delivery::Connected(sid) => {
+                if p.conns.contains_key(&sid) {
+                    p.core.event(sid, Event::Connected);
                 }
             }
+            Delivery::Refused(sid) => p
+                .core
+                .event(sid, Event::Ended(End::Transport("refused".into()))),
+            Delivery::Closed(sid) => {
+                if p.conns.remove(&sid).is_some() {
+                    p.core.event(
+                        sid,
+                        Event::Ended(End::Transport("closed by the server".into())),
+                    );
+                }
+            }
+            Delivery::Finished(sid) => p.core.event(sid, Event::Ended(End::Finished)),
             Delivery::ToClient(sid, f) => {
                 if p.conns.contains_key(&sid) {
-                    p.engine.handle_frame(now, sid, f);
+                    p.core.event(sid, Event::Frame(f));
                 }
             }
             Delivery::ToServer(sid, f) => {
                 if let Some(&conn) = p.conns.get(&sid) {
+                    let now = self.now;
                     self.cluster.receive(now, conn, f);
                     self.drain_cluster();
                 }
             }
+        }
+        self.pump();
+    }
+
+    /// The core's deadline passed.
+    fn timeout(&mut self) {
+        self.tick();
+        if let Some(p) = self.process.as_mut() {
+            p.core.timeout();
         }
         self.pump();
     }
@@ -1439,7 +1787,11 @@ impl World {
         for _ in 0..100_000 {
             self.pump();
             let next_delivery = self.queue.keys().next().map(|k| k.0);
-            let next_timeout = self.process.as_ref().and_then(|p| p.engine.poll_timeout());
+            let next_timeout = self
+                .process
+                .as_ref()
+                .and_then(|p| p.core.deadline_time())
+                .map(|t| world_time(t).max(self.now));
             let next_cluster = self.cluster.next_due().map(|t| t.max(self.now));
             let next = [next_delivery, next_timeout, next_cluster]
                 .into_iter()
@@ -1455,9 +1807,7 @@ impl World {
                         }
                     } else {
                         if next_timeout == Some(t) {
-                            if let Some(p) = self.process.as_mut() {
-                                p.engine.handle_timeout(now);
-                            }
+                            self.timeout();
                         }
                         self.cluster.advance(now);
                         self.drain_cluster();
@@ -1468,9 +1818,7 @@ impl World {
         }
         self.now = self.now.max(end);
         let now = self.now;
-        if let Some(p) = self.process.as_mut() {
-            p.engine.handle_timeout(now);
-        }
+        self.timeout();
         self.cluster.advance(now);
         self.drain_cluster();
         self.pump();
@@ -1516,7 +1864,7 @@ impl World {
             let busy = self
                 .process
                 .as_ref()
-                .is_some_and(|p| p.engine.outstanding_commands() > 0 || p.batches_open());
+                .is_some_and(|p| p.commands_open() || p.batches_open());
             if !busy && self.process.is_some() {
                 break;
             }
@@ -1538,25 +1886,15 @@ impl World {
         self.start();
         self.pump();
     }
-
     /// The checks against the cluster's records.
     fn check(&mut self) -> Result<(), String> {
         let mut problems = std::mem::take(&mut self.problems);
         self.check_batches(&mut problems);
-        if self
-            .process
-            .as_ref()
-            .is_some_and(|p| p.engine.outstanding_commands() > 0)
-        {
+        if self.process.as_ref().is_some_and(Process::commands_open) {
             problems.push("commands still outstanding at the end".into());
         }
         let trace = self.cluster.trace().to_vec();
-        let cut = self
-            .process
-            .as_ref()
-            .map(|p| p.core.store().slot.cut_queries.clone())
-            .or_else(|| self.slot.as_ref().map(|s| s.cut_queries.clone()))
-            .unwrap_or_default();
+        let cut = self.slot().cut_queries.clone();
         for (query, app) in &self.commands {
             let references: BTreeSet<&String> = self
                 .sent
@@ -1653,14 +1991,7 @@ impl World {
                 *ingested.entry(*id).or_default() += 1;
             }
         }
-        let cut = self
-            .process
-            .as_ref()
-            .map(|p| p.core.store().slot.cut_batches.clone())
-            .or_else(|| self.slot.as_ref().map(|s| s.cut_batches.clone()))
-            .unwrap_or_default();
-        let bytes_of: BTreeMap<u64, &Vec<u8>> =
-            self.batch_by_bytes.iter().map(|(b, n)| (*n, b)).collect();
+        let cut = self.slot().cut_batches.clone();
         for (n, app) in &self.batches {
             let times = ingested.get(n).copied().unwrap_or(0);
             self.stats.ingested += times as u64;
@@ -1697,9 +2028,7 @@ impl World {
                 ));
             }
             let told = self.batch_told_then_died.get(n).copied().unwrap_or(0);
-            let never_answered = !app.accepted
-                && app.reports.is_empty()
-                && bytes_of.get(n).is_some_and(|b| cut.contains(*b));
+            let never_answered = !app.accepted && app.reports.is_empty() && cut.contains(n);
             match app.reports.len() {
                 1 => {}
                 0 if never_answered => {
@@ -1749,31 +2078,7 @@ fn client_crash_every_command_applied_at_most_once_and_every_batch_ingested_at_m
         if let Err(e) = r {
             failures.push(e);
         }
-        total.crashes += s.crashes;
-        total.file_op_crashes += s.file_op_crashes;
-        total.mid_append += s.mid_append;
-        total.never_sent += s.never_sent;
-        total.recovered_after_restart += s.recovered_after_restart;
-        total.unknown_after_restart += s.unknown_after_restart;
-        total.applied += s.applied;
-        total.reported += s.reported;
-        total.told_again += s.told_again;
-        total.after_a_write += s.after_a_write;
-        total.batches += s.batches;
-        total.completed += s.completed;
-        total.ingested += s.ingested;
-        total.batches_unknown_after_restart += s.batches_unknown_after_restart;
-        total.batches_resubmitted += s.batches_resubmitted;
-        total.batch_put_torn += s.batch_put_torn;
-        total.batch_put_after += s.batch_put_after;
-        total.handed_torn += s.handed_torn;
-        total.handed_after += s.handed_after;
-        total.end_torn += s.end_torn;
-        total.end_after += s.end_after;
-        total.unhanded_at_crash += s.unhanded_at_crash;
-        total.batches_told_again += s.batches_told_again;
-        total.marks_refused += s.marks_refused;
-        total.batches_refused += s.batches_refused;
+        total.add(&s);
     }
     eprintln!("{count} seeds in {:?}: {total:?}", started.elapsed());
     assert!(
@@ -1809,16 +2114,15 @@ fn client_crash_every_command_applied_at_most_once_and_every_batch_ingested_at_m
 impl World {
     /// Arms a crash in the running process, `op` file operations from now.
     fn arm(&mut self, op: u64, torn: Option<u64>, after: bool) {
-        let Some(p) = self.process.as_mut() else {
-            panic!("no process to crash");
-        };
-        let slot = &mut p.core.store_mut().slot;
+        assert!(self.process.is_some(), "no process to crash");
+        let mut s = self.slot();
         let at = CrashAt::FileOp {
-            op: slot.applied + op,
+            op: s.applied + op,
             torn,
             after,
         };
-        slot.crash = Some(at);
+        s.crash = Some(at);
+        drop(s);
         self.crashes = vec![at];
     }
 
@@ -1940,18 +2244,17 @@ fn producing() -> World {
     w.tend_producer();
     w.pump();
     w.run_for(Duration::from_millis(300));
-    let p = w.process.as_ref().expect("a process");
-    assert!(open_fields(p).is_some(), "the producer is open");
+    assert!(w.open_producer().is_some(), "the producer is open");
     w
 }
 
 impl World {
     /// A crash in the running process's next call of kind `call`.
     fn arm_in(&mut self, call: Call, cut: Cut) {
-        let Some(p) = self.process.as_mut() else {
-            panic!("no process to crash");
-        };
-        p.core.store_mut().slot.crash_in = Some((call, cut));
+        assert!(self.process.is_some(), "no process to crash");
+        let mut s = self.slot();
+        s.crash_in = Some((call, cut));
+        s.crash_in_skip = 0;
     }
 
     fn batch(&self, n: u64) -> AppBatch {
@@ -1968,14 +2271,10 @@ impl World {
 
     /// Whether batch `n`'s record is live and marked handed in the running process.
     fn handed(&self, n: u64) -> Option<bool> {
-        let p = self.process.as_ref()?;
-        let key = p.keys.get(&n)?;
-        p.core
-            .store()
-            .journal
-            .live_entries()
-            .find(|e| e.key == *key)
-            .map(|e| e.handed)
+        self.process.as_ref()?;
+        let s = self.slot();
+        let key = s.key_of(|r| *r == Record::Batch(n))?;
+        s.live.contains(&key).then(|| s.handed.contains(&key))
     }
 
     fn assert_checks(&mut self) {

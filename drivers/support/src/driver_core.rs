@@ -21,6 +21,7 @@ use crate::api::{DriverEvent, Error};
 use crate::clocks::{clock_domain, keep_newest_of_kind};
 use crate::credentials::Credentials;
 use crate::dataplane::{Call, Dataplane, Hand};
+use crate::host_time::{HostClock, SystemClock};
 use crate::observe::{Hub, Watch};
 use crate::session::{End, Event, Out};
 use crate::unclaimed::Unclaimed;
@@ -347,8 +348,12 @@ pub const ENGINE_TIME_BEFORE_START: Duration = Duration::from_secs(24 * 60 * 60)
 pub struct Core<S: Seam> {
     engine: Engine,
     seam: S,
-    /// The engine's timestamps count from [`ENGINE_TIME_BEFORE_START`] before here.
+    /// The engine's timestamps count from [`ENGINE_TIME_BEFORE_START`] before here: the
+    /// instants the core hands out ([`Core::deadline`], [`Connect::deadline`]) are this
+    /// plus the clock's elapsed time.
     origin: Instant,
+    /// Where the core reads the time.
+    clock: Box<dyn HostClock>,
     connect_timeout: Duration,
     credentials: Credentials,
     sessions: BTreeMap<SessionId, Link<S>>,
@@ -367,15 +372,6 @@ pub struct Core<S: Seam> {
     journal: Option<crate::journaled::Journaled>,
 }
 
-/// The wall clock's time now, which a command's reference is made from.
-fn wall() -> UnixMillis {
-    UnixMillis(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64),
-    )
-}
-
 impl<S: Seam> Core<S> {
     /// A core with a new engine configured by `client`, presenting `credentials`, reporting
     /// to `hub` and keeping unclaimed outcomes in `unclaimed`.
@@ -387,11 +383,13 @@ impl<S: Seam> Core<S> {
         hub: Hub<DriverEvent>,
         unclaimed: Unclaimed,
     ) -> Self {
+        let origin = Instant::now();
         Self {
             connect_timeout: client.connect_timeout,
             engine: Engine::new(client),
             seam,
-            origin: Instant::now(),
+            origin,
+            clock: Box::new(SystemClock::since(origin)),
             credentials,
             sessions: BTreeMap::new(),
             commands: BTreeMap::new(),
@@ -427,28 +425,52 @@ impl<S: Seam> Core<S> {
         }
     }
 
+    /// The same core, reading the time from `clock` instead of the host's clocks (a
+    /// simulation's virtual time): set before the first call, as the engine's time starts
+    /// at the clock's elapsed time. The instants it hands out are its origin plus the
+    /// clock's elapsed time; [`Core::deadline_time`] gives the deadline on the engine's time.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Box<dyn HostClock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
     /// The driver's seam.
     pub fn seam(&self) -> &S {
         &self.seam
     }
 
-    fn now(&self) -> Timestamp {
-        Timestamp::from_nanos((ENGINE_TIME_BEFORE_START + self.origin.elapsed()).as_nanos() as u64)
+    /// The engine's time now: [`ENGINE_TIME_BEFORE_START`] plus the clock's elapsed time.
+    #[must_use]
+    pub fn now(&self) -> Timestamp {
+        Timestamp::from_nanos((ENGINE_TIME_BEFORE_START + self.clock.elapsed()).as_nanos() as u64)
+    }
+
+    /// The wall clock's time now, which a command's reference is made from.
+    fn wall(&self) -> UnixMillis {
+        self.clock.wall()
     }
 
     /// The instant of the engine's next deadline.
     pub fn deadline(&self) -> Option<Instant> {
+        let t = self.deadline_time()?;
+        Some(
+            self.origin
+                + Duration::from_nanos(t.as_nanos()).saturating_sub(ENGINE_TIME_BEFORE_START),
+        )
+    }
+
+    /// The engine's next deadline (or the journal's) on the engine's time, as
+    /// [`Core::now`] counts it.
+    #[must_use]
+    pub fn deadline_time(&self) -> Option<Timestamp> {
         let t = self.engine.poll_timeout();
         #[cfg(feature = "journal")]
         let t = match (t, self.journal.as_ref().and_then(|j| j.deadline())) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let t = t?;
-        Some(
-            self.origin
-                + Duration::from_nanos(t.as_nanos()).saturating_sub(ENGINE_TIME_BEFORE_START),
-        )
+        t
     }
 
     /// Whether some subscription holds events its stream had no room for: the engine still
@@ -641,7 +663,7 @@ impl<S: Seam> Core<S> {
                         self.dataplane.submit_outboxed(
                             &mut self.engine,
                             now,
-                            wall(),
+                            self.clock.wall(),
                             producer,
                             batch,
                             waiter,
@@ -674,10 +696,10 @@ impl<S: Seam> Core<S> {
     fn execute(&mut self, now: Timestamp, query: &str) -> Result<CommandHandle, Error> {
         #[cfg(feature = "journal")]
         if let Some(j) = self.journal.as_mut() {
-            return j.execute(&mut self.engine, now, wall(), query);
+            return j.execute(&mut self.engine, now, self.clock.wall(), query);
         }
         self.engine
-            .execute(now, wall(), query)
+            .execute(now, self.wall(), query)
             .map_err(Error::Refused)
     }
 
@@ -690,7 +712,7 @@ impl<S: Seam> Core<S> {
     ) -> Result<CommandHandle, Error> {
         #[cfg(feature = "journal")]
         if let Some(j) = self.journal.as_mut() {
-            return j.recover(&mut self.engine, now, wall(), command);
+            return j.recover(&mut self.engine, now, self.clock.wall(), command);
         }
         self.engine
             .recover(now, command, None)
@@ -701,9 +723,11 @@ impl<S: Seam> Core<S> {
     fn route(&mut self, now: Timestamp, query: &str) -> Result<Routed, Error> {
         #[cfg(feature = "journal")]
         if let Some(j) = self.journal.as_mut() {
-            return j.run(&mut self.engine, now, wall(), query);
+            return j.run(&mut self.engine, now, self.clock.wall(), query);
         }
-        self.engine.run(now, wall(), query).map_err(Error::Refused)
+        self.engine
+            .run(now, self.wall(), query)
+            .map_err(Error::Refused)
     }
 
     fn run(&mut self, now: Timestamp, query: &str) -> Result<RunSubmitted<S>, Error> {
@@ -911,7 +935,7 @@ impl<S: Seam> Core<S> {
                     session,
                     endpoint,
                     credentials: self.credentials.clone(),
-                    deadline: Instant::now() + self.connect_timeout,
+                    deadline: self.origin + self.clock.elapsed() + self.connect_timeout,
                 };
                 match self.seam.connect(to) {
                     Some(io) => {

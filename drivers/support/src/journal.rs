@@ -550,7 +550,7 @@ impl DurableJournal {
         let lock = SlotLock::acquire(&slot)?;
         let files = dir.read_slot()?;
         let (journal, ops) = ClientJournal::recover(config.engine(), &files)?;
-        dir.apply_all(&ops)?;
+        apply(&mut dir, &ops, JournalCall::Open)?;
         Ok((journal, dir, lock))
     }
 
@@ -593,11 +593,12 @@ impl DurableJournal {
         self.orphans.finished += 1;
     }
 
-    /// Carries out `step` on the journal `key` belongs to (the client's own or an orphan's),
-    /// with the key that journal knows.
+    /// Carries out `step` (a call of kind `call`) on the journal `key` belongs to (the
+    /// client's own or an orphan's), with the key that journal knows.
     fn carry_out(
         &mut self,
         key: Option<JournalKey>,
+        call: JournalCall<'_>,
         step: impl FnOnce(
             &mut ClientJournal,
             JournalKey,
@@ -615,7 +616,11 @@ impl DurableJournal {
             },
         };
         let w = step(journal, inner)?;
-        if let Err(e) = dir.apply_all(&w.ops) {
+        let call = match call {
+            JournalCall::Put { entry, .. } => JournalCall::Put { key: w.key, entry },
+            other => other,
+        };
+        if let Err(e) = apply(dir, &w.ops, call) {
             self.broken = true;
             return Err(e.into());
         }
@@ -629,7 +634,11 @@ impl DurableJournal {
     /// Journals `entry` under a new key; with [`JournalDurability::EveryRecord`] it is synced
     /// before this returns. `now_millis` is the driver's monotonic time in milliseconds.
     pub fn put(&mut self, entry: &Entry, now_millis: u64) -> Result<JournalKey, JournalError> {
-        self.carry_out(None, |j, _| j.put(entry, now_millis))
+        let call = JournalCall::Put {
+            key: JournalKey(0),
+            entry,
+        };
+        self.carry_out(None, call, |j, _| j.put(entry, now_millis))
     }
 
     /// Marks the entry of `key` as handed to the transport; call it before the send.
@@ -644,14 +653,16 @@ impl DurableJournal {
                 source: std::io::Error::other("a handed mark failed by the test kit"),
             }));
         }
-        self.carry_out(Some(key), |j, k| j.handed(k, now_millis))
+        let call = JournalCall::Handed(key);
+        self.carry_out(Some(key), call, |j, k| j.handed(k, now_millis))
             .map(drop)
     }
 
     /// Ends the entry of `key`: its outcome is known and was handed on. The end of an
     /// adopted orphan's last record empties the orphan's slot and releases it.
     pub fn end(&mut self, key: JournalKey, now_millis: u64) -> Result<(), JournalError> {
-        self.carry_out(Some(key), |j, k| j.end(k, now_millis))
+        let call = JournalCall::End(key);
+        self.carry_out(Some(key), call, |j, k| j.end(k, now_millis))
             .map(drop)
     }
 
@@ -673,13 +684,13 @@ impl DurableJournal {
             return Err(JournalError::Broken);
         }
         let ops = self.journal.poll_checkpoint(now_millis);
-        if let Err(e) = self.dir.apply_all(&ops) {
+        if let Err(e) = apply(&mut self.dir, &ops, JournalCall::Sync) {
             self.broken = true;
             return Err(e.into());
         }
         for o in self.adopted.iter_mut().flatten() {
             let ops = o.journal.poll_checkpoint(now_millis);
-            if let Err(e) = o.dir.apply_all(&ops) {
+            if let Err(e) = apply(&mut o.dir, &ops, JournalCall::Sync) {
                 self.broken = true;
                 return Err(e.into());
             }
@@ -711,7 +722,7 @@ impl DurableJournal {
             });
         }
         ops.push(FileOp::SyncDir);
-        if let Err(e) = self.dir.apply_all(&ops) {
+        if let Err(e) = apply(&mut self.dir, &ops, JournalCall::Sync) {
             self.broken = true;
             return Err(e.into());
         }
@@ -810,6 +821,40 @@ impl DurableJournal {
     }
 }
 
+/// What a journal call carrying out file operations is (a fault a test plans for feature
+/// `testkit` is told).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum JournalCall<'a> {
+    /// The slot's repairs, as it is opened.
+    Open,
+    /// The record of `entry` is written under `key`.
+    Put {
+        /// The record's key.
+        key: JournalKey,
+        /// What it records.
+        entry: &'a Entry,
+    },
+    /// The record of this key is marked handed.
+    Handed(JournalKey),
+    /// The record of this key ends.
+    End(JournalKey),
+    /// A sync (periodic or asked for).
+    Sync,
+}
+
+/// Carries out `ops`, the file operations of `call`, in `dir`, in order, stopping at the first
+/// failure. With feature `testkit` a crash a test planned for the slot may cut them.
+#[inline]
+fn apply(dir: &mut FileDir, ops: &[FileOp], call: JournalCall<'_>) -> Result<(), IoError> {
+    #[cfg(feature = "testkit")]
+    if testkit::crashes_planned() {
+        return testkit::apply_planned(dir, ops, &call);
+    }
+    let _ = call;
+    dir.apply_all(ops)
+}
+
 /// Faults a test arms (feature `testkit`): never on in a build without it.
 #[cfg(feature = "testkit")]
 #[doc(hidden)]
@@ -832,6 +877,116 @@ pub mod testkit {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         h.push(slot.to_path_buf());
         ARMED.store(true, Ordering::SeqCst);
+    }
+
+    pub use super::JournalCall;
+
+    /// What becomes of one file operation of a slot whose crashes a test planned.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Fate {
+        /// Carried out.
+        Carry,
+        /// The process dies before it: nothing of it is carried out, but a write leaves
+        /// its first `torn` bytes (modulo its length) when given (mid-append). The call
+        /// fails, and every later one (the journal is broken).
+        Die {
+            /// How many of a write's bytes reach the file.
+            torn: Option<u64>,
+        },
+        /// Carried out, then the process dies: the call fails, having written this.
+        CarryThenDie,
+    }
+
+    /// A test's plan of crashes for one slot: asked about each file operation the journal
+    /// carries out there. A dead process carries out nothing: once it said `Die` or
+    /// `CarryThenDie`, it says `Die` to what follows.
+    pub trait CrashPlan: Send {
+        /// The fate of `op`, the `index`th of the `count` operations of `call`.
+        fn fate(&mut self, call: &JournalCall<'_>, op: &FileOp, index: usize, count: usize)
+            -> Fate;
+    }
+
+    /// A file operation the plan is asked about.
+    pub use sf_journal::FileOp;
+    use sf_journal_io::fsdir::IoError;
+    use sf_journal_io::FileDir;
+
+    /// Whether any crash plan is set: the common case reads this alone.
+    static PLANNED: AtomicBool = AtomicBool::new(false);
+    /// The slots with a crash plan.
+    #[allow(clippy::type_complexity)]
+    static PLANS: Mutex<Vec<(PathBuf, Box<dyn CrashPlan>)>> = Mutex::new(Vec::new());
+
+    /// From now on the journal of the slot directory `slot` (`<dir>/<sender>`) asks `plan`
+    /// about each of its file operations (replacing any plan the slot had).
+    pub fn plan_crashes(slot: &Path, plan: Box<dyn CrashPlan>) {
+        let mut p = PLANS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        p.retain(|(s, _)| s != slot);
+        p.push((slot.to_path_buf(), plan));
+        PLANNED.store(true, Ordering::SeqCst);
+    }
+
+    /// The slot `slot` has no crash plan any more.
+    pub fn forget_crashes(slot: &Path) {
+        let mut p = PLANS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        p.retain(|(s, _)| s != slot);
+        PLANNED.store(!p.is_empty(), Ordering::SeqCst);
+    }
+
+    pub(crate) fn crashes_planned() -> bool {
+        PLANNED.load(Ordering::Relaxed)
+    }
+
+    /// Carries out `ops` of `call` in `dir` as the slot's plan (if any) says.
+    pub(crate) fn apply_planned(
+        dir: &mut FileDir,
+        ops: &[FileOp],
+        call: &JournalCall<'_>,
+    ) -> Result<(), IoError> {
+        let mut plans = PLANS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some((_, plan)) = plans.iter_mut().find(|(s, _)| s == dir.path()) else {
+            drop(plans);
+            return dir.apply_all(ops);
+        };
+        let died = |dir: &FileDir| IoError {
+            what: "write",
+            file: dir.path().to_path_buf(),
+            source: std::io::Error::other("the process died here (test kit)"),
+        };
+        for (index, op) in ops.iter().enumerate() {
+            match plan.fate(call, op, index, ops.len()) {
+                Fate::Carry => dir.apply(op)?,
+                Fate::CarryThenDie => {
+                    dir.apply(op)?;
+                    return Err(died(dir));
+                }
+                Fate::Die { torn } => {
+                    if let (Some(n), Some(bytes), Some(file)) = (torn, op.written(), op.file()) {
+                        let offset = match op {
+                            FileOp::Write { offset, .. } | FileOp::WriteParts { offset, .. } => {
+                                *offset
+                            }
+                            _ => 0,
+                        };
+                        let n = (n % bytes.len().max(1) as u64) as usize;
+                        let part = FileOp::Write {
+                            file: file.to_owned(),
+                            offset,
+                            bytes: bytes[..n].to_vec(),
+                        };
+                        dir.apply(&part)?;
+                    }
+                    return Err(died(dir));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Whether a handed mark of the slot `slot` is to fail now (the fault is then used up).

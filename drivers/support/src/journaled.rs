@@ -110,15 +110,6 @@ impl Opened {
     }
 }
 
-/// The wall clock's time now, which the recovery list's ages count from.
-fn wall_now() -> UnixMillis {
-    UnixMillis(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64),
-    )
-}
-
 /// [`open_for_client`], and the handle the client's separate calls keep their records
 /// through (`None` without a journal).
 #[allow(clippy::type_complexity)]
@@ -141,10 +132,18 @@ pub fn open_with_transfers(
 pub fn open_for_client(
     config: Option<&JournalConfig>,
 ) -> Result<Option<Opened>, crate::api::Error> {
+    open_at(config, crate::host_time::system_wall())
+}
+
+/// [`open_for_client`] with the wall clock read as `wall_now` (a simulation's virtual
+/// time): the recovery list's ages count from it.
+pub fn open_at(
+    config: Option<&JournalConfig>,
+    wall_now: UnixMillis,
+) -> Result<Option<Opened>, crate::api::Error> {
     let Some(config) = config else {
         return Ok(None);
     };
-    let wall_now = wall_now();
     let (journal, mut list) =
         DurableJournal::open(config, wall_now).map_err(|e| crate::api::Error::Journal(e.into()))?;
     tracing::info!(

@@ -79,6 +79,7 @@ pub mod dataplane;
 pub mod dial;
 pub mod driver_core;
 pub mod exports;
+pub mod host_time;
 #[cfg(feature = "journal")]
 pub mod journal;
 #[cfg(feature = "journal")]

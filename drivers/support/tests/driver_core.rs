@@ -584,3 +584,77 @@ fn c_10_evicted_outcomes_are_reported_once() {
         .collect();
     assert_eq!(lost, [2, 1]);
 }
+
+/// A clock the test sets: its elapsed time and its wall clock.
+#[derive(Clone, Default)]
+struct Virtual(std::sync::Arc<std::sync::Mutex<(std::time::Duration, u64)>>);
+
+impl nervix_driver_support::host_time::HostClock for Virtual {
+    fn elapsed(&self) -> std::time::Duration {
+        self.0.lock().unwrap().0
+    }
+    fn wall(&self) -> nervix_protocol::time::UnixMillis {
+        nervix_protocol::time::UnixMillis(self.0.lock().unwrap().1)
+    }
+}
+
+/// A core given a clock reads the time there only: the engine's time is the clock's elapsed
+/// time (past the time before start), a reference carries the clock's wall time (E-1), a
+/// session's connection deadline and the engine's deadline count on the clock.
+#[test]
+fn a_core_given_a_clock_runs_on_its_time() {
+    use nervix_driver_support::driver_core::ENGINE_TIME_BEFORE_START;
+    use std::time::{Duration, Instant};
+    let clock = Virtual::default();
+    *clock.0.lock().unwrap() = (Duration::from_secs(5), 0x0123_4567_89ab);
+    let fake = Fake::default();
+    fake.room.set(64);
+    let seed = Endpoint::parse("https://seed-1:7443/").unwrap();
+    let config = ClientConfig::new(vec![seed], 7);
+    let connect_timeout = config.connect_timeout;
+    let before = Instant::now();
+    let core = Core::new(
+        fake.clone(),
+        Answers,
+        config,
+        credentials("alice"),
+        Hub::default(),
+        Unclaimed::default(),
+    )
+    .with_clock(Box::new(clock.clone()));
+    let mut rig = Rig {
+        core,
+        fake,
+        hub: Hub::default(),
+        unclaimed: Unclaimed::default(),
+    };
+    let now = rig.core.now();
+    assert_eq!(
+        Duration::from_nanos(now.as_nanos()),
+        ENGINE_TIME_BEFORE_START + Duration::from_secs(5)
+    );
+    rig.select();
+    let accepted = rig.execute("INSERT 1;").unwrap();
+    assert!(
+        accepted.reference.starts_with("01234567-89ab"),
+        "the reference carries the clock's wall time: {}",
+        accepted.reference
+    );
+    let (to, _) = rig.fake.started.borrow().last().cloned().unwrap();
+    assert!(
+        to.deadline >= before + Duration::from_secs(5) + connect_timeout,
+        "the connection deadline counts from the clock's elapsed time"
+    );
+    // The engine's deadline is ahead of the clock's time, and no later than the connect's.
+    let due = rig
+        .core
+        .deadline_time()
+        .expect("the engine waits for something");
+    assert!(due > now && due <= now + connect_timeout, "{due:?} {now:?}");
+    // The clock moves: the core's time moves with it, and nothing else.
+    clock.0.lock().unwrap().0 = Duration::from_secs(9);
+    assert_eq!(
+        rig.core.now().as_nanos() - now.as_nanos(),
+        Duration::from_secs(4).as_nanos() as u64
+    );
+}

@@ -742,3 +742,176 @@ fn p_8_the_clients_own_batch_is_released_and_attached_and_an_orphans_never() {
         |r| matches!(r, RecoveredBatch::Unsent { key, record } if *key == own && *record == b)
     ));
 }
+
+/// A crash plan (feature `testkit`) that kills the process at one file operation of the
+/// slot, and notes every call it was asked about.
+#[cfg(feature = "testkit")]
+mod crash_plan {
+    use super::*;
+    use nervix_driver_support::journal::testkit::{
+        forget_crashes, plan_crashes, CrashPlan, Fate, FileOp, JournalCall,
+    };
+    use nervix_driver_support::journal::JournalKey;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Default)]
+    struct Seen {
+        /// Each operation asked about: its call (kind and key) and its index of the count.
+        ops: Vec<(String, usize, usize)>,
+        dead: bool,
+    }
+
+    /// Dies at operation `at` (counted from the plan's start) with `fate`.
+    struct Plan {
+        at: usize,
+        fate: Fate,
+        seen: Arc<Mutex<Seen>>,
+    }
+
+    impl CrashPlan for Plan {
+        fn fate(&mut self, call: &JournalCall<'_>, _: &FileOp, i: usize, n: usize) -> Fate {
+            let mut seen = self.seen.lock().unwrap();
+            if seen.dead {
+                return Fate::Die { torn: None };
+            }
+            let what = match call {
+                JournalCall::Put { key, .. } => format!("put {}", key.0),
+                JournalCall::Handed(k) => format!("handed {}", k.0),
+                JournalCall::End(k) => format!("end {}", k.0),
+                _ => "other".into(),
+            };
+            seen.ops.push((what, i, n));
+            if seen.ops.len() - 1 == self.at {
+                seen.dead = true;
+                return self.fate;
+            }
+            Fate::Carry
+        }
+    }
+
+    fn plan(slot: &std::path::Path, at: usize, fate: Fate) -> Arc<Mutex<Seen>> {
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let plan = Plan {
+            at,
+            fate,
+            seen: seen.clone(),
+        };
+        plan_crashes(slot, Box::new(plan));
+        seen
+    }
+
+    fn keys(list: &nervix_driver_support::journal::RecoveryList) -> Vec<JournalKey> {
+        list.commands
+            .iter()
+            .filter_map(|c| match c {
+                RecoveredCommand::Repeatable { key, .. }
+                | RecoveredCommand::Expired { key, .. } => Some(*key),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Killed in the middle of a record's first write (mid-append): the call fails, part of
+    /// the write is on the slot, nothing more is written, and the reopened slot cuts the torn
+    /// record while the records before it come back.
+    #[test]
+    fn a_crash_mid_append_tears_the_record_and_the_reopened_slot_cuts_it() {
+        let tmp = TempDir::new("crash-torn");
+        let config = JournalConfig::new(&tmp.0, "c");
+        let slot = tmp.0.join("c");
+        let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+        let first = j.put(&Entry::Command(command(1, NOW.0)), 0).unwrap();
+        let seen = plan(&slot, 0, Fate::Die { torn: Some(9) });
+        let r = j.put(&Entry::Command(command(2, NOW.0)), 1);
+        assert!(matches!(r, Err(JournalError::Io(_))), "{r:?}");
+        let asked = seen.lock().unwrap().ops.clone();
+        assert_eq!(asked.len(), 1, "the first write was the crash: {asked:?}");
+        assert!(asked[0].0.starts_with("put "), "{asked:?}");
+        // A dead process writes nothing more.
+        assert!(matches!(j.end(first, 2), Err(JournalError::Broken)));
+        drop(j);
+        forget_crashes(&slot);
+        let (_, list) = DurableJournal::open(&config, NOW).expect("reopens");
+        assert_eq!(
+            keys(&list),
+            [first],
+            "the torn record is cut, the first one is back"
+        );
+    }
+
+    /// Killed just after a call's last write, before it returns: the call fails, yet the
+    /// record is whole on the slot and comes back.
+    #[test]
+    fn a_crash_after_a_records_last_write_leaves_it_whole() {
+        let tmp = TempDir::new("crash-after");
+        let config = JournalConfig::new(&tmp.0, "c");
+        let slot = tmp.0.join("c");
+        let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+        let _first = j.put(&Entry::Command(command(1, NOW.0)), 0).unwrap();
+        // Learn how many operations a put is, then die after the last one of the next.
+        let seen = plan(&slot, usize::MAX, Fate::Carry);
+        let second = j.put(&Entry::Command(command(2, NOW.0)), 1).unwrap();
+        let n = seen.lock().unwrap().ops.len();
+        assert!(n >= 2, "a record is at least its frame and its seal");
+        let asked = seen.lock().unwrap().ops.clone();
+        assert_eq!(
+            asked[0],
+            (format!("put {}", second.0), 0, n),
+            "told the key"
+        );
+        let seen = plan(&slot, n - 1, Fate::CarryThenDie);
+        let r = j.put(&Entry::Command(command(3, NOW.0)), 2);
+        assert!(r.is_err(), "the process died before the call returned");
+        assert_eq!(seen.lock().unwrap().ops.len(), n);
+        drop(j);
+        forget_crashes(&slot);
+        let (_, list) = DurableJournal::open(&config, NOW).expect("reopens");
+        assert_eq!(keys(&list).len(), 3, "the third record is whole: {list:?}");
+    }
+
+    /// Ends and handed marks tell the plan their key; a crash before an end's seal leaves
+    /// the record live, one after it leaves it ended.
+    #[test]
+    fn an_end_cut_before_its_seal_leaves_the_record_and_after_it_ends_it() {
+        for (fate, back) in [
+            (Fate::Die { torn: None }, true),
+            (Fate::CarryThenDie, false),
+        ] {
+            let tmp = TempDir::new(if back {
+                "crash-end-torn"
+            } else {
+                "crash-end-after"
+            });
+            let config = JournalConfig::new(&tmp.0, "c");
+            let slot = tmp.0.join("c");
+            let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
+            let b = j.put(&Entry::Batch(batch(1, 10)), 0).unwrap();
+            let seen = plan(&slot, usize::MAX, Fate::Carry);
+            j.handed(b, 1).unwrap();
+            let marks = seen.lock().unwrap().ops.clone();
+            assert!(!marks.is_empty());
+            assert!(marks
+                .iter()
+                .all(|(w, _, _)| *w == format!("handed {}", b.0)));
+            // An end is one small frame as a mark is, as many operations: cut at its last
+            // one (the checksum that seals it).
+            let n = marks.len();
+            let seen = plan(&slot, n - 1, fate);
+            assert!(j.end(b, 2).is_err());
+            assert!(seen
+                .lock()
+                .unwrap()
+                .ops
+                .iter()
+                .all(|(w, _, _)| *w == format!("end {}", b.0)));
+            drop(j);
+            forget_crashes(&slot);
+            let (_, list) = DurableJournal::open(&config, NOW).expect("reopens");
+            let live = list
+                .batches
+                .iter()
+                .any(|x| matches!(x, RecoveredBatch::UnknownOutcome { key, .. } if *key == b));
+            assert_eq!(live, back, "{fate:?}: {list:?}");
+        }
+    }
+}
