@@ -12,7 +12,10 @@
 //! Seeded schedules crash the process at a file operation of the journal (the test kit's crash
 //! plan: before a command's frame is sent, in the middle of an append with part of the write
 //! in the file, just after a call's last write before the call returns, while a record ends)
-//! or at a moment of virtual time (frames in flight, outcomes unanswered). A dead process
+//! or at a moment of virtual time (frames in flight, outcomes unanswered); a new process may
+//! itself die while it opens the slot, among the repairs the opening makes (a torn tail cut,
+//! the manifest written again; a write of them torn), and the one after it must find in the
+//! slot exactly what the dead one found. A dead process
 //! sends nothing and hands nothing over: the seam checks. A new process opens the slot, hands
 //! the recovery list to the application, repeats every repeatable command under its reference
 //! and reports the ones too old to repeat, and submits again the batches never handed. The
@@ -174,6 +177,13 @@ struct Slot {
     /// A crash in the next call of this kind (after `crash_in_skip` of them went whole).
     crash_in: Option<(Call, Cut)>,
     crash_in_skip: u64,
+    /// A crash while the slot is opened: before the repair operation of this index (counted
+    /// in the opening), a write of it torn after this many bytes when given.
+    open_crash: Option<(u64, Option<u64>)>,
+    /// Repair operations carried out in the opening under way.
+    open_ops: u64,
+    /// Whether the opening died in a write, torn.
+    open_torn: bool,
 }
 
 impl Slot {
@@ -184,6 +194,18 @@ impl Slot {
             .rev()
             .find(|(_, r)| what(r))
             .map(|(k, _)| *k)
+    }
+
+    /// What the journal holds as the process dies: the live keys, and for each live batch
+    /// whether its handed mark was written.
+    fn at_crash(&self) -> (BTreeSet<JournalKey>, BTreeMap<JournalKey, bool>) {
+        let handed = self
+            .live
+            .iter()
+            .filter(|k| matches!(self.records.get(k), Some(Record::Batch(_))))
+            .map(|k| (*k, self.handed.contains(k)))
+            .collect();
+        (self.live.clone(), handed)
     }
 
     /// Whether the record of `key` had not finished ending when the process died.
@@ -203,7 +225,7 @@ fn number_of(ipc: &[u8]) -> Option<u64> {
 struct Plan(Arc<Mutex<Slot>>);
 
 impl CrashPlan for Plan {
-    fn fate(&mut self, call: &JournalCall<'_>, _: &FileOp, index: usize, count: usize) -> Fate {
+    fn fate(&mut self, call: &JournalCall<'_>, op: &FileOp, index: usize, count: usize) -> Fate {
         let mut s = lock(&self.0);
         if s.dead {
             return Fate::Die { torn: None };
@@ -215,7 +237,21 @@ impl CrashPlan for Plan {
             },
             JournalCall::Handed(key) => (Call::Handed, *key),
             JournalCall::End(key) => (Call::End, *key),
-            // The slot's repairs as it opens, and syncs: carried out, not counted.
+            // The slot's repairs as it opens (a torn tail cut, the manifest written again):
+            // carried out, or the process dies among them when the schedule says so.
+            JournalCall::Open => {
+                if let Some((at, torn)) = s.open_crash {
+                    if at == s.open_ops {
+                        s.open_crash = None;
+                        s.dead = true;
+                        s.open_torn = torn.is_some() && op.written().is_some();
+                        return Fate::Die { torn };
+                    }
+                }
+                s.open_ops += 1;
+                return Fate::Carry;
+            }
+            // Syncs: carried out, not counted.
             _ => return Fate::Carry,
         };
         if index == 0 {
@@ -764,10 +800,18 @@ struct Stats {
     sessions_dropped: u64,
     /// Submissions the journal refused (full: nothing queued).
     batches_refused: u64,
+    /// Openings of the slot with repairs to make, and processes that died among them
+    /// (torn when in a write).
+    openings_repaired: u64,
+    open_crashes: u64,
+    open_torn: u64,
 }
 
 impl Stats {
     fn add(&mut self, s: &Stats) {
+        self.openings_repaired += s.openings_repaired;
+        self.open_crashes += s.open_crashes;
+        self.open_torn += s.open_torn;
         self.crashes += s.crashes;
         self.mid_append += s.mid_append;
         self.file_op_crashes += s.file_op_crashes;
@@ -1029,7 +1073,48 @@ impl World {
             s.died_in = None;
             s.current = None;
         }
-        let opened = match nervix_driver_support::journaled::open_at(Some(&self.config), wall_now) {
+        // Now and then the process dies while the slot is opened, among its repairs: the next
+        // process must find in the slot what this one found.
+        {
+            let mut draw = Rng::new(
+                self.seed
+                    ^ 0x0be1_5ca7
+                    ^ self.life.wrapping_mul(0x9e37)
+                    ^ (self.stats.open_crashes << 40),
+            );
+            let again = self.stats.open_crashes < 8;
+            let mut s = self.slot();
+            s.open_ops = 0;
+            s.open_torn = false;
+            s.open_crash = (!self.scripted && again && draw.chance(0.5))
+                .then(|| (draw.below(4), draw.chance(0.5).then(|| draw.next_u64())));
+        }
+        let opened = nervix_driver_support::journaled::open_at(Some(&self.config), wall_now);
+        let (repairs, died, torn) = {
+            let mut s = self.slot();
+            s.open_crash = None;
+            (s.open_ops, std::mem::take(&mut s.dead), s.open_torn)
+        };
+        if repairs > 0 || died {
+            self.stats.openings_repaired += 1;
+        }
+        if died {
+            // It died opening the slot: nothing of it ran. Another process starts.
+            assert!(
+                opened.is_err(),
+                "seed {}: a dead opening succeeded",
+                self.seed
+            );
+            self.stats.open_crashes += 1;
+            self.stats.open_torn += u64::from(torn);
+            // What it found is what the next process must find.
+            (self.live_at_crash, self.handed_at_crash) = self.slot().at_crash();
+            self.log(format!(
+                "process dies opening the slot after {repairs} repairs"
+            ));
+            return self.start();
+        }
+        let opened = match opened {
             Ok(Some(o)) => o,
             Ok(None) => unreachable!("a journal is configured"),
             Err(e) => panic!("seed {}: the journal does not open: {e}", self.seed),
@@ -1545,13 +1630,7 @@ impl World {
         let (told_commands, told_batches) = {
             let slot = self.slot.clone();
             let s = lock(&slot);
-            self.live_at_crash = s.live.clone();
-            self.handed_at_crash = s
-                .live
-                .iter()
-                .filter(|k| matches!(s.records.get(k), Some(Record::Batch(_))))
-                .map(|k| (*k, s.handed.contains(k)))
-                .collect();
+            (self.live_at_crash, self.handed_at_crash) = s.at_crash();
             if self.handed_at_crash.values().any(|h| !h) {
                 self.stats.unhanded_at_crash += 1;
             }
@@ -2107,6 +2186,8 @@ fn client_crash_every_command_applied_at_most_once_and_every_batch_ingested_at_m
         assert!(total.end_torn > 0 && total.end_after > 0, "{total:?}");
         assert!(total.batches_unknown_after_restart > 0, "{total:?}");
         assert!(total.batches_resubmitted > 0, "{total:?}");
+        // Processes that died opening the slot, among its repairs, a write of them torn.
+        assert!(total.open_crashes > 0 && total.open_torn > 0, "{total:?}");
         assert!(total.completed > total.batches / 2, "{total:?}");
     }
 }
