@@ -469,26 +469,13 @@ fn mixed<D: Driver>(via: Via, adopt: bool) {
             "batch {id} ingested exactly once"
         );
     }
-    assert_eq!(
-        times_ingested(&s.lb, DONE_BATCH),
-        1,
-        "the batch done before the crash"
-    );
-    assert_eq!(
-        applied(&s.lb, &left.done),
-        1,
-        "the command done before the crash"
-    );
-    assert_eq!(
-        times_ingested(&s.lb, MID_BATCH),
-        1,
-        "the batch done while the others were in flight"
-    );
-    assert_eq!(
-        applied(&s.lb, &left.mid),
-        1,
-        "the command done while the others were in flight"
-    );
+    for (batch, command, when) in [
+        (DONE_BATCH, &left.done, "before the crash"),
+        (MID_BATCH, &left.mid, "while the others were in flight"),
+    ] {
+        assert_eq!(times_ingested(&s.lb, batch), 1, "the batch done {when}");
+        assert_eq!(applied(&s.lb, command), 1, "the command done {when}");
+    }
     assert_eq!(
         ingested(&s.lb),
         BATCHES as usize + 2,
