@@ -203,7 +203,7 @@ fn number_of(ipc: &[u8]) -> Option<u64> {
 struct Plan(Arc<Mutex<Slot>>);
 
 impl CrashPlan for Plan {
-    fn fate(&mut self, call: &JournalCall<'_>, _: &FileOp, index: usize, count: usize) -> Fate {
+    fn fate(&mut self, call: &JournalCall<'_>, op: &FileOp, index: usize, count: usize) -> Fate {
         let mut s = lock(&self.0);
         if s.dead {
             return Fate::Die { torn: None };
@@ -284,6 +284,32 @@ impl CrashPlan for Plan {
                 }
             }
             _ => {
+                let what = match fate {
+                    Fate::Die { torn: None } => format!("die before op {index}/{count}"),
+                    Fate::Die { torn: Some(n) } => match op.written() {
+                        Some(b) if n % b.len().max(1) as u64 > 0 => {
+                            format!("torn partial bytes at op {index}/{count}")
+                        }
+                        Some(_) => format!("torn zero bytes at op {index}/{count}"),
+                        None => format!("torn asked at a non-write op {index}/{count}"),
+                    },
+                    _ => format!(
+                        "carried then die {}",
+                        if last {
+                            "after last op"
+                        } else {
+                            "after a middle op"
+                        }
+                    ),
+                };
+                tally(format!(
+                    "{kind:?}: {what} ({})",
+                    if op.written().is_some() {
+                        "write"
+                    } else {
+                        "other op"
+                    }
+                ));
                 let whole = fate == Fate::CarryThenDie && last;
                 if fate == Fate::CarryThenDie {
                     s.applied += 1;
@@ -315,6 +341,17 @@ impl CrashPlan for Plan {
         }
         fate
     }
+}
+
+/// Review tally (temporary): where each death fell, summed over the run's seeds.
+static TALLY: Mutex<BTreeMap<String, u64>> = Mutex::new(BTreeMap::new());
+
+fn tally(what: String) {
+    *TALLY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .entry(what)
+        .or_default() += 1;
 }
 
 fn lock(slot: &Arc<Mutex<Slot>>) -> MutexGuard<'_, Slot> {
@@ -1526,6 +1563,28 @@ impl World {
             self.crashes.remove(0)
         };
         self.stats.crashes += 1;
+        if let CrashAt::Step(_) = at {
+            let to_server = self
+                .queue
+                .values()
+                .filter(|d| matches!(d, Delivery::ToServer(..)))
+                .count();
+            let to_client = self
+                .queue
+                .values()
+                .filter(|d| matches!(d, Delivery::ToClient(..)))
+                .count();
+            let waiting = p.commands.len() + p.outcomes.len();
+            tally(format!(
+                "step crash: frames to server in flight {}, to client {}, outcomes unanswered {}",
+                to_server > 0,
+                to_client > 0,
+                waiting > 0
+            ));
+            if to_server > 0 && waiting > 0 {
+                tally("step crash with frames in flight and outcomes unanswered".into());
+            }
+        }
         if let CrashAt::FileOp { torn, after, .. } = at {
             self.stats.file_op_crashes += 1;
             if torn.is_some() {
@@ -2063,6 +2122,18 @@ fn run(seed: u64) -> (Result<(), String>, Stats) {
     let mut w = World::new(seed);
     w.run();
     let r = w.check();
+    if std::env::var_os("NERVIX_CRASH_DIGEST").is_some() {
+        let mut h = blake3::Hasher::new();
+        for l in w.trace.iter().chain(w.cluster.trace()) {
+            h.update(l.as_bytes());
+            h.update(b"\n");
+        }
+        eprintln!(
+            "seed {seed} lines {} digest {}",
+            w.trace.len(),
+            h.finalize()
+        );
+    }
     (r, w.stats)
 }
 
@@ -2081,6 +2152,13 @@ fn client_crash_every_command_applied_at_most_once_and_every_batch_ingested_at_m
         total.add(&s);
     }
     eprintln!("{count} seeds in {:?}: {total:?}", started.elapsed());
+    for (k, v) in TALLY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+    {
+        eprintln!("tally {v:>6} {k}");
+    }
     assert!(
         failures.is_empty(),
         "{} seeds failed:\n{}",
