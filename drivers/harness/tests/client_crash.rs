@@ -801,6 +801,8 @@ struct Stats {
     sessions_dropped: u64,
     /// Submissions the journal refused (full: nothing queued).
     batches_refused: u64,
+    /// Frames on their way to the server when the process died, which reached it.
+    in_flight_at_crash: u64,
 }
 
 impl Stats {
@@ -830,6 +832,7 @@ impl Stats {
         self.batches_told_again += s.batches_told_again;
         self.sessions_dropped += s.sessions_dropped;
         self.batches_refused += s.batches_refused;
+        self.in_flight_at_crash += s.in_flight_at_crash;
     }
 }
 
@@ -1655,8 +1658,21 @@ impl World {
         }
         self.log(format!("process {} crashes at {at:?}", self.life));
         let now = self.now;
+        let conn_of = p.conns.clone();
         let conns: Vec<ConnId> = p.conns.values().copied().collect();
         drop(p);
+        // Frames the process gave its transport before it died are on the wire: in half the
+        // crashes they reach the server before the connection's end does (the other half,
+        // the connection is cut first and they are lost).
+        let arrive = self.rng.chance(0.5);
+        for d in std::mem::take(&mut self.queue).into_values() {
+            if let Delivery::ToServer(sid, f) = d {
+                if let Some(&conn) = conn_of.get(&sid).filter(|_| arrive) {
+                    self.stats.in_flight_at_crash += 1;
+                    self.cluster.receive(now, conn, f);
+                }
+            }
+        }
         for conn in conns {
             self.cluster.close(now, conn, false);
         }
@@ -2186,6 +2202,7 @@ fn client_crash_every_command_applied_at_most_once_and_every_batch_ingested_at_m
         assert!(total.batches_unknown_after_restart > 0, "{total:?}");
         assert!(total.batches_resubmitted > 0, "{total:?}");
         assert!(total.completed > total.batches / 2, "{total:?}");
+        assert!(total.in_flight_at_crash > 0, "{total:?}");
     }
 }
 
