@@ -160,6 +160,8 @@ struct Slot {
     cut_batches: BTreeSet<u64>,
     /// Every command record ever put: its reference and query.
     journaled: BTreeMap<String, String>,
+    /// The wall time each journaled reference was made at.
+    created: BTreeMap<String, UnixMillis>,
     /// What each key records (the newest put of a key wins: a key whose record was torn may
     /// be given again).
     records: BTreeMap<JournalKey, Record>,
@@ -226,6 +228,7 @@ impl CrashPlan for Plan {
                         Entry::Command(c) => {
                             let reference = c.reference.to_string();
                             s.journaled.insert(reference.clone(), c.query.clone());
+                            s.created.insert(reference.clone(), c.created_wall);
                             Record::Command {
                                 reference,
                                 query: c.query.clone(),
@@ -730,6 +733,8 @@ struct World {
     commands: BTreeMap<String, AppCommand>,
     /// Every (reference, query) a command frame carried.
     sent: BTreeSet<(String, String)>,
+    /// The latest wall time a command frame of each reference went to the transport.
+    last_sent: BTreeMap<String, UnixMillis>,
     trace: Vec<String>,
     problems: Vec<String>,
     crashes: Vec<CrashAt>,
@@ -934,6 +939,7 @@ impl World {
             life: 0,
             commands: BTreeMap::new(),
             sent: BTreeSet::new(),
+            last_sent: BTreeMap::new(),
             trace: Vec::new(),
             problems: Vec::new(),
             crashes,
@@ -1738,6 +1744,12 @@ impl World {
                             ClientRequestT::CommandRequest(c) => {
                                 self.sent
                                     .insert((c.execution_reference.clone(), c.query.clone()));
+                                let wall = UnixMillis(WALL_BASE + now.as_nanos() / 1_000_000);
+                                let last = self
+                                    .last_sent
+                                    .entry(c.execution_reference.clone())
+                                    .or_insert(wall);
+                                *last = (*last).max(wall);
                             }
                             ClientRequestT::SubmitBatchRequest(r) if open => {
                                 // P-8: its record says handed before its frame goes.
@@ -2000,6 +2012,29 @@ impl World {
                 }
             }
             self.stats.applied += recorded.len() as u64;
+            // The outcome told agrees with the cluster's record: a command told completed
+            // was applied under one of its references.
+            if app.reports.iter().any(|r| r.starts_with("Completed")) && recorded.is_empty() {
+                problems.push(format!(
+                    "{query:?} told {:?}, and the cluster has no record of it",
+                    app.reports
+                ));
+            }
+            // E-4: no frame of a journaled command goes out once its reference is as old as
+            // the journal's horizon (the server may have forgotten it: a repeat could apply
+            // it twice), however many restarts came between.
+            for r in &references {
+                let created = self.slot().created.get(*r).copied();
+                if let (Some(created), Some(at)) = (created, self.last_sent.get(*r)) {
+                    let horizon = self.config.horizon.as_millis() as u64;
+                    if at.0 >= created.0 + horizon {
+                        problems.push(format!(
+                            "{query:?} ref={r} sent {} ms after its creation, past the horizon",
+                            at.0 - created.0
+                        ));
+                    }
+                }
+            }
             // Told, then the process died before the record's end was sealed: told again
             // after the restart (once per such crash), as recovered or unknown.
             let told = self.told_then_died.get(query).copied().unwrap_or(0);
@@ -2527,4 +2562,55 @@ fn e_4_client_crash_as_a_restart_ends_an_expired_commands_record_it_was_told_fir
     assert!(w.reports(FIRST)[0].starts_with("Unknown"));
     assert_eq!(w.applied(FIRST), 0);
     w.assert_checks();
+}
+
+/// E-4 across a restart: a command journaled and never sent is repeated by the next process
+/// under its reference, whose age the journal kept; the repeat stops once the reference is as
+/// old as the horizon, counted from its creation before the crash, not from the restart. The
+/// process dies before the send, comes back 30 s short of the horizon, and finds the cluster
+/// down until 60 s past it: the command is told uncertain (retry horizon) and no frame of it
+/// goes out past the horizon. (Caught mutant: the recovered command's creation taken as the
+/// restart, its age dropped; the seeded runs let it live, their restarts coming back within
+/// seconds or past the horizon.)
+#[test]
+fn e_4_client_crash_a_command_repeated_after_a_restart_stops_at_its_references_horizon() {
+    let mut w = one_command_done();
+    // Die once SECOND's record is sealed, before its frame goes out.
+    w.arm(1, None, true);
+    w.execute(SECOND.into());
+    w.pump();
+    assert!(w.process.is_none(), "the process died in the gate");
+    let created = w
+        .slot()
+        .created
+        .values()
+        .max()
+        .copied()
+        .expect("SECOND's record");
+    // Down until 30 s before the horizon; the cluster is unreachable meanwhile.
+    w.cluster.set_down(0, true);
+    let horizon = w.config.horizon;
+    w.now = Timestamp::from_nanos((created.0 - WALL_BASE) * 1_000_000) + horizon
+        - Duration::from_secs(30);
+    w.start();
+    w.pump();
+    assert_eq!(
+        w.stats.recovered_after_restart, 1,
+        "repeated under its record"
+    );
+    // The cluster comes back 90 s after the restart: 60 s past the reference's horizon,
+    // well within a horizon counted from the restart.
+    for _ in 0..90 {
+        w.run_for(Duration::from_secs(1));
+    }
+    w.cluster.set_down(0, false);
+    w.settle();
+    w.assert_checks();
+    let reports = w.reports(SECOND);
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert!(
+        reports[0].starts_with("Uncertain") || reports[0].starts_with("Unknown"),
+        "{reports:?}"
+    );
+    assert_eq!(w.applied(SECOND), 0, "never reached the cluster");
 }
