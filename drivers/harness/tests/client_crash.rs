@@ -535,29 +535,37 @@ impl Seam for Sim {
 
 /// Virtual time, read by the core: the world's time since its start, and the wall clock.
 #[derive(Clone, Default)]
-struct SimClock(Arc<AtomicU64>);
+struct SimClock(Arc<AtomicU64>, Arc<AtomicU64>);
 
 impl SimClock {
     fn set(&self, now: Timestamp) {
         self.0.store(now.as_nanos(), Ordering::SeqCst);
     }
+    /// A new process: its monotonic clock starts now.
+    fn new_life(&self, now: Timestamp) {
+        self.1.store(now.as_nanos(), Ordering::SeqCst);
+    }
+    /// The world's time of an instant on the engine's time of the running process.
+    fn world_time(&self, t: Timestamp) -> Timestamp {
+        Timestamp::from_nanos(
+            t.as_nanos()
+                .saturating_sub(ENGINE_TIME_BEFORE_START.as_nanos() as u64)
+                + self.1.load(Ordering::SeqCst),
+        )
+    }
 }
 
 impl HostClock for SimClock {
     fn elapsed(&self) -> Duration {
-        Duration::from_nanos(self.0.load(Ordering::SeqCst))
+        Duration::from_nanos(
+            self.0
+                .load(Ordering::SeqCst)
+                .saturating_sub(self.1.load(Ordering::SeqCst)),
+        )
     }
     fn wall(&self) -> UnixMillis {
         UnixMillis(WALL_BASE + self.0.load(Ordering::SeqCst) / 1_000_000)
     }
-}
-
-/// The world's time of an instant on the engine's time.
-fn world_time(t: Timestamp) -> Timestamp {
-    Timestamp::from_nanos(
-        t.as_nanos()
-            .saturating_sub(ENGINE_TIME_BEFORE_START.as_nanos() as u64),
-    )
 }
 
 /// Small segments, so appends open segments, copy records forward and trim; a `tight`
@@ -1087,6 +1095,7 @@ impl World {
             .filter_map(|e| Endpoint::parse(e).ok())
             .collect();
         let wire: Wire = Rc::default();
+        self.clock.new_life(self.now);
         let mut core = Core::new(
             Sim { wire: wire.clone() },
             SimHand,
@@ -1878,7 +1887,7 @@ impl World {
                 .process
                 .as_ref()
                 .and_then(|p| p.core.deadline_time())
-                .map(|t| world_time(t).max(self.now));
+                .map(|t| self.clock.world_time(t).max(self.now));
             let next_cluster = self.cluster.next_due().map(|t| t.max(self.now));
             let next = [next_delivery, next_timeout, next_cluster]
                 .into_iter()
