@@ -208,6 +208,7 @@ impl CrashPlan for Plan {
     fn fate(&mut self, call: &JournalCall<'_>, op: &FileOp, index: usize, count: usize) -> Fate {
         let mut s = lock(&self.0);
         if s.dead {
+            tally("after death: a file operation refused".into());
             return Fate::Die { torn: None };
         }
         let (kind, key) = match call {
@@ -402,6 +403,7 @@ impl Hand for SimHand {
     }
     fn give<T>(tx: Answer<T>, value: T) -> bool {
         if !alive() {
+            tally("after death: a hand-over withheld".into());
             return false;
         }
         *tx.borrow_mut() = Some(value);
@@ -516,6 +518,7 @@ impl Seam for Sim {
     }
     fn send(session: &SimSession, out: Out) -> Given<Out> {
         if !alive() {
+            tally("after death: a send withheld".into());
             return Given::Gone;
         }
         let o = match out {
