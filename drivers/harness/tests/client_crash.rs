@@ -819,6 +819,9 @@ struct Stats {
     batches_refused: u64,
     /// Frames on their way to the server when the process died, which reached it.
     in_flight_at_crash: u64,
+    /// Executions the cluster's trace shows (the check of a reference executed twice reads
+    /// the trace: it must see the executions there are).
+    executed_seen: u64,
 }
 
 impl Stats {
@@ -849,6 +852,7 @@ impl Stats {
         self.sessions_dropped += s.sessions_dropped;
         self.batches_refused += s.batches_refused;
         self.in_flight_at_crash += s.in_flight_at_crash;
+        self.executed_seen += s.executed_seen;
     }
 }
 
@@ -2019,6 +2023,7 @@ impl World {
                     .iter()
                     .filter(|l| l.contains(&needle) && l.contains("-> CommandCompleted(Executed)"))
                     .count();
+                self.stats.executed_seen += executed as u64;
                 if executed > 1 {
                     problems.push(format!("{query:?} ref={r} executed {executed} times"));
                 }
@@ -2250,6 +2255,7 @@ fn client_crash_every_command_applied_at_most_once_and_every_batch_ingested_at_m
         assert!(total.batches_resubmitted > 0, "{total:?}");
         assert!(total.completed > total.batches / 2, "{total:?}");
         assert!(total.in_flight_at_crash > 0, "{total:?}");
+        assert!(total.executed_seen > total.applied / 2, "{total:?}");
     }
 }
 
