@@ -771,6 +771,9 @@ struct World {
     next_crash_in: Option<(Call, Cut)>,
     /// The slot's journal is small enough to fill.
     tight: bool,
+    /// The application holds the uncertain commands it was told instead of recovering them
+    /// at once (a test's choice).
+    hold_recoveries: bool,
     stats: Stats,
 }
 
@@ -968,6 +971,7 @@ impl World {
             batch_told_then_died: BTreeMap::new(),
             next_crash_in: None,
             tight,
+            hold_recoveries: false,
             stats: Stats::default(),
         };
         w.start();
@@ -1527,6 +1531,7 @@ impl World {
         let pending = self
             .process
             .as_mut()
+            .filter(|_| !self.hold_recoveries)
             .map(|p| std::mem::take(&mut p.pending_recovery))
             .unwrap_or_default();
         for command in pending {
@@ -2631,4 +2636,34 @@ fn e_4_client_crash_a_command_repeated_after_a_restart_stops_at_its_references_h
         "{reports:?}"
     );
     assert_eq!(w.applied(SECOND), 0, "never reached the cluster");
+}
+
+/// E-4, the record kept for an uncertain command: the application was told the command is
+/// uncertain and holds it to recover later; the process dies before it does. The record,
+/// kept until the reference's validity passes, comes back, and the next process repeats
+/// the command under its reference: it is applied once and its outcome told once. (Caught
+/// mutant: the record of an uncertain command ended at once, as any other's; the seeded
+/// runs let it live, their application recovering an uncertain command within the same
+/// step.)
+#[test]
+fn e_4_client_crash_an_uncertain_command_held_by_the_application_comes_back_after_a_crash() {
+    let mut w = one_command_done();
+    w.hold_recoveries = true;
+    w.cluster.set_down(0, true);
+    w.execute(SECOND.into());
+    w.pump();
+    // The command's deadline passes with the cluster down: uncertain, held.
+    for _ in 0..60 {
+        w.run_for(Duration::from_secs(1));
+    }
+    let held = w.process.as_ref().map_or(0, |p| p.pending_recovery.len());
+    assert_eq!(held, 1, "told uncertain and held: {:?}", w.reports(SECOND));
+    w.crash();
+    w.hold_recoveries = false;
+    w.cluster.set_down(0, false);
+    w.settle();
+    w.assert_checks();
+    assert_eq!(w.stats.recovered_after_restart, 1, "its record came back");
+    assert_eq!(w.reports(SECOND), ["Completed Some(Executed)"]);
+    assert_eq!(w.applied(SECOND), 1);
 }
