@@ -176,6 +176,8 @@ struct Slot {
     /// A crash in the next call of this kind (after `crash_in_skip` of them went whole).
     crash_in: Option<(Call, Cut)>,
     crash_in_skip: u64,
+    /// Deaths in a write with part of its bytes (not none, not all) in the file.
+    torn_partial: u64,
 }
 
 impl Slot {
@@ -292,6 +294,7 @@ impl CrashPlan for Plan {
                     Fate::Die { torn: None } => format!("die before op {index}/{count}"),
                     Fate::Die { torn: Some(n) } => match op.written() {
                         Some(b) if n % b.len().max(1) as u64 > 0 => {
+                            s.torn_partial += 1;
                             format!("torn partial bytes at op {index}/{count}")
                         }
                         Some(_) => format!("torn zero bytes at op {index}/{count}"),
@@ -822,6 +825,9 @@ struct Stats {
     batches_refused: u64,
     /// Frames on their way to the server when the process died, which reached it.
     in_flight_at_crash: u64,
+    /// Deaths in a write with part of its bytes in the file (`mid_append` counts the crashes
+    /// planned so, some of which fall on an operation that writes nothing).
+    torn_partial: u64,
     /// Executions the cluster's trace shows (the check of a reference executed twice reads
     /// the trace: it must see the executions there are).
     executed_seen: u64,
@@ -856,6 +862,7 @@ impl Stats {
         self.batches_refused += s.batches_refused;
         self.in_flight_at_crash += s.in_flight_at_crash;
         self.executed_seen += s.executed_seen;
+        self.torn_partial += s.torn_partial;
     }
 }
 
@@ -2195,6 +2202,8 @@ fn run(seed: u64) -> (Result<(), String>, Stats) {
     let mut w = World::new(seed);
     w.run();
     let r = w.check();
+    let torn_partial = w.slot().torn_partial;
+    w.stats.torn_partial = torn_partial;
     if std::env::var_os("NERVIX_CRASH_DIGEST").is_some() {
         let mut h = blake3::Hasher::new();
         for l in w.trace.iter().chain(w.cluster.trace()) {
@@ -2261,6 +2270,7 @@ fn client_crash_every_command_applied_at_most_once_and_every_batch_ingested_at_m
         assert!(total.completed > total.batches / 2, "{total:?}");
         assert!(total.in_flight_at_crash > 0, "{total:?}");
         assert!(total.executed_seen > total.applied / 2, "{total:?}");
+        assert!(total.torn_partial > 0, "{total:?}");
     }
 }
 
