@@ -163,6 +163,8 @@ struct Slot {
     cut_batches: BTreeSet<u64>,
     /// Every command record ever put: its reference and query.
     journaled: BTreeMap<String, String>,
+    /// The wall time each journaled reference was made at.
+    created: BTreeMap<String, UnixMillis>,
     /// What each key records (the newest put of a key wins: a key whose record was torn may
     /// be given again).
     records: BTreeMap<JournalKey, Record>,
@@ -184,6 +186,8 @@ struct Slot {
     open_ops: u64,
     /// Whether the opening died in a write, torn.
     open_torn: bool,
+    /// Deaths in a write with part of its bytes (not none, not all) in the file.
+    torn_partial: u64,
 }
 
 impl Slot {
@@ -228,6 +232,7 @@ impl CrashPlan for Plan {
     fn fate(&mut self, call: &JournalCall<'_>, op: &FileOp, index: usize, count: usize) -> Fate {
         let mut s = lock(&self.0);
         if s.dead {
+            tally("after death: a file operation refused".into());
             return Fate::Die { torn: None };
         }
         let (kind, key) = match call {
@@ -262,6 +267,7 @@ impl CrashPlan for Plan {
                         Entry::Command(c) => {
                             let reference = c.reference.to_string();
                             s.journaled.insert(reference.clone(), c.query.clone());
+                            s.created.insert(reference.clone(), c.created_wall);
                             Record::Command {
                                 reference,
                                 query: c.query.clone(),
@@ -320,6 +326,33 @@ impl CrashPlan for Plan {
                 }
             }
             _ => {
+                let what = match fate {
+                    Fate::Die { torn: None } => format!("die before op {index}/{count}"),
+                    Fate::Die { torn: Some(n) } => match op.written() {
+                        Some(b) if n % b.len().max(1) as u64 > 0 => {
+                            s.torn_partial += 1;
+                            format!("torn partial bytes at op {index}/{count}")
+                        }
+                        Some(_) => format!("torn zero bytes at op {index}/{count}"),
+                        None => format!("torn asked at a non-write op {index}/{count}"),
+                    },
+                    _ => format!(
+                        "carried then die {}",
+                        if last {
+                            "after last op"
+                        } else {
+                            "after a middle op"
+                        }
+                    ),
+                };
+                tally(format!(
+                    "{kind:?}: {what} ({})",
+                    if op.written().is_some() {
+                        "write"
+                    } else {
+                        "other op"
+                    }
+                ));
                 let whole = fate == Fate::CarryThenDie && last;
                 if fate == Fate::CarryThenDie {
                     s.applied += 1;
@@ -351,6 +384,17 @@ impl CrashPlan for Plan {
         }
         fate
     }
+}
+
+/// Review tally (temporary): where each death fell, summed over the run's seeds.
+static TALLY: Mutex<BTreeMap<String, u64>> = Mutex::new(BTreeMap::new());
+
+fn tally(what: String) {
+    *TALLY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .entry(what)
+        .or_default() += 1;
 }
 
 fn lock(slot: &Arc<Mutex<Slot>>) -> MutexGuard<'_, Slot> {
@@ -398,6 +442,7 @@ impl Hand for SimHand {
     }
     fn give<T>(tx: Answer<T>, value: T) -> bool {
         if !alive() {
+            tally("after death: a hand-over withheld".into());
             return false;
         }
         *tx.borrow_mut() = Some(value);
@@ -512,6 +557,7 @@ impl Seam for Sim {
     }
     fn send(session: &SimSession, out: Out) -> Given<Out> {
         if !alive() {
+            tally("after death: a send withheld".into());
             return Given::Gone;
         }
         let o = match out {
@@ -531,29 +577,37 @@ impl Seam for Sim {
 
 /// Virtual time, read by the core: the world's time since its start, and the wall clock.
 #[derive(Clone, Default)]
-struct SimClock(Arc<AtomicU64>);
+struct SimClock(Arc<AtomicU64>, Arc<AtomicU64>);
 
 impl SimClock {
     fn set(&self, now: Timestamp) {
         self.0.store(now.as_nanos(), Ordering::SeqCst);
     }
+    /// A new process: its monotonic clock starts now.
+    fn new_life(&self, now: Timestamp) {
+        self.1.store(now.as_nanos(), Ordering::SeqCst);
+    }
+    /// The world's time of an instant on the engine's time of the running process.
+    fn world_time(&self, t: Timestamp) -> Timestamp {
+        Timestamp::from_nanos(
+            t.as_nanos()
+                .saturating_sub(ENGINE_TIME_BEFORE_START.as_nanos() as u64)
+                + self.1.load(Ordering::SeqCst),
+        )
+    }
 }
 
 impl HostClock for SimClock {
     fn elapsed(&self) -> Duration {
-        Duration::from_nanos(self.0.load(Ordering::SeqCst))
+        Duration::from_nanos(
+            self.0
+                .load(Ordering::SeqCst)
+                .saturating_sub(self.1.load(Ordering::SeqCst)),
+        )
     }
     fn wall(&self) -> UnixMillis {
         UnixMillis(WALL_BASE + self.0.load(Ordering::SeqCst) / 1_000_000)
     }
-}
-
-/// The world's time of an instant on the engine's time.
-fn world_time(t: Timestamp) -> Timestamp {
-    Timestamp::from_nanos(
-        t.as_nanos()
-            .saturating_sub(ENGINE_TIME_BEFORE_START.as_nanos() as u64),
-    )
 }
 
 /// Small segments, so appends open segments, copy records forward and trim; a `tight`
@@ -729,6 +783,8 @@ struct World {
     commands: BTreeMap<String, AppCommand>,
     /// Every (reference, query) a command frame carried.
     sent: BTreeSet<(String, String)>,
+    /// The latest wall time a command frame of each reference went to the transport.
+    last_sent: BTreeMap<String, UnixMillis>,
     trace: Vec<String>,
     problems: Vec<String>,
     crashes: Vec<CrashAt>,
@@ -754,6 +810,9 @@ struct World {
     next_crash_in: Option<(Call, Cut)>,
     /// The slot's journal is small enough to fill.
     tight: bool,
+    /// The application holds the uncertain commands it was told instead of recovering them
+    /// at once (a test's choice).
+    hold_recoveries: bool,
     stats: Stats,
 }
 
@@ -805,6 +864,14 @@ struct Stats {
     openings_repaired: u64,
     open_crashes: u64,
     open_torn: u64,
+    /// Frames on their way to the server when the process died, which reached it.
+    in_flight_at_crash: u64,
+    /// Deaths in a write with part of its bytes in the file (`mid_append` counts the crashes
+    /// planned so, some of which fall on an operation that writes nothing).
+    torn_partial: u64,
+    /// Executions the cluster's trace shows (the check of a reference executed twice reads
+    /// the trace: it must see the executions there are).
+    executed_seen: u64,
 }
 
 impl Stats {
@@ -837,6 +904,9 @@ impl Stats {
         self.batches_told_again += s.batches_told_again;
         self.sessions_dropped += s.sessions_dropped;
         self.batches_refused += s.batches_refused;
+        self.in_flight_at_crash += s.in_flight_at_crash;
+        self.executed_seen += s.executed_seen;
+        self.torn_partial += s.torn_partial;
     }
 }
 
@@ -938,6 +1008,7 @@ impl World {
             life: 0,
             commands: BTreeMap::new(),
             sent: BTreeSet::new(),
+            last_sent: BTreeMap::new(),
             trace: Vec::new(),
             problems: Vec::new(),
             crashes,
@@ -951,6 +1022,7 @@ impl World {
             batch_told_then_died: BTreeMap::new(),
             next_crash_in: None,
             tight,
+            hold_recoveries: false,
             stats: Stats::default(),
         };
         w.start();
@@ -1126,6 +1198,7 @@ impl World {
             .filter_map(|e| Endpoint::parse(e).ok())
             .collect();
         let wire: Wire = Rc::default();
+        self.clock.new_life(self.now);
         let mut core = Core::new(
             Sim { wire: wire.clone() },
             SimHand,
@@ -1550,6 +1623,7 @@ impl World {
         let pending = self
             .process
             .as_mut()
+            .filter(|_| !self.hold_recoveries)
             .map(|p| std::mem::take(&mut p.pending_recovery))
             .unwrap_or_default();
         for command in pending {
@@ -1611,6 +1685,28 @@ impl World {
             self.crashes.remove(0)
         };
         self.stats.crashes += 1;
+        if let CrashAt::Step(_) = at {
+            let to_server = self
+                .queue
+                .values()
+                .filter(|d| matches!(d, Delivery::ToServer(..)))
+                .count();
+            let to_client = self
+                .queue
+                .values()
+                .filter(|d| matches!(d, Delivery::ToClient(..)))
+                .count();
+            let waiting = p.commands.len() + p.outcomes.len();
+            tally(format!(
+                "step crash: frames to server in flight {}, to client {}, outcomes unanswered {}",
+                to_server > 0,
+                to_client > 0,
+                waiting > 0
+            ));
+            if to_server > 0 && waiting > 0 {
+                tally("step crash with frames in flight and outcomes unanswered".into());
+            }
+        }
         if let CrashAt::FileOp { torn, after, .. } = at {
             self.stats.file_op_crashes += 1;
             if torn.is_some() {
@@ -1675,8 +1771,21 @@ impl World {
         }
         self.log(format!("process {} crashes at {at:?}", self.life));
         let now = self.now;
+        let conn_of = p.conns.clone();
         let conns: Vec<ConnId> = p.conns.values().copied().collect();
         drop(p);
+        // Frames the process gave its transport before it died are on the wire: in half the
+        // crashes they reach the server before the connection's end does (the other half,
+        // the connection is cut first and they are lost).
+        let arrive = self.rng.chance(0.5);
+        for d in std::mem::take(&mut self.queue).into_values() {
+            if let Delivery::ToServer(sid, f) = d {
+                if let Some(&conn) = conn_of.get(&sid).filter(|_| arrive) {
+                    self.stats.in_flight_at_crash += 1;
+                    self.cluster.receive(now, conn, f);
+                }
+            }
+        }
         for conn in conns {
             self.cluster.close(now, conn, false);
         }
@@ -1742,6 +1851,12 @@ impl World {
                             ClientRequestT::CommandRequest(c) => {
                                 self.sent
                                     .insert((c.execution_reference.clone(), c.query.clone()));
+                                let wall = UnixMillis(WALL_BASE + now.as_nanos() / 1_000_000);
+                                let last = self
+                                    .last_sent
+                                    .entry(c.execution_reference.clone())
+                                    .or_insert(wall);
+                                *last = (*last).max(wall);
                             }
                             ClientRequestT::SubmitBatchRequest(r) if open => {
                                 // P-8: its record says handed before its frame goes.
@@ -1870,7 +1985,7 @@ impl World {
                 .process
                 .as_ref()
                 .and_then(|p| p.core.deadline_time())
-                .map(|t| world_time(t).max(self.now));
+                .map(|t| self.clock.world_time(t).max(self.now));
             let next_cluster = self.cluster.next_due().map(|t| t.max(self.now));
             let next = [next_delivery, next_timeout, next_cluster]
                 .into_iter()
@@ -1999,11 +2114,35 @@ impl World {
                     .iter()
                     .filter(|l| l.contains(&needle) && l.contains("-> CommandCompleted(Executed)"))
                     .count();
+                self.stats.executed_seen += executed as u64;
                 if executed > 1 {
                     problems.push(format!("{query:?} ref={r} executed {executed} times"));
                 }
             }
             self.stats.applied += recorded.len() as u64;
+            // The outcome told agrees with the cluster's record: a command told completed
+            // was applied under one of its references.
+            if app.reports.iter().any(|r| r.starts_with("Completed")) && recorded.is_empty() {
+                problems.push(format!(
+                    "{query:?} told {:?}, and the cluster has no record of it",
+                    app.reports
+                ));
+            }
+            // E-4: no frame of a journaled command goes out once its reference is as old as
+            // the journal's horizon (the server may have forgotten it: a repeat could apply
+            // it twice), however many restarts came between.
+            for r in &references {
+                let created = self.slot().created.get(*r).copied();
+                if let (Some(created), Some(at)) = (created, self.last_sent.get(*r)) {
+                    let horizon = self.config.horizon.as_millis() as u64;
+                    if at.0 >= created.0 + horizon {
+                        problems.push(format!(
+                            "{query:?} ref={r} sent {} ms after its creation, past the horizon",
+                            at.0 - created.0
+                        ));
+                    }
+                }
+            }
             // Told, then the process died before the record's end was sealed: told again
             // after the restart (once per such crash), as recovered or unknown.
             let told = self.told_then_died.get(query).copied().unwrap_or(0);
@@ -2142,6 +2281,20 @@ fn run(seed: u64) -> (Result<(), String>, Stats) {
     let mut w = World::new(seed);
     w.run();
     let r = w.check();
+    let torn_partial = w.slot().torn_partial;
+    w.stats.torn_partial = torn_partial;
+    if std::env::var_os("NERVIX_CRASH_DIGEST").is_some() {
+        let mut h = blake3::Hasher::new();
+        for l in w.trace.iter().chain(w.cluster.trace()) {
+            h.update(l.as_bytes());
+            h.update(b"\n");
+        }
+        eprintln!(
+            "seed {seed} lines {} digest {}",
+            w.trace.len(),
+            h.finalize()
+        );
+    }
     (r, w.stats)
 }
 
@@ -2160,6 +2313,13 @@ fn client_crash_every_command_applied_at_most_once_and_every_batch_ingested_at_m
         total.add(&s);
     }
     eprintln!("{count} seeds in {:?}: {total:?}", started.elapsed());
+    for (k, v) in TALLY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+    {
+        eprintln!("tally {v:>6} {k}");
+    }
     assert!(
         failures.is_empty(),
         "{} seeds failed:\n{}",
@@ -2189,6 +2349,9 @@ fn client_crash_every_command_applied_at_most_once_and_every_batch_ingested_at_m
         // Processes that died opening the slot, among its repairs, a write of them torn.
         assert!(total.open_crashes > 0 && total.open_torn > 0, "{total:?}");
         assert!(total.completed > total.batches / 2, "{total:?}");
+        assert!(total.in_flight_at_crash > 0, "{total:?}");
+        assert!(total.executed_seen > total.applied / 2, "{total:?}");
+        assert!(total.torn_partial > 0, "{total:?}");
     }
 }
 
@@ -2513,4 +2676,85 @@ fn e_4_client_crash_as_a_restart_ends_an_expired_commands_record_it_was_told_fir
     assert!(w.reports(FIRST)[0].starts_with("Unknown"));
     assert_eq!(w.applied(FIRST), 0);
     w.assert_checks();
+}
+
+/// E-4 across a restart: a command journaled and never sent is repeated by the next process
+/// under its reference, whose age the journal kept; the repeat stops once the reference is as
+/// old as the horizon, counted from its creation before the crash, not from the restart. The
+/// process dies before the send, comes back 30 s short of the horizon, and finds the cluster
+/// down until 60 s past it: the command is told uncertain (retry horizon) and no frame of it
+/// goes out past the horizon. (Caught mutant: the recovered command's creation taken as the
+/// restart, its age dropped; the seeded runs let it live, their restarts coming back within
+/// seconds or past the horizon.)
+#[test]
+fn e_4_client_crash_a_command_repeated_after_a_restart_stops_at_its_references_horizon() {
+    let mut w = one_command_done();
+    // Die once SECOND's record is sealed, before its frame goes out.
+    w.arm(1, None, true);
+    w.execute(SECOND.into());
+    w.pump();
+    assert!(w.process.is_none(), "the process died in the gate");
+    let created = w
+        .slot()
+        .created
+        .values()
+        .max()
+        .copied()
+        .expect("SECOND's record");
+    // Down until 30 s before the horizon; the cluster is unreachable meanwhile.
+    w.cluster.set_down(0, true);
+    let horizon = w.config.horizon;
+    w.now = Timestamp::from_nanos((created.0 - WALL_BASE) * 1_000_000) + horizon
+        - Duration::from_secs(30);
+    w.start();
+    w.pump();
+    assert_eq!(
+        w.stats.recovered_after_restart, 1,
+        "repeated under its record"
+    );
+    // The cluster comes back 90 s after the restart: 60 s past the reference's horizon,
+    // well within a horizon counted from the restart.
+    for _ in 0..90 {
+        w.run_for(Duration::from_secs(1));
+    }
+    w.cluster.set_down(0, false);
+    w.settle();
+    w.assert_checks();
+    let reports = w.reports(SECOND);
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert!(
+        reports[0].starts_with("Uncertain") || reports[0].starts_with("Unknown"),
+        "{reports:?}"
+    );
+    assert_eq!(w.applied(SECOND), 0, "never reached the cluster");
+}
+
+/// E-4, the record kept for an uncertain command: the application was told the command is
+/// uncertain and holds it to recover later; the process dies before it does. The record,
+/// kept until the reference's validity passes, comes back, and the next process repeats
+/// the command under its reference: it is applied once and its outcome told once. (Caught
+/// mutant: the record of an uncertain command ended at once, as any other's; the seeded
+/// runs let it live, their application recovering an uncertain command within the same
+/// step.)
+#[test]
+fn e_4_client_crash_an_uncertain_command_held_by_the_application_comes_back_after_a_crash() {
+    let mut w = one_command_done();
+    w.hold_recoveries = true;
+    w.cluster.set_down(0, true);
+    w.execute(SECOND.into());
+    w.pump();
+    // The command's deadline passes with the cluster down: uncertain, held.
+    for _ in 0..60 {
+        w.run_for(Duration::from_secs(1));
+    }
+    let held = w.process.as_ref().map_or(0, |p| p.pending_recovery.len());
+    assert_eq!(held, 1, "told uncertain and held: {:?}", w.reports(SECOND));
+    w.crash();
+    w.hold_recoveries = false;
+    w.cluster.set_down(0, false);
+    w.settle();
+    w.assert_checks();
+    assert_eq!(w.stats.recovered_after_restart, 1, "its record came back");
+    assert_eq!(w.reports(SECOND), ["Completed Some(Executed)"]);
+    assert_eq!(w.applied(SECOND), 1);
 }

@@ -822,9 +822,11 @@ impl DurableJournal {
 }
 
 /// What a journal call carrying out file operations is (a fault a test plans for feature
-/// `testkit` is told).
+/// `testkit` is told). Public for the test kit alone, which names it
+/// (`testkit::JournalCall`): hidden from the crate's documented interface.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
+#[doc(hidden)]
 pub enum JournalCall<'a> {
     /// The slot's repairs, as it is opened.
     Open,

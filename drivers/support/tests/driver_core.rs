@@ -658,3 +658,55 @@ fn a_core_given_a_clock_runs_on_its_time() {
         Duration::from_secs(4).as_nanos() as u64
     );
 }
+
+/// A core without a clock of its own reads the host's, as the drivers' cores always did: the
+/// engine's time starts at the time before start plus what elapsed since the core was made,
+/// a reference carries the system's wall time (E-1), and a session's connection deadline is
+/// the host's instant now plus the connect timeout.
+#[test]
+fn a_core_without_a_clock_reads_the_host_clocks() {
+    use nervix_driver_support::driver_core::ENGINE_TIME_BEFORE_START;
+    use nervix_driver_support::host_time::system_wall;
+    use std::time::{Duration, Instant};
+    let fake = Fake::default();
+    fake.room.set(64);
+    let seed = Endpoint::parse("https://seed-1:7443/").unwrap();
+    let config = ClientConfig::new(vec![seed], 7);
+    let connect_timeout = config.connect_timeout;
+    let before = Instant::now();
+    let wall_before = system_wall();
+    let core = Core::new(
+        fake.clone(),
+        Answers,
+        config,
+        credentials("alice"),
+        Hub::default(),
+        Unclaimed::default(),
+    );
+    let mut rig = Rig {
+        core,
+        fake,
+        hub: Hub::default(),
+        unclaimed: Unclaimed::default(),
+    };
+    let now = Duration::from_nanos(rig.core.now().as_nanos());
+    assert!(now >= ENGINE_TIME_BEFORE_START, "{now:?}");
+    assert!(
+        now <= ENGINE_TIME_BEFORE_START + before.elapsed(),
+        "{now:?}"
+    );
+    rig.select();
+    let accepted = rig.execute("INSERT 1;").unwrap();
+    let wall_after = system_wall();
+    let r = &accepted.reference;
+    let millis = u64::from_str_radix(&format!("{}{}", &r[0..8], &r[9..13]), 16).unwrap();
+    assert!(
+        (wall_before.0..=wall_after.0).contains(&millis),
+        "the reference carries the system's wall time: {r} ({millis}, {wall_before:?}..{wall_after:?})"
+    );
+    let (to, _) = rig.fake.started.borrow().last().cloned().unwrap();
+    assert!(
+        to.deadline >= before + connect_timeout && to.deadline <= Instant::now() + connect_timeout,
+        "the connection deadline is the host's instant plus the connect timeout"
+    );
+}
