@@ -821,9 +821,29 @@ mod crash_plan {
         let slot = tmp.0.join("c");
         let (mut j, _) = DurableJournal::open(&config, NOW).expect("opens");
         let first = j.put(&Entry::Command(command(1, NOW.0)), 0).unwrap();
+        // The segments' bytes, to see what the torn write left.
+        let segments = || -> Vec<u8> {
+            let mut names: Vec<_> = std::fs::read_dir(&slot)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|x| x == "sfa"))
+                .collect();
+            names.sort();
+            names
+                .iter()
+                .flat_map(|p| std::fs::read(p).unwrap())
+                .collect()
+        };
+        let before = segments();
         let seen = plan(&slot, 0, Fate::Die { torn: Some(9) });
         let r = j.put(&Entry::Command(command(2, NOW.0)), 1);
         assert!(matches!(r, Err(JournalError::Io(_))), "{r:?}");
+        let after = segments();
+        let changed = before.iter().zip(&after).filter(|(a, b)| a != b).count();
+        assert!(
+            before.len() == after.len() && (1..=9).contains(&changed),
+            "part of the write, at most its first 9 bytes, is in the file: {changed} changed"
+        );
         let asked = seen.lock().unwrap().ops.clone();
         assert_eq!(asked.len(), 1, "the first write was the crash: {asked:?}");
         assert!(asked[0].0.starts_with("put "), "{asked:?}");
