@@ -1211,7 +1211,8 @@ impl World {
             Unclaimed::default(),
         )
         .with_clock(Box::new(self.clock.clone()));
-        core.set_journal(Some(opened));
+        // The separate calls' records count on the same clock as the core's.
+        core.set_journal(Some(opened.with_clock(Box::new(self.clock.clone()))));
         self.process = Some(Process {
             core,
             wire,

@@ -108,6 +108,16 @@ impl Opened {
     pub fn transfers(&self) -> crate::transfer_journal::TransferJournalHandle {
         self.journal.handle()
     }
+
+    /// The client's separate calls (uploads and restores) read the time from `clock`
+    /// instead of the host's clocks: give it the clock the core runs on
+    /// ([`Core::with_clock`](crate::driver_core::Core::with_clock)), so the records of both
+    /// count on one time. The drivers keep the host's clocks and never call this.
+    #[must_use]
+    pub fn with_clock(self, clock: Box<dyn crate::host_time::HostClock>) -> Self {
+        self.journal.set_clock(clock);
+        self
+    }
 }
 
 /// [`open_for_client`], and the handle the client's separate calls keep their records

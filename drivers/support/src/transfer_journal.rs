@@ -18,6 +18,7 @@
 //! record (U-5, RS-5). An archive whose size or digest changed since is refused and nothing is
 //! sent (U-2, RS-2).
 
+use crate::host_time::{HostClock, SystemClock};
 use crate::journal::{DurableJournal, JournalError};
 use crate::journaled::JournalRefusal;
 use nervix_journal::{
@@ -41,12 +42,22 @@ pub type TransferJournalError = TransferRefused<JournalRefusal>;
 pub(crate) struct Shared {
     journal: DurableJournal,
     transfers: TransferJournal,
-    /// The journal's monotonic clock counts from here for the calls.
-    origin: Instant,
+    /// Where the calls read the time: the host's clocks, or the core's when it runs on a
+    /// clock of its own ([`crate::journaled::Opened::with_clock`]).
+    clock: Clock,
     /// The latest time handed to the journal: its clock never goes back, whoever writes.
     last_millis: u64,
     /// How long a record of an uncertain outcome is kept after its reference's creation.
     horizon: Duration,
+}
+
+/// The clock the separate calls read.
+struct Clock(Box<dyn HostClock>);
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Clock")
+    }
 }
 
 impl Shared {
@@ -59,7 +70,7 @@ impl Shared {
     /// The journal's clock now, for a call.
     fn now_millis(&mut self) -> u64 {
         // On the engine's time, which begins before the driver starts.
-        let since = crate::driver_core::ENGINE_TIME_BEFORE_START + self.origin.elapsed();
+        let since = crate::driver_core::ENGINE_TIME_BEFORE_START + self.clock.0.elapsed();
         let given = u64::try_from(since.as_millis()).unwrap_or(u64::MAX);
         self.millis(given)
     }
@@ -79,7 +90,7 @@ impl SharedJournal {
         Self(Arc::new(Mutex::new(Shared {
             journal,
             transfers: TransferJournal::new(transfers, horizon),
-            origin: Instant::now(),
+            clock: Clock(Box::new(SystemClock::since(Instant::now()))),
             last_millis: 0,
             horizon,
         })))
@@ -89,6 +100,12 @@ impl SharedJournal {
     /// (the journal's configured horizon).
     pub(crate) fn horizon(&self) -> Duration {
         self.lock().horizon
+    }
+
+    /// From now on the separate calls read the time from `clock` (the core's, when it runs
+    /// on a clock of its own).
+    pub(crate) fn set_clock(&self, clock: Box<dyn HostClock>) {
+        self.lock().clock = Clock(clock);
     }
 
     fn lock(&self) -> MutexGuard<'_, Shared> {
@@ -234,15 +251,6 @@ impl JournaledCall {
 #[derive(Debug, Clone)]
 pub struct TransferJournalHandle(Weak<Mutex<Shared>>);
 
-/// The wall clock's time now.
-fn wall_now() -> UnixMillis {
-    UnixMillis(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64),
-    )
-}
-
 impl TransferJournalHandle {
     fn with<T>(
         &self,
@@ -250,6 +258,7 @@ impl TransferJournalHandle {
             &mut TransferJournal,
             &mut Store<'_>,
             u64,
+            UnixMillis,
         ) -> Result<T, TransferRefused<JournalError>>,
     ) -> Result<T, TransferJournalError> {
         let Some(shared) = self.0.upgrade() else {
@@ -261,10 +270,11 @@ impl TransferJournalHandle {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = s.now_millis();
+        let wall = s.clock.0.wall();
         let Shared {
             journal, transfers, ..
         } = &mut *s;
-        f(transfers, &mut Store(journal), now).map_err(refusal)
+        f(transfers, &mut Store(journal), now, wall).map_err(refusal)
     }
 
     fn begin(
@@ -274,16 +284,16 @@ impl TransferJournalHandle {
         archive: &Path,
         info: ArchiveInfo,
     ) -> Result<JournaledCall, TransferJournalError> {
-        let created = created_wall(reference, wall_now());
-        let record = TransferRecord {
-            kind,
-            reference: reference.to_string(),
-            archive: archive.to_string_lossy().into_owned(),
-            size: info.total_bytes,
-            digest: info.digest,
-            created_wall: created,
-        };
-        let ticket = self.with(|t, store, now| {
+        let (ticket, created) = self.with(|t, store, now, wall| {
+            let created = created_wall(reference, wall);
+            let record = TransferRecord {
+                kind,
+                reference: reference.to_string(),
+                archive: archive.to_string_lossy().into_owned(),
+                size: info.total_bytes,
+                digest: info.digest,
+                created_wall: created,
+            };
             let ticket = t.begin(store, record, now)?;
             // Nothing of the core may follow this record soon: with periodic durability it
             // is synced now, not at the core's next write. A failed sync breaks the journal
@@ -291,7 +301,7 @@ impl TransferJournalHandle {
             if let Err(e) = store.0.sync_if_periodic() {
                 tracing::warn!(error = %e, "nervix journal: a transfer record was not synced");
             }
-            Ok(ticket)
+            Ok((ticket, created))
         })?;
         tracing::debug!(reference, "nervix journal: transfer journaled");
         Ok(JournaledCall {
@@ -340,8 +350,7 @@ impl TransferJournalHandle {
         record: &TransferRecord,
         found: ArchiveInfo,
     ) -> Result<JournaledCall, TransferJournalError> {
-        let wall = wall_now();
-        let (ticket, live) = self.with(|t, store, now| {
+        let (ticket, live) = self.with(|t, store, now, wall| {
             t.recover(
                 store,
                 &record.reference,
@@ -387,10 +396,11 @@ impl TransferJournalHandle {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = s.now_millis();
+        let wall = s.clock.0.wall();
         let Shared {
             journal, transfers, ..
         } = &mut *s;
-        match transfers.ended(&mut Store(journal), call.ticket, end, wall_now(), now) {
+        match transfers.ended(&mut Store(journal), call.ticket, end, wall, now) {
             RecordEnd::Failed(e) => tracing::warn!(
                 reference,
                 error = %e,
@@ -531,7 +541,76 @@ fn refusal(e: TransferRefused<JournalError>) -> TransferJournalError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host_time::system_wall;
     use crate::journal::{JournalConfig, JournalDurability};
+
+    /// A clock a test sets: elapsed time and wall time.
+    #[derive(Clone)]
+    struct Virtual(Arc<Mutex<(Duration, u64)>>);
+
+    impl HostClock for Virtual {
+        fn elapsed(&self) -> Duration {
+            self.0.lock().unwrap().0
+        }
+        fn wall(&self) -> UnixMillis {
+            UnixMillis(self.0.lock().unwrap().1)
+        }
+    }
+
+    /// Given the core's clock, the separate calls read their time there: a record's creation
+    /// (for a reference that carries none) is the clock's wall time, and a recovery's age
+    /// counts on it, so a record is repeatable until the clock, not the host, passes its
+    /// horizon.
+    #[test]
+    fn e_4_a_transfer_record_counts_its_age_on_the_clock_it_is_given() {
+        let dir =
+            std::env::temp_dir().join(format!("nervix-transfer-clock-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let config = JournalConfig::new(&dir, "t");
+        let (journal, _) = DurableJournal::open(&config, system_wall()).expect("opens");
+        let shared = SharedJournal::new(journal, Vec::new(), config.horizon);
+        // 2026-01-01, long before the host's clock: a host-read age would be months.
+        let created = 1_767_225_600_000;
+        let clock = Virtual(Arc::new(Mutex::new((Duration::from_secs(5), created))));
+        shared.set_clock(Box::new(clock.clone()));
+        let kind = TransferKind::Restore {
+            statement: "RESTORE".into(),
+        };
+        let info = ArchiveInfo {
+            total_bytes: 3,
+            digest: [1; 32],
+        };
+        let handle = shared.handle();
+        let call = handle
+            .begin(kind.clone(), "restore-clock", Path::new("a.tar"), info)
+            .expect("journaled");
+        assert_eq!(call.created_wall(), UnixMillis(created));
+        handle.end(call, true);
+        let record = TransferRecord {
+            kind,
+            reference: "restore-clock".into(),
+            archive: "a.tar".into(),
+            size: 3,
+            digest: [1; 32],
+            created_wall: UnixMillis(created),
+        };
+        // A minute on: inside the horizon, repeated under its record.
+        clock.0.lock().unwrap().1 = created + 60_000;
+        let again = handle.recover(&record, info).expect("repeatable");
+        handle.end(again, true);
+        // Past the horizon on the clock: refused, and its record ends.
+        let past = config.horizon.as_millis() as u64 + 60_000;
+        clock.0.lock().unwrap().1 = created + past;
+        assert!(
+            matches!(
+                handle.recover(&record, info),
+                Err(TransferRefused::Expired(_))
+            ),
+            "expired on the clock it was given"
+        );
+        drop(shared);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn a_transfer_record_is_synced_at_once_with_periodic_durability() {
@@ -539,7 +618,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let mut config = JournalConfig::new(&dir, "t");
         config.durability = JournalDurability::Periodic(Duration::from_secs(3600));
-        let (journal, _) = DurableJournal::open(&config, wall_now()).expect("opens");
+        let (journal, _) = DurableJournal::open(&config, system_wall()).expect("opens");
         let shared = SharedJournal::new(journal, Vec::new(), config.horizon);
         let syncs = |s: &SharedJournal| s.lock().journal.stats().file_syncs;
         let before = syncs(&shared);
