@@ -573,6 +573,17 @@ mod tests {
         let created = 1_767_225_600_000;
         let clock = Virtual(Arc::new(Mutex::new((Duration::from_secs(5), created))));
         shared.set_clock(Box::new(clock.clone()));
+        // The journal's monotonic time is the engine's time on that clock, and never goes
+        // back.
+        let engine_ms = |secs: u64| {
+            (crate::driver_core::ENGINE_TIME_BEFORE_START + Duration::from_secs(secs)).as_millis()
+                as u64
+        };
+        assert_eq!(shared.lock().now_millis(), engine_ms(5));
+        clock.0.lock().unwrap().0 = Duration::from_secs(3);
+        assert_eq!(shared.lock().now_millis(), engine_ms(5));
+        clock.0.lock().unwrap().0 = Duration::from_secs(7);
+        assert_eq!(shared.lock().now_millis(), engine_ms(7));
         let kind = TransferKind::Restore {
             statement: "RESTORE".into(),
         };
@@ -607,6 +618,28 @@ mod tests {
                 Err(TransferRefused::Expired(_))
             ),
             "expired on the clock it was given"
+        );
+        // A call whose outcome is known ends its record at once: nothing to repeat.
+        let known = handle
+            .begin(
+                record.kind.clone(),
+                "restore-known",
+                Path::new("a.tar"),
+                info,
+            )
+            .expect("journaled");
+        handle.end(known, false);
+        let record = TransferRecord {
+            reference: "restore-known".into(),
+            created_wall: UnixMillis(created + past),
+            ..record
+        };
+        assert!(
+            matches!(
+                handle.recover(&record, info),
+                Err(TransferRefused::NotLive(_))
+            ),
+            "ended"
         );
         drop(shared);
         let _ = std::fs::remove_dir_all(&dir);
