@@ -206,6 +206,19 @@ impl Rig {
         }
     }
 
+    /// The same rig, its core reading the time from `clock`.
+    fn with_clock(self, clock: Virtual) -> Self {
+        Rig {
+            core: self.core.with_clock(Box::new(clock)),
+            ..self
+        }
+    }
+
+    /// The connect timeout of the rig's client configuration.
+    fn connect_timeout() -> std::time::Duration {
+        ClientConfig::new(Vec::new(), 7).connect_timeout
+    }
+
     /// Hands `make`'s request to the core, drains it, and gives the answer.
     fn ask<T>(
         &mut self,
@@ -607,27 +620,9 @@ fn a_core_given_a_clock_runs_on_its_time() {
     use std::time::{Duration, Instant};
     let clock = Virtual::default();
     *clock.0.lock().unwrap() = (Duration::from_secs(5), 0x0123_4567_89ab);
-    let fake = Fake::default();
-    fake.room.set(64);
-    let seed = Endpoint::parse("https://seed-1:7443/").unwrap();
-    let config = ClientConfig::new(vec![seed], 7);
-    let connect_timeout = config.connect_timeout;
+    let connect_timeout = Rig::connect_timeout();
     let before = Instant::now();
-    let core = Core::new(
-        fake.clone(),
-        Answers,
-        config,
-        credentials("alice"),
-        Hub::default(),
-        Unclaimed::default(),
-    )
-    .with_clock(Box::new(clock.clone()));
-    let mut rig = Rig {
-        core,
-        fake,
-        hub: Hub::default(),
-        unclaimed: Unclaimed::default(),
-    };
+    let mut rig = Rig::new(64).with_clock(clock.clone());
     let now = rig.core.now();
     assert_eq!(
         Duration::from_nanos(now.as_nanos()),
@@ -668,27 +663,10 @@ fn a_core_without_a_clock_reads_the_host_clocks() {
     use nervix_driver_support::driver_core::ENGINE_TIME_BEFORE_START;
     use nervix_driver_support::host_time::system_wall;
     use std::time::{Duration, Instant};
-    let fake = Fake::default();
-    fake.room.set(64);
-    let seed = Endpoint::parse("https://seed-1:7443/").unwrap();
-    let config = ClientConfig::new(vec![seed], 7);
-    let connect_timeout = config.connect_timeout;
+    let connect_timeout = Rig::connect_timeout();
     let before = Instant::now();
     let wall_before = system_wall();
-    let core = Core::new(
-        fake.clone(),
-        Answers,
-        config,
-        credentials("alice"),
-        Hub::default(),
-        Unclaimed::default(),
-    );
-    let mut rig = Rig {
-        core,
-        fake,
-        hub: Hub::default(),
-        unclaimed: Unclaimed::default(),
-    };
+    let mut rig = Rig::new(64);
     let now = Duration::from_nanos(rig.core.now().as_nanos());
     assert!(now >= ENGINE_TIME_BEFORE_START, "{now:?}");
     assert!(
