@@ -1211,8 +1211,7 @@ impl World {
             Unclaimed::default(),
         )
         .with_clock(Box::new(self.clock.clone()));
-        // The separate calls' records count on the same clock as the core's.
-        core.set_journal(Some(opened.with_clock(Box::new(self.clock.clone()))));
+        core.set_journal(Some(opened));
         self.process = Some(Process {
             core,
             wire,

@@ -353,7 +353,7 @@ pub struct Core<S: Seam> {
     /// plus the clock's elapsed time.
     origin: Instant,
     /// Where the core reads the time.
-    clock: Box<dyn HostClock>,
+    clock: std::sync::Arc<dyn HostClock>,
     connect_timeout: Duration,
     credentials: Credentials,
     sessions: BTreeMap<SessionId, Link<S>>,
@@ -389,7 +389,7 @@ impl<S: Seam> Core<S> {
             engine: Engine::new(client),
             seam,
             origin,
-            clock: Box::new(SystemClock::since(origin)),
+            clock: std::sync::Arc::new(SystemClock::since(origin)),
             credentials,
             sessions: BTreeMap::new(),
             commands: BTreeMap::new(),
@@ -418,6 +418,8 @@ impl<S: Seam> Core<S> {
     #[cfg(feature = "journal")]
     pub fn set_journal(&mut self, opened: Option<crate::journaled::Opened>) {
         if let Some(opened) = opened {
+            // The separate calls' records count on the core's clock too.
+            opened.set_clock(self.clock.clone());
             let now = self.now();
             self.journal = Some(crate::journaled::Journaled::new(opened, now));
             // Outbox mode: producer batches are journaled too (SF-2, P-8).
@@ -429,9 +431,11 @@ impl<S: Seam> Core<S> {
     /// simulation's virtual time): set before the first call, as the engine's time starts
     /// at the clock's elapsed time. The instants it hands out are its origin plus the
     /// clock's elapsed time; [`Core::deadline_time`] gives the deadline on the engine's time.
+    /// Set it before [`Core::set_journal`], which hands the clock to the journal's separate
+    /// calls.
     #[must_use]
     pub fn with_clock(mut self, clock: Box<dyn HostClock>) -> Self {
-        self.clock = clock;
+        self.clock = clock.into();
         self
     }
 

@@ -8,8 +8,8 @@
 use nervix_protocol::time::UnixMillis;
 use std::time::{Duration, Instant};
 
-/// Where the driver core reads the time.
-pub trait HostClock: Send {
+/// Where the driver core reads the time (and the separate calls, through the core's journal).
+pub trait HostClock: Send + Sync {
     /// How long since the clock's origin; never goes back.
     fn elapsed(&self) -> Duration;
     /// The wall clock's time now, which a command's reference is made from.

@@ -109,14 +109,10 @@ impl Opened {
         self.journal.handle()
     }
 
-    /// The client's separate calls (uploads and restores) read the time from `clock`
-    /// instead of the host's clocks: give it the clock the core runs on
-    /// ([`Core::with_clock`](crate::driver_core::Core::with_clock)), so the records of both
-    /// count on one time. The drivers keep the host's clocks and never call this.
-    #[must_use]
-    pub fn with_clock(self, clock: Box<dyn crate::host_time::HostClock>) -> Self {
+    /// The client's separate calls (uploads and restores) read the time from `clock`, the
+    /// clock the core runs on, so the records of both count on one time.
+    pub(crate) fn set_clock(&self, clock: std::sync::Arc<dyn crate::host_time::HostClock>) {
         self.journal.set_clock(clock);
-        self
     }
 }
 

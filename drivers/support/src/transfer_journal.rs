@@ -42,8 +42,8 @@ pub type TransferJournalError = TransferRefused<JournalRefusal>;
 pub(crate) struct Shared {
     journal: DurableJournal,
     transfers: TransferJournal,
-    /// Where the calls read the time: the host's clocks, or the core's when it runs on a
-    /// clock of its own ([`crate::journaled::Opened::with_clock`]).
+    /// Where the calls read the time: the host's clocks until the core that keeps the
+    /// journal gives it its own clock.
     clock: Clock,
     /// The latest time handed to the journal: its clock never goes back, whoever writes.
     last_millis: u64,
@@ -52,7 +52,7 @@ pub(crate) struct Shared {
 }
 
 /// The clock the separate calls read.
-struct Clock(Box<dyn HostClock>);
+struct Clock(Arc<dyn HostClock>);
 
 impl std::fmt::Debug for Clock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -90,7 +90,7 @@ impl SharedJournal {
         Self(Arc::new(Mutex::new(Shared {
             journal,
             transfers: TransferJournal::new(transfers, horizon),
-            clock: Clock(Box::new(SystemClock::since(Instant::now()))),
+            clock: Clock(Arc::new(SystemClock::since(Instant::now()))),
             last_millis: 0,
             horizon,
         })))
@@ -104,7 +104,7 @@ impl SharedJournal {
 
     /// From now on the separate calls read the time from `clock` (the core's, when it runs
     /// on a clock of its own).
-    pub(crate) fn set_clock(&self, clock: Box<dyn HostClock>) {
+    pub(crate) fn set_clock(&self, clock: Arc<dyn HostClock>) {
         self.lock().clock = Clock(clock);
     }
 
@@ -572,7 +572,7 @@ mod tests {
         // 2026-01-01, long before the host's clock: a host-read age would be months.
         let created = 1_767_225_600_000;
         let clock = Virtual(Arc::new(Mutex::new((Duration::from_secs(5), created))));
-        shared.set_clock(Box::new(clock.clone()));
+        shared.set_clock(Arc::new(clock.clone()));
         // The journal's monotonic time is the engine's time on that clock, and never goes
         // back.
         let engine_ms = |secs: u64| {
