@@ -688,3 +688,65 @@ fn a_core_without_a_clock_reads_the_host_clocks() {
         "the connection deadline is the host's instant plus the connect timeout"
     );
 }
+
+/// A core given a clock hands it to its journal's separate calls when the journal is set:
+/// an upload's record, kept uncertain, is repeatable a minute later on that clock, where the
+/// host's clock would put its creation (2026-01-01) months past the horizon.
+#[cfg(feature = "journal")]
+#[test]
+fn e_4_a_core_gives_its_clock_to_its_journals_separate_calls() {
+    use nervix_driver_support::journal::{JournalConfig, TransferKind, TransferRecord};
+    use nervix_driver_support::journaled::open_at;
+    use nervix_protocol::calls::{ArchiveInfo, TransferConfig, UploadCall, UploadSpec};
+    use nervix_protocol::command::ExecutionReference;
+    use nervix_protocol::rng::Rng;
+    use nervix_protocol::time::UnixMillis;
+    use std::path::Path;
+    use std::time::Duration;
+    let created = 1_767_225_600_000;
+    let clock = Virtual::default();
+    *clock.0.lock().unwrap() = (Duration::from_secs(5), created);
+    let dir = std::env::temp_dir().join(format!("nervix-core-clock-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let config = JournalConfig::new(&dir, "c");
+    let opened = open_at(Some(&config), UnixMillis(created))
+        .unwrap()
+        .unwrap();
+    let handle = opened.transfers();
+    let mut rig = Rig::new(64).with_clock(clock.clone());
+    rig.core.set_journal(Some(opened));
+    let identity = ExecutionReference::new_v7(UnixMillis(created), &mut Rng::new(1)).to_string();
+    let spec = UploadSpec {
+        domain: "tenant".into(),
+        resource: "model".into(),
+        identity: identity.clone(),
+    };
+    let call = UploadCall::new(spec, 3, TransferConfig::upload()).unwrap();
+    let info = ArchiveInfo {
+        total_bytes: 3,
+        digest: [1; 32],
+    };
+    let journaled = handle
+        .begin_upload(&call, Path::new("a.bin"), info)
+        .unwrap();
+    handle.end(journaled, true);
+    let record = TransferRecord {
+        kind: TransferKind::Upload {
+            domain: "tenant".into(),
+            resource: "model".into(),
+        },
+        reference: identity,
+        archive: "a.bin".into(),
+        size: 3,
+        digest: [1; 32],
+        created_wall: UnixMillis(created),
+    };
+    clock.0.lock().unwrap().1 = created + 60_000;
+    let again = handle.recover(&record, info);
+    assert!(
+        again.is_ok(),
+        "inside the horizon on the core's clock: {again:?}"
+    );
+    drop(rig);
+    let _ = std::fs::remove_dir_all(&dir);
+}
