@@ -16,7 +16,7 @@ use nervix_driver_support::credentials::Credentials;
 use nervix_driver_support::journal::JournalConfig;
 use nervix_driver_support::journaled::{JournalRefusal, JournaledCommand, Recovery};
 use nervix_loopback::{Loopback, LoopbackConfig};
-use nervix_protocol::client::CommandResult;
+use nervix_protocol::client::{CommandReport, CommandResult, RetainedCommand};
 use nervix_protocol::schema::OutcomeOrigin;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -228,6 +228,36 @@ pub(crate) fn applied(lb: &Loopback, reference: &str) -> usize {
         .iter()
         .filter(|l| l.contains(&needle) && l.contains("(Executed)"))
         .count()
+}
+
+/// Recovers every command of a successor's recovery `list` on `client`, in the order listed:
+/// each inside its retry validity and completed with the outcome recorded when it ran.
+/// `check` looks at each command and its report. Gives the commands' references, in order.
+pub(crate) fn recover_listed<D: Driver>(
+    d: &D,
+    client: &D::Client,
+    list: &Recovery,
+    mut check: impl FnMut(&RetainedCommand, &CommandReport),
+) -> Vec<String> {
+    let mut listed = Vec::new();
+    for c in &list.commands {
+        let JournaledCommand::Repeatable { command, .. } = c else {
+            panic!("inside its retry validity: {c:?}")
+        };
+        listed.push(command.reference.to_string());
+        match d.recover(client, command).unwrap() {
+            CommandResult::Completed(report) => {
+                check(command, &report);
+                assert_eq!(
+                    report.origin(),
+                    Some(OutcomeOrigin::Recovered),
+                    "the outcome recorded when it ran"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    listed
 }
 
 /// How many requests the cluster saw for `reference`.
@@ -984,19 +1014,7 @@ pub fn orphan_adopted_after_sigkill<D: Driver>(via: Via) {
     d.close(stranger, false).unwrap();
     let heir = d.start(config("heir", true)).unwrap();
     let list = d.recovery(&heir).unwrap();
-    let mut listed = Vec::new();
-    for c in &list.commands {
-        let JournaledCommand::Repeatable { command, .. } = c else {
-            panic!("inside its retry validity: {c:?}")
-        };
-        listed.push(command.reference.to_string());
-        match d.recover(&heir, command).unwrap() {
-            CommandResult::Completed(report) => {
-                assert_eq!(report.origin(), Some(OutcomeOrigin::Recovered));
-            }
-            other => panic!("{other:?}"),
-        }
-    }
+    let listed = recover_listed(&d, &heir, &list, |_, _| {});
     assert_eq!(listed, refs, "the dead client's commands, in order");
     for r in &refs {
         assert_eq!(applied(&lb, r), 1, "{r} applied once");

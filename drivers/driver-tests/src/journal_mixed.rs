@@ -12,7 +12,7 @@
 
 use crate::child::{self, Head};
 use crate::dataplane::{batch_of, ingested, WAIT};
-use crate::journal::{applied, journaled, recorded_all, suffix, SENDER};
+use crate::journal::{applied, journaled, recorded_all, recover_listed, suffix, SENDER};
 use crate::journal_transfers::{restore_of, restores_applied, upload_of, Setup, STATEMENT};
 use crate::{completed, Driver, Via};
 use nervix_driver_support::journal::{JournalConfig, TransferKind};
@@ -352,25 +352,10 @@ fn mixed<D: Driver>(via: Via, adopt: bool) {
 
     // Every command, the commit last, in the order written; nothing else (the BEGIN and the
     // statement in the transaction ended at their outcomes).
-    let mut listed = Vec::new();
-    for c in &list.commands {
-        let JournaledCommand::Repeatable { command, .. } = c else {
-            panic!("inside its retry validity: {c:?}")
-        };
-        listed.push(command.reference.to_string());
+    let listed = recover_listed(&d, &successor, &list, |command, report| {
         assert_eq!(command.domain.as_deref(), Some("tenant"));
-        match d.recover(&successor, command).unwrap() {
-            CommandResult::Completed(report) => {
-                assert_eq!(report.reference(), &command.reference);
-                assert_eq!(
-                    report.origin(),
-                    Some(OutcomeOrigin::Recovered),
-                    "the outcome recorded when it ran"
-                );
-            }
-            other => panic!("{other:?}"),
-        }
-    }
+        assert_eq!(report.reference(), &command.reference);
+    });
     assert_eq!(
         listed, left.commands,
         "every command journaled, once, in order"
