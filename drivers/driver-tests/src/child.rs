@@ -3,12 +3,18 @@
 //!
 //! What every child is told starts the same way ([`Head`]: transport, journal directory,
 //! trusted certificate, seeds, one a line); each kind of child adds lines of its own after.
+//! The steps the children share are here too: submitting commands or batches and printing a
+//! line for each ([`submit_commands`], [`submit_batches`]), waiting for the parent's word to go
+//! on ([`told_to_go`]), and waiting to be killed ([`until_killed`]).
 
-use crate::Via;
+use crate::dataplane::batch_of;
+use crate::{Driver, Via};
 use std::io::{BufRead, BufReader};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
+use std::time::Duration;
 
 /// What every child is told first.
 #[derive(Debug, Clone)]
@@ -150,4 +156,54 @@ pub(crate) fn test_args(test: &str) -> Vec<String> {
 /// This test binary.
 pub(crate) fn this_binary() -> PathBuf {
     std::env::current_exe().expect("the test binary's path")
+}
+
+/// Submits `count` commands on `client`, each creating the relay `{relay}_{i}`, and prints
+/// `SUBMITTED <reference>` after each. Gives them, in order.
+pub(crate) fn submit_commands<D: Driver>(
+    d: &D,
+    client: &D::Client,
+    count: usize,
+    relay: &str,
+) -> Vec<D::Pending> {
+    let mut pending = Vec::new();
+    for i in 0..count {
+        let p = d
+            .submit(client, &format!("CREATE RELAY {relay}_{i};"))
+            .unwrap();
+        println!("SUBMITTED {}", D::reference(&p));
+        pending.push(p);
+    }
+    pending
+}
+
+/// Submits one batch of each id of `ids` on `producer`, in order, and prints `{label} <id>`
+/// after each. Gives them, in order.
+pub(crate) fn submit_batches<D: Driver>(
+    d: &D,
+    producer: &D::Producer,
+    ids: Range<u64>,
+    label: &str,
+) -> Vec<D::Batch> {
+    let mut batches = Vec::new();
+    for id in ids {
+        batches.push(
+            d.submit_batch(producer, batch_of::<D>(producer, &[id]))
+                .unwrap(),
+        );
+        println!("{label} {id}");
+    }
+    batches
+}
+
+/// Waits for one line from standard input: the parent's word to go on.
+pub(crate) fn told_to_go() {
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).unwrap();
+}
+
+/// Waits to be killed, at most a minute; `what` (the child) was not killed if it returns.
+pub(crate) fn until_killed(what: &str) -> ! {
+    std::thread::sleep(Duration::from_secs(60));
+    panic!("{what} was not killed");
 }

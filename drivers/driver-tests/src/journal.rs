@@ -116,7 +116,6 @@ pub fn child<D: Driver>() {
     let config = slot_config::<D>(&spec, spec.head.via, |_| {});
     let client = d.start(config).unwrap();
     d.select_domain(&client, Some("tenant")).unwrap();
-    let mut pending = Vec::new();
     if spec.transaction {
         let tx = d.transaction(&client).unwrap().expect("BEGIN completed");
         let r = d.tx_execute(&tx, "CREATE RELAY in_transaction;").unwrap();
@@ -131,19 +130,11 @@ pub fn child<D: Driver>() {
         let p = d.submit(&client, "COMMIT;").unwrap();
         println!("SUBMITTED {}", D::reference(&p));
         println!("ALL SUBMITTED");
-        std::thread::sleep(Duration::from_secs(60));
-        panic!("the journal tests' client process was not killed");
+        child::until_killed("the journal tests' client process");
     }
-    for i in 0..spec.commands {
-        let p = d
-            .submit(&client, &format!("CREATE RELAY journaled_{i};"))
-            .unwrap();
-        println!("SUBMITTED {}", D::reference(&p));
-        pending.push(p);
-    }
+    let _pending = child::submit_commands(&d, &client, spec.commands, "journaled");
     println!("ALL SUBMITTED");
-    std::thread::sleep(Duration::from_secs(60));
-    panic!("the journal tests' client process was not killed");
+    child::until_killed("the journal tests' client process");
 }
 
 /// How the client process is started: a program run with these arguments and [`CHILD`] set,

@@ -65,12 +65,6 @@ fn times_ingested(lb: &Loopback, id: u64) -> usize {
     lb.with_cluster(|c| c.ingested().iter().filter(|b| b[..] == [id]).count())
 }
 
-/// Waits for one line from standard input: the parent's word to go on.
-fn told_to_go() {
-    let mut line = String::new();
-    std::io::stdin().read_line(&mut line).unwrap();
-}
-
 /// The client process: one client with a journal on the journal tests' slot. Told to go each time,
 /// it submits the commands and the batches (the parent has made the cluster's replies lost), then
 /// (replies flow again) runs a command and a batch of a second producer to their outcomes while
@@ -97,25 +91,11 @@ pub fn child<D: Driver>() {
     // records end, and nothing of them may come back after it.
     completed_now(&d, &client, &producer, "DONE", "mixed_done", DONE_BATCH);
     println!("OPENED");
-    told_to_go();
-    let mut pending = Vec::new();
-    for i in 0..COMMANDS {
-        let p = d
-            .submit(&client, &format!("CREATE RELAY mixed_{i};"))
-            .unwrap();
-        println!("SUBMITTED {}", D::reference(&p));
-        pending.push(p);
-    }
-    let mut batches = Vec::new();
-    for id in FIRST_BATCH..FIRST_BATCH + BATCHES {
-        batches.push(
-            d.submit_batch(&producer, batch_of::<D>(&producer, &[id]))
-                .unwrap(),
-        );
-        println!("BATCH {id}");
-    }
+    child::told_to_go();
+    let pending = child::submit_commands(&d, &client, COMMANDS, "mixed");
+    let batches = child::submit_batches(&d, &producer, FIRST_BATCH..FIRST_BATCH + BATCHES, "BATCH");
     println!("PHASE ONE");
-    told_to_go();
+    child::told_to_go();
     // Outcomes read while the commands and batches above are in flight: their records end
     // now, beside the live ones, and nothing of them may come back after the crash.
     completed_now(&d, &client, &second, "MID", "mixed_mid", MID_BATCH);
@@ -125,7 +105,7 @@ pub fn child<D: Driver>() {
         .unwrap();
     assert!(completed(&r), "{r:?}");
     println!("IN TRANSACTION");
-    told_to_go();
+    child::told_to_go();
     let commit = d.submit(&client, "COMMIT;").unwrap();
     println!("COMMIT {}", D::reference(&commit));
     let (mut up, file) = upload_of(&head.dir, UPLOAD);
@@ -136,9 +116,9 @@ pub fn child<D: Driver>() {
         let _ = d.restore(&t, &mut call, &archive);
     }
     println!("GAVE UP");
-    std::thread::sleep(Duration::from_secs(60));
-    drop((pending, batches, commit, tx, second));
-    panic!("the mixed journal test's client process was not killed");
+    // All it left in flight stays so until it is killed.
+    let _in_flight = (pending, batches, commit, tx, second);
+    child::until_killed("the mixed journal test's client process");
 }
 
 /// Runs a command creating `relay` to its outcome and a batch of `id` on `producer` to its

@@ -277,8 +277,7 @@ pub fn child<D: Driver>() {
     let mut call = restore_of(&reference, &archive);
     let _ = d.restore(&t, &mut call, &archive);
     println!("GAVE UP");
-    std::thread::sleep(Duration::from_secs(60));
-    panic!("the journal transfer tests' client process was not killed");
+    child::until_killed("the journal transfer tests' client process");
 }
 
 fn spawn<D: Driver>(spec: String) -> Running {

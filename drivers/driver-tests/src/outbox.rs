@@ -211,19 +211,15 @@ pub fn child<D: Driver>() {
     let producer = d.producer(&client, spec()).unwrap();
     // The parent makes the node's replies lost, then says go.
     println!("OPENED");
-    let mut go = String::new();
-    std::io::stdin().read_line(&mut go).unwrap();
-    let mut pending = Vec::new();
-    for id in FIRST_ID..FIRST_ID + CHILD_BATCHES {
-        pending.push(
-            d.submit_batch(&producer, batch_of::<D>(&producer, &[id]))
-                .unwrap(),
-        );
-        println!("SUBMITTED {id}");
-    }
+    child::told_to_go();
+    let _pending = child::submit_batches(
+        &d,
+        &producer,
+        FIRST_ID..FIRST_ID + CHILD_BATCHES,
+        "SUBMITTED",
+    );
     println!("ALL SUBMITTED");
-    std::thread::sleep(Duration::from_secs(60));
-    panic!("the outbox tests' client process was not killed");
+    child::until_killed("the outbox tests' client process");
 }
 
 /// Issue 19, items 1, 2 and 5 (P-8): a client killed with SIGKILL while one batch was out
