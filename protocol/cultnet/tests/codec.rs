@@ -189,6 +189,34 @@ fn w_4_the_compare_is_raw() {
 }
 
 #[test]
+fn w_4_no_normalization_neither_validates_nor_rewrites_an_id() {
+    // U+2122 and U+33A1 are symbols: compatibility normalization would make them letters
+    // ("TM", "m2") and the id valid; the raw compare refuses them.
+    for symbol in ["\u{2122}", "\u{33A1}", "-\u{2122}-"] {
+        assert!(!is_valid_admitted_message_id(symbol), "{symbol:?}");
+        assert_eq!(
+            decode(&map(&admitted_pairs(symbol))),
+            Err(DecodeError::InvalidMessageId),
+            "{symbol:?}"
+        );
+    }
+    // U+212B (canonically U+00C5), a decomposed letter and padding spaces are decoded and
+    // encoded byte for byte: neither direction composes, decomposes or trims.
+    for id in ["\u{212B}", "e\u{301}", " a ", "\u{3000}a\u{3000}"] {
+        let Frame::WriteAdmitted(a) = decode(&map(&admitted_pairs(id))).unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.message_id.as_bytes(), id.as_bytes(), "{id:?} decoded");
+        let bytes = encode(&Frame::WriteAdmitted(admitted(id, Operation::Put))).unwrap();
+        assert!(
+            bytes.windows(id.len()).any(|w| w == id.as_bytes()),
+            "{id:?} encoded"
+        );
+        assert_eq!(bytes, map(&admitted_pairs(id)), "{id:?} encoded");
+    }
+}
+
+#[test]
 fn w_5_a_lone_surrogate_refuses_the_frame() {
     // U+D800 and U+DC00 written as (invalid) three-byte UTF-8 sequences.
     for id in [&b"\xED\xA0\x80"[..], b"a\xED\xB0\x80", b"\xED\xA0\x80a"] {
