@@ -857,6 +857,56 @@ fn w_30_a_write_on_the_sequenced_channel_is_refused_field_channel() {
     assert_eq!(s.read("notes", "k"), None);
 }
 
+#[test]
+fn w_30_both_reliable_channels_take_writes_and_a_refused_sequenced_write_is_not_remembered() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, Channel::Sequenced, &put("q", doc("k", 1)), 1);
+    s.on_frame(c, Channel::Sequenced, &delete("d", "k"), 1);
+    s.on_frame(c, Channel::ReliableOrdered, &put("q", doc("k", 1)), 1);
+    s.on_frame(c, Channel::ReliableUnordered, &put("u", doc("j", 2)), 1);
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 4, "{got:?}");
+    for (frame, id) in got[..2].iter().zip(["q", "d"]) {
+        let (named, code, _, field) = refusal(frame);
+        assert_eq!(
+            (named.as_deref(), code.as_deref(), field.as_deref()),
+            (Some(id), Some("message_invalid"), Some("channel"))
+        );
+    }
+    // The id refused on the sequenced channel is new to the table when it comes reliably.
+    assert_eq!(got[2], admitted("q", "k"));
+    assert_eq!(got[3], admitted("u", "j"));
+    assert_eq!(s.read("notes", "k"), Some(&[1u8][..]));
+    assert_eq!(s.counters().applied, 2);
+}
+
+#[test]
+fn w_30_an_unreadable_write_on_the_sequenced_channel_is_refused_field_channel_naming_its_id() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    // A put without its document: on a reliable channel it is refused field document; on the
+    // sequenced channel the channel comes first, and the readable id is named.
+    let no_document = raw_map(&[
+        ("schemaVersion", str_bytes(DOCUMENT_PUT_V0)),
+        ("messageId", str_bytes("p")),
+    ]);
+    s.on_frame(c, Channel::Sequenced, &no_document, 1);
+    s.on_frame(c, R, &no_document, 1);
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(
+        refusal(&got[0]),
+        (
+            Some("p".into()),
+            Some("message_invalid".into()),
+            "message_invalid: receipt sessions require the reliable channel".into(),
+            Some("channel".into())
+        )
+    );
+    assert_eq!(refusal(&got[1]).3.as_deref(), Some("document"));
+}
+
 fn forwarder_conn(f: &mut Forwarder, actor: &str) -> ConnId {
     let c = f.connect(actor, 0);
     f.on_frame(c, R, &hello(true), 0);
