@@ -117,6 +117,47 @@ fn raw_map(entries: &[(&str, Vec<u8>)]) -> Vec<u8> {
 }
 
 #[test]
+fn w_2_the_admission_echoes_a_put_and_a_delete_byte_for_byte() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    // Ids a normalizing or trimming server would rewrite, and a record key with its own spaces.
+    let put_id = " e\u{301} ";
+    let delete_id = "\u{212B}";
+    let mut d = doc(" K\u{212B} ", 1);
+    d.schema_id = "notes".to_owned();
+    s.on_frame(c, R, &put(put_id, d), 1);
+    s.on_frame(c, R, &delete(delete_id, " K\u{212B} "), 2);
+    let mut raw = Vec::new();
+    while let Some(o) = s.poll_output(2) {
+        if o.conn == c && !matches!(decode(&o.bytes), Ok(Frame::Hello(_))) {
+            raw.push(o.bytes);
+        }
+    }
+    assert_eq!(raw.len(), 2);
+    let expect = [(put_id, Operation::Put), (delete_id, Operation::Delete)];
+    for (bytes, (id, operation)) in raw.iter().zip(expect) {
+        assert_eq!(
+            decode(bytes).unwrap(),
+            Frame::WriteAdmitted(WriteAdmitted {
+                message_id: id.to_owned(),
+                operation,
+                schema_id: "notes".to_owned(),
+                record_key: " K\u{212B} ".to_owned(),
+            })
+        );
+        let mut id_on_the_wire = str_bytes("messageId");
+        id_on_the_wire.extend(str_bytes(id));
+        assert!(
+            bytes
+                .windows(id_on_the_wire.len())
+                .any(|w| w == id_on_the_wire),
+            "{id:?} byte for byte"
+        );
+    }
+    assert_eq!(s.read("notes", " K\u{212B} "), None, "deleted");
+}
+
+#[test]
 fn w_15_each_write_on_a_receipt_connection_gets_exactly_one_answer_naming_it() {
     let mut s = Server::new(ServerConfig::default());
     s.deny("alice", "locked");
