@@ -285,6 +285,46 @@ fn w_17_a_frame_with_no_readable_id_is_refused_with_a_nil_id() {
     }
 }
 
+/// `frame` with the first occurrence of `from` replaced by `to` (same length).
+fn patched(frame: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    let at = frame
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("the pattern is in the frame");
+    let mut v = frame.to_vec();
+    v[at..at + to.len()].copy_from_slice(to);
+    v
+}
+
+#[test]
+fn w_5_a_write_carrying_a_lone_surrogate_is_refused_and_not_applied() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    // U+D800 written as a three-byte sequence: in the id no id can be read, so the refusal
+    // names none; in the record key the id still reads and is named.
+    let lone = b"a\xED\xA0\x80b";
+    let in_id = patched(&put("XSURR", doc("k", 1)), b"XSURR", lone);
+    let in_key = patched(&put("p2", doc("XSURR", 1)), b"XSURR", lone);
+    s.on_frame(c, R, &in_id, 1);
+    s.on_frame(c, R, &in_key, 1);
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 2, "{got:?}");
+    for (frame, id) in got.iter().zip([None, Some("p2")]) {
+        assert_eq!(
+            refusal(frame),
+            (
+                id.map(str::to_owned),
+                Some("message_invalid".into()),
+                TEXT_UNREADABLE.into(),
+                Some("message".into())
+            )
+        );
+    }
+    assert_eq!(s.read("notes", "k"), None);
+    assert_eq!(s.counters().applied, 0);
+}
+
 #[test]
 fn w_17_a_frame_repeating_message_id_is_refused_with_a_nil_id() {
     let mut s = Server::new(ServerConfig::default());
