@@ -426,6 +426,43 @@ fn w_18_a_batch_gets_one_answer_per_member_in_its_own_name() {
 }
 
 #[test]
+fn w_18_a_batch_refused_alike_is_still_answered_member_by_member() {
+    let mut s = Server::new(ServerConfig::default());
+    s.deny("alice", "locked");
+    let c = receipt_conn(&mut s, "alice");
+    // Five members refused for the same reason, then five deletes admitted alike: no two
+    // identical answers are merged, and each names its own member, in order.
+    for i in 0..5 {
+        let mut d = doc("k", i);
+        d.schema_id = "locked".to_owned();
+        s.on_frame(c, R, &put(&format!("r{i}"), d), 1);
+    }
+    for i in 0..5 {
+        s.on_frame(c, R, &delete(&format!("d{i}"), "k"), 1);
+    }
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 10, "{got:?}");
+    for (i, frame) in got[..5].iter().enumerate() {
+        let (id, code, _, _) = refusal(frame);
+        assert_eq!(
+            (id, code.as_deref()),
+            (Some(format!("r{i}")), Some("write_not_authorized"))
+        );
+    }
+    for (i, frame) in got[5..].iter().enumerate() {
+        assert_eq!(
+            *frame,
+            Frame::WriteAdmitted(WriteAdmitted {
+                message_id: format!("d{i}"),
+                operation: Operation::Delete,
+                schema_id: "notes".to_owned(),
+                record_key: "k".to_owned(),
+            })
+        );
+    }
+}
+
+#[test]
 fn w_19_the_dedupe_key_is_the_transport_actor_with_the_id() {
     let mut s = Server::new(ServerConfig::default());
     // Both hellos claim the same agentId; the transport says who each is.
