@@ -1645,6 +1645,46 @@ fn w_26_a_server_may_keep_an_actors_writes_past_the_session_up_to_its_retention(
     assert_eq!(s.counters().applied, 2);
 }
 
+/// A receipt connection of transport actor `actor` whose hello claims the agent id `claimed`.
+fn claiming_conn(s: &mut Server, actor: &str, claimed: &str) -> ConnId {
+    let c = s.connect(actor, 0);
+    let h = encode(&Frame::Hello(Hello {
+        runtime_id: claimed.to_owned(),
+        runtime_kind: "client".to_owned(),
+        agent_id: Some(claimed.to_owned()),
+        supported_message_versions: Some(vec![WRITE_ADMITTED_V0.to_owned(), ERROR_V1.to_owned()]),
+        ..Hello::default()
+    }))
+    .unwrap();
+    s.on_frame(c, R, &h, 0);
+    assert!(s.is_receipt_connection(c));
+    c
+}
+
+#[test]
+fn w_19_a_claimed_name_never_reaches_another_actors_remembered_writes() {
+    let mut s = retaining(cultnet_receipts::tracker::DEDUPE_RETENTION_MS);
+    first_session(&mut s, 1000);
+    // Bob claims to be alice in his hello and in his document: his s1, with other content, is
+    // his own new write, neither a reuse of alice's id nor a replay of her admission.
+    let b = claiming_conn(&mut s, "bob", "alice");
+    let mut d = doc("j", 3);
+    d.source_agent_id = Some("alice".to_owned());
+    s.on_frame(b, R, &put("s1", d.clone()), 2000);
+    assert_eq!(answers(&mut s, b, 2000), vec![admitted("s1", "j")]);
+    assert_eq!(s.counters().applied, 2);
+    assert_eq!(s.read("notes", "j"), Some(&[3u8][..]));
+    // Alice claiming to be bob still finds her own s1 (replayed, not applied again), and bob's
+    // s1 content is other content for her.
+    let a = claiming_conn(&mut s, "alice", "bob");
+    s.on_frame(a, R, &put("s1", doc("k", 1)), 2001);
+    s.on_frame(a, R, &put("s1", d), 2001);
+    let got = answers(&mut s, a, 2001);
+    assert_eq!(got[0], admitted("s1", "k"));
+    assert_eq!(refusal(&got[1]).3.as_deref(), Some("messageId"));
+    assert_eq!(s.counters().applied, 2);
+}
+
 #[test]
 fn w_26_retained_writes_expire_at_the_retention_and_a_resend_then_is_a_new_write() {
     // A longer configured retention is cut to DEDUPE_RETENTION_MS.
