@@ -686,6 +686,51 @@ fn w_24_the_server_wide_budget_refuses_a_new_write_of_any_session() {
 }
 
 #[test]
+fn w_24_the_reference_bounds_are_1024_entries_and_a_32_mib_budget() {
+    let c = ServerConfig::default();
+    assert_eq!(c.max_entries_per_session, 1024);
+    assert_eq!(c.server_budget_bytes, Some(32 * 1024 * 1024));
+}
+
+#[test]
+fn w_24_past_the_server_budget_a_new_put_or_delete_is_refused_and_remembered_keys_answer() {
+    let mut s = Server::new(ServerConfig {
+        server_budget_bytes: Some(ENTRY_BYTES * 2),
+        ..ServerConfig::default()
+    });
+    let a = receipt_conn(&mut s, "alice");
+    let b = receipt_conn(&mut s, "bob");
+    fill(&mut s, a, 1, "a");
+    s.on_frame(b, R, &put("b0", doc("kb", 1)), 2);
+    assert_eq!(answers(&mut s, b, 2), vec![admitted("b0", "kb")]);
+    let applied = s.counters().applied;
+    s.on_frame(b, R, &put("b1", doc("new", 2)), 3);
+    s.on_frame(b, R, &delete("b2", "kb"), 3);
+    s.on_frame(b, R, &put("b0", doc("kb", 1)), 3);
+    let got = answers(&mut s, b, 3);
+    assert_eq!(got.len(), 3, "{got:?}");
+    for (frame, id) in got[..2].iter().zip(["b1", "b2"]) {
+        assert_eq!(
+            refusal(frame),
+            (
+                Some(id.into()),
+                Some("limit_reached".into()),
+                "limit_reached: the session's remembered-write limit is full".into(),
+                None
+            )
+        );
+        assert!(matches!(frame, Frame::ErrorV1(e) if e.details.is_none()));
+    }
+    // Neither refused write was applied; the remembered key is answered from the table and
+    // the session goes on.
+    assert_eq!(got[2], admitted("b0", "kb"));
+    assert_eq!(s.read("notes", "new"), None);
+    assert_eq!(s.read("notes", "kb"), Some(&[1u8][..]));
+    assert_eq!(s.counters().applied, applied);
+    assert!(s.is_receipt_connection(b));
+}
+
+#[test]
 fn w_25_a_limit_refusal_is_replayed_and_never_becomes_admitted() {
     let mut s = Server::new(ServerConfig {
         server_budget_bytes: Some(ENTRY_BYTES),
