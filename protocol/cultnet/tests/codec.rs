@@ -330,6 +330,54 @@ fn w_6_any_repeated_key_is_malformed_at_any_depth() {
     assert_eq!(decode(&put), Err(DecodeError::DuplicateKey("recordKey")));
 }
 
+// ---- W-32 --------------------------------------------------------------------------------------
+
+#[test]
+fn w_32_a_receipt_carries_no_error_and_an_error_carries_no_admission() {
+    // A write_admitted with any of error.v1's own keys, and an error.v1 with any of
+    // write_admitted's own keys, is neither frame: it does not decode.
+    for (key, value) in [
+        ("error", s("refused")),
+        ("code", s("message_invalid")),
+        ("details", nil()),
+    ] {
+        let mut pairs = admitted_pairs("m-1");
+        pairs.push((key, value));
+        assert_eq!(
+            decode(&map(&pairs)),
+            Err(DecodeError::UnknownKey(key.into())),
+            "write_admitted with {key}"
+        );
+    }
+    for (key, value) in [
+        ("operation", s("put")),
+        ("schemaId", s("notes.v1")),
+        ("recordKey", s("note:1")),
+    ] {
+        let mut pairs = vec![
+            ("schemaVersion", s("cultnet.error.v1")),
+            ("messageId", s("m-1")),
+            ("error", s("message_invalid: document is required")),
+            ("code", s("message_invalid")),
+            ("details", nil()),
+        ];
+        pairs.push((key, value));
+        assert_eq!(
+            decode(&map(&pairs)),
+            Err(DecodeError::UnknownKey(key.into())),
+            "error.v1 with {key}"
+        );
+    }
+    // The two frames are told apart by schemaVersion alone: the admission's keys under the
+    // error's version are not an admission either.
+    let mut swapped = admitted_pairs("m-1");
+    swapped[0].1 = s("cultnet.error.v1");
+    assert!(!matches!(
+        decode(&map(&swapped)),
+        Ok(Frame::WriteAdmitted(_))
+    ));
+}
+
 // ---- W-9 ---------------------------------------------------------------------------------------
 
 fn error_v1_pairs(id: Vec<u8>) -> Vec<(&'static str, Vec<u8>)> {
