@@ -448,6 +448,85 @@ fn a_default_annotated_topic_reads_missing_as_its_default() {
     assert_eq!(s.record("A", "lock"), Some(&json!(true)));
 }
 
+/// A compare-exchange on key 1 and topic `tid`; the result's value object.
+fn cx_on(s: &mut Server, c: ConnId, tid: u64, r: u64, test: Value, value: Value) -> Value {
+    send(
+        s,
+        c,
+        "JSONCompareExchange",
+        json!({"record_id": {"key_id": 1, "topic_id": tid}, "msg_ref": r, "test": test, "value": value}),
+    );
+    texts(s, c).pop().expect("a result")["value"].clone()
+}
+
+fn outcome_of(r: &Value) -> (Value, Value, Value) {
+    (
+        r["success"].clone(),
+        r.get("reason").cloned().unwrap_or(Value::Null),
+        r.get("value").cloned().unwrap_or(Value::Null),
+    )
+}
+
+#[test]
+fn g_50_a_null_value_deletes_so_the_record_reads_missing_again_on_both_kinds_of_topic() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    write(&mut s, c, (1, "A"), (1, "bid"), json!(1));
+    for (tid, name) in [(2, "ask"), (3, "lock")] {
+        send(
+            &mut s,
+            c,
+            "TopicIntroduction",
+            json!({"topic_id": tid, "name": name}),
+        );
+    }
+    out(&mut s, c);
+    let ok = (json!(true), Value::Null, Value::Null);
+    let mismatch = |v: Value| (json!(false), json!("CompareMismatch"), v);
+    // A plain numeric topic: create if absent, then compare-and-delete, which only one of two
+    // readers who saw 7 wins; the record is gone, not stored as 0, and null matches it again.
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 2, 1, Value::Null, json!(7))),
+        ok
+    );
+    assert_eq!(s.record("A", "ask"), Some(&json!(7)));
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 2, 2, json!(7), Value::Null)),
+        ok
+    );
+    assert_eq!(s.record("A", "ask"), None);
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 2, 3, json!(7), Value::Null)),
+        mismatch(Value::Null)
+    );
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 2, 4, json!(0), json!(1))),
+        mismatch(Value::Null)
+    );
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 2, 5, Value::Null, json!(8))),
+        ok
+    );
+    // A default-annotated topic: a deleted record reads as the default again, not as null.
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 3, 6, json!(false), json!(true))),
+        ok
+    );
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 3, 7, json!(true), Value::Null)),
+        ok
+    );
+    assert_eq!(s.record("A", "lock"), None);
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 3, 8, Value::Null, json!(true))),
+        mismatch(json!(false))
+    );
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 3, 9, json!(false), json!(true))),
+        ok
+    );
+}
+
 #[test]
 fn ownership_is_acquired_denies_others_and_is_released() {
     let mut s = Server::new(sample_config());
