@@ -1270,6 +1270,59 @@ fn g_64_start_again_begins_from_a_fresh_state() {
 }
 
 #[test]
+fn g_64_start_again_clears_client_ids_pending_replies_and_the_stop_and_keeps_the_config() {
+    let mut c = with_record();
+    let own = own_record(&mut c);
+    let k2 = c.introduce_key("k2", "A").unwrap();
+    let echo = c.echo().unwrap();
+    let compare = c
+        .compare_exchange(rid(k2, own.topic_id), &Value::Null, &json!(1))
+        .unwrap();
+    c.handle_text(2, r#"{"message_type":"Logoff"}"#);
+    assert!(c.server_logoff());
+    c.start(50, (3, 4));
+    assert_eq!(c.stop_reason(), None);
+    assert!(
+        !c.server_logoff(),
+        "the old session's logoff flag is cleared"
+    );
+    // The configuration (who this client is) is kept; the uuid is the new one.
+    let intro = sent(&mut c);
+    assert_eq!(intro.len(), 1);
+    let v = &intro[0]["value"];
+    assert_eq!(
+        (
+            &v["user"],
+            &v["application"],
+            &v["pid"],
+            &v["working_namespace"]
+        ),
+        (&json!("alice"), &json!("app"), &json!(42), &json!("ns"))
+    );
+    assert_eq!(v["uuid"], json!({"low": 3, "high": 4}));
+    c.handle_text(51, &server_intro(JSON_VERSION, IV));
+    sent(&mut c);
+    events(&mut c);
+    // The client-assigned key map begins again: the old key 2 names nothing now.
+    assert_eq!(c.introduce_key("fresh", "A").unwrap(), 1);
+    assert_eq!(
+        c.compare_exchange(rid(k2, own.topic_id), &Value::Null, &json!(1)),
+        Err(CallError::UnknownId(k2))
+    );
+    // Replies to the old session's echo and compare are not answers on this one.
+    let before = c.counters().unsolicited_replies;
+    c.receive(52, "EchoResponse", json!({"msg_ref": echo}));
+    c.receive(
+        52,
+        "JSONCompareExchangeResult",
+        json!({"msg_ref": compare, "success": true}),
+    );
+    assert!(events(&mut c).is_empty());
+    assert_eq!(c.counters().unsolicited_replies, before + 2);
+    assert!(c.is_running());
+}
+
+#[test]
 fn bounds_an_oversized_message_is_a_violation() {
     let mut c = started(config_with(Limits {
         max_message_bytes: 64,
