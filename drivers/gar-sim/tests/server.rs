@@ -130,6 +130,40 @@ fn another_version_is_refused_with_its_text() {
 }
 
 #[test]
+fn g_8_the_test_server_refuses_a_higher_version_and_takes_its_own() {
+    let own = sample_config().version;
+    for (version, refused) in [(own + 1, true), (u64::MAX, true), (own, false)] {
+        let mut s = Server::new(sample_config());
+        let c = s.connect(0);
+        send(
+            &mut s,
+            c,
+            "Introduction",
+            json!({"version": version, "heartbeat_timeout_interval": 1000, "user": "bob"}),
+        );
+        let v = texts(&mut s, c);
+        if refused {
+            assert_eq!(
+                (
+                    &v[0]["message_type"],
+                    &v[0]["value"]["message"],
+                    &v[0]["value"]["recoverable"]
+                ),
+                (
+                    &json!("Error"),
+                    &json!(format!("Unsupported version from bob: {version}")),
+                    &json!(false)
+                )
+            );
+            assert_eq!(s.ended(c), Some(&EndCause::VersionRefused(version)));
+        } else {
+            assert_eq!(v[0]["message_type"], "Introduction");
+            assert_eq!(s.ended(c), None);
+        }
+    }
+}
+
+#[test]
 fn heartbeats_go_out_every_half_interval_without_replaying_a_backlog() {
     let mut s = Server::new(sample_config());
     let c = s.connect(0);

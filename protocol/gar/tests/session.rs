@@ -282,6 +282,35 @@ fn g_8_a_different_version_is_a_non_recoverable_error() {
 }
 
 #[test]
+fn g_8_a_lower_or_far_version_is_refused_as_well_as_a_higher_one() {
+    for version in [JSON_VERSION - 1, 0, 1, u64::MAX] {
+        let mut c = started(config());
+        c.handle_text(1, &server_intro(version, IV));
+        let ev = events(&mut c);
+        assert_eq!(ev.len(), 2, "{version}: {ev:?}");
+        match &ev[0] {
+            Event::Error(e) => {
+                assert_eq!(
+                    e.message,
+                    format!("Unsupported version from srv: {version}")
+                );
+                assert!(!e.recoverable, "{version}");
+            }
+            other => panic!("{version}: {other:?}"),
+        }
+        assert_eq!(c.stop_reason(), Some(StopReason::Error), "{version}");
+        assert!(!c.is_running());
+    }
+    // The same version is no refusal.
+    let mut c = started(config());
+    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    assert!(c.is_running());
+    assert!(!events(&mut c)
+        .iter()
+        .any(|e| matches!(e, Event::Error(_) | Event::Stopped { .. })));
+}
+
+#[test]
 fn g_9_each_start_introduces_the_uuid_it_was_given() {
     let mut c = Client::new(config());
     c.start(0, (1, 2));
