@@ -779,6 +779,47 @@ fn logoff_is_answered_with_a_close_and_releases_ownership() {
 }
 
 #[test]
+fn g_58_a_close_without_logoff_is_accepted_as_a_clean_end() {
+    use gar_sim::PeerClose;
+    for (close, cause, answer) in [
+        (
+            PeerClose::Code(Some(1000)),
+            EndCause::ClosedCleanly(Some(1000)),
+            vec![Output::Close(Some(1000))],
+        ),
+        (
+            PeerClose::Code(None),
+            EndCause::ClosedCleanly(None),
+            vec![Output::Close(None)],
+        ),
+        (PeerClose::Dropped, EndCause::Dropped, vec![]),
+    ] {
+        let mut s = Server::new(sample_config());
+        let c = open(&mut s);
+        send(
+            &mut s,
+            c,
+            "ActiveOwnership",
+            json!({"ownership_action": "Acquire"}),
+        );
+        write(&mut s, c, (1, "K"), (1, "bid"), json!(1));
+        out(&mut s, c);
+        s.handle_close(c, close);
+        // No Error and no Logoff is owed: the close is answered (when it was a close frame)
+        // and the session ends as it would on a Logoff, its ownership released.
+        assert_eq!(out(&mut s, c), answer, "{close:?}");
+        assert_eq!(s.ended(c), Some(&cause));
+        assert_eq!(s.owner("K"), None, "{close:?}");
+        let d = open(&mut s);
+        write(&mut s, d, (1, "K"), (1, "bid"), json!(2));
+        assert_eq!(s.record("K", "bid"), Some(&json!(2)), "{close:?}");
+        assert!(texts(&mut s, d)
+            .iter()
+            .all(|m| m["message_type"] != "Error"));
+    }
+}
+
+#[test]
 fn server_logoff_sends_logoff_then_closes() {
     let mut s = Server::new(sample_config());
     let c = open(&mut s);
