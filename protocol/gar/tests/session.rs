@@ -257,6 +257,36 @@ fn g_7_the_introduction_carries_every_field() {
 }
 
 #[test]
+fn g_7_each_field_follows_its_config_and_false_flags_are_sent() {
+    assert_eq!(JSON_VERSION, 650_712);
+    for (unique, disconnect) in [(false, false), (true, false), (false, true)] {
+        let mut c = Client::new(Config {
+            heartbeat_timeout_interval: 1234,
+            user: "bob".into(),
+            application: "tool".into(),
+            pid: 7,
+            working_namespace: "other::ns".into(),
+            unique_key_and_record_updates: unique,
+            disconnect_on_write_failure: disconnect,
+            ..Config::default()
+        });
+        c.start(0, (u64::MAX, 0));
+        let m = &sent(&mut c)[0];
+        assert_eq!(m["message_type"], "Introduction");
+        assert_eq!(
+            m["value"],
+            json!({
+                "version": 650712, "heartbeat_timeout_interval": 1234, "user": "bob",
+                "application": "tool", "pid": 7, "uuid": {"low": u64::MAX, "high": 0},
+                "working_namespace": "other::ns", "unique_key_and_record_updates": unique,
+                "disconnect_on_write_failure": disconnect
+            }),
+            "{unique} {disconnect}"
+        );
+    }
+}
+
+#[test]
 fn g_8_a_different_version_is_a_non_recoverable_error() {
     let mut c = started(config());
     c.handle_text(1, &server_intro(JSON_VERSION + 1, IV));
