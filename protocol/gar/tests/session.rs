@@ -558,6 +558,49 @@ fn g_20_server_and_client_id_spaces_are_kept_apart() {
 }
 
 #[test]
+fn g_20_ids_the_client_assigned_are_not_server_ids() {
+    // A record from the server under ids only the client introduced: the maps are out of step.
+    let mut c = ready();
+    let own = own_record(&mut c);
+    sent(&mut c);
+    update(&mut c, own.key_id, own.topic_id, json!(1));
+    assert!(matches!(
+        stopped_with(&mut c).as_slice(),
+        [(StopReason::Error, Some(Violation::UnknownId { .. }))]
+    ));
+    assert!(c.record(own).is_none());
+}
+
+#[test]
+fn g_20_the_same_names_under_both_id_spaces_stay_apart() {
+    let mut c = ready();
+    let own = own_record(&mut c);
+    sent(&mut c);
+    // The server names the same topic and key under its own ids.
+    topic(&mut c, 9, "t");
+    key(&mut c, 8, "k", &["A"]);
+    update(&mut c, 8, 9, json!(5));
+    // The client's ids are unchanged and not re-introduced; the server's are not the client's.
+    assert_eq!(c.introduce_topic("t").unwrap(), own.topic_id);
+    assert_eq!(c.introduce_key("k", "A").unwrap(), own.key_id);
+    assert!(sent(&mut c).is_empty());
+    assert_eq!(
+        c.publish(rid(8, 9), &json!(1), 0),
+        Err(CallError::UnknownId(8))
+    );
+    c.publish(own, &json!(6), 0).unwrap();
+    let out = sent(&mut c);
+    assert_eq!(
+        out[0]["value"]["record_id"],
+        json!({"key_id": own.key_id, "topic_id": own.topic_id})
+    );
+    // The server's record is cached under the server's ids only.
+    assert_eq!(c.record(rid(8, 9)).unwrap().value, Some(json!(5)));
+    assert!(c.record(own).is_none());
+    assert!(c.server_topic(own.topic_id).is_none());
+}
+
+#[test]
 fn g_21_a_known_key_in_a_new_class_sends_an_additive_key_update() {
     let mut c = ready();
     let k = c.introduce_key("k", "A").unwrap();
