@@ -601,6 +601,51 @@ fn g_20_the_same_names_under_both_id_spaces_stay_apart() {
 }
 
 #[test]
+fn g_22_each_id_of_a_topic_publishes_and_receives_under_itself() {
+    let mut c = ready();
+    let relative = c.introduce_topic("x").unwrap();
+    let qualified = c.introduce_topic("ns::x").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    // Asking again for either spelling names the id it already has: nothing is re-introduced.
+    assert_eq!(c.introduce_topic("x").unwrap(), relative);
+    assert_eq!(c.introduce_topic("ns::x").unwrap(), qualified);
+    let intros = sent(&mut c);
+    assert_eq!(
+        intros
+            .iter()
+            .filter(|m| m["message_type"] == "TopicIntroduction")
+            .count(),
+        2
+    );
+    for (id, v) in [(relative, 1), (qualified, 2)] {
+        c.publish(rid(k, id), &json!(v), 0).unwrap();
+        let out = sent(&mut c);
+        assert_eq!(
+            out[0]["value"]["record_id"],
+            json!({"key_id": k, "topic_id": id})
+        );
+    }
+    // From the server, a record under each of its ids for the topic reaches the application
+    // under that id.
+    topic(&mut c, 3, "A::x");
+    topic(&mut c, 4, "ns::A::x");
+    key(&mut c, 5, "k", &["A"]);
+    events(&mut c);
+    update(&mut c, 5, 3, json!(1));
+    update(&mut c, 5, 4, json!(2));
+    let got: Vec<RecordId> = events(&mut c)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Record { record_id, .. } => Some(record_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got, [rid(5, 3), rid(5, 4)]);
+    assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(1)));
+    assert!(c.is_running());
+}
+
+#[test]
 fn g_21_a_known_key_in_a_new_class_sends_an_additive_key_update() {
     let mut c = ready();
     let k = c.introduce_key("k", "A").unwrap();
