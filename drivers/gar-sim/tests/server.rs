@@ -562,6 +562,65 @@ fn g_50_a_null_value_deletes_so_the_record_reads_missing_again_on_both_kinds_of_
 }
 
 #[test]
+fn g_22_the_test_server_takes_the_relative_and_the_qualified_spelling_as_one_topic() {
+    let mut s = Server::new(sample_config());
+    let c = s.connect(0);
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "Introduction",
+            json!({"version": gar_sim::JSON_VERSION, "heartbeat_timeout_interval": 1000,
+                   "user": "u", "application": "a", "uuid": {"low": 1, "high": 2},
+                   "working_namespace": "ns"}),
+        ),
+    );
+    out(&mut s, c);
+    write(&mut s, c, (1, "A"), (1, "bid"), json!(1));
+    send(
+        &mut s,
+        c,
+        "TopicIntroduction",
+        json!({"topic_id": 2, "name": "ns::bid"}),
+    );
+    assert_eq!(s.counters().failed_writes_logged, 0, "no failure");
+    assert_eq!(s.record("A", "bid"), Some(&json!(1)));
+    // A write under either id is a write of the one topic.
+    send(
+        &mut s,
+        c,
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 1, "topic_id": 2}, "value": 2}),
+    );
+    assert_eq!(s.counters().failed_writes_logged, 0, "no failure");
+    assert_eq!(s.record("A", "bid"), Some(&json!(2)));
+    let r = cx_on(&mut s, c, 2, 1, json!(2), json!(3));
+    assert_eq!(r["success"], true);
+    send(
+        &mut s,
+        c,
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 1, "topic_id": 1}, "value": 4}),
+    );
+    assert_eq!(s.record("A", "bid"), Some(&json!(4)));
+    // Another namespace's spelling is another topic, unknown here.
+    send(
+        &mut s,
+        c,
+        "TopicIntroduction",
+        json!({"topic_id": 3, "name": "other::bid"}),
+    );
+    send(
+        &mut s,
+        c,
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 1, "topic_id": 3}, "value": 5}),
+    );
+    assert_eq!(s.counters().failed_writes_logged, 1, "a failed write");
+    assert_eq!(s.record("A", "bid"), Some(&json!(4)));
+}
+
+#[test]
 fn ownership_is_acquired_denies_others_and_is_released() {
     let mut s = Server::new(sample_config());
     let a = open(&mut s);
