@@ -941,6 +941,43 @@ fn g_31_a_record_tick_updates_only_the_stamp() {
     assert!(events(&mut c).is_empty());
 }
 
+#[test]
+fn g_31_a_tick_keeps_a_diagnostic_and_invents_no_value() {
+    let mut c = with_record();
+    diag(&mut c);
+    events(&mut c);
+    c.receive(
+        3,
+        "RecordTick",
+        json!({"record_id": {"key_id": 5, "topic_id": 3}, "tick_time": 77}),
+    );
+    let r = c.record(rid(5, 3)).unwrap();
+    assert_eq!((r.value.clone(), r.tick_time), (None, 77));
+    assert_eq!(r.diagnostic.as_ref().unwrap().reason, "InputMissing");
+    // A tick for a record the client holds no value of gives it none, and tells nobody.
+    topic(&mut c, 4, "other");
+    c.receive(
+        4,
+        "RecordTick",
+        json!({"record_id": {"key_id": 5, "topic_id": 4}, "tick_time": 78}),
+    );
+    assert!(c
+        .record(rid(5, 4))
+        .is_none_or(|r| r.value.is_none() && r.diagnostic.is_none()));
+    // A later tick moves the stamp again, on a record whose value came back.
+    update(&mut c, 5, 3, json!(11));
+    events(&mut c);
+    c.receive(
+        5,
+        "RecordTick",
+        json!({"record_id": {"key_id": 5, "topic_id": 3}, "tick_time": 79}),
+    );
+    let r = c.record(rid(5, 3)).unwrap();
+    assert_eq!((r.value.clone(), r.tick_time), (Some(json!(11)), 79));
+    assert!(events(&mut c).is_empty());
+    assert!(c.is_running());
+}
+
 fn diag(c: &mut Client) {
     c.receive(
         2,
