@@ -397,6 +397,67 @@ fn a_refused_subscription_is_an_error_then_finished_only() {
 }
 
 #[test]
+fn g_41_every_refused_subscribe_is_a_recoverable_error_naming_it_then_finished_alone() {
+    let mut s = Server::new(ServerConfig {
+        max_subscriptions: 2,
+        ..sample_config()
+    });
+    let c = open(&mut s);
+    let w = open(&mut s);
+    let t = json!({"name": "t", "subscription_mode": "Streaming", "class_list": ["Underlier"]});
+    assert_eq!(
+        statuses(&subscribe(&mut s, c, t.clone()))[0],
+        "ProcessingSnapshot"
+    );
+    s.handle_timeout(3);
+    out(&mut s, c);
+    let refusals = [
+        (
+            "u",
+            json!({"name": "u", "subscription_mode": "Snapshot", "class_list": ["Nope"]}),
+            "unknown class",
+        ),
+        ("t", t, "already active"),
+    ];
+    let mut check = |s: &mut Server, name: &str, v: Value, why: &str| {
+        let got = subscribe(s, c, v);
+        assert_eq!(
+            types(&got),
+            ["Error", "SubscriptionStatus"],
+            "{name}: {got:?}"
+        );
+        assert_eq!(got[0]["value"]["recoverable"], true, "{name}");
+        let text = got[0]["value"]["message"].as_str().unwrap_or("");
+        assert!(text.contains(name) && text.contains(why), "{name}: {text}");
+        assert_eq!(
+            got[1]["value"],
+            json!({"name": name, "status": "Finished"}),
+            "{name}"
+        );
+        assert!(s.is_open(c), "{name}");
+    };
+    for (name, v, why) in refusals {
+        check(&mut s, name, v, why);
+    }
+    let _ = subscribe(
+        &mut s,
+        c,
+        json!({"name": "v", "subscription_mode": "Streaming", "class_list": ["Option"]}),
+    );
+    check(
+        &mut s,
+        "x",
+        json!({"name": "x", "subscription_mode": "Streaming"}),
+        "too many",
+    );
+    // The refused duplicate left the first t streaming.
+    s.handle_timeout(6);
+    out(&mut s, c);
+    write(&mut s, w, (7, "NEW"), (7, "ask"), json!(4));
+    assert!(types(&texts(&mut s, c)).contains(&"JSONRecordUpdate".to_owned()));
+}
+
+#[test]
 fn unsubscribe_finishes_a_streaming_subscription() {
     let mut s = Server::new(sample_config());
     let c = open(&mut s);

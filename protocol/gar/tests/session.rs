@@ -1220,6 +1220,39 @@ fn g_41_finished_without_processing_snapshot_is_a_refusal() {
 }
 
 #[test]
+fn g_41_a_refusal_is_judged_per_subscription() {
+    let mut c = ready();
+    let named = |name: &str| Subscribe {
+        name: name.into(),
+        ..sub(false)
+    };
+    c.subscribe(&named("S")).unwrap();
+    c.subscribe(&named("T")).unwrap();
+    events(&mut c);
+    // S has begun its snapshot; T has not: T's Finished is a refusal, S's is an end.
+    status(&mut c, "S", "ProcessingSnapshot");
+    c.receive(
+        2,
+        "Error",
+        json!({"message": "subscription T: unknown class A", "recoverable": true}),
+    );
+    status(&mut c, "T", "Finished");
+    status(&mut c, "S", "Finished");
+    let ev = events(&mut c);
+    assert!(
+        matches!(&ev[0], Event::Status { name, status: Status::ProcessingSnapshot } if name == "S")
+    );
+    assert!(matches!(&ev[1], Event::Error(e) if e.recoverable && e.message.contains('T')));
+    assert_eq!(ev[2], Event::Refused { name: "T".into() });
+    assert!(matches!(&ev[3], Event::Status { name, status: Status::Finished } if name == "S"));
+    assert_eq!(ev.len(), 4, "{ev:?}");
+    assert!(c.is_running());
+    // Both names are free again.
+    c.subscribe(&named("S")).unwrap();
+    c.subscribe(&named("T")).unwrap();
+}
+
+#[test]
 fn g_42_a_snapshot_subscription_is_not_unsubscribed_before_finished() {
     let mut c = ready();
     c.subscribe(&sub(false)).unwrap();
