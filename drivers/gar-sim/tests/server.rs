@@ -419,7 +419,7 @@ fn g_41_every_refused_subscribe_is_a_recoverable_error_naming_it_then_finished_a
         ),
         ("t", t, "already active"),
     ];
-    let mut check = |s: &mut Server, name: &str, v: Value, why: &str| {
+    let check = |s: &mut Server, name: &str, v: Value, why: &str| {
         let got = subscribe(s, c, v);
         assert_eq!(
             types(&got),
