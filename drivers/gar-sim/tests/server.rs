@@ -263,6 +263,49 @@ fn a_snapshot_introduces_topics_and_keys_then_finishes() {
 }
 
 #[test]
+fn g_20_the_test_server_keeps_the_clients_ids_apart_from_its_own() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    // The client's topic 1 is ask and 2 is bid.
+    write(&mut s, c, (1, "AAPL"), (1, "ask"), json!(1.5));
+    write(&mut s, c, (1, "AAPL"), (2, "bid"), json!(2.5));
+    out(&mut s, c);
+    let v = subscribe(
+        &mut s,
+        c,
+        json!({"name": "s", "subscription_mode": "Snapshot", "class_list": ["Underlier"]}),
+    );
+    let server_id = |name: &str| {
+        v.iter()
+            .find(|m| m["message_type"] == "TopicIntroduction" && m["value"]["name"] == name)
+            .unwrap_or_else(|| panic!("{name} introduced"))["value"]["topic_id"]
+            .as_u64()
+            .unwrap()
+    };
+    let (ask, bid) = (server_id("ask"), server_id("bid"));
+    assert_ne!(
+        (ask, bid),
+        (1, 2),
+        "the server numbers its own topics: {v:?}"
+    );
+    let k = &v
+        .iter()
+        .find(|m| m["message_type"] == "BatchUpdate")
+        .expect("a batch")["value"]["keys"][0];
+    assert_eq!(k["topics"][ask.to_string()], json!(1.5));
+    assert_eq!(k["topics"][bid.to_string()], json!(2.5));
+    // The client's own ids still name what the client introduced, whatever the server's mean.
+    send(
+        &mut s,
+        c,
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 1, "topic_id": 1}, "value": 3.5}),
+    );
+    assert_eq!(s.record("AAPL", "ask"), Some(&json!(3.5)));
+    assert_eq!(s.record("AAPL", "bid"), Some(&json!(2.5)));
+}
+
+#[test]
 fn a_known_key_is_not_named_again_in_a_later_batch() {
     let mut s = Server::new(sample_config());
     let c = open(&mut s);
