@@ -411,6 +411,27 @@ fn sf_34_a_legacy_16_byte_watermark_is_read_and_rewritten_in_the_8_kib_form() {
 }
 
 #[test]
+fn sf_34_a_legacy_watermark_at_fsn_0_is_read_and_rewritten_and_a_negative_one_is_not() {
+    let mut files = two((0, 3), (3, 2));
+    files.ack_watermark = Some(encode_legacy_watermark(0).to_vec());
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.watermark, Some(Watermark::Legacy { fsn: 0 }));
+    assert_eq!((r.acked_fsn, r.unacked()), (0, 1..5));
+    let mut dir = MemDir::new();
+    dir.put(slot::ACK_WATERMARK, encode_legacy_watermark(0).to_vec());
+    dir.apply_all(&r.ops);
+    let now = dir.get(slot::ACK_WATERMARK).unwrap();
+    assert_eq!(now.len(), 8192);
+    assert!(matches!(decode_watermark(now), Ok(Watermark::Current(w)) if w.first == 0));
+    // A legacy file naming FSN -1 is no watermark: the lowest segment goes again whole.
+    let mut neg = encode_legacy_watermark(0);
+    neg[8..16].copy_from_slice(&(-1i64).to_le_bytes());
+    files.ack_watermark = Some(neg.to_vec());
+    let r = recover(&files, 0).unwrap();
+    assert_eq!((r.watermark, r.acked_fsn), (None, -1));
+}
+
+#[test]
 fn sf_d4_a_manifest_of_the_wrong_size_is_renamed_corrupt_and_recovery_goes_on() {
     let mut files = two((5, 3), (8, 2));
     files.manifest = Some(vec![0; 100]);
