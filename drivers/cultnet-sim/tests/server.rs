@@ -1090,6 +1090,33 @@ fn peer_answers(f: &mut Forwarder, c: ConnId, now: u64) -> Vec<Frame> {
 }
 
 #[test]
+fn w_30_a_sequenced_write_through_the_forwarder_is_refused_field_channel_under_its_own_id() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
+    let c = forwarder_conn(&mut f, "alice");
+    let _ = peer_answers(&mut f, c, 0);
+    // A valid id, and one no admission could carry: the channel is judged first for both.
+    f.on_frame(c, Channel::Sequenced, &put("seq", doc("k", 1)), 1);
+    f.on_frame(c, Channel::Sequenced, &put("-", doc("j", 1)), 1);
+    f.on_frame(c, Channel::ReliableUnordered, &put("rel", doc("i", 1)), 1);
+    let got = peer_answers(&mut f, c, 1);
+    assert_eq!(got.len(), 3, "{got:?}");
+    for (frame, id) in got[..2].iter().zip(["seq", "-"]) {
+        assert_eq!(
+            refusal(frame),
+            (
+                Some(id.into()),
+                Some("message_invalid".into()),
+                "message_invalid: receipt sessions require the reliable channel".into(),
+                Some("channel".into())
+            )
+        );
+    }
+    assert_eq!(got[2], admitted("rel", "i"));
+    assert_eq!(f.primary_mut().read("notes", "k"), None);
+    assert_eq!(f.primary_mut().read("notes", "j"), None);
+}
+
+#[test]
 fn the_forwarders_outbox_is_bounded_in_bytes_and_what_it_drops_is_counted() {
     let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
     f.set_max_outbox_bytes(1500);
