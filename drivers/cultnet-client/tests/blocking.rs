@@ -117,6 +117,39 @@ fn w_35_a_refusal_over_tcp_names_the_write_and_carries_its_code() {
 }
 
 #[test]
+fn w_24_a_write_past_the_servers_table_over_tcp_is_refused_limit_reached_and_the_session_goes_on() {
+    let server = LoopbackServer::start(LoopbackOptions {
+        config: ServerConfig {
+            max_entries_per_session: 2,
+            ..ServerConfig::default()
+        },
+        ..LoopbackOptions::default()
+    })
+    .expect("server starts");
+    let mut client = connect(&server, 24);
+    for key in ["k1", "k2"] {
+        let w = client
+            .put(doc("s.open", key), WriteMode::Receipt)
+            .expect("put");
+        assert_eq!(w.outcome, Outcome::Admitted);
+    }
+    for key in ["k3", "k4"] {
+        let w = client
+            .put(doc("s.open", key), WriteMode::Receipt)
+            .expect("put");
+        let Outcome::Refused(r) = w.outcome else {
+            panic!("refused expected, got {:?}", w.outcome);
+        };
+        assert_eq!(r.code.as_deref(), Some("limit_reached"));
+        assert_eq!(r.details, None);
+        assert!(!r.attributed_by_count, "the refusal names the write");
+        assert_eq!(stored(&server, "s.open", key), None);
+    }
+    assert!(!client.session_ended());
+    assert_eq!(client.violation(), None);
+}
+
+#[test]
 fn w_36_silence_over_tcp_is_unconfirmed_at_the_receipt_window() {
     let server = receipt_server();
     let mut client = connect(&server, 4);

@@ -117,6 +117,47 @@ fn raw_map(entries: &[(&str, Vec<u8>)]) -> Vec<u8> {
 }
 
 #[test]
+fn w_2_the_admission_echoes_a_put_and_a_delete_byte_for_byte() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    // Ids a normalizing or trimming server would rewrite, and a record key with its own spaces.
+    let put_id = " e\u{301} ";
+    let delete_id = "\u{212B}";
+    let mut d = doc(" K\u{212B} ", 1);
+    d.schema_id = "notes".to_owned();
+    s.on_frame(c, R, &put(put_id, d), 1);
+    s.on_frame(c, R, &delete(delete_id, " K\u{212B} "), 2);
+    let mut raw = Vec::new();
+    while let Some(o) = s.poll_output(2) {
+        if o.conn == c && !matches!(decode(&o.bytes), Ok(Frame::Hello(_))) {
+            raw.push(o.bytes);
+        }
+    }
+    assert_eq!(raw.len(), 2);
+    let expect = [(put_id, Operation::Put), (delete_id, Operation::Delete)];
+    for (bytes, (id, operation)) in raw.iter().zip(expect) {
+        assert_eq!(
+            decode(bytes).unwrap(),
+            Frame::WriteAdmitted(WriteAdmitted {
+                message_id: id.to_owned(),
+                operation,
+                schema_id: "notes".to_owned(),
+                record_key: " K\u{212B} ".to_owned(),
+            })
+        );
+        let mut id_on_the_wire = str_bytes("messageId");
+        id_on_the_wire.extend(str_bytes(id));
+        assert!(
+            bytes
+                .windows(id_on_the_wire.len())
+                .any(|w| w == id_on_the_wire),
+            "{id:?} byte for byte"
+        );
+    }
+    assert_eq!(s.read("notes", " K\u{212B} "), None, "deleted");
+}
+
+#[test]
 fn w_15_each_write_on_a_receipt_connection_gets_exactly_one_answer_naming_it() {
     let mut s = Server::new(ServerConfig::default());
     s.deny("alice", "locked");
@@ -244,6 +285,46 @@ fn w_17_a_frame_with_no_readable_id_is_refused_with_a_nil_id() {
     }
 }
 
+/// `frame` with the first occurrence of `from` replaced by `to` (same length).
+fn patched(frame: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    let at = frame
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("the pattern is in the frame");
+    let mut v = frame.to_vec();
+    v[at..at + to.len()].copy_from_slice(to);
+    v
+}
+
+#[test]
+fn w_5_a_write_carrying_a_lone_surrogate_is_refused_and_not_applied() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    // U+D800 written as a three-byte sequence: in the id no id can be read, so the refusal
+    // names none; in the record key the id still reads and is named.
+    let lone = b"a\xED\xA0\x80b";
+    let in_id = patched(&put("XSURR", doc("k", 1)), b"XSURR", lone);
+    let in_key = patched(&put("p2", doc("XSURR", 1)), b"XSURR", lone);
+    s.on_frame(c, R, &in_id, 1);
+    s.on_frame(c, R, &in_key, 1);
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 2, "{got:?}");
+    for (frame, id) in got.iter().zip([None, Some("p2")]) {
+        assert_eq!(
+            refusal(frame),
+            (
+                id.map(str::to_owned),
+                Some("message_invalid".into()),
+                TEXT_UNREADABLE.into(),
+                Some("message".into())
+            )
+        );
+    }
+    assert_eq!(s.read("notes", "k"), None);
+    assert_eq!(s.counters().applied, 0);
+}
+
 #[test]
 fn w_17_a_frame_repeating_message_id_is_refused_with_a_nil_id() {
     let mut s = Server::new(ServerConfig::default());
@@ -342,6 +423,43 @@ fn w_18_a_batch_gets_one_answer_per_member_in_its_own_name() {
     assert_eq!(got[0], admitted("b1", "k1"));
     assert_eq!(refusal(&got[1]).0.as_deref(), Some("b2"));
     assert_eq!(got[2], admitted("b3", "k3"));
+}
+
+#[test]
+fn w_18_a_batch_refused_alike_is_still_answered_member_by_member() {
+    let mut s = Server::new(ServerConfig::default());
+    s.deny("alice", "locked");
+    let c = receipt_conn(&mut s, "alice");
+    // Five members refused for the same reason, then five deletes admitted alike: no two
+    // identical answers are merged, and each names its own member, in order.
+    for i in 0..5 {
+        let mut d = doc("k", i);
+        d.schema_id = "locked".to_owned();
+        s.on_frame(c, R, &put(&format!("r{i}"), d), 1);
+    }
+    for i in 0..5 {
+        s.on_frame(c, R, &delete(&format!("d{i}"), "k"), 1);
+    }
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 10, "{got:?}");
+    for (i, frame) in got[..5].iter().enumerate() {
+        let (id, code, _, _) = refusal(frame);
+        assert_eq!(
+            (id, code.as_deref()),
+            (Some(format!("r{i}")), Some("write_not_authorized"))
+        );
+    }
+    for (i, frame) in got[5..].iter().enumerate() {
+        assert_eq!(
+            *frame,
+            Frame::WriteAdmitted(WriteAdmitted {
+                message_id: format!("d{i}"),
+                operation: Operation::Delete,
+                schema_id: "notes".to_owned(),
+                record_key: "k".to_owned(),
+            })
+        );
+    }
 }
 
 #[test]
@@ -565,6 +683,51 @@ fn w_24_the_server_wide_budget_refuses_a_new_write_of_any_session() {
     s.drop_connection(a);
     s.on_frame(b, R, &put("b2", doc("k", 1)), 3);
     assert_eq!(answers(&mut s, b, 3), vec![admitted("b2", "k")]);
+}
+
+#[test]
+fn w_24_the_reference_bounds_are_1024_entries_and_a_32_mib_budget() {
+    let c = ServerConfig::default();
+    assert_eq!(c.max_entries_per_session, 1024);
+    assert_eq!(c.server_budget_bytes, Some(32 * 1024 * 1024));
+}
+
+#[test]
+fn w_24_past_the_server_budget_a_new_put_or_delete_is_refused_and_remembered_keys_answer() {
+    let mut s = Server::new(ServerConfig {
+        server_budget_bytes: Some(ENTRY_BYTES * 2),
+        ..ServerConfig::default()
+    });
+    let a = receipt_conn(&mut s, "alice");
+    let b = receipt_conn(&mut s, "bob");
+    fill(&mut s, a, 1, "a");
+    s.on_frame(b, R, &put("b0", doc("kb", 1)), 2);
+    assert_eq!(answers(&mut s, b, 2), vec![admitted("b0", "kb")]);
+    let applied = s.counters().applied;
+    s.on_frame(b, R, &put("b1", doc("new", 2)), 3);
+    s.on_frame(b, R, &delete("b2", "kb"), 3);
+    s.on_frame(b, R, &put("b0", doc("kb", 1)), 3);
+    let got = answers(&mut s, b, 3);
+    assert_eq!(got.len(), 3, "{got:?}");
+    for (frame, id) in got[..2].iter().zip(["b1", "b2"]) {
+        assert_eq!(
+            refusal(frame),
+            (
+                Some(id.into()),
+                Some("limit_reached".into()),
+                "limit_reached: the session's remembered-write limit is full".into(),
+                None
+            )
+        );
+        assert!(matches!(frame, Frame::ErrorV1(e) if e.details.is_none()));
+    }
+    // Neither refused write was applied; the remembered key is answered from the table and
+    // the session goes on.
+    assert_eq!(got[2], admitted("b0", "kb"));
+    assert_eq!(s.read("notes", "new"), None);
+    assert_eq!(s.read("notes", "kb"), Some(&[1u8][..]));
+    assert_eq!(s.counters().applied, applied);
+    assert!(s.is_receipt_connection(b));
 }
 
 #[test]
@@ -857,6 +1020,56 @@ fn w_30_a_write_on_the_sequenced_channel_is_refused_field_channel() {
     assert_eq!(s.read("notes", "k"), None);
 }
 
+#[test]
+fn w_30_both_reliable_channels_take_writes_and_a_refused_sequenced_write_is_not_remembered() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, Channel::Sequenced, &put("q", doc("k", 1)), 1);
+    s.on_frame(c, Channel::Sequenced, &delete("d", "k"), 1);
+    s.on_frame(c, Channel::ReliableOrdered, &put("q", doc("k", 1)), 1);
+    s.on_frame(c, Channel::ReliableUnordered, &put("u", doc("j", 2)), 1);
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 4, "{got:?}");
+    for (frame, id) in got[..2].iter().zip(["q", "d"]) {
+        let (named, code, _, field) = refusal(frame);
+        assert_eq!(
+            (named.as_deref(), code.as_deref(), field.as_deref()),
+            (Some(id), Some("message_invalid"), Some("channel"))
+        );
+    }
+    // The id refused on the sequenced channel is new to the table when it comes reliably.
+    assert_eq!(got[2], admitted("q", "k"));
+    assert_eq!(got[3], admitted("u", "j"));
+    assert_eq!(s.read("notes", "k"), Some(&[1u8][..]));
+    assert_eq!(s.counters().applied, 2);
+}
+
+#[test]
+fn w_30_an_unreadable_write_on_the_sequenced_channel_is_refused_field_channel_naming_its_id() {
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    // A put without its document: on a reliable channel it is refused field document; on the
+    // sequenced channel the channel comes first, and the readable id is named.
+    let no_document = raw_map(&[
+        ("schemaVersion", str_bytes(DOCUMENT_PUT_V0)),
+        ("messageId", str_bytes("p")),
+    ]);
+    s.on_frame(c, Channel::Sequenced, &no_document, 1);
+    s.on_frame(c, R, &no_document, 1);
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(
+        refusal(&got[0]),
+        (
+            Some("p".into()),
+            Some("message_invalid".into()),
+            "message_invalid: receipt sessions require the reliable channel".into(),
+            Some("channel".into())
+        )
+    );
+    assert_eq!(refusal(&got[1]).3.as_deref(), Some("document"));
+}
+
 fn forwarder_conn(f: &mut Forwarder, actor: &str) -> ConnId {
     let c = f.connect(actor, 0);
     f.on_frame(c, R, &hello(true), 0);
@@ -874,6 +1087,33 @@ fn peer_answers(f: &mut Forwarder, c: ConnId, now: u64) -> Vec<Frame> {
         }
     }
     v
+}
+
+#[test]
+fn w_30_a_sequenced_write_through_the_forwarder_is_refused_field_channel_under_its_own_id() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
+    let c = forwarder_conn(&mut f, "alice");
+    let _ = peer_answers(&mut f, c, 0);
+    // A valid id, and one no admission could carry: the channel is judged first for both.
+    f.on_frame(c, Channel::Sequenced, &put("seq", doc("k", 1)), 1);
+    f.on_frame(c, Channel::Sequenced, &put("-", doc("j", 1)), 1);
+    f.on_frame(c, Channel::ReliableUnordered, &put("rel", doc("i", 1)), 1);
+    let got = peer_answers(&mut f, c, 1);
+    assert_eq!(got.len(), 3, "{got:?}");
+    for (frame, id) in got[..2].iter().zip(["seq", "-"]) {
+        assert_eq!(
+            refusal(frame),
+            (
+                Some(id.into()),
+                Some("message_invalid".into()),
+                "message_invalid: receipt sessions require the reliable channel".into(),
+                Some("channel".into())
+            )
+        );
+    }
+    assert_eq!(got[2], admitted("rel", "i"));
+    assert_eq!(f.primary_mut().read("notes", "k"), None);
+    assert_eq!(f.primary_mut().read("notes", "j"), None);
 }
 
 #[test]
@@ -1474,6 +1714,46 @@ fn w_26_a_server_may_keep_an_actors_writes_past_the_session_up_to_its_retention(
     let b = receipt_conn(&mut s, "bob");
     s.on_frame(b, R, &put("s1", doc("j", 3)), last);
     assert_eq!(answers(&mut s, b, last), vec![admitted("s1", "j")]);
+    assert_eq!(s.counters().applied, 2);
+}
+
+/// A receipt connection of transport actor `actor` whose hello claims the agent id `claimed`.
+fn claiming_conn(s: &mut Server, actor: &str, claimed: &str) -> ConnId {
+    let c = s.connect(actor, 0);
+    let h = encode(&Frame::Hello(Hello {
+        runtime_id: claimed.to_owned(),
+        runtime_kind: "client".to_owned(),
+        agent_id: Some(claimed.to_owned()),
+        supported_message_versions: Some(vec![WRITE_ADMITTED_V0.to_owned(), ERROR_V1.to_owned()]),
+        ..Hello::default()
+    }))
+    .unwrap();
+    s.on_frame(c, R, &h, 0);
+    assert!(s.is_receipt_connection(c));
+    c
+}
+
+#[test]
+fn w_19_a_claimed_name_never_reaches_another_actors_remembered_writes() {
+    let mut s = retaining(cultnet_receipts::tracker::DEDUPE_RETENTION_MS);
+    first_session(&mut s, 1000);
+    // Bob claims to be alice in his hello and in his document: his s1, with other content, is
+    // his own new write, neither a reuse of alice's id nor a replay of her admission.
+    let b = claiming_conn(&mut s, "bob", "alice");
+    let mut d = doc("j", 3);
+    d.source_agent_id = Some("alice".to_owned());
+    s.on_frame(b, R, &put("s1", d.clone()), 2000);
+    assert_eq!(answers(&mut s, b, 2000), vec![admitted("s1", "j")]);
+    assert_eq!(s.counters().applied, 2);
+    assert_eq!(s.read("notes", "j"), Some(&[3u8][..]));
+    // Alice claiming to be bob still finds her own s1 (replayed, not applied again), and bob's
+    // s1 content is other content for her.
+    let a = claiming_conn(&mut s, "alice", "bob");
+    s.on_frame(a, R, &put("s1", doc("k", 1)), 2001);
+    s.on_frame(a, R, &put("s1", d), 2001);
+    let got = answers(&mut s, a, 2001);
+    assert_eq!(got[0], admitted("s1", "k"));
+    assert_eq!(refusal(&got[1]).3.as_deref(), Some("messageId"));
     assert_eq!(s.counters().applied, 2);
 }
 

@@ -256,6 +256,9 @@ struct Conn {
     client_interval: u64,
     client_deadline: u64,
     next_beat: u64,
+    /// The working namespace of the client's introduction: a topic name qualified with it
+    /// names the same topic as its relative spelling (G-22).
+    namespace: String,
     client_topics: BTreeMap<u64, String>,
     client_keys: BTreeMap<u64, String>,
     srv_topics: BTreeMap<String, u64>,
@@ -637,6 +640,11 @@ impl Server {
         };
         c.introduced = true;
         c.name = format!("{application} {user} {uuid}");
+        c.namespace = m
+            .get("working_namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
         c.disconnect_on_write_failure = m
             .get("disconnect_on_write_failure")
             .and_then(Value::as_bool)
@@ -670,7 +678,14 @@ impl Server {
         {
             return Err(Fatal("Too many ids introduced".into()));
         }
-        c.client_topics.insert(id, name.to_owned());
+        // The qualified spelling of a topic of the working namespace is that topic: every id a
+        // client introduces for it addresses it.
+        let resolved = name
+            .strip_prefix(c.namespace.as_str())
+            .and_then(|rest| rest.strip_prefix("::"))
+            .filter(|rest| !c.namespace.is_empty() && !rest.is_empty())
+            .unwrap_or(name);
+        c.client_topics.insert(id, resolved.to_owned());
         Ok(())
     }
 

@@ -130,6 +130,40 @@ fn another_version_is_refused_with_its_text() {
 }
 
 #[test]
+fn g_8_the_test_server_refuses_a_higher_version_and_takes_its_own() {
+    let own = sample_config().version;
+    for (version, refused) in [(own + 1, true), (u64::MAX, true), (own, false)] {
+        let mut s = Server::new(sample_config());
+        let c = s.connect(0);
+        send(
+            &mut s,
+            c,
+            "Introduction",
+            json!({"version": version, "heartbeat_timeout_interval": 1000, "user": "bob"}),
+        );
+        let v = texts(&mut s, c);
+        if refused {
+            assert_eq!(
+                (
+                    &v[0]["message_type"],
+                    &v[0]["value"]["message"],
+                    &v[0]["value"]["recoverable"]
+                ),
+                (
+                    &json!("Error"),
+                    &json!(format!("Unsupported version from bob: {version}")),
+                    &json!(false)
+                )
+            );
+            assert_eq!(s.ended(c), Some(&EndCause::VersionRefused(version)));
+        } else {
+            assert_eq!(v[0]["message_type"], "Introduction");
+            assert_eq!(s.ended(c), None);
+        }
+    }
+}
+
+#[test]
 fn heartbeats_go_out_every_half_interval_without_replaying_a_backlog() {
     let mut s = Server::new(sample_config());
     let c = s.connect(0);
@@ -226,6 +260,49 @@ fn a_snapshot_introduces_topics_and_keys_then_finishes() {
     assert_eq!(k["classes"], json!(["Underlier"]));
     assert_eq!(k["topics"][bid.to_string()].to_string(), "1.5");
     assert!(k.get("tick_times").is_none(), "no stamps unless asked");
+}
+
+#[test]
+fn g_20_the_test_server_keeps_the_clients_ids_apart_from_its_own() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    // The client's topic 1 is ask and 2 is bid.
+    write(&mut s, c, (1, "AAPL"), (1, "ask"), json!(1.5));
+    write(&mut s, c, (1, "AAPL"), (2, "bid"), json!(2.5));
+    out(&mut s, c);
+    let v = subscribe(
+        &mut s,
+        c,
+        json!({"name": "s", "subscription_mode": "Snapshot", "class_list": ["Underlier"]}),
+    );
+    let server_id = |name: &str| {
+        v.iter()
+            .find(|m| m["message_type"] == "TopicIntroduction" && m["value"]["name"] == name)
+            .unwrap_or_else(|| panic!("{name} introduced"))["value"]["topic_id"]
+            .as_u64()
+            .unwrap()
+    };
+    let (ask, bid) = (server_id("ask"), server_id("bid"));
+    assert_ne!(
+        (ask, bid),
+        (1, 2),
+        "the server numbers its own topics: {v:?}"
+    );
+    let k = &v
+        .iter()
+        .find(|m| m["message_type"] == "BatchUpdate")
+        .expect("a batch")["value"]["keys"][0];
+    assert_eq!(k["topics"][ask.to_string()], json!(1.5));
+    assert_eq!(k["topics"][bid.to_string()], json!(2.5));
+    // The client's own ids still name what the client introduced, whatever the server's mean.
+    send(
+        &mut s,
+        c,
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 1, "topic_id": 1}, "value": 3.5}),
+    );
+    assert_eq!(s.record("AAPL", "ask"), Some(&json!(3.5)));
+    assert_eq!(s.record("AAPL", "bid"), Some(&json!(2.5)));
 }
 
 #[test]
@@ -363,6 +440,67 @@ fn a_refused_subscription_is_an_error_then_finished_only() {
 }
 
 #[test]
+fn g_41_every_refused_subscribe_is_a_recoverable_error_naming_it_then_finished_alone() {
+    let mut s = Server::new(ServerConfig {
+        max_subscriptions: 2,
+        ..sample_config()
+    });
+    let c = open(&mut s);
+    let w = open(&mut s);
+    let t = json!({"name": "t", "subscription_mode": "Streaming", "class_list": ["Underlier"]});
+    assert_eq!(
+        statuses(&subscribe(&mut s, c, t.clone()))[0],
+        "ProcessingSnapshot"
+    );
+    s.handle_timeout(3);
+    out(&mut s, c);
+    let refusals = [
+        (
+            "u",
+            json!({"name": "u", "subscription_mode": "Snapshot", "class_list": ["Nope"]}),
+            "unknown class",
+        ),
+        ("t", t, "already active"),
+    ];
+    let check = |s: &mut Server, name: &str, v: Value, why: &str| {
+        let got = subscribe(s, c, v);
+        assert_eq!(
+            types(&got),
+            ["Error", "SubscriptionStatus"],
+            "{name}: {got:?}"
+        );
+        assert_eq!(got[0]["value"]["recoverable"], true, "{name}");
+        let text = got[0]["value"]["message"].as_str().unwrap_or("");
+        assert!(text.contains(name) && text.contains(why), "{name}: {text}");
+        assert_eq!(
+            got[1]["value"],
+            json!({"name": name, "status": "Finished"}),
+            "{name}"
+        );
+        assert!(s.is_open(c), "{name}");
+    };
+    for (name, v, why) in refusals {
+        check(&mut s, name, v, why);
+    }
+    let _ = subscribe(
+        &mut s,
+        c,
+        json!({"name": "v", "subscription_mode": "Streaming", "class_list": ["Option"]}),
+    );
+    check(
+        &mut s,
+        "x",
+        json!({"name": "x", "subscription_mode": "Streaming"}),
+        "too many",
+    );
+    // The refused duplicate left the first t streaming.
+    s.handle_timeout(6);
+    out(&mut s, c);
+    write(&mut s, w, (7, "NEW"), (7, "ask"), json!(4));
+    assert!(types(&texts(&mut s, c)).contains(&"JSONRecordUpdate".to_owned()));
+}
+
+#[test]
 fn unsubscribe_finishes_a_streaming_subscription() {
     let mut s = Server::new(sample_config());
     let c = open(&mut s);
@@ -446,6 +584,144 @@ fn a_default_annotated_topic_reads_missing_as_its_default() {
     let r = cx(&mut s, c, 2, json!(false), json!(true));
     assert_eq!(r["success"], true);
     assert_eq!(s.record("A", "lock"), Some(&json!(true)));
+}
+
+/// A compare-exchange on key 1 and topic `tid`; the result's value object.
+fn cx_on(s: &mut Server, c: ConnId, tid: u64, r: u64, test: Value, value: Value) -> Value {
+    send(
+        s,
+        c,
+        "JSONCompareExchange",
+        json!({"record_id": {"key_id": 1, "topic_id": tid}, "msg_ref": r, "test": test, "value": value}),
+    );
+    texts(s, c).pop().expect("a result")["value"].clone()
+}
+
+fn outcome_of(r: &Value) -> (Value, Value, Value) {
+    (
+        r["success"].clone(),
+        r.get("reason").cloned().unwrap_or(Value::Null),
+        r.get("value").cloned().unwrap_or(Value::Null),
+    )
+}
+
+#[test]
+fn g_50_a_null_value_deletes_so_the_record_reads_missing_again_on_both_kinds_of_topic() {
+    let mut s = Server::new(sample_config());
+    let c = open(&mut s);
+    write(&mut s, c, (1, "A"), (1, "bid"), json!(1));
+    for (tid, name) in [(2, "ask"), (3, "lock")] {
+        send(
+            &mut s,
+            c,
+            "TopicIntroduction",
+            json!({"topic_id": tid, "name": name}),
+        );
+    }
+    out(&mut s, c);
+    let ok = (json!(true), Value::Null, Value::Null);
+    let mismatch = |v: Value| (json!(false), json!("CompareMismatch"), v);
+    // A plain numeric topic: create if absent, then compare-and-delete, which only one of two
+    // readers who saw 7 wins; the record is gone, not stored as 0, and null matches it again.
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 2, 1, Value::Null, json!(7))),
+        ok
+    );
+    assert_eq!(s.record("A", "ask"), Some(&json!(7)));
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 2, 2, json!(7), Value::Null)),
+        ok
+    );
+    assert_eq!(s.record("A", "ask"), None);
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 2, 3, json!(7), Value::Null)),
+        mismatch(Value::Null)
+    );
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 2, 4, json!(0), json!(1))),
+        mismatch(Value::Null)
+    );
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 2, 5, Value::Null, json!(8))),
+        ok
+    );
+    // A default-annotated topic: a deleted record reads as the default again, not as null.
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 3, 6, json!(false), json!(true))),
+        ok
+    );
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 3, 7, json!(true), Value::Null)),
+        ok
+    );
+    assert_eq!(s.record("A", "lock"), None);
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 3, 8, Value::Null, json!(true))),
+        mismatch(json!(false))
+    );
+    assert_eq!(
+        outcome_of(&cx_on(&mut s, c, 3, 9, json!(false), json!(true))),
+        ok
+    );
+}
+
+#[test]
+fn g_22_the_test_server_takes_the_relative_and_the_qualified_spelling_as_one_topic() {
+    let mut s = Server::new(sample_config());
+    let c = s.connect(0);
+    s.handle_text(
+        c,
+        0,
+        &msg(
+            "Introduction",
+            json!({"version": gar_sim::JSON_VERSION, "heartbeat_timeout_interval": 1000,
+                   "user": "u", "application": "a", "uuid": {"low": 1, "high": 2},
+                   "working_namespace": "ns"}),
+        ),
+    );
+    out(&mut s, c);
+    write(&mut s, c, (1, "A"), (1, "bid"), json!(1));
+    send(
+        &mut s,
+        c,
+        "TopicIntroduction",
+        json!({"topic_id": 2, "name": "ns::bid"}),
+    );
+    assert_eq!(s.counters().failed_writes_logged, 0, "no failure");
+    assert_eq!(s.record("A", "bid"), Some(&json!(1)));
+    // A write under either id is a write of the one topic.
+    send(
+        &mut s,
+        c,
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 1, "topic_id": 2}, "value": 2}),
+    );
+    assert_eq!(s.counters().failed_writes_logged, 0, "no failure");
+    assert_eq!(s.record("A", "bid"), Some(&json!(2)));
+    let r = cx_on(&mut s, c, 2, 1, json!(2), json!(3));
+    assert_eq!(r["success"], true);
+    send(
+        &mut s,
+        c,
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 1, "topic_id": 1}, "value": 4}),
+    );
+    assert_eq!(s.record("A", "bid"), Some(&json!(4)));
+    // Another namespace's spelling is another topic, unknown here.
+    send(
+        &mut s,
+        c,
+        "TopicIntroduction",
+        json!({"topic_id": 3, "name": "other::bid"}),
+    );
+    send(
+        &mut s,
+        c,
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 1, "topic_id": 3}, "value": 5}),
+    );
+    assert_eq!(s.counters().failed_writes_logged, 1, "a failed write");
+    assert_eq!(s.record("A", "bid"), Some(&json!(4)));
 }
 
 #[test]
@@ -663,6 +939,47 @@ fn logoff_is_answered_with_a_close_and_releases_ownership() {
     assert_eq!(out(&mut s, c), [Output::Close(Some(1000))]);
     assert_eq!(s.ended(c), Some(&EndCause::Logoff));
     assert_eq!(s.owner("K"), None);
+}
+
+#[test]
+fn g_58_a_close_without_logoff_is_accepted_as_a_clean_end() {
+    use gar_sim::PeerClose;
+    for (close, cause, answer) in [
+        (
+            PeerClose::Code(Some(1000)),
+            EndCause::ClosedCleanly(Some(1000)),
+            vec![Output::Close(Some(1000))],
+        ),
+        (
+            PeerClose::Code(None),
+            EndCause::ClosedCleanly(None),
+            vec![Output::Close(None)],
+        ),
+        (PeerClose::Dropped, EndCause::Dropped, vec![]),
+    ] {
+        let mut s = Server::new(sample_config());
+        let c = open(&mut s);
+        send(
+            &mut s,
+            c,
+            "ActiveOwnership",
+            json!({"ownership_action": "Acquire"}),
+        );
+        write(&mut s, c, (1, "K"), (1, "bid"), json!(1));
+        out(&mut s, c);
+        s.handle_close(c, close);
+        // No Error and no Logoff is owed: the close is answered (when it was a close frame)
+        // and the session ends as it would on a Logoff, its ownership released.
+        assert_eq!(out(&mut s, c), answer, "{close:?}");
+        assert_eq!(s.ended(c), Some(&cause));
+        assert_eq!(s.owner("K"), None, "{close:?}");
+        let d = open(&mut s);
+        write(&mut s, d, (1, "K"), (1, "bid"), json!(2));
+        assert_eq!(s.record("K", "bid"), Some(&json!(2)), "{close:?}");
+        assert!(texts(&mut s, d)
+            .iter()
+            .all(|m| m["message_type"] != "Error"));
+    }
 }
 
 #[test]

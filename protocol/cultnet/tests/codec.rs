@@ -189,6 +189,34 @@ fn w_4_the_compare_is_raw() {
 }
 
 #[test]
+fn w_4_no_normalization_neither_validates_nor_rewrites_an_id() {
+    // U+2122 and U+33A1 are symbols: compatibility normalization would make them letters
+    // ("TM", "m2") and the id valid; the raw compare refuses them.
+    for symbol in ["\u{2122}", "\u{33A1}", "-\u{2122}-"] {
+        assert!(!is_valid_admitted_message_id(symbol), "{symbol:?}");
+        assert_eq!(
+            decode(&map(&admitted_pairs(symbol))),
+            Err(DecodeError::InvalidMessageId),
+            "{symbol:?}"
+        );
+    }
+    // U+212B (canonically U+00C5), a decomposed letter and padding spaces are decoded and
+    // encoded byte for byte: neither direction composes, decomposes or trims.
+    for id in ["\u{212B}", "e\u{301}", " a ", "\u{3000}a\u{3000}"] {
+        let Frame::WriteAdmitted(a) = decode(&map(&admitted_pairs(id))).unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.message_id.as_bytes(), id.as_bytes(), "{id:?} decoded");
+        let bytes = encode(&Frame::WriteAdmitted(admitted(id, Operation::Put))).unwrap();
+        assert!(
+            bytes.windows(id.len()).any(|w| w == id.as_bytes()),
+            "{id:?} encoded"
+        );
+        assert_eq!(bytes, map(&admitted_pairs(id)), "{id:?} encoded");
+    }
+}
+
+#[test]
 fn w_5_a_lone_surrogate_refuses_the_frame() {
     // U+D800 and U+DC00 written as (invalid) three-byte UTF-8 sequences.
     for id in [&b"\xED\xA0\x80"[..], b"a\xED\xB0\x80", b"\xED\xA0\x80a"] {
@@ -300,6 +328,54 @@ fn w_6_any_repeated_key_is_malformed_at_any_depth() {
         ("document", doc),
     ]);
     assert_eq!(decode(&put), Err(DecodeError::DuplicateKey("recordKey")));
+}
+
+// ---- W-32 --------------------------------------------------------------------------------------
+
+#[test]
+fn w_32_a_receipt_carries_no_error_and_an_error_carries_no_admission() {
+    // A write_admitted with any of error.v1's own keys, and an error.v1 with any of
+    // write_admitted's own keys, is neither frame: it does not decode.
+    for (key, value) in [
+        ("error", s("refused")),
+        ("code", s("message_invalid")),
+        ("details", nil()),
+    ] {
+        let mut pairs = admitted_pairs("m-1");
+        pairs.push((key, value));
+        assert_eq!(
+            decode(&map(&pairs)),
+            Err(DecodeError::UnknownKey(key.into())),
+            "write_admitted with {key}"
+        );
+    }
+    for (key, value) in [
+        ("operation", s("put")),
+        ("schemaId", s("notes.v1")),
+        ("recordKey", s("note:1")),
+    ] {
+        let mut pairs = vec![
+            ("schemaVersion", s("cultnet.error.v1")),
+            ("messageId", s("m-1")),
+            ("error", s("message_invalid: document is required")),
+            ("code", s("message_invalid")),
+            ("details", nil()),
+        ];
+        pairs.push((key, value));
+        assert_eq!(
+            decode(&map(&pairs)),
+            Err(DecodeError::UnknownKey(key.into())),
+            "error.v1 with {key}"
+        );
+    }
+    // The two frames are told apart by schemaVersion alone: the admission's keys under the
+    // error's version are not an admission either.
+    let mut swapped = admitted_pairs("m-1");
+    swapped[0].1 = s("cultnet.error.v1");
+    assert!(!matches!(
+        decode(&map(&swapped)),
+        Ok(Frame::WriteAdmitted(_))
+    ));
 }
 
 // ---- W-9 ---------------------------------------------------------------------------------------

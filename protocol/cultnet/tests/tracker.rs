@@ -140,6 +140,34 @@ fn w_2_an_admission_that_does_not_echo_the_write_settles_nothing() {
     assert_eq!(outcome(&t, h), Some(Outcome::Admitted));
 }
 
+#[test]
+fn w_2_only_a_byte_for_byte_echo_of_a_delete_admits_it() {
+    let mut t = tracker(Some(true));
+    let (h, _) = t.delete("notes.v1", "k", WriteMode::Receipt).unwrap();
+    t.on_sent(h, 0).unwrap();
+    let Frame::WriteAdmitted(good) = admit(&t, h) else {
+        panic!()
+    };
+    assert_eq!(good.operation, Operation::Delete);
+    let mut as_put = good.clone();
+    as_put.operation = Operation::Put;
+    // Ids equal to the write's after trimming, case folding or a prefix match are other ids.
+    let mut padded = good.clone();
+    padded.message_id = format!(" {} ", good.message_id);
+    let mut upper = good.clone();
+    upper.message_id = good.message_id.to_uppercase();
+    let mut cut = good.clone();
+    cut.message_id.pop();
+    let mut key_padded = good.clone();
+    key_padded.record_key = "k ".into();
+    for bad in [as_put, padded, upper, cut, key_padded] {
+        t.on_frame(&Frame::WriteAdmitted(bad.clone()), 10);
+        assert_eq!(t.state(h), Some(WriteState::InFlight), "{bad:?}");
+    }
+    t.on_frame(&Frame::WriteAdmitted(good), 10);
+    assert_eq!(outcome(&t, h), Some(Outcome::Admitted));
+}
+
 // ---- W-10, W-13, W-39 --------------------------------------------------------------------------
 
 #[test]

@@ -257,6 +257,36 @@ fn g_7_the_introduction_carries_every_field() {
 }
 
 #[test]
+fn g_7_each_field_follows_its_config_and_false_flags_are_sent() {
+    assert_eq!(JSON_VERSION, 650_712);
+    for (unique, disconnect) in [(false, false), (true, false), (false, true)] {
+        let mut c = Client::new(Config {
+            heartbeat_timeout_interval: 1234,
+            user: "bob".into(),
+            application: "tool".into(),
+            pid: 7,
+            working_namespace: "other::ns".into(),
+            unique_key_and_record_updates: unique,
+            disconnect_on_write_failure: disconnect,
+            ..Config::default()
+        });
+        c.start(0, (u64::MAX, 0));
+        let m = &sent(&mut c)[0];
+        assert_eq!(m["message_type"], "Introduction");
+        assert_eq!(
+            m["value"],
+            json!({
+                "version": 650712, "heartbeat_timeout_interval": 1234, "user": "bob",
+                "application": "tool", "pid": 7, "uuid": {"low": u64::MAX, "high": 0},
+                "working_namespace": "other::ns", "unique_key_and_record_updates": unique,
+                "disconnect_on_write_failure": disconnect
+            }),
+            "{unique} {disconnect}"
+        );
+    }
+}
+
+#[test]
 fn g_8_a_different_version_is_a_non_recoverable_error() {
     let mut c = started(config());
     c.handle_text(1, &server_intro(JSON_VERSION + 1, IV));
@@ -279,6 +309,35 @@ fn g_8_a_different_version_is_a_non_recoverable_error() {
         }
     ));
     assert_eq!(c.stop_reason().unwrap().exit_code(), 1);
+}
+
+#[test]
+fn g_8_a_lower_or_far_version_is_refused_as_well_as_a_higher_one() {
+    for version in [JSON_VERSION - 1, 0, 1, u64::MAX] {
+        let mut c = started(config());
+        c.handle_text(1, &server_intro(version, IV));
+        let ev = events(&mut c);
+        assert_eq!(ev.len(), 2, "{version}: {ev:?}");
+        match &ev[0] {
+            Event::Error(e) => {
+                assert_eq!(
+                    e.message,
+                    format!("Unsupported version from srv: {version}")
+                );
+                assert!(!e.recoverable, "{version}");
+            }
+            other => panic!("{version}: {other:?}"),
+        }
+        assert_eq!(c.stop_reason(), Some(StopReason::Error), "{version}");
+        assert!(!c.is_running());
+    }
+    // The same version is no refusal.
+    let mut c = started(config());
+    c.handle_text(1, &server_intro(JSON_VERSION, IV));
+    assert!(c.is_running());
+    assert!(!events(&mut c)
+        .iter()
+        .any(|e| matches!(e, Event::Error(_) | Event::Stopped { .. })));
 }
 
 #[test]
@@ -496,6 +555,94 @@ fn g_20_server_and_client_id_spaces_are_kept_apart() {
         c.publish(rid(1, 1), &json!(1), 0),
         Err(CallError::UnknownId(1))
     );
+}
+
+#[test]
+fn g_20_ids_the_client_assigned_are_not_server_ids() {
+    // A record from the server under ids only the client introduced: the maps are out of step.
+    let mut c = ready();
+    let own = own_record(&mut c);
+    sent(&mut c);
+    update(&mut c, own.key_id, own.topic_id, json!(1));
+    assert!(matches!(
+        stopped_with(&mut c).as_slice(),
+        [(StopReason::Error, Some(Violation::UnknownId { .. }))]
+    ));
+    assert!(c.record(own).is_none());
+}
+
+#[test]
+fn g_20_the_same_names_under_both_id_spaces_stay_apart() {
+    let mut c = ready();
+    let own = own_record(&mut c);
+    sent(&mut c);
+    // The server names the same topic and key under its own ids.
+    topic(&mut c, 9, "t");
+    key(&mut c, 8, "k", &["A"]);
+    update(&mut c, 8, 9, json!(5));
+    // The client's ids are unchanged and not re-introduced; the server's are not the client's.
+    assert_eq!(c.introduce_topic("t").unwrap(), own.topic_id);
+    assert_eq!(c.introduce_key("k", "A").unwrap(), own.key_id);
+    assert!(sent(&mut c).is_empty());
+    assert_eq!(
+        c.publish(rid(8, 9), &json!(1), 0),
+        Err(CallError::UnknownId(8))
+    );
+    c.publish(own, &json!(6), 0).unwrap();
+    let out = sent(&mut c);
+    assert_eq!(
+        out[0]["value"]["record_id"],
+        json!({"key_id": own.key_id, "topic_id": own.topic_id})
+    );
+    // The server's record is cached under the server's ids only.
+    assert_eq!(c.record(rid(8, 9)).unwrap().value, Some(json!(5)));
+    assert!(c.record(own).is_none());
+    assert!(c.server_topic(own.topic_id).is_none());
+}
+
+#[test]
+fn g_22_each_id_of_a_topic_publishes_and_receives_under_itself() {
+    let mut c = ready();
+    let relative = c.introduce_topic("x").unwrap();
+    let qualified = c.introduce_topic("ns::x").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    // Asking again for either spelling names the id it already has: nothing is re-introduced.
+    assert_eq!(c.introduce_topic("x").unwrap(), relative);
+    assert_eq!(c.introduce_topic("ns::x").unwrap(), qualified);
+    let intros = sent(&mut c);
+    assert_eq!(
+        intros
+            .iter()
+            .filter(|m| m["message_type"] == "TopicIntroduction")
+            .count(),
+        2
+    );
+    for (id, v) in [(relative, 1), (qualified, 2)] {
+        c.publish(rid(k, id), &json!(v), 0).unwrap();
+        let out = sent(&mut c);
+        assert_eq!(
+            out[0]["value"]["record_id"],
+            json!({"key_id": k, "topic_id": id})
+        );
+    }
+    // From the server, a record under each of its ids for the topic reaches the application
+    // under that id.
+    topic(&mut c, 3, "A::x");
+    topic(&mut c, 4, "ns::A::x");
+    key(&mut c, 5, "k", &["A"]);
+    events(&mut c);
+    update(&mut c, 5, 3, json!(1));
+    update(&mut c, 5, 4, json!(2));
+    let got: Vec<RecordId> = events(&mut c)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Record { record_id, .. } => Some(record_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got, [rid(5, 3), rid(5, 4)]);
+    assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(1)));
+    assert!(c.is_running());
 }
 
 #[test]
@@ -794,6 +941,43 @@ fn g_31_a_record_tick_updates_only_the_stamp() {
     assert!(events(&mut c).is_empty());
 }
 
+#[test]
+fn g_31_a_tick_keeps_a_diagnostic_and_invents_no_value() {
+    let mut c = with_record();
+    diag(&mut c);
+    events(&mut c);
+    c.receive(
+        3,
+        "RecordTick",
+        json!({"record_id": {"key_id": 5, "topic_id": 3}, "tick_time": 77}),
+    );
+    let r = c.record(rid(5, 3)).unwrap();
+    assert_eq!((r.value.clone(), r.tick_time), (None, 77));
+    assert_eq!(r.diagnostic.as_ref().unwrap().reason, "InputMissing");
+    // A tick for a record the client holds no value of gives it none, and tells nobody.
+    topic(&mut c, 4, "other");
+    c.receive(
+        4,
+        "RecordTick",
+        json!({"record_id": {"key_id": 5, "topic_id": 4}, "tick_time": 78}),
+    );
+    assert!(c
+        .record(rid(5, 4))
+        .is_none_or(|r| r.value.is_none() && r.diagnostic.is_none()));
+    // A later tick moves the stamp again, on a record whose value came back.
+    update(&mut c, 5, 3, json!(11));
+    events(&mut c);
+    c.receive(
+        5,
+        "RecordTick",
+        json!({"record_id": {"key_id": 5, "topic_id": 3}, "tick_time": 79}),
+    );
+    let r = c.record(rid(5, 3)).unwrap();
+    assert_eq!((r.value.clone(), r.tick_time), (Some(json!(11)), 79));
+    assert!(events(&mut c).is_empty());
+    assert!(c.is_running());
+}
+
 fn diag(c: &mut Client) {
     c.receive(
         2,
@@ -1036,6 +1220,39 @@ fn g_41_finished_without_processing_snapshot_is_a_refusal() {
 }
 
 #[test]
+fn g_41_a_refusal_is_judged_per_subscription() {
+    let mut c = ready();
+    let named = |name: &str| Subscribe {
+        name: name.into(),
+        ..sub(false)
+    };
+    c.subscribe(&named("S")).unwrap();
+    c.subscribe(&named("T")).unwrap();
+    events(&mut c);
+    // S has begun its snapshot; T has not: T's Finished is a refusal, S's is an end.
+    status(&mut c, "S", "ProcessingSnapshot");
+    c.receive(
+        2,
+        "Error",
+        json!({"message": "subscription T: unknown class A", "recoverable": true}),
+    );
+    status(&mut c, "T", "Finished");
+    status(&mut c, "S", "Finished");
+    let ev = events(&mut c);
+    assert!(
+        matches!(&ev[0], Event::Status { name, status: Status::ProcessingSnapshot } if name == "S")
+    );
+    assert!(matches!(&ev[1], Event::Error(e) if e.recoverable && e.message.contains('T')));
+    assert_eq!(ev[2], Event::Refused { name: "T".into() });
+    assert!(matches!(&ev[3], Event::Status { name, status: Status::Finished } if name == "S"));
+    assert_eq!(ev.len(), 4, "{ev:?}");
+    assert!(c.is_running());
+    // Both names are free again.
+    c.subscribe(&named("S")).unwrap();
+    c.subscribe(&named("T")).unwrap();
+}
+
+#[test]
 fn g_42_a_snapshot_subscription_is_not_unsubscribed_before_finished() {
     let mut c = ready();
     c.subscribe(&sub(false)).unwrap();
@@ -1267,6 +1484,59 @@ fn g_64_start_again_begins_from_a_fresh_state() {
     c.subscribe(&sub(true)).unwrap();
     assert_eq!(c.stop_reason(), None);
     assert_eq!(c.poll_timeout(), Some(50 + IV / 2));
+}
+
+#[test]
+fn g_64_start_again_clears_client_ids_pending_replies_and_the_stop_and_keeps_the_config() {
+    let mut c = with_record();
+    let own = own_record(&mut c);
+    let k2 = c.introduce_key("k2", "A").unwrap();
+    let echo = c.echo().unwrap();
+    let compare = c
+        .compare_exchange(rid(k2, own.topic_id), &Value::Null, &json!(1))
+        .unwrap();
+    c.handle_text(2, r#"{"message_type":"Logoff"}"#);
+    assert!(c.server_logoff());
+    c.start(50, (3, 4));
+    assert_eq!(c.stop_reason(), None);
+    assert!(
+        !c.server_logoff(),
+        "the old session's logoff flag is cleared"
+    );
+    // The configuration (who this client is) is kept; the uuid is the new one.
+    let intro = sent(&mut c);
+    assert_eq!(intro.len(), 1);
+    let v = &intro[0]["value"];
+    assert_eq!(
+        (
+            &v["user"],
+            &v["application"],
+            &v["pid"],
+            &v["working_namespace"]
+        ),
+        (&json!("alice"), &json!("app"), &json!(42), &json!("ns"))
+    );
+    assert_eq!(v["uuid"], json!({"low": 3, "high": 4}));
+    c.handle_text(51, &server_intro(JSON_VERSION, IV));
+    sent(&mut c);
+    events(&mut c);
+    // The client-assigned key map begins again: the old key 2 names nothing now.
+    assert_eq!(c.introduce_key("fresh", "A").unwrap(), 1);
+    assert_eq!(
+        c.compare_exchange(rid(k2, own.topic_id), &Value::Null, &json!(1)),
+        Err(CallError::UnknownId(k2))
+    );
+    // Replies to the old session's echo and compare are not answers on this one.
+    let before = c.counters().unsolicited_replies;
+    c.receive(52, "EchoResponse", json!({"msg_ref": echo}));
+    c.receive(
+        52,
+        "JSONCompareExchangeResult",
+        json!({"msg_ref": compare, "success": true}),
+    );
+    assert!(events(&mut c).is_empty());
+    assert_eq!(c.counters().unsolicited_replies, before + 2);
+    assert!(c.is_running());
 }
 
 #[test]

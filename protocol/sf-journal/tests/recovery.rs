@@ -362,6 +362,40 @@ fn sf_34_the_watermark_is_optional_and_a_bad_one_is_ignored() {
 }
 
 #[test]
+fn sf_34_without_a_watermark_the_whole_lowest_segment_is_sent_again_then_the_rest() {
+    // No file at all, an empty one, and one whose both records fail their check: each is a
+    // slot without a watermark, so the first connect replays from the lowest segment's base.
+    let mut corrupt = watermark_file(6);
+    corrupt[60] ^= 1;
+    corrupt[4096 + 60] ^= 1;
+    for wm in [None, Some(Vec::new()), Some(corrupt)] {
+        let mut files = two((5, 3), (8, 2));
+        files.ack_watermark = wm.clone();
+        let r = recover(&files, 0).unwrap();
+        assert_eq!(r.watermark, None, "{wm:?}");
+        assert!(r.segments.len() == 2, "nothing is trimmed");
+        let mut ring = Ring::from_recovery(small(), &r);
+        let w = ring.connect(0);
+        assert_eq!(w.fsn_at_zero, 5);
+        let mut sent = Vec::new();
+        while let Some((fsn, loc)) = ring.next_to_send() {
+            sent.push((fsn, loc.file));
+        }
+        let want: Vec<(i64, String)> = (5..10)
+            .map(|f| (f, slot::segment_name(if f < 8 { 1 } else { 2 })))
+            .collect();
+        assert_eq!(sent, want, "{wm:?}");
+    }
+    // With a valid watermark inside the lowest segment, only its unacknowledged tail goes.
+    let mut files = two((5, 3), (8, 2));
+    files.ack_watermark = Some(watermark_file(6));
+    let mut ring = Ring::from_recovery(small(), &recover(&files, 0).unwrap());
+    let _ = ring.connect(0);
+    let fsns: Vec<i64> = std::iter::from_fn(|| ring.next_to_send().map(|(f, _)| f)).collect();
+    assert_eq!(fsns, [7, 8, 9]);
+}
+
+#[test]
 fn sf_34_a_legacy_16_byte_watermark_is_read_and_rewritten_in_the_8_kib_form() {
     let mut files = two((5, 3), (8, 2));
     files.ack_watermark = Some(encode_legacy_watermark(6).to_vec());
@@ -374,6 +408,27 @@ fn sf_34_a_legacy_16_byte_watermark_is_read_and_rewritten_in_the_8_kib_form() {
     let now = dir.get(slot::ACK_WATERMARK).unwrap();
     assert_eq!(now.len(), 8192);
     assert!(matches!(decode_watermark(now), Ok(Watermark::Current(w)) if w.first == 6));
+}
+
+#[test]
+fn sf_34_a_legacy_watermark_at_fsn_0_is_read_and_rewritten_and_a_negative_one_is_not() {
+    let mut files = two((0, 3), (3, 2));
+    files.ack_watermark = Some(encode_legacy_watermark(0).to_vec());
+    let r = recover(&files, 0).unwrap();
+    assert_eq!(r.watermark, Some(Watermark::Legacy { fsn: 0 }));
+    assert_eq!((r.acked_fsn, r.unacked()), (0, 1..5));
+    let mut dir = MemDir::new();
+    dir.put(slot::ACK_WATERMARK, encode_legacy_watermark(0).to_vec());
+    dir.apply_all(&r.ops);
+    let now = dir.get(slot::ACK_WATERMARK).unwrap();
+    assert_eq!(now.len(), 8192);
+    assert!(matches!(decode_watermark(now), Ok(Watermark::Current(w)) if w.first == 0));
+    // A legacy file naming FSN -1 is no watermark: the lowest segment goes again whole.
+    let mut neg = encode_legacy_watermark(0);
+    neg[8..16].copy_from_slice(&(-1i64).to_le_bytes());
+    files.ack_watermark = Some(neg.to_vec());
+    let r = recover(&files, 0).unwrap();
+    assert_eq!((r.watermark, r.acked_fsn), (None, -1));
 }
 
 #[test]

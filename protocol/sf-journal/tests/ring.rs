@@ -73,6 +73,38 @@ fn sf_8_the_wire_sequence_restarts_at_0_on_every_connection() {
 }
 
 #[test]
+fn sf_8_an_ok_counts_from_its_own_connections_zero_and_a_wire_sequence_is_never_a_dedupe_key() {
+    let mut ring = Ring::new(tiny(100));
+    for _ in 0..6 {
+        let _ = ring.append(P, 0).unwrap();
+    }
+    let _ = ring.connect(0);
+    let first: Vec<i64> = std::iter::from_fn(|| ring.next_to_send().map(|(f, _)| f)).collect();
+    assert_eq!(first, [0, 1, 2, 3, 4, 5]);
+    let _ = ring.ok(1).unwrap();
+    assert_eq!(ring.acked_fsn(), 1);
+    ring.disconnect();
+    // The second connection sends the frames it never had acknowledged, from wire sequence 0;
+    // OKs of sequences the first connection already used acknowledge this connection's frames.
+    let w2 = ring.connect(0);
+    let second: Vec<i64> = std::iter::from_fn(|| ring.next_to_send().map(|(f, _)| f)).collect();
+    assert_eq!(second, [2, 3, 4, 5]);
+    assert_eq!((w2.fsn_of(0), w2.fsn_of(3)), (Some(2), Some(5)));
+    let _ = ring.ok(0).unwrap();
+    assert_eq!(ring.acked_fsn(), 2);
+    let _ = ring.ok(1).unwrap();
+    assert_eq!(ring.acked_fsn(), 3);
+    ring.disconnect();
+    // Frames sent but not acknowledged go again on the third connection, under new sequences.
+    let w3 = ring.connect(0);
+    let third: Vec<i64> = std::iter::from_fn(|| ring.next_to_send().map(|(f, _)| f)).collect();
+    assert_eq!(third, [4, 5]);
+    assert_eq!(w3.fsn_of(0), Some(4));
+    let _ = ring.ok(1).unwrap();
+    assert_eq!(ring.acked_fsn(), 5);
+}
+
+#[test]
 fn sf_9_fsn_is_fsn_at_zero_plus_wire_seq_less_the_catch_up_frames() {
     let mut ring = Ring::new(tiny(100));
     let mut dir = MemDir::new();
