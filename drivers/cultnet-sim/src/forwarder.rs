@@ -16,6 +16,8 @@
 //! For a receipt peer the forwarder answers some writes itself, without forwarding them, always
 //! with a refusal (never an admission): an id over 256 bytes or one no write_admitted could
 //! carry (`message_invalid`), and a new id past the peer's id map bounds (`limit_reached`).
+//! A frame from any peer that does not decode is never forwarded; it is refused once, as the
+//! primary refuses one (W-15, W-17: a nil id when its messageId key repeats).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -26,7 +28,9 @@ use cultnet_receipts::frames::{
 use cultnet_receipts::message_id::is_valid_admitted_message_id;
 use cultnet_receipts::{decode, encode, Frame};
 
-use crate::server::{Channel, Commit, ConnId, Outgoing, Refusal, Server, MAX_MESSAGE_ID_BYTES};
+use crate::server::{
+    unreadable, Channel, Commit, ConnId, Outgoing, Refusal, Server, MAX_MESSAGE_ID_BYTES,
+};
 
 /// What one id pair costs against a peer's id-map byte bound besides the two ids' bytes.
 pub const ID_PAIR_OVERHEAD_BYTES: usize = 64;
@@ -42,7 +46,8 @@ pub struct ForwarderCounters {
     pub unrelayable: u64,
     /// Primary answers dropped by the lost-answer fault.
     pub lost: u64,
-    /// Peer frames that did not read or were not writes: not forwarded, not answered.
+    /// Peer frames that read but were neither a hello nor a write: not forwarded, not
+    /// answered (a frame that does not read is refused, and counted in `refused`).
     pub not_forwarded: u64,
     /// Writes not forwarded because the peer's map of forwarded ids was full (in count or in
     /// bytes): each is refused `limit_reached`.
@@ -51,7 +56,8 @@ pub struct ForwarderCounters {
     pub late_hellos: u64,
     /// Frames for peers dropped because the outbox was full.
     pub outbox_dropped: u64,
-    /// Writes the forwarder refused itself, without forwarding them.
+    /// Writes, and frames that did not read, the forwarder refused itself, without
+    /// forwarding them.
     pub refused: u64,
 }
 
@@ -212,7 +218,14 @@ impl Forwarder {
                     })
                 });
             }
-            _ => self.counters.not_forwarded += 1,
+            Ok(_) => self.counters.not_forwarded += 1,
+            Err(e) => {
+                // Refused here as the primary would refuse it, once (W-15, W-17): a frame that
+                // does not decode is never forwarded.
+                let u = unreadable(bytes, &e, p.receipts, channel);
+                p.saw_write |= u.is_write;
+                self.refuse(peer, u.id.as_deref(), u.refusal);
+            }
         }
     }
 
@@ -234,16 +247,16 @@ impl Forwarder {
         }
         // The peer's own id is judged, as the primary would judge it (W-22, W-7).
         if id.len() > MAX_MESSAGE_ID_BYTES {
-            self.refuse(peer, id, Refusal::IdTooLong);
+            self.refuse(peer, Some(id), Refusal::IdTooLong);
             return;
         }
         if channel != Channel::Sequenced && !is_valid_admitted_message_id(id) {
-            self.refuse(peer, id, Refusal::Unreadable);
+            self.refuse(peer, Some(id), Refusal::Unreadable);
             return;
         }
         let Some(fid) = Self::forwarded_id(p, id, &mut self.next_id, max, max_bytes) else {
             self.counters.map_full += 1;
-            self.refuse(peer, id, Refusal::LimitReached);
+            self.refuse(peer, Some(id), Refusal::LimitReached);
             return;
         };
         self.forward(peer, channel, &make(fid), now);
@@ -251,9 +264,9 @@ impl Forwarder {
 
     /// Answers a peer's write with a refusal of the forwarder's own, before anything is
     /// forwarded: error.v1 with the write's id to a receipt peer, error.v0 to a legacy one.
-    fn refuse(&mut self, peer: ConnId, id: &str, refusal: Refusal) {
+    fn refuse(&mut self, peer: ConnId, id: Option<&str>, refusal: Refusal) {
         let receipts = self.peers.get(&peer).is_some_and(|p| p.receipts);
-        match encode(&refusal.frame(receipts, Some(id))) {
+        match encode(&refusal.frame(receipts, id)) {
             Ok(bytes) => {
                 self.counters.refused += 1;
                 self.push_out(Outgoing { conn: peer, bytes });

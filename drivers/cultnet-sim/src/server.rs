@@ -666,45 +666,15 @@ impl Server {
         error: &DecodeError,
         now: u64,
     ) {
-        let p = probe(bytes);
-        let is_write = matches!(
-            p.schema_version.as_deref(),
-            Some(DOCUMENT_PUT_V0 | DOCUMENT_DELETE_V0)
-        );
-        if is_write {
+        let receipts = self.conns[&conn].receipts;
+        let u = unreadable(bytes, error, receipts, channel);
+        if u.is_write {
             self.conns
                 .get_mut(&conn)
                 .expect("checked by the caller")
                 .saw_write = true;
         }
-        // A frame whose messageId key is repeated is malformed, and the id it carries is not
-        // trusted for anything, naming the refusal included: it is answered with a nil id. A
-        // repeat of any other key leaves the one messageId readable, and the refusal names it.
-        let id =
-            if p.message_id_keys == 1 && !matches!(error, DecodeError::DuplicateKey("messageId")) {
-                p.message_id.clone()
-            } else {
-                None
-            };
-        let receipts = self.conns[&conn].receipts;
-        if receipts && channel == Channel::Sequenced && is_write {
-            self.answer(conn, id.as_deref(), Err(Refusal::Channel), None, now);
-            return;
-        }
-        if let Some(i) = &id {
-            if receipts && i.len() > MAX_MESSAGE_ID_BYTES {
-                self.answer(conn, Some(i), Err(Refusal::IdTooLong), None, now);
-                return;
-            }
-        }
-        let refusal = if is_write && p.document_missing {
-            Refusal::DocumentRequired
-        } else if is_write && p.schema_id_missing {
-            Refusal::SchemaIdRequired
-        } else {
-            Refusal::Unreadable
-        };
-        self.answer(conn, id.as_deref(), Err(refusal), None, now);
+        self.answer(conn, u.id.as_deref(), Err(u.refusal), None, now);
     }
 
     fn names_nothing(write: &Write) -> bool {
@@ -1039,4 +1009,54 @@ pub fn str_bytes(s: &str) -> Vec<u8> {
     }
     v.extend(s.as_bytes());
     v
+}
+
+/// How a server answers a frame it cannot decode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unreadable {
+    /// The frame names a put or a delete: a hello after it is late.
+    pub is_write: bool,
+    /// The id the refusal names: none when the messageId key is repeated (the id it carries is
+    /// trusted for nothing, naming the refusal included) or cannot be read.
+    pub id: Option<String>,
+    /// The refusal.
+    pub refusal: Refusal,
+}
+
+/// The answer to `bytes`, which did not decode with `error`, on a receipt connection or not,
+/// arriving on `channel`: every frame that cannot be read is refused once (W-15, W-17).
+pub(crate) fn unreadable(
+    bytes: &[u8],
+    error: &DecodeError,
+    receipts: bool,
+    channel: Channel,
+) -> Unreadable {
+    let p = probe(bytes);
+    let is_write = matches!(
+        p.schema_version.as_deref(),
+        Some(DOCUMENT_PUT_V0 | DOCUMENT_DELETE_V0)
+    );
+    // A repeat of a key other than messageId leaves the one messageId readable, and the
+    // refusal names it.
+    let id = if p.message_id_keys == 1 && !matches!(error, DecodeError::DuplicateKey("messageId")) {
+        p.message_id
+    } else {
+        None
+    };
+    let refusal = if receipts && channel == Channel::Sequenced && is_write {
+        Refusal::Channel
+    } else if receipts && id.as_ref().is_some_and(|i| i.len() > MAX_MESSAGE_ID_BYTES) {
+        Refusal::IdTooLong
+    } else if is_write && p.document_missing {
+        Refusal::DocumentRequired
+    } else if is_write && p.schema_id_missing {
+        Refusal::SchemaIdRequired
+    } else {
+        Refusal::Unreadable
+    };
+    Unreadable {
+        is_write,
+        id,
+        refusal,
+    }
 }

@@ -1657,10 +1657,102 @@ fn w_8_the_forwarder_does_not_forward_a_write_repeating_message_id() {
     repeated.extend(str_bytes("messageId"));
     repeated.extend(str_bytes("second"));
     f.on_frame(c, R, &repeated, 1);
-    assert!(peer_answers(&mut f, c, 1).is_empty());
+    // Not forwarded, and still answered once (W-15): a nil id, since neither id is trusted.
+    let got = peer_answers(&mut f, c, 1);
+    assert_eq!(got.len(), 1, "{got:?}");
+    let (id, code, _, _) = refusal(&got[0]);
+    assert_eq!((id, code.as_deref()), (None, Some("message_invalid")));
     assert_eq!(f.counters().forwarded, 0);
-    assert_eq!(f.counters().not_forwarded, 1);
+    assert_eq!(f.counters().refused, 1);
     assert_eq!(f.primary_mut().read("notes", "k"), None);
+}
+
+/// Frames a server cannot decode: a put repeating messageId, one without its document, one
+/// without its schemaId, a delete repeating another key, and bytes that are no MessagePack map.
+fn unreadable_frames() -> Vec<(&'static str, Vec<u8>)> {
+    let mut repeated_id = put("first", doc("k", 1));
+    repeated_id[0] += 1;
+    repeated_id.extend(str_bytes("messageId"));
+    repeated_id.extend(str_bytes("second"));
+    let mut no_document = vec![0x82];
+    no_document.extend(str_bytes("schemaVersion"));
+    no_document.extend(str_bytes(DOCUMENT_PUT_V0));
+    no_document.extend(str_bytes("messageId"));
+    no_document.extend(str_bytes("w-doc"));
+    let mut no_schema = vec![0x83];
+    no_schema.extend(str_bytes("schemaVersion"));
+    no_schema.extend(str_bytes(DOCUMENT_PUT_V0));
+    no_schema.extend(str_bytes("messageId"));
+    no_schema.extend(str_bytes("w-schema"));
+    no_schema.extend(str_bytes("document"));
+    no_schema.push(0x84);
+    for (k, v) in [("recordKey", "k"), ("storedAt", "t")] {
+        no_schema.extend(str_bytes(k));
+        no_schema.extend(str_bytes(v));
+    }
+    no_schema.extend(str_bytes("payload"));
+    no_schema.push(0x01);
+    let mut repeated_key = vec![0x85];
+    for (k, v) in [
+        ("schemaVersion", DOCUMENT_DELETE_V0),
+        ("messageId", "w-del"),
+        ("schemaId", "notes"),
+        ("recordKey", "k"),
+        ("recordKey", "k2"),
+    ] {
+        repeated_key.extend(str_bytes(k));
+        repeated_key.extend(str_bytes(v));
+    }
+    vec![
+        ("a repeated messageId", repeated_id),
+        ("no document", no_document),
+        ("no schemaId", no_schema),
+        ("a repeated recordKey", repeated_key),
+        ("no map", vec![0xc1, 0x00]),
+    ]
+}
+
+#[test]
+fn w_15_the_forwarder_answers_a_frame_it_cannot_read_once_as_the_primary_would() {
+    for (what, bytes) in unreadable_frames() {
+        for (receipts, channel) in [(true, R), (true, Channel::Sequenced), (false, R)] {
+            let mut direct = Server::new(ServerConfig::default());
+            let d = direct.connect("alice", 0);
+            direct.on_frame(d, R, &hello(receipts), 0);
+            direct.on_frame(d, channel, &bytes, 1);
+            let want = answers(&mut direct, d, 1);
+            assert_eq!(want.len(), 1, "{what}: the primary answers once");
+
+            let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
+            let c = f.connect("alice", 0);
+            f.on_frame(c, R, &hello(receipts), 0);
+            f.on_frame(c, channel, &bytes, 1);
+            let got = peer_answers(&mut f, c, 1);
+            assert_eq!(
+                got, want,
+                "{what}, receipts {receipts}, {channel:?}: one answer, as the primary's"
+            );
+            assert_eq!(f.counters().forwarded, 0, "{what}: nothing forwarded");
+            assert_eq!(f.counters().refused, 1, "{what}: counted as refused");
+        }
+    }
+}
+
+#[test]
+fn w_15_an_unreadable_write_through_the_forwarder_makes_a_later_hello_late() {
+    let (_, bytes) = unreadable_frames().remove(1);
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
+    let c = f.connect("alice", 0);
+    f.on_frame(c, R, &hello(false), 0);
+    f.on_frame(c, R, &bytes, 1);
+    // A hello after a write, readable or not, changes nothing (as at the primary).
+    f.on_frame(c, R, &hello(true), 2);
+    assert_eq!(f.counters().late_hellos, 1);
+    let got = peer_answers(&mut f, c, 2);
+    assert!(
+        matches!(got.as_slice(), [Frame::ErrorV0(_)]),
+        "still a legacy peer: {got:?}"
+    );
 }
 
 fn retaining(retention_ms: u64) -> Server {
