@@ -2129,3 +2129,71 @@ fn w_10_a_hello_after_the_first_write_does_not_change_a_forwarder_peer() {
     assert!(peer_answers(&mut f, c, 2).is_empty(), "still legacy");
     assert_eq!(f.counters().late_hellos, 1);
 }
+
+/// A put that does not decode (no document) under `id`.
+fn put_without_document(id: &str) -> Vec<u8> {
+    let mut b = vec![0x82];
+    b.extend(str_bytes("schemaVersion"));
+    b.extend(str_bytes(DOCUMENT_PUT_V0));
+    b.extend(str_bytes("messageId"));
+    b.extend(str_bytes(id));
+    b
+}
+
+#[test]
+fn w_22_an_unreadable_write_with_an_id_over_256_bytes_is_refused_for_its_id() {
+    for (len, field) in [(256, "document"), (257, "messageId")] {
+        let id = "i".repeat(len);
+        let mut s = Server::new(ServerConfig::default());
+        let c = receipt_conn(&mut s, "alice");
+        s.on_frame(c, R, &put_without_document(&id), 1);
+        let got = answers(&mut s, c, 1);
+        assert_eq!(got.len(), 1);
+        let (named, code, _, f) = refusal(&got[0]);
+        assert_eq!(
+            (code.as_deref(), f.as_deref()),
+            (Some("message_invalid"), Some(field)),
+            "an id of {len} bytes"
+        );
+        assert_eq!(named.as_deref(), Some(id.as_str()), "the refusal names it");
+    }
+}
+
+#[test]
+fn w_17_a_frame_repeating_message_id_is_refused_with_a_nil_id_whatever_fails_first() {
+    // The document is not a map and comes before the second messageId.
+    let mut b = vec![0x84];
+    b.extend(str_bytes("schemaVersion"));
+    b.extend(str_bytes(DOCUMENT_PUT_V0));
+    b.extend(str_bytes("messageId"));
+    b.extend(str_bytes("first"));
+    b.extend(str_bytes("document"));
+    b.push(0x05);
+    b.extend(str_bytes("messageId"));
+    b.extend(str_bytes("second"));
+    let mut s = Server::new(ServerConfig::default());
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &b, 1);
+    let got = answers(&mut s, c, 1);
+    assert_eq!(got.len(), 1);
+    assert_eq!(refusal(&got[0]).0, None, "neither id is named: {got:?}");
+}
+
+#[test]
+fn w_15_a_readable_frame_that_is_no_write_is_neither_forwarded_nor_answered() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 16);
+    let c = forwarder_conn(&mut f, "alice");
+    let _ = peer_answers(&mut f, c, 0);
+    let admitted = encode(&Frame::ErrorV1(ErrorV1 {
+        message_id: Some("x".to_owned()),
+        error: "no".to_owned(),
+        code: None,
+        details: None,
+    }))
+    .unwrap();
+    f.on_frame(c, R, &admitted, 1);
+    f.on_frame(c, R, &admitted, 1);
+    assert!(peer_answers(&mut f, c, 1).is_empty());
+    let n = f.counters();
+    assert_eq!((n.not_forwarded, n.forwarded, n.refused), (2, 0, 0));
+}
