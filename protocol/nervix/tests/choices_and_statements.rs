@@ -752,3 +752,39 @@ fn l_2_one_statement_routes_alone_and_a_fault_after_it_is_still_found() {
         StatementError::SeveralOutsideTransaction
     );
 }
+
+#[test]
+fn q_1_an_exact_format_uses_its_own_wire_schema_target() {
+    let formats = [
+        (WireFormat::Json, ChoiceTarget::WireJsonSchema, "Json"),
+        (WireFormat::Cbor, ChoiceTarget::WireCborSchema, "Cbor"),
+        (WireFormat::Avro, ChoiceTarget::WireAvroSchema, "Avro"),
+    ];
+    let mut seen = Vec::new();
+    for (format, target, name) in formats {
+        assert_eq!(wire_schema_target(format), target, "{format:?}");
+        // The target is the format's own, never the internal schema target.
+        let variant = target.variant_name().unwrap();
+        assert!(
+            variant.starts_with("Wire") && variant.contains(name),
+            "{variant}"
+        );
+        assert_ne!(target, ChoiceTarget::Schema);
+        let ClientRequestT::ChoiceLookupRequest(req) =
+            ChoiceLookup::wire_schemas("tenant", format, "ord", 7)
+                .unwrap()
+                .request()
+        else {
+            panic!()
+        };
+        assert_eq!(req.target, Some(target));
+        assert!(matches!(&req.dependencies[..], [ChoiceSelectionT {
+            value: ChoiceValueT::DomainChoiceReference(d)
+        }] if d.domain == "tenant"));
+        assert_eq!((req.search.as_str(), req.page_size), ("ord", 7));
+        seen.push(target);
+    }
+    seen.sort_by_key(|t| t.0);
+    seen.dedup();
+    assert_eq!(seen.len(), 3, "each format has a distinct target");
+}
