@@ -788,3 +788,43 @@ fn q_1_an_exact_format_uses_its_own_wire_schema_target() {
     seen.dedup();
     assert_eq!(seen.len(), 3, "each format has a distinct target");
 }
+
+#[test]
+fn q_2_a_page_offers_only_the_versions_its_result_carries() {
+    let mut l = ChoiceLookup::completed_resource_versions("t", "bundle", "", 2).unwrap();
+    let version = |v: u64| {
+        ChoiceValueT::ResourceVersionNumber(Box::new(ResourceVersionNumberT { version: v }))
+    };
+    let latest = ChoiceValueT::LatestResourceVersion(Box::default());
+    let first = vec![choice(latest, "latest"), choice(version(3), "v3")];
+    let LookupStep::Page { choices, more } = step(
+        &mut l,
+        outcome(ChoiceStatus::Ready, first.clone(), Some("p2")),
+    ) else {
+        panic!()
+    };
+    assert_eq!((choices, more), (first, true));
+    // The context changed: what the stale pages offered is gone with them.
+    assert_eq!(
+        step(&mut l, outcome(ChoiceStatus::StaleContext, vec![], None)),
+        LookupStep::Restarted
+    );
+    let again = vec![choice(version(2), "v2")];
+    let LookupStep::Page { choices, more } =
+        step(&mut l, outcome(ChoiceStatus::Ready, again.clone(), None))
+    else {
+        panic!()
+    };
+    // Exactly the result's versions, in its order: neither the latest nor version 3, which
+    // the new result does not carry, is offered.
+    assert_eq!((choices, more), (again, false));
+    let LookupStep::Page { choices, more } =
+        step(&mut l, outcome(ChoiceStatus::Ready, vec![], None))
+    else {
+        panic!()
+    };
+    assert!(
+        choices.is_empty() && !more,
+        "an empty result offers nothing"
+    );
+}
