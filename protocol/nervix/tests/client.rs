@@ -264,6 +264,107 @@ fn e_1_one_uuid_v7_reference_per_command_from_the_wall_clock() {
 }
 
 #[test]
+fn e_1_every_command_read_or_not_gets_a_uuid_v7_of_the_wall_clock_of_its_own_call() {
+    let mut r = Rig::new();
+    r.exec("SHOW DOMAINS;");
+    r.open();
+    // Each call carries its own wall clock: the reference is taken from it, not from an
+    // earlier call's or the client's start.
+    let calls = [
+        ("SHOW DOMAINS;", WALL.0 + 1_000),
+        ("CREATE RELAY a;", WALL.0 + 61_000),
+        ("DESCRIBE TRANSACTION;", WALL.0 + 7_200_000),
+    ];
+    let mut refs = Vec::new();
+    for (q, wall) in calls {
+        let h = r.c.execute(r.now, UnixMillis(wall), q).unwrap();
+        r.pump();
+        let (_, sent) = r.last_command();
+        assert_eq!(sent.query, q);
+        assert_eq!(
+            r.c.reference_of(h).map(ExecutionReference::as_str),
+            Some(sent.execution_reference.as_str()),
+            "{q}"
+        );
+        let reference = ExecutionReference::parse(&sent.execution_reference).unwrap();
+        assert_eq!(
+            reference.uuid_v7_millis(),
+            Some(wall),
+            "{q}: a UUIDv7, even for a read"
+        );
+        refs.push(sent.execution_reference);
+    }
+    refs.dedup();
+    assert_eq!(refs.len(), 3, "one reference per logical command");
+}
+
+#[test]
+fn e_1_an_applications_reference_that_is_not_a_current_uuid_v7_is_refused_before_any_effect() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let mut rng = nervix_protocol::rng::Rng::new(3);
+    let not_v7 = ExecutionReference::parse("my-own-1").unwrap();
+    let future = ExecutionReference::new_v7(UnixMillis(WALL.0 + 3_600_000), &mut rng);
+    let past = ExecutionReference::new_v7(UnixMillis(WALL.0 - 3_600_000), &mut rng);
+    for (q, reference) in [
+        ("BEGIN;", not_v7.clone()),
+        ("CREATE RELAY c;", not_v7.clone()),
+        // A time ahead of the client's is no more current than one behind it.
+        ("CREATE RELAY c;", future),
+        ("CREATE RELAY c;", past),
+    ] {
+        let err =
+            r.c.execute_with(r.now, WALL, q, Some(reference.clone()), None)
+                .unwrap_err();
+        assert!(
+            matches!(err, ClientError::Reference(_)),
+            "{q} {reference}: {err:?}"
+        );
+    }
+    r.pump();
+    assert!(
+        r.connects.is_empty() && r.sent.is_empty(),
+        "nothing refused was sent, nor a session opened for it"
+    );
+    assert!(r.events.is_empty(), "nor did it end: {:?}", r.events);
+    // A read alone may carry the application's own reference, and a current UUIDv7 is
+    // taken for anything; each goes out under exactly that reference.
+    let current = ExecutionReference::new_v7(WALL, &mut rng);
+    for (q, reference) in [
+        ("SHOW DOMAINS;", not_v7.clone()),
+        ("CREATE RELAY c;", current),
+    ] {
+        r.c.execute_with(r.now, WALL, q, Some(reference.clone()), None)
+            .unwrap();
+        r.pump();
+        if r.sent.is_empty() {
+            r.open();
+        }
+        let (_, sent) = r.last_command();
+        assert_eq!(
+            (sent.query.as_str(), sent.execution_reference.as_str()),
+            (q, reference.as_str())
+        );
+    }
+    assert_eq!(r.sent.len(), 2);
+    // Inside a transaction, one statement that can persist is enough: a read beside it
+    // does not excuse the reference, in either order.
+    let (mut r, _) = begun();
+    let sent = r.sent.len();
+    for q in [
+        "SHOW DOMAINS; CREATE RELAY c;",
+        "CREATE RELAY c; SHOW DOMAINS;",
+    ] {
+        let err =
+            r.c.execute_with(r.now, WALL, q, Some(not_v7.clone()), None)
+                .unwrap_err();
+        assert!(matches!(err, ClientError::Reference(_)), "{q}: {err:?}");
+    }
+    r.pump();
+    assert_eq!(r.sent.len(), sent, "nothing refused was sent");
+}
+
+#[test]
 fn e_2_every_repetition_sends_the_command_unchanged_under_a_new_identity() {
     let (mut r, sid) = begun();
     append(&mut r, sid, "CREATE RELAY a;", 1, 1);
