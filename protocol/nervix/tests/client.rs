@@ -947,6 +947,61 @@ fn d_2_redirect_without_an_endpoint_backs_off_and_invents_no_address() {
 }
 
 #[test]
+fn d_2_an_attach_redirected_without_the_clients_endpoint_backs_off_and_invents_no_address() {
+    let (mut r, sid) = begun();
+    r.exec("CREATE RELAY a;");
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(
+            id,
+            answer(
+                &cmd.execution_reference,
+                CommandDispositionT::TransactionDetached(Box::new(TransactionDetachedT {
+                    transaction_id: "tx-1".into(),
+                })),
+            ),
+        ),
+    );
+    let (_, attach) = r.last();
+    assert!(matches!(
+        &attach.request,
+        ClientRequestT::AttachTransactionRequest(_)
+    ));
+    // The leader names itself and a console, but no gRPC endpoint, which this client needs.
+    let leader = LeaderRedirectT {
+        leader: Some(Box::new(LeaderEndpointsT {
+            node: "node-2".into(),
+            grpc_uri: None,
+            web_console_uri: Some("https://node-2:8443/".into()),
+        })),
+    };
+    let sent = r.sent.len();
+    r.feed(
+        sid,
+        attach_reply(
+            attach.request_id,
+            AttachDispositionT::LeaderRedirect(Box::new(leader)),
+        ),
+    );
+    r.advance(Duration::from_millis(1));
+    assert_eq!(r.sent.len(), sent, "backs off first");
+    assert!(
+        r.closes.is_empty(),
+        "the session is kept: there is nowhere to go"
+    );
+    r.advance(Duration::from_secs(6));
+    let (again_sid, again) = r.last();
+    assert!(
+        matches!(&again.request, ClientRequestT::AttachTransactionRequest(a) if a.transaction_id == "tx-1"),
+        "then attaches again: {again:?}"
+    );
+    assert_eq!(again_sid, sid);
+    assert_eq!(r.connects.len(), 1, "no address was made up");
+    assert!(r.c.learned_endpoints().is_empty());
+}
+
+#[test]
 fn d_3_learned_endpoints_are_bounded_and_tried_after_a_loss() {
     let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 5);
     cfg.max_learned_endpoints = 2;
