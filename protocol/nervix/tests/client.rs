@@ -1323,6 +1323,60 @@ fn x_1_begin_names_the_selected_domain_and_binds_the_status_identity() {
 }
 
 #[test]
+fn x_1_the_handle_is_the_identity_of_the_begin_outcomes_own_status() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    // A BEGIN that fails binds nothing, even with a status beside it.
+    let failed = r.exec("BEGIN;");
+    let sid = r.open();
+    let (id, begin) = r.last_command();
+    assert_eq!(
+        begin.domain.as_deref(),
+        Some("d1"),
+        "BEGIN names the selected domain"
+    );
+    let mut o = answer(
+        &begin.execution_reference,
+        CommandDispositionT::RequestFailed(Box::default()),
+    );
+    o.transaction = Some(Box::new(status("tx-failed", "d1", 0)));
+    r.feed(sid, outcome_frame(id, o));
+    assert!(matches!(r.result(failed), Some(CommandResult::Failed(_))));
+    assert_eq!(r.c.binding(), &Binding::Unbound);
+    // While BEGIN waits, another command's outcome carrying a status binds nothing.
+    let h = r.exec("BEGIN;");
+    let (begin_id, begin) = r.last_command();
+    let read = r.exec("SHOW DOMAINS;");
+    let (read_id, shown) = r.last_command();
+    let mut o = answer(&shown.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-other", "d1", 4)));
+    r.feed(sid, outcome_frame(read_id, o));
+    assert!(r.result(read).is_some());
+    assert_eq!(r.c.binding(), &Binding::Unbound, "not from another outcome");
+    // The BEGIN's own outcome's status is the handle, identity, domain and position.
+    let mut o = answer(&begin.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-42", "d1", 0)));
+    r.feed(sid, outcome_frame(begin_id, o));
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    let held = r.c.binding().held().expect("bound").clone();
+    assert_eq!(
+        (held.id.as_str(), held.domain.as_str(), held.position),
+        ("tx-42", "d1", 0)
+    );
+    assert!(matches!(r.c.binding(), Binding::Bound(_)));
+    // The handle is what the transaction's requests then go by.
+    r.exec("CREATE RELAY a;");
+    let (_, append) = r.last_command();
+    assert_eq!(
+        (
+            append.domain.as_deref(),
+            append.expected_transaction_position
+        ),
+        (Some("d1"), Some(0))
+    );
+}
+
+#[test]
 fn x_2_appends_carry_the_newest_position_advanced_only_by_outcomes() {
     let (mut r, sid) = begun();
     r.exec("CREATE RELAY a;");
