@@ -1398,6 +1398,56 @@ fn x_2_appends_carry_the_newest_position_advanced_only_by_outcomes() {
 }
 
 #[test]
+fn x_2_the_position_follows_only_the_accepted_count_of_the_held_transactions_statuses() {
+    let (mut r, sid) = begun();
+    let position = |r: &mut Rig, q: &str| {
+        r.exec(q);
+        r.last_command().1.expected_transaction_position
+    };
+    // An outcome with an admission but no status reports no position.
+    let h = r.exec("CREATE RELAY a;");
+    let (id, cmd) = r.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.transaction_admission = Some(Box::new(TransactionOperationAdmissionT {
+        operation: 1,
+        preview: Box::new(preview("tx-1", 1, 1)),
+    }));
+    r.feed(sid, outcome_frame(id, o));
+    assert!(r.result(h).is_some());
+    assert_eq!(
+        position(&mut r, "CREATE RELAY b;"),
+        Some(0),
+        "no status, no advance"
+    );
+    // A status of another transaction says nothing of this one.
+    let (id, cmd) = r.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-9", "d1", 5)));
+    r.feed(sid, outcome_frame(id, o));
+    assert_eq!(
+        position(&mut r, "CREATE RELAY c;"),
+        Some(0),
+        "another transaction's"
+    );
+    // A failed outcome's status reports the position too; the accepted count is taken,
+    // not the applied one.
+    let (id, cmd) = r.last_command();
+    let mut o = answer(
+        &cmd.execution_reference,
+        CommandDispositionT::RequestFailed(Box::default()),
+    );
+    let mut st = status("tx-1", "d1", 3);
+    st.applied_operations = 2;
+    o.transaction = Some(Box::new(st));
+    r.feed(sid, outcome_frame(id, o));
+    assert_eq!(position(&mut r, "CREATE RELAY d;"), Some(3));
+    // A request of several statements carries the position of its first append, a read
+    // in front of it or not.
+    assert_eq!(position(&mut r, "CREATE RELAY e; CREATE RELAY f;"), Some(3));
+    assert_eq!(position(&mut r, "SHOW DOMAINS; CREATE RELAY g;"), Some(3));
+}
+
+#[test]
 fn x_3_an_append_is_accepted_only_by_its_own_outcome() {
     let (mut r, sid) = begun();
     let h = r.exec("CREATE RELAY a;");
