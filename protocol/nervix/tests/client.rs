@@ -1463,6 +1463,79 @@ fn x_3_an_append_is_accepted_only_by_its_own_outcome() {
 }
 
 #[test]
+fn x_3_a_commit_is_reported_only_from_its_own_outcome_never_from_a_committed_status() {
+    let (mut r, sid) = begun();
+    append(&mut r, sid, "CREATE RELAY a;", 1, 7);
+    let h = r.exec("COMMIT;");
+    let (id, commit) = r.last_command();
+    let committed = || {
+        let mut st = status("tx-1", "d1", 1);
+        st.state = TransactionStateT::TransactionCommitted(Box::default());
+        st.applied_operations = 1;
+        st
+    };
+    let not_committed = |r: &Rig, why: &str| {
+        assert!(r.result(h).is_none(), "{why}: the commit is not reported");
+        assert!(
+            !matches!(
+                r.c.binding(),
+                Binding::Finished {
+                    ending: Ending::Committed,
+                    ..
+                }
+            ),
+            "{why}: {:?}",
+            r.c.binding()
+        );
+    };
+    // Another command's outcome says the transaction is COMMITTED with every operation
+    // applied: that is not the commit's outcome.
+    let read = r.exec("SHOW DOMAINS;");
+    let (read_id, shown) = r.last_command();
+    let mut o = answer(&shown.execution_reference, completed());
+    o.transaction = Some(Box::new(committed()));
+    r.feed(sid, outcome_frame(read_id, o));
+    assert!(r.result(read).is_some());
+    not_committed(&r, "a read's status");
+    // The commit is detached; the attach finds the transaction finished as COMMITTED.
+    r.feed(
+        sid,
+        outcome_frame(
+            id,
+            answer(
+                &commit.execution_reference,
+                CommandDispositionT::TransactionDetached(Box::new(TransactionDetachedT {
+                    transaction_id: "tx-1".into(),
+                })),
+            ),
+        ),
+    );
+    let (_, attach) = r.last();
+    assert!(matches!(
+        &attach.request,
+        ClientRequestT::AttachTransactionRequest(_)
+    ));
+    r.feed(
+        sid,
+        attach_reply(
+            attach.request_id,
+            AttachDispositionT::TransactionAlreadyFinished(Box::new(TransactionAlreadyFinishedT {
+                transaction: Box::new(committed()),
+            })),
+        ),
+    );
+    not_committed(&r, "the transaction's final status");
+    // Only the commit's own recorded outcome, under its own reference, reports it.
+    let (again_id, again) = r.last_command();
+    assert_eq!(again, commit, "repeated under its own reference");
+    let mut o = answer(&commit.execution_reference, completed());
+    o.origin = Some(OutcomeOrigin::Recovered);
+    r.feed(sid, outcome_frame(again_id, o));
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    assert_eq!(r.results(h), 1);
+}
+
+#[test]
 fn x_4_commit_carries_the_reviewed_preview_and_never_refreshes_it() {
     let (mut r, sid) = begun();
     append(&mut r, sid, "CREATE RELAY a;", 1, 7);
