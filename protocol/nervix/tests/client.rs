@@ -1566,6 +1566,81 @@ fn x_4_commit_carries_the_reviewed_preview_and_never_refreshes_it() {
     );
 }
 
+/// An inspection of transaction `id` at `position`, whose report's planning basis is `basis`.
+fn inspected(id: &str, position: u64, basis: u8) -> TransactionInspectedT {
+    TransactionInspectedT {
+        transaction: Box::new(status(id, "d1", position)),
+        operation: None,
+        report: Box::new(TransactionImpactReportT {
+            domain: "d1".into(),
+            position,
+            planning_basis: Box::new(FingerprintT {
+                bytes: vec![basis; 32],
+            }),
+            completeness: ImpactCompletenessT::ImpactComplete(Box::default()),
+            operations: vec![],
+            execution_steps: vec![],
+        }),
+    }
+}
+
+#[test]
+fn x_4_an_inspection_of_another_transaction_or_an_older_position_never_refreshes_the_preview() {
+    let (mut r, sid) = begun();
+    append(&mut r, sid, "CREATE RELAY a;", 1, 1);
+    append(&mut r, sid, "CREATE RELAY b;", 2, 7);
+    // Inspections that are not of the held transaction at its current position, each as a
+    // command's outcome and as the answer of an inspection read.
+    for (id, position, basis) in [("tx-9", 2, 9), ("tx-1", 1, 5)] {
+        let h = r.exec("DESCRIBE TRANSACTION;");
+        let (cid, cmd) = r.last_command();
+        let mut o = answer(&cmd.execution_reference, completed());
+        o.transaction = Some(Box::new(status("tx-1", "d1", 2)));
+        o.inspection = Some(Box::new(inspected(id, position, basis)));
+        r.feed(sid, outcome_frame(cid, o));
+        assert!(r.result(h).is_some());
+        let target = if id == "tx-1" {
+            InspectionTargetT::AttachedTransaction(Box::default())
+        } else {
+            InspectionTargetT::TransactionById(Box::new(TransactionByIdT {
+                transaction_id: id.into(),
+            }))
+        };
+        r.c.read(
+            r.now,
+            ClientRequestT::InspectTransactionRequest(Box::new(InspectTransactionRequestT {
+                target,
+                operation: None,
+            })),
+            None,
+        )
+        .unwrap();
+        r.pump();
+        let (_, m) = r.last();
+        assert!(matches!(
+            m.request,
+            ClientRequestT::InspectTransactionRequest(_)
+        ));
+        r.feed(
+            sid,
+            reply(
+                m.request_id,
+                ReplyBodyT::InspectionOutcome(Box::new(InspectionOutcomeT {
+                    disposition: InspectionDispositionT::TransactionInspected(Box::new(inspected(
+                        id, position, basis,
+                    ))),
+                })),
+            ),
+        );
+    }
+    r.exec("COMMIT;");
+    assert_eq!(
+        r.last_command().1.expected_preview.as_deref(),
+        Some(&preview("tx-1", 2, 7)),
+        "the last admission's preview, not an inspection's"
+    );
+}
+
 #[test]
 fn x_5_a_committing_commit_is_repeated_until_its_own_outcome() {
     let (mut r, sid) = begun();
