@@ -824,3 +824,46 @@ fn k_2_an_attachment_end_before_the_attach_reply_is_ignored() {
     r.feed(sid, clock_attached(rid, "d1", paced(2)));
     assert_eq!(shape(&drain(&mut r)), "d1:attached#2");
 }
+
+#[test]
+fn k_2_no_frame_about_an_unfollowed_domain_or_an_ended_attachment_is_applied() {
+    let (mut r, sid) = attached_clock();
+    let ignored = r.c.ignored_clock_frames();
+    // Every kind of frame about a domain the client does not follow.
+    r.feed(sid, clock_observed("d9", paced(5)));
+    r.feed(sid, clock_ticked("d9", 5, 1));
+    r.feed(sid, clock_attachment_ended("d9"));
+    assert_eq!(r.c.ignored_clock_frames(), ignored + 3);
+    assert!(drain(&mut r).is_empty());
+    assert!(!r.c.follows_clock("d9") && r.c.clock("d9").is_none());
+    let d1 = r.c.clock("d1").unwrap();
+    assert_eq!(
+        (d1.clock.unwrap().generation, d1.tick),
+        (3, None),
+        "d1 untouched"
+    );
+    // The attachment's end is its last frame: no state, tick or end after it applies.
+    r.feed(sid, clock_ticked("d1", 3, 1));
+    assert_eq!(shape(&drain(&mut r)), "d1:tick#3.1");
+    r.feed(sid, clock_attachment_ended("d1"));
+    assert_eq!(shape(&drain(&mut r)), "d1:ended:DomainRemoved");
+    let ignored = r.c.ignored_clock_frames();
+    r.feed(sid, clock_observed("d1", paced(4)));
+    r.feed(sid, clock_ticked("d1", 4, 1));
+    r.feed(sid, clock_ticked("d1", 3, 2));
+    r.feed(sid, clock_attachment_ended("d1"));
+    assert_eq!(r.c.ignored_clock_frames(), ignored + 4);
+    assert!(drain(&mut r).is_empty());
+    assert!(!r.c.follows_clock("d1") && r.c.clock("d1").is_none());
+    // Following it again is a new attachment: nothing applies before its attach reply, and
+    // nothing of the ended one comes back.
+    r.c.follow_clock(r.now, "d1").unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(sid, clock_ticked("d1", 3, 3));
+    r.feed(sid, clock_observed("d1", paced(6)));
+    assert!(drain(&mut r).is_empty());
+    r.feed(sid, clock_attached(rid, "d1", paced(6)));
+    assert_eq!(shape(&drain(&mut r)), "d1:attached#6");
+    assert_eq!(r.c.clock("d1").unwrap().tick, None);
+}
