@@ -750,6 +750,44 @@ fn a_7_redirects_and_reconnects_share_one_deadline_and_reference() {
 }
 
 #[test]
+fn a_7_the_deadline_a_driver_bounds_its_wait_by_is_the_backups_own() {
+    let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    config.call_timeout = Duration::from_secs(1);
+    config.backup_wait = Duration::from_secs(120);
+    let mut r = Rig::with(config);
+    r.advance(Duration::from_secs(3));
+    let backup = r.c.execute(r.now, WALL, "BACKUP").unwrap();
+    let other = r.c.execute(r.now, WALL, "SHOW DOMAINS;").unwrap();
+    let own =
+        r.c.execute_with(r.now, WALL, "BACKUP", None, Some(Duration::from_secs(9)))
+            .unwrap();
+    assert_eq!(
+        r.c.command_deadline(backup),
+        Some(r.now + Duration::from_secs(120))
+    );
+    assert_eq!(
+        r.c.command_deadline(other),
+        Some(r.now + Duration::from_secs(1))
+    );
+    assert_eq!(
+        r.c.command_deadline(own),
+        Some(r.now + Duration::from_secs(9))
+    );
+    // It does not move with the attempts: a session lost and another opened keep it.
+    let s1 = r.open();
+    r.c.handle_closed(r.now, s1);
+    r.advance(Duration::from_secs(6));
+    r.open();
+    assert_eq!(
+        r.c.command_deadline(backup),
+        Some(Timestamp::ZERO + Duration::from_secs(123))
+    );
+    // An ended command has none.
+    assert!(r.result(other).is_some());
+    assert_eq!(r.c.command_deadline(other), None);
+}
+
+#[test]
 fn a_7_a_domains_quiesce_timeout_is_not_the_commands_wait() {
     // A quiesce timeout shorter than the wait, and one longer: neither is the wait, and
     // each reaches the server unchanged in the statement.
