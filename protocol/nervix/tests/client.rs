@@ -1642,6 +1642,72 @@ fn x_4_an_inspection_of_another_transaction_or_an_older_position_never_refreshes
 }
 
 #[test]
+fn x_4_an_inspection_of_the_attached_transaction_at_its_current_position_is_the_reviewed_preview() {
+    // As an inspection read's answer, and as a DESCRIBE TRANSACTION command's outcome.
+    for by_read in [true, false] {
+        let (mut r, sid) = begun();
+        append(&mut r, sid, "CREATE RELAY a;", 1, 1);
+        append(&mut r, sid, "CREATE RELAY b;", 2, 7);
+        let inspect = |r: &mut Rig, i: TransactionInspectedT| {
+            if by_read {
+                r.c.read(
+                    r.now,
+                    ClientRequestT::InspectTransactionRequest(Box::new(
+                        InspectTransactionRequestT {
+                            target: InspectionTargetT::AttachedTransaction(Box::default()),
+                            operation: i.operation,
+                        },
+                    )),
+                    None,
+                )
+                .unwrap();
+                r.pump();
+                let (_, m) = r.last();
+                r.feed(
+                    sid,
+                    reply(
+                        m.request_id,
+                        ReplyBodyT::InspectionOutcome(Box::new(InspectionOutcomeT {
+                            disposition: InspectionDispositionT::TransactionInspected(Box::new(i)),
+                        })),
+                    ),
+                );
+            } else {
+                r.exec("DESCRIBE TRANSACTION;");
+                let (cid, cmd) = r.last_command();
+                let mut o = answer(&cmd.execution_reference, completed());
+                o.transaction = Some(Box::new(status("tx-1", "d1", 2)));
+                o.inspection = Some(Box::new(i));
+                r.feed(sid, outcome_frame(cid, o));
+            }
+        };
+        // One operation's report is not the whole transaction's preview.
+        let mut one = inspected("tx-1", 2, 8);
+        one.operation = Some(2);
+        inspect(&mut r, one);
+        assert_eq!(
+            r.c.binding().held().unwrap().preview,
+            Some(preview("tx-1", 2, 7)),
+            "by_read={by_read}: a single operation's report"
+        );
+        // The whole attached transaction at its current position: that is what the user
+        // reviewed last, and what COMMIT carries.
+        inspect(&mut r, inspected("tx-1", 2, 9));
+        assert_eq!(
+            r.c.binding().held().unwrap().preview,
+            Some(preview("tx-1", 2, 9)),
+            "by_read={by_read}"
+        );
+        r.exec("COMMIT;");
+        assert_eq!(
+            r.last_command().1.expected_preview.as_deref(),
+            Some(&preview("tx-1", 2, 9)),
+            "by_read={by_read}"
+        );
+    }
+}
+
+#[test]
 fn x_5_a_committing_commit_is_repeated_until_its_own_outcome() {
     let (mut r, sid) = begun();
     append(&mut r, sid, "CREATE RELAY a;", 1, 7);
