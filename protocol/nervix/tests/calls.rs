@@ -867,6 +867,14 @@ fn a_7_a_reconnect_and_a_redirect_share_the_wait_which_ends_uncertain_naming_the
     assert_eq!(cause, UncertainCause::Deadline);
     assert_eq!(command.reference.as_str(), first.execution_reference);
     assert_eq!(r.results(h), 1);
+    // Nor is anything done that would cancel it: the wait is abandoned, no CancelRequest.
+    r.advance(Duration::from_secs(1));
+    assert!(
+        !r.sent
+            .iter()
+            .any(|(_, m)| matches!(m.request, ClientRequestT::CancelRequest(_))),
+        "a wait's end cancels nothing"
+    );
     let _ = s3;
 }
 
