@@ -320,8 +320,11 @@ impl Client {
         }
     }
 
+    /// The wait of an accepted command, bounded by its own wait in the engine (a `BACKUP`'s
+    /// is not the call timeout, A-7), the connection deadline and the grace.
     fn pending(&self, s: Submitted) -> PendingCommand {
-        PendingCommand::new(s, self.config.call_bound(None))
+        let bound = self.config.call_bound(Some(s.wait));
+        PendingCommand::new(s, bound)
     }
 
     /// Hands a command to the engine with a new UUIDv7 reference and returns at once with it;

@@ -540,6 +540,44 @@ pub fn t_8_uncertain_at_deadline<D: Driver>() {
     }
 }
 
+/// a BACKUP waits its own bounded wait, not the call timeout: past every bound of an
+/// ordinary call the driver still waits, and when the wait ends without an outcome the
+/// BACKUP is uncertain under its reference.
+pub fn a_7_backup_waits_its_own_wait<D: Driver>() {
+    let via = Via::Console(WsAuth::Header);
+    let d = D::new();
+    let lb = server(1, false);
+    // An ordinary call is given up on well within seven seconds, whatever the driver adds to
+    // the engine's deadlines (a second to connect, 200 ms for the call, a grace).
+    let cfg = config::<D>(&lb, via, creds());
+    let mut cfg = D::with_timeouts(cfg, Duration::from_millis(200), Duration::from_secs(1));
+    let wait = Duration::from_secs(7);
+    D::client_config(&mut cfg).backup_wait = wait;
+    let c = d.connect(cfg).unwrap();
+    lb.drop_replies(0, true);
+    let started = Instant::now();
+    let r = d.execute(&c, "BACKUP");
+    let took = started.elapsed();
+    let r =
+        r.unwrap_or_else(|e| panic!("the BACKUP's wait, not the call's, after {took:?}: {e:?}"));
+    assert!(
+        matches!(
+            &r,
+            CommandResult::Uncertain {
+                cause: nervix_protocol::client::UncertainCause::Deadline,
+                ..
+            }
+        ),
+        "{r:?}"
+    );
+    assert!(took >= wait, "the whole wait: {took:?}");
+    assert!(
+        took < wait + Duration::from_secs(4),
+        "and no longer: {took:?}"
+    );
+    assert!(lb.stats().references.contains(&reference_of(&r)));
+}
+
 /// T-8: a wait of the application is bounded, and can go on after.
 pub fn t_8_bounded_wait_goes_on<D: Driver>() {
     let d = D::new();
@@ -862,6 +900,10 @@ macro_rules! loopback_tests {
             $crate::run!(Tokio, loopback::c_10_dropped_wait(Via::Grpc))
         }
         #[test]
+        fn a_7_a_backup_waits_its_own_wait_past_every_bound_of_a_call_and_ends_uncertain() {
+            $crate::run!(Tokio, loopback::a_7_backup_waits_its_own_wait())
+        }
+        #[test]
         fn c_10_a_wait_dropped_after_its_outcome_arrived_keeps_it_for_unclaimed() {
             $crate::run!(Tokio, loopback::c_10_dropped_after_outcome())
         }
@@ -890,6 +932,10 @@ macro_rules! loopback_tests {
         #[test]
         fn t_8_a_call_whose_reply_never_comes_ends_uncertain_at_its_deadline_blocking() {
             $crate::run!(Blocking, loopback::t_8_uncertain_at_deadline())
+        }
+        #[test]
+        fn a_7_a_backup_waits_its_own_wait_past_every_bound_of_a_call_and_ends_uncertain_blocking() {
+            $crate::run!(Blocking, loopback::a_7_backup_waits_its_own_wait())
         }
         #[test]
         fn t_7_a_console_session_ending_with_a_redirect_reconnects_to_the_leaders_console_blocking() {

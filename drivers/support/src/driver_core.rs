@@ -133,6 +133,10 @@ impl Connect {
 pub struct Accepted<S: Seam> {
     /// The command's execution reference (E-1).
     pub reference: String,
+    /// How long the engine waits for its outcome from now, across every redirect and
+    /// reconnect: a `BACKUP` its own wait, any other command the call timeout (D-4, A-7). A
+    /// driver that bounds its caller's wait bounds it by this, never by the call timeout.
+    pub wait: Duration,
     /// Where its result comes.
     pub result: S::Result,
     /// The store of outcomes nobody waited for.
@@ -764,10 +768,16 @@ impl<S: Seam> Core<S> {
             .reference_of(h)
             .map(|r| r.to_string())
             .unwrap_or_default();
+        let now = self.now();
+        let wait = self
+            .engine
+            .command_deadline(h)
+            .map_or(Duration::ZERO, |d| d.saturating_since(now));
         let (waiting, result) = S::command();
         self.commands.insert(h, waiting);
         Accepted {
             reference,
+            wait,
             result,
             unclaimed: self.unclaimed.clone(),
         }
@@ -1243,6 +1253,7 @@ where
         let (waiting, result) = S::command();
         let waiter = wait(Accepted {
             reference: String::new(),
+            wait: Duration::ZERO,
             result,
             unclaimed: unclaimed.clone(),
         });

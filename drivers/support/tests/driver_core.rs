@@ -750,3 +750,42 @@ fn e_4_a_core_gives_its_clock_to_its_journals_separate_calls() {
     drop(rig);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Each command's reference carries the wall clock of its own call (E-1), not the time the
+/// core was made or its first command's.
+#[test]
+fn e_1_each_command_of_a_core_carries_the_wall_clock_of_its_own_call() {
+    use std::time::Duration;
+    let clock = Virtual::default();
+    *clock.0.lock().unwrap() = (Duration::from_secs(5), 0x0123_4567_89ab);
+    let mut rig = Rig::new(64).with_clock(clock.clone());
+    rig.select();
+    let first = rig.execute("INSERT 1;").unwrap();
+    clock.0.lock().unwrap().1 = 0x0123_4567_89ab + 61_000;
+    let second = rig.execute("INSERT 2;").unwrap();
+    let millis = |r: &str| u64::from_str_radix(&format!("{}{}", &r[0..8], &r[9..13]), 16).unwrap();
+    assert_eq!(millis(&first.reference), 0x0123_4567_89ab);
+    assert_eq!(millis(&second.reference), 0x0123_4567_89ab + 61_000);
+    assert_ne!(first.reference, second.reference);
+}
+
+/// An accepted command carries the engine's wait for it: a BACKUP its own wait, any
+/// other command the call timeout. A driver bounds its caller's wait by it.
+#[test]
+fn a_7_an_accepted_backup_carries_its_own_wait_not_the_call_timeout() {
+    use std::time::Duration;
+    let clock = Virtual::default();
+    *clock.0.lock().unwrap() = (Duration::from_secs(5), 0x0123_4567_89ab);
+    let mut rig = Rig::new(64).with_clock(clock.clone());
+    let config = ClientConfig::new(Vec::new(), 7);
+    assert_ne!(config.backup_wait, config.call_timeout);
+    rig.select();
+    let backup = rig.execute("BACKUP").unwrap();
+    assert_eq!(backup.wait, config.backup_wait);
+    let other = rig.execute("INSERT 1;").unwrap();
+    assert_eq!(other.wait, config.call_timeout);
+    // Taken later on the core's clock, its wait runs from then.
+    clock.0.lock().unwrap().0 = Duration::from_secs(7);
+    let later = rig.execute("BACKUP").unwrap();
+    assert_eq!(later.wait, config.backup_wait);
+}

@@ -267,6 +267,28 @@ pub enum ProcessorInput {
     Materialized,
 }
 
+/// The exact wire format a form asks for, each with its own wire-schema target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WireFormat {
+    /// JSON.
+    Json,
+    /// CBOR.
+    Cbor,
+    /// AVRO.
+    Avro,
+}
+
+/// The wire-schema target of an exact format: never the internal schema target, and
+/// never another format's.
+pub fn wire_schema_target(format: WireFormat) -> ChoiceTarget {
+    match format {
+        WireFormat::Json => ChoiceTarget::WireJsonSchema,
+        WireFormat::Cbor => ChoiceTarget::WireCborSchema,
+        WireFormat::Avro => ChoiceTarget::WireAvroSchema,
+    }
+}
+
 /// The source target of a connector and entity pair, when the pair has one: the HTTP
 /// and WebSockets endpoint targets return endpoints of that type, the others clients of the
 /// pair's connector.
@@ -315,6 +337,18 @@ impl ChoiceLookup {
         search: &str,
         page_size: u16,
     ) -> Result<Self, ChoiceError> {
+        Self::domain_then(target, domain, None, search, page_size)
+    }
+
+    /// The wire schemas of the domain in the exact `format` a form requires, looked up with
+    /// that format's own target.
+    pub fn wire_schemas(
+        domain: &str,
+        format: WireFormat,
+        search: &str,
+        page_size: u16,
+    ) -> Result<Self, ChoiceError> {
+        let target = wire_schema_target(format);
         Self::domain_then(target, domain, None, search, page_size)
     }
 

@@ -114,6 +114,21 @@ impl Binding {
         }
     }
 
+    /// An inspection answered: when it inspected the whole of the bound transaction at
+    /// its current position, its preview is the one the user reviewed last, and the one a
+    /// COMMIT carries. An inspection of another transaction, of one operation, or at another
+    /// position changes nothing.
+    pub(crate) fn inspected(&mut self, i: &InspectedPreview) {
+        let Binding::Bound(h) = self else { return };
+        if i.whole
+            && i.preview.transaction_id == h.id
+            && i.accepted == h.position
+            && i.preview.position == h.position
+        {
+            h.preview = Some(i.preview.clone());
+        }
+    }
+
     /// The session lost its binding (TransactionDetached, a lost session, a leader change).
     pub fn detach(&mut self) {
         if let Binding::Bound(h) = self {
@@ -161,5 +176,33 @@ impl Binding {
     /// When the held transaction expires unless renewed.
     pub fn expires_at(&self, idle: std::time::Duration) -> Option<Timestamp> {
         self.held().map(|h| h.renewed + idle)
+    }
+}
+
+/// What an inspection tells of a transaction's preview, copied out of its frame without
+/// the report's operations.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct InspectedPreview {
+    /// The inspected transaction's accepted operations, by its status.
+    accepted: u64,
+    /// Whether the whole transaction was inspected, not one operation.
+    whole: bool,
+    /// The preview the report describes: its transaction, position and planning basis.
+    preview: TransactionPreviewIdentityT,
+}
+
+impl InspectedPreview {
+    /// The preview of inspection `i`.
+    pub(crate) fn of(i: TransactionInspected<'_>) -> Self {
+        let report = i.report();
+        Self {
+            accepted: i.transaction().accepted_operations(),
+            whole: i.operation().is_none(),
+            preview: TransactionPreviewIdentityT {
+                transaction_id: i.transaction().transaction_id().to_string(),
+                position: report.position(),
+                planning_basis: Box::new(report.planning_basis().unpack()),
+            },
+        }
     }
 }

@@ -750,6 +750,135 @@ fn a_7_redirects_and_reconnects_share_one_deadline_and_reference() {
 }
 
 #[test]
+fn a_7_the_deadline_a_driver_bounds_its_wait_by_is_the_backups_own() {
+    let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    config.call_timeout = Duration::from_secs(1);
+    config.backup_wait = Duration::from_secs(120);
+    let mut r = Rig::with(config);
+    r.advance(Duration::from_secs(3));
+    let backup = r.c.execute(r.now, WALL, "BACKUP").unwrap();
+    let other = r.c.execute(r.now, WALL, "SHOW DOMAINS;").unwrap();
+    let own =
+        r.c.execute_with(r.now, WALL, "BACKUP", None, Some(Duration::from_secs(9)))
+            .unwrap();
+    assert_eq!(
+        r.c.command_deadline(backup),
+        Some(r.now + Duration::from_secs(120))
+    );
+    assert_eq!(
+        r.c.command_deadline(other),
+        Some(r.now + Duration::from_secs(1))
+    );
+    assert_eq!(
+        r.c.command_deadline(own),
+        Some(r.now + Duration::from_secs(9))
+    );
+    // It does not move with the attempts: a session lost and another opened keep it.
+    let s1 = r.open();
+    r.c.handle_closed(r.now, s1);
+    r.advance(Duration::from_secs(6));
+    r.open();
+    assert_eq!(
+        r.c.command_deadline(backup),
+        Some(Timestamp::ZERO + Duration::from_secs(123))
+    );
+    // An ended command has none.
+    assert!(r.result(other).is_some());
+    assert_eq!(r.c.command_deadline(other), None);
+}
+
+#[test]
+fn a_7_a_domains_quiesce_timeout_is_not_the_commands_wait() {
+    // A quiesce timeout shorter than the wait, and one longer: neither is the wait, and
+    // each reaches the server unchanged in the statement.
+    for q in [
+        "BACKUP DOMAIN tenant WITHOUT RESOURCES QUIESCE TIMEOUT 3s",
+        "BACKUP DOMAIN tenant WITHOUT RESOURCES QUIESCE TIMEOUT 600s",
+    ] {
+        let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+        config.backup_wait = Duration::from_secs(60);
+        let mut r = Rig::with(config);
+        let Routed::Command(h) = r.c.run(r.now, WALL, q).unwrap() else {
+            panic!()
+        };
+        r.open();
+        let (_, sent) = r.last_command();
+        assert_eq!(sent.query, q, "the quiesce timeout goes to the server");
+        r.advance(Duration::from_secs(60) - Duration::from_nanos(1));
+        assert!(r.result(h).is_none(), "{q}: waiting the command's wait");
+        r.advance(Duration::from_nanos(1));
+        assert!(
+            matches!(
+                r.result(h),
+                Some(CommandResult::Uncertain {
+                    cause: UncertainCause::Deadline,
+                    ..
+                })
+            ),
+            "{q}: {:?}",
+            r.result(h)
+        );
+    }
+}
+
+#[test]
+fn a_7_a_reconnect_and_a_redirect_share_the_wait_which_ends_uncertain_naming_the_reference() {
+    let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    config.backup_wait = Duration::from_secs(60);
+    let mut r = Rig::with(config);
+    let Routed::Command(h) = r.c.run(r.now, WALL, "BACKUP").unwrap() else {
+        panic!()
+    };
+    let s1 = r.open();
+    let (_, first) = r.last_command();
+    // The session is lost ten seconds in: the next one repeats the BACKUP unchanged.
+    r.advance(Duration::from_secs(10));
+    r.c.handle_closed(r.now, s1);
+    r.pump();
+    let at = r.c.poll_timeout().expect("a reconnect is due");
+    r.advance(at.saturating_since(r.now));
+    let s2 = r.open();
+    assert_ne!(s1, s2);
+    let (id, again) = r.last_command();
+    assert_eq!(again, first, "same reference, same statement");
+    // Then a redirect, twenty seconds later.
+    r.advance(Duration::from_secs(30) - r.now.saturating_since(Timestamp::ZERO));
+    let redirect = backup_outcome(
+        &first.execution_reference,
+        CommandDispositionT::LeaderRedirect(Box::new(leader(Some("https://node-2:7443/")))),
+        None,
+    );
+    r.feed(
+        s2,
+        reply(id, ReplyBodyT::CommandOutcome(Box::new(redirect))),
+    );
+    let s3 = r.open();
+    let (_, third) = r.last_command();
+    assert_eq!(third, first);
+    // One wait across all three attempts: sixty seconds from the call, not from either.
+    let end = Timestamp::ZERO + Duration::from_secs(60);
+    r.advance(end.saturating_since(r.now) - Duration::from_nanos(1));
+    assert!(r.result(h).is_none(), "still inside the one wait");
+    r.advance(Duration::from_nanos(1));
+    let Some(CommandResult::Uncertain { command, cause }) = r.result(h) else {
+        panic!("{:?}", r.result(h))
+    };
+    // Uncertain under the reference every attempt carried; nothing says it was cancelled.
+    assert_eq!(cause, UncertainCause::Deadline);
+    assert_eq!(command.reference.as_str(), first.execution_reference);
+    assert_eq!(r.results(h), 1);
+    // Nor is anything done that would cancel it: the wait is abandoned, no CancelRequest.
+    r.advance(Duration::from_secs(1));
+    assert!(
+        !r.sent
+            .iter()
+            .any(|(_, m)| matches!(m.request, ClientRequestT::CancelRequest(_))),
+        "a wait's end cancels nothing"
+    );
+    let _ = s3;
+}
+
+#[test]
 fn a_8_recovery_repeats_the_backup_with_its_original_statement_and_reference() {
     let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
     config.backup_wait = Duration::from_secs(5);

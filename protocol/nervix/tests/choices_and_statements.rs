@@ -752,3 +752,79 @@ fn l_2_one_statement_routes_alone_and_a_fault_after_it_is_still_found() {
         StatementError::SeveralOutsideTransaction
     );
 }
+
+#[test]
+fn q_1_an_exact_format_uses_its_own_wire_schema_target() {
+    let formats = [
+        (WireFormat::Json, ChoiceTarget::WireJsonSchema, "Json"),
+        (WireFormat::Cbor, ChoiceTarget::WireCborSchema, "Cbor"),
+        (WireFormat::Avro, ChoiceTarget::WireAvroSchema, "Avro"),
+    ];
+    let mut seen = Vec::new();
+    for (format, target, name) in formats {
+        assert_eq!(wire_schema_target(format), target, "{format:?}");
+        // The target is the format's own, never the internal schema target.
+        let variant = target.variant_name().unwrap();
+        assert!(
+            variant.starts_with("Wire") && variant.contains(name),
+            "{variant}"
+        );
+        assert_ne!(target, ChoiceTarget::Schema);
+        let ClientRequestT::ChoiceLookupRequest(req) =
+            ChoiceLookup::wire_schemas("tenant", format, "ord", 7)
+                .unwrap()
+                .request()
+        else {
+            panic!()
+        };
+        assert_eq!(req.target, Some(target));
+        assert!(matches!(&req.dependencies[..], [ChoiceSelectionT {
+            value: ChoiceValueT::DomainChoiceReference(d)
+        }] if d.domain == "tenant"));
+        assert_eq!((req.search.as_str(), req.page_size), ("ord", 7));
+        seen.push(target);
+    }
+    seen.sort_by_key(|t| t.0);
+    seen.dedup();
+    assert_eq!(seen.len(), 3, "each format has a distinct target");
+}
+
+#[test]
+fn q_2_a_page_offers_only_the_versions_its_result_carries() {
+    let mut l = ChoiceLookup::completed_resource_versions("t", "bundle", "", 2).unwrap();
+    let version = |v: u64| {
+        ChoiceValueT::ResourceVersionNumber(Box::new(ResourceVersionNumberT { version: v }))
+    };
+    let latest = ChoiceValueT::LatestResourceVersion(Box::default());
+    let first = vec![choice(latest, "latest"), choice(version(3), "v3")];
+    let LookupStep::Page { choices, more } = step(
+        &mut l,
+        outcome(ChoiceStatus::Ready, first.clone(), Some("p2")),
+    ) else {
+        panic!()
+    };
+    assert_eq!((choices, more), (first, true));
+    // The context changed: what the stale pages offered is gone with them.
+    assert_eq!(
+        step(&mut l, outcome(ChoiceStatus::StaleContext, vec![], None)),
+        LookupStep::Restarted
+    );
+    let again = vec![choice(version(2), "v2")];
+    let LookupStep::Page { choices, more } =
+        step(&mut l, outcome(ChoiceStatus::Ready, again.clone(), None))
+    else {
+        panic!()
+    };
+    // Exactly the result's versions, in its order: neither the latest nor version 3, which
+    // the new result does not carry, is offered.
+    assert_eq!((choices, more), (again, false));
+    let LookupStep::Page { choices, more } =
+        step(&mut l, outcome(ChoiceStatus::Ready, vec![], None))
+    else {
+        panic!()
+    };
+    assert!(
+        choices.is_empty() && !more,
+        "an empty result offers nothing"
+    );
+}

@@ -264,6 +264,107 @@ fn e_1_one_uuid_v7_reference_per_command_from_the_wall_clock() {
 }
 
 #[test]
+fn e_1_every_command_read_or_not_gets_a_uuid_v7_of_the_wall_clock_of_its_own_call() {
+    let mut r = Rig::new();
+    r.exec("SHOW DOMAINS;");
+    r.open();
+    // Each call carries its own wall clock: the reference is taken from it, not from an
+    // earlier call's or the client's start.
+    let calls = [
+        ("SHOW DOMAINS;", WALL.0 + 1_000),
+        ("CREATE RELAY a;", WALL.0 + 61_000),
+        ("DESCRIBE TRANSACTION;", WALL.0 + 7_200_000),
+    ];
+    let mut refs = Vec::new();
+    for (q, wall) in calls {
+        let h = r.c.execute(r.now, UnixMillis(wall), q).unwrap();
+        r.pump();
+        let (_, sent) = r.last_command();
+        assert_eq!(sent.query, q);
+        assert_eq!(
+            r.c.reference_of(h).map(ExecutionReference::as_str),
+            Some(sent.execution_reference.as_str()),
+            "{q}"
+        );
+        let reference = ExecutionReference::parse(&sent.execution_reference).unwrap();
+        assert_eq!(
+            reference.uuid_v7_millis(),
+            Some(wall),
+            "{q}: a UUIDv7, even for a read"
+        );
+        refs.push(sent.execution_reference);
+    }
+    refs.dedup();
+    assert_eq!(refs.len(), 3, "one reference per logical command");
+}
+
+#[test]
+fn e_1_an_applications_reference_that_is_not_a_current_uuid_v7_is_refused_before_any_effect() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let mut rng = nervix_protocol::rng::Rng::new(3);
+    let not_v7 = ExecutionReference::parse("my-own-1").unwrap();
+    let future = ExecutionReference::new_v7(UnixMillis(WALL.0 + 3_600_000), &mut rng);
+    let past = ExecutionReference::new_v7(UnixMillis(WALL.0 - 3_600_000), &mut rng);
+    for (q, reference) in [
+        ("BEGIN;", not_v7.clone()),
+        ("CREATE RELAY c;", not_v7.clone()),
+        // A time ahead of the client's is no more current than one behind it.
+        ("CREATE RELAY c;", future),
+        ("CREATE RELAY c;", past),
+    ] {
+        let err =
+            r.c.execute_with(r.now, WALL, q, Some(reference.clone()), None)
+                .unwrap_err();
+        assert!(
+            matches!(err, ClientError::Reference(_)),
+            "{q} {reference}: {err:?}"
+        );
+    }
+    r.pump();
+    assert!(
+        r.connects.is_empty() && r.sent.is_empty(),
+        "nothing refused was sent, nor a session opened for it"
+    );
+    assert!(r.events.is_empty(), "nor did it end: {:?}", r.events);
+    // A read alone may carry the application's own reference, and a current UUIDv7 is
+    // taken for anything; each goes out under exactly that reference.
+    let current = ExecutionReference::new_v7(WALL, &mut rng);
+    for (q, reference) in [
+        ("SHOW DOMAINS;", not_v7.clone()),
+        ("CREATE RELAY c;", current),
+    ] {
+        r.c.execute_with(r.now, WALL, q, Some(reference.clone()), None)
+            .unwrap();
+        r.pump();
+        if r.sent.is_empty() {
+            r.open();
+        }
+        let (_, sent) = r.last_command();
+        assert_eq!(
+            (sent.query.as_str(), sent.execution_reference.as_str()),
+            (q, reference.as_str())
+        );
+    }
+    assert_eq!(r.sent.len(), 2);
+    // Inside a transaction, one statement that can persist is enough: a read beside it
+    // does not excuse the reference, in either order.
+    let (mut r, _) = begun();
+    let sent = r.sent.len();
+    for q in [
+        "SHOW DOMAINS; CREATE RELAY c;",
+        "CREATE RELAY c; SHOW DOMAINS;",
+    ] {
+        let err =
+            r.c.execute_with(r.now, WALL, q, Some(not_v7.clone()), None)
+                .unwrap_err();
+        assert!(matches!(err, ClientError::Reference(_)), "{q}: {err:?}");
+    }
+    r.pump();
+    assert_eq!(r.sent.len(), sent, "nothing refused was sent");
+}
+
+#[test]
 fn e_2_every_repetition_sends_the_command_unchanged_under_a_new_identity() {
     let (mut r, sid) = begun();
     append(&mut r, sid, "CREATE RELAY a;", 1, 1);
@@ -846,6 +947,61 @@ fn d_2_redirect_without_an_endpoint_backs_off_and_invents_no_address() {
 }
 
 #[test]
+fn d_2_an_attach_redirected_without_the_clients_endpoint_backs_off_and_invents_no_address() {
+    let (mut r, sid) = begun();
+    r.exec("CREATE RELAY a;");
+    let (id, cmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(
+            id,
+            answer(
+                &cmd.execution_reference,
+                CommandDispositionT::TransactionDetached(Box::new(TransactionDetachedT {
+                    transaction_id: "tx-1".into(),
+                })),
+            ),
+        ),
+    );
+    let (_, attach) = r.last();
+    assert!(matches!(
+        &attach.request,
+        ClientRequestT::AttachTransactionRequest(_)
+    ));
+    // The leader names itself and a console, but no gRPC endpoint, which this client needs.
+    let leader = LeaderRedirectT {
+        leader: Some(Box::new(LeaderEndpointsT {
+            node: "node-2".into(),
+            grpc_uri: None,
+            web_console_uri: Some("https://node-2:8443/".into()),
+        })),
+    };
+    let sent = r.sent.len();
+    r.feed(
+        sid,
+        attach_reply(
+            attach.request_id,
+            AttachDispositionT::LeaderRedirect(Box::new(leader)),
+        ),
+    );
+    r.advance(Duration::from_millis(1));
+    assert_eq!(r.sent.len(), sent, "backs off first");
+    assert!(
+        r.closes.is_empty(),
+        "the session is kept: there is nowhere to go"
+    );
+    r.advance(Duration::from_secs(6));
+    let (again_sid, again) = r.last();
+    assert!(
+        matches!(&again.request, ClientRequestT::AttachTransactionRequest(a) if a.transaction_id == "tx-1"),
+        "then attaches again: {again:?}"
+    );
+    assert_eq!(again_sid, sid);
+    assert_eq!(r.connects.len(), 1, "no address was made up");
+    assert!(r.c.learned_endpoints().is_empty());
+}
+
+#[test]
 fn d_3_learned_endpoints_are_bounded_and_tried_after_a_loss() {
     let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 5);
     cfg.max_learned_endpoints = 2;
@@ -1167,6 +1323,60 @@ fn x_1_begin_names_the_selected_domain_and_binds_the_status_identity() {
 }
 
 #[test]
+fn x_1_the_handle_is_the_identity_of_the_begin_outcomes_own_status() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    // A BEGIN that fails binds nothing, even with a status beside it.
+    let failed = r.exec("BEGIN;");
+    let sid = r.open();
+    let (id, begin) = r.last_command();
+    assert_eq!(
+        begin.domain.as_deref(),
+        Some("d1"),
+        "BEGIN names the selected domain"
+    );
+    let mut o = answer(
+        &begin.execution_reference,
+        CommandDispositionT::RequestFailed(Box::default()),
+    );
+    o.transaction = Some(Box::new(status("tx-failed", "d1", 0)));
+    r.feed(sid, outcome_frame(id, o));
+    assert!(matches!(r.result(failed), Some(CommandResult::Failed(_))));
+    assert_eq!(r.c.binding(), &Binding::Unbound);
+    // While BEGIN waits, another command's outcome carrying a status binds nothing.
+    let h = r.exec("BEGIN;");
+    let (begin_id, begin) = r.last_command();
+    let read = r.exec("SHOW DOMAINS;");
+    let (read_id, shown) = r.last_command();
+    let mut o = answer(&shown.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-other", "d1", 4)));
+    r.feed(sid, outcome_frame(read_id, o));
+    assert!(r.result(read).is_some());
+    assert_eq!(r.c.binding(), &Binding::Unbound, "not from another outcome");
+    // The BEGIN's own outcome's status is the handle, identity, domain and position.
+    let mut o = answer(&begin.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-42", "d1", 0)));
+    r.feed(sid, outcome_frame(begin_id, o));
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    let held = r.c.binding().held().expect("bound").clone();
+    assert_eq!(
+        (held.id.as_str(), held.domain.as_str(), held.position),
+        ("tx-42", "d1", 0)
+    );
+    assert!(matches!(r.c.binding(), Binding::Bound(_)));
+    // The handle is what the transaction's requests then go by.
+    r.exec("CREATE RELAY a;");
+    let (_, append) = r.last_command();
+    assert_eq!(
+        (
+            append.domain.as_deref(),
+            append.expected_transaction_position
+        ),
+        (Some("d1"), Some(0))
+    );
+}
+
+#[test]
 fn x_2_appends_carry_the_newest_position_advanced_only_by_outcomes() {
     let (mut r, sid) = begun();
     r.exec("CREATE RELAY a;");
@@ -1188,6 +1398,56 @@ fn x_2_appends_carry_the_newest_position_advanced_only_by_outcomes() {
 }
 
 #[test]
+fn x_2_the_position_follows_only_the_accepted_count_of_the_held_transactions_statuses() {
+    let (mut r, sid) = begun();
+    let position = |r: &mut Rig, q: &str| {
+        r.exec(q);
+        r.last_command().1.expected_transaction_position
+    };
+    // An outcome with an admission but no status reports no position.
+    let h = r.exec("CREATE RELAY a;");
+    let (id, cmd) = r.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.transaction_admission = Some(Box::new(TransactionOperationAdmissionT {
+        operation: 1,
+        preview: Box::new(preview("tx-1", 1, 1)),
+    }));
+    r.feed(sid, outcome_frame(id, o));
+    assert!(r.result(h).is_some());
+    assert_eq!(
+        position(&mut r, "CREATE RELAY b;"),
+        Some(0),
+        "no status, no advance"
+    );
+    // A status of another transaction says nothing of this one.
+    let (id, cmd) = r.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-9", "d1", 5)));
+    r.feed(sid, outcome_frame(id, o));
+    assert_eq!(
+        position(&mut r, "CREATE RELAY c;"),
+        Some(0),
+        "another transaction's"
+    );
+    // A failed outcome's status reports the position too; the accepted count is taken,
+    // not the applied one.
+    let (id, cmd) = r.last_command();
+    let mut o = answer(
+        &cmd.execution_reference,
+        CommandDispositionT::RequestFailed(Box::default()),
+    );
+    let mut st = status("tx-1", "d1", 3);
+    st.applied_operations = 2;
+    o.transaction = Some(Box::new(st));
+    r.feed(sid, outcome_frame(id, o));
+    assert_eq!(position(&mut r, "CREATE RELAY d;"), Some(3));
+    // A request of several statements carries the position of its first append, a read
+    // in front of it or not.
+    assert_eq!(position(&mut r, "CREATE RELAY e; CREATE RELAY f;"), Some(3));
+    assert_eq!(position(&mut r, "SHOW DOMAINS; CREATE RELAY g;"), Some(3));
+}
+
+#[test]
 fn x_3_an_append_is_accepted_only_by_its_own_outcome() {
     let (mut r, sid) = begun();
     let h = r.exec("CREATE RELAY a;");
@@ -1200,6 +1460,79 @@ fn x_3_an_append_is_accepted_only_by_its_own_outcome() {
     r.feed(sid, outcome_frame(oid, o));
     assert!(r.result(other).is_some());
     assert!(r.result(h).is_none(), "no outcome of its own yet");
+}
+
+#[test]
+fn x_3_a_commit_is_reported_only_from_its_own_outcome_never_from_a_committed_status() {
+    let (mut r, sid) = begun();
+    append(&mut r, sid, "CREATE RELAY a;", 1, 7);
+    let h = r.exec("COMMIT;");
+    let (id, commit) = r.last_command();
+    let committed = || {
+        let mut st = status("tx-1", "d1", 1);
+        st.state = TransactionStateT::TransactionCommitted(Box::default());
+        st.applied_operations = 1;
+        st
+    };
+    let not_committed = |r: &Rig, why: &str| {
+        assert!(r.result(h).is_none(), "{why}: the commit is not reported");
+        assert!(
+            !matches!(
+                r.c.binding(),
+                Binding::Finished {
+                    ending: Ending::Committed,
+                    ..
+                }
+            ),
+            "{why}: {:?}",
+            r.c.binding()
+        );
+    };
+    // Another command's outcome says the transaction is COMMITTED with every operation
+    // applied: that is not the commit's outcome.
+    let read = r.exec("SHOW DOMAINS;");
+    let (read_id, shown) = r.last_command();
+    let mut o = answer(&shown.execution_reference, completed());
+    o.transaction = Some(Box::new(committed()));
+    r.feed(sid, outcome_frame(read_id, o));
+    assert!(r.result(read).is_some());
+    not_committed(&r, "a read's status");
+    // The commit is detached; the attach finds the transaction finished as COMMITTED.
+    r.feed(
+        sid,
+        outcome_frame(
+            id,
+            answer(
+                &commit.execution_reference,
+                CommandDispositionT::TransactionDetached(Box::new(TransactionDetachedT {
+                    transaction_id: "tx-1".into(),
+                })),
+            ),
+        ),
+    );
+    let (_, attach) = r.last();
+    assert!(matches!(
+        &attach.request,
+        ClientRequestT::AttachTransactionRequest(_)
+    ));
+    r.feed(
+        sid,
+        attach_reply(
+            attach.request_id,
+            AttachDispositionT::TransactionAlreadyFinished(Box::new(TransactionAlreadyFinishedT {
+                transaction: Box::new(committed()),
+            })),
+        ),
+    );
+    not_committed(&r, "the transaction's final status");
+    // Only the commit's own recorded outcome, under its own reference, reports it.
+    let (again_id, again) = r.last_command();
+    assert_eq!(again, commit, "repeated under its own reference");
+    let mut o = answer(&commit.execution_reference, completed());
+    o.origin = Some(OutcomeOrigin::Recovered);
+    r.feed(sid, outcome_frame(again_id, o));
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    assert_eq!(r.results(h), 1);
 }
 
 #[test]
@@ -1231,6 +1564,147 @@ fn x_4_commit_carries_the_reviewed_preview_and_never_refreshes_it() {
         Some(&preview("tx-1", 1, 7)),
         "not refreshed"
     );
+}
+
+/// An inspection of transaction `id` at `position`, whose report's planning basis is `basis`.
+fn inspected(id: &str, position: u64, basis: u8) -> TransactionInspectedT {
+    TransactionInspectedT {
+        transaction: Box::new(status(id, "d1", position)),
+        operation: None,
+        report: Box::new(TransactionImpactReportT {
+            domain: "d1".into(),
+            position,
+            planning_basis: Box::new(FingerprintT {
+                bytes: vec![basis; 32],
+            }),
+            completeness: ImpactCompletenessT::ImpactComplete(Box::default()),
+            operations: vec![],
+            execution_steps: vec![],
+        }),
+    }
+}
+
+#[test]
+fn x_4_an_inspection_of_another_transaction_or_an_older_position_never_refreshes_the_preview() {
+    let (mut r, sid) = begun();
+    append(&mut r, sid, "CREATE RELAY a;", 1, 1);
+    append(&mut r, sid, "CREATE RELAY b;", 2, 7);
+    // Inspections that are not of the held transaction at its current position, each as a
+    // command's outcome and as the answer of an inspection read.
+    for (id, position, basis) in [("tx-9", 2, 9), ("tx-1", 1, 5)] {
+        let h = r.exec("DESCRIBE TRANSACTION;");
+        let (cid, cmd) = r.last_command();
+        let mut o = answer(&cmd.execution_reference, completed());
+        o.transaction = Some(Box::new(status("tx-1", "d1", 2)));
+        o.inspection = Some(Box::new(inspected(id, position, basis)));
+        r.feed(sid, outcome_frame(cid, o));
+        assert!(r.result(h).is_some());
+        let target = if id == "tx-1" {
+            InspectionTargetT::AttachedTransaction(Box::default())
+        } else {
+            InspectionTargetT::TransactionById(Box::new(TransactionByIdT {
+                transaction_id: id.into(),
+            }))
+        };
+        r.c.read(
+            r.now,
+            ClientRequestT::InspectTransactionRequest(Box::new(InspectTransactionRequestT {
+                target,
+                operation: None,
+            })),
+            None,
+        )
+        .unwrap();
+        r.pump();
+        let (_, m) = r.last();
+        assert!(matches!(
+            m.request,
+            ClientRequestT::InspectTransactionRequest(_)
+        ));
+        r.feed(
+            sid,
+            reply(
+                m.request_id,
+                ReplyBodyT::InspectionOutcome(Box::new(InspectionOutcomeT {
+                    disposition: InspectionDispositionT::TransactionInspected(Box::new(inspected(
+                        id, position, basis,
+                    ))),
+                })),
+            ),
+        );
+    }
+    r.exec("COMMIT;");
+    assert_eq!(
+        r.last_command().1.expected_preview.as_deref(),
+        Some(&preview("tx-1", 2, 7)),
+        "the last admission's preview, not an inspection's"
+    );
+}
+
+#[test]
+fn x_4_an_inspection_of_the_attached_transaction_at_its_current_position_is_the_reviewed_preview() {
+    // As an inspection read's answer, and as a DESCRIBE TRANSACTION command's outcome.
+    for by_read in [true, false] {
+        let (mut r, sid) = begun();
+        append(&mut r, sid, "CREATE RELAY a;", 1, 1);
+        append(&mut r, sid, "CREATE RELAY b;", 2, 7);
+        let inspect = |r: &mut Rig, i: TransactionInspectedT| {
+            if by_read {
+                r.c.read(
+                    r.now,
+                    ClientRequestT::InspectTransactionRequest(Box::new(
+                        InspectTransactionRequestT {
+                            target: InspectionTargetT::AttachedTransaction(Box::default()),
+                            operation: i.operation,
+                        },
+                    )),
+                    None,
+                )
+                .unwrap();
+                r.pump();
+                let (_, m) = r.last();
+                r.feed(
+                    sid,
+                    reply(
+                        m.request_id,
+                        ReplyBodyT::InspectionOutcome(Box::new(InspectionOutcomeT {
+                            disposition: InspectionDispositionT::TransactionInspected(Box::new(i)),
+                        })),
+                    ),
+                );
+            } else {
+                r.exec("DESCRIBE TRANSACTION;");
+                let (cid, cmd) = r.last_command();
+                let mut o = answer(&cmd.execution_reference, completed());
+                o.transaction = Some(Box::new(status("tx-1", "d1", 2)));
+                o.inspection = Some(Box::new(i));
+                r.feed(sid, outcome_frame(cid, o));
+            }
+        };
+        // One operation's report is not the whole transaction's preview.
+        let mut one = inspected("tx-1", 2, 8);
+        one.operation = Some(2);
+        inspect(&mut r, one);
+        assert_eq!(
+            r.c.binding().held().unwrap().preview,
+            Some(preview("tx-1", 2, 7)),
+            "by_read={by_read}: a single operation's report"
+        );
+        // The whole attached transaction at its current position: that is what the user
+        // reviewed last, and what COMMIT carries.
+        inspect(&mut r, inspected("tx-1", 2, 9));
+        assert_eq!(
+            r.c.binding().held().unwrap().preview,
+            Some(preview("tx-1", 2, 9)),
+            "by_read={by_read}"
+        );
+        r.exec("COMMIT;");
+        assert_eq!(
+            r.last_command().1.expected_preview.as_deref(),
+            Some(&preview("tx-1", 2, 9)),
+            "by_read={by_read}"
+        );
+    }
 }
 
 #[test]

@@ -824,3 +824,118 @@ fn k_2_an_attachment_end_before_the_attach_reply_is_ignored() {
     r.feed(sid, clock_attached(rid, "d1", paced(2)));
     assert_eq!(shape(&drain(&mut r)), "d1:attached#2");
 }
+
+#[test]
+fn k_2_no_frame_about_an_unfollowed_domain_or_an_ended_attachment_is_applied() {
+    let (mut r, sid) = attached_clock();
+    let ignored = r.c.ignored_clock_frames();
+    // Every kind of frame about a domain the client does not follow.
+    r.feed(sid, clock_observed("d9", paced(5)));
+    r.feed(sid, clock_ticked("d9", 5, 1));
+    r.feed(sid, clock_attachment_ended("d9"));
+    assert_eq!(r.c.ignored_clock_frames(), ignored + 3);
+    assert!(drain(&mut r).is_empty());
+    assert!(!r.c.follows_clock("d9") && r.c.clock("d9").is_none());
+    let d1 = r.c.clock("d1").unwrap();
+    assert_eq!(
+        (d1.clock.unwrap().generation, d1.tick),
+        (3, None),
+        "d1 untouched"
+    );
+    // The attachment's end is its last frame: no state, tick or end after it applies.
+    r.feed(sid, clock_ticked("d1", 3, 1));
+    assert_eq!(shape(&drain(&mut r)), "d1:tick#3.1");
+    r.feed(sid, clock_attachment_ended("d1"));
+    assert_eq!(shape(&drain(&mut r)), "d1:ended:DomainRemoved");
+    let ignored = r.c.ignored_clock_frames();
+    r.feed(sid, clock_observed("d1", paced(4)));
+    r.feed(sid, clock_ticked("d1", 4, 1));
+    r.feed(sid, clock_ticked("d1", 3, 2));
+    r.feed(sid, clock_attachment_ended("d1"));
+    assert_eq!(r.c.ignored_clock_frames(), ignored + 4);
+    assert!(drain(&mut r).is_empty());
+    assert!(!r.c.follows_clock("d1") && r.c.clock("d1").is_none());
+    // Following it again is a new attachment: nothing applies before its attach reply, and
+    // nothing of the ended one comes back.
+    r.c.follow_clock(r.now, "d1").unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(sid, clock_ticked("d1", 3, 3));
+    r.feed(sid, clock_observed("d1", paced(6)));
+    assert!(drain(&mut r).is_empty());
+    r.feed(sid, clock_attached(rid, "d1", paced(6)));
+    assert_eq!(shape(&drain(&mut r)), "d1:attached#6");
+    assert_eq!(r.c.clock("d1").unwrap().tick, None);
+}
+
+#[test]
+fn k_5_a_clock_changed_while_the_session_was_lost_is_taken_from_the_new_attach_reply() {
+    let (mut r, sid) = attached_clock();
+    r.feed(sid, clock_ticked("d1", 3, 7));
+    let _ = drain(&mut r);
+    let s2 = lose(&mut r, sid);
+    assert_eq!(shape(&drain(&mut r)), "d1:interrupted");
+    assert_eq!(r.c.clock("d1").unwrap().tick, None, "no tick is assumed");
+    // Frames of the new session before its attach reply are not taken as what happened.
+    r.feed(s2, clock_ticked("d1", 3, 8));
+    r.feed(s2, clock_observed("d1", paced(4)));
+    assert!(drain(&mut r).is_empty());
+    // The domain moved on to generation 5 in between: the reply's clock is the clock.
+    let (rid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(s2, clock_attached(rid, "d1", paced(5)));
+    assert_eq!(shape(&drain(&mut r)), "d1:attached#5");
+    assert_eq!(r.c.clock("d1").unwrap().clock.unwrap().generation, 5);
+    // A tick of the generation it had before the loss no longer stands; the new one's do.
+    r.feed(s2, clock_ticked("d1", 3, 9));
+    assert!(drain(&mut r).is_empty(), "the old generation's tick");
+    r.feed(s2, clock_ticked("d1", 5, 1));
+    assert_eq!(shape(&drain(&mut r)), "d1:tick#5.1");
+}
+
+#[test]
+fn k_5_after_already_attached_the_clock_is_read_from_that_sessions_later_frames() {
+    let (mut r, sid) = attached_clock();
+    let s2 = lose(&mut r, sid);
+    let (rid, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(s2, clock_already_attached(rid, "d1"));
+    assert_eq!(shape(&drain(&mut r)), "d1:interrupted d1:already");
+    // That session's later state is the clock: a new generation, then its ticks.
+    r.feed(s2, clock_observed("d1", paced(4)));
+    r.feed(s2, clock_ticked("d1", 3, 1));
+    r.feed(s2, clock_ticked("d1", 4, 1));
+    assert_eq!(shape(&drain(&mut r)), "d1:changed#4 d1:tick#4.1");
+    let info = r.c.clock("d1").unwrap();
+    assert_eq!(info.status, ClockStatus::Attached);
+    assert_eq!(info.clock.unwrap().generation, 4);
+    // Frames of the lost session are not that session's.
+    r.feed(sid, clock_observed("d1", paced(6)));
+    r.feed(sid, clock_ticked("d1", 4, 2));
+    assert!(drain(&mut r).is_empty());
+    assert_eq!(r.c.clock("d1").unwrap().clock.unwrap().generation, 4);
+}
+
+#[test]
+fn k_5_an_unanswered_attach_ends_its_session_only_once_the_request_timeout_passed() {
+    let (mut r, sid) = attached_clock();
+    let s2 = lose(&mut r, sid);
+    assert!(requests(&r, s2).contains(&ClientRequest::AttachDomainClockRequest));
+    // The request timeout is 30 seconds: not a moment before it.
+    r.advance(Duration::from_millis(29_999));
+    assert!(
+        !r.closes.iter().any(|(s, _)| *s == s2),
+        "the session is kept while the attach may still be answered"
+    );
+    r.advance(Duration::from_millis(1));
+    r.advance(Duration::from_millis(1));
+    assert!(r.closes.iter().any(|(s, _)| *s == s2), "ended past it");
+    // And the client opens the next session itself: the clock attaches there.
+    let at = r.c.poll_timeout().expect("a new session is due");
+    assert!(at <= r.now + Duration::from_secs(6), "within a back-off");
+    r.now = at;
+    r.c.handle_timeout(at);
+    let s3 = r.open();
+    assert_eq!(
+        requests(&r, s3),
+        vec![ClientRequest::AttachDomainClockRequest]
+    );
+}

@@ -407,6 +407,7 @@ pub(crate) fn on_reply(
     // the newest status of the held transaction advances the position.
     let status = o.transaction().map(|s| s.unpack());
     let admission = o.transaction_admission().map(|a| a.unpack());
+    let inspected = o.inspection().map(crate::transaction::InspectedPreview::of);
     let disposition = o.disposition_type();
     let redirect_to = o
         .disposition_as_leader_redirect()
@@ -439,6 +440,11 @@ pub(crate) fn on_reply(
                 }
                 _ => {
                     binding.outcome(status.as_ref(), admission.as_ref(), now);
+                    // an inspection of the whole attached transaction at its current
+                    // position gives the preview the user reviewed.
+                    if let Some(i) = &inspected {
+                        binding.inspected(i);
+                    }
                     false
                 }
             };

@@ -641,6 +641,14 @@ impl Client {
         self.commands.get(handle).map(|e| &e.retained.reference)
     }
 
+    /// When a command that has not ended yet ends uncertain unless its outcome came first:
+    /// its own deadline, which every redirect and reconnect shares (D-4, A-7). A `BACKUP`
+    /// without a wait of its own waits [`ClientConfig::backup_wait`], any other command the
+    /// call timeout. A driver that bounds how long its caller waits bounds it by this.
+    pub fn command_deadline(&self, handle: CommandHandle) -> Option<Timestamp> {
+        self.commands.get(handle).map(|e| e.call.deadline)
+    }
+
     /// The endpoint of the current session, where the separate calls (uploads, downloads,
     /// restores) go until a redirect names the leader.
     pub fn endpoint(&self) -> Option<&Endpoint> {

@@ -177,6 +177,20 @@ impl super::Client {
             {
                 return;
             }
+            ClientRequestT::InspectTransactionRequest(_) => {
+                // the whole attached transaction inspected at its current position is
+                // the preview the user reviewed.
+                if let Some(i) = frame
+                    .view()
+                    .body_as_reply()
+                    .and_then(|r| r.body_as_inspection_outcome())
+                    .and_then(|o| o.disposition_as_transaction_inspected())
+                {
+                    self.tx
+                        .binding
+                        .inspected(&crate::transaction::InspectedPreview::of(i));
+                }
+            }
             ClientRequestT::SelectDomainRequest(_) => {
                 let selected = frame
                     .view()
