@@ -89,6 +89,29 @@ fn g_15_blocking_silence_stops_with_heartbeat_timeout() {
 }
 
 #[test]
+fn g_15_blocking_a_server_trickling_one_message_stops_with_heartbeat_timeout() {
+    // The server beats once, then trickles a message a byte every 5 ms for 4 s: every socket
+    // read of the client brings a byte, so only a read bounded as a whole lets the liveness
+    // timer (200 ms) end the session long before the trickle does.
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.recv_type("Introduction");
+        p.introduce(200);
+        p.beat();
+        p.trickle(60_000, Duration::from_millis(5), Duration::from_secs(4));
+    });
+    let mut cfg = config(&server.url);
+    cfg.engine.heartbeat_timeout_interval = 200;
+    let started = Instant::now();
+    let c = Client::connect(cfg).unwrap();
+    let ev = all_events(&c);
+    let took = started.elapsed();
+    assert_eq!(stops(&ev), vec![(StopReason::HeartbeatTimeout, None)]);
+    assert!(took < Duration::from_millis(1800), "{took:?}");
+    drop(c);
+    drop(server);
+}
+
+#[test]
 fn g_26_blocking_subscription_records_arrive_as_events() {
     let server = serve(Answer::Accept, NO_LOOK, |p| {
         p.handshake();

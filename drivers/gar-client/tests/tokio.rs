@@ -88,6 +88,28 @@ async fn g_12_heartbeats_go_out_on_the_clock() {
 }
 
 #[tokio::test]
+async fn g_15_a_server_trickling_one_message_stops_with_heartbeat_timeout() {
+    // As the blocking twin: a message trickled a byte every 5 ms for 4 s cannot hold the read
+    // past the liveness timer (200 ms).
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.recv_type("Introduction");
+        p.introduce(200);
+        p.beat();
+        p.trickle(60_000, Duration::from_millis(5), Duration::from_secs(4));
+    });
+    let mut cfg = config(&server.url);
+    cfg.engine.heartbeat_timeout_interval = 200;
+    let started = Instant::now();
+    let c = Client::connect(cfg).await.unwrap();
+    let ev = all_events(&c).await;
+    let took = started.elapsed();
+    assert_eq!(stops(&ev), vec![(StopReason::HeartbeatTimeout, None)]);
+    assert!(took < Duration::from_millis(1800), "{took:?}");
+    drop(c);
+    drop(server);
+}
+
+#[tokio::test]
 async fn g_15_silence_stops_with_heartbeat_timeout() {
     let server = serve(Answer::Accept, NO_LOOK, |p| {
         p.recv_type("Introduction");

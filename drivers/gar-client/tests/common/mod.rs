@@ -140,6 +140,21 @@ impl Peer {
         self.ws.get_mut().write_all(bytes).expect("raw write");
     }
 
+    /// Starts a text message of `len` bytes and sends its payload one byte every `pace` for
+    /// `d` (never finishing it when `len` is larger than what fits in `d`): a server trickling
+    /// one message, so that each socket read of the client brings a byte or two in time.
+    pub fn trickle(&mut self, len: u16, pace: Duration, d: Duration) {
+        let [hi, lo] = len.to_be_bytes();
+        self.raw(&[0x81, 126, hi, lo]);
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            if self.ws.get_mut().write_all(b"x").is_err() {
+                return;
+            }
+            std::thread::sleep(pace);
+        }
+    }
+
     /// Reads (and records) until the client closes or `limit` passes.
     pub fn drain(&mut self, limit: Duration) {
         let until = Instant::now() + limit;
