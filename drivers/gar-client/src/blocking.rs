@@ -527,10 +527,14 @@ fn run(
                 .is_ok()
             {
                 while Instant::now() < close_by {
-                    // The close's reads share its deadline.
+                    // The close's reads share its deadline; a message still coming goes to
+                    // the engine, which counts it (the session is over).
                     match ws.read() {
                         Err(WsError::Io(e)) if timed_out(&e) => {}
                         Err(_) => break,
+                        Ok(m @ (Message::Text(_) | Message::Binary(_))) => {
+                            shared.lock().on_read(Some(Ok(m)));
+                        }
                         Ok(_) => {}
                     }
                 }

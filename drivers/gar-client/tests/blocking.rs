@@ -230,6 +230,31 @@ fn g_61_blocking_server_logoff_is_one_stop_event_with_its_reason() {
     server.report();
 }
 
+#[test]
+fn g_63_blocking_messages_after_the_logoff_are_counted_not_lost() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("Logoff");
+        p.send("Error", json!({"message": "late", "recoverable": false}));
+        p.beat();
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    // The server's Introduction is read while the session runs; what comes after the
+    // Logoff does not find one.
+    assert!(matches!(
+        c.next_event(WAIT),
+        Ok(Some(Event::Introduced { .. }))
+    ));
+    c.logoff();
+    assert!(c.is_closed());
+    let ev = all_events(&c);
+    assert_eq!(stops(&ev), vec![(StopReason::Stop, None)]);
+    assert!(!ev.iter().any(|e| matches!(e, Event::Error(_))), "{ev:?}");
+    assert_eq!(c.stats().late_messages, 2);
+    server.report();
+}
+
 fn closed_with(code: Option<u16>) -> Vec<Event> {
     let server = serve(Answer::Accept, NO_LOOK, move |p| {
         p.handshake();
