@@ -389,6 +389,31 @@ pub fn stalled_reader(d: Duration) -> Server {
     })
 }
 
+/// A server that answers the introduction, then reads the socket `chunk` bytes every `pace`
+/// for `d`, discarding them: a peer that keeps taking a trickle, so each socket write of the
+/// client makes a little progress and none fails on its own.
+pub fn trickle_reader(chunk: usize, pace: Duration, d: Duration) -> Server {
+    serve(Answer::Accept, Duration::ZERO, move |p| {
+        p.recv_type("Introduction");
+        p.introduce(QUIET_IV);
+        let mut buf = vec![0; chunk];
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            match std::io::Read::read(p.ws.get_mut(), &mut buf) {
+                Ok(0) => return,
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => return,
+            }
+            std::thread::sleep(pace);
+        }
+    })
+}
+
 /// A server that answers the introduction, stops reading for `pause`, then reads every
 /// record update until the client's echo, answers it, and waits for the Logoff. Reports the
 /// values of the updates in the order they came.
