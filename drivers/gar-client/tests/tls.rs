@@ -166,3 +166,124 @@ fn a_wss_url_without_tls_configuration_is_connect_failed() {
         .unwrap_err();
     assert_eq!(e.reason, StopReason::ConnectFailed);
 }
+
+/// A `wss://` GAR server on `listener` (TLS with `tls`, then the upgrade with `gar-protocol`)
+/// that answers the client's Introduction announcing `interval`, beats once, then sends one
+/// message of 10 000 bytes as TLS records whose ciphertext goes out one byte every 5 ms for
+/// `d`: every socket read of the client brings a byte, and no record is ever whole.
+fn record_trickler(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    interval: u64,
+    d: Duration,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let Ok((sock, _)) = listener.accept() else {
+            return;
+        };
+        sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let stream = rustls::StreamOwned::new(rustls::ServerConnection::new(tls).unwrap(), sock);
+        let callback = |_: &tungstenite::handshake::server::Request,
+                        mut resp: tungstenite::handshake::server::Response| {
+            resp.headers_mut().insert(
+                "sec-websocket-protocol",
+                tungstenite::http::HeaderValue::from_static("gar-protocol"),
+            );
+            Ok(resp)
+        };
+        let Ok(mut ws) = tungstenite::accept_hdr(stream, callback) else {
+            return;
+        };
+        loop {
+            match ws.read() {
+                Ok(tungstenite::Message::Text(_)) => break,
+                Ok(_) => {}
+                Err(_) => return,
+            }
+        }
+        let intro = json!({"message_type": "Introduction", "value": {"version": common::gar_driver_version(), "heartbeat_timeout_interval": interval, "user": "jserver"}});
+        let beat = json!({"message_type": "Heartbeat", "value": {"u_milliseconds": 1}});
+        for m in [intro, beat] {
+            ws.send(tungstenite::Message::text(m.to_string())).unwrap();
+        }
+        let s = ws.get_mut();
+        let len: u16 = 10_000;
+        let [hi, lo] = len.to_be_bytes();
+        let mut frame = vec![0x81, 126, hi, lo];
+        frame.resize(4 + usize::from(len), b'x');
+        s.conn.writer().write_all(&frame).unwrap();
+        let mut ciphertext = Vec::new();
+        while s.conn.wants_write() {
+            s.conn.write_tls(&mut ciphertext).unwrap();
+        }
+        let until = Instant::now() + d;
+        for b in ciphertext {
+            if Instant::now() >= until || s.sock.write_all(&[b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    })
+}
+
+#[test]
+fn g_15_blocking_a_tls_record_trickled_byte_by_byte_cannot_hold_the_read_past_liveness() {
+    let (cert, server_tls) = certificate();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = record_trickler(listener, server_tls, 200, Duration::from_secs(4));
+    let mut cfg = config(&format!("wss://localhost:{port}/gar"));
+    cfg.engine.heartbeat_timeout_interval = 200;
+    cfg.resolver =
+        Resolver::new(HostsResolver::new().with("localhost", [IpAddr::from([127, 0, 0, 1])]));
+    cfg.tls = Some(sansio_kit::dial::tls_config(&[cert], b"http/1.1").unwrap());
+    let started = Instant::now();
+    let c = gar_driver::blocking::Client::connect(cfg).unwrap();
+    let ev: Vec<Event> = c.events(Duration::from_secs(10)).collect();
+    let took = started.elapsed();
+    let stops: Vec<StopReason> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Stopped { reason, .. } => Some(*reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stops, vec![StopReason::HeartbeatTimeout]);
+    assert!(took < Duration::from_millis(1800), "{took:?}");
+    drop(c);
+    server.join().unwrap();
+}
+
+#[test]
+fn g_15_a_tls_record_trickled_byte_by_byte_cannot_hold_the_async_read_past_liveness() {
+    let (cert, server_tls) = certificate();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = record_trickler(listener, server_tls, 200, Duration::from_secs(4));
+    let mut cfg = config(&format!("wss://localhost:{port}/gar"));
+    cfg.engine.heartbeat_timeout_interval = 200;
+    cfg.resolver =
+        Resolver::new(HostsResolver::new().with("localhost", [IpAddr::from([127, 0, 0, 1])]));
+    cfg.tls = Some(sansio_kit::dial::tls_config(&[cert], b"http/1.1").unwrap());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let stops = rt.block_on(async {
+        let c = gar_driver::tokio::Client::connect(cfg).await.unwrap();
+        let mut stops = Vec::new();
+        while let Ok(Some(e)) = c.next_event_within(Duration::from_secs(10)).await {
+            if let Event::Stopped { reason, .. } = e {
+                stops.push(reason);
+            }
+        }
+        stops
+    });
+    let took = started.elapsed();
+    assert_eq!(stops, vec![StopReason::HeartbeatTimeout]);
+    assert!(took < Duration::from_millis(1800), "{took:?}");
+    drop(rt);
+    server.join().unwrap();
+}
