@@ -68,12 +68,12 @@ pub struct Client {
 /// WebSocket reads the stream again and again until a whole frame has come (and TLS the socket
 /// until a whole record has), so a socket timeout alone bounds only one system call: each read
 /// and write here waits at most until the deadline, and a TLS read hands on what one socket read
-/// brought, so the deadline holds for the whole frame. Without a deadline (the upgrade, which
-/// the socket's own timeouts bound) it is the stream as it is.
+/// brought, so the deadline holds for the whole frame (and for the whole upgrade, under the
+/// connect deadline).
 #[derive(Debug)]
 struct Paced {
     io: Io,
-    deadline: Option<Instant>,
+    deadline: Instant,
 }
 
 /// The time left before `deadline`, or a timed-out error once it has passed.
@@ -86,10 +86,9 @@ fn remaining(deadline: Instant) -> std::io::Result<Duration> {
 
 impl Read for Paced {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let Some(deadline) = self.deadline else {
-            return self.io.read(buf);
-        };
-        self.io.tcp().set_read_timeout(Some(remaining(deadline)?))?;
+        self.io
+            .tcp()
+            .set_read_timeout(Some(remaining(self.deadline)?))?;
         let t = match &mut self.io {
             Io::Tls(t) => t,
             other => return other.read(buf),
@@ -112,27 +111,23 @@ impl Read for Paced {
 
 impl Write for Paced {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if let Some(deadline) = self.deadline {
-            self.io
-                .tcp()
-                .set_write_timeout(Some(remaining(deadline)?))?;
-        }
+        self.io
+            .tcp()
+            .set_write_timeout(Some(remaining(self.deadline)?))?;
         self.io.write(buf)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        if let Some(deadline) = self.deadline {
-            self.io
-                .tcp()
-                .set_write_timeout(Some(remaining(deadline)?))?;
-        }
+        self.io
+            .tcp()
+            .set_write_timeout(Some(remaining(self.deadline)?))?;
         self.io.flush()
     }
 }
 
 /// Sets the deadline of the reads and writes that follow on `ws`.
 fn until(ws: &mut WebSocket<Paced>, deadline: Instant) {
-    ws.get_mut().deadline = Some(deadline);
+    ws.get_mut().deadline = deadline;
 }
 
 fn upgrade(config: &Config) -> Result<WebSocket<Paced>, ConnectError> {
@@ -144,7 +139,9 @@ fn upgrade(config: &Config) -> Result<WebSocket<Paced>, ConnectError> {
     let deadline = Instant::now() + config.connect_timeout;
     let io = open(&target, &config.resolver, config.tls.clone(), deadline)
         .map_err(|e| failed(format!("connect: {e}")))?;
-    let io = Paced { io, deadline: None };
+    // The upgrade reads its answer until the headers end: the connect deadline bounds that
+    // whole read, not each system call, so an answer trickled line by line cannot stretch it.
+    let io = Paced { io, deadline };
     let hs = Handshake::new(config.upgrade_url())
         .subprotocol(UPGRADE_SUBPROTOCOL)
         .max_message(ws_limit(config));

@@ -370,6 +370,22 @@ fn g_62_blocking_upgrade_that_never_answers_is_connect_failed_by_the_deadline() 
 }
 
 #[test]
+fn g_62_blocking_an_upgrade_answer_trickled_line_by_line_is_connect_failed_by_the_deadline() {
+    // A header line every 100 ms for 5 s: every read of the upgrade's answer brings bytes, so
+    // only a deadline on the whole upgrade ends it by the connect deadline of 500 ms.
+    let (server, url) =
+        common::trickling_upgrade(Duration::from_millis(100), Duration::from_secs(5));
+    let mut cfg = config(&url);
+    cfg.connect_timeout = Duration::from_millis(500);
+    let t0 = Instant::now();
+    let e = Client::connect(cfg).unwrap_err();
+    let took = t0.elapsed();
+    assert_eq!(e.reason, StopReason::ConnectFailed);
+    assert!(took < Duration::from_millis(2000), "{took:?}");
+    server.join().unwrap();
+}
+
+#[test]
 fn blocking_write_past_its_deadline_ends_the_session() {
     // The reader stalls for 8 s and a call may wait 6 s: only the write deadline of 300 ms can
     // end the session within 5 s (a loaded machine takes seconds to fill the socket's buffers).

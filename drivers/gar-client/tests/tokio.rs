@@ -509,6 +509,24 @@ async fn a_peer_reading_a_trickle_cannot_stretch_the_write_deadline() {
 }
 
 #[tokio::test]
+async fn g_62_an_upgrade_answer_trickled_line_by_line_is_connect_failed_by_the_deadline() {
+    // As the blocking twin: a header line every 100 ms cannot stretch a connect deadline of
+    // 500 ms.
+    let (server, url) =
+        common::trickling_upgrade(Duration::from_millis(100), Duration::from_secs(5));
+    let mut cfg = config(&url);
+    cfg.connect_timeout = Duration::from_millis(500);
+    let t0 = Instant::now();
+    let e = Client::connect(cfg).await.unwrap_err();
+    let took = t0.elapsed();
+    assert_eq!(e.reason, StopReason::ConnectFailed);
+    assert!(took < Duration::from_millis(2000), "{took:?}");
+    tokio::task::spawn_blocking(move || server.join().unwrap())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
 async fn a_write_past_its_deadline_ends_the_session() {
     // The reader stalls for 8 s and a call may wait 6 s: only the write deadline of 300 ms can
     // end the session within 5 s (a loaded machine takes seconds to fill the socket's buffers).

@@ -371,6 +371,42 @@ pub fn s1() -> gar_driver::Subscribe {
     }
 }
 
+/// A server that reads the upgrade request, then answers it a header line of 200 bytes every
+/// `pace` for `d`, never ending the response: each socket read of the client brings a line.
+pub fn trickling_upgrade(pace: Duration, d: Duration) -> (JoinHandle<()>, String) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("ws://{}/gar", l.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let Ok((mut tcp, _)) = l.accept() else {
+            return;
+        };
+        tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut request = Vec::new();
+        let mut buf = [0; 1024];
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+            match std::io::Read::read(&mut tcp, &mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => request.extend_from_slice(&buf[..n]),
+            }
+        }
+        if tcp
+            .write_all(b"HTTP/1.1 101 Switching Protocols\r\n")
+            .is_err()
+        {
+            return;
+        }
+        let line = format!("X-Pad: {}\r\n", "a".repeat(191));
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            std::thread::sleep(pace);
+            if tcp.write_all(line.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    (handle, url)
+}
+
 /// A listener that completes TCP connections (the kernel's backlog) but never answers the
 /// upgrade; kept open while the returned value lives.
 pub fn silent_listener() -> (TcpListener, String) {
