@@ -289,3 +289,84 @@ fn g_15_a_tls_record_trickled_byte_by_byte_cannot_hold_the_async_read_past_liven
     drop(rt);
     server.join().unwrap();
 }
+
+/// A TLS server on `listener` that reads the client's hello, then sends its own handshake
+/// flight one byte every 5 ms for `d`: every socket read of the client brings a byte, and the
+/// handshake never completes within the test.
+fn handshake_trickler(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    d: Duration,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let Ok((mut sock, _)) = listener.accept() else {
+            return;
+        };
+        sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut conn = rustls::ServerConnection::new(tls).unwrap();
+        while !conn.wants_write() {
+            match conn.read_tls(&mut sock) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {
+                    if conn.process_new_packets().is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+        let mut flight = Vec::new();
+        while conn.wants_write() {
+            conn.write_tls(&mut flight).unwrap();
+        }
+        let until = Instant::now() + d;
+        for b in flight {
+            if Instant::now() >= until || sock.write_all(&[b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    })
+}
+
+/// A `wss://localhost` configuration for the port of a test server with `cert`.
+fn wss_config(port: u16, cert: rustls_pki_types::CertificateDer<'static>) -> Config {
+    let mut cfg = config(&format!("wss://localhost:{port}/gar"));
+    cfg.resolver =
+        Resolver::new(HostsResolver::new().with("localhost", [IpAddr::from([127, 0, 0, 1])]));
+    cfg.tls = Some(sansio_kit::dial::tls_config(&[cert], b"http/1.1").unwrap());
+    cfg
+}
+
+#[test]
+fn g_62_a_tls_handshake_trickled_byte_by_byte_is_connect_failed_by_the_deadline_on_both_drivers() {
+    let (cert, server_tls) = certificate();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = handshake_trickler(listener, server_tls.clone(), Duration::from_secs(4));
+    let mut cfg = wss_config(port, cert.clone());
+    cfg.connect_timeout = Duration::from_millis(500);
+    let t0 = Instant::now();
+    let e = gar_driver::blocking::Client::connect(cfg).unwrap_err();
+    let took = t0.elapsed();
+    assert_eq!(e.reason, StopReason::ConnectFailed);
+    assert!(took < Duration::from_millis(2000), "blocking: {took:?}");
+    server.join().unwrap();
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = handshake_trickler(listener, server_tls, Duration::from_secs(4));
+    let mut cfg = wss_config(port, cert);
+    cfg.connect_timeout = Duration::from_millis(500);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let t0 = Instant::now();
+    let e = rt
+        .block_on(gar_driver::tokio::Client::connect(cfg))
+        .unwrap_err();
+    let took = t0.elapsed();
+    assert_eq!(e.reason, StopReason::ConnectFailed);
+    assert!(took < Duration::from_millis(2000), "async: {took:?}");
+    server.join().unwrap();
+}
