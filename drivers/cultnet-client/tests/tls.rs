@@ -228,7 +228,9 @@ fn a_tls_handshake_trickled_byte_by_byte_is_a_connect_error_by_the_deadline_on_b
             sansio_kit::resolve::HostsResolver::new()
                 .with("localhost", [std::net::IpAddr::from([127, 0, 0, 1])]),
         );
-        config.tls = Some(sansio_kit::dial::tls_config(&[root.clone()], b"cultnet").expect("tls"));
+        config.tls = Some(
+            sansio_kit::dial::tls_config(std::slice::from_ref(&root), b"cultnet").expect("tls"),
+        );
         config
     };
     let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
