@@ -182,3 +182,81 @@ fn a_tls_record_trickled_byte_by_byte_cannot_stretch_the_result_window() {
     drop(client);
     peer.join().expect("peer");
 }
+
+/// A TLS peer that reads the client's hello, then sends its own handshake flight one byte every
+/// 5 ms for at most 4 s: every socket read of the client brings a byte, and the handshake does
+/// not complete within the test's deadline.
+fn handshake_trickler(listener: TcpListener, config: Arc<rustls::ServerConfig>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let Ok((mut sock, _)) = listener.accept() else {
+            return;
+        };
+        sock.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        let mut conn = rustls::ServerConnection::new(config).expect("server connection");
+        while !conn.wants_write() {
+            match conn.read_tls(&mut sock) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {
+                    if conn.process_new_packets().is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+        let mut flight = Vec::new();
+        while conn.wants_write() {
+            conn.write_tls(&mut flight).expect("flight");
+        }
+        let until = Instant::now() + Duration::from_secs(4);
+        for b in flight {
+            if Instant::now() >= until || sock.write_all(&[b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    })
+}
+
+#[test]
+fn a_tls_handshake_trickled_byte_by_byte_is_a_connect_error_by_the_deadline_on_both_clients() {
+    let (root, server_tls) = tls_for("localhost");
+    let config = || {
+        let mut config = ClientConfig::new("tls-test", 24);
+        config.connect_timeout = Duration::from_millis(500);
+        config.resolver = cultnet_client::Resolver::new(
+            sansio_kit::resolve::HostsResolver::new()
+                .with("localhost", [std::net::IpAddr::from([127, 0, 0, 1])]),
+        );
+        config.tls = Some(
+            sansio_kit::dial::tls_config(std::slice::from_ref(&root), b"cultnet").expect("tls"),
+        );
+        config
+    };
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let peer = handshake_trickler(listener, server_tls.clone());
+    let t0 = Instant::now();
+    let r = Client::connect(&Target::new("localhost", port, true), config());
+    let took = t0.elapsed();
+    assert!(matches!(r, Err(ClientError::Connect(_))), "{r:?}");
+    assert!(took < Duration::from_millis(2000), "blocking: {took:?}");
+    peer.join().expect("peer");
+
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let peer = handshake_trickler(listener, server_tls);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let t0 = Instant::now();
+    let r = rt.block_on(cultnet_client::tokio::Client::connect(
+        &Target::new("localhost", port, true),
+        config(),
+    ));
+    let took = t0.elapsed();
+    assert!(matches!(r, Err(ClientError::Connect(_))), "{r:?}");
+    assert!(took < Duration::from_millis(2000), "async: {took:?}");
+    peer.join().expect("peer");
+}

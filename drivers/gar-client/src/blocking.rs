@@ -2,9 +2,13 @@
 //! writes, timers); the application's calls queue messages on the engine and block, within
 //! the call deadline, until the thread has written them.
 //!
-//! The thread reads with a short socket timeout ([`POLL`] at most, less when an engine timer
-//! is due sooner), so what a call queued is written within that time.
+//! The thread reads with a short deadline ([`POLL`] at most, less when an engine timer is due
+//! sooner), so what a call queued is written within that time. The deadline bounds each read
+//! and each write as a whole, not each system call under it: a server trickling a message (or
+//! a TLS record) a byte at a time cannot hold a read, nor a peer reading a trickle a write,
+//! past it.
 
+use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -60,7 +64,73 @@ pub struct Client {
     stop: Arc<std::sync::atomic::AtomicBool>,
 }
 
-fn upgrade(config: &Config) -> Result<WebSocket<Io>, ConnectError> {
+/// The connection's byte stream with the deadline of the read or write under way. The
+/// WebSocket reads the stream again and again until a whole frame has come (and TLS the socket
+/// until a whole record has), so a socket timeout alone bounds only one system call: each read
+/// and write here waits at most until the deadline, and a TLS read hands on what one socket read
+/// brought, so the deadline holds for the whole frame (and for the whole upgrade, under the
+/// connect deadline).
+#[derive(Debug)]
+struct Paced {
+    io: Io,
+    deadline: Instant,
+}
+
+/// The time left before `deadline`, or a timed-out error once it has passed.
+fn remaining(deadline: Instant) -> std::io::Result<Duration> {
+    match deadline.checked_duration_since(Instant::now()) {
+        Some(d) if !d.is_zero() => Ok(d),
+        _ => Err(ErrorKind::TimedOut.into()),
+    }
+}
+
+impl Read for Paced {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.io
+            .tcp()
+            .set_read_timeout(Some(remaining(self.deadline)?))?;
+        let t = match &mut self.io {
+            Io::Tls(t) => t,
+            other => return other.read(buf),
+        };
+        // Plaintext already decrypted first (0 here is the server's close_notify); otherwise
+        // one socket read, and no plaintext yet reads as a timeout.
+        match t.conn.reader().read(buf) {
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            other => return other,
+        }
+        if t.conn.read_tls(&mut t.sock)? == 0 {
+            return Ok(0);
+        }
+        t.conn
+            .process_new_packets()
+            .map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))?;
+        t.conn.reader().read(buf)
+    }
+}
+
+impl Write for Paced {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.io
+            .tcp()
+            .set_write_timeout(Some(remaining(self.deadline)?))?;
+        self.io.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.io
+            .tcp()
+            .set_write_timeout(Some(remaining(self.deadline)?))?;
+        self.io.flush()
+    }
+}
+
+/// Sets the deadline of the reads and writes that follow on `ws`.
+fn until(ws: &mut WebSocket<Paced>, deadline: Instant) {
+    ws.get_mut().deadline = deadline;
+}
+
+fn upgrade(config: &Config) -> Result<WebSocket<Paced>, ConnectError> {
     let failed = |detail: String| ConnectError {
         reason: StopReason::ConnectFailed,
         detail: config.scrub(&detail),
@@ -69,6 +139,9 @@ fn upgrade(config: &Config) -> Result<WebSocket<Io>, ConnectError> {
     let deadline = Instant::now() + config.connect_timeout;
     let io = open(&target, &config.resolver, config.tls.clone(), deadline)
         .map_err(|e| failed(format!("connect: {e}")))?;
+    // The upgrade reads its answer until the headers end: the connect deadline bounds that
+    // whole read, not each system call, so an answer trickled line by line cannot stretch it.
+    let io = Paced { io, deadline };
     let hs = Handshake::new(config.upgrade_url())
         .subprotocol(UPGRADE_SUBPROTOCOL)
         .max_message(ws_limit(config));
@@ -361,11 +434,12 @@ const CLOSE_WAIT: Duration = Duration::from_millis(500);
 /// timeout leaves its bytes with tungstenite, and flushing again goes on with them; the
 /// messages after it are written once it went through.
 fn write_batch(
-    ws: &mut WebSocket<Io>,
+    ws: &mut WebSocket<Paced>,
     batch: Vec<String>,
     deadline: Instant,
 ) -> Result<(), WsError> {
-    let retry = |mut r: Result<(), WsError>, ws: &mut WebSocket<Io>| loop {
+    until(ws, deadline);
+    let retry = |mut r: Result<(), WsError>, ws: &mut WebSocket<Paced>| loop {
         match r {
             Err(WsError::Io(e)) if timed_out(&e) && Instant::now() < deadline => r = ws.flush(),
             r => return r,
@@ -379,26 +453,20 @@ fn write_batch(
     retry(r, ws)
 }
 
-fn set_read_timeout(ws: &WebSocket<Io>, d: Duration) -> bool {
-    ws.get_ref()
-        .tcp()
-        .set_read_timeout(Some(d.max(Duration::from_millis(1))))
-        .is_ok()
+/// Bounds the reads that follow on `ws` to `d` from now.
+fn set_read_timeout(ws: &mut WebSocket<Paced>, d: Duration) {
+    until(ws, Instant::now() + d.max(Duration::from_millis(1)));
 }
 
 /// The connection's thread: writes what the engine queued (by the write deadline), hands
 /// every read to the engine, runs the engine's timers, and closes once it stopped.
 fn run(
-    mut ws: WebSocket<Io>,
+    mut ws: WebSocket<Paced>,
     shared: &Shared,
     stop: &std::sync::atomic::AtomicBool,
     write_timeout: Duration,
 ) {
     let _exit = shared.end_on_exit();
-    // Each socket write waits a short while; write_batch keeps going until the write
-    // deadline, so the deadline holds within that while.
-    let step = write_timeout.min(POLL * 10).max(Duration::from_millis(1));
-    let _ = ws.get_ref().tcp().set_write_timeout(Some(step));
     loop {
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             shared.lock().engine.logoff();
@@ -446,7 +514,8 @@ fn run(
             break;
         }
         if !running {
-            let until = Instant::now() + CLOSE_WAIT;
+            let close_by = Instant::now() + CLOSE_WAIT;
+            until(&mut ws, close_by);
             if ws
                 .close(Some(tungstenite::protocol::CloseFrame {
                     code: 1000.into(),
@@ -454,20 +523,22 @@ fn run(
                 }))
                 .is_ok()
             {
-                while Instant::now() < until && set_read_timeout(&ws, POLL) {
+                while Instant::now() < close_by {
+                    // The close's reads share its deadline; a message still coming goes to
+                    // the engine, which counts it (the session is over).
                     match ws.read() {
                         Err(WsError::Io(e)) if timed_out(&e) => {}
                         Err(_) => break,
+                        Ok(m @ (Message::Text(_) | Message::Binary(_))) => {
+                            shared.lock().on_read(Some(Ok(m)));
+                        }
                         Ok(_) => {}
                     }
                 }
             }
             break;
         }
-        if !set_read_timeout(&ws, wait) {
-            shared.lock().end();
-            break;
-        }
+        set_read_timeout(&mut ws, wait);
         let read = ws.read();
         let mut i = shared.lock();
         match read {
@@ -481,6 +552,7 @@ fn run(
                 if i.on_read(read) {
                     drop(i);
                     // Let tungstenite answer a close before the socket goes.
+                    until(&mut ws, Instant::now() + CLOSE_WAIT);
                     let _ = ws.flush();
                     shared.lock().end();
                     break;
@@ -490,7 +562,7 @@ fn run(
         drop(i);
         shared.changed.notify_all();
     }
-    let _ = ws.get_ref().tcp().shutdown(Shutdown::Both);
+    let _ = ws.get_ref().io.tcp().shutdown(Shutdown::Both);
     shared.lock().end();
     shared.changed.notify_all();
 }

@@ -418,7 +418,13 @@ async fn run(mut ws: WebSocketStream<Io>, shared: Arc<Shared>, write_timeout: Du
             // Stopped: a close of ours (answered or not within a short wait), then the end.
             let _ = timeout(CLOSE_WAIT, async {
                 ws.send(sansio_kit::ws::close(Some(1000))).await?;
-                while ws.next().await.is_some() {}
+                // A message still coming goes to the engine, which counts it (the session
+                // is over).
+                while let Some(read) = ws.next().await {
+                    if let Ok(m @ (Message::Text(_) | Message::Binary(_))) = read {
+                        shared.lock().on_read(Some(Ok(m)));
+                    }
+                }
                 Ok::<(), tokio_tungstenite::tungstenite::Error>(())
             })
             .await;

@@ -89,6 +89,29 @@ fn g_15_blocking_silence_stops_with_heartbeat_timeout() {
 }
 
 #[test]
+fn g_15_blocking_a_server_trickling_one_message_stops_with_heartbeat_timeout() {
+    // The server beats once, then trickles a message a byte every 5 ms for 4 s: every socket
+    // read of the client brings a byte, so only a read bounded as a whole lets the liveness
+    // timer (200 ms) end the session long before the trickle does.
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.recv_type("Introduction");
+        p.introduce(200);
+        p.beat();
+        p.trickle(60_000, Duration::from_millis(5), Duration::from_secs(4));
+    });
+    let mut cfg = config(&server.url);
+    cfg.engine.heartbeat_timeout_interval = 200;
+    let started = Instant::now();
+    let c = Client::connect(cfg).unwrap();
+    let ev = all_events(&c);
+    let took = started.elapsed();
+    assert_eq!(stops(&ev), vec![(StopReason::HeartbeatTimeout, None)]);
+    assert!(took < Duration::from_millis(1800), "{took:?}");
+    drop(c);
+    drop(server);
+}
+
+#[test]
 fn g_26_blocking_subscription_records_arrive_as_events() {
     let server = serve(Answer::Accept, NO_LOOK, |p| {
         p.handshake();
@@ -207,6 +230,31 @@ fn g_61_blocking_server_logoff_is_one_stop_event_with_its_reason() {
     server.report();
 }
 
+#[test]
+fn g_63_blocking_messages_after_the_logoff_are_counted_not_lost() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("Logoff");
+        p.send("Error", json!({"message": "late", "recoverable": false}));
+        p.beat();
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    // The server's Introduction is read while the session runs; what comes after the
+    // Logoff does not find one.
+    assert!(matches!(
+        c.next_event(WAIT),
+        Ok(Some(Event::Introduced { .. }))
+    ));
+    c.logoff();
+    assert!(c.is_closed());
+    let ev = all_events(&c);
+    assert_eq!(stops(&ev), vec![(StopReason::Stop, None)]);
+    assert!(!ev.iter().any(|e| matches!(e, Event::Error(_))), "{ev:?}");
+    assert_eq!(c.stats().late_messages, 2);
+    server.report();
+}
+
 fn closed_with(code: Option<u16>) -> Vec<Event> {
     let server = serve(Answer::Accept, NO_LOOK, move |p| {
         p.handshake();
@@ -322,6 +370,22 @@ fn g_62_blocking_upgrade_that_never_answers_is_connect_failed_by_the_deadline() 
 }
 
 #[test]
+fn g_62_blocking_an_upgrade_answer_trickled_line_by_line_is_connect_failed_by_the_deadline() {
+    // A header line every 100 ms for 5 s: every read of the upgrade's answer brings bytes, so
+    // only a deadline on the whole upgrade ends it by the connect deadline of 500 ms.
+    let (server, url) =
+        common::trickling_upgrade(Duration::from_millis(100), Duration::from_secs(5));
+    let mut cfg = config(&url);
+    cfg.connect_timeout = Duration::from_millis(500);
+    let t0 = Instant::now();
+    let e = Client::connect(cfg).unwrap_err();
+    let took = t0.elapsed();
+    assert_eq!(e.reason, StopReason::ConnectFailed);
+    assert!(took < Duration::from_millis(2000), "{took:?}");
+    server.join().unwrap();
+}
+
+#[test]
 fn blocking_write_past_its_deadline_ends_the_session() {
     // The reader stalls for 8 s and a call may wait 6 s: only the write deadline of 300 ms can
     // end the session within 5 s (a loaded machine takes seconds to fill the socket's buffers).
@@ -339,6 +403,32 @@ fn blocking_write_past_its_deadline_ends_the_session() {
     assert_eq!(outcome, Err(Error::Stopped(Some(StopReason::Disconnect))));
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
     server.report();
+}
+
+#[test]
+fn blocking_a_peer_reading_a_trickle_cannot_stretch_the_write_deadline() {
+    // The peer takes 256 KiB every 50 ms for 30 s: each socket write moves a little before its
+    // own timeout, so only a deadline on the whole write ends the session by its 500 ms (one
+    // message of 48 MiB is far more than the socket buffers hold, and would take about 8 s at
+    // that pace).
+    let server = common::trickle_reader(
+        256 * 1024,
+        Duration::from_millis(50),
+        Duration::from_secs(30),
+    );
+    let mut cfg = config(&server.url);
+    cfg.write_timeout = Duration::from_millis(500);
+    cfg.call_timeout = Duration::from_secs(60);
+    cfg.engine.limits.max_transmit_bytes = 64 << 20;
+    let c = Client::connect(cfg).unwrap();
+    let big = json!("x".repeat(48 << 20));
+    let t0 = Instant::now();
+    let outcome = c.publish_by_name("k", "C", "t", &big);
+    let took = t0.elapsed();
+    assert_eq!(outcome, Err(Error::Stopped(Some(StopReason::Disconnect))));
+    assert!(took < Duration::from_millis(3000), "{took:?}");
+    drop(c);
+    drop(server);
 }
 
 #[test]

@@ -88,6 +88,28 @@ async fn g_12_heartbeats_go_out_on_the_clock() {
 }
 
 #[tokio::test]
+async fn g_15_a_server_trickling_one_message_stops_with_heartbeat_timeout() {
+    // As the blocking twin: a message trickled a byte every 5 ms for 4 s cannot hold the read
+    // past the liveness timer (200 ms).
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.recv_type("Introduction");
+        p.introduce(200);
+        p.beat();
+        p.trickle(60_000, Duration::from_millis(5), Duration::from_secs(4));
+    });
+    let mut cfg = config(&server.url);
+    cfg.engine.heartbeat_timeout_interval = 200;
+    let started = Instant::now();
+    let c = Client::connect(cfg).await.unwrap();
+    let ev = all_events(&c).await;
+    let took = started.elapsed();
+    assert_eq!(stops(&ev), vec![(StopReason::HeartbeatTimeout, None)]);
+    assert!(took < Duration::from_millis(1800), "{took:?}");
+    drop(c);
+    drop(server);
+}
+
+#[tokio::test]
 async fn g_15_silence_stops_with_heartbeat_timeout() {
     let server = serve(Answer::Accept, NO_LOOK, |p| {
         p.recv_type("Introduction");
@@ -266,6 +288,31 @@ async fn g_61_a_server_logoff_is_one_stop_event_with_its_reason() {
     server.report();
 }
 
+#[tokio::test]
+async fn g_63_messages_after_the_logoff_are_counted_not_lost() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("Logoff");
+        p.send("Error", json!({"message": "late", "recoverable": false}));
+        p.beat();
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    // The server's Introduction is read while the session runs; what comes after the
+    // Logoff does not find one.
+    assert!(matches!(
+        c.next_event().await,
+        Some(Event::Introduced { .. })
+    ));
+    c.logoff().await;
+    assert!(c.is_closed());
+    let ev = all_events(&c).await;
+    assert_eq!(stops(&ev), vec![(StopReason::Stop, None)]);
+    assert!(!ev.iter().any(|e| matches!(e, Event::Error(_))), "{ev:?}");
+    assert_eq!(c.stats().late_messages, 2);
+    server.report();
+}
+
 async fn closed_with(code: Option<u16>) -> (Vec<Event>, Option<StopReason>) {
     let server = serve(Answer::Accept, NO_LOOK, move |p| {
         p.handshake();
@@ -435,6 +482,48 @@ async fn g_62_an_upgrade_that_never_answers_is_connect_failed_by_the_deadline() 
     let e = Client::connect(cfg).await.unwrap_err();
     assert_eq!(e.reason, StopReason::ConnectFailed);
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+}
+
+#[tokio::test]
+async fn a_peer_reading_a_trickle_cannot_stretch_the_write_deadline() {
+    // As the blocking twin: 256 KiB taken every 50 ms cannot stretch a 500 ms write deadline
+    // over a message of 48 MiB.
+    let server = common::trickle_reader(
+        256 * 1024,
+        Duration::from_millis(50),
+        Duration::from_secs(30),
+    );
+    let mut cfg = config(&server.url);
+    cfg.write_timeout = Duration::from_millis(500);
+    cfg.call_timeout = Duration::from_secs(60);
+    cfg.engine.limits.max_transmit_bytes = 64 << 20;
+    let c = Client::connect(cfg).await.unwrap();
+    let big = json!("x".repeat(48 << 20));
+    let t0 = Instant::now();
+    let outcome = c.publish_by_name("k", "C", "t", &big).await;
+    let took = t0.elapsed();
+    assert_eq!(outcome, Err(Error::Stopped(Some(StopReason::Disconnect))));
+    assert!(took < Duration::from_millis(3000), "{took:?}");
+    drop(c);
+    drop(server);
+}
+
+#[tokio::test]
+async fn g_62_an_upgrade_answer_trickled_line_by_line_is_connect_failed_by_the_deadline() {
+    // As the blocking twin: a header line every 100 ms cannot stretch a connect deadline of
+    // 500 ms.
+    let (server, url) =
+        common::trickling_upgrade(Duration::from_millis(100), Duration::from_secs(5));
+    let mut cfg = config(&url);
+    cfg.connect_timeout = Duration::from_millis(500);
+    let t0 = Instant::now();
+    let e = Client::connect(cfg).await.unwrap_err();
+    let took = t0.elapsed();
+    assert_eq!(e.reason, StopReason::ConnectFailed);
+    assert!(took < Duration::from_millis(2000), "{took:?}");
+    tokio::task::spawn_blocking(move || server.join().unwrap())
+        .await
+        .unwrap();
 }
 
 #[tokio::test]

@@ -125,10 +125,29 @@ pub fn open(
     let conn = rustls::ClientConnection::new(tls, name)
         .map_err(|e| ConnectError::Tls(io::Error::other(e)))?;
     let mut s = rustls::StreamOwned::new(conn, tcp);
-    // The handshake now, so a refused certificate ends the attempt here.
+    // The handshake now, so a refused certificate ends the attempt here. One step at a time (a
+    // flight written, or what one socket read brought taken in), each waiting only for what is
+    // left: a peer trickling its flight a byte at a time cannot hold the handshake past the
+    // deadline, as it could a loop that reads until the handshake is done.
     while s.conn.is_handshaking() {
-        left(deadline)?;
-        s.conn.complete_io(&mut s.sock).map_err(|e| {
+        let step = left(deadline)?;
+        let r = if s.conn.wants_write() {
+            s.sock
+                .set_write_timeout(Some(step))
+                .and_then(|()| s.conn.write_tls(&mut s.sock).map(drop))
+        } else {
+            s.sock.set_read_timeout(Some(step)).and_then(|()| {
+                match s.conn.read_tls(&mut s.sock)? {
+                    0 => Err(io::ErrorKind::UnexpectedEof.into()),
+                    _ => s
+                        .conn
+                        .process_new_packets()
+                        .map(drop)
+                        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
+                }
+            })
+        };
+        r.map_err(|e| {
             if timed_out(&e) {
                 ConnectError::TimedOut
             } else {

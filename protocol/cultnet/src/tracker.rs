@@ -232,6 +232,13 @@ pub struct TrackerCounters {
     pub late_answers_dropped: u64,
     /// Hellos after the session's first: ignored (the first one selects the window).
     pub repeated_hellos: u64,
+    /// Answers naming a write they can no longer change, and so ignored: a second answer to a
+    /// write settled by an answer, an answer after a late one was recorded, an admission of a
+    /// send-only write (never admission), a refusal of a send-only write the transport had
+    /// acknowledged.
+    pub answers_ignored: u64,
+    /// Puts and deletes the server sent: never an answer, they settle nothing.
+    pub echoed_writes: u64,
 }
 
 /// What the tracker has done and holds now (`WriteTracker::stats`): writes by outcome, late
@@ -696,8 +703,11 @@ impl WriteTracker {
                 },
                 now,
             ),
-            // A put or delete echoed back (or any other frame) is never an answer.
-            Frame::DocumentPut(_) | Frame::DocumentDelete(_) => {}
+            // A put or delete echoed back (or any other frame) is never an answer: counted.
+            Frame::DocumentPut(_) | Frame::DocumentDelete(_) => {
+                self.counters.echoed_writes += 1;
+                tracing::debug!("cultnet put or delete from the server: never an answer");
+            }
         }
     }
 
@@ -952,6 +962,8 @@ impl WriteTracker {
             // A send-only write is settled by the transport's ack; an admission never counts.
             if matches!(outcome, Outcome::Refused(_)) && e.outcome.is_none() {
                 self.settle(h, outcome);
+            } else {
+                self.ignored_answer(h);
             }
             return;
         }
@@ -959,7 +971,9 @@ impl WriteTracker {
             None => self.settle(h, outcome),
             Some(Outcome::Unconfirmed { .. }) => {
                 let e = self.entries.get_mut(&h).expect("looked up above");
-                if e.late.is_none() {
+                if e.late.is_some() {
+                    self.ignored_answer(h);
+                } else {
                     let cost = match &late {
                         LateAnswer::AdmittedLate => {
                             self.stats.admitted_late += 1;
@@ -976,9 +990,15 @@ impl WriteTracker {
                     self.trim_settled();
                 }
             }
-            // Settled once: a second answer changes nothing.
-            Some(_) => {}
+            // Settled once: a second answer changes nothing (counted).
+            Some(_) => self.ignored_answer(h),
         }
+    }
+
+    /// Counts an answer that names a write it can no longer change.
+    fn ignored_answer(&mut self, h: WriteHandle) {
+        self.counters.answers_ignored += 1;
+        tracing::debug!(handle = ?h, "cultnet answer to a write it can no longer change: ignored");
     }
 
     fn on_anonymous_refusal(&mut self, mut refusal: Refusal, now: u64) {

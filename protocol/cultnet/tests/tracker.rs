@@ -313,6 +313,87 @@ fn w_33_each_write_settles_exactly_once() {
 }
 
 #[test]
+fn w_33_an_answer_to_a_write_already_answered_changes_nothing_and_is_counted() {
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    let a = admit(&t, h);
+    t.on_frame(&a, 1);
+    assert_eq!(t.counters().answers_ignored, 0);
+    // A second admission, then a refusal, of the admitted write: each ignored and counted.
+    t.on_frame(&a, 2);
+    t.on_frame(&refuse(&t, h, "message_invalid"), 3);
+    assert_eq!(outcome(&t, h), Some(Outcome::Admitted));
+    assert_eq!(late(&t, h), None);
+    assert_eq!(t.counters().answers_ignored, 2);
+    assert_eq!(t.stats().counters.answers_ignored, 2);
+    // A refused write answered again is counted the same way.
+    let r = put_k(&mut t, 4);
+    let refusal = refuse(&t, r, "message_invalid");
+    t.on_frame(&refusal, 5);
+    t.on_frame(&refusal, 6);
+    assert!(matches!(outcome(&t, r), Some(Outcome::Refused(_))));
+    assert_eq!(t.counters().answers_ignored, 3);
+    // A write that settled unconfirmed takes one late answer; a second one is counted.
+    let u = put_k(&mut t, 10);
+    t.on_tick(10 + RECEIPT_RESULT_WINDOW_MS);
+    t.on_frame(&admit(&t, u), 10 + RECEIPT_RESULT_WINDOW_MS + 1);
+    assert_eq!(late(&t, u), Some(LateAnswer::AdmittedLate));
+    assert_eq!(t.counters().answers_ignored, 3);
+    t.on_frame(
+        &refuse(&t, u, "message_invalid"),
+        10 + RECEIPT_RESULT_WINDOW_MS + 2,
+    );
+    assert_eq!(late(&t, u), Some(LateAnswer::AdmittedLate));
+    assert_eq!(t.counters().answers_ignored, 4);
+    // None of these is an answer to no write.
+    assert_eq!(t.counters().unmatched_answers, 0);
+}
+
+#[test]
+fn w_46_an_admission_of_a_send_only_write_and_a_refusal_after_its_ack_are_counted() {
+    let mut t = tracker(Some(true));
+    let (h, _) = t.put(document("k0"), WriteMode::SendOnly).unwrap();
+    t.on_sent(h, 0).unwrap();
+    t.on_frame(&admit(&t, h), 1);
+    assert_eq!(t.state(h), Some(WriteState::InFlight));
+    assert_eq!(t.counters().answers_ignored, 1);
+    t.on_transport_ack(h, 2);
+    assert_eq!(outcome(&t, h), Some(Outcome::Sent));
+    t.on_frame(&refuse(&t, h, "message_invalid"), 3);
+    assert_eq!(outcome(&t, h), Some(Outcome::Sent));
+    assert_eq!(t.counters().answers_ignored, 2);
+    // A refusal before the ack still refuses a send-only write: not ignored.
+    let (r, _) = t.put(document("k1"), WriteMode::SendOnly).unwrap();
+    t.on_sent(r, 4).unwrap();
+    t.on_frame(&refuse(&t, r, "message_invalid"), 5);
+    assert!(matches!(outcome(&t, r), Some(Outcome::Refused(_))));
+    assert_eq!(t.counters().answers_ignored, 2);
+}
+
+#[test]
+fn w_34_a_put_or_delete_from_the_server_settles_nothing_and_is_counted() {
+    let mut t = tracker(Some(true));
+    let h = put_k(&mut t, 0);
+    let echoed = Frame::DocumentPut(DocumentPut {
+        message_id: id(&t, h),
+        document: document("k"),
+    });
+    t.on_frame(&echoed, 1);
+    t.on_frame(
+        &Frame::DocumentDelete(cultnet_receipts::frames::DocumentDelete {
+            message_id: id(&t, h),
+            schema_id: "notes.v1".into(),
+            record_key: "k".into(),
+        }),
+        2,
+    );
+    assert_eq!(t.state(h), Some(WriteState::InFlight));
+    assert_eq!(t.counters().echoed_writes, 2);
+    assert_eq!(t.stats().counters.echoed_writes, 2);
+    assert_eq!(t.counters().answers_ignored, 0);
+}
+
+#[test]
 fn w_33_every_write_settles_exactly_once_under_random_events() {
     // A small deterministic generator: no ambient randomness in tests either.
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;

@@ -348,6 +348,9 @@ counts! {
         /// `KeyIdRetired` for a server key id not mapped, a `ClientIntroducedKeyInvalidated` for a
         /// client key id not introduced or already invalidated): there is nothing to drop.
         pub unknown_ids_ignored: u64,
+        /// Messages (text or binary) the server sent after the session had stopped (while
+        /// the driver closes the connection): there is no session left to apply them to.
+        pub late_messages: u64,
     }
 
     /// What a client has done since it was made (every session counted), and what its bounded
@@ -816,9 +819,20 @@ impl Client {
         }
     }
 
-    /// A binary message: refused, the binary layouts are not guessed.
+    /// A binary message: refused, the binary layouts are not guessed. After the session
+    /// stopped it is only counted in `late_messages`.
     pub fn handle_binary(&mut self, _now: u64, _bytes: &[u8]) {
+        if !self.running {
+            self.late();
+            return;
+        }
         self.stopped(StopReason::Error, Some(Violation::Binary));
+    }
+
+    /// A message that came after the session stopped: not applied, counted.
+    fn late(&mut self) {
+        self.counters.late_messages += 1;
+        tracing::debug!("gar message after the session stopped: not applied (counted)");
     }
 
     /// The driver could not connect; `unauthorized` when the upgrade got 401.
@@ -871,9 +885,11 @@ impl Client {
             .max(self.s.server_interval)
     }
 
-    /// One text message from the server.
+    /// One text message from the server. After the session stopped it is not applied, only
+    /// counted in `late_messages`.
     pub fn handle_text(&mut self, now: u64, text: &str) {
         if !self.running {
+            self.late();
             return;
         }
         self.traffic.messages_in += 1;

@@ -91,6 +91,41 @@ fn g_48_an_echo_is_answered_once_its_response_or_a_later_one_arrived() {
 }
 
 #[test]
+fn g_63_messages_after_the_stop_are_not_applied_and_are_counted() {
+    let mut c = ready(Limits::default());
+    c.logoff();
+    let in_before = c.stats().messages_in;
+    // An Error, a record naming nothing known, a binary message: none may act on the stopped
+    // session, and none vanishes uncounted.
+    c.handle_text(
+        2,
+        &msg("Error", json!({"message": "late", "recoverable": false})),
+    );
+    c.handle_text(
+        2,
+        &msg(
+            "JSONRecordUpdate",
+            json!({"record_id": {"key_id": 9, "topic_id": 9}, "value": 1}),
+        ),
+    );
+    c.handle_binary(2, &[1, 2, 3]);
+    let ev: Vec<Event> = std::iter::from_fn(|| c.poll_event()).collect();
+    assert_eq!(
+        ev.last(),
+        Some(&Event::Stopped {
+            reason: StopReason::Stop,
+            violation: None
+        })
+    );
+    assert!(!ev.iter().any(|e| matches!(e, Event::Error(_))), "{ev:?}");
+    assert_eq!(c.counters().late_messages, 3);
+    let s = c.stats();
+    assert_eq!(s.late_messages, 3);
+    assert_eq!((s.messages_in, s.violations), (in_before, 0));
+    assert_eq!(c.stop_reason(), Some(StopReason::Stop));
+}
+
+#[test]
 fn stats_read_every_counter_nonzero() {
     let limits = Limits {
         max_event_count: 3,

@@ -2163,6 +2163,110 @@ fn g_48_a_reply_that_finds_no_room_stops_the_session_counted() {
     );
 }
 
+#[test]
+fn g_48_the_reply_reserve_is_bounded_in_bytes_inclusively_and_a_reply_past_it_is_counted() {
+    // The bytes of one EchoResponse, as this client writes it.
+    let mut probe = introduced(config_with(Limits::default()), IV);
+    sent(&mut probe);
+    probe.receive(2, "EchoRequest", json!({"msg_ref": 7}));
+    let one = probe.poll_transmit().unwrap().len();
+    // No application share at all, and a reserve of exactly two replies' bytes (the count
+    // bounds are far away): two fit, the third is dropped, counted, and stops the session.
+    let mut c = introduced(
+        config_with(Limits {
+            max_transmit_bytes: 0,
+            reserved_reply_bytes: 2 * one,
+            ..Limits::default()
+        }),
+        IV,
+    );
+    sent(&mut c);
+    events(&mut c);
+    assert_eq!(c.echo(), Err(CallError::QueueFull));
+    c.receive(2, "EchoRequest", json!({"msg_ref": 7}));
+    c.receive(2, "EchoRequest", json!({"msg_ref": 8}));
+    assert!(c.is_running());
+    assert_eq!(c.stats().transmit_bytes_held, 2 * one as u64);
+    assert_eq!(c.stats().replies_dropped, 0);
+    c.receive(2, "EchoRequest", json!({"msg_ref": 9}));
+    assert_eq!(c.stats().replies_dropped, 1);
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(StopReason::Error, Some(Violation::RepliesBlocked))]
+    );
+    assert_eq!(types(&sent(&mut c)), ["EchoResponse", "EchoResponse"]);
+}
+
+#[test]
+fn bounds_the_event_byte_bound_is_inclusive_and_each_drop_is_counted() {
+    // The bytes one event of a record update weighs, as the engine counts them.
+    let weigh = |limits: Limits| {
+        let mut c = limited(limits);
+        topic(&mut c, 3, "t");
+        key(&mut c, 5, "k", &["A"]);
+        events(&mut c);
+        c
+    };
+    let mut probe = weigh(Limits::default());
+    update(&mut probe, 5, 3, json!("abc"));
+    let one = probe.stats().event_bytes_held;
+    assert!(one > 0);
+    for (bound, held, dropped) in [(2 * one, 2, 1), (2 * one - 1, 1, 2)] {
+        let mut c = weigh(Limits {
+            max_event_bytes: usize::try_from(bound).unwrap(),
+            ..Limits::default()
+        });
+        for _ in 0..3 {
+            update(&mut c, 5, 3, json!("abc"));
+        }
+        let s = c.stats();
+        assert_eq!(
+            (s.events_held, s.events_dropped),
+            (held, dropped),
+            "{bound}"
+        );
+        assert_eq!(s.event_bytes_held, held * one);
+    }
+    // And the count bound, with bytes to spare: the third event is dropped, counted.
+    let mut c = weigh(Limits {
+        max_event_count: 2,
+        ..Limits::default()
+    });
+    for _ in 0..3 {
+        update(&mut c, 5, 3, json!("abc"));
+    }
+    let s = c.stats();
+    assert_eq!((s.events_held, s.events_dropped), (2, 1));
+}
+
+#[test]
+fn bounds_the_record_cache_byte_bound_is_inclusive_and_each_drop_is_counted() {
+    let mut c = limited(Limits {
+        max_record_bytes: 10,
+        ..Limits::default()
+    });
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    key(&mut c, 6, "j", &["A"]);
+    // A value of exactly ten bytes (its JSON text) fills the bound and is cached.
+    update(&mut c, 5, 3, json!("12345678"));
+    assert_eq!(c.stats().record_bytes_held, 10);
+    assert_eq!(c.stats().records_dropped, 0);
+    // One byte more anywhere is not cached: counted, and the event still goes out.
+    update(&mut c, 6, 3, json!(1));
+    assert!(c.record(rid(6, 3)).is_none());
+    assert_eq!(c.stats().records_dropped, 1);
+    let ev = events(&mut c);
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::Record { record_id, value: Some(_) } if *record_id == rid(6, 3)
+    )));
+    assert_eq!(
+        (c.stats().records_held, c.stats().record_bytes_held),
+        (1, 10)
+    );
+}
+
 fn limited(limits: Limits) -> Client {
     let mut c = introduced(config_with(limits), IV);
     sent(&mut c);

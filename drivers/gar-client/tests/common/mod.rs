@@ -140,6 +140,21 @@ impl Peer {
         self.ws.get_mut().write_all(bytes).expect("raw write");
     }
 
+    /// Starts a text message of `len` bytes and sends its payload one byte every `pace` for
+    /// `d` (never finishing it when `len` is larger than what fits in `d`): a server trickling
+    /// one message, so that each socket read of the client brings a byte or two in time.
+    pub fn trickle(&mut self, len: u16, pace: Duration, d: Duration) {
+        let [hi, lo] = len.to_be_bytes();
+        self.raw(&[0x81, 126, hi, lo]);
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            if self.ws.get_mut().write_all(b"x").is_err() {
+                return;
+            }
+            std::thread::sleep(pace);
+        }
+    }
+
     /// Reads (and records) until the client closes or `limit` passes.
     pub fn drain(&mut self, limit: Duration) {
         let until = Instant::now() + limit;
@@ -356,6 +371,42 @@ pub fn s1() -> gar_driver::Subscribe {
     }
 }
 
+/// A server that reads the upgrade request, then answers it a header line of 200 bytes every
+/// `pace` for `d`, never ending the response: each socket read of the client brings a line.
+pub fn trickling_upgrade(pace: Duration, d: Duration) -> (JoinHandle<()>, String) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("ws://{}/gar", l.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let Ok((mut tcp, _)) = l.accept() else {
+            return;
+        };
+        tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut request = Vec::new();
+        let mut buf = [0; 1024];
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+            match std::io::Read::read(&mut tcp, &mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => request.extend_from_slice(&buf[..n]),
+            }
+        }
+        if tcp
+            .write_all(b"HTTP/1.1 101 Switching Protocols\r\n")
+            .is_err()
+        {
+            return;
+        }
+        let line = format!("X-Pad: {}\r\n", "a".repeat(191));
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            std::thread::sleep(pace);
+            if tcp.write_all(line.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    (handle, url)
+}
+
 /// A listener that completes TCP connections (the kernel's backlog) but never answers the
 /// upgrade; kept open while the returned value lives.
 pub fn silent_listener() -> (TcpListener, String) {
@@ -371,6 +422,31 @@ pub fn stalled_reader(d: Duration) -> Server {
         p.recv_type("Introduction");
         p.introduce(QUIET_IV);
         std::thread::sleep(d);
+    })
+}
+
+/// A server that answers the introduction, then reads the socket `chunk` bytes every `pace`
+/// for `d`, discarding them: a peer that keeps taking a trickle, so each socket write of the
+/// client makes a little progress and none fails on its own.
+pub fn trickle_reader(chunk: usize, pace: Duration, d: Duration) -> Server {
+    serve(Answer::Accept, Duration::ZERO, move |p| {
+        p.recv_type("Introduction");
+        p.introduce(QUIET_IV);
+        let mut buf = vec![0; chunk];
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            match std::io::Read::read(p.ws.get_mut(), &mut buf) {
+                Ok(0) => return,
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => return,
+            }
+            std::thread::sleep(pace);
+        }
     })
 }
 
