@@ -29,7 +29,7 @@
 //! [`crate::ProgressLine`] shows it to a person.
 
 use crate::config::Config;
-use crate::net::{self, Dialer, Io};
+use crate::net::{self, Dialer, Paced};
 use crate::session::{handshake, End};
 use crate::{ConfigError, WsAuth};
 use nervix_driver_support::call_end::CallEnd;
@@ -169,7 +169,7 @@ impl Transfers {
         endpoint: &Endpoint,
         path: &str,
         unreached: &mut Option<String>,
-    ) -> Result<Option<WebSocket<Io>>, TransferError> {
+    ) -> Result<Option<WebSocket<Paced>>, TransferError> {
         let deadline = Instant::now() + self.setup.connect_timeout;
         match handshake(
             endpoint,
@@ -190,21 +190,18 @@ impl Transfers {
     }
 
     /// The next binary message by `wait` (a machine's deadline).
-    fn read(&self, ws: &mut WebSocket<Io>, wait: Option<Timestamp>) -> Read {
+    fn read(&self, ws: &mut WebSocket<Paced>, wait: Option<Timestamp>) -> Read {
         let deadline = self.setup.clock.deadline(wait);
         loop {
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
                 return Read::Late;
             };
-            if left.is_zero()
-                || ws
-                    .get_ref()
-                    .tcp()
-                    .set_read_timeout(Some(left.max(TICK)))
-                    .is_err()
-            {
+            if left.is_zero() {
                 return Read::Late;
             }
+            // The read as a whole, not each system call under it: a server trickling a frame
+            // a byte at a time cannot hold it past the wait (T-8).
+            ws.get_mut().until(Instant::now() + left.max(TICK));
             match ws.read() {
                 Ok(Message::Binary(b)) => return Read::Frame(b),
                 // Any close before the answer, 1001 among them, is a transport failure (T-3a).
@@ -220,7 +217,7 @@ impl Transfers {
     /// After a failed write: `Err` when the server had closed the connection with a code that
     /// refuses a frame of ours (T-3, T-6), read within [`CLOSE_WAIT`], so that a refusal racing
     /// our writes is never taken for a transport failure and the frame sent again.
-    fn why_write_failed(&self, ws: &mut WebSocket<Io>) -> Result<(), TransferError> {
+    fn why_write_failed(&self, ws: &mut WebSocket<Paced>) -> Result<(), TransferError> {
         let wait = self.setup.now() + CLOSE_WAIT;
         match self.read(ws, Some(wait)) {
             Read::Closed(code) => refused(code),
@@ -230,19 +227,18 @@ impl Transfers {
 
     /// Writes `frame` by `wait` (a machine's deadline) and the write deadline; false when the
     /// connection failed or the wait passed.
-    fn write(&self, ws: &mut WebSocket<Io>, frame: bytes::Bytes, wait: Option<Timestamp>) -> bool {
+    fn write(
+        &self,
+        ws: &mut WebSocket<Paced>,
+        frame: bytes::Bytes,
+        wait: Option<Timestamp>,
+    ) -> bool {
         let deadline = (self.setup.clock).write_deadline(wait, self.setup.write_timeout);
         let Some(left) = deadline.checked_duration_since(Instant::now()) else {
             return false;
         };
-        if ws
-            .get_ref()
-            .tcp()
-            .set_write_timeout(Some(left.max(TICK)))
-            .is_err()
-        {
-            return false;
-        }
+        // The write as a whole: a peer reading a trickle cannot stretch it (T-8).
+        ws.get_mut().until(Instant::now() + left.max(TICK));
         ws.send(Message::Binary(frame)).is_ok()
     }
 
@@ -310,7 +306,7 @@ impl Transfers {
     /// One download attempt over its console connection `ws`.
     fn download_over(
         &self,
-        mut ws: WebSocket<Io>,
+        mut ws: WebSocket<Paced>,
         call: &mut BackupDownload,
         writer: &mut ArchiveWriter,
         report: &mut Report<'_>,
@@ -405,7 +401,7 @@ impl Transfers {
     /// last until the reply (T-3a).
     fn restore_over(
         &self,
-        mut ws: WebSocket<Io>,
+        mut ws: WebSocket<Paced>,
         call: &mut RestoreCall,
         source: &mut ArchiveSource<File>,
         report: &mut Report<'_>,
@@ -463,15 +459,9 @@ fn refused(code: Option<u16>) -> Result<(), TransferError> {
 
 /// Closes a connection whose call has its answer, the write waiting at most [`CLOSE_WAIT`]
 /// (T-8).
-fn close(ws: &mut WebSocket<Io>) {
-    if ws
-        .get_ref()
-        .tcp()
-        .set_write_timeout(Some(CLOSE_WAIT))
-        .is_ok()
-    {
-        let _ = ws.close(None).and_then(|()| ws.flush());
-    }
+fn close(ws: &mut WebSocket<Paced>) {
+    ws.get_mut().until(Instant::now() + CLOSE_WAIT);
+    let _ = ws.close(None).and_then(|()| ws.flush());
 }
 
 fn timed_out(e: &io::Error) -> bool {

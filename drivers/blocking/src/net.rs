@@ -10,6 +10,10 @@ use std::time::Instant;
 
 /// A plain or TLS byte stream over a blocking socket.
 pub(crate) use sansio_kit::blocking::Io;
+/// The byte stream under a console WebSocket: [`Io`] with the deadline of the read or write
+/// under way, so a server trickling a frame (or a TLS record) a byte at a time cannot hold a
+/// read past it, nor a peer reading a trickle a write (T-8).
+pub(crate) use sansio_kit::blocking::Paced;
 
 /// How connections are opened: the configuration's resolver and, when it has roots, its TLS
 /// configuration (rustls on the ring provider, ALPN `http/1.1` for the console's upgrade).

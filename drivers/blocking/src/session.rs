@@ -4,7 +4,7 @@
 //! the end.
 
 use crate::driver::{Inbox, Inflight};
-use crate::net::{open, Dialer, Io};
+use crate::net::{open, Dialer, Paced};
 use crate::{Credentials, WsAuth};
 use bytes::Bytes;
 use nervix_driver_support::driver_core::Connect;
@@ -65,7 +65,7 @@ pub(crate) fn run(d: Dial, out: mpsc::Receiver<Out>) {
     d.tell(Event::Ended(end));
 }
 
-fn connect(d: &Dial) -> Result<WebSocket<Io>, End> {
+fn connect(d: &Dial) -> Result<WebSocket<Paced>, End> {
     handshake(
         &d.to.endpoint,
         CONSOLE_PATH,
@@ -86,8 +86,11 @@ pub(crate) fn handshake(
     credentials: &Credentials,
     tls: Option<&Dialer>,
     deadline: Instant,
-) -> Result<WebSocket<Io>, End> {
+) -> Result<WebSocket<Paced>, End> {
     let io = open(endpoint, tls, deadline).map_err(|e| End::Transport(format!("connect: {e}")))?;
+    // The connection deadline bounds the whole upgrade, not each read of its answer.
+    let mut io = Paced::new(io);
+    io.until(deadline);
     let url = url_at(
         endpoint,
         path,
@@ -211,32 +214,39 @@ fn write_end(e: WsError) -> End {
     }
 }
 
-fn serve(d: &Dial, mut ws: WebSocket<Io>, out: &mpsc::Receiver<Out>) -> End {
-    let tcp = ws.get_ref().tcp();
-    if tcp.set_read_timeout(Some(d.poll_interval)).is_err()
-        || tcp.set_write_timeout(Some(d.write_timeout)).is_err()
-    {
-        return End::Transport("socket options".into());
-    }
+/// Sets the deadline of the reads and writes that follow on `ws` to `d` from now.
+fn within(ws: &mut WebSocket<Paced>, d: Duration) {
+    ws.get_mut().until(Instant::now() + d);
+}
+
+/// Serves the session: each write of a frame (or of our close) is bounded as a whole by the
+/// write deadline, and each read by the poll interval, not each system call under them: a
+/// server trickling a frame (or a TLS record) a byte at a time cannot keep the thread from
+/// writing what the driver queued or from hearing that the driver dropped the session, nor a
+/// peer reading a trickle stretch a write past its deadline (T-8).
+fn serve(d: &Dial, mut ws: WebSocket<Paced>, out: &mpsc::Receiver<Out>) -> End {
     // Once our close frame is out, the server's answer is awaited this long at most.
     let mut closing: Option<Instant> = None;
+    let failed_write = |ws: &mut WebSocket<Paced>, e: WsError| {
+        // The reads after it share one bound.
+        within(ws, CLOSE_WAIT);
+        close_code_after(ws, write_end(e), |b| d.tell(Event::Frame(b)))
+    };
     loop {
         loop {
             match out.try_recv() {
                 // Binary messages only (T-3).
                 Ok(Out::Frame(f)) => {
+                    within(&mut ws, d.write_timeout);
                     if let Err(e) = ws.send(Message::Binary(f)) {
-                        return close_code_after(&mut ws, write_end(e), |b| {
-                            d.tell(Event::Frame(b))
-                        });
+                        return failed_write(&mut ws, e);
                     }
                 }
                 Ok(Out::Close) => {
                     if closing.is_none() {
+                        within(&mut ws, d.write_timeout);
                         if let Err(e) = ws.close(None).and_then(|()| ws.flush()) {
-                            return close_code_after(&mut ws, write_end(e), |b| {
-                                d.tell(Event::Frame(b))
-                            });
+                            return failed_write(&mut ws, e);
                         }
                         closing = Some(Instant::now() + d.write_timeout);
                     }
@@ -248,6 +258,7 @@ fn serve(d: &Dial, mut ws: WebSocket<Io>, out: &mpsc::Receiver<Out>) -> End {
                 }
             }
         }
+        within(&mut ws, d.poll_interval);
         match step(ws.read(), closing.is_some()) {
             Step::Frame(b) => {
                 if !d.tell(Event::Frame(b)) {

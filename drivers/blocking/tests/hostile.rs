@@ -3,3 +3,278 @@
 //! `nervix-driver-tests`, for both drivers. Every test is bounded in time.
 
 nervix_driver_tests::hostile_tests!(blocking);
+
+use nervix_blocking::Config;
+use nervix_driver_support::api::DriverEvent;
+use nervix_driver_support::credentials::Credentials;
+use nervix_driver_support::session::End;
+use nervix_loopback::{bounded, Loopback, LoopbackConfig};
+use nervix_protocol::client::CommandResult;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long the relay trickles, and how fast.
+const TRICKLE: Duration = Duration::from_secs(4);
+const PACE: Duration = Duration::from_millis(5);
+/// How long a relay reading a trickle does so.
+const SLOW_READING: Duration = Duration::from_secs(10);
+
+/// A relay in front of one console endpoint: it passes bytes both ways until told to
+/// trickle; then the connections open at that time get, instead of what the server sends, the
+/// start of a long message (a WebSocket header of 60 000 bytes, or over TLS a record header of
+/// 16 000) and then one byte every [`PACE`] for [`TRICKLE`]: each socket read of the client
+/// brings a byte in time, and the message never completes. It notes when the client leaves a
+/// trickled connection. With `reading`, it reads what the client sends a chunk at a time, one
+/// chunk every pace, for [`SLOW_READING`]: a peer reading a trickle.
+struct Relay {
+    port: u16,
+    conns: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
+    left: Arc<Mutex<Option<Instant>>>,
+}
+
+impl Relay {
+    fn start(upstream: String, tls: bool, reading: Option<(usize, Duration)>) -> Relay {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let conns: Arc<Mutex<Vec<Arc<AtomicBool>>>> = Arc::default();
+        let left: Arc<Mutex<Option<Instant>>> = Arc::default();
+        let (c2, l2) = (conns.clone(), left.clone());
+        std::thread::spawn(move || {
+            for client in l.incoming() {
+                let Ok(client) = client else { return };
+                let Ok(server) = TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                let on = Arc::new(AtomicBool::new(false));
+                c2.lock().unwrap().push(on.clone());
+                let (mut cr, mut sw) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                let (on_up, left) = (on.clone(), l2.clone());
+                // The client's bytes go up until the client leaves.
+                std::thread::spawn(move || {
+                    let (chunk, pace) = reading.unwrap_or((16 * 1024, Duration::ZERO));
+                    let slow_until = Instant::now() + SLOW_READING;
+                    let mut buf = vec![0u8; chunk];
+                    loop {
+                        if reading.is_some() && Instant::now() < slow_until {
+                            std::thread::sleep(pace);
+                        }
+                        match cr.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => {
+                                if sw.write_all(&buf[..n]).is_err() {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    if on_up.load(Ordering::SeqCst) {
+                        *left.lock().unwrap() = Some(Instant::now());
+                    }
+                    let _ = sw.shutdown(Shutdown::Both);
+                });
+                // The server's bytes come down until the trickle starts.
+                let (mut sr, mut cw) = (server, client);
+                std::thread::spawn(move || {
+                    sr.set_read_timeout(Some(Duration::from_millis(5))).unwrap();
+                    let mut buf = [0u8; 16 * 1024];
+                    while !on.load(Ordering::SeqCst) {
+                        match sr.read(&mut buf) {
+                            Ok(0) => return,
+                            // What came once the trickle started is not passed on, however
+                            // late this thread looked.
+                            Ok(_) if on.load(Ordering::SeqCst) => break,
+                            Ok(n) => {
+                                if cw.write_all(&buf[..n]).is_err() {
+                                    return;
+                                }
+                            }
+                            Err(e)
+                                if matches!(
+                                    e.kind(),
+                                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                                ) => {}
+                            Err(_) => return,
+                        }
+                    }
+                    let head: &[u8] = if tls {
+                        &[0x17, 0x03, 0x03, 0x3e, 0x80]
+                    } else {
+                        &[0x82, 126, 0xea, 0x60]
+                    };
+                    if cw.write_all(head).is_err() {
+                        return;
+                    }
+                    let until = Instant::now() + TRICKLE;
+                    while Instant::now() < until && cw.write_all(b"x").is_ok() {
+                        std::thread::sleep(PACE);
+                    }
+                });
+            }
+        });
+        Relay { port, conns, left }
+    }
+
+    /// Trickles on every connection open now.
+    fn trickle(&self) {
+        for on in self.conns.lock().unwrap().iter() {
+            on.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// When the client left a trickled connection, if it did.
+    fn left(&self) -> Option<Instant> {
+        *self.left.lock().unwrap()
+    }
+}
+
+/// Where the relay in front of `lb`'s console goes.
+fn upstream_of(lb: &Loopback) -> String {
+    lb.console_endpoints()[0]
+        .split("://")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string()
+}
+
+/// T-8: a server trickling a frame a byte at a time (over TLS, a record) cannot hold the
+/// session's read: what the driver queued meanwhile is written within the poll interval, and
+/// when the call's deadline passes with nothing heard the session is left at once, not when
+/// the trickle ends.
+fn trickled_frame_holds_no_read(tls: bool) {
+    bounded(Duration::from_secs(30), move || {
+        let lb = Loopback::start(LoopbackConfig {
+            nodes: 1,
+            tls,
+            ..LoopbackConfig::default()
+        })
+        .unwrap();
+        let relay = Relay::start(upstream_of(&lb), tls, None);
+        let seed = if tls {
+            format!("https://localhost:{}/", relay.port)
+        } else {
+            format!("http://127.0.0.1:{}/", relay.port)
+        };
+        let mut cfg = Config::new(&[&seed], Credentials::new("nervix", "nervix"))
+            .unwrap()
+            .with_timeouts(Duration::from_millis(600), Duration::from_secs(3));
+        if let Some(der) = lb.certificate_der() {
+            cfg = cfg.with_root(der.to_vec());
+        }
+        // Longer than the trickle's pace: a read bounded only per system call is held.
+        cfg.poll_interval = Duration::from_millis(50);
+        cfg.client.backoff_initial = Duration::from_millis(20);
+        cfg.client.backoff_max = Duration::from_millis(200);
+        let c = nervix_blocking::Client::connect(cfg).unwrap();
+        c.select_domain(Some("tenant")).unwrap();
+        let r = c.execute("CREATE RELAY before;").unwrap();
+        assert!(matches!(r, CommandResult::Completed(_)), "{r:?}");
+        relay.trickle();
+        let started = Instant::now();
+        let p = c.submit("CREATE RELAY during;").unwrap();
+        let reference = p.reference().to_string();
+        let mut reached = None;
+        while started.elapsed() < TRICKLE + Duration::from_secs(2) {
+            if lb.stats().references.contains(&reference) {
+                reached = Some(started.elapsed());
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let r = p.wait().unwrap();
+        assert!(matches!(r, CommandResult::Uncertain { .. }), "{r:?}");
+        let reached = reached.expect("the command reached the server");
+        assert!(
+            reached < Duration::from_millis(1000),
+            "the command waited {reached:?} behind the trickled read"
+        );
+        let mut left = None;
+        while left.is_none() && started.elapsed() < TRICKLE + Duration::from_secs(2) {
+            left = relay.left().map(|t| t - started);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let left = left.expect("the client left the trickled connection");
+        assert!(
+            left < Duration::from_millis(1800),
+            "the client left the trickled connection after {left:?}"
+        );
+        // A new session goes on.
+        let r = c.execute("CREATE RELAY after;").unwrap();
+        assert!(matches!(r, CommandResult::Completed(_)), "{r:?}");
+        eprintln!("reached the server after {reached:?}, left after {left:?}");
+    });
+}
+
+#[test]
+fn t_8_a_frame_trickled_byte_by_byte_holds_no_read_past_the_poll_interval_blocking() {
+    trickled_frame_holds_no_read(false);
+}
+
+#[test]
+fn t_8_a_tls_record_trickled_byte_by_byte_holds_no_read_past_the_poll_interval_blocking() {
+    trickled_frame_holds_no_read(true);
+}
+
+/// T-8: a peer reading a trickle (256 KiB every 50 ms) cannot stretch a write past the write
+/// deadline: each socket write moves a little before its own timeout, so only a deadline on
+/// the whole write of a frame ends the session when a frame of almost 4 MiB takes longer than
+/// the deadline to go.
+fn trickle_reader_stretches_no_write(tls: bool) {
+    bounded(Duration::from_secs(40), move || {
+        let lb = Loopback::start(LoopbackConfig {
+            nodes: 1,
+            tls,
+            ..LoopbackConfig::default()
+        })
+        .unwrap();
+        let relay = Relay::start(
+            upstream_of(&lb),
+            tls,
+            Some((256 * 1024, Duration::from_millis(50))),
+        );
+        let seed = if tls {
+            format!("https://localhost:{}/", relay.port)
+        } else {
+            format!("http://127.0.0.1:{}/", relay.port)
+        };
+        let mut cfg = Config::new(&[&seed], Credentials::new("nervix", "nervix"))
+            .unwrap()
+            .with_timeouts(Duration::from_secs(20), Duration::from_secs(3));
+        if let Some(der) = lb.certificate_der() {
+            cfg = cfg.with_root(der.to_vec());
+        }
+        cfg.write_timeout = Duration::from_millis(300);
+        let c = nervix_blocking::Client::connect(cfg).unwrap();
+        c.select_domain(Some("tenant")).unwrap();
+        let events = c.events().unwrap();
+        let big = format!("CREATE RELAY big SCHEMA '{}';", "x".repeat(3_900_000));
+        let started = Instant::now();
+        let pending: Vec<_> = (0..8).map(|_| c.submit(&big).unwrap()).collect();
+        let mut ended = None;
+        while ended.is_none() && started.elapsed() < Duration::from_secs(4) {
+            if let Some(DriverEvent::TransportEnded { end, .. }) =
+                events.next_timeout(Duration::from_millis(50))
+            {
+                ended = Some((end, started.elapsed()));
+            }
+        }
+        let (end, took) = ended.expect("the write deadline ended the session");
+        assert_eq!(end, End::Transport("write deadline passed".into()));
+        assert!(took < Duration::from_millis(3000), "{took:?}");
+        eprintln!("the write deadline ended the session after {took:?}");
+        drop(pending);
+    });
+}
+
+#[test]
+fn t_8_a_peer_reading_a_trickle_cannot_stretch_the_write_deadline_blocking() {
+    trickle_reader_stretches_no_write(false);
+}
+
+#[test]
+fn t_8_a_peer_reading_a_trickle_over_tls_cannot_stretch_the_write_deadline_blocking() {
+    trickle_reader_stretches_no_write(true);
+}

@@ -57,6 +57,131 @@ impl Write for Io {
     }
 }
 
+/// A byte stream with the deadline of the read or write under way. A WebSocket reads its
+/// stream again and again until a whole frame has come (and TLS the socket until a whole
+/// record has), and writes it again and again until a whole message went: a socket timeout
+/// alone bounds one system call, so a peer trickling a frame a byte at a time, or reading a
+/// trickle of one, could hold a read or a write as long as it trickles. Here each read and
+/// write waits at most until the deadline and then fails as timed out, and a TLS read hands on
+/// what one socket read brought, so the deadline bounds the whole frame. Without a deadline it
+/// is the stream as it is.
+#[derive(Debug)]
+pub struct Paced {
+    io: Io,
+    deadline: Option<Instant>,
+}
+
+impl Paced {
+    /// `io` with no deadline yet.
+    pub fn new(io: Io) -> Self {
+        Self { io, deadline: None }
+    }
+
+    /// Sets the deadline of the reads and writes that follow.
+    pub fn until(&mut self, deadline: Instant) {
+        self.deadline = Some(deadline);
+    }
+
+    /// The stream underneath.
+    pub fn io(&self) -> &Io {
+        &self.io
+    }
+
+    /// The socket underneath.
+    pub fn tcp(&self) -> &TcpStream {
+        self.io.tcp()
+    }
+
+    /// Hands what TLS holds to the socket, one socket write at a time, each waiting only for
+    /// what is left of the deadline (a loop writing until all went would let a peer reading a
+    /// trickle stretch it).
+    fn push_tls(&mut self) -> io::Result<()> {
+        let deadline = self.deadline;
+        let Io::Tls(t) = &mut self.io else {
+            return Ok(());
+        };
+        while t.conn.wants_write() {
+            if let Some(left) = left_of(deadline)? {
+                t.sock.set_write_timeout(Some(left))?;
+            }
+            if t.conn.write_tls(&mut t.sock)? == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The time left before `deadline` (a timed-out error once it passed), if there is one.
+fn left_of(deadline: Option<Instant>) -> io::Result<Option<Duration>> {
+    match deadline {
+        None => Ok(None),
+        Some(d) => match d.checked_duration_since(Instant::now()) {
+            Some(d) if !d.is_zero() => Ok(Some(d)),
+            _ => Err(io::ErrorKind::TimedOut.into()),
+        },
+    }
+}
+
+impl Read for Paced {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some(left) = left_of(self.deadline)? else {
+            return self.io.read(buf);
+        };
+        self.io.tcp().set_read_timeout(Some(left))?;
+        let t = match &mut self.io {
+            Io::Tls(t) => t,
+            other => return other.read(buf),
+        };
+        // Plaintext already decrypted first (0 here is the peer's close_notify); otherwise one
+        // socket read, and no plaintext yet reads as a timeout.
+        match t.conn.reader().read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            other => return other,
+        }
+        if t.conn.read_tls(&mut t.sock)? == 0 {
+            return Ok(0);
+        }
+        t.conn
+            .process_new_packets()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        t.conn.reader().read(buf)
+    }
+}
+
+impl Write for Paced {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let Some(left) = left_of(self.deadline)? else {
+            return self.io.write(buf);
+        };
+        if let Io::Plain(s) = &mut self.io {
+            s.set_write_timeout(Some(left))?;
+            return s.write(buf);
+        }
+        // What earlier writes left first; then the bytes taken by TLS are written, and once
+        // taken they count as written: what the deadline keeps back goes with the next write
+        // or flush (which fails while the deadline has passed).
+        self.push_tls()?;
+        let n = match &mut self.io {
+            Io::Tls(t) => t.conn.writer().write(buf)?,
+            Io::Plain(_) => 0,
+        };
+        let _ = self.push_tls();
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.deadline.is_none() {
+            return self.io.flush();
+        }
+        self.push_tls()?;
+        match &mut self.io {
+            Io::Tls(t) => t.sock.flush(),
+            Io::Plain(s) => s.flush(),
+        }
+    }
+}
+
 /// What is left until `deadline`; [`ConnectError::TimedOut`] when nothing is.
 pub fn left(deadline: Instant) -> Result<Duration, ConnectError> {
     match deadline.checked_duration_since(Instant::now()) {
