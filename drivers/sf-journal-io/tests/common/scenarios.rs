@@ -1097,3 +1097,56 @@ pub fn sf_18_a_steady_producer_cannot_hold_the_drain_past_its_deadline(d: &impl 
     assert!(j.acked_fsn() >= 0, "acked {}", j.acked_fsn());
     assert!(j.published_fsn() > j.acked_fsn());
 }
+
+pub fn sf_18_a_status_trickled_byte_by_byte_cannot_hold_the_drain_past_its_deadline(
+    d: &impl Drains,
+) {
+    // The server answers the first frame with the start of a message and then a byte of it
+    // every 5 ms for 4 s: each socket read brings a byte well within the poll interval
+    // (50 ms), so only a read bounded as a whole lets the drain end at its deadline (1 s).
+    let s = LoopbackServer::start(ServerConfig {
+        seed: 7,
+        script: vec![Conn::TrickleStatus],
+        max_connection_life: Duration::from_secs(4),
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let j = filled(2);
+    let mut c = DrainConfig::new(s.addr());
+    c.poll = Duration::from_millis(50);
+    let started = Instant::now();
+    let r = d.drain(c, &j, started + Duration::from_secs(1), &|_| true);
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(1800), "{took:?} {r:?}");
+    assert!(r.is_err(), "{r:?}");
+    assert_eq!(s.connections().len(), 1);
+    assert_eq!(j.lock().unwrap().acked_fsn(), -1);
+}
+
+pub fn sf_18_a_peer_reading_a_trickle_cannot_stretch_a_send_past_the_connect_timeout(
+    d: &impl Drains,
+) {
+    // The server takes 128 KiB every 50 ms for 8 s: each socket write moves a little before
+    // its own timeout, so only a bound on the whole send ends it by the connect timeout (1 s)
+    // once the socket buffers are full (a frame of 3.9 MB takes some 1.5 s at that pace). The
+    // drain then reconnects and the next connection is served.
+    let s = LoopbackServer::start(ServerConfig {
+        seed: 7,
+        script: vec![Conn::TrickleReader],
+        max_connection_life: Duration::from_secs(8),
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let j = padded(8, 3_900_000);
+    let mut c = DrainConfig::new(s.addr());
+    c.connect_timeout = Duration::from_secs(1);
+    let started = Instant::now();
+    let r = d
+        .drain(c, &j, Instant::now() + Duration::from_secs(20), &|_| true)
+        .unwrap();
+    let took = started.elapsed();
+    eprintln!("the drain took {took:?}");
+    assert!(took < Duration::from_millis(6000), "{took:?}");
+    assert_eq!((r.connections, r.breaks), (2, 1));
+    assert_eq!(j.lock().unwrap().acked_fsn(), 7);
+}
