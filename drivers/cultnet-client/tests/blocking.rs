@@ -1059,3 +1059,29 @@ fn stats_count_frames_and_bytes_each_way_and_writes_by_outcome() {
     assert_eq!((s.tracker.in_flight, s.tracker.in_flight_bytes), (0, 0));
     assert_eq!(s.transport, client.counters());
 }
+
+#[test]
+fn w_36_a_frame_trickled_byte_by_byte_over_tcp_cannot_stretch_the_result_window() {
+    // Each socket read brings a byte every 5 ms, well within the read's own wait: only a wait
+    // that looks at the clock between reads settles the put at the 500 ms window, not when
+    // the 4 s trickle ends.
+    let (port, peer) = peers::trickling_frame_peer();
+    let config = peers::scripted_config("loopback-test", 74);
+    let mut client = Client::connect(&peers::local(port), config).expect("connects");
+    let t0 = Instant::now();
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
+    let took = t0.elapsed();
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::WindowElapsed,
+            server_missed_window: false,
+        }
+    );
+    assert!(took < Duration::from_millis(1500), "settled late: {took:?}");
+    client.close();
+    drop(client);
+    peer.join().expect("peer");
+}

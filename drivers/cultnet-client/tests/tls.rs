@@ -260,3 +260,80 @@ fn a_tls_handshake_trickled_byte_by_byte_is_a_connect_error_by_the_deadline_on_b
     assert!(took < Duration::from_millis(2000), "async: {took:?}");
     peer.join().expect("peer");
 }
+
+/// A TLS peer that completes the handshake, then reads the client's records 64 KiB at a time,
+/// one read every 100 ms (for at most 30 s, or until the client goes): a peer reading a
+/// trickle.
+fn trickle_reading_tls_peer(
+    listener: TcpListener,
+    config: Arc<rustls::ServerConfig>,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let Ok((sock, _)) = listener.accept() else {
+            return;
+        };
+        let conn = rustls::ServerConnection::new(config).expect("server connection");
+        let mut tls = rustls::StreamOwned::new(conn, sock);
+        while tls.conn.is_handshaking() {
+            if tls.conn.complete_io(&mut tls.sock).is_err() {
+                return;
+            }
+        }
+        let mut buf = vec![0u8; 64 * 1024];
+        let end = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < end {
+            match tls.sock.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
+    })
+}
+
+#[test]
+fn w_36_the_write_deadline_bounds_the_whole_write_over_tls_against_a_trickle_reader() {
+    let (root, server_tls) = tls_for("localhost");
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let peer = trickle_reading_tls_peer(listener, server_tls);
+    let mut config = ClientConfig::new("tls-test", 25);
+    config.connect_timeout = Duration::from_secs(5);
+    config.write_timeout = Duration::from_millis(1000);
+    config.resolver = cultnet_client::Resolver::new(
+        sansio_kit::resolve::HostsResolver::new()
+            .with("localhost", [std::net::IpAddr::from([127, 0, 0, 1])]),
+    );
+    config.tls = Some(sansio_kit::dial::tls_config(&[root], b"cultnet").expect("client tls"));
+    let mut client =
+        Client::connect(&Target::new("localhost", port, true), config).expect("connects");
+    // Sixteen documents of 900 kB: 14 MB at 640 kB/s would take over 20 s; the deadline ends
+    // the write after 1 s (plus the encoding, slow on a loaded machine).
+    let mut big = vec![0xc6];
+    big.extend_from_slice(&900_000u32.to_be_bytes());
+    big.resize(5 + 900_000, 0x5a);
+    let members: Vec<_> = (0..16)
+        .map(|i| {
+            let mut d = doc();
+            d.record_key = format!("k{i}");
+            d.payload = RawValue::new(big.clone()).expect("one value");
+            cultnet_client::BatchWrite::Put(d)
+        })
+        .collect();
+    let t0 = Instant::now();
+    let b = client.batch(members, WriteMode::Receipt).expect("batch");
+    let took = t0.elapsed();
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    for m in &b.members {
+        assert_eq!(
+            m.outcome,
+            Outcome::Unconfirmed {
+                reason: cultnet_client::UnconfirmedReason::LocalSendFailed,
+                server_missed_window: false,
+            }
+        );
+    }
+    assert!(client.session_ended());
+    eprintln!("the write ended after {took:?}");
+    drop(client);
+    peer.join().expect("peer");
+}

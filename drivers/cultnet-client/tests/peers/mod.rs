@@ -215,3 +215,33 @@ pub fn document(schema: &str, key: &str, payload: &[u8]) -> Document {
         tags: None,
     }
 }
+
+/// A peer that sends no hello (so the client keeps the 500 ms legacy window) and, once the
+/// client's first bytes came, the length prefix of a frame of 1000 bytes and then one byte of
+/// it every 5 ms for at most 4 s (or until the client goes): each socket read of the client
+/// brings a byte in time, and the frame never completes.
+pub fn trickling_frame_peer() -> (u16, JoinHandle<()>) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        let mut first = [0u8; 1];
+        if s.read_exact(&mut first).is_err() {
+            return;
+        }
+        // What the client sends is read and dropped, so its writes never wait.
+        let mut r = s.try_clone().expect("clone");
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 64 * 1024];
+            while matches!(r.read(&mut buf), Ok(n) if n > 0) {}
+        });
+        if s.write_all(&1000u32.to_be_bytes()).is_err() {
+            return;
+        }
+        let end = Instant::now() + Duration::from_secs(4);
+        while Instant::now() < end && s.write_all(&[0x90]).is_ok() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    });
+    (port, t)
+}
