@@ -278,3 +278,68 @@ fn t_8_a_peer_reading_a_trickle_cannot_stretch_the_write_deadline_blocking() {
 fn t_8_a_peer_reading_a_trickle_over_tls_cannot_stretch_the_write_deadline_blocking() {
     trickle_reader_stretches_no_write(true);
 }
+
+/// T-8: a console that answers the upgrade with a status line and then one header line every
+/// 100 ms for 5 s cannot hold the connect past the connection deadline (500 ms): each socket
+/// read of the client brings a line in time, so only a deadline on the whole upgrade leaves
+/// it. The server notes when the client closed the connection.
+#[test]
+fn t_8_an_upgrade_answer_trickled_line_by_line_ends_at_the_connection_deadline_blocking() {
+    bounded(Duration::from_secs(30), || {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        l.set_nonblocking(true).unwrap();
+        let server = std::thread::spawn(move || {
+            let given_up = Instant::now() + Duration::from_secs(5);
+            let mut s = loop {
+                match l.accept() {
+                    Ok((s, _)) => break s,
+                    Err(_) if Instant::now() < given_up => {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Err(_) => return None,
+                }
+            };
+            s.set_nonblocking(false).unwrap();
+            let accepted = Instant::now();
+            s.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
+            let mut buf = [0u8; 4096];
+            let until = accepted + Duration::from_secs(5);
+            let mut sent_head = false;
+            while Instant::now() < until {
+                match s.read(&mut buf) {
+                    Ok(0) => return Some(accepted.elapsed()),
+                    Ok(_) => {}
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        ) => {}
+                    Err(_) => return Some(accepted.elapsed()),
+                }
+                let line: &[u8] = if sent_head {
+                    b"X-Pad: trickled\r\n"
+                } else {
+                    b"HTTP/1.1 101 Switching Protocols\r\n"
+                };
+                sent_head = true;
+                if s.write_all(line).is_err() {
+                    return Some(accepted.elapsed());
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            None
+        });
+        let seed = format!("http://127.0.0.1:{port}/");
+        let cfg = Config::new(&[&seed], Credentials::new("nervix", "nervix"))
+            .unwrap()
+            .with_timeouts(Duration::from_secs(2), Duration::from_millis(500));
+        // The first call opens the session; it gives up once the session could not be had.
+        let client = std::thread::spawn(move || nervix_blocking::Client::connect(cfg).map(drop));
+        let closed = server.join().unwrap();
+        assert!(client.join().unwrap().is_err());
+        let closed = closed.expect("the client left the upgrade");
+        assert!(closed < Duration::from_millis(1500), "{closed:?}");
+        eprintln!("the client left the upgrade after {closed:?}");
+    });
+}
