@@ -37,6 +37,18 @@ struct Relay {
 
 impl Relay {
     fn start(upstream: String, tls: bool, reading: Option<(usize, Duration)>) -> Relay {
+        Self::start_with(upstream, tls, reading, false)
+    }
+
+    /// As [`Relay::start`]; with `first_upgraded`, the first connection trickles on its own
+    /// once the server's upgrade answer went through, and what the client sends on it from
+    /// then on never reaches the server (plain only).
+    fn start_with(
+        upstream: String,
+        tls: bool,
+        reading: Option<(usize, Duration)>,
+        first_upgraded: bool,
+    ) -> Relay {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         let conns: Arc<Mutex<Vec<Arc<AtomicBool>>>> = Arc::default();
@@ -49,6 +61,7 @@ impl Relay {
                     continue;
                 };
                 let on = Arc::new(AtomicBool::new(false));
+                let upgraded_trickles = first_upgraded && c2.lock().unwrap().is_empty();
                 c2.lock().unwrap().push(on.clone());
                 let (mut cr, mut sw) = (client.try_clone().unwrap(), server.try_clone().unwrap());
                 let (on_up, left) = (on.clone(), l2.clone());
@@ -63,6 +76,9 @@ impl Relay {
                         }
                         match cr.read(&mut buf) {
                             Ok(0) | Err(_) => break,
+                            // A connection trickling since its upgrade keeps what the client
+                            // sends from the server.
+                            Ok(_) if upgraded_trickles && on_up.load(Ordering::SeqCst) => {}
                             Ok(n) => {
                                 if sw.write_all(&buf[..n]).is_err() {
                                     break;
@@ -80,9 +96,20 @@ impl Relay {
                 std::thread::spawn(move || {
                     sr.set_read_timeout(Some(Duration::from_millis(5))).unwrap();
                     let mut buf = [0u8; 16 * 1024];
+                    let mut head = Vec::new();
                     while !on.load(Ordering::SeqCst) {
                         match sr.read(&mut buf) {
                             Ok(0) => return,
+                            Ok(n) if upgraded_trickles => {
+                                // The answer's head goes through, then the trickle starts.
+                                head.extend_from_slice(&buf[..n]);
+                                if let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") {
+                                    if cw.write_all(&head[..end + 4]).is_err() {
+                                        return;
+                                    }
+                                    on.store(true, Ordering::SeqCst);
+                                }
+                            }
                             // What came once the trickle started is not passed on, however
                             // late this thread looked.
                             Ok(_) if on.load(Ordering::SeqCst) => break,
@@ -341,5 +368,71 @@ fn t_8_an_upgrade_answer_trickled_line_by_line_ends_at_the_connection_deadline_b
         let closed = closed.expect("the client left the upgrade");
         assert!(closed < Duration::from_millis(1500), "{closed:?}");
         eprintln!("the client left the upgrade after {closed:?}");
+    });
+}
+
+/// T-8: a backup download whose server trickles its first frame a byte at a time cannot hold
+/// the attempt past the call's waits (800 ms): the attempt ends then and the next one,
+/// on a new connection, downloads the archive.
+#[test]
+fn t_8_a_download_frame_trickled_byte_by_byte_ends_the_attempt_at_its_wait_blocking() {
+    use nervix_blocking::Transfers;
+    use nervix_protocol::calls::{BackupDownload, TransferConfig};
+    bounded(Duration::from_secs(40), || {
+        let lb = Loopback::start(LoopbackConfig {
+            nodes: 1,
+            ..LoopbackConfig::default()
+        })
+        .unwrap();
+        let direct = Config::new(
+            &[lb.console_endpoints()[0].as_str()],
+            Credentials::new("nervix", "nervix"),
+        )
+        .unwrap();
+        let c = nervix_blocking::Client::connect(direct).unwrap();
+        c.select_domain(Some("tenant")).unwrap();
+        let CommandResult::Completed(report) = c.execute("BACKUP DOMAIN tenant").unwrap() else {
+            panic!("the backup did not complete");
+        };
+        let relay = Relay::start_with(upstream_of(&lb), false, None, true);
+        let seed = format!("http://127.0.0.1:{}/", relay.port);
+        let mut cfg = Config::new(&[&seed], Credentials::new("nervix", "nervix")).unwrap();
+        cfg.client.backoff_initial = Duration::from_millis(20);
+        cfg.client.backoff_max = Duration::from_millis(200);
+        let transfers = Transfers::new(&cfg).unwrap();
+        let mut call = BackupDownload::from_report(
+            &report,
+            TransferConfig::download()
+                .with_timeouts(Duration::from_millis(800), Duration::from_millis(800)),
+        )
+        .unwrap();
+        let dir =
+            std::env::temp_dir().join(format!("nervix-trickled-download-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut starts: Vec<(u32, Instant)> = Vec::new();
+        let got = transfers.download_with_progress(&mut call, &dir.join("archive"), |p| {
+            if starts.last().is_none_or(|(a, _)| *a != p.attempt) {
+                starts.push((p.attempt, Instant::now()));
+            }
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(got.is_ok(), "{got:?}");
+        let first = starts
+            .iter()
+            .find(|(a, _)| *a == 1)
+            .expect("a first attempt")
+            .1;
+        let second = starts
+            .iter()
+            .find(|(a, _)| *a == 2)
+            .expect("a second attempt")
+            .1;
+        let took = second - first;
+        assert!(
+            took < Duration::from_millis(2000),
+            "the first attempt took {took:?}"
+        );
+        eprintln!("the trickled attempt ended after {took:?}");
     });
 }
