@@ -8,14 +8,13 @@
 //! a TLS record) a byte at a time cannot hold a read, nor a peer reading a trickle a write,
 //! past it.
 
-use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use gar_client::{Client as Engine, UPGRADE_SUBPROTOCOL};
-use sansio_kit::blocking::{open, websocket, Io, WebSocket};
+use sansio_kit::blocking::{open, websocket, Paced, WebSocket};
 use sansio_kit::dial::Target;
 use sansio_kit::ws::{timed_out, Handshake, HandshakeError, Message};
 use tungstenite::Error as WsError;
@@ -64,70 +63,9 @@ pub struct Client {
     stop: Arc<std::sync::atomic::AtomicBool>,
 }
 
-/// The connection's byte stream with the deadline of the read or write under way. The
-/// WebSocket reads the stream again and again until a whole frame has come (and TLS the socket
-/// until a whole record has), so a socket timeout alone bounds only one system call: each read
-/// and write here waits at most until the deadline, and a TLS read hands on what one socket read
-/// brought, so the deadline holds for the whole frame (and for the whole upgrade, under the
-/// connect deadline).
-#[derive(Debug)]
-struct Paced {
-    io: Io,
-    deadline: Instant,
-}
-
-/// The time left before `deadline`, or a timed-out error once it has passed.
-fn remaining(deadline: Instant) -> std::io::Result<Duration> {
-    match deadline.checked_duration_since(Instant::now()) {
-        Some(d) if !d.is_zero() => Ok(d),
-        _ => Err(ErrorKind::TimedOut.into()),
-    }
-}
-
-impl Read for Paced {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.io
-            .tcp()
-            .set_read_timeout(Some(remaining(self.deadline)?))?;
-        let t = match &mut self.io {
-            Io::Tls(t) => t,
-            other => return other.read(buf),
-        };
-        // Plaintext already decrypted first (0 here is the server's close_notify); otherwise
-        // one socket read, and no plaintext yet reads as a timeout.
-        match t.conn.reader().read(buf) {
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-            other => return other,
-        }
-        if t.conn.read_tls(&mut t.sock)? == 0 {
-            return Ok(0);
-        }
-        t.conn
-            .process_new_packets()
-            .map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))?;
-        t.conn.reader().read(buf)
-    }
-}
-
-impl Write for Paced {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.io
-            .tcp()
-            .set_write_timeout(Some(remaining(self.deadline)?))?;
-        self.io.write(buf)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.io
-            .tcp()
-            .set_write_timeout(Some(remaining(self.deadline)?))?;
-        self.io.flush()
-    }
-}
-
 /// Sets the deadline of the reads and writes that follow on `ws`.
 fn until(ws: &mut WebSocket<Paced>, deadline: Instant) {
-    ws.get_mut().deadline = deadline;
+    ws.get_mut().until(deadline);
 }
 
 fn upgrade(config: &Config) -> Result<WebSocket<Paced>, ConnectError> {
@@ -141,7 +79,8 @@ fn upgrade(config: &Config) -> Result<WebSocket<Paced>, ConnectError> {
         .map_err(|e| failed(format!("connect: {e}")))?;
     // The upgrade reads its answer until the headers end: the connect deadline bounds that
     // whole read, not each system call, so an answer trickled line by line cannot stretch it.
-    let io = Paced { io, deadline };
+    let mut io = Paced::new(io);
+    io.until(deadline);
     let hs = Handshake::new(config.upgrade_url())
         .subprotocol(UPGRADE_SUBPROTOCOL)
         .max_message(ws_limit(config));
@@ -562,7 +501,7 @@ fn run(
         drop(i);
         shared.changed.notify_all();
     }
-    let _ = ws.get_ref().io.tcp().shutdown(Shutdown::Both);
+    let _ = ws.get_ref().tcp().shutdown(Shutdown::Both);
     shared.lock().end();
     shared.changed.notify_all();
 }
