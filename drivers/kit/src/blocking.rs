@@ -1,6 +1,8 @@
 //! The blocking transports on std sockets: a byte stream opened by a deadline over the
 //! resolver's answers in order (TCP, then rustls verified against the target's own host
-//! name), and a WebSocket client handshake bounded by the same deadline.
+//! name), a WebSocket client handshake bounded by the same deadline, and [`Paced`], the byte
+//! stream with the deadline of the read or write under way, which bounds a whole WebSocket
+//! read or write (not each system call under it) against a peer that trickles.
 
 use crate::dial::{self, AddressOrder, Target};
 use crate::resolve::{ConnectError, Resolver};
