@@ -1062,23 +1062,19 @@ impl PartialEq for CatchUp {
 
 impl Eq for CatchUp {}
 
-/// The blocking drain's TCP stream, with the bound of the wait under way. The WebSocket reads
-/// the stream again and again until a whole message (or the upgrade's answer) has come, and
-/// writes it again and again until a whole message went, so a socket timeout alone bounds only
-/// each system call: a server trickling a status or its upgrade answer a byte at a time could
-/// hold a read, and a server reading a trickle a send, as long as it trickles. Each read and
-/// write here waits at most until the bound and then fails as timed out: the upgrade's one
-/// bound, each send's, each read's (the poll interval), the close's.
+/// The blocking drain's TCP stream. Until the upgrade is done every read and write ends by
+/// one bound for the whole upgrade, so a server trickling its answer a byte at a time cannot
+/// hold the drain past its connect timeout (a socket timeout alone bounds each read).
 #[derive(Debug)]
 struct Stream {
     tcp: TcpStream,
-    until: Option<Instant>,
+    upgrade_until: Option<Instant>,
 }
 
 impl Stream {
-    /// The time left before the bound, or `TimedOut` when it is spent.
+    /// The time left for the upgrade, or `TimedOut` when it is spent.
     fn left(&self) -> io::Result<Option<Duration>> {
-        let Some(until) = self.until else {
+        let Some(until) = self.upgrade_until else {
             return Ok(None);
         };
         let left = until.saturating_duration_since(Instant::now());
@@ -1087,11 +1083,6 @@ impl Stream {
         }
         Ok(Some(left))
     }
-}
-
-/// Bounds the reads and writes that follow on `ws` to `d` from now.
-fn within(ws: &mut WebSocket<Stream>, d: Duration) {
-    ws.get_mut().until = Some(Instant::now() + d);
 }
 
 impl Read for Stream {
@@ -1150,8 +1141,7 @@ impl Drain {
                     outage.connected(journal, &mut report);
                     let r = self.pump(&mut ws, max_batch, journal, deadline, &until, &mut report);
                     on_disconnected(journal, &mut report);
-                    // The close as a whole waits at most one bound.
-                    within(&mut ws, wait_bound(c, deadline));
+                    // Bounded by the socket's write timeout.
                     let _ = ws.close(None);
                     let _ = ws.flush();
                     match r {
@@ -1181,7 +1171,7 @@ impl Drain {
         let _ = tcp.set_nodelay(true);
         let stream = Stream {
             tcp,
-            until: Some(until),
+            upgrade_until: Some(until),
         };
         let req = upgrade_request(c).map_err(Some)?;
         let (ws, status, headers) =
@@ -1193,7 +1183,12 @@ impl Drain {
                 Err(_) => return Err(None),
             };
         let negotiated = judge_upgrade(status, &headers, &c.request)?;
-        let ws = ws.ok_or(None)?;
+        let mut ws = ws.ok_or(None)?;
+        ws.get_mut().upgrade_until = None;
+        ws.get_ref()
+            .tcp
+            .set_read_timeout(Some(read_wait(c, false)))
+            .map_err(|_| None)?;
         Ok((ws, negotiated.max_batch_size))
     }
 
@@ -1209,12 +1204,18 @@ impl Drain {
         let c = &self.config;
         let mut p = Pump::new(on_connected(journal, c, max_batch)?);
         loop {
+            // Each write of this burst waits at most the connect timeout, cut at the deadline.
+            if ws
+                .get_ref()
+                .tcp
+                .set_write_timeout(Some(wait_bound(c, deadline)))
+                .is_err()
+            {
+                return Ok(Broke::Retry);
+            }
             loop {
                 match p.next(journal, deadline, max_batch)? {
                     Next::Send(bytes) => {
-                        // The send as a whole waits at most the connect timeout, cut at the
-                        // deadline: a server reading a trickle cannot stretch it.
-                        within(ws, wait_bound(c, deadline));
                         if ws.send(Message::Binary(bytes.into())).is_err() {
                             return Ok(Broke::Retry);
                         }
@@ -1228,7 +1229,6 @@ impl Drain {
                 return Ok(Broke::Done);
             };
             if ping {
-                within(ws, wait_bound(c, deadline));
                 if ws.send(Message::Ping(Vec::new().into())).is_err() {
                     return Ok(Broke::Retry);
                 }
@@ -1237,9 +1237,6 @@ impl Drain {
             // After a full burst only the statuses already arrived are read; after a first
             // message, only those already arrived too.
             let mut nonblocking = wait.is_zero();
-            // The read as a whole waits at most the poll interval: a server trickling a status
-            // a byte at a time cannot hold it past the deadline.
-            within(ws, read_wait(c, false));
             if nonblocking && ws.get_mut().tcp.set_nonblocking(true).is_err() {
                 return Ok(Broke::Retry);
             }

@@ -60,13 +60,6 @@ pub enum Conn {
     /// Answer the upgrade one byte every 50 ms (a server holding the client in its
     /// upgrade), then serve.
     Trickle,
-    /// Accept, and once the first frame came answer with the start of a binary message of
-    /// 60 000 bytes and then one byte of it every 5 ms until the connection's life ends (a
-    /// status trickled a byte at a time, never finished); acknowledge nothing.
-    TrickleStatus,
-    /// Accept, then read what the client sends 128 KiB at a time, one read every 50 ms,
-    /// until the connection's life ends (a peer reading a trickle); acknowledge nothing.
-    TrickleReader,
 }
 
 /// How the server behaves.
@@ -486,40 +479,6 @@ fn serve(
     if *script == Conn::Stall {
         while !stop.load(Ordering::Relaxed) && born.elapsed() < config.max_connection_life {
             std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = w.shutdown(Shutdown::Both);
-        return Ok(());
-    }
-    if *script == Conn::TrickleReader {
-        let mut buf = vec![0; 128 << 10];
-        while !stop.load(Ordering::Relaxed) && born.elapsed() < config.max_connection_life {
-            std::thread::sleep(Duration::from_millis(50));
-            match r.read(&mut buf) {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) => {}
-                Err(_) => break,
-            }
-        }
-        let _ = w.shutdown(Shutdown::Both);
-        return Ok(());
-    }
-    if *script == Conn::TrickleStatus {
-        while !stop.load(Ordering::Relaxed) && born.elapsed() < config.max_connection_life {
-            if read_frame(&mut r, 64 << 20)?.is_some() {
-                break;
-            }
-        }
-        w.write_all(&[0x82, 126, 0xea, 0x60])?;
-        while !stop.load(Ordering::Relaxed) && born.elapsed() < config.max_connection_life {
-            if w.write_all(b"x").is_err() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
         }
         let _ = w.shutdown(Shutdown::Both);
         return Ok(());

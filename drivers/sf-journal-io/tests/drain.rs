@@ -572,17 +572,3 @@ fn sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stalls() {
 fn sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between() {
     scenarios::sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between(&Blocking);
 }
-
-#[test]
-fn sf_18_a_status_trickled_byte_by_byte_cannot_hold_the_drain_past_its_deadline() {
-    scenarios::sf_18_a_status_trickled_byte_by_byte_cannot_hold_the_drain_past_its_deadline(
-        &Blocking,
-    );
-}
-
-#[test]
-fn sf_18_a_peer_reading_a_trickle_cannot_stretch_a_send_past_the_connect_timeout() {
-    scenarios::sf_18_a_peer_reading_a_trickle_cannot_stretch_a_send_past_the_connect_timeout(
-        &Blocking,
-    );
-}

@@ -425,17 +425,3 @@ fn sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stalls_tok
 fn sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between_tokio() {
     scenarios::sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between(&Tokio::new());
 }
-
-#[test]
-fn sf_18_a_status_trickled_byte_by_byte_cannot_hold_the_drain_past_its_deadline_tokio() {
-    scenarios::sf_18_a_status_trickled_byte_by_byte_cannot_hold_the_drain_past_its_deadline(
-        &Tokio::new(),
-    );
-}
-
-#[test]
-fn sf_18_a_peer_reading_a_trickle_cannot_stretch_a_send_past_the_connect_timeout_tokio() {
-    scenarios::sf_18_a_peer_reading_a_trickle_cannot_stretch_a_send_past_the_connect_timeout(
-        &Tokio::new(),
-    );
-}
