@@ -543,6 +543,8 @@ impl Pump {
         }
         self.catching_up = !self.catch_up.is_empty();
         if let Some(f) = self.catch_up.pop_front() {
+            // From now on a status naming it is taken; before, it is a violation.
+            lock(journal).catch_up_sent();
             return Ok(Next::Send(f));
         }
         match next_frame(journal) {

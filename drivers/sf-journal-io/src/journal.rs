@@ -509,6 +509,12 @@ impl Journal {
         self.ring.connect(catch_up)
     }
 
+    /// A catch-up frame went out on the open connection (SF-9): a status naming it is taken
+    /// from now on; one naming a catch-up frame not yet sent is a violation.
+    pub fn catch_up_sent(&mut self) {
+        self.ring.catch_up_sent();
+    }
+
     /// The connection broke. Appends go on within capacity (SF-18).
     pub fn disconnect(&mut self) {
         self.stats.disconnects += 1;
