@@ -1066,11 +1066,15 @@ impl Eq for CatchUp {}
 
 /// The blocking drain's TCP stream. Until the upgrade is done every read and write ends by
 /// one bound for the whole upgrade, so a server trickling its answer a byte at a time cannot
-/// hold the drain past its connect timeout (a socket timeout alone bounds each read).
+/// hold the drain past its connect timeout (a socket timeout alone bounds each read). After
+/// it, the reads of one wait for the server's messages end by one bound too, so a message
+/// trickled in faster than the poll interval cannot hold the drain past its deadline: what
+/// arrived of it is kept and the next wait goes on with it.
 #[derive(Debug)]
 struct Stream {
     tcp: TcpStream,
     upgrade_until: Option<Instant>,
+    read_until: Option<Instant>,
 }
 
 impl Stream {
@@ -1090,6 +1094,12 @@ impl Stream {
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if let Some(left) = self.left()? {
+            self.tcp.set_read_timeout(Some(left))?;
+        } else if let Some(until) = self.read_until {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
             self.tcp.set_read_timeout(Some(left))?;
         }
         self.tcp.read(buf)
@@ -1174,6 +1184,7 @@ impl Drain {
         let stream = Stream {
             tcp,
             upgrade_until: Some(until),
+            read_until: None,
         };
         let req = upgrade_request(c).map_err(Some)?;
         let (ws, status, headers) =
@@ -1242,6 +1253,8 @@ impl Drain {
             if nonblocking && ws.get_mut().tcp.set_nonblocking(true).is_err() {
                 return Ok(Broke::Retry);
             }
+            // The whole wait, not each read of it, ends by the read wait.
+            ws.get_mut().read_until = (!nonblocking).then(|| Instant::now() + wait);
             loop {
                 let msg = match ws.read() {
                     Ok(m) => m,
@@ -1258,9 +1271,11 @@ impl Drain {
                     if ws.get_mut().tcp.set_nonblocking(true).is_err() {
                         return Ok(Broke::Retry);
                     }
+                    ws.get_mut().read_until = None;
                     nonblocking = true;
                 }
             }
+            ws.get_mut().read_until = None;
             if nonblocking && ws.get_mut().tcp.set_nonblocking(false).is_err() {
                 return Ok(Broke::Retry);
             }

@@ -60,6 +60,10 @@ pub enum Conn {
     /// Answer the upgrade one byte every 50 ms (a server holding the client in its
     /// upgrade), then serve.
     Trickle,
+    /// Accept, and answer the first frame with its OK padded to some 1 KiB (one padding
+    /// table), written one byte every 5 ms (a server holding the client in a read), then
+    /// serve.
+    TrickleStatus,
 }
 
 /// How the server behaves.
@@ -569,6 +573,21 @@ fn serve(
                     Conn::Raw(bytes) if seq == 0 => {
                         failed = true;
                         w.write_all(bytes)?;
+                    }
+                    Conn::TrickleStatus if seq == 0 => {
+                        acked = Some(seq);
+                        let bytes = ok(seq, 1);
+                        at(record, &mut |c| {
+                            c.sent.push(bytes.clone());
+                            c.last_sent = Some(Instant::now());
+                        });
+                        for b in frame(2, &bytes) {
+                            if stop.load(Ordering::Relaxed) {
+                                return Ok(());
+                            }
+                            w.write_all(&[b])?;
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
                     }
                     _ if failed => {}
                     _ => {
