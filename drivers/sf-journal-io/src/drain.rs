@@ -1069,12 +1069,15 @@ impl Eq for CatchUp {}
 /// hold the drain past its connect timeout (a socket timeout alone bounds each read). After
 /// it, the reads of one wait for the server's messages end by one bound too, so a message
 /// trickled in faster than the poll interval cannot hold the drain past its deadline: what
-/// arrived of it is kept and the next wait goes on with it.
+/// arrived of it is kept and the next wait goes on with it. Each send, and the close, ends
+/// by one bound as well, so a server reading slowly, a little within each socket timeout,
+/// cannot hold a large message's send past the connect timeout.
 #[derive(Debug)]
 struct Stream {
     tcp: TcpStream,
     upgrade_until: Option<Instant>,
     read_until: Option<Instant>,
+    write_until: Option<Instant>,
 }
 
 impl Stream {
@@ -1109,6 +1112,12 @@ impl Read for Stream {
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if let Some(left) = self.left()? {
+            self.tcp.set_write_timeout(Some(left))?;
+        } else if let Some(until) = self.write_until {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::ErrorKind::TimedOut.into());
+            }
             self.tcp.set_write_timeout(Some(left))?;
         }
         self.tcp.write(buf)
@@ -1153,7 +1162,8 @@ impl Drain {
                     outage.connected(journal, &mut report);
                     let r = self.pump(&mut ws, max_batch, journal, deadline, &until, &mut report);
                     on_disconnected(journal, &mut report);
-                    // Bounded by the socket's write timeout.
+                    // The close's writes end by one bound.
+                    ws.get_mut().write_until = Some(Instant::now() + wait_bound(c, deadline));
                     let _ = ws.close(None);
                     let _ = ws.flush();
                     match r {
@@ -1185,6 +1195,7 @@ impl Drain {
             tcp,
             upgrade_until: Some(until),
             read_until: None,
+            write_until: None,
         };
         let req = upgrade_request(c).map_err(Some)?;
         let (ws, status, headers) =
@@ -1229,7 +1240,7 @@ impl Drain {
             loop {
                 match p.next(journal, deadline, max_batch)? {
                     Next::Send(bytes) => {
-                        if ws.send(Message::Binary(bytes.into())).is_err() {
+                        if !send(ws, Message::Binary(bytes.into()), c, deadline) {
                             return Ok(Broke::Retry);
                         }
                         p.sent(report);
@@ -1242,7 +1253,7 @@ impl Drain {
                 return Ok(Broke::Done);
             };
             if ping {
-                if ws.send(Message::Ping(Vec::new().into())).is_err() {
+                if !send(ws, Message::Ping(Vec::new().into()), c, deadline) {
                     return Ok(Broke::Retry);
                 }
                 p.pinged(report);
@@ -1281,6 +1292,16 @@ impl Drain {
             }
         }
     }
+}
+
+/// Sends one message, its writes ending by one bound (the connect timeout, cut at the
+/// deadline); `false` when the connection broke or the bound passed. The writes of the reads
+/// that follow (a PONG) keep the socket's own timeout.
+fn send(ws: &mut WebSocket<Stream>, m: Message, c: &DrainConfig, deadline: Instant) -> bool {
+    ws.get_mut().write_until = Some(Instant::now() + wait_bound(c, deadline));
+    let sent = ws.send(m).is_ok();
+    ws.get_mut().write_until = None;
+    sent
 }
 
 #[cfg(test)]

@@ -437,3 +437,10 @@ fn sf_18_a_status_trickled_a_byte_at_a_time_ends_by_the_deadline_and_is_read_who
         &Tokio::new(),
     );
 }
+
+#[test]
+fn sf_18_a_send_to_a_server_reading_slowly_ends_by_the_connect_timeout_and_reconnects_tokio() {
+    scenarios::sf_18_a_send_to_a_server_reading_slowly_ends_by_the_connect_timeout_and_reconnects(
+        &Tokio::new(),
+    );
+}

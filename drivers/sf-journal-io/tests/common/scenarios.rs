@@ -1157,3 +1157,31 @@ pub fn sf_18_a_status_trickled_a_byte_at_a_time_ends_by_the_deadline_and_is_read
     assert_eq!(j.lock().unwrap().acked_fsn(), 1);
     assert_eq!(j.lock().unwrap().stats().violations, 0);
 }
+
+pub fn sf_18_a_send_to_a_server_reading_slowly_ends_by_the_connect_timeout_and_reconnects(
+    d: &impl Drains,
+) {
+    // One frame of 16 MiB to a server taking some 3 MB/s: every socket write makes progress
+    // within the connect timeout of 1 s, the whole send would take some 5 s.
+    let s = server(vec![Conn::SlowRead]);
+    let mut jc = sf_journal_io::JournalConfig::memory();
+    jc.ring.segment_bytes = 32 << 20;
+    let mut j = Journal::memory(jc);
+    let mut f = payload(0);
+    f.resize(16 << 20, b'.');
+    let _ = j.append(&f, 0).unwrap();
+    let j = Mutex::new(j);
+    let mut c = DrainConfig::new(s.addr());
+    c.connect_timeout = Duration::from_secs(1);
+    let started = Instant::now();
+    let r = d
+        .drain(c, &j, Instant::now() + Duration::from_secs(20), &|_| true)
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?} {r:?}",
+        started.elapsed()
+    );
+    assert_eq!((r.connections, r.breaks), (2, 1), "{r:?}");
+    assert_eq!(j.lock().unwrap().acked_fsn(), 0);
+}
