@@ -45,7 +45,8 @@ pub struct DrainConfig {
     pub addr: SocketAddr,
     /// The upgrade's QWP headers.
     pub request: UpgradeRequest,
-    /// The first back-off after a failed or broken connection.
+    /// The first back-off after a failed or broken connection (at least 1 ms is waited, so
+    /// 0 still backs off and grows).
     pub backoff_initial: Duration,
     /// The longest back-off.
     pub backoff_max: Duration,
@@ -451,7 +452,9 @@ impl Outage {
             });
             let _ = j.checkpoint(crate::journal::monotonic_millis())?;
         }
-        let pause = sansio_kit::backoff::Backoff::new(c.backoff_initial, c.backoff_max)
+        // A first pause of 0 would never grow: every reconnect would follow at once.
+        let first = c.backoff_initial.max(Duration::from_millis(1));
+        let pause = sansio_kit::backoff::Backoff::new(first, c.backoff_max)
             .pause(self.attempts)
             .min(deadline.saturating_duration_since(Instant::now()));
         tracing::debug!(
@@ -1317,6 +1320,32 @@ mod tests {
         c.poll = Duration::from_millis(7);
         assert_eq!(read_wait(&c, false), Duration::from_millis(7));
         assert_eq!(read_wait(&c, true), Duration::ZERO);
+    }
+
+    #[test]
+    fn sf_18_a_first_back_off_of_0_still_pauses_and_doubles_up_to_the_longest() {
+        let mut c = DrainConfig::new("127.0.0.1:9".parse().expect("an address"));
+        c.backoff_initial = Duration::ZERO;
+        c.backoff_max = Duration::from_millis(20);
+        let mut pending = Journal::memory(crate::JournalConfig::memory());
+        let _ = pending.append(b"QWP1 one", 0).expect("appended");
+        let j = Mutex::new(pending);
+        let mut report = DrainReport::default();
+        let mut o = Outage::default();
+        let far = Instant::now() + Duration::from_secs(60);
+        let pauses: Vec<u128> = (0..7)
+            .map(|_| {
+                o.broke(&j, &c, far, &mut report)
+                    .expect("no error")
+                    .as_millis()
+            })
+            .collect();
+        assert_eq!(pauses, [1, 2, 4, 8, 16, 20, 20]);
+        // A longest pause of 0 too: 1 ms each time, never a reconnect without a pause.
+        c.backoff_max = Duration::ZERO;
+        let mut o = Outage::default();
+        let p = o.broke(&j, &c, far, &mut report).expect("no error");
+        assert_eq!(p, Duration::from_millis(1));
     }
 
     #[test]
