@@ -783,6 +783,29 @@ pub(crate) fn apply_status(
     };
     let (e, terminal) = {
         let mut j = lock(journal);
+        if j.is_closed() {
+            // Closed meanwhile (by `close`, from another thread): the drain is done, as at
+            // its next look at the journal, and the status moves nothing (the close said
+            // what was left unacknowledged). An error status still goes to the sink.
+            drop(j);
+            if let Status::Error {
+                status,
+                wire_seq,
+                message,
+            } = status
+            {
+                let e = ServerError {
+                    status,
+                    category: status.category(),
+                    wire_seq,
+                    fsn: None,
+                    message,
+                };
+                report.errors_dropped += c.errors.deliver(&e);
+            }
+            tracing::debug!("sf status read after the journal closed, the drain ends");
+            return Ok(Some(Broke::Done));
+        }
         match status {
             Status::Ok { wire_seq, tables } => {
                 j.ok(wire_seq, tables).map_err(refused)?;
@@ -1320,6 +1343,46 @@ mod tests {
         c.poll = Duration::from_millis(7);
         assert_eq!(read_wait(&c, false), Duration::from_millis(7));
         assert_eq!(read_wait(&c, true), Duration::ZERO);
+    }
+
+    #[test]
+    fn sf_27_a_status_read_after_the_journal_closed_ends_the_drain_as_done() {
+        use sf_journal::status::encode_status;
+        let c = DrainConfig::new("127.0.0.1:9".parse().expect("an address"));
+        let mut j = Journal::memory(crate::JournalConfig::memory());
+        for _ in 0..3 {
+            let _ = j.append(b"QWP1 one", 0).expect("appended");
+        }
+        let _ = j.connect(0);
+        while j.next_frame().expect("a frame").is_some() {}
+        let CloseStep::Done(closed) = j.close(0, 0, 0).expect("closed") else {
+            panic!("a skipped close ends at once");
+        };
+        assert_eq!(closed.unacknowledged, 0..3);
+        let j = Mutex::new(j);
+        let mut report = DrainReport::default();
+        // A close by another thread while the drain read: what arrives then ends it with Ok,
+        // as a journal closed meanwhile does, and moves nothing.
+        let ok = encode_status(&Status::Ok {
+            wire_seq: 2,
+            tables: vec![("trades".into(), 1)],
+        });
+        let r = apply_status(&j, &c, &ok, &mut report);
+        assert!(matches!(r, Ok(Some(Broke::Done))), "{:?}", r.err());
+        let error = encode_status(&Status::Error {
+            status: sf_journal::status::ErrorStatus::WriteError,
+            wire_seq: 1,
+            message: "late".into(),
+        });
+        let r = apply_status(&j, &c, &error, &mut report);
+        assert!(matches!(r, Ok(Some(Broke::Done))), "{:?}", r.err());
+        assert_eq!(lock(&j).acked_fsn(), -1);
+        assert_eq!(report.retriable_errors, 0);
+        // The error still reaches the application, naming no FSN.
+        let late = c.errors.inbox().expect("an inbox").take_all();
+        assert_eq!(late.len(), 1);
+        assert_eq!((late[0].wire_seq, late[0].fsn), (1, None));
+        assert_eq!(late[0].message, "late");
     }
 
     #[test]
