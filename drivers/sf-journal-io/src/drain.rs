@@ -918,9 +918,15 @@ impl ErrorInbox {
     }
 
     /// Adds an error, dropping the oldest while a bound is passed; returns how many were
-    /// dropped.
+    /// dropped. An error that cannot fit even alone is dropped (and counted) by itself,
+    /// without dropping the older ones for it.
     pub fn push(&self, e: ServerError) -> u64 {
         let mut s = self.state();
+        if inbox_cost(&e) > s.limits.max_bytes || s.limits.max_errors == 0 {
+            s.dropped += 1;
+            tracing::debug!("sf error larger than the inbox's bound, dropped");
+            return 1;
+        }
         s.bytes += inbox_cost(&e);
         s.queue.push_back(e);
         let mut dropped = 0;

@@ -423,6 +423,36 @@ fn sf_44_the_error_inbox_drops_the_oldest_at_its_byte_bound() {
 }
 
 #[test]
+fn sf_44_an_error_larger_than_the_inbox_byte_bound_drops_only_itself() {
+    use sf_journal::status::Category;
+    use sf_journal_io::drain::{ErrorInbox, InboxLimits, ERROR_OVERHEAD};
+    use sf_journal_io::journal::ServerError;
+    let e = |wire_seq: u64, len: usize| ServerError {
+        status: ErrorStatus::WriteError,
+        category: Category::Retriable,
+        wire_seq,
+        fsn: Some(wire_seq as i64),
+        message: "m".repeat(len),
+    };
+    let inbox = ErrorInbox::new(InboxLimits {
+        max_errors: 10,
+        max_bytes: 100 + ERROR_OVERHEAD,
+    });
+    assert_eq!(inbox.push(e(0, 30)), 0);
+    assert_eq!(inbox.push(e(1, 30)), 0);
+    // One byte more than the whole bound: it cannot be kept, and the older errors, which
+    // fit, are not dropped for it.
+    assert_eq!(inbox.push(e(2, 101)), 1);
+    assert_eq!(inbox.dropped(), 1);
+    assert_eq!(inbox.bytes(), 60 + 2 * ERROR_OVERHEAD);
+    // Exactly the whole bound: the older ones go to make room, and it is kept.
+    assert_eq!(inbox.push(e(3, 100)), 2);
+    assert_eq!(inbox.dropped(), 3);
+    let kept: Vec<_> = inbox.take_all().iter().map(|e| e.wire_seq).collect();
+    assert_eq!(kept, vec![3]);
+}
+
+#[test]
 fn sf_26_a_close_waits_for_the_running_drain_and_returns_once_all_is_acknowledged() {
     scenarios::sf_26_a_close_waits_for_the_running_drain_and_returns_once_all_is_acknowledged(
         &Blocking,
