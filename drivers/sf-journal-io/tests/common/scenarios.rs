@@ -1099,11 +1099,11 @@ pub fn sf_18_a_steady_producer_cannot_hold_the_drain_past_its_deadline(d: &impl 
 }
 
 pub fn sf_9_an_ok_for_a_catch_up_frame_not_yet_sent_is_a_violation(d: &impl Drains) {
-    // 1 000 catch-up frames go out in bursts of 64 with the statuses read between; the server
+    // 20 000 catch-up frames go out in bursts of 64 with the statuses read between; the server
     // answers every frame with an OK naming the last catch-up frame, which is read long before
-    // that frame goes out.
+    // that frame goes out (some 300 bursts later), however slow the server is to answer.
     let last_catch_up = encode_status(&Status::Ok {
-        wire_seq: 999,
+        wire_seq: 19_999,
         tables: vec![("trades".into(), 1)],
     });
     let s = server(vec![Conn::Garbage(last_catch_up)]);
@@ -1112,11 +1112,11 @@ pub fn sf_9_an_ok_for_a_catch_up_frame_not_yet_sent_is_a_violation(d: &impl Drai
     let j = Mutex::new(j);
     let mut c = DrainConfig::new(s.addr());
     c.catch_up = Some(sf_journal_io::drain::CatchUp::new(|_| {
-        (0..1_000).map(payload).collect()
+        (0..20_000).map(payload).collect()
     }));
     let r = d.drain(c, &j, Instant::now() + Duration::from_secs(3), &|_| true);
     assert!(
-        matches!(&r, Err(DrainError::Violation(m)) if m.contains("wire sequence 999, not sent yet")),
+        matches!(&r, Err(DrainError::Violation(m)) if m.contains("wire sequence 19999, not sent yet")),
         "{r:?}"
     );
     assert_eq!(s.connections().len(), 1, "not retried");
