@@ -282,6 +282,19 @@ fn g_59_blocking_close_codes_judged() {
 }
 
 #[test]
+fn g_59_blocking_a_close_with_1000_1001_or_no_code_is_answered() {
+    for code in [Some(1000), Some(1001), None] {
+        let server = serve(Answer::Accept, NO_LOOK, move |p| {
+            p.handshake();
+            assert!(p.close_answered(code), "{code:?}: the close is answered");
+        });
+        let c = Client::connect(config(&server.url)).unwrap();
+        let _ = all_events(&c);
+        server.report();
+    }
+}
+
+#[test]
 fn g_59_blocking_one_byte_close_body_is_malformed() {
     let server = serve(Answer::Accept, NO_LOOK, |p| {
         p.handshake();

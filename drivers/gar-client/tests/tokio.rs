@@ -325,6 +325,19 @@ async fn closed_with(code: Option<u16>) -> (Vec<Event>, Option<StopReason>) {
 }
 
 #[tokio::test]
+async fn g_59_a_close_with_1000_1001_or_no_code_is_answered() {
+    for code in [Some(1000), Some(1001), None] {
+        let server = serve(Answer::Accept, NO_LOOK, move |p| {
+            p.handshake();
+            assert!(p.close_answered(code), "{code:?}: the close is answered");
+        });
+        let c = Client::connect(config(&server.url)).await.unwrap();
+        let _ = all_events(&c).await;
+        server.report();
+    }
+}
+
+#[tokio::test]
 async fn g_59_close_1000_1001_and_no_code_end_as_a_disconnect() {
     for code in [Some(1000), Some(1001), None] {
         let (ev, reason) = closed_with(code).await;

@@ -45,7 +45,8 @@ pub struct DrainConfig {
     pub addr: SocketAddr,
     /// The upgrade's QWP headers.
     pub request: UpgradeRequest,
-    /// The first back-off after a failed or broken connection.
+    /// The first back-off after a failed or broken connection (at least 1 ms is waited, so
+    /// 0 still backs off and grows).
     pub backoff_initial: Duration,
     /// The longest back-off.
     pub backoff_max: Duration,
@@ -451,7 +452,9 @@ impl Outage {
             });
             let _ = j.checkpoint(crate::journal::monotonic_millis())?;
         }
-        let pause = sansio_kit::backoff::Backoff::new(c.backoff_initial, c.backoff_max)
+        // A first pause of 0 would never grow: every reconnect would follow at once.
+        let first = c.backoff_initial.max(Duration::from_millis(1));
+        let pause = sansio_kit::backoff::Backoff::new(first, c.backoff_max)
             .pause(self.attempts)
             .min(deadline.saturating_duration_since(Instant::now()));
         tracing::debug!(
@@ -543,6 +546,8 @@ impl Pump {
         }
         self.catching_up = !self.catch_up.is_empty();
         if let Some(f) = self.catch_up.pop_front() {
+            // From now on a status naming it is taken; before, it is a violation.
+            lock(journal).catch_up_sent();
             return Ok(Next::Send(f));
         }
         match next_frame(journal) {
@@ -778,6 +783,29 @@ pub(crate) fn apply_status(
     };
     let (e, terminal) = {
         let mut j = lock(journal);
+        if j.is_closed() {
+            // Closed meanwhile (by `close`, from another thread): the drain is done, as at
+            // its next look at the journal, and the status moves nothing (the close said
+            // what was left unacknowledged). An error status still goes to the sink.
+            drop(j);
+            if let Status::Error {
+                status,
+                wire_seq,
+                message,
+            } = status
+            {
+                let e = ServerError {
+                    status,
+                    category: status.category(),
+                    wire_seq,
+                    fsn: None,
+                    message,
+                };
+                report.errors_dropped += c.errors.deliver(&e);
+            }
+            tracing::debug!("sf status read after the journal closed, the drain ends");
+            return Ok(Some(Broke::Done));
+        }
         match status {
             Status::Ok { wire_seq, tables } => {
                 j.ok(wire_seq, tables).map_err(refused)?;
@@ -890,9 +918,15 @@ impl ErrorInbox {
     }
 
     /// Adds an error, dropping the oldest while a bound is passed; returns how many were
-    /// dropped.
+    /// dropped. An error that cannot fit even alone is dropped (and counted) by itself,
+    /// without dropping the older ones for it.
     pub fn push(&self, e: ServerError) -> u64 {
         let mut s = self.state();
+        if inbox_cost(&e) > s.limits.max_bytes || s.limits.max_errors == 0 {
+            s.dropped += 1;
+            tracing::debug!("sf error larger than the inbox's bound, dropped");
+            return 1;
+        }
         s.bytes += inbox_cost(&e);
         s.queue.push_back(e);
         let mut dropped = 0;
@@ -1064,11 +1098,18 @@ impl Eq for CatchUp {}
 
 /// The blocking drain's TCP stream. Until the upgrade is done every read and write ends by
 /// one bound for the whole upgrade, so a server trickling its answer a byte at a time cannot
-/// hold the drain past its connect timeout (a socket timeout alone bounds each read).
+/// hold the drain past its connect timeout (a socket timeout alone bounds each read). After
+/// it, the reads of one wait for the server's messages end by one bound too, so a message
+/// trickled in faster than the poll interval cannot hold the drain past its deadline: what
+/// arrived of it is kept and the next wait goes on with it. Each send, and the close, ends
+/// by one bound as well, so a server reading slowly, a little within each socket timeout,
+/// cannot hold a large message's send past the connect timeout.
 #[derive(Debug)]
 struct Stream {
     tcp: TcpStream,
     upgrade_until: Option<Instant>,
+    read_until: Option<Instant>,
+    write_until: Option<Instant>,
 }
 
 impl Stream {
@@ -1089,6 +1130,12 @@ impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if let Some(left) = self.left()? {
             self.tcp.set_read_timeout(Some(left))?;
+        } else if let Some(until) = self.read_until {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            self.tcp.set_read_timeout(Some(left))?;
         }
         self.tcp.read(buf)
     }
@@ -1097,6 +1144,12 @@ impl Read for Stream {
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if let Some(left) = self.left()? {
+            self.tcp.set_write_timeout(Some(left))?;
+        } else if let Some(until) = self.write_until {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::ErrorKind::TimedOut.into());
+            }
             self.tcp.set_write_timeout(Some(left))?;
         }
         self.tcp.write(buf)
@@ -1141,7 +1194,8 @@ impl Drain {
                     outage.connected(journal, &mut report);
                     let r = self.pump(&mut ws, max_batch, journal, deadline, &until, &mut report);
                     on_disconnected(journal, &mut report);
-                    // Bounded by the socket's write timeout.
+                    // The close's writes end by one bound.
+                    ws.get_mut().write_until = Some(Instant::now() + wait_bound(c, deadline));
                     let _ = ws.close(None);
                     let _ = ws.flush();
                     match r {
@@ -1172,6 +1226,8 @@ impl Drain {
         let stream = Stream {
             tcp,
             upgrade_until: Some(until),
+            read_until: None,
+            write_until: None,
         };
         let req = upgrade_request(c).map_err(Some)?;
         let (ws, status, headers) =
@@ -1216,7 +1272,7 @@ impl Drain {
             loop {
                 match p.next(journal, deadline, max_batch)? {
                     Next::Send(bytes) => {
-                        if ws.send(Message::Binary(bytes.into())).is_err() {
+                        if !send(ws, Message::Binary(bytes.into()), c, deadline) {
                             return Ok(Broke::Retry);
                         }
                         p.sent(report);
@@ -1229,7 +1285,7 @@ impl Drain {
                 return Ok(Broke::Done);
             };
             if ping {
-                if ws.send(Message::Ping(Vec::new().into())).is_err() {
+                if !send(ws, Message::Ping(Vec::new().into()), c, deadline) {
                     return Ok(Broke::Retry);
                 }
                 p.pinged(report);
@@ -1240,6 +1296,8 @@ impl Drain {
             if nonblocking && ws.get_mut().tcp.set_nonblocking(true).is_err() {
                 return Ok(Broke::Retry);
             }
+            // The whole wait, not each read of it, ends by the read wait.
+            ws.get_mut().read_until = (!nonblocking).then(|| Instant::now() + wait);
             loop {
                 let msg = match ws.read() {
                     Ok(m) => m,
@@ -1256,14 +1314,26 @@ impl Drain {
                     if ws.get_mut().tcp.set_nonblocking(true).is_err() {
                         return Ok(Broke::Retry);
                     }
+                    ws.get_mut().read_until = None;
                     nonblocking = true;
                 }
             }
+            ws.get_mut().read_until = None;
             if nonblocking && ws.get_mut().tcp.set_nonblocking(false).is_err() {
                 return Ok(Broke::Retry);
             }
         }
     }
+}
+
+/// Sends one message, its writes ending by one bound (the connect timeout, cut at the
+/// deadline); `false` when the connection broke or the bound passed. The writes of the reads
+/// that follow (a PONG) keep the socket's own timeout.
+fn send(ws: &mut WebSocket<Stream>, m: Message, c: &DrainConfig, deadline: Instant) -> bool {
+    ws.get_mut().write_until = Some(Instant::now() + wait_bound(c, deadline));
+    let sent = ws.send(m).is_ok();
+    ws.get_mut().write_until = None;
+    sent
 }
 
 #[cfg(test)]
@@ -1279,6 +1349,72 @@ mod tests {
         c.poll = Duration::from_millis(7);
         assert_eq!(read_wait(&c, false), Duration::from_millis(7));
         assert_eq!(read_wait(&c, true), Duration::ZERO);
+    }
+
+    #[test]
+    fn sf_27_a_status_read_after_the_journal_closed_ends_the_drain_as_done() {
+        use sf_journal::status::encode_status;
+        let c = DrainConfig::new("127.0.0.1:9".parse().expect("an address"));
+        let mut j = Journal::memory(crate::JournalConfig::memory());
+        for _ in 0..3 {
+            let _ = j.append(b"QWP1 one", 0).expect("appended");
+        }
+        let _ = j.connect(0);
+        while j.next_frame().expect("a frame").is_some() {}
+        let CloseStep::Done(closed) = j.close(0, 0, 0).expect("closed") else {
+            panic!("a skipped close ends at once");
+        };
+        assert_eq!(closed.unacknowledged, 0..3);
+        let j = Mutex::new(j);
+        let mut report = DrainReport::default();
+        // A close by another thread while the drain read: what arrives then ends it with Ok,
+        // as a journal closed meanwhile does, and moves nothing.
+        let ok = encode_status(&Status::Ok {
+            wire_seq: 2,
+            tables: vec![("trades".into(), 1)],
+        });
+        let r = apply_status(&j, &c, &ok, &mut report);
+        assert!(matches!(r, Ok(Some(Broke::Done))), "{:?}", r.err());
+        let error = encode_status(&Status::Error {
+            status: sf_journal::status::ErrorStatus::WriteError,
+            wire_seq: 1,
+            message: "late".into(),
+        });
+        let r = apply_status(&j, &c, &error, &mut report);
+        assert!(matches!(r, Ok(Some(Broke::Done))), "{:?}", r.err());
+        assert_eq!(lock(&j).acked_fsn(), -1);
+        assert_eq!(report.retriable_errors, 0);
+        // The error still reaches the application, naming no FSN.
+        let late = c.errors.inbox().expect("an inbox").take_all();
+        assert_eq!(late.len(), 1);
+        assert_eq!((late[0].wire_seq, late[0].fsn), (1, None));
+        assert_eq!(late[0].message, "late");
+    }
+
+    #[test]
+    fn sf_18_a_first_back_off_of_0_still_pauses_and_doubles_up_to_the_longest() {
+        let mut c = DrainConfig::new("127.0.0.1:9".parse().expect("an address"));
+        c.backoff_initial = Duration::ZERO;
+        c.backoff_max = Duration::from_millis(20);
+        let mut pending = Journal::memory(crate::JournalConfig::memory());
+        let _ = pending.append(b"QWP1 one", 0).expect("appended");
+        let j = Mutex::new(pending);
+        let mut report = DrainReport::default();
+        let mut o = Outage::default();
+        let far = Instant::now() + Duration::from_secs(60);
+        let pauses: Vec<u128> = (0..7)
+            .map(|_| {
+                o.broke(&j, &c, far, &mut report)
+                    .expect("no error")
+                    .as_millis()
+            })
+            .collect();
+        assert_eq!(pauses, [1, 2, 4, 8, 16, 20, 20]);
+        // A longest pause of 0 too: 1 ms each time, never a reconnect without a pause.
+        c.backoff_max = Duration::ZERO;
+        let mut o = Outage::default();
+        let p = o.broke(&j, &c, far, &mut report).expect("no error");
+        assert_eq!(p, Duration::from_millis(1));
     }
 
     #[test]

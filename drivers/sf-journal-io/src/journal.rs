@@ -509,6 +509,12 @@ impl Journal {
         self.ring.connect(catch_up)
     }
 
+    /// A catch-up frame went out on the open connection (SF-9): a status naming it is taken
+    /// from now on; one naming a catch-up frame not yet sent is a violation.
+    pub fn catch_up_sent(&mut self) {
+        self.ring.catch_up_sent();
+    }
+
     /// The connection broke. Appends go on within capacity (SF-18).
     pub fn disconnect(&mut self) {
         self.stats.disconnects += 1;
@@ -548,19 +554,20 @@ impl Journal {
     }
 
     /// A server OK for `wire_seq` with its tables: trims (or queues, in durable-ack mode).
+    /// After close (or a failed file operation) it is counted and refused, and moves
+    /// nothing: the close already said what was left unacknowledged.
     pub fn ok(&mut self, wire_seq: u64, tables: Vec<(String, i64)>) -> Result<(), JournalError> {
         self.stats.oks += 1;
-        if self.broken {
-            return Err(JournalError::Broken);
-        }
+        self.usable()?;
         let r = self.ring.ok_with_tables(wire_seq, tables);
         let ops = self.count_ack(r)?;
         self.apply(&ops)
     }
 
-    /// A server DURABLE_ACK with its tables.
+    /// A server DURABLE_ACK with its tables; refused as [`Journal::ok`] is after close.
     pub fn durable_ack(&mut self, tables: &[(String, i64)]) -> Result<(), JournalError> {
         self.stats.durable_acks += 1;
+        self.usable()?;
         let r = self.ring.durable_ack(tables);
         let ops = self.count_ack(r)?;
         self.apply(&ops)
@@ -581,12 +588,17 @@ impl Journal {
     /// A server error for `wire_seq` with the server's message: nothing is trimmed (SF-43),
     /// the connection ends. Returns the error with its FSN and category; a terminal one is
     /// also kept, message included, until [`Journal::take_terminal`] or close delivers it.
+    /// After close it is refused with [`JournalError::Closed`].
     pub fn reject_error(
         &mut self,
         wire_seq: u64,
         status: ErrorStatus,
         message: String,
     ) -> Result<ServerError, JournalError> {
+        // After close nothing is latched: the close already handed back what was.
+        if self.is_closed() {
+            return Err(JournalError::Closed);
+        }
         let r = self.ring.reject(wire_seq, status);
         let (fsn, category) = self.count_ack(r)?;
         let e = ServerError {

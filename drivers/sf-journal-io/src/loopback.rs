@@ -60,6 +60,13 @@ pub enum Conn {
     /// Answer the upgrade one byte every 50 ms (a server holding the client in its
     /// upgrade), then serve.
     Trickle,
+    /// Accept, and answer the first frame with its OK padded to some 1 KiB (one padding
+    /// table), written one byte every 5 ms (a server holding the client in a read), then
+    /// serve.
+    TrickleStatus,
+    /// Accept, then read slowly: at most 64 KiB every 20 ms (some 3 MB/s), so each write of
+    /// the client waits a little and a large message a long time; then serve.
+    SlowRead,
 }
 
 /// How the server behaves.
@@ -379,6 +386,17 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// A reader taking at most 64 KiB every 20 ms ([`Conn::SlowRead`]).
+struct SlowReader<'a, R>(&'a mut R);
+
+impl<R: Read> Read for SlowReader<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        std::thread::sleep(Duration::from_millis(20));
+        let n = buf.len().min(64 << 10);
+        self.0.read(&mut buf[..n])
+    }
+}
+
 /// An unmasked server frame with FIN set.
 fn frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
     let mut f = vec![0x80 | opcode];
@@ -503,7 +521,12 @@ fn serve(
         if half_closed.is_some_and(|t| t.elapsed() >= Duration::from_secs(2)) {
             break;
         }
-        let Some(f) = read_frame(&mut r, 64 << 20)? else {
+        let f = if *script == Conn::SlowRead {
+            read_frame(&mut SlowReader(&mut r), 64 << 20)?
+        } else {
+            read_frame(&mut r, 64 << 20)?
+        };
+        let Some(f) = f else {
             // Idle: acknowledge everything received so far.
             if !failed
                 && half_closed.is_none()
@@ -569,6 +592,21 @@ fn serve(
                     Conn::Raw(bytes) if seq == 0 => {
                         failed = true;
                         w.write_all(bytes)?;
+                    }
+                    Conn::TrickleStatus if seq == 0 => {
+                        acked = Some(seq);
+                        let bytes = ok(seq, 1);
+                        at(record, &mut |c| {
+                            c.sent.push(bytes.clone());
+                            c.last_sent = Some(Instant::now());
+                        });
+                        for b in frame(2, &bytes) {
+                            if stop.load(Ordering::Relaxed) {
+                                return Ok(());
+                            }
+                            w.write_all(&[b])?;
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
                     }
                     _ if failed => {}
                     _ => {

@@ -423,6 +423,36 @@ fn sf_44_the_error_inbox_drops_the_oldest_at_its_byte_bound() {
 }
 
 #[test]
+fn sf_44_an_error_larger_than_the_inbox_byte_bound_drops_only_itself() {
+    use sf_journal::status::Category;
+    use sf_journal_io::drain::{ErrorInbox, InboxLimits, ERROR_OVERHEAD};
+    use sf_journal_io::journal::ServerError;
+    let e = |wire_seq: u64, len: usize| ServerError {
+        status: ErrorStatus::WriteError,
+        category: Category::Retriable,
+        wire_seq,
+        fsn: Some(wire_seq as i64),
+        message: "m".repeat(len),
+    };
+    let inbox = ErrorInbox::new(InboxLimits {
+        max_errors: 10,
+        max_bytes: 100 + ERROR_OVERHEAD,
+    });
+    assert_eq!(inbox.push(e(0, 30)), 0);
+    assert_eq!(inbox.push(e(1, 30)), 0);
+    // One byte more than the whole bound: it cannot be kept, and the older errors, which
+    // fit, are not dropped for it.
+    assert_eq!(inbox.push(e(2, 101)), 1);
+    assert_eq!(inbox.dropped(), 1);
+    assert_eq!(inbox.bytes(), 60 + 2 * ERROR_OVERHEAD);
+    // Exactly the whole bound: the older ones go to make room, and it is kept.
+    assert_eq!(inbox.push(e(3, 100)), 2);
+    assert_eq!(inbox.dropped(), 3);
+    let kept: Vec<_> = inbox.take_all().iter().map(|e| e.wire_seq).collect();
+    assert_eq!(kept, vec![3]);
+}
+
+#[test]
 fn sf_26_a_close_waits_for_the_running_drain_and_returns_once_all_is_acknowledged() {
     scenarios::sf_26_a_close_waits_for_the_running_drain_and_returns_once_all_is_acknowledged(
         &Blocking,
@@ -571,4 +601,23 @@ fn sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stalls() {
 #[test]
 fn sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between() {
     scenarios::sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between(&Blocking);
+}
+
+#[test]
+fn sf_9_an_ok_for_a_catch_up_frame_not_yet_sent_is_a_violation() {
+    scenarios::sf_9_an_ok_for_a_catch_up_frame_not_yet_sent_is_a_violation(&Blocking);
+}
+
+#[test]
+fn sf_18_a_status_trickled_a_byte_at_a_time_ends_by_the_deadline_and_is_read_whole() {
+    scenarios::sf_18_a_status_trickled_a_byte_at_a_time_ends_by_the_deadline_and_is_read_whole(
+        &Blocking,
+    );
+}
+
+#[test]
+fn sf_18_a_send_to_a_server_reading_slowly_ends_by_the_connect_timeout_and_reconnects() {
+    scenarios::sf_18_a_send_to_a_server_reading_slowly_ends_by_the_connect_timeout_and_reconnects(
+        &Blocking,
+    );
 }

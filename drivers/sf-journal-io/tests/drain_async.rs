@@ -425,3 +425,22 @@ fn sf_13_every_status_already_arrived_is_read_so_a_long_backlog_never_stalls_tok
 fn sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between_tokio() {
     scenarios::sf_9_catch_up_frames_go_out_in_bursts_with_the_statuses_read_between(&Tokio::new());
 }
+
+#[test]
+fn sf_9_an_ok_for_a_catch_up_frame_not_yet_sent_is_a_violation_tokio() {
+    scenarios::sf_9_an_ok_for_a_catch_up_frame_not_yet_sent_is_a_violation(&Tokio::new());
+}
+
+#[test]
+fn sf_18_a_status_trickled_a_byte_at_a_time_ends_by_the_deadline_and_is_read_whole_tokio() {
+    scenarios::sf_18_a_status_trickled_a_byte_at_a_time_ends_by_the_deadline_and_is_read_whole(
+        &Tokio::new(),
+    );
+}
+
+#[test]
+fn sf_18_a_send_to_a_server_reading_slowly_ends_by_the_connect_timeout_and_reconnects_tokio() {
+    scenarios::sf_18_a_send_to_a_server_reading_slowly_ends_by_the_connect_timeout_and_reconnects(
+        &Tokio::new(),
+    );
+}

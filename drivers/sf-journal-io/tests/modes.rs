@@ -408,3 +408,35 @@ fn sf_27_a_timed_out_close_leaves_the_tail_on_disk_and_memory_loses_it() {
     // Memory mode: the storage is gone with the close.
     assert!(matches!(m.next_frame(), Err(JournalError::Closed)));
 }
+
+#[test]
+fn sf_27_a_status_arriving_after_close_moves_nothing_and_is_refused_as_closed() {
+    for mut j in [
+        Journal::memory(small()),
+        Journal::open(&scratch("status-after-close"), "s", small()).unwrap(),
+    ] {
+        for i in 0..3 {
+            let _ = j.append(&payload(i), 0).unwrap();
+        }
+        let _ = j.connect(0);
+        assert_eq!(drain(&mut j).len(), 3);
+        let c = closed(j.close(0, 0, 0).unwrap());
+        assert_eq!(c.unacknowledged, 0..3);
+        // The server acknowledges, refuses and confirms only now: the close said 0..3 were
+        // not acknowledged, and that stays so.
+        assert!(matches!(j.ok(2, Vec::new()), Err(JournalError::Closed)));
+        assert!(matches!(
+            j.reject_error(1, ErrorStatus::SchemaMismatch, "late".into()),
+            Err(JournalError::Closed)
+        ));
+        assert!(matches!(
+            j.durable_ack(&[("trades".into(), 1)]),
+            Err(JournalError::Closed)
+        ));
+        assert_eq!(j.acked_fsn(), -1);
+        assert_eq!(j.take_terminal(), None);
+        let s = j.stats();
+        assert_eq!((s.oks, s.durable_acks), (1, 1), "each counted as taken");
+        assert_eq!((s.errors_terminal, s.violations), (0, 0));
+    }
+}

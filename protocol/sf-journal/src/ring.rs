@@ -409,6 +409,9 @@ pub struct Window {
     pub fsn_at_zero: i64,
     /// How many catch-up frames the connection sends before the journal's frames.
     pub catch_up: u64,
+    /// How many of them went out so far ([`Ring::catch_up_sent`]); all of them once a journal
+    /// frame went out, as they go first.
+    pub catch_up_sent: u64,
     /// The next FSN to send on this connection.
     pub next_send: i64,
 }
@@ -425,22 +428,28 @@ impl Window {
         )
     }
 
-    /// The wire sequence the next journal frame sent on this connection carries.
+    /// The wire sequence the next frame sent on this connection carries: a catch-up frame's
+    /// while some are still to go, then a journal frame's.
     #[must_use]
     pub fn next_wire_seq(&self) -> u64 {
         let sent = u64::try_from(self.next_send.saturating_sub(self.fsn_at_zero)).unwrap_or(0);
-        self.catch_up.saturating_add(sent)
+        self.catch_up_sent.saturating_add(sent)
     }
 
-    /// Refuses a status naming a journal frame this connection has not sent yet.
+    /// Refuses a status naming a frame this connection has not sent yet: a journal frame not
+    /// handed out, or a catch-up frame not counted by [`Ring::catch_up_sent`].
     fn check_sent(&self, wire_seq: u64, fsn: Option<i64>) -> Result<(), AckError> {
-        match fsn {
-            Some(f) if f >= self.next_send => Err(AckError::NotSent {
-                wire_seq,
-                next_wire_seq: self.next_wire_seq(),
-            }),
-            _ => Ok(()),
+        let sent = match fsn {
+            Some(f) => f < self.next_send,
+            None => wire_seq < self.catch_up_sent,
+        };
+        if sent {
+            return Ok(());
         }
+        Err(AckError::NotSent {
+            wire_seq,
+            next_wire_seq: self.next_wire_seq(),
+        })
     }
 }
 
@@ -847,12 +856,22 @@ impl Ring {
             generation: self.connection_generation,
             fsn_at_zero: self.acked_fsn.saturating_add(1),
             catch_up,
+            catch_up_sent: 0,
             next_send: self.acked_fsn.saturating_add(1),
         };
         self.window = Some(w);
         self.link = Link::Publishing;
         self.reset_pending_oks();
         w
+    }
+
+    /// A catch-up frame went out on the open connection (SF-9): its wire sequence may now be
+    /// acknowledged or refused. Those past the count the connection was made with are not
+    /// counted.
+    pub fn catch_up_sent(&mut self) {
+        if let Some(w) = self.window.as_mut() {
+            w.catch_up_sent = w.catch_up_sent.saturating_add(1).min(w.catch_up);
+        }
     }
 
     /// The connection broke: the window closes. In durable-ack mode the OKs still waiting
@@ -895,6 +914,8 @@ impl Ring {
             }
         }
         w.next_send += 1;
+        // Catch-up frames go first: once a journal frame is out, so are they all.
+        w.catch_up_sent = w.catch_up;
         if fsn <= self.sent_high {
             self.replayed_frames += 1;
         } else {
@@ -953,6 +974,7 @@ impl Ring {
     ) -> Result<Vec<FileOp>, AckError> {
         let w = self.window.ok_or(AckError::NotConnected)?;
         let Some(fsn) = w.fsn_of(wire_seq) else {
+            w.check_sent(wire_seq, None)?;
             return Ok(Vec::new());
         };
         if fsn > self.published_fsn() {

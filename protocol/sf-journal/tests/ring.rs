@@ -480,6 +480,62 @@ fn sf_13_an_ok_for_a_frame_not_yet_sent_on_this_connection_is_refused_and_trims_
 }
 
 #[test]
+fn sf_9_a_status_for_a_catch_up_frame_not_yet_sent_is_refused_and_keeps_the_connection() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 2);
+    let _ = ring.connect(3);
+    // Before any catch-up frame went out, none can be acknowledged or refused.
+    assert_eq!(
+        ring.ok(0),
+        Err(AckError::NotSent {
+            wire_seq: 0,
+            next_wire_seq: 0
+        })
+    );
+    ring.catch_up_sent();
+    // Catch-up 0 is out; 1 and 2 are not.
+    assert!(ring.ok(0).unwrap().is_empty());
+    assert_eq!(
+        ring.ok(2),
+        Err(AckError::NotSent {
+            wire_seq: 2,
+            next_wire_seq: 1
+        })
+    );
+    assert_eq!(
+        ring.reject(1, sf_journal::status::ErrorStatus::WriteError),
+        Err(AckError::NotSent {
+            wire_seq: 1,
+            next_wire_seq: 1
+        })
+    );
+    // The window is still open: the rest go out and are acknowledged in their turn.
+    ring.catch_up_sent();
+    ring.catch_up_sent();
+    assert!(ring.ok(2).unwrap().is_empty());
+    let _ = ring.next_to_send();
+    let _ = ring.ok(3).unwrap();
+    assert_eq!(ring.acked_fsn(), 0);
+    // More catch-up frames than the connection announced are not counted.
+    ring.catch_up_sent();
+    assert!(matches!(ring.ok(4), Err(AckError::NotSent { .. })));
+}
+
+#[test]
+fn sf_9_a_journal_frame_sent_means_every_catch_up_frame_went_before_it() {
+    let mut ring = Ring::new(tiny(100));
+    let mut dir = MemDir::new();
+    fill(&mut ring, &mut dir, 2);
+    let _ = ring.connect(2);
+    let _ = ring.next_to_send();
+    // Catch-up frames go first: once a journal frame is out, so are they.
+    assert!(ring.ok(1).unwrap().is_empty());
+    let _ = ring.ok(2).unwrap();
+    assert_eq!(ring.acked_fsn(), 0);
+}
+
+#[test]
 fn sf_43_an_error_for_a_frame_not_yet_sent_is_refused_and_keeps_the_connection() {
     let mut ring = Ring::new(tiny(100));
     let mut dir = MemDir::new();

@@ -135,6 +135,31 @@ impl Peer {
         self.drain(Duration::from_secs(2));
     }
 
+    /// Closes with `code` (None: a close frame without a code) and reads until the end:
+    /// whether the client answered the close, so the closing handshake completed, rather than
+    /// dropping the connection without a word.
+    pub fn close_answered(&mut self, code: Option<u16>) -> bool {
+        let frame = code.map(|c| CloseFrame {
+            code: c.into(),
+            reason: "".into(),
+        });
+        let _ = self.ws.close(frame);
+        let until = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < until {
+            match self.ws.read() {
+                Err(tungstenite::Error::ConnectionClosed) => return true,
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => return false,
+                Ok(_) => {}
+            }
+        }
+        false
+    }
+
     /// Writes raw bytes on the socket, under the WebSocket framing.
     pub fn raw(&mut self, bytes: &[u8]) {
         self.ws.get_mut().write_all(bytes).expect("raw write");

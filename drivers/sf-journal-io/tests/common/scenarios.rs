@@ -1097,3 +1097,91 @@ pub fn sf_18_a_steady_producer_cannot_hold_the_drain_past_its_deadline(d: &impl 
     assert!(j.acked_fsn() >= 0, "acked {}", j.acked_fsn());
     assert!(j.published_fsn() > j.acked_fsn());
 }
+
+pub fn sf_9_an_ok_for_a_catch_up_frame_not_yet_sent_is_a_violation(d: &impl Drains) {
+    // 20 000 catch-up frames go out in bursts of 64 with the statuses read between; the server
+    // answers every frame with an OK naming the last catch-up frame, which is read long before
+    // that frame goes out (some 300 bursts later), however slow the server is to answer.
+    let last_catch_up = encode_status(&Status::Ok {
+        wire_seq: 19_999,
+        tables: vec![("trades".into(), 1)],
+    });
+    let s = server(vec![Conn::Garbage(last_catch_up)]);
+    let mut j = Journal::memory(sf_journal_io::JournalConfig::memory());
+    let _ = j.append_with_symbols(&["s"], |_| payload(0), 0).unwrap();
+    let j = Mutex::new(j);
+    let mut c = DrainConfig::new(s.addr());
+    c.catch_up = Some(sf_journal_io::drain::CatchUp::new(|_| {
+        (0..20_000).map(payload).collect()
+    }));
+    let r = d.drain(c, &j, Instant::now() + Duration::from_secs(3), &|_| true);
+    assert!(
+        matches!(&r, Err(DrainError::Violation(m)) if m.contains("wire sequence 19999, not sent yet")),
+        "{r:?}"
+    );
+    assert_eq!(s.connections().len(), 1, "not retried");
+    let stats = j.lock().unwrap().stats();
+    assert_eq!((stats.violations, stats.oks), (1, 1));
+    assert_eq!(j.lock().unwrap().acked_fsn(), -1);
+}
+
+pub fn sf_18_a_status_trickled_a_byte_at_a_time_ends_by_the_deadline_and_is_read_whole(
+    d: &impl Drains,
+) {
+    // The OK of frame 0, padded to some 1 KiB, comes a byte every 5 ms (some 5 s in all):
+    // each read waits 50 ms, so each alone would return in time.
+    let s = server(vec![Conn::TrickleStatus]);
+    let j = filled(2);
+    let mut c = DrainConfig::new(s.addr());
+    c.poll = Duration::from_millis(50);
+    let started = Instant::now();
+    let r = d.drain(c, &j, started + Duration::from_millis(300), &|_| true);
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?} {r:?}",
+        started.elapsed()
+    );
+    assert!(
+        matches!(r, Err(DrainError::TimedOut { acked: -1, .. })),
+        "{r:?}"
+    );
+    // With time enough, the status read in parts over many reads is taken whole.
+    let s = server(vec![Conn::TrickleStatus]);
+    let j = filled(2);
+    let mut c = DrainConfig::new(s.addr());
+    c.poll = Duration::from_millis(50);
+    let r = d
+        .drain(c, &j, Instant::now() + Duration::from_secs(20), &|_| true)
+        .unwrap();
+    assert_eq!((r.connections, r.breaks), (1, 0), "{r:?}");
+    assert_eq!(j.lock().unwrap().acked_fsn(), 1);
+    assert_eq!(j.lock().unwrap().stats().violations, 0);
+}
+
+pub fn sf_18_a_send_to_a_server_reading_slowly_ends_by_the_connect_timeout_and_reconnects(
+    d: &impl Drains,
+) {
+    // One frame of 16 MiB to a server taking some 3 MB/s: every socket write makes progress
+    // within the connect timeout of 1 s, the whole send would take some 5 s.
+    let s = server(vec![Conn::SlowRead]);
+    let mut jc = sf_journal_io::JournalConfig::memory();
+    jc.ring.segment_bytes = 32 << 20;
+    let mut j = Journal::memory(jc);
+    let mut f = payload(0);
+    f.resize(16 << 20, b'.');
+    let _ = j.append(&f, 0).unwrap();
+    let j = Mutex::new(j);
+    let mut c = DrainConfig::new(s.addr());
+    c.connect_timeout = Duration::from_secs(1);
+    let started = Instant::now();
+    let r = d
+        .drain(c, &j, Instant::now() + Duration::from_secs(20), &|_| true)
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?} {r:?}",
+        started.elapsed()
+    );
+    assert_eq!((r.connections, r.breaks), (2, 1), "{r:?}");
+    assert_eq!(j.lock().unwrap().acked_fsn(), 0);
+}
