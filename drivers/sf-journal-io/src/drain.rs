@@ -1392,6 +1392,39 @@ mod tests {
     }
 
     #[test]
+    fn sf_44_late_error_statuses_after_close_that_overflow_the_inbox_are_counted() {
+        use sf_journal::status::encode_status;
+        let mut c = DrainConfig::new("127.0.0.1:9".parse().expect("an address"));
+        c.errors = ErrorSink::Inbox(ErrorInbox::new(InboxLimits {
+            max_errors: 1,
+            max_bytes: 64 << 10,
+        }));
+        let mut j = Journal::memory(crate::JournalConfig::memory());
+        let _ = j.append(b"QWP1 one", 0).expect("appended");
+        let _ = j.connect(0);
+        while j.next_frame().expect("a frame").is_some() {}
+        let CloseStep::Done(_) = j.close(0, 0, 0).expect("closed") else {
+            panic!("a skipped close ends at once");
+        };
+        let j = Mutex::new(j);
+        let mut report = DrainReport::default();
+        for message in ["first", "second", "third"] {
+            let error = encode_status(&Status::Error {
+                status: sf_journal::status::ErrorStatus::WriteError,
+                wire_seq: 0,
+                message: message.into(),
+            });
+            let r = apply_status(&j, &c, &error, &mut report);
+            assert!(matches!(r, Ok(Some(Broke::Done))), "{:?}", r.err());
+        }
+        // One error held: each later one dropped the one before, and each drop is counted.
+        assert_eq!(report.errors_dropped, 2);
+        let held = c.errors.inbox().expect("an inbox").take_all();
+        assert_eq!(held.len(), 1);
+        assert_eq!(held[0].message, "third");
+    }
+
+    #[test]
     fn sf_18_a_first_back_off_of_0_still_pauses_and_doubles_up_to_the_longest() {
         let mut c = DrainConfig::new("127.0.0.1:9".parse().expect("an address"));
         c.backoff_initial = Duration::ZERO;
