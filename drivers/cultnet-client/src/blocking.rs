@@ -7,13 +7,13 @@
 //! frames, 500 ms otherwise), which the tracker judges from the clock reading the driver hands
 //! it. A read never waits past the window of the write it waits for.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Write};
 use std::net::Shutdown;
 use std::time::{Duration, Instant};
 
 use cultnet_receipts::frames::{Document, Frame};
 use cultnet_receipts::tracker::{WriteHandle, WriteMode};
-use sansio_kit::blocking::{left, open, Io};
+use sansio_kit::blocking::{left, open, read_step, time_left, Io};
 use sansio_kit::resolve::ConnectError;
 
 use crate::session::{client_hello_bytes, session_getters, Session};
@@ -35,19 +35,11 @@ fn timed_out(kind: ErrorKind) -> bool {
     matches!(kind, ErrorKind::WouldBlock | ErrorKind::TimedOut)
 }
 
-/// The time left before `deadline`, or a timed-out error once it has passed.
-fn remaining(deadline: Instant) -> std::io::Result<Duration> {
-    match deadline.checked_duration_since(Instant::now()) {
-        Some(d) if !d.is_zero() => Ok(d),
-        _ => Err(ErrorKind::TimedOut.into()),
-    }
-}
-
 /// Writes and flushes all of `bytes` by `deadline`: each system call may wait only for the time
 /// left, so the deadline bounds the whole write.
 fn write_by(io: &mut Io, mut bytes: &[u8], deadline: Instant) -> std::io::Result<()> {
     while !bytes.is_empty() {
-        io.tcp().set_write_timeout(Some(remaining(deadline)?))?;
+        io.tcp().set_write_timeout(Some(time_left(deadline)?))?;
         match io.write(bytes) {
             Ok(0) => return Err(ErrorKind::WriteZero.into()),
             Ok(n) => bytes = &bytes[n..],
@@ -55,33 +47,8 @@ fn write_by(io: &mut Io, mut bytes: &[u8], deadline: Instant) -> std::io::Result
             Err(e) => return Err(e),
         }
     }
-    io.tcp().set_write_timeout(Some(remaining(deadline)?))?;
+    io.tcp().set_write_timeout(Some(time_left(deadline)?))?;
     io.flush()
-}
-
-/// One read of the connection that waits at most as long as one read of the socket (its read
-/// timeout). Over TLS, rustls's own reader reads the socket again and again until a whole
-/// record has come, so a peer trickling a record's bytes would hold that read past any
-/// deadline; here what one socket read brings is handed to TLS, and no plaintext yet reads as
-/// a timeout, after which the caller judges the clock again. The async client bounds its
-/// whole read with a timer instead.
-fn read_some(io: &mut Io, buf: &mut [u8]) -> std::io::Result<usize> {
-    let t = match io {
-        Io::Tls(t) => t,
-        other => return other.read(buf),
-    };
-    // Plaintext already decrypted first (0 here is the peer's close_notify).
-    match t.conn.reader().read(buf) {
-        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-        other => return other,
-    }
-    if t.conn.read_tls(&mut t.sock)? == 0 {
-        return Ok(0);
-    }
-    t.conn
-        .process_new_packets()
-        .map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))?;
-    t.conn.reader().read(buf)
 }
 
 impl Client {
@@ -299,7 +266,7 @@ impl Client {
             return;
         }
         let mut buf = std::mem::take(&mut self.read_buf);
-        let read = read_some(&mut self.io, &mut buf);
+        let read = read_step(&mut self.io, &mut buf);
         let now = self.now();
         match read {
             Ok(0) => self.end(now),

@@ -114,15 +114,41 @@ impl Paced {
     }
 }
 
+/// The time left before `deadline`, or a timed-out error once it has passed.
+pub fn time_left(deadline: Instant) -> io::Result<Duration> {
+    match deadline.checked_duration_since(Instant::now()) {
+        Some(d) if !d.is_zero() => Ok(d),
+        _ => Err(io::ErrorKind::TimedOut.into()),
+    }
+}
+
 /// The time left before `deadline` (a timed-out error once it passed), if there is one.
 fn left_of(deadline: Option<Instant>) -> io::Result<Option<Duration>> {
-    match deadline {
-        None => Ok(None),
-        Some(d) => match d.checked_duration_since(Instant::now()) {
-            Some(d) if !d.is_zero() => Ok(Some(d)),
-            _ => Err(io::ErrorKind::TimedOut.into()),
-        },
+    deadline.map(time_left).transpose()
+}
+
+/// One read of `io` that waits at most as long as one read of the socket (its read timeout).
+/// Over TLS, the TLS library's own reader reads the socket again and again until a whole record
+/// has come, so a peer trickling a record's bytes would hold that read past any deadline; here
+/// plaintext already decrypted goes first (0 is the peer's close_notify), otherwise what one
+/// socket read brought is handed to TLS, and no plaintext yet reads as a timeout
+/// (`WouldBlock`), after which the caller judges its clock again.
+pub fn read_step(io: &mut Io, buf: &mut [u8]) -> io::Result<usize> {
+    let t = match io {
+        Io::Tls(t) => t,
+        other => return other.read(buf),
+    };
+    match t.conn.reader().read(buf) {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+        other => return other,
     }
+    if t.conn.read_tls(&mut t.sock)? == 0 {
+        return Ok(0);
+    }
+    t.conn
+        .process_new_packets()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    t.conn.reader().read(buf)
 }
 
 impl Read for Paced {
@@ -131,23 +157,7 @@ impl Read for Paced {
             return self.io.read(buf);
         };
         self.io.tcp().set_read_timeout(Some(left))?;
-        let t = match &mut self.io {
-            Io::Tls(t) => t,
-            other => return other.read(buf),
-        };
-        // Plaintext already decrypted first (0 here is the peer's close_notify); otherwise one
-        // socket read, and no plaintext yet reads as a timeout.
-        match t.conn.reader().read(buf) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            other => return other,
-        }
-        if t.conn.read_tls(&mut t.sock)? == 0 {
-            return Ok(0);
-        }
-        t.conn
-            .process_new_packets()
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-        t.conn.reader().read(buf)
+        read_step(&mut self.io, buf)
     }
 }
 
@@ -186,10 +196,7 @@ impl Write for Paced {
 
 /// What is left until `deadline`; [`ConnectError::TimedOut`] when nothing is.
 pub fn left(deadline: Instant) -> Result<Duration, ConnectError> {
-    match deadline.checked_duration_since(Instant::now()) {
-        Some(d) if !d.is_zero() => Ok(d),
-        _ => Err(ConnectError::TimedOut),
-    }
+    time_left(deadline).map_err(|_| ConnectError::TimedOut)
 }
 
 /// Looks `host:port` up with `resolver` on a thread of its own, so the wait ends at the
