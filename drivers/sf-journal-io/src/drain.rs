@@ -1112,29 +1112,33 @@ struct Stream {
     write_until: Option<Instant>,
 }
 
+/// The time left before `until`, if there is one; an error of kind `spent` once it passed.
+fn left_of(until: Option<Instant>, spent: io::ErrorKind) -> io::Result<Option<Duration>> {
+    let Some(until) = until else {
+        return Ok(None);
+    };
+    let left = until.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(spent.into());
+    }
+    Ok(Some(left))
+}
+
 impl Stream {
-    /// The time left for the upgrade, or `TimedOut` when it is spent.
-    fn left(&self) -> io::Result<Option<Duration>> {
-        let Some(until) = self.upgrade_until else {
-            return Ok(None);
-        };
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::ErrorKind::TimedOut.into());
+    /// The wait of the read or write under way: the upgrade's while it lasts (`TimedOut` when
+    /// spent), else `then`'s, which fails with `spent` once it passed.
+    fn left(&self, then: Option<Instant>, spent: io::ErrorKind) -> io::Result<Option<Duration>> {
+        match left_of(self.upgrade_until, io::ErrorKind::TimedOut)? {
+            Some(left) => Ok(Some(left)),
+            None => left_of(then, spent),
         }
-        Ok(Some(left))
     }
 }
 
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Some(left) = self.left()? {
-            self.tcp.set_read_timeout(Some(left))?;
-        } else if let Some(until) = self.read_until {
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(io::ErrorKind::WouldBlock.into());
-            }
+        // A read whose wait is spent reads as nothing come yet.
+        if let Some(left) = self.left(self.read_until, io::ErrorKind::WouldBlock)? {
             self.tcp.set_read_timeout(Some(left))?;
         }
         self.tcp.read(buf)
@@ -1143,13 +1147,7 @@ impl Read for Stream {
 
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if let Some(left) = self.left()? {
-            self.tcp.set_write_timeout(Some(left))?;
-        } else if let Some(until) = self.write_until {
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(io::ErrorKind::TimedOut.into());
-            }
+        if let Some(left) = self.left(self.write_until, io::ErrorKind::TimedOut)? {
             self.tcp.set_write_timeout(Some(left))?;
         }
         self.tcp.write(buf)
