@@ -262,8 +262,10 @@ pub fn open(
     // The handshake now, so a refused certificate ends the attempt here. One step at a time (a
     // flight written, or what one socket read brought taken in), each waiting only for what is
     // left: a peer trickling its flight a byte at a time cannot hold the handshake past the
-    // deadline, as it could a loop that reads until the handshake is done.
-    while s.conn.is_handshaking() {
+    // deadline, as it could a loop that reads until the handshake is done. The client's last
+    // flight (its Finished) goes too: left queued, it would wait for the client's first write,
+    // and a server that speaks first would wait for it as long as the client only reads.
+    while s.conn.is_handshaking() || s.conn.wants_write() {
         let step = left(deadline)?;
         let r = if s.conn.wants_write() {
             s.sock
