@@ -221,6 +221,29 @@ fn read_until_end(p: &mut Paced, want: usize) -> (Vec<u8>, io::Result<()>, Durat
     (got, end, started.elapsed())
 }
 
+/// Asserts that a wait under a deadline of 300 ms ended by it, and not long after.
+fn by_the_deadline(took: Duration) {
+    assert!(
+        took >= Duration::from_millis(290) && took < Duration::from_millis(1500),
+        "{took:?}"
+    );
+}
+
+/// `io` paced by a deadline 300 ms away, after a write of 64 MiB to a peer that does not read
+/// has failed as timed out by that deadline.
+fn stalled_write(io: Io) -> Paced {
+    let mut p = Paced::new(io);
+    p.until(Instant::now() + Duration::from_millis(300));
+    let started = Instant::now();
+    let err = p.write_all(&vec![1u8; 64 << 20]).unwrap_err();
+    by_the_deadline(started.elapsed());
+    assert!(
+        matches!(err.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock),
+        "{err:?}"
+    );
+    p
+}
+
 #[test]
 fn an_opened_tls_stream_has_finished_its_handshake_on_both_sides_before_the_client_writes() {
     let (root, server_config) = tls_for("kit.test");
@@ -277,10 +300,7 @@ fn a_paced_plain_read_of_a_trickle_ends_at_its_deadline_with_what_came() {
     p.until(Instant::now() + Duration::from_millis(300));
     let (got, end, took) = read_until_end(&mut p, 400);
     assert_eq!(end.unwrap_err().kind(), ErrorKind::TimedOut);
-    assert!(
-        took >= Duration::from_millis(290) && took < Duration::from_millis(1500),
-        "{took:?}"
-    );
+    by_the_deadline(took);
     assert!(!got.is_empty() && got.len() < 400, "{}", got.len());
     assert!(got.iter().all(|&b| b == 7));
     // A later deadline reads again, on from where the last read stopped.
@@ -298,19 +318,7 @@ fn a_paced_plain_write_to_a_peer_that_does_not_read_ends_at_its_deadline() {
         std::thread::sleep(Duration::from_secs(4));
         drop(s);
     });
-    let mut p = Paced::new(io);
-    p.until(Instant::now() + Duration::from_millis(300));
-    let started = Instant::now();
-    let err = p.write_all(&vec![1u8; 64 << 20]).unwrap_err();
-    let took = started.elapsed();
-    assert!(
-        matches!(err.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock),
-        "{err:?}"
-    );
-    assert!(
-        took >= Duration::from_millis(290) && took < Duration::from_millis(1500),
-        "{took:?}"
-    );
+    let mut p = stalled_write(io);
     // Past the deadline a write fails at once, without touching the socket (a flush of
     // plain TCP has nothing held back to hand on).
     let started = Instant::now();
@@ -355,10 +363,7 @@ fn a_paced_tls_read_of_a_record_trickled_byte_by_byte_ends_at_its_deadline() {
     p.until(Instant::now() + Duration::from_millis(300));
     let (got, end, took) = read_until_end(&mut p, 2000);
     assert_eq!(end.unwrap_err().kind(), ErrorKind::TimedOut);
-    assert!(
-        took >= Duration::from_millis(290) && took < Duration::from_millis(1500),
-        "{took:?}"
-    );
+    by_the_deadline(took);
     // The record is not whole: nothing of it reads yet.
     assert!(got.is_empty(), "{}", got.len());
     // Given the time, the rest of the record comes and reads whole.
@@ -412,19 +417,7 @@ fn a_paced_tls_write_to_a_peer_that_does_not_read_ends_at_its_deadline() {
         std::thread::sleep(Duration::from_secs(4));
         drop((conn, s));
     });
-    let mut p = Paced::new(io);
-    p.until(Instant::now() + Duration::from_millis(300));
-    let started = Instant::now();
-    let err = p.write_all(&vec![1u8; 64 << 20]).unwrap_err();
-    let took = started.elapsed();
-    assert!(
-        matches!(err.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock),
-        "{err:?}"
-    );
-    assert!(
-        took >= Duration::from_millis(290) && took < Duration::from_millis(1500),
-        "{took:?}"
-    );
+    let mut p = stalled_write(io);
     // What TLS holds back goes with the next flush, which fails while the deadline has passed.
     let started = Instant::now();
     assert_eq!(p.flush().unwrap_err().kind(), ErrorKind::TimedOut);
