@@ -429,10 +429,14 @@ fn a_paced_tls_write_to_a_peer_that_does_not_read_ends_at_its_deadline() {
 
 #[test]
 fn a_paced_tls_write_to_a_reading_peer_goes_whole_and_a_flush_hands_on_what_tls_held() {
+    const LEN: usize = 8 << 20;
     let (io, server) = tls_pair(|mut conn, mut s| {
+        // The peer starts reading late: the socket fills, and TLS hands its records on over
+        // many socket writes, each taking part of what it holds.
+        std::thread::sleep(Duration::from_millis(300));
         let mut got = Vec::new();
         let mut buf = [0u8; 65536];
-        while got.len() < 300_000 {
+        while got.len() < LEN {
             conn.read_tls(&mut s).unwrap();
             conn.process_new_packets().unwrap();
             loop {
@@ -442,12 +446,12 @@ fn a_paced_tls_write_to_a_reading_peer_goes_whole_and_a_flush_hands_on_what_tls_
                 }
             }
         }
-        assert_eq!(got.len(), 300_000);
+        assert_eq!(got.len(), LEN);
         assert!(got.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
     });
     let mut p = Paced::new(io);
-    p.until(Instant::now() + Duration::from_secs(10));
-    let data: Vec<u8> = (0..300_000).map(|i| (i % 251) as u8).collect();
+    p.until(Instant::now() + Duration::from_secs(20));
+    let data: Vec<u8> = (0..LEN).map(|i| (i % 251) as u8).collect();
     p.write_all(&data).unwrap();
     p.flush().unwrap();
     server.join().unwrap();
