@@ -121,6 +121,60 @@ fn blocking_tls_is_verified_against_the_targets_own_name_not_the_address_it_reso
 }
 
 #[test]
+fn a_tls_handshake_the_server_closes_fails_at_once_not_at_the_deadline() {
+    let (root, _) = tls_for("kit.test");
+    let (l, port) = listener();
+    let server = std::thread::spawn(move || {
+        // The client's hello read, then the connection closed (an orderly end, no answer).
+        let (mut s, _) = l.accept().unwrap();
+        let mut hello = [0u8; 4096];
+        let _ = s.read(&mut hello);
+        drop(s);
+    });
+    let client = tls_config(std::slice::from_ref(&root), b"http/1.1").unwrap();
+    let started = Instant::now();
+    let err = open(
+        &Target::new("kit.test", port, true),
+        &hosts(),
+        Some(client),
+        Instant::now() + Duration::from_secs(5),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ConnectError::Tls(_)), "{err:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    server.join().unwrap();
+}
+
+#[test]
+fn a_blocking_upgrade_never_answered_ends_at_the_deadline() {
+    let (l, port) = listener();
+    let (done, end) = std::sync::mpsc::channel::<()>();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        // Reads the request and never answers; gone once the test is done, or after 5 s.
+        let mut buf = [0u8; 1024];
+        let _ = s.read(&mut buf);
+        let _ = end.recv_timeout(Duration::from_secs(5));
+    });
+    let deadline = Instant::now() + Duration::from_millis(300);
+    let target = Target::new("127.0.0.1", port, false);
+    let io = open(&target, &hosts(), None, deadline).unwrap();
+    let started = Instant::now();
+    let err = websocket(io, &Handshake::at(&target, "/"), deadline).unwrap_err();
+    assert!(matches!(err, HandshakeError::TimedOut), "{err:?}");
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    server.join().unwrap();
+}
+
+#[test]
 fn a_blocking_tls_handshake_never_answered_ends_at_the_deadline() {
     let (root, _) = tls_for("kit.test");
     let (l, port) = listener();
