@@ -171,6 +171,7 @@ fn a_blocking_upgrade_never_answered_ends_at_the_deadline() {
         "{:?}",
         started.elapsed()
     );
+    done.send(()).unwrap();
     server.join().unwrap();
 }
 
