@@ -1,13 +1,13 @@
 //! The gRPC side of a node: HTTP/2, one session per `Exchange` call.
 
-use crate::{header_auth, lock, CallSeen, Listener, Out, Transport, EXCHANGE_PATH};
+use crate::{header_auth, lock, CallSeen, Listener, Out, Serve, Transport, EXCHANGE_PATH};
 use crate::{Shared, FRAME_LIMIT};
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use h2::server::SendResponse;
 use h2::{Reason, RecvStream, SendStream};
 use http::{HeaderMap, HeaderValue, Request, Response};
+use std::future::Future;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
 
 const OK: u32 = 0;
 const UNIMPLEMENTED: u32 = 12;
@@ -16,32 +16,16 @@ const UNAUTHENTICATED: u32 = 16;
 const OUT_OF_RANGE: u32 = 11;
 const INTERNAL: u32 = 13;
 
-pub(crate) async fn serve(listener: TcpListener, l: Listener) {
-    let mut stop = l.shutdown.clone();
-    loop {
-        tokio::select! {
-            a = listener.accept() => {
-                let Ok((tcp, _)) = a else { continue };
-                let _ = tcp.set_nodelay(true);
-                let l = l.clone();
-                tokio::spawn(async move {
-                    match l.tls.clone() {
-                        Some(acceptor) => {
-                            if let Ok(tls) = acceptor.accept(tcp).await {
-                                let alpn = tls
-                                    .get_ref()
-                                    .1
-                                    .alpn_protocol()
-                                    .map(|p| String::from_utf8_lossy(p).into_owned());
-                                connection(tls, l, alpn).await;
-                            }
-                        }
-                        None => connection(tcp, l, None).await,
-                    }
-                });
-            }
-            _ = stop.changed() => return,
-        }
+/// The gRPC side of a listener: each accepted stream is served as an HTTP/2 connection.
+#[derive(Clone, Copy)]
+pub(crate) struct Grpc;
+
+impl Serve for Grpc {
+    fn run<T>(self, io: T, l: Listener, alpn: Option<String>) -> impl Future<Output = ()> + Send
+    where
+        T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        connection(io, l, alpn)
     }
 }
 

@@ -457,6 +457,51 @@ pub(crate) struct Listener {
     pub shutdown: watch::Receiver<bool>,
 }
 
+/// What a listener serves on each stream it accepts (TLS first, when it has an acceptor,
+/// with the protocol the client and the acceptor agreed on).
+pub(crate) trait Serve: Copy + Send + 'static {
+    /// Serves one accepted stream until it ends.
+    fn run<T>(
+        self,
+        io: T,
+        l: Listener,
+        alpn: Option<String>,
+    ) -> impl std::future::Future<Output = ()> + Send
+    where
+        T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static;
+}
+
+/// Accepts streams on `listener` until the cluster shuts down, each served by `serve` on a
+/// task of its own.
+pub(crate) async fn serve(listener: tokio::net::TcpListener, l: Listener, serve: impl Serve) {
+    let mut stop = l.shutdown.clone();
+    loop {
+        tokio::select! {
+            a = listener.accept() => {
+                let Ok((tcp, _)) = a else { continue };
+                let _ = tcp.set_nodelay(true);
+                let l = l.clone();
+                tokio::spawn(async move {
+                    match l.tls.clone() {
+                        Some(acceptor) => {
+                            if let Ok(tls) = acceptor.accept(tcp).await {
+                                let alpn = tls
+                                    .get_ref()
+                                    .1
+                                    .alpn_protocol()
+                                    .map(|p| String::from_utf8_lossy(p).into_owned());
+                                serve.run(tls, l, alpn).await;
+                            }
+                        }
+                        None => serve.run(tcp, l, None).await,
+                    }
+                });
+            }
+            _ = stop.changed() => return,
+        }
+    }
+}
+
 /// A running loopback cluster. Dropping it stops the server.
 pub struct Loopback {
     shared: Shared,
@@ -598,8 +643,8 @@ impl Loopback {
                             }
                             _ => (None, None),
                         };
-                        tokio::spawn(grpc::serve(g, base(h2)));
-                        tokio::spawn(ws::serve(w, base(h1)));
+                        tokio::spawn(serve(g, base(h2), grpc::Grpc));
+                        tokio::spawn(serve(w, base(h1), ws::Console));
                     }
                     let ticker = serving.clone();
                     let mut stop = watch_rx.clone();

@@ -1,44 +1,28 @@
 //! The console side of a node: WebSocket on `/console/ws`, one binary message per frame.
 
 use crate::{
-    decode_basic, header_auth, lock, AuthSeen, CallSeen, Listener, Out, Transport, CONSOLE_PATH,
-    FRAME_LIMIT,
+    decode_basic, header_auth, lock, AuthSeen, CallSeen, Listener, Out, Serve, Transport,
+    CONSOLE_PATH, FRAME_LIMIT,
 };
 use futures_util::{SinkExt, StreamExt};
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
-pub(crate) async fn serve(listener: TcpListener, l: Listener) {
-    let mut stop = l.shutdown.clone();
-    loop {
-        tokio::select! {
-            a = listener.accept() => {
-                let Ok((tcp, _)) = a else { continue };
-                let _ = tcp.set_nodelay(true);
-                let l = l.clone();
-                tokio::spawn(async move {
-                    match l.tls.clone() {
-                        Some(acceptor) => {
-                            if let Ok(tls) = acceptor.accept(tcp).await {
-                                let alpn = tls
-                                    .get_ref()
-                                    .1
-                                    .alpn_protocol()
-                                    .map(|p| String::from_utf8_lossy(p).into_owned());
-                                console(tls, l, alpn).await;
-                            }
-                        }
-                        None => console(tcp, l, None).await,
-                    }
-                });
-            }
-            _ = stop.changed() => return,
-        }
+/// The console side of a listener: each accepted stream is served as a WebSocket console.
+#[derive(Clone, Copy)]
+pub(crate) struct Console;
+
+impl Serve for Console {
+    fn run<T>(self, io: T, l: Listener, alpn: Option<String>) -> impl Future<Output = ()> + Send
+    where
+        T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        console(io, l, alpn)
     }
 }
 
