@@ -3128,3 +3128,231 @@ fn g_34_a_nameless_batch_key_adds_the_classes_it_names() {
         )]
     );
 }
+
+/// The three per-subscription flags G-46 names, as the `Subscribe` message spells them.
+const SUB_FLAGS: [&str; 3] = [
+    "include_tick_time",
+    "include_diagnostics",
+    "assume_cached_subscriptions_cover",
+];
+
+/// Subscription `S` (streaming or not) with only `flag` set to `v`.
+fn sub_with_flag(streaming: bool, flag: &str, v: Option<bool>) -> Subscribe {
+    let mut s = sub(streaming);
+    match flag {
+        "include_tick_time" => s.include_tick_time = v,
+        "include_diagnostics" => s.include_diagnostics = v,
+        "assume_cached_subscriptions_cover" => s.assume_cached_subscriptions_cover = v,
+        other => panic!("no flag {other}"),
+    }
+    s
+}
+
+/// The `value` of the one message a ready client queues for subscribing `s`.
+fn subscribe_value(s: &Subscribe) -> Value {
+    let mut c = ready();
+    c.subscribe(s).unwrap();
+    let out = sent(&mut c);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0]["message_type"], "Subscribe");
+    out[0]["value"].clone()
+}
+
+#[test]
+fn g_46_each_subscription_flag_goes_out_alone_with_the_value_asked() {
+    // Each flag on its own, both values, both modes: a flag written under another flag's name,
+    // or always true, or dropped for one mode, shows here.
+    for streaming in [true, false] {
+        for flag in SUB_FLAGS {
+            for v in [true, false] {
+                let m = subscribe_value(&sub_with_flag(streaming, flag, Some(v)));
+                assert_eq!(m[flag], json!(v), "{flag}={v} streaming={streaming}");
+                for other in SUB_FLAGS.iter().filter(|o| **o != flag) {
+                    assert!(
+                        m.get(*other).is_none(),
+                        "{other} sent when only {flag} was set"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn g_46_a_flag_left_unset_is_left_out_for_the_server_default() {
+    let m = subscribe_value(&sub(true));
+    for flag in SUB_FLAGS {
+        assert!(m.get(flag).is_none(), "{flag} sent though unset");
+    }
+}
+
+#[test]
+fn g_46_unique_key_and_record_updates_goes_out_in_the_introduction_as_configured() {
+    for v in [true, false] {
+        for other in [true, false] {
+            let mut c = started(Config {
+                unique_key_and_record_updates: v,
+                disconnect_on_write_failure: other,
+                ..config()
+            });
+            let intro = &sent(&mut c)[0];
+            assert_eq!(intro["message_type"], "Introduction");
+            assert_eq!(intro["value"]["unique_key_and_record_updates"], json!(v));
+            assert_eq!(intro["value"]["disconnect_on_write_failure"], json!(other));
+        }
+    }
+}
+
+#[test]
+fn g_46_group_tags_still_reach_the_application_under_unique_updates() {
+    // The option makes the tags unreliable, not absent: they pass through as they come.
+    let mut c = introduced(
+        Config {
+            unique_key_and_record_updates: true,
+            ..config()
+        },
+        IV,
+    );
+    events(&mut c);
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 3}));
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Group {
+            subscription_group: 3
+        }]
+    );
+}
+
+/// A ready client that introduced topics `a`, `b` (client ids 1, 2) and key `k` (client id 1).
+fn own_ids() -> Client {
+    let mut c = ready();
+    assert_eq!(c.introduce_topic("a").unwrap(), 1);
+    assert_eq!(c.introduce_topic("b").unwrap(), 2);
+    assert_eq!(c.introduce_key("k", "A").unwrap(), 1);
+    sent(&mut c);
+    c
+}
+
+/// Every call that writes a record, tried on `r`; each result in order.
+fn every_write(c: &mut Client, r: RecordId) -> Vec<Result<(), CallError>> {
+    vec![
+        c.publish(r, &json!(1), 0),
+        c.delete_record(r, 0),
+        c.compare_exchange(r, &Value::Null, &json!(1)).map(drop),
+        c.compare_exchange_owned(&acquiring(), r, &Value::Null, &json!(1))
+            .map(drop),
+    ]
+}
+
+#[test]
+fn g_18_a_write_under_an_introduced_key_needs_its_topic_introduced_too() {
+    let mut c = own_ids();
+    // Key 1 is introduced; topic 3 is not.
+    for got in every_write(&mut c, rid(1, 3)) {
+        assert_eq!(got, Err(CallError::UnknownId(3)));
+    }
+    assert!(sent(&mut c).is_empty());
+}
+
+#[test]
+fn g_18_a_write_under_an_introduced_topic_needs_its_key_introduced_too() {
+    let mut c = own_ids();
+    // Topic 2 is introduced; key 2 is not (a key id checked against the topic ids would pass).
+    for got in every_write(&mut c, rid(2, 2)) {
+        assert_eq!(got, Err(CallError::UnknownId(2)));
+    }
+    assert!(sent(&mut c).is_empty());
+    // Both introduced: every write goes.
+    for got in every_write(&mut c, rid(1, 2)) {
+        assert_eq!(got, Ok(()));
+    }
+    assert_eq!(sent(&mut c).len(), 5);
+}
+
+/// Each kind of server message that names a record, at `r`.
+fn record_messages(r: RecordId) -> Vec<(&'static str, Value)> {
+    let id = json!({"key_id": r.key_id, "topic_id": r.topic_id});
+    vec![
+        ("JSONRecordUpdate", json!({"record_id": id, "value": 1})),
+        (
+            "DeleteRecord",
+            json!({"key_id": r.key_id, "topic_id": r.topic_id, "tick_time": 0}),
+        ),
+        ("RecordTick", json!({"record_id": id, "tick_time": 5})),
+        (
+            "RecordDiagnostic",
+            json!({"record_id": id, "diagnostic": {"reason": "InputMissing"}}),
+        ),
+        (
+            "BatchUpdate",
+            json!({"keys": [{"key_id": r.key_id, "topics": {r.topic_id.to_string(): 1}}]}),
+        ),
+    ]
+}
+
+#[test]
+fn g_18_every_server_record_message_needs_its_key_introduced() {
+    for (mt, v) in record_messages(rid(6, 3)) {
+        // Topic 3 and key 5 are introduced; key 6 is not.
+        let mut c = with_key("k");
+        c.receive(2, mt, v);
+        assert_eq!(
+            stopped_with(&mut c),
+            vec![(
+                StopReason::Error,
+                Some(Violation::UnknownId { kind: "key", id: 6 })
+            )],
+            "{mt}"
+        );
+        assert!(c.record(rid(6, 3)).is_none(), "{mt}");
+    }
+}
+
+#[test]
+fn g_18_every_server_record_message_needs_its_topic_introduced() {
+    for (mt, v) in record_messages(rid(5, 4)) {
+        // Key 5 and topic 3 are introduced; topic 4 is not.
+        let mut c = with_key("k");
+        c.receive(2, mt, v);
+        assert_eq!(
+            stopped_with(&mut c),
+            vec![(
+                StopReason::Error,
+                Some(Violation::UnknownId {
+                    kind: "topic",
+                    id: 4
+                })
+            )],
+            "{mt}"
+        );
+        assert!(c.record(rid(5, 4)).is_none(), "{mt}");
+    }
+}
+
+#[test]
+fn g_18_a_batch_may_introduce_the_key_its_records_name_but_not_the_topic() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    c.receive(
+        2,
+        "BatchUpdate",
+        json!({"keys": [{"key_id": 6, "name": "k6", "class": "A", "topics": {"3": 1}}]}),
+    );
+    assert!(c.is_running());
+    assert_eq!(c.record(rid(6, 3)).unwrap().value, Some(json!(1)));
+    c.receive(
+        2,
+        "BatchUpdate",
+        json!({"keys": [{"key_id": 7, "name": "k7", "class": "A", "topics": {"4": 1}}]}),
+    );
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::UnknownId {
+                kind: "topic",
+                id: 4
+            })
+        )]
+    );
+}
