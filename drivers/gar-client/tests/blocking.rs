@@ -681,3 +681,29 @@ fn g_25_a_teardown_for_an_unknown_key_id_stops_the_session_blocking() {
     assert_eq!(c.stats().violations, 1);
     server.report();
 }
+
+#[test]
+fn g_17_blocking_the_heartbeat_timeout_error_reaches_a_client_whose_write_stalled() {
+    // As the tokio test: the Error the server sent before closing on a stalled writer is
+    // reported, not lost behind the failed write.
+    let server = common::times_out_a_stalled_writer(Duration::from_secs(3));
+    let mut cfg = config(&server.url);
+    cfg.write_timeout = Duration::from_secs(20);
+    cfg.call_timeout = Duration::from_secs(20);
+    let c = Client::connect(cfg).unwrap();
+    for n in 0..400 {
+        if c.publish_by_name("k", "C", "t", &common::big(n)).is_err() {
+            break;
+        }
+    }
+    let ev = all_events(&c);
+    assert!(
+        ev.iter().any(
+            |e| matches!(e, Event::Error(e) if e.message == "Heartbeat timeout" && !e.recoverable)
+        ),
+        "{:?}",
+        stops(&ev)
+    );
+    assert_eq!(stops(&ev), vec![(StopReason::Error, None)]);
+    server.report();
+}

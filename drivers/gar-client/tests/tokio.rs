@@ -742,3 +742,33 @@ async fn g_25_a_teardown_for_an_unknown_key_id_stops_the_session_tokio() {
     assert_eq!(c.stats().violations, 1);
     server.report();
 }
+
+#[tokio::test]
+async fn g_17_the_heartbeat_timeout_error_reaches_a_client_whose_write_stalled() {
+    // The server reads nothing for 3 s while the client publishes, so the client's write
+    // stalls; then it sends `Error "Heartbeat timeout"` and closes with the client's bytes
+    // unread, which fails that write. The Error came before the close: it must be reported.
+    let server = common::times_out_a_stalled_writer(Duration::from_secs(3));
+    let mut cfg = config(&server.url);
+    cfg.write_timeout = Duration::from_secs(20);
+    cfg.call_timeout = Duration::from_secs(20);
+    let c = Client::connect(cfg).await.unwrap();
+    for n in 0..400 {
+        if c.publish_by_name("k", "C", "t", &common::big(n))
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+    let ev = all_events(&c).await;
+    assert!(
+        ev.iter().any(
+            |e| matches!(e, Event::Error(e) if e.message == "Heartbeat timeout" && !e.recoverable)
+        ),
+        "{:?}",
+        stops(&ev)
+    );
+    assert_eq!(stops(&ev), vec![(StopReason::Error, None)]);
+    server.report();
+}
