@@ -34,9 +34,11 @@ pub struct Limits {
     pub max_transmit_count: usize,
     /// Most outbound bytes waiting.
     pub max_transmit_bytes: usize,
-    /// Most events waiting.
+    /// Most events waiting. The events that end a session (its [`Event::Stopped`], and the
+    /// non-recoverable [`Event::Error`] that caused it) are kept beyond this bound.
     pub max_event_count: usize,
-    /// Most bytes of events waiting (each event's size plus the values and text it carries).
+    /// Most bytes of events waiting (each event's size plus the values and text it carries);
+    /// the events that end a session are kept beyond it, as beyond the count.
     pub max_event_bytes: usize,
     /// Most server topic ids plus key ids mapped; one more ends the session with
     /// [`Violation::IdMapFull`].
@@ -736,7 +738,12 @@ impl Client {
             None => tracing::info!(?reason, "gar session stopped"),
         }
         // The stop event is never dropped: it is the one event every session ends with.
-        let e = Event::Stopped { reason, violation };
+        self.emit_final(Event::Stopped { reason, violation });
+    }
+
+    /// Queues one of the events that end a session (the stop, and the non-recoverable Error
+    /// just before it) beyond the event bounds: at most two per session, never dropped.
+    fn emit_final(&mut self, e: Event) {
         let bytes = event_bytes(&e);
         self.event_bytes += bytes;
         self.events.push_back((e, bytes));
@@ -932,7 +939,7 @@ impl Client {
                         failed_writes: Vec::new(),
                         msg_ref: 0,
                     };
-                    self.emit(Event::Error(e));
+                    self.emit_final(Event::Error(e));
                     self.stopped(StopReason::Error, None);
                     return Ok(());
                 }
@@ -963,9 +970,13 @@ impl Client {
             }
             Inbound::Error(e) => {
                 self.traffic.server_errors += 1;
-                let fatal = !e.recoverable;
-                self.emit(Event::Error(e));
-                if fatal {
+                if e.recoverable {
+                    self.emit(Event::Error(e));
+                } else {
+                    // The Error that ends the session says why it ended: like the stop, it is
+                    // kept beyond the event bounds (one per session), so a full queue cannot
+                    // turn it into a stop without its cause (G-17).
+                    self.emit_final(Event::Error(e));
                     self.stopped(StopReason::Error, None);
                 }
             }

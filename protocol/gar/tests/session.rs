@@ -3356,3 +3356,42 @@ fn g_18_a_batch_may_introduce_the_key_its_records_name_but_not_the_topic() {
         )]
     );
 }
+
+#[test]
+fn g_17_the_error_that_ends_the_session_is_kept_when_the_event_queue_is_full() {
+    // The application has not read its events: the queue is full of recoverable Errors. The
+    // server's heartbeat timeout Error ends the session; it must still be reported ahead of the
+    // stop, or the application sees a stop for an Error it cannot read.
+    let mut c = introduced(
+        config_with(Limits {
+            max_event_count: 2,
+            ..Limits::default()
+        }),
+        IV,
+    );
+    events(&mut c);
+    for _ in 0..3 {
+        c.receive(2, "Error", json!({"message": "m", "recoverable": true}));
+    }
+    assert_eq!(c.counters().events_dropped, 1);
+    c.receive(
+        3,
+        "Error",
+        json!({"message": "Heartbeat timeout", "recoverable": false}),
+    );
+    c.handle_close(Some(1000));
+    let ev = events(&mut c);
+    let n = ev.len();
+    assert!(
+        matches!(&ev[n - 2], Event::Error(e) if e.message == "Heartbeat timeout" && !e.recoverable),
+        "{ev:?}"
+    );
+    assert_eq!(
+        ev[n - 1],
+        Event::Stopped {
+            reason: StopReason::Error,
+            violation: None
+        }
+    );
+    assert_eq!(c.counters().events_dropped, 1);
+}
