@@ -772,3 +772,40 @@ async fn g_17_the_heartbeat_timeout_error_reaches_a_client_whose_write_stalled()
     assert_eq!(stops(&ev), vec![(StopReason::Error, None)]);
     server.report();
 }
+
+#[tokio::test]
+async fn g_57_the_whole_error_and_its_write_errors_reach_the_application() {
+    let fw = json!([{"reason": {"record_write": "UnknownTopic"}, "malformed": true}]);
+    let sent = fw.clone();
+    let server = serve(Answer::Accept, NO_LOOK, move |p| {
+        p.handshake();
+        p.send(
+            "Error",
+            json!({"message": "UnknownTopic", "recoverable": true, "failed_writes": sent, "msg_ref": 4}),
+        );
+        p.send_text(r#"{"message_type": "Logoff"}"#);
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    let errors: Vec<_> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Error(e) => Some(e),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 1, "{ev:?}");
+    let e = errors[0];
+    assert_eq!(
+        (e.message.as_str(), e.recoverable, e.msg_ref),
+        ("UnknownTopic", true, 4)
+    );
+    assert_eq!(
+        e.write_errors(),
+        Some((fw.as_array().unwrap().as_slice(), "UnknownTopic", 4))
+    );
+    // Recoverable: the session went on to the server's Logoff.
+    assert_eq!(stops(&ev), vec![(StopReason::ServerLogoff, None)]);
+    server.report();
+}

@@ -171,7 +171,8 @@ pub enum Event {
         /// The server's user name.
         user: String,
     },
-    /// The server's Error, whole (recoverable flag and failed writes included).
+    /// The server's Error, whole (recoverable flag, failed writes and msg_ref included);
+    /// [`ServerError::write_errors`] is its write-errors view.
     Error(ServerError),
     /// A subscription changed status.
     Status {

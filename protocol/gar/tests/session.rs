@@ -3395,3 +3395,71 @@ fn g_17_the_error_that_ends_the_session_is_kept_when_the_event_queue_is_full() {
     );
     assert_eq!(c.counters().events_dropped, 1);
 }
+
+#[test]
+fn g_57_a_fatal_error_with_failed_writes_reaches_the_application_whole() {
+    // A connection introduced with disconnect_on_write_failure gets its failed writes as a
+    // non-recoverable Error, msg_ref 0 included: every field arrives as sent.
+    let mut c = ready();
+    let fw = json!([
+        {"reason": {"record_write": "UnknownTopic"}, "malformed": true, "key_id": 1},
+        {"reason": {"key_write": "UnknownClass"}, "malformed": true, "key_id": 0}
+    ]);
+    c.receive(
+        2,
+        "Error",
+        json!({"message": "KeyNotFound key 'x'", "recoverable": false, "failed_writes": fw, "msg_ref": 0}),
+    );
+    let ev = events(&mut c);
+    let Event::Error(e) = &ev[0] else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(
+        *e,
+        gar_client::ServerError {
+            message: "KeyNotFound key 'x'".into(),
+            recoverable: false,
+            failed_writes: fw.as_array().unwrap().clone(),
+            msg_ref: 0,
+        }
+    );
+    assert_eq!(
+        e.write_errors(),
+        Some((fw.as_array().unwrap().as_slice(), "KeyNotFound key 'x'", 0))
+    );
+    assert_eq!(ev.len(), 2);
+    assert_eq!(c.stop_reason(), Some(StopReason::Error));
+}
+
+#[test]
+fn g_57_the_write_errors_view_is_failed_writes_message_and_msg_ref() {
+    let mut c = ready();
+    let fw = json!([{"reason": {"record_write": "TopicNotInClass"}, "malformed": false}]);
+    c.receive(
+        2,
+        "Error",
+        json!({"message": "m", "recoverable": true, "failed_writes": fw, "msg_ref": 7}),
+    );
+    // An Error without failed writes has no write-errors view.
+    c.receive(
+        2,
+        "Error",
+        json!({"message": "other", "recoverable": true, "msg_ref": 8}),
+    );
+    let ev = events(&mut c);
+    let errors: Vec<_> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Error(e) => Some(e),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 2);
+    assert_eq!(
+        errors[0].write_errors(),
+        Some((fw.as_array().unwrap().as_slice(), "m", 7))
+    );
+    assert_eq!(errors[1].write_errors(), None);
+    assert_eq!((errors[1].msg_ref, errors[1].recoverable), (8, true));
+    assert!(c.is_running());
+}
