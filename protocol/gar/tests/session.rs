@@ -3463,3 +3463,38 @@ fn g_57_the_write_errors_view_is_failed_writes_message_and_msg_ref() {
     assert_eq!((errors[1].msg_ref, errors[1].recoverable), (8, true));
     assert!(c.is_running());
 }
+
+#[test]
+fn g_13_a_backlog_ending_exactly_on_a_scheduled_instant_does_not_replay_it() {
+    let mut c = ready();
+    c.handle_timeout(2000);
+    alive(&mut c, 6000);
+    // Due at 4000 and at 6000: the tick at 6000 sends one beat, and the beat it stands for
+    // (6000) is not left due at 6000 to go out again.
+    c.handle_timeout(6000);
+    assert_eq!(beats(&mut c), vec![2000, 6000]);
+    assert_eq!(c.poll_timeout(), Some(8000));
+    c.handle_timeout(6000);
+    c.handle_timeout(7999);
+    assert!(beats(&mut c).is_empty());
+    // The cadence goes on from the snapped instant.
+    alive(&mut c, 8000);
+    c.handle_timeout(8000);
+    assert_eq!(beats(&mut c), vec![8000]);
+    assert_eq!(c.poll_timeout(), Some(10000));
+}
+
+#[test]
+fn g_13_a_late_tick_within_one_interval_keeps_the_schedule() {
+    // Late by less than an interval: no backlog to collapse, so the next beat stays on the
+    // fixed-rate schedule (a snap to one interval past now would drift it).
+    let mut c = ready();
+    c.handle_timeout(2000);
+    assert_eq!(beats(&mut c), vec![2000]);
+    alive(&mut c, 3999);
+    c.handle_timeout(3999);
+    assert!(beats(&mut c).is_empty());
+    c.handle_timeout(5999);
+    assert_eq!(beats(&mut c), vec![5999]);
+    assert_eq!(c.poll_timeout(), Some(6000));
+}
