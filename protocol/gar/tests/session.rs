@@ -3498,3 +3498,17 @@ fn g_13_a_late_tick_within_one_interval_keeps_the_schedule() {
     assert_eq!(beats(&mut c), vec![5999]);
     assert_eq!(c.poll_timeout(), Some(6000));
 }
+
+#[test]
+fn g_4_a_new_sessions_first_byte_is_an_open_brace_whatever_the_old_one_left_queued() {
+    let mut c = ready();
+    c.introduce_topic("t").unwrap();
+    c.echo().unwrap();
+    c.start(10, (8, 9));
+    let first = c.poll_transmit().unwrap();
+    assert_eq!(first.as_bytes()[0], b'{');
+    let v: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(v["message_type"], "Introduction");
+    // Nothing of the old session follows it.
+    assert!(c.poll_transmit().is_none());
+}
