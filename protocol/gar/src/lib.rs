@@ -209,7 +209,8 @@ pub enum Event {
     /// A compare-exchange result.
     Compare(CompareResult),
     /// The following messages belong to this subscription group (unreliable when
-    /// `unique_key_and_record_updates` is on).
+    /// `unique_key_and_record_updates` is on). A tag the event bounds dropped is passed on
+    /// ahead of the next event kept, so no kept event reads as an earlier group's.
     Group {
         /// The group.
         subscription_group: u64,
@@ -452,6 +453,8 @@ struct Session {
     echoes_pending: BTreeSet<u64>,
     /// Compare-exchanges sent and not answered yet (the application's own calls fill it).
     compares_pending: BTreeSet<u64>,
+    /// The last group tag, when the event bounds dropped it and no event was kept since.
+    lost_group: Option<u64>,
 }
 
 /// The GAR client engine.
@@ -707,8 +710,26 @@ impl Client {
 
     fn emit(&mut self, e: Event) {
         let bytes = event_bytes(&e);
+        // A group tag the bounds dropped goes ahead of the next event kept, so that event is
+        // not read as the earlier group's (G-44); both fit or neither is kept.
+        let tag = match e {
+            Event::Group { .. } => None,
+            _ => self.s.lost_group.map(|g| {
+                let t = Event::Group {
+                    subscription_group: g,
+                };
+                let b = event_bytes(&t);
+                (t, b)
+            }),
+        };
+        let (count, total) = match &tag {
+            Some((_, b)) => (2, bytes + b),
+            None => (1, bytes),
+        };
         let l = &self.config.limits;
-        if self.events.len() >= l.max_event_count || self.event_bytes + bytes > l.max_event_bytes {
+        if self.events.len() + count > l.max_event_count
+            || self.event_bytes + total > l.max_event_bytes
+        {
             if self.counters.events_dropped == 0 {
                 tracing::warn!(
                     held = self.events.len(),
@@ -716,7 +737,13 @@ impl Client {
                 );
             }
             self.counters.events_dropped += 1;
-        } else {
+            if let Event::Group { subscription_group } = e {
+                self.s.lost_group = Some(subscription_group);
+            }
+            return;
+        }
+        self.s.lost_group = None;
+        for (e, bytes) in tag.into_iter().chain([(e, bytes)]) {
             self.event_bytes += bytes;
             self.events.push_back((e, bytes));
         }

@@ -3512,3 +3512,103 @@ fn g_4_a_new_sessions_first_byte_is_an_open_brace_whatever_the_old_one_left_queu
     // Nothing of the old session follows it.
     assert!(c.poll_transmit().is_none());
 }
+
+#[test]
+fn g_44_each_tag_holds_until_the_next_one_in_message_order() {
+    // Every tag is passed on where it came, a repeated group included, so the application
+    // attributes each following message to the last tag before it.
+    let mut c = with_key("k");
+    key(&mut c, 6, "j", &["A"]);
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 7}));
+    update(&mut c, 5, 3, json!(1));
+    update(&mut c, 6, 3, json!(2));
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 8}));
+    update(&mut c, 5, 3, json!(3));
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 8}));
+    update(&mut c, 6, 3, json!(4));
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 7}));
+    let got: Vec<String> = events(&mut c)
+        .into_iter()
+        .map(|e| match e {
+            Event::Group { subscription_group } => format!("g{subscription_group}"),
+            Event::Record {
+                record_id,
+                value: Some(v),
+            } => format!("{}={v}", record_id.key_id),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(got, ["g7", "5=1", "6=2", "g8", "5=3", "g8", "6=4", "g7"]);
+}
+
+#[test]
+fn g_44_key_lifecycle_reaches_the_application_with_or_without_a_tag() {
+    // Without any tag, and under a tag: the whole-key teardown and a client key's
+    // invalidation are events of the connection, whatever subscription is tagged.
+    for tagged in [false, true] {
+        let mut c = ready();
+        key(&mut c, 5, "k", &["A"]);
+        let k = c.introduce_key("mine", "A").unwrap();
+        events(&mut c);
+        if tagged {
+            c.receive(2, "ActiveSubscription", json!({"subscription_group": 9}));
+        }
+        c.receive(
+            2,
+            "KeyUpdate",
+            json!({"key_id": 5, "deleted_class": "A", "class_list": []}),
+        );
+        c.receive(
+            2,
+            "ClientIntroducedKeyInvalidated",
+            json!({"client_introduced_key_id": k}),
+        );
+        let mut want = vec![];
+        if tagged {
+            want.push(Event::Group {
+                subscription_group: 9,
+            });
+        }
+        want.push(Event::ClassDeleted {
+            key_id: 5,
+            deleted_class: "A".into(),
+            remaining: vec![],
+        });
+        want.push(Event::KeyInvalidated { key_id: k });
+        assert_eq!(events(&mut c), want, "tagged={tagged}");
+    }
+}
+
+#[test]
+fn g_44_a_tag_the_full_event_queue_dropped_still_precedes_what_follows_it() {
+    // The application reads slowly and the queue (two events) is full when the tag of group 7
+    // comes. A record that follows it and is kept must not read as group 6's.
+    let mut c = introduced(
+        config_with(Limits {
+            max_event_count: 2,
+            ..Limits::default()
+        }),
+        IV,
+    );
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    events(&mut c);
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 6}));
+    update(&mut c, 5, 3, json!(1));
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 7}));
+    let mut got = vec![c.poll_event().unwrap()];
+    update(&mut c, 5, 3, json!(2));
+    got.push(c.poll_event().unwrap());
+    update(&mut c, 5, 3, json!(3));
+    got.extend(events(&mut c));
+    let record = |v: i64| Event::Record {
+        record_id: rid(5, 3),
+        value: Some(json!(v)),
+    };
+    let group = |g: u64| Event::Group {
+        subscription_group: g,
+    };
+    // Record 2 found no room for itself and the tag before it: dropped, counted.
+    assert_eq!(got, vec![group(6), record(1), group(7), record(3)]);
+    assert_eq!(c.counters().events_dropped, 2);
+}
