@@ -3612,3 +3612,102 @@ fn g_44_a_tag_the_full_event_queue_dropped_still_precedes_what_follows_it() {
     assert_eq!(got, vec![group(6), record(1), group(7), record(3)]);
     assert_eq!(c.counters().events_dropped, 2);
 }
+
+#[test]
+fn g_3_every_outbound_message_is_message_type_and_an_object_value() {
+    use gar_client::codec::write;
+    let r = rid(1, 2);
+    let texts = vec![
+        write::introduction(&write::Introduction {
+            version: JSON_VERSION,
+            heartbeat_timeout_interval: IV,
+            user: "u".into(),
+            application: "a".into(),
+            pid: 1,
+            uuid_low: 2,
+            uuid_high: 3,
+            working_namespace: "ns".into(),
+            unique_key_and_record_updates: false,
+            disconnect_on_write_failure: false,
+        }),
+        write::heartbeat(5),
+        write::topic_introduction(1, "t"),
+        write::key_update(1, "k", &["A".to_string()]),
+        write::record_update(r, &json!(1), 0),
+        write::record_update(r, &json!(1), 9),
+        write::delete_record(r, 0),
+        write::subscribe(&sub(true)),
+        write::active_ownership(&acquiring()),
+        write::delete_class(1, "k", "A"),
+        write::delete_key_command(1),
+        write::subscribe_continue("S"),
+        write::unsubscribe("S"),
+        write::set_nagle_interval("S", 5),
+        write::echo_request(1),
+        write::echo_response(1),
+        write::compare_exchange(r, 1, &Value::Null, &json!(2)),
+    ];
+    for t in texts {
+        assert!(t.starts_with('{'), "{t}");
+        let v: Value = serde_json::from_str(&t).unwrap();
+        let m = v.as_object().unwrap();
+        let mut keys: Vec<&str> = m.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["message_type", "value"], "{t}");
+        assert!(m["message_type"].is_string(), "{t}");
+        assert!(m["value"].is_object(), "{t}");
+    }
+    // Logoff alone goes without a value.
+    let v: Value = serde_json::from_str(&write::logoff()).unwrap();
+    assert_eq!(v, json!({"message_type": "Logoff"}));
+}
+
+#[test]
+fn g_3_an_inbound_envelope_needs_a_string_message_type_and_an_object_value() {
+    let l = Limits::default();
+    // Logoff with its value left out, null or empty: all read.
+    for t in [
+        r#"{"message_type":"Logoff"}"#,
+        r#"{"message_type":"Logoff","value":null}"#,
+        r#"{"message_type":"Logoff","value":{}}"#,
+    ] {
+        assert_eq!(codec::decode(t, &l), Ok(Inbound::Logoff), "{t}");
+    }
+    assert_eq!(
+        codec::decode(r#"{"value":{}}"#, &l),
+        Err(Violation::NoMessageType)
+    );
+    assert_eq!(
+        codec::decode(r#"{"message_type":7,"value":{}}"#, &l),
+        Err(Violation::NoMessageType)
+    );
+    for t in [
+        r#"{"message_type":"Heartbeat","value":[1]}"#,
+        r#"{"message_type":"Heartbeat","value":"x"}"#,
+        r#"{"message_type":"Logoff","value":1}"#,
+    ] {
+        assert_eq!(
+            codec::decode(t, &l),
+            Err(Violation::BadMember {
+                message_type: "envelope",
+                member: "value"
+            }),
+            "{t}"
+        );
+    }
+    // A message other than Logoff that leaves its value out lacks its members.
+    assert_eq!(
+        codec::decode(r#"{"message_type":"Heartbeat"}"#, &l),
+        Err(Violation::BadMember {
+            message_type: "Heartbeat",
+            member: "u_milliseconds"
+        })
+    );
+    // Through the engine, a bad envelope ends the session as a violation.
+    let mut c = ready();
+    c.handle_text(2, r#"{"message_type":"Heartbeat","value":[1]}"#);
+    assert!(matches!(
+        stopped_with(&mut c).as_slice(),
+        [(StopReason::Error, Some(Violation::BadMember { .. }))]
+    ));
+}
