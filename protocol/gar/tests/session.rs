@@ -3711,3 +3711,55 @@ fn g_3_an_inbound_envelope_needs_a_string_message_type_and_an_object_value() {
         [(StopReason::Error, Some(Violation::BadMember { .. }))]
     ));
 }
+
+#[test]
+fn g_24_every_call_under_an_invalidated_key_is_refused_and_only_that_key_dies() {
+    let mut c = ready();
+    // The server's key 1 (and a record under it) share the number of the client's key 1.
+    topic(&mut c, 3, "st");
+    key(&mut c, 1, "server_key", &["A"]);
+    update(&mut c, 1, 3, json!(5));
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    let other = c.introduce_key("other", "A").unwrap();
+    assert_eq!(k, 1);
+    sent(&mut c);
+    events(&mut c);
+    c.receive(
+        2,
+        "ClientIntroducedKeyInvalidated",
+        json!({"client_introduced_key_id": k}),
+    );
+    assert_eq!(events(&mut c), vec![Event::KeyInvalidated { key_id: k }]);
+    // Every call that names the dead id, or the key by name, is refused; nothing is sent.
+    for got in every_write(&mut c, rid(k, t)) {
+        assert_eq!(got, Err(CallError::UnknownId(k)));
+    }
+    assert_eq!(
+        c.delete_class("k", "A"),
+        Err(CallError::UnknownKey("k".into()))
+    );
+    assert_eq!(c.delete_key("k"), Err(CallError::UnknownKey("k".into())));
+    assert!(sent(&mut c).is_empty());
+    // The other key, the topic and the server's own key 1 are untouched.
+    assert_eq!(c.introduce_key("other", "A").unwrap(), other);
+    assert!(sent(&mut c).is_empty());
+    c.publish(rid(other, t), &json!(1), 0).unwrap();
+    assert_eq!(c.server_key(1).map(|(n, _)| n), Some("server_key"));
+    assert_eq!(c.record(rid(1, 3)).unwrap().value, Some(json!(5)));
+    // Re-introduced, the key has a new id that was never used, and the old stays dead.
+    sent(&mut c);
+    let again = c.introduce_key("k", "A").unwrap();
+    assert!(again != k && again != other);
+    assert_eq!(
+        sent(&mut c),
+        vec![
+            json!({"message_type": "KeyUpdate", "value": {"key_id": again, "name": "k", "class_list": ["A"]}})
+        ]
+    );
+    assert_eq!(
+        c.publish(rid(k, t), &json!(1), 0),
+        Err(CallError::UnknownId(k))
+    );
+    c.publish(rid(again, t), &json!(1), 0).unwrap();
+}
