@@ -744,3 +744,31 @@ fn g_57_blocking_the_whole_error_and_its_write_errors_reach_the_application() {
     assert_eq!(stops(&ev), vec![(StopReason::ServerLogoff, None)]);
     server.report();
 }
+
+#[test]
+fn g_35_blocking_a_density_the_reader_does_not_read_is_refused_before_sending() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    for d in ["TopicMajor", "RecordMajor"] {
+        let s = gar_driver::Subscribe {
+            density: Some(d.into()),
+            ..s1()
+        };
+        assert_eq!(
+            c.subscribe(&s),
+            Err(Error::Call(gar_driver::CallError::UnsupportedDensity(
+                d.into()
+            )))
+        );
+    }
+    c.logoff();
+    let r = server.report();
+    assert!(
+        !r.seen.iter().any(|m| m["message_type"] == "Subscribe"),
+        "{:?}",
+        r.seen
+    );
+}

@@ -809,3 +809,31 @@ async fn g_57_the_whole_error_and_its_write_errors_reach_the_application() {
     assert_eq!(stops(&ev), vec![(StopReason::ServerLogoff, None)]);
     server.report();
 }
+
+#[tokio::test]
+async fn g_35_a_density_the_reader_does_not_read_is_refused_before_sending() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    for d in ["TopicMajor", "RecordMajor"] {
+        let s = gar_driver::Subscribe {
+            density: Some(d.into()),
+            ..s1()
+        };
+        assert_eq!(
+            c.subscribe(&s).await,
+            Err(Error::Call(gar_driver::CallError::UnsupportedDensity(
+                d.into()
+            )))
+        );
+    }
+    c.logoff().await;
+    let r = server.report();
+    assert!(
+        !r.seen.iter().any(|m| m["message_type"] == "Subscribe"),
+        "{:?}",
+        r.seen
+    );
+}

@@ -3763,3 +3763,27 @@ fn g_24_every_call_under_an_invalidated_key_is_refused_and_only_that_key_dies() 
     );
     c.publish(rid(again, t), &json!(1), 0).unwrap();
 }
+
+#[test]
+fn g_35_a_refused_density_leaves_the_name_free_and_nothing_registered() {
+    let mut c = ready();
+    let ask = |d: Option<&str>| Subscribe {
+        name: "S".into(),
+        density: d.map(str::to_string),
+        ..sub(true)
+    };
+    assert_eq!(
+        c.subscribe(&ask(Some("RecordMajor"))),
+        Err(CallError::UnsupportedDensity("RecordMajor".into()))
+    );
+    // No subscription S exists: a status for it is not applied, and unsubscribing is refused.
+    assert_eq!(
+        c.unsubscribe("S"),
+        Err(CallError::UnknownSubscription("S".into()))
+    );
+    // The name is free for the shape this reader reads.
+    c.subscribe(&ask(Some("KeyMajor"))).unwrap();
+    let out = sent(&mut c);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0]["value"]["density"], "KeyMajor");
+}
