@@ -3787,3 +3787,51 @@ fn g_35_a_refused_density_leaves_the_name_free_and_nothing_registered() {
     assert_eq!(out.len(), 1);
     assert_eq!(out[0]["value"]["density"], "KeyMajor");
 }
+
+fn lagging() -> Config {
+    Config {
+        any_message_is_alive: true,
+        ..config()
+    }
+}
+
+#[test]
+fn g_16_every_kind_of_message_refreshes_liveness_when_asked() {
+    let kinds: Vec<(&str, Value)> = vec![
+        ("TopicIntroduction", json!({"topic_id": 4, "name": "y"})),
+        ("ActiveSubscription", json!({"subscription_group": 2})),
+        ("Error", json!({"message": "m", "recoverable": true})),
+        ("EchoRequest", json!({"msg_ref": 3})),
+        (
+            "SubscriptionStatus",
+            json!({"name": "none", "status": "Streaming"}),
+        ),
+        ("SomeFutureMessage", json!({})),
+    ];
+    for (mt, v) in kinds {
+        let mut c = introduced(lagging(), IV);
+        alive(&mut c, 100);
+        c.receive(3000, mt, v);
+        assert!(c.is_running(), "{mt}");
+        times_out_at(&mut c, 3000 + IV);
+    }
+}
+
+#[test]
+fn g_16_a_refresh_lasts_the_larger_of_both_intervals() {
+    let mut c = introduced(lagging(), 6000);
+    alive(&mut c, 100);
+    topic_at(&mut c, 3000, 4, "y");
+    times_out_at(&mut c, 9000);
+}
+
+#[test]
+fn g_16_an_early_message_does_not_cut_the_first_beat_grace_short() {
+    // No heartbeat yet: the grace of ten intervals stands; a message at 100 would refresh to
+    // 100 + IV, which is earlier, so it changes nothing.
+    let mut c = introduced(lagging(), IV);
+    topic_at(&mut c, 100, 4, "y");
+    c.handle_timeout(100 + IV);
+    assert!(c.is_running());
+    times_out_at(&mut c, 10 * IV);
+}
