@@ -3835,3 +3835,65 @@ fn g_16_an_early_message_does_not_cut_the_first_beat_grace_short() {
     assert!(c.is_running());
     times_out_at(&mut c, 10 * IV);
 }
+
+#[test]
+fn g_10_a_received_introduction_frees_what_the_old_id_space_held_in_every_bound() {
+    // Bounds just large enough for one topic, one key and one record of ten bytes.
+    let mut c = limited(Limits {
+        max_ids: 2,
+        max_id_name_bytes: 8,
+        max_records: 1,
+        max_record_bytes: 10,
+        ..Limits::default()
+    });
+    for round in 0..3 {
+        topic(&mut c, 3, "tt");
+        key(&mut c, 5, "kk", &["A"]);
+        update(&mut c, 5, 3, json!("12345678"));
+        let s = c.stats();
+        assert_eq!(
+            (s.id_name_bytes_held, s.records_held, s.record_bytes_held),
+            (5, 1, 10),
+            "round {round}"
+        );
+        assert_eq!((s.ids_dropped, s.records_dropped), (0, 0), "round {round}");
+        c.handle_text(2, &server_intro(JSON_VERSION, IV));
+        let s = c.stats();
+        assert_eq!(
+            (s.id_name_bytes_held, s.records_held, s.record_bytes_held),
+            (0, 0, 0),
+            "round {round}"
+        );
+    }
+    assert!(c.is_running());
+    // The old ids are gone, not hidden: a record under them is a violation.
+    topic(&mut c, 3, "tt");
+    update(&mut c, 5, 3, json!(1));
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::UnknownId { kind: "key", id: 5 })
+        )]
+    );
+}
+
+#[test]
+fn g_10_a_received_introduction_does_not_restart_the_client_counters() {
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    let e = c.echo().unwrap();
+    sent(&mut c);
+    c.handle_text(2, &server_intro(JSON_VERSION, IV));
+    // New client ids and msg_refs go on from where they were: none is given twice.
+    assert_eq!(c.introduce_topic("t2").unwrap(), t + 1);
+    assert_eq!(c.introduce_key("k2", "A").unwrap(), k + 1);
+    assert_eq!(c.echo().unwrap(), e + 1);
+    assert_eq!(c.introduce_key("k", "A").unwrap(), k);
+    let out = sent(&mut c);
+    assert_eq!(
+        types(&out),
+        ["TopicIntroduction", "KeyUpdate", "EchoRequest"]
+    );
+}
