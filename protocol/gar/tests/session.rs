@@ -3897,3 +3897,36 @@ fn g_10_a_received_introduction_does_not_restart_the_client_counters() {
         ["TopicIntroduction", "KeyUpdate", "EchoRequest"]
     );
 }
+
+#[test]
+fn g_43_streaming_is_signalled_once_per_subscription_between_snapshot_and_live_data() {
+    let mut c = with_key("k");
+    for name in ["S", "T"] {
+        c.subscribe(&Subscribe {
+            name: name.into(),
+            ..sub(true)
+        })
+        .unwrap();
+        status(&mut c, name, "ProcessingSnapshot");
+    }
+    events(&mut c);
+    update(&mut c, 5, 3, json!(1));
+    status(&mut c, "S", "Streaming");
+    update(&mut c, 5, 3, json!(2));
+    // A second Streaming for S is out of phase: readiness is signalled once.
+    status(&mut c, "S", "Streaming");
+    status(&mut c, "T", "Streaming");
+    let streaming = |n: &str| Event::Status {
+        name: n.into(),
+        status: Status::Streaming,
+    };
+    let record = |v: i64| Event::Record {
+        record_id: rid(5, 3),
+        value: Some(json!(v)),
+    };
+    assert_eq!(
+        events(&mut c),
+        vec![record(1), streaming("S"), record(2), streaming("T")]
+    );
+    assert_eq!(c.stats().out_of_phase, 1);
+}
