@@ -3930,3 +3930,34 @@ fn g_43_streaming_is_signalled_once_per_subscription_between_snapshot_and_live_d
     );
     assert_eq!(c.stats().out_of_phase, 1);
 }
+
+#[test]
+fn g_29_digits_survive_batches_nesting_events_and_the_way_back_out() {
+    // Trailing zeros, an exponent, a negative zero and an integer past 64 bits, nested in a
+    // batch value: the cache, the event and a write of the value read all keep the text.
+    let nested =
+        r#"{"a":[1.50,2.50e-7,-0.0,123456789012345678901234567890],"b":0.30000000000000000001}"#;
+    let mut c = with_key("k");
+    c.handle_text(
+        2,
+        &format!(
+            r#"{{"message_type":"BatchUpdate","value":{{"keys":[{{"key_id":5,"topics":{{"3":{nested}}}}}]}}}}"#
+        ),
+    );
+    assert!(c.is_running());
+    let cached = c.record(rid(5, 3)).unwrap().value.clone().unwrap();
+    assert_eq!(codec::to_text(&cached), nested);
+    let ev = events(&mut c);
+    let Some(Event::Record {
+        value: Some(seen), ..
+    }) = ev.last()
+    else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(codec::to_text(seen), nested);
+    let own = own_record(&mut c);
+    sent(&mut c);
+    c.publish(own, seen, 0).unwrap();
+    let out = c.poll_transmit().unwrap();
+    assert!(out.contains(nested), "{out}");
+}
