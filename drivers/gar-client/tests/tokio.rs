@@ -837,3 +837,35 @@ async fn g_35_a_density_the_reader_does_not_read_is_refused_before_sending() {
         r.seen
     );
 }
+
+#[tokio::test]
+async fn g_42_a_snapshot_subscription_is_not_unsubscribed_before_finished_over_a_socket() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("Subscribe");
+        p.send(
+            "SubscriptionStatus",
+            json!({"name": "S1", "status": "ProcessingSnapshot"}),
+        );
+        p.recv_type("EchoRequest");
+        p.send("EchoResponse", json!({"msg_ref": 1}));
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let snapshot = gar_driver::Subscribe {
+        streaming: false,
+        ..s1()
+    };
+    c.subscribe(&snapshot).await.unwrap();
+    let refused = Err(Error::Call(gar_driver::CallError::NotFinished("S1".into())));
+    assert_eq!(c.unsubscribe("S1").await, refused);
+    c.echo_barrier().await.unwrap();
+    assert_eq!(c.unsubscribe("S1").await, refused);
+    c.logoff().await;
+    let r = server.report();
+    assert!(
+        !r.seen.iter().any(|m| m["message_type"] == "Unsubscribe"),
+        "{:?}",
+        r.seen
+    );
+}

@@ -3961,3 +3961,34 @@ fn g_29_digits_survive_batches_nesting_events_and_the_way_back_out() {
     let out = c.poll_transmit().unwrap();
     assert!(out.contains(nested), "{out}");
 }
+
+#[test]
+fn g_42_a_snapshot_subscription_is_not_unsubscribed_in_any_phase_before_finished() {
+    let mut c = ready();
+    c.subscribe(&sub(false)).unwrap();
+    sent(&mut c);
+    let refused = |c: &mut Client| {
+        assert_eq!(c.unsubscribe("S"), Err(CallError::NotFinished("S".into())));
+        assert!(sent(c).is_empty());
+    };
+    // Sent, not yet begun.
+    refused(&mut c);
+    status(&mut c, "S", "ProcessingSnapshot");
+    refused(&mut c);
+    // Paused at its size limit (the engine answers SubscribeContinue, nothing else).
+    status(&mut c, "S", "NeedsContinue");
+    assert_eq!(types(&sent(&mut c)), ["SubscribeContinue"]);
+    refused(&mut c);
+    // Finished: the subscription is over, there is nothing left to unsubscribe.
+    status(&mut c, "S", "Finished");
+    assert_eq!(
+        c.unsubscribe("S"),
+        Err(CallError::UnknownSubscription("S".into()))
+    );
+    assert!(sent(&mut c).is_empty());
+    // A streaming subscription may be unsubscribed in any phase.
+    c.subscribe(&sub(true)).unwrap();
+    sent(&mut c);
+    c.unsubscribe("S").unwrap();
+    assert_eq!(types(&sent(&mut c)), ["Unsubscribe"]);
+}
