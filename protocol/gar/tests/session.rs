@@ -3992,3 +3992,54 @@ fn g_42_a_snapshot_subscription_is_not_unsubscribed_in_any_phase_before_finished
     c.unsubscribe("S").unwrap();
     assert_eq!(types(&sent(&mut c)), ["Unsubscribe"]);
 }
+
+#[test]
+fn g_33_delete_record_removes_that_record_only_and_says_so() {
+    // Key 5 has topics 3 and 4; key 6 has topic 3. Deleting (5, 3) leaves the other two.
+    let mut c = with_record();
+    topic(&mut c, 4, "size");
+    key(&mut c, 6, "k2", &["A"]);
+    update(&mut c, 5, 4, json!(7));
+    update(&mut c, 6, 3, json!(8));
+    events(&mut c);
+    let held = c.stats().record_bytes_held;
+    // The stamp may be left out.
+    c.receive(2, "DeleteRecord", json!({"key_id": 5, "topic_id": 3}));
+    assert!(c.record(rid(5, 3)).is_none());
+    assert_eq!(c.record(rid(5, 4)).unwrap().value, Some(json!(7)));
+    assert_eq!(c.record(rid(6, 3)).unwrap().value, Some(json!(8)));
+    assert_eq!(c.stats().record_bytes_held, held - 2);
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Record {
+            record_id: rid(5, 3),
+            value: None
+        }]
+    );
+    // A diagnostic goes the same way, with its bytes.
+    diag(&mut c);
+    events(&mut c);
+    assert!(c.record(rid(5, 3)).unwrap().diagnostic.is_some());
+    c.receive(
+        2,
+        "DeleteRecord",
+        json!({"key_id": 5, "topic_id": 3, "tick_time": 9}),
+    );
+    assert!(c.record(rid(5, 3)).is_none());
+    assert_eq!(c.stats().record_bytes_held, held - 2);
+    assert_eq!(c.stats().records_held, 2);
+    assert!(c.is_running());
+}
+
+#[test]
+fn g_33_the_client_writes_delete_record_with_key_topic_and_stamp() {
+    let mut c = ready();
+    let own = own_record(&mut c);
+    sent(&mut c);
+    c.delete_record(own, 77).unwrap();
+    assert_eq!(
+        sent(&mut c),
+        vec![json!({"message_type": "DeleteRecord", "value": {
+            "key_id": own.key_id, "topic_id": own.topic_id, "tick_time": 77}})]
+    );
+}
