@@ -1133,6 +1133,13 @@ impl Client {
                         // A known key may come without its name; classes it names are added
                         // (an unknown one without its name is refused by key_update).
                         self.key_update(k.key_id, None, k.classes.clone(), None)?;
+                    } else if !self.s.server_keys.contains_key(&k.key_id) {
+                        // A nameless entry is only for a key already introduced, whether it
+                        // carries records or not (G-18).
+                        return Err(Violation::UnknownId {
+                            kind: "key",
+                            id: k.key_id,
+                        });
                     }
                     // One lookup table per key, so matching stamps to topics is not a scan
                     // of the stamps per topic (the first stamp of a topic wins, as before).

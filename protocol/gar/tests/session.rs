@@ -4043,3 +4043,29 @@ fn g_33_the_client_writes_delete_record_with_key_topic_and_stamp() {
             "key_id": own.key_id, "topic_id": own.topic_id, "tick_time": 77}})]
     );
 }
+
+#[test]
+fn g_18_a_batch_entry_for_a_key_never_introduced_is_refused_even_without_records() {
+    // A nameless entry is only for a key already introduced; one for an unknown id, with no
+    // classes nor records (or only stamps), still names a key the maps do not hold.
+    for entry in [
+        json!({"key_id": 6}),
+        json!({"key_id": 6, "topics": {}}),
+        json!({"key_id": 6, "tick_times": {"3": 5}}),
+    ] {
+        let mut c = with_key("k");
+        c.receive(2, "BatchUpdate", json!({"keys": [entry.clone()]}));
+        assert_eq!(
+            stopped_with(&mut c),
+            vec![(
+                StopReason::Error,
+                Some(Violation::UnknownId { kind: "key", id: 6 })
+            )],
+            "{entry}"
+        );
+    }
+    // The same entry for a known key is fine.
+    let mut c = with_key("k");
+    c.receive(2, "BatchUpdate", json!({"keys": [{"key_id": 5}]}));
+    assert!(c.is_running());
+}
