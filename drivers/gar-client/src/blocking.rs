@@ -392,6 +392,24 @@ fn write_batch(
     retry(r, ws)
 }
 
+/// After a write failed: what the server sent before the connection went (above all an
+/// `Error` saying why, such as its own heartbeat timeout) is read and handed to the engine,
+/// within [`CLOSE_WAIT`], so it is reported rather than lost behind a bare disconnect (G-17).
+fn read_what_came(ws: &mut WebSocket<Paced>, shared: &Shared) {
+    let by = Instant::now() + CLOSE_WAIT;
+    until(ws, by);
+    while Instant::now() < by {
+        let read = match ws.read() {
+            Err(WsError::Io(e)) if timed_out(&e) => continue,
+            Err(WsError::ConnectionClosed | WsError::AlreadyClosed) => None,
+            r => Some(r),
+        };
+        if shared.lock().on_read(read) {
+            return;
+        }
+    }
+}
+
 /// Bounds the reads that follow on `ws` to `d` from now.
 fn set_read_timeout(ws: &mut WebSocket<Paced>, d: Duration) {
     until(ws, Instant::now() + d.max(Duration::from_millis(1)));
@@ -426,19 +444,18 @@ fn run(
         if !batch.is_empty() {
             let n = batch.len() as u64;
             let wrote = write_batch(&mut ws, batch, Instant::now() + write_timeout);
-            let mut i = shared.lock();
             match wrote {
-                Ok(()) => i.written += n,
-                Err(WsError::Io(e)) if timed_out(&e) => {
-                    tracing::warn!(?write_timeout, "gar write deadline passed");
-                    i.end();
-                }
+                Ok(()) => shared.lock().written += n,
                 Err(e) => {
-                    tracing::info!(error = %e, "gar write failed");
-                    i.end();
+                    if matches!(&e, WsError::Io(e) if timed_out(e)) {
+                        tracing::warn!(?write_timeout, "gar write deadline passed");
+                    } else {
+                        tracing::info!(error = %e, "gar write failed");
+                    }
+                    read_what_came(&mut ws, shared);
+                    shared.lock().end();
                 }
             }
-            drop(i);
             shared.changed.notify_all();
         }
         let (ended, wait) = {

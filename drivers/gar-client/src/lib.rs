@@ -57,7 +57,7 @@ pub struct Config {
 impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
-            .field("url", &self.url)
+            .field("url", &redact_token_params(&self.url))
             .field("token", &self.token.as_ref().map(|_| "***"))
             .field("engine", &self.engine)
             .field("connect_timeout", &self.connect_timeout)
@@ -102,24 +102,30 @@ impl Config {
         }
     }
 
-    /// The URL as it may be logged: the token, if any, as `***`.
+    /// The URL as it may be logged: the token, if any, as `***`, and so is the value of a
+    /// `token=` query the URL carries itself.
     #[must_use]
     pub fn redacted_url(&self) -> String {
+        let url = redact_token_params(&self.url);
         match &self.token {
-            None => self.url.clone(),
+            None => url,
             Some(_) => {
-                let sep = if self.url.contains('?') { '&' } else { '?' };
-                format!("{}{sep}token=***", self.url)
+                let sep = if url.contains('?') { '&' } else { '?' };
+                format!("{url}{sep}token=***")
             }
         }
     }
 
-    /// `text` with every spelling of the token in it (as given and percent-encoded) replaced.
+    /// `text` with every spelling of the token in it (as given and percent-encoded), and the
+    /// value of every `token=` query of the URL, replaced.
     fn scrub(&self, text: &str) -> String {
         let mut out = text.to_string();
         if let Some(t) = self.token.as_deref().filter(|t| !t.is_empty()) {
             out = out.replace(t, "***");
             out = out.replace(&sansio_kit::basic::percent_encode(t), "***");
+        }
+        for t in token_params(&self.url) {
+            out = out.replace(t, "***");
         }
         out
     }
@@ -128,6 +134,46 @@ impl Config {
     fn uuid(&self) -> (u64, u64) {
         self.uuid.unwrap_or_else(fresh_uuid)
     }
+}
+
+/// The query of `url` (between `?` and any `#`), and where it starts.
+fn query_of(url: &str) -> Option<(usize, &str)> {
+    let start = url.find('?')? + 1;
+    let rest = &url[start..];
+    Some((start, rest.split_once('#').map_or(rest, |(q, _)| q)))
+}
+
+/// The values of the `token=` parameters of `url`'s query that are not empty.
+fn token_params(url: &str) -> Vec<&str> {
+    query_of(url).map_or_else(Vec::new, |(_, q)| {
+        q.split('&')
+            .filter_map(|p| p.strip_prefix("token="))
+            .filter(|v| !v.is_empty())
+            .collect()
+    })
+}
+
+/// `url` with the value of every `token=` parameter of its query as `***`.
+fn redact_token_params(url: &str) -> String {
+    let Some((start, q)) = query_of(url) else {
+        return url.to_string();
+    };
+    let query: Vec<&str> = q
+        .split('&')
+        .map(|p| {
+            if p.starts_with("token=") {
+                "token=***"
+            } else {
+                p
+            }
+        })
+        .collect();
+    format!(
+        "{}{}{}",
+        &url[..start],
+        query.join("&"),
+        &url[start + q.len()..]
+    )
 }
 
 /// A fresh 128-bit identity: the standard library's per-process random hash keys, mixed with

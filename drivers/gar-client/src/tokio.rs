@@ -372,6 +372,21 @@ impl Client {
 /// How long the task waits for the server's answer to its close frame.
 const CLOSE_WAIT: Duration = Duration::from_millis(500);
 
+/// After a write failed: what the server sent before the connection went (above all an
+/// `Error` saying why, such as its own heartbeat timeout) is read and handed to the engine,
+/// within [`CLOSE_WAIT`], so it is reported rather than lost behind a bare disconnect (G-17).
+async fn read_what_came(ws: &mut WebSocketStream<Io>, shared: &Shared) {
+    let _ = timeout(CLOSE_WAIT, async {
+        loop {
+            let read = ws.next().await;
+            if shared.lock().on_read(read) {
+                return;
+            }
+        }
+    })
+    .await;
+}
+
 /// The connection's task: writes what the engine queued (each batch by the write deadline),
 /// hands every read to the engine, runs the engine's timers, and closes once it stopped.
 async fn run(mut ws: WebSocketStream<Io>, shared: Arc<Shared>, write_timeout: Duration) {
@@ -392,19 +407,17 @@ async fn run(mut ws: WebSocketStream<Io>, shared: Arc<Shared>, write_timeout: Du
                 ws.flush().await
             })
             .await;
-            let mut i = shared.lock();
             match wrote {
-                Ok(Ok(())) => i.written += n,
-                Ok(Err(e)) => {
-                    tracing::info!(error = %e, "gar write failed");
-                    i.end();
-                }
-                Err(_) => {
-                    tracing::warn!(?write_timeout, "gar write deadline passed");
-                    i.end();
+                Ok(Ok(())) => shared.lock().written += n,
+                failed => {
+                    match failed {
+                        Ok(Err(e)) => tracing::info!(error = %e, "gar write failed"),
+                        _ => tracing::warn!(?write_timeout, "gar write deadline passed"),
+                    }
+                    read_what_came(&mut ws, &shared).await;
+                    shared.lock().end();
                 }
             }
-            drop(i);
             shared.changed.notify_waiters();
         }
         let (ended, deadline, clock) = {

@@ -110,3 +110,37 @@ fn g_11_the_token_is_never_logged_nor_shown() {
         assert!(!text.contains("Secret9"), "{text}");
     }
 }
+
+#[test]
+fn g_11_a_token_written_into_the_url_itself_is_redacted_too() {
+    // The application put the credential in the URL's own query rather than in `token`: it
+    // still rides as `token=`, and no log line, `Debug` output or error text shows it.
+    const IN_URL: &str = "urlSecret7";
+    let capture = Capture::default();
+    let sink = capture.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || sink.clone())
+        .finish();
+    let mut shown = Vec::new();
+    tracing::subscriber::with_default(subscriber, || {
+        let server = serve(Answer::Unauthorized, Duration::ZERO, |_| {});
+        let cfg = config(&format!("{}?a=1&token={IN_URL}#f", server.url));
+        shown.push(format!("{cfg:?}"));
+        shown.push(cfg.redacted_url());
+        assert!(cfg.redacted_url().contains("a=1&token=***"));
+        let e = gar_driver::blocking::Client::connect(cfg).unwrap_err();
+        shown.push(format!("{e:?} {e}"));
+        let up = server.report().upgrade;
+        assert!(up.path_and_query.contains(&format!("token={IN_URL}")));
+        let cfg = config(&format!("{}?token={IN_URL}", refused_port_url()));
+        let e = gar_driver::blocking::Client::connect(cfg).unwrap_err();
+        shown.push(format!("{e:?} {e}"));
+    });
+    let log = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    assert!(log.contains("gar connecting"), "{log}");
+    for text in shown.iter().chain([&log]) {
+        assert!(!text.contains(IN_URL), "{text}");
+    }
+}

@@ -370,3 +370,36 @@ fn g_62_a_tls_handshake_trickled_byte_by_byte_is_connect_failed_by_the_deadline_
     assert!(took < Duration::from_millis(2000), "async: {took:?}");
     server.join().unwrap();
 }
+
+#[test]
+fn g_4_over_tls_the_first_byte_is_an_open_brace_on_both_drivers() {
+    // What the terminator passes on is what the client wrote inside TLS: the Introduction's
+    // first byte, as the server reads it, is `{` on both drivers.
+    let server = serve(Answer::Accept, Duration::ZERO, script);
+    let (cfg, relay) = over_tls(&server.url);
+    let c = gar_driver::blocking::Client::connect(cfg).unwrap();
+    c.echo_barrier().unwrap();
+    let _: Vec<Event> = c.events(Duration::from_secs(5)).collect();
+    let r = server.report();
+    assert_eq!(r.first_text.unwrap().as_bytes()[0], b'{');
+    assert_eq!(r.seen[0]["message_type"], "Introduction");
+    drop(c);
+    relay.join().unwrap();
+
+    let server = serve(Answer::Accept, Duration::ZERO, script);
+    let (cfg, relay) = over_tls(&server.url);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let c = gar_driver::tokio::Client::connect(cfg).await.unwrap();
+        c.echo_barrier().await.unwrap();
+        while c.next_event().await.is_some() {}
+    });
+    let r = server.report();
+    assert_eq!(r.first_text.unwrap().as_bytes()[0], b'{');
+    assert_eq!(r.seen[0]["message_type"], "Introduction");
+    relay.join().unwrap();
+}

@@ -742,3 +742,130 @@ async fn g_25_a_teardown_for_an_unknown_key_id_stops_the_session_tokio() {
     assert_eq!(c.stats().violations, 1);
     server.report();
 }
+
+#[tokio::test]
+async fn g_17_the_heartbeat_timeout_error_reaches_a_client_whose_write_stalled() {
+    // The server reads nothing for 3 s while the client publishes, so the client's write
+    // stalls; then it sends `Error "Heartbeat timeout"` and closes with the client's bytes
+    // unread, which fails that write. The Error came before the close: it must be reported.
+    let server = common::times_out_a_stalled_writer(Duration::from_secs(3));
+    let mut cfg = config(&server.url);
+    cfg.write_timeout = Duration::from_secs(20);
+    cfg.call_timeout = Duration::from_secs(20);
+    let c = Client::connect(cfg).await.unwrap();
+    for n in 0..400 {
+        if c.publish_by_name("k", "C", "t", &common::big(n))
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+    let ev = all_events(&c).await;
+    assert!(
+        ev.iter().any(
+            |e| matches!(e, Event::Error(e) if e.message == "Heartbeat timeout" && !e.recoverable)
+        ),
+        "{:?}",
+        stops(&ev)
+    );
+    assert_eq!(stops(&ev), vec![(StopReason::Error, None)]);
+    server.report();
+}
+
+#[tokio::test]
+async fn g_57_the_whole_error_and_its_write_errors_reach_the_application() {
+    let fw = json!([{"reason": {"record_write": "UnknownTopic"}, "malformed": true}]);
+    let sent = fw.clone();
+    let server = serve(Answer::Accept, NO_LOOK, move |p| {
+        p.handshake();
+        p.send(
+            "Error",
+            json!({"message": "UnknownTopic", "recoverable": true, "failed_writes": sent, "msg_ref": 4}),
+        );
+        p.send_text(r#"{"message_type": "Logoff"}"#);
+        p.close(Some(1000));
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let ev = all_events(&c).await;
+    let errors: Vec<_> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Error(e) => Some(e),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 1, "{ev:?}");
+    let e = errors[0];
+    assert_eq!(
+        (e.message.as_str(), e.recoverable, e.msg_ref),
+        ("UnknownTopic", true, 4)
+    );
+    assert_eq!(
+        e.write_errors(),
+        Some((fw.as_array().unwrap().as_slice(), "UnknownTopic", 4))
+    );
+    // Recoverable: the session went on to the server's Logoff.
+    assert_eq!(stops(&ev), vec![(StopReason::ServerLogoff, None)]);
+    server.report();
+}
+
+#[tokio::test]
+async fn g_35_a_density_the_reader_does_not_read_is_refused_before_sending() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    for d in ["TopicMajor", "RecordMajor"] {
+        let s = gar_driver::Subscribe {
+            density: Some(d.into()),
+            ..s1()
+        };
+        assert_eq!(
+            c.subscribe(&s).await,
+            Err(Error::Call(gar_driver::CallError::UnsupportedDensity(
+                d.into()
+            )))
+        );
+    }
+    c.logoff().await;
+    let r = server.report();
+    assert!(
+        !r.seen.iter().any(|m| m["message_type"] == "Subscribe"),
+        "{:?}",
+        r.seen
+    );
+}
+
+#[tokio::test]
+async fn g_42_a_snapshot_subscription_is_not_unsubscribed_before_finished_over_a_socket() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("Subscribe");
+        p.send(
+            "SubscriptionStatus",
+            json!({"name": "S1", "status": "ProcessingSnapshot"}),
+        );
+        p.recv_type("EchoRequest");
+        p.send("EchoResponse", json!({"msg_ref": 1}));
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    let snapshot = gar_driver::Subscribe {
+        streaming: false,
+        ..s1()
+    };
+    c.subscribe(&snapshot).await.unwrap();
+    let refused = Err(Error::Call(gar_driver::CallError::NotFinished("S1".into())));
+    assert_eq!(c.unsubscribe("S1").await, refused);
+    c.echo_barrier().await.unwrap();
+    assert_eq!(c.unsubscribe("S1").await, refused);
+    c.logoff().await;
+    let r = server.report();
+    assert!(
+        !r.seen.iter().any(|m| m["message_type"] == "Unsubscribe"),
+        "{:?}",
+        r.seen
+    );
+}

@@ -196,6 +196,20 @@ pub struct ServerError {
     pub msg_ref: u64,
 }
 
+impl ServerError {
+    /// The write-errors view of this Error: `(failed_writes, message, msg_ref)`, the three
+    /// things a write-errors handler is given; None when it reports no failed write. The
+    /// Error itself stays whole (its `recoverable` flag says whether the session goes on).
+    #[must_use]
+    pub fn write_errors(&self) -> Option<(&[Value], &str, u64)> {
+        (!self.failed_writes.is_empty()).then_some((
+            self.failed_writes.as_slice(),
+            self.message.as_str(),
+            self.msg_ref,
+        ))
+    }
+}
+
 /// A message read from the server.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

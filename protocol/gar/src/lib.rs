@@ -34,9 +34,11 @@ pub struct Limits {
     pub max_transmit_count: usize,
     /// Most outbound bytes waiting.
     pub max_transmit_bytes: usize,
-    /// Most events waiting.
+    /// Most events waiting. The events that end a session (its [`Event::Stopped`], and the
+    /// non-recoverable [`Event::Error`] that caused it) are kept beyond this bound.
     pub max_event_count: usize,
-    /// Most bytes of events waiting (each event's size plus the values and text it carries).
+    /// Most bytes of events waiting (each event's size plus the values and text it carries);
+    /// the events that end a session are kept beyond it, as beyond the count.
     pub max_event_bytes: usize,
     /// Most server topic ids plus key ids mapped; one more ends the session with
     /// [`Violation::IdMapFull`].
@@ -169,7 +171,8 @@ pub enum Event {
         /// The server's user name.
         user: String,
     },
-    /// The server's Error, whole (recoverable flag and failed writes included).
+    /// The server's Error, whole (recoverable flag, failed writes and msg_ref included);
+    /// [`ServerError::write_errors`] is its write-errors view.
     Error(ServerError),
     /// A subscription changed status.
     Status {
@@ -206,7 +209,8 @@ pub enum Event {
     /// A compare-exchange result.
     Compare(CompareResult),
     /// The following messages belong to this subscription group (unreliable when
-    /// `unique_key_and_record_updates` is on).
+    /// `unique_key_and_record_updates` is on). A tag the event bounds dropped is passed on
+    /// ahead of the next event kept, so no kept event reads as an earlier group's.
     Group {
         /// The group.
         subscription_group: u64,
@@ -449,6 +453,8 @@ struct Session {
     echoes_pending: BTreeSet<u64>,
     /// Compare-exchanges sent and not answered yet (the application's own calls fill it).
     compares_pending: BTreeSet<u64>,
+    /// The last group tag, when the event bounds dropped it and no event was kept since.
+    lost_group: Option<u64>,
 }
 
 /// The GAR client engine.
@@ -704,8 +710,26 @@ impl Client {
 
     fn emit(&mut self, e: Event) {
         let bytes = event_bytes(&e);
+        // A group tag the bounds dropped goes ahead of the next event kept, so that event is
+        // not read as the earlier group's (G-44); both fit or neither is kept.
+        let tag = match e {
+            Event::Group { .. } => None,
+            _ => self.s.lost_group.map(|g| {
+                let t = Event::Group {
+                    subscription_group: g,
+                };
+                let b = event_bytes(&t);
+                (t, b)
+            }),
+        };
+        let (count, total) = match &tag {
+            Some((_, b)) => (2, bytes + b),
+            None => (1, bytes),
+        };
         let l = &self.config.limits;
-        if self.events.len() >= l.max_event_count || self.event_bytes + bytes > l.max_event_bytes {
+        if self.events.len() + count > l.max_event_count
+            || self.event_bytes + total > l.max_event_bytes
+        {
             if self.counters.events_dropped == 0 {
                 tracing::warn!(
                     held = self.events.len(),
@@ -713,7 +737,13 @@ impl Client {
                 );
             }
             self.counters.events_dropped += 1;
-        } else {
+            if let Event::Group { subscription_group } = e {
+                self.s.lost_group = Some(subscription_group);
+            }
+            return;
+        }
+        self.s.lost_group = None;
+        for (e, bytes) in tag.into_iter().chain([(e, bytes)]) {
             self.event_bytes += bytes;
             self.events.push_back((e, bytes));
         }
@@ -736,7 +766,12 @@ impl Client {
             None => tracing::info!(?reason, "gar session stopped"),
         }
         // The stop event is never dropped: it is the one event every session ends with.
-        let e = Event::Stopped { reason, violation };
+        self.emit_final(Event::Stopped { reason, violation });
+    }
+
+    /// Queues one of the events that end a session (the stop, and the non-recoverable Error
+    /// just before it) beyond the event bounds: at most two per session, never dropped.
+    fn emit_final(&mut self, e: Event) {
         let bytes = event_bytes(&e);
         self.event_bytes += bytes;
         self.events.push_back((e, bytes));
@@ -932,7 +967,7 @@ impl Client {
                         failed_writes: Vec::new(),
                         msg_ref: 0,
                     };
-                    self.emit(Event::Error(e));
+                    self.emit_final(Event::Error(e));
                     self.stopped(StopReason::Error, None);
                     return Ok(());
                 }
@@ -963,9 +998,13 @@ impl Client {
             }
             Inbound::Error(e) => {
                 self.traffic.server_errors += 1;
-                let fatal = !e.recoverable;
-                self.emit(Event::Error(e));
-                if fatal {
+                if e.recoverable {
+                    self.emit(Event::Error(e));
+                } else {
+                    // The Error that ends the session says why it ended: like the stop, it is
+                    // kept beyond the event bounds (one per session), so a full queue cannot
+                    // turn it into a stop without its cause (G-17).
+                    self.emit_final(Event::Error(e));
                     self.stopped(StopReason::Error, None);
                 }
             }
@@ -1094,6 +1133,13 @@ impl Client {
                         // A known key may come without its name; classes it names are added
                         // (an unknown one without its name is refused by key_update).
                         self.key_update(k.key_id, None, k.classes.clone(), None)?;
+                    } else if !self.s.server_keys.contains_key(&k.key_id) {
+                        // A nameless entry is only for a key already introduced, whether it
+                        // carries records or not (G-18).
+                        return Err(Violation::UnknownId {
+                            kind: "key",
+                            id: k.key_id,
+                        });
                     }
                     // One lookup table per key, so matching stamps to topics is not a scan
                     // of the stamps per topic (the first stamp of a topic wins, as before).

@@ -3128,3 +3128,944 @@ fn g_34_a_nameless_batch_key_adds_the_classes_it_names() {
         )]
     );
 }
+
+/// The three per-subscription flags G-46 names, as the `Subscribe` message spells them.
+const SUB_FLAGS: [&str; 3] = [
+    "include_tick_time",
+    "include_diagnostics",
+    "assume_cached_subscriptions_cover",
+];
+
+/// Subscription `S` (streaming or not) with only `flag` set to `v`.
+fn sub_with_flag(streaming: bool, flag: &str, v: Option<bool>) -> Subscribe {
+    let mut s = sub(streaming);
+    match flag {
+        "include_tick_time" => s.include_tick_time = v,
+        "include_diagnostics" => s.include_diagnostics = v,
+        "assume_cached_subscriptions_cover" => s.assume_cached_subscriptions_cover = v,
+        other => panic!("no flag {other}"),
+    }
+    s
+}
+
+/// The `value` of the one message a ready client queues for subscribing `s`.
+fn subscribe_value(s: &Subscribe) -> Value {
+    let mut c = ready();
+    c.subscribe(s).unwrap();
+    let out = sent(&mut c);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0]["message_type"], "Subscribe");
+    out[0]["value"].clone()
+}
+
+#[test]
+fn g_46_each_subscription_flag_goes_out_alone_with_the_value_asked() {
+    // Each flag on its own, both values, both modes: a flag written under another flag's name,
+    // or always true, or dropped for one mode, shows here.
+    for streaming in [true, false] {
+        for flag in SUB_FLAGS {
+            for v in [true, false] {
+                let m = subscribe_value(&sub_with_flag(streaming, flag, Some(v)));
+                assert_eq!(m[flag], json!(v), "{flag}={v} streaming={streaming}");
+                for other in SUB_FLAGS.iter().filter(|o| **o != flag) {
+                    assert!(
+                        m.get(*other).is_none(),
+                        "{other} sent when only {flag} was set"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn g_46_a_flag_left_unset_is_left_out_for_the_server_default() {
+    let m = subscribe_value(&sub(true));
+    for flag in SUB_FLAGS {
+        assert!(m.get(flag).is_none(), "{flag} sent though unset");
+    }
+}
+
+#[test]
+fn g_46_unique_key_and_record_updates_goes_out_in_the_introduction_as_configured() {
+    for v in [true, false] {
+        for other in [true, false] {
+            let mut c = started(Config {
+                unique_key_and_record_updates: v,
+                disconnect_on_write_failure: other,
+                ..config()
+            });
+            let intro = &sent(&mut c)[0];
+            assert_eq!(intro["message_type"], "Introduction");
+            assert_eq!(intro["value"]["unique_key_and_record_updates"], json!(v));
+            assert_eq!(intro["value"]["disconnect_on_write_failure"], json!(other));
+        }
+    }
+}
+
+#[test]
+fn g_46_group_tags_still_reach_the_application_under_unique_updates() {
+    // The option makes the tags unreliable, not absent: they pass through as they come.
+    let mut c = introduced(
+        Config {
+            unique_key_and_record_updates: true,
+            ..config()
+        },
+        IV,
+    );
+    events(&mut c);
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 3}));
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Group {
+            subscription_group: 3
+        }]
+    );
+}
+
+/// A ready client that introduced topics `a`, `b` (client ids 1, 2) and key `k` (client id 1).
+fn own_ids() -> Client {
+    let mut c = ready();
+    assert_eq!(c.introduce_topic("a").unwrap(), 1);
+    assert_eq!(c.introduce_topic("b").unwrap(), 2);
+    assert_eq!(c.introduce_key("k", "A").unwrap(), 1);
+    sent(&mut c);
+    c
+}
+
+/// Every call that writes a record, tried on `r`; each result in order.
+fn every_write(c: &mut Client, r: RecordId) -> Vec<Result<(), CallError>> {
+    vec![
+        c.publish(r, &json!(1), 0),
+        c.delete_record(r, 0),
+        c.compare_exchange(r, &Value::Null, &json!(1)).map(drop),
+        c.compare_exchange_owned(&acquiring(), r, &Value::Null, &json!(1))
+            .map(drop),
+    ]
+}
+
+#[test]
+fn g_18_a_write_under_an_introduced_key_needs_its_topic_introduced_too() {
+    let mut c = own_ids();
+    // Key 1 is introduced; topic 3 is not.
+    for got in every_write(&mut c, rid(1, 3)) {
+        assert_eq!(got, Err(CallError::UnknownId(3)));
+    }
+    assert!(sent(&mut c).is_empty());
+}
+
+#[test]
+fn g_18_a_write_under_an_introduced_topic_needs_its_key_introduced_too() {
+    let mut c = own_ids();
+    // Topic 2 is introduced; key 2 is not (a key id checked against the topic ids would pass).
+    for got in every_write(&mut c, rid(2, 2)) {
+        assert_eq!(got, Err(CallError::UnknownId(2)));
+    }
+    assert!(sent(&mut c).is_empty());
+    // Both introduced: every write goes.
+    for got in every_write(&mut c, rid(1, 2)) {
+        assert_eq!(got, Ok(()));
+    }
+    assert_eq!(sent(&mut c).len(), 5);
+}
+
+/// Each kind of server message that names a record, at `r`.
+fn record_messages(r: RecordId) -> Vec<(&'static str, Value)> {
+    let id = json!({"key_id": r.key_id, "topic_id": r.topic_id});
+    vec![
+        ("JSONRecordUpdate", json!({"record_id": id, "value": 1})),
+        (
+            "DeleteRecord",
+            json!({"key_id": r.key_id, "topic_id": r.topic_id, "tick_time": 0}),
+        ),
+        ("RecordTick", json!({"record_id": id, "tick_time": 5})),
+        (
+            "RecordDiagnostic",
+            json!({"record_id": id, "diagnostic": {"reason": "InputMissing"}}),
+        ),
+        (
+            "BatchUpdate",
+            json!({"keys": [{"key_id": r.key_id, "topics": {r.topic_id.to_string(): 1}}]}),
+        ),
+    ]
+}
+
+#[test]
+fn g_18_every_server_record_message_needs_its_key_introduced() {
+    for (mt, v) in record_messages(rid(6, 3)) {
+        // Topic 3 and key 5 are introduced; key 6 is not.
+        let mut c = with_key("k");
+        c.receive(2, mt, v);
+        assert_eq!(
+            stopped_with(&mut c),
+            vec![(
+                StopReason::Error,
+                Some(Violation::UnknownId { kind: "key", id: 6 })
+            )],
+            "{mt}"
+        );
+        assert!(c.record(rid(6, 3)).is_none(), "{mt}");
+    }
+}
+
+#[test]
+fn g_18_every_server_record_message_needs_its_topic_introduced() {
+    for (mt, v) in record_messages(rid(5, 4)) {
+        // Key 5 and topic 3 are introduced; topic 4 is not.
+        let mut c = with_key("k");
+        c.receive(2, mt, v);
+        assert_eq!(
+            stopped_with(&mut c),
+            vec![(
+                StopReason::Error,
+                Some(Violation::UnknownId {
+                    kind: "topic",
+                    id: 4
+                })
+            )],
+            "{mt}"
+        );
+        assert!(c.record(rid(5, 4)).is_none(), "{mt}");
+    }
+}
+
+#[test]
+fn g_18_a_batch_may_introduce_the_key_its_records_name_but_not_the_topic() {
+    let mut c = ready();
+    topic(&mut c, 3, "t");
+    c.receive(
+        2,
+        "BatchUpdate",
+        json!({"keys": [{"key_id": 6, "name": "k6", "class": "A", "topics": {"3": 1}}]}),
+    );
+    assert!(c.is_running());
+    assert_eq!(c.record(rid(6, 3)).unwrap().value, Some(json!(1)));
+    c.receive(
+        2,
+        "BatchUpdate",
+        json!({"keys": [{"key_id": 7, "name": "k7", "class": "A", "topics": {"4": 1}}]}),
+    );
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::UnknownId {
+                kind: "topic",
+                id: 4
+            })
+        )]
+    );
+}
+
+#[test]
+fn g_17_the_error_that_ends_the_session_is_kept_when_the_event_queue_is_full() {
+    // The application has not read its events: the queue is full of recoverable Errors. The
+    // server's heartbeat timeout Error ends the session; it must still be reported ahead of the
+    // stop, or the application sees a stop for an Error it cannot read.
+    let mut c = introduced(
+        config_with(Limits {
+            max_event_count: 2,
+            ..Limits::default()
+        }),
+        IV,
+    );
+    events(&mut c);
+    for _ in 0..3 {
+        c.receive(2, "Error", json!({"message": "m", "recoverable": true}));
+    }
+    assert_eq!(c.counters().events_dropped, 1);
+    c.receive(
+        3,
+        "Error",
+        json!({"message": "Heartbeat timeout", "recoverable": false}),
+    );
+    c.handle_close(Some(1000));
+    let ev = events(&mut c);
+    let n = ev.len();
+    assert!(
+        matches!(&ev[n - 2], Event::Error(e) if e.message == "Heartbeat timeout" && !e.recoverable),
+        "{ev:?}"
+    );
+    assert_eq!(
+        ev[n - 1],
+        Event::Stopped {
+            reason: StopReason::Error,
+            violation: None
+        }
+    );
+    assert_eq!(c.counters().events_dropped, 1);
+}
+
+#[test]
+fn g_57_a_fatal_error_with_failed_writes_reaches_the_application_whole() {
+    // A connection introduced with disconnect_on_write_failure gets its failed writes as a
+    // non-recoverable Error, msg_ref 0 included: every field arrives as sent.
+    let mut c = ready();
+    let fw = json!([
+        {"reason": {"record_write": "UnknownTopic"}, "malformed": true, "key_id": 1},
+        {"reason": {"key_write": "UnknownClass"}, "malformed": true, "key_id": 0}
+    ]);
+    c.receive(
+        2,
+        "Error",
+        json!({"message": "KeyNotFound key 'x'", "recoverable": false, "failed_writes": fw, "msg_ref": 0}),
+    );
+    let ev = events(&mut c);
+    let Event::Error(e) = &ev[0] else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(
+        *e,
+        gar_client::ServerError {
+            message: "KeyNotFound key 'x'".into(),
+            recoverable: false,
+            failed_writes: fw.as_array().unwrap().clone(),
+            msg_ref: 0,
+        }
+    );
+    assert_eq!(
+        e.write_errors(),
+        Some((fw.as_array().unwrap().as_slice(), "KeyNotFound key 'x'", 0))
+    );
+    assert_eq!(ev.len(), 2);
+    assert_eq!(c.stop_reason(), Some(StopReason::Error));
+}
+
+#[test]
+fn g_57_the_write_errors_view_is_failed_writes_message_and_msg_ref() {
+    let mut c = ready();
+    let fw = json!([{"reason": {"record_write": "TopicNotInClass"}, "malformed": false}]);
+    c.receive(
+        2,
+        "Error",
+        json!({"message": "m", "recoverable": true, "failed_writes": fw, "msg_ref": 7}),
+    );
+    // An Error without failed writes has no write-errors view.
+    c.receive(
+        2,
+        "Error",
+        json!({"message": "other", "recoverable": true, "msg_ref": 8}),
+    );
+    let ev = events(&mut c);
+    let errors: Vec<_> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Error(e) => Some(e),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 2);
+    assert_eq!(
+        errors[0].write_errors(),
+        Some((fw.as_array().unwrap().as_slice(), "m", 7))
+    );
+    assert_eq!(errors[1].write_errors(), None);
+    assert_eq!((errors[1].msg_ref, errors[1].recoverable), (8, true));
+    assert!(c.is_running());
+}
+
+#[test]
+fn g_13_a_backlog_ending_exactly_on_a_scheduled_instant_does_not_replay_it() {
+    let mut c = ready();
+    c.handle_timeout(2000);
+    alive(&mut c, 6000);
+    // Due at 4000 and at 6000: the tick at 6000 sends one beat, and the beat it stands for
+    // (6000) is not left due at 6000 to go out again.
+    c.handle_timeout(6000);
+    assert_eq!(beats(&mut c), vec![2000, 6000]);
+    assert_eq!(c.poll_timeout(), Some(8000));
+    c.handle_timeout(6000);
+    c.handle_timeout(7999);
+    assert!(beats(&mut c).is_empty());
+    // The cadence goes on from the snapped instant.
+    alive(&mut c, 8000);
+    c.handle_timeout(8000);
+    assert_eq!(beats(&mut c), vec![8000]);
+    assert_eq!(c.poll_timeout(), Some(10000));
+}
+
+#[test]
+fn g_13_a_late_tick_within_one_interval_keeps_the_schedule() {
+    // Late by less than an interval: no backlog to collapse, so the next beat stays on the
+    // fixed-rate schedule (a snap to one interval past now would drift it).
+    let mut c = ready();
+    c.handle_timeout(2000);
+    assert_eq!(beats(&mut c), vec![2000]);
+    alive(&mut c, 3999);
+    c.handle_timeout(3999);
+    assert!(beats(&mut c).is_empty());
+    c.handle_timeout(5999);
+    assert_eq!(beats(&mut c), vec![5999]);
+    assert_eq!(c.poll_timeout(), Some(6000));
+}
+
+#[test]
+fn g_4_a_new_sessions_first_byte_is_an_open_brace_whatever_the_old_one_left_queued() {
+    let mut c = ready();
+    c.introduce_topic("t").unwrap();
+    c.echo().unwrap();
+    c.start(10, (8, 9));
+    let first = c.poll_transmit().unwrap();
+    assert_eq!(first.as_bytes()[0], b'{');
+    let v: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(v["message_type"], "Introduction");
+    // Nothing of the old session follows it.
+    assert!(c.poll_transmit().is_none());
+}
+
+#[test]
+fn g_44_each_tag_holds_until_the_next_one_in_message_order() {
+    // Every tag is passed on where it came, a repeated group included, so the application
+    // attributes each following message to the last tag before it.
+    let mut c = with_key("k");
+    key(&mut c, 6, "j", &["A"]);
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 7}));
+    update(&mut c, 5, 3, json!(1));
+    update(&mut c, 6, 3, json!(2));
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 8}));
+    update(&mut c, 5, 3, json!(3));
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 8}));
+    update(&mut c, 6, 3, json!(4));
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 7}));
+    let got: Vec<String> = events(&mut c)
+        .into_iter()
+        .map(|e| match e {
+            Event::Group { subscription_group } => format!("g{subscription_group}"),
+            Event::Record {
+                record_id,
+                value: Some(v),
+            } => format!("{}={v}", record_id.key_id),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(got, ["g7", "5=1", "6=2", "g8", "5=3", "g8", "6=4", "g7"]);
+}
+
+#[test]
+fn g_44_key_lifecycle_reaches_the_application_with_or_without_a_tag() {
+    // Without any tag, and under a tag: the whole-key teardown and a client key's
+    // invalidation are events of the connection, whatever subscription is tagged.
+    for tagged in [false, true] {
+        let mut c = ready();
+        key(&mut c, 5, "k", &["A"]);
+        let k = c.introduce_key("mine", "A").unwrap();
+        events(&mut c);
+        if tagged {
+            c.receive(2, "ActiveSubscription", json!({"subscription_group": 9}));
+        }
+        c.receive(
+            2,
+            "KeyUpdate",
+            json!({"key_id": 5, "deleted_class": "A", "class_list": []}),
+        );
+        c.receive(
+            2,
+            "ClientIntroducedKeyInvalidated",
+            json!({"client_introduced_key_id": k}),
+        );
+        let mut want = vec![];
+        if tagged {
+            want.push(Event::Group {
+                subscription_group: 9,
+            });
+        }
+        want.push(Event::ClassDeleted {
+            key_id: 5,
+            deleted_class: "A".into(),
+            remaining: vec![],
+        });
+        want.push(Event::KeyInvalidated { key_id: k });
+        assert_eq!(events(&mut c), want, "tagged={tagged}");
+    }
+}
+
+#[test]
+fn g_44_a_tag_the_full_event_queue_dropped_still_precedes_what_follows_it() {
+    // The application reads slowly and the queue (two events) is full when the tag of group 7
+    // comes. A record that follows it and is kept must not read as group 6's.
+    let mut c = introduced(
+        config_with(Limits {
+            max_event_count: 2,
+            ..Limits::default()
+        }),
+        IV,
+    );
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    events(&mut c);
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 6}));
+    update(&mut c, 5, 3, json!(1));
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 7}));
+    let mut got = vec![c.poll_event().unwrap()];
+    update(&mut c, 5, 3, json!(2));
+    got.push(c.poll_event().unwrap());
+    update(&mut c, 5, 3, json!(3));
+    got.extend(events(&mut c));
+    let record = |v: i64| Event::Record {
+        record_id: rid(5, 3),
+        value: Some(json!(v)),
+    };
+    let group = |g: u64| Event::Group {
+        subscription_group: g,
+    };
+    // Record 2 found no room for itself and the tag before it: dropped, counted.
+    assert_eq!(got, vec![group(6), record(1), group(7), record(3)]);
+    assert_eq!(c.counters().events_dropped, 2);
+}
+
+#[test]
+fn g_3_every_outbound_message_is_message_type_and_an_object_value() {
+    use gar_client::codec::write;
+    let r = rid(1, 2);
+    let texts = vec![
+        write::introduction(&write::Introduction {
+            version: JSON_VERSION,
+            heartbeat_timeout_interval: IV,
+            user: "u".into(),
+            application: "a".into(),
+            pid: 1,
+            uuid_low: 2,
+            uuid_high: 3,
+            working_namespace: "ns".into(),
+            unique_key_and_record_updates: false,
+            disconnect_on_write_failure: false,
+        }),
+        write::heartbeat(5),
+        write::topic_introduction(1, "t"),
+        write::key_update(1, "k", &["A".to_string()]),
+        write::record_update(r, &json!(1), 0),
+        write::record_update(r, &json!(1), 9),
+        write::delete_record(r, 0),
+        write::subscribe(&sub(true)),
+        write::active_ownership(&acquiring()),
+        write::delete_class(1, "k", "A"),
+        write::delete_key_command(1),
+        write::subscribe_continue("S"),
+        write::unsubscribe("S"),
+        write::set_nagle_interval("S", 5),
+        write::echo_request(1),
+        write::echo_response(1),
+        write::compare_exchange(r, 1, &Value::Null, &json!(2)),
+    ];
+    for t in texts {
+        assert!(t.starts_with('{'), "{t}");
+        let v: Value = serde_json::from_str(&t).unwrap();
+        let m = v.as_object().unwrap();
+        let mut keys: Vec<&str> = m.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["message_type", "value"], "{t}");
+        assert!(m["message_type"].is_string(), "{t}");
+        assert!(m["value"].is_object(), "{t}");
+    }
+    // Logoff alone goes without a value.
+    let v: Value = serde_json::from_str(&write::logoff()).unwrap();
+    assert_eq!(v, json!({"message_type": "Logoff"}));
+}
+
+#[test]
+fn g_3_an_inbound_envelope_needs_a_string_message_type_and_an_object_value() {
+    let l = Limits::default();
+    // Logoff with its value left out, null or empty: all read.
+    for t in [
+        r#"{"message_type":"Logoff"}"#,
+        r#"{"message_type":"Logoff","value":null}"#,
+        r#"{"message_type":"Logoff","value":{}}"#,
+    ] {
+        assert_eq!(codec::decode(t, &l), Ok(Inbound::Logoff), "{t}");
+    }
+    assert_eq!(
+        codec::decode(r#"{"value":{}}"#, &l),
+        Err(Violation::NoMessageType)
+    );
+    assert_eq!(
+        codec::decode(r#"{"message_type":7,"value":{}}"#, &l),
+        Err(Violation::NoMessageType)
+    );
+    for t in [
+        r#"{"message_type":"Heartbeat","value":[1]}"#,
+        r#"{"message_type":"Heartbeat","value":"x"}"#,
+        r#"{"message_type":"Logoff","value":1}"#,
+    ] {
+        assert_eq!(
+            codec::decode(t, &l),
+            Err(Violation::BadMember {
+                message_type: "envelope",
+                member: "value"
+            }),
+            "{t}"
+        );
+    }
+    // A message other than Logoff that leaves its value out lacks its members.
+    assert_eq!(
+        codec::decode(r#"{"message_type":"Heartbeat"}"#, &l),
+        Err(Violation::BadMember {
+            message_type: "Heartbeat",
+            member: "u_milliseconds"
+        })
+    );
+    // Through the engine, a bad envelope ends the session as a violation.
+    let mut c = ready();
+    c.handle_text(2, r#"{"message_type":"Heartbeat","value":[1]}"#);
+    assert!(matches!(
+        stopped_with(&mut c).as_slice(),
+        [(StopReason::Error, Some(Violation::BadMember { .. }))]
+    ));
+}
+
+#[test]
+fn g_24_every_call_under_an_invalidated_key_is_refused_and_only_that_key_dies() {
+    let mut c = ready();
+    // The server's key 1 (and a record under it) share the number of the client's key 1.
+    topic(&mut c, 3, "st");
+    key(&mut c, 1, "server_key", &["A"]);
+    update(&mut c, 1, 3, json!(5));
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    let other = c.introduce_key("other", "A").unwrap();
+    assert_eq!(k, 1);
+    sent(&mut c);
+    events(&mut c);
+    c.receive(
+        2,
+        "ClientIntroducedKeyInvalidated",
+        json!({"client_introduced_key_id": k}),
+    );
+    assert_eq!(events(&mut c), vec![Event::KeyInvalidated { key_id: k }]);
+    // Every call that names the dead id, or the key by name, is refused; nothing is sent.
+    for got in every_write(&mut c, rid(k, t)) {
+        assert_eq!(got, Err(CallError::UnknownId(k)));
+    }
+    assert_eq!(
+        c.delete_class("k", "A"),
+        Err(CallError::UnknownKey("k".into()))
+    );
+    assert_eq!(c.delete_key("k"), Err(CallError::UnknownKey("k".into())));
+    assert!(sent(&mut c).is_empty());
+    // The other key, the topic and the server's own key 1 are untouched.
+    assert_eq!(c.introduce_key("other", "A").unwrap(), other);
+    assert!(sent(&mut c).is_empty());
+    c.publish(rid(other, t), &json!(1), 0).unwrap();
+    assert_eq!(c.server_key(1).map(|(n, _)| n), Some("server_key"));
+    assert_eq!(c.record(rid(1, 3)).unwrap().value, Some(json!(5)));
+    // Re-introduced, the key has a new id that was never used, and the old stays dead.
+    sent(&mut c);
+    let again = c.introduce_key("k", "A").unwrap();
+    assert!(again != k && again != other);
+    assert_eq!(
+        sent(&mut c),
+        vec![
+            json!({"message_type": "KeyUpdate", "value": {"key_id": again, "name": "k", "class_list": ["A"]}})
+        ]
+    );
+    assert_eq!(
+        c.publish(rid(k, t), &json!(1), 0),
+        Err(CallError::UnknownId(k))
+    );
+    c.publish(rid(again, t), &json!(1), 0).unwrap();
+}
+
+#[test]
+fn g_35_a_refused_density_leaves_the_name_free_and_nothing_registered() {
+    let mut c = ready();
+    let ask = |d: Option<&str>| Subscribe {
+        name: "S".into(),
+        density: d.map(str::to_string),
+        ..sub(true)
+    };
+    assert_eq!(
+        c.subscribe(&ask(Some("RecordMajor"))),
+        Err(CallError::UnsupportedDensity("RecordMajor".into()))
+    );
+    // No subscription S exists: a status for it is not applied, and unsubscribing is refused.
+    assert_eq!(
+        c.unsubscribe("S"),
+        Err(CallError::UnknownSubscription("S".into()))
+    );
+    // The name is free for the shape this reader reads.
+    c.subscribe(&ask(Some("KeyMajor"))).unwrap();
+    let out = sent(&mut c);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0]["value"]["density"], "KeyMajor");
+}
+
+fn lagging() -> Config {
+    Config {
+        any_message_is_alive: true,
+        ..config()
+    }
+}
+
+#[test]
+fn g_16_every_kind_of_message_refreshes_liveness_when_asked() {
+    let kinds: Vec<(&str, Value)> = vec![
+        ("TopicIntroduction", json!({"topic_id": 4, "name": "y"})),
+        ("ActiveSubscription", json!({"subscription_group": 2})),
+        ("Error", json!({"message": "m", "recoverable": true})),
+        ("EchoRequest", json!({"msg_ref": 3})),
+        (
+            "SubscriptionStatus",
+            json!({"name": "none", "status": "Streaming"}),
+        ),
+        ("SomeFutureMessage", json!({})),
+    ];
+    for (mt, v) in kinds {
+        let mut c = introduced(lagging(), IV);
+        alive(&mut c, 100);
+        c.receive(3000, mt, v);
+        assert!(c.is_running(), "{mt}");
+        times_out_at(&mut c, 3000 + IV);
+    }
+}
+
+#[test]
+fn g_16_a_refresh_lasts_the_larger_of_both_intervals() {
+    let mut c = introduced(lagging(), 6000);
+    alive(&mut c, 100);
+    topic_at(&mut c, 3000, 4, "y");
+    times_out_at(&mut c, 9000);
+}
+
+#[test]
+fn g_16_an_early_message_does_not_cut_the_first_beat_grace_short() {
+    // No heartbeat yet: the grace of ten intervals stands; a message at 100 would refresh to
+    // 100 + IV, which is earlier, so it changes nothing.
+    let mut c = introduced(lagging(), IV);
+    topic_at(&mut c, 100, 4, "y");
+    c.handle_timeout(100 + IV);
+    assert!(c.is_running());
+    times_out_at(&mut c, 10 * IV);
+}
+
+#[test]
+fn g_10_a_received_introduction_frees_what_the_old_id_space_held_in_every_bound() {
+    // Bounds just large enough for one topic, one key and one record of ten bytes.
+    let mut c = limited(Limits {
+        max_ids: 2,
+        max_id_name_bytes: 8,
+        max_records: 1,
+        max_record_bytes: 10,
+        ..Limits::default()
+    });
+    for round in 0..3 {
+        topic(&mut c, 3, "tt");
+        key(&mut c, 5, "kk", &["A"]);
+        update(&mut c, 5, 3, json!("12345678"));
+        let s = c.stats();
+        assert_eq!(
+            (s.id_name_bytes_held, s.records_held, s.record_bytes_held),
+            (5, 1, 10),
+            "round {round}"
+        );
+        assert_eq!((s.ids_dropped, s.records_dropped), (0, 0), "round {round}");
+        c.handle_text(2, &server_intro(JSON_VERSION, IV));
+        let s = c.stats();
+        assert_eq!(
+            (s.id_name_bytes_held, s.records_held, s.record_bytes_held),
+            (0, 0, 0),
+            "round {round}"
+        );
+    }
+    assert!(c.is_running());
+    // The old ids are gone, not hidden: a record under them is a violation.
+    topic(&mut c, 3, "tt");
+    update(&mut c, 5, 3, json!(1));
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::UnknownId { kind: "key", id: 5 })
+        )]
+    );
+}
+
+#[test]
+fn g_10_a_received_introduction_does_not_restart_the_client_counters() {
+    let mut c = ready();
+    let t = c.introduce_topic("t").unwrap();
+    let k = c.introduce_key("k", "A").unwrap();
+    let e = c.echo().unwrap();
+    sent(&mut c);
+    c.handle_text(2, &server_intro(JSON_VERSION, IV));
+    // New client ids and msg_refs go on from where they were: none is given twice.
+    assert_eq!(c.introduce_topic("t2").unwrap(), t + 1);
+    assert_eq!(c.introduce_key("k2", "A").unwrap(), k + 1);
+    assert_eq!(c.echo().unwrap(), e + 1);
+    assert_eq!(c.introduce_key("k", "A").unwrap(), k);
+    let out = sent(&mut c);
+    assert_eq!(
+        types(&out),
+        ["TopicIntroduction", "KeyUpdate", "EchoRequest"]
+    );
+}
+
+#[test]
+fn g_43_streaming_is_signalled_once_per_subscription_between_snapshot_and_live_data() {
+    let mut c = with_key("k");
+    for name in ["S", "T"] {
+        c.subscribe(&Subscribe {
+            name: name.into(),
+            ..sub(true)
+        })
+        .unwrap();
+        status(&mut c, name, "ProcessingSnapshot");
+    }
+    events(&mut c);
+    update(&mut c, 5, 3, json!(1));
+    status(&mut c, "S", "Streaming");
+    update(&mut c, 5, 3, json!(2));
+    // A second Streaming for S is out of phase: readiness is signalled once.
+    status(&mut c, "S", "Streaming");
+    status(&mut c, "T", "Streaming");
+    let streaming = |n: &str| Event::Status {
+        name: n.into(),
+        status: Status::Streaming,
+    };
+    let record = |v: i64| Event::Record {
+        record_id: rid(5, 3),
+        value: Some(json!(v)),
+    };
+    assert_eq!(
+        events(&mut c),
+        vec![record(1), streaming("S"), record(2), streaming("T")]
+    );
+    assert_eq!(c.stats().out_of_phase, 1);
+}
+
+#[test]
+fn g_29_digits_survive_batches_nesting_events_and_the_way_back_out() {
+    // Trailing zeros, an exponent, a negative zero and an integer past 64 bits, nested in a
+    // batch value: the cache, the event and a write of the value read all keep the text.
+    let nested =
+        r#"{"a":[1.50,2.50e-7,-0.0,123456789012345678901234567890],"b":0.30000000000000000001}"#;
+    let mut c = with_key("k");
+    c.handle_text(
+        2,
+        &format!(
+            r#"{{"message_type":"BatchUpdate","value":{{"keys":[{{"key_id":5,"topics":{{"3":{nested}}}}}]}}}}"#
+        ),
+    );
+    assert!(c.is_running());
+    let cached = c.record(rid(5, 3)).unwrap().value.clone().unwrap();
+    assert_eq!(codec::to_text(&cached), nested);
+    let ev = events(&mut c);
+    let Some(Event::Record {
+        value: Some(seen), ..
+    }) = ev.last()
+    else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(codec::to_text(seen), nested);
+    let own = own_record(&mut c);
+    sent(&mut c);
+    c.publish(own, seen, 0).unwrap();
+    let out = c.poll_transmit().unwrap();
+    assert!(out.contains(nested), "{out}");
+}
+
+#[test]
+fn g_42_a_snapshot_subscription_is_not_unsubscribed_in_any_phase_before_finished() {
+    let mut c = ready();
+    c.subscribe(&sub(false)).unwrap();
+    sent(&mut c);
+    let refused = |c: &mut Client| {
+        assert_eq!(c.unsubscribe("S"), Err(CallError::NotFinished("S".into())));
+        assert!(sent(c).is_empty());
+    };
+    // Sent, not yet begun.
+    refused(&mut c);
+    status(&mut c, "S", "ProcessingSnapshot");
+    refused(&mut c);
+    // Paused at its size limit (the engine answers SubscribeContinue, nothing else).
+    status(&mut c, "S", "NeedsContinue");
+    assert_eq!(types(&sent(&mut c)), ["SubscribeContinue"]);
+    refused(&mut c);
+    // Finished: the subscription is over, there is nothing left to unsubscribe.
+    status(&mut c, "S", "Finished");
+    assert_eq!(
+        c.unsubscribe("S"),
+        Err(CallError::UnknownSubscription("S".into()))
+    );
+    assert!(sent(&mut c).is_empty());
+    // A streaming subscription may be unsubscribed in any phase.
+    c.subscribe(&sub(true)).unwrap();
+    sent(&mut c);
+    c.unsubscribe("S").unwrap();
+    assert_eq!(types(&sent(&mut c)), ["Unsubscribe"]);
+}
+
+#[test]
+fn g_33_delete_record_removes_that_record_only_and_says_so() {
+    // Key 5 has topics 3 and 4; key 6 has topic 3. Deleting (5, 3) leaves the other two.
+    let mut c = with_record();
+    topic(&mut c, 4, "size");
+    key(&mut c, 6, "k2", &["A"]);
+    update(&mut c, 5, 4, json!(7));
+    update(&mut c, 6, 3, json!(8));
+    events(&mut c);
+    let held = c.stats().record_bytes_held;
+    // The stamp may be left out.
+    c.receive(2, "DeleteRecord", json!({"key_id": 5, "topic_id": 3}));
+    assert!(c.record(rid(5, 3)).is_none());
+    assert_eq!(c.record(rid(5, 4)).unwrap().value, Some(json!(7)));
+    assert_eq!(c.record(rid(6, 3)).unwrap().value, Some(json!(8)));
+    assert_eq!(c.stats().record_bytes_held, held - 2);
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Record {
+            record_id: rid(5, 3),
+            value: None
+        }]
+    );
+    // A diagnostic goes the same way, with its bytes.
+    diag(&mut c);
+    events(&mut c);
+    assert!(c.record(rid(5, 3)).unwrap().diagnostic.is_some());
+    c.receive(
+        2,
+        "DeleteRecord",
+        json!({"key_id": 5, "topic_id": 3, "tick_time": 9}),
+    );
+    assert!(c.record(rid(5, 3)).is_none());
+    assert_eq!(c.stats().record_bytes_held, held - 2);
+    assert_eq!(c.stats().records_held, 2);
+    assert!(c.is_running());
+}
+
+#[test]
+fn g_33_the_client_writes_delete_record_with_key_topic_and_stamp() {
+    let mut c = ready();
+    let own = own_record(&mut c);
+    sent(&mut c);
+    c.delete_record(own, 77).unwrap();
+    assert_eq!(
+        sent(&mut c),
+        vec![json!({"message_type": "DeleteRecord", "value": {
+            "key_id": own.key_id, "topic_id": own.topic_id, "tick_time": 77}})]
+    );
+}
+
+#[test]
+fn g_18_a_batch_entry_for_a_key_never_introduced_is_refused_even_without_records() {
+    // A nameless entry is only for a key already introduced; one for an unknown id, with no
+    // classes nor records (or only stamps), still names a key the maps do not hold.
+    for entry in [
+        json!({"key_id": 6}),
+        json!({"key_id": 6, "topics": {}}),
+        json!({"key_id": 6, "tick_times": {"3": 5}}),
+    ] {
+        let mut c = with_key("k");
+        c.receive(2, "BatchUpdate", json!({"keys": [entry.clone()]}));
+        assert_eq!(
+            stopped_with(&mut c),
+            vec![(
+                StopReason::Error,
+                Some(Violation::UnknownId { kind: "key", id: 6 })
+            )],
+            "{entry}"
+        );
+    }
+    // The same entry for a known key is fine.
+    let mut c = with_key("k");
+    c.receive(2, "BatchUpdate", json!({"keys": [{"key_id": 5}]}));
+    assert!(c.is_running());
+}

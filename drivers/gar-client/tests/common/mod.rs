@@ -450,6 +450,27 @@ pub fn stalled_reader(d: Duration) -> Server {
     })
 }
 
+/// A server that answers the introduction, then reads nothing for `pause` (the client's
+/// writes stall), then ends the connection as a server's own heartbeat timeout does: the
+/// `Error "Heartbeat timeout"`, a close frame, and the socket closed with the client's bytes
+/// still unread in it (so the client's stalled write fails).
+pub fn times_out_a_stalled_writer(pause: Duration) -> Server {
+    serve(Answer::Accept, Duration::ZERO, move |p| {
+        p.recv_type("Introduction");
+        p.introduce(QUIET_IV);
+        std::thread::sleep(pause);
+        p.send(
+            "Error",
+            json!({"message": "Heartbeat timeout", "recoverable": false}),
+        );
+        let _ = p.ws.close(Some(CloseFrame {
+            code: 1000.into(),
+            reason: "".into(),
+        }));
+        let _ = p.ws.flush();
+    })
+}
+
 /// A server that answers the introduction, then reads the socket `chunk` bytes every `pace`
 /// for `d`, discarding them: a peer that keeps taking a trickle, so each socket write of the
 /// client makes a little progress and none fails on its own.
