@@ -3614,6 +3614,103 @@ fn g_44_a_tag_the_full_event_queue_dropped_still_precedes_what_follows_it() {
 }
 
 #[test]
+fn g_44_a_dropped_tag_a_newer_tag_replaces_is_not_passed_on() {
+    // The tag of group 7 is dropped (the queue of two is full); the tag of group 8 comes
+    // before any other event is kept: 8 alone is passed on, then what follows it.
+    let mut c = introduced(
+        config_with(Limits {
+            max_event_count: 2,
+            ..Limits::default()
+        }),
+        IV,
+    );
+    topic(&mut c, 3, "t");
+    key(&mut c, 5, "k", &["A"]);
+    events(&mut c);
+    update(&mut c, 5, 3, json!(1));
+    update(&mut c, 5, 3, json!(2));
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 7}));
+    assert_eq!(events(&mut c).len(), 2);
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 8}));
+    update(&mut c, 5, 3, json!(3));
+    assert_eq!(
+        events(&mut c),
+        vec![
+            Event::Group {
+                subscription_group: 8
+            },
+            Event::Record {
+                record_id: rid(5, 3),
+                value: Some(json!(3)),
+            },
+        ]
+    );
+}
+
+#[test]
+fn g_44_a_dropped_tag_and_the_event_after_it_are_kept_together_within_the_byte_bound() {
+    // The bytes one group tag and one record of value 1 hold in the queue.
+    let sizes = {
+        let mut c = introduced(config_with(Limits::default()), IV);
+        topic(&mut c, 3, "t");
+        key(&mut c, 5, "k", &["A"]);
+        events(&mut c);
+        c.receive(2, "ActiveSubscription", json!({"subscription_group": 1}));
+        let tag = c.stats().event_bytes_held;
+        update(&mut c, 5, 3, json!(1));
+        let record = c.stats().event_bytes_held - tag;
+        update(&mut c, 5, 3, json!(""));
+        (tag, record, c.stats().event_bytes_held - tag - record)
+    };
+    let (tag, record, empty_text) = sizes;
+    assert!(tag > 0 && record > tag && empty_text >= tag, "{sizes:?}");
+    let bound = |max_event_bytes: u64| {
+        let mut c = introduced(
+            config_with(Limits {
+                max_event_count: 3,
+                max_event_bytes: max_event_bytes as usize,
+                ..Limits::default()
+            }),
+            IV,
+        );
+        topic(&mut c, 3, "t");
+        key(&mut c, 5, "k", &["A"]);
+        events(&mut c);
+        c
+    };
+    let record_of = |v: i64| Event::Record {
+        record_id: rid(5, 3),
+        value: Some(json!(v)),
+    };
+    let group = |g: u64| Event::Group {
+        subscription_group: g,
+    };
+    // Room for exactly a tag and a record: a tag dropped behind a long record goes out with
+    // the next record once the queue is empty.
+    let mut c = bound(tag + record);
+    // A record of text that fills the bound alone.
+    let fill = (tag + record - empty_text) as usize;
+    update(&mut c, 5, 3, json!("x".repeat(fill)));
+    assert_eq!(c.stats().event_bytes_held, tag + record);
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 7}));
+    assert_eq!(events(&mut c).len(), 1);
+    update(&mut c, 5, 3, json!(1));
+    assert_eq!(events(&mut c), vec![group(7), record_of(1)]);
+    // One byte short of two records and a tag: with a record held, the tag and the next
+    // record do not fit together, so neither is kept, and the tag waits for the next one.
+    let mut c = bound(2 * record + tag - 1);
+    update(&mut c, 5, 3, json!(1));
+    update(&mut c, 5, 3, json!(2));
+    c.receive(2, "ActiveSubscription", json!({"subscription_group": 7}));
+    assert_eq!(c.poll_event(), Some(record_of(1)));
+    update(&mut c, 5, 3, json!(3));
+    assert_eq!(c.counters().events_dropped, 2);
+    assert_eq!(c.poll_event(), Some(record_of(2)));
+    update(&mut c, 5, 3, json!(4));
+    assert_eq!(events(&mut c), vec![group(7), record_of(4)]);
+}
+
+#[test]
 fn g_3_every_outbound_message_is_message_type_and_an_object_value() {
     use gar_client::codec::write;
     let r = rid(1, 2);
