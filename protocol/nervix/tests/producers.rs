@@ -2060,3 +2060,64 @@ fn p_5_a_batch_to_go_again_waits_for_admission_past_its_backoff() {
     r.advance(Duration::from_millis(1));
     assert_eq!(submits(&r, sid).len(), 3);
 }
+
+/// The completed CommandOutcome of command `id` (`cmd`), binding transaction `tx` when given.
+fn command_completed(id: u64, cmd: &CommandRequestT, tx: Option<&str>) -> bytes::Bytes {
+    let o = CommandOutcomeT {
+        execution_reference: cmd.execution_reference.clone(),
+        origin: Some(OutcomeOrigin::Executed),
+        disposition: support::completed(),
+        message: String::new(),
+        transaction: tx.map(|t| {
+            Box::new(TransactionStatusT {
+                transaction_id: t.into(),
+                domain: "d1".into(),
+                state: TransactionStateT::TransactionOpen(Box::default()),
+                accepted_operations: 0,
+                applied_operations: 0,
+            })
+        }),
+        ..Default::default()
+    };
+    support::reply(id, ReplyBodyT::CommandOutcome(Box::new(o)))
+}
+
+#[test]
+fn p_1_a_restoration_due_while_a_transaction_is_held_waits_for_its_end() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    r.c.select_domain(Some("d1")).unwrap();
+    drain(&mut r, p);
+    let s2 = lose(&mut r, sid);
+    let opens = |r: &Rig| {
+        requests(r, s2)
+            .iter()
+            .filter(|q| **q == ClientRequest::OpenIngestorRequest)
+            .count()
+    };
+    assert_eq!(
+        opens(&r),
+        1,
+        "the restoration went first on the new session"
+    );
+    // Refused for now: it goes again after a back-off...
+    let (w, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        s2,
+        producer_refused(w, ProducerRefusal::EndpointUnavailable),
+    );
+    // ...which ends while the application holds a transaction on the session.
+    r.exec("BEGIN;");
+    let (id, cmd) = r.last_command();
+    r.feed(s2, command_completed(id, &cmd, Some("tx-1")));
+    assert!(r.c.binding().is_holding());
+    r.advance(Duration::from_secs(60));
+    assert_eq!(opens(&r), 1, "no open while the transaction is held");
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Interrupted);
+    // Once it ends, the restoration goes.
+    r.exec("COMMIT;");
+    let (id, cmd) = r.last_command();
+    r.feed(s2, command_completed(id, &cmd, None));
+    assert!(!r.c.binding().is_holding());
+    r.advance(Duration::ZERO);
+    assert_eq!(opens(&r), 2);
+}
