@@ -566,6 +566,8 @@ impl Transfers {
 
     /// Uploads the archive in the file at `source` as `call` (U-1 to U-5): every attempt
     /// streams the whole file from its first byte under the call's identity.
+    /// A file that does not hold exactly the call's archive size is refused
+    /// ([`CallError::ArchiveSize`]) with nothing sent.
     pub async fn upload(
         &self,
         call: &mut UploadCall,
@@ -588,6 +590,8 @@ impl Transfers {
         }
         let path = source;
         let mut source = ArchiveSource::open(source)?;
+        // U-2: the file is the call's archive, whole, or nothing is sent.
+        source.check_size::<TransferError>(call.total_bytes())?;
         #[cfg(feature = "journal")]
         self.unjournaled_refused()?;
         #[cfg(feature = "journal")]
@@ -624,6 +628,8 @@ impl Transfers {
 
     /// Restores the archive in the file at `source` as `call` (RS-1 to RS-5): every attempt
     /// streams the whole file under the call's reference.
+    /// A file that does not hold exactly the declared archive size is refused
+    /// ([`CallError::ArchiveSize`]) with nothing sent.
     pub async fn restore(
         &self,
         call: &mut RestoreCall,
@@ -643,6 +649,8 @@ impl Transfers {
         let mut report: Report<'_> = ProgressReport::new(&mut progress);
         let path = source;
         let mut source = ArchiveSource::open(source)?;
+        // RS-2: the file is the declared archive, whole, or nothing is sent.
+        source.check_size::<TransferError>(call.archive().total_bytes)?;
         #[cfg(feature = "journal")]
         self.unjournaled_refused()?;
         #[cfg(feature = "journal")]

@@ -4,14 +4,15 @@
 //! both drivers share are written once in `nervix-driver-tests`; uploads, gRPC statuses and
 //! a server granting no flow-control window are this driver's alone.
 
-use nervix_driver_tests::transfers::{setup, upload_of};
+use nervix_driver_tests::transfers::{archive_file, restore_call, setup, upload_of};
 use nervix_driver_tests::{backed_up, info_of, scratch, Driver, Tokio, Via};
 use nervix_loopback::CallFault;
 use nervix_protocol::calls::*;
 use nervix_protocol::command::ExecutionReference;
 use nervix_protocol::schema::OutcomeOrigin;
 use nervix_tokio::{
-    Config, Credentials, TransferError, Transfers, Transport, DOWNLOAD_PATH, UPLOAD_PATH,
+    Config, Credentials, TransferError, Transfers, Transport, DOWNLOAD_PATH, RESTORE_PATH,
+    UPLOAD_PATH,
 };
 use std::time::Duration;
 
@@ -173,5 +174,73 @@ fn t_8_an_upload_or_restore_whose_start_gets_no_window_ends_by_its_deadlines() {
             "{r:?}"
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn u_2_a_file_of_another_size_than_the_uploads_archive_is_refused_and_nothing_sent() {
+    let d = Tokio::new();
+    let (lb, config, dir) = setup::<Tokio>("upload-size", Via::Grpc);
+    d.block(async {
+        let transfers = Transfers::new(&config).unwrap();
+        // The call's archive is 50,000 bytes; the file grew or shrank since.
+        for len in [50_001usize, 49_999] {
+            let (mut call, file) = upload_of(&dir, "upload-size-1");
+            std::fs::write(&file, vec![7u8; len]).unwrap();
+            let err = transfers.upload(&mut call, &file).await.unwrap_err();
+            assert!(
+                matches!(
+                    &err,
+                    TransferError::Call(CallError::ArchiveSize { declared: 50_000, found })
+                        if *found == len as u64
+                ),
+                "{err:?}"
+            );
+            assert_eq!(call.attempts(), 0);
+        }
+    });
+    let uploads = lb
+        .stats()
+        .calls
+        .iter()
+        .filter(|c| c.path == UPLOAD_PATH)
+        .count();
+    assert_eq!(uploads, 0, "nothing was sent");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rs_2_a_file_of_another_size_than_the_restores_archive_is_refused_and_nothing_sent() {
+    let d = Tokio::new();
+    let (lb, config, dir) = setup::<Tokio>("restore-size", Via::Grpc);
+    d.block(async {
+        let transfers = Transfers::new(&config).unwrap();
+        let (file, info) = archive_file(&dir, 2500);
+        // Bytes appended after the archive was described: its first 2,500 bytes still hash
+        // to the declared digest, but the file is not the archive.
+        let mut grown = std::fs::read(&file).unwrap();
+        grown.push(1);
+        std::fs::write(&file, &grown).unwrap();
+        let mut call = restore_call("restore-size-1", info);
+        let err = transfers.restore(&mut call, &file).await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TransferError::Call(CallError::ArchiveSize {
+                    declared: 2500,
+                    found: 2501
+                })
+            ),
+            "{err:?}"
+        );
+        assert_eq!(call.attempts(), 0);
+    });
+    let restores = lb
+        .stats()
+        .calls
+        .iter()
+        .filter(|c| c.path == RESTORE_PATH)
+        .count();
+    assert_eq!(restores, 0, "nothing was sent");
     let _ = std::fs::remove_dir_all(&dir);
 }
