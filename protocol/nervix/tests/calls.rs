@@ -976,6 +976,76 @@ fn a_8_an_explicit_renewed_wait_runs_from_the_recovery() {
 }
 
 #[test]
+fn a_8_a_recovery_met_by_a_conflict_or_an_expiry_ends_under_its_reference_and_no_fresh_one_goes() {
+    for (disposition, want) in [
+        (
+            CommandDispositionT::ExecutionReferenceExpired(Box::default()),
+            UncertainCause::ReferenceExpired,
+        ),
+        (
+            CommandDispositionT::ExecutionReferenceConflict(Box::new(
+                ExecutionReferenceConflictT {
+                    conflict: Some(ExecutionReferenceConflictKind::Content),
+                },
+            )),
+            UncertainCause::Inconclusive,
+        ),
+    ] {
+        let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+        config.backup_wait = Duration::from_secs(5);
+        let mut r = Rig::with(config);
+        let Routed::Command(h) = r.c.run(r.now, WALL, "BACKUP DOMAIN tenant").unwrap() else {
+            panic!()
+        };
+        let sid = r.open();
+        let (_, first) = r.last_command();
+        r.c.handle_closed(r.now, sid);
+        r.advance(Duration::from_secs(5));
+        let Some(CommandResult::Uncertain { command, .. }) = r.result(h) else {
+            panic!("{:?}", r.result(h))
+        };
+        let h2 = r.c.recover(r.now, &command, None).unwrap();
+        r.pump();
+        let s2 = r.open();
+        let (id, again) = r.last_command();
+        assert_eq!(again, first, "the recovery repeats the backup unchanged");
+        r.feed(
+            s2,
+            reply(
+                id,
+                ReplyBodyT::CommandOutcome(Box::new(CommandOutcomeT {
+                    execution_reference: again.execution_reference.clone(),
+                    origin: Some(OutcomeOrigin::Executed),
+                    disposition: disposition.clone(),
+                    message: String::new(),
+                    ..Default::default()
+                })),
+            ),
+        );
+        // Respected: reported as such, naming the original reference...
+        match r.result(h2) {
+            Some(CommandResult::Uncertain {
+                command: kept,
+                cause,
+            }) => {
+                assert_eq!(cause, want, "{disposition:?}");
+                assert_eq!(kept.reference.as_str(), first.execution_reference);
+            }
+            other => panic!("{disposition:?}: {other:?}"),
+        }
+        // ...and never issued again under a fresh reference.
+        let sent = r.sent.len();
+        r.advance(Duration::from_secs(60));
+        assert!(
+            r.sent[sent..]
+                .iter()
+                .all(|(_, m)| m.request.client_request_type() != ClientRequest::CommandRequest),
+            "{disposition:?}"
+        );
+    }
+}
+
+#[test]
 fn a_7_a_recovered_backup_without_a_wait_of_its_own_waits_the_backup_wait() {
     // Any other command recovered without a wait keeps the call deadline.
     for (query, wait) in [("BACKUP", 30), ("CREATE RELAY c;", 1)] {
