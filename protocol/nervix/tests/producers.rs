@@ -2121,3 +2121,32 @@ fn p_1_a_restoration_due_while_a_transaction_is_held_waits_for_its_end() {
     r.advance(Duration::ZERO);
     assert_eq!(opens(&r), 2);
 }
+
+#[test]
+fn p_2_a_producer_is_known_by_its_opens_identity_alone_and_only_while_followed() {
+    let (mut r, sid, p, wire) = opened(&Grant::default());
+    drain(&mut r, p);
+    submit(&mut r, p, 1);
+    let (rid, _) = submits(&r, sid)[0];
+    assert_ne!(rid, wire);
+    // A frame naming the identity of the producer's batch, not of its open: not about it.
+    r.feed(sid, admission_changed(rid, ProducerAdmission::Suspended));
+    assert_eq!(r.c.ignored_producer_frames(), 1);
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Open);
+    r.feed(sid, batch_completed(rid));
+    // Closed: followed no more, so a later frame naming its open's identity is ignored too.
+    r.c.close_producer(r.now, p).unwrap();
+    r.pump();
+    let (cid, _) = last_of(&r, ClientRequest::CloseIngestorRequest);
+    assert_ne!(cid, wire);
+    r.feed(sid, admission_changed(cid, ProducerAdmission::Suspended));
+    assert_eq!(r.c.ignored_producer_frames(), 2);
+    r.feed(sid, ingestor_closed(cid));
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Closed);
+    drain(&mut r, p);
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Suspended));
+    r.feed(sid, producer_ended(wire, ProducerEndReason::OwnerLost));
+    assert_eq!(r.c.ignored_producer_frames(), 4);
+    assert!(drain(&mut r, p).is_empty());
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Closed);
+}
