@@ -358,6 +358,41 @@ fn u_3_installed_naming_another_identity_is_a_violation() {
     ));
 }
 
+#[test]
+fn u_3_a_repeat_is_answered_only_under_its_own_starts_request_id() {
+    let (mut call, bytes) = streamed_upload(10);
+    call.on_closed(T0);
+    call.start(T0, FAR).unwrap();
+    stream_upload(&mut call, &bytes, usize::MAX);
+    assert_eq!(call.request_id(), 2);
+    // The first attempt's request_id answers nothing now.
+    let step = call.on_reply(T0, upload_reply(Some(1), installed("up-1", 4)));
+    assert!(
+        matches!(
+            step,
+            UploadStep::Interrupted {
+                cause: Interruption::Violation(CallViolation::RequestId {
+                    sent: 2,
+                    found: Some(1)
+                }),
+                uncertain: true
+            }
+        ),
+        "{step:?}"
+    );
+    // The next attempt is answered under its own.
+    call.start(T0, FAR).unwrap();
+    stream_upload(&mut call, &bytes, usize::MAX);
+    let step = call.on_reply(T0, upload_reply(Some(3), installed("up-1", 4)));
+    assert!(
+        matches!(
+            step,
+            UploadStep::Ended(UploadOutcome::Installed { version: 4, .. })
+        ),
+        "{step:?}"
+    );
+}
+
 // ----- U-4 ----------------------------------------------------------------------------------
 
 #[test]
@@ -1728,6 +1763,42 @@ fn rs_3_a_reply_with_another_request_id_is_a_violation_and_an_absent_one_is_not(
         step,
         RestoreStep::Ended(RestoreOutcome::Refused { .. })
     ));
+}
+
+#[test]
+fn rs_3_a_repeat_is_answered_only_under_its_own_starts_request_id() {
+    let (mut call, bytes) = streamed_restore(10);
+    call.on_closed(T0);
+    call.start(T0).unwrap();
+    stream_restore(&mut call, &bytes);
+    // The first attempt's request_id answers nothing now.
+    let step = call.on_reply(
+        T0,
+        restore_reply(Some(1), restore_outcome(REF, completed())),
+    );
+    assert!(
+        matches!(
+            step,
+            RestoreStep::Interrupted {
+                cause: Interruption::Violation(CallViolation::RequestId {
+                    sent: 2,
+                    found: Some(1)
+                }),
+                uncertain: true
+            }
+        ),
+        "{step:?}"
+    );
+    call.start(T0).unwrap();
+    stream_restore(&mut call, &bytes);
+    let step = call.on_reply(
+        T0,
+        restore_reply(Some(3), restore_outcome(REF, completed())),
+    );
+    assert!(
+        matches!(step, RestoreStep::Ended(RestoreOutcome::Completed { .. })),
+        "{step:?}"
+    );
 }
 
 #[test]
