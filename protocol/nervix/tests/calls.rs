@@ -425,10 +425,51 @@ fn u_4_refusals_admitted_nothing_and_the_stream_is_not_sent_again() {
             step,
             UploadStep::Ended(UploadOutcome::Refused {
                 failure: f,
+                uncertain: false,
                 message: "m".into()
             })
         );
         assert_eq!(call.start(T0, FAR).unwrap_err(), CallError::Ended);
+    }
+}
+
+#[test]
+fn u_4_a_refusal_after_an_attempt_that_carried_the_whole_archive_stays_uncertain() {
+    for f in [UploadFailure::SizeMismatch, UploadFailure::QuotaExceeded] {
+        // The first attempt carried the whole archive and lost its reply: it may have
+        // installed it. The repeat's stream is refused: that says nothing of the first.
+        let (mut call, bytes) = streamed_upload(10);
+        call.on_closed(T0);
+        call.start(T0, FAR).unwrap();
+        stream_upload(&mut call, &bytes, usize::MAX);
+        let step = call.on_reply(T0, upload_reply(Some(2), upload_failed(f, None)));
+        assert_eq!(
+            step,
+            UploadStep::Ended(UploadOutcome::Refused {
+                failure: f,
+                uncertain: true,
+                message: "m".into()
+            })
+        );
+        // A first attempt cut before its last chunk installed nothing: its repeat's refusal
+        // is the outcome.
+        let (mut call, bytes) = new_upload(2 * UPLOAD_CHUNK);
+        call.start(T0, FAR).unwrap();
+        call.chunk(T0, &bytes[..UPLOAD_CHUNK]).unwrap();
+        call.on_closed(T0);
+        call.start(T0, FAR).unwrap();
+        stream_upload(&mut call, &bytes, usize::MAX);
+        let step = call.on_reply(T0, upload_reply(Some(2), upload_failed(f, None)));
+        assert!(
+            matches!(
+                step,
+                UploadStep::Ended(UploadOutcome::Refused {
+                    uncertain: false,
+                    ..
+                })
+            ),
+            "{step:?}"
+        );
     }
 }
 
@@ -1833,9 +1874,53 @@ fn rs_4_stream_failures_changed_nothing_and_say_whether_to_send_again() {
             RestoreStep::Ended(RestoreOutcome::Refused {
                 failure: f,
                 may_repeat,
+                uncertain: false,
                 message: "no".into()
             })
         );
+    }
+}
+
+#[test]
+fn rs_4_a_stream_refusal_after_an_attempt_that_may_have_run_stays_uncertain() {
+    for f in [
+        RestoreUploadFailure::QuotaExceeded,
+        RestoreUploadFailure::DigestMismatch,
+    ] {
+        // The whole archive went out and the reply was lost; or the outcome was unknown.
+        for outcome_unknown in [false, true] {
+            let (mut call, bytes) = streamed_restore(10);
+            if outcome_unknown {
+                let step = call.on_reply(
+                    T0,
+                    restore_reply(
+                        Some(1),
+                        restore_outcome(
+                            REF,
+                            CommandDispositionT::OutcomeUnknown(Box::new(OutcomeUnknownT {
+                                cause: Some(UnknownOutcomeCause::StillApplying),
+                            })),
+                        ),
+                    ),
+                );
+                assert_eq!(step, RestoreStep::OutcomeUnknown);
+            } else {
+                call.on_closed(T0);
+            }
+            call.start(T0).unwrap();
+            stream_restore(&mut call, &bytes);
+            let step = call.on_reply(T0, restore_reply(Some(2), upload_failure(f)));
+            assert!(
+                matches!(
+                    step,
+                    RestoreStep::Ended(RestoreOutcome::Refused {
+                        uncertain: true,
+                        ..
+                    })
+                ),
+                "{f:?} {outcome_unknown}: {step:?}"
+            );
+        }
     }
 }
 

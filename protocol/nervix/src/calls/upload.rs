@@ -49,11 +49,16 @@ pub enum UploadOutcome {
         /// The server's message.
         message: String,
     },
-    /// InvalidStream, ResourceNotDeclared, SizeMismatch or QuotaExceeded: nothing was admitted,
-    /// and the same stream is never sent again unchanged.
+    /// InvalidStream, ResourceNotDeclared, SizeMismatch or QuotaExceeded: the attempt's stream
+    /// admitted nothing, and the same stream is never sent again unchanged. The refusal speaks
+    /// of that stream only: `uncertain` when an earlier attempt carried the whole archive
+    /// without learning its outcome, so the upload may have been installed by it all the same
+    /// (U-5); repeat under the identity to learn it, once the stream may go again.
     Refused {
         /// Why.
         failure: UploadFailure,
+        /// Whether an earlier attempt may have installed the archive.
+        uncertain: bool,
         /// The server's message.
         message: String,
     },
@@ -328,7 +333,13 @@ impl UploadCall {
                     message,
                 }
             } else {
-                UploadOutcome::Refused { failure, message }
+                // The refusal is of this stream; an earlier attempt that carried the whole
+                // archive may have installed it all the same.
+                UploadOutcome::Refused {
+                    failure,
+                    uncertain: self.state.ran,
+                    message,
+                }
             };
             return Ok(self.end(outcome));
         }
