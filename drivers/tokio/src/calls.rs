@@ -597,6 +597,8 @@ impl Transfers {
         #[cfg(feature = "journal")]
         if let Some(journal) = &self.journal {
             let info = source.info()?;
+            // U-2: the bytes sent are the bytes journaled, the first attempt's included.
+            call.expect_digest(info.digest)?;
             let journaled = journal.begin_upload(call, path, info)?;
             let r = self.upload_attempts(call, &mut source, &mut report).await;
             journal.end(journaled, r.is_err() && call.is_uncertain());
@@ -726,7 +728,13 @@ impl Transfers {
             resource: resource.clone(),
             identity: record.reference.clone(),
         };
-        let mut call = match UploadCall::new(spec, info.total_bytes, TransferConfig::upload()) {
+        // U-2: the bytes sent are the bytes the record's archive was found to hold.
+        let call =
+            UploadCall::new(spec, info.total_bytes, TransferConfig::upload()).and_then(|mut c| {
+                c.expect_digest(info.digest)?;
+                Ok(c)
+            });
+        let mut call = match call {
             Ok(c) => c,
             Err(e) => {
                 journal.end(journaled, false);

@@ -315,6 +315,35 @@ fn u_2_changed_bytes_on_a_repeat_withhold_the_last_frame() {
     assert_eq!(stream_upload(&mut call, &bytes, usize::MAX).concat(), bytes);
 }
 
+#[test]
+fn u_2_an_expected_digest_withholds_the_first_attempts_last_frame_when_the_bytes_differ() {
+    // A journal computed the archive's digest before the first byte went out; the file
+    // changed while the first attempt streamed it.
+    let bytes = archive(UPLOAD_CHUNK + 3, 9);
+    let mut call =
+        UploadCall::new(spec("up-1"), bytes.len() as u64, TransferConfig::upload()).unwrap();
+    call.expect_digest(info(&bytes).digest).unwrap();
+    call.start(T0, FAR).unwrap();
+    let mut other = bytes.clone();
+    other[0] ^= 1;
+    call.chunk(T0, &other[..UPLOAD_CHUNK]).unwrap();
+    assert_eq!(
+        call.chunk(T0, &other[UPLOAD_CHUNK..]).unwrap_err(),
+        CallError::ArchiveChanged
+    );
+    assert!(!call.is_uncertain(), "no attempt carried a whole archive");
+    // The journaled bytes go whole.
+    call.start(T0, FAR).unwrap();
+    assert_eq!(stream_upload(&mut call, &bytes, usize::MAX).concat(), bytes);
+    assert_eq!(call.need(), Need::Reply);
+    // A digest other than the one a complete attempt streamed is refused.
+    assert_eq!(
+        call.expect_digest(info(&other).digest).unwrap_err(),
+        CallError::ArchiveChanged
+    );
+    call.expect_digest(info(&bytes).digest).unwrap();
+}
+
 // ----- U-3 ----------------------------------------------------------------------------------
 
 #[test]

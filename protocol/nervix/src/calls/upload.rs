@@ -152,6 +152,21 @@ impl UploadCall {
         Ok(call)
     }
 
+    /// Declares the BLAKE3 `digest` of the archive's bytes, known before the first byte goes
+    /// out (the journal computes it when it records the upload, U-2): every attempt, the
+    /// first included, then withholds its last frame unless the bytes it streamed hash to it
+    /// ([`CallError::ArchiveChanged`]), so what is sent is what was recorded. Refused with
+    /// [`CallError::ArchiveChanged`] when a complete attempt already streamed other bytes.
+    pub fn expect_digest(&mut self, digest: Digest) -> Result<(), CallError> {
+        match self.digest {
+            Some(d) if d != digest => Err(CallError::ArchiveChanged),
+            _ => {
+                self.digest = Some(digest);
+                Ok(())
+            }
+        }
+    }
+
     /// The upload's identity (U-2).
     pub fn identity(&self) -> &str {
         &self.spec.identity
