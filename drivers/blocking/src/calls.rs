@@ -337,6 +337,9 @@ impl Transfers {
 
     /// Restores the archive in the file at `source` as `call` (RS-1 to RS-5): every attempt
     /// streams the whole file under the call's reference on a console connection of its own.
+    /// A file that does not hold exactly the declared archive size is refused
+    /// ([`CallError::ArchiveSize`](nervix_protocol::calls::CallError::ArchiveSize)) with nothing
+    /// sent.
     pub fn restore(
         &self,
         call: &mut RestoreCall,
@@ -356,6 +359,8 @@ impl Transfers {
         let mut report = ProgressReport::new(&mut progress as &mut dyn FnMut(Progress));
         let path = source;
         let mut source = ArchiveSource::open(source)?;
+        // RS-2: the file is the declared archive, whole, or nothing is sent.
+        source.check_size::<TransferError>(call.archive().total_bytes)?;
         #[cfg(feature = "journal")]
         self.unjournaled_refused()?;
         #[cfg(feature = "journal")]

@@ -8,7 +8,7 @@ use nervix_blocking::{
     Config, Credentials, TransferError, Transfers, WsAuth, ATTEMPTS, DOWNLOAD_WS_PATH,
     RESTORE_WS_PATH,
 };
-use nervix_driver_tests::transfers::{archive_file, expected, setup, PASSWORD, USER};
+use nervix_driver_tests::transfers::{archive_file, expected, restore_call, setup, PASSWORD, USER};
 use nervix_driver_tests::{backed_up, entries, info_of, scratch, Blocking, Via};
 use nervix_protocol::calls::*;
 use nervix_protocol::command::ExecutionReference;
@@ -195,5 +195,41 @@ fn a_6_a_download_whose_first_frame_never_comes_ends_at_its_own_wait_and_leaves_
         assert_eq!(s.messages, 1, "{s:?}");
     }
     assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rs_2_a_file_of_another_size_than_the_restores_archive_is_refused_and_nothing_sent_blocking() {
+    let (lb, config, dir) = setup::<Blocking>("restore-size", Via::Console(WsAuth::Header));
+    let (file, info) = archive_file(&dir, 2500);
+    // Bytes appended after the archive was described: its first 2,500 bytes still hash to the
+    // declared digest, but the file is not the archive.
+    let mut grown = std::fs::read(&file).unwrap();
+    grown.push(1);
+    std::fs::write(&file, &grown).unwrap();
+    let (err, attempts) = bounded(move || {
+        let transfers = Transfers::new(&config).unwrap();
+        let mut call = restore_call("restore-size-1", info);
+        let err = transfers.restore(&mut call, &file).unwrap_err();
+        (err, call.attempts())
+    });
+    assert!(
+        matches!(
+            err,
+            TransferError::Call(CallError::ArchiveSize {
+                declared: 2500,
+                found: 2501
+            })
+        ),
+        "{err:?}"
+    );
+    assert_eq!(attempts, 0);
+    let restores = lb
+        .stats()
+        .calls
+        .iter()
+        .filter(|c| c.path == RESTORE_WS_PATH)
+        .count();
+    assert_eq!(restores, 0, "nothing was sent");
     let _ = std::fs::remove_dir_all(&dir);
 }

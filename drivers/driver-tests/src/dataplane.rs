@@ -81,6 +81,47 @@ pub fn p_5_batch_completes<D: Driver>() {
     }
 }
 
+/// P-7: a caller that gives its wait up leaves the outcome retrievable: the wait ends
+/// without it, and a later wait on the same handle still gets the batch's one outcome, whether
+/// it had arrived meanwhile or not.
+pub fn p_7_outcome_retrievable_after_a_given_up_wait<D: Driver>() {
+    let lb = Loopback::start(LoopbackConfig::default()).unwrap();
+    for via in spoken::<D>(&BOTH) {
+        let d = D::new();
+        let client = connected(&d, &lb, via);
+        let spec = ProducerSpec::new("tenant", INGESTOR, ingestor_fields());
+        let producer = d.producer(&client, spec).unwrap();
+        let n0 = ingested(&lb);
+        let mut a = d
+            .submit_batch(&producer, batch_of::<D>(&producer, &[1]))
+            .unwrap();
+        let mut b = d
+            .submit_batch(&producer, batch_of::<D>(&producer, &[2]))
+            .unwrap();
+        // Given up at once, before either outcome can have come back over the socket.
+        for pending in [&mut a, &mut b] {
+            assert!(
+                matches!(
+                    d.batch_outcome(pending, Duration::ZERO),
+                    Err(Error::TimedOut)
+                ),
+                "{via:?}"
+            );
+        }
+        // Both are ingested and their outcomes in while nobody waits for them.
+        ingested_settles_at(&lb, n0 + 2, "both batches");
+        std::thread::sleep(Duration::from_millis(100));
+        for pending in [&mut a, &mut b] {
+            assert_eq!(
+                d.batch_outcome(pending, WAIT).unwrap(),
+                BatchOutcome::Completed,
+                "{via:?}"
+            );
+        }
+        d.close(client, true).unwrap();
+    }
+}
+
 /// EC-4: a delivery read arrives decoded (EC-3), is acknowledged and confirmed, and a second
 /// decision on it is refused locally.
 pub fn ec_4_delivery_acked<D: Driver>() {
@@ -315,6 +356,13 @@ macro_rules! dataplane_tests {
             $crate::run!(Tokio, dataplane::p_5_batch_completes())
         }
         #[test]
+        fn p_7_an_outcome_stays_retrievable_after_its_wait_was_given_up_over_loopback() {
+            $crate::run!(
+                Tokio,
+                dataplane::p_7_outcome_retrievable_after_a_given_up_wait()
+            )
+        }
+        #[test]
         fn ec_4_a_delivery_read_over_loopback_is_acked_and_confirmed() {
             $crate::run!(Tokio, dataplane::ec_4_delivery_acked())
         }
@@ -345,6 +393,13 @@ macro_rules! dataplane_tests {
         #[test]
         fn p_5_a_batch_submitted_over_loopback_completes_blocking() {
             $crate::run!(Blocking, dataplane::p_5_batch_completes())
+        }
+        #[test]
+        fn p_7_an_outcome_stays_retrievable_after_its_wait_was_given_up_blocking() {
+            $crate::run!(
+                Blocking,
+                dataplane::p_7_outcome_retrievable_after_a_given_up_wait()
+            )
         }
         #[test]
         fn p_4_outcomes_handed_to_pending_batches_hold_the_credit_until_read_blocking() {

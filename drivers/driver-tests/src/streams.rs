@@ -323,5 +323,12 @@ macro_rules! streams_tests {
         fn k_1_a_followed_clock_ticks_and_is_attached_again_after_a_leader_change_blocking() {
             $crate::run!(Blocking, streams::k_1_clock_ticks_and_is_attached_again())
         }
+        #[test]
+        fn k_1_dropping_a_clock_stream_detaches_the_clock_blocking() {
+            $crate::run!(
+                Blocking,
+                streams::k_1_dropping_detaches(Via::Console(WsAuth::Header))
+            )
+        }
     };
 }

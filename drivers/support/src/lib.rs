@@ -152,7 +152,7 @@ pub use sansio_kit::observe;
 pub mod unclaimed;
 
 use bytes::{Bytes, BytesMut};
-use nervix_protocol::calls::{ArchiveDigest, ArchiveInfo, DownloadEnd};
+use nervix_protocol::calls::{ArchiveDigest, ArchiveInfo, CallError, DownloadEnd};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -359,6 +359,22 @@ impl<R: Read + Seek> ArchiveSource<R> {
         }
         self.reader.seek(SeekFrom::Start(0))?;
         Ok(d.finish())
+    }
+
+    /// Checks that the reader holds exactly `declared` bytes, the size of the archive its call
+    /// declared: a call streams the whole file, so a file that grew or shrank since the call was
+    /// made is refused before anything is sent ([`CallError::ArchiveSize`], U-2, RS-2). The
+    /// reader is left where it was.
+    pub fn check_size<E: From<io::Error> + From<CallError>>(
+        &mut self,
+        declared: u64,
+    ) -> Result<(), E> {
+        let found = self.reader.seek(SeekFrom::End(0))?;
+        self.reader.seek(SeekFrom::Start(self.at))?;
+        if found != declared {
+            return Err(CallError::ArchiveSize { declared, found }.into());
+        }
+        Ok(())
     }
 
     /// Up to `len` bytes at `offset` (at least one unless the archive ends there): the piece a

@@ -566,6 +566,8 @@ impl Transfers {
 
     /// Uploads the archive in the file at `source` as `call` (U-1 to U-5): every attempt
     /// streams the whole file from its first byte under the call's identity.
+    /// A file that does not hold exactly the call's archive size is refused
+    /// ([`CallError::ArchiveSize`]) with nothing sent.
     pub async fn upload(
         &self,
         call: &mut UploadCall,
@@ -588,11 +590,15 @@ impl Transfers {
         }
         let path = source;
         let mut source = ArchiveSource::open(source)?;
+        // U-2: the file is the call's archive, whole, or nothing is sent.
+        source.check_size::<TransferError>(call.total_bytes())?;
         #[cfg(feature = "journal")]
         self.unjournaled_refused()?;
         #[cfg(feature = "journal")]
         if let Some(journal) = &self.journal {
             let info = source.info()?;
+            // U-2: the bytes sent are the bytes journaled, the first attempt's included.
+            call.expect_digest(info.digest)?;
             let journaled = journal.begin_upload(call, path, info)?;
             let r = self.upload_attempts(call, &mut source, &mut report).await;
             journal.end(journaled, r.is_err() && call.is_uncertain());
@@ -624,6 +630,8 @@ impl Transfers {
 
     /// Restores the archive in the file at `source` as `call` (RS-1 to RS-5): every attempt
     /// streams the whole file under the call's reference.
+    /// A file that does not hold exactly the declared archive size is refused
+    /// ([`CallError::ArchiveSize`]) with nothing sent.
     pub async fn restore(
         &self,
         call: &mut RestoreCall,
@@ -643,6 +651,8 @@ impl Transfers {
         let mut report: Report<'_> = ProgressReport::new(&mut progress);
         let path = source;
         let mut source = ArchiveSource::open(source)?;
+        // RS-2: the file is the declared archive, whole, or nothing is sent.
+        source.check_size::<TransferError>(call.archive().total_bytes)?;
         #[cfg(feature = "journal")]
         self.unjournaled_refused()?;
         #[cfg(feature = "journal")]
@@ -718,7 +728,13 @@ impl Transfers {
             resource: resource.clone(),
             identity: record.reference.clone(),
         };
-        let mut call = match UploadCall::new(spec, info.total_bytes, TransferConfig::upload()) {
+        // U-2: the bytes sent are the bytes the record's archive was found to hold.
+        let call =
+            UploadCall::new(spec, info.total_bytes, TransferConfig::upload()).and_then(|mut c| {
+                c.expect_digest(info.digest)?;
+                Ok(c)
+            });
+        let mut call = match call {
             Ok(c) => c,
             Err(e) => {
                 journal.end(journaled, false);

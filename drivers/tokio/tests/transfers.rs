@@ -4,14 +4,15 @@
 //! both drivers share are written once in `nervix-driver-tests`; uploads, gRPC statuses and
 //! a server granting no flow-control window are this driver's alone.
 
-use nervix_driver_tests::transfers::{setup, upload_of};
-use nervix_driver_tests::{backed_up, info_of, scratch, Driver, Tokio, Via};
+use nervix_driver_tests::transfers::{archive_file, restore_call, setup, upload_of};
+use nervix_driver_tests::{backed_up, entries, info_of, scratch, Driver, Tokio, Via};
 use nervix_loopback::CallFault;
 use nervix_protocol::calls::*;
 use nervix_protocol::command::ExecutionReference;
 use nervix_protocol::schema::OutcomeOrigin;
 use nervix_tokio::{
-    Config, Credentials, TransferError, Transfers, Transport, DOWNLOAD_PATH, UPLOAD_PATH,
+    Config, Credentials, TransferError, Transfers, Transport, DOWNLOAD_PATH, RESTORE_PATH,
+    UPLOAD_PATH,
 };
 use std::time::Duration;
 
@@ -172,6 +173,227 @@ fn t_8_an_upload_or_restore_whose_start_gets_no_window_ends_by_its_deadlines() {
             matches!(&r, Err(TransferError::GaveUp { attempts: 5, .. })),
             "{r:?}"
         );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn u_2_a_file_of_another_size_than_the_uploads_archive_is_refused_and_nothing_sent() {
+    let d = Tokio::new();
+    let (lb, config, dir) = setup::<Tokio>("upload-size", Via::Grpc);
+    d.block(async {
+        let transfers = Transfers::new(&config).unwrap();
+        // The call's archive is 50,000 bytes; the file grew or shrank since.
+        for len in [50_001usize, 49_999] {
+            let (mut call, file) = upload_of(&dir, "upload-size-1");
+            std::fs::write(&file, vec![7u8; len]).unwrap();
+            let err = transfers.upload(&mut call, &file).await.unwrap_err();
+            assert!(
+                matches!(
+                    &err,
+                    TransferError::Call(CallError::ArchiveSize { declared: 50_000, found })
+                        if *found == len as u64
+                ),
+                "{err:?}"
+            );
+            assert_eq!(call.attempts(), 0);
+        }
+    });
+    let uploads = lb
+        .stats()
+        .calls
+        .iter()
+        .filter(|c| c.path == UPLOAD_PATH)
+        .count();
+    assert_eq!(uploads, 0, "nothing was sent");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rs_2_a_file_of_another_size_than_the_restores_archive_is_refused_and_nothing_sent() {
+    let d = Tokio::new();
+    let (lb, config, dir) = setup::<Tokio>("restore-size", Via::Grpc);
+    d.block(async {
+        let transfers = Transfers::new(&config).unwrap();
+        let (file, info) = archive_file(&dir, 2500);
+        // Bytes appended after the archive was described: its first 2,500 bytes still hash
+        // to the declared digest, but the file is not the archive.
+        let mut grown = std::fs::read(&file).unwrap();
+        grown.push(1);
+        std::fs::write(&file, &grown).unwrap();
+        let mut call = restore_call("restore-size-1", info);
+        let err = transfers.restore(&mut call, &file).await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TransferError::Call(CallError::ArchiveSize {
+                    declared: 2500,
+                    found: 2501
+                })
+            ),
+            "{err:?}"
+        );
+        assert_eq!(call.attempts(), 0);
+    });
+    let restores = lb
+        .stats()
+        .calls
+        .iter()
+        .filter(|c| c.path == RESTORE_PATH)
+        .count();
+    assert_eq!(restores, 0, "nothing was sent");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What a console that never answers saw on one connection: its path, the messages that came,
+/// and how long the client kept the connection open after the last of them.
+#[derive(Debug)]
+struct Silent {
+    path: String,
+    messages: usize,
+    held: Duration,
+}
+
+/// A console on 127.0.0.1 that accepts every connection, reads every message and answers none;
+/// each connection's record is sent once the client left. (The handshake callback's error type
+/// is the WebSocket library's own response, whose size is not ours to choose.)
+#[allow(clippy::result_large_err)]
+fn silent_console() -> (String, std::sync::mpsc::Receiver<Silent>) {
+    use tokio_tungstenite::tungstenite;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let mut path = String::new();
+                let callback =
+                    |req: &tungstenite::handshake::server::Request,
+                     resp: tungstenite::handshake::server::Response| {
+                        path = req.uri().path().to_string();
+                        Ok(resp)
+                    };
+                let Ok(mut ws) = tungstenite::accept_hdr(stream, callback) else {
+                    return;
+                };
+                let (mut messages, mut last) = (0, std::time::Instant::now());
+                while let Ok(m) = ws.read() {
+                    if !m.is_binary() {
+                        break;
+                    }
+                    messages += 1;
+                    last = std::time::Instant::now();
+                }
+                let _ = tx.send(Silent {
+                    path,
+                    messages,
+                    held: last.elapsed(),
+                });
+            });
+        }
+    });
+    (format!("http://{addr}"), rx)
+}
+
+/// A console configuration of the tokio driver for `seed`.
+fn console_config(seed: &str) -> Config {
+    Config::new(
+        &[seed],
+        Credentials::new("nervix", "nervix"),
+        Transport::WebSocket(nervix_tokio::WsAuth::Header),
+    )
+    .unwrap()
+    .with_timeouts(Duration::from_secs(10), Duration::from_secs(3))
+}
+
+#[test]
+fn a_6_a_download_whose_first_frame_never_comes_ends_at_its_own_wait_and_leaves_nothing() {
+    let (seed, seen) = silent_console();
+    let d = Tokio::new();
+    let dir = scratch::<Tokio>("stall");
+    let (_, info) = archive_file(&dir, 100);
+    std::fs::remove_file(dir.join("archive.nxb")).unwrap();
+    let wait = Duration::from_millis(200);
+    let config = console_config(&seed);
+    let started = std::time::Instant::now();
+    let (err, attempts) = d.block(async {
+        let transfers = Transfers::new(&config).unwrap();
+        let mut call = BackupDownload::new(
+            ExecutionReference::parse("backup-silent-1").unwrap(),
+            info,
+            TransferConfig::download().with_timeouts(wait, wait),
+        )
+        .unwrap();
+        let target = dir.join("tenant.nxb");
+        let run = transfers.download(&mut call, &target);
+        let err = tokio::time::timeout(Duration::from_secs(30), run)
+            .await
+            .expect("the download ends by its own waits")
+            .unwrap_err();
+        (err, call.attempts())
+    });
+    let TransferError::GaveUp { last, .. } = err else {
+        panic!("the download ended as {err:?}");
+    };
+    assert_eq!(attempts, nervix_driver_support::transfer::ATTEMPTS);
+    assert!(last.contains("Stalled"), "{last}");
+    assert!(started.elapsed() >= wait * attempts);
+    for _ in 0..attempts {
+        let s = seen.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(s.path, nervix_tokio::DOWNLOAD_WS_PATH);
+        assert_eq!(s.messages, 1, "{s:?}");
+    }
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rs_5_a_restore_keeps_its_connection_open_after_the_last_chunk_until_its_reply_wait_ends() {
+    let (seed, seen) = silent_console();
+    let d = Tokio::new();
+    let dir = scratch::<Tokio>("silent");
+    let (archive, info) = archive_file(&dir, 2500);
+    let reply_wait = Duration::from_millis(300);
+    let config = console_config(&seed);
+    let started = std::time::Instant::now();
+    let (err, attempts) = d.block(async {
+        let transfers = Transfers::new(&config).unwrap();
+        let mut call = RestoreCall::new(
+            ExecutionReference::parse("restore-silent-1").unwrap(),
+            "RESTORE DOMAIN tenant AS tenant_copy",
+            info,
+            TransferConfig::restore()
+                .with_chunk_size(1000)
+                .with_timeouts(Duration::from_secs(5), reply_wait),
+        )
+        .unwrap();
+        let run = transfers.restore(&mut call, &archive);
+        let err = tokio::time::timeout(Duration::from_secs(30), run)
+            .await
+            .expect("the restore ends by its own waits")
+            .unwrap_err();
+        (err, call.attempts())
+    });
+    // Each attempt waited for its reply no longer than the machine's own wait, then was
+    // repeated whole: uncertain, since the whole archive went out.
+    let TransferError::GaveUp { last, .. } = err else {
+        panic!("the restore ended as {err:?}");
+    };
+    assert_eq!(attempts, nervix_driver_support::transfer::ATTEMPTS);
+    assert!(
+        last.contains("Stalled") && last.contains("uncertain: true"),
+        "{last}"
+    );
+    assert!(started.elapsed() >= reply_wait * attempts);
+    for _ in 0..attempts {
+        let s = seen.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(s.path, nervix_tokio::RESTORE_WS_PATH);
+        // The start and three chunks, all on this attempt's own connection...
+        assert_eq!(s.messages, 4, "{s:?}");
+        // ...which stayed open after the last chunk while the reply was awaited.
+        assert!(s.held >= reply_wait / 2, "{s:?}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -315,6 +315,35 @@ fn u_2_changed_bytes_on_a_repeat_withhold_the_last_frame() {
     assert_eq!(stream_upload(&mut call, &bytes, usize::MAX).concat(), bytes);
 }
 
+#[test]
+fn u_2_an_expected_digest_withholds_the_first_attempts_last_frame_when_the_bytes_differ() {
+    // A journal computed the archive's digest before the first byte went out; the file
+    // changed while the first attempt streamed it.
+    let bytes = archive(UPLOAD_CHUNK + 3, 9);
+    let mut call =
+        UploadCall::new(spec("up-1"), bytes.len() as u64, TransferConfig::upload()).unwrap();
+    call.expect_digest(info(&bytes).digest).unwrap();
+    call.start(T0, FAR).unwrap();
+    let mut other = bytes.clone();
+    other[0] ^= 1;
+    call.chunk(T0, &other[..UPLOAD_CHUNK]).unwrap();
+    assert_eq!(
+        call.chunk(T0, &other[UPLOAD_CHUNK..]).unwrap_err(),
+        CallError::ArchiveChanged
+    );
+    assert!(!call.is_uncertain(), "no attempt carried a whole archive");
+    // The journaled bytes go whole.
+    call.start(T0, FAR).unwrap();
+    assert_eq!(stream_upload(&mut call, &bytes, usize::MAX).concat(), bytes);
+    assert_eq!(call.need(), Need::Reply);
+    // A digest other than the one a complete attempt streamed is refused.
+    assert_eq!(
+        call.expect_digest(info(&other).digest).unwrap_err(),
+        CallError::ArchiveChanged
+    );
+    call.expect_digest(info(&bytes).digest).unwrap();
+}
+
 // ----- U-3 ----------------------------------------------------------------------------------
 
 #[test]
@@ -358,6 +387,41 @@ fn u_3_installed_naming_another_identity_is_a_violation() {
     ));
 }
 
+#[test]
+fn u_3_a_repeat_is_answered_only_under_its_own_starts_request_id() {
+    let (mut call, bytes) = streamed_upload(10);
+    call.on_closed(T0);
+    call.start(T0, FAR).unwrap();
+    stream_upload(&mut call, &bytes, usize::MAX);
+    assert_eq!(call.request_id(), 2);
+    // The first attempt's request_id answers nothing now.
+    let step = call.on_reply(T0, upload_reply(Some(1), installed("up-1", 4)));
+    assert!(
+        matches!(
+            step,
+            UploadStep::Interrupted {
+                cause: Interruption::Violation(CallViolation::RequestId {
+                    sent: 2,
+                    found: Some(1)
+                }),
+                uncertain: true
+            }
+        ),
+        "{step:?}"
+    );
+    // The next attempt is answered under its own.
+    call.start(T0, FAR).unwrap();
+    stream_upload(&mut call, &bytes, usize::MAX);
+    let step = call.on_reply(T0, upload_reply(Some(3), installed("up-1", 4)));
+    assert!(
+        matches!(
+            step,
+            UploadStep::Ended(UploadOutcome::Installed { version: 4, .. })
+        ),
+        "{step:?}"
+    );
+}
+
 // ----- U-4 ----------------------------------------------------------------------------------
 
 #[test]
@@ -390,10 +454,51 @@ fn u_4_refusals_admitted_nothing_and_the_stream_is_not_sent_again() {
             step,
             UploadStep::Ended(UploadOutcome::Refused {
                 failure: f,
+                uncertain: false,
                 message: "m".into()
             })
         );
         assert_eq!(call.start(T0, FAR).unwrap_err(), CallError::Ended);
+    }
+}
+
+#[test]
+fn u_4_a_refusal_after_an_attempt_that_carried_the_whole_archive_stays_uncertain() {
+    for f in [UploadFailure::SizeMismatch, UploadFailure::QuotaExceeded] {
+        // The first attempt carried the whole archive and lost its reply: it may have
+        // installed it. The repeat's stream is refused: that says nothing of the first.
+        let (mut call, bytes) = streamed_upload(10);
+        call.on_closed(T0);
+        call.start(T0, FAR).unwrap();
+        stream_upload(&mut call, &bytes, usize::MAX);
+        let step = call.on_reply(T0, upload_reply(Some(2), upload_failed(f, None)));
+        assert_eq!(
+            step,
+            UploadStep::Ended(UploadOutcome::Refused {
+                failure: f,
+                uncertain: true,
+                message: "m".into()
+            })
+        );
+        // A first attempt cut before its last chunk installed nothing: its repeat's refusal
+        // is the outcome.
+        let (mut call, bytes) = new_upload(2 * UPLOAD_CHUNK);
+        call.start(T0, FAR).unwrap();
+        call.chunk(T0, &bytes[..UPLOAD_CHUNK]).unwrap();
+        call.on_closed(T0);
+        call.start(T0, FAR).unwrap();
+        stream_upload(&mut call, &bytes, usize::MAX);
+        let step = call.on_reply(T0, upload_reply(Some(2), upload_failed(f, None)));
+        assert!(
+            matches!(
+                step,
+                UploadStep::Ended(UploadOutcome::Refused {
+                    uncertain: false,
+                    ..
+                })
+            ),
+            "{step:?}"
+        );
     }
 }
 
@@ -973,6 +1078,76 @@ fn a_8_an_explicit_renewed_wait_runs_from_the_recovery() {
             ..
         })
     ));
+}
+
+#[test]
+fn a_8_a_recovery_met_by_a_conflict_or_an_expiry_ends_under_its_reference_and_no_fresh_one_goes() {
+    for (disposition, want) in [
+        (
+            CommandDispositionT::ExecutionReferenceExpired(Box::default()),
+            UncertainCause::ReferenceExpired,
+        ),
+        (
+            CommandDispositionT::ExecutionReferenceConflict(Box::new(
+                ExecutionReferenceConflictT {
+                    conflict: Some(ExecutionReferenceConflictKind::Content),
+                },
+            )),
+            UncertainCause::Inconclusive,
+        ),
+    ] {
+        let mut config = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+        config.backup_wait = Duration::from_secs(5);
+        let mut r = Rig::with(config);
+        let Routed::Command(h) = r.c.run(r.now, WALL, "BACKUP DOMAIN tenant").unwrap() else {
+            panic!()
+        };
+        let sid = r.open();
+        let (_, first) = r.last_command();
+        r.c.handle_closed(r.now, sid);
+        r.advance(Duration::from_secs(5));
+        let Some(CommandResult::Uncertain { command, .. }) = r.result(h) else {
+            panic!("{:?}", r.result(h))
+        };
+        let h2 = r.c.recover(r.now, &command, None).unwrap();
+        r.pump();
+        let s2 = r.open();
+        let (id, again) = r.last_command();
+        assert_eq!(again, first, "the recovery repeats the backup unchanged");
+        r.feed(
+            s2,
+            reply(
+                id,
+                ReplyBodyT::CommandOutcome(Box::new(CommandOutcomeT {
+                    execution_reference: again.execution_reference.clone(),
+                    origin: Some(OutcomeOrigin::Executed),
+                    disposition: disposition.clone(),
+                    message: String::new(),
+                    ..Default::default()
+                })),
+            ),
+        );
+        // Respected: reported as such, naming the original reference...
+        match r.result(h2) {
+            Some(CommandResult::Uncertain {
+                command: kept,
+                cause,
+            }) => {
+                assert_eq!(cause, want, "{disposition:?}");
+                assert_eq!(kept.reference.as_str(), first.execution_reference);
+            }
+            other => panic!("{disposition:?}: {other:?}"),
+        }
+        // ...and never issued again under a fresh reference.
+        let sent = r.sent.len();
+        r.advance(Duration::from_secs(60));
+        assert!(
+            r.sent[sent..]
+                .iter()
+                .all(|(_, m)| m.request.client_request_type() != ClientRequest::CommandRequest),
+            "{disposition:?}"
+        );
+    }
 }
 
 #[test]
@@ -1661,6 +1836,42 @@ fn rs_3_a_reply_with_another_request_id_is_a_violation_and_an_absent_one_is_not(
 }
 
 #[test]
+fn rs_3_a_repeat_is_answered_only_under_its_own_starts_request_id() {
+    let (mut call, bytes) = streamed_restore(10);
+    call.on_closed(T0);
+    call.start(T0).unwrap();
+    stream_restore(&mut call, &bytes);
+    // The first attempt's request_id answers nothing now.
+    let step = call.on_reply(
+        T0,
+        restore_reply(Some(1), restore_outcome(REF, completed())),
+    );
+    assert!(
+        matches!(
+            step,
+            RestoreStep::Interrupted {
+                cause: Interruption::Violation(CallViolation::RequestId {
+                    sent: 2,
+                    found: Some(1)
+                }),
+                uncertain: true
+            }
+        ),
+        "{step:?}"
+    );
+    call.start(T0).unwrap();
+    stream_restore(&mut call, &bytes);
+    let step = call.on_reply(
+        T0,
+        restore_reply(Some(3), restore_outcome(REF, completed())),
+    );
+    assert!(
+        matches!(step, RestoreStep::Ended(RestoreOutcome::Completed { .. })),
+        "{step:?}"
+    );
+}
+
+#[test]
 fn rs_3_an_outcome_naming_another_reference_is_a_violation() {
     let (mut call, _) = streamed_restore(10);
     let step = call.on_reply(
@@ -1692,9 +1903,53 @@ fn rs_4_stream_failures_changed_nothing_and_say_whether_to_send_again() {
             RestoreStep::Ended(RestoreOutcome::Refused {
                 failure: f,
                 may_repeat,
+                uncertain: false,
                 message: "no".into()
             })
         );
+    }
+}
+
+#[test]
+fn rs_4_a_stream_refusal_after_an_attempt_that_may_have_run_stays_uncertain() {
+    for f in [
+        RestoreUploadFailure::QuotaExceeded,
+        RestoreUploadFailure::DigestMismatch,
+    ] {
+        // The whole archive went out and the reply was lost; or the outcome was unknown.
+        for outcome_unknown in [false, true] {
+            let (mut call, bytes) = streamed_restore(10);
+            if outcome_unknown {
+                let step = call.on_reply(
+                    T0,
+                    restore_reply(
+                        Some(1),
+                        restore_outcome(
+                            REF,
+                            CommandDispositionT::OutcomeUnknown(Box::new(OutcomeUnknownT {
+                                cause: Some(UnknownOutcomeCause::StillApplying),
+                            })),
+                        ),
+                    ),
+                );
+                assert_eq!(step, RestoreStep::OutcomeUnknown);
+            } else {
+                call.on_closed(T0);
+            }
+            call.start(T0).unwrap();
+            stream_restore(&mut call, &bytes);
+            let step = call.on_reply(T0, restore_reply(Some(2), upload_failure(f)));
+            assert!(
+                matches!(
+                    step,
+                    RestoreStep::Ended(RestoreOutcome::Refused {
+                        uncertain: true,
+                        ..
+                    })
+                ),
+                "{f:?} {outcome_unknown}: {step:?}"
+            );
+        }
     }
 }
 

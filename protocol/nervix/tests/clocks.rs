@@ -939,3 +939,31 @@ fn k_5_an_unanswered_attach_ends_its_session_only_once_the_request_timeout_passe
         vec![ClientRequest::AttachDomainClockRequest]
     );
 }
+
+#[test]
+fn k_3_a_new_paced_generation_clears_the_older_generations_tick_and_its_own_keeps_it() {
+    let (mut r, sid) = attached_clock();
+    r.feed(sid, clock_ticked("d1", 3, 1));
+    assert_eq!(shape(&drain(&mut r)), "d1:tick#3.1");
+    // The same generation observed again (still paced): its tick stands, read or not, and
+    // the frontier still holds.
+    r.feed(sid, clock_ticked("d1", 3, 2));
+    r.feed(sid, clock_observed("d1", paced(3)));
+    assert_eq!(shape(&drain(&mut r)), "d1:tick#3.2 d1:changed#3");
+    assert_eq!(
+        r.c.clock("d1").unwrap().tick.map(|t| t.tick_id.get()),
+        Some(2)
+    );
+    r.feed(sid, clock_ticked("d1", 3, 2));
+    assert!(drain(&mut r).is_empty(), "the frontier was kept");
+    // A newer paced generation: the older generation's tick goes, read or unread.
+    r.feed(sid, clock_ticked("d1", 3, 3));
+    r.feed(sid, clock_observed("d1", paced(4)));
+    assert_eq!(shape(&drain(&mut r)), "d1:changed#4");
+    assert_eq!(r.c.clock("d1").unwrap().tick, None);
+    // A late tick of the older generation is not applied against the newer one.
+    r.feed(sid, clock_ticked("d1", 3, 9));
+    assert!(drain(&mut r).is_empty());
+    r.feed(sid, clock_ticked("d1", 4, 1));
+    assert_eq!(shape(&drain(&mut r)), "d1:tick#4.1");
+}

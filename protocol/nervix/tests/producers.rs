@@ -1970,3 +1970,183 @@ fn p_3_a_laid_batch_is_held_to_the_row_bound_of_the_producer_it_is_submitted_to(
             .unwrap();
     assert!(r.c.submit_laid(r.now, q, three).is_ok());
 }
+
+#[test]
+fn p_6_a_producer_opened_suspended_sends_nothing_until_its_admission_opens() {
+    let mut r = Rig::new();
+    let p =
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "orders_in", fields()))
+            .unwrap();
+    let sid = r.open();
+    let (wire, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        sid,
+        producer_opened(wire, &Grant::default(), ProducerAdmission::Suspended),
+    );
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Suspended);
+    let b = submit(&mut r, p, 1);
+    r.advance(Duration::from_secs(5));
+    assert!(submits(&r, sid).is_empty(), "suspended from its open on");
+    // Coalesced changes: a repeated Suspended is no toggle, and only the newest counts.
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Suspended));
+    r.advance(Duration::from_secs(5));
+    assert!(submits(&r, sid).is_empty());
+    assert_eq!(r.c.batch_state(p, b), Some(BatchState::AwaitingCredit));
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Open));
+    assert_eq!(submits(&r, sid).len(), 1);
+    // A repeated Open is no toggle either: the next batch goes at once.
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Open));
+    submit(&mut r, p, 1);
+    assert_eq!(submits(&r, sid).len(), 2);
+}
+
+#[test]
+fn p_6_a_batch_out_across_a_suspension_keeps_its_credit_and_is_never_sent_again() {
+    let (mut r, sid, p, wire) = opened(&Grant::default());
+    let a = submit(&mut r, p, 1);
+    assert_eq!(submits(&r, sid).len(), 1);
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Suspended));
+    r.advance(Duration::from_secs(30));
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 1);
+    // The alteration failed and admission opens again: the batch out is neither replayed
+    // nor put on a replacement producer.
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Open));
+    r.advance(Duration::from_secs(30));
+    assert_eq!(submits(&r, sid).len(), 1, "no replay");
+    assert_eq!(
+        requests(&r, sid)
+            .iter()
+            .filter(|q| **q == ClientRequest::OpenIngestorRequest)
+            .count(),
+        1,
+        "no replacement producer"
+    );
+    let info = r.c.producer(p).unwrap();
+    assert_eq!((info.state, info.credit_batches), (ProducerState::Open, 1));
+    assert_eq!(r.c.batch_state(p, a), Some(BatchState::Sent));
+    let (rid, _) = submits(&r, sid)[0];
+    r.feed(sid, batch_completed(rid));
+    assert_eq!(
+        outcomes(&drain(&mut r, p)),
+        vec![(a, BatchOutcome::Completed)]
+    );
+    assert_eq!(r.c.producer(p).unwrap().credit_batches, 0);
+}
+
+#[test]
+fn p_5_a_batch_to_go_again_waits_for_admission_past_its_backoff() {
+    let (mut r, sid, p, wire) = opened(&Grant::default()); // back-off 100 ms
+    let b = submit(&mut r, p, 1);
+    let (rid, _) = submits(&r, sid)[0];
+    r.feed(sid, not_admitted(rid, SubmissionRefusal::Suspended));
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Suspended));
+    r.advance(Duration::from_secs(10));
+    assert_eq!(
+        submits(&r, sid).len(),
+        1,
+        "not while admission is suspended"
+    );
+    assert_ne!(r.c.batch_state(p, b), Some(BatchState::Sent));
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Open));
+    assert_eq!(submits(&r, sid).len(), 2, "its back-off ran out long ago");
+    // Open again before its back-off ends: not a moment early.
+    let (rid, _) = submits(&r, sid)[1];
+    r.feed(sid, not_admitted(rid, SubmissionRefusal::Busy));
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Suspended));
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Open));
+    assert_eq!(submits(&r, sid).len(), 2);
+    r.advance(Duration::from_millis(199));
+    assert_eq!(submits(&r, sid).len(), 2);
+    r.advance(Duration::from_millis(1));
+    assert_eq!(submits(&r, sid).len(), 3);
+}
+
+/// The completed CommandOutcome of command `id` (`cmd`), binding transaction `tx` when given.
+fn command_completed(id: u64, cmd: &CommandRequestT, tx: Option<&str>) -> bytes::Bytes {
+    let o = CommandOutcomeT {
+        execution_reference: cmd.execution_reference.clone(),
+        origin: Some(OutcomeOrigin::Executed),
+        disposition: support::completed(),
+        message: String::new(),
+        transaction: tx.map(|t| {
+            Box::new(TransactionStatusT {
+                transaction_id: t.into(),
+                domain: "d1".into(),
+                state: TransactionStateT::TransactionOpen(Box::default()),
+                accepted_operations: 0,
+                applied_operations: 0,
+            })
+        }),
+        ..Default::default()
+    };
+    support::reply(id, ReplyBodyT::CommandOutcome(Box::new(o)))
+}
+
+#[test]
+fn p_1_a_restoration_due_while_a_transaction_is_held_waits_for_its_end() {
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    r.c.select_domain(Some("d1")).unwrap();
+    drain(&mut r, p);
+    let s2 = lose(&mut r, sid);
+    let opens = |r: &Rig| {
+        requests(r, s2)
+            .iter()
+            .filter(|q| **q == ClientRequest::OpenIngestorRequest)
+            .count()
+    };
+    assert_eq!(
+        opens(&r),
+        1,
+        "the restoration went first on the new session"
+    );
+    // Refused for now: it goes again after a back-off...
+    let (w, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        s2,
+        producer_refused(w, ProducerRefusal::EndpointUnavailable),
+    );
+    // ...which ends while the application holds a transaction on the session.
+    r.exec("BEGIN;");
+    let (id, cmd) = r.last_command();
+    r.feed(s2, command_completed(id, &cmd, Some("tx-1")));
+    assert!(r.c.binding().is_holding());
+    r.advance(Duration::from_secs(60));
+    assert_eq!(opens(&r), 1, "no open while the transaction is held");
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Interrupted);
+    // Once it ends, the restoration goes.
+    r.exec("COMMIT;");
+    let (id, cmd) = r.last_command();
+    r.feed(s2, command_completed(id, &cmd, None));
+    assert!(!r.c.binding().is_holding());
+    r.advance(Duration::ZERO);
+    assert_eq!(opens(&r), 2);
+}
+
+#[test]
+fn p_2_a_producer_is_known_by_its_opens_identity_alone_and_only_while_followed() {
+    let (mut r, sid, p, wire) = opened(&Grant::default());
+    drain(&mut r, p);
+    submit(&mut r, p, 1);
+    let (rid, _) = submits(&r, sid)[0];
+    assert_ne!(rid, wire);
+    // A frame naming the identity of the producer's batch, not of its open: not about it.
+    r.feed(sid, admission_changed(rid, ProducerAdmission::Suspended));
+    assert_eq!(r.c.ignored_producer_frames(), 1);
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Open);
+    r.feed(sid, batch_completed(rid));
+    // Closed: followed no more, so a later frame naming its open's identity is ignored too.
+    r.c.close_producer(r.now, p).unwrap();
+    r.pump();
+    let (cid, _) = last_of(&r, ClientRequest::CloseIngestorRequest);
+    assert_ne!(cid, wire);
+    r.feed(sid, admission_changed(cid, ProducerAdmission::Suspended));
+    assert_eq!(r.c.ignored_producer_frames(), 2);
+    r.feed(sid, ingestor_closed(cid));
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Closed);
+    drain(&mut r, p);
+    r.feed(sid, admission_changed(wire, ProducerAdmission::Suspended));
+    r.feed(sid, producer_ended(wire, ProducerEndReason::OwnerLost));
+    assert_eq!(r.c.ignored_producer_frames(), 4);
+    assert!(drain(&mut r, p).is_empty());
+    assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Closed);
+}

@@ -346,6 +346,16 @@ pub enum CallError {
     /// without a half-close.
     #[error("the archive's bytes changed: they no longer hash to what was declared")]
     ArchiveChanged,
+    /// The file given as the archive does not hold exactly the call's archive size (U-2,
+    /// RS-2): a call streams the whole file, so a file that grew or shrank since the call was
+    /// made is not its archive. Refused before anything was sent.
+    #[error("the archive is {declared} bytes but the file holds {found}")]
+    ArchiveSize {
+        /// The call's archive size.
+        declared: u64,
+        /// The file's size.
+        found: u64,
+    },
     /// The call ended; its outcome says whether the archive may be sent again.
     #[error("the call has ended")]
     Ended,

@@ -141,14 +141,19 @@ pub enum RestoreOutcome {
         /// The server's message.
         message: String,
     },
-    /// RestoreUploadFailed: the stream changed nothing. `may_repeat` for QuotaExceeded and
-    /// StagingFailed, which allow the same stream again later; the others never allow the same
-    /// stream unchanged.
+    /// RestoreUploadFailed: the attempt's stream changed nothing. `may_repeat` for
+    /// QuotaExceeded and StagingFailed, which allow the same stream again later; the others
+    /// never allow the same stream unchanged. The refusal speaks of that stream only:
+    /// `uncertain` when an earlier attempt may have run the restore without its outcome being
+    /// learnt (the whole archive went out, or OutcomeUnknown), so it may have run all the same
+    /// (RS-5).
     Refused {
         /// Why.
         failure: RestoreUploadFailure,
         /// Whether the same stream may be sent again later.
         may_repeat: bool,
+        /// Whether an earlier attempt may have run the restore.
+        uncertain: bool,
         /// The server's message.
         message: String,
     },
@@ -391,9 +396,11 @@ impl RestoreCall {
                 failure,
                 RestoreUploadFailure::QuotaExceeded | RestoreUploadFailure::StagingFailed
             );
+            // The refusal is of this stream; an earlier attempt may have run the restore.
             return Ok(self.end(RestoreOutcome::Refused {
                 failure,
                 may_repeat,
+                uncertain: self.state.ran,
                 message: failed.message().to_string(),
             }));
         }

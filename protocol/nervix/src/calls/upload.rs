@@ -49,11 +49,16 @@ pub enum UploadOutcome {
         /// The server's message.
         message: String,
     },
-    /// InvalidStream, ResourceNotDeclared, SizeMismatch or QuotaExceeded: nothing was admitted,
-    /// and the same stream is never sent again unchanged.
+    /// InvalidStream, ResourceNotDeclared, SizeMismatch or QuotaExceeded: the attempt's stream
+    /// admitted nothing, and the same stream is never sent again unchanged. The refusal speaks
+    /// of that stream only: `uncertain` when an earlier attempt carried the whole archive
+    /// without learning its outcome, so the upload may have been installed by it all the same
+    /// (U-5); repeat under the identity to learn it, once the stream may go again.
     Refused {
         /// Why.
         failure: UploadFailure,
+        /// Whether an earlier attempt may have installed the archive.
+        uncertain: bool,
         /// The server's message.
         message: String,
     },
@@ -145,6 +150,21 @@ impl UploadCall {
         // A start that can never be written is refused now, not on the first attempt.
         call.start_frame(1)?;
         Ok(call)
+    }
+
+    /// Declares the BLAKE3 `digest` of the archive's bytes, known before the first byte goes
+    /// out (the journal computes it when it records the upload, U-2): every attempt, the
+    /// first included, then withholds its last frame unless the bytes it streamed hash to it
+    /// ([`CallError::ArchiveChanged`]), so what is sent is what was recorded. Refused with
+    /// [`CallError::ArchiveChanged`] when a complete attempt already streamed other bytes.
+    pub fn expect_digest(&mut self, digest: Digest) -> Result<(), CallError> {
+        match self.digest {
+            Some(d) if d != digest => Err(CallError::ArchiveChanged),
+            _ => {
+                self.digest = Some(digest);
+                Ok(())
+            }
+        }
     }
 
     /// The upload's identity (U-2).
@@ -328,7 +348,13 @@ impl UploadCall {
                     message,
                 }
             } else {
-                UploadOutcome::Refused { failure, message }
+                // The refusal is of this stream; an earlier attempt that carried the whole
+                // archive may have installed it all the same.
+                UploadOutcome::Refused {
+                    failure,
+                    uncertain: self.state.ran,
+                    message,
+                }
             };
             return Ok(self.end(outcome));
         }
