@@ -78,8 +78,11 @@ impl Hand for Blocking {
         mpsc::sync_channel(1)
     }
 
-    fn give<T>(tx: mpsc::SyncSender<T>, value: T) -> bool {
-        tx.try_send(value).is_ok()
+    fn give_back<T>(tx: mpsc::SyncSender<T>, value: T) -> Option<T> {
+        match tx.try_send(value) {
+            Ok(()) => None,
+            Err(mpsc::TrySendError::Full(v) | mpsc::TrySendError::Disconnected(v)) => Some(v),
+        }
     }
 
     fn offer(
@@ -292,7 +295,8 @@ impl Drop for Producer {
 /// A submitted batch: its name is known at once, and [`PendingBatch::wait`] gives its one
 /// outcome. The batch holds its share of the producer's credit until then (P-4), so
 /// outcomes nobody read are bounded by the grant. Dropping it stops the wait only: the batch
-/// goes on, and its credit comes back once its outcome is in.
+/// goes on, its credit comes back once its outcome is in, and the outcome is kept for
+/// `Client::unclaimed_batches` (P-7).
 #[derive(Debug)]
 pub struct PendingBatch {
     producer: ProducerId,
@@ -317,12 +321,20 @@ impl PendingBatch {
 
 impl Drop for PendingBatch {
     fn drop(&mut self) {
-        // The receiver goes first: an outcome the driver sends from now on is refused, and
-        // the driver gives its credit back itself; one sent before is released here.
-        drop(std::mem::replace(
-            &mut self.outcome,
-            mpsc::sync_channel(0).1,
-        ));
+        // The receiver goes first, under the hand-over's lock: an outcome the driver sends
+        // from now on is refused, and the driver gives its credit back itself and keeps the
+        // outcome for `unclaimed_batches` (P-7); one sent before and not read is kept here,
+        // and its credit released.
+        let outcome = std::mem::replace(&mut self.outcome, mpsc::sync_channel(0).1);
+        if self.read {
+            drop(outcome);
+        } else {
+            self.released.leave(self.producer, self.batch, move || {
+                let sent = outcome.try_recv().ok();
+                drop(outcome);
+                sent
+            });
+        }
         self.release();
     }
 }

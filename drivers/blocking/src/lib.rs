@@ -454,6 +454,15 @@ impl Client {
         self.call(Request::Unclaimed)
     }
 
+    /// Outcomes of batches whose [`PendingBatch`]es were dropped before they read them (P-7:
+    /// a caller that stops waiting leaves the outcome retrievable), oldest first; each is
+    /// handed out once. Kept apart from the commands' outcomes, within the same bounds
+    /// ([`UNCLAIMED`] outcomes, [`UNCLAIMED_BYTES`] bytes; evictions counted in
+    /// [`Stats::unclaimed_batches_lost`]).
+    pub fn unclaimed_batches(&self) -> Result<Vec<UnclaimedBatch>, Error> {
+        self.call(Request::UnclaimedBatches)
+    }
+
     /// How many outcomes of commands nobody waited for the bounds of [`Client::unclaimed`]'s
     /// store evicted ([`UNCLAIMED`] outcomes, [`UNCLAIMED_BYTES`] bytes): settled ones go
     /// before uncertain ones, and each eviction is also reported as

@@ -91,6 +91,13 @@ impl Driver for Blocking {
         client.unclaimed()
     }
 
+    fn unclaimed_batches(
+        &self,
+        client: &Client,
+    ) -> Result<Vec<nervix_driver_support::unclaimed::UnclaimedBatch>, Error> {
+        client.unclaimed_batches()
+    }
+
     fn set_credentials(&self, client: &Client, credentials: Credentials) -> Result<(), Error> {
         client.set_credentials(credentials)
     }

@@ -122,6 +122,81 @@ pub fn p_7_outcome_retrievable_after_a_given_up_wait<D: Driver>() {
     }
 }
 
+/// P-7: a caller that stops waiting by dropping its handle leaves the outcome retrievable
+/// too: an outcome that came after the handle was dropped, and one handed over but never read,
+/// are kept for `unclaimed_batches` and handed out once; one read is not kept. A batch of a
+/// producer dropped meanwhile is kept as well.
+pub fn p_7_dropped_handles_leave_their_outcomes_for_unclaimed_batches<D: Driver>() {
+    let lb = Loopback::start(LoopbackConfig::default()).unwrap();
+    for via in spoken::<D>(&BOTH) {
+        let d = D::new();
+        let client = connected(&d, &lb, via);
+        let spec = ProducerSpec::new("tenant", INGESTOR, ingestor_fields());
+        let producer = d.producer(&client, spec).unwrap();
+        let n0 = ingested(&lb);
+        let submit = |ids: &[u64]| d.submit_batch(&producer, batch_of::<D>(&producer, ids));
+        let (a, b, mut c) = (
+            submit(&[11]).unwrap(),
+            submit(&[12]).unwrap(),
+            submit(&[13]).unwrap(),
+        );
+        let (ida, idb) = (D::batch_id(&a), D::batch_id(&b));
+        // Dropped at once, before its outcome can have come back over the socket.
+        drop(a);
+        ingested_settles_at(&lb, n0 + 3, "three batches");
+        std::thread::sleep(Duration::from_millis(200));
+        // Its outcome handed over by now, never read.
+        drop(b);
+        assert_eq!(
+            d.batch_outcome(&mut c, WAIT).unwrap(),
+            BatchOutcome::Completed
+        );
+        let kept = d.unclaimed_batches(&client).unwrap();
+        let got: Vec<_> = kept.iter().map(|u| (u.batch, u.outcome.clone())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (ida, BatchOutcome::Completed),
+                (idb, BatchOutcome::Completed)
+            ],
+            "{via:?}: the dropped handles' outcomes, oldest first, the read one left out"
+        );
+        assert!(kept.iter().all(|u| u.producer == kept[0].producer));
+        assert!(
+            d.unclaimed_batches(&client).unwrap().is_empty(),
+            "{via:?}: handed out once"
+        );
+        // A batch whose handle and producer are both dropped: its outcome is kept too.
+        let e = submit(&[14]).unwrap();
+        let ide = D::batch_id(&e);
+        drop(e);
+        drop(producer);
+        let end = Instant::now() + WAIT;
+        let kept = loop {
+            let kept = d.unclaimed_batches(&client).unwrap();
+            if !kept.is_empty() || Instant::now() > end {
+                break kept;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(kept.len(), 1, "{via:?}: {kept:?}");
+        assert_eq!(kept[0].batch, ide);
+        assert!(
+            matches!(
+                kept[0].outcome,
+                BatchOutcome::Completed | BatchOutcome::NotSent
+            ),
+            "{via:?}: {kept:?}"
+        );
+        let stats = d.stats(&client).unwrap();
+        assert_eq!(
+            (stats.unclaimed_batches_held, stats.unclaimed_batches_lost),
+            (0, 0)
+        );
+        d.close(client, true).unwrap();
+    }
+}
+
 /// EC-4: a delivery read arrives decoded (EC-3), is acknowledged and confirmed, and a second
 /// decision on it is refused locally.
 pub fn ec_4_delivery_acked<D: Driver>() {
@@ -363,6 +438,13 @@ macro_rules! dataplane_tests {
             )
         }
         #[test]
+        fn p_7_a_dropped_batch_handle_leaves_its_outcome_for_unclaimed_batches_over_loopback() {
+            $crate::run!(
+                Tokio,
+                dataplane::p_7_dropped_handles_leave_their_outcomes_for_unclaimed_batches()
+            )
+        }
+        #[test]
         fn ec_4_a_delivery_read_over_loopback_is_acked_and_confirmed() {
             $crate::run!(Tokio, dataplane::ec_4_delivery_acked())
         }
@@ -399,6 +481,13 @@ macro_rules! dataplane_tests {
             $crate::run!(
                 Blocking,
                 dataplane::p_7_outcome_retrievable_after_a_given_up_wait()
+            )
+        }
+        #[test]
+        fn p_7_a_dropped_batch_handle_leaves_its_outcome_for_unclaimed_batches_blocking() {
+            $crate::run!(
+                Blocking,
+                dataplane::p_7_dropped_handles_leave_their_outcomes_for_unclaimed_batches()
             )
         }
         #[test]

@@ -338,6 +338,11 @@ pub trait Driver: Sized + 'static {
     ) -> Result<nervix_driver_support::journaled::Recovery, Error>;
     /// The outcomes nobody waited for.
     fn unclaimed(&self, client: &Self::Client) -> Result<Vec<CommandResult>, Error>;
+    /// The outcomes of batches whose handles were dropped unread (P-7).
+    fn unclaimed_batches(
+        &self,
+        client: &Self::Client,
+    ) -> Result<Vec<nervix_driver_support::unclaimed::UnclaimedBatch>, Error>;
     /// New credentials for the client.
     fn set_credentials(&self, client: &Self::Client, credentials: Credentials)
         -> Result<(), Error>;

@@ -569,6 +569,52 @@ pub fn full_journal_refuses<D: Driver>(via: Via) {
     lb.stop();
 }
 
+/// P-7 in outbox mode: handles dropped at once, of batches that went straight to the engine
+/// and of batches that waited in the outbox first, leave their outcomes for
+/// `unclaimed_batches` under the names the handles had.
+pub fn dropped_handles_leave_outcomes_under_their_names<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = Loopback::start(LoopbackConfig::default()).unwrap();
+    let p = place::<D>(&lb, via, "unclaimed");
+    let d = D::new();
+    let config = journaled::<D>(&p.seeds, via, p.cert.as_deref(), &p.dir, false);
+    let client = d.connect(config).unwrap();
+    let producer = d.producer(&client, spec()).unwrap();
+    let ids: Vec<u64> = (300..305).collect();
+    let mut names = Vec::new();
+    for id in &ids {
+        let b = d
+            .submit_batch(&producer, batch_of::<D>(&producer, &[*id]))
+            .unwrap();
+        names.push(D::batch_id(&b));
+    }
+    for id in &ids {
+        ingested_once(&lb, *id);
+    }
+    let end = Instant::now() + WAIT;
+    let mut kept = Vec::new();
+    while kept.len() < ids.len() && Instant::now() < end {
+        kept.extend(d.unclaimed_batches(&client).unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut got: Vec<_> = kept.iter().map(|u| u.batch).collect();
+    got.sort();
+    let mut want = names.clone();
+    want.sort();
+    assert_eq!(
+        got, want,
+        "{via:?}: every dropped handle's outcome, under its name"
+    );
+    assert!(
+        kept.iter().all(|u| u.outcome == BatchOutcome::Completed),
+        "{via:?}: {kept:?}"
+    );
+    let _ = d.close(client, false);
+    lb.stop();
+}
+
 /// The outbox scenarios' tests for one driver (part of `journal_tests!`).
 #[macro_export]
 macro_rules! outbox_tests {
@@ -590,6 +636,13 @@ macro_rules! outbox_tests {
         #[test]
         fn p_8_a_batch_whose_handed_mark_cannot_be_written_is_never_sent_and_ends_unknown() {
             $crate::run!(Tokio, outbox::unwritten_handed_mark_sends_nothing(Via::Grpc))
+        }
+        #[test]
+        fn p_7_dropped_journaled_batch_handles_leave_their_outcomes_under_their_names() {
+            $crate::run!(
+                Tokio,
+                outbox::dropped_handles_leave_outcomes_under_their_names(Via::Grpc)
+            )
         }
         #[test]
         fn sf_24_a_full_journal_refuses_a_batch_naming_the_wire_state() {
@@ -624,6 +677,16 @@ macro_rules! outbox_tests {
             $crate::run!(
                 Blocking,
                 outbox::unwritten_handed_mark_sends_nothing(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn p_7_dropped_journaled_batch_handles_leave_their_outcomes_under_their_names_blocking(
+        ) {
+            $crate::run!(
+                Blocking,
+                outbox::dropped_handles_leave_outcomes_under_their_names(Via::Console(
+                    WsAuth::Header
+                ))
             )
         }
         #[test]

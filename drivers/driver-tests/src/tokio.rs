@@ -162,6 +162,13 @@ impl Driver for Tokio {
         self.block(client.unclaimed())
     }
 
+    fn unclaimed_batches(
+        &self,
+        client: &Client,
+    ) -> Result<Vec<nervix_driver_support::unclaimed::UnclaimedBatch>, Error> {
+        self.block(client.unclaimed_batches())
+    }
+
     fn set_credentials(&self, client: &Client, credentials: Credentials) -> Result<(), Error> {
         self.block(client.set_credentials(credentials))
     }

@@ -440,13 +440,13 @@ impl Hand for SimHand {
         let a = Rc::new(RefCell::new(None));
         (a.clone(), a)
     }
-    fn give<T>(tx: Answer<T>, value: T) -> bool {
+    fn give_back<T>(tx: Answer<T>, value: T) -> Option<T> {
         if !alive() {
             tally("after death: a hand-over withheld".into());
-            return false;
+            return Some(value);
         }
         *tx.borrow_mut() = Some(value);
-        true
+        None
     }
     fn offer(
         waiter: Self::Waiter,

@@ -205,6 +205,11 @@ pub struct Stats {
     pub unclaimed_held_bytes: usize,
     /// Outcomes the store evicted to stay within its bounds (C-10).
     pub unclaimed_lost: u64,
+    /// Outcomes of batches whose handles were dropped unread, held for
+    /// `unclaimed_batches()` now (P-7).
+    pub unclaimed_batches_held: usize,
+    /// Batch outcomes that store evicted to stay within its bounds.
+    pub unclaimed_batches_lost: u64,
     /// What the client's journal did, when it keeps one (feature `journal`).
     #[cfg(feature = "journal")]
     pub journal: Option<crate::journaled::JournaledStats>,

@@ -65,7 +65,11 @@ pub trait Hand {
     /// A new one-answer channel.
     fn once<T>() -> (Self::Once<T>, Self::Awaited<T>);
     /// Hands `value` over; false when nobody reads it any more.
-    fn give<T>(tx: Self::Once<T>, value: T) -> bool;
+    fn give<T>(tx: Self::Once<T>, value: T) -> bool {
+        Self::give_back(tx, value).is_none()
+    }
+    /// Hands `value` over; it comes back when nobody reads it any more.
+    fn give_back<T>(tx: Self::Once<T>, value: T) -> Option<T>;
     /// Runs `take`, unless the submission's caller left (then it is never taken, C-10), and
     /// hands the answer over. `take` gives `None` when there is no room yet: the waiter comes
     /// back, to be offered again later.
@@ -221,7 +225,9 @@ struct ProducerSink<H: Hand> {
     names: (String, String),
     opened: Option<Opening<H, ProducerDescription>>,
     ended: H::Ended,
-    outcomes: BTreeMap<BatchId, H::Once<BatchOutcome>>,
+    /// By the engine's name: where each outcome goes, and the name the application knows
+    /// the batch by (the engine's own, or the outbox's for a batch that waited there).
+    outcomes: BTreeMap<BatchId, (H::Once<BatchOutcome>, BatchId)>,
     /// Submissions waiting for room among the batches not yet sent (the engine said
     /// `Full`), in the order they were made. Each is handed to the engine once an outcome
     /// makes room; one whose caller left is dropped, never taken.
@@ -528,9 +534,13 @@ impl<H: Hand> Dataplane<H> {
                 self.outbox.outcome(id, *batch);
             }
             let Some(sink) = self.producers.get_mut(&id) else {
-                // Nobody can read it: its credit comes back at once.
-                if let ProducerEvent::Outcome { batch, .. } = e {
+                // Nobody can read it: its credit comes back at once, and the outcome is kept
+                // for the application to take (P-7).
+                if let ProducerEvent::Outcome { batch, outcome } = e {
                     engine.release_outcome(id, batch);
+                    #[cfg(feature = "journal")]
+                    let batch = self.outbox.name_of(id, batch);
+                    self.released.keep(id, batch, outcome);
                 }
                 continue;
             };
@@ -543,10 +553,15 @@ impl<H: Hand> Dataplane<H> {
                 ProducerEvent::Outcome { batch, outcome } => {
                     // Held until its handle reads it or is dropped (P-4); one nobody waits
                     // for any more gives its credit back at once.
-                    let handed = sink
-                        .outcomes
-                        .remove(&batch)
-                        .is_some_and(|tx| H::give(tx, outcome));
+                    // One whose handle was dropped is kept for the application (P-7).
+                    let (tx, name) = match sink.outcomes.remove(&batch) {
+                        Some((tx, name)) => (Some(tx), name),
+                        None => (None, batch),
+                    };
+                    let handed = self.released.deliver(id, name, outcome, |o| match tx {
+                        Some(tx) => H::give_back(tx, o),
+                        None => Some(o),
+                    });
                     if !handed {
                         engine.release_outcome(id, batch);
                         // Outbox mode: nobody holds the batch's name any more.
@@ -577,7 +592,7 @@ impl<H: Hand> Dataplane<H> {
                         // Journaled batches the engine never took were never sent.
                         #[cfg(feature = "journal")]
                         for o in sink.outboxed {
-                            self.outbox.never_sent(id, o);
+                            self.outbox.never_sent(&self.released, id, o);
                         }
                         tell(id, e.clone());
                         H::end(sink.ended, e);
@@ -680,7 +695,7 @@ fn offer<H: Hand>(
         r => Some(r.map_err(H::Error::from).map(|id| {
             let (tx, rx) = H::once();
             if let Some(s) = producers.get_mut(&producer) {
-                s.outcomes.insert(id, tx);
+                s.outcomes.insert(id, (tx, id));
             }
             (id, rx)
         })),

@@ -218,6 +218,8 @@ pub enum Request<S: Seam> {
     Stats(Reply<S, crate::api::Stats>),
     /// The outcomes nobody waited for (C-10).
     Unclaimed(Reply<S, Vec<CommandResult>>),
+    /// The outcomes of batches whose handles were dropped before they read them (P-7).
+    UnclaimedBatches(Reply<S, Vec<crate::unclaimed::UnclaimedBatch>>),
     /// Replaces the credentials (T-5).
     SetCredentials {
         /// The new credentials.
@@ -621,12 +623,18 @@ impl<S: Seam> Core<S> {
             Request::Unclaimed(reply) => {
                 S::Hand::give(reply, Ok(self.unclaimed.take()));
             }
+            Request::UnclaimedBatches(reply) => {
+                let kept = self.dataplane.released().unclaimed().take();
+                S::Hand::give(reply, Ok(kept));
+            }
             Request::Stats(reply) => {
                 let stats = crate::api::Stats {
                     engine: self.engine.stats(),
                     unclaimed_held: self.unclaimed.len(),
                     unclaimed_held_bytes: self.unclaimed.bytes(),
                     unclaimed_lost: self.unclaimed.lost(),
+                    unclaimed_batches_held: self.dataplane.released().unclaimed().len(),
+                    unclaimed_batches_lost: self.dataplane.released().unclaimed().lost(),
                     #[cfg(feature = "journal")]
                     journal: self.journal.as_ref().map(|j| j.stats()),
                 };

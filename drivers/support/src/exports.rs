@@ -20,7 +20,7 @@ pub use crate::resolve::{ConnectError, HostsResolver, Resolve, Resolver};
 pub use crate::transfer::Progress;
 #[cfg(feature = "journal")]
 pub use crate::transfer_journal::TransferJournalError;
-pub use crate::unclaimed::{UNCLAIMED, UNCLAIMED_BYTES};
+pub use crate::unclaimed::{UnclaimedBatch, UNCLAIMED, UNCLAIMED_BYTES};
 pub use nervix_protocol::client::{
     BatchOutcome, ClockEvent, CommandResult, ConsumerEvent, ConsumerId, ConsumerSpec, Decision,
     Delivery, DeliveryRef, Gap, ProducerEvent, ProducerId, ProducerSpec, ReadResult,

@@ -11,7 +11,7 @@
 //! evicted only when nothing but uncertain outcomes is kept. Every eviction is counted
 //! (`lost`, [`Unclaimed::lost_uncertain`]); nothing goes silently.
 
-use nervix_protocol::client::{CommandResult, Failure};
+use nervix_protocol::client::{BatchId, BatchOutcome, CommandResult, Failure, ProducerId};
 use std::ops::Deref;
 
 pub use sansio_kit::unclaimed::{Gate, Keep, UNCLAIMED, UNCLAIMED_BYTES};
@@ -69,6 +69,61 @@ impl Unclaimed {
         self.0.lost_precious()
     }
 }
+
+/// The outcome of a batch whose handle was dropped before it read it (P-7): which batch of
+/// which producer, and its one outcome.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct UnclaimedBatch {
+    /// The producer that submitted it.
+    pub producer: ProducerId,
+    /// The engine's name of the batch (its handle's `id()`).
+    pub batch: BatchId,
+    /// Its one outcome.
+    pub outcome: BatchOutcome,
+}
+
+impl UnclaimedBatch {
+    /// The outcome of `batch` of `producer`.
+    pub fn new(producer: ProducerId, batch: BatchId, outcome: BatchOutcome) -> Self {
+        Self {
+            producer,
+            batch,
+            outcome,
+        }
+    }
+}
+
+/// How batch outcomes are kept: a fixed overhead plus the server's words; an outcome that
+/// leaves the batch's fate open (`Unknown`, `OutcomeUnknown`) is the precious one, since
+/// nothing else tells the application to look at the graph.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Batches;
+
+impl Keep<UnclaimedBatch> for Batches {
+    fn weight(b: &UnclaimedBatch) -> usize {
+        const FIXED: usize = 64;
+        FIXED
+            + match &b.outcome {
+                BatchOutcome::NotAdmitted { message, .. }
+                | BatchOutcome::Failed { message, .. }
+                | BatchOutcome::OutcomeUnknown { message, .. }
+                | BatchOutcome::Rejected { message } => message.len(),
+                _ => 0,
+            }
+    }
+    fn precious(b: &UnclaimedBatch) -> bool {
+        matches!(
+            b.outcome,
+            BatchOutcome::Unknown | BatchOutcome::OutcomeUnknown { .. }
+        )
+    }
+}
+
+/// Batch outcomes kept for handles dropped before they read them (P-7), bounded to
+/// [`UNCLAIMED`] outcomes and [`UNCLAIMED_BYTES`] bytes, apart from the commands' store; clones
+/// share one store.
+pub type UnclaimedBatches = sansio_kit::unclaimed::Unclaimed<UnclaimedBatch, Batches>;
 
 #[cfg(test)]
 mod tests {

@@ -90,8 +90,11 @@ impl Hand for Fake {
     fn once<T>() -> (mpsc::SyncSender<T>, mpsc::Receiver<T>) {
         mpsc::sync_channel(1)
     }
-    fn give<T>(tx: mpsc::SyncSender<T>, value: T) -> bool {
-        tx.try_send(value).is_ok()
+    fn give_back<T>(tx: mpsc::SyncSender<T>, value: T) -> Option<T> {
+        match tx.try_send(value) {
+            Ok(()) => None,
+            Err(mpsc::TrySendError::Full(v) | mpsc::TrySendError::Disconnected(v)) => Some(v),
+        }
     }
     fn offer(
         waiter: Rc<Waiter>,

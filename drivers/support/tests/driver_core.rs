@@ -45,8 +45,11 @@ impl Hand for Answers {
     fn once<T>() -> (mpsc::SyncSender<T>, mpsc::Receiver<T>) {
         mpsc::sync_channel(1)
     }
-    fn give<T>(tx: mpsc::SyncSender<T>, value: T) -> bool {
-        tx.try_send(value).is_ok()
+    fn give_back<T>(tx: mpsc::SyncSender<T>, value: T) -> Option<T> {
+        match tx.try_send(value) {
+            Ok(()) => None,
+            Err(mpsc::TrySendError::Full(v) | mpsc::TrySendError::Disconnected(v)) => Some(v),
+        }
     }
     fn offer(_: (), _: impl FnOnce() -> Option<Result<Taken<Self>, Error>>) -> Option<()> {
         None

@@ -101,8 +101,8 @@ impl Hand for Tokio {
         oneshot::channel()
     }
 
-    fn give<T>(tx: oneshot::Sender<T>, value: T) -> bool {
-        tx.send(value).is_ok()
+    fn give_back<T>(tx: oneshot::Sender<T>, value: T) -> Option<T> {
+        tx.send(value).err()
     }
 
     fn offer(
@@ -237,7 +237,8 @@ impl Drop for Producer {
 
 /// A submitted batch: its name is known at once, and awaiting it gives its one outcome.
 /// The batch holds its credit until then (P-4). Dropping it stops the wait only: the batch
-/// goes on, and its credit comes back once its outcome is in.
+/// goes on, its credit comes back once its outcome is in, and the outcome is kept for
+/// `Client::unclaimed_batches` (P-7).
 #[derive(Debug)]
 pub struct PendingBatch {
     producer: ProducerId,
@@ -262,8 +263,15 @@ impl PendingBatch {
 impl Drop for PendingBatch {
     fn drop(&mut self) {
         // Closed first: an outcome the driver sends from now on is refused, and the driver
-        // gives its credit back itself; one sent before is released here.
-        self.outcome.close();
+        // gives its credit back itself and keeps the outcome for `unclaimed_batches` (P-7);
+        // one sent before and not read is kept here, and its credit released.
+        if !self.read {
+            let outcome = &mut self.outcome;
+            self.released.leave(self.producer, self.batch, || {
+                outcome.close();
+                outcome.try_recv().ok()
+            });
+        }
         self.release();
     }
 }

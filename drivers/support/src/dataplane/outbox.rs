@@ -15,6 +15,7 @@
 
 use super::{Dataplane, Hand, Taken};
 use crate::journaled::{JournalRefusal, Journaled};
+use crate::released::Released;
 use crate::Submission;
 use nervix_journal::JournalKey;
 use nervix_protocol::client::{
@@ -158,11 +159,29 @@ impl Outbox {
 
     /// A journaled batch of `producer` the engine never took ends unsent, and its record
     /// with it.
-    pub(super) fn never_sent<H: Hand>(&mut self, producer: ProducerId, o: Outboxed<H>) {
+    pub(super) fn never_sent<H: Hand>(
+        &mut self,
+        released: &Released,
+        producer: ProducerId,
+        o: Outboxed<H>,
+    ) {
         self.waiting.remove(&(producer, o.name));
         self.let_go.remove(&(producer, o.name));
         self.notes.push(Note::Dropped { key: o.key });
-        H::give(o.outcome, BatchOutcome::NotSent);
+        // One whose handle was dropped is kept for the application (P-7).
+        let tx = o.outcome;
+        released.deliver(producer, o.name, BatchOutcome::NotSent, |v| {
+            H::give_back(tx, v)
+        });
+    }
+
+    /// The name the application knows the engine's `batch` of `producer` by: the outbox's
+    /// name while an alias holds it, else the engine's own.
+    pub(super) fn name_of(&self, producer: ProducerId, batch: BatchId) -> BatchId {
+        self.aliases
+            .iter()
+            .find(|((p, _), b)| *p == producer && **b == batch)
+            .map_or(batch, |((_, name), _)| *name)
     }
 }
 
@@ -289,7 +308,7 @@ impl<H: Hand<Error = crate::api::Error>> Dataplane<H> {
             match r {
                 Ok(id) => {
                     journal.batch_taken(key, producer, id);
-                    sink.outcomes.insert(id, tx);
+                    sink.outcomes.insert(id, (tx, id));
                     return Ok((id, rx));
                 }
                 Err((SubmitError::Full, back)) => batch = back,
@@ -347,7 +366,7 @@ impl<H: Hand> Dataplane<H> {
                             batch: b,
                         });
                         self.outbox.took(id, name, b);
-                        sink.outcomes.insert(b, outcome);
+                        sink.outcomes.insert(b, (outcome, name));
                         asked = true;
                     }
                     Err((e, batch)) => {
@@ -361,7 +380,7 @@ impl<H: Hand> Dataplane<H> {
                             sink.outboxed.push_front(o);
                             break;
                         }
-                        self.outbox.never_sent(id, o);
+                        self.outbox.never_sent(&self.released, id, o);
                     }
                 }
             }
