@@ -1268,3 +1268,70 @@ fn s_3_an_end_removes_the_ended_subscriptions_routes_alone() {
         assert_eq!(r.c.ignored_subscription_frames(), ignored + 1);
     }
 }
+
+/// The reopening on each new session is left unanswered while that session answers everything
+/// else (so the reconnect back-off alone never grows). Each time is a refusal (S-7), and the
+/// wait before the next reopening grows with each, rather than the client asking again at the
+/// fixed rate of its call deadline.
+#[test]
+fn s_7_reopenings_left_unanswered_in_a_row_are_sent_again_after_growing_waits() {
+    let (mut r, sid, id) = opened_sub();
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    let _ = drain(&mut r, id);
+    // When each reopening went out, and when the session it went out on was given up.
+    let mut sent_at = Vec::new();
+    let mut given_up_at = Vec::new();
+    let mut opened_ones = vec![sid];
+    for _ in 0..5 {
+        // Time passes until the client opens a session and sends the reopening on it.
+        let mut session = None;
+        for _ in 0..100 {
+            let at = r.c.poll_timeout().expect("the reopening is still wanted");
+            r.now = at;
+            r.c.handle_timeout(at);
+            r.pump();
+            let newest = r.connects.last().map(|(s, _)| *s);
+            if let Some(s) = newest.filter(|s| !opened_ones.contains(s)) {
+                opened_ones.push(s);
+                r.c.handle_connected(r.now, s);
+                r.pump();
+            }
+            let current =
+                r.c.session()
+                    .filter(|s| requests(&r, *s).contains(&ClientRequest::SubscribeRequest));
+            if current.is_some() {
+                session = current;
+                break;
+            }
+        }
+        let s = session.expect("the reopening went out on a new session");
+        sent_at.push(r.now);
+        // The session answers a read: it carries other requests.
+        let h = r.c.read(r.now, list_domains(), None).unwrap();
+        r.pump();
+        let (rid, _) = last_of(&r, ClientRequest::ListDomainsRequest);
+        r.feed(s, domains(rid));
+        assert!(read_result(&r, h).is_some());
+        // The reopening is left unanswered past the call deadline: a refusal.
+        r.advance(Duration::from_secs(31));
+        assert_eq!(shape(&drain(&mut r, id)), "refused");
+        assert!(
+            r.closes.iter().any(|(c, _)| *c == s),
+            "the session is given up"
+        );
+        given_up_at.push(r.now);
+        r.c.handle_closed(r.now, s);
+        r.pump();
+        let _ = drain(&mut r, id);
+    }
+    // The wait between giving a session up and the next reopening grows with each refusal.
+    let waits: Vec<u64> = given_up_at
+        .iter()
+        .zip(sent_at.iter().skip(1))
+        .map(|(g, s)| s.as_nanos() - g.as_nanos())
+        .collect();
+    for w in waits.windows(2) {
+        assert!(w[1] > w[0], "waits grow: {waits:?}");
+    }
+}

@@ -1584,7 +1584,7 @@ impl Client {
                         | Interruption::NotAdmitted
                         | Interruption::Abandoned
                 ) {
-                    self.on_subscription_unanswered(&p);
+                    self.on_subscription_unanswered(now, &p);
                     self.retire.get_or_insert(Retire::Wedged);
                 }
             }

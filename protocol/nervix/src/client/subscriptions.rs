@@ -230,6 +230,9 @@ struct Entry {
     delete: bool,
     /// Refusals in a row: the wait before the next opening grows with each.
     refusals: u32,
+    /// When a reopening left unanswered may go again: its session is given up, and the next
+    /// one waits this long first instead of counting refusals from nothing (S-7).
+    resume_at: Option<Timestamp>,
     /// Generations ended by a relay change in a row with no batch delivered: the wait before
     /// the next opening grows with each (S-4, S-8).
     churn: u32,
@@ -474,6 +477,7 @@ impl Subscriptions {
                 ever_open: false,
                 delete: false,
                 refusals: 0,
+                resume_at: None,
                 churn: 0,
                 schema: None,
                 queue: VecDeque::new(),
@@ -737,6 +741,7 @@ impl Subscriptions {
             } => {
                 e.name = Some(name.clone());
                 e.refusals = 0;
+                e.resume_at = None;
                 e.phase = Phase::Open {
                     session,
                     generation,
@@ -939,8 +944,17 @@ impl Subscriptions {
                 continue;
             }
             let was_open = matches!(e.phase, Phase::Open { .. });
-            e.phase = Phase::Waiting;
-            e.refusals = 0;
+            match e.resume_at.take() {
+                // S-7: the session was given up because it left the reopening unanswered;
+                // the wait before the next one grows with each such refusal.
+                Some(at) if matches!(e.phase, Phase::Opening(s) if s == session) => {
+                    e.phase = Phase::Backoff(at);
+                }
+                _ => {
+                    e.phase = Phase::Waiting;
+                    e.refusals = 0;
+                }
+            }
             drop(e);
             if was_open {
                 self.report(id, SubscriptionEvent::Gap(Gap::SessionLost), EVENT_COST);
@@ -1143,7 +1157,11 @@ impl Client {
     /// A subscription's request ended without a reply on a session that goes on: it was left
     /// unanswered past its deadline. That is reported as a refusal, and the session, which
     /// does not carry what it is given, is replaced (K-5 and S-7 alike).
-    pub(super) fn on_subscription_unanswered(&mut self, p: &Purpose) {
+    ///
+    /// Each such refusal counts like any other: the reopening waits on the next session a
+    /// time that grows with each refusal in a row, not only the reconnect's back-off, which a
+    /// session that answers everything else starts over (S-7).
+    pub(super) fn on_subscription_unanswered(&mut self, now: Timestamp, p: &Purpose) {
         if let Purpose::Subscribe(id) = p {
             let live = self
                 .subscriptions
@@ -1151,6 +1169,16 @@ impl Client {
                 .get(id)
                 .is_some_and(|e| e.live() && !e.delete && e.ever_open);
             if live {
+                let attempt = self.subscriptions.entries.get_mut(id).map(|mut e| {
+                    e.refusals = e.refusals.saturating_add(1);
+                    e.refusals - 1
+                });
+                if let Some(attempt) = attempt {
+                    let at = now + self.backoff(attempt);
+                    if let Some(mut e) = self.subscriptions.entries.get_mut(id) {
+                        e.resume_at = Some(at);
+                    }
+                }
                 let message = String::from("the reopening was left unanswered");
                 let cost = EVENT_COST + message.len();
                 self.subscriptions
