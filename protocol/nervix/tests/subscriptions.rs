@@ -1335,3 +1335,65 @@ fn s_7_reopenings_left_unanswered_in_a_row_are_sent_again_after_growing_waits() 
         assert!(w[1] > w[0], "waits grow: {waits:?}");
     }
 }
+
+/// The current session refused to open the subscription again: no session holds it, so its
+/// deletion completes at once without an `UnsubscribeRequest`, and its name is free (S-7).
+#[test]
+fn s_7_a_deletion_after_a_refused_reopening_completes_without_a_request_and_frees_the_name() {
+    let (mut r, sid, id) = opened_sub();
+    let s2 = lose(&mut r, sid);
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(s2, subscribe_failed(rid, "relay busy"));
+    assert_eq!(shape(&drain(&mut r, id)), "gap:SessionLost refused");
+    let before = requests(&r, s2).len();
+    r.c.delete_subscription(r.now, id).unwrap();
+    r.pump();
+    assert_eq!(shape(&drain(&mut r, id)), "end:Deleted");
+    assert_eq!(r.c.live_subscriptions(), 0);
+    // Nothing was sent for it, not even once the refusal's wait is over.
+    if let Some(at) = r.c.poll_timeout() {
+        r.now = at;
+        r.c.handle_timeout(at);
+        r.pump();
+    }
+    assert_eq!(requests(&r, s2).len(), before, "{:?}", requests(&r, s2));
+    // The name is released: the same statement opens a new subscription at once.
+    let again = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    r.pump();
+    assert_eq!(
+        requests(&r, s2)[before..],
+        [ClientRequest::SubscribeRequest]
+    );
+    assert_ne!(again, id);
+}
+
+/// The session that held the subscription ended: its deletion completes without a request and
+/// the name is free at once (S-7), as it is when the deletion was out and its session ended
+/// before the answer.
+#[test]
+fn s_7_a_deletion_completed_without_an_answer_releases_the_name() {
+    // Deleted after the session ended.
+    let (mut r, sid, id) = opened_sub();
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    assert!(matches!(
+        r.c.subscribe(r.now, "d1", STATEMENT).unwrap_err(),
+        ClientError::NameInUse { .. }
+    ));
+    r.c.delete_subscription(r.now, id).unwrap();
+    assert_eq!(shape(&drain(&mut r, id)), "gap:SessionLost end:Deleted");
+    assert!(r.c.subscribe(r.now, "d1", STATEMENT).is_ok(), "name free");
+    // Deleted, and the session ended before the answer.
+    let (mut r, sid, id) = opened_sub();
+    r.c.delete_subscription(r.now, id).unwrap();
+    r.pump();
+    assert!(requests(&r, sid).contains(&ClientRequest::UnsubscribeRequest));
+    assert!(matches!(
+        r.c.subscribe(r.now, "d1", STATEMENT).unwrap_err(),
+        ClientError::NameInUse { .. }
+    ));
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    assert_eq!(shape(&drain(&mut r, id)), "end:Deleted");
+    assert!(r.c.subscribe(r.now, "d1", STATEMENT).is_ok(), "name free");
+}
