@@ -1397,3 +1397,29 @@ fn s_7_a_deletion_completed_without_an_answer_releases_the_name() {
     assert_eq!(shape(&drain(&mut r, id)), "end:Deleted");
     assert!(r.c.subscribe(r.now, "d1", STATEMENT).is_ok(), "name free");
 }
+
+/// A gap names its generation like a batch does: delivery loss or skipped rows of a generation
+/// the client does not hold open (an older one, or one not yet opened) are ignored and never
+/// reported as a gap of the open one (S-3).
+#[test]
+fn s_3_a_gap_of_another_generation_is_not_applied_to_the_open_one() {
+    let (mut r, sid, id) = opened_sub();
+    r.feed(sid, delivery_lost("live", 2, 5));
+    r.feed(sid, rows_skipped("live", 2, 4));
+    assert_eq!(r.c.ignored_subscription_frames(), 2);
+    assert!(drain(&mut r, id).is_empty());
+    // Reopened on a new session as generation 2: gaps of generation 1 are not applied to it.
+    let s2 = lose(&mut r, sid);
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(s2, opened(rid, "live", 2, two_fields()));
+    assert_eq!(shape(&drain(&mut r, id)), "gap:SessionLost open#2");
+    r.feed(s2, delivery_lost("live", 1, 5));
+    r.feed(s2, rows_skipped("live", 1, 4));
+    assert_eq!(r.c.ignored_subscription_frames(), 4);
+    assert!(drain(&mut r, id).is_empty());
+    // Its own generation's gaps are reported.
+    r.feed(s2, delivery_lost("live", 2, 5));
+    r.feed(s2, rows_skipped("live", 2, 4));
+    assert_eq!(r.c.ignored_subscription_frames(), 4);
+    assert_eq!(drain(&mut r, id).len(), 2);
+}
