@@ -1226,3 +1226,92 @@ fn ec_4_each_settle_disposition_is_reported_as_itself() {
         assert!(name.starts_with(expected), "{disposition:?}: {name}");
     }
 }
+
+/// A reference is settled only through the attachment that delivered it (EC-6): after a
+/// restoration, the old attachment's reference is refused locally even when the new attachment
+/// delivered an attempt under the same reference bytes, and the new one settles through the
+/// new attachment's consumer identity.
+#[test]
+fn ec_6_a_reference_of_an_earlier_attachment_is_refused_even_with_the_same_bytes() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let old = deliver(&mut r, sid, c, 1, 2);
+    let sid2 = lose(&mut r, sid);
+    let (wire2, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(sid2, emitter_opened(wire2, &Grant::default()));
+    drain(&mut r, c);
+    let new = deliver(&mut r, sid2, c, 1, 2);
+    assert_eq!(new.reference.reference, old.reference.reference);
+    assert_ne!(new.reference, old.reference);
+    assert_eq!(
+        r.c.settle_delivery(r.now, old.reference, Decision::Ack),
+        Err(SettleError::Revoked)
+    );
+    r.pump();
+    assert!(!requests(&r, sid2).contains(&ClientRequest::SettleEmitterBatchRequest));
+    r.c.settle_delivery(r.now, new.reference, Decision::Ack)
+        .unwrap();
+    r.pump();
+    let (_, req) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+    assert!(
+        matches!(&req, ClientRequestT::SettleEmitterBatchRequest(x) if x.consumer == wire2 && x.reference == [2u8; 16]),
+        "{req:?}"
+    );
+    assert_eq!(
+        requests(&r, sid2)
+            .iter()
+            .filter(|k| **k == ClientRequest::SettleEmitterBatchRequest)
+            .count(),
+        1
+    );
+}
+
+/// Losing the forwarding stream (a read answered `Ended`) revokes the attachment's unresolved
+/// references (EC-6): a settlement already out is reported uncertain, an unsettled reference is
+/// refused locally, and nothing of the old attachment goes to its replacement.
+#[test]
+fn ec_6_losing_the_forwarding_stream_revokes_references_and_a_settlement_out_is_uncertain() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let a = deliver(&mut r, sid, c, 1, 2);
+    let b = deliver(&mut r, sid, c, 3, 4);
+    // Ask for the next read first, so the settlements queue behind it.
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    let ha =
+        r.c.settle_delivery(r.now, a.reference, Decision::Ack)
+            .unwrap();
+    r.pump();
+    let settles_sent = requests(&r, sid)
+        .iter()
+        .filter(|k| **k == ClientRequest::SettleEmitterBatchRequest)
+        .count();
+    assert_eq!(settles_sent, 1);
+    // The forwarding stream is lost.
+    r.feed(sid, consumer_ended(rid));
+    let ev = drain(&mut r, c);
+    assert!(ev.contains(&ConsumerEvent::Interrupted), "{ev:?}");
+    for d in [&a, &b] {
+        assert_eq!(
+            r.c.settle_delivery(r.now, d.reference, Decision::Ack),
+            Err(SettleError::Revoked)
+        );
+    }
+    assert!(
+        ev.iter().any(|e| matches!(e,
+            ConsumerEvent::Settled { handle, result: SettleResult::Uncertain, .. } if *handle == ha)),
+        "the settlement out is uncertain: {ev:?}"
+    );
+    // The replacement attachment opens on the same session; nothing of the old goes to it.
+    let (wire2, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(sid, emitter_opened(wire2, &Grant::default()));
+    r.pump();
+    assert_eq!(
+        requests(&r, sid)
+            .iter()
+            .filter(|k| **k == ClientRequest::SettleEmitterBatchRequest)
+            .count(),
+        settles_sent
+    );
+}
