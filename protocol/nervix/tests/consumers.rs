@@ -1315,3 +1315,75 @@ fn ec_6_losing_the_forwarding_stream_revokes_references_and_a_settlement_out_is_
         settles_sent
     );
 }
+
+/// The open names every field in the order the application gave, not sorted, each with its own
+/// type, nullability and sensitivity (EC-1).
+#[test]
+fn ec_1_the_open_carries_each_field_in_the_given_order_with_its_own_attributes() {
+    use nervix_protocol::rows::{FieldSpec, FieldType, ScalarType as S};
+    let given = vec![
+        FieldSpec::new("zeta", FieldType::Scalar(S::I64), true, false),
+        FieldSpec::new("alpha", FieldType::Scalar(S::Bytes), false, true),
+        FieldSpec::new("mid", FieldType::Scalar(S::F64), false, false),
+        FieldSpec::new("beta", FieldType::Scalar(S::String), true, true),
+    ];
+    let mut r = Rig::new();
+    r.c.open_consumer(r.now, ConsumerSpec::new("d1", "alerts", given.clone()))
+        .unwrap();
+    r.open();
+    let (_, req) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    let ClientRequestT::OpenEmitterRequest(o) = req else {
+        unreachable!()
+    };
+    let sent: Vec<(String, bool, bool, String)> = o
+        .expected_fields
+        .iter()
+        .map(|f| {
+            (
+                f.name.clone(),
+                f.nullable,
+                f.sensitive,
+                format!("{:?}", f.field_type),
+            )
+        })
+        .collect();
+    let scalar = |s: ScalarType| {
+        format!(
+            "{:?}",
+            FieldTypeT {
+                shape: FieldTypeShapeT::ScalarFieldType(Box::new(ScalarFieldTypeT {
+                    scalar: Some(s)
+                }))
+            }
+        )
+    };
+    assert_eq!(
+        sent,
+        vec![
+            ("zeta".into(), true, false, scalar(ScalarType::I64)),
+            ("alpha".into(), false, true, scalar(ScalarType::Bytes)),
+            ("mid".into(), false, false, scalar(ScalarType::F64)),
+            ("beta".into(), true, true, scalar(ScalarType::String)),
+        ]
+    );
+    assert_eq!((o.domain.as_str(), o.emitter.as_str()), ("d1", "alerts"));
+}
+
+/// The credit asked for is 1 to 1,024 batches and 1 to 32 MiB: both ends are accepted and
+/// one past either is refused at the call (EC-1).
+#[test]
+fn ec_1_credit_of_1024_batches_and_32_mib_is_asked_for_and_one_more_is_refused() {
+    let mut r = Rig::new();
+    for (b, y) in [(1, 1), (1024, 32 << 20)] {
+        let spec = ConsumerSpec::new("d1", "alerts", fields()).with_limits(b, y);
+        assert!(r.c.open_consumer(r.now, spec).is_ok(), "{b} {y}");
+    }
+    for (b, y) in [(1025, 32 << 20), (1024, (32 << 20) + 1), (0, 1), (1, 0)] {
+        let spec = ConsumerSpec::new("d1", "alerts", fields()).with_limits(b, y);
+        assert_eq!(
+            r.c.open_consumer(r.now, spec),
+            Err(ClientError::InvalidCredit),
+            "{b} {y}"
+        );
+    }
+}
