@@ -1387,3 +1387,86 @@ fn ec_1_credit_of_1024_batches_and_32_mib_is_asked_for_and_one_more_is_refused()
         );
     }
 }
+
+/// While a read waits with no delivery (EC-2), everything else on the session goes on: a
+/// settlement is sent and its reply applied, a producer's outcome is read, a domain clock frame
+/// is applied, and a command's reply completes it. The read stays out, unanswered and never
+/// taken as an acknowledgement.
+#[test]
+fn ec_2_a_pending_read_holds_back_no_settlement_outcome_clock_frame_or_command_reply() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    r.c.follow_clock(r.now, "d1").unwrap();
+    r.pump();
+    let (kw, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(sid, support::streams::clock_attached(kw, "d1", paced(1)));
+    let p =
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "orders_in", fields()))
+            .unwrap();
+    r.pump();
+    let (pw, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        sid,
+        producer_opened(pw, &Grant::default(), ProducerAdmission::Open),
+    );
+    let d = deliver(&mut r, sid, c, 1, 2);
+    // The next read goes out and is left waiting.
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (read, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    // A settlement of the earlier delivery goes and its answer is applied.
+    let h =
+        r.c.settle_delivery(r.now, d.reference, Decision::Ack)
+            .unwrap();
+    r.pump();
+    let (sr, _) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+    assert!(sr > read);
+    r.feed(sid, settled(sr, EmitterSettlement::Confirmed));
+    assert_eq!(
+        drain(&mut r, c),
+        vec![ConsumerEvent::Settled {
+            handle: h,
+            reference: d.reference,
+            result: SettleResult::Confirmed
+        }]
+    );
+    // A producer batch's outcome is read.
+    let mut b = r.c.batch_builder(p).unwrap();
+    b.column("id", &[1u64]).unwrap();
+    b.nullable_column::<&str>("name", &[None]).unwrap();
+    b.column("secret", &["s"]).unwrap();
+    r.c.submit_built(r.now, p, b).unwrap();
+    r.pump();
+    let (br, _) = last_of(&r, ClientRequest::SubmitBatchRequest);
+    r.feed(sid, batch_completed(br));
+    let outcomes: Vec<ProducerEvent> = std::iter::from_fn(|| r.c.poll_producer_event(p)).collect();
+    assert!(outcomes.iter().any(|e| matches!(
+        e,
+        ProducerEvent::Outcome {
+            outcome: BatchOutcome::Completed,
+            ..
+        }
+    )));
+    // A domain clock frame is applied.
+    r.feed(sid, support::streams::clock_observed("d1", paced(2)));
+    assert_eq!(
+        r.c.clock("d1").and_then(|k| k.clock).map(|k| k.generation),
+        Some(2)
+    );
+    // A command's reply completes it.
+    let q = r.c.read(r.now, support::list_domains(), None).unwrap();
+    r.pump();
+    let (lid, _) = last_of(&r, ClientRequest::ListDomainsRequest);
+    r.feed(sid, support::domains(lid));
+    assert!(read_result(&r, q).is_some());
+    // The read is still out, and nothing was delivered or acknowledged by it.
+    assert!(r.c.consumer(c).unwrap().reading);
+    assert!(drain(&mut r, c).is_empty());
+    assert_eq!(
+        requests(&r, sid)
+            .iter()
+            .filter(|k| **k == ClientRequest::ReadEmitterBatchRequest)
+            .count(),
+        2
+    );
+}
