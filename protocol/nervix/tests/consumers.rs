@@ -1470,3 +1470,104 @@ fn ec_2_a_pending_read_holds_back_no_settlement_outcome_clock_frame_or_command_r
         2
     );
 }
+
+/// A rejection's reason is bounded in UTF-8 bytes, not characters, and goes as written; each
+/// decision goes as itself (EC-4).
+#[test]
+fn ec_4_a_reason_is_bounded_in_bytes_and_each_decision_goes_as_itself() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let d = deliver(&mut r, sid, c, 1, 2);
+    // 600 characters, 1,200 bytes.
+    assert_eq!(
+        r.c.settle_delivery(r.now, d.reference, Decision::Reject("é".repeat(600))),
+        Err(SettleError::Reason("is longer than 1,024 bytes"))
+    );
+    let exactly = "é".repeat(512);
+    r.c.settle_delivery(r.now, d.reference, Decision::Reject(exactly.clone()))
+        .unwrap();
+    r.pump();
+    let (sr, req) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+    assert!(
+        matches!(&req, ClientRequestT::SettleEmitterBatchRequest(s)
+            if s.reason == exactly && s.decision == Some(EmitterBatchDecision::Reject)),
+        "{req:?}"
+    );
+    r.feed(sid, settled(sr, EmitterSettlement::Confirmed));
+    for (i, (decision, wire)) in [
+        (Decision::Ack, EmitterBatchDecision::Ack),
+        (Decision::Retry, EmitterBatchDecision::Retry),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let d = deliver(&mut r, sid, c, 10 + i as u8, 10 + i as u8);
+        r.c.settle_delivery(r.now, d.reference, decision).unwrap();
+        r.pump();
+        let (sr, req) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+        assert!(
+            matches!(&req, ClientRequestT::SettleEmitterBatchRequest(s)
+                if s.decision == Some(wire) && s.reason.is_empty() && s.reference == vec![10 + i as u8; 16]),
+            "{req:?}"
+        );
+        r.feed(sid, settled(sr, EmitterSettlement::Confirmed));
+    }
+}
+
+/// A rejection's reason must not hold a sensitive value of the delivery (EC-4), whatever the
+/// sensitive field's type: a sensitive number written out in the reason is refused like a
+/// sensitive text, and the same number in a field that is not sensitive is not.
+#[test]
+fn ec_4_a_reason_repeating_a_sensitive_number_is_refused() {
+    use nervix_protocol::rows::{FieldSpec, FieldType, ScalarType as S};
+    let fields = vec![
+        FieldSpec::new("id", FieldType::Scalar(S::U64), false, false),
+        FieldSpec::new("account", FieldType::Scalar(S::I64), false, true),
+        FieldSpec::new("seen", FieldType::Scalar(S::Datetime), false, true),
+    ];
+    let mut r = Rig::new();
+    let c =
+        r.c.open_consumer(r.now, ConsumerSpec::new("d1", "alerts", fields.clone()))
+            .unwrap();
+    let sid = r.open();
+    let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    let wire_fields: Vec<RowFieldT> = fields.iter().map(FieldSpec::to_wire).collect();
+    r.feed(
+        sid,
+        emitter_opened_with(wire, &Grant::default(), |o| o.fields = wire_fields),
+    );
+    drain(&mut r, c);
+    let mut b = BatchBuilder::new(fields.into());
+    b.column("id", &[55_501_234u64]).unwrap();
+    b.column("account", &[-98_765_432i64]).unwrap();
+    b.column(
+        "seen",
+        &[nervix_protocol::arrow::Datetime(1_700_000_000_123_456_789)],
+    )
+    .unwrap();
+    let stream = nervix_protocol::arrow::encode(&b.finish().unwrap()).unwrap();
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    r.feed(sid, delivered(rid, 1, 2, stream, 1));
+    let d = drain(&mut r, c)
+        .into_iter()
+        .find_map(|e| match e {
+            ConsumerEvent::Delivery(d) => Some(*d),
+            _ => None,
+        })
+        .expect("a delivery");
+    for reason in ["account -98765432 is closed", "seen at 1700000000123456789"] {
+        assert_eq!(
+            r.c.settle_delivery(r.now, d.reference, Decision::Reject(reason.into())),
+            Err(SettleError::Reason("repeats a sensitive value")),
+            "{reason}"
+        );
+    }
+    r.c.settle_delivery(
+        r.now,
+        d.reference,
+        Decision::Reject("row 55501234 failed".into()),
+    )
+    .expect("a value of a field that is not sensitive may be named");
+}

@@ -590,9 +590,25 @@ fn bytes16(
     })
 }
 
-/// Values of the delivery's sensitive text and byte columns that a rejection's reason must not
-/// repeat (short values are too common to tell apart from ordinary words).
+/// The values of an integer (or DATETIME) column written out in decimal, as a reason would
+/// name them.
+fn decimal_values<T>(column: &dyn Array) -> impl Iterator<Item = String> + '_
+where
+    T: arrow_array::ArrowPrimitiveType,
+    T::Native: ToString,
+{
+    column
+        .as_any()
+        .downcast_ref::<arrow_array::PrimitiveArray<T>>()
+        .into_iter()
+        .flat_map(|a| a.iter().flatten().map(|v| v.to_string()))
+}
+
+/// Values of the delivery's sensitive columns that a rejection's reason must not repeat: text,
+/// bytes that are text, and integers and DATETIME nanoseconds written out in decimal (short
+/// values are too common to tell apart from ordinary words).
 fn sensitive_values(fields: &[FieldSpec], batch: &RecordBatch) -> Vec<String> {
+    use arrow_array::types::*;
     let mut out = Vec::new();
     for (spec, column) in fields.iter().zip(batch.columns()) {
         if !spec.sensitive() {
@@ -619,6 +635,24 @@ fn sensitive_values(fields: &[FieldSpec], batch: &RecordBatch) -> Vec<String> {
                             .map(String::from),
                     );
                 }
+            }
+            FieldType::Scalar(scalar) => {
+                let column: &dyn Array = column.as_ref();
+                let numbers: Vec<String> = match scalar {
+                    ScalarType::U8 => decimal_values::<UInt8Type>(column).collect(),
+                    ScalarType::I8 => decimal_values::<Int8Type>(column).collect(),
+                    ScalarType::U16 => decimal_values::<UInt16Type>(column).collect(),
+                    ScalarType::I16 => decimal_values::<Int16Type>(column).collect(),
+                    ScalarType::U32 => decimal_values::<UInt32Type>(column).collect(),
+                    ScalarType::I32 => decimal_values::<Int32Type>(column).collect(),
+                    ScalarType::U64 => decimal_values::<UInt64Type>(column).collect(),
+                    ScalarType::I64 => decimal_values::<Int64Type>(column).collect(),
+                    ScalarType::Datetime => {
+                        decimal_values::<TimestampNanosecondType>(column).collect()
+                    }
+                    _ => Vec::new(),
+                };
+                out.extend(numbers.into_iter().filter(|v| v.len() >= 4));
             }
             _ => {}
         }
