@@ -3272,3 +3272,45 @@ fn stats_count_a_failed_command_apart_from_completed_and_uncertain_ones() {
     }
     assert_eq!(r.c.stats().commands_failed, 2);
 }
+
+/// A repetition is a separate call and is held to L-2 like a new command: several statements
+/// that carry no transaction position are not sent outside a transaction, whoever built the
+/// retained command; with the position of a transaction's append they belong to it.
+#[test]
+fn l_2_a_repetition_of_several_statements_outside_a_transaction_is_refused_before_sending() {
+    let mut r = Rig::new();
+    let mut rng = nervix_protocol::rng::Rng::new(3);
+    let command = RetainedCommand {
+        reference: ExecutionReference::new_v7(WALL, &mut rng),
+        query: "CREATE RELAY a; CREATE RELAY b;".into(),
+        domain: Some("d1".into()),
+        position: None,
+        preview: None,
+        created: r.now,
+    };
+    assert_eq!(
+        r.c.recover(r.now, &command, None).unwrap_err(),
+        ClientError::Statement(StatementError::SeveralOutsideTransaction)
+    );
+    // DESCRIBE TRANSACTION never travels with another statement, in a transaction or not.
+    let describe = RetainedCommand {
+        query: "DESCRIBE TRANSACTION; CREATE RELAY a;".into(),
+        position: Some(0),
+        ..command.clone()
+    };
+    assert!(matches!(
+        r.c.recover(r.now, &describe, None).unwrap_err(),
+        ClientError::Statement(StatementError::MustTravelAlone { .. })
+    ));
+    r.pump();
+    assert!(
+        r.connects.is_empty() && r.sent.is_empty(),
+        "nothing was sent"
+    );
+    // An append of several statements to a transaction carries its position: it is taken.
+    let append = RetainedCommand {
+        position: Some(4),
+        ..command
+    };
+    assert!(r.c.recover(r.now, &append, None).is_ok());
+}
