@@ -1571,3 +1571,80 @@ fn ec_4_a_reason_repeating_a_sensitive_number_is_refused() {
     )
     .expect("a value of a field that is not sensitive may be named");
 }
+
+/// A delivery is one Arrow IPC stream of exactly the opened fields and exactly one batch whose
+/// rows are the delivery's members (EC-3): fewer members than rows, more members than rows, no
+/// batch, two batches, a column more (the relay written as a field) and a column less are each
+/// refused; the same stream with the right members is read.
+#[test]
+fn ec_3_members_are_checked_both_ways_and_one_batch_of_exactly_the_fields_is_read() {
+    use arrow_ipc::writer::StreamWriter;
+    use nervix_protocol::arrow::{decode, DeliveryFault};
+    use nervix_protocol::rows::{FieldSpec, FieldType, ScalarType as S};
+    let stream = ipc(2, "abcd");
+    assert_eq!(decode(&stream, &fields(), 2).unwrap().num_rows(), 2);
+    for members in [1, 3] {
+        assert!(
+            matches!(
+                decode(&stream, &fields(), members),
+                Err(DeliveryFault::Members { rows: 2, .. })
+            ),
+            "{members}"
+        );
+    }
+    // No batch, and two batches.
+    let batch = decode(&stream, &fields(), 2).unwrap();
+    let write = |n: usize| {
+        let mut out = Vec::new();
+        let mut w = StreamWriter::try_new(&mut out, &batch.schema()).unwrap();
+        for _ in 0..n {
+            w.write(&batch).unwrap();
+        }
+        w.finish().unwrap();
+        drop(w);
+        out
+    };
+    assert!(matches!(
+        decode(&write(0), &fields(), 0),
+        Err(DeliveryFault::NotOneBatch(0))
+    ));
+    assert!(matches!(
+        decode(&write(2), &fields(), 4),
+        Err(DeliveryFault::NotOneBatch(2))
+    ));
+    assert_eq!(decode(&write(1), &fields(), 2).unwrap(), batch);
+    // A column more, and a column less.
+    let mut more = fields();
+    more.push(FieldSpec::new(
+        "source_relay",
+        FieldType::Scalar(S::String),
+        false,
+        false,
+    ));
+    let mut b = BatchBuilder::new(more.into());
+    b.column("id", &[1u64]).unwrap();
+    b.nullable_column::<&str>("name", &[None]).unwrap();
+    b.column("secret", &["s"]).unwrap();
+    b.column("source_relay", &["alerts_relay"]).unwrap();
+    let extra = nervix_protocol::arrow::encode(&b.finish().unwrap()).unwrap();
+    assert!(
+        matches!(decode(&extra, &fields(), 1), Err(DeliveryFault::Schema(_))),
+        "the relay is metadata, never a field"
+    );
+    let less: Vec<FieldSpec> = fields().into_iter().take(2).collect();
+    let mut b = BatchBuilder::new(less.into());
+    b.column("id", &[1u64]).unwrap();
+    b.nullable_column::<&str>("name", &[None]).unwrap();
+    let missing = nervix_protocol::arrow::encode(&b.finish().unwrap()).unwrap();
+    assert!(matches!(
+        decode(&missing, &fields(), 1),
+        Err(DeliveryFault::Schema(_))
+    ));
+    // Through the client, fewer members than rows is a violation too.
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    r.feed(sid, delivered(rid, 1, 2, ipc(2, "x"), 1));
+    assert_eq!(violation(&r), Some("EC-3"));
+}
