@@ -3314,3 +3314,38 @@ fn l_2_a_repetition_of_several_statements_outside_a_transaction_is_refused_befor
     };
     assert!(r.c.recover(r.now, &append, None).is_ok());
 }
+
+/// The selected domain stays while a BEGIN is unanswered (L-3): the server binds the
+/// transaction to the session as it runs the BEGIN, so every request sent behind it is
+/// already one of the transaction and must name its domain; the subscriptions and clocks L-3
+/// names wait for the BEGIN's answer the same way. Once the BEGIN failed, the domain may
+/// change again.
+#[test]
+fn l_3_the_selected_domain_does_not_change_while_a_begin_is_unanswered() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let begin = r.exec("BEGIN;");
+    let sid = r.open();
+    let (id, cmd) = r.last_command();
+    assert_eq!(
+        r.c.select_domain(Some("d2")).unwrap_err(),
+        ClientError::InTransaction
+    );
+    assert_eq!(
+        r.c.run(r.now, WALL, "USE d2;").unwrap_err(),
+        ClientError::InTransaction
+    );
+    assert_eq!(r.c.selected_domain(), Some("d1"));
+    // A command made behind the BEGIN names the domain the BEGIN named.
+    r.exec("CREATE RELAY a;");
+    assert_eq!(r.last_command().1.domain.as_deref(), Some("d1"));
+    // The BEGIN fails: nothing is held, and the domain may change.
+    let o = answer(
+        &cmd.execution_reference,
+        CommandDispositionT::RequestFailed(Box::default()),
+    );
+    r.feed(sid, outcome_frame(id, o));
+    assert!(matches!(r.result(begin), Some(CommandResult::Failed(_))));
+    r.c.select_domain(Some("d2")).unwrap();
+    assert_eq!(r.c.selected_domain(), Some("d2"));
+}

@@ -210,7 +210,8 @@ pub enum ClientError {
         /// What is wrong with it.
         why: &'static str,
     },
-    /// Not allowed while a transaction is held (L-3, RS-1).
+    /// Not allowed while a transaction is held (L-3, RS-1), or, for a change of the selected
+    /// domain, while a `BEGIN` that may bind one is unanswered.
     #[error("not allowed while a transaction is held")]
     InTransaction,
     /// An attach of a transaction by its identity is unanswered: commands wait for it to say
@@ -682,9 +683,11 @@ impl Client {
     // ----- application calls --------------------------------------------------------------
 
     /// Selects the domain commands name (L-1); `None` selects none. Refused while a
-    /// transaction is held, whose requests all name its domain (L-3).
+    /// transaction is held, whose requests all name its domain (L-3), and while a `BEGIN` that
+    /// may bind one is unanswered: the server binds it as it runs the `BEGIN`, so what is sent
+    /// behind it belongs to the transaction already.
     pub fn select_domain(&mut self, domain: Option<&str>) -> Result<(), ClientError> {
-        if self.tx.binding.is_holding() {
+        if self.tx.binding.is_holding() || self.commands.begin_outstanding() {
             return Err(ClientError::InTransaction);
         }
         if let Some(d) = domain {
