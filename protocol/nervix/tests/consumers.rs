@@ -1648,3 +1648,77 @@ fn ec_3_members_are_checked_both_ways_and_one_batch_of_exactly_the_fields_is_rea
     r.feed(sid, delivered(rid, 1, 2, ipc(2, "x"), 1));
     assert_eq!(violation(&r), Some("EC-3"));
 }
+
+/// A restoration refused as `EndpointUnavailable` (the serving node still catching up) is
+/// reported and sent again on that session after a wait that grows with each refusal and
+/// stays within the client's largest back-off; a refusal no wait cures (the emitter removed)
+/// needs a new consumer, and nothing more is sent (EC-5).
+#[test]
+fn ec_5_an_unavailable_endpoint_is_retried_with_growing_bounded_waits_and_a_removed_one_is_not() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let sid2 = lose(&mut r, sid);
+    drain(&mut r, c);
+    let opens = |r: &Rig| {
+        requests(r, sid2)
+            .iter()
+            .filter(|k| **k == ClientRequest::OpenEmitterRequest)
+            .count()
+    };
+    let mut waits = Vec::new();
+    for n in 1..=10 {
+        let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+        r.feed(
+            sid2,
+            emitter_refused(wire, EmitterOpenRefusal::EndpointUnavailable),
+        );
+        assert_eq!(
+            drain(&mut r, c),
+            vec![ConsumerEvent::RestoreRefused {
+                refusal: Some(EmitterOpenRefusal::EndpointUnavailable),
+                message: "refused".into()
+            }]
+        );
+        assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Interrupted);
+        let refused_at = r.now;
+        let at = r.c.poll_timeout().expect("the restoration goes again");
+        r.now = at;
+        r.c.handle_timeout(at);
+        r.pump();
+        assert_eq!(opens(&r), n + 1, "sent again on that session");
+        waits.push(at.saturating_since(refused_at));
+    }
+    // Each wait is drawn from [full / 2, full], full doubling from 50 ms up to 5 s.
+    for (k, w) in waits.iter().enumerate() {
+        let full = Duration::from_millis(50)
+            .saturating_mul(1 << k)
+            .min(Duration::from_secs(5));
+        assert!(
+            (full / 2..=full).contains(w),
+            "wait {k} is {w:?}, not within [{:?}, {full:?}]: {waits:?}",
+            full / 2
+        );
+    }
+    // The emitter is removed: no wait cures that.
+    let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(
+        sid2,
+        emitter_refused(wire, EmitterOpenRefusal::EmitterNotFound),
+    );
+    assert!(matches!(
+        drain(&mut r, c).as_slice(),
+        [ConsumerEvent::ReopenRequired(
+            ConsumerReopenReason::Refused {
+                refusal: Some(EmitterOpenRefusal::EmitterNotFound),
+                ..
+            }
+        )]
+    ));
+    assert_eq!(
+        r.c.consumer(c).unwrap().state,
+        ConsumerState::ReopenRequired
+    );
+    let before = opens(&r);
+    r.advance(Duration::from_secs(60));
+    assert_eq!(opens(&r), before, "never sent again");
+}
