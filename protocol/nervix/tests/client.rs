@@ -3336,6 +3336,12 @@ fn l_3_the_selected_domain_does_not_change_while_a_begin_is_unanswered() {
         ClientError::InTransaction
     );
     assert_eq!(r.c.selected_domain(), Some("d1"));
+    // Selecting the same domain again changes nothing and is taken.
+    r.c.select_domain(Some("d1")).unwrap();
+    assert_eq!(
+        r.c.select_domain(None).unwrap_err(),
+        ClientError::InTransaction
+    );
     // A command made behind the BEGIN names the domain the BEGIN named.
     r.exec("CREATE RELAY a;");
     assert_eq!(r.last_command().1.domain.as_deref(), Some("d1"));

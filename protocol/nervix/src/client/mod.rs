@@ -683,11 +683,14 @@ impl Client {
     // ----- application calls --------------------------------------------------------------
 
     /// Selects the domain commands name (L-1); `None` selects none. Refused while a
-    /// transaction is held, whose requests all name its domain (L-3), and while a `BEGIN` that
-    /// may bind one is unanswered: the server binds it as it runs the `BEGIN`, so what is sent
-    /// behind it belongs to the transaction already.
+    /// transaction is held, whose requests all name its domain (L-3); and a change of domain is
+    /// refused while a `BEGIN` that may bind one is unanswered: the server binds it as it runs
+    /// the `BEGIN`, so what is sent behind it belongs to the transaction already.
     pub fn select_domain(&mut self, domain: Option<&str>) -> Result<(), ClientError> {
-        if self.tx.binding.is_holding() || self.commands.begin_outstanding() {
+        if self.tx.binding.is_holding() {
+            return Err(ClientError::InTransaction);
+        }
+        if self.commands.begin_outstanding() && self.selected_domain.as_deref() != domain {
             return Err(ClientError::InTransaction);
         }
         if let Some(d) = domain {
