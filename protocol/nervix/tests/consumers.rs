@@ -1722,3 +1722,36 @@ fn ec_5_an_unavailable_endpoint_is_retried_with_growing_bounded_waits_and_a_remo
     r.advance(Duration::from_secs(60));
     assert_eq!(opens(&r), before, "never sent again");
 }
+
+/// The close revokes the references it leaves unresolved (EC-6): a settlement still out when
+/// the close is answered ends once, as uncertain (its decision may or may not have been
+/// applied), `Closed` is the last event, and the settlement's late reply changes nothing.
+#[test]
+fn ec_6_a_settlement_out_when_the_close_is_answered_ends_once_as_uncertain_before_closed() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let d = deliver(&mut r, sid, c, 1, 2);
+    let h =
+        r.c.settle_delivery(r.now, d.reference, Decision::Ack)
+            .unwrap();
+    r.pump();
+    let (sr, _) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+    r.c.close_consumer(r.now, c).unwrap();
+    r.pump();
+    let (cr, _) = last_of(&r, ClientRequest::CloseEmitterRequest);
+    // The close is answered first, then the settlement.
+    r.feed(sid, emitter_closed(cr));
+    r.feed(sid, settled(sr, EmitterSettlement::Confirmed));
+    assert_eq!(
+        drain(&mut r, c),
+        vec![
+            ConsumerEvent::Settled {
+                handle: h,
+                reference: d.reference,
+                result: SettleResult::Uncertain
+            },
+            ConsumerEvent::Closed
+        ]
+    );
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closed);
+}
