@@ -1279,17 +1279,27 @@ fn s_7_reopenings_left_unanswered_in_a_row_are_sent_again_after_growing_waits() 
     r.c.handle_closed(r.now, sid);
     r.pump();
     let _ = drain(&mut r, id);
-    // When each reopening went out, and when the session it went out on was given up.
+    let waits = unanswered_openings(&mut r, id, vec![sid]);
+    for w in waits.windows(2) {
+        assert!(w[1] > w[0], "waits grow: {waits:?}");
+    }
+}
+
+/// Five sessions in a row each carry everything but the opening of `id`, which each leaves
+/// unanswered past the call deadline: each time a refusal is reported and the session given
+/// up. Gives the waits between giving a session up and sending the opening on the next.
+fn unanswered_openings(
+    r: &mut Rig,
+    id: SubscriptionId,
+    mut opened_ones: Vec<SessionId>,
+) -> Vec<u64> {
+    // When each opening went out, and when the session it went out on was given up.
     let mut sent_at = Vec::new();
     let mut given_up_at = Vec::new();
-    let mut opened_ones = vec![sid];
     for _ in 0..5 {
-        // Time passes until the client opens a session and sends the reopening on it.
+        // Time passes until the client opens a session and sends the opening on it.
         let mut session = None;
         for _ in 0..100 {
-            let at = r.c.poll_timeout().expect("the reopening is still wanted");
-            r.now = at;
-            r.c.handle_timeout(at);
             r.pump();
             let newest = r.connects.last().map(|(s, _)| *s);
             if let Some(s) = newest.filter(|s| !opened_ones.contains(s)) {
@@ -1299,23 +1309,26 @@ fn s_7_reopenings_left_unanswered_in_a_row_are_sent_again_after_growing_waits() 
             }
             let current =
                 r.c.session()
-                    .filter(|s| requests(&r, *s).contains(&ClientRequest::SubscribeRequest));
+                    .filter(|s| requests(r, *s).contains(&ClientRequest::SubscribeRequest));
             if current.is_some() {
                 session = current;
                 break;
             }
+            let at = r.c.poll_timeout().expect("the opening is still wanted");
+            r.now = at;
+            r.c.handle_timeout(at);
         }
-        let s = session.expect("the reopening went out on a new session");
+        let s = session.expect("the opening went out on a new session");
         sent_at.push(r.now);
         // The session answers a read: it carries other requests.
         let h = r.c.read(r.now, list_domains(), None).unwrap();
         r.pump();
-        let (rid, _) = last_of(&r, ClientRequest::ListDomainsRequest);
+        let (rid, _) = last_of(r, ClientRequest::ListDomainsRequest);
         r.feed(s, domains(rid));
-        assert!(read_result(&r, h).is_some());
-        // The reopening is left unanswered past the call deadline: a refusal.
+        assert!(read_result(r, h).is_some());
+        // The opening is left unanswered past the call deadline: a refusal.
         r.advance(Duration::from_secs(31));
-        assert_eq!(shape(&drain(&mut r, id)), "refused");
+        assert_eq!(shape(&drain(r, id)), "refused");
         assert!(
             r.closes.iter().any(|(c, _)| *c == s),
             "the session is given up"
@@ -1323,17 +1336,30 @@ fn s_7_reopenings_left_unanswered_in_a_row_are_sent_again_after_growing_waits() 
         given_up_at.push(r.now);
         r.c.handle_closed(r.now, s);
         r.pump();
-        let _ = drain(&mut r, id);
+        let _ = drain(r, id);
     }
-    // The wait between giving a session up and the next reopening grows with each refusal.
-    let waits: Vec<u64> = given_up_at
+    given_up_at
         .iter()
         .zip(sent_at.iter().skip(1))
         .map(|(g, s)| s.as_nanos() - g.as_nanos())
-        .collect();
+        .collect()
+}
+
+/// A first opening left unanswered is a refusal like a reopening's: it is reported, and the
+/// next session sends it after a wait that grows with each, not at the fixed rate of the call
+/// deadline (S-7; every retry backs off).
+#[test]
+fn s_7_first_openings_left_unanswered_in_a_row_are_reported_and_sent_again_after_growing_waits() {
+    let mut r = Rig::new();
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let waits = unanswered_openings(&mut r, id, vec![]);
     for w in waits.windows(2) {
         assert!(w[1] > w[0], "waits grow: {waits:?}");
     }
+    assert_eq!(
+        r.c.subscription(id).unwrap().state,
+        SubscriptionState::Waiting
+    );
 }
 
 /// The current session refused to open the subscription again: no session holds it, so its

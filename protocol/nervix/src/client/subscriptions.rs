@@ -92,7 +92,8 @@ pub enum SubscriptionEvent {
     Rows(CheckedBatch),
     /// Rows the application will not see (S-5, S-7, S-8).
     Gap(Gap),
-    /// A reopening was refused or left unanswered; it goes again after a growing wait (S-7).
+    /// An opening or reopening was refused (a reopening, or a first opening refused as
+    /// `ServerBusy`) or left unanswered; it goes again after a growing wait (S-7).
     Refused {
         /// What the server said, or why the client gave up waiting.
         message: String,
@@ -1158,17 +1159,19 @@ impl Client {
     /// unanswered past its deadline. That is reported as a refusal, and the session, which
     /// does not carry what it is given, is replaced (K-5 and S-7 alike).
     ///
-    /// Each such refusal counts like any other: the reopening waits on the next session a
-    /// time that grows with each refusal in a row, not only the reconnect's back-off, which a
-    /// session that answers everything else starts over (S-7).
+    /// Each such refusal counts like any other, for a first opening as for a reopening: the
+    /// opening waits on the next session a time that grows with each refusal in a row, not
+    /// only the reconnect's back-off, which a session that answers everything else starts over
+    /// (S-7).
     pub(super) fn on_subscription_unanswered(&mut self, now: Timestamp, p: &Purpose) {
         if let Purpose::Subscribe(id) = p {
             let live = self
                 .subscriptions
                 .entries
                 .get(id)
-                .is_some_and(|e| e.live() && !e.delete && e.ever_open);
-            if live {
+                .filter(|e| e.live() && !e.delete)
+                .map(|e| e.ever_open);
+            if let Some(ever_open) = live {
                 let attempt = self.subscriptions.entries.get_mut(id).map(|mut e| {
                     e.refusals = e.refusals.saturating_add(1);
                     e.refusals - 1
@@ -1179,7 +1182,11 @@ impl Client {
                         e.resume_at = Some(at);
                     }
                 }
-                let message = String::from("the reopening was left unanswered");
+                let message = String::from(if ever_open {
+                    "the reopening was left unanswered"
+                } else {
+                    "the opening was left unanswered"
+                });
                 let cost = EVENT_COST + message.len();
                 self.subscriptions
                     .report(*id, SubscriptionEvent::Refused { message }, cost);
