@@ -128,7 +128,9 @@ pub struct ClientConfig {
     /// than one frame of the 4 MiB frame limit. Default 16 MiB.
     pub subscription_bytes: usize,
     /// The most bytes of events all subscriptions together keep for the application (S-8).
-    /// Default 64 MiB.
+    /// Default 64 MiB. Unlike [`ClientConfig::subscription_bytes`] it is not raised: a total
+    /// below one frame of the 4 MiB frame limit keeps no subscription's largest batch, which
+    /// S-8 asks a client to keep.
     pub subscriptions_total_bytes: usize,
     /// The seed of the client's random generator (references, jitter).
     pub seed: u64,
