@@ -1592,7 +1592,7 @@ impl Client {
                         | Interruption::NotAdmitted
                         | Interruption::Abandoned
                 ) {
-                    self.on_subscription_unanswered(now, &p);
+                    self.on_subscription_unanswered(now, &p, cause == Interruption::NotAdmitted);
                     self.retire.get_or_insert(Retire::Wedged);
                 }
             }

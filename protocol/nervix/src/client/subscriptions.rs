@@ -1156,14 +1156,20 @@ impl Client {
     }
 
     /// A subscription's request ended without a reply on a session that goes on: it was left
-    /// unanswered past its deadline. That is reported as a refusal, and the session, which
-    /// does not carry what it is given, is replaced (K-5 and S-7 alike).
+    /// unanswered past its deadline, or (`not_admitted`) refused as too many in flight and
+    /// not sendable again. That is reported as a refusal, and the session, which does not
+    /// carry what it is given, is replaced (K-5 and S-7 alike).
     ///
     /// Each such refusal counts like any other, for a first opening as for a reopening: the
     /// opening waits on the next session a time that grows with each refusal in a row, not
     /// only the reconnect's back-off, which a session that answers everything else starts over
     /// (S-7).
-    pub(super) fn on_subscription_unanswered(&mut self, now: Timestamp, p: &Purpose) {
+    pub(super) fn on_subscription_unanswered(
+        &mut self,
+        now: Timestamp,
+        p: &Purpose,
+        not_admitted: bool,
+    ) {
         if let Purpose::Subscribe(id) = p {
             let live = self
                 .subscriptions
@@ -1182,10 +1188,11 @@ impl Client {
                         e.resume_at = Some(at);
                     }
                 }
-                let message = String::from(if ever_open {
-                    "the reopening was left unanswered"
-                } else {
-                    "the opening was left unanswered"
+                let message = String::from(match (ever_open, not_admitted) {
+                    (true, false) => "the reopening was left unanswered",
+                    (false, false) => "the opening was left unanswered",
+                    (true, true) => "the reopening was not admitted",
+                    (false, true) => "the opening was not admitted",
                 });
                 let cost = EVENT_COST + message.len();
                 self.subscriptions
