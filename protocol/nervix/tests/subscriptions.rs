@@ -1449,3 +1449,47 @@ fn s_3_a_gap_of_another_generation_is_not_applied_to_the_open_one() {
     assert_eq!(r.c.ignored_subscription_frames(), 4);
     assert_eq!(drain(&mut r, id).len(), 2);
 }
+
+/// The name a statement gives is read whole, quoted or not, so a deletion in flight holds
+/// exactly that name until its unsubscribe is answered (S-7) and no other name is taken for it:
+/// a quoted name is held like a bare one, and `a-b` is neither `a` nor free while `a-b` opens.
+#[test]
+fn s_7_the_name_held_for_a_deletion_in_flight_is_the_whole_name_the_statement_gives() {
+    let mut r = Rig::new();
+    let quoted =
+        r.c.subscribe(
+            r.now,
+            "d1",
+            "CREATE SUBSCRIPTION \"live\" AS SELECT * FROM orders",
+        )
+        .unwrap();
+    let sid = r.open();
+    r.c.delete_subscription(r.now, quoted).unwrap();
+    r.pump();
+    for again in [
+        "CREATE SUBSCRIPTION \"live\" AS SELECT * FROM orders",
+        "CREATE SUBSCRIPTION live AS SELECT * FROM orders",
+    ] {
+        assert_eq!(
+            r.c.subscribe(r.now, "d1", again).unwrap_err(),
+            ClientError::NameInUse {
+                name: "live".into()
+            },
+            "{again}"
+        );
+    }
+    let _ = sid;
+    // A name with a dash is the whole word: it does not stand for `a`, and is held itself.
+    let a =
+        r.c.subscribe(r.now, "d1", "CREATE SUBSCRIPTION a FROM orders")
+            .unwrap();
+    let ab =
+        r.c.subscribe(r.now, "d1", "CREATE SUBSCRIPTION a-b FROM orders")
+            .expect("a-b is not a");
+    assert_ne!(a, ab);
+    assert_eq!(
+        r.c.subscribe(r.now, "d1", "CREATE SUBSCRIPTION a-b FROM prices")
+            .unwrap_err(),
+        ClientError::NameInUse { name: "a-b".into() }
+    );
+}

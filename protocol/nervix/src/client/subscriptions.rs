@@ -327,7 +327,9 @@ fn unsubscribe_request(name: &str) -> ClientRequestT {
     }))
 }
 
-/// The name a `CREATE SUBSCRIPTION <name> ...` statement gives, when it is a plain word.
+/// The name a `CREATE SUBSCRIPTION <name> ...` statement gives, read whole: a double-quoted
+/// name (a doubled quote stands for itself), or a bare word of letters, digits, `_`, `-` and
+/// `.`, as names are read elsewhere.
 fn name_hint(statement: &str) -> Option<String> {
     let mut words = statement.split_whitespace();
     let create = words.next()?;
@@ -335,11 +337,30 @@ fn name_hint(statement: &str) -> Option<String> {
     if !create.eq_ignore_ascii_case("CREATE") || !sub.eq_ignore_ascii_case("SUBSCRIPTION") {
         return None;
     }
-    let name: String = words
-        .next()?
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
-        .collect();
+    // The text from the name on (the statement's own, so a quoted name keeps its spaces).
+    let at = (sub.as_ptr() as usize - statement.as_ptr() as usize) + sub.len();
+    let rest = statement[at..].trim_start();
+    let name = match rest.strip_prefix('"') {
+        Some(quoted) => {
+            let mut name = String::new();
+            let mut chars = quoted.chars().peekable();
+            loop {
+                match chars.next()? {
+                    '"' if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        name.push('"');
+                    }
+                    '"' => break,
+                    c => name.push(c),
+                }
+            }
+            name
+        }
+        None => rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            .collect(),
+    };
     (!name.is_empty()).then_some(name)
 }
 
