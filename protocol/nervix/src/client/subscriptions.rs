@@ -231,8 +231,8 @@ struct Entry {
     delete: bool,
     /// Refusals in a row: the wait before the next opening grows with each.
     refusals: u32,
-    /// When a reopening left unanswered may go again: its session is given up, and the next
-    /// one waits this long first instead of counting refusals from nothing (S-7).
+    /// When an opening or reopening left unanswered may go again: its session is given up,
+    /// and the next one waits until then instead of counting refusals from nothing (S-7).
     resume_at: Option<Timestamp>,
     /// Generations ended by a relay change in a row with no batch delivered: the wait before
     /// the next opening grows with each (S-4, S-8).
@@ -967,8 +967,8 @@ impl Subscriptions {
             }
             let was_open = matches!(e.phase, Phase::Open { .. });
             match e.resume_at.take() {
-                // S-7: the session was given up because it left the reopening unanswered;
-                // the wait before the next one grows with each such refusal.
+                // S-7: the session was given up because it left the opening unanswered; the
+                // wait before the next one grows with each such refusal.
                 Some(at) if matches!(e.phase, Phase::Opening(s) if s == session) => {
                     e.phase = Phase::Backoff(at);
                 }
