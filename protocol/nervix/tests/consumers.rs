@@ -1755,3 +1755,49 @@ fn ec_6_a_settlement_out_when_the_close_is_answered_ends_once_as_uncertain_befor
     );
     assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closed);
 }
+
+/// Closing a consumer whose restoration was refused for now, or whose restoration is out when
+/// its session ends, fences it (EC-6): the consumer is closed at once, and no open goes out for
+/// it again.
+#[test]
+fn ec_6_closing_fences_a_restoration_waiting_after_a_refusal_or_lost_with_its_session() {
+    // Waiting after a refusal.
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let sid2 = lose(&mut r, sid);
+    let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(
+        sid2,
+        emitter_refused(wire, EmitterOpenRefusal::EndpointUnavailable),
+    );
+    let opens = |r: &Rig, s| {
+        requests(r, s)
+            .iter()
+            .filter(|k| **k == ClientRequest::OpenEmitterRequest)
+            .count()
+    };
+    let before = opens(&r, sid2);
+    r.c.close_consumer(r.now, c).unwrap();
+    r.pump();
+    assert_eq!(drain(&mut r, c).last(), Some(&ConsumerEvent::Closed));
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closed);
+    r.advance(Duration::from_secs(30));
+    assert_eq!(opens(&r, sid2), before, "no restoration after the close");
+    assert!(!requests(&r, sid2).contains(&ClientRequest::CloseEmitterRequest));
+    // Out when its session ends.
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let sid2 = lose(&mut r, sid);
+    r.c.close_consumer(r.now, c).unwrap();
+    r.pump();
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closing);
+    r.c.handle_closed(r.now, sid2);
+    r.pump();
+    assert_eq!(drain(&mut r, c).last(), Some(&ConsumerEvent::Closed));
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closed);
+    // Nothing wants a session for it any more.
+    assert_eq!(r.c.poll_timeout(), None);
+    let connects = r.connects.len();
+    r.advance(Duration::from_secs(30));
+    assert_eq!(r.connects.len(), connects);
+}
