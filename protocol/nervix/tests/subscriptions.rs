@@ -1493,3 +1493,43 @@ fn s_7_the_name_held_for_a_deletion_in_flight_is_the_whole_name_the_statement_gi
         ClientError::NameInUse { name: "a-b".into() }
     );
 }
+
+/// A reopening rejected for a defect in the request (C-8: InvalidRequest, UnsupportedRequest,
+/// UnsupportedValue, DuplicateRequestId, ReplyTooLarge) is never sent again unchanged: the
+/// refusal ends the subscription, reported, instead of going again after a wait (S-7). A busy
+/// server's refusal still goes again.
+#[test]
+fn s_7_a_reopening_rejected_as_a_defect_ends_the_subscription_and_is_not_sent_again() {
+    for rejection in [
+        RequestRejection::InvalidRequest,
+        RequestRejection::UnsupportedRequest,
+        RequestRejection::UnsupportedValue,
+        RequestRejection::DuplicateRequestId,
+        RequestRejection::ReplyTooLarge,
+    ] {
+        let (mut r, sid, id) = opened_sub();
+        let s2 = lose(&mut r, sid);
+        let _ = drain(&mut r, id);
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        r.feed(s2, rejected(rid, rejection));
+        let events = drain(&mut r, id);
+        assert!(
+            matches!(
+                events.as_slice(),
+                [SubscriptionEvent::Ended(SubscriptionEnd::Refused { .. })]
+            ),
+            "{rejection:?}: {}",
+            shape(&events)
+        );
+        assert_eq!(r.c.live_subscriptions(), 0);
+        let before = requests(&r, s2).len();
+        r.advance(Duration::from_secs(60));
+        assert_eq!(
+            requests(&r, s2).len(),
+            before,
+            "{rejection:?}: never sent again"
+        );
+        // The name is free again.
+        assert!(r.c.subscribe(r.now, "d1", STATEMENT).is_ok());
+    }
+}

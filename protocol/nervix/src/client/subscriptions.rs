@@ -440,17 +440,26 @@ enum Opening {
         schema: RowSchema,
     },
     Busy(String),
+    /// Rejected for a defect in the request (C-8): never sent again unchanged.
+    Defect(String),
     Refused(String),
 }
 
 fn read_opening(frame: &ServerFrame) -> Result<Opening, ProtocolViolation> {
     let view = frame.view();
     let reply = view.body_as_reply();
-    if let Some(r) = reply
-        .and_then(|r| r.body_as_request_rejected())
-        .filter(|r| r.rejection() == Some(RequestRejection::ServerBusy))
-    {
-        return Ok(Opening::Busy(r.message().to_string()));
+    if let Some(r) = reply.and_then(|r| r.body_as_request_rejected()) {
+        let message = r.message().to_string();
+        return Ok(match r.rejection() {
+            // The exchange sends a request refused as too many in flight again itself; were
+            // one to arrive here, it is a wait's matter like a busy server.
+            Some(RequestRejection::ServerBusy | RequestRejection::TooManyRequestsInFlight) => {
+                Opening::Busy(message)
+            }
+            // C-8: InvalidRequest, UnsupportedRequest, UnsupportedValue, DuplicateRequestId,
+            // ReplyTooLarge, or no reason: the same request would be refused the same way.
+            _ => Opening::Defect(message),
+        });
     }
     match reply
         .and_then(|r| r.body_as_subscribe_outcome())
@@ -805,6 +814,13 @@ impl Subscriptions {
                 drop(e);
                 self.report(id, SubscriptionEvent::Refused { message }, cost);
                 Ok(Some(attempt))
+            }
+            // C-8: a request the server calls defective is never sent again unchanged, a
+            // reopening no more than a first opening.
+            Opening::Defect(message) => {
+                drop(e);
+                self.end(id, SubscriptionEnd::Refused { message });
+                Ok(None)
             }
             Opening::Refused(message) if !e.ever_open => {
                 drop(e);
