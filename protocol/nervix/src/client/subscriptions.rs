@@ -152,7 +152,8 @@ pub enum SubscriptionEnd {
         /// The server's words.
         message: String,
     },
-    /// Its first opening was refused.
+    /// Its first opening was refused, or an opening was rejected for a defect in the request,
+    /// which is never sent again unchanged (C-8).
     Refused {
         /// The server's words.
         message: String,
