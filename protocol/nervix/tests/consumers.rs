@@ -1801,3 +1801,58 @@ fn ec_6_closing_fences_a_restoration_waiting_after_a_refusal_or_lost_with_its_se
     r.advance(Duration::from_secs(30));
     assert_eq!(r.connects.len(), connects);
 }
+
+/// A restoration rejected for a defect in the request (C-8) is never sent again unchanged: the
+/// consumer needs a new open, reported (EC-5). A restoration rejected as `ServerBusy` waits and
+/// goes again.
+#[test]
+fn ec_5_a_restoration_rejected_as_a_defect_is_not_sent_again() {
+    for rejection in [
+        RequestRejection::InvalidRequest,
+        RequestRejection::UnsupportedRequest,
+        RequestRejection::UnsupportedValue,
+        RequestRejection::DuplicateRequestId,
+        RequestRejection::ReplyTooLarge,
+    ] {
+        let (mut r, sid, c, _) = opened(&Grant::default());
+        drain(&mut r, c);
+        let sid2 = lose(&mut r, sid);
+        drain(&mut r, c);
+        let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+        r.feed(sid2, support::rejected(wire, rejection));
+        let ev = drain(&mut r, c);
+        assert!(
+            matches!(
+                ev.as_slice(),
+                [ConsumerEvent::ReopenRequired(
+                    ConsumerReopenReason::Refused { .. }
+                )]
+            ),
+            "{rejection:?}: {ev:?}"
+        );
+        let before = requests(&r, sid2).len();
+        r.advance(Duration::from_secs(60));
+        assert_eq!(
+            requests(&r, sid2).len(),
+            before,
+            "{rejection:?}: never sent again"
+        );
+    }
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let sid2 = lose(&mut r, sid);
+    drain(&mut r, c);
+    let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(sid2, support::rejected(wire, RequestRejection::ServerBusy));
+    assert!(matches!(
+        drain(&mut r, c).as_slice(),
+        [ConsumerEvent::RestoreRefused { .. }]
+    ));
+    let before = requests(&r, sid2).len();
+    r.advance(Duration::from_secs(6));
+    assert_eq!(
+        requests(&r, sid2).len(),
+        before + 1,
+        "a busy server is asked again"
+    );
+}

@@ -522,6 +522,8 @@ fn temporary(refusal: Option<EmitterOpenRefusal>) -> bool {
 enum OpenReply {
     Opened(Box<ConsumerDescription>),
     Refused(Option<EmitterOpenRefusal>, String),
+    /// Rejected for a defect in the request (C-8): never sent again unchanged.
+    Defect(String),
 }
 
 fn reply_name(reply: &Reply<'_>) -> String {
@@ -548,6 +550,17 @@ fn read_open(frame: &ServerFrame) -> Result<OpenReply, ProtocolViolation> {
         }
         let refusal = o.disposition_as_emitter_refused().and_then(|r| r.refusal());
         return Ok(OpenReply::Refused(refusal, o.message().to_string()));
+    }
+    let busy = reply.body_as_request_rejected().is_some_and(|r| {
+        matches!(
+            r.rejection(),
+            Some(RequestRejection::ServerBusy | RequestRejection::TooManyRequestsInFlight)
+        )
+    });
+    if reply.body_as_request_rejected().is_some() && !busy {
+        // C-8: InvalidRequest, UnsupportedRequest, UnsupportedValue, DuplicateRequestId,
+        // ReplyTooLarge, or no reason.
+        return Ok(OpenReply::Defect(reply_name(&reply)));
     }
     Ok(OpenReply::Refused(None, reply_name(&reply)))
 }
@@ -1201,6 +1214,32 @@ impl Client {
                         );
                         self.consumers.releases.push((session, wire));
                     }
+                }
+            }
+            OpenReply::Defect(message) => {
+                if e.close {
+                    self.consumers
+                        .finish(id, ConsumerState::Closed, ConsumerEvent::Closed);
+                } else if e.desc.is_none() {
+                    self.consumers.finish(
+                        id,
+                        ConsumerState::Refused,
+                        ConsumerEvent::Refused {
+                            refusal: None,
+                            message,
+                        },
+                    );
+                } else {
+                    // C-8: the same open would be rejected the same way; the application
+                    // opens a new consumer if it still wants one.
+                    self.consumers.finish(
+                        id,
+                        ConsumerState::ReopenRequired,
+                        ConsumerEvent::ReopenRequired(ConsumerReopenReason::Refused {
+                            refusal: None,
+                            message,
+                        }),
+                    );
                 }
             }
             OpenReply::Refused(refusal, message) => {
