@@ -3272,3 +3272,86 @@ fn stats_count_a_failed_command_apart_from_completed_and_uncertain_ones() {
     }
     assert_eq!(r.c.stats().commands_failed, 2);
 }
+
+/// A repetition is a separate call and is held to L-2 like a new command: several statements
+/// that carry no transaction position are not sent outside a transaction, whoever built the
+/// retained command; with the position of a transaction's append they belong to it.
+#[test]
+fn l_2_a_repetition_of_several_statements_outside_a_transaction_is_refused_before_sending() {
+    let mut r = Rig::new();
+    let mut rng = nervix_protocol::rng::Rng::new(3);
+    let command = RetainedCommand {
+        reference: ExecutionReference::new_v7(WALL, &mut rng),
+        query: "CREATE RELAY a; CREATE RELAY b;".into(),
+        domain: Some("d1".into()),
+        position: None,
+        preview: None,
+        created: r.now,
+    };
+    assert_eq!(
+        r.c.recover(r.now, &command, None).unwrap_err(),
+        ClientError::Statement(StatementError::SeveralOutsideTransaction)
+    );
+    // DESCRIBE TRANSACTION never travels with another statement, in a transaction or not.
+    let describe = RetainedCommand {
+        query: "DESCRIBE TRANSACTION; CREATE RELAY a;".into(),
+        position: Some(0),
+        ..command.clone()
+    };
+    assert!(matches!(
+        r.c.recover(r.now, &describe, None).unwrap_err(),
+        ClientError::Statement(StatementError::MustTravelAlone { .. })
+    ));
+    r.pump();
+    assert!(
+        r.connects.is_empty() && r.sent.is_empty(),
+        "nothing was sent"
+    );
+    // An append of several statements to a transaction carries its position: it is taken.
+    let append = RetainedCommand {
+        position: Some(4),
+        ..command
+    };
+    assert!(r.c.recover(r.now, &append, None).is_ok());
+}
+
+/// The selected domain stays while a BEGIN is unanswered (L-3): the server binds the
+/// transaction to the session as it runs the BEGIN, so every request sent behind it is
+/// already one of the transaction and must name its domain; the subscriptions and clocks L-3
+/// names wait for the BEGIN's answer the same way. Once the BEGIN failed, the domain may
+/// change again.
+#[test]
+fn l_3_the_selected_domain_does_not_change_while_a_begin_is_unanswered() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let begin = r.exec("BEGIN;");
+    let sid = r.open();
+    let (id, cmd) = r.last_command();
+    assert_eq!(
+        r.c.select_domain(Some("d2")).unwrap_err(),
+        ClientError::InTransaction
+    );
+    assert_eq!(
+        r.c.run(r.now, WALL, "USE d2;").unwrap_err(),
+        ClientError::InTransaction
+    );
+    assert_eq!(r.c.selected_domain(), Some("d1"));
+    // Selecting the same domain again changes nothing and is taken.
+    r.c.select_domain(Some("d1")).unwrap();
+    assert_eq!(
+        r.c.select_domain(None).unwrap_err(),
+        ClientError::InTransaction
+    );
+    // A command made behind the BEGIN names the domain the BEGIN named.
+    r.exec("CREATE RELAY a;");
+    assert_eq!(r.last_command().1.domain.as_deref(), Some("d1"));
+    // The BEGIN fails: nothing is held, and the domain may change.
+    let o = answer(
+        &cmd.execution_reference,
+        CommandDispositionT::RequestFailed(Box::default()),
+    );
+    r.feed(sid, outcome_frame(id, o));
+    assert!(matches!(r.result(begin), Some(CommandResult::Failed(_))));
+    r.c.select_domain(Some("d2")).unwrap();
+    assert_eq!(r.c.selected_domain(), Some("d2"));
+}

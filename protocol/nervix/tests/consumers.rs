@@ -1226,3 +1226,633 @@ fn ec_4_each_settle_disposition_is_reported_as_itself() {
         assert!(name.starts_with(expected), "{disposition:?}: {name}");
     }
 }
+
+/// A reference is settled only through the attachment that delivered it (EC-6): after a
+/// restoration, the old attachment's reference is refused locally even when the new attachment
+/// delivered an attempt under the same reference bytes, and the new one settles through the
+/// new attachment's consumer identity.
+#[test]
+fn ec_6_a_reference_of_an_earlier_attachment_is_refused_even_with_the_same_bytes() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let old = deliver(&mut r, sid, c, 1, 2);
+    let sid2 = lose(&mut r, sid);
+    let (wire2, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(sid2, emitter_opened(wire2, &Grant::default()));
+    drain(&mut r, c);
+    let new = deliver(&mut r, sid2, c, 1, 2);
+    assert_eq!(new.reference.reference, old.reference.reference);
+    assert_ne!(new.reference, old.reference);
+    assert_eq!(
+        r.c.settle_delivery(r.now, old.reference, Decision::Ack),
+        Err(SettleError::Revoked)
+    );
+    r.pump();
+    assert!(!requests(&r, sid2).contains(&ClientRequest::SettleEmitterBatchRequest));
+    r.c.settle_delivery(r.now, new.reference, Decision::Ack)
+        .unwrap();
+    r.pump();
+    let (_, req) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+    assert!(
+        matches!(&req, ClientRequestT::SettleEmitterBatchRequest(x) if x.consumer == wire2 && x.reference == [2u8; 16]),
+        "{req:?}"
+    );
+    assert_eq!(
+        requests(&r, sid2)
+            .iter()
+            .filter(|k| **k == ClientRequest::SettleEmitterBatchRequest)
+            .count(),
+        1
+    );
+}
+
+/// Losing the forwarding stream (a read answered `Ended`) revokes the attachment's unresolved
+/// references (EC-6): a settlement already out is reported uncertain, an unsettled reference is
+/// refused locally, and nothing of the old attachment goes to its replacement.
+#[test]
+fn ec_6_losing_the_forwarding_stream_revokes_references_and_a_settlement_out_is_uncertain() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let a = deliver(&mut r, sid, c, 1, 2);
+    let b = deliver(&mut r, sid, c, 3, 4);
+    // Ask for the next read first, so the settlements queue behind it.
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    let ha =
+        r.c.settle_delivery(r.now, a.reference, Decision::Ack)
+            .unwrap();
+    r.pump();
+    let settles_sent = requests(&r, sid)
+        .iter()
+        .filter(|k| **k == ClientRequest::SettleEmitterBatchRequest)
+        .count();
+    assert_eq!(settles_sent, 1);
+    // The forwarding stream is lost.
+    r.feed(sid, consumer_ended(rid));
+    let ev = drain(&mut r, c);
+    assert!(ev.contains(&ConsumerEvent::Interrupted), "{ev:?}");
+    for d in [&a, &b] {
+        assert_eq!(
+            r.c.settle_delivery(r.now, d.reference, Decision::Ack),
+            Err(SettleError::Revoked)
+        );
+    }
+    assert!(
+        ev.iter().any(|e| matches!(e,
+            ConsumerEvent::Settled { handle, result: SettleResult::Uncertain, .. } if *handle == ha)),
+        "the settlement out is uncertain: {ev:?}"
+    );
+    // The replacement attachment opens on the same session; nothing of the old goes to it.
+    let (wire2, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(sid, emitter_opened(wire2, &Grant::default()));
+    r.pump();
+    assert_eq!(
+        requests(&r, sid)
+            .iter()
+            .filter(|k| **k == ClientRequest::SettleEmitterBatchRequest)
+            .count(),
+        settles_sent
+    );
+}
+
+/// The open names every field in the order the application gave, not sorted, each with its own
+/// type, nullability and sensitivity (EC-1).
+#[test]
+fn ec_1_the_open_carries_each_field_in_the_given_order_with_its_own_attributes() {
+    use nervix_protocol::rows::{FieldSpec, FieldType, ScalarType as S};
+    let given = vec![
+        FieldSpec::new("zeta", FieldType::Scalar(S::I64), true, false),
+        FieldSpec::new("alpha", FieldType::Scalar(S::Bytes), false, true),
+        FieldSpec::new("mid", FieldType::Scalar(S::F64), false, false),
+        FieldSpec::new("beta", FieldType::Scalar(S::String), true, true),
+    ];
+    let mut r = Rig::new();
+    r.c.open_consumer(r.now, ConsumerSpec::new("d1", "alerts", given.clone()))
+        .unwrap();
+    r.open();
+    let (_, req) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    let ClientRequestT::OpenEmitterRequest(o) = req else {
+        unreachable!()
+    };
+    let sent: Vec<(String, bool, bool, String)> = o
+        .expected_fields
+        .iter()
+        .map(|f| {
+            (
+                f.name.clone(),
+                f.nullable,
+                f.sensitive,
+                format!("{:?}", f.field_type),
+            )
+        })
+        .collect();
+    let scalar = |s: ScalarType| {
+        format!(
+            "{:?}",
+            FieldTypeT {
+                shape: FieldTypeShapeT::ScalarFieldType(Box::new(ScalarFieldTypeT {
+                    scalar: Some(s)
+                }))
+            }
+        )
+    };
+    assert_eq!(
+        sent,
+        vec![
+            ("zeta".into(), true, false, scalar(ScalarType::I64)),
+            ("alpha".into(), false, true, scalar(ScalarType::Bytes)),
+            ("mid".into(), false, false, scalar(ScalarType::F64)),
+            ("beta".into(), true, true, scalar(ScalarType::String)),
+        ]
+    );
+    assert_eq!((o.domain.as_str(), o.emitter.as_str()), ("d1", "alerts"));
+}
+
+/// The credit asked for is 1 to 1,024 batches and 1 to 32 MiB: both ends are accepted and
+/// one past either is refused at the call (EC-1).
+#[test]
+fn ec_1_credit_of_1024_batches_and_32_mib_is_asked_for_and_one_more_is_refused() {
+    let mut r = Rig::new();
+    for (b, y) in [(1, 1), (1024, 32 << 20)] {
+        let spec = ConsumerSpec::new("d1", "alerts", fields()).with_limits(b, y);
+        assert!(r.c.open_consumer(r.now, spec).is_ok(), "{b} {y}");
+    }
+    for (b, y) in [(1025, 32 << 20), (1024, (32 << 20) + 1), (0, 1), (1, 0)] {
+        let spec = ConsumerSpec::new("d1", "alerts", fields()).with_limits(b, y);
+        assert_eq!(
+            r.c.open_consumer(r.now, spec),
+            Err(ClientError::InvalidCredit),
+            "{b} {y}"
+        );
+    }
+}
+
+/// While a read waits with no delivery (EC-2), everything else on the session goes on: a
+/// settlement is sent and its reply applied, a producer's outcome is read, a domain clock frame
+/// is applied, and a command's reply completes it. The read stays out, unanswered and never
+/// taken as an acknowledgement.
+#[test]
+fn ec_2_a_pending_read_holds_back_no_settlement_outcome_clock_frame_or_command_reply() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    r.c.follow_clock(r.now, "d1").unwrap();
+    r.pump();
+    let (kw, _) = last_of(&r, ClientRequest::AttachDomainClockRequest);
+    r.feed(sid, support::streams::clock_attached(kw, "d1", paced(1)));
+    let p =
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "orders_in", fields()))
+            .unwrap();
+    r.pump();
+    let (pw, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        sid,
+        producer_opened(pw, &Grant::default(), ProducerAdmission::Open),
+    );
+    let d = deliver(&mut r, sid, c, 1, 2);
+    // The next read goes out and is left waiting.
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (read, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    // A settlement of the earlier delivery goes and its answer is applied.
+    let h =
+        r.c.settle_delivery(r.now, d.reference, Decision::Ack)
+            .unwrap();
+    r.pump();
+    let (sr, _) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+    assert!(sr > read);
+    r.feed(sid, settled(sr, EmitterSettlement::Confirmed));
+    assert_eq!(
+        drain(&mut r, c),
+        vec![ConsumerEvent::Settled {
+            handle: h,
+            reference: d.reference,
+            result: SettleResult::Confirmed
+        }]
+    );
+    // A producer batch's outcome is read.
+    let mut b = r.c.batch_builder(p).unwrap();
+    b.column("id", &[1u64]).unwrap();
+    b.nullable_column::<&str>("name", &[None]).unwrap();
+    b.column("secret", &["s"]).unwrap();
+    r.c.submit_built(r.now, p, b).unwrap();
+    r.pump();
+    let (br, _) = last_of(&r, ClientRequest::SubmitBatchRequest);
+    r.feed(sid, batch_completed(br));
+    let outcomes: Vec<ProducerEvent> = std::iter::from_fn(|| r.c.poll_producer_event(p)).collect();
+    assert!(outcomes.iter().any(|e| matches!(
+        e,
+        ProducerEvent::Outcome {
+            outcome: BatchOutcome::Completed,
+            ..
+        }
+    )));
+    // A domain clock frame is applied.
+    r.feed(sid, support::streams::clock_observed("d1", paced(2)));
+    assert_eq!(
+        r.c.clock("d1").and_then(|k| k.clock).map(|k| k.generation),
+        Some(2)
+    );
+    // A command's reply completes it.
+    let q = r.c.read(r.now, support::list_domains(), None).unwrap();
+    r.pump();
+    let (lid, _) = last_of(&r, ClientRequest::ListDomainsRequest);
+    r.feed(sid, support::domains(lid));
+    assert!(read_result(&r, q).is_some());
+    // The read is still out, and nothing was delivered or acknowledged by it.
+    assert!(r.c.consumer(c).unwrap().reading);
+    assert!(drain(&mut r, c).is_empty());
+    assert_eq!(
+        requests(&r, sid)
+            .iter()
+            .filter(|k| **k == ClientRequest::ReadEmitterBatchRequest)
+            .count(),
+        2
+    );
+}
+
+/// A rejection's reason is bounded in UTF-8 bytes, not characters, and goes as written; each
+/// decision goes as itself (EC-4).
+#[test]
+fn ec_4_a_reason_is_bounded_in_bytes_and_each_decision_goes_as_itself() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let d = deliver(&mut r, sid, c, 1, 2);
+    // 600 characters, 1,200 bytes.
+    assert_eq!(
+        r.c.settle_delivery(r.now, d.reference, Decision::Reject("é".repeat(600))),
+        Err(SettleError::Reason("is longer than 1,024 bytes"))
+    );
+    let exactly = "é".repeat(512);
+    r.c.settle_delivery(r.now, d.reference, Decision::Reject(exactly.clone()))
+        .unwrap();
+    r.pump();
+    let (sr, req) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+    assert!(
+        matches!(&req, ClientRequestT::SettleEmitterBatchRequest(s)
+            if s.reason == exactly && s.decision == Some(EmitterBatchDecision::Reject)),
+        "{req:?}"
+    );
+    r.feed(sid, settled(sr, EmitterSettlement::Confirmed));
+    for (i, (decision, wire)) in [
+        (Decision::Ack, EmitterBatchDecision::Ack),
+        (Decision::Retry, EmitterBatchDecision::Retry),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let d = deliver(&mut r, sid, c, 10 + i as u8, 10 + i as u8);
+        r.c.settle_delivery(r.now, d.reference, decision).unwrap();
+        r.pump();
+        let (sr, req) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+        assert!(
+            matches!(&req, ClientRequestT::SettleEmitterBatchRequest(s)
+                if s.decision == Some(wire) && s.reason.is_empty() && s.reference == vec![10 + i as u8; 16]),
+            "{req:?}"
+        );
+        r.feed(sid, settled(sr, EmitterSettlement::Confirmed));
+    }
+}
+
+/// A rejection's reason must not hold a sensitive value of the delivery (EC-4), whatever the
+/// sensitive field's type: a sensitive number written out in the reason is refused like a
+/// sensitive text, and the same number in a field that is not sensitive is not.
+#[test]
+fn ec_4_a_reason_repeating_a_sensitive_number_is_refused() {
+    use nervix_protocol::rows::{FieldSpec, FieldType, ScalarType as S};
+    let fields = vec![
+        FieldSpec::new("id", FieldType::Scalar(S::U64), false, false),
+        FieldSpec::new("account", FieldType::Scalar(S::I64), false, true),
+        FieldSpec::new("seen", FieldType::Scalar(S::Datetime), false, true),
+    ];
+    let mut r = Rig::new();
+    let c =
+        r.c.open_consumer(r.now, ConsumerSpec::new("d1", "alerts", fields.clone()))
+            .unwrap();
+    let sid = r.open();
+    let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    let wire_fields: Vec<RowFieldT> = fields.iter().map(FieldSpec::to_wire).collect();
+    r.feed(
+        sid,
+        emitter_opened_with(wire, &Grant::default(), |o| o.fields = wire_fields),
+    );
+    drain(&mut r, c);
+    let mut b = BatchBuilder::new(fields.into());
+    b.column("id", &[55_501_234u64]).unwrap();
+    b.column("account", &[-98_765_432i64]).unwrap();
+    b.column(
+        "seen",
+        &[nervix_protocol::arrow::Datetime(1_700_000_000_123_456_789)],
+    )
+    .unwrap();
+    let stream = nervix_protocol::arrow::encode(&b.finish().unwrap()).unwrap();
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    r.feed(sid, delivered(rid, 1, 2, stream, 1));
+    let d = drain(&mut r, c)
+        .into_iter()
+        .find_map(|e| match e {
+            ConsumerEvent::Delivery(d) => Some(*d),
+            _ => None,
+        })
+        .expect("a delivery");
+    for reason in ["account -98765432 is closed", "seen at 1700000000123456789"] {
+        assert_eq!(
+            r.c.settle_delivery(r.now, d.reference, Decision::Reject(reason.into())),
+            Err(SettleError::Reason("repeats a sensitive value")),
+            "{reason}"
+        );
+    }
+    r.c.settle_delivery(
+        r.now,
+        d.reference,
+        Decision::Reject("row 55501234 failed".into()),
+    )
+    .expect("a value of a field that is not sensitive may be named");
+}
+
+/// A delivery is one Arrow IPC stream of exactly the opened fields and exactly one batch whose
+/// rows are the delivery's members (EC-3): fewer members than rows, more members than rows, no
+/// batch, two batches, a column more (the relay written as a field) and a column less are each
+/// refused; the same stream with the right members is read.
+#[test]
+fn ec_3_members_are_checked_both_ways_and_one_batch_of_exactly_the_fields_is_read() {
+    use arrow_ipc::writer::StreamWriter;
+    use nervix_protocol::arrow::{decode, DeliveryFault};
+    use nervix_protocol::rows::{FieldSpec, FieldType, ScalarType as S};
+    let stream = ipc(2, "abcd");
+    assert_eq!(decode(&stream, &fields(), 2).unwrap().num_rows(), 2);
+    for members in [1, 3] {
+        assert!(
+            matches!(
+                decode(&stream, &fields(), members),
+                Err(DeliveryFault::Members { rows: 2, .. })
+            ),
+            "{members}"
+        );
+    }
+    // No batch, and two batches.
+    let batch = decode(&stream, &fields(), 2).unwrap();
+    let write = |n: usize| {
+        let mut out = Vec::new();
+        let mut w = StreamWriter::try_new(&mut out, &batch.schema()).unwrap();
+        for _ in 0..n {
+            w.write(&batch).unwrap();
+        }
+        w.finish().unwrap();
+        drop(w);
+        out
+    };
+    assert!(matches!(
+        decode(&write(0), &fields(), 0),
+        Err(DeliveryFault::NotOneBatch(0))
+    ));
+    assert!(matches!(
+        decode(&write(2), &fields(), 4),
+        Err(DeliveryFault::NotOneBatch(2))
+    ));
+    assert_eq!(decode(&write(1), &fields(), 2).unwrap(), batch);
+    // A column more, and a column less.
+    let mut more = fields();
+    more.push(FieldSpec::new(
+        "source_relay",
+        FieldType::Scalar(S::String),
+        false,
+        false,
+    ));
+    let mut b = BatchBuilder::new(more.into());
+    b.column("id", &[1u64]).unwrap();
+    b.nullable_column::<&str>("name", &[None]).unwrap();
+    b.column("secret", &["s"]).unwrap();
+    b.column("source_relay", &["alerts_relay"]).unwrap();
+    let extra = nervix_protocol::arrow::encode(&b.finish().unwrap()).unwrap();
+    assert!(
+        matches!(decode(&extra, &fields(), 1), Err(DeliveryFault::Schema(_))),
+        "the relay is metadata, never a field"
+    );
+    let less: Vec<FieldSpec> = fields().into_iter().take(2).collect();
+    let mut b = BatchBuilder::new(less.into());
+    b.column("id", &[1u64]).unwrap();
+    b.nullable_column::<&str>("name", &[None]).unwrap();
+    let missing = nervix_protocol::arrow::encode(&b.finish().unwrap()).unwrap();
+    assert!(matches!(
+        decode(&missing, &fields(), 1),
+        Err(DeliveryFault::Schema(_))
+    ));
+    // Through the client, fewer members than rows is a violation too.
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    r.c.read_delivery(r.now, c).unwrap();
+    r.pump();
+    let (rid, _) = last_of(&r, ClientRequest::ReadEmitterBatchRequest);
+    r.feed(sid, delivered(rid, 1, 2, ipc(2, "x"), 1));
+    assert_eq!(violation(&r), Some("EC-3"));
+}
+
+/// A restoration refused as `EndpointUnavailable` (the serving node still catching up) is
+/// reported and sent again on that session after a wait that grows with each refusal and
+/// stays within the client's largest back-off; a refusal no wait cures (the emitter removed)
+/// needs a new consumer, and nothing more is sent (EC-5).
+#[test]
+fn ec_5_an_unavailable_endpoint_is_retried_with_growing_bounded_waits_and_a_removed_one_is_not() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let sid2 = lose(&mut r, sid);
+    drain(&mut r, c);
+    let opens = |r: &Rig| {
+        requests(r, sid2)
+            .iter()
+            .filter(|k| **k == ClientRequest::OpenEmitterRequest)
+            .count()
+    };
+    let mut waits = Vec::new();
+    for n in 1..=10 {
+        let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+        r.feed(
+            sid2,
+            emitter_refused(wire, EmitterOpenRefusal::EndpointUnavailable),
+        );
+        assert_eq!(
+            drain(&mut r, c),
+            vec![ConsumerEvent::RestoreRefused {
+                refusal: Some(EmitterOpenRefusal::EndpointUnavailable),
+                message: "refused".into()
+            }]
+        );
+        assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Interrupted);
+        let refused_at = r.now;
+        let at = r.c.poll_timeout().expect("the restoration goes again");
+        r.now = at;
+        r.c.handle_timeout(at);
+        r.pump();
+        assert_eq!(opens(&r), n + 1, "sent again on that session");
+        waits.push(at.saturating_since(refused_at));
+    }
+    // Each wait is drawn from [full / 2, full], full doubling from 50 ms up to 5 s.
+    for (k, w) in waits.iter().enumerate() {
+        let full = Duration::from_millis(50)
+            .saturating_mul(1 << k)
+            .min(Duration::from_secs(5));
+        assert!(
+            (full / 2..=full).contains(w),
+            "wait {k} is {w:?}, not within [{:?}, {full:?}]: {waits:?}",
+            full / 2
+        );
+    }
+    // The emitter is removed: no wait cures that.
+    let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(
+        sid2,
+        emitter_refused(wire, EmitterOpenRefusal::EmitterNotFound),
+    );
+    assert!(matches!(
+        drain(&mut r, c).as_slice(),
+        [ConsumerEvent::ReopenRequired(
+            ConsumerReopenReason::Refused {
+                refusal: Some(EmitterOpenRefusal::EmitterNotFound),
+                ..
+            }
+        )]
+    ));
+    assert_eq!(
+        r.c.consumer(c).unwrap().state,
+        ConsumerState::ReopenRequired
+    );
+    let before = opens(&r);
+    r.advance(Duration::from_secs(60));
+    assert_eq!(opens(&r), before, "never sent again");
+}
+
+/// The close revokes the references it leaves unresolved (EC-6): a settlement still out when
+/// the close is answered ends once, as uncertain (its decision may or may not have been
+/// applied), `Closed` is the last event, and the settlement's late reply changes nothing.
+#[test]
+fn ec_6_a_settlement_out_when_the_close_is_answered_ends_once_as_uncertain_before_closed() {
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let d = deliver(&mut r, sid, c, 1, 2);
+    let h =
+        r.c.settle_delivery(r.now, d.reference, Decision::Ack)
+            .unwrap();
+    r.pump();
+    let (sr, _) = last_of(&r, ClientRequest::SettleEmitterBatchRequest);
+    r.c.close_consumer(r.now, c).unwrap();
+    r.pump();
+    let (cr, _) = last_of(&r, ClientRequest::CloseEmitterRequest);
+    // The close is answered first, then the settlement.
+    r.feed(sid, emitter_closed(cr));
+    r.feed(sid, settled(sr, EmitterSettlement::Confirmed));
+    assert_eq!(
+        drain(&mut r, c),
+        vec![
+            ConsumerEvent::Settled {
+                handle: h,
+                reference: d.reference,
+                result: SettleResult::Uncertain
+            },
+            ConsumerEvent::Closed
+        ]
+    );
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closed);
+}
+
+/// Closing a consumer whose restoration was refused for now, or whose restoration is out when
+/// its session ends, fences it (EC-6): the consumer is closed at once, and no open goes out for
+/// it again.
+#[test]
+fn ec_6_closing_fences_a_restoration_waiting_after_a_refusal_or_lost_with_its_session() {
+    // Waiting after a refusal.
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let sid2 = lose(&mut r, sid);
+    let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(
+        sid2,
+        emitter_refused(wire, EmitterOpenRefusal::EndpointUnavailable),
+    );
+    let opens = |r: &Rig, s| {
+        requests(r, s)
+            .iter()
+            .filter(|k| **k == ClientRequest::OpenEmitterRequest)
+            .count()
+    };
+    let before = opens(&r, sid2);
+    r.c.close_consumer(r.now, c).unwrap();
+    r.pump();
+    assert_eq!(drain(&mut r, c).last(), Some(&ConsumerEvent::Closed));
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closed);
+    r.advance(Duration::from_secs(30));
+    assert_eq!(opens(&r, sid2), before, "no restoration after the close");
+    assert!(!requests(&r, sid2).contains(&ClientRequest::CloseEmitterRequest));
+    // Out when its session ends.
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let sid2 = lose(&mut r, sid);
+    r.c.close_consumer(r.now, c).unwrap();
+    r.pump();
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closing);
+    r.c.handle_closed(r.now, sid2);
+    r.pump();
+    assert_eq!(drain(&mut r, c).last(), Some(&ConsumerEvent::Closed));
+    assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Closed);
+    // Nothing wants a session for it any more.
+    assert_eq!(r.c.poll_timeout(), None);
+    let connects = r.connects.len();
+    r.advance(Duration::from_secs(30));
+    assert_eq!(r.connects.len(), connects);
+}
+
+/// A restoration rejected for a defect in the request (C-8) is never sent again unchanged: the
+/// consumer needs a new open, reported (EC-5). A restoration rejected as `ServerBusy` waits and
+/// goes again.
+#[test]
+fn ec_5_a_restoration_rejected_as_a_defect_is_not_sent_again() {
+    for rejection in [
+        RequestRejection::InvalidRequest,
+        RequestRejection::UnsupportedRequest,
+        RequestRejection::UnsupportedValue,
+        RequestRejection::DuplicateRequestId,
+        RequestRejection::ReplyTooLarge,
+    ] {
+        let (mut r, sid, c, _) = opened(&Grant::default());
+        drain(&mut r, c);
+        let sid2 = lose(&mut r, sid);
+        drain(&mut r, c);
+        let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+        r.feed(sid2, support::rejected(wire, rejection));
+        let ev = drain(&mut r, c);
+        assert!(
+            matches!(
+                ev.as_slice(),
+                [ConsumerEvent::ReopenRequired(
+                    ConsumerReopenReason::Refused { .. }
+                )]
+            ),
+            "{rejection:?}: {ev:?}"
+        );
+        let before = requests(&r, sid2).len();
+        r.advance(Duration::from_secs(60));
+        assert_eq!(
+            requests(&r, sid2).len(),
+            before,
+            "{rejection:?}: never sent again"
+        );
+    }
+    let (mut r, sid, c, _) = opened(&Grant::default());
+    drain(&mut r, c);
+    let sid2 = lose(&mut r, sid);
+    drain(&mut r, c);
+    let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+    r.feed(sid2, support::rejected(wire, RequestRejection::ServerBusy));
+    assert!(matches!(
+        drain(&mut r, c).as_slice(),
+        [ConsumerEvent::RestoreRefused { .. }]
+    ));
+    let before = requests(&r, sid2).len();
+    r.advance(Duration::from_secs(6));
+    assert_eq!(
+        requests(&r, sid2).len(),
+        before + 1,
+        "a busy server is asked again"
+    );
+}

@@ -1268,3 +1268,268 @@ fn s_3_an_end_removes_the_ended_subscriptions_routes_alone() {
         assert_eq!(r.c.ignored_subscription_frames(), ignored + 1);
     }
 }
+
+/// The reopening on each new session is left unanswered while that session answers everything
+/// else (so the reconnect back-off alone never grows). Each time is a refusal (S-7), and the
+/// wait before the next reopening grows with each, rather than the client asking again at the
+/// fixed rate of its call deadline.
+#[test]
+fn s_7_reopenings_left_unanswered_in_a_row_are_sent_again_after_growing_waits() {
+    let (mut r, sid, id) = opened_sub();
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    let _ = drain(&mut r, id);
+    let waits = unanswered_openings(&mut r, id, vec![sid]);
+    for w in waits.windows(2) {
+        assert!(w[1] > w[0], "waits grow: {waits:?}");
+    }
+}
+
+/// Five sessions in a row each carry everything but the opening of `id`, which each leaves
+/// unanswered past the call deadline: each time a refusal is reported and the session given
+/// up. Gives the waits between giving a session up and sending the opening on the next.
+fn unanswered_openings(
+    r: &mut Rig,
+    id: SubscriptionId,
+    mut opened_ones: Vec<SessionId>,
+) -> Vec<u64> {
+    // When each opening went out, and when the session it went out on was given up.
+    let mut sent_at = Vec::new();
+    let mut given_up_at = Vec::new();
+    for _ in 0..5 {
+        // Time passes until the client opens a session and sends the opening on it.
+        let mut session = None;
+        for _ in 0..100 {
+            r.pump();
+            let newest = r.connects.last().map(|(s, _)| *s);
+            if let Some(s) = newest.filter(|s| !opened_ones.contains(s)) {
+                opened_ones.push(s);
+                r.c.handle_connected(r.now, s);
+                r.pump();
+            }
+            let current =
+                r.c.session()
+                    .filter(|s| requests(r, *s).contains(&ClientRequest::SubscribeRequest));
+            if current.is_some() {
+                session = current;
+                break;
+            }
+            let at = r.c.poll_timeout().expect("the opening is still wanted");
+            r.now = at;
+            r.c.handle_timeout(at);
+        }
+        let s = session.expect("the opening went out on a new session");
+        sent_at.push(r.now);
+        // The session answers a read: it carries other requests.
+        let h = r.c.read(r.now, list_domains(), None).unwrap();
+        r.pump();
+        let (rid, _) = last_of(r, ClientRequest::ListDomainsRequest);
+        r.feed(s, domains(rid));
+        assert!(read_result(r, h).is_some());
+        // The opening is left unanswered past the call deadline: a refusal.
+        r.advance(Duration::from_secs(31));
+        assert_eq!(shape(&drain(r, id)), "refused");
+        assert!(
+            r.closes.iter().any(|(c, _)| *c == s),
+            "the session is given up"
+        );
+        given_up_at.push(r.now);
+        r.c.handle_closed(r.now, s);
+        r.pump();
+        let _ = drain(r, id);
+    }
+    given_up_at
+        .iter()
+        .zip(sent_at.iter().skip(1))
+        .map(|(g, s)| s.as_nanos() - g.as_nanos())
+        .collect()
+}
+
+/// A first opening left unanswered is a refusal like a reopening's: it is reported, and the
+/// next session sends it after a wait that grows with each, not at the fixed rate of the call
+/// deadline (S-7; every retry backs off).
+#[test]
+fn s_7_first_openings_left_unanswered_in_a_row_are_reported_and_sent_again_after_growing_waits() {
+    let mut r = Rig::new();
+    let id = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    let waits = unanswered_openings(&mut r, id, vec![]);
+    for w in waits.windows(2) {
+        assert!(w[1] > w[0], "waits grow: {waits:?}");
+    }
+    assert_eq!(
+        r.c.subscription(id).unwrap().state,
+        SubscriptionState::Waiting
+    );
+}
+
+/// The current session refused to open the subscription again: no session holds it, so its
+/// deletion completes at once without an `UnsubscribeRequest`, and its name is free (S-7).
+#[test]
+fn s_7_a_deletion_after_a_refused_reopening_completes_without_a_request_and_frees_the_name() {
+    let (mut r, sid, id) = opened_sub();
+    let s2 = lose(&mut r, sid);
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(s2, subscribe_failed(rid, "relay busy"));
+    assert_eq!(shape(&drain(&mut r, id)), "gap:SessionLost refused");
+    let before = requests(&r, s2).len();
+    r.c.delete_subscription(r.now, id).unwrap();
+    r.pump();
+    assert_eq!(shape(&drain(&mut r, id)), "end:Deleted");
+    assert_eq!(r.c.live_subscriptions(), 0);
+    // Nothing was sent for it, not even once the refusal's wait is over.
+    if let Some(at) = r.c.poll_timeout() {
+        r.now = at;
+        r.c.handle_timeout(at);
+        r.pump();
+    }
+    assert_eq!(requests(&r, s2).len(), before, "{:?}", requests(&r, s2));
+    // The name is released: the same statement opens a new subscription at once.
+    let again = r.c.subscribe(r.now, "d1", STATEMENT).unwrap();
+    r.pump();
+    assert_eq!(
+        requests(&r, s2)[before..],
+        [ClientRequest::SubscribeRequest]
+    );
+    assert_ne!(again, id);
+}
+
+/// The session that held the subscription ended: its deletion completes without a request and
+/// the name is free at once (S-7), as it is when the deletion was out and its session ended
+/// before the answer.
+#[test]
+fn s_7_a_deletion_completed_without_an_answer_releases_the_name() {
+    // Deleted after the session ended.
+    let (mut r, sid, id) = opened_sub();
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    assert!(matches!(
+        r.c.subscribe(r.now, "d1", STATEMENT).unwrap_err(),
+        ClientError::NameInUse { .. }
+    ));
+    r.c.delete_subscription(r.now, id).unwrap();
+    assert_eq!(shape(&drain(&mut r, id)), "gap:SessionLost end:Deleted");
+    assert!(r.c.subscribe(r.now, "d1", STATEMENT).is_ok(), "name free");
+    // Deleted, and the session ended before the answer.
+    let (mut r, sid, id) = opened_sub();
+    r.c.delete_subscription(r.now, id).unwrap();
+    r.pump();
+    assert!(requests(&r, sid).contains(&ClientRequest::UnsubscribeRequest));
+    assert!(matches!(
+        r.c.subscribe(r.now, "d1", STATEMENT).unwrap_err(),
+        ClientError::NameInUse { .. }
+    ));
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    assert_eq!(shape(&drain(&mut r, id)), "end:Deleted");
+    assert!(r.c.subscribe(r.now, "d1", STATEMENT).is_ok(), "name free");
+}
+
+/// A gap names its generation like a batch does: delivery loss or skipped rows of a generation
+/// the client does not hold open (an older one, or one not yet opened) are ignored and never
+/// reported as a gap of the open one (S-3).
+#[test]
+fn s_3_a_gap_of_another_generation_is_not_applied_to_the_open_one() {
+    let (mut r, sid, id) = opened_sub();
+    r.feed(sid, delivery_lost("live", 2, 5));
+    r.feed(sid, rows_skipped("live", 2, 4));
+    assert_eq!(r.c.ignored_subscription_frames(), 2);
+    assert!(drain(&mut r, id).is_empty());
+    // Reopened on a new session as generation 2: gaps of generation 1 are not applied to it.
+    let s2 = lose(&mut r, sid);
+    let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+    r.feed(s2, opened(rid, "live", 2, two_fields()));
+    assert_eq!(shape(&drain(&mut r, id)), "gap:SessionLost open#2");
+    r.feed(s2, delivery_lost("live", 1, 5));
+    r.feed(s2, rows_skipped("live", 1, 4));
+    assert_eq!(r.c.ignored_subscription_frames(), 4);
+    assert!(drain(&mut r, id).is_empty());
+    // Its own generation's gaps are reported.
+    r.feed(s2, delivery_lost("live", 2, 5));
+    r.feed(s2, rows_skipped("live", 2, 4));
+    assert_eq!(r.c.ignored_subscription_frames(), 4);
+    assert_eq!(drain(&mut r, id).len(), 2);
+}
+
+/// The name a statement gives is read whole, quoted or not, so a deletion in flight holds
+/// exactly that name until its unsubscribe is answered (S-7) and no other name is taken for it:
+/// a quoted name is held like a bare one, and `a-b` is neither `a` nor free while `a-b` opens.
+#[test]
+fn s_7_the_name_held_for_a_deletion_in_flight_is_the_whole_name_the_statement_gives() {
+    let mut r = Rig::new();
+    let quoted =
+        r.c.subscribe(
+            r.now,
+            "d1",
+            "CREATE SUBSCRIPTION \"live\" AS SELECT * FROM orders",
+        )
+        .unwrap();
+    let sid = r.open();
+    r.c.delete_subscription(r.now, quoted).unwrap();
+    r.pump();
+    for again in [
+        "CREATE SUBSCRIPTION \"live\" AS SELECT * FROM orders",
+        "CREATE SUBSCRIPTION live AS SELECT * FROM orders",
+    ] {
+        assert_eq!(
+            r.c.subscribe(r.now, "d1", again).unwrap_err(),
+            ClientError::NameInUse {
+                name: "live".into()
+            },
+            "{again}"
+        );
+    }
+    let _ = sid;
+    // A name with a dash is the whole word: it does not stand for `a`, and is held itself.
+    let a =
+        r.c.subscribe(r.now, "d1", "CREATE SUBSCRIPTION a FROM orders")
+            .unwrap();
+    let ab =
+        r.c.subscribe(r.now, "d1", "CREATE SUBSCRIPTION a-b FROM orders")
+            .expect("a-b is not a");
+    assert_ne!(a, ab);
+    assert_eq!(
+        r.c.subscribe(r.now, "d1", "CREATE SUBSCRIPTION a-b FROM prices")
+            .unwrap_err(),
+        ClientError::NameInUse { name: "a-b".into() }
+    );
+}
+
+/// A reopening rejected for a defect in the request (C-8: InvalidRequest, UnsupportedRequest,
+/// UnsupportedValue, DuplicateRequestId, ReplyTooLarge) is never sent again unchanged: the
+/// refusal ends the subscription, reported, instead of going again after a wait (S-7). A busy
+/// server's refusal still goes again.
+#[test]
+fn s_7_a_reopening_rejected_as_a_defect_ends_the_subscription_and_is_not_sent_again() {
+    for rejection in [
+        RequestRejection::InvalidRequest,
+        RequestRejection::UnsupportedRequest,
+        RequestRejection::UnsupportedValue,
+        RequestRejection::DuplicateRequestId,
+        RequestRejection::ReplyTooLarge,
+    ] {
+        let (mut r, sid, id) = opened_sub();
+        let s2 = lose(&mut r, sid);
+        let _ = drain(&mut r, id);
+        let (rid, _) = last_of(&r, ClientRequest::SubscribeRequest);
+        r.feed(s2, rejected(rid, rejection));
+        let events = drain(&mut r, id);
+        assert!(
+            matches!(
+                events.as_slice(),
+                [SubscriptionEvent::Ended(SubscriptionEnd::Refused { .. })]
+            ),
+            "{rejection:?}: {}",
+            shape(&events)
+        );
+        assert_eq!(r.c.live_subscriptions(), 0);
+        let before = requests(&r, s2).len();
+        r.advance(Duration::from_secs(60));
+        assert_eq!(
+            requests(&r, s2).len(),
+            before,
+            "{rejection:?}: never sent again"
+        );
+        // The name is free again.
+        assert!(r.c.subscribe(r.now, "d1", STATEMENT).is_ok());
+    }
+}

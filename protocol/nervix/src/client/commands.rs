@@ -622,7 +622,10 @@ impl super::Client {
         deadline: Option<Duration>,
         gate: impl FnOnce(&RetainedCommand) -> Result<(), E>,
     ) -> Result<CommandHandle, Gated<E>> {
-        let shape = check_command(&command.query, true)?;
+        // L-2: several statements travel together only inside a transaction: the one the
+        // command belongs to (it carries its position or preview) or the one held now.
+        let in_transaction = command.needs_binding() || self.tx.binding.is_holding();
+        let shape = check_command(&command.query, in_transaction)?;
         self.checker
             .check_command(&command.parts())
             .map_err(ClientError::from)?;

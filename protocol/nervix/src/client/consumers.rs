@@ -522,6 +522,8 @@ fn temporary(refusal: Option<EmitterOpenRefusal>) -> bool {
 enum OpenReply {
     Opened(Box<ConsumerDescription>),
     Refused(Option<EmitterOpenRefusal>, String),
+    /// Rejected for a defect in the request (C-8): never sent again unchanged.
+    Defect(String),
 }
 
 fn reply_name(reply: &Reply<'_>) -> String {
@@ -548,6 +550,17 @@ fn read_open(frame: &ServerFrame) -> Result<OpenReply, ProtocolViolation> {
         }
         let refusal = o.disposition_as_emitter_refused().and_then(|r| r.refusal());
         return Ok(OpenReply::Refused(refusal, o.message().to_string()));
+    }
+    let busy = reply.body_as_request_rejected().is_some_and(|r| {
+        matches!(
+            r.rejection(),
+            Some(RequestRejection::ServerBusy | RequestRejection::TooManyRequestsInFlight)
+        )
+    });
+    if reply.body_as_request_rejected().is_some() && !busy {
+        // C-8: InvalidRequest, UnsupportedRequest, UnsupportedValue, DuplicateRequestId,
+        // ReplyTooLarge, or no reason.
+        return Ok(OpenReply::Defect(reply_name(&reply)));
     }
     Ok(OpenReply::Refused(None, reply_name(&reply)))
 }
@@ -590,9 +603,25 @@ fn bytes16(
     })
 }
 
-/// Values of the delivery's sensitive text and byte columns that a rejection's reason must not
-/// repeat (short values are too common to tell apart from ordinary words).
+/// The values of an integer (or DATETIME) column written out in decimal, as a reason would
+/// name them.
+fn decimal_values<T>(column: &dyn Array) -> impl Iterator<Item = String> + '_
+where
+    T: arrow_array::ArrowPrimitiveType,
+    T::Native: ToString,
+{
+    column
+        .as_any()
+        .downcast_ref::<arrow_array::PrimitiveArray<T>>()
+        .into_iter()
+        .flat_map(|a| a.iter().flatten().map(|v| v.to_string()))
+}
+
+/// Values of the delivery's sensitive columns that a rejection's reason must not repeat: text,
+/// bytes that are text, and integers and DATETIME nanoseconds written out in decimal (short
+/// values are too common to tell apart from ordinary words).
 fn sensitive_values(fields: &[FieldSpec], batch: &RecordBatch) -> Vec<String> {
+    use arrow_array::types::*;
     let mut out = Vec::new();
     for (spec, column) in fields.iter().zip(batch.columns()) {
         if !spec.sensitive() {
@@ -619,6 +648,24 @@ fn sensitive_values(fields: &[FieldSpec], batch: &RecordBatch) -> Vec<String> {
                             .map(String::from),
                     );
                 }
+            }
+            FieldType::Scalar(scalar) => {
+                let column: &dyn Array = column.as_ref();
+                let numbers: Vec<String> = match scalar {
+                    ScalarType::U8 => decimal_values::<UInt8Type>(column).collect(),
+                    ScalarType::I8 => decimal_values::<Int8Type>(column).collect(),
+                    ScalarType::U16 => decimal_values::<UInt16Type>(column).collect(),
+                    ScalarType::I16 => decimal_values::<Int16Type>(column).collect(),
+                    ScalarType::U32 => decimal_values::<UInt32Type>(column).collect(),
+                    ScalarType::I32 => decimal_values::<Int32Type>(column).collect(),
+                    ScalarType::U64 => decimal_values::<UInt64Type>(column).collect(),
+                    ScalarType::I64 => decimal_values::<Int64Type>(column).collect(),
+                    ScalarType::Datetime => {
+                        decimal_values::<TimestampNanosecondType>(column).collect()
+                    }
+                    _ => Vec::new(),
+                };
+                out.extend(numbers.into_iter().filter(|v| v.len() >= 4));
             }
             _ => {}
         }
@@ -1167,6 +1214,32 @@ impl Client {
                         );
                         self.consumers.releases.push((session, wire));
                     }
+                }
+            }
+            OpenReply::Defect(message) => {
+                if e.close {
+                    self.consumers
+                        .finish(id, ConsumerState::Closed, ConsumerEvent::Closed);
+                } else if e.desc.is_none() {
+                    self.consumers.finish(
+                        id,
+                        ConsumerState::Refused,
+                        ConsumerEvent::Refused {
+                            refusal: None,
+                            message,
+                        },
+                    );
+                } else {
+                    // C-8: the same open would be rejected the same way; the application
+                    // opens a new consumer if it still wants one.
+                    self.consumers.finish(
+                        id,
+                        ConsumerState::ReopenRequired,
+                        ConsumerEvent::ReopenRequired(ConsumerReopenReason::Refused {
+                            refusal: None,
+                            message,
+                        }),
+                    );
                 }
             }
             OpenReply::Refused(refusal, message) => {

@@ -128,7 +128,9 @@ pub struct ClientConfig {
     /// than one frame of the 4 MiB frame limit. Default 16 MiB.
     pub subscription_bytes: usize,
     /// The most bytes of events all subscriptions together keep for the application (S-8).
-    /// Default 64 MiB.
+    /// Default 64 MiB. Unlike [`ClientConfig::subscription_bytes`] it is not raised: a total
+    /// below one frame of the 4 MiB frame limit keeps no subscription's largest batch, which
+    /// S-8 asks a client to keep.
     pub subscriptions_total_bytes: usize,
     /// The seed of the client's random generator (references, jitter).
     pub seed: u64,
@@ -210,7 +212,8 @@ pub enum ClientError {
         /// What is wrong with it.
         why: &'static str,
     },
-    /// Not allowed while a transaction is held (L-3, RS-1).
+    /// Not allowed while a transaction is held (L-3, RS-1), or, for a change of the selected
+    /// domain, while a `BEGIN` that may bind one is unanswered.
     #[error("not allowed while a transaction is held")]
     InTransaction,
     /// An attach of a transaction by its identity is unanswered: commands wait for it to say
@@ -682,9 +685,14 @@ impl Client {
     // ----- application calls --------------------------------------------------------------
 
     /// Selects the domain commands name (L-1); `None` selects none. Refused while a
-    /// transaction is held, whose requests all name its domain (L-3).
+    /// transaction is held, whose requests all name its domain (L-3); and a change of domain is
+    /// refused while a `BEGIN` that may bind one is unanswered: the server binds it as it runs
+    /// the `BEGIN`, so what is sent behind it belongs to the transaction already.
     pub fn select_domain(&mut self, domain: Option<&str>) -> Result<(), ClientError> {
         if self.tx.binding.is_holding() {
+            return Err(ClientError::InTransaction);
+        }
+        if self.commands.begin_outstanding() && self.selected_domain.as_deref() != domain {
             return Err(ClientError::InTransaction);
         }
         if let Some(d) = domain {
@@ -1584,7 +1592,7 @@ impl Client {
                         | Interruption::NotAdmitted
                         | Interruption::Abandoned
                 ) {
-                    self.on_subscription_unanswered(&p);
+                    self.on_subscription_unanswered(now, &p, cause == Interruption::NotAdmitted);
                     self.retire.get_or_insert(Retire::Wedged);
                 }
             }

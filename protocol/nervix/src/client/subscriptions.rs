@@ -92,7 +92,8 @@ pub enum SubscriptionEvent {
     Rows(CheckedBatch),
     /// Rows the application will not see (S-5, S-7, S-8).
     Gap(Gap),
-    /// A reopening was refused or left unanswered; it goes again after a growing wait (S-7).
+    /// An opening or reopening was refused (a reopening, or a first opening refused as
+    /// `ServerBusy`) or left unanswered; it goes again after a growing wait (S-7).
     Refused {
         /// What the server said, or why the client gave up waiting.
         message: String,
@@ -151,7 +152,8 @@ pub enum SubscriptionEnd {
         /// The server's words.
         message: String,
     },
-    /// Its first opening was refused.
+    /// Its first opening was refused, or an opening was rejected for a defect in the request,
+    /// which is never sent again unchanged (C-8).
     Refused {
         /// The server's words.
         message: String,
@@ -230,6 +232,9 @@ struct Entry {
     delete: bool,
     /// Refusals in a row: the wait before the next opening grows with each.
     refusals: u32,
+    /// When an opening or reopening left unanswered may go again: its session is given up,
+    /// and the next one waits until then instead of counting refusals from nothing (S-7).
+    resume_at: Option<Timestamp>,
     /// Generations ended by a relay change in a row with no batch delivered: the wait before
     /// the next opening grows with each (S-4, S-8).
     churn: u32,
@@ -323,7 +328,9 @@ fn unsubscribe_request(name: &str) -> ClientRequestT {
     }))
 }
 
-/// The name a `CREATE SUBSCRIPTION <name> ...` statement gives, when it is a plain word.
+/// The name a `CREATE SUBSCRIPTION <name> ...` statement gives, read whole: a double-quoted
+/// name (a doubled quote stands for itself), or a bare word of letters, digits, `_`, `-` and
+/// `.`, as names are read elsewhere.
 fn name_hint(statement: &str) -> Option<String> {
     let mut words = statement.split_whitespace();
     let create = words.next()?;
@@ -331,11 +338,30 @@ fn name_hint(statement: &str) -> Option<String> {
     if !create.eq_ignore_ascii_case("CREATE") || !sub.eq_ignore_ascii_case("SUBSCRIPTION") {
         return None;
     }
-    let name: String = words
-        .next()?
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
-        .collect();
+    // The text from the name on (the statement's own, so a quoted name keeps its spaces).
+    let at = (sub.as_ptr() as usize - statement.as_ptr() as usize) + sub.len();
+    let rest = statement[at..].trim_start();
+    let name = match rest.strip_prefix('"') {
+        Some(quoted) => {
+            let mut name = String::new();
+            let mut chars = quoted.chars().peekable();
+            loop {
+                match chars.next()? {
+                    '"' if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        name.push('"');
+                    }
+                    '"' => break,
+                    c => name.push(c),
+                }
+            }
+            name
+        }
+        None => rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            .collect(),
+    };
     (!name.is_empty()).then_some(name)
 }
 
@@ -415,17 +441,26 @@ enum Opening {
         schema: RowSchema,
     },
     Busy(String),
+    /// Rejected for a defect in the request (C-8): never sent again unchanged.
+    Defect(String),
     Refused(String),
 }
 
 fn read_opening(frame: &ServerFrame) -> Result<Opening, ProtocolViolation> {
     let view = frame.view();
     let reply = view.body_as_reply();
-    if let Some(r) = reply
-        .and_then(|r| r.body_as_request_rejected())
-        .filter(|r| r.rejection() == Some(RequestRejection::ServerBusy))
-    {
-        return Ok(Opening::Busy(r.message().to_string()));
+    if let Some(r) = reply.and_then(|r| r.body_as_request_rejected()) {
+        let message = r.message().to_string();
+        return Ok(match r.rejection() {
+            // The exchange sends a request refused as too many in flight again itself; were
+            // one to arrive here, it is a wait's matter like a busy server.
+            Some(RequestRejection::ServerBusy | RequestRejection::TooManyRequestsInFlight) => {
+                Opening::Busy(message)
+            }
+            // C-8: InvalidRequest, UnsupportedRequest, UnsupportedValue, DuplicateRequestId,
+            // ReplyTooLarge, or no reason: the same request would be refused the same way.
+            _ => Opening::Defect(message),
+        });
     }
     match reply
         .and_then(|r| r.body_as_subscribe_outcome())
@@ -474,6 +509,7 @@ impl Subscriptions {
                 ever_open: false,
                 delete: false,
                 refusals: 0,
+                resume_at: None,
                 churn: 0,
                 schema: None,
                 queue: VecDeque::new(),
@@ -737,6 +773,7 @@ impl Subscriptions {
             } => {
                 e.name = Some(name.clone());
                 e.refusals = 0;
+                e.resume_at = None;
                 e.phase = Phase::Open {
                     session,
                     generation,
@@ -778,6 +815,13 @@ impl Subscriptions {
                 drop(e);
                 self.report(id, SubscriptionEvent::Refused { message }, cost);
                 Ok(Some(attempt))
+            }
+            // C-8: a request the server calls defective is never sent again unchanged, a
+            // reopening no more than a first opening.
+            Opening::Defect(message) => {
+                drop(e);
+                self.end(id, SubscriptionEnd::Refused { message });
+                Ok(None)
             }
             Opening::Refused(message) if !e.ever_open => {
                 drop(e);
@@ -939,8 +983,17 @@ impl Subscriptions {
                 continue;
             }
             let was_open = matches!(e.phase, Phase::Open { .. });
-            e.phase = Phase::Waiting;
-            e.refusals = 0;
+            match e.resume_at.take() {
+                // S-7: the session was given up because it left the opening unanswered; the
+                // wait before the next one grows with each such refusal.
+                Some(at) if matches!(e.phase, Phase::Opening(s) if s == session) => {
+                    e.phase = Phase::Backoff(at);
+                }
+                _ => {
+                    e.phase = Phase::Waiting;
+                    e.refusals = 0;
+                }
+            }
             drop(e);
             if was_open {
                 self.report(id, SubscriptionEvent::Gap(Gap::SessionLost), EVENT_COST);
@@ -1141,17 +1194,44 @@ impl Client {
     }
 
     /// A subscription's request ended without a reply on a session that goes on: it was left
-    /// unanswered past its deadline. That is reported as a refusal, and the session, which
-    /// does not carry what it is given, is replaced (K-5 and S-7 alike).
-    pub(super) fn on_subscription_unanswered(&mut self, p: &Purpose) {
+    /// unanswered past its deadline, or (`not_admitted`) refused as too many in flight and
+    /// not sendable again. That is reported as a refusal, and the session, which does not
+    /// carry what it is given, is replaced (K-5 and S-7 alike).
+    ///
+    /// Each such refusal counts like any other, for a first opening as for a reopening: the
+    /// opening waits on the next session a time that grows with each refusal in a row, not
+    /// only the reconnect's back-off, which a session that answers everything else starts over
+    /// (S-7).
+    pub(super) fn on_subscription_unanswered(
+        &mut self,
+        now: Timestamp,
+        p: &Purpose,
+        not_admitted: bool,
+    ) {
         if let Purpose::Subscribe(id) = p {
             let live = self
                 .subscriptions
                 .entries
                 .get(id)
-                .is_some_and(|e| e.live() && !e.delete && e.ever_open);
-            if live {
-                let message = String::from("the reopening was left unanswered");
+                .filter(|e| e.live() && !e.delete)
+                .map(|e| e.ever_open);
+            if let Some(ever_open) = live {
+                let attempt = self.subscriptions.entries.get_mut(id).map(|mut e| {
+                    e.refusals = e.refusals.saturating_add(1);
+                    e.refusals - 1
+                });
+                if let Some(attempt) = attempt {
+                    let at = now + self.backoff(attempt);
+                    if let Some(mut e) = self.subscriptions.entries.get_mut(id) {
+                        e.resume_at = Some(at);
+                    }
+                }
+                let message = String::from(match (ever_open, not_admitted) {
+                    (true, false) => "the reopening was left unanswered",
+                    (false, false) => "the opening was left unanswered",
+                    (true, true) => "the reopening was not admitted",
+                    (false, true) => "the opening was not admitted",
+                });
                 let cost = EVENT_COST + message.len();
                 self.subscriptions
                     .report(*id, SubscriptionEvent::Refused { message }, cost);
