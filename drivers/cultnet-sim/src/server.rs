@@ -734,6 +734,13 @@ impl Server {
             self.answer(conn, Some(&id), Err(Refusal::Unreadable), None, now);
             return;
         }
+        if Self::names_nothing(&write) {
+            // Refused exactly as a frame that does not read (W-27): the same answer whatever
+            // the table holds, at its cap included, and nothing remembered or charged, so a
+            // resend is refused afresh, identically.
+            self.answer(conn, Some(&id), Err(Refusal::Unreadable), None, now);
+            return;
+        }
         let id_digest = sha(id.as_bytes());
         let content_digest = sha(&write.hash());
         let target = write.target();
@@ -805,9 +812,7 @@ impl Server {
             self.answer(conn, Some(&id), Err(Refusal::LimitReached), None, now);
             return;
         }
-        let verdict = if Self::names_nothing(&write) {
-            Err(Refusal::Unreadable)
-        } else if self.denied.contains(&(c.actor.clone(), target.1.clone())) {
+        let verdict = if self.denied.contains(&(c.actor.clone(), target.1.clone())) {
             Err(Refusal::NotAuthorized)
         } else {
             Ok(())

@@ -2197,3 +2197,238 @@ fn w_15_a_readable_frame_that_is_no_write_is_neither_forwarded_nor_answered() {
     let n = f.counters();
     assert_eq!((n.not_forwarded, n.forwarded, n.refused), (2, 0, 0));
 }
+
+/// The error text and (code, details field) of an error frame of either version.
+fn text_of(frame: &Frame) -> (String, Option<String>, Option<String>) {
+    match frame {
+        Frame::ErrorV1(e) => (
+            e.error.clone(),
+            e.code.as_deref().map(str::to_owned),
+            e.details.as_ref().and_then(|d| d.field.clone()),
+        ),
+        Frame::ErrorV0(e) => (
+            e.error.clone(),
+            e.code.as_deref().map(str::to_owned),
+            e.details.as_ref().and_then(|d| d.field.clone()),
+        ),
+        other => panic!("not an error: {other:?}"),
+    }
+}
+
+/// A delete without its schemaId.
+fn delete_without_schema_id(id: &str) -> Vec<u8> {
+    raw_map(&[
+        ("schemaVersion", str_bytes(DOCUMENT_DELETE_V0)),
+        ("messageId", str_bytes(id)),
+        ("recordKey", str_bytes("k")),
+    ])
+}
+
+/// A delete whose recordKey is an integer: the codec refuses it, its id still reads.
+fn delete_with_integer_key(id: &str) -> Vec<u8> {
+    raw_map(&[
+        ("schemaVersion", str_bytes(DOCUMENT_DELETE_V0)),
+        ("messageId", str_bytes(id)),
+        ("schemaId", str_bytes("notes")),
+        ("recordKey", vec![0x05]),
+    ])
+}
+
+/// A frame on a channel and the text, code and details field of its refusal.
+type TextCase = (
+    Channel,
+    Vec<u8>,
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+);
+
+#[test]
+fn w_29_every_fixed_text_reaches_the_wire_verbatim_for_the_refusal_it_names() {
+    // The texts are written out here, not taken from the server's constants.
+    let too_long = "message_invalid: messageId exceeds 256 bytes";
+    let document = "message_invalid: document is required";
+    let schema = "message_invalid: schemaId is required";
+    let unreadable = "message_invalid: the message could not be read";
+    let channel = "message_invalid: receipt sessions require the reliable channel";
+    let limit = "limit_reached: the session's remembered-write limit is full";
+    let mut blank = doc("k", 1);
+    blank.schema_id = " ".to_owned();
+    let cases: Vec<TextCase> = vec![
+        (
+            R,
+            put(&"i".repeat(257), doc("k", 1)),
+            too_long,
+            "message_invalid",
+            Some("messageId"),
+        ),
+        (
+            R,
+            put_without_document("p"),
+            document,
+            "message_invalid",
+            Some("document"),
+        ),
+        (
+            R,
+            delete_without_schema_id("d"),
+            schema,
+            "message_invalid",
+            Some("schemaId"),
+        ),
+        (
+            R,
+            delete_with_integer_key("u"),
+            unreadable,
+            "message_invalid",
+            Some("message"),
+        ),
+        (
+            R,
+            vec![0xc1],
+            unreadable,
+            "message_invalid",
+            Some("message"),
+        ),
+        (
+            R,
+            put("n", blank),
+            unreadable,
+            "message_invalid",
+            Some("message"),
+        ),
+        (
+            Channel::Sequenced,
+            put("q", doc("k", 1)),
+            channel,
+            "message_invalid",
+            Some("channel"),
+        ),
+        (R, put("over", doc("j", 1)), limit, "limit_reached", None),
+    ];
+    for (ch, frame, text, code, field) in cases {
+        let mut s = Server::new(ServerConfig {
+            max_entries_per_session: 1,
+            ..ServerConfig::default()
+        });
+        let c = receipt_conn(&mut s, "alice");
+        fill(&mut s, c, 1, "f");
+        s.on_frame(c, ch, &frame, 1);
+        let got = answers(&mut s, c, 1);
+        assert_eq!(got.len(), 1, "{text}: {got:?}");
+        assert_eq!(
+            text_of(&got[0]),
+            (
+                text.to_owned(),
+                Some(code.to_owned()),
+                field.map(str::to_owned)
+            ),
+            "{frame:02x?}"
+        );
+        assert_eq!(s.counters().applied, 1, "only the filler was applied");
+        // The fixed text never carries the decoder's own wording.
+        if let Err(e) = decode(&frame) {
+            assert!(!text.contains(&e.to_string()));
+        }
+    }
+}
+
+#[test]
+fn w_29_a_legacy_connection_and_the_forwarder_carry_the_same_fixed_texts() {
+    let mut blank = doc("k", 1);
+    blank.record_key = "\u{3000}".to_owned();
+    // A legacy connection: error.v0 with the same texts.
+    let mut s = Server::new(ServerConfig::default());
+    let c = s.connect("alice", 0);
+    for (frame, text) in [
+        (
+            put_without_document("p"),
+            "message_invalid: document is required",
+        ),
+        (
+            delete_without_schema_id("d"),
+            "message_invalid: schemaId is required",
+        ),
+        (
+            delete_with_integer_key("u"),
+            "message_invalid: the message could not be read",
+        ),
+        (
+            put("n", blank.clone()),
+            "message_invalid: the message could not be read",
+        ),
+    ] {
+        s.on_frame(c, R, &frame, 1);
+        let got = answers(&mut s, c, 1);
+        assert!(matches!(&got[..], [Frame::ErrorV0(_)]), "{got:?}");
+        assert_eq!(text_of(&got[0]).0, text);
+    }
+    // The forwarder's own refusals, and the primary's relayed ones, keep the texts too.
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 1);
+    let p = forwarder_conn(&mut f, "alice");
+    let _ = peer_answers(&mut f, p, 0);
+    let cases = [
+        (
+            put(&"i".repeat(257), doc("k", 1)),
+            "message_invalid: messageId exceeds 256 bytes",
+        ),
+        (
+            delete_with_integer_key("u"),
+            "message_invalid: the message could not be read",
+        ),
+        (
+            put("n", blank),
+            "message_invalid: the message could not be read",
+        ),
+        (
+            put("over", doc("j", 1)),
+            "limit_reached: the session's remembered-write limit is full",
+        ),
+    ];
+    for (i, (frame, text)) in cases.into_iter().enumerate() {
+        f.on_frame(p, R, &frame, 1 + i as u64);
+        let got = peer_answers(&mut f, p, 1 + i as u64);
+        assert!(matches!(&got[..], [Frame::ErrorV1(_)]), "{got:?}");
+        assert_eq!(text_of(&got[0]).0, text);
+    }
+}
+
+#[test]
+fn w_27_a_write_that_names_nothing_is_refused_as_unreadable_at_the_cap_and_takes_no_slot() {
+    let mut s = Server::new(ServerConfig {
+        max_entries_per_session: 1,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    let mut blank = doc("k", 1);
+    blank.stored_at = "\u{2000}".to_owned();
+    let expect = (
+        Some("n".to_owned()),
+        Some("message_invalid".to_owned()),
+        "message_invalid: the message could not be read".to_owned(),
+        Some("message".to_owned()),
+    );
+    // Below the cap: refused as a frame that does not read is, and nothing is remembered.
+    s.on_frame(c, R, &put("n", blank.clone()), 1);
+    assert_eq!(refusal(&answers(&mut s, c, 1)[0]), expect);
+    assert_eq!(s.remembered(c), Some((0, 0)));
+    assert_eq!(s.budget_used(), 0);
+    // So the one slot is still there for a write that names something.
+    s.on_frame(c, R, &put("a", doc("k", 1)), 2);
+    assert_eq!(answers(&mut s, c, 2), vec![admitted("a", "k")]);
+    // At the cap the same write is still refused as unreadable, not limit_reached, and is
+    // neither remembered nor charged; its resend is refused afresh, identically.
+    let used = s.budget_used();
+    for now in [3, 4] {
+        s.on_frame(c, R, &put("n", blank.clone()), now);
+        let got = answers(&mut s, c, now);
+        assert_eq!(got.len(), 1);
+        assert_eq!(refusal(&got[0]), expect);
+    }
+    assert_eq!(s.remembered(c), Some((1, 0)));
+    assert_eq!(s.budget_used(), used);
+    assert_eq!(s.counters().applied, 1);
+    // A frame that does not decode gets the same refusal at the cap.
+    s.on_frame(c, R, &delete_with_integer_key("n"), 5);
+    assert_eq!(refusal(&answers(&mut s, c, 5)[0]), expect);
+}
