@@ -2432,3 +2432,118 @@ fn w_27_a_write_that_names_nothing_is_refused_as_unreadable_at_the_cap_and_takes
     s.on_frame(c, R, &delete_with_integer_key("n"), 5);
     assert_eq!(refusal(&answers(&mut s, c, 5)[0]), expect);
 }
+
+#[test]
+fn w_25_the_reference_refusal_set_holds_1024_limit_refusals_outside_the_table() {
+    let mut s = Server::new(ServerConfig::default());
+    assert_eq!(ServerConfig::default().max_refusals_per_session, 1024);
+    let c = receipt_conn(&mut s, "alice");
+    fill(&mut s, c, 1024, "f");
+    for i in 0..1024 {
+        s.on_frame(c, R, &put(&format!("r{i}"), doc("k", 2)), 2);
+    }
+    let got = answers(&mut s, c, 2);
+    assert_eq!(got.len(), 1024);
+    assert!(got
+        .iter()
+        .all(|f| refusal(f).1.as_deref() == Some("limit_reached")));
+    // Every one remembered, none of them in the table's 1024.
+    assert_eq!(s.remembered(c), Some((1024, 1024)));
+    assert_eq!(s.counters().limit_refusals_not_remembered, 0);
+    // The 1025th is refused without being remembered.
+    s.on_frame(c, R, &put("r1024", doc("k", 2)), 3);
+    assert_eq!(
+        refusal(&answers(&mut s, c, 3)[0]).1.as_deref(),
+        Some("limit_reached")
+    );
+    assert_eq!(s.remembered(c), Some((1024, 1024)));
+    assert_eq!(s.counters().limit_refusals_not_remembered, 1);
+    // The first and the last remembered refusal are replayed from the set.
+    let replayed = s.counters().replayed;
+    for id in ["r0", "r1023"] {
+        s.on_frame(c, R, &put(id, doc("k", 2)), 4);
+    }
+    assert_eq!(answers(&mut s, c, 4).len(), 2);
+    assert_eq!(s.counters().replayed, replayed + 2);
+    assert_eq!(s.counters().applied, 1024);
+}
+
+#[test]
+fn w_25_a_session_past_its_refusal_set_closes_itself_only() {
+    let mut s = Server::new(ServerConfig {
+        max_entries_per_session: 1,
+        max_refusals_per_session: 1,
+        ..ServerConfig::default()
+    });
+    let a = receipt_conn(&mut s, "alice");
+    fill(&mut s, a, 1, "a");
+    for id in ["x", "y"] {
+        s.on_frame(a, R, &put(id, doc("k", 1)), 2);
+    }
+    assert_eq!(s.counters().limit_refusals_not_remembered, 1);
+    let _ = answers(&mut s, a, 2);
+    // Another session of the same actor, and one of another actor, start with room.
+    let b = receipt_conn(&mut s, "alice");
+    let c = receipt_conn(&mut s, "bob");
+    s.on_frame(b, R, &put("y", doc("k", 1)), 3);
+    s.on_frame(c, R, &put("z", doc("k", 1)), 3);
+    // And the closed one stays closed.
+    s.on_frame(a, R, &put("w", doc("k", 1)), 3);
+    let mut got = Vec::new();
+    while let Some(o) = s.poll_output(3) {
+        let f = decode(&o.bytes).unwrap();
+        if !matches!(f, Frame::Hello(_)) {
+            got.push((o.conn, f));
+        }
+    }
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert_eq!(got[0], (b, admitted("y", "k")));
+    assert_eq!(got[1], (c, admitted("z", "k")));
+    assert_eq!(got[2].0, a);
+    assert_eq!(
+        (
+            refusal(&got[2].1).0.as_deref(),
+            refusal(&got[2].1).1.as_deref()
+        ),
+        (Some("w"), Some("limit_reached"))
+    );
+    assert_eq!(s.counters().limit_refusals_not_remembered, 2);
+}
+
+#[test]
+fn w_22_at_the_cap_an_id_over_256_bytes_is_refused_for_its_length_and_remembered_nowhere() {
+    let mut s = Server::new(ServerConfig {
+        max_entries_per_session: 1,
+        max_refusals_per_session: 1,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    fill(&mut s, c, 1, "f");
+    let long = "l".repeat(257);
+    // At the table's cap, with room in the refusal set: the length is judged first, and the
+    // refusal set keeps no digest of the id.
+    s.on_frame(c, R, &put(&long, doc("k", 1)), 2);
+    let got = answers(&mut s, c, 2);
+    assert_eq!(refusal(&got[0]).3.as_deref(), Some("messageId"));
+    assert_eq!(s.remembered(c), Some((1, 0)));
+    // So the set's one slot still takes the next limit refusal, and past it the long id is
+    // still refused for its length, not limit_reached, without being counted as a limit
+    // refusal that was not remembered.
+    s.on_frame(c, R, &put("x", doc("k", 1)), 3);
+    s.on_frame(c, R, &put("y", doc("k", 1)), 3);
+    assert_eq!(s.remembered(c), Some((1, 1)));
+    assert_eq!(s.counters().limit_refusals_not_remembered, 1);
+    s.on_frame(c, R, &put(&long, doc("k", 1)), 4);
+    let got = answers(&mut s, c, 4);
+    let last = got.last().unwrap();
+    assert_eq!(
+        refusal(last),
+        (
+            Some(long.clone()),
+            Some("message_invalid".into()),
+            "message_invalid: messageId exceeds 256 bytes".into(),
+            Some("messageId".into())
+        )
+    );
+    assert_eq!(s.counters().limit_refusals_not_remembered, 1);
+}
