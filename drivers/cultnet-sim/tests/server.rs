@@ -494,10 +494,16 @@ fn w_20_the_server_compares_the_content_hash_of_operation_schema_key_and_payload
     let mut same = doc("k", 1);
     same.stored_at = "2030-01-01T00:00:00Z".to_owned();
     same.tags = Some(vec!["t".to_owned()]);
+    same.source_runtime_id = Some("r".to_owned());
+    same.source_agent_id = Some("a".to_owned());
+    same.source_role = Some("o".to_owned());
     s.on_frame(c, R, &put("h1", same), 2);
-    // Another payload, key or operation is other content.
+    // Another payload, key, schema or operation is other content.
+    let mut other_schema = doc("k", 1);
+    other_schema.schema_id = "other".to_owned();
     s.on_frame(c, R, &put("h1", doc("k", 2)), 3);
     s.on_frame(c, R, &put("h1", doc("j", 1)), 3);
+    s.on_frame(c, R, &put("h1", other_schema), 3);
     s.on_frame(c, R, &delete("h1", "k"), 3);
     let got = answers(&mut s, c, 3);
     assert_eq!(got[0], admitted("h1", "k"));
@@ -505,7 +511,8 @@ fn w_20_the_server_compares_the_content_hash_of_operation_schema_key_and_payload
     for f in &got[2..] {
         assert_eq!(refusal(f).3.as_deref(), Some("messageId"));
     }
-    assert_eq!(got.len(), 5);
+    assert_eq!(got.len(), 6);
+    assert_eq!(s.read("other", "k"), None);
 }
 
 #[test]
