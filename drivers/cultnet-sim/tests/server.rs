@@ -2554,3 +2554,71 @@ fn w_22_at_the_cap_an_id_over_256_bytes_is_refused_for_its_length_and_remembered
     );
     assert_eq!(s.counters().limit_refusals_not_remembered, 1);
 }
+
+/// The store and the (code, text, field) of every refusal after a run of writes from the peer
+/// `mallory` through a forwarder, with or without a receipt hello claiming someone else.
+fn run_writes_through_the_forwarder(receipt_hello: bool) -> Run {
+    let mut primary = Server::new(ServerConfig::default());
+    primary.deny("mallory", "locked");
+    let mut f = Forwarder::new(primary, 16);
+    let c = f.connect("mallory", 0);
+    if receipt_hello {
+        // hello(true) claims the agent "someone-else"; it must not matter.
+        f.on_frame(c, R, &hello(true), 0);
+    }
+    let mut locked = doc("x", 9);
+    locked.schema_id = "locked".to_owned();
+    for w in [
+        put("r1", doc("a", 1)),
+        put("r2", locked.clone()),
+        put("r3", doc("b", 2)),
+        delete("r4", "a"),
+        put("r5", doc("\u{3000}", 3)),
+        put("r6", locked),
+    ] {
+        f.on_frame(c, R, &w, 1);
+    }
+    let mut refusals = Vec::new();
+    for fr in peer_answers(&mut f, c, 1) {
+        match fr {
+            Frame::ErrorV0(e) => refusals.push((e.code, e.error, e.details.and_then(|d| d.field))),
+            Frame::ErrorV1(e) => refusals.push((e.code, e.error, e.details.and_then(|d| d.field))),
+            _ => {}
+        }
+    }
+    let p = f.primary_mut();
+    let store = ["a", "b", "x", "\u{3000}"]
+        .iter()
+        .map(|k| p.read("notes", k).map(<[u8]>::to_vec))
+        .chain([p.read("locked", "x").map(<[u8]>::to_vec)])
+        .collect();
+    (store, refusals)
+}
+
+#[test]
+fn w_14_through_the_forwarder_the_capability_changes_the_frames_only() {
+    let (legacy_store, legacy_refusals) = run_writes_through_the_forwarder(false);
+    let (receipt_store, receipt_refusals) = run_writes_through_the_forwarder(true);
+    assert_eq!(legacy_store, receipt_store, "the same writes took effect");
+    assert_eq!(legacy_refusals, receipt_refusals);
+    // Both locked writes refused as not authorized for the transport's actor, whatever the
+    // hello claimed, and the blank key refused as unreadable.
+    let codes: Vec<_> = receipt_refusals
+        .iter()
+        .map(|(c, _, _)| c.as_ref().map(ToString::to_string))
+        .collect();
+    assert_eq!(codes.len(), 3, "{receipt_refusals:?}");
+    assert_eq!(
+        codes
+            .iter()
+            .filter(|c| c.as_deref() == Some("write_not_authorized"))
+            .count(),
+        2
+    );
+    assert_eq!(
+        receipt_store[4], None,
+        "the locked record was never written"
+    );
+    // And the same run straight to the primary ends the same way.
+    assert_eq!(run_writes(true), (receipt_store, receipt_refusals));
+}
