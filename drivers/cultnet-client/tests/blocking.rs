@@ -1085,3 +1085,20 @@ fn w_36_a_frame_trickled_byte_by_byte_over_tcp_cannot_stretch_the_result_window(
     drop(client);
     peer.join().expect("peer");
 }
+
+#[test]
+fn w_47_a_receipt_with_an_unknown_key_or_version_over_tcp_settles_nothing() {
+    let (port, peer) = peers::new_frames_peer();
+    let config = peers::scripted_config("loopback-test", 47);
+    let mut client = Client::connect(&peers::local(port), config).expect("connects");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
+    peers::assert_new_frames_settled_nothing(
+        &w.outcome,
+        client.counters().undecodable_frames,
+        client.violation(),
+        client.session_ended(),
+    );
+    peer.join().expect("peer");
+}

@@ -455,3 +455,23 @@ async fn stats_count_async_frames_and_bytes_each_way_and_writes_by_outcome() {
     assert_eq!((s.tracker.admitted, s.tracker.refused), (1, 1));
     assert_eq!(s.tracker.in_flight, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_47_an_async_receipt_with_an_unknown_key_or_version_over_tcp_settles_nothing() {
+    let (port, peer) = peers::new_frames_peer();
+    let config = peers::scripted_config("loopback-async-test", 47);
+    let mut client = Client::connect(&peers::local(port), config)
+        .await
+        .expect("connects");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
+    peers::assert_new_frames_settled_nothing(
+        &w.outcome,
+        client.counters().undecodable_frames,
+        client.violation(),
+        client.session_ended(),
+    );
+    joined(peer).await;
+}
