@@ -2622,3 +2622,49 @@ fn w_14_through_the_forwarder_the_capability_changes_the_frames_only() {
     // And the same run straight to the primary ends the same way.
     assert_eq!(run_writes(true), (receipt_store, receipt_refusals));
 }
+
+#[test]
+fn w_16_every_receipt_a_reader_could_check_finds_the_write_visible_deletes_and_early_commits_included(
+) {
+    let mut s = Server::new(ServerConfig {
+        commit_delay_ms: 100,
+        max_pending_commits: 2,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    // Records a delete will remove, committed first.
+    s.on_frame(c, R, &put("p0", doc("gone0", 1)), 0);
+    s.on_frame(c, R, &put("p1", doc("gone1", 1)), 0);
+    s.on_tick(100);
+    let _ = answers(&mut s, c, 100);
+    // Four writes at once past a commit queue of two: the oldest commit early.
+    s.on_frame(c, R, &put("a", doc("ka", 3)), 200);
+    s.on_frame(c, R, &delete("b", "gone0"), 200);
+    s.on_frame(c, R, &put("c", doc("kc", 4)), 200);
+    s.on_frame(c, R, &delete("d", "gone1"), 200);
+    assert!(s.counters().early_commits >= 2);
+    let mut seen = Vec::new();
+    for now in 200..=400 {
+        while let Some(o) = s.poll_output(now) {
+            let Ok(Frame::WriteAdmitted(a)) = decode(&o.bytes) else {
+                continue;
+            };
+            let visible = s.read(&a.schema_id, &a.record_key).map(<[u8]>::to_vec);
+            match a.operation {
+                Operation::Put => assert!(visible.is_some(), "{a:?} at {now}"),
+                Operation::Delete => assert_eq!(visible, None, "{a:?} at {now}"),
+            }
+            seen.push(a.message_id);
+        }
+    }
+    assert_eq!(seen, ["a", "b", "c", "d"]);
+    // And before its commit a pending delete has not yet removed anything, so it has no receipt.
+    s.on_frame(c, R, &put("e", doc("ke", 5)), 500);
+    s.on_tick(600);
+    let _ = answers(&mut s, c, 600);
+    s.on_frame(c, R, &delete("f", "ke"), 700);
+    assert!(answers(&mut s, c, 799).is_empty());
+    assert_eq!(s.read("notes", "ke"), Some(&[5u8][..]));
+    assert_eq!(answers(&mut s, c, 800).len(), 1);
+    assert_eq!(s.read("notes", "ke"), None);
+}
