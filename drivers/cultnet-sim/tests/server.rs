@@ -2668,3 +2668,51 @@ fn w_16_every_receipt_a_reader_could_check_finds_the_write_visible_deletes_and_e
     assert_eq!(answers(&mut s, c, 800).len(), 1);
     assert_eq!(s.read("notes", "ke"), None);
 }
+
+#[test]
+fn w_23_a_delete_and_a_refusal_are_kept_as_digests_and_their_answer_at_one_fixed_cost() {
+    use cultnet_receipts::hash::delete_hash;
+    use cultnet_sim::server::Answer;
+    let mut s = Server::new(ServerConfig::default());
+    s.deny("alice", "locked");
+    let c = receipt_conn(&mut s, "alice");
+    let del_id = "d".repeat(256);
+    let del = DocumentDelete {
+        message_id: del_id.clone(),
+        schema_id: "notes".to_owned(),
+        record_key: "k".repeat(1000),
+    };
+    s.on_frame(
+        c,
+        R,
+        &encode(&Frame::DocumentDelete(del.clone())).unwrap(),
+        1,
+    );
+    let mut locked = doc("k", 1);
+    locked.schema_id = "locked".to_owned();
+    let locked_put = DocumentPut {
+        message_id: "x".to_owned(),
+        document: locked.clone(),
+    };
+    s.on_frame(c, R, &put("x", locked), 1);
+    let sha = |b: &[u8]| <[u8; 32]>::from(Sha256::digest(b));
+    let table = s.table(c);
+    assert_eq!(table.len(), 2);
+    let find = |id: &str| {
+        table
+            .iter()
+            .find(|(k, _)| *k == sha(id.as_bytes()))
+            .map(|(_, r)| *r)
+            .expect("kept under the digest of its id")
+    };
+    let d = find(&del_id);
+    assert_eq!(d.content_digest, sha(&delete_hash(&del)));
+    assert_eq!(d.answer, Answer::Admitted);
+    let x = find("x");
+    assert_eq!(x.content_digest, sha(&put_hash(&locked_put)));
+    assert_eq!(x.answer, Answer::Refused(Refusal::NotAuthorized));
+    // Both cost the same fixed size: two digests and a small answer, nothing of the id, key or
+    // payload.
+    assert_eq!(s.budget_used(), 2 * ENTRY_BYTES);
+    assert!(ENTRY_BYTES <= 2 * 32 + 16, "{ENTRY_BYTES}");
+}
