@@ -1102,3 +1102,34 @@ fn w_47_a_receipt_with_an_unknown_key_or_version_over_tcp_settles_nothing() {
     );
     peer.join().expect("peer");
 }
+
+#[test]
+fn w_13_without_a_client_hello_a_silent_admission_over_tcp_is_unconfirmed_at_500_ms_and_no_window_is_missed(
+) {
+    // A receipt server: its hello lists both frames, but the client declared nothing, so the
+    // connection is legacy and the server owes no receipt.
+    let server = receipt_server();
+    let mut config = ClientConfig::new("loopback-test", 113);
+    config.connect_timeout = Duration::from_secs(5);
+    config.send_hello = false;
+    let mut client = Client::connect(&server.target(), config).expect("connects");
+    let t0 = Instant::now();
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
+    let took = t0.elapsed();
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::WindowElapsed,
+            server_missed_window: false,
+        }
+    );
+    assert!(took < Duration::from_millis(3000), "{took:?}");
+    assert_eq!(client.result_window_ms(), 500);
+    assert_eq!(
+        client.tracker_counters().windows_missed_by_receipt_server,
+        0
+    );
+    assert_eq!(stored(&server, "s.one", "k1"), Some(PAYLOAD.to_vec()));
+}

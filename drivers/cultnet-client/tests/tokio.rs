@@ -475,3 +475,34 @@ async fn w_47_an_async_receipt_with_an_unknown_key_or_version_over_tcp_settles_n
     );
     joined(peer).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_13_async_without_a_client_hello_a_silent_admission_is_unconfirmed_at_500_ms_and_no_window_is_missed(
+) {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    let mut config = ClientConfig::new("loopback-async-test", 113);
+    config.connect_timeout = Duration::from_secs(5);
+    config.send_hello = false;
+    let mut client = Client::connect(&server.target(), config)
+        .await
+        .expect("connects");
+    let t0 = Instant::now();
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
+    let took = t0.elapsed();
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::WindowElapsed,
+            server_missed_window: false,
+        }
+    );
+    assert!(took < Duration::from_millis(3000), "{took:?}");
+    assert_eq!(client.result_window_ms(), 500);
+    assert_eq!(
+        client.tracker_counters().windows_missed_by_receipt_server,
+        0
+    );
+}
