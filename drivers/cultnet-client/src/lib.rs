@@ -157,6 +157,10 @@ pub enum ClientError {
     /// The connection's session has ended; connect again (a new session).
     #[error("the session has ended")]
     SessionEnded,
+    /// A batch of no members (an application error): no answer could ever admit it, so it is
+    /// refused at the call and nothing is sent.
+    #[error("a batch needs at least one member")]
+    EmptyBatch,
 }
 
 /// A protocol violation of the peer: it ends the session.

@@ -1133,3 +1133,30 @@ fn w_13_without_a_client_hello_a_silent_admission_over_tcp_is_unconfirmed_at_500
     );
     assert_eq!(stored(&server, "s.one", "k1"), Some(PAYLOAD.to_vec()));
 }
+
+#[test]
+fn w_45_a_batch_of_no_members_is_an_application_error_and_sends_nothing() {
+    let server = receipt_server();
+    let mut client = connect(&server, 145);
+    admitted_first(&server, &mut client);
+    let out = client.counters().frames_out;
+    for mode in [WriteMode::Receipt, WriteMode::SendOnly] {
+        let got = client.batch(Vec::new(), mode);
+        assert!(
+            matches!(got, Err(cultnet_client::ClientError::EmptyBatch)),
+            "{got:?}"
+        );
+    }
+    assert!(matches!(
+        client.batch_admitted(Vec::new()),
+        Err(cultnet_client::BatchFailure::Client(
+            cultnet_client::ClientError::EmptyBatch
+        ))
+    ));
+    assert_eq!(client.counters().frames_out, out, "nothing was sent");
+    // The client goes on.
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
+    assert_eq!(w.outcome, Outcome::Admitted);
+}

@@ -506,3 +506,29 @@ async fn w_13_async_without_a_client_hello_a_silent_admission_is_unconfirmed_at_
         0
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_45_an_async_batch_of_no_members_is_an_application_error_and_sends_nothing() {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    let mut client = connect(&server, 145).await;
+    let out = client.counters().frames_out;
+    for mode in [WriteMode::Receipt, WriteMode::SendOnly] {
+        let got = client.batch(Vec::new(), mode).await;
+        assert!(
+            matches!(got, Err(cultnet_client::ClientError::EmptyBatch)),
+            "{got:?}"
+        );
+    }
+    assert!(matches!(
+        client.batch_admitted(Vec::new()).await,
+        Err(cultnet_client::BatchFailure::Client(
+            cultnet_client::ClientError::EmptyBatch
+        ))
+    ));
+    assert_eq!(client.counters().frames_out, out, "nothing was sent");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
+    assert_eq!(w.outcome, Outcome::Admitted);
+}

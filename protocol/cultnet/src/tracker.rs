@@ -775,10 +775,14 @@ impl WriteTracker {
     }
 
     /// The outcome of a batch of writes, once every member has settled (`None` before, or when a
-    /// member is unknown). A refusal anywhere makes the batch refused; otherwise any member not
-    /// admitted makes it unconfirmed.
+    /// member is unknown, or when there is no member: no answer can admit an empty batch). A
+    /// refusal anywhere makes the batch refused; otherwise any member not admitted makes it
+    /// unconfirmed.
     #[must_use]
     pub fn batch_outcome(&self, members: &[WriteHandle]) -> Option<BatchOutcome> {
+        if members.is_empty() {
+            return None;
+        }
         let mut refused = Vec::new();
         let mut not_admitted = Vec::new();
         for h in members {

@@ -1907,3 +1907,15 @@ fn w_40_only_a_receipt_connection_reports_a_missed_window() {
         );
     }
 }
+
+#[test]
+fn w_45_a_batch_of_no_members_is_never_admitted() {
+    let mut t = tracker(Some(true));
+    // No member, so no write_admitted can ever name one: there is no outcome to report.
+    assert_eq!(t.batch_outcome(&[]), None);
+    let h = put_k(&mut t, 0);
+    let f = admit(&t, h);
+    t.on_frame(&f, 1);
+    assert_eq!(t.batch_outcome(&[h]), Some(BatchOutcome::Admitted));
+    assert_eq!(t.batch_outcome(&[]), None);
+}
