@@ -686,7 +686,11 @@ impl Server {
                 is_blank(&d.schema_id)
                     || is_blank(&d.record_key)
                     || is_blank(&d.stored_at)
-                    || matches!(d.payload.as_bytes(), [0xc4, 0x00])
+                    // A payload of zero bytes: an empty bin, whatever width its length has.
+                    || matches!(
+                        d.payload.as_bytes(),
+                        [0xc4, 0] | [0xc5, 0, 0] | [0xc6, 0, 0, 0, 0]
+                    )
                     || blank_opt(&d.source_runtime_id)
                     || blank_opt(&d.source_agent_id)
                     || blank_opt(&d.source_role)

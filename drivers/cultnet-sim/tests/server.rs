@@ -2716,3 +2716,44 @@ fn w_23_a_delete_and_a_refusal_are_kept_as_digests_and_their_answer_at_one_fixed
     assert_eq!(s.budget_used(), 2 * ENTRY_BYTES);
     const { assert!(ENTRY_BYTES <= 2 * 32 + 16) };
 }
+
+#[test]
+fn w_27_a_payload_of_zero_bytes_names_nothing_in_every_bin_head() {
+    // An empty bin written with an 8-, 16- or 32-bit length is the same empty payload.
+    for empty in [
+        vec![0xc4, 0x00],
+        vec![0xc5, 0x00, 0x00],
+        vec![0xc6, 0, 0, 0, 0],
+    ] {
+        let mut s = Server::new(ServerConfig::default());
+        let c = receipt_conn(&mut s, "alice");
+        let mut d = doc("k", 1);
+        d.payload = RawValue::new(empty.clone()).unwrap();
+        s.on_frame(c, R, &put("z", d), 1);
+        let got = answers(&mut s, c, 1);
+        assert_eq!(
+            refusal(&got[0]),
+            (
+                Some("z".into()),
+                Some("message_invalid".into()),
+                "message_invalid: the message could not be read".into(),
+                Some("message".into())
+            ),
+            "{empty:02x?}"
+        );
+        assert_eq!(s.counters().applied, 0, "{empty:02x?}");
+    }
+    // One byte of payload in any head names something.
+    for one in [vec![0xc4, 0x01, 0x00], vec![0xc5, 0x00, 0x01, 0x00]] {
+        let mut s = Server::new(ServerConfig::default());
+        let c = receipt_conn(&mut s, "alice");
+        let mut d = doc("k", 1);
+        d.payload = RawValue::new(one.clone()).unwrap();
+        s.on_frame(c, R, &put("z", d), 1);
+        assert_eq!(
+            answers(&mut s, c, 1),
+            vec![admitted("z", "k")],
+            "{one:02x?}"
+        );
+    }
+}
