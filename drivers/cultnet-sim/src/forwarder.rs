@@ -29,7 +29,8 @@ use cultnet_receipts::message_id::is_valid_admitted_message_id;
 use cultnet_receipts::{decode, encode, Frame};
 
 use crate::server::{
-    unreadable, Channel, Commit, ConnId, Outgoing, Refusal, Server, MAX_MESSAGE_ID_BYTES,
+    delete_names_nothing, put_names_nothing, unreadable, Channel, Commit, ConnId, Outgoing,
+    Refusal, Server, MAX_MESSAGE_ID_BYTES,
 };
 
 /// What one id pair costs against a peer's id-map byte bound besides the two ids' bytes.
@@ -201,7 +202,8 @@ impl Forwarder {
             }
             Ok(Frame::DocumentPut(w)) => {
                 p.saw_write = true;
-                self.on_write(peer, channel, &w.message_id.clone(), now, |id| {
+                let blank = put_names_nothing(&w);
+                self.on_write(peer, channel, &w.message_id.clone(), blank, now, |id| {
                     Frame::DocumentPut(DocumentPut {
                         message_id: id,
                         document: w.document,
@@ -210,7 +212,8 @@ impl Forwarder {
             }
             Ok(Frame::DocumentDelete(w)) => {
                 p.saw_write = true;
-                self.on_write(peer, channel, &w.message_id.clone(), now, |id| {
+                let blank = delete_names_nothing(&w);
+                self.on_write(peer, channel, &w.message_id.clone(), blank, now, |id| {
                     Frame::DocumentDelete(DocumentDelete {
                         message_id: id,
                         schema_id: w.schema_id,
@@ -231,11 +234,13 @@ impl Forwarder {
 
     /// Forwards a peer's write, made by `make` from the id it travels under: a legacy peer's
     /// under its own id; a receipt peer's under a forwarded id, unless the forwarder refuses it.
+    /// `blank`: the write names nothing (W-27).
     fn on_write(
         &mut self,
         peer: ConnId,
         channel: Channel,
         id: &str,
+        blank: bool,
         now: u64,
         make: impl FnOnce(String) -> Frame,
     ) {
@@ -251,6 +256,13 @@ impl Forwarder {
             return;
         }
         if channel != Channel::Sequenced && !is_valid_admitted_message_id(id) {
+            self.refuse(peer, Some(id), Refusal::Unreadable);
+            return;
+        }
+        // A write that names nothing is refused as a frame that does not read is, here as at the
+        // primary, and takes no slot of the id map: so it is never refused limit_reached instead
+        // (W-27). (On the sequenced channel the primary refuses it for the channel first.)
+        if channel != Channel::Sequenced && blank {
             self.refuse(peer, Some(id), Refusal::Unreadable);
             return;
         }

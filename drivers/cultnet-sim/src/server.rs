@@ -679,25 +679,8 @@ impl Server {
 
     fn names_nothing(write: &Write) -> bool {
         match write {
-            Write::Delete(d) => is_blank(&d.schema_id) || is_blank(&d.record_key),
-            Write::Put(p) => {
-                let d = &p.document;
-                let blank_opt = |s: &Option<String>| s.as_deref().is_some_and(is_blank);
-                is_blank(&d.schema_id)
-                    || is_blank(&d.record_key)
-                    || is_blank(&d.stored_at)
-                    // A payload of zero bytes: an empty bin, whatever width its length has.
-                    || matches!(
-                        d.payload.as_bytes(),
-                        [0xc4, 0] | [0xc5, 0, 0] | [0xc6, 0, 0, 0, 0]
-                    )
-                    || blank_opt(&d.source_runtime_id)
-                    || blank_opt(&d.source_agent_id)
-                    || blank_opt(&d.source_role)
-                    || d.tags
-                        .as_ref()
-                        .is_some_and(|t| t.iter().any(|s| is_blank(s)))
-            }
+            Write::Delete(d) => delete_names_nothing(d),
+            Write::Put(p) => put_names_nothing(p),
         }
     }
 
@@ -981,6 +964,32 @@ impl Server {
             (now + self.faults.answer_delay_ms).max(self.outbox.back().map_or(0, |(d, _)| *d));
         self.outbox.push_back((due, out));
     }
+}
+
+/// A delete that names nothing (W-27): a blank schemaId or recordKey.
+pub(crate) fn delete_names_nothing(d: &DocumentDelete) -> bool {
+    is_blank(&d.schema_id) || is_blank(&d.record_key)
+}
+
+/// A put that names nothing (W-27): a blank schemaId, recordKey or storedAt, a payload of zero
+/// bytes, a present but blank source id or role, or a blank tag.
+pub(crate) fn put_names_nothing(p: &DocumentPut) -> bool {
+    let d = &p.document;
+    let blank_opt = |s: &Option<String>| s.as_deref().is_some_and(is_blank);
+    is_blank(&d.schema_id)
+        || is_blank(&d.record_key)
+        || is_blank(&d.stored_at)
+        // A payload of zero bytes: an empty bin, whatever width its length has.
+        || matches!(
+            d.payload.as_bytes(),
+            [0xc4, 0] | [0xc5, 0, 0] | [0xc6, 0, 0, 0, 0]
+        )
+        || blank_opt(&d.source_runtime_id)
+        || blank_opt(&d.source_agent_id)
+        || blank_opt(&d.source_role)
+        || d.tags
+            .as_ref()
+            .is_some_and(|t| t.iter().any(|s| is_blank(s)))
 }
 
 /// A write_admitted whose messageId key appears twice (the duplicate-key fault); `None` when

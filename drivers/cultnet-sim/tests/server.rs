@@ -2373,7 +2373,9 @@ fn w_29_a_legacy_connection_and_the_forwarder_carry_the_same_fixed_texts() {
     // The forwarder's own refusals, and the primary's relayed ones, keep the texts too.
     let mut f = Forwarder::new(Server::new(ServerConfig::default()), 1);
     let p = forwarder_conn(&mut f, "alice");
-    let _ = peer_answers(&mut f, p, 0);
+    // The peer's one id-map slot is taken.
+    f.on_frame(p, R, &put("f0", doc("f", 1)), 0);
+    assert_eq!(peer_answers(&mut f, p, 0), vec![admitted("f0", "f")]);
     let cases = [
         (
             put(&"i".repeat(257), doc("k", 1)),
@@ -2756,4 +2758,34 @@ fn w_27_a_payload_of_zero_bytes_names_nothing_in_every_bin_head() {
             "{one:02x?}"
         );
     }
+}
+
+#[test]
+fn w_27_through_the_forwarder_a_write_that_names_nothing_is_refused_as_unreadable_at_its_id_map_cap(
+) {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 1);
+    let c = forwarder_conn(&mut f, "alice");
+    let _ = peer_answers(&mut f, c, 0);
+    let mut blank = doc("k", 1);
+    blank.record_key = "\u{2029}".to_owned();
+    let expect = (
+        Some("n".to_owned()),
+        Some("message_invalid".to_owned()),
+        "message_invalid: the message could not be read".to_owned(),
+        Some("message".to_owned()),
+    );
+    // Below the cap it takes no slot of the peer's id map ...
+    f.on_frame(c, R, &put("n", blank.clone()), 1);
+    assert_eq!(refusal(&peer_answers(&mut f, c, 1)[0]), expect);
+    f.on_frame(c, R, &put("a", doc("k", 1)), 2);
+    assert_eq!(peer_answers(&mut f, c, 2), vec![admitted("a", "k")]);
+    // ... and at the cap it is still refused as unreadable, not limit_reached.
+    for now in [3, 4] {
+        f.on_frame(c, R, &put("n", blank.clone()), now);
+        let got = peer_answers(&mut f, c, now);
+        assert_eq!(got.len(), 1);
+        assert_eq!(refusal(&got[0]), expect);
+    }
+    assert_eq!(f.counters().map_full, 0);
+    assert_eq!(f.primary_mut().counters().applied, 1);
 }
