@@ -14,8 +14,10 @@
 //! primary's error.v0 refusals are relayed to it as they are.
 //!
 //! For a receipt peer the forwarder answers some writes itself, without forwarding them, always
-//! with a refusal (never an admission): an id over 256 bytes or one no write_admitted could
-//! carry (`message_invalid`), and a new id past the peer's id map bounds (`limit_reached`).
+//! with a refusal (never an admission), in the order the primary judges them: an id over 256
+//! bytes, a write on the sequenced channel, an id no write_admitted could carry, and a write that
+//! names nothing (`message_invalid`), and only then a new id past the peer's id map bounds
+//! (`limit_reached`), so a write the primary would refuse for itself never takes a slot.
 //! A frame from any peer that does not decode is never forwarded; it is refused once, as the
 //! primary refuses one (W-15, W-17: a nil id when its messageId key repeats).
 
@@ -255,14 +257,20 @@ impl Forwarder {
             self.refuse(peer, Some(id), Refusal::IdTooLong);
             return;
         }
-        if channel != Channel::Sequenced && !is_valid_admitted_message_id(id) {
+        // The channel next, as the primary judges it (W-30): a write on the sequenced channel is
+        // refused here, before it takes a slot of the id map, so it is never refused
+        // limit_reached instead.
+        if channel == Channel::Sequenced {
+            self.refuse(peer, Some(id), Refusal::Channel);
+            return;
+        }
+        if !is_valid_admitted_message_id(id) {
             self.refuse(peer, Some(id), Refusal::Unreadable);
             return;
         }
         // A write that names nothing is refused as a frame that does not read is, here as at the
-        // primary, and takes no slot of the id map: so it is never refused limit_reached instead
-        // (W-27). (On the sequenced channel the primary refuses it for the channel first.)
-        if channel != Channel::Sequenced && blank {
+        // primary, and takes no slot of the id map either (W-27).
+        if blank {
             self.refuse(peer, Some(id), Refusal::Unreadable);
             return;
         }

@@ -2789,3 +2789,33 @@ fn w_27_through_the_forwarder_a_write_that_names_nothing_is_refused_as_unreadabl
     assert_eq!(f.counters().map_full, 0);
     assert_eq!(f.primary_mut().counters().applied, 1);
 }
+
+#[test]
+fn w_30_through_the_forwarder_a_sequenced_write_is_refused_for_its_channel_at_the_id_map_cap() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 1);
+    let c = forwarder_conn(&mut f, "alice");
+    let _ = peer_answers(&mut f, c, 0);
+    // A refused sequenced write takes no slot of the peer's id map ...
+    f.on_frame(c, Channel::Sequenced, &put("q", doc("k", 1)), 1);
+    assert_eq!(
+        refusal(&peer_answers(&mut f, c, 1)[0]).3.as_deref(),
+        Some("channel")
+    );
+    f.on_frame(c, R, &put("a", doc("k", 1)), 2);
+    assert_eq!(peer_answers(&mut f, c, 2), vec![admitted("a", "k")]);
+    // ... and at the cap it is still refused for its channel, as the server refuses it, not
+    // limit_reached.
+    f.on_frame(c, Channel::Sequenced, &put("q2", doc("j", 1)), 3);
+    let got = peer_answers(&mut f, c, 3);
+    assert_eq!(
+        refusal(&got[0]),
+        (
+            Some("q2".into()),
+            Some("message_invalid".into()),
+            "message_invalid: receipt sessions require the reliable channel".into(),
+            Some("channel".into())
+        )
+    );
+    assert_eq!(f.counters().map_full, 0);
+    assert_eq!(f.primary_mut().read("notes", "j"), None);
+}
