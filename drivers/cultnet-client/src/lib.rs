@@ -93,7 +93,8 @@ pub struct ClientConfig {
     /// into it, so connecting again with the same configuration mints new ids.
     pub nonce: u64,
     /// Whether the client sends a receipt hello. Without it the server treats the connection as
-    /// legacy (no receipts), which a client only wants for tests.
+    /// legacy (no receipts), which a client only wants for tests; the client then applies the
+    /// legacy result window whatever the server's hello lists, and reports no missed window.
     pub send_hello: bool,
     /// The resolver host names are looked up with.
     pub resolver: Resolver,
