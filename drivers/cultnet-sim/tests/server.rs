@@ -2819,3 +2819,35 @@ fn w_30_through_the_forwarder_a_sequenced_write_is_refused_for_its_channel_at_th
     assert_eq!(f.counters().map_full, 0);
     assert_eq!(f.primary_mut().read("notes", "j"), None);
 }
+
+#[test]
+fn w_22_through_the_forwarder_an_id_over_256_bytes_takes_no_slot_and_is_refused_for_its_length_at_the_cap(
+) {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 1);
+    let c = forwarder_conn(&mut f, "alice");
+    let _ = peer_answers(&mut f, c, 0);
+    let long = "z".repeat(257);
+    f.on_frame(c, R, &put(&long, doc("k", 1)), 1);
+    assert_eq!(
+        refusal(&peer_answers(&mut f, c, 1)[0]).3.as_deref(),
+        Some("messageId")
+    );
+    // The one slot is still free ...
+    f.on_frame(c, R, &put("a", doc("k", 1)), 2);
+    assert_eq!(peer_answers(&mut f, c, 2), vec![admitted("a", "k")]);
+    // ... and at the cap the long id is refused for its length, afresh, never limit_reached.
+    for now in [3, 4] {
+        f.on_frame(c, R, &put(&long, doc("k", 1)), now);
+        let got = peer_answers(&mut f, c, now);
+        assert_eq!(
+            refusal(&got[0]),
+            (
+                Some(long.clone()),
+                Some("message_invalid".into()),
+                "message_invalid: messageId exceeds 256 bytes".into(),
+                Some("messageId".into())
+            )
+        );
+    }
+    assert_eq!(f.counters().map_full, 0);
+}
