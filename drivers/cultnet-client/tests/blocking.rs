@@ -1160,3 +1160,28 @@ fn w_45_a_batch_of_no_members_is_an_application_error_and_sends_nothing() {
         .expect("put");
     assert_eq!(w.outcome, Outcome::Admitted);
 }
+
+#[test]
+fn w_42_without_a_client_hello_over_tcp_a_resend_is_refused_so_the_legacy_connection_never_applies_it_twice(
+) {
+    let server = receipt_server();
+    let mut config = ClientConfig::new("loopback-test", 142);
+    config.connect_timeout = Duration::from_secs(5);
+    config.send_hello = false;
+    let mut client = Client::connect(&server.target(), config).expect("connects");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
+    assert!(matches!(w.outcome, Outcome::Unconfirmed { .. }));
+    let again = client.resend_put(w.handle, doc("s.one", "k1"));
+    assert!(
+        matches!(
+            again,
+            Err(cultnet_client::ClientError::Tracker(
+                cultnet_receipts::TrackerError::NotReceiptServer
+            ))
+        ),
+        "{again:?}"
+    );
+    assert_eq!(server.with_model(|s, _| s.counters().applied), 1);
+}

@@ -1919,3 +1919,18 @@ fn w_45_a_batch_of_no_members_is_never_admitted() {
     assert_eq!(t.batch_outcome(&[h]), Some(BatchOutcome::Admitted));
     assert_eq!(t.batch_outcome(&[]), None);
 }
+
+#[test]
+fn w_42_without_the_clients_receipt_hello_a_resend_is_refused_even_to_a_receipt_server() {
+    // The connection is legacy (the server would apply a resend twice), whatever the server's
+    // own hello lists.
+    let mut t = WriteTracker::new(TrackerLimits::default(), 0x5eed).without_receipt_hello();
+    t.on_frame(&Frame::Hello(server_hello(true)), 0);
+    let h = put_k(&mut t, 0);
+    t.on_tick(500);
+    assert!(matches!(outcome(&t, h), Some(Outcome::Unconfirmed { .. })));
+    assert_eq!(
+        t.resend_put(h, document("k")),
+        Err(TrackerError::NotReceiptServer)
+    );
+}
