@@ -1185,3 +1185,23 @@ fn w_42_without_a_client_hello_over_tcp_a_resend_is_refused_so_the_legacy_connec
     );
     assert_eq!(server.with_model(|s, _| s.counters().applied), 1);
 }
+
+#[test]
+fn w_35_a_refusal_over_tcp_carries_its_code_details_and_text() {
+    let server = receipt_server();
+    let mut client = connect(&server, 135);
+    let w = client
+        .put(doc("s.one", " "), WriteMode::Receipt)
+        .expect("put");
+    let Outcome::Refused(r) = w.outcome else {
+        panic!("refused expected, got {:?}", w.outcome);
+    };
+    assert_eq!(r.code.as_deref(), Some("message_invalid"));
+    assert_eq!(
+        r.details.as_ref().and_then(|d| d.field.as_deref()),
+        Some("message")
+    );
+    assert_eq!(r.error, "message_invalid: the message could not be read");
+    assert!(!r.attributed_by_count, "named by its id");
+    assert_eq!(stored(&server, "s.one", " "), None);
+}

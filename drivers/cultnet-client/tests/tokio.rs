@@ -532,3 +532,23 @@ async fn w_45_an_async_batch_of_no_members_is_an_application_error_and_sends_not
         .expect("put");
     assert_eq!(w.outcome, Outcome::Admitted);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_35_an_async_refusal_over_tcp_carries_its_code_details_and_text() {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    let mut client = connect(&server, 135).await;
+    let w = client
+        .put(doc("s.one", " "), WriteMode::Receipt)
+        .await
+        .expect("put");
+    let Outcome::Refused(r) = w.outcome else {
+        panic!("refused expected, got {:?}", w.outcome);
+    };
+    assert_eq!(r.code.as_deref(), Some("message_invalid"));
+    assert_eq!(
+        r.details.as_ref().and_then(|d| d.field.as_deref()),
+        Some("message")
+    );
+    assert_eq!(r.error, "message_invalid: the message could not be read");
+    assert!(!r.attributed_by_count, "named by its id");
+}
