@@ -552,3 +552,51 @@ async fn w_35_an_async_refusal_over_tcp_carries_its_code_details_and_text() {
     assert_eq!(r.error, "message_invalid: the message could not be read");
     assert!(!r.attributed_by_count, "named by its id");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_43_an_async_legacy_refusal_over_tcp_refuses_only_a_lone_unanswered_write() {
+    let server = LoopbackServer::start(LoopbackOptions {
+        config: ServerConfig {
+            receipts: false,
+            ..ServerConfig::default()
+        },
+        send_hello: false,
+        ..LoopbackOptions::default()
+    })
+    .expect("server");
+    deny(&server, "s.locked");
+    let mut client = connect(&server, 143).await;
+    let w = client
+        .put(doc("s.locked", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
+    let Outcome::Refused(r) = w.outcome else {
+        panic!("refused expected, got {:?}", w.outcome);
+    };
+    assert!(r.attributed_by_count, "error.v0 names no write");
+    assert_eq!(r.code.as_deref(), Some(CODE_WRITE_NOT_AUTHORIZED));
+    // With two unanswered writes the same refusal settles neither.
+    let b = client
+        .batch(
+            vec![
+                BatchWrite::Put(doc("s.locked", "k2")),
+                BatchWrite::Put(doc("s.open", "k3")),
+            ],
+            WriteMode::Receipt,
+        )
+        .await
+        .expect("batch");
+    for m in &b.members {
+        assert!(
+            matches!(
+                m.outcome,
+                Outcome::Unconfirmed {
+                    reason: UnconfirmedReason::WindowElapsed,
+                    server_missed_window: false,
+                }
+            ),
+            "{m:?}"
+        );
+    }
+    assert_eq!(client.tracker_counters().unattributed_errors, 1);
+}
