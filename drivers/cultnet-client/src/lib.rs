@@ -93,7 +93,8 @@ pub struct ClientConfig {
     /// into it, so connecting again with the same configuration mints new ids.
     pub nonce: u64,
     /// Whether the client sends a receipt hello. Without it the server treats the connection as
-    /// legacy (no receipts), which a client only wants for tests.
+    /// legacy (no receipts), which a client only wants for tests; the client then applies the
+    /// legacy result window whatever the server's hello lists, and reports no missed window.
     pub send_hello: bool,
     /// The resolver host names are looked up with.
     pub resolver: Resolver,
@@ -157,6 +158,10 @@ pub enum ClientError {
     /// The connection's session has ended; connect again (a new session).
     #[error("the session has ended")]
     SessionEnded,
+    /// A batch of no members (an application error): no answer could ever admit it, so it is
+    /// refused at the call and nothing is sent.
+    #[error("a batch needs at least one member")]
+    EmptyBatch,
 }
 
 /// A protocol violation of the peer: it ends the session.

@@ -145,7 +145,14 @@ impl Session {
             counters.bytes_out = hello_bytes as u64;
         }
         Session {
-            tracker: WriteTracker::new(config.limits, connection_nonce(config.nonce)),
+            tracker: {
+                let t = WriteTracker::new(config.limits, connection_nonce(config.nonce));
+                if config.send_hello {
+                    t
+                } else {
+                    t.without_receipt_hello()
+                }
+            },
             decoder: FrameDecoder::new(config.max_frame_bytes),
             max_frame_bytes: config.max_frame_bytes,
             ended: false,

@@ -123,12 +123,16 @@ impl Client {
     /// Writes the members in `mode` (no default: see [`Client::put`]) as independent writes,
     /// each with its own messageId, and completes once every member settled. Nothing is atomic:
     /// some members may be admitted while others are not. Send-only members settle `sent`, and
-    /// since none is admitted the batch's outcome is then unconfirmed, naming them.
+    /// since none is admitted the batch's outcome is then unconfirmed, naming them. A batch of
+    /// no members is refused ([`ClientError::EmptyBatch`]) and nothing is sent.
     pub async fn batch(
         &mut self,
         members: Vec<BatchWrite>,
         mode: WriteMode,
     ) -> Result<BatchWritten, ClientError> {
+        if members.is_empty() {
+            return Err(ClientError::EmptyBatch);
+        }
         let handles = self.write(members, mode).await?;
         Ok(self.session.batch_written(&handles))
     }

@@ -1085,3 +1085,123 @@ fn w_36_a_frame_trickled_byte_by_byte_over_tcp_cannot_stretch_the_result_window(
     drop(client);
     peer.join().expect("peer");
 }
+
+#[test]
+fn w_47_a_receipt_with_an_unknown_key_or_version_over_tcp_settles_nothing() {
+    let (port, peer) = peers::new_frames_peer();
+    let config = peers::scripted_config("loopback-test", 47);
+    let mut client = Client::connect(&peers::local(port), config).expect("connects");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
+    peers::assert_new_frames_settled_nothing(
+        &w.outcome,
+        client.counters().undecodable_frames,
+        client.violation(),
+        client.session_ended(),
+    );
+    peer.join().expect("peer");
+}
+
+#[test]
+fn w_13_without_a_client_hello_a_silent_admission_over_tcp_is_unconfirmed_at_500_ms_and_no_window_is_missed(
+) {
+    // A receipt server: its hello lists both frames, but the client declared nothing, so the
+    // connection is legacy and the server owes no receipt.
+    let server = receipt_server();
+    let mut config = ClientConfig::new("loopback-test", 113);
+    config.connect_timeout = Duration::from_secs(5);
+    config.send_hello = false;
+    let mut client = Client::connect(&server.target(), config).expect("connects");
+    let t0 = Instant::now();
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
+    let took = t0.elapsed();
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::WindowElapsed,
+            server_missed_window: false,
+        }
+    );
+    assert!(took < Duration::from_millis(3000), "{took:?}");
+    assert_eq!(client.result_window_ms(), 500);
+    assert_eq!(
+        client.tracker_counters().windows_missed_by_receipt_server,
+        0
+    );
+    assert_eq!(stored(&server, "s.one", "k1"), Some(PAYLOAD.to_vec()));
+}
+
+#[test]
+fn w_45_a_batch_of_no_members_is_an_application_error_and_sends_nothing() {
+    let server = receipt_server();
+    let mut client = connect(&server, 145);
+    admitted_first(&server, &mut client);
+    let out = client.counters().frames_out;
+    for mode in [WriteMode::Receipt, WriteMode::SendOnly] {
+        let got = client.batch(Vec::new(), mode);
+        assert!(
+            matches!(got, Err(cultnet_client::ClientError::EmptyBatch)),
+            "{got:?}"
+        );
+    }
+    assert!(matches!(
+        client.batch_admitted(Vec::new()),
+        Err(cultnet_client::BatchFailure::Client(
+            cultnet_client::ClientError::EmptyBatch
+        ))
+    ));
+    assert_eq!(client.counters().frames_out, out, "nothing was sent");
+    // The client goes on.
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
+    assert_eq!(w.outcome, Outcome::Admitted);
+}
+
+#[test]
+fn w_42_without_a_client_hello_over_tcp_a_resend_is_refused_so_the_legacy_connection_never_applies_it_twice(
+) {
+    let server = receipt_server();
+    let mut config = ClientConfig::new("loopback-test", 142);
+    config.connect_timeout = Duration::from_secs(5);
+    config.send_hello = false;
+    let mut client = Client::connect(&server.target(), config).expect("connects");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
+    assert!(matches!(w.outcome, Outcome::Unconfirmed { .. }));
+    let again = client.resend_put(w.handle, doc("s.one", "k1"));
+    assert!(
+        matches!(
+            again,
+            Err(cultnet_client::ClientError::Tracker(
+                cultnet_receipts::TrackerError::NotReceiptServer
+            ))
+        ),
+        "{again:?}"
+    );
+    assert_eq!(server.with_model(|s, _| s.counters().applied), 1);
+}
+
+#[test]
+fn w_35_a_refusal_over_tcp_carries_its_code_details_and_text() {
+    let server = receipt_server();
+    let mut client = connect(&server, 135);
+    let w = client
+        .put(doc("s.one", " "), WriteMode::Receipt)
+        .expect("put");
+    let Outcome::Refused(r) = w.outcome else {
+        panic!("refused expected, got {:?}", w.outcome);
+    };
+    assert_eq!(r.code.as_deref(), Some("message_invalid"));
+    assert_eq!(
+        r.details.as_ref().and_then(|d| d.field.as_deref()),
+        Some("message")
+    );
+    assert_eq!(r.error, "message_invalid: the message could not be read");
+    assert!(!r.attributed_by_count, "named by its id");
+    assert_eq!(stored(&server, "s.one", " "), None);
+}

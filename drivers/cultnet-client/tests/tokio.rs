@@ -455,3 +455,148 @@ async fn stats_count_async_frames_and_bytes_each_way_and_writes_by_outcome() {
     assert_eq!((s.tracker.admitted, s.tracker.refused), (1, 1));
     assert_eq!(s.tracker.in_flight, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_47_an_async_receipt_with_an_unknown_key_or_version_over_tcp_settles_nothing() {
+    let (port, peer) = peers::new_frames_peer();
+    let config = peers::scripted_config("loopback-async-test", 47);
+    let mut client = Client::connect(&peers::local(port), config)
+        .await
+        .expect("connects");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
+    peers::assert_new_frames_settled_nothing(
+        &w.outcome,
+        client.counters().undecodable_frames,
+        client.violation(),
+        client.session_ended(),
+    );
+    joined(peer).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_13_async_without_a_client_hello_a_silent_admission_is_unconfirmed_at_500_ms_and_no_window_is_missed(
+) {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    let mut config = ClientConfig::new("loopback-async-test", 113);
+    config.connect_timeout = Duration::from_secs(5);
+    config.send_hello = false;
+    let mut client = Client::connect(&server.target(), config)
+        .await
+        .expect("connects");
+    let t0 = Instant::now();
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
+    let took = t0.elapsed();
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::WindowElapsed,
+            server_missed_window: false,
+        }
+    );
+    assert!(took < Duration::from_millis(3000), "{took:?}");
+    assert_eq!(client.result_window_ms(), 500);
+    assert_eq!(
+        client.tracker_counters().windows_missed_by_receipt_server,
+        0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_45_an_async_batch_of_no_members_is_an_application_error_and_sends_nothing() {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    let mut client = connect(&server, 145).await;
+    let out = client.counters().frames_out;
+    for mode in [WriteMode::Receipt, WriteMode::SendOnly] {
+        let got = client.batch(Vec::new(), mode).await;
+        assert!(
+            matches!(got, Err(cultnet_client::ClientError::EmptyBatch)),
+            "{got:?}"
+        );
+    }
+    assert!(matches!(
+        client.batch_admitted(Vec::new()).await,
+        Err(cultnet_client::BatchFailure::Client(
+            cultnet_client::ClientError::EmptyBatch
+        ))
+    ));
+    assert_eq!(client.counters().frames_out, out, "nothing was sent");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
+    assert_eq!(w.outcome, Outcome::Admitted);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_35_an_async_refusal_over_tcp_carries_its_code_details_and_text() {
+    let server = LoopbackServer::start(LoopbackOptions::default()).expect("server");
+    let mut client = connect(&server, 135).await;
+    let w = client
+        .put(doc("s.one", " "), WriteMode::Receipt)
+        .await
+        .expect("put");
+    let Outcome::Refused(r) = w.outcome else {
+        panic!("refused expected, got {:?}", w.outcome);
+    };
+    assert_eq!(r.code.as_deref(), Some("message_invalid"));
+    assert_eq!(
+        r.details.as_ref().and_then(|d| d.field.as_deref()),
+        Some("message")
+    );
+    assert_eq!(r.error, "message_invalid: the message could not be read");
+    assert!(!r.attributed_by_count, "named by its id");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_43_an_async_legacy_refusal_over_tcp_refuses_only_a_lone_unanswered_write() {
+    let server = LoopbackServer::start(LoopbackOptions {
+        config: ServerConfig {
+            receipts: false,
+            ..ServerConfig::default()
+        },
+        send_hello: false,
+        ..LoopbackOptions::default()
+    })
+    .expect("server");
+    deny(&server, "s.locked");
+    let mut client = connect(&server, 143).await;
+    let w = client
+        .put(doc("s.locked", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
+    let Outcome::Refused(r) = w.outcome else {
+        panic!("refused expected, got {:?}", w.outcome);
+    };
+    assert!(r.attributed_by_count, "error.v0 names no write");
+    assert_eq!(r.code.as_deref(), Some(CODE_WRITE_NOT_AUTHORIZED));
+    // With two unanswered writes the same refusal settles neither.
+    let b = client
+        .batch(
+            vec![
+                BatchWrite::Put(doc("s.locked", "k2")),
+                BatchWrite::Put(doc("s.open", "k3")),
+            ],
+            WriteMode::Receipt,
+        )
+        .await
+        .expect("batch");
+    for m in &b.members {
+        assert!(
+            matches!(
+                m.outcome,
+                Outcome::Unconfirmed {
+                    reason: UnconfirmedReason::WindowElapsed,
+                    server_missed_window: false,
+                }
+            ),
+            "{m:?}"
+        );
+    }
+    assert_eq!(client.tracker_counters().unattributed_errors, 1);
+}

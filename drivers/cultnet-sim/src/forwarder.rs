@@ -14,8 +14,10 @@
 //! primary's error.v0 refusals are relayed to it as they are.
 //!
 //! For a receipt peer the forwarder answers some writes itself, without forwarding them, always
-//! with a refusal (never an admission): an id over 256 bytes or one no write_admitted could
-//! carry (`message_invalid`), and a new id past the peer's id map bounds (`limit_reached`).
+//! with a refusal (never an admission), in the order the primary judges them: an id over 256
+//! bytes, a write on the sequenced channel, an id no write_admitted could carry, and a write that
+//! names nothing (`message_invalid`), and only then a new id past the peer's id map bounds
+//! (`limit_reached`), so a write the primary would refuse for itself never takes a slot.
 //! A frame from any peer that does not decode is never forwarded; it is refused once, as the
 //! primary refuses one (W-15, W-17: a nil id when its messageId key repeats).
 
@@ -29,7 +31,8 @@ use cultnet_receipts::message_id::is_valid_admitted_message_id;
 use cultnet_receipts::{decode, encode, Frame};
 
 use crate::server::{
-    unreadable, Channel, Commit, ConnId, Outgoing, Refusal, Server, MAX_MESSAGE_ID_BYTES,
+    delete_names_nothing, put_names_nothing, unreadable, Channel, Commit, ConnId, Outgoing,
+    Refusal, Server, MAX_MESSAGE_ID_BYTES,
 };
 
 /// What one id pair costs against a peer's id-map byte bound besides the two ids' bytes.
@@ -201,7 +204,8 @@ impl Forwarder {
             }
             Ok(Frame::DocumentPut(w)) => {
                 p.saw_write = true;
-                self.on_write(peer, channel, &w.message_id.clone(), now, |id| {
+                let blank = put_names_nothing(&w);
+                self.on_write(peer, channel, &w.message_id.clone(), blank, now, |id| {
                     Frame::DocumentPut(DocumentPut {
                         message_id: id,
                         document: w.document,
@@ -210,7 +214,8 @@ impl Forwarder {
             }
             Ok(Frame::DocumentDelete(w)) => {
                 p.saw_write = true;
-                self.on_write(peer, channel, &w.message_id.clone(), now, |id| {
+                let blank = delete_names_nothing(&w);
+                self.on_write(peer, channel, &w.message_id.clone(), blank, now, |id| {
                     Frame::DocumentDelete(DocumentDelete {
                         message_id: id,
                         schema_id: w.schema_id,
@@ -231,11 +236,13 @@ impl Forwarder {
 
     /// Forwards a peer's write, made by `make` from the id it travels under: a legacy peer's
     /// under its own id; a receipt peer's under a forwarded id, unless the forwarder refuses it.
+    /// `blank`: the write names nothing (W-27).
     fn on_write(
         &mut self,
         peer: ConnId,
         channel: Channel,
         id: &str,
+        blank: bool,
         now: u64,
         make: impl FnOnce(String) -> Frame,
     ) {
@@ -250,7 +257,20 @@ impl Forwarder {
             self.refuse(peer, Some(id), Refusal::IdTooLong);
             return;
         }
-        if channel != Channel::Sequenced && !is_valid_admitted_message_id(id) {
+        // The channel next, as the primary judges it (W-30): a write on the sequenced channel is
+        // refused here, before it takes a slot of the id map, so it is never refused
+        // limit_reached instead.
+        if channel == Channel::Sequenced {
+            self.refuse(peer, Some(id), Refusal::Channel);
+            return;
+        }
+        if !is_valid_admitted_message_id(id) {
+            self.refuse(peer, Some(id), Refusal::Unreadable);
+            return;
+        }
+        // A write that names nothing is refused as a frame that does not read is, here as at the
+        // primary, and takes no slot of the id map either (W-27).
+        if blank {
             self.refuse(peer, Some(id), Refusal::Unreadable);
             return;
         }

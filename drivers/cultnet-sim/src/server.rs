@@ -679,21 +679,8 @@ impl Server {
 
     fn names_nothing(write: &Write) -> bool {
         match write {
-            Write::Delete(d) => is_blank(&d.schema_id) || is_blank(&d.record_key),
-            Write::Put(p) => {
-                let d = &p.document;
-                let blank_opt = |s: &Option<String>| s.as_deref().is_some_and(is_blank);
-                is_blank(&d.schema_id)
-                    || is_blank(&d.record_key)
-                    || is_blank(&d.stored_at)
-                    || matches!(d.payload.as_bytes(), [0xc4, 0x00])
-                    || blank_opt(&d.source_runtime_id)
-                    || blank_opt(&d.source_agent_id)
-                    || blank_opt(&d.source_role)
-                    || d.tags
-                        .as_ref()
-                        .is_some_and(|t| t.iter().any(|s| is_blank(s)))
-            }
+            Write::Delete(d) => delete_names_nothing(d),
+            Write::Put(p) => put_names_nothing(p),
         }
     }
 
@@ -731,6 +718,13 @@ impl Server {
             // No write_admitted could ever name this id, so the write is refused like one whose
             // id is empty or ill-typed, before it is remembered or applied (W-7); the refusal
             // still carries the id, which error.v1 allows.
+            self.answer(conn, Some(&id), Err(Refusal::Unreadable), None, now);
+            return;
+        }
+        if Self::names_nothing(&write) {
+            // Refused exactly as a frame that does not read (W-27): the same answer whatever
+            // the table holds, at its cap included, and nothing remembered or charged, so a
+            // resend is refused afresh, identically.
             self.answer(conn, Some(&id), Err(Refusal::Unreadable), None, now);
             return;
         }
@@ -805,9 +799,7 @@ impl Server {
             self.answer(conn, Some(&id), Err(Refusal::LimitReached), None, now);
             return;
         }
-        let verdict = if Self::names_nothing(&write) {
-            Err(Refusal::Unreadable)
-        } else if self.denied.contains(&(c.actor.clone(), target.1.clone())) {
+        let verdict = if self.denied.contains(&(c.actor.clone(), target.1.clone())) {
             Err(Refusal::NotAuthorized)
         } else {
             Ok(())
@@ -972,6 +964,32 @@ impl Server {
             (now + self.faults.answer_delay_ms).max(self.outbox.back().map_or(0, |(d, _)| *d));
         self.outbox.push_back((due, out));
     }
+}
+
+/// A delete that names nothing (W-27): a blank schemaId or recordKey.
+pub(crate) fn delete_names_nothing(d: &DocumentDelete) -> bool {
+    is_blank(&d.schema_id) || is_blank(&d.record_key)
+}
+
+/// A put that names nothing (W-27): a blank schemaId, recordKey or storedAt, a payload of zero
+/// bytes, a present but blank source id or role, or a blank tag.
+pub(crate) fn put_names_nothing(p: &DocumentPut) -> bool {
+    let d = &p.document;
+    let blank_opt = |s: &Option<String>| s.as_deref().is_some_and(is_blank);
+    is_blank(&d.schema_id)
+        || is_blank(&d.record_key)
+        || is_blank(&d.stored_at)
+        // A payload of zero bytes: an empty bin, whatever width its length has.
+        || matches!(
+            d.payload.as_bytes(),
+            [0xc4, 0] | [0xc5, 0, 0] | [0xc6, 0, 0, 0, 0]
+        )
+        || blank_opt(&d.source_runtime_id)
+        || blank_opt(&d.source_agent_id)
+        || blank_opt(&d.source_role)
+        || d.tags
+            .as_ref()
+            .is_some_and(|t| t.iter().any(|s| is_blank(s)))
 }
 
 /// A write_admitted whose messageId key appears twice (the duplicate-key fault); `None` when

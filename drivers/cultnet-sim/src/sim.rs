@@ -137,6 +137,10 @@ pub fn run(seed: u64, steps: usize) -> Result<Report, String> {
         Target::Direct(Box::new(server))
     };
     let mut tracker = WriteTracker::new(TrackerLimits::default(), rng.next_u64());
+    if !client_hello {
+        // As the real client does: without its receipt hello every connection is legacy.
+        tracker = tracker.without_receipt_hello();
+    }
     let mut report = Report {
         forwarded,
         legacy,

@@ -494,10 +494,16 @@ fn w_20_the_server_compares_the_content_hash_of_operation_schema_key_and_payload
     let mut same = doc("k", 1);
     same.stored_at = "2030-01-01T00:00:00Z".to_owned();
     same.tags = Some(vec!["t".to_owned()]);
+    same.source_runtime_id = Some("r".to_owned());
+    same.source_agent_id = Some("a".to_owned());
+    same.source_role = Some("o".to_owned());
     s.on_frame(c, R, &put("h1", same), 2);
-    // Another payload, key or operation is other content.
+    // Another payload, key, schema or operation is other content.
+    let mut other_schema = doc("k", 1);
+    other_schema.schema_id = "other".to_owned();
     s.on_frame(c, R, &put("h1", doc("k", 2)), 3);
     s.on_frame(c, R, &put("h1", doc("j", 1)), 3);
+    s.on_frame(c, R, &put("h1", other_schema), 3);
     s.on_frame(c, R, &delete("h1", "k"), 3);
     let got = answers(&mut s, c, 3);
     assert_eq!(got[0], admitted("h1", "k"));
@@ -505,7 +511,8 @@ fn w_20_the_server_compares_the_content_hash_of_operation_schema_key_and_payload
     for f in &got[2..] {
         assert_eq!(refusal(f).3.as_deref(), Some("messageId"));
     }
-    assert_eq!(got.len(), 5);
+    assert_eq!(got.len(), 6);
+    assert_eq!(s.read("other", "k"), None);
 }
 
 #[test]
@@ -2196,4 +2203,651 @@ fn w_15_a_readable_frame_that_is_no_write_is_neither_forwarded_nor_answered() {
     assert!(peer_answers(&mut f, c, 1).is_empty());
     let n = f.counters();
     assert_eq!((n.not_forwarded, n.forwarded, n.refused), (2, 0, 0));
+}
+
+/// The error text and (code, details field) of an error frame of either version.
+fn text_of(frame: &Frame) -> (String, Option<String>, Option<String>) {
+    match frame {
+        Frame::ErrorV1(e) => (
+            e.error.clone(),
+            e.code.as_deref().map(str::to_owned),
+            e.details.as_ref().and_then(|d| d.field.clone()),
+        ),
+        Frame::ErrorV0(e) => (
+            e.error.clone(),
+            e.code.as_deref().map(str::to_owned),
+            e.details.as_ref().and_then(|d| d.field.clone()),
+        ),
+        other => panic!("not an error: {other:?}"),
+    }
+}
+
+/// A delete without its schemaId.
+fn delete_without_schema_id(id: &str) -> Vec<u8> {
+    raw_map(&[
+        ("schemaVersion", str_bytes(DOCUMENT_DELETE_V0)),
+        ("messageId", str_bytes(id)),
+        ("recordKey", str_bytes("k")),
+    ])
+}
+
+/// A delete whose recordKey is an integer: the codec refuses it, its id still reads.
+fn delete_with_integer_key(id: &str) -> Vec<u8> {
+    raw_map(&[
+        ("schemaVersion", str_bytes(DOCUMENT_DELETE_V0)),
+        ("messageId", str_bytes(id)),
+        ("schemaId", str_bytes("notes")),
+        ("recordKey", vec![0x05]),
+    ])
+}
+
+/// A frame on a channel and the text, code and details field of its refusal.
+type TextCase = (
+    Channel,
+    Vec<u8>,
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+);
+
+#[test]
+fn w_29_every_fixed_text_reaches_the_wire_verbatim_for_the_refusal_it_names() {
+    // The texts are written out here, not taken from the server's constants.
+    let too_long = "message_invalid: messageId exceeds 256 bytes";
+    let document = "message_invalid: document is required";
+    let schema = "message_invalid: schemaId is required";
+    let unreadable = "message_invalid: the message could not be read";
+    let channel = "message_invalid: receipt sessions require the reliable channel";
+    let limit = "limit_reached: the session's remembered-write limit is full";
+    let mut blank = doc("k", 1);
+    blank.schema_id = " ".to_owned();
+    let cases: Vec<TextCase> = vec![
+        (
+            R,
+            put(&"i".repeat(257), doc("k", 1)),
+            too_long,
+            "message_invalid",
+            Some("messageId"),
+        ),
+        (
+            R,
+            put_without_document("p"),
+            document,
+            "message_invalid",
+            Some("document"),
+        ),
+        (
+            R,
+            delete_without_schema_id("d"),
+            schema,
+            "message_invalid",
+            Some("schemaId"),
+        ),
+        (
+            R,
+            delete_with_integer_key("u"),
+            unreadable,
+            "message_invalid",
+            Some("message"),
+        ),
+        (
+            R,
+            vec![0xc1],
+            unreadable,
+            "message_invalid",
+            Some("message"),
+        ),
+        (
+            R,
+            put("n", blank),
+            unreadable,
+            "message_invalid",
+            Some("message"),
+        ),
+        (
+            Channel::Sequenced,
+            put("q", doc("k", 1)),
+            channel,
+            "message_invalid",
+            Some("channel"),
+        ),
+        (R, put("over", doc("j", 1)), limit, "limit_reached", None),
+    ];
+    for (ch, frame, text, code, field) in cases {
+        let mut s = Server::new(ServerConfig {
+            max_entries_per_session: 1,
+            ..ServerConfig::default()
+        });
+        let c = receipt_conn(&mut s, "alice");
+        fill(&mut s, c, 1, "f");
+        s.on_frame(c, ch, &frame, 1);
+        let got = answers(&mut s, c, 1);
+        assert_eq!(got.len(), 1, "{text}: {got:?}");
+        assert_eq!(
+            text_of(&got[0]),
+            (
+                text.to_owned(),
+                Some(code.to_owned()),
+                field.map(str::to_owned)
+            ),
+            "{frame:02x?}"
+        );
+        assert_eq!(s.counters().applied, 1, "only the filler was applied");
+        // The fixed text never carries the decoder's own wording.
+        if let Err(e) = decode(&frame) {
+            assert!(!text.contains(&e.to_string()));
+        }
+    }
+}
+
+#[test]
+fn w_29_a_legacy_connection_and_the_forwarder_carry_the_same_fixed_texts() {
+    let mut blank = doc("k", 1);
+    blank.record_key = "\u{3000}".to_owned();
+    // A legacy connection: error.v0 with the same texts.
+    let mut s = Server::new(ServerConfig::default());
+    let c = s.connect("alice", 0);
+    for (frame, text) in [
+        (
+            put_without_document("p"),
+            "message_invalid: document is required",
+        ),
+        (
+            delete_without_schema_id("d"),
+            "message_invalid: schemaId is required",
+        ),
+        (
+            delete_with_integer_key("u"),
+            "message_invalid: the message could not be read",
+        ),
+        (
+            put("n", blank.clone()),
+            "message_invalid: the message could not be read",
+        ),
+    ] {
+        s.on_frame(c, R, &frame, 1);
+        let got = answers(&mut s, c, 1);
+        assert!(matches!(&got[..], [Frame::ErrorV0(_)]), "{got:?}");
+        assert_eq!(text_of(&got[0]).0, text);
+    }
+    // The forwarder's own refusals, and the primary's relayed ones, keep the texts too.
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 1);
+    let p = forwarder_conn(&mut f, "alice");
+    // The peer's one id-map slot is taken.
+    f.on_frame(p, R, &put("f0", doc("f", 1)), 0);
+    assert_eq!(peer_answers(&mut f, p, 0), vec![admitted("f0", "f")]);
+    let cases = [
+        (
+            put(&"i".repeat(257), doc("k", 1)),
+            "message_invalid: messageId exceeds 256 bytes",
+        ),
+        (
+            delete_with_integer_key("u"),
+            "message_invalid: the message could not be read",
+        ),
+        (
+            put("n", blank),
+            "message_invalid: the message could not be read",
+        ),
+        (
+            put("over", doc("j", 1)),
+            "limit_reached: the session's remembered-write limit is full",
+        ),
+    ];
+    for (i, (frame, text)) in cases.into_iter().enumerate() {
+        f.on_frame(p, R, &frame, 1 + i as u64);
+        let got = peer_answers(&mut f, p, 1 + i as u64);
+        assert!(matches!(&got[..], [Frame::ErrorV1(_)]), "{got:?}");
+        assert_eq!(text_of(&got[0]).0, text);
+    }
+}
+
+#[test]
+fn w_27_a_write_that_names_nothing_is_refused_as_unreadable_at_the_cap_and_takes_no_slot() {
+    let mut s = Server::new(ServerConfig {
+        max_entries_per_session: 1,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    let mut blank = doc("k", 1);
+    blank.stored_at = "\u{2000}".to_owned();
+    let expect = (
+        Some("n".to_owned()),
+        Some("message_invalid".to_owned()),
+        "message_invalid: the message could not be read".to_owned(),
+        Some("message".to_owned()),
+    );
+    // Below the cap: refused as a frame that does not read is, and nothing is remembered.
+    s.on_frame(c, R, &put("n", blank.clone()), 1);
+    assert_eq!(refusal(&answers(&mut s, c, 1)[0]), expect);
+    assert_eq!(s.remembered(c), Some((0, 0)));
+    assert_eq!(s.budget_used(), 0);
+    // So the one slot is still there for a write that names something.
+    s.on_frame(c, R, &put("a", doc("k", 1)), 2);
+    assert_eq!(answers(&mut s, c, 2), vec![admitted("a", "k")]);
+    // At the cap the same write is still refused as unreadable, not limit_reached, and is
+    // neither remembered nor charged; its resend is refused afresh, identically.
+    let used = s.budget_used();
+    for now in [3, 4] {
+        s.on_frame(c, R, &put("n", blank.clone()), now);
+        let got = answers(&mut s, c, now);
+        assert_eq!(got.len(), 1);
+        assert_eq!(refusal(&got[0]), expect);
+    }
+    assert_eq!(s.remembered(c), Some((1, 0)));
+    assert_eq!(s.budget_used(), used);
+    assert_eq!(s.counters().applied, 1);
+    // A frame that does not decode gets the same refusal at the cap.
+    s.on_frame(c, R, &delete_with_integer_key("n"), 5);
+    assert_eq!(refusal(&answers(&mut s, c, 5)[0]), expect);
+}
+
+#[test]
+fn w_25_the_reference_refusal_set_holds_1024_limit_refusals_outside_the_table() {
+    let mut s = Server::new(ServerConfig::default());
+    assert_eq!(ServerConfig::default().max_refusals_per_session, 1024);
+    let c = receipt_conn(&mut s, "alice");
+    fill(&mut s, c, 1024, "f");
+    for i in 0..1024 {
+        s.on_frame(c, R, &put(&format!("r{i}"), doc("k", 2)), 2);
+    }
+    let got = answers(&mut s, c, 2);
+    assert_eq!(got.len(), 1024);
+    assert!(got
+        .iter()
+        .all(|f| refusal(f).1.as_deref() == Some("limit_reached")));
+    // Every one remembered, none of them in the table's 1024.
+    assert_eq!(s.remembered(c), Some((1024, 1024)));
+    assert_eq!(s.counters().limit_refusals_not_remembered, 0);
+    // The 1025th is refused without being remembered.
+    s.on_frame(c, R, &put("r1024", doc("k", 2)), 3);
+    assert_eq!(
+        refusal(&answers(&mut s, c, 3)[0]).1.as_deref(),
+        Some("limit_reached")
+    );
+    assert_eq!(s.remembered(c), Some((1024, 1024)));
+    assert_eq!(s.counters().limit_refusals_not_remembered, 1);
+    // The first and the last remembered refusal are replayed from the set.
+    let replayed = s.counters().replayed;
+    for id in ["r0", "r1023"] {
+        s.on_frame(c, R, &put(id, doc("k", 2)), 4);
+    }
+    assert_eq!(answers(&mut s, c, 4).len(), 2);
+    assert_eq!(s.counters().replayed, replayed + 2);
+    assert_eq!(s.counters().applied, 1024);
+}
+
+#[test]
+fn w_25_a_session_past_its_refusal_set_closes_itself_only() {
+    let mut s = Server::new(ServerConfig {
+        max_entries_per_session: 1,
+        max_refusals_per_session: 1,
+        ..ServerConfig::default()
+    });
+    let a = receipt_conn(&mut s, "alice");
+    fill(&mut s, a, 1, "a");
+    for id in ["x", "y"] {
+        s.on_frame(a, R, &put(id, doc("k", 1)), 2);
+    }
+    assert_eq!(s.counters().limit_refusals_not_remembered, 1);
+    let _ = answers(&mut s, a, 2);
+    // Another session of the same actor, and one of another actor, start with room.
+    let b = receipt_conn(&mut s, "alice");
+    let c = receipt_conn(&mut s, "bob");
+    s.on_frame(b, R, &put("y", doc("k", 1)), 3);
+    s.on_frame(c, R, &put("z", doc("k", 1)), 3);
+    // And the closed one stays closed.
+    s.on_frame(a, R, &put("w", doc("k", 1)), 3);
+    let mut got = Vec::new();
+    while let Some(o) = s.poll_output(3) {
+        let f = decode(&o.bytes).unwrap();
+        if !matches!(f, Frame::Hello(_)) {
+            got.push((o.conn, f));
+        }
+    }
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert_eq!(got[0], (b, admitted("y", "k")));
+    assert_eq!(got[1], (c, admitted("z", "k")));
+    assert_eq!(got[2].0, a);
+    assert_eq!(
+        (
+            refusal(&got[2].1).0.as_deref(),
+            refusal(&got[2].1).1.as_deref()
+        ),
+        (Some("w"), Some("limit_reached"))
+    );
+    assert_eq!(s.counters().limit_refusals_not_remembered, 2);
+}
+
+#[test]
+fn w_22_at_the_cap_an_id_over_256_bytes_is_refused_for_its_length_and_remembered_nowhere() {
+    let mut s = Server::new(ServerConfig {
+        max_entries_per_session: 1,
+        max_refusals_per_session: 1,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    fill(&mut s, c, 1, "f");
+    let long = "l".repeat(257);
+    // At the table's cap, with room in the refusal set: the length is judged first, and the
+    // refusal set keeps no digest of the id.
+    s.on_frame(c, R, &put(&long, doc("k", 1)), 2);
+    let got = answers(&mut s, c, 2);
+    assert_eq!(refusal(&got[0]).3.as_deref(), Some("messageId"));
+    assert_eq!(s.remembered(c), Some((1, 0)));
+    // So the set's one slot still takes the next limit refusal, and past it the long id is
+    // still refused for its length, not limit_reached, without being counted as a limit
+    // refusal that was not remembered.
+    s.on_frame(c, R, &put("x", doc("k", 1)), 3);
+    s.on_frame(c, R, &put("y", doc("k", 1)), 3);
+    assert_eq!(s.remembered(c), Some((1, 1)));
+    assert_eq!(s.counters().limit_refusals_not_remembered, 1);
+    s.on_frame(c, R, &put(&long, doc("k", 1)), 4);
+    let got = answers(&mut s, c, 4);
+    let last = got.last().unwrap();
+    assert_eq!(
+        refusal(last),
+        (
+            Some(long.clone()),
+            Some("message_invalid".into()),
+            "message_invalid: messageId exceeds 256 bytes".into(),
+            Some("messageId".into())
+        )
+    );
+    assert_eq!(s.counters().limit_refusals_not_remembered, 1);
+}
+
+/// The store and the (code, text, field) of every refusal after a run of writes from the peer
+/// `mallory` through a forwarder, with or without a receipt hello claiming someone else.
+fn run_writes_through_the_forwarder(receipt_hello: bool) -> Run {
+    let mut primary = Server::new(ServerConfig::default());
+    primary.deny("mallory", "locked");
+    let mut f = Forwarder::new(primary, 16);
+    let c = f.connect("mallory", 0);
+    if receipt_hello {
+        // hello(true) claims the agent "someone-else"; it must not matter.
+        f.on_frame(c, R, &hello(true), 0);
+    }
+    let mut locked = doc("x", 9);
+    locked.schema_id = "locked".to_owned();
+    for w in [
+        put("r1", doc("a", 1)),
+        put("r2", locked.clone()),
+        put("r3", doc("b", 2)),
+        delete("r4", "a"),
+        put("r5", doc("\u{3000}", 3)),
+        put("r6", locked),
+    ] {
+        f.on_frame(c, R, &w, 1);
+    }
+    let mut refusals = Vec::new();
+    for fr in peer_answers(&mut f, c, 1) {
+        match fr {
+            Frame::ErrorV0(e) => refusals.push((e.code, e.error, e.details.and_then(|d| d.field))),
+            Frame::ErrorV1(e) => refusals.push((e.code, e.error, e.details.and_then(|d| d.field))),
+            _ => {}
+        }
+    }
+    let p = f.primary_mut();
+    let store = ["a", "b", "x", "\u{3000}"]
+        .iter()
+        .map(|k| p.read("notes", k).map(<[u8]>::to_vec))
+        .chain([p.read("locked", "x").map(<[u8]>::to_vec)])
+        .collect();
+    (store, refusals)
+}
+
+#[test]
+fn w_14_through_the_forwarder_the_capability_changes_the_frames_only() {
+    let (legacy_store, legacy_refusals) = run_writes_through_the_forwarder(false);
+    let (receipt_store, receipt_refusals) = run_writes_through_the_forwarder(true);
+    assert_eq!(legacy_store, receipt_store, "the same writes took effect");
+    assert_eq!(legacy_refusals, receipt_refusals);
+    // Both locked writes refused as not authorized for the transport's actor, whatever the
+    // hello claimed, and the blank key refused as unreadable.
+    let codes: Vec<_> = receipt_refusals
+        .iter()
+        .map(|(c, _, _)| c.as_ref().map(ToString::to_string))
+        .collect();
+    assert_eq!(codes.len(), 3, "{receipt_refusals:?}");
+    assert_eq!(
+        codes
+            .iter()
+            .filter(|c| c.as_deref() == Some("write_not_authorized"))
+            .count(),
+        2
+    );
+    assert_eq!(
+        receipt_store[4], None,
+        "the locked record was never written"
+    );
+    // And the same run straight to the primary ends the same way.
+    assert_eq!(run_writes(true), (receipt_store, receipt_refusals));
+}
+
+#[test]
+fn w_16_every_receipt_a_reader_could_check_finds_the_write_visible_deletes_and_early_commits_included(
+) {
+    let mut s = Server::new(ServerConfig {
+        commit_delay_ms: 100,
+        max_pending_commits: 2,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    // Records a delete will remove, committed first.
+    s.on_frame(c, R, &put("p0", doc("gone0", 1)), 0);
+    s.on_frame(c, R, &put("p1", doc("gone1", 1)), 0);
+    s.on_tick(100);
+    let _ = answers(&mut s, c, 100);
+    // Four writes at once past a commit queue of two: the oldest commit early.
+    s.on_frame(c, R, &put("a", doc("ka", 3)), 200);
+    s.on_frame(c, R, &delete("b", "gone0"), 200);
+    s.on_frame(c, R, &put("c", doc("kc", 4)), 200);
+    s.on_frame(c, R, &delete("d", "gone1"), 200);
+    assert!(s.counters().early_commits >= 2);
+    let mut seen = Vec::new();
+    for now in 200..=400 {
+        while let Some(o) = s.poll_output(now) {
+            let Ok(Frame::WriteAdmitted(a)) = decode(&o.bytes) else {
+                continue;
+            };
+            let visible = s.read(&a.schema_id, &a.record_key).map(<[u8]>::to_vec);
+            match a.operation {
+                Operation::Put => assert!(visible.is_some(), "{a:?} at {now}"),
+                Operation::Delete => assert_eq!(visible, None, "{a:?} at {now}"),
+            }
+            seen.push(a.message_id);
+        }
+    }
+    assert_eq!(seen, ["a", "b", "c", "d"]);
+    // And before its commit a pending delete has not yet removed anything, so it has no receipt.
+    s.on_frame(c, R, &put("e", doc("ke", 5)), 500);
+    s.on_tick(600);
+    let _ = answers(&mut s, c, 600);
+    s.on_frame(c, R, &delete("f", "ke"), 700);
+    assert!(answers(&mut s, c, 799).is_empty());
+    assert_eq!(s.read("notes", "ke"), Some(&[5u8][..]));
+    assert_eq!(answers(&mut s, c, 800).len(), 1);
+    assert_eq!(s.read("notes", "ke"), None);
+}
+
+#[test]
+fn w_23_a_delete_and_a_refusal_are_kept_as_digests_and_their_answer_at_one_fixed_cost() {
+    use cultnet_receipts::hash::delete_hash;
+    use cultnet_sim::server::Answer;
+    let mut s = Server::new(ServerConfig::default());
+    s.deny("alice", "locked");
+    let c = receipt_conn(&mut s, "alice");
+    let del_id = "d".repeat(256);
+    let del = DocumentDelete {
+        message_id: del_id.clone(),
+        schema_id: "notes".to_owned(),
+        record_key: "k".repeat(1000),
+    };
+    s.on_frame(
+        c,
+        R,
+        &encode(&Frame::DocumentDelete(del.clone())).unwrap(),
+        1,
+    );
+    let mut locked = doc("k", 1);
+    locked.schema_id = "locked".to_owned();
+    let locked_put = DocumentPut {
+        message_id: "x".to_owned(),
+        document: locked.clone(),
+    };
+    s.on_frame(c, R, &put("x", locked), 1);
+    let sha = |b: &[u8]| <[u8; 32]>::from(Sha256::digest(b));
+    let table = s.table(c);
+    assert_eq!(table.len(), 2);
+    let find = |id: &str| {
+        table
+            .iter()
+            .find(|(k, _)| *k == sha(id.as_bytes()))
+            .map(|(_, r)| *r)
+            .expect("kept under the digest of its id")
+    };
+    let d = find(&del_id);
+    assert_eq!(d.content_digest, sha(&delete_hash(&del)));
+    assert_eq!(d.answer, Answer::Admitted);
+    let x = find("x");
+    assert_eq!(x.content_digest, sha(&put_hash(&locked_put)));
+    assert_eq!(x.answer, Answer::Refused(Refusal::NotAuthorized));
+    // Both cost the same fixed size: two digests and a small answer, nothing of the id, key or
+    // payload.
+    assert_eq!(s.budget_used(), 2 * ENTRY_BYTES);
+    const { assert!(ENTRY_BYTES <= 2 * 32 + 16) };
+}
+
+#[test]
+fn w_27_a_payload_of_zero_bytes_names_nothing_in_every_bin_head() {
+    // An empty bin written with an 8-, 16- or 32-bit length is the same empty payload.
+    for empty in [
+        vec![0xc4, 0x00],
+        vec![0xc5, 0x00, 0x00],
+        vec![0xc6, 0, 0, 0, 0],
+    ] {
+        let mut s = Server::new(ServerConfig::default());
+        let c = receipt_conn(&mut s, "alice");
+        let mut d = doc("k", 1);
+        d.payload = RawValue::new(empty.clone()).unwrap();
+        s.on_frame(c, R, &put("z", d), 1);
+        let got = answers(&mut s, c, 1);
+        assert_eq!(
+            refusal(&got[0]),
+            (
+                Some("z".into()),
+                Some("message_invalid".into()),
+                "message_invalid: the message could not be read".into(),
+                Some("message".into())
+            ),
+            "{empty:02x?}"
+        );
+        assert_eq!(s.counters().applied, 0, "{empty:02x?}");
+    }
+    // One byte of payload in any head names something.
+    for one in [vec![0xc4, 0x01, 0x00], vec![0xc5, 0x00, 0x01, 0x00]] {
+        let mut s = Server::new(ServerConfig::default());
+        let c = receipt_conn(&mut s, "alice");
+        let mut d = doc("k", 1);
+        d.payload = RawValue::new(one.clone()).unwrap();
+        s.on_frame(c, R, &put("z", d), 1);
+        assert_eq!(
+            answers(&mut s, c, 1),
+            vec![admitted("z", "k")],
+            "{one:02x?}"
+        );
+    }
+}
+
+#[test]
+fn w_27_through_the_forwarder_a_write_that_names_nothing_is_refused_as_unreadable_at_its_id_map_cap(
+) {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 1);
+    let c = forwarder_conn(&mut f, "alice");
+    let _ = peer_answers(&mut f, c, 0);
+    let mut blank = doc("k", 1);
+    blank.record_key = "\u{2029}".to_owned();
+    let expect = (
+        Some("n".to_owned()),
+        Some("message_invalid".to_owned()),
+        "message_invalid: the message could not be read".to_owned(),
+        Some("message".to_owned()),
+    );
+    // Below the cap it takes no slot of the peer's id map ...
+    f.on_frame(c, R, &put("n", blank.clone()), 1);
+    assert_eq!(refusal(&peer_answers(&mut f, c, 1)[0]), expect);
+    f.on_frame(c, R, &put("a", doc("k", 1)), 2);
+    assert_eq!(peer_answers(&mut f, c, 2), vec![admitted("a", "k")]);
+    // ... and at the cap it is still refused as unreadable, not limit_reached.
+    for now in [3, 4] {
+        f.on_frame(c, R, &put("n", blank.clone()), now);
+        let got = peer_answers(&mut f, c, now);
+        assert_eq!(got.len(), 1);
+        assert_eq!(refusal(&got[0]), expect);
+    }
+    assert_eq!(f.counters().map_full, 0);
+    assert_eq!(f.primary_mut().counters().applied, 1);
+}
+
+#[test]
+fn w_30_through_the_forwarder_a_sequenced_write_is_refused_for_its_channel_at_the_id_map_cap() {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 1);
+    let c = forwarder_conn(&mut f, "alice");
+    let _ = peer_answers(&mut f, c, 0);
+    // A refused sequenced write takes no slot of the peer's id map ...
+    f.on_frame(c, Channel::Sequenced, &put("q", doc("k", 1)), 1);
+    assert_eq!(
+        refusal(&peer_answers(&mut f, c, 1)[0]).3.as_deref(),
+        Some("channel")
+    );
+    f.on_frame(c, R, &put("a", doc("k", 1)), 2);
+    assert_eq!(peer_answers(&mut f, c, 2), vec![admitted("a", "k")]);
+    // ... and at the cap it is still refused for its channel, as the server refuses it, not
+    // limit_reached.
+    f.on_frame(c, Channel::Sequenced, &put("q2", doc("j", 1)), 3);
+    let got = peer_answers(&mut f, c, 3);
+    assert_eq!(
+        refusal(&got[0]),
+        (
+            Some("q2".into()),
+            Some("message_invalid".into()),
+            "message_invalid: receipt sessions require the reliable channel".into(),
+            Some("channel".into())
+        )
+    );
+    assert_eq!(f.counters().map_full, 0);
+    assert_eq!(f.primary_mut().read("notes", "j"), None);
+}
+
+#[test]
+fn w_22_through_the_forwarder_an_id_over_256_bytes_takes_no_slot_and_is_refused_for_its_length_at_the_cap(
+) {
+    let mut f = Forwarder::new(Server::new(ServerConfig::default()), 1);
+    let c = forwarder_conn(&mut f, "alice");
+    let _ = peer_answers(&mut f, c, 0);
+    let long = "z".repeat(257);
+    f.on_frame(c, R, &put(&long, doc("k", 1)), 1);
+    assert_eq!(
+        refusal(&peer_answers(&mut f, c, 1)[0]).3.as_deref(),
+        Some("messageId")
+    );
+    // The one slot is still free ...
+    f.on_frame(c, R, &put("a", doc("k", 1)), 2);
+    assert_eq!(peer_answers(&mut f, c, 2), vec![admitted("a", "k")]);
+    // ... and at the cap the long id is refused for its length, afresh, never limit_reached.
+    for now in [3, 4] {
+        f.on_frame(c, R, &put(&long, doc("k", 1)), now);
+        let got = peer_answers(&mut f, c, now);
+        assert_eq!(
+            refusal(&got[0]),
+            (
+                Some(long.clone()),
+                Some("message_invalid".into()),
+                "message_invalid: messageId exceeds 256 bytes".into(),
+                Some("messageId".into())
+            )
+        );
+    }
+    assert_eq!(f.counters().map_full, 0);
 }

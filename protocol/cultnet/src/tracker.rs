@@ -313,6 +313,9 @@ pub struct WriteTracker {
     session: u64,
     session_ended: bool,
     server: ServerKind,
+    /// Whether the client's sessions open with a receipt hello (W-10); without one every
+    /// connection is legacy, whatever the server's hello lists.
+    client_hello: bool,
     next_seq: u64,
     next_handle: u64,
     entries: BTreeMap<WriteHandle, Entry>,
@@ -341,6 +344,7 @@ impl WriteTracker {
             session: 0,
             session_ended: false,
             server: ServerKind::Unknown,
+            client_hello: true,
             next_seq: 0,
             next_handle: 0,
             entries: BTreeMap::new(),
@@ -354,6 +358,16 @@ impl WriteTracker {
             counters: TrackerCounters::default(),
             stats: TrackerStats::default(),
         }
+    }
+
+    /// The client's sessions send no receipt hello (W-13): the server then answers every
+    /// connection the old way (no receipt), so the tracker applies the legacy window whatever
+    /// the server's hello lists, and a write the server leaves unanswered is never reported as a
+    /// window a receipt server missed (W-40).
+    #[must_use]
+    pub fn without_receipt_hello(mut self) -> Self {
+        self.client_hello = false;
+        self
     }
 
     /// The window the tracker applies now: 5000 ms once the server's hello listed both receipt
@@ -668,7 +682,7 @@ impl WriteTracker {
             tracing::debug!("cultnet repeated hello from the server: ignored");
             return;
         }
-        self.server = if hello.is_receipt_capable() {
+        self.server = if self.client_hello && hello.is_receipt_capable() {
             ServerKind::Receipts
         } else {
             ServerKind::Legacy
@@ -761,10 +775,14 @@ impl WriteTracker {
     }
 
     /// The outcome of a batch of writes, once every member has settled (`None` before, or when a
-    /// member is unknown). A refusal anywhere makes the batch refused; otherwise any member not
-    /// admitted makes it unconfirmed.
+    /// member is unknown, or when there is no member: no answer can admit an empty batch). A
+    /// refusal anywhere makes the batch refused; otherwise any member not admitted makes it
+    /// unconfirmed.
     #[must_use]
     pub fn batch_outcome(&self, members: &[WriteHandle]) -> Option<BatchOutcome> {
+        if members.is_empty() {
+            return None;
+        }
         let mut refused = Vec::new();
         let mut not_admitted = Vec::new();
         for h in members {

@@ -346,7 +346,8 @@ fn canonical_encoding_equals_msgpack_python_byte_for_byte() {
 
 type HashCase = (Operation, String, String, Option<Vec<u8>>);
 
-/// Content-hash inputs: a put, a delete, a nil payload, and payloads of bin8, bin16 and bin32.
+/// Content-hash inputs: a put, a delete, a nil payload, payloads of bin8, bin16 and bin32, and
+/// strings and payloads on both sides of every head's length boundary.
 fn hash_cases() -> Vec<HashCase> {
     vec![
         (
@@ -369,6 +370,34 @@ fn hash_cases() -> Vec<HashCase> {
             "k".into(),
             Some(vec![0x2a; 70000]),
         ),
+        // Every length boundary of the string and bin heads, on each side: 31/32 bytes
+        // (fixstr/str8; the key is 16 two-byte characters, so a count of characters would pick
+        // the wrong head), 255/256 (str8/str16, bin8/bin16) and 65535/65536 (bin16/bin32).
+        (
+            Operation::Put,
+            "s".repeat(31),
+            "é".repeat(16),
+            Some(vec![0x01; 255]),
+        ),
+        (
+            Operation::Put,
+            "s".repeat(32),
+            "k".repeat(31),
+            Some(vec![0x02; 256]),
+        ),
+        (
+            Operation::Put,
+            "s".repeat(255),
+            "k".repeat(256),
+            Some(vec![0x03; 65535]),
+        ),
+        (
+            Operation::Put,
+            "s".repeat(256),
+            "é".repeat(128),
+            Some(vec![0x04; 65536]),
+        ),
+        (Operation::Delete, "s".repeat(32), "k".repeat(255), None),
     ]
 }
 

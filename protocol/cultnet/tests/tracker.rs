@@ -1868,3 +1868,69 @@ fn stats_count_writes_by_outcome_late_answers_sessions_and_what_is_held() {
     assert_eq!(t.stats().counters, t.counters());
     assert_eq!(t.stats().counters.unattributed_errors, 1);
 }
+
+#[test]
+fn w_13_a_client_that_sends_no_hello_keeps_the_legacy_window_whatever_the_server_lists() {
+    let mut t = WriteTracker::new(TrackerLimits::default(), 0x5eed).without_receipt_hello();
+    t.on_frame(&Frame::Hello(server_hello(true)), 0);
+    assert_eq!(t.result_window_ms(), 500);
+    let h = put_k(&mut t, 0);
+    t.on_tick(499);
+    assert_eq!(outcome(&t, h), None);
+    t.on_tick(500);
+    // The server owed this connection no receipt: unconfirmed, but no window was missed.
+    assert_eq!(outcome(&t, h), Some(window_elapsed(false)));
+    assert_eq!(t.counters().windows_missed_by_receipt_server, 0);
+    // And so on every later session of the tracker.
+    t.start_session(600);
+    t.on_frame(&Frame::Hello(server_hello(true)), 600);
+    assert_eq!(t.result_window_ms(), 500);
+}
+
+#[test]
+fn w_40_only_a_receipt_connection_reports_a_missed_window() {
+    // The same receipt server's hello, with and without the client's own receipt hello.
+    for (client_hello, window, missed) in [(true, 5000, true), (false, 500, false)] {
+        let t = WriteTracker::new(TrackerLimits::default(), 0x5eed);
+        let mut t = if client_hello {
+            t
+        } else {
+            t.without_receipt_hello()
+        };
+        t.on_frame(&Frame::Hello(server_hello(true)), 0);
+        let h = put_k(&mut t, 0);
+        t.on_tick(window);
+        assert_eq!(outcome(&t, h), Some(window_elapsed(missed)));
+        assert_eq!(
+            t.counters().windows_missed_by_receipt_server,
+            u64::from(missed)
+        );
+    }
+}
+
+#[test]
+fn w_45_a_batch_of_no_members_is_never_admitted() {
+    let mut t = tracker(Some(true));
+    // No member, so no write_admitted can ever name one: there is no outcome to report.
+    assert_eq!(t.batch_outcome(&[]), None);
+    let h = put_k(&mut t, 0);
+    let f = admit(&t, h);
+    t.on_frame(&f, 1);
+    assert_eq!(t.batch_outcome(&[h]), Some(BatchOutcome::Admitted));
+    assert_eq!(t.batch_outcome(&[]), None);
+}
+
+#[test]
+fn w_42_without_the_clients_receipt_hello_a_resend_is_refused_even_to_a_receipt_server() {
+    // The connection is legacy (the server would apply a resend twice), whatever the server's
+    // own hello lists.
+    let mut t = WriteTracker::new(TrackerLimits::default(), 0x5eed).without_receipt_hello();
+    t.on_frame(&Frame::Hello(server_hello(true)), 0);
+    let h = put_k(&mut t, 0);
+    t.on_tick(500);
+    assert!(matches!(outcome(&t, h), Some(Outcome::Unconfirmed { .. })));
+    assert_eq!(
+        t.resend_put(h, document("k")),
+        Err(TrackerError::NotReceiptServer)
+    );
+}

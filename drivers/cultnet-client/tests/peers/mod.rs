@@ -245,3 +245,84 @@ pub fn trickling_frame_peer() -> (u16, JoinHandle<()>) {
     });
     (port, t)
 }
+
+/// Writes one length-prefixed frame of raw bytes.
+pub fn write_raw(s: &mut TcpStream, body: &[u8]) {
+    s.write_all(&(body.len() as u32).to_be_bytes())
+        .expect("write");
+    s.write_all(body).expect("write");
+}
+
+/// A peer that answers the client's first put with two frames a decoder must refuse, each
+/// naming the put and otherwise its admission: one with an extra key, one under
+/// `cultnet.write_admitted.v1`; then with the put's refusal under its id (code
+/// [`OWN_REFUSAL_CODE`]). A client that took either of the first two as an admission reports
+/// the put admitted.
+pub fn new_frames_peer() -> (u16, JoinHandle<()>) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        assert!(matches!(read_frame(&mut s), Frame::Hello(_)));
+        let Frame::DocumentPut(p) = read_frame(&mut s) else {
+            panic!("a put expected");
+        };
+        write_frame(&mut s, &receipt_hello());
+        let admission = encode(&Frame::WriteAdmitted(WriteAdmitted {
+            message_id: p.message_id.clone(),
+            operation: Operation::Put,
+            schema_id: p.document.schema_id.clone(),
+            record_key: p.document.record_key.clone(),
+        }))
+        .expect("encodes");
+        // One more key in the fixmap.
+        let mut extra = admission.clone();
+        assert_eq!(extra[0], 0x85);
+        extra[0] = 0x86;
+        extra.extend([0xa5, b'e', b'x', b't', b'r', b'a', 0xc0]);
+        write_raw(&mut s, &extra);
+        // The same frame under a version the decoder does not know.
+        let (from, to) = (b"write_admitted.v0", b"write_admitted.v1");
+        let at = admission
+            .windows(from.len())
+            .position(|w| w == from)
+            .expect("the version is in the frame");
+        let mut unknown = admission;
+        unknown[at..at + to.len()].copy_from_slice(to);
+        write_raw(&mut s, &unknown);
+        write_frame(
+            &mut s,
+            &Frame::ErrorV1(ErrorV1 {
+                message_id: Some(p.message_id),
+                error: format!("{OWN_REFUSAL_CODE}: no owner"),
+                code: Some(OWN_REFUSAL_CODE.into()),
+                details: None,
+            }),
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    });
+    (port, t)
+}
+
+/// What a client must report after a put to [`new_frames_peer`]: refused under its own id, both
+/// refused frames counted as undecodable, the first one's unknown key kept as the violation,
+/// and the session still open.
+pub fn assert_new_frames_settled_nothing(
+    outcome: &cultnet_client::Outcome,
+    undecodable: u64,
+    violation: Option<&cultnet_client::Violation>,
+    ended: bool,
+) {
+    let cultnet_client::Outcome::Refused(r) = outcome else {
+        panic!("only the well-formed refusal settles it, got {outcome:?}");
+    };
+    assert_eq!(r.code.as_deref(), Some(OWN_REFUSAL_CODE));
+    assert_eq!(undecodable, 2);
+    assert_eq!(
+        violation,
+        Some(&cultnet_client::Violation::Decode(
+            cultnet_receipts::DecodeError::UnknownKey("extra".to_owned())
+        ))
+    );
+    assert!(!ended, "a frame that does not decode ends nothing");
+}
