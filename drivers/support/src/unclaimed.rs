@@ -293,4 +293,25 @@ mod tests {
         // A send that fails gives the outcome back too.
         assert_eq!(Gate::default().deliver(3, Some), Some(3));
     }
+
+    #[test]
+    fn p_7_a_batch_outcome_weighs_a_fixed_overhead_and_the_servers_words_and_uncertain_ones_are_precious(
+    ) {
+        use nervix_protocol::client::{BatchId, BatchOutcome, ProducerId};
+        let of = |o: BatchOutcome| UnclaimedBatch::new(ProducerId(1), BatchId(1), o);
+        let words = "ten bytes!".to_string();
+        assert_eq!(Batches::weight(&of(BatchOutcome::Completed)), 64);
+        assert_eq!(Batches::weight(&of(BatchOutcome::NotSent)), 64);
+        assert_eq!(
+            Batches::weight(&of(BatchOutcome::Rejected {
+                message: words.clone()
+            })),
+            74
+        );
+        let unknown = of(BatchOutcome::Unknown);
+        assert!(Batches::precious(&unknown) && !Batches::precious(&of(BatchOutcome::Completed)));
+        assert!(!Batches::precious(&of(BatchOutcome::Rejected {
+            message: words
+        })));
+    }
 }
