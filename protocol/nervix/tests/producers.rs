@@ -809,6 +809,69 @@ fn p_8_temporary_refusals_are_retried_and_close_wins_over_restoration() {
 }
 
 #[test]
+fn p_8_a_restoration_rejected_as_a_defect_requires_a_reopen_and_is_not_sent_again() {
+    // C-8: a request rejected for a defect of its own would be rejected the same way again.
+    for rejection in [
+        RequestRejection::InvalidRequest,
+        RequestRejection::UnsupportedRequest,
+        RequestRejection::UnsupportedValue,
+        RequestRejection::DuplicateRequestId,
+        RequestRejection::ReplyTooLarge,
+    ] {
+        let (mut r, sid, p, _) = opened(&Grant::default());
+        drain(&mut r, p);
+        let sid2 = lose(&mut r, sid);
+        drain(&mut r, p);
+        let (wire2, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+        r.feed(sid2, support::rejected(wire2, rejection));
+        let ev = drain(&mut r, p);
+        assert!(
+            matches!(
+                ev.as_slice(),
+                [ProducerEvent::ReopenRequired(ReopenReason::Refused {
+                    refusal: None,
+                    ..
+                })]
+            ),
+            "{rejection:?}: {ev:?}"
+        );
+        assert_eq!(
+            r.c.producer(p).unwrap().state,
+            ProducerState::ReopenRequired
+        );
+        let before = requests(&r, sid2).len();
+        r.advance(Duration::from_secs(60));
+        assert_eq!(
+            requests(&r, sid2).len(),
+            before,
+            "{rejection:?}: never sent again"
+        );
+    }
+    // A busy server is no defect: the restoration waits and goes again.
+    let rejection = RequestRejection::ServerBusy;
+    let (mut r, sid, p, _) = opened(&Grant::default());
+    drain(&mut r, p);
+    let sid2 = lose(&mut r, sid);
+    drain(&mut r, p);
+    let (wire2, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(sid2, support::rejected(wire2, rejection));
+    assert!(
+        matches!(
+            drain(&mut r, p).as_slice(),
+            [ProducerEvent::RestoreRefused { refusal: None, .. }]
+        ),
+        "{rejection:?}"
+    );
+    let before = requests(&r, sid2).len();
+    r.advance(Duration::from_secs(10));
+    assert_eq!(
+        requests(&r, sid2).len(),
+        before + 1,
+        "{rejection:?}: asked again"
+    );
+}
+
+#[test]
 fn p_8_a_schema_mismatch_on_restoration_requires_a_reopen() {
     let (mut r, sid, p, _) = opened(&Grant::default());
     let sid2 = lose(&mut r, sid);

@@ -786,13 +786,29 @@ fn temporary(refusal: Option<ProducerRefusal>) -> bool {
 /// What an open's reply said.
 enum OpenReply {
     Opened(Box<ProducerDescription>),
-    Refused(Option<ProducerRefusal>, String),
+    /// Refused; `defect` when rejected for a defect in the request (C-8), which is never sent
+    /// again unchanged, so a restoration requires a reopen instead of waiting.
+    Refused {
+        refusal: Option<ProducerRefusal>,
+        message: String,
+        defect: bool,
+    },
+}
+
+impl OpenReply {
+    fn refused(refusal: Option<ProducerRefusal>, message: String) -> Self {
+        Self::Refused {
+            refusal,
+            message,
+            defect: false,
+        }
+    }
 }
 
 fn read_open(frame: &ServerFrame) -> Result<OpenReply, ProtocolViolation> {
     let view = frame.view();
     let Some(reply) = view.body_as_reply() else {
-        return Ok(OpenReply::Refused(None, String::new()));
+        return Ok(OpenReply::refused(None, String::new()));
     };
     if let Some(o) = reply.body_as_open_ingestor_outcome() {
         if let Some(p) = o.disposition_as_producer_opened() {
@@ -803,17 +819,32 @@ fn read_open(frame: &ServerFrame) -> Result<OpenReply, ProtocolViolation> {
         let refusal = o
             .disposition_as_producer_refused()
             .and_then(|r| r.refusal());
-        return Ok(OpenReply::Refused(refusal, o.message().to_string()));
+        return Ok(OpenReply::refused(refusal, o.message().to_string()));
     }
     let message = match reply.body_as_request_rejected() {
-        Some(r) => r.message().to_string(),
+        Some(r) => {
+            let busy = matches!(
+                r.rejection(),
+                Some(RequestRejection::ServerBusy | RequestRejection::TooManyRequestsInFlight)
+            );
+            if !busy {
+                // C-8: InvalidRequest, UnsupportedRequest, UnsupportedValue,
+                // DuplicateRequestId, ReplyTooLarge, or no reason.
+                return Ok(OpenReply::Refused {
+                    refusal: None,
+                    message: r.message().to_string(),
+                    defect: true,
+                });
+            }
+            r.message().to_string()
+        }
         None => reply
             .body_type()
             .variant_name()
             .unwrap_or("an undeclared reply")
             .to_string(),
     };
-    Ok(OpenReply::Refused(None, message))
+    Ok(OpenReply::refused(None, message))
 }
 
 fn read_outcome(frame: &ServerFrame) -> BatchOutcome {
@@ -1794,7 +1825,11 @@ impl Client {
                     }
                 }
             }
-            OpenReply::Refused(refusal, message) => {
+            OpenReply::Refused {
+                refusal,
+                message,
+                defect,
+            } => {
                 if e.close {
                     self.producers
                         .finish(id, ProducerState::Closed, ProducerEvent::Closed);
@@ -1804,7 +1839,7 @@ impl Client {
                         ProducerState::Refused,
                         ProducerEvent::Refused { refusal, message },
                     );
-                } else if temporary(refusal) {
+                } else if temporary(refusal) && !defect {
                     e.refusals = e.refusals.saturating_add(1);
                     let attempt = e.refusals - 1;
                     self.producers
