@@ -1806,6 +1806,50 @@ fn ec_6_closing_fences_a_restoration_waiting_after_a_refusal_or_lost_with_its_se
 /// consumer needs a new open, reported (EC-5). A restoration rejected as `ServerBusy` waits and
 /// goes again.
 #[test]
+fn finished_consumers_are_forgotten_past_the_newest_1024_once_nothing_is_left_to_read() {
+    let mut r = Rig::new();
+    let open = |r: &mut Rig| {
+        r.c.open_consumer(r.now, ConsumerSpec::new("d1", "alerts", fields()))
+            .unwrap()
+    };
+    // One finished and never read: it stays however many finish after it.
+    let unread = open(&mut r);
+    let sid = r.open();
+    let refuse = |r: &mut Rig| {
+        let (wire, _) = last_of(r, ClientRequest::OpenEmitterRequest);
+        r.feed(
+            sid,
+            emitter_refused(wire, EmitterOpenRefusal::EndpointUnavailable),
+        );
+    };
+    refuse(&mut r);
+    let finish = |r: &mut Rig| {
+        let c = open(r);
+        r.pump();
+        refuse(r);
+        assert!(matches!(
+            drain(r, c).as_slice(),
+            [ConsumerEvent::Refused { .. }]
+        ));
+        c
+    };
+    let ids: Vec<ConsumerId> = (0..1030).map(|_| finish(&mut r)).collect();
+    // 1,031 finished: the oldest read ones beyond the newest 1,024 are forgotten, the unread
+    // one kept.
+    assert!(ids[..7].iter().all(|c| r.c.consumer(*c).is_none()));
+    assert!(ids[7..]
+        .iter()
+        .all(|c| r.c.consumer(*c).map(|i| i.state) == Some(ConsumerState::Refused)));
+    assert!(r.c.consumer(unread).is_some());
+    // Once its event is read, it goes in its turn like any other.
+    assert_eq!(drain(&mut r, unread).len(), 1);
+    let newer: Vec<ConsumerId> = (0..1024).map(|_| finish(&mut r)).collect();
+    assert!(r.c.consumer(unread).is_none());
+    assert!(ids.iter().all(|c| r.c.consumer(*c).is_none()));
+    assert!(newer.iter().all(|c| r.c.consumer(*c).is_some()));
+}
+
+#[test]
 fn ec_5_a_restoration_rejected_as_a_defect_is_not_sent_again() {
     for rejection in [
         RequestRejection::InvalidRequest,

@@ -871,6 +871,68 @@ fn p_8_a_restoration_rejected_as_a_defect_requires_a_reopen_and_is_not_sent_agai
     );
 }
 
+/// Opens a producer whose open is refused: it finishes at once, its `Refused` event queued.
+fn refused_at_once(r: &mut Rig, sid: SessionId) -> ProducerId {
+    let p =
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "orders_in", fields()))
+            .unwrap();
+    r.pump();
+    let (wire, _) = last_of(r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        sid,
+        producer_refused(wire, ProducerRefusal::EndpointUnavailable),
+    );
+    p
+}
+
+#[test]
+fn finished_producers_are_forgotten_past_the_newest_1024_once_nothing_is_left_to_read() {
+    let mut r = Rig::new();
+    // One finished and never read: it stays however many finish after it.
+    let unread =
+        r.c.open_producer(r.now, ProducerSpec::new("d1", "orders_in", fields()))
+            .unwrap();
+    let sid = r.open();
+    let (wire, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+    r.feed(
+        sid,
+        producer_refused(wire, ProducerRefusal::EndpointUnavailable),
+    );
+    let mut ids = Vec::new();
+    for _ in 0..1030 {
+        let p = refused_at_once(&mut r, sid);
+        assert!(matches!(
+            drain(&mut r, p).as_slice(),
+            [ProducerEvent::Refused { .. }]
+        ));
+        ids.push(p);
+    }
+    // 1,031 finished: the oldest read ones beyond the newest 1,024 are forgotten, the unread
+    // one kept.
+    for p in &ids[..7] {
+        assert!(r.c.producer(*p).is_none(), "{p:?} forgotten");
+    }
+    for p in &ids[7..] {
+        assert_eq!(r.c.producer(*p).unwrap().state, ProducerState::Refused);
+    }
+    assert_eq!(r.c.producer(unread).unwrap().state, ProducerState::Refused);
+    // Once its event is read, it goes in its turn like any other.
+    assert_eq!(drain(&mut r, unread).len(), 1);
+    let mut newer = Vec::new();
+    for _ in 0..1024 {
+        let p = refused_at_once(&mut r, sid);
+        assert_eq!(drain(&mut r, p).len(), 1);
+        newer.push(p);
+    }
+    assert!(r.c.producer(unread).is_none());
+    assert!(ids.iter().all(|p| r.c.producer(*p).is_none()));
+    assert!(newer
+        .iter()
+        .all(|p| r.c.producer(*p).map(|i| i.state) == Some(ProducerState::Refused)));
+    // A forgotten producer is an unknown handle.
+    assert!(r.c.close_producer(r.now, ids[0]).is_err());
+}
+
 #[test]
 fn p_8_a_schema_mismatch_on_restoration_requires_a_reopen() {
     let (mut r, sid, p, _) = opened(&Grant::default());

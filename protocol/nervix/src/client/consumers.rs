@@ -472,6 +472,9 @@ pub(crate) struct Consumers {
     next_settle: u64,
     /// Attachments to close whose replies nobody reads (EC-6), by session.
     releases: Vec<(SessionId, u64)>,
+    /// Finished consumers, oldest first: their entries stay for [`Client::consumer`] until
+    /// [`super::producers::FINISHED_KEPT`] newer ones finished.
+    finished: VecDeque<ConsumerId>,
 }
 
 fn open_request(spec: &ConsumerSpec) -> ClientRequestT {
@@ -718,11 +721,36 @@ impl Consumers {
     fn finish(&mut self, id: ConsumerId, state: ConsumerState, event: ConsumerEvent) {
         self.revoke(id);
         if let Some(e) = self.entries.touch(&id) {
+            if !matches!(e.phase, Phase::Done(_)) {
+                self.finished.push_back(id);
+            }
             e.phase = Phase::Done(state);
             e.wire = None;
             e.want = false;
         }
         self.push(id, event);
+        self.forget_finished();
+    }
+
+    /// Forgets the oldest finished consumers beyond [`super::producers::FINISHED_KEPT`] whose
+    /// events were all read and that hold nothing unsettled; one with something left waits its
+    /// turn again.
+    fn forget_finished(&mut self) {
+        let mut turns = self.finished.len();
+        while self.finished.len() > super::producers::FINISHED_KEPT && turns > 0 {
+            turns -= 1;
+            let Some(id) = self.finished.pop_front() else {
+                break;
+            };
+            let done = self.entries.get(&id).is_none_or(|e| {
+                matches!(e.phase, Phase::Done(_)) && e.unsettled.is_empty() && e.settles.is_empty()
+            });
+            if done && !self.events.iter().any(|(c, _)| *c == id) {
+                self.entries.remove(&id);
+            } else {
+                self.finished.push_back(id);
+            }
+        }
     }
 
     pub(crate) fn due(
@@ -1004,7 +1032,9 @@ impl Client {
         Ok(())
     }
 
-    /// A consumer as it stands.
+    /// A consumer as it stands. A finished one stays known until 1,024 newer consumers finished
+    /// after it and its events were all read; then it is forgotten (`None`), so a client that
+    /// opens and closes consumers for ever holds a bounded number of them.
     pub fn consumer(&self, consumer: ConsumerId) -> Option<ConsumerInfo> {
         self.consumers.info(consumer)
     }

@@ -736,7 +736,16 @@ pub(crate) struct Producers {
     /// The length of a `SubmitBatchRequest` frame's head for a stream of a multiple of 8
     /// bytes (which every canonical stream is), once known.
     head_room: Option<usize>,
+    /// Finished producers, oldest first: their entries stay for [`Client::producer`] until
+    /// [`FINISHED_KEPT`] newer ones finished, so a client that opens and closes producers for
+    /// ever holds a bounded number of them.
+    finished: VecDeque<ProducerId>,
 }
+
+/// How many finished producers (and, in the consumers' module, consumers) stay queryable: a
+/// finished one is forgotten once this many newer ones finished and nothing of it is left to
+/// read.
+pub(crate) const FINISHED_KEPT: usize = 1024;
 
 fn open_request(spec: &ProducerSpec) -> ClientRequestT {
     ClientRequestT::OpenIngestorRequest(Box::new(OpenIngestorRequestT {
@@ -1002,11 +1011,42 @@ impl Producers {
         self.unknown_sent(id);
         self.drop_unsent(id);
         if let Some(e) = self.entries.touch(&id) {
+            if !matches!(e.phase, Phase::Done(_)) {
+                self.finished.push_back(id);
+            }
             e.phase = Phase::Done(state);
             e.wire = None;
         }
         self.wires.retain(|_, p| *p != id);
         self.push(id, event);
+        self.forget_finished();
+    }
+
+    /// Forgets the oldest finished producers beyond [`FINISHED_KEPT`] whose events were all
+    /// read and whose batches all ended; one with something left waits its turn again.
+    fn forget_finished(&mut self) {
+        let mut turns = self.finished.len();
+        while self.finished.len() > FINISHED_KEPT && turns > 0 {
+            turns -= 1;
+            let Some(id) = self.finished.pop_front() else {
+                break;
+            };
+            let done = self
+                .entries
+                .get(&id)
+                .is_none_or(|e| matches!(e.phase, Phase::Done(_)) && e.batches.is_empty());
+            let unread = self.events.iter().any(|(p, _)| *p == id)
+                || self
+                    .held
+                    .range((id, BatchId(0))..=(id, BatchId(u64::MAX)))
+                    .next()
+                    .is_some();
+            if done && !unread {
+                self.entries.remove(&id);
+            } else {
+                self.finished.push_back(id);
+            }
+        }
     }
 
     /// Opens due on `session` (restorations first of all the producer state, D-5), closes, and
@@ -1543,7 +1583,9 @@ impl Client {
         Ok(())
     }
 
-    /// A producer as it stands.
+    /// A producer as it stands. A finished one stays known until 1,024 newer producers finished
+    /// after it and its events were all read; then it is forgotten (`None`), so a client that
+    /// opens and closes producers for ever holds a bounded number of them.
     pub fn producer(&self, producer: ProducerId) -> Option<ProducerInfo> {
         self.producers.info(producer)
     }
