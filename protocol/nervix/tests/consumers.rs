@@ -1847,6 +1847,18 @@ fn finished_consumers_are_forgotten_past_the_newest_1024_once_nothing_is_left_to
     assert!(r.c.consumer(unread).is_none());
     assert!(ids.iter().all(|c| r.c.consumer(*c).is_none()));
     assert!(newer.iter().all(|c| r.c.consumer(*c).is_some()));
+    // More than 1,024 finished and none read: none is forgotten, and each finish looks at
+    // each of them once (it does not go round them for ever).
+    let unread: Vec<ConsumerId> = (0..1100)
+        .map(|_| {
+            let c = open(&mut r);
+            r.pump();
+            refuse(&mut r);
+            c
+        })
+        .collect();
+    assert!(unread.iter().all(|c| r.c.consumer(*c).is_some()));
+    assert!(newer.iter().all(|c| r.c.consumer(*c).is_none()));
 }
 
 #[test]

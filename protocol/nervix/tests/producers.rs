@@ -929,6 +929,11 @@ fn finished_producers_are_forgotten_past_the_newest_1024_once_nothing_is_left_to
     assert!(newer
         .iter()
         .all(|p| r.c.producer(*p).map(|i| i.state) == Some(ProducerState::Refused)));
+    // More than 1,024 finished and none read: none is forgotten, and each finish looks at
+    // each of them once (it does not go round them for ever).
+    let unread: Vec<ProducerId> = (0..1100).map(|_| refused_at_once(&mut r, sid)).collect();
+    assert!(unread.iter().all(|p| r.c.producer(*p).is_some()));
+    assert!(newer.iter().all(|p| r.c.producer(*p).is_none()));
     // A forgotten producer is an unknown handle.
     assert!(r.c.close_producer(r.now, ids[0]).is_err());
 }
