@@ -524,9 +524,23 @@ fn temporary(refusal: Option<EmitterOpenRefusal>) -> bool {
 
 enum OpenReply {
     Opened(Box<ConsumerDescription>),
-    Refused(Option<EmitterOpenRefusal>, String),
-    /// Rejected for a defect in the request (C-8): never sent again unchanged.
-    Defect(String),
+    /// Refused; `defect` when rejected for a defect in the request (C-8), which is never sent
+    /// again unchanged, so a restoration requires a reopen instead of waiting.
+    Refused {
+        refusal: Option<EmitterOpenRefusal>,
+        message: String,
+        defect: bool,
+    },
+}
+
+impl OpenReply {
+    fn refused(refusal: Option<EmitterOpenRefusal>, message: String) -> Self {
+        Self::Refused {
+            refusal,
+            message,
+            defect: false,
+        }
+    }
 }
 
 fn reply_name(reply: &Reply<'_>) -> String {
@@ -543,7 +557,7 @@ fn reply_name(reply: &Reply<'_>) -> String {
 fn read_open(frame: &ServerFrame) -> Result<OpenReply, ProtocolViolation> {
     let view = frame.view();
     let Some(reply) = view.body_as_reply() else {
-        return Ok(OpenReply::Refused(None, String::new()));
+        return Ok(OpenReply::refused(None, String::new()));
     };
     if let Some(o) = reply.body_as_open_emitter_outcome() {
         if let Some(p) = o.disposition_as_emitter_opened() {
@@ -552,20 +566,15 @@ fn read_open(frame: &ServerFrame) -> Result<OpenReply, ProtocolViolation> {
             )?)));
         }
         let refusal = o.disposition_as_emitter_refused().and_then(|r| r.refusal());
-        return Ok(OpenReply::Refused(refusal, o.message().to_string()));
+        return Ok(OpenReply::refused(refusal, o.message().to_string()));
     }
-    let busy = reply.body_as_request_rejected().is_some_and(|r| {
-        matches!(
-            r.rejection(),
-            Some(RequestRejection::ServerBusy | RequestRejection::TooManyRequestsInFlight)
-        )
-    });
-    if reply.body_as_request_rejected().is_some() && !busy {
-        // C-8: InvalidRequest, UnsupportedRequest, UnsupportedValue, DuplicateRequestId,
-        // ReplyTooLarge, or no reason.
-        return Ok(OpenReply::Defect(reply_name(&reply)));
-    }
-    Ok(OpenReply::Refused(None, reply_name(&reply)))
+    Ok(OpenReply::Refused {
+        refusal: None,
+        message: reply_name(&reply),
+        defect: reply
+            .body_as_request_rejected()
+            .is_some_and(|r| super::rejected_for_a_defect(&r)),
+    })
 }
 
 fn read_settle(frame: &ServerFrame) -> SettleResult {
@@ -1246,33 +1255,11 @@ impl Client {
                     }
                 }
             }
-            OpenReply::Defect(message) => {
-                if e.close {
-                    self.consumers
-                        .finish(id, ConsumerState::Closed, ConsumerEvent::Closed);
-                } else if e.desc.is_none() {
-                    self.consumers.finish(
-                        id,
-                        ConsumerState::Refused,
-                        ConsumerEvent::Refused {
-                            refusal: None,
-                            message,
-                        },
-                    );
-                } else {
-                    // C-8: the same open would be rejected the same way; the application
-                    // opens a new consumer if it still wants one.
-                    self.consumers.finish(
-                        id,
-                        ConsumerState::ReopenRequired,
-                        ConsumerEvent::ReopenRequired(ConsumerReopenReason::Refused {
-                            refusal: None,
-                            message,
-                        }),
-                    );
-                }
-            }
-            OpenReply::Refused(refusal, message) => {
+            OpenReply::Refused {
+                refusal,
+                message,
+                defect,
+            } => {
                 if e.close {
                     self.consumers
                         .finish(id, ConsumerState::Closed, ConsumerEvent::Closed);
@@ -1282,7 +1269,7 @@ impl Client {
                         ConsumerState::Refused,
                         ConsumerEvent::Refused { refusal, message },
                     );
-                } else if temporary(refusal) {
+                } else if temporary(refusal) && !defect {
                     e.refusals = e.refusals.saturating_add(1);
                     let attempt = e.refusals - 1;
                     self.consumers
@@ -1292,6 +1279,8 @@ impl Client {
                         e.phase = Phase::Backoff(at);
                     }
                 } else {
+                    // Refused for good, or for a defect (C-8) the same open would meet again:
+                    // the application opens a new consumer if it still wants one.
                     self.consumers.finish(
                         id,
                         ConsumerState::ReopenRequired,

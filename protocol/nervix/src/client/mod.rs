@@ -485,6 +485,18 @@ struct Session {
     pending: BTreeMap<RequestHandle, Purpose>,
 }
 
+/// Whether a `RequestRejected` answer refuses the request for a defect of its own (C-8:
+/// InvalidRequest, UnsupportedRequest, UnsupportedValue, DuplicateRequestId, ReplyTooLarge, or
+/// no reason): the same request would be refused the same way, so it is never sent again
+/// unchanged. A busy server is a wait's matter; so is a request refused as too many in flight,
+/// which the exchange sends again itself, were one to arrive here.
+pub(crate) fn rejected_for_a_defect(r: &RequestRejected<'_>) -> bool {
+    !matches!(
+        r.rejection(),
+        Some(RequestRejection::ServerBusy | RequestRejection::TooManyRequestsInFlight)
+    )
+}
+
 /// [`Client::send_with`] given the client's session and retirement alone, so that the request
 /// can be written from state the client holds elsewhere (a command's members) without a copy.
 fn send_on(

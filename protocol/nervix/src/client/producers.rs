@@ -832,13 +832,7 @@ fn read_open(frame: &ServerFrame) -> Result<OpenReply, ProtocolViolation> {
     }
     let message = match reply.body_as_request_rejected() {
         Some(r) => {
-            let busy = matches!(
-                r.rejection(),
-                Some(RequestRejection::ServerBusy | RequestRejection::TooManyRequestsInFlight)
-            );
-            if !busy {
-                // C-8: InvalidRequest, UnsupportedRequest, UnsupportedValue,
-                // DuplicateRequestId, ReplyTooLarge, or no reason.
+            if super::rejected_for_a_defect(&r) {
                 return Ok(OpenReply::Refused {
                     refusal: None,
                     message: r.message().to_string(),

@@ -451,15 +451,10 @@ fn read_opening(frame: &ServerFrame) -> Result<Opening, ProtocolViolation> {
     let reply = view.body_as_reply();
     if let Some(r) = reply.and_then(|r| r.body_as_request_rejected()) {
         let message = r.message().to_string();
-        return Ok(match r.rejection() {
-            // The exchange sends a request refused as too many in flight again itself; were
-            // one to arrive here, it is a wait's matter like a busy server.
-            Some(RequestRejection::ServerBusy | RequestRejection::TooManyRequestsInFlight) => {
-                Opening::Busy(message)
-            }
-            // C-8: InvalidRequest, UnsupportedRequest, UnsupportedValue, DuplicateRequestId,
-            // ReplyTooLarge, or no reason: the same request would be refused the same way.
-            _ => Opening::Defect(message),
+        return Ok(if super::rejected_for_a_defect(&r) {
+            Opening::Defect(message)
+        } else {
+            Opening::Busy(message)
         });
     }
     match reply
