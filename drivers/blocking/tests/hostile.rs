@@ -102,12 +102,14 @@ impl Relay {
                             Ok(0) => return,
                             Ok(n) if upgraded_trickles => {
                                 // The answer's head goes through, then the trickle starts.
+                                // The trickle is on before the client can read the head, so
+                                // nothing the client sends after it reaches the server.
                                 head.extend_from_slice(&buf[..n]);
                                 if let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") {
+                                    on.store(true, Ordering::SeqCst);
                                     if cw.write_all(&head[..end + 4]).is_err() {
                                         return;
                                     }
-                                    on.store(true, Ordering::SeqCst);
                                 }
                             }
                             // What came once the trickle started is not passed on, however
