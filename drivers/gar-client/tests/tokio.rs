@@ -499,10 +499,10 @@ async fn g_62_an_upgrade_that_never_answers_is_connect_failed_by_the_deadline() 
 
 #[tokio::test]
 async fn a_peer_reading_a_trickle_cannot_stretch_the_write_deadline() {
-    // As the blocking twin: 256 KiB taken every 50 ms cannot stretch a 500 ms write deadline
-    // over a message of 48 MiB.
+    // As the blocking twin: 32 KiB taken every 50 ms cannot stretch a 500 ms write deadline
+    // over a message of 32 MiB.
     let server = common::trickle_reader(
-        256 * 1024,
+        32 * 1024,
         Duration::from_millis(50),
         Duration::from_secs(30),
     );
@@ -511,12 +511,12 @@ async fn a_peer_reading_a_trickle_cannot_stretch_the_write_deadline() {
     cfg.call_timeout = Duration::from_secs(60);
     cfg.engine.limits.max_transmit_bytes = 64 << 20;
     let c = Client::connect(cfg).await.unwrap();
-    let big = json!("x".repeat(48 << 20));
+    let big = json!("x".repeat(32 << 20));
     let t0 = Instant::now();
     let outcome = c.publish_by_name("k", "C", "t", &big).await;
     let took = t0.elapsed();
     assert_eq!(outcome, Err(Error::Stopped(Some(StopReason::Disconnect))));
-    assert!(took < Duration::from_millis(3000), "{took:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
     drop(c);
     drop(server);
 }
