@@ -1912,3 +1912,48 @@ fn ec_5_a_restoration_rejected_as_a_defect_is_not_sent_again() {
         "a busy server is asked again"
     );
 }
+
+/// A server dropping the session again and again cannot pile up unread consumer events: the
+/// second interruption folds into the first with what came between, the newest refusal of an
+/// interruption replaces the older, and what is folded is counted (EC-5).
+#[test]
+fn ec_5_sessions_lost_again_and_again_leave_few_unread_consumer_events_and_count_the_folded() {
+    let (mut r, mut sid, c, _) = opened(&Grant::default());
+    let rounds = 300u64;
+    for _ in 0..rounds {
+        let next = lose(&mut r, sid);
+        for _ in 0..2 {
+            let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+            r.feed(
+                next,
+                emitter_refused(wire, EmitterOpenRefusal::EndpointUnavailable),
+            );
+            let at = r.c.poll_timeout().expect("the restoration goes again");
+            r.now = at;
+            r.c.handle_timeout(at);
+            r.pump();
+        }
+        let (wire, _) = last_of(&r, ClientRequest::OpenEmitterRequest);
+        r.feed(next, emitter_opened(wire, &Grant::default()));
+        assert_eq!(r.c.consumer(c).unwrap().state, ConsumerState::Open);
+        sid = next;
+    }
+    let ev = drain(&mut r, c);
+    assert!(
+        matches!(
+            ev.as_slice(),
+            [
+                ConsumerEvent::Opened(_),
+                ConsumerEvent::Interrupted,
+                ConsumerEvent::RestoreRefused { .. },
+                ConsumerEvent::Restored(_)
+            ]
+        ),
+        "{ev:?}"
+    );
+    // Four lifecycle events each round (one interruption, two refusals, one restoration),
+    // three read.
+    assert_eq!(r.c.stats().lifecycle_events_folded, 4 * rounds - 3);
+    let _ = lose(&mut r, sid);
+    assert_eq!(drain(&mut r, c), vec![ConsumerEvent::Interrupted]);
+}

@@ -2280,3 +2280,77 @@ fn p_2_a_producer_is_known_by_its_opens_identity_alone_and_only_while_followed()
     assert!(drain(&mut r, p).is_empty());
     assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Closed);
 }
+
+#[test]
+fn p_8_sessions_lost_again_and_again_leave_few_unread_producer_events_and_count_the_folded() {
+    let (mut r, mut sid, p, _) = opened(&Grant::default());
+    let rounds = 300u64;
+    for _ in 0..rounds {
+        let next = lose(&mut r, sid);
+        let (wire, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+        // Each restoration is refused once before it opens.
+        r.feed(next, support::rejected(wire, RequestRejection::ServerBusy));
+        r.advance(Duration::from_secs(10));
+        let (wire, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+        r.feed(
+            next,
+            producer_opened(wire, &Grant::default(), ProducerAdmission::Open),
+        );
+        assert_eq!(r.c.producer(p).unwrap().state, ProducerState::Open);
+        sid = next;
+    }
+    let ev = drain(&mut r, p);
+    // The first interruption, then what became of the producer after it.
+    assert!(
+        matches!(
+            ev.as_slice(),
+            [
+                ProducerEvent::Opened(_),
+                ProducerEvent::Interrupted,
+                ProducerEvent::RestoreRefused { .. },
+                ProducerEvent::Restored(_)
+            ]
+        ),
+        "{ev:?}"
+    );
+    // Three lifecycle events each round, three read: every other one counted folded.
+    assert_eq!(r.c.stats().lifecycle_events_folded, 3 * rounds - 3);
+    // Read, the next loss is told afresh.
+    let next = lose(&mut r, sid);
+    assert_eq!(drain(&mut r, p), vec![ProducerEvent::Interrupted]);
+    let _ = next;
+    assert_eq!(r.c.stats().lifecycle_events_folded, 3 * rounds - 3);
+}
+
+#[test]
+fn p_8_folding_never_touches_an_outcome() {
+    let grant = Grant {
+        batches: 32,
+        ..Grant::default()
+    };
+    let (mut r, mut sid, p, _) = opened(&grant);
+    let mut sent = Vec::new();
+    for _ in 0..20 {
+        sent.push(submit(&mut r, p, 1));
+        let next = lose(&mut r, sid);
+        let (wire, _) = last_of(&r, ClientRequest::OpenIngestorRequest);
+        r.feed(next, producer_opened(wire, &grant, ProducerAdmission::Open));
+        sid = next;
+    }
+    let ev = drain(&mut r, p);
+    let got: Vec<BatchId> = outcomes(&ev).into_iter().map(|(b, _)| b).collect();
+    assert_eq!(got, sent, "every batch's outcome, in order: {ev:?}");
+    assert!(outcomes(&ev)
+        .iter()
+        .all(|(_, o)| *o == BatchOutcome::Unknown));
+    // The interruption is read before any outcome it made unknown.
+    let first_outcome = ev
+        .iter()
+        .position(|e| matches!(e, ProducerEvent::Outcome { .. }))
+        .unwrap();
+    let first_interruption = ev
+        .iter()
+        .position(|e| *e == ProducerEvent::Interrupted)
+        .unwrap();
+    assert!(first_interruption < first_outcome, "{ev:?}");
+}

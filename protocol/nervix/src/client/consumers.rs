@@ -23,6 +23,7 @@
 //! delivers the same identity and bytes again under a new reference (EC-5): effects must be
 //! keyed by [`Delivery::identity`]. There is no durable cursor.
 
+use super::events::{EventQueue, Lifecycle, LifecycleEvent};
 use super::tracked::{Track, Tracked};
 use super::{Client, ClientError, Purpose, SessionId};
 use crate::arrow;
@@ -322,7 +323,9 @@ pub enum ConsumerEvent {
         result: SettleResult,
     },
     /// The attachment is gone (session lost, or the read said it ended): unsettled references
-    /// are revoked, and a fresh open follows (EC-5, EC-6).
+    /// are revoked, and a fresh open follows (EC-5, EC-6). While one is unread, a later one
+    /// folds into it with what came between; see
+    /// [`ClientStats::lifecycle_events_folded`](super::ClientStats).
     Interrupted,
     /// A new attachment matching the original is open (EC-5).
     Restored(Arc<ConsumerDescription>),
@@ -337,6 +340,17 @@ pub enum ConsumerEvent {
     ReopenRequired(ConsumerReopenReason),
     /// The consumer closed; nothing follows (EC-6).
     Closed,
+}
+
+impl LifecycleEvent for ConsumerEvent {
+    fn lifecycle(&self) -> Option<Lifecycle> {
+        match self {
+            Self::Interrupted => Some(Lifecycle::Interrupted),
+            Self::Restored(_) => Some(Lifecycle::Restored),
+            Self::RestoreRefused { .. } => Some(Lifecycle::RestoreRefused),
+            _ => None,
+        }
+    }
 }
 
 /// Where a consumer stands.
@@ -467,7 +481,7 @@ impl Entry {
 #[derive(Debug, Default)]
 pub(crate) struct Consumers {
     entries: Tracked<ConsumerId, Entry>,
-    events: VecDeque<(ConsumerId, ConsumerEvent)>,
+    events: EventQueue<ConsumerId, ConsumerEvent>,
     next_id: u64,
     next_settle: u64,
     /// Attachments to close whose replies nobody reads (EC-6), by session.
@@ -686,13 +700,17 @@ fn sensitive_values(fields: &[FieldSpec], batch: &RecordBatch) -> Vec<String> {
 }
 
 impl Consumers {
+    /// Lifecycle events folded while unread (see the events module).
+    pub(crate) fn folded_events(&self) -> u64 {
+        self.events.folded()
+    }
+
     fn push(&mut self, id: ConsumerId, event: ConsumerEvent) {
-        self.events.push_back((id, event));
+        self.events.push(id, event);
     }
 
     pub(crate) fn poll(&mut self, id: ConsumerId) -> Option<ConsumerEvent> {
-        let i = self.events.iter().position(|(c, _)| *c == id)?;
-        self.events.remove(i).map(|(_, e)| e)
+        self.events.poll(id)
     }
 
     pub(crate) fn poll_any(&mut self) -> Option<(ConsumerId, ConsumerEvent)> {
@@ -754,7 +772,7 @@ impl Consumers {
             let done = self.entries.get(&id).is_none_or(|e| {
                 matches!(e.phase, Phase::Done(_)) && e.unsettled.is_empty() && e.settles.is_empty()
             });
-            if done && !self.events.iter().any(|(c, _)| *c == id) {
+            if done && !self.events.holds(id) {
                 self.entries.remove(&id);
             } else {
                 self.finished.push_back(id);

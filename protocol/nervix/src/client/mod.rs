@@ -23,6 +23,7 @@ mod call;
 mod clocks;
 mod commands;
 mod consumers;
+mod events;
 mod producers;
 mod reads;
 mod subscriptions;
@@ -358,6 +359,11 @@ pub struct ClientStats {
     pub subscription_held_bytes: usize,
     /// Subscription frames ignored because they named a handle the client does not hold.
     pub subscription_frames_ignored: u64,
+    /// Producer and consumer events a session lost again and again would have piled up
+    /// unread, folded into the ones still waiting: a second `Interrupted` of the same
+    /// producer or consumer with what came since the first, or an older `RestoreRefused`
+    /// of the same interruption. Nothing else is ever folded.
+    pub lifecycle_events_folded: u64,
 }
 
 /// Something the application learns from the client.
@@ -620,6 +626,8 @@ impl Client {
             subscription_events_dropped: self.dropped_subscription_events(),
             subscription_held_bytes: self.subscription_bytes(),
             subscription_frames_ignored: self.ignored_subscription_frames(),
+            lifecycle_events_folded: self.producers.folded_events()
+                + self.consumers.folded_events(),
             ..self.stats.clone()
         }
     }

@@ -38,6 +38,7 @@
 //! may have had effects. A producer does not survive its session: a new attachment is opened,
 //! and batches that were out are reported unknown, never replayed.
 
+use super::events::{EventQueue, Lifecycle, LifecycleEvent};
 use super::tracked::{Track, Tracked};
 use super::{Client, Purpose, SessionId};
 use crate::arrow::{self, BatchBuilder, BatchError, ColumnProblem};
@@ -390,7 +391,8 @@ pub enum ProducerEvent {
         outcome: BatchOutcome,
     },
     /// The session holding the attachment was lost; every batch out on it is reported
-    /// [`BatchOutcome::Unknown`] (P-8).
+    /// [`BatchOutcome::Unknown`] (P-8). While one is unread, a later one folds into it with
+    /// what came between; see [`ClientStats::lifecycle_events_folded`](super::ClientStats).
     Interrupted,
     /// A new attachment matching the original is open (P-8).
     Restored(Arc<ProducerDescription>),
@@ -412,6 +414,17 @@ pub enum ProducerEvent {
         /// The server's words.
         message: String,
     },
+}
+
+impl LifecycleEvent for ProducerEvent {
+    fn lifecycle(&self) -> Option<Lifecycle> {
+        match self {
+            Self::Interrupted => Some(Lifecycle::Interrupted),
+            Self::Restored(_) => Some(Lifecycle::Restored),
+            Self::RestoreRefused { .. } => Some(Lifecycle::RestoreRefused),
+            _ => None,
+        }
+    }
 }
 
 /// A producer as [`Client::producer`] reports it.
@@ -715,7 +728,7 @@ pub(crate) struct Producers {
     entries: Tracked<ProducerId, Entry>,
     /// Attachments followed, by session and wire identity (P-2).
     wires: BTreeMap<(SessionId, u64), ProducerId>,
-    events: VecDeque<(ProducerId, ProducerEvent)>,
+    events: EventQueue<ProducerId, ProducerEvent>,
     /// Outcomes queued and not yet read whose batches hold credit until they are (P-4): the
     /// IPC bytes each holds.
     held: BTreeMap<(ProducerId, BatchId), u64>,
@@ -903,13 +916,17 @@ fn retryable(o: &BatchOutcome) -> bool {
 }
 
 impl Producers {
+    /// Lifecycle events folded while unread (see the events module).
+    pub(crate) fn folded_events(&self) -> u64 {
+        self.events.folded()
+    }
+
     fn push(&mut self, id: ProducerId, event: ProducerEvent) {
-        self.events.push_back((id, event));
+        self.events.push(id, event);
     }
 
     pub(crate) fn poll(&mut self, id: ProducerId) -> Option<ProducerEvent> {
-        let i = self.events.iter().position(|(p, _)| *p == id)?;
-        let (_, event) = self.events.remove(i)?;
+        let event = self.events.poll(id)?;
         self.read(id, &event);
         Some(event)
     }
@@ -1029,7 +1046,7 @@ impl Producers {
                 .entries
                 .get(&id)
                 .is_none_or(|e| matches!(e.phase, Phase::Done(_)) && e.batches.is_empty());
-            let unread = self.events.iter().any(|(p, _)| *p == id)
+            let unread = self.events.holds(id)
                 || self
                     .held
                     .range((id, BatchId(0))..=(id, BatchId(u64::MAX)))
