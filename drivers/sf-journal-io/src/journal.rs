@@ -645,6 +645,8 @@ impl Journal {
     /// inspection: the reference client's drained slot holds the lock files alone, and a
     /// set-aside manifest names segments that are gone once all is acknowledged. On any end
     /// the slot lock is released and a terminal error not yet delivered is handed back (SF-28).
+    /// A removal that fails ends the close with its error, the lock released all the same; a
+    /// terminal error not yet delivered is then kept for [`Journal::take_terminal`].
     pub fn close(
         &mut self,
         now_millis: u64,
@@ -679,17 +681,28 @@ impl Journal {
                 // So do what recovery set aside (`<name>.corrupt`) and what an interrupted
                 // record rewrite left (`<name>.tmp`): once every frame is acknowledged they
                 // describe nothing still owed to the server.
-                if let Some(Store::Disk { dir, .. }) = &self.store {
-                    let names = dir.names();
-                    self.broken |= names.is_err();
+                let names = match &self.store {
+                    Some(Store::Disk { dir, .. }) => dir.names().map(Some),
+                    _ => Ok(None),
+                };
+                let r = names.map_err(JournalError::from).and_then(|names| {
                     ops.extend(
-                        names?
+                        names
                             .into_iter()
+                            .flatten()
                             .filter(|n| is_leftover(n))
                             .map(|file| FileOp::Unlink { file }),
                     );
+                    self.apply(&ops)
+                });
+                if let Err(e) = r {
+                    // A failed removal ends the close too: the slot lock is released and the
+                    // storage dropped (the next open recovers what the files still hold); a
+                    // terminal error not yet delivered stays for `take_terminal`.
+                    tracing::warn!(error = %e, "sf close failed to remove the acknowledged slot's files");
+                    self.store = None;
+                    return Err(e);
                 }
-                self.apply(&ops)?;
                 let next = self.published_fsn() + 1;
                 (next..next, false)
             }

@@ -364,6 +364,11 @@ fn sf_w2_a_catch_up_frame_over_the_servers_max_batch_size_is_refused_tokio() {
 }
 
 #[test]
+fn sf_43_an_error_for_a_frame_already_acknowledged_is_a_violation_and_trims_nothing_more_tokio() {
+    scenarios::sf_43_an_error_for_a_frame_already_acknowledged_is_a_violation_and_trims_nothing_more(&Tokio::new());
+}
+
+#[test]
 fn sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violation_tokio() {
     scenarios::sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violation(
         &Tokio::new(),

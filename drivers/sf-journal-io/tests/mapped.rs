@@ -212,3 +212,40 @@ fn a_write_in_parts_is_copied_part_by_part_into_the_mapping_or_joined_through_th
     assert_eq!(on_disk.len(), 4097);
     assert_eq!(&on_disk[4090..], b"fghijkl");
 }
+
+#[test]
+fn sf_28_every_end_of_close_unmaps_the_segments_while_the_journal_lives() {
+    use sf_journal_io::journal::CloseStep;
+    use sf_journal_io::Journal;
+    // (now, timeout): skipped with 0 and -1, timed out at its deadline, drained (all acked).
+    for (case, now, timeout, ack) in [
+        ("skipped 0", 0, 0, false),
+        ("skipped -1", 0, -1, false),
+        ("timed out", 50, 50, false),
+        ("drained", 0, 5_000, true),
+    ] {
+        let sf = scratch("close-unmaps");
+        let slot_dir = sf.join("s");
+        let mut j = Journal::open(&sf, "s", small()).unwrap();
+        for i in 0..6 {
+            let _ = j.append(&payload(i), 0).unwrap();
+        }
+        assert!(j.ring().segment_files().count() > 1, "{case}");
+        assert!(
+            mappings_of(&slot_dir) > 1,
+            "{case}: the segments are mapped"
+        );
+        if ack {
+            let _ = j.connect(0);
+            let _ = drain(&mut j);
+            j.ok(5, Vec::new()).unwrap();
+        }
+        let step = j.close(now, 0, timeout).unwrap();
+        assert!(matches!(step, CloseStep::Done(_)), "{case}: {step:?}");
+        // The closed journal still exists: its segments are unmapped all the same, as the
+        // lock is released.
+        assert_eq!(mappings_of(&slot_dir), 0, "{case}");
+        drop(Journal::open(&sf, "s", small()).unwrap());
+        drop(j);
+    }
+}

@@ -440,3 +440,41 @@ fn sf_27_a_status_arriving_after_close_moves_nothing_and_is_refused_as_closed() 
         assert_eq!((s.errors_terminal, s.violations), (0, 0));
     }
 }
+
+#[test]
+fn sf_28_a_close_whose_file_removals_fail_still_releases_the_lock_and_keeps_the_terminal() {
+    // Everything is acknowledged, so the close removes the journal's files; one removal fails
+    // (`.symbol-dict` is a directory here). The close reports the failure, and still ends:
+    // the slot lock is released, and the terminal error not yet delivered is still handed
+    // over (by the journal, which the failed close leaves closed).
+    for timeout in [0, 5_000] {
+        let sf = scratch("close-removal-fails");
+        let slot_dir = sf.join("s");
+        let mut j = Journal::open(&sf, "s", small()).unwrap();
+        for i in 0..2 {
+            let _ = j.append(&payload(i), 0).unwrap();
+        }
+        // A terminal error is latched for FSN 1, then a later connection has both acknowledged.
+        let _ = j.connect(0);
+        let _ = drain(&mut j);
+        let _ = j.reject(1, ErrorStatus::SchemaMismatch).unwrap();
+        let _ = j.connect(0);
+        let _ = drain(&mut j);
+        j.ok(1, Vec::new()).unwrap();
+        std::fs::create_dir(slot_dir.join(slot::SYMBOL_DICT)).unwrap();
+        std::fs::write(slot_dir.join(slot::SYMBOL_DICT).join("x"), b"x").unwrap();
+        let r = j.close(0, 0, timeout);
+        assert!(matches!(r, Err(JournalError::Io(_))), "{timeout}: {r:?}");
+        assert!(
+            sf_journal_io::SlotLock::acquire(&slot_dir).is_ok(),
+            "{timeout}: the lock is released"
+        );
+        assert!(j.is_closed(), "{timeout}");
+        assert!(matches!(j.close(0, 0, timeout), Err(JournalError::Closed)));
+        let t = j
+            .take_terminal()
+            .expect("the terminal error is still handed over");
+        assert_eq!((t.status, t.fsn), (ErrorStatus::SchemaMismatch, Some(1)));
+        drop(j);
+    }
+}

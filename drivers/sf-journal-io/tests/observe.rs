@@ -253,3 +253,35 @@ fn the_journal_logs_recovery_torn_tails_back_pressure_reconnects_terminal_errors
         assert!(log.contains(field), "no {field} in:\n{log}");
     }
 }
+
+#[test]
+fn sf_27_a_close_timed_out_at_its_deadline_logs_a_warn_in_both_modes() {
+    let _ = captured();
+    // Not skipped: the wait ran to its deadline with frames unacknowledged, in SF mode (left on
+    // disk) and in memory mode (lost). Each says so at WARN, with how many and which mode.
+    let sf = scratch("close-timed-out-warn");
+    for mut j in [
+        Journal::open(&sf, "s", small()).unwrap(),
+        Journal::memory(small()),
+    ] {
+        for i in 0..7 {
+            let _ = j.append(&payload(i), 0).unwrap();
+        }
+        assert!(matches!(j.close(40, 0, 50), Ok(CloseStep::Wait { .. })));
+        match j.close(50, 0, 50) {
+            Ok(CloseStep::Done(c)) => assert_eq!((c.unacknowledged, c.skipped), (0..7, false)),
+            other => panic!("expected the close to end at its deadline, got {other:?}"),
+        }
+    }
+    let log = log_text();
+    for memory in [false, true] {
+        assert!(
+            log.lines().any(|l| l.contains("WARN")
+                && l.contains("sf close ended with frames unacknowledged")
+                && l.contains("unacknowledged=7")
+                && l.contains("skipped=false")
+                && l.contains(&format!("memory={memory}"))),
+            "no WARN of the timed-out close (memory={memory}) in:\n{log}"
+        );
+    }
+}

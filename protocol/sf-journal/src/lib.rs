@@ -26,7 +26,9 @@
 //! * frames hold symbol ids and are delta-encoded, so `.symbol-dict` is needed to replay them
 //!   (SF-39);
 //! * the reference pre-allocates an empty spare segment (base sequence 0): segments without
-//!   frames are left out of the gap check (SF-31);
+//!   frames are left out of the gap check (SF-31); the manifest's active base still is
+//!   checked against the last frame on disk, so a frame lost before an empty active segment
+//!   is the same fatal gap as one lost before a segment holding frames;
 //! * the reference sends symbol catch-up frames first on each connection, at wire sequences
 //!   `0..k`, so `fsn = fsnAtZero + wireSeq − k` and acknowledgements of catch-up frames map to
 //!   no FSN ([`ring::Window`], SF-9);

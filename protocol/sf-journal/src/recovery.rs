@@ -49,6 +49,9 @@ pub enum RecoveryError {
         error: SegmentError,
     },
     /// Frames are missing between two segments: `prev.baseSeq + prev.frameCount < next.baseSeq`.
+    /// Also when the manifest's active segment holds no frame (so it is left out of the pair
+    /// check) and its base lies past the last frame on disk, with FSNs between them not
+    /// acknowledged: `next` is then the manifest, and `found` the active base it names.
     #[error("gap between {prev} (ends before FSN {expected}) and {next} (starts at FSN {found})")]
     Gap {
         /// The earlier segment.
@@ -360,6 +363,23 @@ fn finish(
         .first()
         .map_or(next_fsn - 1, |s| s.scan.header.base_seq - 1);
     let acked_fsn = wm.map_or(on_disk_acked, |w| w.max(on_disk_acked));
+    // An empty segment is left out of the pair check, the manifest's active one too (just
+    // opened, its first frame never written). The FSNs the manifest says were published
+    // before the active base must still be on disk unless acknowledged: a hole there is the
+    // gap the pair check would have found had the active segment held a frame (SF-31).
+    if let (Some(last), Some(m)) = (segments.last(), &manifest) {
+        let expected = last.scan.next_fsn();
+        if m.second > expected && acked_fsn < m.second - 1 {
+            let prev = last.file.clone();
+            tracing::warn!(%prev, expected, active_base = m.second, "sf recovery refuses the slot: frames missing before the manifest's active segment");
+            return Err(RecoveryError::Gap {
+                prev,
+                next: slot::MANIFEST.to_owned(),
+                expected,
+                found: m.second,
+            });
+        }
+    }
     // Segments the watermark shows wholly acknowledged are trimmed now: the ring then starts
     // at the first unacknowledged frame, and FSNs stay those of the files.
     let keep = segments

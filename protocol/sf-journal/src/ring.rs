@@ -166,6 +166,21 @@ pub enum AckError {
         /// The wire sequence the next frame sent on this connection will carry.
         next_wire_seq: u64,
     },
+    /// An error for a frame already acknowledged: an acknowledgement covers every wire
+    /// sequence up to its own, so the server contradicts itself. The frame may be trimmed
+    /// already, so neither a replay nor keeping it in the journal can be promised: the error
+    /// is refused (SF-43).
+    #[error(
+        "error for wire sequence {wire_seq} (FSN {fsn}), already acknowledged up to FSN {acked}"
+    )]
+    AlreadyAcknowledged {
+        /// The wire sequence the server named.
+        wire_seq: u64,
+        /// The FSN it stands for.
+        fsn: i64,
+        /// The acknowledged FSN.
+        acked: i64,
+    },
     /// A durable acknowledgement while durable-ack mode is off: the server sent what was not
     /// asked for.
     #[error("durable acknowledgement without durable-ack mode")]
@@ -929,6 +944,8 @@ impl Ring {
     /// it. Returns the FSN it concerns (`None` for a catch-up frame) and what to do: a
     /// retriable error ends the connection and the next one replays from the first
     /// unacknowledged frame; a terminal one ends the sender with the frame still journalled.
+    /// An error for a frame already acknowledged (and maybe trimmed) can promise neither, so
+    /// it is refused with [`AckError::AlreadyAcknowledged`].
     pub fn reject(
         &mut self,
         wire_seq: u64,
@@ -943,6 +960,13 @@ impl Ring {
             });
         }
         w.check_sent(wire_seq, fsn)?;
+        if let Some(fsn) = fsn.filter(|&f| f <= self.acked_fsn) {
+            return Err(AckError::AlreadyAcknowledged {
+                wire_seq,
+                fsn,
+                acked: self.acked_fsn,
+            });
+        }
         self.window = None;
         self.reset_pending_oks();
         Ok((fsn, status.category()))

@@ -8,7 +8,9 @@ use sf_journal::record::{
 };
 use sf_journal::recovery::{recover, RecoveryError, SlotFiles};
 use sf_journal::ring::{Ring, RingConfig};
-use sf_journal::segment::{encode_frame, scan_segment, SegmentError, SegmentHeader};
+use sf_journal::segment::{
+    encode_frame, scan_segment, SegmentError, SegmentHeader, SEGMENT_HEADER_LEN,
+};
 use sf_journal::{slot, FileOp, MemDir};
 
 fn small() -> RingConfig {
@@ -701,5 +703,83 @@ fn sf_30_a_recoverer_fed_one_segment_at_a_time_concludes_what_recover_does() {
     assert!(matches!(
         r.segment("sf-0000000000000001.sfa", &[9u8; 64]),
         Err(RecoveryError::Segment { .. })
+    ));
+}
+
+/// A ring whose first segment filled and whose second (the manifest's active segment) was just
+/// opened: its first frame is cleared, as if the process died before writing it, and a byte
+/// of the first segment's second frame is flipped, so that segment ends after one frame.
+/// With `keep_active_frame` the active segment's frame is left whole instead.
+fn cut_before_the_active_segment(keep_active_frame: bool) -> (MemDir, String, String, i64) {
+    let mut ring = Ring::new(small());
+    let mut dir = MemDir::new();
+    let mut i = 0;
+    while ring.segment_files().count() < 2 {
+        dir.apply_all(&ring.append(&payload(i), 1_000).unwrap().ops);
+        i += 1;
+    }
+    let files: Vec<String> = ring.segment_files().map(str::to_owned).collect();
+    let (first, active) = (files[0].clone(), files[1].clone());
+    let active_base = ring.published_fsn();
+    assert!(
+        active_base >= 2,
+        "the first segment holds two frames at least"
+    );
+    let scan = scan_segment(dir.get(&first).unwrap()).unwrap();
+    let mut bytes = dir.get(&first).unwrap().to_vec();
+    bytes[scan.frames[1].payload_offset() as usize] ^= 0xff;
+    dir.put(&first, bytes);
+    if !keep_active_frame {
+        let mut bytes = dir.get(&active).unwrap().to_vec();
+        bytes[SEGMENT_HEADER_LEN..].fill(0);
+        dir.put(&active, bytes);
+    }
+    (dir, first, active, active_base)
+}
+
+#[test]
+fn sf_31_a_gap_before_the_manifests_empty_active_segment_is_fatal() {
+    // The frames after the flipped one are gone, and the manifest says FSNs went on to the
+    // active segment's base: FSNs 1 to active_base - 1 were published and are on no disk.
+    // That is the gap the check refuses when the active segment holds a frame; with the
+    // active segment empty it must be refused just the same, never replayed with a hole.
+    for keep_active_frame in [true, false] {
+        let (dir, first, active, active_base) = cut_before_the_active_segment(keep_active_frame);
+        let files = slot_files(&dir);
+        assert!(files.manifest.is_some());
+        let want_next = if keep_active_frame {
+            active.clone()
+        } else {
+            slot::MANIFEST.to_owned()
+        };
+        assert_eq!(
+            recover(&files, 0),
+            Err(RecoveryError::Gap {
+                prev: first.clone(),
+                next: want_next,
+                expected: 1,
+                found: active_base
+            }),
+            "active frame kept: {keep_active_frame}"
+        );
+    }
+}
+
+#[test]
+fn sf_31_a_manifest_past_the_frames_on_disk_is_no_gap_once_acknowledged() {
+    // The same slot with a watermark at or past the last FSN the manifest implies: every
+    // frame the gap lost was acknowledged, so nothing is owed and recovery goes on.
+    let (dir, _, _, active_base) = cut_before_the_active_segment(false);
+    let mut files = slot_files(&dir);
+    files.ack_watermark = Some(watermark_file(active_base - 1));
+    let r = recover(&files, 0).unwrap();
+    assert_eq!((r.acked_fsn, r.next_fsn), (active_base - 1, active_base));
+    assert!(r.unacked().is_empty());
+    assert!(r.segments.is_empty());
+    // One short of it, FSN active_base - 1 is owed and on no disk: refused.
+    files.ack_watermark = Some(watermark_file(active_base - 2));
+    assert!(matches!(
+        recover(&files, 0),
+        Err(RecoveryError::Gap { found, .. }) if found == active_base
     ));
 }

@@ -556,6 +556,41 @@ fn sf_43_an_error_for_a_frame_not_yet_sent_is_refused_and_keeps_the_connection()
 }
 
 #[test]
+fn sf_43_an_error_for_a_frame_already_acknowledged_is_refused_and_trims_nothing_more() {
+    use sf_journal::status::ErrorStatus;
+    // An OK acknowledges every wire sequence up to its own: once FSN 3 is acknowledged (and
+    // its segments trimmed), an error naming FSN 1 contradicts it. Taken as a retriable error
+    // it would promise a replay of FSN 1, which is gone; taken as a terminal one it would say
+    // FSN 1 stays in the journal. Either way the rejected batch would be dropped silently: it
+    // is refused as a protocol violation instead, naming the acknowledged FSN.
+    for status in [ErrorStatus::WriteError, ErrorStatus::SchemaMismatch] {
+        let mut ring = Ring::new(tiny(100));
+        let mut dir = MemDir::new();
+        fill(&mut ring, &mut dir, 6);
+        let _ = ring.connect(0);
+        while ring.next_to_send().is_some() {}
+        dir.apply_all(&ring.ok(3).unwrap());
+        assert_eq!(ring.locate(1), None, "FSN 1 is trimmed with its segment");
+        for wire_seq in [1, 3] {
+            assert_eq!(
+                ring.reject(wire_seq, status),
+                Err(AckError::AlreadyAcknowledged {
+                    wire_seq,
+                    fsn: wire_seq as i64,
+                    acked: 3
+                }),
+                "{status:?} for wire sequence {wire_seq}"
+            );
+        }
+        assert_eq!(ring.acked_fsn(), 3);
+        // The first FSN not acknowledged is still refused or acknowledged in its turn.
+        let (fsn, _) = ring.reject(4, status).unwrap();
+        assert_eq!(fsn, Some(4));
+        assert!(ring.locate(4).is_some());
+    }
+}
+
+#[test]
 fn sf_23_a_refusal_not_retried_within_the_deadline_starts_a_new_wait() {
     let mut ring = Ring::new(tiny(2));
     let mut dir = MemDir::new();

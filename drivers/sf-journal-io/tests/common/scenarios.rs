@@ -813,6 +813,46 @@ pub fn sf_w2_a_catch_up_frame_over_the_servers_max_batch_size_is_refused(d: &imp
     assert_eq!(r.catch_up_frames, 1);
 }
 
+pub fn sf_43_an_error_for_a_frame_already_acknowledged_is_a_violation_and_trims_nothing_more(
+    d: &impl Drains,
+) {
+    // The server acknowledges wire sequence 0, then sends an error for it: the frame is
+    // acknowledged already, so it can be neither replayed nor kept. The drain ends with a
+    // violation naming it, not retried, and the frames after it stay in the journal.
+    let binary = |status: &Status| {
+        let body = encode_status(status);
+        let mut f = vec![0x82, u8::try_from(body.len()).expect("a short status")];
+        f.extend_from_slice(&body);
+        f
+    };
+    for status in [ErrorStatus::WriteError, ErrorStatus::SchemaMismatch] {
+        let mut raw = binary(&Status::Ok {
+            wire_seq: 0,
+            tables: Vec::new(),
+        });
+        raw.extend(binary(&Status::Error {
+            status,
+            wire_seq: 0,
+            message: "late".into(),
+        }));
+        let s = server(vec![Conn::Raw(raw)]);
+        let j = filled(3);
+        let r = d.run(&s, &j, |_| {});
+        assert!(
+            matches!(&r, Err(DrainError::Violation(m)) if m.contains("already acknowledged")),
+            "{status:?}: {r:?}"
+        );
+        assert_eq!(
+            s.connections().len(),
+            1,
+            "{status:?}: a violation is not retried"
+        );
+        let j = j.lock().unwrap();
+        assert_eq!((j.acked_fsn(), j.published_fsn()), (0, 2), "{status:?}");
+        assert_eq!(j.stats().violations, 1, "{status:?}");
+    }
+}
+
 pub fn sf_44_a_websocket_protocol_error_from_the_server_is_a_terminal_violation(d: &impl Drains) {
     for raw in BAD_WS_FRAMES {
         let s = server(vec![Conn::Raw(raw.to_vec())]);
