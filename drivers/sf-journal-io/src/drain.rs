@@ -59,7 +59,7 @@ pub struct DrainConfig {
     /// The largest server message taken.
     pub max_inbound_bytes: usize,
     /// `durable_ack_keepalive_interval_millis`: the PING interval while idle with durable
-    /// confirmations pending.
+    /// confirmations pending; 0 sends no PING (as in the reference client).
     pub keepalive: Duration,
     /// The catch-up frames sent first on every connection when the journal has a dictionary
     /// (SF-9); none when `None`.
@@ -758,9 +758,12 @@ pub(crate) fn between_sends(
     if j.acked_fsn() >= j.published_fsn() && until(&j) {
         return Ok((true, false));
     }
-    let ping = j
-        .ring()
-        .keepalive_due(since_start, last_sent, keepalive.as_millis() as u64);
+    // 0 turns the PING off; a non-zero interval below 1 ms is 1 ms, not off.
+    let interval = match keepalive.as_millis() {
+        0 if !keepalive.is_zero() => 1,
+        ms => u64::try_from(ms).unwrap_or(u64::MAX),
+    };
+    let ping = j.ring().keepalive_due(since_start, last_sent, interval);
     Ok((false, ping))
 }
 

@@ -509,6 +509,11 @@ fn sf_18_a_connection_that_breaks_before_any_progress_keeps_the_back_off_growing
 }
 
 #[test]
+fn sf_17_a_keepalive_interval_of_0_sends_no_ping() {
+    scenarios::sf_17_a_keepalive_interval_of_0_sends_no_ping(&Blocking);
+}
+
+#[test]
 fn sf_2_appends_return_at_once_while_the_drain_is_stuck_in_a_send() {
     scenarios::sf_2_appends_return_at_once_while_the_drain_is_stuck_in_a_send(&Blocking);
 }

@@ -388,6 +388,11 @@ fn sf_18_a_connection_that_breaks_before_any_progress_keeps_the_back_off_growing
 }
 
 #[test]
+fn sf_17_a_keepalive_interval_of_0_sends_no_ping_tokio() {
+    scenarios::sf_17_a_keepalive_interval_of_0_sends_no_ping(&Tokio::new());
+}
+
+#[test]
 fn sf_2_appends_return_at_once_while_the_drain_is_stuck_in_a_send_tokio() {
     scenarios::sf_2_appends_return_at_once_while_the_drain_is_stuck_in_a_send(&Tokio::new());
 }

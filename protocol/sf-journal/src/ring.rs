@@ -1081,6 +1081,7 @@ impl Ring {
     /// Whether to send a WebSocket PING now (SF-17): only in durable-ack mode, with OKs
     /// waiting for durable acknowledgement, once `interval_millis`
     /// (`durable_ack_keepalive_interval_millis`) has passed since the last frame or PING sent.
+    /// An interval of 0 turns the PING off, as the reference client reads it.
     #[must_use]
     pub fn keepalive_due(
         &self,
@@ -1089,7 +1090,8 @@ impl Ring {
         interval_millis: u64,
     ) -> bool {
         let pending = self.durable.as_ref().is_some_and(|d| !d.queue.is_empty());
-        pending
+        interval_millis > 0
+            && pending
             && self.window.is_some()
             && now_millis.saturating_sub(last_sent_millis) >= interval_millis
     }

@@ -462,6 +462,18 @@ fn sf_17_a_ping_is_due_when_idle_for_the_interval_with_confirmations_pending() {
 }
 
 #[test]
+fn sf_17_an_interval_of_0_disables_the_ping() {
+    let mut dir = MemDir::new();
+    let mut ring = durable_ring(3, &mut dir);
+    let _ = ring.ok_with_tables(0, vec![t("a", 1)]).unwrap();
+    assert!(ring.keepalive_due(1_200, 1_000, 200));
+    // `durable_ack_keepalive_interval_millis=0` turns the idle PING off, as in the reference
+    // client; it is not a PING at every look.
+    assert!(!ring.keepalive_due(1_200, 1_000, 0));
+    assert!(!ring.keepalive_due(1_000_000, 0, 0));
+}
+
+#[test]
 fn sf_14_after_a_reconnect_the_replayed_frames_are_acknowledged_again() {
     let mut dir = MemDir::new();
     let mut ring = durable_ring(4, &mut dir);

@@ -1242,3 +1242,28 @@ pub fn sf_2_appends_return_at_once_while_the_drain_is_stuck_in_a_send(d: &impl D
     });
     assert_eq!(j.lock().unwrap().acked_fsn(), 105);
 }
+
+pub fn sf_17_a_keepalive_interval_of_0_sends_no_ping(d: &impl Drains) {
+    // The server sends its durable ack only after a PING: with the keepalive off
+    // (`durable_ack_keepalive_interval_millis=0`, as the reference client reads it) none goes
+    // out, so nothing becomes durable before the deadline.
+    let s = LoopbackServer::start(ServerConfig {
+        durable_after_pings: 1,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let j = durable_filled(OkQueueLimits::default(), 4);
+    let mut c = DrainConfig::new(s.addr());
+    c.request.durable_ack = true;
+    c.keepalive = Duration::ZERO;
+    let r = d.drain(c, &j, Instant::now() + Duration::from_millis(400), &|_| {
+        true
+    });
+    assert!(
+        matches!(r, Err(DrainError::TimedOut { acked: -1, .. })),
+        "{r:?}"
+    );
+    let c = &s.connections()[0];
+    assert_eq!(c.frames.iter().filter(|f| f.opcode == 9).count(), 0);
+    assert!(!c.sent.is_empty(), "the OKs came and wait for durability");
+}
