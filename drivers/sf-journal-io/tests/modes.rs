@@ -181,6 +181,29 @@ fn sf_6_frames_are_replayable_on_any_later_connection_and_after_a_restart() {
 }
 
 #[test]
+fn sf_21_frames_recovered_after_a_restart_count_as_recovered_not_replayed() {
+    let sf = scratch("replayed-after-restart");
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    for i in 0..4 {
+        let _ = j.append(&payload(i), 0).unwrap();
+    }
+    let _ = j.connect(0);
+    assert_eq!(drain(&mut j), frames(0, 4));
+    drop(j);
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    let _ = j.connect(0);
+    assert_eq!(drain(&mut j), frames(0, 4));
+    // This process never sent them before: recovered, not replayed.
+    assert_eq!(j.stats().recovered_frames, 4);
+    assert_eq!(j.stats().replayed_frames, 0);
+    // Sent again after a reconnect of this process, they are replayed.
+    j.disconnect();
+    let _ = j.connect(0);
+    assert_eq!(drain(&mut j), frames(0, 4));
+    assert_eq!(j.stats().replayed_frames, 4);
+}
+
+#[test]
 fn sf_11_a_frame_sent_but_unacknowledged_is_sent_again_after_a_disconnect() {
     for mut j in [
         Journal::memory(small()),
