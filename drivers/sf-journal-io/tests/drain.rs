@@ -514,6 +514,11 @@ fn sf_17_a_keepalive_interval_of_0_sends_no_ping() {
 }
 
 #[test]
+fn sf_17_pings_keep_their_interval_when_the_poll_is_longer() {
+    scenarios::sf_17_pings_keep_their_interval_when_the_poll_is_longer(&Blocking);
+}
+
+#[test]
 fn sf_2_appends_return_at_once_while_the_drain_is_stuck_in_a_send() {
     scenarios::sf_2_appends_return_at_once_while_the_drain_is_stuck_in_a_send(&Blocking);
 }

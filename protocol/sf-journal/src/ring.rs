@@ -1089,11 +1089,26 @@ impl Ring {
         last_sent_millis: u64,
         interval_millis: u64,
     ) -> bool {
+        self.keepalive_in(now_millis, last_sent_millis, interval_millis) == Some(0)
+    }
+
+    /// How many milliseconds until a PING is due (SF-17): `Some(0)` when
+    /// [`Ring::keepalive_due`] holds, `None` when none comes due as things stand (not in
+    /// durable-ack mode, no OK waiting, no connection, or an interval of 0). A driver waiting
+    /// for the server ends its wait by then, so the PINGs keep their interval however long
+    /// it would wait otherwise.
+    #[must_use]
+    pub fn keepalive_in(
+        &self,
+        now_millis: u64,
+        last_sent_millis: u64,
+        interval_millis: u64,
+    ) -> Option<u64> {
         let pending = self.durable.as_ref().is_some_and(|d| !d.queue.is_empty());
-        interval_millis > 0
-            && pending
-            && self.window.is_some()
-            && now_millis.saturating_sub(last_sent_millis) >= interval_millis
+        if interval_millis == 0 || !pending || self.window.is_none() {
+            return None;
+        }
+        Some(interval_millis.saturating_sub(now_millis.saturating_sub(last_sent_millis)))
     }
 
     /// Whether the ring is in durable-ack mode ([`Ring::with_durable_ack`]).

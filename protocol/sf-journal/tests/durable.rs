@@ -462,6 +462,22 @@ fn sf_17_a_ping_is_due_when_idle_for_the_interval_with_confirmations_pending() {
 }
 
 #[test]
+fn sf_17_the_next_ping_is_due_an_interval_after_the_last_send() {
+    let mut dir = MemDir::new();
+    let mut ring = durable_ring(3, &mut dir);
+    // Nothing waits for durability: no PING comes due, however long a driver waits.
+    assert_eq!(ring.keepalive_in(1_000, 1_000, 200), None);
+    let _ = ring.ok_with_tables(0, vec![t("a", 1)]).unwrap();
+    assert_eq!(ring.keepalive_in(1_000, 1_000, 200), Some(200));
+    assert_eq!(ring.keepalive_in(1_150, 1_000, 200), Some(50));
+    assert_eq!(ring.keepalive_in(1_200, 1_000, 200), Some(0));
+    assert_eq!(ring.keepalive_in(9_000, 1_000, 200), Some(0));
+    assert_eq!(ring.keepalive_in(9_000, 1_000, 0), None);
+    ring.disconnect();
+    assert_eq!(ring.keepalive_in(9_000, 1_000, 200), None);
+}
+
+#[test]
 fn sf_17_an_interval_of_0_disables_the_ping() {
     let mut dir = MemDir::new();
     let mut ring = durable_ring(3, &mut dir);

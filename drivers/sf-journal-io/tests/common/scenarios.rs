@@ -1267,3 +1267,28 @@ pub fn sf_17_a_keepalive_interval_of_0_sends_no_ping(d: &impl Drains) {
     assert_eq!(c.frames.iter().filter(|f| f.opcode == 9).count(), 0);
     assert!(!c.sent.is_empty(), "the OKs came and wait for durability");
 }
+
+pub fn sf_17_pings_keep_their_interval_when_the_poll_is_longer(d: &impl Drains) {
+    // The server sends its durable ack after the third PING: with a PING every 30 ms that is
+    // some 100 ms after the OKs. A drain that looks for a due PING only when a read wait of
+    // the poll interval (1 s) ends sends one a second, and takes some 3 s.
+    let s = LoopbackServer::start(ServerConfig {
+        durable_after_pings: 3,
+        ack_one_in: 1,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let j = durable_filled(OkQueueLimits::default(), 4);
+    let mut c = DrainConfig::new(s.addr());
+    c.request.durable_ack = true;
+    c.keepalive = Duration::from_millis(30);
+    c.poll = Duration::from_secs(1);
+    let started = Instant::now();
+    let r = d
+        .drain(c, &j, started + Duration::from_secs(20), &|_| true)
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(j.lock().unwrap().acked_fsn(), 3);
+    assert!(r.pings >= 3, "{r:?}");
+    assert!(took < Duration::from_millis(1_500), "{took:?} {r:?}");
+}
