@@ -152,6 +152,32 @@ fn sf_15_a_durable_ack_pops_every_fully_covered_head_entry_in_order() {
 }
 
 #[test]
+fn sf_15_a_durable_ack_advances_to_the_fsn_of_the_covered_ok_after_catch_up_frames() {
+    let mut dir = MemDir::new();
+    let mut ring = Ring::new(cfg()).with_durable_ack(OkQueueLimits::default());
+    for _ in 0..6 {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+    // Two catch-up frames take wire sequences 0 and 1: FSN 0 goes at 2, FSN 1 at 3.
+    let _ = ring.connect(2);
+    ring.catch_up_sent();
+    ring.catch_up_sent();
+    while ring.next_to_send().is_some() {}
+    // The OK of a catch-up frame queues nothing.
+    let _ = ring.ok_with_tables(1, vec![]).unwrap();
+    assert_eq!(ring.pending_oks().count(), 0);
+    let _ = ring.ok_with_tables(3, vec![t("a", 1)]).unwrap();
+    let _ = ring.ok_with_tables(5, vec![t("a", 2)]).unwrap();
+    let q: Vec<_> = ring.pending_oks().map(|e| (e.fsn, e.wire_seq)).collect();
+    assert_eq!(q, [(1, 3), (3, 5)]);
+    // The covered entry's FSN, not its wire sequence, becomes the acknowledged FSN.
+    let _ = ring.durable_ack(&[t("a", 1)]).unwrap();
+    assert_eq!(ring.acked_fsn(), 1);
+    let _ = ring.durable_ack(&[t("a", 2)]).unwrap();
+    assert_eq!(ring.acked_fsn(), 3);
+}
+
+#[test]
 fn sf_15_an_entry_without_tables_pops_with_the_next_durable_ack() {
     let mut dir = MemDir::new();
     let mut ring = durable_ring(3, &mut dir);
