@@ -48,6 +48,18 @@ fn sf_1_sf_mode_has_a_10_gib_cap_and_writes_under_sf_dir_sender_id() {
 }
 
 #[test]
+fn sf_1_the_two_modes_differ_in_their_cap_alone() {
+    // Same segments, append deadline (the retry budget of a full ring), sync and trim: only
+    // where unacknowledged data lives, and so the cap, differs.
+    let (mem, disk) = (JournalConfig::memory(), JournalConfig::disk());
+    assert_ne!(mem.ring.max_total_bytes, disk.ring.max_total_bytes);
+    let mut same = disk;
+    same.ring.max_total_bytes = mem.ring.max_total_bytes;
+    assert_eq!(same, mem);
+    assert_eq!(mem.ring.append_deadline_millis, 30_000);
+}
+
+#[test]
 fn sf_1_a_sender_id_that_is_not_one_directory_name_is_a_typed_error() {
     let sf = scratch("bad-sender-id");
     for id in ["", ".", "..", "a/b", "../x", "a\\b", "nul\0", "/abs"] {
