@@ -1371,6 +1371,14 @@ mod tests {
     }
 
     #[test]
+    fn sf_17_a_keepalive_of_0_is_off_and_one_below_1_ms_is_1_ms() {
+        assert_eq!(keepalive_millis(Duration::ZERO), 0);
+        assert_eq!(keepalive_millis(Duration::from_micros(1)), 1);
+        assert_eq!(keepalive_millis(Duration::from_micros(999)), 1);
+        assert_eq!(keepalive_millis(Duration::from_millis(200)), 200);
+    }
+
+    #[test]
     fn sf_27_a_status_read_after_the_journal_closed_ends_the_drain_as_done() {
         use sf_journal::status::encode_status;
         let c = DrainConfig::new("127.0.0.1:9".parse().expect("an address"));
