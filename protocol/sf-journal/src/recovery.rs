@@ -99,7 +99,8 @@ pub struct Recovery {
     /// The acknowledged FSN the ring starts from: the higher of the lowest surviving FSN − 1
     /// and the persisted watermark (SF-32).
     pub acked_fsn: i64,
-    /// The FSN the next appended frame gets.
+    /// The FSN the next appended frame gets: past the last frame on disk, or with no frame
+    /// left, past what the manifest's active base and the watermark name.
     pub next_fsn: i64,
     /// The manifest's winning record, if one was valid.
     pub manifest: Option<Record>,
@@ -349,7 +350,13 @@ fn finish(
 
     let on_disk_next = segments.last().map(|s| s.scan.next_fsn());
     let mut next_fsn = on_disk_next.unwrap_or(0);
-    if let Some(m) = &manifest {
+    // The manifest says where FSNs resume only when no frame is left on disk. Past the last
+    // frame on disk, its active base names FSNs whose frames were lost (their pages never
+    // reached the disk): resuming there would leave FSNs without frames among those to
+    // replay, which the wire would skip while its sequence, `fsn = fsnAtZero + wireSeq`,
+    // counts them, so every later frame would be acknowledged as the one before it. The lost
+    // frames' FSNs go to the next frames instead, as those of a lost newest segment do.
+    if let (Some(m), None) = (&manifest, on_disk_next) {
         next_fsn = next_fsn.max(m.second);
     }
     let wm = watermark.map(|w| w.fsn());

@@ -536,8 +536,9 @@ impl Ring {
                 _ => 1,
             });
         }
-        // FSNs resume past the last frame on disk only where the watermark or the manifest
-        // says so; then the last segment cannot take the next frame at its own numbering.
+        // FSNs resume past the last frame on disk only where the watermark says so (recovery
+        // then leaves no segment); should a segment be left, it cannot take the next frame at
+        // its own numbering.
         if let Some(last) = ring.segs.back_mut() {
             if last.base.saturating_add(last.offsets.len() as i64) != r.next_fsn {
                 last.capacity = last.used;

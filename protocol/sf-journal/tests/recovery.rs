@@ -8,7 +8,9 @@ use sf_journal::record::{
 };
 use sf_journal::recovery::{recover, RecoveryError, SlotFiles};
 use sf_journal::ring::{Ring, RingConfig};
-use sf_journal::segment::{encode_frame, scan_segment, SegmentError, SegmentHeader};
+use sf_journal::segment::{
+    encode_frame, scan_segment, SegmentError, SegmentHeader, SEGMENT_HEADER_LEN,
+};
 use sf_journal::{slot, FileOp, MemDir};
 
 fn small() -> RingConfig {
@@ -702,4 +704,45 @@ fn sf_30_a_recoverer_fed_one_segment_at_a_time_concludes_what_recover_does() {
         r.segment("sf-0000000000000001.sfa", &[9u8; 64]),
         Err(RecoveryError::Segment { .. })
     ));
+}
+
+#[test]
+fn sf_19_frames_lost_below_the_manifests_active_base_leave_no_fsn_the_wire_skips() {
+    // A host crash kept the manifest naming the newest segment and that segment's header,
+    // but lost its frames and the last frame of the segment before it (their pages never
+    // reached the disk).
+    let (ring, mut dir) = written(12);
+    let files: Vec<String> = ring.segment_files().map(str::to_owned).collect();
+    assert!(files.len() >= 3, "{files:?}");
+    let (prev, last) = (&files[files.len() - 2], &files[files.len() - 1]);
+    dir.get_mut(last).unwrap()[SEGMENT_HEADER_LEN..].fill(0);
+    let scan = scan_segment(dir.get(prev).unwrap()).unwrap();
+    let lost = *scan.frames.last().unwrap();
+    dir.get_mut(prev).unwrap()[lost.offset as usize..].fill(0);
+    let r = recover(&slot_files(&dir), 0).unwrap();
+    dir.apply_all(&r.ops);
+    let mut ring = Ring::from_recovery(small(), &r);
+    let fresh = ring.append(&payload(99), 2_000).unwrap();
+    dir.apply_all(&fresh.ops);
+    let w = ring.connect(0);
+    // However often the drain looks, the frames go out at consecutive FSNs from the first
+    // unacknowledged one: the wire sequence of each stands for its FSN.
+    let mut sent = Vec::new();
+    for _ in 0..64 {
+        if let Some((fsn, at)) = ring.next_to_send() {
+            let bytes = &dir.get(&at.file).unwrap()[at.offset as usize..][..at.len as usize];
+            sent.push((fsn, bytes.to_vec()));
+        }
+    }
+    let fsns: Vec<i64> = sent.iter().map(|(f, _)| *f).collect();
+    let want: Vec<i64> = (w.fsn_at_zero..w.fsn_at_zero + sent.len() as i64).collect();
+    assert_eq!(fsns, want, "no FSN without a frame is skipped on the wire");
+    assert_eq!(sent.last().unwrap().1, payload(99));
+    assert!(
+        sent.len() as i64 > lost.fsn,
+        "the frames before the loss go again"
+    );
+    // The server's OK of the last message acknowledges everything published.
+    let _ = ring.ok(sent.len() as u64 - 1).unwrap();
+    assert_eq!(ring.acked_fsn(), ring.published_fsn());
 }
