@@ -1256,9 +1256,12 @@ pub fn sf_17_a_keepalive_interval_of_0_sends_no_ping(d: &impl Drains) {
     let mut c = DrainConfig::new(s.addr());
     c.request.durable_ack = true;
     c.keepalive = Duration::ZERO;
-    let r = d.drain(c, &j, Instant::now() + Duration::from_millis(400), &|_| {
-        true
-    });
+    let r = d.drain(
+        c,
+        &j,
+        Instant::now() + Duration::from_millis(1_500),
+        &|_| true,
+    );
     assert!(
         matches!(r, Err(DrainError::TimedOut { acked: -1, .. })),
         "{r:?}"
