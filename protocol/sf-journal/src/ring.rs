@@ -1070,9 +1070,14 @@ impl Ring {
             d.bytes -= head.bytes();
             upto = Some(head.fsn);
         }
-        let queue = &d.queue;
-        d.durable
-            .retain(|t, _| queue.iter().any(|e| e.tables.iter().any(|(n, _)| n == t)));
+        // The names still queued, gathered once: a durable ack naming many tables over a long
+        // queue costs the sum of the two, not their product.
+        let named: std::collections::BTreeSet<&str> = d
+            .queue
+            .iter()
+            .flat_map(|e| e.tables.iter().map(|(n, _)| n.as_str()))
+            .collect();
+        d.durable.retain(|t, _| named.contains(t.as_str()));
         match upto {
             Some(fsn) => self.ack(fsn),
             None => Ok(Vec::new()),

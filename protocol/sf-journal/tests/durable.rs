@@ -719,3 +719,34 @@ fn sf_14_a_merged_entry_names_the_newest_ok_and_counts_its_grown_bytes() {
     ));
     assert_eq!(ring.refused_oks(), 1);
 }
+
+#[test]
+fn sf_15_a_durable_ack_naming_many_tables_over_a_long_queue_is_applied_at_once() {
+    let n = 30_000;
+    let mut dir = MemDir::new();
+    let big = RingConfig {
+        segment_bytes: 1 << 20,
+        ..cfg()
+    };
+    let mut ring = durable_ring_with(big, n, &mut dir);
+    for i in 0..n {
+        let _ = ring
+            .ok_with_tables(i as u64, vec![t(&format!("table-{i}"), 2)])
+            .unwrap();
+    }
+    // Every table named and durable but the head's: nothing pops, and the watermarks of
+    // all the others are kept for their entries. Checking each against the whole queue took
+    // seconds (the product of the two); it takes the sum.
+    let ack: Vec<(String, i64)> = (0..n)
+        .map(|i| t(&format!("table-{i}"), if i == 0 { 1 } else { 2 }))
+        .collect();
+    let started = std::time::Instant::now();
+    let _ = ring.durable_ack(&ack).unwrap();
+    let took = started.elapsed();
+    assert_eq!(ring.acked_fsn(), -1);
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+    // The head's table becomes durable: every entry pops on the watermarks kept.
+    let _ = ring.durable_ack(&[t("table-0", 2)]).unwrap();
+    assert_eq!(ring.acked_fsn(), n as i64 - 1);
+    assert_eq!(ring.pending_oks().count(), 0);
+}
