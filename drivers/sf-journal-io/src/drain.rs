@@ -59,7 +59,7 @@ pub struct DrainConfig {
     /// The largest server message taken.
     pub max_inbound_bytes: usize,
     /// `durable_ack_keepalive_interval_millis`: the PING interval while idle with durable
-    /// confirmations pending.
+    /// confirmations pending; 0 sends no PING (as in the reference client).
     pub keepalive: Duration,
     /// The catch-up frames sent first on every connection when the journal has a dictionary
     /// (SF-9); none when `None`.
@@ -588,7 +588,7 @@ impl Pump {
         deadline: Instant,
     ) -> Result<After, DrainError> {
         let millis = |t: Instant| t.duration_since(self.started).as_millis() as u64;
-        let (done, ping) = between_sends(
+        let (done, ping_in) = between_sends(
             journal,
             until,
             c.keepalive,
@@ -601,7 +601,18 @@ impl Pump {
         if Instant::now() >= deadline {
             return Err(deadline_passed(journal));
         }
-        let wait = read_wait(c, self.full);
+        let ping = ping_in == Some(0);
+        let mut wait = read_wait(c, self.full);
+        if let Some(ms) = ping_in {
+            // The read ends when the next PING is due (SF-17), an interval after this one
+            // when it goes now: a poll interval longer than the keepalive does not stretch it.
+            let next = if ms == 0 {
+                keepalive_millis(c.keepalive)
+            } else {
+                ms
+            };
+            wait = wait.min(Duration::from_millis(next).max(Duration::from_millis(1)));
+        }
         self.sent = 0;
         self.full = false;
         self.read = 0;
@@ -741,27 +752,37 @@ pub(crate) fn on_disconnected(journal: &Mutex<Journal>, report: &mut DrainReport
     report.replayed_frames = j.ring().replayed_frames();
 }
 
-/// After a send burst: the checkpoint due, whether the drain is done, whether a PING is due.
+/// The keepalive interval in milliseconds: 0 turns the PING off; a non-zero interval below
+/// 1 ms is 1 ms, not off.
+fn keepalive_millis(keepalive: Duration) -> u64 {
+    match keepalive.as_millis() {
+        0 if !keepalive.is_zero() => 1,
+        ms => u64::try_from(ms).unwrap_or(u64::MAX),
+    }
+}
+
+/// After a send burst: the checkpoint due, whether the drain is done, and in how many
+/// milliseconds a PING is due (`Some(0)`: now; `None`: none comes due as things stand).
 pub(crate) fn between_sends(
     journal: &Mutex<Journal>,
     until: &impl Fn(&Journal) -> bool,
     keepalive: Duration,
     since_start: u64,
     last_sent: u64,
-) -> Result<(bool, bool), DrainError> {
+) -> Result<(bool, Option<u64>), DrainError> {
     let mut j = lock(journal);
     if j.is_closed() {
-        return Ok((true, false));
+        return Ok((true, None));
     }
     // `sf_durability=periodic`: the checkpoint due now, if any.
     let _ = j.checkpoint(crate::journal::monotonic_millis())?;
     if j.acked_fsn() >= j.published_fsn() && until(&j) {
-        return Ok((true, false));
+        return Ok((true, None));
     }
-    let ping = j
+    let ping_in = j
         .ring()
-        .keepalive_due(since_start, last_sent, keepalive.as_millis() as u64);
-    Ok((false, ping))
+        .keepalive_in(since_start, last_sent, keepalive_millis(keepalive));
+    Ok((false, ping_in))
 }
 
 /// One binary message from the server, applied to the journal: `Ok(None)` goes on,
@@ -1347,6 +1368,14 @@ mod tests {
         c.poll = Duration::from_millis(7);
         assert_eq!(read_wait(&c, false), Duration::from_millis(7));
         assert_eq!(read_wait(&c, true), Duration::ZERO);
+    }
+
+    #[test]
+    fn sf_17_a_keepalive_of_0_is_off_and_one_below_1_ms_is_1_ms() {
+        assert_eq!(keepalive_millis(Duration::ZERO), 0);
+        assert_eq!(keepalive_millis(Duration::from_micros(1)), 1);
+        assert_eq!(keepalive_millis(Duration::from_micros(999)), 1);
+        assert_eq!(keepalive_millis(Duration::from_millis(200)), 200);
     }
 
     #[test]

@@ -152,7 +152,9 @@ pub struct JournalStats {
     pub frames_sent: u64,
     /// Payload bytes handed to the drain, replays included.
     pub bytes_sent: u64,
-    /// Frames handed out again after a reconnect or restart (SF-21).
+    /// Frames handed out again after a reconnect (SF-21). Frames a restart recovers were
+    /// never sent by this journal: they count in `recovered_frames`, and here only once a
+    /// reconnect sends them again.
     pub replayed_frames: u64,
     /// Connections opened (successful upgrades).
     pub connections: u64,

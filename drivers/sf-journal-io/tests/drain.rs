@@ -514,6 +514,21 @@ fn sf_18_a_connection_that_breaks_before_any_progress_keeps_the_back_off_growing
 }
 
 #[test]
+fn sf_17_a_keepalive_interval_of_0_sends_no_ping() {
+    scenarios::sf_17_a_keepalive_interval_of_0_sends_no_ping(&Blocking);
+}
+
+#[test]
+fn sf_17_pings_keep_their_interval_when_the_poll_is_longer() {
+    scenarios::sf_17_pings_keep_their_interval_when_the_poll_is_longer(&Blocking);
+}
+
+#[test]
+fn sf_2_appends_return_at_once_while_the_drain_is_stuck_in_a_send() {
+    scenarios::sf_2_appends_return_at_once_while_the_drain_is_stuck_in_a_send(&Blocking);
+}
+
+#[test]
 fn sf_18_a_stalled_send_and_its_close_end_by_the_connect_timeout_and_reconnect() {
     scenarios::sf_18_a_stalled_send_and_its_close_end_by_the_connect_timeout_and_reconnect(
         &Blocking,

@@ -48,6 +48,18 @@ fn sf_1_sf_mode_has_a_10_gib_cap_and_writes_under_sf_dir_sender_id() {
 }
 
 #[test]
+fn sf_1_the_two_modes_differ_in_their_cap_alone() {
+    // Same segments, append deadline (the retry budget of a full ring), sync and trim: only
+    // where unacknowledged data lives, and so the cap, differs.
+    let (mem, disk) = (JournalConfig::memory(), JournalConfig::disk());
+    assert_ne!(mem.ring.max_total_bytes, disk.ring.max_total_bytes);
+    let mut same = disk;
+    same.ring.max_total_bytes = mem.ring.max_total_bytes;
+    assert_eq!(same, mem);
+    assert_eq!(mem.ring.append_deadline_millis, 30_000);
+}
+
+#[test]
 fn sf_1_a_sender_id_that_is_not_one_directory_name_is_a_typed_error() {
     let sf = scratch("bad-sender-id");
     for id in ["", ".", "..", "a/b", "../x", "a\\b", "nul\0", "/abs"] {
@@ -178,6 +190,29 @@ fn sf_6_frames_are_replayable_on_any_later_connection_and_after_a_restart() {
     let mut j = Journal::open(&sf, "s", small()).unwrap();
     let _ = j.connect(2);
     assert_eq!(drain(&mut j), frames(0, 8));
+}
+
+#[test]
+fn sf_21_frames_recovered_after_a_restart_count_as_recovered_not_replayed() {
+    let sf = scratch("replayed-after-restart");
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    for i in 0..4 {
+        let _ = j.append(&payload(i), 0).unwrap();
+    }
+    let _ = j.connect(0);
+    assert_eq!(drain(&mut j), frames(0, 4));
+    drop(j);
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    let _ = j.connect(0);
+    assert_eq!(drain(&mut j), frames(0, 4));
+    // This process never sent them before: recovered, not replayed.
+    assert_eq!(j.stats().recovered_frames, 4);
+    assert_eq!(j.stats().replayed_frames, 0);
+    // Sent again after a reconnect of this process, they are replayed.
+    j.disconnect();
+    let _ = j.connect(0);
+    assert_eq!(drain(&mut j), frames(0, 4));
+    assert_eq!(j.stats().replayed_frames, 4);
 }
 
 #[test]

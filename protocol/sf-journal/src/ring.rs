@@ -1093,9 +1093,14 @@ impl Ring {
             d.bytes -= head.bytes();
             upto = Some(head.fsn);
         }
-        let queue = &d.queue;
-        d.durable
-            .retain(|t, _| queue.iter().any(|e| e.tables.iter().any(|(n, _)| n == t)));
+        // The names still queued, gathered once: a durable ack naming many tables over a long
+        // queue costs the sum of the two, not their product.
+        let named: std::collections::BTreeSet<&str> = d
+            .queue
+            .iter()
+            .flat_map(|e| e.tables.iter().map(|(n, _)| n.as_str()))
+            .collect();
+        d.durable.retain(|t, _| named.contains(t.as_str()));
         match upto {
             Some(fsn) => self.ack(fsn),
             None => Ok(Vec::new()),
@@ -1105,6 +1110,7 @@ impl Ring {
     /// Whether to send a WebSocket PING now (SF-17): only in durable-ack mode, with OKs
     /// waiting for durable acknowledgement, once `interval_millis`
     /// (`durable_ack_keepalive_interval_millis`) has passed since the last frame or PING sent.
+    /// An interval of 0 turns the PING off, as the reference client reads it.
     #[must_use]
     pub fn keepalive_due(
         &self,
@@ -1112,10 +1118,26 @@ impl Ring {
         last_sent_millis: u64,
         interval_millis: u64,
     ) -> bool {
+        self.keepalive_in(now_millis, last_sent_millis, interval_millis) == Some(0)
+    }
+
+    /// How many milliseconds until a PING is due (SF-17): `Some(0)` when
+    /// [`Ring::keepalive_due`] holds, `None` when none comes due as things stand (not in
+    /// durable-ack mode, no OK waiting, no connection, or an interval of 0). A driver waiting
+    /// for the server ends its wait by then, so the PINGs keep their interval however long
+    /// it would wait otherwise.
+    #[must_use]
+    pub fn keepalive_in(
+        &self,
+        now_millis: u64,
+        last_sent_millis: u64,
+        interval_millis: u64,
+    ) -> Option<u64> {
         let pending = self.durable.as_ref().is_some_and(|d| !d.queue.is_empty());
-        pending
-            && self.window.is_some()
-            && now_millis.saturating_sub(last_sent_millis) >= interval_millis
+        if interval_millis == 0 || !pending || self.window.is_none() {
+            return None;
+        }
+        Some(interval_millis.saturating_sub(now_millis.saturating_sub(last_sent_millis)))
     }
 
     /// Whether the ring is in durable-ack mode ([`Ring::with_durable_ack`]).

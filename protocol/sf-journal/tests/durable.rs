@@ -152,6 +152,32 @@ fn sf_15_a_durable_ack_pops_every_fully_covered_head_entry_in_order() {
 }
 
 #[test]
+fn sf_15_a_durable_ack_advances_to_the_fsn_of_the_covered_ok_after_catch_up_frames() {
+    let mut dir = MemDir::new();
+    let mut ring = Ring::new(cfg()).with_durable_ack(OkQueueLimits::default());
+    for _ in 0..6 {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+    // Two catch-up frames take wire sequences 0 and 1: FSN 0 goes at 2, FSN 1 at 3.
+    let _ = ring.connect(2);
+    ring.catch_up_sent();
+    ring.catch_up_sent();
+    while ring.next_to_send().is_some() {}
+    // The OK of a catch-up frame queues nothing.
+    let _ = ring.ok_with_tables(1, vec![]).unwrap();
+    assert_eq!(ring.pending_oks().count(), 0);
+    let _ = ring.ok_with_tables(3, vec![t("a", 1)]).unwrap();
+    let _ = ring.ok_with_tables(5, vec![t("a", 2)]).unwrap();
+    let q: Vec<_> = ring.pending_oks().map(|e| (e.fsn, e.wire_seq)).collect();
+    assert_eq!(q, [(1, 3), (3, 5)]);
+    // The covered entry's FSN, not its wire sequence, becomes the acknowledged FSN.
+    let _ = ring.durable_ack(&[t("a", 1)]).unwrap();
+    assert_eq!(ring.acked_fsn(), 1);
+    let _ = ring.durable_ack(&[t("a", 2)]).unwrap();
+    assert_eq!(ring.acked_fsn(), 3);
+}
+
+#[test]
 fn sf_15_an_entry_without_tables_pops_with_the_next_durable_ack() {
     let mut dir = MemDir::new();
     let mut ring = durable_ring(3, &mut dir);
@@ -462,6 +488,34 @@ fn sf_17_a_ping_is_due_when_idle_for_the_interval_with_confirmations_pending() {
 }
 
 #[test]
+fn sf_17_the_next_ping_is_due_an_interval_after_the_last_send() {
+    let mut dir = MemDir::new();
+    let mut ring = durable_ring(3, &mut dir);
+    // Nothing waits for durability: no PING comes due, however long a driver waits.
+    assert_eq!(ring.keepalive_in(1_000, 1_000, 200), None);
+    let _ = ring.ok_with_tables(0, vec![t("a", 1)]).unwrap();
+    assert_eq!(ring.keepalive_in(1_000, 1_000, 200), Some(200));
+    assert_eq!(ring.keepalive_in(1_150, 1_000, 200), Some(50));
+    assert_eq!(ring.keepalive_in(1_200, 1_000, 200), Some(0));
+    assert_eq!(ring.keepalive_in(9_000, 1_000, 200), Some(0));
+    assert_eq!(ring.keepalive_in(9_000, 1_000, 0), None);
+    ring.disconnect();
+    assert_eq!(ring.keepalive_in(9_000, 1_000, 200), None);
+}
+
+#[test]
+fn sf_17_an_interval_of_0_disables_the_ping() {
+    let mut dir = MemDir::new();
+    let mut ring = durable_ring(3, &mut dir);
+    let _ = ring.ok_with_tables(0, vec![t("a", 1)]).unwrap();
+    assert!(ring.keepalive_due(1_200, 1_000, 200));
+    // `durable_ack_keepalive_interval_millis=0` turns the idle PING off, as in the reference
+    // client; it is not a PING at every look.
+    assert!(!ring.keepalive_due(1_200, 1_000, 0));
+    assert!(!ring.keepalive_due(1_000_000, 0, 0));
+}
+
+#[test]
 fn sf_14_after_a_reconnect_the_replayed_frames_are_acknowledged_again() {
     let mut dir = MemDir::new();
     let mut ring = durable_ring(4, &mut dir);
@@ -664,4 +718,37 @@ fn sf_14_a_merged_entry_names_the_newest_ok_and_counts_its_grown_bytes() {
         })
     ));
     assert_eq!(ring.refused_oks(), 1);
+}
+
+#[test]
+// The engine's own cost is what is measured: the test reads a clock, the engine does not.
+#[allow(clippy::disallowed_methods)]
+fn sf_15_a_durable_ack_naming_many_tables_over_a_long_queue_is_applied_at_once() {
+    let n = 30_000;
+    let mut dir = MemDir::new();
+    let big = RingConfig {
+        segment_bytes: 1 << 20,
+        ..cfg()
+    };
+    let mut ring = durable_ring_with(big, n, &mut dir);
+    for i in 0..n {
+        let _ = ring
+            .ok_with_tables(i as u64, vec![t(&format!("table-{i}"), 2)])
+            .unwrap();
+    }
+    // Every table named and durable but the head's: nothing pops, and the watermarks of
+    // all the others are kept for their entries. Checking each against the whole queue took
+    // seconds (the product of the two); it takes the sum.
+    let ack: Vec<(String, i64)> = (0..n)
+        .map(|i| t(&format!("table-{i}"), if i == 0 { 1 } else { 2 }))
+        .collect();
+    let started = std::time::Instant::now();
+    let _ = ring.durable_ack(&ack).unwrap();
+    let took = started.elapsed();
+    assert_eq!(ring.acked_fsn(), -1);
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+    // The head's table becomes durable: every entry pops on the watermarks kept.
+    let _ = ring.durable_ack(&[t("table-0", 2)]).unwrap();
+    assert_eq!(ring.acked_fsn(), n as i64 - 1);
+    assert_eq!(ring.pending_oks().count(), 0);
 }

@@ -783,3 +783,36 @@ fn sf_31_a_manifest_past_the_frames_on_disk_is_no_gap_once_acknowledged() {
         Err(RecoveryError::Gap { found, .. }) if found == active_base
     ));
 }
+
+#[test]
+fn sf_19_frames_lost_below_the_manifests_active_base_refuse_the_slot_rather_than_leave_fsns_the_wire_skips(
+) {
+    // A host crash kept the manifest naming the newest segment and that segment's header,
+    // but lost its frames and the last frame of the segment before it (their pages never
+    // reached the disk). Resuming at the manifest's active base would leave FSNs without
+    // frames among those to replay, which the wire skips while `fsn = fsnAtZero + wireSeq`
+    // counts them; resuming past the last frame on disk would hand the lost frames' FSNs to
+    // new frames and lose them without a word. The slot is refused as the gap it is (SF-31).
+    let (ring, mut dir) = written(12);
+    let files: Vec<String> = ring.segment_files().map(str::to_owned).collect();
+    assert!(files.len() >= 3, "{files:?}");
+    let (prev, last) = (&files[files.len() - 2], &files[files.len() - 1]);
+    dir.get_mut(last).unwrap()[SEGMENT_HEADER_LEN..].fill(0);
+    let scan = scan_segment(dir.get(prev).unwrap()).unwrap();
+    let lost = *scan.frames.last().unwrap();
+    dir.get_mut(prev).unwrap()[lost.offset as usize..].fill(0);
+    match recover(&slot_files(&dir), 0) {
+        Err(RecoveryError::Gap {
+            prev: p,
+            next,
+            expected,
+            found,
+        }) => {
+            assert_eq!(&p, prev);
+            assert_eq!(next, slot::MANIFEST);
+            assert_eq!(expected, lost.fsn, "the first FSN lost");
+            assert!(found > expected, "{found}");
+        }
+        other => panic!("recovered past lost frames: {other:?}"),
+    }
+}

@@ -1225,3 +1225,113 @@ pub fn sf_18_a_send_to_a_server_reading_slowly_ends_by_the_connect_timeout_and_r
     assert_eq!((r.connections, r.breaks), (2, 1), "{r:?}");
     assert_eq!(j.lock().unwrap().acked_fsn(), 0);
 }
+
+pub fn sf_2_appends_return_at_once_while_the_drain_is_stuck_in_a_send(d: &impl Drains) {
+    // The first connection reads nothing: 96 frames of 256 KiB fill the socket buffers and
+    // one send waits its whole bound (the connect timeout, 4 s). A producer appending
+    // meanwhile must not wait for that send: the journal is not held across the wire.
+    let s = LoopbackServer::start(ServerConfig {
+        seed: 7,
+        script: vec![Conn::Stall],
+        max_connection_life: Duration::from_secs(15),
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let j = heavy(96);
+    let mut c = DrainConfig::new(s.addr());
+    c.connect_timeout = Duration::from_secs(4);
+    let started = Instant::now();
+    std::thread::scope(|sc| {
+        let producer = sc.spawn(|| {
+            // Bounded wait for the stalled connection, then time for its buffers to fill
+            // (the drain is then inside a send until some 4 s after the upgrade).
+            let by = Instant::now() + Duration::from_secs(20);
+            while s.connections().is_empty() && Instant::now() < by {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            std::thread::sleep(Duration::from_millis(1_000));
+            let mut slowest = Duration::ZERO;
+            for i in 96..106 {
+                let mut f = payload(i);
+                f.resize(256 << 10, b'.');
+                let t = Instant::now();
+                let fsn = sf_journal_io::journal::append_waiting(&j, &f).unwrap();
+                slowest = slowest.max(t.elapsed());
+                assert_eq!(fsn, i as i64);
+            }
+            (slowest, started.elapsed())
+        });
+        let r = d
+            .drain(c, &j, Instant::now() + Duration::from_secs(30), &|j| {
+                j.published_fsn() == 105
+            })
+            .unwrap();
+        let (slowest, appended_by) = producer.join().unwrap();
+        // A drain holding the journal across the stuck send keeps an append waiting for
+        // seconds.
+        assert!(
+            slowest < Duration::from_millis(1_500),
+            "an append waited for the wire: {slowest:?}"
+        );
+        // And the appends did run while the send was stuck (it ends some 4 s in).
+        assert!(
+            appended_by < Duration::from_millis(3_500),
+            "the appends came too late to meet the stalled send: {appended_by:?}"
+        );
+        assert_eq!((r.connections, r.breaks), (2, 1), "{r:?}");
+    });
+    assert_eq!(j.lock().unwrap().acked_fsn(), 105);
+}
+
+pub fn sf_17_a_keepalive_interval_of_0_sends_no_ping(d: &impl Drains) {
+    // The server sends its durable ack only after a PING: with the keepalive off
+    // (`durable_ack_keepalive_interval_millis=0`, as the reference client reads it) none goes
+    // out, so nothing becomes durable before the deadline.
+    let s = LoopbackServer::start(ServerConfig {
+        durable_after_pings: 1,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let j = durable_filled(OkQueueLimits::default(), 4);
+    let mut c = DrainConfig::new(s.addr());
+    c.request.durable_ack = true;
+    c.keepalive = Duration::ZERO;
+    let r = d.drain(
+        c,
+        &j,
+        Instant::now() + Duration::from_millis(1_500),
+        &|_| true,
+    );
+    assert!(
+        matches!(r, Err(DrainError::TimedOut { acked: -1, .. })),
+        "{r:?}"
+    );
+    let c = &s.connections()[0];
+    assert_eq!(c.frames.iter().filter(|f| f.opcode == 9).count(), 0);
+    assert!(!c.sent.is_empty(), "the OKs came and wait for durability");
+}
+
+pub fn sf_17_pings_keep_their_interval_when_the_poll_is_longer(d: &impl Drains) {
+    // The server sends its durable ack after the third PING: with a PING every 30 ms that is
+    // some 100 ms after the OKs. A drain that looks for a due PING only when a read wait of
+    // the poll interval (1 s) ends sends one a second, and takes some 3 s.
+    let s = LoopbackServer::start(ServerConfig {
+        durable_after_pings: 3,
+        ack_one_in: 1,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let j = durable_filled(OkQueueLimits::default(), 4);
+    let mut c = DrainConfig::new(s.addr());
+    c.request.durable_ack = true;
+    c.keepalive = Duration::from_millis(30);
+    c.poll = Duration::from_secs(1);
+    let started = Instant::now();
+    let r = d
+        .drain(c, &j, started + Duration::from_secs(20), &|_| true)
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(j.lock().unwrap().acked_fsn(), 3);
+    assert!(r.pings >= 3, "{r:?}");
+    assert!(took < Duration::from_millis(1_500), "{took:?} {r:?}");
+}
