@@ -380,7 +380,11 @@ impl Consumer {
     /// Asks for the next delivery (EC-2) and waits for it at most `timeout`: one output
     /// batch, decoded and checked against the consumer's fields (EC-3). `Ok(None)` once the
     /// consumer is over (closed, not restorable) or the client stopped. After
-    /// [`Error::TimedOut`] the read stays out and its delivery goes to the next call.
+    /// [`Error::TimedOut`] the read stays out and its delivery goes to the next call. After
+    /// an interruption, the first delivery of the restored consumer names a later
+    /// [`DeliveryRef::attachment`](nervix_protocol::client::DeliveryRef) than those before it:
+    /// the interruption is surfaced with it even when the observers lost their `Interrupted`
+    /// event under load (EC-5).
     pub fn next_delivery(&mut self, timeout: Duration) -> Result<Option<Delivery>, Error> {
         if !self.asked {
             if self

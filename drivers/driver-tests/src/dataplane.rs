@@ -13,7 +13,7 @@ use nervix_harness::cluster::{
 };
 use nervix_loopback::{Loopback, LoopbackConfig};
 use nervix_protocol::client::{
-    BatchOutcome, ConsumerSpec, Decision, ProducerEvent, ProducerSpec, SettleResult,
+    BatchOutcome, ConsumerEvent, ConsumerSpec, Decision, ProducerEvent, ProducerSpec, SettleResult,
 };
 use std::time::{Duration, Instant};
 
@@ -422,6 +422,79 @@ pub fn p_8_interruption_and_restoration_observed<D: Driver>() {
     }
 }
 
+/// EC-5: a consumer's interruption is surfaced before any batch of its new attachment, to an
+/// application that reads deliveries alone as much as to observers. In band, every delivery
+/// of the new attachment names a later attachment than the deliveries before the loss (and a
+/// reference of the old attachment can no longer be settled); to observers, `Interrupted`
+/// comes before `Restored`.
+pub fn ec_5_interruption_surfaced_before_the_new_attachments_batches<D: Driver>() {
+    let lb = Loopback::start(LoopbackConfig::default()).unwrap();
+    for via in spoken::<D>(&BOTH) {
+        let d = D::new();
+        let client = connected(&d, &lb, via);
+        let mut events = d.events(&client);
+        let mut consumer = d
+            .consumer(
+                &client,
+                ConsumerSpec::new("tenant", EMITTER, emitter_fields()),
+            )
+            .unwrap();
+        let first = d
+            .next_delivery(&mut consumer, WAIT)
+            .unwrap()
+            .expect("the consumer goes on");
+        let r = d
+            .settle(&mut consumer, first.reference, Decision::Ack)
+            .unwrap();
+        assert_eq!(r, SettleResult::Confirmed, "{via:?}");
+        let old = first.reference.attachment;
+        lb.cut_streams(lb.leader());
+        // A delivery read ahead before the loss may still come; the first one of the new
+        // attachment names it.
+        let end = Instant::now() + WAIT;
+        let renewed = loop {
+            let left = end.saturating_duration_since(Instant::now());
+            let next = d
+                .next_delivery(&mut consumer, left)
+                .unwrap()
+                .unwrap_or_else(|| panic!("{via:?}: the consumer ended"));
+            if next.reference.attachment != old {
+                break next;
+            }
+            assert!(
+                Instant::now() < end,
+                "{via:?}: no delivery of a new attachment"
+            );
+        };
+        assert!(
+            renewed.reference.attachment > old,
+            "{via:?}: {} after {old}",
+            renewed.reference.attachment
+        );
+        let r = d
+            .settle(&mut consumer, renewed.reference, Decision::Ack)
+            .unwrap();
+        assert_eq!(r, SettleResult::Confirmed, "{via:?}");
+        // The observers heard it too, in order.
+        let mut seen = Vec::new();
+        while !seen.iter().any(|e| matches!(e, ConsumerEvent::Restored(_))) {
+            let left = end.saturating_duration_since(Instant::now());
+            match d.next_driver_event(&mut events, left) {
+                Some(DriverEvent::Consumer { event, .. }) => seen.push(event),
+                Some(_) => {}
+                None => panic!("{via:?}: no restoration reached the observers: {seen:?}"),
+            }
+        }
+        assert_eq!(
+            seen.first(),
+            Some(&ConsumerEvent::Interrupted),
+            "{via:?}: {seen:?}"
+        );
+        d.close_consumer(consumer, WAIT).unwrap();
+        d.close(client, true).unwrap();
+    }
+}
+
 /// Tests of `tests/dataplane.rs`, for `tokio` or `blocking`.
 #[macro_export]
 macro_rules! dataplane_tests {
@@ -457,6 +530,14 @@ macro_rules! dataplane_tests {
             $crate::run!(Tokio, dataplane::c_10_withdrawn_never_taken(Via::Grpc))
         }
         #[test]
+        fn ec_5_a_consumers_interruption_is_surfaced_before_its_new_attachments_batches_over_loopback(
+        ) {
+            $crate::run!(
+                Tokio,
+                dataplane::ec_5_interruption_surfaced_before_the_new_attachments_batches()
+            )
+        }
+        #[test]
         fn p_8_a_producers_interruption_and_restoration_reach_observers_over_loopback() {
             $crate::run!(
                 Tokio,
@@ -470,6 +551,14 @@ macro_rules! dataplane_tests {
             $crate::run!(
                 Blocking,
                 dataplane::p_8_interruption_and_restoration_observed()
+            )
+        }
+        #[test]
+        fn ec_5_a_consumers_interruption_is_surfaced_before_its_new_attachments_batches_blocking(
+        ) {
+            $crate::run!(
+                Blocking,
+                dataplane::ec_5_interruption_surfaced_before_the_new_attachments_batches()
             )
         }
         #[test]

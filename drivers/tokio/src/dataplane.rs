@@ -310,7 +310,10 @@ impl Consumer {
     /// Asks for the next delivery (EC-2) and waits for it: one output batch, decoded and
     /// checked against the consumer's fields (EC-3). `None` once the consumer is over
     /// (closed, not restorable) or the client stopped. Cancel-safe: the read stays out and
-    /// its delivery goes to the next call.
+    /// its delivery goes to the next call. After an interruption, the first delivery of the
+    /// restored consumer names a later [`DeliveryRef::attachment`](nervix_protocol::client::DeliveryRef)
+    /// than those before it: the interruption is surfaced with it even when the observers
+    /// lost their `Interrupted` event under load (EC-5).
     pub async fn next_delivery(&mut self) -> Option<Delivery> {
         if let Ok(d) = self.rx.try_recv() {
             self.pull.notify_one();

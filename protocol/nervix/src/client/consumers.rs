@@ -176,7 +176,11 @@ impl ConsumerDescription {
 pub struct DeliveryRef {
     /// The consumer.
     pub consumer: ConsumerId,
-    /// The attachment that delivered it (a count of the consumer's attachments).
+    /// The attachment that delivered it (a count of the consumer's attachments). A new
+    /// attachment opens only after an interruption, so a delivery naming a later attachment
+    /// than the one before it tells an application that reads deliveries alone that the
+    /// consumer was interrupted in between, before it processes the batch (EC-5); the
+    /// [`ConsumerEvent::Interrupted`] that precedes it says the same to whoever reads events.
     pub attachment: u64,
     /// The attempt's reference.
     pub reference: [u8; 16],
