@@ -3424,3 +3424,51 @@ fn d_3_after_a_loss_the_endpoints_learned_from_redirects_and_observations_and_ev
         "the redirect's leader first"
     );
 }
+
+#[test]
+fn d_1_a_redirected_command_of_a_transaction_is_repeated_at_the_leader_only_after_the_attach() {
+    let (mut r, s1) = begun();
+    let h = r.exec("CREATE RELAY a;");
+    let (id, cmd) = r.last_command();
+    r.feed(
+        s1,
+        outcome_frame(
+            id,
+            answer(
+                &cmd.execution_reference,
+                redirect(Some("https://node-2:7443/")),
+            ),
+        ),
+    );
+    assert_eq!(r.connects.last().unwrap().1, ep("https://node-2:7443/"));
+    let before = r.sent.len();
+    let s2 = r.open();
+    let order: Vec<ClientRequest> = r.sent[before..]
+        .iter()
+        .map(|(_, m)| m.request.client_request_type())
+        .collect();
+    assert_eq!(
+        order,
+        vec![ClientRequest::AttachTransactionRequest],
+        "the transaction is attached at the leader first, and nothing of it goes before"
+    );
+    let (_, attach) = r.last();
+    let ClientRequestT::AttachTransactionRequest(a) = &attach.request else {
+        unreachable!()
+    };
+    assert_eq!(a.transaction_id, "tx-1");
+    r.feed(
+        s2,
+        attach_reply(attach.request_id, attached(status("tx-1", "d1", 0))),
+    );
+    let (id2, again) = r.last_command();
+    assert_eq!(
+        again, cmd,
+        "then the command, unchanged, under its reference"
+    );
+    assert_eq!(r.sent.len(), before + 2);
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 1)));
+    r.feed(s2, outcome_frame(id2, o));
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+}
