@@ -44,7 +44,8 @@
 //! console), advertising the real ports so redirects cross real sockets. Tests reach its faults:
 //! `kill`, `revive`, `cut_streams`, `drop_replies`, `set_leader`, `slow_reader` (a node that waits
 //! before reading each piece a client sent, so a client's writes back up to its write deadline), and
-//! `inject` (UNAVAILABLE/503, a gRPC status, a close code, an oversized frame), `flood_notices`
+//! `inject` (UNAVAILABLE/503, a gRPC status, a close code, an oversized frame, a text message on
+//! a console call), `flood_notices`
 //! (unsolicited frames of a chosen size) and `send_raw_then_finish` (a gRPC body cut inside a
 //! message). `node_hosts` gives each node a host name and a certificate of its own, so a redirect
 //! to another name is verified against that name and a certificate for the wrong name is refused
