@@ -166,6 +166,35 @@ pub fn rs_1_restored<D: Driver>(via: Via) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// F-2: a console call's frames are binary messages. A text message is no frame: it ends the
+/// attempt as a transport failure, never skipped, and the restore goes again whole under its
+/// reference, which recovers its outcome.
+pub fn f_2_text_on_a_console_call_ends_the_attempt<D: Driver>() {
+    let d = D::new();
+    let via = Via::Console(WsAuth::Header);
+    let (lb, config, dir) = setup::<D>("text", via);
+    let report = backed_up(&d, &config);
+    let transfers = d.transfers(&config).unwrap();
+    let archive = d
+        .backup(&transfers, &report, &dir.join("tenant.nxb"))
+        .unwrap();
+    let info = info_of(&archive);
+    let mut call = restore_call("restore-f2-text-1", info);
+    lb.inject(CallFault::CallTextMessage);
+    let outcome = d.restore(&transfers, &mut call, &archive).unwrap();
+    assert!(
+        matches!(outcome, RestoreOutcome::Completed { .. }),
+        "the restore ended as {outcome:?}"
+    );
+    assert_eq!(
+        lb.calls_to(restore_path(via)).len(),
+        2,
+        "the attempt that met the text message ended, and the restore went again"
+    );
+    assert_eq!(call.attempts(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// T-3a: on the console, under header and query credentials, a download and a restore each
 /// come on a connection of their own at their own path, presenting the credentials the way
 /// the configuration says (T-4); uploads have no console call.
@@ -735,6 +764,10 @@ macro_rules! transfers_tests {
             $crate::run!(Tokio, transfers::t_4_colon_refused())
         }
         #[test]
+        fn f_2_a_text_message_on_a_console_call_ends_the_attempt() {
+            $crate::run!(Tokio, transfers::f_2_text_on_a_console_call_ends_the_attempt())
+        }
+        #[test]
         fn progress_over_grpc_is_told_per_attempt_and_shows_restarts() {
             $crate::run!(
                 Tokio,
@@ -800,6 +833,10 @@ macro_rules! transfers_tests {
         fn a_4_a_backup_downloaded_on_the_console_lands_verified_once_then_is_not_retained_blocking(
         ) {
             $crate::run!(Blocking, transfers::a_4_downloaded_once(Via::Console(WsAuth::Header)))
+        }
+        #[test]
+        fn f_2_a_text_message_on_a_console_call_ends_the_attempt_blocking() {
+            $crate::run!(Blocking, transfers::f_2_text_on_a_console_call_ends_the_attempt())
         }
         #[test]
         fn progress_on_the_console_is_told_per_attempt_and_shows_restarts_blocking() {

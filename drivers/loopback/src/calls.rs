@@ -90,6 +90,21 @@ pub(crate) async fn serve_ws<T>(
                     let _ = sink.send(close(c)).await;
                     return;
                 }
+                let text = {
+                    let mut s = lock(&shared);
+                    let text = s.call_texts > 0;
+                    s.call_texts = s.call_texts.saturating_sub(1);
+                    text
+                };
+                if text
+                    && sink
+                        .send(Message::Text("not a frame".into()))
+                        .await
+                        .is_err()
+                {
+                    end(&shared, id, false);
+                    return;
+                }
                 let mut s = lock(&shared);
                 let now = s.now();
                 s.cluster.call_frame(now, id, b);

@@ -44,7 +44,8 @@
 //! console), advertising the real ports so redirects cross real sockets. Tests reach its faults:
 //! `kill`, `revive`, `cut_streams`, `drop_replies`, `set_leader`, `slow_reader` (a node that waits
 //! before reading each piece a client sent, so a client's writes back up to its write deadline), and
-//! `inject` (UNAVAILABLE/503, a gRPC status, a close code, an oversized frame), `flood_notices`
+//! `inject` (UNAVAILABLE/503, a gRPC status, a close code, an oversized frame, a text message on
+//! a console call), `flood_notices`
 //! (unsolicited frames of a chosen size) and `send_raw_then_finish` (a gRPC body cut inside a
 //! message). `node_hosts` gives each node a host name and a certificate of its own, so a redirect
 //! to another name is verified against that name and a certificate for the wrong name is refused
@@ -253,6 +254,9 @@ pub enum CallFault {
     CloseCode(u16),
     /// Send a message one byte above the frame limit as the next server frame.
     OversizedFrame,
+    /// Answer the next client frame of a console call (a download or a restore) with a text
+    /// message first, then serve the frame as usual.
+    CallTextMessage,
 }
 
 /// What a stream's task is told to send.
@@ -283,6 +287,8 @@ pub(crate) struct State {
     pub auth_unavailable: u32,
     pub frame_faults: Vec<CallFault>,
     pub oversize: u32,
+    /// [`CallFault::CallTextMessage`]s still to act.
+    pub call_texts: u32,
     pub drop_replies: Vec<bool>,
     /// Per node: how long its streams wait before reading each piece of what a client sent.
     pub slow_reader: Vec<Option<Duration>>,
@@ -616,6 +622,7 @@ impl Loopback {
             auth_unavailable: 0,
             frame_faults: Vec::new(),
             oversize: 0,
+            call_texts: 0,
             drop_replies: vec![false; nodes],
             slow_reader: vec![None; nodes],
             users: config.users.clone(),
@@ -774,6 +781,7 @@ impl Loopback {
         match fault {
             CallFault::AuthUnavailable => s.auth_unavailable += 1,
             CallFault::OversizedFrame => s.oversize += 1,
+            CallFault::CallTextMessage => s.call_texts += 1,
             f => s.frame_faults.push(f),
         }
     }

@@ -283,7 +283,9 @@ impl Transfers {
 
     /// The next binary message within `wait`: `Ok(Err(end))` when the connection closed or
     /// failed first (`end` says how: a close with 1001 is a transport failure, T-3a; one with
-    /// 1003, 1007, 1008 or 1009 refused a frame, T-3), `Err(())` when the wait passed.
+    /// 1003, 1007, 1008 or 1009 refused a frame, T-3), or when a text message came, which is
+    /// no frame (F-2) and ends the attempt as a transport failure, never skipped; `Err(())`
+    /// when the wait passed.
     async fn next_ws(
         &self,
         ws: &mut Ws,
@@ -300,7 +302,9 @@ impl Transfers {
                     let code = f.map(|f| u16::from(f.code));
                     return Ok(Err(code.map_or(CallEnd::Retry, CallEnd::of_close_code)));
                 }
-                Ok(Some(Err(_))) | Ok(None) => return Ok(Err(CallEnd::Retry)),
+                Ok(Some(Err(_))) | Ok(None) | Ok(Some(Ok(Message::Text(_)))) => {
+                    return Ok(Err(CallEnd::Retry))
+                }
                 Ok(Some(Ok(_))) => {}
             }
         }

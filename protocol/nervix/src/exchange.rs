@@ -19,7 +19,7 @@ use crate::frame::ServerFrame;
 use crate::schema::*;
 use crate::time::Timestamp;
 use crate::transfer::{TransferAssembler, TransferProgress};
-use crate::violation::ProtocolViolation;
+use crate::violation::{ProtocolViolation, TransferViolation};
 use bytes::Bytes;
 use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
@@ -540,6 +540,13 @@ impl Exchange {
         };
         match kind {
             // The frame moves on; cloning it would cost an allocation per reply.
+            Kind::Reply(id) if self.assembler.assembling() == Some(id) => {
+                // F-7, C-4: a request in the middle of its transfer is answered by the joined
+                // reply alone; a whole reply now would be a second terminal reply.
+                self.violation(ProtocolViolation::Transfer(
+                    TransferViolation::WholeReplyDuringTransfer { request_id: id },
+                ))
+            }
             Kind::Reply(id) => self.terminal(now, id, frame),
             Kind::Part(id) => {
                 // Only a request that is out (or was abandoned while out) can be answered in

@@ -185,6 +185,13 @@ pub enum TransferViolation {
     /// The joined Reply is itself a transfer part.
     #[error("the joined transfer is itself a transfer part")]
     JoinedIsTransferPart,
+    /// A whole reply arrived for the request whose parts are being joined: the request is
+    /// answered by the joined reply alone (C-4).
+    #[error("a whole reply to request {request_id} arrived while its parts were being joined")]
+    WholeReplyDuringTransfer {
+        /// The request being assembled.
+        request_id: u64,
+    },
 }
 
 /// A received frame broke the protocol. Typed, so a session can act on it and a test can

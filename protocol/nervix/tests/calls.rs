@@ -2563,3 +2563,52 @@ fn progress_fraction_and_wholeness_at_their_edges() {
     // Never above one.
     assert_eq!(Progress::new(1, 20, 10).fraction(), 1.0);
 }
+
+/// `frame` with its file identifier replaced by `id`: the same bytes, announced as another root.
+fn relabelled(frame: &Bytes, id: &[u8; 4]) -> Bytes {
+    let mut b = frame.to_vec();
+    b[4..8].copy_from_slice(id);
+    Bytes::from(b)
+}
+
+fn wrong_identifier(v: &CallViolation, expected: &[u8; 4]) -> bool {
+    matches!(
+        v,
+        CallViolation::Frame(nervix_protocol::violation::ProtocolViolation::WrongIdentifier { expected: e, .. }) if e == expected
+    )
+}
+
+#[test]
+fn f_3_every_separate_call_checks_the_identifier_of_what_it_reads() {
+    // An upload's reply must be NXUR: its own bytes announced as a restore reply are refused
+    // before anything is read.
+    let (mut call, _) = streamed_upload(10);
+    let reply = upload_reply(Some(1), installed("up-1", 4));
+    let step = call.on_reply(T0, relabelled(&reply, b"NXRR"));
+    assert!(
+        matches!(&step, UploadStep::Interrupted { cause: Interruption::Violation(v), .. } if wrong_identifier(v, b"NXUR")),
+        "{step:?}"
+    );
+    // A restore's reply must be NXRR.
+    let (mut call, _) = streamed_restore(10);
+    let reply = restore_reply(Some(1), restore_outcome(REF, completed()));
+    let step = call.on_reply(T0, relabelled(&reply, b"NXUR"));
+    assert!(
+        matches!(&step, RestoreStep::Interrupted { cause: Interruption::Violation(v), .. } if wrong_identifier(v, b"NXRR")),
+        "{step:?}"
+    );
+    // A download's frames must be NXBD, the first and every later one.
+    let bytes = archive(5000, 3);
+    for at in 0..3 {
+        let mut d = download_of(&bytes);
+        d.start(T0).unwrap();
+        let mut frames = good_stream(&bytes, 2500);
+        frames[at] = relabelled(&frames[at], b"NXBQ");
+        let (_, step) = feed_download(&mut d, &frames);
+        assert!(
+            matches!(&step, DownloadStep::Interrupted { cause: Interruption::Violation(v), .. } if wrong_identifier(v, b"NXBD")),
+            "frame {at}: {step:?}"
+        );
+        assert!(!d.is_verified());
+    }
+}

@@ -3355,3 +3355,120 @@ fn l_3_the_selected_domain_does_not_change_while_a_begin_is_unanswered() {
     r.c.select_domain(Some("d2")).unwrap();
     assert_eq!(r.c.selected_domain(), Some("d2"));
 }
+
+#[test]
+fn d_3_after_a_loss_the_endpoints_learned_from_redirects_and_observations_and_every_seed_are_tried()
+{
+    let seeds = vec![ep("https://seed-1:7443/"), ep("https://seed-2:7443/")];
+    let mut cfg = ClientConfig::new(seeds.clone(), 11);
+    cfg.max_learned_endpoints = 2;
+    cfg.call_timeout = Duration::from_secs(3600);
+    let mut r = Rig::with(cfg);
+    r.exec("CREATE RELAY a;");
+    let s1 = r.open();
+    // One endpoint learned from an observation, one from a redirect.
+    r.feed(
+        s1,
+        server(ServerBodyT::LeadershipObserved(Box::new(
+            LeadershipObservedT {
+                leadership: LeadershipT::LeaderIsRemote(Box::new(LeaderIsRemoteT {
+                    leader: Box::new(LeaderEndpointsT {
+                        node: "node-3".into(),
+                        grpc_uri: Some("https://node-3:7443/".into()),
+                        web_console_uri: None,
+                    }),
+                })),
+            },
+        ))),
+    );
+    let (id, cmd) = r.last_command();
+    r.feed(
+        s1,
+        outcome_frame(
+            id,
+            answer(
+                &cmd.execution_reference,
+                redirect(Some("https://node-4:7443/")),
+            ),
+        ),
+    );
+    assert_eq!(r.connects.last().unwrap().1, ep("https://node-4:7443/"));
+    // From here on no endpoint answers: each attempt fails, and the next goes after its pause.
+    let mut tried = Vec::new();
+    for _ in 0..12 {
+        let (sid, endpoint) = r.connects.last().cloned().unwrap();
+        tried.push(endpoint);
+        let before = r.connects.len();
+        r.c.handle_closed(r.now, sid);
+        r.pump();
+        let mut waited = 0;
+        while r.connects.len() == before {
+            assert!(waited < 60, "no new attempt within a minute of a failure");
+            r.advance(Duration::from_secs(1));
+            waited += 1;
+        }
+    }
+    let learned = [ep("https://node-3:7443/"), ep("https://node-4:7443/")];
+    for e in learned.iter().chain(seeds.iter()) {
+        assert!(tried.contains(e), "{e} was never tried: {tried:?}");
+    }
+    assert!(
+        tried
+            .iter()
+            .all(|e| learned.contains(e) || seeds.contains(e)),
+        "only learned endpoints and seeds are tried: {tried:?}"
+    );
+    assert_eq!(
+        tried.first(),
+        Some(&ep("https://node-4:7443/")),
+        "the redirect's leader first"
+    );
+}
+
+#[test]
+fn d_1_a_redirected_command_of_a_transaction_is_repeated_at_the_leader_only_after_the_attach() {
+    let (mut r, s1) = begun();
+    let h = r.exec("CREATE RELAY a;");
+    let (id, cmd) = r.last_command();
+    r.feed(
+        s1,
+        outcome_frame(
+            id,
+            answer(
+                &cmd.execution_reference,
+                redirect(Some("https://node-2:7443/")),
+            ),
+        ),
+    );
+    assert_eq!(r.connects.last().unwrap().1, ep("https://node-2:7443/"));
+    let before = r.sent.len();
+    let s2 = r.open();
+    let order: Vec<ClientRequest> = r.sent[before..]
+        .iter()
+        .map(|(_, m)| m.request.client_request_type())
+        .collect();
+    assert_eq!(
+        order,
+        vec![ClientRequest::AttachTransactionRequest],
+        "the transaction is attached at the leader first, and nothing of it goes before"
+    );
+    let (_, attach) = r.last();
+    let ClientRequestT::AttachTransactionRequest(a) = &attach.request else {
+        unreachable!()
+    };
+    assert_eq!(a.transaction_id, "tx-1");
+    r.feed(
+        s2,
+        attach_reply(attach.request_id, attached(status("tx-1", "d1", 0))),
+    );
+    let (id2, again) = r.last_command();
+    assert_eq!(
+        again, cmd,
+        "then the command, unchanged, under its reference"
+    );
+    assert_eq!(r.sent.len(), before + 2);
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 1)));
+    r.feed(s2, outcome_frame(id2, o));
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+}

@@ -867,3 +867,33 @@ fn e_5_the_reference_is_compared_whole_however_the_command_frame_was_written() {
         }
     }
 }
+
+#[test]
+fn f_7_a_whole_reply_to_a_request_whose_parts_are_being_joined_is_a_violation() {
+    // A request whose reply is being assembled is answered only by the joined reply: a whole
+    // reply under its identity in the middle is a second terminal reply (C-4), and is
+    // neither delivered nor left to leave the unfinished parts behind.
+    let mut x = Exchange::new(ExchangeConfig::default());
+    let a = x.request(T0, &list_domains(), None).unwrap();
+    let b = x.request(T0, &list_domains(), None).unwrap();
+    drain_ids(&mut x);
+    let whole = domains(1);
+    let (first, _) = whole.split_at(whole.len() / 2);
+    x.handle_frame(T0, part(1, whole.len() as u64, 0, first));
+    x.handle_frame(T0, domains(1));
+    let ev = events(&mut x);
+    assert_eq!(replied(&ev), vec![], "nothing is delivered to {a:?}");
+    assert!(
+        matches!(
+            ev.last(),
+            Some(ExchangeEvent::Ended {
+                cause: EndCause::Violation(_)
+            })
+        ),
+        "the session ends with a violation: {ev:?}"
+    );
+    let mut ended: Vec<RequestHandle> = interrupted(&ev).into_iter().map(|(h, _)| h).collect();
+    ended.sort();
+    assert_eq!(ended, vec![a, b], "every waiter is interrupted");
+    assert!(!x.is_open());
+}
