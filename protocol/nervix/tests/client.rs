@@ -1447,6 +1447,165 @@ fn x_2_the_position_follows_only_the_accepted_count_of_the_held_transactions_sta
     assert_eq!(position(&mut r, "SHOW DOMAINS; CREATE RELAY g;"), Some(3));
 }
 
+/// The commands sent on `sid` from the `from`th frame on.
+fn commands_from(r: &Rig, sid: SessionId, from: usize) -> Vec<(u64, CommandRequestT)> {
+    r.sent[from..]
+        .iter()
+        .filter(|(s, _)| *s == sid)
+        .filter_map(|(_, m)| match &m.request {
+            ClientRequestT::CommandRequest(c) => Some((m.request_id, (**c).clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// the server binds the transaction to the session as it runs the BEGIN, so a command
+/// made while the BEGIN is unanswered is one of the transaction and must carry its position,
+/// which only the BEGIN's status gives. It waits behind the BEGIN and goes once that status
+/// arrives, carrying the position and the transaction's domain; a read carries no position
+/// and goes at once.
+#[test]
+fn x_2_a_command_made_while_begin_is_unanswered_waits_and_carries_the_position() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let begin = r.exec("BEGIN;");
+    let sid = r.open();
+    let (bid, bcmd) = r.last_command();
+    let before = r.sent.len();
+    let a = r.exec("CREATE RELAY a;");
+    let b = r.exec("CREATE RELAY b;");
+    assert!(
+        commands_from(&r, sid, before).is_empty(),
+        "nothing goes out behind an unanswered BEGIN: {:?}",
+        commands_from(&r, sid, before)
+    );
+    let read = r.exec("SHOW DOMAINS;");
+    let reads = commands_from(&r, sid, before);
+    assert_eq!(reads.len(), 1, "a read goes at once");
+    assert_eq!(reads[0].1.query, "SHOW DOMAINS;");
+    assert_eq!(reads[0].1.expected_transaction_position, None);
+    let before = r.sent.len();
+    let mut o = answer(&bcmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 0)));
+    r.feed(sid, outcome_frame(bid, o));
+    assert!(matches!(r.result(begin), Some(CommandResult::Completed(_))));
+    let out = commands_from(&r, sid, before);
+    let queries: Vec<_> = out.iter().map(|(_, c)| c.query.as_str()).collect();
+    assert_eq!(queries, ["CREATE RELAY a;", "CREATE RELAY b;"], "in order");
+    for (_, c) in &out {
+        assert_eq!(
+            c.expected_transaction_position,
+            Some(0),
+            "0 right after BEGIN"
+        );
+        assert_eq!(c.domain.as_deref(), Some("d1"));
+    }
+    // Each ends once, by its own outcome.
+    let (aid, acmd) = out[0].clone();
+    let mut o = answer(&acmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 1)));
+    r.feed(sid, outcome_frame(aid, o));
+    assert!(matches!(r.result(a), Some(CommandResult::Completed(_))));
+    assert_eq!(r.results(a), 1);
+    assert_eq!(r.results(b), 0, "b waits for its own outcome");
+    assert_eq!(r.results(read), 0);
+}
+
+/// a command waiting behind a BEGIN that ends without binding a transaction was never
+/// sent, and ends once, typed as such; one whose own deadline passes first ends then, once,
+/// as never sent; a cancelled one ends once, never sent. None of them is ever sent.
+#[test]
+fn x_2_commands_behind_a_begin_that_binds_nothing_end_once_unsent() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let begin = r.exec("BEGIN;");
+    let sid = r.open();
+    let (bid, bcmd) = r.last_command();
+    let before = r.sent.len();
+    let a = r.exec("CREATE RELAY a;");
+    let short =
+        r.c.execute_with(
+            r.now,
+            WALL,
+            "CREATE RELAY s;",
+            None,
+            Some(Duration::from_secs(1)),
+        )
+        .unwrap();
+    let cancelled = r.exec("CREATE RELAY c;");
+    r.c.cancel(r.now, cancelled).unwrap();
+    r.pump();
+    assert!(matches!(
+        r.result(cancelled),
+        Some(CommandResult::Failed(Failure::NotSent))
+    ));
+    r.advance(Duration::from_secs(2));
+    assert!(
+        matches!(
+            r.result(short),
+            Some(CommandResult::Failed(Failure::NotSent))
+        ),
+        "its own deadline ran: {:?}",
+        r.result(short)
+    );
+    assert_eq!(r.results(a), 0, "a still waits for the BEGIN");
+    let o = answer(
+        &bcmd.execution_reference,
+        CommandDispositionT::RequestFailed(Box::default()),
+    );
+    r.feed(sid, outcome_frame(bid, o));
+    assert!(matches!(r.result(begin), Some(CommandResult::Failed(_))));
+    assert!(
+        matches!(
+            r.result(a),
+            Some(CommandResult::Failed(Failure::TransactionNotBegun))
+        ),
+        "{:?}",
+        r.result(a)
+    );
+    for h in [a, short, cancelled] {
+        assert_eq!(r.results(h), 1, "{h:?} ends exactly once");
+    }
+    assert!(commands_from(&r, sid, before).is_empty(), "none was sent");
+    assert_eq!(r.c.outstanding_commands(), 0);
+}
+
+/// the commands waiting behind an unanswered BEGIN are bounded in count and in bytes of
+/// query text; a command beyond either bound is refused, typed, and nothing of it is taken.
+#[test]
+fn x_2_commands_behind_an_unanswered_begin_are_bounded_in_count_and_bytes() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    r.exec("BEGIN;");
+    r.open();
+    for i in 0..MAX_BEHIND_BEGIN {
+        r.c.execute(r.now, WALL, &format!("CREATE RELAY r{i};"))
+            .unwrap();
+    }
+    let count = r.c.outstanding_commands();
+    assert_eq!(
+        r.c.execute(r.now, WALL, "CREATE RELAY over;").unwrap_err(),
+        ClientError::BehindBeginFull
+    );
+    assert_eq!(r.c.outstanding_commands(), count, "nothing taken");
+    // A read carries no position and waits for nothing: it is not held back.
+    assert!(r.c.execute(r.now, WALL, "SHOW DOMAINS;").is_ok());
+
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    r.exec("BEGIN;");
+    r.open();
+    let big = format!("CREATE RELAY b{};", "x".repeat(3 * 1024 * 1024));
+    let fit = MAX_BEHIND_BEGIN_BYTES / big.len();
+    for _ in 0..fit {
+        r.c.execute(r.now, WALL, &big).unwrap();
+    }
+    assert_eq!(
+        r.c.execute(r.now, WALL, &big).unwrap_err(),
+        ClientError::BehindBeginFull
+    );
+}
+
 #[test]
 fn x_3_an_append_is_accepted_only_by_its_own_outcome() {
     let (mut r, sid) = begun();

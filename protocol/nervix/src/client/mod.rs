@@ -35,6 +35,7 @@ pub(crate) use tracked::visited;
 pub use clocks::{ClockEnd, ClockEvent, ClockInfo, ClockStatus};
 pub use commands::{
     CommandHandle, CommandReport, CommandResult, Failure, Gated, RetainedCommand, UncertainCause,
+    MAX_BEHIND_BEGIN, MAX_BEHIND_BEGIN_BYTES,
 };
 pub use consumers::{
     ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerInfo, ConsumerReopenReason,
@@ -258,6 +259,11 @@ pub enum ClientError {
     /// The configured BACKUP wait is outside one millisecond to 24 hours.
     #[error("a backup wait of {0:?} is outside 1 ms to 24 h")]
     BackupWait(Duration),
+    /// As many commands, or as many bytes of query text, wait behind an unanswered `BEGIN`
+    /// as the client holds ([`MAX_BEHIND_BEGIN`], [`MAX_BEHIND_BEGIN_BYTES`]); nothing was
+    /// taken.
+    #[error("too many commands wait behind an unanswered BEGIN")]
+    BehindBeginFull,
 }
 
 /// Why a session ended.
@@ -551,6 +557,8 @@ pub struct Client {
     selected_domain: Option<String>,
     next_seq: u64,
     commands: Commands,
+    /// The commands waiting behind an unanswered BEGIN.
+    behind: commands::BehindBegin,
     reads: reads::Reads,
     tx: Transaction,
     subscriptions: subscriptions::Subscriptions,
@@ -593,6 +601,7 @@ impl Client {
             selected_domain: None,
             next_seq: 0,
             commands: Commands::default(),
+            behind: commands::BehindBegin::default(),
             reads: reads::Reads::default(),
             tx: Transaction::default(),
             subscriptions,
@@ -1231,6 +1240,8 @@ impl Client {
 
     /// Sends what can be sent and opens a session when work needs one.
     fn drive(&mut self, now: Timestamp) {
+        // commands made behind a BEGIN go once it is answered, with its position.
+        let _ = self.release_behind_begin();
         // A second round when sending retired the session (its identities ran out).
         for _ in 0..2 {
             self.settle(now);
@@ -1257,6 +1268,11 @@ impl Client {
             if self.retire.is_none() {
                 break;
             }
+        }
+        // A BEGIN that ended while sending (never sent again, or past its horizon) releases
+        // what waits behind it now, not at its next input.
+        if self.release_behind_begin() {
+            self.drive(now);
         }
     }
 
