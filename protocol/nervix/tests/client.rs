@@ -2002,6 +2002,72 @@ fn x_7_a_clean_close_only_when_the_revert_is_intended() {
     ));
 }
 
+/// a clean close reverts only the transaction the session holds. Closing a session the
+/// transaction is not attached on yet (its first session was lost) reverts nothing, and a
+/// WebSocket close with a request in flight is not a clean ending either: in both the
+/// transaction stays open for a later attach, and the client never reports it reverted.
+#[test]
+fn x_7_a_clean_close_reports_a_revert_only_when_the_session_held_the_transaction() {
+    // Lost, then a new session that has not attached it yet.
+    let (mut r, sid) = begun();
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    r.c.execute_with(
+        r.now,
+        WALL,
+        "CREATE RELAY a;",
+        None,
+        Some(Duration::from_secs(60)),
+    )
+    .unwrap();
+    r.advance(Duration::from_secs(6));
+    let s2 = r.open();
+    last_of(&r, ClientRequest::AttachTransactionRequest);
+    r.c.close(r.now, true);
+    r.pump();
+    assert_eq!(r.closes.last(), Some(&(s2, true)));
+    assert!(
+        matches!(r.c.binding(), Binding::Detached(_)),
+        "the closed session did not hold it: nothing was reverted, {:?}",
+        r.c.binding()
+    );
+
+    // A WebSocket client with a request in flight.
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    cfg.leader_uri = LeaderUri::WebConsole;
+    let mut r = Rig::with(cfg);
+    r.c.select_domain(Some("d1")).unwrap();
+    r.exec("BEGIN;");
+    let sid = r.open();
+    bind_transaction(&mut r, sid);
+    assert!(matches!(r.c.binding(), Binding::Bound(_)));
+    r.exec("CREATE RELAY a;");
+    r.c.close(r.now, true);
+    r.pump();
+    assert!(
+        matches!(r.c.binding(), Binding::Detached(_)),
+        "a WebSocket close with a request in flight reverts nothing: {:?}",
+        r.c.binding()
+    );
+    // With none in flight it reverts.
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    cfg.leader_uri = LeaderUri::WebConsole;
+    let mut r = Rig::with(cfg);
+    r.c.select_domain(Some("d1")).unwrap();
+    r.exec("BEGIN;");
+    let sid = r.open();
+    bind_transaction(&mut r, sid);
+    r.c.close(r.now, true);
+    r.pump();
+    assert!(matches!(
+        r.c.binding(),
+        Binding::Finished {
+            ending: Ending::Reverted,
+            ..
+        }
+    ));
+}
+
 #[test]
 fn x_8_an_idle_transaction_is_expected_to_expire() {
     let (mut r, sid) = begun();

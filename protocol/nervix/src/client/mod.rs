@@ -836,17 +836,26 @@ impl Client {
     }
 
     /// Ends the current session. With `revert` the stream is half-closed cleanly, which
-    /// reverts a held transaction; otherwise it is dropped and the transaction stays
-    /// open for a later attach.
+    /// reverts the transaction the session holds; otherwise it is dropped and the
+    /// transaction stays open for a later attach. A transaction not attached on the session,
+    /// or a WebSocket session closed with a request in flight, is not reverted by the close
+    /// and stays held, detached.
     pub fn close(&mut self, now: Timestamp, revert: bool) {
         if let Some(mut s) = self.session.take() {
+            // Only the transaction this session holds is reverted: one detached from it (not
+            // attached again yet) stays open; and a WebSocket close reverts only with no
+            // request in flight (a request answered but not read yet counts: the client
+            // cannot tell, and never reports a revert that may not have happened).
+            let websocket_busy =
+                self.config.leader_uri == LeaderUri::WebConsole && s.exchange.in_flight() > 0;
+            let reverts = revert && matches!(self.tx.binding, Binding::Bound(_)) && !websocket_busy;
             s.exchange.close();
             self.actions.push_back(Action::Close {
                 session: s.id,
                 clean: revert,
             });
             self.drain_exchange(now, &mut s);
-            if revert {
+            if reverts {
                 self.tx.binding.finished(Ending::Reverted);
             } else {
                 self.tx.binding.detach();
