@@ -2085,6 +2085,70 @@ fn x_8_an_idle_transaction_is_expected_to_expire() {
     ));
 }
 
+/// only attaching, appending and commit admission renew a transaction. An append that
+/// failed reports a status but was not admitted and renews nothing; a transaction whose
+/// session was lost is held detached and its idle time runs all the same; attaching it on a
+/// new session renews it.
+#[test]
+fn x_8_only_attaching_and_admission_renew_and_a_detached_transaction_expires_too() {
+    let secs = Duration::from_secs;
+    let (mut r, sid) = begun();
+    r.advance(secs(300));
+    let failed = r.exec("CREATE RELAY a;");
+    let (id, cmd) = r.last_command();
+    let mut o = answer(
+        &cmd.execution_reference,
+        CommandDispositionT::RequestFailed(Box::default()),
+    );
+    o.transaction = Some(Box::new(status("tx-1", "d1", 0)));
+    r.feed(sid, outcome_frame(id, o));
+    assert!(matches!(r.result(failed), Some(CommandResult::Failed(_))));
+    // Lost with no session bound: still held, still ageing.
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    assert!(matches!(r.c.binding(), Binding::Detached(_)));
+    r.advance(secs(599));
+    assert!(r.c.binding().is_holding(), "899 s idle: not yet");
+    r.advance(secs(1));
+    assert!(
+        matches!(
+            r.c.binding(),
+            Binding::Finished {
+                ending: Ending::Expired,
+                ..
+            }
+        ),
+        "900 s after BEGIN, detached and failed append or not: {:?}",
+        r.c.binding()
+    );
+
+    // Attaching renews it.
+    let (mut r, sid) = begun();
+    r.advance(secs(600));
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    r.c.execute_with(r.now, WALL, "CREATE RELAY b;", None, Some(secs(3600)))
+        .unwrap();
+    r.advance(secs(6));
+    let s2 = r.open();
+    let (attach_id, _) = last_of(&r, ClientRequest::AttachTransactionRequest);
+    r.feed(
+        s2,
+        attach_reply(attach_id, attached(status("tx-1", "d1", 0))),
+    );
+    assert!(matches!(r.c.binding(), Binding::Bound(_)));
+    r.advance(secs(899));
+    assert!(r.c.binding().is_holding(), "the attach at 606 s renewed it");
+    r.advance(secs(1));
+    assert!(matches!(
+        r.c.binding(),
+        Binding::Finished {
+            ending: Ending::Expired,
+            ..
+        }
+    ));
+}
+
 #[test]
 fn x_9_reads_are_served_as_answered_with_no_linearizability_assumed() {
     // The client keeps no read cache: every read goes to the server and its answer, however
