@@ -2149,6 +2149,82 @@ fn x_8_only_attaching_and_admission_renew_and_a_detached_transaction_expires_too
     ));
 }
 
+/// C-8: a restoring transaction attach refused for a defect (InvalidRequest,
+/// UnsupportedRequest, UnsupportedValue, DuplicateRequestId, ReplyTooLarge) is never sent
+/// again unchanged: the attach failed, and after a failed attach each outstanding command
+/// is repeated under its own reference and position for its recorded outcome. A busy
+/// server's refusal is asked again after a wait.
+#[test]
+fn c_8_a_restoring_attach_rejected_for_a_defect_is_not_sent_again() {
+    let secs = Duration::from_secs;
+    for rejection in [
+        RequestRejection::InvalidRequest,
+        RequestRejection::UnsupportedRequest,
+        RequestRejection::UnsupportedValue,
+        RequestRejection::DuplicateRequestId,
+        RequestRejection::ReplyTooLarge,
+    ] {
+        let (mut r, sid) = begun();
+        let h =
+            r.c.execute_with(r.now, WALL, "CREATE RELAY a;", None, Some(secs(600)))
+                .unwrap();
+        r.pump();
+        let (_, outstanding) = r.last_command();
+        assert_eq!(outstanding.query, "CREATE RELAY a;");
+        r.c.handle_closed(r.now, sid);
+        r.pump();
+        r.advance(secs(6));
+        let s2 = r.open();
+        let (attach_id, _) = last_of(&r, ClientRequest::AttachTransactionRequest);
+        r.feed(s2, rejected(attach_id, rejection));
+        for _ in 0..30 {
+            r.advance(secs(2));
+        }
+        let attaches = requests(&r, s2)
+            .into_iter()
+            .filter(|k| *k == ClientRequest::AttachTransactionRequest)
+            .count();
+        assert_eq!(attaches, 1, "{rejection:?}: the attach is not sent again");
+        assert!(
+            matches!(
+                r.c.binding(),
+                Binding::Finished {
+                    ending: Ending::AttachRefused,
+                    ..
+                }
+            ),
+            "{rejection:?}: {:?}",
+            r.c.binding()
+        );
+        let (_, repeated) = r.last_command();
+        assert_eq!(
+            repeated, outstanding,
+            "{rejection:?}: the outstanding command goes again, unchanged"
+        );
+        assert_eq!(
+            r.results(h),
+            0,
+            "{rejection:?}: it waits for its own outcome"
+        );
+    }
+    // Busy: asked again.
+    let (mut r, sid) = begun();
+    r.c.execute_with(r.now, WALL, "CREATE RELAY a;", None, Some(secs(600)))
+        .unwrap();
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    r.advance(secs(6));
+    let s2 = r.open();
+    let (attach_id, _) = last_of(&r, ClientRequest::AttachTransactionRequest);
+    r.feed(s2, rejected(attach_id, RequestRejection::ServerBusy));
+    for _ in 0..30 {
+        r.advance(secs(2));
+    }
+    let (again, _) = last_of(&r, ClientRequest::AttachTransactionRequest);
+    assert_ne!(again, attach_id, "a busy server is asked again");
+    assert!(matches!(r.c.binding(), Binding::Detached(_)));
+}
+
 #[test]
 fn x_9_reads_are_served_as_answered_with_no_linearizability_assumed() {
     // The client keeps no read cache: every read goes to the server and its answer, however
