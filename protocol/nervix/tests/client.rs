@@ -1447,6 +1447,62 @@ fn x_2_the_position_follows_only_the_accepted_count_of_the_held_transactions_sta
     assert_eq!(position(&mut r, "SHOW DOMAINS; CREATE RELAY g;"), Some(3));
 }
 
+/// an append's own outcome reports the newest position and, with its admission, the
+/// preview to commit and a renewal, even when it arrives after another command
+/// found the transaction detached from the session and the client is attaching it again:
+/// applied, never dropped for the phase it arrives in.
+#[test]
+fn x_2_an_appends_outcome_arriving_while_the_transaction_is_detached_is_applied() {
+    let (mut r, sid) = begun();
+    let a = r.exec("CREATE RELAY a;");
+    let (aid, acmd) = r.last_command();
+    let b = r.exec("CREATE RELAY b;");
+    let (bid, bcmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(
+            aid,
+            answer(
+                &acmd.execution_reference,
+                CommandDispositionT::TransactionDetached(Box::new(TransactionDetachedT {
+                    transaction_id: "tx-1".into(),
+                })),
+            ),
+        ),
+    );
+    assert!(matches!(r.c.binding(), Binding::Detached(_)));
+    let (attach_id, _) = last_of(&r, ClientRequest::AttachTransactionRequest);
+    // b was admitted before the binding was lost; its outcome comes now.
+    let mut o = answer(&bcmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 1)));
+    o.transaction_admission = Some(Box::new(TransactionOperationAdmissionT {
+        operation: 1,
+        preview: Box::new(preview("tx-1", 1, 9)),
+    }));
+    r.feed(sid, outcome_frame(bid, o));
+    assert!(matches!(r.result(b), Some(CommandResult::Completed(_))));
+    match r.c.binding() {
+        Binding::Detached(h) => {
+            assert_eq!(h.position, 1, "the newest status received");
+            assert_eq!(h.preview, Some(preview("tx-1", 1, 9)), "b's admission");
+        }
+        other => panic!("{other:?}"),
+    }
+    r.feed(
+        sid,
+        attach_reply(attach_id, attached(status("tx-1", "d1", 1))),
+    );
+    assert!(r.result(a).is_none(), "a goes again under its own position");
+    r.exec("COMMIT;");
+    let (_, commit) = r.last_command();
+    assert_eq!(commit.query, "COMMIT;");
+    assert_eq!(
+        commit.expected_preview,
+        Some(Box::new(preview("tx-1", 1, 9))),
+        "the commit carries the last append's preview"
+    );
+}
+
 /// The commands sent on `sid` from the `from`th frame on.
 fn commands_from(r: &Rig, sid: SessionId, from: usize) -> Vec<(u64, CommandRequestT)> {
     r.sent[from..]
