@@ -1955,6 +1955,46 @@ fn x_5_a_committing_commit_is_repeated_until_its_own_outcome() {
     ));
 }
 
+/// the commit's own outcome is waited for whatever the client expects of the
+/// transaction's idle time: a commit still unanswered when the idle timeout passes is
+/// neither ended nor dropped; it is repeated under its reference and its own outcome is the
+/// one reported.
+#[test]
+fn x_5_a_commit_outlives_the_idle_timeout_and_ends_by_its_own_outcome() {
+    let (mut r, sid) = begun();
+    append(&mut r, sid, "CREATE RELAY a;", 1, 7);
+    let h =
+        r.c.execute_with(
+            r.now,
+            WALL,
+            "COMMIT;",
+            None,
+            Some(Duration::from_secs(3600)),
+        )
+        .unwrap();
+    r.pump();
+    let (id, commit) = r.last_command();
+    assert_eq!(commit.query, "COMMIT;");
+    r.feed(
+        sid,
+        outcome_frame(id, answer(&commit.execution_reference, unknown())),
+    );
+    // Repeated after its back-off; this attempt stays unanswered past the idle timeout.
+    r.advance(Duration::from_secs(5));
+    let (id2, again) = r.last_command();
+    assert_ne!(id2, id);
+    assert_eq!(again, commit, "the same commit, same reference and preview");
+    r.advance(Duration::from_secs(900));
+    assert_eq!(r.results(h), 0, "the commit is still waited for");
+    let mut o = answer(&commit.execution_reference, completed());
+    let mut st = status("tx-1", "d1", 1);
+    st.state = TransactionStateT::TransactionCommitted(Box::default());
+    o.transaction = Some(Box::new(st));
+    r.feed(sid, outcome_frame(id2, o));
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    assert_eq!(r.results(h), 1);
+}
+
 #[test]
 fn x_6_detached_attaches_adopts_the_domain_and_repeats_under_the_same_position() {
     let (mut r, sid) = begun();
