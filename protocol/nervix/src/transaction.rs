@@ -97,13 +97,17 @@ impl Binding {
 
     /// A command outcome of our own arrived: the newest status of the held
     /// transaction advances the position, and an admission renews it and gives the preview.
+    /// Applied whether the transaction is bound or detached: an append admitted before the
+    /// session lost the binding reports its outcome while the client attaches it again.
     pub fn outcome(
         &mut self,
         status: Option<&TransactionStatusT>,
         admission: Option<&TransactionOperationAdmissionT>,
         now: Timestamp,
     ) {
-        let Binding::Bound(h) = self else { return };
+        let (Binding::Bound(h) | Binding::Detached(h)) = self else {
+            return;
+        };
         let Some(status) = status.filter(|s| s.transaction_id == h.id) else {
             return;
         };

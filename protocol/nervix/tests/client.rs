@@ -1447,6 +1447,221 @@ fn x_2_the_position_follows_only_the_accepted_count_of_the_held_transactions_sta
     assert_eq!(position(&mut r, "SHOW DOMAINS; CREATE RELAY g;"), Some(3));
 }
 
+/// an append's own outcome reports the newest position and, with its admission, the
+/// preview to commit and a renewal, even when it arrives after another command
+/// found the transaction detached from the session and the client is attaching it again:
+/// applied, never dropped for the phase it arrives in.
+#[test]
+fn x_2_an_appends_outcome_arriving_while_the_transaction_is_detached_is_applied() {
+    let (mut r, sid) = begun();
+    let a = r.exec("CREATE RELAY a;");
+    let (aid, acmd) = r.last_command();
+    let b = r.exec("CREATE RELAY b;");
+    let (bid, bcmd) = r.last_command();
+    r.feed(
+        sid,
+        outcome_frame(
+            aid,
+            answer(
+                &acmd.execution_reference,
+                CommandDispositionT::TransactionDetached(Box::new(TransactionDetachedT {
+                    transaction_id: "tx-1".into(),
+                })),
+            ),
+        ),
+    );
+    assert!(matches!(r.c.binding(), Binding::Detached(_)));
+    let (attach_id, _) = last_of(&r, ClientRequest::AttachTransactionRequest);
+    // b was admitted before the binding was lost; its outcome comes now.
+    let mut o = answer(&bcmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 1)));
+    o.transaction_admission = Some(Box::new(TransactionOperationAdmissionT {
+        operation: 1,
+        preview: Box::new(preview("tx-1", 1, 9)),
+    }));
+    r.feed(sid, outcome_frame(bid, o));
+    assert!(matches!(r.result(b), Some(CommandResult::Completed(_))));
+    match r.c.binding() {
+        Binding::Detached(h) => {
+            assert_eq!(h.position, 1, "the newest status received");
+            assert_eq!(h.preview, Some(preview("tx-1", 1, 9)), "b's admission");
+        }
+        other => panic!("{other:?}"),
+    }
+    r.feed(
+        sid,
+        attach_reply(attach_id, attached(status("tx-1", "d1", 1))),
+    );
+    assert!(r.result(a).is_none(), "a goes again under its own position");
+    r.exec("COMMIT;");
+    let (_, commit) = r.last_command();
+    assert_eq!(commit.query, "COMMIT;");
+    assert_eq!(
+        commit.expected_preview,
+        Some(Box::new(preview("tx-1", 1, 9))),
+        "the commit carries the last append's preview"
+    );
+}
+
+/// The commands sent on `sid` from the `from`th frame on.
+fn commands_from(r: &Rig, sid: SessionId, from: usize) -> Vec<(u64, CommandRequestT)> {
+    r.sent[from..]
+        .iter()
+        .filter(|(s, _)| *s == sid)
+        .filter_map(|(_, m)| match &m.request {
+            ClientRequestT::CommandRequest(c) => Some((m.request_id, (**c).clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// the server binds the transaction to the session as it runs the BEGIN, so a command
+/// made while the BEGIN is unanswered is one of the transaction and must carry its position,
+/// which only the BEGIN's status gives. It waits behind the BEGIN and goes once that status
+/// arrives, carrying the position and the transaction's domain; a read carries no position
+/// and goes at once.
+#[test]
+fn x_2_a_command_made_while_begin_is_unanswered_waits_and_carries_the_position() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let begin = r.exec("BEGIN;");
+    let sid = r.open();
+    let (bid, bcmd) = r.last_command();
+    let before = r.sent.len();
+    let a = r.exec("CREATE RELAY a;");
+    let b = r.exec("CREATE RELAY b;");
+    assert!(
+        commands_from(&r, sid, before).is_empty(),
+        "nothing goes out behind an unanswered BEGIN: {:?}",
+        commands_from(&r, sid, before)
+    );
+    let read = r.exec("SHOW DOMAINS;");
+    let reads = commands_from(&r, sid, before);
+    assert_eq!(reads.len(), 1, "a read goes at once");
+    assert_eq!(reads[0].1.query, "SHOW DOMAINS;");
+    assert_eq!(reads[0].1.expected_transaction_position, None);
+    let before = r.sent.len();
+    let mut o = answer(&bcmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 0)));
+    r.feed(sid, outcome_frame(bid, o));
+    assert!(matches!(r.result(begin), Some(CommandResult::Completed(_))));
+    let out = commands_from(&r, sid, before);
+    let queries: Vec<_> = out.iter().map(|(_, c)| c.query.as_str()).collect();
+    assert_eq!(queries, ["CREATE RELAY a;", "CREATE RELAY b;"], "in order");
+    for (_, c) in &out {
+        assert_eq!(
+            c.expected_transaction_position,
+            Some(0),
+            "0 right after BEGIN"
+        );
+        assert_eq!(c.domain.as_deref(), Some("d1"));
+    }
+    // Each ends once, by its own outcome.
+    let (aid, acmd) = out[0].clone();
+    let mut o = answer(&acmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 1)));
+    r.feed(sid, outcome_frame(aid, o));
+    assert!(matches!(r.result(a), Some(CommandResult::Completed(_))));
+    assert_eq!(r.results(a), 1);
+    assert_eq!(r.results(b), 0, "b waits for its own outcome");
+    assert_eq!(r.results(read), 0);
+}
+
+/// a command waiting behind a BEGIN that ends without binding a transaction was never
+/// sent, and ends once, typed as such; one whose own deadline passes first ends then, once,
+/// as never sent; a cancelled one ends once, never sent. None of them is ever sent.
+#[test]
+fn x_2_commands_behind_a_begin_that_binds_nothing_end_once_unsent() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let begin = r.exec("BEGIN;");
+    let sid = r.open();
+    let (bid, bcmd) = r.last_command();
+    let before = r.sent.len();
+    let a = r.exec("CREATE RELAY a;");
+    let short =
+        r.c.execute_with(
+            r.now,
+            WALL,
+            "CREATE RELAY s;",
+            None,
+            Some(Duration::from_secs(1)),
+        )
+        .unwrap();
+    let cancelled = r.exec("CREATE RELAY c;");
+    r.c.cancel(r.now, cancelled).unwrap();
+    r.pump();
+    assert!(matches!(
+        r.result(cancelled),
+        Some(CommandResult::Failed(Failure::NotSent))
+    ));
+    r.advance(Duration::from_secs(2));
+    assert!(
+        matches!(
+            r.result(short),
+            Some(CommandResult::Failed(Failure::NotSent))
+        ),
+        "its own deadline ran: {:?}",
+        r.result(short)
+    );
+    assert_eq!(r.results(a), 0, "a still waits for the BEGIN");
+    let o = answer(
+        &bcmd.execution_reference,
+        CommandDispositionT::RequestFailed(Box::default()),
+    );
+    r.feed(sid, outcome_frame(bid, o));
+    assert!(matches!(r.result(begin), Some(CommandResult::Failed(_))));
+    assert!(
+        matches!(
+            r.result(a),
+            Some(CommandResult::Failed(Failure::TransactionNotBegun))
+        ),
+        "{:?}",
+        r.result(a)
+    );
+    for h in [a, short, cancelled] {
+        assert_eq!(r.results(h), 1, "{h:?} ends exactly once");
+    }
+    assert!(commands_from(&r, sid, before).is_empty(), "none was sent");
+    assert_eq!(r.c.outstanding_commands(), 0);
+}
+
+/// the commands waiting behind an unanswered BEGIN are bounded in count and in bytes of
+/// query text; a command beyond either bound is refused, typed, and nothing of it is taken.
+#[test]
+fn x_2_commands_behind_an_unanswered_begin_are_bounded_in_count_and_bytes() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    r.exec("BEGIN;");
+    r.open();
+    for i in 0..MAX_BEHIND_BEGIN {
+        r.c.execute(r.now, WALL, &format!("CREATE RELAY r{i};"))
+            .unwrap();
+    }
+    let count = r.c.outstanding_commands();
+    assert_eq!(
+        r.c.execute(r.now, WALL, "CREATE RELAY over;").unwrap_err(),
+        ClientError::BehindBeginFull
+    );
+    assert_eq!(r.c.outstanding_commands(), count, "nothing taken");
+    // A read carries no position and waits for nothing: it is not held back.
+    assert!(r.c.execute(r.now, WALL, "SHOW DOMAINS;").is_ok());
+
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    r.exec("BEGIN;");
+    r.open();
+    let big = format!("CREATE RELAY b{};", "x".repeat(3 * 1024 * 1024));
+    let fit = MAX_BEHIND_BEGIN_BYTES / big.len();
+    for _ in 0..fit {
+        r.c.execute(r.now, WALL, &big).unwrap();
+    }
+    assert_eq!(
+        r.c.execute(r.now, WALL, &big).unwrap_err(),
+        ClientError::BehindBeginFull
+    );
+}
+
 #[test]
 fn x_3_an_append_is_accepted_only_by_its_own_outcome() {
     let (mut r, sid) = begun();
@@ -1740,6 +1955,46 @@ fn x_5_a_committing_commit_is_repeated_until_its_own_outcome() {
     ));
 }
 
+/// the commit's own outcome is waited for whatever the client expects of the
+/// transaction's idle time: a commit still unanswered when the idle timeout passes is
+/// neither ended nor dropped; it is repeated under its reference and its own outcome is the
+/// one reported.
+#[test]
+fn x_5_a_commit_outlives_the_idle_timeout_and_ends_by_its_own_outcome() {
+    let (mut r, sid) = begun();
+    append(&mut r, sid, "CREATE RELAY a;", 1, 7);
+    let h =
+        r.c.execute_with(
+            r.now,
+            WALL,
+            "COMMIT;",
+            None,
+            Some(Duration::from_secs(3600)),
+        )
+        .unwrap();
+    r.pump();
+    let (id, commit) = r.last_command();
+    assert_eq!(commit.query, "COMMIT;");
+    r.feed(
+        sid,
+        outcome_frame(id, answer(&commit.execution_reference, unknown())),
+    );
+    // Repeated after its back-off; this attempt stays unanswered past the idle timeout.
+    r.advance(Duration::from_secs(5));
+    let (id2, again) = r.last_command();
+    assert_ne!(id2, id);
+    assert_eq!(again, commit, "the same commit, same reference and preview");
+    r.advance(Duration::from_secs(900));
+    assert_eq!(r.results(h), 0, "the commit is still waited for");
+    let mut o = answer(&commit.execution_reference, completed());
+    let mut st = status("tx-1", "d1", 1);
+    st.state = TransactionStateT::TransactionCommitted(Box::default());
+    o.transaction = Some(Box::new(st));
+    r.feed(sid, outcome_frame(id2, o));
+    assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
+    assert_eq!(r.results(h), 1);
+}
+
 #[test]
 fn x_6_detached_attaches_adopts_the_domain_and_repeats_under_the_same_position() {
     let (mut r, sid) = begun();
@@ -1843,6 +2098,72 @@ fn x_7_a_clean_close_only_when_the_revert_is_intended() {
     ));
 }
 
+/// a clean close reverts only the transaction the session holds. Closing a session the
+/// transaction is not attached on yet (its first session was lost) reverts nothing, and a
+/// WebSocket close with a request in flight is not a clean ending either: in both the
+/// transaction stays open for a later attach, and the client never reports it reverted.
+#[test]
+fn x_7_a_clean_close_reports_a_revert_only_when_the_session_held_the_transaction() {
+    // Lost, then a new session that has not attached it yet.
+    let (mut r, sid) = begun();
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    r.c.execute_with(
+        r.now,
+        WALL,
+        "CREATE RELAY a;",
+        None,
+        Some(Duration::from_secs(60)),
+    )
+    .unwrap();
+    r.advance(Duration::from_secs(6));
+    let s2 = r.open();
+    last_of(&r, ClientRequest::AttachTransactionRequest);
+    r.c.close(r.now, true);
+    r.pump();
+    assert_eq!(r.closes.last(), Some(&(s2, true)));
+    assert!(
+        matches!(r.c.binding(), Binding::Detached(_)),
+        "the closed session did not hold it: nothing was reverted, {:?}",
+        r.c.binding()
+    );
+
+    // A WebSocket client with a request in flight.
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    cfg.leader_uri = LeaderUri::WebConsole;
+    let mut r = Rig::with(cfg);
+    r.c.select_domain(Some("d1")).unwrap();
+    r.exec("BEGIN;");
+    let sid = r.open();
+    bind_transaction(&mut r, sid);
+    assert!(matches!(r.c.binding(), Binding::Bound(_)));
+    r.exec("CREATE RELAY a;");
+    r.c.close(r.now, true);
+    r.pump();
+    assert!(
+        matches!(r.c.binding(), Binding::Detached(_)),
+        "a WebSocket close with a request in flight reverts nothing: {:?}",
+        r.c.binding()
+    );
+    // With none in flight it reverts.
+    let mut cfg = ClientConfig::new(vec![ep("https://seed-1:7443/")], 7);
+    cfg.leader_uri = LeaderUri::WebConsole;
+    let mut r = Rig::with(cfg);
+    r.c.select_domain(Some("d1")).unwrap();
+    r.exec("BEGIN;");
+    let sid = r.open();
+    bind_transaction(&mut r, sid);
+    r.c.close(r.now, true);
+    r.pump();
+    assert!(matches!(
+        r.c.binding(),
+        Binding::Finished {
+            ending: Ending::Reverted,
+            ..
+        }
+    ));
+}
+
 #[test]
 fn x_8_an_idle_transaction_is_expected_to_expire() {
     let (mut r, sid) = begun();
@@ -1858,6 +2179,146 @@ fn x_8_an_idle_transaction_is_expected_to_expire() {
             ..
         }
     ));
+}
+
+/// only attaching, appending and commit admission renew a transaction. An append that
+/// failed reports a status but was not admitted and renews nothing; a transaction whose
+/// session was lost is held detached and its idle time runs all the same; attaching it on a
+/// new session renews it.
+#[test]
+fn x_8_only_attaching_and_admission_renew_and_a_detached_transaction_expires_too() {
+    let secs = Duration::from_secs;
+    let (mut r, sid) = begun();
+    r.advance(secs(300));
+    let failed = r.exec("CREATE RELAY a;");
+    let (id, cmd) = r.last_command();
+    let mut o = answer(
+        &cmd.execution_reference,
+        CommandDispositionT::RequestFailed(Box::default()),
+    );
+    o.transaction = Some(Box::new(status("tx-1", "d1", 0)));
+    r.feed(sid, outcome_frame(id, o));
+    assert!(matches!(r.result(failed), Some(CommandResult::Failed(_))));
+    // Lost with no session bound: still held, still ageing.
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    assert!(matches!(r.c.binding(), Binding::Detached(_)));
+    r.advance(secs(599));
+    assert!(r.c.binding().is_holding(), "899 s idle: not yet");
+    r.advance(secs(1));
+    assert!(
+        matches!(
+            r.c.binding(),
+            Binding::Finished {
+                ending: Ending::Expired,
+                ..
+            }
+        ),
+        "900 s after BEGIN, detached and failed append or not: {:?}",
+        r.c.binding()
+    );
+
+    // Attaching renews it.
+    let (mut r, sid) = begun();
+    r.advance(secs(600));
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    r.c.execute_with(r.now, WALL, "CREATE RELAY b;", None, Some(secs(3600)))
+        .unwrap();
+    r.advance(secs(6));
+    let s2 = r.open();
+    let (attach_id, _) = last_of(&r, ClientRequest::AttachTransactionRequest);
+    r.feed(
+        s2,
+        attach_reply(attach_id, attached(status("tx-1", "d1", 0))),
+    );
+    assert!(matches!(r.c.binding(), Binding::Bound(_)));
+    r.advance(secs(899));
+    assert!(r.c.binding().is_holding(), "the attach at 606 s renewed it");
+    r.advance(secs(1));
+    assert!(matches!(
+        r.c.binding(),
+        Binding::Finished {
+            ending: Ending::Expired,
+            ..
+        }
+    ));
+}
+
+/// C-8: a restoring transaction attach refused for a defect (InvalidRequest,
+/// UnsupportedRequest, UnsupportedValue, DuplicateRequestId, ReplyTooLarge) is never sent
+/// again unchanged: the attach failed, and after a failed attach each outstanding command
+/// is repeated under its own reference and position for its recorded outcome. A busy
+/// server's refusal is asked again after a wait.
+#[test]
+fn c_8_a_restoring_attach_rejected_for_a_defect_is_not_sent_again() {
+    let secs = Duration::from_secs;
+    for rejection in [
+        RequestRejection::InvalidRequest,
+        RequestRejection::UnsupportedRequest,
+        RequestRejection::UnsupportedValue,
+        RequestRejection::DuplicateRequestId,
+        RequestRejection::ReplyTooLarge,
+    ] {
+        let (mut r, sid) = begun();
+        let h =
+            r.c.execute_with(r.now, WALL, "CREATE RELAY a;", None, Some(secs(600)))
+                .unwrap();
+        r.pump();
+        let (_, outstanding) = r.last_command();
+        assert_eq!(outstanding.query, "CREATE RELAY a;");
+        r.c.handle_closed(r.now, sid);
+        r.pump();
+        r.advance(secs(6));
+        let s2 = r.open();
+        let (attach_id, _) = last_of(&r, ClientRequest::AttachTransactionRequest);
+        r.feed(s2, rejected(attach_id, rejection));
+        for _ in 0..30 {
+            r.advance(secs(2));
+        }
+        let attaches = requests(&r, s2)
+            .into_iter()
+            .filter(|k| *k == ClientRequest::AttachTransactionRequest)
+            .count();
+        assert_eq!(attaches, 1, "{rejection:?}: the attach is not sent again");
+        assert!(
+            matches!(
+                r.c.binding(),
+                Binding::Finished {
+                    ending: Ending::AttachRefused,
+                    ..
+                }
+            ),
+            "{rejection:?}: {:?}",
+            r.c.binding()
+        );
+        let (_, repeated) = r.last_command();
+        assert_eq!(
+            repeated, outstanding,
+            "{rejection:?}: the outstanding command goes again, unchanged"
+        );
+        assert_eq!(
+            r.results(h),
+            0,
+            "{rejection:?}: it waits for its own outcome"
+        );
+    }
+    // Busy: asked again.
+    let (mut r, sid) = begun();
+    r.c.execute_with(r.now, WALL, "CREATE RELAY a;", None, Some(secs(600)))
+        .unwrap();
+    r.c.handle_closed(r.now, sid);
+    r.pump();
+    r.advance(secs(6));
+    let s2 = r.open();
+    let (attach_id, _) = last_of(&r, ClientRequest::AttachTransactionRequest);
+    r.feed(s2, rejected(attach_id, RequestRejection::ServerBusy));
+    for _ in 0..30 {
+        r.advance(secs(2));
+    }
+    let (again, _) = last_of(&r, ClientRequest::AttachTransactionRequest);
+    assert_ne!(again, attach_id, "a busy server is asked again");
+    assert!(matches!(r.c.binding(), Binding::Detached(_)));
 }
 
 #[test]

@@ -20,6 +20,13 @@ use crate::time::UnixMillis;
 use crate::transaction::{Binding, Ending};
 use std::time::Duration;
 
+/// The most commands that wait behind an unanswered `BEGIN` for the position they must carry
+/// a command beyond it is refused with [`super::ClientError::BehindBeginFull`].
+pub const MAX_BEHIND_BEGIN: usize = 1024;
+
+/// The most bytes of query text the commands waiting behind an unanswered `BEGIN` hold.
+pub const MAX_BEHIND_BEGIN_BYTES: usize = 16 * 1024 * 1024;
+
 /// A command the application asked to execute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CommandHandle(pub u64);
@@ -114,6 +121,9 @@ pub enum Failure {
     NotSent,
     /// The transaction it belonged to had ended and holds no outcome for it.
     TransactionEnded,
+    /// It was made while a `BEGIN` was unanswered and waited behind it for the position it
+    /// must carry; the `BEGIN` ended without binding a transaction, so it was never sent.
+    TransactionNotBegun,
 }
 
 /// Why a command's outcome is not known.
@@ -241,6 +251,9 @@ pub(crate) struct CommandEntry {
     pub call: Call,
     /// A cancellation was asked for: the command is never sent again.
     pub cancelling: bool,
+    /// Made while a `BEGIN` was unanswered: it waits, unsent, for the position the BEGIN's
+    /// status gives, or ends unsent when the BEGIN binds nothing.
+    pub behind_begin: bool,
 }
 
 impl CommandEntry {
@@ -293,7 +306,7 @@ pub(crate) enum Step {
 
 impl Track for CommandEntry {
     fn pending(&self) -> bool {
-        call_pending(&self.call)
+        call_pending(&self.call) && !self.behind_begin
     }
     /// A BEGIN out: until it is answered, the session may hold a transaction.
     fn marked(&self) -> bool {
@@ -325,6 +338,7 @@ impl Commands {
         shape: CommandShape,
         deadline: Timestamp,
         recovered: bool,
+        behind_begin: bool,
     ) -> CommandHandle {
         let mut call = Call::new(seq, deadline);
         // A repetition of a command whose earlier attempts (under another handle) may have run.
@@ -334,6 +348,7 @@ impl Commands {
             shape,
             call,
             cancelling: false,
+            behind_begin,
         };
         self.insert(CommandHandle, entry)
     }
@@ -344,10 +359,12 @@ impl Commands {
     }
 
     /// The commands due now, in the order they were made. A command of the held transaction
-    /// waits while the transaction is being attached again.
+    /// waits while the transaction is being attached again, and one made behind an unanswered
+    /// BEGIN waits for its answer.
     pub(crate) fn due(&self, now: Timestamp, attach_pending: bool, out: &mut Vec<(u64, Purpose)>) {
         for (h, e) in self.pending() {
-            if e.call.due(now) && !e.cancelling && !(attach_pending && e.retained.needs_binding()) {
+            let waits = e.behind_begin || (attach_pending && e.retained.needs_binding());
+            if e.call.due(now) && !e.cancelling && !waits {
                 out.push((e.call.seq, Purpose::Command(*h)));
             }
         }
@@ -546,21 +563,21 @@ impl super::Client {
             }
             None => ExecutionReference::new_v7(wall, &mut self.rng),
         };
-        let (position, preview) = match (binding, first) {
-            (Binding::Bound(h) | Binding::Detached(h), StatementKind::Commit) => {
-                (None, h.preview.clone())
-            }
-            (Binding::Bound(h) | Binding::Detached(h), k)
-                if !shape.is_read() && k != StatementKind::Revert =>
-            {
-                (Some(h.position), None)
-            }
-            _ => (None, None),
-        };
+        let (position, preview) = of_transaction(binding, &shape);
         let domain = match binding.held() {
             Some(h) => Some(h.domain.clone()),
             None => self.selected_domain.clone(),
         };
+        // a command made while a BEGIN is unanswered belongs to the transaction the
+        // BEGIN binds as it runs, and its position is known only from the BEGIN's status: it
+        // waits behind the BEGIN, unsent. A read carries no position and goes at once.
+        let behind_begin = !binding.is_holding()
+            && !shape.is_read()
+            && first != StatementKind::Begin
+            && self.begin_unanswered();
+        if behind_begin && !self.behind_begin_has_room(query.len()) {
+            return Err(ClientError::BehindBeginFull.into());
+        }
         let retained = RetainedCommand {
             reference,
             query: query.to_string(),
@@ -579,7 +596,14 @@ impl super::Client {
         gate(&retained).map_err(Gated::Gate)?;
         let seq = self.seq();
         let deadline = now + wait;
-        let h = self.commands.add(seq, retained, shape, deadline, false);
+        let h = self
+            .commands
+            .add(seq, retained, shape, deadline, false, behind_begin);
+        if first == StatementKind::Begin {
+            self.behind.begin = Some(h);
+        } else if behind_begin {
+            self.behind.held.push(h);
+        }
         self.drive(now);
         Ok(h)
     }
@@ -636,9 +660,13 @@ impl super::Client {
         gate(command).map_err(Gated::Gate)?;
         let seq = self.seq();
         let deadline = now + wait;
+        let first = shape.first();
         let h = self
             .commands
-            .add(seq, command.clone(), shape, deadline, true);
+            .add(seq, command.clone(), shape, deadline, true, false);
+        if first == StatementKind::Begin {
+            self.behind.begin = Some(h);
+        }
         self.drive(now);
         Ok(h)
     }
@@ -788,6 +816,97 @@ impl super::Client {
                 }
             }
         }
+    }
+}
+
+/// The expected position and preview a command of `shape` carries in the transaction
+/// `binding` holds: a COMMIT the reviewed preview, a REVERT neither, a read
+/// neither, any other statement the position of the newest status.
+fn of_transaction(
+    binding: &Binding,
+    shape: &CommandShape,
+) -> (Option<u64>, Option<TransactionPreviewIdentityT>) {
+    match (binding, shape.first()) {
+        (Binding::Bound(h) | Binding::Detached(h), StatementKind::Commit) => {
+            (None, h.preview.clone())
+        }
+        (Binding::Bound(h) | Binding::Detached(h), k)
+            if !shape.is_read() && k != StatementKind::Revert =>
+        {
+            (Some(h.position), None)
+        }
+        _ => (None, None),
+    }
+}
+
+/// The commands made while a `BEGIN` was unanswered, waiting for its answer.
+#[derive(Debug, Default)]
+pub(crate) struct BehindBegin {
+    /// The newest BEGIN made; unanswered while its command is open.
+    pub begin: Option<CommandHandle>,
+    /// The commands waiting behind it, in the order they were made. Some may have ended
+    /// already (their deadline passed, or they were cancelled).
+    pub held: Vec<CommandHandle>,
+}
+
+impl super::Client {
+    /// Whether a BEGIN the application made is still open: until it is answered, the
+    /// transaction it binds and its position are unknown.
+    pub(super) fn begin_unanswered(&self) -> bool {
+        self.behind
+            .begin
+            .is_some_and(|b| self.commands.get(b).is_some())
+    }
+
+    /// Whether one more command of `bytes` of query text may wait behind the BEGIN:
+    /// the waiting commands are bounded in count and in bytes.
+    fn behind_begin_has_room(&mut self, bytes: usize) -> bool {
+        let commands = &self.commands;
+        self.behind.held.retain(|h| commands.get(*h).is_some());
+        let held: usize = self
+            .behind
+            .held
+            .iter()
+            .filter_map(|h| commands.get(*h))
+            .map(|e| e.retained.query.len())
+            .sum();
+        self.behind.held.len() < MAX_BEHIND_BEGIN
+            && held.saturating_add(bytes) <= MAX_BEHIND_BEGIN_BYTES
+    }
+
+    /// The BEGIN the held commands wait behind was answered or ended: each goes with the
+    /// position, preview and domain of the transaction it bound, in the order they were
+    /// made; when it bound none, each ends, never sent.
+    /// Returns whether any was.
+    pub(super) fn release_behind_begin(&mut self) -> bool {
+        if self.behind.held.is_empty() || self.begin_unanswered() {
+            return false;
+        }
+        self.behind.begin = None;
+        for h in std::mem::take(&mut self.behind.held) {
+            if self.tx.binding.is_holding() {
+                let (position, preview) = match self.commands.get(h) {
+                    Some(e) => of_transaction(&self.tx.binding, &e.shape),
+                    None => continue,
+                };
+                let domain = self.tx.binding.held().map(|t| t.domain.clone());
+                if let Some(mut e) = self.commands.get_mut(h) {
+                    e.retained.position = position;
+                    e.retained.preview = preview;
+                    e.retained.domain = domain;
+                    e.behind_begin = false;
+                }
+            } else if let Some(e) = self.commands.remove(h) {
+                let result = e.decide(
+                    false,
+                    Failure::TransactionNotBegun,
+                    UncertainCause::Inconclusive,
+                );
+                self.events
+                    .push_back(ClientEvent::Command { handle: h, result });
+            }
+        }
+        true
     }
 }
 

@@ -36,6 +36,7 @@ pub(crate) use tracked::visited;
 pub use clocks::{ClockEnd, ClockEvent, ClockInfo, ClockStatus};
 pub use commands::{
     CommandHandle, CommandReport, CommandResult, Failure, Gated, RetainedCommand, UncertainCause,
+    MAX_BEHIND_BEGIN, MAX_BEHIND_BEGIN_BYTES,
 };
 pub use consumers::{
     ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerInfo, ConsumerReopenReason,
@@ -259,6 +260,11 @@ pub enum ClientError {
     /// The configured BACKUP wait is outside one millisecond to 24 hours.
     #[error("a backup wait of {0:?} is outside 1 ms to 24 h")]
     BackupWait(Duration),
+    /// As many commands, or as many bytes of query text, wait behind an unanswered `BEGIN`
+    /// as the client holds ([`MAX_BEHIND_BEGIN`], [`MAX_BEHIND_BEGIN_BYTES`]); nothing was
+    /// taken.
+    #[error("too many commands wait behind an unanswered BEGIN")]
+    BehindBeginFull,
 }
 
 /// Why a session ended.
@@ -557,6 +563,8 @@ pub struct Client {
     selected_domain: Option<String>,
     next_seq: u64,
     commands: Commands,
+    /// The commands waiting behind an unanswered BEGIN.
+    behind: commands::BehindBegin,
     reads: reads::Reads,
     tx: Transaction,
     subscriptions: subscriptions::Subscriptions,
@@ -599,6 +607,7 @@ impl Client {
             selected_domain: None,
             next_seq: 0,
             commands: Commands::default(),
+            behind: commands::BehindBegin::default(),
             reads: reads::Reads::default(),
             tx: Transaction::default(),
             subscriptions,
@@ -835,17 +844,26 @@ impl Client {
     }
 
     /// Ends the current session. With `revert` the stream is half-closed cleanly, which
-    /// reverts a held transaction; otherwise it is dropped and the transaction stays
-    /// open for a later attach.
+    /// reverts the transaction the session holds; otherwise it is dropped and the
+    /// transaction stays open for a later attach. A transaction not attached on the session,
+    /// or a WebSocket session closed with a request in flight, is not reverted by the close
+    /// and stays held, detached.
     pub fn close(&mut self, now: Timestamp, revert: bool) {
         if let Some(mut s) = self.session.take() {
+            // Only the transaction this session holds is reverted: one detached from it (not
+            // attached again yet) stays open; and a WebSocket close reverts only with no
+            // request in flight (a request answered but not read yet counts: the client
+            // cannot tell, and never reports a revert that may not have happened).
+            let websocket_busy =
+                self.config.leader_uri == LeaderUri::WebConsole && s.exchange.in_flight() > 0;
+            let reverts = revert && matches!(self.tx.binding, Binding::Bound(_)) && !websocket_busy;
             s.exchange.close();
             self.actions.push_back(Action::Close {
                 session: s.id,
                 clean: revert,
             });
             self.drain_exchange(now, &mut s);
-            if revert {
+            if reverts {
                 self.tx.binding.finished(Ending::Reverted);
             } else {
                 self.tx.binding.detach();
@@ -1239,6 +1257,8 @@ impl Client {
 
     /// Sends what can be sent and opens a session when work needs one.
     fn drive(&mut self, now: Timestamp) {
+        // commands made behind a BEGIN go once it is answered, with its position.
+        let _ = self.release_behind_begin();
         // A second round when sending retired the session (its identities ran out).
         for _ in 0..2 {
             self.settle(now);
@@ -1265,6 +1285,11 @@ impl Client {
             if self.retire.is_none() {
                 break;
             }
+        }
+        // A BEGIN that ended while sending (never sent again, or past its horizon) releases
+        // what waits behind it now, not at its next input.
+        if self.release_behind_begin() {
+            self.drive(now);
         }
     }
 

@@ -63,17 +63,25 @@ impl Transaction {
         leader_uri: super::LeaderUri,
     ) -> AttachStep {
         let view = frame.view();
-        let Some(outcome) = view
-            .body_as_reply()
-            .and_then(|r| r.body_as_attach_outcome())
-        else {
-            // Rejected (busy, or a defect): an application attach ends with the reply; a
-            // restoring attach is asked again.
-            return if by_application {
-                AttachStep::Changed
-            } else {
-                AttachStep::Again
-            };
+        let reply = view.body_as_reply();
+        let Some(outcome) = reply.and_then(|r| r.body_as_attach_outcome()) else {
+            // Rejected: an application attach ends with the reply. A restoring attach is
+            // asked again when the server was busy; refused for a defect of its own it would
+            // be refused the same way, so it is never sent again unchanged (C-8): the attach
+            // failed, and the outstanding commands go for their recorded outcomes.
+            if by_application {
+                return AttachStep::Changed;
+            }
+            let defect = reply
+                .and_then(|r| r.body_as_request_rejected())
+                .is_some_and(|r| super::rejected_for_a_defect(&r));
+            if !defect {
+                return AttachStep::Again;
+            }
+            self.binding.finished(Ending::AttachRefused);
+            self.refusals = 0;
+            self.retry_at = None;
+            return AttachStep::Changed;
         };
         if let Some(a) = outcome.disposition_as_transaction_attached() {
             let status = a.transaction().unpack();
