@@ -3933,3 +3933,62 @@ fn d_1_a_redirected_command_of_a_transaction_is_repeated_at_the_leader_only_afte
     r.feed(s2, outcome_frame(id2, o));
     assert!(matches!(r.result(h), Some(CommandResult::Completed(_))));
 }
+
+/// L-2 with X-2: several statements made while a BEGIN is unanswered are taken like any write
+/// made then: they wait behind the BEGIN and travel inside the transaction it binds, with its
+/// position. Several reads, which would go at once outside any transaction, stay refused, and
+/// so does the same query once the BEGIN bound nothing.
+#[test]
+fn l_2_several_statements_made_while_begin_is_unanswered_wait_and_travel_inside_the_transaction() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let begin = r.exec("BEGIN;");
+    let sid = r.open();
+    let (bid, bcmd) = r.last_command();
+    let before = r.sent.len();
+    let several = r.exec("CREATE RELAY a; CREATE RELAY b;");
+    assert!(
+        commands_from(&r, sid, before).is_empty(),
+        "held behind the BEGIN"
+    );
+    assert!(matches!(
+        r.c.execute_with(r.now, WALL, "SHOW DOMAINS; SHOW DOMAINS;", None, None),
+        Err(ClientError::Statement(
+            StatementError::SeveralOutsideTransaction
+        ))
+    ));
+    let mut o = answer(&bcmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 0)));
+    r.feed(sid, outcome_frame(bid, o));
+    assert!(matches!(r.result(begin), Some(CommandResult::Completed(_))));
+    let out = commands_from(&r, sid, before);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].1.query, "CREATE RELAY a; CREATE RELAY b;");
+    assert_eq!(out[0].1.expected_transaction_position, Some(0));
+    assert_eq!(r.results(several), 0, "it waits for its own outcome");
+
+    // A BEGIN that binds nothing: the several statements end unsent, and once no BEGIN is
+    // unanswered the same query is refused at once.
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let _ = r.exec("BEGIN;");
+    let sid = r.open();
+    let (bid, bcmd) = r.last_command();
+    let before = r.sent.len();
+    let several = r.exec("CREATE RELAY a; CREATE RELAY b;");
+    r.feed(
+        sid,
+        outcome_frame(bid, answer(&bcmd.execution_reference, completed())),
+    );
+    assert!(matches!(
+        r.result(several),
+        Some(CommandResult::Failed(Failure::TransactionNotBegun))
+    ));
+    assert!(commands_from(&r, sid, before).is_empty(), "never sent");
+    assert!(matches!(
+        r.c.execute_with(r.now, WALL, "CREATE RELAY a; CREATE RELAY b;", None, None),
+        Err(ClientError::Statement(
+            StatementError::SeveralOutsideTransaction
+        ))
+    ));
+}

@@ -545,8 +545,23 @@ impl super::Client {
         deadline: Option<Duration>,
         gate: impl FnOnce(&RetainedCommand) -> Result<(), E>,
     ) -> Result<CommandHandle, Gated<E>> {
+        let holding = self.tx.binding.is_holding();
+        let shape = match check_command(query, holding) {
+            Ok(shape) => shape,
+            // L-2 with X-2: several statements made while a BEGIN is unanswered belong to the
+            // transaction it binds, like any write made then; they wait behind it and travel
+            // inside it, or end unsent. Reads and a BEGIN are not held, so they stay refused.
+            Err(StatementError::SeveralOutsideTransaction)
+                if !holding && self.begin_unanswered() =>
+            {
+                match check_command(query, true) {
+                    Ok(shape) if !shape.is_read() && shape.first() != StatementKind::Begin => shape,
+                    _ => return Err(StatementError::SeveralOutsideTransaction.into()),
+                }
+            }
+            Err(e) => return Err(e.into()),
+        };
         let binding = &self.tx.binding;
-        let shape = check_command(query, binding.is_holding())?;
         if self.attach_by_id_outstanding() {
             return Err(ClientError::AttachInProgress.into());
         }
