@@ -99,7 +99,7 @@ pub struct DrainReport {
     pub frames_sent: u64,
     /// Catch-up frames sent (SF-9).
     pub catch_up_frames: u64,
-    /// Frames sent again after a reconnect (the ring's counter, SF-21).
+    /// Frames sent again after a reconnect or a restart (the ring's counter, SF-21).
     pub replayed_frames: u64,
     /// Retriable error statuses received.
     pub retriable_errors: u32,

@@ -478,3 +478,30 @@ fn sf_28_a_close_whose_file_removals_fail_still_releases_the_lock_and_keeps_the_
         drop(j);
     }
 }
+
+#[test]
+fn sf_21_frames_sent_after_a_restart_count_as_replayed() {
+    let sf = scratch("replayed-after-restart");
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    for i in 0..6 {
+        let _ = j.append(&payload(i), 0).unwrap();
+    }
+    let _ = j.connect(0);
+    assert_eq!(drain(&mut j), frames(0, 6));
+    // FSNs 0 to 2 are acknowledged and trimmed with their segment; 3 to 5 were sent and not.
+    j.ok(2, Vec::new()).unwrap();
+    drop(j);
+    let mut j = Journal::open(&sf, "s", small()).unwrap();
+    assert_eq!(j.recovered(), 3..6);
+    let _ = j.connect(0);
+    assert_eq!(drain(&mut j), frames(3, 6));
+    assert_eq!(
+        j.stats().replayed_frames,
+        3,
+        "the recovered frames went out again"
+    );
+    // A frame appended after the restart goes out once: it is no replay.
+    let _ = j.append(&payload(6), 0).unwrap();
+    assert_eq!(drain(&mut j), frames(6, 7));
+    assert_eq!(j.stats().replayed_frames, 3);
+}

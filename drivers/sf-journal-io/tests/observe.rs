@@ -153,7 +153,9 @@ fn every_journal_counter_reads_nonzero_after_a_session_that_exercises_it() {
         (5, 1, 1, 1)
     );
     assert_eq!((s.errors_retriable, s.errors_terminal), (1, 1));
-    assert_eq!(s.replayed_frames, 2);
+    // The three frames recovery found go out again on the first connection (a restart), and
+    // FSN 1 twice more on the next two.
+    assert_eq!(s.replayed_frames, 5);
     assert_eq!(s.pending_oks, 1);
     assert_eq!(s.resident_bytes, 256);
     assert!(s.syncs >= 3, "{s:?}");

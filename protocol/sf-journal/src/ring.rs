@@ -560,7 +560,9 @@ impl Ring {
         }
         ring.next_fsn = r.next_fsn;
         ring.acked_fsn = r.acked_fsn;
-        ring.sent_high = r.acked_fsn;
+        // Every frame recovery found was published by an earlier sender on the slot: sending
+        // it on the first connection is a replay (SF-21), as after a reconnect.
+        ring.sent_high = r.next_fsn.saturating_sub(1);
         ring.manifest_generation = r.manifest.map_or(0, |m| m.generation);
         ring.connection_generation = r.connection_generation;
         ring.dict_in_use = r.dict.is_some();
@@ -602,7 +604,8 @@ impl Ring {
         self.connection_generation
     }
 
-    /// Frames sent again after a reconnect (SF-21).
+    /// Frames sent again after a reconnect, or after a restart (frames recovery found, sent on
+    /// the first connection) (SF-21).
     #[must_use]
     pub fn replayed_frames(&self) -> u64 {
         self.replayed_frames
