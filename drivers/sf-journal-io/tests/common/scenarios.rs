@@ -278,6 +278,50 @@ pub fn sf_43_a_retriable_error_replays_the_rejected_frame_and_a_terminal_one_kee
     assert_eq!(drain(&mut again), frames(0, 3));
 }
 
+pub fn sf_44_after_a_terminal_error_appends_are_refused_and_close_ends_at_once(d: &impl Drains) {
+    for mode in ["memory", "disk"] {
+        let s = server(vec![Conn::ErrorAt {
+            wire_seq: 1,
+            status: ErrorStatus::SchemaMismatch,
+        }]);
+        let mut journal = if mode == "memory" {
+            Journal::memory(small())
+        } else {
+            Journal::open(&scratch("terminal-stops"), "s", small()).unwrap()
+        };
+        for i in 0..3 {
+            let _ = journal.append(&payload(i), 0).unwrap();
+        }
+        let j = Mutex::new(journal);
+        match d.run(&s, &j, |_| {}) {
+            Err(DrainError::Terminal(t)) => assert_eq!(
+                (t.status, t.fsn),
+                (ErrorStatus::SchemaMismatch, Some(1)),
+                "{mode}"
+            ),
+            other => panic!("{mode}: expected a terminal error, got {other:?}"),
+        }
+        // The drain delivered it; the producer's next append is refused naming it.
+        match j.lock().unwrap().append(&payload(3), 0) {
+            Err(JournalError::Terminal(t)) => assert_eq!(
+                (t.status, t.wire_seq, t.fsn),
+                (ErrorStatus::SchemaMismatch, 1, Some(1)),
+                "{mode}"
+            ),
+            other => panic!("{mode}: expected the terminal error, got {other:?}"),
+        }
+        // The drain has ended: the close does not sit out its 30 s deadline.
+        let started = Instant::now();
+        let c = d.close(&j, 30_000).unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{mode}: the close took {:?}",
+            started.elapsed()
+        );
+        assert_eq!((c.unacknowledged, c.terminal), (1..3, None), "{mode}");
+    }
+}
+
 pub fn sf_17_pings_go_out_while_idle_with_durable_confirmations_pending(d: &impl Drains) {
     let s = LoopbackServer::start(ServerConfig {
         durable_after_pings: 3,
