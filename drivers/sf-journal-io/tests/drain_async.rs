@@ -456,3 +456,10 @@ fn sf_44_after_a_terminal_error_appends_are_refused_and_close_ends_at_once_tokio
         &Tokio::new(),
     );
 }
+
+#[test]
+fn sf_24_a_full_journal_while_the_drain_reconnects_names_its_attempts_and_outage_start_tokio() {
+    scenarios::sf_24_a_full_journal_while_the_drain_reconnects_names_its_attempts_and_outage_start(
+        &Tokio::new(),
+    );
+}

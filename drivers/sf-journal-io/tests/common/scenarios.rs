@@ -322,6 +322,99 @@ pub fn sf_44_after_a_terminal_error_appends_are_refused_and_close_ends_at_once(d
     }
 }
 
+pub fn sf_24_a_full_journal_while_the_drain_reconnects_names_its_attempts_and_outage_start(
+    d: &impl Drains,
+) {
+    use sf_journal::ring::{AppendError, BackPressure};
+    for mode in ["memory", "disk"] {
+        // Every upgrade is answered 503: retried after a back-off, never connected.
+        let s = server(
+            (0..10_000)
+                .map(|_| Conn::Refuse {
+                    status: 503,
+                    headers: Vec::new(),
+                })
+                .collect(),
+        );
+        let mut c = small();
+        c.ring.max_total_bytes = 256;
+        c.ring.append_deadline_millis = 600_000;
+        let mut journal = if mode == "memory" {
+            Journal::memory(c)
+        } else {
+            Journal::open(&scratch("full-reconnecting"), "s", c).unwrap()
+        };
+        for i in 0..6 {
+            let _ = journal.append(&payload(i), 0).unwrap();
+        }
+        let j = Mutex::new(journal);
+        let before = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let mut dc = DrainConfig::new(s.addr());
+        dc.backoff_initial = Duration::from_millis(5);
+        dc.backoff_max = Duration::from_millis(20);
+        let by = Instant::now() + Duration::from_secs(20);
+        // The producer runs beside the drain and closes the journal once it has seen the
+        // verdict (or gave up), which ends the drain at its next look.
+        let seen = std::thread::scope(|scope| {
+            let producer = scope.spawn(|| {
+                // Every verdict naming the reconnect, until two attempts were seen.
+                let mut seen: Vec<(u32, u64)> = Vec::new();
+                while Instant::now() < by - Duration::from_secs(2) {
+                    let r = j.lock().unwrap().append(&payload(6), 0);
+                    match r {
+                        Err(JournalError::Append(AppendError::Full {
+                            case:
+                                BackPressure::WhileReconnecting {
+                                    attempts,
+                                    outage_start_millis,
+                                },
+                            ..
+                        })) => {
+                            seen.push((attempts, outage_start_millis));
+                            if seen.iter().any(|&(a, _)| a != seen[0].0) {
+                                break;
+                            }
+                        }
+                        Err(JournalError::Append(AppendError::Full { .. })) => {}
+                        other => panic!("{mode}: expected a full ring, got {other:?}"),
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                let _ = j.lock().unwrap().close(0, 0, 0);
+                seen
+            });
+            let _ = d.drain(dc, &j, by, &|_| true);
+            producer.join().unwrap()
+        });
+        let after = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let attempts: Vec<u32> = seen.iter().map(|&(a, _)| a).collect();
+        assert!(
+            attempts.windows(2).all(|w| w[0] <= w[1]) && attempts.first() != attempts.last(),
+            "{mode}: the producer must see the attempts grow, saw {} verdicts, from {:?} to {:?}",
+            attempts.len(),
+            attempts.first(),
+            attempts.last()
+        );
+        // One outage: its start is where it began, the same for every attempt.
+        let start = seen[0].1;
+        assert!(
+            seen.iter().all(|&(_, s)| s == start),
+            "{mode}: the outage start moved: {:?}",
+            &seen[..seen.len().min(8)]
+        );
+        assert!(
+            (before..=after).contains(&start),
+            "{mode}: the outage began at {start}, not within {before}..={after}"
+        );
+    }
+}
+
 pub fn sf_17_pings_go_out_while_idle_with_durable_confirmations_pending(d: &impl Drains) {
     let s = LoopbackServer::start(ServerConfig {
         durable_after_pings: 3,
