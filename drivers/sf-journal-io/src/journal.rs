@@ -88,6 +88,11 @@ pub enum JournalError {
         .0.message
     )]
     Terminal(TerminalError),
+    /// The drain ended the sender on a protocol violation by the server (PROTOCOL_VIOLATION,
+    /// terminal and forced, SF-44): nothing more is appended. The violation is named; the
+    /// frames not acknowledged stay in the journal.
+    #[error("the sender stopped on a protocol violation by the server: {0}")]
+    Violation(String),
     /// An earlier file operation failed, so the files may no longer hold what the ring
     /// believes: nothing more is done with them until the slot is opened again (recovery then
     /// reads what they do hold).
@@ -241,9 +246,9 @@ pub struct Journal {
     dict: SymbolDict,
     store: Option<Store>,
     terminal: Option<TerminalError>,
-    /// The first terminal error the server sent: the sender stopped on it (SF-44), delivered
-    /// or not, so appends are refused naming it and a close no longer waits.
-    stopped: Option<TerminalError>,
+    /// Why the sender stopped (SF-44), delivered or not: appends are refused naming it and a
+    /// close no longer waits.
+    stopped: Option<Stop>,
     recovered: Range<i64>,
     /// Segment files recovery found holding no frame; the ring never reuses them.
     spares: Vec<String>,
@@ -268,6 +273,14 @@ fn count_append<T>(
         Err(_) => {}
     }
     r
+}
+
+/// Why the sender stopped for good (SF-44): the first terminal error status of the server, or
+/// a protocol violation the drain ended on.
+#[derive(Debug, Clone)]
+enum Stop {
+    Server(TerminalError),
+    Violation(String),
 }
 
 /// Whether `id` can name a directory inside `sf_dir` and nothing else.
@@ -469,10 +482,11 @@ impl Journal {
     /// again.
     fn not_stopped(&mut self) -> Result<(), JournalError> {
         match &self.stopped {
-            Some(e) => {
+            Some(Stop::Server(e)) => {
                 self.terminal = None;
                 Err(JournalError::Terminal(e.clone()))
             }
+            Some(Stop::Violation(why)) => Err(JournalError::Violation(why.clone())),
             None => Ok(()),
         }
     }
@@ -646,12 +660,22 @@ impl Journal {
             self.stats.errors_terminal += 1;
             if self.stopped.is_none() {
                 self.terminal = Some(e.clone());
-                self.stopped = Some(e.clone());
+                self.stopped = Some(Stop::Server(e.clone()));
             }
         } else {
             self.stats.errors_retriable += 1;
         }
         Ok(e)
+    }
+
+    /// The drain ended on a protocol violation by the server (PROTOCOL_VIOLATION, terminal and
+    /// forced, SF-44): the sender stops. From now on appends are refused with
+    /// [`JournalError::Violation`] naming `why`, and a close does not wait. A sender already
+    /// stopped keeps its first reason.
+    pub fn stop_on_violation(&mut self, why: String) {
+        if self.stopped.is_none() {
+            self.stopped = Some(Stop::Violation(why));
+        }
     }
 
     /// Delivers the terminal error the server sent, if one is waiting. The sender stays

@@ -638,3 +638,10 @@ fn sf_24_a_full_journal_while_the_drain_reconnects_names_its_attempts_and_outage
         &Blocking,
     );
 }
+
+#[test]
+fn sf_44_after_a_protocol_violation_appends_are_refused_and_close_ends_at_once() {
+    scenarios::sf_44_after_a_protocol_violation_appends_are_refused_and_close_ends_at_once(
+        &Blocking,
+    );
+}

@@ -415,6 +415,40 @@ pub fn sf_24_a_full_journal_while_the_drain_reconnects_names_its_attempts_and_ou
     }
 }
 
+pub fn sf_44_after_a_protocol_violation_appends_are_refused_and_close_ends_at_once(
+    d: &impl Drains,
+) {
+    for mode in ["memory", "disk"] {
+        // A status frame of an unknown status: PROTOCOL_VIOLATION, terminal and forced.
+        let s = server(vec![Conn::Garbage(vec![0x7f, 0, 0])]);
+        let mut journal = if mode == "memory" {
+            Journal::memory(small())
+        } else {
+            Journal::open(&scratch("violation-stops"), "s", small()).unwrap()
+        };
+        for i in 0..3 {
+            let _ = journal.append(&payload(i), 0).unwrap();
+        }
+        let j = Mutex::new(journal);
+        let ended = d.run(&s, &j, |_| {});
+        let Err(e @ DrainError::Status(_)) = ended else {
+            panic!("{mode}: expected a malformed status, got {ended:?}");
+        };
+        match j.lock().unwrap().append(&payload(3), 0) {
+            Err(JournalError::Violation(why)) => assert_eq!(why, e.to_string(), "{mode}"),
+            other => panic!("{mode}: expected the violation, got {other:?}"),
+        }
+        let started = Instant::now();
+        let c = d.close(&j, 30_000).unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{mode}: the close took {:?}",
+            started.elapsed()
+        );
+        assert_eq!((c.unacknowledged, c.terminal), (0..3, None), "{mode}");
+    }
+}
+
 pub fn sf_17_pings_go_out_while_idle_with_durable_confirmations_pending(d: &impl Drains) {
     let s = LoopbackServer::start(ServerConfig {
         durable_after_pings: 3,
