@@ -483,7 +483,9 @@ impl Journal {
     fn not_stopped(&mut self) -> Result<(), JournalError> {
         match &self.stopped {
             Some(Stop::Server(e)) => {
-                self.terminal = None;
+                if self.terminal.as_ref() == Some(e) {
+                    self.terminal = None;
+                }
                 Err(JournalError::Terminal(e.clone()))
             }
             Some(Stop::Violation(why)) => Err(JournalError::Violation(why.clone())),
@@ -658,8 +660,10 @@ impl Journal {
         };
         if category == Category::Terminal {
             self.stats.errors_terminal += 1;
-            if self.stopped.is_none() {
+            if self.terminal.is_none() {
                 self.terminal = Some(e.clone());
+            }
+            if self.stopped.is_none() {
                 self.stopped = Some(Stop::Server(e.clone()));
             }
         } else {

@@ -578,3 +578,24 @@ fn sf_44_a_close_after_a_terminal_error_ends_at_once_with_it() {
         assert_eq!((c.unacknowledged, c.terminal), (0..2, None), "{mode}");
     }
 }
+
+#[test]
+fn sf_44_a_later_terminal_error_is_still_handed_back_and_the_first_still_names_the_stop() {
+    for mode in ["memory", "disk"] {
+        let mut j = stopped_by_schema_mismatch(mode);
+        assert!(j.take_terminal().is_some());
+        // A drain run again meets another terminal error: not yet delivered, so the close
+        // hands it back; the appends go on naming the error the sender stopped on.
+        let _ = j.connect(0);
+        let _ = drain(&mut j);
+        let _ = j.reject(0, ErrorStatus::ParseError).unwrap();
+        let r = j.append(&payload(2), 0);
+        assert!(is_the_schema_mismatch(&r), "{mode}: {r:?}");
+        let c = closed(j.close(0, 0, 5_000).unwrap());
+        assert_eq!(
+            c.terminal.map(|t| t.status),
+            Some(ErrorStatus::ParseError),
+            "{mode}"
+        );
+    }
+}
