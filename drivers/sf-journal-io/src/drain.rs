@@ -1073,6 +1073,16 @@ impl PartialEq for ErrorSink {
 
 impl Eq for ErrorSink {}
 
+/// The error a drain ends with (both drains): a protocol violation by the server stops the
+/// sender (PROTOCOL_VIOLATION is terminal and forced, SF-44), so the producer's next append
+/// is refused naming it and a close does not wait for acknowledgements that cannot come.
+pub(crate) fn ended(journal: &Mutex<Journal>, e: DrainError) -> DrainError {
+    if matches!(e, DrainError::Status(_) | DrainError::Violation(_)) {
+        lock(journal).stop_on_violation(e.to_string());
+    }
+    e
+}
+
 pub(crate) fn violation(what: String) -> DrainError {
     tracing::warn!(violation = %what, "sf server broke the protocol");
     DrainError::Violation(what)
@@ -1220,10 +1230,10 @@ impl Drain {
                     match r {
                         Ok(Broke::Done) => return Ok(report),
                         Ok(Broke::Retry) => tracing::info!("sf connection lost"),
-                        Err(e) => return Err(e),
+                        Err(e) => return Err(ended(journal, e)),
                     }
                 }
-                Err(Some(e)) => return Err(e),
+                Err(Some(e)) => return Err(ended(journal, e)),
                 Err(None) => {}
             }
             std::thread::sleep(outage.broke(journal, c, deadline, &mut report)?);

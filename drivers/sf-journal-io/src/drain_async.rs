@@ -22,7 +22,7 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::drain::{
-    check_durable_ack, close_step, headers_of, judge_upgrade, on_connected, on_disconnected,
+    check_durable_ack, close_step, ended, headers_of, judge_upgrade, on_connected, on_disconnected,
     on_message, read_failed, upgrade_request, wait_bound, ws_config, After, Broke, DrainConfig,
     DrainError, DrainReport, Next, Outage, Pump,
 };
@@ -84,10 +84,10 @@ impl AsyncDrain {
                     match r {
                         Ok(Broke::Done) => return Ok(report),
                         Ok(Broke::Retry) => tracing::info!("sf connection lost"),
-                        Err(e) => return Err(e),
+                        Err(e) => return Err(ended(journal, e)),
                     }
                 }
-                Err(Some(e)) => return Err(e),
+                Err(Some(e)) => return Err(ended(journal, e)),
                 Err(None) => {}
             }
             tokio::time::sleep(outage.broke(journal, c, deadline, &mut report)?).await;

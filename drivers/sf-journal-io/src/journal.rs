@@ -78,6 +78,21 @@ pub enum JournalError {
     /// The journal was closed.
     #[error("the journal is closed")]
     Closed,
+    /// The server ended the sender with a terminal error status (SF-44): nothing more is
+    /// appended. The error is the one the server sent; the frame it refused stays in the
+    /// journal (on disk in SF mode, for inspection and the next sender on the slot).
+    #[error(
+        "the sender stopped on a terminal error from the server: {:?} at wire sequence {}: {:?}",
+        .0.status,
+        .0.wire_seq,
+        .0.message
+    )]
+    Terminal(TerminalError),
+    /// The drain ended the sender on a protocol violation by the server (PROTOCOL_VIOLATION,
+    /// terminal and forced, SF-44): nothing more is appended. The violation is named; the
+    /// frames not acknowledged stay in the journal.
+    #[error("the sender stopped on a protocol violation by the server: {0}")]
+    Violation(String),
     /// An earlier file operation failed, so the files may no longer hold what the ring
     /// believes: nothing more is done with them until the slot is opened again (recovery then
     /// reads what they do hold).
@@ -118,7 +133,8 @@ pub struct Closed {
     pub unacknowledged: Range<i64>,
     /// Whether the wait was skipped (a timeout of 0 or below, SF-28).
     pub skipped: bool,
-    /// A terminal error not yet delivered by [`Journal::take_terminal`].
+    /// A terminal error not yet delivered by [`Journal::take_terminal`] or by a refused
+    /// append ([`JournalError::Terminal`]).
     pub terminal: Option<TerminalError>,
 }
 
@@ -232,6 +248,9 @@ pub struct Journal {
     dict: SymbolDict,
     store: Option<Store>,
     terminal: Option<TerminalError>,
+    /// Why the sender stopped (SF-44), delivered or not: appends are refused naming it and a
+    /// close no longer waits.
+    stopped: Option<Stop>,
     recovered: Range<i64>,
     /// Segment files recovery found holding no frame; the ring never reuses them.
     spares: Vec<String>,
@@ -258,6 +277,14 @@ fn count_append<T>(
     r
 }
 
+/// Why the sender stopped for good (SF-44): the first terminal error status of the server, or
+/// a protocol violation the drain ended on.
+#[derive(Debug, Clone)]
+enum Stop {
+    Server(TerminalError),
+    Violation(String),
+}
+
 /// Whether `id` can name a directory inside `sf_dir` and nothing else.
 fn valid_sender_id(id: &str) -> bool {
     !id.is_empty()
@@ -280,6 +307,7 @@ impl Journal {
             dict: SymbolDict::new(),
             store: Some(Store::Memory(MemDir::new())),
             terminal: None,
+            stopped: None,
             recovered: 0..0,
             spares: Vec::new(),
             broken: false,
@@ -330,6 +358,7 @@ impl Journal {
             dict,
             store: Some(Store::Disk { dir, _lock: lock }),
             terminal: None,
+            stopped: None,
             recovered: r.unacked(),
             spares: r.spares.clone(),
             broken: false,
@@ -425,10 +454,14 @@ impl Journal {
     }
 
     /// Publishes a frame: it is stored and gets its FSN; the call never waits for the wire
-    /// (SF-2). A frame must be a QWP message (begin with `QWP1`). A full ring is refused with [`AppendError::Full`] (retry after trim) and, once
-    /// the append deadline has passed, [`AppendError::DeadlineExceeded`].
+    /// (SF-2). A frame must be a QWP message (begin with `QWP1`). A full ring is refused with
+    /// [`AppendError::Full`] (retry after trim) and, once the append deadline has passed,
+    /// [`AppendError::DeadlineExceeded`]. Once the server ended the sender with a terminal
+    /// error, every append is refused with [`JournalError::Terminal`] naming it (SF-44); the
+    /// first such refusal delivers it, so a close does not hand it back again.
     pub fn append(&mut self, payload: &[u8], now_millis: u64) -> Result<i64, JournalError> {
         self.usable()?;
+        self.not_stopped()?;
         if !sf_journal::status::is_qwp_frame(payload) {
             return Err(JournalError::NotQwp);
         }
@@ -444,6 +477,22 @@ impl Journal {
         let fsn = placed.fsn;
         self.checkpoint_after_append(now_millis);
         Ok(fsn)
+    }
+
+    /// Refuses a producer's call once the server ended the sender with a terminal error
+    /// (SF-44): the refusal names the error and delivers it, so a close does not hand it back
+    /// again.
+    fn not_stopped(&mut self) -> Result<(), JournalError> {
+        match &self.stopped {
+            Some(Stop::Server(e)) => {
+                if self.terminal.as_ref() == Some(e) {
+                    self.terminal = None;
+                }
+                Err(JournalError::Terminal(e.clone()))
+            }
+            Some(Stop::Violation(why)) => Err(JournalError::Violation(why.clone())),
+            None => Ok(()),
+        }
     }
 
     /// The periodic checkpoint is polled on every append too, so it goes on while the wire is
@@ -478,6 +527,7 @@ impl Journal {
         now_millis: u64,
     ) -> Result<(i64, Vec<u32>), JournalError> {
         self.usable()?;
+        self.not_stopped()?;
         // The frame is built from the ids the symbols would get and checked like any other
         // (SF-W9) before the dictionary takes them: a refused frame assigns no ids.
         let (ids, _) = self.dict.clone().intern(symbols);
@@ -615,13 +665,27 @@ impl Journal {
             if self.terminal.is_none() {
                 self.terminal = Some(e.clone());
             }
+            if self.stopped.is_none() {
+                self.stopped = Some(Stop::Server(e.clone()));
+            }
         } else {
             self.stats.errors_retriable += 1;
         }
         Ok(e)
     }
 
-    /// Delivers the terminal error the server sent, if one is waiting.
+    /// The drain ended on a protocol violation by the server (PROTOCOL_VIOLATION, terminal and
+    /// forced, SF-44): the sender stops. From now on appends are refused with
+    /// [`JournalError::Violation`] naming `why`, and a close does not wait. A sender already
+    /// stopped keeps its first reason.
+    pub fn stop_on_violation(&mut self, why: String) {
+        if self.stopped.is_none() {
+            self.stopped = Some(Stop::Violation(why));
+        }
+    }
+
+    /// Delivers the terminal error the server sent, if one is waiting. The sender stays
+    /// stopped: appends go on being refused naming it.
     pub fn take_terminal(&mut self) -> Option<TerminalError> {
         self.terminal.take()
     }
@@ -640,7 +704,9 @@ impl Journal {
     }
 
     /// One step of close: `timeout_millis` is `close_flush_timeout_millis` (0 or below skips
-    /// the wait), `started_millis` when close began. When everything is acknowledged the
+    /// the wait), `started_millis` when close began. Once the server ended the sender with a
+    /// terminal error the close does not wait: nothing more is sent, so nothing more would be
+    /// acknowledged (SF-44). When everything is acknowledged the
     /// journal's files are removed, leaving only the lock files (SF-D8): segments (spares
     /// included), manifest, watermark and dictionary, and also a manifest recovery set aside
     /// as `.corrupt` and the `.tmp` of an interrupted record rewrite. Those are not kept for
@@ -668,11 +734,16 @@ impl Journal {
                 terminal: self.terminal.take(),
             }));
         }
-        let (unacknowledged, skipped) = match self.ring.close(
-            now_millis,
-            started_millis,
-            timeout_millis,
-        ) {
+        let verdict = match self.ring.close(now_millis, started_millis, timeout_millis) {
+            // Stopped by a terminal error: nothing more is sent, so nothing more will be
+            // acknowledged; the close ends now instead of at its deadline (SF-44).
+            CloseVerdict::Wait { .. } if self.stopped.is_some() => CloseVerdict::Unacknowledged {
+                fsns: self.acked_fsn() + 1..self.published_fsn() + 1,
+                skipped: false,
+            },
+            v => v,
+        };
+        let (unacknowledged, skipped) = match verdict {
             CloseVerdict::Wait { deadline_millis } => {
                 return Ok(CloseStep::Wait { deadline_millis })
             }

@@ -464,3 +464,24 @@ fn sf_18_a_send_to_a_server_reading_slowly_ends_by_the_connect_timeout_and_recon
         &Tokio::new(),
     );
 }
+
+#[test]
+fn sf_44_after_a_terminal_error_appends_are_refused_and_close_ends_at_once_tokio() {
+    scenarios::sf_44_after_a_terminal_error_appends_are_refused_and_close_ends_at_once(
+        &Tokio::new(),
+    );
+}
+
+#[test]
+fn sf_24_a_full_journal_while_the_drain_reconnects_names_its_attempts_and_outage_start_tokio() {
+    scenarios::sf_24_a_full_journal_while_the_drain_reconnects_names_its_attempts_and_outage_start(
+        &Tokio::new(),
+    );
+}
+
+#[test]
+fn sf_44_after_a_protocol_violation_appends_are_refused_and_close_ends_at_once_tokio() {
+    scenarios::sf_44_after_a_protocol_violation_appends_are_refused_and_close_ends_at_once(
+        &Tokio::new(),
+    );
+}

@@ -513,3 +513,97 @@ fn sf_28_a_close_whose_file_removals_fail_still_releases_the_lock_and_keeps_the_
         drop(j);
     }
 }
+
+/// A journal in `mode` (memory or SF) holding FSNs 0 and 1, both sent, FSN 0 refused by the
+/// server with SCHEMA_MISMATCH (terminal).
+fn stopped_by_schema_mismatch(mode: &str) -> Journal {
+    let mut j = if mode == "memory" {
+        Journal::memory(small())
+    } else {
+        Journal::open(&scratch("stopped"), "s", small()).unwrap()
+    };
+    for i in 0..2 {
+        let _ = j.append(&payload(i), 0).unwrap();
+    }
+    let _ = j.connect(0);
+    let _ = drain(&mut j);
+    let e = j
+        .reject_error(0, ErrorStatus::SchemaMismatch, "no such column".into())
+        .unwrap();
+    assert_eq!(e.category, Category::Terminal);
+    j
+}
+
+fn is_the_schema_mismatch(r: &Result<i64, JournalError>) -> bool {
+    matches!(r, Err(JournalError::Terminal(e))
+        if (e.status, e.wire_seq, e.fsn, e.message.as_str())
+            == (ErrorStatus::SchemaMismatch, 0, Some(0), "no such column"))
+}
+
+#[test]
+fn sf_44_after_a_terminal_error_the_next_append_is_refused_naming_it() {
+    for mode in ["memory", "disk"] {
+        // Not yet delivered: the producer's append delivers it, so the close does not again.
+        let mut j = stopped_by_schema_mismatch(mode);
+        let r = j.append(&payload(2), 0);
+        assert!(is_the_schema_mismatch(&r), "{mode}: {r:?}");
+        assert_eq!(j.published_fsn(), 1, "{mode}: nothing taken after the stop");
+        let r = j.append(&payload(2), 0);
+        assert!(is_the_schema_mismatch(&r), "{mode}: still stopped: {r:?}");
+        let r = j
+            .append_with_symbols(&["a"], |_| payload(2), 0)
+            .map(|(f, _)| f);
+        assert!(is_the_schema_mismatch(&r), "{mode}: {r:?}");
+        assert!(
+            j.dict().symbols().is_empty(),
+            "{mode}: a refused frame assigns no ids"
+        );
+        assert_eq!(closed(j.close(0, 0, 0).unwrap()).terminal, None, "{mode}");
+
+        // Delivered by the drain first: the sender stays stopped all the same.
+        let mut j = stopped_by_schema_mismatch(mode);
+        assert!(j.take_terminal().is_some());
+        let r = j.append(&payload(2), 0);
+        assert!(is_the_schema_mismatch(&r), "{mode}: {r:?}");
+        assert_eq!(j.published_fsn(), 1, "{mode}");
+    }
+}
+
+#[test]
+fn sf_44_a_close_after_a_terminal_error_ends_at_once_with_it() {
+    for mode in ["memory", "disk"] {
+        // Not yet delivered: the close hands it back without waiting for its deadline.
+        let mut j = stopped_by_schema_mismatch(mode);
+        let c = closed(j.close(10, 10, 5_000).unwrap());
+        assert_eq!((c.unacknowledged, c.skipped), (0..2, false), "{mode}");
+        let t = c.terminal.expect("the undelivered terminal error");
+        assert_eq!((t.status, t.fsn), (ErrorStatus::SchemaMismatch, Some(0)));
+
+        // Already delivered (by the drain): the close still ends at once, with nothing to hand.
+        let mut j = stopped_by_schema_mismatch(mode);
+        assert!(j.take_terminal().is_some());
+        let c = closed(j.close(10, 10, 5_000).unwrap());
+        assert_eq!((c.unacknowledged, c.terminal), (0..2, None), "{mode}");
+    }
+}
+
+#[test]
+fn sf_44_a_later_terminal_error_is_still_handed_back_and_the_first_still_names_the_stop() {
+    for mode in ["memory", "disk"] {
+        let mut j = stopped_by_schema_mismatch(mode);
+        assert!(j.take_terminal().is_some());
+        // A drain run again meets another terminal error: not yet delivered, so the close
+        // hands it back; the appends go on naming the error the sender stopped on.
+        let _ = j.connect(0);
+        let _ = drain(&mut j);
+        let _ = j.reject(0, ErrorStatus::ParseError).unwrap();
+        let r = j.append(&payload(2), 0);
+        assert!(is_the_schema_mismatch(&r), "{mode}: {r:?}");
+        let c = closed(j.close(0, 0, 5_000).unwrap());
+        assert_eq!(
+            c.terminal.map(|t| t.status),
+            Some(ErrorStatus::ParseError),
+            "{mode}"
+        );
+    }
+}
