@@ -448,6 +448,8 @@ struct Session {
     alive_deadline: u64,
     started_at: u64,
     beat_seen: bool,
+    /// When the last server heartbeat arrived (meaningful once `beat_seen`).
+    last_beat: u64,
     echo_answered: u64,
     /// Echo requests sent and not answered yet (the application's own calls fill it).
     echoes_pending: BTreeSet<u64>,
@@ -988,12 +990,20 @@ impl Client {
                         .s
                         .started_at
                         .saturating_add(self.liveness().saturating_mul(10));
+                } else {
+                    // A beat came before this introduction, judged then on the client's own
+                    // interval: liveness is now the larger of both, counted from that beat.
+                    self.s.alive_deadline = self
+                        .s
+                        .alive_deadline
+                        .max(self.s.last_beat.saturating_add(self.liveness()));
                 }
                 self.emit(Event::Introduced { user });
             }
             Inbound::Heartbeat { .. } => {
                 self.traffic.heartbeats_received += 1;
                 self.s.beat_seen = true;
+                self.s.last_beat = now;
                 self.s.alive_deadline = now.saturating_add(self.liveness());
             }
             Inbound::Error(e) => {

@@ -4311,3 +4311,18 @@ fn g_27_a_null_in_a_batch_deletes_the_record() {
     );
     assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(0)));
 }
+
+#[test]
+fn g_15_a_beat_before_the_introduction_is_judged_by_the_larger_interval() {
+    // A server heartbeat may come before its introduction (G-6). The introduction that then
+    // advertises a larger interval makes liveness that larger interval, counted from that beat:
+    // the client must not time out on its own smaller interval while the server keeps its cadence.
+    let mut c = started(Config {
+        heartbeat_timeout_interval: 1000,
+        ..config()
+    });
+    alive(&mut c, 10);
+    c.handle_text(20, &server_intro(JSON_VERSION, 5000));
+    assert!(c.is_running());
+    times_out_at(&mut c, 5010);
+}
