@@ -4326,3 +4326,28 @@ fn g_15_a_beat_before_the_introduction_is_judged_by_the_larger_interval() {
     assert!(c.is_running());
     times_out_at(&mut c, 5010);
 }
+
+#[test]
+fn g_36_a_teardowns_remaining_classes_past_the_id_name_bytes_end_the_session() {
+    // The remaining class list of a teardown becomes the key's classes: it counts against the
+    // id-name byte bound like an additive update does, and past it the session ends.
+    let mut c = name_bytes_bound(6);
+    key(&mut c, 5, "kk", &["AB", "CD"]);
+    events(&mut c);
+    // The remaining list replaces the classes: 2 + 4 bytes fit exactly.
+    c.receive(
+        2,
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "AB", "class_list": ["CD", "EF"]}),
+    );
+    assert!(c.is_running());
+    assert_eq!(c.stats().id_name_bytes_held, 6);
+    events(&mut c);
+    c.receive(
+        3,
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "CD", "class_list": ["EF", "GHI"]}),
+    );
+    id_map_full(&mut c, "key", 5, "max_id_name_bytes", 6);
+    assert!(c.stats().id_name_bytes_held <= 6);
+}
