@@ -4351,3 +4351,27 @@ fn g_36_a_teardowns_remaining_classes_past_the_id_name_bytes_end_the_session() {
     id_map_full(&mut c, "key", 5, "max_id_name_bytes", 6);
     assert!(c.stats().id_name_bytes_held <= 6);
 }
+
+#[test]
+fn g_27_a_null_write_is_sent_as_a_null_value() {
+    // The client's delete by value: the member is written as `null`, never left out nor turned
+    // into a zero; a NaN float goes out the same way (G-28), and a zero stays `0`.
+    let mut c = ready();
+    let own = own_record(&mut c);
+    sent(&mut c);
+    c.publish(own, &Value::Null, 0).unwrap();
+    c.publish(own, &float_value(f64::NAN), 0).unwrap();
+    c.publish(own, &json!(0), 0).unwrap();
+    let texts: Vec<String> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    assert_eq!(texts.len(), 3);
+    for t in &texts[..2] {
+        assert!(t.contains(r#""value":null"#), "{t}");
+    }
+    assert!(texts[2].contains(r#""value":0"#), "{}", texts[2]);
+    let m: Value = serde_json::from_str(&texts[0]).unwrap();
+    assert_eq!(m["message_type"], "JSONRecordUpdate");
+    assert_eq!(
+        m["value"]["record_id"],
+        json!({"key_id": own.key_id, "topic_id": own.topic_id})
+    );
+}
