@@ -4375,3 +4375,11 @@ fn g_27_a_null_write_is_sent_as_a_null_value() {
         json!({"key_id": own.key_id, "topic_id": own.topic_id})
     );
 }
+
+#[test]
+fn g_14_the_grace_uses_the_own_interval_when_larger() {
+    // The grace is ten liveness intervals, and liveness is the larger of both: a server that
+    // advertises less than the client's own interval does not shorten the first-beat grace.
+    let mut c = introduced(config(), 1000);
+    times_out_at(&mut c, 10 * IV);
+}
