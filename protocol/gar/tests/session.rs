@@ -4383,3 +4383,27 @@ fn g_14_the_grace_uses_the_own_interval_when_larger() {
     let mut c = introduced(config(), 1000);
     times_out_at(&mut c, 10 * IV);
 }
+
+#[test]
+fn g_26_a_record_update_without_its_value_is_a_violation() {
+    // `value` is a required member of a JSONRecordUpdate (only `tick_time` is optional): its
+    // absence is malformed input, a typed violation, not a delete of the cached record. An
+    // explicit null is the delete (G-27).
+    let mut c = with_record();
+    c.receive(
+        2,
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 5, "topic_id": 3}, "tick_time": 9}),
+    );
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::BadMember {
+                message_type: "JSONRecordUpdate",
+                member: "value"
+            })
+        )]
+    );
+    assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(10)));
+}
