@@ -840,7 +840,8 @@ pub fn decode(text: &str, limits: &Limits) -> Result<Inbound, Violation> {
             let r = r.named("JSONRecordUpdate");
             Inbound::RecordUpdate {
                 record_id: r.record_id("record_id")?,
-                value: r.m.get("value").cloned().unwrap_or(Value::Null),
+                // `value` is required: an explicit null deletes, an absent one is malformed.
+                value: r.m.get("value").cloned().ok_or_else(|| r.bad("value"))?,
                 tick_time: r.opt_u64("tick_time")?,
             }
         }

@@ -448,6 +448,8 @@ struct Session {
     alive_deadline: u64,
     started_at: u64,
     beat_seen: bool,
+    /// When the last server heartbeat arrived (meaningful once `beat_seen`).
+    last_beat: u64,
     echo_answered: u64,
     /// Echo requests sent and not answered yet (the application's own calls fill it).
     echoes_pending: BTreeSet<u64>,
@@ -988,12 +990,20 @@ impl Client {
                         .s
                         .started_at
                         .saturating_add(self.liveness().saturating_mul(10));
+                } else {
+                    // A beat came before this introduction, judged then on the client's own
+                    // interval: liveness is now the larger of both, counted from that beat.
+                    self.s.alive_deadline = self
+                        .s
+                        .alive_deadline
+                        .max(self.s.last_beat.saturating_add(self.liveness()));
                 }
                 self.emit(Event::Introduced { user });
             }
             Inbound::Heartbeat { .. } => {
                 self.traffic.heartbeats_received += 1;
                 self.s.beat_seen = true;
+                self.s.last_beat = now;
                 self.s.alive_deadline = now.saturating_add(self.liveness());
             }
             Inbound::Error(e) => {
@@ -1241,10 +1251,16 @@ impl Client {
         if let Some(deleted_class) = deleted_class {
             // Per-class teardown: the remaining list is the key's class set; a downgrade keeps
             // the listed bases and their records.
-            if let Some((n, classes)) = self.s.server_keys.get_mut(&key_id) {
-                let before = key_entry_bytes(n, classes);
-                *classes = class_list.iter().cloned().collect();
-                self.s.id_name_bytes = self.s.id_name_bytes - before + key_entry_bytes(n, classes);
+            // The remaining list counts against the name bound as an additive update does.
+            if let Some((n, classes)) = self.s.server_keys.get(&key_id) {
+                let remaining: BTreeSet<String> = class_list.iter().cloned().collect();
+                let bytes = self.s.id_name_bytes - key_entry_bytes(n, classes)
+                    + key_entry_bytes(n, &remaining);
+                self.room_for_id("key", key_id, false, bytes)?;
+                self.s.id_name_bytes = bytes;
+                if let Some((_, classes)) = self.s.server_keys.get_mut(&key_id) {
+                    *classes = remaining;
+                }
             }
             if class_list.is_empty() {
                 // The key's last class went: a whole-key delete, its records go with it.

@@ -4166,3 +4166,244 @@ fn g_18_a_batch_entry_for_a_key_never_introduced_is_refused_even_without_records
     c.receive(2, "BatchUpdate", json!({"keys": [{"key_id": 5}]}));
     assert!(c.is_running());
 }
+
+// ---- review of G-19, G-23, G-27 clause by clause ----
+
+#[test]
+fn g_19_id_zero_is_a_violation_in_every_id_member() {
+    // Every member that carries a key or topic id refuses 0, not only the three introductions
+    // and the record update: a zero in any of them is a typed violation, never applied.
+    let rec = |k: u64, t: u64| json!({"key_id": k, "topic_id": t});
+    let diagnostic = json!({"reason": "InputMissing", "missing_inputs": [], "text": ""});
+    for (mt, v) in [
+        (
+            "JSONRecordUpdate",
+            json!({"record_id": rec(5, 0), "value": 1}),
+        ),
+        ("DeleteRecord", json!({"key_id": 0, "topic_id": 3})),
+        ("DeleteRecord", json!({"key_id": 5, "topic_id": 0})),
+        (
+            "RecordTick",
+            json!({"record_id": rec(0, 3), "tick_time": 1}),
+        ),
+        (
+            "RecordTick",
+            json!({"record_id": rec(5, 0), "tick_time": 1}),
+        ),
+        (
+            "RecordDiagnostic",
+            json!({"record_id": rec(0, 3), "diagnostic": diagnostic}),
+        ),
+        (
+            "RecordDiagnostic",
+            json!({"record_id": rec(5, 0), "diagnostic": diagnostic}),
+        ),
+        ("KeyIdRetired", json!({"key_id": 0})),
+        (
+            "KeyUpdate",
+            json!({"key_id": 0, "deleted_class": "A", "class_list": []}),
+        ),
+        (
+            "ClientIntroducedKeyInvalidated",
+            json!({"client_introduced_key_id": 0}),
+        ),
+        (
+            "BatchUpdate",
+            json!({"keys": [{"key_id": 0, "name": "z", "topics": {"3": 1}}]}),
+        ),
+        (
+            "BatchUpdate",
+            json!({"keys": [{"key_id": 5, "topics": {"0": 1}}]}),
+        ),
+        (
+            "BatchUpdate",
+            json!({"keys": [{"key_id": 5, "topics": {"3": 1}, "tick_times": {"0": 9}}]}),
+        ),
+    ] {
+        let mut c = with_record();
+        c.receive(2, mt, v.clone());
+        let stops = stopped_with(&mut c);
+        assert!(
+            matches!(
+                stops.as_slice(),
+                [(StopReason::Error, Some(Violation::ZeroId { .. }))]
+            ),
+            "{mt} {v}: {stops:?}"
+        );
+        // Nothing of it was applied: the record under the good ids is as it was.
+        assert_eq!(
+            c.record(rid(5, 3)).unwrap().value,
+            Some(json!(10)),
+            "{mt} {v}"
+        );
+    }
+}
+
+#[test]
+fn g_19_client_counters_start_at_one_on_every_connection() {
+    // Ids are per connection: a new start() counts from 1 again, whatever the last session used.
+    let mut c = ready();
+    for n in 0..3 {
+        c.introduce_topic(&format!("t{n}")).unwrap();
+        c.introduce_key(&format!("k{n}"), "A").unwrap();
+        c.echo().unwrap();
+    }
+    c.start(10, (8, 9));
+    c.handle_text(11, &server_intro(JSON_VERSION, IV));
+    sent(&mut c);
+    assert_eq!(c.introduce_topic("t2").unwrap(), 1);
+    assert_eq!(c.introduce_key("k2", "A").unwrap(), 1);
+    assert_eq!(c.echo().unwrap(), 1);
+    let out = sent(&mut c);
+    assert_eq!(out[0]["value"]["topic_id"], 1);
+    assert_eq!(out[1]["value"]["key_id"], 1);
+    assert_eq!(out[2]["value"]["msg_ref"], 1);
+}
+
+#[test]
+fn g_23_key_id_retired_drops_only_that_server_key_mapping() {
+    // The server retires its key id 1, which is also the id this client gave its own key: only
+    // the server's mapping goes. The client's key, the server's topics and other keys stay.
+    let mut c = with_record();
+    let own = own_record(&mut c);
+    assert_eq!(own.key_id, 1);
+    key(&mut c, 1, "server_one", &["A"]);
+    update(&mut c, 1, 3, json!(7));
+    sent(&mut c);
+    events(&mut c);
+    c.receive(2, "KeyIdRetired", json!({"key_id": 1}));
+    assert!(c.is_running());
+    assert!(c.server_key(1).is_none());
+    assert!(c.record(rid(1, 3)).is_none());
+    assert_eq!(c.server_key(5).unwrap().0, "k1");
+    assert_eq!(c.server_topic(3), Some("price"));
+    assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(10)));
+    // No event: not a data teardown, and the client's own key is not invalidated.
+    assert!(events(&mut c).is_empty());
+    c.publish(own, &json!(3), 0).unwrap();
+    assert_eq!(sent(&mut c)[0]["message_type"], "JSONRecordUpdate");
+}
+
+#[test]
+fn g_27_a_null_in_a_batch_deletes_the_record() {
+    // Null means absent in a batch topic as in a record update: the record goes, with the event.
+    let mut c = with_record();
+    c.receive(
+        2,
+        "BatchUpdate",
+        json!({"keys": [{"key_id": 5, "topics": {"3": null}}]}),
+    );
+    assert!(c.is_running());
+    assert!(c.record(rid(5, 3)).is_none());
+    assert_eq!(c.stats().records_held, 0);
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Record {
+            record_id: rid(5, 3),
+            value: None
+        }]
+    );
+    // A zero in a batch is a value.
+    c.receive(
+        3,
+        "BatchUpdate",
+        json!({"keys": [{"key_id": 5, "topics": {"3": 0}}]}),
+    );
+    assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(0)));
+}
+
+#[test]
+fn g_15_a_beat_before_the_introduction_is_judged_by_the_larger_interval() {
+    // A server heartbeat may come before its introduction (G-6). The introduction that then
+    // advertises a larger interval makes liveness that larger interval, counted from that beat:
+    // the client must not time out on its own smaller interval while the server keeps its cadence.
+    let mut c = started(Config {
+        heartbeat_timeout_interval: 1000,
+        ..config()
+    });
+    alive(&mut c, 10);
+    c.handle_text(20, &server_intro(JSON_VERSION, 5000));
+    assert!(c.is_running());
+    times_out_at(&mut c, 5010);
+}
+
+#[test]
+fn g_36_a_teardowns_remaining_classes_past_the_id_name_bytes_end_the_session() {
+    // The remaining class list of a teardown becomes the key's classes: it counts against the
+    // id-name byte bound like an additive update does, and past it the session ends.
+    let mut c = name_bytes_bound(6);
+    key(&mut c, 5, "kk", &["AB", "CD"]);
+    events(&mut c);
+    // The remaining list replaces the classes: 2 + 4 bytes fit exactly.
+    c.receive(
+        2,
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "AB", "class_list": ["CD", "EF"]}),
+    );
+    assert!(c.is_running());
+    assert_eq!(c.stats().id_name_bytes_held, 6);
+    events(&mut c);
+    c.receive(
+        3,
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "CD", "class_list": ["EF", "GHI"]}),
+    );
+    id_map_full(&mut c, "key", 5, "max_id_name_bytes", 6);
+    assert!(c.stats().id_name_bytes_held <= 6);
+}
+
+#[test]
+fn g_27_a_null_write_is_sent_as_a_null_value() {
+    // The client's delete by value: the member is written as `null`, never left out nor turned
+    // into a zero; a NaN float goes out the same way (G-28), and a zero stays `0`.
+    let mut c = ready();
+    let own = own_record(&mut c);
+    sent(&mut c);
+    c.publish(own, &Value::Null, 0).unwrap();
+    c.publish(own, &float_value(f64::NAN), 0).unwrap();
+    c.publish(own, &json!(0), 0).unwrap();
+    let texts: Vec<String> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    assert_eq!(texts.len(), 3);
+    for t in &texts[..2] {
+        assert!(t.contains(r#""value":null"#), "{t}");
+    }
+    assert!(texts[2].contains(r#""value":0"#), "{}", texts[2]);
+    let m: Value = serde_json::from_str(&texts[0]).unwrap();
+    assert_eq!(m["message_type"], "JSONRecordUpdate");
+    assert_eq!(
+        m["value"]["record_id"],
+        json!({"key_id": own.key_id, "topic_id": own.topic_id})
+    );
+}
+
+#[test]
+fn g_14_the_grace_uses_the_own_interval_when_larger() {
+    // The grace is ten liveness intervals, and liveness is the larger of both: a server that
+    // advertises less than the client's own interval does not shorten the first-beat grace.
+    let mut c = introduced(config(), 1000);
+    times_out_at(&mut c, 10 * IV);
+}
+
+#[test]
+fn g_26_a_record_update_without_its_value_is_a_violation() {
+    // `value` is a required member of a JSONRecordUpdate (only `tick_time` is optional): its
+    // absence is malformed input, a typed violation, not a delete of the cached record. An
+    // explicit null is the delete (G-27).
+    let mut c = with_record();
+    c.receive(
+        2,
+        "JSONRecordUpdate",
+        json!({"record_id": {"key_id": 5, "topic_id": 3}, "tick_time": 9}),
+    );
+    assert_eq!(
+        stopped_with(&mut c),
+        vec![(
+            StopReason::Error,
+            Some(Violation::BadMember {
+                message_type: "JSONRecordUpdate",
+                member: "value"
+            })
+        )]
+    );
+    assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(10)));
+}
