@@ -1241,10 +1241,17 @@ impl Client {
         if let Some(deleted_class) = deleted_class {
             // Per-class teardown: the remaining list is the key's class set; a downgrade keeps
             // the listed bases and their records.
-            if let Some((n, classes)) = self.s.server_keys.get_mut(&key_id) {
-                let before = key_entry_bytes(n, classes);
-                *classes = class_list.iter().cloned().collect();
-                self.s.id_name_bytes = self.s.id_name_bytes - before + key_entry_bytes(n, classes);
+            // The remaining list is held as the key's classes, so its names count against
+            // the id-map byte bound as an additive update's do (checked before it is kept).
+            if let Some((n, classes)) = self.s.server_keys.get(&key_id) {
+                let remaining: BTreeSet<String> = class_list.iter().cloned().collect();
+                let bytes = self.s.id_name_bytes - key_entry_bytes(n, classes)
+                    + key_entry_bytes(n, &remaining);
+                self.room_for_id("key", key_id, false, bytes)?;
+                self.s.id_name_bytes = bytes;
+                if let Some((_, classes)) = self.s.server_keys.get_mut(&key_id) {
+                    *classes = remaining;
+                }
             }
             if class_list.is_empty() {
                 // The key's last class went: a whole-key delete, its records go with it.

@@ -1123,6 +1123,29 @@ fn g_37_a_downgrade_keeps_the_bases_and_their_records() {
 }
 
 #[test]
+fn g_37_a_downgrades_remaining_classes_count_in_the_id_name_bytes() {
+    let mut c = name_bytes_bound(6);
+    key(&mut c, 5, "kk", &["AB"]);
+    events(&mut c);
+    // The remaining list is the key's class set: it is held, so it is bounded as an
+    // additive update is. Two bytes more fit exactly; one more does not.
+    c.receive(
+        2,
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "AB", "class_list": ["CD", "EF"]}),
+    );
+    assert!(c.is_running());
+    assert_eq!(c.stats().id_name_bytes_held, 6);
+    c.receive(
+        3,
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "CD", "class_list": ["EF", "GHI"]}),
+    );
+    id_map_full(&mut c, "key", 5, "max_id_name_bytes", 6);
+    assert_eq!(c.stats().id_name_bytes_held, 6);
+}
+
+#[test]
 fn g_39_subscribe_leaves_null_members_out() {
     let s = Subscribe {
         name: "S1".into(),
