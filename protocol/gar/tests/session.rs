@@ -1808,6 +1808,28 @@ fn g_51_a_plain_compare_sends_no_ownership_marker() {
 }
 
 #[test]
+fn g_51_a_marker_with_only_an_error_route_or_require_existing_conveys_no_ownership() {
+    use gar_client::codec::write::Ownership;
+    let mut c = ready();
+    let id = own_record(&mut c);
+    sent(&mut c);
+    // msg_ref and require_existing are set, but no action, no skipped checks, no owner key:
+    // the compare carries its own msg_ref, so it goes alone.
+    let o = Ownership {
+        msg_ref: 9,
+        require_existing: true,
+        ..Ownership::default()
+    };
+    let r = c
+        .compare_exchange_owned(&o, id, &Value::Null, &json!(1))
+        .unwrap();
+    let all = sent(&mut c);
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(all[0]["message_type"], "JSONCompareExchange");
+    assert_eq!(all[0]["value"]["msg_ref"], json!(r));
+}
+
+#[test]
 fn g_51_a_marker_that_conveys_ownership_precedes_the_compare() {
     use gar_client::codec::write::Ownership;
     let mut c = ready();
