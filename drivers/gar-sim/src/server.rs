@@ -1672,6 +1672,11 @@ impl Server {
         );
     }
 
+    /// Fault: an `Error` without its `recoverable` member, and no close after it.
+    pub fn send_error_without_recoverable(&mut self, conn: ConnId, message: &str) {
+        self.send(conn, envelope("Error", obj([("message", message.into())])));
+    }
+
     /// Fault: a non-recoverable Error, then a close.
     pub fn send_fatal_error(&mut self, conn: ConnId, message: &str) {
         self.fatal_error(conn, message, EndCause::FaultError);

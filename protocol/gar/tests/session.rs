@@ -1413,6 +1413,19 @@ fn g_55_a_non_recoverable_error_stops_with_exit_code_1() {
 }
 
 #[test]
+fn g_55_an_error_without_its_recoverable_flag_stops_as_the_reference_client_does() {
+    let mut c = ready();
+    c.receive(2, "Error", json!({"message": "no flag"}));
+    assert_eq!(c.stop_reason(), Some(StopReason::Error));
+    match &events(&mut c)[..] {
+        [Event::Error(e), Event::Stopped { .. }] => {
+            assert_eq!((e.message.as_str(), e.recoverable), ("no flag", false));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn g_57_the_whole_error_reaches_the_application() {
     let mut c = ready();
     let fw = json!([{"reason": {"record_write": "UnknownTopic"}, "malformed": true}]);
