@@ -2705,6 +2705,32 @@ fn g_32_a_diagnostic_is_an_event_and_keeps_the_stamp() {
 }
 
 #[test]
+fn g_49_a_result_without_its_msg_ref_or_success_is_a_violation() {
+    for (value, member) in [
+        (json!({"success": true}), "msg_ref"),
+        (json!({"msg_ref": null, "success": true}), "msg_ref"),
+        (json!({"msg_ref": "1", "success": true}), "msg_ref"),
+        (json!({"msg_ref": 1}), "success"),
+    ] {
+        let mut c = ready();
+        let id = own_record(&mut c);
+        c.compare_exchange(id, &json!(1), &json!(2)).unwrap();
+        c.receive(2, "JSONCompareExchangeResult", value.clone());
+        assert_eq!(
+            stopped_with(&mut c),
+            vec![(
+                StopReason::Error,
+                Some(Violation::BadMember {
+                    message_type: "JSONCompareExchangeResult",
+                    member
+                })
+            )],
+            "{value}"
+        );
+    }
+}
+
+#[test]
 fn g_49_a_result_for_no_pending_compare_is_ignored_and_counted() {
     let mut c = ready();
     let id = own_record(&mut c);
