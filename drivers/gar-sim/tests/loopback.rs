@@ -235,3 +235,30 @@ fn g_59_over_the_socket_another_close_code_is_not_answered() {
         assert!(!close_is_answered(Some(code)), "{code}");
     }
 }
+
+#[test]
+fn g_59_over_the_socket_a_one_byte_close_body_is_malformed_and_not_answered() {
+    use std::io::Write;
+    let srv = server(None);
+    let mut ws = dial(&srv.url(), true).expect("upgrades");
+    ws.send(intro()).expect("sends");
+    let _ = read_json(&mut ws);
+    // A masked close frame whose body is the one byte 0x03 (mask key zero).
+    ws.get_mut()
+        .write_all(&[0x88, 0x81, 0, 0, 0, 0, 0x03])
+        .expect("writes");
+    let answered = loop {
+        match ws.read() {
+            Ok(Message::Close(_)) => break true,
+            Ok(_) => {}
+            Err(tungstenite::Error::ConnectionClosed) => break true,
+            Err(_) => break false,
+        }
+    };
+    assert!(!answered, "a malformed close is not answered");
+    let conn = srv.connections()[0];
+    assert_eq!(
+        srv.with_server(|s| s.ended(conn).cloned()),
+        Some(EndCause::MalformedClose)
+    );
+}
