@@ -270,6 +270,24 @@ fn g_53_a_failed_write_names_the_ids_it_was_addressed_by() {
     );
 }
 
+#[test]
+fn g_52_a_marker_holds_until_the_next_one() {
+    let mut p = Pair::ready();
+    p.publish("AAPL", "bid", json!(1));
+    p.marker(3);
+    p.events();
+    // Two separate messages after one marker: each failure is routed to its msg_ref.
+    p.publish("AAPL", "bid", json!("text"));
+    p.publish("AAPL", "bid", json!("again"));
+    let refs: Vec<u64> = p.errors().iter().map(|e| e.msg_ref).collect();
+    assert_eq!(refs, vec![3, 3]);
+    // The next marker replaces it: with msg_ref 0 the failure is only logged.
+    p.marker(0);
+    p.publish("AAPL", "bid", json!("text"));
+    assert!(p.errors().is_empty());
+    assert_eq!(p.server.counters().failed_writes_logged, 1);
+}
+
 // ---- G-54: malformed is exactly the request defects ----
 
 fn failure_for(topic: &str, value: Value) -> Value {
