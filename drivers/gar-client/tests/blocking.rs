@@ -806,3 +806,64 @@ fn g_42_blocking_a_snapshot_subscription_is_not_unsubscribed_before_finished() {
         r.seen
     );
 }
+
+#[test]
+fn g_40_blocking_needs_continue_is_answered_over_the_socket() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("Subscribe");
+        p.send(
+            "SubscriptionStatus",
+            json!({"name": "S1", "status": "ProcessingSnapshot"}),
+        );
+        p.send(
+            "SubscriptionStatus",
+            json!({"name": "S1", "status": "NeedsContinue"}),
+        );
+        // The snapshot goes on only once the client asked for it.
+        assert_eq!(p.recv_type("SubscribeContinue"), json!({"name": "S1"}));
+        p.send(
+            "SubscriptionStatus",
+            json!({"name": "S1", "status": "Streaming"}),
+        );
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    c.subscribe(&s1()).unwrap();
+    let streaming = c.events(Duration::from_secs(10)).any(|e| {
+        matches!(
+            e,
+            Event::Status {
+                status: Status::Streaming,
+                ..
+            }
+        )
+    });
+    assert!(streaming, "no Streaming status");
+    c.logoff();
+    server.report();
+}
+
+#[test]
+fn g_45_blocking_upstream_lost_without_a_handler_stops_the_session_over_the_socket() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        play_subscription(p);
+        p.send(
+            "SubscriptionStatus",
+            json!({"name": "S1", "status": "UpstreamLost"}),
+        );
+        while p.recv().is_some() {}
+    });
+    let c = Client::connect(config(&server.url)).unwrap();
+    c.subscribe(&s1()).unwrap();
+    let ev = all_events(&c);
+    assert!(ev.contains(&Event::Status {
+        name: "S1".into(),
+        status: Status::UpstreamLost
+    }));
+    assert_eq!(stops(&ev), vec![(StopReason::UpstreamLost, None)]);
+    assert_eq!(c.stop_reason().map(StopReason::exit_code), Some(1));
+    assert!(c.is_closed());
+    server.report();
+}

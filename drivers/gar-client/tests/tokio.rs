@@ -869,3 +869,66 @@ async fn g_42_a_snapshot_subscription_is_not_unsubscribed_before_finished_over_a
         r.seen
     );
 }
+
+#[tokio::test]
+async fn g_40_needs_continue_is_answered_over_the_socket() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        p.recv_type("Subscribe");
+        p.send(
+            "SubscriptionStatus",
+            json!({"name": "S1", "status": "ProcessingSnapshot"}),
+        );
+        p.send(
+            "SubscriptionStatus",
+            json!({"name": "S1", "status": "NeedsContinue"}),
+        );
+        // The snapshot goes on only once the client asked for it.
+        assert_eq!(p.recv_type("SubscribeContinue"), json!({"name": "S1"}));
+        p.send(
+            "SubscriptionStatus",
+            json!({"name": "S1", "status": "Streaming"}),
+        );
+        p.recv_type("Logoff");
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    c.subscribe(&s1()).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match c.next_event_within(left).await {
+            Ok(Some(Event::Status {
+                status: Status::Streaming,
+                ..
+            })) => break,
+            Ok(Some(_)) => {}
+            other => panic!("no Streaming status: {other:?}"),
+        }
+    }
+    c.logoff().await;
+    server.report();
+}
+
+#[tokio::test]
+async fn g_45_upstream_lost_without_a_handler_stops_the_session_over_the_socket() {
+    let server = serve(Answer::Accept, NO_LOOK, |p| {
+        p.handshake();
+        play_subscription(p);
+        p.send(
+            "SubscriptionStatus",
+            json!({"name": "S1", "status": "UpstreamLost"}),
+        );
+        while p.recv().is_some() {}
+    });
+    let c = Client::connect(config(&server.url)).await.unwrap();
+    c.subscribe(&s1()).await.unwrap();
+    let ev = all_events(&c).await;
+    assert!(ev.contains(&Event::Status {
+        name: "S1".into(),
+        status: Status::UpstreamLost
+    }));
+    assert_eq!(stops(&ev), vec![(StopReason::UpstreamLost, None)]);
+    assert_eq!(c.stop_reason().map(StopReason::exit_code), Some(1));
+    assert!(c.is_closed());
+    server.report();
+}

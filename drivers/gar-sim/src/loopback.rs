@@ -276,6 +276,9 @@ fn serve(stream: TcpStream, shared: &Arc<Shared>) {
 fn run(mut ws: WebSocket<TcpStream>, conn: ConnId, shared: &Arc<Shared>) {
     let _ = ws.get_mut().set_read_timeout(Some(POLL));
     let _ = ws.get_mut().set_write_timeout(Some(HANDSHAKE_TIMEOUT));
+    // The peer closed: tungstenite holds its answer until the next write, which is sent only
+    // when the model answers the close (G-59).
+    let mut peer_closed = false;
     loop {
         if shared.stop.load(Ordering::SeqCst) {
             let _ = ws.close(None);
@@ -285,9 +288,13 @@ fn run(mut ws: WebSocket<TcpStream>, conn: ConnId, shared: &Arc<Shared>) {
         match incoming(ws.read()) {
             Ok(Incoming::Text(t)) => shared.lock().handle_text(conn, shared.now(), &t),
             Ok(Incoming::Binary(_)) => shared.lock().handle_binary(conn, shared.now()),
-            Ok(Incoming::Close(code)) => shared.lock().handle_close(conn, PeerClose::Code(code)),
+            Ok(Incoming::Close(code)) => {
+                peer_closed = true;
+                shared.lock().handle_close(conn, PeerClose::Code(code));
+            }
             Ok(_) | Err(ReadError::TimedOut) => {}
             Err(ReadError::Failed(e)) if e.contains("close") || e.contains("Close") => {
+                peer_closed = true;
                 shared.lock().handle_close(conn, PeerClose::Malformed);
             }
             Err(_) => {
@@ -322,6 +329,12 @@ fn run(mut ws: WebSocket<TcpStream>, conn: ConnId, shared: &Arc<Shared>) {
             }
         }
         if !shared.lock().is_open(conn) && shared.lock().ended(conn).is_some() {
+            if peer_closed {
+                // A close the model did not answer (an error code, a malformed close): the
+                // connection is dropped without one, so nothing queued is flushed.
+                let _ = ws.get_mut().shutdown(std::net::Shutdown::Both);
+                return;
+            }
             let _ = ws.flush();
             linger(&mut ws);
             return;

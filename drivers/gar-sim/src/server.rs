@@ -356,6 +356,22 @@ impl Failure {
     }
 }
 
+/// The client ids a message addressed: `key_id` and `topic_id` (0 when absent).
+fn id_pair(key: Option<&Value>, topic: Option<&Value>) -> (u64, u64) {
+    (
+        key.and_then(Value::as_u64).unwrap_or(0),
+        topic.and_then(Value::as_u64).unwrap_or(0),
+    )
+}
+
+/// The client ids of a `record_id` member.
+fn record_ids(v: Option<&Value>) -> (u64, u64) {
+    match v {
+        Some(Value::Object(r)) => id_pair(r.get("key_id"), r.get("topic_id")),
+        _ => (0, 0),
+    }
+}
+
 /// A protocol violation of the client: fatal to its connection.
 struct Fatal(String);
 
@@ -545,14 +561,16 @@ impl Server {
             "KeyUpdate" => self.key_update(conn, &m, &mut failures)?,
             "JSONRecordUpdate" => {
                 let (k, t) = self.record_id(conn, m.get("record_id"))?;
+                let ids = record_ids(m.get("record_id"));
                 let value = m.get("value").cloned().unwrap_or(Value::Null);
                 let tick = m.get("tick_time").and_then(Value::as_u64).unwrap_or(0);
-                self.write_record(conn, &k, &t, value, tick, &mut failures);
+                self.write_record(conn, ids, &k, &t, value, tick, &mut failures);
             }
             "DeleteRecord" => {
                 let (k, t) = self.resolve(conn, m.get("key_id"), m.get("topic_id"))?;
+                let ids = id_pair(m.get("key_id"), m.get("topic_id"));
                 let tick = m.get("tick_time").and_then(Value::as_u64).unwrap_or(0);
-                self.write_record(conn, &k, &t, Value::Null, tick, &mut failures);
+                self.write_record(conn, ids, &k, &t, Value::Null, tick, &mut failures);
             }
             "BatchUpdate" => self.batch(conn, &m, &mut failures)?,
             "DeleteKeyCommand" => {
@@ -944,9 +962,13 @@ impl Server {
         None
     }
 
+    /// Lands a write addressed by the client ids `ids` (which a failure names: one topic may
+    /// have several ids, G-22), or adds its failure to `failures`.
+    #[allow(clippy::too_many_arguments)]
     fn write_record(
         &mut self,
         conn: ConnId,
+        ids: (u64, u64),
         key: &str,
         topic: &str,
         value: Value,
@@ -955,7 +977,7 @@ impl Server {
     ) {
         let marker = self.marker(conn);
         if let Some((reason, detail)) = self.check_write(conn, key, topic, &value, &marker) {
-            let (key_id, topic_id) = self.client_ids(conn, key, topic);
+            let (key_id, topic_id) = ids;
             return failures.push(Failure {
                 record: true,
                 reason,
@@ -1104,7 +1126,7 @@ impl Server {
                         .parse()
                         .map_err(|_| Fatal(format!("Bad topic member {tid}")))?;
                     let topic = self.client_topic(conn, tid)?;
-                    self.write_record(conn, &key, &topic, value.clone(), 0, failures);
+                    self.write_record(conn, (id, tid), &key, &topic, value.clone(), 0, failures);
                 }
             }
         }
@@ -1284,7 +1306,8 @@ impl Server {
         }
         // A compare may create the key's record only under a class that covers the topic.
         let mut failures = Vec::new();
-        self.write_record(conn, &key, &topic, value, 0, &mut failures);
+        let ids = record_ids(m.get("record_id"));
+        self.write_record(conn, ids, &key, &topic, value, 0, &mut failures);
         if let Some(f) = failures.first() {
             out.insert("success".into(), false.into());
             out.insert("value".into(), Value::Null);
@@ -1647,6 +1670,11 @@ impl Server {
             conn,
             "{\"message_type\": \"Heartbeat\", \"value\": {".to_owned(),
         );
+    }
+
+    /// Fault: an `Error` without its `recoverable` member, and no close after it.
+    pub fn send_error_without_recoverable(&mut self, conn: ConnId, message: &str) {
+        self.send(conn, envelope("Error", obj([("message", message.into())])));
     }
 
     /// Fault: a non-recoverable Error, then a close.

@@ -237,6 +237,57 @@ fn g_53_a_failed_write_names_its_ids_names_detail_and_origin() {
     assert!(fw["detail"].as_str().is_some_and(|d| !d.is_empty()));
 }
 
+#[test]
+fn g_53_a_failed_write_names_the_ids_it_was_addressed_by() {
+    // One topic under two client ids (the relative and the qualified spelling, G-22): a
+    // failed write names the id the write used, not the first id the topic was given.
+    let mut p = Pair::new(
+        sample_config(),
+        Config {
+            working_namespace: "ns".into(),
+            ..Config::default()
+        },
+    );
+    let first = p.ids("AAPL", "Underlier", "bid");
+    let topic_id = p.client.introduce_topic("ns::bid").expect("topic");
+    assert_ne!(topic_id, first.topic_id);
+    p.pump();
+    p.marker(3);
+    p.events();
+    let r = RecordId {
+        key_id: first.key_id,
+        topic_id,
+    };
+    p.client.publish(r, &json!("text"), 0).expect("publish");
+    p.pump();
+    let errors = p.errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let fw = &errors[0].failed_writes[0];
+    assert_eq!(reason(fw), ("record_write", "InvalidValue"));
+    assert_eq!(
+        (fw["key_id"].clone(), fw["topic_id"].clone()),
+        (json!(r.key_id), json!(topic_id))
+    );
+}
+
+#[test]
+fn g_52_a_marker_holds_until_the_next_one() {
+    let mut p = Pair::ready();
+    p.publish("AAPL", "bid", json!(1));
+    p.marker(3);
+    p.events();
+    // Two separate messages after one marker: each failure is routed to its msg_ref.
+    p.publish("AAPL", "bid", json!("text"));
+    p.publish("AAPL", "bid", json!("again"));
+    let refs: Vec<u64> = p.errors().iter().map(|e| e.msg_ref).collect();
+    assert_eq!(refs, vec![3, 3]);
+    // The next marker replaces it: with msg_ref 0 the failure is only logged.
+    p.marker(0);
+    p.publish("AAPL", "bid", json!("text"));
+    assert!(p.errors().is_empty());
+    assert_eq!(p.server.counters().failed_writes_logged, 1);
+}
+
 // ---- G-54: malformed is exactly the request defects ----
 
 fn failure_for(topic: &str, value: Value) -> Value {

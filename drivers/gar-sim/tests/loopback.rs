@@ -199,3 +199,66 @@ fn connections_beyond_the_bound_are_turned_away_and_counted() {
     assert_eq!(read_json(&mut again)["message_type"], "Introduction");
     assert_eq!(srv.connections().len(), 2);
 }
+
+/// Introduces a client, closes with `code` (None: no code), and says whether the server
+/// answered the close with one of its own before the connection went.
+fn close_is_answered(code: Option<u16>) -> bool {
+    let srv = server(None);
+    let mut ws = dial(&srv.url(), true).expect("upgrades");
+    ws.send(intro()).expect("sends");
+    let _ = read_json(&mut ws);
+    ws.close(code.map(|c| tungstenite::protocol::CloseFrame {
+        code: c.into(),
+        reason: "".into(),
+    }))
+    .expect("closes");
+    loop {
+        match ws.read() {
+            Ok(Message::Close(_)) => return true,
+            Ok(_) => {}
+            Err(tungstenite::Error::ConnectionClosed) => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[test]
+fn g_59_over_the_socket_a_close_with_1000_1001_or_no_code_is_answered() {
+    for code in [Some(1000), Some(1001), None] {
+        assert!(close_is_answered(code), "{code:?}");
+    }
+}
+
+#[test]
+fn g_59_over_the_socket_another_close_code_is_not_answered() {
+    for code in [1011, 4000] {
+        assert!(!close_is_answered(Some(code)), "{code}");
+    }
+}
+
+#[test]
+fn g_59_over_the_socket_a_one_byte_close_body_is_malformed_and_not_answered() {
+    use std::io::Write;
+    let srv = server(None);
+    let mut ws = dial(&srv.url(), true).expect("upgrades");
+    ws.send(intro()).expect("sends");
+    let _ = read_json(&mut ws);
+    // A masked close frame whose body is the one byte 0x03 (mask key zero).
+    ws.get_mut()
+        .write_all(&[0x88, 0x81, 0, 0, 0, 0, 0x03])
+        .expect("writes");
+    let answered = loop {
+        match ws.read() {
+            Ok(Message::Close(_)) => break true,
+            Ok(_) => {}
+            Err(tungstenite::Error::ConnectionClosed) => break true,
+            Err(_) => break false,
+        }
+    };
+    assert!(!answered, "a malformed close is not answered");
+    let conn = srv.connections()[0];
+    assert_eq!(
+        srv.with_server(|s| s.ended(conn).cloned()),
+        Some(EndCause::MalformedClose)
+    );
+}

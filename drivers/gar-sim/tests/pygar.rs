@@ -478,6 +478,17 @@ fn pygar_stop_reason_error() {
 }
 
 #[test]
+fn g_55_pygar_stops_on_an_error_without_its_recoverable_flag() {
+    // The engine reads a missing `recoverable` as false; the reference client does the same.
+    let srv = server(fast_beats(), None);
+    let v = ending(&srv, "error", |s, c| {
+        s.send_error_without_recoverable(c, "no flag");
+    });
+    assert_eq!(reason_and_code(&v), ("error".into(), 1), "{v}");
+    assert_eq!(v["alive"], false);
+}
+
+#[test]
 fn pygar_stop_reason_for_undecodable_text() {
     let srv = server(fast_beats(), None);
     let v = ending(&srv, "undecodable", |s, c| s.send_undecodable(c));

@@ -1123,6 +1123,29 @@ fn g_37_a_downgrade_keeps_the_bases_and_their_records() {
 }
 
 #[test]
+fn g_37_a_downgrades_remaining_classes_count_in_the_id_name_bytes() {
+    let mut c = name_bytes_bound(6);
+    key(&mut c, 5, "kk", &["AB"]);
+    events(&mut c);
+    // The remaining list is the key's class set: it is held, so it is bounded as an
+    // additive update is. Two bytes more fit exactly; one more does not.
+    c.receive(
+        2,
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "AB", "class_list": ["CD", "EF"]}),
+    );
+    assert!(c.is_running());
+    assert_eq!(c.stats().id_name_bytes_held, 6);
+    c.receive(
+        3,
+        "KeyUpdate",
+        json!({"key_id": 5, "deleted_class": "CD", "class_list": ["EF", "GHI"]}),
+    );
+    id_map_full(&mut c, "key", 5, "max_id_name_bytes", 6);
+    assert_eq!(c.stats().id_name_bytes_held, 6);
+}
+
+#[test]
 fn g_39_subscribe_leaves_null_members_out() {
     let s = Subscribe {
         name: "S1".into(),
@@ -1387,6 +1410,19 @@ fn g_55_a_non_recoverable_error_stops_with_exit_code_1() {
     c.receive(2, "Error", json!({"message": "x", "recoverable": false}));
     assert_eq!(c.stop_reason(), Some(StopReason::Error));
     assert_eq!(StopReason::Error.exit_code(), 1);
+}
+
+#[test]
+fn g_55_an_error_without_its_recoverable_flag_stops_as_the_reference_client_does() {
+    let mut c = ready();
+    c.receive(2, "Error", json!({"message": "no flag"}));
+    assert_eq!(c.stop_reason(), Some(StopReason::Error));
+    match &events(&mut c)[..] {
+        [Event::Error(e), Event::Stopped { .. }] => {
+            assert_eq!((e.message.as_str(), e.recoverable), ("no flag", false));
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -1782,6 +1818,28 @@ fn g_51_a_plain_compare_sends_no_ownership_marker() {
     assert!(all
         .iter()
         .all(|m| m["message_type"] == "JSONCompareExchange"));
+}
+
+#[test]
+fn g_51_a_marker_with_only_an_error_route_or_require_existing_conveys_no_ownership() {
+    use gar_client::codec::write::Ownership;
+    let mut c = ready();
+    let id = own_record(&mut c);
+    sent(&mut c);
+    // msg_ref and require_existing are set, but no action, no skipped checks, no owner key:
+    // the compare carries its own msg_ref, so it goes alone.
+    let o = Ownership {
+        msg_ref: 9,
+        require_existing: true,
+        ..Ownership::default()
+    };
+    let r = c
+        .compare_exchange_owned(&o, id, &Value::Null, &json!(1))
+        .unwrap();
+    let all = sent(&mut c);
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(all[0]["message_type"], "JSONCompareExchange");
+    assert_eq!(all[0]["value"]["msg_ref"], json!(r));
 }
 
 #[test]
@@ -2644,6 +2702,32 @@ fn g_32_a_diagnostic_is_an_event_and_keeps_the_stamp() {
     }
     let r = c.record(rid(5, 3)).unwrap();
     assert_eq!((r.value.clone(), r.tick_time), (None, 777));
+}
+
+#[test]
+fn g_49_a_result_without_its_msg_ref_or_success_is_a_violation() {
+    for (value, member) in [
+        (json!({"success": true}), "msg_ref"),
+        (json!({"msg_ref": null, "success": true}), "msg_ref"),
+        (json!({"msg_ref": "1", "success": true}), "msg_ref"),
+        (json!({"msg_ref": 1}), "success"),
+    ] {
+        let mut c = ready();
+        let id = own_record(&mut c);
+        c.compare_exchange(id, &json!(1), &json!(2)).unwrap();
+        c.receive(2, "JSONCompareExchangeResult", value.clone());
+        assert_eq!(
+            stopped_with(&mut c),
+            vec![(
+                StopReason::Error,
+                Some(Violation::BadMember {
+                    message_type: "JSONCompareExchangeResult",
+                    member
+                })
+            )],
+            "{value}"
+        );
+    }
 }
 
 #[test]
