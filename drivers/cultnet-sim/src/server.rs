@@ -776,18 +776,19 @@ impl Server {
         if let Some(hit) = retained {
             // A write the actor made on an ended session, still retained: answered as its own
             // session would have answered it, and remembered by this session from now on, so it
-            // cannot expire mid-session.
+            // cannot expire mid-session: neither its answer, nor the refusal of other content
+            // under its id.
             self.counters.retained_replays += 1;
             let (entry, expires) = hit;
-            if entry.content_digest != content_digest {
-                self.answer(conn, Some(&id), Err(Refusal::IdReused), None, now);
-                return;
-            }
             c.table.insert(id_digest, entry);
             let actor = c.actor.clone();
             // The charge moves from the retained entry to the session's.
             self.budget_used += ENTRY_BYTES;
             self.forget_retained(&actor, id_digest, expires);
+            if entry.content_digest != content_digest {
+                self.answer(conn, Some(&id), Err(Refusal::IdReused), None, now);
+                return;
+            }
             // Only answered writes are retained (a pending one is retained at its commit).
             match entry.answer {
                 Answer::Refused(r) => self.answer(conn, Some(&id), Err(r), None, now),

@@ -2919,3 +2919,39 @@ fn w_26_a_session_past_its_refusal_set_refuses_a_retained_id_it_never_saw() {
     );
     assert_eq!(s.remembered(d), Some((0, 0)));
 }
+
+#[test]
+fn w_21_other_content_under_a_retained_id_is_refused_alike_for_the_whole_session() {
+    let retention = cultnet_receipts::tracker::DEDUPE_RETENTION_MS;
+    let mut s = Server::new(ServerConfig {
+        retention_ms: retention,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("s1", doc("k", 1)), 1);
+    assert_eq!(answers(&mut s, c, 1), vec![admitted("s1", "k")]);
+    s.on_tick(1000);
+    s.drop_connection(c);
+    // A new session of the actor sends other content under the retained id: refused, and the
+    // old receipt is not re-sent.
+    let d = receipt_conn(&mut s, "alice");
+    s.on_frame(d, R, &put("s1", doc("k", 2)), 2000);
+    let first = answers(&mut s, d, 2000);
+    assert_eq!(first.len(), 1, "{first:?}");
+    let (id, code, _, field) = refusal(&first[0]);
+    assert_eq!(
+        (id.as_deref(), code.as_deref(), field.as_deref()),
+        (Some("s1"), Some("message_invalid"), Some("messageId"))
+    );
+    // Past the retention the same session sends the same key and content again: the same
+    // refusal, never an admission of the other content.
+    let later = 1000 + retention;
+    s.on_frame(d, R, &put("s1", doc("k", 2)), later);
+    assert_eq!(answers(&mut s, d, later), first);
+    assert_eq!(
+        s.read("notes", "k"),
+        Some(&[1u8][..]),
+        "the other content is never applied"
+    );
+    assert_eq!(s.counters().applied, 1);
+}
