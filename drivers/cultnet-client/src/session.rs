@@ -365,13 +365,16 @@ impl Session {
         self.counters.frames_in += 1;
         self.counters.bytes_in += 4 + body.len() as u64;
         match decode(body) {
-            Ok(Frame::Hello(h)) => {
+            Ok(f @ Frame::Hello(_)) => {
                 if self.counters.hellos > 0 {
                     // The tracker ignores a repeated hello (it counts it too).
                     self.counters.ignored_frames += 1;
                 }
                 self.counters.hellos += 1;
-                self.tracker.on_hello(&h);
+                // Through `on_frame`, which first settles the writes whose age reached the
+                // window in force until now: a receipt hello read past a write's legacy window
+                // must not stretch that window to the receipt one (W-39).
+                self.tracker.on_frame(&f, now);
             }
             Ok(f @ (Frame::DocumentPut(_) | Frame::DocumentDelete(_))) => {
                 // An echoed write is never an answer.

@@ -1205,3 +1205,37 @@ fn w_35_a_refusal_over_tcp_carries_its_code_details_and_text() {
     assert!(!r.attributed_by_count, "named by its id");
     assert_eq!(stored(&server, "s.one", " "), None);
 }
+
+#[test]
+fn w_39_a_receipt_hello_read_past_the_legacy_window_does_not_stretch_it() {
+    // The put is sent at 0 with no server hello yet: the legacy window applies. The server's
+    // receipt hello and the admission are read at 600: the put's age reached 500 first, so it
+    // is unconfirmed and the admission is recorded late.
+    let clock = std::sync::Arc::new(peers::ManualClock::default());
+    let (port, peer) = peers::late_hello_peer(clock.clone(), 600);
+    let mut config = peers::scripted_config("loopback-test", 39);
+    config.clock = clock;
+    let mut client = Client::connect(&peers::local(port), config).expect("connects");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .expect("put");
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::WindowElapsed,
+            server_missed_window: false,
+        }
+    );
+    // The peer closes after its frames, which ends the pump once they are read.
+    client.pump_for(Duration::from_secs(10));
+    assert_eq!(
+        client.state(w.handle),
+        Some(WriteState::Settled {
+            outcome: w.outcome.clone(),
+            late: Some(LateAnswer::AdmittedLate),
+        })
+    );
+    assert_eq!(client.result_window_ms(), 5000);
+    client.close();
+    peer.join().expect("peer");
+}

@@ -600,3 +600,38 @@ async fn w_43_an_async_legacy_refusal_over_tcp_refuses_only_a_lone_unanswered_wr
     }
     assert_eq!(client.tracker_counters().unattributed_errors, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_39_async_a_receipt_hello_read_past_the_legacy_window_does_not_stretch_it() {
+    // As for the blocking client: the hello and the admission are read at 600, past the legacy
+    // window of the put sent at 0 before any server hello.
+    let clock = std::sync::Arc::new(peers::ManualClock::default());
+    let (port, peer) = peers::late_hello_peer(clock.clone(), 600);
+    let mut config = peers::scripted_config("loopback-async-test", 39);
+    config.clock = clock;
+    let mut client = Client::connect(&peers::local(port), config)
+        .await
+        .expect("connects");
+    let w = client
+        .put(doc("s.one", "k1"), WriteMode::Receipt)
+        .await
+        .expect("put");
+    assert_eq!(
+        w.outcome,
+        Outcome::Unconfirmed {
+            reason: UnconfirmedReason::WindowElapsed,
+            server_missed_window: false,
+        }
+    );
+    client.pump_for(Duration::from_secs(10)).await;
+    assert_eq!(
+        client.state(w.handle),
+        Some(WriteState::Settled {
+            outcome: w.outcome.clone(),
+            late: Some(LateAnswer::AdmittedLate),
+        })
+    );
+    assert_eq!(client.result_window_ms(), 5000);
+    client.close().await;
+    joined(peer).await;
+}

@@ -103,6 +103,9 @@ pub struct ServerConfig {
     /// How long an actor's remembered writes outlive the session they were made in, in
     /// milliseconds (W-26 allows up to [`DEDUPE_RETENTION_MS`]; a longer value is cut to it).
     /// 0, the default: they are forgotten when the session ends. A client never relies on it.
+    /// A later session of the actor answers a retained id from them only while it can remember
+    /// the id itself (below its table's cap and its refusal set not overflowed); otherwise the
+    /// id is a new write of that session.
     pub retention_ms: u64,
     /// Retained writes across all actors, at most; past it the oldest is forgotten first and
     /// counted. Retained writes also stay charged to the server-wide budget until forgotten.
@@ -760,22 +763,31 @@ impl Server {
             self.answer(conn, Some(&id), Err(r), None, now);
             return;
         }
-        if let Some(hit) = self.retained.get(&(c.actor.clone(), id_digest)).copied() {
+        // Only a session that can remember the id for the rest of its life answers it from
+        // retention: at its table's cap, or past its refusal set, a retained id is a new write of
+        // this session and is refused below, so its answer never changes mid-session (an
+        // answer replayed without a slot would be forgotten when the retention runs out).
+        let can_remember = !c.closed && c.table.len() < self.config.max_entries_per_session;
+        let retained = if can_remember {
+            self.retained.get(&(c.actor.clone(), id_digest)).copied()
+        } else {
+            None
+        };
+        if let Some(hit) = retained {
             // A write the actor made on an ended session, still retained: answered as its own
-            // session would have answered it, and remembered by this session from now on (when
-            // the table has room), so it cannot expire mid-session.
+            // session would have answered it, and remembered by this session from now on, so it
+            // cannot expire mid-session: neither its answer, nor the refusal of other content
+            // under its id.
             self.counters.retained_replays += 1;
             let (entry, expires) = hit;
+            c.table.insert(id_digest, entry);
+            let actor = c.actor.clone();
+            // The charge moves from the retained entry to the session's.
+            self.budget_used += ENTRY_BYTES;
+            self.forget_retained(&actor, id_digest, expires);
             if entry.content_digest != content_digest {
                 self.answer(conn, Some(&id), Err(Refusal::IdReused), None, now);
                 return;
-            }
-            if c.table.len() < self.config.max_entries_per_session {
-                c.table.insert(id_digest, entry);
-                let actor = c.actor.clone();
-                // The charge moves from the retained entry to the session's.
-                self.budget_used += ENTRY_BYTES;
-                self.forget_retained(&actor, id_digest, expires);
             }
             // Only answered writes are retained (a pending one is retained at its commit).
             match entry.answer {

@@ -2851,3 +2851,107 @@ fn w_22_through_the_forwarder_an_id_over_256_bytes_takes_no_slot_and_is_refused_
     }
     assert_eq!(f.counters().map_full, 0);
 }
+
+#[test]
+fn w_26_a_retained_write_answered_at_the_cap_keeps_its_answer_for_the_session() {
+    let retention = cultnet_receipts::tracker::DEDUPE_RETENTION_MS;
+    let mut s = Server::new(ServerConfig {
+        retention_ms: retention,
+        max_entries_per_session: 1,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("s1", doc("k", 1)), 1);
+    assert_eq!(answers(&mut s, c, 1), vec![admitted("s1", "k")]);
+    s.on_tick(1000);
+    s.drop_connection(c);
+    assert_eq!(s.retained(), 1);
+    // A new session of the same actor fills its table, then sends the retained id again.
+    let d = receipt_conn(&mut s, "alice");
+    s.on_frame(d, R, &put("f1", doc("j", 2)), 2000);
+    assert_eq!(answers(&mut s, d, 2000), vec![admitted("f1", "j")]);
+    s.on_frame(d, R, &put("s1", doc("k", 1)), 2000);
+    let first = answers(&mut s, d, 2000);
+    assert_eq!(first.len(), 1, "{first:?}");
+    // Past the retention the same session is sent the same key and content again: a key lives
+    // for the whole session, so it gets the answer it got before.
+    let later = 1000 + retention;
+    s.on_frame(d, R, &put("s1", doc("k", 1)), later);
+    assert_eq!(answers(&mut s, d, later), first);
+    assert_eq!(s.counters().applied, 2, "s1 once, f1 once");
+}
+
+#[test]
+fn w_26_a_session_past_its_refusal_set_refuses_a_retained_id_it_never_saw() {
+    let mut s = Server::new(ServerConfig {
+        retention_ms: cultnet_receipts::tracker::DEDUPE_RETENTION_MS,
+        max_entries_per_session: 4,
+        max_refusals_per_session: 0,
+        server_budget_bytes: Some(ENTRY_BYTES * 2),
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("s1", doc("k", 1)), 1);
+    assert_eq!(answers(&mut s, c, 1), vec![admitted("s1", "k")]);
+    s.drop_connection(c);
+    assert_eq!(s.retained(), 1);
+    // Bob takes the rest of the budget; alice's new session is refused past it, and its refusal
+    // set (of none) overflows: it refuses every id it has not seen from then on.
+    let b = receipt_conn(&mut s, "bob");
+    fill(&mut s, b, 1, "b");
+    let d = receipt_conn(&mut s, "alice");
+    s.on_frame(d, R, &put("n1", doc("j", 2)), 2);
+    assert_eq!(
+        refusal(&answers(&mut s, d, 2)[0]).1.as_deref(),
+        Some("limit_reached")
+    );
+    assert_eq!(s.counters().limit_refusals_not_remembered, 1);
+    // The budget frees, and the session still has table room; the retained id is one it never
+    // saw, so it is refused like any other, never admitted.
+    s.drop_connection(b);
+    s.on_frame(d, R, &put("s1", doc("k", 1)), 3);
+    let got = answers(&mut s, d, 3);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(
+        refusal(&got[0]).1.as_deref(),
+        Some("limit_reached"),
+        "{got:?}"
+    );
+    assert_eq!(s.remembered(d), Some((0, 0)));
+}
+
+#[test]
+fn w_21_other_content_under_a_retained_id_is_refused_alike_for_the_whole_session() {
+    let retention = cultnet_receipts::tracker::DEDUPE_RETENTION_MS;
+    let mut s = Server::new(ServerConfig {
+        retention_ms: retention,
+        ..ServerConfig::default()
+    });
+    let c = receipt_conn(&mut s, "alice");
+    s.on_frame(c, R, &put("s1", doc("k", 1)), 1);
+    assert_eq!(answers(&mut s, c, 1), vec![admitted("s1", "k")]);
+    s.on_tick(1000);
+    s.drop_connection(c);
+    // A new session of the actor sends other content under the retained id: refused, and the
+    // old receipt is not re-sent.
+    let d = receipt_conn(&mut s, "alice");
+    s.on_frame(d, R, &put("s1", doc("k", 2)), 2000);
+    let first = answers(&mut s, d, 2000);
+    assert_eq!(first.len(), 1, "{first:?}");
+    let (id, code, _, field) = refusal(&first[0]);
+    assert_eq!(
+        (id.as_deref(), code.as_deref(), field.as_deref()),
+        (Some("s1"), Some("message_invalid"), Some("messageId"))
+    );
+    // Past the retention the same session sends the same key and content again: the same
+    // refusal, never an admission of the other content.
+    let later = 1000 + retention;
+    s.on_frame(d, R, &put("s1", doc("k", 2)), later);
+    assert_eq!(answers(&mut s, d, later), first);
+    assert_eq!(
+        s.read("notes", "k"),
+        Some(&[1u8][..]),
+        "the other content is never applied"
+    );
+    assert_eq!(s.counters().applied, 1);
+}

@@ -676,6 +676,11 @@ impl WriteTracker {
 
     /// The peer's hello: the session's first selects the result window; a later one is
     /// ignored and counted, so a peer cannot shrink or stretch the window of writes in flight.
+    ///
+    /// This call reads no time: writes whose age already reached the window in force are not
+    /// settled first. A hello that arrived at a clock reading goes through
+    /// [`WriteTracker::on_frame`] (or follows [`WriteTracker::on_tick`] at that reading), so a
+    /// receipt hello read past a write's legacy window cannot stretch it (W-39).
     pub fn on_hello(&mut self, hello: &Hello) {
         if self.server != ServerKind::Unknown {
             self.counters.repeated_hellos += 1;

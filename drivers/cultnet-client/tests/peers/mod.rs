@@ -326,3 +326,73 @@ pub fn assert_new_frames_settled_nothing(
     );
     assert!(!ended, "a frame that does not decode ends nothing");
 }
+
+/// A clock the test sets by hand: it reads what was last stored, and real time does not move it.
+/// It counts its readings, each counted once its value was taken.
+#[derive(Debug, Default)]
+pub struct ManualClock {
+    now: std::sync::atomic::AtomicU64,
+    reads: std::sync::atomic::AtomicU64,
+}
+
+impl ManualClock {
+    /// Sets the reading to `ms`.
+    pub fn set(&self, ms: u64) {
+        self.now.store(ms, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// How many readings were taken so far.
+    pub fn reads(&self) -> u64 {
+        self.reads.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl cultnet_client::Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        let v = self.now.load(std::sync::atomic::Ordering::SeqCst);
+        self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        v
+    }
+}
+
+/// A receipt peer whose hello comes late: it reads the client's hello and one put, waits for
+/// the client's clock reading after the put, sets `clock` to `at_ms` (past the legacy window of a put sent at 0), and only then sends its
+/// receipt hello and an admission of the put, and closes. A client that lets the hello select
+/// the receipt window before judging the put's age would report it admitted.
+pub fn late_hello_peer(clock: std::sync::Arc<ManualClock>, at_ms: u64) -> (u16, JoinHandle<()>) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        assert!(matches!(read_frame(&mut s), Frame::Hello(_)));
+        let Frame::DocumentPut(p) = read_frame(&mut s) else {
+            panic!("a put expected");
+        };
+        // The client reads its clock once its write is done (the reading the put's window runs
+        // from): wait for a reading taken after the put arrived, so that one read 0.
+        let seen = clock.reads();
+        let t0 = Instant::now();
+        while clock.reads() <= seen && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // The clock moves before the bytes that let the client act.
+        clock.set(at_ms);
+        write_frame(&mut s, &receipt_hello());
+        write_frame(
+            &mut s,
+            &Frame::WriteAdmitted(WriteAdmitted {
+                message_id: p.message_id,
+                operation: Operation::Put,
+                schema_id: p.document.schema_id,
+                record_key: p.document.record_key,
+            }),
+        );
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        // Hold the socket until the client is gone (bounded).
+        s.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        let mut buf = [0u8; 64];
+        while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+    });
+    (port, t)
+}
