@@ -1032,10 +1032,21 @@ impl Ring {
             // at the higher seqTxn, so nothing is acknowledged early and nothing is lost.
             if let Some(last) = d.queue.back_mut() {
                 let mut merged = last.clone();
+                // Each table is looked up by name once: the cost is the sum of the two lists,
+                // not their product (both hold what the server chose to name).
+                let mut at: BTreeMap<String, usize> = merged
+                    .tables
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (n, _))| (n.clone(), i))
+                    .collect();
                 for (t, txn) in entry.tables {
-                    match merged.tables.iter_mut().find(|(n, _)| *n == t) {
-                        Some((_, v)) => *v = (*v).max(txn),
-                        None => merged.tables.push((t, txn)),
+                    match at.get(&t) {
+                        Some(&i) => merged.tables[i].1 = merged.tables[i].1.max(txn),
+                        None => {
+                            at.insert(t.clone(), merged.tables.len());
+                            merged.tables.push((t, txn));
+                        }
                     }
                 }
                 merged.fsn = fsn;

@@ -752,3 +752,41 @@ fn sf_15_a_durable_ack_naming_many_tables_over_a_long_queue_is_applied_at_once()
     assert_eq!(ring.acked_fsn(), n as i64 - 1);
     assert_eq!(ring.pending_oks().count(), 0);
 }
+
+#[test]
+// The engine's own cost is what is measured: the test reads a clock, the engine does not.
+#[allow(clippy::disallowed_methods)]
+fn sf_14_an_ok_merged_into_the_newest_entry_at_the_byte_bound_costs_the_sum_of_their_tables() {
+    // The OK queue's byte bound holds one OK of 40,000 tables: the next OK, naming the same
+    // tables at a higher seqTxn, joins the newest entry. Looking each of its tables up in the
+    // entry's list one by one took the product of the two (seconds); it takes their sum.
+    let n = 40_000;
+    let mut dir = MemDir::new();
+    let big = RingConfig {
+        segment_bytes: 1 << 20,
+        ..cfg()
+    };
+    let mut ring = Ring::new(big).with_durable_ack(OkQueueLimits {
+        max_entries: 65_536,
+        max_bytes: 1 << 20,
+    });
+    for _ in 0..2 {
+        dir.apply_all(&ring.append(P, 0).unwrap().ops);
+    }
+    let _ = ring.connect(0);
+    while ring.next_to_send().is_some() {}
+    let tables = |txn: i64| -> Vec<(String, i64)> {
+        (0..n).map(|i| t(&format!("table-{i}"), txn)).collect()
+    };
+    let _ = ring.ok_with_tables(0, tables(1)).unwrap();
+    let started = std::time::Instant::now();
+    let _ = ring.ok_with_tables(1, tables(2)).unwrap();
+    let took = started.elapsed();
+    let queued: Vec<_> = ring.pending_oks().collect();
+    assert_eq!(queued.len(), 1, "merged into the newest entry");
+    assert_eq!((queued[0].fsn, queued[0].wire_seq), (1, 1));
+    assert_eq!(queued[0].tables.len(), n, "each table once");
+    assert!(queued[0].tables.iter().all(|(_, txn)| *txn == 2));
+    assert_eq!(ring.refused_oks(), 0);
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+}
