@@ -960,6 +960,14 @@ fn decode_batch(r: Reader<'_>, limits: &Limits) -> Result<Inbound, Violation> {
             }
             Some(_) => return Err(r.bad("tick_times")),
         }
+        // The stamps name the same topics as the values beside them: a stamp for a topic the
+        // entry carries no value of stamps nothing and is malformed, not ignored.
+        if !tick_times.is_empty() {
+            let named: std::collections::BTreeSet<u64> = topics.iter().map(|(t, _)| *t).collect();
+            if tick_times.iter().any(|(t, _)| !named.contains(t)) {
+                return Err(r.bad("tick_times"));
+            }
+        }
         out.push(BatchKey {
             key_id: kr.id("key_id")?,
             name: kr.opt_str("name")?,

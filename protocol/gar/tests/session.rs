@@ -4228,11 +4228,12 @@ fn g_33_the_client_writes_delete_record_with_key_topic_and_stamp() {
 #[test]
 fn g_18_a_batch_entry_for_a_key_never_introduced_is_refused_even_without_records() {
     // A nameless entry is only for a key already introduced; one for an unknown id, with no
-    // classes nor records (or only stamps), still names a key the maps do not hold.
+    // classes nor records, still names a key the maps do not hold. (One with stamps and no
+    // values is malformed whatever its key: G-34.)
     for entry in [
         json!({"key_id": 6}),
         json!({"key_id": 6, "topics": {}}),
-        json!({"key_id": 6, "tick_times": {"3": 5}}),
+        json!({"key_id": 6, "tick_times": {}}),
     ] {
         let mut c = with_key("k");
         c.receive(2, "BatchUpdate", json!({"keys": [entry.clone()]}));
@@ -4490,4 +4491,40 @@ fn g_26_a_record_update_without_its_value_is_a_violation() {
         )]
     );
     assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(10)));
+}
+
+#[test]
+fn g_34_a_batch_stamp_for_a_topic_the_entry_carries_no_value_of_is_a_violation() {
+    // The stamps name the same topics as the values beside them: a stamp for another topic,
+    // introduced or not, stamps nothing and is malformed, never silently dropped.
+    for stamps in [json!({"4": 500}), json!({"3": 500, "9": 600})] {
+        let mut c = with_record();
+        topic(&mut c, 4, "other");
+        events(&mut c);
+        c.receive(
+            2,
+            "BatchUpdate",
+            json!({"keys": [{"key_id": 5, "topics": {"3": 11}, "tick_times": stamps.clone()}]}),
+        );
+        assert_eq!(
+            stopped_with(&mut c),
+            vec![(
+                StopReason::Error,
+                Some(Violation::BadMember {
+                    message_type: "BatchUpdate",
+                    member: "tick_times"
+                })
+            )],
+            "{stamps}"
+        );
+    }
+    // Stamps for a subset of the values are well formed: the others take none.
+    let mut c = with_record();
+    c.receive(
+        2,
+        "BatchUpdate",
+        json!({"keys": [{"key_id": 5, "topics": {"3": 11}, "tick_times": {}}]}),
+    );
+    assert!(c.is_running());
+    assert_eq!(c.record(rid(5, 3)).unwrap().value, Some(json!(11)));
 }
