@@ -1056,7 +1056,18 @@ proptest! {
             }
             _ => {}
         }
-        let expected = if sum.is_some_and(|s| s < c) { after } else { before };
+        // A checksum cut short is still whole when the bytes it did not write already held
+        // what it would have written (a zeroed slot and a checksum ending in zero bytes): the
+        // record on disk is then the whole record, and recovery rightly keeps it.
+        let sum_whole = sum.is_some_and(|s| s < c)
+            || sum.filter(|s| *s == c).is_some_and(|s| match &file_ops[s] {
+                FileOp::Write { file, offset, bytes } => dir.get(file).is_some_and(|d| {
+                    let at = usize::try_from(*offset).expect("small");
+                    d.get(at..at + bytes.len()) == Some(&bytes[..])
+                }),
+                _ => false,
+            });
+        let expected = if sum_whole { after } else { before };
         let j2 = reopen(&mut dir, config);
         prop_assert_eq!(&live_set(&j2), &expected);
         prop_assert!(expected.keys().all(|k| *k < j2.next_key()));
