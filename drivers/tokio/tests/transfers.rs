@@ -77,6 +77,23 @@ fn t_6_a_separate_call_ended_with_out_of_range_or_internal_is_not_sent_again() {
         );
         assert_eq!(lb.calls_to(DOWNLOAD_PATH).len(), 1, "the request went once");
         assert!(!dir.join("tenant.nxb").exists());
+
+        // A restore whose start is refused: ended, its frames never sent again.
+        for (code, calls) in [(11, 1), (13, 2)] {
+            let (source, info) = archive_file(&dir, 3000);
+            let mut call = restore_call(&format!("restore-refused-{code}"), info);
+            lb.inject(CallFault::GrpcStatus(code));
+            let err = transfers.restore(&mut call, &source).await.unwrap_err();
+            assert!(
+                matches!(err, TransferError::FrameRefused { code: c } if c == code),
+                "{err:?}"
+            );
+            assert_eq!(
+                lb.calls_to(RESTORE_PATH).len(),
+                calls,
+                "the restore went once"
+            );
+        }
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
