@@ -377,7 +377,7 @@ impl Transfers {
         let start = call.start(self.setup.now())?;
         report.see(call.progress());
         let Ok(mut ok) = self.send_ws(&mut ws, start, call.poll_timeout()).await else {
-            return Ok(call.timed_out(self.setup.now()));
+            return self.stalled_ws(call, &mut ws).await;
         };
         while ok {
             let Need::Piece { offset, len } = call.need() else {
@@ -386,7 +386,7 @@ impl Transfers {
             let piece = source.piece(offset, len)?;
             let frame = call.chunk(self.setup.now(), piece)?;
             let Ok(sent) = self.send_ws(&mut ws, frame, call.poll_timeout()).await else {
-                return Ok(call.timed_out(self.setup.now()));
+                return self.stalled_ws(call, &mut ws).await;
             };
             ok = sent;
             if ok {
@@ -408,6 +408,20 @@ impl Transfers {
             Err(()) => call.timed_out(self.setup.now()),
         };
         Self::close_ws(&mut ws).await;
+        Ok(step)
+    }
+
+    /// A restore's write on the console still blocked at its deadline: a stalled attempt,
+    /// unless the server had closed the connection with a code refusing a frame of ours,
+    /// read within [`CLOSE_WAIT`] as after a failed write (T-3, T-6): a server that stopped
+    /// reading once it refused the start stalls the chunks behind it.
+    async fn stalled_ws(
+        &self,
+        call: &mut RestoreCall,
+        ws: &mut Ws,
+    ) -> Result<RestoreStep, TransferError> {
+        let step = call.timed_out(self.setup.now());
+        self.why_send_failed(ws).await?;
         Ok(step)
     }
 

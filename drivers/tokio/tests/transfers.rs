@@ -414,3 +414,101 @@ fn rs_5_a_restore_keeps_its_connection_open_after_the_last_chunk_until_its_reply
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A console on 127.0.0.1 that reads the first message of each connection, closes with
+/// `code` and from then on reads nothing and keeps the connection: a client's writes behind
+/// that first message stall once the socket's buffers are full. Returns its endpoint and the
+/// count of connections it accepted.
+fn refusing_console(
+    rt: &tokio::runtime::Runtime,
+    code: u16,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+    use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+    use tokio_tungstenite::tungstenite::Message;
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = accepted.clone();
+    rt.spawn(async move {
+        loop {
+            let Ok((sock, _)) = listener.accept().await else {
+                return;
+            };
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::spawn(async move {
+                let Ok(mut ws) = tokio_tungstenite::accept_async(sock).await else {
+                    return;
+                };
+                if !matches!(ws.next().await, Some(Ok(Message::Binary(_)))) {
+                    return;
+                }
+                let close = Message::Close(Some(CloseFrame {
+                    code: CloseCode::from(code),
+                    reason: "".into(),
+                }));
+                let _ = ws.send(close).await;
+                // Held, never read again.
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                drop(ws);
+            });
+        }
+    });
+    (format!("http://127.0.0.1:{port}/"), accepted)
+}
+
+/// T-3, T-6: a console restore whose start the server refused with a defect close code, and
+/// whose chunks behind it then stall, is refused at once: the code is read after the stalled
+/// write, as after a failed one, never taken for a stall and the frames sent again.
+#[test]
+fn t_3_a_defect_close_met_by_a_stalled_console_restore_write_ends_the_call() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (seed, accepted) = refusing_console(&rt, 1009);
+    let dir = scratch::<Tokio>("refused-stalled");
+    // Far more than the sockets between client and server can hold.
+    let (archive, info) = archive_file(&dir, 64 << 20);
+    let mut config = Config::new(
+        &[seed.as_str()],
+        Credentials::new("nervix", "nervix"),
+        Transport::WebSocket(nervix_tokio::WsAuth::Header),
+    )
+    .unwrap()
+    .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    config.write_timeout = Duration::from_millis(300);
+    let (err, attempts) = rt.block_on(async {
+        let run = async {
+            let transfers = Transfers::new(&config).unwrap();
+            let mut call = RestoreCall::new(
+                ExecutionReference::parse("restore-refused-stalled-1").unwrap(),
+                "RESTORE DOMAIN tenant AS tenant_copy",
+                info,
+                TransferConfig::restore()
+                    .with_timeouts(Duration::from_secs(5), Duration::from_secs(5)),
+            )
+            .unwrap();
+            let err = transfers.restore(&mut call, &archive).await.unwrap_err();
+            (err, call.attempts())
+        };
+        tokio::time::timeout(Duration::from_secs(60), run)
+            .await
+            .expect("the restore ends by its deadlines")
+    });
+    assert!(
+        matches!(err, TransferError::FrameRefused { code: 1009 }),
+        "{err:?}"
+    );
+    assert_eq!(attempts, 1);
+    assert_eq!(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "never sent again"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
