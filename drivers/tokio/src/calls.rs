@@ -815,11 +815,8 @@ impl Transfers {
                 .await
             {
                 Ok(w) => w,
-                Err(_) => {
-                    // No window for the start by its deadline: a stalled attempt (T-8).
-                    stream.send.send_reset(h2::Reason::CANCEL);
-                    return Ok(call.timed_out(self.setup.now()));
-                }
+                // No window for the start by its deadline: a stalled attempt (T-8).
+                Err(_) => return self.stalled(call, stream).await,
             };
         while ok {
             match call.need() {
@@ -843,10 +840,7 @@ impl Transfers {
                     };
                     ok = match tokio::time::timeout_at(deadline, written).await {
                         Ok(w) => w,
-                        Err(_) => {
-                            stream.send.send_reset(h2::Reason::CANCEL);
-                            return Ok(call.timed_out(self.setup.now()));
-                        }
+                        Err(_) => return self.stalled(call, stream).await,
                     };
                     if ok {
                         report.see(call.progress());
@@ -877,6 +871,43 @@ impl Transfers {
             }
             Err(_) if ok => Ok(call.timed_out(self.setup.now())),
             Err(_) => Ok(call.closed(self.setup.now())),
+        }
+    }
+}
+
+impl Transfers {
+    /// A sending call's write still blocked at its deadline: a stalled attempt (T-8), unless
+    /// the server had answered the call already, as a server that ended it with a status
+    /// and stopped reading does: what it said within [`CLOSE_WAIT`] is applied, as after a
+    /// failed write, so a status that ends the call is never taken for a stall and the
+    /// frames sent again (T-5, T-6). The call is then reset.
+    async fn stalled<C: Sending>(
+        &self,
+        call: &mut C,
+        stream: Stream,
+    ) -> Result<C::Step, TransferError> {
+        let Stream {
+            mut send, response, ..
+        } = stream;
+        let wait = Some(self.setup.now() + CLOSE_WAIT);
+        let heard = match self.response(wait, response).await {
+            Err(end) => Err(end),
+            Ok(mut messages) => {
+                match tokio::time::timeout_at(self.instant(wait), messages.next()).await {
+                    Ok(Some(reply)) => Ok(reply),
+                    Ok(None) => Err(messages.end),
+                    Err(_) => Err(CallEnd::Retry),
+                }
+            }
+        };
+        send.send_reset(h2::Reason::CANCEL);
+        match heard {
+            Ok(reply) => Ok(call.reply(self.setup.now(), reply)),
+            Err(end) => {
+                let step = call.timed_out(self.setup.now());
+                ended(end)?;
+                Ok(step)
+            }
         }
     }
 }

@@ -512,3 +512,101 @@ fn t_3_a_defect_close_met_by_a_stalled_console_restore_write_ends_the_call() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A gRPC server on 127.0.0.1 that reads the first piece of each call, answers it at once with
+/// a trailers-only `status`, and then keeps the call without reading or granting any more
+/// window: a client's writes behind that first piece stall. Returns its endpoint and the count
+/// of calls it accepted.
+fn refusing_grpc_server(
+    rt: &tokio::runtime::Runtime,
+    status: u32,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = accepted.clone();
+    rt.spawn(async move {
+        loop {
+            let Ok((sock, _)) = listener.accept().await else {
+                return;
+            };
+            let counted = counted.clone();
+            tokio::spawn(async move {
+                let Ok(mut conn) = h2::server::handshake(sock).await else {
+                    return;
+                };
+                let mut held: Vec<h2::RecvStream> = Vec::new();
+                while let Some(Ok((request, mut respond))) = conn.accept().await {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let mut body = request.into_body();
+                    let _ = body.data().await;
+                    let answer = http::Response::builder()
+                        .status(200)
+                        .header("content-type", "application/grpc")
+                        .header("grpc-status", status.to_string())
+                        .body(())
+                        .unwrap();
+                    let _ = respond.send_response(answer, true);
+                    // Held, never read again.
+                    held.push(body);
+                }
+            });
+        }
+    });
+    (format!("http://127.0.0.1:{port}/"), accepted)
+}
+
+/// T-6: a restore over gRPC whose call the server ended with OUT_OF_RANGE, and whose writes
+/// behind it then stall, is refused at once: the status is read after the stalled write,
+/// never taken for a stall and the frames sent again.
+#[test]
+fn t_6_a_grpc_restore_refused_while_its_writes_stall_is_not_sent_again() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (seed, accepted) = refusing_grpc_server(&rt, 11);
+    let dir = scratch::<Tokio>("grpc-refused-stalled");
+    // Far more than the call's flow-control window.
+    let (archive, info) = archive_file(&dir, 4 << 20);
+    let mut config = Config::new(
+        &[seed.as_str()],
+        Credentials::new("nervix", "nervix"),
+        Transport::Grpc,
+    )
+    .unwrap()
+    .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    config.write_timeout = Duration::from_millis(300);
+    let (err, attempts) = rt.block_on(async {
+        let run = async {
+            let transfers = Transfers::new(&config).unwrap();
+            let mut call = RestoreCall::new(
+                ExecutionReference::parse("restore-grpc-refused-1").unwrap(),
+                "RESTORE DOMAIN tenant AS tenant_copy",
+                info,
+                TransferConfig::restore()
+                    .with_timeouts(Duration::from_secs(5), Duration::from_secs(5)),
+            )
+            .unwrap();
+            let err = transfers.restore(&mut call, &archive).await.unwrap_err();
+            (err, call.attempts())
+        };
+        tokio::time::timeout(Duration::from_secs(60), run)
+            .await
+            .expect("the restore ends by its deadlines")
+    });
+    assert!(
+        matches!(err, TransferError::FrameRefused { code: 11 }),
+        "{err:?}"
+    );
+    assert_eq!(attempts, 1);
+    assert_eq!(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "never sent again"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
