@@ -361,7 +361,7 @@ pub fn defect_close_not_resent<D: Driver>(download: u32, restore: u32) {
 /// the call's attempts run out; never taken for a refusal that ends the call at once.
 pub fn t_3a_1001_on_either_connection<D: Driver>() {
     let d = D::new();
-    let (lb, config, dir) = setup::<D>("gone", Via::Console(WsAuth::Header));
+    let (lb, config, dir) = setup::<D>("gone-either", Via::Console(WsAuth::Header));
     let report = backed_up(&d, &config);
     let transfers = d.transfers(&config).unwrap();
     let (source, info) = archive_file(&dir, 3000);

@@ -538,20 +538,24 @@ fn refusing_grpc_server(
                 let Ok(mut conn) = h2::server::handshake(sock).await else {
                     return;
                 };
-                let mut held: Vec<h2::RecvStream> = Vec::new();
+                // The connection goes on being polled while each call is served beside it:
+                // a call's data arrives only through the connection.
                 while let Some(Ok((request, mut respond))) = conn.accept().await {
                     counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    let mut body = request.into_body();
-                    let _ = body.data().await;
-                    let answer = http::Response::builder()
-                        .status(200)
-                        .header("content-type", "application/grpc")
-                        .header("grpc-status", status.to_string())
-                        .body(())
-                        .unwrap();
-                    let _ = respond.send_response(answer, true);
-                    // Held, never read again.
-                    held.push(body);
+                    tokio::spawn(async move {
+                        let mut body = request.into_body();
+                        let _ = body.data().await;
+                        let answer = http::Response::builder()
+                            .status(200)
+                            .header("content-type", "application/grpc")
+                            .header("grpc-status", status.to_string())
+                            .body(())
+                            .unwrap();
+                        let _ = respond.send_response(answer, true);
+                        // Held, never read again.
+                        tokio::time::sleep(Duration::from_secs(60)).await;
+                        drop((body, respond));
+                    });
                 }
             });
         }
