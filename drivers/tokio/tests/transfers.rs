@@ -616,3 +616,52 @@ fn t_6_a_grpc_restore_refused_while_its_writes_stall_is_not_sent_again() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// T-5: an upload whose call the server ended with UNAUTHENTICATED, and whose writes behind it
+/// then stall, ends refused at once, never tried again with the same credentials.
+#[test]
+fn t_5_an_upload_refused_as_unauthenticated_while_its_writes_stall_is_not_retried() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (seed, accepted) = refusing_grpc_server(&rt, 16);
+    let dir = scratch::<Tokio>("grpc-unauthenticated-stalled");
+    // Far more than the call's flow-control window.
+    let bytes: Vec<u8> = (0..4u32 << 20).map(|i| (i % 251) as u8).collect();
+    let file = dir.join("model.bin");
+    std::fs::write(&file, &bytes).unwrap();
+    let mut config = Config::new(
+        &[seed.as_str()],
+        Credentials::new("nervix", "nervix"),
+        Transport::Grpc,
+    )
+    .unwrap()
+    .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    // The answer is there long before this deadline, however loaded the machine.
+    config.write_timeout = Duration::from_secs(1);
+    let err = rt.block_on(async {
+        let run = async {
+            let transfers = Transfers::new(&config).unwrap();
+            let spec = UploadSpec {
+                domain: "tenant".into(),
+                resource: "model".into(),
+                identity: "upload-unauthenticated-stalled".into(),
+            };
+            let mut call =
+                UploadCall::new(spec, bytes.len() as u64, TransferConfig::upload()).unwrap();
+            transfers.upload(&mut call, &file).await.unwrap_err()
+        };
+        tokio::time::timeout(Duration::from_secs(60), run)
+            .await
+            .expect("the upload ends by its deadlines")
+    });
+    assert!(matches!(err, TransferError::Unauthenticated), "{err:?}");
+    assert_eq!(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "never tried again"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
