@@ -233,3 +233,78 @@ fn rs_2_a_file_of_another_size_than_the_restores_archive_is_refused_and_nothing_
     assert_eq!(restores, 0, "nothing was sent");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A console on 127.0.0.1 that reads the first message of each connection, closes with
+/// `code` and from then on reads nothing and keeps the connection: a client's writes behind
+/// that first message stall once the socket's buffers are full. Returns its endpoint and the
+/// count of connections it accepted.
+fn refusing_console(code: u16) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use tungstenite::protocol::frame::coding::CloseCode;
+    use tungstenite::protocol::CloseFrame;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = accepted.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            std::thread::spawn(move || {
+                let Ok(mut ws) = tungstenite::accept(stream) else {
+                    return;
+                };
+                if !matches!(ws.read(), Ok(m) if m.is_binary()) {
+                    return;
+                }
+                let _ = ws.close(Some(CloseFrame {
+                    code: CloseCode::from(code),
+                    reason: "".into(),
+                }));
+                let _ = ws.flush();
+                // Held, never read again.
+                std::thread::sleep(Duration::from_secs(60));
+                drop(ws);
+            });
+        }
+    });
+    (format!("http://{addr}"), accepted)
+}
+
+/// T-3, T-6: a console restore whose start the server refused with a defect close code, and
+/// whose chunks behind it then stall, is refused at once: the code is read after the stalled
+/// write, never taken for a stall and the frames sent again.
+#[test]
+fn t_3_a_defect_close_met_by_a_stalled_console_restore_write_ends_the_call_blocking() {
+    let (seed, accepted) = refusing_console(1009);
+    let dir = scratch::<Blocking>("refused-stalled");
+    // Far more than the sockets between client and server can hold.
+    let (archive, info) = archive_file(&dir, 64 << 20);
+    let mut config = Config::new(&[seed.as_str()], Credentials::new(USER, PASSWORD))
+        .unwrap()
+        .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    // The answer is there long before this deadline, however loaded the machine.
+    config.write_timeout = Duration::from_secs(1);
+    let (err, attempts) = bounded(move || {
+        let transfers = Transfers::new(&config).unwrap();
+        let mut call = RestoreCall::new(
+            ExecutionReference::parse("restore-refused-stalled-1").unwrap(),
+            "RESTORE DOMAIN tenant AS tenant_copy",
+            info,
+            TransferConfig::restore().with_timeouts(Duration::from_secs(5), Duration::from_secs(5)),
+        )
+        .unwrap();
+        let err = transfers.restore(&mut call, &archive).unwrap_err();
+        (err, call.attempts())
+    });
+    assert!(
+        matches!(err, TransferError::FrameRefused { code: 1009 }),
+        "{err:?}"
+    );
+    assert_eq!(attempts, 1);
+    assert_eq!(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "never sent again"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -345,33 +345,47 @@ pub fn t_2_failed_lookup_keeps_its_cause<D: Driver>() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// T-2: a TLS handshake never answered ends at the connection deadline.
+/// T-2: a TLS handshake never answered ends at the connection deadline, on a session and on
+/// a call, over every way the driver speaks: a session tries again, on a new connection,
+/// well within its first request's wait, and each attempt of a call ends by the deadline.
 pub fn t_2_silent_handshake_cut<D: Driver>() {
-    // A server that accepts connections and never answers their TLS handshakes.
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    // A server that accepts connections and never answers their TLS handshakes; it holds
+    // every connection as long as the test runs.
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = silent.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counted = accepted.clone();
     std::thread::spawn(move || {
         let mut held = Vec::new();
-        for s in silent.incoming().take(10) {
+        for s in silent.incoming() {
+            counted.fetch_add(1, Ordering::SeqCst);
             held.push(s);
         }
-        std::thread::sleep(Duration::from_secs(10));
     });
-    let via = spoken::<D>(&BOTH)[0];
-    let d = D::new();
-    let lb = named("node1.nervix.test");
-    let seed = format!("https://node0.nervix.test:{port}/");
-    let cfg = D::config(&[seed.as_str()], Credentials::new("nervix", "nervix"), via).unwrap();
-    let cfg = D::with_timeouts(cfg, Duration::from_secs(1), Duration::from_millis(300));
-    let cfg = D::with_resolver(cfg, hosts());
-    let mut cfg = D::with_root(cfg, lb.certificate_der().unwrap().to_vec());
-    D::client_config(&mut cfg).backoff_initial = Duration::from_millis(20);
-    let (err, dir) = restore_ended_in_time(&d, &cfg, "tls-silent-handshake");
-    assert!(
-        matches!(D::failure(&err), Failure::GaveUp { last, .. } if last.contains("the connection deadline passed")),
-        "{err:?}"
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    for via in spoken::<D>(&BOTH) {
+        let d = D::new();
+        let lb = named("node1.nervix.test");
+        let seed = format!("https://node0.nervix.test:{port}/");
+        let cfg = D::config(&[seed.as_str()], Credentials::new("nervix", "nervix"), via).unwrap();
+        // The first request waits the connection deadline and three seconds more: a session
+        // whose handshake were never cut would sit on its first connection all that time.
+        let cfg = D::with_timeouts(cfg, Duration::from_secs(3), Duration::from_millis(300));
+        let cfg = D::with_resolver(cfg, hosts());
+        let mut cfg = D::with_root(cfg, lb.certificate_der().unwrap().to_vec());
+        D::client_config(&mut cfg).backoff_initial = Duration::from_millis(20);
+        let before = accepted.load(Ordering::SeqCst);
+        assert!(d.connect(cfg.clone()).is_err(), "{via:?}");
+        let tried = accepted.load(Ordering::SeqCst) - before;
+        assert!(tried >= 2, "{via:?}: {tried} connections");
+        let (err, dir) = restore_ended_in_time(&d, &cfg, &format!("tls-silent-handshake-{via:?}"));
+        assert!(
+            matches!(D::failure(&err), Failure::GaveUp { last, .. } if last.contains("the connection deadline passed")),
+            "{via:?}: {err:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 /// Tests of `tests/tls.rs`, for `tokio` or `blocking`.
@@ -397,6 +411,10 @@ macro_rules! tls_tests {
         #[test]
         fn t_2_a_failed_lookup_keeps_its_typed_cause() {
             $crate::run!(Tokio, tls::t_2_failed_lookup_keeps_its_cause())
+        }
+        #[test]
+        fn t_2_a_tls_handshake_never_answered_ends_at_the_connection_deadline() {
+            $crate::run!(Tokio, tls::t_2_silent_handshake_cut())
         }
     };
     (blocking) => {

@@ -9,6 +9,7 @@ use crate::{
 use nervix_driver_support::call_end::retry_pause;
 use nervix_driver_support::config::ConfigError;
 use nervix_driver_support::credentials::{Credentials, CredentialsError, WsAuth};
+use nervix_driver_support::transfer::ATTEMPTS;
 use nervix_loopback::{
     AuthSeen, CallFault, CallFaults, Loopback, LoopbackConfig, DOWNLOAD_PATH, DOWNLOAD_WS_PATH,
     RESTORE_PATH, RESTORE_WS_PATH, UPLOAD_PATH,
@@ -352,6 +353,40 @@ pub fn defect_close_not_resent<D: Driver>(download: u32, restore: u32) {
     let err = d.restore(&transfers, &mut call, &source).unwrap_err();
     assert_eq!(D::failure(&err), Failure::FrameRefused(restore), "{err:?}");
     assert_eq!(lb.calls_to(RESTORE_WS_PATH).len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// T-3a: a close with 1001 on either console connection, a download's or a restore's, is a
+/// transport failure: the attempt is repeated, each time on a connection of its own, until
+/// the call's attempts run out; never taken for a refusal that ends the call at once.
+pub fn t_3a_1001_on_either_connection<D: Driver>() {
+    let d = D::new();
+    let (lb, config, dir) = setup::<D>("gone-either", Via::Console(WsAuth::Header));
+    let report = backed_up(&d, &config);
+    let transfers = d.transfers(&config).unwrap();
+    let (source, info) = archive_file(&dir, 3000);
+    // The node is down: every console call it is offered closes with 1001.
+    lb.kill(0);
+    let err = d
+        .backup(&transfers, &report, &dir.join("tenant.nxb"))
+        .unwrap_err();
+    let Failure::GaveUp { attempts, last } = D::failure(&err) else {
+        panic!("the download ended as {err:?}");
+    };
+    assert_eq!(attempts, ATTEMPTS, "{last}");
+    assert!(last.contains("Transport"), "{last}");
+    let downloads = lb.calls_to(DOWNLOAD_WS_PATH).len();
+    assert_eq!(downloads, ATTEMPTS as usize, "one connection per attempt");
+    let mut call = restore_call("restore-gone-1", info);
+    let err = d.restore(&transfers, &mut call, &source).unwrap_err();
+    let Failure::GaveUp { attempts, last } = D::failure(&err) else {
+        panic!("the restore ended as {err:?}");
+    };
+    assert_eq!(attempts, ATTEMPTS, "{last}");
+    assert_eq!(call.attempts(), ATTEMPTS);
+    assert!(last.contains("Transport"), "{last}");
+    let restores = lb.calls_to(RESTORE_WS_PATH).len();
+    assert_eq!(restores, ATTEMPTS as usize, "one connection per attempt");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -727,6 +762,10 @@ macro_rules! transfers_tests {
             $crate::run!(Tokio, transfers::t_3a_own_connections())
         }
         #[test]
+        fn t_3a_a_1001_close_on_a_console_download_or_restore_is_a_transport_failure() {
+            $crate::run!(Tokio, transfers::t_3a_1001_on_either_connection())
+        }
+        #[test]
         fn t_5_a_separate_call_refused_as_unauthenticated_is_never_retried() {
             $crate::run!(Tokio, transfers::t_5_unauthenticated_not_retried())
         }
@@ -805,6 +844,10 @@ macro_rules! transfers_tests {
         #[test]
         fn t_3a_console_download_and_restore_each_on_their_own_connection_blocking() {
             $crate::run!(Blocking, transfers::t_3a_own_connections())
+        }
+        #[test]
+        fn t_3a_a_1001_close_on_a_console_download_or_restore_is_a_transport_failure_blocking() {
+            $crate::run!(Blocking, transfers::t_3a_1001_on_either_connection())
         }
         #[test]
         fn t_2_a_console_call_with_an_https_seed_never_goes_to_an_http_seed_blocking() {

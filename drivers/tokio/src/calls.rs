@@ -377,7 +377,7 @@ impl Transfers {
         let start = call.start(self.setup.now())?;
         report.see(call.progress());
         let Ok(mut ok) = self.send_ws(&mut ws, start, call.poll_timeout()).await else {
-            return Ok(call.timed_out(self.setup.now()));
+            return self.stalled_ws(call, &mut ws).await;
         };
         while ok {
             let Need::Piece { offset, len } = call.need() else {
@@ -386,7 +386,7 @@ impl Transfers {
             let piece = source.piece(offset, len)?;
             let frame = call.chunk(self.setup.now(), piece)?;
             let Ok(sent) = self.send_ws(&mut ws, frame, call.poll_timeout()).await else {
-                return Ok(call.timed_out(self.setup.now()));
+                return self.stalled_ws(call, &mut ws).await;
             };
             ok = sent;
             if ok {
@@ -408,6 +408,20 @@ impl Transfers {
             Err(()) => call.timed_out(self.setup.now()),
         };
         Self::close_ws(&mut ws).await;
+        Ok(step)
+    }
+
+    /// A restore's write on the console still blocked at its deadline: a stalled attempt,
+    /// unless the server had closed the connection with a code refusing a frame of ours,
+    /// read within [`CLOSE_WAIT`] as after a failed write (T-3, T-6): a server that stopped
+    /// reading once it refused the start stalls the chunks behind it.
+    async fn stalled_ws(
+        &self,
+        call: &mut RestoreCall,
+        ws: &mut Ws,
+    ) -> Result<RestoreStep, TransferError> {
+        let step = call.timed_out(self.setup.now());
+        self.why_send_failed(ws).await?;
         Ok(step)
     }
 
@@ -801,11 +815,8 @@ impl Transfers {
                 .await
             {
                 Ok(w) => w,
-                Err(_) => {
-                    // No window for the start by its deadline: a stalled attempt (T-8).
-                    stream.send.send_reset(h2::Reason::CANCEL);
-                    return Ok(call.timed_out(self.setup.now()));
-                }
+                // No window for the start by its deadline: a stalled attempt (T-8).
+                Err(_) => return self.stalled(call, stream).await,
             };
         while ok {
             match call.need() {
@@ -829,10 +840,7 @@ impl Transfers {
                     };
                     ok = match tokio::time::timeout_at(deadline, written).await {
                         Ok(w) => w,
-                        Err(_) => {
-                            stream.send.send_reset(h2::Reason::CANCEL);
-                            return Ok(call.timed_out(self.setup.now()));
-                        }
+                        Err(_) => return self.stalled(call, stream).await,
                     };
                     if ok {
                         report.see(call.progress());
@@ -863,6 +871,43 @@ impl Transfers {
             }
             Err(_) if ok => Ok(call.timed_out(self.setup.now())),
             Err(_) => Ok(call.closed(self.setup.now())),
+        }
+    }
+}
+
+impl Transfers {
+    /// A sending call's write still blocked at its deadline: a stalled attempt (T-8), unless
+    /// the server had answered the call already, as a server that ended it with a status
+    /// and stopped reading does: what it said within [`CLOSE_WAIT`] is applied, as after a
+    /// failed write, so a status that ends the call is never taken for a stall and the
+    /// frames sent again (T-5, T-6). The call is then reset.
+    async fn stalled<C: Sending>(
+        &self,
+        call: &mut C,
+        stream: Stream,
+    ) -> Result<C::Step, TransferError> {
+        let Stream {
+            mut send, response, ..
+        } = stream;
+        let wait = Some(self.setup.now() + CLOSE_WAIT);
+        let heard = match self.response(wait, response).await {
+            Err(end) => Err(end),
+            Ok(mut messages) => {
+                match tokio::time::timeout_at(self.instant(wait), messages.next()).await {
+                    Ok(Some(reply)) => Ok(reply),
+                    Ok(None) => Err(messages.end),
+                    Err(_) => Err(CallEnd::Retry),
+                }
+            }
+        };
+        send.send_reset(h2::Reason::CANCEL);
+        match heard {
+            Ok(reply) => Ok(call.reply(self.setup.now(), reply)),
+            Err(end) => {
+                let step = call.timed_out(self.setup.now());
+                ended(end)?;
+                Ok(step)
+            }
         }
     }
 }

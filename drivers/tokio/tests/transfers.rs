@@ -77,6 +77,23 @@ fn t_6_a_separate_call_ended_with_out_of_range_or_internal_is_not_sent_again() {
         );
         assert_eq!(lb.calls_to(DOWNLOAD_PATH).len(), 1, "the request went once");
         assert!(!dir.join("tenant.nxb").exists());
+
+        // A restore whose start is refused: ended, its frames never sent again.
+        for (code, calls) in [(11, 1), (13, 2)] {
+            let (source, info) = archive_file(&dir, 3000);
+            let mut call = restore_call(&format!("restore-refused-{code}"), info);
+            lb.inject(CallFault::GrpcStatus(code));
+            let err = transfers.restore(&mut call, &source).await.unwrap_err();
+            assert!(
+                matches!(err, TransferError::FrameRefused { code: c } if c == code),
+                "{err:?}"
+            );
+            assert_eq!(
+                lb.calls_to(RESTORE_PATH).len(),
+                calls,
+                "the restore went once"
+            );
+        }
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -395,5 +412,256 @@ fn rs_5_a_restore_keeps_its_connection_open_after_the_last_chunk_until_its_reply
         // ...which stayed open after the last chunk while the reply was awaited.
         assert!(s.held >= reply_wait / 2, "{s:?}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A console on 127.0.0.1 that reads the first message of each connection, closes with
+/// `code` and from then on reads nothing and keeps the connection: a client's writes behind
+/// that first message stall once the socket's buffers are full. Returns its endpoint and the
+/// count of connections it accepted.
+fn refusing_console(
+    rt: &tokio::runtime::Runtime,
+    code: u16,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+    use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+    use tokio_tungstenite::tungstenite::Message;
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = accepted.clone();
+    rt.spawn(async move {
+        loop {
+            let Ok((sock, _)) = listener.accept().await else {
+                return;
+            };
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::spawn(async move {
+                let Ok(mut ws) = tokio_tungstenite::accept_async(sock).await else {
+                    return;
+                };
+                if !matches!(ws.next().await, Some(Ok(Message::Binary(_)))) {
+                    return;
+                }
+                let close = Message::Close(Some(CloseFrame {
+                    code: CloseCode::from(code),
+                    reason: "".into(),
+                }));
+                let _ = ws.send(close).await;
+                // Held, never read again.
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                drop(ws);
+            });
+        }
+    });
+    (format!("http://127.0.0.1:{port}/"), accepted)
+}
+
+/// T-3, T-6: a console restore whose start the server refused with a defect close code, and
+/// whose chunks behind it then stall, is refused at once: the code is read after the stalled
+/// write, as after a failed one, never taken for a stall and the frames sent again.
+#[test]
+fn t_3_a_defect_close_met_by_a_stalled_console_restore_write_ends_the_call() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (seed, accepted) = refusing_console(&rt, 1009);
+    let dir = scratch::<Tokio>("refused-stalled");
+    // Far more than the sockets between client and server can hold.
+    let (archive, info) = archive_file(&dir, 64 << 20);
+    let mut config = Config::new(
+        &[seed.as_str()],
+        Credentials::new("nervix", "nervix"),
+        Transport::WebSocket(nervix_tokio::WsAuth::Header),
+    )
+    .unwrap()
+    .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    // The answer is there long before this deadline, however loaded the machine.
+    config.write_timeout = Duration::from_secs(1);
+    let (err, attempts) = rt.block_on(async {
+        let run = async {
+            let transfers = Transfers::new(&config).unwrap();
+            let mut call = RestoreCall::new(
+                ExecutionReference::parse("restore-refused-stalled-1").unwrap(),
+                "RESTORE DOMAIN tenant AS tenant_copy",
+                info,
+                TransferConfig::restore()
+                    .with_timeouts(Duration::from_secs(5), Duration::from_secs(5)),
+            )
+            .unwrap();
+            let err = transfers.restore(&mut call, &archive).await.unwrap_err();
+            (err, call.attempts())
+        };
+        tokio::time::timeout(Duration::from_secs(60), run)
+            .await
+            .expect("the restore ends by its deadlines")
+    });
+    assert!(
+        matches!(err, TransferError::FrameRefused { code: 1009 }),
+        "{err:?}"
+    );
+    assert_eq!(attempts, 1);
+    assert_eq!(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "never sent again"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A gRPC server on 127.0.0.1 that reads the first piece of each call, answers it at once with
+/// a trailers-only `status`, and then keeps the call without reading or granting any more
+/// window: a client's writes behind that first piece stall. Returns its endpoint and the count
+/// of calls it accepted.
+fn refusing_grpc_server(
+    rt: &tokio::runtime::Runtime,
+    status: u32,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = accepted.clone();
+    rt.spawn(async move {
+        loop {
+            let Ok((sock, _)) = listener.accept().await else {
+                return;
+            };
+            let counted = counted.clone();
+            tokio::spawn(async move {
+                let Ok(mut conn) = h2::server::handshake(sock).await else {
+                    return;
+                };
+                // The connection goes on being polled while each call is served beside it:
+                // a call's data arrives only through the connection.
+                while let Some(Ok((request, mut respond))) = conn.accept().await {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    tokio::spawn(async move {
+                        let mut body = request.into_body();
+                        let _ = body.data().await;
+                        let answer = http::Response::builder()
+                            .status(200)
+                            .header("content-type", "application/grpc")
+                            .header("grpc-status", status.to_string())
+                            .body(())
+                            .unwrap();
+                        let _ = respond.send_response(answer, true);
+                        // Held, never read again.
+                        tokio::time::sleep(Duration::from_secs(60)).await;
+                        drop((body, respond));
+                    });
+                }
+            });
+        }
+    });
+    (format!("http://127.0.0.1:{port}/"), accepted)
+}
+
+/// T-6: a restore over gRPC whose call the server ended with OUT_OF_RANGE, and whose writes
+/// behind it then stall, is refused at once: the status is read after the stalled write,
+/// never taken for a stall and the frames sent again.
+#[test]
+fn t_6_a_grpc_restore_refused_while_its_writes_stall_is_not_sent_again() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (seed, accepted) = refusing_grpc_server(&rt, 11);
+    let dir = scratch::<Tokio>("grpc-refused-stalled");
+    // Far more than the call's flow-control window.
+    let (archive, info) = archive_file(&dir, 4 << 20);
+    let mut config = Config::new(
+        &[seed.as_str()],
+        Credentials::new("nervix", "nervix"),
+        Transport::Grpc,
+    )
+    .unwrap()
+    .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    // The answer is there long before this deadline, however loaded the machine.
+    config.write_timeout = Duration::from_secs(1);
+    let (err, attempts) = rt.block_on(async {
+        let run = async {
+            let transfers = Transfers::new(&config).unwrap();
+            let mut call = RestoreCall::new(
+                ExecutionReference::parse("restore-grpc-refused-1").unwrap(),
+                "RESTORE DOMAIN tenant AS tenant_copy",
+                info,
+                TransferConfig::restore()
+                    .with_timeouts(Duration::from_secs(5), Duration::from_secs(5)),
+            )
+            .unwrap();
+            let err = transfers.restore(&mut call, &archive).await.unwrap_err();
+            (err, call.attempts())
+        };
+        tokio::time::timeout(Duration::from_secs(60), run)
+            .await
+            .expect("the restore ends by its deadlines")
+    });
+    assert!(
+        matches!(err, TransferError::FrameRefused { code: 11 }),
+        "{err:?}"
+    );
+    assert_eq!(attempts, 1);
+    assert_eq!(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "never sent again"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// T-5: an upload whose call the server ended with UNAUTHENTICATED, and whose writes behind it
+/// then stall, ends refused at once, never tried again with the same credentials.
+#[test]
+fn t_5_an_upload_refused_as_unauthenticated_while_its_writes_stall_is_not_retried() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (seed, accepted) = refusing_grpc_server(&rt, 16);
+    let dir = scratch::<Tokio>("grpc-unauthenticated-stalled");
+    // Far more than the call's flow-control window.
+    let bytes: Vec<u8> = (0..4u32 << 20).map(|i| (i % 251) as u8).collect();
+    let file = dir.join("model.bin");
+    std::fs::write(&file, &bytes).unwrap();
+    let mut config = Config::new(
+        &[seed.as_str()],
+        Credentials::new("nervix", "nervix"),
+        Transport::Grpc,
+    )
+    .unwrap()
+    .with_timeouts(Duration::from_secs(10), Duration::from_secs(3));
+    // The answer is there long before this deadline, however loaded the machine.
+    config.write_timeout = Duration::from_secs(1);
+    let err = rt.block_on(async {
+        let run = async {
+            let transfers = Transfers::new(&config).unwrap();
+            let spec = UploadSpec {
+                domain: "tenant".into(),
+                resource: "model".into(),
+                identity: "upload-unauthenticated-stalled".into(),
+            };
+            let mut call =
+                UploadCall::new(spec, bytes.len() as u64, TransferConfig::upload()).unwrap();
+            transfers.upload(&mut call, &file).await.unwrap_err()
+        };
+        tokio::time::timeout(Duration::from_secs(60), run)
+            .await
+            .expect("the upload ends by its deadlines")
+    });
+    assert!(matches!(err, TransferError::Unauthenticated), "{err:?}");
+    assert_eq!(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "never tried again"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
