@@ -18,6 +18,7 @@ use crate::statements::{CommandShape, StatementKind};
 use crate::time::Timestamp;
 use crate::time::UnixMillis;
 use crate::transaction::{Binding, Ending};
+use crate::violation::ProtocolViolation;
 use std::time::Duration;
 
 /// The most commands that wait behind an unanswered `BEGIN` for the position they must carry
@@ -798,6 +799,19 @@ impl super::Client {
         let Some(entry) = self.commands.get(h) else {
             return;
         };
+        // E-7: one outcome per statement, up to the one that ended the command; more cannot
+        // be reported from its statements.
+        let statements = entry.shape.kinds().len();
+        let found = frame
+            .view()
+            .body_as_reply()
+            .and_then(|r| r.body_as_command_outcome())
+            .map_or(0, |o| o.statements().len());
+        if found > statements {
+            s.exchange
+                .fail(ProtocolViolation::StatementCount { statements, found });
+            return;
+        }
         let (step, changed) = on_reply(
             entry,
             frame,
