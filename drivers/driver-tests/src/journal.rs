@@ -52,6 +52,9 @@ struct Spec {
     /// The child begins a transaction, runs one statement in it, waits for the file
     /// [`GO`] in the journal's directory, and then submits `COMMIT;` as its one command.
     transaction: bool,
+    /// The child waits for [`GO`], then submits `BEGIN;` and, while it is unanswered, one
+    /// statement that waits behind it for its position.
+    held: bool,
 }
 
 /// The file the parent creates in the journal directory when a transaction child may commit.
@@ -59,7 +62,13 @@ const GO: &str = "go";
 
 impl Spec {
     fn encode(&self) -> String {
-        let tx = if self.transaction { "tx" } else { "-" };
+        let tx = if self.transaction {
+            "tx"
+        } else if self.held {
+            "held"
+        } else {
+            "-"
+        };
         self.head
             .encode(&[self.commands.to_string(), tx.to_string()])
     }
@@ -70,6 +79,7 @@ impl Spec {
             head,
             commands: rest[0].parse().unwrap(),
             transaction: rest[1] == "tx",
+            held: rest[1] == "held",
         }
     }
 }
@@ -121,20 +131,40 @@ pub fn child<D: Driver>() {
         let r = d.tx_execute(&tx, "CREATE RELAY in_transaction;").unwrap();
         assert!(matches!(r, CommandResult::Completed(_)), "{r:?}");
         println!("IN TRANSACTION");
-        let go = spec.head.dir.join(GO);
-        let end = Instant::now() + Duration::from_secs(30);
-        while !go.exists() {
-            assert!(Instant::now() < end, "the parent never let the commit go");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_for_go(&spec);
         let p = d.submit(&client, "COMMIT;").unwrap();
         println!("SUBMITTED {}", D::reference(&p));
+        println!("ALL SUBMITTED");
+        child::until_killed("the journal tests' client process");
+    }
+    if spec.held {
+        // A session is open before the parent lets the replies be lost.
+        let p = d.submit(&client, "SHOW DOMAINS;").unwrap();
+        assert!(matches!(d.wait(p).unwrap(), CommandResult::Completed(_)));
+        println!("READY");
+        wait_for_go(&spec);
+        let begin = d.submit(&client, "BEGIN;").unwrap();
+        let held = d
+            .submit(&client, "CREATE RELAY held_behind_begin;")
+            .unwrap();
+        println!("SUBMITTED {}", D::reference(&begin));
+        println!("SUBMITTED {}", D::reference(&held));
         println!("ALL SUBMITTED");
         child::until_killed("the journal tests' client process");
     }
     let _pending = child::submit_commands(&d, &client, spec.commands, "journaled");
     println!("ALL SUBMITTED");
     child::until_killed("the journal tests' client process");
+}
+
+/// Waits, bounded, for the parent's [`GO`] file.
+fn wait_for_go(spec: &Spec) {
+    let go = spec.head.dir.join(GO);
+    let end = Instant::now() + Duration::from_secs(30);
+    while !go.exists() {
+        assert!(Instant::now() < end, "the parent never said go");
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// How the client process is started: a program run with these arguments and [`CHILD`] set,
@@ -273,6 +303,7 @@ fn spec_for<D: Driver>(lb: &Loopback, via: Via, name: &str, commands: usize) -> 
         },
         commands,
         transaction: false,
+        held: false,
     }
 }
 
@@ -547,6 +578,66 @@ pub fn transaction_commit_recovered_after_sigkill<D: Driver>(via: Via) {
     }
     assert_eq!(applied(&lb, commit), 1, "the commit never ran twice");
     assert_eq!(d.stats(&successor).unwrap().journal.unwrap().live, 0);
+    d.close(successor, false).unwrap();
+    lb.stop();
+}
+
+/// E-2 with X-2 over a driver: a client killed while a `BEGIN` was unanswered and a statement
+/// made after it waited behind it. That statement's record was written before its position
+/// was known, so it is not the command its frames carry: the successor lists it as of unknown
+/// outcome, naming its reference, and never as a command to repeat; the `BEGIN` is
+/// repeatable as sent. Before the fix the statement came back repeatable with no position,
+/// and a repetition would have run it outside the transaction.
+pub fn held_behind_begin_reported_unknown_after_sigkill<D: Driver>(via: Via) {
+    if !D::speaks(via) {
+        return;
+    }
+    let lb = cluster();
+    let mut spec = spec_for::<D>(&lb, via, "held", 2);
+    spec.held = true;
+    let (child, rx) = spawn(&ChildProgram::test_of::<D>(), &spec);
+    let end = Instant::now() + Duration::from_secs(30);
+    loop {
+        let line = rx
+            .recv_timeout(end.saturating_duration_since(Instant::now()))
+            .expect("the child opened its session");
+        if line.ends_with("READY") {
+            break;
+        }
+    }
+    lb.drop_replies(0, true);
+    std::fs::write(spec.head.dir.join(GO), b"").unwrap();
+    let refs = submitted(&rx, 2);
+    drop(child); // SIGKILL, and waited for
+    lb.drop_replies(0, false);
+    let (begin, held) = (&refs[0], &refs[1]);
+    assert_eq!(
+        requests(&lb, held),
+        0,
+        "it waited, unsent, behind the BEGIN"
+    );
+    let d = D::new();
+    let config = slot_config::<D>(&spec, via, |_| {});
+    let successor = d.start(config).unwrap();
+    let list = d.recovery(&successor).unwrap();
+    let repeatable: Vec<_> = list
+        .commands
+        .iter()
+        .filter_map(|c| match c {
+            JournaledCommand::Repeatable { command, .. } => Some(command.reference.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(repeatable, std::slice::from_ref(begin), "{list:?}");
+    let unknown: Vec<_> = list
+        .commands
+        .iter()
+        .filter_map(|c| match c {
+            JournaledCommand::Unknown { reference, .. } => Some(reference.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(unknown, std::slice::from_ref(held), "{list:?}");
     d.close(successor, false).unwrap();
     lb.stop();
 }
@@ -1099,6 +1190,13 @@ macro_rules! journal_tests {
             )
         }
         #[test]
+        fn e_2_a_command_held_behind_a_begin_at_a_sigkill_is_reported_unknown_never_repeated() {
+            $crate::run!(
+                Tokio,
+                journal::held_behind_begin_reported_unknown_after_sigkill(Via::Grpc)
+            )
+        }
+        #[test]
         fn e_3_an_orphan_slot_of_a_killed_client_is_adopted_and_its_commands_recovered_once() {
             $crate::run!(Tokio, journal::orphan_adopted_after_sigkill(Via::Grpc))
         }
@@ -1235,6 +1333,16 @@ macro_rules! journal_tests {
             $crate::run!(
                 Blocking,
                 journal::transaction_commit_recovered_after_sigkill(Via::Console(WsAuth::Header))
+            )
+        }
+        #[test]
+        fn e_2_a_command_held_behind_a_begin_at_a_sigkill_is_reported_unknown_never_repeated_blocking(
+        ) {
+            $crate::run!(
+                Blocking,
+                journal::held_behind_begin_reported_unknown_after_sigkill(Via::Console(
+                    WsAuth::Header
+                ))
             )
         }
         #[test]

@@ -23,7 +23,9 @@ pub enum RecoveredCommand {
         /// The command.
         record: CommandRecord,
     },
-    /// Too old to repeat: its outcome is unknown, and is reported naming its reference.
+    /// Too old to repeat, or made behind an unanswered `BEGIN` and so recorded without the
+    /// position it was sent with ([`Entry::HeldCommand`]): its outcome is unknown, and is
+    /// reported naming its reference.
     Expired {
         /// Its journal key (end it once reported).
         key: JournalKey,
@@ -123,6 +125,12 @@ pub(crate) fn classify<'a>(
     let mut list = RecoveryList::default();
     for (key, handed, entry) in live {
         match entry {
+            // Its record lacks the position its frames carried: never repeated (E-2).
+            Entry::HeldCommand(c) => list.commands.push(RecoveredCommand::Expired {
+                key,
+                reference: c.reference.clone(),
+                created_wall: c.created_wall,
+            }),
             Entry::Command(c) => list
                 .commands
                 .push(if within(c.created_wall, wall_now, horizon) {

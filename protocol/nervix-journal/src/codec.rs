@@ -20,6 +20,7 @@ const KIND_END: u8 = 3;
 const ENTRY_COMMAND: u8 = 1;
 const ENTRY_TRANSFER: u8 = 2;
 const ENTRY_BATCH: u8 = 3;
+const ENTRY_HELD_COMMAND: u8 = 4;
 const TRANSFER_UPLOAD: u8 = 1;
 const TRANSFER_RESTORE: u8 = 2;
 
@@ -235,7 +236,7 @@ fn put_len_hint(entry: &Entry) -> usize {
     let var = |b: &[u8]| 4 + b.len();
     FIXED_HINT
         + match entry {
-            Entry::Command(c) => {
+            Entry::Command(c) | Entry::HeldCommand(c) => {
                 var(c.reference.as_str().as_bytes())
                     + var(c.query.as_bytes())
                     + c.domain.as_deref().map_or(0, |d| var(d.as_bytes()))
@@ -260,8 +261,12 @@ fn put_len_hint(entry: &Entry) -> usize {
 
 fn entry_into(w: &mut Writer, entry: &Entry) -> Option<()> {
     match entry {
-        Entry::Command(c) => {
-            w.u8(ENTRY_COMMAND);
+        Entry::Command(c) | Entry::HeldCommand(c) => {
+            w.u8(if matches!(entry, Entry::HeldCommand(_)) {
+                ENTRY_HELD_COMMAND
+            } else {
+                ENTRY_COMMAND
+            });
             w.str(c.reference.as_str())?;
             w.str(&c.query)?;
             w.opt(c.domain.as_ref(), |w, d| w.str(d))?;
@@ -435,7 +440,7 @@ impl<'a> Reader<'a> {
 
     fn entry(&mut self) -> Result<Entry, DecodeError> {
         match self.u8()? {
-            ENTRY_COMMAND => {
+            tag @ (ENTRY_COMMAND | ENTRY_HELD_COMMAND) => {
                 let reference =
                     ExecutionReference::parse(&self.string()?).map_err(DecodeError::Reference)?;
                 let query = self.string()?;
@@ -452,14 +457,19 @@ impl<'a> Reader<'a> {
                     })
                 })?;
                 let created_wall = UnixMillis(self.u64()?);
-                Ok(Entry::Command(CommandRecord {
+                let record = CommandRecord {
                     reference,
                     query,
                     domain,
                     position,
                     preview,
                     created_wall,
-                }))
+                };
+                Ok(if tag == ENTRY_HELD_COMMAND {
+                    Entry::HeldCommand(record)
+                } else {
+                    Entry::Command(record)
+                })
             }
             ENTRY_TRANSFER => {
                 let kind = match self.u8()? {
@@ -536,6 +546,10 @@ mod tests {
         vec![
             command(Some(text('d')), Some(preview)),
             command(None, None),
+            match command(Some(text('d')), None) {
+                Entry::Command(c) => Entry::HeldCommand(c),
+                other => other,
+            },
             transfer(TransferKind::Upload {
                 domain: text('d'),
                 resource: text('s'),

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use nervix_protocol::client::{
-    Client, CommandHandle, CommandResult, Gated, RetainedCommand, Routed, UncertainCause,
+    Client, CommandHandle, CommandResult, GateNote, Gated, RetainedCommand, Routed, UncertainCause,
 };
 use nervix_protocol::time::{Timestamp, UnixMillis};
 
@@ -280,19 +280,26 @@ impl<S: RecordStore> CommandJournal<S> {
         self.store.set_link(publishing);
     }
 
-    /// The record of `c`: the live one of its reference, or a new one.
+    /// The record of `c`: the live one of its reference, or a new one. A command that waits
+    /// behind an unanswered `BEGIN` for its position (`note`) is recorded as held, so it is
+    /// never repeated from a record without that position (E-2).
     fn record(
         store: &mut S,
         by_reference: &BTreeMap<String, JournalKey>,
         stats: &mut CommandJournalStats,
-        c: &RetainedCommand,
+        (c, note): (&RetainedCommand, GateNote),
         wall: UnixMillis,
         now: Timestamp,
     ) -> Result<JournalKey, S::Error> {
         if let Some(key) = by_reference.get(&c.reference.to_string()) {
             return Ok(*key);
         }
-        let entry = Entry::Command(CommandRecord::from_retained(c, wall));
+        let record = CommandRecord::from_retained(c, wall);
+        let entry = if note.awaits_position {
+            Entry::HeldCommand(record)
+        } else {
+            Entry::Command(record)
+        };
         match store.put(&entry, millis(now)) {
             Ok(key) => {
                 stats.journaled += 1;
@@ -315,8 +322,15 @@ impl<S: RecordStore> CommandJournal<S> {
     ) -> Result<CommandHandle, Gated<S::Error>> {
         let mut key = None;
         let (store, by_reference, stats) = (&mut self.store, &self.by_reference, &mut self.stats);
-        let h = engine.execute_gated(now, wall, query, None, None, |c| {
-            key = Some(Self::record(store, by_reference, stats, c, wall, now)?);
+        let h = engine.execute_gated(now, wall, query, None, None, |c, note| {
+            key = Some(Self::record(
+                store,
+                by_reference,
+                stats,
+                (c, note),
+                wall,
+                now,
+            )?);
             Ok(())
         })?;
         self.bind(h, key, engine);
@@ -333,8 +347,15 @@ impl<S: RecordStore> CommandJournal<S> {
     ) -> Result<Routed, Gated<S::Error>> {
         let mut key = None;
         let (store, by_reference, stats) = (&mut self.store, &self.by_reference, &mut self.stats);
-        let routed = engine.run_gated(now, wall, query, |c| {
-            key = Some(Self::record(store, by_reference, stats, c, wall, now)?);
+        let routed = engine.run_gated(now, wall, query, |c, note| {
+            key = Some(Self::record(
+                store,
+                by_reference,
+                stats,
+                (c, note),
+                wall,
+                now,
+            )?);
             Ok(())
         })?;
         if let Routed::Command(h) = routed {
@@ -353,8 +374,15 @@ impl<S: RecordStore> CommandJournal<S> {
     ) -> Result<CommandHandle, Gated<S::Error>> {
         let mut key = None;
         let (store, by_reference, stats) = (&mut self.store, &self.by_reference, &mut self.stats);
-        let h = engine.recover_gated(now, command, None, |c| {
-            key = Some(Self::record(store, by_reference, stats, c, wall, now)?);
+        let h = engine.recover_gated(now, command, None, |c, note| {
+            key = Some(Self::record(
+                store,
+                by_reference,
+                stats,
+                (c, note),
+                wall,
+                now,
+            )?);
             Ok(())
         })?;
         self.bind(h, key, engine);

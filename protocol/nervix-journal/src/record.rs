@@ -117,6 +117,11 @@ pub struct BatchRecord {
 pub enum Entry {
     /// A retained command.
     Command(CommandRecord),
+    /// A command made while a `BEGIN` was unanswered, recorded before the BEGIN's
+    /// answer gave the position, preview and domain its frames carry: the record is not the
+    /// command that is sent, so it is never repeated from it after a restart (E-2), and is
+    /// reported as of unknown outcome, naming its reference (E-3).
+    HeldCommand(CommandRecord),
     /// An upload or a restore.
     Transfer(TransferRecord),
     /// A producer batch.

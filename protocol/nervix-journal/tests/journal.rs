@@ -884,6 +884,18 @@ fn every_entry_round_trips_through_the_codec() {
             assert_eq!(decode_record(&bytes), Ok(r));
         }
     }
+    // A command held behind a BEGIN keeps its kind: it is never repeated after a restart.
+    for n in [0, 3, 6] {
+        let Entry::Command(c) = entry(n, 0) else {
+            unreachable!("a command")
+        };
+        let r = Record::Put {
+            key: JournalKey(n),
+            handed: false,
+            entry: Entry::HeldCommand(c),
+        };
+        assert_eq!(decode_record(&encode_record(&r).expect("encodes")), Ok(r));
+    }
     for r in [
         Record::Handed {
             key: JournalKey(u64::MAX),

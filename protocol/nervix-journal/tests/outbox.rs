@@ -714,3 +714,65 @@ fn e_4_only_an_uncertain_command_that_may_still_be_repeated_keeps_its_record_fro
         None
     );
 }
+
+/// The regression of a command made while a BEGIN was unanswered: its record was
+/// written when it was made, with no position, while the frame it waits to send carries the
+/// position the BEGIN's status gives. After a crash it came back repeatable without the
+/// position, so a repetition would have been another command (outside the transaction), not
+/// the one that may have run (E-2, E-3). It is reported unknown, naming its reference, and is
+/// never repeated; the BEGIN itself, and a command made before it, still are.
+#[test]
+fn e_2_a_command_made_behind_an_unanswered_begin_is_reported_unknown_after_a_restart() {
+    let mut core = CommandJournal::new(
+        Slot::new(roomy()),
+        nervix_journal::RecoveryList::default(),
+        UnixMillis(0),
+        Timestamp::ZERO,
+    );
+    let seed = nervix_protocol::endpoint::Endpoint::parse("https://seed-1:7443/").unwrap();
+    let mut engine = nervix_protocol::client::Client::new(
+        nervix_protocol::client::ClientConfig::new(vec![seed], 7),
+    );
+    engine.select_domain(Some("d1")).unwrap();
+    let (t, wall) = (Timestamp::from_nanos(1_000_000_000), UnixMillis(1_000));
+    let before = core
+        .execute(&mut engine, t, wall, "INSERT INTO t VALUES (0)")
+        .unwrap();
+    let begin = core.execute(&mut engine, t, wall, "BEGIN;").unwrap();
+    let held = core
+        .execute(&mut engine, t, wall, "INSERT INTO t VALUES (1)")
+        .unwrap();
+    let reference = |h| engine.reference_of(h).unwrap().to_string();
+    let (before, begin, held) = (reference(before), reference(begin), reference(held));
+    assert_eq!(
+        core.store().live().len(),
+        3,
+        "each journaled before it went"
+    );
+    // A crash, and a restart a second later.
+    let mut s = Slot::new(roomy());
+    std::mem::swap(&mut s, core.store_mut());
+    s.j = reopen(&mut s.dir, s.config);
+    let wall = UnixMillis(2_000);
+    let list = s.j.classify(wall, Duration::from_secs(600));
+    let mut core = CommandJournal::new(s, list, wall, Timestamp::from_nanos(60_000_000_000));
+    let r = core.take_recovery();
+    let repeatable: Vec<_> = r
+        .commands
+        .iter()
+        .filter_map(|c| match c {
+            JournaledCommand::Repeatable { command, .. } => Some(command.reference.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(repeatable, vec![before, begin], "{:?}", r.commands);
+    assert!(
+        r.commands.iter().any(|c| matches!(
+            c,
+            JournaledCommand::Unknown { reference, created_wall }
+                if *reference == held && *created_wall == UnixMillis(1_000)
+        )),
+        "{:?}",
+        r.commands
+    );
+}

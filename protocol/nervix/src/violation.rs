@@ -271,6 +271,15 @@ pub enum ProtocolViolation {
         /// The reference the outcome named.
         found: String,
     },
+    /// A command outcome with more statement outcomes than its command has statements: it
+    /// cannot be reported one outcome per statement (E-7).
+    #[error("a command of {statements} statement(s) was answered with {found} statement outcomes")]
+    StatementCount {
+        /// The statements the command has.
+        statements: usize,
+        /// The statement outcomes its outcome carries.
+        found: usize,
+    },
     /// A batch of rows that does not conform to its subscription's schema.
     #[error("row batch does not conform to its schema: {0}")]
     Rows(Box<RowViolation>),
@@ -314,6 +323,7 @@ impl ProtocolViolation {
             Self::Transfer(_) => "F-7",
             Self::UnexpectedReply { .. } => "C-3",
             Self::ReferenceMismatch { .. } => "E-5",
+            Self::StatementCount { .. } => "E-7",
             Self::Rows(v) => v.rule(),
             Self::Endpoint { rule, .. } => rule,
         }

@@ -592,6 +592,60 @@ fn e_7_statements_are_reported_one_per_statement_in_written_order() {
     );
 }
 
+/// E-7: one outcome per statement, up to the one that ended the command: an outcome with
+/// more statement outcomes than the command has statements cannot be reported from its
+/// statements, and is a protocol violation (the session ends and the command is repeated
+/// under its reference); as many, or fewer when a statement ended it, are reported.
+#[test]
+fn e_7_more_statement_outcomes_than_statements_is_a_violation() {
+    let statement = |d: StatementDispositionT| StatementOutcomeT {
+        disposition: d,
+        message: String::new(),
+        diagnostics: vec![],
+    };
+    let ok = || statement(StatementDispositionT::CommandCompleted(Box::default()));
+    // Fewer, the last ending it: reported, with its statements.
+    let (mut r, sid) = begun();
+    let h = r.exec("CREATE RELAY a; CREATE RELAY b; CREATE RELAY c;");
+    let (id, cmd) = r.last_command();
+    let mut o = answer(
+        &cmd.execution_reference,
+        CommandDispositionT::RequestFailed(Box::default()),
+    );
+    o.statements = vec![
+        ok(),
+        statement(StatementDispositionT::RequestFailed(Box::default())),
+    ];
+    r.feed(sid, outcome_frame(id, o));
+    let Some(CommandResult::Failed(Failure::Outcome(report))) = r.result(h) else {
+        panic!("{:?}", r.result(h))
+    };
+    assert_eq!(report.statements().len(), 2);
+    assert_eq!(r.c.stats().sessions_lost_violation, 0);
+    // One more than written: a violation, never reported as the command's outcome.
+    let h = r.exec("CREATE RELAY d; CREATE RELAY e;");
+    let (id, cmd) = r.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.statements = vec![ok(), ok(), ok()];
+    r.feed(sid, outcome_frame(id, o));
+    assert_eq!(r.c.stats().sessions_lost_violation, 1);
+    assert_eq!(
+        r.results(h),
+        0,
+        "not reported from three outcomes of two statements"
+    );
+    // A single statement answered with two statement outcomes.
+    let mut r = Rig::new();
+    let h = r.exec("CREATE RELAY a;");
+    let sid = r.open();
+    let (id, cmd) = r.last_command();
+    let mut o = answer(&cmd.execution_reference, completed());
+    o.statements = vec![ok(), ok()];
+    r.feed(sid, outcome_frame(id, o));
+    assert_eq!(r.c.stats().sessions_lost_violation, 1);
+    assert_eq!(r.results(h), 0);
+}
+
 #[test]
 fn e_8_origin_is_information_only() {
     let mut r = Rig::new();

@@ -3,17 +3,18 @@
 
 mod support;
 
-use nervix_protocol::client::{ClientError, Gated, RetainedCommand, Routed};
+use nervix_protocol::client::{ClientError, GateNote, Gated, RetainedCommand, Routed};
 use nervix_protocol::schema::*;
 use std::cell::RefCell;
 use std::time::Duration;
 use support::rig::*;
+use support::{completed, reply};
 
 /// A gate that keeps what it saw and refuses.
 fn refusing(
     seen: &RefCell<Vec<RetainedCommand>>,
-) -> impl FnOnce(&RetainedCommand) -> Result<(), &'static str> + '_ {
-    move |c| {
+) -> impl FnOnce(&RetainedCommand, GateNote) -> Result<(), &'static str> + '_ {
+    move |c, _| {
         seen.borrow_mut().push(c.clone());
         Err("journal full")
     }
@@ -60,7 +61,7 @@ fn the_gate_sees_the_command_exactly_as_it_is_sent() {
             "CREATE RELAY a;",
             None,
             None,
-            |c: &RetainedCommand| {
+            |c: &RetainedCommand, _| {
                 seen.borrow_mut().push(c.clone());
                 Ok::<(), ()>(())
             },
@@ -145,14 +146,99 @@ fn recover_gated_refused_repeats_nothing_and_passed_repeats_exactly() {
     r.open();
     assert_eq!(r.sent.len(), sent, "nothing repeated");
     assert_eq!(r.c.outstanding_commands(), 0);
-    r.c.recover_gated(
-        r.now,
-        &command,
-        None,
-        |_: &RetainedCommand| Ok::<(), ()>(()),
-    )
+    r.c.recover_gated(r.now, &command, None, |_: &RetainedCommand, _| {
+        Ok::<(), ()>(())
+    })
     .unwrap();
     r.pump();
     let (_, again) = r.last_command();
     assert_eq!(again, first, "the same command under a new identity");
+}
+
+/// E-2 with X-2: a command made while a BEGIN is unanswered waits for the position the
+/// BEGIN's status gives, so the command its gate sees (and a journal records) is not the one
+/// its attempts send. The gate is told so, and only for such a command: not for the BEGIN,
+/// a read, a command made once the BEGIN was answered, or a repetition.
+#[test]
+fn e_2_the_gate_is_told_which_command_waits_behind_a_begin_for_its_position() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let seen = RefCell::new(Vec::new());
+    let gated = |r: &mut Rig, q: &str| {
+        r.c.execute_gated(r.now, WALL, q, None, None, |c: &RetainedCommand, n| {
+            seen.borrow_mut().push((c.clone(), n.awaits_position));
+            Ok::<(), ()>(())
+        })
+        .unwrap()
+    };
+    gated(&mut r, "BEGIN;");
+    let sid = r.open();
+    let (bid, bcmd) = r.last_command();
+    gated(&mut r, "CREATE RELAY a;");
+    gated(&mut r, "SHOW DOMAINS;");
+    let held = seen.borrow()[1].0.clone();
+    assert_eq!(
+        seen.borrow()
+            .iter()
+            .map(|(c, n)| (c.query.as_str(), *n))
+            .collect::<Vec<_>>(),
+        [
+            ("BEGIN;", false),
+            ("CREATE RELAY a;", true),
+            ("SHOW DOMAINS;", false)
+        ]
+    );
+    assert_eq!(held.position, None, "unknown when it was made");
+    let before = r.sent.len();
+    r.feed(
+        sid,
+        reply(
+            bid,
+            ReplyBodyT::CommandOutcome(Box::new(CommandOutcomeT {
+                execution_reference: bcmd.execution_reference.clone(),
+                origin: Some(OutcomeOrigin::Executed),
+                disposition: completed(),
+                transaction: Some(Box::new(TransactionStatusT {
+                    transaction_id: "tx-1".into(),
+                    domain: "d1".into(),
+                    state: TransactionStateT::TransactionOpen(Box::default()),
+                    accepted_operations: 0,
+                    applied_operations: 0,
+                })),
+                ..Default::default()
+            })),
+        ),
+    );
+    let released: Vec<_> = r.sent[before..]
+        .iter()
+        .filter_map(|(_, m)| match &m.request {
+            ClientRequestT::CommandRequest(c)
+                if c.execution_reference == held.reference.as_str() =>
+            {
+                Some((**c).clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(released.len(), 1, "released once: {released:?}");
+    assert_eq!(released[0].query, held.query);
+    assert_eq!(
+        released[0].expected_transaction_position,
+        Some(0),
+        "sent with the position the gate never saw"
+    );
+    gated(&mut r, "CREATE RELAY b;");
+    let (after, note) = seen.borrow()[3].clone();
+    assert_eq!((after.position, note), (Some(0), false), "seen as sent");
+    let mut repeated = None;
+    r.c.recover_gated(r.now, &held, None, |_: &RetainedCommand, n| {
+        repeated = Some(n.awaits_position);
+        Ok::<(), ()>(())
+    })
+    .unwrap();
+    assert_eq!(
+        repeated,
+        Some(false),
+        "a repetition carries what it carries"
+    );
 }

@@ -18,6 +18,7 @@ use crate::statements::{CommandShape, StatementKind};
 use crate::time::Timestamp;
 use crate::time::UnixMillis;
 use crate::transaction::{Binding, Ending};
+use crate::violation::ProtocolViolation;
 use std::time::Duration;
 
 /// The most commands that wait behind an unanswered `BEGIN` for the position they must carry
@@ -239,8 +240,21 @@ impl Gated<std::convert::Infallible> {
     }
 }
 
+/// What the engine tells a gate ([`super::Client::execute_gated`]) beside the command it
+/// shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct GateNote {
+    /// The command was made while a `BEGIN` was unanswered: it waits, unsent, for the
+    /// position, preview and domain of the transaction the BEGIN binds, which its every
+    /// attempt will carry and the command the gate sees does not. A record of the command
+    /// the gate sees is not the command that is sent, so it must never be repeated from
+    /// that record (E-2): after a restart its outcome is unknown (E-3).
+    pub awaits_position: bool,
+}
+
 /// The gate of a call that has none.
-pub(crate) fn ungated(_: &RetainedCommand) -> Result<(), std::convert::Infallible> {
+pub(crate) fn ungated(_: &RetainedCommand, _: GateNote) -> Result<(), std::convert::Infallible> {
     Ok(())
 }
 
@@ -535,7 +549,9 @@ impl super::Client {
     /// check of the engine and before the engine takes it: the gate sees the command exactly
     /// as every attempt will send it (E-2) and may refuse it, and then nothing was taken,
     /// sent or queued. A driver that journals commands writes the record here, so no frame
-    /// of the command can reach a transport before its record is written.
+    /// of the command can reach a transport before its record is written. The one exception
+    /// is a command made while a `BEGIN` is unanswered, which waits for the position the
+    /// BEGIN's answer gives: the gate is told so ([`GateNote::awaits_position`]).
     pub fn execute_gated<E>(
         &mut self,
         now: Timestamp,
@@ -543,7 +559,7 @@ impl super::Client {
         query: &str,
         reference: Option<ExecutionReference>,
         deadline: Option<Duration>,
-        gate: impl FnOnce(&RetainedCommand) -> Result<(), E>,
+        gate: impl FnOnce(&RetainedCommand, GateNote) -> Result<(), E>,
     ) -> Result<CommandHandle, Gated<E>> {
         let holding = self.tx.binding.is_holding();
         let shape = match check_command(query, holding) {
@@ -608,7 +624,10 @@ impl super::Client {
             Some(d) => d,
             None => self.default_wait(&shape)?,
         };
-        gate(&retained).map_err(Gated::Gate)?;
+        let note = GateNote {
+            awaits_position: behind_begin,
+        };
+        gate(&retained, note).map_err(Gated::Gate)?;
         let seq = self.seq();
         let deadline = now + wait;
         let h = self
@@ -659,7 +678,7 @@ impl super::Client {
         now: Timestamp,
         command: &RetainedCommand,
         deadline: Option<Duration>,
-        gate: impl FnOnce(&RetainedCommand) -> Result<(), E>,
+        gate: impl FnOnce(&RetainedCommand, GateNote) -> Result<(), E>,
     ) -> Result<CommandHandle, Gated<E>> {
         // L-2: several statements travel together only inside a transaction: the one the
         // command belongs to (it carries its position or preview) or the one held now.
@@ -672,7 +691,8 @@ impl super::Client {
             Some(d) => d,
             None => self.default_wait(&shape)?,
         };
-        gate(command).map_err(Gated::Gate)?;
+        // A repetition is never held behind a BEGIN: it carries what it carried.
+        gate(command, GateNote::default()).map_err(Gated::Gate)?;
         let seq = self.seq();
         let deadline = now + wait;
         let first = shape.first();
@@ -779,6 +799,19 @@ impl super::Client {
         let Some(entry) = self.commands.get(h) else {
             return;
         };
+        // E-7: one outcome per statement, up to the one that ended the command; more cannot
+        // be reported from its statements.
+        let statements = entry.shape.kinds().len();
+        let found = frame
+            .view()
+            .body_as_reply()
+            .and_then(|r| r.body_as_command_outcome())
+            .map_or(0, |o| o.statements().len());
+        if found > statements {
+            s.exchange
+                .fail(ProtocolViolation::StatementCount { statements, found });
+            return;
+        }
         let (step, changed) = on_reply(
             entry,
             frame,

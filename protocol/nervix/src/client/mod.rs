@@ -35,8 +35,8 @@ pub(crate) use tracked::visited;
 
 pub use clocks::{ClockEnd, ClockEvent, ClockInfo, ClockStatus};
 pub use commands::{
-    CommandHandle, CommandReport, CommandResult, Failure, Gated, RetainedCommand, UncertainCause,
-    MAX_BEHIND_BEGIN, MAX_BEHIND_BEGIN_BYTES,
+    CommandHandle, CommandReport, CommandResult, Failure, GateNote, Gated, RetainedCommand,
+    UncertainCause, MAX_BEHIND_BEGIN, MAX_BEHIND_BEGIN_BYTES,
 };
 pub use consumers::{
     ConsumerDescription, ConsumerEvent, ConsumerId, ConsumerInfo, ConsumerReopenReason,
@@ -755,7 +755,7 @@ impl Client {
         now: Timestamp,
         wall: UnixMillis,
         query: &str,
-        gate: impl FnOnce(&RetainedCommand) -> Result<(), E>,
+        gate: impl FnOnce(&RetainedCommand, GateNote) -> Result<(), E>,
     ) -> Result<Routed, Gated<E>> {
         let holding = self.tx.binding.is_holding();
         let route = route(query, holding).map_err(ClientError::from)?;
@@ -768,7 +768,7 @@ impl Client {
         wall: UnixMillis,
         query: &str,
         route: Route<'_>,
-        gate: impl FnOnce(&RetainedCommand) -> Result<(), E>,
+        gate: impl FnOnce(&RetainedCommand, GateNote) -> Result<(), E>,
     ) -> Result<Routed, Gated<E>> {
         let holding = self.tx.binding.is_holding();
         if let Route::Command(_) = route {
