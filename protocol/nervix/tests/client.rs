@@ -4046,3 +4046,39 @@ fn l_2_several_statements_made_while_begin_is_unanswered_wait_and_travel_inside_
         ))
     ));
 }
+
+/// L-2 with X-2: [`Client::run`] routes a query of several statements the way
+/// [`Client::execute`] takes it: made while a BEGIN is unanswered, a write of several
+/// statements waits behind the BEGIN and travels inside the transaction it binds; several
+/// reads stay refused.
+#[test]
+fn l_2_run_takes_several_statements_made_while_begin_is_unanswered_as_execute_does() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let _begin = r.exec("BEGIN;");
+    let sid = r.open();
+    let (bid, bcmd) = r.last_command();
+    let before = r.sent.len();
+    let routed = r.c.run(r.now, WALL, "CREATE RELAY a; CREATE RELAY b;");
+    let Ok(Routed::Command(several)) = routed else {
+        panic!("refused while the BEGIN is unanswered: {routed:?}");
+    };
+    assert!(
+        commands_from(&r, sid, before).is_empty(),
+        "held behind the BEGIN"
+    );
+    assert!(matches!(
+        r.c.run(r.now, WALL, "SHOW DOMAINS; SHOW DOMAINS;"),
+        Err(ClientError::Statement(
+            StatementError::SeveralOutsideTransaction
+        ))
+    ));
+    let mut o = answer(&bcmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 0)));
+    r.feed(sid, outcome_frame(bid, o));
+    let out = commands_from(&r, sid, before);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].1.query, "CREATE RELAY a; CREATE RELAY b;");
+    assert_eq!(out[0].1.expected_transaction_position, Some(0));
+    assert_eq!(r.results(several), 0, "it waits for its own outcome");
+}

@@ -757,7 +757,10 @@ impl Client {
         query: &str,
         gate: impl FnOnce(&RetainedCommand, GateNote) -> Result<(), E>,
     ) -> Result<Routed, Gated<E>> {
-        let holding = self.tx.binding.is_holding();
+        // L-2 with X-2: several statements made while a BEGIN is unanswered may belong to the
+        // transaction it binds; they are routed as a command and `execute_gated` judges them
+        // as it judges the same query given to `execute`.
+        let holding = self.tx.binding.is_holding() || self.begin_unanswered();
         let route = route(query, holding).map_err(ClientError::from)?;
         self.route_run(now, wall, query, route, gate)
     }
