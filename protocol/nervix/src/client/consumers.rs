@@ -328,7 +328,8 @@ pub enum ConsumerEvent {
     },
     /// The attachment is gone (session lost, or the read said it ended): unsettled references
     /// are revoked, and a fresh open follows (EC-5, EC-6). While one is unread, a later one
-    /// folds into it with what came between; see
+    /// folds into it, with the `Restored` and `RestoreRefused` that came between (deliveries
+    /// and other events stay); see
     /// [`ClientStats::lifecycle_events_folded`](super::ClientStats).
     Interrupted,
     /// A new attachment matching the original is open (EC-5).

@@ -367,8 +367,9 @@ pub struct ClientStats {
     pub subscription_frames_ignored: u64,
     /// Producer and consumer events a session lost again and again would have piled up
     /// unread, folded into the ones still waiting: a second `Interrupted` of the same
-    /// producer or consumer with what came since the first, or an older `RestoreRefused`
-    /// of the same interruption. Nothing else is ever folded.
+    /// producer or consumer, with the `Restored` and `RestoreRefused` that came since the
+    /// first, or an older `RestoreRefused` of the same interruption. Nothing else is ever
+    /// folded.
     pub lifecycle_events_folded: u64,
 }
 

@@ -391,8 +391,9 @@ pub enum ProducerEvent {
         outcome: BatchOutcome,
     },
     /// The session holding the attachment was lost; every batch out on it is reported
-    /// [`BatchOutcome::Unknown`] (P-8). While one is unread, a later one folds into it with
-    /// what came between; see [`ClientStats::lifecycle_events_folded`](super::ClientStats).
+    /// [`BatchOutcome::Unknown`] (P-8). While one is unread, a later one folds into it, with
+    /// the `Restored` and `RestoreRefused` that came between (outcomes and other events
+    /// stay); see [`ClientStats::lifecycle_events_folded`](super::ClientStats).
     Interrupted,
     /// A new attachment matching the original is open (P-8).
     Restored(Arc<ProducerDescription>),
