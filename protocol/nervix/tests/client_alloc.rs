@@ -32,27 +32,26 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// A completed outcome of `reference` whose `statements` vector names one shared table
-/// `copies` times, padded with a long message so the verifier's table budget admits it.
+/// A completed outcome of `reference` whose `diagnostics` vector names one shared table
+/// `copies` times, padded with a long message so the verifier's table budget admits it. The
+/// shared table sits in the diagnostics: a command's statement outcomes are bounded by its
+/// own statements (E-7), its diagnostics are not.
 fn shared_outcome(request_id: u64, reference: &str, copies: usize, pad: usize) -> Bytes {
     let mut fbb = FlatBufferBuilder::with_capacity(pad + copies * 4 + 1024);
-    let completed = CommandCompleted::create(&mut fbb, &CommandCompletedArgs::default());
-    let message = fbb.create_string("one statement");
-    let diagnostics = fbb.create_vector::<flatbuffers::WIPOffset<Diagnostic>>(&[]);
-    let statement = StatementOutcome::create(
+    let text = fbb.create_string("one diagnostic");
+    let diagnostic = Diagnostic::create(
         &mut fbb,
-        &StatementOutcomeArgs {
-            disposition_type: StatementDisposition::CommandCompleted,
-            disposition: Some(completed.as_union_value()),
-            message: Some(message),
-            diagnostics: Some(diagnostics),
+        &DiagnosticArgs {
+            message: Some(text),
+            span: None,
         },
     );
-    let statements = fbb.create_vector(&vec![statement; copies]);
+    let shared = fbb.create_vector(&vec![diagnostic; copies]);
     let completed = CommandCompleted::create(&mut fbb, &CommandCompletedArgs::default());
     let reference = fbb.create_string(reference);
     let message = fbb.create_string(&"m".repeat(pad));
-    let diagnostics = fbb.create_vector::<flatbuffers::WIPOffset<Diagnostic>>(&[]);
+    // A command of one statement: its statement outcomes are empty (E-7).
+    let statements = fbb.create_vector::<flatbuffers::WIPOffset<StatementOutcome>>(&[]);
     let outcome = CommandOutcome::create(
         &mut fbb,
         &CommandOutcomeArgs {
@@ -61,7 +60,7 @@ fn shared_outcome(request_id: u64, reference: &str, copies: usize, pad: usize) -
             disposition_type: CommandDisposition::CommandCompleted,
             disposition: Some(completed.as_union_value()),
             message: Some(message),
-            diagnostics: Some(diagnostics),
+            diagnostics: Some(shared),
             statements: Some(statements),
             ..Default::default()
         },
@@ -124,7 +123,7 @@ fn f_9_a_kept_outcome_costs_its_frame_not_its_unpacked_size() {
         })
         .expect("completed");
     // Everything is there, read in place.
-    assert_eq!(report.statements().len(), copies);
+    assert_eq!(report.outcome().diagnostics().len(), copies);
     assert_eq!(report.frame().len(), len);
     assert!(
         spent < len / 4,
