@@ -296,10 +296,15 @@ mod tests {
         // Owner 2 has nothing unread: its next interruption is queued, not folded.
         q.push(2, Ev::I);
         assert_eq!(q.folded(), 0);
+        assert!(q.holds(1) && q.holds(2));
         q.retain(|(o, _)| *o != 1);
         assert!(!q.holds(1));
+        assert!(q.holds(2));
         q.push(1, Ev::I);
         assert_eq!(q.folded(), 0);
+        // What retain kept is still counted unread: owner 2's next interruption folds.
+        q.push(2, Ev::I);
+        assert_eq!(q.folded(), 1);
         assert_eq!(drain(&mut q), vec![(2, Ev::I), (1, Ev::I)]);
         assert!(q.lifecycle.is_empty());
     }
