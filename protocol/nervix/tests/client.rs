@@ -4082,3 +4082,33 @@ fn l_2_run_takes_several_statements_made_while_begin_is_unanswered_as_execute_do
     assert_eq!(out[0].1.expected_transaction_position, Some(0));
     assert_eq!(r.results(several), 0, "it waits for its own outcome");
 }
+
+/// commands made while a BEGIN is unanswered wait behind that BEGIN for the transaction
+/// it binds; a second BEGIN then would leave it unknown which transaction a later command
+/// belongs to, so it is refused, typed, with nothing taken. Once the first is answered a BEGIN
+/// goes as before, and the held command went with the first transaction's position.
+#[test]
+fn x_2_a_begin_made_while_another_is_unanswered_is_refused_and_takes_nothing() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let begin = r.exec("BEGIN;");
+    let sid = r.open();
+    let (bid, bcmd) = r.last_command();
+    let before = r.sent.len();
+    let held = r.exec("CREATE RELAY a;");
+    assert!(matches!(
+        r.c.execute_with(r.now, WALL, "BEGIN;", None, None),
+        Err(ClientError::BeginUnanswered)
+    ));
+    r.pump();
+    assert!(commands_from(&r, sid, before).is_empty(), "nothing went");
+    let mut o = answer(&bcmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 0)));
+    r.feed(sid, outcome_frame(bid, o));
+    assert!(matches!(r.result(begin), Some(CommandResult::Completed(_))));
+    let out = commands_from(&r, sid, before);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].1.query, "CREATE RELAY a;");
+    assert_eq!(out[0].1.expected_transaction_position, Some(0));
+    assert_eq!(r.results(held), 0);
+}

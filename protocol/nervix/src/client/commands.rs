@@ -585,6 +585,9 @@ impl super::Client {
         if first == StatementKind::Begin && self.selected_domain.is_none() {
             return Err(ClientError::NoDomainSelected.into());
         }
+        if first == StatementKind::Begin && self.begin_unanswered() {
+            return Err(ClientError::BeginUnanswered.into());
+        }
         let reference = match reference {
             Some(r) => {
                 if !shape.is_read() {
@@ -691,11 +694,14 @@ impl super::Client {
             Some(d) => d,
             None => self.default_wait(&shape)?,
         };
+        let first = shape.first();
+        if first == StatementKind::Begin && self.begin_unanswered() {
+            return Err(ClientError::BeginUnanswered.into());
+        }
         // A repetition is never held behind a BEGIN: it carries what it carried.
         gate(command, GateNote::default()).map_err(Gated::Gate)?;
         let seq = self.seq();
         let deadline = now + wait;
-        let first = shape.first();
         let h = self
             .commands
             .add(seq, command.clone(), shape, deadline, true, false);

@@ -265,6 +265,11 @@ pub enum ClientError {
     /// taken.
     #[error("too many commands wait behind an unanswered BEGIN")]
     BehindBeginFull,
+    /// A `BEGIN` was made while another is unanswered: the commands waiting behind the first
+    /// belong to the transaction it binds, and a second would leave it unknown which one a
+    /// later command belongs to. Nothing was taken.
+    #[error("a BEGIN is already unanswered")]
+    BeginUnanswered,
 }
 
 /// Why a session ended.
