@@ -121,11 +121,16 @@ impl<I: Ord + Copy, E: LifecycleEvent> EventQueue<I, E> {
     /// Accounts for an event leaving the queue.
     fn read(&mut self, (id, event): &(I, E)) {
         if event.lifecycle().is_some() {
-            if let Some(n) = self.lifecycle.get_mut(id) {
-                *n -= 1;
-                if *n == 0 {
-                    self.lifecycle.remove(id);
-                }
+            self.one_less(*id);
+        }
+    }
+
+    /// One unread lifecycle event of `id` fewer.
+    fn one_less(&mut self, id: I) {
+        if let Some(n) = self.lifecycle.get_mut(&id) {
+            *n -= 1;
+            if *n == 0 {
+                self.lifecycle.remove(&id);
             }
         }
     }
@@ -161,12 +166,7 @@ impl<I: Ord + Copy, E: LifecycleEvent> EventQueue<I, E> {
             k
         });
         for id in gone {
-            if let Some(n) = self.lifecycle.get_mut(&id) {
-                *n -= 1;
-                if *n == 0 {
-                    self.lifecycle.remove(&id);
-                }
-            }
+            self.one_less(id);
         }
     }
 
