@@ -4112,3 +4112,24 @@ fn x_2_a_begin_made_while_another_is_unanswered_is_refused_and_takes_nothing() {
     assert_eq!(out[0].1.expected_transaction_position, Some(0));
     assert_eq!(r.results(held), 0);
 }
+
+/// L-3 with X-2: a BEGIN made and not yet sent (no session is open) is unanswered too: the
+/// selected domain does not change behind it, so what is made after it names the domain the
+/// BEGIN named.
+#[test]
+fn l_3_the_selected_domain_does_not_change_while_a_begin_waits_unsent() {
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let _begin = r.exec("BEGIN;");
+    assert_eq!(
+        r.c.select_domain(Some("d2")).unwrap_err(),
+        ClientError::InTransaction
+    );
+    assert_eq!(r.c.selected_domain(), Some("d1"));
+    r.c.select_domain(Some("d1")).unwrap();
+    let sid = r.open();
+    let (_, cmd) = r.last_command();
+    assert_eq!(cmd.query, "BEGIN;");
+    assert_eq!(cmd.domain.as_deref(), Some("d1"));
+    let _ = sid;
+}

@@ -727,7 +727,8 @@ impl Client {
         if self.tx.binding.is_holding() {
             return Err(ClientError::InTransaction);
         }
-        if self.commands.begin_outstanding() && self.selected_domain.as_deref() != domain {
+        let begin_open = self.commands.begin_outstanding() || self.begin_unanswered();
+        if begin_open && self.selected_domain.as_deref() != domain {
             return Err(ClientError::InTransaction);
         }
         if let Some(d) = domain {
