@@ -4133,3 +4133,55 @@ fn l_3_the_selected_domain_does_not_change_while_a_begin_waits_unsent() {
     assert_eq!(cmd.domain.as_deref(), Some("d1"));
     let _ = sid;
 }
+
+/// X-2 on the separate call: a repeated BEGIN is held to the rule of a new one (refused while
+/// another BEGIN is unanswered, nothing taken), a repeated write is not, and a repeated BEGIN,
+/// once taken, is the one the writes made after it wait behind for their position.
+#[test]
+fn x_2_a_repeated_begin_is_held_to_the_rule_of_a_new_one_and_writes_wait_behind_it() {
+    let mut rng = nervix_protocol::rng::Rng::new(5);
+    let mut r = Rig::new();
+    let retained = |query: &str, rng: &mut nervix_protocol::rng::Rng, now| RetainedCommand {
+        reference: ExecutionReference::new_v7(WALL, rng),
+        query: query.into(),
+        domain: Some("d1".into()),
+        position: None,
+        preview: None,
+        created: now,
+    };
+    r.c.select_domain(Some("d1")).unwrap();
+    let _first = r.exec("BEGIN;");
+    assert_eq!(
+        r.c.recover(r.now, &retained("BEGIN;", &mut rng, r.now), None)
+            .unwrap_err(),
+        ClientError::BeginUnanswered
+    );
+    assert!(
+        r.c.recover(r.now, &retained("CREATE RELAY z;", &mut rng, r.now), None)
+            .is_ok(),
+        "a repeated write is no BEGIN"
+    );
+
+    let mut r = Rig::new();
+    r.c.select_domain(Some("d1")).unwrap();
+    let begin =
+        r.c.recover(r.now, &retained("BEGIN;", &mut rng, r.now), None)
+            .unwrap();
+    let sid = r.open();
+    let (bid, bcmd) = r.last_command();
+    assert_eq!(bcmd.query, "BEGIN;");
+    let before = r.sent.len();
+    let held = r.exec("CREATE RELAY a;");
+    assert!(
+        commands_from(&r, sid, before).is_empty(),
+        "held behind the repeated BEGIN"
+    );
+    let mut o = answer(&bcmd.execution_reference, completed());
+    o.transaction = Some(Box::new(status("tx-1", "d1", 0)));
+    r.feed(sid, outcome_frame(bid, o));
+    assert!(matches!(r.result(begin), Some(CommandResult::Completed(_))));
+    let out = commands_from(&r, sid, before);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].1.expected_transaction_position, Some(0));
+    assert_eq!(r.results(held), 0);
+}
