@@ -284,14 +284,13 @@ impl<S: RecordStore> CommandJournal<S> {
     /// behind an unanswered `BEGIN` for its position (`note`) is recorded as held, so it is
     /// never repeated from a record without that position (E-2).
     fn record(
-        store: &mut S,
-        by_reference: &BTreeMap<String, JournalKey>,
-        stats: &mut CommandJournalStats,
-        (c, note): (&RetainedCommand, GateNote),
+        &mut self,
+        c: &RetainedCommand,
+        note: GateNote,
         wall: UnixMillis,
         now: Timestamp,
     ) -> Result<JournalKey, S::Error> {
-        if let Some(key) = by_reference.get(&c.reference.to_string()) {
+        if let Some(key) = self.by_reference.get(&c.reference.to_string()) {
             return Ok(*key);
         }
         let record = CommandRecord::from_retained(c, wall);
@@ -300,15 +299,29 @@ impl<S: RecordStore> CommandJournal<S> {
         } else {
             Entry::Command(record)
         };
-        match store.put(&entry, millis(now)) {
+        match self.store.put(&entry, millis(now)) {
             Ok(key) => {
-                stats.journaled += 1;
+                self.stats.journaled += 1;
                 Ok(key)
             }
             Err(e) => {
-                stats.refused += 1;
+                self.stats.refused += 1;
                 Err(e)
             }
+        }
+    }
+
+    /// The engine's gate for one command: writes its record (or finds the live one under its
+    /// reference) and leaves the record's key in `key`.
+    fn gate<'a>(
+        &'a mut self,
+        key: &'a mut Option<JournalKey>,
+        wall: UnixMillis,
+        now: Timestamp,
+    ) -> impl FnOnce(&RetainedCommand, GateNote) -> Result<(), S::Error> + 'a {
+        move |c, note| {
+            *key = Some(self.record(c, note, wall, now)?);
+            Ok(())
         }
     }
 
@@ -321,18 +334,8 @@ impl<S: RecordStore> CommandJournal<S> {
         query: &str,
     ) -> Result<CommandHandle, Gated<S::Error>> {
         let mut key = None;
-        let (store, by_reference, stats) = (&mut self.store, &self.by_reference, &mut self.stats);
-        let h = engine.execute_gated(now, wall, query, None, None, |c, note| {
-            key = Some(Self::record(
-                store,
-                by_reference,
-                stats,
-                (c, note),
-                wall,
-                now,
-            )?);
-            Ok(())
-        })?;
+        let h =
+            engine.execute_gated(now, wall, query, None, None, self.gate(&mut key, wall, now))?;
         self.bind(h, key, engine);
         Ok(h)
     }
@@ -346,18 +349,7 @@ impl<S: RecordStore> CommandJournal<S> {
         query: &str,
     ) -> Result<Routed, Gated<S::Error>> {
         let mut key = None;
-        let (store, by_reference, stats) = (&mut self.store, &self.by_reference, &mut self.stats);
-        let routed = engine.run_gated(now, wall, query, |c, note| {
-            key = Some(Self::record(
-                store,
-                by_reference,
-                stats,
-                (c, note),
-                wall,
-                now,
-            )?);
-            Ok(())
-        })?;
+        let routed = engine.run_gated(now, wall, query, self.gate(&mut key, wall, now))?;
         if let Routed::Command(h) = routed {
             self.bind(h, key, engine);
         }
@@ -373,18 +365,7 @@ impl<S: RecordStore> CommandJournal<S> {
         command: &RetainedCommand,
     ) -> Result<CommandHandle, Gated<S::Error>> {
         let mut key = None;
-        let (store, by_reference, stats) = (&mut self.store, &self.by_reference, &mut self.stats);
-        let h = engine.recover_gated(now, command, None, |c, note| {
-            key = Some(Self::record(
-                store,
-                by_reference,
-                stats,
-                (c, note),
-                wall,
-                now,
-            )?);
-            Ok(())
-        })?;
+        let h = engine.recover_gated(now, command, None, self.gate(&mut key, wall, now))?;
         self.bind(h, key, engine);
         Ok(h)
     }
